@@ -1,0 +1,74 @@
+# ffnn - build the library (static and shared), the CLI and the tests.
+#   make            library + CLI (with CUDA when nvcc is found, else CPU only)
+#   make test       build and run every test (GPU tests skip without a GPU)
+#   make asan       the tests under AddressSanitizer + UBSan (CPU code)
+#   make clean
+#   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   one target only
+#   make NVCC=      force a CPU-only build
+
+CC       ?= gcc
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc
+LDLIBS   := -lz -lm
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
+CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
+             -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 \
+             -gencode arch=compute_90,code=compute_90
+NVCCFLAGS ?= -O3 -lineinfo
+NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -Werror all-warnings \
+             -Iinclude -Isrc
+
+BUILD    := build
+C_SRC    := $(filter-out src/cuda_none.c,$(wildcard src/*.c src/data/*.c src/cpu/*.c))
+CU_SRC   := $(wildcard src/cuda/*.cu)
+CLI_SRC  := $(wildcard cli/*.c)
+TEST_SRC := $(wildcard tests/*.c)
+
+ifneq ($(strip $(NVCC)),)
+  LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
+  LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+  BUILD_KIND := with CUDA ($(NVCC))
+else
+  LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/cuda_none.o
+  BUILD_KIND := CPU only (nvcc not found)
+endif
+
+.PHONY: all test asan clean info
+all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
+
+info:
+	@echo "ffnn build: $(BUILD_KIND)"
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/cuda/*.cuh)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/libffnn.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libffnn.so: $(LIB_OBJ)
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
+
+$(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
+
+test: all $(BUILD)/ffnn_tests
+	$(BUILD)/ffnn_tests
+
+asan:
+	$(MAKE) BUILD=build-asan NVCC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=address,undefined" \
+	    build-asan/ffnn_tests
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build-asan/ffnn_tests
+
+clean:
+	rm -rf build build-asan

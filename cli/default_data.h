@@ -1,0 +1,25 @@
+/* default_data.h - where the CLI finds a data set when no --data is given. */
+#ifndef FFNN_CLI_DEFAULT_DATA_H
+#define FFNN_CLI_DEFAULT_DATA_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Find a directory of IDX files (train-images-idx3-ubyte[.gz] and the other
+ * three), trying in order:
+ *   (a) data/mnist/ under the current directory, when it holds all four files;
+ *   (b) a download of MNIST into data/mnist/ with curl (or wget) from public
+ *       mirrors; each file goes to a temporary name, the set must load with
+ *       ffnn_dataset_load_idx, and only then is each renamed into place;
+ *   (c) /usr/share/datasets/fashion-mnist (Debian package dataset-fashion-mnist);
+ *   (d) as root with apt-get present: `apt-get install -y dataset-fashion-mnist`,
+ *       then (c) again.
+ * Returns 0 with dir [dir_size] set to the directory and description [desc_size]
+ * to e.g. "MNIST (data/mnist)" or "Fashion-MNIST (/usr/share/datasets/fashion-mnist)".
+ * Otherwise returns non-zero after printing to log the commands that get data.
+ * Progress lines (what is being tried) and the tools' own messages go to log;
+ * log may be NULL for silence. Nothing is written to stdout. */
+int ffnn_cli_find_default_data(char *dir, size_t dir_size, char *description,
+                               size_t desc_size, FILE *log);
+
+#endif

@@ -1,0 +1,364 @@
+/*
+ * ffnn.c - the command-line program: subcommands, argument parsing, printing.
+ * Everything numeric lives in the library; this file only drives it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "default_data.h"
+#include "ffnn.h"
+
+static const char *usage_main =
+    "usage: ffnn <command> [options]\n"
+    "\n"
+    "Feed-forward neural networks trained with hand-written kernels (CPU and CUDA).\n"
+    "\n"
+    "commands:\n"
+    "  train     train a network on an IDX data set and report test accuracy\n"
+    "  help CMD  show the options of a command (same as ffnn CMD --help)\n"
+    "\n"
+    "ffnn --version prints the version. Run 'ffnn train --help' for training options.\n";
+
+static const char *usage_train =
+    "usage: ffnn train [options]\n"
+    "\n"
+    "Train a multilayer perceptron with mini-batch SGD and print, per epoch: epoch,\n"
+    "mean training loss, test loss, test accuracy, seconds and images/s.\n"
+    "\n"
+    "options:\n"
+    "  --data DIR        IDX directory (train-images-idx3-ubyte[.gz], train-labels-\n"
+    "                    idx1-ubyte[.gz], t10k-...). Default: data/mnist/, else MNIST\n"
+    "                    downloaded there, else Debian's Fashion-MNIST\n"
+    "                    (/usr/share/datasets/fashion-mnist)\n"
+    "  --arch STR        architecture, e.g. 784-256relu-10 (default: FEATURES-256relu-\n"
+    "                    CLASSES of the data). Syntax: input width, then per layer\n"
+    "                    WIDTH[relu|sigmoid|tanh|identity][:nobias], joined by '-'\n"
+    "  --loss NAME       ce (softmax cross-entropy, default) | bce (sigmoid binary\n"
+    "                    cross-entropy) | mse (mean squared error)\n"
+    "  --epochs N        passes over the training set (default 10)\n"
+    "  --batch N         batch_size, samples per SGD step (default 64)\n"
+    "  --lr X            learning_rate (default 0.01)\n"
+    "  --seed N          seed for initial weights and shuffling (default 1)\n"
+    "  --no-shuffle      visit the training set in file order every epoch\n"
+    "  --train-limit N   use only the first N training samples\n"
+    "  --device NAME     cpu | cuda (default: cuda when a GPU is present, else cpu)\n"
+    "  --kernels NAME    cuda matmul strategy: tiled (default) | naive\n"
+    "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
+    "  --json            print one JSON object per epoch instead of a text line\n"
+    "  -h, --help        this help\n";
+
+/* ------------------------------------------------------------ value parsing */
+
+static int parse_long(const char *opt, const char *s, long long lo, long long hi,
+                      long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "ffnn train: %s expects an integer in [%lld, %lld], found '%s'\n",
+                opt, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_float(const char *opt, const char *s, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !isfinite(v) || !(v > lo) || v > hi) {
+        fprintf(stderr, "ffnn train: %s expects a number in (%g, %g], found '%s'\n", opt, lo,
+                hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* ------------------------------------------------------------ progress bar */
+
+typedef struct progress_state {
+    int enabled;       /* stderr is a terminal and not --json */
+    int epoch, epochs;
+    double last_draw;
+} progress_state;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void draw_progress(void *user, size_t step, size_t steps)
+{
+    progress_state *p = user;
+    double now = now_seconds();
+    if (!p->enabled || (step != steps && now - p->last_draw < 0.1))
+        return;
+    p->last_draw = now;
+    int width = 30, filled = (int)((double)width * (double)step / (double)steps);
+    fprintf(stderr, "\repoch %d/%d [%.*s%*s] %3d%% step %zu/%zu", p->epoch, p->epochs,
+            filled, "==============================", width - filled, "",
+            (int)(100.0 * (double)step / (double)steps), step, steps);
+    fflush(stderr);
+}
+
+static void clear_progress(const progress_state *p)
+{
+    if (p->enabled)
+        fprintf(stderr, "\r%*s\r", 79, "");
+}
+
+/* ------------------------------------------------------------ train */
+
+typedef struct train_options {
+    const char *data_dir;
+    const char *arch;
+    ffnn_train_config cfg;
+    long long train_limit;
+    int json;
+} train_options;
+
+enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
+       OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_KERNELS, OPT_EVAL_BATCH, OPT_JSON };
+
+static const struct option train_long_options[] = {
+    {"data", required_argument, NULL, OPT_DATA},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"loss", required_argument, NULL, OPT_LOSS},
+    {"epochs", required_argument, NULL, OPT_EPOCHS},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"no-shuffle", no_argument, NULL, OPT_NO_SHUFFLE},
+    {"train-limit", required_argument, NULL, OPT_LIMIT},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"eval-batch", required_argument, NULL, OPT_EVAL_BATCH},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Parse one option; 0 on success, 1 for --help, -1 on error (message printed). */
+static int train_option(train_options *o, int c, const char *arg)
+{
+    long long v;
+    double x;
+    switch (c) {
+    case OPT_DATA: o->data_dir = arg; return 0;
+    case OPT_ARCH: o->arch = arg; return 0;
+    case OPT_LOSS:
+        if (ffnn_loss_from_name(arg, &o->cfg.loss) != FFNN_OK) break;
+        return 0;
+    case OPT_EPOCHS:
+        if (parse_long("--epochs", arg, 1, 1000000, &v)) return -1;
+        o->cfg.epochs = (int)v;
+        return 0;
+    case OPT_BATCH:
+        if (parse_long("--batch", arg, 1, 1 << 24, &v)) return -1;
+        o->cfg.batch_size = (size_t)v;
+        return 0;
+    case OPT_LR:
+        if (parse_float("--lr", arg, 0.0, 1e6, &x)) return -1;
+        o->cfg.learning_rate = (float)x;
+        return 0;
+    case OPT_SEED:
+        if (parse_long("--seed", arg, 0, INT64_MAX, &v)) return -1;
+        o->cfg.seed = (uint64_t)v;
+        return 0;
+    case OPT_NO_SHUFFLE: o->cfg.shuffle = 0; return 0;
+    case OPT_LIMIT:
+        if (parse_long("--train-limit", arg, 1, INT32_MAX, &v)) return -1;
+        o->train_limit = v;
+        return 0;
+    case OPT_DEVICE:
+        if (ffnn_device_from_name(arg, &o->cfg.device) != FFNN_OK) break;
+        return 0;
+    case OPT_KERNELS:
+        if (ffnn_kernels_from_name(arg, &o->cfg.kernels) != FFNN_OK) break;
+        return 0;
+    case OPT_EVAL_BATCH:
+        if (parse_long("--eval-batch", arg, 1, 1 << 20, &v)) return -1;
+        o->cfg.eval_batch_size = (size_t)v;
+        return 0;
+    case OPT_JSON: o->json = 1; return 0;
+    case 'h': return 1;
+    default:
+        fprintf(stderr, "ffnn train: see 'ffnn train --help'\n");
+        return -1;
+    }
+    fprintf(stderr, "ffnn train: %s\n", ffnn_last_error());
+    return -1;
+}
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "ffnn train: %s: %s\n", what, ffnn_last_error());
+    return 1;
+}
+
+/* Load --data DIR or the default data set; description for the first line. */
+static int load_data(const train_options *o, ffnn_dataset **train, ffnn_dataset **test,
+                     char *description, size_t description_size)
+{
+    char dir[4096];
+    if (o->data_dir) {
+        snprintf(dir, sizeof dir, "%s", o->data_dir);
+        snprintf(description, description_size, "%s", o->data_dir);
+    } else if (ffnn_cli_find_default_data(dir, sizeof dir, description, description_size,
+                                          stderr) != 0) {
+        return 1;
+    }
+    if (ffnn_dataset_load_idx_dir(dir, train, test) != FFNN_OK)
+        return fail("loading data");
+    if (o->train_limit > 0 && (size_t)o->train_limit < ffnn_dataset_count(*train)) {
+        ffnn_dataset *part = NULL;
+        if (ffnn_dataset_slice(*train, 0, (size_t)o->train_limit, &part) != FFNN_OK)
+            return fail("--train-limit");
+        ffnn_dataset_free(*train);
+        *train = part;
+    }
+    return 0;
+}
+
+static void print_epoch(const train_options *o, const ffnn_epoch_stats *s, double test_loss,
+                        double test_accuracy)
+{
+    if (o->json)
+        printf("{\"epoch\": %d, \"train_loss\": %.6f, \"test_loss\": %.6f, "
+               "\"test_accuracy\": %.6f, \"seconds\": %.6f, \"images_per_second\": %.1f}\n",
+               s->epoch, s->train_loss, test_loss, test_accuracy, s->seconds,
+               s->images_per_second);
+    else
+        printf("epoch %3d/%d  train_loss %.4f  test_loss %.4f  test_acc %6.2f%%  %8.3f s  "
+               "%10.0f img/s\n",
+               s->epoch, o->cfg.epochs, s->train_loss, test_loss, 100.0 * test_accuracy,
+               s->seconds, s->images_per_second);
+    fflush(stdout);
+}
+
+static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset *train,
+                        ffnn_dataset *test, const char *data_description)
+{
+    ffnn_trainer *trainer = NULL;
+    if (ffnn_trainer_create(model, train, &o->cfg, &trainer) != FFNN_OK)
+        return fail("setting up training");
+    char arch[512], device[256];
+    ffnn_model_arch_string(model, arch, sizeof arch);
+    if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
+        char gpu[200];
+        ffnn_cuda_device_name(gpu, sizeof gpu);
+        snprintf(device, sizeof device, "cuda (%s, %s kernels)", gpu,
+                 ffnn_kernels_name(o->cfg.kernels));
+    } else {
+        snprintf(device, sizeof device, "cpu%s",
+                 ffnn_has_cuda() ? " (no CUDA GPU found)" : " (build without CUDA)");
+    }
+    FILE *info = o->json ? stderr : stdout;
+    fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
+            ffnn_dataset_count(train), ffnn_dataset_count(test), device);
+    fprintf(info, "arch %s, %zu parameters, loss %s, batch %zu, lr %g, seed %" PRIu64 "\n",
+            arch, ffnn_model_parameter_count(model), ffnn_loss_name(o->cfg.loss),
+            o->cfg.batch_size, (double)o->cfg.learning_rate, o->cfg.seed);
+    fflush(info);
+    progress_state progress = {isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
+    int rc = 0;
+    for (int e = 1; e <= o->cfg.epochs && rc == 0; e++) {
+        ffnn_epoch_stats stats;
+        double test_loss = 0, test_accuracy = 0;
+        progress.epoch = e;
+        ffnn_status st = ffnn_trainer_run_epoch(trainer, draw_progress, &progress, &stats);
+        clear_progress(&progress);
+        if (st != FFNN_OK) {
+            rc = fail("training");
+            break;
+        }
+        if (ffnn_trainer_evaluate(trainer, test, &test_loss, &test_accuracy) != FFNN_OK) {
+            rc = fail("evaluating");
+            break;
+        }
+        print_epoch(o, &stats, test_loss, test_accuracy);
+    }
+    ffnn_trainer_free(trainer);
+    return rc;
+}
+
+static int cmd_train(int argc, char **argv)
+{
+    train_options o;
+    memset(&o, 0, sizeof o);
+    o.cfg = ffnn_train_config_default();
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", train_long_options, NULL)) != -1) {
+        int r = train_option(&o, c, optarg);
+        if (r == 1) {
+            fputs(usage_train, stdout);
+            return 0;
+        }
+        if (r < 0)
+            return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ffnn train: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+    ffnn_dataset *train = NULL, *test = NULL;
+    char description[512];
+    if (load_data(&o, &train, &test, description, sizeof description) != 0) {
+        ffnn_dataset_free(train);
+        ffnn_dataset_free(test);
+        return 1;
+    }
+    char default_arch[64];
+    snprintf(default_arch, sizeof default_arch, "%zu-256relu-%d", ffnn_dataset_features(train),
+             ffnn_dataset_classes(train) < 2 ? 2 : ffnn_dataset_classes(train));
+    ffnn_model *model = NULL;
+    int rc;
+    if (ffnn_model_create(o.arch ? o.arch : default_arch, &model) != FFNN_OK)
+        rc = fail("--arch");
+    else if (ffnn_model_init(model, o.cfg.seed) != FFNN_OK)
+        rc = fail("initialising weights");
+    else
+        rc = run_training(&o, model, train, test, description);
+    ffnn_model_free(model);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        fputs(usage_main, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("ffnn %s (%s)\n", FFNN_VERSION, ffnn_has_cuda() ? "with CUDA" : "CPU only");
+        return 0;
+    }
+    if (strcmp(argv[1], "help") == 0) {
+        if (argc > 2 && strcmp(argv[2], "train") == 0)
+            fputs(usage_train, stdout);
+        else
+            fputs(usage_main, stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "train") == 0)
+        return cmd_train(argc - 1, argv + 1);
+    fprintf(stderr, "ffnn: unknown command '%s'\n\n%s", argv[1], usage_main);
+    return 2;
+}

@@ -1,0 +1,245 @@
+/*
+ * ffnn.h - the public C API of ffnn: feed-forward neural networks trained with
+ * hand-written kernels on the CPU (plain C reference) and on NVIDIA GPUs (CUDA).
+ *
+ * Conventions
+ *   - Every fallible function returns an ffnn_status; FFNN_OK is 0. On failure a
+ *     one-line message (what, where, expected, found) is available from
+ *     ffnn_last_error() until the next failing call on the same thread.
+ *   - The library never calls exit() or abort() and never writes to stdout.
+ *   - Objects come in create/free pairs; *_free(NULL) is a no-op.
+ *   - Tensors are row-major float32. A dense layer's weight is [out, in] (PyTorch
+ *     nn.Linear order), its bias [out].
+ *   - Nothing is global: every call takes the object it works on. The only
+ *     per-thread state is the error message.
+ */
+#ifndef FFNN_H
+#define FFNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FFNN_VERSION "0.1.0"
+
+/* ------------------------------------------------------------------ status */
+
+typedef enum ffnn_status {
+    FFNN_OK = 0,
+    FFNN_ERR_INVALID_ARGUMENT = 1, /* a value out of range, a NULL pointer      */
+    FFNN_ERR_PARSE = 2,            /* malformed architecture string or option   */
+    FFNN_ERR_IO = 3,               /* a file could not be opened/read/written   */
+    FFNN_ERR_FORMAT = 4,           /* a file's contents are malformed           */
+    FFNN_ERR_NO_MEMORY = 5,        /* host allocation failed                    */
+    FFNN_ERR_CUDA = 6,             /* a CUDA call or launch failed              */
+    FFNN_ERR_UNSUPPORTED = 7,      /* e.g. --device cuda in a build without CUDA */
+    FFNN_ERR_NUMERIC = 8           /* NaN or Inf in the loss                    */
+} ffnn_status;
+
+/* The message of the last failure on this thread ("" if none). The pointer is
+ * owned by the library and stays valid until the next ffnn call on this thread. */
+const char *ffnn_last_error(void);
+
+/* A short name for a status code, e.g. "format error". */
+const char *ffnn_status_name(ffnn_status status);
+
+/* ------------------------------------------------------------------ enums */
+
+typedef enum ffnn_activation {
+    FFNN_ACT_IDENTITY = 0, /* f(z) = z                                   */
+    FFNN_ACT_RELU = 1,     /* f(z) = max(0, z)                           */
+    FFNN_ACT_SIGMOID = 2,  /* f(z) = 1 / (1 + exp(-z))                   */
+    FFNN_ACT_TANH = 3      /* f(z) = tanh(z)                             */
+} ffnn_activation;
+
+typedef enum ffnn_loss {
+    FFNN_LOSS_SOFTMAX_CE = 0, /* softmax cross-entropy on logits; target: class index */
+    FFNN_LOSS_SIGMOID_BCE = 1,/* sigmoid binary cross-entropy on logits               */
+    FFNN_LOSS_MSE = 2         /* mean squared error on the outputs                    */
+} ffnn_loss;
+
+typedef enum ffnn_device {
+    FFNN_DEVICE_AUTO = 0, /* cuda when the build has CUDA and a GPU is present, else cpu */
+    FFNN_DEVICE_CPU = 1,
+    FFNN_DEVICE_CUDA = 2
+} ffnn_device;
+
+/* Matmul strategy of the cuda backend (seed 000/001). The cpu backend ignores it. */
+typedef enum ffnn_kernels {
+    FFNN_KERNELS_TILED = 0, /* shared-memory tiles, padded against bank conflicts */
+    FFNN_KERNELS_NAIVE = 1  /* one thread per output element, operands from global memory */
+} ffnn_kernels;
+
+/* Parse names ("relu", "ce", "cpu", "tiled" ...). Return FFNN_ERR_PARSE on an
+ * unknown name, with the accepted names in the message. */
+ffnn_status ffnn_activation_from_name(const char *name, ffnn_activation *out);
+ffnn_status ffnn_loss_from_name(const char *name, ffnn_loss *out);
+ffnn_status ffnn_device_from_name(const char *name, ffnn_device *out);
+ffnn_status ffnn_kernels_from_name(const char *name, ffnn_kernels *out);
+const char *ffnn_activation_name(ffnn_activation a);
+const char *ffnn_loss_name(ffnn_loss l);
+const char *ffnn_device_name(ffnn_device d);
+const char *ffnn_kernels_name(ffnn_kernels k);
+
+/* 1 when this build of the library contains the CUDA backend, else 0. */
+int ffnn_has_cuda(void);
+/* Number of usable CUDA GPUs (0 without CUDA or without a GPU). Never fails. */
+int ffnn_cuda_device_count(void);
+/* Name of GPU 0 into buf (e.g. "NVIDIA H100 80GB HBM3"); "" when none. */
+void ffnn_cuda_device_name(char *buf, size_t buf_size);
+
+/* ------------------------------------------------------------------ dataset */
+
+/* A labelled data set held in host memory: images as uint8 [count, features]
+ * (scaled to [0,1] by 1/255 when fed to a network) and labels as uint8 [count]. */
+typedef struct ffnn_dataset ffnn_dataset;
+
+/* Load an IDX image file and its IDX label file (MNIST, Fashion-MNIST, KMNIST
+ * format: http://yann.lecun.com/exdb/mnist/). Either file may be gzip-compressed
+ * (detected by its magic bytes 1f 8b, read through zlib) or raw.
+ * Checks, before any allocation: magic 00 00, type byte 0x08 (unsigned byte),
+ * 3 dimensions for images and 1 for labels, non-zero sizes, count*rows*cols
+ * without overflow and equal to the payload size (no truncation, no trailing
+ * bytes), equal image and label counts, labels < 256.
+ * Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message names the file,
+ * the byte offset, what was expected and what was found). *out untouched on error. */
+ffnn_status ffnn_dataset_load_idx(const char *images_path, const char *labels_path,
+                                  ffnn_dataset **out);
+
+/* Load "<dir>/train-images-idx3-ubyte[.gz]" etc.: the training pair into *train
+ * and the test pair ("t10k-...") into *test. Either output may be NULL to skip it. */
+ffnn_status ffnn_dataset_load_idx_dir(const char *dir, ffnn_dataset **train,
+                                      ffnn_dataset **test);
+
+/* A new data set holding copies of rows [first, first + count) of src. */
+ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t count,
+                               ffnn_dataset **out);
+
+void ffnn_dataset_free(ffnn_dataset *ds);
+size_t ffnn_dataset_count(const ffnn_dataset *ds);      /* samples                 */
+size_t ffnn_dataset_features(const ffnn_dataset *ds);   /* values per sample       */
+int ffnn_dataset_classes(const ffnn_dataset *ds);       /* max label + 1 (a slice keeps its source's) */
+const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds); /* [count, features]   */
+const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds); /* [count]             */
+
+/* ------------------------------------------------------------------ model */
+
+/* A network: its architecture and its parameters (host copy). */
+typedef struct ffnn_model ffnn_model;
+
+/* Build a model from an architecture string (syntax in docs/ARCHITECTURE.md and
+ * the README), e.g. "784-256relu-10":
+ *     arch   := input ( '-' layer )+
+ *     input  := positive integer (features per sample)
+ *     layer  := width [activation] [ ':nobias' ]
+ *     activation := relu | sigmoid | tanh | identity     (default identity)
+ * Parameters are zero until ffnn_model_init() or ffnn_model_set_parameters().
+ * Errors: FFNN_ERR_PARSE with the 1-based column and the offending token. */
+ffnn_status ffnn_model_create(const char *arch, ffnn_model **out);
+void ffnn_model_free(ffnn_model *m);
+
+/* Initialise like PyTorch's nn.Linear.reset_parameters(): weight ~ U(-b, b) with
+ * b = gain*sqrt(3/fan_in), gain = sqrt(2/(1+a^2)), a = sqrt(5) (Kaiming-uniform),
+ * i.e. b = 1/sqrt(fan_in); bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+ * Values come from ffnn's documented generator (splitmix64-seeded xoshiro256**),
+ * layer by layer, weight row-major then bias: the same seed gives the same model. */
+ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed);
+
+int ffnn_model_layer_count(const ffnn_model *m);
+size_t ffnn_model_input_size(const ffnn_model *m);
+size_t ffnn_model_output_size(const ffnn_model *m);
+size_t ffnn_model_parameter_count(const ffnn_model *m);
+/* The canonical architecture string into buf (truncated to buf_size-1). */
+void ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size);
+/* Layer i's shapes: weight [out, in], has_bias; activation. */
+ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
+                             ffnn_activation *act, int *has_bias);
+/* Pointers to layer i's weight [out, in] and bias [out] (NULL when bias is off);
+ * owned by the model, valid until ffnn_model_free. Writable: changes take effect
+ * for trainers created afterwards. */
+float *ffnn_model_weight(ffnn_model *m, int i);
+float *ffnn_model_bias(ffnn_model *m, int i);
+/* All parameters in one contiguous array [parameter_count]: layer by layer,
+ * weight [out, in] row-major then bias [out]. Owned by the model. */
+float *ffnn_model_parameters(ffnn_model *m);
+
+/* Forward pass on the CPU reference: x [batch, in] -> y [batch, out] (the last
+ * layer's activation applied; no softmax). */
+ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
+                               float *y);
+
+/* ------------------------------------------------------------------ training */
+
+typedef struct ffnn_train_config {
+    int epochs;             /* passes over the training set (default 10)          */
+    size_t batch_size;      /* samples per step (default 64); last batch may be short */
+    float learning_rate;    /* SGD step size (default 0.01)                        */
+    uint64_t seed;          /* RNG seed for shuffling (default 1)                  */
+    int shuffle;            /* 1: fresh permutation per epoch (default); 0: file order */
+    ffnn_loss loss;         /* default FFNN_LOSS_SOFTMAX_CE                        */
+    ffnn_device device;     /* default FFNN_DEVICE_AUTO                            */
+    ffnn_kernels kernels;   /* cuda matmul strategy (default FFNN_KERNELS_TILED)   */
+    size_t eval_batch_size; /* samples per forward pass in ffnn_trainer_evaluate (default 1024) */
+} ffnn_train_config;
+
+/* The defaults listed above. */
+ffnn_train_config ffnn_train_config_default(void);
+
+typedef struct ffnn_trainer ffnn_trainer;
+
+/* Prepare training of m on train: validates the configuration against the model
+ * and data (input width = features; classes fit the output width; loss/last-layer
+ * compatibility: softmax_ce and sigmoid_bce need an identity last layer since
+ * they apply softmax/sigmoid themselves), picks the backend, uploads the
+ * parameters and the whole data set (uint8) to the device once.
+ * The trainer keeps pointers to m and train: both must outlive it.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_UNSUPPORTED (no CUDA in the build,
+ * no GPU), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
+                                const ffnn_train_config *cfg, ffnn_trainer **out);
+void ffnn_trainer_free(ffnn_trainer *t);
+
+/* The device actually used (never FFNN_DEVICE_AUTO). */
+ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
+/* Steps in one epoch: ceil(count / batch_size). */
+size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t);
+
+/* Called during an epoch after each step (on the host); may be NULL. */
+typedef void (*ffnn_progress_fn)(void *user, size_t step, size_t steps_per_epoch);
+
+typedef struct ffnn_epoch_stats {
+    int epoch;              /* 1-based                                     */
+    double train_loss;      /* mean of the per-step mean losses            */
+    double seconds;         /* wall time of the epoch's training (synchronised) */
+    double images_per_second;
+} ffnn_epoch_stats;
+
+/* One epoch: a permutation of the training set (or file order), mini-batch SGD
+ * with the gradient averaged over the batch (W <- W - lr * mean_b dL_b/dW), the
+ * last partial batch included. Per-step losses are read back once, at the end.
+ * Errors: FFNN_ERR_NUMERIC when a step's loss is NaN/Inf (message names the
+ * epoch and step); backend errors. */
+ffnn_status ffnn_trainer_run_epoch(ffnn_trainer *t, ffnn_progress_fn progress,
+                                   void *user, ffnn_epoch_stats *stats);
+
+/* One step on the next batch of the current epoch (starting a new epoch, with a
+ * new permutation, when the previous one is done); *loss receives the batch's
+ * mean loss (read back from the device). For parity tests and fine control. */
+ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss);
+
+/* Mean loss and accuracy (fraction of argmax == label; for one output, of
+ * (output > threshold) == label with threshold 0 for sigmoid_bce logits and 0.5
+ * for mse) of the current parameters over data. */
+ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data,
+                                  double *loss, double *accuracy);
+
+/* Copy the device parameters back into the model. */
+ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FFNN_H */

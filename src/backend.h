@@ -1,0 +1,100 @@
+/*
+ * backend.h - the interface every compute backend fills in: a table of function
+ * pointers over opaque device memory. The trainer (train.c) calls only this table.
+ *
+ * All tensor pointers below are *device* pointers of the backend (host pointers
+ * for cpu) obtained from alloc(); shapes are given in the comments, row-major.
+ * Every function returns FFNN_OK or an error status with the message set
+ * (ffnn_fail). Calls are ordered (one stream); only download() synchronises.
+ *
+ * Adding a backend: one file that defines a `const ffnn_backend_ops` with every
+ * entry set (see backend_ops_complete()) and one line in train.c's backend pick.
+ */
+#ifndef FFNN_BACKEND_H
+#define FFNN_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ffnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ffnn_backend_ops {
+    const char *name;
+
+    /* ---- lifetime and memory ---- */
+    /* Create a backend context (stream, handles). kernels: matmul strategy. */
+    ffnn_status (*create)(ffnn_kernels kernels, void **ctx);
+    void (*destroy)(void *ctx);
+    /* Allocate `bytes` of device memory (contents unspecified). */
+    ffnn_status (*alloc)(void *ctx, size_t bytes, void **ptr);
+    void (*release)(void *ctx, void *ptr);
+    /* Host -> device and device -> host copies; download waits for all prior work. */
+    ffnn_status (*upload)(void *ctx, void *dst, const void *src, size_t bytes);
+    ffnn_status (*download)(void *ctx, void *dst, const void *src, size_t bytes);
+    /* Block until all queued work is done (used around timers). */
+    ffnn_status (*synchronize)(void *ctx);
+
+    /* ---- ops ---- */
+
+    /* Batch gather: for b < batch,
+     *   x[b, f]  = images[index[b], f] / 255        (images: uint8 [n, features])
+     *   y[b]     = labels[index[b]]                  (labels: uint8 [n])
+     * index: int32 [batch] (device). */
+    ffnn_status (*gather)(void *ctx, const uint8_t *images, const uint8_t *labels,
+                          const int32_t *index, size_t batch, size_t features,
+                          float *x, uint8_t *y);
+
+    /* Dense forward, pre-activation:  z = x W^T (+ b)
+     *   x [batch, in], W [out, in], b [out] or NULL, z [batch, out] */
+    ffnn_status (*dense_forward)(void *ctx, const float *x, const float *W,
+                                 const float *b, float *z, size_t batch, size_t in,
+                                 size_t out);
+
+    /* Dense backward, given dz = dL/dz [batch, out]:
+     *   dW = dz^T x        [out, in]     (overwritten)
+     *   db = sum_b dz[b,:] [out]         (overwritten; skipped when db is NULL)
+     *   dx = dz W          [batch, in]   (overwritten; skipped when dx is NULL)
+     * x [batch, in], W [out, in]. */
+    ffnn_status (*dense_backward)(void *ctx, const float *x, const float *W,
+                                  const float *dz, float *dx, float *dW, float *db,
+                                  size_t batch, size_t in, size_t out);
+
+    /* Element-wise activation: a = f(z) over n values (a may equal z for identity). */
+    ffnn_status (*activation_forward)(void *ctx, ffnn_activation act, const float *z,
+                                      float *a, size_t n);
+    /* dz = da * f'(z), with f' written through the output a = f(z) where it can
+     * (relu: a > 0; sigmoid: a(1-a); tanh: 1-a^2; identity: 1). dz may equal da. */
+    ffnn_status (*activation_backward)(void *ctx, ffnn_activation act, const float *a,
+                                       const float *da, float *dz, size_t n);
+
+    /* Loss of the network output `out` [batch, width] against labels y [batch]:
+     *   row_loss[b]  : loss of sample b (for mse and bce the mean over its width)
+     *   row_correct[b]: 1 when sample b is classified right (see ffnn.h), else 0
+     *   dout (unless NULL) = dL/dout of the batch mean loss, i.e. divided by batch
+     *     (and by width for mse/bce, PyTorch's reduction='mean').
+     * Targets: softmax_ce takes y as the class index; mse and sigmoid_bce take
+     * one-hot(y) when width > 1 and y itself (0/1 or a value) when width == 1. */
+    ffnn_status (*loss)(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
+                        size_t batch, size_t width, float *dout, float *row_loss,
+                        uint8_t *row_correct);
+
+    /* Plain SGD over the parameter arena: params[i] -= learning_rate * grads[i]. */
+    ffnn_status (*sgd_update)(void *ctx, float *params, const float *grads, size_t n,
+                              float learning_rate);
+} ffnn_backend_ops;
+
+/* 1 when every entry of ops is set (checked by the trainer before use). */
+int ffnn_backend_ops_complete(const ffnn_backend_ops *ops);
+
+/* The backends. ffnn_cuda_backend is NULL in a build without nvcc. */
+extern const ffnn_backend_ops ffnn_cpu_backend;
+const ffnn_backend_ops *ffnn_cuda_backend(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

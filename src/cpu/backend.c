@@ -1,0 +1,122 @@
+/* backend.c - the cpu backend table: host memory and the reference ops. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend.h"
+#include "../error.h"
+#include "cpu_ops.h"
+
+static ffnn_status cpu_create(ffnn_kernels kernels, void **ctx)
+{
+    (void)kernels; /* one strategy: the reference */
+    *ctx = NULL;
+    return FFNN_OK;
+}
+
+static void cpu_destroy(void *ctx) { (void)ctx; }
+
+static ffnn_status cpu_alloc(void *ctx, size_t bytes, void **ptr)
+{
+    (void)ctx;
+    *ptr = malloc(bytes ? bytes : 1);
+    if (!*ptr)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "cpu backend: malloc of %zu bytes failed", bytes);
+    return FFNN_OK;
+}
+
+static void cpu_release(void *ctx, void *ptr)
+{
+    (void)ctx;
+    free(ptr);
+}
+
+static ffnn_status cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
+{
+    (void)ctx;
+    memcpy(dst, src, bytes);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_synchronize(void *ctx)
+{
+    (void)ctx;
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_gather(void *ctx, const uint8_t *images, const uint8_t *labels,
+                              const int32_t *index, size_t batch, size_t features,
+                              float *x, uint8_t *y)
+{
+    (void)ctx;
+    ffnn_cpu_gather(images, labels, index, batch, features, x, y);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_dense_forward(void *ctx, const float *x, const float *W,
+                                     const float *b, float *z, size_t batch, size_t in,
+                                     size_t out)
+{
+    (void)ctx;
+    ffnn_cpu_dense_forward(x, W, b, z, batch, in, out);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_dense_backward(void *ctx, const float *x, const float *W,
+                                      const float *dz, float *dx, float *dW, float *db,
+                                      size_t batch, size_t in, size_t out)
+{
+    (void)ctx;
+    ffnn_cpu_dense_backward(x, W, dz, dx, dW, db, batch, in, out);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_activation_forward(void *ctx, ffnn_activation act, const float *z,
+                                          float *a, size_t n)
+{
+    (void)ctx;
+    ffnn_cpu_activation_forward(act, z, a, n);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_activation_backward(void *ctx, ffnn_activation act, const float *a,
+                                           const float *da, float *dz, size_t n)
+{
+    (void)ctx;
+    ffnn_cpu_activation_backward(act, a, da, dz, n);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
+                            size_t batch, size_t width, float *dout, float *row_loss,
+                            uint8_t *row_correct)
+{
+    (void)ctx;
+    ffnn_cpu_loss(loss, out, y, batch, width, dout, row_loss, row_correct);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_sgd_update(void *ctx, float *params, const float *grads, size_t n,
+                                  float learning_rate)
+{
+    (void)ctx;
+    ffnn_cpu_sgd_update(params, grads, n, learning_rate);
+    return FFNN_OK;
+}
+
+const ffnn_backend_ops ffnn_cpu_backend = {
+    .name = "cpu",
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .synchronize = cpu_synchronize,
+    .gather = cpu_gather,
+    .dense_forward = cpu_dense_forward,
+    .dense_backward = cpu_dense_backward,
+    .activation_forward = cpu_activation_forward,
+    .activation_backward = cpu_activation_backward,
+    .loss = cpu_loss,
+    .sgd_update = cpu_sgd_update,
+};

@@ -1,0 +1,36 @@
+/* cpu_ops.h - the CPU reference ops: plain, single-threaded, float32 C, written
+ * for reading. Every other backend is checked against these. Shapes row-major.
+ * Semantics are those of src/backend.h, which wraps these in the cpu table. */
+#ifndef FFNN_CPU_OPS_H
+#define FFNN_CPU_OPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ffnn.h"
+
+/* z = x W^T (+ b).  x [batch, in], W [out, in], b [out] or NULL, z [batch, out] */
+void ffnn_cpu_dense_forward(const float *x, const float *W, const float *b, float *z,
+                            size_t batch, size_t in, size_t out);
+/* dW = dz^T x [out, in]; db = sum_b dz [out] (if db); dx = dz W [batch, in] (if dx). */
+void ffnn_cpu_dense_backward(const float *x, const float *W, const float *dz, float *dx,
+                             float *dW, float *db, size_t batch, size_t in, size_t out);
+
+/* a = f(z), n values (a may equal z). */
+void ffnn_cpu_activation_forward(ffnn_activation act, const float *z, float *a, size_t n);
+/* dz = da * f'(z), f' through a = f(z) (dz may equal da). */
+void ffnn_cpu_activation_backward(ffnn_activation act, const float *a, const float *da,
+                                  float *dz, size_t n);
+
+/* See backend.h `loss`. */
+void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, size_t batch,
+                   size_t width, float *dout, float *row_loss, uint8_t *row_correct);
+
+/* x[b, f] = images[index[b], f] / 255; y[b] = labels[index[b]]. */
+void ffnn_cpu_gather(const uint8_t *images, const uint8_t *labels, const int32_t *index,
+                     size_t batch, size_t features, float *x, uint8_t *y);
+
+/* params[i] -= learning_rate * grads[i]. */
+void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate);
+
+#endif

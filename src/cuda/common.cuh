@@ -1,0 +1,180 @@
+/*
+ * common.cuh - what every file of the CUDA backend shares: the context, the one
+ * check macro for CUDA calls, the launch check, the poisoned-context guard, launch
+ * helpers, and the entry points each .cu file defines for backend.cu's table.
+ *
+ * Included only by the .cu files of src/cuda/, but kept free of C++ constructs
+ * (no templates, classes, references) so that it reads as a C header.
+ *
+ * Error policy
+ *   - Every CUDA runtime call goes through FFNN_CUDA_CHECK, every kernel launch is
+ *     followed by FFNN_CUDA_LAUNCH_CHECK. On failure the message names the file,
+ *     the line, the call (or kernel) and CUDA's own description, e.g.
+ *       "src/cuda/dense.cu:212: launch of matmul_kernel_tiled failed:
+ *        invalid configuration argument (cudaErrorInvalidConfiguration)"
+ *   - A failure clears CUDA's per-thread "last error" so that it is not blamed on
+ *     the next launch.
+ *   - A sticky error (illegal address, launch failure, ... : the CUDA context is
+ *     corrupt and every further call returns the same error) poisons the backend
+ *     context: every later entry point fails at once with FFNN_ERR_CUDA and a
+ *     message that quotes the original error, without touching CUDA again.
+ */
+#ifndef FFNN_CUDA_COMMON_CUH
+#define FFNN_CUDA_COMMON_CUH
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "backend.h"
+#include "error.h"
+
+/* Threads per block of the 1-D element-wise and per-row kernels (8 warps). */
+#define FFNN_CUDA_BLOCK 256
+/* Hardware limits of every GPU since compute capability 3.0. */
+#define FFNN_CUDA_MAX_GRID_X 2147483647u
+#define FFNN_CUDA_MAX_GRID_YZ 65535u
+/* Matrix dimensions (rows, columns, inner size) must fit this so that int index
+ * arithmetic inside kernels (row + grid stride, tile * tile size) cannot overflow. */
+#define FFNN_CUDA_MAX_DIM ((size_t)1 << 30)
+
+/* The backend context: one per trainer. */
+typedef struct ffnn_cuda_ctx {
+    cudaStream_t stream;        /* non-blocking stream every op is queued on       */
+    ffnn_kernels kernels;       /* matmul strategy: FFNN_KERNELS_TILED or _NAIVE   */
+    int poisoned;               /* 1 after a sticky error: every call then fails   */
+    int device;                 /* CUDA device ordinal the stream was created on   */
+    int sm_count;               /* multiprocessors (tile-size choice in dense.cu)  */
+    char poison_reason[512];    /* the message of the sticky error                 */
+} ffnn_cuda_ctx;
+
+/* 1 when err leaves the CUDA context unusable (the runtime documents these as
+ * "the process must be terminated and relaunched"); unknown errors count too. */
+static inline int ffnn_cuda_error_is_sticky(cudaError_t err)
+{
+    switch (err) {
+    case cudaErrorContained:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchFailure:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+    case cudaErrorUnknown:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Record a failed CUDA call: set the thread's error message, clear CUDA's last
+ * error, poison ctx (may be NULL) when the error is sticky. Returns FFNN_ERR_CUDA. */
+static inline ffnn_status ffnn_cuda_fail_call(ffnn_cuda_ctx *ctx, cudaError_t err,
+                                              const char *file, int line,
+                                              const char *what)
+{
+    /* Reset the per-thread last error; a sticky error keeps coming back. */
+    cudaError_t again = cudaGetLastError();
+    (void)again;
+    int sticky = ffnn_cuda_error_is_sticky(err) || cudaPeekAtLastError() != cudaSuccess;
+    ffnn_fail(FFNN_ERR_CUDA, "%s:%d: %s failed: %s (%s)%s", file, line, what,
+              cudaGetErrorString(err), cudaGetErrorName(err),
+              sticky ? "; the CUDA context is unusable from now on" : "");
+    if (sticky && ctx != NULL && !ctx->poisoned) {
+        ctx->poisoned = 1;
+        snprintf(ctx->poison_reason, sizeof ctx->poison_reason, "%s", ffnn_last_error());
+    }
+    return FFNN_ERR_CUDA;
+}
+
+/* Run a CUDA runtime call; on failure record it (see ffnn_cuda_fail_call) and
+ * return FFNN_ERR_CUDA from the enclosing function. */
+#define FFNN_CUDA_CHECK(ctx, call)                                                 \
+    do {                                                                           \
+        cudaError_t ffnn_cuda_err_ = (call);                                       \
+        if (ffnn_cuda_err_ != cudaSuccess)                                         \
+            return ffnn_cuda_fail_call((ctx), ffnn_cuda_err_, __FILE__, __LINE__,  \
+                                       #call);                                     \
+    } while (0)
+
+/* After every kernel launch: a bad configuration shows up here at once; a fault
+ * during execution shows up at the next synchronising call. kernel: a string. */
+#define FFNN_CUDA_LAUNCH_CHECK(ctx, kernel)                                        \
+    do {                                                                           \
+        cudaError_t ffnn_cuda_err_ = cudaGetLastError();                           \
+        if (ffnn_cuda_err_ != cudaSuccess)                                         \
+            return ffnn_cuda_fail_call((ctx), ffnn_cuda_err_, __FILE__, __LINE__,  \
+                                       "launch of " kernel);                       \
+    } while (0)
+
+/* First statement of every entry point that takes a context: refuse a NULL or
+ * poisoned context. op: the entry point's name, for the message. */
+#define FFNN_CUDA_GUARD(ctx, op)                                                   \
+    do {                                                                           \
+        if ((ctx) == NULL)                                                         \
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: context is NULL", \
+                             (op));                                                \
+        if ((ctx)->poisoned)                                                       \
+            return ffnn_fail(FFNN_ERR_CUDA,                                        \
+                             "cuda %s: refused, the CUDA context was lost to an "  \
+                             "earlier error: %s", (op), (ctx)->poison_reason);     \
+    } while (0)
+
+/* Blocks for a grid-stride loop over n items with FFNN_CUDA_BLOCK threads per
+ * block: enough to fill the GPU, capped so that the count fits gridDim.x. */
+static inline unsigned ffnn_cuda_grid_1d(size_t n)
+{
+    size_t blocks = (n + FFNN_CUDA_BLOCK - 1) / FFNN_CUDA_BLOCK;
+    const size_t cap = (size_t)1 << 20; /* the loop strides over the rest */
+    if (blocks > cap) blocks = cap;
+    if (blocks == 0) blocks = 1;
+    return (unsigned)blocks;
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Entry points with exactly the semantics of the same-named ffnn_backend_ops
+ * members (backend.h). ctx is an ffnn_cuda_ctx *. */
+
+/* elementwise.cu */
+ffnn_status ffnn_cuda_gather(void *ctx, const uint8_t *images, const uint8_t *labels,
+                             const int32_t *index, size_t batch, size_t features,
+                             float *x, uint8_t *y);
+ffnn_status ffnn_cuda_activation_forward(void *ctx, ffnn_activation act,
+                                         const float *z, float *a, size_t n);
+ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act,
+                                          const float *a, const float *da, float *dz,
+                                          size_t n);
+ffnn_status ffnn_cuda_sgd_update(void *ctx, float *params, const float *grads, size_t n,
+                                 float learning_rate);
+
+/* dense.cu */
+ffnn_status ffnn_cuda_dense_forward(void *ctx, const float *x, const float *W,
+                                    const float *b, float *z, size_t batch, size_t in,
+                                    size_t out);
+ffnn_status ffnn_cuda_dense_backward(void *ctx, const float *x, const float *W,
+                                     const float *dz, float *dx, float *dW, float *db,
+                                     size_t batch, size_t in, size_t out);
+
+/* loss.cu */
+ffnn_status ffnn_cuda_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
+                           size_t batch, size_t width, float *dout, float *row_loss,
+                           uint8_t *row_correct);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FFNN_CUDA_COMMON_CUH */

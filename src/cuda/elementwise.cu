@@ -1,0 +1,173 @@
+/*
+ * elementwise.cu - the memory-bound ops: batch gather, activations (forward and
+ * backward side by side), the SGD update. Each is one grid-stride kernel with
+ * FFNN_CUDA_BLOCK threads per block (see ffnn_cuda_grid_1d), one thread per
+ * element; n may be any size_t.
+ *
+ * The float expressions follow the CPU reference (src/cpu/) so that results agree
+ * to an ulp or two: expf/tanhf as in C, and no multiply-add contraction where the
+ * CPU rounds the product first (__fmul_rn).
+ */
+#include "common.cuh"
+
+/* ------------------------------------------------------------------ gather */
+
+/* x[b,f] = images[index[b], f] / 255, y[b] = labels[index[b]].
+ * images uint8 [n, features], labels uint8 [n], index int32 [batch],
+ * x float [batch, features], y uint8 [batch]. */
+static __global__ void gather_kernel(const uint8_t *__restrict__ images,
+                                     const uint8_t *__restrict__ labels,
+                                     const int32_t *__restrict__ index, size_t batch,
+                                     size_t features, float *__restrict__ x,
+                                     uint8_t *__restrict__ y)
+{
+    const size_t total = batch * features;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        const size_t b = i / features, f = i - b * features;
+        x[i] = (float)images[(size_t)index[b] * features + f] / 255.0f;
+        if (i < batch) y[i] = labels[index[i]];
+    }
+}
+
+extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const uint8_t *images,
+                                        const uint8_t *labels, const int32_t *index,
+                                        size_t batch, size_t features, float *x, uint8_t *y)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "gather");
+    if (batch == 0) return FFNN_OK;
+    if (features == 0 || batch > SIZE_MAX / features)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda gather: batch=%zu features=%zu: features must be >= 1 and "
+                         "batch*features must fit size_t", batch, features);
+    if (images == NULL || labels == NULL || index == NULL || x == NULL || y == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: a NULL pointer");
+    gather_kernel<<<ffnn_cuda_grid_1d(batch * features), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+        images, labels, index, batch, features, x, y);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_kernel");
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ activations */
+
+/* a = f(z): relu max(0,z), sigmoid 1/(1+exp(-z)), tanh. z [n], a [n] (may alias). */
+static __global__ void activation_forward_kernel(ffnn_activation act, const float *z,
+                                                 float *a, size_t n)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const float v = z[i];
+        float r = v;
+        switch (act) {
+        case FFNN_ACT_RELU: r = v > 0.0f ? v : 0.0f; break;
+        case FFNN_ACT_SIGMOID: r = 1.0f / (1.0f + expf(-v)); break;
+        case FFNN_ACT_TANH: r = tanhf(v); break;
+        case FFNN_ACT_IDENTITY: break;
+        }
+        a[i] = r;
+    }
+}
+
+/* dz = da * f'(z) written through a = f(z): relu [a > 0], sigmoid a(1-a),
+ * tanh 1-a^2. a [n], da [n], dz [n] (may alias da). */
+static __global__ void activation_backward_kernel(ffnn_activation act, const float *a,
+                                                  const float *da, float *dz, size_t n)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const float g = da[i], y = a[i];
+        float r = g;
+        switch (act) {
+        case FFNN_ACT_RELU: r = y > 0.0f ? g : 0.0f; break;
+        case FFNN_ACT_SIGMOID: r = __fmul_rn(g, __fmul_rn(y, 1.0f - y)); break;
+        case FFNN_ACT_TANH: r = __fmul_rn(g, 1.0f - __fmul_rn(y, y)); break;
+        case FFNN_ACT_IDENTITY: break;
+        }
+        dz[i] = r;
+    }
+}
+
+static ffnn_status check_activation(const char *op, ffnn_activation act)
+{
+    switch (act) {
+    case FFNN_ACT_IDENTITY:
+    case FFNN_ACT_RELU:
+    case FFNN_ACT_SIGMOID:
+    case FFNN_ACT_TANH:
+        return FFNN_OK;
+    }
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                     "cuda %s: unknown activation %d (expected 0..3)", op, (int)act);
+}
+
+extern "C" ffnn_status ffnn_cuda_activation_forward(void *vctx, ffnn_activation act,
+                                                    const float *z, float *a, size_t n)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "activation_forward");
+    ffnn_status st = check_activation("activation_forward", act);
+    if (st != FFNN_OK) return st;
+    if (n == 0) return FFNN_OK;
+    if (z == NULL || a == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda activation_forward: a NULL pointer");
+    if (act == FFNN_ACT_IDENTITY) {
+        if (a != z)
+            FFNN_CUDA_CHECK(ctx, cudaMemcpyAsync(a, z, n * sizeof(float),
+                                                 cudaMemcpyDeviceToDevice, ctx->stream));
+        return FFNN_OK;
+    }
+    activation_forward_kernel<<<ffnn_cuda_grid_1d(n), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+        act, z, a, n);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_forward_kernel");
+    return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation act,
+                                                     const float *a, const float *da,
+                                                     float *dz, size_t n)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "activation_backward");
+    ffnn_status st = check_activation("activation_backward", act);
+    if (st != FFNN_OK) return st;
+    if (n == 0) return FFNN_OK;
+    if (da == NULL || dz == NULL || (a == NULL && act != FFNN_ACT_IDENTITY))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda activation_backward: a NULL pointer");
+    if (act == FFNN_ACT_IDENTITY) {
+        if (dz != da)
+            FFNN_CUDA_CHECK(ctx, cudaMemcpyAsync(dz, da, n * sizeof(float),
+                                                 cudaMemcpyDeviceToDevice, ctx->stream));
+        return FFNN_OK;
+    }
+    activation_backward_kernel<<<ffnn_cuda_grid_1d(n), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+        act, a, da, dz, n);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel");
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ SGD */
+
+/* params[i] -= lr * grads[i] (product rounded first, as on the CPU).
+ * params [n], grads [n]. */
+static __global__ void sgd_update_kernel(float *__restrict__ params,
+                                         const float *__restrict__ grads, size_t n, float lr)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        params[i] = params[i] - __fmul_rn(lr, grads[i]);
+}
+
+extern "C" ffnn_status ffnn_cuda_sgd_update(void *vctx, float *params, const float *grads,
+                                            size_t n, float learning_rate)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "sgd_update");
+    if (n == 0) return FFNN_OK;
+    if (params == NULL || grads == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda sgd_update: a NULL pointer");
+    sgd_update_kernel<<<ffnn_cuda_grid_1d(n), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+        params, grads, n, learning_rate);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "sgd_update_kernel");
+    return FFNN_OK;
+}

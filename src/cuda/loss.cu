@@ -1,0 +1,213 @@
+/*
+ * loss.cu - the three losses, each one kernel that writes the per-row loss, the
+ * per-row "classified right" flag and (unless dout is NULL) the gradient of the
+ * batch-mean loss. One warp per row: lanes stride over the row's width, then
+ * fixed xor-shuffle trees combine the lanes (deterministic, no atomics). Blocks
+ * of FFNN_CUDA_BLOCK threads = 8 rows; gridDim.x = ceil(batch / 8).
+ *
+ * Targets (backend.h): softmax_ce takes y as the class index; mse and sigmoid_bce
+ * take one-hot(y) when width > 1 and y itself when width == 1.
+ * "Correct" (ffnn.h): argmax == y with ties to the first index; for width 1,
+ * (logit > 0) == y for sigmoid_bce and (output > 0.5) == y for mse.
+ */
+#include <limits.h>
+#include <math.h>
+
+#include "common.cuh"
+
+#define WARP 32
+#define FULL_MASK 0xffffffffu
+#define ROWS_PER_BLOCK (FFNN_CUDA_BLOCK / WARP)
+
+/* Sum of v over the warp; every lane gets the same bits (fixed butterfly). */
+static __device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int off = WARP / 2; off > 0; off /= 2) v += __shfl_xor_sync(FULL_MASK, v, off);
+    return v;
+}
+
+/* Max of row[0..width) and its first index, over the warp; every lane gets both.
+ * Matches the CPU's "start at row[0], take j when row[j] > best". */
+static __device__ __forceinline__ void warp_argmax(const float *row, int width, int lane,
+                                                   float *best_out, int *index_out)
+{
+    float best = -INFINITY;
+    int index = INT_MAX; /* "nothing yet": loses every tie */
+    for (int j = lane; j < width; j += WARP) {
+        const float v = row[j];
+        if (index == INT_MAX || v > best) {
+            best = v;
+            index = j;
+        }
+    }
+#pragma unroll
+    for (int off = WARP / 2; off > 0; off /= 2) {
+        const float ob = __shfl_xor_sync(FULL_MASK, best, off);
+        const int oi = __shfl_xor_sync(FULL_MASK, index, off);
+        if (oi != INT_MAX && (index == INT_MAX || ob > best || (ob == best && oi < index))) {
+            best = ob;
+            index = oi;
+        }
+    }
+    *best_out = best;
+    *index_out = index;
+}
+
+/* Softmax cross-entropy on logits z, fused with its gradient:
+ *   m = max_j z_j, s = sum_j exp(z_j - m), row_loss = m + log(s) - z_y,
+ *   dout_j = (exp(z_j - m) / s - [j == y]) / batch, correct = argmax z == y.
+ * z [batch,width], y [batch] class indices (a y >= width gives a NaN loss),
+ * dout [batch,width] or NULL, row_loss [batch], row_correct [batch]. */
+static __global__ void softmax_ce_kernel(const float *__restrict__ z,
+                                         const uint8_t *__restrict__ y, int batch, int width,
+                                         float *__restrict__ dout, float *__restrict__ row_loss,
+                                         uint8_t *__restrict__ row_correct)
+{
+    const int lane = threadIdx.x % WARP;
+    const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
+    if (row >= batch) return; /* whole warps leave together */
+    const float *zr = z + (size_t)row * width;
+    const int label = y[row];
+
+    float m;
+    int arg;
+    warp_argmax(zr, width, lane, &m, &arg);
+    float part = 0.0f;
+    for (int j = lane; j < width; j += WARP) part += expf(zr[j] - m);
+    const float s = warp_sum(part);
+
+    if (lane == 0) {
+        row_loss[row] = label < width ? m + logf(s) - zr[label] : NAN;
+        row_correct[row] = (uint8_t)(arg == label);
+    }
+    if (dout != NULL) {
+        const float inv_s = 1.0f / s;
+        float *dr = dout + (size_t)row * width;
+        for (int j = lane; j < width; j += WARP) {
+            const float p = expf(zr[j] - m) * inv_s;
+            dr[j] = (p - (j == label ? 1.0f : 0.0f)) / (float)batch;
+        }
+    }
+}
+
+/* Sigmoid binary cross-entropy on logits z against targets t, stable form:
+ *   l_j = max(z_j,0) - z_j t_j + log1p(exp(-|z_j|)), row_loss = mean_j l_j,
+ *   dout_j = (sigmoid(z_j) - t_j) / (batch * width),
+ *   correct = (z_0 > 0) == y for width 1, else argmax z == y.
+ * Shapes as softmax_ce_kernel. */
+static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
+                                          const uint8_t *__restrict__ y, int batch, int width,
+                                          float *__restrict__ dout, float *__restrict__ row_loss,
+                                          uint8_t *__restrict__ row_correct)
+{
+    const int lane = threadIdx.x % WARP;
+    const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
+    if (row >= batch) return;
+    const float *zr = z + (size_t)row * width;
+    const int label = y[row];
+    const float denom = (float)batch * (float)width;
+
+    float part = 0.0f;
+    for (int j = lane; j < width; j += WARP) {
+        const float v = zr[j];
+        const float t = width > 1 ? (j == label ? 1.0f : 0.0f) : (float)label;
+        part += fmaxf(v, 0.0f) - __fmul_rn(v, t) + log1pf(expf(-fabsf(v)));
+        if (dout != NULL) {
+            const float sig = 1.0f / (1.0f + expf(-v));
+            dout[(size_t)row * width + j] = (sig - t) / denom;
+        }
+    }
+    const float sum = warp_sum(part);
+
+    int correct;
+    if (width == 1) {
+        correct = (zr[0] > 0.0f ? 1 : 0) == label;
+    } else {
+        float best;
+        int arg;
+        warp_argmax(zr, width, lane, &best, &arg);
+        correct = arg == label;
+    }
+    if (lane == 0) {
+        row_loss[row] = sum / (float)width;
+        row_correct[row] = (uint8_t)correct;
+    }
+}
+
+/* Mean squared error of outputs o against targets t:
+ *   row_loss = mean_j (o_j - t_j)^2, dout_j = 2 (o_j - t_j) / (batch * width),
+ *   correct = (o_0 > 0.5) == y for width 1, else argmax o == y.
+ * Shapes as softmax_ce_kernel. */
+static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__restrict__ y,
+                                  int batch, int width, float *__restrict__ dout,
+                                  float *__restrict__ row_loss,
+                                  uint8_t *__restrict__ row_correct)
+{
+    const int lane = threadIdx.x % WARP;
+    const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
+    if (row >= batch) return;
+    const float *orow = o + (size_t)row * width;
+    const int label = y[row];
+    const float denom = (float)batch * (float)width;
+
+    float part = 0.0f;
+    for (int j = lane; j < width; j += WARP) {
+        const float t = width > 1 ? (j == label ? 1.0f : 0.0f) : (float)label;
+        const float d = orow[j] - t;
+        part += __fmul_rn(d, d);
+        if (dout != NULL) dout[(size_t)row * width + j] = 2.0f * d / denom;
+    }
+    const float sum = warp_sum(part);
+
+    int correct;
+    if (width == 1) {
+        correct = (orow[0] > 0.5f ? 1 : 0) == label;
+    } else {
+        float best;
+        int arg;
+        warp_argmax(orow, width, lane, &best, &arg);
+        correct = arg == label;
+    }
+    if (lane == 0) {
+        row_loss[row] = sum / (float)width;
+        row_correct[row] = (uint8_t)correct;
+    }
+}
+
+extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *out,
+                                      const uint8_t *y, size_t batch, size_t width,
+                                      float *dout, float *row_loss, uint8_t *row_correct)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "loss");
+    if (batch == 0) return FFNN_OK;
+    if (width == 0 || width > FFNN_CUDA_MAX_DIM || batch > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda loss: batch=%zu width=%zu: each must be in 1..%zu", batch,
+                         width, (size_t)FFNN_CUDA_MAX_DIM);
+    if (out == NULL || y == NULL || row_loss == NULL || row_correct == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda loss: out, y, row_loss and row_correct must not be NULL");
+    const unsigned grid = (unsigned)((batch + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    const int b = (int)batch, w = (int)width;
+    switch (loss) {
+    case FFNN_LOSS_SOFTMAX_CE:
+        softmax_ce_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, b, w, dout,
+                                                                     row_loss, row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "softmax_ce_kernel");
+        return FFNN_OK;
+    case FFNN_LOSS_SIGMOID_BCE:
+        sigmoid_bce_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, b, w, dout,
+                                                                      row_loss, row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "sigmoid_bce_kernel");
+        return FFNN_OK;
+    case FFNN_LOSS_MSE:
+        mse_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, b, w, dout, row_loss,
+                                                              row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "mse_kernel");
+        return FFNN_OK;
+    }
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda loss: unknown loss %d (expected 0..2)",
+                     (int)loss);
+}

@@ -1,0 +1,138 @@
+/* model.c - the model: architecture, parameter arena, PyTorch-style init, and a
+ * CPU forward pass for inference. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_ops.h"
+#include "error.h"
+#include "model.h"
+#include "rng.h"
+
+ffnn_status ffnn_model_create(const char *arch, ffnn_model **out)
+{
+    if (!out)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_create: out is NULL");
+    ffnn_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory creating a model");
+    ffnn_status st = ffnn_arch_parse(arch, &m->input_size, &m->layers,
+                                     &m->layer_count, &m->parameter_count);
+    if (st != FFNN_OK) {
+        free(m);
+        return st;
+    }
+    m->params = calloc(m->parameter_count, sizeof *m->params);
+    if (!m->params) {
+        ffnn_model_free(m);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory: %zu parameters",
+                         m->parameter_count);
+    }
+    *out = m;
+    return FFNN_OK;
+}
+
+void ffnn_model_free(ffnn_model *m)
+{
+    if (!m)
+        return;
+    free(m->layers);
+    free(m->params);
+    free(m);
+}
+
+/* nn.Linear.reset_parameters: kaiming_uniform_(a=sqrt(5)) gives the bound
+ * gain*sqrt(3/fan_in) with gain = sqrt(2/(1+5)), i.e. 1/sqrt(fan_in); the bias
+ * bound is 1/sqrt(fan_in) too. */
+ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed)
+{
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_init: model is NULL");
+    ffnn_rng rng;
+    ffnn_rng_seed(&rng, seed, FFNN_STREAM_INIT);
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_dense_layer *l = &m->layers[i];
+        float bound = 1.0f / sqrtf((float)l->in);
+        float *W = m->params + l->weight_offset; /* [out, in] */
+        for (size_t k = 0; k < l->in * l->out; k++)
+            W[k] = (2.0f * ffnn_rng_uniform(&rng) - 1.0f) * bound;
+        if (l->has_bias) {
+            float *b = m->params + l->bias_offset; /* [out] */
+            for (size_t k = 0; k < l->out; k++)
+                b[k] = (2.0f * ffnn_rng_uniform(&rng) - 1.0f) * bound;
+        }
+    }
+    return FFNN_OK;
+}
+
+int ffnn_model_layer_count(const ffnn_model *m) { return m->layer_count; }
+size_t ffnn_model_input_size(const ffnn_model *m) { return m->input_size; }
+size_t ffnn_model_output_size(const ffnn_model *m)
+{
+    return m->layers[m->layer_count - 1].out;
+}
+size_t ffnn_model_parameter_count(const ffnn_model *m) { return m->parameter_count; }
+float *ffnn_model_parameters(ffnn_model *m) { return m->params; }
+
+void ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size)
+{
+    ffnn_arch_format(m->input_size, m->layers, m->layer_count, buf, buf_size);
+}
+
+ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
+                             ffnn_activation *act, int *has_bias)
+{
+    if (!m || i < 0 || i >= m->layer_count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer index %d out of range [0, %d)",
+                         i, m ? m->layer_count : 0);
+    const ffnn_dense_layer *l = &m->layers[i];
+    if (in) *in = l->in;
+    if (out) *out = l->out;
+    if (act) *act = l->act;
+    if (has_bias) *has_bias = l->has_bias;
+    return FFNN_OK;
+}
+
+float *ffnn_model_weight(ffnn_model *m, int i)
+{
+    if (!m || i < 0 || i >= m->layer_count)
+        return NULL;
+    return m->params + m->layers[i].weight_offset;
+}
+
+float *ffnn_model_bias(ffnn_model *m, int i)
+{
+    if (!m || i < 0 || i >= m->layer_count || !m->layers[i].has_bias)
+        return NULL;
+    return m->params + m->layers[i].bias_offset;
+}
+
+ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
+                               float *y)
+{
+    if (!m || !x || !y)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_forward: NULL argument");
+    size_t widest = m->input_size;
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].out > widest)
+            widest = m->layers[i].out;
+    float *buf[2] = {malloc(batch * widest * sizeof(float)),
+                     malloc(batch * widest * sizeof(float))};
+    if (!buf[0] || !buf[1]) {
+        free(buf[0]);
+        free(buf[1]);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory in ffnn_model_forward");
+    }
+    const float *in = x; /* [batch, layer.in] */
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_dense_layer *l = &m->layers[i];
+        float *z = i == m->layer_count - 1 ? y : buf[i % 2]; /* [batch, out] */
+        const float *b = l->has_bias ? m->params + l->bias_offset : NULL;
+        ffnn_cpu_dense_forward(in, m->params + l->weight_offset, b, z, batch, l->in, l->out);
+        ffnn_cpu_activation_forward(l->act, z, z, batch * l->out);
+        in = z;
+    }
+    free(buf[0]);
+    free(buf[1]);
+    return FFNN_OK;
+}

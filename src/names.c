@@ -1,0 +1,65 @@
+/* names.c - names of the public enums, both ways (used by the CLI and files). */
+#include <string.h>
+
+#include "error.h"
+
+typedef struct name_entry {
+    const char *name;
+    int value;
+} name_entry;
+
+static const name_entry activation_names[] = {
+    {"identity", FFNN_ACT_IDENTITY}, {"relu", FFNN_ACT_RELU},
+    {"sigmoid", FFNN_ACT_SIGMOID},   {"tanh", FFNN_ACT_TANH},
+};
+static const name_entry loss_names[] = {
+    {"ce", FFNN_LOSS_SOFTMAX_CE},  {"bce", FFNN_LOSS_SIGMOID_BCE}, {"mse", FFNN_LOSS_MSE},
+};
+static const name_entry device_names[] = {
+    {"auto", FFNN_DEVICE_AUTO}, {"cpu", FFNN_DEVICE_CPU}, {"cuda", FFNN_DEVICE_CUDA},
+};
+static const name_entry kernels_names[] = {
+    {"tiled", FFNN_KERNELS_TILED}, {"naive", FFNN_KERNELS_NAIVE},
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static ffnn_status lookup(const name_entry *table, size_t n, const char *what,
+                          const char *name, int *out)
+{
+    char accepted[128] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (name && strcmp(table[i].name, name) == 0) {
+            *out = table[i].value;
+            return FFNN_OK;
+        }
+        strncat(accepted, i ? ", " : "", sizeof accepted - strlen(accepted) - 1);
+        strncat(accepted, table[i].name, sizeof accepted - strlen(accepted) - 1);
+    }
+    return ffnn_fail(FFNN_ERR_PARSE, "unknown %s '%s' (expected one of: %s)", what,
+                     name ? name : "(null)", accepted);
+}
+
+static const char *name_of(const name_entry *table, size_t n, int value)
+{
+    for (size_t i = 0; i < n; i++)
+        if (table[i].value == value)
+            return table[i].name;
+    return "unknown";
+}
+
+#define ENUM_NAMES(type, table, what)                                          \
+    ffnn_status type##_from_name(const char *name, type *out)                  \
+    {                                                                          \
+        int v = 0;                                                             \
+        ffnn_status st = lookup(table, COUNT(table), what, name, &v);          \
+        if (st == FFNN_OK)                                                     \
+            *out = (type)v;                                                    \
+        return st;                                                             \
+    }                                                                          \
+    const char *type##_name(type value) { return name_of(table, COUNT(table), (int)value); }
+
+ENUM_NAMES(ffnn_activation, activation_names, "activation")
+ENUM_NAMES(ffnn_loss, loss_names, "loss")
+ENUM_NAMES(ffnn_device, device_names, "device")
+ENUM_NAMES(ffnn_kernels, kernels_names, "kernel strategy")

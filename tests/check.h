@@ -1,0 +1,50 @@
+/* check.h - the tiny test harness: every test returns PASS, FAIL or SKIP (with a
+ * reason). CHECK prints the failing expression, file and line and fails the test. */
+#ifndef FFNN_CHECK_H
+#define FFNN_CHECK_H
+
+#include <stdio.h>
+#include <stddef.h>
+
+typedef enum { TEST_PASS = 0, TEST_FAIL = 1, TEST_SKIP = 2 } test_result;
+
+/* why: buffer for a skip reason (or extra failure detail), why_size bytes. */
+typedef test_result (*test_fn)(char *why, size_t why_size);
+
+typedef struct test_case {
+    const char *name;
+    test_fn fn;
+} test_case;
+
+#define CHECK(cond, ...)                                                          \
+    do {                                                                          \
+        if (!(cond)) {                                                            \
+            fprintf(stderr, "    %s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                         \
+            fputc('\n', stderr);                                                  \
+            return TEST_FAIL;                                                     \
+        }                                                                         \
+    } while (0)
+
+/* Check that an ffnn call returned FFNN_OK; prints ffnn_last_error() if not. */
+#define CHECK_OK(call)                                                            \
+    do {                                                                          \
+        ffnn_status check_ok_status_ = (call);                                    \
+        CHECK(check_ok_status_ == FFNN_OK, "%s returned %d: %s", #call,          \
+              (int)check_ok_status_, ffnn_last_error());                          \
+    } while (0)
+
+#define SKIP(...)                                                                 \
+    do {                                                                          \
+        snprintf(why, why_size, __VA_ARGS__);                                     \
+        return TEST_SKIP;                                                         \
+    } while (0)
+
+/* Each test file defines one suite: `const test_case NAME_tests[] = {...};
+ * const size_t NAME_tests_count = sizeof NAME_tests / sizeof NAME_tests[0];`
+ * and tests/main.c lists it. */
+#define TEST_SUITE_DECLARE(name)                                                  \
+    extern const test_case name##_tests[];                                        \
+    extern const size_t name##_tests_count
+
+#endif

@@ -1,0 +1,69 @@
+/* main.c - the test runner: runs every suite (or those whose test names contain
+ * argv[1]), prints one line per test, and ends with "N passed, N failed[, N skipped
+ * (name: reason; ...)]". Exit status 1 when any test failed. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+
+TEST_SUITE_DECLARE(arch);
+TEST_SUITE_DECLARE(idx);
+TEST_SUITE_DECLARE(gradcheck);
+TEST_SUITE_DECLARE(cuda);
+TEST_SUITE_DECLARE(train);
+
+typedef struct suite {
+    const test_case *tests;
+    const size_t *count;
+} suite;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    const suite suites[] = {
+        {arch_tests, &arch_tests_count},   {idx_tests, &idx_tests_count},
+        {gradcheck_tests, &gradcheck_tests_count}, {cuda_tests, &cuda_tests_count},
+        {train_tests, &train_tests_count},
+    };
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    int passed = 0, failed = 0, skipped = 0;
+    char skips[8192] = "";
+    for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
+        for (size_t i = 0; i < *suites[s].count; i++) {
+            const test_case *tc = &suites[s].tests[i];
+            if (filter && !strstr(tc->name, filter))
+                continue;
+            char why[512] = "";
+            double start = now_seconds();
+            test_result r = tc->fn(why, sizeof why);
+            double seconds = now_seconds() - start;
+            if (r == TEST_PASS) {
+                passed++;
+                printf("PASS %-44s %7.2f s\n", tc->name, seconds);
+            } else if (r == TEST_SKIP) {
+                skipped++;
+                printf("SKIP %-44s %s\n", tc->name, why);
+                size_t used = strlen(skips);
+                snprintf(skips + used, sizeof skips - used, "%s%s: %s", used ? "; " : "",
+                         tc->name, why);
+            } else {
+                failed++;
+                printf("FAIL %-44s %7.2f s %s\n", tc->name, seconds, why);
+            }
+            fflush(stdout);
+        }
+    }
+    if (skipped)
+        printf("%d passed, %d failed, %d skipped (%s)\n", passed, failed, skipped, skips);
+    else
+        printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,141 @@
+/* test_arch.c - architecture strings: valid forms, canonical printing, and that
+ * every malformed string is rejected with the column and token named. */
+#include <math.h>
+#include <string.h>
+
+#include "check.h"
+#include "ffnn.h"
+
+static test_result parses_seed_networks(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-256relu-10", &m));
+    CHECK(ffnn_model_layer_count(m) == 2, "layers %d", ffnn_model_layer_count(m));
+    CHECK(ffnn_model_input_size(m) == 784 && ffnn_model_output_size(m) == 10, "sizes");
+    CHECK(ffnn_model_parameter_count(m) == 784 * 256 + 256 + 256 * 10 + 10, "count %zu",
+          ffnn_model_parameter_count(m));
+    size_t in, out;
+    ffnn_activation act;
+    int bias;
+    CHECK_OK(ffnn_model_layer(m, 0, &in, &out, &act, &bias));
+    CHECK(in == 784 && out == 256 && act == FFNN_ACT_RELU && bias == 1, "layer 0");
+    CHECK_OK(ffnn_model_layer(m, 1, &in, &out, &act, &bias));
+    CHECK(in == 256 && out == 10 && act == FFNN_ACT_IDENTITY && bias == 1, "layer 1");
+    ffnn_model_free(m);
+
+    CHECK_OK(ffnn_model_create("32-256relu:nobias-1:nobias", &m)); /* seed 001 */
+    CHECK(ffnn_model_parameter_count(m) == 32 * 256 + 256, "count %zu",
+          ffnn_model_parameter_count(m));
+    CHECK(ffnn_model_bias(m, 0) == NULL && ffnn_model_bias(m, 1) == NULL, "no bias");
+    ffnn_model_free(m);
+    return TEST_PASS;
+}
+
+static test_result prints_canonical_form(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    const char *forms[] = {"784-256relu-10", "2-30tanh-30sigmoid-1", "32-256relu:nobias-1:nobias",
+                           "5-7identity-3"};
+    const char *canon[] = {"784-256relu-10", "2-30tanh-30sigmoid-1", "32-256relu:nobias-1:nobias",
+                           "5-7-3"};
+    for (size_t i = 0; i < 4; i++) {
+        ffnn_model *m = NULL;
+        char buf[128];
+        CHECK_OK(ffnn_model_create(forms[i], &m));
+        ffnn_model_arch_string(m, buf, sizeof buf);
+        CHECK(strcmp(buf, canon[i]) == 0, "'%s' printed as '%s'", forms[i], buf);
+        ffnn_model_free(m);
+    }
+    return TEST_PASS;
+}
+
+/* Each bad string must fail with FFNN_ERR_PARSE and a message holding `expect`. */
+static test_result rejects_malformed(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    struct { const char *arch, *expect; } bad[] = {
+        {"", "empty"},
+        {"784", "at least one layer"},
+        {"784-", "column 5: empty token"},
+        {"784--10", "column 5: empty token"},
+        {"-784-10", "column 1: empty token"},
+        {"784-256relu-0", "column 13, token '0': width must be at least 1"},
+        {"784-256rellu-10", "column 5, token '256rellu': unknown activation"},
+        {"784-relu-10", "column 5, token 'relu': expected a width"},
+        {"784x-10", "column 1, token '784x': the first token is the input width"},
+        {"0-10", "column 1, token '0': width must be at least 1"},
+        {"784-256relu:bias-10", "token '256relu:bias': unknown option"},
+        {"784-99999999999-10", "width larger than the limit"},
+        {"784-256 relu-10", "column 8: whitespace"},
+        {"784-256softmax-10", "unknown activation"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ffnn_model *m = NULL;
+        ffnn_status st = ffnn_model_create(bad[i].arch, &m);
+        CHECK(st == FFNN_ERR_PARSE, "'%s' gave status %d", bad[i].arch, (int)st);
+        CHECK(m == NULL, "'%s' set the output", bad[i].arch);
+        CHECK(strstr(ffnn_last_error(), bad[i].expect) != NULL,
+              "'%s': message '%s' lacks '%s'", bad[i].arch, ffnn_last_error(), bad[i].expect);
+    }
+    return TEST_PASS;
+}
+
+static test_result init_matches_pytorch_bounds(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *a = NULL, *b = NULL;
+    CHECK_OK(ffnn_model_create("784-256relu-10", &a));
+    CHECK_OK(ffnn_model_create("784-256relu-10", &b));
+    CHECK_OK(ffnn_model_init(a, 42));
+    CHECK_OK(ffnn_model_init(b, 42));
+    size_t n = ffnn_model_parameter_count(a);
+    CHECK(memcmp(ffnn_model_parameters(a), ffnn_model_parameters(b), n * sizeof(float)) == 0,
+          "same seed, different weights");
+    /* every value within U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the range is used */
+    size_t fan_in[2] = {784, 256};
+    for (int l = 0; l < 2; l++) {
+        float bound = 1.0f / sqrtf((float)fan_in[l]);
+        const float *W = ffnn_model_weight(a, l);
+        size_t out = l == 0 ? 256 : 10;
+        float lo = 1, hi = -1;
+        double mean = 0;
+        for (size_t i = 0; i < out * fan_in[l]; i++) {
+            CHECK(W[i] >= -bound && W[i] < bound, "layer %d weight %zu = %g", l, i, W[i]);
+            lo = W[i] < lo ? W[i] : lo;
+            hi = W[i] > hi ? W[i] : hi;
+            mean += W[i];
+        }
+        mean /= (double)(out * fan_in[l]);
+        CHECK(lo < -0.95f * bound && hi > 0.95f * bound, "layer %d range [%g, %g]", l, lo, hi);
+        CHECK(fabs(mean) < 0.05 * bound, "layer %d mean %g", l, mean);
+    }
+    CHECK_OK(ffnn_model_init(b, 43));
+    CHECK(memcmp(ffnn_model_parameters(a), ffnn_model_parameters(b), n * sizeof(float)) != 0,
+          "different seeds, same weights");
+    ffnn_model_free(a);
+    ffnn_model_free(b);
+    return TEST_PASS;
+}
+
+static test_result names_round_trip(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_loss loss;
+    CHECK_OK(ffnn_loss_from_name("bce", &loss));
+    CHECK(loss == FFNN_LOSS_SIGMOID_BCE, "bce");
+    CHECK(ffnn_loss_from_name("hinge", &loss) == FFNN_ERR_PARSE, "hinge accepted");
+    CHECK(strstr(ffnn_last_error(), "ce, bce, mse"), "message: %s", ffnn_last_error());
+    ffnn_kernels k;
+    CHECK(ffnn_kernels_from_name("fast", &k) == FFNN_ERR_PARSE, "fast accepted");
+    return TEST_PASS;
+}
+
+const test_case arch_tests[] = {
+    {"arch_parses_seed_networks", parses_seed_networks},
+    {"arch_prints_canonical_form", prints_canonical_form},
+    {"arch_rejects_malformed_strings", rejects_malformed},
+    {"arch_init_matches_pytorch_bounds", init_matches_pytorch_bounds},
+    {"arch_enum_names", names_round_trip},
+};
+const size_t arch_tests_count = sizeof arch_tests / sizeof arch_tests[0];

@@ -1,0 +1,773 @@
+/*
+ * test_cuda.c - suite "cuda": every op of the CUDA backend against the CPU
+ * reference backend (ffnn_cpu_backend, called on host buffers), on fresh random
+ * data per shape, for both matmul strategies (naive and tiled).
+ *
+ * Each GPU output buffer is filled with 0xFF bytes (a NaN for floats, 255 for
+ * flags) before the op runs, so an element the kernel forgets to write fails the
+ * comparison. A mismatch prints the op, the shape, how many values differ and the
+ * first one (index, got, want, tolerance).
+ *
+ * Tolerances: |got - want| <= atol + rtol * |want|
+ *   matmuls   atol = 1e-5 * (1 + sqrt(K)), rtol = 1e-4 (K = the summed length:
+ *             in for z, out for dx, batch for dW and db). The GPU sums with fmaf
+ *             in k order, the CPU in its own order; with inputs in [-1, 1] the
+ *             rounding difference grows like eps * K, far below this.
+ *   element-wise  atol = 1e-6, rtol = 1e-5 (expf/tanhf may differ by 2 ulp).
+ *   losses    row_loss atol = 1e-5, rtol = 1e-5; dout atol = 1e-6, rtol = 1e-5;
+ *             row_correct exactly.
+ *
+ * Every test SKIPs when the build has no CUDA or the machine has no GPU.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "check.h"
+#include "ffnn.h"
+
+/* ------------------------------------------------------------------ random numbers */
+
+/* xorshift64*: a local generator, seeded with a fixed value per test. */
+typedef struct rng {
+    uint64_t state;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    r->state ^= r->state >> 12;
+    r->state ^= r->state << 25;
+    r->state ^= r->state >> 27;
+    return r->state * 2685821657736338717ULL;
+}
+
+/* Uniform in [lo, hi), 24 random bits. */
+static float rng_uniform(rng *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((double)(rng_next(r) >> 40) / 16777216.0);
+}
+
+/* Uniform in [0, n), n >= 1. */
+static size_t rng_below(rng *r, size_t n) { return (size_t)(rng_next(r) % n); }
+
+/* Uniform in [lo, hi] (inclusive). */
+static size_t rng_between(rng *r, size_t lo, size_t hi) { return lo + rng_below(r, hi - lo + 1); }
+
+static void fill_uniform(rng *r, float *v, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; ++i) v[i] = rng_uniform(r, lo, hi);
+}
+
+/* ------------------------------------------------------------------ fixture */
+
+/* What one test holds: both backends with their contexts and the buffers of the
+ * current shape, all freed by fixture_reset/fixture_free whatever the outcome. */
+enum { MAX_BUFFERS = 64 };
+typedef struct fixture {
+    const ffnn_backend_ops *gpu; /* ffnn_cuda_backend()           */
+    const ffnn_backend_ops *cpu; /* &ffnn_cpu_backend (reference) */
+    void *gpu_ctx, *cpu_ctx;
+    void *dev[MAX_BUFFERS]; /* device buffers of the current shape */
+    size_t ndev;
+    void *host[MAX_BUFFERS]; /* host buffers of the current shape */
+    size_t nhost;
+} fixture;
+
+/* Free the buffers of the current shape; the contexts stay. */
+static void fixture_reset(fixture *fx)
+{
+    for (size_t i = 0; i < fx->ndev; ++i) fx->gpu->release(fx->gpu_ctx, fx->dev[i]);
+    for (size_t i = 0; i < fx->nhost; ++i) free(fx->host[i]);
+    fx->ndev = fx->nhost = 0;
+}
+
+static void fixture_free(fixture *fx)
+{
+    if (fx->gpu_ctx != NULL) {
+        fixture_reset(fx);
+        fx->gpu->destroy(fx->gpu_ctx);
+    }
+    if (fx->cpu_ctx != NULL) fx->cpu->destroy(fx->cpu_ctx);
+}
+
+/* A host buffer of `bytes` (at least 1) owned by the fixture; NULL when out of
+ * memory or slots (then the test fails on the NULL). */
+static void *host_buf(fixture *fx, size_t bytes)
+{
+    if (fx->nhost == MAX_BUFFERS) return NULL;
+    void *p = malloc(bytes > 0 ? bytes : 1);
+    if (p != NULL) fx->host[fx->nhost++] = p;
+    return p;
+}
+
+/* A device buffer owned by the fixture: a copy of src when src is non-NULL, else
+ * filled with 0xFF bytes (NaN as float) so that unwritten outputs show. */
+static ffnn_status dev_buf(fixture *fx, const void *src, size_t bytes, void **out)
+{
+    *out = NULL;
+    if (fx->ndev == MAX_BUFFERS) return FFNN_ERR_NO_MEMORY;
+    void *d = NULL;
+    ffnn_status st = fx->gpu->alloc(fx->gpu_ctx, bytes, &d);
+    if (st != FFNN_OK) return st;
+    fx->dev[fx->ndev++] = d;
+    if (src != NULL) {
+        st = fx->gpu->upload(fx->gpu_ctx, d, src, bytes);
+    } else {
+        unsigned char *poison = (unsigned char *)malloc(bytes > 0 ? bytes : 1);
+        if (poison == NULL) return FFNN_ERR_NO_MEMORY;
+        memset(poison, 0xFF, bytes);
+        st = fx->gpu->upload(fx->gpu_ctx, d, poison, bytes); /* staged: may free now */
+        free(poison);
+    }
+    if (st != FFNN_OK) return st;
+    *out = d;
+    return FFNN_OK;
+}
+
+/* The float count n of a device buffer into a new host buffer (NULL on error). */
+static float *download_f32(fixture *fx, const void *dev, size_t n)
+{
+    float *h = (float *)host_buf(fx, n * sizeof(float));
+    if (h == NULL) return NULL;
+    if (fx->gpu->download(fx->gpu_ctx, h, dev, n * sizeof(float)) != FFNN_OK) return NULL;
+    return h;
+}
+
+static uint8_t *download_u8(fixture *fx, const void *dev, size_t n)
+{
+    uint8_t *h = (uint8_t *)host_buf(fx, n);
+    if (h == NULL) return NULL;
+    if (fx->gpu->download(fx->gpu_ctx, h, dev, n) != FFNN_OK) return NULL;
+    return h;
+}
+
+/* 1 when every |got[i] - want[i]| <= atol + rtol |want[i]| (NaN fails); otherwise
+ * prints the count and the first mismatch and returns 0. */
+static int close_f32(const char *what, const float *got, const float *want, size_t n,
+                     double atol, double rtol)
+{
+    size_t bad = 0, first = 0;
+    double worst = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        const double diff = fabs((double)got[i] - (double)want[i]);
+        const double tol = atol + rtol * fabs((double)want[i]);
+        if (!(diff <= tol)) {
+            if (bad == 0) first = i;
+            ++bad;
+        }
+        if (diff > worst || diff != diff) worst = diff;
+    }
+    if (bad == 0) return 1;
+    fprintf(stderr,
+            "    %s: %zu of %zu values differ; first at [%zu]: got %.9g want %.9g "
+            "(tolerance %.3g); largest |diff| %.3g\n",
+            what, bad, n, first, (double)got[first], (double)want[first],
+            atol + rtol * fabs((double)want[first]), worst);
+    return 0;
+}
+
+static int equal_u8(const char *what, const uint8_t *got, const uint8_t *want, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (got[i] != want[i]) {
+            fprintf(stderr, "    %s: first difference at [%zu]: got %u want %u\n", what, i,
+                    (unsigned)got[i], (unsigned)want[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Bitwise equality of two float arrays (for determinism). */
+static int same_bits_f32(const char *what, const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) {
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+            fprintf(stderr, "    %s: bits differ at [%zu]: %.9g vs %.9g\n", what, i,
+                    (double)a[i], (double)b[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static double matmul_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
+#define MATMUL_RTOL 1e-4
+
+/* Create both backends, run body, free everything. Skips without CUDA or a GPU. */
+typedef test_result (*fixture_body)(fixture *fx);
+
+static test_result with_fixture(char *why, size_t why_size, ffnn_kernels kernels,
+                                fixture_body body)
+{
+    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
+    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    fixture fx;
+    memset(&fx, 0, sizeof fx);
+    fx.gpu = ffnn_cuda_backend();
+    fx.cpu = &ffnn_cpu_backend;
+    CHECK(fx.gpu != NULL, "ffnn_cuda_backend() is NULL although ffnn_has_cuda() is 1");
+    CHECK(ffnn_backend_ops_complete(fx.gpu), "the cuda backend table has an empty entry");
+    test_result r = TEST_FAIL;
+    ffnn_status st = fx.gpu->create(kernels, &fx.gpu_ctx);
+    if (st != FFNN_OK) {
+        fprintf(stderr, "    cuda create(%s) failed: %s\n", ffnn_kernels_name(kernels),
+                ffnn_last_error());
+        fx.gpu_ctx = NULL;
+    } else if ((st = fx.cpu->create(kernels, &fx.cpu_ctx)) != FFNN_OK) {
+        fprintf(stderr, "    cpu create failed: %s\n", ffnn_last_error());
+        fx.cpu_ctx = NULL;
+    } else {
+        r = body(&fx);
+    }
+    fixture_free(&fx);
+    return r;
+}
+
+/* ------------------------------------------------------------------ dense */
+
+typedef struct dense_shape {
+    size_t batch, in, out;
+} dense_shape;
+
+/* Edge cases and the seed-000 layers; random shapes are added per test. */
+static const dense_shape dense_fixed_shapes[] = {
+    {1, 1, 1},     {17, 784, 256}, {64, 784, 256}, {65, 256, 10},
+    {1, 784, 10},  {33, 1, 65},    {257, 17, 1},   {64, 65, 64},
+    {60000, 3, 5},
+};
+enum { DENSE_FIXED = sizeof dense_fixed_shapes / sizeof dense_fixed_shapes[0] };
+enum { DENSE_RANDOM = 5 };
+
+/* Shape number i: the fixed ones, then DENSE_RANDOM fresh random ones. */
+static dense_shape dense_shape_at(rng *r, size_t i)
+{
+    if (i < DENSE_FIXED) return dense_fixed_shapes[i];
+    dense_shape s = {rng_between(r, 1, 300), rng_between(r, 1, 900), rng_between(r, 1, 300)};
+    return s;
+}
+
+/* z = x W^T (+ b) for one shape, with and without bias. */
+static test_result dense_forward_case(fixture *fx, rng *r, dense_shape s)
+{
+    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+    for (int with_bias = 0; with_bias <= 1; ++with_bias) {
+        fixture_reset(fx);
+        float *x = (float *)host_buf(fx, nx * sizeof(float));     /* [batch, in]  */
+        float *W = (float *)host_buf(fx, nw * sizeof(float));     /* [out, in]    */
+        float *b = (float *)host_buf(fx, s.out * sizeof(float));  /* [out]        */
+        float *z_ref = (float *)host_buf(fx, nz * sizeof(float)); /* [batch, out] */
+        CHECK(x && W && b && z_ref, "host allocation failed");
+        fill_uniform(r, x, nx, -1.0f, 1.0f);
+        fill_uniform(r, W, nw, -1.0f, 1.0f);
+        fill_uniform(r, b, s.out, -1.0f, 1.0f);
+        CHECK_OK(fx->cpu->dense_forward(fx->cpu_ctx, x, W, with_bias ? b : NULL, z_ref,
+                                        s.batch, s.in, s.out));
+        void *dx, *dW, *db, *dz;
+        CHECK_OK(dev_buf(fx, x, nx * sizeof(float), &dx));
+        CHECK_OK(dev_buf(fx, W, nw * sizeof(float), &dW));
+        CHECK_OK(dev_buf(fx, b, s.out * sizeof(float), &db));
+        CHECK_OK(dev_buf(fx, NULL, nz * sizeof(float), &dz));
+        CHECK_OK(fx->gpu->dense_forward(fx->gpu_ctx, (const float *)dx, (const float *)dW,
+                                        with_bias ? (const float *)db : NULL, (float *)dz,
+                                        s.batch, s.in, s.out));
+        const float *z = download_f32(fx, dz, nz);
+        CHECK(z != NULL, "download failed: %s", ffnn_last_error());
+        CHECK(close_f32("z", z, z_ref, nz, matmul_atol(s.in), MATMUL_RTOL),
+              "dense_forward batch=%zu in=%zu out=%zu bias=%d", s.batch, s.in, s.out,
+              with_bias);
+    }
+    return TEST_PASS;
+}
+
+/* dW, db, dx for one shape; then again with dx and db NULL. */
+static test_result dense_backward_case(fixture *fx, rng *r, dense_shape s)
+{
+    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+    fixture_reset(fx);
+    float *x = (float *)host_buf(fx, nx * sizeof(float));       /* [batch, in]  */
+    float *W = (float *)host_buf(fx, nw * sizeof(float));       /* [out, in]    */
+    float *dz = (float *)host_buf(fx, nz * sizeof(float));      /* [batch, out] */
+    float *dx_ref = (float *)host_buf(fx, nx * sizeof(float));  /* [batch, in]  */
+    float *dW_ref = (float *)host_buf(fx, nw * sizeof(float));  /* [out, in]    */
+    float *db_ref = (float *)host_buf(fx, s.out * sizeof(float)); /* [out]      */
+    CHECK(x && W && dz && dx_ref && dW_ref && db_ref, "host allocation failed");
+    fill_uniform(r, x, nx, -1.0f, 1.0f);
+    fill_uniform(r, W, nw, -1.0f, 1.0f);
+    fill_uniform(r, dz, nz, -1.0f, 1.0f);
+    CHECK_OK(fx->cpu->dense_backward(fx->cpu_ctx, x, W, dz, dx_ref, dW_ref, db_ref, s.batch,
+                                     s.in, s.out));
+
+    void *d_x, *d_W, *d_dz, *d_dx, *d_dW, *d_db, *d_dW2;
+    CHECK_OK(dev_buf(fx, x, nx * sizeof(float), &d_x));
+    CHECK_OK(dev_buf(fx, W, nw * sizeof(float), &d_W));
+    CHECK_OK(dev_buf(fx, dz, nz * sizeof(float), &d_dz));
+    CHECK_OK(dev_buf(fx, NULL, nx * sizeof(float), &d_dx));
+    CHECK_OK(dev_buf(fx, NULL, nw * sizeof(float), &d_dW));
+    CHECK_OK(dev_buf(fx, NULL, s.out * sizeof(float), &d_db));
+    CHECK_OK(dev_buf(fx, NULL, nw * sizeof(float), &d_dW2));
+    CHECK_OK(fx->gpu->dense_backward(fx->gpu_ctx, (const float *)d_x, (const float *)d_W,
+                                     (const float *)d_dz, (float *)d_dx, (float *)d_dW,
+                                     (float *)d_db, s.batch, s.in, s.out));
+    const float *gdx = download_f32(fx, d_dx, nx);
+    const float *gdW = download_f32(fx, d_dW, nw);
+    const float *gdb = download_f32(fx, d_db, s.out);
+    CHECK(gdx && gdW && gdb, "download failed: %s", ffnn_last_error());
+    CHECK(close_f32("dW", gdW, dW_ref, nw, matmul_atol(s.batch), MATMUL_RTOL),
+          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
+    CHECK(close_f32("db", gdb, db_ref, s.out, matmul_atol(s.batch), MATMUL_RTOL),
+          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
+    CHECK(close_f32("dx", gdx, dx_ref, nx, matmul_atol(s.out), MATMUL_RTOL),
+          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
+
+    /* dW only (the first layer: no dx; a layer without bias: no db). */
+    CHECK_OK(fx->gpu->dense_backward(fx->gpu_ctx, (const float *)d_x, (const float *)d_W,
+                                     (const float *)d_dz, NULL, (float *)d_dW2, NULL,
+                                     s.batch, s.in, s.out));
+    const float *gdW2 = download_f32(fx, d_dW2, nw);
+    CHECK(gdW2 != NULL, "download failed: %s", ffnn_last_error());
+    CHECK(close_f32("dW (dx, db NULL)", gdW2, dW_ref, nw, matmul_atol(s.batch), MATMUL_RTOL),
+          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
+    return TEST_PASS;
+}
+
+static test_result dense_forward_body(fixture *fx)
+{
+    rng r = {0x9E3779B97F4A7C15ULL};
+    for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM; ++i) {
+        test_result t = dense_forward_case(fx, &r, dense_shape_at(&r, i));
+        if (t != TEST_PASS) return t;
+    }
+    /* Taller than 65535 row tiles of 64 (and 65535 row blocks of 16 in the naive
+     * kernel): exercises the row-tile stride of both grids. */
+    const dense_shape tall = {4300000, 2, 3};
+    return dense_forward_case(fx, &r, tall);
+}
+
+static test_result dense_backward_body(fixture *fx)
+{
+    rng r = {0xD1B54A32D192ED03ULL};
+    for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM; ++i) {
+        test_result t = dense_backward_case(fx, &r, dense_shape_at(&r, i));
+        if (t != TEST_PASS) return t;
+    }
+    return TEST_PASS;
+}
+
+static test_result test_dense_forward_naive(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_NAIVE, dense_forward_body);
+}
+static test_result test_dense_forward_tiled(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, dense_forward_body);
+}
+static test_result test_dense_backward_naive(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_NAIVE, dense_backward_body);
+}
+static test_result test_dense_backward_tiled(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, dense_backward_body);
+}
+
+/* Both strategies sum each output in k order with fmaf, so they agree bit for bit,
+ * and a rerun gives the same bits (dense.cu's determinism promise). */
+static test_result deterministic_body(fixture *fx)
+{
+    rng r = {0x2545F4914F6CDD1DULL};
+    void *naive_ctx = NULL;
+    CHECK_OK(fx->gpu->create(FFNN_KERNELS_NAIVE, &naive_ctx));
+    test_result result = TEST_PASS;
+    for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM && result == TEST_PASS; ++i) {
+        const dense_shape s = dense_shape_at(&r, i);
+        const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+        fixture_reset(fx);
+        float *x = (float *)host_buf(fx, nx * sizeof(float));  /* [batch, in]  */
+        float *W = (float *)host_buf(fx, nw * sizeof(float));  /* [out, in]    */
+        float *b = (float *)host_buf(fx, s.out * sizeof(float)); /* [out]      */
+        float *dz = (float *)host_buf(fx, nz * sizeof(float)); /* [batch, out] */
+        float *z_naive = (float *)host_buf(fx, nz * sizeof(float));
+        float *dW_naive = (float *)host_buf(fx, nw * sizeof(float));
+        float *dx_naive = (float *)host_buf(fx, nx * sizeof(float));
+        if (!(x && W && b && dz && z_naive && dW_naive && dx_naive)) {
+            fprintf(stderr, "    host allocation failed\n");
+            result = TEST_FAIL;
+            break;
+        }
+        fill_uniform(&r, x, nx, -1.0f, 1.0f);
+        fill_uniform(&r, W, nw, -1.0f, 1.0f);
+        fill_uniform(&r, b, s.out, -1.0f, 1.0f);
+        fill_uniform(&r, dz, nz, -1.0f, 1.0f);
+        void *d_x, *d_W, *d_b, *d_dz, *d_z, *d_dW, *d_dx;
+        if (dev_buf(fx, x, nx * sizeof(float), &d_x) || dev_buf(fx, W, nw * sizeof(float), &d_W) ||
+            dev_buf(fx, b, s.out * sizeof(float), &d_b) ||
+            dev_buf(fx, dz, nz * sizeof(float), &d_dz) ||
+            dev_buf(fx, NULL, nz * sizeof(float), &d_z) ||
+            dev_buf(fx, NULL, nw * sizeof(float), &d_dW) ||
+            dev_buf(fx, NULL, nx * sizeof(float), &d_dx)) {
+            fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
+            result = TEST_FAIL;
+            break;
+        }
+        /* The same device buffers serve both contexts (same device, and each
+         * context's download waits only for its own stream, so synchronise). */
+        for (int run = 0; run < 3 && result == TEST_PASS; ++run) {
+            void *ctx = run == 0 ? naive_ctx : fx->gpu_ctx;
+            ffnn_status st = fx->gpu->dense_forward(ctx, (const float *)d_x, (const float *)d_W,
+                                                    (const float *)d_b, (float *)d_z, s.batch,
+                                                    s.in, s.out);
+            if (st == FFNN_OK)
+                st = fx->gpu->dense_backward(ctx, (const float *)d_x, (const float *)d_W,
+                                             (const float *)d_dz, (float *)d_dx,
+                                             (float *)d_dW, NULL, s.batch, s.in, s.out);
+            if (st == FFNN_OK) st = fx->gpu->synchronize(ctx);
+            const float *z = st == FFNN_OK ? download_f32(fx, d_z, nz) : NULL;
+            const float *dW = st == FFNN_OK ? download_f32(fx, d_dW, nw) : NULL;
+            const float *dx = st == FFNN_OK ? download_f32(fx, d_dx, nx) : NULL;
+            if (!(z && dW && dx)) {
+                fprintf(stderr, "    run %d: %s\n", run, ffnn_last_error());
+                result = TEST_FAIL;
+            } else if (run == 0) {
+                memcpy(z_naive, z, nz * sizeof(float));
+                memcpy(dW_naive, dW, nw * sizeof(float));
+                memcpy(dx_naive, dx, nx * sizeof(float));
+            } else if (!same_bits_f32("z tiled vs naive", z, z_naive, nz) ||
+                       !same_bits_f32("dW tiled vs naive", dW, dW_naive, nw) ||
+                       !same_bits_f32("dx tiled vs naive", dx, dx_naive, nx)) {
+                fprintf(stderr, "    run %d, batch=%zu in=%zu out=%zu\n", run, s.batch, s.in,
+                        s.out);
+                result = TEST_FAIL;
+            }
+        }
+    }
+    fx->gpu->destroy(naive_ctx);
+    return result;
+}
+
+static test_result test_dense_deterministic(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, deterministic_body);
+}
+
+/* ------------------------------------------------------------------ activations */
+
+static test_result activations_body(fixture *fx)
+{
+    static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU,
+                                           FFNN_ACT_SIGMOID, FFNN_ACT_TANH};
+    static const size_t sizes[] = {1, 31, 10007, 300000};
+    rng r = {0xA0761D6478BD642FULL};
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+            const ffnn_activation act = acts[ai];
+            const char *name = ffnn_activation_name(act);
+            const size_t n = sizes[si];
+            fixture_reset(fx);
+            float *z = (float *)host_buf(fx, n * sizeof(float));      /* [n] */
+            float *a_ref = (float *)host_buf(fx, n * sizeof(float));  /* [n] */
+            float *da = (float *)host_buf(fx, n * sizeof(float));     /* [n] */
+            float *dz_ref = (float *)host_buf(fx, n * sizeof(float)); /* [n] */
+            CHECK(z && a_ref && da && dz_ref, "host allocation failed");
+            fill_uniform(&r, z, n, -6.0f, 6.0f);
+            for (size_t i = 0; i < n; i += 97) z[i] = 0.0f; /* relu's kink */
+            for (size_t i = 5; i < n; i += 101) z[i] = (i % 2 ? 40.0f : -40.0f); /* saturation */
+            fill_uniform(&r, da, n, -1.0f, 1.0f);
+            CHECK_OK(fx->cpu->activation_forward(fx->cpu_ctx, act, z, a_ref, n));
+            CHECK_OK(fx->cpu->activation_backward(fx->cpu_ctx, act, a_ref, da, dz_ref, n));
+
+            void *d_z, *d_a, *d_ain, *d_da, *d_dz;
+            CHECK_OK(dev_buf(fx, z, n * sizeof(float), &d_z));
+            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_a));
+            CHECK_OK(dev_buf(fx, a_ref, n * sizeof(float), &d_ain));
+            CHECK_OK(dev_buf(fx, da, n * sizeof(float), &d_da));
+            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_dz));
+            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, (const float *)d_z,
+                                                 (float *)d_a, n));
+            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, (const float *)d_ain,
+                                                  (const float *)d_da, (float *)d_dz, n));
+            const float *a = download_f32(fx, d_a, n);
+            const float *dzg = download_f32(fx, d_dz, n);
+            CHECK(a && dzg, "download failed: %s", ffnn_last_error());
+            CHECK(close_f32("a", a, a_ref, n, 1e-6, 1e-5), "activation_forward %s n=%zu", name, n);
+            CHECK(close_f32("dz", dzg, dz_ref, n, 1e-6, 1e-5), "activation_backward %s n=%zu",
+                  name, n);
+
+            /* In place: a = f(a) over z's buffer, dz = da * f'(a) over da's buffer. */
+            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, (const float *)d_z,
+                                                 (float *)d_z, n));
+            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, (const float *)d_ain,
+                                                  (const float *)d_da, (float *)d_da, n));
+            const float *a2 = download_f32(fx, d_z, n);
+            const float *dz2 = download_f32(fx, d_da, n);
+            CHECK(a2 && dz2, "download failed: %s", ffnn_last_error());
+            CHECK(close_f32("a (in place)", a2, a_ref, n, 1e-6, 1e-5),
+                  "activation_forward %s n=%zu in place", name, n);
+            CHECK(close_f32("dz (in place)", dz2, dz_ref, n, 1e-6, 1e-5),
+                  "activation_backward %s n=%zu in place", name, n);
+        }
+    }
+    return TEST_PASS;
+}
+
+static test_result test_activations(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, activations_body);
+}
+
+/* ------------------------------------------------------------------ losses */
+
+/* Outputs [batch, width] and labels [batch] for one loss and width, with rows
+ * that stress the kernels: large logits (max shift), all-equal rows and a repeated
+ * maximum (argmax ties go to the first index), zeros (width 1: z > 0 is false). */
+static void make_loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width, float *out,
+                             uint8_t *y)
+{
+    const float lo = loss == FFNN_LOSS_MSE ? -0.5f : -4.0f;
+    const float hi = loss == FFNN_LOSS_MSE ? 1.5f : 4.0f;
+    for (size_t b = 0; b < batch; ++b) {
+        float *row = out + b * width;
+        fill_uniform(r, row, width, lo, hi);
+        if (loss != FFNN_LOSS_MSE && b % 7 == 3)
+            for (size_t j = 0; j < width; ++j) row[j] *= 25.0f; /* |z| up to 100 */
+        if (b % 11 == 5)
+            for (size_t j = 0; j < width; ++j) row[j] = 0.0f; /* all tied */
+        if (b % 13 == 6 && width > 2) {
+            const size_t i = rng_below(r, width - 1);
+            row[i] = row[width - 1] = 9.0f; /* repeated maximum */
+        }
+        if (width > 1)
+            y[b] = (uint8_t)rng_below(r, width);
+        else
+            y[b] = loss == FFNN_LOSS_SOFTMAX_CE ? 0 : (uint8_t)rng_below(r, 2);
+    }
+}
+
+static test_result loss_body(fixture *fx, ffnn_loss loss)
+{
+    static const size_t widths[] = {1, 2, 10, 37};
+    static const size_t batches[] = {1, 203, 1000};
+    rng r = {0x94D049BB133111EBULL + (uint64_t)loss};
+    const char *name = ffnn_loss_name(loss);
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
+        for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi) {
+            const size_t width = widths[wi], batch = batches[bi], n = batch * width;
+            fixture_reset(fx);
+            float *out = (float *)host_buf(fx, n * sizeof(float));        /* [batch, width] */
+            uint8_t *y = (uint8_t *)host_buf(fx, batch);                  /* [batch]        */
+            float *dout_ref = (float *)host_buf(fx, n * sizeof(float));   /* [batch, width] */
+            float *loss_ref = (float *)host_buf(fx, batch * sizeof(float)); /* [batch]      */
+            uint8_t *correct_ref = (uint8_t *)host_buf(fx, batch);        /* [batch]        */
+            CHECK(out && y && dout_ref && loss_ref && correct_ref, "host allocation failed");
+            make_loss_inputs(&r, loss, batch, width, out, y);
+            CHECK_OK(fx->cpu->loss(fx->cpu_ctx, loss, out, y, batch, width, dout_ref, loss_ref,
+                                   correct_ref));
+
+            void *d_out, *d_y, *d_dout, *d_loss, *d_correct, *d_loss2, *d_correct2;
+            CHECK_OK(dev_buf(fx, out, n * sizeof(float), &d_out));
+            CHECK_OK(dev_buf(fx, y, batch, &d_y));
+            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_dout));
+            CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss));
+            CHECK_OK(dev_buf(fx, NULL, batch, &d_correct));
+            CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss2));
+            CHECK_OK(dev_buf(fx, NULL, batch, &d_correct2));
+            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const uint8_t *)d_y,
+                                   batch, width, (float *)d_dout, (float *)d_loss,
+                                   (uint8_t *)d_correct));
+            /* Evaluation: no gradient wanted. */
+            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const uint8_t *)d_y,
+                                   batch, width, NULL, (float *)d_loss2, (uint8_t *)d_correct2));
+            const float *gdout = download_f32(fx, d_dout, n);
+            const float *gloss = download_f32(fx, d_loss, batch);
+            const uint8_t *gcorrect = download_u8(fx, d_correct, batch);
+            const float *gloss2 = download_f32(fx, d_loss2, batch);
+            const uint8_t *gcorrect2 = download_u8(fx, d_correct2, batch);
+            CHECK(gdout && gloss && gcorrect && gloss2 && gcorrect2, "download failed: %s",
+                  ffnn_last_error());
+            CHECK(close_f32("row_loss", gloss, loss_ref, batch, 1e-5, 1e-5),
+                  "loss %s batch=%zu width=%zu", name, batch, width);
+            CHECK(equal_u8("row_correct", gcorrect, correct_ref, batch),
+                  "loss %s batch=%zu width=%zu", name, batch, width);
+            CHECK(close_f32("dout", gdout, dout_ref, n, 1e-6, 1e-5),
+                  "loss %s batch=%zu width=%zu", name, batch, width);
+            CHECK(close_f32("row_loss (dout NULL)", gloss2, loss_ref, batch, 1e-5, 1e-5),
+                  "loss %s batch=%zu width=%zu", name, batch, width);
+            CHECK(equal_u8("row_correct (dout NULL)", gcorrect2, correct_ref, batch),
+                  "loss %s batch=%zu width=%zu", name, batch, width);
+        }
+    }
+    return TEST_PASS;
+}
+
+static test_result softmax_ce_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_SOFTMAX_CE); }
+static test_result sigmoid_bce_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_SIGMOID_BCE); }
+static test_result mse_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_MSE); }
+
+static test_result test_loss_softmax_ce(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, softmax_ce_body);
+}
+static test_result test_loss_sigmoid_bce(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, sigmoid_bce_body);
+}
+static test_result test_loss_mse(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, mse_body);
+}
+
+/* ------------------------------------------------------------------ gather, sgd */
+
+static test_result gather_body(fixture *fx)
+{
+    static const size_t features_list[] = {1, 3, 784};
+    static const size_t batches[] = {1, 37, 4096};
+    const size_t count = 50; /* images in the "data set" */
+    rng r = {0xBF58476D1CE4E5B9ULL};
+    for (size_t fi = 0; fi < sizeof features_list / sizeof features_list[0]; ++fi) {
+        for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi) {
+            const size_t features = features_list[fi], batch = batches[bi];
+            fixture_reset(fx);
+            uint8_t *images = (uint8_t *)host_buf(fx, count * features); /* [count, features] */
+            uint8_t *labels = (uint8_t *)host_buf(fx, count);            /* [count]           */
+            int32_t *index = (int32_t *)host_buf(fx, batch * sizeof(int32_t)); /* [batch]    */
+            float *x_ref = (float *)host_buf(fx, batch * features * sizeof(float));
+            uint8_t *y_ref = (uint8_t *)host_buf(fx, batch);
+            CHECK(images && labels && index && x_ref && y_ref, "host allocation failed");
+            for (size_t i = 0; i < count * features; ++i) images[i] = (uint8_t)rng_next(&r);
+            images[0] = 0;
+            images[count * features - 1] = 255;
+            for (size_t i = 0; i < count; ++i) labels[i] = (uint8_t)rng_below(&r, 10);
+            for (size_t b = 0; b < batch; ++b) index[b] = (int32_t)rng_below(&r, count);
+            index[0] = (int32_t)(count - 1);
+            CHECK_OK(fx->cpu->gather(fx->cpu_ctx, images, labels, index, batch, features, x_ref,
+                                     y_ref));
+            void *d_images, *d_labels, *d_index, *d_x, *d_y;
+            CHECK_OK(dev_buf(fx, images, count * features, &d_images));
+            CHECK_OK(dev_buf(fx, labels, count, &d_labels));
+            CHECK_OK(dev_buf(fx, index, batch * sizeof(int32_t), &d_index));
+            CHECK_OK(dev_buf(fx, NULL, batch * features * sizeof(float), &d_x));
+            CHECK_OK(dev_buf(fx, NULL, batch, &d_y));
+            CHECK_OK(fx->gpu->gather(fx->gpu_ctx, (const uint8_t *)d_images,
+                                     (const uint8_t *)d_labels, (const int32_t *)d_index, batch,
+                                     features, (float *)d_x, (uint8_t *)d_y));
+            const float *x = download_f32(fx, d_x, batch * features);
+            const uint8_t *y = download_u8(fx, d_y, batch);
+            CHECK(x && y, "download failed: %s", ffnn_last_error());
+            CHECK(close_f32("x", x, x_ref, batch * features, 0.0, 1e-6),
+                  "gather batch=%zu features=%zu", batch, features);
+            CHECK(equal_u8("y", y, y_ref, batch), "gather batch=%zu features=%zu", batch,
+                  features);
+        }
+    }
+    return TEST_PASS;
+}
+
+static test_result test_gather(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, gather_body);
+}
+
+static test_result sgd_body(fixture *fx)
+{
+    static const size_t sizes[] = {1, 255, 203530, 1000003};
+    rng r = {0x853C49E6748FEA9BULL};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+        const size_t n = sizes[si];
+        const float lr = rng_uniform(&r, 0.001f, 0.5f);
+        fixture_reset(fx);
+        float *params = (float *)host_buf(fx, n * sizeof(float)); /* [n] */
+        float *grads = (float *)host_buf(fx, n * sizeof(float));  /* [n] */
+        CHECK(params && grads, "host allocation failed");
+        fill_uniform(&r, params, n, -1.0f, 1.0f);
+        fill_uniform(&r, grads, n, -1.0f, 1.0f);
+        void *d_params, *d_grads;
+        CHECK_OK(dev_buf(fx, params, n * sizeof(float), &d_params));
+        CHECK_OK(dev_buf(fx, grads, n * sizeof(float), &d_grads));
+        CHECK_OK(fx->cpu->sgd_update(fx->cpu_ctx, params, grads, n, lr)); /* params := ref */
+        CHECK_OK(fx->gpu->sgd_update(fx->gpu_ctx, (float *)d_params, (const float *)d_grads, n,
+                                     lr));
+        const float *got = download_f32(fx, d_params, n);
+        CHECK(got != NULL, "download failed: %s", ffnn_last_error());
+        CHECK(close_f32("params", got, params, n, 1e-7, 1e-6), "sgd_update n=%zu lr=%g", n,
+              (double)lr);
+    }
+    return TEST_PASS;
+}
+
+static test_result test_sgd_update(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, sgd_body);
+}
+
+/* ------------------------------------------------------------------ faults */
+
+/* An allocation larger than any GPU: a clean FFNN_ERR_CUDA naming the size, and the
+ * context still works afterwards (out of memory is not sticky). */
+static test_result alloc_too_large_body(fixture *fx)
+{
+    void *p = NULL;
+    const size_t huge = (size_t)1 << 50; /* 1 PiB */
+    ffnn_status st = fx->gpu->alloc(fx->gpu_ctx, huge, &p);
+    CHECK(st == FFNN_ERR_CUDA, "alloc of 2^50 bytes returned %d (%s)", (int)st,
+          ffnn_last_error());
+    CHECK(p == NULL, "failed alloc left a pointer");
+    CHECK(strstr(ffnn_last_error(), "cudaMalloc of 1.13e+15 bytes failed") != NULL,
+          "message does not name the call and size: \"%s\"", ffnn_last_error());
+
+    fixture_reset(fx);
+    const float v[3] = {1.0f, -2.0f, 3.5f}, g[3] = {1.0f, 2.0f, 3.5f};
+    void *d, *dg;
+    CHECK_OK(dev_buf(fx, v, sizeof v, &d));
+    CHECK_OK(dev_buf(fx, g, sizeof g, &dg));
+    CHECK_OK(fx->gpu->sgd_update(fx->gpu_ctx, (float *)d, (const float *)dg, 3, 0.5f));
+    const float *got = download_f32(fx, d, 3);
+    CHECK(got != NULL, "download after a failed alloc: %s", ffnn_last_error());
+    CHECK(got[0] == 0.5f && got[1] == -3.0f && got[2] == 1.75f,
+          "after a failed alloc: got %g %g %g", (double)got[0], (double)got[1], (double)got[2]);
+    return TEST_PASS;
+}
+
+static test_result test_alloc_too_large(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, alloc_too_large_body);
+}
+
+/* Device queries are consistent with the skip conditions. */
+static test_result test_device_queries(char *why, size_t why_size)
+{
+    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
+    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    char name[256];
+    memset(name, 'x', sizeof name);
+    ffnn_cuda_device_name(name, sizeof name);
+    CHECK(memchr(name, '\0', sizeof name) != NULL, "device name not terminated");
+    CHECK(name[0] != '\0', "a GPU is present but its name is empty");
+    char tiny[4];
+    ffnn_cuda_device_name(tiny, sizeof tiny);
+    CHECK(strlen(tiny) <= 3, "device name overflowed a 4-byte buffer");
+    CHECK(ffnn_cuda_backend() != NULL, "ffnn_cuda_backend() is NULL");
+    CHECK(strcmp(ffnn_cuda_backend()->name, "cuda") == 0, "backend name \"%s\"",
+          ffnn_cuda_backend()->name);
+    return TEST_PASS;
+}
+
+const test_case cuda_tests[] = {
+    {"cuda_device_queries", test_device_queries},
+    {"cuda_dense_forward_naive", test_dense_forward_naive},
+    {"cuda_dense_forward_tiled", test_dense_forward_tiled},
+    {"cuda_dense_backward_naive", test_dense_backward_naive},
+    {"cuda_dense_backward_tiled", test_dense_backward_tiled},
+    {"cuda_dense_deterministic", test_dense_deterministic},
+    {"cuda_activations", test_activations},
+    {"cuda_loss_softmax_ce", test_loss_softmax_ce},
+    {"cuda_loss_sigmoid_bce", test_loss_sigmoid_bce},
+    {"cuda_loss_mse", test_loss_mse},
+    {"cuda_gather", test_gather},
+    {"cuda_sgd_update", test_sgd_update},
+    {"cuda_alloc_too_large", test_alloc_too_large},
+};
+const size_t cuda_tests_count = sizeof cuda_tests / sizeof cuda_tests[0];
