@@ -145,7 +145,7 @@ static int run(char *const argv[], FILE *log)
 static int fetch(const char *url, const char *path, FILE *log)
 {
     if (on_path("curl")) {
-        char *const argv[] = {"curl", "-fsSL", "--connect-timeout", "5", "-o",
+        char *const argv[] = {"curl", "-fsL", "--connect-timeout", "5", "--max-time", "600", "-o",
                               (char *)path, (char *)url, NULL};
         return run(argv, log);
     }
@@ -224,8 +224,8 @@ static int try_mirror(const char *mirror, FILE *log)
         rc = make_temp(i, tmp[i]);
         if (rc != 0)
             say(log, "cannot create a file in %s/: %s\n", MNIST_DIR, strerror(errno));
-        else
-            rc = fetch(url, tmp[i], log);
+        else if ((rc = fetch(url, tmp[i], log)) != 0)
+            say(log, "  download of %s failed (no network, or the mirror is down)\n", url);
     }
     if (rc == 0)
         rc = temps_load(tmp, log);

@@ -302,6 +302,7 @@ static int cmd_train(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.cfg = ffnn_train_config_default();
     optind = 1;
+    argv[0] = "ffnn train"; /* getopt's messages name the command */
     int c;
     while ((c = getopt_long(argc, argv, "h", train_long_options, NULL)) != -1) {
         int r = train_option(&o, c, optarg);

@@ -542,7 +542,8 @@ static void make_loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width,
         if (width > 1)
             y[b] = (uint8_t)rng_below(r, width);
         else
-            y[b] = loss == FFNN_LOSS_SOFTMAX_CE ? 0 : (uint8_t)rng_below(r, 2);
+            y[b] = loss == FFNN_LOSS_SOFTMAX_CE ? 0
+                   : (uint8_t)rng_below(r, loss == FFNN_LOSS_MSE ? 4 : 2); /* mse: a value */
     }
 }
 

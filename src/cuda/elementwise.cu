@@ -79,7 +79,7 @@ static __global__ void activation_backward_kernel(ffnn_activation act, const flo
         const float g = da[i], y = a[i];
         float r = g;
         switch (act) {
-        case FFNN_ACT_RELU: r = y > 0.0f ? g : 0.0f; break;
+        case FFNN_ACT_RELU: r = __fmul_rn(g, y > 0.0f ? 1.0f : 0.0f); break;
         case FFNN_ACT_SIGMOID: r = __fmul_rn(g, __fmul_rn(y, 1.0f - y)); break;
         case FFNN_ACT_TANH: r = __fmul_rn(g, 1.0f - __fmul_rn(y, y)); break;
         case FFNN_ACT_IDENTITY: break;

@@ -8,7 +8,10 @@
  * Targets (backend.h): softmax_ce takes y as the class index; mse and sigmoid_bce
  * take one-hot(y) when width > 1 and y itself when width == 1.
  * "Correct" (ffnn.h): argmax == y with ties to the first index; for width 1,
- * (logit > 0) == y for sigmoid_bce and (output > 0.5) == y for mse.
+ * (logit > 0) == (y != 0) for softmax_ce and sigmoid_bce, (output > 0.5) == (y != 0)
+ * for mse.
+ * The float expressions are the CPU reference's (src/cpu/loss.c), products rounded
+ * before sums as there (__fmul_rn), so only the summation order differs.
  */
 #include <limits.h>
 #include <math.h>
@@ -56,7 +59,8 @@ static __device__ __forceinline__ void warp_argmax(const float *row, int width, 
 
 /* Softmax cross-entropy on logits z, fused with its gradient:
  *   m = max_j z_j, s = sum_j exp(z_j - m), row_loss = m + log(s) - z_y,
- *   dout_j = (exp(z_j - m) / s - [j == y]) / batch, correct = argmax z == y.
+ *   dout_j = (exp(z_j - m) / s - [j == y]) * (1/batch),
+ *   correct = argmax z == y; for width 1 (degenerate) (z_0 > 0) == (y != 0).
  * z [batch,width], y [batch] class indices (a y >= width gives a NaN loss),
  * dout [batch,width] or NULL, row_loss [batch], row_correct [batch]. */
 static __global__ void softmax_ce_kernel(const float *__restrict__ z,
@@ -79,22 +83,22 @@ static __global__ void softmax_ce_kernel(const float *__restrict__ z,
 
     if (lane == 0) {
         row_loss[row] = label < width ? m + logf(s) - zr[label] : NAN;
-        row_correct[row] = (uint8_t)(arg == label);
+        /* one output: the CPU's rule for every loss, (z_0 > 0) == (y != 0) */
+        row_correct[row] = (uint8_t)(width == 1 ? (zr[0] > 0.0f) == (label != 0) : arg == label);
     }
     if (dout != NULL) {
-        const float inv_s = 1.0f / s;
+        const float scale = 1.0f / (float)batch;
         float *dr = dout + (size_t)row * width;
         for (int j = lane; j < width; j += WARP) {
-            const float p = expf(zr[j] - m) * inv_s;
-            dr[j] = (p - (j == label ? 1.0f : 0.0f)) / (float)batch;
+            dr[j] = (expf(zr[j] - m) / s - (j == label ? 1.0f : 0.0f)) * scale;
         }
     }
 }
 
 /* Sigmoid binary cross-entropy on logits z against targets t, stable form:
  *   l_j = max(z_j,0) - z_j t_j + log1p(exp(-|z_j|)), row_loss = mean_j l_j,
- *   dout_j = (sigmoid(z_j) - t_j) / (batch * width),
- *   correct = (z_0 > 0) == y for width 1, else argmax z == y.
+ *   dout_j = (sigmoid(z_j) - t_j) * (1 / (batch * width)),
+ *   correct = (z_0 > 0) == (y != 0) for width 1, else argmax z == y.
  * Shapes as softmax_ce_kernel. */
 static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
                                           const uint8_t *__restrict__ y, int batch, int width,
@@ -106,7 +110,7 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
     if (row >= batch) return;
     const float *zr = z + (size_t)row * width;
     const int label = y[row];
-    const float denom = (float)batch * (float)width;
+    const float scale = 1.0f / ((float)batch * (float)width);
 
     float part = 0.0f;
     for (int j = lane; j < width; j += WARP) {
@@ -115,14 +119,14 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
         part += fmaxf(v, 0.0f) - __fmul_rn(v, t) + log1pf(expf(-fabsf(v)));
         if (dout != NULL) {
             const float sig = 1.0f / (1.0f + expf(-v));
-            dout[(size_t)row * width + j] = (sig - t) / denom;
+            dout[(size_t)row * width + j] = (sig - t) * scale;
         }
     }
     const float sum = warp_sum(part);
 
     int correct;
     if (width == 1) {
-        correct = (zr[0] > 0.0f ? 1 : 0) == label;
+        correct = (zr[0] > 0.0f) == (label != 0);
     } else {
         float best;
         int arg;
@@ -136,8 +140,8 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
 }
 
 /* Mean squared error of outputs o against targets t:
- *   row_loss = mean_j (o_j - t_j)^2, dout_j = 2 (o_j - t_j) / (batch * width),
- *   correct = (o_0 > 0.5) == y for width 1, else argmax o == y.
+ *   row_loss = mean_j (o_j - t_j)^2, dout_j = 2 (o_j - t_j) * (1 / (batch * width)),
+ *   correct = (o_0 > 0.5) == (y != 0) for width 1, else argmax o == y.
  * Shapes as softmax_ce_kernel. */
 static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__restrict__ y,
                                   int batch, int width, float *__restrict__ dout,
@@ -149,20 +153,20 @@ static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__
     if (row >= batch) return;
     const float *orow = o + (size_t)row * width;
     const int label = y[row];
-    const float denom = (float)batch * (float)width;
+    const float scale = 1.0f / ((float)batch * (float)width);
 
     float part = 0.0f;
     for (int j = lane; j < width; j += WARP) {
         const float t = width > 1 ? (j == label ? 1.0f : 0.0f) : (float)label;
         const float d = orow[j] - t;
         part += __fmul_rn(d, d);
-        if (dout != NULL) dout[(size_t)row * width + j] = 2.0f * d / denom;
+        if (dout != NULL) dout[(size_t)row * width + j] = 2.0f * d * scale;
     }
     const float sum = warp_sum(part);
 
     int correct;
     if (width == 1) {
-        correct = (orow[0] > 0.5f ? 1 : 0) == label;
+        correct = (orow[0] > 0.5f) == (label != 0);
     } else {
         float best;
         int arg;
