@@ -8,7 +8,7 @@
 
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc
+ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc
 LDLIBS   := -lz -lm
 
 CUDA_HOME ?= /usr/local/cuda
@@ -17,7 +17,7 @@ CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=s
              -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -lineinfo
-NVCCFLAGS += -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -Werror all-warnings \
+ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -Werror all-warnings \
              -Iinclude -Isrc
 
 BUILD    := build
@@ -43,11 +43,11 @@ info:
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/cuda/*.cuh)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+	$(NVCC) $(ALL_NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/libffnn.a: $(LIB_OBJ)
 	ar rcs $@ $^
