@@ -9,7 +9,14 @@
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
 ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc
-LDLIBS   := -lz -lm
+LDLIBS   := -lcjson -lz -lm
+
+# cJSON (Debian: libcjson-dev). Where it is not installed (the device machine):
+#   make CJSON_DIR=DIR   with DIR/include/cjson/cJSON.h and DIR/lib/libcjson.so
+ifneq ($(strip $(CJSON_DIR)),)
+  ALL_CFLAGS += -I$(CJSON_DIR)/include
+  LDLIBS   := -L$(CJSON_DIR)/lib -Wl,-rpath,$(abspath $(CJSON_DIR))/lib $(LDLIBS)
+endif
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
@@ -21,7 +28,7 @@ ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-f
              -Iinclude -Isrc
 
 BUILD    := build
-C_SRC    := $(filter-out src/cuda_none.c,$(wildcard src/*.c src/data/*.c src/cpu/*.c))
+C_SRC    := $(filter-out src/cuda_none.c,$(wildcard src/*.c src/data/*.c src/cpu/*.c src/io/*.c))
 CU_SRC   := $(wildcard src/cuda/*.cu)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -50,6 +57,7 @@ $(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/cuda/*.cuh)
 	$(NVCC) $(ALL_NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/libffnn.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libffnn.so: $(LIB_OBJ)

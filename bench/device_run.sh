@@ -12,13 +12,22 @@ export PATH="$PATH:/usr/local/cuda/bin"
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
 lscpu | grep -E 'Model name|^CPU\(s\)' | tee -a "$OUT/gpu.txt"
-make -j16 CUDA_ARCH="-gencode arch=compute_90,code=sm_90" all build/ffnn_tests \
+# the device has no libcjson-dev: carry .devdata/cjson (headers + libcjson.so, copied
+# from this machine's /usr/include/cjson and /usr/lib/x86_64-linux-gnu/libcjson.so*)
+CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=.devdata/cjson"
+make -j16 $CJSON CUDA_ARCH="-gencode arch=compute_90,code=sm_90" all build/ffnn_tests \
     > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 
 if [ "$WHAT" = tests ] || [ "$WHAT" = all ]; then
     # the tests read Fashion-MNIST from Debian's path
     mkdir -p /usr/share/datasets && ln -sfn "$(realpath "$DATA")" /usr/share/datasets/fashion-mnist
-    build/ffnn_tests 2>&1 | tee "$OUT/tests.log"
+    # the torch parity tests use the device's python3 (PyTorch 2.11 + numpy)
+    FFNN_PYTHON=$(command -v python3) build/ffnn_tests 2>&1 | tee "$OUT/tests.log"
+    # the PyTorch twin against the cuda backend (TF32 off), tolerance 1e-4
+    for c in seed000 seed003; do
+        python3 tests/torch_twin.py $c --ffnn build/ffnn --data "$DATA" --device cuda 2>&1 |
+            tee -a "$OUT/twin_cuda.log"
+    done
 fi
 
 if [ "$WHAT" = results ] || [ "$WHAT" = all ]; then

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "default_data.h"
+#include "model_commands.h"
 #include "ffnn.h"
 
 static const char *usage_main =
@@ -23,15 +24,19 @@ static const char *usage_main =
     "\n"
     "commands:\n"
     "  train     train a network on an IDX data set and report test accuracy\n"
+    "  eval      evaluate a saved model: loss, accuracy, per class, confusion matrix\n"
+    "  predict   run a saved model on an IDX image file or CSV rows\n"
+    "  info      describe a model file: architecture, tensors, metadata\n"
     "  help CMD  show the options of a command (same as ffnn CMD --help)\n"
     "\n"
-    "ffnn --version prints the version. Run 'ffnn train --help' for training options.\n";
+    "ffnn --version prints the version. Run 'ffnn CMD --help' for a command's options.\n";
 
 static const char *usage_train =
     "usage: ffnn train [options]\n"
     "\n"
-    "Train a multilayer perceptron with mini-batch SGD and print, per epoch: epoch,\n"
-    "mean training loss, test loss, test accuracy, seconds and images/s.\n"
+    "Train a multilayer perceptron with mini-batch SGD, SGD with momentum or Adam and\n"
+    "print, per epoch: epoch, mean training loss, test loss, test accuracy, seconds\n"
+    "and images/s.\n"
     "\n"
     "options:\n"
     "  --data DIR        IDX directory (train-images-idx3-ubyte[.gz], train-labels-\n"
@@ -44,8 +49,16 @@ static const char *usage_train =
     "  --loss NAME       ce (softmax cross-entropy, default) | bce (sigmoid binary\n"
     "                    cross-entropy) | mse (mean squared error)\n"
     "  --epochs N        passes over the training set (default 10)\n"
-    "  --batch N         batch_size, samples per SGD step (default 64)\n"
+    "  --batch N         batch_size, samples per optimizer step (default 64)\n"
     "  --lr X            learning_rate (default 0.01)\n"
+    "  --optimizer NAME  sgd (default) | momentum (SGD with momentum) | adam, as\n"
+    "                    PyTorch's torch.optim.SGD / Adam\n"
+    "  --momentum X      momentum of --optimizer momentum, in [0, 1) (default 0.9)\n"
+    "  --nesterov        Nesterov momentum (with --optimizer momentum)\n"
+    "  --beta1 X         adam: decay of the gradient average, in [0, 1) (default 0.9)\n"
+    "  --beta2 X         adam: decay of the squared-gradient average, in [0, 1)\n"
+    "                    (default 0.999)\n"
+    "  --eps X           adam: added to the denominator, in (0, 1] (default 1e-8)\n"
     "  --seed N          seed for initial weights and shuffling (default 1)\n"
     "  --no-shuffle      visit the training set in file order every epoch\n"
     "  --train-limit N   use only the first N training samples\n"
@@ -53,6 +66,11 @@ static const char *usage_train =
     "  --kernels NAME    cuda matmul strategy: tiled (default) | naive\n"
     "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
     "  --json            print one JSON object per epoch instead of a text line\n"
+    "  --save FILE       after training, write the model (safetensors, atomically)\n"
+    "  --log-steps FILE  write every step's batch loss as CSV rows epoch,step,loss\n"
+    "  --init FILE       start from the weights of a model file instead of the seeded\n"
+    "                    init; the architecture (and, without --loss, the loss) comes\n"
+    "                    from the file; --arch, if given, must match it\n"
     "  -h, --help        this help\n";
 
 /* ------------------------------------------------------------ value parsing */
@@ -80,6 +98,20 @@ static int parse_float(const char *opt, const char *s, double lo, double hi, dou
     if (errno || end == s || *end != '\0' || !isfinite(v) || !(v > lo) || v > hi) {
         fprintf(stderr, "ffnn train: %s expects a number in (%g, %g], found '%s'\n", opt, lo,
                 hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A number in [0, 1): momentum, Adam's betas. */
+static int parse_fraction(const char *opt, const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !(v >= 0.0 && v < 1.0)) {
+        fprintf(stderr, "ffnn train: %s expects a number in [0, 1), found '%s'\n", opt, s);
         return -1;
     }
     *out = v;
@@ -129,10 +161,19 @@ typedef struct train_options {
     ffnn_train_config cfg;
     long long train_limit;
     int json;
+    const char *save_path;     /* --save FILE (or NULL)                              */
+    const char *init_path;     /* --init FILE (or NULL)                              */
+    const char *log_steps;     /* --log-steps FILE (or NULL): per-step losses, CSV   */
+    int loss_given;            /* --loss was given (else --init's file decides)      */
+    const char *momentum_flag; /* the last of --momentum, --nesterov given (or NULL) */
+    const char *adam_flag;     /* the last of --beta1, --beta2, --eps given (or NULL) */
 } train_options;
 
 enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
-       OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_KERNELS, OPT_EVAL_BATCH, OPT_JSON };
+       OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_KERNELS, OPT_EVAL_BATCH, OPT_JSON,
+       OPT_OPTIMIZER, OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS };
+
+enum { OPT_SAVE = 512, OPT_INIT, OPT_LOG_STEPS };
 
 static const struct option train_long_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -148,6 +189,15 @@ static const struct option train_long_options[] = {
     {"kernels", required_argument, NULL, OPT_KERNELS},
     {"eval-batch", required_argument, NULL, OPT_EVAL_BATCH},
     {"json", no_argument, NULL, OPT_JSON},
+    {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+    {"momentum", required_argument, NULL, OPT_MOMENTUM},
+    {"nesterov", no_argument, NULL, OPT_NESTEROV},
+    {"beta1", required_argument, NULL, OPT_BETA1},
+    {"beta2", required_argument, NULL, OPT_BETA2},
+    {"eps", required_argument, NULL, OPT_EPS},
+    {"save", required_argument, NULL, OPT_SAVE},
+    {"init", required_argument, NULL, OPT_INIT},
+    {"log-steps", required_argument, NULL, OPT_LOG_STEPS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -162,6 +212,7 @@ static int train_option(train_options *o, int c, const char *arg)
     case OPT_ARCH: o->arch = arg; return 0;
     case OPT_LOSS:
         if (ffnn_loss_from_name(arg, &o->cfg.loss) != FFNN_OK) break;
+        o->loss_given = 1;
         return 0;
     case OPT_EPOCHS:
         if (parse_long("--epochs", arg, 1, 1000000, &v)) return -1;
@@ -195,6 +246,32 @@ static int train_option(train_options *o, int c, const char *arg)
         o->cfg.eval_batch_size = (size_t)v;
         return 0;
     case OPT_JSON: o->json = 1; return 0;
+    case OPT_OPTIMIZER:
+        if (ffnn_optimizer_from_name(arg, &o->cfg.optimizer) != FFNN_OK) break;
+        return 0;
+    case OPT_MOMENTUM:
+        if (parse_fraction("--momentum", arg, &x)) return -1;
+        o->cfg.momentum = (float)x;
+        o->momentum_flag = "--momentum";
+        return 0;
+    case OPT_NESTEROV:
+        o->cfg.nesterov = 1;
+        o->momentum_flag = "--nesterov";
+        return 0;
+    case OPT_BETA1:
+    case OPT_BETA2:
+        if (parse_fraction(c == OPT_BETA1 ? "--beta1" : "--beta2", arg, &x)) return -1;
+        *(c == OPT_BETA1 ? &o->cfg.beta1 : &o->cfg.beta2) = (float)x;
+        o->adam_flag = c == OPT_BETA1 ? "--beta1" : "--beta2";
+        return 0;
+    case OPT_EPS:
+        if (parse_float("--eps", arg, 0.0, 1.0, &x)) return -1;
+        o->cfg.epsilon = (float)x;
+        o->adam_flag = "--eps";
+        return 0;
+    case OPT_SAVE: o->save_path = arg; return 0;
+    case OPT_INIT: o->init_path = arg; return 0;
+    case OPT_LOG_STEPS: o->log_steps = arg; return 0;
     case 'h': return 1;
     default:
         fprintf(stderr, "ffnn train: see 'ffnn train --help'\n");
@@ -250,6 +327,20 @@ static void print_epoch(const train_options *o, const ffnn_epoch_stats *s, doubl
     fflush(stdout);
 }
 
+/* Append the last epoch's per-step losses as "epoch,step,loss" rows (step counted
+ * from 1 over the whole run); 0 on success. */
+static int log_step_losses(FILE *f, const ffnn_trainer *trainer, int epoch, size_t *steps_done)
+{
+    const double *losses;
+    size_t count;
+    if (ffnn_trainer_step_losses(trainer, &losses, &count) != FFNN_OK)
+        return -1;
+    for (size_t i = 0; i < count; i++)
+        if (fprintf(f, "%d,%zu,%.9g\n", epoch, ++*steps_done, losses[i]) < 0)
+            return -1;
+    return fflush(f);
+}
+
 static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset *train,
                         ffnn_dataset *test, const char *data_description)
 {
@@ -270,12 +361,33 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
     FILE *info = o->json ? stderr : stdout;
     fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
             ffnn_dataset_count(train), ffnn_dataset_count(test), device);
-    fprintf(info, "arch %s, %zu parameters, loss %s, batch %zu, lr %g, seed %" PRIu64 "\n",
-            arch, ffnn_model_parameter_count(model), ffnn_loss_name(o->cfg.loss),
-            o->cfg.batch_size, (double)o->cfg.learning_rate, o->cfg.seed);
+    char optimizer[128];
+    if (o->cfg.optimizer == FFNN_OPT_MOMENTUM)
+        snprintf(optimizer, sizeof optimizer, "momentum %g%s", (double)o->cfg.momentum,
+                 o->cfg.nesterov ? " nesterov" : "");
+    else if (o->cfg.optimizer == FFNN_OPT_ADAM)
+        snprintf(optimizer, sizeof optimizer, "adam (betas %g, %g, eps %g)",
+                 (double)o->cfg.beta1, (double)o->cfg.beta2, (double)o->cfg.epsilon);
+    else
+        snprintf(optimizer, sizeof optimizer, "sgd");
+    fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g, seed %"
+            PRIu64 "\n", arch, ffnn_model_parameter_count(model), ffnn_loss_name(o->cfg.loss),
+            optimizer, o->cfg.batch_size, (double)o->cfg.learning_rate, o->cfg.seed);
     fflush(info);
     progress_state progress = {isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
     int rc = 0;
+    FILE *step_log = NULL;
+    size_t steps_done = 0;
+    if (o->log_steps) {
+        step_log = fopen(o->log_steps, "w");
+        if (!step_log) {
+            fprintf(stderr, "ffnn train: --log-steps %s: cannot open for writing: %s\n",
+                    o->log_steps, strerror(errno));
+            ffnn_trainer_free(trainer);
+            return 1;
+        }
+        fprintf(step_log, "epoch,step,loss\n");
+    }
     for (int e = 1; e <= o->cfg.epochs && rc == 0; e++) {
         ffnn_epoch_stats stats;
         double test_loss = 0, test_accuracy = 0;
@@ -291,7 +403,18 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
             break;
         }
         print_epoch(o, &stats, test_loss, test_accuracy);
+        if (step_log && log_step_losses(step_log, trainer, e, &steps_done) != 0) {
+            fprintf(stderr, "ffnn train: --log-steps %s: write failed: %s\n", o->log_steps,
+                    strerror(errno));
+            rc = 1;
+        }
     }
+    if (step_log && fclose(step_log) != 0 && rc == 0) {
+        fprintf(stderr, "ffnn train: --log-steps %s: %s\n", o->log_steps, strerror(errno));
+        rc = 1;
+    }
+    if (rc == 0 && o->save_path)
+        rc = ffnn_cli_save_trained(trainer, model, o->save_path, o->cfg.loss, info);
     ffnn_trainer_free(trainer);
     return rc;
 }
@@ -317,6 +440,17 @@ static int cmd_train(int argc, char **argv)
         fprintf(stderr, "ffnn train: unexpected argument '%s' (see --help)\n", argv[optind]);
         return 2;
     }
+    if ((o.momentum_flag && o.cfg.optimizer != FFNN_OPT_MOMENTUM) ||
+        (o.adam_flag && o.cfg.optimizer != FFNN_OPT_ADAM)) {
+        fprintf(stderr, "ffnn train: %s applies to --optimizer %s, not %s\n",
+                o.momentum_flag && o.cfg.optimizer != FFNN_OPT_MOMENTUM ? o.momentum_flag
+                                                                       : o.adam_flag,
+                o.momentum_flag && o.cfg.optimizer != FFNN_OPT_MOMENTUM ? "momentum" : "adam",
+                ffnn_optimizer_name(o.cfg.optimizer));
+        return 2;
+    }
+    if (o.save_path && ffnn_cli_check_save_path(o.save_path) != 0)
+        return 1;
     ffnn_dataset *train = NULL, *test = NULL;
     char description[512];
     if (load_data(&o, &train, &test, description, sizeof description) != 0) {
@@ -329,10 +463,9 @@ static int cmd_train(int argc, char **argv)
              ffnn_dataset_classes(train) < 2 ? 2 : ffnn_dataset_classes(train));
     ffnn_model *model = NULL;
     int rc;
-    if (ffnn_model_create(o.arch ? o.arch : default_arch, &model) != FFNN_OK)
-        rc = fail("--arch");
-    else if (ffnn_model_init(model, o.cfg.seed) != FFNN_OK)
-        rc = fail("initialising weights");
+    if (ffnn_cli_train_model(o.init_path, o.arch, default_arch, o.cfg.seed, o.loss_given,
+                             &o.cfg.loss, &model) != 0)
+        rc = 1;
     else
         rc = run_training(&o, model, train, test, description);
     ffnn_model_free(model);
@@ -354,12 +487,16 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "help") == 0) {
         if (argc > 2 && strcmp(argv[2], "train") == 0)
             fputs(usage_train, stdout);
+        else if (argc > 2 && ffnn_cli_model_command_usage(argv[2]))
+            fputs(ffnn_cli_model_command_usage(argv[2]), stdout);
         else
             fputs(usage_main, stdout);
         return 0;
     }
     if (strcmp(argv[1], "train") == 0)
         return cmd_train(argc - 1, argv + 1);
+    if (ffnn_cli_is_model_command(argv[1]))
+        return ffnn_cli_model_command(argc - 1, argv + 1);
     fprintf(stderr, "ffnn: unknown command '%s'\n\n%s", argv[1], usage_main);
     return 2;
 }

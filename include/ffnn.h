@@ -73,16 +73,27 @@ typedef enum ffnn_kernels {
     FFNN_KERNELS_NAIVE = 1  /* one thread per output element, operands from global memory */
 } ffnn_kernels;
 
+/* How the gradient becomes an update (PyTorch's torch.optim semantics, see
+ * ffnn_train_config for the hyperparameters). */
+typedef enum ffnn_optimizer {
+    FFNN_OPT_SGD = 0,      /* p -= lr * g                                        */
+    FFNN_OPT_MOMENTUM = 1, /* buf = momentum*buf + g (buf = g at step 1);
+                              p -= lr * buf, or lr * (g + momentum*buf) (Nesterov) */
+    FFNN_OPT_ADAM = 2      /* Adam with bias correction (no weight decay, no amsgrad) */
+} ffnn_optimizer;
+
 /* Parse names ("relu", "ce", "cpu", "tiled" ...). Return FFNN_ERR_PARSE on an
  * unknown name, with the accepted names in the message. */
 ffnn_status ffnn_activation_from_name(const char *name, ffnn_activation *out);
 ffnn_status ffnn_loss_from_name(const char *name, ffnn_loss *out);
 ffnn_status ffnn_device_from_name(const char *name, ffnn_device *out);
 ffnn_status ffnn_kernels_from_name(const char *name, ffnn_kernels *out);
+ffnn_status ffnn_optimizer_from_name(const char *name, ffnn_optimizer *out);
 const char *ffnn_activation_name(ffnn_activation a);
 const char *ffnn_loss_name(ffnn_loss l);
 const char *ffnn_device_name(ffnn_device d);
 const char *ffnn_kernels_name(ffnn_kernels k);
+const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam" */
 
 /* 1 when this build of the library contains the CUDA backend, else 0. */
 int ffnn_has_cuda(void);
@@ -103,7 +114,8 @@ typedef struct ffnn_dataset ffnn_dataset;
  * Checks, before any allocation: magic 00 00, type byte 0x08 (unsigned byte),
  * 3 dimensions for images and 1 for labels, non-zero sizes, count*rows*cols
  * without overflow and equal to the payload size (no truncation, no trailing
- * bytes), equal image and label counts, labels < 256.
+ * bytes), equal image and label counts, labels < 256. labels_path may be NULL:
+ * images only (e.g. for ffnn predict), every label 0.
  * Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message names the file,
  * the byte offset, what was expected and what was found). *out untouched on error. */
 ffnn_status ffnn_dataset_load_idx(const char *images_path, const char *labels_path,
@@ -171,18 +183,103 @@ float *ffnn_model_parameters(ffnn_model *m);
 ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
                                float *y);
 
+/* ------------------------------------------------------------------ model files */
+
+/* Model files are safetensors files (https://github.com/huggingface/safetensors;
+ * the full description is docs/FORMATS.md):
+ *   [8 bytes]  N: the header length, uint64 little-endian
+ *   [N bytes]  a UTF-8 JSON object, padded with spaces to a multiple of 8 bytes:
+ *              "__metadata__": {"format": "ffnn-model", "arch": canonical arch
+ *                               string, "loss": "ce"|"bce"|"mse",
+ *                               "ffnn_version": FFNN_VERSION of the writer}
+ *              "layers.<i>.weight": {"dtype": "F32", "shape": [out, in],
+ *                                    "data_offsets": [begin, end]}
+ *              "layers.<i>.bias":   {"dtype": "F32", "shape": [out], ...}
+ *                                   (absent for a ':nobias' layer)
+ *   [rest]     the tensors' bytes, float32 little-endian; offsets are relative
+ *              to the start of this section. ffnn writes the tensors in layer
+ *              order (weight, then bias); it reads them in any order.
+ * PyTorch users: torch.nn.Sequential names its Linear layers 0, 2, 4 ...; rename
+ * the keys to layers.0, layers.1, ... (README "Use with PyTorch"). */
+
+/* What a model file says besides the parameters. */
+typedef struct ffnn_model_file_info {
+    ffnn_loss loss;          /* metadata "loss": the loss the model was trained with */
+    char ffnn_version[64];   /* metadata "ffnn_version" of the writer ("" if absent) */
+} ffnn_model_file_info;
+
+/* Write m and its loss to path, atomically: a temporary file in the same
+ * directory is written, fsync'ed and renamed over path, and the directory is
+ * fsync'ed; on any failure the temporary file is removed and an existing file
+ * at path is left as it was. The new file's mode is 0666 & ~umask.
+ * Errors: FFNN_ERR_IO (path, step, byte offset and strerror, e.g. "No space
+ * left on device"), FFNN_ERR_NUMERIC (a NaN/Inf parameter: tensor and element
+ * named, nothing written), FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss);
+
+/* Read a model file into a new model (*out; free with ffnn_model_free); info
+ * (may be NULL) receives the metadata. Checked before the model is allocated,
+ * as the reference reader does: header length <= 100,000,000 and within the
+ * file; header UTF-8, no NUL byte, a JSON object starting with '{' followed by
+ * nothing but whitespace; no duplicate key (at any level); known dtypes; shapes
+ * of exact integers whose product (and byte size) does not overflow 64 bits;
+ * begin <= end and end - begin = elements x dtype size; tensors tiling the data
+ * section exactly (no gap, no overlap, no trailing bytes). Then ffnn's rules:
+ * __metadata__ with format "ffnn-model", a valid arch, a known loss, nothing
+ * else but ffnn_version; exactly the tensors of that architecture (none missing,
+ * none extra), each F32 with no zero dimension and the layer's shape; finite
+ * values. Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message: the
+ * file, then the byte offset or the tensor/key, what was expected and what was
+ * found), FFNN_ERR_NO_MEMORY. *out untouched on error. */
+ffnn_status ffnn_model_load(const char *path, ffnn_model **out, ffnn_model_file_info *info);
+
+/* Classes m predicts: its output width, or 2 when it has one output. */
+int ffnn_model_class_count(const ffnn_model *m);
+
+/* Inference on the CPU reference: x [batch, in] -> p [batch, out], the outputs
+ * as loss reads them: softmax probabilities (ce), sigmoid probabilities (bce) or
+ * the raw outputs (mse); cls [batch] (may be NULL) gets each row's predicted
+ * class: the argmax of the outputs (first on ties), or for one output 1 when it
+ * is above 0 (ce/bce logits) or 0.5 (mse), else 0 - the rule behind the accuracy
+ * of ffnn_trainer_evaluate. Errors: FFNN_ERR_INVALID_ARGUMENT (a loss the last
+ * layer does not fit, as in ffnn_trainer_create), FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
+                               size_t batch, float *p, int *cls);
+
+/* Evaluate m on data (images / 255) with the CPU reference, batch_size rows per
+ * forward pass: *mean_loss is the mean per-sample loss; confusion [classes,
+ * classes] (classes = ffnn_model_class_count(m); zeroed first) counts samples by
+ * true label (row) and predicted class (column), so accuracy = trace / count.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (features != inputs, a label >= classes,
+ * a loss that does not fit), FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
+                                size_t batch_size, double *mean_loss, uint64_t *confusion);
+
 /* ------------------------------------------------------------------ training */
 
 typedef struct ffnn_train_config {
     int epochs;             /* passes over the training set (default 10)          */
     size_t batch_size;      /* samples per step (default 64); last batch may be short */
-    float learning_rate;    /* SGD step size (default 0.01)                        */
+    float learning_rate;    /* step size lr of the optimizer (default 0.01)        */
     uint64_t seed;          /* RNG seed for shuffling (default 1)                  */
     int shuffle;            /* 1: fresh permutation per epoch (default); 0: file order */
     ffnn_loss loss;         /* default FFNN_LOSS_SOFTMAX_CE                        */
     ffnn_device device;     /* default FFNN_DEVICE_AUTO                            */
     ffnn_kernels kernels;   /* cuda matmul strategy (default FFNN_KERNELS_TILED)   */
     size_t eval_batch_size; /* samples per forward pass in ffnn_trainer_evaluate (default 1024) */
+    /* The optimizer, as PyTorch's torch.optim.SGD / Adam (single-tensor path):
+     *   sgd       p -= lr g
+     *   momentum  buf = g (step 1), else momentum buf + g   (dampening 0)
+     *             p -= lr buf, or with nesterov p -= lr (g + momentum buf)
+     *   adam      m = beta1 m + (1-beta1) g,  v = beta2 v + (1-beta2) g^2,
+     *             p -= lr/(1-beta1^t) * m / (sqrt(v)/sqrt(1-beta2^t) + epsilon)
+     *             (t = 1, 2, ...: steps taken by this trainer)
+     * Fields of the optimizers not chosen are still range-checked. */
+    ffnn_optimizer optimizer; /* default FFNN_OPT_SGD                                */
+    float momentum;         /* in [0, 1) (default 0.9; --optimizer momentum)       */
+    int nesterov;           /* 1: Nesterov momentum (momentum only; default 0)     */
+    float beta1, beta2;     /* adam: each in [0, 1) (default 0.9, 0.999)           */
+    float epsilon;          /* adam: in (0, 1] (default 1e-8)                      */
 } ffnn_train_config;
 
 /* The defaults listed above. */
@@ -217,13 +314,20 @@ typedef struct ffnn_epoch_stats {
     double images_per_second;
 } ffnn_epoch_stats;
 
-/* One epoch: a permutation of the training set (or file order), mini-batch SGD
- * with the gradient averaged over the batch (W <- W - lr * mean_b dL_b/dW), the
- * last partial batch included. Per-step losses are read back once, at the end.
+/* One epoch: a permutation of the training set (or file order), one optimizer
+ * step per mini-batch on the gradient averaged over the batch (mean_b dL_b/dW;
+ * sgd: W <- W - lr * mean_b dL_b/dW), the last partial batch included. Per-step losses are read back once, at the end.
  * Errors: FFNN_ERR_NUMERIC when a step's loss is NaN/Inf (message names the
  * epoch and step); backend errors. */
 ffnn_status ffnn_trainer_run_epoch(ffnn_trainer *t, ffnn_progress_fn progress,
                                    void *user, ffnn_epoch_stats *stats);
+
+/* The per-step mean losses of the last epoch run by ffnn_trainer_run_epoch:
+ * *losses [*count] (owned by the trainer, valid until the next epoch; *count is 0
+ * before the first epoch). Step k's loss is the mean of its batch's per-sample
+ * losses, computed before that step's update. */
+ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
+                                     size_t *count);
 
 /* One step on the next batch of the current epoch (starting a new epoch, with a
  * new permutation, when the previous one is done); *loss receives the batch's

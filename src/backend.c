@@ -6,5 +6,5 @@ int ffnn_backend_ops_complete(const ffnn_backend_ops *ops)
     return ops && ops->name && ops->create && ops->destroy && ops->alloc && ops->release &&
            ops->upload && ops->download && ops->synchronize && ops->gather &&
            ops->dense_forward && ops->dense_backward && ops->activation_forward &&
-           ops->activation_backward && ops->loss && ops->sgd_update;
+           ops->activation_backward && ops->loss && ops->optimizer_update;
 }

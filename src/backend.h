@@ -22,6 +22,32 @@
 extern "C" {
 #endif
 
+/* One optimizer step as the backends apply it: the hyperparameters as float
+ * (what PyTorch's kernels use for a float32 tensor) and the per-step scalars,
+ * computed on the host in double from the decimal hyperparameters and then
+ * rounded to float, as PyTorch does with Python floats. ffnn_optimizer_step_at()
+ * fills it; the kernels only read it. */
+typedef struct ffnn_optimizer_step {
+    ffnn_optimizer kind;
+    float lr;                    /* learning rate                                    */
+    float momentum;              /* momentum: buf = momentum*buf + g                 */
+    int nesterov;                /* momentum: d = g + momentum*buf (else d = buf)    */
+    int first_step;              /* momentum: 1 at t = 1: buf = g, buf is not read   */
+    float beta1, beta2;          /* adam: decays of m and v (the kernels use the     */
+                                 /* one_minus_ values below)                         */
+    float eps;                   /* adam: added to the denominator                   */
+    float one_minus_beta1;       /* adam: (float)(1 - beta1), m's lerp weight        */
+    float one_minus_beta2;       /* adam: (float)(1 - beta2)                         */
+    float step_size;             /* adam: (float)(lr / (1 - beta1^t))                */
+    float bias_correction2_sqrt; /* adam: (float)sqrt(1 - beta2^t)                   */
+} ffnn_optimizer_step;
+
+/* Floats of optimizer state per parameter: sgd 0, momentum 1 (buf), adam 2 (m, v). */
+size_t ffnn_optimizer_state_count(ffnn_optimizer kind);
+
+/* The step t (1-based: the t-th update of a trainer) of cfg's optimizer. */
+ffnn_optimizer_step ffnn_optimizer_step_at(const ffnn_train_config *cfg, uint64_t t);
+
 typedef struct ffnn_backend_ops {
     const char *name;
 
@@ -82,9 +108,19 @@ typedef struct ffnn_backend_ops {
                         size_t batch, size_t width, float *dout, float *row_loss,
                         uint8_t *row_correct);
 
-    /* Plain SGD over the parameter arena: params[i] -= learning_rate * grads[i]. */
-    ffnn_status (*sgd_update)(void *ctx, float *params, const float *grads, size_t n,
-                              float learning_rate);
+    /* One optimizer step over the parameter arena, element by element (i < n),
+     * in float32 with PyTorch's CPU rounding (src/cpu/update.c spells it out):
+     *   sgd       p -= lr g                                        state: none
+     *   momentum  buf = first_step ? g : momentum buf + g          state: buf [n]
+     *             p -= lr (nesterov ? g + momentum buf : buf)
+     *   adam      m = lerp(m, g, 1-beta1); v = beta2 v + (1-beta2) g g
+     *             p -= step_size m / (sqrt(v) / bias_correction2_sqrt + eps)
+     *                                                  state: m [n] then v [n]
+     * params [n], grads [n], state [ffnn_optimizer_state_count(step->kind) * n]
+     * (NULL for sgd). step: a host pointer, read before the call returns. */
+    ffnn_status (*optimizer_update)(void *ctx, const ffnn_optimizer_step *step,
+                                    float *params, const float *grads, float *state,
+                                    size_t n);
 } ffnn_backend_ops;
 
 /* 1 when every entry of ops is set (checked by the trainer before use). */

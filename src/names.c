@@ -21,6 +21,9 @@ static const name_entry device_names[] = {
 static const name_entry kernels_names[] = {
     {"tiled", FFNN_KERNELS_TILED}, {"naive", FFNN_KERNELS_NAIVE},
 };
+static const name_entry optimizer_names[] = {
+    {"sgd", FFNN_OPT_SGD}, {"momentum", FFNN_OPT_MOMENTUM}, {"adam", FFNN_OPT_ADAM},
+};
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -63,3 +66,4 @@ ENUM_NAMES(ffnn_activation, activation_names, "activation")
 ENUM_NAMES(ffnn_loss, loss_names, "loss")
 ENUM_NAMES(ffnn_device, device_names, "device")
 ENUM_NAMES(ffnn_kernels, kernels_names, "kernel strategy")
+ENUM_NAMES(ffnn_optimizer, optimizer_names, "optimizer")

@@ -1,13 +1,13 @@
 /*
  * train.c - the training loop: backend choice, device buffers, shuffling,
- * batching, forward, backward, SGD, evaluation and metrics.
+ * batching, forward, backward, the optimizer step, evaluation and metrics.
  *
  * One step (all on the backend, no host copy):
  *   gather x [B, in0], y [B] by the device permutation
  *   for each layer l:  a_l = f_l(a_{l-1} W_l^T + b_l)         (in place)
  *   loss(a_L, y) -> row_loss[step*B .. +B), d a_L             (mean over batch)
  *   for l = L..1:  dz = da * f_l'(a_l); dW_l, db_l, da_{l-1}
- *   params -= learning_rate * grads                           (one arena)
+ *   optimizer_update(params, grads, state)      (one arena each: sgd, momentum, adam)
  * The per-row losses of the whole epoch stay on the device and are read back once.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -21,6 +21,7 @@
 #include "error.h"
 #include "model.h"
 #include "rng.h"
+#include "train_internal.h"
 
 /* The device copy of one data set (uploaded once). */
 typedef struct device_dataset {
@@ -42,6 +43,10 @@ struct ffnn_trainer {
     size_t capacity;          /* rows of the activation buffers: max(batch, eval batch) */
     float *params;            /* [parameter_count] on the device           */
     float *grads;             /* [parameter_count]                         */
+    float *opt_state;         /* [state_count * parameter_count] optimizer state in one
+                                 allocation (momentum: buf; adam: m then v), laid out
+                                 like the parameter arena; NULL for sgd     */
+    uint64_t opt_steps;       /* optimizer steps taken (Adam's t of the last step) */
     float *x;                 /* [capacity, input_size]                    */
     uint8_t *y;               /* [capacity]                                */
     float **act;              /* [layer_count] -> [capacity, layer.out]    */
@@ -51,6 +56,8 @@ struct ffnn_trainer {
     device_dataset eval;      /* the last data set evaluated (cached)      */
 
     int32_t *perm;            /* [train count] host permutation            */
+    double *step_loss;        /* [steps per epoch] the last epoch's per-step losses */
+    size_t step_loss_count;   /* steps of the last completed epoch (0 before) */
     ffnn_rng shuffle_rng;
     int epoch;                /* epochs started (1-based once started)     */
     size_t step;              /* next step within the current epoch        */
@@ -69,6 +76,12 @@ ffnn_train_config ffnn_train_config_default(void)
     c.device = FFNN_DEVICE_AUTO;
     c.kernels = FFNN_KERNELS_TILED;
     c.eval_batch_size = 1024;
+    c.optimizer = FFNN_OPT_SGD;
+    c.momentum = 0.9f;
+    c.nesterov = 0;
+    c.beta1 = 0.9f;
+    c.beta2 = 0.999f;
+    c.epsilon = 1e-8f;
     return c;
 }
 
@@ -99,6 +112,28 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "learning rate must be positive, finite and at most 1e6, found %g",
                          (double)c->learning_rate);
+    if (c->optimizer != FFNN_OPT_SGD && c->optimizer != FFNN_OPT_MOMENTUM &&
+        c->optimizer != FFNN_OPT_ADAM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "unknown optimizer %d (expected sgd, momentum or adam)",
+                         (int)c->optimizer);
+    if (!(c->momentum >= 0.0f && c->momentum < 1.0f))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "momentum must be in [0, 1), found %g",
+                         (double)c->momentum);
+    if (c->nesterov && (c->optimizer != FFNN_OPT_MOMENTUM || c->momentum == 0.0f))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "nesterov needs the momentum optimizer with a momentum > 0 "
+                         "(found optimizer %s, momentum %g)",
+                         ffnn_optimizer_name(c->optimizer), (double)c->momentum);
+    if (!(c->beta1 >= 0.0f && c->beta1 < 1.0f))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam beta1 must be in [0, 1), found %g",
+                         (double)c->beta1);
+    if (!(c->beta2 >= 0.0f && c->beta2 < 1.0f))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam beta2 must be in [0, 1), found %g",
+                         (double)c->beta2);
+    if (!(c->epsilon > 0.0f && c->epsilon <= 1.0f))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam epsilon must be in (0, 1], found %g",
+                         (double)c->epsilon);
     if (train->count > (size_t)INT32_MAX)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "training set larger than 2^31-1 samples");
     if (m->input_size != train->features)
@@ -208,6 +243,26 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     return t->ops->create(t->cfg.kernels, &t->ctx);
 }
 
+/* The optimizer state: one allocation of state_count * parameter_count floats,
+ * zeroed (momentum's buffer is also not read at the first step). */
+static ffnn_status allocate_optimizer_state(ffnn_trainer *t)
+{
+    size_t count = ffnn_optimizer_state_count(t->cfg.optimizer), n = t->model->parameter_count;
+    if (count == 0 || n == 0)
+        return FFNN_OK;
+    ffnn_status st = dev_alloc(t, &t->opt_state, count * n, sizeof(float));
+    if (st != FFNN_OK)
+        return st;
+    float *zeros = calloc(count * n, sizeof *zeros);
+    if (!zeros)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the optimizer state");
+    st = t->ops->upload(t->ctx, t->opt_state, zeros, count * n * sizeof *zeros);
+    if (st == FFNN_OK) /* the upload may be asynchronous: wait before freeing */
+        st = t->ops->synchronize(t->ctx);
+    free(zeros);
+    return st;
+}
+
 static ffnn_status allocate_buffers(ffnn_trainer *t)
 {
     const ffnn_model *m = t->model;
@@ -229,6 +284,8 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
         (st = dev_alloc(t, &t->grad_buf[0], t->capacity, widest * sizeof(float))) ||
         (st = dev_alloc(t, &t->grad_buf[1], t->capacity, widest * sizeof(float))))
         return st;
+    if ((st = allocate_optimizer_state(t)) != FFNN_OK)
+        return st;
     return t->ops->upload(t->ctx, t->params, m->params, m->parameter_count * sizeof(float));
 }
 
@@ -248,7 +305,10 @@ ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
     t->capacity = cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size : cfg->eval_batch_size;
     ffnn_rng_seed(&t->shuffle_rng, cfg->seed, FFNN_STREAM_SHUFFLE);
     t->perm = malloc(train->count * sizeof *t->perm);
-    if (!t->perm) {
+    t->step_loss = malloc((train->count / cfg->batch_size + 1) * sizeof *t->step_loss);
+    if (!t->perm || !t->step_loss) {
+        free(t->perm);
+        free(t->step_loss);
         free(t);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
@@ -274,6 +334,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
                 dev_free(t, t->act[i]);
         dev_free(t, t->params);
         dev_free(t, t->grads);
+        dev_free(t, t->opt_state);
         dev_free(t, t->x);
         dev_free(t, t->y);
         dev_free(t, t->grad_buf[0]);
@@ -282,6 +343,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
     }
     free(t->act);
     free(t->perm);
+    free(t->step_loss);
     free(t);
 }
 
@@ -364,15 +426,17 @@ static ffnn_status train_step(ffnn_trainer *t, size_t *first_row, size_t *batch_
     float *output;
     ffnn_status st;
     size_t width = m->layers[m->layer_count - 1].out;
+    const ffnn_optimizer_step update = ffnn_optimizer_step_at(&t->cfg, t->opt_steps + 1);
     if ((st = t->ops->gather(t->ctx, t->train.images, t->train.labels, t->train.index + first,
                              batch, m->input_size, t->x, t->y)) ||
         (st = forward(t, batch, &output)) ||
         (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch, width, t->grad_buf[0],
                            t->train.row_loss + first, t->train.row_correct + first)) ||
         (st = backward(t, batch)) ||
-        (st = t->ops->sgd_update(t->ctx, t->params, t->grads, m->parameter_count,
-                                 t->cfg.learning_rate)))
+        (st = t->ops->optimizer_update(t->ctx, &update, t->params, t->grads, t->opt_state,
+                                       m->parameter_count)))
         return st;
+    t->opt_steps++;
     t->step++;
     *first_row = first;
     *batch_out = batch;
@@ -445,7 +509,9 @@ ffnn_status ffnn_trainer_run_epoch(ffnn_trainer *t, ffnn_progress_fn progress, v
             goto done;
         }
         sum += step_loss;
+        t->step_loss[s] = step_loss;
     }
+    t->step_loss_count = steps;
     stats->epoch = t->epoch;
     stats->train_loss = sum / (double)steps;
     stats->seconds = seconds;
@@ -557,3 +623,31 @@ ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t b
     free(host_rows);
     return st;
 }
+
+ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
+                                     size_t *count)
+{
+    if (!t || !losses || !count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_step_losses: NULL argument");
+    *losses = t->step_loss;
+    *count = t->step_loss_count;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_optimizer_state(ffnn_trainer *t, float *host_state, size_t *count)
+{
+    if (!t || !count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_trainer_optimizer_state: NULL argument");
+    size_t n = ffnn_optimizer_state_count(t->cfg.optimizer) * t->model->parameter_count;
+    if (host_state && *count < n)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_trainer_optimizer_state: room for %zu floats, the %s state "
+                         "has %zu", *count, ffnn_optimizer_name(t->cfg.optimizer), n);
+    *count = n;
+    if (!host_state || n == 0)
+        return FFNN_OK;
+    return t->ops->download(t->ctx, host_state, t->opt_state, n * sizeof *host_state);
+}
+
+uint64_t ffnn_trainer_optimizer_steps(const ffnn_trainer *t) { return t->opt_steps; }

@@ -13,6 +13,10 @@ TEST_SUITE_DECLARE(idx);
 TEST_SUITE_DECLARE(gradcheck);
 TEST_SUITE_DECLARE(cuda);
 TEST_SUITE_DECLARE(train);
+TEST_SUITE_DECLARE(safetensors);
+TEST_SUITE_DECLARE(optim);
+TEST_SUITE_DECLARE(determinism);
+TEST_SUITE_DECLARE(torch);
 
 typedef struct suite {
     const test_case *tests;
@@ -31,7 +35,9 @@ int main(int argc, char **argv)
     const suite suites[] = {
         {arch_tests, &arch_tests_count},   {idx_tests, &idx_tests_count},
         {gradcheck_tests, &gradcheck_tests_count}, {cuda_tests, &cuda_tests_count},
-        {train_tests, &train_tests_count},
+        {safetensors_tests, &safetensors_tests_count},
+        {train_tests, &train_tests_count}, {optim_tests, &optim_tests_count},
+        {determinism_tests, &determinism_tests_count}, {torch_tests, &torch_tests_count},
     };
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0, skipped = 0;

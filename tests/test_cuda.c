@@ -620,7 +620,7 @@ static test_result test_loss_mse(char *why, size_t why_size)
     return with_fixture(why, why_size, FFNN_KERNELS_TILED, mse_body);
 }
 
-/* ------------------------------------------------------------------ gather, sgd */
+/* ------------------------------------------------------------------ gather, optimizers */
 
 static test_result gather_body(fixture *fx)
 {
@@ -672,6 +672,15 @@ static test_result test_gather(char *why, size_t why_size)
     return with_fixture(why, why_size, FFNN_KERNELS_TILED, gather_body);
 }
 
+/* A plain-SGD step of rate lr for optimizer_update. */
+static ffnn_optimizer_step sgd_step(float lr)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.optimizer = FFNN_OPT_SGD;
+    cfg.learning_rate = lr;
+    return ffnn_optimizer_step_at(&cfg, 1);
+}
+
 static test_result sgd_body(fixture *fx)
 {
     static const size_t sizes[] = {1, 255, 203530, 1000003};
@@ -688,9 +697,11 @@ static test_result sgd_body(fixture *fx)
         void *d_params, *d_grads;
         CHECK_OK(dev_buf(fx, params, n * sizeof(float), &d_params));
         CHECK_OK(dev_buf(fx, grads, n * sizeof(float), &d_grads));
-        CHECK_OK(fx->cpu->sgd_update(fx->cpu_ctx, params, grads, n, lr)); /* params := ref */
-        CHECK_OK(fx->gpu->sgd_update(fx->gpu_ctx, (float *)d_params, (const float *)d_grads, n,
-                                     lr));
+        const ffnn_optimizer_step step = sgd_step(lr);
+        CHECK_OK(fx->cpu->optimizer_update(fx->cpu_ctx, &step, params, grads, NULL,
+                                           n)); /* params := ref */
+        CHECK_OK(fx->gpu->optimizer_update(fx->gpu_ctx, &step, (float *)d_params,
+                                           (const float *)d_grads, NULL, n));
         const float *got = download_f32(fx, d_params, n);
         CHECK(got != NULL, "download failed: %s", ffnn_last_error());
         CHECK(close_f32("params", got, params, n, 1e-7, 1e-6), "sgd_update n=%zu lr=%g", n,
@@ -702,6 +713,67 @@ static test_result sgd_body(fixture *fx)
 static test_result test_sgd_update(char *why, size_t why_size)
 {
     return with_fixture(why, why_size, FFNN_KERNELS_TILED, sgd_body);
+}
+
+/* Momentum, Nesterov momentum and Adam: several steps of the cuda kernel against
+ * the cpu reference on the same random parameters and gradients (fresh gradients
+ * each step, some exactly zero: Adam's 0/(0+eps) path), state carried on each
+ * side. Both evaluate the same float operations in the same order with the same
+ * roundings, so they should agree to the bit; the tolerance leaves an ulp. */
+static test_result optimizer_body(fixture *fx)
+{
+    static const size_t sizes[] = {1, 255, 203530, 1000003};
+    static const struct { ffnn_optimizer kind; int nesterov; float lr, beta1; } cases[] = {
+        {FFNN_OPT_MOMENTUM, 0, 0.01f, 0.9f}, {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f},
+        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f},     {FFNN_OPT_ADAM, 0, 0.01f, 0.6f}, /* lerp w >= 0.5 */
+    };
+    enum { STEPS = 5 };
+    rng r = {0x5851F42D4C957F2DULL};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+            const size_t n = sizes[si];
+            ffnn_train_config cfg = ffnn_train_config_default();
+            cfg.optimizer = cases[ci].kind;
+            cfg.nesterov = cases[ci].nesterov;
+            cfg.learning_rate = cases[ci].lr;
+            cfg.beta1 = cases[ci].beta1;
+            const size_t ns = ffnn_optimizer_state_count(cfg.optimizer) * n;
+            const char *name = cases[ci].nesterov ? "nesterov" : ffnn_optimizer_name(cfg.optimizer);
+            fixture_reset(fx);
+            float *params = (float *)host_buf(fx, n * sizeof(float)); /* [n]          */
+            float *grads = (float *)host_buf(fx, n * sizeof(float));  /* [n]          */
+            float *state = (float *)host_buf(fx, ns * sizeof(float)); /* [count * n]  */
+            CHECK(params && grads && state, "host allocation failed");
+            fill_uniform(&r, params, n, -1.0f, 1.0f);
+            memset(state, 0, ns * sizeof(float));
+            void *d_params, *d_grads, *d_state;
+            CHECK_OK(dev_buf(fx, params, n * sizeof(float), &d_params));
+            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_grads));
+            CHECK_OK(dev_buf(fx, state, ns * sizeof(float), &d_state));
+            for (uint64_t t = 1; t <= STEPS; ++t) {
+                fill_uniform(&r, grads, n, -0.1f, 0.1f);
+                for (size_t i = 0; i < n; i += 7) grads[i] = 0.0f;
+                CHECK_OK(fx->gpu->upload(fx->gpu_ctx, d_grads, grads, n * sizeof(float)));
+                const ffnn_optimizer_step step = ffnn_optimizer_step_at(&cfg, t);
+                CHECK_OK(fx->cpu->optimizer_update(fx->cpu_ctx, &step, params, grads, state, n));
+                CHECK_OK(fx->gpu->optimizer_update(fx->gpu_ctx, &step, (float *)d_params,
+                                                   (const float *)d_grads, (float *)d_state, n));
+                const float *got = download_f32(fx, d_params, n); /* synchronises */
+                const float *got_state = download_f32(fx, d_state, ns);
+                CHECK(got && got_state, "download failed: %s", ffnn_last_error());
+                CHECK(close_f32("params", got, params, n, 1e-7, 1e-6), "%s n=%zu step %u", name,
+                      n, (unsigned)t);
+                CHECK(close_f32("state", got_state, state, ns, 1e-12, 1e-6), "%s n=%zu step %u",
+                      name, n, (unsigned)t);
+            }
+        }
+    }
+    return TEST_PASS;
+}
+
+static test_result test_optimizer_update(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, optimizer_body);
 }
 
 /* ------------------------------------------------------------------ faults */
@@ -724,7 +796,9 @@ static test_result alloc_too_large_body(fixture *fx)
     void *d, *dg;
     CHECK_OK(dev_buf(fx, v, sizeof v, &d));
     CHECK_OK(dev_buf(fx, g, sizeof g, &dg));
-    CHECK_OK(fx->gpu->sgd_update(fx->gpu_ctx, (float *)d, (const float *)dg, 3, 0.5f));
+    const ffnn_optimizer_step step = sgd_step(0.5f);
+    CHECK_OK(fx->gpu->optimizer_update(fx->gpu_ctx, &step, (float *)d, (const float *)dg, NULL,
+                                       3));
     const float *got = download_f32(fx, d, 3);
     CHECK(got != NULL, "download after a failed alloc: %s", ffnn_last_error());
     CHECK(got[0] == 0.5f && got[1] == -3.0f && got[2] == 1.75f,
@@ -769,6 +843,7 @@ const test_case cuda_tests[] = {
     {"cuda_loss_mse", test_loss_mse},
     {"cuda_gather", test_gather},
     {"cuda_sgd_update", test_sgd_update},
+    {"cuda_optimizer_update", test_optimizer_update},
     {"cuda_alloc_too_large", test_alloc_too_large},
 };
 const size_t cuda_tests_count = sizeof cuda_tests / sizeof cuda_tests[0];

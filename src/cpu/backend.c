@@ -95,12 +95,22 @@ static ffnn_status cpu_loss(void *ctx, ffnn_loss loss, const float *out, const u
     return FFNN_OK;
 }
 
-static ffnn_status cpu_sgd_update(void *ctx, float *params, const float *grads, size_t n,
-                                  float learning_rate)
+static ffnn_status cpu_optimizer_update(void *ctx, const ffnn_optimizer_step *step,
+                                        float *params, const float *grads, float *state,
+                                        size_t n)
 {
     (void)ctx;
-    ffnn_cpu_sgd_update(params, grads, n, learning_rate);
-    return FFNN_OK;
+    switch (step->kind) {
+    case FFNN_OPT_SGD: ffnn_cpu_sgd_update(params, grads, n, step->lr); return FFNN_OK;
+    case FFNN_OPT_MOMENTUM:
+        ffnn_cpu_momentum_update(step, params, grads, state, n);
+        return FFNN_OK;
+    case FFNN_OPT_ADAM:
+        ffnn_cpu_adam_update(step, params, grads, state, state + n, n);
+        return FFNN_OK;
+    }
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cpu optimizer_update: unknown optimizer %d",
+                     (int)step->kind);
 }
 
 const ffnn_backend_ops ffnn_cpu_backend = {
@@ -118,5 +128,5 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .activation_forward = cpu_activation_forward,
     .activation_backward = cpu_activation_backward,
     .loss = cpu_loss,
-    .sgd_update = cpu_sgd_update,
+    .optimizer_update = cpu_optimizer_update,
 };

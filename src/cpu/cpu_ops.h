@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../backend.h"
 #include "ffnn.h"
 
 /* z = x W^T (+ b).  x [batch, in], W [out, in], b [out] or NULL, z [batch, out] */
@@ -30,7 +31,15 @@ void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, size_t ba
 void ffnn_cpu_gather(const uint8_t *images, const uint8_t *labels, const int32_t *index,
                      size_t batch, size_t features, float *x, uint8_t *y);
 
+/* The optimizers (backend.h optimizer_update, one function each).
+ * params [n], grads [n]; buf [n]; m [n], v [n]. */
 /* params[i] -= learning_rate * grads[i]. */
 void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate);
+/* buf = momentum buf + g (g at the first step); params -= lr (buf or g + momentum buf). */
+void ffnn_cpu_momentum_update(const ffnn_optimizer_step *s, float *params, const float *grads,
+                              float *buf, size_t n);
+/* m, v moving averages; params -= step_size m / (sqrt(v) / bias_correction2_sqrt + eps). */
+void ffnn_cpu_adam_update(const ffnn_optimizer_step *s, float *params, const float *grads,
+                          float *m, float *v, size_t n);
 
 #endif

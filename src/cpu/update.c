@@ -1,4 +1,12 @@
-/* update.c - batch gather and the SGD update, CPU reference. */
+/* update.c - batch gather and the optimizer updates, CPU reference.
+ *
+ * The optimizers round like PyTorch's vectorised CPU kernels on float32 tensors
+ * (torch.optim single-tensor path): fmaf where PyTorch's kernel uses fmadd
+ * (add with alpha, lerp), separate roundings elsewhere (mul_, addcmul_, sqrt,
+ * div, addcdiv_). This file relies on ISO C mode (-std=c11: no contraction of
+ * a*b+c into an fma) so that the separate roundings stay separate. */
+#include <math.h>
+
 #include "cpu_ops.h"
 
 void ffnn_cpu_gather(const uint8_t *images, const uint8_t *labels, const int32_t *index,
@@ -12,9 +20,52 @@ void ffnn_cpu_gather(const uint8_t *images, const uint8_t *labels, const int32_t
     }
 }
 
-/* w <- w - lr * g  (seed 000's update; the gradient already averages the batch) */
+/* w <- w - lr * g  (seed 000's update; the gradient already averages the batch;
+ * the product is rounded first, as since seed 000, where PyTorch's fmadd rounds
+ * once: the two differ by at most an ulp of w) */
 void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate)
 {
     for (size_t i = 0; i < n; i++)
         params[i] -= learning_rate * grads[i];
+}
+
+/* buf = momentum*buf + g (buf = g at the first step); d = nesterov ? g + momentum*buf
+ * : buf; w <- w - lr d.  PyTorch: buf.mul_(momentum).add_(g); g.add(buf, alpha=
+ * momentum); p.add_(d, alpha=-lr). buf [n]. */
+void ffnn_cpu_momentum_update(const ffnn_optimizer_step *s, float *params, const float *grads,
+                              float *buf, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float g = grads[i];
+        const float decayed = s->first_step ? 0.0f : buf[i] * s->momentum;
+        buf[i] = s->first_step ? g : decayed + g;
+        const float d = s->nesterov ? fmaf(s->momentum, buf[i], g) : buf[i];
+        params[i] = fmaf(-s->lr, d, params[i]);
+    }
+}
+
+/* PyTorch's lerp(a, b, w) = a + w (b - a) for |w| < 0.5, else b - (1 - w)(b - a),
+ * each one fma (its vectorised form). */
+static float lerp(float a, float b, float w)
+{
+    return fabsf(w) < 0.5f ? fmaf(w, b - a, a) : fmaf(w - 1.0f, b - a, b);
+}
+
+/* m = lerp(m, g, 1-beta1); v = beta2 v + ((1-beta2) g) g;
+ * w <- w + (-step_size m) / (sqrt(v) / bias_correction2_sqrt + eps).
+ * PyTorch: m.lerp_(g, 1-beta1); v.mul_(beta2).addcmul_(g, g, value=1-beta2);
+ * denom = (v.sqrt() / bias_correction2_sqrt).add_(eps); p.addcdiv_(m, denom,
+ * value=-step_size). m [n], v [n]. */
+void ffnn_cpu_adam_update(const ffnn_optimizer_step *s, float *params, const float *grads,
+                          float *m, float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float g = grads[i];
+        m[i] = lerp(m[i], g, s->one_minus_beta1);
+        const float decayed = v[i] * s->beta2;
+        const float scaled = s->one_minus_beta2 * g;
+        v[i] = decayed + scaled * g;
+        const float denom = sqrtf(v[i]) / s->bias_correction2_sqrt + s->eps;
+        params[i] = params[i] + (-s->step_size * m[i]) / denom;
+    }
 }

@@ -1,6 +1,6 @@
 /*
  * backend.cu - the CUDA backend's table (backend.h): lifetime, memory and copies
- * here; the ops live in dense.cu, elementwise.cu and loss.cu. Plus the public
+ * here; the ops live in dense.cu, elementwise.cu, loss.cu and optim.cu. Plus the public
  * device queries of ffnn.h (ffnn_has_cuda, ffnn_cuda_device_count, ...).
  *
  * One context = one non-blocking stream on the current device; every op is queued
@@ -208,7 +208,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* activation_forward  */ ffnn_cuda_activation_forward,
     /* activation_backward */ ffnn_cuda_activation_backward,
     /* loss                */ ffnn_cuda_loss,
-    /* sgd_update          */ ffnn_cuda_sgd_update,
+    /* optimizer_update    */ ffnn_cuda_optimizer_update,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

@@ -157,8 +157,11 @@ ffnn_status ffnn_cuda_activation_forward(void *ctx, ffnn_activation act,
 ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act,
                                           const float *a, const float *da, float *dz,
                                           size_t n);
-ffnn_status ffnn_cuda_sgd_update(void *ctx, float *params, const float *grads, size_t n,
-                                 float learning_rate);
+
+/* optim.cu */
+ffnn_status ffnn_cuda_optimizer_update(void *ctx, const ffnn_optimizer_step *step,
+                                       float *params, const float *grads, float *state,
+                                       size_t n);
 
 /* dense.cu */
 ffnn_status ffnn_cuda_dense_forward(void *ctx, const float *x, const float *W,

@@ -1,8 +1,8 @@
 /*
  * elementwise.cu - the memory-bound ops: batch gather, activations (forward and
- * backward side by side), the SGD update. Each is one grid-stride kernel with
- * FFNN_CUDA_BLOCK threads per block (see ffnn_cuda_grid_1d), one thread per
- * element; n may be any size_t.
+ * backward side by side); the optimizer updates are in optim.cu. Each is one
+ * grid-stride kernel with FFNN_CUDA_BLOCK threads per block (see
+ * ffnn_cuda_grid_1d), one thread per element; n may be any size_t.
  *
  * The float expressions follow the CPU reference (src/cpu/) so that results agree
  * to an ulp or two: expf/tanhf as in C, and no multiply-add contraction where the
@@ -143,31 +143,5 @@ extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation
     activation_backward_kernel<<<ffnn_cuda_grid_1d(n), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
         act, a, da, dz, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel");
-    return FFNN_OK;
-}
-
-/* ------------------------------------------------------------------ SGD */
-
-/* params[i] -= lr * grads[i] (product rounded first, as on the CPU).
- * params [n], grads [n]. */
-static __global__ void sgd_update_kernel(float *__restrict__ params,
-                                         const float *__restrict__ grads, size_t n, float lr)
-{
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        params[i] = params[i] - __fmul_rn(lr, grads[i]);
-}
-
-extern "C" ffnn_status ffnn_cuda_sgd_update(void *vctx, float *params, const float *grads,
-                                            size_t n, float learning_rate)
-{
-    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
-    FFNN_CUDA_GUARD(ctx, "sgd_update");
-    if (n == 0) return FFNN_OK;
-    if (params == NULL || grads == NULL)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda sgd_update: a NULL pointer");
-    sgd_update_kernel<<<ffnn_cuda_grid_1d(n), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
-        params, grads, n, learning_rate);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "sgd_update_kernel");
     return FFNN_OK;
 }

@@ -395,21 +395,24 @@ static int idx_classes(const ffnn_dataset *ds)
     return max + 1;
 }
 
-/* Both headers, then the allocation, then both payloads. */
+/* Both headers, then the allocation, then both payloads. Without a label file
+ * (lbl->path NULL) the labels are all 0. */
 static ffnn_status idx_load(idx_file *img, idx_file *lbl, ffnn_dataset **ds)
 {
     ffnn_status st = idx_open_header(img);
 
-    if (st == FFNN_OK)
+    if (st == FFNN_OK && lbl->path)
         st = idx_open_header(lbl);
-    if (st == FFNN_OK)
+    if (st == FFNN_OK && lbl->path)
         st = idx_check_counts(img, lbl);
     if (st == FFNN_OK)
         st = ffnn_dataset_alloc(img->dims[0], img->dims[1], img->dims[2], ds);
     if (st == FFNN_OK)
         st = idx_read_payload(img, (*ds)->images);
-    if (st == FFNN_OK)
+    if (st == FFNN_OK && lbl->path)
         st = idx_read_payload(lbl, (*ds)->labels);
+    else if (st == FFNN_OK)
+        memset((*ds)->labels, 0, (*ds)->count);
     return st;
 }
 
@@ -422,7 +425,7 @@ ffnn_status ffnn_dataset_load_idx(const char *images_path, const char *labels_pa
     ffnn_dataset *ds = NULL;
     ffnn_status st;
 
-    if (!images_path || !labels_path || !out)
+    if (!images_path || !out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_dataset_load_idx: NULL argument");
     st = idx_load(&img, &lbl, &ds);
     idx_close(&img);

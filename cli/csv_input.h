@@ -1,0 +1,20 @@
+/* csv_input.h - reading rows of numbers from a CSV file (ffnn predict). */
+#ifndef FFNN_CLI_CSV_INPUT_H
+#define FFNN_CLI_CSV_INPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Read f (named path in messages) as CSV: one sample per line, `features`
+ * comma-separated decimal numbers (spaces around a number allowed), each finite
+ * in float32. A UTF-8 byte-order mark at the start, CRLF line endings and empty
+ * (or blank) lines are accepted; "nan", "inf", hex floats, values out of float
+ * range ("1e999"), an empty field, a NUL byte, a line longer than
+ * 64 * features + 4096 bytes, or a row with another number of values are errors.
+ * On success returns 0 with *x [*rows, features] (malloc'd; *rows may be 0).
+ * On error returns -1 with err [err_size] set to
+ * "PATH: line L, column C: expected ..., found ..." (*x NULL). */
+int ffnn_cli_read_csv(FILE *f, const char *path, size_t features, float **x, size_t *rows,
+                      char *err, size_t err_size);
+
+#endif

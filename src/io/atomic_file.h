@@ -1,0 +1,42 @@
+/* atomic_file.h - replace a file atomically: nothing the user had is lost when
+ * writing fails (private to the library; reused for model files and checkpoints).
+ *
+ *   1. create a temporary file "<path>.tmp-XXXXXX" in the target's directory
+ *      (O_CREAT|O_EXCL, mode 0666 & ~umask like fopen; mkstemp would force 0600);
+ *   2. the caller's fill function writes the contents through
+ *      ffnn_atomic_file_write();
+ *   3. fsync the temporary file, close it, rename() it over <path>;
+ *   4. open and fsync the directory, so the rename itself is durable.
+ * On any failure before the rename, the temporary file is unlinked and <path>
+ * is untouched. Errors (FFNN_ERR_IO) carry the path, the step and strerror(errno).
+ * A symbolic link at <path> is replaced by the new file, not followed. */
+#ifndef FFNN_ATOMIC_FILE_H
+#define FFNN_ATOMIC_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ffnn.h"
+
+/* The file being written (fields private to atomic_file.c). */
+typedef struct ffnn_atomic_file ffnn_atomic_file;
+
+/* Writes the whole contents with ffnn_atomic_file_write(); returns FFNN_OK or
+ * the status of the first failure (its message already recorded). */
+typedef ffnn_status (*ffnn_atomic_fill_fn)(ffnn_atomic_file *af, void *user);
+
+/* Append bytes [size] to the temporary file. Errors: FFNN_ERR_IO naming the
+ * target, the temporary file, the byte offset and strerror(errno) (e.g. EFBIG,
+ * ENOSPC). */
+ffnn_status ffnn_atomic_file_write(ffnn_atomic_file *af, const void *bytes, size_t size);
+
+/* Bytes written so far. */
+uint64_t ffnn_atomic_file_offset(const ffnn_atomic_file *af);
+
+/* Replace path with what fill writes (steps above). */
+ffnn_status ffnn_atomic_write(const char *path, ffnn_atomic_fill_fn fill, void *user);
+
+/* Replace path with bytes [size]. */
+ffnn_status ffnn_atomic_write_buffer(const char *path, const void *bytes, size_t size);
+
+#endif

@@ -1,0 +1,58 @@
+/* optim.c - the host side of the optimizers: state size and the per-step scalars
+ * that the backends' optimizer_update kernels take (backend.h). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+
+size_t ffnn_optimizer_state_count(ffnn_optimizer kind)
+{
+    switch (kind) {
+    case FFNN_OPT_MOMENTUM: return 1; /* buf    */
+    case FFNN_OPT_ADAM: return 2;     /* m, v   */
+    case FFNN_OPT_SGD: return 0;
+    }
+    return 0;
+}
+
+/* The double a user meant by a float hyperparameter: the shortest decimal that
+ * reads back as the same float (0.999f -> 0.999, not 0.99900001287...). PyTorch
+ * computes 1 - beta2, lr / (1 - beta1^t) ... from such Python floats; doing the
+ * same here matters: (float)(1 - 0.999) = 0.001f but 1 - 0.999f = 0.00099998713f. */
+static double decimal_value(float f)
+{
+    char text[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, (double)f);
+        if (strtof(text, NULL) == f)
+            return strtod(text, NULL);
+    }
+    return (double)f; /* NaN: the config check refuses it before this is used */
+}
+
+ffnn_optimizer_step ffnn_optimizer_step_at(const ffnn_train_config *cfg, uint64_t t)
+{
+    ffnn_optimizer_step s;
+    memset(&s, 0, sizeof s);
+    s.kind = cfg->optimizer;
+    s.lr = cfg->learning_rate;
+    s.momentum = cfg->momentum;
+    s.nesterov = cfg->nesterov != 0;
+    s.first_step = t <= 1;
+    s.beta1 = cfg->beta1;
+    s.beta2 = cfg->beta2;
+    s.eps = cfg->epsilon;
+    /* Adam's scalars, in double as PyTorch's Python code computes them */
+    const double lr = decimal_value(cfg->learning_rate);
+    const double beta1 = decimal_value(cfg->beta1), beta2 = decimal_value(cfg->beta2);
+    const double step = (double)(t < 1 ? 1 : t);
+    const double bias_correction1 = 1.0 - pow(beta1, step);
+    const double bias_correction2 = 1.0 - pow(beta2, step);
+    s.one_minus_beta1 = (float)(1.0 - beta1);
+    s.one_minus_beta2 = (float)(1.0 - beta2);
+    s.step_size = (float)(lr / bias_correction1);
+    s.bias_correction2_sqrt = (float)sqrt(bias_correction2);
+    return s;
+}

@@ -1,0 +1,334 @@
+/* test_optim.c - suite "optim": the optimizers. The CPU reference against
+ * sequences computed here in double with PyTorch's formulas (torch.optim.SGD and
+ * Adam, single-tensor path); the per-step scalars; the optimizer state a trainer
+ * keeps (and exposes for checkpoints); configuration checks and names. The
+ * cuda kernels are checked against this reference in test_cuda.c, whole runs in
+ * test_train.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "check.h"
+#include "ffnn.h"
+#include "train_internal.h"
+
+enum { N = 3, STEPS = 3 };
+
+/* Three parameters and the gradients of three steps: signs change, one gradient
+ * is exactly zero (Adam: 0 / (0 + eps)), magnitudes span 1/16 to 3. */
+static const double p0[N] = {0.125, -0.0625, 0.5};
+static const double grads[STEPS][N] = {
+    {0.5, -1.5, 0.0},
+    {0.25, 0.75, -2.0},
+    {-0.125, 1.0, 3.0},
+};
+
+/* |got - want| <= 1e-6 |want| (+ 1e-12 for values that cross zero). */
+static int close_rel(const char *what, int step, const float *got, const double *want, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double diff = fabs((double)got[i] - want[i]);
+        if (!(diff <= 1e-6 * fabs(want[i]) + 1e-12)) {
+            fprintf(stderr, "    %s after step %d, [%zu]: got %.9g want %.12g (rel %.2e)\n", what,
+                    step, i, (double)got[i], want[i], diff / fabs(want[i]));
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Run STEPS steps of cfg's optimizer through the cpu backend's optimizer_update
+ * (steps from ffnn_optimizer_step_at) and compare parameters and state after each
+ * with the double reference. */
+static test_result run_sequence(ffnn_train_config *cfg, double lr, const char *name)
+{
+    cfg->learning_rate = (float)lr;
+    const double mu = 0.9, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+    double p[N], buf[N] = {0}, m[N] = {0}, v[N] = {0};
+    float pf[N], gf[N], state[2 * N];
+    memset(state, 0xFF, sizeof state); /* momentum must not read buf at step 1 (NaN) */
+    if (cfg->optimizer == FFNN_OPT_ADAM)
+        memset(state, 0, sizeof state); /* the trainer zeroes Adam's m and v */
+    for (int i = 0; i < N; i++) {
+        p[i] = p0[i];
+        pf[i] = (float)p0[i];
+    }
+    for (int t = 1; t <= STEPS; t++) {
+        const double *g = grads[t - 1];
+        for (int i = 0; i < N; i++) {
+            gf[i] = (float)g[i];
+            switch (cfg->optimizer) {
+            case FFNN_OPT_SGD: p[i] -= lr * g[i]; break;
+            case FFNN_OPT_MOMENTUM: {
+                buf[i] = t == 1 ? g[i] : mu * buf[i] + g[i];
+                double d = cfg->nesterov ? g[i] + mu * buf[i] : buf[i];
+                p[i] -= lr * d;
+                break;
+            }
+            case FFNN_OPT_ADAM: {
+                m[i] = beta1 * m[i] + (1 - beta1) * g[i];
+                v[i] = beta2 * v[i] + (1 - beta2) * g[i] * g[i];
+                double step_size = lr / (1 - pow(beta1, t));
+                double denom = sqrt(v[i]) / sqrt(1 - pow(beta2, t)) + eps;
+                p[i] -= step_size * m[i] / denom;
+                break;
+            }
+            }
+        }
+        const ffnn_optimizer_step step = ffnn_optimizer_step_at(cfg, (uint64_t)t);
+        CHECK(step.first_step == (t == 1), "%s step %d: first_step %d", name, t, step.first_step);
+        CHECK_OK(ffnn_cpu_backend.optimizer_update(NULL, &step, pf, gf,
+                                                   cfg->optimizer == FFNN_OPT_SGD ? NULL : state,
+                                                   N));
+        CHECK(close_rel(name, t, pf, p, N), "%s: parameters", name);
+        if (cfg->optimizer == FFNN_OPT_MOMENTUM)
+            CHECK(close_rel("momentum buffer", t, state, buf, N), "%s: buffer", name);
+        if (cfg->optimizer == FFNN_OPT_ADAM) {
+            CHECK(close_rel("adam m", t, state, m, N), "%s: m", name);
+            CHECK(close_rel("adam v", t, state + N, v, N), "%s: v", name);
+        }
+    }
+    return TEST_PASS;
+}
+
+static test_result cpu_reference_sequences(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.optimizer = FFNN_OPT_SGD;
+    if (run_sequence(&cfg, 0.1, "sgd") != TEST_PASS)
+        return TEST_FAIL;
+    cfg.optimizer = FFNN_OPT_MOMENTUM;
+    if (run_sequence(&cfg, 0.1, "momentum") != TEST_PASS)
+        return TEST_FAIL;
+    cfg.nesterov = 1;
+    if (run_sequence(&cfg, 0.1, "nesterov") != TEST_PASS)
+        return TEST_FAIL;
+    cfg.nesterov = 0;
+    cfg.optimizer = FFNN_OPT_ADAM;
+    return run_sequence(&cfg, 0.01, "adam");
+}
+
+/* Adam's first step moves every parameter with a non-zero gradient by lr against
+ * the gradient's sign (m / sqrt(v) = g / |g| after bias correction), to float
+ * precision; a zero gradient leaves it. */
+static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.learning_rate = 1e-3f;
+    float p[4] = {0.0f, 0.0f, 0.0f, 0.0f}, g[4] = {3e-3f, -40.0f, 0.0f, 1e-5f}, state[8] = {0};
+    const ffnn_optimizer_step step = ffnn_optimizer_step_at(&cfg, 1);
+    CHECK_OK(ffnn_cpu_backend.optimizer_update(NULL, &step, p, g, state, 4));
+    CHECK(fabsf(p[0] + 1e-3f) < 1e-8f && fabsf(p[1] - 1e-3f) < 1e-8f && p[2] == 0.0f &&
+              fabsf(p[3] + 1e-3f) < 2e-6f, /* g = 1e-5: eps takes 0.1% */
+          "after one Adam step: %.9g %.9g %.9g %.9g", (double)p[0], (double)p[1], (double)p[2],
+          (double)p[3]);
+    return TEST_PASS;
+}
+
+/* The per-step scalars: computed in double from the decimal hyperparameters, as
+ * PyTorch does with Python floats, then rounded to float. */
+static test_result step_scalars(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.learning_rate = 1e-3f;
+    for (uint64_t t = 1; t <= 1000; t *= 10) {
+        const ffnn_optimizer_step s = ffnn_optimizer_step_at(&cfg, t);
+        const double td = (double)t;
+        CHECK(s.one_minus_beta1 == (float)(1.0 - 0.9), "1 - beta1 = %.9g", (double)s.one_minus_beta1);
+        /* (float)(1 - 0.999) = 0.001f, not 1 - 0.999f = 0.00099998713f */
+        CHECK(s.one_minus_beta2 == (float)(1.0 - 0.999), "1 - beta2 = %.9g",
+              (double)s.one_minus_beta2);
+        CHECK(s.step_size == (float)(1e-3 / (1.0 - pow(0.9, td))), "t %u: step_size %.9g",
+              (unsigned)t, (double)s.step_size);
+        CHECK(s.bias_correction2_sqrt == (float)sqrt(1.0 - pow(0.999, td)),
+              "t %u: bias_correction2_sqrt %.9g", (unsigned)t, (double)s.bias_correction2_sqrt);
+        CHECK(s.eps == 1e-8f && s.beta2 == 0.999f && s.lr == 1e-3f && s.kind == FFNN_OPT_ADAM,
+              "copied hyperparameters");
+        CHECK(s.first_step == (t == 1), "t %u: first_step %d", (unsigned)t, s.first_step);
+    }
+    CHECK(ffnn_optimizer_state_count(FFNN_OPT_SGD) == 0 &&
+              ffnn_optimizer_state_count(FFNN_OPT_MOMENTUM) == 1 &&
+              ffnn_optimizer_state_count(FFNN_OPT_ADAM) == 2,
+          "state counts");
+    return TEST_PASS;
+}
+
+static test_result names_and_defaults(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    const char *names[] = {"sgd", "momentum", "adam"};
+    for (int i = 0; i < 3; i++) {
+        ffnn_optimizer o = (ffnn_optimizer)99;
+        CHECK_OK(ffnn_optimizer_from_name(names[i], &o));
+        CHECK((int)o == i, "%s -> %d", names[i], (int)o);
+        CHECK(strcmp(ffnn_optimizer_name(o), names[i]) == 0, "%d -> %s", i,
+              ffnn_optimizer_name(o));
+    }
+    ffnn_optimizer o = FFNN_OPT_ADAM;
+    CHECK(ffnn_optimizer_from_name("adamw", &o) == FFNN_ERR_PARSE && o == FFNN_OPT_ADAM,
+          "adamw accepted");
+    CHECK(strstr(ffnn_last_error(), "unknown optimizer 'adamw' (expected one of: sgd, momentum, "
+                                    "adam)"),
+          "%s", ffnn_last_error());
+    ffnn_train_config c = ffnn_train_config_default();
+    CHECK(c.optimizer == FFNN_OPT_SGD && c.momentum == 0.9f && c.nesterov == 0 &&
+              c.beta1 == 0.9f && c.beta2 == 0.999f && c.epsilon == 1e-8f,
+          "defaults: %d %g %d %g %g %g", (int)c.optimizer, (double)c.momentum, c.nesterov,
+          (double)c.beta1, (double)c.beta2, (double)c.epsilon);
+    return TEST_PASS;
+}
+
+/* ------------------------------------------------------------ trainer */
+
+/* A trainer on the first 256 Fashion-MNIST images, file order, batch 32. */
+static ffnn_status small_trainer(ffnn_optimizer opt, ffnn_dataset **full, ffnn_dataset **train,
+                                 ffnn_model **m, ffnn_trainer **t)
+{
+    ffnn_status st;
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.optimizer = opt;
+    cfg.learning_rate = opt == FFNN_OPT_ADAM ? 1e-3f : 0.01f;
+    cfg.batch_size = 32;
+    cfg.shuffle = 0;
+    if ((st = ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", full, NULL)) ||
+        (st = ffnn_dataset_slice(*full, 0, 256, train)) ||
+        (st = ffnn_model_create("784-16relu-10", m)) || (st = ffnn_model_init(*m, 7)))
+        return st;
+    return ffnn_trainer_create(*m, *train, &cfg, t);
+}
+
+/* After one step the trainer's state is what the optimizer makes of the first
+ * batch's gradient: momentum's buf = g exactly; Adam's m = lerp(0, g, 0.1) and
+ * v = (0.001 g) g, to the bit. The state has the documented size, and
+ * ffnn_trainer_optimizer_state refuses a buffer that is too small. */
+static test_result trainer_state(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    static const ffnn_optimizer opts[] = {FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM};
+    for (int k = 0; k < 3; k++) {
+        ffnn_dataset *full = NULL, *train = NULL;
+        ffnn_model *m = NULL;
+        ffnn_trainer *t = NULL;
+        CHECK_OK(small_trainer(opts[k], &full, &train, &m, &t));
+        const size_t np = ffnn_model_parameter_count(m);
+        const size_t want = ffnn_optimizer_state_count(opts[k]) * np;
+        size_t count = 0;
+        CHECK_OK(ffnn_trainer_optimizer_state(t, NULL, &count));
+        CHECK(count == want, "%s: state count %zu, want %zu", ffnn_optimizer_name(opts[k]),
+              count, want);
+        CHECK(ffnn_trainer_optimizer_steps(t) == 0, "steps before training");
+        float *g = malloc(np * sizeof *g), *state = malloc((want + 1) * sizeof *state);
+        CHECK(g && state, "out of memory");
+        int32_t rows[32];
+        for (int i = 0; i < 32; i++)
+            rows[i] = i;
+        double loss, step_loss;
+        CHECK_OK(ffnn_trainer_gradient(t, rows, 32, &loss, g));
+        CHECK_OK(ffnn_trainer_step(t, &step_loss));
+        CHECK(step_loss == loss, "the first step's batch is rows 0..31: %.9g vs %.9g", step_loss,
+              loss);
+        CHECK(ffnn_trainer_optimizer_steps(t) == 1, "steps after one step");
+        count = want + 1;
+        CHECK_OK(ffnn_trainer_optimizer_state(t, state, &count));
+        CHECK(count == want, "count after download %zu", count);
+        size_t nonzero = 0;
+        for (size_t i = 0; i < np; i++) {
+            nonzero += g[i] != 0.0f;
+            if (opts[k] == FFNN_OPT_MOMENTUM)
+                CHECK(state[i] == g[i], "momentum buf[%zu] %.9g, g %.9g", i, (double)state[i],
+                      (double)g[i]);
+            if (opts[k] == FFNN_OPT_ADAM) {
+                const float m1 = 0.1f * g[i], v1 = (0.001f * g[i]) * g[i];
+                CHECK(state[i] == m1 && state[np + i] == v1, "adam [%zu]: m %.9g v %.9g, want %.9g %.9g",
+                      i, (double)state[i], (double)state[np + i], (double)m1, (double)v1);
+            }
+        }
+        CHECK(nonzero > np / 2, "the gradient is mostly zero (%zu of %zu non-zero)", nonzero, np);
+        if (want > 0) {
+            count = want - 1;
+            CHECK(ffnn_trainer_optimizer_state(t, state, &count) == FFNN_ERR_INVALID_ARGUMENT,
+                  "a too small buffer was accepted");
+            CHECK(strstr(ffnn_last_error(), "room for"), "%s", ffnn_last_error());
+        }
+        free(g);
+        free(state);
+        ffnn_trainer_free(t);
+        ffnn_model_free(m);
+        ffnn_dataset_free(train);
+        ffnn_dataset_free(full);
+    }
+    return TEST_PASS;
+}
+
+/* Out-of-range hyperparameters fail at create time with a message naming them. */
+static test_result rejects_bad_config(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_dataset *full = NULL, *train = NULL;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", &full, NULL));
+    CHECK_OK(ffnn_dataset_slice(full, 0, 100, &train));
+    CHECK_OK(ffnn_model_create("784-8relu-10", &m));
+    struct {
+        int optimizer, nesterov;
+        float momentum, beta1, beta2, eps;
+        const char *expect;
+    } bad[] = {
+        {7, 0, 0.9f, 0.9f, 0.999f, 1e-8f, "unknown optimizer 7"},
+        {1, 0, 1.0f, 0.9f, 0.999f, 1e-8f, "momentum must be in [0, 1), found 1"},
+        {1, 0, -0.5f, 0.9f, 0.999f, 1e-8f, "momentum must be in [0, 1), found -0.5"},
+        {1, 0, NAN, 0.9f, 0.999f, 1e-8f, "momentum must be in [0, 1)"},
+        {0, 1, 0.9f, 0.9f, 0.999f, 1e-8f, "nesterov needs the momentum optimizer"},
+        {1, 1, 0.0f, 0.9f, 0.999f, 1e-8f, "with a momentum > 0"},
+        {2, 0, 0.9f, 1.0f, 0.999f, 1e-8f, "beta1 must be in [0, 1), found 1"},
+        {2, 0, 0.9f, 0.9f, -0.5f, 1e-8f, "beta2 must be in [0, 1), found -0.5"},
+        {2, 0, 0.9f, 0.9f, INFINITY, 1e-8f, "beta2 must be in [0, 1)"},
+        {2, 0, 0.9f, 0.9f, 0.999f, 0.0f, "epsilon must be in (0, 1], found 0"},
+        {2, 0, 0.9f, 0.9f, 0.999f, 2.0f, "epsilon must be in (0, 1], found 2"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.device = FFNN_DEVICE_CPU;
+        cfg.optimizer = (ffnn_optimizer)bad[i].optimizer;
+        cfg.nesterov = bad[i].nesterov;
+        cfg.momentum = bad[i].momentum;
+        cfg.beta1 = bad[i].beta1;
+        cfg.beta2 = bad[i].beta2;
+        cfg.epsilon = bad[i].eps;
+        ffnn_trainer *t = NULL;
+        ffnn_status st = ffnn_trainer_create(m, train, &cfg, &t);
+        CHECK(st == FFNN_ERR_INVALID_ARGUMENT && t == NULL, "case %zu: status %d", i, (int)st);
+        CHECK(strstr(ffnn_last_error(), bad[i].expect), "case %zu: '%s' lacks '%s'", i,
+              ffnn_last_error(), bad[i].expect);
+    }
+    /* the edges that are allowed: momentum 0, beta1 0 */
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.optimizer = FFNN_OPT_MOMENTUM;
+    cfg.momentum = 0.0f;
+    cfg.beta1 = 0.0f;
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(full);
+    return TEST_PASS;
+}
+
+const test_case optim_tests[] = {
+    {"optim_names_and_defaults", names_and_defaults},
+    {"optim_step_scalars", step_scalars},
+    {"optim_cpu_reference_3_steps", cpu_reference_sequences},
+    {"optim_adam_first_step_is_lr_sign", adam_first_step_is_lr_sign},
+    {"optim_trainer_state", trainer_state},
+    {"optim_rejects_bad_config", rejects_bad_config},
+};
+const size_t optim_tests_count = sizeof optim_tests / sizeof optim_tests[0];

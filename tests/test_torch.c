@@ -1,0 +1,90 @@
+/* test_torch.c - parity with PyTorch: runs tests/torch_twin.py, which trains the
+ * same network from the same (PyTorch-made) initial weights on the same batches
+ * with ffnn (build/ffnn, --device cpu) and with PyTorch, and compares every
+ * per-step loss (1e-5 relative) and the final weights (1e-4 relative, max norm).
+ * Skipped, with the reason, when /usr/bin/python3 cannot import torch and numpy
+ * (Debian: apt-get install python3-torch python3-numpy; FFNN_PYTHON picks another). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* Debian's python3-torch installs for /usr/bin/python3; FFNN_PYTHON overrides. */
+static const char *python_path(void)
+{
+    const char *p = getenv("FFNN_PYTHON");
+    return p && *p ? p : "/usr/bin/python3";
+}
+static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
+
+/* Run argv; returns the exit status (or -1 when it could not run). */
+static int run_command(char *const argv[])
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int have_torch(void)
+{
+    const char *python = python_path();
+    if (access(python, X_OK) != 0)
+        return 0;
+    char *const argv[] = {(char *)python, "-c", "import torch, numpy", NULL};
+    pid_t pid = fork();
+    if (pid < 0)
+        return 0;
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static test_result twin(const char *which, char *why, size_t why_size)
+{
+    const char *python = python_path();
+    if (!have_torch())
+        SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
+    const char *ffnn = getenv("FFNN_BIN") ? getenv("FFNN_BIN") : "build/ffnn";
+    CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
+    char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
+                          (char *)ffnn, "--data", (char *)fashion_dir, "--device", "cpu",
+                          NULL};
+    int rc = run_command(argv);
+    CHECK(rc == 0, "tests/torch_twin.py %s exited with %d", which, rc);
+    return TEST_PASS;
+}
+
+static test_result twin_seed000(char *why, size_t why_size)
+{
+    return twin("seed000", why, why_size);
+}
+
+static test_result twin_seed003(char *why, size_t why_size)
+{
+    return twin("seed003", why, why_size);
+}
+
+const test_case torch_tests[] = {
+    {"torch_parity_cpu_seed000_sgd_ce", twin_seed000},
+    {"torch_parity_cpu_seed003_adam_bce", twin_seed003},
+};
+const size_t torch_tests_count = sizeof torch_tests / sizeof torch_tests[0];
