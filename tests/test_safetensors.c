@@ -32,7 +32,9 @@
 #include "check.h"
 #include "ffnn.h"
 
-#define PYTHON "/usr/bin/python3"
+/* Debian's python3-torch installs for /usr/bin/python3; FFNN_PYTHON overrides. */
+#define PYTHON (getenv("FFNN_PYTHON") && *getenv("FFNN_PYTHON") ? getenv("FFNN_PYTHON") \
+                                                                : "/usr/bin/python3")
 #define INTEROP_SCRIPT "tests/safetensors_interop.py"
 
 /* ---------------------------------------------------------------- files */
