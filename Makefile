@@ -8,8 +8,11 @@
 
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc
-LDLIBS   := -lcjson -lz -lm
+# OpenMP (the omp cpu backend, src/omp/; Debian's gcc ships libgomp). make OMP_CFLAGS=
+# builds without it: the omp backend then runs on one thread.
+OMP_CFLAGS ?= -fopenmp
+ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc $(OMP_CFLAGS)
+LDLIBS   := -lcjson -lz -lm $(OMP_CFLAGS)
 
 # cJSON (Debian: libcjson-dev). Where it is not installed (the device machine):
 #   make CJSON_DIR=DIR   with DIR/include/cjson/cJSON.h and DIR/lib/libcjson.so
@@ -28,7 +31,8 @@ ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-f
              -Iinclude -Isrc
 
 BUILD    := build
-C_SRC    := $(filter-out src/cuda_none.c,$(wildcard src/*.c src/data/*.c src/cpu/*.c src/io/*.c))
+C_SRC    := $(filter-out src/cuda_none.c,$(wildcard src/*.c src/data/*.c src/cpu/*.c src/io/*.c \
+                                                src/omp/*.c))
 CU_SRC   := $(wildcard src/cuda/*.cu)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -51,6 +55,13 @@ info:
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The omp kernels: -O3 (vectorisation), no errno from sqrtf (lets it vectorise; same
+# values); the matmuls contract a*b+c into fma (gemm.c), the element-wise ops do not
+# (ISO C default), so that they keep the reference's roundings. No -march: the
+# kernels for AVX2 / AVX-512 are chosen at run time.
+$(BUILD)/src/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
+$(BUILD)/src/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
 
 $(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/cuda/*.cuh)
 	@mkdir -p $(dir $@)

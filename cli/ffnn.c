@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "checkpoints.h"
 #include "default_data.h"
 #include "model_commands.h"
 #include "ffnn.h"
@@ -43,8 +44,14 @@ static const char *usage_train =
     "                    idx1-ubyte[.gz], t10k-...). Default: data/mnist/, else MNIST\n"
     "                    downloaded there, else Debian's Fashion-MNIST\n"
     "                    (/usr/share/datasets/fashion-mnist)\n"
+    "  --data synth:points[:N[:SEED]]      seed 004's 2-D points (quadrants 1 and 3\n"
+    "                    vs 2 and 4), N = 2100 by default, test set N/5\n"
+    "  --data synth:regression[:N[:SEED]]  seed 001's 32-feature regression, N = 2560\n"
+    "                    by default (README \"Data sets\" defines both; SEED: 1)\n"
+    "  --classes A,B     keep only labels A and B, relabelled 0 and 1 (e.g. 0,1)\n"
     "  --arch STR        architecture, e.g. 784-256relu-10 (default: FEATURES-256relu-\n"
-    "                    CLASSES of the data). Syntax: input width, then per layer\n"
+    "                    CLASSES of the data; FEATURES-256relu-TARGETS and --loss\n"
+    "                    mse for float targets). Syntax: input width, then per layer\n"
     "                    WIDTH[relu|sigmoid|tanh|identity][:nobias], joined by '-'\n"
     "  --loss NAME       ce (softmax cross-entropy, default) | bce (sigmoid binary\n"
     "                    cross-entropy) | mse (mean squared error)\n"
@@ -64,6 +71,8 @@ static const char *usage_train =
     "  --train-limit N   use only the first N training samples\n"
     "  --device NAME     cpu | cuda (default: cuda when a GPU is present, else cpu)\n"
     "  --kernels NAME    cuda matmul strategy: tiled (default) | naive\n"
+    "  --threads N       cpu: N OpenMP threads; 0 = all cores (default); 1 = the\n"
+    "                    single-threaded reference backend\n"
     "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
     "  --json            print one JSON object per epoch instead of a text line\n"
     "  --save FILE       after training, write the model (safetensors, atomically)\n"
@@ -71,6 +80,16 @@ static const char *usage_train =
     "  --init FILE       start from the weights of a model file instead of the seeded\n"
     "                    init; the architecture (and, without --loss, the loss) comes\n"
     "                    from the file; --arch, if given, must match it\n"
+    "  --checkpoint FILE write a checkpoint (model, optimizer state, position in the\n"
+    "                    run; safetensors, atomically) at the end of every epoch\n"
+    "  --checkpoint-every N  also after every N-th step (counted over the whole run)\n"
+    "  --max-steps N     stop after step N of the whole run (with --checkpoint: saved\n"
+    "                    there), e.g. to continue later with --resume\n"
+    "  --resume FILE     continue the run of a checkpoint exactly where it stopped:\n"
+    "                    its architecture, weights, optimizer state, settings (loss,\n"
+    "                    optimizer and hyperparameters, lr, batch, seed, shuffle,\n"
+    "                    train-limit, epochs) are used; a flag given must agree with\n"
+    "                    the checkpoint, except --epochs (the total to reach)\n"
     "  -h, --help        this help\n";
 
 /* ------------------------------------------------------------ value parsing */
@@ -157,6 +176,8 @@ static void clear_progress(const progress_state *p)
 
 typedef struct train_options {
     const char *data_dir;
+    int class_a, class_b;      /* --classes A,B (class_a < 0: all classes)           */
+    int regression;            /* float targets with mse: no accuracy is printed     */
     const char *arch;
     ffnn_train_config cfg;
     long long train_limit;
@@ -167,13 +188,23 @@ typedef struct train_options {
     int loss_given;            /* --loss was given (else --init's file decides)      */
     const char *momentum_flag; /* the last of --momentum, --nesterov given (or NULL) */
     const char *adam_flag;     /* the last of --beta1, --beta2, --eps given (or NULL) */
+    const char *checkpoint_path; /* --checkpoint FILE (or NULL)                      */
+    long long checkpoint_every;  /* --checkpoint-every N (0: epoch ends only)        */
+    long long max_steps;         /* --max-steps N (0: no limit)                      */
+    const char *resume_path;     /* --resume FILE (or NULL)                          */
+    ffnn_cli_given given;        /* which settings were given (--resume checks them) */
 } train_options;
 
 enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
        OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_KERNELS, OPT_EVAL_BATCH, OPT_JSON,
        OPT_OPTIMIZER, OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS };
 
-enum { OPT_SAVE = 512, OPT_INIT, OPT_LOG_STEPS };
+enum { OPT_THREADS = 768 };
+
+enum { OPT_CLASSES = 1024 };
+
+enum { OPT_SAVE = 512, OPT_INIT, OPT_LOG_STEPS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
+       OPT_MAX_STEPS, OPT_RESUME };
 
 static const struct option train_long_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -187,6 +218,7 @@ static const struct option train_long_options[] = {
     {"train-limit", required_argument, NULL, OPT_LIMIT},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"threads", required_argument, NULL, OPT_THREADS},
     {"eval-batch", required_argument, NULL, OPT_EVAL_BATCH},
     {"json", no_argument, NULL, OPT_JSON},
     {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
@@ -198,6 +230,11 @@ static const struct option train_long_options[] = {
     {"save", required_argument, NULL, OPT_SAVE},
     {"init", required_argument, NULL, OPT_INIT},
     {"log-steps", required_argument, NULL, OPT_LOG_STEPS},
+    {"classes", required_argument, NULL, OPT_CLASSES},
+    {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {"max-steps", required_argument, NULL, OPT_MAX_STEPS},
+    {"resume", required_argument, NULL, OPT_RESUME},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -241,6 +278,10 @@ static int train_option(train_options *o, int c, const char *arg)
     case OPT_KERNELS:
         if (ffnn_kernels_from_name(arg, &o->cfg.kernels) != FFNN_OK) break;
         return 0;
+    case OPT_THREADS:
+        if (parse_long("--threads", arg, 0, 1024, &v)) return -1;
+        o->cfg.threads = (int)v;
+        return 0;
     case OPT_EVAL_BATCH:
         if (parse_long("--eval-batch", arg, 1, 1 << 20, &v)) return -1;
         o->cfg.eval_batch_size = (size_t)v;
@@ -272,6 +313,23 @@ static int train_option(train_options *o, int c, const char *arg)
     case OPT_SAVE: o->save_path = arg; return 0;
     case OPT_INIT: o->init_path = arg; return 0;
     case OPT_LOG_STEPS: o->log_steps = arg; return 0;
+    case OPT_CLASSES: {
+        int a, b, n = 0;
+        if (sscanf(arg, "%d,%d%n", &a, &b, &n) != 2 || arg[n] != '\0' || a < 0 || a > 255 ||
+            b < 0 || b > 255 || a == b) {
+            fprintf(stderr, "ffnn train: --classes expects two different labels in [0, 255] "
+                    "as A,B, found '%s'\n", arg);
+            return -1;
+        }
+        o->class_a = a;
+        o->class_b = b;
+        return 0;
+    }
+    case OPT_CHECKPOINT: o->checkpoint_path = arg; return 0;
+    case OPT_CHECKPOINT_EVERY:
+        return parse_long("--checkpoint-every", arg, 1, INT64_MAX, &o->checkpoint_every);
+    case OPT_MAX_STEPS: return parse_long("--max-steps", arg, 1, INT64_MAX, &o->max_steps);
+    case OPT_RESUME: o->resume_path = arg; return 0;
     case 'h': return 1;
     default:
         fprintf(stderr, "ffnn train: see 'ffnn train --help'\n");
@@ -279,6 +337,28 @@ static int train_option(train_options *o, int c, const char *arg)
     }
     fprintf(stderr, "ffnn train: %s\n", ffnn_last_error());
     return -1;
+}
+
+/* Record that option c was given (--resume checks those against the checkpoint). */
+static void note_given(ffnn_cli_given *g, int c)
+{
+    switch (c) {
+    case OPT_ARCH: g->arch = 1; break;
+    case OPT_LOSS: g->loss = 1; break;
+    case OPT_EPOCHS: g->epochs = 1; break;
+    case OPT_BATCH: g->batch = 1; break;
+    case OPT_LR: g->lr = 1; break;
+    case OPT_SEED: g->seed = 1; break;
+    case OPT_NO_SHUFFLE: g->shuffle = 1; break;
+    case OPT_LIMIT: g->train_limit = 1; break;
+    case OPT_OPTIMIZER: g->optimizer = 1; break;
+    case OPT_MOMENTUM: g->momentum = 1; break;
+    case OPT_NESTEROV: g->nesterov = 1; break;
+    case OPT_BETA1: g->beta1 = 1; break;
+    case OPT_BETA2: g->beta2 = 1; break;
+    case OPT_EPS: g->eps = 1; break;
+    default: break;
+    }
 }
 
 static int fail(const char *what)
@@ -292,15 +372,36 @@ static int load_data(const train_options *o, ffnn_dataset **train, ffnn_dataset 
                      char *description, size_t description_size)
 {
     char dir[4096];
-    if (o->data_dir) {
-        snprintf(dir, sizeof dir, "%s", o->data_dir);
+    if (o->data_dir && strncmp(o->data_dir, "synth:", 6) == 0) {
         snprintf(description, description_size, "%s", o->data_dir);
-    } else if (ffnn_cli_find_default_data(dir, sizeof dir, description, description_size,
-                                          stderr) != 0) {
-        return 1;
+        if (ffnn_dataset_synthetic(o->data_dir, 1, train, test) != FFNN_OK)
+            return fail("--data");
+    } else {
+        if (o->data_dir) {
+            snprintf(dir, sizeof dir, "%s", o->data_dir);
+            snprintf(description, description_size, "%s", o->data_dir);
+        } else if (ffnn_cli_find_default_data(dir, sizeof dir, description, description_size,
+                                              stderr) != 0) {
+            return 1;
+        }
+        if (ffnn_dataset_load_idx_dir(dir, train, test) != FFNN_OK)
+            return fail("loading data");
     }
-    if (ffnn_dataset_load_idx_dir(dir, train, test) != FFNN_OK)
-        return fail("loading data");
+    if (o->class_a >= 0) { /* --classes A,B */
+        ffnn_dataset *sel[2] = {NULL, NULL};
+        if (ffnn_dataset_select_classes(*train, o->class_a, o->class_b, &sel[0]) != FFNN_OK ||
+            ffnn_dataset_select_classes(*test, o->class_a, o->class_b, &sel[1]) != FFNN_OK) {
+            ffnn_dataset_free(sel[0]);
+            return fail("--classes");
+        }
+        ffnn_dataset_free(*train);
+        ffnn_dataset_free(*test);
+        *train = sel[0];
+        *test = sel[1];
+        size_t used = strlen(description);
+        snprintf(description + used, description_size - used, ", classes %d,%d as 0,1",
+                 o->class_a, o->class_b);
+    }
     if (o->train_limit > 0 && (size_t)o->train_limit < ffnn_dataset_count(*train)) {
         ffnn_dataset *part = NULL;
         if (ffnn_dataset_slice(*train, 0, (size_t)o->train_limit, &part) != FFNN_OK)
@@ -314,16 +415,26 @@ static int load_data(const train_options *o, ffnn_dataset **train, ffnn_dataset 
 static void print_epoch(const train_options *o, const ffnn_epoch_stats *s, double test_loss,
                         double test_accuracy)
 {
-    if (o->json)
+    char accuracy[32]; /* regression (float targets, mse): no accuracy */
+    if (o->json) {
+        if (o->regression)
+            snprintf(accuracy, sizeof accuracy, "null");
+        else
+            snprintf(accuracy, sizeof accuracy, "%.6f", test_accuracy);
         printf("{\"epoch\": %d, \"train_loss\": %.6f, \"test_loss\": %.6f, "
-               "\"test_accuracy\": %.6f, \"seconds\": %.6f, \"images_per_second\": %.1f}\n",
-               s->epoch, s->train_loss, test_loss, test_accuracy, s->seconds,
+               "\"test_accuracy\": %s, \"seconds\": %.6f, \"images_per_second\": %.1f}\n",
+               s->epoch, s->train_loss, test_loss, accuracy, s->seconds,
                s->images_per_second);
-    else
-        printf("epoch %3d/%d  train_loss %.4f  test_loss %.4f  test_acc %6.2f%%  %8.3f s  "
+    } else {
+        if (o->regression)
+            snprintf(accuracy, sizeof accuracy, "%7s", "-");
+        else
+            snprintf(accuracy, sizeof accuracy, "%6.2f%%", 100.0 * test_accuracy);
+        printf("epoch %3d/%d  train_loss %.4f  test_loss %.4f  test_acc %s  %8.3f s  "
                "%10.0f img/s\n",
-               s->epoch, o->cfg.epochs, s->train_loss, test_loss, 100.0 * test_accuracy,
-               s->seconds, s->images_per_second);
+               s->epoch, o->cfg.epochs, s->train_loss, test_loss, accuracy, s->seconds,
+               s->images_per_second);
+    }
     fflush(stdout);
 }
 
@@ -341,6 +452,19 @@ static int log_step_losses(FILE *f, const ffnn_trainer *trainer, int epoch, size
     return fflush(f);
 }
 
+/* The step callback of ffnn train: the progress bar, then checkpoints. */
+typedef struct step_context {
+    progress_state *progress;
+    ffnn_cli_checkpointer *checkpoints;
+} step_context;
+
+static int on_step(void *user, ffnn_trainer *trainer, int epoch, size_t step, size_t steps)
+{
+    step_context *c = user;
+    draw_progress(c->progress, step, steps);
+    return ffnn_cli_checkpoint_step(c->checkpoints, trainer, epoch, step, steps);
+}
+
 static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset *train,
                         ffnn_dataset *test, const char *data_description)
 {
@@ -355,8 +479,16 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
         snprintf(device, sizeof device, "cuda (%s, %s kernels)", gpu,
                  ffnn_kernels_name(o->cfg.kernels));
     } else {
-        snprintf(device, sizeof device, "cpu%s",
-                 ffnn_has_cuda() ? " (no CUDA GPU found)" : " (build without CUDA)");
+        char how[64];
+        if (ffnn_trainer_threads(trainer) > 1 || o->cfg.threads != 1)
+            snprintf(how, sizeof how, "omp, %d thread%s", ffnn_trainer_threads(trainer),
+                     ffnn_trainer_threads(trainer) == 1 ? "" : "s");
+        else
+            snprintf(how, sizeof how, "reference");
+        snprintf(device, sizeof device, "cpu (%s)%s", how,
+                 o->cfg.device == FFNN_DEVICE_CPU ? ""
+                 : ffnn_has_cuda()                ? ", no CUDA GPU found"
+                                                  : ", build without CUDA");
     }
     FILE *info = o->json ? stderr : stdout;
     fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
@@ -378,6 +510,16 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
     int rc = 0;
     FILE *step_log = NULL;
     size_t steps_done = 0;
+    ffnn_cli_checkpointer checkpoints = {o->checkpoint_path, o->checkpoint_every, o->max_steps,
+                                         UINT64_MAX, 0, 0, ""};
+    step_context context = {&progress, &checkpoints};
+    int first_epoch = 1;
+    if (o->resume_path &&
+        (first_epoch = ffnn_cli_resume_trainer(o->resume_path, trainer, &checkpoints, info)) < 0) {
+        ffnn_trainer_free(trainer);
+        return 1;
+    }
+    steps_done = (size_t)(first_epoch - 1) * ffnn_trainer_steps_per_epoch(trainer);
     if (o->log_steps) {
         step_log = fopen(o->log_steps, "w");
         if (!step_log) {
@@ -388,16 +530,25 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
         }
         fprintf(step_log, "epoch,step,loss\n");
     }
-    for (int e = 1; e <= o->cfg.epochs && rc == 0; e++) {
+    for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped; e++) {
         ffnn_epoch_stats stats;
         double test_loss = 0, test_accuracy = 0;
+        int finished = 0;
         progress.epoch = e;
-        ffnn_status st = ffnn_trainer_run_epoch(trainer, draw_progress, &progress, &stats);
+        ffnn_status st = ffnn_trainer_run_epoch_until(trainer, on_step, &context, &stats,
+                                                      &finished);
         clear_progress(&progress);
+        if (checkpoints.failed) {
+            fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
+            rc = 1;
+            break;
+        }
         if (st != FFNN_OK) {
             rc = fail("training");
             break;
         }
+        if (!finished) /* --max-steps */
+            break;
         if (ffnn_trainer_evaluate(trainer, test, &test_loss, &test_accuracy) != FFNN_OK) {
             rc = fail("evaluating");
             break;
@@ -408,7 +559,15 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
                     strerror(errno));
             rc = 1;
         }
+        if (rc == 0 && ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0) {
+            fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
+            rc = 1;
+        }
     }
+    if (rc == 0 && checkpoints.stopped)
+        fprintf(info, "stopped at step %lld of the run (--max-steps)%s%s\n", o->max_steps,
+                o->checkpoint_path ? "; checkpoint " : "",
+                o->checkpoint_path ? o->checkpoint_path : "");
     if (step_log && fclose(step_log) != 0 && rc == 0) {
         fprintf(stderr, "ffnn train: --log-steps %s: %s\n", o->log_steps, strerror(errno));
         rc = 1;
@@ -424,6 +583,8 @@ static int cmd_train(int argc, char **argv)
     train_options o;
     memset(&o, 0, sizeof o);
     o.cfg = ffnn_train_config_default();
+    o.class_a = o.class_b = -1;
+    o.cfg.threads = 0; /* the CLI uses every core (the library's default is 1) */
     optind = 1;
     argv[0] = "ffnn train"; /* getopt's messages name the command */
     int c;
@@ -435,11 +596,23 @@ static int cmd_train(int argc, char **argv)
         }
         if (r < 0)
             return 2;
+        note_given(&o.given, c);
     }
     if (optind < argc) {
         fprintf(stderr, "ffnn train: unexpected argument '%s' (see --help)\n", argv[optind]);
         return 2;
     }
+    if ((o.resume_path && o.init_path) || (o.checkpoint_every && !o.checkpoint_path)) {
+        fprintf(stderr, "ffnn train: %s\n", o.init_path ? "--resume and --init exclude each "
+                "other (the checkpoint holds the weights)" : "--checkpoint-every needs "
+                "--checkpoint FILE");
+        return 2;
+    }
+    if (o.resume_path && ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given, &o.cfg,
+                                                  &o.train_limit) != 0)
+        return 1;
+    if (o.checkpoint_path && ffnn_cli_check_checkpoint_path(o.checkpoint_path) != 0)
+        return 1;
     if ((o.momentum_flag && o.cfg.optimizer != FFNN_OPT_MOMENTUM) ||
         (o.adam_flag && o.cfg.optimizer != FFNN_OPT_ADAM)) {
         fprintf(stderr, "ffnn train: %s applies to --optimizer %s, not %s\n",
@@ -459,15 +632,26 @@ static int cmd_train(int argc, char **argv)
         return 1;
     }
     char default_arch[64];
-    snprintf(default_arch, sizeof default_arch, "%zu-256relu-%d", ffnn_dataset_features(train),
-             ffnn_dataset_classes(train) < 2 ? 2 : ffnn_dataset_classes(train));
+    if (ffnn_dataset_target_width(train) > 0) { /* float targets: one output each, mse */
+        snprintf(default_arch, sizeof default_arch, "%zu-256relu-%zu",
+                 ffnn_dataset_features(train), ffnn_dataset_target_width(train));
+        if (!o.loss_given && !o.resume_path)
+            o.cfg.loss = FFNN_LOSS_MSE;
+    } else {
+        snprintf(default_arch, sizeof default_arch, "%zu-256relu-%d",
+                 ffnn_dataset_features(train),
+                 ffnn_dataset_classes(train) < 2 ? 2 : ffnn_dataset_classes(train));
+    }
     ffnn_model *model = NULL;
     int rc;
-    if (ffnn_cli_train_model(o.init_path, o.arch, default_arch, o.cfg.seed, o.loss_given,
-                             &o.cfg.loss, &model) != 0)
+    if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
+                      : ffnn_cli_train_model(o.init_path, o.arch, default_arch, o.cfg.seed,
+                                             o.loss_given, &o.cfg.loss, &model) != 0)
         rc = 1;
-    else
+    else {
+        o.regression = ffnn_dataset_target_width(train) > 0 && o.cfg.loss == FFNN_LOSS_MSE;
         rc = run_training(&o, model, train, test, description);
+    }
     ffnn_model_free(model);
     ffnn_dataset_free(train);
     ffnn_dataset_free(test);

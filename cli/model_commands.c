@@ -32,7 +32,10 @@ static const char usage_eval[] =
     "options:\n"
     "  --model FILE   a model file (safetensors) written by 'ffnn train --save'\n"
     "  --data DIR     IDX directory (default: as ffnn train - data/mnist/, else MNIST\n"
-    "                 downloaded there, else Debian's Fashion-MNIST)\n"
+    "                 downloaded there, else Debian's Fashion-MNIST), or a synthetic\n"
+    "                 set as in ffnn train (synth:points[:N[:SEED]],\n"
+    "                 synth:regression[:N[:SEED]]: its test set; regression prints\n"
+    "                 the loss only)\n"
     "  --loss NAME    ce | bce | mse (default: the loss recorded in the model file)\n"
     "  --batch N      samples per forward pass (default 1024)\n"
     "  -h, --help     this help\n";
@@ -241,6 +244,12 @@ static int load_test_set(const model_options *o, ffnn_dataset **test, char *desc
 {
     char dir[4096];
 
+    if (o->data_dir && strncmp(o->data_dir, "synth:", 6) == 0) {
+        snprintf(description, size, "%s", o->data_dir);
+        if (ffnn_dataset_synthetic(o->data_dir, 1, NULL, test) != FFNN_OK)
+            return lib_error(o, "--data");
+        return 0;
+    }
     if (o->data_dir) {
         snprintf(dir, sizeof dir, "%s", o->data_dir);
         snprintf(description, size, "%s", o->data_dir);
@@ -268,6 +277,9 @@ static int run_eval(model_options *o, const ffnn_model *m)
                         classes);
     else if (ffnn_model_evaluate(m, o->loss, test, o->batch, &loss, confusion) != FFNN_OK)
         rc = lib_error(o, "evaluating");
+    else if (ffnn_dataset_target_width(test) > 0 && o->loss == FFNN_LOSS_MSE)
+        printf("data: %s (%zu test samples), device: cpu (reference)\ntest_loss %.6f "
+               "(regression: no accuracy)\n", description, ffnn_dataset_count(test), loss);
     else
         print_eval(o, m, description, ffnn_dataset_count(test), loss, confusion);
     free(confusion);

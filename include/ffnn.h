@@ -104,8 +104,10 @@ void ffnn_cuda_device_name(char *buf, size_t buf_size);
 
 /* ------------------------------------------------------------------ dataset */
 
-/* A labelled data set held in host memory: images as uint8 [count, features]
- * (scaled to [0,1] by 1/255 when fed to a network) and labels as uint8 [count]. */
+/* A data set held in host memory. Features: uint8 [count, features] (images,
+ * scaled to [0,1] by 1/255 when fed to a network) or float32 [count, features]
+ * (fed as they are). Targets: uint8 class labels [count] or float32 rows
+ * [count, target_width] (regression, or soft/multi-label targets for bce). */
 typedef struct ffnn_dataset ffnn_dataset;
 
 /* Load an IDX image file and its IDX label file (MNIST, Fashion-MNIST, KMNIST
@@ -130,12 +132,53 @@ ffnn_status ffnn_dataset_load_idx_dir(const char *dir, ffnn_dataset **train,
 ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t count,
                                ffnn_dataset **out);
 
+/* A data set from caller arrays (copied): float32 features x [count, features];
+ * either class labels [count] (target_width 0, targets NULL) or float32 targets
+ * [count, target_width] (labels NULL). Errors: FFNN_ERR_INVALID_ARGUMENT (a zero
+ * size, a missing array, a NaN or Inf value: sample and index named),
+ * FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float *x,
+                                     const uint8_t *labels, size_t target_width,
+                                     const float *targets, ffnn_dataset **out);
+
+/* The samples of src labelled a or b, in order, relabelled a -> 0 and b -> 1
+ * (2 classes), e.g. MNIST's 0s and 1s (seed 004). Features are kept as they are.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (float targets, a or b outside [0, 255],
+ * a == b, no sample with either label), FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
+                                        ffnn_dataset **out);
+
+/* Synthetic data sets (float features), generated from ffnn's documented RNG;
+ * the same spec and seed give the same samples on every machine:
+ *   "synth:points[:N[:SEED]]"      seed 004's 2-D points, N (default 2100):
+ *       x0 = 2u - 1, x1 = 2u - 1 (u uniform in [0, 1), 24 bits, two draws per
+ *       sample), label 1 when x0 * x1 > 0 (quadrants one and three), else 0.
+ *   "synth:regression[:N[:SEED]]"  seed 001's regression, N (default 2560):
+ *       32 features x_j = 2u - 1, then e = u; one float target
+ *       y = sum_j a_j x_j + sum_{k<16} c_k sqrt(x_{2k}^2 + x_{2k+1}^2) + 0.1 (e - 0.5)
+ *       with a_j = 0.25 (-1)^j, c_k = 0.5 (-1)^k, computed in double, rounded once.
+ * *train gets N samples drawn from stream 2 of the seed (src/rng.h), *test
+ * ceil(N/5) samples from stream 3; either may be NULL to skip it. SEED in the
+ * spec, when given, replaces seed. src/data/synth.c has the details.
+ * Errors: FFNN_ERR_PARSE (message: the spec, the column, what was expected),
+ * FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_dataset_synthetic(const char *spec, uint64_t seed, ffnn_dataset **train,
+                                   ffnn_dataset **test);
+
 void ffnn_dataset_free(ffnn_dataset *ds);
 size_t ffnn_dataset_count(const ffnn_dataset *ds);      /* samples                 */
 size_t ffnn_dataset_features(const ffnn_dataset *ds);   /* values per sample       */
-int ffnn_dataset_classes(const ffnn_dataset *ds);       /* max label + 1 (a slice keeps its source's) */
-const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds); /* [count, features]   */
-const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds); /* [count]             */
+int ffnn_dataset_classes(const ffnn_dataset *ds);       /* max label + 1 (a slice keeps its
+                                                           source's); 0 with float targets */
+const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds); /* [count, features]; NULL
+                                                               with float features */
+const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds); /* [count]; NULL with float
+                                                               targets */
+const float *ffnn_dataset_float_features(const ffnn_dataset *ds); /* [count, features];
+                                                               NULL with uint8 features */
+size_t ffnn_dataset_target_width(const ffnn_dataset *ds); /* 0 with class labels */
+const float *ffnn_dataset_targets(const ffnn_dataset *ds); /* [count, target_width];
+                                                               NULL with class labels */
 
 /* ------------------------------------------------------------------ model */
 
@@ -246,12 +289,17 @@ int ffnn_model_class_count(const ffnn_model *m);
 ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
                                size_t batch, float *p, int *cls);
 
-/* Evaluate m on data (images / 255) with the CPU reference, batch_size rows per
- * forward pass: *mean_loss is the mean per-sample loss; confusion [classes,
- * classes] (classes = ffnn_model_class_count(m); zeroed first) counts samples by
- * true label (row) and predicted class (column), so accuracy = trace / count.
+/* Evaluate m on data (images / 255, or the float features) with the CPU
+ * reference, batch_size rows per forward pass: *mean_loss is the mean per-sample
+ * loss; confusion [classes, classes] (classes = ffnn_model_class_count(m); zeroed
+ * first) counts samples by true label (row) and predicted class (column), so
+ * accuracy = trace / count. With float targets (one per output; bce or mse) the
+ * loss is taken against them and the true class is the class the predicted-class
+ * rule gives the target row with threshold 0.5 (argmax for several outputs) -
+ * meaningful for 0/1 targets, not for regression.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (features != inputs, a label >= classes,
- * a loss that does not fit), FFNN_ERR_NO_MEMORY. */
+ * float targets of another width or with ce, a loss that does not fit),
+ * FFNN_ERR_NO_MEMORY. */
 ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
                                 size_t batch_size, double *mean_loss, uint64_t *confusion);
 
@@ -266,6 +314,12 @@ typedef struct ffnn_train_config {
     ffnn_loss loss;         /* default FFNN_LOSS_SOFTMAX_CE                        */
     ffnn_device device;     /* default FFNN_DEVICE_AUTO                            */
     ffnn_kernels kernels;   /* cuda matmul strategy (default FFNN_KERNELS_TILED)   */
+    int threads;            /* cpu: 1 (default) = the single-threaded reference backend;
+                               0 = the OpenMP backend on all cores (omp_get_max_threads(),
+                               which OMP_NUM_THREADS sets); N > 1 = the OpenMP backend on
+                               N threads. The OpenMP backend's matmuls sum in another order
+                               than the reference (results agree to ~1e-6 relative); its
+                               results do not depend on N. Ignored on cuda. In [0, 1024]. */
     size_t eval_batch_size; /* samples per forward pass in ffnn_trainer_evaluate (default 1024) */
     /* The optimizer, as PyTorch's torch.optim.SGD / Adam (single-tensor path):
      *   sgd       p -= lr g
@@ -288,10 +342,11 @@ ffnn_train_config ffnn_train_config_default(void);
 typedef struct ffnn_trainer ffnn_trainer;
 
 /* Prepare training of m on train: validates the configuration against the model
- * and data (input width = features; classes fit the output width; loss/last-layer
+ * and data (input width = features; classes fit the output width, or, for float
+ * targets, one target per output and loss mse or sigmoid_bce; loss/last-layer
  * compatibility: softmax_ce and sigmoid_bce need an identity last layer since
  * they apply softmax/sigmoid themselves), picks the backend, uploads the
- * parameters and the whole data set (uint8) to the device once.
+ * parameters and the whole data set (uint8 or float, as it is) to the device once.
  * The trainer keeps pointers to m and train: both must outlive it.
  * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_UNSUPPORTED (no CUDA in the build,
  * no GPU), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
@@ -301,6 +356,9 @@ void ffnn_trainer_free(ffnn_trainer *t);
 
 /* The device actually used (never FFNN_DEVICE_AUTO). */
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
+/* CPU threads of the trainer's backend: 1 for the cpu reference, N for the OpenMP
+ * backend (cfg.threads resolved: 0 becomes the core count), 0 on cuda. */
+int ffnn_trainer_threads(const ffnn_trainer *t);
 /* Steps in one epoch: ceil(count / batch_size). */
 size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t);
 
@@ -317,12 +375,39 @@ typedef struct ffnn_epoch_stats {
 /* One epoch: a permutation of the training set (or file order), one optimizer
  * step per mini-batch on the gradient averaged over the batch (mean_b dL_b/dW;
  * sgd: W <- W - lr * mean_b dL_b/dW), the last partial batch included. Per-step losses are read back once, at the end.
+ * An unfinished epoch (left by ffnn_trainer_run_epoch_until, ffnn_trainer_step
+ * or ffnn_trainer_resume) is finished instead of starting a new one; stats then
+ * cover the whole epoch's loss and this call's time and images.
  * Errors: FFNN_ERR_NUMERIC when a step's loss is NaN/Inf (message names the
  * epoch and step); backend errors. */
 ffnn_status ffnn_trainer_run_epoch(ffnn_trainer *t, ffnn_progress_fn progress,
                                    void *user, ffnn_epoch_stats *stats);
 
-/* The per-step mean losses of the last epoch run by ffnn_trainer_run_epoch:
+/* Called after each step of ffnn_trainer_run_epoch_until (on the host, with the
+ * step queued, maybe not finished on the device): epoch 1-based, step in
+ * [1, steps_per_epoch] (steps of the epoch done). It may call
+ * ffnn_trainer_save_checkpoint(t, ...). Return 0 to go on, non-zero to stop
+ * after this step. */
+typedef int (*ffnn_step_fn)(void *user, ffnn_trainer *t, int epoch, size_t step,
+                            size_t steps_per_epoch);
+
+/* Like ffnn_trainer_run_epoch, but on_step (may be NULL) may stop the epoch
+ * after any step: *finished (may be NULL) is then 0 and the next call (or
+ * ffnn_trainer_run_epoch) continues the same epoch from the next step, with the
+ * same permutation. Either way the losses of the steps run are read back and
+ * checked once, at the end, and stats->train_loss is the mean of the epoch's
+ * per-step losses so far (seconds and images_per_second: this call's). */
+ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, void *user,
+                                         ffnn_epoch_stats *stats, int *finished);
+
+/* Where the trainer stands: *epoch the epoch in progress or last finished
+ * (1-based; 0 before the first), *step the steps of it done (equal to
+ * ffnn_trainer_steps_per_epoch when it is finished). Either may be NULL. */
+void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *step);
+
+/* The per-step mean losses of the last finished epoch (by ffnn_trainer_run_epoch,
+ * ffnn_trainer_run_epoch_until or ffnn_trainer_step; after a resume, including
+ * the steps before the checkpoint):
  * *losses [*count] (owned by the trainer, valid until the next epoch; *count is 0
  * before the first epoch). Step k's loss is the mean of its batch's per-sample
  * losses, computed before that step's update. */
@@ -336,12 +421,77 @@ ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss);
 
 /* Mean loss and accuracy (fraction of argmax == label; for one output, of
  * (output > threshold) == label with threshold 0 for sigmoid_bce logits and 0.5
- * for mse) of the current parameters over data. */
+ * for mse) of the current parameters over data. With float targets a sample
+ * counts as right when every output is on its target's side: (output >
+ * threshold) == (target > 0.5) for each output - the rule above for 0/1 targets
+ * of one output; for regression (mse on real-valued targets) the accuracy means
+ * little and ffnn train does not print it. Float targets of data must be one per
+ * output (and the loss not ce). */
 ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data,
                                   double *loss, double *accuracy);
 
 /* Copy the device parameters back into the model. */
 ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t);
+
+/* ------------------------------------------------------------------ checkpoints */
+
+/* A checkpoint is a safetensors file (docs/FORMATS.md, "Checkpoints") holding
+ * everything needed to continue a run exactly: the parameters (named as in a
+ * model file), the optimizer state (optimizer.layers.<i>.weight.momentum_buffer,
+ * .exp_avg, .exp_avg_sq - PyTorch's names), the current epoch's per-step losses
+ * so far (train.step_losses, F64) and __metadata__ with format
+ * "ffnn-checkpoint", arch, loss, the training configuration (optimizer and its
+ * hyperparameters, learning_rate, batch_size, seed, shuffle, epochs), the
+ * training set's sample count and CRC-32, epoch, step, optimizer_steps and the
+ * shuffle generator's state at the start of the epoch. Resuming at step k of an
+ * epoch and running on gives the per-step losses and parameters of the run
+ * that never stopped, bit for bit (same device and kernels). */
+
+/* What a checkpoint records besides the tensors. */
+typedef struct ffnn_checkpoint_info {
+    ffnn_train_config cfg;   /* loss, batch_size, learning_rate, seed, shuffle,
+                                epochs, optimizer, momentum, nesterov, beta1,
+                                beta2, epsilon from the file; device, kernels,
+                                eval_batch_size: the defaults            */
+    size_t train_count;      /* samples of the training set              */
+    uint32_t train_crc32;    /* zlib CRC-32 of its features, then targets */
+    int epoch;               /* the epoch in progress or last finished (1-based;
+                                0: saved before the first)               */
+    size_t step;             /* steps of that epoch done                 */
+    size_t steps_per_epoch;
+    uint64_t optimizer_steps;/* optimizer steps taken (Adam's t)         */
+    char ffnn_version[64];   /* of the writer ("" if absent)             */
+} ffnn_checkpoint_info;
+
+/* Save the trainer's state to path, atomically (as ffnn_model_save: a
+ * temporary file in the same directory, fsync, rename, fsync the directory;
+ * on any failure path is left as it was). May be called between steps, e.g.
+ * from an ffnn_step_fn. First reads back the losses of the steps not read
+ * back yet (one download). Errors: FFNN_ERR_NUMERIC (any loss of the run so
+ * far NaN/Inf - the message names the epoch and step - or a NaN/Inf parameter
+ * or optimizer state value; nothing written), FFNN_ERR_IO (path, step, byte
+ * offset, strerror), FFNN_ERR_NO_MEMORY, backend errors. */
+ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path);
+
+/* Continue from the checkpoint at path: t must have been created (on any
+ * device) with a model of the checkpoint's architecture and the configuration
+ * and training set the checkpoint records (loss, optimizer and
+ * hyperparameters, learning_rate, batch_size, seed, shuffle; sample count and
+ * CRC-32 of the data; epochs and the device may differ). Sets the device
+ * parameters (and the model's), the optimizer state, the step counters and the
+ * epoch's permutation; the next ffnn_trainer_run_epoch finishes the saved
+ * epoch (or starts the next one when it was finished). The file is checked as
+ * a model file is (docs/FORMATS.md) before anything changes. Errors:
+ * FFNN_ERR_IO, FFNN_ERR_FORMAT (file, offset or key, expected, found),
+ * FFNN_ERR_INVALID_ARGUMENT (a setting that differs: the message names it and
+ * both values), FFNN_ERR_NO_MEMORY, backend errors. */
+ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path);
+
+/* Read a checkpoint's model (*model, new; may be NULL to skip) and what it
+ * records (*info, may be NULL), with the same checks as ffnn_trainer_resume's
+ * reading. Use it to build the model and configuration to resume with. */
+ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model,
+                                 ffnn_checkpoint_info *info);
 
 #ifdef __cplusplus
 }

@@ -48,12 +48,24 @@ size_t ffnn_optimizer_state_count(ffnn_optimizer kind);
 /* The step t (1-based: the t-th update of a trainer) of cfg's optimizer. */
 ffnn_optimizer_step ffnn_optimizer_step_at(const ffnn_train_config *cfg, uint64_t t);
 
+/* Where gather reads a data set (backend.h gather): device arrays, n samples. */
+typedef struct ffnn_gather_source {
+    const uint8_t *images;  /* uint8 features [n, features] (x = value / 255), or NULL */
+    const float *values;    /* float32 features [n, features], or NULL            */
+    size_t features;        /* values per sample                                  */
+    const uint8_t *labels;  /* uint8 class labels [n], or NULL                    */
+    const float *targets;   /* float32 targets [n, target_width], or NULL         */
+    size_t target_width;    /* floats per target row (0 without targets)          */
+} ffnn_gather_source;
+
 typedef struct ffnn_backend_ops {
     const char *name;
 
     /* ---- lifetime and memory ---- */
-    /* Create a backend context (stream, handles). kernels: matmul strategy. */
-    ffnn_status (*create)(ffnn_kernels kernels, void **ctx);
+    /* Create a backend context (stream, handles). kernels: matmul strategy (cuda);
+     * threads: CPU threads of the omp backend (0: all cores, omp_get_max_threads());
+     * the other backends ignore it. */
+    ffnn_status (*create)(ffnn_kernels kernels, int threads, void **ctx);
     void (*destroy)(void *ctx);
     /* Allocate `bytes` of device memory (contents unspecified). */
     ffnn_status (*alloc)(void *ctx, size_t bytes, void **ptr);
@@ -66,13 +78,17 @@ typedef struct ffnn_backend_ops {
 
     /* ---- ops ---- */
 
-    /* Batch gather: for b < batch,
-     *   x[b, f]  = images[index[b], f] / 255        (images: uint8 [n, features])
-     *   y[b]     = labels[index[b]]                  (labels: uint8 [n])
-     * index: int32 [batch] (device). */
-    ffnn_status (*gather)(void *ctx, const uint8_t *images, const uint8_t *labels,
-                          const int32_t *index, size_t batch, size_t features,
-                          float *x, uint8_t *y);
+    /* Batch gather: for b < batch, with r = index[b] (index: int32 [batch]),
+     *   x[b, f] = images[r, f] / 255       when src->images (uint8 [n, features])
+     *   x[b, f] = values[r, f]             when src->values (float32 [n, features])
+     *   y[b]    = labels[r]                when src->labels (uint8 [n]); y [batch]
+     *   t[b, j] = targets[r, j]            when src->targets (float32
+     *                                      [n, target_width]); t [batch, target_width]
+     * Exactly one of images/values is set; labels and targets are each optional
+     * (y, t may be NULL when theirs is). src: a host pointer, read before the
+     * call returns; the arrays in it are device pointers. */
+    ffnn_status (*gather)(void *ctx, const ffnn_gather_source *src, const int32_t *index,
+                          size_t batch, float *x, uint8_t *y, float *t);
 
     /* Dense forward, pre-activation:  z = x W^T (+ b)
      *   x [batch, in], W [out, in], b [out] or NULL, z [batch, out] */
@@ -97,16 +113,23 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*activation_backward)(void *ctx, ffnn_activation act, const float *a,
                                        const float *da, float *dz, size_t n);
 
-    /* Loss of the network output `out` [batch, width] against labels y [batch]:
+    /* Loss of the network output `out` [batch, width] against labels y [batch]
+     * or float targets [batch, width]:
      *   row_loss[b]  : loss of sample b (for mse and bce the mean over its width)
-     *   row_correct[b]: 1 when sample b is classified right (see ffnn.h), else 0
+     *   row_correct[b]: 1 when sample b is classified right (see below), else 0
      *   dout (unless NULL) = dL/dout of the batch mean loss, i.e. divided by batch
      *     (and by width for mse/bce, PyTorch's reduction='mean').
-     * Targets: softmax_ce takes y as the class index; mse and sigmoid_bce take
-     * one-hot(y) when width > 1 and y itself (0/1 or a value) when width == 1. */
+     * Targets: with targets NULL, softmax_ce takes y as the class index; mse and
+     * sigmoid_bce take one-hot(y) when width > 1 and y itself (0/1 or a value)
+     * when width == 1; correct is argmax == y (first on ties), for width 1
+     * (out > threshold) == (y != 0), threshold 0 for logits, 0.5 for mse.
+     * With targets set (mse and sigmoid_bce only; y is not read and may be NULL),
+     * t[b, j] = targets[b, j] and correct is 1 when every output is on its
+     * target's side: (out[b,j] > threshold) == (targets[b,j] > 0.5) for all j -
+     * for 0/1 targets of width 1 the same as the label rule. */
     ffnn_status (*loss)(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
-                        size_t batch, size_t width, float *dout, float *row_loss,
-                        uint8_t *row_correct);
+                        const float *targets, size_t batch, size_t width, float *dout,
+                        float *row_loss, uint8_t *row_correct);
 
     /* One optimizer step over the parameter arena, element by element (i < n),
      * in float32 with PyTorch's CPU rounding (src/cpu/update.c spells it out):
@@ -128,6 +151,10 @@ int ffnn_backend_ops_complete(const ffnn_backend_ops *ops);
 
 /* The backends. ffnn_cuda_backend is NULL in a build without nvcc. */
 extern const ffnn_backend_ops ffnn_cpu_backend;
+/* The reference ops split over OpenMP threads, with vectorised matmuls (src/omp/). */
+extern const ffnn_backend_ops ffnn_omp_backend;
+/* The threads of an omp context (its create's threads, 0 resolved). */
+int ffnn_omp_threads(const void *ctx);
 const ffnn_backend_ops *ffnn_cuda_backend(void);
 
 #ifdef __cplusplus

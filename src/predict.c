@@ -88,10 +88,12 @@ ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float 
     return FFNN_OK;
 }
 
-/* Every label must be a class of the model. */
-static ffnn_status check_data(const ffnn_model *m, const ffnn_dataset *data)
+/* Every label must be a class of the model; float targets must have its width
+ * (and a loss other than ce). */
+static ffnn_status check_data(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data)
 {
     int classes = ffnn_model_class_count(m);
+    size_t width = m->layers[m->layer_count - 1].out;
 
     if (data->count == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "evaluate: empty data set");
@@ -99,6 +101,14 @@ static ffnn_status check_data(const ffnn_model *m, const ffnn_dataset *data)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "evaluate: the network takes %zu inputs, the data has %zu features",
                          m->input_size, data->features);
+    if (data->target_width) {
+        if (loss == FFNN_LOSS_SOFTMAX_CE || data->target_width != width)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "evaluate: the data has %zu float targets per sample; loss %s "
+                             "with %zu outputs needs class labels or %zu targets",
+                             data->target_width, ffnn_loss_name(loss), width, width);
+        return FFNN_OK;
+    }
     for (size_t i = 0; i < data->count; i++)
         if (data->labels[i] >= classes)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -107,25 +117,32 @@ static ffnn_status check_data(const ffnn_model *m, const ffnn_dataset *data)
     return FFNN_OK;
 }
 
-/* Rows [first, first + batch) of data: x [batch, features] = images / 255, then
- * the outputs o [batch, width], their losses (summed into *sum) and classes. */
+/* Rows [first, first + batch) of data: x [batch, features] = images / 255 (or
+ * the float features), then the outputs o [batch, width], their losses (summed
+ * into *sum) and classes. The true class is the label, or for float targets the
+ * class the same rule gives the target row (threshold 0.5 for one output). */
 static ffnn_status evaluate_batch(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
                                   size_t first, size_t batch, float *x, float *o, float *rows,
                                   double *sum, uint64_t *confusion)
 {
     size_t width = m->layers[m->layer_count - 1].out, f = data->features;
-    const uint8_t *y = data->labels + first; /* [batch] */
+    const uint8_t *y = data->labels ? data->labels + first : NULL;       /* [batch] */
+    const float *t = data->targets ? data->targets + first * width : NULL; /* [batch, width] */
     int classes = ffnn_model_class_count(m);
     ffnn_status st;
 
-    for (size_t k = 0; k < batch * f; k++)
-        x[k] = (float)data->images[first * f + k] / 255.0f;
+    if (data->images)
+        for (size_t k = 0; k < batch * f; k++)
+            x[k] = (float)data->images[first * f + k] / 255.0f;
+    else
+        memcpy(x, data->values + first * f, batch * f * sizeof *x);
     if ((st = ffnn_model_forward(m, x, batch, o)) != FFNN_OK)
         return st;
-    ffnn_cpu_loss(loss, o, y, batch, width, NULL, rows, NULL);
+    ffnn_cpu_loss(loss, o, y, t, batch, width, NULL, rows, NULL);
     for (size_t b = 0; b < batch; b++) {
+        size_t truth = y ? y[b] : (size_t)classify(FFNN_LOSS_MSE, t + b * width, width);
         *sum += rows[b];
-        confusion[(size_t)y[b] * (size_t)classes + (size_t)classify(loss, o + b * width, width)]++;
+        confusion[truth * (size_t)classes + (size_t)classify(loss, o + b * width, width)]++;
     }
     return FFNN_OK;
 }
@@ -141,7 +158,7 @@ ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_
     if (!m || !data || !mean_loss || !confusion || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
                          "batch size 0");
-    if ((st = check_loss(m, loss)) != FFNN_OK || (st = check_data(m, data)) != FFNN_OK)
+    if ((st = check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK)
         return st;
     width = m->layers[m->layer_count - 1].out;
     classes = (size_t)ffnn_model_class_count(m);

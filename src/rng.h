@@ -12,8 +12,15 @@ typedef struct ffnn_rng {
     uint64_t s[4];
 } ffnn_rng;
 
-/* Streams derived from one user seed (so init and shuffling are independent). */
-enum { FFNN_STREAM_INIT = 0, FFNN_STREAM_SHUFFLE = 1 };
+/* Streams derived from one user seed (so init and shuffling are independent);
+ * the synthetic data sets (src/data/synth.c) draw their training set from
+ * FFNN_STREAM_SYNTH_TRAIN and their test set from FFNN_STREAM_SYNTH_TEST. */
+enum {
+    FFNN_STREAM_INIT = 0,
+    FFNN_STREAM_SHUFFLE = 1,
+    FFNN_STREAM_SYNTH_TRAIN = 2,
+    FFNN_STREAM_SYNTH_TEST = 3
+};
 
 void ffnn_rng_seed(ffnn_rng *r, uint64_t seed, uint64_t stream);
 uint64_t ffnn_rng_next(ffnn_rng *r);

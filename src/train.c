@@ -3,9 +3,9 @@
  * batching, forward, backward, the optimizer step, evaluation and metrics.
  *
  * One step (all on the backend, no host copy):
- *   gather x [B, in0], y [B] by the device permutation
+ *   gather x [B, in0], y [B] (or float targets [B, out]) by the device permutation
  *   for each layer l:  a_l = f_l(a_{l-1} W_l^T + b_l)         (in place)
- *   loss(a_L, y) -> row_loss[step*B .. +B), d a_L             (mean over batch)
+ *   loss(a_L, y or targets) -> row_loss[step*B .. +B), d a_L  (mean over batch)
  *   for l = L..1:  dz = da * f_l'(a_l); dW_l, db_l, da_{l-1}
  *   optimizer_update(params, grads, state)      (one arena each: sgd, momentum, adam)
  * The per-row losses of the whole epoch stay on the device and are read back once.
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 #include "backend.h"
 #include "data/dataset.h"
@@ -26,8 +27,10 @@
 /* The device copy of one data set (uploaded once). */
 typedef struct device_dataset {
     const ffnn_dataset *host; /* the data set this copy was made from */
-    uint8_t *images;          /* [count, features]                    */
-    uint8_t *labels;          /* [count]                              */
+    uint8_t *images;          /* [count, features] uint8 features, or NULL */
+    float *values;            /* [count, features] float features, or NULL */
+    uint8_t *labels;          /* [count] class labels, or NULL        */
+    float *targets;           /* [count, target_width] float targets, or NULL */
     int32_t *index;           /* [count] permutation or 0..count-1    */
     float *row_loss;          /* [count] per-sample loss              */
     uint8_t *row_correct;     /* [count] 1 when classified right      */
@@ -49,6 +52,7 @@ struct ffnn_trainer {
     uint64_t opt_steps;       /* optimizer steps taken (Adam's t of the last step) */
     float *x;                 /* [capacity, input_size]                    */
     uint8_t *y;               /* [capacity]                                */
+    float *tgt;               /* [capacity, output width] a batch's float targets */
     float **act;              /* [layer_count] -> [capacity, layer.out]    */
     float *grad_buf[2];       /* each [capacity, widest layer] (backprop ping-pong) */
 
@@ -58,9 +62,19 @@ struct ffnn_trainer {
     int32_t *perm;            /* [train count] host permutation            */
     double *step_loss;        /* [steps per epoch] the last epoch's per-step losses */
     size_t step_loss_count;   /* steps of the last completed epoch (0 before) */
+    double *epoch_loss;       /* [steps per epoch] the current epoch's per-step losses,
+                                 read back for steps [0, epoch_loss_known)  */
+    size_t epoch_loss_known;  /* steps of the current epoch read back      */
     ffnn_rng shuffle_rng;
+    ffnn_rng epoch_rng;       /* shuffle_rng as it was when the current epoch began
+                                 (a checkpoint regenerates the permutation from it) */
     int epoch;                /* epochs started (1-based once started)     */
     size_t step;              /* next step within the current epoch        */
+    int diverged_epoch;       /* > 0: the first NaN/Inf loss seen, at this epoch */
+    size_t diverged_step;     /*       and step (1-based)                  */
+    double diverged_loss;     /*       and its value                       */
+    uint32_t data_crc;        /* CRC-32 of the training data (once data_crc_known) */
+    int data_crc_known;
 };
 
 ffnn_train_config ffnn_train_config_default(void)
@@ -76,6 +90,7 @@ ffnn_train_config ffnn_train_config_default(void)
     c.device = FFNN_DEVICE_AUTO;
     c.kernels = FFNN_KERNELS_TILED;
     c.eval_batch_size = 1024;
+    c.threads = 1; /* the reference; the CLI's default is 0 (all cores) */
     c.optimizer = FFNN_OPT_SGD;
     c.momentum = 0.9f;
     c.nesterov = 0;
@@ -100,6 +115,10 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
     if (c->epochs < 0 || c->epochs > 1000000)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "epochs must be in [0, 1000000], found %d",
                          c->epochs);
+    if (c->threads < 0 || c->threads > 1024)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "threads must be in [0, 1024] (0: all cores, 1: the reference), "
+                         "found %d", c->threads);
     if (c->batch_size < 1 || c->batch_size > train->count)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "batch size must be in [1, %zu] (the training set size), found %zu",
@@ -151,6 +170,19 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
     if (c->loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "loss ce needs at least 2 outputs, the network has %zu", last->out);
+    if (train->target_width) { /* float targets: mse or bce, one per output */
+        if (c->loss == FFNN_LOSS_SOFTMAX_CE)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "loss ce takes class labels, but the data has float targets (%zu "
+                             "per sample): use mse or bce", train->target_width);
+        if (train->target_width != last->out)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "the data has %zu float target%s per sample but the network has "
+                             "%zu output%s", train->target_width,
+                             train->target_width == 1 ? "" : "s", last->out,
+                             last->out == 1 ? "" : "s");
+        return FFNN_OK;
+    }
     size_t classes_fit = last->out == 1 ? 2 : last->out;
     if (c->loss != FFNN_LOSS_MSE || last->out > 1) {
         if ((size_t)train->classes > classes_fit)
@@ -182,14 +214,17 @@ static void dev_free(ffnn_trainer *t, void *ptr)
 static void device_dataset_free(ffnn_trainer *t, device_dataset *d)
 {
     dev_free(t, d->images);
+    dev_free(t, d->values);
     dev_free(t, d->labels);
+    dev_free(t, d->targets);
     dev_free(t, d->index);
     dev_free(t, d->row_loss);
     dev_free(t, d->row_correct);
     memset(d, 0, sizeof *d);
 }
 
-/* Upload a data set once: images, labels, per-row metric buffers, index 0..n-1. */
+/* Upload a data set once: features (uint8 or float), labels or float targets,
+ * per-row metric buffers, index 0..n-1. */
 static ffnn_status device_dataset_upload(ffnn_trainer *t, const ffnn_dataset *ds,
                                          device_dataset *d)
 {
@@ -201,13 +236,20 @@ static ffnn_status device_dataset_upload(ffnn_trainer *t, const ffnn_dataset *ds
     for (size_t i = 0; i < n; i++)
         iota[i] = (int32_t)i;
     d->host = ds;
-    if ((st = dev_alloc(t, &d->images, n, ds->features)) != FFNN_OK ||
-        (st = dev_alloc(t, &d->labels, n, 1)) != FFNN_OK ||
+    size_t fbytes = ds->images ? 1 : sizeof(float); /* per feature */
+    void **features = ds->images ? (void **)&d->images : (void **)&d->values;
+    const void *host_features = ds->images ? (const void *)ds->images : (const void *)ds->values;
+    if ((st = dev_alloc(t, features, n, ds->features * fbytes)) != FFNN_OK ||
+        (ds->labels && (st = dev_alloc(t, &d->labels, n, 1)) != FFNN_OK) ||
+        (ds->targets &&
+         (st = dev_alloc(t, &d->targets, n, ds->target_width * sizeof(float))) != FFNN_OK) ||
         (st = dev_alloc(t, &d->index, n, sizeof(int32_t))) != FFNN_OK ||
         (st = dev_alloc(t, &d->row_loss, n, sizeof(float))) != FFNN_OK ||
         (st = dev_alloc(t, &d->row_correct, n, 1)) != FFNN_OK ||
-        (st = t->ops->upload(t->ctx, d->images, ds->images, n * ds->features)) != FFNN_OK ||
-        (st = t->ops->upload(t->ctx, d->labels, ds->labels, n)) != FFNN_OK ||
+        (st = t->ops->upload(t->ctx, *features, host_features, n * ds->features * fbytes)) ||
+        (ds->labels && (st = t->ops->upload(t->ctx, d->labels, ds->labels, n)) != FFNN_OK) ||
+        (ds->targets && (st = t->ops->upload(t->ctx, d->targets, ds->targets,
+                                             n * ds->target_width * sizeof(float)))) ||
         (st = t->ops->upload(t->ctx, d->index, iota, n * sizeof(int32_t))) != FFNN_OK) {
         free(iota);
         device_dataset_free(t, d);
@@ -217,6 +259,20 @@ static ffnn_status device_dataset_upload(ffnn_trainer *t, const ffnn_dataset *ds
     st = t->ops->synchronize(t->ctx);
     free(iota);
     return st;
+}
+
+/* Where gather reads the device copy d. */
+static ffnn_gather_source gather_source(const device_dataset *d)
+{
+    ffnn_gather_source src = {d->images, d->values, d->host->features, d->labels, d->targets,
+                              d->host->target_width};
+    return src;
+}
+
+/* The loss's float targets for a batch gathered from d: t->tgt, or NULL with labels. */
+static const float *batch_targets(const ffnn_trainer *t, const device_dataset *d)
+{
+    return d->targets ? t->tgt : NULL;
 }
 
 static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
@@ -235,12 +291,13 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
                              "--device cuda: no CUDA GPU is visible; use --device cpu");
         t->ops = cuda;
     } else {
-        t->ops = &ffnn_cpu_backend;
+        /* threads 1: the single-threaded reference; 0 or N > 1: OpenMP */
+        t->ops = t->cfg.threads == 1 ? &ffnn_cpu_backend : &ffnn_omp_backend;
     }
     t->device = requested;
     if (!ffnn_backend_ops_complete(t->ops))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s is incomplete", t->ops->name);
-    return t->ops->create(t->cfg.kernels, &t->ctx);
+    return t->ops->create(t->cfg.kernels, t->cfg.threads, &t->ctx);
 }
 
 /* The optimizer state: one allocation of state_count * parameter_count floats,
@@ -281,6 +338,8 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
         (st = dev_alloc(t, &t->grads, m->parameter_count, sizeof(float))) ||
         (st = dev_alloc(t, &t->x, t->capacity, m->input_size * sizeof(float))) ||
         (st = dev_alloc(t, &t->y, t->capacity, 1)) ||
+        (st = dev_alloc(t, &t->tgt, t->capacity,
+                        m->layers[m->layer_count - 1].out * sizeof(float))) ||
         (st = dev_alloc(t, &t->grad_buf[0], t->capacity, widest * sizeof(float))) ||
         (st = dev_alloc(t, &t->grad_buf[1], t->capacity, widest * sizeof(float))))
         return st;
@@ -304,11 +363,14 @@ ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
     t->cfg = *cfg;
     t->capacity = cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size : cfg->eval_batch_size;
     ffnn_rng_seed(&t->shuffle_rng, cfg->seed, FFNN_STREAM_SHUFFLE);
+    t->epoch_rng = t->shuffle_rng;
     t->perm = malloc(train->count * sizeof *t->perm);
     t->step_loss = malloc((train->count / cfg->batch_size + 1) * sizeof *t->step_loss);
-    if (!t->perm || !t->step_loss) {
+    t->epoch_loss = malloc((train->count / cfg->batch_size + 1) * sizeof *t->epoch_loss);
+    if (!t->perm || !t->step_loss || !t->epoch_loss) {
         free(t->perm);
         free(t->step_loss);
+        free(t->epoch_loss);
         free(t);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
@@ -337,6 +399,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
         dev_free(t, t->opt_state);
         dev_free(t, t->x);
         dev_free(t, t->y);
+        dev_free(t, t->tgt);
         dev_free(t, t->grad_buf[0]);
         dev_free(t, t->grad_buf[1]);
         t->ops->destroy(t->ctx);
@@ -344,10 +407,18 @@ void ffnn_trainer_free(ffnn_trainer *t)
     free(t->act);
     free(t->perm);
     free(t->step_loss);
+    free(t->epoch_loss);
     free(t);
 }
 
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t) { return t->device; }
+
+int ffnn_trainer_threads(const ffnn_trainer *t)
+{
+    if (t->ops == &ffnn_omp_backend)
+        return ffnn_omp_threads(t->ctx);
+    return t->ops == &ffnn_cpu_backend ? 1 : 0;
+}
 
 size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t)
 {
@@ -403,17 +474,34 @@ static ffnn_status backward(ffnn_trainer *t, size_t batch)
     return FFNN_OK;
 }
 
-/* Start an epoch: a fresh permutation (or file order), uploaded once. */
-static ffnn_status begin_epoch(ffnn_trainer *t)
+/* The permutation of an epoch (or file order) from the shuffle generator as it
+ * was when the epoch began (epoch_rng), uploaded once; shuffle_rng advances. */
+static ffnn_status make_permutation(ffnn_trainer *t)
 {
     size_t n = t->train.host->count;
     for (size_t i = 0; i < n; i++)
         t->perm[i] = (int32_t)i;
+    t->shuffle_rng = t->epoch_rng;
     if (t->cfg.shuffle)
         ffnn_rng_shuffle(&t->shuffle_rng, t->perm, n);
+    return t->ops->upload(t->ctx, t->train.index, t->perm, n * sizeof(int32_t));
+}
+
+/* Start an epoch: a fresh permutation (or file order), uploaded once. */
+static ffnn_status begin_epoch(ffnn_trainer *t)
+{
+    t->epoch_rng = t->shuffle_rng;
     t->epoch++;
     t->step = 0;
-    return t->ops->upload(t->ctx, t->train.index, t->perm, n * sizeof(int32_t));
+    t->epoch_loss_known = 0;
+    return make_permutation(t);
+}
+
+/* Batch size of step s (0-based) of an epoch: the last batch may be short. */
+static size_t batch_of_step(const ffnn_trainer *t, size_t s)
+{
+    size_t n = t->train.host->count, first = s * t->cfg.batch_size;
+    return n - first < t->cfg.batch_size ? n - first : t->cfg.batch_size;
 }
 
 /* Queue one training step on the batch t->step of the current epoch. */
@@ -427,11 +515,13 @@ static ffnn_status train_step(ffnn_trainer *t, size_t *first_row, size_t *batch_
     ffnn_status st;
     size_t width = m->layers[m->layer_count - 1].out;
     const ffnn_optimizer_step update = ffnn_optimizer_step_at(&t->cfg, t->opt_steps + 1);
-    if ((st = t->ops->gather(t->ctx, t->train.images, t->train.labels, t->train.index + first,
-                             batch, m->input_size, t->x, t->y)) ||
+    const ffnn_gather_source src = gather_source(&t->train);
+    if ((st = t->ops->gather(t->ctx, &src, t->train.index + first, batch, t->x, t->y,
+                             t->tgt)) ||
         (st = forward(t, batch, &output)) ||
-        (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch, width, t->grad_buf[0],
-                           t->train.row_loss + first, t->train.row_correct + first)) ||
+        (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch_targets(t, &t->train),
+                           batch, width, t->grad_buf[0], t->train.row_loss + first,
+                           t->train.row_correct + first)) ||
         (st = backward(t, batch)) ||
         (st = t->ops->optimizer_update(t->ctx, &update, t->params, t->grads, t->opt_state,
                                        m->parameter_count)))
@@ -451,6 +541,60 @@ static double mean_of(const float *v, size_t n)
     return sum / (double)n;
 }
 
+/* Record the loss of step s (0-based) of the current epoch; 0 when it is NaN
+ * or Inf. The first NaN/Inf loss of the run is remembered (no checkpoint is
+ * written after it). */
+static int record_step_loss(ffnn_trainer *t, size_t s, double loss)
+{
+    t->epoch_loss[s] = loss;
+    if (isfinite(loss))
+        return 1;
+    if (t->diverged_epoch == 0) {
+        t->diverged_epoch = t->epoch;
+        t->diverged_step = s + 1;
+        t->diverged_loss = loss;
+    }
+    return 0;
+}
+
+/* Read back the per-row losses of steps [epoch_loss_known, step) of the current
+ * epoch in one download (it synchronises) and record each step's mean; when
+ * the epoch is complete, it becomes the last epoch (ffnn_trainer_step_losses).
+ * FFNN_ERR_NUMERIC names the first NaN/Inf step. */
+static ffnn_status read_back_losses(ffnn_trainer *t)
+{
+    size_t from = t->epoch_loss_known, to = t->step, B = t->cfg.batch_size;
+    if (from >= to)
+        return FFNN_OK;
+    size_t first = from * B, count = (to - 1) * B + batch_of_step(t, to - 1) - first;
+    float *rows = malloc(count * sizeof *rows); /* [count] */
+    if (!rows)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    ffnn_status st = t->ops->download(t->ctx, rows, t->train.row_loss + first,
+                                      count * sizeof *rows);
+    if (st != FFNN_OK) {
+        free(rows);
+        return st;
+    }
+    size_t bad = to; /* every step recorded; the first NaN/Inf reported */
+    for (size_t s = from; s < to; s++)
+        if (!record_step_loss(t, s, mean_of(rows + (s * B - first), batch_of_step(t, s))) &&
+            bad == to)
+            bad = s;
+    free(rows);
+    t->epoch_loss_known = to;
+    if (bad < to)
+        return ffnn_fail(FFNN_ERR_NUMERIC,
+                         "epoch %d, step %zu: the loss is %g (diverged or NaN/Inf in the "
+                         "data; try a smaller learning rate)", t->epoch, bad + 1,
+                         t->epoch_loss[bad]);
+    if (to == ffnn_trainer_steps_per_epoch(t)) {
+        memcpy(t->step_loss, t->epoch_loss, to * sizeof *t->step_loss);
+        t->step_loss_count = to;
+    }
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
 {
     ffnn_status st;
@@ -458,67 +602,84 @@ ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
         if ((st = begin_epoch(t)) != FFNN_OK)
             return st;
     size_t first, batch;
-    if ((st = train_step(t, &first, &batch)) != FFNN_OK)
+    if ((st = read_back_losses(t)) != FFNN_OK || (st = train_step(t, &first, &batch)) != FFNN_OK)
         return st;
-    float *rows = malloc(batch * sizeof *rows);
-    if (!rows)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
-    st = t->ops->download(t->ctx, rows, t->train.row_loss + first, batch * sizeof *rows);
-    if (st == FFNN_OK) {
-        *loss = mean_of(rows, batch);
-        if (!isfinite(*loss))
-            st = ffnn_fail(FFNN_ERR_NUMERIC, "epoch %d, step %zu: the loss is %g",
-                           t->epoch, t->step, *loss);
-    }
-    free(rows);
+    st = read_back_losses(t); /* this batch's rows */
+    *loss = t->epoch_loss[t->step - 1];
     return st;
+}
+
+void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *step)
+{
+    if (epoch)
+        *epoch = t->epoch;
+    if (step)
+        *step = t->step;
+}
+
+ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, void *user,
+                                         ffnn_epoch_stats *stats, int *finished)
+{
+    ffnn_status st;
+    if (!t || !stats)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_run_epoch_until: NULL argument");
+    size_t steps = ffnn_trainer_steps_per_epoch(t), B = t->cfg.batch_size;
+    double start = now_seconds();
+    if ((st = t->ops->synchronize(t->ctx)) != FFNN_OK)
+        return st;
+    if ((t->epoch == 0 || t->step == steps) && (st = begin_epoch(t)) != FFNN_OK)
+        return st;
+    size_t first_step = t->step;
+    while (t->step < steps) {
+        size_t first, batch;
+        if ((st = train_step(t, &first, &batch)) != FFNN_OK)
+            return st;
+        if (on_step && on_step(user, t, t->epoch, t->step, steps) != 0)
+            break;
+    }
+    /* one read-back per call: the rows of the steps not read back yet */
+    if ((st = read_back_losses(t)) != FFNN_OK)
+        return st;
+    if (t->diverged_epoch == t->epoch && t->diverged_step > first_step) /* seen by on_step */
+        return ffnn_fail(FFNN_ERR_NUMERIC,
+                         "epoch %d, step %zu: the loss is %g (diverged or NaN/Inf in the "
+                         "data; try a smaller learning rate)", t->diverged_epoch,
+                         t->diverged_step, t->diverged_loss);
+    double seconds = now_seconds() - start, sum = 0.0;
+    for (size_t s = 0; s < t->step; s++)
+        sum += t->epoch_loss[s];
+    size_t rows_done = t->step > first_step /* samples trained on in this call */
+                           ? (t->step - 1) * B + batch_of_step(t, t->step - 1) - first_step * B
+                           : 0;
+    stats->epoch = t->epoch;
+    stats->train_loss = t->step ? sum / (double)t->step : 0.0;
+    stats->seconds = seconds;
+    stats->images_per_second = seconds > 0 ? (double)rows_done / seconds : 0.0;
+    if (finished)
+        *finished = t->step == steps;
+    return FFNN_OK;
+}
+
+/* ffnn_trainer_run_epoch's progress callback as a step callback that never stops. */
+typedef struct progress_adapter {
+    ffnn_progress_fn progress;
+    void *user;
+} progress_adapter;
+
+static int call_progress(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
+{
+    const progress_adapter *a = user;
+    (void)t, (void)epoch;
+    if (a->progress)
+        a->progress(a->user, step, steps);
+    return 0;
 }
 
 ffnn_status ffnn_trainer_run_epoch(ffnn_trainer *t, ffnn_progress_fn progress, void *user,
                                    ffnn_epoch_stats *stats)
 {
-    ffnn_status st;
-    size_t n = t->train.host->count, steps = ffnn_trainer_steps_per_epoch(t);
-    float *rows = malloc(n * sizeof *rows);
-    if (!rows)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
-    double start = now_seconds();
-    if ((st = t->ops->synchronize(t->ctx)) != FFNN_OK || (st = begin_epoch(t)) != FFNN_OK)
-        goto done;
-    for (size_t s = 0; s < steps; s++) {
-        size_t first, batch;
-        if ((st = train_step(t, &first, &batch)) != FFNN_OK)
-            goto done;
-        if (progress)
-            progress(user, s + 1, steps);
-    }
-    /* one read-back per epoch: every row's loss (synchronises) */
-    if ((st = t->ops->download(t->ctx, rows, t->train.row_loss, n * sizeof *rows)) != FFNN_OK)
-        goto done;
-    double seconds = now_seconds() - start;
-    double sum = 0.0;
-    for (size_t s = 0; s < steps; s++) {
-        size_t first = s * t->cfg.batch_size;
-        size_t batch = n - first < t->cfg.batch_size ? n - first : t->cfg.batch_size;
-        double step_loss = mean_of(rows + first, batch);
-        if (!isfinite(step_loss)) {
-            st = ffnn_fail(FFNN_ERR_NUMERIC,
-                           "epoch %d, step %zu: the loss is %g (diverged or NaN/Inf in the "
-                           "data; try a smaller learning rate)",
-                           t->epoch, s + 1, step_loss);
-            goto done;
-        }
-        sum += step_loss;
-        t->step_loss[s] = step_loss;
-    }
-    t->step_loss_count = steps;
-    stats->epoch = t->epoch;
-    stats->train_loss = sum / (double)steps;
-    stats->seconds = seconds;
-    stats->images_per_second = seconds > 0 ? (double)n / seconds : 0.0;
-done:
-    free(rows);
-    return st;
+    progress_adapter a = {progress, user};
+    return ffnn_trainer_run_epoch_until(t, call_progress, &a, stats, NULL);
 }
 
 ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, double *loss,
@@ -533,6 +694,12 @@ ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, dou
                          "evaluate: the network takes %zu inputs, the data has %zu features",
                          m->input_size, data->features);
     size_t width = m->layers[m->layer_count - 1].out;
+    if (data->target_width && (t->cfg.loss == FFNN_LOSS_SOFTMAX_CE ||
+                               data->target_width != width))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "evaluate: the data has %zu float targets per sample; loss %s with "
+                         "%zu outputs needs class labels or %zu targets", data->target_width,
+                         ffnn_loss_name(t->cfg.loss), width, width);
     if (t->cfg.loss == FFNN_LOSS_SOFTMAX_CE && (size_t)data->classes > width)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "evaluate: the data has labels up to %d, the network %zu outputs",
@@ -548,11 +715,11 @@ ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, dou
     for (size_t first = 0; first < n; first += t->cfg.eval_batch_size) {
         size_t batch = n - first < t->cfg.eval_batch_size ? n - first : t->cfg.eval_batch_size;
         float *output;
-        if ((st = t->ops->gather(t->ctx, d->images, d->labels, d->index + first, batch,
-                                 m->input_size, t->x, t->y)) ||
+        const ffnn_gather_source src = gather_source(d);
+        if ((st = t->ops->gather(t->ctx, &src, d->index + first, batch, t->x, t->y, t->tgt)) ||
             (st = forward(t, batch, &output)) ||
-            (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch, width, NULL,
-                               d->row_loss + first, d->row_correct + first)))
+            (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch_targets(t, d), batch,
+                               width, NULL, d->row_loss + first, d->row_correct + first)))
             return st;
     }
     float *rows = malloc(n * sizeof *rows);
@@ -602,17 +769,17 @@ ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t b
     float *row_loss = NULL;  /* [batch] device */
     float *host_rows = malloc(batch * sizeof *host_rows);
     size_t width = m->layers[m->layer_count - 1].out;
+    const ffnn_gather_source src = gather_source(&t->train);
     float *output;
     ffnn_status st = host_rows ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     if (st == FFNN_OK &&
         !((st = dev_alloc(t, &index, batch, sizeof *index)) ||
           (st = dev_alloc(t, &row_loss, batch, sizeof *row_loss)) ||
           (st = t->ops->upload(t->ctx, index, rows, batch * sizeof *index)) ||
-          (st = t->ops->gather(t->ctx, t->train.images, t->train.labels, index, batch,
-                               m->input_size, t->x, t->y)) ||
+          (st = t->ops->gather(t->ctx, &src, index, batch, t->x, t->y, t->tgt)) ||
           (st = forward(t, batch, &output)) ||
-          (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch, width,
-                             t->grad_buf[0], row_loss, NULL)) ||
+          (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch_targets(t, &t->train),
+                             batch, width, t->grad_buf[0], row_loss, NULL)) ||
           (st = backward(t, batch)) ||
           (st = t->ops->download(t->ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||
           (grads && (st = t->ops->download(t->ctx, grads, t->grads,
@@ -651,3 +818,99 @@ ffnn_status ffnn_trainer_optimizer_state(ffnn_trainer *t, float *host_state, siz
 }
 
 uint64_t ffnn_trainer_optimizer_steps(const ffnn_trainer *t) { return t->opt_steps; }
+
+/* ------------------------------------------------------------ checkpoint state */
+
+ffnn_model *ffnn_trainer_model(const ffnn_trainer *t) { return t->model; }
+
+const ffnn_train_config *ffnn_trainer_config(const ffnn_trainer *t) { return &t->cfg; }
+
+const ffnn_dataset *ffnn_trainer_train_data(const ffnn_trainer *t) { return t->train.host; }
+
+uint32_t ffnn_trainer_data_crc32(ffnn_trainer *t)
+{
+    if (!t->data_crc_known) {
+        const ffnn_dataset *d = t->train.host;
+        const uint8_t *parts[4] = {d->images, (const uint8_t *)d->values, d->labels,
+                                   (const uint8_t *)d->targets};
+        size_t sizes[4] = {d->count * d->features, d->count * d->features * sizeof(float),
+                           d->count, d->count * d->target_width * sizeof(float)};
+        uLong crc = crc32(0L, Z_NULL, 0);
+        for (int p = 0; p < 4; p++)
+            for (size_t at = 0; parts[p] && at < sizes[p]; at += 1u << 30) {
+                size_t n = sizes[p] - at < (1u << 30) ? sizes[p] - at : (1u << 30);
+                crc = crc32(crc, parts[p] + at, (uInt)n);
+            }
+        t->data_crc = (uint32_t)crc;
+        t->data_crc_known = 1;
+    }
+    return t->data_crc;
+}
+
+ffnn_status ffnn_trainer_download_parameters(ffnn_trainer *t, float *host)
+{
+    return t->ops->download(t->ctx, host, t->params, t->model->parameter_count * sizeof *host);
+}
+
+ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s)
+{
+    ffnn_status st = read_back_losses(t);
+    if (st == FFNN_OK && t->diverged_epoch != 0)
+        st = ffnn_fail(FFNN_ERR_NUMERIC,
+                       "epoch %d, step %zu: the loss is %g (the run diverged; a checkpoint "
+                       "after it would hold NaN/Inf)", t->diverged_epoch, t->diverged_step,
+                       t->diverged_loss);
+    if (st != FFNN_OK)
+        return st;
+    s->epoch = t->epoch;
+    s->step = t->step;
+    s->optimizer_steps = t->opt_steps;
+    memcpy(s->epoch_rng, t->epoch_rng.s, sizeof s->epoch_rng);
+    s->step_losses = t->epoch_loss;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const float *opt_state,
+                                   const ffnn_trainer_state *s)
+{
+    size_t steps = ffnn_trainer_steps_per_epoch(t), n = t->model->parameter_count;
+    size_t state_floats = ffnn_optimizer_state_count(t->cfg.optimizer) * n;
+    ffnn_status st;
+    if (s->epoch < 0 || s->step > steps || (s->epoch == 0 && s->step != 0))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "epoch %d, step %zu: expected an epoch >= 0 and a step in [0, %zu] "
+                         "(0 before the first epoch)", s->epoch, s->step, steps);
+    uint64_t expected = s->epoch == 0 ? 0 : (uint64_t)(s->epoch - 1) * steps + s->step;
+    if (s->optimizer_steps != expected)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "optimizer steps %llu: expected %llu (%d full epochs of %zu steps "
+                         "and %zu steps)", (unsigned long long)s->optimizer_steps,
+                         (unsigned long long)expected, s->epoch > 0 ? s->epoch - 1 : 0, steps,
+                         s->step);
+    for (size_t k = 0; k < s->step; k++)
+        if (!isfinite(s->step_losses[k]))
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "step %zu: loss %g: expected a "
+                             "finite number", k + 1, s->step_losses[k]);
+    if ((st = t->ops->upload(t->ctx, t->params, params, n * sizeof *params)) != FFNN_OK ||
+        (state_floats && (st = t->ops->upload(t->ctx, t->opt_state, opt_state,
+                                              state_floats * sizeof *opt_state)) != FFNN_OK))
+        return st;
+    memcpy(t->model->params, params, n * sizeof *params);
+    t->opt_steps = s->optimizer_steps;
+    memcpy(t->epoch_rng.s, s->epoch_rng, sizeof t->epoch_rng.s);
+    t->shuffle_rng = t->epoch_rng;
+    t->epoch = s->epoch;
+    t->step = s->step;
+    t->diverged_epoch = 0;
+    memcpy(t->epoch_loss, s->step_losses, s->step * sizeof *t->epoch_loss);
+    t->epoch_loss_known = s->step;
+    t->step_loss_count = 0;
+    if (s->epoch > 0 && s->step == steps) {
+        memcpy(t->step_loss, t->epoch_loss, steps * sizeof *t->step_loss);
+        t->step_loss_count = steps;
+    }
+    /* the epoch's permutation again (shuffle_rng then stands where it stood) */
+    if (s->epoch > 0 && (st = make_permutation(t)) != FFNN_OK)
+        return st;
+    return t->ops->synchronize(t->ctx); /* the uploads may be asynchronous */
+}

@@ -1,6 +1,7 @@
 /* train_internal.h - trainer entry points for tests and tools, not in the public
  * API: exact gradients and parameter upload, used by the gradient check and the
- * cuda-vs-cpu parity tests; the optimizer state, for checkpoints. */
+ * cuda-vs-cpu parity tests; the optimizer state and the position in the run,
+ * for checkpoints (io/checkpoint.c). */
 #ifndef FFNN_TRAIN_INTERNAL_H
 #define FFNN_TRAIN_INTERNAL_H
 
@@ -25,5 +26,46 @@ ffnn_status ffnn_trainer_optimizer_state(ffnn_trainer *t, float *host_state, siz
 
 /* Optimizer steps taken so far (Adam's t; momentum's buffer is live once > 0). */
 uint64_t ffnn_trainer_optimizer_steps(const ffnn_trainer *t);
+
+/* ---- checkpoints (io/checkpoint.c) ---- */
+
+/* Where a trainer stands: with the parameters and the optimizer state, all that
+ * continuing the run exactly needs. */
+typedef struct ffnn_trainer_state {
+    int epoch;                /* the epoch in progress or last finished, 1-based;
+                                 0 before the first                             */
+    size_t step;              /* steps of that epoch done (steps per epoch: finished) */
+    uint64_t optimizer_steps; /* optimizer steps taken: (epoch - 1) * steps per
+                                 epoch + step (0 at epoch 0)                    */
+    uint64_t epoch_rng[4];    /* the shuffle generator's xoshiro256** state when
+                                 that epoch began (at epoch 0: the seeded state) */
+    const double *step_losses;/* [step] that epoch's per-step mean losses       */
+} ffnn_trainer_state;
+
+/* Read back the losses of the steps not read back yet, then fill *s
+ * (step_losses owned by the trainer, valid until its next step). Refuses with
+ * FFNN_ERR_NUMERIC, naming the epoch and step, when any loss of the run so far
+ * was NaN or Inf. */
+ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s);
+
+/* Continue from *s: params [parameter_count] to the device and into the model,
+ * opt_state [state_count * parameter_count] (ignored for sgd), the counters,
+ * and the epoch's permutation regenerated from epoch_rng. Checks the counters
+ * against this trainer's steps per epoch (FFNN_ERR_INVALID_ARGUMENT). */
+ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const float *opt_state,
+                                   const ffnn_trainer_state *s);
+
+/* The trainer's model, configuration and training data (owned elsewhere). */
+ffnn_model *ffnn_trainer_model(const ffnn_trainer *t);
+const ffnn_train_config *ffnn_trainer_config(const ffnn_trainer *t);
+const ffnn_dataset *ffnn_trainer_train_data(const ffnn_trainer *t);
+
+/* zlib's CRC-32 of the training set's bytes: features (uint8 images or float32
+ * values) [count, features], then targets (uint8 labels [count] or float32
+ * rows [count, target_width]); computed once per trainer. */
+uint32_t ffnn_trainer_data_crc32(ffnn_trainer *t);
+
+/* The device parameters into host [parameter_count] (the model is untouched). */
+ffnn_status ffnn_trainer_download_parameters(ffnn_trainer *t, float *host);
 
 #endif

@@ -17,6 +17,9 @@ TEST_SUITE_DECLARE(safetensors);
 TEST_SUITE_DECLARE(optim);
 TEST_SUITE_DECLARE(determinism);
 TEST_SUITE_DECLARE(torch);
+TEST_SUITE_DECLARE(data);
+TEST_SUITE_DECLARE(checkpoint);
+TEST_SUITE_DECLARE(omp);
 
 typedef struct suite {
     const test_case *tests;
@@ -38,6 +41,9 @@ int main(int argc, char **argv)
         {safetensors_tests, &safetensors_tests_count},
         {train_tests, &train_tests_count}, {optim_tests, &optim_tests_count},
         {determinism_tests, &determinism_tests_count}, {torch_tests, &torch_tests_count},
+        {data_tests, &data_tests_count},
+        {checkpoint_tests, &checkpoint_tests_count},
+        {omp_tests, &omp_tests_count},
     };
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0, skipped = 0;

@@ -15,7 +15,9 @@
  *             rounding difference grows like eps * K, far below this.
  *   element-wise  atol = 1e-6, rtol = 1e-5 (expf/tanhf may differ by 2 ulp).
  *   losses    row_loss atol = 1e-5, rtol = 1e-5; dout atol = 1e-6, rtol = 1e-5;
- *             row_correct exactly.
+ *             row_correct exactly; with labels and with float targets (bce, mse).
+ *   gather    exactly (a copy, or one division by 255), for uint8 and float
+ *             features, labels and float targets.
  *
  * Every test SKIPs when the build has no CUDA or the machine has no GPU.
  */
@@ -212,12 +214,12 @@ static test_result with_fixture(char *why, size_t why_size, ffnn_kernels kernels
     CHECK(fx.gpu != NULL, "ffnn_cuda_backend() is NULL although ffnn_has_cuda() is 1");
     CHECK(ffnn_backend_ops_complete(fx.gpu), "the cuda backend table has an empty entry");
     test_result r = TEST_FAIL;
-    ffnn_status st = fx.gpu->create(kernels, &fx.gpu_ctx);
+    ffnn_status st = fx.gpu->create(kernels, 1, &fx.gpu_ctx);
     if (st != FFNN_OK) {
         fprintf(stderr, "    cuda create(%s) failed: %s\n", ffnn_kernels_name(kernels),
                 ffnn_last_error());
         fx.gpu_ctx = NULL;
-    } else if ((st = fx.cpu->create(kernels, &fx.cpu_ctx)) != FFNN_OK) {
+    } else if ((st = fx.cpu->create(kernels, 1, &fx.cpu_ctx)) != FFNN_OK) {
         fprintf(stderr, "    cpu create failed: %s\n", ffnn_last_error());
         fx.cpu_ctx = NULL;
     } else {
@@ -380,7 +382,7 @@ static test_result deterministic_body(fixture *fx)
 {
     rng r = {0x2545F4914F6CDD1DULL};
     void *naive_ctx = NULL;
-    CHECK_OK(fx->gpu->create(FFNN_KERNELS_NAIVE, &naive_ctx));
+    CHECK_OK(fx->gpu->create(FFNN_KERNELS_NAIVE, 1, &naive_ctx));
     test_result result = TEST_PASS;
     for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM && result == TEST_PASS; ++i) {
         const dense_shape s = dense_shape_at(&r, i);
@@ -547,12 +549,30 @@ static void make_loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width,
     }
 }
 
-static test_result loss_body(fixture *fx, ffnn_loss loss)
+/* Float targets [batch, width] for bce / mse: uniform values plus the edge
+ * cases 0, 1 and exactly 0.5 (on the threshold: "> 0.5" is false). */
+static void make_float_targets(rng *r, ffnn_loss loss, size_t n, float *t)
+{
+    const float lo = loss == FFNN_LOSS_MSE ? -0.5f : 0.0f;
+    const float hi = loss == FFNN_LOSS_MSE ? 1.5f : 1.0f;
+    for (size_t i = 0; i < n; ++i) {
+        t[i] = rng_uniform(r, lo, hi);
+        if (i % 5 == 1) t[i] = (float)(rng_below(r, 2)); /* 0 or 1 */
+        if (i % 17 == 3) t[i] = 0.5f;
+    }
+}
+
+/* One loss against the cpu reference over several widths and batches; with
+ * float_targets, against float target rows (y is not passed: NULL). */
+static test_result loss_body_kind(fixture *fx, ffnn_loss loss, int float_targets)
 {
     static const size_t widths[] = {1, 2, 10, 37};
     static const size_t batches[] = {1, 203, 1000};
     rng r = {0x94D049BB133111EBULL + (uint64_t)loss};
-    const char *name = ffnn_loss_name(loss);
+    rng rt = {0x9E3779B97F4A7C15ULL + (uint64_t)loss};
+    const char *name = float_targets ? (loss == FFNN_LOSS_MSE ? "mse (float targets)"
+                                                              : "bce (float targets)")
+                                     : ffnn_loss_name(loss);
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
         for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi) {
             const size_t width = widths[wi], batch = batches[bi], n = batch * width;
@@ -562,25 +582,35 @@ static test_result loss_body(fixture *fx, ffnn_loss loss)
             float *dout_ref = (float *)host_buf(fx, n * sizeof(float));   /* [batch, width] */
             float *loss_ref = (float *)host_buf(fx, batch * sizeof(float)); /* [batch]      */
             uint8_t *correct_ref = (uint8_t *)host_buf(fx, batch);        /* [batch]        */
-            CHECK(out && y && dout_ref && loss_ref && correct_ref, "host allocation failed");
+            float *targets = (float *)host_buf(fx, n * sizeof(float));    /* [batch, width] */
+            CHECK(out && y && dout_ref && loss_ref && correct_ref && targets,
+                  "host allocation failed");
             make_loss_inputs(&r, loss, batch, width, out, y);
-            CHECK_OK(fx->cpu->loss(fx->cpu_ctx, loss, out, y, batch, width, dout_ref, loss_ref,
-                                   correct_ref));
+            if (float_targets) make_float_targets(&rt, loss, n, targets);
+            const float *h_t = float_targets ? targets : NULL;
+            const uint8_t *h_y = float_targets ? NULL : y;
+            CHECK_OK(fx->cpu->loss(fx->cpu_ctx, loss, out, h_y, h_t, batch, width, dout_ref,
+                                   loss_ref, correct_ref));
 
-            void *d_out, *d_y, *d_dout, *d_loss, *d_correct, *d_loss2, *d_correct2;
+            void *d_out, *d_y = NULL, *d_t = NULL, *d_dout, *d_loss, *d_correct, *d_loss2,
+                 *d_correct2;
             CHECK_OK(dev_buf(fx, out, n * sizeof(float), &d_out));
-            CHECK_OK(dev_buf(fx, y, batch, &d_y));
+            if (float_targets)
+                CHECK_OK(dev_buf(fx, targets, n * sizeof(float), &d_t));
+            else
+                CHECK_OK(dev_buf(fx, y, batch, &d_y));
             CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_dout));
             CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss));
             CHECK_OK(dev_buf(fx, NULL, batch, &d_correct));
             CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss2));
             CHECK_OK(dev_buf(fx, NULL, batch, &d_correct2));
             CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const uint8_t *)d_y,
-                                   batch, width, (float *)d_dout, (float *)d_loss,
-                                   (uint8_t *)d_correct));
+                                   (const float *)d_t, batch, width, (float *)d_dout,
+                                   (float *)d_loss, (uint8_t *)d_correct));
             /* Evaluation: no gradient wanted. */
             CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const uint8_t *)d_y,
-                                   batch, width, NULL, (float *)d_loss2, (uint8_t *)d_correct2));
+                                   (const float *)d_t, batch, width, NULL, (float *)d_loss2,
+                                   (uint8_t *)d_correct2));
             const float *gdout = download_f32(fx, d_dout, n);
             const float *gloss = download_f32(fx, d_loss, batch);
             const uint8_t *gcorrect = download_u8(fx, d_correct, batch);
@@ -603,9 +633,30 @@ static test_result loss_body(fixture *fx, ffnn_loss loss)
     return TEST_PASS;
 }
 
+static test_result loss_body(fixture *fx, ffnn_loss loss) { return loss_body_kind(fx, loss, 0); }
 static test_result softmax_ce_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_SOFTMAX_CE); }
 static test_result sigmoid_bce_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_SIGMOID_BCE); }
 static test_result mse_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_MSE); }
+
+/* Float targets: bce and mse against the cpu reference; ce refuses them. */
+static test_result float_targets_body(fixture *fx)
+{
+    test_result r = loss_body_kind(fx, FFNN_LOSS_SIGMOID_BCE, 1);
+    if (r != TEST_PASS) return r;
+    if ((r = loss_body_kind(fx, FFNN_LOSS_MSE, 1)) != TEST_PASS) return r;
+    fixture_reset(fx);
+    void *d_out, *d_t, *d_loss, *d_correct;
+    CHECK_OK(dev_buf(fx, NULL, 4 * sizeof(float), &d_out));
+    CHECK_OK(dev_buf(fx, NULL, 4 * sizeof(float), &d_t));
+    CHECK_OK(dev_buf(fx, NULL, 2 * sizeof(float), &d_loss));
+    CHECK_OK(dev_buf(fx, NULL, 2, &d_correct));
+    ffnn_status st = fx->gpu->loss(fx->gpu_ctx, FFNN_LOSS_SOFTMAX_CE, (const float *)d_out,
+                                   NULL, (const float *)d_t, 2, 2, NULL, (float *)d_loss,
+                                   (uint8_t *)d_correct);
+    CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "softmax_ce"),
+          "ce with float targets: status %d, '%s'", (int)st, ffnn_last_error());
+    return TEST_PASS;
+}
 
 static test_result test_loss_softmax_ce(char *why, size_t why_size)
 {
@@ -619,49 +670,81 @@ static test_result test_loss_mse(char *why, size_t why_size)
 {
     return with_fixture(why, why_size, FFNN_KERNELS_TILED, mse_body);
 }
+static test_result test_loss_float_targets(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_KERNELS_TILED, float_targets_body);
+}
 
 /* ------------------------------------------------------------------ gather, optimizers */
 
+/* Gather over the four kinds of data set: uint8 or float features, labels or
+ * float targets (kind bit 0: float features, bit 1: float targets). */
 static test_result gather_body(fixture *fx)
 {
     static const size_t features_list[] = {1, 3, 784};
     static const size_t batches[] = {1, 37, 4096};
-    const size_t count = 50; /* images in the "data set" */
+    const size_t count = 50; /* samples in the "data set" */
     rng r = {0xBF58476D1CE4E5B9ULL};
-    for (size_t fi = 0; fi < sizeof features_list / sizeof features_list[0]; ++fi) {
-        for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi) {
-            const size_t features = features_list[fi], batch = batches[bi];
-            fixture_reset(fx);
-            uint8_t *images = (uint8_t *)host_buf(fx, count * features); /* [count, features] */
-            uint8_t *labels = (uint8_t *)host_buf(fx, count);            /* [count]           */
-            int32_t *index = (int32_t *)host_buf(fx, batch * sizeof(int32_t)); /* [batch]    */
-            float *x_ref = (float *)host_buf(fx, batch * features * sizeof(float));
-            uint8_t *y_ref = (uint8_t *)host_buf(fx, batch);
-            CHECK(images && labels && index && x_ref && y_ref, "host allocation failed");
-            for (size_t i = 0; i < count * features; ++i) images[i] = (uint8_t)rng_next(&r);
-            images[0] = 0;
-            images[count * features - 1] = 255;
-            for (size_t i = 0; i < count; ++i) labels[i] = (uint8_t)rng_below(&r, 10);
-            for (size_t b = 0; b < batch; ++b) index[b] = (int32_t)rng_below(&r, count);
-            index[0] = (int32_t)(count - 1);
-            CHECK_OK(fx->cpu->gather(fx->cpu_ctx, images, labels, index, batch, features, x_ref,
-                                     y_ref));
-            void *d_images, *d_labels, *d_index, *d_x, *d_y;
-            CHECK_OK(dev_buf(fx, images, count * features, &d_images));
-            CHECK_OK(dev_buf(fx, labels, count, &d_labels));
-            CHECK_OK(dev_buf(fx, index, batch * sizeof(int32_t), &d_index));
-            CHECK_OK(dev_buf(fx, NULL, batch * features * sizeof(float), &d_x));
-            CHECK_OK(dev_buf(fx, NULL, batch, &d_y));
-            CHECK_OK(fx->gpu->gather(fx->gpu_ctx, (const uint8_t *)d_images,
-                                     (const uint8_t *)d_labels, (const int32_t *)d_index, batch,
-                                     features, (float *)d_x, (uint8_t *)d_y));
-            const float *x = download_f32(fx, d_x, batch * features);
-            const uint8_t *y = download_u8(fx, d_y, batch);
-            CHECK(x && y, "download failed: %s", ffnn_last_error());
-            CHECK(close_f32("x", x, x_ref, batch * features, 0.0, 1e-6),
-                  "gather batch=%zu features=%zu", batch, features);
-            CHECK(equal_u8("y", y, y_ref, batch), "gather batch=%zu features=%zu", batch,
-                  features);
+    for (int kind = 0; kind < 4; ++kind) {
+        const int float_features = kind & 1, float_targets = (kind & 2) != 0;
+        for (size_t fi = 0; fi < sizeof features_list / sizeof features_list[0]; ++fi) {
+            for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi) {
+                const size_t features = features_list[fi], batch = batches[bi];
+                const size_t width = float_targets ? 1 + 4 * (bi % 2) : 0; /* 1 or 5 */
+                fixture_reset(fx);
+                uint8_t *images = (uint8_t *)host_buf(fx, count * features); /* [count, f] */
+                float *values = (float *)host_buf(fx, count * features * sizeof(float));
+                uint8_t *labels = (uint8_t *)host_buf(fx, count);             /* [count]    */
+                float *targets = (float *)host_buf(fx, (count * width + 1) * sizeof(float));
+                int32_t *index = (int32_t *)host_buf(fx, batch * sizeof(int32_t)); /* [batch] */
+                float *x_ref = (float *)host_buf(fx, batch * features * sizeof(float));
+                uint8_t *y_ref = (uint8_t *)host_buf(fx, batch);
+                float *t_ref = (float *)host_buf(fx, (batch * width + 1) * sizeof(float));
+                CHECK(images && values && labels && targets && index && x_ref && y_ref && t_ref,
+                      "host allocation failed");
+                for (size_t i = 0; i < count * features; ++i) /* first 0, last 255 */
+                    images[i] = i == 0 ? 0 : i + 1 == count * features ? 255
+                                                                       : (uint8_t)rng_next(&r);
+                fill_uniform(&r, values, count * features, -3.0f, 3.0f);
+                for (size_t i = 0; i < count; ++i) labels[i] = (uint8_t)rng_below(&r, 10);
+                fill_uniform(&r, targets, count * width, -1.0f, 2.0f);
+                for (size_t b = 0; b < batch; ++b) index[b] = (int32_t)rng_below(&r, count);
+                index[0] = (int32_t)(count - 1);
+                ffnn_gather_source src = {float_features ? NULL : images,
+                                          float_features ? values : NULL, features,
+                                          float_targets ? NULL : labels,
+                                          float_targets ? targets : NULL, width};
+                CHECK_OK(fx->cpu->gather(fx->cpu_ctx, &src, index, batch, x_ref, y_ref, t_ref));
+                void *d_images, *d_values, *d_labels, *d_targets, *d_index, *d_x, *d_y, *d_t;
+                CHECK_OK(dev_buf(fx, images, count * features, &d_images));
+                CHECK_OK(dev_buf(fx, values, count * features * sizeof(float), &d_values));
+                CHECK_OK(dev_buf(fx, labels, count, &d_labels));
+                CHECK_OK(dev_buf(fx, targets, (count * width + 1) * sizeof(float), &d_targets));
+                CHECK_OK(dev_buf(fx, index, batch * sizeof(int32_t), &d_index));
+                CHECK_OK(dev_buf(fx, NULL, batch * features * sizeof(float), &d_x));
+                CHECK_OK(dev_buf(fx, NULL, batch, &d_y));
+                CHECK_OK(dev_buf(fx, NULL, (batch * width + 1) * sizeof(float), &d_t));
+                ffnn_gather_source dsrc = {
+                    float_features ? NULL : (const uint8_t *)d_images,
+                    float_features ? (const float *)d_values : NULL, features,
+                    float_targets ? NULL : (const uint8_t *)d_labels,
+                    float_targets ? (const float *)d_targets : NULL, width};
+                CHECK_OK(fx->gpu->gather(fx->gpu_ctx, &dsrc, (const int32_t *)d_index, batch,
+                                         (float *)d_x, (uint8_t *)d_y, (float *)d_t));
+                const float *x = download_f32(fx, d_x, batch * features);
+                const uint8_t *y = download_u8(fx, d_y, batch);
+                const float *t = download_f32(fx, d_t, batch * width);
+                CHECK(x && y && t, "download failed: %s", ffnn_last_error());
+                CHECK(float_features ? same_bits_f32("x", x, x_ref, batch * features)
+                                     : close_f32("x", x, x_ref, batch * features, 0.0, 1e-6),
+                      "gather kind %d batch=%zu features=%zu", kind, batch, features);
+                if (float_targets)
+                    CHECK(same_bits_f32("t", t, t_ref, batch * width),
+                          "gather kind %d batch=%zu width=%zu", kind, batch, width);
+                else
+                    CHECK(equal_u8("y", y, y_ref, batch), "gather kind %d batch=%zu", kind,
+                          batch);
+            }
         }
     }
     return TEST_PASS;
@@ -841,6 +924,7 @@ const test_case cuda_tests[] = {
     {"cuda_loss_softmax_ce", test_loss_softmax_ce},
     {"cuda_loss_sigmoid_bce", test_loss_sigmoid_bce},
     {"cuda_loss_mse", test_loss_mse},
+    {"cuda_loss_float_targets", test_loss_float_targets},
     {"cuda_gather", test_gather},
     {"cuda_sgd_update", test_sgd_update},
     {"cuda_optimizer_update", test_optimizer_update},

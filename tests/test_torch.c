@@ -83,8 +83,16 @@ static test_result twin_seed003(char *why, size_t why_size)
     return twin("seed003", why, why_size);
 }
 
+/* Seed 001: 32-256relu:nobias-1:nobias, mse, SGD lr 0.002, batch 256, 100 steps on
+ * synth:regression:2560, which the twin re-generates from its documented definition. */
+static test_result twin_seed001(char *why, size_t why_size)
+{
+    return twin("seed001", why, why_size);
+}
+
 const test_case torch_tests[] = {
     {"torch_parity_cpu_seed000_sgd_ce", twin_seed000},
     {"torch_parity_cpu_seed003_adam_bce", twin_seed003},
+    {"torch_parity_cpu_seed001_sgd_mse_synth", twin_seed001},
 };
 const size_t torch_tests_count = sizeof torch_tests / sizeof torch_tests[0];

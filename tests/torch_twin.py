@@ -9,14 +9,18 @@ xoshiro256**, stream FFNN_STREAM_SHUFFLE, Fisher-Yates with Lemire's multiply-sh
 the permutation reset to 0..n-1 before each epoch's shuffle).
 
 usage: torch_twin.py CASE --ffnn build/ffnn --data DIR [--device cpu|cuda] [--tmp DIR]
-CASE:  seed000   784-256relu-10, softmax cross-entropy, SGD lr 0.1, batch 64
+CASE:  seed000   784-256relu-10, softmax cross-entropy, SGD lr 0.01, batch 64
        seed003   784-128relu-64relu-1, sigmoid BCE, Adam lr 1e-3, one class vs the rest
+       seed001   32-256relu:nobias-1:nobias, MSE, SGD lr 0.002, batch 256, on
+                 synth:regression:2560 (ffnn's generator, re-implemented below from
+                 its documented definition; --data is not read)
 Exit status 0 when every per-step loss is within the tolerance (1e-5 relative for
 cpu, 1e-4 for cuda) and the final weights within 1e-4 relative in max norm.
 """
 import argparse
 import gzip
 import json
+import math
 import os
 import struct
 import subprocess
@@ -69,6 +73,34 @@ class Xoshiro256:
 
 
 FFNN_STREAM_SHUFFLE = 1
+FFNN_STREAM_SYNTH_TRAIN = 2
+
+
+def uniform(rng):
+    """ffnn_rng_uniform: the top 24 bits of the next output, times 2^-24 (exact)."""
+    return (rng.next() >> 40) * (1.0 / 16777216.0)
+
+
+def synth_regression(n, seed):
+    """The training set of ffnn's synth:regression:N (src/data/synth.c, README "Data
+    sets"): per sample 32 draws x_j = 2u - 1, then e = u;
+    y = sum_j a_j x_j + sum_k c_k sqrt(x_2k^2 + x_2k+1^2) + 0.1 (e - 0.5) in double,
+    a_j = 0.25 (-1)^j, c_k = 0.5 (-1)^k, rounded to float32 once."""
+    rng = Xoshiro256(seed, FFNN_STREAM_SYNTH_TRAIN)
+    x = np.empty((n, 32), np.float32)
+    y = np.empty((n, 1), np.float32)
+    for i in range(n):
+        row = [2.0 * uniform(rng) - 1.0 for _ in range(32)]  # exact in float32
+        f = 0.0
+        for j in range(32):
+            f += (0.25 if j % 2 == 0 else -0.25) * row[j]
+        for k in range(16):
+            u, v = row[2 * k], row[2 * k + 1]
+            f += (0.5 if k % 2 == 0 else -0.5) * math.sqrt(u * u + v * v)
+        e = uniform(rng)
+        x[i] = row
+        y[i, 0] = np.float32(f + 0.1 * (e - 0.5))
+    return x, y
 
 
 # ---------------------------------------------------------------- files
@@ -132,6 +164,10 @@ CASES = {
                     train_limit=6400, epochs=2, seed=7, binary_class=None),
     "seed003": dict(arch="784-128relu-64relu-1", loss="bce", optimizer="adam", lr=1e-3,
                     batch=64, train_limit=6400, epochs=2, seed=11, binary_class=0),
+    # seed 001's configuration; 10 epochs of 10 steps (its own run: 100 epochs)
+    "seed001": dict(arch="32-256relu:nobias-1:nobias", loss="mse", optimizer="sgd", lr=0.002,
+                    batch=256, train_limit=2560, epochs=10, seed=13, binary_class=None,
+                    synth="synth:regression:2560"),
 }
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh}
@@ -164,7 +200,11 @@ def state_for_ffnn(linears):
 
 
 def prepare_data(case, data_dir, tmp):
-    """Labels for the case (binary: 1 for the chosen class); IDX files ffnn reads."""
+    """Labels for the case (binary: 1 for the chosen class); IDX files ffnn reads.
+    A synthetic case: the spec ffnn reads, the samples generated here."""
+    if case.get("synth"):
+        n = int(case["synth"].split(":")[2])
+        return case["synth"], {"train": synth_regression(n, 1)}  # ffnn train's data seed: 1
     parts = {}
     for part, prefix in (("train", "train"), ("test", "t10k")):
         x = read_idx(find_idx(data_dir, f"{prefix}-images-idx3-ubyte"))
@@ -207,12 +247,17 @@ def run_torch(case, model, parts, device):
     torch.backends.cudnn.allow_tf32 = False
     x, y = parts["train"]
     n = case["train_limit"]
-    x = torch.tensor(x[:n].reshape(n, -1), dtype=torch.float32) / 255.0
-    y = torch.tensor(y[:n].astype(np.int64))
+    if case.get("synth"):  # float features and float targets, as they are
+        x, y = torch.from_numpy(x[:n].copy()), torch.from_numpy(y[:n].copy())
+    else:
+        x = torch.tensor(x[:n].reshape(n, -1), dtype=torch.float32) / 255.0
+        y = torch.tensor(y[:n].astype(np.int64))
     model = model.to(device)
     x, y = x.to(device), y.to(device)
     if case["loss"] == "ce":
         loss_fn = lambda out, t: torch.nn.functional.cross_entropy(out, t)
+    elif case["loss"] == "mse":
+        loss_fn = lambda out, t: torch.nn.functional.mse_loss(out, t)
     else:
         loss_fn = lambda out, t: torch.nn.functional.binary_cross_entropy_with_logits(
             out[:, 0], t.float())

@@ -6,9 +6,10 @@
 #include "../error.h"
 #include "cpu_ops.h"
 
-static ffnn_status cpu_create(ffnn_kernels kernels, void **ctx)
+static ffnn_status cpu_create(ffnn_kernels kernels, int threads, void **ctx)
 {
     (void)kernels; /* one strategy: the reference */
+    (void)threads; /* single-threaded: the omp backend is the threaded one */
     *ctx = NULL;
     return FFNN_OK;
 }
@@ -43,12 +44,16 @@ static ffnn_status cpu_synchronize(void *ctx)
     return FFNN_OK;
 }
 
-static ffnn_status cpu_gather(void *ctx, const uint8_t *images, const uint8_t *labels,
-                              const int32_t *index, size_t batch, size_t features,
-                              float *x, uint8_t *y)
+static ffnn_status cpu_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
+                              size_t batch, float *x, uint8_t *y, float *t)
 {
     (void)ctx;
-    ffnn_cpu_gather(images, labels, index, batch, features, x, y);
+    if (!src || (!src->images == !src->values) || (src->labels && !y) ||
+        (src->targets && !t))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cpu gather: expected one of images/values, and y (t) with labels "
+                         "(targets)");
+    ffnn_cpu_gather(src, index, batch, x, y, t);
     return FFNN_OK;
 }
 
@@ -87,11 +92,16 @@ static ffnn_status cpu_activation_backward(void *ctx, ffnn_activation act, const
 }
 
 static ffnn_status cpu_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
-                            size_t batch, size_t width, float *dout, float *row_loss,
-                            uint8_t *row_correct)
+                            const float *targets, size_t batch, size_t width, float *dout,
+                            float *row_loss, uint8_t *row_correct)
 {
     (void)ctx;
-    ffnn_cpu_loss(loss, out, y, batch, width, dout, row_loss, row_correct);
+    if (targets && loss == FFNN_LOSS_SOFTMAX_CE)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cpu loss: softmax_ce takes class labels, not float targets");
+    if (!targets && !y)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cpu loss: neither labels nor targets");
+    ffnn_cpu_loss(loss, out, y, targets, batch, width, dout, row_loss, row_correct);
     return FFNN_OK;
 }
 

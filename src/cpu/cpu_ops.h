@@ -23,13 +23,16 @@ void ffnn_cpu_activation_forward(ffnn_activation act, const float *z, float *a, 
 void ffnn_cpu_activation_backward(ffnn_activation act, const float *a, const float *da,
                                   float *dz, size_t n);
 
-/* See backend.h `loss`. */
-void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, size_t batch,
-                   size_t width, float *dout, float *row_loss, uint8_t *row_correct);
+/* See backend.h `loss`. targets [batch, width] or NULL (then y [batch]); targets
+ * must be NULL for softmax_ce (the cpu table refuses it). */
+void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, const float *targets,
+                   size_t batch, size_t width, float *dout, float *row_loss,
+                   uint8_t *row_correct);
 
-/* x[b, f] = images[index[b], f] / 255; y[b] = labels[index[b]]. */
-void ffnn_cpu_gather(const uint8_t *images, const uint8_t *labels, const int32_t *index,
-                     size_t batch, size_t features, float *x, uint8_t *y);
+/* See backend.h `gather`: x[b, f] = images[index[b], f] / 255 or values[index[b], f];
+ * y[b] = labels[index[b]] (if labels); t[b, j] = targets[index[b], j] (if targets). */
+void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t batch,
+                     float *x, uint8_t *y, float *t);
 
 /* The optimizers (backend.h optimizer_update, one function each).
  * params [n], grads [n]; buf [n]; m [n], v [n]. */

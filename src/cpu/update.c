@@ -6,17 +6,27 @@
  * div, addcdiv_). This file relies on ISO C mode (-std=c11: no contraction of
  * a*b+c into an fma) so that the separate roundings stay separate. */
 #include <math.h>
+#include <string.h>
 
 #include "cpu_ops.h"
 
-void ffnn_cpu_gather(const uint8_t *images, const uint8_t *labels, const int32_t *index,
-                     size_t batch, size_t features, float *x, uint8_t *y)
+void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t batch,
+                     float *x, uint8_t *y, float *t)
 {
+    const size_t features = src->features, width = src->target_width;
     for (size_t b = 0; b < batch; b++) {
-        const uint8_t *img = images + (size_t)index[b] * features; /* [features] */
-        for (size_t f = 0; f < features; f++)
-            x[b * features + f] = (float)img[f] / 255.0f;
-        y[b] = labels[index[b]];
+        const size_t r = (size_t)index[b];
+        if (src->images) {
+            const uint8_t *img = src->images + r * features; /* [features] */
+            for (size_t f = 0; f < features; f++)
+                x[b * features + f] = (float)img[f] / 255.0f;
+        } else {
+            memcpy(x + b * features, src->values + r * features, features * sizeof(float));
+        }
+        if (src->labels)
+            y[b] = src->labels[r];
+        if (src->targets)
+            memcpy(t + b * width, src->targets + r * width, width * sizeof(float));
     }
 }
 

@@ -52,8 +52,9 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
     return FFNN_OK;
 }
 
-static ffnn_status cuda_create(ffnn_kernels kernels, void **out)
+static ffnn_status cuda_create(ffnn_kernels kernels, int threads, void **out)
 {
+    (void)threads; /* CPU threads: the omp backend's */
     if (out == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: out is NULL");
     if (kernels != FFNN_KERNELS_TILED && kernels != FFNN_KERNELS_NAIVE)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,

@@ -149,9 +149,8 @@ extern "C" {
  * members (backend.h). ctx is an ffnn_cuda_ctx *. */
 
 /* elementwise.cu */
-ffnn_status ffnn_cuda_gather(void *ctx, const uint8_t *images, const uint8_t *labels,
-                             const int32_t *index, size_t batch, size_t features,
-                             float *x, uint8_t *y);
+ffnn_status ffnn_cuda_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
+                             size_t batch, float *x, uint8_t *y, float *t);
 ffnn_status ffnn_cuda_activation_forward(void *ctx, ffnn_activation act,
                                          const float *z, float *a, size_t n);
 ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act,
@@ -173,8 +172,8 @@ ffnn_status ffnn_cuda_dense_backward(void *ctx, const float *x, const float *W,
 
 /* loss.cu */
 ffnn_status ffnn_cuda_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
-                           size_t batch, size_t width, float *dout, float *row_loss,
-                           uint8_t *row_correct);
+                           const float *targets, size_t batch, size_t width, float *dout,
+                           float *row_loss, uint8_t *row_correct);
 
 #ifdef __cplusplus
 }

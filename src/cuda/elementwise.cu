@@ -1,6 +1,7 @@
 /*
- * elementwise.cu - the memory-bound ops: batch gather, activations (forward and
- * backward side by side); the optimizer updates are in optim.cu. Each is one
+ * elementwise.cu - the memory-bound ops: batch gather (uint8 images or float rows,
+ * labels, float targets), activations (forward and backward side by side); the
+ * optimizer updates are in optim.cu. Each is one
  * grid-stride kernel with FFNN_CUDA_BLOCK threads per block (see
  * ffnn_cuda_grid_1d), one thread per element; n may be any size_t.
  *
@@ -12,8 +13,8 @@
 
 /* ------------------------------------------------------------------ gather */
 
-/* x[b,f] = images[index[b], f] / 255, y[b] = labels[index[b]].
- * images uint8 [n, features], labels uint8 [n], index int32 [batch],
+/* x[b,f] = images[index[b], f] / 255, y[b] = labels[index[b]] (when labels is set).
+ * images uint8 [n, features], labels uint8 [n] or NULL, index int32 [batch],
  * x float [batch, features], y uint8 [batch]. */
 static __global__ void gather_kernel(const uint8_t *__restrict__ images,
                                      const uint8_t *__restrict__ labels,
@@ -26,26 +27,64 @@ static __global__ void gather_kernel(const uint8_t *__restrict__ images,
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         const size_t b = i / features, f = i - b * features;
         x[i] = (float)images[(size_t)index[b] * features + f] / 255.0f;
-        if (i < batch) y[i] = labels[index[i]];
+        if (labels != NULL && i < batch) y[i] = labels[index[i]];
     }
 }
 
-extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const uint8_t *images,
-                                        const uint8_t *labels, const int32_t *index,
-                                        size_t batch, size_t features, float *x, uint8_t *y)
+/* Float rows: dst[b,j] = src[index[b], j]; y[b] = labels[index[b]] (when labels
+ * is set). src float [n, width], index int32 [batch], dst float [batch, width],
+ * labels uint8 [n] or NULL, y uint8 [batch]. */
+static __global__ void gather_rows_kernel(const float *__restrict__ src,
+                                          const uint8_t *__restrict__ labels,
+                                          const int32_t *__restrict__ index, size_t batch,
+                                          size_t width, float *__restrict__ dst,
+                                          uint8_t *__restrict__ y)
+{
+    const size_t total = batch * width;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
+        const size_t b = i / width, j = i - b * width;
+        dst[i] = src[(size_t)index[b] * width + j];
+        if (labels != NULL && i < batch) y[i] = labels[index[i]];
+    }
+}
+
+extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *src,
+                                        const int32_t *index, size_t batch, float *x,
+                                        uint8_t *y, float *t)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "gather");
+    if (src == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: src is NULL");
     if (batch == 0) return FFNN_OK;
-    if (features == 0 || batch > SIZE_MAX / features)
+    const size_t features = src->features, width = src->target_width;
+    if (features == 0 || batch > SIZE_MAX / features ||
+        (src->targets != NULL && (width == 0 || batch > SIZE_MAX / width)))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda gather: batch=%zu features=%zu: features must be >= 1 and "
-                         "batch*features must fit size_t", batch, features);
-    if (images == NULL || labels == NULL || index == NULL || x == NULL || y == NULL)
+                         "cuda gather: batch=%zu features=%zu target_width=%zu: widths must "
+                         "be >= 1 and batch*width must fit size_t", batch, features, width);
+    if ((src->images == NULL) == (src->values == NULL))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda gather: expected exactly one of images and values");
+    if (index == NULL || x == NULL || (src->labels != NULL && y == NULL) ||
+        (src->targets != NULL && t == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: a NULL pointer");
-    gather_kernel<<<ffnn_cuda_grid_1d(batch * features), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
-        images, labels, index, batch, features, x, y);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_kernel");
+    /* the labels ride along with the features (as before float data existed) */
+    if (src->images != NULL) {
+        gather_kernel<<<ffnn_cuda_grid_1d(batch * features), FFNN_CUDA_BLOCK, 0,
+                        ctx->stream>>>(src->images, src->labels, index, batch, features, x, y);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_kernel");
+    } else {
+        gather_rows_kernel<<<ffnn_cuda_grid_1d(batch * features), FFNN_CUDA_BLOCK, 0,
+                             ctx->stream>>>(src->values, src->labels, index, batch, features,
+                                            x, y);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel");
+    }
+    if (src->targets != NULL) {
+        gather_rows_kernel<<<ffnn_cuda_grid_1d(batch * width), FFNN_CUDA_BLOCK, 0,
+                             ctx->stream>>>(src->targets, NULL, index, batch, width, t, NULL);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel (targets)");
+    }
     return FFNN_OK;
 }
 

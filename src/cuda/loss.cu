@@ -6,10 +6,12 @@
  * of FFNN_CUDA_BLOCK threads = 8 rows; gridDim.x = ceil(batch / 8).
  *
  * Targets (backend.h): softmax_ce takes y as the class index; mse and sigmoid_bce
- * take one-hot(y) when width > 1 and y itself when width == 1.
+ * take one-hot(y) when width > 1 and y itself when width == 1, or, when the
+ * float targets [batch, width] are given, those (y is then not read).
  * "Correct" (ffnn.h): argmax == y with ties to the first index; for width 1,
  * (logit > 0) == (y != 0) for softmax_ce and sigmoid_bce, (output > 0.5) == (y != 0)
- * for mse.
+ * for mse. With float targets: every output on its target's side, (logit > 0) ==
+ * (t > 0.5) resp. (output > 0.5) == (t > 0.5) for all j (a warp vote).
  * The float expressions are the CPU reference's (src/cpu/loss.c), products rounded
  * before sums as there (__fmul_rn), so only the summation order differs.
  */
@@ -98,34 +100,43 @@ static __global__ void softmax_ce_kernel(const float *__restrict__ z,
 /* Sigmoid binary cross-entropy on logits z against targets t, stable form:
  *   l_j = max(z_j,0) - z_j t_j + log1p(exp(-|z_j|)), row_loss = mean_j l_j,
  *   dout_j = (sigmoid(z_j) - t_j) * (1 / (batch * width)),
- *   correct = (z_0 > 0) == (y != 0) for width 1, else argmax z == y.
- * Shapes as softmax_ce_kernel. */
+ *   correct = (z_0 > 0) == (y != 0) for width 1, else argmax z == y; with float
+ *   targets, (z_j > 0) == (t_j > 0.5) for every j.
+ * Shapes as softmax_ce_kernel; targets [batch, width] or NULL (then t from y). */
 static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
-                                          const uint8_t *__restrict__ y, int batch, int width,
-                                          float *__restrict__ dout, float *__restrict__ row_loss,
+                                          const uint8_t *__restrict__ y,
+                                          const float *__restrict__ targets, int batch,
+                                          int width, float *__restrict__ dout,
+                                          float *__restrict__ row_loss,
                                           uint8_t *__restrict__ row_correct)
 {
     const int lane = threadIdx.x % WARP;
     const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
     if (row >= batch) return;
     const float *zr = z + (size_t)row * width;
-    const int label = y[row];
+    const float *tr = targets != NULL ? targets + (size_t)row * width : NULL;
+    const int label = tr != NULL ? 0 : y[row];
     const float scale = 1.0f / ((float)batch * (float)width);
 
     float part = 0.0f;
+    int ok = 1; /* float targets: this lane's outputs are on their targets' side */
     for (int j = lane; j < width; j += WARP) {
         const float v = zr[j];
-        const float t = width > 1 ? (j == label ? 1.0f : 0.0f) : (float)label;
+        const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
+                                                       : (float)label;
         part += fmaxf(v, 0.0f) - __fmul_rn(v, t) + log1pf(expf(-fabsf(v)));
         if (dout != NULL) {
             const float sig = 1.0f / (1.0f + expf(-v));
             dout[(size_t)row * width + j] = (sig - t) * scale;
         }
+        ok &= (v > 0.0f) == (t > 0.5f);
     }
     const float sum = warp_sum(part);
 
     int correct;
-    if (width == 1) {
+    if (tr != NULL) {
+        correct = __all_sync(FULL_MASK, ok);
+    } else if (width == 1) {
         correct = (zr[0] > 0.0f) == (label != 0);
     } else {
         float best;
@@ -141,31 +152,38 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
 
 /* Mean squared error of outputs o against targets t:
  *   row_loss = mean_j (o_j - t_j)^2, dout_j = 2 (o_j - t_j) * (1 / (batch * width)),
- *   correct = (o_0 > 0.5) == (y != 0) for width 1, else argmax o == y.
- * Shapes as softmax_ce_kernel. */
+ *   correct = (o_0 > 0.5) == (y != 0) for width 1, else argmax o == y; with float
+ *   targets, (o_j > 0.5) == (t_j > 0.5) for every j.
+ * Shapes as softmax_ce_kernel; targets [batch, width] or NULL (then t from y). */
 static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__restrict__ y,
-                                  int batch, int width, float *__restrict__ dout,
-                                  float *__restrict__ row_loss,
+                                  const float *__restrict__ targets, int batch, int width,
+                                  float *__restrict__ dout, float *__restrict__ row_loss,
                                   uint8_t *__restrict__ row_correct)
 {
     const int lane = threadIdx.x % WARP;
     const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
     if (row >= batch) return;
     const float *orow = o + (size_t)row * width;
-    const int label = y[row];
+    const float *tr = targets != NULL ? targets + (size_t)row * width : NULL;
+    const int label = tr != NULL ? 0 : y[row];
     const float scale = 1.0f / ((float)batch * (float)width);
 
     float part = 0.0f;
+    int ok = 1; /* float targets: this lane's outputs are on their targets' side */
     for (int j = lane; j < width; j += WARP) {
-        const float t = width > 1 ? (j == label ? 1.0f : 0.0f) : (float)label;
+        const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
+                                                       : (float)label;
         const float d = orow[j] - t;
         part += __fmul_rn(d, d);
         if (dout != NULL) dout[(size_t)row * width + j] = 2.0f * d * scale;
+        ok &= (orow[j] > 0.5f) == (t > 0.5f);
     }
     const float sum = warp_sum(part);
 
     int correct;
-    if (width == 1) {
+    if (tr != NULL) {
+        correct = __all_sync(FULL_MASK, ok);
+    } else if (width == 1) {
         correct = (orow[0] > 0.5f) == (label != 0);
     } else {
         float best;
@@ -180,8 +198,9 @@ static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__
 }
 
 extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *out,
-                                      const uint8_t *y, size_t batch, size_t width,
-                                      float *dout, float *row_loss, uint8_t *row_correct)
+                                      const uint8_t *y, const float *targets, size_t batch,
+                                      size_t width, float *dout, float *row_loss,
+                                      uint8_t *row_correct)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "loss");
@@ -190,9 +209,14 @@ extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *o
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda loss: batch=%zu width=%zu: each must be in 1..%zu", batch,
                          width, (size_t)FFNN_CUDA_MAX_DIM);
-    if (out == NULL || y == NULL || row_loss == NULL || row_correct == NULL)
+    if (out == NULL || (y == NULL && targets == NULL) || row_loss == NULL ||
+        row_correct == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda loss: out, y, row_loss and row_correct must not be NULL");
+                         "cuda loss: out, y (or targets), row_loss and row_correct must not "
+                         "be NULL");
+    if (targets != NULL && loss == FFNN_LOSS_SOFTMAX_CE)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda loss: softmax_ce takes class labels, not float targets");
     const unsigned grid = (unsigned)((batch + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
     const int b = (int)batch, w = (int)width;
     switch (loss) {
@@ -202,13 +226,13 @@ extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *o
         FFNN_CUDA_LAUNCH_CHECK(ctx, "softmax_ce_kernel");
         return FFNN_OK;
     case FFNN_LOSS_SIGMOID_BCE:
-        sigmoid_bce_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, b, w, dout,
-                                                                      row_loss, row_correct);
+        sigmoid_bce_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+            out, y, targets, b, w, dout, row_loss, row_correct);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "sigmoid_bce_kernel");
         return FFNN_OK;
     case FFNN_LOSS_MSE:
-        mse_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, b, w, dout, row_loss,
-                                                              row_correct);
+        mse_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, targets, b, w, dout,
+                                                              row_loss, row_correct);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "mse_kernel");
         return FFNN_OK;
     }

@@ -1,20 +1,25 @@
 /* dataset.c - the in-memory data set: allocation with overflow checks, slicing,
- * and the read-only accessors of ffnn.h. Loaders (idx.c, ...) fill it in. */
+ * class subsets, a data set from caller arrays, and the read-only accessors of
+ * ffnn.h. Loaders (idx.c, synth.c) fill it in. */
 #include "data/dataset.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 
-/* Allocate a data set of count samples of rows x cols bytes each; images and
- * labels are left uninitialised and classes is 0. count, rows and cols must be
- * non-zero; count * rows * cols must fit in size_t. */
-ffnn_status ffnn_dataset_alloc(size_t count, size_t rows, size_t cols,
-                               ffnn_dataset **out)
+/* Allocate a data set of count samples of rows x cols features each, uint8 or
+ * float32 (float_features), with uint8 labels (target_width 0) or float32
+ * targets [count, target_width]. Buffers are left uninitialised; classes is 0.
+ * count, rows and cols must be non-zero; every byte size must fit in size_t. */
+ffnn_status ffnn_dataset_alloc_kind(size_t count, size_t rows, size_t cols,
+                                    int float_features, size_t target_width,
+                                    ffnn_dataset **out)
 {
     ffnn_dataset *ds;
+    size_t fsize = float_features ? sizeof(float) : 1;
 
     if (!out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_dataset_alloc: out is NULL");
@@ -22,10 +27,12 @@ ffnn_status ffnn_dataset_alloc(size_t count, size_t rows, size_t cols,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "ffnn_dataset_alloc: expected non-zero sizes, found %zu samples "
                          "of %zu x %zu", count, rows, cols);
-    if (rows > SIZE_MAX / cols || count > SIZE_MAX / (rows * cols))
+    if (rows > SIZE_MAX / cols || count > SIZE_MAX / (rows * cols) ||
+        count * rows * cols > SIZE_MAX / fsize ||
+        (target_width && (target_width > SIZE_MAX / sizeof(float) / count)))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "ffnn_dataset_alloc: %zu samples of %zu x %zu bytes overflow size_t",
-                         count, rows, cols);
+                         "ffnn_dataset_alloc: %zu samples of %zu x %zu values (targets %zu "
+                         "wide) overflow size_t", count, rows, cols, target_width);
     ds = calloc(1, sizeof *ds);
     if (!ds)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_dataset_alloc: out of memory (%zu bytes)",
@@ -34,16 +41,30 @@ ffnn_status ffnn_dataset_alloc(size_t count, size_t rows, size_t cols,
     ds->rows = rows;
     ds->cols = cols;
     ds->features = rows * cols;
-    ds->images = malloc(count * ds->features); /* [count, features] */
-    ds->labels = malloc(count);                /* [count] */
-    if (!ds->images || !ds->labels) {
+    ds->target_width = target_width;
+    if (float_features)
+        ds->values = malloc(count * ds->features * sizeof(float)); /* [count, features] */
+    else
+        ds->images = malloc(count * ds->features);                 /* [count, features] */
+    if (target_width)
+        ds->targets = malloc(count * target_width * sizeof(float)); /* [count, width] */
+    else
+        ds->labels = malloc(count);                                 /* [count] */
+    if ((!ds->images && !ds->values) || (!ds->labels && !ds->targets)) {
         ffnn_dataset_free(ds);
         return ffnn_fail(FFNN_ERR_NO_MEMORY,
-                         "ffnn_dataset_alloc: out of memory for %zu samples of %zu bytes",
-                         count, rows * cols);
+                         "ffnn_dataset_alloc: out of memory for %zu samples of %zu %s values",
+                         count, rows * cols, float_features ? "float" : "byte");
     }
     *out = ds;
     return FFNN_OK;
+}
+
+/* uint8 images [count, rows*cols] and uint8 labels [count] (idx.c). */
+ffnn_status ffnn_dataset_alloc(size_t count, size_t rows, size_t cols,
+                               ffnn_dataset **out)
+{
+    return ffnn_dataset_alloc_kind(count, rows, cols, 0, 0, out);
 }
 
 /* Free a data set and its buffers; NULL is a no-op. */
@@ -52,13 +73,29 @@ void ffnn_dataset_free(ffnn_dataset *ds)
     if (!ds)
         return;
     free(ds->images);
+    free(ds->values);
     free(ds->labels);
+    free(ds->targets);
     free(ds);
 }
 
-/* A copy of rows [first, first + count) of src. The copy keeps src's image shape
- * and its number of classes (a slice has the label space of its source, even
- * when the largest label does not occur in it). */
+/* Copy sample `from` of src into sample `to` of dst (same kinds and widths). */
+static void copy_sample(ffnn_dataset *dst, size_t to, const ffnn_dataset *src, size_t from)
+{
+    size_t f = src->features, w = src->target_width;
+    if (src->images)
+        memcpy(dst->images + to * f, src->images + from * f, f);
+    else
+        memcpy(dst->values + to * f, src->values + from * f, f * sizeof(float));
+    if (src->labels)
+        dst->labels[to] = src->labels[from];
+    else
+        memcpy(dst->targets + to * w, src->targets + from * w, w * sizeof(float));
+}
+
+/* A copy of rows [first, first + count) of src. The copy keeps src's kinds, its
+ * image shape and its number of classes (a slice has the label space of its
+ * source, even when the largest label does not occur in it). */
 ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t count,
                                ffnn_dataset **out)
 {
@@ -72,12 +109,88 @@ ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t cou
                          "ffnn_dataset_slice: expected a non-empty range within the %zu "
                          "samples, found rows [%zu, %zu + %zu)",
                          src->count, first, first, count);
-    st = ffnn_dataset_alloc(count, src->rows, src->cols, &ds);
+    st = ffnn_dataset_alloc_kind(count, src->rows, src->cols, src->values != NULL,
+                                 src->target_width, &ds);
     if (st != FFNN_OK)
         return st;
-    memcpy(ds->images, src->images + first * src->features, count * src->features);
-    memcpy(ds->labels, src->labels + first, count);
+    for (size_t i = 0; i < count; i++)
+        copy_sample(ds, i, src, first + i);
     ds->classes = src->classes;
+    *out = ds;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
+                                        ffnn_dataset **out)
+{
+    ffnn_dataset *ds = NULL;
+    size_t kept = 0, k = 0;
+    ffnn_status st;
+
+    if (!src || !out)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_dataset_select_classes: NULL argument");
+    if (!src->labels)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "select classes: the data set has float targets (%zu per sample), "
+                         "not class labels", src->target_width);
+    if (a < 0 || a > 255 || b < 0 || b > 255 || a == b)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "select classes: expected two different labels in [0, 255], found "
+                         "%d and %d", a, b);
+    for (size_t i = 0; i < src->count; i++)
+        kept += src->labels[i] == a || src->labels[i] == b;
+    if (kept == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "select classes %d,%d: no sample of the %zu has either label", a, b,
+                         src->count);
+    st = ffnn_dataset_alloc_kind(kept, src->rows, src->cols, src->values != NULL, 0, &ds);
+    if (st != FFNN_OK)
+        return st;
+    for (size_t i = 0; i < src->count; i++) {
+        if (src->labels[i] != a && src->labels[i] != b)
+            continue;
+        copy_sample(ds, k, src, i);
+        ds->labels[k++] = src->labels[i] == b; /* a -> 0, b -> 1 */
+    }
+    ds->classes = 2;
+    *out = ds;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float *x,
+                                     const uint8_t *labels, size_t target_width,
+                                     const float *targets, ffnn_dataset **out)
+{
+    ffnn_dataset *ds = NULL;
+    ffnn_status st;
+
+    if (!x || !out || (target_width == 0 && !labels) || (target_width > 0 && !targets))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_dataset_from_arrays: NULL argument (x, out, and labels when "
+                         "target_width is 0, else targets, are required)");
+    for (size_t i = 0; count && features && i < count * features; i++)
+        if (!isfinite(x[i]))
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "ffnn_dataset_from_arrays: feature %zu of sample %zu is %g",
+                             i % features, i / features, (double)x[i]);
+    for (size_t i = 0; target_width && i < count * target_width; i++)
+        if (!isfinite(targets[i]))
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "ffnn_dataset_from_arrays: target %zu of sample %zu is %g",
+                             i % target_width, i / target_width, (double)targets[i]);
+    st = ffnn_dataset_alloc_kind(count, 1, features, 1, target_width, &ds);
+    if (st != FFNN_OK)
+        return st;
+    memcpy(ds->values, x, count * features * sizeof(float));
+    if (target_width) {
+        memcpy(ds->targets, targets, count * target_width * sizeof(float));
+    } else {
+        memcpy(ds->labels, labels, count);
+        for (size_t i = 0; i < count; i++)
+            if (labels[i] >= ds->classes)
+                ds->classes = labels[i] + 1;
+    }
     *out = ds;
     return FFNN_OK;
 }
@@ -88,11 +201,23 @@ size_t ffnn_dataset_count(const ffnn_dataset *ds) { return ds ? ds->count : 0; }
 /* Values per sample (0 for NULL). */
 size_t ffnn_dataset_features(const ffnn_dataset *ds) { return ds ? ds->features : 0; }
 
-/* Number of classes, max label + 1 (0 for NULL). */
+/* Number of classes, max label + 1 (0 for NULL and for float targets). */
 int ffnn_dataset_classes(const ffnn_dataset *ds) { return ds ? ds->classes : 0; }
 
-/* Images uint8 [count, features], owned by ds (NULL for NULL). */
+/* Images uint8 [count, features], owned by ds (NULL for NULL or float features). */
 const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds) { return ds ? ds->images : NULL; }
 
-/* Labels uint8 [count], owned by ds (NULL for NULL). */
+/* Labels uint8 [count], owned by ds (NULL for NULL or float targets). */
 const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds) { return ds ? ds->labels : NULL; }
+
+/* Float features [count, features] (NULL for NULL or uint8 features). */
+const float *ffnn_dataset_float_features(const ffnn_dataset *ds)
+{
+    return ds ? ds->values : NULL;
+}
+
+/* Floats per target row; 0 with class labels (and for NULL). */
+size_t ffnn_dataset_target_width(const ffnn_dataset *ds) { return ds ? ds->target_width : 0; }
+
+/* Float targets [count, target_width] (NULL for NULL or class labels). */
+const float *ffnn_dataset_targets(const ffnn_dataset *ds) { return ds ? ds->targets : NULL; }

@@ -7,18 +7,36 @@
 
 #include "ffnn.h"
 
+/* Features are either uint8 (images, fed to a network as value/255) or float32;
+ * targets are either uint8 class labels or float32 rows. Exactly one pointer of
+ * each pair is set. */
 struct ffnn_dataset {
-    size_t count;     /* samples                                   */
-    size_t features;  /* values per sample (rows * cols for images) */
-    size_t rows, cols;/* image shape; rows = 1, cols = features for flat data */
-    int classes;      /* max label + 1                             */
-    uint8_t *images;  /* [count, features], owned                  */
-    uint8_t *labels;  /* [count], owned                            */
+    size_t count;        /* samples                                      */
+    size_t features;     /* values per sample (rows * cols for images)   */
+    size_t rows, cols;   /* image shape; rows = 1, cols = features for flat data */
+    int classes;         /* labels: max label + 1; float targets: 0      */
+    uint8_t *images;     /* [count, features] uint8 features, owned; or NULL */
+    float *values;       /* [count, features] float32 features, owned; or NULL */
+    uint8_t *labels;     /* [count] class labels, owned; or NULL         */
+    float *targets;      /* [count, target_width] float32 targets, owned; or NULL */
+    size_t target_width; /* floats per target row; 0 with class labels  */
 };
 
-/* Allocate an empty data set of the given shape (images/labels uninitialised,
- * classes 0). Errors: FFNN_ERR_NO_MEMORY, FFNN_ERR_INVALID_ARGUMENT on overflow. */
+/* Allocate an empty data set of the given shape with uint8 images and uint8
+ * labels (contents uninitialised, classes 0). Errors: FFNN_ERR_NO_MEMORY,
+ * FFNN_ERR_INVALID_ARGUMENT on a zero size or overflow. */
 ffnn_status ffnn_dataset_alloc(size_t count, size_t rows, size_t cols,
                                ffnn_dataset **out);
+
+/* The general form: float_features 1 for float32 features (rows = 1, cols =
+ * features), 0 for uint8; target_width 0 for uint8 labels, else float32 targets
+ * [count, target_width]. */
+ffnn_status ffnn_dataset_alloc_kind(size_t count, size_t rows, size_t cols,
+                                    int float_features, size_t target_width,
+                                    ffnn_dataset **out);
+
+/* The noise-free function of synth:regression (synth.c) at one sample x [32],
+ * in double; exposed for the tests. */
+double ffnn_synth_regression_function(const float *x);
 
 #endif

@@ -17,7 +17,8 @@
  * section exactly, size = shape x dtype size without overflow) plus unique
  * keys and known dtypes, then what ffnn needs (metadata, every tensor of the
  * architecture present with its shape, F32, no zero dimension, nothing extra),
- * and only then allocates the model and reads the data.
+ * and only then allocates the model and reads the data. The generic reader
+ * (ffnn_st_*, io/safetensors.h) also serves checkpoints (io/checkpoint.c).
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -35,6 +36,7 @@
 
 #include "error.h"
 #include "io/atomic_file.h"
+#include "io/safetensors.h"
 #include "model.h"
 
 #define ST_MAX_HEADER 100000000ull          /* the reference reader's limit: 100 MB */
@@ -44,11 +46,6 @@
 enum { ST_CHUNK = 4096 };                   /* floats per conversion buffer         */
 
 /* ------------------------------------------------------------ dtypes */
-
-typedef struct st_dtype {
-    const char *name;
-    unsigned size; /* bytes per element */
-} st_dtype;
 
 /* The dtypes of the safetensors specification (sub-byte types excluded). */
 static const st_dtype st_dtypes[] = {
@@ -67,34 +64,8 @@ static const st_dtype *st_find_dtype(const char *name)
 
 /* ------------------------------------------------------------ the reader */
 
-/* One tensor entry of the header. */
-typedef struct st_tensor {
-    const char *name;     /* the header key (owned by the cJSON tree)           */
-    const cJSON *shape;   /* the "shape" array (for messages)                   */
-    const st_dtype *dtype;
-    int rank;
-    uint64_t dims[2];     /* the first two dimensions                           */
-    int zero_dim;         /* index of the first zero dimension, -1 if none      */
-    uint64_t begin, end;  /* data_offsets: bytes into the data section          */
-    size_t param_offset;  /* where it goes in the model's arena (after matching) */
-} st_tensor;
-
-typedef struct st_reader {
-    const char *path;
-    FILE *f;
-    uint64_t file_size;
-    uint64_t header_size; /* N                                                  */
-    char *header;         /* [N + 1], NUL-terminated                             */
-    cJSON *root;
-    st_tensor *tensors;   /* [count], every key but "__metadata__"               */
-    size_t count;
-} st_reader;
-
 /* Record "PATH: offset N: MESSAGE" (a format error) and return its status. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static ffnn_status st_fail_at(const st_reader *r, uint64_t offset, const char *fmt, ...)
+ffnn_status ffnn_st_fail_at(const st_reader *r, uint64_t offset, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -107,10 +78,7 @@ static ffnn_status st_fail_at(const st_reader *r, uint64_t offset, const char *f
 }
 
 /* Record "PATH: header: MESSAGE" (a format error naming a key) and return it. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static ffnn_status st_fail(const st_reader *r, const char *fmt, ...)
+ffnn_status ffnn_st_fail(const st_reader *r, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
@@ -121,28 +89,29 @@ static ffnn_status st_fail(const st_reader *r, const char *fmt, ...)
     return ffnn_fail(FFNN_ERR_FORMAT, "%s: header: %s", r->path, msg);
 }
 
-static uint64_t st_data_start(const st_reader *r) { return 8 + r->header_size; }
+uint64_t ffnn_st_data_start(const st_reader *r) { return 8 + r->header_size; }
 
 static ffnn_status st_open(st_reader *r)
 {
     struct stat st;
+    const char *kind = r->kind ? r->kind : "model file";
 
     r->f = fopen(r->path, "rb");
     if (!r->f)
-        return ffnn_fail(FFNN_ERR_IO, "%s: cannot open the model file: %s", r->path,
+        return ffnn_fail(FFNN_ERR_IO, "%s: cannot open the %s: %s", r->path, kind,
                          strerror(errno));
     if (fstat(fileno(r->f), &st) != 0)
-        return ffnn_fail(FFNN_ERR_IO, "%s: cannot stat the model file: %s", r->path,
+        return ffnn_fail(FFNN_ERR_IO, "%s: cannot stat the %s: %s", r->path, kind,
                          strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return ffnn_fail(FFNN_ERR_IO, "%s: expected a regular file (a model file), found %s",
-                         r->path, S_ISDIR(st.st_mode) ? "a directory" : "a special file");
+        return ffnn_fail(FFNN_ERR_IO, "%s: expected a regular file (a %s), found %s",
+                         r->path, kind, S_ISDIR(st.st_mode) ? "a directory" : "a special file");
     r->file_size = (uint64_t)st.st_size;
     return FFNN_OK;
 }
 
 /* Read bytes [n] at offset (what: for the message). */
-static ffnn_status st_read_at(st_reader *r, uint64_t offset, void *buf, size_t n,
+ffnn_status ffnn_st_read_at(st_reader *r, uint64_t offset, void *buf, size_t n,
                               const char *what)
 {
     if (fseeko(r->f, (off_t)offset, SEEK_SET) != 0)
@@ -153,7 +122,7 @@ static ffnn_status st_read_at(st_reader *r, uint64_t offset, void *buf, size_t n
     if (ferror(r->f))
         return ffnn_fail(FFNN_ERR_IO, "%s: offset %llu: cannot read %s: %s", r->path,
                          (unsigned long long)offset, what, strerror(errno));
-    return st_fail_at(r, offset, "expected %zu bytes of %s, found end of file (did the "
+    return ffnn_st_fail_at(r, offset, "expected %zu bytes of %s, found end of file (did the "
                       "file change while it was read?)", n, what);
 }
 
@@ -172,17 +141,17 @@ static ffnn_status st_read_header(st_reader *r)
     ffnn_status st;
 
     if (r->file_size < 8)
-        return st_fail_at(r, r->file_size, "expected the 8-byte little-endian header length, "
+        return ffnn_st_fail_at(r, r->file_size, "expected the 8-byte little-endian header length, "
                           "found end of file (the file has %llu bytes)",
                           (unsigned long long)r->file_size);
-    if ((st = st_read_at(r, 0, len, 8, "the header length")) != FFNN_OK)
+    if ((st = ffnn_st_read_at(r, 0, len, 8, "the header length")) != FFNN_OK)
         return st;
     r->header_size = st_get_u64le(len);
     if (r->header_size > ST_MAX_HEADER)
-        return st_fail_at(r, 0, "header length %llu exceeds the limit of %llu bytes (100 MB)",
+        return ffnn_st_fail_at(r, 0, "header length %llu exceeds the limit of %llu bytes (100 MB)",
                           (unsigned long long)r->header_size, ST_MAX_HEADER);
     if (r->header_size > r->file_size - 8)
-        return st_fail_at(r, 0, "header length %llu runs past the end of the file: expected "
+        return ffnn_st_fail_at(r, 0, "header length %llu runs past the end of the file: expected "
                           "at most %llu (the file has %llu bytes)",
                           (unsigned long long)r->header_size,
                           (unsigned long long)(r->file_size - 8),
@@ -192,7 +161,7 @@ static ffnn_status st_read_header(st_reader *r)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for a %llu-byte header",
                          r->path, (unsigned long long)r->header_size);
     r->header[r->header_size] = '\0';
-    return st_read_at(r, 8, r->header, (size_t)r->header_size, "the header");
+    return ffnn_st_read_at(r, 8, r->header, (size_t)r->header_size, "the header");
 }
 
 /* Length of the UTF-8 sequence at s [n] (1 to 4), or 0 when it is not valid
@@ -233,15 +202,15 @@ static ffnn_status st_check_text(const st_reader *r)
     for (size_t i = 0; i < n;) {
         size_t len = h[i] ? st_utf8_length(h + i, n - i) : 0;
         if (len == 0)
-            return st_fail_at(r, 8 + i, "expected UTF-8 JSON text in the header, found %s "
+            return ffnn_st_fail_at(r, 8 + i, "expected UTF-8 JSON text in the header, found %s "
                               "byte 0x%02x", h[i] ? "the invalid UTF-8" : "a NUL", h[i]);
         i += len;
     }
     if (n == 0)
-        return st_fail_at(r, 8, "expected the header to start with '{' (a JSON object), "
+        return ffnn_st_fail_at(r, 8, "expected the header to start with '{' (a JSON object), "
                           "found an empty header");
     if (h[0] != '{')
-        return st_fail_at(r, 8, "expected the header to start with '{' (a JSON object), "
+        return ffnn_st_fail_at(r, 8, "expected the header to start with '{' (a JSON object), "
                           "found byte 0x%02x ('%c')", h[0], h[0] > 32 && h[0] < 127 ? h[0] : '?');
     return FFNN_OK;
 }
@@ -255,15 +224,15 @@ static ffnn_status st_parse_json(st_reader *r)
     r->root = cJSON_ParseWithLengthOpts(r->header, n, &end, 0);
     at = end ? (size_t)(end - r->header) : 0;
     if (!r->root)
-        return st_fail_at(r, 8 + at, "the header is not valid JSON (parsing stopped at "
+        return ffnn_st_fail_at(r, 8 + at, "the header is not valid JSON (parsing stopped at "
                           "header byte %zu of %zu)", at, n);
     for (size_t i = at; i < n; i++)
         if (!strchr(" \t\r\n", r->header[i]))
-            return st_fail_at(r, 8 + i, "expected only spaces after the JSON object, which "
+            return ffnn_st_fail_at(r, 8 + i, "expected only spaces after the JSON object, which "
                               "ends at offset %zu; found byte 0x%02x", 8 + at,
                               (unsigned char)r->header[i]);
     if (!cJSON_IsObject(r->root))
-        return st_fail_at(r, 8, "expected the header to be a JSON object");
+        return ffnn_st_fail_at(r, 8, "expected the header to be a JSON object");
     return FFNN_OK;
 }
 
@@ -273,7 +242,7 @@ static int st_compare_keys(const void *a, const void *b)
 }
 
 /* cJSON keeps every member of an object: a key given twice is an error. */
-static ffnn_status st_check_unique_keys(const st_reader *r, const cJSON *obj,
+ffnn_status ffnn_st_check_unique_keys(const st_reader *r, const cJSON *obj,
                                         const char *where)
 {
     size_t n = 0, k = 0;
@@ -292,7 +261,7 @@ static ffnn_status st_check_unique_keys(const st_reader *r, const cJSON *obj,
     qsort(keys, n, sizeof *keys, st_compare_keys);
     for (size_t i = 1; i < n && st == FFNN_OK; i++)
         if (strcmp(keys[i - 1], keys[i]) == 0)
-            st = st_fail(r, "%s: duplicate key \"%s\" (JSON keys must be unique)", where,
+            st = ffnn_st_fail(r, "%s: duplicate key \"%s\" (JSON keys must be unique)", where,
                          keys[i]);
     free(keys);
     return st;
@@ -315,7 +284,7 @@ static int st_uint(const cJSON *item, uint64_t *out)
 }
 
 /* What item is, for messages: a number, a string in quotes, or a JSON type. */
-static void st_describe(const cJSON *item, char *buf, size_t size)
+void ffnn_st_describe(const cJSON *item, char *buf, size_t size)
 {
     if (cJSON_IsNumber(item))
         snprintf(buf, size, "%.17g", item->valuedouble);
@@ -328,7 +297,7 @@ static void st_describe(const cJSON *item, char *buf, size_t size)
 }
 
 /* A shape array as text, e.g. "[10, 784]" (shortened when long). */
-static void st_shape_text(const cJSON *shape, char *buf, size_t size)
+void ffnn_st_shape_text(const cJSON *shape, char *buf, size_t size)
 {
     size_t used = (size_t)snprintf(buf, size, "[");
     uint64_t d;
@@ -345,8 +314,8 @@ static ffnn_status st_parse_dtype(const st_reader *r, st_tensor *t, const cJSON 
 
     if (cJSON_IsString(dtype) && (t->dtype = st_find_dtype(dtype->valuestring)) != NULL)
         return FFNN_OK;
-    st_describe(dtype, found, sizeof found);
-    return st_fail(r, "tensor \"%s\": unknown dtype %s (expected one of BOOL, U8, I8, "
+    ffnn_st_describe(dtype, found, sizeof found);
+    return ffnn_st_fail(r, "tensor \"%s\": unknown dtype %s (expected one of BOOL, U8, I8, "
                    "F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, I64, U64, F64; "
                    "ffnn writes F32)", t->name, found);
 }
@@ -359,16 +328,16 @@ static ffnn_status st_parse_shape(const st_reader *r, st_tensor *t, const cJSON 
     uint64_t p = 1, d;
 
     if (!cJSON_IsArray(shape)) {
-        st_describe(shape, found, sizeof found);
-        return st_fail(r, "tensor \"%s\": expected \"shape\" to be an array of integers, "
+        ffnn_st_describe(shape, found, sizeof found);
+        return ffnn_st_fail(r, "tensor \"%s\": expected \"shape\" to be an array of integers, "
                        "found %s", t->name, found);
     }
     t->shape = shape;
     t->zero_dim = -1;
     for (const cJSON *c = shape->child; c; c = c->next, t->rank++) {
         if (!st_uint(c, &d)) {
-            st_describe(c, found, sizeof found);
-            return st_fail(r, "tensor \"%s\": shape dimension %d: expected an integer in "
+            ffnn_st_describe(c, found, sizeof found);
+            return ffnn_st_fail(r, "tensor \"%s\": shape dimension %d: expected an integer in "
                            "[0, 2^53], found %s", t->name, t->rank, found);
         }
         if (t->rank < 2)
@@ -376,8 +345,8 @@ static ffnn_status st_parse_shape(const st_reader *r, st_tensor *t, const cJSON 
         if (d == 0 && t->zero_dim < 0)
             t->zero_dim = t->rank;
         if (d != 0 && p > UINT64_MAX / d) {
-            st_shape_text(shape, text, sizeof text);
-            return st_fail(r, "tensor \"%s\": shape %s: the number of elements overflows "
+            ffnn_st_shape_text(shape, text, sizeof text);
+            return ffnn_st_fail(r, "tensor \"%s\": shape %s: the number of elements overflows "
                            "64 bits", t->name, text);
         }
         p *= d;
@@ -392,12 +361,12 @@ static ffnn_status st_parse_offsets(const st_reader *r, st_tensor *t, const cJSO
 
     if (!cJSON_IsArray(offsets) || cJSON_GetArraySize(offsets) != 2 ||
         !st_uint(offsets->child, &t->begin) || !st_uint(offsets->child->next, &t->end)) {
-        st_describe(offsets, found, sizeof found);
-        return st_fail(r, "tensor \"%s\": expected \"data_offsets\" to be [begin, end], two "
+        ffnn_st_describe(offsets, found, sizeof found);
+        return ffnn_st_fail(r, "tensor \"%s\": expected \"data_offsets\" to be [begin, end], two "
                        "integers in [0, 2^53], found %s", t->name, found);
     }
     if (t->begin > t->end)
-        return st_fail(r, "tensor \"%s\": data_offsets [%llu, %llu]: expected begin <= end",
+        return ffnn_st_fail(r, "tensor \"%s\": data_offsets [%llu, %llu]: expected begin <= end",
                        t->name, (unsigned long long)t->begin, (unsigned long long)t->end);
     return FFNN_OK;
 }
@@ -407,12 +376,12 @@ static ffnn_status st_check_size(const st_reader *r, const st_tensor *t, uint64_
 {
     char text[160];
 
-    st_shape_text(t->shape, text, sizeof text);
+    ffnn_st_shape_text(t->shape, text, sizeof text);
     if (elements > UINT64_MAX / t->dtype->size)
-        return st_fail(r, "tensor \"%s\": shape %s of %s: the size in bytes overflows 64 "
+        return ffnn_st_fail(r, "tensor \"%s\": shape %s of %s: the size in bytes overflows 64 "
                        "bits", t->name, text, t->dtype->name);
     if (t->end - t->begin != elements * t->dtype->size)
-        return st_fail(r, "tensor \"%s\": data_offsets [%llu, %llu] span %llu bytes, expected "
+        return ffnn_st_fail(r, "tensor \"%s\": data_offsets [%llu, %llu] span %llu bytes, expected "
                        "%llu = shape %s (%llu elements) x %u bytes (%s)", t->name,
                        (unsigned long long)t->begin, (unsigned long long)t->end,
                        (unsigned long long)(t->end - t->begin),
@@ -432,18 +401,18 @@ static ffnn_status st_parse_tensor(const st_reader *r, const cJSON *item, st_ten
 
     t->name = item->string;
     if (!cJSON_IsObject(item))
-        return st_fail(r, "tensor \"%s\": expected an object {\"dtype\", \"shape\", "
+        return ffnn_st_fail(r, "tensor \"%s\": expected an object {\"dtype\", \"shape\", "
                        "\"data_offsets\"}", t->name);
     snprintf(where, sizeof where, "tensor \"%.120s\"", t->name);
-    if ((st = st_check_unique_keys(r, item, where)) != FFNN_OK)
+    if ((st = ffnn_st_check_unique_keys(r, item, where)) != FFNN_OK)
         return st;
     for (const cJSON *c = item->child; c; c = c->next)
         if (strcmp(c->string, keys[0]) && strcmp(c->string, keys[1]) && strcmp(c->string, keys[2]))
-            return st_fail(r, "tensor \"%s\": unknown key \"%s\" (expected dtype, shape, "
+            return ffnn_st_fail(r, "tensor \"%s\": unknown key \"%s\" (expected dtype, shape, "
                            "data_offsets)", t->name, c->string);
     for (int k = 0; k < 3; k++)
         if (!(field[k] = cJSON_GetObjectItemCaseSensitive(item, keys[k])))
-            return st_fail(r, "tensor \"%s\": missing \"%s\"", t->name, keys[k]);
+            return ffnn_st_fail(r, "tensor \"%s\": missing \"%s\"", t->name, keys[k]);
     if ((st = st_parse_dtype(r, t, field[0])) != FFNN_OK ||
         (st = st_parse_shape(r, t, field[1], &elements)) != FFNN_OK ||
         (st = st_parse_offsets(r, t, field[2])) != FFNN_OK)
@@ -454,7 +423,7 @@ static ffnn_status st_parse_tensor(const st_reader *r, const cJSON *item, st_ten
 /* Every member of the header but "__metadata__" is a tensor. */
 static ffnn_status st_collect_tensors(st_reader *r)
 {
-    ffnn_status st = st_check_unique_keys(r, r->root, "top level");
+    ffnn_status st = ffnn_st_check_unique_keys(r, r->root, "top level");
     size_t n = 0;
 
     if (st != FFNN_OK)
@@ -482,14 +451,14 @@ static int st_compare_offsets(const void *a, const void *b)
  * the end of the file: no overlap, no gap, no trailing bytes. */
 static ffnn_status st_check_layout(st_reader *r)
 {
-    uint64_t at = 0, data_size = r->file_size - st_data_start(r);
+    uint64_t at = 0, data_size = r->file_size - ffnn_st_data_start(r);
     const char *prev = NULL;
 
     qsort(r->tensors, r->count, sizeof *r->tensors, st_compare_offsets);
     for (size_t i = 0; i < r->count; i++) {
         const st_tensor *t = &r->tensors[i];
         if (t->begin != at)
-            return st_fail(r, "tensor \"%s\": data_offsets [%llu, %llu] %s %s%s%s: expected "
+            return ffnn_st_fail(r, "tensor \"%s\": data_offsets [%llu, %llu] %s %s%s%s: expected "
                            "it to begin at %llu (tensors must tile the data section, in any "
                            "order, without gaps or overlaps)", t->name,
                            (unsigned long long)t->begin, (unsigned long long)t->end,
@@ -500,13 +469,13 @@ static ffnn_status st_check_layout(st_reader *r)
         prev = t->name;
     }
     if (at < data_size)
-        return st_fail_at(r, st_data_start(r) + at, "expected end of file after the %llu "
+        return ffnn_st_fail_at(r, ffnn_st_data_start(r) + at, "expected end of file after the %llu "
                           "bytes of tensor data, found %llu trailing bytes",
                           (unsigned long long)at, (unsigned long long)(data_size - at));
     if (at > data_size)
-        return st_fail_at(r, r->file_size, "expected %llu bytes of tensor data (up to offset "
+        return ffnn_st_fail_at(r, r->file_size, "expected %llu bytes of tensor data (up to offset "
                           "%llu), found end of file after %llu (truncated file)",
-                          (unsigned long long)at, (unsigned long long)(st_data_start(r) + at),
+                          (unsigned long long)at, (unsigned long long)(ffnn_st_data_start(r) + at),
                           (unsigned long long)data_size);
     return FFNN_OK;
 }
@@ -524,8 +493,8 @@ static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *me
     char found[64];
 
     if (!cJSON_IsString(c)) {
-        st_describe(c, found, sizeof found);
-        return st_fail(r, "__metadata__ \"%s\": expected a string value, found %s",
+        ffnn_st_describe(c, found, sizeof found);
+        return ffnn_st_fail(r, "__metadata__ \"%s\": expected a string value, found %s",
                        c->string, found);
     }
     if (strcmp(c->string, "format") == 0)
@@ -537,7 +506,7 @@ static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *me
     else if (strcmp(c->string, "ffnn_version") == 0)
         meta->version = c->valuestring;
     else
-        return st_fail(r, "__metadata__: unknown key \"%s\" (expected format, arch, loss, "
+        return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (expected format, arch, loss, "
                        "ffnn_version)", c->string);
     return FFNN_OK;
 }
@@ -550,23 +519,28 @@ static ffnn_status st_read_metadata(const st_reader *r, st_meta *meta, ffnn_loss
     ffnn_status st;
 
     if (!md)
-        return st_fail(r, "missing \"__metadata__\" (an ffnn model file records format "
+        return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn model file records format "
                        "\"" ST_FORMAT "\", arch and loss there)");
     if (!cJSON_IsObject(md))
-        return st_fail(r, "\"__metadata__\": expected an object of strings");
-    if ((st = st_check_unique_keys(r, md, "__metadata__")) != FFNN_OK)
+        return ffnn_st_fail(r, "\"__metadata__\": expected an object of strings");
+    if ((st = ffnn_st_check_unique_keys(r, md, "__metadata__")) != FFNN_OK)
         return st;
+    const cJSON *format = cJSON_GetObjectItemCaseSensitive(md, "format");
+    if (cJSON_IsString(format) && strcmp(format->valuestring, "ffnn-checkpoint") == 0)
+        return ffnn_st_fail(r, "__metadata__ \"format\": expected \"" ST_FORMAT "\", found "
+                            "\"ffnn-checkpoint\" (a training checkpoint: continue it with "
+                            "ffnn train --resume; its weights are the layers.* tensors)");
     for (const cJSON *c = md->child; c; c = c->next)
         if ((st = st_meta_field(r, c, meta)) != FFNN_OK)
             return st;
     if (!meta->format || strcmp(meta->format, ST_FORMAT) != 0)
-        return st_fail(r, "__metadata__ \"format\": expected \"" ST_FORMAT "\", found %s%.40s%s",
+        return ffnn_st_fail(r, "__metadata__ \"format\": expected \"" ST_FORMAT "\", found %s%.40s%s",
                        meta->format ? "\"" : "", meta->format ? meta->format : "none",
                        meta->format ? "\"" : "");
     if (!meta->arch || !meta->loss)
-        return st_fail(r, "__metadata__: missing \"%s\"", meta->arch ? "loss" : "arch");
+        return ffnn_st_fail(r, "__metadata__: missing \"%s\"", meta->arch ? "loss" : "arch");
     if (meta->version && strlen(meta->version) >= ST_VERSION_MAX)
-        return st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d characters, "
+        return ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d characters, "
                        "found %zu", ST_VERSION_MAX - 1, strlen(meta->version));
     if (ffnn_loss_from_name(meta->loss, loss) != FFNN_OK) {
         char context[600];
@@ -596,7 +570,7 @@ static int st_parse_name(const char *name, long *layer, int *is_bias)
 }
 
 /* t has the dtype, shape and name of a tensor of m; records where it goes. */
-static ffnn_status st_match_tensor(const st_reader *r, const ffnn_model *m, const char *arch,
+ffnn_status ffnn_st_match_tensor(const st_reader *r, const ffnn_model *m, const char *arch,
                                    st_tensor *t, unsigned char *seen)
 {
     char text[160], want[64];
@@ -604,19 +578,19 @@ static ffnn_status st_match_tensor(const st_reader *r, const ffnn_model *m, cons
     int bias = 0;
 
     if (!st_parse_name(t->name, &i, &bias) || i >= m->layer_count)
-        return st_fail(r, "unexpected tensor \"%s\": architecture %s has the tensors "
+        return ffnn_st_fail(r, "unexpected tensor \"%s\": architecture %s has the tensors "
                        "layers.0.weight ... layers.%d.weight and their biases", t->name,
                        arch, m->layer_count - 1);
     const ffnn_dense_layer *l = &m->layers[i];
     if (bias && !l->has_bias)
-        return st_fail(r, "unexpected tensor \"%s\": layer %ld has no bias in architecture "
+        return ffnn_st_fail(r, "unexpected tensor \"%s\": layer %ld has no bias in architecture "
                        "%s (':nobias')", t->name, i, arch);
     if (strcmp(t->dtype->name, "F32") != 0)
-        return st_fail(r, "tensor \"%s\": dtype %s, expected F32 (ffnn's parameters are "
+        return ffnn_st_fail(r, "tensor \"%s\": dtype %s, expected F32 (ffnn's parameters are "
                        "float32)", t->name, t->dtype->name);
-    st_shape_text(t->shape, text, sizeof text);
+    ffnn_st_shape_text(t->shape, text, sizeof text);
     if (t->zero_dim >= 0)
-        return st_fail(r, "tensor \"%s\": shape %s has a zero dimension (dimension %d); a "
+        return ffnn_st_fail(r, "tensor \"%s\": shape %s has a zero dimension (dimension %d); a "
                        "dense layer's weight and bias have none", t->name, text, t->zero_dim);
     if (bias)
         snprintf(want, sizeof want, "[%zu]", l->out);
@@ -624,7 +598,7 @@ static ffnn_status st_match_tensor(const st_reader *r, const ffnn_model *m, cons
         snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->in);
     if (bias ? t->rank != 1 || t->dims[0] != l->out
              : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->in)
-        return st_fail(r, "tensor \"%s\": shape %s, expected %s for layer %ld of "
+        return ffnn_st_fail(r, "tensor \"%s\": shape %s, expected %s for layer %ld of "
                        "architecture %s (weight [out, in], bias [out])", t->name, text, want,
                        i, arch);
     t->param_offset = bias ? l->bias_offset : l->weight_offset;
@@ -643,12 +617,12 @@ static ffnn_status st_match_model(const st_reader *r, const ffnn_model *m)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
     ffnn_model_arch_string(m, arch, sizeof arch);
     for (size_t k = 0; k < r->count && st == FFNN_OK; k++)
-        st = st_match_tensor(r, m, arch, &r->tensors[k], seen);
+        st = ffnn_st_match_tensor(r, m, arch, &r->tensors[k], seen);
     for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
         if (!seen[2 * i])
-            st = st_fail(r, "missing tensor \"layers.%d.weight\" (architecture %s)", i, arch);
+            st = ffnn_st_fail(r, "missing tensor \"layers.%d.weight\" (architecture %s)", i, arch);
         else if (m->layers[i].has_bias && !seen[2 * i + 1])
-            st = st_fail(r, "missing tensor \"layers.%d.bias\" (architecture %s)", i, arch);
+            st = ffnn_st_fail(r, "missing tensor \"layers.%d.bias\" (architecture %s)", i, arch);
     }
     free(seen);
     return st;
@@ -658,7 +632,7 @@ static ffnn_status st_match_model(const st_reader *r, const ffnn_model *m)
 
 /* Decode little-endian float32 in place: bytes [4 n] -> v [n]; the index of
  * the first non-finite value, or n. */
-static size_t st_decode_f32(float *v, size_t n)
+size_t ffnn_st_decode_f32(float *v, size_t n)
 {
     size_t bad = n;
     for (size_t i = 0; i < n; i++) {
@@ -682,12 +656,12 @@ static ffnn_status st_read_data(st_reader *r, ffnn_model *m)
         const st_tensor *t = &r->tensors[k];
         float *dst = m->params + t->param_offset; /* [(end - begin) / 4] */
         size_t n = (size_t)((t->end - t->begin) / 4), bad;
-        uint64_t at = st_data_start(r) + t->begin;
+        uint64_t at = ffnn_st_data_start(r) + t->begin;
         snprintf(what, sizeof what, "tensor \"%.120s\"", t->name);
-        if ((st = st_read_at(r, at, dst, n * 4, what)) != FFNN_OK)
+        if ((st = ffnn_st_read_at(r, at, dst, n * 4, what)) != FFNN_OK)
             return st;
-        if ((bad = st_decode_f32(dst, n)) < n)
-            return st_fail_at(r, at + 4 * bad, "tensor \"%s\" element %zu is %g: expected a "
+        if ((bad = ffnn_st_decode_f32(dst, n)) < n)
+            return ffnn_st_fail_at(r, at + 4 * bad, "tensor \"%s\" element %zu is %g: expected a "
                               "finite number", t->name, bad, (double)dst[bad]);
     }
     return FFNN_OK;
@@ -695,7 +669,7 @@ static ffnn_status st_read_data(st_reader *r, ffnn_model *m)
 
 /* ------------------------------------------------------------ loading */
 
-static void st_close(st_reader *r)
+void ffnn_st_close(st_reader *r)
 {
     if (r->f)
         fclose(r->f);
@@ -705,7 +679,7 @@ static void st_close(st_reader *r)
 }
 
 /* Everything the safetensors format itself requires. */
-static ffnn_status st_read_layout(st_reader *r)
+ffnn_status ffnn_st_read_layout(st_reader *r)
 {
     ffnn_status st = st_open(r);
 
@@ -754,10 +728,10 @@ ffnn_status ffnn_model_load(const char *path, ffnn_model **out, ffnn_model_file_
     memset(&r, 0, sizeof r);
     memset(&meta, 0, sizeof meta);
     r.path = path;
-    st = st_read_layout(&r);
+    st = ffnn_st_read_layout(&r);
     if (st == FFNN_OK)
         st = st_build_model(&r, &m, &meta);
-    st_close(&r);
+    ffnn_st_close(&r);
     if (st != FFNN_OK) {
         ffnn_model_free(m);
         return st;

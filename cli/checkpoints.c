@@ -1,0 +1,215 @@
+/* checkpoints.c - ffnn train --resume, --checkpoint, --checkpoint-every,
+ * --max-steps (see checkpoints.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "checkpoints.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* One flag against the checkpoint's value (as text); 0 when they agree. */
+static int disagree(const char *path, const char *flag, const char *value, const char *key,
+                    const char *saved)
+{
+    fprintf(stderr, "ffnn train: --resume %s: %s %s disagrees with the checkpoint's %s %s "
+            "(leave %s out to continue with the checkpoint's value)\n", path, flag, value,
+            key, saved, flag);
+    return 1;
+}
+
+/* The shortest decimal that reads back as f: 0.1f -> "0.1". */
+static void float_text(float f, char *buf, size_t size)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, size, "%.*g", digits, (double)f);
+        if (strtof(buf, NULL) == f)
+            return;
+    }
+}
+
+static int check_float(const char *path, int given, const char *flag, float *value,
+                       const char *key, float saved)
+{
+    char a[32], b[32];
+    if (!given) {
+        *value = saved;
+        return 0;
+    }
+    if (*value == saved)
+        return 0;
+    float_text(*value, a, sizeof a);
+    float_text(saved, b, sizeof b);
+    return disagree(path, flag, a, key, b);
+}
+
+static int check_uint(const char *path, int given, const char *flag, unsigned long long value,
+                      const char *key, unsigned long long saved, unsigned long long *out)
+{
+    char a[32], b[32];
+    if (!given) {
+        *out = saved;
+        return 0;
+    }
+    if (value == saved)
+        return 0;
+    snprintf(a, sizeof a, "%llu", value);
+    snprintf(b, sizeof b, "%llu", saved);
+    return disagree(path, flag, a, key, b);
+}
+
+/* --arch, when given, names the checkpoint's architecture. */
+static int check_arch(const char *path, const char *arch, const ffnn_model *m)
+{
+    ffnn_model *want = NULL;
+    char a[4096], b[4096];
+    if (ffnn_model_create(arch, &want) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
+        return 1;
+    }
+    ffnn_model_arch_string(want, a, sizeof a);
+    ffnn_model_arch_string(m, b, sizeof b);
+    ffnn_model_free(want);
+    return strcmp(a, b) != 0 ? disagree(path, "--arch", a, "arch", b) : 0;
+}
+
+int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_given *given,
+                             ffnn_train_config *cfg, long long *train_limit)
+{
+    ffnn_checkpoint_info info;
+    const ffnn_train_config *s = &info.cfg;
+    ffnn_model *model = NULL;
+    unsigned long long u = 0;
+    int bad = 0;
+
+    if (ffnn_checkpoint_load(path, &model, &info) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: --resume: %s\n", ffnn_last_error());
+        return 1;
+    }
+    bad = arch && check_arch(path, arch, model);
+    ffnn_model_free(model);
+    if (bad)
+        return 1;
+    if (!given->loss)
+        cfg->loss = s->loss;
+    else if (cfg->loss != s->loss)
+        bad = disagree(path, "--loss", ffnn_loss_name(cfg->loss), "loss", ffnn_loss_name(s->loss));
+    if (!given->optimizer)
+        cfg->optimizer = s->optimizer;
+    else if (!bad && cfg->optimizer != s->optimizer)
+        bad = disagree(path, "--optimizer", ffnn_optimizer_name(cfg->optimizer), "optimizer",
+                       ffnn_optimizer_name(s->optimizer));
+    bad = bad || check_float(path, given->lr, "--lr", &cfg->learning_rate, "learning_rate",
+                             s->learning_rate);
+    if (s->optimizer == FFNN_OPT_MOMENTUM) {
+        bad = bad || check_float(path, given->momentum, "--momentum", &cfg->momentum,
+                                 "momentum", s->momentum);
+        if (!bad && !given->nesterov)
+            cfg->nesterov = s->nesterov;
+        else if (!bad && !cfg->nesterov != !s->nesterov)
+            bad = disagree(path, "--nesterov", "", "nesterov", s->nesterov ? "true" : "false");
+    }
+    if (s->optimizer == FFNN_OPT_ADAM)
+        bad = bad ||
+              check_float(path, given->beta1, "--beta1", &cfg->beta1, "beta1", s->beta1) ||
+              check_float(path, given->beta2, "--beta2", &cfg->beta2, "beta2", s->beta2) ||
+              check_float(path, given->eps, "--eps", &cfg->epsilon, "epsilon", s->epsilon);
+    if (!bad && !(bad = check_uint(path, given->batch, "--batch", cfg->batch_size, "batch_size",
+                                   s->batch_size, &u)) && !given->batch)
+        cfg->batch_size = (size_t)u;
+    if (!bad && !(bad = check_uint(path, given->seed, "--seed", cfg->seed, "seed", s->seed, &u)) &&
+        !given->seed)
+        cfg->seed = u;
+    if (!bad && !given->shuffle)
+        cfg->shuffle = s->shuffle;
+    else if (!bad && !cfg->shuffle != !s->shuffle)
+        bad = disagree(path, "--no-shuffle", "", "shuffle", "true");
+    if (!bad && !(bad = check_uint(path, given->train_limit, "--train-limit",
+                                   (unsigned long long)*train_limit, "train_count",
+                                   info.train_count, &u)) && !given->train_limit)
+        *train_limit = (long long)u;
+    if (!given->epochs)
+        cfg->epochs = s->epochs;
+    return bad;
+}
+
+int ffnn_cli_resume_model(const char *path, ffnn_model **model)
+{
+    if (ffnn_checkpoint_load(path, model, NULL) == FFNN_OK)
+        return 0;
+    fprintf(stderr, "ffnn train: --resume: %s\n", ffnn_last_error());
+    return 1;
+}
+
+int ffnn_cli_resume_trainer(const char *path, ffnn_trainer *trainer, ffnn_cli_checkpointer *c,
+                            FILE *info)
+{
+    int epoch;
+    size_t step, steps = ffnn_trainer_steps_per_epoch(trainer);
+    if (ffnn_trainer_resume(trainer, path) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: --resume: %s\n", ffnn_last_error());
+        return -1;
+    }
+    ffnn_trainer_position(trainer, &epoch, &step);
+    c->last_saved = epoch == 0 ? 0 : (uint64_t)(epoch - 1) * steps + step;
+    if (c->max_steps > 0 && c->last_saved >= (uint64_t)c->max_steps)
+        c->stopped = 1;
+    fprintf(info, "resumed from %s: epoch %d, step %zu of %zu (step %llu of the run)\n", path,
+            epoch, step, steps, (unsigned long long)c->last_saved);
+    return epoch == 0 || step == steps ? epoch + 1 : epoch;
+}
+
+int ffnn_cli_check_checkpoint_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    struct stat st;
+
+    if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
+        (slash && slash[1] == '\0')) {
+        fprintf(stderr, "ffnn train: --checkpoint '%s': expected a file name, found a "
+                "directory\n", path);
+        return 1;
+    }
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "ffnn train: --checkpoint %s: cannot write in the directory %s: %s\n",
+                path, dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int ffnn_cli_checkpoint_save(ffnn_cli_checkpointer *c, ffnn_trainer *t)
+{
+    int epoch;
+    size_t step;
+    ffnn_trainer_position(t, &epoch, &step);
+    uint64_t global = epoch == 0 ? 0
+                      : (uint64_t)(epoch - 1) * ffnn_trainer_steps_per_epoch(t) + step;
+    if (!c->path || global == c->last_saved)
+        return 0;
+    if (ffnn_trainer_save_checkpoint(t, c->path) != FFNN_OK) {
+        snprintf(c->message, sizeof c->message, "%s", ffnn_last_error());
+        c->failed = 1;
+        return 1;
+    }
+    c->last_saved = global;
+    return 0;
+}
+
+int ffnn_cli_checkpoint_step(ffnn_cli_checkpointer *c, ffnn_trainer *t, int epoch, size_t step,
+                             size_t steps_per_epoch)
+{
+    uint64_t global = (uint64_t)(epoch - 1) * steps_per_epoch + step;
+    int stop = c->max_steps > 0 && global >= (uint64_t)c->max_steps;
+    if (c->path && ((c->every > 0 && global % (uint64_t)c->every == 0) || stop) &&
+        ffnn_cli_checkpoint_save(c, t) != 0)
+        return 1;
+    c->stopped = stop;
+    return stop;
+}

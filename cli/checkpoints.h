@@ -1,0 +1,60 @@
+/* checkpoints.h - the checkpoint parts of ffnn train: --resume (the checkpoint's
+ * settings, checked against the flags given), and --checkpoint /
+ * --checkpoint-every / --max-steps during the epoch loop. Messages go to stderr. */
+#ifndef FFNN_CLI_CHECKPOINTS_H
+#define FFNN_CLI_CHECKPOINTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ffnn.h"
+
+/* Which train options were given on the command line (1 = given). */
+typedef struct ffnn_cli_given {
+    int arch, loss, epochs, batch, lr, seed, shuffle, train_limit;
+    int optimizer, momentum, nesterov, beta1, beta2, eps;
+} ffnn_cli_given;
+
+/* The checkpoints of one ffnn train run. */
+typedef struct ffnn_cli_checkpointer {
+    const char *path;      /* --checkpoint FILE (or NULL: none)                    */
+    long long every;       /* --checkpoint-every N (0: at the end of each epoch only) */
+    long long max_steps;   /* --max-steps N (0: no limit)                          */
+    uint64_t last_saved;   /* run-wide step of the last checkpoint (UINT64_MAX: none) */
+    int failed;            /* a save failed: message holds why                      */
+    int stopped;           /* --max-steps was reached                               */
+    char message[1200];
+} ffnn_cli_checkpointer;
+
+/* --resume path: read the checkpoint; every setting it records and the user did
+ * not give is taken from it (into *cfg, *train_limit); a flag that was given
+ * must agree with it (else the message names the flag, its value and the
+ * checkpoint's). --epochs may differ. Returns 0, or 1 with the message printed. */
+int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_given *given,
+                             ffnn_train_config *cfg, long long *train_limit);
+
+/* The checkpoint's model (architecture and parameters) into *model; 0 or 1. */
+int ffnn_cli_resume_model(const char *path, ffnn_model **model);
+
+/* Continue trainer from the checkpoint (after ffnn_cli_resume_settings and
+ * ffnn_trainer_create), say where on info, and mark that position saved in c.
+ * Returns the first epoch to run (the unfinished one, or the next), or -1 with
+ * the message printed. */
+int ffnn_cli_resume_trainer(const char *path, ffnn_trainer *trainer, ffnn_cli_checkpointer *c,
+                            FILE *info);
+
+/* Before training: 0 when a checkpoint can be written at path later (not a
+ * directory, its directory writable); else prints why and returns 1. */
+int ffnn_cli_check_checkpoint_path(const char *path);
+
+
+/* From an ffnn_step_fn: save every `every` run-wide steps and stop at
+ * max_steps (saving there). Returns non-zero to stop the epoch. */
+int ffnn_cli_checkpoint_step(ffnn_cli_checkpointer *c, ffnn_trainer *t, int epoch, size_t step,
+                             size_t steps_per_epoch);
+
+/* Save now (unless this run-wide step is already saved); 0, or 1 with
+ * c->failed and c->message set. */
+int ffnn_cli_checkpoint_save(ffnn_cli_checkpointer *c, ffnn_trainer *t);
+
+#endif

@@ -1,0 +1,902 @@
+/*
+ * checkpoint.c - training checkpoints as safetensors files (docs/FORMATS.md,
+ * "Checkpoints"): save the trainer's state, read it back, resume.
+ *
+ * Tensors, in the data section in this order:
+ *   train.step_losses                          F64 [step]   the epoch's losses so far
+ *   layers.<i>.weight / layers.<i>.bias        F32          the parameters (model file names)
+ *   optimizer.layers.<i>.weight.<state> ...    F32          the optimizer state, one arena per
+ *                                                           state (momentum_buffer; exp_avg,
+ *                                                           exp_avg_sq), PyTorch's names
+ * __metadata__ (strings): format "ffnn-checkpoint", ffnn_version, arch, loss, the
+ * configuration a run must share to continue exactly (optimizer and its
+ * hyperparameters, learning_rate, batch_size, seed, shuffle), epochs, the
+ * training set (train_count, train_crc32) and the position: epoch, step,
+ * steps_per_epoch, optimizer_steps, shuffle_rng (xoshiro256** state at the start
+ * of the epoch, four decimal uint64 joined by commas).
+ *
+ * Saving refuses a run whose losses were ever NaN/Inf, or NaN/Inf in a parameter
+ * or state value, and goes through io/atomic_file.c. Reading runs the
+ * safetensors checks of io/safetensors.c, then checks every key and tensor here,
+ * reads all data into host buffers, and only then changes the trainer.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "error.h"
+#include "io/atomic_file.h"
+#include "io/safetensors.h"
+#include "model.h"
+#include "train_internal.h"
+
+#define CK_FORMAT "ffnn-checkpoint"
+#define CK_LOSSES "train.step_losses"
+#define CK_STATE_PREFIX "optimizer."
+enum { CK_CHUNK = 4096, CK_VERSION_MAX = 64, CK_MAX_STATES = 2 };
+
+/* ------------------------------------------------------------ names */
+
+/* PyTorch's name of state k of an optimizer (torch.optim's state_dict keys). */
+static const char *ck_state_name(ffnn_optimizer kind, size_t k)
+{
+    if (kind == FFNN_OPT_MOMENTUM)
+        return "momentum_buffer";
+    return k == 0 ? "exp_avg" : "exp_avg_sq";
+}
+
+/* The shortest decimal that reads back as f (strtof), e.g. 0.01f -> "0.01". */
+static void ck_float_text(float f, char *buf, size_t size)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, size, "%.*g", digits, (double)f);
+        if (strtof(buf, NULL) == f)
+            return;
+    }
+}
+
+/* ------------------------------------------------------------ the metadata */
+
+/* What __metadata__ holds, parsed. */
+typedef struct ck_meta {
+    const char *arch;          /* owned by the cJSON tree */
+    const char *version;       /* "" when absent          */
+    ffnn_train_config cfg;
+    size_t train_count;
+    uint32_t train_crc32;
+    int epoch;
+    size_t step, steps_per_epoch;
+    uint64_t optimizer_steps;
+    uint64_t rng[4];
+} ck_meta;
+
+/* One metadata key and how to read it. */
+typedef enum { CK_TEXT, CK_UINT, CK_FLOAT, CK_BOOL, CK_RNG } ck_kind;
+
+typedef struct ck_key {
+    const char *name;
+    ck_kind kind;
+    uint64_t max;   /* CK_UINT: the largest value allowed */
+} ck_key;
+
+static const ck_key ck_keys[] = {
+    {"format", CK_TEXT, 0},          {"ffnn_version", CK_TEXT, 0},
+    {"arch", CK_TEXT, 0},            {"loss", CK_TEXT, 0},
+    {"optimizer", CK_TEXT, 0},       {"learning_rate", CK_FLOAT, 0},
+    {"momentum", CK_FLOAT, 0},       {"nesterov", CK_BOOL, 0},
+    {"beta1", CK_FLOAT, 0},          {"beta2", CK_FLOAT, 0},
+    {"epsilon", CK_FLOAT, 0},        {"batch_size", CK_UINT, (uint64_t)1 << 31},
+    {"seed", CK_UINT, UINT64_MAX},   {"shuffle", CK_BOOL, 0},
+    {"epochs", CK_UINT, 1000000},    {"train_count", CK_UINT, INT32_MAX},
+    {"train_crc32", CK_UINT, UINT32_MAX},
+    {"epoch", CK_UINT, 1000000},     {"step", CK_UINT, INT32_MAX},
+    {"steps_per_epoch", CK_UINT, INT32_MAX},
+    {"optimizer_steps", CK_UINT, UINT64_MAX},
+    {"shuffle_rng", CK_RNG, 0},
+};
+enum { CK_KEY_COUNT = sizeof ck_keys / sizeof ck_keys[0] };
+
+/* A plain decimal integer (digits only, no leading zero) up to max. */
+static int ck_parse_uint(const char *s, uint64_t max, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!*s || (s[0] == '0' && s[1]))
+        return 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+            return 0;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (v > max)
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* A finite float written in decimal (no "nan", "inf" or hexadecimal). */
+static int ck_parse_float(const char *s, float *out)
+{
+    char *end = NULL;
+    if (!*s || strpbrk(s, "xXnNiI"))
+        return 0;
+    errno = 0;
+    float v = strtof(s, &end);
+    if (errno || *end || !isfinite(v))
+        return 0;
+    *out = v;
+    return 1;
+}
+
+/* "a,b,c,d": four decimal uint64, not all zero (xoshiro256** has no zero state). */
+static int ck_parse_rng(const char *s, uint64_t *rng)
+{
+    char part[24];
+    for (int i = 0; i < 4; i++) {
+        size_t n = strcspn(s, ",");
+        if (n == 0 || n >= sizeof part || (i < 3) != (s[n] == ','))
+            return 0;
+        memcpy(part, s, n);
+        part[n] = '\0';
+        if (!ck_parse_uint(part, UINT64_MAX, &rng[i]))
+            return 0;
+        s += n + (i < 3);
+    }
+    return *s == '\0' && (rng[0] | rng[1] | rng[2] | rng[3]) != 0;
+}
+
+/* Store key (ck_keys[k]) with value v into m; 0 when v does not parse. */
+static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, const char *v,
+                    const char **loss_text, const char **optimizer_text)
+{
+    uint64_t u = 0;
+    float f = 0.0f;
+    if (kind == CK_UINT && !ck_parse_uint(v, max, &u))
+        return 0;
+    if (kind == CK_FLOAT && !ck_parse_float(v, &f))
+        return 0;
+    if (kind == CK_BOOL) {
+        if (strcmp(v, "true") && strcmp(v, "false"))
+            return 0;
+        u = strcmp(v, "true") == 0;
+    }
+    if (kind == CK_RNG)
+        return ck_parse_rng(v, m->rng);
+    if (!strcmp(name, "ffnn_version")) m->version = v;
+    else if (!strcmp(name, "arch")) m->arch = v;
+    else if (!strcmp(name, "loss")) *loss_text = v;
+    else if (!strcmp(name, "optimizer")) *optimizer_text = v;
+    else if (!strcmp(name, "learning_rate")) m->cfg.learning_rate = f;
+    else if (!strcmp(name, "momentum")) m->cfg.momentum = f;
+    else if (!strcmp(name, "nesterov")) m->cfg.nesterov = (int)u;
+    else if (!strcmp(name, "beta1")) m->cfg.beta1 = f;
+    else if (!strcmp(name, "beta2")) m->cfg.beta2 = f;
+    else if (!strcmp(name, "epsilon")) m->cfg.epsilon = f;
+    else if (!strcmp(name, "batch_size")) m->cfg.batch_size = (size_t)u;
+    else if (!strcmp(name, "seed")) m->cfg.seed = u;
+    else if (!strcmp(name, "shuffle")) m->cfg.shuffle = (int)u;
+    else if (!strcmp(name, "epochs")) m->cfg.epochs = (int)u;
+    else if (!strcmp(name, "train_count")) m->train_count = (size_t)u;
+    else if (!strcmp(name, "train_crc32")) m->train_crc32 = (uint32_t)u;
+    else if (!strcmp(name, "epoch")) m->epoch = (int)u;
+    else if (!strcmp(name, "step")) m->step = (size_t)u;
+    else if (!strcmp(name, "steps_per_epoch")) m->steps_per_epoch = (size_t)u;
+    else if (!strcmp(name, "optimizer_steps")) m->optimizer_steps = u;
+    return 1;
+}
+
+static const char *ck_expected(ck_kind kind)
+{
+    switch (kind) {
+    case CK_UINT: return "a decimal integer";
+    case CK_FLOAT: return "a finite decimal number";
+    case CK_BOOL: return "\"true\" or \"false\"";
+    case CK_RNG: return "four decimal 64-bit integers joined by commas, not all 0";
+    case CK_TEXT: break;
+    }
+    return "a string";
+}
+
+/* Is key k required for this optimizer? (Hyperparameters of other optimizers
+ * are not written, and refused when present.) */
+static int ck_key_applies(const char *name, ffnn_optimizer opt)
+{
+    if (!strcmp(name, "momentum") || !strcmp(name, "nesterov"))
+        return opt == FFNN_OPT_MOMENTUM;
+    if (!strcmp(name, "beta1") || !strcmp(name, "beta2") || !strcmp(name, "epsilon"))
+        return opt == FFNN_OPT_ADAM;
+    return strcmp(name, "ffnn_version") != 0; /* optional */
+}
+
+static ffnn_status ck_read_metadata(const st_reader *r, ck_meta *m)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
+    const char *loss_text = NULL, *optimizer_text = NULL, *format = NULL;
+    unsigned char seen[CK_KEY_COUNT] = {0};
+    char found[64];
+    ffnn_status st;
+
+    memset(m, 0, sizeof *m);
+    m->cfg = ffnn_train_config_default();
+    m->version = "";
+    if (!md)
+        return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn checkpoint records format "
+                            "\"" CK_FORMAT "\" and the run's state there)");
+    if (!cJSON_IsObject(md))
+        return ffnn_st_fail(r, "\"__metadata__\": expected an object of strings");
+    if ((st = ffnn_st_check_unique_keys(r, md, "__metadata__")) != FFNN_OK)
+        return st;
+    for (const cJSON *c = md->child; c; c = c->next) {
+        size_t k = 0;
+        while (k < CK_KEY_COUNT && strcmp(ck_keys[k].name, c->string) != 0)
+            k++;
+        if (k == CK_KEY_COUNT)
+            return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (docs/FORMATS.md lists "
+                                "a checkpoint's keys)", c->string);
+        if (!cJSON_IsString(c)) {
+            ffnn_st_describe(c, found, sizeof found);
+            return ffnn_st_fail(r, "__metadata__ \"%s\": expected a string value, found %s",
+                                c->string, found);
+        }
+        if (!strcmp(c->string, "format")) {
+            format = c->valuestring;
+        } else if (!ck_store(m, c->string, ck_keys[k].kind, ck_keys[k].max, c->valuestring,
+                             &loss_text, &optimizer_text)) {
+            char range[48] = "";
+            if (ck_keys[k].kind == CK_UINT)
+                snprintf(range, sizeof range, " in [0, %llu]",
+                         (unsigned long long)ck_keys[k].max);
+            return ffnn_st_fail(r, "__metadata__ \"%s\": expected %s%s, found \"%.40s\"",
+                                c->string, ck_expected(ck_keys[k].kind), range, c->valuestring);
+        }
+        seen[k] = 1;
+    }
+    if (!format || strcmp(format, CK_FORMAT) != 0)
+        return ffnn_st_fail(r, "__metadata__ \"format\": expected \"" CK_FORMAT "\", found "
+                            "%s%.40s%s%s", format ? "\"" : "", format ? format : "none",
+                            format ? "\"" : "",
+                            format && !strcmp(format, "ffnn-model")
+                                ? " (a model file: use it with --init, not --resume)" : "");
+    if (strlen(m->version) >= CK_VERSION_MAX)
+        return ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d "
+                            "characters, found %zu", CK_VERSION_MAX - 1, strlen(m->version));
+    char context[600];
+    if (!optimizer_text || !loss_text)
+        return ffnn_st_fail(r, "__metadata__: missing \"%s\"", loss_text ? "optimizer" : "loss");
+    snprintf(context, sizeof context, "%s: header: __metadata__ \"optimizer\"", r->path);
+    if (ffnn_optimizer_from_name(optimizer_text, &m->cfg.optimizer) != FFNN_OK)
+        return ffnn_fail_context(FFNN_ERR_FORMAT, context);
+    snprintf(context, sizeof context, "%s: header: __metadata__ \"loss\"", r->path);
+    if (ffnn_loss_from_name(loss_text, &m->cfg.loss) != FFNN_OK)
+        return ffnn_fail_context(FFNN_ERR_FORMAT, context);
+    for (size_t k = 0; k < CK_KEY_COUNT; k++) {
+        int applies = ck_key_applies(ck_keys[k].name, m->cfg.optimizer);
+        if (!seen[k] && applies)
+            return ffnn_st_fail(r, "__metadata__: missing \"%s\" (a checkpoint of optimizer "
+                                "%s records it)", ck_keys[k].name,
+                                ffnn_optimizer_name(m->cfg.optimizer));
+        if (seen[k] && !applies && strcmp(ck_keys[k].name, "ffnn_version") != 0)
+            return ffnn_st_fail(r, "__metadata__: unexpected \"%s\" for optimizer %s",
+                                ck_keys[k].name, ffnn_optimizer_name(m->cfg.optimizer));
+    }
+    /* the position must be one a run can reach */
+    if (m->cfg.batch_size < 1 || m->train_count < 1 ||
+        m->steps_per_epoch != (m->train_count + m->cfg.batch_size - 1) / m->cfg.batch_size)
+        return ffnn_st_fail(r, "__metadata__: steps_per_epoch %zu, expected ceil(train_count "
+                            "%zu / batch_size %zu), with both at least 1", m->steps_per_epoch,
+                            m->train_count, m->cfg.batch_size);
+    if (m->step > m->steps_per_epoch || (m->epoch == 0 && m->step != 0))
+        return ffnn_st_fail(r, "__metadata__: epoch %d, step %zu: expected a step in [0, "
+                            "steps_per_epoch %zu] (0 at epoch 0)", m->epoch, m->step,
+                            m->steps_per_epoch);
+    uint64_t expected = m->epoch == 0 ? 0
+                        : (uint64_t)(m->epoch - 1) * m->steps_per_epoch + m->step;
+    if (m->optimizer_steps != expected)
+        return ffnn_st_fail(r, "__metadata__: optimizer_steps %llu, expected %llu (epoch %d, "
+                            "step %zu, %zu steps per epoch)",
+                            (unsigned long long)m->optimizer_steps,
+                            (unsigned long long)expected, m->epoch, m->step,
+                            m->steps_per_epoch);
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------ the tensors */
+
+/* "layers.<i>.weight" / "layers.<i>.bias" in name [len] (i plain decimal). */
+static int ck_parse_param(const char *name, size_t len, long *layer, int *bias)
+{
+    char buf[48], *end;
+    if (len >= sizeof buf || len < 8 || strncmp(name, "layers.", 7) != 0)
+        return 0;
+    memcpy(buf, name, len);
+    buf[len] = '\0';
+    const char *p = buf + 7;
+    if (*p < '0' || *p > '9' || (*p == '0' && p[1] != '.'))
+        return 0;
+    errno = 0;
+    *layer = strtol(p, &end, 10);
+    if (errno || *end != '.')
+        return 0;
+    *bias = strcmp(end + 1, "bias") == 0;
+    return *bias || strcmp(end + 1, "weight") == 0;
+}
+
+/* Where each tensor of the file goes. */
+typedef struct ck_layout {
+    const ffnn_model *m;
+    char arch[512];
+    size_t states;             /* optimizer states: 0, 1 or 2                 */
+    unsigned char *seen;       /* [states + 1][2 * layers]                     */
+    const st_tensor *losses;   /* train.step_losses                            */
+} ck_layout;
+
+/* optimizer.layers.<i>.<weight|bias>.<state>: F32 with the parameter's shape;
+ * param_offset becomes the offset into the state arenas. */
+static ffnn_status ck_match_state(const st_reader *r, ck_layout *lay, st_tensor *t)
+{
+    const char *p = t->name + strlen(CK_STATE_PREFIX), *dot = strrchr(p, '.');
+    long i = 0;
+    int bias = 0;
+    size_t k = 0;
+    ffnn_optimizer kind = lay->states == 1 ? FFNN_OPT_MOMENTUM : FFNN_OPT_ADAM;
+    while (k < lay->states && (!dot || strcmp(dot + 1, ck_state_name(kind, k)) != 0))
+        k++;
+    if (k == lay->states || !ck_parse_param(p, (size_t)(dot - p), &i, &bias) ||
+        i >= lay->m->layer_count || (bias && !lay->m->layers[i].has_bias))
+        return ffnn_st_fail(r, "unexpected tensor \"%s\": the optimizer state of architecture "
+                            "%s with optimizer %s is optimizer.layers.<i>.<weight|bias>.<%s%s%s>",
+                            t->name, lay->arch, lay->states == 0 ? "sgd" : ffnn_optimizer_name(kind),
+                            lay->states == 0 ? "none" : ck_state_name(kind, 0),
+                            lay->states == 2 ? "|" : "",
+                            lay->states == 2 ? ck_state_name(kind, 1) : "");
+    const ffnn_dense_layer *l = &lay->m->layers[i];
+    char text[160];
+    ffnn_st_shape_text(t->shape, text, sizeof text);
+    if (strcmp(t->dtype->name, "F32") != 0)
+        return ffnn_st_fail(r, "tensor \"%s\": dtype %s, expected F32", t->name, t->dtype->name);
+    if (bias ? t->rank != 1 || t->dims[0] != l->out
+             : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->in) {
+        char want[64];
+        if (bias)
+            snprintf(want, sizeof want, "[%zu]", l->out);
+        else
+            snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->in);
+        return ffnn_st_fail(r, "tensor \"%s\": shape %s, expected %s (the shape of its "
+                            "parameter in architecture %s)", t->name, text, want, lay->arch);
+    }
+    t->param_offset = k * lay->m->parameter_count + (bias ? l->bias_offset : l->weight_offset);
+    lay->seen[(k + 1) * 2 * (size_t)lay->m->layer_count + 2 * (size_t)i + (size_t)bias] = 1;
+    return FFNN_OK;
+}
+
+/* Every tensor is a parameter, an optimizer state or the step losses, and
+ * every one of those is there. */
+static ffnn_status ck_match_tensors(const st_reader *r, ck_layout *lay, const ck_meta *meta)
+{
+    const ffnn_model *m = lay->m;
+    size_t L = (size_t)m->layer_count;
+    ffnn_status st = FFNN_OK;
+
+    lay->seen = calloc((lay->states + 1) * 2 * L, 1);
+    if (!lay->seen)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
+    for (size_t k = 0; k < r->count && st == FFNN_OK; k++) {
+        st_tensor *t = &r->tensors[k];
+        if (strcmp(t->name, CK_LOSSES) == 0) {
+            lay->losses = t;
+            if (strcmp(t->dtype->name, "F64") != 0 || t->rank != 1 || t->dims[0] != meta->step)
+                st = ffnn_st_fail(r, "tensor \"" CK_LOSSES "\": expected F64 [%zu] (one loss "
+                                  "per step done in epoch %d), found %s of rank %d",
+                                  meta->step, meta->epoch, t->dtype->name, t->rank);
+        } else if (strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0) {
+            st = ck_match_state(r, lay, t);
+        } else if (strncmp(t->name, "layers.", 7) == 0) {
+            st = ffnn_st_match_tensor(r, m, lay->arch, t, lay->seen);
+        } else {
+            st = ffnn_st_fail(r, "unexpected tensor \"%s\": a checkpoint holds " CK_LOSSES
+                              ", layers.<i>.<weight|bias> and " CK_STATE_PREFIX
+                              "layers.<i>.<weight|bias>.<state>", t->name);
+        }
+    }
+    if (st == FFNN_OK && !lay->losses)
+        st = ffnn_st_fail(r, "missing tensor \"" CK_LOSSES "\" (F64 [%zu])", meta->step);
+    ffnn_optimizer kind = meta->cfg.optimizer;
+    for (size_t k = 0; k <= lay->states && st == FFNN_OK; k++)
+        for (size_t i = 0; i < L && st == FFNN_OK; i++)
+            for (int bias = 0; bias <= m->layers[i].has_bias && st == FFNN_OK; bias++)
+                if (!lay->seen[k * 2 * L + 2 * i + (size_t)bias])
+                    st = ffnn_st_fail(r, "missing tensor \"%slayers.%zu.%s%s%s\" (architecture "
+                                      "%s, optimizer %s)", k ? CK_STATE_PREFIX : "", i,
+                                      bias ? "bias" : "weight", k ? "." : "",
+                                      k ? ck_state_name(kind, k - 1) : "", lay->arch,
+                                      ffnn_optimizer_name(kind));
+    return st;
+}
+
+/* Decode little-endian float64 in place: bytes [8 n] -> v [n]; the index of the
+ * first non-finite value, or n. */
+static size_t ck_decode_f64(double *v, size_t n)
+{
+    size_t bad = n;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *b = (const uint8_t *)(v + i);
+        uint64_t u = 0;
+        for (int k = 7; k >= 0; k--)
+            u = u << 8 | b[k];
+        memcpy(v + i, &u, 8);
+        if (bad == n && !isfinite(v[i]))
+            bad = i;
+    }
+    return bad;
+}
+
+/* The data: parameters into params [n], states into state [states * n], the
+ * step losses into losses [step]; NaN and Inf are refused. */
+static ffnn_status ck_read_data(st_reader *r, const ck_layout *lay, float *params, float *state,
+                                double *losses)
+{
+    char what[160];
+    ffnn_status st;
+
+    for (size_t k = 0; k < r->count; k++) {
+        const st_tensor *t = &r->tensors[k];
+        int is_loss = t == lay->losses;
+        int is_state = !is_loss && strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0;
+        size_t size = is_loss ? 8 : 4, n = (size_t)((t->end - t->begin) / size), bad;
+        void *dst = is_loss ? (void *)losses
+                            : (void *)((is_state ? state : params) + t->param_offset);
+        uint64_t at = ffnn_st_data_start(r) + t->begin;
+        if (n == 0)
+            continue;
+        snprintf(what, sizeof what, "tensor \"%.120s\"", t->name);
+        if ((st = ffnn_st_read_at(r, at, dst, n * size, what)) != FFNN_OK)
+            return st;
+        bad = is_loss ? ck_decode_f64(dst, n) : ffnn_st_decode_f32(dst, n);
+        if (bad < n)
+            return ffnn_st_fail_at(r, at + size * bad, "tensor \"%s\" element %zu is %g: "
+                                   "expected a finite number", t->name, bad,
+                                   is_loss ? ((double *)dst)[bad] : (double)((float *)dst)[bad]);
+    }
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* A checkpoint read into host memory. */
+typedef struct ck_file {
+    st_reader r;
+    ck_meta meta;
+    ffnn_model *model;  /* the checkpoint's architecture, parameters filled in */
+    float *state;       /* [states * parameter_count] or NULL                   */
+    double *losses;     /* [meta.step] (at least one element)                   */
+} ck_file;
+
+static void ck_file_free(ck_file *f)
+{
+    ffnn_st_close(&f->r);
+    ffnn_model_free(f->model);
+    free(f->state);
+    free(f->losses);
+}
+
+static ffnn_status ck_read(const char *path, ck_file *f)
+{
+    ck_layout lay;
+    ffnn_status st;
+
+    memset(f, 0, sizeof *f);
+    memset(&lay, 0, sizeof lay);
+    f->r.path = path;
+    f->r.kind = "checkpoint";
+    if ((st = ffnn_st_read_layout(&f->r)) != FFNN_OK ||
+        (st = ck_read_metadata(&f->r, &f->meta)) != FFNN_OK)
+        return st;
+    if (ffnn_model_create(f->meta.arch, &f->model) != FFNN_OK) {
+        char context[600];
+        snprintf(context, sizeof context, "%s: header: __metadata__ \"arch\"", path);
+        return ffnn_fail_context(FFNN_ERR_FORMAT, context);
+    }
+    lay.m = f->model;
+    lay.states = ffnn_optimizer_state_count(f->meta.cfg.optimizer);
+    ffnn_model_arch_string(f->model, lay.arch, sizeof lay.arch);
+    st = ck_match_tensors(&f->r, &lay, &f->meta);
+    if (st == FFNN_OK) {
+        size_t n = f->model->parameter_count;
+        f->losses = malloc((f->meta.step ? f->meta.step : 1) * sizeof *f->losses);
+        f->state = lay.states ? malloc(lay.states * n * sizeof *f->state) : NULL;
+        if (!f->losses || (lay.states && !f->state))
+            st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for the optimizer state",
+                           path);
+    }
+    if (st == FFNN_OK)
+        st = ck_read_data(&f->r, &lay, f->model->params, f->state, f->losses);
+    free(lay.seen);
+    return st;
+}
+
+static void ck_fill_info(const ck_file *f, ffnn_checkpoint_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->cfg = f->meta.cfg;
+    info->train_count = f->meta.train_count;
+    info->train_crc32 = f->meta.train_crc32;
+    info->epoch = f->meta.epoch;
+    info->step = f->meta.step;
+    info->steps_per_epoch = f->meta.steps_per_epoch;
+    info->optimizer_steps = f->meta.optimizer_steps;
+    snprintf(info->ffnn_version, sizeof info->ffnn_version, "%s", f->meta.version);
+}
+
+ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model, ffnn_checkpoint_info *info)
+{
+    ck_file f;
+    if (!path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_checkpoint_load: NULL path");
+    ffnn_status st = ck_read(path, &f);
+    if (st == FFNN_OK) {
+        if (info)
+            ck_fill_info(&f, info);
+        if (model) {
+            *model = f.model;
+            f.model = NULL;
+        }
+    }
+    ck_file_free(&f);
+    return st;
+}
+
+/* ------------------------------------------------------------ resuming */
+
+/* The setting `what` differs: checkpoint value `saved`, trainer value `here`. */
+static ffnn_status ck_differs(const char *path, const char *what, const char *saved,
+                              const char *here)
+{
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                     "%s: cannot resume: %s is %s in the checkpoint but %s in this run "
+                     "(continuing exactly needs the same setting)", path, what, saved, here);
+}
+
+/* The trainer runs what the checkpoint recorded. */
+static ffnn_status ck_check_trainer(const char *path, const ck_file *f, ffnn_trainer *t)
+{
+    const ffnn_train_config *c = ffnn_trainer_config(t), *s = &f->meta.cfg;
+    const ffnn_dataset *data = ffnn_trainer_train_data(t);
+    char a[600], b[600];
+
+    ffnn_model_arch_string(f->model, a, sizeof a);
+    ffnn_model_arch_string(ffnn_trainer_model(t), b, sizeof b);
+    if (strcmp(a, b) != 0)
+        return ck_differs(path, "the architecture", a, b);
+    if (c->loss != s->loss)
+        return ck_differs(path, "the loss", ffnn_loss_name(s->loss), ffnn_loss_name(c->loss));
+    if (c->optimizer != s->optimizer)
+        return ck_differs(path, "the optimizer", ffnn_optimizer_name(s->optimizer),
+                          ffnn_optimizer_name(c->optimizer));
+    struct { const char *name; float saved, here; int applies; } floats[] = {
+        {"learning_rate", s->learning_rate, c->learning_rate, 1},
+        {"momentum", s->momentum, c->momentum, s->optimizer == FFNN_OPT_MOMENTUM},
+        {"beta1", s->beta1, c->beta1, s->optimizer == FFNN_OPT_ADAM},
+        {"beta2", s->beta2, c->beta2, s->optimizer == FFNN_OPT_ADAM},
+        {"epsilon", s->epsilon, c->epsilon, s->optimizer == FFNN_OPT_ADAM},
+    };
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
+        if (floats[i].applies && floats[i].saved != floats[i].here) {
+            ck_float_text(floats[i].saved, a, sizeof a);
+            ck_float_text(floats[i].here, b, sizeof b);
+            return ck_differs(path, floats[i].name, a, b);
+        }
+    if (s->optimizer == FFNN_OPT_MOMENTUM && !s->nesterov != !c->nesterov)
+        return ck_differs(path, "nesterov", s->nesterov ? "on" : "off",
+                          c->nesterov ? "on" : "off");
+    struct { const char *name; uint64_t saved, here; } ints[] = {
+        {"batch_size", s->batch_size, c->batch_size},
+        {"seed", s->seed, c->seed},
+        {"the training set's sample count", f->meta.train_count, data ? ffnn_dataset_count(data) : 0},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i].saved != ints[i].here) {
+            snprintf(a, sizeof a, "%llu", (unsigned long long)ints[i].saved);
+            snprintf(b, sizeof b, "%llu", (unsigned long long)ints[i].here);
+            return ck_differs(path, ints[i].name, a, b);
+        }
+    if (!s->shuffle != !c->shuffle)
+        return ck_differs(path, "shuffle", s->shuffle ? "on" : "off", c->shuffle ? "on" : "off");
+    uint32_t crc = ffnn_trainer_data_crc32(t);
+    if (crc != f->meta.train_crc32) {
+        snprintf(a, sizeof a, "0x%08x", (unsigned)f->meta.train_crc32);
+        snprintf(b, sizeof b, "0x%08x (same sample count, other samples, labels or order)",
+                 (unsigned)crc);
+        return ck_differs(path, "the training data's CRC-32", a, b);
+    }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path)
+{
+    ck_file f;
+    if (!t || !path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_resume: NULL argument");
+    ffnn_status st = ck_read(path, &f);
+    if (st == FFNN_OK)
+        st = ck_check_trainer(path, &f, t);
+    if (st == FFNN_OK) {
+        ffnn_trainer_state s;
+        memset(&s, 0, sizeof s);
+        s.epoch = f.meta.epoch;
+        s.step = f.meta.step;
+        s.optimizer_steps = f.meta.optimizer_steps;
+        memcpy(s.epoch_rng, f.meta.rng, sizeof s.epoch_rng);
+        s.step_losses = f.losses;
+        st = ffnn_trainer_set_state(t, f.model->params, f.state, &s);
+        if (st != FFNN_OK) {
+            char context[600];
+            snprintf(context, sizeof context, "%s: cannot resume", path);
+            st = ffnn_fail_context(st, context);
+        }
+    }
+    ck_file_free(&f);
+    return st;
+}
+
+/* ------------------------------------------------------------ saving */
+
+typedef struct ck_writer {
+    const char *header;     /* [header_size] */
+    size_t header_size;
+    const double *losses;   /* [loss_count]  */
+    size_t loss_count;
+    const float *floats;    /* [float_count]: parameters, then the optimizer state */
+    size_t float_count;
+} ck_writer;
+
+/* Add item to obj under key; 0 (item freed) when out of memory. */
+static int ck_add(cJSON *obj, const char *key, cJSON *item)
+{
+    if (item && cJSON_AddItemToObject(obj, key, item))
+        return 1;
+    cJSON_Delete(item);
+    return 0;
+}
+
+static int ck_add_tensor(cJSON *root, const char *name, const char *dtype, const double *dims,
+                         int rank, double begin, double end)
+{
+    double offsets[2] = {begin, end};
+    cJSON *t = cJSON_CreateObject();
+    if (!ck_add(root, name, t))
+        return 0;
+    return cJSON_AddStringToObject(t, "dtype", dtype) &&
+           ck_add(t, "shape", cJSON_CreateDoubleArray(dims, rank)) &&
+           ck_add(t, "data_offsets", cJSON_CreateDoubleArray(offsets, 2));
+}
+
+static int ck_add_text(cJSON *md, const char *key, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int ck_add_text(cJSON *md, const char *key, const char *fmt, ...)
+{
+    char text[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    return cJSON_AddStringToObject(md, key, text) != NULL;
+}
+
+static int ck_add_float(cJSON *md, const char *key, float v)
+{
+    char text[32];
+    ck_float_text(v, text, sizeof text);
+    return cJSON_AddStringToObject(md, key, text) != NULL;
+}
+
+/* __metadata__ of trainer t at state s; 0 when out of memory. */
+static int ck_fill_metadata(cJSON *md, ffnn_trainer *t, const ffnn_trainer_state *s,
+                            const char *arch)
+{
+    const ffnn_train_config *c = ffnn_trainer_config(t);
+    const ffnn_dataset *data = ffnn_trainer_train_data(t);
+    int ok = ck_add_text(md, "format", CK_FORMAT) &&
+             ck_add_text(md, "ffnn_version", FFNN_VERSION) &&
+             ck_add_text(md, "arch", "%s", arch) &&
+             ck_add_text(md, "loss", "%s", ffnn_loss_name(c->loss)) &&
+             ck_add_text(md, "optimizer", "%s", ffnn_optimizer_name(c->optimizer)) &&
+             ck_add_float(md, "learning_rate", c->learning_rate);
+    if (ok && c->optimizer == FFNN_OPT_MOMENTUM)
+        ok = ck_add_float(md, "momentum", c->momentum) &&
+             ck_add_text(md, "nesterov", "%s", c->nesterov ? "true" : "false");
+    if (ok && c->optimizer == FFNN_OPT_ADAM)
+        ok = ck_add_float(md, "beta1", c->beta1) && ck_add_float(md, "beta2", c->beta2) &&
+             ck_add_float(md, "epsilon", c->epsilon);
+    return ok && ck_add_text(md, "batch_size", "%zu", c->batch_size) &&
+           ck_add_text(md, "seed", "%llu", (unsigned long long)c->seed) &&
+           ck_add_text(md, "shuffle", "%s", c->shuffle ? "true" : "false") &&
+           ck_add_text(md, "epochs", "%d", c->epochs) &&
+           ck_add_text(md, "train_count", "%zu", ffnn_dataset_count(data)) &&
+           ck_add_text(md, "train_crc32", "%lu", (unsigned long)ffnn_trainer_data_crc32(t)) &&
+           ck_add_text(md, "epoch", "%d", s->epoch) &&
+           ck_add_text(md, "step", "%zu", s->step) &&
+           ck_add_text(md, "steps_per_epoch", "%zu", ffnn_trainer_steps_per_epoch(t)) &&
+           ck_add_text(md, "optimizer_steps", "%llu", (unsigned long long)s->optimizer_steps) &&
+           ck_add_text(md, "shuffle_rng", "%llu,%llu,%llu,%llu",
+                       (unsigned long long)s->epoch_rng[0], (unsigned long long)s->epoch_rng[1],
+                       (unsigned long long)s->epoch_rng[2], (unsigned long long)s->epoch_rng[3]);
+}
+
+/* The tensors: step losses at 0, then the parameters, then each state arena. */
+static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt, size_t step)
+{
+    size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
+    double losses_dims[1] = {(double)step}, base = 8.0 * (double)step;
+    char name[128];
+
+    if (!ck_add_tensor(root, CK_LOSSES, "F64", losses_dims, 1, 0.0, base))
+        return 0;
+    for (size_t k = 0; k <= states; k++) {
+        for (int i = 0; i < m->layer_count; i++) {
+            const ffnn_dense_layer *l = &m->layers[i];
+            double dims[2] = {(double)l->out, (double)l->in};
+            for (int bias = 0; bias <= l->has_bias; bias++) {
+                size_t first = k * n + (bias ? l->bias_offset : l->weight_offset);
+                size_t count = bias ? l->out : l->out * l->in;
+                snprintf(name, sizeof name, "%slayers.%d.%s%s%s", k ? CK_STATE_PREFIX : "", i,
+                         bias ? "bias" : "weight", k ? "." : "", k ? ck_state_name(opt, k - 1) : "");
+                if (!ck_add_tensor(root, name, "F32", dims, bias ? 1 : 2,
+                                   base + 4.0 * (double)first,
+                                   base + 4.0 * (double)(first + count)))
+                    return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* The header text padded with spaces to a multiple of 8 bytes; *text malloc'd. */
+static ffnn_status ck_build_header(ffnn_trainer *t, const ffnn_trainer_state *s, char **text,
+                                   size_t *size)
+{
+    const ffnn_model *m = ffnn_trainer_model(t);
+    size_t arch_size = 32 * ((size_t)m->layer_count + 1), n;
+    char *arch = malloc(arch_size), *json = NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON *md = root ? cJSON_AddObjectToObject(root, "__metadata__") : NULL;
+
+    if (arch && md) {
+        ffnn_model_arch_string(m, arch, arch_size);
+        if (ck_fill_metadata(md, t, s, arch) &&
+            ck_fill_tensors(root, m, ffnn_trainer_config(t)->optimizer, s->step))
+            json = cJSON_PrintUnformatted(root);
+    }
+    cJSON_Delete(root);
+    free(arch);
+    if (!json)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory building a checkpoint header");
+    n = strlen(json);
+    *size = (n + 7) / 8 * 8;
+    *text = malloc(*size);
+    if (*text) {
+        memcpy(*text, json, n);
+        memset(*text + n, ' ', *size - n);
+    }
+    cJSON_free(json);
+    return *text ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+}
+
+/* Length, header, the losses as little-endian float64, the floats as
+ * little-endian float32. */
+static ffnn_status ck_fill(ffnn_atomic_file *af, void *user)
+{
+    const ck_writer *w = user;
+    uint8_t buf[8 * CK_CHUNK];
+    ffnn_status st;
+
+    for (int i = 0; i < 8; i++)
+        buf[i] = (uint8_t)((uint64_t)w->header_size >> (8 * i));
+    if ((st = ffnn_atomic_file_write(af, buf, 8)) != FFNN_OK ||
+        (st = ffnn_atomic_file_write(af, w->header, w->header_size)) != FFNN_OK)
+        return st;
+    for (size_t first = 0; first < w->loss_count; first += CK_CHUNK) {
+        size_t n = w->loss_count - first < CK_CHUNK ? w->loss_count - first : CK_CHUNK;
+        for (size_t k = 0; k < n; k++) {
+            uint64_t u;
+            memcpy(&u, w->losses + first + k, 8);
+            for (int b = 0; b < 8; b++)
+                buf[8 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
+        }
+        if ((st = ffnn_atomic_file_write(af, buf, 8 * n)) != FFNN_OK)
+            return st;
+    }
+    for (size_t first = 0; first < w->float_count; first += CK_CHUNK) {
+        size_t n = w->float_count - first < CK_CHUNK ? w->float_count - first : CK_CHUNK;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t u;
+            memcpy(&u, w->floats + first + k, 4);
+            for (int b = 0; b < 4; b++)
+                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
+        }
+        if ((st = ffnn_atomic_file_write(af, buf, 4 * n)) != FFNN_OK)
+            return st;
+    }
+    return FFNN_OK;
+}
+
+/* Refuse NaN and Inf in the parameters and the optimizer state [(states + 1) n]. */
+static ffnn_status ck_check_finite(const char *path, const ffnn_model *m, ffnn_optimizer opt,
+                                   const ffnn_trainer_state *s, const float *v)
+{
+    size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
+    for (size_t k = 0; k <= states; k++)
+        for (int i = 0; i < m->layer_count; i++) {
+            const ffnn_dense_layer *l = &m->layers[i];
+            for (int bias = 0; bias <= l->has_bias; bias++) {
+                const float *x = v + k * n + (bias ? l->bias_offset : l->weight_offset);
+                size_t count = bias ? l->out : l->out * l->in;
+                for (size_t e = 0; e < count; e++)
+                    if (!isfinite(x[e]))
+                        return ffnn_fail(FFNN_ERR_NUMERIC,
+                                         "%s: not written: epoch %d, step %zu: tensor "
+                                         "\"%slayers.%d.%s%s%s\" element %zu is %g (the run "
+                                         "diverged; the previous checkpoint, if any, is left "
+                                         "as it was)", path, s->epoch, s->step,
+                                         k ? CK_STATE_PREFIX : "", i, bias ? "bias" : "weight",
+                                         k ? "." : "", k ? ck_state_name(opt, k - 1) : "", e,
+                                         (double)x[e]);
+            }
+        }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path)
+{
+    if (!t || !path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_save_checkpoint: NULL argument");
+    const ffnn_model *m = ffnn_trainer_model(t);
+    const ffnn_optimizer opt = ffnn_trainer_config(t)->optimizer;
+    size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
+    size_t state_count = states * n;
+    ffnn_trainer_state s;
+    ffnn_status st = ffnn_trainer_get_state(t, &s);
+    if (st != FFNN_OK) {
+        if (st == FFNN_ERR_NUMERIC) {
+            char context[600];
+            snprintf(context, sizeof context, "%s: not written (the previous checkpoint, if "
+                     "any, is left as it was)", path);
+            return ffnn_fail_context(st, context);
+        }
+        return st;
+    }
+    float *floats = malloc((states + 1) * n * sizeof *floats); /* [(states + 1) n] */
+    char *header = NULL;
+    ck_writer w;
+    memset(&w, 0, sizeof w);
+    if (!floats)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for a checkpoint of %zu "
+                         "floats", path, (states + 1) * n);
+    if ((st = ffnn_trainer_download_parameters(t, floats)) == FFNN_OK &&
+        (state_count == 0 ||
+         (st = ffnn_trainer_optimizer_state(t, floats + n, &state_count)) == FFNN_OK) &&
+        (st = ck_check_finite(path, m, opt, &s, floats)) == FFNN_OK &&
+        (st = ck_build_header(t, &s, &header, &w.header_size)) == FFNN_OK) {
+        w.header = header;
+        w.losses = s.step_losses;
+        w.loss_count = s.step;
+        w.floats = floats;
+        w.float_count = (states + 1) * n;
+        st = ffnn_atomic_write(path, ck_fill, &w);
+    }
+    free(header);
+    free(floats);
+    return st;
+}

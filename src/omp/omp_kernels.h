@@ -1,0 +1,100 @@
+/* omp_kernels.h - the serial kernels of the omp backend (src/omp/backend.c runs
+ * them on OpenMP threads).
+ *
+ * Matmuls (gemm.c, one instance per instruction set, picked at run time):
+ * every dense product is one shape of
+ *
+ *     C[i, j] = sum_{p < P} A(i, p) * B(p, j)  (+ bias[j])       i < M, j < N
+ *
+ * with A(i, p) = A[i * a_row + p * a_col] (any strides: read one scalar at a
+ * time and broadcast) and B read in column panels of nr floats, each row of a
+ * panel contiguous. C is cut into micro-tiles of mr x nr; one call of `tile`
+ * computes one micro-tile with its mr x nr sums held in vector registers over
+ * the whole of P (no K blocking: P is at most a few thousand here), then stores
+ * it. Each sum runs over p in order, one (fused, where the instruction set has
+ * FMA) multiply-add per p; which thread computes a tile does not change it, so
+ * the results do not depend on the thread count.
+ *
+ *   dense forward   z = x W^T:  A = x (a_row = in, a_col = 1), B = W^T packed
+ *                   into panels [in][nr] (pack_transposed), C = z, bias = b
+ *   dense backward  dW = dz^T x: A(o, b) = dz[b, o] (a_row = 1, a_col = out),
+ *                   B = x read in place, C = dW
+ *                   dx = dz W:   A = dz (a_row = out, a_col = 1), B = W in place
+ * A panel narrower than nr at the right edge of an in-place B is first copied,
+ * zero-padded, into a [P][nr] buffer (pack_edge), so the kernel never reads past
+ * a row; rows of a partial tile past M re-read the last row and are not stored.
+ *
+ * Element-wise ops (elementwise.c): the same expressions as the reference
+ * (src/cpu/), over a range [begin, end) so that threads can split the work, and
+ * compiled for several instruction sets (target_clones) so that they vectorise.
+ * They give the reference's bits.
+ */
+#ifndef FFNN_OMP_KERNELS_H
+#define FFNN_OMP_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../backend.h"
+
+/* One matmul (see above). */
+typedef struct ffnn_omp_gemm {
+    size_t M, N, P;
+    const float *A;         /* A(i, p) = A[i * a_row + p * a_col]                     */
+    size_t a_row, a_col;
+    const float *B;         /* panel q (columns q*nr ..) starts at B + q * b_panel_stride */
+    size_t ldb;             /* floats between rows p and p+1 of a panel                */
+    size_t b_panel_stride;
+    const float *B_edge;    /* NULL, or the last panel (N % nr != 0) packed [P][nr]    */
+    const float *bias;      /* [N] added to every row, or NULL                         */
+    float *C;               /* [M, ldc]                                                */
+    size_t ldc;
+} ffnn_omp_gemm;
+
+/* The matmul kernels of one instruction set. */
+typedef struct ffnn_omp_gemm_isa {
+    const char *name; /* "avx512", "avx2", "generic" */
+    size_t mr, nr;    /* micro-tile rows and columns */
+    /* The micro-tile of C at rows i0 .. i0+mr, columns j0 .. j0+nr (clipped to M, N). */
+    void (*tile)(const ffnn_omp_gemm *g, size_t i0, size_t j0);
+    /* dst [k][nr] = W[j0 + j, k] for j < min(nr, rows - j0), zero beyond; W [rows, k_len]. */
+    void (*pack_transposed)(const float *W, size_t rows, size_t k_len, size_t j0, float *dst);
+    /* dst [p][nr] = B[p * ldb + j0 + j] for j < cols - j0 (< nr), zero beyond; p < P. */
+    void (*pack_edge)(const float *B, size_t P, size_t ldb, size_t cols, size_t j0,
+                      float *dst);
+} ffnn_omp_gemm_isa;
+
+/* The instances: the best one this CPU runs (avx512 > avx2 > generic), or by name
+ * ("avx512", "avx2", "generic"; NULL when unknown or not supported here). */
+const ffnn_omp_gemm_isa *ffnn_omp_gemm_best(void);
+const ffnn_omp_gemm_isa *ffnn_omp_gemm_named(const char *name);
+
+/* ---- element-wise kernels over [begin, end) (elementwise.c) ---- */
+
+/* Rows [begin, end) of gather (backend.h). */
+void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, float *x,
+                          uint8_t *y, float *t, size_t begin, size_t end);
+void ffnn_omp_activation_forward(ffnn_activation act, const float *z, float *a, size_t begin,
+                                 size_t end);
+void ffnn_omp_activation_backward(ffnn_activation act, const float *a, const float *da,
+                                  float *dz, size_t begin, size_t end);
+/* Columns [begin, end) of db = sum_b dz[b, :] (summed over b in order). */
+void ffnn_omp_column_sum(const float *dz, size_t batch, size_t width, float *db, size_t begin,
+                         size_t end);
+/* Elements [begin, end) of one optimizer step (n: the arena size, for adam's v = state + n). */
+void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
+                               float *state, size_t n, size_t begin, size_t end);
+/* Rows [begin, end) of the loss (backend.h `loss`; batch: the whole batch, for the scale). */
+void ffnn_omp_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
+                        const float *targets, size_t batch, size_t width, float *dout,
+                        float *row_loss, uint8_t *row_correct, size_t begin, size_t end);
+
+/* ---- the backend ---- */
+
+/* Create an omp context with `threads` threads (0: omp_get_max_threads()) and the
+ * given matmul kernels (NULL: ffnn_omp_gemm_best()). For tests. */
+ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void **ctx);
+/* The kernels of a context (its thread count: ffnn_omp_threads, backend.h). */
+const ffnn_omp_gemm_isa *ffnn_omp_isa(const void *ctx);
+
+#endif

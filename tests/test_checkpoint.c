@@ -1,0 +1,1067 @@
+/* test_checkpoint.c - training checkpoints (RELIABILITY faults 1, 2, 4, 5).
+ *
+ *   - resume: a run stopped at step k (mid-epoch, at an epoch boundary, in a
+ *     later epoch), checkpointed, thrown away and resumed in a fresh model and
+ *     trainer gives every per-step loss, every epoch's mean loss and the final
+ *     weights of the run that never stopped, bit for bit (memcmp), with sgd,
+ *     momentum (Nesterov) and adam; on cpu, and on cuda when there is a GPU;
+ *     saving right after resuming writes the same bytes again;
+ *   - faults: a child killed (SIGKILL) while saving leaves the previous
+ *     checkpoint (bit-identical, loadable) or the complete new one; a full disk
+ *     (RLIMIT_FSIZE in a child) leaves the previous one intact and no temporary
+ *     file; a diverging run (lr 1e3) or NaN parameters: the error names the
+ *     epoch and step and no checkpoint is written;
+ *   - refusals: a checkpoint resumed with another setting, architecture or data
+ *     (the message names the field and both values), a model file resumed or a
+ *     checkpoint loaded as a model, tampered or truncated files;
+ *   - the CLI: --max-steps + --checkpoint, then --resume with no other flag,
+ *     reproduces the uninterrupted run's step log and model file.
+ * Set FFNN_TEST_VERBOSE=1 to see each error message. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "ffnn.h"
+#include "train_internal.h" /* ffnn_trainer_upload_model */
+
+#define FASHION "/usr/share/datasets/fashion-mnist"
+#define VERBOSE (getenv("FFNN_TEST_VERBOSE") != NULL)
+/* The CLI under test (FFNN_CLI overrides, e.g. for another build directory). */
+#define CLI (getenv("FFNN_CLI") && *getenv("FFNN_CLI") ? getenv("FFNN_CLI") : "build/ffnn")
+
+/* ---------------------------------------------------------------- files */
+
+typedef struct blob {
+    uint8_t *data; /* [size], malloc'd */
+    size_t size;
+} blob;
+
+static int read_file(const char *path, blob *b)
+{
+    FILE *f = fopen(path, "rb");
+    long n;
+
+    b->data = NULL;
+    b->size = 0;
+    if (!f)
+        return -1;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return -1;
+    }
+    b->size = (size_t)n;
+    b->data = malloc(b->size ? b->size : 1);
+    if (!b->data || fread(b->data, 1, b->size, f) != b->size) {
+        free(b->data);
+        b->data = NULL;
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+static int write_file(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int ok;
+
+    if (!f)
+        return -1;
+    ok = fwrite(bytes, 1, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
+static int same_blob(const blob *a, const blob *b)
+{
+    return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
+}
+
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[512];
+
+    if (d) {
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Remove the temporary files "*.tmp-*" a killed save left in dir; how many. */
+static int remove_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[512];
+    int n = 0;
+
+    if (!d)
+        return 0;
+    while ((e = readdir(d)) != NULL)
+        if (strstr(e->d_name, ".tmp-")) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            n += remove(path) == 0;
+        }
+    closedir(d);
+    return n;
+}
+
+typedef test_result (*dir_body)(const char *dir, char *why, size_t why_size);
+
+static test_result in_tmpdir(dir_body body, char *why, size_t why_size)
+{
+    char dir[] = "/tmp/ffnn-test-ck-XXXXXX";
+    test_result r;
+
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
+    r = body(dir, why, why_size);
+    remove_dir(dir);
+    return r;
+}
+
+#define DIR_TEST(name)                                                            \
+    static test_result body_##name(const char *dir, char *why, size_t why_size);  \
+    static test_result test_##name(char *why, size_t why_size)                    \
+    {                                                                             \
+        return in_tmpdir(body_##name, why, why_size);                             \
+    }                                                                             \
+    static test_result body_##name(const char *dir, char *why, size_t why_size)
+
+#define UNUSED_WHY() ((void)why, (void)why_size)
+
+/* ---------------------------------------------------------------- data */
+
+/* Training samples [first, first + count) of Fashion-MNIST. */
+static ffnn_status fashion_slice(size_t first, size_t count, ffnn_dataset **out)
+{
+    ffnn_dataset *train = NULL, *test = NULL;
+    ffnn_status st = ffnn_dataset_load_idx_dir(FASHION, &train, &test);
+    if (st == FFNN_OK)
+        st = ffnn_dataset_slice(train, first, count, out);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return st;
+}
+
+/* ---------------------------------------------------------------- runs */
+
+enum { EPOCHS = 3, SAMPLES = 1000, BATCH = 64, SPE = 16, STEPS = EPOCHS * SPE };
+#define ARCH "784-32relu-10"
+
+/* One run's record: every per-step loss, every epoch's mean loss, the weights. */
+typedef struct run_record {
+    double loss[STEPS];
+    double epoch_loss[EPOCHS];
+    int have[STEPS];      /* loss[s] recorded */
+    float *params;        /* [parameter_count] malloc'd, after the last step */
+} run_record;
+
+static ffnn_train_config run_config(ffnn_device device, ffnn_optimizer opt)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = device;
+    cfg.batch_size = BATCH;
+    cfg.seed = 7;
+    cfg.epochs = EPOCHS;
+    cfg.optimizer = opt;
+    cfg.learning_rate = opt == FFNN_OPT_SGD ? 0.1f : opt == FFNN_OPT_MOMENTUM ? 0.02f : 2e-3f;
+    cfg.nesterov = opt == FFNN_OPT_MOMENTUM;
+    cfg.beta2 = 0.99f; /* not the default, so a lost hyperparameter would show */
+    return cfg;
+}
+
+/* Copy the last finished epoch's per-step losses into r. */
+static test_result record_epoch(ffnn_trainer *t, run_record *r, const ffnn_epoch_stats *stats)
+{
+    const double *losses;
+    size_t count;
+    CHECK_OK(ffnn_trainer_step_losses(t, &losses, &count));
+    CHECK(count == SPE, "%zu step losses, expected %d", count, SPE);
+    CHECK(stats->epoch >= 1 && stats->epoch <= EPOCHS, "epoch %d", stats->epoch);
+    for (size_t s = 0; s < count; s++) {
+        r->loss[(size_t)(stats->epoch - 1) * SPE + s] = losses[s];
+        r->have[(size_t)(stats->epoch - 1) * SPE + s] = 1;
+    }
+    r->epoch_loss[stats->epoch - 1] = stats->train_loss;
+    return TEST_PASS;
+}
+
+static test_result record_params(ffnn_trainer *t, ffnn_model *m, run_record *r)
+{
+    size_t n = ffnn_model_parameter_count(m);
+    CHECK_OK(ffnn_trainer_sync_model(t));
+    r->params = malloc(n * sizeof *r->params);
+    CHECK(r->params != NULL, "out of memory");
+    memcpy(r->params, ffnn_model_parameters(m), n * sizeof *r->params);
+    return TEST_PASS;
+}
+
+/* The run that never stops: EPOCHS epochs of ffnn_trainer_run_epoch. */
+static test_result uninterrupted(const ffnn_dataset *data, const ffnn_train_config *cfg,
+                                 run_record *r)
+{
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_model_create(ARCH, &m));
+    CHECK_OK(ffnn_model_init(m, 3));
+    CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
+    CHECK(ffnn_trainer_steps_per_epoch(t) == SPE, "steps per epoch %zu",
+          ffnn_trainer_steps_per_epoch(t));
+    test_result res = TEST_PASS;
+    for (int e = 0; e < EPOCHS && res == TEST_PASS; e++) {
+        ffnn_epoch_stats stats;
+        CHECK_OK(ffnn_trainer_run_epoch(t, NULL, NULL, &stats));
+        res = record_epoch(t, r, &stats);
+    }
+    if (res == TEST_PASS)
+        res = record_params(t, m, r);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    return res;
+}
+
+/* Step callback: stop once the run has taken *user steps. */
+static int stop_at(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
+{
+    (void)t;
+    return (size_t)(epoch - 1) * steps + step >= *(const size_t *)user;
+}
+
+/* Run epochs (ffnn_trainer_run_epoch_until) until step `until` of the run,
+ * recording finished epochs; or, with use_step, ffnn_trainer_step. */
+static test_result train_until(ffnn_trainer *t, size_t until, int use_step, run_record *r)
+{
+    int epoch;
+    size_t step;
+    ffnn_trainer_position(t, &epoch, &step);
+    size_t done = epoch == 0 ? 0 : (size_t)(epoch - 1) * SPE + step;
+    if (use_step) {
+        for (; done < until; done++) {
+            CHECK_OK(ffnn_trainer_step(t, &r->loss[done]));
+            r->have[done] = 1;
+        }
+        return TEST_PASS;
+    }
+    while (done < until) {
+        ffnn_epoch_stats stats;
+        int finished = -1;
+        CHECK_OK(ffnn_trainer_run_epoch_until(t, stop_at, &until, &stats, &finished));
+        ffnn_trainer_position(t, &epoch, &step);
+        done = (size_t)(epoch - 1) * SPE + step;
+        CHECK(finished == (step == SPE), "finished %d at epoch %d step %zu", finished, epoch, step);
+        if (finished && record_epoch(t, r, &stats) != TEST_PASS)
+            return TEST_FAIL;
+    }
+    CHECK(done == until, "stopped at step %zu, expected %zu", done, until);
+    return TEST_PASS;
+}
+
+/* Stop at step k, save, throw everything away, resume in a fresh model and
+ * trainer (initialised from another seed), finish; compare with ref. */
+static test_result resume_at(const char *dir, const ffnn_dataset *data,
+                             const ffnn_train_config *cfg, size_t k, int use_step,
+                             const run_record *ref)
+{
+    char path[512], again[512];
+    run_record got;
+    blob a, b;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    int epoch;
+    size_t step;
+
+    memset(&got, 0, sizeof got);
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    snprintf(again, sizeof again, "%s/again.ckpt", dir);
+    CHECK_OK(ffnn_model_create(ARCH, &m));
+    CHECK_OK(ffnn_model_init(m, 3));
+    CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
+    if (train_until(t, k, use_step, &got) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+
+    /* a fresh start: other weights, a new trainer */
+    CHECK_OK(ffnn_model_create(ARCH, &m));
+    CHECK_OK(ffnn_model_init(m, 99));
+    CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
+    CHECK_OK(ffnn_trainer_resume(t, path));
+    ffnn_trainer_position(t, &epoch, &step);
+    CHECK((epoch == 0 ? 0 : (size_t)(epoch - 1) * SPE + step) == k, "resumed at epoch %d step "
+          "%zu, expected run step %zu", epoch, step, k);
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, again));
+    CHECK(read_file(path, &a) == 0 && read_file(again, &b) == 0, "cannot read the checkpoints");
+    int same = same_blob(&a, &b);
+    free(a.data);
+    free(b.data);
+    CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
+    if (train_until(t, STEPS, use_step, &got) != TEST_PASS || record_params(t, m, &got) != TEST_PASS)
+        return TEST_FAIL;
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+
+    for (size_t s = 0; s < STEPS; s++)
+        if (got.have[s])
+            CHECK(memcmp(&got.loss[s], &ref->loss[s], sizeof(double)) == 0,
+                  "resumed at %zu: step %zu: loss %.17g, uninterrupted %.17g", k, s + 1,
+                  got.loss[s], ref->loss[s]);
+    for (size_t s = k; s < STEPS; s++)
+        CHECK(got.have[s], "resumed at %zu: step %zu not recorded", k, s + 1);
+    if (!use_step)
+        for (size_t e = k / SPE; e < EPOCHS; e++)
+            CHECK(memcmp(&got.epoch_loss[e], &ref->epoch_loss[e], sizeof(double)) == 0,
+                  "resumed at %zu: epoch %zu mean loss %.17g, uninterrupted %.17g", k, e + 1,
+                  got.epoch_loss[e], ref->epoch_loss[e]);
+    size_t n = 0;
+    {
+        ffnn_model *shape = NULL;
+        CHECK_OK(ffnn_model_create(ARCH, &shape));
+        n = ffnn_model_parameter_count(shape);
+        ffnn_model_free(shape);
+    }
+    same = memcmp(got.params, ref->params, n * sizeof(float)) == 0;
+    free(got.params);
+    CHECK(same, "resumed at %zu: the final weights differ from the uninterrupted run's", k);
+    remove(path);
+    remove(again);
+    return TEST_PASS;
+}
+
+/* Resume at: mid epoch 1, its end, mid epoch 2, late in epoch 3, and before the
+ * first step; once with ffnn_trainer_step instead of epochs. */
+static test_result resume_matches(const char *dir, ffnn_device device, ffnn_optimizer opt)
+{
+    static const size_t cuts[] = {5, SPE, SPE + 7, 2 * SPE + 13, 0};
+    ffnn_dataset *data = NULL;
+    run_record ref;
+    test_result r = TEST_PASS;
+
+    memset(&ref, 0, sizeof ref);
+    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing (%s): apt-get "
+          "install dataset-fashion-mnist", ffnn_last_error());
+    ffnn_train_config cfg = run_config(device, opt);
+    r = uninterrupted(data, &cfg, &ref);
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0] && r == TEST_PASS; i++)
+        r = resume_at(dir, data, &cfg, cuts[i], 0, &ref);
+    if (r == TEST_PASS)
+        r = resume_at(dir, data, &cfg, SPE + 3, 1, &ref);
+    if (r == TEST_PASS)
+        printf("     %s %s: resumed at steps 0, 5, 16, 23, 45 (and 19 by single steps) of %d: "
+               "losses and weights bit-identical\n", ffnn_device_name(device),
+               ffnn_optimizer_name(opt), STEPS);
+    free(ref.params);
+    ffnn_dataset_free(data);
+    return r;
+}
+
+#define RESUME_TEST(name, device, opt)                                            \
+    DIR_TEST(name)                                                                \
+    {                                                                             \
+        if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
+            SKIP("build has no CUDA (nvcc not found at build time)");             \
+        if ((device) == FFNN_DEVICE_CUDA && ffnn_cuda_device_count() == 0)         \
+            SKIP("no CUDA GPU visible");                                          \
+        return resume_matches(dir, device, opt);                                  \
+    }
+
+RESUME_TEST(resume_cpu_sgd, FFNN_DEVICE_CPU, FFNN_OPT_SGD)
+RESUME_TEST(resume_cpu_momentum, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
+RESUME_TEST(resume_cpu_adam, FFNN_DEVICE_CPU, FFNN_OPT_ADAM)
+RESUME_TEST(resume_cuda_sgd, FFNN_DEVICE_CUDA, FFNN_OPT_SGD)
+RESUME_TEST(resume_cuda_momentum, FFNN_DEVICE_CUDA, FFNN_OPT_MOMENTUM)
+RESUME_TEST(resume_cuda_adam, FFNN_DEVICE_CUDA, FFNN_OPT_ADAM)
+
+/* ---------------------------------------------------------------- faults */
+
+/* A cpu trainer of arch with adam, `steps` steps taken. */
+static ffnn_status trainer_after(const char *arch, const ffnn_dataset *data, int steps,
+                                 ffnn_model **m, ffnn_trainer **t)
+{
+    ffnn_train_config cfg = run_config(FFNN_DEVICE_CPU, FFNN_OPT_ADAM);
+    double loss;
+    ffnn_status st;
+    if ((st = ffnn_model_create(arch, m)) != FFNN_OK || (st = ffnn_model_init(*m, 1)) != FFNN_OK ||
+        (st = ffnn_trainer_create(*m, data, &cfg, t)) != FFNN_OK)
+        return st;
+    for (int s = 0; s < steps && st == FFNN_OK; s++)
+        st = ffnn_trainer_step(*t, &loss);
+    return st;
+}
+
+/* path holds exactly old or fresh, and loads. */
+static test_result expect_old_or_new(const char *path, const blob *old, const blob *fresh,
+                                     int delay_us, int *saw_old)
+{
+    blob now;
+    ffnn_checkpoint_info info;
+    CHECK(read_file(path, &now) == 0, "%s is gone after a kill at %d us", path, delay_us);
+    int is_old = same_blob(&now, old), is_new = same_blob(&now, fresh);
+    free(now.data);
+    CHECK(is_old || is_new, "after a kill at %d us %s is neither the previous checkpoint nor "
+          "the new one (%zu bytes)", delay_us, path, now.size);
+    CHECK_OK(ffnn_checkpoint_load(path, NULL, &info));
+    CHECK(info.step == (is_old ? 2u : 3u), "step %zu", info.step);
+    *saw_old += is_old;
+    return TEST_PASS;
+}
+
+/* RELIABILITY fault 1: a process killed (SIGKILL) while writing a checkpoint
+ * leaves the previous checkpoint, bit-identical and loadable, or the complete
+ * new one. Each round puts the previous checkpoint (step 2) back, forks a
+ * child that saves the step-3 checkpoint (8 MB) over it again and again, and
+ * kills the child after a delay. */
+DIR_TEST(killed_while_saving)
+{
+    static const int delays_us[] = {300, 1000, 2500, 5000, 10000, 20000, 40000, 80000, 150000,
+                                    300000};
+    char path[512], fresh_path[512];
+    ffnn_dataset *data = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    blob old = {NULL, 0}, fresh = {NULL, 0};
+    test_result r = TEST_PASS;
+    int saw_old = 0, torn = 0;
+
+    UNUSED_WHY();
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    snprintf(fresh_path, sizeof fresh_path, "%s/fresh.ckpt", dir);
+    CHECK(fashion_slice(0, 256, &data) == FFNN_OK, "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_OK(trainer_after("784-640relu-640relu-10", data, 2, &m, &t));
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    double loss;
+    CHECK_OK(ffnn_trainer_step(t, &loss));
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, fresh_path));
+    CHECK(read_file(path, &old) == 0 && read_file(fresh_path, &fresh) == 0, "cannot read back");
+    remove(fresh_path);
+    CHECK(old.size > 8000000, "checkpoint of %zu bytes: expected a large one", old.size);
+    for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0] && r == TEST_PASS; i++) {
+        struct timespec ts = {0, delays_us[i] * 1000L};
+        if (write_file(path, old.data, old.size) != 0) {
+            r = TEST_FAIL, fprintf(stderr, "    cannot restore %s\n", path);
+            break;
+        }
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid == 0)
+            for (;;)
+                ffnn_trainer_save_checkpoint(t, path);
+        if (pid < 0) {
+            r = TEST_FAIL, fprintf(stderr, "    fork: %s\n", strerror(errno));
+            break;
+        }
+        nanosleep(&ts, NULL);
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        r = expect_old_or_new(path, &old, &fresh, delays_us[i], &saw_old);
+        torn += remove_temporaries(dir); /* a kill during a write leaves one */
+    }
+    if (r == TEST_PASS) {
+        /* what is there resumes */
+        ffnn_model *m2 = NULL;
+        ffnn_trainer *t2 = NULL;
+        ffnn_status st = trainer_after("784-640relu-640relu-10", data, 0, &m2, &t2);
+        if (st == FFNN_OK)
+            st = ffnn_trainer_resume(t2, path);
+        if (st != FFNN_OK)
+            r = TEST_FAIL, fprintf(stderr, "    resume after the kills: %s\n", ffnn_last_error());
+        ffnn_trainer_free(t2);
+        ffnn_model_free(m2);
+        printf("     %zu kills (%d during a write): the previous checkpoint survived %d times, "
+               "the new one was complete otherwise\n", sizeof delays_us / sizeof delays_us[0],
+               torn, saw_old);
+    }
+    free(old.data);
+    free(fresh.data);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(data);
+    return r; /* temporary files left by the kills go with the directory */
+}
+
+/* RELIABILITY fault 2: a full disk (a 64 KiB file size limit in a child, so
+ * write() fails with EFBIG part way) leaves the previous checkpoint intact. */
+DIR_TEST(disk_full)
+{
+    char path[512];
+    ffnn_dataset *data = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    blob old, now;
+    int status = 0;
+
+    UNUSED_WHY();
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
+          ffnn_last_error());
+    CHECK_OK(trainer_after(ARCH, data, 2, &m, &t));
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    CHECK(read_file(path, &old) == 0 && old.size > 64 * 1024, "checkpoint too small");
+    double loss;
+    CHECK_OK(ffnn_trainer_step(t, &loss));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit lim = {64 * 1024, 64 * 1024};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+            _exit(2);
+        ffnn_status st = ffnn_trainer_save_checkpoint(t, path);
+        if (VERBOSE)
+            fprintf(stderr, "    [%s] %s\n", ffnn_status_name(st), ffnn_last_error());
+        _exit(st == FFNN_ERR_IO && strstr(ffnn_last_error(), strerror(EFBIG)) &&
+              strstr(ffnn_last_error(), path) ? 0 : 1);
+    }
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/waitpid: %s", strerror(errno));
+    CHECK(read_file(path, &now) == 0, "the previous checkpoint is gone");
+    int same = same_blob(&old, &now);
+    free(old.data);
+    free(now.data);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(data);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the child's save did not fail with EFBIG naming the file (status 0x%x)", status);
+    CHECK(same, "the previous checkpoint changed");
+    CHECK(count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
+          count_entries(dir), dir);
+    return TEST_PASS;
+}
+
+/* Step callback of the NaN tests: save every step; remember the last good file. */
+typedef struct saver {
+    const char *path;
+    blob last_good;
+    ffnn_status failed;   /* status of the failed save (FFNN_OK: none) */
+    char message[1024];
+    int epoch;            /* where it failed */
+    size_t step;
+} saver;
+
+static int save_each_step(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
+{
+    saver *s = user;
+    (void)steps;
+    ffnn_status st = ffnn_trainer_save_checkpoint(t, s->path);
+    if (st != FFNN_OK) {
+        s->failed = st;
+        s->epoch = epoch;
+        s->step = step;
+        snprintf(s->message, sizeof s->message, "%s", ffnn_last_error());
+        return 1;
+    }
+    free(s->last_good.data);
+    return read_file(s->path, &s->last_good) != 0;
+}
+
+/* "epoch E, step S" is in message. */
+static int names_position(const char *message, int epoch, size_t step)
+{
+    char where[64];
+    snprintf(where, sizeof where, "epoch %d, step %zu:", epoch, step);
+    return strstr(message, where) != NULL;
+}
+
+/* RELIABILITY fault 4, a diverging run: SGD at lr 1e3 on a linear model with
+ * the mean squared error (each step multiplies the error) until the loss is
+ * NaN or Inf, saving after every step. The save at the first bad step fails, naming
+ * it; the file is the last good checkpoint, which loads (all finite). */
+DIR_TEST(diverging_run_not_saved)
+{
+    char path[512];
+    ffnn_dataset *data = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    saver s;
+    blob now;
+
+    UNUSED_WHY();
+    memset(&s, 0, sizeof s);
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    s.path = path;
+    CHECK(fashion_slice(0, 2000, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
+          ffnn_last_error());
+    ffnn_train_config cfg = run_config(FFNN_DEVICE_CPU, FFNN_OPT_SGD);
+    cfg.learning_rate = 1e3f;
+    cfg.loss = FFNN_LOSS_MSE;
+    CHECK_OK(ffnn_model_create("784-10", &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    CHECK_OK(ffnn_trainer_create(m, data, &cfg, &t));
+    ffnn_status st = FFNN_OK;
+    for (int e = 0; e < 5 && st == FFNN_OK && s.failed == FFNN_OK; e++) {
+        ffnn_epoch_stats stats;
+        st = ffnn_trainer_run_epoch_until(t, save_each_step, &s, &stats, NULL);
+    }
+    if (VERBOSE)
+        fprintf(stderr, "    [%s] %s\n    save: %s\n", ffnn_status_name(st), ffnn_last_error(),
+                s.message);
+    CHECK(s.failed == FFNN_ERR_NUMERIC, "the run did not diverge, or the save failed otherwise "
+          "(%s): %s", ffnn_status_name(s.failed), s.message);
+    CHECK(names_position(s.message, s.epoch, s.step) && strstr(s.message, path),
+          "the save's message does not name %s and epoch %d, step %zu: %s", path, s.epoch,
+          s.step, s.message);
+    CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), s.epoch, s.step),
+          "the epoch returned %s: %s", ffnn_status_name(st), ffnn_last_error());
+    /* a later save is refused too: the run diverged */
+    st = ffnn_trainer_save_checkpoint(t, path);
+    CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), s.epoch, s.step),
+          "a later save returned %s: %s", ffnn_status_name(st), ffnn_last_error());
+    CHECK(s.last_good.data != NULL, "no good checkpoint before the divergence");
+    CHECK(read_file(path, &now) == 0, "the checkpoint is gone");
+    int same = same_blob(&now, &s.last_good);
+    free(now.data);
+    free(s.last_good.data);
+    CHECK(same, "the last good checkpoint was replaced");
+    CHECK(count_entries(dir) == 1, "%d entries in %s", count_entries(dir), dir);
+    ffnn_checkpoint_info info;
+    CHECK_OK(ffnn_checkpoint_load(path, NULL, &info));
+    CHECK((size_t)(info.epoch - 1) * info.steps_per_epoch + info.step ==
+              (size_t)(s.epoch - 1) * info.steps_per_epoch + s.step - 1,
+          "the kept checkpoint is at epoch %d step %zu, not the step before the divergence",
+          info.epoch, info.step);
+    printf("     lr 1e3 diverged at epoch %d, step %zu: not saved; the step before it kept\n",
+           s.epoch, s.step);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(data);
+    return TEST_PASS;
+}
+
+/* RELIABILITY fault 4, NaN in the parameters: after 3 good steps one bias of
+ * the last layer becomes NaN; step 4's loss is NaN, and neither the step callback's save nor
+ * a save after the epoch writes anything. Also a NaN found only at the end of
+ * an epoch (no callback) blocks saving. */
+DIR_TEST(nan_parameters_not_saved)
+{
+    char path[512];
+    ffnn_dataset *data = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    saver s;
+    blob now;
+    double loss;
+    ffnn_epoch_stats stats;
+
+    UNUSED_WHY();
+    memset(&s, 0, sizeof s);
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    s.path = path;
+    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
+          ffnn_last_error());
+    CHECK_OK(trainer_after(ARCH, data, 3, &m, &t));
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    CHECK(read_file(path, &s.last_good) == 0, "cannot read the checkpoint");
+    CHECK_OK(ffnn_trainer_sync_model(t));
+    ffnn_model_bias(m, 1)[0] = NAN;
+    CHECK_OK(ffnn_trainer_upload_model(t));
+    ffnn_status st = ffnn_trainer_run_epoch_until(t, save_each_step, &s, &stats, NULL);
+    CHECK(s.failed == FFNN_ERR_NUMERIC && s.epoch == 1 && s.step == 4 &&
+              names_position(s.message, 1, 4),
+          "save: %s at epoch %d step %zu: %s", ffnn_status_name(s.failed), s.epoch, s.step,
+          s.message);
+    CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), 1, 4), "epoch: %s: %s",
+          ffnn_status_name(st), ffnn_last_error());
+    st = ffnn_trainer_save_checkpoint(t, path);
+    CHECK(st == FFNN_ERR_NUMERIC, "a later save: %s", ffnn_status_name(st));
+    CHECK(read_file(path, &now) == 0, "the checkpoint is gone");
+    int same = same_blob(&now, &s.last_good);
+    free(now.data);
+    free(s.last_good.data);
+    s.last_good.data = NULL;
+    CHECK(same, "the previous checkpoint was replaced");
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+
+    /* the NaN seen only by the epoch's single read-back */
+    CHECK_OK(trainer_after(ARCH, data, 0, &m, &t));
+    CHECK_OK(ffnn_trainer_step(t, &loss));
+    CHECK_OK(ffnn_trainer_sync_model(t));
+    ffnn_model_bias(m, 1)[2] = INFINITY;
+    CHECK_OK(ffnn_trainer_upload_model(t));
+    st = ffnn_trainer_run_epoch(t, NULL, NULL, &stats);
+    CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), 1, 2), "epoch: %s: %s",
+          ffnn_status_name(st), ffnn_last_error());
+    st = ffnn_trainer_save_checkpoint(t, path);
+    CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), 1, 2), "save: %s: %s",
+          ffnn_status_name(st), ffnn_last_error());
+    CHECK(read_file(path, &now) == 0, "the checkpoint is gone");
+    free(now.data);
+    CHECK(count_entries(dir) == 1, "%d entries in %s", count_entries(dir), dir);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(data);
+    return TEST_PASS;
+}
+
+/* ---------------------------------------------------------------- refusals */
+
+/* Resuming path in a trainer of arch/cfg/data must fail with want and a
+ * message holding each needle. */
+static test_result expect_refused(const char *path, const char *arch, const ffnn_dataset *data,
+                                  const ffnn_train_config *cfg, ffnn_status want,
+                                  const char *n1, const char *n2, const char *n3)
+{
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    int epoch = -1;
+    CHECK_OK(ffnn_model_create(arch, &m));
+    CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
+    ffnn_status st = ffnn_trainer_resume(t, path);
+    const char *msg = ffnn_last_error();
+    if (VERBOSE)
+        fprintf(stderr, "    [%s] %s\n", ffnn_status_name(st), msg);
+    ffnn_trainer_position(t, &epoch, NULL);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    CHECK(st == want, "status %s, expected %s: %s", ffnn_status_name(st), ffnn_status_name(want),
+          msg);
+    CHECK((!n1 || strstr(msg, n1)) && (!n2 || strstr(msg, n2)) && (!n3 || strstr(msg, n3)),
+          "message lacks '%s' / '%s' / '%s': %s", n1 ? n1 : "", n2 ? n2 : "", n3 ? n3 : "", msg);
+    CHECK(epoch == 0, "a refused resume moved the trainer to epoch %d", epoch);
+    return TEST_PASS;
+}
+
+#define EXPECT(call)                                                              \
+    do {                                                                          \
+        if ((call) != TEST_PASS)                                                  \
+            return TEST_FAIL;                                                     \
+    } while (0)
+
+/* A checkpoint resumed with another setting, architecture or data: refused,
+ * naming the setting and both values, with the trainer unchanged. */
+DIR_TEST(resume_mismatch_refused)
+{
+    char path[512], model_path[512];
+    ffnn_dataset *data = NULL, *fewer = NULL, *other = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    double loss;
+
+    UNUSED_WHY();
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    snprintf(model_path, sizeof model_path, "%s/model.safetensors", dir);
+    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK && fashion_slice(0, SAMPLES - 1, &fewer) ==
+              FFNN_OK && fashion_slice(1, SAMPLES, &other) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    ffnn_train_config cfg = run_config(FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
+    CHECK_OK(ffnn_model_create(ARCH, &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    CHECK_OK(ffnn_trainer_create(m, data, &cfg, &t));
+    CHECK_OK(ffnn_trainer_step(t, &loss));
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    CHECK_OK(ffnn_model_save(m, model_path, FFNN_LOSS_SOFTMAX_CE));
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+
+    ffnn_train_config c = cfg;
+    c.learning_rate = 0.05f;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "learning_rate",
+                          "0.02", "0.05"));
+    c = cfg, c.momentum = 0.8f;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "momentum", "0.9",
+                          "0.8"));
+    c = cfg, c.nesterov = 0;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "nesterov", "on",
+                          "off"));
+    c = cfg, c.batch_size = 32;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "batch_size", "64",
+                          "32"));
+    c = cfg, c.seed = 8;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "seed", "7", "8"));
+    c = cfg, c.shuffle = 0;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "shuffle", "on",
+                          "off"));
+    c = cfg, c.optimizer = FFNN_OPT_ADAM, c.nesterov = 0;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "optimizer",
+                          "momentum", "adam"));
+    c = cfg, c.loss = FFNN_LOSS_MSE;
+    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "loss", "ce", "mse"));
+    EXPECT(expect_refused(path, "784-32relu-10:nobias", data, &cfg, FFNN_ERR_INVALID_ARGUMENT,
+                          "architecture", ARCH, "784-32relu-10:nobias"));
+    EXPECT(expect_refused(path, ARCH, fewer, &cfg, FFNN_ERR_INVALID_ARGUMENT, "sample count",
+                          "1000", "999"));
+    EXPECT(expect_refused(path, ARCH, other, &cfg, FFNN_ERR_INVALID_ARGUMENT, "CRC-32", NULL,
+                          NULL));
+    EXPECT(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_FORMAT, model_path,
+                          "\"ffnn-checkpoint\"", "a model file"));
+    ffnn_model *as_model = NULL; /* a checkpoint is not a model file: say what it is */
+    ffnn_status st = ffnn_model_load(path, &as_model, NULL);
+    CHECK(st == FFNN_ERR_FORMAT && as_model == NULL &&
+              strstr(ffnn_last_error(), "ffnn train --resume"),
+          "loading a checkpoint as a model: %s: %s", ffnn_status_name(st), ffnn_last_error());
+    snprintf(model_path, sizeof model_path, "%s/none.ckpt", dir);
+    EXPECT(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_IO, model_path,
+                          "No such file", NULL));
+    ffnn_dataset_free(data);
+    ffnn_dataset_free(fewer);
+    ffnn_dataset_free(other);
+    return TEST_PASS;
+}
+
+/* Replace the first `from` in b's header by `to` (same length); 0 if found. */
+static int patch_header(blob *b, const char *from, const char *to)
+{
+    size_t n = strlen(from);
+    uint64_t header = 0;
+    for (int i = 7; i >= 0; i--)
+        header = header << 8 | b->data[i];
+    for (size_t i = 8; i + n <= 8 + header && i + n <= b->size; i++)
+        if (memcmp(b->data + i, from, n) == 0) {
+            memcpy(b->data + i, to, n);
+            return 0;
+        }
+    return -1;
+}
+
+/* Write good with a change, then expect ffnn_checkpoint_load to refuse it. */
+static test_result expect_tampered(const char *dir, const blob *good, const char *from,
+                                   const char *to, size_t truncate_to, long poke_from_end,
+                                   const char *n1, const char *n2)
+{
+    char path[512];
+    blob b = {malloc(good->size), good->size};
+    ffnn_model *m = (ffnn_model *)&b; /* a sentinel: must stay untouched */
+    ffnn_checkpoint_info info;
+    CHECK(b.data != NULL, "out of memory");
+    memcpy(b.data, good->data, good->size);
+    snprintf(path, sizeof path, "%s/tampered.ckpt", dir);
+    int ok = !from || patch_header(&b, from, to) == 0;
+    if (poke_from_end)
+        memset(b.data + b.size - (size_t)poke_from_end, 0xFF, 4); /* a NaN */
+    if (truncate_to)
+        b.size = truncate_to;
+    ok = ok && write_file(path, b.data, b.size) == 0;
+    free(b.data);
+    CHECK(ok, "cannot craft %s (is '%s' in the header?)", path, from ? from : "");
+    ffnn_status st = ffnn_checkpoint_load(path, &m, &info);
+    if (VERBOSE)
+        fprintf(stderr, "    [%s] %s\n", ffnn_status_name(st), ffnn_last_error());
+    CHECK(st == FFNN_ERR_FORMAT, "status %s: %s", ffnn_status_name(st), ffnn_last_error());
+    CHECK(m == (ffnn_model *)&b, "*model was changed on error");
+    CHECK(strstr(ffnn_last_error(), path) && (!n1 || strstr(ffnn_last_error(), n1)) &&
+              (!n2 || strstr(ffnn_last_error(), n2)),
+          "message lacks the file, '%s' or '%s': %s", n1 ? n1 : "", n2 ? n2 : "",
+          ffnn_last_error());
+    return TEST_PASS;
+}
+
+/* Tampered and truncated checkpoints are refused with FFNN_ERR_FORMAT. */
+DIR_TEST(tampered_refused)
+{
+    char path[512];
+    ffnn_dataset *data = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    blob good;
+    ffnn_checkpoint_info info;
+
+    UNUSED_WHY();
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
+          ffnn_last_error());
+    CHECK_OK(trainer_after(ARCH, data, 5, &m, &t)); /* adam, lr 0.002, beta2 0.99 */
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(data);
+    CHECK_OK(ffnn_checkpoint_load(path, &m, &info));
+    CHECK(info.epoch == 1 && info.step == 5 && info.steps_per_epoch == SPE &&
+              info.optimizer_steps == 5 && info.train_count == SAMPLES &&
+              info.cfg.optimizer == FFNN_OPT_ADAM && info.cfg.learning_rate == 2e-3f &&
+              info.cfg.beta2 == 0.99f && info.cfg.batch_size == BATCH && info.cfg.seed == 7 &&
+              strcmp(info.ffnn_version, FFNN_VERSION) == 0,
+          "info: epoch %d step %zu", info.epoch, info.step);
+    ffnn_model_free(m);
+    CHECK(read_file(path, &good) == 0, "cannot read %s", path);
+    test_result r = TEST_PASS;
+    struct { const char *from, *to, *n1, *n2; } cases[] = {
+        {"\"step\":\"5\"", "\"step\":\"6\"", "optimizer_steps 5", "expected 6"},
+        {"\"format\":\"ffnn-checkpoint\"", "\"format\":\"ffnn-checkpoinX\"", "format", NULL},
+        {"\"beta2\":\"0.99\"", "\"beta2\":\"nan0\"", "beta2", "finite"},
+        {"\"beta2\":\"0.99\"", "\"betaX\":\"0.99\"", "unknown key \"betaX\"", NULL},
+        {"\"batch_size\":\"64\"", "\"batch_size\":\"6x\"", "batch_size", "decimal integer"},
+        {"\"steps_per_epoch\":\"16\"", "\"steps_per_epoch\":\"17\"", "steps_per_epoch 17", NULL},
+        {"\"optimizer\":\"adam\"", "\"optimizer\":\"sgd \"", "optimizer", NULL},
+        {"\"shuffle\":\"true\"", "\"shuffle\":\"True\"", "shuffle", "\"true\" or \"false\""},
+        {"exp_avg_sq", "exp_avg_sX", "unexpected tensor", "exp_avg_sX"},
+        {"\"train.step_losses\"", "\"train.step_lossez\"", "train.step_lossez", NULL},
+        {"\"arch\":\"784-32relu-10\"", "\"arch\":\"784-32relu-11\"", "shape", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && r == TEST_PASS; i++)
+        r = expect_tampered(dir, &good, cases[i].from, cases[i].to, 0, 0, cases[i].n1,
+                            cases[i].n2);
+    if (r == TEST_PASS)
+        r = expect_tampered(dir, &good, NULL, NULL, good.size - 3, 0, "truncated", NULL);
+    if (r == TEST_PASS) /* the last float: exp_avg_sq of layers.1.bias */
+        r = expect_tampered(dir, &good, NULL, NULL, 0, 4, "layers.1.bias.exp_avg_sq",
+                            "finite");
+    free(good.data);
+    return r;
+}
+
+/* ---------------------------------------------------------------- the CLI */
+
+/* Run the CLI with args, stdout and stderr into dir/name.out; exit status. */
+static int run_cli(const char *dir, const char *name, const char *const *args)
+{
+    char out[512];
+    const char *argv[40];
+    int n = 0, status = 0;
+    argv[n++] = CLI;
+    while (*args && n < 39)
+        argv[n++] = *args++;
+    argv[n] = NULL;
+    snprintf(out, sizeof out, "%s/%s.out", dir, name);
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = freopen(out, "w", stdout);
+        if (!f || dup2(fileno(stdout), 2) < 0)
+            _exit(126);
+        execv(CLI, (char *const *)argv);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* needle occurs in b. */
+static int contains(const blob *b, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= b->size; i++)
+        if (memcmp(b->data + i, needle, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* The data rows of a --log-steps CSV (the header line dropped). */
+static int csv_rows(const char *path, blob *rows)
+{
+    if (read_file(path, rows) != 0)
+        return -1;
+    uint8_t *nl = memchr(rows->data, '\n', rows->size);
+    if (!nl)
+        return -1;
+    size_t skip = (size_t)(nl - rows->data) + 1;
+    memmove(rows->data, rows->data + skip, rows->size - skip);
+    rows->size -= skip;
+    return 0;
+}
+
+/* ffnn train stopped by --max-steps in epoch 2 with --checkpoint, then resumed
+ * with only --resume (every setting from the checkpoint), logs the same steps
+ * and saves the same model file, byte for byte, as the run that never stopped;
+ * a flag that contradicts the checkpoint is refused. */
+DIR_TEST(cli_resume)
+{
+    char p[6][512];
+    const char *names[6] = {"full.csv", "full.safetensors", "a.csv", "b.csv", "run.ckpt",
+                            "resumed.safetensors"};
+    if (access(CLI, X_OK) != 0)
+        SKIP("%s not built (run from the repository root after make, or set FFNN_CLI)", CLI);
+    if (access(FASHION "/train-images-idx3-ubyte.gz", R_OK) != 0)
+        SKIP("Fashion-MNIST missing: apt-get install dataset-fashion-mnist");
+    for (int i = 0; i < 6; i++)
+        snprintf(p[i], sizeof p[i], "%s/%s", dir, names[i]);
+#define COMMON "train", "--data", FASHION, "--device", "cpu", "--train-limit", "600", "--arch", \
+               "784-16relu-10", "--epochs", "2", "--optimizer", "momentum", "--lr", "0.05",   \
+               "--seed", "4"
+    const char *full[] = {COMMON, "--log-steps", p[0], "--save", p[1], NULL};
+    const char *part[] = {COMMON, "--log-steps", p[2], "--max-steps", "13", "--checkpoint", p[4],
+                          "--checkpoint-every", "4", NULL};
+    const char *rest[] = {"train", "--data", FASHION, "--device", "cpu", "--resume", p[4],
+                          "--log-steps", p[3], "--save", p[5], NULL};
+    const char *contra[] = {"train", "--data", FASHION, "--device", "cpu", "--resume", p[4],
+                            "--lr", "0.1", NULL};
+#undef COMMON
+    CHECK(run_cli(dir, "full", full) == 0, "the uninterrupted run failed (see %s/full.out)", dir);
+    CHECK(run_cli(dir, "part", part) == 0, "the run with --max-steps failed");
+    ffnn_checkpoint_info info;
+    CHECK_OK(ffnn_checkpoint_load(p[4], NULL, &info));
+    CHECK(info.epoch == 2 && info.step == 3, "the checkpoint is at epoch %d, step %zu; expected "
+          "2, 3 (--max-steps 13, 10 steps per epoch)", info.epoch, info.step);
+    CHECK(run_cli(dir, "rest", rest) == 0, "the resumed run failed");
+    CHECK(run_cli(dir, "contra", contra) == 1, "--lr 0.1 against the checkpoint's 0.05 was "
+          "not refused");
+    blob contra_out, a, b, whole, m1, m2;
+    char out[512];
+    snprintf(out, sizeof out, "%s/contra.out", dir);
+    CHECK(read_file(out, &contra_out) == 0, "no output");
+    int named = contains(&contra_out, "--lr 0.1 disagrees with the checkpoint's "
+                         "learning_rate 0.05");
+    free(contra_out.data);
+    CHECK(named, "the refusal does not name --lr, 0.1 and learning_rate 0.05");
+    CHECK(csv_rows(p[0], &whole) == 0 && csv_rows(p[2], &a) == 0 && csv_rows(p[3], &b) == 0,
+          "cannot read the step logs");
+    int same_log = a.size + b.size == whole.size && memcmp(whole.data, a.data, a.size) == 0 &&
+                   memcmp(whole.data + a.size, b.data, b.size) == 0;
+    free(whole.data), free(a.data), free(b.data);
+    CHECK(same_log, "the step logs of the stopped and resumed runs are not the uninterrupted "
+          "run's");
+    CHECK(read_file(p[1], &m1) == 0 && read_file(p[5], &m2) == 0, "cannot read the models");
+    int same_model = same_blob(&m1, &m2);
+    free(m1.data), free(m2.data);
+    CHECK(same_model, "the resumed run's model file differs from the uninterrupted run's");
+    return TEST_PASS;
+}
+
+const test_case checkpoint_tests[] = {
+    {"checkpoint_resume_cpu_sgd", test_resume_cpu_sgd},
+    {"checkpoint_resume_cpu_momentum", test_resume_cpu_momentum},
+    {"checkpoint_resume_cpu_adam", test_resume_cpu_adam},
+    {"checkpoint_resume_cuda_sgd", test_resume_cuda_sgd},
+    {"checkpoint_resume_cuda_momentum", test_resume_cuda_momentum},
+    {"checkpoint_resume_cuda_adam", test_resume_cuda_adam},
+    {"checkpoint_killed_while_saving", test_killed_while_saving},
+    {"checkpoint_disk_full", test_disk_full},
+    {"checkpoint_diverging_run_not_saved", test_diverging_run_not_saved},
+    {"checkpoint_nan_parameters_not_saved", test_nan_parameters_not_saved},
+    {"checkpoint_resume_mismatch_refused", test_resume_mismatch_refused},
+    {"checkpoint_tampered_refused", test_tampered_refused},
+    {"checkpoint_cli_resume", test_cli_resume},
+};
+const size_t checkpoint_tests_count = sizeof checkpoint_tests / sizeof checkpoint_tests[0];
