@@ -14,7 +14,8 @@
  *       length (in for z, batch for dW, out for dx) - the cuda tests' bound. The
  *       omp kernels sum over K in the same order as the reference, but with one
  *       fma per term (avx2/avx512) where the reference rounds the product first;
- *       measured differences are ~1e-7 relative.
+ *       measured at 64 x 784 x 256 with inputs in [-1, 1]: at most 1.1e-5 on z
+ *       (sums of magnitude ~7, bound 2.9e-4), 2.9e-6 on dW, 6.7e-6 on dx.
  *   everything else: the same bits (db is summed in the reference's order;
  *       activations, losses, gather and optimizers use the reference's
  *       expressions and libm calls).

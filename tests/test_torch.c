@@ -58,7 +58,8 @@ static int have_torch(void)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-static test_result twin(const char *which, char *why, size_t why_size)
+/* threads: "1" runs ffnn's CPU reference backend, "2" its OpenMP backend. */
+static test_result twin(const char *which, const char *threads, char *why, size_t why_size)
 {
     const char *python = python_path();
     if (!have_torch())
@@ -67,30 +68,36 @@ static test_result twin(const char *which, char *why, size_t why_size)
     CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
     char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
                           (char *)ffnn, "--data", (char *)fashion_dir, "--device", "cpu",
-                          NULL};
+                          "--threads", (char *)threads, NULL};
     int rc = run_command(argv);
-    CHECK(rc == 0, "tests/torch_twin.py %s exited with %d", which, rc);
+    CHECK(rc == 0, "tests/torch_twin.py %s --threads %s exited with %d", which, threads, rc);
     return TEST_PASS;
 }
 
 static test_result twin_seed000(char *why, size_t why_size)
 {
-    return twin("seed000", why, why_size);
+    return twin("seed000", "1", why, why_size);
 }
 
 static test_result twin_seed003(char *why, size_t why_size)
 {
-    return twin("seed003", why, why_size);
+    return twin("seed003", "1", why, why_size);
 }
 
 /* Seed 001: 32-256relu:nobias-1:nobias, mse, SGD lr 0.002, batch 256, 100 steps on
  * synth:regression:2560, which the twin re-generates from its documented definition. */
 static test_result twin_seed001(char *why, size_t why_size)
 {
-    return twin("seed001", why, why_size);
+    return twin("seed001", "1", why, why_size);
+}
+
+static test_result twin_seed000_omp(char *why, size_t why_size)
+{
+    return twin("seed000", "2", why, why_size);
 }
 
 const test_case torch_tests[] = {
+    {"torch_parity_omp_seed000_sgd_ce", twin_seed000_omp},
     {"torch_parity_cpu_seed000_sgd_ce", twin_seed000},
     {"torch_parity_cpu_seed003_adam_bce", twin_seed003},
     {"torch_parity_cpu_seed001_sgd_mse_synth", twin_seed001},

@@ -229,6 +229,8 @@ def run_ffnn(args, case, data_dir, init_path, tmp):
            str(case["batch"]), "--epochs", str(case["epochs"]), "--train-limit",
            str(case["train_limit"]), "--seed", str(case["seed"]), "--device", args.device,
            "--log-steps", steps_csv, "--save", final]
+    if args.device == "cpu":
+        cmd += ["--threads", str(args.threads)]  # 1: the reference backend; >1: OpenMP
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"ffnn failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
@@ -286,6 +288,8 @@ def main():
     ap.add_argument("--ffnn", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--threads", type=int, default=1,
+                    help="cpu threads for ffnn: 1 = the reference backend (default), N > 1 = OpenMP")
     ap.add_argument("--tmp")
     args = ap.parse_args()
     case = CASES[args.case]
@@ -307,7 +311,9 @@ def main():
     for name, t in state_for_ffnn(linears).items():
         t = t.detach().cpu()
         wrel = max(wrel, (ffnn_weights[name] - t).abs().max().item() / t.abs().max().item())
-    print(f"{args.case} ({args.device}): {len(rel)} steps, worst per-step loss difference "
+    backend = args.device if args.device == "cuda" else (
+        "cpu reference" if args.threads == 1 else f"cpu omp {args.threads} threads")
+    print(f"{args.case} ({backend}): {len(rel)} steps, worst per-step loss difference "
           f"{rel[worst]:.2e} relative at step {worst + 1} (ffnn {ffnn_losses[worst]:.8f}, "
           f"torch {torch_losses[worst]:.8f}); final weights {wrel:.2e} relative (max norm); "
           f"torch {torch.__version__}")

@@ -1,5 +1,6 @@
 /* backend.c - the omp table: the cpu backend's host memory, with every op split
- * over OpenMP threads (schedule(static), a fixed number of threads per context).
+ * over OpenMP threads (static splits: schedule(static), or one contiguous range of
+ * micro-tiles per thread for the matmuls; a fixed number of threads per context).
  *
  * Work split and determinism: the matmuls split C into micro-tiles, the
  * element-wise ops into fixed chunks of elements, the loss and the gather into
@@ -25,15 +26,18 @@
 
 /* Below these sizes an op runs on the calling thread. */
 enum {
-    ELEMENTWISE_CHUNK = 16384,  /* floats per chunk of an element-wise op              */
-    GEMM_MIN_PARALLEL = 65536,  /* multiply-adds (M*N*P) of a matmul worth a team      */
-    ROWS_MIN_PARALLEL = 16384,  /* values (rows * width) of a gather or loss worth one */
+    ELEMENTWISE_CHUNK = 16384,   /* floats per chunk of an element-wise op (2 chunks:
+                                    worth a team)                                     */
+    GEMM_MIN_PARALLEL = 1 << 20, /* multiply-adds (M*N*P) of a matmul worth a team    */
+    GATHER_MIN_PARALLEL = 16384, /* values (rows * features) of a gather worth a team */
+    LOSS_MIN_PARALLEL = 16384,   /* values (rows * width) of a loss (expf each) worth one */
+    DB_CHUNK = 1024,             /* columns of db per work item                       */
 };
 
 typedef struct omp_ctx {
     int threads;                   /* team size of every parallel region */
     const ffnn_omp_gemm_isa *isa;  /* matmul kernels                      */
-    float *pack;                   /* packed B panels (64-byte aligned)   */
+    float *pack;                   /* one slot per thread for packed B panels */
     size_t pack_floats;            /* capacity of pack                    */
 } omp_ctx;
 
@@ -148,7 +152,7 @@ static ffnn_status ompb_gather(void *vctx, const ffnn_gather_source *src, const 
                          "omp gather: expected one of images/values, and y (t) with labels "
                          "(targets)");
     const long rows = (long)batch;
-    const int nt = team(ctx, batch * src->features, ROWS_MIN_PARALLEL);
+    const int nt = team(ctx, batch * src->features, GATHER_MIN_PARALLEL);
     (void)nt;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long b = 0; b < rows; b++)
@@ -156,71 +160,107 @@ static ffnn_status ompb_gather(void *vctx, const ffnn_gather_source *src, const 
     return FFNN_OK;
 }
 
-/* Tiles of g, numbered panel by panel (consecutive tiles share a panel of B). */
-static void gemm_tiles(const omp_ctx *ctx, const ffnn_omp_gemm *g, size_t t)
+static size_t tile_rows(const omp_ctx *ctx, const ffnn_omp_gemm *g)
 {
-    const size_t mb = ceil_div(g->M, ctx->isa->mr);
-    ctx->isa->tile(g, (t % mb) * ctx->isa->mr, (t / mb) * ctx->isa->nr);
+    return ceil_div(g->M, ctx->isa->mr);
 }
 
 static size_t tile_count(const omp_ctx *ctx, const ffnn_omp_gemm *g)
 {
-    return ceil_div(g->M, ctx->isa->mr) * ceil_div(g->N, ctx->isa->nr);
+    return tile_rows(ctx, g) * ceil_div(g->N, ctx->isa->nr);
 }
 
+/* This thread's number and the team's size (0 and 1 outside OpenMP). */
+static size_t thread_num(void)
+{
+#ifdef _OPENMP
+    return (size_t)omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static size_t team_size(void)
+{
+#ifdef _OPENMP
+    return (size_t)omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
+/* z [batch, out] = x [batch, in] W^T (+ b). Each thread takes a contiguous range of
+ * the tiles (numbered panel by panel) and packs the panels of W^T it needs into
+ * its own [in][nr] buffer as it reaches them: no barrier between packing and use. */
 static ffnn_status ompb_dense_forward(void *vctx, const float *x, const float *W,
-                                     const float *b, float *z, size_t batch, size_t in,
-                                     size_t out)
+                                      const float *b, float *z, size_t batch, size_t in,
+                                      size_t out)
 {
     omp_ctx *ctx = vctx;
     const ffnn_omp_gemm_isa *isa = ctx->isa;
-    const size_t panels = ceil_div(out, isa->nr);
-    ffnn_status st = reserve_pack(ctx, panels * in * isa->nr);
-    if (st != FFNN_OK)
-        return st;
-    /* z [batch, out] = x [batch, in] . W^T, W^T packed into panels [in][nr] */
     const ffnn_omp_gemm g = {
         .M = batch, .N = out, .P = in,
         .A = x, .a_row = in, .a_col = 1,
-        .B = ctx->pack, .ldb = isa->nr, .b_panel_stride = in * isa->nr, .B_edge = NULL,
+        .B = NULL, .ldb = 0,
         .bias = b,
         .C = z, .ldc = out,
     };
-    float *pack = ctx->pack;
-    const long np = (long)panels, tiles = (long)tile_count(ctx, &g);
+    const size_t tiles = tile_count(ctx, &g), mb = tile_rows(ctx, &g);
+    const size_t panel_floats = in * isa->nr;
     const int nt = team(ctx, batch * in * out, GEMM_MIN_PARALLEL);
-    (void)nt;
+    ffnn_status st = reserve_pack(ctx, (size_t)nt * panel_floats);
+    if (st != FFNN_OK)
+        return st;
+    float *pack = ctx->pack;
 #pragma omp parallel num_threads(nt)
     {
-#pragma omp for schedule(static)
-        for (long q = 0; q < np; q++)
-            isa->pack_transposed(W, out, in, (size_t)q * isa->nr, pack + (size_t)q * in * isa->nr);
-#pragma omp for schedule(static)
-        for (long t = 0; t < tiles; t++)
-            gemm_tiles(ctx, &g, (size_t)t);
+        const size_t id = thread_num(), n = team_size();
+        float *panel = pack + id * panel_floats; /* [in][nr] */
+        size_t packed = SIZE_MAX;               /* the panel now in `panel` */
+        for (size_t t = tiles * id / n; t < tiles * (id + 1) / n; t++) {
+            const size_t q = t / mb;
+            if (q != packed) {
+                isa->pack_transposed(W, out, in, q * isa->nr, panel);
+                packed = q;
+            }
+            isa->tile(&g, panel, (t % mb) * isa->mr, q * isa->nr);
+        }
     }
     return FFNN_OK;
 }
 
+/* Tile t of g (tiles numbered panel by panel), B read in place except the
+ * right-edge panel, which the calling thread packs into its own slot [P][nr]
+ * (*packed remembers which matmul's edge the slot holds). */
+static void backward_tile(const omp_ctx *ctx, const ffnn_omp_gemm *g, size_t t, float *slot,
+                          const ffnn_omp_gemm **packed)
+{
+    const ffnn_omp_gemm_isa *isa = ctx->isa;
+    const size_t mb = tile_rows(ctx, g), i0 = (t % mb) * isa->mr, j0 = (t / mb) * isa->nr;
+    if (g->N - j0 >= isa->nr) {
+        isa->tile(g, NULL, i0, j0);
+        return;
+    }
+    if (*packed != g) {
+        isa->pack_edge(g->B, g->P, g->ldb, g->N, j0, slot);
+        *packed = g;
+    }
+    isa->tile(g, slot, i0, j0);
+}
+
+/* dW = dz^T x, dx = dz W and db: one range over the tiles of both products and
+ * the column chunks of db, cut into one contiguous part per thread. */
 static ffnn_status ompb_dense_backward(void *vctx, const float *x, const float *W,
-                                      const float *dz, float *dx, float *dW, float *db,
-                                      size_t batch, size_t in, size_t out)
+                                       const float *dz, float *dx, float *dW, float *db,
+                                       size_t batch, size_t in, size_t out)
 {
     omp_ctx *ctx = vctx;
-    const ffnn_omp_gemm_isa *isa = ctx->isa;
-    const size_t nr = isa->nr;
-    const int edge = in % nr != 0; /* dW and dx have `in` columns */
-    /* the packing buffer: x's edge panel [batch][nr], then W's [out][nr] */
-    ffnn_status st = reserve_pack(ctx, edge ? (batch + out) * nr : 0);
-    if (st != FFNN_OK)
-        return st;
-    float *x_edge = edge ? ctx->pack : NULL, *w_edge = edge ? ctx->pack + batch * nr : NULL;
-    const size_t edge_j0 = in / nr * nr;
+    const size_t nr = ctx->isa->nr;
     /* dW [out, in] = dz^T [out, batch] . x [batch, in] */
     const ffnn_omp_gemm gw = {
         .M = out, .N = in, .P = batch,
         .A = dz, .a_row = 1, .a_col = out,
-        .B = x, .ldb = in, .b_panel_stride = nr, .B_edge = x_edge,
+        .B = x, .ldb = in,
         .bias = NULL,
         .C = dW, .ldc = in,
     };
@@ -228,36 +268,33 @@ static ffnn_status ompb_dense_backward(void *vctx, const float *x, const float *
     const ffnn_omp_gemm gx = {
         .M = batch, .N = in, .P = out,
         .A = dz, .a_row = out, .a_col = 1,
-        .B = W, .ldb = in, .b_panel_stride = nr, .B_edge = w_edge,
+        .B = W, .ldb = in,
         .bias = NULL,
         .C = dx, .ldc = in,
     };
-    const long tiles_w = (long)tile_count(ctx, &gw), tiles_x = dx ? (long)tile_count(ctx, &gx) : 0;
-    const long db_chunks = db ? (long)ceil_div(out, ELEMENTWISE_CHUNK / 16) : 0;
+    const size_t tiles_w = tile_count(ctx, &gw), tiles_x = dx ? tile_count(ctx, &gx) : 0;
+    const size_t db_chunks = db ? ceil_div(out, DB_CHUNK) : 0;
+    const size_t items = tiles_w + tiles_x + db_chunks;
     const int nt = team(ctx, batch * in * out, GEMM_MIN_PARALLEL);
-    (void)nt;
+    const size_t slot_floats = in % nr ? (batch > out ? batch : out) * nr : 0;
+    ffnn_status st = reserve_pack(ctx, (size_t)nt * slot_floats);
+    if (st != FFNN_OK)
+        return st;
+    float *pack = ctx->pack;
 #pragma omp parallel num_threads(nt)
     {
-        if (edge) {
-#pragma omp single nowait
-            isa->pack_edge(x, batch, in, in, edge_j0, x_edge);
-            if (dx) {
-#pragma omp single nowait
-                isa->pack_edge(W, out, in, in, edge_j0, w_edge);
-            }
-#pragma omp barrier
-        }
-        /* one loop over the tiles of both products and the chunks of db */
-#pragma omp for schedule(static)
-        for (long t = 0; t < tiles_w + tiles_x + db_chunks; t++) {
+        const size_t id = thread_num(), n = team_size();
+        float *slot = pack + id * slot_floats;
+        const ffnn_omp_gemm *packed = NULL;
+        for (size_t t = items * id / n; t < items * (id + 1) / n; t++) {
             if (t < tiles_w) {
-                gemm_tiles(ctx, &gw, (size_t)t);
+                backward_tile(ctx, &gw, t, slot, &packed);
             } else if (t < tiles_w + tiles_x) {
-                gemm_tiles(ctx, &gx, (size_t)(t - tiles_w));
+                backward_tile(ctx, &gx, t - tiles_w, slot, &packed);
             } else {
-                const size_t c = (size_t)(t - tiles_w - tiles_x), per = ELEMENTWISE_CHUNK / 16;
-                const size_t end = (c + 1) * per < out ? (c + 1) * per : out;
-                ffnn_omp_column_sum(dz, batch, out, db, c * per, end);
+                const size_t c = t - tiles_w - tiles_x;
+                const size_t end = (c + 1) * DB_CHUNK < out ? (c + 1) * DB_CHUNK : out;
+                ffnn_omp_column_sum(dz, batch, out, db, c * DB_CHUNK, end);
             }
         }
     }
@@ -309,7 +346,7 @@ static ffnn_status ompb_loss(void *vctx, ffnn_loss loss, const float *out, const
     /* chunks of rows, about ELEMENTWISE_CHUNK / 4 values each */
     const size_t per = width >= ELEMENTWISE_CHUNK / 4 ? 1 : ELEMENTWISE_CHUNK / 4 / width;
     const long chunks = (long)ceil_div(batch, per);
-    const int nt = team(ctx, batch * width, ROWS_MIN_PARALLEL);
+    const int nt = team(ctx, batch * width, LOSS_MIN_PARALLEL);
     (void)nt;
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {

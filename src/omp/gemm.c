@@ -9,6 +9,8 @@
 
 #include "omp_kernels.h"
 
+typedef int v4i __attribute__((vector_size(4 * sizeof(int)))); /* shuffle masks */
+
 #define OMP_STR2(x) #x
 #define OMP_STR(x) OMP_STR2(x)
 

@@ -17,13 +17,25 @@
 typedef float OMP_NAME(vf) __attribute__((vector_size(VEC * sizeof(float))));
 #define vf OMP_NAME(vf)
 
-static void OMP_NAME(tile)(const ffnn_omp_gemm *g, size_t i0, size_t j0)
+/* One step p of the micro-tile: acc[i][v] += A(i, p) * B(p, v*VEC ..), brow = B's row p. */
+#define OMP_TILE_STEP(brow)                                                      \
+    do {                                                                         \
+        vf b[NV];                                                                \
+        for (int v = 0; v < NV; v++)                                             \
+            memcpy(&b[v], (brow) + (size_t)v * VEC, sizeof(vf));                 \
+        for (int i = 0; i < MR; i++) {                                           \
+            const float s = a[i][p * a_col];                                     \
+            for (int v = 0; v < NV; v++)                                         \
+                acc[i][v] += s * b[v]; /* one fma with -ffp-contract=fast */     \
+        }                                                                        \
+    } while (0)
+
+static void OMP_NAME(tile)(const ffnn_omp_gemm *g, const float *panel, size_t i0, size_t j0)
 {
     const size_t mvalid = g->M - i0 < MR ? g->M - i0 : MR;
     const size_t nvalid = g->N - j0 < NR ? g->N - j0 : NR;
-    const int edge = g->B_edge != NULL && nvalid < NR;
-    const float *B = edge ? g->B_edge : g->B + (j0 / NR) * g->b_panel_stride; /* [P][ldb] */
-    const size_t ldb = edge ? NR : g->ldb;
+    const float *B = panel ? panel : g->B + j0; /* row p at B + p * ldb */
+    const size_t ldb = panel ? NR : g->ldb;
     const size_t a_col = g->a_col, P = g->P;
 
     const float *a[MR]; /* row i of the tile; rows past M repeat the last one */
@@ -34,16 +46,8 @@ static void OMP_NAME(tile)(const ffnn_omp_gemm *g, size_t i0, size_t j0)
         for (int v = 0; v < NV; v++)
             acc[i][v] = (vf){0};
     }
-    for (size_t p = 0; p < P; p++) {
-        vf b[NV];
-        for (int v = 0; v < NV; v++)
-            memcpy(&b[v], B + p * ldb + (size_t)v * VEC, sizeof(vf));
-        for (int i = 0; i < MR; i++) {
-            const float s = a[i][p * a_col];
-            for (int v = 0; v < NV; v++)
-                acc[i][v] += s * b[v]; /* one fma per element with -ffp-contract=fast */
-        }
-    }
+    for (size_t p = 0; p < P; p++)
+        OMP_TILE_STEP(B + p * ldb);
 
     float *C = g->C + i0 * g->ldc + j0;
     if (mvalid == MR && nvalid == NR) {
@@ -67,12 +71,46 @@ static void OMP_NAME(tile)(const ffnn_omp_gemm *g, size_t i0, size_t j0)
     }
 }
 
+typedef float OMP_NAME(v4) __attribute__((vector_size(4 * sizeof(float))));
+#define v4 OMP_NAME(v4)
+
+/* W^T's columns j0 .. j0+nr into dst [k_len][nr]: 4 x 4 blocks transposed in
+ * registers (two rounds of shuffles), the edges one value at a time. */
 static void OMP_NAME(pack_transposed)(const float *W, size_t rows, size_t k_len, size_t j0,
                                       float *dst)
 {
-    const size_t nvalid = rows - j0 < NR ? rows - j0 : NR;
+    const size_t nvalid = rows - j0 < NR ? rows - j0 : NR, n4 = nvalid / 4 * 4;
     const float *w = W + j0 * k_len; /* [nvalid][k_len] */
-    for (size_t k = 0; k < k_len; k++) {
+    size_t k = 0;
+    for (; k + 4 <= k_len; k += 4) {
+        float *d = dst + k * NR; /* rows k .. k+3 of the panel */
+        for (size_t j = 0; j < n4; j += 4) {
+            v4 r0, r1, r2, r3; /* W[j0+j+i][k .. k+3] */
+            memcpy(&r0, w + (j + 0) * k_len + k, sizeof r0);
+            memcpy(&r1, w + (j + 1) * k_len + k, sizeof r1);
+            memcpy(&r2, w + (j + 2) * k_len + k, sizeof r2);
+            memcpy(&r3, w + (j + 3) * k_len + k, sizeof r3);
+            const v4 t0 = __builtin_shuffle(r0, r1, (v4i){0, 4, 1, 5});
+            const v4 t1 = __builtin_shuffle(r0, r1, (v4i){2, 6, 3, 7});
+            const v4 t2 = __builtin_shuffle(r2, r3, (v4i){0, 4, 1, 5});
+            const v4 t3 = __builtin_shuffle(r2, r3, (v4i){2, 6, 3, 7});
+            const v4 o0 = __builtin_shuffle(t0, t2, (v4i){0, 1, 4, 5});
+            const v4 o1 = __builtin_shuffle(t0, t2, (v4i){2, 3, 6, 7});
+            const v4 o2 = __builtin_shuffle(t1, t3, (v4i){0, 1, 4, 5});
+            const v4 o3 = __builtin_shuffle(t1, t3, (v4i){2, 3, 6, 7});
+            memcpy(d + 0 * NR + j, &o0, sizeof o0);
+            memcpy(d + 1 * NR + j, &o1, sizeof o1);
+            memcpy(d + 2 * NR + j, &o2, sizeof o2);
+            memcpy(d + 3 * NR + j, &o3, sizeof o3);
+        }
+        for (size_t kk = 0; kk < 4; kk++) {
+            for (size_t j = n4; j < nvalid; j++)
+                d[kk * NR + j] = w[j * k_len + k + kk];
+            for (size_t j = nvalid; j < NR; j++)
+                d[kk * NR + j] = 0.0f;
+        }
+    }
+    for (; k < k_len; k++) {
         float *d = dst + k * NR;
         for (size_t j = 0; j < nvalid; j++)
             d[j] = w[j * k_len + k];
@@ -81,14 +119,14 @@ static void OMP_NAME(pack_transposed)(const float *W, size_t rows, size_t k_len,
     }
 }
 
+/* B's columns j0 .. cols (fewer than nr) into dst [P][nr], zero beyond. */
 static void OMP_NAME(pack_edge)(const float *B, size_t P, size_t ldb, size_t cols, size_t j0,
                                 float *dst)
 {
     const size_t nvalid = cols - j0;
     for (size_t p = 0; p < P; p++) {
         memcpy(dst + p * NR, B + p * ldb + j0, nvalid * sizeof(float));
-        for (size_t j = nvalid; j < NR; j++)
-            dst[p * NR + j] = 0.0f;
+        memset(dst + p * NR + nvalid, 0, (NR - nvalid) * sizeof(float));
     }
 }
 
@@ -101,6 +139,8 @@ static const ffnn_omp_gemm_isa OMP_NAME(gemm_isa) = {
     .pack_edge = OMP_NAME(pack_edge),
 };
 
+#undef OMP_TILE_STEP
+#undef v4
 #undef vf
 #undef NR
 #undef OMP_NAME

@@ -15,14 +15,14 @@
  * FMA) multiply-add per p; which thread computes a tile does not change it, so
  * the results do not depend on the thread count.
  *
- *   dense forward   z = x W^T:  A = x (a_row = in, a_col = 1), B = W^T packed
- *                   into panels [in][nr] (pack_transposed), C = z, bias = b
+ *   dense forward   z = x W^T:  A = x (a_row = in, a_col = 1), B = W^T, packed
+ *                   panel by panel into [in][nr] (pack_transposed), C = z, bias = b
  *   dense backward  dW = dz^T x: A(o, b) = dz[b, o] (a_row = 1, a_col = out),
  *                   B = x read in place, C = dW
  *                   dx = dz W:   A = dz (a_row = out, a_col = 1), B = W in place
- * A panel narrower than nr at the right edge of an in-place B is first copied,
- * zero-padded, into a [P][nr] buffer (pack_edge), so the kernel never reads past
- * a row; rows of a partial tile past M re-read the last row and are not stored.
+ * The right-edge panel of an in-place B (N % nr != 0) is first copied, zero-
+ * padded, into a [P][nr] buffer (pack_edge), so that no load reads past a row;
+ * rows of a partial tile past M re-read the last row and are not stored.
  *
  * Element-wise ops (elementwise.c): the same expressions as the reference
  * (src/cpu/), over a range [begin, end) so that threads can split the work, and
@@ -42,10 +42,8 @@ typedef struct ffnn_omp_gemm {
     size_t M, N, P;
     const float *A;         /* A(i, p) = A[i * a_row + p * a_col]                     */
     size_t a_row, a_col;
-    const float *B;         /* panel q (columns q*nr ..) starts at B + q * b_panel_stride */
-    size_t ldb;             /* floats between rows p and p+1 of a panel                */
-    size_t b_panel_stride;
-    const float *B_edge;    /* NULL, or the last panel (N % nr != 0) packed [P][nr]    */
+    const float *B;         /* B(p, j) = B[p * ldb + j] when read in place (else NULL) */
+    size_t ldb;
     const float *bias;      /* [N] added to every row, or NULL                         */
     float *C;               /* [M, ldc]                                                */
     size_t ldc;
@@ -55,11 +53,15 @@ typedef struct ffnn_omp_gemm {
 typedef struct ffnn_omp_gemm_isa {
     const char *name; /* "avx512", "avx2", "generic" */
     size_t mr, nr;    /* micro-tile rows and columns */
-    /* The micro-tile of C at rows i0 .. i0+mr, columns j0 .. j0+nr (clipped to M, N). */
-    void (*tile)(const ffnn_omp_gemm *g, size_t i0, size_t j0);
+    /* The micro-tile of C at rows i0 .. i0+mr, columns j0 .. j0+nr (clipped to M, N),
+     * j0 a multiple of nr. panel: NULL to read B in place (nr columns from j0 must be
+     * readable: not for the right-edge panel), or B's columns j0 .. j0+nr packed
+     * [P][nr] (zero beyond N). */
+    void (*tile)(const ffnn_omp_gemm *g, const float *panel, size_t i0, size_t j0);
     /* dst [k][nr] = W[j0 + j, k] for j < min(nr, rows - j0), zero beyond; W [rows, k_len]. */
     void (*pack_transposed)(const float *W, size_t rows, size_t k_len, size_t j0, float *dst);
-    /* dst [p][nr] = B[p * ldb + j0 + j] for j < cols - j0 (< nr), zero beyond; p < P. */
+    /* dst [p][nr] = B[p * ldb + j0 + j] for j < cols - j0 (< nr), zero beyond; p < P:
+     * the right-edge panel of a B read in place. */
     void (*pack_edge)(const float *B, size_t P, size_t ldb, size_t cols, size_t j0,
                       float *dst);
 } ffnn_omp_gemm_isa;
