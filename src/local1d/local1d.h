@@ -1,0 +1,66 @@
+/*
+ * local1d.h - the 1-D locally connected layer (seed 002): every output neuron m has
+ * its own R weights (no sharing, unlike a convolution) and its own bias.
+ *
+ *   valid:  M = N - R + 1,   z[b,m] = sum_{r<R} W[m,r] x[b, m + r]          + bias[m]
+ *   same :  M = N, R odd,    z[b,m] = sum_{r<R} W[m,r] x[b, m + r - (R-1)/2] + bias[m]
+ *           (x outside [0, N) reads as 0: the seed's centred stencil)
+ *
+ * Shapes: x [batch, N], W [M, R], bias [M] or NULL, z [batch, M].
+ * Backward, given dz [batch, M]:
+ *   dW[m,r] = sum_b dz[b,m] x[b, m + r - pad]      db[m] = sum_b dz[b,m]
+ *   dx[b,n] = sum_{m,r : m + r - pad = n} dz[b,m] W[m,r]
+ *
+ * These entry points are shared by the trainer's backends and by the seed-002
+ * benchmark (`ffnn bench seed002`). CUDA variants: global (one thread per output,
+ * operands from global memory) and shared (a block's input tile plus its halo of
+ * R-1 values staged in shared memory). Output counts are 64-bit (seed 002's int
+ * counter overflowed at K = 4000).
+ */
+#ifndef FFNN_LOCAL1D_H
+#define FFNN_LOCAL1D_H
+
+#include <stddef.h>
+
+#include "ffnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ffnn_local1d_padding {
+    FFNN_LOCAL1D_VALID = 0, /* M = N - R + 1 */
+    FFNN_LOCAL1D_SAME = 1   /* M = N, (R-1)/2 zeros each side, R odd */
+} ffnn_local1d_padding;
+
+typedef enum ffnn_local1d_variant {
+    FFNN_LOCAL1D_GLOBAL = 0, /* one thread per output, operands from global memory */
+    FFNN_LOCAL1D_SHARED = 1  /* input tile + halo in shared memory                  */
+} ffnn_local1d_variant;
+
+/* Output width M for input width N (0 when the combination is invalid). */
+size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding);
+
+/* CPU reference (single thread): z = local1d(x) then a = act(z) in place when act
+ * is not identity (fused for the benchmark; the trainer passes identity). */
+void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias, float *z,
+                              size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
+                              ffnn_activation act);
+/* OpenMP version of the same (threads <= 0: all); deterministic. */
+void ffnn_local1d_forward_omp(const float *x, const float *W, const float *bias, float *z,
+                              size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
+                              ffnn_activation act, int threads);
+
+/* CUDA forward on device pointers, queued on `stream` (a cudaStream_t passed as
+ * void*, NULL = default stream); activation fused. Errors: FFNN_ERR_CUDA (message
+ * names file, line, call), FFNN_ERR_INVALID_ARGUMENT; FFNN_ERR_UNSUPPORTED in a
+ * build without CUDA. */
+ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
+                                      const float *x, const float *W, const float *bias,
+                                      float *z, size_t batch, size_t N, size_t R,
+                                      ffnn_local1d_padding padding, ffnn_activation act);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
