@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "checkpoints.h"
 #include "default_data.h"
 #include "model_commands.h"
@@ -28,6 +29,7 @@ static const char *usage_main =
     "  eval      evaluate a saved model: loss, accuracy, per class, confusion matrix\n"
     "  predict   run a saved model on an IDX image file or CSV rows\n"
     "  info      describe a model file: architecture, tensors, metadata\n"
+    "  bench     benchmark suites (ffnn bench --help lists them)\n"
     "  help CMD  show the options of a command (same as ffnn CMD --help)\n"
     "\n"
     "ffnn --version prints the version. Run 'ffnn CMD --help' for a command's options.\n";
@@ -47,12 +49,17 @@ static const char *usage_train =
     "  --data synth:points[:N[:SEED]]      seed 004's 2-D points (quadrants 1 and 3\n"
     "                    vs 2 and 4), N = 2100 by default, test set N/5\n"
     "  --data synth:regression[:N[:SEED]]  seed 001's 32-feature regression, N = 2560\n"
-    "                    by default (README \"Data sets\" defines both; SEED: 1)\n"
+    "                    by default\n"
+    "  --data synth:motif[:N[:SEED]]  64-sample 1-D signals classified by a 3-sample\n"
+    "                    motif at a random place (for local layers), N = 5000 by\n"
+    "                    default (README \"Data sets\" defines them; SEED: 1)\n"
     "  --classes A,B     keep only labels A and B, relabelled 0 and 1 (e.g. 0,1)\n"
     "  --arch STR        architecture, e.g. 784-256relu-10 (default: FEATURES-256relu-\n"
     "                    CLASSES of the data; FEATURES-256relu-TARGETS and --loss\n"
     "                    mse for float targets). Syntax: input width, then per layer\n"
-    "                    WIDTH[relu|sigmoid|tanh|identity][:nobias], joined by '-'\n"
+    "                    WIDTH[relu|sigmoid|tanh|identity][:nobias], joined by '-';\n"
+    "                    localR[same] instead of WIDTH: a 1-D locally connected layer\n"
+    "                    of receptive field R (e.g. 64-local3sigmoid-local5samerelu-2)\n"
     "  --loss NAME       ce (softmax cross-entropy, default) | bce (sigmoid binary\n"
     "                    cross-entropy) | mse (mean squared error)\n"
     "  --epochs N        passes over the training set (default 10)\n"
@@ -671,6 +678,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "help") == 0) {
         if (argc > 2 && strcmp(argv[2], "train") == 0)
             fputs(usage_train, stdout);
+        else if (argc > 2 && strcmp(argv[2], "bench") == 0)
+            fputs(ffnn_cli_bench_usage, stdout);
         else if (argc > 2 && ffnn_cli_model_command_usage(argv[2]))
             fputs(ffnn_cli_model_command_usage(argv[2]), stdout);
         else
@@ -681,6 +690,8 @@ int main(int argc, char **argv)
         return cmd_train(argc - 1, argv + 1);
     if (ffnn_cli_is_model_command(argv[1]))
         return ffnn_cli_model_command(argc - 1, argv + 1);
+    if (strcmp(argv[1], "bench") == 0)
+        return ffnn_cli_bench(argc - 1, argv + 1);
     fprintf(stderr, "ffnn: unknown command '%s'\n\n%s", argv[1], usage_main);
     return 2;
 }

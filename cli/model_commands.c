@@ -452,13 +452,18 @@ static void print_tensors(ffnn_model *m)
 
     printf("tensors (dtype F32, little-endian):\n");
     for (int i = 0; i < ffnn_model_layer_count(m); i++) {
-        size_t in = 0, out = 0;
+        size_t in = 0, out = 0, fan_in = 0;
         ffnn_activation act = FFNN_ACT_IDENTITY;
-        int has_bias = 0;
+        ffnn_layer_kind kind = FFNN_LAYER_DENSE;
+        int has_bias = 0, same = 0;
+        char what[64] = "";
         ffnn_model_layer(m, i, &in, &out, &act, &has_bias);
+        ffnn_model_layer_kind(m, i, &kind, &fan_in, &same);
+        if (kind == FFNN_LAYER_LOCAL1D)
+            snprintf(what, sizeof what, "local1d R=%zu %s, ", fan_in, same ? "same" : "valid");
         snprintf(name, sizeof name, "layers.%d.weight", i);
-        snprintf(shape, sizeof shape, "[%zu, %zu]", out, in);
-        printf("  %-20s %-14s layer %d: %zu -> %zu, %s%s\n", name, shape, i, in, out,
+        snprintf(shape, sizeof shape, "[%zu, %zu]", out, fan_in);
+        printf("  %-20s %-14s layer %d: %s%zu -> %zu, %s%s\n", name, shape, i, what, in, out,
                ffnn_activation_name(act), has_bias ? "" : ", no bias");
         snprintf(name, sizeof name, "layers.%d.bias", i);
         snprintf(shape, sizeof shape, "[%zu]", out);
@@ -542,12 +547,16 @@ static int same_arch(const ffnn_model *a, const ffnn_model *b)
         ffnn_model_layer_count(a) != ffnn_model_layer_count(b))
         return 0;
     for (int i = 0; i < ffnn_model_layer_count(a); i++) {
-        size_t in[2], out[2];
+        size_t in[2], out[2], fan_in[2];
         ffnn_activation act[2];
-        int bias[2];
+        ffnn_layer_kind kind[2];
+        int bias[2], same[2];
         ffnn_model_layer(a, i, &in[0], &out[0], &act[0], &bias[0]);
         ffnn_model_layer(b, i, &in[1], &out[1], &act[1], &bias[1]);
-        if (in[0] != in[1] || out[0] != out[1] || act[0] != act[1] || bias[0] != bias[1])
+        ffnn_model_layer_kind(a, i, &kind[0], &fan_in[0], &same[0]);
+        ffnn_model_layer_kind(b, i, &kind[1], &fan_in[1], &same[1]);
+        if (in[0] != in[1] || out[0] != out[1] || act[0] != act[1] || bias[0] != bias[1] ||
+            kind[0] != kind[1] || fan_in[0] != fan_in[1] || same[0] != same[1])
             return 0;
     }
     return 1;

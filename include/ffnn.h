@@ -9,7 +9,8 @@
  *   - The library never calls exit() or abort() and never writes to stdout.
  *   - Objects come in create/free pairs; *_free(NULL) is a no-op.
  *   - Tensors are row-major float32. A dense layer's weight is [out, in] (PyTorch
- *     nn.Linear order), its bias [out].
+ *     nn.Linear order), its bias [out]; a local1d layer's weight is [out, R] (the
+ *     R weights of each output), its bias [out].
  *   - Nothing is global: every call takes the object it works on. The only
  *     per-thread state is the error message.
  */
@@ -157,6 +158,10 @@ ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
  *       32 features x_j = 2u - 1, then e = u; one float target
  *       y = sum_j a_j x_j + sum_{k<16} c_k sqrt(x_{2k}^2 + x_{2k+1}^2) + 0.1 (e - 0.5)
  *       with a_j = 0.25 (-1)^j, c_k = 0.5 (-1)^k, computed in double, rounded once.
+ *   "synth:motif[:N[:SEED]]"       1-D signals for local1d layers, N (default 5000):
+ *       label = below(2), p = below(62), then 64 features x_j = 0.5 (2u - 1);
+ *       the label's motif is added at x_p..x_{p+2}: (+1, -1, +1) for label 1,
+ *       (+1, +1, -1) for label 0 (same sum and energy: only local shape differs).
  * *train gets N samples drawn from stream 2 of the seed (src/rng.h), *test
  * ceil(N/5) samples from stream 3; either may be NULL to skip it. SEED in the
  * spec, when given, replaces seed. src/data/synth.c has the details.
@@ -186,10 +191,14 @@ const float *ffnn_dataset_targets(const ffnn_dataset *ds); /* [count, target_wid
 typedef struct ffnn_model ffnn_model;
 
 /* Build a model from an architecture string (syntax in docs/ARCHITECTURE.md and
- * the README), e.g. "784-256relu-10":
+ * the README), e.g. "784-256relu-10" or "64-local5relu-local3samerelu-2":
  *     arch   := input ( '-' layer )+
  *     input  := positive integer (features per sample)
- *     layer  := width [activation] [ ':nobias' ]
+ *     layer  := ( width | 'local' R [ 'same' ] ) [activation] [ ':nobias' ]
+ *               width: a dense layer of that many outputs; local R: a 1-D locally
+ *               connected layer (each output its own R weights over R consecutive
+ *               inputs) with out = in - R + 1, or with 'same' (R odd) out = in and
+ *               (R-1)/2 zeros padded on each side
  *     activation := relu | sigmoid | tanh | identity     (default identity)
  * Parameters are zero until ffnn_model_init() or ffnn_model_set_parameters().
  * Errors: FFNN_ERR_PARSE with the 1-based column and the offending token. */
@@ -198,7 +207,8 @@ void ffnn_model_free(ffnn_model *m);
 
 /* Initialise like PyTorch's nn.Linear.reset_parameters(): weight ~ U(-b, b) with
  * b = gain*sqrt(3/fan_in), gain = sqrt(2/(1+a^2)), a = sqrt(5) (Kaiming-uniform),
- * i.e. b = 1/sqrt(fan_in); bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+ * i.e. b = 1/sqrt(fan_in); bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)). fan_in is
+ * the inputs one output sums: in for a dense layer, R for a local1d layer.
  * Values come from ffnn's documented generator (splitmix64-seeded xoshiro256**),
  * layer by layer, weight row-major then bias: the same seed gives the same model. */
 ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed);
@@ -209,16 +219,31 @@ size_t ffnn_model_output_size(const ffnn_model *m);
 size_t ffnn_model_parameter_count(const ffnn_model *m);
 /* The canonical architecture string into buf (truncated to buf_size-1). */
 void ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size);
-/* Layer i's shapes: weight [out, in], has_bias; activation. */
+/* Layer i's widths (in: its input, out: its output), has_bias; activation. Any
+ * output pointer may be NULL. */
 ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
                              ffnn_activation *act, int *has_bias);
-/* Pointers to layer i's weight [out, in] and bias [out] (NULL when bias is off);
+
+/* What computes a layer's outputs. */
+typedef enum ffnn_layer_kind {
+    FFNN_LAYER_DENSE = 0,  /* z = x W^T + b, W [out, in]                          */
+    FFNN_LAYER_LOCAL1D = 1 /* z[m] = sum_{r<R} W[m,r] x[m+r-pad] + b[m], W [out, R];
+                              pad 0 ('valid') or (R-1)/2 ('same')                 */
+} ffnn_layer_kind;
+
+/* Layer i's kind, *fan_in (the columns of its weight [out, fan_in]: in for a dense
+ * layer, R for local1d) and *same_padding (1 for a local1d layer with 'same'
+ * padding, else 0). Any output pointer may be NULL. */
+ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
+                                  size_t *fan_in, int *same_padding);
+
+/* Pointers to layer i's weight [out, fan_in] and bias [out] (NULL when bias is off);
  * owned by the model, valid until ffnn_model_free. Writable: changes take effect
  * for trainers created afterwards. */
 float *ffnn_model_weight(ffnn_model *m, int i);
 float *ffnn_model_bias(ffnn_model *m, int i);
 /* All parameters in one contiguous array [parameter_count]: layer by layer,
- * weight [out, in] row-major then bias [out]. Owned by the model. */
+ * weight [out, fan_in] row-major then bias [out]. Owned by the model. */
 float *ffnn_model_parameters(ffnn_model *m);
 
 /* Forward pass on the CPU reference: x [batch, in] -> y [batch, out] (the last
@@ -235,7 +260,8 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
  *              "__metadata__": {"format": "ffnn-model", "arch": canonical arch
  *                               string, "loss": "ce"|"bce"|"mse",
  *                               "ffnn_version": FFNN_VERSION of the writer}
- *              "layers.<i>.weight": {"dtype": "F32", "shape": [out, in],
+ *              "layers.<i>.weight": {"dtype": "F32", "shape": [out, in]
+ *                                    ([out, R] for a local1d layer),
  *                                    "data_offsets": [begin, end]}
  *              "layers.<i>.bias":   {"dtype": "F32", "shape": [out], ...}
  *                                   (absent for a ':nobias' layer)

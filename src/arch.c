@@ -1,12 +1,24 @@
 /*
  * arch.c - the architecture string: parse and print.
  *
- *   arch       := input ( '-' layer )+            e.g. "784-256relu-10"
+ *   arch       := input ( '-' layer )+            e.g. "784-256relu-10",
+ *                                                      "64-local5relu-local3samerelu-2"
  *   input      := positive integer                  features per sample
- *   layer      := width [activation] [':nobias']    a dense layer
+ *   layer      := kind [activation] [':nobias']
+ *   kind       := width                             a dense layer of width outputs
+ *               | 'local' R                         a 1-D locally connected layer,
+ *                                                   'valid': out = in - R + 1
+ *               | 'local' R 'same'                  the same with (R-1)/2 zeros padded
+ *                                                   on each side: out = in (R odd)
  *   activation := relu | sigmoid | tanh | identity  (default identity)
  *
- * Whitespace is not allowed. Errors name the 1-based column and the token.
+ * A local1d layer (src/local1d/local1d.h) gives every output m its own R weights
+ * W[m, :] over the inputs m - pad .. m - pad + R - 1 and its own bias b[m]; R is a
+ * positive integer. Whitespace is not allowed. Errors name the 1-based column and
+ * the token: an unknown activation or option, a width or R of 0 or above 2^24, an
+ * even R with 'same', a 'valid' R wider than the layer's input (out < 1).
+ * Canonical form: no 'identity', no 'valid'; ffnn_arch_parse(ffnn_arch_format(.))
+ * gives the same layers.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -31,39 +43,78 @@ static ffnn_status token_error(const char *arch, const token *t, const char *wha
                      t->column, (int)t->length, t->start, what);
 }
 
-/* Parse the leading decimal width of a token; *digits receives its length. */
-static ffnn_status parse_width(const char *arch, const token *t, size_t *width,
-                               size_t *digits)
+/* Parse the decimal number at t->start + from (what: "width" or "receptive field
+ * R", for messages); *digits receives its length. */
+static ffnn_status parse_number(const char *arch, const token *t, size_t from,
+                                const char *what, size_t *number, size_t *digits)
 {
     size_t n = 0;
     unsigned long long value = 0;
-    while (n < t->length && t->start[n] >= '0' && t->start[n] <= '9') {
-        value = value * 10 + (unsigned long long)(t->start[n] - '0');
+    while (from + n < t->length && t->start[from + n] >= '0' && t->start[from + n] <= '9') {
+        value = value * 10 + (unsigned long long)(t->start[from + n] - '0');
         if (value > FFNN_MAX_WIDTH) {
-            char what[96];
-            snprintf(what, sizeof what, "width larger than the limit %d", FFNN_MAX_WIDTH);
-            return token_error(arch, t, what);
+            char msg[96];
+            snprintf(msg, sizeof msg, "%s larger than the limit %d", what, FFNN_MAX_WIDTH);
+            return token_error(arch, t, msg);
         }
         n++;
     }
-    if (n == 0)
-        return token_error(arch, t, "expected a width (a positive integer) first");
-    if (value == 0)
-        return token_error(arch, t, "width must be at least 1, found 0");
-    *width = (size_t)value;
+    if (n == 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, from ? "expected a %s (a positive integer) after 'local', "
+                                         "e.g. local3"
+                                       : "expected a %s (a positive integer, or local<R>) first",
+                 what);
+        return token_error(arch, t, msg);
+    }
+    if (value == 0) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%s must be at least 1, found 0", what);
+        return token_error(arch, t, msg);
+    }
+    *number = (size_t)value;
     *digits = n;
     return FFNN_OK;
 }
 
-/* Parse "<width>[activation][:nobias]" into layer (in/offsets left to the caller). */
-static ffnn_status parse_layer(const char *arch, const token *t, ffnn_dense_layer *layer)
+static ffnn_status parse_width(const char *arch, const token *t, size_t *width,
+                               size_t *digits)
 {
-    size_t digits = 0;
-    ffnn_status st = parse_width(arch, t, &layer->out, &digits);
-    if (st != FFNN_OK)
-        return st;
-    const char *rest = t->start + digits;
-    size_t rest_len = t->length - digits;
+    return parse_number(arch, t, 0, "width", width, digits);
+}
+
+/* Parse "<width>[activation][:nobias]" or "local<R>[same][activation][:nobias]"
+ * into layer (in, out of local1d, fan_in and offsets left to the caller). */
+static ffnn_status parse_layer(const char *arch, const token *t, ffnn_layer *layer)
+{
+    size_t digits = 0, skip = 0;
+    ffnn_status st;
+    if (t->length >= 5 && strncmp(t->start, "local", 5) == 0) {
+        layer->kind = FFNN_LAYER_LOCAL1D;
+        if ((st = parse_number(arch, t, 5, "receptive field R", &layer->spec.local1d.R,
+                               &digits)) != FFNN_OK)
+            return st;
+        skip = 5 + digits;
+        layer->spec.local1d.padding = FFNN_LOCAL1D_VALID;
+        if (t->length - skip >= 4 && strncmp(t->start + skip, "same", 4) == 0) {
+            layer->spec.local1d.padding = FFNN_LOCAL1D_SAME;
+            skip += 4;
+            if (layer->spec.local1d.R % 2 == 0) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "'same' padding needs an odd receptive field R (a "
+                         "window centred on its output), found R = %zu",
+                         layer->spec.local1d.R);
+                return token_error(arch, t, msg);
+            }
+        }
+    } else {
+        layer->kind = FFNN_LAYER_DENSE;
+        if ((st = parse_width(arch, t, &layer->out, &digits)) != FFNN_OK)
+            return st;
+        skip = digits;
+    }
+    const char *rest = t->start + skip;
+    size_t rest_len = t->length - skip;
     layer->has_bias = 1;
     const char *colon = memchr(rest, ':', rest_len);
     size_t act_len = colon ? (size_t)(colon - rest) : rest_len;
@@ -76,12 +127,17 @@ static ffnn_status parse_layer(const char *arch, const token *t, ffnn_dense_laye
     layer->act = FFNN_ACT_IDENTITY;
     if (act_len > 0) {
         char name[32];
+        const char *unknown = layer->kind == FFNN_LAYER_LOCAL1D
+                                  ? "unknown activation (expected local<R>, then optionally "
+                                    "'same', then relu, sigmoid, tanh or identity)"
+                                  : "unknown activation (expected relu, sigmoid, tanh or "
+                                    "identity)";
         if (act_len >= sizeof name)
-            return token_error(arch, t, "unknown activation (expected relu, sigmoid, tanh or identity)");
+            return token_error(arch, t, unknown);
         memcpy(name, rest, act_len);
         name[act_len] = '\0';
         if (ffnn_activation_from_name(name, &layer->act) != FFNN_OK)
-            return token_error(arch, t, "unknown activation (expected relu, sigmoid, tanh or identity)");
+            return token_error(arch, t, unknown);
     }
     return FFNN_OK;
 }
@@ -104,9 +160,8 @@ static ffnn_status next_token(const char *arch, size_t *pos, token *t)
     return FFNN_OK;
 }
 
-ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size,
-                            ffnn_dense_layer **layers_out, int *layer_count,
-                            size_t *parameter_count)
+ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **layers_out,
+                            int *layer_count, size_t *parameter_count)
 {
     if (!arch || !*arch)
         return ffnn_fail(FFNN_ERR_PARSE,
@@ -139,7 +194,7 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size,
     if (digits != t.length)
         return token_error(arch, &t, "the first token is the input width: digits only");
 
-    ffnn_dense_layer *layers = calloc((size_t)(n_tokens - 1), sizeof *layers);
+    ffnn_layer *layers = calloc((size_t)(n_tokens - 1), sizeof *layers);
     if (!layers)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory parsing architecture");
     size_t fan_in = input, offset = 0;
@@ -149,10 +204,24 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size,
             free(layers);
             return st;
         }
-        ffnn_dense_layer *l = &layers[i];
+        ffnn_layer *l = &layers[i];
         l->in = fan_in;
+        l->fan_in = fan_in;
+        if (l->kind == FFNN_LAYER_LOCAL1D) {
+            const size_t R = l->spec.local1d.R;
+            l->fan_in = R;
+            l->out = ffnn_local1d_output_size(l->in, R, l->spec.local1d.padding);
+            if (l->out == 0) { /* valid padding, R > in */
+                char msg[200];
+                snprintf(msg, sizeof msg, "receptive field R = %zu is wider than the layer's "
+                         "%zu input%s: 'valid' output width N - R + 1 would be below 1 (use "
+                         "R <= %zu or 'same')", R, l->in, l->in == 1 ? "" : "s", l->in);
+                free(layers);
+                return token_error(arch, &t, msg);
+            }
+        }
         l->weight_offset = offset;
-        offset += l->in * l->out; /* in, out <= 2^24: no overflow per layer */
+        offset += l->fan_in * l->out; /* fan_in, out <= 2^24: no overflow per layer */
         l->bias_offset = offset;
         offset += l->has_bias ? l->out : 0;
         if (offset > ((size_t)1 << 36)) {
@@ -168,16 +237,29 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size,
     return FFNN_OK;
 }
 
-void ffnn_arch_format(size_t input_size, const ffnn_dense_layer *layers,
-                      int layer_count, char *buf, size_t buf_size)
+void ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
+                      char *buf, size_t buf_size)
 {
     if (buf_size == 0)
         return;
     size_t used = (size_t)snprintf(buf, buf_size, "%zu", input_size);
     for (int i = 0; i < layer_count && used < buf_size; i++) {
-        const ffnn_dense_layer *l = &layers[i];
-        used += (size_t)snprintf(buf + used, buf_size - used, "-%zu%s%s", l->out,
-                                 l->act == FFNN_ACT_IDENTITY ? "" : ffnn_activation_name(l->act),
-                                 l->has_bias ? "" : ":nobias");
+        const ffnn_layer *l = &layers[i];
+        const char *act = l->act == FFNN_ACT_IDENTITY ? "" : ffnn_activation_name(l->act);
+        const char *bias = l->has_bias ? "" : ":nobias";
+        if (l->kind == FFNN_LAYER_LOCAL1D)
+            used += (size_t)snprintf(buf + used, buf_size - used, "-local%zu%s%s%s",
+                                     l->spec.local1d.R,
+                                     l->spec.local1d.padding == FFNN_LOCAL1D_SAME ? "same" : "",
+                                     act, bias);
+        else
+            used += (size_t)snprintf(buf + used, buf_size - used, "-%zu%s%s", l->out, act, bias);
     }
+}
+
+/* input: at most 8 digits; a layer at most "-local" + 8 digits + "same" +
+ * "sigmoid" + ":nobias" = 32 characters (a dense one 23). */
+size_t ffnn_arch_format_size(int layer_count)
+{
+    return 16 + 40 * (size_t)(layer_count > 0 ? layer_count : 0);
 }

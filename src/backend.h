@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ffnn.h"
+#include "local1d/local1d.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -105,6 +106,27 @@ typedef struct ffnn_backend_ops {
                                   const float *dz, float *dx, float *dW, float *db,
                                   size_t batch, size_t in, size_t out);
 
+    /* 1-D locally connected layer (local1d/local1d.h has the formulas), with
+     * M = ffnn_local1d_output_size(N, R, padding) >= 1:
+     *   z[b,m] = act( sum_{r<R} W[m,r] x[b, m+r-pad] (+ b[m]) )
+     * x [batch, N], W [M, R], b [M] or NULL, z [batch, M]. The trainer passes act
+     * identity and runs activation_forward after it, as for dense layers. */
+    ffnn_status (*local1d_forward)(void *ctx, const float *x, const float *W,
+                                   const float *b, float *z, size_t batch, size_t N,
+                                   size_t R, ffnn_local1d_padding padding,
+                                   ffnn_activation act);
+
+    /* Its backward, given dz = dL/dz [batch, M]:
+     *   dW[m,r] = sum_b dz[b,m] x[b, m+r-pad]   [M, R]  (overwritten)
+     *   db[m]   = sum_b dz[b,m]                 [M]     (overwritten; skipped when NULL)
+     *   dx[b,n] = sum over (m, r) with m+r-pad = n of dz[b,m] W[m,r]
+     *                                           [batch, N] (overwritten; skipped when NULL)
+     * x [batch, N], W [M, R]. Each value is summed by one thread, in a fixed order. */
+    ffnn_status (*local1d_backward)(void *ctx, const float *x, const float *W,
+                                    const float *dz, float *dx, float *dW, float *db,
+                                    size_t batch, size_t N, size_t R,
+                                    ffnn_local1d_padding padding);
+
     /* Element-wise activation: a = f(z) over n values (a may equal z for identity). */
     ffnn_status (*activation_forward)(void *ctx, ffnn_activation act, const float *z,
                                       float *a, size_t n);
@@ -145,6 +167,10 @@ typedef struct ffnn_backend_ops {
                                     float *params, const float *grads, float *state,
                                     size_t n);
 } ffnn_backend_ops;
+
+/* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid
+ * (src/cpu/local1d.c). Input n = m + r - pad feeds output m through W[m, r]. */
+size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding);
 
 /* 1 when every entry of ops is set (checked by the trainer before use). */
 int ffnn_backend_ops_complete(const ffnn_backend_ops *ops);

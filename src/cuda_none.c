@@ -3,6 +3,8 @@
 #include <stddef.h>
 
 #include "backend.h"
+#include "bench_util.h"
+#include "error.h"
 #include "ffnn.h"
 
 const ffnn_backend_ops *ffnn_cuda_backend(void) { return NULL; }
@@ -14,4 +16,108 @@ int ffnn_cuda_device_count(void) { return 0; }
 void ffnn_cuda_device_name(char *buf, size_t buf_size)
 {
     if (buf != NULL && buf_size > 0) buf[0] = '\0';
+}
+
+/* The benchmarks' CUDA services (bench_util.h): none without CUDA. */
+#define FFNN_BENCH_NONE(what) \
+    ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s: this build has no CUDA (nvcc was not found)", what)
+
+ffnn_status ffnn_bench_gpu_query(ffnn_bench_gpu_info *info)
+{
+    (void)info;
+    return FFNN_BENCH_NONE("gpu query");
+}
+ffnn_status ffnn_bench_mem_info(size_t *f, size_t *t)
+{
+    (void)f, (void)t;
+    return FFNN_BENCH_NONE("mem info");
+}
+ffnn_status ffnn_bench_malloc(void **p, size_t b)
+{
+    if (p) *p = NULL;
+    (void)b;
+    return FFNN_BENCH_NONE("malloc");
+}
+void ffnn_bench_free(void *p) { (void)p; }
+ffnn_status ffnn_bench_memset(void *p, int v, size_t b)
+{
+    (void)p, (void)v, (void)b;
+    return FFNN_BENCH_NONE("memset");
+}
+ffnn_status ffnn_bench_upload(void *d, const void *s, size_t b)
+{
+    (void)d, (void)s, (void)b;
+    return FFNN_BENCH_NONE("upload");
+}
+ffnn_status ffnn_bench_download(void *d, const void *s, size_t b)
+{
+    (void)d, (void)s, (void)b;
+    return FFNN_BENCH_NONE("download");
+}
+ffnn_status ffnn_bench_fill_uniform(float *p, size_t n, uint64_t s, float lo, float hi)
+{
+    (void)p, (void)n, (void)s, (void)lo, (void)hi;
+    return FFNN_BENCH_NONE("fill");
+}
+ffnn_status ffnn_bench_stream_create(void **s)
+{
+    if (s) *s = NULL;
+    return FFNN_BENCH_NONE("stream");
+}
+void ffnn_bench_stream_destroy(void *s) { (void)s; }
+ffnn_status ffnn_bench_stream_sync(void *s)
+{
+    (void)s;
+    return FFNN_BENCH_NONE("stream sync");
+}
+ffnn_status ffnn_bench_event_create(void **e)
+{
+    if (e) *e = NULL;
+    return FFNN_BENCH_NONE("event");
+}
+void ffnn_bench_event_destroy(void *e) { (void)e; }
+ffnn_status ffnn_bench_event_record(void *e, void *s)
+{
+    (void)e, (void)s;
+    return FFNN_BENCH_NONE("event record");
+}
+ffnn_status ffnn_bench_event_elapsed_ms(void *a, void *b, float *ms)
+{
+    (void)a, (void)b, (void)ms;
+    return FFNN_BENCH_NONE("event elapsed");
+}
+ffnn_status ffnn_bench_capture_begin(void *s)
+{
+    (void)s;
+    return FFNN_BENCH_NONE("graph capture");
+}
+ffnn_status ffnn_bench_capture_end(void *s, void **g)
+{
+    (void)s;
+    if (g) *g = NULL;
+    return FFNN_BENCH_NONE("graph capture");
+}
+void ffnn_bench_capture_abort(void *s) { (void)s; }
+ffnn_status ffnn_bench_graph_launch(void *g, void *s)
+{
+    (void)g, (void)s;
+    return FFNN_BENCH_NONE("graph launch");
+}
+void ffnn_bench_graph_destroy(void *g) { (void)g; }
+ffnn_status ffnn_bench_copy_ceiling(size_t b, int w, int r, double *m, double *bps)
+{
+    (void)b, (void)w, (void)r, (void)m, (void)bps;
+    return FFNN_BENCH_NONE("copy ceiling");
+}
+
+ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
+                                      const float *x, const float *W, const float *bias,
+                                      float *z, size_t batch, size_t N, size_t R,
+                                      ffnn_local1d_padding padding, ffnn_activation act)
+{
+    (void)variant, (void)stream, (void)x, (void)W, (void)bias, (void)z, (void)batch;
+    (void)N, (void)R, (void)padding, (void)act;
+    return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                     "ffnn_local1d_forward_cuda: this build of ffnn has no CUDA (nvcc was "
+                     "not found at build time)");
 }

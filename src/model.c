@@ -1,5 +1,5 @@
 /* model.c - the model: architecture, parameter arena, PyTorch-style init, and a
- * CPU forward pass for inference. */
+ * CPU forward pass for inference (dense and local1d layers). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +43,8 @@ void ffnn_model_free(ffnn_model *m)
 
 /* nn.Linear.reset_parameters: kaiming_uniform_(a=sqrt(5)) gives the bound
  * gain*sqrt(3/fan_in) with gain = sqrt(2/(1+5)), i.e. 1/sqrt(fan_in); the bias
- * bound is 1/sqrt(fan_in) too. */
+ * bound is 1/sqrt(fan_in) too. fan_in: in (dense), R (local1d: each output is a
+ * small linear unit over R inputs). */
 ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed)
 {
     if (!m)
@@ -51,10 +52,10 @@ ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed)
     ffnn_rng rng;
     ffnn_rng_seed(&rng, seed, FFNN_STREAM_INIT);
     for (int i = 0; i < m->layer_count; i++) {
-        const ffnn_dense_layer *l = &m->layers[i];
-        float bound = 1.0f / sqrtf((float)l->in);
-        float *W = m->params + l->weight_offset; /* [out, in] */
-        for (size_t k = 0; k < l->in * l->out; k++)
+        const ffnn_layer *l = &m->layers[i];
+        float bound = 1.0f / sqrtf((float)l->fan_in);
+        float *W = m->params + l->weight_offset; /* [out, fan_in] */
+        for (size_t k = 0; k < l->fan_in * l->out; k++)
             W[k] = (2.0f * ffnn_rng_uniform(&rng) - 1.0f) * bound;
         if (l->has_bias) {
             float *b = m->params + l->bias_offset; /* [out] */
@@ -85,11 +86,26 @@ ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out
     if (!m || i < 0 || i >= m->layer_count)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer index %d out of range [0, %d)",
                          i, m ? m->layer_count : 0);
-    const ffnn_dense_layer *l = &m->layers[i];
+    const ffnn_layer *l = &m->layers[i];
     if (in) *in = l->in;
     if (out) *out = l->out;
     if (act) *act = l->act;
     if (has_bias) *has_bias = l->has_bias;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
+                                  size_t *fan_in, int *same_padding)
+{
+    if (!m || i < 0 || i >= m->layer_count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer index %d out of range [0, %d)",
+                         i, m ? m->layer_count : 0);
+    const ffnn_layer *l = &m->layers[i];
+    if (kind) *kind = l->kind;
+    if (fan_in) *fan_in = l->fan_in;
+    if (same_padding)
+        *same_padding = l->kind == FFNN_LAYER_LOCAL1D &&
+                        l->spec.local1d.padding == FFNN_LOCAL1D_SAME;
     return FFNN_OK;
 }
 
@@ -125,11 +141,20 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
     }
     const float *in = x; /* [batch, layer.in] */
     for (int i = 0; i < m->layer_count; i++) {
-        const ffnn_dense_layer *l = &m->layers[i];
+        const ffnn_layer *l = &m->layers[i];
         float *z = i == m->layer_count - 1 ? y : buf[i % 2]; /* [batch, out] */
+        const float *W = m->params + l->weight_offset;     /* [out, fan_in] */
         const float *b = l->has_bias ? m->params + l->bias_offset : NULL;
-        ffnn_cpu_dense_forward(in, m->params + l->weight_offset, b, z, batch, l->in, l->out);
-        ffnn_cpu_activation_forward(l->act, z, z, batch * l->out);
+        switch (l->kind) {
+        case FFNN_LAYER_DENSE:
+            ffnn_cpu_dense_forward(in, W, b, z, batch, l->in, l->out);
+            ffnn_cpu_activation_forward(l->act, z, z, batch * l->out);
+            break;
+        case FFNN_LAYER_LOCAL1D:
+            ffnn_local1d_forward_cpu(in, W, b, z, batch, l->in, l->spec.local1d.R,
+                                     l->spec.local1d.padding, l->act);
+            break;
+        }
         in = z;
     }
     free(buf[0]);

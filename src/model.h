@@ -5,20 +5,35 @@
 #include <stddef.h>
 
 #include "ffnn.h"
+#include "local1d/local1d.h"
 
-/* One dense layer: y = act(x W^T + b). Offsets index the model's parameter arena. */
-typedef struct ffnn_dense_layer {
-    size_t in, out;          /* fan_in, width                                  */
+/* What only a local1d layer has (src/local1d/local1d.h has the formulas). */
+typedef struct ffnn_local1d_spec {
+    size_t R;                     /* receptive field: inputs per output          */
+    ffnn_local1d_padding padding; /* valid: out = in - R + 1; same: out = in      */
+} ffnn_local1d_spec;
+
+/* One layer: z = the kind's linear map of x (+ b), y = act(z). The fields above
+ * `spec` mean the same for every kind; spec holds what only one kind has.
+ * Offsets index the model's parameter arena. */
+typedef struct ffnn_layer {
+    ffnn_layer_kind kind;    /* FFNN_LAYER_DENSE or FFNN_LAYER_LOCAL1D         */
+    size_t in, out;          /* input width, output width                      */
+    size_t fan_in;           /* inputs per output: in (dense), R (local1d);
+                                W is [out, fan_in]; init bound 1/sqrt(fan_in)  */
     ffnn_activation act;
     int has_bias;
-    size_t weight_offset;    /* W [out, in] at params + weight_offset           */
-    size_t bias_offset;      /* b [out]     at params + bias_offset (if has_bias) */
-} ffnn_dense_layer;
+    size_t weight_offset;    /* W [out, fan_in] at params + weight_offset      */
+    size_t bias_offset;      /* b [out] at params + bias_offset (if has_bias)  */
+    union {
+        ffnn_local1d_spec local1d; /* kind FFNN_LAYER_LOCAL1D                  */
+    } spec;
+} ffnn_layer;
 
 struct ffnn_model {
     size_t input_size;       /* features per sample                            */
     int layer_count;
-    ffnn_dense_layer *layers;/* [layer_count], owned                           */
+    ffnn_layer *layers;      /* [layer_count], owned                           */
     size_t parameter_count;
     float *params;           /* [parameter_count], owned: per layer W then b    */
 };
@@ -26,12 +41,14 @@ struct ffnn_model {
 /* Parse an architecture string into input_size and a layer array (offsets
  * filled in; *layers owned by the caller). Errors: FFNN_ERR_PARSE with the
  * 1-based column and token; FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size,
-                            ffnn_dense_layer **layers, int *layer_count,
-                            size_t *parameter_count);
+ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **layers,
+                            int *layer_count, size_t *parameter_count);
 
 /* Print the canonical form of an architecture (inverse of ffnn_arch_parse). */
-void ffnn_arch_format(size_t input_size, const ffnn_dense_layer *layers,
-                      int layer_count, char *buf, size_t buf_size);
+void ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
+                      char *buf, size_t buf_size);
+
+/* Room for the canonical string of layer_count layers, NUL included. */
+size_t ffnn_arch_format_size(int layer_count);
 
 #endif

@@ -19,7 +19,7 @@ int ffnn_model_class_count(const ffnn_model *m)
 /* The loss must fit the last layer, as in ffnn_trainer_create. */
 static ffnn_status check_loss(const ffnn_model *m, ffnn_loss loss)
 {
-    const ffnn_dense_layer *last = &m->layers[m->layer_count - 1];
+    const ffnn_layer *last = &m->layers[m->layer_count - 1];
 
     if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown loss %d", (int)loss);

@@ -5,6 +5,7 @@
  * One step (all on the backend, no host copy):
  *   gather x [B, in0], y [B] (or float targets [B, out]) by the device permutation
  *   for each layer l:  a_l = f_l(a_{l-1} W_l^T + b_l)         (in place)
+ *                      (local1d layers: local1d_forward instead of the matmul)
  *   loss(a_L, y or targets) -> row_loss[step*B .. +B), d a_L  (mean over batch)
  *   for l = L..1:  dz = da * f_l'(a_l); dW_l, db_l, da_{l-1}
  *   optimizer_update(params, grads, state)      (one arena each: sgd, momentum, adam)
@@ -159,7 +160,7 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "the network takes %zu inputs but the data has %zu features per sample",
                          m->input_size, train->features);
-    const ffnn_dense_layer *last = &m->layers[m->layer_count - 1];
+    const ffnn_layer *last = &m->layers[m->layer_count - 1];
     if (c->loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "loss %s applies %s to the logits itself: the last layer must have "
@@ -434,10 +435,23 @@ static ffnn_status forward(ffnn_trainer *t, size_t batch, float **output)
     const float *in = t->x; /* [batch, layer.in] */
     ffnn_status st;
     for (int i = 0; i < m->layer_count; i++) {
-        const ffnn_dense_layer *l = &m->layers[i];
-        const float *W = t->params + l->weight_offset;
+        const ffnn_layer *l = &m->layers[i];
+        const float *W = t->params + l->weight_offset; /* [out, fan_in] */
         const float *b = l->has_bias ? t->params + l->bias_offset : NULL;
-        if ((st = t->ops->dense_forward(t->ctx, in, W, b, t->act[i], batch, l->in, l->out)))
+        switch (l->kind) {
+        case FFNN_LAYER_DENSE:
+            st = t->ops->dense_forward(t->ctx, in, W, b, t->act[i], batch, l->in, l->out);
+            break;
+        case FFNN_LAYER_LOCAL1D: /* the activation runs below, as for dense layers */
+            st = t->ops->local1d_forward(t->ctx, in, W, b, t->act[i], batch, l->in,
+                                         l->spec.local1d.R, l->spec.local1d.padding,
+                                         FFNN_ACT_IDENTITY);
+            break;
+        default:
+            st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
+                           (int)l->kind);
+        }
+        if (st != FFNN_OK)
             return st;
         if (l->act != FFNN_ACT_IDENTITY &&
             (st = t->ops->activation_forward(t->ctx, l->act, t->act[i], t->act[i],
@@ -456,7 +470,7 @@ static ffnn_status backward(ffnn_trainer *t, size_t batch)
     ffnn_status st;
     int cur = 0; /* grad_buf[cur] holds dL/da of layer i */
     for (int i = m->layer_count - 1; i >= 0; i--) {
-        const ffnn_dense_layer *l = &m->layers[i];
+        const ffnn_layer *l = &m->layers[i];
         float *dz = t->grad_buf[cur]; /* [batch, out] */
         if (l->act != FFNN_ACT_IDENTITY &&
             (st = t->ops->activation_backward(t->ctx, l->act, t->act[i], dz, dz,
@@ -465,9 +479,21 @@ static ffnn_status backward(ffnn_trainer *t, size_t batch)
         const float *x = i == 0 ? t->x : t->act[i - 1]; /* [batch, in] */
         float *dx = i == 0 ? NULL : t->grad_buf[1 - cur];
         float *db = l->has_bias ? t->grads + l->bias_offset : NULL;
-        if ((st = t->ops->dense_backward(t->ctx, x, t->params + l->weight_offset, dz, dx,
-                                         t->grads + l->weight_offset, db, batch, l->in,
-                                         l->out)))
+        const float *W = t->params + l->weight_offset; /* [out, fan_in] */
+        float *dW = t->grads + l->weight_offset;       /* [out, fan_in] */
+        switch (l->kind) {
+        case FFNN_LAYER_DENSE:
+            st = t->ops->dense_backward(t->ctx, x, W, dz, dx, dW, db, batch, l->in, l->out);
+            break;
+        case FFNN_LAYER_LOCAL1D:
+            st = t->ops->local1d_backward(t->ctx, x, W, dz, dx, dW, db, batch, l->in,
+                                          l->spec.local1d.R, l->spec.local1d.padding);
+            break;
+        default:
+            st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
+                           (int)l->kind);
+        }
+        if (st != FFNN_OK)
             return st;
         cur = 1 - cur;
     }

@@ -20,6 +20,8 @@ TEST_SUITE_DECLARE(torch);
 TEST_SUITE_DECLARE(data);
 TEST_SUITE_DECLARE(checkpoint);
 TEST_SUITE_DECLARE(omp);
+TEST_SUITE_DECLARE(local1d);
+TEST_SUITE_DECLARE(bench);
 
 typedef struct suite {
     const test_case *tests;
@@ -44,6 +46,8 @@ int main(int argc, char **argv)
         {data_tests, &data_tests_count},
         {checkpoint_tests, &checkpoint_tests_count},
         {omp_tests, &omp_tests_count},
+        {local1d_tests, &local1d_tests_count},
+        {bench_tests, &bench_tests_count},
     };
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0, skipped = 0;

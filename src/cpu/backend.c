@@ -75,6 +75,34 @@ static ffnn_status cpu_dense_backward(void *ctx, const float *x, const float *W,
     return FFNN_OK;
 }
 
+static ffnn_status cpu_local1d_forward(void *ctx, const float *x, const float *W,
+                                       const float *b, float *z, size_t batch, size_t N,
+                                       size_t R, ffnn_local1d_padding padding,
+                                       ffnn_activation act)
+{
+    (void)ctx;
+    if (ffnn_local1d_output_size(N, R, padding) == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cpu local1d_forward: N=%zu R=%zu %s has no outputs", N, R,
+                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+    ffnn_local1d_forward_cpu(x, W, b, z, batch, N, R, padding, act);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_local1d_backward(void *ctx, const float *x, const float *W,
+                                        const float *dz, float *dx, float *dW, float *db,
+                                        size_t batch, size_t N, size_t R,
+                                        ffnn_local1d_padding padding)
+{
+    (void)ctx;
+    if (ffnn_local1d_output_size(N, R, padding) == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cpu local1d_backward: N=%zu R=%zu %s has no outputs", N, R,
+                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+    ffnn_cpu_local1d_backward(x, W, dz, dx, dW, db, batch, N, R, padding);
+    return FFNN_OK;
+}
+
 static ffnn_status cpu_activation_forward(void *ctx, ffnn_activation act, const float *z,
                                           float *a, size_t n)
 {
@@ -135,6 +163,8 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .gather = cpu_gather,
     .dense_forward = cpu_dense_forward,
     .dense_backward = cpu_dense_backward,
+    .local1d_forward = cpu_local1d_forward,
+    .local1d_backward = cpu_local1d_backward,
     .activation_forward = cpu_activation_forward,
     .activation_backward = cpu_activation_backward,
     .loss = cpu_loss,

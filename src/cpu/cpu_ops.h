@@ -17,6 +17,13 @@ void ffnn_cpu_dense_forward(const float *x, const float *W, const float *b, floa
 void ffnn_cpu_dense_backward(const float *x, const float *W, const float *dz, float *dx,
                              float *dW, float *db, size_t batch, size_t in, size_t out);
 
+/* 1-D locally connected layer (local1d.c; shapes in local1d/local1d.h). The
+ * forward pass is the shared entry point ffnn_local1d_forward_cpu (local1d.h).
+ * dW [M, R] (overwritten); db [M] (if db); dx [batch, N] (if dx). */
+void ffnn_cpu_local1d_backward(const float *x, const float *W, const float *dz, float *dx,
+                               float *dW, float *db, size_t batch, size_t N, size_t R,
+                               ffnn_local1d_padding padding);
+
 /* a = f(z), n values (a may equal z). */
 void ffnn_cpu_activation_forward(ffnn_activation act, const float *z, float *a, size_t n);
 /* dz = da * f'(z), f' through a = f(z) (dz may equal da). */

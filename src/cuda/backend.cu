@@ -1,7 +1,7 @@
 /*
  * backend.cu - the CUDA backend's table (backend.h): lifetime, memory and copies
- * here; the ops live in dense.cu, elementwise.cu, loss.cu and optim.cu. Plus the public
- * device queries of ffnn.h (ffnn_has_cuda, ffnn_cuda_device_count, ...).
+ * here; the ops live in dense.cu, local1d.cu, elementwise.cu, loss.cu and optim.cu.
+ * Plus the public device queries of ffnn.h (ffnn_has_cuda, ffnn_cuda_device_count, ...).
  *
  * One context = one non-blocking stream on the current device; every op is queued
  * on it, and only download() and synchronize() wait for it.
@@ -190,8 +190,8 @@ static ffnn_status cuda_synchronize(void *vctx)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name and 14 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 15 * sizeof(void *),
+/* One name and 16 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 17 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -206,6 +206,8 @@ static const ffnn_backend_ops cuda_ops = {
     /* gather              */ ffnn_cuda_gather,
     /* dense_forward       */ ffnn_cuda_dense_forward,
     /* dense_backward      */ ffnn_cuda_dense_backward,
+    /* local1d_forward     */ ffnn_cuda_local1d_forward,
+    /* local1d_backward    */ ffnn_cuda_local1d_backward,
     /* activation_forward  */ ffnn_cuda_activation_forward,
     /* activation_backward */ ffnn_cuda_activation_backward,
     /* loss                */ ffnn_cuda_loss,

@@ -170,6 +170,16 @@ ffnn_status ffnn_cuda_dense_backward(void *ctx, const float *x, const float *W,
                                      const float *dz, float *dx, float *dW, float *db,
                                      size_t batch, size_t in, size_t out);
 
+/* local1d.cu (--kernels naive: the global variant, tiled: the shared one) */
+ffnn_status ffnn_cuda_local1d_forward(void *ctx, const float *x, const float *W,
+                                      const float *b, float *z, size_t batch, size_t N,
+                                      size_t R, ffnn_local1d_padding padding,
+                                      ffnn_activation act);
+ffnn_status ffnn_cuda_local1d_backward(void *ctx, const float *x, const float *W,
+                                       const float *dz, float *dx, float *dW, float *db,
+                                       size_t batch, size_t N, size_t R,
+                                       ffnn_local1d_padding padding);
+
 /* loss.cu */
 ffnn_status ffnn_cuda_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
                            const float *targets, size_t batch, size_t width, float *dout,

@@ -358,18 +358,18 @@ static ffnn_status ck_match_state(const st_reader *r, ck_layout *lay, st_tensor 
                             lay->states == 0 ? "none" : ck_state_name(kind, 0),
                             lay->states == 2 ? "|" : "",
                             lay->states == 2 ? ck_state_name(kind, 1) : "");
-    const ffnn_dense_layer *l = &lay->m->layers[i];
+    const ffnn_layer *l = &lay->m->layers[i];
     char text[160];
     ffnn_st_shape_text(t->shape, text, sizeof text);
     if (strcmp(t->dtype->name, "F32") != 0)
         return ffnn_st_fail(r, "tensor \"%s\": dtype %s, expected F32", t->name, t->dtype->name);
     if (bias ? t->rank != 1 || t->dims[0] != l->out
-             : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->in) {
+             : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->fan_in) {
         char want[64];
         if (bias)
             snprintf(want, sizeof want, "[%zu]", l->out);
         else
-            snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->in);
+            snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->fan_in);
         return ffnn_st_fail(r, "tensor \"%s\": shape %s, expected %s (the shape of its "
                             "parameter in architecture %s)", t->name, text, want, lay->arch);
     }
@@ -746,11 +746,11 @@ static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt,
         return 0;
     for (size_t k = 0; k <= states; k++) {
         for (int i = 0; i < m->layer_count; i++) {
-            const ffnn_dense_layer *l = &m->layers[i];
-            double dims[2] = {(double)l->out, (double)l->in};
+            const ffnn_layer *l = &m->layers[i];
+            double dims[2] = {(double)l->out, (double)l->fan_in};
             for (int bias = 0; bias <= l->has_bias; bias++) {
                 size_t first = k * n + (bias ? l->bias_offset : l->weight_offset);
-                size_t count = bias ? l->out : l->out * l->in;
+                size_t count = bias ? l->out : l->out * l->fan_in;
                 snprintf(name, sizeof name, "%slayers.%d.%s%s%s", k ? CK_STATE_PREFIX : "", i,
                          bias ? "bias" : "weight", k ? "." : "", k ? ck_state_name(opt, k - 1) : "");
                 if (!ck_add_tensor(root, name, "F32", dims, bias ? 1 : 2,
@@ -768,7 +768,7 @@ static ffnn_status ck_build_header(ffnn_trainer *t, const ffnn_trainer_state *s,
                                    size_t *size)
 {
     const ffnn_model *m = ffnn_trainer_model(t);
-    size_t arch_size = 32 * ((size_t)m->layer_count + 1), n;
+    size_t arch_size = ffnn_arch_format_size(m->layer_count), n;
     char *arch = malloc(arch_size), *json = NULL;
     cJSON *root = cJSON_CreateObject();
     cJSON *md = root ? cJSON_AddObjectToObject(root, "__metadata__") : NULL;
@@ -839,10 +839,10 @@ static ffnn_status ck_check_finite(const char *path, const ffnn_model *m, ffnn_o
     size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
     for (size_t k = 0; k <= states; k++)
         for (int i = 0; i < m->layer_count; i++) {
-            const ffnn_dense_layer *l = &m->layers[i];
+            const ffnn_layer *l = &m->layers[i];
             for (int bias = 0; bias <= l->has_bias; bias++) {
                 const float *x = v + k * n + (bias ? l->bias_offset : l->weight_offset);
-                size_t count = bias ? l->out : l->out * l->in;
+                size_t count = bias ? l->out : l->out * l->fan_in;
                 for (size_t e = 0; e < count; e++)
                     if (!isfinite(x[e]))
                         return ffnn_fail(FFNN_ERR_NUMERIC,

@@ -8,9 +8,10 @@
  *
  * The header maps each tensor name to {"dtype", "shape", "data_offsets":
  * [begin, end]} (byte offsets into the data section) and "__metadata__" to an
- * object of strings. ffnn's tensors are layers.<i>.weight F32 [out, in] and
- * layers.<i>.bias F32 [out]; the metadata holds format "ffnn-model", arch,
- * loss and ffnn_version.
+ * object of strings. ffnn's tensors are layers.<i>.weight F32 [out, fan_in]
+ * ([out, in] for a dense layer, [out, R] for a local1d layer: the arch string
+ * tells which) and layers.<i>.bias F32 [out]; the metadata holds format
+ * "ffnn-model", arch, loss and ffnn_version.
  *
  * Reading checks, in this order, what the reference reader checks (header
  * length limit and bounds, UTF-8, a JSON object, offsets that tile the data
@@ -581,7 +582,7 @@ ffnn_status ffnn_st_match_tensor(const st_reader *r, const ffnn_model *m, const 
         return ffnn_st_fail(r, "unexpected tensor \"%s\": architecture %s has the tensors "
                        "layers.0.weight ... layers.%d.weight and their biases", t->name,
                        arch, m->layer_count - 1);
-    const ffnn_dense_layer *l = &m->layers[i];
+    const ffnn_layer *l = &m->layers[i];
     if (bias && !l->has_bias)
         return ffnn_st_fail(r, "unexpected tensor \"%s\": layer %ld has no bias in architecture "
                        "%s (':nobias')", t->name, i, arch);
@@ -591,16 +592,17 @@ ffnn_status ffnn_st_match_tensor(const st_reader *r, const ffnn_model *m, const 
     ffnn_st_shape_text(t->shape, text, sizeof text);
     if (t->zero_dim >= 0)
         return ffnn_st_fail(r, "tensor \"%s\": shape %s has a zero dimension (dimension %d); a "
-                       "dense layer's weight and bias have none", t->name, text, t->zero_dim);
+                       "layer's weight and bias have none", t->name, text, t->zero_dim);
     if (bias)
         snprintf(want, sizeof want, "[%zu]", l->out);
     else
-        snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->in);
+        snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->fan_in);
     if (bias ? t->rank != 1 || t->dims[0] != l->out
-             : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->in)
+             : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->fan_in)
         return ffnn_st_fail(r, "tensor \"%s\": shape %s, expected %s for layer %ld of "
-                       "architecture %s (weight [out, in], bias [out])", t->name, text, want,
-                       i, arch);
+                       "architecture %s (%s)", t->name, text, want, i, arch,
+                       l->kind == FFNN_LAYER_LOCAL1D ? "local1d: weight [out, R], bias [out]"
+                                                     : "weight [out, in], bias [out]");
     t->param_offset = bias ? l->bias_offset : l->weight_offset;
     seen[2 * i + bias] = 1;
     return FFNN_OK;
@@ -780,10 +782,10 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
         !cJSON_AddStringToObject(md, "ffnn_version", FFNN_VERSION))
         return 0;
     for (int i = 0; i < m->layer_count; i++) {
-        const ffnn_dense_layer *l = &m->layers[i];
-        double dims[2] = {(double)l->out, (double)l->in};
+        const ffnn_layer *l = &m->layers[i];
+        double dims[2] = {(double)l->out, (double)l->fan_in};
         snprintf(name, sizeof name, "layers.%d.weight", i);
-        if (!st_add_tensor(root, name, dims, 2, l->weight_offset, l->out * l->in))
+        if (!st_add_tensor(root, name, dims, 2, l->weight_offset, l->out * l->fan_in))
             return 0;
         snprintf(name, sizeof name, "layers.%d.bias", i);
         if (l->has_bias && !st_add_tensor(root, name, dims, 1, l->bias_offset, l->out))
@@ -797,7 +799,7 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
 static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, char **text,
                                    size_t *size)
 {
-    size_t arch_size = 32 * ((size_t)m->layer_count + 1), n;
+    size_t arch_size = ffnn_arch_format_size(m->layer_count), n;
     char *arch = malloc(arch_size), *json = NULL;
     cJSON *root = cJSON_CreateObject();
 
@@ -858,10 +860,10 @@ static ffnn_status st_fill(ffnn_atomic_file *af, void *user)
 static ffnn_status st_check_finite(const ffnn_model *m, const char *path)
 {
     for (int i = 0; i < m->layer_count; i++) {
-        const ffnn_dense_layer *l = &m->layers[i];
+        const ffnn_layer *l = &m->layers[i];
         for (int bias = 0; bias <= l->has_bias; bias++) {
             const float *v = m->params + (bias ? l->bias_offset : l->weight_offset);
-            size_t n = bias ? l->out : l->out * l->in;
+            size_t n = bias ? l->out : l->out * l->fan_in;
             for (size_t k = 0; k < n; k++)
                 if (!isfinite(v[k]))
                     return ffnn_fail(FFNN_ERR_NUMERIC, "%s: not saved: tensor "

@@ -301,6 +301,34 @@ static ffnn_status ompb_dense_backward(void *vctx, const float *x, const float *
     return FFNN_OK;
 }
 
+static ffnn_status ompb_local1d_forward(void *vctx, const float *x, const float *W,
+                                        const float *b, float *z, size_t batch, size_t N,
+                                        size_t R, ffnn_local1d_padding padding,
+                                        ffnn_activation act)
+{
+    const omp_ctx *ctx = vctx;
+    if (ffnn_local1d_output_size(N, R, padding) == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "omp local1d_forward: N=%zu R=%zu %s has no outputs", N, R,
+                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+    ffnn_omp_local1d_forward(x, W, b, z, batch, N, R, padding, act, ctx->threads);
+    return FFNN_OK;
+}
+
+static ffnn_status ompb_local1d_backward(void *vctx, const float *x, const float *W,
+                                         const float *dz, float *dx, float *dW, float *db,
+                                         size_t batch, size_t N, size_t R,
+                                         ffnn_local1d_padding padding)
+{
+    const omp_ctx *ctx = vctx;
+    if (ffnn_local1d_output_size(N, R, padding) == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "omp local1d_backward: N=%zu R=%zu %s has no outputs", N, R,
+                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+    ffnn_omp_local1d_backward(x, W, dz, dx, dW, db, batch, N, R, padding, ctx->threads);
+    return FFNN_OK;
+}
+
 static ffnn_status ompb_activation_forward(void *vctx, ffnn_activation act, const float *z,
                                           float *a, size_t n)
 {
@@ -390,6 +418,8 @@ const ffnn_backend_ops ffnn_omp_backend = {
     .gather = ompb_gather,
     .dense_forward = ompb_dense_forward,
     .dense_backward = ompb_dense_backward,
+    .local1d_forward = ompb_local1d_forward,
+    .local1d_backward = ompb_local1d_backward,
     .activation_forward = ompb_activation_forward,
     .activation_backward = ompb_activation_backward,
     .loss = ompb_loss,

@@ -91,6 +91,17 @@ void ffnn_omp_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
                         const float *targets, size_t batch, size_t width, float *dout,
                         float *row_loss, uint8_t *row_correct, size_t begin, size_t end);
 
+/* ---- local1d.c: the 1-D locally connected layer on `threads` threads (>= 1) ---- */
+
+/* backend.h local1d_forward (act fused), the reference's bits. */
+void ffnn_omp_local1d_forward(const float *x, const float *W, const float *bias, float *z,
+                              size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
+                              ffnn_activation act, int threads);
+/* backend.h local1d_backward, the reference's bits. */
+void ffnn_omp_local1d_backward(const float *x, const float *W, const float *dz, float *dx,
+                               float *dW, float *db, size_t batch, size_t N, size_t R,
+                               ffnn_local1d_padding padding, int threads);
+
 /* ---- the backend ---- */
 
 /* Create an omp context with `threads` threads (0: omp_get_max_threads()) and the

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""ffnn against PyTorch, same GPU, same call: training speed of small MLPs.
+
+For each (arch, batch): PyTorch in three modes -- eager, the step captured in a CUDA
+graph, a whole epoch (gather included) captured in one CUDA graph -- and ffnn in each
+requested --kernels strategy, on the same data (Fashion-MNIST, resident on the GPU),
+the same network, batch size and number of steps (one epoch = ceil(60000/batch)
+steps), SGD, TF32 off. Times: one warm-up epoch, then the median of --epochs timed
+epochs (torch: CUDA events; ffnn: its synchronised per-epoch seconds). Accuracy: test
+accuracy after the run, for every row.
+
+usage: vs_torch.py DATA_DIR --ffnn build/ffnn [--configs 784-256relu-10:64,...]
+       [--kernels tiled,naive] [--epochs 5] [--out bench/results/vs_torch.json]
+Prints one table; writes the rows as a JSON list.
+"""
+import argparse
+import datetime
+import gzip
+import json
+import os
+import statistics
+import struct
+import subprocess
+
+import numpy as np
+import torch
+
+FP32_CEILING = 51e12  # FLOP/s, ../shared/BENCHMARKS.md (H200, 8192^3 FP32 matmul)
+
+
+def read_idx(path):
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
+        data = f.read()
+    ndim = data[3]
+    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
+    return np.frombuffer(data, np.uint8, offset=4 + 4 * ndim).reshape(dims)
+
+
+def find(d, stem):
+    for n in (stem, stem + ".gz"):
+        if os.path.exists(os.path.join(d, n)):
+            return os.path.join(d, n)
+    raise FileNotFoundError(os.path.join(d, stem))
+
+
+def widths(arch):
+    """[784, 256, 10] and activations from an ffnn dense architecture string."""
+    toks = arch.split("-")
+    ws, acts = [int(toks[0])], []
+    for t in toks[1:]:
+        d = len(t) - len(t.lstrip("0123456789"))
+        ws.append(int(t[:d]))
+        acts.append(t[d:] or "identity")
+    return ws, acts
+
+
+def flop_per_sample(arch):
+    """6 x multiply-adds per sample for forward + backward (BENCHMARKS.md convention)."""
+    ws, _ = widths(arch)
+    return 6 * sum(a * b for a, b in zip(ws, ws[1:]))
+
+
+def torch_model(arch, dev):
+    ws, acts = widths(arch)
+    layers = []
+    for (a, b), act in zip(zip(ws, ws[1:]), acts):
+        layers.append(torch.nn.Linear(a, b))
+        if act == "relu":
+            layers.append(torch.nn.ReLU())
+        elif act != "identity":
+            raise ValueError(act)
+    return torch.nn.Sequential(*layers).to(dev)
+
+
+def torch_run(mode, arch, batch, lr, epochs, data, seed=1):
+    """Train with PyTorch in `mode`; returns (ms per epoch list, test accuracy)."""
+    xtr, ytr, xte, yte = data
+    n = len(xtr)
+    torch.manual_seed(seed)
+    model = torch_model(arch, xtr.device)
+    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    steps = (n + batch - 1) // batch
+    perm = torch.randperm(n, device=xtr.device)
+
+    def step(i):
+        idx = perm[i * batch:(i + 1) * batch]
+        loss = loss_fn(model(xtr[idx]), ytr[idx])
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=False)
+        return loss
+
+    def eager_epoch():
+        perm.copy_(torch.randperm(n, device=xtr.device))
+        for i in range(steps):
+            step(i)
+
+    run_epoch = eager_epoch
+    if mode in ("step_graph", "epoch_graph"):
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # warm-up outside the graph
+            for i in range(3):
+                step(i)
+        torch.cuda.current_stream().wait_stream(s)
+        if mode == "step_graph":
+            # full batches in one graph; the last partial batch eagerly
+            full = n // batch
+            slot = torch.zeros(1, dtype=torch.long, device=xtr.device)
+            ar = torch.arange(batch, device=xtr.device)
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                idx = perm[slot * batch + ar]
+                loss = loss_fn(model(xtr[idx]), ytr[idx])
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=False)
+
+            def graph_step_epoch():
+                perm.copy_(torch.randperm(n, device=xtr.device))
+                for i in range(full):
+                    slot.fill_(i)
+                    g.replay()
+                for i in range(full, steps):
+                    step(i)
+            run_epoch = graph_step_epoch
+        else:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                for i in range(steps):
+                    step(i)
+
+            def graph_epoch():
+                perm.copy_(torch.randperm(n, device=xtr.device))
+                g.replay()
+            run_epoch = graph_epoch
+    times = []
+    for e in range(epochs + 1):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        run_epoch()
+        end.record()
+        torch.cuda.synchronize()
+        if e > 0:
+            times.append(start.elapsed_time(end))
+    with torch.no_grad():
+        acc = (model(xte).argmax(1) == yte).float().mean().item()
+    return times, acc
+
+
+def ffnn_run(ffnn, data_dir, kernels, arch, batch, lr, epochs):
+    cmd = [ffnn, "train", "--data", data_dir, "--arch", arch, "--batch", str(batch), "--lr",
+           str(lr), "--epochs", str(epochs + 1), "--device", "cuda", "--kernels", kernels,
+           "--json", "--seed", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    rows = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
+    return [1e3 * x["seconds"] for x in rows[1:]], rows[-1]["test_accuracy"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("data")
+    ap.add_argument("--ffnn", required=True)
+    ap.add_argument("--configs", default="784-256relu-10:64,784-256relu-10:256,"
+                    "784-256relu-10:1024,784-1024relu-1024relu-10:1024")
+    ap.add_argument("--kernels", default="tiled,naive")
+    ap.add_argument("--torch-modes", default="eager,step_graph,epoch_graph")
+    ap.add_argument("--epochs", type=int, default=5)
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--out", default="bench/results/vs_torch.json")
+    a = ap.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    gpu = torch.cuda.get_device_name()
+    date = datetime.date.today().isoformat()
+    x = read_idx(find(a.data, "train-images-idx3-ubyte"))
+    y = read_idx(find(a.data, "train-labels-idx1-ubyte"))
+    xt = read_idx(find(a.data, "t10k-images-idx3-ubyte"))
+    yt = read_idx(find(a.data, "t10k-labels-idx1-ubyte"))
+    data = (torch.tensor(x.reshape(len(x), -1), device=dev).float() / 255,
+            torch.tensor(y.astype(np.int64), device=dev),
+            torch.tensor(xt.reshape(len(xt), -1), device=dev).float() / 255,
+            torch.tensor(yt.astype(np.int64), device=dev))
+    n = len(x)
+    rows = []
+    for cfg in a.configs.split(","):
+        arch, batch = cfg.rsplit(":", 1)
+        batch = int(batch)
+        steps = (n + batch - 1) // batch
+        flop = flop_per_sample(arch) * n
+        group = []
+        for mode in a.torch_modes.split(","):
+            t, acc = torch_run(mode, arch, batch, a.lr, a.epochs, data)
+            group.append(("torch", mode, t, acc))
+        for k in a.kernels.split(","):
+            t, acc = ffnn_run(a.ffnn, a.data, k, arch, batch, a.lr, a.epochs)
+            group.append(("ffnn", k, t, acc))
+        best_torch = min(statistics.median(t) for s, _, t, _ in group if s == "torch")
+        for system, mode, t, acc in group:
+            ms = statistics.median(t)
+            rows.append(dict(system=system, mode=mode, arch=arch, batch=batch,
+                             ms_per_epoch=round(ms, 4), us_per_step=round(1e3 * ms / steps, 3),
+                             gflops=round(flop / (ms * 1e-3) / 1e9, 1),
+                             pct_fp32_ceiling=round(100 * flop / (ms * 1e-3) / FP32_CEILING, 2),
+                             ratio_to_best_torch=round(best_torch / ms, 3),
+                             test_accuracy=round(acc, 4), epochs_timed=len(t), gpu=gpu,
+                             date=date, torch=torch.__version__))
+    hdr = ("system", "mode", "arch", "batch", "ms_per_epoch", "us_per_step", "gflops",
+           "pct_fp32_ceiling", "ratio_to_best_torch", "test_accuracy")
+    print("| " + " | ".join(hdr) + " |")
+    print("|" + "---|" * len(hdr))
+    for r in rows:
+        print("| " + " | ".join(str(r[h]) for h in hdr) + " |")
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,37 @@
+/* bench.c - `ffnn bench SUITE`: dispatch to the benchmark suites. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_seed002.h"
+
+const char *ffnn_cli_bench_usage =
+    "usage: ffnn bench SUITE [options]\n"
+    "\n"
+    "Benchmark suites (each checks its results before timing them, prints a table and\n"
+    "writes a CSV and a markdown table; 'ffnn bench SUITE --help' for its options):\n"
+    "  seed002   K-layer forward of a 1-D locally connected layer (R = 3, sigmoid):\n"
+    "            cuda global / shared and OpenMP strong / weak scaling, unique and\n"
+    "            reused weights, against the device's copy ceiling\n";
+
+typedef struct suite {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} suite;
+
+static const suite suites[] = {
+    {"seed002", ffnn_bench_seed002},
+};
+
+int ffnn_cli_bench(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(ffnn_cli_bench_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++)
+        if (strcmp(argv[1], suites[i].name) == 0) return suites[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "ffnn bench: unknown suite '%s'\n\n%s", argv[1], ffnn_cli_bench_usage);
+    return 2;
+}

@@ -1,0 +1,107 @@
+/* local1d.c - the 1-D locally connected layer (seed 002), forward and backward,
+ * CPU reference; also the shared entry points ffnn_local1d_output_size and
+ * ffnn_local1d_forward_cpu of local1d/local1d.h.
+ *
+ * Every output m has its own R weights W[m, :] and its own bias b[m], and looks
+ * at R consecutive inputs starting at m - pad (pad = 0 for 'valid', (R-1)/2 for
+ * 'same'); an input index outside [0, N) reads as zero (its term is left out).
+ *
+ *   forward   z[b,m]  = sum_{r<R} W[m,r] x[b, m+r-pad]  (+ bias[m])
+ *   backward  dW[m,r] = sum_b dz[b,m] x[b, m+r-pad]
+ *             db[m]   = sum_b dz[b,m]
+ *             dx[b,n] = sum_{r<R} dz[b, n+pad-r] W[n+pad-r, r]   (0 <= n+pad-r < M)
+ *
+ * Summation orders (the OpenMP kernels follow them, so they give these bits):
+ * z over r ascending, then the bias; dW and db over b ascending; dx over r
+ * ascending (a gather per input: no scatter, so each dx is written once). */
+#include <string.h>
+
+#include "cpu_ops.h"
+
+size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding)
+{
+    if (N == 0 || R == 0)
+        return 0;
+    switch (padding) {
+    case FFNN_LOCAL1D_VALID: return N >= R ? N - R + 1 : 0;
+    case FFNN_LOCAL1D_SAME: return R % 2 == 1 ? N : 0;
+    }
+    return 0;
+}
+
+size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding)
+{
+    return padding == FFNN_LOCAL1D_SAME ? (R - 1) / 2 : 0;
+}
+
+/* z = local1d(x) (+ bias), then a = act(z) in place. */
+void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias, float *z,
+                              size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
+                              ffnn_activation act)
+{
+    const size_t M = ffnn_local1d_output_size(N, R, padding);
+    const size_t pad = ffnn_local1d_pad(R, padding);
+    for (size_t b = 0; b < batch; b++) {
+        const float *xb = x + b * N; /* [N] */
+        float *zb = z + b * M;       /* [M] */
+        for (size_t m = 0; m < M; m++) {
+            const float *wm = W + m * R; /* [R] */
+            float sum = 0.0f;
+            for (size_t r = 0; r < R; r++) {
+                const size_t n = m + r - pad; /* wraps around below 0: then >= N */
+                if (n < N)
+                    sum += wm[r] * xb[n];
+            }
+            zb[m] = sum + (bias ? bias[m] : 0.0f);
+        }
+        if (act != FFNN_ACT_IDENTITY)
+            ffnn_cpu_activation_forward(act, zb, zb, M);
+    }
+}
+
+void ffnn_cpu_local1d_backward(const float *x, const float *W, const float *dz, float *dx,
+                               float *dW, float *db, size_t batch, size_t N, size_t R,
+                               ffnn_local1d_padding padding)
+{
+    const size_t M = ffnn_local1d_output_size(N, R, padding);
+    const size_t pad = ffnn_local1d_pad(R, padding);
+    /* dW[m,r] = sum_b dz[b,m] x[b, m+r-pad] */
+    memset(dW, 0, M * R * sizeof *dW);
+    for (size_t b = 0; b < batch; b++) {
+        const float *xb = x + b * N;   /* [N] */
+        const float *dzb = dz + b * M; /* [M] */
+        for (size_t m = 0; m < M; m++) {
+            float *dwm = dW + m * R; /* [R] */
+            for (size_t r = 0; r < R; r++) {
+                const size_t n = m + r - pad;
+                if (n < N)
+                    dwm[r] += dzb[m] * xb[n];
+            }
+        }
+    }
+    /* db[m] = sum_b dz[b,m] */
+    if (db) {
+        for (size_t m = 0; m < M; m++) {
+            float sum = 0.0f;
+            for (size_t b = 0; b < batch; b++)
+                sum += dz[b * M + m];
+            db[m] = sum;
+        }
+    }
+    /* dx[b,n] = sum_r dz[b,m] W[m,r] over the outputs m = n+pad-r that read n */
+    if (dx) {
+        for (size_t b = 0; b < batch; b++) {
+            const float *dzb = dz + b * M; /* [M] */
+            float *dxb = dx + b * N;       /* [N] */
+            for (size_t n = 0; n < N; n++) {
+                float sum = 0.0f;
+                for (size_t r = 0; r < R; r++) {
+                    const size_t m = n + pad - r; /* wraps around below 0: then >= M */
+                    if (m < M)
+                        sum += dzb[m] * W[m * R + r];
+                }
+                dxb[n] = sum;
+            }
+        }
+    }
+}

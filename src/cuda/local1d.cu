@@ -1,0 +1,517 @@
+/*
+ * local1d.cu - the 1-D locally connected layer (seed 002) on the GPU: forward and
+ * backward (dW, db, dx) in two variants side by side, the backend's
+ * local1d_forward / local1d_backward, and the shared entry point
+ * ffnn_local1d_forward_cuda of local1d/local1d.h.
+ *
+ *   z[b,m]  = act( sum_{r<R} W[m,r] x[b, m+r-pad] + bias[m] )    x [batch,N], W [M,R]
+ *   dW[m,r] = sum_b dz[b,m] x[b, m+r-pad]       db[m] = sum_b dz[b,m]
+ *   dx[b,n] = sum_{r<R} dz[b, n+pad-r] W[n+pad-r, r]            (0 <= n+pad-r < M)
+ *   pad = 0 ('valid', M = N-R+1) or (R-1)/2 ('same', M = N); x outside [0,N) is 0.
+ *
+ * Variants (FFNN_LOCAL1D_GLOBAL for --kernels naive, FFNN_LOCAL1D_SHARED for tiled):
+ *   global  one thread per output, every operand read from global memory (the
+ *           seed's first kernel): forward and dx one thread per (row, output),
+ *           blocks of 256 along the row and grid.y over the rows; dW one thread
+ *           per weight (m, r) looping over the batch (the r = 0 thread also sums
+ *           db[m]). A thread reads W[m, 0..R-1] - consecutive threads R floats
+ *           apart, so each warp load touches R times the lines it uses; L1 keeps
+ *           them for the next r.
+ *   shared  a block owns a tile of T consecutive outputs (T = 256, fewer when R
+ *           is large) and stages in shared memory, with coalesced loads (thread
+ *           k reads element k):
+ *             forward  its W tile [T, R] (T*R consecutive floats: one coalesced
+ *                      stream) once, then for each of its rows the input tile
+ *                      with its halo, x[m0-pad .. m0+T-1+R-1-pad] (zero outside
+ *                      [0, N)); thread t sums W_s[t, r] x_s[t + r]. Every global
+ *                      value is read once per block: x, W, bias, z each stream
+ *                      through exactly once (24 bytes per output at R = 3 and
+ *                      batch 1, seed 002's case), so the kernel runs at the
+ *                      memory bandwidth.
+ *             dx       the W rows and dz values of the T + R - 1 outputs that touch
+ *                      its T inputs (zero where m is outside [0, M)), W once per
+ *                      tile, dz per row; thread t sums over r.
+ *             dW, db   the input tile with its halo per row; thread t owns output
+ *                      m0 + t: its R sums live in shared memory (its own slots),
+ *                      db in a register; the batch loops inside the block, so no
+ *                      sum is split across threads. The W tile is written back
+ *                      [T, R] coalesced.
+ *           W_s rows are S = R (R odd) or R + 1 floats apart: an odd stride, so
+ *           the 32 lanes reading W_s[t, r] hit 32 different banks. When even 32
+ *           outputs' tiles need more than 48 KiB (R in the hundreds) the shared
+ *           variant runs the global kernels instead.
+ *
+ * Every index is 64-bit (size_t): batch * M may exceed 2^31 (seed 002's int
+ * counter overflowed). Grids stride: grid.x over tiles or outputs (at most 2^20
+ * blocks), grid.y over rows (at most 65535).
+ *
+ * Determinism and agreement: every value is summed by one thread, in the
+ * reference's order (z and dx over r ascending, dW and db over b ascending), with
+ * fmaf; no atomics. A term whose input is outside the layer is left out by the
+ * global kernels and added as an exact zero by the shared ones, which changes
+ * nothing (a sum that starts at +0 never becomes -0), so the two variants give the
+ * same bits. Against the CPU reference (products rounded before the add) they
+ * differ by rounding only (tests/test_local1d.c states the bound).
+ */
+#include "common.cuh"
+#include "local1d/local1d.h"
+
+#define L1D_THREADS 256                /* threads per block of every kernel here  */
+#define L1D_SHARED_MAX (48u * 1024u)    /* dynamic shared memory without an opt-in */
+#define L1D_GRID_X_MAX ((size_t)1 << 20) /* blocks along x; the loops stride       */
+#define L1D_TARGET_BLOCKS ((size_t)4096) /* shared forward/dx: rows per block so that
+                                            about this many blocks run             */
+
+static __device__ __forceinline__ float l1d_activate(ffnn_activation act, float v)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case FFNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case FFNN_ACT_TANH: return tanhf(v);
+    case FFNN_ACT_IDENTITY: break;
+    }
+    return v;
+}
+
+static __device__ __forceinline__ size_t l1d_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* A block's T threads walk a [rows, R] tile element by element, thread tid taking
+ * e = tid, tid + T, ... (coalesced in global memory); its position (q, r) =
+ * (e / R, e % R) in the tile is advanced without a division per element:
+ * L1D_WALK declares q0, r0 (the start) and qT, rT (T = qT R + rT), L1D_STEP moves
+ * (q, r) on by T elements. */
+#define L1D_WALK(T, R, tid)                                                        \
+    const int q0 = (tid) / (R), r0 = (tid) % (R), qT = (T) / (R), rT = (T) % (R)
+#define L1D_STEP(q, r)                                                             \
+    do {                                                                           \
+        (q) += qT;                                                                 \
+        (r) += rT;                                                                 \
+        if ((r) >= R) {                                                            \
+            (r) -= R;                                                              \
+            ++(q);                                                                 \
+        }                                                                          \
+    } while (0)
+
+/* ------------------------------------------------------------------ forward */
+
+/* global: thread (row, m) sums its R products from global memory.
+ * x [batch,N], W [M,R], bias [M] or NULL, z [batch,M]. */
+static __global__ void local1d_forward_global(const float *__restrict__ x,
+                                              const float *__restrict__ W,
+                                              const float *__restrict__ bias,
+                                              float *__restrict__ z, size_t batch, size_t N,
+                                              size_t M, int R, int pad, ffnn_activation act)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t row = blockIdx.y; row < batch; row += gridDim.y) {
+        const float *xb = x + row * N; /* [N] */
+        float *zb = z + row * M;       /* [M] */
+        for (size_t m = (size_t)blockIdx.x * blockDim.x + threadIdx.x; m < M; m += stride) {
+            const float *wm = W + m * (size_t)R; /* [R] */
+            float acc = 0.0f;
+            for (int r = 0; r < R; ++r) {
+                const size_t n = m + (size_t)r - (size_t)pad; /* wraps below 0: then >= N */
+                if (n < N) acc = fmaf(wm[r], xb[n], acc);
+            }
+            if (bias != NULL) acc += bias[m];
+            zb[m] = l1d_activate(act, acc);
+        }
+    }
+}
+
+/* shared: a block per tile of T = blockDim.x outputs (grid.x strides over tiles),
+ * rows blockIdx.y, +gridDim.y, ... Shared memory: W_s [T][S], then
+ * x_s [T + R - 1]. Shapes as local1d_forward_global. */
+static __global__ void local1d_forward_shared(const float *__restrict__ x,
+                                              const float *__restrict__ W,
+                                              const float *__restrict__ bias,
+                                              float *__restrict__ z, size_t batch, size_t N,
+                                              size_t M, int R, int S, int pad,
+                                              ffnn_activation act)
+{
+    extern __shared__ float smem[];
+    const int T = (int)blockDim.x, tid = (int)threadIdx.x;
+    float *w_s = smem;         /* [T][S]     */
+    float *x_s = smem + T * S; /* [T + R - 1] */
+    L1D_WALK(T, R, tid);
+    const size_t tiles = (M + (size_t)T - 1) / (size_t)T;
+    for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const size_t m0 = tile * (size_t)T;
+        const int count = (int)l1d_min((size_t)T, M - m0); /* outputs in this tile */
+        const float *Wt = W + m0 * (size_t)R;              /* [count, R], contiguous */
+        for (int e = tid, q = q0, r = r0; e < count * R; e += T) {
+            w_s[q * S + r] = Wt[e]; /* W_s[e / R][e % R] */
+            L1D_STEP(q, r);
+        }
+        const float b_m = bias != NULL && tid < count ? bias[m0 + tid] : 0.0f;
+        for (size_t row = blockIdx.y; row < batch; row += gridDim.y) {
+            const float *xb = x + row * N; /* [N] */
+            for (int k = tid; k < count + R - 1; k += T) {
+                const size_t n = m0 + (size_t)k - (size_t)pad; /* wraps below 0 */
+                x_s[k] = n < N ? xb[n] : 0.0f;
+            }
+            __syncthreads(); /* W_s (first row) and x_s complete */
+            if (tid < count) {
+                const float *w = w_s + tid * S; /* [R] */
+                float acc = 0.0f;
+                for (int r = 0; r < R; ++r) acc = fmaf(w[r], x_s[tid + r], acc);
+                if (bias != NULL) acc += b_m;
+                z[row * M + m0 + tid] = l1d_activate(act, acc);
+            }
+            __syncthreads(); /* x_s (and, after the last row, W_s) free again */
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ backward: dx */
+
+/* global: thread (row, n) gathers dz[row, m] W[m, r] over the outputs m = n+pad-r
+ * that read input n. W [M,R], dz [batch,M], dx [batch,N]. */
+static __global__ void local1d_dx_global(const float *__restrict__ W,
+                                         const float *__restrict__ dz, float *__restrict__ dx,
+                                         size_t batch, size_t N, size_t M, int R, int pad)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t row = blockIdx.y; row < batch; row += gridDim.y) {
+        const float *dzb = dz + row * M; /* [M] */
+        for (size_t n = (size_t)blockIdx.x * blockDim.x + threadIdx.x; n < N; n += stride) {
+            float acc = 0.0f;
+            for (int r = 0; r < R; ++r) {
+                const size_t m = n + (size_t)pad - (size_t)r; /* wraps below 0: then >= M */
+                if (m < M) acc = fmaf(dzb[m], W[m * (size_t)R + r], acc);
+            }
+            dx[row * N + n] = acc;
+        }
+    }
+}
+
+/* shared: a block per tile of T inputs n0 .. n0+T-1; the outputs that touch them
+ * are m = base + k, k < H = count + R - 1, base = n0 + pad - (R - 1). Shared
+ * memory: W_s [H][S] (rows of W, zero outside [0, M)), then dz_s [H]. */
+static __global__ void local1d_dx_shared(const float *__restrict__ W,
+                                         const float *__restrict__ dz, float *__restrict__ dx,
+                                         size_t batch, size_t N, size_t M, int R, int S,
+                                         int pad)
+{
+    extern __shared__ float smem[];
+    const int T = (int)blockDim.x, tid = (int)threadIdx.x;
+    float *w_s = smem;                   /* [T + R - 1][S] */
+    float *d_s = smem + (T + R - 1) * S; /* [T + R - 1]    */
+    L1D_WALK(T, R, tid);
+    const size_t tiles = (N + (size_t)T - 1) / (size_t)T;
+    for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const size_t n0 = tile * (size_t)T;
+        const int count = (int)l1d_min((size_t)T, N - n0);
+        const int H = count + R - 1;
+        /* base = n0 + pad - (R-1), possibly "negative": unsigned arithmetic wraps,
+         * and base + k is then >= M exactly for the outputs below 0 */
+        const size_t base = n0 + (size_t)pad - (size_t)(R - 1);
+        for (int e = tid, k = q0, r = r0; e < H * R; e += T) { /* k = e / R, r = e % R */
+            const size_t m = base + (size_t)k; /* W rows base .. base+H-1: contiguous */
+            w_s[k * S + r] = m < M ? W[m * (size_t)R + r] : 0.0f;
+            L1D_STEP(k, r);
+        }
+        for (size_t row = blockIdx.y; row < batch; row += gridDim.y) {
+            const float *dzb = dz + row * M; /* [M] */
+            for (int k = tid; k < H; k += T) {
+                const size_t m = base + (size_t)k;
+                d_s[k] = m < M ? dzb[m] : 0.0f;
+            }
+            __syncthreads();
+            if (tid < count) {
+                float acc = 0.0f;
+                for (int r = 0; r < R; ++r) { /* output m = n + pad - r: k = tid + R-1-r */
+                    const int k = tid + R - 1 - r;
+                    acc = fmaf(d_s[k], w_s[k * S + r], acc);
+                }
+                dx[row * N + n0 + tid] = acc;
+            }
+            __syncthreads();
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ backward: dW, db */
+
+/* global: thread e = m*R + r sums dz[b,m] x[b, m+r-pad] over b; the r = 0 thread
+ * also sums db[m] (when db is set). x [batch,N], dz [batch,M], dW [M,R], db [M]. */
+static __global__ void local1d_dw_global(const float *__restrict__ x,
+                                         const float *__restrict__ dz, float *__restrict__ dW,
+                                         float *__restrict__ db, size_t batch, size_t N,
+                                         size_t M, int R, int pad)
+{
+    const size_t total = M * (size_t)R, stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += stride) {
+        const size_t m = e / (size_t)R, r = e - m * (size_t)R;
+        const size_t n = m + r - (size_t)pad; /* wraps below 0: then >= N */
+        const int sums_db = db != NULL && r == 0;
+        float acc = 0.0f, acc_b = 0.0f;
+        for (size_t b = 0; b < batch; ++b) {
+            const float g = dz[b * M + m];
+            if (n < N) acc = fmaf(g, x[b * N + n], acc);
+            if (sums_db) acc_b += g;
+        }
+        dW[e] = acc;
+        if (sums_db) db[m] = acc_b;
+    }
+}
+
+/* shared: a block per tile of T outputs (grid.x strides over tiles); thread t owns
+ * output m0 + t over the whole batch. Shared memory: acc_s [T][S] (thread t's R
+ * sums), then x_s [T + R - 1]. Shapes as local1d_dw_global. */
+static __global__ void local1d_dw_shared(const float *__restrict__ x,
+                                         const float *__restrict__ dz, float *__restrict__ dW,
+                                         float *__restrict__ db, size_t batch, size_t N,
+                                         size_t M, int R, int S, int pad)
+{
+    extern __shared__ float smem[];
+    const int T = (int)blockDim.x, tid = (int)threadIdx.x;
+    float *acc_s = smem;         /* [T][S]      */
+    float *x_s = smem + T * S;   /* [T + R - 1] */
+    float *mine = acc_s + tid * S; /* [R] this thread's sums */
+    L1D_WALK(T, R, tid);
+    const size_t tiles = (M + (size_t)T - 1) / (size_t)T;
+    for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const size_t m0 = tile * (size_t)T;
+        const int count = (int)l1d_min((size_t)T, M - m0);
+        for (int r = 0; r < R; ++r) mine[r] = 0.0f;
+        float acc_b = 0.0f;
+        for (size_t b = 0; b < batch; ++b) {
+            const float *xb = x + b * N; /* [N] */
+            for (int k = tid; k < count + R - 1; k += T) {
+                const size_t n = m0 + (size_t)k - (size_t)pad; /* wraps below 0 */
+                x_s[k] = n < N ? xb[n] : 0.0f;
+            }
+            __syncthreads();
+            if (tid < count) {
+                const float g = dz[b * M + m0 + tid];
+                for (int r = 0; r < R; ++r) mine[r] = fmaf(g, x_s[tid + r], mine[r]);
+                acc_b += g;
+            }
+            __syncthreads();
+        }
+        /* the tile's dW [count, R]: count*R consecutive floats, written coalesced */
+        float *dWt = dW + m0 * (size_t)R;
+        for (int e = tid, q = q0, r = r0; e < count * R; e += T) {
+            dWt[e] = acc_s[q * S + r]; /* acc_s[e / R][e % R] */
+            L1D_STEP(q, r);
+        }
+        if (db != NULL && tid < count) db[m0 + tid] = acc_b;
+        __syncthreads(); /* acc_s read by other threads before the next tile resets it */
+    }
+}
+
+/* ------------------------------------------------------------------ launch */
+
+/* Threads per block (256, 128, 64 or 32) of a shared kernel that needs
+ * per_thread * T + extra floats of shared memory, the largest that fits
+ * L1D_SHARED_MAX; *bytes its shared memory. 0 when even 32 do not fit. */
+static int shared_threads(size_t per_thread, size_t extra, size_t *bytes)
+{
+    for (int T = L1D_THREADS; T >= 32; T /= 2) {
+        const size_t floats = per_thread * (size_t)T + extra;
+        if (floats <= L1D_SHARED_MAX / sizeof(float)) {
+            *bytes = floats * sizeof(float);
+            return T;
+        }
+    }
+    return 0;
+}
+
+/* The odd row stride of the W tiles: R or R + 1. */
+static int odd_stride(int R) { return R % 2 == 1 ? R : R + 1; }
+
+static unsigned clamp_blocks(size_t blocks, size_t cap)
+{
+    if (blocks > cap) blocks = cap;
+    return blocks == 0 ? 1u : (unsigned)blocks;
+}
+
+/* grid.y for `rows` rows: each block takes rows y, y + gridDim.y, ...; with
+ * `tiles` blocks along x, enough rows per block that about L1D_TARGET_BLOCKS run
+ * (shared kernels reuse their W tile across their rows). */
+static unsigned row_blocks(size_t rows, size_t tiles, int share)
+{
+    size_t y = rows;
+    if (share) {
+        const size_t want = L1D_TARGET_BLOCKS / (tiles ? tiles : 1);
+        if (y > want) y = want;
+    }
+    return clamp_blocks(y, FFNN_CUDA_MAX_GRID_YZ);
+}
+
+/* The argument checks every entry point shares; *M the output width. */
+static ffnn_status check_shape(const char *op, size_t batch, size_t N, size_t R,
+                               ffnn_local1d_padding padding, size_t *M)
+{
+    if (padding != FFNN_LOCAL1D_VALID && padding != FFNN_LOCAL1D_SAME)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: unknown padding %d (expected valid 0 or same 1)", op,
+                         (int)padding);
+    if (N == 0 || R == 0 || N > FFNN_CUDA_MAX_DIM || R > FFNN_CUDA_MAX_DIM ||
+        batch > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: batch=%zu N=%zu R=%zu: N and R must be in 1..%zu, batch "
+                         "at most %zu", op, batch, N, R, (size_t)FFNN_CUDA_MAX_DIM,
+                         (size_t)FFNN_CUDA_MAX_DIM);
+    *M = ffnn_local1d_output_size(N, R, padding);
+    if (*M == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: N=%zu R=%zu %s: %s", op, N, R,
+                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid",
+                         padding == FFNN_LOCAL1D_SAME
+                             ? "'same' padding needs an odd R"
+                             : "'valid' output N - R + 1 is below 1");
+    return FFNN_OK;
+}
+
+static ffnn_status check_activation(const char *op, ffnn_activation act)
+{
+    switch (act) {
+    case FFNN_ACT_IDENTITY:
+    case FFNN_ACT_RELU:
+    case FFNN_ACT_SIGMOID:
+    case FFNN_ACT_TANH:
+        return FFNN_OK;
+    }
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown activation %d (expected 0..3)",
+                     op, (int)act);
+}
+
+/* Forward on stream; ctx (may be NULL) is poisoned by a sticky launch error. */
+static ffnn_status forward_launch(ffnn_cuda_ctx *ctx, cudaStream_t stream,
+                                  ffnn_local1d_variant variant, const float *x, const float *W,
+                                  const float *bias, float *z, size_t batch, size_t N,
+                                  size_t M, size_t R, size_t pad, ffnn_activation act)
+{
+    if (batch == 0) return FFNN_OK;
+    const int S = odd_stride((int)R);
+    size_t bytes = 0;
+    const int T = variant == FFNN_LOCAL1D_SHARED
+                      ? shared_threads((size_t)S + 1, R - 1, &bytes)
+                      : 0;
+    if (T > 0) {
+        const size_t tiles = (M + (size_t)T - 1) / (size_t)T;
+        const dim3 grid(clamp_blocks(tiles, L1D_GRID_X_MAX), row_blocks(batch, tiles, 1));
+        local1d_forward_shared<<<grid, T, bytes, stream>>>(x, W, bias, z, batch, N, M, (int)R,
+                                                           S, (int)pad, act);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "local1d_forward_shared");
+        return FFNN_OK;
+    }
+    const size_t blocks = (M + L1D_THREADS - 1) / L1D_THREADS;
+    const dim3 grid(clamp_blocks(blocks, L1D_GRID_X_MAX), row_blocks(batch, blocks, 0));
+    local1d_forward_global<<<grid, L1D_THREADS, 0, stream>>>(x, W, bias, z, batch, N, M,
+                                                             (int)R, (int)pad, act);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "local1d_forward_global");
+    return FFNN_OK;
+}
+
+static ffnn_status backward_launch(ffnn_cuda_ctx *ctx, cudaStream_t stream,
+                                   ffnn_local1d_variant variant, const float *x,
+                                   const float *W, const float *dz, float *dx, float *dW,
+                                   float *db, size_t batch, size_t N, size_t M, size_t R,
+                                   size_t pad)
+{
+    const int S = odd_stride((int)R);
+    const int shared = variant == FFNN_LOCAL1D_SHARED;
+    size_t bytes = 0;
+    /* dW and db */
+    int T = shared ? shared_threads((size_t)S + 1, R - 1, &bytes) : 0;
+    if (T > 0) {
+        const size_t tiles = (M + (size_t)T - 1) / (size_t)T;
+        local1d_dw_shared<<<clamp_blocks(tiles, L1D_GRID_X_MAX), T, bytes, stream>>>(
+            x, dz, dW, db, batch, N, M, (int)R, S, (int)pad);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "local1d_dw_shared");
+    } else {
+        const size_t blocks = (M * R + L1D_THREADS - 1) / L1D_THREADS;
+        local1d_dw_global<<<clamp_blocks(blocks, L1D_GRID_X_MAX), L1D_THREADS, 0, stream>>>(
+            x, dz, dW, db, batch, N, M, (int)R, (int)pad);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "local1d_dw_global");
+    }
+    if (dx == NULL || batch == 0) return FFNN_OK;
+    /* dx: H = T + R - 1 rows of S + 1 floats (W_s and dz_s) */
+    T = shared ? shared_threads((size_t)S + 1, (R - 1) * ((size_t)S + 1), &bytes) : 0;
+    if (T > 0) {
+        const size_t tiles = (N + (size_t)T - 1) / (size_t)T;
+        const dim3 grid(clamp_blocks(tiles, L1D_GRID_X_MAX), row_blocks(batch, tiles, 1));
+        local1d_dx_shared<<<grid, T, bytes, stream>>>(W, dz, dx, batch, N, M, (int)R, S,
+                                                      (int)pad);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "local1d_dx_shared");
+    } else {
+        const size_t blocks = (N + L1D_THREADS - 1) / L1D_THREADS;
+        const dim3 grid(clamp_blocks(blocks, L1D_GRID_X_MAX), row_blocks(batch, blocks, 0));
+        local1d_dx_global<<<grid, L1D_THREADS, 0, stream>>>(W, dz, dx, batch, N, M, (int)R,
+                                                            (int)pad);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "local1d_dx_global");
+    }
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ entry points */
+
+/* The backend's ops (backend.h): --kernels naive runs the global kernels, tiled
+ * the shared ones. */
+static ffnn_local1d_variant ctx_variant(const ffnn_cuda_ctx *ctx)
+{
+    return ctx->kernels == FFNN_KERNELS_NAIVE ? FFNN_LOCAL1D_GLOBAL : FFNN_LOCAL1D_SHARED;
+}
+
+extern "C" ffnn_status ffnn_cuda_local1d_forward(void *vctx, const float *x, const float *W,
+                                                 const float *b, float *z, size_t batch,
+                                                 size_t N, size_t R,
+                                                 ffnn_local1d_padding padding,
+                                                 ffnn_activation act)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "local1d_forward");
+    size_t M = 0;
+    ffnn_status st = check_shape("local1d_forward", batch, N, R, padding, &M);
+    if (st == FFNN_OK) st = check_activation("local1d_forward", act);
+    if (st != FFNN_OK) return st;
+    if (batch > 0 && (x == NULL || W == NULL || z == NULL))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda local1d_forward: x, W and z must not be NULL");
+    return forward_launch(ctx, ctx->stream, ctx_variant(ctx), x, W, b, z, batch, N, M, R,
+                          ffnn_local1d_pad(R, padding), act);
+}
+
+extern "C" ffnn_status ffnn_cuda_local1d_backward(void *vctx, const float *x, const float *W,
+                                                  const float *dz, float *dx, float *dW,
+                                                  float *db, size_t batch, size_t N, size_t R,
+                                                  ffnn_local1d_padding padding)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "local1d_backward");
+    size_t M = 0;
+    ffnn_status st = check_shape("local1d_backward", batch, N, R, padding, &M);
+    if (st != FFNN_OK) return st;
+    if (dW == NULL || (batch > 0 && (x == NULL || dz == NULL)) || (dx != NULL && W == NULL))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda local1d_backward: x, dz, dW (and W when dx is wanted) must not "
+                         "be NULL");
+    return backward_launch(ctx, ctx->stream, ctx_variant(ctx), x, W, dz, dx, dW, db, batch, N,
+                           M, R, ffnn_local1d_pad(R, padding));
+}
+
+/* local1d.h: the benchmark's entry point, on a caller's stream, no context. */
+extern "C" ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
+                                                 const float *x, const float *W,
+                                                 const float *bias, float *z, size_t batch,
+                                                 size_t N, size_t R,
+                                                 ffnn_local1d_padding padding,
+                                                 ffnn_activation act)
+{
+    if (variant != FFNN_LOCAL1D_GLOBAL && variant != FFNN_LOCAL1D_SHARED)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_local1d_forward_cuda: unknown variant %d (expected global 0 or "
+                         "shared 1)", (int)variant);
+    size_t M = 0;
+    ffnn_status st = check_shape("local1d forward", batch, N, R, padding, &M);
+    if (st == FFNN_OK) st = check_activation("local1d forward", act);
+    if (st != FFNN_OK) return st;
+    if (batch > 0 && (x == NULL || W == NULL || z == NULL))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_local1d_forward_cuda: x, W and z must not be NULL");
+    return forward_launch(NULL, (cudaStream_t)stream, variant, x, W, bias, z, batch, N, M, R,
+                          ffnn_local1d_pad(R, padding), act);
+}

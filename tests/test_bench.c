@@ -1,0 +1,99 @@
+/*
+ * test_bench.c - the benchmark suites of the CLI (ffnn bench ...), run as a user
+ * would: `ffnn bench seed002 --quick --no-gpu` must run on any machine (its OpenMP
+ * part checks every configuration against the CPU reference before timing it) and
+ * write a CSV with one ok row per measurement plus the markdown table; usage errors
+ * exit with 2.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define CLI (getenv("FFNN_CLI") && *getenv("FFNN_CLI") ? getenv("FFNN_CLI") : "build/ffnn")
+
+/* Run CLI with args (NULL-terminated), stdout and stderr into log; exit status or -1. */
+static int run_cli(const char *log, const char *const *args)
+{
+    const char *argv[32];
+    int n = 0, status = 0;
+    argv[n++] = CLI;
+    while (*args && n < 31) argv[n++] = *args++;
+    argv[n] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = freopen(log, "w", stdout);
+        if (!f || dup2(fileno(stdout), 2) < 0) _exit(126);
+        execv(CLI, (char *const *)argv);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static test_result test_bench_seed002_quick_cpu(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char dir[] = "/tmp/ffnn_bench_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char log[128], csv[128], table[128];
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    snprintf(csv, sizeof csv, "%s/seed002.csv", dir);
+    snprintf(table, sizeof table, "%s/seed002_table.md", dir);
+    const char *args[] = {"bench", "seed002", "--quick", "--no-gpu", "--cpu-threads", "1,2",
+                          "--out", dir, NULL};
+    int rc = run_cli(log, args);
+    CHECK(rc == 0, "ffnn bench seed002 --quick --no-gpu exited with %d (log: %s)", rc, log);
+
+    FILE *f = fopen(csv, "r");
+    CHECK(f != NULL, "no %s", csv);
+    char line[2048];
+    int rows = 0, ok = 0, header = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!header) {
+            static const char want[] = "part,variant,launch,regime,N,K,R,threads,outputs,";
+            header = strncmp(line, want, sizeof want - 1) == 0;
+            continue;
+        }
+        rows++;
+        if (strncmp(line, "omp_", 4) == 0 && strstr(line, ",ok,") != NULL) ok++;
+    }
+    fclose(f);
+    CHECK(header, "%s: unexpected header", csv);
+    /* strong + weak, unique + reused, 2 thread counts */
+    CHECK(ok == 8, "%s: %d ok OpenMP rows of %d, expected 8", csv, ok, rows);
+
+    f = fopen(table, "r");
+    CHECK(f != NULL, "no %s", table);
+    int strong = 0, weak = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "OpenMP strong scaling")) strong = 1;
+        if (strstr(line, "OpenMP weak scaling")) weak = 1;
+    }
+    fclose(f);
+    CHECK(strong && weak, "%s lacks the scaling tables", table);
+
+    const char *bad[] = {"bench", "seed002", "--r", "4", NULL};
+    rc = run_cli(log, bad);
+    CHECK(rc == 2, "--r 4 (even) exited with %d, expected 2", rc);
+    const char *unknown[] = {"bench", "seed999", NULL};
+    rc = run_cli(log, unknown);
+    CHECK(rc == 2, "an unknown suite exited with %d, expected 2", rc);
+
+    remove(csv);
+    remove(table);
+    remove(log);
+    rmdir(dir);
+    return TEST_PASS;
+}
+
+const test_case bench_tests[] = {
+    {"bench_seed002_quick_cpu", test_bench_seed002_quick_cpu},
+};
+const size_t bench_tests_count = sizeof bench_tests / sizeof bench_tests[0];

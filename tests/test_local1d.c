@@ -1,0 +1,1107 @@
+/*
+ * test_local1d.c - suite "local1d": the 1-D locally connected layer (seed 002).
+ *
+ *   - architecture strings with local tokens: sizes, canonical printing that
+ *     round-trips, errors naming the token; init bounds U(+-1/sqrt(R));
+ *   - gradient check of the CPU reference against central differences, both
+ *     paddings, R in {1, 3, 5}, with and without bias, relu / sigmoid / tanh,
+ *     local1d first, after a dense layer and last (method and tolerance as
+ *     tests/test_gradcheck.c);
+ *   - the OpenMP kernels against the reference: the same bits (they use its
+ *     expressions and summation order), for 1, 2 and 3 threads and through the
+ *     omp backend table and ffnn_local1d_forward_omp;
+ *   - cuda against cpu (skipped without a GPU): both variants (global = --kernels
+ *     naive, shared = tiled), forward and backward, on fixed and random shapes
+ *     (N = R, N not a multiple of the 256-thread block, batch > 1, R large enough
+ *     for the shared kernels to shrink their tiles or fall back, batch > 65535
+ *     rows, a long row); the two variants give the same bits; the shared entry
+ *     point ffnn_local1d_forward_cuda with fused sigmoid against
+ *     ffnn_local1d_forward_cpu; a training run on cuda follows the cpu one;
+ *   - a network mixing local1d and dense layers trains on synth:motif (1-D
+ *     signals classified by the shape of a 3-sample motif at a random place, see
+ *     src/data/synth.c) to >= 88% test accuracy and >= 8 points above a dense
+ *     network with about the same number of parameters (measured: 92.6% against
+ *     77.8%); the model's CPU inference (ffnn_model_evaluate) gives the trainer's
+ *     accuracy;
+ *   - model files and checkpoints with local1d layers: round trip, shape check,
+ *     resume gives the uninterrupted run's bits.
+ *
+ * Tolerances, cuda against cpu: |got - want| <= 1e-5 (1 + sqrt(K)) + 1e-4 |want|,
+ * K the summed length (R for z and dx, batch for dW and db) - the dense tests'
+ * matmul bound: the GPU sums with fmaf in the reference's order, the reference
+ * rounds each product first. Activations fused on the GPU add expf/tanhf's 2 ulp.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "check.h"
+#include "cpu/cpu_ops.h"
+#include "ffnn.h"
+#include "local1d/local1d.h"
+#include "omp/omp_kernels.h"
+#include "train_internal.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+typedef struct rng {
+    uint64_t state;
+} rng;
+
+static uint64_t rng_next(rng *r)
+{
+    r->state ^= r->state >> 12;
+    r->state ^= r->state << 25;
+    r->state ^= r->state >> 27;
+    return r->state * 2685821657736338717ULL;
+}
+
+static float rng_uniform(rng *r, float lo, float hi)
+{
+    return lo + (hi - lo) * (float)((double)(rng_next(r) >> 40) / 16777216.0);
+}
+
+static size_t rng_between(rng *r, size_t lo, size_t hi)
+{
+    return lo + (size_t)(rng_next(r) % (hi - lo + 1));
+}
+
+static void fill_uniform(rng *r, float *v, size_t n, float lo, float hi)
+{
+    for (size_t i = 0; i < n; ++i)
+        v[i] = rng_uniform(r, lo, hi);
+}
+
+/* n floats of 0xFF bytes (NaN): an output the code under test forgets shows. */
+static float *poisoned(size_t n)
+{
+    float *p = malloc((n ? n : 1) * sizeof(float));
+    if (p)
+        memset(p, 0xFF, n * sizeof(float));
+    return p;
+}
+
+static int close_f32(const char *what, const float *got, const float *want, size_t n,
+                     double atol, double rtol)
+{
+    size_t bad = 0, first = 0;
+    double worst = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        const double diff = fabs((double)got[i] - (double)want[i]);
+        if (!(diff <= atol + rtol * fabs((double)want[i]))) {
+            if (bad == 0)
+                first = i;
+            ++bad;
+        }
+        if (diff > worst || diff != diff)
+            worst = diff;
+    }
+    if (bad == 0)
+        return 1;
+    fprintf(stderr,
+            "    %s: %zu of %zu values differ; first at [%zu]: got %.9g want %.9g "
+            "(tolerance %.3g); largest |diff| %.3g\n",
+            what, bad, n, first, (double)got[first], (double)want[first],
+            atol + rtol * fabs((double)want[first]), worst);
+    return 0;
+}
+
+static int same_bits(const char *what, const float *got, const float *want, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
+            fprintf(stderr, "    %s: bits differ at [%zu] of %zu: got %.9g want %.9g\n", what,
+                    i, n, (double)got[i], (double)want[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static double sum_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
+#define SUM_RTOL 1e-4
+
+static const char *padding_name(ffnn_local1d_padding p)
+{
+    return p == FFNN_LOCAL1D_SAME ? "same" : "valid";
+}
+
+/* ------------------------------------------------------------------ architecture */
+
+static test_result test_arch(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    CHECK(ffnn_local1d_output_size(10, 3, FFNN_LOCAL1D_VALID) == 8, "valid 10, 3");
+    CHECK(ffnn_local1d_output_size(3, 3, FFNN_LOCAL1D_VALID) == 1, "valid N = R");
+    CHECK(ffnn_local1d_output_size(2, 3, FFNN_LOCAL1D_VALID) == 0, "valid R > N");
+    CHECK(ffnn_local1d_output_size(10, 5, FFNN_LOCAL1D_SAME) == 10, "same 10, 5");
+    CHECK(ffnn_local1d_output_size(2, 5, FFNN_LOCAL1D_SAME) == 2, "same R > N");
+    CHECK(ffnn_local1d_output_size(10, 4, FFNN_LOCAL1D_SAME) == 0, "same, even R");
+    CHECK(ffnn_local1d_output_size(10, 0, FFNN_LOCAL1D_VALID) == 0, "R = 0");
+    CHECK(ffnn_local1d_output_size(0, 1, FFNN_LOCAL1D_SAME) == 0, "N = 0");
+    CHECK(ffnn_local1d_output_size((size_t)1 << 40, 3, FFNN_LOCAL1D_VALID) ==
+              ((size_t)1 << 40) - 2, "64-bit sizes");
+
+    /* sizes, kinds, parameter count */
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("64-local3sigmoid-local5samesigmoid:nobias-10", &m));
+    CHECK(ffnn_model_layer_count(m) == 3, "layers %d", ffnn_model_layer_count(m));
+    size_t in, out, fan_in;
+    ffnn_activation act;
+    ffnn_layer_kind kind;
+    int bias, same;
+    CHECK_OK(ffnn_model_layer(m, 0, &in, &out, &act, &bias));
+    CHECK_OK(ffnn_model_layer_kind(m, 0, &kind, &fan_in, &same));
+    CHECK(in == 64 && out == 62 && act == FFNN_ACT_SIGMOID && bias && kind == FFNN_LAYER_LOCAL1D &&
+          fan_in == 3 && !same, "layer 0: %zu -> %zu, R %zu, same %d", in, out, fan_in, same);
+    CHECK_OK(ffnn_model_layer(m, 1, &in, &out, &act, &bias));
+    CHECK_OK(ffnn_model_layer_kind(m, 1, &kind, &fan_in, &same));
+    CHECK(in == 62 && out == 62 && !bias && kind == FFNN_LAYER_LOCAL1D && fan_in == 5 && same,
+          "layer 1: %zu -> %zu, R %zu, same %d", in, out, fan_in, same);
+    CHECK_OK(ffnn_model_layer_kind(m, 2, &kind, &fan_in, &same));
+    CHECK(kind == FFNN_LAYER_DENSE && fan_in == 62 && !same, "layer 2");
+    CHECK(ffnn_model_parameter_count(m) == 62 * 3 + 62 + 62 * 5 + 62 * 10 + 10, "count %zu",
+          ffnn_model_parameter_count(m));
+    CHECK(ffnn_model_weight(m, 1) == ffnn_model_parameters(m) + 62 * 4, "W of layer 1");
+    CHECK(ffnn_model_bias(m, 1) == NULL, "layer 1 has no bias");
+    CHECK(ffnn_model_output_size(m) == 10, "outputs");
+    ffnn_model_free(m);
+
+    /* canonical printing round-trips */
+    const char *forms[] = {"64-local3sigmoid-local3samesigmoid-10", "9-local1-local9same:nobias-2",
+                           "8-local3identity-2relu-local1tanh", "7-local7-1",
+                           "5-local3samerelu:nobias-local3relu-3"};
+    const char *canon[] = {"64-local3sigmoid-local3samesigmoid-10", "9-local1-local9same:nobias-2",
+                           "8-local3-2relu-local1tanh", "7-local7-1",
+                           "5-local3samerelu:nobias-local3relu-3"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char buf[256], again[256];
+        ffnn_model *a = NULL, *b = NULL;
+        CHECK_OK(ffnn_model_create(forms[i], &a));
+        ffnn_model_arch_string(a, buf, sizeof buf);
+        CHECK(strcmp(buf, canon[i]) == 0, "'%s' printed as '%s'", forms[i], buf);
+        CHECK_OK(ffnn_model_create(buf, &b));
+        ffnn_model_arch_string(b, again, sizeof again);
+        CHECK(strcmp(buf, again) == 0 &&
+                  ffnn_model_parameter_count(a) == ffnn_model_parameter_count(b),
+              "'%s' does not round-trip", buf);
+        ffnn_model_free(a);
+        ffnn_model_free(b);
+    }
+
+    /* errors name the column and the token */
+    struct { const char *arch, *expect; } bad[] = {
+        {"64-local0-10", "column 4, token 'local0': receptive field R must be at least 1"},
+        {"64-local4same-10", "token 'local4same': 'same' padding needs an odd receptive field"},
+        {"64-local-10", "token 'local': expected a receptive field R"},
+        {"64-localsame-10", "token 'localsame': expected a receptive field R"},
+        {"4-local5-10", "column 3, token 'local5': receptive field R = 5 is wider than the "
+                        "layer's 4 inputs"},
+        {"64-10-local11relu", "column 7, token 'local11relu': receptive field R = 11 is wider"},
+        {"64-local3valid-10", "token 'local3valid': unknown activation"},
+        {"64-local3samerelu:bias-10", "unknown option"},
+        {"64-local99999999-10", "receptive field R larger than the limit"},
+        {"64-loc3-10", "token 'loc3': expected a width"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ffnn_model *x = NULL;
+        ffnn_status st = ffnn_model_create(bad[i].arch, &x);
+        CHECK(st == FFNN_ERR_PARSE && x == NULL, "'%s' gave status %d", bad[i].arch, (int)st);
+        CHECK(strstr(ffnn_last_error(), bad[i].expect) != NULL, "'%s': message '%s' lacks '%s'",
+              bad[i].arch, ffnn_last_error(), bad[i].expect);
+    }
+    /* the same output width as 'valid' but not the same layer: R matters */
+    ffnn_model *d = NULL, *l = NULL;
+    CHECK_OK(ffnn_model_create("64-62-2", &d));
+    CHECK_OK(ffnn_model_create("64-local3-2", &l));
+    CHECK(ffnn_model_parameter_count(d) != ffnn_model_parameter_count(l), "dense == local?");
+    ffnn_model_free(d);
+    ffnn_model_free(l);
+    return TEST_PASS;
+}
+
+/* Initial weights and biases of a local1d layer: U(-1/sqrt(R), 1/sqrt(R)). */
+static test_result test_init(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("4000-local9same-local4", &m));
+    CHECK_OK(ffnn_model_init(m, 5));
+    for (int l = 0; l < 2; l++) {
+        const size_t R = l == 0 ? 9 : 4, M = l == 0 ? 4000 : 3997;
+        const float bound = 1.0f / sqrtf((float)R);
+        const float *v[2] = {ffnn_model_weight(m, l), ffnn_model_bias(m, l)};
+        const size_t n[2] = {M * R, M};
+        for (int k = 0; k < 2; k++) {
+            float lo = 1, hi = -1;
+            for (size_t i = 0; i < n[k]; i++) {
+                CHECK(v[k][i] >= -bound && v[k][i] < bound, "layer %d %s %zu = %g", l,
+                      k ? "bias" : "weight", i, (double)v[k][i]);
+                lo = v[k][i] < lo ? v[k][i] : lo;
+                hi = v[k][i] > hi ? v[k][i] : hi;
+            }
+            CHECK(lo < -0.9f * bound && hi > 0.9f * bound, "layer %d range [%g, %g]", l,
+                  (double)lo, (double)hi);
+        }
+    }
+    ffnn_model_free(m);
+    return TEST_PASS;
+}
+
+/* ------------------------------------------------------------------ gradient check */
+
+enum { GC_SAMPLES = 6, GC_FEATURES = 11 };
+
+/* Random float features in [-1, 1] with labels < classes (every class present). */
+static ffnn_dataset *gc_dataset(rng *r, int classes)
+{
+    float x[GC_SAMPLES * GC_FEATURES];
+    uint8_t y[GC_SAMPLES];
+    ffnn_dataset *ds = NULL;
+    fill_uniform(r, x, GC_SAMPLES * GC_FEATURES, -1.0f, 1.0f);
+    for (int i = 0; i < GC_SAMPLES; i++)
+        y[i] = (uint8_t)(i % classes);
+    if (ffnn_dataset_from_arrays(GC_SAMPLES, GC_FEATURES, x, y, 0, NULL, &ds) != FFNN_OK)
+        return NULL;
+    return ds;
+}
+
+/* The loss at parameter i = value (uploaded), the others as they are. */
+static ffnn_status loss_at(ffnn_trainer *t, float *p, size_t i, float value, const int32_t *rows,
+                           double *loss)
+{
+    const float saved = p[i];
+    p[i] = value;
+    ffnn_status st = ffnn_trainer_upload_model(t);
+    if (st == FFNN_OK)
+        st = ffnn_trainer_gradient(t, rows, GC_SAMPLES, loss, NULL);
+    p[i] = saved;
+    return st;
+}
+
+/* The reference's gradient of arch against central differences - the method and
+ * tolerance of tests/test_gradcheck.c: h = 1e-2, |fd - g| <= 1e-4 + 1e-3 |g|.
+ * A ReLU kink within h of a parameter (a pre-activation crossing 0) spoils fd;
+ * such a parameter is let off when, with h' = h/10, the central difference, or
+ * the one-sided second-order difference of a side without the kink,
+ * (-3 L(0) + 4 L(+-h') - L(+-2h')) / (+-2h') (truncation error twice the
+ * central one's: twice the tolerance), agrees with g - so a wrong gradient cannot
+ * pass as a kink; the loss's rounding noise (~1e-9 for these nets) is far below
+ * the tolerance times h'. At most 20% of the parameters may be let off (a net
+ * of R = 1 ReLU units without biases has many pre-activations near 0). */
+static test_result check_gradients(const char *arch, ffnn_loss loss, int classes, rng *r)
+{
+    ffnn_dataset *ds = gc_dataset(r, classes);
+    CHECK(ds != NULL, "dataset: %s", ffnn_last_error());
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create(arch, &m));
+    CHECK_OK(ffnn_model_init(m, 11));
+    float *p = ffnn_model_parameters(m);
+    const size_t n = ffnn_model_parameter_count(m);
+    for (size_t i = 0; i < n; i++) /* larger weights: sharper, non-trivial gradients */
+        p[i] *= 2.5f;
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.loss = loss;
+    cfg.batch_size = GC_SAMPLES;
+    cfg.eval_batch_size = GC_SAMPLES;
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_trainer_create(m, ds, &cfg, &t));
+    int32_t rows[GC_SAMPLES];
+    for (int i = 0; i < GC_SAMPLES; i++)
+        rows[i] = i;
+    float *grad = malloc(n * sizeof *grad);
+    CHECK(grad != NULL, "malloc");
+    double L0, Lp, Lm;
+    CHECK_OK(ffnn_trainer_gradient(t, rows, GC_SAMPLES, &L0, grad));
+    const float h = 1e-2f;
+    size_t kinks = 0, nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float v = p[i];
+        const double tol = 1e-4 + 1e-3 * fabs(grad[i]);
+        CHECK_OK(loss_at(t, p, i, v + h, rows, &Lp));
+        CHECK_OK(loss_at(t, p, i, v - h, rows, &Lm));
+        const double fd = (Lp - Lm) / (2.0 * h);
+        nonzero += fabs(grad[i]) > 1e-6;
+        if (fabs(fd - grad[i]) <= tol)
+            continue;
+        /* a kink within h: the same with a step ten times smaller */
+        const float h2 = h / 10;
+        double Lp1, Lm1, Lp2, Lm2;
+        CHECK_OK(loss_at(t, p, i, v + h2, rows, &Lp1));
+        CHECK_OK(loss_at(t, p, i, v - h2, rows, &Lm1));
+        CHECK_OK(loss_at(t, p, i, v + 2 * h2, rows, &Lp2));
+        CHECK_OK(loss_at(t, p, i, v - 2 * h2, rows, &Lm2));
+        const double fd2 = (Lp1 - Lm1) / (2.0 * h2);
+        const double plus = (-3.0 * L0 + 4.0 * Lp1 - Lp2) / (2.0 * h2);
+        const double minus = (3.0 * L0 - 4.0 * Lm1 + Lm2) / (2.0 * h2);
+        CHECK(fabs(fd2 - grad[i]) <= tol || fabs(plus - grad[i]) <= 2 * tol ||
+                  fabs(minus - grad[i]) <= 2 * tol,
+              "%s, loss %s: parameter %zu of %zu: analytic %.6g, central difference %.6g "
+              "(h %g), %.6g (h %g), one-sided %.6g (+) %.6g (-)", arch, ffnn_loss_name(loss),
+              i, n, (double)grad[i], fd, (double)h, fd2, (double)h2, plus, minus);
+        kinks++;
+    }
+    CHECK_OK(ffnn_trainer_upload_model(t));
+    CHECK(kinks * 5 <= n, "%s: %zu of %zu parameters at kinks", arch, kinks, n);
+    CHECK(nonzero * 4 >= n, "%s: only %zu of %zu gradients are non-zero", arch, nonzero, n);
+    free(grad);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(ds);
+    return TEST_PASS;
+}
+
+static test_result test_gradcheck(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    static const char *acts[] = {"relu", "sigmoid", "tanh"};
+    static const char *pads[] = {"", "same"};
+    static const char *bias[] = {"", ":nobias"};
+    static const int Rs[] = {1, 3, 5};
+    rng r = {0xC0FFEE1234567ULL};
+    for (int ri = 0; ri < 3; ri++)
+        for (int pi = 0; pi < 2; pi++)
+            for (int ai = 0; ai < 3; ai++)
+                for (int bi = 0; bi < 2; bi++) {
+                    /* local1d first (dW, db), after a dense layer (dW, db and dx into
+                     * it), then a dense output (ce) */
+                    char arch[160];
+                    snprintf(arch, sizeof arch, "%d-local%d%s%s%s-9%s%s-local%d%s%s%s-3%s",
+                             GC_FEATURES, Rs[ri], pads[pi], acts[ai], bias[bi],
+                             acts[(ai + 1) % 3], bias[bi], Rs[ri], pads[pi],
+                             acts[(ai + 2) % 3], bias[bi], bias[bi]);
+                    test_result t = check_gradients(arch, FFNN_LOSS_SOFTMAX_CE, 3, &r);
+                    if (t != TEST_PASS)
+                        return t;
+                }
+    /* local1d as the output layer (mse through its activation; bce on its logits) */
+    test_result t = check_gradients("11-local3sametanh-local3sigmoid", FFNN_LOSS_MSE, 3, &r);
+    if (t == TEST_PASS)
+        t = check_gradients("11-7relu-local5same:nobias", FFNN_LOSS_SIGMOID_BCE, 3, &r);
+    if (t == TEST_PASS)
+        t = check_gradients("11-local5-local5", FFNN_LOSS_SOFTMAX_CE, 3, &r);
+    return t;
+}
+
+/* ------------------------------------------------------------------ shapes */
+
+typedef struct l1d_shape {
+    size_t batch, N, R;
+    ffnn_local1d_padding padding;
+} l1d_shape;
+
+/* Buffers of one shape, random x, W, b, dz in [-1, 1]; host memory. */
+typedef struct l1d_case {
+    l1d_shape s;
+    size_t M;
+    float *x, *W, *b, *dz; /* [batch, N], [M, R], [M], [batch, M] */
+} l1d_case;
+
+static void case_free(l1d_case *c)
+{
+    free(c->x);
+    free(c->W);
+    free(c->b);
+    free(c->dz);
+    memset(c, 0, sizeof *c);
+}
+
+static int case_make(l1d_case *c, rng *r, l1d_shape s)
+{
+    memset(c, 0, sizeof *c);
+    c->s = s;
+    c->M = ffnn_local1d_output_size(s.N, s.R, s.padding);
+    c->x = malloc(s.batch * s.N * sizeof(float));
+    c->W = malloc(c->M * s.R * sizeof(float));
+    c->b = malloc(c->M * sizeof(float));
+    c->dz = malloc(s.batch * c->M * sizeof(float));
+    if (c->M == 0 || !c->x || !c->W || !c->b || !c->dz) {
+        case_free(c);
+        return 0;
+    }
+    fill_uniform(r, c->x, s.batch * s.N, -1.0f, 1.0f);
+    fill_uniform(r, c->W, c->M * s.R, -1.0f, 1.0f);
+    fill_uniform(r, c->b, c->M, -1.0f, 1.0f);
+    fill_uniform(r, c->dz, s.batch * c->M, -1.0f, 1.0f);
+    return 1;
+}
+
+/* A random valid shape: batch 1..9, R 1..9 (odd for same), N R..300. */
+static l1d_shape random_shape(rng *r)
+{
+    l1d_shape s;
+    s.padding = rng_next(r) & 1 ? FFNN_LOCAL1D_SAME : FFNN_LOCAL1D_VALID;
+    s.R = rng_between(r, 1, 9);
+    if (s.padding == FFNN_LOCAL1D_SAME && s.R % 2 == 0)
+        s.R++;
+    s.N = rng_between(r, s.padding == FFNN_LOCAL1D_SAME ? 1 : s.R, 300);
+    s.batch = rng_between(r, 1, 9);
+    return s;
+}
+
+/* ------------------------------------------------------------------ OpenMP */
+
+/* One shape: forward (identity and a fused activation, with and without bias)
+ * and backward (all outputs, then dW only) of the omp kernels on 1, 2, 3
+ * threads, and of the omp backend table, against the reference: the same bits. */
+static test_result omp_case(const l1d_case *c, void *omp_ctx)
+{
+    const l1d_shape s = c->s;
+    const size_t nz = s.batch * c->M, nx = s.batch * s.N, nw = c->M * s.R;
+    static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
+                                           FFNN_ACT_RELU};
+    float *want = poisoned(nz), *got = poisoned(nz);
+    CHECK(want && got, "malloc");
+    for (int a = 0; a < 4; a++) {
+        const float *bias = a % 2 ? c->b : NULL;
+        ffnn_local1d_forward_cpu(c->x, c->W, bias, want, s.batch, s.N, s.R, s.padding, acts[a]);
+        for (int threads = 0; threads <= 3; threads++) {
+            memset(got, 0xFF, nz * sizeof *got);
+            if (threads == 0) /* the backend table (its context's threads) */
+                CHECK_OK(ffnn_omp_backend.local1d_forward(omp_ctx, c->x, c->W, bias, got,
+                                                          s.batch, s.N, s.R, s.padding,
+                                                          acts[a]));
+            else
+                ffnn_local1d_forward_omp(c->x, c->W, bias, got, s.batch, s.N, s.R, s.padding,
+                                         acts[a], threads);
+            CHECK(same_bits("z", got, want, nz), "forward batch=%zu N=%zu R=%zu %s act %s "
+                  "bias %d threads %d", s.batch, s.N, s.R, padding_name(s.padding),
+                  ffnn_activation_name(acts[a]), bias != NULL, threads);
+        }
+    }
+    free(want);
+    free(got);
+
+    float *dx0 = poisoned(nx), *dW0 = poisoned(nw), *db0 = poisoned(c->M);
+    float *dx = poisoned(nx), *dW = poisoned(nw), *db = poisoned(c->M);
+    CHECK(dx0 && dW0 && db0 && dx && dW && db, "malloc");
+    ffnn_cpu_local1d_backward(c->x, c->W, c->dz, dx0, dW0, db0, s.batch, s.N, s.R, s.padding);
+    for (int threads = 0; threads <= 3; threads++) {
+        memset(dx, 0xFF, nx * sizeof *dx);
+        memset(dW, 0xFF, nw * sizeof *dW);
+        memset(db, 0xFF, c->M * sizeof *db);
+        if (threads == 0)
+            CHECK_OK(ffnn_omp_backend.local1d_backward(omp_ctx, c->x, c->W, c->dz, dx, dW, db,
+                                                       s.batch, s.N, s.R, s.padding));
+        else
+            ffnn_omp_local1d_backward(c->x, c->W, c->dz, dx, dW, db, s.batch, s.N, s.R,
+                                      s.padding, threads);
+        CHECK(same_bits("dx", dx, dx0, nx) && same_bits("dW", dW, dW0, nw) &&
+                  same_bits("db", db, db0, c->M),
+              "backward batch=%zu N=%zu R=%zu %s threads %d", s.batch, s.N, s.R,
+              padding_name(s.padding), threads);
+    }
+    /* dW only: dx and db are left alone */
+    memset(dx, 0xFF, nx * sizeof *dx);
+    ffnn_omp_local1d_backward(c->x, c->W, c->dz, NULL, dW, NULL, s.batch, s.N, s.R, s.padding, 2);
+    CHECK(same_bits("dW (dx, db NULL)", dW, dW0, nw), "dW only");
+    free(dx0), free(dW0), free(db0), free(dx), free(dW), free(db);
+    return TEST_PASS;
+}
+
+static const l1d_shape fixed_shapes[] = {
+    {1, 1, 1, FFNN_LOCAL1D_VALID},    {1, 1, 1, FFNN_LOCAL1D_SAME},
+    {3, 5, 5, FFNN_LOCAL1D_VALID},    {3, 5, 5, FFNN_LOCAL1D_SAME},  /* N = R */
+    {2, 3, 7, FFNN_LOCAL1D_SAME},     /* window wider than the row  */
+    {4, 300, 3, FFNN_LOCAL1D_VALID},  {4, 257, 3, FFNN_LOCAL1D_SAME}, /* not x256 */
+    {64, 64, 5, FFNN_LOCAL1D_VALID},  {64, 64, 5, FFNN_LOCAL1D_SAME},
+    {5, 1000, 4, FFNN_LOCAL1D_VALID}, {2, 600, 33, FFNN_LOCAL1D_SAME},
+    {1, 100000, 3, FFNN_LOCAL1D_VALID}, /* several chunks, a team of threads */
+    {3, 20000, 9, FFNN_LOCAL1D_SAME},
+};
+enum { FIXED = sizeof fixed_shapes / sizeof fixed_shapes[0] };
+
+static test_result test_omp(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    void *ctx = NULL;
+    CHECK_OK(ffnn_omp_create_with(3, NULL, &ctx));
+    rng r = {0x5EED0002ULL};
+    test_result t = TEST_PASS;
+    for (size_t i = 0; i < FIXED + 12 && t == TEST_PASS; i++) {
+        l1d_case c;
+        const l1d_shape s = i < FIXED ? fixed_shapes[i] : random_shape(&r);
+        if (!case_make(&c, &r, s)) {
+            ffnn_omp_backend.destroy(ctx);
+            CHECK(0, "case_make batch=%zu N=%zu R=%zu", s.batch, s.N, s.R);
+        }
+        t = omp_case(&c, ctx);
+        case_free(&c);
+    }
+    ffnn_omp_backend.destroy(ctx);
+    return t;
+}
+
+/* ------------------------------------------------------------------ cuda */
+
+static const char *no_gpu_reason(void)
+{
+    if (!ffnn_has_cuda())
+        return "build has no CUDA";
+    if (ffnn_cuda_device_count() == 0)
+        return "no CUDA GPU";
+    return NULL;
+}
+
+/* Device buffers of one cuda case (released by gpu_case_free). */
+enum { GPU_BUFFERS = 12 };
+typedef struct gpu_bufs {
+    const ffnn_backend_ops *ops;
+    void *ctx;
+    void *p[GPU_BUFFERS];
+    int n;
+} gpu_bufs;
+
+static void *gpu_put(gpu_bufs *g, const float *src, size_t n)
+{
+    void *d = NULL;
+    if (g->n == GPU_BUFFERS || g->ops->alloc(g->ctx, n * sizeof(float), &d) != FFNN_OK)
+        return NULL;
+    g->p[g->n++] = d;
+    float *poison = src ? NULL : poisoned(n);
+    ffnn_status st = g->ops->upload(g->ctx, d, src ? src : poison, n * sizeof(float));
+    if (st == FFNN_OK)
+        st = g->ops->synchronize(g->ctx);
+    free(poison);
+    return st == FFNN_OK ? d : NULL;
+}
+
+static void gpu_free(gpu_bufs *g)
+{
+    for (int i = 0; i < g->n; i++)
+        g->ops->release(g->ctx, g->p[i]);
+    g->n = 0;
+}
+
+static float *gpu_get(gpu_bufs *g, const void *d, size_t n)
+{
+    float *h = malloc((n ? n : 1) * sizeof *h);
+    if (h && g->ops->download(g->ctx, h, d, n * sizeof *h) != FFNN_OK) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+/* Forward and backward of one shape on the two cuda contexts (naive = global,
+ * tiled = shared) against the reference; the two variants give the same bits. */
+static test_result cuda_case(void *ctx[2], const l1d_case *c, ffnn_activation act)
+{
+    const l1d_shape s = c->s;
+    const size_t nz = s.batch * c->M, nx = s.batch * s.N, nw = c->M * s.R;
+    const ffnn_backend_ops *ops = ffnn_cuda_backend();
+    float *z0 = malloc(nz * sizeof *z0), *dx0 = malloc(nx * sizeof *dx0);
+    float *dW0 = malloc(nw * sizeof *dW0), *db0 = malloc(c->M * sizeof *db0);
+    float *got[2][4] = {{NULL}}; /* per variant: z, dx, dW, db */
+    CHECK(z0 && dx0 && dW0 && db0, "malloc");
+    ffnn_local1d_forward_cpu(c->x, c->W, c->b, z0, s.batch, s.N, s.R, s.padding, act);
+    ffnn_cpu_local1d_backward(c->x, c->W, c->dz, dx0, dW0, db0, s.batch, s.N, s.R, s.padding);
+    test_result res = TEST_PASS;
+    for (int v = 0; v < 2 && res == TEST_PASS; v++) {
+        gpu_bufs g = {ops, ctx[v], {NULL}, 0};
+        void *x = gpu_put(&g, c->x, nx), *W = gpu_put(&g, c->W, nw), *b = gpu_put(&g, c->b, c->M);
+        void *dz = gpu_put(&g, c->dz, nz), *z = gpu_put(&g, NULL, nz), *dx = gpu_put(&g, NULL, nx);
+        void *dW = gpu_put(&g, NULL, nw), *db = gpu_put(&g, NULL, c->M);
+        ffnn_status st = x && W && b && dz && z && dx && dW && db ? FFNN_OK : FFNN_ERR_CUDA;
+        if (st == FFNN_OK)
+            st = ops->local1d_forward(ctx[v], x, W, b, z, s.batch, s.N, s.R, s.padding, act);
+        if (st == FFNN_OK)
+            st = ops->local1d_backward(ctx[v], x, W, dz, dx, dW, db, s.batch, s.N, s.R,
+                                       s.padding);
+        if (st == FFNN_OK) {
+            got[v][0] = gpu_get(&g, z, nz);
+            got[v][1] = gpu_get(&g, dx, nx);
+            got[v][2] = gpu_get(&g, dW, nw);
+            got[v][3] = gpu_get(&g, db, c->M);
+        }
+        gpu_free(&g);
+        if (st != FFNN_OK || !got[v][0] || !got[v][1] || !got[v][2] || !got[v][3]) {
+            fprintf(stderr, "    %s: %s\n", v ? "shared" : "global", ffnn_last_error());
+            res = TEST_FAIL;
+            break;
+        }
+        const char *name = v ? "shared" : "global";
+        const double act_tol = act == FFNN_ACT_IDENTITY ? 0.0 : 1e-6;
+        if (!close_f32("z", got[v][0], z0, nz, sum_atol(s.R) + act_tol, SUM_RTOL) ||
+            !close_f32("dx", got[v][1], dx0, nx, sum_atol(s.R), SUM_RTOL) ||
+            !close_f32("dW", got[v][2], dW0, nw, sum_atol(s.batch), SUM_RTOL) ||
+            !close_f32("db", got[v][3], db0, c->M, sum_atol(s.batch), SUM_RTOL)) {
+            fprintf(stderr, "    %s: batch=%zu N=%zu R=%zu %s act %s\n", name, s.batch, s.N,
+                    s.R, padding_name(s.padding), ffnn_activation_name(act));
+            res = TEST_FAIL;
+        }
+    }
+    if (res == TEST_PASS) {
+        const size_t n[4] = {nz, nx, nw, c->M};
+        const char *what[4] = {"z global/shared", "dx global/shared", "dW global/shared",
+                               "db global/shared"};
+        for (int k = 0; k < 4 && res == TEST_PASS; k++)
+            if (!same_bits(what[k], got[1][k], got[0][k], n[k])) {
+                fprintf(stderr, "    batch=%zu N=%zu R=%zu %s\n", s.batch, s.N, s.R,
+                        padding_name(s.padding));
+                res = TEST_FAIL;
+            }
+    }
+    for (int v = 0; v < 2; v++)
+        for (int k = 0; k < 4; k++)
+            free(got[v][k]);
+    free(z0), free(dx0), free(dW0), free(db0);
+    return res;
+}
+
+static const l1d_shape cuda_shapes[] = {
+    {1, 1, 1, FFNN_LOCAL1D_VALID},      {1, 1, 1, FFNN_LOCAL1D_SAME},
+    {3, 5, 5, FFNN_LOCAL1D_VALID},      {3, 5, 5, FFNN_LOCAL1D_SAME},   /* N = R */
+    {2, 3, 7, FFNN_LOCAL1D_SAME},       {4, 256, 3, FFNN_LOCAL1D_VALID},
+    {4, 258, 3, FFNN_LOCAL1D_VALID},    {4, 257, 3, FFNN_LOCAL1D_SAME},  /* not x256 */
+    {64, 64, 5, FFNN_LOCAL1D_VALID},    {64, 64, 5, FFNN_LOCAL1D_SAME},
+    {5, 1000, 4, FFNN_LOCAL1D_VALID},   {7, 999, 2, FFNN_LOCAL1D_VALID}, /* even R */
+    {2, 3000, 33, FFNN_LOCAL1D_SAME},   {3, 2000, 64, FFNN_LOCAL1D_VALID},
+    {2, 1500, 201, FFNN_LOCAL1D_SAME},  /* shared tiles shrink to 32-64 outputs */
+    {2, 1400, 700, FFNN_LOCAL1D_VALID}, /* shared falls back to the global kernels */
+    {70000, 6, 3, FFNN_LOCAL1D_SAME},   /* more rows than grid.y: the row loop strides */
+    {1, 3000001, 3, FFNN_LOCAL1D_VALID},/* a long row: 11719 tiles */
+    {1024, 784, 5, FFNN_LOCAL1D_VALID}, /* an evaluation batch */
+};
+enum { CUDA_FIXED = sizeof cuda_shapes / sizeof cuda_shapes[0] };
+
+static test_result test_cuda(char *why, size_t why_size)
+{
+    const char *reason = no_gpu_reason();
+    if (reason)
+        SKIP("%s", reason);
+    const ffnn_backend_ops *ops = ffnn_cuda_backend();
+    void *ctx[2] = {NULL, NULL};
+    CHECK_OK(ops->create(FFNN_KERNELS_NAIVE, 1, &ctx[0]));
+    CHECK_OK(ops->create(FFNN_KERNELS_TILED, 1, &ctx[1]));
+    rng r = {0xD1B54A32D192ED03ULL};
+    static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
+                                           FFNN_ACT_RELU};
+    test_result t = TEST_PASS;
+    for (size_t i = 0; i < CUDA_FIXED + 16 && t == TEST_PASS; i++) {
+        l1d_case c;
+        const l1d_shape s = i < CUDA_FIXED ? cuda_shapes[i] : random_shape(&r);
+        if (!case_make(&c, &r, s)) {
+            t = TEST_FAIL;
+            fprintf(stderr, "    case_make batch=%zu N=%zu R=%zu failed\n", s.batch, s.N, s.R);
+            break;
+        }
+        t = cuda_case(ctx, &c, acts[i % 4]);
+        case_free(&c);
+    }
+    ops->destroy(ctx[0]);
+    ops->destroy(ctx[1]);
+    return t;
+}
+
+/* The benchmark's entry point: ffnn_local1d_forward_cuda (both variants, the
+ * default stream, fused sigmoid as seed 002) against ffnn_local1d_forward_cpu,
+ * and its argument checks. Without CUDA in the build: FFNN_ERR_UNSUPPORTED. */
+static test_result test_cuda_entry_point(char *why, size_t why_size)
+{
+    if (!ffnn_has_cuda()) {
+        CHECK(ffnn_local1d_forward_cuda(FFNN_LOCAL1D_SHARED, NULL, NULL, NULL, NULL, NULL, 1, 4,
+                                        3, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
+                  FFNN_ERR_UNSUPPORTED, "a build without CUDA must say unsupported");
+        SKIP("build has no CUDA (the stub answers FFNN_ERR_UNSUPPORTED: checked)");
+    }
+    const char *reason = no_gpu_reason();
+    if (reason)
+        SKIP("%s", reason);
+    const ffnn_backend_ops *ops = ffnn_cuda_backend();
+    void *ctx = NULL;
+    CHECK_OK(ops->create(FFNN_KERNELS_TILED, 1, &ctx)); /* only for alloc/copies */
+    static const l1d_shape shapes[] = {
+        {1, 1 << 20, 3, FFNN_LOCAL1D_VALID}, {1, (1 << 20) + 77, 3, FFNN_LOCAL1D_SAME},
+        {3, 1001, 5, FFNN_LOCAL1D_VALID},    {1, 4, 3, FFNN_LOCAL1D_SAME},
+        {2, 5000, 400, FFNN_LOCAL1D_VALID},
+    };
+    rng r = {0xABCDEF0002ULL};
+    test_result t = TEST_PASS;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && t == TEST_PASS; i++) {
+        l1d_case c;
+        CHECK(case_make(&c, &r, shapes[i]), "case_make");
+        const l1d_shape s = c.s;
+        const size_t nz = s.batch * c.M;
+        float *want = malloc(nz * sizeof *want);
+        ffnn_local1d_forward_cpu(c.x, c.W, c.b, want, s.batch, s.N, s.R, s.padding,
+                                 FFNN_ACT_SIGMOID);
+        for (int v = 0; v < 2 && t == TEST_PASS; v++) {
+            gpu_bufs g = {ops, ctx, {NULL}, 0};
+            void *x = gpu_put(&g, c.x, s.batch * s.N), *W = gpu_put(&g, c.W, c.M * s.R);
+            void *b = gpu_put(&g, c.b, c.M), *z = gpu_put(&g, NULL, nz);
+            ffnn_status st = x && W && b && z ? FFNN_OK : FFNN_ERR_CUDA;
+            if (st == FFNN_OK)
+                st = ffnn_local1d_forward_cuda((ffnn_local1d_variant)v, NULL, x, W, b, z,
+                                               s.batch, s.N, s.R, s.padding, FFNN_ACT_SIGMOID);
+            float *got = st == FFNN_OK ? gpu_get(&g, z, nz) : NULL;
+            gpu_free(&g);
+            if (!got) {
+                fprintf(stderr, "    variant %d: %s\n", v, ffnn_last_error());
+                t = TEST_FAIL;
+            } else if (!close_f32("sigmoid(z)", got, want, nz, sum_atol(s.R) + 1e-6, SUM_RTOL)) {
+                fprintf(stderr, "    variant %d batch=%zu N=%zu R=%zu %s\n", v, s.batch, s.N,
+                        s.R, padding_name(s.padding));
+                t = TEST_FAIL;
+            }
+            free(got);
+        }
+        free(want);
+        case_free(&c);
+    }
+    ops->destroy(ctx);
+    if (t != TEST_PASS)
+        return t;
+    float one = 1.0f;
+    CHECK(ffnn_local1d_forward_cuda((ffnn_local1d_variant)7, NULL, &one, &one, NULL, &one, 1, 1,
+                                    1, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
+              FFNN_ERR_INVALID_ARGUMENT, "variant 7 accepted");
+    CHECK(ffnn_local1d_forward_cuda(FFNN_LOCAL1D_GLOBAL, NULL, &one, &one, NULL, &one, 1, 8, 4,
+                                    FFNN_LOCAL1D_SAME, FFNN_ACT_SIGMOID) ==
+              FFNN_ERR_INVALID_ARGUMENT, "even R with same accepted");
+    CHECK(strstr(ffnn_last_error(), "odd") != NULL, "message: %s", ffnn_last_error());
+    CHECK(ffnn_local1d_forward_cuda(FFNN_LOCAL1D_SHARED, NULL, &one, &one, NULL, &one, 1, 2, 3,
+                                    FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
+              FFNN_ERR_INVALID_ARGUMENT, "R > N with valid accepted");
+    return TEST_PASS;
+}
+
+/* ------------------------------------------------------------------ training */
+
+#define MOTIF_SPEC "synth:motif:20000"
+#define LOCAL_ARCH "64-local5samerelu-local5samerelu-2" /* 898 parameters */
+#define DENSE_ARCH "64-13relu-2"                        /* 873 parameters */
+
+static ffnn_train_config motif_config(ffnn_device device, ffnn_kernels kernels)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = device;
+    cfg.kernels = kernels;
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.learning_rate = 0.01f;
+    cfg.batch_size = 32;
+    cfg.seed = 1;
+    return cfg;
+}
+
+/* Train arch on the motif set for `epochs` epochs; *accuracy on its test set. */
+static test_result train_motif(const char *arch, const ffnn_dataset *train,
+                               const ffnn_dataset *test, const ffnn_train_config *cfg,
+                               int epochs, double *accuracy, ffnn_model **keep)
+{
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    double loss = 0;
+    CHECK_OK(ffnn_model_create(arch, &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    CHECK_OK(ffnn_trainer_create(m, train, cfg, &t));
+    for (int e = 0; e < epochs; e++) {
+        ffnn_epoch_stats stats;
+        CHECK_OK(ffnn_trainer_run_epoch(t, NULL, NULL, &stats));
+    }
+    CHECK_OK(ffnn_trainer_evaluate(t, test, &loss, accuracy));
+    CHECK_OK(ffnn_trainer_sync_model(t));
+    ffnn_trainer_free(t);
+    if (keep)
+        *keep = m;
+    else
+        ffnn_model_free(m);
+    return TEST_PASS;
+}
+
+static test_result test_trains_motif(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK_OK(ffnn_dataset_synthetic(MOTIF_SPEC, 1, &train, &test));
+    CHECK(ffnn_dataset_features(train) == 64 && ffnn_dataset_classes(train) == 2,
+          "synth:motif: %zu features, %d classes", ffnn_dataset_features(train),
+          ffnn_dataset_classes(train));
+    const ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_KERNELS_TILED);
+    double local_acc = 0, dense_acc = 0;
+    ffnn_model *m = NULL, *d = NULL;
+    if (train_motif(LOCAL_ARCH, train, test, &cfg, 20, &local_acc, &m) != TEST_PASS ||
+        train_motif(DENSE_ARCH, train, test, &cfg, 20, &dense_acc, &d) != TEST_PASS)
+        return TEST_FAIL;
+    printf("     %s: %.2f%% (%zu parameters); %s: %.2f%% (%zu parameters); chance 50%%\n",
+           LOCAL_ARCH, 100 * local_acc, ffnn_model_parameter_count(m), DENSE_ARCH,
+           100 * dense_acc, ffnn_model_parameter_count(d));
+    CHECK(local_acc >= 0.88, "local1d net: test accuracy %.4f < 0.88", local_acc);
+    CHECK(local_acc >= dense_acc + 0.08, "local1d net %.4f not 8 points above the dense net %.4f",
+          local_acc, dense_acc);
+    /* CPU inference of the trained model (predict.c) gives the trainer's accuracy */
+    const size_t classes = 2;
+    uint64_t confusion[4];
+    double loss;
+    CHECK_OK(ffnn_model_evaluate(m, FFNN_LOSS_SOFTMAX_CE, test, 1000, &loss, confusion));
+    const double acc = (double)(confusion[0] + confusion[classes + 1]) /
+                       (double)ffnn_dataset_count(test);
+    CHECK(fabs(acc - local_acc) < 1e-9, "ffnn_model_evaluate %.6f, trainer %.6f", acc, local_acc);
+    ffnn_model_free(m);
+    ffnn_model_free(d);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+/* 60 steps of a mixed network on cuda (each kernel strategy) against the cpu
+ * reference: per-step losses within 1e-4 relative, parameters within 1e-4. */
+static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
+{
+    const char *reason = no_gpu_reason();
+    if (reason)
+        SKIP("%s", reason);
+    const char *arch = "64-local5samerelu-16tanh-local3sigmoid:nobias-local3-2";
+    ffnn_dataset *train = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:motif:2000", 3, &train, NULL));
+    ffnn_model *m[2] = {NULL, NULL};
+    ffnn_trainer *t[2] = {NULL, NULL};
+    for (int k = 0; k < 2; k++) {
+        ffnn_train_config cfg = motif_config(k ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU, kernels);
+        cfg.optimizer = FFNN_OPT_MOMENTUM;
+        CHECK_OK(ffnn_model_create(arch, &m[k]));
+        CHECK_OK(ffnn_model_init(m[k], 4));
+        CHECK_OK(ffnn_trainer_create(m[k], train, &cfg, &t[k]));
+    }
+    for (int s = 0; s < 60; s++) {
+        double loss[2];
+        CHECK_OK(ffnn_trainer_step(t[0], &loss[0]));
+        CHECK_OK(ffnn_trainer_step(t[1], &loss[1]));
+        CHECK(fabs(loss[1] - loss[0]) <= 1e-4 * fabs(loss[0]) + 1e-6,
+              "%s, step %d: cuda loss %.9g, cpu %.9g", ffnn_kernels_name(kernels), s + 1,
+              loss[1], loss[0]);
+    }
+    CHECK_OK(ffnn_trainer_sync_model(t[0]));
+    CHECK_OK(ffnn_trainer_sync_model(t[1]));
+    CHECK(close_f32("parameters", ffnn_model_parameters(m[1]), ffnn_model_parameters(m[0]),
+                    ffnn_model_parameter_count(m[0]), 1e-4, 1e-3),
+          "%s: parameters after 60 steps", ffnn_kernels_name(kernels));
+    for (int k = 0; k < 2; k++) {
+        ffnn_trainer_free(t[k]);
+        ffnn_model_free(m[k]);
+    }
+    ffnn_dataset_free(train);
+    return TEST_PASS;
+}
+
+static test_result test_cuda_naive_follows_cpu(char *why, size_t why_size)
+{
+    return cuda_follows_cpu(FFNN_KERNELS_NAIVE, why, why_size);
+}
+
+static test_result test_cuda_tiled_follows_cpu(char *why, size_t why_size)
+{
+    return cuda_follows_cpu(FFNN_KERNELS_TILED, why, why_size);
+}
+
+/* The motif task on cuda (tiled kernels): the cpu run's accuracy bound. */
+static test_result test_cuda_trains_motif(char *why, size_t why_size)
+{
+    const char *reason = no_gpu_reason();
+    if (reason)
+        SKIP("%s", reason);
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK_OK(ffnn_dataset_synthetic(MOTIF_SPEC, 1, &train, &test));
+    double acc[2];
+    for (int k = 0; k < 2; k++) {
+        const ffnn_train_config cfg =
+            motif_config(FFNN_DEVICE_CUDA, k ? FFNN_KERNELS_TILED : FFNN_KERNELS_NAIVE);
+        if (train_motif(LOCAL_ARCH, train, test, &cfg, 20, &acc[k], NULL) != TEST_PASS)
+            return TEST_FAIL;
+        CHECK(acc[k] >= 0.88, "cuda %s: test accuracy %.4f < 0.88",
+              ffnn_kernels_name(cfg.kernels), acc[k]);
+    }
+    printf("     cuda naive %.2f%%, tiled %.2f%%\n", 100 * acc[0], 100 * acc[1]);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+/* ------------------------------------------------------------------ files */
+
+typedef test_result (*dir_body)(const char *dir);
+
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *e;
+        char path[512];
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            remove(path);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+static test_result in_tmpdir(dir_body body)
+{
+    char dir[] = "/tmp/ffnn-test-l1d-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
+    test_result r = body(dir);
+    remove_dir(dir);
+    return r;
+}
+
+/* A safetensors file from a header text and data bytes (no padding checks). */
+static int write_safetensors(const char *path, const char *header, const void *data,
+                             size_t bytes)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return -1;
+    uint64_t n = strlen(header);
+    uint8_t len[8];
+    for (int i = 0; i < 8; i++)
+        len[i] = (uint8_t)(n >> (8 * i));
+    int ok = fwrite(len, 1, 8, f) == 8 && fwrite(header, 1, n, f) == n &&
+             fwrite(data, 1, bytes, f) == bytes;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+static test_result model_file_body(const char *dir)
+{
+    char path[512], arch[256], arch2[256];
+    snprintf(path, sizeof path, "%s/local.safetensors", dir);
+    const char *a = "16-local3samerelu-local5sigmoid:nobias-6tanh-local3";
+    ffnn_model *m = NULL, *l = NULL;
+    ffnn_model_file_info info;
+    CHECK_OK(ffnn_model_create(a, &m));
+    CHECK_OK(ffnn_model_init(m, 9));
+    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_MSE));
+    CHECK_OK(ffnn_model_load(path, &l, &info));
+    ffnn_model_arch_string(m, arch, sizeof arch);
+    ffnn_model_arch_string(l, arch2, sizeof arch2);
+    CHECK(strcmp(arch, arch2) == 0, "arch '%s' loaded as '%s'", arch, arch2);
+    CHECK(info.loss == FFNN_LOSS_MSE, "loss %d", (int)info.loss);
+    const size_t n = ffnn_model_parameter_count(m);
+    CHECK(n == ffnn_model_parameter_count(l) &&
+              memcmp(ffnn_model_parameters(m), ffnn_model_parameters(l), n * sizeof(float)) == 0,
+          "parameters differ after the round trip");
+    /* the same outputs */
+    float x[3 * 16], y[3 * 4], y2[3 * 4];
+    rng r = {77};
+    fill_uniform(&r, x, 3 * 16, -1.0f, 1.0f);
+    CHECK_OK(ffnn_model_forward(m, x, 3, y));
+    CHECK_OK(ffnn_model_forward(l, x, 3, y2));
+    CHECK(ffnn_model_output_size(m) == 4 && memcmp(y, y2, sizeof y) == 0, "outputs differ");
+    ffnn_model_free(l);
+    ffnn_model_free(m);
+
+    /* a local1d weight must be [out, R]: a dense-shaped one is refused, naming it */
+    static float zeros[14 * 16 + 2 * 14 + 2 + 14];
+    char header[512];
+    snprintf(header, sizeof header,
+             "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"16-local3-2\","
+             "\"loss\":\"ce\"},"
+             "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[14,16],\"data_offsets\":[0,%zu]},"
+             "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[14],\"data_offsets\":[%zu,%zu]},"
+             "\"layers.1.weight\":{\"dtype\":\"F32\",\"shape\":[2,14],\"data_offsets\":[%zu,%zu]},"
+             "\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[%zu,%zu]}}",
+             (size_t)14 * 16 * 4, (size_t)14 * 16 * 4, (size_t)(14 * 16 + 14) * 4,
+             (size_t)(14 * 16 + 14) * 4, (size_t)(14 * 16 + 14 + 28) * 4,
+             (size_t)(14 * 16 + 14 + 28) * 4, (size_t)(14 * 16 + 14 + 28 + 2) * 4);
+    snprintf(path, sizeof path, "%s/bad.safetensors", dir);
+    CHECK(write_safetensors(path, header, zeros, (14 * 16 + 14 + 28 + 2) * 4) == 0, "write");
+    l = NULL;
+    CHECK(ffnn_model_load(path, &l, NULL) == FFNN_ERR_FORMAT && l == NULL,
+          "a [14, 16] weight for local3 was accepted");
+    CHECK(strstr(ffnn_last_error(), "layers.0.weight") &&
+              strstr(ffnn_last_error(), "expected [14, 3]") &&
+              strstr(ffnn_last_error(), "local1d"),
+          "message: %s", ffnn_last_error());
+    return TEST_PASS;
+}
+
+static test_result test_model_file(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    return in_tmpdir(model_file_body);
+}
+
+/* A run with local1d layers stopped mid-epoch, checkpointed and resumed in a
+ * fresh trainer gives the uninterrupted run's losses and weights, bit for bit. */
+static test_result checkpoint_body(const char *dir)
+{
+    enum { STEPS = 50, STOP = 23 };
+    const char *arch = "64-local5samerelu-local3tanh:nobias-8relu-2";
+    char path[512];
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    ffnn_dataset *train = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:motif:1000", 5, &train, NULL));
+    ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_KERNELS_TILED);
+    double ref[STEPS], got[STEPS];
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    float *ref_params = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        CHECK_OK(ffnn_model_create(arch, &m));
+        CHECK_OK(ffnn_model_init(m, 2));
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+        double *out = pass ? got : ref;
+        for (int s = 0; s < STEPS; s++) {
+            if (pass == 1 && s == STOP) { /* save, throw away, resume afresh */
+                CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+                ffnn_trainer_free(t);
+                ffnn_model_free(m);
+                CHECK_OK(ffnn_model_create(arch, &m));
+                CHECK_OK(ffnn_model_init(m, 99));
+                CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+                CHECK_OK(ffnn_trainer_resume(t, path));
+            }
+            CHECK_OK(ffnn_trainer_step(t, &out[s]));
+        }
+        CHECK_OK(ffnn_trainer_sync_model(t));
+        const size_t n = ffnn_model_parameter_count(m);
+        if (pass == 0) {
+            ref_params = malloc(n * sizeof *ref_params);
+            CHECK(ref_params != NULL, "malloc");
+            memcpy(ref_params, ffnn_model_parameters(m), n * sizeof *ref_params);
+        } else {
+            CHECK(memcmp(ref, got, sizeof ref) == 0, "per-step losses differ after resume");
+            CHECK(memcmp(ref_params, ffnn_model_parameters(m), n * sizeof *ref_params) == 0,
+                  "weights differ after resume");
+        }
+        ffnn_trainer_free(t);
+        ffnn_model_free(m);
+    }
+    free(ref_params);
+    ffnn_dataset_free(train);
+    return TEST_PASS;
+}
+
+static test_result test_checkpoint(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    return in_tmpdir(checkpoint_body);
+}
+
+const test_case local1d_tests[] = {
+    {"local1d_arch_strings", test_arch},
+    {"local1d_init_bounds", test_init},
+    {"local1d_gradcheck_cpu", test_gradcheck},
+    {"local1d_omp_same_bits_as_reference", test_omp},
+    {"local1d_cuda_vs_cpu_global_shared", test_cuda},
+    {"local1d_cuda_entry_point_sigmoid", test_cuda_entry_point},
+    {"local1d_trains_motif_beats_dense", test_trains_motif},
+    {"local1d_cuda_naive_follows_cpu", test_cuda_naive_follows_cpu},
+    {"local1d_cuda_tiled_follows_cpu", test_cuda_tiled_follows_cpu},
+    {"local1d_cuda_trains_motif", test_cuda_trains_motif},
+    {"local1d_model_file_round_trip", test_model_file},
+    {"local1d_checkpoint_resume_bits", test_checkpoint},
+};
+const size_t local1d_tests_count = sizeof local1d_tests / sizeof local1d_tests[0];
