@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "bench_util.h"
 #include "check.h"
 #include "cpu/cpu_ops.h"
 #include "ffnn.h"
@@ -741,9 +742,15 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
             void *x = gpu_put(&g, c.x, s.batch * s.N), *W = gpu_put(&g, c.W, c.M * s.R);
             void *b = gpu_put(&g, c.b, c.M), *z = gpu_put(&g, NULL, nz);
             ffnn_status st = x && W && b && z ? FFNN_OK : FFNN_ERR_CUDA;
+            if (st == FFNN_OK) /* the uploads ran on the context's stream: finish them */
+                st = ops->synchronize(ctx);
             if (st == FFNN_OK)
                 st = ffnn_local1d_forward_cuda((ffnn_local1d_variant)v, NULL, x, W, b, z,
                                                s.batch, s.N, s.R, s.padding, FFNN_ACT_SIGMOID);
+            /* the kernel ran on the legacy default stream, the context copies on its
+             * own non-blocking stream, which does not wait for it: wait here */
+            if (st == FFNN_OK)
+                st = ffnn_bench_stream_sync(NULL);
             float *got = st == FFNN_OK ? gpu_get(&g, z, nz) : NULL;
             gpu_free(&g);
             if (!got) {
