@@ -4,7 +4,7 @@ comparisons in the same device call: 784-256-10 (ReLU), softmax cross-entropy,
 mini-batch SGD, a fresh permutation per epoch, last partial batch included,
 PyTorch's default nn.Linear init, data resident on the GPU, TF32 off.
 
-usage: torch_seed000.py DATA_DIR --lr 0.1 --seeds 1 2 3 [--epochs 10 --batch 64]
+usage: torch_seed000.py DATA_DIR --lr 0.1 --seeds 1 2 3 [--epochs 10 --batch 64 --arch A]
 Prints one JSON line per seed with the final test accuracy and seconds per epoch."""
 import argparse
 import gzip
@@ -31,6 +31,19 @@ def find(dir_, stem):
     raise FileNotFoundError(os.path.join(dir_, stem))
 
 
+def build(arch):
+    """nn.Sequential of Linear (+ ReLU) layers from an ffnn dense architecture string."""
+    toks = arch.split("-")
+    layers, fan_in = [], int(toks[0])
+    for t in toks[1:]:
+        d = len(t) - len(t.lstrip("0123456789"))
+        layers.append(torch.nn.Linear(fan_in, int(t[:d])))
+        if t[d:] == "relu":
+            layers.append(torch.nn.ReLU())
+        fan_in = int(t[:d])
+    return torch.nn.Sequential(*layers)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
@@ -38,6 +51,8 @@ def main():
     ap.add_argument("--seeds", type=int, nargs="+", required=True)
     ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--arch", default="784-256relu-10",
+                    help="dense ffnn architecture string (relu or identity layers)")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -53,8 +68,7 @@ def main():
     n = len(xtr)
     for seed in a.seeds:
         torch.manual_seed(seed)
-        model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
-                                    torch.nn.Linear(256, 10)).to(dev)
+        model = build(a.arch).to(dev)
         opt = torch.optim.SGD(model.parameters(), lr=a.lr)
         loss_fn = torch.nn.CrossEntropyLoss()
         times = []
@@ -72,7 +86,8 @@ def main():
             times.append(time.perf_counter() - t0)
         with torch.no_grad():
             acc = (model(xte).argmax(1) == yte).float().mean().item()
-        print(json.dumps({"system": "torch", "mode": "eager", "lr": a.lr, "seed": seed,
+        print(json.dumps({"system": "torch", "mode": "eager", "arch": a.arch, "batch": a.batch,
+                          "lr": a.lr, "seed": seed,
                           "test_accuracy": acc, "s_per_epoch_median": float(np.median(times[1:])),
                           "torch": torch.__version__, "gpu": torch.cuda.get_device_name()}),
               flush=True)
