@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "ffnn.h"
 #include "train_internal.h" /* ffnn_trainer_upload_model */
 
@@ -45,86 +46,6 @@
 #define CLI (getenv("FFNN_CLI") && *getenv("FFNN_CLI") ? getenv("FFNN_CLI") : "build/ffnn")
 
 /* ---------------------------------------------------------------- files */
-
-typedef struct blob {
-    uint8_t *data; /* [size], malloc'd */
-    size_t size;
-} blob;
-
-static int read_file(const char *path, blob *b)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-
-    b->data = NULL;
-    b->size = 0;
-    if (!f)
-        return -1;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return -1;
-    }
-    b->size = (size_t)n;
-    b->data = malloc(b->size ? b->size : 1);
-    if (!b->data || fread(b->data, 1, b->size, f) != b->size) {
-        free(b->data);
-        b->data = NULL;
-        fclose(f);
-        return -1;
-    }
-    fclose(f);
-    return 0;
-}
-
-static int write_file(const char *path, const void *bytes, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    int ok;
-
-    if (!f)
-        return -1;
-    ok = fwrite(bytes, 1, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (fclose(f) != 0)
-        ok = 0;
-    return ok ? 0 : -1;
-}
-
-static int same_blob(const blob *a, const blob *b)
-{
-    return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
-}
-
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[512];
-
-    if (d) {
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            remove(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
 
 /* Remove the temporary files "*.tmp-*" a killed save left in dir; how many. */
 static int remove_temporaries(const char *dir)
@@ -145,28 +66,6 @@ static int remove_temporaries(const char *dir)
     return n;
 }
 
-typedef test_result (*dir_body)(const char *dir, char *why, size_t why_size);
-
-static test_result in_tmpdir(dir_body body, char *why, size_t why_size)
-{
-    char dir[] = "/tmp/ffnn-test-ck-XXXXXX";
-    test_result r;
-
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
-    r = body(dir, why, why_size);
-    remove_dir(dir);
-    return r;
-}
-
-#define DIR_TEST(name)                                                            \
-    static test_result body_##name(const char *dir, char *why, size_t why_size);  \
-    static test_result test_##name(char *why, size_t why_size)                    \
-    {                                                                             \
-        return in_tmpdir(body_##name, why, why_size);                             \
-    }                                                                             \
-    static test_result body_##name(const char *dir, char *why, size_t why_size)
-
-#define UNUSED_WHY() ((void)why, (void)why_size)
 
 /* ---------------------------------------------------------------- data */
 
@@ -330,8 +229,8 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     CHECK((epoch == 0 ? 0 : (size_t)(epoch - 1) * SPE + step) == k, "resumed at epoch %d step "
           "%zu, expected run step %zu", epoch, step, k);
     CHECK_OK(ffnn_trainer_save_checkpoint(t, again));
-    CHECK(read_file(path, &a) == 0 && read_file(again, &b) == 0, "cannot read the checkpoints");
-    int same = same_blob(&a, &b);
+    CHECK(test_read_file(path, &a) == 0 && test_read_file(again, &b) == 0, "cannot read the checkpoints");
+    int same = test_same_blob(&a, &b);
     free(a.data);
     free(b.data);
     CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
@@ -395,7 +294,7 @@ static test_result resume_matches(const char *dir, ffnn_device device, ffnn_opti
 }
 
 #define RESUME_TEST(name, device, opt)                                            \
-    DIR_TEST(name)                                                                \
+    TEST_DIR_CASE("ck", name)                                                                \
     {                                                                             \
         if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
             SKIP("build has no CUDA (nvcc not found at build time)");             \
@@ -434,8 +333,8 @@ static test_result expect_old_or_new(const char *path, const blob *old, const bl
 {
     blob now;
     ffnn_checkpoint_info info;
-    CHECK(read_file(path, &now) == 0, "%s is gone after a kill at %d us", path, delay_us);
-    int is_old = same_blob(&now, old), is_new = same_blob(&now, fresh);
+    CHECK(test_read_file(path, &now) == 0, "%s is gone after a kill at %d us", path, delay_us);
+    int is_old = test_same_blob(&now, old), is_new = test_same_blob(&now, fresh);
     free(now.data);
     CHECK(is_old || is_new, "after a kill at %d us %s is neither the previous checkpoint nor "
           "the new one (%zu bytes)", delay_us, path, now.size);
@@ -450,7 +349,7 @@ static test_result expect_old_or_new(const char *path, const blob *old, const bl
  * new one. Each round puts the previous checkpoint (step 2) back, forks a
  * child that saves the step-3 checkpoint (8 MB) over it again and again, and
  * kills the child after a delay. */
-DIR_TEST(killed_while_saving)
+TEST_DIR_CASE("ck", killed_while_saving)
 {
     static const int delays_us[] = {300, 1000, 2500, 5000, 10000, 20000, 40000, 80000, 150000,
                                     300000};
@@ -471,12 +370,12 @@ DIR_TEST(killed_while_saving)
     double loss;
     CHECK_OK(ffnn_trainer_step(t, &loss));
     CHECK_OK(ffnn_trainer_save_checkpoint(t, fresh_path));
-    CHECK(read_file(path, &old) == 0 && read_file(fresh_path, &fresh) == 0, "cannot read back");
+    CHECK(test_read_file(path, &old) == 0 && test_read_file(fresh_path, &fresh) == 0, "cannot read back");
     remove(fresh_path);
     CHECK(old.size > 8000000, "checkpoint of %zu bytes: expected a large one", old.size);
     for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0] && r == TEST_PASS; i++) {
         struct timespec ts = {0, delays_us[i] * 1000L};
-        if (write_file(path, old.data, old.size) != 0) {
+        if (test_write_file(path, old.data, old.size) != 0) {
             r = TEST_FAIL, fprintf(stderr, "    cannot restore %s\n", path);
             break;
         }
@@ -521,7 +420,7 @@ DIR_TEST(killed_while_saving)
 
 /* RELIABILITY fault 2: a full disk (a 64 KiB file size limit in a child, so
  * write() fails with EFBIG part way) leaves the previous checkpoint intact. */
-DIR_TEST(disk_full)
+TEST_DIR_CASE("ck", disk_full)
 {
     char path[512];
     ffnn_dataset *data = NULL;
@@ -536,7 +435,7 @@ DIR_TEST(disk_full)
           ffnn_last_error());
     CHECK_OK(trainer_after(ARCH, data, 2, &m, &t));
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    CHECK(read_file(path, &old) == 0 && old.size > 64 * 1024, "checkpoint too small");
+    CHECK(test_read_file(path, &old) == 0 && old.size > 64 * 1024, "checkpoint too small");
     double loss;
     CHECK_OK(ffnn_trainer_step(t, &loss));
     fflush(stdout);
@@ -554,8 +453,8 @@ DIR_TEST(disk_full)
               strstr(ffnn_last_error(), path) ? 0 : 1);
     }
     CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/waitpid: %s", strerror(errno));
-    CHECK(read_file(path, &now) == 0, "the previous checkpoint is gone");
-    int same = same_blob(&old, &now);
+    CHECK(test_read_file(path, &now) == 0, "the previous checkpoint is gone");
+    int same = test_same_blob(&old, &now);
     free(old.data);
     free(now.data);
     ffnn_trainer_free(t);
@@ -564,8 +463,8 @@ DIR_TEST(disk_full)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "the child's save did not fail with EFBIG naming the file (status 0x%x)", status);
     CHECK(same, "the previous checkpoint changed");
-    CHECK(count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
-          count_entries(dir), dir);
+    CHECK(test_count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
+          test_count_entries(dir), dir);
     return TEST_PASS;
 }
 
@@ -592,7 +491,7 @@ static int save_each_step(void *user, ffnn_trainer *t, int epoch, size_t step, s
         return 1;
     }
     free(s->last_good.data);
-    return read_file(s->path, &s->last_good) != 0;
+    return test_read_file(s->path, &s->last_good) != 0;
 }
 
 /* "epoch E, step S" is in message. */
@@ -607,7 +506,7 @@ static int names_position(const char *message, int epoch, size_t step)
  * the mean squared error (each step multiplies the error) until the loss is
  * NaN or Inf, saving after every step. The save at the first bad step fails, naming
  * it; the file is the last good checkpoint, which loads (all finite). */
-DIR_TEST(diverging_run_not_saved)
+TEST_DIR_CASE("ck", diverging_run_not_saved)
 {
     char path[512];
     ffnn_dataset *data = NULL;
@@ -648,12 +547,12 @@ DIR_TEST(diverging_run_not_saved)
     CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), s.epoch, s.step),
           "a later save returned %s: %s", ffnn_status_name(st), ffnn_last_error());
     CHECK(s.last_good.data != NULL, "no good checkpoint before the divergence");
-    CHECK(read_file(path, &now) == 0, "the checkpoint is gone");
-    int same = same_blob(&now, &s.last_good);
+    CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
+    int same = test_same_blob(&now, &s.last_good);
     free(now.data);
     free(s.last_good.data);
     CHECK(same, "the last good checkpoint was replaced");
-    CHECK(count_entries(dir) == 1, "%d entries in %s", count_entries(dir), dir);
+    CHECK(test_count_entries(dir) == 1, "%d entries in %s", test_count_entries(dir), dir);
     ffnn_checkpoint_info info;
     CHECK_OK(ffnn_checkpoint_load(path, NULL, &info));
     CHECK((size_t)(info.epoch - 1) * info.steps_per_epoch + info.step ==
@@ -672,7 +571,7 @@ DIR_TEST(diverging_run_not_saved)
  * the last layer becomes NaN; step 4's loss is NaN, and neither the step callback's save nor
  * a save after the epoch writes anything. Also a NaN found only at the end of
  * an epoch (no callback) blocks saving. */
-DIR_TEST(nan_parameters_not_saved)
+TEST_DIR_CASE("ck", nan_parameters_not_saved)
 {
     char path[512];
     ffnn_dataset *data = NULL;
@@ -691,7 +590,7 @@ DIR_TEST(nan_parameters_not_saved)
           ffnn_last_error());
     CHECK_OK(trainer_after(ARCH, data, 3, &m, &t));
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    CHECK(read_file(path, &s.last_good) == 0, "cannot read the checkpoint");
+    CHECK(test_read_file(path, &s.last_good) == 0, "cannot read the checkpoint");
     CHECK_OK(ffnn_trainer_sync_model(t));
     ffnn_model_bias(m, 1)[0] = NAN;
     CHECK_OK(ffnn_trainer_upload_model(t));
@@ -704,8 +603,8 @@ DIR_TEST(nan_parameters_not_saved)
           ffnn_status_name(st), ffnn_last_error());
     st = ffnn_trainer_save_checkpoint(t, path);
     CHECK(st == FFNN_ERR_NUMERIC, "a later save: %s", ffnn_status_name(st));
-    CHECK(read_file(path, &now) == 0, "the checkpoint is gone");
-    int same = same_blob(&now, &s.last_good);
+    CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
+    int same = test_same_blob(&now, &s.last_good);
     free(now.data);
     free(s.last_good.data);
     s.last_good.data = NULL;
@@ -725,9 +624,9 @@ DIR_TEST(nan_parameters_not_saved)
     st = ffnn_trainer_save_checkpoint(t, path);
     CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), 1, 2), "save: %s: %s",
           ffnn_status_name(st), ffnn_last_error());
-    CHECK(read_file(path, &now) == 0, "the checkpoint is gone");
+    CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
     free(now.data);
-    CHECK(count_entries(dir) == 1, "%d entries in %s", count_entries(dir), dir);
+    CHECK(test_count_entries(dir) == 1, "%d entries in %s", test_count_entries(dir), dir);
     ffnn_trainer_free(t);
     ffnn_model_free(m);
     ffnn_dataset_free(data);
@@ -770,7 +669,7 @@ static test_result expect_refused(const char *path, const char *arch, const ffnn
 
 /* A checkpoint resumed with another setting, architecture or data: refused,
  * naming the setting and both values, with the trainer unchanged. */
-DIR_TEST(resume_mismatch_refused)
+TEST_DIR_CASE("ck", resume_mismatch_refused)
 {
     char path[512], model_path[512];
     ffnn_dataset *data = NULL, *fewer = NULL, *other = NULL;
@@ -871,7 +770,7 @@ static test_result expect_tampered(const char *dir, const blob *good, const char
         memset(b.data + b.size - (size_t)poke_from_end, 0xFF, 4); /* a NaN */
     if (truncate_to)
         b.size = truncate_to;
-    ok = ok && write_file(path, b.data, b.size) == 0;
+    ok = ok && test_write_file(path, b.data, b.size) == 0;
     free(b.data);
     CHECK(ok, "cannot craft %s (is '%s' in the header?)", path, from ? from : "");
     ffnn_status st = ffnn_checkpoint_load(path, &m, &info);
@@ -887,7 +786,7 @@ static test_result expect_tampered(const char *dir, const blob *good, const char
 }
 
 /* Tampered and truncated checkpoints are refused with FFNN_ERR_FORMAT. */
-DIR_TEST(tampered_refused)
+TEST_DIR_CASE("ck", tampered_refused)
 {
     char path[512];
     ffnn_dataset *data = NULL;
@@ -913,7 +812,7 @@ DIR_TEST(tampered_refused)
               strcmp(info.ffnn_version, FFNN_VERSION) == 0,
           "info: epoch %d step %zu", info.epoch, info.step);
     ffnn_model_free(m);
-    CHECK(read_file(path, &good) == 0, "cannot read %s", path);
+    CHECK(test_read_file(path, &good) == 0, "cannot read %s", path);
     test_result r = TEST_PASS;
     struct { const char *from, *to, *n1, *n2; } cases[] = {
         {"\"step\":\"5\"", "\"step\":\"6\"", "optimizer_steps 5", "expected 6"},
@@ -981,7 +880,7 @@ static int contains(const blob *b, const char *needle)
 /* The data rows of a --log-steps CSV (the header line dropped). */
 static int csv_rows(const char *path, blob *rows)
 {
-    if (read_file(path, rows) != 0)
+    if (test_read_file(path, rows) != 0)
         return -1;
     uint8_t *nl = memchr(rows->data, '\n', rows->size);
     if (!nl)
@@ -996,7 +895,7 @@ static int csv_rows(const char *path, blob *rows)
  * with only --resume (every setting from the checkpoint), logs the same steps
  * and saves the same model file, byte for byte, as the run that never stopped;
  * a flag that contradicts the checkpoint is refused. */
-DIR_TEST(cli_resume)
+TEST_DIR_CASE("ck", cli_resume)
 {
     char p[6][512];
     const char *names[6] = {"full.csv", "full.safetensors", "a.csv", "b.csv", "run.ckpt",
@@ -1030,7 +929,7 @@ DIR_TEST(cli_resume)
     blob contra_out, a, b, whole, m1, m2;
     char out[512];
     snprintf(out, sizeof out, "%s/contra.out", dir);
-    CHECK(read_file(out, &contra_out) == 0, "no output");
+    CHECK(test_read_file(out, &contra_out) == 0, "no output");
     int named = contains(&contra_out, "--lr 0.1 disagrees with the checkpoint's "
                          "learning_rate 0.05");
     free(contra_out.data);
@@ -1042,8 +941,8 @@ DIR_TEST(cli_resume)
     free(whole.data), free(a.data), free(b.data);
     CHECK(same_log, "the step logs of the stopped and resumed runs are not the uninterrupted "
           "run's");
-    CHECK(read_file(p[1], &m1) == 0 && read_file(p[5], &m2) == 0, "cannot read the models");
-    int same_model = same_blob(&m1, &m2);
+    CHECK(test_read_file(p[1], &m1) == 0 && test_read_file(p[5], &m2) == 0, "cannot read the models");
+    int same_model = test_same_blob(&m1, &m2);
     free(m1.data), free(m2.data);
     CHECK(same_model, "the resumed run's model file differs from the uninterrupted run's");
     return TEST_PASS;

@@ -18,17 +18,13 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "ffnn.h"
 
 #define FASHION_DIR "/usr/share/datasets/fashion-mnist"
 
 /* ---------------------------------------------------------------- helpers */
 
-/* A file's bytes. */
-typedef struct blob {
-    uint8_t *data; /* [size], malloc'd */
-    size_t size;
-} blob;
 
 /* An IDX file: magic 00 00 type ndims, the dims big-endian, then payload_size
  * bytes taken from payload (or the pattern (i * 37 + 11) mod 256 when NULL).
@@ -116,50 +112,6 @@ static int put(const char *dir, const char *name, blob b, int gz)
     return rc;
 }
 
-/* Read the whole of path into *b (caller frees b->data); 0 on success. */
-static int read_all(const char *path, blob *b)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-
-    b->data = NULL;
-    if (!f)
-        return -1;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return -1;
-    }
-    b->size = (size_t)n;
-    b->data = malloc(b->size ? b->size : 1);
-    if (!b->data || fread(b->data, 1, b->size, f) != b->size) {
-        free(b->data);
-        b->data = NULL;
-        fclose(f);
-        return -1;
-    }
-    fclose(f);
-    return 0;
-}
-
-/* Remove dir and the files in it. */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[512];
-
-    if (d) {
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            remove(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
 typedef test_result (*dir_body)(const char *dir);
 
 /* Run body in a fresh temporary directory and remove it afterwards. */
@@ -170,7 +122,7 @@ static test_result in_tmpdir(dir_body body)
 
     CHECK(mkdtemp(dir) != NULL, "mkdtemp failed");
     r = body(dir);
-    remove_dir(dir);
+    test_remove_dir(dir);
     return r;
 }
 
@@ -521,7 +473,7 @@ static int put_gz_edited(const char *dir, const char *name, void (*edit)(blob *)
     if (put(dir, name, images_blob(100, 28, 28), 1) != 0)
         return -1;
     path_in(dir, name, path, sizeof path);
-    if (read_all(path, &b) != 0)
+    if (test_read_file(path, &b) != 0)
         return -1;
     edit(&b);
     rc = write_raw(path, b.data, b.size);

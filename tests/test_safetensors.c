@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "ffnn.h"
 
 /* Debian's python3-torch installs for /usr/bin/python3; FFNN_PYTHON overrides. */
@@ -39,108 +40,6 @@
 
 /* ---------------------------------------------------------------- files */
 
-typedef struct blob {
-    uint8_t *data; /* [size], malloc'd */
-    size_t size;
-} blob;
-
-static int write_file(const char *path, const void *bytes, size_t n)
-{
-    FILE *f = fopen(path, "wb");
-    int ok;
-
-    if (!f)
-        return -1;
-    ok = fwrite(bytes, 1, n, f) == n;
-    if (fclose(f) != 0)
-        ok = 0;
-    return ok ? 0 : -1;
-}
-
-/* The whole of path into *b (caller frees b->data); 0 on success. */
-static int read_file(const char *path, blob *b)
-{
-    FILE *f = fopen(path, "rb");
-    long n;
-
-    b->data = NULL;
-    if (!f)
-        return -1;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        return -1;
-    }
-    b->size = (size_t)n;
-    b->data = malloc(b->size ? b->size : 1);
-    if (!b->data || fread(b->data, 1, b->size, f) != b->size) {
-        free(b->data);
-        b->data = NULL;
-        fclose(f);
-        return -1;
-    }
-    fclose(f);
-    return 0;
-}
-
-/* Entries of dir other than . and .. (-1 when it cannot be read). */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-    closedir(d);
-    return n;
-}
-
-/* Remove dir and the files in it (one level). */
-static void remove_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[512];
-
-    if (d) {
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            if (remove(path) != 0)
-                fprintf(stderr, "    cannot remove %s: %s\n", path, strerror(errno));
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
-typedef test_result (*dir_body)(const char *dir, char *why, size_t why_size);
-
-/* Run body in a fresh temporary directory and remove it afterwards. */
-static test_result in_tmpdir(dir_body body, char *why, size_t why_size)
-{
-    char dir[] = "/tmp/ffnn-test-st-XXXXXX";
-    test_result r;
-
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
-    r = body(dir, why, why_size);
-    remove_dir(dir);
-    return r;
-}
-
-/* Define test_NAME as body_NAME run in a temporary directory. */
-#define DIR_TEST(name)                                                            \
-    static test_result body_##name(const char *dir, char *why, size_t why_size);  \
-    static test_result test_##name(char *why, size_t why_size)                    \
-    {                                                                             \
-        return in_tmpdir(body_##name, why, why_size);                             \
-    }                                                                             \
-    static test_result body_##name(const char *dir, char *why, size_t why_size)
-
-#define UNUSED_WHY() ((void)why, (void)why_size)
 
 /* ---------------------------------------------------------------- crafted files */
 
@@ -184,7 +83,7 @@ static int craft_raw(const char *path, uint64_t len_field, const char *header,
         b[i] = (uint8_t)(len_field >> (8 * i));
     memcpy(b + 8, header, header_size);
     crafted_data(b + 8 + header_size, data_size);
-    rc = write_file(path, b, n);
+    rc = test_write_file(path, b, n);
     free(b);
     return rc;
 }
@@ -242,7 +141,7 @@ static test_result expect_crafted_fail(const char *dir, const char *name, const 
 /* ---------------------------------------------------------------- valid files */
 
 /* The crafted file loads: shapes, values in arena order, metadata. */
-DIR_TEST(crafted_valid)
+TEST_DIR_CASE("st", crafted_valid)
 {
     char path[512], arch[64];
     ffnn_model *m = NULL;
@@ -265,7 +164,7 @@ DIR_TEST(crafted_valid)
 
 /* Tensors may come in any order, in the header and in the data section (the
  * safetensors package sorts them by dtype and name). */
-DIR_TEST(any_tensor_order)
+TEST_DIR_CASE("st", any_tensor_order)
 {
     /* data: b1 [0,8) w1 [8,24) b0 [24,32) w0 [32,56) */
     const char *header = "{\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
@@ -311,9 +210,9 @@ static test_result round_trip_one(const char *dir, const char *arch, ffnn_loss l
           "parameters differ after the round trip of %s", arch);
     CHECK(info.loss == loss, "loss %s, saved %s", ffnn_loss_name(info.loss), ffnn_loss_name(loss));
     CHECK(strcmp(info.ffnn_version, FFNN_VERSION) == 0, "version '%s'", info.ffnn_version);
-    CHECK(read_file(path, &a) == 0, "cannot read %s back", path);
+    CHECK(test_read_file(path, &a) == 0, "cannot read %s back", path);
     CHECK_OK(ffnn_model_save(back, path, loss));
-    if (read_file(path, &b) != 0) {
+    if (test_read_file(path, &b) != 0) {
         free(a.data);
         CHECK(0, "cannot read %s back", path);
     }
@@ -326,14 +225,14 @@ static test_result round_trip_one(const char *dir, const char *arch, ffnn_loss l
     CHECK(same, "saving the loaded model gave other bytes");
     CHECK((8 + n) % 8 == 0, "data section at offset %llu, not 8-byte aligned",
           (unsigned long long)(8 + n));
-    CHECK(count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
-          count_entries(dir), dir);
+    CHECK(test_count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
+          test_count_entries(dir), dir);
     ffnn_model_free(m);
     ffnn_model_free(back);
     return TEST_PASS;
 }
 
-DIR_TEST(round_trip)
+TEST_DIR_CASE("st", round_trip)
 {
     UNUSED_WHY();
     EXPECT(round_trip_one(dir, "784-256relu-10", FFNN_LOSS_SOFTMAX_CE));
@@ -344,20 +243,20 @@ DIR_TEST(round_trip)
 
 /* ---------------------------------------------------------------- case 7 */
 
-DIR_TEST(short_file)
+TEST_DIR_CASE("st", short_file)
 {
     char path[512];
 
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/empty", dir);
-    CHECK(write_file(path, "", 0) == 0, "cannot write");
+    CHECK(test_write_file(path, "", 0) == 0, "cannot write");
     EXPECT(expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "8-byte little-endian header length"));
     snprintf(path, sizeof path, "%s/seven", dir);
-    CHECK(write_file(path, "\x10\0\0\0\0\0\0", 7) == 0, "cannot write");
+    CHECK(test_write_file(path, "\x10\0\0\0\0\0\0", 7) == 0, "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 7", "found end of file");
 }
 
-DIR_TEST(header_too_large)
+TEST_DIR_CASE("st", header_too_large)
 {
     char path[512];
 
@@ -371,7 +270,7 @@ DIR_TEST(header_too_large)
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "18446744073709551615 exceeds");
 }
 
-DIR_TEST(header_past_end)
+TEST_DIR_CASE("st", header_past_end)
 {
     char path[512];
     size_t n = strlen(VALID_HEADER);
@@ -386,7 +285,7 @@ DIR_TEST(header_past_end)
 
 /* ---------------------------------------------------------------- case 8 */
 
-DIR_TEST(overlapping_offsets)
+TEST_DIR_CASE("st", overlapping_offsets)
 {
     const char *h = "{" META "," W0 ","
                     "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[16,24]},"
@@ -396,7 +295,7 @@ DIR_TEST(overlapping_offsets)
                                "overlap tensor \"layers.0.weight\"");
 }
 
-DIR_TEST(gapped_offsets)
+TEST_DIR_CASE("st", gapped_offsets)
 {
     const char *h = "{" META "," W0 ","
                     "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[28,36]},"
@@ -407,7 +306,7 @@ DIR_TEST(gapped_offsets)
 }
 
 /* The first tensor must begin at 0. */
-DIR_TEST(gap_at_start)
+TEST_DIR_CASE("st", gap_at_start)
 {
     const char *h = "{" META ","
                     "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[4,28]},"
@@ -419,7 +318,7 @@ DIR_TEST(gap_at_start)
                                "begin at 0");
 }
 
-DIR_TEST(begin_after_end)
+TEST_DIR_CASE("st", begin_after_end)
 {
     const char *h = "{" META "," W0 ","
                     "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[32,24]},"
@@ -429,7 +328,7 @@ DIR_TEST(begin_after_end)
                                "expected begin <= end");
 }
 
-DIR_TEST(size_not_shape_times_dtype)
+TEST_DIR_CASE("st", size_not_shape_times_dtype)
 {
     const char *h = "{" META ","
                     "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]},"
@@ -440,7 +339,7 @@ DIR_TEST(size_not_shape_times_dtype)
 }
 
 /* Offsets that stop short of the file's end, or run past it. */
-DIR_TEST(data_section_size)
+TEST_DIR_CASE("st", data_section_size)
 {
     UNUSED_WHY();
     EXPECT(expect_crafted_fail(dir, "trailing", VALID_HEADER, DATA_BYTES + 4,
@@ -451,7 +350,7 @@ DIR_TEST(data_section_size)
 
 /* ---------------------------------------------------------------- case 9 */
 
-DIR_TEST(shape_overflow)
+TEST_DIR_CASE("st", shape_overflow)
 {
     const char *elements = "{" META ","
         "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,24]},"
@@ -471,7 +370,7 @@ DIR_TEST(shape_overflow)
                                "expected an integer in [0, 2^53]");
 }
 
-DIR_TEST(zero_dimension)
+TEST_DIR_CASE("st", zero_dimension)
 {
     const char *h = "{" META ","
                     "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[0,0]},"
@@ -482,7 +381,7 @@ DIR_TEST(zero_dimension)
     return expect_crafted_fail(dir, "zero", h, 32, "layers.0.weight", "zero dimension");
 }
 
-DIR_TEST(shape_not_architecture)
+TEST_DIR_CASE("st", shape_not_architecture)
 {
     const char *transposed = "{" META ","
         "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[3,2],\"data_offsets\":[0,24]},"
@@ -500,7 +399,7 @@ DIR_TEST(shape_not_architecture)
     return expect_crafted_fail(dir, "arch", arch, DATA_BYTES, "expected [4, 3]", "3-4relu-2");
 }
 
-DIR_TEST(missing_or_extra_tensor)
+TEST_DIR_CASE("st", missing_or_extra_tensor)
 {
     const char *missing = "{" META "," W0 "," B0 "," W1 "}";
     const char *extra = "{" META "," W0 "," B0 "," W1 "," B1 ","
@@ -520,7 +419,7 @@ DIR_TEST(missing_or_extra_tensor)
                                "has no bias");
 }
 
-DIR_TEST(bad_metadata)
+TEST_DIR_CASE("st", bad_metadata)
 {
     const char *tensors = W0 "," B0 "," W1 "," B1 "}";
     char h[1024];
@@ -547,16 +446,16 @@ DIR_TEST(bad_metadata)
 }
 
 /* NaN / Inf in the data are refused at their offset. */
-DIR_TEST(non_finite_value)
+TEST_DIR_CASE("st", non_finite_value)
 {
     char path[512];
     blob b;
 
     UNUSED_WHY();
     CHECK(craft(dir, "nan", VALID_HEADER, DATA_BYTES, path, sizeof path) == 0, "cannot write");
-    CHECK(read_file(path, &b) == 0, "cannot read back");
+    CHECK(test_read_file(path, &b) == 0, "cannot read back");
     memcpy(b.data + b.size - 4, "\x00\x00\xc0\x7f", 4); /* layers.1.bias[1] = NaN */
-    int rc = write_file(path, b.data, b.size);
+    int rc = test_write_file(path, b.data, b.size);
     char offset[64];
     snprintf(offset, sizeof offset, "offset %zu", b.size - 4);
     free(b.data);
@@ -566,7 +465,7 @@ DIR_TEST(non_finite_value)
 
 /* ---------------------------------------------------------------- case 10 */
 
-DIR_TEST(not_utf8)
+TEST_DIR_CASE("st", not_utf8)
 {
     /* 0xff inside the arch string; an overlong '/' (c0 af); a lone surrogate (ed a0 80) */
     const char *bad[3] = {"\xff", "\xc0\xaf", "\xed\xa0\x80"};
@@ -583,7 +482,7 @@ DIR_TEST(not_utf8)
     return TEST_PASS;
 }
 
-DIR_TEST(not_json)
+TEST_DIR_CASE("st", not_json)
 {
     char h[1024], path[512];
 
@@ -612,7 +511,7 @@ DIR_TEST(not_json)
     return TEST_PASS;
 }
 
-DIR_TEST(duplicate_keys)
+TEST_DIR_CASE("st", duplicate_keys)
 {
     const char *top = "{" META "," W0 "," B0 "," W1 "," B1 "," B1 "}";
     const char *inner = "{" META "," W0 ","
@@ -629,7 +528,7 @@ DIR_TEST(duplicate_keys)
                                "__metadata__");
 }
 
-DIR_TEST(unknown_dtype)
+TEST_DIR_CASE("st", unknown_dtype)
 {
     const char *unknown = "{" META ","
         "\"layers.0.weight\":{\"dtype\":\"F31\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
@@ -648,7 +547,7 @@ DIR_TEST(unknown_dtype)
 
 /* Other structural errors: a tensor that is not an object, a missing or
  * unknown field, data_offsets of the wrong form, a negative dimension. */
-DIR_TEST(bad_tensor_entries)
+TEST_DIR_CASE("st", bad_tensor_entries)
 {
     static const struct { const char *w0, *needle; } cases[] = {
         {"\"layers.0.weight\":[1,2]", "expected an object"},
@@ -674,7 +573,7 @@ DIR_TEST(bad_tensor_entries)
     return TEST_PASS;
 }
 
-DIR_TEST(not_a_file)
+TEST_DIR_CASE("st", not_a_file)
 {
     char path[512];
 
@@ -694,7 +593,7 @@ static int write_old(const char *path, blob *old)
 
     if (ffnn_model_create("4-3-2", &m) == FFNN_OK && ffnn_model_init(m, 1) == FFNN_OK &&
         ffnn_model_save(m, path, FFNN_LOSS_MSE) == FFNN_OK)
-        rc = read_file(path, old);
+        rc = test_read_file(path, old);
     ffnn_model_free(m);
     return rc;
 }
@@ -704,12 +603,12 @@ static test_result expect_intact(const char *dir, const char *path, const blob *
 {
     blob now;
 
-    CHECK(read_file(path, &now) == 0, "the old file %s is gone", path);
+    CHECK(test_read_file(path, &now) == 0, "the old file %s is gone", path);
     int same = now.size == old->size && memcmp(now.data, old->data, old->size) == 0;
     free(now.data);
     CHECK(same, "the old file %s changed (%zu bytes, was %zu)", path, now.size, old->size);
-    CHECK(count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
-          count_entries(dir), dir);
+    CHECK(test_count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
+          test_count_entries(dir), dir);
     return TEST_PASS;
 }
 
@@ -740,7 +639,7 @@ static void full_disk_child(const char *path)
     _exit(0);
 }
 
-DIR_TEST(save_disk_full)
+TEST_DIR_CASE("st", save_disk_full)
 {
     char path[512];
     blob old;
@@ -775,7 +674,7 @@ static int saved_bytes(const char *dir, const char *name, const ffnn_model *m, b
     snprintf(path, sizeof path, "%s/%s", dir, name);
     if (ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE) != FFNN_OK)
         return -1;
-    rc = read_file(path, b);
+    rc = test_read_file(path, b);
     remove(path);
     return rc;
 }
@@ -786,7 +685,7 @@ static test_result expect_one_of(const char *path, const blob *a, const blob *b,
     blob now;
     ffnn_model *m = NULL;
 
-    CHECK(read_file(path, &now) == 0, "%s is gone after a kill at %d ms", path, delay_ms);
+    CHECK(test_read_file(path, &now) == 0, "%s is gone after a kill at %d ms", path, delay_ms);
     int is_a = now.size == a->size && memcmp(now.data, a->data, a->size) == 0;
     int is_b = now.size == b->size && memcmp(now.data, b->data, b->size) == 0;
     free(now.data);
@@ -800,7 +699,7 @@ static test_result expect_one_of(const char *path, const blob *a, const blob *b,
 /* RELIABILITY fault 1: a process killed (SIGKILL) while saving leaves the
  * previous file, or the complete new one - never a torn file. The child saves
  * an 8 MB model over and over; the parent kills it after 5, 20 and 60 ms. */
-DIR_TEST(save_killed)
+TEST_DIR_CASE("st", save_killed)
 {
     static const int delays_ms[3] = {5, 20, 60};
     char path[512];
@@ -837,7 +736,7 @@ DIR_TEST(save_killed)
     return r; /* a temporary file the kill left behind goes with the directory */
 }
 
-DIR_TEST(save_missing_directory)
+TEST_DIR_CASE("st", save_missing_directory)
 {
     char path[512];
     ffnn_model *m = NULL;
@@ -851,12 +750,12 @@ DIR_TEST(save_missing_directory)
     CHECK(st == FFNN_ERR_IO, "status %s: %s", ffnn_status_name(st), ffnn_last_error());
     CHECK(strstr(ffnn_last_error(), path) && strstr(ffnn_last_error(), "No such file"),
           "message: %s", ffnn_last_error());
-    CHECK(count_entries(dir) == 0, "%d entries left in %s", count_entries(dir), dir);
+    CHECK(test_count_entries(dir) == 0, "%d entries left in %s", test_count_entries(dir), dir);
     return TEST_PASS;
 }
 
 /* Saving over a directory, or a model with NaN, fails; the old file stays. */
-DIR_TEST(save_refused)
+TEST_DIR_CASE("st", save_refused)
 {
     char path[512], sub[512];
     ffnn_model *m = NULL;
@@ -884,7 +783,7 @@ DIR_TEST(save_refused)
     ffnn_model_free(m);
     CHECK(st == FFNN_ERR_IO && strstr(ffnn_last_error(), "directory"), "status %s: %s",
           ffnn_status_name(st), ffnn_last_error());
-    CHECK(count_entries(sub) == 0 && count_entries(dir) == 2, "files left behind");
+    CHECK(test_count_entries(sub) == 0 && test_count_entries(dir) == 2, "files left behind");
     rmdir(sub);
     return TEST_PASS;
 }
@@ -913,7 +812,7 @@ static int write_floats(const char *dir, const char *name, const float *v, size_
             b[4 * k + (size_t)j] = (uint8_t)(u >> (8 * j));
     }
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    rc = write_file(path, b, 4 * n);
+    rc = test_write_file(path, b, 4 * n);
     free(b);
     return rc;
 }
@@ -925,7 +824,7 @@ static int read_floats(const char *dir, const char *name, float *v, size_t n)
     blob b;
 
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (read_file(path, &b) != 0)
+    if (test_read_file(path, &b) != 0)
         return -1;
     if (b.size != 4 * n) {
         free(b.data);
@@ -1001,7 +900,7 @@ static test_result check_torch_side(const char *dir)
     return TEST_PASS;
 }
 
-DIR_TEST(pytorch_interop)
+TEST_DIR_CASE("st", pytorch_interop)
 {
     char reason[256] = "", path[512];
     FILE *f;

@@ -1,0 +1,97 @@
+/* test_files.c - file and temporary-directory helpers shared by the test suites. */
+#define _POSIX_C_SOURCE 200809L
+#include "test_files.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int test_read_file(const char *path, blob *b)
+{
+    FILE *f = fopen(path, "rb");
+    long n;
+
+    b->data = NULL;
+    b->size = 0;
+    if (!f)
+        return -1;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return -1;
+    }
+    b->size = (size_t)n;
+    b->data = malloc(b->size ? b->size : 1);
+    if (!b->data || fread(b->data, 1, b->size, f) != b->size) {
+        free(b->data);
+        b->data = NULL;
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+int test_write_file(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    int ok;
+
+    if (!f)
+        return -1;
+    ok = fwrite(bytes, 1, n, f) == n && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (fclose(f) != 0)
+        ok = 0;
+    return ok ? 0 : -1;
+}
+
+int test_same_blob(const blob *a, const blob *b)
+{
+    return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
+}
+
+int test_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+void test_remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[512];
+
+    if (d) {
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (remove(path) != 0)
+                fprintf(stderr, "    cannot remove %s: %s\n", path, strerror(errno));
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+test_result test_in_tmpdir(const char *prefix, test_dir_body body, char *why,
+                           size_t why_size)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "/tmp/ffnn-test-%s-XXXXXX", prefix);
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp: %s", strerror(errno));
+    test_result r = body(dir, why, why_size);
+    test_remove_dir(dir);
+    return r;
+}

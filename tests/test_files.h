@@ -1,0 +1,43 @@
+/* test_files.h - file and temporary-directory helpers shared by the test suites. */
+#ifndef FFNN_TEST_FILES_H
+#define FFNN_TEST_FILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "check.h"
+
+/* A file's bytes. */
+typedef struct blob {
+    uint8_t *data; /* [size], malloc'd */
+    size_t size;
+} blob;
+
+/* The whole of path into *b (caller frees b->data); 0 on success. */
+int test_read_file(const char *path, blob *b);
+/* Write n bytes to path (truncating), flushed and fsync'ed; 0 on success. */
+int test_write_file(const char *path, const void *bytes, size_t n);
+/* 1 when a and b hold the same bytes. */
+int test_same_blob(const blob *a, const blob *b);
+/* Entries of dir other than . and .. (-1 when it cannot be read). */
+int test_count_entries(const char *dir);
+/* Remove dir and the files in it (one level). */
+void test_remove_dir(const char *dir);
+
+/* Run body in a fresh directory /tmp/ffnn-test-PREFIX-XXXXXX, removed afterwards. */
+typedef test_result (*test_dir_body)(const char *dir, char *why, size_t why_size);
+test_result test_in_tmpdir(const char *prefix, test_dir_body body, char *why,
+                           size_t why_size);
+
+/* Define test_NAME as body_NAME run in a temporary directory (prefix: the suite). */
+#define TEST_DIR_CASE(prefix, name)                                               \
+    static test_result body_##name(const char *dir, char *why, size_t why_size);  \
+    static test_result test_##name(char *why, size_t why_size)                    \
+    {                                                                             \
+        return test_in_tmpdir(prefix, body_##name, why, why_size);                \
+    }                                                                             \
+    static test_result body_##name(const char *dir, char *why, size_t why_size)
+
+#define UNUSED_WHY() ((void)why, (void)why_size)
+
+#endif
