@@ -32,6 +32,11 @@ void ffnn_cpu_activation_backward(ffnn_activation act, const float *a, const flo
 
 /* See backend.h `loss`. targets [batch, width] or NULL (then y [batch]); targets
  * must be NULL for softmax_ce (the cpu table refuses it). */
+/* The same for rows [begin, end) of the batch only (the scale still uses the whole
+ * batch): lets a parallel backend split the rows. */
+void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
+                        const float *targets, size_t batch, size_t width, float *dout,
+                        float *row_loss, uint8_t *row_correct, size_t begin, size_t end);
 void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, const float *targets,
                    size_t batch, size_t width, float *dout, float *row_loss,
                    uint8_t *row_correct);

@@ -88,13 +88,13 @@ static uint8_t is_correct(ffnn_loss loss, const float *o, uint8_t y, const float
     return (o[0] > threshold) == (y != 0);
 }
 
-void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, const float *targets,
-                   size_t batch, size_t width, float *dout, float *row_loss,
-                   uint8_t *row_correct)
+void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
+                        const float *targets, size_t batch, size_t width, float *dout,
+                        float *row_loss, uint8_t *row_correct, size_t begin, size_t end)
 {
     float scale = loss == FFNN_LOSS_SOFTMAX_CE ? 1.0f / (float)batch
                                                : 1.0f / ((float)batch * (float)width);
-    for (size_t n = 0; n < batch; n++) {
+    for (size_t n = begin; n < end; n++) {
         const float *o = out + n * width;        /* [width] */
         float *d = dout ? dout + n * width : NULL; /* [width] */
         const float *t = targets ? targets + n * width : NULL; /* [width] */
@@ -109,4 +109,12 @@ void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, const flo
         if (row_correct)
             row_correct[n] = is_correct(loss, o, label, t, width);
     }
+}
+
+void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, const float *targets,
+                   size_t batch, size_t width, float *dout, float *row_loss,
+                   uint8_t *row_correct)
+{
+    ffnn_cpu_loss_rows(loss, out, y, targets, batch, width, dout, row_loss, row_correct, 0,
+                       batch);
 }

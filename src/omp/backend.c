@@ -21,6 +21,7 @@
 #endif
 
 #include "../backend.h"
+#include "../cpu/cpu_ops.h"
 #include "../error.h"
 #include "omp_kernels.h"
 
@@ -379,7 +380,7 @@ static ffnn_status ompb_loss(void *vctx, ffnn_loss loss, const float *out, const
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * per;
-        ffnn_omp_loss_rows(loss, out, y, targets, batch, width, dout, row_loss, row_correct,
+        ffnn_cpu_loss_rows(loss, out, y, targets, batch, width, dout, row_loss, row_correct,
                            begin, batch - begin < per ? batch : begin + per);
     }
     return FFNN_OK;

@@ -86,10 +86,6 @@ void ffnn_omp_column_sum(const float *dz, size_t batch, size_t width, float *db,
 /* Elements [begin, end) of one optimizer step (n: the arena size, for adam's v = state + n). */
 void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
                                float *state, size_t n, size_t begin, size_t end);
-/* Rows [begin, end) of the loss (backend.h `loss`; batch: the whole batch, for the scale). */
-void ffnn_omp_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
-                        const float *targets, size_t batch, size_t width, float *dout,
-                        float *row_loss, uint8_t *row_correct, size_t begin, size_t end);
 
 /* ---- local1d.c: the 1-D locally connected layer on `threads` threads (>= 1) ---- */
 
