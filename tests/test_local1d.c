@@ -783,6 +783,126 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The benchmark's use of ffnn_local1d_forward_cuda: K layers chained on one
+ * non-blocking stream (each layer's output the next one's input, two buffers
+ * taking turns, so layer k+1 overwrites what layer k reads: the launches may
+ * overlap, see local1d.h), weights and biases at every alignment (per-layer offsets
+ * into one arena, as the benchmark's), activations at offsets too; against the CPU
+ * reference layer by layer, and global and shared give the same bits. */
+typedef struct chain_shape {
+    size_t batch, N, R;
+    int K;
+    ffnn_local1d_padding padding;
+} chain_shape;
+
+static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
+{
+    const size_t R = cs->R, batch = cs->batch;
+    const int K = cs->K;
+    size_t wn = 0, bn = 0, n = cs->N;
+    for (int k = 0; k < K; k++) { /* arena sizes, layer k shifted by k floats */
+        const size_t M = ffnn_local1d_output_size(n, R, cs->padding);
+        wn += M * R + 3, bn += M + 3;
+        n = M;
+    }
+    const size_t xn = batch * cs->N + 3;
+    float *hW = malloc(wn * sizeof *hW), *hb = malloc(bn * sizeof *hb);
+    float *hx = malloc(xn * sizeof *hx), *ref = malloc(xn * sizeof *ref);
+    float *tmp = malloc(xn * sizeof *tmp), *got[2] = {NULL, NULL};
+    void *dW = NULL, *db = NULL, *dx = NULL, *dbuf[2] = {NULL, NULL};
+    test_result t = TEST_PASS;
+    ffnn_status st = hW && hb && hx && ref && tmp ? FFNN_OK : FFNN_ERR_NO_MEMORY;
+    if (st == FFNN_OK) {
+        fill_uniform(r, hW, wn, -0.5f, 0.5f);
+        fill_uniform(r, hb, bn, -0.5f, 0.5f);
+        fill_uniform(r, hx, xn, 0.0f, 1.0f);
+        st = ffnn_bench_malloc(&dW, wn * sizeof(float));
+    }
+    if (st == FFNN_OK) st = ffnn_bench_malloc(&db, bn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_bench_malloc(&dx, xn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_bench_malloc(&dbuf[0], xn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_bench_malloc(&dbuf[1], xn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_bench_upload(dW, hW, wn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_bench_upload(db, hb, bn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_bench_upload(dx, hx, xn * sizeof(float));
+    /* the CPU chain: layer k reads ref (x0 at offset 1), writes tmp, then swaps */
+    size_t out_n = cs->N;
+    if (st == FFNN_OK) {
+        memcpy(ref, hx + 1, batch * cs->N * sizeof *ref);
+        size_t wo = 0, bo = 0;
+        n = cs->N;
+        for (int k = 0; k < K; k++) {
+            const size_t M = ffnn_local1d_output_size(n, R, cs->padding);
+            ffnn_local1d_forward_cpu(ref, hW + wo + (size_t)k % 4, hb + bo + (size_t)(k + 1) % 4,
+                                     tmp, batch, n, R, cs->padding, FFNN_ACT_SIGMOID);
+            memcpy(ref, tmp, batch * M * sizeof *ref);
+            wo += M * R + 3, bo += M + 3;
+            n = M;
+        }
+        out_n = n;
+    }
+    for (int v = 0; v < 2 && st == FFNN_OK; v++) {
+        const float *in = (const float *)dx + 1;
+        float *out = NULL;
+        size_t wo = 0, bo = 0;
+        n = cs->N;
+        for (int k = 0; k < K && st == FFNN_OK; k++) {
+            const size_t M = ffnn_local1d_output_size(n, R, cs->padding);
+            out = (float *)dbuf[k & 1] + (size_t)k % 3;
+            st = ffnn_local1d_forward_cuda((ffnn_local1d_variant)v, stream, in,
+                                           (const float *)dW + wo + (size_t)k % 4,
+                                           (const float *)db + bo + (size_t)(k + 1) % 4, out,
+                                           batch, n, R, cs->padding, FFNN_ACT_SIGMOID);
+            in = out;
+            wo += M * R + 3, bo += M + 3;
+            n = M;
+        }
+        if (st == FFNN_OK) st = ffnn_bench_stream_sync(stream);
+        if (st == FFNN_OK) {
+            got[v] = malloc(batch * out_n * sizeof(float));
+            st = got[v] ? ffnn_bench_download(got[v], out, batch * out_n * sizeof(float))
+                        : FFNN_ERR_NO_MEMORY;
+        }
+    }
+    if (st != FFNN_OK) {
+        fprintf(stderr, "    %s\n", ffnn_last_error());
+        t = TEST_FAIL;
+    } else if (!close_f32("chain global", got[0], ref, batch * out_n, 1e-5, SUM_RTOL) ||
+               !close_f32("chain shared", got[1], ref, batch * out_n, 1e-5, SUM_RTOL) ||
+               !same_bits("chain global/shared", got[1], got[0], batch * out_n)) {
+        t = TEST_FAIL;
+    }
+    if (t != TEST_PASS)
+        fprintf(stderr, "    chain batch=%zu N=%zu R=%zu K=%d %s\n", batch, cs->N, R, K,
+                padding_name(cs->padding));
+    ffnn_bench_free(dW), ffnn_bench_free(db), ffnn_bench_free(dx);
+    ffnn_bench_free(dbuf[0]), ffnn_bench_free(dbuf[1]);
+    free(hW), free(hb), free(hx), free(ref), free(tmp), free(got[0]), free(got[1]);
+    return t;
+}
+
+static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
+{
+    const char *reason = no_gpu_reason();
+    if (reason)
+        SKIP("%s", reason);
+    static const chain_shape shapes[] = {
+        {1, (1 << 18) + 5, 3, 40, FFNN_LOCAL1D_VALID}, /* seed 002's layer, 40 deep */
+        {3, 5001, 5, 8, FFNN_LOCAL1D_SAME},
+        {2, 70001, 2, 6, FFNN_LOCAL1D_VALID},
+        {1, 4099, 7, 5, FFNN_LOCAL1D_SAME},
+        {2, 3000, 12, 3, FFNN_LOCAL1D_VALID}, /* beyond the 4-outputs kernels */
+    };
+    void *stream = NULL;
+    CHECK_OK(ffnn_bench_stream_create(&stream));
+    rng r = {0xC4A1D0002ULL};
+    test_result t = TEST_PASS;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && t == TEST_PASS; i++)
+        t = chain_case(&shapes[i], &r, stream);
+    ffnn_bench_stream_destroy(stream);
+    return t;
+}
+
 /* ------------------------------------------------------------------ training */
 
 #define MOTIF_SPEC "synth:motif:20000"
@@ -1104,6 +1224,7 @@ const test_case local1d_tests[] = {
     {"local1d_omp_same_bits_as_reference", test_omp},
     {"local1d_cuda_vs_cpu_global_shared", test_cuda},
     {"local1d_cuda_entry_point_sigmoid", test_cuda_entry_point},
+    {"local1d_cuda_entry_point_chain", test_cuda_entry_point_chain},
     {"local1d_trains_motif_beats_dense", test_trains_motif},
     {"local1d_cuda_naive_follows_cpu", test_cuda_naive_follows_cpu},
     {"local1d_cuda_tiled_follows_cpu", test_cuda_tiled_follows_cpu},

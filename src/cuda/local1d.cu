@@ -10,6 +10,24 @@
  *   pad = 0 ('valid', M = N-R+1) or (R-1)/2 ('same', M = N); x outside [0,N) is 0.
  *
  * Variants (FFNN_LOCAL1D_GLOBAL for --kernels naive, FFNN_LOCAL1D_SHARED for tiled):
+ *   forward, R <= 8 (seed 002's case; local1d_forward_*_vec): a thread computes a
+ *           group of 4 consecutive outputs with 16-byte loads (its 4R weights, 4
+ *           biases, 4 outputs, R+3 inputs; narrower loads where a pointer is only
+ *           8- or 4-byte aligned), the grid holds one (global) or two (shared)
+ *           waves of resident blocks and strides over the rest:
+ *     global  inputs read from global memory (the overlap between neighbouring
+ *             groups' windows comes from L1);
+ *     shared  a block's 1024 outputs stage their inputs with the halo,
+ *             x[m0-pad .. m0+1023+R-1-pad], in shared memory (float4 stores, two
+ *             buffers taking turns: one barrier per tile); W is read from global
+ *             memory, since no other output uses it.
+ *           Seed 002 on an H200 (N = 2^21, K = 1000, CUDA graph): 1.93e11 outputs/s
+ *           global, 1.67e11 shared, against 1.09e11 and 7.1e10 for the kernels below.
+ *           Each kernel loads its weights and biases, then waits for the previous
+ *           kernel on the stream (griddepcontrol.wait) before reading x; with
+ *           programmatic dependent launch (ffnn_local1d_forward_cuda only, see
+ *           local1d.h) the next layer's weights stream in while this layer drains.
+ *   forward, R > 8, and every backward kernel:
  *   global  one thread per output, every operand read from global memory (the
  *           seed's first kernel): forward and dx one thread per (row, output),
  *           blocks of 256 along the row and grid.y over the rows; dW one thread
@@ -24,10 +42,7 @@
  *                      stream) once, then for each of its rows the input tile
  *                      with its halo, x[m0-pad .. m0+T-1+R-1-pad] (zero outside
  *                      [0, N)); thread t sums W_s[t, r] x_s[t + r]. Every global
- *                      value is read once per block: x, W, bias, z each stream
- *                      through exactly once (24 bytes per output at R = 3 and
- *                      batch 1, seed 002's case), so the kernel runs at the
- *                      memory bandwidth.
+ *                      value is read once per block.
  *             dx       the W rows and dz values of the T + R - 1 outputs that touch
  *                      its T inputs (zero where m is outside [0, M)), W once per
  *                      tile, dz per row; thread t sums over r.
@@ -159,6 +174,231 @@ static __global__ void local1d_forward_shared(const float *__restrict__ x,
                 z[row * M + m0 + tid] = l1d_activate(act, acc);
             }
             __syncthreads(); /* x_s (and, after the last row, W_s) free again */
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ forward, R <= 8 */
+
+/* For R <= L1D_VEC_RMAX both variants give each thread a group of L1D_G = 4
+ * consecutive outputs m = 4g .. 4g+3, so that it issues a few wide loads instead of
+ * many scalar ones: the group's W rows are 4R consecutive floats starting at byte
+ * 16gR (16-byte aligned whenever W is), its biases and outputs one float4 each,
+ * its inputs x[4g-pad .. 4g+2+R-pad] one float4 plus a tail. A pointer's
+ * alignment (16, 8 or 4 bytes) is the same for every group of a row, so the width
+ * of each load is chosen once per row, not per element. Groups at the ends of the
+ * row (the last, partial group; with 'same' padding the groups whose window leaves
+ * [0, N)) take the scalar path, which is the one-output-per-thread code.
+ *
+ * Launch dependencies: the kernels load the group's W and bias, then wait for the
+ * previous kernel on the stream (griddepcontrol.wait, sm_90) before they read x or
+ * write z, and let the next kernel launch early (griddepcontrol.launch_dependents)
+ * - both no-ops unless the launch asks for programmatic serialization, which only
+ * ffnn_local1d_forward_cuda does (local1d.h states what it requires). */
+#define L1D_VEC_RMAX 8
+#define L1D_G 4
+
+static __device__ __forceinline__ void l1d_dep_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void l1d_dep_launch(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/* Alignment of an address: 16, 8 or 4 (floats are always 4-byte aligned). */
+static __device__ __forceinline__ int l1d_align(uintptr_t a)
+{
+    return (a & 15u) == 0 ? 16 : (a & 7u) == 0 ? 8 : 4;
+}
+
+/* v[0..n) = p[0..n), p aligned to a bytes: float4s, float2s or floats; every
+ * index a compile-time constant, so v stays in registers. */
+template <int n>
+static __device__ __forceinline__ void l1d_load(float *v, const float *__restrict__ p, int a)
+{
+    if (a == 16) {
+#pragma unroll
+        for (int i = 0; i < n / 4; ++i) {
+            const float4 q = reinterpret_cast<const float4 *>(p)[i];
+            v[4 * i] = q.x, v[4 * i + 1] = q.y, v[4 * i + 2] = q.z, v[4 * i + 3] = q.w;
+        }
+        if (n % 4 >= 2) {
+            const float2 q = reinterpret_cast<const float2 *>(p + 4 * (n / 4))[0];
+            v[4 * (n / 4)] = q.x, v[4 * (n / 4) + 1] = q.y;
+        }
+        if (n % 2 == 1) v[n - 1] = p[n - 1];
+    } else if (a == 8) {
+#pragma unroll
+        for (int i = 0; i < n / 2; ++i) {
+            const float2 q = reinterpret_cast<const float2 *>(p)[i];
+            v[2 * i] = q.x, v[2 * i + 1] = q.y;
+        }
+        if (n % 2 == 1) v[n - 1] = p[n - 1];
+    } else {
+#pragma unroll
+        for (int i = 0; i < n; ++i) v[i] = p[i];
+    }
+}
+
+/* p[0..4) = v[0..4), p aligned to a bytes. */
+static __device__ __forceinline__ void l1d_store4(float *__restrict__ p, const float *v, int a)
+{
+    if (a == 16) {
+        reinterpret_cast<float4 *>(p)[0] = make_float4(v[0], v[1], v[2], v[3]);
+    } else if (a == 8) {
+        reinterpret_cast<float2 *>(p)[0] = make_float2(v[0], v[1]);
+        reinterpret_cast<float2 *>(p)[1] = make_float2(v[2], v[3]);
+    } else {
+        p[0] = v[0], p[1] = v[1], p[2] = v[2], p[3] = v[3];
+    }
+}
+
+/* The group's 4 outputs from its weights w [4][R], biases b [4] (has_bias) and
+ * inputs xv [R+3]: the reference's order (r ascending, fmaf, then bias, then act). */
+template <int R>
+static __device__ __forceinline__ void l1d_group(float *out, const float *w, const float *b,
+                                                 const float *xv, bool has_bias,
+                                                 ffnn_activation act)
+{
+#pragma unroll
+    for (int j = 0; j < L1D_G; ++j) {
+        float acc = 0.0f;
+#pragma unroll
+        for (int r = 0; r < R; ++r) acc = fmaf(w[j * R + r], xv[j + r], acc);
+        if (has_bias) acc += b[j];
+        out[j] = l1d_activate(act, acc);
+    }
+}
+
+/* global, R <= 8: thread k of the grid takes the groups k, k + S, ..., S the grid's
+ * threads. Shapes as local1d_forward_global. */
+template <int R>
+static __global__ void __launch_bounds__(L1D_THREADS)
+    local1d_forward_global_vec(const float *__restrict__ x, const float *__restrict__ W,
+                               const float *__restrict__ bias, float *__restrict__ z,
+                               size_t batch, size_t N, size_t M, int pad, ffnn_activation act)
+{
+    l1d_dep_launch();
+    const size_t groups = (M + L1D_G - 1) / L1D_G;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    const bool has_bias = bias != NULL;
+    const int aw = l1d_align((uintptr_t)W), ab = has_bias ? l1d_align((uintptr_t)bias) : 4;
+    const size_t P = (size_t)pad;
+    for (size_t row = blockIdx.y; row < batch; row += gridDim.y) {
+        const float *xb = x + row * N; /* [N] */
+        float *zb = z + row * M;       /* [M] */
+        const int ax = l1d_align((uintptr_t)xb - 4u * P), az = l1d_align((uintptr_t)zb);
+        for (size_t g = (size_t)blockIdx.x * blockDim.x + threadIdx.x; g < groups;
+             g += stride) {
+            const size_t m = g * L1D_G;
+            /* all 4 outputs exist and their window x[m-pad .. m+2+R-pad] is in [0, N) */
+            const bool full = m + L1D_G <= M && m >= P && m + L1D_G + R - 1 - P <= N;
+            if (full) {
+                float w[L1D_G * R], b[L1D_G], xv[R + L1D_G - 1], out[L1D_G];
+                l1d_load<L1D_G * R>(w, W + m * R, aw);
+                if (has_bias) l1d_load<L1D_G>(b, bias + m, ab);
+                l1d_dep_wait(); /* x (the previous layer's output) and z are ours now */
+                l1d_load<R + L1D_G - 1>(xv, xb + (m - P), ax);
+                l1d_group<R>(out, w, b, xv, has_bias, act);
+                l1d_store4(zb + m, out, az);
+            } else { /* the scalar path, as local1d_forward_global */
+                l1d_dep_wait();
+                for (size_t k = m; k < l1d_min(M, m + L1D_G); ++k) {
+                    float acc = 0.0f;
+#pragma unroll
+                    for (int r = 0; r < R; ++r) {
+                        const size_t n = k + (size_t)r - P; /* wraps below 0: then >= N */
+                        if (n < N) acc = fmaf(W[k * R + r], xb[n], acc);
+                    }
+                    if (has_bias) acc += bias[k];
+                    zb[k] = l1d_activate(act, acc);
+                }
+            }
+        }
+    }
+}
+
+/* shared, R <= 8: a block per tile of TW = 4 T outputs (T = L1D_THREADS threads,
+ * grid.x strides over tiles, grid.y over rows); thread t takes the group
+ * m0 + 4t .. m0 + 4t + 3. The tile's inputs with their halo,
+ * x[m0-pad .. m0+TW-1+R-1-pad] (zero outside [0, N)), are staged in shared memory
+ * with float4 loads; W has no reuse between outputs and is read straight from
+ * global memory. Two staging buffers alternate between iterations, so one barrier
+ * per tile suffices (an iteration's buffer is rewritten two iterations later, after
+ * every thread has passed the barrier in between). Shapes as local1d_forward_global. */
+#define L1D_TW (L1D_G * L1D_THREADS)
+#define L1D_XS (L1D_TW + L1D_VEC_RMAX) /* floats per staging buffer: TW + R - 1, x4 */
+
+template <int R>
+static __global__ void __launch_bounds__(L1D_THREADS)
+    local1d_forward_shared_vec(const float *__restrict__ x, const float *__restrict__ W,
+                               const float *__restrict__ bias, float *__restrict__ z,
+                               size_t batch, size_t N, size_t M, int pad, ffnn_activation act)
+{
+    __shared__ __align__(16) float x_s[2][L1D_XS];
+    l1d_dep_launch();
+    const int tid = (int)threadIdx.x;
+    const size_t tiles = (M + L1D_TW - 1) / L1D_TW;
+    const bool has_bias = bias != NULL;
+    const int aw = l1d_align((uintptr_t)W), ab = has_bias ? l1d_align((uintptr_t)bias) : 4;
+    const size_t P = (size_t)pad;
+    int buf = 0;
+    for (size_t row = blockIdx.y; row < batch; row += gridDim.y) {
+        const float *xb = x + row * N; /* [N] */
+        float *zb = z + row * M;       /* [M] */
+        const int ax = l1d_align((uintptr_t)xb - 4u * P), az = l1d_align((uintptr_t)zb);
+        for (size_t tile = blockIdx.x; tile < tiles; tile += gridDim.x, buf ^= 1) {
+            const size_t m0 = tile * L1D_TW, m = m0 + (size_t)L1D_G * tid;
+            const bool full = m + L1D_G <= M;
+            float w[L1D_G * R], b[L1D_G];
+            if (full) {
+                l1d_load<L1D_G * R>(w, W + m * R, aw);
+                if (has_bias) l1d_load<L1D_G>(b, bias + m, ab);
+            }
+            l1d_dep_wait();
+            /* stage x_s[k] = x[m0 - pad + k], k < TW + R - 1: thread t the 4 values
+             * k = 4t .. 4t+3, threads t < R - 1 the halo k = TW + t */
+            float *xs = x_s[buf];
+            {
+                const size_t n = m - P; /* x index of k = 4t; wraps below 0 */
+                float v[L1D_G];
+                if (ax == 16 && m >= P && n + L1D_G <= N) {
+                    const float4 q = *reinterpret_cast<const float4 *>(xb + n);
+                    v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+                } else {
+#pragma unroll
+                    for (int j = 0; j < L1D_G; ++j)
+                        v[j] = n + (size_t)j < N ? xb[n + (size_t)j] : 0.0f;
+                }
+                *reinterpret_cast<float4 *>(xs + L1D_G * tid) = make_float4(v[0], v[1], v[2], v[3]);
+                if (tid < R - 1) {
+                    const size_t nh = m0 + L1D_TW + (size_t)tid - P;
+                    xs[L1D_TW + tid] = nh < N ? xb[nh] : 0.0f;
+                }
+            }
+            __syncthreads();
+            const float *xt = xs + L1D_G * tid; /* this group's window, 16-byte aligned */
+            if (full) {
+                float xv[R + L1D_G - 1], out[L1D_G];
+                l1d_load<R + L1D_G - 1>(xv, xt, 16);
+                l1d_group<R>(out, w, b, xv, has_bias, act);
+                l1d_store4(zb + m, out, az);
+            } else {
+                for (int j = 0; j < L1D_G && m + (size_t)j < M; ++j) {
+                    float acc = 0.0f;
+#pragma unroll
+                    for (int r = 0; r < R; ++r) acc = fmaf(W[(m + j) * R + r], xt[j + r], acc);
+                    if (has_bias) acc += bias[m + j];
+                    zb[m + j] = l1d_activate(act, acc);
+                }
+            }
         }
     }
 }
@@ -378,18 +618,98 @@ static ffnn_status check_activation(const char *op, ffnn_activation act)
                      op, (int)act);
 }
 
-/* Forward on stream; ctx (may be NULL) is poisoned by a sticky launch error. */
+/* Resident blocks per SM of a kernel (L1D_THREADS threads, no dynamic shared
+ * memory), asked once per kernel. */
+template <typename Kernel>
+static int l1d_occupancy(Kernel kernel)
+{
+    int blocks = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, L1D_THREADS, 0) !=
+        cudaSuccess) {
+        (void)cudaGetLastError();
+        blocks = 4;
+    }
+    return blocks > 0 ? blocks : 1;
+}
+
+/* One forward of the R <= 8 kernels. grid.x covers the row's 1024-output blocks,
+ * but at most L1D_WAVES_* times what the GPU holds at once (the kernels stride over
+ * the rest); grid.y the rows. Measured on an H200 (seed 002, N = 2^21, R = 3): the
+ * global kernel is fastest with one resident wave (~3 groups per thread), the
+ * shared one with two; a block per 1024 outputs was 5-10% slower for global.
+ * pdl: launch with programmatic stream serialization (compute capability >= 9.0):
+ * the kernel may start while the previous one on the stream drains. */
+#define L1D_WAVES_GLOBAL 1
+#define L1D_WAVES_SHARED 2
+
+template <int R>
+static cudaError_t forward_vec(cudaStream_t stream, int shared, int pdl, const float *x,
+                               const float *W, const float *bias, float *z, size_t batch,
+                               size_t N, size_t M, int pad, ffnn_activation act)
+{
+    static const int occ_s = l1d_occupancy(local1d_forward_shared_vec<R>);
+    static const int occ_g = l1d_occupancy(local1d_forward_global_vec<R>);
+    int device = 0, sms = 0, major = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err == cudaSuccess)
+        err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+    if (err != cudaSuccess) return err;
+    const size_t need = (M + L1D_TW - 1) / L1D_TW; /* both kernels: 1024 outputs a block */
+    const unsigned gy = clamp_blocks(batch, FFNN_CUDA_MAX_GRID_YZ);
+    const size_t resident = shared ? (size_t)L1D_WAVES_SHARED * (size_t)sms * (size_t)occ_s
+                                   : (size_t)L1D_WAVES_GLOBAL * (size_t)sms * (size_t)occ_g;
+    const size_t cap = resident / gy < L1D_GRID_X_MAX ? resident / gy : L1D_GRID_X_MAX;
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(clamp_blocks(need, cap), gy);
+    cfg.blockDim = dim3(L1D_THREADS);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1] = {};
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl && major >= 9 ? 1 : 0;
+    if (shared)
+        return cudaLaunchKernelEx(&cfg, local1d_forward_shared_vec<R>, x, W, bias, z, batch, N,
+                                  M, pad, act);
+    return cudaLaunchKernelEx(&cfg, local1d_forward_global_vec<R>, x, W, bias, z, batch, N,
+                              M, pad, act);
+}
+
+/* Forward on stream; ctx (may be NULL) is poisoned by a sticky launch error. pdl:
+ * let the kernel start before the previous one on the stream has finished (only
+ * ffnn_local1d_forward_cuda asks; see local1d.h). */
 static ffnn_status forward_launch(ffnn_cuda_ctx *ctx, cudaStream_t stream,
                                   ffnn_local1d_variant variant, const float *x, const float *W,
                                   const float *bias, float *z, size_t batch, size_t N,
-                                  size_t M, size_t R, size_t pad, ffnn_activation act)
+                                  size_t M, size_t R, size_t pad, ffnn_activation act, int pdl)
 {
     if (batch == 0) return FFNN_OK;
+    const int shared_v = variant == FFNN_LOCAL1D_SHARED;
+    if (R <= L1D_VEC_RMAX) {
+        cudaError_t err = cudaSuccess;
+        switch (R) {
+#define L1D_CASE(r)                                                                        \
+    case r:                                                                                \
+        err = forward_vec<r>(stream, shared_v, pdl, x, W, bias, z, batch, N, M, (int)pad, \
+                             act);                                                         \
+        break;
+            L1D_CASE(1) L1D_CASE(2) L1D_CASE(3) L1D_CASE(4)
+            L1D_CASE(5) L1D_CASE(6) L1D_CASE(7) L1D_CASE(8)
+#undef L1D_CASE
+        }
+        if (err != cudaSuccess)
+            return ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__,
+                                       shared_v ? "launch of local1d_forward_shared_vec"
+                                                : "launch of local1d_forward_global_vec");
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "local1d_forward_vec");
+        return FFNN_OK;
+    }
     const int S = odd_stride((int)R);
     size_t bytes = 0;
-    const int T = variant == FFNN_LOCAL1D_SHARED
-                      ? shared_threads((size_t)S + 1, R - 1, &bytes)
-                      : 0;
+    const int T = shared_v ? shared_threads((size_t)S + 1, R - 1, &bytes) : 0;
     if (T > 0) {
         const size_t tiles = (M + (size_t)T - 1) / (size_t)T;
         const dim3 grid(clamp_blocks(tiles, L1D_GRID_X_MAX), row_blocks(batch, tiles, 1));
@@ -472,7 +792,7 @@ extern "C" ffnn_status ffnn_cuda_local1d_forward(void *vctx, const float *x, con
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda local1d_forward: x, W and z must not be NULL");
     return forward_launch(ctx, ctx->stream, ctx_variant(ctx), x, W, b, z, batch, N, M, R,
-                          ffnn_local1d_pad(R, padding), act);
+                          ffnn_local1d_pad(R, padding), act, 0);
 }
 
 extern "C" ffnn_status ffnn_cuda_local1d_backward(void *vctx, const float *x, const float *W,
@@ -513,5 +833,5 @@ extern "C" ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, v
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "ffnn_local1d_forward_cuda: x, W and z must not be NULL");
     return forward_launch(NULL, (cudaStream_t)stream, variant, x, W, bias, z, batch, N, M, R,
-                          ffnn_local1d_pad(R, padding), act);
+                          ffnn_local1d_pad(R, padding), act, 1);
 }
