@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_seed001.h"
 #include "bench_seed002.h"
 
 const char *ffnn_cli_bench_usage =
@@ -10,6 +11,9 @@ const char *ffnn_cli_bench_usage =
     "\n"
     "Benchmark suites (each checks its results before timing them, prints a table and\n"
     "writes a CSV and a markdown table; 'ffnn bench SUITE --help' for its options):\n"
+    "  seed001   whole training runs of 32-Hrelu:nobias-1:nobias on synth:regression:\n"
+    "            cuda naive / tiled and OpenMP, N = 256..25600 and H = 32..1024,\n"
+    "            beside the seed's published T4 times\n"
     "  seed002   K-layer forward of a 1-D locally connected layer (R = 3, sigmoid):\n"
     "            cuda global / shared and OpenMP strong / weak scaling, unique and\n"
     "            reused weights, against the device's copy ceiling\n";
@@ -20,6 +24,7 @@ typedef struct suite {
 } suite;
 
 static const suite suites[] = {
+    {"seed001", ffnn_bench_seed001},
     {"seed002", ffnn_bench_seed002},
 };
 

@@ -17,6 +17,7 @@
 #include "checkpoints.h"
 #include "default_data.h"
 #include "model_commands.h"
+#include "plot_command.h"
 #include "ffnn.h"
 
 static const char *usage_main =
@@ -30,6 +31,7 @@ static const char *usage_main =
     "  predict   run a saved model on an IDX image file or CSV rows\n"
     "  info      describe a model file: architecture, tensors, metadata\n"
     "  bench     benchmark suites (ffnn bench --help lists them)\n"
+    "  plot      draw the loss and accuracy curves of ffnn train --log CSV files\n"
     "  help CMD  show the options of a command (same as ffnn CMD --help)\n"
     "\n"
     "ffnn --version prints the version. Run 'ffnn CMD --help' for a command's options.\n";
@@ -83,6 +85,10 @@ static const char *usage_train =
     "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
     "  --json            print one JSON object per epoch instead of a text line\n"
     "  --save FILE       after training, write the model (safetensors, atomically)\n"
+    "  --log FILE        write the per-epoch metrics as CSV (header epoch,train_loss,\n"
+    "                    test_loss,test_accuracy,seconds,images_per_second; accuracy\n"
+    "                    empty for regression), flushed every epoch; ffnn plot FILE\n"
+    "                    draws them. With --resume: the epochs of this run only\n"
     "  --log-steps FILE  write every step's batch loss as CSV rows epoch,step,loss\n"
     "  --init FILE       start from the weights of a model file instead of the seeded\n"
     "                    init; the architecture (and, without --loss, the loss) comes\n"
@@ -192,6 +198,7 @@ typedef struct train_options {
     const char *save_path;     /* --save FILE (or NULL)                              */
     const char *init_path;     /* --init FILE (or NULL)                              */
     const char *log_steps;     /* --log-steps FILE (or NULL): per-step losses, CSV   */
+    const char *log_path;      /* --log FILE (or NULL): per-epoch metrics, CSV       */
     int loss_given;            /* --loss was given (else --init's file decides)      */
     const char *momentum_flag; /* the last of --momentum, --nesterov given (or NULL) */
     const char *adam_flag;     /* the last of --beta1, --beta2, --eps given (or NULL) */
@@ -209,6 +216,8 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
 enum { OPT_THREADS = 768 };
 
 enum { OPT_CLASSES = 1024 };
+
+enum { OPT_LOG = 1280 };
 
 enum { OPT_SAVE = 512, OPT_INIT, OPT_LOG_STEPS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
        OPT_MAX_STEPS, OPT_RESUME };
@@ -237,6 +246,7 @@ static const struct option train_long_options[] = {
     {"save", required_argument, NULL, OPT_SAVE},
     {"init", required_argument, NULL, OPT_INIT},
     {"log-steps", required_argument, NULL, OPT_LOG_STEPS},
+    {"log", required_argument, NULL, OPT_LOG},
     {"classes", required_argument, NULL, OPT_CLASSES},
     {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
     {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
@@ -320,6 +330,7 @@ static int train_option(train_options *o, int c, const char *arg)
     case OPT_SAVE: o->save_path = arg; return 0;
     case OPT_INIT: o->init_path = arg; return 0;
     case OPT_LOG_STEPS: o->log_steps = arg; return 0;
+    case OPT_LOG: o->log_path = arg; return 0;
     case OPT_CLASSES: {
         int a, b, n = 0;
         if (sscanf(arg, "%d,%d%n", &a, &b, &n) != 2 || arg[n] != '\0' || a < 0 || a > 255 ||
@@ -459,6 +470,20 @@ static int log_step_losses(FILE *f, const ffnn_trainer *trainer, int epoch, size
     return fflush(f);
 }
 
+/* Append one epoch's row to the --log CSV (accuracy empty for regression) and
+ * flush it; 0 on success. */
+static int log_epoch(FILE *f, const train_options *o, const ffnn_epoch_stats *s,
+                     double test_loss, double test_accuracy)
+{
+    char accuracy[32] = "";
+    if (!o->regression)
+        snprintf(accuracy, sizeof accuracy, "%.9g", test_accuracy);
+    if (fprintf(f, "%d,%.9g,%.9g,%s,%.6f,%.1f\n", s->epoch, s->train_loss, test_loss, accuracy,
+                s->seconds, s->images_per_second) < 0)
+        return -1;
+    return fflush(f);
+}
+
 /* The step callback of ffnn train: the progress bar, then checkpoints. */
 typedef struct step_context {
     progress_state *progress;
@@ -537,6 +562,21 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
         }
         fprintf(step_log, "epoch,step,loss\n");
     }
+    FILE *epoch_log = NULL; /* --log: opened only now, so a bad invocation keeps the file */
+    if (o->log_path) {
+        epoch_log = fopen(o->log_path, "w");
+        if (!epoch_log || fprintf(epoch_log, "epoch,train_loss,test_loss,test_accuracy,"
+                                  "seconds,images_per_second\n") < 0 || fflush(epoch_log) != 0) {
+            fprintf(stderr, "ffnn train: --log %s: cannot open for writing: %s\n",
+                    o->log_path, strerror(errno));
+            if (epoch_log)
+                fclose(epoch_log);
+            if (step_log)
+                fclose(step_log);
+            ffnn_trainer_free(trainer);
+            return 1;
+        }
+    }
     for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped; e++) {
         ffnn_epoch_stats stats;
         double test_loss = 0, test_accuracy = 0;
@@ -561,6 +601,11 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
             break;
         }
         print_epoch(o, &stats, test_loss, test_accuracy);
+        if (epoch_log && log_epoch(epoch_log, o, &stats, test_loss, test_accuracy) != 0) {
+            fprintf(stderr, "ffnn train: --log %s: write failed: %s\n", o->log_path,
+                    strerror(errno));
+            rc = 1;
+        }
         if (step_log && log_step_losses(step_log, trainer, e, &steps_done) != 0) {
             fprintf(stderr, "ffnn train: --log-steps %s: write failed: %s\n", o->log_steps,
                     strerror(errno));
@@ -577,6 +622,10 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
                 o->checkpoint_path ? o->checkpoint_path : "");
     if (step_log && fclose(step_log) != 0 && rc == 0) {
         fprintf(stderr, "ffnn train: --log-steps %s: %s\n", o->log_steps, strerror(errno));
+        rc = 1;
+    }
+    if (epoch_log && fclose(epoch_log) != 0 && rc == 0) {
+        fprintf(stderr, "ffnn train: --log %s: %s\n", o->log_path, strerror(errno));
         rc = 1;
     }
     if (rc == 0 && o->save_path)
@@ -680,6 +729,8 @@ int main(int argc, char **argv)
             fputs(usage_train, stdout);
         else if (argc > 2 && strcmp(argv[2], "bench") == 0)
             fputs(ffnn_cli_bench_usage, stdout);
+        else if (argc > 2 && strcmp(argv[2], "plot") == 0)
+            fputs(ffnn_cli_plot_usage, stdout);
         else if (argc > 2 && ffnn_cli_model_command_usage(argv[2]))
             fputs(ffnn_cli_model_command_usage(argv[2]), stdout);
         else
@@ -692,6 +743,8 @@ int main(int argc, char **argv)
         return ffnn_cli_model_command(argc - 1, argv + 1);
     if (strcmp(argv[1], "bench") == 0)
         return ffnn_cli_bench(argc - 1, argv + 1);
+    if (strcmp(argv[1], "plot") == 0)
+        return ffnn_cli_plot(argc - 1, argv + 1);
     fprintf(stderr, "ffnn: unknown command '%s'\n\n%s", argv[1], usage_main);
     return 2;
 }

@@ -22,6 +22,7 @@ TEST_SUITE_DECLARE(checkpoint);
 TEST_SUITE_DECLARE(omp);
 TEST_SUITE_DECLARE(local1d);
 TEST_SUITE_DECLARE(bench);
+TEST_SUITE_DECLARE(cli_log);
 
 typedef struct suite {
     const test_case *tests;
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
         {omp_tests, &omp_tests_count},
         {local1d_tests, &local1d_tests_count},
         {bench_tests, &bench_tests_count},
+        {cli_log_tests, &cli_log_tests_count},
     };
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0, skipped = 0;

@@ -1,6 +1,7 @@
 /*
  * test_bench.c - the benchmark suites of the CLI (ffnn bench ...), run as a user
- * would: `ffnn bench seed002 --quick --no-gpu` must run on any machine (its OpenMP
+ * would: `ffnn bench seed001 --quick --no-gpu` (cut down) and
+ * `ffnn bench seed002 --quick --no-gpu` must run on any machine (its OpenMP
  * part checks every configuration against the CPU reference before timing it) and
  * write a CSV with one ok row per measurement plus the markdown table; usage errors
  * exit with 2.
@@ -93,7 +94,69 @@ static test_result test_bench_seed002_quick_cpu(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* `ffnn bench seed001 --quick --no-gpu`, cut down to two small CPU runs: one ok
+ * cpu_omp row per configuration (its check: test MSE finite and below the initial),
+ * the cuda rows listed as skipped, the table written; a bad option exits with 2. */
+static test_result test_bench_seed001_quick_cpu(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char dir[] = "/tmp/ffnn_bench_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char log[128], csv[128], table[128];
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    snprintf(csv, sizeof csv, "%s/seed001.csv", dir);
+    snprintf(table, sizeof table, "%s/seed001_table.md", dir);
+    const char *args[] = {"bench", "seed001", "--quick", "--no-gpu", "--threads", "2",
+                          "--samples", "256", "--hidden", "32", "--hidden-samples", "512",
+                          "--out", dir, NULL};
+    int rc = run_cli(log, args);
+    CHECK(rc == 0, "ffnn bench seed001 --quick --no-gpu exited with %d (log: %s)", rc, log);
+
+    FILE *f = fopen(csv, "r");
+    CHECK(f != NULL, "no %s", csv);
+    char line[2048];
+    int rows = 0, ok = 0, skipped = 0, header = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!header) {
+            static const char want[] = "part,backend,samples,hidden,epochs,steps,threads,";
+            header = strncmp(line, want, sizeof want - 1) == 0;
+            continue;
+        }
+        rows++;
+        if (strstr(line, ",cpu_omp,") != NULL && strstr(line, ",ok,") != NULL) ok++;
+        if (strstr(line, ",cuda_") != NULL && strstr(line, ",skipped: --no-gpu,") != NULL)
+            skipped++;
+    }
+    fclose(f);
+    CHECK(header, "%s: unexpected header", csv);
+    CHECK(ok == 2 && skipped == 4 && rows == 6,
+          "%s: %d ok cpu_omp rows (expected 2), %d skipped cuda rows (expected 4) of %d", csv,
+          ok, skipped, rows);
+
+    f = fopen(table, "r");
+    CHECK(f != NULL, "no %s", table);
+    int by_samples = 0, by_hidden = 0, mse = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "### Time vs samples")) by_samples = 1;
+        if (strstr(line, "### Time vs hidden width")) by_hidden = 1;
+        if (strstr(line, "### Final MSE")) mse = 1;
+    }
+    fclose(f);
+    CHECK(by_samples && by_hidden && mse, "%s lacks a table", table);
+
+    const char *bad[] = {"bench", "seed001", "--epochs", "0", NULL};
+    rc = run_cli(log, bad);
+    CHECK(rc == 2, "--epochs 0 exited with %d, expected 2", rc);
+
+    remove(csv);
+    remove(table);
+    remove(log);
+    rmdir(dir);
+    return TEST_PASS;
+}
+
 const test_case bench_tests[] = {
+    {"bench_seed001_quick_cpu", test_bench_seed001_quick_cpu},
     {"bench_seed002_quick_cpu", test_bench_seed002_quick_cpu},
 };
 const size_t bench_tests_count = sizeof bench_tests / sizeof bench_tests[0];
