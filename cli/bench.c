@@ -3,20 +3,29 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_seed000.h"
 #include "bench_seed001.h"
 #include "bench_seed002.h"
+#include "bench_seed004.h"
 
 const char *ffnn_cli_bench_usage =
     "usage: ffnn bench SUITE [options]\n"
     "\n"
     "Benchmark suites (each checks its results before timing them, prints a table and\n"
     "writes a CSV and a markdown table; 'ffnn bench SUITE --help' for its options):\n"
+    "  seed000   784-256relu-10 on (Fashion-)MNIST: CPU reference / OpenMP / cuda,\n"
+    "            batch, hidden, 1-D and 2-D launch shapes, lr, evaluation batch,\n"
+    "            beside the seed's published T4 numbers\n"
     "  seed001   whole training runs of 32-Hrelu:nobias-1:nobias on synth:regression:\n"
     "            cuda naive / tiled and OpenMP, N = 256..25600 and H = 32..1024,\n"
     "            beside the seed's published T4 times\n"
     "  seed002   K-layer forward of a 1-D locally connected layer (R = 3, sigmoid):\n"
     "            cuda global / shared and OpenMP strong / weak scaling, unique and\n"
-    "            reused weights, against the device's copy ceiling\n";
+    "            reused weights, against the device's copy ceiling\n"
+    "  seed004   seed 004's MLPs (2-D points, Fashion-MNIST 0/1 and 10 classes):\n"
+    "            accuracy and training time on cuda and OpenMP, one training step op\n"
+    "            by op with CUDA events, and the loss reduction by atomics / shared\n"
+    "            tree / warp shuffles\n";
 
 typedef struct suite {
     const char *name;
@@ -24,8 +33,10 @@ typedef struct suite {
 } suite;
 
 static const suite suites[] = {
+    {"seed000", ffnn_bench_seed000},
     {"seed001", ffnn_bench_seed001},
     {"seed002", ffnn_bench_seed002},
+    {"seed004", ffnn_bench_seed004},
 };
 
 int ffnn_cli_bench(int argc, char **argv)

@@ -360,6 +360,15 @@ typedef struct ffnn_train_config {
     int nesterov;           /* 1: Nesterov momentum (momentum only; default 0)     */
     float beta1, beta2;     /* adam: each in [0, 1) (default 0.9, 0.999)           */
     float epsilon;          /* adam: in (0, 1] (default 1e-8)                      */
+    /* cuda launch shapes, for experiments (0 = the default; ignored on cpu). Neither
+     * changes any arithmetic or its order, so results are bit-identical:
+     *   cuda_block_1d  threads per block of the 1-D element-wise kernels (gather,
+     *                  activations, optimizer update): a multiple of 32 in [32, 1024]
+     *                  (default 256). The loss and bias-gradient reductions keep theirs.
+     *   cuda_block_2d  edge of the square thread block of the naive matmul
+     *                  (--kernels naive): 8, 16 or 32 (default 16). */
+    int cuda_block_1d;
+    int cuda_block_2d;
 } ffnn_train_config;
 
 /* The defaults listed above. */

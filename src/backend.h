@@ -182,6 +182,11 @@ extern const ffnn_backend_ops ffnn_omp_backend;
 /* The threads of an omp context (its create's threads, 0 resolved). */
 int ffnn_omp_threads(const void *ctx);
 const ffnn_backend_ops *ffnn_cuda_backend(void);
+/* Launch shapes of a cuda context (ffnn_train_config's cuda_block_1d / _2d; 0 keeps
+ * the current value): block_1d threads per block of the 1-D element-wise kernels
+ * (a multiple of 32 in [32, 1024]), block_2d the naive matmul's square block edge
+ * (8, 16 or 32). Changes no arithmetic. FFNN_ERR_UNSUPPORTED without CUDA. */
+ffnn_status ffnn_cuda_set_launch(void *ctx, int block_1d, int block_2d);
 
 #ifdef __cplusplus
 }

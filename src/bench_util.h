@@ -103,6 +103,28 @@ void ffnn_bench_graph_destroy(void *graph_exec);
 ffnn_status ffnn_bench_copy_ceiling(size_t bytes, int warmup, int repeats, double *median_s,
                                     double *bytes_per_s);
 
+/* ------------------------------------------------------------ seed 004 */
+
+/* The cudaStream_t (as void *) of a cuda backend context (ffnn_cuda_backend()->create),
+ * so that events and ffnn_bench_gpu_spin can be queued on it; NULL without CUDA. */
+void *ffnn_bench_backend_stream(void *cuda_ctx);
+
+/* Queue a kernel on stream that keeps one thread busy for about `microseconds` (SM
+ * clock cycles): work queued behind it then runs back to back, so events around it
+ * time the GPU rather than the host's launches. src/cuda/reduce_lab.cu. */
+ffnn_status ffnn_bench_gpu_spin(void *stream, double microseconds);
+
+/* The reduction lab (src/cuda/reduce_lab.cu): *out (device float) = the sum over
+ * b < B of the softmax cross-entropy of logits [B, C] (device) against labels [B]
+ * (device uint8), computed by one of three variants: atomic (per-row loss, atomicAdd
+ * into *out after a cudaMemsetAsync), tree (one block of 1024 threads, shared-memory
+ * tree), shuffle (one block of 1024 threads, warp shuffles). Queued on stream. */
+enum { FFNN_REDUCE_ATOMIC = 0, FFNN_REDUCE_TREE = 1, FFNN_REDUCE_SHUFFLE = 2,
+       FFNN_REDUCE_VARIANTS = 3 };
+const char *ffnn_reduce_lab_name(int variant);
+ffnn_status ffnn_reduce_lab_ce_sum(int variant, const float *logits, const uint8_t *labels,
+                                   int B, int C, float *out, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

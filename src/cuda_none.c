@@ -9,6 +9,13 @@
 
 const ffnn_backend_ops *ffnn_cuda_backend(void) { return NULL; }
 
+ffnn_status ffnn_cuda_set_launch(void *ctx, int block_1d, int block_2d)
+{
+    (void)ctx, (void)block_1d, (void)block_2d;
+    return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                     "cuda launch shapes: this build has no CUDA (nvcc was not found)");
+}
+
 int ffnn_has_cuda(void) { return 0; }
 
 int ffnn_cuda_device_count(void) { return 0; }
@@ -108,6 +115,30 @@ ffnn_status ffnn_bench_copy_ceiling(size_t b, int w, int r, double *m, double *b
 {
     (void)b, (void)w, (void)r, (void)m, (void)bps;
     return FFNN_BENCH_NONE("copy ceiling");
+}
+
+void *ffnn_bench_backend_stream(void *ctx)
+{
+    (void)ctx;
+    return NULL;
+}
+ffnn_status ffnn_bench_gpu_spin(void *s, double us)
+{
+    (void)s, (void)us;
+    return FFNN_BENCH_NONE("gpu spin");
+}
+const char *ffnn_reduce_lab_name(int variant)
+{
+    return variant == FFNN_REDUCE_ATOMIC    ? "atomic"
+           : variant == FFNN_REDUCE_TREE    ? "shared_tree"
+           : variant == FFNN_REDUCE_SHUFFLE ? "warp_shuffle"
+                                            : "?";
+}
+ffnn_status ffnn_reduce_lab_ce_sum(int v, const float *z, const uint8_t *y, int B, int C,
+                                   float *out, void *s)
+{
+    (void)v, (void)z, (void)y, (void)B, (void)C, (void)out, (void)s;
+    return FFNN_BENCH_NONE("reduce lab");
 }
 
 ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,

@@ -124,6 +124,16 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "batch size must be in [1, %zu] (the training set size), found %zu",
                          train->count, c->batch_size);
+    if (c->cuda_block_1d != 0 &&
+        (c->cuda_block_1d < 32 || c->cuda_block_1d > 1024 || c->cuda_block_1d % 32 != 0))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda 1-D block must be 0 (default) or a multiple of 32 in "
+                         "[32, 1024], found %d", c->cuda_block_1d);
+    if (c->cuda_block_2d != 0 && c->cuda_block_2d != 8 && c->cuda_block_2d != 16 &&
+        c->cuda_block_2d != 32)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda 2-D block must be 0 (default), 8, 16 or 32, found %d",
+                         c->cuda_block_2d);
     if (c->eval_batch_size < 1 || c->eval_batch_size > (1u << 20))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "evaluation batch size must be in [1, 1048576], found %zu",
@@ -298,7 +308,11 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     t->device = requested;
     if (!ffnn_backend_ops_complete(t->ops))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s is incomplete", t->ops->name);
-    return t->ops->create(t->cfg.kernels, t->cfg.threads, &t->ctx);
+    ffnn_status st = t->ops->create(t->cfg.kernels, t->cfg.threads, &t->ctx);
+    if (st == FFNN_OK && t->ops == ffnn_cuda_backend() &&
+        (t->cfg.cuda_block_1d != 0 || t->cfg.cuda_block_2d != 0))
+        st = ffnn_cuda_set_launch(t->ctx, t->cfg.cuda_block_1d, t->cfg.cuda_block_2d);
+    return st;
 }
 
 /* The optimizer state: one allocation of state_count * parameter_count floats,

@@ -94,6 +94,39 @@ static test_result test_bench_seed002_quick_cpu(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* `ffnn bench seed000 --quick --no-gpu` on synthetic blobs: the CPU reference and
+ * OpenMP rows of (a) ok, the cuda rows skipped; the CSV and the table written. */
+static test_result test_bench_seed000_quick_cpu(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char dir[] = "/tmp/ffnn_bench_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char log[128], csv[128], table[128];
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    snprintf(csv, sizeof csv, "%s/seed000.csv", dir);
+    snprintf(table, sizeof table, "%s/seed000_table.md", dir);
+    const char *args[] = {"bench", "seed000", "--quick", "--no-gpu", "--threads", "2",
+                          "--out", dir, NULL};
+    int rc = run_cli(log, args);
+    CHECK(rc == 0, "ffnn bench seed000 --quick --no-gpu exited with %d (log: %s)", rc, log);
+    FILE *f = fopen(csv, "r");
+    CHECK(f != NULL, "no %s", csv);
+    char line[4096];
+    int ok = 0, skipped = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "cpu_gpu,cpu_", 12) == 0 && strstr(line, ",ok,")) ok++;
+        if (strstr(line, ",skipped: --no-gpu,")) skipped++;
+    }
+    fclose(f);
+    CHECK(ok == 2, "%d ok CPU rows in %s, expected 2", ok, csv);
+    CHECK(skipped > 10, "%d skipped cuda rows in %s", skipped, csv);
+    CHECK(access(table, R_OK) == 0, "no %s", table);
+    const char *bad[] = {"bench", "seed000", "--epochs", "0", NULL};
+    rc = run_cli(log, bad);
+    CHECK(rc == 2, "--epochs 0 exited with %d, expected 2", rc);
+    return TEST_PASS;
+}
+
 /* `ffnn bench seed001 --quick --no-gpu`, cut down to two small CPU runs: one ok
  * cpu_omp row per configuration (its check: test MSE finite and below the initial),
  * the cuda rows listed as skipped, the table written; a bad option exits with 2. */
@@ -155,8 +188,68 @@ static test_result test_bench_seed001_quick_cpu(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* `ffnn bench seed004 --quick --no-gpu`: the CPU training rows ok (the image tasks ok
+ * or skipped when .devdata/fashion-mnist is absent), the GPU rows skipped, the table
+ * written; a bad option exits with 2. */
+static test_result test_bench_seed004_quick_cpu(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char dir[] = "/tmp/ffnn_bench_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char log[128], csv[128], table[128];
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    snprintf(csv, sizeof csv, "%s/seed004.csv", dir);
+    snprintf(table, sizeof table, "%s/seed004_table.md", dir);
+    const char *args[] = {"bench", "seed004", "--quick", "--no-gpu", "--threads", "2",
+                          "--out", dir, NULL};
+    int rc = run_cli(log, args);
+    CHECK(rc == 0, "ffnn bench seed004 --quick --no-gpu exited with %d (log: %s)", rc, log);
+    FILE *f = fopen(csv, "r");
+    CHECK(f != NULL, "no %s", csv);
+    char line[4096];
+    int header = 0, cpu_ok = 0, cpu_rows = 0, points_ok = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!header) {
+            static const char want[] = "part,task,backend,arch,loss,batch,epochs,";
+            header = strncmp(line, want, sizeof want - 1) == 0;
+            continue;
+        }
+        if (strstr(line, ",\"failed") != NULL) bad++;
+        if (strncmp(line, "train,", 6) == 0 && strstr(line, ",cpu_omp,") != NULL) {
+            cpu_rows++;
+            if (strstr(line, ",\"ok\",") != NULL) cpu_ok++;
+            if (strncmp(line, "train,points,", 13) == 0 && strstr(line, ",\"ok\",")) points_ok = 1;
+        }
+    }
+    fclose(f);
+    CHECK(header, "%s: unexpected header", csv);
+    CHECK(bad == 0 && points_ok && cpu_rows == 4,
+          "%s: %d failed rows, points ok %d, %d cpu rows (%d ok)", csv, bad, points_ok,
+          cpu_rows, cpu_ok);
+    f = fopen(table, "r");
+    CHECK(f != NULL, "no %s", table);
+    int a = 0, b = 0, c = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "### a)")) a = 1;
+        if (strstr(line, "### b)")) b = 1;
+        if (strstr(line, "### c)")) c = 1;
+    }
+    fclose(f);
+    CHECK(a && b && c, "%s lacks a table", table);
+    const char *badopt[] = {"bench", "seed004", "--repeats", "0", NULL};
+    rc = run_cli(log, badopt);
+    CHECK(rc == 2, "--repeats 0 exited with %d, expected 2", rc);
+    remove(csv);
+    remove(table);
+    remove(log);
+    rmdir(dir);
+    return TEST_PASS;
+}
+
 const test_case bench_tests[] = {
+    {"bench_seed000_quick_cpu", test_bench_seed000_quick_cpu},
     {"bench_seed001_quick_cpu", test_bench_seed001_quick_cpu},
     {"bench_seed002_quick_cpu", test_bench_seed002_quick_cpu},
+    {"bench_seed004_quick_cpu", test_bench_seed004_quick_cpu},
 };
 const size_t bench_tests_count = sizeof bench_tests / sizeof bench_tests[0];

@@ -75,6 +75,8 @@ static ffnn_status cuda_create(ffnn_kernels kernels, int threads, void **out)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "cuda create: cannot allocate %zu bytes",
                          sizeof *ctx);
     ctx->kernels = kernels;
+    ctx->block_1d = FFNN_CUDA_BLOCK;
+    ctx->block_2d = 16;
     ffnn_status st = cuda_init_context(ctx);
     if (st != FFNN_OK) {
         if (ctx->stream != NULL) (void)cudaStreamDestroy(ctx->stream);
@@ -83,6 +85,22 @@ static ffnn_status cuda_create(ffnn_kernels kernels, int threads, void **out)
         return st;
     }
     *out = ctx;
+    return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_set_launch(void *vctx, int block_1d, int block_2d)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "set_launch");
+    if (block_1d != 0 && (block_1d < 32 || block_1d > 1024 || block_1d % 32 != 0))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda set_launch: 1-D block must be a multiple of 32 in [32, 1024], "
+                         "found %d", block_1d);
+    if (block_2d != 0 && block_2d != 8 && block_2d != 16 && block_2d != 32)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda set_launch: 2-D block must be 8, 16 or 32, found %d", block_2d);
+    if (block_1d != 0) ctx->block_1d = block_1d;
+    if (block_2d != 0) ctx->block_2d = block_2d;
     return FFNN_OK;
 }
 

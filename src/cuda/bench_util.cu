@@ -242,3 +242,8 @@ extern "C" ffnn_status ffnn_bench_copy_ceiling(size_t bytes, int warmup, int rep
     free(times);
     return st;
 }
+
+extern "C" void *ffnn_bench_backend_stream(void *cuda_ctx)
+{
+    return cuda_ctx == NULL ? NULL : (void *)((ffnn_cuda_ctx *)cuda_ctx)->stream;
+}

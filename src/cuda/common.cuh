@@ -48,6 +48,9 @@ typedef struct ffnn_cuda_ctx {
     int poisoned;               /* 1 after a sticky error: every call then fails   */
     int device;                 /* CUDA device ordinal the stream was created on   */
     int sm_count;               /* multiprocessors (tile-size choice in dense.cu)  */
+    int block_1d;               /* threads/block of the 1-D element-wise kernels   */
+                                /* (FFNN_CUDA_BLOCK unless ffnn_cuda_set_launch)   */
+    int block_2d;               /* naive matmul's square block edge (default 16)   */
     char poison_reason[512];    /* the message of the sticky error                 */
 } ffnn_cuda_ctx;
 
@@ -135,6 +138,16 @@ static inline ffnn_status ffnn_cuda_fail_call(ffnn_cuda_ctx *ctx, cudaError_t er
 static inline unsigned ffnn_cuda_grid_1d(size_t n)
 {
     size_t blocks = (n + FFNN_CUDA_BLOCK - 1) / FFNN_CUDA_BLOCK;
+    const size_t cap = (size_t)1 << 20; /* the loop strides over the rest */
+    if (blocks > cap) blocks = cap;
+    if (blocks == 0) blocks = 1;
+    return (unsigned)blocks;
+}
+
+/* ffnn_cuda_grid_1d for a block of `block` threads (ctx->block_1d). */
+static inline unsigned ffnn_cuda_grid_1d_for(size_t n, unsigned block)
+{
+    size_t blocks = (n + block - 1) / block;
     const size_t cap = (size_t)1 << 20; /* the loop strides over the rest */
     if (blocks > cap) blocks = cap;
     if (blocks == 0) blocks = 1;

@@ -43,7 +43,7 @@
 
 /* C[row,col] = sum_k op(A)[row,k] op(B)[k,col] (+ bias[col]).
  * A [M,K] (or [K,M] when trans_a), B [K,N] (or [N,K] when trans_b), bias [N] or
- * NULL, C [M,N]. Block 16x16: x over columns, y over rows; the y grid strides so
+ * NULL, C [M,N]. Block 16x16 (ctx->block_2d): x over columns, y over rows; the y grid strides so
  * that any M fits the 65535 limit of gridDim.y. */
 static __global__ void matmul_kernel_naive(const float *__restrict__ A, const float *__restrict__ B,
                                     const float *__restrict__ bias, float *__restrict__ C,
@@ -67,10 +67,11 @@ static ffnn_status matmul_naive(ffnn_cuda_ctx *ctx, const float *A, const float 
                                 const float *bias, float *C, int M, int N, int K,
                                 int trans_a, int trans_b)
 {
-    const dim3 block(16, 16);
-    unsigned grid_y = (unsigned)((M + 15) / 16);
+    const int e = ctx->block_2d; /* 16 unless ffnn_cuda_set_launch: no arithmetic change */
+    const dim3 block((unsigned)e, (unsigned)e);
+    unsigned grid_y = (unsigned)((M + e - 1) / e);
     if (grid_y > FFNN_CUDA_MAX_GRID_YZ) grid_y = FFNN_CUDA_MAX_GRID_YZ; /* rows stride */
-    const dim3 grid((unsigned)((N + 15) / 16), grid_y);
+    const dim3 grid((unsigned)((N + e - 1) / e), grid_y);
     matmul_kernel_naive<<<grid, block, 0, ctx->stream>>>(A, B, bias, C, M, N, K, trans_a,
                                                          trans_b);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "matmul_kernel_naive");

@@ -2,8 +2,9 @@
  * elementwise.cu - the memory-bound ops: batch gather (uint8 images or float rows,
  * labels, float targets), activations (forward and backward side by side); the
  * optimizer updates are in optim.cu. Each is one
- * grid-stride kernel with FFNN_CUDA_BLOCK threads per block (see
- * ffnn_cuda_grid_1d), one thread per element; n may be any size_t.
+ * grid-stride kernel with ctx->block_1d threads per block (FFNN_CUDA_BLOCK unless
+ * ffnn_cuda_set_launch; see ffnn_cuda_grid_1d_for), one thread per element, so the
+ * block size changes no arithmetic; n may be any size_t.
  *
  * The float expressions follow the CPU reference (src/cpu/) so that results agree
  * to an ulp or two: expf/tanhf as in C, and no multiply-add contraction where the
@@ -71,17 +72,17 @@ extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *sr
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: a NULL pointer");
     /* the labels ride along with the features (as before float data existed) */
     if (src->images != NULL) {
-        gather_kernel<<<ffnn_cuda_grid_1d(batch * features), FFNN_CUDA_BLOCK, 0,
+        gather_kernel<<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
                         ctx->stream>>>(src->images, src->labels, index, batch, features, x, y);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_kernel");
     } else {
-        gather_rows_kernel<<<ffnn_cuda_grid_1d(batch * features), FFNN_CUDA_BLOCK, 0,
+        gather_rows_kernel<<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
                              ctx->stream>>>(src->values, src->labels, index, batch, features,
                                             x, y);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel");
     }
     if (src->targets != NULL) {
-        gather_rows_kernel<<<ffnn_cuda_grid_1d(batch * width), FFNN_CUDA_BLOCK, 0,
+        gather_rows_kernel<<<ffnn_cuda_grid_1d_for(batch * width, ctx->block_1d), ctx->block_1d, 0,
                              ctx->stream>>>(src->targets, NULL, index, batch, width, t, NULL);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel (targets)");
     }
@@ -156,7 +157,7 @@ extern "C" ffnn_status ffnn_cuda_activation_forward(void *vctx, ffnn_activation 
                                                  cudaMemcpyDeviceToDevice, ctx->stream));
         return FFNN_OK;
     }
-    activation_forward_kernel<<<ffnn_cuda_grid_1d(n), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+    activation_forward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
         act, z, a, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_forward_kernel");
     return FFNN_OK;
@@ -179,7 +180,7 @@ extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation
                                                  cudaMemcpyDeviceToDevice, ctx->stream));
         return FFNN_OK;
     }
-    activation_backward_kernel<<<ffnn_cuda_grid_1d(n), FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+    activation_backward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
         act, a, da, dz, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel");
     return FFNN_OK;

@@ -1,7 +1,7 @@
 /*
  * optim.cu - the optimizer updates over the parameter arena (backend.h
  * optimizer_update): plain SGD, SGD with momentum (and Nesterov), Adam. Each is
- * one grid-stride kernel with FFNN_CUDA_BLOCK threads per block, one thread per
+ * one grid-stride kernel with ctx->block_1d threads per block, one thread per
  * parameter; n may be any size_t. The per-step scalars come from the host
  * (ffnn_optimizer_step, passed by value).
  *
@@ -90,20 +90,21 @@ extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimiz
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda optimizer_update (%s): a NULL pointer",
                          ffnn_optimizer_name(step->kind));
-    const unsigned blocks = ffnn_cuda_grid_1d(n);
+    const unsigned blocks = ffnn_cuda_grid_1d_for(n, ctx->block_1d);
+    const unsigned threads = (unsigned)ctx->block_1d;
     switch (step->kind) {
     case FFNN_OPT_SGD:
-        sgd_update_kernel<<<blocks, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(params, grads, n,
+        sgd_update_kernel<<<blocks, threads, 0, ctx->stream>>>(params, grads, n,
                                                                         step->lr);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "sgd_update_kernel");
         break;
     case FFNN_OPT_MOMENTUM:
-        momentum_update_kernel<<<blocks, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(*step, params,
+        momentum_update_kernel<<<blocks, threads, 0, ctx->stream>>>(*step, params,
                                                                              grads, state, n);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "momentum_update_kernel");
         break;
     case FFNN_OPT_ADAM:
-        adam_update_kernel<<<blocks, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+        adam_update_kernel<<<blocks, threads, 0, ctx->stream>>>(
             *step, params, grads, state, state + n, n);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "adam_update_kernel");
         break;
