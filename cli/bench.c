@@ -1,6 +1,11 @@
+#define _POSIX_C_SOURCE 200809L
 /* bench.c - `ffnn bench SUITE`: dispatch to the benchmark suites. */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "bench.h"
 #include "bench_seed000.h"
@@ -50,4 +55,88 @@ int ffnn_cli_bench(int argc, char **argv)
         if (strcmp(argv[1], suites[i].name) == 0) return suites[i].run(argc - 1, argv + 1);
     fprintf(stderr, "ffnn bench: unknown suite '%s'\n\n%s", argv[1], ffnn_cli_bench_usage);
     return 2;
+}
+
+/* ------------------------------------------------------------ shared helpers */
+
+double ffnn_bench_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void ffnn_bench_cpu_model(char *buf, size_t size)
+{
+    snprintf(buf, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f == NULL) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *p = strchr(line, ':');
+            if (p) {
+                p++;
+                while (*p == ' ' || *p == '\t') p++;
+                p[strcspn(p, "\n")] = '\0';
+                snprintf(buf, size, "%s", p);
+            }
+            break;
+        }
+    }
+    fclose(f);
+}
+
+int ffnn_bench_make_dirs(const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+int ffnn_bench_parse_int(const char *suite, const char *opt, const char *s, long lo, long hi,
+                         int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "ffnn bench %s: %s expects an integer in [%ld, %ld], found '%s'\n",
+                suite, opt, lo, hi, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+int ffnn_bench_parse_list(const char *suite, const char *opt, const char *s, long lo,
+                          long hi, int *out, int *n, int max)
+{
+    char buf[512];
+    if (strlen(s) >= sizeof buf) {
+        fprintf(stderr, "ffnn bench %s: %s: list too long\n", suite, opt);
+        return -1;
+    }
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n == max) {
+            fprintf(stderr, "ffnn bench %s: %s: at most %d values\n", suite, opt, max);
+            return -1;
+        }
+        if (ffnn_bench_parse_int(suite, opt, t, lo, hi, &out[*n]) != 0) return -1;
+        (*n)++;
+    }
+    if (*n == 0) {
+        fprintf(stderr, "ffnn bench %s: %s: empty list\n", suite, opt);
+        return -1;
+    }
+    return 0;
 }

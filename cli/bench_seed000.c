@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "bench_seed000.h"
 #include "ffnn.h"
 
@@ -141,12 +142,6 @@ static size_t n_rows, cap_rows;
 static char date_utc[32], command_line[1024], gpu_name[160], cpu_name[200];
 static char data_desc[300];
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int is_ok(const row *r) { return r != NULL && strcmp(r->status, "ok") == 0; }
 static int is_gpu(int backend) { return backend == B_TILED || backend == B_NAIVE; }
@@ -284,9 +279,9 @@ static int train_once(const options *o, const conf *c, int epochs, const ffnn_da
     for (int e = 0; e < epochs; e++) {
         ffnn_epoch_stats st;
         stage = "training";
-        double t0 = now_s();
+        double t0 = ffnn_bench_now_s();
         if (ffnn_trainer_run_epoch(t, NULL, NULL, &st) != FFNN_OK) goto fail;
-        res->sec += now_s() - t0;
+        res->sec += ffnn_bench_now_s() - t0;
         if (e == 0) { /* clock stopped */
             stage = "evaluation after epoch 1";
             if (ffnn_trainer_evaluate(t, test, &loss, &res->acc1) != FFNN_OK) goto fail;
@@ -414,13 +409,13 @@ static void run_eval(const options *o, const data *d, const char *skip)
             continue;
         }
         for (int k = 0; k < o->eval_repeats; k++) {
-            double t0 = now_s();
+            double t0 = ffnn_bench_now_s();
             if (ffnn_trainer_evaluate(t, d->test, &loss, &acc) != FFNN_OK) {
                 snprintf(r->status, sizeof r->status, "failed: repeat %d: %s", k + 1,
                          ffnn_last_error());
                 break;
             }
-            times[k] = now_s() - t0;
+            times[k] = ffnn_bench_now_s() - t0;
         }
         ffnn_trainer_free(t);
         r->acc = acc;
@@ -441,26 +436,6 @@ static void run_eval(const options *o, const data *d, const char *skip)
     ffnn_model_free(m);
 }
 
-static void cpu_model_name(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *p = strchr(line, ':');
-            if (p) {
-                p++;
-                while (*p == ' ' || *p == '\t') p++;
-                p[strcspn(p, "\n")] = '\0';
-                snprintf(buf, size, "%s", p);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
 
 /* Warm-up: one untimed 1-epoch run of the backend on a slice. 0 or -1 with why. */
 static int warm_up(const options *o, const data *d, int backend, char *why, size_t why_size)
@@ -819,33 +794,7 @@ static int load_data(const options *o, data *d)
 
 /* ------------------------------------------------------------ options parsing */
 
-static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "ffnn bench seed000: %s expects an integer in [%ld, %ld], found '%s'\n",
-                opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
 
-static int make_dirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
 
 enum {
     OPT_QUICK = 1000, OPT_DATA, OPT_OUT, OPT_REPEATS, OPT_EPOCHS, OPT_SWEEP, OPT_REF,
@@ -894,17 +843,17 @@ int ffnn_bench_seed000(int argc, char **argv)
         case OPT_QUICK: o.quick = 1; break;
         case OPT_DATA: o.data = optarg; break;
         case OPT_OUT: o.out = optarg; break;
-        case OPT_REPEATS: bad = parse_int("--repeats", optarg, 1, MAX_REPEATS, &o.repeats); break;
-        case OPT_EPOCHS: bad = parse_int("--epochs", optarg, 1, 1000, &o.epochs); break;
-        case OPT_SWEEP: bad = parse_int("--sweep-epochs", optarg, 1, 1000, &o.sweep_epochs); break;
-        case OPT_REF: bad = parse_int("--ref-epochs", optarg, 1, 1000, &o.ref_epochs); break;
+        case OPT_REPEATS: bad = ffnn_bench_parse_int("seed000", "--repeats", optarg, 1, MAX_REPEATS, &o.repeats); break;
+        case OPT_EPOCHS: bad = ffnn_bench_parse_int("seed000", "--epochs", optarg, 1, 1000, &o.epochs); break;
+        case OPT_SWEEP: bad = ffnn_bench_parse_int("seed000", "--sweep-epochs", optarg, 1, 1000, &o.sweep_epochs); break;
+        case OPT_REF: bad = ffnn_bench_parse_int("seed000", "--ref-epochs", optarg, 1, 1000, &o.ref_epochs); break;
         case OPT_EVALREP:
-            bad = parse_int("--eval-repeats", optarg, 1, MAX_REPEATS, &o.eval_repeats);
+            bad = ffnn_bench_parse_int("seed000", "--eval-repeats", optarg, 1, MAX_REPEATS, &o.eval_repeats);
             break;
-        case OPT_THREADS: bad = parse_int("--threads", optarg, 0, 1024, &o.threads); break;
+        case OPT_THREADS: bad = ffnn_bench_parse_int("seed000", "--threads", optarg, 0, 1024, &o.threads); break;
         case OPT_NOGPU: o.gpu = 0; break;
         case OPT_NOCPU: o.cpu = 0; break;
-        case OPT_SEED: bad = parse_int("--seed", optarg, 0, 2147483647, &seed_i); break;
+        case OPT_SEED: bad = ffnn_bench_parse_int("seed000", "--seed", optarg, 0, 2147483647, &seed_i); break;
         default: return 2;
         }
         if (bad) return 2;
@@ -927,13 +876,13 @@ int ffnn_bench_seed000(int argc, char **argv)
     if (o.eval_repeats < 0) o.eval_repeats = o.quick ? 3 : 21;
     if (o.out == NULL) o.out = o.quick ? "build/bench-quick" : "docs";
 
-    double t_start = now_s();
+    double t_start = ffnn_bench_now_s();
     time_t tt = time(NULL);
     struct tm tm;
     gmtime_r(&tt, &tm);
     strftime(date_utc, sizeof date_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
     char model[160];
-    cpu_model_name(model, sizeof model);
+    ffnn_bench_cpu_model(model, sizeof model);
     snprintf(cpu_name, sizeof cpu_name, "%s (%ld CPUs)", model, sysconf(_SC_NPROCESSORS_ONLN));
     gpu_name[0] = '\0';
 
@@ -1024,7 +973,7 @@ int ffnn_bench_seed000(int argc, char **argv)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
 
     char path[1200];
-    if (make_dirs(o.out) != 0) {
+    if (ffnn_bench_make_dirs(o.out) != 0) {
         fprintf(stderr, "ffnn bench seed000: cannot create %s: %s\n", o.out, strerror(errno));
         rc = 1;
     } else {
@@ -1042,7 +991,7 @@ int ffnn_bench_seed000(int argc, char **argv)
     }
     write_table(stdout, &o);
     printf("\nwrote %s/seed000.csv and %s/seed000_table.md (%.1f s)%s\n", o.out, o.out,
-           now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
+           ffnn_bench_now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;

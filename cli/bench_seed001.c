@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "bench_seed001.h"
 #include "ffnn.h"
 
@@ -125,12 +126,6 @@ static char date_utc[32];
 static char command_line[1024];
 static char gpu_name[160], cpu_name[200];
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static row *new_row(const char *part, int backend, int N, int H, const options *o)
 {
@@ -244,12 +239,12 @@ static int train_once(const options *o, int backend, int H, int epochs,
     stage = "initial evaluation";
     if (ffnn_trainer_evaluate(t, test, &res->mse0, &acc) != FFNN_OK) goto fail;
     stage = "training";
-    double t0 = now_s();
+    double t0 = ffnn_bench_now_s();
     for (int e = 0; e < epochs; e++) {
         ffnn_epoch_stats st;
         if (ffnn_trainer_run_epoch(t, NULL, NULL, &st) != FFNN_OK) goto fail;
     }
-    res->sec = now_s() - t0;
+    res->sec = ffnn_bench_now_s() - t0;
     stage = "final evaluation";
     if (ffnn_trainer_evaluate(t, train, &res->train_mse, &acc) != FFNN_OK ||
         ffnn_trainer_evaluate(t, test, &res->test_mse, &acc) != FFNN_OK)
@@ -327,26 +322,6 @@ static void skip_config(const options *o, const char *part, int backend, int N, 
     snprintf(r->status, sizeof r->status, "skipped: %s", why);
 }
 
-static void cpu_model_name(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *p = strchr(line, ':');
-            if (p) {
-                p++;
-                while (*p == ' ' || *p == '\t') p++;
-                p[strcspn(p, "\n")] = '\0';
-                snprintf(buf, size, "%s", p);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
 
 /* Warm-up: one untimed short run of the backend. 0, or -1 with why. */
 static int warm_up(const options *o, data_cache *dc, int backend, char *why, size_t why_size)
@@ -581,58 +556,8 @@ static void write_table(FILE *f, const options *o)
 
 /* ------------------------------------------------------------ options parsing */
 
-static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "ffnn bench seed001: %s expects an integer in [%ld, %ld], found '%s'\n",
-                opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
 
-static int parse_list(const char *opt, const char *s, long lo, long hi, int *out, int *n)
-{
-    char buf[512];
-    if (strlen(s) >= sizeof buf) {
-        fprintf(stderr, "ffnn bench seed001: %s: list too long\n", opt);
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_LIST) {
-            fprintf(stderr, "ffnn bench seed001: %s: at most %d values\n", opt, MAX_LIST);
-            return -1;
-        }
-        if (parse_int(opt, t, lo, hi, &out[*n]) != 0) return -1;
-        (*n)++;
-    }
-    if (*n == 0) {
-        fprintf(stderr, "ffnn bench seed001: %s: empty list\n", opt);
-        return -1;
-    }
-    return 0;
-}
 
-static int make_dirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
 
 enum {
     OPT_QUICK = 1000, OPT_OUT, OPT_REPEATS, OPT_SAMPLES, OPT_HIDDEN, OPT_HSAMPLES, OPT_EPOCHS,
@@ -680,22 +605,22 @@ int ffnn_bench_seed001(int argc, char **argv)
         case OPT_QUICK: o.quick = 1; break;
         case OPT_OUT: o.out = optarg; break;
         case OPT_REPEATS:
-            bad = parse_int("--repeats", optarg, 1, MAX_REPEATS, &o.repeats);
+            bad = ffnn_bench_parse_int("seed001", "--repeats", optarg, 1, MAX_REPEATS, &o.repeats);
             break;
         case OPT_SAMPLES:
-            bad = parse_list("--samples", optarg, 1, 10000000, o.samples, &o.n_samples);
+            bad = ffnn_bench_parse_list("seed001", "--samples", optarg, 1, 10000000, o.samples, &o.n_samples, MAX_LIST);
             break;
         case OPT_HIDDEN:
-            bad = parse_list("--hidden", optarg, 1, 65536, o.hidden, &o.n_hidden);
+            bad = ffnn_bench_parse_list("seed001", "--hidden", optarg, 1, 65536, o.hidden, &o.n_hidden, MAX_LIST);
             break;
         case OPT_HSAMPLES:
-            bad = parse_int("--hidden-samples", optarg, 1, 10000000, &o.hidden_samples);
+            bad = ffnn_bench_parse_int("seed001", "--hidden-samples", optarg, 1, 10000000, &o.hidden_samples);
             break;
-        case OPT_EPOCHS: bad = parse_int("--epochs", optarg, 1, 100000, &o.epochs); break;
-        case OPT_THREADS: bad = parse_int("--threads", optarg, 0, 1024, &o.threads); break;
+        case OPT_EPOCHS: bad = ffnn_bench_parse_int("seed001", "--epochs", optarg, 1, 100000, &o.epochs); break;
+        case OPT_THREADS: bad = ffnn_bench_parse_int("seed001", "--threads", optarg, 0, 1024, &o.threads); break;
         case OPT_NOGPU: o.gpu = 0; break;
         case OPT_NOCPU: o.cpu = 0; break;
-        case OPT_SEED: bad = parse_int("--seed", optarg, 0, 2147483647, &seed_i); break;
+        case OPT_SEED: bad = ffnn_bench_parse_int("seed001", "--seed", optarg, 0, 2147483647, &seed_i); break;
         default: return 2;
         }
         if (bad) return 2;
@@ -721,13 +646,13 @@ int ffnn_bench_seed001(int argc, char **argv)
     if (o.epochs < 0) o.epochs = o.quick ? 10 : 100;
     if (o.out == NULL) o.out = o.quick ? "build/bench-quick" : "docs";
 
-    double t_start = now_s();
+    double t_start = ffnn_bench_now_s();
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(date_utc, sizeof date_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
     char model[160];
-    cpu_model_name(model, sizeof model);
+    ffnn_bench_cpu_model(model, sizeof model);
     snprintf(cpu_name, sizeof cpu_name, "%s (%ld CPUs)", model, sysconf(_SC_NPROCESSORS_ONLN));
     gpu_name[0] = '\0';
 
@@ -759,7 +684,7 @@ int ffnn_bench_seed001(int argc, char **argv)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
 
     char path[1200];
-    if (make_dirs(o.out) != 0) {
+    if (ffnn_bench_make_dirs(o.out) != 0) {
         fprintf(stderr, "ffnn bench seed001: cannot create %s: %s\n", o.out, strerror(errno));
         rc = 1;
     } else {
@@ -777,7 +702,7 @@ int ffnn_bench_seed001(int argc, char **argv)
     }
     write_table(stdout, &o);
     printf("\nwrote %s/seed001.csv and %s/seed001_table.md (%.1f s)%s\n", o.out, o.out,
-           now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
+           ffnn_bench_now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;

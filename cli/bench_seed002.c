@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "bench_seed002.h"
 #include "bench_util.h"
 #include "ffnn.h"
@@ -138,12 +139,6 @@ static double t_start;
 static char date_utc[32];
 static char command_line[1024]; /* as given, for the table */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static row *new_row(const char *part, const char *variant, const char *launch,
                     const char *regime, const char *device)
@@ -462,7 +457,7 @@ static const char *fmt_bytes(double b, char *buf, size_t size)
     return buf;
 }
 
-static int budget_spent(const options *o) { return now_s() - t_start > o->max_seconds; }
+static int budget_spent(const options *o) { return ffnn_bench_now_s() - t_start > o->max_seconds; }
 
 static void print_row_progress(const row *r)
 {
@@ -806,9 +801,9 @@ static void cpu_config(const options *o, cpu_net *c, size_t N, int K, int P, row
     }
     memcpy(final, c->buf[(K - 1) & 1], m * sizeof *final);
     for (int i = 0; i < o->cpu_repeats; i++) {
-        double t0 = now_s();
+        double t0 = ffnn_bench_now_s();
         cpu_pass(c, N, K, P);
-        times[i] = now_s() - t0;
+        times[i] = ffnn_bench_now_s() - t0;
     }
     if (memcmp(final, c->buf[(K - 1) & 1], m * sizeof *final) != 0) {
         snprintf(r->status, sizeof r->status,
@@ -824,26 +819,6 @@ done:
     free(times);
 }
 
-static void cpu_model_name(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *p = strchr(line, ':');
-            if (p) {
-                p++;
-                while (*p == ' ' || *p == '\t') p++;
-                p[strcspn(p, "\n")] = '\0';
-                snprintf(buf, size, "%s", p);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
 
 typedef struct cpu_summary {
     int ran;
@@ -854,7 +829,7 @@ typedef struct cpu_summary {
 static void cpu_part(const options *o, cpu_summary *cs)
 {
     char model[128];
-    cpu_model_name(model, sizeof model);
+    ffnn_bench_cpu_model(model, sizeof model);
     cs->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     snprintf(cs->name, sizeof cs->name, "%s (%ld CPUs)", model, cs->ncpu);
     fprintf(stderr, "OpenMP part on this machine's CPU: %s\n", cs->name);
@@ -1228,44 +1203,7 @@ static void write_table(FILE *f, const options *o, const gpu_summary *gs,
 
 /* ------------------------------------------------------------ options parsing */
 
-static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "ffnn bench seed002: %s expects an integer in [%ld, %ld], found '%s'\n",
-                opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
 
-static int parse_list(const char *opt, const char *s, long lo, long hi, int *out, int *n)
-{
-    char buf[512];
-    if (strlen(s) >= sizeof buf) {
-        fprintf(stderr, "ffnn bench seed002: %s: list too long\n", opt);
-        return -1;
-    }
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_LIST) {
-            fprintf(stderr, "ffnn bench seed002: %s: at most %d values\n", opt, MAX_LIST);
-            return -1;
-        }
-        if (parse_int(opt, t, lo, hi, &out[*n]) != 0) return -1;
-        (*n)++;
-    }
-    if (*n == 0) {
-        fprintf(stderr, "ffnn bench seed002: %s: empty list\n", opt);
-        return -1;
-    }
-    return 0;
-}
 
 /* A list of names out of two (e.g. "unique,reused"); flags[i] = 1 for each named. */
 static int parse_names(const char *opt, const char *s, const char *const names[2], int flags[2])
@@ -1292,19 +1230,6 @@ static int parse_names(const char *opt, const char *s, const char *const names[2
     return 0;
 }
 
-static int make_dirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
 
 enum {
     OPT_QUICK = 1000, OPT_OUT, OPT_MAXS, OPT_NLOG2, OPT_K, OPT_R, OPT_REPEATS, OPT_REGIMES,
@@ -1378,34 +1303,34 @@ int ffnn_bench_seed002(int argc, char **argv)
             }
             break;
         }
-        case OPT_NLOG2: bad = parse_list("--n-log2", optarg, 2, 30, o.nlog2, &o.n_nlog2); break;
-        case OPT_K: bad = parse_list("--k", optarg, 1, 1000000, o.ks, &o.n_ks); break;
+        case OPT_NLOG2: bad = ffnn_bench_parse_list("seed002", "--n-log2", optarg, 2, 30, o.nlog2, &o.n_nlog2, MAX_LIST); break;
+        case OPT_K: bad = ffnn_bench_parse_list("seed002", "--k", optarg, 1, 1000000, o.ks, &o.n_ks, MAX_LIST); break;
         case OPT_R:
-            bad = parse_int("--r", optarg, 1, 63, &o.R);
+            bad = ffnn_bench_parse_int("seed002", "--r", optarg, 1, 63, &o.R);
             if (!bad && o.R % 2 == 0) {
                 fprintf(stderr, "ffnn bench seed002: --r must be odd, found %d\n", o.R);
                 bad = 1;
             }
             break;
-        case OPT_REPEATS: bad = parse_int("--repeats", optarg, 3, 1000, &o.repeats); break;
+        case OPT_REPEATS: bad = ffnn_bench_parse_int("seed002", "--repeats", optarg, 3, 1000, &o.repeats); break;
         case OPT_REGIMES: bad = parse_names("--regimes", optarg, regime_names, o.regime); break;
         case OPT_VARIANTS:
             bad = parse_names("--variants", optarg, variant_names, o.variant);
             break;
         case OPT_LAUNCH: bad = parse_names("--launch", optarg, launch_names, o.launch); break;
-        case OPT_COPY: bad = parse_int("--copy-mib", optarg, 1, 1 << 20, &copy_i); break;
+        case OPT_COPY: bad = ffnn_bench_parse_int("seed002", "--copy-mib", optarg, 1, 1 << 20, &copy_i); break;
         case OPT_THREADS:
-            bad = parse_list("--cpu-threads", optarg, 1, 1024, o.threads, &o.n_threads);
+            bad = ffnn_bench_parse_list("seed002", "--cpu-threads", optarg, 1, 1024, o.threads, &o.n_threads, MAX_LIST);
             break;
-        case OPT_CPUK: bad = parse_int("--cpu-k", optarg, 1, 1000000, &o.cpu_k); break;
-        case OPT_CPUN: bad = parse_int("--cpu-n-log2", optarg, 2, 30, &o.cpu_nlog2); break;
+        case OPT_CPUK: bad = ffnn_bench_parse_int("seed002", "--cpu-k", optarg, 1, 1000000, &o.cpu_k); break;
+        case OPT_CPUN: bad = ffnn_bench_parse_int("seed002", "--cpu-n-log2", optarg, 2, 30, &o.cpu_nlog2); break;
         case OPT_CPUWN:
-            bad = parse_int("--cpu-weak-n-log2", optarg, 2, 30, &o.cpu_weak_nlog2);
+            bad = ffnn_bench_parse_int("seed002", "--cpu-weak-n-log2", optarg, 2, 30, &o.cpu_weak_nlog2);
             break;
-        case OPT_CPUREP: bad = parse_int("--cpu-repeats", optarg, 1, 1000, &o.cpu_repeats); break;
+        case OPT_CPUREP: bad = ffnn_bench_parse_int("seed002", "--cpu-repeats", optarg, 1, 1000, &o.cpu_repeats); break;
         case OPT_NOGPU: o.gpu = 0; break;
         case OPT_NOCPU: o.cpu = 0; break;
-        case OPT_SEED: bad = parse_int("--seed", optarg, 0, 2147483647, &seed_i); break;
+        case OPT_SEED: bad = ffnn_bench_parse_int("seed002", "--seed", optarg, 0, 2147483647, &seed_i); break;
         default: return 2;
         }
         if (bad) return 2;
@@ -1443,7 +1368,7 @@ int ffnn_bench_seed002(int argc, char **argv)
     o.max_seconds = maxs > 0 ? maxs : (o.quick ? 120 : 240);
     if (o.out == NULL) o.out = o.quick ? "build/bench-quick" : "docs";
 
-    t_start = now_s();
+    t_start = ffnn_bench_now_s();
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
@@ -1467,7 +1392,7 @@ int ffnn_bench_seed002(int argc, char **argv)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
 
     char path[1200];
-    if (make_dirs(o.out) != 0) {
+    if (ffnn_bench_make_dirs(o.out) != 0) {
         fprintf(stderr, "ffnn bench seed002: cannot create %s: %s\n", o.out, strerror(errno));
         rc = 1;
     } else {
@@ -1485,7 +1410,7 @@ int ffnn_bench_seed002(int argc, char **argv)
     }
     write_table(stdout, &o, &gs, &cs);
     printf("\nwrote %s/seed002.csv and %s/seed002_table.md (%.1f s)%s\n", o.out, o.out,
-           now_s() - t_start, rc ? "; SOME CONFIGURATIONS FAILED" : "");
+           ffnn_bench_now_s() - t_start, rc ? "; SOME CONFIGURATIONS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;

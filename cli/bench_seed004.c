@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "bench.h"
 #include "bench_seed004.h"
 #include "bench_util.h"
 #include "error.h"
@@ -117,12 +118,6 @@ static row *rows;
 static size_t n_rows, cap_rows;
 static char date_utc[32], command_line[1024], gpu_name[160], cpu_name[200];
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static row *new_row(const char *part, const char *task, const char *backend)
 {
@@ -257,7 +252,7 @@ static int train_once(const options *o, const task *tk, int cuda, int epochs,
     ffnn_trainer *t = NULL;
     int rc = -1;
     const char *stage = "model";
-    double t0 = now_s(), acc0 = 0.0;
+    double t0 = ffnn_bench_now_s(), acc0 = 0.0;
     if (ffnn_model_create(tk->arch, &m) != FFNN_OK || ffnn_model_init(m, o->seed) != FFNN_OK)
         goto fail;
     ffnn_train_config cfg = ffnn_train_config_default();
@@ -277,17 +272,17 @@ static int train_once(const options *o, const task *tk, int cuda, int epochs,
     r->steps = (long)epochs * (long)ffnn_trainer_steps_per_epoch(t);
     stage = "initial evaluation";
     if (ffnn_trainer_evaluate(t, test, &r->loss0, &acc0) != FFNN_OK) goto fail;
-    double t1 = now_s();
+    double t1 = ffnn_bench_now_s();
     stage = "training";
     for (int e = 0; e < epochs; e++) {
         ffnn_epoch_stats st;
         if (ffnn_trainer_run_epoch(t, NULL, NULL, &st) != FFNN_OK) goto fail;
     }
-    double t2 = now_s();
+    double t2 = ffnn_bench_now_s();
     stage = "final evaluation";
     if (ffnn_trainer_evaluate(t, test, &r->test_loss, &r->test_acc) != FFNN_OK) goto fail;
     r->train_s = t2 - t1;
-    r->total_s = now_s() - t0; /* create + eval0 + epochs + eval */
+    r->total_s = ffnn_bench_now_s() - t0; /* create + eval0 + epochs + eval */
     double floor_acc = o->quick && tk->image == 2 ? 0.3 : tk->acc_floor; /* --quick: 500 steps */
     if (!isfinite(r->test_loss) || !(r->test_loss < r->loss0) || !(r->test_acc > floor_acc)) {
         snprintf(r->status, sizeof r->status,
@@ -1033,71 +1028,9 @@ static void write_table(FILE *f, const options *o)
 
 /* ------------------------------------------------------------ options */
 
-static int parse_int(const char *opt, const char *s, long lo, long hi, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "ffnn bench seed004: %s expects an integer in [%ld, %ld], found '%s'\n",
-                opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int)v;
-    return 0;
-}
 
-static int parse_list(const char *opt, const char *s, long lo, long hi, int *out, int *n)
-{
-    char buf[512];
-    if (strlen(s) >= sizeof buf) return -1;
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_LIST) {
-            fprintf(stderr, "ffnn bench seed004: %s: at most %d values\n", opt, MAX_LIST);
-            return -1;
-        }
-        if (parse_int(opt, t, lo, hi, &out[*n]) != 0) return -1;
-        (*n)++;
-    }
-    return *n ? 0 : -1;
-}
 
-static int make_dirs(const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = '\0';
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
 
-static void cpu_model_name(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (f == NULL) return;
-    char line[512];
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "model name", 10) == 0) {
-            char *p = strchr(line, ':');
-            if (p) {
-                p++;
-                while (*p == ' ' || *p == '\t') p++;
-                p[strcspn(p, "\n")] = '\0';
-                snprintf(buf, size, "%s", p);
-            }
-            break;
-        }
-    }
-    fclose(f);
-}
 
 enum {
     OPT_QUICK = 1000, OPT_OUT, OPT_DATA, OPT_REPEATS, OPT_STEPB, OPT_LABB, OPT_CPUFULL,
@@ -1143,20 +1076,20 @@ int ffnn_bench_seed004(int argc, char **argv)
         case OPT_QUICK: o.quick = 1; break;
         case OPT_OUT: o.out = optarg; break;
         case OPT_DATA: o.data = optarg; break;
-        case OPT_REPEATS: bad = parse_int("--repeats", optarg, 1, MAX_REPEATS, &o.repeats); break;
+        case OPT_REPEATS: bad = ffnn_bench_parse_int("seed004", "--repeats", optarg, 1, MAX_REPEATS, &o.repeats); break;
         case OPT_STEPB:
-            bad = parse_list("--step-batch", optarg, 1, 65536, o.step_batch, &o.n_step_batch);
+            bad = ffnn_bench_parse_list("seed004", "--step-batch", optarg, 1, 65536, o.step_batch, &o.n_step_batch, MAX_LIST);
             break;
         case OPT_LABB:
-            bad = parse_list("--lab-batch", optarg, 1, 10000000, o.lab_batch, &o.n_lab_batch);
+            bad = ffnn_bench_parse_list("seed004", "--lab-batch", optarg, 1, 10000000, o.lab_batch, &o.n_lab_batch, MAX_LIST);
             break;
         case OPT_CPUFULL:
-            bad = parse_int("--cpu-full-epochs", optarg, 1, 1000, &o.cpu_full_epochs);
+            bad = ffnn_bench_parse_int("seed004", "--cpu-full-epochs", optarg, 1, 1000, &o.cpu_full_epochs);
             break;
-        case OPT_THREADS: bad = parse_int("--threads", optarg, 0, 1024, &o.threads); break;
+        case OPT_THREADS: bad = ffnn_bench_parse_int("seed004", "--threads", optarg, 0, 1024, &o.threads); break;
         case OPT_NOGPU: o.gpu = 0; break;
         case OPT_NOCPU: o.cpu = 0; break;
-        case OPT_SEED: bad = parse_int("--seed", optarg, 0, 2147483647, &seed_i); break;
+        case OPT_SEED: bad = ffnn_bench_parse_int("seed004", "--seed", optarg, 0, 2147483647, &seed_i); break;
         default: return 2;
         }
         if (bad) return 2;
@@ -1180,13 +1113,13 @@ int ffnn_bench_seed004(int argc, char **argv)
     if (o.repeats < 0) o.repeats = o.quick ? 5 : 50;
     if (o.out == NULL) o.out = o.quick ? "build/bench-quick" : "docs";
 
-    double t_start = now_s();
+    double t_start = ffnn_bench_now_s();
     time_t t = time(NULL);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(date_utc, sizeof date_utc, "%Y-%m-%dT%H:%M:%SZ", &tm);
     char model[160];
-    cpu_model_name(model, sizeof model);
+    ffnn_bench_cpu_model(model, sizeof model);
     snprintf(cpu_name, sizeof cpu_name, "%s (%ld CPUs)", model, sysconf(_SC_NPROCESSORS_ONLN));
     gpu_name[0] = '\0';
     const char *gpu_skip = NULL;
@@ -1225,7 +1158,7 @@ int ffnn_bench_seed004(int argc, char **argv)
     for (size_t i = 0; i < n_rows; i++)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
     char path[1200];
-    if (make_dirs(o.out) != 0) {
+    if (ffnn_bench_make_dirs(o.out) != 0) {
         fprintf(stderr, "ffnn bench seed004: cannot create %s: %s\n", o.out, strerror(errno));
         rc = 1;
     } else {
@@ -1246,7 +1179,7 @@ int ffnn_bench_seed004(int argc, char **argv)
     }
     write_table(stdout, &o);
     printf("\nwrote %s/seed004.csv and %s/seed004_table.md (%.1f s)%s\n", o.out, o.out,
-           now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
+           ffnn_bench_now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;
