@@ -140,3 +140,54 @@ int ffnn_bench_parse_list(const char *suite, const char *opt, const char *s, lon
     }
     return 0;
 }
+
+void ffnn_bench_csv_field(FILE *f, const char *s)
+{
+    if (strpbrk(s, ",\"\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+void ffnn_bench_csv_num(FILE *f, double v)
+{
+    if (v == v) fprintf(f, "%.6g", v);
+    fputc(',', f);
+}
+
+int ffnn_bench_save(const char *suite, const char *out, int (*write_csv)(const char *path),
+                    ffnn_bench_table_fn table, const void *ctx, double seconds, int failed,
+                    const char *fail_note)
+{
+    char path[1200];
+    int rc = 0;
+    if (ffnn_bench_make_dirs(out) != 0) {
+        fprintf(stderr, "ffnn bench %s: cannot create %s: %s\n", suite, out, strerror(errno));
+        rc = 1;
+    } else {
+        snprintf(path, sizeof path, "%s/%s.csv", out, suite);
+        if (write_csv(path) != 0) {
+            fprintf(stderr, "ffnn bench %s: cannot write %s\n", suite, path);
+            rc = 1;
+        }
+        snprintf(path, sizeof path, "%s/%s_table.md", out, suite);
+        FILE *f = fopen(path, "w");
+        if (f == NULL) {
+            fprintf(stderr, "ffnn bench %s: cannot write %s: %s\n", suite, path, strerror(errno));
+            rc = 1;
+        } else {
+            table(f, ctx);
+            if (fclose(f) != 0) rc = 1;
+        }
+    }
+    table(stdout, ctx);
+    printf("\nwrote %s/%s.csv and %s/%s_table.md (%.1f s)%s%s\n", out, suite, out, suite,
+           seconds, failed || rc ? "; " : "", failed || rc ? fail_note : "");
+    return rc;
+}

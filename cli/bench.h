@@ -28,4 +28,19 @@ int ffnn_bench_parse_int(const char *suite, const char *opt, const char *s, long
 int ffnn_bench_parse_list(const char *suite, const char *opt, const char *s, long lo,
                           long hi, int *out, int *n, int max);
 
+/* CSV cells: a text field (quoted when it holds ',', '"' or a newline) and a number
+ * followed by ',' (empty for NaN). */
+#include <stdio.h>
+void ffnn_bench_csv_field(FILE *f, const char *s);
+void ffnn_bench_csv_num(FILE *f, double v);
+
+/* Write a suite's results: OUT/SUITE.csv through write_csv(path), OUT/SUITE_table.md
+ * through table(f, ctx), the table again on stdout, then one "wrote ..." line (with
+ * fail_note when failed or a write failed). Returns 1 when a file could not be
+ * written, else 0; errors name the path. */
+typedef void (*ffnn_bench_table_fn)(FILE *f, const void *ctx);
+int ffnn_bench_save(const char *suite, const char *out, int (*write_csv)(const char *path),
+                    ffnn_bench_table_fn table, const void *ctx, double seconds, int failed,
+                    const char *fail_note);
+
 #endif

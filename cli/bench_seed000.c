@@ -456,26 +456,6 @@ static int warm_up(const options *o, const data *d, int backend, char *why, size
 
 /* ------------------------------------------------------------ output */
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_num(FILE *f, double v)
-{
-    if (!isnan(v)) fprintf(f, "%.6g", v);
-    fputc(',', f);
-}
-
 static int write_csv(const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -494,25 +474,25 @@ static int write_csv(const char *path)
                 backend_names[r->c.backend], r->c.batch, r->c.hidden, r->c.lr, r->c.epochs,
                 r->timed_epochs, r->c.block_1d ? r->c.block_1d : 256,
                 r->c.block_2d ? r->c.block_2d : 16, r->eval_batch, r->threads, r->repeats);
-        csv_num(f, r->sec);
-        csv_num(f, r->sec_min);
-        csv_num(f, r->sec_max);
-        csv_num(f, r->sec_full);
-        csv_num(f, r->acc1);
-        csv_num(f, r->acc);
-        csv_num(f, r->loss);
-        csv_num(f, r->us_per_image);
+        ffnn_bench_csv_num(f, r->sec);
+        ffnn_bench_csv_num(f, r->sec_min);
+        ffnn_bench_csv_num(f, r->sec_max);
+        ffnn_bench_csv_num(f, r->sec_full);
+        ffnn_bench_csv_num(f, r->acc1);
+        ffnn_bench_csv_num(f, r->acc);
+        ffnn_bench_csv_num(f, r->loss);
+        ffnn_bench_csv_num(f, r->us_per_image);
         if (is_ok(r))
             fprintf(f, "%016llx,", (unsigned long long)r->hash);
         else
             fputc(',', f);
-        csv_num(f, r->seed_s);
-        csv_num(f, r->seed_acc);
-        csv_field(f, r->status);
+        ffnn_bench_csv_num(f, r->seed_s);
+        ffnn_bench_csv_num(f, r->seed_acc);
+        ffnn_bench_csv_field(f, r->status);
         fputc(',', f);
-        csv_field(f, r->device);
+        ffnn_bench_csv_field(f, r->device);
         fputc(',', f);
-        csv_field(f, data_desc);
+        ffnn_bench_csv_field(f, data_desc);
         fprintf(f, ",%s\n", date_utc);
     }
     if (fclose(f) != 0) {
@@ -716,6 +696,8 @@ static void write_table(FILE *f, const options *o)
                         rows[i].status);
     }
 }
+
+static void table_cb(FILE *f, const void *ctx) { write_table(f, (const options *)ctx); }
 
 /* ------------------------------------------------------------ data */
 
@@ -972,26 +954,9 @@ int ffnn_bench_seed000(int argc, char **argv)
     for (size_t i = 0; i < n_rows; i++)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
 
-    char path[1200];
-    if (ffnn_bench_make_dirs(o.out) != 0) {
-        fprintf(stderr, "ffnn bench seed000: cannot create %s: %s\n", o.out, strerror(errno));
+    if (ffnn_bench_save("seed000", o.out, write_csv, table_cb, &o,
+                        ffnn_bench_now_s() - t_start, rc, "SOME RUNS FAILED") != 0)
         rc = 1;
-    } else {
-        snprintf(path, sizeof path, "%s/seed000.csv", o.out);
-        if (write_csv(path) != 0) rc = 1;
-        snprintf(path, sizeof path, "%s/seed000_table.md", o.out);
-        FILE *f = fopen(path, "w");
-        if (f == NULL) {
-            fprintf(stderr, "ffnn bench seed000: cannot write %s: %s\n", path, strerror(errno));
-            rc = 1;
-        } else {
-            write_table(f, &o);
-            if (fclose(f) != 0) rc = 1;
-        }
-    }
-    write_table(stdout, &o);
-    printf("\nwrote %s/seed000.csv and %s/seed000_table.md (%.1f s)%s\n", o.out, o.out,
-           ffnn_bench_now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;

@@ -367,26 +367,6 @@ static void run_backend(const options *o, data_cache *dc, int backend, const cha
 
 /* ------------------------------------------------------------ output */
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_num(FILE *f, double v)
-{
-    if (!isnan(v)) fprintf(f, "%.6g", v);
-    fputc(',', f);
-}
-
 static int write_csv(const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -402,16 +382,16 @@ static int write_csv(const char *path)
         const row *r = &rows[i];
         fprintf(f, "%s,%s,%d,%d,%d,%ld,%d,%d,", r->part, backend_names[r->backend], r->N, r->H,
                 r->epochs, r->steps, r->threads, r->repeats);
-        csv_num(f, r->sec);
-        csv_num(f, r->sec_min);
-        csv_num(f, r->sec_max);
-        csv_num(f, r->mse0);
-        csv_num(f, r->train_mse);
-        csv_num(f, r->test_mse);
-        csv_num(f, r->seed_t4);
-        csv_field(f, r->status);
+        ffnn_bench_csv_num(f, r->sec);
+        ffnn_bench_csv_num(f, r->sec_min);
+        ffnn_bench_csv_num(f, r->sec_max);
+        ffnn_bench_csv_num(f, r->mse0);
+        ffnn_bench_csv_num(f, r->train_mse);
+        ffnn_bench_csv_num(f, r->test_mse);
+        ffnn_bench_csv_num(f, r->seed_t4);
+        ffnn_bench_csv_field(f, r->status);
         fputc(',', f);
-        csv_field(f, r->device);
+        ffnn_bench_csv_field(f, r->device);
         fprintf(f, ",%s\n", date_utc);
     }
     if (fclose(f) != 0) {
@@ -554,6 +534,8 @@ static void write_table(FILE *f, const options *o)
     if (threads) fprintf(f, "\nCPU OpenMP runs: %d threads.\n", threads);
 }
 
+static void table_cb(FILE *f, const void *ctx) { write_table(f, (const options *)ctx); }
+
 /* ------------------------------------------------------------ options parsing */
 
 
@@ -683,26 +665,9 @@ int ffnn_bench_seed001(int argc, char **argv)
     for (size_t i = 0; i < n_rows; i++)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
 
-    char path[1200];
-    if (ffnn_bench_make_dirs(o.out) != 0) {
-        fprintf(stderr, "ffnn bench seed001: cannot create %s: %s\n", o.out, strerror(errno));
+    if (ffnn_bench_save("seed001", o.out, write_csv, table_cb, &o,
+                        ffnn_bench_now_s() - t_start, rc, "SOME RUNS FAILED") != 0)
         rc = 1;
-    } else {
-        snprintf(path, sizeof path, "%s/seed001.csv", o.out);
-        if (write_csv(path) != 0) rc = 1;
-        snprintf(path, sizeof path, "%s/seed001_table.md", o.out);
-        FILE *f = fopen(path, "w");
-        if (f == NULL) {
-            fprintf(stderr, "ffnn bench seed001: cannot write %s: %s\n", path, strerror(errno));
-            rc = 1;
-        } else {
-            write_table(f, &o);
-            if (fclose(f) != 0) rc = 1;
-        }
-    }
-    write_table(stdout, &o);
-    printf("\nwrote %s/seed001.csv and %s/seed001_table.md (%.1f s)%s\n", o.out, o.out,
-           ffnn_bench_now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;

@@ -917,20 +917,6 @@ static void cpu_part(const options *o, cpu_summary *cs)
 
 /* ------------------------------------------------------------ output */
 
-static void csv_field(FILE *f, const char *s)
-{
-    if (strpbrk(s, ",\"\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void csv_num(FILE *f, double v)
 {
     if (!isnan(v)) fprintf(f, "%.6g", v);
@@ -969,11 +955,11 @@ static int write_csv(const char *path)
         fputc(',', f);
         csv_num(f, r->err);
         fputc(',', f);
-        csv_field(f, r->status);
+        ffnn_bench_csv_field(f, r->status);
         fputc(',', f);
         if (!isnan(r->bytes_needed)) fprintf(f, "%.0f", r->bytes_needed);
         fputc(',', f);
-        csv_field(f, r->device);
+        ffnn_bench_csv_field(f, r->device);
         fprintf(f, ",%s\n", date_utc);
     }
     if (fclose(f) != 0) {
@@ -1201,6 +1187,19 @@ static void write_table(FILE *f, const options *o, const gpu_summary *gs,
     }
 }
 
+/* write_table's arguments for ffnn_bench_save. */
+typedef struct seed002_tables {
+    const options *o;
+    const gpu_summary *gs;
+    const cpu_summary *cs;
+} seed002_tables;
+
+static void table_cb(FILE *f, const void *ctx)
+{
+    const seed002_tables *t = ctx;
+    write_table(f, t->o, t->gs, t->cs);
+}
+
 /* ------------------------------------------------------------ options parsing */
 
 
@@ -1391,26 +1390,10 @@ int ffnn_bench_seed002(int argc, char **argv)
     for (size_t i = 0; i < n_rows; i++)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
 
-    char path[1200];
-    if (ffnn_bench_make_dirs(o.out) != 0) {
-        fprintf(stderr, "ffnn bench seed002: cannot create %s: %s\n", o.out, strerror(errno));
+    const seed002_tables tables = {&o, &gs, &cs};
+    if (ffnn_bench_save("seed002", o.out, write_csv, table_cb, &tables,
+                        ffnn_bench_now_s() - t_start, rc, "SOME CONFIGURATIONS FAILED") != 0)
         rc = 1;
-    } else {
-        snprintf(path, sizeof path, "%s/seed002.csv", o.out);
-        if (write_csv(path) != 0) rc = 1;
-        snprintf(path, sizeof path, "%s/seed002_table.md", o.out);
-        FILE *f = fopen(path, "w");
-        if (f == NULL) {
-            fprintf(stderr, "ffnn bench seed002: cannot write %s: %s\n", path, strerror(errno));
-            rc = 1;
-        } else {
-            write_table(f, &o, &gs, &cs);
-            if (fclose(f) != 0) rc = 1;
-        }
-    }
-    write_table(stdout, &o, &gs, &cs);
-    printf("\nwrote %s/seed002.csv and %s/seed002_table.md (%.1f s)%s\n", o.out, o.out,
-           ffnn_bench_now_s() - t_start, rc ? "; SOME CONFIGURATIONS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;

@@ -828,12 +828,6 @@ static void run_lab(const options *o, const char *skip)
 
 /* ------------------------------------------------------------ output */
 
-static void csv_num(FILE *f, double v)
-{
-    if (!isnan(v)) fprintf(f, "%.6g", v);
-    fputc(',', f);
-}
-
 static void csv_str(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -856,19 +850,19 @@ static int write_csv(const char *path)
         const row *r = &rows[i];
         fprintf(f, "%s,%s,%s,%s,%s,%d,%d,", r->part, r->task, r->backend, r->arch, r->loss,
                 r->batch, r->epochs);
-        csv_num(f, r->lr);
+        ffnn_bench_csv_num(f, r->lr);
         fprintf(f, "%ld,%ld,%ld,%d,%d,", r->samples, r->test_samples, r->steps, r->threads,
                 r->repeats);
-        csv_num(f, r->train_s);
-        csv_num(f, r->total_s);
-        csv_num(f, r->loss0);
-        csv_num(f, r->test_loss);
-        csv_num(f, r->test_acc);
-        csv_num(f, r->us);
-        csv_num(f, r->us_min);
-        csv_num(f, r->us_max);
-        csv_num(f, r->err);
-        csv_num(f, r->seed_value);
+        ffnn_bench_csv_num(f, r->train_s);
+        ffnn_bench_csv_num(f, r->total_s);
+        ffnn_bench_csv_num(f, r->loss0);
+        ffnn_bench_csv_num(f, r->test_loss);
+        ffnn_bench_csv_num(f, r->test_acc);
+        ffnn_bench_csv_num(f, r->us);
+        ffnn_bench_csv_num(f, r->us_min);
+        ffnn_bench_csv_num(f, r->us_max);
+        ffnn_bench_csv_num(f, r->err);
+        ffnn_bench_csv_num(f, r->seed_value);
         fprintf(f, "%s,", r->seed_unit);
         csv_str(f, r->status);
         fputc(',', f);
@@ -1026,6 +1020,8 @@ static void write_table(FILE *f, const options *o)
             fprintf(f, "- B = %d %s: %s\n", rows[i].batch, rows[i].task, rows[i].status);
 }
 
+static void table_cb(FILE *f, const void *ctx) { write_table(f, (const options *)ctx); }
+
 /* ------------------------------------------------------------ options */
 
 
@@ -1157,29 +1153,9 @@ int ffnn_bench_seed004(int argc, char **argv)
 
     for (size_t i = 0; i < n_rows; i++)
         if (strncmp(rows[i].status, "failed", 6) == 0) rc = 1;
-    char path[1200];
-    if (ffnn_bench_make_dirs(o.out) != 0) {
-        fprintf(stderr, "ffnn bench seed004: cannot create %s: %s\n", o.out, strerror(errno));
+    if (ffnn_bench_save("seed004", o.out, write_csv, table_cb, &o,
+                        ffnn_bench_now_s() - t_start, rc, "SOME RUNS FAILED") != 0)
         rc = 1;
-    } else {
-        snprintf(path, sizeof path, "%s/seed004.csv", o.out);
-        if (write_csv(path) != 0) {
-            fprintf(stderr, "ffnn bench seed004: cannot write %s\n", path);
-            rc = 1;
-        }
-        snprintf(path, sizeof path, "%s/seed004_table.md", o.out);
-        FILE *f = fopen(path, "w");
-        if (f == NULL) {
-            fprintf(stderr, "ffnn bench seed004: cannot write %s\n", path);
-            rc = 1;
-        } else {
-            write_table(f, &o);
-            if (fclose(f) != 0) rc = 1;
-        }
-    }
-    write_table(stdout, &o);
-    printf("\nwrote %s/seed004.csv and %s/seed004_table.md (%.1f s)%s\n", o.out, o.out,
-           ffnn_bench_now_s() - t_start, rc ? "; SOME RUNS FAILED" : "");
     free(rows);
     rows = NULL;
     n_rows = cap_rows = 0;
