@@ -79,7 +79,12 @@ static const char *usage_train =
     "  --no-shuffle      visit the training set in file order every epoch\n"
     "  --train-limit N   use only the first N training samples\n"
     "  --device NAME     cpu | cuda (default: cuda when a GPU is present, else cpu)\n"
-    "  --kernels NAME    cuda matmul strategy: tiled (default) | naive\n"
+    "  --kernels NAME    cuda training strategy (docs/PERFORMANCE.md): auto (default:\n"
+    "                    the fastest for the net and batch) | persistent | graph |\n"
+    "                    fused | cublas | tiled | naive\n"
+    "  --precision NAME  cuda matmul arithmetic: fp32 (default) | tf32 | bf16 (tensor\n"
+    "                    cores, through the cublas strategy)\n"
+    "  --steps-per-launch N  graph/persistent: steps per launch (default: an epoch)\n"
     "  --threads N       cpu: N OpenMP threads; 0 = all cores (default); 1 = the\n"
     "                    single-threaded reference backend\n"
     "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
@@ -219,6 +224,8 @@ enum { OPT_CLASSES = 1024 };
 
 enum { OPT_LOG = 1280 };
 
+enum { OPT_PRECISION = 1536, OPT_STEPS_PER_LAUNCH };
+
 enum { OPT_SAVE = 512, OPT_INIT, OPT_LOG_STEPS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
        OPT_MAX_STEPS, OPT_RESUME };
 
@@ -234,6 +241,8 @@ static const struct option train_long_options[] = {
     {"train-limit", required_argument, NULL, OPT_LIMIT},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"kernels", required_argument, NULL, OPT_KERNELS},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"steps-per-launch", required_argument, NULL, OPT_STEPS_PER_LAUNCH},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"eval-batch", required_argument, NULL, OPT_EVAL_BATCH},
     {"json", no_argument, NULL, OPT_JSON},
@@ -294,6 +303,13 @@ static int train_option(train_options *o, int c, const char *arg)
         return 0;
     case OPT_KERNELS:
         if (ffnn_kernels_from_name(arg, &o->cfg.kernels) != FFNN_OK) break;
+        return 0;
+    case OPT_PRECISION:
+        if (ffnn_precision_from_name(arg, &o->cfg.precision) != FFNN_OK) break;
+        return 0;
+    case OPT_STEPS_PER_LAUNCH:
+        if (parse_long("--steps-per-launch", arg, 0, INT32_MAX, &v)) return -1;
+        o->cfg.steps_per_launch = (int)v;
         return 0;
     case OPT_THREADS:
         if (parse_long("--threads", arg, 0, 1024, &v)) return -1;
@@ -508,8 +524,11 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
     if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
         char gpu[200];
         ffnn_cuda_device_name(gpu, sizeof gpu);
-        snprintf(device, sizeof device, "cuda (%s, %s kernels)", gpu,
-                 ffnn_kernels_name(o->cfg.kernels));
+        snprintf(device, sizeof device, "cuda (%s, %s kernels%s%s)", gpu,
+                 ffnn_kernels_name(ffnn_trainer_kernels(trainer)),
+                 o->cfg.precision != FFNN_PRECISION_FP32 ? ", " : "",
+                 o->cfg.precision != FFNN_PRECISION_FP32
+                     ? ffnn_precision_name(o->cfg.precision) : "");
     } else {
         char how[64];
         if (ffnn_trainer_threads(trainer) > 1 || o->cfg.threads != 1)

@@ -68,11 +68,34 @@ typedef enum ffnn_device {
     FFNN_DEVICE_CUDA = 2
 } ffnn_device;
 
-/* Matmul strategy of the cuda backend (seed 000/001). The cpu backend ignores it. */
+/* Training strategy of the cuda backend (seeds 000/001, docs/PERFORMANCE.md).
+ * The cpu backends ignore it. Every strategy trains the same model with the same
+ * arithmetic up to float rounding order (per-step loss within 1e-4 relative of
+ * the cpu reference over 200 steps, tests/test_strategies.c). */
 typedef enum ffnn_kernels {
-    FFNN_KERNELS_TILED = 0, /* shared-memory tiles, padded against bank conflicts */
-    FFNN_KERNELS_NAIVE = 1  /* one thread per output element, operands from global memory */
+    FFNN_KERNELS_TILED = 0,  /* one launch per op; shared-memory tiled matmuls       */
+    FFNN_KERNELS_NAIVE = 1,  /* one launch per op; one thread per output element     */
+    FFNN_KERNELS_CUBLAS = 2, /* cuBLAS matmuls (the named comparator) with ffnn's own
+                                element-wise, loss and update kernels               */
+    FFNN_KERNELS_FUSED = 3,  /* register-blocked matmuls with bias + activation in the
+                                epilogue, the activation derivative in the backward
+                                matmul and the SGD update in the weight-gradient kernel */
+    FFNN_KERNELS_GRAPH = 4,  /* the fused path with whole runs of steps captured in
+                                one CUDA graph: nothing per step on the host          */
+    FFNN_KERNELS_PERSISTENT = 5, /* one cooperative kernel runs many steps, weights
+                                held on chip, grid barriers between phases (dense
+                                nets with one hidden layer, softmax_ce, sgd)          */
+    FFNN_KERNELS_AUTO = 6    /* the fastest correct strategy for the network and batch
+                                (default; the choice is documented in PERFORMANCE.md) */
 } ffnn_kernels;
+
+/* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the
+ * matmul inputs (tensor cores) and accumulate in fp32. */
+typedef enum ffnn_precision {
+    FFNN_PRECISION_FP32 = 0, /* IEEE float32 multiply-adds (default)              */
+    FFNN_PRECISION_TF32 = 1, /* inputs rounded to TF32 (10-bit mantissa)          */
+    FFNN_PRECISION_BF16 = 2  /* inputs rounded to bfloat16 (7-bit mantissa)       */
+} ffnn_precision;
 
 /* How the gradient becomes an update (PyTorch's torch.optim semantics, see
  * ffnn_train_config for the hyperparameters). */
@@ -89,11 +112,13 @@ ffnn_status ffnn_activation_from_name(const char *name, ffnn_activation *out);
 ffnn_status ffnn_loss_from_name(const char *name, ffnn_loss *out);
 ffnn_status ffnn_device_from_name(const char *name, ffnn_device *out);
 ffnn_status ffnn_kernels_from_name(const char *name, ffnn_kernels *out);
+ffnn_status ffnn_precision_from_name(const char *name, ffnn_precision *out);
 ffnn_status ffnn_optimizer_from_name(const char *name, ffnn_optimizer *out);
 const char *ffnn_activation_name(ffnn_activation a);
 const char *ffnn_loss_name(ffnn_loss l);
 const char *ffnn_device_name(ffnn_device d);
 const char *ffnn_kernels_name(ffnn_kernels k);
+const char *ffnn_precision_name(ffnn_precision p); /* "fp32", "tf32", "bf16" */
 const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam" */
 
 /* 1 when this build of the library contains the CUDA backend, else 0. */
@@ -339,7 +364,12 @@ typedef struct ffnn_train_config {
     int shuffle;            /* 1: fresh permutation per epoch (default); 0: file order */
     ffnn_loss loss;         /* default FFNN_LOSS_SOFTMAX_CE                        */
     ffnn_device device;     /* default FFNN_DEVICE_AUTO                            */
-    ffnn_kernels kernels;   /* cuda matmul strategy (default FFNN_KERNELS_TILED)   */
+    ffnn_kernels kernels;   /* cuda training strategy (default FFNN_KERNELS_AUTO)  */
+    ffnn_precision precision; /* cuda matmul arithmetic (default FFNN_PRECISION_FP32);
+                               tf32/bf16 need --kernels cublas or auto            */
+    int steps_per_launch;   /* graph/persistent: steps queued per launch (0 = the
+                               whole epoch); ffnn_trainer_run_epoch_until's on_step
+                               runs once per launch, after its last step          */
     int threads;            /* cpu: 1 (default) = the single-threaded reference backend;
                                0 = the OpenMP backend on all cores (omp_get_max_threads(),
                                which OMP_NUM_THREADS sets); N > 1 = the OpenMP backend on
@@ -391,6 +421,8 @@ void ffnn_trainer_free(ffnn_trainer *t);
 
 /* The device actually used (never FFNN_DEVICE_AUTO). */
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
+/* The cuda strategy the trainer runs (cfg.kernels with auto resolved; tiled on cpu). */
+ffnn_kernels ffnn_trainer_kernels(const ffnn_trainer *t);
 /* CPU threads of the trainer's backend: 1 for the cpu reference, N for the OpenMP
  * backend (cfg.threads resolved: 0 becomes the core count), 0 on cuda. */
 int ffnn_trainer_threads(const ffnn_trainer *t);

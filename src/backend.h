@@ -59,6 +59,8 @@ typedef struct ffnn_gather_source {
     size_t target_width;    /* floats per target row (0 without targets)          */
 } ffnn_gather_source;
 
+struct ffnn_persistent_job;
+
 typedef struct ffnn_backend_ops {
     const char *name;
 
@@ -166,7 +168,74 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*optimizer_update)(void *ctx, const ffnn_optimizer_step *step,
                                     float *params, const float *grads, float *state,
                                     size_t n);
+
+    /* ---- optional (NULL when the backend has none; the trainer then uses the
+     * ops above). ffnn_backend_ops_complete() does not require them. ---- */
+
+    /* Dense forward with bias and activation in the matmul's epilogue:
+     *   a = act(x W^T (+ b))    x [batch, in], W [out, in], b [out] or NULL,
+     *                           a [batch, out]
+     * Same values as dense_forward then activation_forward. */
+    ffnn_status (*dense_act_forward)(void *ctx, const float *x, const float *W,
+                                     const float *b, float *a, size_t batch, size_t in,
+                                     size_t out, ffnn_activation act);
+
+    /* Dense backward with the input layer's activation derivative in the dx
+     * epilogue and, when sgd is set, the SGD update in the gradient kernels:
+     *   dx = (dz W) * f'(x)   [batch, in]  f' of x_act written through x, the
+     *                         previous layer's output (as activation_backward);
+     *                         skipped when dx is NULL
+     *   dW = dz^T x [out, in], db = sum_b dz[b,:] [out] (db skipped when NULL)
+     *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db, each
+     *     element rounded as optimizer_update does; dx reads W before the update.
+     * x [batch, in], W [out, in], b [out] or NULL, dz [batch, out]. */
+    ffnn_status (*dense_backward_fused)(void *ctx, const float *x, float *W, float *b,
+                                        const float *dz, float *dx, float *dW, float *db,
+                                        size_t batch, size_t in, size_t out,
+                                        ffnn_activation x_act,
+                                        const ffnn_optimizer_step *sgd);
+
+    /* Capture: every op queued between capture_begin and capture_end is recorded,
+     * not run, into *graph, which graph_launch then runs (all of it, in order,
+     * as if queued again) any number of times; graph_free releases it. */
+    ffnn_status (*capture_begin)(void *ctx);
+    ffnn_status (*capture_end)(void *ctx, void **graph);
+    ffnn_status (*graph_launch)(void *ctx, void *graph);
+    void (*graph_free)(void *ctx, void *graph);
+
+    /* Whole steps in one kernel (persistent strategy); see ffnn_persistent_job. */
+    ffnn_status (*train_persistent)(void *ctx, const struct ffnn_persistent_job *job);
 } ffnn_backend_ops;
+
+/* Steps [first_step, first_step + steps) of an epoch of a dense net
+ *   x [B, in] -> h = act(x W1^T + b1) [B, hidden] -> logits = h W2^T + b2 [B, out]
+ * with softmax cross-entropy and plain SGD, as the per-op path runs them: for
+ * each step s, rows index[s*batch_size ...] (the last batch may be short: n rows
+ * in all), its per-row loss and correctness written at row_loss/row_correct
+ * [s*batch_size ...]. */
+typedef struct ffnn_persistent_job {
+    ffnn_gather_source data;    /* images or values, and labels                    */
+    const int32_t *index;       /* [n] the epoch's permutation (device)            */
+    size_t n;                   /* samples in the epoch                            */
+    size_t batch_size;
+    size_t first_step, steps;
+    size_t in, hidden, out;
+    ffnn_activation hidden_act;
+    float *W1, *b1;             /* [hidden, in], [hidden] or NULL                  */
+    float *W2, *b2;             /* [out, hidden], [out] or NULL                    */
+    float lr;                   /* sgd learning rate (float, as optimizer_update)  */
+    float *row_loss;            /* [n]                                             */
+    uint8_t *row_correct;       /* [n]                                             */
+} ffnn_persistent_job;
+
+/* 1 when the persistent kernel can train this job's shapes on this context's
+ * GPU (it holds W1/W2 slices on chip); else 0 with the reason in ffnn_last_error. */
+int ffnn_cuda_persistent_supported(void *ctx, const ffnn_persistent_job *job);
+
+/* Matmul arithmetic of a cuda context (ffnn_train_config's precision): tf32 and
+ * bf16 are accepted by the cublas strategy only (FFNN_ERR_UNSUPPORTED otherwise,
+ * and without CUDA). */
+ffnn_status ffnn_cuda_set_precision(void *ctx, ffnn_precision precision);
 
 /* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid
  * (src/cpu/local1d.c). Input n = m + r - pad feeds output m through W[m, r]. */

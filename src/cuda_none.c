@@ -152,3 +152,17 @@ ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream
                      "ffnn_local1d_forward_cuda: this build of ffnn has no CUDA (nvcc was "
                      "not found at build time)");
 }
+
+ffnn_status ffnn_cuda_set_precision(void *ctx, ffnn_precision precision)
+{
+    (void)ctx, (void)precision;
+    return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                     "cuda precision: this build has no CUDA (nvcc was not found)");
+}
+
+int ffnn_cuda_persistent_supported(void *ctx, const ffnn_persistent_job *job)
+{
+    (void)ctx, (void)job;
+    ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda persistent: this build has no CUDA");
+    return 0;
+}

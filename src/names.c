@@ -19,7 +19,13 @@ static const name_entry device_names[] = {
     {"auto", FFNN_DEVICE_AUTO}, {"cpu", FFNN_DEVICE_CPU}, {"cuda", FFNN_DEVICE_CUDA},
 };
 static const name_entry kernels_names[] = {
-    {"tiled", FFNN_KERNELS_TILED}, {"naive", FFNN_KERNELS_NAIVE},
+    {"auto", FFNN_KERNELS_AUTO},     {"tiled", FFNN_KERNELS_TILED},
+    {"naive", FFNN_KERNELS_NAIVE},   {"cublas", FFNN_KERNELS_CUBLAS},
+    {"fused", FFNN_KERNELS_FUSED},   {"graph", FFNN_KERNELS_GRAPH},
+    {"persistent", FFNN_KERNELS_PERSISTENT},
+};
+static const name_entry precision_names[] = {
+    {"fp32", FFNN_PRECISION_FP32}, {"tf32", FFNN_PRECISION_TF32}, {"bf16", FFNN_PRECISION_BF16},
 };
 static const name_entry optimizer_names[] = {
     {"sgd", FFNN_OPT_SGD}, {"momentum", FFNN_OPT_MOMENTUM}, {"adam", FFNN_OPT_ADAM},
@@ -66,4 +72,5 @@ ENUM_NAMES(ffnn_activation, activation_names, "activation")
 ENUM_NAMES(ffnn_loss, loss_names, "loss")
 ENUM_NAMES(ffnn_device, device_names, "device")
 ENUM_NAMES(ffnn_kernels, kernels_names, "kernel strategy")
+ENUM_NAMES(ffnn_precision, precision_names, "precision")
 ENUM_NAMES(ffnn_optimizer, optimizer_names, "optimizer")

@@ -23,6 +23,7 @@
 #include "error.h"
 #include "model.h"
 #include "rng.h"
+#include "strategy.h"
 #include "train_internal.h"
 
 /* The device copy of one data set (uploaded once). */
@@ -43,6 +44,7 @@ struct ffnn_trainer {
     ffnn_device device;
     const ffnn_backend_ops *ops;
     void *ctx;
+    ffnn_kernels strategy;    /* cfg.kernels with auto resolved (cuda only)   */
 
     size_t capacity;          /* rows of the activation buffers: max(batch, eval batch) */
     float *params;            /* [parameter_count] on the device           */
@@ -89,7 +91,8 @@ ffnn_train_config ffnn_train_config_default(void)
     c.shuffle = 1;
     c.loss = FFNN_LOSS_SOFTMAX_CE;
     c.device = FFNN_DEVICE_AUTO;
-    c.kernels = FFNN_KERNELS_TILED;
+    c.kernels = FFNN_KERNELS_AUTO;
+    c.precision = FFNN_PRECISION_FP32;
     c.eval_batch_size = 1024;
     c.threads = 1; /* the reference; the CLI's default is 0 (all cores) */
     c.optimizer = FFNN_OPT_SGD;
@@ -124,6 +127,15 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "batch size must be in [1, %zu] (the training set size), found %zu",
                          train->count, c->batch_size);
+    if ((int)c->kernels < 0 || (int)c->kernels > (int)FFNN_KERNELS_AUTO)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown kernels value %d", (int)c->kernels);
+    if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_BF16)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown precision value %d",
+                         (int)c->precision);
+    if (c->steps_per_launch < 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "steps per launch must be >= 0 (0: a whole epoch), found %d",
+                         c->steps_per_launch);
     if (c->cuda_block_1d != 0 &&
         (c->cuda_block_1d < 32 || c->cuda_block_1d > 1024 || c->cuda_block_1d % 32 != 0))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -308,10 +320,13 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     t->device = requested;
     if (!ffnn_backend_ops_complete(t->ops))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s is incomplete", t->ops->name);
-    ffnn_status st = t->ops->create(t->cfg.kernels, t->cfg.threads, &t->ctx);
-    if (st == FFNN_OK && t->ops == ffnn_cuda_backend() &&
-        (t->cfg.cuda_block_1d != 0 || t->cfg.cuda_block_2d != 0))
+    const int on_cuda = t->ops == ffnn_cuda_backend();
+    t->strategy = on_cuda ? ffnn_strategy_resolve(t->model, &t->cfg) : FFNN_KERNELS_TILED;
+    ffnn_status st = t->ops->create(t->strategy, t->cfg.threads, &t->ctx);
+    if (st == FFNN_OK && on_cuda && (t->cfg.cuda_block_1d != 0 || t->cfg.cuda_block_2d != 0))
         st = ffnn_cuda_set_launch(t->ctx, t->cfg.cuda_block_1d, t->cfg.cuda_block_2d);
+    if (st == FFNN_OK && on_cuda && t->cfg.precision != FFNN_PRECISION_FP32)
+        st = ffnn_cuda_set_precision(t->ctx, t->cfg.precision);
     return st;
 }
 
@@ -427,6 +442,8 @@ void ffnn_trainer_free(ffnn_trainer *t)
 }
 
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t) { return t->device; }
+
+ffnn_kernels ffnn_trainer_kernels(const ffnn_trainer *t) { return t->strategy; }
 
 int ffnn_trainer_threads(const ffnn_trainer *t)
 {

@@ -23,6 +23,9 @@ TEST_SUITE_DECLARE(omp);
 TEST_SUITE_DECLARE(local1d);
 TEST_SUITE_DECLARE(bench);
 TEST_SUITE_DECLARE(cli_log);
+TEST_SUITE_DECLARE(fused);
+TEST_SUITE_DECLARE(cublas);
+TEST_SUITE_DECLARE(strategies);
 
 typedef struct suite {
     const test_case *tests;
@@ -50,6 +53,9 @@ int main(int argc, char **argv)
         {local1d_tests, &local1d_tests_count},
         {bench_tests, &bench_tests_count},
         {cli_log_tests, &cli_log_tests_count},
+        {fused_tests, &fused_tests_count},
+        {cublas_tests, &cublas_tests_count},
+        {strategies_tests, &strategies_tests_count},
     };
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0, skipped = 0;

@@ -56,10 +56,10 @@ static ffnn_status cuda_create(ffnn_kernels kernels, int threads, void **out)
 {
     (void)threads; /* CPU threads: the omp backend's */
     if (out == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: out is NULL");
-    if (kernels != FFNN_KERNELS_TILED && kernels != FFNN_KERNELS_NAIVE)
+    if ((int)kernels < (int)FFNN_KERNELS_TILED || (int)kernels >= (int)FFNN_KERNELS_AUTO)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda create: unknown kernels value %d (expected tiled or naive)",
-                         (int)kernels);
+                         "cuda create: kernels value %d is not a concrete strategy (auto is "
+                         "resolved by the trainer)", (int)kernels);
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
@@ -112,10 +112,28 @@ static void cuda_destroy(void *vctx)
     if (ctx == NULL) return;
     if (!ctx->poisoned && ctx->stream != NULL) {
         (void)cudaStreamSynchronize(ctx->stream);
+        ffnn_cuda_cublas_release(ctx);
         (void)cudaStreamDestroy(ctx->stream);
     }
     (void)cudaGetLastError();
     free(ctx);
+}
+
+extern "C" ffnn_status ffnn_cuda_set_precision(void *vctx, ffnn_precision precision)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "set_precision");
+    if (precision != FFNN_PRECISION_FP32 && precision != FFNN_PRECISION_TF32 &&
+        precision != FFNN_PRECISION_BF16)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda set_precision: unknown precision %d",
+                         (int)precision);
+    if (precision != FFNN_PRECISION_FP32 && ctx->kernels != FFNN_KERNELS_CUBLAS)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "precision %s runs on tensor cores through the cublas strategy only "
+                         "(--kernels cublas or auto), not --kernels %s",
+                         ffnn_precision_name(precision), ffnn_kernels_name(ctx->kernels));
+    ctx->precision = precision;
+    return FFNN_OK;
 }
 
 /* ------------------------------------------------------------------ memory */
@@ -206,10 +224,52 @@ static ffnn_status cuda_synchronize(void *vctx)
     return FFNN_OK;
 }
 
+/* ------------------------------------------------------------------ graphs */
+
+/* Stream capture (backend.h capture_begin .. graph_free). Relaxed mode: the ops
+ * queued meanwhile make no CUDA calls that capture forbids (they only launch). */
+static ffnn_status cuda_capture_begin(void *vctx)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "capture_begin");
+    FFNN_CUDA_CHECK(ctx, cudaStreamBeginCapture(ctx->stream, cudaStreamCaptureModeThreadLocal));
+    return FFNN_OK;
+}
+
+static ffnn_status cuda_capture_end(void *vctx, void **graph)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "capture_end");
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    *graph = NULL;
+    FFNN_CUDA_CHECK(ctx, cudaStreamEndCapture(ctx->stream, &g));
+    cudaError_t err = cudaGraphInstantiate(&exec, g, 0);
+    (void)cudaGraphDestroy(g);
+    if (err != cudaSuccess)
+        return ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__, "cudaGraphInstantiate");
+    *graph = (void *)exec;
+    return FFNN_OK;
+}
+
+static ffnn_status cuda_graph_launch(void *vctx, void *graph)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "graph_launch");
+    FFNN_CUDA_CHECK(ctx, cudaGraphLaunch((cudaGraphExec_t)graph, ctx->stream));
+    return FFNN_OK;
+}
+
+static void cuda_graph_free(void *vctx, void *graph)
+{
+    (void)vctx;
+    if (graph != NULL) (void)cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
+
 /* ------------------------------------------------------------------ the table */
 
-/* One name and 16 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 17 * sizeof(void *),
+/* One name and 23 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 24 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -230,6 +290,13 @@ static const ffnn_backend_ops cuda_ops = {
     /* activation_backward */ ffnn_cuda_activation_backward,
     /* loss                */ ffnn_cuda_loss,
     /* optimizer_update    */ ffnn_cuda_optimizer_update,
+    /* dense_act_forward   */ ffnn_cuda_dense_act_forward,
+    /* dense_backward_fused*/ ffnn_cuda_dense_backward_fused,
+    /* capture_begin       */ cuda_capture_begin,
+    /* capture_end         */ cuda_capture_end,
+    /* graph_launch        */ cuda_graph_launch,
+    /* graph_free          */ cuda_graph_free,
+    /* train_persistent    */ ffnn_cuda_train_persistent,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

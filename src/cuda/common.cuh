@@ -44,7 +44,11 @@
 /* The backend context: one per trainer. */
 typedef struct ffnn_cuda_ctx {
     cudaStream_t stream;        /* non-blocking stream every op is queued on       */
-    ffnn_kernels kernels;       /* matmul strategy: FFNN_KERNELS_TILED or _NAIVE   */
+    ffnn_kernels kernels;       /* strategy (never AUTO: the trainer resolves it);  */
+                                /* the plain dense ops run naive for NAIVE, cuBLAS  */
+                                /* for CUBLAS, the tiled kernels for the others     */
+    ffnn_precision precision;   /* matmul arithmetic (cublas only: tf32, bf16)     */
+    void *cublas;               /* cublasHandle_t, made on first use (cublas.cu)    */
     int poisoned;               /* 1 after a sticky error: every call then fails   */
     int device;                 /* CUDA device ordinal the stream was created on   */
     int sm_count;               /* multiprocessors (tile-size choice in dense.cu)  */
@@ -192,6 +196,28 @@ ffnn_status ffnn_cuda_local1d_backward(void *ctx, const float *x, const float *W
                                        const float *dz, float *dx, float *dW, float *db,
                                        size_t batch, size_t N, size_t R,
                                        ffnn_local1d_padding padding);
+
+/* fused.cu: the optional fused ops (backend.h) */
+ffnn_status ffnn_cuda_dense_act_forward(void *ctx, const float *x, const float *W,
+                                        const float *b, float *a, size_t batch, size_t in,
+                                        size_t out, ffnn_activation act);
+ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W, float *b,
+                                           const float *dz, float *dx, float *dW, float *db,
+                                           size_t batch, size_t in, size_t out,
+                                           ffnn_activation x_act,
+                                           const ffnn_optimizer_step *sgd);
+
+/* cublas.cu: C [M,N] = op(A) op(B) (+ bias[N] per row) through cuBLAS with
+ * ctx->precision; op(A) = A^T when trans_a (A stored [K,M]) else A [M,K]; op(B)
+ * = B^T when trans_b (B stored [N,K]) else B [K,N]; all row-major. */
+ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *A, const float *B,
+                                    const float *bias, float *C, int M, int N, int K,
+                                    int trans_a, int trans_b);
+/* Destroy ctx's cuBLAS handle, if it made one (called by destroy). */
+void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
+
+/* persistent.cu */
+ffnn_status ffnn_cuda_train_persistent(void *ctx, const struct ffnn_persistent_job *job);
 
 /* loss.cu */
 ffnn_status ffnn_cuda_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,

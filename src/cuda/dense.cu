@@ -253,11 +253,11 @@ static ffnn_status matmul(ffnn_cuda_ctx *ctx, const float *A, const float *B,
     switch (ctx->kernels) {
     case FFNN_KERNELS_NAIVE:
         return matmul_naive(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
-    case FFNN_KERNELS_TILED:
+    case FFNN_KERNELS_CUBLAS:
+        return ffnn_cuda_matmul_cublas(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
+    default: /* tiled, and the plain ops of fused, graph and persistent */
         return matmul_tiled(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
     }
-    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda matmul: unknown kernels value %d",
-                     (int)ctx->kernels);
 }
 
 /* ------------------------------------------------------------------ bias gradient */

@@ -1,0 +1,48 @@
+/* strategy.c - the cuda strategies' scope and the auto rule (strategy.h). */
+#include "strategy.h"
+
+#include "error.h"
+
+int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg)
+{
+    if (m->layer_count != 2 || m->layers[0].kind != FFNN_LAYER_DENSE ||
+        m->layers[1].kind != FFNN_LAYER_DENSE) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                  "--kernels persistent trains dense nets with one hidden layer "
+                  "(in-hidden-out); this one has %d layers", m->layer_count);
+        return 0;
+    }
+    if (m->layers[1].act != FFNN_ACT_IDENTITY || cfg->loss != FFNN_LOSS_SOFTMAX_CE) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                  "--kernels persistent needs softmax cross-entropy on identity logits");
+        return 0;
+    }
+    if (cfg->optimizer != FFNN_OPT_SGD) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--kernels persistent runs plain sgd, not %s",
+                  ffnn_optimizer_name(cfg->optimizer));
+        return 0;
+    }
+    if (cfg->precision != FFNN_PRECISION_FP32) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--kernels persistent runs fp32 only");
+        return 0;
+    }
+    return 1;
+}
+
+int ffnn_strategy_fused_fits(const ffnn_model *m)
+{
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].kind != FFNN_LAYER_DENSE)
+            return 0;
+    return 1;
+}
+
+ffnn_kernels ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
+{
+    if (cfg->kernels != FFNN_KERNELS_AUTO)
+        return cfg->kernels;
+    if (cfg->precision != FFNN_PRECISION_FP32)
+        return FFNN_KERNELS_CUBLAS;
+    (void)m;
+    return FFNN_KERNELS_TILED; /* placeholder until the strategies are measured */
+}
