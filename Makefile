@@ -39,7 +39,9 @@ TEST_SRC := $(wildcard tests/*.c)
 
 ifneq ($(strip $(NVCC)),)
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
-  LDLIBS  += -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lpthread -lstdc++
+  # cuBLAS (the cublas strategy, src/cuda/cublas.cu) is a shared library: the rpath
+  # lets the binaries find libcublas.so at run time without LD_LIBRARY_PATH.
+  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
   BUILD_KIND := with CUDA ($(NVCC))
 else
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/cuda_none.o

@@ -14,6 +14,7 @@ usage: vs_torch.py DATA_DIR --ffnn build/ffnn [--configs 784-256relu-10:64,...]
 Prints one table; writes the rows as a JSON list.
 """
 import argparse
+import sys
 import datetime
 import gzip
 import json
@@ -149,11 +150,18 @@ def torch_run(mode, arch, batch, lr, epochs, data, seed=1):
     return times, acc
 
 
-def ffnn_run(ffnn, data_dir, kernels, arch, batch, lr, epochs):
+def ffnn_run(ffnn, data_dir, mode, arch, batch, lr, epochs):
+    """mode: a --kernels name, optionally ':tf32' / ':bf16' for --precision.
+    Returns (ms per timed epoch, test accuracy), or None when ffnn refuses the
+    mode for this network (its message is printed)."""
+    kernels, _, precision = mode.partition(":")
     cmd = [ffnn, "train", "--data", data_dir, "--arch", arch, "--batch", str(batch), "--lr",
            str(lr), "--epochs", str(epochs + 1), "--device", "cuda", "--kernels", kernels,
-           "--json", "--seed", "1"]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+           "--precision", precision or "fp32", "--json", "--seed", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"ffnn {mode} {arch} batch {batch}: {r.stderr.strip()}", file=sys.stderr)
+        return None
     rows = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     return [1e3 * x["seconds"] for x in rows[1:]], rows[-1]["test_accuracy"]
 
@@ -165,7 +173,9 @@ def main():
     ap.add_argument("--ffnn", required=True)
     ap.add_argument("--configs", default="784-256relu-10:64,784-256relu-10:256,"
                     "784-256relu-10:1024,784-1024relu-1024relu-10:1024")
-    ap.add_argument("--kernels", default="tiled,naive")
+    ap.add_argument("--kernels", default="auto,persistent,graph,fused,cublas,tiled,"
+                    "cublas:tf32,cublas:bf16",
+                    help="ffnn modes: --kernels names, NAME:tf32 / NAME:bf16 for --precision")
     ap.add_argument("--torch-modes", default="eager,step_graph,epoch_graph")
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--lr", type=float, default=0.1)
@@ -196,8 +206,9 @@ def main():
             t, acc = torch_run(mode, arch, batch, a.lr, a.epochs, data)
             group.append(("torch", mode, t, acc))
         for k in a.kernels.split(","):
-            t, acc = ffnn_run(a.ffnn, a.data, k, arch, batch, a.lr, a.epochs)
-            group.append(("ffnn", k, t, acc))
+            got = ffnn_run(a.ffnn, a.data, k, arch, batch, a.lr, a.epochs)
+            if got is not None:
+                group.append(("ffnn", k, got[0], got[1]))
         best_torch = min(statistics.median(t) for s, _, t, _ in group if s == "torch")
         for system, mode, t, acc in group:
             ms = statistics.median(t)

@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "bench.h"
+#include "bench_barrier.h"
+#include "bench_kernels.h"
 #include "bench_seed000.h"
 #include "bench_seed001.h"
 #include "bench_seed002.h"
@@ -30,7 +32,10 @@ const char *ffnn_cli_bench_usage =
     "  seed004   seed 004's MLPs (2-D points, Fashion-MNIST 0/1 and 10 classes):\n"
     "            accuracy and training time on cuda and OpenMP, one training step op\n"
     "            by op with CUDA events, and the loss reduction by atomics / shared\n"
-    "            tree / warp shuffles\n";
+    "            tree / warp shuffles\n"
+    "  kernels   the matmul kernel lab: a dense layer's forward, weight and input\n"
+    "            gradient as naive / tiled / transposed / register-blocked / fused /\n"
+    "            cuBLAS kernels, checked, timed against the FP32 ceiling\n";
 
 typedef struct suite {
     const char *name;
@@ -42,6 +47,8 @@ static const suite suites[] = {
     {"seed001", ffnn_bench_seed001},
     {"seed002", ffnn_bench_seed002},
     {"seed004", ffnn_bench_seed004},
+    {"kernels", ffnn_bench_kernels},
+    {"barrier", ffnn_bench_barrier},
 };
 
 int ffnn_cli_bench(int argc, char **argv)

@@ -229,6 +229,16 @@ enum { OPT_PRECISION = 1536, OPT_STEPS_PER_LAUNCH };
 enum { OPT_SAVE = 512, OPT_INIT, OPT_LOG_STEPS, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
        OPT_MAX_STEPS, OPT_RESUME };
 
+static long long gcd_ll(long long a, long long b)
+{
+    while (b != 0) {
+        long long r = a % b;
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
 static const struct option train_long_options[] = {
     {"data", required_argument, NULL, OPT_DATA},
     {"arch", required_argument, NULL, OPT_ARCH},
@@ -517,7 +527,17 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
                         ffnn_dataset *test, const char *data_description)
 {
     ffnn_trainer *trainer = NULL;
-    if (ffnn_trainer_create(model, train, &o->cfg, &trainer) != FFNN_OK)
+    ffnn_train_config cfg = o->cfg;
+    if (cfg.steps_per_launch == 0 && (o->checkpoint_every > 0 || o->max_steps > 0)) {
+        /* graph/persistent launch many steps at once: make every checkpoint and
+         * the --max-steps stop fall on a launch boundary of every epoch */
+        long long g = (long long)((ffnn_dataset_count(train) + cfg.batch_size - 1) /
+                                  cfg.batch_size);
+        if (o->checkpoint_every > 0) g = gcd_ll(g, o->checkpoint_every);
+        if (o->max_steps > 0) g = gcd_ll(g, o->max_steps);
+        cfg.steps_per_launch = (int)g;
+    }
+    if (ffnn_trainer_create(model, train, &cfg, &trainer) != FFNN_OK)
         return fail("setting up training");
     char arch[512], device[256];
     ffnn_model_arch_string(model, arch, sizeof arch);

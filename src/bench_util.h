@@ -125,6 +125,58 @@ const char *ffnn_reduce_lab_name(int variant);
 ffnn_status ffnn_reduce_lab_ce_sum(int variant, const float *logits, const uint8_t *labels,
                                    int B, int C, float *out, void *stream);
 
+/* ------------------------------------------------------------ grid barrier */
+
+/* Cost of one grid-wide barrier (src/cuda/persistent.cu): `blocks` blocks of 256
+ * threads (0: one per SM; *blocks_used says how many), `iters` barriers in one
+ * cooperative launch, median of 5 launches: *us_ours for the persistent kernel's
+ * counter barrier, *us_cg for cooperative_groups' grid.sync(). */
+ffnn_status ffnn_cuda_bench_grid_barrier(int blocks, int iters, int *blocks_used,
+                                         double *us_ours, double *us_cg);
+
+/* ------------------------------------------------------------ matmul lab */
+
+/* The kernel lab of `ffnn bench kernels` (src/cuda/matmul_lab.cu): the three
+ * matmuls of a dense layer (op: forward z = x W^T; weight_grad dW = dz^T x;
+ * input_grad dx = dz W) in six variants (naive and tiled: dense.cu's kernels;
+ * transposed: one thread per output with operands made coalesced, transpose
+ * included; regblock: gemm.cu's register-blocked SGEMM; fused: gemm.cu with the
+ * layer's epilogue - forward relu(x W^T + b), weight_grad dW + db + SGD on Wp/bp,
+ * input_grad (dz W) * relu'(x); cublas: cublasSgemm, FP32 default math). */
+enum { FFNN_MM_NAIVE = 0, FFNN_MM_TILED = 1, FFNN_MM_TRANSPOSED = 2, FFNN_MM_REGBLOCK = 3,
+       FFNN_MM_FUSED = 4, FFNN_MM_CUBLAS = 5, FFNN_MM_VARIANTS = 6 };
+enum { FFNN_MM_FORWARD = 0, FFNN_MM_DW = 1, FFNN_MM_DX = 2, FFNN_MM_OPS = 3 };
+
+/* One call's operands, all device pointers. */
+typedef struct ffnn_matmul_lab_args {
+    int op;                  /* FFNN_MM_FORWARD / _DW / _DX                          */
+    size_t batch, in, out;   /* the layer                                            */
+    const float *x;          /* [batch, in]                                          */
+    const float *W;          /* [out, in]                                            */
+    const float *b;          /* [out] (fused forward)                                */
+    const float *dz;         /* [batch, out]                                         */
+    float *C;                /* the result: z [batch,out] / dW [out,in] / dx [batch,in] */
+    float *db;               /* [out] (fused weight_grad)                            */
+    float *Wp, *bp;          /* [out, in], [out]: updated by fused weight_grad's SGD */
+    float lr;                /* its learning rate                                    */
+    float *scratch;          /* [out * in] (transposed forward)                      */
+    float *dW_scratch;       /* [out, in] (naive / tiled input_grad)                 */
+} ffnn_matmul_lab_args;
+
+const char *ffnn_matmul_lab_variant_name(int variant);
+const char *ffnn_matmul_lab_op_name(int op);
+/* A lab: a cuda backend context (one stream) and a cuBLAS handle on it. */
+ffnn_status ffnn_matmul_lab_create(void **lab);
+void ffnn_matmul_lab_destroy(void *lab);
+/* The lab's stream (cudaStream_t as void *): time its calls with events there. */
+void *ffnn_matmul_lab_stream(void *lab);
+/* Queue one variant of one op. *with_dw (may be NULL) = 1 when the launch also
+ * computed dW (naive / tiled input_grad: dense.cu runs dx only with dW). */
+ffnn_status ffnn_matmul_lab_run(void *lab, int variant, const ffnn_matmul_lab_args *a,
+                                int *with_dw);
+/* The regblock tile configuration chosen for op on this layer ("64x64x16" ...). */
+const char *ffnn_matmul_lab_config(void *lab, int op, size_t batch, size_t in, size_t out);
+
 #ifdef __cplusplus
 }
 #endif

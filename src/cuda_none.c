@@ -141,6 +141,40 @@ ffnn_status ffnn_reduce_lab_ce_sum(int v, const float *z, const uint8_t *y, int 
     return FFNN_BENCH_NONE("reduce lab");
 }
 
+const char *ffnn_matmul_lab_variant_name(int variant)
+{
+    static const char *const names[] = {"naive", "tiled", "transposed", "regblock", "fused",
+                                        "cublas"};
+    return variant >= 0 && variant < FFNN_MM_VARIANTS ? names[variant] : "?";
+}
+const char *ffnn_matmul_lab_op_name(int op)
+{
+    static const char *const names[] = {"forward", "weight_grad", "input_grad"};
+    return op >= 0 && op < FFNN_MM_OPS ? names[op] : "?";
+}
+ffnn_status ffnn_matmul_lab_create(void **lab)
+{
+    if (lab) *lab = NULL;
+    return FFNN_BENCH_NONE("matmul lab");
+}
+void ffnn_matmul_lab_destroy(void *lab) { (void)lab; }
+void *ffnn_matmul_lab_stream(void *lab)
+{
+    (void)lab;
+    return NULL;
+}
+ffnn_status ffnn_matmul_lab_run(void *lab, int v, const ffnn_matmul_lab_args *a, int *w)
+{
+    (void)lab, (void)v, (void)a;
+    if (w) *w = 0;
+    return FFNN_BENCH_NONE("matmul lab");
+}
+const char *ffnn_matmul_lab_config(void *lab, int op, size_t b, size_t i, size_t o)
+{
+    (void)lab, (void)op, (void)b, (void)i, (void)o;
+    return "-";
+}
+
 ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
                                       const float *x, const float *W, const float *bias,
                                       float *z, size_t batch, size_t N, size_t R,
@@ -165,4 +199,11 @@ int ffnn_cuda_persistent_supported(void *ctx, const ffnn_persistent_job *job)
     (void)ctx, (void)job;
     ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda persistent: this build has no CUDA");
     return 0;
+}
+
+ffnn_status ffnn_cuda_bench_grid_barrier(int blocks, int iters, int *blocks_used,
+                                         double *us_ours, double *us_cg)
+{
+    (void)blocks, (void)iters, (void)blocks_used, (void)us_ours, (void)us_cg;
+    return ffnn_fail(FFNN_ERR_UNSUPPORTED, "grid barrier: this build has no CUDA");
 }

@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -38,6 +39,17 @@ typedef struct device_dataset {
     uint8_t *row_correct;     /* [count] 1 when classified right      */
 } device_dataset;
 
+/* graph strategy: a captured run of steps [first, first + count) of an epoch,
+ * valid for any epoch while the optimizer's per-step scalars stay those of the
+ * capture (sgd: always; momentum: after its first step; adam: never reused). */
+#define GRAPH_CACHE 4
+typedef struct step_graph {
+    void *exec;               /* backend graph, or NULL                          */
+    size_t first, count;
+    ffnn_optimizer_step update; /* the scalars it was captured with            */
+    uint64_t used;            /* last use (for eviction)                         */
+} step_graph;
+
 struct ffnn_trainer {
     ffnn_model *model;
     ffnn_train_config cfg;
@@ -45,6 +57,9 @@ struct ffnn_trainer {
     const ffnn_backend_ops *ops;
     void *ctx;
     ffnn_kernels strategy;    /* cfg.kernels with auto resolved (cuda only)   */
+    int fused;                /* 1: dense layers run the backend's fused ops   */
+    step_graph graphs[GRAPH_CACHE]; /* graph strategy: captured runs of steps  */
+    uint64_t graph_tick;      /* graph uses so far (the cache's eviction order) */
 
     size_t capacity;          /* rows of the activation buffers: max(batch, eval batch) */
     float *params;            /* [parameter_count] on the device           */
@@ -378,6 +393,38 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
     return t->ops->upload(t->ctx, t->params, m->params, m->parameter_count * sizeof(float));
 }
 
+static ffnn_persistent_job persistent_job(ffnn_trainer *t, size_t first, size_t count);
+
+/* With the data on the device: check that an explicitly chosen strategy can
+ * run this net (auto falls back: persistent -> graph), and turn the fused ops on. */
+static ffnn_status settle_strategy(ffnn_trainer *t)
+{
+    if (t->ops != ffnn_cuda_backend())
+        return FFNN_OK;
+    if (t->strategy == FFNN_KERNELS_PERSISTENT) {
+        int fits = ffnn_strategy_persistent_fits(t->model, &t->cfg);
+        if (fits && !t->train.labels)
+            fits = 0, ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                                "--kernels persistent needs class labels, not float targets");
+        if (fits) {
+            const ffnn_persistent_job job = persistent_job(t, 0, 0);
+            fits = ffnn_cuda_persistent_supported(t->ctx, &job);
+        }
+        if (!fits) {
+            if (t->cfg.kernels == FFNN_KERNELS_PERSISTENT) {
+                char why[400];
+                snprintf(why, sizeof why, "%s", ffnn_last_error());
+                return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --kernels auto or graph)",
+                                 why);
+            }
+            t->strategy = FFNN_KERNELS_GRAPH;
+        }
+    }
+    t->fused = (t->strategy == FFNN_KERNELS_FUSED || t->strategy == FFNN_KERNELS_GRAPH) &&
+               t->ops->dense_act_forward && t->ops->dense_backward_fused;
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
                                 const ffnn_train_config *cfg, ffnn_trainer **out)
 {
@@ -406,7 +453,8 @@ ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
     }
     if ((st = pick_backend(t, cfg->device)) != FFNN_OK ||
         (st = allocate_buffers(t)) != FFNN_OK ||
-        (st = device_dataset_upload(t, train, &t->train)) != FFNN_OK) {
+        (st = device_dataset_upload(t, train, &t->train)) != FFNN_OK ||
+        (st = settle_strategy(t)) != FFNN_OK) {
         ffnn_trainer_free(t);
         return st;
     }
@@ -432,6 +480,9 @@ void ffnn_trainer_free(ffnn_trainer *t)
         dev_free(t, t->tgt);
         dev_free(t, t->grad_buf[0]);
         dev_free(t, t->grad_buf[1]);
+        for (int i = 0; i < GRAPH_CACHE; i++)
+            if (t->graphs[i].exec)
+                t->ops->graph_free(t->ctx, t->graphs[i].exec);
         t->ops->destroy(t->ctx);
     }
     free(t->act);
@@ -469,6 +520,13 @@ static ffnn_status forward(ffnn_trainer *t, size_t batch, float **output)
         const ffnn_layer *l = &m->layers[i];
         const float *W = t->params + l->weight_offset; /* [out, fan_in] */
         const float *b = l->has_bias ? t->params + l->bias_offset : NULL;
+        if (t->fused && l->kind == FFNN_LAYER_DENSE) { /* bias + act in the epilogue */
+            if ((st = t->ops->dense_act_forward(t->ctx, in, W, b, t->act[i], batch, l->in,
+                                                l->out, l->act)))
+                return st;
+            in = t->act[i];
+            continue;
+        }
         switch (l->kind) {
         case FFNN_LAYER_DENSE:
             st = t->ops->dense_forward(t->ctx, in, W, b, t->act[i], batch, l->in, l->out);
@@ -494,24 +552,40 @@ static ffnn_status forward(ffnn_trainer *t, size_t batch, float **output)
     return FFNN_OK;
 }
 
-/* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db. */
-static ffnn_status backward(ffnn_trainer *t, size_t batch)
+/* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
+ * sgd (fused path only, else NULL): the dense layers also apply p -= lr g. */
+static ffnn_status backward(ffnn_trainer *t, size_t batch, const ffnn_optimizer_step *sgd)
 {
     const ffnn_model *m = t->model;
     ffnn_status st;
-    int cur = 0; /* grad_buf[cur] holds dL/da of layer i */
+    int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
+    int is_dz = 0;     /* ... or dL/dz when the layer above applied act' already */
     for (int i = m->layer_count - 1; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = t->grad_buf[cur]; /* [batch, out] */
-        if (l->act != FFNN_ACT_IDENTITY &&
+        if (!is_dz && l->act != FFNN_ACT_IDENTITY &&
             (st = t->ops->activation_backward(t->ctx, l->act, t->act[i], dz, dz,
                                               batch * l->out)))
             return st;
         const float *x = i == 0 ? t->x : t->act[i - 1]; /* [batch, in] */
         float *dx = i == 0 ? NULL : t->grad_buf[1 - cur];
         float *db = l->has_bias ? t->grads + l->bias_offset : NULL;
-        const float *W = t->params + l->weight_offset; /* [out, fan_in] */
-        float *dW = t->grads + l->weight_offset;       /* [out, fan_in] */
+        float *W = t->params + l->weight_offset;  /* [out, fan_in] */
+        float *dW = t->grads + l->weight_offset;  /* [out, fan_in] */
+        is_dz = 0;
+        if (t->fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
+            const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
+            if ((st = t->ops->dense_backward_fused(
+                     t->ctx, x, W, l->has_bias ? t->params + l->bias_offset : NULL, dz, dx,
+                     dW, db, batch, l->in, l->out, x_act, sgd)))
+                return st;
+            is_dz = 1;
+            cur = 1 - cur;
+            continue;
+        }
+        if (sgd && (st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                                   "layer %d: the fused sgd update needs dense layers", i)))
+            return st;
         switch (l->kind) {
         case FFNN_LAYER_DENSE:
             st = t->ops->dense_backward(t->ctx, x, W, dz, dx, dW, db, batch, l->in, l->out);
@@ -561,17 +635,19 @@ static size_t batch_of_step(const ffnn_trainer *t, size_t s)
     return n - first < t->cfg.batch_size ? n - first : t->cfg.batch_size;
 }
 
-/* Queue one training step on the batch t->step of the current epoch. */
-static ffnn_status train_step(ffnn_trainer *t, size_t *first_row, size_t *batch_out)
+/* Queue training step s (0-based) of the current epoch as optimizer step
+ * opt_t (1-based). Touches no counter: run_steps advances them. */
+static ffnn_status queue_step(ffnn_trainer *t, size_t s, uint64_t opt_t)
 {
     const ffnn_model *m = t->model;
-    size_t n = t->train.host->count;
-    size_t first = t->step * t->cfg.batch_size;
-    size_t batch = n - first < t->cfg.batch_size ? n - first : t->cfg.batch_size;
+    size_t first = s * t->cfg.batch_size, batch = batch_of_step(t, s);
     float *output;
     ffnn_status st;
     size_t width = m->layers[m->layer_count - 1].out;
-    const ffnn_optimizer_step update = ffnn_optimizer_step_at(&t->cfg, t->opt_steps + 1);
+    const ffnn_optimizer_step update = ffnn_optimizer_step_at(&t->cfg, opt_t);
+    /* plain sgd goes into the weight-gradient kernels of the fused path */
+    const int fused_sgd = t->fused && update.kind == FFNN_OPT_SGD &&
+                          ffnn_strategy_fused_fits(m);
     const ffnn_gather_source src = gather_source(&t->train);
     if ((st = t->ops->gather(t->ctx, &src, t->train.index + first, batch, t->x, t->y,
                              t->tgt)) ||
@@ -579,15 +655,128 @@ static ffnn_status train_step(ffnn_trainer *t, size_t *first_row, size_t *batch_
         (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch_targets(t, &t->train),
                            batch, width, t->grad_buf[0], t->train.row_loss + first,
                            t->train.row_correct + first)) ||
-        (st = backward(t, batch)) ||
-        (st = t->ops->optimizer_update(t->ctx, &update, t->params, t->grads, t->opt_state,
-                                       m->parameter_count)))
+        (st = backward(t, batch, fused_sgd ? &update : NULL)))
         return st;
-    t->opt_steps++;
-    t->step++;
-    *first_row = first;
-    *batch_out = batch;
+    if (!fused_sgd)
+        st = t->ops->optimizer_update(t->ctx, &update, t->params, t->grads, t->opt_state,
+                                      m->parameter_count);
+    return st;
+}
+
+/* The persistent kernel's job for steps [first, first + count) (shapes only when
+ * count is 0: for the support check). */
+static ffnn_persistent_job persistent_job(ffnn_trainer *t, size_t first, size_t count)
+{
+    const ffnn_model *m = t->model;
+    const ffnn_layer *l0 = &m->layers[0], *l1 = &m->layers[1];
+    ffnn_persistent_job j;
+    memset(&j, 0, sizeof j);
+    j.data = gather_source(&t->train);
+    j.index = t->train.index;
+    j.n = t->train.host->count;
+    j.batch_size = t->cfg.batch_size;
+    j.first_step = first;
+    j.steps = count;
+    j.in = l0->in;
+    j.hidden = l0->out;
+    j.out = l1->out;
+    j.hidden_act = l0->act;
+    j.W1 = t->params + l0->weight_offset;
+    j.b1 = l0->has_bias ? t->params + l0->bias_offset : NULL;
+    j.W2 = t->params + l1->weight_offset;
+    j.b2 = l1->has_bias ? t->params + l1->bias_offset : NULL;
+    j.lr = ffnn_optimizer_step_at(&t->cfg, 1).lr;
+    j.row_loss = t->train.row_loss;
+    j.row_correct = t->train.row_correct;
+    return j;
+}
+
+/* 1 when two optimizer steps have the same scalars (a graph may replay one). */
+static int same_update(const ffnn_optimizer_step *a, const ffnn_optimizer_step *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+/* graph strategy: steps [first, first + count) through a cached graph, captured
+ * on first use. */
+static ffnn_status run_graph(ffnn_trainer *t, size_t first, size_t count)
+{
+    const ffnn_optimizer_step u0 = ffnn_optimizer_step_at(&t->cfg, t->opt_steps + 1);
+    const ffnn_optimizer_step u1 = ffnn_optimizer_step_at(&t->cfg, t->opt_steps + 2);
+    /* replayable when every step of the run has the first step's scalars */
+    const int stable = count == 1 || same_update(&u0, &u1);
+    step_graph *slot = NULL;
+    ffnn_status st;
+    for (int i = 0; i < GRAPH_CACHE; i++) {
+        step_graph *g = &t->graphs[i];
+        if (g->exec && g->first == first && g->count == count && stable &&
+            same_update(&g->update, &u0)) {
+            g->used = ++t->graph_tick;
+            return t->ops->graph_launch(t->ctx, g->exec);
+        }
+        if (!slot || !g->exec || (slot->exec && g->used < slot->used))
+            slot = g;
+    }
+    if (slot->exec) {
+        t->ops->graph_free(t->ctx, slot->exec);
+        slot->exec = NULL;
+    }
+    if ((st = t->ops->capture_begin(t->ctx)) != FFNN_OK)
+        return st;
+    ffnn_status qs = FFNN_OK;
+    for (size_t s = first; s < first + count && qs == FFNN_OK; s++)
+        qs = queue_step(t, s, t->opt_steps + 1 + (s - first));
+    void *exec = NULL;
+    st = t->ops->capture_end(t->ctx, &exec); /* ends the capture even after an error */
+    if (qs != FFNN_OK) {
+        if (exec)
+            t->ops->graph_free(t->ctx, exec);
+        return qs;
+    }
+    if (st != FFNN_OK)
+        return st;
+    slot->exec = exec;
+    slot->first = first;
+    slot->count = count;
+    slot->update = u0;
+    slot->used = ++t->graph_tick;
+    if (!stable) { /* adam: use once */
+        st = t->ops->graph_launch(t->ctx, exec);
+        t->ops->graph_free(t->ctx, exec);
+        slot->exec = NULL;
+        return st;
+    }
+    return t->ops->graph_launch(t->ctx, exec);
+}
+
+/* Queue steps [t->step, t->step + count) of the current epoch with the trainer's
+ * strategy and advance the counters. */
+static ffnn_status run_steps(ffnn_trainer *t, size_t count)
+{
+    ffnn_status st = FFNN_OK;
+    if (t->strategy == FFNN_KERNELS_PERSISTENT) {
+        const ffnn_persistent_job job = persistent_job(t, t->step, count);
+        st = t->ops->train_persistent(t->ctx, &job);
+    } else if (t->strategy == FFNN_KERNELS_GRAPH) {
+        st = run_graph(t, t->step, count);
+    } else {
+        for (size_t i = 0; i < count && st == FFNN_OK; i++)
+            st = queue_step(t, t->step + i, t->opt_steps + 1 + i);
+    }
+    if (st != FFNN_OK)
+        return st;
+    t->opt_steps += count;
+    t->step += count;
     return FFNN_OK;
+}
+
+/* Steps per launch of the graph and persistent strategies (cfg, else an epoch). */
+static size_t launch_steps(const ffnn_trainer *t)
+{
+    if (t->strategy != FFNN_KERNELS_GRAPH && t->strategy != FFNN_KERNELS_PERSISTENT)
+        return 1;
+    return t->cfg.steps_per_launch > 0 ? (size_t)t->cfg.steps_per_launch
+                                       : ffnn_trainer_steps_per_epoch(t);
 }
 
 static double mean_of(const float *v, size_t n)
@@ -658,8 +847,7 @@ ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
     if (t->epoch == 0 || t->step == ffnn_trainer_steps_per_epoch(t))
         if ((st = begin_epoch(t)) != FFNN_OK)
             return st;
-    size_t first, batch;
-    if ((st = read_back_losses(t)) != FFNN_OK || (st = train_step(t, &first, &batch)) != FFNN_OK)
+    if ((st = read_back_losses(t)) != FFNN_OK || (st = run_steps(t, 1)) != FFNN_OK)
         return st;
     st = read_back_losses(t); /* this batch's rows */
     *loss = t->epoch_loss[t->step - 1];
@@ -686,10 +874,10 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
         return st;
     if ((t->epoch == 0 || t->step == steps) && (st = begin_epoch(t)) != FFNN_OK)
         return st;
-    size_t first_step = t->step;
+    size_t first_step = t->step, per_launch = launch_steps(t);
     while (t->step < steps) {
-        size_t first, batch;
-        if ((st = train_step(t, &first, &batch)) != FFNN_OK)
+        size_t count = steps - t->step < per_launch ? steps - t->step : per_launch;
+        if ((st = run_steps(t, count)) != FFNN_OK)
             return st;
         if (on_step && on_step(user, t, t->epoch, t->step, steps) != 0)
             break;
@@ -837,7 +1025,7 @@ ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t b
           (st = forward(t, batch, &output)) ||
           (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch_targets(t, &t->train),
                              batch, width, t->grad_buf[0], row_loss, NULL)) ||
-          (st = backward(t, batch)) ||
+          (st = backward(t, batch, NULL)) ||
           (st = t->ops->download(t->ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||
           (grads && (st = t->ops->download(t->ctx, grads, t->grads,
                                            m->parameter_count * sizeof *grads)))))

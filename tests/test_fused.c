@@ -1,10 +1,409 @@
-/* test_fused.c - placeholder suite, filled in by the fused work. */
-#include "check.h"
+/*
+ * test_fused.c - suite "fused": the CUDA backend's fused dense ops (backend.h
+ * dense_act_forward, dense_backward_fused; src/cuda/fused.cu on gemm.cu's
+ * register-blocked SGEMM) against the CPU reference backend (ffnn_cpu_backend),
+ * on fresh random inputs in [-1, 1] per shape.
+ *
+ * Shapes (batch x in -> out): the seeds' 64x784->256 and 64x256->10, 1024x1024->1024,
+ * odd 37x129->65 and 1x1->1, 1536x33->1536 and 1536x132->1536 (the 128x128 block
+ * tile: scalar and float4 loads), 5x7->3, and random ones. The GPU output buffers
+ * are NaN-poisoned first, so an unwritten element fails.
+ *
+ * Tolerances: |got - want| <= atol + rtol |want| with
+ *   matmul results   atol = 1e-5 (1 + sqrt(K)), rtol = 1e-5 (K: the summed length:
+ *                    in for a, batch for dW, out for dx). The GPU sums one fmaf chain
+ *                    in k order, the CPU rounds each product then adds; with inputs
+ *                    in [-1, 1] the difference grows like eps sqrt(K), far below this.
+ *   after sigmoid / tanh / f'   the same (their derivatives are <= 1).
+ *   db               bit-identical (same summation order as the CPU).
+ *   W, b after sgd   bit-identical to the CPU update applied to the GPU's own
+ *                    dW / db (optim.cu's rounding), and within the matmul tolerance
+ *                    of the CPU's W - lr dW.
+ *   reruns           bit-identical (determinism).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-static test_result placeholder(char *why, size_t why_size)
+#include "backend.h"
+#include "check.h"
+#include "cpu/cpu_ops.h"
+#include "ffnn.h"
+#include "test_numeric.h"
+
+#define RTOL 1e-5
+static double mm_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
+
+/* ------------------------------------------------------------------ fixture */
+
+enum { MAX_DEV = 32 };
+typedef struct fixture {
+    const ffnn_backend_ops *gpu;
+    void *ctx;
+    void *dev[MAX_DEV];
+    size_t ndev;
+} fixture;
+
+static void fx_reset(fixture *fx)
 {
-    SKIP("not written yet");
+    for (size_t i = 0; i < fx->ndev; ++i) fx->gpu->release(fx->ctx, fx->dev[i]);
+    fx->ndev = 0;
 }
 
-const test_case fused_tests[] = {{"fused_placeholder", placeholder}};
+/* Device copy of n floats of src (NaN-poisoned when src is NULL); NULL on error. */
+static float *dev_f32(fixture *fx, const float *src, size_t n)
+{
+    if (fx->ndev == MAX_DEV) return NULL;
+    void *d = NULL;
+    if (fx->gpu->alloc(fx->ctx, n * sizeof(float), &d) != FFNN_OK) return NULL;
+    fx->dev[fx->ndev++] = d;
+    float *tmp = src == NULL ? poisoned(n) : NULL;
+    if (src == NULL && tmp == NULL) return NULL;
+    ffnn_status st = fx->gpu->upload(fx->ctx, d, src != NULL ? src : tmp, n * sizeof(float));
+    free(tmp);
+    return st == FFNN_OK ? (float *)d : NULL;
+}
+
+static int get_f32(fixture *fx, float *dst, const float *dev, size_t n)
+{
+    return fx->gpu->download(fx->ctx, dst, dev, n * sizeof(float)) == FFNN_OK;
+}
+
+typedef test_result (*fx_body)(fixture *fx);
+
+static test_result with_gpu(char *why, size_t why_size, fx_body body)
+{
+    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
+    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    fixture fx;
+    memset(&fx, 0, sizeof fx);
+    fx.gpu = ffnn_cuda_backend();
+    CHECK(fx.gpu != NULL && fx.gpu->dense_act_forward != NULL &&
+              fx.gpu->dense_backward_fused != NULL,
+          "the cuda table lacks the fused ops");
+    CHECK_OK(fx.gpu->create(FFNN_KERNELS_FUSED, 1, &fx.ctx));
+    test_result r = body(&fx);
+    fx_reset(&fx);
+    fx.gpu->destroy(fx.ctx);
+    return r;
+}
+
+static int same_bits(const char *what, const float *a, const float *b, size_t n)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
+            fprintf(stderr, "    %s: bits differ at [%zu]: %.9g vs %.9g\n", what, i,
+                    (double)a[i], (double)b[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* ------------------------------------------------------------------ shapes */
+
+typedef struct shape {
+    size_t batch, in, out;
+} shape;
+
+static const shape fixed_shapes[] = {
+    {64, 784, 256}, {64, 256, 10}, {1024, 1024, 1024}, {37, 129, 65}, {1, 1, 1},
+    {1536, 33, 1536}, {1536, 132, 1536}, {5, 7, 3},
+};
+enum { N_FIXED = sizeof fixed_shapes / sizeof fixed_shapes[0], N_RANDOM = 3 };
+
+static shape shape_at(rng *r, size_t i)
+{
+    if (i < N_FIXED) return fixed_shapes[i];
+    shape s = {rng_between(r, 1, 300), rng_between(r, 1, 600), rng_between(r, 1, 300)};
+    return s;
+}
+
+static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
+                                       FFNN_ACT_TANH};
+
+/* ------------------------------------------------------------------ forward */
+
+/* a = act(x W^T (+ b)) for every activation, with and without bias, on one shape;
+ * with pointer offset `off` floats (1: unaligned, the scalar paths). */
+static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
+{
+    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+    float *x = malloc((nx + off) * sizeof(float)), *W = malloc((nw + off) * sizeof(float));
+    float *b = malloc(s.out * sizeof(float)), *z = malloc(nz * sizeof(float));
+    float *want = malloc(nz * sizeof(float)), *got = malloc(nz * sizeof(float));
+    float *again = malloc(nz * sizeof(float));
+    test_result res = TEST_FAIL;
+    if (!x || !W || !b || !z || !want || !got || !again) goto done;
+    fill_uniform(r, x, nx + off, -1.0f, 1.0f);
+    fill_uniform(r, W, nw + off, -1.0f, 1.0f);
+    fill_uniform(r, b, s.out, -1.0f, 1.0f);
+    ffnn_cpu_dense_forward(x + off, W + off, NULL, z, s.batch, s.in, s.out);
+
+    fx_reset(fx);
+    const float *dx_ = dev_f32(fx, x, nx + off), *dW_ = dev_f32(fx, W, nw + off);
+    const float *db_ = dev_f32(fx, b, s.out);
+    float *da = dev_f32(fx, NULL, nz);
+    if (!dx_ || !dW_ || !db_ || !da) {
+        fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
+        goto done;
+    }
+    for (int with_bias = 0; with_bias <= 1; ++with_bias) {
+        for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {
+            /* the CPU reference: sum + b (dense_forward's expression), then act */
+            for (size_t i = 0; i < nz; ++i) want[i] = with_bias ? z[i] + b[i % s.out] : z[i];
+            ffnn_cpu_activation_forward(acts[ai], want, want, nz);
+            ffnn_status st = fx->gpu->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
+                                                        with_bias ? db_ : NULL, da, s.batch,
+                                                        s.in, s.out, acts[ai]);
+            CHECK(st == FFNN_OK, "dense_act_forward: %s", ffnn_last_error());
+            CHECK(get_f32(fx, got, da, nz), "download: %s", ffnn_last_error());
+            char what[160];
+            snprintf(what, sizeof what, "a %zux%zu->%zu %s%s off %zu", s.batch, s.in, s.out,
+                     ffnn_activation_name(acts[ai]), with_bias ? " +b" : "", off);
+            if (!close_f32(what, got, want, nz, mm_atol(s.in), RTOL)) goto done;
+            /* a rerun gives the same bits */
+            CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
+                                                with_bias ? db_ : NULL, da, s.batch, s.in,
+                                                s.out, acts[ai]));
+            CHECK(get_f32(fx, again, da, nz), "download: %s", ffnn_last_error());
+            if (!same_bits(what, again, got, nz)) goto done;
+        }
+    }
+    res = TEST_PASS;
+done:
+    free(x), free(W), free(b), free(z), free(want), free(got), free(again);
+    return res;
+}
+
+static test_result act_forward_body(fixture *fx)
+{
+    rng r = {0x5eed0f05edULL};
+    for (size_t i = 0; i < N_FIXED + N_RANDOM; ++i) {
+        test_result t = act_forward_shape(fx, &r, shape_at(&r, i), 0);
+        if (t != TEST_PASS) return t;
+    }
+    /* unaligned operands with otherwise float4-friendly sizes */
+    const shape un[] = {{64, 784, 256}, {128, 64, 132}};
+    for (size_t i = 0; i < 2; ++i) {
+        test_result t = act_forward_shape(fx, &r, un[i], 1);
+        if (t != TEST_PASS) return t;
+    }
+    return TEST_PASS;
+}
+
+static test_result fused_act_forward(char *why, size_t why_size)
+{
+    return with_gpu(why, why_size, act_forward_body);
+}
+
+/* ------------------------------------------------------------------ backward */
+
+/* dense_backward_fused on one shape, for every x_act, with and without bias and
+ * sgd, dx wanted or not. */
+static test_result backward_shape(fixture *fx, rng *r, shape s)
+{
+    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+    const float lr = 0.05f;
+    float *x = malloc(nx * sizeof(float)), *W = malloc(nw * sizeof(float));
+    float *b = malloc(s.out * sizeof(float)), *dz = malloc(nz * sizeof(float));
+    float *dx_c = malloc(nx * sizeof(float)), *dW_c = malloc(nw * sizeof(float));
+    float *db_c = malloc(s.out * sizeof(float)), *want = malloc(nx * sizeof(float));
+    float *got = malloc((nx > nw ? nx : nw) * sizeof(float));
+    float *got2 = malloc((nx > nw ? nx : nw) * sizeof(float));
+    float *gdW = malloc(nw * sizeof(float)), *gdb = malloc(s.out * sizeof(float));
+    float *Wn = malloc(nw * sizeof(float)), *bn = malloc(s.out * sizeof(float));
+    test_result res = TEST_FAIL;
+    if (!x || !W || !b || !dz || !dx_c || !dW_c || !db_c || !want || !got || !got2 || !gdW ||
+        !gdb || !Wn || !bn)
+        goto done;
+    fill_uniform(r, x, nx, -1.0f, 1.0f);
+    fill_uniform(r, W, nw, -1.0f, 1.0f);
+    fill_uniform(r, b, s.out, -1.0f, 1.0f);
+    fill_uniform(r, dz, nz, -1.0f, 1.0f);
+    ffnn_cpu_dense_backward(x, W, dz, dx_c, dW_c, db_c, s.batch, s.in, s.out);
+
+    char what[192];
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {
+        const ffnn_activation act = acts[ai];
+        for (int variant = 0; variant < 4; ++variant) {
+            const int with_sgd = variant & 1, with_bias = (variant >> 1) & 1;
+            /* no-bias layers ask for no db; dx skipped in one case per shape */
+            const int want_dx = !(ai == 0 && variant == 3);
+            fx_reset(fx);
+            const float *d_x = dev_f32(fx, x, nx), *d_dz = dev_f32(fx, dz, nz);
+            float *d_W = dev_f32(fx, W, nw), *d_b = with_bias ? dev_f32(fx, b, s.out) : NULL;
+            float *d_dx = want_dx ? dev_f32(fx, NULL, nx) : NULL;
+            float *d_dW = dev_f32(fx, NULL, nw);
+            float *d_db = with_bias ? dev_f32(fx, NULL, s.out) : NULL;
+            if (!d_x || !d_dz || !d_W || (with_bias && (!d_b || !d_db)) ||
+                (want_dx && !d_dx) || !d_dW) {
+                fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
+                goto done;
+            }
+            ffnn_optimizer_step step;
+            memset(&step, 0, sizeof step);
+            step.kind = FFNN_OPT_SGD;
+            step.lr = lr;
+            ffnn_status st = fx->gpu->dense_backward_fused(
+                fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, s.batch, s.in, s.out, act,
+                with_sgd ? &step : NULL);
+            CHECK(st == FFNN_OK, "dense_backward_fused: %s", ffnn_last_error());
+            snprintf(what, sizeof what, "%zux%zu->%zu x_act %s%s%s", s.batch, s.in, s.out,
+                     ffnn_activation_name(act), with_sgd ? " sgd" : "", with_bias ? " +b" : "");
+
+            if (want_dx) { /* dx = (dz W) * f'(x), f' through x as activation_backward */
+                ffnn_cpu_activation_backward(act, x, dx_c, want, nx);
+                CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
+                if (!close_f32("dx", got, want, nx, mm_atol(s.out), RTOL)) goto fail;
+            }
+            CHECK(get_f32(fx, gdW, d_dW, nw), "download: %s", ffnn_last_error());
+            if (!close_f32("dW", gdW, dW_c, nw, mm_atol(s.batch), RTOL)) goto fail;
+            if (with_bias) {
+                CHECK(get_f32(fx, gdb, d_db, s.out), "download: %s", ffnn_last_error());
+                if (!same_bits("db (the CPU's summation order)", gdb, db_c, s.out)) goto fail;
+            }
+            /* W (and b) after the step: the CPU update on the GPU's own gradients gives
+             * the same bits; against the CPU's gradients within the matmul tolerance */
+            CHECK(get_f32(fx, got, d_W, nw), "download: %s", ffnn_last_error());
+            memcpy(Wn, W, nw * sizeof(float));
+            if (with_sgd) ffnn_cpu_sgd_update(Wn, gdW, nw, lr);
+            if (!same_bits(with_sgd ? "W after sgd (on the GPU's dW)" : "W untouched", got, Wn,
+                           nw))
+                goto fail;
+            if (with_sgd) {
+                memcpy(Wn, W, nw * sizeof(float));
+                ffnn_cpu_sgd_update(Wn, dW_c, nw, lr);
+                if (!close_f32("W after sgd (CPU dW)", got, Wn, nw,
+                               (double)lr * mm_atol(s.batch) + 1e-6, RTOL))
+                    goto fail;
+            }
+            if (with_bias) {
+                CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
+                memcpy(bn, b, s.out * sizeof(float));
+                if (with_sgd) ffnn_cpu_sgd_update(bn, db_c, s.out, lr);
+                if (!same_bits(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
+                    goto fail;
+            }
+            /* a rerun (no sgd: same inputs) gives the same bits */
+            if (!with_sgd && want_dx) {
+                CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
+                CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
+                                                       d_dW, d_db, s.batch, s.in, s.out, act,
+                                                       NULL));
+                CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
+                if (!same_bits("dx rerun", got2, got, nx)) goto fail;
+                CHECK(get_f32(fx, got2, d_dW, nw), "download: %s", ffnn_last_error());
+                if (!same_bits("dW rerun", got2, gdW, nw)) goto fail;
+            }
+        }
+    }
+    res = TEST_PASS;
+    goto done;
+fail:
+    fprintf(stderr, "    (case %s)\n", what);
+done:
+    free(x), free(W), free(b), free(dz), free(dx_c), free(dW_c), free(db_c), free(want);
+    free(got), free(got2), free(gdW), free(gdb), free(Wn), free(bn);
+    return res;
+}
+
+static test_result backward_body(fixture *fx)
+{
+    rng r = {0xbac4f05edULL};
+    for (size_t i = 0; i < N_FIXED + N_RANDOM; ++i) {
+        test_result t = backward_shape(fx, &r, shape_at(&r, i));
+        if (t != TEST_PASS) return t;
+    }
+    return TEST_PASS;
+}
+
+static test_result fused_backward(char *why, size_t why_size)
+{
+    return with_gpu(why, why_size, backward_body);
+}
+
+/* ------------------------------------------------------------------ arguments */
+
+/* A NULL context is refused before any CUDA call: no GPU needed. */
+static test_result fused_null_context(char *why, size_t why_size)
+{
+    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
+    const ffnn_backend_ops *gpu = ffnn_cuda_backend();
+    CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
+    float dummy[4] = {0};
+    CHECK(gpu->dense_act_forward(NULL, dummy, dummy, NULL, dummy, 1, 1, 1, FFNN_ACT_RELU) ==
+              FFNN_ERR_INVALID_ARGUMENT,
+          "NULL context accepted");
+    CHECK(strstr(ffnn_last_error(), "dense_act_forward") != NULL, "message: %s",
+          ffnn_last_error());
+    CHECK(gpu->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, 1, 1,
+                                    1, FFNN_ACT_RELU, NULL) == FFNN_ERR_INVALID_ARGUMENT,
+          "NULL context accepted");
+    CHECK(strstr(ffnn_last_error(), "dense_backward_fused") != NULL, "message: %s",
+          ffnn_last_error());
+    return TEST_PASS;
+}
+
+/* Refused calls on a GPU context: NULL pointers, zero dimensions, an unknown
+ * activation, a non-SGD optimizer step; the context keeps working. */
+static test_result fused_arguments(char *why, size_t why_size)
+{
+    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
+    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    const ffnn_backend_ops *gpu = ffnn_cuda_backend();
+    CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
+    void *ctx = NULL;
+    CHECK_OK(gpu->create(FFNN_KERNELS_FUSED, 1, &ctx));
+    void *d = NULL;
+    ffnn_status st = gpu->alloc(ctx, 64 * sizeof(float), &d);
+    if (st != FFNN_OK) {
+        gpu->destroy(ctx);
+        CHECK(0, "alloc: %s", ffnn_last_error());
+    }
+    float *p = (float *)d;
+    ffnn_optimizer_step mom;
+    memset(&mom, 0, sizeof mom);
+    mom.kind = FFNN_OPT_MOMENTUM;
+    struct {
+        const char *what;
+        ffnn_status got;
+    } cases[] = {
+        {"forward x NULL", gpu->dense_act_forward(ctx, NULL, p, NULL, p, 2, 2, 2, FFNN_ACT_RELU)},
+        {"forward batch 0", gpu->dense_act_forward(ctx, p, p, NULL, p, 0, 2, 2, FFNN_ACT_RELU)},
+        {"forward act 9",
+         gpu->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
+        {"backward dW NULL", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, 2, 2,
+                                                      2, FFNN_ACT_RELU, NULL)},
+        {"backward W NULL with dx", gpu->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
+                                                             NULL, 2, 2, 2, FFNN_ACT_RELU,
+                                                             NULL)},
+        {"backward out 0", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, 2, 2, 0,
+                                                    FFNN_ACT_RELU, NULL)},
+        {"backward momentum", gpu->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, 2,
+                                                       2, 2, FFNN_ACT_RELU, &mom)},
+    };
+    int bad = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        if (cases[i].got != FFNN_ERR_INVALID_ARGUMENT) {
+            fprintf(stderr, "    %s: returned %d, expected invalid argument\n", cases[i].what,
+                    (int)cases[i].got);
+            bad = 1;
+        }
+    /* the context still works afterwards */
+    st = gpu->dense_act_forward(ctx, p, p, NULL, p + 32, 2, 2, 2, FFNN_ACT_RELU);
+    gpu->release(ctx, d);
+    gpu->destroy(ctx);
+    CHECK(!bad, "an invalid call was accepted");
+    CHECK(st == FFNN_OK, "a valid call after the refused ones failed: %s", ffnn_last_error());
+    return TEST_PASS;
+}
+
+const test_case fused_tests[] = {
+    {"fused_null_context", fused_null_context},
+    {"fused_arguments", fused_arguments},
+    {"fused_act_forward", fused_act_forward},
+    {"fused_backward", fused_backward},
+};
 const size_t fused_tests_count = sizeof fused_tests / sizeof fused_tests[0];

@@ -1,10 +1,242 @@
-/* test_strategies.c - placeholder suite, filled in by the strategies work. */
-#include "check.h"
+/* test_strategies.c - the cuda training strategies (--kernels cublas, fused, graph,
+ * persistent, auto): each follows the cpu reference's per-step loss within 1e-4
+ * relative over 200 steps (the foundation's parity criterion), also when steps run
+ * in multi-step launches with a short last batch and a stop between launches; and
+ * the strategy scope and auto rule, which need no GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 
-static test_result placeholder(char *why, size_t why_size)
+#include "check.h"
+#include "ffnn.h"
+#include "strategy.h"
+
+static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
+
+/* Parity tolerance of the foundation issue: per-step loss, relative. */
+#define PARITY_REL 1e-4
+
+static int have_gpu(void) { return ffnn_has_cuda() && ffnn_cuda_device_count() > 0; }
+
+/* The persistent strategy's scope and the auto rule, from the model and config alone. */
+static test_result scope_and_auto(char *why, size_t why_size)
 {
-    SKIP("not written yet");
+    (void)why, (void)why_size;
+    ffnn_model *two = NULL, *three = NULL;
+    CHECK_OK(ffnn_model_create("784-256relu-10", &two));
+    CHECK_OK(ffnn_model_create("784-1024relu-1024relu-10", &three));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    CHECK(cfg.kernels == FFNN_KERNELS_AUTO, "the default strategy is %s",
+          ffnn_kernels_name(cfg.kernels));
+    CHECK(ffnn_strategy_persistent_fits(two, &cfg), "seed-000 net refused: %s",
+          ffnn_last_error());
+    CHECK(!ffnn_strategy_persistent_fits(three, &cfg), "3-layer net accepted");
+    CHECK(strstr(ffnn_last_error(), "one hidden layer"), "%s", ffnn_last_error());
+    cfg.optimizer = FFNN_OPT_ADAM;
+    CHECK(!ffnn_strategy_persistent_fits(two, &cfg), "adam accepted");
+    CHECK(strstr(ffnn_last_error(), "adam"), "%s", ffnn_last_error());
+    cfg = ffnn_train_config_default();
+    for (int k = 0; k <= (int)FFNN_KERNELS_AUTO; k++) { /* names round-trip */
+        ffnn_kernels back;
+        CHECK_OK(ffnn_kernels_from_name(ffnn_kernels_name((ffnn_kernels)k), &back));
+        CHECK((int)back == k, "kernels %d -> %s -> %d", k, ffnn_kernels_name((ffnn_kernels)k),
+              (int)back);
+    }
+    ffnn_precision p;
+    CHECK(ffnn_precision_from_name("fp16", &p) == FFNN_ERR_PARSE, "fp16 accepted");
+    CHECK(strstr(ffnn_last_error(), "fp32, tf32, bf16"), "%s", ffnn_last_error());
+    /* auto never resolves to itself, and tf32/bf16 go to cublas */
+    for (size_t batch = 1; batch <= 4096; batch *= 4) {
+        cfg.batch_size = batch;
+        CHECK(ffnn_strategy_resolve(two, &cfg) != FFNN_KERNELS_AUTO, "auto left unresolved");
+        CHECK(ffnn_strategy_resolve(three, &cfg) != FFNN_KERNELS_AUTO, "auto left unresolved");
+    }
+    cfg.precision = FFNN_PRECISION_TF32;
+    CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_KERNELS_CUBLAS, "tf32 not on cublas");
+    ffnn_model_free(two);
+    ffnn_model_free(three);
+    return TEST_PASS;
 }
 
-const test_case strategies_tests[] = {{"strategies_placeholder", placeholder}};
+/* The strategy on cuda against the cpu reference, one ffnn_trainer_step at a time:
+ * 200 steps of arch with each optimizer the strategy takes. */
+static test_result follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    const int persistent = kernels == FFNN_KERNELS_PERSISTENT;
+    const char *archs[] = {"784-64relu-10", "784-33tanh-10", "784-48sigmoid-24relu-10"};
+    const struct { ffnn_optimizer opt; int nesterov; float lr; const char *name; } opts[] = {
+        {FFNN_OPT_SGD, 0, 0.05f, "sgd"},
+        {FFNN_OPT_MOMENTUM, 1, 0.01f, "nesterov"},
+        {FFNN_OPT_ADAM, 0, 0.001f, "adam"},
+    };
+    for (int a = 0; a < 3; a++) {
+        if (persistent && a == 2)
+            continue; /* one hidden layer only */
+        for (int o = 0; o < 3; o++) {
+            if (persistent && o > 0)
+                continue; /* plain sgd only */
+            ffnn_model *m = NULL;
+            CHECK_OK(ffnn_model_create(archs[a], &m));
+            CHECK_OK(ffnn_model_init(m, 3));
+            ffnn_train_config cfg = ffnn_train_config_default();
+            cfg.batch_size = 64;
+            cfg.optimizer = opts[o].opt;
+            cfg.nesterov = opts[o].nesterov;
+            cfg.learning_rate = opts[o].lr;
+            cfg.seed = 5;
+            cfg.kernels = kernels;
+            ffnn_trainer *cpu = NULL, *gpu = NULL;
+            cfg.device = FFNN_DEVICE_CPU;
+            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+            cfg.device = FFNN_DEVICE_CUDA;
+            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+            CHECK(ffnn_trainer_kernels(gpu) == kernels, "%s ran as %s", ffnn_kernels_name(kernels),
+                  ffnn_kernels_name(ffnn_trainer_kernels(gpu)));
+            double worst = 0;
+            for (int step = 1; step <= 200; step++) {
+                double lc, lg;
+                CHECK_OK(ffnn_trainer_step(cpu, &lc));
+                CHECK_OK(ffnn_trainer_step(gpu, &lg));
+                double rel = fabs(lg - lc) / fabs(lc);
+                worst = rel > worst ? rel : worst;
+                CHECK(rel <= PARITY_REL, "%s %s %s step %d: cpu loss %.8f, cuda %.8f (rel %.2e)",
+                      archs[a], ffnn_kernels_name(kernels), opts[o].name, step, lc, lg, rel);
+            }
+            printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", archs[a],
+                   ffnn_kernels_name(kernels), opts[o].name, worst);
+            ffnn_trainer_free(cpu);
+            ffnn_trainer_free(gpu);
+            ffnn_model_free(m);
+        }
+    }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+static test_result cublas_follows(char *w, size_t n) { return follows_cpu(FFNN_KERNELS_CUBLAS, w, n); }
+static test_result fused_follows(char *w, size_t n) { return follows_cpu(FFNN_KERNELS_FUSED, w, n); }
+static test_result graph_follows(char *w, size_t n) { return follows_cpu(FFNN_KERNELS_GRAPH, w, n); }
+static test_result persistent_follows(char *w, size_t n)
+{
+    return follows_cpu(FFNN_KERNELS_PERSISTENT, w, n);
+}
+
+static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
+{
+    (void)user, (void)t, (void)epoch, (void)steps;
+    return step >= 12;
+}
+
+/* Whole epochs in launches of many steps: 2,000 samples at batch 64 (31 full
+ * batches and one of 16), two epochs, each step's loss against the cpu's; then a
+ * run with 5 steps per launch stopped by on_step after step 12 (so after the
+ * launch that ends at 15), continued to the epoch's end. */
+static test_result launches(ffnn_kernels kernels, char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_OK(ffnn_dataset_slice(full, 0, 2000, &train));
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-256relu-10", &m));
+    CHECK_OK(ffnn_model_init(m, 7));
+    for (int spl = 0; spl <= 5; spl += 5) {
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.batch_size = 64;
+        cfg.learning_rate = 0.1f;
+        cfg.kernels = kernels;
+        cfg.steps_per_launch = spl;
+        ffnn_trainer *cpu = NULL, *gpu = NULL;
+        cfg.device = FFNN_DEVICE_CPU;
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+        cfg.device = FFNN_DEVICE_CUDA;
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        for (int epoch = 1; epoch <= 2; epoch++) {
+            ffnn_epoch_stats sc, sg;
+            int finished = 0;
+            CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
+            if (spl == 5 && epoch == 1) {
+                CHECK_OK(ffnn_trainer_run_epoch_until(gpu, stop_at_12, NULL, &sg, &finished));
+                size_t at = 0;
+                ffnn_trainer_position(gpu, NULL, &at);
+                CHECK(!finished && at == 15, "stopped at step %zu (finished %d), expected 15",
+                      at, finished);
+            }
+            CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
+            const double *lc = NULL, *lg = NULL;
+            size_t nc = 0, ng = 0;
+            CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
+            CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
+            CHECK(nc == 32 && ng == 32, "%zu and %zu steps per epoch, expected 32", nc, ng);
+            for (size_t s = 0; s < nc; s++) {
+                double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
+                CHECK(rel <= PARITY_REL, "%s, %d steps per launch, epoch %d step %zu: cpu %.8f "
+                      "cuda %.8f (rel %.2e)", ffnn_kernels_name(kernels), spl, epoch, s + 1,
+                      lc[s], lg[s], rel);
+            }
+        }
+        ffnn_trainer_free(cpu);
+        ffnn_trainer_free(gpu);
+    }
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(full);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+static test_result graph_launches(char *w, size_t n) { return launches(FFNN_KERNELS_GRAPH, w, n); }
+static test_result persistent_launches(char *w, size_t n)
+{
+    return launches(FFNN_KERNELS_PERSISTENT, w, n);
+}
+
+/* An explicit persistent request for a net outside its scope fails at create
+ * with the reason; auto picks another strategy for it. */
+static test_result persistent_refusal(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-32relu-32relu-10", &m));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CUDA;
+    cfg.kernels = FFNN_KERNELS_PERSISTENT;
+    ffnn_trainer *t = NULL;
+    CHECK(ffnn_trainer_create(m, train, &cfg, &t) == FFNN_ERR_UNSUPPORTED && !t,
+          "persistent accepted a 3-layer net");
+    CHECK(strstr(ffnn_last_error(), "one hidden layer"), "%s", ffnn_last_error());
+    cfg.kernels = FFNN_KERNELS_AUTO;
+    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+    CHECK(ffnn_trainer_kernels(t) != FFNN_KERNELS_PERSISTENT &&
+          ffnn_trainer_kernels(t) != FFNN_KERNELS_AUTO, "auto resolved to %s",
+          ffnn_kernels_name(ffnn_trainer_kernels(t)));
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+const test_case strategies_tests[] = {
+    {"strategies_scope_and_auto_rule", scope_and_auto},
+    {"strategies_cublas_follows_cpu_200_steps", cublas_follows},
+    {"strategies_fused_follows_cpu_200_steps", fused_follows},
+    {"strategies_graph_follows_cpu_200_steps", graph_follows},
+    {"strategies_persistent_follows_cpu_200_steps", persistent_follows},
+    {"strategies_graph_epoch_launches_follow_cpu", graph_launches},
+    {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
+    {"strategies_persistent_refuses_deep_net", persistent_refusal},
+};
 const size_t strategies_tests_count = sizeof strategies_tests / sizeof strategies_tests[0];

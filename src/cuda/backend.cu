@@ -113,6 +113,7 @@ static void cuda_destroy(void *vctx)
     if (!ctx->poisoned && ctx->stream != NULL) {
         (void)cudaStreamSynchronize(ctx->stream);
         ffnn_cuda_cublas_release(ctx);
+        if (ctx->persist_scratch != NULL) (void)cudaFree(ctx->persist_scratch);
         (void)cudaStreamDestroy(ctx->stream);
     }
     (void)cudaGetLastError();

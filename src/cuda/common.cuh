@@ -49,6 +49,8 @@ typedef struct ffnn_cuda_ctx {
                                 /* for CUBLAS, the tiled kernels for the others     */
     ffnn_precision precision;   /* matmul arithmetic (cublas only: tf32, bf16)     */
     void *cublas;               /* cublasHandle_t, made on first use (cublas.cu)    */
+    void *persist_scratch;      /* persistent.cu's launch scratch (grown on demand) */
+    size_t persist_bytes;       /* its size in bytes                                */
     int poisoned;               /* 1 after a sticky error: every call then fails   */
     int device;                 /* CUDA device ordinal the stream was created on   */
     int sm_count;               /* multiprocessors (tile-size choice in dense.cu)  */

@@ -1,22 +1,123 @@
-/* fused.cu - placeholder, replaced by the fused-kernels work. */
-#include "common.cuh"
+/*
+ * fused.cu - the optional fused dense ops of the "fused" strategy (backend.h
+ * dense_act_forward, dense_backward_fused), each matmul one launch of gemm.cu's
+ * register-blocked SGEMM with the rest of the op in its epilogue:
+ *
+ *   forward   a  = act(x W^T + b)       one kernel:  A = x [batch,in],
+ *                                        B = W [out,in] transposed, bias + act
+ *   backward  dx = (dz W) * f'(x)        one kernel:  A = dz [batch,out],
+ *                                        B = W [out,in], dact epilogue
+ *             dW = dz^T x, db = sum_b dz one kernel:  A = dz transposed, B = x;
+ *                                        the blocks of column tile 0 also sum
+ *                                        the rows of dz^T (= db, batch order)
+ *             sgd: W -= lr dW, b -= lr db in the same kernel's epilogue (optim.cu's
+ *                                        rounding: p - (lr * g), product rounded)
+ *
+ * dx is launched first, on the same stream, so it reads W before the update.
+ * Values: every output is one fmaf chain over k in order (the tiled kernels'
+ * order: the same values expected, not tested bit for bit), bias added and
+ * activation applied with the formulas of elementwise.cu; db is summed in the CPU
+ * reference's order (bit-identical to it, tests/test_fused.c).
+ * Deterministic: no atomics, no split-K.
+ */
+#include "gemm.cuh"
 
-extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *ctx, const float *x, const float *W,
+/* Dimensions of a dense call: each in [1, FFNN_CUDA_MAX_DIM] (as dense.cu). */
+static ffnn_status fused_check_dims(const char *op, size_t batch, size_t in, size_t out)
+{
+    if (batch == 0 || in == 0 || out == 0 || batch > FFNN_CUDA_MAX_DIM ||
+        in > FFNN_CUDA_MAX_DIM || out > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: batch=%zu in=%zu out=%zu: each must be in 1..%zu", op,
+                         batch, in, out, (size_t)FFNN_CUDA_MAX_DIM);
+    return FFNN_OK;
+}
+
+static ffnn_status fused_check_act(const char *op, const char *what, ffnn_activation act)
+{
+    switch (act) {
+    case FFNN_ACT_IDENTITY:
+    case FFNN_ACT_RELU:
+    case FFNN_ACT_SIGMOID:
+    case FFNN_ACT_TANH:
+        return FFNN_OK;
+    }
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown %s %d (expected 0..3)", op,
+                     what, (int)act);
+}
+
+/* a = act(x W^T (+ b)).  x [batch,in], W [out,in], b [out] or NULL, a [batch,out].
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx/pointer, a dimension 0 or above
+ * FFNN_CUDA_MAX_DIM, unknown act), FFNN_ERR_CUDA (launch; poisoned context). */
+extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, const float *W,
                                                    const float *b, float *a, size_t batch,
                                                    size_t in, size_t out, ffnn_activation act)
 {
-    (void)ctx, (void)x, (void)W, (void)b, (void)a, (void)batch, (void)in, (void)out, (void)act;
-    return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda dense_act_forward: not built yet");
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "dense_act_forward");
+    ffnn_status st = fused_check_dims("dense_act_forward", batch, in, out);
+    if (st != FFNN_OK) return st;
+    if ((st = fused_check_act("dense_act_forward", "activation", act)) != FFNN_OK) return st;
+    if (x == NULL || W == NULL || a == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_act_forward: x, W and a must not be NULL");
+    ffnn_gemm_epilogue ep;
+    memset(&ep, 0, sizeof ep);
+    ep.bias = b;
+    ep.act = act;
+    /* a [batch,out] = x [batch,in] (W [out,in])^T */
+    return ffnn_cuda_gemm(ctx, x, W, a, (int)batch, (int)out, (int)in, 0, 1, &ep,
+                          FFNN_GEMM_AUTO);
 }
 
-extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W,
+/* dx = (dz W) * f'(x) [batch,in] (unless dx NULL); dW = dz^T x [out,in];
+ * db = sum_b dz [out] (unless NULL); with sgd (kind FFNN_OPT_SGD): W -= lr dW,
+ * b -= lr db (b may be NULL: no bias). x [batch,in] (x_act's output), W [out,in],
+ * dz [batch,out]. Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx, x, dz, dW, W when
+ * dx or sgd needs it; dims; unknown x_act; sgd of another kind), FFNN_ERR_CUDA. */
+extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x, float *W,
                                                       float *b, const float *dz, float *dx,
                                                       float *dW, float *db, size_t batch,
                                                       size_t in, size_t out,
                                                       ffnn_activation x_act,
                                                       const ffnn_optimizer_step *sgd)
 {
-    (void)ctx, (void)x, (void)W, (void)b, (void)dz, (void)dx, (void)dW, (void)db, (void)batch;
-    (void)in, (void)out, (void)x_act, (void)sgd;
-    return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda dense_backward_fused: not built yet");
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "dense_backward_fused");
+    ffnn_status st = fused_check_dims("dense_backward_fused", batch, in, out);
+    if (st != FFNN_OK) return st;
+    if ((st = fused_check_act("dense_backward_fused", "x_act", x_act)) != FFNN_OK) return st;
+    if (x == NULL || dz == NULL || dW == NULL || ((dx != NULL || sgd != NULL) && W == NULL))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_backward_fused: x, dz, dW (and W when dx or sgd is "
+                         "wanted) must not be NULL");
+    if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_backward_fused: the fused update is plain SGD only "
+                         "(optimizer kind %d)", (int)sgd->kind);
+
+    if (dx != NULL) { /* first: reads W before the update below */
+        ffnn_gemm_epilogue ep;
+        memset(&ep, 0, sizeof ep);
+        if (x_act != FFNN_ACT_IDENTITY) {
+            ep.dact_x = x;
+            ep.dact = x_act;
+        }
+        /* dx [batch,in] = dz [batch,out] W [out,in] */
+        st = ffnn_cuda_gemm(ctx, dz, W, dx, (int)batch, (int)in, (int)out, 0, 0, &ep,
+                            FFNN_GEMM_AUTO);
+        if (st != FFNN_OK) return st;
+    }
+
+    ffnn_gemm_epilogue ep;
+    memset(&ep, 0, sizeof ep);
+    ep.rowsum = db;
+    if (sgd != NULL) {
+        ep.lr = sgd->lr;
+        ep.sgd_param = W;
+        ep.rowsum_param = b; /* db is summed for b's update even when db is NULL */
+    }
+    /* dW [out,in] = dz^T [out,batch] x [batch,in]; row sums of dz^T = db */
+    return ffnn_cuda_gemm(ctx, dz, x, dW, (int)out, (int)in, (int)batch, 1, 0, &ep,
+                          FFNN_GEMM_AUTO);
 }

@@ -1,15 +1,807 @@
-/* persistent.cu - placeholder. */
+/*
+ * persistent.cu - the persistent strategy (--kernels persistent): one cooperative
+ * kernel runs many SGD steps of a dense net in -> hidden (act) -> out with softmax
+ * cross-entropy, the weights held on chip across the SMs, two grid-wide barriers
+ * per step. Plus a micro-benchmark of the grid barrier itself.
+ *
+ * Work split (G blocks of PT threads, one per SM; block g owns hidden units
+ * J = [g*JB, g*JB + JB)):
+ *   on chip, block g:  W1[J, :] [JB, in], b1[J], W2[:, J] [out, JB], and a copy of
+ *                      b2 [out] (every block applies the same update to it)
+ *   per step (B rows, the last batch may be short):
+ *   A  gather the batch by index (uint8 images -> x = p/255 exactly, or float
+ *      values) into shared memory in chunks of RC rows; h[:, J] = act(x W1[J]^T + b1[J]);
+ *      partial logits P_g[b, :] = h[b, J] W2[:, J]^T -> global part [B, G, out]
+ *   -- grid barrier 1 --
+ *   B  one warp per row b: logits = b2 + sum_g P_g[b, :] (fixed order), softmax,
+ *      cross-entropy, correct, dlogits = (softmax - onehot) / B -> global dlog [B, out]
+ *   -- grid barrier 2 --
+ *   C  every block reads dlog: db2, dW2[:, J] = dlog^T h[:, J], dz1[:, J] =
+ *      (dlog W2[:, J]) * act'(h), db1[J], dW1[J, :] = dz1[:, J]^T x, and applies
+ *      p -= lr g (rounded as optimizer_update) to what it owns.
+ *   The next step's partial logits overwrite part only after barrier 2 (all of
+ *   phase B's reads done), and its barrier 1 follows every block's phase C, so one
+ *   pair of buffers serves every step. Results are deterministic: every sum runs
+ *   in a fixed order; they differ from the per-op path only in summation order.
+ *
+ * The barrier: thread 0 of each block fences, adds 1 to a global counter and
+ * spins (ld.acquire.gpu) until it reaches the barrier's target (k * G for the
+ * k-th barrier of the launch; the counter is zeroed before each launch). Reads of
+ * other blocks' data use __ldcg (L2, never a stale L1 line).
+ *
+ * Limits (ffnn_cuda_persistent_supported): out <= 16, hidden <= 8 * SMs,
+ * all blocks co-resident (cooperative launch), shared memory for RC >= 8 rows.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include <cooperative_groups.h>
+
 #include "common.cuh"
 
-extern "C" ffnn_status ffnn_cuda_train_persistent(void *ctx, const ffnn_persistent_job *job)
+#define PT 512         /* threads per block                                */
+#define PWARPS (PT / 32)
+#define CMAX 16        /* most classes (one register per class per lane)   */
+#define NPROF 8        /* phases timed with FFNN_PERSISTENT_PROFILE=1      */
+
+/* With p.prof set (uniform over the grid): close phase k of thread 0's clock. */
+#define PROF_MARK(k)                                                               \
+    do {                                                                           \
+        if (p.prof) {                                                              \
+            __syncthreads();                                                       \
+            if (t == 0) {                                                          \
+                const long long now_ = clock64();                                  \
+                pacc[k] += now_ - plast;                                           \
+                plast = now_;                                                      \
+            }                                                                      \
+        }                                                                          \
+    } while (0)
+
+typedef struct pjob_dev {
+    const uint8_t *images; /* [n_data, D] or NULL                          */
+    const float *values;   /* [n_data, D] or NULL                          */
+    const uint8_t *labels; /* [n_data]                                     */
+    const int32_t *index;  /* [n] epoch permutation                        */
+    float *W1, *b1, *W2, *b2;
+    float *row_loss;
+    uint8_t *row_correct;
+    float *part;           /* [B, G, C] partial logits                     */
+    float *dlog;           /* [B, C]                                       */
+    unsigned *bar;         /* barrier counter, zeroed before the launch    */
+    unsigned long long *prof; /* [G, NPROF] clock cycles per phase, or NULL */
+    float lr;
+    int D, H, C, B, n, first_step, steps;
+    int D4, D4s, RC, G;    /* float4 columns of x (real, padded), chunk rows, blocks */
+    int act, has_b1, has_b2;
+} pjob_dev;
+
+/* x = p / 255 correctly rounded, without a division: float(p) from the exponent
+ * trick, q = RN(p * RN(1/255)), one Markstein correction with the exact residual.
+ * Checked equal to (float)p / 255.0f for all 256 p (on the host, with fmaf). */
+static __device__ __forceinline__ float u8_to_unit(unsigned p)
 {
-    (void)ctx, (void)job;
-    return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda persistent: not built yet");
+    const float f = __int_as_float(0x4B000000u | p) - 8388608.0f;
+    const float c = 1.0f / 255.0f;
+    const float q = __fmul_rn(f, c);
+    const float r = __fmaf_rn(-q, 255.0f, f);
+    return __fmaf_rn(r, c, q);
 }
 
-extern "C" int ffnn_cuda_persistent_supported(void *ctx, const ffnn_persistent_job *job)
+/* The same for byte k of the word v: one PRMT builds 2^23 + p's bits. */
+static __device__ __forceinline__ float byte_to_unit(unsigned v, unsigned k)
 {
-    (void)ctx, (void)job;
-    ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda persistent: not built yet");
-    return 0;
+    const float f = __int_as_float(__byte_perm(v, 0x4B000000u, 0x7650u | k)) - 8388608.0f;
+    const float c = 1.0f / 255.0f;
+    const float q = __fmul_rn(f, c);
+    const float r = __fmaf_rn(-q, 255.0f, f);
+    return __fmaf_rn(r, c, q);
+}
+
+static __device__ __forceinline__ float act_fwd(int act, float z)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return z > 0.0f ? z : 0.0f;
+    case FFNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-z));
+    case FFNN_ACT_TANH: return tanhf(z);
+    default: return z;
+    }
+}
+
+/* f'(z) through a = f(z), as activation_backward. */
+static __device__ __forceinline__ float act_grad(int act, float a)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
+    case FFNN_ACT_SIGMOID: return __fmul_rn(a, __fsub_rn(1.0f, a));
+    case FFNN_ACT_TANH: return __fsub_rn(1.0f, __fmul_rn(a, a));
+    default: return 1.0f;
+    }
+}
+
+static __device__ __forceinline__ float sgd(float p, float lr, float g)
+{
+    return __fsub_rn(p, __fmul_rn(lr, g));
+}
+
+static __device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+    return v;
+}
+
+static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
+{
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+/* Every block of the grid arrives, then waits until `target` arrivals in all. */
+static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned target)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(counter, 1u);
+        while (ld_acquire(counter) < target) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/* Words of a row per lane in load_x's fast path (rows up to 32*4*LOAD_SLOTS
+ * features: 1024); each lane has 2*LOAD_SLOTS loads in flight. */
+#define LOAD_SLOTS 8
+
+/* Rows [row, row + rc) of the epoch into Xs [RC, D4s*4] (float4 columns < D4):
+ * warp w copies rows w, w + PWARPS, ..., two rows per round, its lanes striding
+ * over the row's 4-byte words (uint8 images) or float4s (float values), every
+ * load of a round issued before the first is used. */
+static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, int rc)
+{
+    for (int r = threadIdx.x; r < rc; r += PT) sidx[r] = p.index[row + r];
+    __syncthreads();
+    float4 *X4 = (float4 *)Xs;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if ((p.D & 3) == 0 && p.D <= 32 * 4 * LOAD_SLOTS) {
+        const int words = p.D / 4; /* per row: uint32 of 4 pixels, or one float4 */
+        for (int r0 = warp; r0 < rc; r0 += 2 * PWARPS) {
+            const int r1 = r0 + PWARPS;
+            if (p.images != NULL) {
+                const unsigned *a = (const unsigned *)(p.images + (size_t)sidx[r0] * p.D);
+                const unsigned *b =
+                    r1 < rc ? (const unsigned *)(p.images + (size_t)sidx[r1] * p.D) : a;
+                unsigned va[LOAD_SLOTS], vb[LOAD_SLOTS];
+#pragma unroll
+                for (int u = 0; u < LOAD_SLOTS; u++) {
+                    const int w = lane + 32 * u;
+                    va[u] = w < words ? __ldg(a + w) : 0u;
+                    vb[u] = w < words && r1 < rc ? __ldg(b + w) : 0u;
+                }
+#pragma unroll
+                for (int u = 0; u < LOAD_SLOTS; u++) {
+                    const int w = lane + 32 * u;
+                    if (w < words) {
+                        X4[r0 * p.D4s + w] =
+                            make_float4(byte_to_unit(va[u], 0), byte_to_unit(va[u], 1),
+                                        byte_to_unit(va[u], 2), byte_to_unit(va[u], 3));
+                        if (r1 < rc)
+                            X4[r1 * p.D4s + w] =
+                                make_float4(byte_to_unit(vb[u], 0), byte_to_unit(vb[u], 1),
+                                            byte_to_unit(vb[u], 2), byte_to_unit(vb[u], 3));
+                    }
+                }
+            } else {
+                const float4 *a = (const float4 *)(p.values + (size_t)sidx[r0] * p.D);
+                const float4 *b = r1 < rc ? (const float4 *)(p.values + (size_t)sidx[r1] * p.D)
+                                          : a;
+                float4 va[LOAD_SLOTS], vb[LOAD_SLOTS];
+                const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+                for (int u = 0; u < LOAD_SLOTS; u++) {
+                    const int w = lane + 32 * u;
+                    va[u] = w < words ? __ldg(a + w) : zero;
+                    vb[u] = w < words && r1 < rc ? __ldg(b + w) : zero;
+                }
+#pragma unroll
+                for (int u = 0; u < LOAD_SLOTS; u++) {
+                    const int w = lane + 32 * u;
+                    if (w < words) {
+                        X4[r0 * p.D4s + w] = va[u];
+                        if (r1 < rc) X4[r1 * p.D4s + w] = vb[u];
+                    }
+                }
+            }
+        }
+    } else { /* any width: one value per thread and step, in order */
+        const int cols = p.D4 * 4;
+        for (int r = warp; r < rc; r += PWARPS)
+            for (int d = lane; d < cols; d += 32) {
+                float v = 0.0f;
+                if (d < p.D) {
+                    const size_t at = (size_t)sidx[r] * p.D + d;
+                    v = p.images ? u8_to_unit(p.images[at]) : p.values[at];
+                }
+                Xs[r * p.D4s * 4 + d] = v;
+            }
+    }
+}
+
+/* Ask L2 for the rows of the epoch's step `step` (this block's share of them), so
+ * that the next load_x finds them there instead of in HBM. */
+static __device__ void prefetch_step(const pjob_dev &p, int step)
+{
+    const int row0 = step * p.B;
+    if (row0 >= p.n) return;
+    const int rows = min(p.B, p.n - row0);
+    const size_t row_bytes = (size_t)p.D * (p.images ? 1 : 4);
+    const int lines = (int)((row_bytes + 127) / 128);
+    const char *base = p.images ? (const char *)p.images : (const char *)p.values;
+    for (int i = blockIdx.x * PT + threadIdx.x; i < rows * lines; i += p.G * PT) {
+        const int r = i / lines, l = i - r * lines;
+        const char *at = base + (size_t)p.index[row0 + r] * row_bytes + (size_t)l * 128;
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
+    }
+}
+
+template <int JB>
+static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev p)
+{
+    extern __shared__ float4 smem4[];
+    float *sm = (float *)smem4;
+    const int XS = p.D4s * 4;
+    /* carve (float counts; every region a multiple of 4 floats) */
+    float *W1s = sm;                         /* [JB, XS]                  */
+    float *Xs = W1s + JB * XS;               /* [RC, XS]                  */
+    float *W2s = Xs + p.RC * XS;             /* [C, JB]   (padded to 64)  */
+    float *b1s = W2s + 4 * ((CMAX * JB + 3) / 4); /* [JB]  (padded to 8)  */
+    float *b2s = b1s + 8;                    /* [CMAX]                    */
+    float *gtmp = b2s + CMAX;                /* [CMAX * (1 + JB)]         */
+    float *red = gtmp + 4 * ((CMAX * (1 + JB) + 3) / 4); /* [PT, JB]      */
+    float *Hs = red + PT * JB;               /* [B, JB]                   */
+    float *dZs = Hs + p.B * JB;              /* [B, JB]                   */
+    float *dls = dZs + p.B * JB;             /* [B, C]                    */
+    int *sidx = (int *)(dls + 4 * ((p.B * p.C + 3) / 4)); /* [RC]       */
+
+    const int g = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    const int j0 = g * JB, C = p.C, G = p.G, B = p.B;
+    const float lr = p.lr;
+    const float4 *X4 = (const float4 *)Xs;
+    float4 *W14 = (float4 *)W1s;
+
+    for (int i = t; i < JB * XS; i += PT) {
+        const int j = i / XS, d = i - j * XS;
+        W1s[i] = (j0 + j < p.H && d < p.D) ? p.W1[(size_t)(j0 + j) * p.D + d] : 0.0f;
+    }
+    for (int i = t; i < C * JB; i += PT) {
+        const int c = i / JB, j = i - c * JB;
+        W2s[i] = j0 + j < p.H ? p.W2[(size_t)c * p.H + j0 + j] : 0.0f;
+    }
+    if (t < JB) b1s[t] = (p.has_b1 && j0 + t < p.H) ? p.b1[j0 + t] : 0.0f;
+    if (t < CMAX) b2s[t] = (p.has_b2 && t < C) ? p.b2[t] : 0.0f;
+    __syncthreads();
+
+    unsigned target = 0;
+    const int KS = PT / p.RC;                     /* k-splits of the forward */
+    const int Dk4 = (p.D4 + KS - 1) / KS;
+
+    long long pacc[NPROF] = {0, 0, 0, 0, 0, 0, 0, 0}, plast = clock64();
+    for (int s = 0; s < p.steps; s++) {
+        const int row0 = (p.first_step + s) * B;
+        const int rows = min(B, p.n - row0);
+        const float inv_rows = 1.0f / (float)rows;
+
+        /* ---- A: forward of the hidden slice, chunk by chunk ---- */
+        for (int c0 = 0; c0 < rows; c0 += p.RC) {
+            const int rc = min(p.RC, rows - c0);
+            load_x(p, Xs, sidx, row0 + c0, rc);
+            __syncthreads();
+            PROF_MARK(0);
+            const int r = t % p.RC, ks = t / p.RC;
+            float acc[JB];
+#pragma unroll
+            for (int j = 0; j < JB; j++) acc[j] = 0.0f;
+            if (r < rc) {
+                const int d_end = min(p.D4, (ks + 1) * Dk4);
+                for (int d4 = ks * Dk4; d4 < d_end; d4++) {
+                    const float4 x = X4[r * p.D4s + d4];
+#pragma unroll
+                    for (int j = 0; j < JB; j++) {
+                        const float4 w = W14[j * p.D4s + d4];
+                        acc[j] = fmaf(x.x, w.x, acc[j]);
+                        acc[j] = fmaf(x.y, w.y, acc[j]);
+                        acc[j] = fmaf(x.z, w.z, acc[j]);
+                        acc[j] = fmaf(x.w, w.w, acc[j]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < JB; j++) red[(ks * p.RC + r) * JB + j] = acc[j];
+            __syncthreads();
+            for (int i = t; i < rc * JB; i += PT) {
+                const int rr = i / JB, j = i - rr * JB;
+                float z = 0.0f;
+                for (int k = 0; k < KS; k++) z += red[(k * p.RC + rr) * JB + j];
+                z = __fadd_rn(z, b1s[j]);
+                Hs[(c0 + rr) * JB + j] = j0 + j < p.H ? act_fwd(p.act, z) : 0.0f;
+            }
+            __syncthreads();
+            PROF_MARK(1);
+        }
+        /* partial logits of this block's hidden units: part[b, g, 0..CMAX) (the
+         * classes padded to CMAX floats, so phase B reads them as float4s) */
+        for (int i = t; i < rows * CMAX; i += PT) {
+            const int b = i / CMAX, c = i - b * CMAX;
+            float v = 0.0f;
+            if (c < C) {
+#pragma unroll
+                for (int j = 0; j < JB; j++) v = fmaf(Hs[b * JB + j], W2s[c * JB + j], v);
+            }
+            p.part[((size_t)b * G + g) * CMAX + c] = v;
+        }
+        PROF_MARK(2);
+        grid_barrier(p.bar, target += G);
+        PROF_MARK(3);
+
+        /* ---- B: logits, softmax cross-entropy, dlogits: one warp per row ---- */
+        for (int b = g + G * warp; b < rows; b += G * PWARPS) {
+            const int label = p.labels[p.index[row0 + b]]; /* in flight with the sums */
+            float z[CMAX];
+#pragma unroll
+            for (int c = 0; c < CMAX; c++) z[c] = 0.0f;
+#pragma unroll 2
+            for (int gg = lane; gg < G; gg += 32) {
+                const float4 *src = (const float4 *)(p.part + ((size_t)b * G + gg) * CMAX);
+#pragma unroll
+                for (int q = 0; q < CMAX / 4; q++) {
+                    if (4 * q < C) {
+                        const float4 v = __ldcg(src + q);
+                        z[4 * q] += v.x;
+                        z[4 * q + 1] += v.y;
+                        z[4 * q + 2] += v.z;
+                        z[4 * q + 3] += v.w;
+                    }
+                }
+            }
+            float m = -INFINITY, mine = 0.0f;
+            int arg = 0;
+#pragma unroll
+            for (int c = 0; c < CMAX; c++) {
+                if (c < C) {
+                    z[c] = __fadd_rn(warp_sum(z[c]), b2s[c]);
+                    if (c == 0 || z[c] > m) { m = z[c]; arg = c; }
+                    if (c == lane) mine = z[c];
+                }
+            }
+            float se = 0.0f;
+#pragma unroll
+            for (int c = 0; c < CMAX; c++)
+                if (c < C) se += expf(z[c] - m);
+            if (lane == 0) {
+                float zl = 0.0f;
+#pragma unroll
+                for (int c = 0; c < CMAX; c++)
+                    if (c == label) zl = z[c];
+                p.row_loss[row0 + b] = label < C ? m + logf(se) - zl : NAN;
+                p.row_correct[row0 + b] = (uint8_t)(C == 1 ? (z[0] > 0.0f) == (label != 0)
+                                                           : arg == label);
+            }
+            if (lane < C)
+                p.dlog[(size_t)b * C + lane] =
+                    (expf(mine - m) / se - (lane == label ? 1.0f : 0.0f)) * inv_rows;
+        }
+        /* while the rows finish: the next step's images into L2 */
+        if (s + 1 < p.steps) prefetch_step(p, p.first_step + s + 1);
+        PROF_MARK(4);
+        grid_barrier(p.bar, target += G);
+        PROF_MARK(5);
+
+        /* ---- C: backward and update of what this block owns ---- */
+        for (int i = t; i < rows * C; i += PT) dls[i] = __ldcg(p.dlog + i);
+        __syncthreads();
+        /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each */
+        for (int q = warp; q < C * (1 + JB); q += PWARPS) {
+            const int c = q / (1 + JB), k = q - c * (1 + JB);
+            float v = 0.0f;
+            for (int b = lane; b < rows; b += 32)
+                v = fmaf(dls[b * C + c], k == 0 ? 1.0f : Hs[b * JB + k - 1], v);
+            v = warp_sum(v);
+            if (lane == 0) gtmp[q] = v;
+        }
+        /* dz1 = (dlog W2[:, J]) * act'(h), with W2 before its update */
+        for (int i = t; i < rows * JB; i += PT) {
+            const int b = i / JB, j = i - b * JB;
+            float v = 0.0f;
+            for (int c = 0; c < C; c++) v = fmaf(dls[b * C + c], W2s[c * JB + j], v);
+            dZs[i] = __fmul_rn(v, act_grad(p.act, Hs[i]));
+        }
+        __syncthreads();
+        for (int q = t; q < C * (1 + JB); q += PT) {
+            const int c = q / (1 + JB), k = q - c * (1 + JB);
+            if (k == 0) {
+                if (p.has_b2) b2s[c] = sgd(b2s[c], lr, gtmp[q]);
+            } else if (j0 + k - 1 < p.H) {
+                W2s[c * JB + k - 1] = sgd(W2s[c * JB + k - 1], lr, gtmp[q]);
+            }
+        }
+        for (int j = warp; j < JB; j += PWARPS) {
+            float v = 0.0f;
+            for (int b = lane; b < rows; b += 32) v += dZs[b * JB + j];
+            v = warp_sum(v);
+            if (lane == 0 && p.has_b1 && j0 + j < p.H) b1s[j] = sgd(b1s[j], lr, v);
+        }
+        PROF_MARK(6);
+        /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t of x */
+        {
+            float4 acc[JB];
+#pragma unroll
+            for (int j = 0; j < JB; j++) acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (int c0 = 0; c0 < rows; c0 += p.RC) {
+                const int rc = min(p.RC, rows - c0);
+                if (rows > p.RC) { /* the chunk in Xs is the last one of phase A */
+                    __syncthreads();
+                    load_x(p, Xs, sidx, row0 + c0, rc);
+                    __syncthreads();
+                }
+                if (t < p.D4) {
+                    for (int r = 0; r < rc; r++) {
+                        const float4 x = X4[r * p.D4s + t];
+#pragma unroll
+                        for (int j = 0; j < JB; j++) {
+                            const float dz = dZs[(c0 + r) * JB + j];
+                            acc[j].x = fmaf(dz, x.x, acc[j].x);
+                            acc[j].y = fmaf(dz, x.y, acc[j].y);
+                            acc[j].z = fmaf(dz, x.z, acc[j].z);
+                            acc[j].w = fmaf(dz, x.w, acc[j].w);
+                        }
+                    }
+                }
+            }
+            if (t < p.D4) {
+#pragma unroll
+                for (int j = 0; j < JB; j++) {
+                    if (j0 + j < p.H) {
+                        float4 w = W14[j * p.D4s + t];
+                        w.x = sgd(w.x, lr, acc[j].x);
+                        w.y = sgd(w.y, lr, acc[j].y);
+                        w.z = sgd(w.z, lr, acc[j].z);
+                        w.w = sgd(w.w, lr, acc[j].w);
+                        W14[j * p.D4s + t] = w;
+                    }
+                }
+            }
+        }
+        __syncthreads();
+        PROF_MARK(7);
+    }
+    if (p.prof && t == 0)
+        for (int k = 0; k < NPROF; k++) p.prof[g * NPROF + k] = (unsigned long long)pacc[k];
+
+    /* write back what this block owns */
+    for (int i = t; i < JB * p.D; i += PT) {
+        const int j = i / p.D, d = i - j * p.D;
+        if (j0 + j < p.H) p.W1[(size_t)(j0 + j) * p.D + d] = W1s[j * XS + d];
+    }
+    for (int i = t; i < C * JB; i += PT) {
+        const int c = i / JB, j = i - c * JB;
+        if (j0 + j < p.H) p.W2[(size_t)c * p.H + j0 + j] = W2s[i];
+    }
+    if (t < JB && p.has_b1 && j0 + t < p.H) p.b1[j0 + t] = b1s[t];
+    if (g == 0 && t < C && p.has_b2) p.b2[t] = b2s[t];
+}
+
+/* ------------------------------------------------------------------ host side */
+
+typedef struct pplan {
+    int JB, G, RC, D4, D4s;
+    size_t smem; /* bytes of dynamic shared memory */
+} pplan;
+
+static size_t smem_floats(int JB, int RC, int D4s, int B, int C)
+{
+    const size_t XS = (size_t)D4s * 4;
+    return (size_t)JB * XS + (size_t)RC * XS + 4 * ((CMAX * JB + 3) / 4) + 8 + CMAX +
+           4 * ((CMAX * (1 + JB) + 3) / 4) + (size_t)PT * JB + 2 * (size_t)B * JB +
+           4 * (((size_t)B * C + 3) / 4) + (size_t)RC /* sidx */;
+}
+
+/* The launch plan of job on ctx's GPU; 0 with the reason set when it cannot run. */
+static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *pl)
+{
+    if (job->out < 1 || job->out > CMAX) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "persistent kernel: %zu classes (at most %d)",
+                  job->out, CMAX);
+        return 0;
+    }
+    if (job->in < 1 || job->in > 65536 || job->hidden < 1 || job->batch_size < 1 ||
+        job->batch_size > 4096 || job->n > (size_t)INT32_MAX) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                  "persistent kernel: in=%zu hidden=%zu batch=%zu outside its limits "
+                  "(in <= 65536, batch <= 4096)", job->in, job->hidden, job->batch_size);
+        return 0;
+    }
+    int optin = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin,
+                               ctx->device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        optin = 48 * 1024;
+    }
+    pl->D4 = (int)((job->in + 3) / 4);
+    pl->D4s = pl->D4 | 1; /* odd: rows of Xs fall in distinct 16-byte bank groups */
+    const int jbs[4] = {1, 2, 4, 8};
+    pl->JB = 0;
+    for (int i = 0; i < 4; i++)
+        if ((job->hidden + jbs[i] - 1) / jbs[i] <= (size_t)ctx->sm_count) {
+            pl->JB = jbs[i];
+            break;
+        }
+    if (pl->JB == 0) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                  "persistent kernel: hidden width %zu needs more than 8 units per block "
+                  "on %d SMs", job->hidden, ctx->sm_count);
+        return 0;
+    }
+    pl->G = (int)((job->hidden + pl->JB - 1) / pl->JB);
+    pl->RC = 0;
+    for (int rc = 64; rc >= 8; rc /= 2)
+        if (smem_floats(pl->JB, rc, pl->D4s, (int)job->batch_size, (int)job->out) * 4 <=
+            (size_t)optin) {
+            pl->RC = rc;
+            break;
+        }
+    if (pl->RC == 0) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                  "persistent kernel: in=%zu, batch %zu do not fit the %d bytes of shared "
+                  "memory per block", job->in, job->batch_size, optin);
+        return 0;
+    }
+    pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size, (int)job->out) * 4;
+    return 1;
+}
+
+typedef void (*pkernel_fn)(const pjob_dev);
+
+static pkernel_fn kernel_for(int JB)
+{
+    switch (JB) {
+    case 1: return persistent_kernel<1>;
+    case 2: return persistent_kernel<2>;
+    case 4: return persistent_kernel<4>;
+    default: return persistent_kernel<8>;
+    }
+}
+
+/* Co-residency of G blocks (one per SM at this shared memory); sets the attribute. */
+static ffnn_status check_resident(ffnn_cuda_ctx *ctx, const pplan *pl, int *ok)
+{
+    pkernel_fn k = kernel_for(pl->JB);
+    FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)k,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)pl->smem));
+    int per_sm = 0;
+    FFNN_CUDA_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)k,
+                                                                       PT, pl->smem));
+    *ok = per_sm * ctx->sm_count >= pl->G;
+    return FFNN_OK;
+}
+
+extern "C" int ffnn_cuda_persistent_supported(void *vctx, const ffnn_persistent_job *job)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    if (ctx == NULL || job == NULL || ctx->poisoned) {
+        ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "persistent kernel: no usable context");
+        return 0;
+    }
+    pplan pl;
+    if (!make_plan(ctx, job, &pl)) return 0;
+    int ok = 0;
+    if (check_resident(ctx, &pl, &ok) != FFNN_OK) return 0;
+    if (!ok)
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "persistent kernel: %d blocks cannot all be resident",
+                  pl.G);
+    return ok;
+}
+
+/* The scratch of a launch: part [B, G, C], dlog [B, C], the barrier counter. */
+static ffnn_status scratch(ffnn_cuda_ctx *ctx, size_t bytes, void **out)
+{
+    if (ctx->persist_bytes < bytes) {
+        if (ctx->persist_scratch != NULL) {
+            FFNN_CUDA_CHECK(ctx, cudaStreamSynchronize(ctx->stream));
+            FFNN_CUDA_CHECK(ctx, cudaFree(ctx->persist_scratch));
+            ctx->persist_scratch = NULL;
+            ctx->persist_bytes = 0;
+        }
+        FFNN_CUDA_CHECK(ctx, cudaMalloc(&ctx->persist_scratch, bytes));
+        ctx->persist_bytes = bytes;
+    }
+    *out = ctx->persist_scratch;
+    return FFNN_OK;
+}
+
+/* FFNN_PERSISTENT_PROFILE=1: wait for the launch and print, per phase, the mean
+ * microseconds per step of block 0 and of all blocks (clock64 of thread 0 after
+ * a __syncthreads; the marks add those syncs, so the total runs a little slow). */
+static ffnn_status print_profile(ffnn_cuda_ctx *ctx, const pjob_dev *p, int G)
+{
+    static const char *names[NPROF] = {"load x", "forward", "partial logits", "barrier 1",
+                                       "softmax/CE rows", "barrier 2", "backward small",
+                                       "dW1 + update"};
+    unsigned long long host[NPROF * 1024];
+    if (G > 1024) return FFNN_OK;
+    int khz = 0;
+    FFNN_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, ctx->device));
+    FFNN_CUDA_CHECK(ctx, cudaMemcpyAsync(host, p->prof, (size_t)G * NPROF * sizeof *host,
+                                         cudaMemcpyDeviceToHost, ctx->stream));
+    FFNN_CUDA_CHECK(ctx, cudaStreamSynchronize(ctx->stream));
+    const double us = 1e3 / (double)khz / (double)p->steps; /* cycles -> us per step */
+    fprintf(stderr, "persistent profile (%d blocks, %d steps, batch %d, clock %d MHz):\n", G,
+            p->steps, p->B, khz / 1000);
+    double tot0 = 0, totm = 0;
+    for (int k = 0; k < NPROF; k++) {
+        double mean = 0;
+        for (int g = 0; g < G; g++) mean += (double)host[g * NPROF + k];
+        mean /= G;
+        tot0 += host[k] * us;
+        totm += mean * us;
+        fprintf(stderr, "  %-16s block 0 %8.3f us/step   mean %8.3f us/step\n", names[k],
+                host[k] * us, mean * us);
+    }
+    fprintf(stderr, "  %-16s block 0 %8.3f us/step   mean %8.3f us/step\n", "total", tot0, totm);
+    return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persistent_job *job)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "train_persistent");
+    if (job == NULL || job->index == NULL || job->data.labels == NULL ||
+        (job->data.images == NULL) == (job->data.values == NULL) || job->W1 == NULL ||
+        job->W2 == NULL || job->row_loss == NULL || job->row_correct == NULL ||
+        job->data.features != job->in)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda train_persistent: incomplete job (index, labels, one of "
+                         "images/values with features == in, W1, W2, row outputs)");
+    if (job->steps == 0) return FFNN_OK;
+    if ((job->first_step + job->steps - 1) * job->batch_size >= job->n)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda train_persistent: steps [%zu, %zu) run past the %zu samples",
+                         job->first_step, job->first_step + job->steps, job->n);
+    if (job->steps > (size_t)INT32_MAX / 4)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda train_persistent: too many steps");
+    pplan pl;
+    if (!make_plan(ctx, job, &pl)) return FFNN_ERR_UNSUPPORTED;
+    int ok = 0;
+    ffnn_status st = check_resident(ctx, &pl, &ok);
+    if (st != FFNN_OK) return st;
+    if (!ok)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "persistent kernel: %d blocks cannot all be resident", pl.G);
+    const size_t B = job->batch_size, C = job->out;
+    const size_t part_bytes = B * (size_t)pl.G * CMAX * sizeof(float);
+    const size_t dlog_bytes = B * C * sizeof(float);
+    void *base = NULL;
+    if ((st = scratch(ctx, part_bytes + dlog_bytes + 128 +
+                           (size_t)pl.G * NPROF * sizeof(unsigned long long), &base)) != FFNN_OK)
+        return st;
+
+    pjob_dev p;
+    memset(&p, 0, sizeof p);
+    p.images = job->data.images;
+    p.values = job->data.values;
+    p.labels = job->data.labels;
+    p.index = job->index;
+    p.W1 = job->W1;
+    p.b1 = job->b1;
+    p.W2 = job->W2;
+    p.b2 = job->b2;
+    p.row_loss = job->row_loss;
+    p.row_correct = job->row_correct;
+    p.part = (float *)base;
+    p.dlog = (float *)((char *)base + part_bytes);
+    p.bar = (unsigned *)((char *)base + part_bytes + dlog_bytes);
+    p.lr = job->lr;
+    p.D = (int)job->in;
+    p.H = (int)job->hidden;
+    p.C = (int)C;
+    p.B = (int)B;
+    p.n = (int)job->n;
+    p.first_step = (int)job->first_step;
+    p.steps = (int)job->steps;
+    p.D4 = pl.D4;
+    p.D4s = pl.D4s;
+    p.RC = pl.RC;
+    p.G = pl.G;
+    p.act = (int)job->hidden_act;
+    p.has_b1 = job->b1 != NULL;
+    p.has_b2 = job->b2 != NULL;
+    const char *prof_env = getenv("FFNN_PERSISTENT_PROFILE");
+    const int profile = prof_env != NULL && prof_env[0] == '1';
+    if (profile) p.prof = (unsigned long long *)((char *)base + part_bytes + dlog_bytes + 128);
+    FFNN_CUDA_CHECK(ctx, cudaMemsetAsync(p.bar, 0, sizeof(unsigned), ctx->stream));
+    void *args[] = {(void *)&p};
+    FFNN_CUDA_CHECK(ctx, cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB),
+                                                     dim3((unsigned)pl.G), dim3(PT), args,
+                                                     pl.smem, ctx->stream));
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "persistent_kernel");
+    if (profile) return print_profile(ctx, &p, pl.G);
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ barrier cost */
+
+static __global__ void barrier_ours_kernel(unsigned *counter, int iters)
+{
+    unsigned target = 0;
+    for (int i = 0; i < iters; i++) grid_barrier(counter, target += gridDim.x);
+}
+
+static __global__ void barrier_cg_kernel(int iters)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    for (int i = 0; i < iters; i++) grid.sync();
+}
+
+/* Microseconds per grid barrier with `blocks` blocks of PT threads (0: one per
+ * SM): ours (counter + acquire spin) and cooperative_groups' grid.sync(), each
+ * timed over `iters` barriers in one launch (median of 5 launches, CUDA events),
+ * minus nothing (a launch of 0 barriers costs ~2 us, under 1% at iters >= 10000). */
+extern "C" ffnn_status ffnn_cuda_bench_grid_barrier(int blocks, int iters, int *blocks_used,
+                                                    double *us_ours, double *us_cg)
+{
+    ffnn_cuda_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    int dev = 0, sms = 0;
+    FFNN_CUDA_CHECK(&ctx, cudaGetDevice(&dev));
+    FFNN_CUDA_CHECK(&ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    if (blocks <= 0) blocks = sms;
+    if (iters < 1) iters = 1;
+    *blocks_used = blocks;
+    unsigned *counter = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    FFNN_CUDA_CHECK(&ctx, cudaMalloc(&counter, sizeof *counter));
+    FFNN_CUDA_CHECK(&ctx, cudaEventCreate(&e0));
+    FFNN_CUDA_CHECK(&ctx, cudaEventCreate(&e1));
+    double best[2][5];
+    ffnn_status st = FFNN_OK;
+    for (int kind = 0; kind < 2 && st == FFNN_OK; kind++) {
+        for (int rep = 0; rep < 5; rep++) {
+            cudaError_t err = cudaMemset(counter, 0, sizeof *counter);
+            if (err == cudaSuccess) err = cudaEventRecord(e0, 0);
+            void *args_ours[] = {(void *)&counter, (void *)&iters};
+            void *args_cg[] = {(void *)&iters};
+            if (err == cudaSuccess)
+                err = kind == 0 ? cudaLaunchCooperativeKernel((const void *)barrier_ours_kernel,
+                                                              dim3(blocks), dim3(PT), args_ours,
+                                                              0, 0)
+                                : cudaLaunchCooperativeKernel((const void *)barrier_cg_kernel,
+                                                              dim3(blocks), dim3(PT), args_cg,
+                                                              0, 0);
+            if (err == cudaSuccess) err = cudaEventRecord(e1, 0);
+            if (err == cudaSuccess) err = cudaEventSynchronize(e1);
+            float ms = 0.0f;
+            if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, e0, e1);
+            if (err != cudaSuccess) {
+                st = ffnn_cuda_fail_call(NULL, err, __FILE__, __LINE__, "barrier benchmark");
+                break;
+            }
+            best[kind][rep] = 1000.0 * ms / iters;
+        }
+    }
+    (void)cudaFree(counter);
+    (void)cudaEventDestroy(e0);
+    (void)cudaEventDestroy(e1);
+    if (st != FFNN_OK) return st;
+    for (int kind = 0; kind < 2; kind++) /* median of 5: sort */
+        for (int i = 1; i < 5; i++)
+            for (int k = i; k > 0 && best[kind][k] < best[kind][k - 1]; k--) {
+                double tmp = best[kind][k];
+                best[kind][k] = best[kind][k - 1];
+                best[kind][k - 1] = tmp;
+            }
+    *us_ours = best[0][2];
+    *us_cg = best[1][2];
+    return FFNN_OK;
 }

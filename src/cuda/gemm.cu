@@ -1,0 +1,403 @@
+/*
+ * gemm.cu - the register-blocked, float4-vectorised FP32 SGEMM of the "fused"
+ * strategy, with fused epilogues (bias, activation, activation derivative, SGD
+ * update, row sums). Interface, epilogue order and determinism: gemm.cuh.
+ *
+ * Kernel layout (every configuration: 256 threads as 16 x 16, 1024 values of
+ * each operand tile, so every thread moves exactly one float4 of A and one of B
+ * per k step):
+ *
+ *   config  block tile   BK  per thread  k steps of 784  blocks of 64x256
+ *   128     128 x 128     8  8 x 8        98              1
+ *   64       64 x  64    16  4 x 4        49              4
+ *   32       32 x  32    32  2 x 2        25             16
+ *   16       16 x  16    64  1 x 1        13             64
+ *
+ *   - Shared tiles are k-major, As[k][m] and Bs[k][n], rows padded by 4 floats
+ *     (keeps float4 alignment, spreads the transposing stores over the banks), two
+ *     of each (double buffering): while step t is multiplied from buffer t&1, step
+ *     t+1's float4s are in registers on their way to buffer (t+1)&1; one
+ *     __syncthreads per step.
+ *   - An operand whose contiguous dimension is k (A not transposed, B transposed)
+ *     is read as float4 along k and stored transposed (4 scalar stores); one whose
+ *     contiguous dimension is m or n is read and stored as float4. The float4 path
+ *     needs that dimension % 4 == 0 and a 16-byte aligned pointer, decided per
+ *     operand at launch; otherwise the same elements are read one by one with
+ *     bounds checks (any M, N, K; out-of-range elements are 0 and add exact zeros).
+ *   - Thread (ty, tx) owns rows {ty*4+i, BM/2+ty*4+i} (8x8) or ty*TM+i (TM <= 4)
+ *     and the same pattern of columns: fragments come from shared memory as float4
+ *     (a warp reads 16 consecutive float4 of Bs and 2 of As: no bank conflicts),
+ *     and C is written as float4 where N % 4 == 0 and the pointers are aligned.
+ *   - Rows of C tiles beyond 65535 * BM: gridDim.y strides over the M tiles.
+ *
+ * Napkin math (H200, 132 SMs, ~51 TFLOP/s FP32 FMA): the 8x8 micro-tile does 64
+ * FMAs per 4 LDS.128 (16 floats), 4 FMA/float from shared memory - enough to stay
+ * FMA-bound; 4096^3 is 137 GFLOP, ~3 ms at 45 TFLOP/s. The seed layers (64 x 784
+ * x 256: 26 MFLOP) are latency-bound: what matters there is the number of blocks
+ * in flight, hence the small configurations.
+ * Measured (`ffnn bench kernels`, H200, bench/results/kernels.md): 4096^3
+ * 39-42 TFLOP/s (tiled 23, cuBLAS 50-52); 1024^3 28-30 TFLOP/s (cuBLAS 36-39);
+ * 64 x 784 -> 256 forward 13.6 us (tiled 14.0, cuBLAS 9.8: latency-bound, cuBLAS
+ * splits K). The fused epilogues cost 0-2 us on the seed layers, ~1-15% at 1024^3.
+ * The 128 configuration runs at 128 registers (2 blocks per SM, 4 bytes spilled).
+ */
+#include "gemm.cuh"
+
+#define GEMM_THREADS 256
+
+/* ------------------------------------------------------------------ loads */
+
+/* One thread's share (4 consecutive elements) of one operand tile, global ->
+ * registers. The operand op(X) has ROWS_TOTAL rows (m or n) and depth K.
+ * K_CONTIG: X stored [rows_total, K] (k contiguous), else [K, rows_total].
+ * The tile holds rows row0..row0+ROWS-1 and depths k0..k0+BK-1; this thread's
+ * float4 is number tid of ROWS*BK/4 = 256. Out-of-range elements read as 0. */
+template <int ROWS, int BK, bool K_CONTIG>
+static __device__ __forceinline__ void gemm_load(const float *__restrict__ X, int rows_total,
+                                                 int K, int row0, int k0, int tid, int vec,
+                                                 float (&r)[4])
+{
+    if (K_CONTIG) {
+        const int row = row0 + tid / (BK / 4);
+        const int k = k0 + (tid % (BK / 4)) * 4;
+        const float *p = X + (size_t)row * K + k;
+        if (vec) { /* K % 4 == 0: the float4 is all in range or all out */
+            if (row < rows_total && k < K) {
+                const float4 v = __ldg((const float4 *)p);
+                r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+            } else {
+                r[0] = r[1] = r[2] = r[3] = 0.0f;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                r[i] = (row < rows_total && k + i < K) ? __ldg(p + i) : 0.0f;
+        }
+    } else {
+        const int k = k0 + tid / (ROWS / 4);
+        const int row = row0 + (tid % (ROWS / 4)) * 4;
+        const float *p = X + (size_t)k * rows_total + row;
+        if (vec) { /* rows_total % 4 == 0 */
+            if (k < K && row < rows_total) {
+                const float4 v = __ldg((const float4 *)p);
+                r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+            } else {
+                r[0] = r[1] = r[2] = r[3] = 0.0f;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+                r[i] = (k < K && row + i < rows_total) ? __ldg(p + i) : 0.0f;
+        }
+    }
+}
+
+/* Registers -> the k-major shared tile S[k][row] (row stride ROWS + 4), the
+ * element placement of gemm_load. */
+template <int ROWS, int BK, bool K_CONTIG>
+static __device__ __forceinline__ void gemm_store(float (*S)[ROWS + 4], int tid,
+                                                  const float (&r)[4])
+{
+    if (K_CONTIG) {
+        const int row = tid / (BK / 4);
+        const int k = (tid % (BK / 4)) * 4;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) S[k + i][row] = r[i];
+    } else {
+        const int k = tid / (ROWS / 4);
+        const int row = (tid % (ROWS / 4)) * 4;
+        *(float4 *)&S[k][row] = make_float4(r[0], r[1], r[2], r[3]);
+    }
+}
+
+/* Offset inside the block tile of this thread's i-th row (or column): two strips
+ * of 4 at t*4 and EDGE/2 + t*4 for T = 8, else T consecutive at t*T. */
+template <int T, int EDGE>
+static __device__ __forceinline__ int gemm_pos(int t, int i)
+{
+    return T == 8 ? (i < 4 ? t * 4 + i : EDGE / 2 + t * 4 + (i - 4)) : t * T + i;
+}
+
+/* The T values of shared row S (one k) this thread multiplies, as wide loads. */
+template <int T, int EDGE>
+static __device__ __forceinline__ void gemm_frag(const float *S, int t, float (&f)[T])
+{
+    if constexpr (T == 8) {
+        const float4 u = *(const float4 *)(S + t * 4);
+        const float4 v = *(const float4 *)(S + EDGE / 2 + t * 4);
+        f[0] = u.x, f[1] = u.y, f[2] = u.z, f[3] = u.w;
+        f[4] = v.x, f[5] = v.y, f[6] = v.z, f[7] = v.w;
+    } else if constexpr (T == 4) {
+        const float4 u = *(const float4 *)(S + t * 4);
+        f[0] = u.x, f[1] = u.y, f[2] = u.z, f[3] = u.w;
+    } else if constexpr (T == 2) {
+        const float2 u = *(const float2 *)(S + t * 2);
+        f[0] = u.x, f[1] = u.y;
+    } else {
+        f[0] = S[t];
+    }
+}
+
+/* ------------------------------------------------------------------ epilogue */
+
+/* The epilogue of one output value (gemm.cuh order). x: X[row,col] when dact_x. */
+static __device__ __forceinline__ float gemm_epi_value(const ffnn_gemm_epilogue &ep, float acc,
+                                                       float bias, float x)
+{
+    float v = acc;
+    if (ep.bias != NULL) v = __fadd_rn(v, bias);
+    if (ep.act != FFNN_ACT_IDENTITY) v = ffnn_act_forward_dev(ep.act, v);
+    if (ep.dact_x != NULL) v = ffnn_act_backward_dev(ep.dact, v, x);
+    return v;
+}
+
+/* Outputs (row, col..col+W-1) of one thread, W <= 4: epilogue, store, SGD; columns
+ * >= N skipped. vec4 (W == 4, all four in range, pointers 16-byte aligned): float4
+ * accesses. Not inlined: the kernel calls it a few times per tile (one copy of the
+ * activation code per kernel instead of one per output keeps compile times short);
+ * a matmul without epilogue stores inline instead. */
+static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
+                                                 float *__restrict__ C, int N, int row,
+                                                 int col, float4 acc, int w, int vec4)
+{
+    const size_t idx = (size_t)row * N + col;
+    const float a[4] = {acc.x, acc.y, acc.z, acc.w};
+    if (vec4) {
+        float4 b = make_float4(0.0f, 0.0f, 0.0f, 0.0f), x = b;
+        if (ep.bias != NULL) b = *(const float4 *)(ep.bias + col);
+        if (ep.dact_x != NULL) x = *(const float4 *)(ep.dact_x + idx);
+        float4 v;
+        v.x = gemm_epi_value(ep, a[0], b.x, x.x);
+        v.y = gemm_epi_value(ep, a[1], b.y, x.y);
+        v.z = gemm_epi_value(ep, a[2], b.z, x.z);
+        v.w = gemm_epi_value(ep, a[3], b.w, x.w);
+        *(float4 *)(C + idx) = v;
+        if (ep.sgd_param != NULL) {
+            float4 p = *(float4 *)(ep.sgd_param + idx);
+            p.x = __fsub_rn(p.x, __fmul_rn(ep.lr, v.x));
+            p.y = __fsub_rn(p.y, __fmul_rn(ep.lr, v.y));
+            p.z = __fsub_rn(p.z, __fmul_rn(ep.lr, v.z));
+            p.w = __fsub_rn(p.w, __fmul_rn(ep.lr, v.w));
+            *(float4 *)(ep.sgd_param + idx) = p;
+        }
+        return;
+    }
+    for (int j = 0; j < w && col + j < N; ++j) {
+        const float v = gemm_epi_value(ep, a[j], ep.bias != NULL ? ep.bias[col + j] : 0.0f,
+                                       ep.dact_x != NULL ? ep.dact_x[idx + j] : 0.0f);
+        C[idx + j] = v;
+        if (ep.sgd_param != NULL)
+            ep.sgd_param[idx + j] = __fsub_rn(ep.sgd_param[idx + j], __fmul_rn(ep.lr, v));
+    }
+}
+
+/* Strip s (SW = 1, 2 or 4 consecutive values) of a micro-tile row, as a float4
+ * (unused lanes 0). */
+template <int SW, int TN>
+static __device__ __forceinline__ float4 gemm_strip(const float (&row)[TN], int s)
+{
+    float4 v = make_float4(row[s * SW], 0.0f, 0.0f, 0.0f);
+    if constexpr (SW > 1) v.y = row[s * SW + 1];
+    if constexpr (SW > 3) v.z = row[s * SW + 2], v.w = row[s * SW + 3];
+    return v;
+}
+
+/* ------------------------------------------------------------------ kernel */
+
+/* C[M,N] = op(A) op(B) + epilogue for the block tiles (blockIdx.y + j*gridDim.y,
+ * blockIdx.x). A, B, C as gemm.cuh; vec_a / vec_b: that operand's float4 loads
+ * are allowed; vec_c: C (and bias, dact_x, sgd_param) take float4 accesses. */
+template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
+static __global__ void __launch_bounds__(GEMM_THREADS, BM == 128 ? 2 : 1)
+gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+            int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
+            ffnn_gemm_epilogue ep)
+{
+    static_assert((BM / TM) * (BN / TN) == GEMM_THREADS, "256 threads per block");
+    static_assert(BM * BK == 4 * GEMM_THREADS && BN * BK == 4 * GEMM_THREADS,
+                  "one float4 of each operand per thread and k step");
+    constexpr int TX = BN / TN; /* threads along the columns */
+
+    __shared__ __align__(16) float As[2][BK][BM + 4]; /* As[.][k][m] = op(A)[m0+m, k0+k] */
+    __shared__ __align__(16) float Bs[2][BK][BN + 4]; /* Bs[.][k][n] = op(B)[k0+k, n0+n] */
+
+    const int tid = threadIdx.x;
+    const int tx = tid % TX, ty = tid / TX;
+    const int n0 = blockIdx.x * BN;
+    const int k_tiles = (K + BK - 1) / BK;
+    /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
+    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
+    /* no per-element epilogue: C stored inline */
+    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
+                       ep.sgd_param == NULL;
+
+    for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
+        const int m0 = m_tile * BM;
+        float acc[TM][TN];
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+        float rs = 0.0f; /* row sum of row m0 + tid (tid < BM) */
+
+        float ra[4], rb[4];
+        gemm_load<BM, BK, !TRANS_A>(A, M, K, m0, 0, tid, vec_a, ra);
+        gemm_load<BN, BK, TRANS_B>(B, N, K, n0, 0, tid, vec_b, rb);
+        gemm_store<BM, BK, !TRANS_A>(As[0], tid, ra);
+        gemm_store<BN, BK, TRANS_B>(Bs[0], tid, rb);
+        __syncthreads();
+
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            const int cur = kt & 1;
+            const bool more = kt + 1 < k_tiles;
+            if (more) { /* in flight while this step is multiplied */
+                gemm_load<BM, BK, !TRANS_A>(A, M, K, m0, (kt + 1) * BK, tid, vec_a, ra);
+                gemm_load<BN, BK, TRANS_B>(B, N, K, n0, (kt + 1) * BK, tid, vec_b, rb);
+            }
+            if (row_sums && tid < BM) {
+#pragma unroll
+                for (int kk = 0; kk < BK; ++kk) rs = __fadd_rn(rs, As[cur][kk][tid]);
+            }
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) {
+                float a[TM], b[TN];
+                gemm_frag<TM, BM>(As[cur][kk], ty, a);
+                gemm_frag<TN, BN>(Bs[cur][kk], tx, b);
+#pragma unroll
+                for (int i = 0; i < TM; ++i)
+#pragma unroll
+                    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            }
+            if (more) {
+                gemm_store<BM, BK, !TRANS_A>(As[cur ^ 1], tid, ra);
+                gemm_store<BN, BK, TRANS_B>(Bs[cur ^ 1], tid, rb);
+            }
+            __syncthreads();
+        }
+
+        if (row_sums && tid < BM && m0 + tid < M) {
+            if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
+            if (ep.rowsum_param != NULL)
+                ep.rowsum_param[m0 + tid] =
+                    __fsub_rn(ep.rowsum_param[m0 + tid], __fmul_rn(ep.lr, rs));
+        }
+
+        /* C: strips of up to 4 consecutive columns per row of the micro-tile */
+        constexpr int SW = TN >= 4 ? 4 : TN; /* strip width */
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+            const int row = m0 + gemm_pos<TM, BM>(ty, i);
+            if (row >= M) continue;
+#pragma unroll
+            for (int s = 0; s < TN / SW; ++s) {
+                const int col = n0 + gemm_pos<TN, BN>(tx, s * SW);
+                const int vec4 = SW == 4 && vec_c && col + 3 < N;
+                const float4 v = gemm_strip<SW, TN>(acc[i], s);
+                if (plain) {
+                    float *c = C + (size_t)row * N + col;
+                    if (vec4) {
+                        *(float4 *)c = v;
+                    } else {
+                        const float f[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                        for (int j = 0; j < SW; ++j)
+                            if (col + j < N) c[j] = f[j];
+                    }
+                } else {
+                    gemm_epi_run(ep, C, N, row, col, v, SW, vec4);
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ launch */
+
+static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
+
+template <int BM, int BN, int BK, int TM, int TN>
+static ffnn_status gemm_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
+                               int M, int N, int K, int trans_a, int trans_b,
+                               const ffnn_gemm_epilogue &ep)
+{
+    /* float4 along each operand's contiguous dimension when it allows */
+    const int vec_a = aligned16(A) && (trans_a ? M % 4 == 0 : K % 4 == 0);
+    const int vec_b = aligned16(B) && (trans_b ? K % 4 == 0 : N % 4 == 0);
+    const int vec_c = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
+                      (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
+                      (ep.sgd_param == NULL || aligned16(ep.sgd_param));
+    const int m_tiles = (M + BM - 1) / BM;
+    const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
+                                                                      : (unsigned)m_tiles;
+    const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y);
+    cudaStream_t s = ctx->stream;
+    if (!trans_a && !trans_b)
+        gemm_kernel<BM, BN, BK, TM, TN, false, false><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    else if (!trans_a && trans_b)
+        gemm_kernel<BM, BN, BK, TM, TN, false, true><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    else if (trans_a && !trans_b)
+        gemm_kernel<BM, BN, BK, TM, TN, true, false><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    else
+        gemm_kernel<BM, BN, BK, TM, TN, true, true><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_kernel");
+    return FFNN_OK;
+}
+
+extern "C" int ffnn_cuda_gemm_pick(const ffnn_cuda_ctx *ctx, int M, int N)
+{
+    const long long sms = ctx != NULL && ctx->sm_count > 0 ? ctx->sm_count : 1;
+    const long long b128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
+    const long long b64 = (long long)((M + 63) / 64) * ((N + 63) / 64);
+    const long long b32 = (long long)((M + 31) / 32) * ((N + 31) / 32);
+    if (b128 >= sms) return FFNN_GEMM_128;
+    if (b64 >= sms) return FFNN_GEMM_64;
+    if (b32 >= sms) return FFNN_GEMM_32;
+    return FFNN_GEMM_16;
+}
+
+extern "C" const char *ffnn_cuda_gemm_config_name(int config)
+{
+    switch (config) {
+    case FFNN_GEMM_128: return "128x128x8";
+    case FFNN_GEMM_64: return "64x64x16";
+    case FFNN_GEMM_32: return "32x32x32";
+    case FFNN_GEMM_16: return "16x16x64";
+    default: return "auto";
+    }
+}
+
+extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const float *B,
+                                      float *C, int M, int N, int K, int trans_a, int trans_b,
+                                      const ffnn_gemm_epilogue *ep, int config)
+{
+    FFNN_CUDA_GUARD(ctx, "gemm");
+    if (M < 1 || N < 1 || K < 1 || (size_t)M > FFNN_CUDA_MAX_DIM ||
+        (size_t)N > FFNN_CUDA_MAX_DIM || (size_t)K > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda gemm: M=%d N=%d K=%d: each must be in 1..%zu", M, N, K,
+                         (size_t)FFNN_CUDA_MAX_DIM);
+    if (A == NULL || B == NULL || C == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm: A, B and C must not be NULL");
+    ffnn_gemm_epilogue e;
+    if (ep != NULL)
+        e = *ep;
+    else
+        memset(&e, 0, sizeof e);
+    if (config == FFNN_GEMM_AUTO) config = ffnn_cuda_gemm_pick(ctx, M, N);
+    switch (config) {
+    case FFNN_GEMM_128:
+        return gemm_launch<128, 128, 8, 8, 8>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+    case FFNN_GEMM_64:
+        return gemm_launch<64, 64, 16, 4, 4>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+    case FFNN_GEMM_32:
+        return gemm_launch<32, 32, 32, 2, 2>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+    case FFNN_GEMM_16:
+        return gemm_launch<16, 16, 64, 1, 1>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+    default:
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm: unknown config %d", config);
+    }
+}

@@ -1,0 +1,114 @@
+/*
+ * gemm.cuh - the register-blocked, float4-vectorised FP32 SGEMM family of the
+ * "fused" strategy (gemm.cu), with its epilogues, and the activation formulas the
+ * epilogues share with src/cuda/elementwise.cu (one copy of each formula here).
+ *
+ *   C[M,N] = op(A)[M,K] op(B)[K,N], all row-major,
+ *     op(A) = A   (A stored [M,K])   or A^T (A stored [K,M]) when trans_a
+ *     op(B) = B   (B stored [K,N])   or B^T (B stored [N,K]) when trans_b
+ *
+ * then, per output element, in this order (each step only when asked for):
+ *   v = acc + bias[col]                      (bias [N])
+ *   v = act(v)                               (relu / sigmoid / tanh)
+ *   v = v * f'(X[row,col])                   (dact_x [M,N]: f' written through the
+ *                                             activation's output, as
+ *                                             activation_backward)
+ *   C[row,col] = v
+ *   P[row,col] = P[row,col] - lr * v         (sgd_param [M,N]: optim.cu's SGD
+ *                                             rounding, product rounded first)
+ * and, for the blocks of column tile 0,
+ *   rowsum[m] = sum_k op(A)[m,k]             (k ascending, one float add per k:
+ *                                             the CPU reference's db order)
+ *   Q[m] = Q[m] - lr * rowsum[m]             (rowsum_param [M])
+ *
+ * Every output is one fmaf chain over k = 0..K-1 in one thread (no split-K, no
+ * atomics): results do not depend on the tile configuration chosen and reruns give
+ * the same bits.
+ *
+ * Included by .cu files only; C-like (no classes); the formulas are __device__
+ * inline functions.
+ */
+#ifndef FFNN_CUDA_GEMM_CUH
+#define FFNN_CUDA_GEMM_CUH
+
+#include "common.cuh"
+
+/* a = f(z): relu max(0,z), sigmoid 1/(1+exp(-z)), tanh; identity z. The formulas of
+ * src/cpu/activation.c (expf / tanhf as in C). */
+static __device__ __forceinline__ float ffnn_act_forward_dev(ffnn_activation act, float v)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case FFNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
+    case FFNN_ACT_TANH: return tanhf(v);
+    default: return v;
+    }
+}
+
+/* g * f'(z) written through y = f(z): relu [y > 0], sigmoid y(1-y), tanh 1-y^2,
+ * identity g. Each product rounded as the CPU reference (no contraction). */
+static __device__ __forceinline__ float ffnn_act_backward_dev(ffnn_activation act, float g,
+                                                              float y)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return __fmul_rn(g, y > 0.0f ? 1.0f : 0.0f);
+    case FFNN_ACT_SIGMOID: return __fmul_rn(g, __fmul_rn(y, 1.0f - y));
+    case FFNN_ACT_TANH: return __fmul_rn(g, 1.0f - __fmul_rn(y, y));
+    default: return g;
+    }
+}
+
+/* What runs after the matmul (see the top of this file). All pointers device
+ * pointers or NULL; a zeroed struct (or NULL for the whole struct) is a plain
+ * matmul. */
+typedef struct ffnn_gemm_epilogue {
+    const float *bias;      /* [N] added to every row, or NULL                     */
+    ffnn_activation act;    /* applied after the bias (identity: none)             */
+    const float *dact_x;    /* [M,N] X: multiply by f'(X) of dact, or NULL         */
+    ffnn_activation dact;   /* the activation whose derivative dact_x gives        */
+    float *sgd_param;       /* [M,N] P: P -= lr C after C is stored, or NULL       */
+    float lr;               /* learning rate of both SGD updates                   */
+    float *rowsum;          /* [M] row sums of op(A) over k, or NULL               */
+    float *rowsum_param;    /* [M] Q: Q -= lr rowsum, or NULL                      */
+} ffnn_gemm_epilogue;
+
+/* Tile configurations (block tile BM x BN, BK deep, TM x TN per thread, 256
+ * threads). ffnn_cuda_gemm picks one by shape; FFNN_GEMM_AUTO lets it. */
+enum {
+    FFNN_GEMM_AUTO = 0,
+    FFNN_GEMM_128 = 1, /* 128x128 x 8, 8x8 per thread  */
+    FFNN_GEMM_64 = 2,  /* 64x64 x 16, 4x4 per thread   */
+    FFNN_GEMM_32 = 3,  /* 32x32 x 32, 2x2 per thread   */
+    FFNN_GEMM_16 = 4   /* 16x16 x 64, 1x1 per thread   */
+};
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* C[M,N] = op(A) op(B) with the epilogue ep (NULL: none), queued on ctx->stream.
+ * A, B, C device pointers (any alignment: float4 loads/stores are used where the
+ * contiguous dimension is a multiple of 4 and the pointer 16-byte aligned, scalar
+ * ones elsewhere); 1 <= M, N, K <= FFNN_CUDA_MAX_DIM (checked: FFNN_ERR_INVALID_
+ * ARGUMENT). config: FFNN_GEMM_AUTO (the largest block tile whose grid still
+ * gives every SM a block, else the smallest) or a fixed FFNN_GEMM_*.
+ * Errors: FFNN_ERR_CUDA from the launch (the context is poisoned on sticky ones).
+ * Method: shared-memory tiles, double-buffered (the next tile's global loads are
+ * in flight while the current one is multiplied, one barrier per k step), each
+ * thread an 8x8 / 4x4 / 2x2 / 1x1 register micro-tile read from shared memory
+ * with float4 loads (the classic "SGEMM on CUDA cores" layout, e.g. CUTLASS's
+ * SIMT gemm / NVIDIA's maxas write-ups). */
+ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C, int M,
+                           int N, int K, int trans_a, int trans_b,
+                           const ffnn_gemm_epilogue *ep, int config);
+
+/* The configuration ffnn_cuda_gemm picks for FFNN_GEMM_AUTO, and a config's name
+ * ("128x128x8" ...). */
+int ffnn_cuda_gemm_pick(const ffnn_cuda_ctx *ctx, int M, int N);
+const char *ffnn_cuda_gemm_config_name(int config);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FFNN_CUDA_GEMM_CUH */
