@@ -329,6 +329,11 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
                              "--device cuda: no CUDA GPU is visible; use --device cpu");
         t->ops = cuda;
     } else {
+        if (t->cfg.precision != FFNN_PRECISION_FP32)
+            return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                             "--precision %s runs on a GPU's tensor cores: it needs "
+                             "--device cuda (the cpu backends compute in fp32)",
+                             ffnn_precision_name(t->cfg.precision));
         /* threads 1: the single-threaded reference; 0 or N > 1: OpenMP */
         t->ops = t->cfg.threads == 1 ? &ffnn_cpu_backend : &ffnn_omp_backend;
     }
@@ -396,7 +401,7 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
 static ffnn_persistent_job persistent_job(ffnn_trainer *t, size_t first, size_t count);
 
 /* With the data on the device: check that an explicitly chosen strategy can
- * run this net (auto falls back: persistent -> graph), and turn the fused ops on. */
+ * run this net (auto falls back: persistent -> fused), and turn the fused ops on. */
 static ffnn_status settle_strategy(ffnn_trainer *t)
 {
     if (t->ops != ffnn_cuda_backend())
@@ -417,7 +422,7 @@ static ffnn_status settle_strategy(ffnn_trainer *t)
                 return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --kernels auto or graph)",
                                  why);
             }
-            t->strategy = FFNN_KERNELS_GRAPH;
+            t->strategy = FFNN_KERNELS_FUSED; /* auto: the next best below 384 rows */
         }
     }
     t->fused = (t->strategy == FFNN_KERNELS_FUSED || t->strategy == FFNN_KERNELS_GRAPH) &&
@@ -757,8 +762,8 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
     if (t->strategy == FFNN_KERNELS_PERSISTENT) {
         const ffnn_persistent_job job = persistent_job(t, t->step, count);
         st = t->ops->train_persistent(t->ctx, &job);
-    } else if (t->strategy == FFNN_KERNELS_GRAPH) {
-        st = run_graph(t, t->step, count);
+    } else if (t->strategy == FFNN_KERNELS_GRAPH || t->strategy == FFNN_KERNELS_CUBLAS) {
+        st = run_graph(t, t->step, count); /* cublas: its matmuls captured too */
     } else {
         for (size_t i = 0; i < count && st == FFNN_OK; i++)
             st = queue_step(t, t->step + i, t->opt_steps + 1 + i);
@@ -773,7 +778,8 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
 /* Steps per launch of the graph and persistent strategies (cfg, else an epoch). */
 static size_t launch_steps(const ffnn_trainer *t)
 {
-    if (t->strategy != FFNN_KERNELS_GRAPH && t->strategy != FFNN_KERNELS_PERSISTENT)
+    if (t->strategy != FFNN_KERNELS_GRAPH && t->strategy != FFNN_KERNELS_PERSISTENT &&
+        t->strategy != FFNN_KERNELS_CUBLAS)
         return 1;
     return t->cfg.steps_per_launch > 0 ? (size_t)t->cfg.steps_per_launch
                                        : ffnn_trainer_steps_per_epoch(t);

@@ -105,6 +105,7 @@ static ffnn_train_config run_config(ffnn_device device, ffnn_optimizer opt)
     cfg.learning_rate = opt == FFNN_OPT_SGD ? 0.1f : opt == FFNN_OPT_MOMENTUM ? 0.02f : 2e-3f;
     cfg.nesterov = opt == FFNN_OPT_MOMENTUM;
     cfg.beta2 = 0.99f; /* not the default, so a lost hyperparameter would show */
+    cfg.steps_per_launch = 1; /* stops at any step, whatever strategy auto picks */
     return cfg;
 }
 

@@ -399,20 +399,20 @@ done:
 
 /* ------------------------------------------------------------------ capture */
 
-/* A fresh cublas context whose first matmul is queued inside a stream capture
- * (the cuBLAS handle and its workspace are made then): capture forward (with bias)
- * and backward, launch the graph twice, and compare with the same ops run
- * directly: the same bits. */
-static test_result test_cublas_graph_capture(char *why, size_t why_size)
+/* A fresh cublas context in precision prec whose first matmul is queued inside a
+ * stream capture (the cuBLAS handle, its workspace and for bf16 the scratch are
+ * made then): capture forward (with bias) and backward, launch the graph twice,
+ * and compare with the same ops run directly: the same bits. */
+static test_result capture_case(const ffnn_backend_ops *gpu, ffnn_precision prec)
 {
-    SKIP_WITHOUT_GPU();
-    const ffnn_backend_ops *gpu = ffnn_cuda_backend();
-    CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     const size_t batch = 64, in = 784, out = 256;
     const size_t nx = batch * in, nw = out * in, nz = batch * out;
     void *gctx = NULL, *graph = NULL;
     CHECK_OK(make_ctx(gpu, FFNN_KERNELS_CUBLAS, &gctx));
-    CHECK_OK(ffnn_cuda_set_precision(gctx, FFNN_PRECISION_TF32));
+    if (ffnn_cuda_set_precision(gctx, prec) != FFNN_OK) {
+        gpu->destroy(gctx);
+        CHECK(0, "set_precision(%s): %s", ffnn_precision_name(prec), ffnn_last_error());
+    }
     pool p = {gpu, gctx, {0}, 0, {0}, 0};
     test_result result = TEST_FAIL;
     rng r = {0x9a0bULL};
@@ -471,7 +471,8 @@ static test_result test_cublas_graph_capture(char *why, size_t why_size)
     if (!hz || !hdW || !hdx) goto done;
     if (memcmp(gz, hz, nz * sizeof(float)) != 0 || memcmp(gdW, hdW, nw * sizeof(float)) != 0 ||
         memcmp(gdx, hdx, nx * sizeof(float)) != 0) {
-        fprintf(stderr, "    graph replay and direct run give other bits\n");
+        fprintf(stderr, "    %s: graph replay and direct run give other bits\n",
+                ffnn_precision_name(prec));
         goto done;
     }
     result = TEST_PASS;
@@ -479,7 +480,20 @@ done:
     if (graph != NULL) gpu->graph_free(gctx, graph);
     pool_free(&p);
     gpu->destroy(gctx);
+    if (result != TEST_PASS) fprintf(stderr, "    (precision %s)\n", ffnn_precision_name(prec));
     return result;
+}
+
+static test_result test_cublas_graph_capture(char *why, size_t why_size)
+{
+    SKIP_WITHOUT_GPU();
+    const ffnn_backend_ops *gpu = ffnn_cuda_backend();
+    CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
+    static const ffnn_precision precs[] = {FFNN_PRECISION_FP32, FFNN_PRECISION_TF32,
+                                           FFNN_PRECISION_BF16};
+    for (size_t i = 0; i < sizeof precs / sizeof precs[0]; ++i)
+        if (capture_case(gpu, precs[i]) != TEST_PASS) return TEST_FAIL;
+    return TEST_PASS;
 }
 
 /* ------------------------------------------------------------------ set_precision */

@@ -48,7 +48,8 @@ typedef struct ffnn_cuda_ctx {
                                 /* the plain dense ops run naive for NAIVE, cuBLAS  */
                                 /* for CUBLAS, the tiled kernels for the others     */
     ffnn_precision precision;   /* matmul arithmetic (cublas only: tf32, bf16)     */
-    void *cublas;               /* cublasHandle_t, made on first use (cublas.cu)    */
+    void *cublas;               /* cublas.cu's state (handle, workspace, bf16       */
+                                /* scratch), made on first use                      */
     void *persist_scratch;      /* persistent.cu's launch scratch (grown on demand) */
     size_t persist_bytes;       /* its size in bytes                                */
     int poisoned;               /* 1 after a sticky error: every call then fails   */

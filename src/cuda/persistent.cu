@@ -292,6 +292,9 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         const int row0 = (p.first_step + s) * B;
         const int rows = min(B, p.n - row0);
         const float inv_rows = 1.0f / (float)rows;
+        /* phase B's label of this warp's first row, loaded now, used after barrier 1 */
+        const int b_first = g + G * warp;
+        const int label_first = b_first < rows ? p.labels[p.index[row0 + b_first]] : 0;
 
         /* ---- A: forward of the hidden slice, chunk by chunk ---- */
         for (int c0 = 0; c0 < rows; c0 += p.RC) {
@@ -347,11 +350,11 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 
         /* ---- B: logits, softmax cross-entropy, dlogits: one warp per row ---- */
         for (int b = g + G * warp; b < rows; b += G * PWARPS) {
-            const int label = p.labels[p.index[row0 + b]]; /* in flight with the sums */
+            const int label = b == b_first ? label_first : p.labels[p.index[row0 + b]];
             float z[CMAX];
 #pragma unroll
             for (int c = 0; c < CMAX; c++) z[c] = 0.0f;
-#pragma unroll 2
+#pragma unroll 4
             for (int gg = lane; gg < G; gg += 32) {
                 const float4 *src = (const float4 *)(p.part + ((size_t)b * G + gg) * CMAX);
 #pragma unroll
