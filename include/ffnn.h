@@ -76,8 +76,7 @@ typedef enum ffnn_kernels {
     FFNN_KERNELS_TILED = 0,  /* one launch per op; shared-memory tiled matmuls       */
     FFNN_KERNELS_NAIVE = 1,  /* one launch per op; one thread per output element     */
     FFNN_KERNELS_CUBLAS = 2, /* cuBLAS matmuls (the named comparator) with ffnn's own
-                                element-wise, loss and update kernels, the steps of a
-                                launch captured in one CUDA graph (as graph)         */
+                                element-wise, loss and update kernels               */
     FFNN_KERNELS_FUSED = 3,  /* register-blocked matmuls with bias + activation in the
                                 epilogue, the activation derivative in the backward
                                 matmul and the SGD update in the weight-gradient kernel */
@@ -368,7 +367,7 @@ typedef struct ffnn_train_config {
     ffnn_kernels kernels;   /* cuda training strategy (default FFNN_KERNELS_AUTO)  */
     ffnn_precision precision; /* cuda matmul arithmetic (default FFNN_PRECISION_FP32);
                                tf32/bf16 need --kernels cublas or auto            */
-    int steps_per_launch;   /* graph/persistent/cublas: steps per launch (0 = the
+    int steps_per_launch;   /* graph/persistent: steps queued per launch (0 = the
                                whole epoch); ffnn_trainer_run_epoch_until's on_step
                                runs once per launch, after its last step          */
     int threads;            /* cpu: 1 (default) = the single-threaded reference backend;

@@ -762,8 +762,8 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
     if (t->strategy == FFNN_KERNELS_PERSISTENT) {
         const ffnn_persistent_job job = persistent_job(t, t->step, count);
         st = t->ops->train_persistent(t->ctx, &job);
-    } else if (t->strategy == FFNN_KERNELS_GRAPH || t->strategy == FFNN_KERNELS_CUBLAS) {
-        st = run_graph(t, t->step, count); /* cublas: its matmuls captured too */
+    } else if (t->strategy == FFNN_KERNELS_GRAPH) {
+        st = run_graph(t, t->step, count);
     } else {
         for (size_t i = 0; i < count && st == FFNN_OK; i++)
             st = queue_step(t, t->step + i, t->opt_steps + 1 + i);
@@ -778,8 +778,7 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
 /* Steps per launch of the graph and persistent strategies (cfg, else an epoch). */
 static size_t launch_steps(const ffnn_trainer *t)
 {
-    if (t->strategy != FFNN_KERNELS_GRAPH && t->strategy != FFNN_KERNELS_PERSISTENT &&
-        t->strategy != FFNN_KERNELS_CUBLAS)
+    if (t->strategy != FFNN_KERNELS_GRAPH && t->strategy != FFNN_KERNELS_PERSISTENT)
         return 1;
     return t->cfg.steps_per_launch > 0 ? (size_t)t->cfg.steps_per_launch
                                        : ffnn_trainer_steps_per_epoch(t);
