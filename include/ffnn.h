@@ -367,9 +367,13 @@ typedef struct ffnn_train_config {
     ffnn_kernels kernels;   /* cuda training strategy (default FFNN_KERNELS_AUTO)  */
     ffnn_precision precision; /* cuda matmul arithmetic (default FFNN_PRECISION_FP32);
                                tf32/bf16 need --kernels cublas or auto            */
-    int steps_per_launch;   /* graph/persistent: steps queued per launch (0 = the
-                               whole epoch); ffnn_trainer_run_epoch_until's on_step
-                               runs once per launch, after its last step          */
+    int steps_per_launch;   /* graph, persistent, cublas: steps queued per launch
+                               (0 = the default: 16 for graph, the whole epoch for
+                               persistent, 8 for cublas; graph and cublas capture
+                               a launch's steps in one CUDA graph, cublas with 1
+                               launches op by op);
+                               ffnn_trainer_run_epoch_until's on_step runs once per
+                               launch, after its last step                        */
     int threads;            /* cpu: 1 (default) = the single-threaded reference backend;
                                0 = the OpenMP backend on all cores (omp_get_max_threads(),
                                which OMP_NUM_THREADS sets); N > 1 = the OpenMP backend on

@@ -42,7 +42,15 @@ typedef struct device_dataset {
 /* graph strategy: a captured run of steps [first, first + count) of an epoch,
  * valid for any epoch while the optimizer's per-step scalars stay those of the
  * capture (sgd: always; momentum: after its first step; adam: never reused). */
-#define GRAPH_CACHE 4
+#define GRAPH_CACHE 128
+/* graph strategy: steps per captured launch unless cfg.steps_per_launch says: one
+ * graph of a whole epoch (~8,000 nodes at batch 64) replays slower than 16-step
+ * graphs (docs/PERFORMANCE.md) */
+#define GRAPH_DEFAULT_STEPS 16
+/* cublas: 8 steps per captured graph measured 4-8% faster than 1 (per-op
+ * launches) and than 16 or 59 (docs/PERFORMANCE.md); --steps-per-launch 1 gives
+ * plain per-op launches */
+#define CUBLAS_DEFAULT_STEPS 8
 typedef struct step_graph {
     void *exec;               /* backend graph, or NULL                          */
     size_t first, count;
@@ -401,7 +409,7 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
 static ffnn_persistent_job persistent_job(ffnn_trainer *t, size_t first, size_t count);
 
 /* With the data on the device: check that an explicitly chosen strategy can
- * run this net (auto falls back: persistent -> fused), and turn the fused ops on. */
+ * run this net (auto falls back: persistent -> graph), and turn the fused ops on. */
 static ffnn_status settle_strategy(ffnn_trainer *t)
 {
     if (t->ops != ffnn_cuda_backend())
@@ -422,7 +430,7 @@ static ffnn_status settle_strategy(ffnn_trainer *t)
                 return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --kernels auto or graph)",
                                  why);
             }
-            t->strategy = FFNN_KERNELS_FUSED; /* auto: the next best below 384 rows */
+            t->strategy = FFNN_KERNELS_GRAPH; /* auto: the next best below 384 rows */
         }
     }
     t->fused = (t->strategy == FFNN_KERNELS_FUSED || t->strategy == FFNN_KERNELS_GRAPH) &&
@@ -762,7 +770,8 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
     if (t->strategy == FFNN_KERNELS_PERSISTENT) {
         const ffnn_persistent_job job = persistent_job(t, t->step, count);
         st = t->ops->train_persistent(t->ctx, &job);
-    } else if (t->strategy == FFNN_KERNELS_GRAPH) {
+    } else if (t->strategy == FFNN_KERNELS_GRAPH ||
+               (t->strategy == FFNN_KERNELS_CUBLAS && count > 1)) {
         st = run_graph(t, t->step, count);
     } else {
         for (size_t i = 0; i < count && st == FFNN_OK; i++)
@@ -775,13 +784,18 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
     return FFNN_OK;
 }
 
-/* Steps per launch of the graph and persistent strategies (cfg, else an epoch). */
+/* Steps per launch: cfg.steps_per_launch for graph, persistent and cublas, else
+ * by default 16 for graph, the rest of the epoch for persistent, 8 for cublas,
+ * 1 otherwise. */
 static size_t launch_steps(const ffnn_trainer *t)
 {
-    if (t->strategy != FFNN_KERNELS_GRAPH && t->strategy != FFNN_KERNELS_PERSISTENT)
-        return 1;
-    return t->cfg.steps_per_launch > 0 ? (size_t)t->cfg.steps_per_launch
-                                       : ffnn_trainer_steps_per_epoch(t);
+    const size_t asked = (size_t)t->cfg.steps_per_launch;
+    switch (t->strategy) {
+    case FFNN_KERNELS_GRAPH: return asked ? asked : GRAPH_DEFAULT_STEPS;
+    case FFNN_KERNELS_PERSISTENT: return asked ? asked : ffnn_trainer_steps_per_epoch(t);
+    case FFNN_KERNELS_CUBLAS: return asked ? asked : CUBLAS_DEFAULT_STEPS;
+    default: return 1;
+    }
 }
 
 static double mean_of(const float *v, size_t n)

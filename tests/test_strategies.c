@@ -194,6 +194,7 @@ static test_result launches(ffnn_kernels kernels, char *why, size_t why_size)
 }
 
 static test_result graph_launches(char *w, size_t n) { return launches(FFNN_KERNELS_GRAPH, w, n); }
+static test_result cublas_launches(char *w, size_t n) { return launches(FFNN_KERNELS_CUBLAS, w, n); }
 static test_result persistent_launches(char *w, size_t n)
 {
     return launches(FFNN_KERNELS_PERSISTENT, w, n);
@@ -237,6 +238,7 @@ const test_case strategies_tests[] = {
     {"strategies_persistent_follows_cpu_200_steps", persistent_follows},
     {"strategies_graph_epoch_launches_follow_cpu", graph_launches},
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
+    {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
 };
 const size_t strategies_tests_count = sizeof strategies_tests / sizeof strategies_tests[0];
