@@ -84,7 +84,7 @@ typedef enum ffnn_kernels {
                                 one CUDA graph: nothing per step on the host          */
     FFNN_KERNELS_PERSISTENT = 5, /* one cooperative kernel runs many steps, weights
                                 held on chip, grid barriers between phases (dense
-                                nets with one hidden layer, softmax_ce, sgd)          */
+                                nets with one hidden layer, softmax_ce or mse, sgd) */
     FFNN_KERNELS_AUTO = 6    /* the fastest correct strategy for the network and batch
                                 (default; the choice is documented in PERFORMANCE.md) */
 } ffnn_kernels;
@@ -366,7 +366,8 @@ typedef struct ffnn_train_config {
     ffnn_device device;     /* default FFNN_DEVICE_AUTO                            */
     ffnn_kernels kernels;   /* cuda training strategy (default FFNN_KERNELS_AUTO)  */
     ffnn_precision precision; /* cuda matmul arithmetic (default FFNN_PRECISION_FP32);
-                               tf32/bf16 need --kernels cublas or auto            */
+                               tf32: cublas, fused, graph or auto; bf16: cublas
+                               or auto                                            */
     int steps_per_launch;   /* graph, persistent, cublas: steps queued per launch
                                (0 = the default: 16 for graph, the whole epoch for
                                persistent, 8 for cublas; graph and cublas capture

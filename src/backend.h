@@ -209,7 +209,8 @@ typedef struct ffnn_backend_ops {
 
 /* Steps [first_step, first_step + steps) of an epoch of a dense net
  *   x [B, in] -> h = act(x W1^T + b1) [B, hidden] -> logits = h W2^T + b2 [B, out]
- * with softmax cross-entropy and plain SGD, as the per-op path runs them: for
+ * with softmax cross-entropy on data.labels or mean squared error on data.targets
+ * (target_width == out), and plain SGD, as the per-op path runs them: for
  * each step s, rows index[s*batch_size ...] (the last batch may be short: n rows
  * in all), its per-row loss and correctness written at row_loss/row_correct
  * [s*batch_size ...]. */
@@ -221,6 +222,7 @@ typedef struct ffnn_persistent_job {
     size_t first_step, steps;
     size_t in, hidden, out;
     ffnn_activation hidden_act;
+    ffnn_loss loss;             /* FFNN_LOSS_SOFTMAX_CE or FFNN_LOSS_MSE           */
     float *W1, *b1;             /* [hidden, in], [hidden] or NULL                  */
     float *W2, *b2;             /* [out, hidden], [out] or NULL                    */
     float lr;                   /* sgd learning rate (float, as optimizer_update)  */
@@ -232,9 +234,11 @@ typedef struct ffnn_persistent_job {
  * GPU (it holds W1/W2 slices on chip); else 0 with the reason in ffnn_last_error. */
 int ffnn_cuda_persistent_supported(void *ctx, const ffnn_persistent_job *job);
 
-/* Matmul arithmetic of a cuda context (ffnn_train_config's precision): tf32 and
- * bf16 are accepted by the cublas strategy only (FFNN_ERR_UNSUPPORTED otherwise,
- * and without CUDA). */
+/* Matmul arithmetic of a cuda context (ffnn_train_config's precision): tf32 is
+ * accepted by the cublas, fused and graph strategies (the latter two: gemm.cu's
+ * tensor-core kernel for the fused ops; their plain dense ops, used for
+ * evaluation, stay fp32), bf16 by cublas only (FFNN_ERR_UNSUPPORTED otherwise, and
+ * without CUDA). */
 ffnn_status ffnn_cuda_set_precision(void *ctx, ffnn_precision precision);
 
 /* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid

@@ -12,9 +12,11 @@ int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *
                   "(in-hidden-out); this one has %d layers", m->layer_count);
         return 0;
     }
-    if (m->layers[1].act != FFNN_ACT_IDENTITY || cfg->loss != FFNN_LOSS_SOFTMAX_CE) {
+    if (m->layers[1].act != FFNN_ACT_IDENTITY ||
+        (cfg->loss != FFNN_LOSS_SOFTMAX_CE && cfg->loss != FFNN_LOSS_MSE)) {
         ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                  "--kernels persistent needs softmax cross-entropy on identity logits");
+                  "--kernels persistent needs an identity output layer with softmax "
+                  "cross-entropy (labels) or mse (float targets)");
         return 0;
     }
     if (cfg->optimizer != FFNN_OPT_SGD) {

@@ -8,8 +8,8 @@
 #include "model.h"
 
 /* 1 when the persistent kernel's network family covers m and cfg: two dense
- * layers (in -> hidden with any activation -> out, identity), softmax_ce, plain
- * sgd, fp32; else 0 with the reason in ffnn_last_error(). The kernel's own
+ * layers (in -> hidden with any activation -> out, identity), softmax_ce (class
+ * labels) or mse (float targets: checked with the data), plain sgd, fp32; else 0 with the reason in ffnn_last_error(). The kernel's own
  * size limits are checked on the device (ffnn_cuda_persistent_supported). */
 int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg);
 

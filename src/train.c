@@ -416,9 +416,11 @@ static ffnn_status settle_strategy(ffnn_trainer *t)
         return FFNN_OK;
     if (t->strategy == FFNN_KERNELS_PERSISTENT) {
         int fits = ffnn_strategy_persistent_fits(t->model, &t->cfg);
-        if (fits && !t->train.labels)
+        if (fits && (t->cfg.loss == FFNN_LOSS_MSE ? !t->train.targets : !t->train.labels))
             fits = 0, ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                                "--kernels persistent needs class labels, not float targets");
+                                "--kernels persistent runs softmax_ce on class labels or mse "
+                                "on float targets, not %s on %s", ffnn_loss_name(t->cfg.loss),
+                                t->train.labels ? "class labels" : "float targets");
         if (fits) {
             const ffnn_persistent_job job = persistent_job(t, 0, 0);
             fits = ffnn_cuda_persistent_supported(t->ctx, &job);
@@ -694,6 +696,7 @@ static ffnn_persistent_job persistent_job(ffnn_trainer *t, size_t first, size_t 
     j.hidden = l0->out;
     j.out = l1->out;
     j.hidden_act = l0->act;
+    j.loss = t->cfg.loss;
     j.W1 = t->params + l0->weight_offset;
     j.b1 = l0->has_bias ? t->params + l0->bias_offset : NULL;
     j.W2 = t->params + l1->weight_offset;

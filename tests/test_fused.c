@@ -400,10 +400,116 @@ static test_result fused_arguments(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* ------------------------------------------------------------------ tf32 */
+
+/* |got - want| <= 2^-9 S + mm_atol(K) everywhere, S = the sum of |products| of
+ * the output (TF32 keeps 10 of float's 23 mantissa bits: each input is off by at
+ * most 2^-11 relative, a product by ~2^-10); and the mode is really on: some
+ * output differs from the fp32 reference by more than 1e-6 S. */
+static int tf32_close(const char *what, const float *got, const float *want, const float *S,
+                      size_t n, size_t K)
+{
+    size_t bad = 0, differs = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const double err = fabs((double)got[i] - (double)want[i]);
+        if (!(err <= ldexp(S[i], -9) + mm_atol(K))) {
+            if (bad++ == 0)
+                fprintf(stderr, "    %s: [%zu] got %.9g want %.9g (S %.4g)\n", what, i,
+                        (double)got[i], (double)want[i], (double)S[i]);
+        }
+        if (err > 1e-6 * S[i]) differs++;
+    }
+    if (bad) fprintf(stderr, "    %s: %zu of %zu outside the TF32 bound\n", what, bad, n);
+    if (!differs) fprintf(stderr, "    %s: equal to fp32 everywhere: TF32 not in use?\n", what);
+    return bad == 0 && differs > 0;
+}
+
+static void abs_copy(float *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) dst[i] = fabsf(src[i]);
+}
+
+/* Forward (+ bias, relu) and backward (dx, dW, db) with --precision tf32 against
+ * the fp32 cpu reference: both kernel tiles (1536 x 1536 outputs take 128 x 128
+ * tiles, the others 64 x 64) and all four transpose cases; db (fp32 row sums)
+ * to the reference's tolerance. */
+static test_result tf32_body(fixture *fx)
+{
+    static const shape shapes[] = {{1536, 64, 1536}, {256, 784, 256}, {37, 129, 65}};
+    rng r = {0x7f32ULL};
+    CHECK_OK(ffnn_cuda_set_precision(fx->ctx, FFNN_PRECISION_TF32));
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+        const shape s = shapes[si];
+        const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+        const size_t big = nx > nw ? (nx > nz ? nx : nz) : (nw > nz ? nw : nz);
+        float *x = malloc(nx * 4), *W = malloc(nw * 4), *b = malloc(s.out * 4);
+        float *dz = malloc(nz * 4), *ax = malloc(nx * 4), *aW = malloc(nw * 4);
+        float *adz = malloc(nz * 4), *want = malloc(big * 4), *S = malloc(big * 4);
+        float *got = malloc(big * 4), *wdb = malloc(s.out * 4), *gdb = malloc(s.out * 4);
+        float *tmp = malloc(big * 4);
+        test_result res = TEST_FAIL;
+        char what[120];
+        if (!x || !W || !b || !dz || !ax || !aW || !adz || !want || !S || !got || !wdb ||
+            !gdb || !tmp)
+            goto done;
+        fill_uniform(&r, x, nx, -1.0f, 1.0f);
+        fill_uniform(&r, W, nw, -1.0f, 1.0f);
+        fill_uniform(&r, b, s.out, -1.0f, 1.0f);
+        fill_uniform(&r, dz, nz, -1.0f, 1.0f);
+        abs_copy(ax, x, nx), abs_copy(aW, W, nw), abs_copy(adz, dz, nz);
+        fx_reset(fx);
+        const float *dx_ = dev_f32(fx, x, nx), *dW_ = dev_f32(fx, W, nw);
+        const float *db_ = dev_f32(fx, b, s.out), *ddz = dev_f32(fx, dz, nz);
+        float *da = dev_f32(fx, NULL, nz), *gdx = dev_f32(fx, NULL, nx);
+        float *gdW = dev_f32(fx, NULL, nw), *gdbd = dev_f32(fx, NULL, s.out);
+        CHECK(dx_ && dW_ && db_ && ddz && da && gdx && gdW && gdbd, "device buffers: %s",
+              ffnn_last_error());
+        /* forward: relu(x W^T + b); S = |x| |W|^T + |b| */
+        ffnn_cpu_dense_forward(x, W, b, want, s.batch, s.in, s.out);
+        ffnn_cpu_activation_forward(FFNN_ACT_RELU, want, want, nz);
+        abs_copy(tmp, b, s.out);
+        ffnn_cpu_dense_forward(ax, aW, tmp, S, s.batch, s.in, s.out);
+        CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, dx_, dW_, db_, da, s.batch, s.in, s.out,
+                                            FFNN_ACT_RELU));
+        CHECK(get_f32(fx, got, da, nz), "download: %s", ffnn_last_error());
+        snprintf(what, sizeof what, "tf32 forward %zux%zu->%zu", s.batch, s.in, s.out);
+        if (!tf32_close(what, got, want, S, nz, s.in)) goto done;
+        /* backward: dx = dz W, dW = dz^T x, db = column sums of dz */
+        CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
+                                               gdbd, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
+                                               NULL));
+        ffnn_cpu_dense_backward(x, W, dz, want, tmp, wdb, s.batch, s.in, s.out);
+        ffnn_cpu_dense_backward(ax, aW, adz, S, got, gdb, s.batch, s.in, s.out);
+        CHECK(get_f32(fx, got, gdx, nx), "download: %s", ffnn_last_error());
+        snprintf(what, sizeof what, "tf32 dx %zux%zu->%zu", s.batch, s.in, s.out);
+        if (!tf32_close(what, got, want, S, nx, s.out)) goto done;
+        /* dW: reference in tmp, its S from |dz|^T |x| (the second call's dW) */
+        ffnn_cpu_dense_backward(ax, aW, adz, want, S, gdb, s.batch, s.in, s.out);
+        CHECK(get_f32(fx, got, gdW, nw), "download: %s", ffnn_last_error());
+        snprintf(what, sizeof what, "tf32 dW %zux%zu->%zu", s.batch, s.in, s.out);
+        if (!tf32_close(what, got, tmp, S, nw, s.batch)) goto done;
+        CHECK(get_f32(fx, gdb, gdbd, s.out), "download: %s", ffnn_last_error());
+        snprintf(what, sizeof what, "tf32 db %zu", s.out);
+        if (!close_f32(what, gdb, wdb, s.out, mm_atol(s.batch), RTOL)) goto done;
+        res = TEST_PASS;
+    done:
+        free(x), free(W), free(b), free(dz), free(ax), free(aW), free(adz), free(want);
+        free(S), free(got), free(wdb), free(gdb), free(tmp);
+        if (res != TEST_PASS) return res;
+    }
+    return TEST_PASS;
+}
+
+static test_result fused_tf32(char *why, size_t why_size)
+{
+    return with_gpu(why, why_size, tf32_body);
+}
+
 const test_case fused_tests[] = {
     {"fused_null_context", fused_null_context},
     {"fused_arguments", fused_arguments},
     {"fused_act_forward", fused_act_forward},
     {"fused_backward", fused_backward},
+    {"fused_tf32_tensor_cores_vs_cpu", fused_tf32},
 };
 const size_t fused_tests_count = sizeof fused_tests / sizeof fused_tests[0];

@@ -230,6 +230,70 @@ static test_result persistent_refusal(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* Seed 001's regression (32-256relu:nobias-1:nobias, mse on float targets,
+ * batch 256, lr 0.002) on synth:regression:2560 with the persistent kernel and
+ * graph, one step at a time for 200 steps and then whole epochs (10 steps, the
+ * last one short), against the cpu reference. */
+static test_result mse_follows(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:regression:2500", 1, &train, &test));
+    const ffnn_kernels ks[] = {FFNN_KERNELS_PERSISTENT, FFNN_KERNELS_GRAPH};
+    for (int k = 0; k < 2; k++) {
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_create("32-256relu:nobias-1:nobias", &m));
+        CHECK_OK(ffnn_model_init(m, 3));
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.loss = FFNN_LOSS_MSE;
+        cfg.batch_size = 256;
+        cfg.learning_rate = 0.002f;
+        cfg.kernels = ks[k];
+        ffnn_trainer *cpu = NULL, *gpu = NULL;
+        cfg.device = FFNN_DEVICE_CPU;
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+        cfg.device = FFNN_DEVICE_CUDA;
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        CHECK(ffnn_trainer_kernels(gpu) == ks[k], "ran as %s",
+              ffnn_kernels_name(ffnn_trainer_kernels(gpu)));
+        double worst = 0;
+        for (int step = 1; step <= 200; step++) {
+            double lc, lg;
+            CHECK_OK(ffnn_trainer_step(cpu, &lc));
+            CHECK_OK(ffnn_trainer_step(gpu, &lg));
+            double rel = fabs(lg - lc) / fabs(lc);
+            worst = rel > worst ? rel : worst;
+            CHECK(rel <= PARITY_REL, "%s mse step %d: cpu %.8f cuda %.8f (rel %.2e)",
+                  ffnn_kernels_name(ks[k]), step, lc, lg, rel);
+        }
+        for (int epoch = 0; epoch < 3; epoch++) {
+            ffnn_epoch_stats sc, sg;
+            CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
+            CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
+            const double *lc = NULL, *lg = NULL;
+            size_t nc = 0, ng = 0;
+            CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
+            CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
+            CHECK(nc == ng && nc == 10, "%zu / %zu steps per epoch, expected 10", nc, ng);
+            for (size_t s = 0; s < nc; s++) {
+                double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
+                worst = rel > worst ? rel : worst;
+                CHECK(rel <= PARITY_REL, "%s mse epoch step %zu: rel %.2e",
+                      ffnn_kernels_name(ks[k]), s + 1, rel);
+            }
+        }
+        printf("     32-256relu:nobias-1:nobias %s mse: 230 steps, worst relative loss "
+               "difference %.2e\n", ffnn_kernels_name(ks[k]), worst);
+        ffnn_trainer_free(cpu);
+        ffnn_trainer_free(gpu);
+        ffnn_model_free(m);
+    }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
 const test_case strategies_tests[] = {
     {"strategies_scope_and_auto_rule", scope_and_auto},
     {"strategies_cublas_follows_cpu_200_steps", cublas_follows},
@@ -240,5 +304,6 @@ const test_case strategies_tests[] = {
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
     {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
+    {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
 };
 const size_t strategies_tests_count = sizeof strategies_tests / sizeof strategies_tests[0];

@@ -128,11 +128,19 @@ extern "C" ffnn_status ffnn_cuda_set_precision(void *vctx, ffnn_precision precis
         precision != FFNN_PRECISION_BF16)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda set_precision: unknown precision %d",
                          (int)precision);
-    if (precision != FFNN_PRECISION_FP32 && ctx->kernels != FFNN_KERNELS_CUBLAS)
+    /* tf32: cuBLAS, or gemm.cu's tensor-core kernel under fused / graph; bf16: cuBLAS */
+    const int takes_tf32 = ctx->kernels == FFNN_KERNELS_CUBLAS ||
+                           ctx->kernels == FFNN_KERNELS_FUSED ||
+                           ctx->kernels == FFNN_KERNELS_GRAPH;
+    if ((precision == FFNN_PRECISION_TF32 && !takes_tf32) ||
+        (precision == FFNN_PRECISION_BF16 && ctx->kernels != FFNN_KERNELS_CUBLAS))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "precision %s runs on tensor cores through the cublas strategy only "
-                         "(--kernels cublas or auto), not --kernels %s",
-                         ffnn_precision_name(precision), ffnn_kernels_name(ctx->kernels));
+                         "precision %s runs on tensor cores through %s, not --kernels %s",
+                         ffnn_precision_name(precision),
+                         precision == FFNN_PRECISION_TF32
+                             ? "the cublas, fused or graph strategies (or auto)"
+                             : "the cublas strategy (--kernels cublas or auto)",
+                         ffnn_kernels_name(ctx->kernels));
     ctx->precision = precision;
     return FFNN_OK;
 }

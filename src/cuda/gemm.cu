@@ -41,6 +41,8 @@
  * splits K). The fused epilogues cost 0-2 us on the seed layers, ~1-15% at 1024^3.
  * The 128 configuration runs at 128 registers (2 blocks per SM, 4 bytes spilled).
  */
+#include <mma.h>
+
 #include "gemm.cuh"
 
 #define GEMM_THREADS 256
@@ -311,6 +313,171 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
     }
 }
 
+/* ------------------------------------------------------------------ TF32 kernel */
+
+/* --precision tf32: the same tiles, loads, row sums and epilogue as gemm_kernel,
+ * the products on tensor cores (wmma m16n16k8, inputs rounded to TF32 with
+ * __float_to_tf32, fp32 accumulation). BM x BN block tile (128 or 64), BK = 16,
+ * 8 warps as 2 (rows) x 4 (columns), each a (BM/2) x (BN/4) tile of 16 x 16
+ * accumulator fragments. Shared tiles k-major as gemm_kernel's: As[k][m] is
+ * matrix_a in col_major order, Bs[k][n] matrix_b in row_major order (ldm BM+4,
+ * BN+4: multiples of 4, fragments at 32-byte boundaries). The epilogue stages
+ * each fragment through 16 x 20 floats of the warp's own shared memory (the
+ * tiles' space, free after the k loop), then runs gemm_epi_run on 2 strips of 4
+ * per lane (As and Bs share one array so the staging fits for BM = 64 too).
+ * Deterministic (fixed fragment order, no split-K); the sums differ
+ * from the fp32 kernel's by the TF32 rounding of the inputs. */
+template <int BM, int BN, bool TRANS_A, bool TRANS_B>
+static __global__ void __launch_bounds__(GEMM_THREADS, 1)
+gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+                 int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
+                 ffnn_gemm_epilogue ep)
+{
+    namespace wmma = nvcuda::wmma;
+    constexpr int BK = 16;
+    constexpr int SUB_A = 4 * GEMM_THREADS / BM; /* depth one float4 per thread covers */
+    constexpr int SUB_B = 4 * GEMM_THREADS / BN;
+    constexpr int LA = BK / SUB_A, LB = BK / SUB_B; /* float4 loads per thread and step */
+    constexpr int WM = BM / 2, WN = BN / 4, FM = WM / 16, FN = WN / 16;
+    static_assert(FM >= 1 && FN >= 1 && LA >= 1 && LB >= 1, "tile shape");
+    constexpr int SMEM = 2 * BK * (BM + 4) + 2 * BK * (BN + 4);
+    static_assert(SMEM >= 8 * 16 * 20, "epilogue staging fits in the tiles' space");
+
+    __shared__ __align__(32) float smem[SMEM];
+    float(*As)[BK][BM + 4] = (float(*)[BK][BM + 4])smem;                      /* [2] */
+    float(*Bs)[BK][BN + 4] = (float(*)[BK][BN + 4])(smem + 2 * BK * (BM + 4)); /* [2] */
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp / 4, wn = warp % 4;
+    const int n0 = blockIdx.x * BN;
+    const int k_tiles = (K + BK - 1) / BK;
+    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
+    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
+                       ep.sgd_param == NULL;
+    float *stage = smem + warp * (16 * 20);
+
+    for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
+        const int m0 = m_tile * BM;
+        wmma::fragment<wmma::accumulator, 16, 16, 8, float> acc[FM][FN];
+#pragma unroll
+        for (int i = 0; i < FM; ++i)
+#pragma unroll
+            for (int j = 0; j < FN; ++j) wmma::fill_fragment(acc[i][j], 0.0f);
+        float rs = 0.0f;
+
+        float ra[LA][4], rb[LB][4];
+#pragma unroll
+        for (int l = 0; l < LA; ++l) {
+            gemm_load<BM, SUB_A, !TRANS_A>(A, M, K, m0, l * SUB_A, tid, vec_a, ra[l]);
+            gemm_store<BM, SUB_A, !TRANS_A>(
+                (float(*)[BM + 4]) & As[0][l * SUB_A][0], tid, ra[l]);
+        }
+#pragma unroll
+        for (int l = 0; l < LB; ++l) {
+            gemm_load<BN, SUB_B, TRANS_B>(B, N, K, n0, l * SUB_B, tid, vec_b, rb[l]);
+            gemm_store<BN, SUB_B, TRANS_B>(
+                (float(*)[BN + 4]) & Bs[0][l * SUB_B][0], tid, rb[l]);
+        }
+        __syncthreads();
+
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            const int cur = kt & 1;
+            const bool more = kt + 1 < k_tiles;
+            if (more) {
+#pragma unroll
+                for (int l = 0; l < LA; ++l)
+                    gemm_load<BM, SUB_A, !TRANS_A>(A, M, K, m0, (kt + 1) * BK + l * SUB_A, tid,
+                                                   vec_a, ra[l]);
+#pragma unroll
+                for (int l = 0; l < LB; ++l)
+                    gemm_load<BN, SUB_B, TRANS_B>(B, N, K, n0, (kt + 1) * BK + l * SUB_B, tid,
+                                                  vec_b, rb[l]);
+            }
+            if (row_sums && tid < BM) {
+#pragma unroll
+                for (int kk = 0; kk < BK; ++kk) rs = __fadd_rn(rs, As[cur][kk][tid]);
+            }
+#pragma unroll
+            for (int kk = 0; kk < BK; kk += 8) {
+                wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32,
+                               wmma::col_major> af[FM];
+                wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32,
+                               wmma::row_major> bf[FN];
+#pragma unroll
+                for (int i = 0; i < FM; ++i) {
+                    wmma::load_matrix_sync(af[i], &As[cur][kk][wm * WM + i * 16], BM + 4);
+#pragma unroll
+                    for (int e = 0; e < af[i].num_elements; ++e)
+                        af[i].x[e] = wmma::__float_to_tf32(af[i].x[e]);
+                }
+#pragma unroll
+                for (int j = 0; j < FN; ++j) {
+                    wmma::load_matrix_sync(bf[j], &Bs[cur][kk][wn * WN + j * 16], BN + 4);
+#pragma unroll
+                    for (int e = 0; e < bf[j].num_elements; ++e)
+                        bf[j].x[e] = wmma::__float_to_tf32(bf[j].x[e]);
+                }
+#pragma unroll
+                for (int i = 0; i < FM; ++i)
+#pragma unroll
+                    for (int j = 0; j < FN; ++j) wmma::mma_sync(acc[i][j], af[i], bf[j], acc[i][j]);
+            }
+            if (more) {
+#pragma unroll
+                for (int l = 0; l < LA; ++l)
+                    gemm_store<BM, SUB_A, !TRANS_A>(
+                        (float(*)[BM + 4]) & As[cur ^ 1][l * SUB_A][0], tid, ra[l]);
+#pragma unroll
+                for (int l = 0; l < LB; ++l)
+                    gemm_store<BN, SUB_B, TRANS_B>(
+                        (float(*)[BN + 4]) & Bs[cur ^ 1][l * SUB_B][0], tid, rb[l]);
+            }
+            __syncthreads();
+        }
+
+        if (row_sums && tid < BM && m0 + tid < M) {
+            if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
+            if (ep.rowsum_param != NULL)
+                ep.rowsum_param[m0 + tid] =
+                    __fsub_rn(ep.rowsum_param[m0 + tid], __fmul_rn(ep.lr, rs));
+        }
+
+        /* epilogue: fragment by fragment through the warp's staging tile */
+#pragma unroll
+        for (int i = 0; i < FM; ++i) {
+#pragma unroll
+            for (int j = 0; j < FN; ++j) {
+                wmma::store_matrix_sync(stage, acc[i][j], 20, wmma::mem_row_major);
+                __syncwarp();
+                const int r = lane / 2, c = (lane % 2) * 8;
+                const int row = m0 + wm * WM + i * 16 + r;
+                if (row < M) {
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int col = n0 + wn * WN + j * 16 + c + 4 * h;
+                        if (col >= N) continue;
+                        const float4 v = *(const float4 *)(stage + r * 20 + c + 4 * h);
+                        const int vec4 = vec_c && col + 3 < N;
+                        if (plain) {
+                            float *cp = C + (size_t)row * N + col;
+                            if (vec4) {
+                                *(float4 *)cp = v;
+                            } else {
+                                const float f[4] = {v.x, v.y, v.z, v.w};
+                                for (int q = 0; q < 4 && col + q < N; ++q) cp[q] = f[q];
+                            }
+                        } else {
+                            gemm_epi_run(ep, C, N, row, col, v, 4, vec4);
+                        }
+                    }
+                }
+                __syncwarp();
+            }
+        }
+        __syncthreads(); /* the staging tiles are the next m tile's operand tiles */
+    }
+}
+
 /* ------------------------------------------------------------------ launch */
 
 static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
@@ -347,6 +514,37 @@ static ffnn_status gemm_launch(ffnn_cuda_ctx *ctx, const float *A, const float *
     return FFNN_OK;
 }
 
+template <int BM, int BN>
+static ffnn_status gemm_tf32_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
+                                    int M, int N, int K, int trans_a, int trans_b,
+                                    const ffnn_gemm_epilogue &ep)
+{
+    const int vec_a = aligned16(A) && (trans_a ? M % 4 == 0 : K % 4 == 0);
+    const int vec_b = aligned16(B) && (trans_b ? K % 4 == 0 : N % 4 == 0);
+    const int vec_c = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
+                      (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
+                      (ep.sgd_param == NULL || aligned16(ep.sgd_param));
+    const int m_tiles = (M + BM - 1) / BM;
+    const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
+                                                                      : (unsigned)m_tiles;
+    const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y);
+    cudaStream_t s = ctx->stream;
+    if (!trans_a && !trans_b)
+        gemm_tf32_kernel<BM, BN, false, false><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    else if (!trans_a && trans_b)
+        gemm_tf32_kernel<BM, BN, false, true><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    else if (trans_a && !trans_b)
+        gemm_tf32_kernel<BM, BN, true, false><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    else
+        gemm_tf32_kernel<BM, BN, true, true><<<grid, GEMM_THREADS, 0, s>>>(
+            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_tf32_kernel");
+    return FFNN_OK;
+}
+
 extern "C" int ffnn_cuda_gemm_pick(const ffnn_cuda_ctx *ctx, int M, int N)
 {
     const long long sms = ctx != NULL && ctx->sm_count > 0 ? ctx->sm_count : 1;
@@ -366,6 +564,8 @@ extern "C" const char *ffnn_cuda_gemm_config_name(int config)
     case FFNN_GEMM_64: return "64x64x16";
     case FFNN_GEMM_32: return "32x32x32";
     case FFNN_GEMM_16: return "16x16x64";
+    case FFNN_GEMM_TF32_128: return "tf32 128x128x16";
+    case FFNN_GEMM_TF32_64: return "tf32 64x64x16";
     default: return "auto";
     }
 }
@@ -387,6 +587,16 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
         e = *ep;
     else
         memset(&e, 0, sizeof e);
+    if (config == FFNN_GEMM_AUTO && ctx->precision == FFNN_PRECISION_TF32) {
+        const long long b128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
+        return b128 >= ctx->sm_count
+                   ? gemm_tf32_launch<128, 128>(ctx, A, B, C, M, N, K, trans_a, trans_b, e)
+                   : gemm_tf32_launch<64, 64>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+    }
+    if (config == FFNN_GEMM_TF32_128)
+        return gemm_tf32_launch<128, 128>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+    if (config == FFNN_GEMM_TF32_64)
+        return gemm_tf32_launch<64, 64>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
     if (config == FFNN_GEMM_AUTO) config = ffnn_cuda_gemm_pick(ctx, M, N);
     switch (config) {
     case FFNN_GEMM_128:

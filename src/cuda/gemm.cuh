@@ -79,7 +79,9 @@ enum {
     FFNN_GEMM_128 = 1, /* 128x128 x 8, 8x8 per thread  */
     FFNN_GEMM_64 = 2,  /* 64x64 x 16, 4x4 per thread   */
     FFNN_GEMM_32 = 3,  /* 32x32 x 32, 2x2 per thread   */
-    FFNN_GEMM_16 = 4   /* 16x16 x 64, 1x1 per thread   */
+    FFNN_GEMM_16 = 4,  /* 16x16 x 64, 1x1 per thread   */
+    FFNN_GEMM_TF32_128 = 5, /* tensor cores, 128x128 x 16 (--precision tf32)  */
+    FFNN_GEMM_TF32_64 = 6   /* tensor cores, 64x64 x 16                       */
 };
 
 #ifdef __cplusplus
@@ -91,7 +93,8 @@ extern "C" {
  * contiguous dimension is a multiple of 4 and the pointer 16-byte aligned, scalar
  * ones elsewhere); 1 <= M, N, K <= FFNN_CUDA_MAX_DIM (checked: FFNN_ERR_INVALID_
  * ARGUMENT). config: FFNN_GEMM_AUTO (the largest block tile whose grid still
- * gives every SM a block, else the smallest) or a fixed FFNN_GEMM_*.
+ * gives every SM a block, else the smallest; with ctx->precision TF32 the tensor-
+ * core kernel, 128 tiles when they fill the SMs, else 64) or a fixed FFNN_GEMM_*.
  * Errors: FFNN_ERR_CUDA from the launch (the context is poisoned on sticky ones).
  * Method: shared-memory tiles, double-buffered (the next tile's global loads are
  * in flight while the current one is multiplied, one barrier per k step), each

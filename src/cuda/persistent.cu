@@ -1,8 +1,9 @@
 /*
  * persistent.cu - the persistent strategy (--kernels persistent): one cooperative
  * kernel runs many SGD steps of a dense net in -> hidden (act) -> out with softmax
- * cross-entropy, the weights held on chip across the SMs, two grid-wide barriers
- * per step. Plus a micro-benchmark of the grid barrier itself.
+ * cross-entropy on labels or mean squared error on float targets, the weights held
+ * on chip across the SMs, two grid-wide barriers per step. Plus a micro-benchmark
+ * of the grid barrier itself.
  *
  * Work split (G blocks of PT threads, one per SM; block g owns hidden units
  * J = [g*JB, g*JB + JB)):
@@ -15,6 +16,7 @@
  *   -- grid barrier 1 --
  *   B  one warp per row b: logits = b2 + sum_g P_g[b, :] (fixed order), softmax,
  *      cross-entropy, correct, dlogits = (softmax - onehot) / B -> global dlog [B, out]
+ *      (mse: row loss mean_j (o_j - t_j)^2, dlog = 2 (o - t) / (B out), loss.cu's)
  *   -- grid barrier 2 --
  *   C  every block reads dlog: db2, dW2[:, J] = dlog^T h[:, J], dz1[:, J] =
  *      (dlog W2[:, J]) * act'(h), db1[J], dW1[J, :] = dz1[:, J]^T x, and applies
@@ -29,7 +31,7 @@
  * k-th barrier of the launch; the counter is zeroed before each launch). Reads of
  * other blocks' data use __ldcg (L2, never a stale L1 line).
  *
- * Limits (ffnn_cuda_persistent_supported): out <= 16, hidden <= 8 * SMs,
+ * Limits (ffnn_cuda_persistent_supported): out <= 16, in <= 2048, hidden <= 8 * SMs,
  * all blocks co-resident (cooperative launch), shared memory for RC >= 8 rows.
  */
 #include <math.h>
@@ -60,7 +62,8 @@
 typedef struct pjob_dev {
     const uint8_t *images; /* [n_data, D] or NULL                          */
     const float *values;   /* [n_data, D] or NULL                          */
-    const uint8_t *labels; /* [n_data]                                     */
+    const uint8_t *labels; /* [n_data] (softmax_ce)                        */
+    const float *targets;  /* [n_data, C] float targets (mse)              */
     const int32_t *index;  /* [n] epoch permutation                        */
     float *W1, *b1, *W2, *b2;
     float *row_loss;
@@ -72,7 +75,9 @@ typedef struct pjob_dev {
     float lr;
     int D, H, C, B, n, first_step, steps;
     int D4, D4s, RC, G;    /* float4 columns of x (real, padded), chunk rows, blocks */
+    int NG;                /* row groups of the dW1 phase (narrow inputs: > 1)     */
     int act, has_b1, has_b2;
+    int mse;               /* 1: mean squared error on float targets; 0: softmax_ce */
 } pjob_dev;
 
 /* x = p / 255 correctly rounded, without a division: float(p) from the exponent
@@ -155,8 +160,8 @@ static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned 
  * features: 1024); each lane has 2*LOAD_SLOTS loads in flight. */
 #define LOAD_SLOTS 8
 
-/* Rows [row, row + rc) of the epoch into Xs [RC, D4s*4] (float4 columns < D4):
- * warp w copies rows w, w + PWARPS, ..., two rows per round, its lanes striding
+/* Rows [row, row + rc) of the epoch into Xs [RC, D4s*4] (float4 columns < D4).
+ * Rows of 64+ features: warp w copies rows w, w + PWARPS, ..., two rows per round, its lanes striding
  * over the row's 4-byte words (uint8 images) or float4s (float values), every
  * load of a round issued before the first is used. */
 static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, int rc)
@@ -165,7 +170,33 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
     __syncthreads();
     float4 *X4 = (float4 *)Xs;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    if ((p.D & 3) == 0 && p.D <= 32 * 4 * LOAD_SLOTS) {
+    if ((p.D & 3) == 0 && p.D < 64) {
+        /* narrow rows (under 16 float4s, e.g. seed 001's 32 features): all threads
+         * over the chunk's float4s, LOAD_SLOTS loads in flight each */
+        const int words = p.D / 4, total = rc * words;
+        for (int base = threadIdx.x; base < total; base += PT * LOAD_SLOTS) {
+            float4 v[LOAD_SLOTS];
+#pragma unroll
+            for (int u = 0; u < LOAD_SLOTS; u++) {
+                const int i = base + u * PT, r = i / words, w = i - r * words;
+                if (i < total) {
+                    if (p.images != NULL) {
+                        const unsigned q = __ldg((const unsigned *)(p.images +
+                                                                    (size_t)sidx[r] * p.D) + w);
+                        v[u] = make_float4(byte_to_unit(q, 0), byte_to_unit(q, 1),
+                                           byte_to_unit(q, 2), byte_to_unit(q, 3));
+                    } else {
+                        v[u] = __ldg((const float4 *)(p.values + (size_t)sidx[r] * p.D) + w);
+                    }
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < LOAD_SLOTS; u++) {
+                const int i = base + u * PT, r = i / words, w = i - r * words;
+                if (i < total) X4[r * p.D4s + w] = v[u];
+            }
+        }
+    } else if ((p.D & 3) == 0 && p.D <= 32 * 4 * LOAD_SLOTS) {
         const int words = p.D / 4; /* per row: uint32 of 4 pixels, or one float4 */
         for (int r0 = warp; r0 < rc; r0 += 2 * PWARPS) {
             const int r1 = r0 + PWARPS;
@@ -261,9 +292,10 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     float *gtmp = b2s + CMAX;                /* [CMAX * (1 + JB)]         */
     float *red = gtmp + 4 * ((CMAX * (1 + JB) + 3) / 4); /* [PT, JB]      */
     float *Hs = red + PT * JB;               /* [B, JB]                   */
-    float *dZs = Hs + p.B * JB;              /* [B, JB]                   */
-    float *dls = dZs + p.B * JB;             /* [B, C]                    */
+    float *dZs = Hs + 4 * ((p.B * JB + 3) / 4); /* [B, JB] (regions padded   */
+    float *dls = dZs + 4 * ((p.B * JB + 3) / 4); /* to float4s) [B, C]      */
     int *sidx = (int *)(dls + 4 * ((p.B * p.C + 3) / 4)); /* [RC]       */
+    float *NGs = (float *)(sidx + 4 * ((p.RC + 3) / 4)); /* [NG-1, JB, D4*4] */
 
     const int g = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
     const int j0 = g * JB, C = p.C, G = p.G, B = p.B;
@@ -294,7 +326,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         const float inv_rows = 1.0f / (float)rows;
         /* phase B's label of this warp's first row, loaded now, used after barrier 1 */
         const int b_first = g + G * warp;
-        const int label_first = b_first < rows ? p.labels[p.index[row0 + b_first]] : 0;
+        const int label_first =
+            b_first < rows && !p.mse ? p.labels[p.index[row0 + b_first]] : 0;
 
         /* ---- A: forward of the hidden slice, chunk by chunk ---- */
         for (int c0 = 0; c0 < rows; c0 += p.RC) {
@@ -350,7 +383,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 
         /* ---- B: logits, softmax cross-entropy, dlogits: one warp per row ---- */
         for (int b = g + G * warp; b < rows; b += G * PWARPS) {
-            const int label = b == b_first ? label_first : p.labels[p.index[row0 + b]];
+            const int label =
+                p.mse ? 0 : b == b_first ? label_first : p.labels[p.index[row0 + b]];
             float z[CMAX];
 #pragma unroll
             for (int c = 0; c < CMAX; c++) z[c] = 0.0f;
@@ -377,6 +411,27 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     if (c == 0 || z[c] > m) { m = z[c]; arg = c; }
                     if (c == lane) mine = z[c];
                 }
+            }
+            if (p.mse) { /* loss.cu's mse_kernel with float targets, every lane alike */
+                const float *tr = p.targets + (size_t)p.index[row0 + b] * C;
+                const float scale = 1.0f / ((float)rows * (float)C);
+                float sum = 0.0f, mine_t = 0.0f;
+                int ok = 1;
+#pragma unroll
+                for (int c = 0; c < CMAX; c++) {
+                    if (c < C) {
+                        const float t = tr[c], d = z[c] - t;
+                        sum += __fmul_rn(d, d);
+                        ok &= (z[c] > 0.5f) == (t > 0.5f);
+                        if (c == lane) mine_t = t;
+                    }
+                }
+                if (lane == 0) {
+                    p.row_loss[row0 + b] = sum / (float)C;
+                    p.row_correct[row0 + b] = (uint8_t)ok;
+                }
+                if (lane < C) p.dlog[(size_t)b * C + lane] = 2.0f * (mine - mine_t) * scale;
+                continue;
             }
             float se = 0.0f;
 #pragma unroll
@@ -436,8 +491,12 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             if (lane == 0 && p.has_b1 && j0 + j < p.H) b1s[j] = sgd(b1s[j], lr, v);
         }
         PROF_MARK(6);
-        /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t of x */
+        /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
+         * the rows r = grp, grp + NG, ... (grp = t / D4p); with NG > 1 groups the
+         * partial sums meet in shared memory in group order (deterministic) */
         {
+            const int D4p = (p.D4 + 31) & ~31, col = t % D4p, grp = t / D4p;
+            const bool mine = col < p.D4 && grp < p.NG;
             float4 acc[JB];
 #pragma unroll
             for (int j = 0; j < JB; j++) acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
@@ -448,9 +507,9 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     load_x(p, Xs, sidx, row0 + c0, rc);
                     __syncthreads();
                 }
-                if (t < p.D4) {
-                    for (int r = 0; r < rc; r++) {
-                        const float4 x = X4[r * p.D4s + t];
+                if (mine) {
+                    for (int r = grp; r < rc; r += p.NG) {
+                        const float4 x = X4[r * p.D4s + col];
 #pragma unroll
                         for (int j = 0; j < JB; j++) {
                             const float dz = dZs[(c0 + r) * JB + j];
@@ -462,16 +521,31 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     }
                 }
             }
-            if (t < p.D4) {
+            if (p.NG > 1) {
+                float4 *scr = (float4 *)NGs; /* [NG - 1][JB][D4] */
+                if (mine && grp > 0)
+#pragma unroll
+                    for (int j = 0; j < JB; j++)
+                        scr[((grp - 1) * JB + j) * p.D4 + col] = acc[j];
+                __syncthreads();
+                if (mine && grp == 0)
+                    for (int q = 1; q < p.NG; q++)
+#pragma unroll
+                        for (int j = 0; j < JB; j++) {
+                            const float4 v = scr[((q - 1) * JB + j) * p.D4 + col];
+                            acc[j].x += v.x, acc[j].y += v.y, acc[j].z += v.z, acc[j].w += v.w;
+                        }
+            }
+            if (mine && grp == 0) {
 #pragma unroll
                 for (int j = 0; j < JB; j++) {
                     if (j0 + j < p.H) {
-                        float4 w = W14[j * p.D4s + t];
+                        float4 w = W14[j * p.D4s + col];
                         w.x = sgd(w.x, lr, acc[j].x);
                         w.y = sgd(w.y, lr, acc[j].y);
                         w.z = sgd(w.z, lr, acc[j].z);
                         w.w = sgd(w.w, lr, acc[j].w);
-                        W14[j * p.D4s + t] = w;
+                        W14[j * p.D4s + col] = w;
                     }
                 }
             }
@@ -498,16 +572,18 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 /* ------------------------------------------------------------------ host side */
 
 typedef struct pplan {
-    int JB, G, RC, D4, D4s;
+    int JB, G, RC, D4, D4s, NG;
     size_t smem; /* bytes of dynamic shared memory */
 } pplan;
 
-static size_t smem_floats(int JB, int RC, int D4s, int B, int C)
+static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4)
 {
     const size_t XS = (size_t)D4s * 4;
     return (size_t)JB * XS + (size_t)RC * XS + 4 * ((CMAX * JB + 3) / 4) + 8 + CMAX +
-           4 * ((CMAX * (1 + JB) + 3) / 4) + (size_t)PT * JB + 2 * (size_t)B * JB +
-           4 * (((size_t)B * C + 3) / 4) + (size_t)RC /* sidx */;
+           4 * ((CMAX * (1 + JB) + 3) / 4) + (size_t)PT * JB +
+           2 * 4 * (((size_t)B * JB + 3) / 4) +
+           4 * (((size_t)B * C + 3) / 4) + 4 * (((size_t)RC + 3) / 4) /* sidx */ +
+           (size_t)(NG - 1) * JB * D4 * 4 /* dW1 partial sums */;
 }
 
 /* The launch plan of job on ctx's GPU; 0 with the reason set when it cannot run. */
@@ -518,11 +594,12 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
                   job->out, CMAX);
         return 0;
     }
-    if (job->in < 1 || job->in > 65536 || job->hidden < 1 || job->batch_size < 1 ||
+    if (job->in < 1 || job->in > 4 * PT || job->hidden < 1 || job->batch_size < 1 ||
         job->batch_size > 4096 || job->n > (size_t)INT32_MAX) {
         ffnn_fail(FFNN_ERR_UNSUPPORTED,
                   "persistent kernel: in=%zu hidden=%zu batch=%zu outside its limits "
-                  "(in <= 65536, batch <= 4096)", job->in, job->hidden, job->batch_size);
+                  "(in <= %d: one thread per 4 inputs; batch <= 4096)", job->in, job->hidden,
+                  job->batch_size, 4 * PT);
         return 0;
     }
     int optin = 0;
@@ -547,10 +624,16 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
         return 0;
     }
     pl->G = (int)((job->hidden + pl->JB - 1) / pl->JB);
+    /* dW1 row groups: inputs up to 256 features (D4 <= 64) split the rows over
+     * PT / D4p thread groups, at most 16; wider ones keep one thread per column */
+    const int D4p = (pl->D4 + 31) & ~31;
+    pl->NG = pl->D4 <= 64 ? (PT / D4p < 16 ? PT / D4p : 16) : 1;
     pl->RC = 0;
-    for (int rc = 64; rc >= 8; rc /= 2)
-        if (smem_floats(pl->JB, rc, pl->D4s, (int)job->batch_size, (int)job->out) * 4 <=
-            (size_t)optin) {
+    int rc_max = 8; /* the batch's rows rounded up to a power of 2, at most PT */
+    while (rc_max < (int)job->batch_size && rc_max < PT) rc_max *= 2;
+    for (int rc = rc_max; rc >= 8; rc /= 2)
+        if (smem_floats(pl->JB, rc, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
+                        pl->D4) * 4 <= (size_t)optin) {
             pl->RC = rc;
             break;
         }
@@ -560,7 +643,8 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
                   "memory per block", job->in, job->batch_size, optin);
         return 0;
     }
-    pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size, (int)job->out) * 4;
+    pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size, (int)job->out,
+                           pl->NG, pl->D4) * 4;
     return 1;
 }
 
@@ -660,12 +744,16 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "train_persistent");
-    if (job == NULL || job->index == NULL || job->data.labels == NULL ||
+    const int mse = job != NULL && job->loss == FFNN_LOSS_MSE;
+    if (job == NULL || job->index == NULL ||
+        (mse ? job->data.targets == NULL || job->data.target_width != job->out
+             : job->data.labels == NULL) ||
         (job->data.images == NULL) == (job->data.values == NULL) || job->W1 == NULL ||
         job->W2 == NULL || job->row_loss == NULL || job->row_correct == NULL ||
         job->data.features != job->in)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda train_persistent: incomplete job (index, labels, one of "
+                         "cuda train_persistent: incomplete job (index, labels (ce) or "
+                         "float targets of the output width (mse), one of "
                          "images/values with features == in, W1, W2, row outputs)");
     if (job->steps == 0) return FFNN_OK;
     if ((job->first_step + job->steps - 1) * job->batch_size >= job->n)
@@ -695,6 +783,8 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.images = job->data.images;
     p.values = job->data.values;
     p.labels = job->data.labels;
+    p.targets = job->data.targets;
+    p.mse = mse;
     p.index = job->index;
     p.W1 = job->W1;
     p.b1 = job->b1;
@@ -717,6 +807,7 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.D4s = pl.D4s;
     p.RC = pl.RC;
     p.G = pl.G;
+    p.NG = pl.NG;
     p.act = (int)job->hidden_act;
     p.has_b1 = job->b1 != NULL;
     p.has_b2 = job->b2 != NULL;
