@@ -159,6 +159,8 @@ static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned 
 /* Words of a row per lane in load_x's fast path (rows up to 32*4*LOAD_SLOTS
  * features: 1024); each lane has 2*LOAD_SLOTS loads in flight. */
 #define LOAD_SLOTS 8
+/* float4 loads in flight per thread in load_x's narrow-row path */
+#define NARROW_SLOTS 1
 
 /* Rows [row, row + rc) of the epoch into Xs [RC, D4s*4] (float4 columns < D4).
  * Rows of 64+ features: warp w copies rows w, w + PWARPS, ..., two rows per round, its lanes striding
@@ -172,12 +174,12 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if ((p.D & 3) == 0 && p.D < 64) {
         /* narrow rows (under 16 float4s, e.g. seed 001's 32 features): all threads
-         * over the chunk's float4s, LOAD_SLOTS loads in flight each */
+         * over the chunk's float4s, NARROW_SLOTS loads in flight each */
         const int words = p.D / 4, total = rc * words;
-        for (int base = threadIdx.x; base < total; base += PT * LOAD_SLOTS) {
-            float4 v[LOAD_SLOTS];
+        for (int base = threadIdx.x; base < total; base += PT * NARROW_SLOTS) {
+            float4 v[NARROW_SLOTS];
 #pragma unroll
-            for (int u = 0; u < LOAD_SLOTS; u++) {
+            for (int u = 0; u < NARROW_SLOTS; u++) {
                 const int i = base + u * PT, r = i / words, w = i - r * words;
                 if (i < total) {
                     if (p.images != NULL) {
@@ -191,7 +193,7 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
                 }
             }
 #pragma unroll
-            for (int u = 0; u < LOAD_SLOTS; u++) {
+            for (int u = 0; u < NARROW_SLOTS; u++) {
                 const int i = base + u * PT, r = i / words, w = i - r * words;
                 if (i < total) X4[r * p.D4s + w] = v[u];
             }
@@ -274,6 +276,22 @@ static __device__ void prefetch_step(const pjob_dev &p, int step)
         const int r = i / lines, l = i - r * lines;
         const char *at = base + (size_t)p.index[row0 + r] * row_bytes + (size_t)l * 128;
         asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
+    }
+}
+
+/* acc[j] += dz1[c0 + r, j] * x[r, col] (one float4 column of row r of the chunk). */
+template <int JB>
+static __device__ __forceinline__ void dw1_row(const float4 *X4, const float *dZs, int D4s,
+                                               int col, int c0, int r, float4 (&acc)[JB])
+{
+    const float4 x = X4[r * D4s + col];
+#pragma unroll
+    for (int j = 0; j < JB; j++) {
+        const float dz = dZs[(c0 + r) * JB + j];
+        acc[j].x = fmaf(dz, x.x, acc[j].x);
+        acc[j].y = fmaf(dz, x.y, acc[j].y);
+        acc[j].z = fmaf(dz, x.z, acc[j].z);
+        acc[j].w = fmaf(dz, x.w, acc[j].w);
     }
 }
 
@@ -508,16 +526,12 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     __syncthreads();
                 }
                 if (mine) {
-                    for (int r = grp; r < rc; r += p.NG) {
-                        const float4 x = X4[r * p.D4s + col];
-#pragma unroll
-                        for (int j = 0; j < JB; j++) {
-                            const float dz = dZs[(c0 + r) * JB + j];
-                            acc[j].x = fmaf(dz, x.x, acc[j].x);
-                            acc[j].y = fmaf(dz, x.y, acc[j].y);
-                            acc[j].z = fmaf(dz, x.z, acc[j].z);
-                            acc[j].w = fmaf(dz, x.w, acc[j].w);
-                        }
+                    const int step_r = p.NG; /* 1 for wide inputs: a plain unit-stride loop */
+                    if (step_r == 1) {
+                        for (int r = 0; r < rc; r++) dw1_row(X4, dZs, p.D4s, col, c0, r, acc);
+                    } else {
+                        for (int r = grp; r < rc; r += step_r)
+                            dw1_row(X4, dZs, p.D4s, col, c0, r, acc);
                     }
                 }
             }
