@@ -40,7 +40,7 @@ int ffnn_strategy_fused_fits(const ffnn_model *m)
 }
 
 /* Batch limits of the auto rule (docs/PERFORMANCE.md, "auto"). */
-#define FFNN_AUTO_PERSISTENT_MAX_BATCH 384
+#define FFNN_AUTO_PERSISTENT_MAX_BATCH 512
 #define FFNN_AUTO_CUBLAS_MIN_BATCH 1024
 
 ffnn_kernels ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
@@ -51,8 +51,8 @@ ffnn_kernels ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config 
     if (cfg->precision != FFNN_PRECISION_FP32) /* tensor cores: through cuBLAS */
         return FFNN_KERNELS_CUBLAS;
     /* small batches of one-hidden-layer nets: launch- and latency-bound, one
-     * persistent kernel per epoch wins (2.2x graph at batch 64, 1.15x at 256;
-     * fused beats it at 512) */
+     * persistent kernel per epoch wins (2.2x graph at batch 64, 1.6x at 256);
+     * at 1024 cublas does (5.8 vs 8.6 ms) */
     if (cfg->batch_size <= FFNN_AUTO_PERSISTENT_MAX_BATCH &&
         ffnn_strategy_persistent_fits(m, cfg))
         return FFNN_KERNELS_PERSISTENT;
