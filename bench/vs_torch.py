@@ -174,7 +174,7 @@ def main():
     ap.add_argument("--configs", default="784-256relu-10:64,784-256relu-10:256,"
                     "784-256relu-10:1024,784-1024relu-1024relu-10:1024")
     ap.add_argument("--kernels", default="auto,persistent,graph,fused,cublas,tiled,"
-                    "cublas:tf32,cublas:bf16",
+                    "cublas:tf32,cublas:bf16,graph:tf32",
                     help="ffnn modes: --kernels names, NAME:tf32 / NAME:bf16 for --precision")
     ap.add_argument("--torch-modes", default="eager,step_graph,epoch_graph")
     ap.add_argument("--epochs", type=int, default=5)

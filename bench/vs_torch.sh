@@ -22,3 +22,14 @@ make -j16 $CJSON CUDA_ARCH="-gencode arch=compute_90,code=sm_90" all \
 python3 bench/vs_torch.py "$DATA" --ffnn build/ffnn --out "$OUT/vs_torch.json" 2>&1 |
     tee "$OUT/vs_torch.md"
 bash bench/strategies_accuracy.sh "$DATA" "$N" 2>&1 | tee "$OUT/accuracy.md"
+# the auto rule's batch limits: batch 512 on the seed-000 net
+for k in persistent graph fused cublas; do
+    build/ffnn train --data "$DATA" --arch 784-256relu-10 --batch 512 --epochs 6 --lr 0.1 \
+        --kernels $k --json 2>/dev/null | tail -5 | python3 -c "
+import json, statistics, sys
+r = [json.loads(l) for l in sys.stdin]
+print('batch 512 %-10s %.2f ms/epoch (median of 5 after a warm-up)' % (sys.argv[1],
+      1e3 * statistics.median(x['seconds'] for x in r)))" $k
+done 2>&1 | tee "$OUT/batch512.txt"
+# seed 001's whole regression run with every strategy
+bash bench/seed001_strategies.sh 2>&1 | tee "$OUT/seed001_strategies.md"
