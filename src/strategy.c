@@ -40,8 +40,8 @@ int ffnn_strategy_fused_fits(const ffnn_model *m)
 }
 
 /* Batch limits of the auto rule (docs/PERFORMANCE.md, "auto"). */
-#define FFNN_AUTO_PERSISTENT_MAX_BATCH 512
-#define FFNN_AUTO_CUBLAS_MIN_BATCH 1024
+#define FFNN_AUTO_PERSISTENT_MAX_BATCH 384
+#define FFNN_AUTO_CUBLAS_MIN_BATCH 512
 
 ffnn_kernels ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
 {
@@ -52,11 +52,12 @@ ffnn_kernels ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config 
         return FFNN_KERNELS_CUBLAS;
     /* small batches of one-hidden-layer nets: launch- and latency-bound, one
      * persistent kernel per epoch wins (2.2x graph at batch 64, 1.6x at 256);
-     * at 1024 cublas does (5.8 vs 8.6 ms) */
+     * from 512 cublas does (8.2 vs 9.1 ms at 512, 5.9 vs 8.6 at 1024) */
     if (cfg->batch_size <= FFNN_AUTO_PERSISTENT_MAX_BATCH &&
         ffnn_strategy_persistent_fits(m, cfg))
         return FFNN_KERNELS_PERSISTENT;
-    /* large batches: matmul-bound, cuBLAS's kernels are the fastest we have */
+    /* large batches: matmul-bound, cuBLAS's kernels are the fastest we have
+     * (batch 512: cublas 8.2, graph 11.5, fused 11.9 ms) */
     if (cfg->batch_size >= FFNN_AUTO_CUBLAS_MIN_BATCH)
         return FFNN_KERNELS_CUBLAS;
     /* the rest: our fused kernels, 16 steps per CUDA graph */

@@ -432,7 +432,7 @@ static ffnn_status settle_strategy(ffnn_trainer *t)
                 return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --kernels auto or graph)",
                                  why);
             }
-            t->strategy = FFNN_KERNELS_GRAPH; /* auto: the next best up to 512 rows */
+            t->strategy = FFNN_KERNELS_GRAPH; /* auto: the next best below 512 rows */
         }
     }
     t->fused = (t->strategy == FFNN_KERNELS_FUSED || t->strategy == FFNN_KERNELS_GRAPH) &&
