@@ -83,7 +83,7 @@ static const char *usage_train =
     "                    the fastest for the net and batch) | persistent | graph |\n"
     "                    fused | cublas | tiled | naive\n"
     "  --precision NAME  cuda matmul arithmetic: fp32 (default) | tf32 | bf16 (tensor\n"
-    "                    cores, through the cublas strategy)\n"
+    "                    cores: tf32 with cublas, fused or graph; bf16 with cublas)\n"
     "  --steps-per-launch N  steps per launch: graph (default 16), persistent\n"
     "                    (default: an epoch), cublas (default 8; N > 1 captures them\n"
     "                    in a CUDA graph); progress and stops fall between launches\n"

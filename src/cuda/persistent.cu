@@ -297,9 +297,10 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
     }
 }
 
-/* Ask L2 for the rows of the epoch's step `step` (this block's share of them), so
- * that the next load_x finds them there instead of in HBM. */
-static __device__ void prefetch_step(const pjob_dev &p, int step)
+/* Ask L2 for the rows of the epoch's step `step`, shared among blocks
+ * [first_block, first_block + blocks) (the caller is one of them), so that the
+ * next load_x finds them there instead of in HBM. */
+static __device__ void prefetch_step(const pjob_dev &p, int step, int first_block, int blocks)
 {
     const int row0 = step * p.B;
     if (row0 >= p.n) return;
@@ -307,7 +308,11 @@ static __device__ void prefetch_step(const pjob_dev &p, int step)
     const size_t row_bytes = (size_t)p.D * (p.images ? 1 : 4);
     const int lines = (int)((row_bytes + 127) / 128);
     const char *base = p.images ? (const char *)p.images : (const char *)p.values;
-    for (int i = blockIdx.x * PT + threadIdx.x; i < rows * lines; i += p.G * PT) {
+    /* line i: block first_block + i % blocks, thread PT-1 - i / blocks % PT (the last
+     * warps, which have no row in phase B unless the batch exceeds 15 rows/block) */
+    const int tt = PT - 1 - (int)threadIdx.x;
+    for (int i = ((int)blockIdx.x - first_block) + tt * blocks; i < rows * lines;
+         i += blocks * PT) {
         const int r = i / lines, l = i - r * lines;
         const char *at = base + (size_t)p.index[row0 + r] * row_bytes + (size_t)l * 128;
         asm volatile("prefetch.global.L2 [%0];" ::"l"(at));
@@ -449,6 +454,14 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         PROF_MARK(3);
 
         /* ---- B: logits, softmax cross-entropy, dlogits: one warp per row ---- */
+        /* the next step's images into L2, by the blocks without a row here (all
+         * blocks when every block has one): off the rows' critical path */
+        if (s + 1 < p.steps) {
+            if (rows < G && g >= rows)
+                prefetch_step(p, p.first_step + s + 1, rows, G - rows);
+            else if (rows >= G)
+                prefetch_step(p, p.first_step + s + 1, 0, G);
+        }
         for (int b = g + G * warp; b < rows; b += G * PWARPS) {
             const int label =
                 p.mse ? 0 : b == b_first ? label_first : p.labels[p.index[row0 + b]];
@@ -517,8 +530,6 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 p.dlog[(size_t)b * C + lane] =
                     (expf(mine - m) / se - (lane == label ? 1.0f : 0.0f)) * inv_rows;
         }
-        /* while the rows finish: the next step's images into L2 */
-        if (s + 1 < p.steps) prefetch_step(p, p.first_step + s + 1);
         PROF_MARK(4);
         grid_barrier(p.bar, target += G);
         PROF_MARK(5);
