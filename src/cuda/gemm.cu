@@ -482,35 +482,58 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
 
 static int aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+/* What both kernels' launches compute from the operands: float4 permissions
+ * (each operand's contiguous dimension % 4 == 0 and 16-byte aligned; C with the
+ * epilogue's tensors) and the grid (gridDim.y strides over M tiles past 65535). */
+typedef struct gemm_shape {
+    int vec_a, vec_b, vec_c, m_tiles;
+    dim3 grid;
+} gemm_shape;
+
+static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, int M, int N,
+                                int K, int trans_a, int trans_b, const ffnn_gemm_epilogue &ep,
+                                int BM, int BN)
+{
+    gemm_shape g;
+    g.vec_a = aligned16(A) && (trans_a ? M % 4 == 0 : K % 4 == 0);
+    g.vec_b = aligned16(B) && (trans_b ? K % 4 == 0 : N % 4 == 0);
+    g.vec_c = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
+              (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
+              (ep.sgd_param == NULL || aligned16(ep.sgd_param));
+    g.m_tiles = (M + BM - 1) / BM;
+    const unsigned grid_y = (unsigned)g.m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
+                                                                        : (unsigned)g.m_tiles;
+    g.grid = dim3((unsigned)((N + BN - 1) / BN), grid_y);
+    return g;
+}
+
+/* Launch KERNEL<..., TA, TB> for the transpose flags (a macro: the two kernels
+ * take different template parameter lists before the flags). */
+#define GEMM_LAUNCH_4(KERNEL, ...)                                                        \
+    do {                                                                                  \
+        const gemm_shape g_ = gemm_shape_of(A, B, C, M, N, K, trans_a, trans_b, ep, BM, BN); \
+        cudaStream_t s_ = ctx->stream;                                                    \
+        if (!trans_a && !trans_b)                                                         \
+            KERNEL<__VA_ARGS__, false, false><<<g_.grid, GEMM_THREADS, 0, s_>>>(          \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+        else if (!trans_a && trans_b)                                                     \
+            KERNEL<__VA_ARGS__, false, true><<<g_.grid, GEMM_THREADS, 0, s_>>>(           \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+        else if (trans_a && !trans_b)                                                     \
+            KERNEL<__VA_ARGS__, true, false><<<g_.grid, GEMM_THREADS, 0, s_>>>(           \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+        else                                                                              \
+            KERNEL<__VA_ARGS__, true, true><<<g_.grid, GEMM_THREADS, 0, s_>>>(            \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+        FFNN_CUDA_LAUNCH_CHECK(ctx, #KERNEL);                                             \
+    } while (0)
+
 template <int BM, int BN, int BK, int TM, int TN>
 static ffnn_status gemm_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                int M, int N, int K, int trans_a, int trans_b,
                                const ffnn_gemm_epilogue &ep)
 {
-    /* float4 along each operand's contiguous dimension when it allows */
-    const int vec_a = aligned16(A) && (trans_a ? M % 4 == 0 : K % 4 == 0);
-    const int vec_b = aligned16(B) && (trans_b ? K % 4 == 0 : N % 4 == 0);
-    const int vec_c = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
-                      (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
-                      (ep.sgd_param == NULL || aligned16(ep.sgd_param));
-    const int m_tiles = (M + BM - 1) / BM;
-    const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
-                                                                      : (unsigned)m_tiles;
-    const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y);
-    cudaStream_t s = ctx->stream;
-    if (!trans_a && !trans_b)
-        gemm_kernel<BM, BN, BK, TM, TN, false, false><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    else if (!trans_a && trans_b)
-        gemm_kernel<BM, BN, BK, TM, TN, false, true><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    else if (trans_a && !trans_b)
-        gemm_kernel<BM, BN, BK, TM, TN, true, false><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    else
-        gemm_kernel<BM, BN, BK, TM, TN, true, true><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_kernel");
+    GEMM_LAUNCH_4(gemm_kernel, BM, BN, BK, TM, TN);
     return FFNN_OK;
 }
 
@@ -519,29 +542,7 @@ static ffnn_status gemm_tf32_launch(ffnn_cuda_ctx *ctx, const float *A, const fl
                                     int M, int N, int K, int trans_a, int trans_b,
                                     const ffnn_gemm_epilogue &ep)
 {
-    const int vec_a = aligned16(A) && (trans_a ? M % 4 == 0 : K % 4 == 0);
-    const int vec_b = aligned16(B) && (trans_b ? K % 4 == 0 : N % 4 == 0);
-    const int vec_c = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
-                      (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
-                      (ep.sgd_param == NULL || aligned16(ep.sgd_param));
-    const int m_tiles = (M + BM - 1) / BM;
-    const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
-                                                                      : (unsigned)m_tiles;
-    const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y);
-    cudaStream_t s = ctx->stream;
-    if (!trans_a && !trans_b)
-        gemm_tf32_kernel<BM, BN, false, false><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    else if (!trans_a && trans_b)
-        gemm_tf32_kernel<BM, BN, false, true><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    else if (trans_a && !trans_b)
-        gemm_tf32_kernel<BM, BN, true, false><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    else
-        gemm_tf32_kernel<BM, BN, true, true><<<grid, GEMM_THREADS, 0, s>>>(
-            A, B, C, M, N, K, m_tiles, vec_a, vec_b, vec_c, ep);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_tf32_kernel");
+    GEMM_LAUNCH_4(gemm_tf32_kernel, BM, BN);
     return FFNN_OK;
 }
 
