@@ -21,6 +21,7 @@
 #include "data/dataset.h"
 #include "ffnn.h"
 #include "rng.h"
+#include "test_parity.h"
 #include "train_internal.h"
 
 /* ------------------------------------------------------------------ generators */
@@ -643,15 +644,10 @@ static test_result cuda_follows_cpu_float(char *why, size_t why_size)
         cfg.device = FFNN_DEVICE_CUDA;
         CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
         double worst = 0;
-        for (int step = 1; step <= 200; step++) {
-            double lc, lg;
-            CHECK_OK(ffnn_trainer_step(cpu, &lc));
-            CHECK_OK(ffnn_trainer_step(gpu, &lg));
-            double rel = fabs(lg - lc) / fabs(lc);
-            worst = rel > worst ? rel : worst;
-            CHECK(rel <= 1e-4, "%s %s step %d: cpu loss %.8f, cuda loss %.8f (rel %.2e)",
-                  cases[c].spec, cases[c].arch, step, lc, lg, rel);
-        }
+        char what[160];
+        snprintf(what, sizeof what, "%s %s", cases[c].spec, cases[c].arch);
+        if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+            return TEST_FAIL;
         double lc, ac, lg, ag;
         CHECK_OK(ffnn_trainer_evaluate(cpu, test, &lc, &ac));
         CHECK_OK(ffnn_trainer_evaluate(gpu, test, &lg, &ag));

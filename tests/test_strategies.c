@@ -10,11 +10,9 @@
 #include "check.h"
 #include "ffnn.h"
 #include "strategy.h"
+#include "test_parity.h"
 
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
-
-/* Parity tolerance of the foundation issue: per-step loss, relative. */
-#define PARITY_REL 1e-4
 
 static int have_gpu(void) { return ffnn_has_cuda() && ffnn_cuda_device_count() > 0; }
 
@@ -98,15 +96,11 @@ static test_result follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
             CHECK(ffnn_trainer_kernels(gpu) == kernels, "%s ran as %s", ffnn_kernels_name(kernels),
                   ffnn_kernels_name(ffnn_trainer_kernels(gpu)));
             double worst = 0;
-            for (int step = 1; step <= 200; step++) {
-                double lc, lg;
-                CHECK_OK(ffnn_trainer_step(cpu, &lc));
-                CHECK_OK(ffnn_trainer_step(gpu, &lg));
-                double rel = fabs(lg - lc) / fabs(lc);
-                worst = rel > worst ? rel : worst;
-                CHECK(rel <= PARITY_REL, "%s %s %s step %d: cpu loss %.8f, cuda %.8f (rel %.2e)",
-                      archs[a], ffnn_kernels_name(kernels), opts[o].name, step, lc, lg, rel);
-            }
+            char what[160];
+            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_kernels_name(kernels),
+                     opts[o].name);
+            if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+                return TEST_FAIL;
             printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", archs[a],
                    ffnn_kernels_name(kernels), opts[o].name, worst);
             ffnn_trainer_free(cpu);
@@ -258,15 +252,10 @@ static test_result mse_follows(char *why, size_t why_size)
         CHECK(ffnn_trainer_kernels(gpu) == ks[k], "ran as %s",
               ffnn_kernels_name(ffnn_trainer_kernels(gpu)));
         double worst = 0;
-        for (int step = 1; step <= 200; step++) {
-            double lc, lg;
-            CHECK_OK(ffnn_trainer_step(cpu, &lc));
-            CHECK_OK(ffnn_trainer_step(gpu, &lg));
-            double rel = fabs(lg - lc) / fabs(lc);
-            worst = rel > worst ? rel : worst;
-            CHECK(rel <= PARITY_REL, "%s mse step %d: cpu %.8f cuda %.8f (rel %.2e)",
-                  ffnn_kernels_name(ks[k]), step, lc, lg, rel);
-        }
+        char what[80];
+        snprintf(what, sizeof what, "%s mse", ffnn_kernels_name(ks[k]));
+        if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+            return TEST_FAIL;
         for (int epoch = 0; epoch < 3; epoch++) {
             ffnn_epoch_stats sc, sg;
             CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));

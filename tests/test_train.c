@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "ffnn.h"
+#include "test_parity.h"
 
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
@@ -115,15 +116,11 @@ static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_
             cfg.device = FFNN_DEVICE_CUDA;
             CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
             double worst = 0;
-            for (int step = 1; step <= 200; step++) {
-                double lc, lg;
-                CHECK_OK(ffnn_trainer_step(cpu, &lc));
-                CHECK_OK(ffnn_trainer_step(gpu, &lg));
-                double rel = fabs(lg - lc) / fabs(lc);
-                worst = rel > worst ? rel : worst;
-                CHECK(rel <= 1e-4, "%s %s %s step %d: cpu loss %.8f, cuda loss %.8f (rel %.2e)",
-                      archs[a], ffnn_kernels_name(kernels), opts[o].name, step, lc, lg, rel);
-            }
+            char what[160];
+            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_kernels_name(kernels),
+                     opts[o].name);
+            if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+                return TEST_FAIL;
             printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", archs[a],
                    ffnn_kernels_name(kernels), opts[o].name, worst);
             ffnn_trainer_free(cpu);

@@ -1,0 +1,18 @@
+/* test_parity.h - the foundation's cuda-vs-cpu parity criterion, shared by the
+ * suites that check a cuda path against the cpu reference step by step. */
+#ifndef FFNN_TEST_PARITY_H
+#define FFNN_TEST_PARITY_H
+
+#include "check.h"
+#include "ffnn.h"
+
+/* Per-step loss, relative: the foundation issue's parity tolerance. */
+#define PARITY_REL 1e-4
+
+/* Run `steps` ffnn_trainer_step calls on cpu and on gpu, one after the other; each
+ * pair of batch losses must agree within PARITY_REL relative (the failure message
+ * names `what` and the step). *worst: raised to the largest relative difference. */
+test_result test_steps_follow(ffnn_trainer *cpu, ffnn_trainer *gpu, int steps,
+                              const char *what, double *worst);
+
+#endif
