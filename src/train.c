@@ -66,6 +66,8 @@ struct ffnn_trainer {
     void *ctx;
     ffnn_kernels strategy;    /* cfg.kernels with auto resolved (cuda only)   */
     int fused;                /* 1: dense layers run the backend's fused ops   */
+    int fused_sgd;            /* 1: fused, every layer dense and plain sgd: the
+                                 update runs inside the weight-gradient kernels */
     step_graph graphs[GRAPH_CACHE]; /* graph strategy: captured runs of steps  */
     uint64_t graph_tick;      /* graph uses so far (the cache's eviction order) */
 
@@ -157,7 +159,7 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
                          (int)c->precision);
     if (c->steps_per_launch < 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "steps per launch must be >= 0 (0: a whole epoch), found %d",
+                         "steps per launch must be >= 0 (0: the strategy's default), found %d",
                          c->steps_per_launch);
     if (c->cuda_block_1d != 0 &&
         (c->cuda_block_1d < 32 || c->cuda_block_1d > 1024 || c->cuda_block_1d % 32 != 0))
@@ -437,6 +439,8 @@ static ffnn_status settle_strategy(ffnn_trainer *t)
     }
     t->fused = (t->strategy == FFNN_KERNELS_FUSED || t->strategy == FFNN_KERNELS_GRAPH) &&
                t->ops->dense_act_forward && t->ops->dense_backward_fused;
+    t->fused_sgd = t->fused && t->cfg.optimizer == FFNN_OPT_SGD &&
+                   ffnn_strategy_fused_fits(t->model);
     return FFNN_OK;
 }
 
@@ -568,7 +572,7 @@ static ffnn_status forward(ffnn_trainer *t, size_t batch, float **output)
 }
 
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
- * sgd (fused path only, else NULL): the dense layers also apply p -= lr g. */
+ * sgd (only when t->fused_sgd, else NULL): the layers also apply p -= lr g. */
 static ffnn_status backward(ffnn_trainer *t, size_t batch, const ffnn_optimizer_step *sgd)
 {
     const ffnn_model *m = t->model;
@@ -598,9 +602,6 @@ static ffnn_status backward(ffnn_trainer *t, size_t batch, const ffnn_optimizer_
             cur = 1 - cur;
             continue;
         }
-        if (sgd && (st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                                   "layer %d: the fused sgd update needs dense layers", i)))
-            return st;
         switch (l->kind) {
         case FFNN_LAYER_DENSE:
             st = t->ops->dense_backward(t->ctx, x, W, dz, dx, dW, db, batch, l->in, l->out);
@@ -660,9 +661,6 @@ static ffnn_status queue_step(ffnn_trainer *t, size_t s, uint64_t opt_t)
     ffnn_status st;
     size_t width = m->layers[m->layer_count - 1].out;
     const ffnn_optimizer_step update = ffnn_optimizer_step_at(&t->cfg, opt_t);
-    /* plain sgd goes into the weight-gradient kernels of the fused path */
-    const int fused_sgd = t->fused && update.kind == FFNN_OPT_SGD &&
-                          ffnn_strategy_fused_fits(m);
     const ffnn_gather_source src = gather_source(&t->train);
     if ((st = t->ops->gather(t->ctx, &src, t->train.index + first, batch, t->x, t->y,
                              t->tgt)) ||
@@ -670,9 +668,9 @@ static ffnn_status queue_step(ffnn_trainer *t, size_t s, uint64_t opt_t)
         (st = t->ops->loss(t->ctx, t->cfg.loss, output, t->y, batch_targets(t, &t->train),
                            batch, width, t->grad_buf[0], t->train.row_loss + first,
                            t->train.row_correct + first)) ||
-        (st = backward(t, batch, fused_sgd ? &update : NULL)))
+        (st = backward(t, batch, t->fused_sgd ? &update : NULL)))
         return st;
-    if (!fused_sgd)
+    if (!t->fused_sgd)
         st = t->ops->optimizer_update(t->ctx, &update, t->params, t->grads, t->opt_state,
                                       m->parameter_count);
     return st;
@@ -719,8 +717,9 @@ static ffnn_status run_graph(ffnn_trainer *t, size_t first, size_t count)
 {
     const ffnn_optimizer_step u0 = ffnn_optimizer_step_at(&t->cfg, t->opt_steps + 1);
     const ffnn_optimizer_step u1 = ffnn_optimizer_step_at(&t->cfg, t->opt_steps + 2);
-    /* replayable when every step of the run has the first step's scalars */
-    const int stable = count == 1 || same_update(&u0, &u1);
+    /* replayable (cached) when every step has the same scalars: sgd always,
+     * momentum after its first step, adam never */
+    const int stable = same_update(&u0, &u1);
     step_graph *slot = NULL;
     ffnn_status st;
     for (int i = 0; i < GRAPH_CACHE; i++) {
