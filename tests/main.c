@@ -26,6 +26,7 @@ TEST_SUITE_DECLARE(cli_log);
 TEST_SUITE_DECLARE(fused);
 TEST_SUITE_DECLARE(cublas);
 TEST_SUITE_DECLARE(strategies);
+TEST_SUITE_DECLARE(golden);
 
 typedef struct suite {
     const test_case *tests;
@@ -56,6 +57,7 @@ int main(int argc, char **argv)
         {fused_tests, &fused_tests_count},
         {cublas_tests, &cublas_tests_count},
         {strategies_tests, &strategies_tests_count},
+        {golden_tests, &golden_tests_count},
     };
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0, skipped = 0;
