@@ -8,7 +8,7 @@
 
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
-# OpenMP (the omp cpu backend, src/omp/; Debian's gcc ships libgomp). make OMP_CFLAGS=
+# OpenMP (the omp cpu backend, src/backend/omp/; Debian's gcc ships libgomp). make OMP_CFLAGS=
 # builds without it: the omp backend then runs on one thread.
 OMP_CFLAGS ?= -fopenmp
 ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc $(OMP_CFLAGS)
@@ -31,20 +31,21 @@ ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-f
              -Iinclude -Isrc
 
 BUILD    := build
-C_SRC    := $(filter-out src/cuda_none.c,$(wildcard src/*.c src/data/*.c src/cpu/*.c src/io/*.c \
-                                                src/omp/*.c))
-CU_SRC   := $(wildcard src/cuda/*.cu)
+# the layers (docs/ARCHITECTURE.md): core <- data <- io <- backend <- strategy <- train
+C_SRC    := $(filter-out src/backend/cuda_none.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c \
+              src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c))
+CU_SRC   := $(wildcard src/backend/cuda/*.cu)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
 
 ifneq ($(strip $(NVCC)),)
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
-  # cuBLAS (the cublas strategy, src/cuda/cublas.cu) is a shared library: the rpath
+  # cuBLAS (the cublas strategy, src/backend/cuda/cublas.cu) is a shared library: the rpath
   # lets the binaries find libcublas.so at run time without LD_LIBRARY_PATH.
   LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
   BUILD_KIND := with CUDA ($(NVCC))
 else
-  LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/cuda_none.o
+  LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/backend/cuda_none.o
   BUILD_KIND := CPU only (nvcc not found)
 endif
 
@@ -54,7 +55,7 @@ all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
 info:
 	@echo "ffnn build: $(BUILD_KIND)"
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -62,10 +63,10 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h cli/*.h tests/*.h)
 # values); the matmuls contract a*b+c into fma (gemm.c), the element-wise ops do not
 # (ISO C default), so that they keep the reference's roundings. No -march: the
 # kernels for AVX2 / AVX-512 are chosen at run time.
-$(BUILD)/src/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
-$(BUILD)/src/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
+$(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
+$(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
 
-$(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/cuda/*.cuh)
+$(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/*/*.h src/backend/cuda/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(ALL_NVCCFLAGS) -c $< -o $@
 

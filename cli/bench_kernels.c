@@ -36,8 +36,8 @@
 #include "bench.h"
 #include "bench_kernels.h"
 #include "bench_util.h"
-#include "cpu/cpu_ops.h"
-#include "error.h"
+#include "backend/cpu/cpu_ops.h"
+#include "core/error.h"
 #include "ffnn.h"
 
 #define TOL 1e-5              /* max |gpu - ref| / max |ref| */

@@ -230,7 +230,7 @@ static int train_once(const options *o, int backend, int H, int epochs,
     cfg.loss = FFNN_LOSS_MSE;
     cfg.optimizer = FFNN_OPT_SGD;
     cfg.device = backend == B_CPU ? FFNN_DEVICE_CPU : FFNN_DEVICE_CUDA;
-    cfg.kernels = backend == B_NAIVE ? FFNN_KERNELS_NAIVE : FFNN_KERNELS_TILED;
+    cfg.strategy = backend == B_NAIVE ? FFNN_STRATEGY_NAIVE : FFNN_STRATEGY_TILED;
     cfg.threads = backend == B_CPU ? o->threads : 1;
     stage = "trainer";
     if (ffnn_trainer_create(m, train, &cfg, &t) != FFNN_OK) goto fail;

@@ -44,7 +44,7 @@
 #include "bench_seed002.h"
 #include "bench_util.h"
 #include "ffnn.h"
-#include "local1d/local1d.h"
+#include "core/local1d.h"
 
 #define MAX_LIST 32
 #define CHECK_TOL 1e-5         /* max |out - reference| (outputs are in (0, 1))   */

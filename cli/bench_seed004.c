@@ -43,11 +43,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "bench.h"
 #include "bench_seed004.h"
 #include "bench_util.h"
-#include "error.h"
+#include "core/error.h"
 #include "ffnn.h"
 
 #define MAX_LIST 16
@@ -264,7 +264,7 @@ static int train_once(const options *o, const task *tk, int cuda, int epochs,
     cfg.loss = tk->loss;
     cfg.optimizer = FFNN_OPT_SGD;
     cfg.device = cuda ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
-    cfg.kernels = FFNN_KERNELS_TILED;
+    cfg.strategy = FFNN_STRATEGY_TILED;
     cfg.threads = cuda ? 1 : o->threads;
     stage = "trainer";
     if (ffnn_trainer_create(m, train, &cfg, &t) != FFNN_OK) goto fail;
@@ -668,8 +668,8 @@ static void run_step_part(const options *o, size_t B, const char *skip)
     for (size_t i = 0; i < g.nsrc * L1_IN; i++) images[i] = (uint8_t)(lcg(&s) & 0xff);
     for (size_t i = 0; i < g.nsrc; i++) labels[i] = (uint8_t)(lcg(&s) % 10);
     for (size_t i = 0; i < B; i++) index[i] = (int32_t)(lcg(&s) % g.nsrc);
-    if (g.ops == NULL || g.ops->create(FFNN_KERNELS_TILED, 1, &g.ctx) != FFNN_OK ||
-        c.ops->create(FFNN_KERNELS_TILED, 1, &c.ctx) != FFNN_OK ||
+    if (g.ops == NULL || g.ops->create(FFNN_STRATEGY_TILED, 1, &g.ctx) != FFNN_OK ||
+        c.ops->create(FFNN_STRATEGY_TILED, 1, &c.ctx) != FFNN_OK ||
         step_setup(&g, images, labels, index, params) != FFNN_OK ||
         step_setup(&c, images, labels, index, params) != FFNN_OK) {
         snprintf(why, sizeof why, "failed: setup: %.300s", ffnn_last_error());

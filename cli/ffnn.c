@@ -314,7 +314,7 @@ static int train_option(train_options *o, int c, const char *arg)
         if (ffnn_device_from_name(arg, &o->cfg.device) != FFNN_OK) break;
         return 0;
     case OPT_KERNELS:
-        if (ffnn_kernels_from_name(arg, &o->cfg.kernels) != FFNN_OK) break;
+        if (ffnn_strategy_from_name(arg, &o->cfg.strategy) != FFNN_OK) break;
         return 0;
     case OPT_PRECISION:
         if (ffnn_precision_from_name(arg, &o->cfg.precision) != FFNN_OK) break;
@@ -547,7 +547,7 @@ static int run_training(const train_options *o, ffnn_model *model, ffnn_dataset 
         char gpu[200];
         ffnn_cuda_device_name(gpu, sizeof gpu);
         snprintf(device, sizeof device, "cuda (%s, %s kernels%s%s)", gpu,
-                 ffnn_kernels_name(ffnn_trainer_kernels(trainer)),
+                 ffnn_strategy_name(ffnn_trainer_strategy(trainer)),
                  o->cfg.precision != FFNN_PRECISION_FP32 ? ", " : "",
                  o->cfg.precision != FFNN_PRECISION_FP32
                      ? ffnn_precision_name(o->cfg.precision) : "");

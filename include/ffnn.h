@@ -72,22 +72,22 @@ typedef enum ffnn_device {
  * The cpu backends ignore it. Every strategy trains the same model with the same
  * arithmetic up to float rounding order (per-step loss within 1e-4 relative of
  * the cpu reference over 200 steps, tests/test_strategies.c). */
-typedef enum ffnn_kernels {
-    FFNN_KERNELS_TILED = 0,  /* one launch per op; shared-memory tiled matmuls       */
-    FFNN_KERNELS_NAIVE = 1,  /* one launch per op; one thread per output element     */
-    FFNN_KERNELS_CUBLAS = 2, /* cuBLAS matmuls (the named comparator) with ffnn's own
+typedef enum ffnn_strategy {
+    FFNN_STRATEGY_TILED = 0,  /* one launch per op; shared-memory tiled matmuls       */
+    FFNN_STRATEGY_NAIVE = 1,  /* one launch per op; one thread per output element     */
+    FFNN_STRATEGY_CUBLAS = 2, /* cuBLAS matmuls (the named comparator) with ffnn's own
                                 element-wise, loss and update kernels               */
-    FFNN_KERNELS_FUSED = 3,  /* register-blocked matmuls with bias + activation in the
+    FFNN_STRATEGY_FUSED = 3,  /* register-blocked matmuls with bias + activation in the
                                 epilogue, the activation derivative in the backward
                                 matmul and the SGD update in the weight-gradient kernel */
-    FFNN_KERNELS_GRAPH = 4,  /* the fused path with whole runs of steps captured in
+    FFNN_STRATEGY_GRAPH = 4,  /* the fused path with whole runs of steps captured in
                                 one CUDA graph: nothing per step on the host          */
-    FFNN_KERNELS_PERSISTENT = 5, /* one cooperative kernel runs many steps, weights
+    FFNN_STRATEGY_PERSISTENT = 5, /* one cooperative kernel runs many steps, weights
                                 held on chip, grid barriers between phases (dense
                                 nets with one hidden layer, softmax_ce or mse, sgd) */
-    FFNN_KERNELS_AUTO = 6    /* the fastest correct strategy for the network and batch
+    FFNN_STRATEGY_AUTO = 6    /* the fastest correct strategy for the network and batch
                                 (default; the choice is documented in PERFORMANCE.md) */
-} ffnn_kernels;
+} ffnn_strategy;
 
 /* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the
  * matmul inputs (tensor cores) and accumulate in fp32. */
@@ -111,13 +111,13 @@ typedef enum ffnn_optimizer {
 ffnn_status ffnn_activation_from_name(const char *name, ffnn_activation *out);
 ffnn_status ffnn_loss_from_name(const char *name, ffnn_loss *out);
 ffnn_status ffnn_device_from_name(const char *name, ffnn_device *out);
-ffnn_status ffnn_kernels_from_name(const char *name, ffnn_kernels *out);
+ffnn_status ffnn_strategy_from_name(const char *name, ffnn_strategy *out);
 ffnn_status ffnn_precision_from_name(const char *name, ffnn_precision *out);
 ffnn_status ffnn_optimizer_from_name(const char *name, ffnn_optimizer *out);
 const char *ffnn_activation_name(ffnn_activation a);
 const char *ffnn_loss_name(ffnn_loss l);
 const char *ffnn_device_name(ffnn_device d);
-const char *ffnn_kernels_name(ffnn_kernels k);
+const char *ffnn_strategy_name(ffnn_strategy k);
 const char *ffnn_precision_name(ffnn_precision p); /* "fp32", "tf32", "bf16" */
 const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam" */
 
@@ -364,7 +364,7 @@ typedef struct ffnn_train_config {
     int shuffle;            /* 1: fresh permutation per epoch (default); 0: file order */
     ffnn_loss loss;         /* default FFNN_LOSS_SOFTMAX_CE                        */
     ffnn_device device;     /* default FFNN_DEVICE_AUTO                            */
-    ffnn_kernels kernels;   /* cuda training strategy (default FFNN_KERNELS_AUTO)  */
+    ffnn_strategy strategy; /* cuda training strategy (default FFNN_STRATEGY_AUTO)   */
     ffnn_precision precision; /* cuda matmul arithmetic (default FFNN_PRECISION_FP32);
                                tf32: cublas, fused, graph or auto; bf16: cublas
                                or auto                                            */
@@ -427,7 +427,7 @@ void ffnn_trainer_free(ffnn_trainer *t);
 /* The device actually used (never FFNN_DEVICE_AUTO). */
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
 /* The cuda strategy the trainer runs (cfg.kernels with auto resolved; tiled on cpu). */
-ffnn_kernels ffnn_trainer_kernels(const ffnn_trainer *t);
+ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t);
 /* CPU threads of the trainer's backend: 1 for the cpu reference, N for the OpenMP
  * backend (cfg.threads resolved: 0 becomes the core count), 0 on cuda. */
 int ffnn_trainer_threads(const ffnn_trainer *t);

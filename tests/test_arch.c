@@ -126,8 +126,8 @@ static test_result names_round_trip(char *why, size_t why_size)
     CHECK(loss == FFNN_LOSS_SIGMOID_BCE, "bce");
     CHECK(ffnn_loss_from_name("hinge", &loss) == FFNN_ERR_PARSE, "hinge accepted");
     CHECK(strstr(ffnn_last_error(), "ce, bce, mse"), "message: %s", ffnn_last_error());
-    ffnn_kernels k;
-    CHECK(ffnn_kernels_from_name("fast", &k) == FFNN_ERR_PARSE, "fast accepted");
+    ffnn_strategy k;
+    CHECK(ffnn_strategy_from_name("fast", &k) == FFNN_ERR_PARSE, "fast accepted");
     return TEST_PASS;
 }
 

@@ -38,7 +38,7 @@
 #include "check.h"
 #include "test_files.h"
 #include "ffnn.h"
-#include "train_internal.h" /* ffnn_trainer_upload_model */
+#include "train/train_internal.h" /* ffnn_trainer_upload_model */
 
 #define FASHION "/usr/share/datasets/fashion-mnist"
 #define VERBOSE (getenv("FFNN_TEST_VERBOSE") != NULL)

@@ -1,6 +1,6 @@
 /*
  * test_cublas.c - suite "cublas": the cublas strategy (src/cuda/cublas.cu) through
- * the backend table (ffnn_cuda_backend(), create(FFNN_KERNELS_CUBLAS)): dense
+ * the backend table (ffnn_cuda_backend(), create(FFNN_STRATEGY_CUBLAS)): dense
  * forward and backward against the CPU reference (ffnn_cpu_backend) on fresh
  * random inputs, in each precision (fp32, tf32, bf16); that tf32 and bf16 really
  * change the arithmetic; that a matmul captured into a CUDA graph (even the
@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "check.h"
 #include "ffnn.h"
 #include "test_numeric.h"
@@ -163,7 +163,7 @@ static int within_bound(const char *what, const float *got, const float *want, c
 }
 
 /* A cuda context of the given strategy in *ctx; FFNN_OK or the create error. */
-static ffnn_status make_ctx(const ffnn_backend_ops *gpu, ffnn_kernels kernels, void **ctx)
+static ffnn_status make_ctx(const ffnn_backend_ops *gpu, ffnn_strategy kernels, void **ctx)
 {
     *ctx = NULL;
     ffnn_status st = gpu->create(kernels, 1, ctx);
@@ -285,8 +285,8 @@ static test_result test_cublas_dense_vs_cpu(char *why, size_t why_size)
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL although ffnn_has_cuda() is 1");
     void *gctx = NULL, *omp_ctx = NULL;
-    CHECK_OK(make_ctx(gpu, FFNN_KERNELS_CUBLAS, &gctx));
-    if (ffnn_omp_backend.create(FFNN_KERNELS_TILED, 0, &omp_ctx) != FFNN_OK) {
+    CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &gctx));
+    if (ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 0, &omp_ctx) != FFNN_OK) {
         gpu->destroy(gctx);
         CHECK(0, "omp create: %s", ffnn_last_error());
     }
@@ -320,8 +320,8 @@ static test_result test_cublas_precision_modes(char *why, size_t why_size)
     const size_t batch = 512, in = 1024, out = 512;
     const size_t nx = batch * in, nw = out * in, nz = batch * out;
     void *gctx = NULL, *omp_ctx = NULL;
-    CHECK_OK(make_ctx(gpu, FFNN_KERNELS_CUBLAS, &gctx));
-    if (ffnn_omp_backend.create(FFNN_KERNELS_TILED, 0, &omp_ctx) != FFNN_OK) {
+    CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &gctx));
+    if (ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 0, &omp_ctx) != FFNN_OK) {
         gpu->destroy(gctx);
         CHECK(0, "omp create: %s", ffnn_last_error());
     }
@@ -408,7 +408,7 @@ static test_result capture_case(const ffnn_backend_ops *gpu, ffnn_precision prec
     const size_t batch = 64, in = 784, out = 256;
     const size_t nx = batch * in, nw = out * in, nz = batch * out;
     void *gctx = NULL, *graph = NULL;
-    CHECK_OK(make_ctx(gpu, FFNN_KERNELS_CUBLAS, &gctx));
+    CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &gctx));
     if (ffnn_cuda_set_precision(gctx, prec) != FFNN_OK) {
         gpu->destroy(gctx);
         CHECK(0, "set_precision(%s): %s", ffnn_precision_name(prec), ffnn_last_error());
@@ -505,7 +505,7 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
-    static const ffnn_kernels others[] = {FFNN_KERNELS_TILED, FFNN_KERNELS_NAIVE};
+    static const ffnn_strategy others[] = {FFNN_STRATEGY_TILED, FFNN_STRATEGY_NAIVE};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
         void *ctx = NULL;
         CHECK_OK(make_ctx(gpu, others[i], &ctx));
@@ -516,14 +516,14 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
         gpu->destroy(ctx);
         CHECK(tf == FFNN_ERR_UNSUPPORTED && names_cublas,
               "set_precision(tf32) on --kernels %s: status %d (want FFNN_ERR_UNSUPPORTED "
-              "naming cublas)", ffnn_kernels_name(others[i]), (int)tf);
+              "naming cublas)", ffnn_strategy_name(others[i]), (int)tf);
         CHECK(bf == FFNN_ERR_UNSUPPORTED, "set_precision(bf16) on --kernels %s: status %d",
-              ffnn_kernels_name(others[i]), (int)bf);
+              ffnn_strategy_name(others[i]), (int)bf);
         CHECK(fp == FFNN_OK, "set_precision(fp32) on --kernels %s: status %d",
-              ffnn_kernels_name(others[i]), (int)fp);
+              ffnn_strategy_name(others[i]), (int)fp);
     }
     void *ctx = NULL;
-    CHECK_OK(make_ctx(gpu, FFNN_KERNELS_CUBLAS, &ctx));
+    CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &ctx));
     const ffnn_status tf = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_TF32);
     const ffnn_status bf = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_BF16);
     const ffnn_status fp = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_FP32);

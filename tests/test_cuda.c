@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "check.h"
 #include "ffnn.h"
 
@@ -202,7 +202,7 @@ static double matmul_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
 /* Create both backends, run body, free everything. Skips without CUDA or a GPU. */
 typedef test_result (*fixture_body)(fixture *fx);
 
-static test_result with_fixture(char *why, size_t why_size, ffnn_kernels kernels,
+static test_result with_fixture(char *why, size_t why_size, ffnn_strategy kernels,
                                 fixture_body body)
 {
     if (!ffnn_has_cuda()) SKIP("build has no CUDA");
@@ -216,7 +216,7 @@ static test_result with_fixture(char *why, size_t why_size, ffnn_kernels kernels
     test_result r = TEST_FAIL;
     ffnn_status st = fx.gpu->create(kernels, 1, &fx.gpu_ctx);
     if (st != FFNN_OK) {
-        fprintf(stderr, "    cuda create(%s) failed: %s\n", ffnn_kernels_name(kernels),
+        fprintf(stderr, "    cuda create(%s) failed: %s\n", ffnn_strategy_name(kernels),
                 ffnn_last_error());
         fx.gpu_ctx = NULL;
     } else if ((st = fx.cpu->create(kernels, 1, &fx.cpu_ctx)) != FFNN_OK) {
@@ -361,19 +361,19 @@ static test_result dense_backward_body(fixture *fx)
 
 static test_result test_dense_forward_naive(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_NAIVE, dense_forward_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_NAIVE, dense_forward_body);
 }
 static test_result test_dense_forward_tiled(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, dense_forward_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, dense_forward_body);
 }
 static test_result test_dense_backward_naive(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_NAIVE, dense_backward_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_NAIVE, dense_backward_body);
 }
 static test_result test_dense_backward_tiled(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, dense_backward_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, dense_backward_body);
 }
 
 /* Both strategies sum each output in k order with fmaf, so they agree bit for bit,
@@ -382,7 +382,7 @@ static test_result deterministic_body(fixture *fx)
 {
     rng r = {0x2545F4914F6CDD1DULL};
     void *naive_ctx = NULL;
-    CHECK_OK(fx->gpu->create(FFNN_KERNELS_NAIVE, 1, &naive_ctx));
+    CHECK_OK(fx->gpu->create(FFNN_STRATEGY_NAIVE, 1, &naive_ctx));
     test_result result = TEST_PASS;
     for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM && result == TEST_PASS; ++i) {
         const dense_shape s = dense_shape_at(&r, i);
@@ -452,7 +452,7 @@ static test_result deterministic_body(fixture *fx)
 
 static test_result test_dense_deterministic(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, deterministic_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, deterministic_body);
 }
 
 /* ------------------------------------------------------------------ activations */
@@ -517,7 +517,7 @@ static test_result activations_body(fixture *fx)
 
 static test_result test_activations(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, activations_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, activations_body);
 }
 
 /* ------------------------------------------------------------------ losses */
@@ -660,19 +660,19 @@ static test_result float_targets_body(fixture *fx)
 
 static test_result test_loss_softmax_ce(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, softmax_ce_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, softmax_ce_body);
 }
 static test_result test_loss_sigmoid_bce(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, sigmoid_bce_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, sigmoid_bce_body);
 }
 static test_result test_loss_mse(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, mse_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, mse_body);
 }
 static test_result test_loss_float_targets(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, float_targets_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, float_targets_body);
 }
 
 /* ------------------------------------------------------------------ gather, optimizers */
@@ -752,7 +752,7 @@ static test_result gather_body(fixture *fx)
 
 static test_result test_gather(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, gather_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, gather_body);
 }
 
 /* A plain-SGD step of rate lr for optimizer_update. */
@@ -795,7 +795,7 @@ static test_result sgd_body(fixture *fx)
 
 static test_result test_sgd_update(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, sgd_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, sgd_body);
 }
 
 /* Momentum, Nesterov momentum and Adam: several steps of the cuda kernel against
@@ -856,7 +856,7 @@ static test_result optimizer_body(fixture *fx)
 
 static test_result test_optimizer_update(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, optimizer_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, optimizer_body);
 }
 
 /* ------------------------------------------------------------------ faults */
@@ -891,7 +891,7 @@ static test_result alloc_too_large_body(fixture *fx)
 
 static test_result test_alloc_too_large(char *why, size_t why_size)
 {
-    return with_fixture(why, why_size, FFNN_KERNELS_TILED, alloc_too_large_body);
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, alloc_too_large_body);
 }
 
 /* Device queries are consistent with the skip conditions. */

@@ -17,12 +17,12 @@
 #include <string.h>
 
 #include "check.h"
-#include "cpu/cpu_ops.h"
+#include "backend/cpu/cpu_ops.h"
 #include "data/dataset.h"
 #include "ffnn.h"
-#include "rng.h"
+#include "core/rng.h"
 #include "test_parity.h"
-#include "train_internal.h"
+#include "train/train_internal.h"
 
 /* ------------------------------------------------------------------ generators */
 

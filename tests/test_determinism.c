@@ -7,7 +7,7 @@
 #include "ffnn.h"
 
 /* Train two fresh trainers on the same model/data/config; compare bit for bit. */
-static test_result same_bits(ffnn_device device, ffnn_kernels kernels)
+static test_result same_bits(ffnn_device device, ffnn_strategy kernels)
 {
     ffnn_dataset *train = NULL, *test = NULL, *part = NULL;
     CHECK(ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", &train, &test) ==
@@ -17,7 +17,7 @@ static test_result same_bits(ffnn_device device, ffnn_kernels kernels)
     double loss[2][200];
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = device;
-    cfg.kernels = kernels;
+    cfg.strategy = kernels;
     cfg.learning_rate = 0.1f;
     cfg.seed = 9;
     int steps = device == FFNN_DEVICE_CPU ? 40 : 200;
@@ -48,10 +48,10 @@ static test_result same_bits(ffnn_device device, ffnn_kernels kernels)
 static test_result cpu_deterministic(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    return same_bits(FFNN_DEVICE_CPU, FFNN_KERNELS_TILED);
+    return same_bits(FFNN_DEVICE_CPU, FFNN_STRATEGY_TILED);
 }
 
-static test_result cuda_deterministic(ffnn_kernels k, char *why, size_t why_size)
+static test_result cuda_deterministic(ffnn_strategy k, char *why, size_t why_size)
 {
     if (!ffnn_has_cuda())
         SKIP("build has no CUDA");
@@ -62,12 +62,12 @@ static test_result cuda_deterministic(ffnn_kernels k, char *why, size_t why_size
 
 static test_result cuda_tiled_deterministic(char *why, size_t why_size)
 {
-    return cuda_deterministic(FFNN_KERNELS_TILED, why, why_size);
+    return cuda_deterministic(FFNN_STRATEGY_TILED, why, why_size);
 }
 
 static test_result cuda_naive_deterministic(char *why, size_t why_size)
 {
-    return cuda_deterministic(FFNN_KERNELS_NAIVE, why, why_size);
+    return cuda_deterministic(FFNN_STRATEGY_NAIVE, why, why_size);
 }
 
 const test_case determinism_tests[] = {

@@ -27,9 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "check.h"
-#include "cpu/cpu_ops.h"
+#include "backend/cpu/cpu_ops.h"
 #include "ffnn.h"
 #include "test_numeric.h"
 
@@ -83,7 +83,7 @@ static test_result with_gpu(char *why, size_t why_size, fx_body body)
     CHECK(fx.gpu != NULL && fx.gpu->dense_act_forward != NULL &&
               fx.gpu->dense_backward_fused != NULL,
           "the cuda table lacks the fused ops");
-    CHECK_OK(fx.gpu->create(FFNN_KERNELS_FUSED, 1, &fx.ctx));
+    CHECK_OK(fx.gpu->create(FFNN_STRATEGY_FUSED, 1, &fx.ctx));
     test_result r = body(&fx);
     fx_reset(&fx);
     fx.gpu->destroy(fx.ctx);
@@ -355,7 +355,7 @@ static test_result fused_arguments(char *why, size_t why_size)
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     void *ctx = NULL;
-    CHECK_OK(gpu->create(FFNN_KERNELS_FUSED, 1, &ctx));
+    CHECK_OK(gpu->create(FFNN_STRATEGY_FUSED, 1, &ctx));
     void *d = NULL;
     ffnn_status st = gpu->alloc(ctx, 64 * sizeof(float), &d);
     if (st != FFNN_OK) {

@@ -22,7 +22,7 @@
 
 #include "check.h"
 #include "ffnn.h"
-#include "omp/omp_kernels.h"
+#include "backend/omp/omp_kernels.h"
 
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 #define GOLDEN_FILE "tests/golden/steps50.txt"
@@ -63,7 +63,7 @@ static test_result run_case(const golden_way *w, ffnn_optimizer opt, const char 
     cfg.learning_rate = opt == FFNN_OPT_ADAM ? 0.001f : 0.05f;
     cfg.seed = 3;
     if (w->strategy)
-        CHECK_OK(ffnn_kernels_from_name(w->strategy, &cfg.kernels));
+        CHECK_OK(ffnn_strategy_from_name(w->strategy, &cfg.strategy));
     /* the omp matmuls differ by instruction set: its lines name the one used */
     const int omp = strcmp(w->name, "omp") == 0;
     int n = snprintf(line, line_size, "%s%s%s %s %s", w->name, omp ? "-" : "",

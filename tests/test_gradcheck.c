@@ -17,7 +17,7 @@
 #include "check.h"
 #include "data/dataset.h"
 #include "ffnn.h"
-#include "train_internal.h"
+#include "train/train_internal.h"
 
 enum { GC_SAMPLES = 8, GC_FEATURES = 6 };
 

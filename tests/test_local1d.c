@@ -44,15 +44,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "bench_util.h"
 #include "check.h"
 #include "test_numeric.h"
-#include "cpu/cpu_ops.h"
+#include "backend/cpu/cpu_ops.h"
 #include "ffnn.h"
-#include "local1d/local1d.h"
-#include "omp/omp_kernels.h"
-#include "train_internal.h"
+#include "core/local1d.h"
+#include "backend/omp/omp_kernels.h"
+#include "train/train_internal.h"
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -622,8 +622,8 @@ static test_result test_cuda(char *why, size_t why_size)
         SKIP("%s", reason);
     const ffnn_backend_ops *ops = ffnn_cuda_backend();
     void *ctx[2] = {NULL, NULL};
-    CHECK_OK(ops->create(FFNN_KERNELS_NAIVE, 1, &ctx[0]));
-    CHECK_OK(ops->create(FFNN_KERNELS_TILED, 1, &ctx[1]));
+    CHECK_OK(ops->create(FFNN_STRATEGY_NAIVE, 1, &ctx[0]));
+    CHECK_OK(ops->create(FFNN_STRATEGY_TILED, 1, &ctx[1]));
     rng r = {0xD1B54A32D192ED03ULL};
     static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
                                            FFNN_ACT_RELU};
@@ -660,7 +660,7 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
         SKIP("%s", reason);
     const ffnn_backend_ops *ops = ffnn_cuda_backend();
     void *ctx = NULL;
-    CHECK_OK(ops->create(FFNN_KERNELS_TILED, 1, &ctx)); /* only for alloc/copies */
+    CHECK_OK(ops->create(FFNN_STRATEGY_TILED, 1, &ctx)); /* only for alloc/copies */
     static const l1d_shape shapes[] = {
         {1, 1 << 20, 3, FFNN_LOCAL1D_VALID}, {1, (1 << 20) + 77, 3, FFNN_LOCAL1D_SAME},
         {3, 1001, 5, FFNN_LOCAL1D_VALID},    {1, 4, 3, FFNN_LOCAL1D_SAME},
@@ -848,11 +848,11 @@ static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
 #define LOCAL_ARCH "64-local5samerelu-local5samerelu-2" /* 898 parameters */
 #define DENSE_ARCH "64-13relu-2"                        /* 873 parameters */
 
-static ffnn_train_config motif_config(ffnn_device device, ffnn_kernels kernels)
+static ffnn_train_config motif_config(ffnn_device device, ffnn_strategy kernels)
 {
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = device;
-    cfg.kernels = kernels;
+    cfg.strategy = kernels;
     cfg.optimizer = FFNN_OPT_ADAM;
     cfg.learning_rate = 0.01f;
     cfg.batch_size = 32;
@@ -893,7 +893,7 @@ static test_result test_trains_motif(char *why, size_t why_size)
     CHECK(ffnn_dataset_features(train) == 64 && ffnn_dataset_classes(train) == 2,
           "synth:motif: %zu features, %d classes", ffnn_dataset_features(train),
           ffnn_dataset_classes(train));
-    const ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_KERNELS_TILED);
+    const ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_TILED);
     double local_acc = 0, dense_acc = 0;
     ffnn_model *m = NULL, *d = NULL;
     if (train_motif(LOCAL_ARCH, train, test, &cfg, 20, &local_acc, &m) != TEST_PASS ||
@@ -922,7 +922,7 @@ static test_result test_trains_motif(char *why, size_t why_size)
 
 /* 60 steps of a mixed network on cuda (each kernel strategy) against the cpu
  * reference: per-step losses within 1e-4 relative, parameters within 1e-4. */
-static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
+static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
 {
     const char *reason = no_gpu_reason();
     if (reason)
@@ -944,14 +944,14 @@ static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_
         CHECK_OK(ffnn_trainer_step(t[0], &loss[0]));
         CHECK_OK(ffnn_trainer_step(t[1], &loss[1]));
         CHECK(fabs(loss[1] - loss[0]) <= 1e-4 * fabs(loss[0]) + 1e-6,
-              "%s, step %d: cuda loss %.9g, cpu %.9g", ffnn_kernels_name(kernels), s + 1,
+              "%s, step %d: cuda loss %.9g, cpu %.9g", ffnn_strategy_name(kernels), s + 1,
               loss[1], loss[0]);
     }
     CHECK_OK(ffnn_trainer_sync_model(t[0]));
     CHECK_OK(ffnn_trainer_sync_model(t[1]));
     CHECK(close_f32("parameters", ffnn_model_parameters(m[1]), ffnn_model_parameters(m[0]),
                     ffnn_model_parameter_count(m[0]), 1e-4, 1e-3),
-          "%s: parameters after 60 steps", ffnn_kernels_name(kernels));
+          "%s: parameters after 60 steps", ffnn_strategy_name(kernels));
     for (int k = 0; k < 2; k++) {
         ffnn_trainer_free(t[k]);
         ffnn_model_free(m[k]);
@@ -962,12 +962,12 @@ static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_
 
 static test_result test_cuda_naive_follows_cpu(char *why, size_t why_size)
 {
-    return cuda_follows_cpu(FFNN_KERNELS_NAIVE, why, why_size);
+    return cuda_follows_cpu(FFNN_STRATEGY_NAIVE, why, why_size);
 }
 
 static test_result test_cuda_tiled_follows_cpu(char *why, size_t why_size)
 {
-    return cuda_follows_cpu(FFNN_KERNELS_TILED, why, why_size);
+    return cuda_follows_cpu(FFNN_STRATEGY_TILED, why, why_size);
 }
 
 /* The motif task on cuda (tiled kernels): the cpu run's accuracy bound. */
@@ -981,11 +981,11 @@ static test_result test_cuda_trains_motif(char *why, size_t why_size)
     double acc[2];
     for (int k = 0; k < 2; k++) {
         const ffnn_train_config cfg =
-            motif_config(FFNN_DEVICE_CUDA, k ? FFNN_KERNELS_TILED : FFNN_KERNELS_NAIVE);
+            motif_config(FFNN_DEVICE_CUDA, k ? FFNN_STRATEGY_TILED : FFNN_STRATEGY_NAIVE);
         if (train_motif(LOCAL_ARCH, train, test, &cfg, 20, &acc[k], NULL) != TEST_PASS)
             return TEST_FAIL;
         CHECK(acc[k] >= 0.88, "cuda %s: test accuracy %.4f < 0.88",
-              ffnn_kernels_name(cfg.kernels), acc[k]);
+              ffnn_strategy_name(cfg.strategy), acc[k]);
     }
     printf("     cuda naive %.2f%%, tiled %.2f%%\n", 100 * acc[0], 100 * acc[1]);
     ffnn_dataset_free(train);
@@ -1109,7 +1109,7 @@ static test_result checkpoint_body(const char *dir)
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
     ffnn_dataset *train = NULL;
     CHECK_OK(ffnn_dataset_synthetic("synth:motif:1000", 5, &train, NULL));
-    ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_KERNELS_TILED);
+    ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_TILED);
     double ref[STEPS], got[STEPS];
     ffnn_model *m = NULL;
     ffnn_trainer *t = NULL;

@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "check.h"
 #include "ffnn.h"
-#include "train_internal.h"
+#include "train/train_internal.h"
 
 enum { N = 3, STEPS = 3 };
 

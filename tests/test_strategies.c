@@ -9,7 +9,7 @@
 
 #include "check.h"
 #include "ffnn.h"
-#include "strategy.h"
+#include "strategy/strategy.h"
 #include "test_parity.h"
 
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
@@ -24,8 +24,8 @@ static test_result scope_and_auto(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("784-256relu-10", &two));
     CHECK_OK(ffnn_model_create("784-1024relu-1024relu-10", &three));
     ffnn_train_config cfg = ffnn_train_config_default();
-    CHECK(cfg.kernels == FFNN_KERNELS_AUTO, "the default strategy is %s",
-          ffnn_kernels_name(cfg.kernels));
+    CHECK(cfg.strategy == FFNN_STRATEGY_AUTO, "the default strategy is %s",
+          ffnn_strategy_name(cfg.strategy));
     CHECK(ffnn_strategy_persistent_fits(two, &cfg), "seed-000 net refused: %s",
           ffnn_last_error());
     CHECK(!ffnn_strategy_persistent_fits(three, &cfg), "3-layer net accepted");
@@ -34,10 +34,10 @@ static test_result scope_and_auto(char *why, size_t why_size)
     CHECK(!ffnn_strategy_persistent_fits(two, &cfg), "adam accepted");
     CHECK(strstr(ffnn_last_error(), "adam"), "%s", ffnn_last_error());
     cfg = ffnn_train_config_default();
-    for (int k = 0; k <= (int)FFNN_KERNELS_AUTO; k++) { /* names round-trip */
-        ffnn_kernels back;
-        CHECK_OK(ffnn_kernels_from_name(ffnn_kernels_name((ffnn_kernels)k), &back));
-        CHECK((int)back == k, "kernels %d -> %s -> %d", k, ffnn_kernels_name((ffnn_kernels)k),
+    for (int k = 0; k <= (int)FFNN_STRATEGY_AUTO; k++) { /* names round-trip */
+        ffnn_strategy back;
+        CHECK_OK(ffnn_strategy_from_name(ffnn_strategy_name((ffnn_strategy)k), &back));
+        CHECK((int)back == k, "kernels %d -> %s -> %d", k, ffnn_strategy_name((ffnn_strategy)k),
               (int)back);
     }
     ffnn_precision p;
@@ -46,11 +46,11 @@ static test_result scope_and_auto(char *why, size_t why_size)
     /* auto never resolves to itself, and tf32/bf16 go to cublas */
     for (size_t batch = 1; batch <= 4096; batch *= 4) {
         cfg.batch_size = batch;
-        CHECK(ffnn_strategy_resolve(two, &cfg) != FFNN_KERNELS_AUTO, "auto left unresolved");
-        CHECK(ffnn_strategy_resolve(three, &cfg) != FFNN_KERNELS_AUTO, "auto left unresolved");
+        CHECK(ffnn_strategy_resolve(two, &cfg) != FFNN_STRATEGY_AUTO, "auto left unresolved");
+        CHECK(ffnn_strategy_resolve(three, &cfg) != FFNN_STRATEGY_AUTO, "auto left unresolved");
     }
     cfg.precision = FFNN_PRECISION_TF32;
-    CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_KERNELS_CUBLAS, "tf32 not on cublas");
+    CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLAS, "tf32 not on cublas");
     ffnn_model_free(two);
     ffnn_model_free(three);
     return TEST_PASS;
@@ -58,14 +58,14 @@ static test_result scope_and_auto(char *why, size_t why_size)
 
 /* The strategy on cuda against the cpu reference, one ffnn_trainer_step at a time:
  * 200 steps of arch with each optimizer the strategy takes. */
-static test_result follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
+static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
           "Fashion-MNIST missing: %s", ffnn_last_error());
-    const int persistent = kernels == FFNN_KERNELS_PERSISTENT;
+    const int persistent = kernels == FFNN_STRATEGY_PERSISTENT;
     const char *archs[] = {"784-64relu-10", "784-33tanh-10", "784-48sigmoid-24relu-10"};
     const struct { ffnn_optimizer opt; int nesterov; float lr; const char *name; } opts[] = {
         {FFNN_OPT_SGD, 0, 0.05f, "sgd"},
@@ -87,22 +87,22 @@ static test_result follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
             cfg.nesterov = opts[o].nesterov;
             cfg.learning_rate = opts[o].lr;
             cfg.seed = 5;
-            cfg.kernels = kernels;
+            cfg.strategy = kernels;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
             cfg.device = FFNN_DEVICE_CPU;
             CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
             cfg.device = FFNN_DEVICE_CUDA;
             CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
-            CHECK(ffnn_trainer_kernels(gpu) == kernels, "%s ran as %s", ffnn_kernels_name(kernels),
-                  ffnn_kernels_name(ffnn_trainer_kernels(gpu)));
+            CHECK(ffnn_trainer_strategy(gpu) == kernels, "%s ran as %s", ffnn_strategy_name(kernels),
+                  ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
             double worst = 0;
             char what[160];
-            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_kernels_name(kernels),
+            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_strategy_name(kernels),
                      opts[o].name);
             if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
                 return TEST_FAIL;
             printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", archs[a],
-                   ffnn_kernels_name(kernels), opts[o].name, worst);
+                   ffnn_strategy_name(kernels), opts[o].name, worst);
             ffnn_trainer_free(cpu);
             ffnn_trainer_free(gpu);
             ffnn_model_free(m);
@@ -113,12 +113,12 @@ static test_result follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
     return TEST_PASS;
 }
 
-static test_result cublas_follows(char *w, size_t n) { return follows_cpu(FFNN_KERNELS_CUBLAS, w, n); }
-static test_result fused_follows(char *w, size_t n) { return follows_cpu(FFNN_KERNELS_FUSED, w, n); }
-static test_result graph_follows(char *w, size_t n) { return follows_cpu(FFNN_KERNELS_GRAPH, w, n); }
+static test_result cublas_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_CUBLAS, w, n); }
+static test_result fused_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_FUSED, w, n); }
+static test_result graph_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_GRAPH, w, n); }
 static test_result persistent_follows(char *w, size_t n)
 {
-    return follows_cpu(FFNN_KERNELS_PERSISTENT, w, n);
+    return follows_cpu(FFNN_STRATEGY_PERSISTENT, w, n);
 }
 
 static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
@@ -131,7 +131,7 @@ static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_
  * batches and one of 16), two epochs, each step's loss against the cpu's; then a
  * run with 5 steps per launch stopped by on_step after step 12 (so after the
  * launch that ends at 15), continued to the epoch's end. */
-static test_result launches(ffnn_kernels kernels, char *why, size_t why_size)
+static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
@@ -146,7 +146,7 @@ static test_result launches(ffnn_kernels kernels, char *why, size_t why_size)
         ffnn_train_config cfg = ffnn_train_config_default();
         cfg.batch_size = 64;
         cfg.learning_rate = 0.1f;
-        cfg.kernels = kernels;
+        cfg.strategy = kernels;
         cfg.steps_per_launch = spl;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
         cfg.device = FFNN_DEVICE_CPU;
@@ -173,7 +173,7 @@ static test_result launches(ffnn_kernels kernels, char *why, size_t why_size)
             for (size_t s = 0; s < nc; s++) {
                 double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
                 CHECK(rel <= PARITY_REL, "%s, %d steps per launch, epoch %d step %zu: cpu %.8f "
-                      "cuda %.8f (rel %.2e)", ffnn_kernels_name(kernels), spl, epoch, s + 1,
+                      "cuda %.8f (rel %.2e)", ffnn_strategy_name(kernels), spl, epoch, s + 1,
                       lc[s], lg[s], rel);
             }
         }
@@ -187,11 +187,11 @@ static test_result launches(ffnn_kernels kernels, char *why, size_t why_size)
     return TEST_PASS;
 }
 
-static test_result graph_launches(char *w, size_t n) { return launches(FFNN_KERNELS_GRAPH, w, n); }
-static test_result cublas_launches(char *w, size_t n) { return launches(FFNN_KERNELS_CUBLAS, w, n); }
+static test_result graph_launches(char *w, size_t n) { return launches(FFNN_STRATEGY_GRAPH, w, n); }
+static test_result cublas_launches(char *w, size_t n) { return launches(FFNN_STRATEGY_CUBLAS, w, n); }
 static test_result persistent_launches(char *w, size_t n)
 {
-    return launches(FFNN_KERNELS_PERSISTENT, w, n);
+    return launches(FFNN_STRATEGY_PERSISTENT, w, n);
 }
 
 /* An explicit persistent request for a net outside its scope fails at create
@@ -207,16 +207,16 @@ static test_result persistent_refusal(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("784-32relu-32relu-10", &m));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CUDA;
-    cfg.kernels = FFNN_KERNELS_PERSISTENT;
+    cfg.strategy = FFNN_STRATEGY_PERSISTENT;
     ffnn_trainer *t = NULL;
     CHECK(ffnn_trainer_create(m, train, &cfg, &t) == FFNN_ERR_UNSUPPORTED && !t,
           "persistent accepted a 3-layer net");
     CHECK(strstr(ffnn_last_error(), "one hidden layer"), "%s", ffnn_last_error());
-    cfg.kernels = FFNN_KERNELS_AUTO;
+    cfg.strategy = FFNN_STRATEGY_AUTO;
     CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
-    CHECK(ffnn_trainer_kernels(t) != FFNN_KERNELS_PERSISTENT &&
-          ffnn_trainer_kernels(t) != FFNN_KERNELS_AUTO, "auto resolved to %s",
-          ffnn_kernels_name(ffnn_trainer_kernels(t)));
+    CHECK(ffnn_trainer_strategy(t) != FFNN_STRATEGY_PERSISTENT &&
+          ffnn_trainer_strategy(t) != FFNN_STRATEGY_AUTO, "auto resolved to %s",
+          ffnn_strategy_name(ffnn_trainer_strategy(t)));
     ffnn_trainer_free(t);
     ffnn_model_free(m);
     ffnn_dataset_free(train);
@@ -234,7 +234,7 @@ static test_result mse_follows(char *why, size_t why_size)
         SKIP("no CUDA GPU");
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK_OK(ffnn_dataset_synthetic("synth:regression:2500", 1, &train, &test));
-    const ffnn_kernels ks[] = {FFNN_KERNELS_PERSISTENT, FFNN_KERNELS_GRAPH};
+    const ffnn_strategy ks[] = {FFNN_STRATEGY_PERSISTENT, FFNN_STRATEGY_GRAPH};
     for (int k = 0; k < 2; k++) {
         ffnn_model *m = NULL;
         CHECK_OK(ffnn_model_create("32-256relu:nobias-1:nobias", &m));
@@ -243,17 +243,17 @@ static test_result mse_follows(char *why, size_t why_size)
         cfg.loss = FFNN_LOSS_MSE;
         cfg.batch_size = 256;
         cfg.learning_rate = 0.002f;
-        cfg.kernels = ks[k];
+        cfg.strategy = ks[k];
         ffnn_trainer *cpu = NULL, *gpu = NULL;
         cfg.device = FFNN_DEVICE_CPU;
         CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
         cfg.device = FFNN_DEVICE_CUDA;
         CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
-        CHECK(ffnn_trainer_kernels(gpu) == ks[k], "ran as %s",
-              ffnn_kernels_name(ffnn_trainer_kernels(gpu)));
+        CHECK(ffnn_trainer_strategy(gpu) == ks[k], "ran as %s",
+              ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
         double worst = 0;
         char what[80];
-        snprintf(what, sizeof what, "%s mse", ffnn_kernels_name(ks[k]));
+        snprintf(what, sizeof what, "%s mse", ffnn_strategy_name(ks[k]));
         if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
             return TEST_FAIL;
         for (int epoch = 0; epoch < 3; epoch++) {
@@ -269,11 +269,11 @@ static test_result mse_follows(char *why, size_t why_size)
                 double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
                 worst = rel > worst ? rel : worst;
                 CHECK(rel <= PARITY_REL, "%s mse epoch step %zu: rel %.2e",
-                      ffnn_kernels_name(ks[k]), s + 1, rel);
+                      ffnn_strategy_name(ks[k]), s + 1, rel);
             }
         }
         printf("     32-256relu:nobias-1:nobias %s mse: 230 steps, worst relative loss "
-               "difference %.2e\n", ffnn_kernels_name(ks[k]), worst);
+               "difference %.2e\n", ffnn_strategy_name(ks[k]), worst);
         ffnn_trainer_free(cpu);
         ffnn_trainer_free(gpu);
         ffnn_model_free(m);

@@ -83,7 +83,7 @@ static test_result cpu_one_epoch_momentum(char *why, size_t why_size)
 /* From the same initial weights and batches, the cuda loss after each of 200
  * steps is within 1e-4 relative of the cpu loss: with plain SGD (lr 0.1), Nesterov
  * momentum 0.9 (lr 0.01) and Adam (lr 1e-3, PyTorch's defaults). */
-static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_size)
+static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
 {
     if (!ffnn_has_cuda())
         SKIP("build has no CUDA");
@@ -109,7 +109,7 @@ static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_
             cfg.nesterov = opts[o].nesterov;
             cfg.learning_rate = opts[o].lr;
             cfg.seed = 5;
-            cfg.kernels = kernels;
+            cfg.strategy = kernels;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
             cfg.device = FFNN_DEVICE_CPU;
             CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
@@ -117,12 +117,12 @@ static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_
             CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
             double worst = 0;
             char what[160];
-            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_kernels_name(kernels),
+            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_strategy_name(kernels),
                      opts[o].name);
             if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
                 return TEST_FAIL;
             printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", archs[a],
-                   ffnn_kernels_name(kernels), opts[o].name, worst);
+                   ffnn_strategy_name(kernels), opts[o].name, worst);
             ffnn_trainer_free(cpu);
             ffnn_trainer_free(gpu);
             ffnn_model_free(m);
@@ -135,12 +135,12 @@ static test_result cuda_follows_cpu(ffnn_kernels kernels, char *why, size_t why_
 
 static test_result cuda_naive_follows_cpu(char *why, size_t why_size)
 {
-    return cuda_follows_cpu(FFNN_KERNELS_NAIVE, why, why_size);
+    return cuda_follows_cpu(FFNN_STRATEGY_NAIVE, why, why_size);
 }
 
 static test_result cuda_tiled_follows_cpu(char *why, size_t why_size)
 {
-    return cuda_follows_cpu(FFNN_KERNELS_TILED, why, why_size);
+    return cuda_follows_cpu(FFNN_STRATEGY_TILED, why, why_size);
 }
 
 /* Bad configurations fail at create time with a message naming the value. */

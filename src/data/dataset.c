@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
+#include "core/error.h"
 
 /* Allocate a data set of count samples of rows x cols features each, uint8 or
  * float32 (float_features), with uint8 labels (target_width 0) or float32

@@ -24,7 +24,7 @@
 #include <zlib.h>
 
 #include "data/dataset.h"
-#include "error.h"
+#include "core/error.h"
 
 #define IDX_MAX_DIMS 3
 #define IDX_MAX_PAYLOAD ((uint64_t)1 << 32) /* 4 GiB: far above any IDX data set */

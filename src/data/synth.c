@@ -49,8 +49,8 @@
 #include <string.h>
 
 #include "data/dataset.h"
-#include "error.h"
-#include "rng.h"
+#include "core/error.h"
+#include "core/rng.h"
 
 #define SYNTH_MAX_COUNT 100000000ull
 #define POINTS_DEFAULT_COUNT 2100

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "core/error.h"
 
 enum {
     TMP_RANDOM_CHARS = 6,

@@ -33,12 +33,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "error.h"
+#include "backend/backend.h"
+#include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
-#include "model.h"
-#include "train_internal.h"
+#include "core/model.h"
+#include "train/train_internal.h"
 
 #define CK_FORMAT "ffnn-checkpoint"
 #define CK_LOSSES "train.step_losses"

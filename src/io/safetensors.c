@@ -35,10 +35,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "error.h"
+#include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/safetensors.h"
-#include "model.h"
+#include "core/model.h"
 
 #define ST_MAX_HEADER 100000000ull          /* the reference reader's limit: 100 MB */
 #define ST_MAX_EXACT ((uint64_t)1 << 53)    /* JSON numbers reach cJSON as doubles  */

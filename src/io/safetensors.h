@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "ffnn.h"
-#include "model.h"
+#include "core/model.h"
 
 typedef struct st_dtype {
     const char *name; /* "F32", "F64", ...     */

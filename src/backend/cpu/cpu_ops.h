@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../backend.h"
+#include "backend/backend.h"
 #include "ffnn.h"
 
 /* z = x W^T (+ b).  x [batch, in], W [out, in], b [out] or NULL, z [batch, out] */

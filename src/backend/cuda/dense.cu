@@ -14,7 +14,7 @@
  *                              M = out,   N = in,  K = batch
  *             db = column sums of dz [batch,out]
  *
- * Strategies (ffnn_kernels, chosen per context):
+ * Strategies (ffnn_strategy, chosen per context):
  *   naive  one thread per output element, both operands read from global memory
  *          (the seed-000 baseline), 16x16 thread blocks.
  *   tiled  shared-memory tiles with one padding column against bank conflicts,
@@ -251,9 +251,9 @@ static ffnn_status matmul(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                           int trans_b)
 {
     switch (ctx->kernels) {
-    case FFNN_KERNELS_NAIVE:
+    case FFNN_STRATEGY_NAIVE:
         return matmul_naive(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
-    case FFNN_KERNELS_CUBLAS:
+    case FFNN_STRATEGY_CUBLAS:
         return ffnn_cuda_matmul_cublas(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
     default: /* tiled, and the plain ops of fused, graph and persistent */
         return matmul_tiled(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);

@@ -69,7 +69,7 @@
  * differ by rounding only (tests/test_local1d.c states the bound).
  */
 #include "common.cuh"
-#include "local1d/local1d.h"
+#include "core/local1d.h"
 
 #define L1D_THREADS 256                /* threads per block of every kernel here  */
 #define L1D_SHARED_MAX (48u * 1024u)    /* dynamic shared memory without an opt-in */
@@ -773,7 +773,7 @@ static ffnn_status backward_launch(ffnn_cuda_ctx *ctx, cudaStream_t stream,
  * the shared ones. */
 static ffnn_local1d_variant ctx_variant(const ffnn_cuda_ctx *ctx)
 {
-    return ctx->kernels == FFNN_KERNELS_NAIVE ? FFNN_LOCAL1D_GLOBAL : FFNN_LOCAL1D_SHARED;
+    return ctx->kernels == FFNN_STRATEGY_NAIVE ? FFNN_LOCAL1D_GLOBAL : FFNN_LOCAL1D_SHARED;
 }
 
 extern "C" ffnn_status ffnn_cuda_local1d_forward(void *vctx, const float *x, const float *W,

@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "model.h"
+#include "core/error.h"
+#include "core/model.h"
 
 enum { FFNN_MAX_WIDTH = 1 << 24, FFNN_MAX_LAYERS = 1024 };
 

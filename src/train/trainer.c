@@ -19,13 +19,13 @@
 #include <time.h>
 #include <zlib.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "data/dataset.h"
-#include "error.h"
-#include "model.h"
-#include "rng.h"
-#include "strategy.h"
-#include "train_internal.h"
+#include "core/error.h"
+#include "core/model.h"
+#include "core/rng.h"
+#include "strategy/strategy.h"
+#include "train/train_internal.h"
 
 /* The device copy of one data set (uploaded once). */
 typedef struct device_dataset {
@@ -64,7 +64,7 @@ struct ffnn_trainer {
     ffnn_device device;
     const ffnn_backend_ops *ops;
     void *ctx;
-    ffnn_kernels strategy;    /* cfg.kernels with auto resolved (cuda only)   */
+    ffnn_strategy strategy;    /* cfg.strategy with auto resolved (cuda only)   */
     int fused;                /* 1: dense layers run the backend's fused ops   */
     int fused_sgd;            /* 1: fused, every layer dense and plain sgd: the
                                  update runs inside the weight-gradient kernels */
@@ -116,7 +116,7 @@ ffnn_train_config ffnn_train_config_default(void)
     c.shuffle = 1;
     c.loss = FFNN_LOSS_SOFTMAX_CE;
     c.device = FFNN_DEVICE_AUTO;
-    c.kernels = FFNN_KERNELS_AUTO;
+    c.strategy = FFNN_STRATEGY_AUTO;
     c.precision = FFNN_PRECISION_FP32;
     c.eval_batch_size = 1024;
     c.threads = 1; /* the reference; the CLI's default is 0 (all cores) */
@@ -152,8 +152,8 @@ static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "batch size must be in [1, %zu] (the training set size), found %zu",
                          train->count, c->batch_size);
-    if ((int)c->kernels < 0 || (int)c->kernels > (int)FFNN_KERNELS_AUTO)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown kernels value %d", (int)c->kernels);
+    if ((int)c->strategy < 0 || (int)c->strategy > (int)FFNN_STRATEGY_AUTO)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown kernels value %d", (int)c->strategy);
     if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_BF16)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown precision value %d",
                          (int)c->precision);
@@ -351,7 +351,7 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     if (!ffnn_backend_ops_complete(t->ops))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s is incomplete", t->ops->name);
     const int on_cuda = t->ops == ffnn_cuda_backend();
-    t->strategy = on_cuda ? ffnn_strategy_resolve(t->model, &t->cfg) : FFNN_KERNELS_TILED;
+    t->strategy = on_cuda ? ffnn_strategy_resolve(t->model, &t->cfg) : FFNN_STRATEGY_TILED;
     ffnn_status st = t->ops->create(t->strategy, t->cfg.threads, &t->ctx);
     if (st == FFNN_OK && on_cuda && (t->cfg.cuda_block_1d != 0 || t->cfg.cuda_block_2d != 0))
         st = ffnn_cuda_set_launch(t->ctx, t->cfg.cuda_block_1d, t->cfg.cuda_block_2d);
@@ -416,7 +416,7 @@ static ffnn_status settle_strategy(ffnn_trainer *t)
 {
     if (t->ops != ffnn_cuda_backend())
         return FFNN_OK;
-    if (t->strategy == FFNN_KERNELS_PERSISTENT) {
+    if (t->strategy == FFNN_STRATEGY_PERSISTENT) {
         int fits = ffnn_strategy_persistent_fits(t->model, &t->cfg);
         if (fits && (t->cfg.loss == FFNN_LOSS_MSE ? !t->train.targets : !t->train.labels))
             fits = 0, ffnn_fail(FFNN_ERR_UNSUPPORTED,
@@ -428,16 +428,16 @@ static ffnn_status settle_strategy(ffnn_trainer *t)
             fits = ffnn_cuda_persistent_supported(t->ctx, &job);
         }
         if (!fits) {
-            if (t->cfg.kernels == FFNN_KERNELS_PERSISTENT) {
+            if (t->cfg.strategy == FFNN_STRATEGY_PERSISTENT) {
                 char why[400];
                 snprintf(why, sizeof why, "%s", ffnn_last_error());
                 return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --kernels auto or graph)",
                                  why);
             }
-            t->strategy = FFNN_KERNELS_GRAPH; /* auto: the next best below 512 rows */
+            t->strategy = FFNN_STRATEGY_GRAPH; /* auto: the next best below 512 rows */
         }
     }
-    t->fused = (t->strategy == FFNN_KERNELS_FUSED || t->strategy == FFNN_KERNELS_GRAPH) &&
+    t->fused = (t->strategy == FFNN_STRATEGY_FUSED || t->strategy == FFNN_STRATEGY_GRAPH) &&
                t->ops->dense_act_forward && t->ops->dense_backward_fused;
     t->fused_sgd = t->fused && t->cfg.optimizer == FFNN_OPT_SGD &&
                    ffnn_strategy_fused_fits(t->model);
@@ -513,7 +513,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
 
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t) { return t->device; }
 
-ffnn_kernels ffnn_trainer_kernels(const ffnn_trainer *t) { return t->strategy; }
+ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t) { return t->strategy; }
 
 int ffnn_trainer_threads(const ffnn_trainer *t)
 {
@@ -769,11 +769,11 @@ static ffnn_status run_graph(ffnn_trainer *t, size_t first, size_t count)
 static ffnn_status run_steps(ffnn_trainer *t, size_t count)
 {
     ffnn_status st = FFNN_OK;
-    if (t->strategy == FFNN_KERNELS_PERSISTENT) {
+    if (t->strategy == FFNN_STRATEGY_PERSISTENT) {
         const ffnn_persistent_job job = persistent_job(t, t->step, count);
         st = t->ops->train_persistent(t->ctx, &job);
-    } else if (t->strategy == FFNN_KERNELS_GRAPH ||
-               (t->strategy == FFNN_KERNELS_CUBLAS && count > 1)) {
+    } else if (t->strategy == FFNN_STRATEGY_GRAPH ||
+               (t->strategy == FFNN_STRATEGY_CUBLAS && count > 1)) {
         st = run_graph(t, t->step, count);
     } else {
         for (size_t i = 0; i < count && st == FFNN_OK; i++)
@@ -793,9 +793,9 @@ static size_t launch_steps(const ffnn_trainer *t)
 {
     const size_t asked = (size_t)t->cfg.steps_per_launch;
     switch (t->strategy) {
-    case FFNN_KERNELS_GRAPH: return asked ? asked : GRAPH_DEFAULT_STEPS;
-    case FFNN_KERNELS_PERSISTENT: return asked ? asked : ffnn_trainer_steps_per_epoch(t);
-    case FFNN_KERNELS_CUBLAS: return asked ? asked : CUBLAS_DEFAULT_STEPS;
+    case FFNN_STRATEGY_GRAPH: return asked ? asked : GRAPH_DEFAULT_STEPS;
+    case FFNN_STRATEGY_PERSISTENT: return asked ? asked : ffnn_trainer_steps_per_epoch(t);
+    case FFNN_STRATEGY_CUBLAS: return asked ? asked : CUBLAS_DEFAULT_STEPS;
     default: return 1;
     }
 }

@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../backend.h"
+#include "backend/backend.h"
 
 /* One matmul (see above). */
 typedef struct ffnn_omp_gemm {

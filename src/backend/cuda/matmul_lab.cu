@@ -8,8 +8,8 @@
  *
  * each in six variants, queued on the lab's one stream:
  *   naive       dense.cu's one-thread-per-output kernel (through ffnn_cuda_dense_*
- *               on a context switched to FFNN_KERNELS_NAIVE)
- *   tiled       dense.cu's shared-memory tiled kernel (FFNN_KERNELS_TILED)
+ *               on a context switched to FFNN_STRATEGY_NAIVE)
+ *   tiled       dense.cu's shared-memory tiled kernel (FFNN_STRATEGY_TILED)
  *   transposed  one thread per output as naive, but every operand read along the
  *               warp's direction: an operand stored k-contiguous on the column side
  *               (W of the forward) is first transposed into scratch [in,out] by a
@@ -60,7 +60,7 @@ extern "C" ffnn_status ffnn_matmul_lab_create(void **out)
     matmul_lab *lab = (matmul_lab *)calloc(1, sizeof *lab);
     if (lab == NULL) return ffnn_fail(FFNN_ERR_NO_MEMORY, "matmul lab: out of memory");
     void *ctx = NULL;
-    ffnn_status st = ops->create(FFNN_KERNELS_TILED, 1, &ctx);
+    ffnn_status st = ops->create(FFNN_STRATEGY_TILED, 1, &ctx);
     if (st != FFNN_OK) {
         free(lab);
         return st;
@@ -201,7 +201,7 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
     switch (variant) {
     case FFNN_MM_NAIVE:
     case FFNN_MM_TILED:
-        ctx->kernels = variant == FFNN_MM_NAIVE ? FFNN_KERNELS_NAIVE : FFNN_KERNELS_TILED;
+        ctx->kernels = variant == FFNN_MM_NAIVE ? FFNN_STRATEGY_NAIVE : FFNN_STRATEGY_TILED;
         if (a->op == FFNN_MM_FORWARD)
             return ffnn_cuda_dense_forward(ctx, a->x, a->W, NULL, a->C, B, in, out);
         if (a->op == FFNN_MM_DW)

@@ -1,5 +1,5 @@
 /* error.c - per-thread error message behind ffnn_last_error(). */
-#include "error.h"
+#include "core/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

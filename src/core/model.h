@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "ffnn.h"
-#include "local1d/local1d.h"
+#include "core/local1d.h"
 
 /* What only a local1d layer has (src/local1d/local1d.h has the formulas). */
 typedef struct ffnn_local1d_spec {

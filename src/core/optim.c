@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "core/optim.h"
 
 size_t ffnn_optimizer_state_count(ffnn_optimizer kind)
 {

@@ -2,11 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backend.h"
-#include "../error.h"
+#include "backend/backend.h"
+#include "core/error.h"
 #include "cpu_ops.h"
 
-static ffnn_status cpu_create(ffnn_kernels kernels, int threads, void **ctx)
+static ffnn_status cpu_create(ffnn_strategy kernels, int threads, void **ctx)
 {
     (void)kernels; /* one strategy: the reference */
     (void)threads; /* single-threaded: the omp backend is the threaded one */

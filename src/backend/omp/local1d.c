@@ -20,7 +20,7 @@
 #include <omp.h>
 #endif
 
-#include "../cpu/cpu_ops.h"
+#include "backend/cpu/cpu_ops.h"
 #include "omp_kernels.h"
 
 enum {

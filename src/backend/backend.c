@@ -1,5 +1,5 @@
 /* backend.c - checks on backend tables. */
-#include "backend.h"
+#include "backend/backend.h"
 
 int ffnn_backend_ops_complete(const ffnn_backend_ops *ops)
 {

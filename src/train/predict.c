@@ -5,10 +5,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_ops.h"
+#include "backend/cpu/cpu_ops.h"
 #include "data/dataset.h"
-#include "error.h"
-#include "model.h"
+#include "core/error.h"
+#include "core/model.h"
+
+/* The network on the host with the cpu reference ops (backend/cpu): y [batch, output]. */
+ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
+                               float *y)
+{
+    if (!m || !x || !y)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_forward: NULL argument");
+    size_t widest = m->input_size;
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].out > widest)
+            widest = m->layers[i].out;
+    float *buf[2] = {malloc(batch * widest * sizeof(float)),
+                     malloc(batch * widest * sizeof(float))};
+    if (!buf[0] || !buf[1]) {
+        free(buf[0]);
+        free(buf[1]);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory in ffnn_model_forward");
+    }
+    const float *in = x; /* [batch, layer.in] */
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        float *z = i == m->layer_count - 1 ? y : buf[i % 2]; /* [batch, out] */
+        const float *W = m->params + l->weight_offset;     /* [out, fan_in] */
+        const float *b = l->has_bias ? m->params + l->bias_offset : NULL;
+        switch (l->kind) {
+        case FFNN_LAYER_DENSE:
+            ffnn_cpu_dense_forward(in, W, b, z, batch, l->in, l->out);
+            ffnn_cpu_activation_forward(l->act, z, z, batch * l->out);
+            break;
+        case FFNN_LAYER_LOCAL1D:
+            ffnn_local1d_forward_cpu(in, W, b, z, batch, l->in, l->spec.local1d.R,
+                                     l->spec.local1d.padding, l->act);
+            break;
+        }
+        in = z;
+    }
+    free(buf[0]);
+    free(buf[1]);
+    return FFNN_OK;
+}
 
 int ffnn_model_class_count(const ffnn_model *m)
 {

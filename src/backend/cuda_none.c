@@ -2,9 +2,9 @@
  * has the CPU backend only, and says so through these queries. */
 #include <stddef.h>
 
-#include "backend.h"
+#include "backend/backend.h"
 #include "bench_util.h"
-#include "error.h"
+#include "core/error.h"
 #include "ffnn.h"
 
 const ffnn_backend_ops *ffnn_cuda_backend(void) { return NULL; }

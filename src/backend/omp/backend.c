@@ -20,9 +20,9 @@
 #include <omp.h>
 #endif
 
-#include "../backend.h"
-#include "../cpu/cpu_ops.h"
-#include "../error.h"
+#include "backend/backend.h"
+#include "backend/cpu/cpu_ops.h"
+#include "core/error.h"
 #include "omp_kernels.h"
 
 /* Below these sizes an op runs on the calling thread. */
@@ -68,7 +68,7 @@ ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void
 int ffnn_omp_threads(const void *ctx) { return ((const omp_ctx *)ctx)->threads; }
 const ffnn_omp_gemm_isa *ffnn_omp_isa(const void *ctx) { return ((const omp_ctx *)ctx)->isa; }
 
-static ffnn_status ompb_create(ffnn_kernels kernels, int threads, void **ctx)
+static ffnn_status ompb_create(ffnn_strategy kernels, int threads, void **ctx)
 {
     (void)kernels; /* one strategy */
     return ffnn_omp_create_with(threads, NULL, ctx);

@@ -1,5 +1,5 @@
 /* rng.c - xoshiro256** seeded by splitmix64 (see rng.h). */
-#include "rng.h"
+#include "core/rng.h"
 
 static uint64_t splitmix64(uint64_t *x)
 {

@@ -1,11 +1,11 @@
-/* strategy.h - which cuda training strategy (ffnn_kernels) a trainer runs:
+/* strategy.h - which cuda training strategy (ffnn_strategy) a trainer runs:
  * what each strategy accepts, and the auto rule (docs/PERFORMANCE.md has the
  * measurements behind it). */
 #ifndef FFNN_STRATEGY_H
 #define FFNN_STRATEGY_H
 
 #include "ffnn.h"
-#include "model.h"
+#include "core/model.h"
 
 /* 1 when the persistent kernel's network family covers m and cfg: two dense
  * layers (in -> hidden with any activation -> out, identity), softmax_ce (class
@@ -17,8 +17,8 @@ int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *
  * dense); the SGD update is fused only for plain sgd. */
 int ffnn_strategy_fused_fits(const ffnn_model *m);
 
-/* cfg->kernels with auto resolved for m and cfg (any other value is returned
+/* cfg->strategy with auto resolved for m and cfg (any other value is returned
  * as it is). */
-ffnn_kernels ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg);
+ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg);
 
 #endif

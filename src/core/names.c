@@ -1,7 +1,7 @@
 /* names.c - names of the public enums, both ways (used by the CLI and files). */
 #include <string.h>
 
-#include "error.h"
+#include "core/error.h"
 
 typedef struct name_entry {
     const char *name;
@@ -19,10 +19,10 @@ static const name_entry device_names[] = {
     {"auto", FFNN_DEVICE_AUTO}, {"cpu", FFNN_DEVICE_CPU}, {"cuda", FFNN_DEVICE_CUDA},
 };
 static const name_entry kernels_names[] = {
-    {"auto", FFNN_KERNELS_AUTO},     {"tiled", FFNN_KERNELS_TILED},
-    {"naive", FFNN_KERNELS_NAIVE},   {"cublas", FFNN_KERNELS_CUBLAS},
-    {"fused", FFNN_KERNELS_FUSED},   {"graph", FFNN_KERNELS_GRAPH},
-    {"persistent", FFNN_KERNELS_PERSISTENT},
+    {"auto", FFNN_STRATEGY_AUTO},     {"tiled", FFNN_STRATEGY_TILED},
+    {"naive", FFNN_STRATEGY_NAIVE},   {"cublas", FFNN_STRATEGY_CUBLAS},
+    {"fused", FFNN_STRATEGY_FUSED},   {"graph", FFNN_STRATEGY_GRAPH},
+    {"persistent", FFNN_STRATEGY_PERSISTENT},
 };
 static const name_entry precision_names[] = {
     {"fp32", FFNN_PRECISION_FP32}, {"tf32", FFNN_PRECISION_TF32}, {"bf16", FFNN_PRECISION_BF16},
@@ -71,6 +71,6 @@ static const char *name_of(const name_entry *table, size_t n, int value)
 ENUM_NAMES(ffnn_activation, activation_names, "activation")
 ENUM_NAMES(ffnn_loss, loss_names, "loss")
 ENUM_NAMES(ffnn_device, device_names, "device")
-ENUM_NAMES(ffnn_kernels, kernels_names, "kernel strategy")
+ENUM_NAMES(ffnn_strategy, kernels_names, "kernel strategy")
 ENUM_NAMES(ffnn_precision, precision_names, "precision")
 ENUM_NAMES(ffnn_optimizer, optimizer_names, "optimizer")

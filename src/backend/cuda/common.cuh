@@ -29,8 +29,8 @@
 
 #include <cuda_runtime.h>
 
-#include "backend.h"
-#include "error.h"
+#include "backend/backend.h"
+#include "core/error.h"
 
 /* Threads per block of the 1-D element-wise and per-row kernels (8 warps). */
 #define FFNN_CUDA_BLOCK 256
@@ -44,7 +44,7 @@
 /* The backend context: one per trainer. */
 typedef struct ffnn_cuda_ctx {
     cudaStream_t stream;        /* non-blocking stream every op is queued on       */
-    ffnn_kernels kernels;       /* strategy (never AUTO: the trainer resolves it);  */
+    ffnn_strategy kernels;       /* strategy (never AUTO: the trainer resolves it);  */
                                 /* the plain dense ops run naive for NAIVE, cuBLAS  */
                                 /* for CUBLAS, the tiled kernels for the others     */
     ffnn_precision precision;   /* matmul arithmetic (cublas only: tf32, bf16)     */

@@ -1,7 +1,7 @@
 /* strategy.c - the cuda strategies' scope and the auto rule (strategy.h). */
-#include "strategy.h"
+#include "strategy/strategy.h"
 
-#include "error.h"
+#include "core/error.h"
 
 int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg)
 {
@@ -43,23 +43,23 @@ int ffnn_strategy_fused_fits(const ffnn_model *m)
 #define FFNN_AUTO_PERSISTENT_MAX_BATCH 384
 #define FFNN_AUTO_CUBLAS_MIN_BATCH 512
 
-ffnn_kernels ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
+ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
 {
-    if (cfg->kernels != FFNN_KERNELS_AUTO)
-        return cfg->kernels;
+    if (cfg->strategy != FFNN_STRATEGY_AUTO)
+        return cfg->strategy;
     /* The rule from the H200 measurements in docs/PERFORMANCE.md: */
     if (cfg->precision != FFNN_PRECISION_FP32) /* tensor cores: through cuBLAS */
-        return FFNN_KERNELS_CUBLAS;
+        return FFNN_STRATEGY_CUBLAS;
     /* small batches of one-hidden-layer nets: launch- and latency-bound, one
      * persistent kernel per epoch wins (2.2x graph at batch 64, 1.6x at 256);
      * from 512 cublas does (8.2 vs 9.1 ms at 512, 5.9 vs 8.6 at 1024) */
     if (cfg->batch_size <= FFNN_AUTO_PERSISTENT_MAX_BATCH &&
         ffnn_strategy_persistent_fits(m, cfg))
-        return FFNN_KERNELS_PERSISTENT;
+        return FFNN_STRATEGY_PERSISTENT;
     /* large batches: matmul-bound, cuBLAS's kernels are the fastest we have
      * (batch 512: cublas 8.2, graph 11.5, fused 11.9 ms) */
     if (cfg->batch_size >= FFNN_AUTO_CUBLAS_MIN_BATCH)
-        return FFNN_KERNELS_CUBLAS;
+        return FFNN_STRATEGY_CUBLAS;
     /* the rest: our fused kernels, 16 steps per CUDA graph */
-    return FFNN_KERNELS_GRAPH;
+    return FFNN_STRATEGY_GRAPH;
 }

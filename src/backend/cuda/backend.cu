@@ -52,11 +52,11 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
     return FFNN_OK;
 }
 
-static ffnn_status cuda_create(ffnn_kernels kernels, int threads, void **out)
+static ffnn_status cuda_create(ffnn_strategy kernels, int threads, void **out)
 {
     (void)threads; /* CPU threads: the omp backend's */
     if (out == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: out is NULL");
-    if ((int)kernels < (int)FFNN_KERNELS_TILED || (int)kernels >= (int)FFNN_KERNELS_AUTO)
+    if ((int)kernels < (int)FFNN_STRATEGY_TILED || (int)kernels >= (int)FFNN_STRATEGY_AUTO)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda create: kernels value %d is not a concrete strategy (auto is "
                          "resolved by the trainer)", (int)kernels);
@@ -129,18 +129,18 @@ extern "C" ffnn_status ffnn_cuda_set_precision(void *vctx, ffnn_precision precis
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda set_precision: unknown precision %d",
                          (int)precision);
     /* tf32: cuBLAS, or gemm.cu's tensor-core kernel under fused / graph; bf16: cuBLAS */
-    const int takes_tf32 = ctx->kernels == FFNN_KERNELS_CUBLAS ||
-                           ctx->kernels == FFNN_KERNELS_FUSED ||
-                           ctx->kernels == FFNN_KERNELS_GRAPH;
+    const int takes_tf32 = ctx->kernels == FFNN_STRATEGY_CUBLAS ||
+                           ctx->kernels == FFNN_STRATEGY_FUSED ||
+                           ctx->kernels == FFNN_STRATEGY_GRAPH;
     if ((precision == FFNN_PRECISION_TF32 && !takes_tf32) ||
-        (precision == FFNN_PRECISION_BF16 && ctx->kernels != FFNN_KERNELS_CUBLAS))
+        (precision == FFNN_PRECISION_BF16 && ctx->kernels != FFNN_STRATEGY_CUBLAS))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "precision %s runs on tensor cores through %s, not --kernels %s",
                          ffnn_precision_name(precision),
                          precision == FFNN_PRECISION_TF32
                              ? "the cublas, fused or graph strategies (or auto)"
                              : "the cublas strategy (--kernels cublas or auto)",
-                         ffnn_kernels_name(ctx->kernels));
+                         ffnn_strategy_name(ctx->kernels));
     ctx->precision = precision;
     return FFNN_OK;
 }
