@@ -409,6 +409,24 @@ typedef struct ffnn_train_config {
 /* The defaults listed above. */
 ffnn_train_config ffnn_train_config_default(void);
 
+/* The accepted range of a numeric field of ffnn_train_config: the ONE table that
+ * ffnn_trainer_create checks and the command line's options are parsed against.
+ * Bounds are inclusive unless *_open is set. Some fields have a further rule
+ * (batch_size <= the training set; cuda_block_1d a multiple of 32, cuda_block_2d
+ * 8, 16 or 32; nesterov only with momentum): those are checked at creation. */
+typedef struct ffnn_config_limit {
+    const char *field;   /* the ffnn_train_config field, e.g. "epochs"           */
+    double min, max;     /* the range                                            */
+    int min_open;        /* 1: min itself is refused (learning_rate, epsilon)     */
+    int max_open;        /* 1: max itself is refused (momentum, beta1, beta2)     */
+} ffnn_config_limit;
+
+/* The limit of one field by name ("epochs", "batch_size", "learning_rate",
+ * "threads", "eval_batch_size", "steps_per_launch", "momentum", "beta1", "beta2",
+ * "epsilon", "cuda_block_1d", "cuda_block_2d"), or NULL for an unknown name.
+ * Owned by the library (static); do not free. */
+const ffnn_config_limit *ffnn_train_config_limit(const char *field);
+
 typedef struct ffnn_trainer ffnn_trainer;
 
 /* Prepare training of m on train: validates the configuration against the model

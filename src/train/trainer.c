@@ -26,6 +26,14 @@
 #include "core/rng.h"
 #include "strategy/strategy.h"
 #include "train/train_internal.h"
+#include "train/config.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* The device copy of one data set (uploaded once). */
 typedef struct device_dataset {
@@ -104,144 +112,6 @@ struct ffnn_trainer {
     uint32_t data_crc;        /* CRC-32 of the training data (once data_crc_known) */
     int data_crc_known;
 };
-
-ffnn_train_config ffnn_train_config_default(void)
-{
-    ffnn_train_config c;
-    memset(&c, 0, sizeof c);
-    c.epochs = 10;
-    c.batch_size = 64;
-    c.learning_rate = 0.01f;
-    c.seed = 1;
-    c.shuffle = 1;
-    c.loss = FFNN_LOSS_SOFTMAX_CE;
-    c.device = FFNN_DEVICE_AUTO;
-    c.strategy = FFNN_STRATEGY_AUTO;
-    c.precision = FFNN_PRECISION_FP32;
-    c.eval_batch_size = 1024;
-    c.threads = 1; /* the reference; the CLI's default is 0 (all cores) */
-    c.optimizer = FFNN_OPT_SGD;
-    c.momentum = 0.9f;
-    c.nesterov = 0;
-    c.beta1 = 0.9f;
-    c.beta2 = 0.999f;
-    c.epsilon = 1e-8f;
-    return c;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* ------------------------------------------------------------ validation */
-
-static ffnn_status check_config(const ffnn_model *m, const ffnn_dataset *train,
-                                const ffnn_train_config *c)
-{
-    if (c->epochs < 0 || c->epochs > 1000000)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "epochs must be in [0, 1000000], found %d",
-                         c->epochs);
-    if (c->threads < 0 || c->threads > 1024)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "threads must be in [0, 1024] (0: all cores, 1: the reference), "
-                         "found %d", c->threads);
-    if (c->batch_size < 1 || c->batch_size > train->count)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "batch size must be in [1, %zu] (the training set size), found %zu",
-                         train->count, c->batch_size);
-    if ((int)c->strategy < 0 || (int)c->strategy > (int)FFNN_STRATEGY_AUTO)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown kernels value %d", (int)c->strategy);
-    if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_BF16)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown precision value %d",
-                         (int)c->precision);
-    if (c->steps_per_launch < 0)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "steps per launch must be >= 0 (0: the strategy's default), found %d",
-                         c->steps_per_launch);
-    if (c->cuda_block_1d != 0 &&
-        (c->cuda_block_1d < 32 || c->cuda_block_1d > 1024 || c->cuda_block_1d % 32 != 0))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda 1-D block must be 0 (default) or a multiple of 32 in "
-                         "[32, 1024], found %d", c->cuda_block_1d);
-    if (c->cuda_block_2d != 0 && c->cuda_block_2d != 8 && c->cuda_block_2d != 16 &&
-        c->cuda_block_2d != 32)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda 2-D block must be 0 (default), 8, 16 or 32, found %d",
-                         c->cuda_block_2d);
-    if (c->eval_batch_size < 1 || c->eval_batch_size > (1u << 20))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "evaluation batch size must be in [1, 1048576], found %zu",
-                         c->eval_batch_size);
-    if (!(c->learning_rate > 0.0f) || !isfinite(c->learning_rate) || c->learning_rate > 1e6f)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "learning rate must be positive, finite and at most 1e6, found %g",
-                         (double)c->learning_rate);
-    if (c->optimizer != FFNN_OPT_SGD && c->optimizer != FFNN_OPT_MOMENTUM &&
-        c->optimizer != FFNN_OPT_ADAM)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "unknown optimizer %d (expected sgd, momentum or adam)",
-                         (int)c->optimizer);
-    if (!(c->momentum >= 0.0f && c->momentum < 1.0f))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "momentum must be in [0, 1), found %g",
-                         (double)c->momentum);
-    if (c->nesterov && (c->optimizer != FFNN_OPT_MOMENTUM || c->momentum == 0.0f))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "nesterov needs the momentum optimizer with a momentum > 0 "
-                         "(found optimizer %s, momentum %g)",
-                         ffnn_optimizer_name(c->optimizer), (double)c->momentum);
-    if (!(c->beta1 >= 0.0f && c->beta1 < 1.0f))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam beta1 must be in [0, 1), found %g",
-                         (double)c->beta1);
-    if (!(c->beta2 >= 0.0f && c->beta2 < 1.0f))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam beta2 must be in [0, 1), found %g",
-                         (double)c->beta2);
-    if (!(c->epsilon > 0.0f && c->epsilon <= 1.0f))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam epsilon must be in (0, 1], found %g",
-                         (double)c->epsilon);
-    if (train->count > (size_t)INT32_MAX)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "training set larger than 2^31-1 samples");
-    if (m->input_size != train->features)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "the network takes %zu inputs but the data has %zu features per sample",
-                         m->input_size, train->features);
-    const ffnn_layer *last = &m->layers[m->layer_count - 1];
-    if (c->loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "loss %s applies %s to the logits itself: the last layer must have "
-                         "no activation (write '-%zu', not '-%zu%s')",
-                         ffnn_loss_name(c->loss),
-                         c->loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid",
-                         last->out, last->out, ffnn_activation_name(last->act));
-    if (c->loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "loss ce needs at least 2 outputs, the network has %zu", last->out);
-    if (train->target_width) { /* float targets: mse or bce, one per output */
-        if (c->loss == FFNN_LOSS_SOFTMAX_CE)
-            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                             "loss ce takes class labels, but the data has float targets (%zu "
-                             "per sample): use mse or bce", train->target_width);
-        if (train->target_width != last->out)
-            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                             "the data has %zu float target%s per sample but the network has "
-                             "%zu output%s", train->target_width,
-                             train->target_width == 1 ? "" : "s", last->out,
-                             last->out == 1 ? "" : "s");
-        return FFNN_OK;
-    }
-    size_t classes_fit = last->out == 1 ? 2 : last->out;
-    if (c->loss != FFNN_LOSS_MSE || last->out > 1) {
-        if ((size_t)train->classes > classes_fit)
-            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                             "the data has labels up to %d but the network has %zu output%s "
-                             "(at most %zu classes)",
-                             train->classes - 1, last->out, last->out == 1 ? "" : "s",
-                             classes_fit);
-    }
-    return FFNN_OK;
-}
 
 /* ------------------------------------------------------------ device memory */
 
@@ -449,7 +319,7 @@ ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
 {
     if (!m || !train || !cfg || !out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_create: NULL argument");
-    ffnn_status st = check_config(m, train, cfg);
+    ffnn_status st = ffnn_train_config_check(m, train, cfg);
     if (st != FFNN_OK)
         return st;
     ffnn_trainer *t = calloc(1, sizeof *t);

@@ -1,0 +1,179 @@
+/*
+ * config.c - the training configuration: its defaults, the ONE table of limits
+ * (ffnn_train_config_limit, read by the command line too) and the check that
+ * ffnn_trainer_create runs before anything is allocated.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "data/dataset.h"
+#include "train/config.h"
+
+/* The limits of ffnn_train_config's numeric fields (ffnn.h documents them). */
+static const ffnn_config_limit limits[] = {
+    {"epochs", 0, 1000000, 0, 0},
+    {"batch_size", 1, 1 << 24, 0, 0},     /* and at most the training set       */
+    {"learning_rate", 0, 1e6, 1, 0},
+    {"threads", 0, 1024, 0, 0},
+    {"eval_batch_size", 1, 1 << 20, 0, 0},
+    {"steps_per_launch", 0, INT32_MAX, 0, 0},
+    {"momentum", 0, 1, 0, 1},
+    {"beta1", 0, 1, 0, 1},
+    {"beta2", 0, 1, 0, 1},
+    {"epsilon", 0, 1, 1, 0},
+    {"cuda_block_1d", 0, 1024, 0, 0},     /* and 0 or a multiple of 32 >= 32    */
+    {"cuda_block_2d", 0, 32, 0, 0},       /* and 0, 8, 16 or 32                 */
+};
+
+const ffnn_config_limit *ffnn_train_config_limit(const char *field)
+{
+    for (size_t i = 0; field && i < sizeof limits / sizeof limits[0]; i++)
+        if (strcmp(limits[i].field, field) == 0)
+            return &limits[i];
+    return NULL;
+}
+
+#define LIMIT(field) (*ffnn_train_config_limit(#field))
+
+/* 1 when v is a number inside the named field's range (NaN never is). */
+static int within(const char *field, double v)
+{
+    const ffnn_config_limit *l = ffnn_train_config_limit(field);
+    if (!(v == v)) /* NaN */
+        return 0;
+    return (l->min_open ? v > l->min : v >= l->min) && (l->max_open ? v < l->max : v <= l->max);
+}
+
+ffnn_train_config ffnn_train_config_default(void)
+{
+    ffnn_train_config c;
+    memset(&c, 0, sizeof c);
+    c.epochs = 10;
+    c.batch_size = 64;
+    c.learning_rate = 0.01f;
+    c.seed = 1;
+    c.shuffle = 1;
+    c.loss = FFNN_LOSS_SOFTMAX_CE;
+    c.device = FFNN_DEVICE_AUTO;
+    c.strategy = FFNN_STRATEGY_AUTO;
+    c.precision = FFNN_PRECISION_FP32;
+    c.eval_batch_size = 1024;
+    c.threads = 1; /* the reference; the CLI's default is 0 (all cores) */
+    c.optimizer = FFNN_OPT_SGD;
+    c.momentum = 0.9f;
+    c.nesterov = 0;
+    c.beta1 = 0.9f;
+    c.beta2 = 0.999f;
+    c.epsilon = 1e-8f;
+    return c;
+}
+
+ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *train,
+                                const ffnn_train_config *c)
+{
+    if (!within("epochs", c->epochs))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "epochs must be in [0, %.0f], found %d",
+                         LIMIT(epochs).max, c->epochs);
+    if (!within("threads", c->threads))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "threads must be in [0, %.0f] (0: all cores, 1: the reference), "
+                         "found %d", LIMIT(threads).max, c->threads);
+    if (!within("batch_size", (double)c->batch_size) || c->batch_size > train->count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "batch size must be in [1, %zu] (the training set size), found %zu",
+                         train->count, c->batch_size);
+    if ((int)c->strategy < 0 || (int)c->strategy > (int)FFNN_STRATEGY_AUTO)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown kernels value %d", (int)c->strategy);
+    if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_BF16)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown precision value %d",
+                         (int)c->precision);
+    if (!within("steps_per_launch", c->steps_per_launch))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "steps per launch must be >= 0 (0: the strategy's default), found %d",
+                         c->steps_per_launch);
+    if (!within("cuda_block_1d", c->cuda_block_1d) ||
+        (c->cuda_block_1d != 0 && (c->cuda_block_1d < 32 || c->cuda_block_1d % 32 != 0)))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda 1-D block must be 0 (default) or a multiple of 32 in "
+                         "[32, 1024], found %d", c->cuda_block_1d);
+    if (!within("cuda_block_2d", c->cuda_block_2d) ||
+        (c->cuda_block_2d != 0 && c->cuda_block_2d != 8 && c->cuda_block_2d != 16 &&
+         c->cuda_block_2d != 32))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda 2-D block must be 0 (default), 8, 16 or 32, found %d",
+                         c->cuda_block_2d);
+    if (!within("eval_batch_size", (double)c->eval_batch_size))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "evaluation batch size must be in [1, %.0f], found %zu",
+                         LIMIT(eval_batch_size).max, c->eval_batch_size);
+    if (!within("learning_rate", c->learning_rate))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "learning rate must be positive, finite and at most %g, found %g",
+                         LIMIT(learning_rate).max, (double)c->learning_rate);
+    if (c->optimizer != FFNN_OPT_SGD && c->optimizer != FFNN_OPT_MOMENTUM &&
+        c->optimizer != FFNN_OPT_ADAM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "unknown optimizer %d (expected sgd, momentum or adam)",
+                         (int)c->optimizer);
+    if (!within("momentum", c->momentum))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "momentum must be in [0, 1), found %g",
+                         (double)c->momentum);
+    if (c->nesterov && (c->optimizer != FFNN_OPT_MOMENTUM || c->momentum == 0.0f))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "nesterov needs the momentum optimizer with a momentum > 0 "
+                         "(found optimizer %s, momentum %g)",
+                         ffnn_optimizer_name(c->optimizer), (double)c->momentum);
+    if (!within("beta1", c->beta1))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam beta1 must be in [0, 1), found %g",
+                         (double)c->beta1);
+    if (!within("beta2", c->beta2))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam beta2 must be in [0, 1), found %g",
+                         (double)c->beta2);
+    if (!within("epsilon", c->epsilon))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "adam epsilon must be in (0, 1], found %g",
+                         (double)c->epsilon);
+    if (train->count > (size_t)INT32_MAX)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "training set larger than 2^31-1 samples");
+    if (m->input_size != train->features)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "the network takes %zu inputs but the data has %zu features per sample",
+                         m->input_size, train->features);
+    const ffnn_layer *last = &m->layers[m->layer_count - 1];
+    if (c->loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "loss %s applies %s to the logits itself: the last layer must have "
+                         "no activation (write '-%zu', not '-%zu%s')",
+                         ffnn_loss_name(c->loss),
+                         c->loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid",
+                         last->out, last->out, ffnn_activation_name(last->act));
+    if (c->loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "loss ce needs at least 2 outputs, the network has %zu", last->out);
+    if (train->target_width) { /* float targets: mse or bce, one per output */
+        if (c->loss == FFNN_LOSS_SOFTMAX_CE)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "loss ce takes class labels, but the data has float targets (%zu "
+                             "per sample): use mse or bce", train->target_width);
+        if (train->target_width != last->out)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "the data has %zu float target%s per sample but the network has "
+                             "%zu output%s", train->target_width,
+                             train->target_width == 1 ? "" : "s", last->out,
+                             last->out == 1 ? "" : "s");
+        return FFNN_OK;
+    }
+    size_t classes_fit = last->out == 1 ? 2 : last->out;
+    if (c->loss != FFNN_LOSS_MSE || last->out > 1) {
+        if ((size_t)train->classes > classes_fit)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "the data has labels up to %d but the network has %zu output%s "
+                             "(at most %zu classes)",
+                             train->classes - 1, last->out, last->out == 1 ? "" : "s",
+                             classes_fit);
+    }
+    return FFNN_OK;
+}
+
