@@ -1,11 +1,11 @@
 /*
  * test_cublas.c - suite "cublas": the cublas strategy (src/cuda/cublas.cu) through
- * the backend table (ffnn_cuda_backend(), create(FFNN_STRATEGY_CUBLAS)): dense
+ * the backend table (ffnn_cuda_backend(), created with the cublas strategy's options): dense
  * forward and backward against the CPU reference (ffnn_cpu_backend) on fresh
  * random inputs, in each precision (fp32, tf32, bf16); that tf32 and bf16 really
  * change the arithmetic; that a matmul captured into a CUDA graph (even the
  * context's first one, which makes the cuBLAS handle) replays with the same bits;
- * and that ffnn_cuda_set_precision refuses tf32/bf16 for other strategies.
+ * and that the strategies refuse tf32/bf16 where they do not take it.
  *
  * Every GPU output buffer is filled with 0xFF bytes (NaN) before the op runs, so an
  * element the op forgets to write fails the comparison.
@@ -40,6 +40,8 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "strategy/strategy.h"
+#include "test_backend_ctx.h"
 #include "ffnn.h"
 #include "test_numeric.h"
 
@@ -166,7 +168,7 @@ static int within_bound(const char *what, const float *got, const float *want, c
 static ffnn_status make_ctx(const ffnn_backend_ops *gpu, ffnn_strategy kernels, void **ctx)
 {
     *ctx = NULL;
-    ffnn_status st = gpu->create(kernels, 1, ctx);
+    ffnn_status st = test_ctx(gpu, kernels, 1, ctx);
     if (st != FFNN_OK) *ctx = NULL;
     return st;
 }
@@ -246,7 +248,7 @@ static test_result dense_shape_case(const ffnn_backend_ops *gpu, void *gctx, voi
         const ffnn_precision prec = precisions[i];
         const double rel = precision_rel(prec);
         const char *pn = ffnn_precision_name(prec);
-        if (ffnn_cuda_set_precision(gctx, prec) != FFNN_OK ||
+        if (gpu->set_precision(gctx, prec) != FFNN_OK ||
             repoison(&p, d_z, nz) != FFNN_OK || repoison(&p, d_dW, nw) != FFNN_OK ||
             repoison(&p, d_db, s.out) != FFNN_OK || repoison(&p, d_dx, nx) != FFNN_OK ||
             gpu->dense_forward(gctx, d_x, d_W, d_b, d_z, s.batch, s.in, s.out) != FFNN_OK ||
@@ -286,7 +288,7 @@ static test_result test_cublas_dense_vs_cpu(char *why, size_t why_size)
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL although ffnn_has_cuda() is 1");
     void *gctx = NULL, *omp_ctx = NULL;
     CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &gctx));
-    if (ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 0, &omp_ctx) != FFNN_OK) {
+    if (test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 0, &omp_ctx) != FFNN_OK) {
         gpu->destroy(gctx);
         CHECK(0, "omp create: %s", ffnn_last_error());
     }
@@ -321,7 +323,7 @@ static test_result test_cublas_precision_modes(char *why, size_t why_size)
     const size_t nx = batch * in, nw = out * in, nz = batch * out;
     void *gctx = NULL, *omp_ctx = NULL;
     CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &gctx));
-    if (ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 0, &omp_ctx) != FFNN_OK) {
+    if (test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 0, &omp_ctx) != FFNN_OK) {
         gpu->destroy(gctx);
         CHECK(0, "omp create: %s", ffnn_last_error());
     }
@@ -356,7 +358,7 @@ static test_result test_cublas_precision_modes(char *why, size_t why_size)
         goto done;
     }
     for (size_t i = 0; i < RUNS; ++i) {
-        if (ffnn_cuda_set_precision(gctx, order[i]) != FFNN_OK ||
+        if (gpu->set_precision(gctx, order[i]) != FFNN_OK ||
             repoison(&p, d_z, nz) != FFNN_OK ||
             gpu->dense_forward(gctx, d_x, d_W, NULL, d_z, batch, in, out) != FFNN_OK ||
             (got[i] = download_f32(&p, d_z, nz)) == NULL) {
@@ -409,7 +411,7 @@ static test_result capture_case(const ffnn_backend_ops *gpu, ffnn_precision prec
     const size_t nx = batch * in, nw = out * in, nz = batch * out;
     void *gctx = NULL, *graph = NULL;
     CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &gctx));
-    if (ffnn_cuda_set_precision(gctx, prec) != FFNN_OK) {
+    if (gpu->set_precision(gctx, prec) != FFNN_OK) {
         gpu->destroy(gctx);
         CHECK(0, "set_precision(%s): %s", ffnn_precision_name(prec), ffnn_last_error());
     }
@@ -498,36 +500,54 @@ static test_result test_cublas_graph_capture(char *why, size_t why_size)
 
 /* ------------------------------------------------------------------ set_precision */
 
-/* tf32 and bf16 only with the cublas strategy; fp32 everywhere; unknown values
- * refused. */
+/* tf32 only with the cublas, fused and graph strategies, bf16 only with cublas
+ * (the strategies' rule, strategy/table.c: needs no GPU); fp32 everywhere; and
+ * the backend refuses an unknown precision value. */
 static test_result test_cublas_set_precision_strategies(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    const unsigned gpu_caps = FFNN_CAP_DEVICE | FFNN_CAP_TF32 | FFNN_CAP_BF16;
+    static const struct { ffnn_strategy s; int tf32, bf16; } rule[] = {
+        {FFNN_STRATEGY_TILED, 0, 0},  {FFNN_STRATEGY_NAIVE, 0, 0},
+        {FFNN_STRATEGY_FUSED, 1, 0},  {FFNN_STRATEGY_GRAPH, 1, 0},
+        {FFNN_STRATEGY_CUBLAS, 1, 1}, {FFNN_STRATEGY_PERSISTENT, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i) {
+        const ffnn_strategy_impl *chosen = NULL;
+        cfg.strategy = rule[i].s;
+        cfg.precision = FFNN_PRECISION_TF32;
+        const ffnn_status tf = ffnn_strategy_choose(m, &cfg, gpu_caps, &chosen);
+        const int names_cublas = strstr(ffnn_last_error(), "cublas") != NULL;
+        cfg.precision = FFNN_PRECISION_BF16;
+        const ffnn_status bf = ffnn_strategy_choose(m, &cfg, gpu_caps, &chosen);
+        cfg.precision = FFNN_PRECISION_FP32;
+        const ffnn_status fp = ffnn_strategy_choose(m, &cfg, gpu_caps, &chosen);
+        const char *name = ffnn_strategy_name(rule[i].s);
+        CHECK(rule[i].tf32 ? tf == FFNN_OK : tf == FFNN_ERR_UNSUPPORTED && names_cublas,
+              "tf32 on --strategy %s: status %d", name, (int)tf);
+        CHECK(rule[i].bf16 ? bf == FFNN_OK : bf == FFNN_ERR_UNSUPPORTED,
+              "bf16 on --strategy %s: status %d", name, (int)bf);
+        CHECK(fp == FFNN_OK, "fp32 on --strategy %s: status %d", name, (int)fp);
+    }
+    ffnn_model_free(m);
+    return TEST_PASS;
+}
+
+/* The backend takes fp32, tf32 and bf16 on a live context, refuses others. */
+static test_result test_cublas_set_precision_values(char *why, size_t why_size)
 {
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
-    static const ffnn_strategy others[] = {FFNN_STRATEGY_TILED, FFNN_STRATEGY_NAIVE};
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
-        void *ctx = NULL;
-        CHECK_OK(make_ctx(gpu, others[i], &ctx));
-        const ffnn_status tf = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_TF32);
-        const int names_cublas = strstr(ffnn_last_error(), "cublas") != NULL;
-        const ffnn_status bf = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_BF16);
-        const ffnn_status fp = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_FP32);
-        gpu->destroy(ctx);
-        CHECK(tf == FFNN_ERR_UNSUPPORTED && names_cublas,
-              "set_precision(tf32) on --kernels %s: status %d (want FFNN_ERR_UNSUPPORTED "
-              "naming cublas)", ffnn_strategy_name(others[i]), (int)tf);
-        CHECK(bf == FFNN_ERR_UNSUPPORTED, "set_precision(bf16) on --kernels %s: status %d",
-              ffnn_strategy_name(others[i]), (int)bf);
-        CHECK(fp == FFNN_OK, "set_precision(fp32) on --kernels %s: status %d",
-              ffnn_strategy_name(others[i]), (int)fp);
-    }
     void *ctx = NULL;
     CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &ctx));
-    const ffnn_status tf = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_TF32);
-    const ffnn_status bf = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_BF16);
-    const ffnn_status fp = ffnn_cuda_set_precision(ctx, FFNN_PRECISION_FP32);
-    const ffnn_status bad = ffnn_cuda_set_precision(ctx, (ffnn_precision)7);
+    const ffnn_status tf = gpu->set_precision(ctx, FFNN_PRECISION_TF32);
+    const ffnn_status bf = gpu->set_precision(ctx, FFNN_PRECISION_BF16);
+    const ffnn_status fp = gpu->set_precision(ctx, FFNN_PRECISION_FP32);
+    const ffnn_status bad = gpu->set_precision(ctx, (ffnn_precision)7);
     gpu->destroy(ctx);
     CHECK(tf == FFNN_OK && bf == FFNN_OK && fp == FFNN_OK,
           "cublas set_precision tf32/bf16/fp32: %d %d %d", (int)tf, (int)bf, (int)fp);
@@ -539,6 +559,7 @@ const test_case cublas_tests[] = {
     {"cublas_dense_vs_cpu", test_cublas_dense_vs_cpu},
     {"cublas_precision_modes", test_cublas_precision_modes},
     {"cublas_graph_capture", test_cublas_graph_capture},
-    {"cublas_set_precision_strategies", test_cublas_set_precision_strategies},
+    {"cublas_precision_strategy_rule", test_cublas_set_precision_strategies},
+    {"cublas_set_precision_values", test_cublas_set_precision_values},
 };
 const size_t cublas_tests_count = sizeof cublas_tests / sizeof cublas_tests[0];

@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "test_backend_ctx.h"
 #include "ffnn.h"
 
 /* ------------------------------------------------------------------ random numbers */
@@ -214,12 +215,12 @@ static test_result with_fixture(char *why, size_t why_size, ffnn_strategy kernel
     CHECK(fx.gpu != NULL, "ffnn_cuda_backend() is NULL although ffnn_has_cuda() is 1");
     CHECK(ffnn_backend_ops_complete(fx.gpu), "the cuda backend table has an empty entry");
     test_result r = TEST_FAIL;
-    ffnn_status st = fx.gpu->create(kernels, 1, &fx.gpu_ctx);
+    ffnn_status st = test_ctx(fx.gpu, kernels, 1, &fx.gpu_ctx);
     if (st != FFNN_OK) {
         fprintf(stderr, "    cuda create(%s) failed: %s\n", ffnn_strategy_name(kernels),
                 ffnn_last_error());
         fx.gpu_ctx = NULL;
-    } else if ((st = fx.cpu->create(kernels, 1, &fx.cpu_ctx)) != FFNN_OK) {
+    } else if ((st = test_ctx(fx.cpu, kernels, 1, &fx.cpu_ctx)) != FFNN_OK) {
         fprintf(stderr, "    cpu create failed: %s\n", ffnn_last_error());
         fx.cpu_ctx = NULL;
     } else {
@@ -382,7 +383,7 @@ static test_result deterministic_body(fixture *fx)
 {
     rng r = {0x2545F4914F6CDD1DULL};
     void *naive_ctx = NULL;
-    CHECK_OK(fx->gpu->create(FFNN_STRATEGY_NAIVE, 1, &naive_ctx));
+    CHECK_OK(test_ctx(fx->gpu, FFNN_STRATEGY_NAIVE, 1, &naive_ctx));
     test_result result = TEST_PASS;
     for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM && result == TEST_PASS; ++i) {
         const dense_shape s = dense_shape_at(&r, i);

@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "test_backend_ctx.h"
 #include "backend/cpu/cpu_ops.h"
 #include "ffnn.h"
 #include "test_numeric.h"
@@ -83,7 +84,7 @@ static test_result with_gpu(char *why, size_t why_size, fx_body body)
     CHECK(fx.gpu != NULL && fx.gpu->dense_act_forward != NULL &&
               fx.gpu->dense_backward_fused != NULL,
           "the cuda table lacks the fused ops");
-    CHECK_OK(fx.gpu->create(FFNN_STRATEGY_FUSED, 1, &fx.ctx));
+    CHECK_OK(test_ctx(fx.gpu, FFNN_STRATEGY_FUSED, 1, &fx.ctx));
     test_result r = body(&fx);
     fx_reset(&fx);
     fx.gpu->destroy(fx.ctx);
@@ -355,7 +356,7 @@ static test_result fused_arguments(char *why, size_t why_size)
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     void *ctx = NULL;
-    CHECK_OK(gpu->create(FFNN_STRATEGY_FUSED, 1, &ctx));
+    CHECK_OK(test_ctx(gpu, FFNN_STRATEGY_FUSED, 1, &ctx));
     void *d = NULL;
     ffnn_status st = gpu->alloc(ctx, 64 * sizeof(float), &d);
     if (st != FFNN_OK) {
@@ -437,7 +438,7 @@ static test_result tf32_body(fixture *fx)
 {
     static const shape shapes[] = {{1536, 64, 1536}, {256, 784, 256}, {37, 129, 65}};
     rng r = {0x7f32ULL};
-    CHECK_OK(ffnn_cuda_set_precision(fx->ctx, FFNN_PRECISION_TF32));
+    CHECK_OK(fx->gpu->set_precision(fx->ctx, FFNN_PRECISION_TF32));
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
         const shape s = shapes[si];
         const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;

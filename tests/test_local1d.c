@@ -47,6 +47,7 @@
 #include "backend/backend.h"
 #include "bench_util.h"
 #include "check.h"
+#include "test_backend_ctx.h"
 #include "test_numeric.h"
 #include "backend/cpu/cpu_ops.h"
 #include "ffnn.h"
@@ -622,8 +623,8 @@ static test_result test_cuda(char *why, size_t why_size)
         SKIP("%s", reason);
     const ffnn_backend_ops *ops = ffnn_cuda_backend();
     void *ctx[2] = {NULL, NULL};
-    CHECK_OK(ops->create(FFNN_STRATEGY_NAIVE, 1, &ctx[0]));
-    CHECK_OK(ops->create(FFNN_STRATEGY_TILED, 1, &ctx[1]));
+    CHECK_OK(test_ctx(ops, FFNN_STRATEGY_NAIVE, 1, &ctx[0]));
+    CHECK_OK(test_ctx(ops, FFNN_STRATEGY_TILED, 1, &ctx[1]));
     rng r = {0xD1B54A32D192ED03ULL};
     static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
                                            FFNN_ACT_RELU};
@@ -660,7 +661,7 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
         SKIP("%s", reason);
     const ffnn_backend_ops *ops = ffnn_cuda_backend();
     void *ctx = NULL;
-    CHECK_OK(ops->create(FFNN_STRATEGY_TILED, 1, &ctx)); /* only for alloc/copies */
+    CHECK_OK(test_ctx(ops, FFNN_STRATEGY_TILED, 1, &ctx)); /* only for alloc/copies */
     static const l1d_shape shapes[] = {
         {1, 1 << 20, 3, FFNN_LOCAL1D_VALID}, {1, (1 << 20) + 77, 3, FFNN_LOCAL1D_SAME},
         {3, 1001, 5, FFNN_LOCAL1D_VALID},    {1, 4, 3, FFNN_LOCAL1D_SAME},

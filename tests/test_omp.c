@@ -28,6 +28,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "test_backend_ctx.h"
 #include "test_numeric.h"
 #include "ffnn.h"
 #include "backend/omp/omp_kernels.h"
@@ -245,7 +246,7 @@ static test_result test_activations(char *why, size_t why_size)
                                            FFNN_ACT_TANH};
     static const size_t sizes[] = {1, 31, 16385, 300001};
     void *ctx = NULL;
-    CHECK_OK(ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 2, &ctx));
+    CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
     rng r = {0xA0761D6478BD642FULL};
     test_result result = TEST_PASS;
     for (size_t si = 0; si < 4 && result == TEST_PASS; si++) {
@@ -341,7 +342,7 @@ static test_result test_losses(char *why, size_t why_size)
                                        FFNN_LOSS_MSE};
     static const size_t widths[] = {1, 2, 10, 37}, batches[] = {1, 64, 203, 5000};
     void *ctx = NULL;
-    CHECK_OK(ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 2, &ctx));
+    CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
     rng r = {0x94D049BB133111EBULL};
     test_result result = TEST_PASS;
     for (size_t li = 0; li < 3 && result == TEST_PASS; li++)
@@ -371,7 +372,7 @@ static test_result test_gather(char *why, size_t why_size)
     static const size_t features_list[] = {1, 3, 784}, batches[] = {1, 37, 4096};
     const size_t count = 50, width = 3;
     void *ctx = NULL;
-    CHECK_OK(ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 2, &ctx));
+    CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
     rng r = {0xBF58476D1CE4E5B9ULL};
     test_result result = TEST_PASS;
     for (size_t fi = 0; fi < 3 && result == TEST_PASS; fi++)
@@ -432,7 +433,7 @@ static test_result test_optimizers(char *why, size_t why_size)
     (void)why, (void)why_size;
     static const size_t sizes[] = {1, 255, 16385, 203530};
     void *ctx = NULL;
-    CHECK_OK(ffnn_omp_backend.create(FFNN_STRATEGY_TILED, 2, &ctx));
+    CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
     rng r = {0x853C49E6748FEA9BULL};
     test_result result = TEST_PASS;
     for (int kind = 0; kind < 4 && result == TEST_PASS; kind++) {

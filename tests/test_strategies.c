@@ -283,7 +283,33 @@ static test_result mse_follows(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The strategy table (src/strategy/table.c) has one entry per ffnn_strategy value,
+ * each naming itself as ffnn_strategy_name does and complete: every strategy but
+ * auto runs steps; a strategy with its own state frees it. */
+static test_result table_covers_enum(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    for (int k = 0; k <= (int)FFNN_STRATEGY_AUTO; k++) {
+        const ffnn_strategy_impl *s = ffnn_strategy_get((ffnn_strategy)k);
+        CHECK(s != NULL, "no table entry for strategy %d (%s)", k,
+              ffnn_strategy_name((ffnn_strategy)k));
+        CHECK((int)s->id == k, "entry %d holds strategy %d", k, (int)s->id);
+        CHECK(strcmp(s->name, ffnn_strategy_name((ffnn_strategy)k)) == 0,
+              "entry %d is named %s, ffnn_strategy_name says %s", k, s->name,
+              ffnn_strategy_name((ffnn_strategy)k));
+        CHECK(s->supports != NULL, "%s has no supports()", s->name);
+        CHECK(k == (int)FFNN_STRATEGY_AUTO || s->run_steps != NULL, "%s has no run_steps()",
+              s->name);
+        CHECK(s->precisions & (1u << FFNN_PRECISION_FP32), "%s refuses fp32", s->name);
+    }
+    CHECK(ffnn_strategy_get((ffnn_strategy)((int)FFNN_STRATEGY_AUTO + 1)) == NULL,
+          "an entry past the enum");
+    CHECK(ffnn_strategy_get((ffnn_strategy)-1) == NULL, "an entry for -1");
+    return TEST_PASS;
+}
+
 const test_case strategies_tests[] = {
+    {"strategies_table_covers_every_strategy", table_covers_enum},
     {"strategies_scope_and_auto_rule", scope_and_auto},
     {"strategies_cublas_follows_cpu_200_steps", cublas_follows},
     {"strategies_fused_follows_cpu_200_steps", fused_follows},

@@ -7,8 +7,9 @@
  * Every function returns FFNN_OK or an error status with the message set
  * (ffnn_fail). Calls are ordered (one stream); only download() synchronises.
  *
- * Adding a backend: one file that defines a `const ffnn_backend_ops` with every
- * entry set (see backend_ops_complete()) and one line in train.c's backend pick.
+ * Adding a backend: a folder with one file per op family that defines a
+ * `const ffnn_backend_ops` with every required entry set (ffnn_backend_ops_complete)
+ * and one line in the trainer's backend table (src/train/backends.c).
  */
 #ifndef FFNN_BACKEND_H
 #define FFNN_BACKEND_H
@@ -36,15 +37,49 @@ typedef struct ffnn_gather_source {
 
 struct ffnn_persistent_job;
 
+/* Which kernels a context's plain matmul ops (dense_forward, dense_backward) and
+ * local1d ops run; a backend with one kind of kernel ignores it. */
+typedef enum ffnn_matmul_variant {
+    FFNN_MATMUL_TILED = 0,   /* shared-memory tiled kernels (the default)          */
+    FFNN_MATMUL_NAIVE = 1,   /* one thread per output element                      */
+    FFNN_MATMUL_LIBRARY = 2  /* the vendor library (cuBLAS), the named comparator  */
+} ffnn_matmul_variant;
+
+/* What a context is created with. Each backend reads the fields it has a use for
+ * (capabilities below) and ignores the rest; 0 means the default everywhere. */
+typedef struct ffnn_backend_options {
+    int threads;                 /* host threads: 0 all cores (omp_get_max_threads())  */
+    ffnn_matmul_variant matmul;  /* the plain matmul ops' kernels                      */
+    ffnn_precision precision;    /* matmul arithmetic: tf32 for the fused ops and the
+                                    library matmul, bf16 for the library matmul; the
+                                    plain dense ops of the own kernels stay fp32        */
+    int block_1d;                /* threads per block of the 1-D element-wise kernels
+                                    (a multiple of 32 in [32, 1024]); 0: default 256    */
+    int block_2d;                /* the naive matmul's square block edge (8, 16, 32)   */
+} ffnn_backend_options;
+
+/* Capabilities (ffnn_backend_ops.caps): what a backend can do beyond the ops every
+ * backend has. The strategies ask for these; no code outside a backend names one. */
+enum {
+    FFNN_CAP_THREADS = 1 << 0,   /* runs ops over options.threads host threads       */
+    FFNN_CAP_DEVICE = 1 << 1,    /* memory is a GPU's: the cuda strategies apply      */
+    FFNN_CAP_TF32 = 1 << 2,      /* options.precision tf32 (fused ops, library matmul) */
+    FFNN_CAP_BF16 = 1 << 3,      /* options.precision bf16 (library matmul)           */
+    FFNN_CAP_LIBRARY_MATMUL = 1 << 4 /* options.matmul FFNN_MATMUL_LIBRARY            */
+};
+
 typedef struct ffnn_backend_ops {
     const char *name;
+    unsigned caps;          /* FFNN_CAP_* bits                                     */
 
     /* ---- lifetime and memory ---- */
-    /* Create a backend context (stream, handles). kernels: matmul strategy (cuda);
-     * threads: CPU threads of the omp backend (0: all cores, omp_get_max_threads());
-     * the other backends ignore it. */
-    ffnn_status (*create)(ffnn_strategy kernels, int threads, void **ctx);
+    /* Create a backend context (stream, handles) with *options (NULL: defaults);
+     * FFNN_ERR_INVALID_ARGUMENT for a value out of range, FFNN_ERR_UNSUPPORTED for
+     * an option the backend lacks the capability for. */
+    ffnn_status (*create)(const ffnn_backend_options *options, void **ctx);
     void (*destroy)(void *ctx);
+    /* Host threads a context runs its ops on (1 for a single-threaded backend). */
+    int (*threads)(const void *ctx);
     /* Allocate `bytes` of device memory (contents unspecified). */
     ffnn_status (*alloc)(void *ctx, size_t bytes, void **ptr);
     void (*release)(void *ctx, void *ptr);
@@ -178,8 +213,17 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*graph_launch)(void *ctx, void *graph);
     void (*graph_free)(void *ctx, void *graph);
 
-    /* Whole steps in one kernel (persistent strategy); see ffnn_persistent_job. */
+    /* Whole steps in one kernel (persistent strategy); see ffnn_persistent_job.
+     * persistent_supported: 1 when train_persistent can run this job's shapes on
+     * this context's device (it holds W1/W2 slices on chip), else 0 with the
+     * reason in ffnn_last_error(). */
     ffnn_status (*train_persistent)(void *ctx, const struct ffnn_persistent_job *job);
+    int (*persistent_supported)(void *ctx, const struct ffnn_persistent_job *job);
+
+    /* Change options.precision of a live context (read at every matmul call);
+     * FFNN_ERR_INVALID_ARGUMENT for an unknown value. Which strategy takes which
+     * precision is the strategies' rule (strategy.h), not the backend's. */
+    ffnn_status (*set_precision)(void *ctx, ffnn_precision precision);
 } ffnn_backend_ops;
 
 /* Steps [first_step, first_step + steps) of an epoch of a dense net
@@ -205,17 +249,6 @@ typedef struct ffnn_persistent_job {
     uint8_t *row_correct;       /* [n]                                             */
 } ffnn_persistent_job;
 
-/* 1 when the persistent kernel can train this job's shapes on this context's
- * GPU (it holds W1/W2 slices on chip); else 0 with the reason in ffnn_last_error. */
-int ffnn_cuda_persistent_supported(void *ctx, const ffnn_persistent_job *job);
-
-/* Matmul arithmetic of a cuda context (ffnn_train_config's precision): tf32 is
- * accepted by the cublas, fused and graph strategies (the latter two: gemm.cu's
- * tensor-core kernel for the fused ops; their plain dense ops, used for
- * evaluation, stay fp32), bf16 by cublas only (FFNN_ERR_UNSUPPORTED otherwise, and
- * without CUDA). */
-ffnn_status ffnn_cuda_set_precision(void *ctx, ffnn_precision precision);
-
 /* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid
  * (src/cpu/local1d.c). Input n = m + r - pad feeds output m through W[m, r]. */
 size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding);
@@ -227,15 +260,7 @@ int ffnn_backend_ops_complete(const ffnn_backend_ops *ops);
 extern const ffnn_backend_ops ffnn_cpu_backend;
 /* The reference ops split over OpenMP threads, with vectorised matmuls (src/omp/). */
 extern const ffnn_backend_ops ffnn_omp_backend;
-/* The threads of an omp context (its create's threads, 0 resolved). */
-int ffnn_omp_threads(const void *ctx);
 const ffnn_backend_ops *ffnn_cuda_backend(void);
-/* Launch shapes of a cuda context (ffnn_train_config's cuda_block_1d / _2d; 0 keeps
- * the current value): block_1d threads per block of the 1-D element-wise kernels
- * (a multiple of 32 in [32, 1024]), block_2d the naive matmul's square block edge
- * (8, 16 or 32). Changes no arithmetic. FFNN_ERR_UNSUPPORTED without CUDA. */
-ffnn_status ffnn_cuda_set_launch(void *ctx, int block_1d, int block_2d);
-
 #ifdef __cplusplus
 }
 #endif

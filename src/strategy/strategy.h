@@ -1,24 +1,77 @@
-/* strategy.h - which cuda training strategy (ffnn_strategy) a trainer runs:
- * what each strategy accepts, and the auto rule (docs/PERFORMANCE.md has the
- * measurements behind it). */
+/* strategy.h - the ways of running training steps (ffnn_strategy), behind one
+ * interface. Only the trainer calls a strategy; only the files of this folder
+ * name one. Adding a strategy: one file defining a `const ffnn_strategy_impl`
+ * and one line in table.c (tests/test_strategies.c checks the table covers
+ * every ffnn_strategy value).
+ *
+ * The strategies (docs/PERFORMANCE.md has their measurements):
+ *   per_op.c      naive, tiled, cublas: one backend op per launch (cublas: runs
+ *                 of steps captured in CUDA graphs through graph.c's cache)
+ *   fused.c       fused: bias + activation, act' and the SGD update in the matmuls
+ *   graph.c       graph: the fused path, runs of steps captured and replayed
+ *   persistent.c  persistent: one cooperative kernel runs many steps
+ *   auto.c        auto: picks one of the above for the net and batch
+ */
 #ifndef FFNN_STRATEGY_H
 #define FFNN_STRATEGY_H
 
-#include "ffnn.h"
+#include "backend/backend.h"
 #include "core/model.h"
+#include "ffnn.h"
+#include "strategy/step.h"
 
-/* 1 when the persistent kernel's network family covers m and cfg: two dense
- * layers (in -> hidden with any activation -> out, identity), softmax_ce (class
- * labels) or mse (float targets: checked with the data), plain sgd, fp32; else 0 with the reason in ffnn_last_error(). The kernel's own
- * size limits are checked on the device (ffnn_cuda_persistent_supported). */
-int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg);
+typedef struct ffnn_strategy_impl {
+    ffnn_strategy id;
+    const char *name;             /* ffnn_strategy_name(id)                         */
+    unsigned precisions;          /* 1 << ffnn_precision for each it takes          */
+    ffnn_matmul_variant matmul;   /* the kernels of the backend's plain matmul ops  */
+    /* 1 when the strategy can train m with cfg on a backend of these caps; else 0
+     * with the reason in ffnn_last_error(). Before any allocation. */
+    int (*supports)(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps);
+    /* With the backend context, buffers and data in r: the checks that need the
+     * device (NULL: none); sets r->fused / r->fused_sgd; *state: the strategy's own
+     * (e.g. the graph cache), freed by release. FFNN_ERR_UNSUPPORTED when the
+     * device cannot run it. */
+    ffnn_status (*prepare)(ffnn_run *r, void **state);
+    void (*release)(ffnn_run *r, void *state);
+    /* Steps per launch when cfg.steps_per_launch is 0 (steps_per_epoch given);
+     * NULL: one step per launch, whatever cfg.steps_per_launch says. */
+    size_t (*default_steps)(size_t steps_per_epoch);
+    /* Queue steps [first, first + count) of the current epoch as optimizer steps
+     * opt_t + 1 ... opt_t + count. Touches no counter of the trainer. */
+    ffnn_status (*run_steps)(ffnn_run *r, void *state, size_t first, size_t count,
+                             uint64_t opt_t);
+} ffnn_strategy_impl;
 
-/* 1 when the fused ops can replace the per-op dense path for m (every layer
- * dense); the SGD update is fused only for plain sgd. */
-int ffnn_strategy_fused_fits(const ffnn_model *m);
+/* The strategy of an id (every ffnn_strategy value has one), or NULL. */
+const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id);
 
-/* cfg->strategy with auto resolved for m and cfg (any other value is returned
- * as it is). */
+/* The strategy that trains m with cfg on a backend of these caps: cfg->strategy,
+ * with auto resolved (auto.c); on a backend without FFNN_CAP_DEVICE, the cpu's
+ * one way (tiled: the plain ops). FFNN_ERR_UNSUPPORTED with the reason when
+ * an explicit choice cannot train it or does not take cfg->precision. */
+ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *cfg,
+                                 unsigned caps, const ffnn_strategy_impl **out);
+
+/* The auto rule alone (auto.c): the strategy auto picks for m and cfg on a GPU. */
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg);
+
+/* The strategies of the table (one file each). */
+extern const ffnn_strategy_impl ffnn_strategy_naive_impl, ffnn_strategy_tiled_impl,
+    ffnn_strategy_cublas_impl, ffnn_strategy_fused_impl, ffnn_strategy_graph_impl,
+    ffnn_strategy_persistent_impl, ffnn_strategy_auto_impl;
+
+/* Helpers shared by the strategy files. */
+/* 1 when every layer of m is dense (the fused ops cover it). */
+int ffnn_strategy_all_dense(const ffnn_model *m);
+/* graph.c: steps [first, first + count) through a captured graph, cached and
+ * replayed while the optimizer's per-step scalars stay those of the capture. */
+ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
+                           uint64_t opt_t);
+ffnn_status ffnn_graph_cache_create(void **cache);
+void ffnn_graph_cache_free(ffnn_run *r, void *cache);
+/* persistent.c: its network family (two dense layers, softmax_ce or mse, sgd,
+ * fp32); the kernel's size limits are checked at prepare on the device. */
+int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg);
 
 #endif

@@ -6,15 +6,20 @@
 #include "core/error.h"
 #include "cpu_ops.h"
 
-static ffnn_status cpu_create(ffnn_strategy kernels, int threads, void **ctx)
+static ffnn_status cpu_create(const ffnn_backend_options *options, void **ctx)
 {
-    (void)kernels; /* one strategy: the reference */
-    (void)threads; /* single-threaded: the omp backend is the threaded one */
+    (void)options; /* one kind of kernel, single-threaded: the reference */
     *ctx = NULL;
     return FFNN_OK;
 }
 
 static void cpu_destroy(void *ctx) { (void)ctx; }
+
+static int cpu_threads(const void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
 
 static ffnn_status cpu_alloc(void *ctx, size_t bytes, void **ptr)
 {
@@ -153,8 +158,10 @@ static ffnn_status cpu_optimizer_update(void *ctx, const ffnn_optimizer_step *st
 
 const ffnn_backend_ops ffnn_cpu_backend = {
     .name = "cpu",
+    .caps = 0,
     .create = cpu_create,
     .destroy = cpu_destroy,
+    .threads = cpu_threads,
     .alloc = cpu_alloc,
     .release = cpu_release,
     .upload = cpu_copy,

@@ -52,14 +52,33 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
     return FFNN_OK;
 }
 
-static ffnn_status cuda_create(ffnn_strategy kernels, int threads, void **out)
+/* Check *o against what this backend takes (backend.h ffnn_backend_options). */
+static ffnn_status cuda_check_options(const ffnn_backend_options *o)
 {
-    (void)threads; /* CPU threads: the omp backend's */
-    if (out == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: out is NULL");
-    if ((int)kernels < (int)FFNN_STRATEGY_TILED || (int)kernels >= (int)FFNN_STRATEGY_AUTO)
+    if ((int)o->matmul < (int)FFNN_MATMUL_TILED || (int)o->matmul > (int)FFNN_MATMUL_LIBRARY)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: unknown matmul variant %d",
+                         (int)o->matmul);
+    if (o->precision != FFNN_PRECISION_FP32 && o->precision != FFNN_PRECISION_TF32 &&
+        o->precision != FFNN_PRECISION_BF16)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: unknown precision %d",
+                         (int)o->precision);
+    if (o->block_1d != 0 && (o->block_1d < 32 || o->block_1d > 1024 || o->block_1d % 32 != 0))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda create: kernels value %d is not a concrete strategy (auto is "
-                         "resolved by the trainer)", (int)kernels);
+                         "cuda create: 1-D block must be a multiple of 32 in [32, 1024], "
+                         "found %d", o->block_1d);
+    if (o->block_2d != 0 && o->block_2d != 8 && o->block_2d != 16 && o->block_2d != 32)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda create: 2-D block must be 8, 16 or 32, found %d", o->block_2d);
+    return FFNN_OK;
+}
+
+static ffnn_status cuda_create(const ffnn_backend_options *options, void **out)
+{
+    const ffnn_backend_options defaults = {0, FFNN_MATMUL_TILED, FFNN_PRECISION_FP32, 0, 0};
+    const ffnn_backend_options *o = options ? options : &defaults;
+    if (out == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: out is NULL");
+    ffnn_status st = cuda_check_options(o);
+    if (st != FFNN_OK) return st;
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
     if (err != cudaSuccess) {
@@ -74,10 +93,11 @@ static ffnn_status cuda_create(ffnn_strategy kernels, int threads, void **out)
     if (ctx == NULL)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "cuda create: cannot allocate %zu bytes",
                          sizeof *ctx);
-    ctx->kernels = kernels;
-    ctx->block_1d = FFNN_CUDA_BLOCK;
-    ctx->block_2d = 16;
-    ffnn_status st = cuda_init_context(ctx);
+    ctx->matmul = o->matmul;
+    ctx->precision = o->precision;
+    ctx->block_1d = o->block_1d ? o->block_1d : FFNN_CUDA_BLOCK;
+    ctx->block_2d = o->block_2d ? o->block_2d : 16;
+    st = cuda_init_context(ctx);
     if (st != FFNN_OK) {
         if (ctx->stream != NULL) (void)cudaStreamDestroy(ctx->stream);
         (void)cudaGetLastError();
@@ -88,20 +108,23 @@ static ffnn_status cuda_create(ffnn_strategy kernels, int threads, void **out)
     return FFNN_OK;
 }
 
-extern "C" ffnn_status ffnn_cuda_set_launch(void *vctx, int block_1d, int block_2d)
+static ffnn_status cuda_set_precision(void *vctx, ffnn_precision precision)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
-    FFNN_CUDA_GUARD(ctx, "set_launch");
-    if (block_1d != 0 && (block_1d < 32 || block_1d > 1024 || block_1d % 32 != 0))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda set_launch: 1-D block must be a multiple of 32 in [32, 1024], "
-                         "found %d", block_1d);
-    if (block_2d != 0 && block_2d != 8 && block_2d != 16 && block_2d != 32)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda set_launch: 2-D block must be 8, 16 or 32, found %d", block_2d);
-    if (block_1d != 0) ctx->block_1d = block_1d;
-    if (block_2d != 0) ctx->block_2d = block_2d;
+    FFNN_CUDA_GUARD(ctx, "set_precision");
+    if (precision != FFNN_PRECISION_FP32 && precision != FFNN_PRECISION_TF32 &&
+        precision != FFNN_PRECISION_BF16)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda set_precision: unknown precision %d",
+                         (int)precision);
+    ctx->precision = precision;
     return FFNN_OK;
+}
+
+/* Host threads: the ops are queued on one stream by the calling thread. */
+static int cuda_threads(const void *ctx)
+{
+    (void)ctx;
+    return 1;
 }
 
 /* Waits for queued work, then frees the stream; errors are dropped (nothing to
@@ -118,31 +141,6 @@ static void cuda_destroy(void *vctx)
     }
     (void)cudaGetLastError();
     free(ctx);
-}
-
-extern "C" ffnn_status ffnn_cuda_set_precision(void *vctx, ffnn_precision precision)
-{
-    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
-    FFNN_CUDA_GUARD(ctx, "set_precision");
-    if (precision != FFNN_PRECISION_FP32 && precision != FFNN_PRECISION_TF32 &&
-        precision != FFNN_PRECISION_BF16)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda set_precision: unknown precision %d",
-                         (int)precision);
-    /* tf32: cuBLAS, or gemm.cu's tensor-core kernel under fused / graph; bf16: cuBLAS */
-    const int takes_tf32 = ctx->kernels == FFNN_STRATEGY_CUBLAS ||
-                           ctx->kernels == FFNN_STRATEGY_FUSED ||
-                           ctx->kernels == FFNN_STRATEGY_GRAPH;
-    if ((precision == FFNN_PRECISION_TF32 && !takes_tf32) ||
-        (precision == FFNN_PRECISION_BF16 && ctx->kernels != FFNN_STRATEGY_CUBLAS))
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "precision %s runs on tensor cores through %s, not --kernels %s",
-                         ffnn_precision_name(precision),
-                         precision == FFNN_PRECISION_TF32
-                             ? "the cublas, fused or graph strategies (or auto)"
-                             : "the cublas strategy (--kernels cublas or auto)",
-                         ffnn_strategy_name(ctx->kernels));
-    ctx->precision = precision;
-    return FFNN_OK;
 }
 
 /* ------------------------------------------------------------------ memory */
@@ -277,14 +275,17 @@ static void cuda_graph_free(void *vctx, void *graph)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name and 23 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 24 * sizeof(void *),
+/* One name, the caps and 26 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 28 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
     /* name                */ "cuda",
+    /* caps                */ FFNN_CAP_DEVICE | FFNN_CAP_TF32 | FFNN_CAP_BF16 |
+                              FFNN_CAP_LIBRARY_MATMUL,
     /* create              */ cuda_create,
     /* destroy             */ cuda_destroy,
+    /* threads             */ cuda_threads,
     /* alloc               */ cuda_alloc,
     /* release             */ cuda_release,
     /* upload              */ cuda_upload,
@@ -306,6 +307,8 @@ static const ffnn_backend_ops cuda_ops = {
     /* graph_launch        */ cuda_graph_launch,
     /* graph_free          */ cuda_graph_free,
     /* train_persistent    */ ffnn_cuda_train_persistent,
+    /* persistent_supported*/ ffnn_cuda_persistent_supported,
+    /* set_precision       */ cuda_set_precision,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

@@ -44,10 +44,10 @@
 /* The backend context: one per trainer. */
 typedef struct ffnn_cuda_ctx {
     cudaStream_t stream;        /* non-blocking stream every op is queued on       */
-    ffnn_strategy kernels;       /* strategy (never AUTO: the trainer resolves it);  */
-                                /* the plain dense ops run naive for NAIVE, cuBLAS  */
-                                /* for CUBLAS, the tiled kernels for the others     */
-    ffnn_precision precision;   /* matmul arithmetic (cublas only: tf32, bf16)     */
+    ffnn_matmul_variant matmul; /* the plain dense and local1d ops' kernels: naive, */
+                                /* the library's (cuBLAS) or tiled (the default)    */
+    ffnn_precision precision;   /* matmul arithmetic: tf32 for the fused ops and    */
+                                /* cuBLAS, bf16 for cuBLAS                          */
     void *cublas;               /* cublas.cu's state (handle, workspace, bf16       */
                                 /* scratch), made on first use                      */
     void *persist_scratch;      /* persistent.cu's launch scratch (grown on demand) */
@@ -221,6 +221,7 @@ void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
 
 /* persistent.cu */
 ffnn_status ffnn_cuda_train_persistent(void *ctx, const struct ffnn_persistent_job *job);
+int ffnn_cuda_persistent_supported(void *ctx, const struct ffnn_persistent_job *job);
 
 /* loss.cu */
 ffnn_status ffnn_cuda_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,

@@ -15,7 +15,7 @@
  * and cublasGemmEx(m = N, n = M, k = K); fp32 output, fp32 inputs (bf16: their
  * bfloat16 copies, same layout).
  *
- * Precision (ctx->precision, read at every call, so ffnn_cuda_set_precision takes
+ * Precision (ctx->precision, read at every call, so the context's options take
  * effect at the next matmul): the compute type of cublasGemmEx
  *   fp32  CUBLAS_COMPUTE_32F           IEEE fp32 multiply-adds; the handle's math
  *                                      mode is CUBLAS_DEFAULT_MATH, which never

@@ -67,7 +67,7 @@ static ffnn_status matmul_naive(ffnn_cuda_ctx *ctx, const float *A, const float 
                                 const float *bias, float *C, int M, int N, int K,
                                 int trans_a, int trans_b)
 {
-    const int e = ctx->block_2d; /* 16 unless ffnn_cuda_set_launch: no arithmetic change */
+    const int e = ctx->block_2d; /* 16 unless options.block_2d: no arithmetic change */
     const dim3 block((unsigned)e, (unsigned)e);
     unsigned grid_y = (unsigned)((M + e - 1) / e);
     if (grid_y > FFNN_CUDA_MAX_GRID_YZ) grid_y = FFNN_CUDA_MAX_GRID_YZ; /* rows stride */
@@ -245,15 +245,15 @@ static ffnn_status matmul_tiled(ffnn_cuda_ctx *ctx, const float *A, const float 
                                                  trans_b);
 }
 
-/* The strategy switch. Dimensions already checked (1 <= M,N,K <= FFNN_CUDA_MAX_DIM). */
+/* The matmul variant switch (ctx->matmul). Dimensions already checked (1 <= M,N,K <= FFNN_CUDA_MAX_DIM). */
 static ffnn_status matmul(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                           const float *bias, float *C, int M, int N, int K, int trans_a,
                           int trans_b)
 {
-    switch (ctx->kernels) {
-    case FFNN_STRATEGY_NAIVE:
+    switch (ctx->matmul) {
+    case FFNN_MATMUL_NAIVE:
         return matmul_naive(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
-    case FFNN_STRATEGY_CUBLAS:
+    case FFNN_MATMUL_LIBRARY:
         return ffnn_cuda_matmul_cublas(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
     default: /* tiled, and the plain ops of fused, graph and persistent */
         return matmul_tiled(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);

@@ -65,13 +65,13 @@ ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void
     return FFNN_OK;
 }
 
-int ffnn_omp_threads(const void *ctx) { return ((const omp_ctx *)ctx)->threads; }
+static int ompb_threads(const void *ctx) { return ((const omp_ctx *)ctx)->threads; }
 const ffnn_omp_gemm_isa *ffnn_omp_isa(const void *ctx) { return ((const omp_ctx *)ctx)->isa; }
 
-static ffnn_status ompb_create(ffnn_strategy kernels, int threads, void **ctx)
+static ffnn_status ompb_create(const ffnn_backend_options *options, void **ctx)
 {
-    (void)kernels; /* one strategy */
-    return ffnn_omp_create_with(threads, NULL, ctx);
+    /* one kind of kernel: options.matmul and the launch shapes do not apply */
+    return ffnn_omp_create_with(options ? options->threads : 0, NULL, ctx);
 }
 
 static void ompb_destroy(void *vctx)
@@ -409,8 +409,10 @@ static ffnn_status ompb_optimizer_update(void *vctx, const ffnn_optimizer_step *
 
 const ffnn_backend_ops ffnn_omp_backend = {
     .name = "omp",
+    .caps = FFNN_CAP_THREADS,
     .create = ompb_create,
     .destroy = ompb_destroy,
+    .threads = ompb_threads,
     .alloc = ompb_alloc,
     .release = ompb_release,
     .upload = ompb_copy,

@@ -1,0 +1,143 @@
+/* graph.c - the graph strategy: the fused path with runs of steps captured in one
+ * CUDA graph (through the backend's capture ops) and replayed: nothing per step
+ * on the host. Also the capture cache the cublas strategy uses (per_op.c).
+ *
+ * A captured run of steps [first, first + count) of an epoch is valid for any
+ * epoch while the optimizer's per-step scalars stay those of the capture (sgd:
+ * always; momentum: after its first step; adam: never reused, run once). One
+ * graph of a whole epoch (~8,000 nodes at batch 64) replays slower than 16-step
+ * graphs (docs/PERFORMANCE.md): 16 steps per launch by default. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "strategy/strategy.h"
+
+#define PRECISION(p) (1u << (p))
+#define GRAPH_CACHE 128
+#define GRAPH_DEFAULT_STEPS 16
+
+typedef struct step_graph {
+    void *exec;                 /* backend graph, or NULL                        */
+    size_t first, count;
+    ffnn_optimizer_step update; /* the scalars it was captured with              */
+    uint64_t used;              /* last use (for eviction)                       */
+} step_graph;
+
+typedef struct graph_cache {
+    step_graph graphs[GRAPH_CACHE];
+    uint64_t tick;              /* graph uses so far (the eviction order)        */
+} graph_cache;
+
+ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state); /* fused.c */
+
+ffnn_status ffnn_graph_cache_create(void **cache)
+{
+    *cache = calloc(1, sizeof(graph_cache));
+    return *cache ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the graph cache");
+}
+
+void ffnn_graph_cache_free(ffnn_run *r, void *cache)
+{
+    graph_cache *c = cache;
+    if (!c)
+        return;
+    for (int i = 0; i < GRAPH_CACHE; i++)
+        if (c->graphs[i].exec)
+            r->ops->graph_free(r->ctx, c->graphs[i].exec);
+    free(c);
+}
+
+/* 1 when two optimizer steps have the same scalars (a graph may replay one). */
+static int same_update(const ffnn_optimizer_step *a, const ffnn_optimizer_step *b)
+{
+    return memcmp(a, b, sizeof *a) == 0;
+}
+
+ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
+                           uint64_t opt_t)
+{
+    graph_cache *c = cache;
+    const ffnn_optimizer_step u0 = ffnn_optimizer_step_at(r->cfg, opt_t + 1);
+    const ffnn_optimizer_step u1 = ffnn_optimizer_step_at(r->cfg, opt_t + 2);
+    /* replayable (cached) when every step has the same scalars: sgd always,
+     * momentum after its first step, adam never */
+    const int stable = same_update(&u0, &u1);
+    step_graph *slot = NULL;
+    ffnn_status st;
+    for (int i = 0; i < GRAPH_CACHE; i++) {
+        step_graph *g = &c->graphs[i];
+        if (g->exec && g->first == first && g->count == count && stable &&
+            same_update(&g->update, &u0)) {
+            g->used = ++c->tick;
+            return r->ops->graph_launch(r->ctx, g->exec);
+        }
+        if (!slot || !g->exec || (slot->exec && g->used < slot->used))
+            slot = g;
+    }
+    if (slot->exec) {
+        r->ops->graph_free(r->ctx, slot->exec);
+        slot->exec = NULL;
+    }
+    if ((st = r->ops->capture_begin(r->ctx)) != FFNN_OK)
+        return st;
+    ffnn_status qs = FFNN_OK;
+    for (size_t s = first; s < first + count && qs == FFNN_OK; s++)
+        qs = ffnn_step_queue(r, s, opt_t + 1 + (s - first));
+    void *exec = NULL;
+    st = r->ops->capture_end(r->ctx, &exec); /* ends the capture even after an error */
+    if (qs != FFNN_OK) {
+        if (exec)
+            r->ops->graph_free(r->ctx, exec);
+        return qs;
+    }
+    if (st != FFNN_OK)
+        return st;
+    slot->exec = exec;
+    slot->first = first;
+    slot->count = count;
+    slot->update = u0;
+    slot->used = ++c->tick;
+    if (!stable) { /* adam: use once */
+        st = r->ops->graph_launch(r->ctx, exec);
+        r->ops->graph_free(r->ctx, exec);
+        slot->exec = NULL;
+        return st;
+    }
+    return r->ops->graph_launch(r->ctx, exec);
+}
+
+static int graph_supports(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
+{
+    (void)m, (void)cfg;
+    if (!(caps & FFNN_CAP_DEVICE)) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy graph captures CUDA graphs: it needs a GPU");
+        return 0;
+    }
+    return 1;
+}
+
+static ffnn_status graph_prepare(ffnn_run *r, void **state)
+{
+    void *unused;
+    ffnn_status st = ffnn_strategy_fused_prepare(r, &unused);
+    return st != FFNN_OK ? st : ffnn_graph_cache_create(state);
+}
+
+static size_t graph_steps(size_t steps_per_epoch)
+{
+    (void)steps_per_epoch;
+    return GRAPH_DEFAULT_STEPS;
+}
+
+const ffnn_strategy_impl ffnn_strategy_graph_impl = {
+    FFNN_STRATEGY_GRAPH,
+    "graph",
+    PRECISION(FFNN_PRECISION_FP32) | PRECISION(FFNN_PRECISION_TF32),
+    FFNN_MATMUL_TILED,
+    graph_supports,
+    graph_prepare,
+    ffnn_graph_cache_free,
+    graph_steps,
+    ffnn_graph_run,
+};

@@ -1,0 +1,73 @@
+/* per_op.c - the strategies that queue one backend op per launch: naive and
+ * tiled (the backend's plain matmul kernels of that name) and cublas (cuBLAS
+ * matmuls, the named comparator, with runs of steps captured in CUDA graphs
+ * through graph.c's cache: 8 steps per graph measured 4-8% faster than 1 and
+ * than 16 or 59, docs/PERFORMANCE.md; --steps-per-launch 1 launches op by op). */
+#include "strategy/strategy.h"
+
+#define CUBLAS_DEFAULT_STEPS 8
+
+#define PRECISION(p) (1u << (p))
+
+static int per_op_supports(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
+{
+    (void)m, (void)cfg, (void)caps; /* the plain ops cover every layer and optimizer */
+    return 1;
+}
+
+/* Steps [first, first + count) one op after the other. */
+static ffnn_status per_op_run(ffnn_run *r, void *state, size_t first, size_t count,
+                              uint64_t opt_t)
+{
+    (void)state;
+    ffnn_status st = FFNN_OK;
+    for (size_t i = 0; i < count && st == FFNN_OK; i++)
+        st = ffnn_step_queue(r, first + i, opt_t + 1 + i);
+    return st;
+}
+
+const ffnn_strategy_impl ffnn_strategy_naive_impl = {
+    FFNN_STRATEGY_NAIVE, "naive", PRECISION(FFNN_PRECISION_FP32), FFNN_MATMUL_NAIVE,
+    per_op_supports,     NULL,    NULL,                           NULL,
+    per_op_run,
+};
+
+const ffnn_strategy_impl ffnn_strategy_tiled_impl = {
+    FFNN_STRATEGY_TILED, "tiled", PRECISION(FFNN_PRECISION_FP32), FFNN_MATMUL_TILED,
+    per_op_supports,     NULL,    NULL,                           NULL,
+    per_op_run,
+};
+
+static ffnn_status cublas_prepare(ffnn_run *r, void **state)
+{
+    (void)r;
+    return ffnn_graph_cache_create(state);
+}
+
+static size_t cublas_steps(size_t steps_per_epoch)
+{
+    (void)steps_per_epoch;
+    return CUBLAS_DEFAULT_STEPS;
+}
+
+/* A run of more than one step is captured (and cached) as one graph. */
+static ffnn_status cublas_run(ffnn_run *r, void *state, size_t first, size_t count,
+                              uint64_t opt_t)
+{
+    if (count > 1)
+        return ffnn_graph_run(r, state, first, count, opt_t);
+    return per_op_run(r, state, first, count, opt_t);
+}
+
+const ffnn_strategy_impl ffnn_strategy_cublas_impl = {
+    FFNN_STRATEGY_CUBLAS,
+    "cublas",
+    PRECISION(FFNN_PRECISION_FP32) | PRECISION(FFNN_PRECISION_TF32) |
+        PRECISION(FFNN_PRECISION_BF16),
+    FFNN_MATMUL_LIBRARY,
+    per_op_supports,
+    cublas_prepare,
+    ffnn_graph_cache_free,
+    cublas_steps,
+    cublas_run,
+};

@@ -1,0 +1,141 @@
+/* step.c - one training step on a backend, op by op (step.h). */
+#include <string.h>
+
+#include "core/error.h"
+#include "core/optim.h"
+#include "data/dataset.h"
+#include "strategy/step.h"
+
+size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s)
+{
+    size_t first = s * batch_size;
+    return n - first < batch_size ? n - first : batch_size;
+}
+
+/* Forward pass of `batch` rows already gathered into r->x; returns the output. */
+ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, float **output)
+{
+    const ffnn_model *m = r->model;
+    const float *in = r->x; /* [batch, layer.in] */
+    ffnn_status st;
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        const float *W = r->params + l->weight_offset; /* [out, fan_in] */
+        const float *b = l->has_bias ? r->params + l->bias_offset : NULL;
+        if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* bias + act in the epilogue */
+            if ((st = r->ops->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
+                                                l->out, l->act)))
+                return st;
+            in = r->act[i];
+            continue;
+        }
+        switch (l->kind) {
+        case FFNN_LAYER_DENSE:
+            st = r->ops->dense_forward(r->ctx, in, W, b, r->act[i], batch, l->in, l->out);
+            break;
+        case FFNN_LAYER_LOCAL1D: /* the activation runs below, as for dense layers */
+            st = r->ops->local1d_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
+                                         l->spec.local1d.R, l->spec.local1d.padding,
+                                         FFNN_ACT_IDENTITY);
+            break;
+        default:
+            st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
+                           (int)l->kind);
+        }
+        if (st != FFNN_OK)
+            return st;
+        if (l->act != FFNN_ACT_IDENTITY &&
+            (st = r->ops->activation_forward(r->ctx, l->act, r->act[i], r->act[i],
+                                             batch * l->out)))
+            return st;
+        in = r->act[i];
+    }
+    *output = r->act[m->layer_count - 1];
+    return FFNN_OK;
+}
+
+/* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
+ * sgd (only when r->fused_sgd, else NULL): the layers also apply p -= lr g. */
+ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd)
+{
+    const ffnn_model *m = r->model;
+    ffnn_status st;
+    int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
+    int is_dz = 0;     /* ... or dL/dz when the layer above applied act' already */
+    for (int i = m->layer_count - 1; i >= 0; i--) {
+        const ffnn_layer *l = &m->layers[i];
+        float *dz = r->grad_buf[cur]; /* [batch, out] */
+        if (!is_dz && l->act != FFNN_ACT_IDENTITY &&
+            (st = r->ops->activation_backward(r->ctx, l->act, r->act[i], dz, dz,
+                                              batch * l->out)))
+            return st;
+        const float *x = i == 0 ? r->x : r->act[i - 1]; /* [batch, in] */
+        float *dx = i == 0 ? NULL : r->grad_buf[1 - cur];
+        float *db = l->has_bias ? r->grads + l->bias_offset : NULL;
+        float *W = r->params + l->weight_offset;  /* [out, fan_in] */
+        float *dW = r->grads + l->weight_offset;  /* [out, fan_in] */
+        is_dz = 0;
+        if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
+            const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
+            if ((st = r->ops->dense_backward_fused(
+                     r->ctx, x, W, l->has_bias ? r->params + l->bias_offset : NULL, dz, dx,
+                     dW, db, batch, l->in, l->out, x_act, sgd)))
+                return st;
+            is_dz = 1;
+            cur = 1 - cur;
+            continue;
+        }
+        switch (l->kind) {
+        case FFNN_LAYER_DENSE:
+            st = r->ops->dense_backward(r->ctx, x, W, dz, dx, dW, db, batch, l->in, l->out);
+            break;
+        case FFNN_LAYER_LOCAL1D:
+            st = r->ops->local1d_backward(r->ctx, x, W, dz, dx, dW, db, batch, l->in,
+                                          l->spec.local1d.R, l->spec.local1d.padding);
+            break;
+        default:
+            st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
+                           (int)l->kind);
+        }
+        if (st != FFNN_OK)
+            return st;
+        cur = 1 - cur;
+    }
+    return FFNN_OK;
+}
+
+/* Queue training step s (0-based) of the current epoch as optimizer step
+ * opt_t (1-based). Touches no counter: run_steps advances them. */
+ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
+{
+    const ffnn_model *m = r->model;
+    size_t first = s * r->cfg->batch_size;
+    size_t batch = ffnn_step_batch(r->train.host->count, r->cfg->batch_size, s);
+    float *output;
+    ffnn_status st;
+    size_t width = m->layers[m->layer_count - 1].out;
+    const ffnn_optimizer_step update = ffnn_optimizer_step_at(r->cfg, opt_t);
+    const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
+    if ((st = r->ops->gather(r->ctx, &src, r->train.index + first, batch, r->x, r->y,
+                             r->tgt)) ||
+        (st = ffnn_step_forward(r, batch, &output)) ||
+        (st = r->ops->loss(r->ctx, r->cfg->loss, output, r->y, r->train.targets ? r->tgt : NULL,
+                           batch, width, r->grad_buf[0], r->train.row_loss + first,
+                           r->train.row_correct + first)) ||
+        (st = ffnn_step_backward(r, batch, r->fused_sgd ? &update : NULL)))
+        return st;
+    if (!r->fused_sgd)
+        st = r->ops->optimizer_update(r->ctx, &update, r->params, r->grads, r->opt_state,
+                                      m->parameter_count);
+    return st;
+}
+
+/* Where gather reads the device copy d. */
+ffnn_gather_source ffnn_step_gather_source(const ffnn_device_data *d)
+{
+    ffnn_gather_source src = {d->images, d->values, d->host->features, d->labels, d->targets,
+                              d->host->target_width};
+    return src;
+}
+
+

@@ -1,0 +1,80 @@
+/* step.h - one training step on a backend, op by op: what every strategy that
+ * queues ops (per_op, fused, graph) builds on, and what the trainer's evaluation
+ * and gradient hook reuse (src/strategy/step.c).
+ *
+ * One step (all on the backend, no host copy):
+ *   gather x [B, in0], y [B] (or float targets [B, out]) by the device permutation
+ *   for each layer l:  a_l = f_l(a_{l-1} W_l^T + b_l)         (in place)
+ *                      (local1d layers: local1d_forward instead of the matmul)
+ *   loss(a_L, y or targets) -> row_loss[step*B .. +B), d a_L  (mean over batch)
+ *   for l = L..1:  dz = da * f_l'(a_l); dW_l, db_l, da_{l-1}
+ *   optimizer_update(params, grads, state)      (one arena each: sgd, momentum, adam)
+ */
+#ifndef FFNN_STRATEGY_STEP_H
+#define FFNN_STRATEGY_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend/backend.h"
+#include "core/model.h"
+#include "ffnn.h"
+
+/* The device copy of one data set (uploaded once by the trainer). */
+typedef struct ffnn_device_data {
+    const ffnn_dataset *host; /* the data set this copy was made from          */
+    uint8_t *images;          /* [count, features] uint8 features, or NULL      */
+    float *values;            /* [count, features] float features, or NULL      */
+    uint8_t *labels;          /* [count] class labels, or NULL                  */
+    float *targets;           /* [count, target_width] float targets, or NULL   */
+    int32_t *index;           /* [count] permutation or 0..count-1              */
+    float *row_loss;          /* [count] per-sample loss                        */
+    uint8_t *row_correct;     /* [count] 1 when classified right                */
+} ffnn_device_data;
+
+/* Everything a strategy runs steps over: the model, the backend context, the
+ * device buffers and the training data. Owned by the trainer (src/train); the
+ * strategies read it and write only the buffers. */
+typedef struct ffnn_run {
+    ffnn_model *model;
+    const ffnn_train_config *cfg;
+    const ffnn_backend_ops *ops;
+    void *ctx;                /* the backend context                            */
+    size_t capacity;          /* rows of the activation buffers: max(batch, eval batch) */
+    float *params;            /* [parameter_count] on the device                */
+    float *grads;             /* [parameter_count]                              */
+    float *opt_state;         /* [state_count * parameter_count] optimizer state in one
+                                 allocation (momentum: buf; adam: m then v), laid out
+                                 like the parameter arena; NULL for sgd          */
+    float *x;                 /* [capacity, input_size]                         */
+    uint8_t *y;               /* [capacity]                                     */
+    float *tgt;               /* [capacity, output width] a batch's float targets */
+    float **act;              /* [layer_count] -> [capacity, layer.out]         */
+    float *grad_buf[2];       /* each [capacity, widest layer] (backprop ping-pong) */
+    ffnn_device_data train;   /* the training set on the device                 */
+    int fused;                /* 1: dense layers run the backend's fused ops    */
+    int fused_sgd;            /* 1: fused, every layer dense and plain sgd: the
+                                 update runs inside the weight-gradient kernels  */
+} ffnn_run;
+
+/* Where gather reads the device copy d. */
+ffnn_gather_source ffnn_step_gather_source(const ffnn_device_data *d);
+
+/* Batch size of step s (0-based) of an epoch of n samples: the last may be short. */
+size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s);
+
+/* Forward pass of `batch` rows already gathered into r->x; *output [batch, out]
+ * is the last layer's activation buffer. */
+ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, float **output);
+
+/* Backward pass from d(output) in r->grad_buf[0]; writes every layer's dW, db
+ * into r->grads. sgd (only when r->fused_sgd, else NULL): the layers also apply
+ * p -= lr g. */
+ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd);
+
+/* Queue training step s (0-based) of the current epoch (rows index[s*B ..]) as
+ * optimizer step opt_t (1-based): gather, forward, loss (row losses at
+ * row_loss[s*B ..]), backward, update. */
+ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t);
+
+#endif

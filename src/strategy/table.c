@@ -1,0 +1,52 @@
+/* table.c - the strategy table (one line per strategy) and the choice of the
+ * strategy a trainer runs. */
+#include <stdio.h>
+
+#include "core/error.h"
+#include "strategy/strategy.h"
+
+static const ffnn_strategy_impl *const table[] = {
+    [FFNN_STRATEGY_TILED] = &ffnn_strategy_tiled_impl,
+    [FFNN_STRATEGY_NAIVE] = &ffnn_strategy_naive_impl,
+    [FFNN_STRATEGY_CUBLAS] = &ffnn_strategy_cublas_impl,
+    [FFNN_STRATEGY_FUSED] = &ffnn_strategy_fused_impl,
+    [FFNN_STRATEGY_GRAPH] = &ffnn_strategy_graph_impl,
+    [FFNN_STRATEGY_PERSISTENT] = &ffnn_strategy_persistent_impl,
+    [FFNN_STRATEGY_AUTO] = &ffnn_strategy_auto_impl,
+};
+
+const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id)
+{
+    if ((int)id < 0 || (size_t)id >= sizeof table / sizeof table[0])
+        return NULL;
+    return table[id];
+}
+
+ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *cfg,
+                                 unsigned caps, const ffnn_strategy_impl **out)
+{
+    const ffnn_strategy_impl *s = ffnn_strategy_get(cfg->strategy);
+    if (!s)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown strategy value %d",
+                         (int)cfg->strategy);
+    if (!(caps & FFNN_CAP_DEVICE)) { /* the cpu backends: the plain ops */
+        *out = &ffnn_strategy_tiled_impl;
+        return FFNN_OK;
+    }
+    s = ffnn_strategy_get(ffnn_strategy_resolve(m, cfg));
+    if (!(s->precisions & (1u << cfg->precision)))
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "precision %s runs on tensor cores through %s, not --strategy %s",
+                         ffnn_precision_name(cfg->precision),
+                         cfg->precision == FFNN_PRECISION_TF32
+                             ? "the cublas, fused or graph strategies (or auto)"
+                             : "the cublas strategy (--strategy cublas or auto)",
+                         s->name);
+    if (!s->supports(m, cfg, caps)) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", ffnn_last_error());
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --strategy auto or graph)", why);
+    }
+    *out = s;
+    return FFNN_OK;
+}

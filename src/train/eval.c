@@ -1,0 +1,129 @@
+/*
+ * eval.c - evaluation of the trainer's model on a data set (its own device copy,
+ * cached), the host <-> device model copies, and the exact-gradient hook of the
+ * gradient check and parity tests (train_internal.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "data/dataset.h"
+#include "train/train_internal.h"
+#include "train/trainer.h"
+
+/* The loss's float targets for a batch gathered from d: the run's tgt, or NULL
+ * with labels. */
+static const float *batch_targets(const ffnn_run *r, const ffnn_device_data *d)
+{
+    return d->targets ? r->tgt : NULL;
+}
+
+ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, double *loss,
+                                  double *accuracy)
+{
+    const ffnn_model *m = t->run.model;
+    ffnn_status st;
+    if (!data || data->count == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "evaluate: empty data set");
+    if (data->features != m->input_size)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "evaluate: the network takes %zu inputs, the data has %zu features",
+                         m->input_size, data->features);
+    size_t width = m->layers[m->layer_count - 1].out;
+    if (data->target_width && (t->cfg.loss == FFNN_LOSS_SOFTMAX_CE ||
+                               data->target_width != width))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "evaluate: the data has %zu float targets per sample; loss %s with "
+                         "%zu outputs needs class labels or %zu targets", data->target_width,
+                         ffnn_loss_name(t->cfg.loss), width, width);
+    if (t->cfg.loss == FFNN_LOSS_SOFTMAX_CE && (size_t)data->classes > width)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "evaluate: the data has labels up to %d, the network %zu outputs",
+                         data->classes - 1, width);
+    /* evaluation has its own device copy (in file order), cached by data set */
+    ffnn_device_data *d = &t->eval;
+    if (d->host != data) {
+        ffnn_device_data_free(t, d);
+        if ((st = ffnn_device_data_upload(t, data, d)) != FFNN_OK)
+            return st;
+    }
+    size_t n = data->count;
+    for (size_t first = 0; first < n; first += t->cfg.eval_batch_size) {
+        size_t batch = n - first < t->cfg.eval_batch_size ? n - first : t->cfg.eval_batch_size;
+        float *output;
+        const ffnn_gather_source src = ffnn_step_gather_source(d);
+        if ((st = t->run.ops->gather(t->run.ctx, &src, d->index + first, batch, t->run.x, t->run.y, t->run.tgt)) ||
+            (st = ffnn_step_forward(&t->run, batch, &output)) ||
+            (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y, batch_targets(&t->run, d), batch,
+                               width, NULL, d->row_loss + first, d->row_correct + first)))
+            return st;
+    }
+    float *rows = malloc(n * sizeof *rows);
+    uint8_t *correct = malloc(n);
+    if (!rows || !correct) {
+        free(rows);
+        free(correct);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    }
+    if ((st = t->run.ops->download(t->run.ctx, rows, d->row_loss, n * sizeof *rows)) == FFNN_OK &&
+        (st = t->run.ops->download(t->run.ctx, correct, d->row_correct, n)) == FFNN_OK) {
+        size_t right = 0;
+        for (size_t i = 0; i < n; i++)
+            right += correct[i];
+        *loss = ffnn_mean_of(rows, n);
+        *accuracy = (double)right / (double)n;
+    }
+    free(rows);
+    free(correct);
+    return st;
+}
+
+ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t)
+{
+    return t->run.ops->download(t->run.ctx, t->run.model->params, t->run.params,
+                            t->run.model->parameter_count * sizeof(float));
+}
+
+ffnn_status ffnn_trainer_upload_model(ffnn_trainer *t)
+{
+    return t->run.ops->upload(t->run.ctx, t->run.params, t->run.model->params,
+                          t->run.model->parameter_count * sizeof(float));
+}
+
+ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t batch,
+                                  double *loss, float *grads)
+{
+    const ffnn_model *m = t->run.model;
+    if (batch < 1 || batch > t->run.capacity)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "gradient: batch %zu outside [1, %zu]",
+                         batch, t->run.capacity);
+    for (size_t i = 0; i < batch; i++)
+        if (rows[i] < 0 || (size_t)rows[i] >= t->run.train.host->count)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "gradient: row %d out of range",
+                             rows[i]);
+    int32_t *index = NULL;   /* [batch] device */
+    float *row_loss = NULL;  /* [batch] device */
+    float *host_rows = malloc(batch * sizeof *host_rows);
+    size_t width = m->layers[m->layer_count - 1].out;
+    const ffnn_gather_source src = ffnn_step_gather_source(&t->run.train);
+    float *output;
+    ffnn_status st = host_rows ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    if (st == FFNN_OK &&
+        !((st = ffnn_trainer_alloc(t, &index, batch, sizeof *index)) ||
+          (st = ffnn_trainer_alloc(t, &row_loss, batch, sizeof *row_loss)) ||
+          (st = t->run.ops->upload(t->run.ctx, index, rows, batch * sizeof *index)) ||
+          (st = t->run.ops->gather(t->run.ctx, &src, index, batch, t->run.x, t->run.y, t->run.tgt)) ||
+          (st = ffnn_step_forward(&t->run, batch, &output)) ||
+          (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y, batch_targets(&t->run, &t->run.train),
+                             batch, width, t->run.grad_buf[0], row_loss, NULL)) ||
+          (st = ffnn_step_backward(&t->run, batch, NULL)) ||
+          (st = t->run.ops->download(t->run.ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||
+          (grads && (st = t->run.ops->download(t->run.ctx, grads, t->run.grads,
+                                           m->parameter_count * sizeof *grads)))))
+        *loss = ffnn_mean_of(host_rows, batch);
+    ffnn_trainer_release(t, index);
+    ffnn_trainer_release(t, row_loss);
+    free(host_rows);
+    return st;
+}
+

@@ -1,0 +1,139 @@
+/*
+ * state.c - where a trainer stands: the per-step losses, the optimizer state and
+ * counters, the run state a checkpoint saves and restores (train_internal.h), and
+ * the accessors the checkpoint code reads.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "core/error.h"
+#include "core/optim.h"
+#include "data/dataset.h"
+#include "train/train_internal.h"
+#include "train/trainer.h"
+
+ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
+                                     size_t *count)
+{
+    if (!t || !losses || !count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_step_losses: NULL argument");
+    *losses = t->step_loss;
+    *count = t->step_loss_count;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_optimizer_state(ffnn_trainer *t, float *host_state, size_t *count)
+{
+    if (!t || !count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_trainer_optimizer_state: NULL argument");
+    size_t n = ffnn_optimizer_state_count(t->cfg.optimizer) * t->run.model->parameter_count;
+    if (host_state && *count < n)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_trainer_optimizer_state: room for %zu floats, the %s state "
+                         "has %zu", *count, ffnn_optimizer_name(t->cfg.optimizer), n);
+    *count = n;
+    if (!host_state || n == 0)
+        return FFNN_OK;
+    return t->run.ops->download(t->run.ctx, host_state, t->run.opt_state, n * sizeof *host_state);
+}
+
+uint64_t ffnn_trainer_optimizer_steps(const ffnn_trainer *t) { return t->opt_steps; }
+
+/* ------------------------------------------------------------ checkpoint state */
+
+ffnn_model *ffnn_trainer_model(const ffnn_trainer *t) { return t->run.model; }
+
+const ffnn_train_config *ffnn_trainer_config(const ffnn_trainer *t) { return &t->cfg; }
+
+const ffnn_dataset *ffnn_trainer_train_data(const ffnn_trainer *t) { return t->run.train.host; }
+
+uint32_t ffnn_trainer_data_crc32(ffnn_trainer *t)
+{
+    if (!t->data_crc_known) {
+        const ffnn_dataset *d = t->run.train.host;
+        const uint8_t *parts[4] = {d->images, (const uint8_t *)d->values, d->labels,
+                                   (const uint8_t *)d->targets};
+        size_t sizes[4] = {d->count * d->features, d->count * d->features * sizeof(float),
+                           d->count, d->count * d->target_width * sizeof(float)};
+        uLong crc = crc32(0L, Z_NULL, 0);
+        for (int p = 0; p < 4; p++)
+            for (size_t at = 0; parts[p] && at < sizes[p]; at += 1u << 30) {
+                size_t n = sizes[p] - at < (1u << 30) ? sizes[p] - at : (1u << 30);
+                crc = crc32(crc, parts[p] + at, (uInt)n);
+            }
+        t->data_crc = (uint32_t)crc;
+        t->data_crc_known = 1;
+    }
+    return t->data_crc;
+}
+
+ffnn_status ffnn_trainer_download_parameters(ffnn_trainer *t, float *host)
+{
+    return t->run.ops->download(t->run.ctx, host, t->run.params, t->run.model->parameter_count * sizeof *host);
+}
+
+ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s)
+{
+    ffnn_status st = ffnn_trainer_read_back_losses(t);
+    if (st == FFNN_OK && t->diverged_epoch != 0)
+        st = ffnn_fail(FFNN_ERR_NUMERIC,
+                       "epoch %d, step %zu: the loss is %g (the run diverged; a checkpoint "
+                       "after it would hold NaN/Inf)", t->diverged_epoch, t->diverged_step,
+                       t->diverged_loss);
+    if (st != FFNN_OK)
+        return st;
+    s->epoch = t->epoch;
+    s->step = t->step;
+    s->optimizer_steps = t->opt_steps;
+    memcpy(s->epoch_rng, t->epoch_rng.s, sizeof s->epoch_rng);
+    s->step_losses = t->epoch_loss;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const float *opt_state,
+                                   const ffnn_trainer_state *s)
+{
+    size_t steps = ffnn_trainer_steps_per_epoch(t), n = t->run.model->parameter_count;
+    size_t state_floats = ffnn_optimizer_state_count(t->cfg.optimizer) * n;
+    ffnn_status st;
+    if (s->epoch < 0 || s->step > steps || (s->epoch == 0 && s->step != 0))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "epoch %d, step %zu: expected an epoch >= 0 and a step in [0, %zu] "
+                         "(0 before the first epoch)", s->epoch, s->step, steps);
+    uint64_t expected = s->epoch == 0 ? 0 : (uint64_t)(s->epoch - 1) * steps + s->step;
+    if (s->optimizer_steps != expected)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "optimizer steps %llu: expected %llu (%d full epochs of %zu steps "
+                         "and %zu steps)", (unsigned long long)s->optimizer_steps,
+                         (unsigned long long)expected, s->epoch > 0 ? s->epoch - 1 : 0, steps,
+                         s->step);
+    for (size_t k = 0; k < s->step; k++)
+        if (!isfinite(s->step_losses[k]))
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "step %zu: loss %g: expected a "
+                             "finite number", k + 1, s->step_losses[k]);
+    if ((st = t->run.ops->upload(t->run.ctx, t->run.params, params, n * sizeof *params)) != FFNN_OK ||
+        (state_floats && (st = t->run.ops->upload(t->run.ctx, t->run.opt_state, opt_state,
+                                              state_floats * sizeof *opt_state)) != FFNN_OK))
+        return st;
+    memcpy(t->run.model->params, params, n * sizeof *params);
+    t->opt_steps = s->optimizer_steps;
+    memcpy(t->epoch_rng.s, s->epoch_rng, sizeof t->epoch_rng.s);
+    t->shuffle_rng = t->epoch_rng;
+    t->epoch = s->epoch;
+    t->step = s->step;
+    t->diverged_epoch = 0;
+    memcpy(t->epoch_loss, s->step_losses, s->step * sizeof *t->epoch_loss);
+    t->epoch_loss_known = s->step;
+    t->step_loss_count = 0;
+    if (s->epoch > 0 && s->step == steps) {
+        memcpy(t->step_loss, t->epoch_loss, steps * sizeof *t->step_loss);
+        t->step_loss_count = steps;
+    }
+    /* the epoch's permutation again (shuffle_rng then stands where it stood) */
+    if (s->epoch > 0 && (st = ffnn_trainer_make_permutation(t)) != FFNN_OK)
+        return st;
+    return t->run.ops->synchronize(t->run.ctx); /* the uploads may be asynchronous */
+}

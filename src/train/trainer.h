@@ -1,0 +1,62 @@
+/* trainer.h - the trainer's state, private to src/train (trainer.c: lifecycle,
+ * backend and buffers; epoch.c: steps, epochs and loss read-back; eval.c:
+ * evaluation and the gradient hook; state.c: run state and accessors;
+ * checkpoint.c: checkpoint files). */
+#ifndef FFNN_TRAIN_TRAINER_H
+#define FFNN_TRAIN_TRAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/rng.h"
+#include "ffnn.h"
+#include "strategy/strategy.h"
+
+struct ffnn_trainer {
+    ffnn_run run;             /* model, backend context, device buffers, data:
+                                 what the strategy runs steps over            */
+    ffnn_train_config cfg;    /* run.cfg points here                          */
+    ffnn_device device;
+    const ffnn_strategy_impl *strategy; /* cfg.strategy with auto resolved (cpu: tiled) */
+    void *strategy_state;     /* the strategy's own (graph cache), or NULL    */
+    uint64_t opt_steps;       /* optimizer steps taken (Adam's t of the last step) */
+
+    ffnn_device_data eval;    /* the last data set evaluated (cached)         */
+
+    int32_t *perm;            /* [train count] host permutation               */
+    double *step_loss;        /* [steps per epoch] the last epoch's per-step losses */
+    size_t step_loss_count;   /* steps of the last completed epoch (0 before) */
+    double *epoch_loss;       /* [steps per epoch] the current epoch's per-step losses,
+                                 read back for steps [0, epoch_loss_known)     */
+    size_t epoch_loss_known;  /* steps of the current epoch read back         */
+    ffnn_rng shuffle_rng;
+    ffnn_rng epoch_rng;       /* shuffle_rng as it was when the current epoch began
+                                 (a checkpoint regenerates the permutation from it) */
+    int epoch;                /* epochs started (1-based once started)        */
+    size_t step;              /* next step within the current epoch           */
+    int diverged_epoch;       /* > 0: the first NaN/Inf loss seen, at this epoch */
+    size_t diverged_step;     /*       and step (1-based)                     */
+    double diverged_loss;     /*       and its value                          */
+    uint32_t data_crc;        /* CRC-32 of the training data (once data_crc_known) */
+    int data_crc_known;
+};
+
+/* trainer.c: device memory of the trainer's backend (count * elem bytes,
+ * overflow-checked); dev_free ignores NULL. */
+ffnn_status ffnn_trainer_alloc(ffnn_trainer *t, void *ptr_out, size_t count, size_t elem);
+void ffnn_trainer_release(ffnn_trainer *t, void *ptr);
+/* trainer.c: upload a data set once (features, labels or targets, per-row metric
+ * buffers, index 0..n-1) into *d; free it again. */
+ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
+                                    ffnn_device_data *d);
+void ffnn_device_data_free(ffnn_trainer *t, ffnn_device_data *d);
+
+/* epoch.c: the permutation of the current epoch from epoch_rng, uploaded; the
+ * losses of the steps not read back yet (FFNN_ERR_NUMERIC at the first NaN/Inf);
+ * the batch size of step s; the mean of n floats (in double). */
+ffnn_status ffnn_trainer_make_permutation(ffnn_trainer *t);
+ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t);
+size_t ffnn_trainer_batch_of_step(const ffnn_trainer *t, size_t s);
+double ffnn_mean_of(const float *v, size_t n);
+
+#endif
