@@ -9,7 +9,7 @@ OUT=${OUT:-device-out}; mkdir -p "$OUT"
 for lr in 0.01 0.1; do
     for s in $(seq 1 "$N"); do
         build/ffnn train --data "$DATA" --arch 784-256relu-10 --batch 64 --epochs 10 \
-            --device cuda --kernels tiled --lr $lr --seed $s --json 2>/dev/null | tail -1 |
+            --device cuda --strategy tiled --lr $lr --seed $s --json 2>/dev/null | tail -1 |
             sed "s/^{/{\"system\": \"ffnn\", \"lr\": $lr, \"seed\": $s, /" >> "$OUT/seeds.jsonl"
     done
     PYTHONUNBUFFERED=1 python3 bench/torch_seed000.py "$DATA" --lr $lr --seeds $(seq 1 "$N") \

@@ -35,7 +35,7 @@ if [ "$WHAT" = results ] || [ "$WHAT" = all ]; then
     run() { # device kernels lr seed   (kernels "-" for cpu)
         local kflag=$2; [ "$2" = - ] && kflag=tiled
         build/ffnn train --data "$DATA" --arch 784-256relu-10 --batch 64 --epochs 10 \
-            --device "$1" --kernels "$kflag" --lr "$3" --seed "$4" --json 2>/dev/null |
+            --device "$1" --strategy "$kflag" --lr "$3" --seed "$4" --json 2>/dev/null |
             sed "s/^{/{\"device\": \"$1\", \"kernels\": \"$2\", \"lr\": $3, \"seed\": $4, /" \
             >> "$OUT/results.jsonl"
     }

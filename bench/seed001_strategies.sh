@@ -7,7 +7,7 @@
 set -uo pipefail
 for k in persistent graph fused cublas tiled naive auto; do
     build/ffnn train --data synth:regression:25600 --arch 32-256relu:nobias-1:nobias \
-        --loss mse --batch 256 --lr 0.002 --epochs 100 --device cuda --kernels $k --json \
+        --loss mse --batch 256 --lr 0.002 --epochs 100 --device cuda --strategy $k --json \
         2>/dev/null | python3 -c "
 import json, sys
 r = [json.loads(l) for l in sys.stdin if l.startswith('{')]

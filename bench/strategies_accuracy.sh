@@ -10,7 +10,7 @@ OUT=${OUT:-device-out}; mkdir -p "$OUT"
 J="$OUT/accuracy.jsonl"; : > "$J"
 run() { # tag arch batch kernels precision seed
     build/ffnn train --data "$DATA" --arch "$2" --batch "$3" --epochs 10 --lr 0.1 \
-        --device cuda --kernels "$4" --precision "$5" --seed "$6" --json 2>/dev/null | tail -1 |
+        --device cuda --strategy "$4" --precision "$5" --seed "$6" --json 2>/dev/null | tail -1 |
         sed "s/^{/{\"system\": \"ffnn\", \"config\": \"$1\", \"mode\": \"$4:$5\", \"seed\": $6, /" >> "$J"
 }
 for k in persistent graph fused cublas tiled auto; do

@@ -3,14 +3,14 @@
 
 For each (arch, batch): PyTorch in three modes -- eager, the step captured in a CUDA
 graph, a whole epoch (gather included) captured in one CUDA graph -- and ffnn in each
-requested --kernels strategy, on the same data (Fashion-MNIST, resident on the GPU),
+requested --strategy, on the same data (Fashion-MNIST, resident on the GPU),
 the same network, batch size and number of steps (one epoch = ceil(60000/batch)
 steps), SGD, TF32 off. Times: one warm-up epoch, then the median of --epochs timed
 epochs (torch: CUDA events; ffnn: its synchronised per-epoch seconds). Accuracy: test
 accuracy after the run, for every row.
 
 usage: vs_torch.py DATA_DIR --ffnn build/ffnn [--configs 784-256relu-10:64,...]
-       [--kernels tiled,naive] [--epochs 5] [--out bench/results/vs_torch.json]
+       [--strategy tiled,naive] [--epochs 5] [--out bench/results/vs_torch.json]
 Prints one table; writes the rows as a JSON list.
 """
 import argparse
@@ -151,12 +151,12 @@ def torch_run(mode, arch, batch, lr, epochs, data, seed=1):
 
 
 def ffnn_run(ffnn, data_dir, mode, arch, batch, lr, epochs):
-    """mode: a --kernels name, optionally ':tf32' / ':bf16' for --precision.
+    """mode: a --strategy name, optionally ':tf32' / ':bf16' for --precision.
     Returns (ms per timed epoch, test accuracy), or None when ffnn refuses the
     mode for this network (its message is printed)."""
-    kernels, _, precision = mode.partition(":")
+    strategy, _, precision = mode.partition(":")
     cmd = [ffnn, "train", "--data", data_dir, "--arch", arch, "--batch", str(batch), "--lr",
-           str(lr), "--epochs", str(epochs + 1), "--device", "cuda", "--kernels", kernels,
+           str(lr), "--epochs", str(epochs + 1), "--device", "cuda", "--strategy", strategy,
            "--precision", precision or "fp32", "--json", "--seed", "1"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -173,9 +173,11 @@ def main():
     ap.add_argument("--ffnn", required=True)
     ap.add_argument("--configs", default="784-256relu-10:64,784-256relu-10:256,"
                     "784-256relu-10:1024,784-1024relu-1024relu-10:1024")
-    ap.add_argument("--kernels", default="auto,persistent,graph,fused,cublas,tiled,"
+    ap.add_argument("--strategy", "--kernels", dest="strategy",
+                    default="auto,persistent,graph,fused,cublas,tiled,"
                     "cublas:tf32,cublas:bf16,graph:tf32",
-                    help="ffnn modes: --kernels names, NAME:tf32 / NAME:bf16 for --precision")
+                    help="ffnn modes: --strategy names, NAME:tf32 / NAME:bf16 for --precision "
+                    "(--kernels: an alias)")
     ap.add_argument("--torch-modes", default="eager,step_graph,epoch_graph")
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--lr", type=float, default=0.1)
@@ -205,7 +207,7 @@ def main():
         for mode in a.torch_modes.split(","):
             t, acc = torch_run(mode, arch, batch, a.lr, a.epochs, data)
             group.append(("torch", mode, t, acc))
-        for k in a.kernels.split(","):
+        for k in a.strategy.split(","):
             got = ffnn_run(a.ffnn, a.data, k, arch, batch, a.lr, a.epochs)
             if got is not None:
                 group.append(("ffnn", k, got[0], got[1]))

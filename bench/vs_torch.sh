@@ -16,7 +16,7 @@ make -j16 $CJSON CUDA_ARCH="-gencode arch=compute_90,code=sm_90" all \
     build/ffnn bench barrier --iters 20000
     for b in 64 256 1024; do
         FFNN_PERSISTENT_PROFILE=1 build/ffnn train --data "$DATA" --arch 784-256relu-10 \
-            --batch $b --epochs 1 --lr 0.1 --kernels persistent 2>&1 | grep -v "^data\|^arch"
+            --batch $b --epochs 1 --lr 0.1 --strategy persistent 2>&1 | grep -v "^data\|^arch"
     done
 } 2>&1 | tee "$OUT/barrier_profile.txt"
 python3 bench/vs_torch.py "$DATA" --ffnn build/ffnn --out "$OUT/vs_torch.json" 2>&1 |
@@ -25,7 +25,7 @@ bash bench/strategies_accuracy.sh "$DATA" "$N" 2>&1 | tee "$OUT/accuracy.md"
 # the auto rule's batch limits: batch 512 on the seed-000 net
 for k in persistent graph fused cublas; do
     build/ffnn train --data "$DATA" --arch 784-256relu-10 --batch 512 --epochs 6 --lr 0.1 \
-        --kernels $k --json 2>/dev/null | tail -5 | python3 -c "
+        --strategy $k --json 2>/dev/null | tail -5 | python3 -c "
 import json, statistics, sys
 r = [json.loads(l) for l in sys.stdin]
 print('batch 512 %-10s %.2f ms/epoch (median of 5 after a warm-up)' % (sys.argv[1],

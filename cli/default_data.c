@@ -1,8 +1,8 @@
-/* default_data.c - finding (or fetching) a data set for the CLI when the user
- * gave no --data: data/mnist/, an MNIST download, the Fashion-MNIST Debian
- * package, installing that package as root; else say how to get data.
- * External tools (curl, wget, apt-get) run through fork/execvp: no shell, so no
- * quoting issues. */
+/* default_data.c - the data of --data (a synthetic set or an IDX directory), and
+ * finding (or fetching) a data set for the CLI when the user gave no --data:
+ * data/mnist/, an MNIST download, the Fashion-MNIST Debian package, installing that
+ * package as root; else say how to get data. External tools (curl, wget, apt-get)
+ * run through fork/execvp: no shell, so no quoting issues. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "ffnn.h"
+#include "options.h"
 
 #define MNIST_DIR "data/mnist"
 #ifndef FFNN_CLI_FASHION_DIR /* overridable for tests */
@@ -315,4 +316,27 @@ int ffnn_cli_find_default_data(char *dir, size_t dir_size, char *description,
     say(log, "no data found. Get it with: sudo apt-get install " FASHION_PACKAGE
              "   (or put MNIST's four IDX files in data/mnist/, or pass --data DIR)\n");
     return 1;
+}
+
+int ffnn_cli_load_data(const char *cmd, const char *spec, ffnn_dataset **train,
+                       ffnn_dataset **test, char *description, size_t desc_size)
+{
+    char dir[4096];
+
+    if (spec && strncmp(spec, "synth:", 6) == 0) {
+        snprintf(description, desc_size, "%s", spec);
+        if (ffnn_dataset_synthetic(spec, 1, train, test) != FFNN_OK)
+            return ffnn_cli_fail(cmd, "--data");
+        return 0;
+    }
+    if (spec) {
+        snprintf(dir, sizeof dir, "%s", spec);
+        snprintf(description, desc_size, "%s", spec);
+    } else if (ffnn_cli_find_default_data(dir, sizeof dir, description, desc_size,
+                                          stderr) != 0) {
+        return 1;
+    }
+    if (ffnn_dataset_load_idx_dir(dir, train, test) != FFNN_OK)
+        return ffnn_cli_fail(cmd, train ? "loading data" : "loading the test set");
+    return 0;
 }

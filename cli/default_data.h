@@ -1,9 +1,21 @@
-/* default_data.h - where the CLI finds a data set when no --data is given. */
+/* default_data.h - the data of --data (ffnn train, ffnn eval), and where the CLI
+ * finds a data set when no --data is given. */
 #ifndef FFNN_CLI_DEFAULT_DATA_H
 #define FFNN_CLI_DEFAULT_DATA_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "ffnn.h"
+
+/* --data of ffnn train and ffnn eval: spec is a synthetic set ("synth:points..."),
+ * an IDX directory, or NULL for the default (ffnn_cli_find_default_data, with its
+ * progress on stderr). train may be NULL: the test set only (eval). description
+ * [desc_size] gets the name the first output line gives the data. Returns 0, or 1
+ * with "CMD: ..." printed (cmd: "ffnn train"); *train and *test, when set, are the
+ * caller's to free either way. */
+int ffnn_cli_load_data(const char *cmd, const char *spec, ffnn_dataset **train,
+                       ffnn_dataset **test, char *description, size_t desc_size);
 
 /* Find a directory of IDX files (train-images-idx3-ubyte[.gz] and the other
  * three), trying in order:

@@ -1,6 +1,8 @@
-/* plot_command.c - ffnn plot FILE.csv [...]: runs bench/plot_log.py with python3
- * (/usr/bin/python3 when present; FFNN_PYTHON overrides), which draws train/test loss and test accuracy per epoch
- * to a PNG. The drawing itself lives in the script (matplotlib). */
+/* cmd_plot.c - ffnn plot FILE.csv [...]: runs bench/plot_log.py with python3
+ * (/usr/bin/python3 when present; FFNN_PYTHON overrides), which draws train/test
+ * loss and test accuracy per epoch to a PNG. The drawing itself lives in the script
+ * (matplotlib). The arguments go to the script as given: they are scanned here (for
+ * --help and the file count), not parsed with getopt, which would reorder them. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
@@ -9,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plot_command.h"
+#include "commands.h"
 
 const char *const ffnn_cli_plot_usage =
     "usage: ffnn plot FILE.csv [FILE2.csv ...] [--out PNG] [--labels A,B,...]\n"
@@ -56,6 +58,10 @@ static void print_command(FILE *f, const char *python, const char *script, int a
     fputc('\n', f);
 }
 
+/* Run ffnn plot: argv[0] is "plot". Execs python3 on bench/plot_log.py (found next
+ * to the executable, ../bench/plot_log.py from build/ffnn, or in the current
+ * directory) with the remaining arguments; without the script or python3, prints
+ * the command to run. Exit status: the script's, 1 on an error, 2 on a usage error. */
 int ffnn_cli_plot(int argc, char **argv)
 {
     int files = 0;

@@ -1,23 +1,19 @@
-/* model_commands.h - the subcommands that work on model files (eval, predict,
- * info) and the model-file parts of ffnn train (--init, --save). Messages go to
- * stderr; results to stdout. */
-#ifndef FFNN_CLI_MODEL_COMMANDS_H
-#define FFNN_CLI_MODEL_COMMANDS_H
+/* model_files.h - model files on the command line: loading one (eval, predict,
+ * info, train --init), the starting model of ffnn train, and train's --save.
+ * Messages go to stderr; the progress of a save to the stream given. */
+#ifndef FFNN_CLI_MODEL_FILES_H
+#define FFNN_CLI_MODEL_FILES_H
 
 #include <stdint.h>
 #include <stdio.h>
 
 #include "ffnn.h"
 
-/* 1 when name is eval, predict or info. */
-int ffnn_cli_is_model_command(const char *name);
-
-/* The --help text of eval, predict or info; NULL for another name. */
-const char *ffnn_cli_model_command_usage(const char *name);
-
-/* Run eval, predict or info: argv[0] is the command name. Exit status: 0, 1 on
- * an error, 2 on a usage error. */
-int ffnn_cli_model_command(int argc, char **argv);
+/* Load the model file path into *m and *info; on failure prints
+ * "CMD: OPT: <the library's message>" ("CMD: <message>" with opt NULL, as info,
+ * whose file is an operand) and returns 1; else 0. */
+int ffnn_cli_load_model(const char *cmd, const char *opt, const char *path, ffnn_model **m,
+                        ffnn_model_file_info *info);
 
 /* The starting model of ffnn train: with init_path, the model of that file (its
  * architecture; arch, when not NULL, must name the same one; *loss set to the

@@ -1,0 +1,183 @@
+/*
+ * cmd_eval.c - ffnn eval --model FILE [--data DIR] [--loss NAME] [--batch N]: the
+ * mean loss, the accuracy, the accuracy per class and the confusion matrix of a
+ * saved model on a test set, computed by the library's CPU reference
+ * (ffnn_model_evaluate); this file parses options and prints.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "default_data.h"
+#include "model_files.h"
+#include "options.h"
+
+#define CMD "ffnn eval"
+
+const char *const ffnn_cli_eval_usage =
+    "usage: ffnn eval --model FILE [options]\n"
+    "\n"
+    "Evaluate a saved model on the test set of an IDX directory (t10k-images-idx3-ubyte\n"
+    "and t10k-labels-idx1-ubyte, each raw or .gz) with the CPU reference and print the\n"
+    "mean loss, the accuracy, the accuracy per class and the confusion matrix (rows:\n"
+    "true class, columns: predicted class).\n"
+    "\n"
+    "options:\n"
+    "  --model FILE   a model file (safetensors) written by 'ffnn train --save'\n"
+    "  --data DIR     IDX directory (default: as ffnn train - data/mnist/, else MNIST\n"
+    "                 downloaded there, else Debian's Fashion-MNIST), or a synthetic\n"
+    "                 set as in ffnn train (synth:points[:N[:SEED]],\n"
+    "                 synth:regression[:N[:SEED]]: its test set; regression prints\n"
+    "                 the loss only)\n"
+    "  --loss NAME    ce | bce | mse (default: the loss recorded in the model file)\n"
+    "  --batch N      samples per forward pass (default 1024)\n"
+    "  -h, --help     this help\n";
+
+typedef struct eval_options {
+    const char *model_path; /* --model FILE                                   */
+    const char *data;       /* --data DIR or synth:..., or NULL: the default  */
+    int loss_given;         /* --loss given (else the model file's loss)      */
+    ffnn_loss loss;
+    size_t batch;           /* samples per forward pass                       */
+} eval_options;
+
+enum { OPT_MODEL = 256, OPT_DATA, OPT_LOSS, OPT_BATCH };
+
+static const struct option eval_longopts[] = {
+    {"model", required_argument, NULL, OPT_MODEL}, {"data", required_argument, NULL, OPT_DATA},
+    {"loss", required_argument, NULL, OPT_LOSS},   {"batch", required_argument, NULL, OPT_BATCH},
+    {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+};
+
+static int eval_option(void *ctx, int c, const char *arg)
+{
+    eval_options *o = ctx;
+    long long v;
+
+    switch (c) {
+    case OPT_MODEL: o->model_path = arg; return 0;
+    case OPT_DATA: o->data = arg; return 0;
+    case OPT_LOSS:
+        o->loss_given = 1;
+        return ffnn_cli_loss(CMD, "--loss", arg, &o->loss);
+    case OPT_BATCH: /* the library's range of an evaluation batch */
+        if (ffnn_cli_limit_int(CMD, "--batch", ffnn_train_config_limit("eval_batch_size"), arg,
+                               &v) != 0)
+            return 2;
+        o->batch = (size_t)v;
+        return 0;
+    default: return 2; /* not in eval_longopts */
+    }
+}
+
+static void print_per_class(const uint64_t *confusion, int classes)
+{
+    printf("\nper-class accuracy:\n  class  samples  correct  accuracy\n");
+    for (int t = 0; t < classes; t++) {
+        uint64_t total = 0, right = confusion[(size_t)t * (size_t)classes + (size_t)t];
+        for (int p = 0; p < classes; p++)
+            total += confusion[(size_t)t * (size_t)classes + (size_t)p];
+        if (total)
+            printf("  %5d  %7llu  %7llu   %6.2f%%\n", t, (unsigned long long)total,
+                   (unsigned long long)right, 100.0 * (double)right / (double)total);
+        else
+            printf("  %5d  %7d  %7d        -\n", t, 0, 0);
+    }
+}
+
+/* The matrix with true classes as rows, predicted classes as columns. */
+static void print_confusion(const uint64_t *confusion, int classes)
+{
+    uint64_t max = 0;
+    int width = 5;
+
+    for (size_t k = 0; k < (size_t)classes * (size_t)classes; k++)
+        max = confusion[k] > max ? confusion[k] : max;
+    for (uint64_t v = max; v >= 10000; v /= 10)
+        width++;
+    printf("\nconfusion matrix (rows: true class, columns: predicted class):\n%10s",
+           "true\\pred");
+    for (int p = 0; p < classes; p++)
+        printf(" %*d", width, p);
+    for (int t = 0; t < classes; t++) {
+        printf("\n%10d", t);
+        for (int p = 0; p < classes; p++)
+            printf(" %*llu", width,
+                   (unsigned long long)confusion[(size_t)t * (size_t)classes + (size_t)p]);
+    }
+    printf("\n");
+}
+
+static void print_eval(const eval_options *o, const ffnn_model *m, const char *data,
+                       size_t count, double loss, const uint64_t *confusion)
+{
+    int classes = ffnn_model_class_count(m);
+    uint64_t right = 0;
+    char arch[512];
+
+    for (int c = 0; c < classes; c++)
+        right += confusion[(size_t)c * (size_t)classes + (size_t)c];
+    ffnn_model_arch_string(m, arch, sizeof arch);
+    printf("model: %s (arch %s, loss %s%s)\n", o->model_path, arch, ffnn_loss_name(o->loss),
+           o->loss_given ? ", from --loss" : "");
+    printf("data: %s (%zu test samples), device: cpu (reference)\n", data, count);
+    printf("test_loss %.4f  test_acc %.2f%% (%llu/%zu)\n", loss,
+           100.0 * (double)right / (double)count, (unsigned long long)right, count);
+    print_per_class(confusion, classes);
+    print_confusion(confusion, classes);
+}
+
+/* Evaluate m on the test set of --data (or of the default data) and print. */
+static int run_eval(eval_options *o, const ffnn_model *m)
+{
+    ffnn_dataset *test = NULL;
+    uint64_t *confusion = NULL;
+    char description[512];
+    double loss = 0.0;
+    int classes = ffnn_model_class_count(m), rc;
+
+    if ((rc = ffnn_cli_load_data(CMD, o->data, NULL, &test, description,
+                                 sizeof description)) != 0) {
+        ffnn_dataset_free(test);
+        return rc;
+    }
+    confusion = calloc((size_t)classes * (size_t)classes, sizeof *confusion);
+    if (!confusion)
+        rc = 1, fprintf(stderr, "%s: out of memory for a %d x %d matrix\n", CMD, classes,
+                        classes);
+    else if (ffnn_model_evaluate(m, o->loss, test, o->batch, &loss, confusion) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "evaluating");
+    else if (ffnn_dataset_target_width(test) > 0 && o->loss == FFNN_LOSS_MSE)
+        printf("data: %s (%zu test samples), device: cpu (reference)\ntest_loss %.6f "
+               "(regression: no accuracy)\n", description, ffnn_dataset_count(test), loss);
+    else
+        print_eval(o, m, description, ffnn_dataset_count(test), loss, confusion);
+    free(confusion);
+    ffnn_dataset_free(test);
+    return rc;
+}
+
+int ffnn_cli_eval(int argc, char **argv)
+{
+    eval_options o = {NULL, NULL, 0, FFNN_LOSS_SOFTMAX_CE, 1024};
+    ffnn_model_file_info info;
+    ffnn_model *m = NULL;
+    int operands;
+    int rc = ffnn_cli_getopt(CMD, argc, argv, eval_longopts, ffnn_cli_eval_usage, eval_option,
+                             &o, &operands);
+
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (operands < argc)
+        return ffnn_cli_unexpected(CMD, argv[operands]);
+    if (!o.model_path)
+        return ffnn_cli_missing(CMD, "--model FILE");
+    if ((rc = ffnn_cli_load_model(CMD, "--model", o.model_path, &m, &info)) == 0) {
+        if (!o.loss_given)
+            o.loss = info.loss;
+        rc = run_eval(&o, m);
+    }
+    ffnn_model_free(m);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/*
+ * cmd_info.c - ffnn info FILE: a model file's architecture, parameter count,
+ * tensors (name, dtype, shape) and metadata. The file is fully checked on loading,
+ * as by eval and predict.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "model_files.h"
+#include "options.h"
+
+#define CMD "ffnn info"
+
+const char *const ffnn_cli_info_usage =
+    "usage: ffnn info FILE\n"
+    "\n"
+    "Describe a model file (safetensors): architecture, parameter count, each\n"
+    "tensor's name, dtype and shape, and the metadata. The file is fully checked\n"
+    "(as by eval and predict); an invalid file is reported, with the offset or the\n"
+    "tensor at fault.\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     this help\n";
+
+static const struct option info_longopts[] = {
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int info_option(void *ctx, int c, const char *arg)
+{
+    (void)ctx, (void)c, (void)arg;
+    return 2; /* info has no option but --help */
+}
+
+static void print_tensors(ffnn_model *m)
+{
+    char name[64], shape[64];
+
+    printf("tensors (dtype F32, little-endian):\n");
+    for (int i = 0; i < ffnn_model_layer_count(m); i++) {
+        size_t in = 0, out = 0, fan_in = 0;
+        ffnn_activation act = FFNN_ACT_IDENTITY;
+        ffnn_layer_kind kind = FFNN_LAYER_DENSE;
+        int has_bias = 0, same = 0;
+        char what[64] = "";
+        ffnn_model_layer(m, i, &in, &out, &act, &has_bias);
+        ffnn_model_layer_kind(m, i, &kind, &fan_in, &same);
+        if (kind == FFNN_LAYER_LOCAL1D)
+            snprintf(what, sizeof what, "local1d R=%zu %s, ", fan_in, same ? "same" : "valid");
+        snprintf(name, sizeof name, "layers.%d.weight", i);
+        snprintf(shape, sizeof shape, "[%zu, %zu]", out, fan_in);
+        printf("  %-20s %-14s layer %d: %s%zu -> %zu, %s%s\n", name, shape, i, what, in, out,
+               ffnn_activation_name(act), has_bias ? "" : ", no bias");
+        snprintf(name, sizeof name, "layers.%d.bias", i);
+        snprintf(shape, sizeof shape, "[%zu]", out);
+        if (has_bias)
+            printf("  %-20s %s\n", name, shape);
+    }
+}
+
+static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
+{
+    char arch[4096];
+    struct stat st;
+
+    ffnn_model_arch_string(m, arch, sizeof arch);
+    printf("file: %s", path);
+    if (stat(path, &st) == 0)
+        printf(" (%lld bytes, safetensors)", (long long)st.st_size);
+    printf("\narch: %s\nlayers: %d, inputs: %zu, outputs: %zu\nparameters: %zu\n", arch,
+           ffnn_model_layer_count(m), ffnn_model_input_size(m), ffnn_model_output_size(m),
+           ffnn_model_parameter_count(m));
+    print_tensors(m);
+    printf("metadata:\n  format        ffnn-model\n  arch          %s\n  loss          %s\n",
+           arch, ffnn_loss_name(info->loss));
+    printf("  ffnn_version  %s\n", info->ffnn_version[0] ? info->ffnn_version : "(absent)");
+}
+
+int ffnn_cli_info(int argc, char **argv)
+{
+    ffnn_model_file_info info;
+    ffnn_model *m = NULL;
+    int operands;
+    int rc = ffnn_cli_getopt(CMD, argc, argv, info_longopts, ffnn_cli_info_usage, info_option,
+                             NULL, &operands);
+
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (argc - operands != 1) {
+        fprintf(stderr, "%s: expected one model file, found %d arguments (see --help)\n", CMD,
+                argc - operands);
+        return 2;
+    }
+    if ((rc = ffnn_cli_load_model(CMD, NULL, argv[operands], &m, &info)) == 0)
+        print_info(argv[operands], m, &info);
+    ffnn_model_free(m);
+    return rc;
+}

@@ -1,0 +1,405 @@
+/*
+ * cmd_train.c - ffnn train: its options (each value checked against the library's
+ * limits table, ffnn_train_config_limit, through options.c), the checks between
+ * them, the data (--data, --classes, --train-limit) and the starting model; the
+ * run itself is train_run.c, the checkpoint parts checkpoints.c.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "checkpoints.h"
+#include "commands.h"
+#include "default_data.h"
+#include "model_files.h"
+#include "options.h"
+#include "train_run.h"
+
+#define CMD "ffnn train"
+
+const char *const ffnn_cli_train_usage =
+    "usage: ffnn train [options]\n"
+    "\n"
+    "Train a multilayer perceptron with mini-batch SGD, SGD with momentum or Adam and\n"
+    "print, per epoch: epoch, mean training loss, test loss, test accuracy, seconds\n"
+    "and images/s.\n"
+    "\n"
+    "options:\n"
+    "  --data DIR        IDX directory (train-images-idx3-ubyte[.gz], train-labels-\n"
+    "                    idx1-ubyte[.gz], t10k-...). Default: data/mnist/, else MNIST\n"
+    "                    downloaded there, else Debian's Fashion-MNIST\n"
+    "                    (/usr/share/datasets/fashion-mnist)\n"
+    "  --data synth:points[:N[:SEED]]      seed 004's 2-D points (quadrants 1 and 3\n"
+    "                    vs 2 and 4), N = 2100 by default, test set N/5\n"
+    "  --data synth:regression[:N[:SEED]]  seed 001's 32-feature regression, N = 2560\n"
+    "                    by default\n"
+    "  --data synth:motif[:N[:SEED]]  64-sample 1-D signals classified by a 3-sample\n"
+    "                    motif at a random place (for local layers), N = 5000 by\n"
+    "                    default (README \"Data sets\" defines them; SEED: 1)\n"
+    "  --classes A,B     keep only labels A and B, relabelled 0 and 1 (e.g. 0,1)\n"
+    "  --arch STR        architecture, e.g. 784-256relu-10 (default: FEATURES-256relu-\n"
+    "                    CLASSES of the data; FEATURES-256relu-TARGETS and --loss\n"
+    "                    mse for float targets). Syntax: input width, then per layer\n"
+    "                    WIDTH[relu|sigmoid|tanh|identity][:nobias], joined by '-';\n"
+    "                    localR[same] instead of WIDTH: a 1-D locally connected layer\n"
+    "                    of receptive field R (e.g. 64-local3sigmoid-local5samerelu-2)\n"
+    "  --loss NAME       ce (softmax cross-entropy, default) | bce (sigmoid binary\n"
+    "                    cross-entropy) | mse (mean squared error)\n"
+    "  --epochs N        passes over the training set (default 10)\n"
+    "  --batch N         batch_size, samples per optimizer step (default 64)\n"
+    "  --lr X            learning_rate (default 0.01)\n"
+    "  --optimizer NAME  sgd (default) | momentum (SGD with momentum) | adam, as\n"
+    "                    PyTorch's torch.optim.SGD / Adam\n"
+    "  --momentum X      momentum of --optimizer momentum, in [0, 1) (default 0.9)\n"
+    "  --nesterov        Nesterov momentum (with --optimizer momentum)\n"
+    "  --beta1 X         adam: decay of the gradient average, in [0, 1) (default 0.9)\n"
+    "  --beta2 X         adam: decay of the squared-gradient average, in [0, 1)\n"
+    "                    (default 0.999)\n"
+    "  --eps X           adam: added to the denominator, in (0, 1] (default 1e-8)\n"
+    "  --seed N          seed for initial weights and shuffling (default 1)\n"
+    "  --no-shuffle      visit the training set in file order every epoch\n"
+    "  --train-limit N   use only the first N training samples\n"
+    "  --device NAME     cpu | cuda (default: cuda when a GPU is present, else cpu)\n"
+    "  --strategy NAME   cuda training strategy (docs/PERFORMANCE.md): auto (default:\n"
+    "                    the fastest for the net and batch) | persistent | graph |\n"
+    "                    fused | cublas | tiled | naive (--kernels NAME: an alias)\n"
+    "  --precision NAME  cuda matmul arithmetic: fp32 (default) | tf32 | bf16 (tensor\n"
+    "                    cores: tf32 with cublas, fused or graph; bf16 with cublas)\n"
+    "  --steps-per-launch N  steps per launch: graph (default 16), persistent\n"
+    "                    (default: an epoch), cublas (default 8; N > 1 captures them\n"
+    "                    in a CUDA graph); progress and stops fall between launches\n"
+    "  --threads N       cpu: N OpenMP threads; 0 = all cores (default); 1 = the\n"
+    "                    single-threaded reference backend\n"
+    "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
+    "  --json            print one JSON object per epoch instead of a text line\n"
+    "  --save FILE       after training, write the model (safetensors, atomically)\n"
+    "  --log FILE        write the per-epoch metrics as CSV (header epoch,train_loss,\n"
+    "                    test_loss,test_accuracy,seconds,images_per_second; accuracy\n"
+    "                    empty for regression), flushed every epoch; ffnn plot FILE\n"
+    "                    draws them. With --resume: the epochs of this run only\n"
+    "  --log-steps FILE  write every step's batch loss as CSV rows epoch,step,loss\n"
+    "  --init FILE       start from the weights of a model file instead of the seeded\n"
+    "                    init; the architecture (and, without --loss, the loss) comes\n"
+    "                    from the file; --arch, if given, must match it\n"
+    "  --checkpoint FILE write a checkpoint (model, optimizer state, position in the\n"
+    "                    run; safetensors, atomically) at the end of every epoch\n"
+    "  --checkpoint-every N  also after every N-th step (counted over the whole run)\n"
+    "  --max-steps N     stop after step N of the whole run (with --checkpoint: saved\n"
+    "                    there), e.g. to continue later with --resume\n"
+    "  --resume FILE     continue the run of a checkpoint exactly where it stopped:\n"
+    "                    its architecture, weights, optimizer state, settings (loss,\n"
+    "                    optimizer and hyperparameters, lr, batch, seed, shuffle,\n"
+    "                    train-limit, epochs) are used; a flag given must agree with\n"
+    "                    the checkpoint, except --epochs (the total to reach)\n"
+    "  -h, --help        this help\n";
+
+enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
+       OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_STRATEGY, OPT_PRECISION,
+       OPT_STEPS_PER_LAUNCH, OPT_THREADS, OPT_EVAL_BATCH, OPT_JSON, OPT_OPTIMIZER,
+       OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_SAVE, OPT_INIT,
+       OPT_LOG_STEPS, OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
+       OPT_MAX_STEPS, OPT_RESUME };
+
+static const struct option train_longopts[] = {
+    {"data", required_argument, NULL, OPT_DATA},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"loss", required_argument, NULL, OPT_LOSS},
+    {"epochs", required_argument, NULL, OPT_EPOCHS},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"no-shuffle", no_argument, NULL, OPT_NO_SHUFFLE},
+    {"train-limit", required_argument, NULL, OPT_LIMIT},
+    {"device", required_argument, NULL, OPT_DEVICE},
+    {"strategy", required_argument, NULL, OPT_STRATEGY},
+    {"kernels", required_argument, NULL, OPT_STRATEGY}, /* the former name, kept */
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"steps-per-launch", required_argument, NULL, OPT_STEPS_PER_LAUNCH},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"eval-batch", required_argument, NULL, OPT_EVAL_BATCH},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
+    {"momentum", required_argument, NULL, OPT_MOMENTUM},
+    {"nesterov", no_argument, NULL, OPT_NESTEROV},
+    {"beta1", required_argument, NULL, OPT_BETA1},
+    {"beta2", required_argument, NULL, OPT_BETA2},
+    {"eps", required_argument, NULL, OPT_EPS},
+    {"save", required_argument, NULL, OPT_SAVE},
+    {"init", required_argument, NULL, OPT_INIT},
+    {"log-steps", required_argument, NULL, OPT_LOG_STEPS},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"classes", required_argument, NULL, OPT_CLASSES},
+    {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {"max-steps", required_argument, NULL, OPT_MAX_STEPS},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* An integer option of a ffnn_train_config field: the library's range for it. */
+static int config_int(const char *opt, const char *field, const char *arg, long long *v)
+{
+    return ffnn_cli_limit_int(CMD, opt, ffnn_train_config_limit(field), arg, v);
+}
+
+/* A number option of a ffnn_train_config field: the library's range for it. */
+static int config_number(const char *opt, const char *field, const char *arg, double *x)
+{
+    return ffnn_cli_limit_number(CMD, opt, ffnn_train_config_limit(field), arg, x);
+}
+
+/* Record that option c was given (--resume checks those against the checkpoint). */
+static void note_given(ffnn_cli_given *g, int c)
+{
+    switch (c) {
+    case OPT_ARCH: g->arch = 1; break;
+    case OPT_LOSS: g->loss = 1; break;
+    case OPT_EPOCHS: g->epochs = 1; break;
+    case OPT_BATCH: g->batch = 1; break;
+    case OPT_LR: g->lr = 1; break;
+    case OPT_SEED: g->seed = 1; break;
+    case OPT_NO_SHUFFLE: g->shuffle = 1; break;
+    case OPT_LIMIT: g->train_limit = 1; break;
+    case OPT_OPTIMIZER: g->optimizer = 1; break;
+    case OPT_MOMENTUM: g->momentum = 1; break;
+    case OPT_NESTEROV: g->nesterov = 1; break;
+    case OPT_BETA1: g->beta1 = 1; break;
+    case OPT_BETA2: g->beta2 = 1; break;
+    case OPT_EPS: g->eps = 1; break;
+    default: break;
+    }
+}
+
+/* One option (an ffnn_cli_option_fn); 0, or 2 with the message printed. */
+static int train_option(void *ctx, int c, const char *arg)
+{
+    ffnn_cli_train_options *o = ctx;
+    ffnn_train_config *cfg = &o->cfg;
+    long long v = 0, pair[2];
+    double x = 0;
+    int rc = 0;
+
+    switch (c) {
+    case OPT_DATA: o->data = arg; break;
+    case OPT_ARCH: o->arch = arg; break;
+    case OPT_LOSS:
+        rc = ffnn_cli_loss(CMD, NULL, arg, &cfg->loss);
+        o->loss_given = 1;
+        break;
+    case OPT_EPOCHS: {
+        /* Stricter than the library, which takes 0 epochs (a trainer that is only
+         * set up and evaluated): a run of ffnn train trains at least one epoch. */
+        ffnn_config_limit epochs = *ffnn_train_config_limit("epochs");
+        epochs.min = 1;
+        if ((rc = ffnn_cli_limit_int(CMD, "--epochs", &epochs, arg, &v)) == 0)
+            cfg->epochs = (int)v;
+        break;
+    }
+    case OPT_BATCH:
+        if ((rc = config_int("--batch", "batch_size", arg, &v)) == 0)
+            cfg->batch_size = (size_t)v;
+        break;
+    case OPT_LR:
+        if ((rc = config_number("--lr", "learning_rate", arg, &x)) == 0)
+            cfg->learning_rate = (float)x;
+        break;
+    case OPT_SEED: /* the ranges below are the command line's own: no config limit */
+        if ((rc = ffnn_cli_int(CMD, "--seed", arg, 0, INT64_MAX, &v)) == 0)
+            cfg->seed = (uint64_t)v;
+        break;
+    case OPT_NO_SHUFFLE: cfg->shuffle = 0; break;
+    case OPT_LIMIT:
+        rc = ffnn_cli_int(CMD, "--train-limit", arg, 1, INT32_MAX, &o->train_limit);
+        break;
+    case OPT_DEVICE: rc = ffnn_cli_device(CMD, NULL, arg, &cfg->device); break;
+    case OPT_STRATEGY: rc = ffnn_cli_strategy(CMD, NULL, arg, &cfg->strategy); break;
+    case OPT_PRECISION: rc = ffnn_cli_precision(CMD, NULL, arg, &cfg->precision); break;
+    case OPT_STEPS_PER_LAUNCH:
+        if ((rc = config_int("--steps-per-launch", "steps_per_launch", arg, &v)) == 0)
+            cfg->steps_per_launch = (int)v;
+        break;
+    case OPT_THREADS:
+        if ((rc = config_int("--threads", "threads", arg, &v)) == 0)
+            cfg->threads = (int)v;
+        break;
+    case OPT_EVAL_BATCH:
+        if ((rc = config_int("--eval-batch", "eval_batch_size", arg, &v)) == 0)
+            cfg->eval_batch_size = (size_t)v;
+        break;
+    case OPT_JSON: o->json = 1; break;
+    case OPT_OPTIMIZER: rc = ffnn_cli_optimizer(CMD, NULL, arg, &cfg->optimizer); break;
+    case OPT_MOMENTUM:
+        if ((rc = config_number("--momentum", "momentum", arg, &x)) == 0)
+            cfg->momentum = (float)x;
+        o->momentum_flag = "--momentum";
+        break;
+    case OPT_NESTEROV:
+        cfg->nesterov = 1;
+        o->momentum_flag = "--nesterov";
+        break;
+    case OPT_BETA1:
+        if ((rc = config_number("--beta1", "beta1", arg, &x)) == 0)
+            cfg->beta1 = (float)x;
+        o->adam_flag = "--beta1";
+        break;
+    case OPT_BETA2:
+        if ((rc = config_number("--beta2", "beta2", arg, &x)) == 0)
+            cfg->beta2 = (float)x;
+        o->adam_flag = "--beta2";
+        break;
+    case OPT_EPS:
+        if ((rc = config_number("--eps", "epsilon", arg, &x)) == 0)
+            cfg->epsilon = (float)x;
+        o->adam_flag = "--eps";
+        break;
+    case OPT_SAVE: o->save_path = arg; break;
+    case OPT_INIT: o->init_path = arg; break;
+    case OPT_LOG_STEPS: o->log_steps = arg; break;
+    case OPT_LOG: o->log_path = arg; break;
+    case OPT_CLASSES: /* two labels of an IDX set (one byte each) */
+        if (ffnn_cli_int_list(arg, 0, 255, pair, 2) != 2 || pair[0] == pair[1]) {
+            fprintf(stderr, "%s: --classes expects two different labels in [0, 255] as A,B, "
+                    "found '%s'\n", CMD, arg);
+            return 2;
+        }
+        o->class_a = (int)pair[0];
+        o->class_b = (int)pair[1];
+        break;
+    case OPT_CHECKPOINT: o->checkpoint_path = arg; break;
+    case OPT_CHECKPOINT_EVERY:
+        rc = ffnn_cli_int(CMD, "--checkpoint-every", arg, 1, INT64_MAX, &o->checkpoint_every);
+        break;
+    case OPT_MAX_STEPS:
+        rc = ffnn_cli_int(CMD, "--max-steps", arg, 1, INT64_MAX, &o->max_steps);
+        break;
+    case OPT_RESUME: o->resume_path = arg; break;
+    default: return 2; /* not in train_longopts */
+    }
+    if (rc == 0)
+        note_given(&o->given, c);
+    return rc;
+}
+
+/* The option pairs that exclude or need each other; 0, or 2 with the message. */
+static int check_combinations(const ffnn_cli_train_options *o)
+{
+    if ((o->resume_path && o->init_path) || (o->checkpoint_every && !o->checkpoint_path)) {
+        fprintf(stderr, "%s: %s\n", CMD, o->init_path ? "--resume and --init exclude each "
+                "other (the checkpoint holds the weights)" : "--checkpoint-every needs "
+                "--checkpoint FILE");
+        return 2;
+    }
+    return 0;
+}
+
+/* The optimizer's own flags only with that optimizer; 0, or 2 with the message. */
+static int check_optimizer_flags(const ffnn_cli_train_options *o)
+{
+    const ffnn_train_config *cfg = &o->cfg;
+    if ((o->momentum_flag && cfg->optimizer != FFNN_OPT_MOMENTUM) ||
+        (o->adam_flag && cfg->optimizer != FFNN_OPT_ADAM)) {
+        int momentum = o->momentum_flag && cfg->optimizer != FFNN_OPT_MOMENTUM;
+        fprintf(stderr, "%s: %s applies to --optimizer %s, not %s\n", CMD,
+                momentum ? o->momentum_flag : o->adam_flag, momentum ? "momentum" : "adam",
+                ffnn_optimizer_name(cfg->optimizer));
+        return 2;
+    }
+    return 0;
+}
+
+/* --data (or the default), then --classes and --train-limit; description for the
+ * first line. 0, or 1 with the message printed. */
+static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn_dataset **test,
+                     char *description, size_t description_size)
+{
+    if (ffnn_cli_load_data(CMD, o->data, train, test, description, description_size) != 0)
+        return 1;
+    if (o->class_a >= 0) { /* --classes A,B */
+        ffnn_dataset *sel[2] = {NULL, NULL};
+        if (ffnn_dataset_select_classes(*train, o->class_a, o->class_b, &sel[0]) != FFNN_OK ||
+            ffnn_dataset_select_classes(*test, o->class_a, o->class_b, &sel[1]) != FFNN_OK) {
+            ffnn_dataset_free(sel[0]);
+            return ffnn_cli_fail(CMD, "--classes");
+        }
+        ffnn_dataset_free(*train);
+        ffnn_dataset_free(*test);
+        *train = sel[0];
+        *test = sel[1];
+        size_t used = strlen(description);
+        snprintf(description + used, description_size - used, ", classes %d,%d as 0,1",
+                 o->class_a, o->class_b);
+    }
+    if (o->train_limit > 0 && (size_t)o->train_limit < ffnn_dataset_count(*train)) {
+        ffnn_dataset *part = NULL;
+        if (ffnn_dataset_slice(*train, 0, (size_t)o->train_limit, &part) != FFNN_OK)
+            return ffnn_cli_fail(CMD, "--train-limit");
+        ffnn_dataset_free(*train);
+        *train = part;
+    }
+    return 0;
+}
+
+/* The default --arch of the data: FEATURES-256relu-CLASSES, or -TARGETS for float
+ * targets (which also make mse the default loss). */
+static void default_arch(ffnn_cli_train_options *o, const ffnn_dataset *train, char *arch,
+                         size_t size)
+{
+    if (ffnn_dataset_target_width(train) > 0) { /* float targets: one output each, mse */
+        snprintf(arch, size, "%zu-256relu-%zu", ffnn_dataset_features(train),
+                 ffnn_dataset_target_width(train));
+        if (!o->loss_given && !o->resume_path)
+            o->cfg.loss = FFNN_LOSS_MSE;
+    } else {
+        snprintf(arch, size, "%zu-256relu-%d", ffnn_dataset_features(train),
+                 ffnn_dataset_classes(train) < 2 ? 2 : ffnn_dataset_classes(train));
+    }
+}
+
+int ffnn_cli_train(int argc, char **argv)
+{
+    ffnn_cli_train_options o;
+    memset(&o, 0, sizeof o);
+    o.cfg = ffnn_train_config_default();
+    o.class_a = o.class_b = -1;
+    o.cfg.threads = 0; /* the CLI uses every core (the library's default is 1) */
+    int operands;
+    int rc = ffnn_cli_getopt(CMD, argc, argv, train_longopts, ffnn_cli_train_usage, train_option,
+                             &o, &operands);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    if (operands < argc)
+        return ffnn_cli_unexpected(CMD, argv[operands]);
+    if (check_combinations(&o) != 0)
+        return 2;
+    if (o.resume_path && ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given, &o.cfg,
+                                                  &o.train_limit) != 0)
+        return 1;
+    if (o.checkpoint_path && ffnn_cli_check_checkpoint_path(o.checkpoint_path) != 0)
+        return 1;
+    if (check_optimizer_flags(&o) != 0)
+        return 2;
+    if (o.save_path && ffnn_cli_check_save_path(o.save_path) != 0)
+        return 1;
+    ffnn_dataset *train = NULL, *test = NULL;
+    ffnn_model *model = NULL;
+    char description[512], arch[64];
+    if (load_data(&o, &train, &test, description, sizeof description) != 0) {
+        rc = 1;
+    } else {
+        default_arch(&o, train, arch, sizeof arch);
+        if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
+                          : ffnn_cli_train_model(o.init_path, o.arch, arch, o.cfg.seed,
+                                                 o.loss_given, &o.cfg.loss, &model) != 0) {
+            rc = 1;
+        } else {
+            o.regression = ffnn_dataset_target_width(train) > 0 && o.cfg.loss == FFNN_LOSS_MSE;
+            rc = ffnn_cli_train_run(&o, model, train, test, description);
+        }
+    }
+    ffnn_model_free(model);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return rc;
+}

@@ -1,0 +1,134 @@
+/*
+ * model_files.c - model files on the command line (model_files.h): loading one for
+ * eval, predict and info, and the model-file parts of ffnn train (--init, --arch
+ * checked against it, --save).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "model_files.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ffnn_cli_load_model(const char *cmd, const char *opt, const char *path, ffnn_model **m,
+                        ffnn_model_file_info *info)
+{
+    if (ffnn_model_load(path, m, info) != FFNN_OK) {
+        fprintf(stderr, "%s: %s%s%s\n", cmd, opt ? opt : "", opt ? ": " : "",
+                ffnn_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ train --init / --save */
+
+/* 1 when a and b have the same inputs and layers. */
+static int same_arch(const ffnn_model *a, const ffnn_model *b)
+{
+    if (ffnn_model_input_size(a) != ffnn_model_input_size(b) ||
+        ffnn_model_layer_count(a) != ffnn_model_layer_count(b))
+        return 0;
+    for (int i = 0; i < ffnn_model_layer_count(a); i++) {
+        size_t in[2], out[2], fan_in[2];
+        ffnn_activation act[2];
+        ffnn_layer_kind kind[2];
+        int bias[2], same[2];
+        ffnn_model_layer(a, i, &in[0], &out[0], &act[0], &bias[0]);
+        ffnn_model_layer(b, i, &in[1], &out[1], &act[1], &bias[1]);
+        ffnn_model_layer_kind(a, i, &kind[0], &fan_in[0], &same[0]);
+        ffnn_model_layer_kind(b, i, &kind[1], &fan_in[1], &same[1]);
+        if (in[0] != in[1] || out[0] != out[1] || act[0] != act[1] || bias[0] != bias[1] ||
+            kind[0] != kind[1] || fan_in[0] != fan_in[1] || same[0] != same[1])
+            return 0;
+    }
+    return 1;
+}
+
+/* --arch, when given with --init, must name the file's architecture. */
+static int check_arch_matches(const char *arch, const char *init_path, const ffnn_model *m)
+{
+    ffnn_model *want = NULL;
+    char a[4096], b[4096];
+    int rc = 0;
+
+    if (ffnn_model_create(arch, &want) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
+        return 1;
+    }
+    ffnn_model_arch_string(want, a, sizeof a);
+    ffnn_model_arch_string(m, b, sizeof b);
+    if (!same_arch(want, m)) {
+        fprintf(stderr, "ffnn train: --arch %s does not match the architecture %s of --init "
+                "%s (leave --arch out to use the file's)\n", a, b, init_path);
+        rc = 1;
+    }
+    ffnn_model_free(want);
+    return rc;
+}
+
+int ffnn_cli_train_model(const char *init_path, const char *arch, const char *default_arch,
+                         uint64_t seed, int loss_given, ffnn_loss *loss, ffnn_model **out)
+{
+    ffnn_model_file_info info;
+
+    if (!init_path) {
+        if (ffnn_model_create(arch ? arch : default_arch, out) != FFNN_OK) {
+            fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
+            return 1;
+        }
+        if (ffnn_model_init(*out, seed) != FFNN_OK) {
+            fprintf(stderr, "ffnn train: initialising weights: %s\n", ffnn_last_error());
+            return 1;
+        }
+        return 0;
+    }
+    if (ffnn_cli_load_model("ffnn train", "--init", init_path, out, &info) != 0)
+        return 1;
+    if (!loss_given)
+        *loss = info.loss;
+    return arch ? check_arch_matches(arch, init_path, *out) : 0;
+}
+
+int ffnn_cli_check_save_path(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    struct stat st;
+
+    if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
+        (slash && slash[1] == '\0')) {
+        fprintf(stderr, "ffnn train: --save '%s': expected a file name, found a directory\n",
+                path);
+        return 1;
+    }
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "ffnn train: --save %s: cannot write in the directory %s: %s\n", path,
+                dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int ffnn_cli_save_trained(ffnn_trainer *trainer, ffnn_model *model, const char *path,
+                          ffnn_loss loss, FILE *info)
+{
+    if (ffnn_trainer_sync_model(trainer) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: copying the trained parameters back: %s\n",
+                ffnn_last_error());
+        return 1;
+    }
+    if (ffnn_model_save(model, path, loss) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: --save: %s\n", ffnn_last_error());
+        return 1;
+    }
+    fprintf(info, "saved the model to %s (%zu parameters, loss %s)\n", path,
+            ffnn_model_parameter_count(model), ffnn_loss_name(loss));
+    fflush(info);
+    return 0;
+}

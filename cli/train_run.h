@@ -1,0 +1,40 @@
+/* train_run.h - ffnn train after its options are parsed (cmd_train.c): the
+ * options, and the run itself (train_run.c). */
+#ifndef FFNN_CLI_TRAIN_RUN_H
+#define FFNN_CLI_TRAIN_RUN_H
+
+#include "checkpoints.h"
+#include "ffnn.h"
+
+/* The options of one ffnn train run. */
+typedef struct ffnn_cli_train_options {
+    const char *data;          /* --data DIR or synth:... (or NULL: the default)     */
+    int class_a, class_b;      /* --classes A,B (class_a < 0: all classes)           */
+    int regression;            /* float targets with mse: no accuracy is printed     */
+    const char *arch;          /* --arch STR (or NULL)                               */
+    ffnn_train_config cfg;
+    long long train_limit;     /* --train-limit N (0: all)                           */
+    int json;                  /* --json: one JSON object per epoch                  */
+    const char *save_path;     /* --save FILE (or NULL)                              */
+    const char *init_path;     /* --init FILE (or NULL)                              */
+    const char *log_steps;     /* --log-steps FILE (or NULL): per-step losses, CSV   */
+    const char *log_path;      /* --log FILE (or NULL): per-epoch metrics, CSV       */
+    int loss_given;            /* --loss was given (else --init's file decides)      */
+    const char *momentum_flag; /* the last of --momentum, --nesterov given (or NULL) */
+    const char *adam_flag;     /* the last of --beta1, --beta2, --eps given (or NULL) */
+    const char *checkpoint_path; /* --checkpoint FILE (or NULL)                      */
+    long long checkpoint_every;  /* --checkpoint-every N (0: epoch ends only)        */
+    long long max_steps;         /* --max-steps N (0: no limit)                      */
+    const char *resume_path;     /* --resume FILE (or NULL)                          */
+    ffnn_cli_given given;        /* which settings were given (--resume checks them) */
+} ffnn_cli_train_options;
+
+/* Train model on train, evaluating on test after every epoch: the two header
+ * lines (data_description names the data), one line (or JSON object) per epoch,
+ * the progress bar on a terminal, --log / --log-steps, checkpoints, --resume's
+ * continuation and --save. Returns the exit status (0, or 1 with the message
+ * printed). */
+int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
+                       ffnn_dataset *test, const char *data_description);
+
+#endif
