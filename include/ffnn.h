@@ -20,6 +20,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* FFNN_API marks the public functions: the only symbols libffnn.so exports (the
+ * library is built with -fvisibility=hidden; tools/check_abi.sh checks that the
+ * exported symbols are exactly the functions declared here). */
+#if defined(__GNUC__) || defined(__clang__)
+#define FFNN_API __attribute__((visibility("default")))
+#else
+#define FFNN_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -42,10 +51,10 @@ typedef enum ffnn_status {
 
 /* The message of the last failure on this thread ("" if none). The pointer is
  * owned by the library and stays valid until the next ffnn call on this thread. */
-const char *ffnn_last_error(void);
+FFNN_API const char *ffnn_last_error(void);
 
 /* A short name for a status code, e.g. "format error". */
-const char *ffnn_status_name(ffnn_status status);
+FFNN_API const char *ffnn_status_name(ffnn_status status);
 
 /* ------------------------------------------------------------------ enums */
 
@@ -108,25 +117,25 @@ typedef enum ffnn_optimizer {
 
 /* Parse names ("relu", "ce", "cpu", "tiled" ...). Return FFNN_ERR_PARSE on an
  * unknown name, with the accepted names in the message. */
-ffnn_status ffnn_activation_from_name(const char *name, ffnn_activation *out);
-ffnn_status ffnn_loss_from_name(const char *name, ffnn_loss *out);
-ffnn_status ffnn_device_from_name(const char *name, ffnn_device *out);
-ffnn_status ffnn_strategy_from_name(const char *name, ffnn_strategy *out);
-ffnn_status ffnn_precision_from_name(const char *name, ffnn_precision *out);
-ffnn_status ffnn_optimizer_from_name(const char *name, ffnn_optimizer *out);
-const char *ffnn_activation_name(ffnn_activation a);
-const char *ffnn_loss_name(ffnn_loss l);
-const char *ffnn_device_name(ffnn_device d);
-const char *ffnn_strategy_name(ffnn_strategy k);
-const char *ffnn_precision_name(ffnn_precision p); /* "fp32", "tf32", "bf16" */
-const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam" */
+FFNN_API ffnn_status ffnn_activation_from_name(const char *name, ffnn_activation *out);
+FFNN_API ffnn_status ffnn_loss_from_name(const char *name, ffnn_loss *out);
+FFNN_API ffnn_status ffnn_device_from_name(const char *name, ffnn_device *out);
+FFNN_API ffnn_status ffnn_strategy_from_name(const char *name, ffnn_strategy *out);
+FFNN_API ffnn_status ffnn_precision_from_name(const char *name, ffnn_precision *out);
+FFNN_API ffnn_status ffnn_optimizer_from_name(const char *name, ffnn_optimizer *out);
+FFNN_API const char *ffnn_activation_name(ffnn_activation a);
+FFNN_API const char *ffnn_loss_name(ffnn_loss l);
+FFNN_API const char *ffnn_device_name(ffnn_device d);
+FFNN_API const char *ffnn_strategy_name(ffnn_strategy k);
+FFNN_API const char *ffnn_precision_name(ffnn_precision p); /* "fp32", "tf32", "bf16" */
+FFNN_API const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam" */
 
 /* 1 when this build of the library contains the CUDA backend, else 0. */
-int ffnn_has_cuda(void);
+FFNN_API int ffnn_has_cuda(void);
 /* Number of usable CUDA GPUs (0 without CUDA or without a GPU). Never fails. */
-int ffnn_cuda_device_count(void);
+FFNN_API int ffnn_cuda_device_count(void);
 /* Name of GPU 0 into buf (e.g. "NVIDIA H100 80GB HBM3"); "" when none. */
-void ffnn_cuda_device_name(char *buf, size_t buf_size);
+FFNN_API void ffnn_cuda_device_name(char *buf, size_t buf_size);
 
 /* ------------------------------------------------------------------ dataset */
 
@@ -146,33 +155,33 @@ typedef struct ffnn_dataset ffnn_dataset;
  * images only (e.g. for ffnn predict), every label 0.
  * Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message names the file,
  * the byte offset, what was expected and what was found). *out untouched on error. */
-ffnn_status ffnn_dataset_load_idx(const char *images_path, const char *labels_path,
-                                  ffnn_dataset **out);
+FFNN_API ffnn_status ffnn_dataset_load_idx(const char *images_path, const char *labels_path,
+                                           ffnn_dataset **out);
 
 /* Load "<dir>/train-images-idx3-ubyte[.gz]" etc.: the training pair into *train
  * and the test pair ("t10k-...") into *test. Either output may be NULL to skip it. */
-ffnn_status ffnn_dataset_load_idx_dir(const char *dir, ffnn_dataset **train,
-                                      ffnn_dataset **test);
+FFNN_API ffnn_status ffnn_dataset_load_idx_dir(const char *dir, ffnn_dataset **train,
+                                               ffnn_dataset **test);
 
 /* A new data set holding copies of rows [first, first + count) of src. */
-ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t count,
-                               ffnn_dataset **out);
+FFNN_API ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t count,
+                                        ffnn_dataset **out);
 
 /* A data set from caller arrays (copied): float32 features x [count, features];
  * either class labels [count] (target_width 0, targets NULL) or float32 targets
  * [count, target_width] (labels NULL). Errors: FFNN_ERR_INVALID_ARGUMENT (a zero
  * size, a missing array, a NaN or Inf value: sample and index named),
  * FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float *x,
-                                     const uint8_t *labels, size_t target_width,
-                                     const float *targets, ffnn_dataset **out);
+FFNN_API ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float *x,
+                                              const uint8_t *labels, size_t target_width,
+                                              const float *targets, ffnn_dataset **out);
 
 /* The samples of src labelled a or b, in order, relabelled a -> 0 and b -> 1
  * (2 classes), e.g. MNIST's 0s and 1s (seed 004). Features are kept as they are.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (float targets, a or b outside [0, 255],
  * a == b, no sample with either label), FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
-                                        ffnn_dataset **out);
+FFNN_API ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
+                                                 ffnn_dataset **out);
 
 /* Synthetic data sets (float features), generated from ffnn's documented RNG;
  * the same spec and seed give the same samples on every machine:
@@ -192,23 +201,24 @@ ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
  * spec, when given, replaces seed. src/data/synth.c has the details.
  * Errors: FFNN_ERR_PARSE (message: the spec, the column, what was expected),
  * FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_dataset_synthetic(const char *spec, uint64_t seed, ffnn_dataset **train,
-                                   ffnn_dataset **test);
+FFNN_API ffnn_status ffnn_dataset_synthetic(const char *spec, uint64_t seed, ffnn_dataset **train,
+                                            ffnn_dataset **test);
 
-void ffnn_dataset_free(ffnn_dataset *ds);
-size_t ffnn_dataset_count(const ffnn_dataset *ds);      /* samples                 */
-size_t ffnn_dataset_features(const ffnn_dataset *ds);   /* values per sample       */
-int ffnn_dataset_classes(const ffnn_dataset *ds);       /* max label + 1 (a slice keeps its
-                                                           source's); 0 with float targets */
-const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds); /* [count, features]; NULL
-                                                               with float features */
-const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds); /* [count]; NULL with float
-                                                               targets */
-const float *ffnn_dataset_float_features(const ffnn_dataset *ds); /* [count, features];
-                                                               NULL with uint8 features */
-size_t ffnn_dataset_target_width(const ffnn_dataset *ds); /* 0 with class labels */
-const float *ffnn_dataset_targets(const ffnn_dataset *ds); /* [count, target_width];
-                                                               NULL with class labels */
+FFNN_API void ffnn_dataset_free(ffnn_dataset *ds);
+FFNN_API size_t ffnn_dataset_count(const ffnn_dataset *ds);      /* samples                 */
+FFNN_API size_t ffnn_dataset_features(const ffnn_dataset *ds);   /* values per sample       */
+FFNN_API int ffnn_dataset_classes(const ffnn_dataset *ds);       /* max label + 1 (a slice keeps
+                                                                    its source's); 0 with
+                                                                    float targets */
+FFNN_API const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds); /* [count, features]; NULL
+                                                                        with float features */
+FFNN_API const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds); /* [count]; NULL with float
+                                                                        targets */
+FFNN_API const float *ffnn_dataset_float_features(const ffnn_dataset *ds); /* [count, features];
+                                                                        NULL with uint8 features */
+FFNN_API size_t ffnn_dataset_target_width(const ffnn_dataset *ds); /* 0 with class labels */
+FFNN_API const float *ffnn_dataset_targets(const ffnn_dataset *ds); /* [count, target_width];
+                                                                        NULL with class labels */
 
 /* ------------------------------------------------------------------ model */
 
@@ -227,8 +237,8 @@ typedef struct ffnn_model ffnn_model;
  *     activation := relu | sigmoid | tanh | identity     (default identity)
  * Parameters are zero until ffnn_model_init() or ffnn_model_set_parameters().
  * Errors: FFNN_ERR_PARSE with the 1-based column and the offending token. */
-ffnn_status ffnn_model_create(const char *arch, ffnn_model **out);
-void ffnn_model_free(ffnn_model *m);
+FFNN_API ffnn_status ffnn_model_create(const char *arch, ffnn_model **out);
+FFNN_API void ffnn_model_free(ffnn_model *m);
 
 /* Initialise like PyTorch's nn.Linear.reset_parameters(): weight ~ U(-b, b) with
  * b = gain*sqrt(3/fan_in), gain = sqrt(2/(1+a^2)), a = sqrt(5) (Kaiming-uniform),
@@ -236,18 +246,18 @@ void ffnn_model_free(ffnn_model *m);
  * the inputs one output sums: in for a dense layer, R for a local1d layer.
  * Values come from ffnn's documented generator (splitmix64-seeded xoshiro256**),
  * layer by layer, weight row-major then bias: the same seed gives the same model. */
-ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed);
+FFNN_API ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed);
 
-int ffnn_model_layer_count(const ffnn_model *m);
-size_t ffnn_model_input_size(const ffnn_model *m);
-size_t ffnn_model_output_size(const ffnn_model *m);
-size_t ffnn_model_parameter_count(const ffnn_model *m);
+FFNN_API int ffnn_model_layer_count(const ffnn_model *m);
+FFNN_API size_t ffnn_model_input_size(const ffnn_model *m);
+FFNN_API size_t ffnn_model_output_size(const ffnn_model *m);
+FFNN_API size_t ffnn_model_parameter_count(const ffnn_model *m);
 /* The canonical architecture string into buf (truncated to buf_size-1). */
-void ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size);
+FFNN_API void ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size);
 /* Layer i's widths (in: its input, out: its output), has_bias; activation. Any
  * output pointer may be NULL. */
-ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
-                             ffnn_activation *act, int *has_bias);
+FFNN_API ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
+                                      ffnn_activation *act, int *has_bias);
 
 /* What computes a layer's outputs. */
 typedef enum ffnn_layer_kind {
@@ -259,22 +269,22 @@ typedef enum ffnn_layer_kind {
 /* Layer i's kind, *fan_in (the columns of its weight [out, fan_in]: in for a dense
  * layer, R for local1d) and *same_padding (1 for a local1d layer with 'same'
  * padding, else 0). Any output pointer may be NULL. */
-ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
-                                  size_t *fan_in, int *same_padding);
+FFNN_API ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
+                                           size_t *fan_in, int *same_padding);
 
 /* Pointers to layer i's weight [out, fan_in] and bias [out] (NULL when bias is off);
  * owned by the model, valid until ffnn_model_free. Writable: changes take effect
  * for trainers created afterwards. */
-float *ffnn_model_weight(ffnn_model *m, int i);
-float *ffnn_model_bias(ffnn_model *m, int i);
+FFNN_API float *ffnn_model_weight(ffnn_model *m, int i);
+FFNN_API float *ffnn_model_bias(ffnn_model *m, int i);
 /* All parameters in one contiguous array [parameter_count]: layer by layer,
  * weight [out, fan_in] row-major then bias [out]. Owned by the model. */
-float *ffnn_model_parameters(ffnn_model *m);
+FFNN_API float *ffnn_model_parameters(ffnn_model *m);
 
 /* Forward pass on the CPU reference: x [batch, in] -> y [batch, out] (the last
  * layer's activation applied; no softmax). */
-ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
-                               float *y);
+FFNN_API ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
+                                        float *y);
 
 /* ------------------------------------------------------------------ model files */
 
@@ -309,7 +319,7 @@ typedef struct ffnn_model_file_info {
  * Errors: FFNN_ERR_IO (path, step, byte offset and strerror, e.g. "No space
  * left on device"), FFNN_ERR_NUMERIC (a NaN/Inf parameter: tensor and element
  * named, nothing written), FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss);
+FFNN_API ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss);
 
 /* Read a model file into a new model (*out; free with ffnn_model_free); info
  * (may be NULL) receives the metadata. Checked before the model is allocated,
@@ -325,10 +335,11 @@ ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss los
  * values. Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message: the
  * file, then the byte offset or the tensor/key, what was expected and what was
  * found), FFNN_ERR_NO_MEMORY. *out untouched on error. */
-ffnn_status ffnn_model_load(const char *path, ffnn_model **out, ffnn_model_file_info *info);
+FFNN_API ffnn_status ffnn_model_load(const char *path, ffnn_model **out,
+                                     ffnn_model_file_info *info);
 
 /* Classes m predicts: its output width, or 2 when it has one output. */
-int ffnn_model_class_count(const ffnn_model *m);
+FFNN_API int ffnn_model_class_count(const ffnn_model *m);
 
 /* Inference on the CPU reference: x [batch, in] -> p [batch, out], the outputs
  * as loss reads them: softmax probabilities (ce), sigmoid probabilities (bce) or
@@ -337,8 +348,8 @@ int ffnn_model_class_count(const ffnn_model *m);
  * is above 0 (ce/bce logits) or 0.5 (mse), else 0 - the rule behind the accuracy
  * of ffnn_trainer_evaluate. Errors: FFNN_ERR_INVALID_ARGUMENT (a loss the last
  * layer does not fit, as in ffnn_trainer_create), FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
-                               size_t batch, float *p, int *cls);
+FFNN_API ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
+                                        size_t batch, float *p, int *cls);
 
 /* Evaluate m on data (images / 255, or the float features) with the CPU
  * reference, batch_size rows per forward pass: *mean_loss is the mean per-sample
@@ -351,8 +362,9 @@ ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float 
  * Errors: FFNN_ERR_INVALID_ARGUMENT (features != inputs, a label >= classes,
  * float targets of another width or with ce, a loss that does not fit),
  * FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
-                                size_t batch_size, double *mean_loss, uint64_t *confusion);
+FFNN_API ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss,
+                                         const ffnn_dataset *data, size_t batch_size,
+                                         double *mean_loss, uint64_t *confusion);
 
 /* ------------------------------------------------------------------ training */
 
@@ -407,7 +419,7 @@ typedef struct ffnn_train_config {
 } ffnn_train_config;
 
 /* The defaults listed above. */
-ffnn_train_config ffnn_train_config_default(void);
+FFNN_API ffnn_train_config ffnn_train_config_default(void);
 
 /* The accepted range of a numeric field of ffnn_train_config: the ONE table that
  * ffnn_trainer_create checks and the command line's options are parsed against.
@@ -425,7 +437,7 @@ typedef struct ffnn_config_limit {
  * "threads", "eval_batch_size", "steps_per_launch", "momentum", "beta1", "beta2",
  * "epsilon", "cuda_block_1d", "cuda_block_2d"), or NULL for an unknown name.
  * Owned by the library (static); do not free. */
-const ffnn_config_limit *ffnn_train_config_limit(const char *field);
+FFNN_API const ffnn_config_limit *ffnn_train_config_limit(const char *field);
 
 typedef struct ffnn_trainer ffnn_trainer;
 
@@ -438,19 +450,19 @@ typedef struct ffnn_trainer ffnn_trainer;
  * The trainer keeps pointers to m and train: both must outlive it.
  * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_UNSUPPORTED (no CUDA in the build,
  * no GPU), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
-                                const ffnn_train_config *cfg, ffnn_trainer **out);
-void ffnn_trainer_free(ffnn_trainer *t);
+FFNN_API ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
+                                         const ffnn_train_config *cfg, ffnn_trainer **out);
+FFNN_API void ffnn_trainer_free(ffnn_trainer *t);
 
 /* The device actually used (never FFNN_DEVICE_AUTO). */
-ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
+FFNN_API ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
 /* The cuda strategy the trainer runs (cfg.kernels with auto resolved; tiled on cpu). */
-ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t);
+FFNN_API ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t);
 /* CPU threads of the trainer's backend: 1 for the cpu reference, N for the OpenMP
  * backend (cfg.threads resolved: 0 becomes the core count), 0 on cuda. */
-int ffnn_trainer_threads(const ffnn_trainer *t);
+FFNN_API int ffnn_trainer_threads(const ffnn_trainer *t);
 /* Steps in one epoch: ceil(count / batch_size). */
-size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t);
+FFNN_API size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t);
 
 /* Called during an epoch after each step (on the host); may be NULL. */
 typedef void (*ffnn_progress_fn)(void *user, size_t step, size_t steps_per_epoch);
@@ -470,8 +482,8 @@ typedef struct ffnn_epoch_stats {
  * cover the whole epoch's loss and this call's time and images.
  * Errors: FFNN_ERR_NUMERIC when a step's loss is NaN/Inf (message names the
  * epoch and step); backend errors. */
-ffnn_status ffnn_trainer_run_epoch(ffnn_trainer *t, ffnn_progress_fn progress,
-                                   void *user, ffnn_epoch_stats *stats);
+FFNN_API ffnn_status ffnn_trainer_run_epoch(ffnn_trainer *t, ffnn_progress_fn progress,
+                                            void *user, ffnn_epoch_stats *stats);
 
 /* Called after each step of ffnn_trainer_run_epoch_until (on the host, with the
  * step queued, maybe not finished on the device): epoch 1-based, step in
@@ -487,13 +499,13 @@ typedef int (*ffnn_step_fn)(void *user, ffnn_trainer *t, int epoch, size_t step,
  * same permutation. Either way the losses of the steps run are read back and
  * checked once, at the end, and stats->train_loss is the mean of the epoch's
  * per-step losses so far (seconds and images_per_second: this call's). */
-ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, void *user,
-                                         ffnn_epoch_stats *stats, int *finished);
+FFNN_API ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, void *user,
+                                                  ffnn_epoch_stats *stats, int *finished);
 
 /* Where the trainer stands: *epoch the epoch in progress or last finished
  * (1-based; 0 before the first), *step the steps of it done (equal to
  * ffnn_trainer_steps_per_epoch when it is finished). Either may be NULL. */
-void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *step);
+FFNN_API void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *step);
 
 /* The per-step mean losses of the last finished epoch (by ffnn_trainer_run_epoch,
  * ffnn_trainer_run_epoch_until or ffnn_trainer_step; after a resume, including
@@ -501,13 +513,13 @@ void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *step);
  * *losses [*count] (owned by the trainer, valid until the next epoch; *count is 0
  * before the first epoch). Step k's loss is the mean of its batch's per-sample
  * losses, computed before that step's update. */
-ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
-                                     size_t *count);
+FFNN_API ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
+                                              size_t *count);
 
 /* One step on the next batch of the current epoch (starting a new epoch, with a
  * new permutation, when the previous one is done); *loss receives the batch's
  * mean loss (read back from the device). For parity tests and fine control. */
-ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss);
+FFNN_API ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss);
 
 /* Mean loss and accuracy (fraction of argmax == label; for one output, of
  * (output > threshold) == label with threshold 0 for sigmoid_bce logits and 0.5
@@ -517,11 +529,11 @@ ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss);
  * of one output; for regression (mse on real-valued targets) the accuracy means
  * little and ffnn train does not print it. Float targets of data must be one per
  * output (and the loss not ce). */
-ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data,
-                                  double *loss, double *accuracy);
+FFNN_API ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data,
+                                           double *loss, double *accuracy);
 
 /* Copy the device parameters back into the model. */
-ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t);
+FFNN_API ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t);
 
 /* ------------------------------------------------------------------ checkpoints */
 
@@ -561,7 +573,7 @@ typedef struct ffnn_checkpoint_info {
  * far NaN/Inf - the message names the epoch and step - or a NaN/Inf parameter
  * or optimizer state value; nothing written), FFNN_ERR_IO (path, step, byte
  * offset, strerror), FFNN_ERR_NO_MEMORY, backend errors. */
-ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path);
+FFNN_API ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path);
 
 /* Continue from the checkpoint at path: t must have been created (on any
  * device) with a model of the checkpoint's architecture and the configuration
@@ -575,13 +587,13 @@ ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path);
  * FFNN_ERR_IO, FFNN_ERR_FORMAT (file, offset or key, expected, found),
  * FFNN_ERR_INVALID_ARGUMENT (a setting that differs: the message names it and
  * both values), FFNN_ERR_NO_MEMORY, backend errors. */
-ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path);
+FFNN_API ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path);
 
 /* Read a checkpoint's model (*model, new; may be NULL to skip) and what it
  * records (*info, may be NULL), with the same checks as ffnn_trainer_resume's
  * reading. Use it to build the model and configuration to resume with. */
-ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model,
-                                 ffnn_checkpoint_info *info);
+FFNN_API ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model,
+                                          ffnn_checkpoint_info *info);
 
 #ifdef __cplusplus
 }
