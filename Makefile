@@ -1,6 +1,7 @@
 # ffnn - build the library (static and shared), the CLI and the tests.
 #   make            library + CLI (with CUDA when nvcc is found, else CPU only)
 #   make test       build and run every test (GPU tests skip without a GPU)
+#   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
 #   make asan       the tests under AddressSanitizer + UBSan (CPU code)
 #   make clean
 #   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   one target only
@@ -11,7 +12,7 @@ CFLAGS   ?= -O2 -g
 # OpenMP (the omp cpu backend, src/backend/omp/; Debian's gcc ships libgomp). make OMP_CFLAGS=
 # builds without it: the omp backend then runs on one thread.
 OMP_CFLAGS ?= -fopenmp
-ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -Iinclude -Isrc $(OMP_CFLAGS)
+ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -Iinclude -Isrc $(OMP_CFLAGS)
 LDLIBS   := -lcjson -lz -lm $(OMP_CFLAGS)
 
 # cJSON (Debian: libcjson-dev). Where it is not installed (the device machine):
@@ -27,7 +28,7 @@ CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=s
              -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 \
              -gencode arch=compute_90,code=compute_90
 NVCCFLAGS ?= -O3 -lineinfo
-ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -Werror all-warnings \
+ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -Xcompiler -fvisibility=hidden -Werror all-warnings \
              -Iinclude -Isrc
 
 BUILD    := build
@@ -49,13 +50,23 @@ else
   BUILD_KIND := CPU only (nvcc not found)
 endif
 
-.PHONY: all test asan clean info
+# The kernel lab (lab/) and the benchmark suites (bench/) sit above the library: linked into
+# the CLI and the tests, never into libffnn. Without nvcc the lab's .cu files are not built
+# and the suites that need them say so at run time (FFNN_HAVE_CUDA unset).
+HAVE_CUDA := $(if $(strip $(NVCC)),-DFFNN_HAVE_CUDA=1)
+LAB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard lab/*.c)) \
+            $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard lab/*.cu)))
+BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
+$(BUILD)/lab/%.o $(BUILD)/bench/%.o $(BUILD)/tests/%.o: ALL_CFLAGS += $(HAVE_CUDA)
+$(BUILD)/cli/%.o: ALL_CFLAGS += -Ibench
+
+.PHONY: all test check asan clean info
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
 
 info:
 	@echo "ffnn build: $(BUILD_KIND)"
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h lab/*.h bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
@@ -66,7 +77,7 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h t
 $(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
 $(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
 
-$(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/*/*.h src/backend/cuda/*.cuh)
+$(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/*/*.h src/backend/cuda/*.cuh lab/*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(ALL_NVCCFLAGS) -c $< -o $@
 
@@ -74,17 +85,33 @@ $(BUILD)/libffnn.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libffnn.so: $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+# libffnn.so exports the functions of include/ffnn.h and nothing else: the objects are built
+# with -fvisibility=hidden, the static archives (libcudart_static) stay local
+# (--exclude-libs) and the version script (generated from the header) hides what
+# slips through (tools/check_abi.sh); make check verifies it.
+$(BUILD)/libffnn.map: include/ffnn.h tools/check_abi.sh
+	@mkdir -p $(dir $@)
+	sh tools/check_abi.sh --version-script include/ffnn.h > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
+$(BUILD)/libffnn.so: $(LIB_OBJ) $(BUILD)/libffnn.map
+	$(CC) $(LDFLAGS) -shared -Wl,--exclude-libs,ALL -Wl,--version-script=$(BUILD)/libffnn.map \
+	    -o $@ $(filter-out %.map,$^) $(LDLIBS)
 
-$(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
-	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
+$(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a $(LDLIBS)
 
-test: all $(BUILD)/ffnn_tests
+$(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
+	    $(BUILD)/libffnn.a $(LDLIBS)
+
+test: all check $(BUILD)/ffnn_tests
 	$(BUILD)/ffnn_tests
+
+# The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer
+# rule (docs/ARCHITECTURE.md: no include of a layer to the right); make test runs both.
+check: $(BUILD)/libffnn.so
+	sh tools/check_layers.sh
+	sh tools/check_abi.sh $(BUILD)/libffnn.so include/ffnn.h
 
 asan:
 	$(MAKE) BUILD=build-asan NVCC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \

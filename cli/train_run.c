@@ -152,7 +152,7 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
         char gpu[200];
         ffnn_cuda_device_name(gpu, sizeof gpu);
-        snprintf(device, sizeof device, "cuda (%s, %s kernels%s%s)", gpu,
+        snprintf(device, sizeof device, "cuda (%s, %s strategy%s%s)", gpu,
                  ffnn_strategy_name(ffnn_trainer_strategy(trainer)),
                  o->cfg.precision != FFNN_PRECISION_FP32 ? ", " : "",
                  o->cfg.precision != FFNN_PRECISION_FP32

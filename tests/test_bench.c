@@ -1,18 +1,22 @@
 /*
- * test_bench.c - the benchmark suites of the CLI (ffnn bench ...), run as a user
- * would: `ffnn bench seed001 --quick --no-gpu` (cut down) and
- * `ffnn bench seed002 --quick --no-gpu` must run on any machine (its OpenMP
- * part checks every configuration against the CPU reference before timing it) and
- * write a CSV with one ok row per measurement plus the markdown table; usage errors
- * exit with 2.
+ * test_bench.c - the benchmark suites (bench/, ffnn bench ...) and their harnesses:
+ *   - the shared helpers of bench/harness.h (option table, integer lists, CSV and
+ *     markdown cells) and of lab/harness.h (median, the check against a reference:
+ *     tolerance, range, the first fault, stop after 10);
+ *   - the suites run as a user would: `ffnn bench seed000|seed001|seed002|seed004
+ *     --quick --no-gpu` (cut down) must run on any machine (their CPU parts check
+ *     every configuration before timing it) and write a CSV with one ok row per
+ *     measurement plus the markdown table; usage errors exit with 2; --help exits 0.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../bench/harness.h"
 #include "check.h"
 
 #define CLI (getenv("FFNN_CLI") && *getenv("FFNN_CLI") ? getenv("FFNN_CLI") : "build/ffnn")
@@ -36,6 +40,180 @@ static int run_cli(const char *log, const char *const *args)
     }
     if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ------------------------------------------------------------ the harnesses */
+
+/* The option table: every kind, the defaults kept, --help, errors exit 2. */
+static test_result test_bench_options(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    static const char *const names[] = {"unique", "reused", NULL};
+    int quick = 0, gpu = 1, n = -1, list[4], count = 0, flags[2] = {0, 0};
+    const char *out = NULL;
+    double secs = -1.0;
+    const ffnn_bench_option opts[] = {
+        FFNN_BENCH_OPT_FLAG("quick", &quick, 1),
+        FFNN_BENCH_OPT_FLAG("no-gpu", &gpu, 0),
+        FFNN_BENCH_OPT_INT("n", &n, 1, 10),
+        FFNN_BENCH_OPT_LIST("list", list, &count, 4, 0, 99),
+        FFNN_BENCH_OPT_TEXT("out", &out),
+        FFNN_BENCH_OPT_POSITIVE("max-seconds", &secs),
+        FFNN_BENCH_OPT_NAMES("regimes", flags, names),
+        FFNN_BENCH_OPT_END,
+    };
+    ffnn_bench_run run;
+    ffnn_bench_begin(&run, "unit", 1, 0);
+    char *ok[] = {"unit", "--quick", "--no-gpu", "--n", "7", "--list", "3,0,99", "--out", "d",
+                  "--max-seconds", "2.5", "--regimes", "reused", NULL};
+    CHECK(ffnn_bench_parse_options(&run, "usage\n", opts, 13, ok) == 0, "a good command line");
+    CHECK(quick == 1 && gpu == 0 && n == 7 && count == 3 && list[2] == 99 && out != NULL &&
+              strcmp(out, "d") == 0 && secs == 2.5 && flags[0] == 0 && flags[1] == 1,
+          "values: quick %d gpu %d n %d count %d secs %g flags %d %d", quick, gpu, n, count,
+          secs, flags[0], flags[1]);
+    CHECK(strcmp(run.command_line, "ffnn bench unit --quick --no-gpu --n 7 --list 3,0,99 --out d "
+                                   "--max-seconds 2.5 --regimes reused") == 0,
+          "command line '%s'", run.command_line);
+    char *bad[][3] = {{"unit", "--n", "11"},          {"unit", "--list", "1,100"},
+                      {"unit", "--list", "1,2,3,4,5"}, {"unit", "--max-seconds", "0"},
+                      {"unit", "--regimes", "other"}, {"unit", "--bogus", "1"},
+                      {"unit", "stray", "x"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(ffnn_bench_parse_options(&run, "usage\n", opts, 3, bad[i]) == 2, "%s %s accepted",
+              bad[i][1], bad[i][2]);
+    char *help[] = {"unit", "--help", NULL};
+    fflush(stdout);
+    CHECK(ffnn_bench_parse_options(&run, "", opts, 2, help) == 1, "--help");
+    int v = 0, vals[3], nv = 0;
+    CHECK(ffnn_bench_parse_int("unit", "--x", "-3", -5, 5, &v) == 0 && v == -3, "parse_int");
+    CHECK(ffnn_bench_parse_int("unit", "--x", "3x", -5, 5, &v) != 0, "3x accepted");
+    CHECK(ffnn_bench_parse_list("unit", "--x", ",", 0, 5, vals, &nv, 3) != 0, "empty list");
+    ffnn_bench_end(&run);
+    return TEST_PASS;
+}
+
+/* The row table, statuses, CSV and markdown cells. */
+static test_result test_bench_cells(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    typedef struct urow {
+        int k;
+        char status[24];
+    } urow;
+    ffnn_bench_run run;
+    ffnn_bench_begin(&run, "unit", sizeof(urow), offsetof(urow, status));
+    for (int i = 0; i < 100; i++) { /* grows past the first allocation */
+        urow *r = ffnn_bench_add_row(&run);
+        CHECK(r->k == 0 && strcmp(r->status, "ok") == 0, "a new row is zeroed and ok");
+        r->k = i;
+        if (i % 10 == 3) snprintf(r->status, sizeof r->status, "failed: %d", i);
+    }
+    CHECK(run.n_rows == 100 && FFNN_BENCH_ROW(&run, urow, 42)->k == 42, "rows kept");
+    CHECK(ffnn_bench_failed_rows(&run) == 10, "%zu failed rows", ffnn_bench_failed_rows(&run));
+    CHECK(ffnn_bench_ok("ok") && !ffnn_bench_ok(NULL) && ffnn_bench_skipped("skipped: x") &&
+              ffnn_bench_failed("failed: y") && !ffnn_bench_failed("ok"),
+          "statuses");
+    ffnn_bench_end(&run);
+
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    CHECK(f != NULL, "open_memstream");
+    ffnn_bench_csv_field(f, "plain");
+    fputc('|', f);
+    ffnn_bench_csv_field(f, "a,\"b\"");
+    fputc('|', f);
+    ffnn_bench_csv_quoted(f, "ok");
+    fputc('|', f);
+    ffnn_bench_csv_num(f, 0.5);
+    ffnn_bench_csv_num(f, NAN);
+    ffnn_bench_md_cell(f, NULL, 1.0, "%.1f");
+    ffnn_bench_md_cell(f, "skipped: x", 1.0, "%.1f");
+    ffnn_bench_md_cell(f, "failed: y", 1.0, "%.1f");
+    ffnn_bench_md_cell(f, "ok", 1.25, "%.2f");
+    ffnn_bench_md_num(f, NAN, "%.2f");
+    fclose(f);
+    const char *want = "plain|\"a,\"\"b\"\"\"|\"ok\"|0.5,, - | skipped | **failed** | 1.25 | - |";
+    const int same = strcmp(buf, want) == 0;
+    CHECK(same, "cells '%s', expected '%s'", buf, want);
+    free(buf);
+    return TEST_PASS;
+}
+
+/* The lab's median and check: tolerance (absolute + normwise relative), range, the
+ * first fault, the scan stops after FFNN_LAB_MAX_FAULTS. */
+static test_result test_lab_check(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    double v[] = {5, 1, 4, 2, 3}, lo = 0, hi = 0;
+    CHECK(ffnn_lab_median(v, 5, &lo, &hi) == 3 && lo == 1 && hi == 5, "odd median");
+    double w[] = {4, 1, 3, 2};
+    CHECK(ffnn_lab_median(w, 4, NULL, NULL) == 2.5, "even median");
+    CHECK(isnan(ffnn_lab_rate(1.0, 0.0)) && ffnn_lab_rate(6.0, 2.0) == 3.0 &&
+              ffnn_lab_pct(5.0, 20.0) == 25.0 && isnan(ffnn_lab_pct(1.0, 0.0)),
+          "rates");
+
+    enum { N = 64 };
+    float want[N], got[N];
+    for (int i = 0; i < N; i++) want[i] = got[i] = (float)(i - 32) / 8.0f; /* max |want| 4 */
+    const ffnn_lab_tolerance rel = {0.0, 1e-3, 1.0, 0.0};
+    ffnn_lab_check_result res;
+    CHECK(ffnn_lab_check("x", got, want, NULL, N, &rel, &res) == 0 && res.max_abs == 0.0,
+          "equal values");
+    got[5] += 0.003f; /* within 1e-3 * 4 */
+    CHECK(ffnn_lab_check("x", got, want, NULL, N, &rel, &res) == 0 &&
+              fabs(res.max_rel - 0.003 / 4.0) < 1e-6,
+          "a difference within the normwise tolerance (max_rel %g)", res.max_rel);
+    got[9] += 0.01f;
+    got[7] = NAN;
+    fprintf(stderr, "    (two faults expected below)\n");
+    CHECK(ffnn_lab_check("x", got, want, NULL, N, &rel, &res) == 2 && res.first == 7 &&
+              isnan(res.first_got) && isinf(res.max_abs),
+          "faults %zu, first %zu", res.faults, res.first);
+    for (int i = 0; i < N; i++) got[i] = want[i] + 1.0f;
+    fprintf(stderr, "    (ten faults expected below)\n");
+    CHECK(ffnn_lab_check("x", got, want, NULL, N, &rel, &res) == FFNN_LAB_MAX_FAULTS &&
+              res.first == 0,
+          "the scan stops after %d faults (%zu)", FFNN_LAB_MAX_FAULTS, res.faults);
+    /* idx, an absolute tolerance and a range */
+    const float g2[3] = {0.5f, 2.0f, 0.25f}, w2[2] = {0.25f, 0.5f};
+    const size_t idx[2] = {2, 0};
+    const ffnn_lab_tolerance range = {1e-6, 0.0, 0.0, 1.0};
+    CHECK(ffnn_lab_check("y", g2, w2, idx, 2, &range, &res) == 0, "got[idx[i]] vs want[i]");
+    const size_t idx2[2] = {1, 0};
+    const float w3[2] = {2.0f, 0.5f};
+    fprintf(stderr, "    (one fault expected below)\n");
+    CHECK(ffnn_lab_check("y", g2, w3, idx2, 2, &range, &res) == 1 && res.first == 0,
+          "2.0 outside [0, 1]");
+    return TEST_PASS;
+}
+
+/* ------------------------------------------------------------ the suites */
+
+/* `ffnn bench --help` and every suite's --help exit 0 and print a usage. */
+static test_result test_bench_help(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char dir[] = "/tmp/ffnn_bench_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char log[128];
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    static const char *const suites[] = {NULL,      "seed000", "seed001", "seed002",
+                                         "seed004", "kernels", "barrier"};
+    for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
+        const char *args[] = {"bench", suites[i] ? suites[i] : "--help", "--help", NULL};
+        if (suites[i] == NULL) args[2] = NULL;
+        int rc = run_cli(log, args);
+        CHECK(rc == 0, "ffnn bench %s --help exited with %d", suites[i] ? suites[i] : "", rc);
+        FILE *f = fopen(log, "r");
+        char line[256] = "";
+        CHECK(f != NULL && fgets(line, sizeof line, f) != NULL, "no usage");
+        fclose(f);
+        CHECK(strncmp(line, "usage: ffnn bench", 17) == 0, "first line '%s'", line);
+    }
+    remove(log);
+    rmdir(dir);
+    return TEST_PASS;
 }
 
 static test_result test_bench_seed002_quick_cpu(char *why, size_t why_size)
@@ -247,6 +425,10 @@ static test_result test_bench_seed004_quick_cpu(char *why, size_t why_size)
 }
 
 const test_case bench_tests[] = {
+    {"bench_options", test_bench_options},
+    {"bench_cells", test_bench_cells},
+    {"bench_lab_check", test_lab_check},
+    {"bench_help", test_bench_help},
     {"bench_seed000_quick_cpu", test_bench_seed000_quick_cpu},
     {"bench_seed001_quick_cpu", test_bench_seed001_quick_cpu},
     {"bench_seed002_quick_cpu", test_bench_seed002_quick_cpu},

@@ -45,7 +45,9 @@
 #include <unistd.h>
 
 #include "backend/backend.h"
-#include "bench_util.h"
+#if FFNN_HAVE_CUDA
+#include "../lab/harness.h" /* device memory and streams of the lab (CUDA builds) */
+#endif
 #include "check.h"
 #include "test_backend_ctx.h"
 #include "test_numeric.h"
@@ -645,6 +647,7 @@ static test_result test_cuda(char *why, size_t why_size)
     return t;
 }
 
+#if FFNN_HAVE_CUDA
 /* The benchmark's entry point: ffnn_local1d_forward_cuda (both variants, the
  * default stream, fused sigmoid as seed 002) against ffnn_local1d_forward_cpu,
  * and its argument checks. Without CUDA in the build: FFNN_ERR_UNSUPPORTED. */
@@ -690,7 +693,7 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
             /* the kernel ran on the legacy default stream, the context copies on its
              * own non-blocking stream, which does not wait for it: wait here */
             if (st == FFNN_OK)
-                st = ffnn_bench_stream_sync(NULL);
+                st = ffnn_lab_stream_sync(NULL);
             float *got = st == FFNN_OK ? gpu_get(&g, z, nz) : NULL;
             gpu_free(&g);
             if (!got) {
@@ -756,15 +759,15 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
         fill_uniform(r, hW, wn, -0.5f, 0.5f);
         fill_uniform(r, hb, bn, -0.5f, 0.5f);
         fill_uniform(r, hx, xn, 0.0f, 1.0f);
-        st = ffnn_bench_malloc(&dW, wn * sizeof(float));
+        st = ffnn_lab_malloc(&dW, wn * sizeof(float));
     }
-    if (st == FFNN_OK) st = ffnn_bench_malloc(&db, bn * sizeof(float));
-    if (st == FFNN_OK) st = ffnn_bench_malloc(&dx, xn * sizeof(float));
-    if (st == FFNN_OK) st = ffnn_bench_malloc(&dbuf[0], xn * sizeof(float));
-    if (st == FFNN_OK) st = ffnn_bench_malloc(&dbuf[1], xn * sizeof(float));
-    if (st == FFNN_OK) st = ffnn_bench_upload(dW, hW, wn * sizeof(float));
-    if (st == FFNN_OK) st = ffnn_bench_upload(db, hb, bn * sizeof(float));
-    if (st == FFNN_OK) st = ffnn_bench_upload(dx, hx, xn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_lab_malloc(&db, bn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_lab_malloc(&dx, xn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_lab_malloc(&dbuf[0], xn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_lab_malloc(&dbuf[1], xn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_lab_upload(dW, hW, wn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_lab_upload(db, hb, bn * sizeof(float));
+    if (st == FFNN_OK) st = ffnn_lab_upload(dx, hx, xn * sizeof(float));
     /* the CPU chain: layer k reads ref (x0 at offset 1), writes tmp, then swaps */
     size_t out_n = cs->N;
     if (st == FFNN_OK) {
@@ -797,10 +800,10 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
             wo += M * R + 3, bo += M + 3;
             n = M;
         }
-        if (st == FFNN_OK) st = ffnn_bench_stream_sync(stream);
+        if (st == FFNN_OK) st = ffnn_lab_stream_sync(stream);
         if (st == FFNN_OK) {
             got[v] = malloc(batch * out_n * sizeof(float));
-            st = got[v] ? ffnn_bench_download(got[v], out, batch * out_n * sizeof(float))
+            st = got[v] ? ffnn_lab_download(got[v], out, batch * out_n * sizeof(float))
                         : FFNN_ERR_NO_MEMORY;
         }
     }
@@ -815,8 +818,8 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
     if (t != TEST_PASS)
         fprintf(stderr, "    chain batch=%zu N=%zu R=%zu K=%d %s\n", batch, cs->N, R, K,
                 padding_name(cs->padding));
-    ffnn_bench_free(dW), ffnn_bench_free(db), ffnn_bench_free(dx);
-    ffnn_bench_free(dbuf[0]), ffnn_bench_free(dbuf[1]);
+    ffnn_lab_free(dW), ffnn_lab_free(db), ffnn_lab_free(dx);
+    ffnn_lab_free(dbuf[0]), ffnn_lab_free(dbuf[1]);
     free(hW), free(hb), free(hx), free(ref), free(tmp), free(got[0]), free(got[1]);
     return t;
 }
@@ -834,14 +837,24 @@ static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
         {2, 3000, 12, 3, FFNN_LOCAL1D_VALID}, /* beyond the 4-outputs kernels */
     };
     void *stream = NULL;
-    CHECK_OK(ffnn_bench_stream_create(&stream));
+    CHECK_OK(ffnn_lab_stream_create(&stream));
     rng r = {0xC4A1D0002ULL};
     test_result t = TEST_PASS;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0] && t == TEST_PASS; i++)
         t = chain_case(&shapes[i], &r, stream);
-    ffnn_bench_stream_destroy(stream);
+    ffnn_lab_stream_destroy(stream);
     return t;
 }
+#else
+static test_result test_cuda_entry_point(char *why, size_t why_size)
+{
+    SKIP("build has no CUDA (the lab's device memory helpers)");
+}
+static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
+{
+    SKIP("build has no CUDA (the lab's device memory helpers)");
+}
+#endif
 
 /* ------------------------------------------------------------------ training */
 

@@ -1,6 +1,8 @@
 /*
  * checkpoint.c - training checkpoints as safetensors files (docs/FORMATS.md,
- * "Checkpoints"): save the trainer's state, read it back, resume.
+ * "Checkpoints"): an ffnn_run_state (io/run_state.h) written to a file and read
+ * back. Nothing here knows the trainer: train/checkpoint.c fills a run state
+ * from it to save, and checks and consumes the one read here to resume.
  *
  * Tensors, in the data section in this order:
  *   train.step_losses                          F64 [step]   the epoch's losses so far
@@ -15,10 +17,10 @@
  * steps_per_epoch, optimizer_steps, shuffle_rng (xoshiro256** state at the start
  * of the epoch, four decimal uint64 joined by commas).
  *
- * Saving refuses a run whose losses were ever NaN/Inf, or NaN/Inf in a parameter
- * or state value, and goes through io/atomic_file.c. Reading runs the
- * safetensors checks of io/safetensors.c, then checks every key and tensor here,
- * reads all data into host buffers, and only then changes the trainer.
+ * Writing refuses NaN/Inf in a parameter or state value and goes through
+ * io/atomic_file.c. Reading runs the safetensors checks of io/safetensors.c,
+ * then checks every key and tensor here, and only then allocates the buffers
+ * sized from the file and reads all data into them.
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -33,17 +35,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend/backend.h"
 #include "core/error.h"
-#include "io/atomic_file.h"
-#include "io/safetensors.h"
 #include "core/model.h"
-#include "train/train_internal.h"
+#include "core/optim.h"
+#include "io/atomic_file.h"
+#include "io/run_state.h"
+#include "io/safetensors.h"
 
 #define CK_FORMAT "ffnn-checkpoint"
 #define CK_LOSSES "train.step_losses"
 #define CK_STATE_PREFIX "optimizer."
-enum { CK_CHUNK = 4096, CK_VERSION_MAX = 64, CK_MAX_STATES = 2 };
+enum { CK_CHUNK = 4096, CK_VERSION_MAX = FFNN_RUN_STATE_VERSION_MAX };
 
 /* ------------------------------------------------------------ names */
 
@@ -55,14 +57,27 @@ static const char *ck_state_name(ffnn_optimizer kind, size_t k)
     return k == 0 ? "exp_avg" : "exp_avg_sq";
 }
 
-/* The shortest decimal that reads back as f (strtof), e.g. 0.01f -> "0.01". */
-static void ck_float_text(float f, char *buf, size_t size)
+void ffnn_checkpoint_float_text(float f, char *buf, size_t size)
 {
     for (int digits = 1; digits <= 9; digits++) {
         snprintf(buf, size, "%.*g", digits, (double)f);
         if (strtof(buf, NULL) == f)
             return;
     }
+}
+
+/* "PATH<rest>" as the context of the current message (ffnn_fail_context), the
+ * path at any length; status returned. */
+static ffnn_status ck_fail_context(ffnn_status status, const char *path, const char *rest)
+{
+    size_t size = strlen(path) + strlen(rest) + 1;
+    char *context = malloc(size);
+    if (!context)
+        return ffnn_fail_context(status, path);
+    snprintf(context, size, "%s%s", path, rest);
+    ffnn_fail_context(status, context);
+    free(context);
+    return status;
 }
 
 /* ------------------------------------------------------------ the metadata */
@@ -217,7 +232,9 @@ static int ck_key_applies(const char *name, ffnn_optimizer opt)
     return strcmp(name, "ffnn_version") != 0; /* optional */
 }
 
-static ffnn_status ck_read_metadata(const st_reader *r, ck_meta *m)
+/* Parse and check __metadata__ into *m (m->cfg: base, or zero, with the keys
+ * found). */
+static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config *base, ck_meta *m)
 {
     const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
     const char *loss_text = NULL, *optimizer_text = NULL, *format = NULL;
@@ -226,7 +243,8 @@ static ffnn_status ck_read_metadata(const st_reader *r, ck_meta *m)
     ffnn_status st;
 
     memset(m, 0, sizeof *m);
-    m->cfg = ffnn_train_config_default();
+    if (base)
+        m->cfg = *base;
     m->version = "";
     if (!md)
         return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn checkpoint records format "
@@ -269,15 +287,12 @@ static ffnn_status ck_read_metadata(const st_reader *r, ck_meta *m)
     if (strlen(m->version) >= CK_VERSION_MAX)
         return ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d "
                             "characters, found %zu", CK_VERSION_MAX - 1, strlen(m->version));
-    char context[600];
     if (!optimizer_text || !loss_text)
         return ffnn_st_fail(r, "__metadata__: missing \"%s\"", loss_text ? "optimizer" : "loss");
-    snprintf(context, sizeof context, "%s: header: __metadata__ \"optimizer\"", r->path);
     if (ffnn_optimizer_from_name(optimizer_text, &m->cfg.optimizer) != FFNN_OK)
-        return ffnn_fail_context(FFNN_ERR_FORMAT, context);
-    snprintf(context, sizeof context, "%s: header: __metadata__ \"loss\"", r->path);
+        return ck_fail_context(FFNN_ERR_FORMAT, r->path, ": header: __metadata__ \"optimizer\"");
     if (ffnn_loss_from_name(loss_text, &m->cfg.loss) != FFNN_OK)
-        return ffnn_fail_context(FFNN_ERR_FORMAT, context);
+        return ck_fail_context(FFNN_ERR_FORMAT, r->path, ": header: __metadata__ \"loss\"");
     for (size_t k = 0; k < CK_KEY_COUNT; k++) {
         int applies = ck_key_applies(ck_keys[k].name, m->cfg.optimizer);
         if (!seen[k] && applies)
@@ -333,7 +348,7 @@ static int ck_parse_param(const char *name, size_t len, long *layer, int *bias)
 /* Where each tensor of the file goes. */
 typedef struct ck_layout {
     const ffnn_model *m;
-    char arch[512];
+    char *arch;                /* m's canonical architecture, for messages      */
     size_t states;             /* optimizer states: 0, 1 or 2                 */
     unsigned char *seen;       /* [states + 1][2 * layers]                     */
     const st_tensor *losses;   /* train.step_losses                            */
@@ -471,191 +486,97 @@ static ffnn_status ck_read_data(st_reader *r, const ck_layout *lay, float *param
 
 /* ------------------------------------------------------------ reading */
 
-/* A checkpoint read into host memory. */
-typedef struct ck_file {
+ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base,
+                                 ffnn_run_state *s)
+{
     st_reader r;
     ck_meta meta;
-    ffnn_model *model;  /* the checkpoint's architecture, parameters filled in */
-    float *state;       /* [states * parameter_count] or NULL                   */
-    double *losses;     /* [meta.step] (at least one element)                   */
-} ck_file;
-
-static void ck_file_free(ck_file *f)
-{
-    ffnn_st_close(&f->r);
-    ffnn_model_free(f->model);
-    free(f->state);
-    free(f->losses);
-}
-
-static ffnn_status ck_read(const char *path, ck_file *f)
-{
     ck_layout lay;
+    ffnn_model *model = NULL;
+    float *state = NULL;    /* [states * parameter_count] or NULL */
+    double *losses = NULL;  /* [meta.step] (at least one element)  */
     ffnn_status st;
 
-    memset(f, 0, sizeof *f);
+    if (!s || !path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_checkpoint_read: NULL argument");
+    memset(s, 0, sizeof *s);
+    memset(&r, 0, sizeof r);
     memset(&lay, 0, sizeof lay);
-    f->r.path = path;
-    f->r.kind = "checkpoint";
-    if ((st = ffnn_st_read_layout(&f->r)) != FFNN_OK ||
-        (st = ck_read_metadata(&f->r, &f->meta)) != FFNN_OK)
-        return st;
-    if (ffnn_model_create(f->meta.arch, &f->model) != FFNN_OK) {
-        char context[600];
-        snprintf(context, sizeof context, "%s: header: __metadata__ \"arch\"", path);
-        return ffnn_fail_context(FFNN_ERR_FORMAT, context);
-    }
-    lay.m = f->model;
-    lay.states = ffnn_optimizer_state_count(f->meta.cfg.optimizer);
-    ffnn_model_arch_string(f->model, lay.arch, sizeof lay.arch);
-    st = ck_match_tensors(&f->r, &lay, &f->meta);
+    r.path = path;
+    r.kind = "checkpoint";
+    if ((st = ffnn_st_read_layout(&r)) == FFNN_OK &&
+        (st = ck_read_metadata(&r, base, &meta)) == FFNN_OK &&
+        ffnn_model_create(meta.arch, &model) != FFNN_OK)
+        st = ck_fail_context(FFNN_ERR_FORMAT, path, ": header: __metadata__ \"arch\"");
     if (st == FFNN_OK) {
-        size_t n = f->model->parameter_count;
-        f->losses = malloc((f->meta.step ? f->meta.step : 1) * sizeof *f->losses);
-        f->state = lay.states ? malloc(lay.states * n * sizeof *f->state) : NULL;
-        if (!f->losses || (lay.states && !f->state))
+        size_t arch_size = ffnn_arch_format_size(model->layer_count);
+        lay.m = model;
+        lay.states = ffnn_optimizer_state_count(meta.cfg.optimizer);
+        lay.arch = malloc(arch_size);
+        if (!lay.arch)
+            st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", path);
+        else {
+            ffnn_model_arch_string(model, lay.arch, arch_size);
+            st = ck_match_tensors(&r, &lay, &meta);
+        }
+    }
+    if (st == FFNN_OK) {
+        size_t n = model->parameter_count;
+        losses = malloc((meta.step ? meta.step : 1) * sizeof *losses);
+        state = lay.states ? malloc(lay.states * n * sizeof *state) : NULL;
+        if (!losses || (lay.states && !state))
             st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for the optimizer state",
                            path);
     }
     if (st == FFNN_OK)
-        st = ck_read_data(&f->r, &lay, f->model->params, f->state, f->losses);
+        st = ck_read_data(&r, &lay, model->params, state, losses);
+    if (st == FFNN_OK) {
+        s->model = model;
+        s->params = model->params;
+        s->cfg = meta.cfg;
+        s->train_count = meta.train_count;
+        s->train_crc32 = meta.train_crc32;
+        s->steps_per_epoch = meta.steps_per_epoch;
+        s->epoch = meta.epoch;
+        s->step = meta.step;
+        s->optimizer_steps = meta.optimizer_steps;
+        memcpy(s->epoch_rng, meta.rng, sizeof s->epoch_rng);
+        s->step_losses = losses;
+        s->opt_state = state;
+        snprintf(s->ffnn_version, sizeof s->ffnn_version, "%s", meta.version);
+    } else {
+        ffnn_model_free(model);
+        free(state);
+        free(losses);
+    }
     free(lay.seen);
+    free(lay.arch);
+    ffnn_st_close(&r);
     return st;
 }
 
-static void ck_fill_info(const ck_file *f, ffnn_checkpoint_info *info)
+void ffnn_run_state_free(ffnn_run_state *s)
 {
-    memset(info, 0, sizeof *info);
-    info->cfg = f->meta.cfg;
-    info->train_count = f->meta.train_count;
-    info->train_crc32 = f->meta.train_crc32;
-    info->epoch = f->meta.epoch;
-    info->step = f->meta.step;
-    info->steps_per_epoch = f->meta.steps_per_epoch;
-    info->optimizer_steps = f->meta.optimizer_steps;
-    snprintf(info->ffnn_version, sizeof info->ffnn_version, "%s", f->meta.version);
+    if (!s)
+        return;
+    /* all three were allocated by ffnn_checkpoint_read */
+    ffnn_model_free((ffnn_model *)s->model);
+    free((void *)s->step_losses);
+    free((void *)s->opt_state);
+    memset(s, 0, sizeof *s);
 }
 
-ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model, ffnn_checkpoint_info *info)
-{
-    ck_file f;
-    if (!path)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_checkpoint_load: NULL path");
-    ffnn_status st = ck_read(path, &f);
-    if (st == FFNN_OK) {
-        if (info)
-            ck_fill_info(&f, info);
-        if (model) {
-            *model = f.model;
-            f.model = NULL;
-        }
-    }
-    ck_file_free(&f);
-    return st;
-}
-
-/* ------------------------------------------------------------ resuming */
-
-/* The setting `what` differs: checkpoint value `saved`, trainer value `here`. */
-static ffnn_status ck_differs(const char *path, const char *what, const char *saved,
-                              const char *here)
-{
-    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                     "%s: cannot resume: %s is %s in the checkpoint but %s in this run "
-                     "(continuing exactly needs the same setting)", path, what, saved, here);
-}
-
-/* The trainer runs what the checkpoint recorded. */
-static ffnn_status ck_check_trainer(const char *path, const ck_file *f, ffnn_trainer *t)
-{
-    const ffnn_train_config *c = ffnn_trainer_config(t), *s = &f->meta.cfg;
-    const ffnn_dataset *data = ffnn_trainer_train_data(t);
-    char a[600], b[600];
-
-    ffnn_model_arch_string(f->model, a, sizeof a);
-    ffnn_model_arch_string(ffnn_trainer_model(t), b, sizeof b);
-    if (strcmp(a, b) != 0)
-        return ck_differs(path, "the architecture", a, b);
-    if (c->loss != s->loss)
-        return ck_differs(path, "the loss", ffnn_loss_name(s->loss), ffnn_loss_name(c->loss));
-    if (c->optimizer != s->optimizer)
-        return ck_differs(path, "the optimizer", ffnn_optimizer_name(s->optimizer),
-                          ffnn_optimizer_name(c->optimizer));
-    struct { const char *name; float saved, here; int applies; } floats[] = {
-        {"learning_rate", s->learning_rate, c->learning_rate, 1},
-        {"momentum", s->momentum, c->momentum, s->optimizer == FFNN_OPT_MOMENTUM},
-        {"beta1", s->beta1, c->beta1, s->optimizer == FFNN_OPT_ADAM},
-        {"beta2", s->beta2, c->beta2, s->optimizer == FFNN_OPT_ADAM},
-        {"epsilon", s->epsilon, c->epsilon, s->optimizer == FFNN_OPT_ADAM},
-    };
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
-        if (floats[i].applies && floats[i].saved != floats[i].here) {
-            ck_float_text(floats[i].saved, a, sizeof a);
-            ck_float_text(floats[i].here, b, sizeof b);
-            return ck_differs(path, floats[i].name, a, b);
-        }
-    if (s->optimizer == FFNN_OPT_MOMENTUM && !s->nesterov != !c->nesterov)
-        return ck_differs(path, "nesterov", s->nesterov ? "on" : "off",
-                          c->nesterov ? "on" : "off");
-    struct { const char *name; uint64_t saved, here; } ints[] = {
-        {"batch_size", s->batch_size, c->batch_size},
-        {"seed", s->seed, c->seed},
-        {"the training set's sample count", f->meta.train_count, data ? ffnn_dataset_count(data) : 0},
-    };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (ints[i].saved != ints[i].here) {
-            snprintf(a, sizeof a, "%llu", (unsigned long long)ints[i].saved);
-            snprintf(b, sizeof b, "%llu", (unsigned long long)ints[i].here);
-            return ck_differs(path, ints[i].name, a, b);
-        }
-    if (!s->shuffle != !c->shuffle)
-        return ck_differs(path, "shuffle", s->shuffle ? "on" : "off", c->shuffle ? "on" : "off");
-    uint32_t crc = ffnn_trainer_data_crc32(t);
-    if (crc != f->meta.train_crc32) {
-        snprintf(a, sizeof a, "0x%08x", (unsigned)f->meta.train_crc32);
-        snprintf(b, sizeof b, "0x%08x (same sample count, other samples, labels or order)",
-                 (unsigned)crc);
-        return ck_differs(path, "the training data's CRC-32", a, b);
-    }
-    return FFNN_OK;
-}
-
-ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path)
-{
-    ck_file f;
-    if (!t || !path)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_resume: NULL argument");
-    ffnn_status st = ck_read(path, &f);
-    if (st == FFNN_OK)
-        st = ck_check_trainer(path, &f, t);
-    if (st == FFNN_OK) {
-        ffnn_trainer_state s;
-        memset(&s, 0, sizeof s);
-        s.epoch = f.meta.epoch;
-        s.step = f.meta.step;
-        s.optimizer_steps = f.meta.optimizer_steps;
-        memcpy(s.epoch_rng, f.meta.rng, sizeof s.epoch_rng);
-        s.step_losses = f.losses;
-        st = ffnn_trainer_set_state(t, f.model->params, f.state, &s);
-        if (st != FFNN_OK) {
-            char context[600];
-            snprintf(context, sizeof context, "%s: cannot resume", path);
-            st = ffnn_fail_context(st, context);
-        }
-    }
-    ck_file_free(&f);
-    return st;
-}
-
-/* ------------------------------------------------------------ saving */
+/* ------------------------------------------------------------ writing */
 
 typedef struct ck_writer {
     const char *header;     /* [header_size] */
     size_t header_size;
     const double *losses;   /* [loss_count]  */
     size_t loss_count;
-    const float *floats;    /* [float_count]: parameters, then the optimizer state */
-    size_t float_count;
+    const float *params;    /* [param_count] */
+    size_t param_count;
+    const float *state;     /* [state_count]: the optimizer state arenas, after the parameters */
+    size_t state_count;
 } ck_writer;
 
 /* Add item to obj under key; 0 (item freed) when out of memory. */
@@ -685,29 +606,35 @@ static int ck_add_text(cJSON *md, const char *key, const char *fmt, ...)
 #endif
     ;
 
+/* md[key] = the formatted text, at any length; 0 when out of memory. */
 static int ck_add_text(cJSON *md, const char *key, const char *fmt, ...)
 {
-    char text[160];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    return cJSON_AddStringToObject(md, key, text) != NULL;
+    char *text = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (!text)
+        return 0;
+    va_start(ap, fmt);
+    vsnprintf(text, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int ok = cJSON_AddStringToObject(md, key, text) != NULL;
+    free(text);
+    return ok;
 }
 
 static int ck_add_float(cJSON *md, const char *key, float v)
 {
     char text[32];
-    ck_float_text(v, text, sizeof text);
+    ffnn_checkpoint_float_text(v, text, sizeof text);
     return cJSON_AddStringToObject(md, key, text) != NULL;
 }
 
-/* __metadata__ of trainer t at state s; 0 when out of memory. */
-static int ck_fill_metadata(cJSON *md, ffnn_trainer *t, const ffnn_trainer_state *s,
-                            const char *arch)
+/* __metadata__ of run state s (architecture string arch); 0 when out of memory. */
+static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch)
 {
-    const ffnn_train_config *c = ffnn_trainer_config(t);
-    const ffnn_dataset *data = ffnn_trainer_train_data(t);
+    const ffnn_train_config *c = &s->cfg;
     int ok = ck_add_text(md, "format", CK_FORMAT) &&
              ck_add_text(md, "ffnn_version", FFNN_VERSION) &&
              ck_add_text(md, "arch", "%s", arch) &&
@@ -724,11 +651,11 @@ static int ck_fill_metadata(cJSON *md, ffnn_trainer *t, const ffnn_trainer_state
            ck_add_text(md, "seed", "%llu", (unsigned long long)c->seed) &&
            ck_add_text(md, "shuffle", "%s", c->shuffle ? "true" : "false") &&
            ck_add_text(md, "epochs", "%d", c->epochs) &&
-           ck_add_text(md, "train_count", "%zu", ffnn_dataset_count(data)) &&
-           ck_add_text(md, "train_crc32", "%lu", (unsigned long)ffnn_trainer_data_crc32(t)) &&
+           ck_add_text(md, "train_count", "%zu", s->train_count) &&
+           ck_add_text(md, "train_crc32", "%lu", (unsigned long)s->train_crc32) &&
            ck_add_text(md, "epoch", "%d", s->epoch) &&
            ck_add_text(md, "step", "%zu", s->step) &&
-           ck_add_text(md, "steps_per_epoch", "%zu", ffnn_trainer_steps_per_epoch(t)) &&
+           ck_add_text(md, "steps_per_epoch", "%zu", s->steps_per_epoch) &&
            ck_add_text(md, "optimizer_steps", "%llu", (unsigned long long)s->optimizer_steps) &&
            ck_add_text(md, "shuffle_rng", "%llu,%llu,%llu,%llu",
                        (unsigned long long)s->epoch_rng[0], (unsigned long long)s->epoch_rng[1],
@@ -764,10 +691,9 @@ static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt,
 }
 
 /* The header text padded with spaces to a multiple of 8 bytes; *text malloc'd. */
-static ffnn_status ck_build_header(ffnn_trainer *t, const ffnn_trainer_state *s, char **text,
-                                   size_t *size)
+static ffnn_status ck_build_header(const ffnn_run_state *s, char **text, size_t *size)
 {
-    const ffnn_model *m = ffnn_trainer_model(t);
+    const ffnn_model *m = s->model;
     size_t arch_size = ffnn_arch_format_size(m->layer_count), n;
     char *arch = malloc(arch_size), *json = NULL;
     cJSON *root = cJSON_CreateObject();
@@ -775,8 +701,8 @@ static ffnn_status ck_build_header(ffnn_trainer *t, const ffnn_trainer_state *s,
 
     if (arch && md) {
         ffnn_model_arch_string(m, arch, arch_size);
-        if (ck_fill_metadata(md, t, s, arch) &&
-            ck_fill_tensors(root, m, ffnn_trainer_config(t)->optimizer, s->step))
+        if (ck_fill_metadata(md, s, arch) &&
+            ck_fill_tensors(root, m, s->cfg.optimizer, s->step))
             json = cJSON_PrintUnformatted(root);
     }
     cJSON_Delete(root);
@@ -794,8 +720,26 @@ static ffnn_status ck_build_header(ffnn_trainer *t, const ffnn_trainer_state *s,
     return *text ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
 }
 
-/* Length, header, the losses as little-endian float64, the floats as
- * little-endian float32. */
+/* floats [count] as little-endian float32. */
+static ffnn_status ck_write_f32(ffnn_atomic_file *af, uint8_t *buf, const float *v, size_t count)
+{
+    for (size_t first = 0; first < count; first += CK_CHUNK) {
+        size_t n = count - first < CK_CHUNK ? count - first : CK_CHUNK;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t u;
+            memcpy(&u, v + first + k, 4);
+            for (int b = 0; b < 4; b++)
+                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
+        }
+        ffnn_status st = ffnn_atomic_file_write(af, buf, 4 * n);
+        if (st != FFNN_OK)
+            return st;
+    }
+    return FFNN_OK;
+}
+
+/* Length, header, the losses as little-endian float64, the parameters and then
+ * the optimizer state as little-endian float32. */
 static ffnn_status ck_fill(ffnn_atomic_file *af, void *user)
 {
     const ck_writer *w = user;
@@ -818,30 +762,23 @@ static ffnn_status ck_fill(ffnn_atomic_file *af, void *user)
         if ((st = ffnn_atomic_file_write(af, buf, 8 * n)) != FFNN_OK)
             return st;
     }
-    for (size_t first = 0; first < w->float_count; first += CK_CHUNK) {
-        size_t n = w->float_count - first < CK_CHUNK ? w->float_count - first : CK_CHUNK;
-        for (size_t k = 0; k < n; k++) {
-            uint32_t u;
-            memcpy(&u, w->floats + first + k, 4);
-            for (int b = 0; b < 4; b++)
-                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
-        }
-        if ((st = ffnn_atomic_file_write(af, buf, 4 * n)) != FFNN_OK)
-            return st;
-    }
-    return FFNN_OK;
+    if ((st = ck_write_f32(af, buf, w->params, w->param_count)) != FFNN_OK)
+        return st;
+    return ck_write_f32(af, buf, w->state, w->state_count);
 }
 
-/* Refuse NaN and Inf in the parameters and the optimizer state [(states + 1) n]. */
-static ffnn_status ck_check_finite(const char *path, const ffnn_model *m, ffnn_optimizer opt,
-                                   const ffnn_trainer_state *s, const float *v)
+/* Refuse NaN and Inf in the parameters and the optimizer state. */
+static ffnn_status ck_check_finite(const char *path, const ffnn_run_state *s)
 {
+    const ffnn_model *m = s->model;
+    ffnn_optimizer opt = s->cfg.optimizer;
     size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
     for (size_t k = 0; k <= states; k++)
         for (int i = 0; i < m->layer_count; i++) {
             const ffnn_layer *l = &m->layers[i];
+            const float *arena = k == 0 ? s->params : s->opt_state + (k - 1) * n;
             for (int bias = 0; bias <= l->has_bias; bias++) {
-                const float *x = v + k * n + (bias ? l->bias_offset : l->weight_offset);
+                const float *x = arena + (bias ? l->bias_offset : l->weight_offset);
                 size_t count = bias ? l->out : l->out * l->fan_in;
                 for (size_t e = 0; e < count; e++)
                     if (!isfinite(x[e]))
@@ -858,45 +795,26 @@ static ffnn_status ck_check_finite(const char *path, const ffnn_model *m, ffnn_o
     return FFNN_OK;
 }
 
-ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path)
+ffnn_status ffnn_checkpoint_write(const char *path, const ffnn_run_state *s)
 {
-    if (!t || !path)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_save_checkpoint: NULL argument");
-    const ffnn_model *m = ffnn_trainer_model(t);
-    const ffnn_optimizer opt = ffnn_trainer_config(t)->optimizer;
-    size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
-    size_t state_count = states * n;
-    ffnn_trainer_state s;
-    ffnn_status st = ffnn_trainer_get_state(t, &s);
-    if (st != FFNN_OK) {
-        if (st == FFNN_ERR_NUMERIC) {
-            char context[600];
-            snprintf(context, sizeof context, "%s: not written (the previous checkpoint, if "
-                     "any, is left as it was)", path);
-            return ffnn_fail_context(st, context);
-        }
-        return st;
-    }
-    float *floats = malloc((states + 1) * n * sizeof *floats); /* [(states + 1) n] */
+    if (!path || !s || !s->model || !s->params || (s->step && !s->step_losses) ||
+        (ffnn_optimizer_state_count(s->cfg.optimizer) && !s->opt_state))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_checkpoint_write: NULL argument");
+    size_t n = s->model->parameter_count;
     char *header = NULL;
     ck_writer w;
     memset(&w, 0, sizeof w);
-    if (!floats)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for a checkpoint of %zu "
-                         "floats", path, (states + 1) * n);
-    if ((st = ffnn_trainer_download_parameters(t, floats)) == FFNN_OK &&
-        (state_count == 0 ||
-         (st = ffnn_trainer_optimizer_state(t, floats + n, &state_count)) == FFNN_OK) &&
-        (st = ck_check_finite(path, m, opt, &s, floats)) == FFNN_OK &&
-        (st = ck_build_header(t, &s, &header, &w.header_size)) == FFNN_OK) {
+    ffnn_status st = ck_check_finite(path, s);
+    if (st == FFNN_OK && (st = ck_build_header(s, &header, &w.header_size)) == FFNN_OK) {
         w.header = header;
-        w.losses = s.step_losses;
-        w.loss_count = s.step;
-        w.floats = floats;
-        w.float_count = (states + 1) * n;
+        w.losses = s->step_losses;
+        w.loss_count = s->step;
+        w.params = s->params;
+        w.param_count = n;
+        w.state = s->opt_state;
+        w.state_count = ffnn_optimizer_state_count(s->cfg.optimizer) * n;
         st = ffnn_atomic_write(path, ck_fill, &w);
     }
     free(header);
-    free(floats);
     return st;
 }

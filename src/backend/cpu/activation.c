@@ -1,35 +1,20 @@
 /* activation.c - element-wise activations, forward and backward, CPU reference.
  * The backward takes the forward's output a = f(z), from which each derivative
- * follows without z. */
-#include <math.h>
-
+ * follows without z. The formulas are cpu_math.h's (shared with the omp backend). */
+#include "cpu_math.h"
 #include "cpu_ops.h"
 
 void ffnn_cpu_activation_forward(ffnn_activation act, const float *z, float *a, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        float v = z[i];
-        switch (act) {
-        case FFNN_ACT_RELU: v = v > 0.0f ? v : 0.0f; break;       /* max(0, z)     */
-        case FFNN_ACT_SIGMOID: v = 1.0f / (1.0f + expf(-v)); break; /* 1/(1+e^-z)  */
-        case FFNN_ACT_TANH: v = tanhf(v); break;                  /* tanh(z)       */
-        case FFNN_ACT_IDENTITY: break;                            /* z             */
-        }
-        a[i] = v;
-    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = ffnn_act_forward(act, z[i]);
 }
 
 void ffnn_cpu_activation_backward(ffnn_activation act, const float *a, const float *da,
                                   float *dz, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        float d = 1.0f;
-        switch (act) {
-        case FFNN_ACT_RELU: d = a[i] > 0.0f ? 1.0f : 0.0f; break; /* 1[z > 0]  */
-        case FFNN_ACT_SIGMOID: d = a[i] * (1.0f - a[i]); break;  /* a (1 - a) */
-        case FFNN_ACT_TANH: d = 1.0f - a[i] * a[i]; break;       /* 1 - a^2   */
-        case FFNN_ACT_IDENTITY: break;
-        }
-        dz[i] = da[i] * d;
-    }
+    /* the identity's f' is 1: a is not read there (it may be NULL) */
+    const int reads_a = act == FFNN_ACT_RELU || act == FFNN_ACT_SIGMOID || act == FFNN_ACT_TANH;
+    for (size_t i = 0; i < n; i++)
+        dz[i] = ffnn_act_backward(act, da[i], reads_a ? a[i] : 0.0f);
 }

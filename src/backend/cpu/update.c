@@ -1,13 +1,12 @@
 /* update.c - batch gather and the optimizer updates, CPU reference.
  *
- * The optimizers round like PyTorch's vectorised CPU kernels on float32 tensors
- * (torch.optim single-tensor path): fmaf where PyTorch's kernel uses fmadd
- * (add with alpha, lerp), separate roundings elsewhere (mul_, addcmul_, sqrt,
- * div, addcdiv_). This file relies on ISO C mode (-std=c11: no contraction of
- * a*b+c into an fma) so that the separate roundings stay separate. */
-#include <math.h>
+ * The per-element formulas are cpu_math.h's (shared with the omp backend): the
+ * optimizers round like PyTorch's vectorised CPU kernels on float32 tensors
+ * (torch.optim single-tensor path). This file relies on ISO C mode (-std=c11: no
+ * contraction of a*b+c into an fma) so that the separate roundings stay separate. */
 #include <string.h>
 
+#include "cpu_math.h"
 #include "cpu_ops.h"
 
 void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t batch,
@@ -19,7 +18,7 @@ void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t
         if (src->images) {
             const uint8_t *img = src->images + r * features; /* [features] */
             for (size_t f = 0; f < features; f++)
-                x[b * features + f] = (float)img[f] / 255.0f;
+                x[b * features + f] = ffnn_u8_to_unit(img[f]);
         } else {
             memcpy(x + b * features, src->values + r * features, features * sizeof(float));
         }
@@ -31,12 +30,11 @@ void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t
 }
 
 /* w <- w - lr * g  (seed 000's update; the gradient already averages the batch;
- * the product is rounded first, as since seed 000, where PyTorch's fmadd rounds
- * once: the two differ by at most an ulp of w) */
+ * ffnn_sgd: the product is rounded first, as since seed 000) */
 void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate)
 {
     for (size_t i = 0; i < n; i++)
-        params[i] -= learning_rate * grads[i];
+        params[i] = ffnn_sgd(params[i], learning_rate, grads[i]);
 }
 
 /* buf = momentum*buf + g (buf = g at the first step); d = nesterov ? g + momentum*buf
@@ -47,18 +45,10 @@ void ffnn_cpu_momentum_update(const ffnn_optimizer_step *s, float *params, const
 {
     for (size_t i = 0; i < n; i++) {
         const float g = grads[i];
-        const float decayed = s->first_step ? 0.0f : buf[i] * s->momentum;
-        buf[i] = s->first_step ? g : decayed + g;
-        const float d = s->nesterov ? fmaf(s->momentum, buf[i], g) : buf[i];
-        params[i] = fmaf(-s->lr, d, params[i]);
+        const float b = ffnn_momentum_buf(&buf[i], g, s->momentum, s->first_step);
+        buf[i] = b;
+        params[i] = ffnn_momentum_param(params[i], g, b, s->momentum, s->lr, s->nesterov);
     }
-}
-
-/* PyTorch's lerp(a, b, w) = a + w (b - a) for |w| < 0.5, else b - (1 - w)(b - a),
- * each one fma (its vectorised form). */
-static float lerp(float a, float b, float w)
-{
-    return fabsf(w) < 0.5f ? fmaf(w, b - a, a) : fmaf(w - 1.0f, b - a, b);
 }
 
 /* m = lerp(m, g, 1-beta1); v = beta2 v + ((1-beta2) g) g;
@@ -71,11 +61,9 @@ void ffnn_cpu_adam_update(const ffnn_optimizer_step *s, float *params, const flo
 {
     for (size_t i = 0; i < n; i++) {
         const float g = grads[i];
-        m[i] = lerp(m[i], g, s->one_minus_beta1);
-        const float decayed = v[i] * s->beta2;
-        const float scaled = s->one_minus_beta2 * g;
-        v[i] = decayed + scaled * g;
-        const float denom = sqrtf(v[i]) / s->bias_correction2_sqrt + s->eps;
-        params[i] = params[i] + (-s->step_size * m[i]) / denom;
+        m[i] = ffnn_adam_m(m[i], g, s->one_minus_beta1);
+        v[i] = ffnn_adam_v(v[i], g, s->beta2, s->one_minus_beta2);
+        params[i] = ffnn_adam_param(params[i], m[i], v[i], s->step_size,
+                                    s->bias_correction2_sqrt, s->eps);
     }
 }

@@ -6,11 +6,12 @@
  * ffnn_cuda_set_launch; see ffnn_cuda_grid_1d_for), one thread per element, so the
  * block size changes no arithmetic; n may be any size_t.
  *
- * The float expressions follow the CPU reference (src/cpu/) so that results agree
- * to an ulp or two: expf/tanhf as in C, and no multiply-add contraction where the
- * CPU rounds the product first (__fmul_rn).
+ * The float expressions are device_math.cuh's (the one copy; the CPU reference's
+ * formulas): results agree with the CPU to an ulp or two (CUDA's expf/tanhf against
+ * the C library's), and bit for bit where no libm call is involved.
  */
 #include "common.cuh"
+#include "device_math.cuh"
 
 /* ------------------------------------------------------------------ gather */
 
@@ -27,7 +28,7 @@ static __global__ void gather_kernel(const uint8_t *__restrict__ images,
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         const size_t b = i / features, f = i - b * features;
-        x[i] = (float)images[(size_t)index[b] * features + f] / 255.0f;
+        x[i] = ffnn_dev_u8_to_unit(images[(size_t)index[b] * features + f]);
         if (labels != NULL && i < batch) y[i] = labels[index[i]];
     }
 }
@@ -91,41 +92,25 @@ extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *sr
 
 /* ------------------------------------------------------------------ activations */
 
-/* a = f(z): relu max(0,z), sigmoid 1/(1+exp(-z)), tanh. z [n], a [n] (may alias). */
+/* a = f(z) (ffnn_dev_act_forward: relu max(0,z), sigmoid 1/(1+exp(-z)), tanh).
+ * z [n], a [n] (may alias). The identity never comes here (a copy). */
 static __global__ void activation_forward_kernel(ffnn_activation act, const float *z,
                                                  float *a, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const float v = z[i];
-        float r = v;
-        switch (act) {
-        case FFNN_ACT_RELU: r = v > 0.0f ? v : 0.0f; break;
-        case FFNN_ACT_SIGMOID: r = 1.0f / (1.0f + expf(-v)); break;
-        case FFNN_ACT_TANH: r = tanhf(v); break;
-        case FFNN_ACT_IDENTITY: break;
-        }
-        a[i] = r;
-    }
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        a[i] = ffnn_dev_act_forward(act, z[i]);
 }
 
-/* dz = da * f'(z) written through a = f(z): relu [a > 0], sigmoid a(1-a),
- * tanh 1-a^2. a [n], da [n], dz [n] (may alias da). */
+/* dz = da * f'(z) written through a = f(z) (ffnn_dev_act_backward: relu [a > 0],
+ * sigmoid a(1-a), tanh 1-a^2). a [n], da [n], dz [n] (may alias da). The identity
+ * never comes here (a copy). */
 static __global__ void activation_backward_kernel(ffnn_activation act, const float *a,
                                                   const float *da, float *dz, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const float g = da[i], y = a[i];
-        float r = g;
-        switch (act) {
-        case FFNN_ACT_RELU: r = __fmul_rn(g, y > 0.0f ? 1.0f : 0.0f); break;
-        case FFNN_ACT_SIGMOID: r = __fmul_rn(g, __fmul_rn(y, 1.0f - y)); break;
-        case FFNN_ACT_TANH: r = __fmul_rn(g, 1.0f - __fmul_rn(y, y)); break;
-        case FFNN_ACT_IDENTITY: break;
-        }
-        dz[i] = r;
-    }
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        dz[i] = ffnn_dev_act_backward(act, da[i], a[i]);
 }
 
 static ffnn_status check_activation(const char *op, ffnn_activation act)

@@ -10,14 +10,15 @@
  *             dW = dz^T x, db = sum_b dz one kernel:  A = dz transposed, B = x;
  *                                        the blocks of column tile 0 also sum
  *                                        the rows of dz^T (= db, batch order)
- *             sgd: W -= lr dW, b -= lr db in the same kernel's epilogue (optim.cu's
- *                                        rounding: p - (lr * g), product rounded)
+ *             sgd: W -= lr dW, b -= lr db in the same kernel's epilogue
+ *                                        (ffnn_dev_sgd, optim.cu's rounding:
+ *                                        p - (lr * g), product rounded)
  *
  * dx is launched first, on the same stream, so it reads W before the update.
  * Values: every output is one fmaf chain over k in order (the tiled kernels'
  * order: the same values expected, not tested bit for bit), bias added and
- * activation applied with the formulas of elementwise.cu; db is summed in the CPU
- * reference's order (bit-identical to it, tests/test_fused.c).
+ * activation applied with device_math.cuh's formulas (as elementwise.cu); db is
+ * summed in the CPU reference's order (bit-identical to it, tests/test_fused.c).
  * Deterministic: no atomics, no split-K.
  */
 #include "gemm.cuh"

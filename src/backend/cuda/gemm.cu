@@ -148,8 +148,8 @@ static __device__ __forceinline__ float gemm_epi_value(const ffnn_gemm_epilogue 
 {
     float v = acc;
     if (ep.bias != NULL) v = __fadd_rn(v, bias);
-    if (ep.act != FFNN_ACT_IDENTITY) v = ffnn_act_forward_dev(ep.act, v);
-    if (ep.dact_x != NULL) v = ffnn_act_backward_dev(ep.dact, v, x);
+    if (ep.act != FFNN_ACT_IDENTITY) v = ffnn_dev_act_forward(ep.act, v);
+    if (ep.dact_x != NULL) v = ffnn_dev_act_backward(ep.dact, v, x);
     return v;
 }
 
@@ -176,10 +176,10 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
         *(float4 *)(C + idx) = v;
         if (ep.sgd_param != NULL) {
             float4 p = *(float4 *)(ep.sgd_param + idx);
-            p.x = __fsub_rn(p.x, __fmul_rn(ep.lr, v.x));
-            p.y = __fsub_rn(p.y, __fmul_rn(ep.lr, v.y));
-            p.z = __fsub_rn(p.z, __fmul_rn(ep.lr, v.z));
-            p.w = __fsub_rn(p.w, __fmul_rn(ep.lr, v.w));
+            p.x = ffnn_dev_sgd(p.x, ep.lr, v.x);
+            p.y = ffnn_dev_sgd(p.y, ep.lr, v.y);
+            p.z = ffnn_dev_sgd(p.z, ep.lr, v.z);
+            p.w = ffnn_dev_sgd(p.w, ep.lr, v.w);
             *(float4 *)(ep.sgd_param + idx) = p;
         }
         return;
@@ -189,7 +189,7 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
                                        ep.dact_x != NULL ? ep.dact_x[idx + j] : 0.0f);
         C[idx + j] = v;
         if (ep.sgd_param != NULL)
-            ep.sgd_param[idx + j] = __fsub_rn(ep.sgd_param[idx + j], __fmul_rn(ep.lr, v));
+            ep.sgd_param[idx + j] = ffnn_dev_sgd(ep.sgd_param[idx + j], ep.lr, v);
     }
 }
 
@@ -280,8 +280,7 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
         if (row_sums && tid < BM && m0 + tid < M) {
             if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
             if (ep.rowsum_param != NULL)
-                ep.rowsum_param[m0 + tid] =
-                    __fsub_rn(ep.rowsum_param[m0 + tid], __fmul_rn(ep.lr, rs));
+                ep.rowsum_param[m0 + tid] = ffnn_dev_sgd(ep.rowsum_param[m0 + tid], ep.lr, rs);
         }
 
         /* C: strips of up to 4 consecutive columns per row of the micro-tile */
@@ -438,8 +437,7 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
         if (row_sums && tid < BM && m0 + tid < M) {
             if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
             if (ep.rowsum_param != NULL)
-                ep.rowsum_param[m0 + tid] =
-                    __fsub_rn(ep.rowsum_param[m0 + tid], __fmul_rn(ep.lr, rs));
+                ep.rowsum_param[m0 + tid] = ffnn_dev_sgd(ep.rowsum_param[m0 + tid], ep.lr, rs);
         }
 
         /* epilogue: fragment by fragment through the warp's staging tile */

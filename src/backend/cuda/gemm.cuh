@@ -1,7 +1,7 @@
 /*
  * gemm.cuh - the register-blocked, float4-vectorised FP32 SGEMM family of the
- * "fused" strategy (gemm.cu), with its epilogues, and the activation formulas the
- * epilogues share with src/cuda/elementwise.cu (one copy of each formula here).
+ * "fused" strategy (gemm.cu), with its epilogues. The epilogues' activation and SGD
+ * formulas are device_math.cuh's (the one copy every kernel uses).
  *
  *   C[M,N] = op(A)[M,K] op(B)[K,N], all row-major,
  *     op(A) = A   (A stored [M,K])   or A^T (A stored [K,M]) when trans_a
@@ -12,51 +12,27 @@
  *   v = act(v)                               (relu / sigmoid / tanh)
  *   v = v * f'(X[row,col])                   (dact_x [M,N]: f' written through the
  *                                             activation's output, as
- *                                             activation_backward)
+ *                                             activation_backward:
+ *                                             ffnn_dev_act_backward)
  *   C[row,col] = v
- *   P[row,col] = P[row,col] - lr * v         (sgd_param [M,N]: optim.cu's SGD
- *                                             rounding, product rounded first)
+ *   P[row,col] = P[row,col] - lr * v         (sgd_param [M,N]: ffnn_dev_sgd,
+ *                                             product rounded first)
  * and, for the blocks of column tile 0,
  *   rowsum[m] = sum_k op(A)[m,k]             (k ascending, one float add per k:
  *                                             the CPU reference's db order)
- *   Q[m] = Q[m] - lr * rowsum[m]             (rowsum_param [M])
+ *   Q[m] = Q[m] - lr * rowsum[m]             (rowsum_param [M], ffnn_dev_sgd)
  *
  * Every output is one fmaf chain over k = 0..K-1 in one thread (no split-K, no
  * atomics): results do not depend on the tile configuration chosen and reruns give
  * the same bits.
  *
- * Included by .cu files only; C-like (no classes); the formulas are __device__
- * inline functions.
+ * Included by .cu files only; C-like (no classes).
  */
 #ifndef FFNN_CUDA_GEMM_CUH
 #define FFNN_CUDA_GEMM_CUH
 
 #include "common.cuh"
-
-/* a = f(z): relu max(0,z), sigmoid 1/(1+exp(-z)), tanh; identity z. The formulas of
- * src/cpu/activation.c (expf / tanhf as in C). */
-static __device__ __forceinline__ float ffnn_act_forward_dev(ffnn_activation act, float v)
-{
-    switch (act) {
-    case FFNN_ACT_RELU: return v > 0.0f ? v : 0.0f;
-    case FFNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case FFNN_ACT_TANH: return tanhf(v);
-    default: return v;
-    }
-}
-
-/* g * f'(z) written through y = f(z): relu [y > 0], sigmoid y(1-y), tanh 1-y^2,
- * identity g. Each product rounded as the CPU reference (no contraction). */
-static __device__ __forceinline__ float ffnn_act_backward_dev(ffnn_activation act, float g,
-                                                              float y)
-{
-    switch (act) {
-    case FFNN_ACT_RELU: return __fmul_rn(g, y > 0.0f ? 1.0f : 0.0f);
-    case FFNN_ACT_SIGMOID: return __fmul_rn(g, __fmul_rn(y, 1.0f - y));
-    case FFNN_ACT_TANH: return __fmul_rn(g, 1.0f - __fmul_rn(y, y));
-    default: return g;
-    }
-}
+#include "device_math.cuh"
 
 /* What runs after the matmul (see the top of this file). All pointers device
  * pointers or NULL; a zeroed struct (or NULL for the whole struct) is a plain

@@ -70,23 +70,13 @@
  */
 #include "common.cuh"
 #include "core/local1d.h"
+#include "device_math.cuh"
 
 #define L1D_THREADS 256                /* threads per block of every kernel here  */
 #define L1D_SHARED_MAX (48u * 1024u)    /* dynamic shared memory without an opt-in */
 #define L1D_GRID_X_MAX ((size_t)1 << 20) /* blocks along x; the loops stride       */
 #define L1D_TARGET_BLOCKS ((size_t)4096) /* shared forward/dx: rows per block so that
                                             about this many blocks run             */
-
-static __device__ __forceinline__ float l1d_activate(ffnn_activation act, float v)
-{
-    switch (act) {
-    case FFNN_ACT_RELU: return v > 0.0f ? v : 0.0f;
-    case FFNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-v));
-    case FFNN_ACT_TANH: return tanhf(v);
-    case FFNN_ACT_IDENTITY: break;
-    }
-    return v;
-}
 
 static __device__ __forceinline__ size_t l1d_min(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -129,7 +119,7 @@ static __global__ void local1d_forward_global(const float *__restrict__ x,
                 if (n < N) acc = fmaf(wm[r], xb[n], acc);
             }
             if (bias != NULL) acc += bias[m];
-            zb[m] = l1d_activate(act, acc);
+            zb[m] = ffnn_dev_act_forward(act, acc);
         }
     }
 }
@@ -171,7 +161,7 @@ static __global__ void local1d_forward_shared(const float *__restrict__ x,
                 float acc = 0.0f;
                 for (int r = 0; r < R; ++r) acc = fmaf(w[r], x_s[tid + r], acc);
                 if (bias != NULL) acc += b_m;
-                z[row * M + m0 + tid] = l1d_activate(act, acc);
+                z[row * M + m0 + tid] = ffnn_dev_act_forward(act, acc);
             }
             __syncthreads(); /* x_s (and, after the last row, W_s) free again */
         }
@@ -273,7 +263,7 @@ static __device__ __forceinline__ void l1d_group(float *out, const float *w, con
 #pragma unroll
         for (int r = 0; r < R; ++r) acc = fmaf(w[j * R + r], xv[j + r], acc);
         if (has_bias) acc += b[j];
-        out[j] = l1d_activate(act, acc);
+        out[j] = ffnn_dev_act_forward(act, acc);
     }
 }
 
@@ -318,7 +308,7 @@ static __global__ void __launch_bounds__(L1D_THREADS)
                         if (n < N) acc = fmaf(W[k * R + r], xb[n], acc);
                     }
                     if (has_bias) acc += bias[k];
-                    zb[k] = l1d_activate(act, acc);
+                    zb[k] = ffnn_dev_act_forward(act, acc);
                 }
             }
         }
@@ -396,7 +386,7 @@ static __global__ void __launch_bounds__(L1D_THREADS)
 #pragma unroll
                     for (int r = 0; r < R; ++r) acc = fmaf(W[(m + j) * R + r], xt[j + r], acc);
                     if (has_bias) acc += bias[m + j];
-                    zb[m + j] = l1d_activate(act, acc);
+                    zb[m + j] = ffnn_dev_act_forward(act, acc);
                 }
             }
         }
@@ -769,11 +759,11 @@ static ffnn_status backward_launch(ffnn_cuda_ctx *ctx, cudaStream_t stream,
 
 /* ------------------------------------------------------------------ entry points */
 
-/* The backend's ops (backend.h): --kernels naive runs the global kernels, tiled
- * the shared ones. */
+/* The backend's ops (backend.h): the naive matmul variant runs the global kernels,
+ * the others the shared ones. */
 static ffnn_local1d_variant ctx_variant(const ffnn_cuda_ctx *ctx)
 {
-    return ctx->kernels == FFNN_STRATEGY_NAIVE ? FFNN_LOCAL1D_GLOBAL : FFNN_LOCAL1D_SHARED;
+    return ctx->matmul == FFNN_MATMUL_NAIVE ? FFNN_LOCAL1D_GLOBAL : FFNN_LOCAL1D_SHARED;
 }
 
 extern "C" ffnn_status ffnn_cuda_local1d_forward(void *vctx, const float *x, const float *W,

@@ -12,13 +12,15 @@
  * (logit > 0) == (y != 0) for softmax_ce and sigmoid_bce, (output > 0.5) == (y != 0)
  * for mse. With float targets: every output on its target's side, (logit > 0) ==
  * (t > 0.5) resp. (output > 0.5) == (t > 0.5) for all j (a warp vote).
- * The float expressions are the CPU reference's (src/cpu/loss.c), products rounded
- * before sums as there (__fmul_rn), so only the summation order differs.
+ * The per-element float expressions are device_math.cuh's (the CPU reference's,
+ * src/backend/cpu/loss.c, products rounded before sums as there), so only the
+ * summation order differs.
  */
 #include <limits.h>
 #include <math.h>
 
 #include "common.cuh"
+#include "device_math.cuh"
 
 #define WARP 32
 #define FULL_MASK 0xffffffffu
@@ -80,20 +82,19 @@ static __global__ void softmax_ce_kernel(const float *__restrict__ z,
     int arg;
     warp_argmax(zr, width, lane, &m, &arg);
     float part = 0.0f;
-    for (int j = lane; j < width; j += WARP) part += expf(zr[j] - m);
+    for (int j = lane; j < width; j += WARP) part += ffnn_dev_softmax_term(zr[j], m);
     const float s = warp_sum(part);
 
     if (lane == 0) {
-        row_loss[row] = label < width ? m + logf(s) - zr[label] : NAN;
+        row_loss[row] = label < width ? ffnn_dev_softmax_ce_loss(m, s, zr[label]) : NAN;
         /* one output: the CPU's rule for every loss, (z_0 > 0) == (y != 0) */
         row_correct[row] = (uint8_t)(width == 1 ? (zr[0] > 0.0f) == (label != 0) : arg == label);
     }
     if (dout != NULL) {
         const float scale = 1.0f / (float)batch;
         float *dr = dout + (size_t)row * width;
-        for (int j = lane; j < width; j += WARP) {
-            dr[j] = (expf(zr[j] - m) / s - (j == label ? 1.0f : 0.0f)) * scale;
-        }
+        for (int j = lane; j < width; j += WARP)
+            dr[j] = ffnn_dev_softmax_ce_grad(zr[j], m, s, j == label, scale);
     }
 }
 
@@ -124,11 +125,8 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
         const float v = zr[j];
         const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
                                                        : (float)label;
-        part += fmaxf(v, 0.0f) - __fmul_rn(v, t) + log1pf(expf(-fabsf(v)));
-        if (dout != NULL) {
-            const float sig = 1.0f / (1.0f + expf(-v));
-            dout[(size_t)row * width + j] = (sig - t) * scale;
-        }
+        part += ffnn_dev_bce_term(v, t);
+        if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_bce_grad(v, t, scale);
         ok &= (v > 0.0f) == (t > 0.5f);
     }
     const float sum = warp_sum(part);
@@ -174,8 +172,8 @@ static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__
         const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
                                                        : (float)label;
         const float d = orow[j] - t;
-        part += __fmul_rn(d, d);
-        if (dout != NULL) dout[(size_t)row * width + j] = 2.0f * d * scale;
+        part += ffnn_dev_mse_term(d);
+        if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_mse_grad(d, scale);
         ok &= (orow[j] > 0.5f) == (t > 0.5f);
     }
     const float sum = warp_sum(part);

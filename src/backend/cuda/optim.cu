@@ -5,29 +5,30 @@
  * parameter; n may be any size_t. The per-step scalars come from the host
  * (ffnn_optimizer_step, passed by value).
  *
- * Every float operation is spelled with its rounding (__fmul_rn, __fadd_rn,
- * __fdiv_rn, __fsqrt_rn, __fmaf_rn) in the order of the CPU reference
- * (src/cpu/update.c), so that nvcc cannot contract or reassociate: the GPU gives
- * the same bits as the CPU for the same inputs.
+ * The per-parameter formulas are device_math.cuh's (every float operation spelled
+ * with its rounding, in the order of the CPU reference src/backend/cpu/cpu_math.h):
+ * the GPU gives the same bits as the CPU for the same inputs.
  *
  * Napkin math: per parameter sgd reads 2 and writes 1 float (12 bytes), momentum
  * 3 + 2 (20 bytes), adam 4 + 3 (28 bytes): memory-bound, ~6 us for 203,530
  * parameters at 1 TB/s.
  */
 #include "common.cuh"
+#include "device_math.cuh"
 
-/* params[i] -= lr * grads[i] (product rounded first, as on the CPU).
+/* params[i] -= lr * grads[i] (ffnn_dev_sgd: product rounded first, as on the CPU).
  * params [n], grads [n]. */
 static __global__ void sgd_update_kernel(float *__restrict__ params,
                                          const float *__restrict__ grads, size_t n, float lr)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        params[i] = __fsub_rn(params[i], __fmul_rn(lr, grads[i]));
+        params[i] = ffnn_dev_sgd(params[i], lr, grads[i]);
 }
 
 /* buf = first_step ? g : momentum buf + g;  d = nesterov ? g + momentum buf : buf;
- * params -= lr d.  params [n], grads [n], buf [n]. */
+ * params -= lr d (ffnn_dev_momentum_buf, ffnn_dev_momentum_param).
+ * params [n], grads [n], buf [n] (not read at the first step). */
 static __global__ void momentum_update_kernel(ffnn_optimizer_step s,
                                               float *__restrict__ params,
                                               const float *__restrict__ grads,
@@ -36,22 +37,15 @@ static __global__ void momentum_update_kernel(ffnn_optimizer_step s,
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float g = grads[i];
-        const float b = s.first_step ? g : __fadd_rn(__fmul_rn(buf[i], s.momentum), g);
+        const float b = ffnn_dev_momentum_buf(&buf[i], g, s.momentum, s.first_step);
         buf[i] = b;
-        const float d = s.nesterov ? __fmaf_rn(s.momentum, b, g) : b;
-        params[i] = __fmaf_rn(-s.lr, d, params[i]);
+        params[i] = ffnn_dev_momentum_param(params[i], g, b, s.momentum, s.lr, s.nesterov);
     }
 }
 
-/* PyTorch's lerp: a + w (b - a) for |w| < 0.5, else b - (1 - w)(b - a), one fma. */
-static __device__ float lerp_torch(float a, float b, float w)
-{
-    const float diff = __fsub_rn(b, a);
-    return fabsf(w) < 0.5f ? __fmaf_rn(w, diff, a) : __fmaf_rn(__fsub_rn(w, 1.0f), diff, b);
-}
-
 /* m = lerp(m, g, 1-beta1); v = beta2 v + ((1-beta2) g) g;
- * params += (-step_size m) / (sqrt(v) / bias_correction2_sqrt + eps).
+ * params += (-step_size m) / (sqrt(v) / bias_correction2_sqrt + eps)
+ * (ffnn_dev_adam_m, ffnn_dev_adam_v, ffnn_dev_adam_param).
  * params [n], grads [n], m [n], v [n]. */
 static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restrict__ params,
                                           const float *__restrict__ grads,
@@ -61,14 +55,12 @@ static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restri
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float g = grads[i];
-        const float mi = lerp_torch(m[i], g, s.one_minus_beta1);
-        const float vi =
-            __fadd_rn(__fmul_rn(v[i], s.beta2), __fmul_rn(__fmul_rn(s.one_minus_beta2, g), g));
+        const float mi = ffnn_dev_adam_m(m[i], g, s.one_minus_beta1);
+        const float vi = ffnn_dev_adam_v(v[i], g, s.beta2, s.one_minus_beta2);
         m[i] = mi;
         v[i] = vi;
-        const float denom =
-            __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), s.bias_correction2_sqrt), s.eps);
-        params[i] = __fadd_rn(params[i], __fdiv_rn(__fmul_rn(-s.step_size, mi), denom));
+        params[i] = ffnn_dev_adam_param(params[i], mi, vi, s.step_size,
+                                        s.bias_correction2_sqrt, s.eps);
     }
 }
 

@@ -10,8 +10,9 @@
  *   on chip, block g:  W1[J, :] [JB, in], b1[J], W2[:, J] [out, JB], and a copy of
  *                      b2 [out] (every block applies the same update to it)
  *   per step (B rows, the last batch may be short):
- *   A  gather the batch by index (uint8 images -> x = p/255 exactly, or float
- *      values) into shared memory in chunks of RC rows; h[:, J] = act(x W1[J]^T + b1[J]);
+ *   A  gather the batch by index (uint8 images -> x = p/255 exactly, in
+ *      device_math.cuh's division-free form, or float values) into shared memory
+ *      in chunks of RC rows; h[:, J] = act(x W1[J]^T + b1[J]);
  *      partial logits P_g[b, :] = h[b, J] W2[:, J]^T -> global part [B, G, out]
  *   -- grid barrier 1 --
  *   B  one warp per row b: logits = b2 + sum_g P_g[b, :] (fixed order), softmax,
@@ -20,7 +21,7 @@
  *   -- grid barrier 2 --
  *   C  every block reads dlog: db2, dW2[:, J] = dlog^T h[:, J], dz1[:, J] =
  *      (dlog W2[:, J]) * act'(h), db1[J], dW1[J, :] = dz1[:, J]^T x, and applies
- *      p -= lr g (rounded as optimizer_update) to what it owns.
+ *      p -= lr g (ffnn_dev_sgd, rounded as optimizer_update) to what it owns.
  *   The next step's partial logits overwrite part only after barrier 2 (all of
  *   phase B's reads done), and its barrier 1 follows every block's phase C, so one
  *   pair of buffers serves every step. Results are deterministic: every sum runs
@@ -40,6 +41,7 @@
 #include <cooperative_groups.h>
 
 #include "common.cuh"
+#include "device_math.cuh"
 
 #define PT 512         /* threads per block                                */
 #define PWARPS (PT / 32)
@@ -81,54 +83,6 @@ typedef struct pjob_dev {
     int act, has_b1, has_b2;
     int mse;               /* 1: mean squared error on float targets; 0: softmax_ce */
 } pjob_dev;
-
-/* x = p / 255 correctly rounded, without a division: float(p) from the exponent
- * trick, q = RN(p * RN(1/255)), one Markstein correction with the exact residual.
- * Checked equal to (float)p / 255.0f for all 256 p (on the host, with fmaf). */
-static __device__ __forceinline__ float u8_to_unit(unsigned p)
-{
-    const float f = __int_as_float(0x4B000000u | p) - 8388608.0f;
-    const float c = 1.0f / 255.0f;
-    const float q = __fmul_rn(f, c);
-    const float r = __fmaf_rn(-q, 255.0f, f);
-    return __fmaf_rn(r, c, q);
-}
-
-/* The same for byte k of the word v: one PRMT builds 2^23 + p's bits. */
-static __device__ __forceinline__ float byte_to_unit(unsigned v, unsigned k)
-{
-    const float f = __int_as_float(__byte_perm(v, 0x4B000000u, 0x7650u | k)) - 8388608.0f;
-    const float c = 1.0f / 255.0f;
-    const float q = __fmul_rn(f, c);
-    const float r = __fmaf_rn(-q, 255.0f, f);
-    return __fmaf_rn(r, c, q);
-}
-
-static __device__ __forceinline__ float act_fwd(int act, float z)
-{
-    switch (act) {
-    case FFNN_ACT_RELU: return z > 0.0f ? z : 0.0f;
-    case FFNN_ACT_SIGMOID: return 1.0f / (1.0f + expf(-z));
-    case FFNN_ACT_TANH: return tanhf(z);
-    default: return z;
-    }
-}
-
-/* f'(z) through a = f(z), as activation_backward. */
-static __device__ __forceinline__ float act_grad(int act, float a)
-{
-    switch (act) {
-    case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
-    case FFNN_ACT_SIGMOID: return __fmul_rn(a, __fsub_rn(1.0f, a));
-    case FFNN_ACT_TANH: return __fsub_rn(1.0f, __fmul_rn(a, a));
-    default: return 1.0f;
-    }
-}
-
-static __device__ __forceinline__ float sgd(float p, float lr, float g)
-{
-    return __fsub_rn(p, __fmul_rn(lr, g));
-}
 
 static __device__ __forceinline__ float warp_sum(float v)
 {
@@ -220,8 +174,7 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
                     if (p.images != NULL) {
                         const unsigned q = __ldg((const unsigned *)(p.images +
                                                                     (size_t)sidx[r] * p.D) + w);
-                        v[u] = make_float4(byte_to_unit(q, 0), byte_to_unit(q, 1),
-                                           byte_to_unit(q, 2), byte_to_unit(q, 3));
+                        v[u] = ffnn_dev_u8x4_to_unit4(q);
                     } else {
                         v[u] = __ldg((const float4 *)(p.values + (size_t)sidx[r] * p.D) + w);
                     }
@@ -252,13 +205,8 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
                 for (int u = 0; u < LOAD_SLOTS; u++) {
                     const int w = lane + 32 * u;
                     if (w < words) {
-                        X4[r0 * p.D4s + w] =
-                            make_float4(byte_to_unit(va[u], 0), byte_to_unit(va[u], 1),
-                                        byte_to_unit(va[u], 2), byte_to_unit(va[u], 3));
-                        if (r1 < rc)
-                            X4[r1 * p.D4s + w] =
-                                make_float4(byte_to_unit(vb[u], 0), byte_to_unit(vb[u], 1),
-                                            byte_to_unit(vb[u], 2), byte_to_unit(vb[u], 3));
+                        X4[r0 * p.D4s + w] = ffnn_dev_u8x4_to_unit4(va[u]);
+                        if (r1 < rc) X4[r1 * p.D4s + w] = ffnn_dev_u8x4_to_unit4(vb[u]);
                     }
                 }
             } else {
@@ -290,7 +238,7 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
                 float v = 0.0f;
                 if (d < p.D) {
                     const size_t at = (size_t)sidx[r] * p.D + d;
-                    v = p.images ? u8_to_unit(p.images[at]) : p.values[at];
+                    v = p.images ? ffnn_dev_u8_to_unit_nodiv(p.images[at]) : p.values[at];
                 }
                 Xs[r * p.D4s * 4 + d] = v;
             }
@@ -326,8 +274,7 @@ static __device__ __forceinline__ float4 x_at(const float *Xs, int D4s, int r, i
 {
     if (U8) {
         const unsigned q = ((const unsigned *)Xs)[r * D4s + col];
-        return make_float4(byte_to_unit(q, 0), byte_to_unit(q, 1), byte_to_unit(q, 2),
-                           byte_to_unit(q, 3));
+        return ffnn_dev_u8x4_to_unit4(q);
     }
     return ((const float4 *)Xs)[r * D4s + col];
 }
@@ -433,7 +380,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 float z = 0.0f;
                 for (int k = 0; k < KS; k++) z += red[(k * p.RC + rr) * JB + j];
                 z = __fadd_rn(z, b1s[j]);
-                Hs[(c0 + rr) * JB + j] = j0 + j < p.H ? act_fwd(p.act, z) : 0.0f;
+                Hs[(c0 + rr) * JB + j] =
+                    j0 + j < p.H ? ffnn_dev_act_forward((ffnn_activation)p.act, z) : 0.0f;
             }
             __syncthreads();
             PROF_MARK(1);
@@ -501,7 +449,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 for (int c = 0; c < CMAX; c++) {
                     if (c < C) {
                         const float t = tr[c], d = z[c] - t;
-                        sum += __fmul_rn(d, d);
+                        sum += ffnn_dev_mse_term(d);
                         ok &= (z[c] > 0.5f) == (t > 0.5f);
                         if (c == lane) mine_t = t;
                     }
@@ -510,25 +458,26 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     p.row_loss[row0 + b] = sum / (float)C;
                     p.row_correct[row0 + b] = (uint8_t)ok;
                 }
-                if (lane < C) p.dlog[(size_t)b * C + lane] = 2.0f * (mine - mine_t) * scale;
+                if (lane < C)
+                    p.dlog[(size_t)b * C + lane] = ffnn_dev_mse_grad(mine - mine_t, scale);
                 continue;
             }
             float se = 0.0f;
 #pragma unroll
             for (int c = 0; c < CMAX; c++)
-                if (c < C) se += expf(z[c] - m);
+                if (c < C) se += ffnn_dev_softmax_term(z[c], m);
             if (lane == 0) {
                 float zl = 0.0f;
 #pragma unroll
                 for (int c = 0; c < CMAX; c++)
                     if (c == label) zl = z[c];
-                p.row_loss[row0 + b] = label < C ? m + logf(se) - zl : NAN;
+                p.row_loss[row0 + b] = label < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
                 p.row_correct[row0 + b] = (uint8_t)(C == 1 ? (z[0] > 0.0f) == (label != 0)
                                                            : arg == label);
             }
             if (lane < C)
                 p.dlog[(size_t)b * C + lane] =
-                    (expf(mine - m) / se - (lane == label ? 1.0f : 0.0f)) * inv_rows;
+                    ffnn_dev_softmax_ce_grad(mine, m, se, lane == label, inv_rows);
         }
         PROF_MARK(4);
         grid_barrier(p.bar, target += G);
@@ -551,22 +500,22 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             const int b = i / JB, j = i - b * JB;
             float v = 0.0f;
             for (int c = 0; c < C; c++) v = fmaf(dls[b * C + c], W2s[c * JB + j], v);
-            dZs[i] = __fmul_rn(v, act_grad(p.act, Hs[i]));
+            dZs[i] = ffnn_dev_act_backward((ffnn_activation)p.act, v, Hs[i]);
         }
         __syncthreads();
         for (int q = t; q < C * (1 + JB); q += PT) {
             const int c = q / (1 + JB), k = q - c * (1 + JB);
             if (k == 0) {
-                if (p.has_b2) b2s[c] = sgd(b2s[c], lr, gtmp[q]);
+                if (p.has_b2) b2s[c] = ffnn_dev_sgd(b2s[c], lr, gtmp[q]);
             } else if (j0 + k - 1 < p.H) {
-                W2s[c * JB + k - 1] = sgd(W2s[c * JB + k - 1], lr, gtmp[q]);
+                W2s[c * JB + k - 1] = ffnn_dev_sgd(W2s[c * JB + k - 1], lr, gtmp[q]);
             }
         }
         for (int j = warp; j < JB; j += PWARPS) {
             float v = 0.0f;
             for (int b = lane; b < rows; b += 32) v += dZs[b * JB + j];
             v = warp_sum(v);
-            if (lane == 0 && p.has_b1 && j0 + j < p.H) b1s[j] = sgd(b1s[j], lr, v);
+            if (lane == 0 && p.has_b1 && j0 + j < p.H) b1s[j] = ffnn_dev_sgd(b1s[j], lr, v);
         }
         PROF_MARK(6);
         /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
@@ -616,10 +565,10 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 for (int j = 0; j < JB; j++) {
                     if (j0 + j < p.H) {
                         float4 w = W14[j * p.D4s + col];
-                        w.x = sgd(w.x, lr, acc[j].x);
-                        w.y = sgd(w.y, lr, acc[j].y);
-                        w.z = sgd(w.z, lr, acc[j].z);
-                        w.w = sgd(w.w, lr, acc[j].w);
+                        w.x = ffnn_dev_sgd(w.x, lr, acc[j].x);
+                        w.y = ffnn_dev_sgd(w.y, lr, acc[j].y);
+                        w.z = ffnn_dev_sgd(w.z, lr, acc[j].z);
+                        w.w = ffnn_dev_sgd(w.w, lr, acc[j].w);
                         W14[j * p.D4s + col] = w;
                     }
                 }

@@ -1,16 +1,17 @@
 /* elementwise.c - the omp backend's element-wise ops, loss and gather, each over a
  * range [begin, end) of elements or rows so that threads can split the work.
- * The expressions are the reference's (src/cpu/activation.c, loss.c, update.c),
- * written as one loop per case so that the compiler vectorises them; with the
- * same libm calls and no contraction of a*b+c (ISO C mode: -ffp-contract=off)
- * they give the reference's bits. On x86-64 with glibc each function is compiled
+ * The per-element formulas are the reference's: src/backend/cpu/cpu_math.h, the one
+ * copy both backends call (the loss is src/backend/cpu/loss.c's row function); one
+ * loop per case (the activation a constant in each, so the switch folds away) so
+ * that the compiler vectorises them; with the same libm calls and no contraction
+ * of a*b+c (ISO C mode: -ffp-contract=off) they give the reference's bits. On x86-64 with glibc each function is compiled
  * for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA) and the baseline, and the loader
  * picks one (target_clones): the baseline has no fma instruction, so fmaf is a
  * libm call there, with the same result. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend/cpu/cpu_math.h"
 #include "omp_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
@@ -31,7 +32,7 @@ void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, f
         if (src->images) {
             const uint8_t *img = src->images + r * features; /* [features] */
             for (size_t f = 0; f < features; f++)
-                xb[f] = (float)img[f] / 255.0f;
+                xb[f] = ffnn_u8_to_unit(img[f]);
         } else {
             memcpy(xb, src->values + r * features, features * sizeof(float));
         }
@@ -49,15 +50,15 @@ void ffnn_omp_activation_forward(ffnn_activation act, const float *z, float *a, 
     switch (act) {
     case FFNN_ACT_RELU:
         for (size_t i = begin; i < end; i++)
-            a[i] = z[i] > 0.0f ? z[i] : 0.0f;
+            a[i] = ffnn_act_forward(FFNN_ACT_RELU, z[i]);
         break;
     case FFNN_ACT_SIGMOID:
         for (size_t i = begin; i < end; i++)
-            a[i] = 1.0f / (1.0f + expf(-z[i]));
+            a[i] = ffnn_act_forward(FFNN_ACT_SIGMOID, z[i]);
         break;
     case FFNN_ACT_TANH:
         for (size_t i = begin; i < end; i++)
-            a[i] = tanhf(z[i]);
+            a[i] = ffnn_act_forward(FFNN_ACT_TANH, z[i]);
         break;
     case FFNN_ACT_IDENTITY:
         if (a != z)
@@ -74,19 +75,19 @@ void ffnn_omp_activation_backward(ffnn_activation act, const float *a, const flo
     switch (act) {
     case FFNN_ACT_RELU:
         for (size_t i = begin; i < end; i++)
-            dz[i] = da[i] * (a[i] > 0.0f ? 1.0f : 0.0f);
+            dz[i] = ffnn_act_backward(FFNN_ACT_RELU, da[i], a[i]);
         break;
     case FFNN_ACT_SIGMOID:
         for (size_t i = begin; i < end; i++)
-            dz[i] = da[i] * (a[i] * (1.0f - a[i]));
+            dz[i] = ffnn_act_backward(FFNN_ACT_SIGMOID, da[i], a[i]);
         break;
     case FFNN_ACT_TANH:
         for (size_t i = begin; i < end; i++)
-            dz[i] = da[i] * (1.0f - a[i] * a[i]);
+            dz[i] = ffnn_act_backward(FFNN_ACT_TANH, da[i], a[i]);
         break;
-    case FFNN_ACT_IDENTITY:
+    case FFNN_ACT_IDENTITY: /* a is not read (may be NULL) */
         for (size_t i = begin; i < end; i++)
-            dz[i] = da[i] * 1.0f;
+            dz[i] = ffnn_act_backward(FFNN_ACT_IDENTITY, da[i], 0.0f);
         break;
     }
 }
@@ -104,12 +105,6 @@ void ffnn_omp_column_sum(const float *dz, size_t batch, size_t width, float *db,
     }
 }
 
-/* PyTorch's lerp (src/cpu/update.c). */
-static inline float lerp(float a, float b, float w)
-{
-    return fabsf(w) < 0.5f ? fmaf(w, b - a, a) : fmaf(w - 1.0f, b - a, b);
-}
-
 FFNN_OMP_CLONES
 void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
                                float *state, size_t n, size_t begin, size_t end)
@@ -118,31 +113,34 @@ void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, cons
     case FFNN_OPT_SGD: {
         const float lr = s->lr;
         for (size_t i = begin; i < end; i++)
-            params[i] -= lr * grads[i];
+            params[i] = ffnn_sgd(params[i], lr, grads[i]);
         break;
     }
     case FFNN_OPT_MOMENTUM: {
+        /* one loop per (first_step, nesterov) case, the flags constants in each */
         float *buf = state; /* [n] */
-        const float momentum = s->momentum, neg_lr = -s->lr;
-        if (s->first_step) {
+        const float momentum = s->momentum, lr = s->lr;
+        if (s->first_step) { /* buf is not read */
+            const int nesterov = s->nesterov;
             for (size_t i = begin; i < end; i++) {
                 const float g = grads[i];
-                buf[i] = g;
-                const float d = s->nesterov ? fmaf(momentum, g, g) : g;
-                params[i] = fmaf(neg_lr, d, params[i]);
+                const float b = ffnn_momentum_buf(&buf[i], g, momentum, 1);
+                buf[i] = b;
+                params[i] = ffnn_momentum_param(params[i], g, b, momentum, lr, nesterov);
             }
         } else if (s->nesterov) {
             for (size_t i = begin; i < end; i++) {
                 const float g = grads[i];
-                const float b = buf[i] * momentum + g;
+                const float b = ffnn_momentum_buf(&buf[i], g, momentum, 0);
                 buf[i] = b;
-                params[i] = fmaf(neg_lr, fmaf(momentum, b, g), params[i]);
+                params[i] = ffnn_momentum_param(params[i], g, b, momentum, lr, 1);
             }
         } else {
             for (size_t i = begin; i < end; i++) {
-                const float b = buf[i] * momentum + grads[i];
+                const float g = grads[i];
+                const float b = ffnn_momentum_buf(&buf[i], g, momentum, 0);
                 buf[i] = b;
-                params[i] = fmaf(neg_lr, b, params[i]);
+                params[i] = ffnn_momentum_param(params[i], g, b, momentum, lr, 0);
             }
         }
         break;
@@ -150,17 +148,14 @@ void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, cons
     case FFNN_OPT_ADAM: {
         float *m = state, *v = state + n; /* [n] each */
         const float w1 = s->one_minus_beta1, beta2 = s->beta2, w2 = s->one_minus_beta2;
-        const float bc2 = s->bias_correction2_sqrt, eps = s->eps, neg_step = -s->step_size;
+        const float bc2 = s->bias_correction2_sqrt, eps = s->eps, step = s->step_size;
         for (size_t i = begin; i < end; i++) {
             const float g = grads[i];
-            const float mi = lerp(m[i], g, w1);
+            const float mi = ffnn_adam_m(m[i], g, w1);
             m[i] = mi;
-            const float decayed = v[i] * beta2;
-            const float scaled = w2 * g;
-            const float vi = decayed + scaled * g;
+            const float vi = ffnn_adam_v(v[i], g, beta2, w2);
             v[i] = vi;
-            const float denom = sqrtf(vi) / bc2 + eps;
-            params[i] = params[i] + (neg_step * mi) / denom;
+            params[i] = ffnn_adam_param(params[i], mi, vi, step, bc2, eps);
         }
         break;
     }

@@ -24,10 +24,11 @@
  * padded, into a [P][nr] buffer (pack_edge), so that no load reads past a row;
  * rows of a partial tile past M re-read the last row and are not stored.
  *
- * Element-wise ops (elementwise.c): the same expressions as the reference
- * (src/cpu/), over a range [begin, end) so that threads can split the work, and
- * compiled for several instruction sets (target_clones) so that they vectorise.
- * They give the reference's bits.
+ * Element-wise ops (elementwise.c): the reference's per-element formulas (the
+ * one copy in src/backend/cpu/cpu_math.h, which the cpu backend calls too), over a
+ * range [begin, end) so that threads can split the work, and compiled for several
+ * instruction sets (target_clones) so that they vectorise. They give the
+ * reference's bits.
  */
 #ifndef FFNN_OMP_KERNELS_H
 #define FFNN_OMP_KERNELS_H

@@ -1,6 +1,6 @@
 /*
- * matmul_lab.cu - the kernel lab behind `ffnn bench kernels` (bench_util.h,
- * "matmul lab"): the three matmuls of a dense layer,
+ * matmul.cu - the matmul lab behind `ffnn bench kernels` (matmul.h): the three
+ * matmuls of a dense layer,
  *
  *   forward  z  = x W^T    M = batch, N = out, K = in     x [batch,in], W [out,in]
  *   weight   dW = dz^T x   M = out,   N = in,  K = batch  dz [batch,out]
@@ -8,8 +8,8 @@
  *
  * each in six variants, queued on the lab's one stream:
  *   naive       dense.cu's one-thread-per-output kernel (through ffnn_cuda_dense_*
- *               on a context switched to FFNN_STRATEGY_NAIVE)
- *   tiled       dense.cu's shared-memory tiled kernel (FFNN_STRATEGY_TILED)
+ *               on a context switched to FFNN_MATMUL_NAIVE)
+ *   tiled       dense.cu's shared-memory tiled kernel (FFNN_MATMUL_TILED)
  *   transposed  one thread per output as naive, but every operand read along the
  *               warp's direction: an operand stored k-contiguous on the column side
  *               (W of the forward) is first transposed into scratch [in,out] by a
@@ -30,26 +30,14 @@
 
 #include <cublas_v2.h>
 
-#include "bench_util.h"
-#include "gemm.cuh"
+#include "backend/cuda/gemm.cuh"
+#include "harness.h"
+#include "matmul.h"
 
 typedef struct matmul_lab {
     ffnn_cuda_ctx *ctx;        /* a cuda backend context; its stream is the lab's */
     cublasHandle_t cublas;     /* on ctx->stream, CUBLAS_DEFAULT_MATH              */
 } matmul_lab;
-
-extern "C" const char *ffnn_matmul_lab_variant_name(int variant)
-{
-    static const char *const names[FFNN_MM_VARIANTS] = {"naive",    "tiled", "transposed",
-                                                        "regblock", "fused", "cublas"};
-    return variant >= 0 && variant < FFNN_MM_VARIANTS ? names[variant] : "?";
-}
-
-extern "C" const char *ffnn_matmul_lab_op_name(int op)
-{
-    static const char *const names[FFNN_MM_OPS] = {"forward", "weight_grad", "input_grad"};
-    return op >= 0 && op < FFNN_MM_OPS ? names[op] : "?";
-}
 
 extern "C" ffnn_status ffnn_matmul_lab_create(void **out)
 {
@@ -60,7 +48,7 @@ extern "C" ffnn_status ffnn_matmul_lab_create(void **out)
     matmul_lab *lab = (matmul_lab *)calloc(1, sizeof *lab);
     if (lab == NULL) return ffnn_fail(FFNN_ERR_NO_MEMORY, "matmul lab: out of memory");
     void *ctx = NULL;
-    ffnn_status st = ops->create(FFNN_STRATEGY_TILED, 1, &ctx);
+    ffnn_status st = ffnn_lab_backend_create(ops, FFNN_MATMUL_TILED, 1, &ctx);
     if (st != FFNN_OK) {
         free(lab);
         return st;
@@ -201,7 +189,7 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
     switch (variant) {
     case FFNN_MM_NAIVE:
     case FFNN_MM_TILED:
-        ctx->kernels = variant == FFNN_MM_NAIVE ? FFNN_STRATEGY_NAIVE : FFNN_STRATEGY_TILED;
+        ctx->matmul = variant == FFNN_MM_NAIVE ? FFNN_MATMUL_NAIVE : FFNN_MATMUL_TILED;
         if (a->op == FFNN_MM_FORWARD)
             return ffnn_cuda_dense_forward(ctx, a->x, a->W, NULL, a->C, B, in, out);
         if (a->op == FFNN_MM_DW)

@@ -1,7 +1,6 @@
 /*
- * reduce_lab.cu - seed 004's loss-reduction experiment (ffnn bench seed004, part c):
- * the cross-entropy summed over a batch of [B, C] logits, three ways (bench_util.h,
- * "reduction lab"):
+ * reduce.cu - seed 004's loss-reduction experiment (ffnn bench seed004, part c): the
+ * cross-entropy summed over a batch of [B, C] logits, three ways (reduce.h):
  *   0 atomic  one thread per row computes the row's loss and atomicAdd's it into one
  *             float (zeroed by a cudaMemsetAsync first) - the seed's v0 pattern;
  *   1 tree    one block of 1024 threads: each thread sums rows tid, tid + 1024, ...,
@@ -9,19 +8,16 @@
  *   2 shuffle the same block, but the partials are combined by __shfl_xor_sync inside
  *             each warp, the 32 warp sums through 32 floats of shared memory and a
  *             last shuffle in warp 0 - the seed's v2 pattern.
- * Also a spin kernel that keeps the GPU busy for a while, so that kernels queued
- * behind it run back to back (their events then time the GPU, not the launches).
- * Not part of the library's training path.
  */
 #include <math.h>
 
-#include "bench_util.h"
-#include "common.cuh"
+#include "backend/cuda/common.cuh"
+#include "reduce.h"
 
 #define LAB_THREADS 1024
 #define LAB_WARP 32
 
-/* The row loss: max + log(sum exp(z - max)) - z[y], as src/cuda/loss.cu's softmax_ce. */
+/* The row loss: max + log(sum exp(z - max)) - z[y], as src/backend/cuda/loss.cu's softmax_ce. */
 static __device__ __forceinline__ float lab_row_loss(const float *__restrict__ z,
                                                      const uint8_t *__restrict__ y, int row,
                                                      int C)
@@ -80,16 +76,6 @@ static __global__ void lab_shuffle_kernel(const float *__restrict__ z,
     }
 }
 
-extern "C" const char *ffnn_reduce_lab_name(int variant)
-{
-    switch (variant) {
-    case FFNN_REDUCE_ATOMIC: return "atomic";
-    case FFNN_REDUCE_TREE: return "shared_tree";
-    case FFNN_REDUCE_SHUFFLE: return "warp_shuffle";
-    default: return "?";
-    }
-}
-
 extern "C" ffnn_status ffnn_reduce_lab_ce_sum(int variant, const float *logits,
                                               const uint8_t *labels, int B, int C,
                                               float *out, void *stream)
@@ -112,23 +98,6 @@ extern "C" ffnn_status ffnn_reduce_lab_ce_sum(int variant, const float *logits,
     default:
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "reduce lab: unknown variant %d", variant);
     }
-    FFNN_CUDA_CHECK(NULL, cudaGetLastError());
-    return FFNN_OK;
-}
-
-static __global__ void spin_kernel(long long cycles)
-{
-    const long long t0 = clock64();
-    while (clock64() - t0 < cycles) {
-    }
-}
-
-extern "C" ffnn_status ffnn_bench_gpu_spin(void *stream, double microseconds)
-{
-    int khz = 0;
-    FFNN_CUDA_CHECK(NULL, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
-    long long cycles = (long long)(microseconds * 1e-3 * (double)khz);
-    spin_kernel<<<1, 1, 0, (cudaStream_t)stream>>>(cycles);
     FFNN_CUDA_CHECK(NULL, cudaGetLastError());
     return FFNN_OK;
 }

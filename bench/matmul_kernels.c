@@ -1,0 +1,584 @@
+/*
+ * matmul_kernels.c - `ffnn bench kernels`: the matmul kernel lab. For each dense
+ * layer (batch x in -> out) the three matmuls
+ *
+ *   forward      z  = x W^T   M = batch, N = out, K = in
+ *   weight_grad  dW = dz^T x  M = out,   N = in,  K = batch
+ *   input_grad   dx = dz W    M = batch, N = in,  K = out
+ *
+ * run in six variants (lab/matmul.cu: naive, tiled, transposed, regblock, fused,
+ * cublas). Every variant is first checked on fresh random inputs in [-1, 1]
+ * (device-side generator) against the CPU reference (src/backend/cpu/dense.c, every
+ * output) - or, for layers above REF_FULL_MAX multiply-adds, against REF_SAMPLES
+ * outputs at random positions summed on the host in the reference's order - as
+ * max |gpu - ref| / max |ref| <= TOL (ffnn_lab_check); fused also checks its epilogue
+ * (relu(z + b); dW, db and W, b after SGD; dx * relu'(x)). A variant that fails is
+ * reported as FAIL and not timed. Timing (ffnn_lab_time): CUDA events on the lab's
+ * stream; a spin kernel keeps the GPU busy while `inner` copies of the call are queued
+ * (inner: enough copies for ~200 us, at most 20), so the events time the GPU running
+ * them back to back; warm-up 3 calls, then the median over the repeats of (elapsed /
+ * inner). naive / tiled input_grad: dense.cu launches dx only together with dW, so
+ * its time is the median of dense_backward(dW + dx) minus that variant's dW-only
+ * median. GFLOP/s = 2 M N K / time; % of the project's FP32 CUDA-core ceiling of the
+ * H200, 51 TFLOP/s (docs/RESULTS.md, src/backend/cuda/dense.cu: 132 SMs x 128 lanes x
+ * 2 FLOP per FMA at about 1.5 GHz sustained).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lab/matmul.h"
+#include "backend/cpu/cpu_ops.h"
+#include "core/error.h"
+#include "ffnn.h"
+#include "harness.h"
+#include "suites.h"
+
+#define TOL 1e-5              /* max |gpu - ref| / max |ref| */
+#define CEILING_TFLOPS 51.0   /* FP32 CUDA-core ceiling of the H200 (datasheet) */
+#define REF_FULL_MAX 3.0e8    /* M N K up to this: every output checked */
+#define REF_SAMPLES 4096      /* else: this many outputs at random positions */
+#define MAX_REPEATS 1001
+#define SPIN_US 300.0
+#define TARGET_US 200.0       /* inner copies per timed sample: ~this much GPU time */
+#define MAX_INNER 20
+#define LR 0.01f
+
+static const char *usage =
+    "usage: ffnn bench kernels [options]\n"
+    "\n"
+    "The matmul kernel lab: for each dense layer (batch x in -> out) its forward\n"
+    "z = x W^T, weight gradient dW = dz^T x and input gradient dx = dz W, each in six\n"
+    "variants side by side - naive and tiled (src/backend/cuda/dense.cu), transposed\n"
+    "(operand made coalesced first, one thread per output), regblock (register-blocked\n"
+    "float4 SGEMM, src/backend/cuda/gemm.cu), fused (regblock with the layer's\n"
+    "epilogue: relu + bias; db + SGD; relu') and cublas (cublasSgemm, FP32). Every\n"
+    "variant is checked against the CPU reference on fresh random data first (FAIL\n"
+    "rows are not timed), then timed with CUDA events: median us, GFLOP/s and % of the\n"
+    "51 TFLOP/s FP32 ceiling. Writes DIR/kernels.csv and DIR/kernels_table.md. Needs a\n"
+    "CUDA GPU.\n"
+    "\n"
+    "layers: batch 64, 256, 1024 x (784 -> 256, 256 -> 10), then 1024^3 and 4096^3\n"
+    "\n"
+    "options:\n"
+    "  --quick       batch 64 layers and 1024^3 only, 5 repeats;\n"
+    "                default --out build/bench-quick\n"
+    "  --repeats N   timed samples per variant, median reported (default 20)\n"
+    "  --no-big      skip the 4096^3 layer\n"
+    "  --out DIR     where the CSV and the table go (default bench/results)\n"
+    "  -h, --help    this help\n";
+
+typedef struct layer {
+    size_t batch, in, out;
+} layer;
+
+typedef struct options {
+    int quick, repeats, big;
+    const char *out;
+} options;
+
+typedef struct row {
+    layer L;
+    int op, variant;
+    long M, N, K;
+    char status[16];  /* ok | FAIL | error */
+    double err;       /* max |gpu - ref| / max |ref| (NaN: not checked) */
+    double us, gflops, pct;
+    int inner, repeats;
+    char note[160];
+} row;
+
+typedef struct kernels_run {
+    ffnn_bench_run run;
+    const options *o;
+    char gpu_desc[320];
+    int sampled_any; /* a layer was checked on sampled outputs */
+} kernels_run;
+
+#if FFNN_HAVE_CUDA
+
+/* The layers measured: the seed's MLP layers at three batch sizes, then two squares. */
+static const layer layers[] = {
+    {64, 784, 256},  {64, 256, 10},     {256, 784, 256},   {256, 256, 10},
+    {1024, 784, 256}, {1024, 256, 10},  {1024, 1024, 1024}, {4096, 4096, 4096},
+};
+enum { N_LAYERS = sizeof layers / sizeof layers[0] };
+
+/* ------------------------------------------------------------ reference */
+
+/* The expected values of one op: want[i] at flat output index idx[i] (idx NULL:
+ * i itself), n of them. */
+typedef struct reference {
+    size_t n;
+    size_t *idx;
+    float *want;
+} reference;
+
+static void ref_free(reference *r)
+{
+    free(r->idx);
+    free(r->want);
+    memset(r, 0, sizeof *r);
+}
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *s >> 11;
+}
+
+/* Output (r, c) of op in the reference's order (k ascending, product rounded, then
+ * added: dense.c's expressions). x [B,in], W [out,in], dz [B,out]. */
+static float ref_one(int op, const layer *L, const float *x, const float *W, const float *dz,
+                     size_t r, size_t c)
+{
+    float sum = 0.0f;
+    switch (op) {
+    case FFNN_MM_FORWARD: /* z[r,c] = sum_k x[r,k] W[c,k] */
+        for (size_t k = 0; k < L->in; k++) sum += x[r * L->in + k] * W[c * L->in + k];
+        break;
+    case FFNN_MM_DW: /* dW[r,c] = sum_b dz[b,r] x[b,c] */
+        for (size_t b = 0; b < L->batch; b++) sum += dz[b * L->out + r] * x[b * L->in + c];
+        break;
+    default: /* dx[r,c] = sum_o dz[r,o] W[o,c] */
+        for (size_t o = 0; o < L->out; o++) sum += dz[r * L->out + o] * W[o * L->in + c];
+        break;
+    }
+    return sum;
+}
+
+/* The plain matmul result of op: every output through the CPU reference when the
+ * layer is small enough, else REF_SAMPLES random ones. 0 on success. */
+static int ref_build(kernels_run *k, int op, const layer *L, const float *x, const float *W,
+                     const float *dz, reference *ref, uint64_t seed)
+{
+    memset(ref, 0, sizeof *ref);
+    const size_t M = op == FFNN_MM_DW ? L->out : L->batch;
+    const size_t N = op == FFNN_MM_FORWARD ? L->out : L->in;
+    const double mnk = (double)L->batch * (double)L->in * (double)L->out;
+    if (mnk <= REF_FULL_MAX) {
+        ref->n = M * N;
+        ref->want = malloc(ref->n * sizeof(float));
+        if (ref->want == NULL) return -1;
+        if (op == FFNN_MM_FORWARD) {
+            ffnn_cpu_dense_forward(x, W, NULL, ref->want, L->batch, L->in, L->out);
+        } else {
+            float *dW = op == FFNN_MM_DW ? ref->want : malloc(L->out * L->in * sizeof(float));
+            float *dx = op == FFNN_MM_DX ? ref->want : NULL;
+            if (dW == NULL) return -1;
+            ffnn_cpu_dense_backward(x, W, dz, dx, dW, NULL, L->batch, L->in, L->out);
+            if (op == FFNN_MM_DX) free(dW);
+        }
+        return 0;
+    }
+    k->sampled_any = 1;
+    ref->n = REF_SAMPLES;
+    ref->idx = malloc(ref->n * sizeof(size_t));
+    ref->want = malloc(ref->n * sizeof(float));
+    if (ref->idx == NULL || ref->want == NULL) return -1;
+    for (size_t i = 0; i < ref->n; i++) {
+        const size_t r = (size_t)(lcg(&seed) % M), c = (size_t)(lcg(&seed) % N);
+        ref->idx[i] = r * N + c;
+        ref->want[i] = ref_one(op, L, x, W, dz, r, c);
+    }
+    return 0;
+}
+
+/* The host copies of a layer's inputs, for the epilogues' expected values. */
+typedef struct epi_ctx {
+    const layer *L;
+    const float *b, *x, *W;
+} epi_ctx;
+
+/* turns the plain matmul value at flat output index `flat` into a variant's one */
+typedef float (*expect_fn)(size_t flat, float want, const epi_ctx *e);
+
+/* fused forward: relu(z + b[col]) (dense.c's sum + b, then relu) */
+static float expect_forward(size_t flat, float want, const epi_ctx *e)
+{
+    const float v = want + e->b[flat % e->L->out];
+    return v > 0.0f ? v : 0.0f;
+}
+
+/* fused input_grad: dx * relu'(x), f' through x (x > 0) */
+static float expect_dx(size_t flat, float want, const epi_ctx *e)
+{
+    return want * (e->x[flat] > 0.0f ? 1.0f : 0.0f);
+}
+
+/* fused weight_grad's W after SGD: W - lr dW (update.c's expression) */
+static float expect_sgd(size_t flat, float want, const epi_ctx *e)
+{
+    return e->W[flat] - LR * want;
+}
+
+/* Check got against ref (each value through expect unless NULL; tmp: ref->n floats)
+ * with tolerance tol; returns its error (INFINITY on a fault) as rel ? normwise
+ * relative : absolute. */
+static double check(const char *what, const reference *ref, const float *got,
+                    expect_fn expect, const epi_ctx *e, float *tmp, double atol, double rtol)
+{
+    const float *want = ref->want;
+    if (expect != NULL) {
+        for (size_t i = 0; i < ref->n; i++)
+            tmp[i] = expect(ref->idx != NULL ? ref->idx[i] : i, ref->want[i], e);
+        want = tmp;
+    }
+    const ffnn_lab_tolerance tol = {atol, rtol, 1.0, 0.0};
+    ffnn_lab_check_result res;
+    if (ffnn_lab_check(what, got, want, ref->idx, ref->n, &tol, &res) != 0) return INFINITY;
+    return rtol > 0.0 ? res.max_rel : res.max_abs;
+}
+
+/* ------------------------------------------------------------ one layer */
+
+typedef struct bufs {
+    float *x, *W, *b, *dz, *C, *db, *Wp, *bp, *scratch, *dWs;
+} bufs;
+
+static void bufs_free(bufs *d)
+{
+    float **p = (float **)d;
+    for (size_t i = 0; i < sizeof *d / sizeof(float *); i++) ffnn_lab_free(p[i]);
+    memset(d, 0, sizeof *d);
+}
+
+static row *new_row(kernels_run *k, const layer *L, int op, int variant)
+{
+    row *r = ffnn_bench_add_row(&k->run);
+    r->L = *L;
+    r->op = op;
+    r->variant = variant;
+    r->M = (long)(op == FFNN_MM_DW ? L->out : L->batch);
+    r->N = (long)(op == FFNN_MM_FORWARD ? L->out : L->in);
+    r->K = (long)(op == FFNN_MM_FORWARD ? L->in : op == FFNN_MM_DW ? L->batch : L->out);
+    r->err = r->us = r->gflops = r->pct = NAN;
+    return r;
+}
+
+/* One variant's call, for ffnn_lab_time. */
+typedef struct lab_call {
+    void *lab;
+    int variant;
+    const ffnn_matmul_lab_args *a;
+} lab_call;
+
+static ffnn_status lab_launch(void *arg)
+{
+    const lab_call *c = arg;
+    return ffnn_matmul_lab_run(c->lab, c->variant, c->a, NULL);
+}
+
+/* The host side of one layer: its inputs (as on the device), their reference db,
+ * and buffers for the results read back. */
+typedef struct host_bufs {
+    float *x, *W, *b, *dz, *got, *db, *ref_db, *gotW, *tmp;
+} host_bufs;
+
+/* Check fused weight_grad's epilogue beyond dW: db, and W, b after SGD; returns the
+ * largest error (INFINITY on a fault or a failed read-back). */
+static double check_sgd_epilogue(const layer *L, const bufs *d, host_bufs *h,
+                                 const reference *ref, const epi_ctx *e)
+{
+    double err = INFINITY;
+    const reference rdb = {L->out, NULL, h->ref_db}, rbp = {L->out, NULL, h->tmp};
+    if (ffnn_lab_download(h->db, d->db, L->out * 4) != FFNN_OK) return err;
+    err = check("db", &rdb, h->db, NULL, e, h->tmp, 0.0, TOL);
+    if (ffnn_lab_download(h->gotW, d->Wp, L->out * L->in * 4) != FFNN_OK) return INFINITY;
+    err = fmax(err, check("W after SGD", ref, h->gotW, expect_sgd, e, h->tmp, 0.0, TOL));
+    if (ffnn_lab_download(h->got, d->bp, L->out * 4) != FFNN_OK) return INFINITY;
+    for (size_t o = 0; o < L->out; o++) h->tmp[o] = h->b[o] - LR * h->ref_db[o];
+    return fmax(err, check("b after SGD", &rbp, h->got, NULL, e, NULL, TOL, 0.0));
+}
+
+/* Check then time variant v of op (its row r); dw_us: the variants' dW-only times. */
+static void run_variant(kernels_run *k, void *lab, const layer *L, const bufs *d,
+                        host_bufs *h, ffnn_matmul_lab_args *a, const reference *ref, int v,
+                        double *dw_us, row *r)
+{
+    const int op = a->op, fused = v == FFNN_MM_FUSED;
+    const epi_ctx ectx = {L, h->b, h->x, h->W};
+    const size_t nout = (size_t)r->M * (size_t)r->N;
+    void *stream = ffnn_matmul_lab_stream(lab);
+    if (v == FFNN_MM_REGBLOCK || fused)
+        snprintf(r->note, sizeof r->note, "tile %s",
+                 ffnn_matmul_lab_config(lab, op, L->batch, L->in, L->out));
+    if (v == FFNN_MM_TRANSPOSED)
+        snprintf(r->note, sizeof r->note, "%s",
+                 op == FFNN_MM_FORWARD ? "W transposed first (time included)"
+                                       : "operands already coalesced: no transpose");
+    /* check: poisoned outputs, fresh SGD targets, one call. The lab's stream is
+     * non-blocking: the synchronous copies and memsets (legacy stream) do not wait
+     * for it, so sync it around the call */
+    int with_dw = 0;
+    ffnn_status st = ffnn_lab_stream_sync(stream);
+    if (st == FFNN_OK) st = ffnn_lab_memset(d->C, 0xFF, nout * 4);
+    if (st == FFNN_OK) st = ffnn_lab_memset(d->db, 0xFF, L->out * 4);
+    if (st == FFNN_OK) st = ffnn_lab_upload(d->Wp, h->W, L->out * L->in * 4);
+    if (st == FFNN_OK) st = ffnn_lab_upload(d->bp, h->b, L->out * 4);
+    if (st == FFNN_OK) st = ffnn_matmul_lab_run(lab, v, a, &with_dw);
+    if (st == FFNN_OK) st = ffnn_lab_stream_sync(stream);
+    if (st == FFNN_OK) st = ffnn_lab_download(h->got, d->C, nout * 4);
+    if (st != FFNN_OK) {
+        snprintf(r->status, sizeof r->status, "error");
+        snprintf(r->note, sizeof r->note, "%.150s", ffnn_last_error());
+        fprintf(stderr, "    %s: %s\n", ffnn_matmul_lab_variant_name(v), r->note);
+        return;
+    }
+    const expect_fn expect = fused && op == FFNN_MM_FORWARD ? expect_forward
+                             : fused && op == FFNN_MM_DX    ? expect_dx
+                                                            : NULL;
+    double err = check(ffnn_matmul_lab_op_name(op), ref, h->got, expect, &ectx, h->tmp, 0.0,
+                       TOL);
+    if (fused && op == FFNN_MM_DW) err = fmax(err, check_sgd_epilogue(L, d, h, ref, &ectx));
+    r->err = err;
+    if (!(err <= TOL)) {
+        snprintf(r->status, sizeof r->status, "FAIL");
+        fprintf(stderr, "    %s: FAIL, error %.3g > %.1g\n", ffnn_matmul_lab_variant_name(v),
+                err, TOL);
+        return;
+    }
+    /* time */
+    lab_call call = {lab, v, a};
+    const ffnn_lab_timing timing = {3, k->o->repeats, 0, TARGET_US, MAX_INNER, SPIN_US};
+    ffnn_lab_times t;
+    if (ffnn_lab_time(stream, lab_launch, &call, &timing, &t) != FFNN_OK) {
+        snprintf(r->status, sizeof r->status, "error");
+        snprintf(r->note, sizeof r->note, "%.150s", ffnn_last_error());
+        return;
+    }
+    r->inner = t.inner;
+    r->repeats = k->o->repeats;
+    r->us = t.median_us;
+    if (op == FFNN_MM_DW) dw_us[v] = t.median_us;
+    if (with_dw) {
+        r->us = t.median_us - dw_us[v];
+        snprintf(r->note, sizeof r->note,
+                 "dense_backward(dW+dx) %.1f us minus its dW-only %.1f us", t.median_us,
+                 dw_us[v]);
+    }
+    const double flop = 2.0 * (double)r->M * (double)r->N * (double)r->K;
+    r->gflops = ffnn_lab_rate(flop, r->us * 1e3); /* FLOP per ns = GFLOP/s */
+    r->pct = ffnn_lab_pct(r->gflops, CEILING_TFLOPS * 1e3);
+    fprintf(stderr, "    %-10s %10.2f us %9.1f GFLOP/s %5.1f%%  err %.2g\n",
+            ffnn_matmul_lab_variant_name(v), r->us, r->gflops, r->pct, err);
+}
+
+/* Device buffers of layer L filled with fresh random values, read back into h. */
+static ffnn_status layer_setup(const layer *L, uint64_t seed, bufs *d, host_bufs *h)
+{
+    const size_t nx = L->batch * L->in, nw = L->out * L->in, nz = L->batch * L->out;
+    size_t nc = nx > nw ? nx : nw;
+    if (nz > nc) nc = nz;
+    h->x = malloc(nx * sizeof(float)), h->W = malloc(nw * sizeof(float));
+    h->b = malloc(L->out * sizeof(float)), h->dz = malloc(nz * sizeof(float));
+    h->got = malloc(nc * sizeof(float)), h->db = malloc(L->out * sizeof(float));
+    h->ref_db = malloc(L->out * sizeof(float)), h->gotW = malloc(nw * sizeof(float));
+    h->tmp = malloc((nc > REF_SAMPLES ? nc : REF_SAMPLES) * sizeof(float));
+    if (!h->x || !h->W || !h->b || !h->dz || !h->got || !h->db || !h->ref_db || !h->gotW ||
+        !h->tmp)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of host memory");
+    float **const dst[] = {&d->x, &d->W, &d->b, &d->dz, &d->C, &d->db, &d->Wp, &d->bp,
+                           &d->scratch, &d->dWs};
+    const size_t n[] = {nx, nw, L->out, nz, nc, L->out, nw, L->out, nw, nw};
+    ffnn_status st = FFNN_OK;
+    for (size_t i = 0; i < sizeof n / sizeof n[0] && st == FFNN_OK; i++)
+        st = ffnn_lab_malloc((void **)dst[i], n[i] * 4);
+    /* x, W, b, dz: the first four, random in [-1, 1], read back */
+    float *const host[] = {h->x, h->W, h->b, h->dz};
+    for (size_t i = 0; i < 4 && st == FFNN_OK; i++) {
+        st = ffnn_lab_fill_uniform(*dst[i], n[i], seed * 4 + i, -1.0f, 1.0f);
+        if (st == FFNN_OK) st = ffnn_lab_download(host[i], *dst[i], n[i] * 4);
+    }
+    for (size_t o = 0; o < L->out; o++) { /* db: dense.c's order */
+        float s = 0.0f;
+        for (size_t b = 0; b < L->batch; b++) s += h->dz[b * L->out + o];
+        h->ref_db[o] = s;
+    }
+    return st;
+}
+
+/* Check and time every variant of every op of layer L; 0, or -1 on an error that
+ * stops the suite (memory). */
+static int run_layer(kernels_run *k, void *lab, const layer *L, uint64_t seed)
+{
+    bufs d;
+    host_bufs h;
+    memset(&d, 0, sizeof d);
+    memset(&h, 0, sizeof h);
+    int rc = -1;
+    if (layer_setup(L, seed, &d, &h) != FFNN_OK) {
+        fprintf(stderr, "%s: %s\n", k->run.prog, ffnn_last_error());
+        goto done;
+    }
+    ffnn_matmul_lab_args a;
+    memset(&a, 0, sizeof a);
+    a.batch = L->batch, a.in = L->in, a.out = L->out;
+    a.x = d.x, a.W = d.W, a.b = d.b, a.dz = d.dz, a.C = d.C, a.db = d.db;
+    a.Wp = d.Wp, a.bp = d.bp, a.lr = LR, a.scratch = d.scratch, a.dW_scratch = d.dWs;
+    double dw_us[FFNN_MM_VARIANTS];
+    for (int v = 0; v < FFNN_MM_VARIANTS; v++) dw_us[v] = NAN;
+
+    for (int op = 0; op < FFNN_MM_OPS; op++) {
+        a.op = op;
+        reference ref;
+        const double t0 = ffnn_bench_now_s();
+        if (ref_build(k, op, L, h.x, h.W, h.dz, &ref, seed * 7 + (uint64_t)op) != 0) {
+            ref_free(&ref);
+            goto done;
+        }
+        fprintf(stderr, "  %zux%zu->%zu %s: reference %s (%.2f s)\n", L->batch, L->in, L->out,
+                ffnn_matmul_lab_op_name(op), ref.idx ? "sampled" : "full",
+                ffnn_bench_now_s() - t0);
+        for (int v = 0; v < FFNN_MM_VARIANTS; v++)
+            run_variant(k, lab, L, &d, &h, &a, &ref, v, dw_us, new_row(k, L, op, v));
+        ref_free(&ref);
+    }
+    rc = 0;
+done:
+    bufs_free(&d);
+    float **p = (float **)&h;
+    for (size_t i = 0; i < sizeof h / sizeof(float *); i++) free(p[i]);
+    return rc;
+}
+
+/* ------------------------------------------------------------ output */
+
+/* The CSV file's columns (the harness adds the last, "date"). */
+static const char *csv_header =
+    "batch,in,out,op,M,N,K,variant,status,max_rel_err,us_median,gflops,pct_fp32_ceiling,"
+    "inner,repeats,note,device";
+
+static void csv_row(FILE *f, const void *vr, const void *vk)
+{
+    const kernels_run *k = vk;
+    const row *r = vr;
+    fprintf(f, "%zu,%zu,%zu,%s,%ld,%ld,%ld,%s,%s,", r->L.batch, r->L.in, r->L.out,
+            ffnn_matmul_lab_op_name(r->op), r->M, r->N, r->K,
+            ffnn_matmul_lab_variant_name(r->variant), r->status);
+    FFNN_BENCH_CSV_NUMS(f, r->err, r->us, r->gflops, r->pct);
+    fprintf(f, "%d,%d,", r->inner, r->repeats);
+    ffnn_bench_csv_field(f, r->note);
+    fputc(',', f);
+    ffnn_bench_csv_field(f, k->gpu_desc);
+}
+
+static void write_table(FILE *f, const void *vk)
+{
+    const kernels_run *k = vk;
+    ffnn_bench_md_heading(f, &k->run, "Kernel lab: the matmuls of a dense layer, six variants");
+    fprintf(f, " GPU: %s.\n\n", k->gpu_desc);
+    fprintf(f, "forward z = x W^T (M = batch, N = out, K = in); weight_grad dW = dz^T x "
+               "(M = out, N = in, K = batch); input_grad dx = dz W (M = batch, N = in, "
+               "K = out). Each variant was checked against the CPU reference on fresh "
+               "random data first (max |gpu - ref| / max |ref| <= %.0e%s); fused includes "
+               "its epilogue (forward: + b, relu; weight_grad: db and SGD on W, b; "
+               "input_grad: * relu'(x)). Times: median of the repeats, CUDA events around "
+               "back-to-back copies queued behind a spin kernel; %% of the %.0f TFLOP/s FP32 "
+               "ceiling (the project's figure, ~1.5 GHz sustained; at the 1.98 GHz maximum "
+               "SM clock the FP32 peak is 67 TFLOP/s, so a kernel can show > 100%%). "
+               "naive/tiled input_grad: dense_backward(dW + dx) minus its dW-only "
+               "time.\n\n",
+            TOL, k->sampled_any ? "; layers above 3e8 multiply-adds: 4096 sampled outputs" : "",
+            CEILING_TFLOPS);
+    /* summary: one line per (layer, op), us and % ceiling per variant */
+    fprintf(f, "| layer | op | M x N x K |");
+    for (int v = 0; v < FFNN_MM_VARIANTS; v++)
+        fprintf(f, " %s us (%% ceil) |", ffnn_matmul_lab_variant_name(v));
+    fprintf(f, "\n|---|---|---|");
+    for (int v = 0; v < FFNN_MM_VARIANTS; v++) fprintf(f, "---:|");
+    fputc('\n', f);
+    for (size_t i = 0; i < k->run.n_rows; i += FFNN_MM_VARIANTS) {
+        const row *r0 = FFNN_BENCH_ROW(&k->run, const row, i);
+        fprintf(f, "| %zux%zu->%zu | %s | %ldx%ldx%ld |", r0->L.batch, r0->L.in, r0->L.out,
+                ffnn_matmul_lab_op_name(r0->op), r0->M, r0->N, r0->K);
+        for (size_t j = i; j < i + FFNN_MM_VARIANTS && j < k->run.n_rows; j++) {
+            const row *r = FFNN_BENCH_ROW(&k->run, const row, j);
+            if (strcmp(r->status, "ok") != 0)
+                fprintf(f, " **%s** |", r->status);
+            else
+                fprintf(f, " %.1f (%.1f%%) |", r->us, r->pct);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "\n### All rows\n\n");
+    fprintf(f, "| layer | op | variant | status | max rel err | us | GFLOP/s | %% ceiling | "
+               "inner x repeats | note |\n");
+    fprintf(f, "|---|---|---|---|---:|---:|---:|---:|---:|---|\n");
+    for (size_t i = 0; i < k->run.n_rows; i++) {
+        const row *r = FFNN_BENCH_ROW(&k->run, const row, i);
+        fprintf(f, "| %zux%zu->%zu | %s | %s | %s | %.2g | %.2f | %.1f | %.2f | %dx%d | %s |\n",
+                r->L.batch, r->L.in, r->L.out, ffnn_matmul_lab_op_name(r->op),
+                ffnn_matmul_lab_variant_name(r->variant), r->status, r->err, r->us, r->gflops,
+                r->pct, r->inner, r->repeats, r->note);
+    }
+}
+
+/* The suite once the options are read: the layers of o on the GPU. */
+static int run_suite(kernels_run *k)
+{
+    const options *o = k->o;
+    ffnn_lab_gpu_info gi;
+    if (ffnn_cuda_device_count() < 1 || ffnn_lab_gpu_query(&gi) != FFNN_OK) {
+        fprintf(stderr, "%s: no CUDA GPU found; the kernel lab needs one\n", k->run.prog);
+        return 1;
+    }
+    snprintf(k->gpu_desc, sizeof k->gpu_desc, "%s (sm_%d%d, %d SMs)", gi.name, gi.cc_major,
+             gi.cc_minor, gi.sm_count);
+    void *lab = NULL;
+    if (ffnn_matmul_lab_create(&lab) != FFNN_OK) {
+        fprintf(stderr, "%s: %s\n", k->run.prog, ffnn_last_error());
+        return 1;
+    }
+    int rc = 0;
+    uint64_t seed = 1000; /* one per layer measured */
+    for (size_t i = 0; i < N_LAYERS && rc == 0; i++) {
+        const layer *L = &layers[i];
+        const int square = L->in == L->out && L->in >= 1024;
+        if ((o->quick && L->batch != 64 && !square) || (L->in == 4096 && (o->quick || !o->big)))
+            continue;
+        fprintf(stderr, "layer %zux%zu->%zu\n", L->batch, L->in, L->out);
+        if (run_layer(k, lab, L, seed++) != 0) rc = 1;
+    }
+    ffnn_matmul_lab_destroy(lab);
+    for (size_t i = 0; i < k->run.n_rows; i++)
+        if (!ffnn_bench_ok(ffnn_bench_row_status(&k->run, i))) rc = 1;
+    if (ffnn_bench_save(&k->run, o->out, csv_header, csv_row, write_table, k, rc,
+                        "SOME VARIANTS FAILED") != 0)
+        rc = 1;
+    return rc;
+}
+
+#endif /* FFNN_HAVE_CUDA */
+
+int ffnn_bench_kernels(int argc, char **argv)
+{
+    options o = {0, -1, 1, NULL};
+    kernels_run k;
+    memset(&k, 0, sizeof k);
+    ffnn_bench_begin(&k.run, "kernels", sizeof(row), offsetof(row, status));
+    k.o = &o;
+    const ffnn_bench_option opts[] = {
+        FFNN_BENCH_OPT_FLAG("quick", &o.quick, 1),
+        FFNN_BENCH_OPT_TEXT("out", &o.out),
+        FFNN_BENCH_OPT_INT("repeats", &o.repeats, 1, MAX_REPEATS),
+        FFNN_BENCH_OPT_FLAG("no-big", &o.big, 0),
+        FFNN_BENCH_OPT_END,
+    };
+    const int parsed = ffnn_bench_parse_options(&k.run, usage, opts, argc, argv);
+    if (parsed != 0) return parsed == 1 ? 0 : 2;
+    if (o.repeats < 0) o.repeats = o.quick ? 5 : 20;
+    if (o.out == NULL) o.out = o.quick ? "build/bench-quick" : "bench/results";
+#if FFNN_HAVE_CUDA
+    const int rc = run_suite(&k);
+#else
+    fprintf(stderr, "%s: this build has no CUDA (nvcc was not found); the kernel lab needs a "
+                    "CUDA GPU\n", k.run.prog);
+    const int rc = 1;
+#endif
+    ffnn_bench_end(&k.run);
+    return rc;
+}

@@ -1,0 +1,75 @@
+/*
+ * matmul.h - the matmul lab (matmul.cu, `ffnn bench kernels`): the three matmuls of a
+ * dense layer
+ *
+ *   forward      z  = x W^T   M = batch, N = out, K = in
+ *   weight_grad  dW = dz^T x  M = out,   N = in,  K = batch
+ *   input_grad   dx = dz W    M = batch, N = in,  K = out
+ *
+ * in six variants: naive and tiled (the cuda backend's dense kernels), transposed (one
+ * thread per output with operands made coalesced, transpose included), regblock (the
+ * backend's register-blocked SGEMM), fused (regblock with the layer's epilogue:
+ * forward relu(x W^T + b), weight_grad dW + db + SGD on Wp/bp, input_grad
+ * (dz W) * relu'(x)), cublas (cublasSgemm, FP32 default math). The names are inline
+ * (every build); the rest needs CUDA (FFNN_HAVE_CUDA).
+ */
+#ifndef FFNN_LAB_MATMUL_H
+#define FFNN_LAB_MATMUL_H
+
+#include <stddef.h>
+
+#include "ffnn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { FFNN_MM_NAIVE = 0, FFNN_MM_TILED = 1, FFNN_MM_TRANSPOSED = 2, FFNN_MM_REGBLOCK = 3,
+       FFNN_MM_FUSED = 4, FFNN_MM_CUBLAS = 5, FFNN_MM_VARIANTS = 6 };
+enum { FFNN_MM_FORWARD = 0, FFNN_MM_DW = 1, FFNN_MM_DX = 2, FFNN_MM_OPS = 3 };
+
+static inline const char *ffnn_matmul_lab_variant_name(int variant)
+{
+    static const char *const names[FFNN_MM_VARIANTS] = {"naive",    "tiled", "transposed",
+                                                        "regblock", "fused", "cublas"};
+    return variant >= 0 && variant < FFNN_MM_VARIANTS ? names[variant] : "?";
+}
+
+static inline const char *ffnn_matmul_lab_op_name(int op)
+{
+    static const char *const names[FFNN_MM_OPS] = {"forward", "weight_grad", "input_grad"};
+    return op >= 0 && op < FFNN_MM_OPS ? names[op] : "?";
+}
+
+/* One call's operands, all device pointers. */
+typedef struct ffnn_matmul_lab_args {
+    int op;                  /* FFNN_MM_FORWARD / _DW / _DX                          */
+    size_t batch, in, out;   /* the layer                                            */
+    const float *x;          /* [batch, in]                                          */
+    const float *W;          /* [out, in]                                            */
+    const float *b;          /* [out] (fused forward)                                */
+    const float *dz;         /* [batch, out]                                         */
+    float *C;                /* the result: z [batch,out] / dW [out,in] / dx [batch,in] */
+    float *db;               /* [out] (fused weight_grad)                            */
+    float *Wp, *bp;          /* [out, in], [out]: updated by fused weight_grad's SGD */
+    float lr;                /* its learning rate                                    */
+    float *scratch;          /* [out * in] (transposed forward)                      */
+    float *dW_scratch;       /* [out, in] (naive / tiled input_grad)                 */
+} ffnn_matmul_lab_args;
+
+/* A lab: a cuda backend context (one stream) and a cuBLAS handle on it. */
+ffnn_status ffnn_matmul_lab_create(void **lab);
+void ffnn_matmul_lab_destroy(void *lab);
+/* The lab's stream (cudaStream_t as void *): time its calls there. */
+void *ffnn_matmul_lab_stream(void *lab);
+/* Queue one variant of one op. *with_dw (may be NULL) = 1 when the launch also
+ * computed dW (naive / tiled input_grad: the backend runs dx only with dW). */
+ffnn_status ffnn_matmul_lab_run(void *lab, int variant, const ffnn_matmul_lab_args *a,
+                                int *with_dw);
+/* The regblock tile configuration chosen for op on this layer ("64x64x16" ...). */
+const char *ffnn_matmul_lab_config(void *lab, int op, size_t batch, size_t in, size_t out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,133 @@
+/* cpu_math.h - the one copy of the CPU element-wise math: the activations (forward,
+ * and the derivative written through the output a = f(z)), the uint8 -> float input
+ * conversion x = value / 255, and the per-element optimizer updates (sgd, momentum
+ * with Nesterov and the first step, adam). The reference backend
+ * (src/backend/cpu/activation.c, update.c) and the omp backend
+ * (src/backend/omp/elementwise.c, local1d.c) both call these, so that they give the
+ * same bits; the CUDA backend's src/backend/cuda/device_math.cuh spells the same
+ * operations in the same order with explicit roundings.
+ *
+ * The optimizers round like PyTorch's vectorised CPU kernels on float32 tensors
+ * (torch.optim single-tensor path): fmaf where PyTorch's kernel uses fmadd (add with
+ * alpha, lerp), separate roundings elsewhere (mul_, addcmul_, sqrt, div, addcdiv_).
+ *
+ * Rounding contract: a*b + c below is two roundings. That holds in ISO C mode
+ * (-std=c11: GCC's default is -ffp-contract=off) and would break under
+ * -ffp-contract=fast (src/backend/omp/gemm.c's flag): include this header only from
+ * files compiled without it. fmaf is one rounding everywhere (an fma instruction, or
+ * libm's exact fmaf). -fno-math-errno (the omp files) changes no value.
+ *
+ * static inline functions of scalars (a pointer only where a value must not be read);
+ * loops that call them with a constant activation fold the switch away and vectorise
+ * as the hand-written per-case loops did. */
+#ifndef FFNN_CPU_MATH_H
+#define FFNN_CPU_MATH_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "ffnn.h"
+
+/* ------------------------------------------------------------------ activations */
+
+/* relu(z) = max(0, z), as z > 0 ? z : 0 (-0 and NaN give +0). */
+static inline float ffnn_relu(float z) { return z > 0.0f ? z : 0.0f; }
+
+/* sigmoid(z) = 1 / (1 + exp(-z)) (libm's expf). */
+static inline float ffnn_sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
+
+/* a = f(z) for act: relu, sigmoid, tanh (libm's tanhf); identity (and any other
+ * value) z. */
+static inline float ffnn_act_forward(ffnn_activation act, float z)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return ffnn_relu(z);
+    case FFNN_ACT_SIGMOID: return ffnn_sigmoid(z);
+    case FFNN_ACT_TANH: return tanhf(z);
+    case FFNN_ACT_IDENTITY: break;
+    }
+    return z;
+}
+
+/* f'(z) written through a = f(z): relu [a > 0], sigmoid a (1 - a), tanh 1 - a^2,
+ * identity 1; the product rounded before the subtraction. */
+static inline float ffnn_act_grad(ffnn_activation act, float a)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
+    case FFNN_ACT_SIGMOID: return a * (1.0f - a);
+    case FFNN_ACT_TANH: return 1.0f - a * a;
+    case FFNN_ACT_IDENTITY: break;
+    }
+    return 1.0f;
+}
+
+/* dz = g f'(z) = g * ffnn_act_grad(act, a), one rounding (identity: g * 1). */
+static inline float ffnn_act_backward(ffnn_activation act, float g, float a)
+{
+    return g * ffnn_act_grad(act, a);
+}
+
+/* ------------------------------------------------------------------ uint8 input */
+
+/* x = p / 255, correctly rounded (IEEE division). */
+static inline float ffnn_u8_to_unit(uint8_t p) { return (float)p / 255.0f; }
+
+/* ------------------------------------------------------------------ optimizers */
+/* Scalars as in ffnn_optimizer_step (src/core/optim.h), one parameter each. */
+
+/* sgd: p' = p - lr g, the product rounded first (not one fma; PyTorch's fmadd rounds
+ * once: the two differ by at most an ulp of p). */
+static inline float ffnn_sgd(float p, float lr, float g) { return p - lr * g; }
+
+/* momentum buffer: buf' = buf momentum + g (product rounded, then the add), or g at
+ * the first step, where *buf is not read (PyTorch: buf.mul_(momentum).add_(g)). */
+static inline float ffnn_momentum_buf(const float *buf, float g, float momentum,
+                                      int first_step)
+{
+    return first_step ? g : *buf * momentum + g;
+}
+
+/* momentum parameter: d = nesterov ? g + momentum buf' (one fma) : buf';
+ * p' = p - lr d (one fma). buf: the new buffer value. PyTorch: g.add(buf,
+ * alpha=momentum); p.add_(d, alpha=-lr). */
+static inline float ffnn_momentum_param(float p, float g, float buf, float momentum, float lr,
+                                        int nesterov)
+{
+    const float d = nesterov ? fmaf(momentum, buf, g) : buf;
+    return fmaf(-lr, d, p);
+}
+
+/* PyTorch's lerp(a, b, w): a + w (b - a) for |w| < 0.5, else b - (1 - w)(b - a),
+ * each one fma (its vectorised form). */
+static inline float ffnn_lerp_torch(float a, float b, float w)
+{
+    return fabsf(w) < 0.5f ? fmaf(w, b - a, a) : fmaf(w - 1.0f, b - a, b);
+}
+
+/* adam first moment: m' = lerp(m, g, 1 - beta1) (PyTorch: m.lerp_(g, 1-beta1)). */
+static inline float ffnn_adam_m(float m, float g, float one_minus_beta1)
+{
+    return ffnn_lerp_torch(m, g, one_minus_beta1);
+}
+
+/* adam second moment: v' = v beta2 + ((1 - beta2) g) g, each product rounded
+ * (PyTorch: v.mul_(beta2).addcmul_(g, g, value=1-beta2)). */
+static inline float ffnn_adam_v(float v, float g, float beta2, float one_minus_beta2)
+{
+    const float decayed = v * beta2;
+    const float scaled = one_minus_beta2 * g;
+    return decayed + scaled * g;
+}
+
+/* adam parameter, m and v the new moments: denom = sqrt(v) / bias_correction2_sqrt
+ * + eps; p' = p + (-step_size m) / denom (PyTorch: denom = (v.sqrt() /
+ * bias_correction2_sqrt).add_(eps); p.addcdiv_(m, denom, value=-step_size)). */
+static inline float ffnn_adam_param(float p, float m, float v, float step_size,
+                                    float bias_correction2_sqrt, float eps)
+{
+    const float denom = sqrtf(v) / bias_correction2_sqrt + eps;
+    return p + (-step_size * m) / denom;
+}
+
+#endif

@@ -1,0 +1,233 @@
+/*
+ * device_math.cuh - the one copy of the CUDA backend's element-wise math: the
+ * activations (forward, and the derivative written through the output a = f(z)),
+ * the uint8 -> float input conversion x = value / 255, the per-element optimizer
+ * updates (sgd, momentum with Nesterov and the first step, adam) and the
+ * per-element pieces of the losses. Every kernel that needs one of them calls the
+ * function here; no other .cu file spells these expressions.
+ *
+ * Reference: the CPU backend, src/backend/cpu/cpu_math.h (used by
+ * src/backend/cpu/activation.c, update.c and the omp backend; the losses:
+ * src/backend/cpu/loss.c), whose optimizer updates round like PyTorch's vectorised
+ * float32 kernels (torch.optim single-tensor path: fma where PyTorch uses fmadd -
+ * add with alpha, lerp - separate roundings elsewhere). The derivatives and the
+ * optimizer updates spell every float operation with its rounding (__fmul_rn,
+ * __fadd_rn, __fsub_rn, __fdiv_rn, __fsqrt_rn, __fmaf_rn) in the reference's order,
+ * so that nvcc cannot contract or reassociate; the activations, the losses and the
+ * /255 use plain operators where no product feeds an add (nothing to contract) and
+ * __fmul_rn where one does.
+ * So the GPU gives the CPU's bits for the same inputs except through expf / tanhf /
+ * logf / log1pf, which are CUDA's (not the __expf intrinsics; the build has no
+ * --use_fast_math) and can differ from glibc's by an ulp.
+ *
+ * Editing a formula here changes every kernel at once; change the CPU reference
+ * (cpu_math.h) the same way, or the backends stop agreeing bit for bit.
+ *
+ * Included by .cu files only; C-like (no classes, no templates): __device__
+ * __forceinline__ functions of scalars (pointers only where a value must not be
+ * read).
+ */
+#ifndef FFNN_CUDA_DEVICE_MATH_CUH
+#define FFNN_CUDA_DEVICE_MATH_CUH
+
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#include "ffnn.h"
+
+/* ------------------------------------------------------------------ activations */
+
+/* relu(z) = max(0, z), as z > 0 ? z : 0 (-0 and NaN give +0). */
+static __device__ __forceinline__ float ffnn_dev_relu(float z) { return z > 0.0f ? z : 0.0f; }
+
+/* sigmoid(z) = 1 / (1 + exp(-z)), IEEE division (also the sigmoid of loss.cu's bce). */
+static __device__ __forceinline__ float ffnn_dev_sigmoid(float z)
+{
+    return 1.0f / (1.0f + expf(-z));
+}
+
+/* tanh(z), CUDA's tanhf. */
+static __device__ __forceinline__ float ffnn_dev_tanh(float z) { return tanhf(z); }
+
+/* a = f(z) for act: relu, sigmoid, tanh; identity (and any other value) z. */
+static __device__ __forceinline__ float ffnn_dev_act_forward(ffnn_activation act, float z)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return ffnn_dev_relu(z);
+    case FFNN_ACT_SIGMOID: return ffnn_dev_sigmoid(z);
+    case FFNN_ACT_TANH: return ffnn_dev_tanh(z);
+    default: return z;
+    }
+}
+
+/* f'(z) written through a = f(z): relu [a > 0], sigmoid a (1 - a), tanh 1 - a^2,
+ * identity 1; products rounded (no contraction into 1 - a^2). */
+static __device__ __forceinline__ float ffnn_dev_act_grad(ffnn_activation act, float a)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
+    case FFNN_ACT_SIGMOID: return __fmul_rn(a, __fsub_rn(1.0f, a));
+    case FFNN_ACT_TANH: return __fsub_rn(1.0f, __fmul_rn(a, a));
+    default: return 1.0f;
+    }
+}
+
+/* dz = g f'(z) = g * ffnn_dev_act_grad(act, a), the product rounded (the
+ * reference's da * d; identity: g * 1). */
+static __device__ __forceinline__ float ffnn_dev_act_backward(ffnn_activation act, float g,
+                                                              float a)
+{
+    return __fmul_rn(g, ffnn_dev_act_grad(act, a));
+}
+
+/* ------------------------------------------------------------------ uint8 input */
+
+/* x = p / 255, IEEE division (correctly rounded): p in 0..255. */
+static __device__ __forceinline__ float ffnn_dev_u8_to_unit(uint8_t p)
+{
+    return (float)p / 255.0f;
+}
+
+/* f / 255 for an integer-valued f in 0..255, correctly rounded without a division:
+ * q = RN(f RN(1/255)), one Markstein correction with the exact residual
+ * r = f - 255 q. Equal to ffnn_dev_u8_to_unit for all 256 values (checked
+ * exhaustively on the host, with fmaf): keep the two so. */
+static __device__ __forceinline__ float ffnn_dev_div255(float f)
+{
+    const float c = 1.0f / 255.0f;
+    const float q = __fmul_rn(f, c);
+    const float r = __fmaf_rn(-q, 255.0f, f);
+    return __fmaf_rn(r, c, q);
+}
+
+/* x = p / 255 (p in 0..255) as ffnn_dev_u8_to_unit, division-free: float(p) from
+ * the exponent trick (2^23 + p, exact), then ffnn_dev_div255. */
+static __device__ __forceinline__ float ffnn_dev_u8_to_unit_nodiv(unsigned p)
+{
+    return ffnn_dev_div255(__int_as_float(0x4B000000u | p) - 8388608.0f);
+}
+
+/* The same for byte k (0..3, little-endian) of the word v: one PRMT builds
+ * 2^23 + byte's bits. */
+static __device__ __forceinline__ float ffnn_dev_u8x4_to_unit(unsigned v, unsigned k)
+{
+    return ffnn_dev_div255(__int_as_float(__byte_perm(v, 0x4B000000u, 0x7650u | k)) -
+                           8388608.0f);
+}
+
+/* The four bytes of the word v as x = byte / 255: (byte 0, 1, 2, 3). */
+static __device__ __forceinline__ float4 ffnn_dev_u8x4_to_unit4(unsigned v)
+{
+    return make_float4(ffnn_dev_u8x4_to_unit(v, 0), ffnn_dev_u8x4_to_unit(v, 1),
+                       ffnn_dev_u8x4_to_unit(v, 2), ffnn_dev_u8x4_to_unit(v, 3));
+}
+
+/* ------------------------------------------------------------------ optimizers */
+/* Scalars as in ffnn_optimizer_step (src/core/optim.h), one parameter each. */
+
+/* sgd: p' = p - lr g, the product rounded first (not one fma). */
+static __device__ __forceinline__ float ffnn_dev_sgd(float p, float lr, float g)
+{
+    return __fsub_rn(p, __fmul_rn(lr, g));
+}
+
+/* momentum buffer: buf' = buf momentum + g (product rounded, then the add), or g at
+ * the first step, where *buf is not read (PyTorch: buf.mul_(momentum).add_(g)). */
+static __device__ __forceinline__ float ffnn_dev_momentum_buf(const float *buf, float g,
+                                                              float momentum, int first_step)
+{
+    return first_step ? g : __fadd_rn(__fmul_rn(*buf, momentum), g);
+}
+
+/* momentum parameter: d = nesterov ? g + momentum buf' (one fma) : buf';
+ * p' = p - lr d (one fma). buf: the new buffer value. */
+static __device__ __forceinline__ float ffnn_dev_momentum_param(float p, float g, float buf,
+                                                                float momentum, float lr,
+                                                                int nesterov)
+{
+    const float d = nesterov ? __fmaf_rn(momentum, buf, g) : buf;
+    return __fmaf_rn(-lr, d, p);
+}
+
+/* PyTorch's lerp(a, b, w): a + w (b - a) for |w| < 0.5, else b - (1 - w)(b - a),
+ * each one fma. */
+static __device__ __forceinline__ float ffnn_dev_lerp_torch(float a, float b, float w)
+{
+    const float diff = __fsub_rn(b, a);
+    return fabsf(w) < 0.5f ? __fmaf_rn(w, diff, a) : __fmaf_rn(__fsub_rn(w, 1.0f), diff, b);
+}
+
+/* adam first moment: m' = lerp(m, g, 1 - beta1) (PyTorch: m.lerp_(g, 1-beta1)). */
+static __device__ __forceinline__ float ffnn_dev_adam_m(float m, float g, float one_minus_beta1)
+{
+    return ffnn_dev_lerp_torch(m, g, one_minus_beta1);
+}
+
+/* adam second moment: v' = v beta2 + ((1 - beta2) g) g, each product rounded
+ * (PyTorch: v.mul_(beta2).addcmul_(g, g, value=1-beta2)). */
+static __device__ __forceinline__ float ffnn_dev_adam_v(float v, float g, float beta2,
+                                                        float one_minus_beta2)
+{
+    return __fadd_rn(__fmul_rn(v, beta2), __fmul_rn(__fmul_rn(one_minus_beta2, g), g));
+}
+
+/* adam parameter, m and v the new moments: denom = sqrt(v) / bias_correction2_sqrt
+ * + eps; p' = p + (-step_size m) / denom (PyTorch: p.addcdiv_(m, denom,
+ * value=-step_size)). */
+static __device__ __forceinline__ float ffnn_dev_adam_param(float p, float m, float v,
+                                                            float step_size,
+                                                            float bias_correction2_sqrt,
+                                                            float eps)
+{
+    const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), bias_correction2_sqrt), eps);
+    return __fadd_rn(p, __fdiv_rn(__fmul_rn(-step_size, m), denom));
+}
+
+/* ------------------------------------------------------------------ losses */
+/* Per-element pieces of the losses (src/backend/cpu/loss.c's formulas), shared by
+ * loss.cu and persistent.cu; the sums over a row stay with their kernels. m: the
+ * row's max logit, s = sum_j ffnn_dev_softmax_term(z_j, m), scale: 1/batch (softmax)
+ * or 1/(batch width) (mse, bce). */
+
+/* softmax term exp(z - m). */
+static __device__ __forceinline__ float ffnn_dev_softmax_term(float z, float m)
+{
+    return expf(z - m);
+}
+
+/* softmax cross-entropy row loss: m + log(s) - z_y. */
+static __device__ __forceinline__ float ffnn_dev_softmax_ce_loss(float m, float s, float z_label)
+{
+    return m + logf(s) - z_label;
+}
+
+/* softmax cross-entropy gradient: (exp(z - m) / s - [j == y]) * scale. */
+static __device__ __forceinline__ float ffnn_dev_softmax_ce_grad(float z, float m, float s,
+                                                                 int is_label, float scale)
+{
+    return (expf(z - m) / s - (is_label ? 1.0f : 0.0f)) * scale;
+}
+
+/* mse term d^2, d = o - t (rounded product, as the CPU's). */
+static __device__ __forceinline__ float ffnn_dev_mse_term(float d) { return __fmul_rn(d, d); }
+
+/* mse gradient: 2 d scale, d = o - t ((2 d) rounded, then times scale). */
+static __device__ __forceinline__ float ffnn_dev_mse_grad(float d, float scale)
+{
+    return 2.0f * d * scale;
+}
+
+/* sigmoid bce term on logit v, target t, stable form: max(v, 0) - v t + log1p(exp(-|v|)). */
+static __device__ __forceinline__ float ffnn_dev_bce_term(float v, float t)
+{
+    return fmaxf(v, 0.0f) - __fmul_rn(v, t) + log1pf(expf(-fabsf(v)));
+}
+
+/* sigmoid bce gradient: (sigmoid(v) - t) * scale. */
+static __device__ __forceinline__ float ffnn_dev_bce_grad(float v, float t, float scale)
+{
+    return (ffnn_dev_sigmoid(v) - t) * scale;
+}
+
+#endif /* FFNN_CUDA_DEVICE_MATH_CUH */

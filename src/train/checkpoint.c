@@ -1,0 +1,221 @@
+/*
+ * checkpoint.c - the trainer's side of checkpoints (ffnn.h, "checkpoints"):
+ * ffnn_trainer_save_checkpoint fills an ffnn_run_state (io/run_state.h) from the
+ * trainer and io/checkpoint.c writes it; ffnn_trainer_resume has io read one,
+ * checks that this trainer runs what it records, and hands it to the trainer;
+ * ffnn_checkpoint_load reads one for the caller. Only the train_internal.h
+ * functions touch the trainer.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/optim.h"
+#include "io/run_state.h"
+#include "train/train_internal.h"
+
+/* "PATH<rest>" as the context of the current message, the path at any length. */
+static ffnn_status ck_fail_context(ffnn_status status, const char *path, const char *rest)
+{
+    size_t size = strlen(path) + strlen(rest) + 1;
+    char *context = malloc(size);
+    if (!context)
+        return ffnn_fail_context(status, path);
+    snprintf(context, size, "%s%s", path, rest);
+    ffnn_fail_context(status, context);
+    free(context);
+    return status;
+}
+
+/* ------------------------------------------------------------ reading */
+
+ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model, ffnn_checkpoint_info *info)
+{
+    if (!path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_checkpoint_load: NULL path");
+    /* what the file does not record (device, strategy, eval_batch_size, the
+     * other optimizers' hyperparameters ...): the defaults */
+    const ffnn_train_config defaults = ffnn_train_config_default();
+    ffnn_run_state s;
+    ffnn_status st = ffnn_checkpoint_read(path, &defaults, &s);
+    if (st != FFNN_OK)
+        return st;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        info->cfg = s.cfg;
+        info->train_count = s.train_count;
+        info->train_crc32 = s.train_crc32;
+        info->epoch = s.epoch;
+        info->step = s.step;
+        info->steps_per_epoch = s.steps_per_epoch;
+        info->optimizer_steps = s.optimizer_steps;
+        snprintf(info->ffnn_version, sizeof info->ffnn_version, "%s", s.ffnn_version);
+    }
+    if (model) {
+        *model = (ffnn_model *)s.model; /* ffnn_checkpoint_read made it: ours */
+        s.model = NULL;
+        s.params = NULL;
+    }
+    ffnn_run_state_free(&s);
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------ resuming */
+
+/* The setting `what` differs: checkpoint value `saved`, trainer value `here`. */
+static ffnn_status ck_differs(const char *path, const char *what, const char *saved,
+                              const char *here)
+{
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                     "%s: cannot resume: %s is %s in the checkpoint but %s in this run "
+                     "(continuing exactly needs the same setting)", path, what, saved, here);
+}
+
+/* The architectures of the checkpoint (saved) and of the trainer (here) are the
+ * same; the strings sized from the models. */
+static ffnn_status ck_check_arch(const char *path, const ffnn_model *saved,
+                                 const ffnn_model *here)
+{
+    size_t a_size = ffnn_arch_format_size(saved->layer_count);
+    size_t b_size = ffnn_arch_format_size(here->layer_count);
+    char *a = malloc(a_size), *b = malloc(b_size);
+    ffnn_status st = FFNN_OK;
+    if (!a || !b) {
+        st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", path);
+    } else {
+        ffnn_model_arch_string(saved, a, a_size);
+        ffnn_model_arch_string(here, b, b_size);
+        if (strcmp(a, b) != 0)
+            st = ck_differs(path, "the architecture", a, b);
+    }
+    free(a);
+    free(b);
+    return st;
+}
+
+/* The trainer runs what the checkpoint f recorded. */
+static ffnn_status ck_check_trainer(const char *path, const ffnn_run_state *f, ffnn_trainer *t)
+{
+    const ffnn_train_config *c = ffnn_trainer_config(t), *s = &f->cfg;
+    const ffnn_dataset *data = ffnn_trainer_train_data(t);
+    char a[96], b[96]; /* numbers, and the CRC-32 with its note */
+    ffnn_status st;
+
+    if ((st = ck_check_arch(path, f->model, ffnn_trainer_model(t))) != FFNN_OK)
+        return st;
+    if (c->loss != s->loss)
+        return ck_differs(path, "the loss", ffnn_loss_name(s->loss), ffnn_loss_name(c->loss));
+    if (c->optimizer != s->optimizer)
+        return ck_differs(path, "the optimizer", ffnn_optimizer_name(s->optimizer),
+                          ffnn_optimizer_name(c->optimizer));
+    struct { const char *name; float saved, here; int applies; } floats[] = {
+        {"learning_rate", s->learning_rate, c->learning_rate, 1},
+        {"momentum", s->momentum, c->momentum, s->optimizer == FFNN_OPT_MOMENTUM},
+        {"beta1", s->beta1, c->beta1, s->optimizer == FFNN_OPT_ADAM},
+        {"beta2", s->beta2, c->beta2, s->optimizer == FFNN_OPT_ADAM},
+        {"epsilon", s->epsilon, c->epsilon, s->optimizer == FFNN_OPT_ADAM},
+    };
+    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
+        if (floats[i].applies && floats[i].saved != floats[i].here) {
+            ffnn_checkpoint_float_text(floats[i].saved, a, sizeof a);
+            ffnn_checkpoint_float_text(floats[i].here, b, sizeof b);
+            return ck_differs(path, floats[i].name, a, b);
+        }
+    if (s->optimizer == FFNN_OPT_MOMENTUM && !s->nesterov != !c->nesterov)
+        return ck_differs(path, "nesterov", s->nesterov ? "on" : "off",
+                          c->nesterov ? "on" : "off");
+    struct { const char *name; uint64_t saved, here; } ints[] = {
+        {"batch_size", s->batch_size, c->batch_size},
+        {"seed", s->seed, c->seed},
+        {"the training set's sample count", f->train_count, data ? ffnn_dataset_count(data) : 0},
+    };
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (ints[i].saved != ints[i].here) {
+            snprintf(a, sizeof a, "%llu", (unsigned long long)ints[i].saved);
+            snprintf(b, sizeof b, "%llu", (unsigned long long)ints[i].here);
+            return ck_differs(path, ints[i].name, a, b);
+        }
+    if (!s->shuffle != !c->shuffle)
+        return ck_differs(path, "shuffle", s->shuffle ? "on" : "off", c->shuffle ? "on" : "off");
+    uint32_t crc = ffnn_trainer_data_crc32(t);
+    if (crc != f->train_crc32) {
+        snprintf(a, sizeof a, "0x%08x", (unsigned)f->train_crc32);
+        snprintf(b, sizeof b, "0x%08x (same sample count, other samples, labels or order)",
+                 (unsigned)crc);
+        return ck_differs(path, "the training data's CRC-32", a, b);
+    }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path)
+{
+    if (!t || !path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_resume: NULL argument");
+    ffnn_run_state f;
+    ffnn_status st = ffnn_checkpoint_read(path, NULL, &f);
+    if (st != FFNN_OK)
+        return st;
+    st = ck_check_trainer(path, &f, t);
+    if (st == FFNN_OK) {
+        ffnn_trainer_state s;
+        memset(&s, 0, sizeof s);
+        s.epoch = f.epoch;
+        s.step = f.step;
+        s.optimizer_steps = f.optimizer_steps;
+        memcpy(s.epoch_rng, f.epoch_rng, sizeof s.epoch_rng);
+        s.step_losses = f.step_losses;
+        st = ffnn_trainer_set_state(t, f.params, f.opt_state, &s);
+        if (st != FFNN_OK)
+            st = ck_fail_context(st, path, ": cannot resume");
+    }
+    ffnn_run_state_free(&f);
+    return st;
+}
+
+/* ------------------------------------------------------------ saving */
+
+ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path)
+{
+    if (!t || !path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_save_checkpoint: NULL argument");
+    const ffnn_model *m = ffnn_trainer_model(t);
+    const ffnn_train_config *c = ffnn_trainer_config(t);
+    size_t n = m->parameter_count, states = ffnn_optimizer_state_count(c->optimizer);
+    size_t state_count = states * n;
+    ffnn_trainer_state ts;
+    ffnn_status st = ffnn_trainer_get_state(t, &ts);
+    if (st != FFNN_OK) {
+        if (st == FFNN_ERR_NUMERIC)
+            return ck_fail_context(st, path, ": not written (the previous checkpoint, if any, "
+                                   "is left as it was)");
+        return st;
+    }
+    float *floats = malloc((states + 1) * n * sizeof *floats); /* [(states + 1) n] */
+    if (!floats)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for a checkpoint of %zu "
+                         "floats", path, (states + 1) * n);
+    if ((st = ffnn_trainer_download_parameters(t, floats)) == FFNN_OK &&
+        (state_count == 0 ||
+         (st = ffnn_trainer_optimizer_state(t, floats + n, &state_count)) == FFNN_OK)) {
+        ffnn_run_state s;
+        memset(&s, 0, sizeof s);
+        s.model = m;
+        s.params = floats;
+        s.cfg = *c;
+        s.train_count = ffnn_dataset_count(ffnn_trainer_train_data(t));
+        s.train_crc32 = ffnn_trainer_data_crc32(t);
+        s.steps_per_epoch = ffnn_trainer_steps_per_epoch(t);
+        s.epoch = ts.epoch;
+        s.step = ts.step;
+        s.optimizer_steps = ts.optimizer_steps;
+        memcpy(s.epoch_rng, ts.epoch_rng, sizeof s.epoch_rng);
+        s.step_losses = ts.step_losses;
+        s.opt_state = states ? floats + n : NULL;
+        st = ffnn_checkpoint_write(path, &s);
+    }
+    free(floats);
+    return st;
+}
