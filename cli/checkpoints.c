@@ -160,30 +160,6 @@ int ffnn_cli_resume_trainer(const char *path, ffnn_trainer *trainer, ffnn_cli_ch
     return epoch == 0 || step == steps ? epoch + 1 : epoch;
 }
 
-int ffnn_cli_check_checkpoint_path(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    struct stat st;
-
-    if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
-        (slash && slash[1] == '\0')) {
-        fprintf(stderr, "ffnn train: --checkpoint '%s': expected a file name, found a "
-                "directory\n", path);
-        return 1;
-    }
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "ffnn train: --checkpoint %s: cannot write in the directory %s: %s\n",
-                path, dir, strerror(errno));
-        return 1;
-    }
-    return 0;
-}
-
 int ffnn_cli_checkpoint_save(ffnn_cli_checkpointer *c, ffnn_trainer *t)
 {
     int epoch;

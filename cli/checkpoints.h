@@ -43,10 +43,6 @@ int ffnn_cli_resume_model(const char *path, ffnn_model **model);
 int ffnn_cli_resume_trainer(const char *path, ffnn_trainer *trainer, ffnn_cli_checkpointer *c,
                             FILE *info);
 
-/* Before training: 0 when a checkpoint can be written at path later (not a
- * directory, its directory writable); else prints why and returns 1. */
-int ffnn_cli_check_checkpoint_path(const char *path);
-
 
 /* From an ffnn_step_fn: save every `every` run-wide steps and stop at
  * max_steps (saving there). Returns non-zero to stop the epoch. */

@@ -35,40 +35,31 @@ const char *const ffnn_cli_eval_usage =
     "  -h, --help     this help\n";
 
 typedef struct eval_options {
-    const char *model_path; /* --model FILE                                   */
-    const char *data;       /* --data DIR or synth:..., or NULL: the default  */
-    int loss_given;         /* --loss given (else the model file's loss)      */
-    ffnn_loss loss;
-    size_t batch;           /* samples per forward pass                       */
+    ffnn_cli_model_options model; /* --model, --loss, --batch                   */
+    const char *data;             /* --data DIR or synth:..., or NULL: the default */
 } eval_options;
 
-enum { OPT_MODEL = 256, OPT_DATA, OPT_LOSS, OPT_BATCH };
+enum { OPT_DATA = FFNN_CLI_OPT_NEXT };
 
 static const struct option eval_longopts[] = {
-    {"model", required_argument, NULL, OPT_MODEL}, {"data", required_argument, NULL, OPT_DATA},
-    {"loss", required_argument, NULL, OPT_LOSS},   {"batch", required_argument, NULL, OPT_BATCH},
-    {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    FFNN_CLI_MODEL_LONGOPTS,
+    {"data", required_argument, NULL, OPT_DATA},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int eval_option(void *ctx, int c, const char *arg)
 {
     eval_options *o = ctx;
-    long long v;
+    int rc;
 
-    switch (c) {
-    case OPT_MODEL: o->model_path = arg; return 0;
-    case OPT_DATA: o->data = arg; return 0;
-    case OPT_LOSS:
-        o->loss_given = 1;
-        return ffnn_cli_loss(CMD, "--loss", arg, &o->loss);
-    case OPT_BATCH: /* the library's range of an evaluation batch */
-        if (ffnn_cli_limit_int(CMD, "--batch", ffnn_train_config_limit("eval_batch_size"), arg,
-                               &v) != 0)
-            return 2;
-        o->batch = (size_t)v;
+    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc))
+        return rc;
+    if (c == OPT_DATA) {
+        o->data = arg;
         return 0;
-    default: return 2; /* not in eval_longopts */
     }
+    return 2; /* not in eval_longopts */
 }
 
 static void print_per_class(const uint64_t *confusion, int classes)
@@ -119,8 +110,9 @@ static void print_eval(const eval_options *o, const ffnn_model *m, const char *d
     for (int c = 0; c < classes; c++)
         right += confusion[(size_t)c * (size_t)classes + (size_t)c];
     ffnn_model_arch_string(m, arch, sizeof arch);
-    printf("model: %s (arch %s, loss %s%s)\n", o->model_path, arch, ffnn_loss_name(o->loss),
-           o->loss_given ? ", from --loss" : "");
+    printf("model: %s (arch %s, loss %s%s)\n", o->model.path, arch,
+           ffnn_loss_name(o->model.loss),
+           o->model.loss_given ? ", from --loss" : "");
     printf("data: %s (%zu test samples), device: cpu (reference)\n", data, count);
     printf("test_loss %.4f  test_acc %.2f%% (%llu/%zu)\n", loss,
            100.0 * (double)right / (double)count, (unsigned long long)right, count);
@@ -146,9 +138,10 @@ static int run_eval(eval_options *o, const ffnn_model *m)
     if (!confusion)
         rc = 1, fprintf(stderr, "%s: out of memory for a %d x %d matrix\n", CMD, classes,
                         classes);
-    else if (ffnn_model_evaluate(m, o->loss, test, o->batch, &loss, confusion) != FFNN_OK)
+    else if (ffnn_model_evaluate(m, o->model.loss, test, o->model.batch, &loss, confusion) !=
+             FFNN_OK)
         rc = ffnn_cli_fail(CMD, "evaluating");
-    else if (ffnn_dataset_target_width(test) > 0 && o->loss == FFNN_LOSS_MSE)
+    else if (ffnn_dataset_target_width(test) > 0 && o->model.loss == FFNN_LOSS_MSE)
         printf("data: %s (%zu test samples), device: cpu (reference)\ntest_loss %.6f "
                "(regression: no accuracy)\n", description, ffnn_dataset_count(test), loss);
     else
@@ -160,8 +153,7 @@ static int run_eval(eval_options *o, const ffnn_model *m)
 
 int ffnn_cli_eval(int argc, char **argv)
 {
-    eval_options o = {NULL, NULL, 0, FFNN_LOSS_SOFTMAX_CE, 1024};
-    ffnn_model_file_info info;
+    eval_options o = {FFNN_CLI_MODEL_OPTIONS_DEFAULT, NULL};
     ffnn_model *m = NULL;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, eval_longopts, ffnn_cli_eval_usage, eval_option,
@@ -171,13 +163,10 @@ int ffnn_cli_eval(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (operands < argc)
         return ffnn_cli_unexpected(CMD, argv[operands]);
-    if (!o.model_path)
+    if (!o.model.path)
         return ffnn_cli_missing(CMD, "--model FILE");
-    if ((rc = ffnn_cli_load_model(CMD, "--model", o.model_path, &m, &info)) == 0) {
-        if (!o.loss_given)
-            o.loss = info.loss;
+    if ((rc = ffnn_cli_open_model(CMD, &o.model, &m)) == 0)
         rc = run_eval(&o, m);
-    }
     ffnn_model_free(m);
     return rc;
 }

@@ -36,40 +36,31 @@ const char *const ffnn_cli_predict_usage =
     "  -h, --help     this help\n";
 
 typedef struct predict_options {
-    const char *model_path; /* --model FILE                                   */
-    const char *input_path; /* --input FILE ('-': CSV on stdin)               */
-    int loss_given;         /* --loss given (else the model file's loss)      */
-    ffnn_loss loss;
-    size_t batch;           /* inputs per forward pass                        */
+    ffnn_cli_model_options model; /* --model, --loss, --batch                   */
+    const char *input_path;       /* --input FILE ('-': CSV on stdin)              */
 } predict_options;
 
-enum { OPT_MODEL = 256, OPT_INPUT, OPT_LOSS, OPT_BATCH };
+enum { OPT_INPUT = FFNN_CLI_OPT_NEXT };
 
 static const struct option predict_longopts[] = {
-    {"model", required_argument, NULL, OPT_MODEL}, {"input", required_argument, NULL, OPT_INPUT},
-    {"loss", required_argument, NULL, OPT_LOSS},   {"batch", required_argument, NULL, OPT_BATCH},
-    {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    FFNN_CLI_MODEL_LONGOPTS,
+    {"input", required_argument, NULL, OPT_INPUT},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
 };
 
 static int predict_option(void *ctx, int c, const char *arg)
 {
     predict_options *o = ctx;
-    long long v;
+    int rc;
 
-    switch (c) {
-    case OPT_MODEL: o->model_path = arg; return 0;
-    case OPT_INPUT: o->input_path = arg; return 0;
-    case OPT_LOSS:
-        o->loss_given = 1;
-        return ffnn_cli_loss(CMD, "--loss", arg, &o->loss);
-    case OPT_BATCH: /* the library's range of an evaluation batch */
-        if (ffnn_cli_limit_int(CMD, "--batch", ffnn_train_config_limit("eval_batch_size"), arg,
-                               &v) != 0)
-            return 2;
-        o->batch = (size_t)v;
+    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc))
+        return rc;
+    if (c == OPT_INPUT) {
+        o->input_path = arg;
         return 0;
-    default: return 2; /* not in predict_longopts */
     }
+    return 2; /* not in predict_longopts */
 }
 
 /* The inputs: IDX images (scaled by 1/255 batch by batch) or CSV rows. */
@@ -141,7 +132,7 @@ static void print_predictions(const float *p, const int *cls, size_t n, size_t w
 static int predict_all(const predict_options *o, const ffnn_model *m, const predict_input *in)
 {
     size_t features = ffnn_model_input_size(m), width = ffnn_model_output_size(m);
-    size_t chunk = in->rows < o->batch ? in->rows : o->batch;
+    size_t chunk = in->rows < o->model.batch ? in->rows : o->model.batch;
     float *scratch = malloc((chunk ? chunk : 1) * features * sizeof *scratch);
     float *p = malloc((chunk ? chunk : 1) * width * sizeof *p);
     int *cls = malloc((chunk ? chunk : 1) * sizeof *cls), rc = 0;
@@ -151,7 +142,7 @@ static int predict_all(const predict_options *o, const ffnn_model *m, const pred
     for (size_t first = 0; rc == 0 && first < in->rows; first += chunk) {
         size_t n = in->rows - first < chunk ? in->rows - first : chunk;
         const float *x = input_rows(in, first, n, features, scratch);
-        if (ffnn_model_predict(m, o->loss, x, n, p, cls) != FFNN_OK)
+        if (ffnn_model_predict(m, o->model.loss, x, n, p, cls) != FFNN_OK)
             rc = ffnn_cli_fail(CMD, "predicting");
         else
             print_predictions(p, cls, n, width);
@@ -185,8 +176,7 @@ static int run_predict(const predict_options *o, const ffnn_model *m)
 
 int ffnn_cli_predict(int argc, char **argv)
 {
-    predict_options o = {NULL, NULL, 0, FFNN_LOSS_SOFTMAX_CE, 1024};
-    ffnn_model_file_info info;
+    predict_options o = {FFNN_CLI_MODEL_OPTIONS_DEFAULT, NULL};
     ffnn_model *m = NULL;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, predict_longopts, ffnn_cli_predict_usage,
@@ -196,15 +186,12 @@ int ffnn_cli_predict(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (operands < argc)
         return ffnn_cli_unexpected(CMD, argv[operands]);
-    if (!o.model_path)
+    if (!o.model.path)
         return ffnn_cli_missing(CMD, "--model FILE");
     if (!o.input_path)
         return ffnn_cli_missing(CMD, "--input FILE");
-    if ((rc = ffnn_cli_load_model(CMD, "--model", o.model_path, &m, &info)) == 0) {
-        if (!o.loss_given)
-            o.loss = info.loss;
+    if ((rc = ffnn_cli_open_model(CMD, &o.model, &m)) == 0)
         rc = run_predict(&o, m);
-    }
     ffnn_model_free(m);
     return rc;
 }

@@ -376,11 +376,12 @@ int ffnn_cli_train(int argc, char **argv)
     if (o.resume_path && ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given, &o.cfg,
                                                   &o.train_limit) != 0)
         return 1;
-    if (o.checkpoint_path && ffnn_cli_check_checkpoint_path(o.checkpoint_path) != 0)
+    if (o.checkpoint_path &&
+        ffnn_cli_check_output_path(CMD, "--checkpoint", o.checkpoint_path) != 0)
         return 1;
     if (check_optimizer_flags(&o) != 0)
         return 2;
-    if (o.save_path && ffnn_cli_check_save_path(o.save_path) != 0)
+    if (o.save_path && ffnn_cli_check_output_path(CMD, "--save", o.save_path) != 0)
         return 1;
     ffnn_dataset *train = NULL, *test = NULL;
     ffnn_model *model = NULL;

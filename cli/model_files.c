@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "model_files.h"
+#include "options.h"
 
 #include <errno.h>
 #include <string.h>
@@ -91,30 +92,6 @@ int ffnn_cli_train_model(const char *init_path, const char *arch, const char *de
     return arch ? check_arch_matches(arch, init_path, *out) : 0;
 }
 
-int ffnn_cli_check_save_path(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    struct stat st;
-
-    if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
-        (slash && slash[1] == '\0')) {
-        fprintf(stderr, "ffnn train: --save '%s': expected a file name, found a directory\n",
-                path);
-        return 1;
-    }
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "ffnn train: --save %s: cannot write in the directory %s: %s\n", path,
-                dir, strerror(errno));
-        return 1;
-    }
-    return 0;
-}
-
 int ffnn_cli_save_trained(ffnn_trainer *trainer, ffnn_model *model, const char *path,
                           ffnn_loss loss, FILE *info)
 {
@@ -130,5 +107,35 @@ int ffnn_cli_save_trained(ffnn_trainer *trainer, ffnn_model *model, const char *
     fprintf(info, "saved the model to %s (%zu parameters, loss %s)\n", path,
             ffnn_model_parameter_count(model), ffnn_loss_name(loss));
     fflush(info);
+    return 0;
+}
+
+int ffnn_cli_model_option(const char *cmd, ffnn_cli_model_options *o, int c, const char *arg,
+                          int *rc)
+{
+    long long v;
+    switch (c) {
+    case FFNN_CLI_OPT_MODEL: o->path = arg; *rc = 0; return 1;
+    case FFNN_CLI_OPT_LOSS:
+        o->loss_given = 1;
+        *rc = ffnn_cli_loss(cmd, "--loss", arg, &o->loss);
+        return 1;
+    case FFNN_CLI_OPT_BATCH: /* the library's range of an evaluation batch */
+        *rc = ffnn_cli_limit_int(cmd, "--batch", ffnn_train_config_limit("eval_batch_size"), arg,
+                                 &v) != 0 ? 2 : 0;
+        if (*rc == 0)
+            o->batch = (size_t)v;
+        return 1;
+    default: return 0;
+    }
+}
+
+int ffnn_cli_open_model(const char *cmd, ffnn_cli_model_options *o, ffnn_model **m)
+{
+    ffnn_model_file_info info;
+    if (ffnn_cli_load_model(cmd, "--model", o->path, m, &info) != 0)
+        return 1;
+    if (!o->loss_given)
+        o->loss = info.loss;
     return 0;
 }

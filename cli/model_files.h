@@ -15,16 +15,38 @@
 int ffnn_cli_load_model(const char *cmd, const char *opt, const char *path, ffnn_model **m,
                         ffnn_model_file_info *info);
 
+/* The options eval and predict share: --model FILE, --loss NAME (else the file's
+ * loss), --batch N (inputs per forward pass, the library's eval_batch_size range). */
+typedef struct ffnn_cli_model_options {
+    const char *path; /* --model FILE                                   */
+    int loss_given;   /* --loss given (else the model file's loss)      */
+    ffnn_loss loss;
+    size_t batch;     /* inputs per forward pass (default 1024)         */
+} ffnn_cli_model_options;
+
+#define FFNN_CLI_MODEL_OPTIONS_DEFAULT {NULL, 0, FFNN_LOSS_SOFTMAX_CE, 1024}
+/* getopt codes of the shared options (a command's own codes start at _NEXT). */
+enum { FFNN_CLI_OPT_MODEL = 256, FFNN_CLI_OPT_LOSS, FFNN_CLI_OPT_BATCH, FFNN_CLI_OPT_NEXT };
+#define FFNN_CLI_MODEL_LONGOPTS                                                        \
+    {"model", required_argument, NULL, FFNN_CLI_OPT_MODEL},                            \
+        {"loss", required_argument, NULL, FFNN_CLI_OPT_LOSS},                          \
+        {"batch", required_argument, NULL, FFNN_CLI_OPT_BATCH}
+
+/* Handle getopt code c when it is a shared option: 1 with *rc the option's
+ * status (0, or 2 after a message), else 0 (not one of them). */
+int ffnn_cli_model_option(const char *cmd, ffnn_cli_model_options *o, int c, const char *arg,
+                          int *rc);
+
+/* Load --model into *m (o->loss from the file unless --loss); 0 or 1 (message
+ * printed). */
+int ffnn_cli_open_model(const char *cmd, ffnn_cli_model_options *o, ffnn_model **m);
+
 /* The starting model of ffnn train: with init_path, the model of that file (its
  * architecture; arch, when not NULL, must name the same one; *loss set to the
  * file's loss unless loss_given); else arch (or default_arch when NULL) with the
  * seeded PyTorch-style initialisation. Prints the error; returns 0 or 1. */
 int ffnn_cli_train_model(const char *init_path, const char *arch, const char *default_arch,
                          uint64_t seed, int loss_given, ffnn_loss *loss, ffnn_model **out);
-
-/* Before training: 0 when path can be saved to later (its directory exists and
- * is writable, path is not a directory); else prints why and returns 1. */
-int ffnn_cli_check_save_path(const char *path);
 
 /* After training: copy the trainer's parameters into model, save it with loss
  * to path and say so on info. Returns 0 or 1 (message printed). */

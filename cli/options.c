@@ -4,6 +4,9 @@
 #include "options.h"
 
 #include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +157,28 @@ int ffnn_cli_missing(const char *cmd, const char *option)
 {
     fprintf(stderr, "%s: %s is required (see '%s --help')\n", cmd, option, cmd);
     return 2;
+}
+
+int ffnn_cli_check_output_path(const char *cmd, const char *opt, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[4096];
+    struct stat st;
+
+    if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
+        (slash && slash[1] == '\0')) {
+        fprintf(stderr, "%s: %s '%s': expected a file name, found a directory\n", cmd,
+                opt, path);
+        return 1;
+    }
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    if (access(dir, W_OK) != 0) {
+        fprintf(stderr, "%s: %s %s: cannot write in the directory %s: %s\n", cmd, opt,
+                path, dir, strerror(errno));
+        return 1;
+    }
+    return 0;
 }

@@ -72,6 +72,11 @@ int ffnn_cli_int_list(const char *s, long long lo, long long hi, long long *out,
 /* "CMD: WHAT: <the library's last error>"; returns 1. */
 int ffnn_cli_fail(const char *cmd, const char *what);
 
+/* An output file option (--save, --checkpoint): 0 when path names a file (not a
+ * directory) in a directory this process can write, else 1 after a message
+ * "CMD: OPT 'PATH': ..." (CMD e.g. "ffnn train") on stderr. Checked before any training starts. */
+int ffnn_cli_check_output_path(const char *cmd, const char *opt, const char *path);
+
 /* "CMD: unexpected argument 'ARG' (see --help)"; returns 2. */
 int ffnn_cli_unexpected(const char *cmd, const char *arg);
 

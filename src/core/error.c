@@ -19,13 +19,18 @@ ffnn_status ffnn_fail(ffnn_status status, const char *fmt, ...)
     return status;
 }
 
-ffnn_status ffnn_fail_context(ffnn_status status, const char *context)
+ffnn_status ffnn_fail_context_at(ffnn_status status, const char *path, const char *rest)
 {
     char old[FFNN_ERROR_SIZE];
     memcpy(old, error_message, sizeof old);
-    if (snprintf(error_message, sizeof error_message, "%s: %s", context, old) < 0)
+    if (snprintf(error_message, sizeof error_message, "%s%s: %s", path, rest, old) < 0)
         error_message[0] = '\0';
     return status;
+}
+
+ffnn_status ffnn_fail_context(ffnn_status status, const char *context)
+{
+    return ffnn_fail_context_at(status, context, "");
 }
 
 const char *ffnn_status_name(ffnn_status status)

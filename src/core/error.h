@@ -18,6 +18,10 @@ ffnn_status ffnn_fail(ffnn_status status, const char *fmt, ...);
 /* Prefix the current message with "context: " (e.g. the file name) and return status. */
 ffnn_status ffnn_fail_context(ffnn_status status, const char *context);
 
+/* The same with the context in two parts, "<path><rest>: " (e.g. a file name and
+ * ": header: ..."), the path at any length (the message keeps its size limit). */
+ffnn_status ffnn_fail_context_at(ffnn_status status, const char *path, const char *rest);
+
 #ifdef __cplusplus
 }
 #endif

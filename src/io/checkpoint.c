@@ -66,20 +66,6 @@ void ffnn_checkpoint_float_text(float f, char *buf, size_t size)
     }
 }
 
-/* "PATH<rest>" as the context of the current message (ffnn_fail_context), the
- * path at any length; status returned. */
-static ffnn_status ck_fail_context(ffnn_status status, const char *path, const char *rest)
-{
-    size_t size = strlen(path) + strlen(rest) + 1;
-    char *context = malloc(size);
-    if (!context)
-        return ffnn_fail_context(status, path);
-    snprintf(context, size, "%s%s", path, rest);
-    ffnn_fail_context(status, context);
-    free(context);
-    return status;
-}
-
 /* ------------------------------------------------------------ the metadata */
 
 /* What __metadata__ holds, parsed. */
@@ -290,9 +276,11 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
     if (!optimizer_text || !loss_text)
         return ffnn_st_fail(r, "__metadata__: missing \"%s\"", loss_text ? "optimizer" : "loss");
     if (ffnn_optimizer_from_name(optimizer_text, &m->cfg.optimizer) != FFNN_OK)
-        return ck_fail_context(FFNN_ERR_FORMAT, r->path, ": header: __metadata__ \"optimizer\"");
+        return ffnn_fail_context_at(FFNN_ERR_FORMAT, r->path,
+                                    ": header: __metadata__ \"optimizer\"");
     if (ffnn_loss_from_name(loss_text, &m->cfg.loss) != FFNN_OK)
-        return ck_fail_context(FFNN_ERR_FORMAT, r->path, ": header: __metadata__ \"loss\"");
+        return ffnn_fail_context_at(FFNN_ERR_FORMAT, r->path,
+                                    ": header: __metadata__ \"loss\"");
     for (size_t k = 0; k < CK_KEY_COUNT; k++) {
         int applies = ck_key_applies(ck_keys[k].name, m->cfg.optimizer);
         if (!seen[k] && applies)
@@ -507,7 +495,7 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
     if ((st = ffnn_st_read_layout(&r)) == FFNN_OK &&
         (st = ck_read_metadata(&r, base, &meta)) == FFNN_OK &&
         ffnn_model_create(meta.arch, &model) != FFNN_OK)
-        st = ck_fail_context(FFNN_ERR_FORMAT, path, ": header: __metadata__ \"arch\"");
+        st = ffnn_fail_context_at(FFNN_ERR_FORMAT, path, ": header: __metadata__ \"arch\"");
     if (st == FFNN_OK) {
         size_t arch_size = ffnn_arch_format_size(model->layer_count);
         lay.m = model;

@@ -3,8 +3,6 @@
  * runs steps itself: ffnn_strategy_choose replaces it by its pick. */
 #include "strategy/strategy.h"
 
-#define PRECISION(p) (1u << (p))
-
 /* Batch limits of the auto rule (docs/PERFORMANCE.md, "auto"). */
 #define AUTO_PERSISTENT_MAX_BATCH 384
 #define AUTO_CUBLAS_MIN_BATCH 512
@@ -28,19 +26,13 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
     return FFNN_STRATEGY_GRAPH;
 }
 
-static int auto_supports(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
-{
-    (void)m, (void)cfg, (void)caps; /* it picks one that does */
-    return 1;
-}
-
 const ffnn_strategy_impl ffnn_strategy_auto_impl = {
     FFNN_STRATEGY_AUTO,
     "auto",
-    PRECISION(FFNN_PRECISION_FP32) | PRECISION(FFNN_PRECISION_TF32) |
-        PRECISION(FFNN_PRECISION_BF16),
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
     FFNN_MATMUL_TILED,
-    auto_supports,
+    ffnn_strategy_supports_all, /* it picks one that does */
     NULL,
     NULL,
     NULL,

@@ -6,8 +6,6 @@
 #include "core/error.h"
 #include "strategy/strategy.h"
 
-#define PRECISION(p) (1u << (p))
-
 int ffnn_strategy_all_dense(const ffnn_model *m)
 {
     for (int i = 0; i < m->layer_count; i++)
@@ -16,14 +14,9 @@ int ffnn_strategy_all_dense(const ffnn_model *m)
     return 1;
 }
 
-static int fused_supports(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
-{
-    (void)m, (void)cfg, (void)caps; /* local1d layers run the plain ops */
-    return 1;
-}
-
-/* Turn the fused ops on where the backend has them (shared with graph.c). */
-static ffnn_status fused_prepare(ffnn_run *r, void **state)
+/* Turn the fused ops on where the backend has them (local1d layers keep the plain
+ * ops); graph.c prepares the same way. */
+ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
 {
     *state = NULL;
     r->fused = r->ops->dense_act_forward && r->ops->dense_backward_fused;
@@ -32,30 +25,14 @@ static ffnn_status fused_prepare(ffnn_run *r, void **state)
     return FFNN_OK;
 }
 
-static ffnn_status fused_run(ffnn_run *r, void *state, size_t first, size_t count,
-                             uint64_t opt_t)
-{
-    (void)state;
-    ffnn_status st = FFNN_OK;
-    for (size_t i = 0; i < count && st == FFNN_OK; i++)
-        st = ffnn_step_queue(r, first + i, opt_t + 1 + i);
-    return st;
-}
-
 const ffnn_strategy_impl ffnn_strategy_fused_impl = {
     FFNN_STRATEGY_FUSED,
     "fused",
-    PRECISION(FFNN_PRECISION_FP32) | PRECISION(FFNN_PRECISION_TF32),
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32),
     FFNN_MATMUL_TILED,
-    fused_supports,
-    fused_prepare,
+    ffnn_strategy_supports_all,
+    ffnn_strategy_fused_prepare,
     NULL,
     NULL,
-    fused_run,
+    ffnn_strategy_queue_steps,
 };
-
-/* graph.c's prepare: the fused ops, then its capture cache. */
-ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
-{
-    return fused_prepare(r, state);
-}

@@ -13,7 +13,6 @@
 #include "core/error.h"
 #include "strategy/strategy.h"
 
-#define PRECISION(p) (1u << (p))
 #define GRAPH_CACHE 128
 #define GRAPH_DEFAULT_STEPS 16
 
@@ -28,8 +27,6 @@ typedef struct graph_cache {
     step_graph graphs[GRAPH_CACHE];
     uint64_t tick;              /* graph uses so far (the eviction order)        */
 } graph_cache;
-
-ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state); /* fused.c */
 
 ffnn_status ffnn_graph_cache_create(void **cache)
 {
@@ -81,9 +78,7 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     }
     if ((st = r->ops->capture_begin(r->ctx)) != FFNN_OK)
         return st;
-    ffnn_status qs = FFNN_OK;
-    for (size_t s = first; s < first + count && qs == FFNN_OK; s++)
-        qs = ffnn_step_queue(r, s, opt_t + 1 + (s - first));
+    const ffnn_status qs = ffnn_step_queue_run(r, first, count, opt_t);
     void *exec = NULL;
     st = r->ops->capture_end(r->ctx, &exec); /* ends the capture even after an error */
     if (qs != FFNN_OK) {
@@ -133,7 +128,7 @@ static size_t graph_steps(size_t steps_per_epoch)
 const ffnn_strategy_impl ffnn_strategy_graph_impl = {
     FFNN_STRATEGY_GRAPH,
     "graph",
-    PRECISION(FFNN_PRECISION_FP32) | PRECISION(FFNN_PRECISION_TF32),
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32),
     FFNN_MATMUL_TILED,
     graph_supports,
     graph_prepare,

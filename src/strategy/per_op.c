@@ -7,35 +7,28 @@
 
 #define CUBLAS_DEFAULT_STEPS 8
 
-#define PRECISION(p) (1u << (p))
-
-static int per_op_supports(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
-{
-    (void)m, (void)cfg, (void)caps; /* the plain ops cover every layer and optimizer */
-    return 1;
-}
-
-/* Steps [first, first + count) one op after the other. */
-static ffnn_status per_op_run(ffnn_run *r, void *state, size_t first, size_t count,
-                              uint64_t opt_t)
-{
-    (void)state;
-    ffnn_status st = FFNN_OK;
-    for (size_t i = 0; i < count && st == FFNN_OK; i++)
-        st = ffnn_step_queue(r, first + i, opt_t + 1 + i);
-    return st;
-}
-
 const ffnn_strategy_impl ffnn_strategy_naive_impl = {
-    FFNN_STRATEGY_NAIVE, "naive", PRECISION(FFNN_PRECISION_FP32), FFNN_MATMUL_NAIVE,
-    per_op_supports,     NULL,    NULL,                           NULL,
-    per_op_run,
+    FFNN_STRATEGY_NAIVE,
+    "naive",
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
+    FFNN_MATMUL_NAIVE,
+    ffnn_strategy_supports_all,
+    NULL,
+    NULL,
+    NULL,
+    ffnn_strategy_queue_steps,
 };
 
 const ffnn_strategy_impl ffnn_strategy_tiled_impl = {
-    FFNN_STRATEGY_TILED, "tiled", PRECISION(FFNN_PRECISION_FP32), FFNN_MATMUL_TILED,
-    per_op_supports,     NULL,    NULL,                           NULL,
-    per_op_run,
+    FFNN_STRATEGY_TILED,
+    "tiled",
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
+    FFNN_MATMUL_TILED,
+    ffnn_strategy_supports_all,
+    NULL,
+    NULL,
+    NULL,
+    ffnn_strategy_queue_steps,
 };
 
 static ffnn_status cublas_prepare(ffnn_run *r, void **state)
@@ -56,16 +49,16 @@ static ffnn_status cublas_run(ffnn_run *r, void *state, size_t first, size_t cou
 {
     if (count > 1)
         return ffnn_graph_run(r, state, first, count, opt_t);
-    return per_op_run(r, state, first, count, opt_t);
+    return ffnn_step_queue_run(r, first, count, opt_t);
 }
 
 const ffnn_strategy_impl ffnn_strategy_cublas_impl = {
     FFNN_STRATEGY_CUBLAS,
     "cublas",
-    PRECISION(FFNN_PRECISION_FP32) | PRECISION(FFNN_PRECISION_TF32) |
-        PRECISION(FFNN_PRECISION_BF16),
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
     FFNN_MATMUL_LIBRARY,
-    per_op_supports,
+    ffnn_strategy_supports_all,
     cublas_prepare,
     ffnn_graph_cache_free,
     cublas_steps,

@@ -13,8 +13,6 @@
 #include "data/dataset.h"
 #include "strategy/strategy.h"
 
-#define PRECISION(p) (1u << (p))
-
 int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg)
 {
     if (m->layer_count != 2 || m->layers[0].kind != FFNN_LAYER_DENSE ||
@@ -111,7 +109,7 @@ static ffnn_status persistent_run(ffnn_run *r, void *state, size_t first, size_t
 const ffnn_strategy_impl ffnn_strategy_persistent_impl = {
     FFNN_STRATEGY_PERSISTENT,
     "persistent",
-    PRECISION(FFNN_PRECISION_FP32),
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
     FFNN_MATMUL_TILED,
     persistent_supports,
     persistent_prepare,

@@ -139,3 +139,11 @@ ffnn_gather_source ffnn_step_gather_source(const ffnn_device_data *d)
 }
 
 
+
+ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_t opt_t)
+{
+    ffnn_status st = FFNN_OK;
+    for (size_t i = 0; i < count && st == FFNN_OK; i++)
+        st = ffnn_step_queue(r, first + i, opt_t + 1 + i);
+    return st;
+}

@@ -77,4 +77,8 @@ ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_s
  * row_loss[s*B ..]), backward, update. */
 ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t);
 
+/* Steps [first, first + count) one after the other (ffnn_step_queue), as optimizer
+ * steps opt_t + 1 ...: the run_steps of the strategies that queue ops. */
+ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_t opt_t);
+
 #endif

@@ -20,10 +20,13 @@
 #include "ffnn.h"
 #include "strategy/step.h"
 
+/* The bit of a precision in ffnn_strategy_impl.precisions. */
+#define FFNN_PRECISION_BIT(p) (1u << (p))
+
 typedef struct ffnn_strategy_impl {
     ffnn_strategy id;
     const char *name;             /* ffnn_strategy_name(id)                         */
-    unsigned precisions;          /* 1 << ffnn_precision for each it takes          */
+    unsigned precisions;          /* FFNN_PRECISION_BIT of each precision it takes  */
     ffnn_matmul_variant matmul;   /* the kernels of the backend's plain matmul ops  */
     /* 1 when the strategy can train m with cfg on a backend of these caps; else 0
      * with the reason in ffnn_last_error(). Before any allocation. */
@@ -62,6 +65,13 @@ extern const ffnn_strategy_impl ffnn_strategy_naive_impl, ffnn_strategy_tiled_im
     ffnn_strategy_persistent_impl, ffnn_strategy_auto_impl;
 
 /* Helpers shared by the strategy files. */
+/* supports() of a strategy that trains every net and config (table.c). */
+int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps);
+/* run_steps() of a strategy that queues ops step by step (ffnn_step_queue_run). */
+ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
+                                      uint64_t opt_t);
+/* fused.c: turn the backend's fused ops on (r->fused, r->fused_sgd); graph.c too. */
+ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state);
 /* 1 when every layer of m is dense (the fused ops cover it). */
 int ffnn_strategy_all_dense(const ffnn_model *m);
 /* graph.c: steps [first, first + count) through a captured graph, cached and

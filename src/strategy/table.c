@@ -15,6 +15,19 @@ static const ffnn_strategy_impl *const table[] = {
     [FFNN_STRATEGY_AUTO] = &ffnn_strategy_auto_impl,
 };
 
+int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
+{
+    (void)m, (void)cfg, (void)caps;
+    return 1;
+}
+
+ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
+                                      uint64_t opt_t)
+{
+    (void)state;
+    return ffnn_step_queue_run(r, first, count, opt_t);
+}
+
 const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id)
 {
     if ((int)id < 0 || (size_t)id >= sizeof table / sizeof table[0])
@@ -34,7 +47,7 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
         return FFNN_OK;
     }
     s = ffnn_strategy_get(ffnn_strategy_resolve(m, cfg));
-    if (!(s->precisions & (1u << cfg->precision)))
+    if (!(s->precisions & FFNN_PRECISION_BIT(cfg->precision)))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "precision %s runs on tensor cores through %s, not --strategy %s",
                          ffnn_precision_name(cfg->precision),

@@ -17,19 +17,6 @@
 #include "io/run_state.h"
 #include "train/train_internal.h"
 
-/* "PATH<rest>" as the context of the current message, the path at any length. */
-static ffnn_status ck_fail_context(ffnn_status status, const char *path, const char *rest)
-{
-    size_t size = strlen(path) + strlen(rest) + 1;
-    char *context = malloc(size);
-    if (!context)
-        return ffnn_fail_context(status, path);
-    snprintf(context, size, "%s%s", path, rest);
-    ffnn_fail_context(status, context);
-    free(context);
-    return status;
-}
-
 /* ------------------------------------------------------------ reading */
 
 ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model, ffnn_checkpoint_info *info)
@@ -169,7 +156,7 @@ ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path)
         s.step_losses = f.step_losses;
         st = ffnn_trainer_set_state(t, f.params, f.opt_state, &s);
         if (st != FFNN_OK)
-            st = ck_fail_context(st, path, ": cannot resume");
+            st = ffnn_fail_context_at(st, path, ": cannot resume");
     }
     ffnn_run_state_free(&f);
     return st;
@@ -189,7 +176,7 @@ ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path)
     ffnn_status st = ffnn_trainer_get_state(t, &ts);
     if (st != FFNN_OK) {
         if (st == FFNN_ERR_NUMERIC)
-            return ck_fail_context(st, path, ": not written (the previous checkpoint, if any, "
+            return ffnn_fail_context_at(st, path, ": not written (the previous checkpoint, if any, "
                                    "is left as it was)");
         return st;
     }

@@ -119,7 +119,8 @@ ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t)
     }
     size_t bad = to; /* every step recorded; the first NaN/Inf reported */
     for (size_t s = from; s < to; s++)
-        if (!record_step_loss(t, s, ffnn_mean_of(rows + (s * B - first), ffnn_trainer_batch_of_step(t, s))) &&
+        if (!record_step_loss(
+                t, s, ffnn_mean_of(rows + (s * B - first), ffnn_trainer_batch_of_step(t, s))) &&
             bad == to)
             bad = s;
     free(rows);
@@ -188,9 +189,10 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
     double seconds = now_seconds() - start, sum = 0.0;
     for (size_t s = 0; s < t->step; s++)
         sum += t->epoch_loss[s];
-    size_t rows_done = t->step > first_step /* samples trained on in this call */
-                           ? (t->step - 1) * B + ffnn_trainer_batch_of_step(t, t->step - 1) - first_step * B
-                           : 0;
+    size_t rows_done =
+        t->step > first_step /* samples trained on in this call */
+            ? (t->step - 1) * B + ffnn_trainer_batch_of_step(t, t->step - 1) - first_step * B
+            : 0;
     stats->epoch = t->epoch;
     stats->train_loss = t->step ? sum / (double)t->step : 0.0;
     stats->seconds = seconds;

@@ -52,10 +52,12 @@ ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, dou
         size_t batch = n - first < t->cfg.eval_batch_size ? n - first : t->cfg.eval_batch_size;
         float *output;
         const ffnn_gather_source src = ffnn_step_gather_source(d);
-        if ((st = t->run.ops->gather(t->run.ctx, &src, d->index + first, batch, t->run.x, t->run.y, t->run.tgt)) ||
+        if ((st = t->run.ops->gather(t->run.ctx, &src, d->index + first, batch, t->run.x, t->run.y,
+                                     t->run.tgt)) ||
             (st = ffnn_step_forward(&t->run, batch, &output)) ||
-            (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y, batch_targets(&t->run, d), batch,
-                               width, NULL, d->row_loss + first, d->row_correct + first)))
+            (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y,
+                                   batch_targets(&t->run, d), batch, width, NULL,
+                                   d->row_loss + first, d->row_correct + first)))
             return st;
     }
     float *rows = malloc(n * sizeof *rows);
@@ -112,14 +114,16 @@ ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t b
         !((st = ffnn_trainer_alloc(t, &index, batch, sizeof *index)) ||
           (st = ffnn_trainer_alloc(t, &row_loss, batch, sizeof *row_loss)) ||
           (st = t->run.ops->upload(t->run.ctx, index, rows, batch * sizeof *index)) ||
-          (st = t->run.ops->gather(t->run.ctx, &src, index, batch, t->run.x, t->run.y, t->run.tgt)) ||
+          (st = t->run.ops->gather(t->run.ctx, &src, index, batch, t->run.x, t->run.y,
+                                   t->run.tgt)) ||
           (st = ffnn_step_forward(&t->run, batch, &output)) ||
-          (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y, batch_targets(&t->run, &t->run.train),
-                             batch, width, t->run.grad_buf[0], row_loss, NULL)) ||
+          (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y,
+                                 batch_targets(&t->run, &t->run.train), batch, width,
+                                 t->run.grad_buf[0], row_loss, NULL)) ||
           (st = ffnn_step_backward(&t->run, batch, NULL)) ||
           (st = t->run.ops->download(t->run.ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||
           (grads && (st = t->run.ops->download(t->run.ctx, grads, t->run.grads,
-                                           m->parameter_count * sizeof *grads)))))
+                                               m->parameter_count * sizeof *grads)))))
         *loss = ffnn_mean_of(host_rows, batch);
     ffnn_trainer_release(t, index);
     ffnn_trainer_release(t, row_loss);

@@ -72,7 +72,8 @@ uint32_t ffnn_trainer_data_crc32(ffnn_trainer *t)
 
 ffnn_status ffnn_trainer_download_parameters(ffnn_trainer *t, float *host)
 {
-    return t->run.ops->download(t->run.ctx, host, t->run.params, t->run.model->parameter_count * sizeof *host);
+    return t->run.ops->download(t->run.ctx, host, t->run.params,
+                                t->run.model->parameter_count * sizeof *host);
 }
 
 ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s)
@@ -114,9 +115,10 @@ ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const f
         if (!isfinite(s->step_losses[k]))
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "step %zu: loss %g: expected a "
                              "finite number", k + 1, s->step_losses[k]);
-    if ((st = t->run.ops->upload(t->run.ctx, t->run.params, params, n * sizeof *params)) != FFNN_OK ||
+    if ((st = t->run.ops->upload(t->run.ctx, t->run.params, params, n * sizeof *params)) !=
+            FFNN_OK ||
         (state_floats && (st = t->run.ops->upload(t->run.ctx, t->run.opt_state, opt_state,
-                                              state_floats * sizeof *opt_state)) != FFNN_OK))
+                                                  state_floats * sizeof *opt_state)) != FFNN_OK))
         return st;
     memcpy(t->run.model->params, params, n * sizeof *params);
     t->opt_steps = s->optimizer_steps;

@@ -63,15 +63,17 @@ ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
     const void *host_features = ds->images ? (const void *)ds->images : (const void *)ds->values;
     if ((st = ffnn_trainer_alloc(t, features, n, ds->features * fbytes)) != FFNN_OK ||
         (ds->labels && (st = ffnn_trainer_alloc(t, &d->labels, n, 1)) != FFNN_OK) ||
-        (ds->targets &&
-         (st = ffnn_trainer_alloc(t, &d->targets, n, ds->target_width * sizeof(float))) != FFNN_OK) ||
+        (ds->targets && (st = ffnn_trainer_alloc(t, &d->targets, n,
+                                                 ds->target_width * sizeof(float))) != FFNN_OK) ||
         (st = ffnn_trainer_alloc(t, &d->index, n, sizeof(int32_t))) != FFNN_OK ||
         (st = ffnn_trainer_alloc(t, &d->row_loss, n, sizeof(float))) != FFNN_OK ||
         (st = ffnn_trainer_alloc(t, &d->row_correct, n, 1)) != FFNN_OK ||
-        (st = t->run.ops->upload(t->run.ctx, *features, host_features, n * ds->features * fbytes)) ||
-        (ds->labels && (st = t->run.ops->upload(t->run.ctx, d->labels, ds->labels, n)) != FFNN_OK) ||
+        (st =
+             t->run.ops->upload(t->run.ctx, *features, host_features, n * ds->features * fbytes)) ||
+        (ds->labels &&
+         (st = t->run.ops->upload(t->run.ctx, d->labels, ds->labels, n)) != FFNN_OK) ||
         (ds->targets && (st = t->run.ops->upload(t->run.ctx, d->targets, ds->targets,
-                                             n * ds->target_width * sizeof(float)))) ||
+                                                 n * ds->target_width * sizeof(float)))) ||
         (st = t->run.ops->upload(t->run.ctx, d->index, iota, n * sizeof(int32_t))) != FFNN_OK) {
         free(iota);
         ffnn_device_data_free(t, d);
@@ -153,7 +155,8 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
     for (int i = 0; i < m->layer_count; i++) {
         if (m->layers[i].out > widest)
             widest = m->layers[i].out;
-        if ((st = ffnn_trainer_alloc(t, &t->run.act[i], t->run.capacity, m->layers[i].out * sizeof(float))))
+        if ((st = ffnn_trainer_alloc(t, &t->run.act[i], t->run.capacity,
+                                     m->layers[i].out * sizeof(float))))
             return st;
     }
     if ((st = ffnn_trainer_alloc(t, &t->run.params, m->parameter_count, sizeof(float))) ||
@@ -161,13 +164,15 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
         (st = ffnn_trainer_alloc(t, &t->run.x, t->run.capacity, m->input_size * sizeof(float))) ||
         (st = ffnn_trainer_alloc(t, &t->run.y, t->run.capacity, 1)) ||
         (st = ffnn_trainer_alloc(t, &t->run.tgt, t->run.capacity,
-                        m->layers[m->layer_count - 1].out * sizeof(float))) ||
-        (st = ffnn_trainer_alloc(t, &t->run.grad_buf[0], t->run.capacity, widest * sizeof(float))) ||
+                                 m->layers[m->layer_count - 1].out * sizeof(float))) ||
+        (st =
+             ffnn_trainer_alloc(t, &t->run.grad_buf[0], t->run.capacity, widest * sizeof(float))) ||
         (st = ffnn_trainer_alloc(t, &t->run.grad_buf[1], t->run.capacity, widest * sizeof(float))))
         return st;
     if ((st = allocate_optimizer_state(t)) != FFNN_OK)
         return st;
-    return t->run.ops->upload(t->run.ctx, t->run.params, m->params, m->parameter_count * sizeof(float));
+    return t->run.ops->upload(t->run.ctx, t->run.params, m->params,
+                              m->parameter_count * sizeof(float));
 }
 
 /* With the data on the device: the strategy's own checks and state. When auto
@@ -203,7 +208,8 @@ ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
     t->run.model = m;
     t->cfg = *cfg;
     t->run.cfg = &t->cfg;
-    t->run.capacity = cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size : cfg->eval_batch_size;
+    t->run.capacity =
+        cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size : cfg->eval_batch_size;
     ffnn_rng_seed(&t->shuffle_rng, cfg->seed, FFNN_STREAM_SHUFFLE);
     t->epoch_rng = t->shuffle_rng;
     t->perm = malloc(train->count * sizeof *t->perm);
