@@ -3,6 +3,7 @@
 #   make test       build and run every test (GPU tests skip without a GPU)
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
 #   make asan       the tests under AddressSanitizer + UBSan (CPU code)
+#   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make clean
 #   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   one target only
 #   make NVCC=      force a CPU-only build
@@ -60,7 +61,7 @@ BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 $(BUILD)/lab/%.o $(BUILD)/bench/%.o $(BUILD)/tests/%.o: ALL_CFLAGS += $(HAVE_CUDA)
 $(BUILD)/cli/%.o: ALL_CFLAGS += -Ibench
 
-.PHONY: all test check asan clean info
+.PHONY: all test check fuzz asan clean info
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
 
 info:
@@ -113,6 +114,30 @@ check: $(BUILD)/libffnn.so
 	sh tools/check_layers.sh
 	sh tools/check_abi.sh $(BUILD)/libffnn.so include/ffnn.h
 
+# libFuzzer targets (fuzz/, one per parser of outside bytes; clang with libFuzzer, e.g.
+# Debian's clang-14): built with ASan + UBSan over the layers a parser needs (core,
+# data, io), run for FUZZ_SECONDS each on a copy of their seed corpus, so findings
+# land in build-fuzz/ and the committed corpus changes only by hand.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 180
+FUZZ_FLAGS   := -O1 -g -std=c11 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
+                $(filter -I%,$(ALL_CFLAGS))
+FUZZ_LIB_SRC := $(wildcard src/core/*.c src/data/*.c src/io/*.c)
+FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/*.c))
+
+build-fuzz/%: fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard include/*.h src/*/*.h)
+	@mkdir -p build-fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_LIB_SRC) $(filter -L% -Wl% -lcjson -lz -lm,$(LDLIBS))
+
+fuzz: $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do \
+	    name=$$(basename $$t); corpus=build-fuzz/corpus-$$name; \
+	    mkdir -p $$corpus && cp fuzz/corpus/$${name%_*}/* $$corpus/ 2>/dev/null; \
+	    echo "fuzz $$name: $(FUZZ_SECONDS) s"; \
+	    $$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=build-fuzz/ \
+	        $$corpus || exit 1; \
+	done
+
 asan:
 	$(MAKE) BUILD=build-asan NVCC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=address,undefined" \
@@ -120,4 +145,4 @@ asan:
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build-asan/ffnn_tests
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz

@@ -249,10 +249,6 @@ typedef struct ffnn_persistent_job {
     uint8_t *row_correct;       /* [n]                                             */
 } ffnn_persistent_job;
 
-/* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid
- * (src/cpu/local1d.c). Input n = m + r - pad feeds output m through W[m, r]. */
-size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding);
-
 /* 1 when every entry of ops is set (checked by the trainer before use). */
 int ffnn_backend_ops_complete(const ffnn_backend_ops *ops);
 

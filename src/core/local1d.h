@@ -41,6 +41,10 @@ typedef enum ffnn_local1d_variant {
 /* Output width M for input width N (0 when the combination is invalid). */
 size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding);
 
+/* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid.
+ * Input n = m + r - pad feeds output m through W[m, r]. */
+size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding);
+
 /* CPU reference (single thread): z = local1d(x) then a = act(z) in place when act
  * is not identity (fused for the benchmark; the trainer passes identity). */
 void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias, float *z,

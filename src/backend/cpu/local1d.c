@@ -1,6 +1,6 @@
 /* local1d.c - the 1-D locally connected layer (seed 002), forward and backward,
- * CPU reference; also the shared entry points ffnn_local1d_output_size and
- * ffnn_local1d_forward_cpu of local1d/local1d.h.
+ * CPU reference; also ffnn_local1d_forward_cpu of core/local1d.h (the shape rules,
+ * output size and padding, are in core/local1d.c).
  *
  * Every output m has its own R weights W[m, :] and its own bias b[m], and looks
  * at R consecutive inputs starting at m - pad (pad = 0 for 'valid', (R-1)/2 for
@@ -17,22 +17,6 @@
 #include <string.h>
 
 #include "cpu_ops.h"
-
-size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding)
-{
-    if (N == 0 || R == 0)
-        return 0;
-    switch (padding) {
-    case FFNN_LOCAL1D_VALID: return N >= R ? N - R + 1 : 0;
-    case FFNN_LOCAL1D_SAME: return R % 2 == 1 ? N : 0;
-    }
-    return 0;
-}
-
-size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding)
-{
-    return padding == FFNN_LOCAL1D_SAME ? (R - 1) / 2 : 0;
-}
 
 /* z = local1d(x) (+ bias), then a = act(z) in place. */
 void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias, float *z,
