@@ -42,9 +42,10 @@ TEST_SRC := $(wildcard tests/*.c)
 
 ifneq ($(strip $(NVCC)),)
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
-  # cuBLAS (the cublas strategy, src/backend/cuda/cublas.cu) is a shared library: the rpath
-  # lets the binaries find libcublas.so at run time without LD_LIBRARY_PATH.
-  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
+  # cuBLAS and cuBLASLt (the cublas and cublaslt strategies, src/backend/cuda/cublas.cu)
+  # are shared libraries: the rpath lets the binaries find them at run time without
+  # LD_LIBRARY_PATH.
+  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
   BUILD_KIND := with CUDA ($(NVCC))
 else
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/backend/cuda_none.o

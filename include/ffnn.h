@@ -94,8 +94,12 @@ typedef enum ffnn_strategy {
     FFNN_STRATEGY_PERSISTENT = 5, /* one cooperative kernel runs many steps, weights
                                 held on chip, grid barriers between phases (dense
                                 nets with one hidden layer, softmax_ce or mse, sgd) */
-    FFNN_STRATEGY_AUTO = 6    /* the fastest correct strategy for the network and batch
+    FFNN_STRATEGY_AUTO = 6,   /* the fastest correct strategy for the network and batch
                                 (default; the choice is documented in PERFORMANCE.md) */
+    FFNN_STRATEGY_CUBLASLT = 7 /* cuBLASLt matmuls with its epilogues (bias + relu in the
+                                forward, the bias gradient in the weight-gradient
+                                matmul), the comparator for "fused"; runs of steps in
+                                CUDA graphs as cublas */
 } ffnn_strategy;
 
 /* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the

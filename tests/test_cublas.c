@@ -514,6 +514,7 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
         {FFNN_STRATEGY_TILED, 0, 0},  {FFNN_STRATEGY_NAIVE, 0, 0},
         {FFNN_STRATEGY_FUSED, 1, 0},  {FFNN_STRATEGY_GRAPH, 1, 0},
         {FFNN_STRATEGY_CUBLAS, 1, 1}, {FFNN_STRATEGY_PERSISTENT, 0, 0},
+        {FFNN_STRATEGY_CUBLASLT, 1, 1},
     };
     for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i) {
         const ffnn_strategy_impl *chosen = NULL;

@@ -43,6 +43,7 @@ enum { MAX_DEV = 32 };
 typedef struct fixture {
     const ffnn_backend_ops *gpu;
     void *ctx;
+    int lt; /* the context runs the fused ops on cuBLASLt (--strategy cublaslt) */
     void *dev[MAX_DEV];
     size_t ndev;
 } fixture;
@@ -74,7 +75,8 @@ static int get_f32(fixture *fx, float *dst, const float *dev, size_t n)
 
 typedef test_result (*fx_body)(fixture *fx);
 
-static test_result with_gpu(char *why, size_t why_size, fx_body body)
+static test_result with_strategy(char *why, size_t why_size, fx_body body,
+                                 ffnn_strategy strategy)
 {
     if (!ffnn_has_cuda()) SKIP("build has no CUDA");
     if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
@@ -84,11 +86,22 @@ static test_result with_gpu(char *why, size_t why_size, fx_body body)
     CHECK(fx.gpu != NULL && fx.gpu->dense_act_forward != NULL &&
               fx.gpu->dense_backward_fused != NULL,
           "the cuda table lacks the fused ops");
-    CHECK_OK(test_ctx(fx.gpu, FFNN_STRATEGY_FUSED, 1, &fx.ctx));
+    CHECK_OK(test_ctx(fx.gpu, strategy, 1, &fx.ctx));
+    fx.lt = strategy == FFNN_STRATEGY_CUBLASLT;
     test_result r = body(&fx);
     fx_reset(&fx);
     fx.gpu->destroy(fx.ctx);
     return r;
+}
+
+static test_result with_gpu(char *why, size_t why_size, fx_body body)
+{
+    return with_strategy(why, why_size, body, FFNN_STRATEGY_FUSED);
+}
+
+static test_result with_lt(char *why, size_t why_size, fx_body body)
+{
+    return with_strategy(why, why_size, body, FFNN_STRATEGY_CUBLASLT);
 }
 
 static int same_bits(const char *what, const float *a, const float *b, size_t n)
@@ -263,7 +276,10 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             if (!close_f32("dW", gdW, dW_c, nw, mm_atol(s.batch), RTOL)) goto fail;
             if (with_bias) {
                 CHECK(get_f32(fx, gdb, d_db, s.out), "download: %s", ffnn_last_error());
-                if (!same_bits("db (the CPU's summation order)", gdb, db_c, s.out)) goto fail;
+                if (fx->lt ? !close_f32("db (cuBLASLt BGRADB)", gdb, db_c, s.out,
+                                        mm_atol(s.batch), RTOL)
+                           : !same_bits("db (the CPU's summation order)", gdb, db_c, s.out))
+                    goto fail;
             }
             /* W (and b) after the step: the CPU update on the GPU's own gradients gives
              * the same bits; against the CPU's gradients within the matmul tolerance */
@@ -283,7 +299,8 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             if (with_bias) {
                 CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
                 memcpy(bn, b, s.out * sizeof(float));
-                if (with_sgd) ffnn_cpu_sgd_update(bn, db_c, s.out, lr);
+                /* cuBLASLt's db is its own sum: the update applied to it */
+                if (with_sgd) ffnn_cpu_sgd_update(bn, fx->lt ? gdb : db_c, s.out, lr);
                 if (!same_bits(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
                     goto fail;
             }
@@ -407,13 +424,15 @@ static test_result fused_arguments(char *why, size_t why_size)
  * the output (TF32 keeps 10 of float's 23 mantissa bits: each input is off by at
  * most 2^-11 relative, a product by ~2^-10); and the mode is really on: some
  * output differs from the fp32 reference by more than 1e-6 S. */
+static int bound_exp = -9; /* 2^-9 for tf32; 2^-7 for bf16 (8 mantissa bits: each
+                             input off by 2^-9 relative, a product by ~2^-8) */
 static int tf32_close(const char *what, const float *got, const float *want, const float *S,
                       size_t n, size_t K)
 {
     size_t bad = 0, differs = 0;
     for (size_t i = 0; i < n; ++i) {
         const double err = fabs((double)got[i] - (double)want[i]);
-        if (!(err <= ldexp(S[i], -9) + mm_atol(K))) {
+        if (!(err <= ldexp(S[i], bound_exp) + mm_atol(K))) {
             if (bad++ == 0)
                 fprintf(stderr, "    %s: [%zu] got %.9g want %.9g (S %.4g)\n", what, i,
                         (double)got[i], (double)want[i], (double)S[i]);
@@ -430,15 +449,16 @@ static void abs_copy(float *dst, const float *src, size_t n)
     for (size_t i = 0; i < n; ++i) dst[i] = fabsf(src[i]);
 }
 
-/* Forward (+ bias, relu) and backward (dx, dW, db) with --precision tf32 against
- * the fp32 cpu reference: both kernel tiles (1536 x 1536 outputs take 128 x 128
+/* Forward (+ bias, relu) and backward (dx, dW, db) with --precision tf32 (or bf16,
+ * the cublaslt context only, within 2^-7 S) against the fp32 cpu reference: both kernel tiles (1536 x 1536 outputs take 128 x 128
  * tiles, the others 64 x 64) and all four transpose cases; db (fp32 row sums)
  * to the reference's tolerance. */
-static test_result tf32_body(fixture *fx)
+static test_result precision_body(fixture *fx, ffnn_precision precision)
 {
     static const shape shapes[] = {{1536, 64, 1536}, {256, 784, 256}, {37, 129, 65}};
     rng r = {0x7f32ULL};
-    CHECK_OK(fx->gpu->set_precision(fx->ctx, FFNN_PRECISION_TF32));
+    bound_exp = precision == FFNN_PRECISION_BF16 ? -7 : -9;
+    CHECK_OK(fx->gpu->set_precision(fx->ctx, precision));
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
         const shape s = shapes[si];
         const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
@@ -489,9 +509,20 @@ static test_result tf32_body(fixture *fx)
         CHECK(get_f32(fx, got, gdW, nw), "download: %s", ffnn_last_error());
         snprintf(what, sizeof what, "tf32 dW %zux%zu->%zu", s.batch, s.in, s.out);
         if (!tf32_close(what, got, tmp, S, nw, s.batch)) goto done;
+        memcpy(tmp, gdb, s.out * sizeof(float)); /* column sums of |dz| */
         CHECK(get_f32(fx, gdb, gdbd, s.out), "download: %s", ffnn_last_error());
         snprintf(what, sizeof what, "tf32 db %zu", s.out);
-        if (!close_f32(what, gdb, wdb, s.out, mm_atol(s.batch), RTOL)) goto done;
+        if (!fx->lt) {
+            if (!close_f32(what, gdb, wdb, s.out, mm_atol(s.batch), RTOL)) goto done;
+        } else { /* cuBLASLt's BGRADB sums the GEMM's (tf32 / bf16-rounded) operand */
+            size_t bad = 0;
+            for (size_t i = 0; i < s.out; ++i)
+                if (!(fabs((double)gdb[i] - (double)wdb[i]) <=
+                      ldexp(tmp[i], bound_exp) + mm_atol(s.batch)))
+                    bad++;
+            CHECK(bad == 0, "%s: %zu of %zu outside 2^%d sum|dz| + atol", what, bad, s.out,
+                  bound_exp);
+        }
         res = TEST_PASS;
     done:
         free(x), free(W), free(b), free(dz), free(ax), free(aW), free(adz), free(want);
@@ -501,9 +532,33 @@ static test_result tf32_body(fixture *fx)
     return TEST_PASS;
 }
 
+static test_result tf32_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_TF32); }
+static test_result bf16_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_BF16); }
+
 static test_result fused_tf32(char *why, size_t why_size)
 {
     return with_gpu(why, why_size, tf32_body);
+}
+
+/* The same checks on the cublaslt strategy's context (the fused ops on cuBLASLt
+ * epilogues, src/backend/cuda/cublas.cu): the tolerances above, except db (its
+ * own summation order: the matmul tolerance) and b after sgd (bit-identical to
+ * the CPU update of cuBLASLt's db). */
+static test_result lt_act_forward(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, act_forward_body);
+}
+static test_result lt_backward(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, backward_body);
+}
+static test_result lt_tf32(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, tf32_body);
+}
+static test_result lt_bf16(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, bf16_body);
 }
 
 const test_case fused_tests[] = {
@@ -512,5 +567,9 @@ const test_case fused_tests[] = {
     {"fused_act_forward", fused_act_forward},
     {"fused_backward", fused_backward},
     {"fused_tf32_tensor_cores_vs_cpu", fused_tf32},
+    {"cublaslt_act_forward_vs_cpu", lt_act_forward},
+    {"cublaslt_backward_vs_cpu", lt_backward},
+    {"cublaslt_tf32_vs_cpu", lt_tf32},
+    {"cublaslt_bf16_vs_cpu", lt_bf16},
 };
 const size_t fused_tests_count = sizeof fused_tests / sizeof fused_tests[0];

@@ -34,7 +34,7 @@ static test_result scope_and_auto(char *why, size_t why_size)
     CHECK(!ffnn_strategy_persistent_fits(two, &cfg), "adam accepted");
     CHECK(strstr(ffnn_last_error(), "adam"), "%s", ffnn_last_error());
     cfg = ffnn_train_config_default();
-    for (int k = 0; k <= (int)FFNN_STRATEGY_AUTO; k++) { /* names round-trip */
+    for (int k = 0; k < FFNN_STRATEGY_COUNT; k++) { /* names round-trip */
         ffnn_strategy back;
         CHECK_OK(ffnn_strategy_from_name(ffnn_strategy_name((ffnn_strategy)k), &back));
         CHECK((int)back == k, "kernels %d -> %s -> %d", k, ffnn_strategy_name((ffnn_strategy)k),
@@ -115,6 +115,10 @@ static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size
 
 static test_result cublas_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_CUBLAS, w, n); }
 static test_result fused_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_FUSED, w, n); }
+static test_result cublaslt_follows(char *w, size_t n)
+{
+    return follows_cpu(FFNN_STRATEGY_CUBLASLT, w, n);
+}
 static test_result graph_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_GRAPH, w, n); }
 static test_result persistent_follows(char *w, size_t n)
 {
@@ -289,7 +293,7 @@ static test_result mse_follows(char *why, size_t why_size)
 static test_result table_covers_enum(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    for (int k = 0; k <= (int)FFNN_STRATEGY_AUTO; k++) {
+    for (int k = 0; k < FFNN_STRATEGY_COUNT; k++) {
         const ffnn_strategy_impl *s = ffnn_strategy_get((ffnn_strategy)k);
         CHECK(s != NULL, "no table entry for strategy %d (%s)", k,
               ffnn_strategy_name((ffnn_strategy)k));
@@ -302,7 +306,7 @@ static test_result table_covers_enum(char *why, size_t why_size)
               s->name);
         CHECK(s->precisions & (1u << FFNN_PRECISION_FP32), "%s refuses fp32", s->name);
     }
-    CHECK(ffnn_strategy_get((ffnn_strategy)((int)FFNN_STRATEGY_AUTO + 1)) == NULL,
+    CHECK(ffnn_strategy_get((ffnn_strategy)FFNN_STRATEGY_COUNT) == NULL,
           "an entry past the enum");
     CHECK(ffnn_strategy_get((ffnn_strategy)-1) == NULL, "an entry for -1");
     return TEST_PASS;
@@ -313,6 +317,7 @@ const test_case strategies_tests[] = {
     {"strategies_scope_and_auto_rule", scope_and_auto},
     {"strategies_cublas_follows_cpu_200_steps", cublas_follows},
     {"strategies_fused_follows_cpu_200_steps", fused_follows},
+    {"strategies_cublaslt_follows_cpu_200_steps", cublaslt_follows},
     {"strategies_graph_follows_cpu_200_steps", graph_follows},
     {"strategies_persistent_follows_cpu_200_steps", persistent_follows},
     {"strategies_graph_epoch_launches_follow_cpu", graph_launches},

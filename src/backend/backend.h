@@ -42,7 +42,9 @@ struct ffnn_persistent_job;
 typedef enum ffnn_matmul_variant {
     FFNN_MATMUL_TILED = 0,   /* shared-memory tiled kernels (the default)          */
     FFNN_MATMUL_NAIVE = 1,   /* one thread per output element                      */
-    FFNN_MATMUL_LIBRARY = 2  /* the vendor library (cuBLAS), the named comparator  */
+    FFNN_MATMUL_LIBRARY = 2, /* the vendor library (cuBLAS), the named comparator  */
+    FFNN_MATMUL_LIBRARY_LT = 3 /* cuBLAS for the plain ops, cuBLASLt with its       */
+                               /* epilogues for the fused ops (cublaslt strategy)   */
 } ffnn_matmul_variant;
 
 /* What a context is created with. Each backend reads the fields it has a use for
@@ -65,7 +67,7 @@ enum {
     FFNN_CAP_DEVICE = 1 << 1,    /* memory is a GPU's: the cuda strategies apply      */
     FFNN_CAP_TF32 = 1 << 2,      /* options.precision tf32 (fused ops, library matmul) */
     FFNN_CAP_BF16 = 1 << 3,      /* options.precision bf16 (library matmul)           */
-    FFNN_CAP_LIBRARY_MATMUL = 1 << 4 /* options.matmul FFNN_MATMUL_LIBRARY            */
+    FFNN_CAP_LIBRARY_MATMUL = 1 << 4 /* options.matmul FFNN_MATMUL_LIBRARY (and _LT)  */
 };
 
 typedef struct ffnn_backend_ops {

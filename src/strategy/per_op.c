@@ -2,7 +2,10 @@
  * tiled (the backend's plain matmul kernels of that name) and cublas (cuBLAS
  * matmuls, the named comparator, with runs of steps captured in CUDA graphs
  * through graph.c's cache: 8 steps per graph measured 4-8% faster than 1 and
- * than 16 or 59, docs/PERFORMANCE.md; --steps-per-launch 1 launches op by op). */
+ * than 16 or 59, docs/PERFORMANCE.md; --steps-per-launch 1 launches op by op);
+ * and cublaslt, its comparator with the matmul epilogues: the backend's fused ops
+ * (fused.c) on cuBLASLt (src/backend/cuda/cublas.cu), captured as cublas. */
+#include "core/error.h"
 #include "strategy/strategy.h"
 
 #define CUBLAS_DEFAULT_STEPS 8
@@ -37,6 +40,20 @@ static ffnn_status cublas_prepare(ffnn_run *r, void **state)
     return ffnn_graph_cache_create(state);
 }
 
+/* The fused ops on (the backend runs them on cuBLASLt for FFNN_MATMUL_LIBRARY_LT),
+ * and the graph cache. */
+static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
+{
+    void *none = NULL;
+    ffnn_status st = ffnn_strategy_fused_prepare(r, &none);
+    if (st != FFNN_OK) return st;
+    if (!r->fused)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "--strategy cublaslt: the %s backend has no fused dense ops",
+                         r->ops->name);
+    return ffnn_graph_cache_create(state);
+}
+
 static size_t cublas_steps(size_t steps_per_epoch)
 {
     (void)steps_per_epoch;
@@ -60,6 +77,19 @@ const ffnn_strategy_impl ffnn_strategy_cublas_impl = {
     FFNN_MATMUL_LIBRARY,
     ffnn_strategy_supports_all,
     cublas_prepare,
+    ffnn_graph_cache_free,
+    cublas_steps,
+    cublas_run,
+};
+
+const ffnn_strategy_impl ffnn_strategy_cublaslt_impl = {
+    FFNN_STRATEGY_CUBLASLT,
+    "cublaslt",
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+    FFNN_MATMUL_LIBRARY_LT,
+    ffnn_strategy_supports_all,
+    cublaslt_prepare,
     ffnn_graph_cache_free,
     cublas_steps,
     cublas_run,

@@ -6,7 +6,8 @@
  *
  * The strategies (docs/PERFORMANCE.md has their measurements):
  *   per_op.c      naive, tiled, cublas: one backend op per launch (cublas: runs
- *                 of steps captured in CUDA graphs through graph.c's cache)
+ *                 of steps captured in CUDA graphs through graph.c's cache);
+ *                 cublaslt: the fused ops on cuBLASLt epilogues, graphs as cublas
  *   fused.c       fused: bias + activation, act' and the SGD update in the matmuls
  *   graph.c       graph: the fused path, runs of steps captured and replayed
  *   persistent.c  persistent: one cooperative kernel runs many steps
@@ -19,6 +20,10 @@
 #include "core/model.h"
 #include "ffnn.h"
 #include "strategy/step.h"
+
+/* Number of ffnn_strategy values (0 .. FFNN_STRATEGY_COUNT - 1 each have a table
+ * entry). */
+#define FFNN_STRATEGY_COUNT ((int)FFNN_STRATEGY_CUBLASLT + 1)
 
 /* The bit of a precision in ffnn_strategy_impl.precisions. */
 #define FFNN_PRECISION_BIT(p) (1u << (p))
@@ -62,7 +67,7 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 /* The strategies of the table (one file each). */
 extern const ffnn_strategy_impl ffnn_strategy_naive_impl, ffnn_strategy_tiled_impl,
     ffnn_strategy_cublas_impl, ffnn_strategy_fused_impl, ffnn_strategy_graph_impl,
-    ffnn_strategy_persistent_impl, ffnn_strategy_auto_impl;
+    ffnn_strategy_persistent_impl, ffnn_strategy_auto_impl, ffnn_strategy_cublaslt_impl;
 
 /* Helpers shared by the strategy files. */
 /* supports() of a strategy that trains every net and config (table.c). */

@@ -13,6 +13,7 @@ static const ffnn_strategy_impl *const table[] = {
     [FFNN_STRATEGY_GRAPH] = &ffnn_strategy_graph_impl,
     [FFNN_STRATEGY_PERSISTENT] = &ffnn_strategy_persistent_impl,
     [FFNN_STRATEGY_AUTO] = &ffnn_strategy_auto_impl,
+    [FFNN_STRATEGY_CUBLASLT] = &ffnn_strategy_cublaslt_impl,
 };
 
 int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
@@ -52,8 +53,8 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
                          "precision %s runs on tensor cores through %s, not --strategy %s",
                          ffnn_precision_name(cfg->precision),
                          cfg->precision == FFNN_PRECISION_TF32
-                             ? "the cublas, fused or graph strategies (or auto)"
-                             : "the cublas strategy (--strategy cublas or auto)",
+                             ? "the cublas, cublaslt, fused or graph strategies (or auto)"
+                             : "the cublas and cublaslt strategies (or auto)",
                          s->name);
     if (!s->supports(m, cfg, caps)) {
         char why[512];

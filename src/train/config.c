@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "data/dataset.h"
+#include "strategy/strategy.h"
 #include "train/config.h"
 
 /* The limits of ffnn_train_config's numeric fields (ffnn.h documents them). */
@@ -85,8 +86,8 @@ ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *tra
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "batch size must be in [1, %zu] (the training set size), found %zu",
                          train->count, c->batch_size);
-    if ((int)c->strategy < 0 || (int)c->strategy > (int)FFNN_STRATEGY_AUTO)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown kernels value %d", (int)c->strategy);
+    if ((int)c->strategy < 0 || (int)c->strategy >= FFNN_STRATEGY_COUNT)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown strategy value %d", (int)c->strategy);
     if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_BF16)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown precision value %d",
                          (int)c->precision);

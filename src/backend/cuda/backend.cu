@@ -55,7 +55,7 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
 /* Check *o against what this backend takes (backend.h ffnn_backend_options). */
 static ffnn_status cuda_check_options(const ffnn_backend_options *o)
 {
-    if ((int)o->matmul < (int)FFNN_MATMUL_TILED || (int)o->matmul > (int)FFNN_MATMUL_LIBRARY)
+    if ((int)o->matmul < (int)FFNN_MATMUL_TILED || (int)o->matmul > (int)FFNN_MATMUL_LIBRARY_LT)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: unknown matmul variant %d",
                          (int)o->matmul);
     if (o->precision != FFNN_PRECISION_FP32 && o->precision != FFNN_PRECISION_TF32 &&

@@ -216,6 +216,19 @@ ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W, 
 ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                     const float *bias, float *C, int M, int N, int K,
                                     int trans_a, int trans_b);
+/* cublas.cu: the fused ops (backend.h dense_act_forward, dense_backward_fused)
+ * on cuBLASLt with its epilogues, for ctx->matmul == FFNN_MATMUL_LIBRARY_LT;
+ * fused.cu checks the arguments and calls these. */
+ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const float *x, const float *W,
+                                           const float *b, float *a, size_t batch, size_t in,
+                                           size_t out, ffnn_activation act);
+ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W, float *b,
+                                        const float *dz, float *dx, float *dW, float *db,
+                                        size_t batch, size_t in, size_t out,
+                                        ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+/* dense.cu: db [out] = sum_b dz [batch, out] (dense_backward's bias gradient). */
+ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, size_t batch,
+                                size_t out);
 /* Destroy ctx's cuBLAS handle, if it made one (called by destroy). */
 void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
 

@@ -61,6 +61,7 @@
  */
 #include <stdlib.h>
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 
@@ -80,6 +81,7 @@
 /* What ctx->cublas points to. */
 typedef struct cublas_state {
     cublasHandle_t handle;   /* bound to ctx->stream                           */
+    cublasLtHandle_t lt;     /* cuBLASLt (the cublaslt strategy's fused ops)   */
     void *workspace;         /* device, FFNN_CUBLAS_WORKSPACE_BYTES             */
     void *scratch;           /* device, bf16 copies of A and B (bf16 only)      */
     size_t scratch_bytes;    /* its size                                        */
@@ -124,6 +126,7 @@ static void free_state(cublas_state *s)
 {
     if (s == NULL) return;
     if (s->handle != NULL) (void)cublasDestroy(s->handle);
+    if (s->lt != NULL) (void)cublasLtDestroy(s->lt);
     if (s->workspace != NULL) (void)cudaFree(s->workspace);
     if (s->scratch != NULL) (void)cudaFree(s->scratch);
     for (size_t i = 0; i < s->n_retired; ++i) (void)cudaFree(s->retired[i]);
@@ -147,6 +150,7 @@ static ffnn_status fill_state(ffnn_cuda_ctx *ctx, cublas_state *s)
                       cublasSetAtomicsMode(s->handle, CUBLAS_ATOMICS_NOT_ALLOWED));
     FFNN_CUBLAS_CHECK(ctx, "cublasSetPointerMode",
                       cublasSetPointerMode(s->handle, CUBLAS_POINTER_MODE_HOST));
+    FFNN_CUBLAS_CHECK(ctx, "cublasLtCreate", cublasLtCreate(&s->lt));
     return FFNN_OK;
 }
 
@@ -247,6 +251,25 @@ static __global__ void to_bf16_kernel(const float *__restrict__ src_a, size_t n_
     }
 }
 
+/* bfloat16 copies of A (n_a values) and B (n_b values) in s's scratch (grown when
+ * too small): *a16 at the start, *b16 at the next FFNN_CUBLAS_BF16_ALIGN boundary.
+ * Queued on ctx->stream. Errors: as ensure_scratch, FFNN_ERR_CUDA (launch). */
+static ffnn_status to_bf16(ffnn_cuda_ctx *ctx, cublas_state *s, const float *A, size_t n_a,
+                           const float *B, size_t n_b, __nv_bfloat16 **a16, __nv_bfloat16 **b16)
+{
+    const size_t b_offset = (n_a + FFNN_CUBLAS_BF16_ALIGN - 1) / FFNN_CUBLAS_BF16_ALIGN *
+                            FFNN_CUBLAS_BF16_ALIGN;
+    ffnn_status st = ensure_scratch(ctx, s, (b_offset + n_b) * sizeof(__nv_bfloat16));
+    if (st != FFNN_OK) return st;
+    *a16 = (__nv_bfloat16 *)s->scratch;
+    *b16 = *a16 + b_offset;
+    const unsigned block = (unsigned)ctx->block_1d;
+    to_bf16_kernel<<<ffnn_cuda_grid_1d_for(n_a + n_b, block), block, 0, ctx->stream>>>(
+        A, n_a, B, n_b, *a16, b_offset);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "to_bf16_kernel");
+    return FFNN_OK;
+}
+
 /* C[row, col] += bias[col] for the row-major C [M,N], bias [N]; grid-stride loop
  * over the M*N elements (any size fits the grid). */
 static __global__ void add_bias_rows_kernel(float *__restrict__ C, const float *__restrict__ bias,
@@ -285,17 +308,9 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
     const int ld_b = trans_b ? K : N;
     const int ld_a = trans_a ? M : K;
     if (ctx->precision == FFNN_PRECISION_BF16) {
-        /* bf16 copies: A's M*K elements, then (aligned) B's K*N. */
-        const size_t n_a = (size_t)M * (size_t)K, n_b = (size_t)K * (size_t)N;
-        const size_t b_offset = (n_a + FFNN_CUBLAS_BF16_ALIGN - 1) / FFNN_CUBLAS_BF16_ALIGN *
-                                FFNN_CUBLAS_BF16_ALIGN;
-        st = ensure_scratch(ctx, s, (b_offset + n_b) * sizeof(__nv_bfloat16));
+        __nv_bfloat16 *a16 = NULL, *b16 = NULL;
+        st = to_bf16(ctx, s, A, (size_t)M * (size_t)K, B, (size_t)K * (size_t)N, &a16, &b16);
         if (st != FFNN_OK) return st;
-        __nv_bfloat16 *a16 = (__nv_bfloat16 *)s->scratch, *b16 = a16 + b_offset;
-        const unsigned block = (unsigned)ctx->block_1d;
-        to_bf16_kernel<<<ffnn_cuda_grid_1d_for(n_a + n_b, block), block, 0, ctx->stream>>>(
-            A, n_a, B, n_b, a16, b_offset);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "to_bf16_kernel");
         FFNN_CUBLAS_CHECK(ctx, "cublasGemmEx",
                           cublasGemmEx(s->handle, op_b, op_a, N, M, K, &one, b16, CUDA_R_16BF,
                                        ld_b, a16, CUDA_R_16BF, ld_a, &zero, C, CUDA_R_32F, N,
@@ -317,6 +332,244 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
         FFNN_CUDA_LAUNCH_CHECK(ctx, "add_bias_rows_kernel");
     }
     return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ cuBLASLt */
+/*
+ * The cublaslt strategy (--strategy cublaslt): the backend's fused ops
+ * (dense_act_forward, dense_backward_fused) on cuBLASLt matmuls with cuBLASLt's
+ * epilogues - the named comparator for our own fused kernels (fused.cu), as
+ * PyTorch's Linear uses them:
+ *   forward   a  = act(x W^T + b)      one cublasLtMatmul, epilogue RELU_BIAS /
+ *                                       BIAS / RELU / DEFAULT; another act: then
+ *                                       elementwise.cu's activation_forward in place
+ *   backward  dx = (dz W) * f'(x)       one cublasLtMatmul, then elementwise.cu's
+ *                                       activation_backward in place (no aux buffer:
+ *                                       the DRELU epilogues need the forward's
+ *                                       bit mask, which the op interface does not
+ *                                       carry)
+ *             dW = dz^T x, db = sum_b dz one cublasLtMatmul, epilogue BGRADB (the
+ *                                       bias gradient reduced over the GEMM's k =
+ *                                       batch from its B operand dz^T); where
+ *                                       cuBLASLt has no algorithm for BGRADB,
+ *                                       DEFAULT plus dense.cu's bias_grad kernel
+ * A bias (or db) not 16-byte aligned takes the plain path for that matmul (the
+ * GEMM without epilogue, then our bias kernels): cuBLASLt's epilogues need it.
+ *             sgd: W -= lr dW, b -= lr db by optim.cu's update (same rounding)
+ * Column-major cuBLASLt on row-major arrays as above: D [m,n] (ld m) column-major
+ * is the row-major [n,m] array. Precision as cublasGemmEx above (fp32: COMPUTE_32F,
+ * no TF32; tf32: COMPUTE_32F_FAST_TF32; bf16: bfloat16 copies of both operands,
+ * COMPUTE_32F, fp32 D and bias). Bias in the epilogue is added to the fp32
+ * accumulator before the one rounding (cuBLAS's add_bias_rows_kernel and our own
+ * kernels round twice): values differ in the last bit, within the tolerance of
+ * tests/test_cublas.c. The algorithm: cuBLASLt's first heuristic pick for the
+ * shapes, the same workspace as the cuBLAS handle, atomics not requested
+ * (deterministic run to run on one GPU, as cuBLAS documents).
+ */
+
+/* One operand as stored, column-major terms: rows x cols with leading dimension
+ * ld, used as op(operand). */
+typedef struct lt_operand {
+    const float *p;
+    cublasOperation_t op;
+    uint64_t rows, cols;
+    int64_t ld;
+} lt_operand;
+
+/* The largest power of two <= 256 that divides p's address (cuBLASLt's
+ * MIN_ALIGNMENT preferences). */
+static uint32_t lt_alignment(const void *p)
+{
+    const uintptr_t a = (uintptr_t)p;
+    uint32_t al = 256;
+    while (al > 1 && a % al != 0) al /= 2;
+    return al;
+}
+
+/* Bias vectors for the epilogues (BIAS, RELU_BIAS, BGRADB) must be 16-byte
+ * aligned (cuBLASLt fails or faults otherwise, as other projects found); a bias
+ * that is not takes the plain path (the GEMM, then our bias kernels). */
+#define LT_BIAS_ALIGN 16
+
+#define LT_TRY(call, name)                                                          \
+    do {                                                                            \
+        cublasStatus_t lt_st_ = (call);                                             \
+        if (lt_st_ != CUBLAS_STATUS_SUCCESS) {                                      \
+            st = cublas_fail_call(ctx, lt_st_, __FILE__, __LINE__, name);           \
+            goto done;                                                              \
+        }                                                                           \
+    } while (0)
+
+/* D [m,n] (column-major, ld m, fp32) = op(a) op(b) with epilogue epi (bias: its
+ * BIAS_POINTER, fp32: the bias added for BIAS/RELU_BIAS, the gradient written for
+ * BGRADB). *no_algo (may be NULL): set to 1, nothing queued and FFNN_OK returned
+ * when cuBLASLt has no algorithm for this epilogue and these shapes.
+ * Errors: FFNN_ERR_CUDA (a cuBLASLt call), as to_bf16. */
+static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, lt_operand b,
+                             float *d, uint64_t m, uint64_t n, cublasLtEpilogue_t epi,
+                             float *bias, int *no_algo)
+{
+    ffnn_status st = FFNN_OK;
+    cublasLtMatmulDesc_t desc = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, ld = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t heur;
+    int found = 0;
+    const float one = 1.0f, zero = 0.0f;
+    const int bf16 = ctx->precision == FFNN_PRECISION_BF16;
+    const cublasComputeType_t compute = ctx->precision == FFNN_PRECISION_TF32
+                                            ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                            : CUBLAS_COMPUTE_32F;
+    const cudaDataType_t ab_type = bf16 ? CUDA_R_16BF : CUDA_R_32F;
+    const cudaDataType_t bias_type = CUDA_R_32F;
+    const size_t workspace = FFNN_CUBLAS_WORKSPACE_BYTES;
+    const void *pa = a.p, *pb = b.p;
+    if (no_algo != NULL) *no_algo = 0;
+    if (bf16) {
+        __nv_bfloat16 *a16 = NULL, *b16 = NULL;
+        st = to_bf16(ctx, s, a.p, (size_t)(a.rows * a.cols), b.p, (size_t)(b.rows * b.cols),
+                     &a16, &b16);
+        if (st != FFNN_OK) return st;
+        pa = a16;
+        pb = b16;
+    }
+    LT_TRY(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &a.op, sizeof a.op),
+           "cublasLtMatmulDescSetAttribute(TRANSA)");
+    LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &b.op, sizeof b.op),
+           "cublasLtMatmulDescSetAttribute(TRANSB)");
+    LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
+           "cublasLtMatmulDescSetAttribute(EPILOGUE)");
+    if (bias != NULL) {
+        LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                              sizeof bias),
+               "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
+        LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+                                              &bias_type, sizeof bias_type),
+               "cublasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)");
+    }
+    LT_TRY(cublasLtMatrixLayoutCreate(&la, ab_type, a.rows, a.cols, a.ld), "cublasLtMatrixLayoutCreate");
+    LT_TRY(cublasLtMatrixLayoutCreate(&lb, ab_type, b.rows, b.cols, b.ld), "cublasLtMatrixLayoutCreate");
+    LT_TRY(cublasLtMatrixLayoutCreate(&ld, CUDA_R_32F, m, n, (int64_t)m), "cublasLtMatrixLayoutCreate");
+    LT_TRY(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                &workspace, sizeof workspace),
+           "cublasLtMatmulPreferenceSetAttribute(MAX_WORKSPACE_BYTES)");
+    { /* cuBLASLt assumes 256-byte aligned operands unless told: our layers sit at
+       * any float offset of one parameter arena */
+        const uint32_t al_a = lt_alignment(pa), al_b = lt_alignment(pb), al_d = lt_alignment(d);
+        LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+                                                    &al_a, sizeof al_a),
+               "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_A_BYTES)");
+        LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                                                    &al_b, sizeof al_b),
+               "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_B_BYTES)");
+        LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+                                                    &al_d, sizeof al_d),
+               "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_C_BYTES)");
+        LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+                                                    &al_d, sizeof al_d),
+               "cublasLtMatmulPreferenceSetAttribute(MIN_ALIGNMENT_D_BYTES)");
+    }
+    {
+        const cublasStatus_t hs =
+            cublasLtMatmulAlgoGetHeuristic(s->lt, desc, la, lb, ld, ld, pref, 1, &heur, &found);
+        if ((hs == CUBLAS_STATUS_NOT_SUPPORTED || found == 0) && no_algo != NULL) {
+            *no_algo = 1;
+            goto done;
+        }
+        if (hs != CUBLAS_STATUS_SUCCESS) {
+            st = cublas_fail_call(ctx, hs, __FILE__, __LINE__, "cublasLtMatmulAlgoGetHeuristic");
+            goto done;
+        }
+        if (found == 0) {
+            st = ffnn_fail(FFNN_ERR_CUDA, "cuda cublaslt: no cuBLASLt algorithm for a %llux%llu "
+                           "matmul with epilogue %d in %s", (unsigned long long)m,
+                           (unsigned long long)n, (int)epi, ffnn_precision_name(ctx->precision));
+            goto done;
+        }
+    }
+    LT_TRY(cublasLtMatmul(s->lt, desc, &one, pa, la, pb, lb, &zero, d, ld, d, ld, &heur.algo,
+                          s->workspace, workspace, ctx->stream),
+           "cublasLtMatmul");
+done:
+    if (pref != NULL) (void)cublasLtMatmulPreferenceDestroy(pref);
+    if (ld != NULL) (void)cublasLtMatrixLayoutDestroy(ld);
+    if (lb != NULL) (void)cublasLtMatrixLayoutDestroy(lb);
+    if (la != NULL) (void)cublasLtMatrixLayoutDestroy(la);
+    if (desc != NULL) (void)cublasLtMatmulDescDestroy(desc);
+    return st;
+}
+
+/* backend.h dense_act_forward on cuBLASLt (fused.cu checked the arguments):
+ * a [batch,out] = act(x [batch,in] W [out,in]^T + b [out] or none).
+ * Column-major: D [out, batch] = op_T(W as [in, out]) x (x as [in, batch]). */
+extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const float *x,
+                                                      const float *W, const float *b, float *a,
+                                                      size_t batch, size_t in, size_t out,
+                                                      ffnn_activation act)
+{
+    cublas_state *s = NULL;
+    ffnn_status st = get_state(ctx, &s);
+    if (st != FFNN_OK) return st;
+    if (b != NULL && lt_alignment(b) < LT_BIAS_ALIGN) { /* the plain path: cuBLAS + bias */
+        st = ffnn_cuda_dense_forward(ctx, x, W, b, a, batch, in, out);
+        if (st != FFNN_OK || act == FFNN_ACT_IDENTITY) return st;
+        return ffnn_cuda_activation_forward(ctx, act, a, a, batch * out);
+    }
+    const int relu = act == FFNN_ACT_RELU;
+    const cublasLtEpilogue_t epi = b != NULL ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                             : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
+    const lt_operand wa = {W, CUBLAS_OP_T, in, out, (int64_t)in};
+    const lt_operand xb = {x, CUBLAS_OP_N, in, batch, (int64_t)in};
+    st = lt_matmul(ctx, s, wa, xb, a, out, batch, epi, (float *)b, NULL);
+    if (st != FFNN_OK || relu || act == FFNN_ACT_IDENTITY) return st;
+    return ffnn_cuda_activation_forward(ctx, act, a, a, batch * out);
+}
+
+/* backend.h dense_backward_fused on cuBLASLt (fused.cu checked the arguments; db
+ * must be set when b is and sgd is).
+ *   dx [batch,in] = dz W, then * f'(x):  D [in, batch] = (W as [in,out]) (dz as [out,batch])
+ *   dW [out,in] = dz^T x, db = sum_b dz: D [in, out] = (x as [in,batch]) op_T(dz as [out,batch]),
+ *                                        BGRADB reduces op(B) = dz^T [batch, out] over k. */
+extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W,
+                                                   float *b, const float *dz, float *dx,
+                                                   float *dW, float *db, size_t batch,
+                                                   size_t in, size_t out, ffnn_activation x_act,
+                                                   const ffnn_optimizer_step *sgd)
+{
+    if (sgd != NULL && b != NULL && db == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda cublaslt dense_backward_fused: db is needed for b's update");
+    cublas_state *s = NULL;
+    ffnn_status st = get_state(ctx, &s);
+    if (st != FFNN_OK) return st;
+    if (dx != NULL) { /* first: reads W before the update below */
+        const lt_operand wa = {W, CUBLAS_OP_N, in, out, (int64_t)in};
+        const lt_operand zb = {dz, CUBLAS_OP_N, out, batch, (int64_t)out};
+        st = lt_matmul(ctx, s, wa, zb, dx, in, batch, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL);
+        if (st != FFNN_OK) return st;
+        if (x_act != FFNN_ACT_IDENTITY &&
+            (st = ffnn_cuda_activation_backward(ctx, x_act, x, dx, dx, batch * in)) != FFNN_OK)
+            return st;
+    }
+    const lt_operand xa = {x, CUBLAS_OP_N, in, batch, (int64_t)in};
+    const lt_operand zb = {dz, CUBLAS_OP_T, out, batch, (int64_t)out};
+    int no_algo = 0;
+    if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
+    else if (db != NULL) {
+        st = lt_matmul(ctx, s, xa, zb, dW, in, out, CUBLASLT_EPILOGUE_BGRADB, db, &no_algo);
+        if (st != FFNN_OK) return st;
+    }
+    if (db == NULL || no_algo) {
+        st = lt_matmul(ctx, s, xa, zb, dW, in, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL);
+        if (st == FFNN_OK && db != NULL) st = ffnn_cuda_bias_grad(ctx, dz, db, batch, out);
+        if (st != FFNN_OK) return st;
+    }
+    if (sgd == NULL) return FFNN_OK;
+    st = ffnn_cuda_optimizer_update(ctx, sgd, W, dW, NULL, out * in);
+    if (st == FFNN_OK && b != NULL) st = ffnn_cuda_optimizer_update(ctx, sgd, b, db, NULL, out);
+    return st;
 }
 
 /* Destroy ctx's handle, workspace and scratch, if it made them (destroy calls this after

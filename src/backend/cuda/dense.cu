@@ -254,6 +254,7 @@ static ffnn_status matmul(ffnn_cuda_ctx *ctx, const float *A, const float *B,
     case FFNN_MATMUL_NAIVE:
         return matmul_naive(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
     case FFNN_MATMUL_LIBRARY:
+    case FFNN_MATMUL_LIBRARY_LT: /* its plain ops: cuBLAS (the fused ops: cuBLASLt) */
         return ffnn_cuda_matmul_cublas(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
     default: /* tiled, and the plain ops of fused, graph and persistent */
         return matmul_tiled(ctx, A, B, bias, C, M, N, K, trans_a, trans_b);
@@ -294,6 +295,12 @@ static ffnn_status bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, int
     bias_grad_kernel<<<grid, block, 0, ctx->stream>>>(dz, db, batch, out);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "bias_grad_kernel");
     return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db,
+                                           size_t batch, size_t out)
+{
+    return bias_grad(ctx, dz, db, (int)batch, (int)out);
 }
 
 /* ------------------------------------------------------------------ entry points */

@@ -62,6 +62,8 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, c
     if (x == NULL || W == NULL || a == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_act_forward: x, W and a must not be NULL");
+    if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
+        return ffnn_cuda_lt_dense_act_forward(ctx, x, W, b, a, batch, in, out, act);
     ffnn_gemm_epilogue ep;
     memset(&ep, 0, sizeof ep);
     ep.bias = b;
@@ -97,6 +99,9 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
                          "cuda dense_backward_fused: the fused update is plain SGD only "
                          "(optimizer kind %d)", (int)sgd->kind);
 
+    if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
+        return ffnn_cuda_lt_dense_backward(ctx, x, W, b, dz, dx, dW, db, batch, in, out, x_act,
+                                           sgd);
     if (dx != NULL) { /* first: reads W before the update below */
         ffnn_gemm_epilogue ep;
         memset(&ep, 0, sizeof ep);
