@@ -120,6 +120,8 @@ def torch_run_mode(mode, precision, arch, batch, lr, epochs, data, seed):
     torch.manual_seed(seed)
     model = torch_model(arch, xtr.device)
     compiled = mode == "compile_graph"
+    if compiled:  # a fresh compile per row: dynamo's recompile limit (8 per process)
+        torch._dynamo.reset()  # would otherwise leave later rows running eagerly
     opt = torch.optim.SGD(model.parameters(), lr=lr, fused=compiled)
     net = torch.compile(model) if compiled else model
     loss_fn = torch.nn.CrossEntropyLoss()

@@ -49,6 +49,9 @@ static test_result scope_and_auto(char *why, size_t why_size)
         CHECK(ffnn_strategy_resolve(two, &cfg) != FFNN_STRATEGY_AUTO, "auto left unresolved");
         CHECK(ffnn_strategy_resolve(three, &cfg) != FFNN_STRATEGY_AUTO, "auto left unresolved");
     }
+    cfg.batch_size = 1024; /* fp32 large batches: cuBLASLt with its epilogues */
+    CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLASLT, "fp32 batch 1024: %s",
+          ffnn_strategy_name(ffnn_strategy_resolve(three, &cfg)));
     cfg.precision = FFNN_PRECISION_TF32;
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLAS, "tf32 not on cublas");
     ffnn_model_free(two);

@@ -11,17 +11,20 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 {
     if (cfg->strategy != FFNN_STRATEGY_AUTO)
         return cfg->strategy;
-    if (cfg->precision != FFNN_PRECISION_FP32) /* tensor cores: through cuBLAS */
-        return FFNN_STRATEGY_CUBLAS;
+    if (cfg->precision != FFNN_PRECISION_FP32) /* tensor cores: through cuBLAS (against */
+        return FFNN_STRATEGY_CUBLAS;              /* cublaslt: mixed, RESULTS.md)        */
     /* small batches of one-hidden-layer nets: launch- and latency-bound, one
      * persistent kernel per epoch wins (2.2x graph at batch 64, 1.6x at 256);
      * from 512 cublas does (8.2 vs 9.1 ms at 512, 5.9 vs 8.6 at 1024) */
     if (cfg->batch_size <= AUTO_PERSISTENT_MAX_BATCH && ffnn_strategy_persistent_fits(m, cfg))
         return FFNN_STRATEGY_PERSISTENT;
     /* large batches: matmul-bound, cuBLAS's kernels are the fastest we have
-     * (batch 512: cublas 8.2, graph 11.5, fused 11.9 ms) */
+     * (batch 512: cublas 8.2, graph 11.5, fused 11.9 ms), and with bias + relu and
+     * the bias gradient in cuBLASLt's epilogues faster still: cublaslt beat cublas
+     * in fp32 on all four nets of one H200 call at batch 1024-4096 (5.34 vs 5.92,
+     * 20.85 vs 22.60, 263.5 vs 269.7, 21.0 vs 21.4 ms/epoch; docs/RESULTS.md) */
     if (cfg->batch_size >= AUTO_CUBLAS_MIN_BATCH)
-        return FFNN_STRATEGY_CUBLAS;
+        return FFNN_STRATEGY_CUBLASLT;
     /* the rest: the fused kernels, 16 steps per CUDA graph */
     return FFNN_STRATEGY_GRAPH;
 }
