@@ -105,12 +105,11 @@ static void print_eval(const eval_options *o, const ffnn_model *m, const char *d
 {
     int classes = ffnn_model_class_count(m);
     uint64_t right = 0;
-    char arch[512];
+    char *arch = ffnn_cli_arch_string(m);
 
     for (int c = 0; c < classes; c++)
         right += confusion[(size_t)c * (size_t)classes + (size_t)c];
-    ffnn_model_arch_string(m, arch, sizeof arch);
-    printf("model: %s (arch %s, loss %s%s)\n", o->model.path, arch,
+    printf("model: %s (arch %s, loss %s%s)\n", o->model.path, arch ? arch : "?",
            ffnn_loss_name(o->model.loss),
            o->model.loss_given ? ", from --loss" : "");
     printf("data: %s (%zu test samples), device: cpu (reference)\n", data, count);
@@ -118,6 +117,7 @@ static void print_eval(const eval_options *o, const ffnn_model *m, const char *d
            100.0 * (double)right / (double)count, (unsigned long long)right, count);
     print_per_class(confusion, classes);
     print_confusion(confusion, classes);
+    free(arch);
 }
 
 /* Evaluate m on the test set of --data (or of the default data) and print. */

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include "commands.h"
@@ -63,10 +64,13 @@ static void print_tensors(ffnn_model *m)
 
 static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
 {
-    char arch[4096];
+    char *arch = ffnn_cli_arch_string(m);
     struct stat st;
 
-    ffnn_model_arch_string(m, arch, sizeof arch);
+    if (!arch) {
+        fprintf(stderr, "ffnn info: out of memory\n");
+        return;
+    }
     printf("file: %s", path);
     if (stat(path, &st) == 0)
         printf(" (%lld bytes, safetensors)", (long long)st.st_size);
@@ -77,6 +81,7 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
     printf("metadata:\n  format        ffnn-model\n  arch          %s\n  loss          %s\n",
            arch, ffnn_loss_name(info->loss));
     printf("  ffnn_version  %s\n", info->ffnn_version[0] ? info->ffnn_version : "(absent)");
+    free(arch);
 }
 
 int ffnn_cli_info(int argc, char **argv)

@@ -364,6 +364,8 @@ int ffnn_cli_train(int argc, char **argv)
     o.cfg = ffnn_train_config_default();
     o.class_a = o.class_b = -1;
     o.cfg.threads = 0; /* the CLI uses every core (the library's default is 1) */
+    o.argc = argc;
+    o.argv = argv;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, train_longopts, ffnn_cli_train_usage, train_option,
                              &o, &operands);
@@ -381,7 +383,9 @@ int ffnn_cli_train(int argc, char **argv)
         return 1;
     if (check_optimizer_flags(&o) != 0)
         return 2;
-    if (o.save_path && ffnn_cli_check_output_path(CMD, "--save", o.save_path) != 0)
+    if ((o.save_path && ffnn_cli_check_output_path(CMD, "--save", o.save_path) != 0) ||
+        (o.log_path && ffnn_cli_check_output_path(CMD, "--log", o.log_path) != 0) ||
+        (o.log_steps && ffnn_cli_check_output_path(CMD, "--log-steps", o.log_steps) != 0))
         return 1;
     ffnn_dataset *train = NULL, *test = NULL;
     ffnn_model *model = NULL;
@@ -390,7 +394,11 @@ int ffnn_cli_train(int argc, char **argv)
         rc = 1;
     } else {
         default_arch(&o, train, arch, sizeof arch);
-        if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
+        if (!o.resume_path && !o.init_path &&
+            ffnn_train_check_memory(o.arch ? o.arch : arch, train, &o.cfg) != FFNN_OK) {
+            fprintf(stderr, "%s: --arch: %s\n", CMD, ffnn_last_error());
+            rc = 1;
+        } else if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
                           : ffnn_cli_train_model(o.init_path, o.arch, arch, o.cfg.seed,
                                                  o.loss_given, &o.cfg.loss, &model) != 0) {
             rc = 1;

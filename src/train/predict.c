@@ -92,7 +92,7 @@ static int classify(ffnn_loss loss, const float *o, size_t width)
 /* o [width] in place: softmax (ce), sigmoid (bce), unchanged (mse). */
 static void to_probabilities(ffnn_loss loss, float *o, size_t width)
 {
-    float max = o[classify(FFNN_LOSS_SOFTMAX_CE, o, width)], sum = 0.0f;
+    float max = o[0], sum = 0.0f;
 
     if (loss == FFNN_LOSS_MSE)
         return;
@@ -101,6 +101,9 @@ static void to_probabilities(ffnn_loss loss, float *o, size_t width)
             o[j] = 1.0f / (1.0f + expf(-o[j]));
         return;
     }
+    for (size_t j = 1; j < width; j++) /* softmax: width >= 2 (check_loss) */
+        if (o[j] > max)
+            max = o[j];
     for (size_t j = 0; j < width; j++)
         sum += (o[j] = expf(o[j] - max));
     for (size_t j = 0; j < width; j++)
