@@ -400,6 +400,16 @@ FFNN_API ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss,
                                          const ffnn_dataset *data, size_t batch_size,
                                          double *mean_loss, uint64_t *confusion);
 
+/* ffnn_model_evaluate with counts of O(classes) memory instead of the
+ * [classes, classes] confusion matrix (for models with many outputs: 20,000
+ * classes would need a 3.2 GB matrix): per true class, total [classes] samples
+ * and correct [classes] of them predicted right (both zeroed first). Errors as
+ * ffnn_model_evaluate. */
+FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_loss loss,
+                                                   const ffnn_dataset *data, size_t batch_size,
+                                                   double *mean_loss, uint64_t *correct,
+                                                   uint64_t *total);
+
 /* ------------------------------------------------------------------ training */
 
 typedef struct ffnn_train_config {
