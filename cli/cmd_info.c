@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "model_files.h"
 #include "options.h"
 
@@ -80,7 +81,13 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
     print_tensors(m);
     printf("metadata:\n  format        ffnn-model\n  arch          %s\n  loss          %s\n",
            arch, ffnn_loss_name(info->loss));
-    printf("  ffnn_version  %s\n", info->ffnn_version[0] ? info->ffnn_version : "(absent)");
+    char text[4 * sizeof info->interrupted + 1];
+    ffnn_cli_escape(info->ffnn_version[0] ? info->ffnn_version : "(absent)", text, sizeof text);
+    printf("  ffnn_version  %s\n", text);
+    if (info->interrupted[0]) {
+        ffnn_cli_escape(info->interrupted, text, sizeof text);
+        printf("  interrupted   %s (training stopped early)\n", text);
+    }
     free(arch);
 }
 

@@ -144,10 +144,17 @@ static int config_int(const char *opt, const char *field, const char *arg, long 
     return ffnn_cli_limit_int(CMD, opt, ffnn_train_config_limit(field), arg, v);
 }
 
-/* A number option of a ffnn_train_config field: the library's range for it. */
+/* A number option of a ffnn_train_config field: the library's range for it, and
+ * a value that stays itself as the float32 the field holds (1e-50 would become 0). */
 static int config_number(const char *opt, const char *field, const char *arg, double *x)
 {
-    return ffnn_cli_limit_number(CMD, opt, ffnn_train_config_limit(field), arg, x);
+    int rc = ffnn_cli_limit_number(CMD, opt, ffnn_train_config_limit(field), arg, x);
+    if (rc == 0 && *x != 0.0 && (float)*x == 0.0f) {
+        fprintf(stderr, "%s: %s %s: expected a value a 32-bit float can hold, found one below "
+                "its smallest (about 1.4e-45): it would become 0\n", CMD, opt, arg);
+        return 2;
+    }
+    return rc;
 }
 
 /* Record that option c was given (--resume checks those against the checkpoint). */

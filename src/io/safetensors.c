@@ -214,6 +214,20 @@ static ffnn_status st_check_text(const st_reader *r)
     if (h[0] != '{')
         return ffnn_st_fail_at(r, 8, "expected the header to start with '{' (a JSON object), "
                           "found byte 0x%02x ('%c')", h[0], h[0] > 32 && h[0] < 127 ? h[0] : '?');
+    /* a \u0000 escape in a string: cJSON's C strings would end there, so
+     * "layers.0.bias\u0000x" would pass as "layers.0.bias" */
+    for (size_t i = 0, in_string = 0; i < n; i++) {
+        if (h[i] == '"')
+            in_string = !in_string;
+        else if (in_string && h[i] == '\\') {
+            if (i + 5 < n && h[i + 1] == 'u' && h[i + 2] == '0' && h[i + 3] == '0' &&
+                h[i + 4] == '0' && h[i + 5] == '0')
+                return ffnn_st_fail_at(r, 8 + i, "expected JSON strings without NUL, found "
+                                       "the escape \\u0000 (a key or value would be cut "
+                                       "there)");
+            i++; /* the escaped character */
+        }
+    }
     return FFNN_OK;
 }
 
@@ -709,6 +723,24 @@ ffnn_status ffnn_st_read_layout(st_reader *r)
     return st;
 }
 
+/* The loss must fit the last layer, as ffnn_trainer_create and ffnn_model_predict
+ * require: ce and bce apply softmax / the sigmoid to the logits themselves (no
+ * activation on the last layer), ce needs at least 2 outputs. */
+static ffnn_status st_check_loss(const st_reader *r, const ffnn_model *m, ffnn_loss loss)
+{
+    const ffnn_layer *last = &m->layers[m->layer_count - 1];
+    if (loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
+        return ffnn_st_fail(r, "__metadata__: loss %s with a last layer of activation %s: "
+                            "expected no activation on the last layer (%s applies %s to the "
+                            "logits itself)", ffnn_loss_name(loss),
+                            ffnn_activation_name(last->act), ffnn_loss_name(loss),
+                            loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid");
+    if (loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
+        return ffnn_st_fail(r, "__metadata__: loss ce with %zu output: expected at least 2 "
+                            "(use bce for one output)", last->out);
+    return FFNN_OK;
+}
+
 /* The model of the metadata, matched against the tensors, then filled in. */
 static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_file_info *info)
 {
@@ -729,6 +761,8 @@ static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_fil
     /* the tensors tile the file's data section: matched, the parameters are
      * bounded by the file's size before they are allocated */
     if ((st = st_match_model(r, *out)) != FFNN_OK)
+        return st;
+    if ((st = st_check_loss(r, *out, info->loss)) != FFNN_OK)
         return st;
     if ((st = ffnn_model_alloc_params(*out)) != FFNN_OK)
         return ffnn_fail_context_at(st, r->path, "");
