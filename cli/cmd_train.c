@@ -364,6 +364,30 @@ static void default_arch(ffnn_cli_train_options *o, const ffnn_dataset *train, c
     }
 }
 
+/* The test set's labels must be classes of the model, checked before training
+ * (evaluation after the first epoch would otherwise be the first to notice).
+ * 0, or 1 with the message naming the file. */
+static int check_test_labels(const ffnn_cli_train_options *o, const ffnn_dataset *test,
+                             const ffnn_model *model)
+{
+    const uint8_t *labels = ffnn_dataset_labels(test);
+    int classes = ffnn_model_class_count(model);
+    if (!labels || o->cfg.loss == FFNN_LOSS_MSE)
+        return 0;
+    for (size_t i = 0; i < ffnn_dataset_count(test); i++)
+        if (labels[i] >= classes) {
+            fprintf(stderr, "%s: the test set%s%s%s: sample %zu has label %d, but the network "
+                    "has %d classes (0 to %d): fix --arch or the data\n", CMD,
+                    o->data && strncmp(o->data, "synth:", 6) ? " (" : "",
+                    o->data && strncmp(o->data, "synth:", 6) ? o->data : "",
+                    o->data && strncmp(o->data, "synth:", 6)
+                        ? "/t10k-labels-idx1-ubyte[.gz])" : "",
+                    i, labels[i], classes, classes - 1);
+            return 1;
+        }
+    return 0;
+}
+
 int ffnn_cli_train(int argc, char **argv)
 {
     ffnn_cli_train_options o;
@@ -411,7 +435,9 @@ int ffnn_cli_train(int argc, char **argv)
             rc = 1;
         } else {
             o.regression = ffnn_dataset_target_width(train) > 0 && o.cfg.loss == FFNN_LOSS_MSE;
-            rc = ffnn_cli_train_run(&o, model, train, test, description);
+            rc = check_test_labels(&o, test, model);
+            if (rc == 0)
+                rc = ffnn_cli_train_run(&o, model, train, test, description);
         }
     }
     ffnn_model_free(model);
