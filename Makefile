@@ -2,8 +2,10 @@
 #   make            library + CLI (with CUDA when nvcc is found, else CPU only)
 #   make test       build and run every test (GPU tests skip without a GPU)
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
-#   make asan       the tests under AddressSanitizer + UBSan (CPU code)
+#   make asan       the library, the CLI and the tests under AddressSanitizer + UBSan
+#                   (CPU code); ASAN_TESTS=name-filter runs a subset
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
+#   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
 #   make clean
 #   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   one target only
 #   make NVCC=      force a CPU-only build
@@ -105,8 +107,16 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
 	    $(BUILD)/libffnn.a $(LDLIBS)
 
-test: all check $(BUILD)/ffnn_tests
-	$(BUILD)/ffnn_tests
+# The tests run the CLI of this build (FFNN_BIN, FFNN_CLI) and preload the fault
+# library (tests/preload/faults.c: a full disk, a read-only directory) into it.
+$(BUILD)/libffnn_faults.so: tests/preload/faults.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
+
+TEST_ENV = FFNN_BIN=$(BUILD)/ffnn FFNN_CLI=$(BUILD)/ffnn FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
+
+test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so
+	$(TEST_ENV) $(BUILD)/ffnn_tests
 
 # The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer
 # rule (docs/ARCHITECTURE.md: no include of a layer to the right); make test runs both.
@@ -138,11 +148,17 @@ fuzz: $(FUZZ_TARGETS)
 	        $$corpus || exit 1; \
 	done
 
+# The sanitizer build covers the CLI too (the tests run build-asan/ffnn); every
+# ASan or UBSan report stops the process with an error (halt_on_error), so a
+# finding fails its test. ASAN_TESTS: a test-name filter (CI runs a subset).
+ASAN_TESTS ?=
 asan:
-	$(MAKE) BUILD=build-asan NVCC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	$(MAKE) BUILD=build-asan NVCC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=address,undefined" \
-	    build-asan/ffnn_tests
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1 build-asan/ffnn_tests
+	    build-asan/ffnn build-asan/ffnn_tests build-asan/libffnn_faults.so
+	ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    FFNN_BIN=build-asan/ffnn FFNN_CLI=build-asan/ffnn \
+	    FFNN_FAULTS_LIB=$(abspath build-asan)/libffnn_faults.so build-asan/ffnn_tests $(ASAN_TESTS)
 
 clean:
 	rm -rf build build-asan build-fuzz

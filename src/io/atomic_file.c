@@ -113,6 +113,10 @@ static ffnn_status resolve_target(ffnn_atomic_file *af)
     if (n == 0 || path[n - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
         return ffnn_fail(FFNN_ERR_IO, "%s: cannot write: expected a file name, found a "
                          "directory", path);
+    if (n + sizeof tmp_infix + TMP_PID_CHARS + TMP_RANDOM_CHARS >= PATH_MAX)
+        return ffnn_fail(FFNN_ERR_IO, "a path of %zu characters (%.60s...): too long: with "
+                         "the temporary suffix \".tmp-<pid>-XXXXXX\" it exceeds PATH_MAX (%d)",
+                         n, path, PATH_MAX);
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         af->target = realpath(path, NULL);
         if (!af->target)
