@@ -191,7 +191,7 @@ TEST_DIR_CASE("hard", resume_refuses_arch_differing_late)
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     CHECK_OK(make_trainer(b, train, &m2, &t2));
     ffnn_status st = ffnn_trainer_resume(t2, path);
-    CHECK(st != FFNN_OK && strstr(ffnn_last_error(), "architecture"),
+    CHECK(st != FFNN_OK && strstr(ffnn_last_error(), "cannot resume: the architecture is"),
           "resumed a checkpoint of another architecture: [%d] %s", (int)st, ffnn_last_error());
     ffnn_trainer_free(t);
     ffnn_trainer_free(t2);
