@@ -92,7 +92,12 @@ const char *const ffnn_cli_train_usage =
     "                    optimizer and hyperparameters, lr, batch, seed, shuffle,\n"
     "                    train-limit, epochs) are used; a flag given must agree with\n"
     "                    the checkpoint, except --epochs (the total to reach)\n"
-    "  -h, --help        this help\n";
+    "  -h, --help        this help\n"
+    "\n"
+    "SIGINT (Ctrl-C) or SIGTERM: the current step finishes, the checkpoint and the model\n"
+    "(marked interrupted) are written, the command that resumes is printed, exit 130; a\n"
+    "second signal exits at once. Output paths are checked before the data is read; a\n"
+    "network that needs more memory than there is is refused with the estimate.\n";
 
 enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
        OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_STRATEGY, OPT_PRECISION,
