@@ -491,6 +491,10 @@ typedef struct ffnn_trainer ffnn_trainer;
  * compatibility: softmax_ce and sigmoid_bce need an identity last layer since
  * they apply softmax/sigmoid themselves), picks the backend, uploads the
  * parameters and the whole data set (uint8 or float, as it is) to the device once.
+ * Before allocating, the memory of its buffers and the data (parameters,
+ * gradients, optimizer state, a batch of activations, the data set) is estimated
+ * and refused when the device (cudaMemGetInfo) or, for the cpu backends, the
+ * host does not have it: FFNN_ERR_NO_MEMORY with the estimate and what is free.
  * The trainer keeps pointers to m and train: both must outlive it.
  * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_UNSUPPORTED (no CUDA in the build,
  * no GPU), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
