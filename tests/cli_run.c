@@ -107,9 +107,9 @@ int cli_run(const char *const *args, const char *out_path, const cli_run_opts *o
         }
         sleep_ms(o->delay_ms);
         kill(pid, o->signal);
-        if (o->second_signal_ms) {
+        if (o->second_signal_ms || o->second_signal) {
             sleep_ms(o->second_signal_ms);
-            kill(pid, o->signal);
+            kill(pid, o->second_signal ? o->second_signal : o->signal);
         }
     }
     int status = 0;

@@ -19,7 +19,8 @@ typedef struct cli_run_opts {
                                  contains this text (polled; 60 s at most)       */
     int signal;               /* sent after delay_ms (0: none) ...                 */
     int delay_ms;
-    int second_signal_ms;     /* ... and again this much later (0: once)           */
+    int second_signal_ms;     /* ... and again this much later (0: once) ...       */
+    int second_signal;        /* ... as this signal (0: the same one)              */
     const char *const *env;   /* "NAME=VALUE" strings put into its environment,
                                  NULL-terminated (or NULL)                       */
 } cli_run_opts;

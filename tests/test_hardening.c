@@ -340,6 +340,36 @@ TEST_DIR_CASE("hard", cli_refuses_network_beyond_memory)
     return TEST_PASS;
 }
 
+/* Defect 4 (device memory): a network whose parameters, gradients and Adam
+ * state (4 x 36 GB) exceed the GPU's memory (an H200 has 139 GiB) is refused by
+ * ffnn_trainer_create before any device allocation, with the estimate and the
+ * free memory (cudaMemGetInfo). The host copy of the model is allocated but not
+ * touched (calloc'd pages stay unmapped). Skipped without a GPU, or when the
+ * host cannot hold the 36 GB model (its own check refuses it first). */
+static test_result test_cuda_training_beyond_device_memory(char *why, size_t why_size)
+{
+    ffnn_model *m = NULL;
+    ffnn_dataset *train = NULL, *test = NULL;
+    ffnn_trainer *t = NULL;
+    if (!ffnn_has_cuda() || ffnn_cuda_device_count() == 0)
+        SKIP("no CUDA GPU");
+    if (ffnn_model_create("2-3000000-3000-2", &m) != FFNN_OK)
+        SKIP("the host cannot hold the 36 GB model: %s", ffnn_last_error());
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:200", 1, &train, &test));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CUDA;
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.strategy = FFNN_STRATEGY_CUBLAS;
+    ffnn_status st = ffnn_trainer_create(m, train, &cfg, &t);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    CHECK(st == FFNN_ERR_NO_MEMORY && strstr(ffnn_last_error(), "needs an estimated") &&
+          strstr(ffnn_last_error(), "cuda memory"), "[%d] %s", (int)st, ffnn_last_error());
+    return TEST_PASS;
+}
+
 /* Defect 4 (eval output): ffnn eval of a model with 20,000 outputs built a
  * 3.2 GB confusion matrix and printed 2.4 GB of it. Now per-class counts (O(C)
  * memory) and at most 100 rows are printed. */
@@ -683,6 +713,7 @@ const test_case hardening_tests[] = {
     {"hard_checkpoint_reader_matches_before_alloc", test_checkpoint_reader_matches_before_allocating},
     {"hard_gz_idx_bounded_before_allocating", test_gz_idx_bounded_before_allocating},
     {"hard_cli_refuses_network_beyond_memory", test_cli_refuses_network_beyond_memory},
+    {"hard_cuda_training_beyond_device_memory", test_cuda_training_beyond_device_memory},
     {"hard_eval_output_capped", test_eval_output_capped},
     {"hard_long_output_name_refused_up_front", test_long_output_name_refused_up_front},
     {"hard_bad_log_path_keeps_other_logs", test_bad_log_path_keeps_other_logs},
