@@ -2,6 +2,8 @@
  * --max-steps (see checkpoints.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "checkpoints.h"
+#include "model_files.h"
+#include "options.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -63,15 +65,19 @@ static int check_uint(const char *path, int given, const char *flag, unsigned lo
 static int check_arch(const char *path, const char *arch, const ffnn_model *m)
 {
     ffnn_model *want = NULL;
-    char a[4096], b[4096];
+    int bad = 0;
     if (ffnn_model_create(arch, &want) != FFNN_OK) {
         fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
         return 1;
     }
-    ffnn_model_arch_string(want, a, sizeof a);
-    ffnn_model_arch_string(m, b, sizeof b);
+    if (!ffnn_cli_same_arch(want, m)) {
+        char *a = ffnn_cli_arch_string(want), *b = ffnn_cli_arch_string(m);
+        bad = disagree(path, "--arch", a ? a : arch, "arch", b ? b : "?");
+        free(a);
+        free(b);
+    }
     ffnn_model_free(want);
-    return strcmp(a, b) != 0 ? disagree(path, "--arch", a, "arch", b) : 0;
+    return bad;
 }
 
 int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_given *given,

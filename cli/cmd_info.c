@@ -5,9 +5,11 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "escape.h"
 #include "model_files.h"
 #include "options.h"
 
@@ -63,10 +65,13 @@ static void print_tensors(ffnn_model *m)
 
 static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
 {
-    char arch[4096];
+    char *arch = ffnn_cli_arch_string(m);
     struct stat st;
 
-    ffnn_model_arch_string(m, arch, sizeof arch);
+    if (!arch) {
+        fprintf(stderr, "ffnn info: out of memory\n");
+        return;
+    }
     printf("file: %s", path);
     if (stat(path, &st) == 0)
         printf(" (%lld bytes, safetensors)", (long long)st.st_size);
@@ -76,7 +81,14 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
     print_tensors(m);
     printf("metadata:\n  format        ffnn-model\n  arch          %s\n  loss          %s\n",
            arch, ffnn_loss_name(info->loss));
-    printf("  ffnn_version  %s\n", info->ffnn_version[0] ? info->ffnn_version : "(absent)");
+    char text[4 * sizeof info->interrupted + 1];
+    ffnn_cli_escape(info->ffnn_version[0] ? info->ffnn_version : "(absent)", text, sizeof text);
+    printf("  ffnn_version  %s\n", text);
+    if (info->interrupted[0]) {
+        ffnn_cli_escape(info->interrupted, text, sizeof text);
+        printf("  interrupted   %s (training stopped early)\n", text);
+    }
+    free(arch);
 }
 
 int ffnn_cli_info(int argc, char **argv)

@@ -1,5 +1,6 @@
 /* cmd_plot.c - ffnn plot FILE.csv [...]: runs bench/plot_log.py with python3
- * (/usr/bin/python3 when present; FFNN_PYTHON overrides), which draws train/test
+ * (/usr/bin/python3 when present; FFNN_PYTHON overrides; the script is found
+ * only relative to the executable, never in the current directory), which draws train/test
  * loss and test accuracy per epoch to a PNG. The drawing itself lives in the script
  * (matplotlib). The arguments go to the script as given: they are scanned here (for
  * --help and the file count), not parsed with getopt, which would reorder them. */
@@ -19,8 +20,9 @@ const char *const ffnn_cli_plot_usage =
     "Draw the curves of ffnn train --log FILE.csv: train and test loss per epoch and,\n"
     "for classification, test accuracy per epoch; several files are overlaid. Runs\n"
     "python3 bench/plot_log.py (needs matplotlib; Debian: python3-matplotlib), found\n"
-    "at ../bench/plot_log.py from the executable or in the current directory; without\n"
-    "it, prints the command to run.\n"
+    "only relative to the executable: ../bench/plot_log.py (a source tree's build/ffnn)\n"
+    "or ../share/ffnn/plot_log.py (an installed PREFIX/bin/ffnn), never in the current\n"
+    "directory; without it, prints the command to run.\n"
     "\n"
     "options:\n"
     "  --out PNG         the image (default: the first CSV with .png; at most 200 KB)\n"
@@ -30,23 +32,27 @@ const char *const ffnn_cli_plot_usage =
     "FFNN_PYTHON names the Python interpreter (default: /usr/bin/python3, else\n"
     "python3 on PATH).\n";
 
-/* The script next to the executable (../bench/plot_log.py) or in the cwd; 0 if found. */
+/* The script relative to the executable only (never the current directory, which
+ * may be anyone's: running a script found there would run their code):
+ * ../bench/plot_log.py (the source tree) or ../share/ffnn/plot_log.py (an
+ * install prefix). 0 if found. */
 static int find_script(char *path, size_t size)
 {
+    static const char *const relative[] = {"../bench/plot_log.py", "../share/ffnn/plot_log.py"};
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            if ((size_t)snprintf(path, size, "%s/../bench/plot_log.py", exe) < size &&
-                access(path, R_OK) == 0)
-                return 0;
-        }
-    }
-    snprintf(path, size, "bench/plot_log.py");
-    return access(path, R_OK) == 0 ? 0 : -1;
+    if (n <= 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    for (size_t i = 0; i < sizeof relative / sizeof relative[0]; i++)
+        if ((size_t)snprintf(path, size, "%s/%s", exe, relative[i]) < size &&
+            access(path, R_OK) == 0)
+            return 0;
+    return -1;
 }
 
 static void print_command(FILE *f, const char *python, const char *script, int argc,
@@ -58,9 +64,9 @@ static void print_command(FILE *f, const char *python, const char *script, int a
     fputc('\n', f);
 }
 
-/* Run ffnn plot: argv[0] is "plot". Execs python3 on bench/plot_log.py (found next
- * to the executable, ../bench/plot_log.py from build/ffnn, or in the current
- * directory) with the remaining arguments; without the script or python3, prints
+/* Run ffnn plot: argv[0] is "plot". Execs python3 on plot_log.py (found relative to
+ * the executable: ../bench/plot_log.py from build/ffnn, ../share/ffnn/plot_log.py
+ * from PREFIX/bin/ffnn) with the remaining arguments; without the script or python3, prints
  * the command to run. Exit status: the script's, 1 on an error, 2 on a usage error. */
 int ffnn_cli_plot(int argc, char **argv)
 {
@@ -87,8 +93,9 @@ int ffnn_cli_plot(int argc, char **argv)
         python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
     char script[PATH_MAX + 32];
     if (find_script(script, sizeof script) != 0) {
-        fprintf(stderr, "ffnn plot: bench/plot_log.py not found next to the executable or in "
-                "the current directory; from the ffnn source tree, run:\n  ");
+        fprintf(stderr, "ffnn plot: plot_log.py not found relative to the executable "
+                "(../bench/ or ../share/ffnn/; the current directory is not searched); from "
+                "the ffnn source tree, run:\n  ");
         print_command(stderr, python, "bench/plot_log.py", argc, argv);
         return 1;
     }

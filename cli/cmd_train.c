@@ -95,7 +95,12 @@ const char *const ffnn_cli_train_usage =
     "                    optimizer and hyperparameters, lr, batch, seed, shuffle,\n"
     "                    train-limit, epochs) are used; a flag given must agree with\n"
     "                    the checkpoint, except --epochs (the total to reach)\n"
-    "  -h, --help        this help\n";
+    "  -h, --help        this help\n"
+    "\n"
+    "SIGINT (Ctrl-C) or SIGTERM: the current step finishes, the checkpoint and the model\n"
+    "(marked interrupted) are written, the command that resumes is printed, exit 130; a\n"
+    "second signal exits at once. Output paths are checked before the data is read; a\n"
+    "network that needs more memory than there is is refused with the estimate.\n";
 
 enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
        OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_STRATEGY, OPT_PRECISION,
@@ -147,10 +152,17 @@ static int config_int(const char *opt, const char *field, const char *arg, long 
     return ffnn_cli_limit_int(CMD, opt, ffnn_train_config_limit(field), arg, v);
 }
 
-/* A number option of a ffnn_train_config field: the library's range for it. */
+/* A number option of a ffnn_train_config field: the library's range for it, and
+ * a value that stays itself as the float32 the field holds (1e-50 would become 0). */
 static int config_number(const char *opt, const char *field, const char *arg, double *x)
 {
-    return ffnn_cli_limit_number(CMD, opt, ffnn_train_config_limit(field), arg, x);
+    int rc = ffnn_cli_limit_number(CMD, opt, ffnn_train_config_limit(field), arg, x);
+    if (rc == 0 && *x != 0.0 && (float)*x == 0.0f) {
+        fprintf(stderr, "%s: %s %s: expected a value a 32-bit float can hold, found one below "
+                "its smallest (about 1.4e-45): it would become 0\n", CMD, opt, arg);
+        return 2;
+    }
+    return rc;
 }
 
 /* Record that option c was given (--resume checks those against the checkpoint). */
@@ -360,6 +372,30 @@ static void default_arch(ffnn_cli_train_options *o, const ffnn_dataset *train, c
     }
 }
 
+/* The test set's labels must be classes of the model, checked before training
+ * (evaluation after the first epoch would otherwise be the first to notice).
+ * 0, or 1 with the message naming the file. */
+static int check_test_labels(const ffnn_cli_train_options *o, const ffnn_dataset *test,
+                             const ffnn_model *model)
+{
+    const uint8_t *labels = ffnn_dataset_labels(test);
+    int classes = ffnn_model_class_count(model);
+    if (!labels || o->cfg.loss == FFNN_LOSS_MSE)
+        return 0;
+    for (size_t i = 0; i < ffnn_dataset_count(test); i++)
+        if (labels[i] >= classes) {
+            fprintf(stderr, "%s: the test set%s%s%s: sample %zu has label %d, but the network "
+                    "has %d classes (0 to %d): fix --arch or the data\n", CMD,
+                    o->data && strncmp(o->data, "synth:", 6) ? " (" : "",
+                    o->data && strncmp(o->data, "synth:", 6) ? o->data : "",
+                    o->data && strncmp(o->data, "synth:", 6)
+                        ? "/t10k-labels-idx1-ubyte[.gz])" : "",
+                    i, labels[i], classes, classes - 1);
+            return 1;
+        }
+    return 0;
+}
+
 int ffnn_cli_train(int argc, char **argv)
 {
     ffnn_cli_train_options o;
@@ -367,6 +403,8 @@ int ffnn_cli_train(int argc, char **argv)
     o.cfg = ffnn_train_config_default();
     o.class_a = o.class_b = -1;
     o.cfg.threads = 0; /* the CLI uses every core (the library's default is 1) */
+    o.argc = argc;
+    o.argv = argv;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, train_longopts, ffnn_cli_train_usage, train_option,
                              &o, &operands);
@@ -384,7 +422,9 @@ int ffnn_cli_train(int argc, char **argv)
         return 1;
     if (check_optimizer_flags(&o) != 0)
         return 2;
-    if (o.save_path && ffnn_cli_check_output_path(CMD, "--save", o.save_path) != 0)
+    if ((o.save_path && ffnn_cli_check_output_path(CMD, "--save", o.save_path) != 0) ||
+        (o.log_path && ffnn_cli_check_output_path(CMD, "--log", o.log_path) != 0) ||
+        (o.log_steps && ffnn_cli_check_output_path(CMD, "--log-steps", o.log_steps) != 0))
         return 1;
     ffnn_dataset *train = NULL, *test = NULL;
     ffnn_model *model = NULL;
@@ -393,13 +433,19 @@ int ffnn_cli_train(int argc, char **argv)
         rc = 1;
     } else {
         default_arch(&o, train, arch, sizeof arch);
-        if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
+        if (!o.resume_path && !o.init_path &&
+            ffnn_train_check_memory(o.arch ? o.arch : arch, train, &o.cfg) != FFNN_OK) {
+            fprintf(stderr, "%s: --arch: %s\n", CMD, ffnn_last_error());
+            rc = 1;
+        } else if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
                           : ffnn_cli_train_model(o.init_path, o.arch, arch, o.cfg.seed,
                                                  o.loss_given, &o.cfg.loss, &model) != 0) {
             rc = 1;
         } else {
             o.regression = ffnn_dataset_target_width(train) > 0 && o.cfg.loss == FFNN_LOSS_MSE;
-            rc = ffnn_cli_train_run(&o, model, train, test, description);
+            rc = check_test_labels(&o, test, model);
+            if (rc == 0)
+                rc = ffnn_cli_train_run(&o, model, train, test, description);
         }
     }
     ffnn_model_free(model);

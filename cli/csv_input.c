@@ -1,6 +1,7 @@
 /* csv_input.c - rows of numbers from a CSV file (see csv_input.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "csv_input.h"
+#include "escape.h"
 
 #include <errno.h>
 #include <float.h>
@@ -32,7 +33,7 @@ __attribute__((format(printf, 3, 4)))
 #endif
 static int csv_error(csv_reader *r, size_t column, const char *fmt, ...)
 {
-    char msg[512], where[64] = "";
+    char msg[512], where[64] = "", raw[1024];
     va_list ap;
 
     va_start(ap, fmt);
@@ -40,7 +41,8 @@ static int csv_error(csv_reader *r, size_t column, const char *fmt, ...)
     va_end(ap);
     if (column)
         snprintf(where, sizeof where, ", column %zu", column);
-    snprintf(r->err, r->err_size, "%s: line %zu%s: %s", r->path, r->line_no, where, msg);
+    snprintf(raw, sizeof raw, "%s: line %zu%s: %s", r->path, r->line_no, where, msg);
+    ffnn_cli_escape(raw, r->err, r->err_size); /* fields are quoted: no raw controls */
     return -1;
 }
 
@@ -192,7 +194,9 @@ int ffnn_cli_read_csv(FILE *f, const char *path, size_t features, float **x, siz
     r.err = err;
     r.err_size = err_size;
     *x = NULL;
-    if (csv_read_all(&r) != 0) {
+    if (csv_read_all(&r) != 0 ||
+        (r.rows == 0 && csv_error(&r, 0, "expected at least one row of %zu numbers, found "
+                                  "none (empty input)", r.features) != 0)) {
         free(r.line);
         free(r.x);
         return -1;

@@ -11,7 +11,8 @@
  * (or blank) lines are accepted; "nan", "inf", hex floats, values out of float
  * range ("1e999"), an empty field, a NUL byte, a line longer than
  * 64 * features + 4096 bytes, or a row with another number of values are errors.
- * On success returns 0 with *x [*rows, features] (malloc'd; *rows may be 0).
+ * On success returns 0 with *x [*rows, features] (malloc'd; *rows >= 1: input
+ * without a row of numbers is an error).
  * On error returns -1 with err [err_size] set to
  * "PATH: line L, column C: expected ..., found ..." (*x NULL). */
 int ffnn_cli_read_csv(FILE *f, const char *path, size_t features, float **x, size_t *rows,

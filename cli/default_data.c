@@ -279,6 +279,10 @@ static int apt_install_fashion(FILE *log)
 
     if (geteuid() != 0 || !on_path("apt-get"))
         return -1;
+    say(log, "no --data given, no MNIST in " MNIST_DIR "/ and no download: as root, ffnn "
+             "will now install the Debian package " FASHION_PACKAGE " (Fashion-MNIST, "
+             "into " FFNN_CLI_FASHION_DIR ") with apt-get; give --data DIR (or "
+             "--data synth:points) to avoid this\n");
     say(log, "running: apt-get install -y " FASHION_PACKAGE "\n");
     if (run(install, log) == 0)
         return 0;
@@ -321,7 +325,8 @@ int ffnn_cli_find_default_data(char *dir, size_t dir_size, char *description,
 int ffnn_cli_load_data(const char *cmd, const char *spec, ffnn_dataset **train,
                        ffnn_dataset **test, char *description, size_t desc_size)
 {
-    char dir[4096];
+    char found_dir[4096];
+    const char *dir = found_dir;
 
     if (spec && strncmp(spec, "synth:", 6) == 0) {
         snprintf(description, desc_size, "%s", spec);
@@ -330,9 +335,9 @@ int ffnn_cli_load_data(const char *cmd, const char *spec, ffnn_dataset **train,
         return 0;
     }
     if (spec) {
-        snprintf(dir, sizeof dir, "%s", spec);
+        dir = spec; /* at any length */
         snprintf(description, desc_size, "%s", spec);
-    } else if (ffnn_cli_find_default_data(dir, sizeof dir, description, desc_size,
+    } else if (ffnn_cli_find_default_data(found_dir, sizeof found_dir, description, desc_size,
                                           stderr) != 0) {
         return 1;
     }

@@ -8,6 +8,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,8 +26,7 @@ int ffnn_cli_load_model(const char *cmd, const char *opt, const char *path, ffnn
 
 /* ------------------------------------------------------------ train --init / --save */
 
-/* 1 when a and b have the same inputs and layers. */
-static int same_arch(const ffnn_model *a, const ffnn_model *b)
+int ffnn_cli_same_arch(const ffnn_model *a, const ffnn_model *b)
 {
     if (ffnn_model_input_size(a) != ffnn_model_input_size(b) ||
         ffnn_model_layer_count(a) != ffnn_model_layer_count(b))
@@ -51,18 +51,19 @@ static int same_arch(const ffnn_model *a, const ffnn_model *b)
 static int check_arch_matches(const char *arch, const char *init_path, const ffnn_model *m)
 {
     ffnn_model *want = NULL;
-    char a[4096], b[4096];
     int rc = 0;
 
     if (ffnn_model_create(arch, &want) != FFNN_OK) {
         fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
         return 1;
     }
-    ffnn_model_arch_string(want, a, sizeof a);
-    ffnn_model_arch_string(m, b, sizeof b);
-    if (!same_arch(want, m)) {
+    if (!ffnn_cli_same_arch(want, m)) {
+        char *a = ffnn_cli_arch_string(want), *b = ffnn_cli_arch_string(m);
         fprintf(stderr, "ffnn train: --arch %s does not match the architecture %s of --init "
-                "%s (leave --arch out to use the file's)\n", a, b, init_path);
+                "%s (leave --arch out to use the file's)\n", a ? a : arch, b ? b : "?",
+                init_path);
+        free(a);
+        free(b);
         rc = 1;
     }
     ffnn_model_free(want);

@@ -12,6 +12,10 @@
 /* Load the model file path into *m and *info; on failure prints
  * "CMD: OPT: <the library's message>" ("CMD: <message>" with opt NULL, as info,
  * whose file is an operand) and returns 1; else 0. */
+/* 1 when a and b have the same inputs and layers (kinds, widths, activations,
+ * biases, receptive fields, padding). */
+int ffnn_cli_same_arch(const ffnn_model *a, const ffnn_model *b);
+
 int ffnn_cli_load_model(const char *cmd, const char *opt, const char *path, ffnn_model **m,
                         ffnn_model_file_info *info);
 

@@ -139,6 +139,15 @@ int ffnn_cli_int_list(const char *s, long long lo, long long hi, long long *out,
     }
 }
 
+char *ffnn_cli_arch_string(const ffnn_model *m)
+{
+    size_t n = ffnn_model_arch_string(m, NULL, 0) + 1;
+    char *s = malloc(n);
+    if (s)
+        ffnn_model_arch_string(m, s, n);
+    return s;
+}
+
 /* ------------------------------------------------------------ messages */
 
 int ffnn_cli_fail(const char *cmd, const char *what)
@@ -161,23 +170,8 @@ int ffnn_cli_missing(const char *cmd, const char *option)
 
 int ffnn_cli_check_output_path(const char *cmd, const char *opt, const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    char dir[4096];
-    struct stat st;
-
-    if (path[0] == '\0' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) ||
-        (slash && slash[1] == '\0')) {
-        fprintf(stderr, "%s: %s '%s': expected a file name, found a directory\n", cmd,
-                opt, path);
-        return 1;
-    }
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else
-        snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    if (access(dir, W_OK) != 0) {
-        fprintf(stderr, "%s: %s %s: cannot write in the directory %s: %s\n", cmd, opt,
-                path, dir, strerror(errno));
+    if (ffnn_check_output_path(path) != FFNN_OK) {
+        fprintf(stderr, "%s: %s: %s\n", cmd, opt, ffnn_last_error());
         return 1;
     }
     return 0;

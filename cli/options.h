@@ -67,14 +67,19 @@ int ffnn_cli_optimizer(const char *cmd, const char *opt, const char *s, ffnn_opt
  * message says what the list means (e.g. --classes A,B). */
 int ffnn_cli_int_list(const char *s, long long lo, long long hi, long long *out, int max);
 
+/* m's canonical architecture string, malloc'd at its full length (free it);
+ * NULL when out of memory. */
+char *ffnn_cli_arch_string(const ffnn_model *m);
+
 /* ------------------------------------------------------------ messages */
 
 /* "CMD: WHAT: <the library's last error>"; returns 1. */
 int ffnn_cli_fail(const char *cmd, const char *what);
 
-/* An output file option (--save, --checkpoint): 0 when path names a file (not a
- * directory) in a directory this process can write, else 1 after a message
- * "CMD: OPT 'PATH': ..." (CMD e.g. "ffnn train") on stderr. Checked before any training starts. */
+/* An output file option (--save, --checkpoint, --log, --log-steps): 0 when a
+ * save to path can create its temporary file (ffnn_check_output_path: created
+ * and removed again), else 1 after a message "CMD: OPT: PATH: ..." (CMD e.g.
+ * "ffnn train") on stderr. Checked before any data is read or training starts. */
 int ffnn_cli_check_output_path(const char *cmd, const char *opt, const char *path);
 
 /* "CMD: unexpected argument 'ARG' (see --help)"; returns 2. */

@@ -7,12 +7,15 @@
 #include "train_run.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "interrupt.h"
 #include "model_files.h"
 #include "options.h"
 
@@ -118,7 +121,8 @@ static int log_epoch(FILE *f, const ffnn_cli_train_options *o, const ffnn_epoch_
     return fflush(f);
 }
 
-/* The step callback of ffnn train: the progress bar, then checkpoints. */
+/* The step callback of ffnn train: the progress bar, then checkpoints; an
+ * interrupt (interrupt.h) stops the epoch after this step. */
 typedef struct step_context {
     progress_state *progress;
     ffnn_cli_checkpointer *checkpoints;
@@ -128,7 +132,142 @@ static int on_step(void *user, ffnn_trainer *trainer, int epoch, size_t step, si
 {
     step_context *c = user;
     draw_progress(c->progress, step, steps);
-    return ffnn_cli_checkpoint_step(c->checkpoints, trainer, epoch, step, steps);
+    return ffnn_cli_checkpoint_step(c->checkpoints, trainer, epoch, step, steps) ||
+           ffnn_cli_interrupted();
+}
+
+/* ------------------------------------------------------------ log files */
+
+/* Open the --log and --log-steps files (either may be NULL): both are opened
+ * (created, not truncated) first and truncated only when both opened, so a
+ * failure leaves every file as it was. 0, or 1 with the message printed. */
+static int open_logs(const char *path[2], const char *flag[2], FILE *out[2])
+{
+    int fd[2] = {-1, -1};
+    for (int i = 0; i < 2; i++) {
+        if (!path[i])
+            continue;
+        fd[i] = open(path[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        if (fd[i] < 0) {
+            fprintf(stderr, "ffnn train: %s %s: cannot open for writing: %s\n", flag[i], path[i],
+                    strerror(errno));
+            if (i == 1 && fd[0] >= 0)
+                close(fd[0]);
+            return 1;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        if (fd[i] < 0)
+            continue;
+        if (ftruncate(fd[i], 0) != 0 || !(out[i] = fdopen(fd[i], "w"))) {
+            fprintf(stderr, "ffnn train: %s %s: cannot open for writing: %s\n", flag[i],
+                    path[i], strerror(errno));
+            for (int k = 0; k < 2; k++)
+                if (out[k])
+                    fclose(out[k]);
+                else if (fd[k] >= 0 && k >= i)
+                    close(fd[k]);
+            out[0] = out[1] = NULL;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ interrupts */
+
+/* 1 when arg needs quoting for a POSIX shell. */
+static int needs_quotes(const char *arg)
+{
+    if (!*arg)
+        return 1;
+    for (const char *p = arg; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              strchr("-_./:=,+@%", *p)))
+            return 1;
+    return 0;
+}
+
+/* arg for a POSIX shell: as is, or in single quotes. */
+static void print_shell_word(FILE *f, const char *arg)
+{
+    if (!needs_quotes(arg)) {
+        fputs(arg, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const char *p = arg; *p; p++)
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            fprintf(f, "'$'\\x%02x''", (unsigned char)*p);
+        else
+            fputc(*p, f);
+    fputc('\'', f);
+}
+
+/* The command that continues this run from checkpoint: this command line
+ * without --resume and --init (and their values), then --resume checkpoint. */
+static void print_resume_command(FILE *f, const ffnn_cli_train_options *o, const char *checkpoint)
+{
+    fputs("ffnn train", f);
+    for (int i = 1; i < o->argc; i++) {
+        const char *a = o->argv[i];
+        if (!strcmp(a, "--resume") || !strcmp(a, "--init")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(a, "--resume=", 9) || !strncmp(a, "--init=", 7))
+            continue;
+        fputc(' ', f);
+        print_shell_word(f, a);
+    }
+    fputs(" --resume ", f);
+    print_shell_word(f, checkpoint);
+    fputc('\n', f);
+}
+
+/* After an interrupt: the checkpoint and the model (marked interrupted), where
+ * the run stopped and how to resume. Returns the exit status (130, or 1 when a
+ * save failed). */
+static int stop_interrupted(const ffnn_cli_train_options *o, ffnn_trainer *trainer,
+                            ffnn_model *model, ffnn_cli_checkpointer *checkpoints, FILE *info)
+{
+    int epoch = 0, rc = FFNN_CLI_EXIT_INTERRUPTED;
+    size_t step = 0, steps = ffnn_trainer_steps_per_epoch(trainer);
+    char where[128];
+    const char *sig = ffnn_cli_signal_name(ffnn_cli_interrupted());
+    unsigned long long global;
+
+    ffnn_trainer_position(trainer, &epoch, &step);
+    global = epoch == 0 ? 0 : (unsigned long long)(epoch - 1) * steps + step;
+    snprintf(where, sizeof where, "%s at epoch %d, step %zu of %zu (step %llu of the run)", sig,
+             epoch, step, steps, global);
+    fprintf(stderr, "ffnn train: interrupted by %s: stopping\n", where);
+    if (o->checkpoint_path && ffnn_cli_checkpoint_save(checkpoints, trainer) != 0) {
+        fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints->message);
+        rc = 1;
+    }
+    if (o->save_path) {
+        if (ffnn_trainer_sync_model(trainer) != FFNN_OK ||
+            ffnn_model_save_interrupted(model, o->save_path, o->cfg.loss, where) != FFNN_OK) {
+            fprintf(stderr, "ffnn train: --save: %s\n", ffnn_last_error());
+            rc = 1;
+        } else {
+            fprintf(info, "saved the model to %s (marked interrupted: %s)\n", o->save_path,
+                    where);
+        }
+    }
+    if (o->checkpoint_path && !checkpoints->failed) {
+        fprintf(info, "checkpoint %s holds step %llu of the run; resume with:\n  ",
+                o->checkpoint_path, global);
+        print_resume_command(info, o, o->checkpoint_path);
+    } else if (!o->checkpoint_path) {
+        fprintf(info, "no --checkpoint: this run cannot be resumed%s\n",
+                o->save_path ? " (the model saved is the state when it stopped)" : "");
+    }
+    fflush(info);
+    return rc;
 }
 
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
@@ -145,10 +284,12 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         if (o->max_steps > 0) g = gcd_ll(g, o->max_steps);
         cfg.steps_per_launch = (int)g;
     }
-    if (ffnn_trainer_create(model, train, &cfg, &trainer) != FFNN_OK)
+    ffnn_cli_interrupt_install();
+    if (ffnn_trainer_create(model, train, &cfg, &trainer) != FFNN_OK) {
+        ffnn_cli_interrupt_restore();
         return ffnn_cli_fail(CMD, "setting up training");
-    char arch[512], device[256];
-    ffnn_model_arch_string(model, arch, sizeof arch);
+    }
+    char device[256], *arch = ffnn_cli_arch_string(model);
     if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
         char gpu[200];
         ffnn_cuda_device_name(gpu, sizeof gpu);
@@ -182,9 +323,10 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     else
         snprintf(optimizer, sizeof optimizer, "sgd");
     fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g, seed %"
-            PRIu64 "\n", arch, ffnn_model_parameter_count(model), ffnn_loss_name(o->cfg.loss),
+            PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(model), ffnn_loss_name(o->cfg.loss),
             optimizer, o->cfg.batch_size, (double)o->cfg.learning_rate, o->cfg.seed);
     fflush(info);
+    free(arch);
     progress_state progress = {isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
     int rc = 0;
     FILE *step_log = NULL;
@@ -196,35 +338,31 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     if (o->resume_path &&
         (first_epoch = ffnn_cli_resume_trainer(o->resume_path, trainer, &checkpoints, info)) < 0) {
         ffnn_trainer_free(trainer);
+        ffnn_cli_interrupt_restore();
         return 1;
     }
     steps_done = (size_t)(first_epoch - 1) * ffnn_trainer_steps_per_epoch(trainer);
-    if (o->log_steps) {
-        step_log = fopen(o->log_steps, "w");
-        if (!step_log) {
-            fprintf(stderr, "ffnn train: --log-steps %s: cannot open for writing: %s\n",
-                    o->log_steps, strerror(errno));
-            ffnn_trainer_free(trainer);
-            return 1;
-        }
-        fprintf(step_log, "epoch,step,loss\n");
+    /* --log, --log-steps: opened only now, so a bad invocation keeps the files */
+    const char *log_paths[2] = {o->log_path, o->log_steps};
+    const char *log_flags[2] = {"--log", "--log-steps"};
+    FILE *logs[2] = {NULL, NULL};
+    if (open_logs(log_paths, log_flags, logs) != 0) {
+        ffnn_trainer_free(trainer);
+        ffnn_cli_interrupt_restore();
+        return 1;
     }
-    FILE *epoch_log = NULL; /* --log: opened only now, so a bad invocation keeps the file */
-    if (o->log_path) {
-        epoch_log = fopen(o->log_path, "w");
-        if (!epoch_log || fprintf(epoch_log, "epoch,train_loss,test_loss,test_accuracy,"
-                                  "seconds,images_per_second\n") < 0 || fflush(epoch_log) != 0) {
-            fprintf(stderr, "ffnn train: --log %s: cannot open for writing: %s\n",
-                    o->log_path, strerror(errno));
-            if (epoch_log)
-                fclose(epoch_log);
-            if (step_log)
-                fclose(step_log);
-            ffnn_trainer_free(trainer);
-            return 1;
-        }
+    FILE *epoch_log = logs[0];
+    step_log = logs[1];
+    if ((step_log && (fprintf(step_log, "epoch,step,loss\n") < 0 || fflush(step_log) != 0)) ||
+        (epoch_log && (fprintf(epoch_log, "epoch,train_loss,test_loss,test_accuracy,"
+                               "seconds,images_per_second\n") < 0 || fflush(epoch_log) != 0))) {
+        fprintf(stderr, "ffnn train: writing the log headers: %s\n", strerror(errno));
+        rc = 1;
     }
+    int interrupted = 0;
     for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped; e++) {
+        if ((interrupted = ffnn_cli_interrupted() != 0))
+            break;
         ffnn_epoch_stats stats;
         double test_loss = 0, test_accuracy = 0;
         int finished = 0;
@@ -239,6 +377,10 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         }
         if (st != FFNN_OK) {
             rc = ffnn_cli_fail(CMD, "training");
+            break;
+        }
+        if (!finished && ffnn_cli_interrupted() && !checkpoints.stopped) {
+            interrupted = 1;
             break;
         }
         if (!finished) /* --max-steps */
@@ -263,6 +405,14 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
             rc = 1;
         }
     }
+    if (rc == 0 && !interrupted && ffnn_cli_interrupted() && !checkpoints.stopped &&
+        o->cfg.epochs > 0) {
+        /* the signal came during the last epoch's evaluation or save: the run is
+         * complete, so it ends as usual below (and still exits 130) */
+        interrupted = 2;
+    }
+    if (interrupted == 1 && rc == 0)
+        rc = stop_interrupted(o, trainer, model, &checkpoints, info);
     if (rc == 0 && checkpoints.stopped)
         fprintf(info, "stopped at step %lld of the run (--max-steps)%s%s\n", o->max_steps,
                 o->checkpoint_path ? "; checkpoint " : "",
@@ -277,7 +427,13 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     }
     if (rc == 0 && o->save_path)
         rc = ffnn_cli_save_trained(trainer, model, o->save_path, o->cfg.loss, info);
+    if (rc == 0 && interrupted == 2) {
+        fprintf(stderr, "ffnn train: interrupted by %s after the last epoch: the run is "
+                "complete\n", ffnn_cli_signal_name(ffnn_cli_interrupted()));
+        rc = FFNN_CLI_EXIT_INTERRUPTED;
+    }
     ffnn_trainer_free(trainer);
+    ffnn_cli_interrupt_restore();
     return rc;
 }
 

@@ -27,13 +27,18 @@ typedef struct ffnn_cli_train_options {
     long long max_steps;         /* --max-steps N (0: no limit)                      */
     const char *resume_path;     /* --resume FILE (or NULL)                          */
     ffnn_cli_given given;        /* which settings were given (--resume checks them) */
+    int argc;                    /* the command line after "ffnn", for the resume   */
+    char **argv;                 /* command printed after an interrupt              */
 } ffnn_cli_train_options;
 
 /* Train model on train, evaluating on test after every epoch: the two header
  * lines (data_description names the data), one line (or JSON object) per epoch,
  * the progress bar on a terminal, --log / --log-steps, checkpoints, --resume's
- * continuation and --save. Returns the exit status (0, or 1 with the message
- * printed). */
+ * continuation and --save. SIGINT/SIGTERM (interrupt.h): the run stops after
+ * the current step or launch, writes the checkpoint (--checkpoint) and the model
+ * (--save, marked interrupted), prints where it stopped and the command that
+ * resumes. Returns the exit status (0; 1 with the message printed; 130 after an
+ * interrupt). */
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
                        ffnn_dataset *test, const char *data_description);
 

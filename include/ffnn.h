@@ -256,8 +256,12 @@ FFNN_API int ffnn_model_layer_count(const ffnn_model *m);
 FFNN_API size_t ffnn_model_input_size(const ffnn_model *m);
 FFNN_API size_t ffnn_model_output_size(const ffnn_model *m);
 FFNN_API size_t ffnn_model_parameter_count(const ffnn_model *m);
-/* The canonical architecture string into buf (truncated to buf_size-1). */
-FFNN_API void ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size);
+/* The canonical architecture string into buf [buf_size] (truncated to
+ * buf_size-1 characters and NUL-terminated; buf may be NULL when buf_size is 0).
+ * Returns the length of the whole string, like snprintf: size a buffer with
+ * ffnn_model_arch_string(m, NULL, 0) + 1 (an architecture has up to 1024 layers,
+ * so its string can be tens of kilobytes). */
+FFNN_API size_t ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size);
 /* Layer i's widths (in: its input, out: its output), has_bias; activation. Any
  * output pointer may be NULL. */
 FFNN_API ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
@@ -314,16 +318,46 @@ FFNN_API ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, siz
 typedef struct ffnn_model_file_info {
     ffnn_loss loss;          /* metadata "loss": the loss the model was trained with */
     char ffnn_version[64];   /* metadata "ffnn_version" of the writer ("" if absent) */
+    char interrupted[128];   /* metadata "interrupted": where an interrupted run
+                                stopped, e.g. "SIGINT at epoch 3, step 120 of 938"
+                                ("" when training ran to its end)            */
 } ffnn_model_file_info;
 
 /* Write m and its loss to path, atomically: a temporary file in the same
  * directory is written, fsync'ed and renamed over path, and the directory is
  * fsync'ed; on any failure the temporary file is removed and an existing file
- * at path is left as it was. The new file's mode is 0666 & ~umask.
+ * at path is left as it was. A file replaced keeps its mode (a new one gets
+ * 0666 & ~umask); a symbolic link at path is written through (the file it
+ * names is replaced, the link stays). Temporary files "<path>.tmp-<pid>-XXXXXX"
+ * left by a killed process (its pid no longer runs) are removed first.
  * Errors: FFNN_ERR_IO (path, step, byte offset and strerror, e.g. "No space
  * left on device"), FFNN_ERR_NUMERIC (a NaN/Inf parameter: tensor and element
  * named, nothing written), FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss);
+
+/* ffnn_model_save with the metadata key "interrupted": interrupted (1 to 127
+ * characters, e.g. "SIGINT at epoch 3, step 120 of 938"), so that a model saved
+ * by a run that was stopped early says so (ffnn_model_load returns it in
+ * ffnn_model_file_info.interrupted; ffnn info prints it). NULL: ffnn_model_save. */
+FFNN_API ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path,
+                                                 ffnn_loss loss, const char *interrupted);
+
+/* Check that path can be written by ffnn_model_save / a checkpoint save before
+ * any work is done: it is not a directory, a symbolic link there names a file
+ * that can be resolved, and the temporary file a save would create
+ * ("<path>.tmp-<pid>-XXXXXX" in the same directory) can be created: it is
+ * created and removed again (so a name too long for the suffix, a missing or
+ * read-only directory, no permission are found now, not after training).
+ * Stale temporary files of killed processes are removed. Errors: FFNN_ERR_IO
+ * naming path, the temporary file and strerror. */
+FFNN_API ffnn_status ffnn_check_output_path(const char *path);
+
+/* Remove the temporary files of the saves this process has in progress (model
+ * files, checkpoints), so that nothing is left behind when it must exit at
+ * once. Async-signal-safe (only unlink(2)): for a signal handler that then
+ * calls _exit. The saves interrupted this way fail; their targets are left as
+ * they were. */
+FFNN_API void ffnn_remove_temporary_files(void);
 
 /* Read a model file into a new model (*out; free with ffnn_model_free); info
  * (may be NULL) receives the metadata. Checked before the model is allocated,
@@ -369,6 +403,16 @@ FFNN_API ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, con
 FFNN_API ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss,
                                          const ffnn_dataset *data, size_t batch_size,
                                          double *mean_loss, uint64_t *confusion);
+
+/* ffnn_model_evaluate with counts of O(classes) memory instead of the
+ * [classes, classes] confusion matrix (for models with many outputs: 20,000
+ * classes would need a 3.2 GB matrix): per true class, total [classes] samples
+ * and correct [classes] of them predicted right (both zeroed first). Errors as
+ * ffnn_model_evaluate. */
+FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_loss loss,
+                                                   const ffnn_dataset *data, size_t batch_size,
+                                                   double *mean_loss, uint64_t *correct,
+                                                   uint64_t *total);
 
 /* ------------------------------------------------------------------ training */
 
@@ -451,6 +495,10 @@ typedef struct ffnn_trainer ffnn_trainer;
  * compatibility: softmax_ce and sigmoid_bce need an identity last layer since
  * they apply softmax/sigmoid themselves), picks the backend, uploads the
  * parameters and the whole data set (uint8 or float, as it is) to the device once.
+ * Before allocating, the memory of its buffers and the data (parameters,
+ * gradients, optimizer state, a batch of activations, the data set) is estimated
+ * and refused when the device (cudaMemGetInfo) or, for the cpu backends, the
+ * host does not have it: FFNN_ERR_NO_MEMORY with the estimate and what is free.
  * The trainer keeps pointers to m and train: both must outlive it.
  * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_UNSUPPORTED (no CUDA in the build,
  * no GPU), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
@@ -568,6 +616,17 @@ typedef struct ffnn_checkpoint_info {
     uint64_t optimizer_steps;/* optimizer steps taken (Adam's t)         */
     char ffnn_version[64];   /* of the writer ("" if absent)             */
 } ffnn_checkpoint_info;
+
+/* Before a model of architecture arch is created and trained on train with
+ * cfg: FFNN_OK when the host has the memory this takes (the model's
+ * parameters, and when the training runs on the cpu the trainer's buffers and
+ * the data: parameters, gradients, optimizer state, a batch of activations;
+ * the device's own check runs in ffnn_trainer_create), else FFNN_ERR_NO_MEMORY
+ * with the estimate and the memory available (MemAvailable, the cgroup limit,
+ * rlimits). Errors also: FFNN_ERR_PARSE (arch). Allocates nothing sized from
+ * arch. */
+FFNN_API ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
+                                             const ffnn_train_config *cfg);
 
 /* Save the trainer's state to path, atomically (as ffnn_model_save: a
  * temporary file in the same directory, fsync, rename, fsync the directory;

@@ -1,5 +1,5 @@
-/* main.c - the test runner: runs every suite (or those whose test names contain
- * argv[1]), prints one line per test, and ends with "N passed, N failed[, N skipped
+/* main.c - the test runner: runs every suite (or the tests whose names contain
+ * any of argv[1..]), prints one line per test, and ends with "N passed, N failed[, N skipped
  * (name: reason; ...)]". Exit status 1 when any test failed. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -27,6 +27,8 @@ TEST_SUITE_DECLARE(fused);
 TEST_SUITE_DECLARE(cublas);
 TEST_SUITE_DECLARE(strategies);
 TEST_SUITE_DECLARE(golden);
+TEST_SUITE_DECLARE(hardening);
+TEST_SUITE_DECLARE(faults);
 
 typedef struct suite {
     const test_case *tests;
@@ -58,14 +60,19 @@ int main(int argc, char **argv)
         {cublas_tests, &cublas_tests_count},
         {strategies_tests, &strategies_tests_count},
         {golden_tests, &golden_tests_count},
+        {hardening_tests, &hardening_tests_count},
+        {faults_tests, &faults_tests_count},
     };
-    const char *filter = argc > 1 ? argv[1] : NULL;
+    /* the filters: a test runs when its name contains any of argv[1..] (none: all) */
     int passed = 0, failed = 0, skipped = 0;
     char skips[8192] = "";
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (size_t i = 0; i < *suites[s].count; i++) {
             const test_case *tc = &suites[s].tests[i];
-            if (filter && !strstr(tc->name, filter))
+            int selected = argc < 2;
+            for (int f = 1; f < argc && !selected; f++)
+                selected = strstr(tc->name, argv[f]) != NULL;
+            if (!selected)
                 continue;
             char why[512] = "";
             double start = now_seconds();

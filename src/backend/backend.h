@@ -226,6 +226,11 @@ typedef struct ffnn_backend_ops {
      * FFNN_ERR_INVALID_ARGUMENT for an unknown value. Which strategy takes which
      * precision is the strategies' rule (strategy.h), not the backend's. */
     ffnn_status (*set_precision)(void *ctx, ffnn_precision precision);
+
+    /* Optional (NULL for the host backends, whose memory is the host's): the
+     * bytes the context's device can still allocate (cudaMemGetInfo's free), for
+     * the trainer's estimate before it allocates (train/trainer.c). */
+    ffnn_status (*memory_available)(void *ctx, size_t *free_bytes);
 } ffnn_backend_ops;
 
 /* Steps [first_step, first_step + steps) of an epoch of a dense net

@@ -237,24 +237,25 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **l
     return FFNN_OK;
 }
 
-void ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
-                      char *buf, size_t buf_size)
+size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
+                        char *buf, size_t buf_size)
 {
-    if (buf_size == 0)
-        return;
-    size_t used = (size_t)snprintf(buf, buf_size, "%zu", input_size);
-    for (int i = 0; i < layer_count && used < buf_size; i++) {
+    /* used counts the whole string; writing stops (NUL-terminated) when buf is full */
+    size_t used = (size_t)snprintf(buf_size ? buf : NULL, buf_size, "%zu", input_size);
+    for (int i = 0; i < layer_count; i++) {
         const ffnn_layer *l = &layers[i];
         const char *act = l->act == FFNN_ACT_IDENTITY ? "" : ffnn_activation_name(l->act);
         const char *bias = l->has_bias ? "" : ":nobias";
+        char *at = used < buf_size ? buf + used : NULL;
+        size_t room = used < buf_size ? buf_size - used : 0;
         if (l->kind == FFNN_LAYER_LOCAL1D)
-            used += (size_t)snprintf(buf + used, buf_size - used, "-local%zu%s%s%s",
-                                     l->spec.local1d.R,
+            used += (size_t)snprintf(at, room, "-local%zu%s%s%s", l->spec.local1d.R,
                                      l->spec.local1d.padding == FFNN_LOCAL1D_SAME ? "same" : "",
                                      act, bias);
         else
-            used += (size_t)snprintf(buf + used, buf_size - used, "-%zu%s%s", l->out, act, bias);
+            used += (size_t)snprintf(at, room, "-%zu%s%s", l->out, act, bias);
     }
+    return used;
 }
 
 /* input: at most 8 digits; a layer at most "-local" + 8 digits + "same" +

@@ -1,4 +1,7 @@
-/* error.c - per-thread error message behind ffnn_last_error(). */
+/* error.c - per-thread error message behind ffnn_last_error(). Messages quote
+ * bytes from files and users (keys, fields, names), so control characters are
+ * escaped as \xNN before the message is stored: printing ffnn_last_error() to a
+ * terminal cannot send it escape sequences. */
 #include "core/error.h"
 
 #include <stdarg.h>
@@ -10,12 +13,38 @@ static _Thread_local char error_message[FFNN_ERROR_SIZE];
 
 const char *ffnn_last_error(void) { return error_message; }
 
+/* text with C0 controls, DEL and the C1 controls (UTF-8 C2 80..C2 9F) written as
+ * \xNN into out [size] (truncated). */
+static void escape_controls(const char *text, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)text; *p && o + 1 < size; p++) {
+        int c1 = p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F;
+        unsigned char c = c1 ? p[1] : p[0];
+        if (c1 || c < 0x20 || c == 0x7F) {
+            if (o + 5 > size - 1)
+                break;
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+            p += c1;
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    out[o] = '\0';
+}
+
 ffnn_status ffnn_fail(ffnn_status status, const char *fmt, ...)
 {
+    char raw[FFNN_ERROR_SIZE];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    escape_controls(raw, error_message, sizeof error_message);
     return status;
 }
 
@@ -23,8 +52,10 @@ ffnn_status ffnn_fail_context_at(ffnn_status status, const char *path, const cha
 {
     char old[FFNN_ERROR_SIZE];
     memcpy(old, error_message, sizeof old);
-    if (snprintf(error_message, sizeof error_message, "%s%s: %s", path, rest, old) < 0)
-        error_message[0] = '\0';
+    char raw[FFNN_ERROR_SIZE];
+    if (snprintf(raw, sizeof raw, "%s%s: %s", path, rest, old) < 0)
+        raw[0] = '\0';
+    escape_controls(raw, error_message, sizeof error_message);
     return status;
 }
 

@@ -1,14 +1,16 @@
 /* model.c - the model: architecture, parameter arena, PyTorch-style init, and a
  * CPU forward pass for inference (dense and local1d layers). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/model.h"
 #include "core/rng.h"
 
-ffnn_status ffnn_model_create(const char *arch, ffnn_model **out)
+ffnn_status ffnn_model_create_layout(const char *arch, ffnn_model **out)
 {
     if (!out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_create: out is NULL");
@@ -21,14 +23,36 @@ ffnn_status ffnn_model_create(const char *arch, ffnn_model **out)
         free(m);
         return st;
     }
-    m->params = calloc(m->parameter_count, sizeof *m->params);
-    if (!m->params) {
-        ffnn_model_free(m);
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory: %zu parameters",
-                         m->parameter_count);
-    }
     *out = m;
     return FFNN_OK;
+}
+
+ffnn_status ffnn_model_alloc_params(ffnn_model *m)
+{
+    char detail[64];
+    snprintf(detail, sizeof detail, "%zu float32 parameters", m->parameter_count);
+    ffnn_status st = ffnn_memory_check_host("the network", (uint64_t)m->parameter_count * 4,
+                                            detail);
+    if (st != FFNN_OK)
+        return st;
+    m->params = calloc(m->parameter_count, sizeof *m->params);
+    if (!m->params)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory: %zu parameters",
+                         m->parameter_count);
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_create(const char *arch, ffnn_model **out)
+{
+    ffnn_model *m = NULL;
+    ffnn_status st = ffnn_model_create_layout(arch, &m);
+    if (st == FFNN_OK && (st = ffnn_model_alloc_params(m)) != FFNN_OK) {
+        ffnn_model_free(m);
+        m = NULL;
+    }
+    if (st == FFNN_OK)
+        *out = m;
+    return st;
 }
 
 void ffnn_model_free(ffnn_model *m)
@@ -74,9 +98,9 @@ size_t ffnn_model_output_size(const ffnn_model *m)
 size_t ffnn_model_parameter_count(const ffnn_model *m) { return m->parameter_count; }
 float *ffnn_model_parameters(ffnn_model *m) { return m->params; }
 
-void ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size)
+size_t ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size)
 {
-    ffnn_arch_format(m->input_size, m->layers, m->layer_count, buf, buf_size);
+    return ffnn_arch_format(m->input_size, m->layers, m->layer_count, buf, buf_size);
 }
 
 ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,

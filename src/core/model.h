@@ -38,15 +38,26 @@ struct ffnn_model {
     float *params;           /* [parameter_count], owned: per layer W then b    */
 };
 
+/* The model of an architecture string without its parameters (params NULL):
+ * what the file readers build first, to match a file's tensors against before
+ * anything sized from the file is allocated. Errors as ffnn_model_create. */
+ffnn_status ffnn_model_create_layout(const char *arch, ffnn_model **out);
+
+/* Allocate m->params (zeroed), after the host memory check (core/memory.h).
+ * Errors: FFNN_ERR_NO_MEMORY with the estimate and what is available. */
+ffnn_status ffnn_model_alloc_params(ffnn_model *m);
+
 /* Parse an architecture string into input_size and a layer array (offsets
  * filled in; *layers owned by the caller). Errors: FFNN_ERR_PARSE with the
  * 1-based column and token; FFNN_ERR_NO_MEMORY. */
 ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **layers,
                             int *layer_count, size_t *parameter_count);
 
-/* Print the canonical form of an architecture (inverse of ffnn_arch_parse). */
-void ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
-                      char *buf, size_t buf_size);
+/* Print the canonical form of an architecture (inverse of ffnn_arch_parse) into
+ * buf [buf_size] (truncated, NUL-terminated when buf_size > 0); returns the
+ * length of the whole string, like snprintf. */
+size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
+                        char *buf, size_t buf_size);
 
 /* Room for the canonical string of layer_count layers, NUL included. */
 size_t ffnn_arch_format_size(int layer_count);

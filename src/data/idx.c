@@ -5,8 +5,12 @@
  * then the product of the sizes in bytes. Images have N = 3 (count, rows, cols),
  * labels N = 1 (count). Every header field of both files is checked before
  * anything is allocated; for raw files the payload size is compared with the
- * file size up front, for gzip files (whose decompressed size is known only by
- * reading) truncation and trailing data are caught while reading.
+ * file size up front. For gzip files, whose decompressed size is known only by
+ * reading: the header's size must fit what the compressed file can hold
+ * (deflate expands at most 1032:1), and a payload above 64 MiB is first
+ * decompressed into a small scratch buffer, counted as it goes (stopping at the
+ * first byte too many) and only then allocated and read; the host memory is
+ * checked before the allocation (core/memory.h).
  *
  * Files are read through zlib's gz* functions, which decode gzip when the file
  * starts with 1f 8b and pass other files through unchanged. */
@@ -25,11 +29,15 @@
 
 #include "data/dataset.h"
 #include "core/error.h"
+#include "core/memory.h"
 
 #define IDX_MAX_DIMS 3
 #define IDX_MAX_PAYLOAD ((uint64_t)1 << 32) /* 4 GiB: far above any IDX data set */
 #define IDX_READ_CHUNK (1u << 30)           /* gzread takes an unsigned, returns int */
 #define IDX_GZ_BUFFER (1u << 17)            /* zlib's input buffer for reading */
+#define IDX_DEFLATE_RATIO 1032              /* deflate's largest expansion       */
+#define IDX_COUNT_FIRST ((uint64_t)64 << 20) /* gzip payloads counted before allocating */
+#define IDX_SCRATCH (1u << 16)              /* the counting pass's buffer        */
 
 /* One IDX file being read. */
 typedef struct idx_file {
@@ -153,7 +161,8 @@ static ffnn_status idx_stream_status(const idx_file *f)
     default:
         return idx_fail(f, f->offset, FFNN_ERR_FORMAT,
                         "expected a valid gzip stream, found corrupt compressed data at or "
-                        "after this point (zlib: %s)", msg);
+                        "after this point, within the first %lld compressed bytes of the file "
+                        "(zlib: %s)", (long long)gzoffset(f->gz), msg);
     }
 }
 
@@ -334,6 +343,24 @@ static ffnn_status idx_check_file_size(const idx_file *f)
                     (unsigned long long)f->file_size);
 }
 
+/* A gzip file of file_size bytes cannot decompress to more than about
+ * IDX_DEFLATE_RATIO times that: a header that promises more is refused now. */
+static ffnn_status idx_check_gzip_bound(const idx_file *f)
+{
+    uint64_t total = f->offset + f->payload;
+    char dims[64];
+
+    if (!f->gzip || f->file_size == 0 || total / IDX_DEFLATE_RATIO <= f->file_size)
+        return FFNN_OK;
+    idx_dims_text(f, dims, sizeof dims);
+    return idx_fail(f, 4, FFNN_ERR_FORMAT,
+                    "expected at most %llu bytes of data from a %llu-byte gzip file (deflate "
+                    "expands at most %d:1), found a header promising %llu (%s): the file is "
+                    "truncated or its header is wrong", (unsigned long long)f->file_size *
+                    IDX_DEFLATE_RATIO, (unsigned long long)f->file_size, IDX_DEFLATE_RATIO,
+                    (unsigned long long)total, dims);
+}
+
 /* Open f and read and check its whole header; nothing is allocated. */
 static ffnn_status idx_open_header(idx_file *f)
 {
@@ -347,7 +374,52 @@ static ffnn_status idx_open_header(idx_file *f)
         st = idx_payload_size(f);
     if (st == FFNN_OK)
         st = idx_check_file_size(f);
+    if (st == FFNN_OK)
+        st = idx_check_gzip_bound(f);
     return st;
+}
+
+/* For a large gzip payload: decompress it into a scratch buffer, counting, so
+ * that a header promising more than the stream holds (or less) is refused
+ * before the payload's buffer is allocated; then rewind to the payload. */
+static ffnn_status idx_count_payload(idx_file *f)
+{
+    uint64_t start = f->offset, header = f->offset, got = 0, n;
+    uint8_t *scratch;
+    ffnn_status st = FFNN_OK;
+    char dims[64];
+
+    if (!f->gzip || f->payload < IDX_COUNT_FIRST)
+        return FFNN_OK;
+    scratch = malloc(IDX_SCRATCH);
+    if (!scratch)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", f->path);
+    /* read one byte past the payload: its presence means trailing data */
+    while (st == FFNN_OK && got <= f->payload) {
+        uint64_t want = f->payload + 1 - got;
+        st = idx_read(f, scratch, want < IDX_SCRATCH ? want : IDX_SCRATCH, &n);
+        got += n;
+        if (n == 0)
+            break;
+    }
+    free(scratch);
+    idx_dims_text(f, dims, sizeof dims);
+    if (st == FFNN_OK && got < f->payload)
+        st = idx_fail(f, f->offset, FFNN_ERR_FORMAT,
+                      "expected %llu bytes of %s data (%s) from offset %llu, found end of "
+                      "file after %llu of them (truncated payload; counted before allocating)",
+                      (unsigned long long)f->payload, f->what, dims, (unsigned long long)start,
+                      (unsigned long long)got);
+    else if (st == FFNN_OK && got > f->payload)
+        st = idx_fail(f, start + f->payload, FFNN_ERR_FORMAT,
+                      "expected end of data after the %llu-byte payload (%s), found trailing "
+                      "bytes", (unsigned long long)f->payload, dims);
+    if (st != FFNN_OK)
+        return st;
+    if (gzrewind(f->gz) != 0 || gzseek(f->gz, (z_off_t)header, SEEK_SET) != (z_off_t)header)
+        return ffnn_fail(FFNN_ERR_IO, "%s: cannot rewind the gzip stream", f->path);
+    f->offset = header;
+    return FFNN_OK;
 }
 
 /* Read the payload into dst [f->payload] and check that nothing follows it. */
@@ -405,6 +477,13 @@ static ffnn_status idx_load(idx_file *img, idx_file *lbl, ffnn_dataset **ds)
         st = idx_open_header(lbl);
     if (st == FFNN_OK && lbl->path)
         st = idx_check_counts(img, lbl);
+    if (st == FFNN_OK)
+        st = idx_count_payload(img);
+    if (st == FFNN_OK) {
+        char detail[64];
+        idx_dims_text(img, detail, sizeof detail);
+        st = ffnn_memory_check_host(img->path, img->payload + img->dims[0], detail);
+    }
     if (st == FFNN_OK)
         st = ffnn_dataset_alloc(img->dims[0], img->dims[1], img->dims[2], ds);
     if (st == FFNN_OK)

@@ -1,15 +1,21 @@
 /* atomic_file.h - replace a file atomically: nothing the user had is lost when
  * writing fails (private to the library; reused for model files and checkpoints).
  *
- *   1. create a temporary file "<path>.tmp-XXXXXX" in the target's directory
- *      (O_CREAT|O_EXCL, mode 0666 & ~umask like fopen; mkstemp would force 0600);
+ *   0. the target: <path>, or when <path> is a symbolic link the file it names
+ *      (the link is kept: written through, not replaced); temporary files of that
+ *      target left by killed processes ("<target>.tmp-<pid>-XXXXXX" whose pid no
+ *      longer runs) are removed;
+ *   1. create a temporary file "<target>.tmp-<pid>-XXXXXX" in the target's
+ *      directory (O_CREAT|O_EXCL, the mode of the file it replaces, else 0666 &
+ *      ~umask like fopen; mkstemp would force 0600); listed for
+ *      ffnn_remove_temporary_files until it is renamed or removed;
  *   2. the caller's fill function writes the contents through
  *      ffnn_atomic_file_write();
  *   3. fsync the temporary file, close it, rename() it over <path>;
  *   4. open and fsync the directory, so the rename itself is durable.
  * On any failure before the rename, the temporary file is unlinked and <path>
  * is untouched. Errors (FFNN_ERR_IO) carry the path, the step and strerror(errno).
- * A symbolic link at <path> is replaced by the new file, not followed. */
+ * ffnn_check_output_path (ffnn.h) runs steps 0 and 1 and removes the file. */
 #ifndef FFNN_ATOMIC_FILE_H
 #define FFNN_ATOMIC_FILE_H
 

@@ -494,7 +494,7 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
     r.kind = "checkpoint";
     if ((st = ffnn_st_read_layout(&r)) == FFNN_OK &&
         (st = ck_read_metadata(&r, base, &meta)) == FFNN_OK &&
-        ffnn_model_create(meta.arch, &model) != FFNN_OK)
+        ffnn_model_create_layout(meta.arch, &model) != FFNN_OK)
         st = ffnn_fail_context_at(FFNN_ERR_FORMAT, path, ": header: __metadata__ \"arch\"");
     if (st == FFNN_OK) {
         size_t arch_size = ffnn_arch_format_size(model->layer_count);
@@ -508,6 +508,9 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
             st = ck_match_tensors(&r, &lay, &meta);
         }
     }
+    /* matched: every buffer below is bounded by the file's tensors */
+    if (st == FFNN_OK && (st = ffnn_model_alloc_params(model)) != FFNN_OK)
+        st = ffnn_fail_context_at(st, path, "");
     if (st == FFNN_OK) {
         size_t n = model->parameter_count;
         losses = malloc((meta.step ? meta.step : 1) * sizeof *losses);

@@ -44,6 +44,7 @@
 #define ST_MAX_EXACT ((uint64_t)1 << 53)    /* JSON numbers reach cJSON as doubles  */
 #define ST_FORMAT "ffnn-model"              /* __metadata__ "format"                */
 #define ST_VERSION_MAX 64                   /* ffnn_version: at most 63 characters  */
+#define ST_INTERRUPTED_MAX 128              /* interrupted: at most 127 characters  */
 enum { ST_CHUNK = 4096 };                   /* floats per conversion buffer         */
 
 /* ------------------------------------------------------------ dtypes */
@@ -213,6 +214,20 @@ static ffnn_status st_check_text(const st_reader *r)
     if (h[0] != '{')
         return ffnn_st_fail_at(r, 8, "expected the header to start with '{' (a JSON object), "
                           "found byte 0x%02x ('%c')", h[0], h[0] > 32 && h[0] < 127 ? h[0] : '?');
+    /* a \u0000 escape in a string: cJSON's C strings would end there, so
+     * "layers.0.bias\u0000x" would pass as "layers.0.bias" */
+    for (size_t i = 0, in_string = 0; i < n; i++) {
+        if (h[i] == '"')
+            in_string = !in_string;
+        else if (in_string && h[i] == '\\') {
+            if (i + 5 < n && h[i + 1] == 'u' && h[i + 2] == '0' && h[i + 3] == '0' &&
+                h[i + 4] == '0' && h[i + 5] == '0')
+                return ffnn_st_fail_at(r, 8 + i, "expected JSON strings without NUL, found "
+                                       "the escape \\u0000 (a key or value would be cut "
+                                       "there)");
+            i++; /* the escaped character */
+        }
+    }
     return FFNN_OK;
 }
 
@@ -485,7 +500,7 @@ static ffnn_status st_check_layout(st_reader *r)
 
 /* The metadata values ffnn reads (pointers into the cJSON tree). */
 typedef struct st_meta {
-    const char *format, *arch, *loss, *version;
+    const char *format, *arch, *loss, *version, *interrupted;
 } st_meta;
 
 /* Store value under its key; unknown keys are errors. */
@@ -506,9 +521,11 @@ static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *me
         meta->loss = c->valuestring;
     else if (strcmp(c->string, "ffnn_version") == 0)
         meta->version = c->valuestring;
+    else if (strcmp(c->string, "interrupted") == 0)
+        meta->interrupted = c->valuestring;
     else
         return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (expected format, arch, loss, "
-                       "ffnn_version)", c->string);
+                       "ffnn_version, interrupted)", c->string);
     return FFNN_OK;
 }
 
@@ -543,6 +560,9 @@ static ffnn_status st_read_metadata(const st_reader *r, st_meta *meta, ffnn_loss
     if (meta->version && strlen(meta->version) >= ST_VERSION_MAX)
         return ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d characters, "
                        "found %zu", ST_VERSION_MAX - 1, strlen(meta->version));
+    if (meta->interrupted && strlen(meta->interrupted) >= ST_INTERRUPTED_MAX)
+        return ffnn_st_fail(r, "__metadata__ \"interrupted\": expected at most %d characters, "
+                       "found %zu", ST_INTERRUPTED_MAX - 1, strlen(meta->interrupted));
     if (ffnn_loss_from_name(meta->loss, loss) != FFNN_OK) {
         char context[600];
         snprintf(context, sizeof context, "%s: header: __metadata__ \"loss\"", r->path);
@@ -611,13 +631,17 @@ ffnn_status ffnn_st_match_tensor(const st_reader *r, const ffnn_model *m, const 
 /* The file's tensors are exactly those of m: none extra, none missing. */
 static ffnn_status st_match_model(const st_reader *r, const ffnn_model *m)
 {
-    char arch[512];
+    size_t arch_size = ffnn_arch_format_size(m->layer_count);
+    char *arch = malloc(arch_size);
     unsigned char *seen = calloc(2 * (size_t)m->layer_count, 1);
     ffnn_status st = FFNN_OK;
 
-    if (!seen)
+    if (!seen || !arch) {
+        free(seen);
+        free(arch);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
-    ffnn_model_arch_string(m, arch, sizeof arch);
+    }
+    ffnn_model_arch_string(m, arch, arch_size);
     for (size_t k = 0; k < r->count && st == FFNN_OK; k++)
         st = ffnn_st_match_tensor(r, m, arch, &r->tensors[k], seen);
     for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
@@ -627,6 +651,7 @@ static ffnn_status st_match_model(const st_reader *r, const ffnn_model *m)
             st = ffnn_st_fail(r, "missing tensor \"layers.%d.bias\" (architecture %s)", i, arch);
     }
     free(seen);
+    free(arch);
     return st;
 }
 
@@ -698,10 +723,28 @@ ffnn_status ffnn_st_read_layout(st_reader *r)
     return st;
 }
 
+/* The loss must fit the last layer, as ffnn_trainer_create and ffnn_model_predict
+ * require: ce and bce apply softmax / the sigmoid to the logits themselves (no
+ * activation on the last layer), ce needs at least 2 outputs. */
+static ffnn_status st_check_loss(const st_reader *r, const ffnn_model *m, ffnn_loss loss)
+{
+    const ffnn_layer *last = &m->layers[m->layer_count - 1];
+    if (loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
+        return ffnn_st_fail(r, "__metadata__: loss %s with a last layer of activation %s: "
+                            "expected no activation on the last layer (%s applies %s to the "
+                            "logits itself)", ffnn_loss_name(loss),
+                            ffnn_activation_name(last->act), ffnn_loss_name(loss),
+                            loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid");
+    if (loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
+        return ffnn_st_fail(r, "__metadata__: loss ce with %zu output: expected at least 2 "
+                            "(use bce for one output)", last->out);
+    return FFNN_OK;
+}
+
 /* The model of the metadata, matched against the tensors, then filled in. */
 static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_file_info *info)
 {
-    st_meta meta = {NULL, NULL, NULL, NULL};
+    st_meta meta = {NULL, NULL, NULL, NULL, NULL};
     ffnn_status st = st_read_metadata(r, &meta, &info->loss);
     char context[600];
 
@@ -709,12 +752,20 @@ static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_fil
         return st;
     snprintf(info->ffnn_version, sizeof info->ffnn_version, "%s",
              meta.version ? meta.version : "");
-    if (ffnn_model_create(meta.arch, out) != FFNN_OK) {
+    snprintf(info->interrupted, sizeof info->interrupted, "%s",
+             meta.interrupted ? meta.interrupted : "");
+    if (ffnn_model_create_layout(meta.arch, out) != FFNN_OK) {
         snprintf(context, sizeof context, "%s: header: __metadata__ \"arch\"", r->path);
         return ffnn_fail_context(FFNN_ERR_FORMAT, context);
     }
+    /* the tensors tile the file's data section: matched, the parameters are
+     * bounded by the file's size before they are allocated */
     if ((st = st_match_model(r, *out)) != FFNN_OK)
         return st;
+    if ((st = st_check_loss(r, *out, info->loss)) != FFNN_OK)
+        return st;
+    if ((st = ffnn_model_alloc_params(*out)) != FFNN_OK)
+        return ffnn_fail_context_at(st, r->path, "");
     return st_read_data(r, *out);
 }
 
@@ -771,7 +822,8 @@ static int st_add_tensor(cJSON *root, const char *name, const double *dims, int 
 }
 
 /* __metadata__ and one entry per tensor, in arena order; 0 when out of memory. */
-static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ffnn_loss loss)
+static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ffnn_loss loss,
+                          const char *interrupted)
 {
     cJSON *md = cJSON_AddObjectToObject(root, "__metadata__");
     char name[64];
@@ -779,7 +831,8 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
     if (!md || !cJSON_AddStringToObject(md, "format", ST_FORMAT) ||
         !cJSON_AddStringToObject(md, "arch", arch) ||
         !cJSON_AddStringToObject(md, "loss", ffnn_loss_name(loss)) ||
-        !cJSON_AddStringToObject(md, "ffnn_version", FFNN_VERSION))
+        !cJSON_AddStringToObject(md, "ffnn_version", FFNN_VERSION) ||
+        (interrupted && !cJSON_AddStringToObject(md, "interrupted", interrupted)))
         return 0;
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
@@ -796,8 +849,8 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
 
 /* The header text padded with spaces to a multiple of 8 bytes (so that the data
  * section is 8-byte aligned); *text malloc'd. */
-static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, char **text,
-                                   size_t *size)
+static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, const char *interrupted,
+                                   char **text, size_t *size)
 {
     size_t arch_size = ffnn_arch_format_size(m->layer_count), n;
     char *arch = malloc(arch_size), *json = NULL;
@@ -805,7 +858,7 @@ static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, char **t
 
     if (arch && root) {
         ffnn_model_arch_string(m, arch, arch_size);
-        if (st_fill_header(root, m, arch, loss))
+        if (st_fill_header(root, m, arch, loss, interrupted))
             json = cJSON_PrintUnformatted(root);
     }
     cJSON_Delete(root);
@@ -876,17 +929,27 @@ static ffnn_status st_check_finite(const ffnn_model *m, const char *path)
 
 ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss)
 {
+    return ffnn_model_save_interrupted(m, path, loss, NULL);
+}
+
+ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path, ffnn_loss loss,
+                                        const char *interrupted)
+{
     st_writer w = {m, NULL, 0};
     char *header = NULL;
     ffnn_status st;
 
     if (!m || !path)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save: NULL argument");
+    if (interrupted && (!*interrupted || strlen(interrupted) >= ST_INTERRUPTED_MAX))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save_interrupted: expected a "
+                         "note of 1 to %d characters, found %zu", ST_INTERRUPTED_MAX - 1,
+                         strlen(interrupted));
     if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save: unknown loss %d",
                          (int)loss);
     if ((st = st_check_finite(m, path)) != FFNN_OK ||
-        (st = st_build_header(m, loss, &header, &w.header_size)) != FFNN_OK)
+        (st = st_build_header(m, loss, interrupted, &header, &w.header_size)) != FFNN_OK)
         return st;
     w.header = header;
     st = ffnn_atomic_write(path, st_fill, &w);

@@ -92,7 +92,7 @@ static int classify(ffnn_loss loss, const float *o, size_t width)
 /* o [width] in place: softmax (ce), sigmoid (bce), unchanged (mse). */
 static void to_probabilities(ffnn_loss loss, float *o, size_t width)
 {
-    float max = o[classify(FFNN_LOSS_SOFTMAX_CE, o, width)], sum = 0.0f;
+    float max = o[0], sum = 0.0f;
 
     if (loss == FFNN_LOSS_MSE)
         return;
@@ -101,6 +101,9 @@ static void to_probabilities(ffnn_loss loss, float *o, size_t width)
             o[j] = 1.0f / (1.0f + expf(-o[j]));
         return;
     }
+    for (size_t j = 1; j < width; j++) /* softmax: width >= 2 (check_loss) */
+        if (o[j] > max)
+            max = o[j];
     for (size_t j = 0; j < width; j++)
         sum += (o[j] = expf(o[j] - max));
     for (size_t j = 0; j < width; j++)
@@ -161,9 +164,15 @@ static ffnn_status check_data(const ffnn_model *m, ffnn_loss loss, const ffnn_da
  * the float features), then the outputs o [batch, width], their losses (summed
  * into *sum) and classes. The true class is the label, or for float targets the
  * class the same rule gives the target row (threshold 0.5 for one output). */
+/* The counts: confusion [classes, classes] (true row, predicted column), or, when
+ * it is NULL, per class [classes] the samples (total) and those right (correct). */
+typedef struct eval_counts {
+    uint64_t *confusion, *correct, *total;
+} eval_counts;
+
 static ffnn_status evaluate_batch(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
                                   size_t first, size_t batch, float *x, float *o, float *rows,
-                                  double *sum, uint64_t *confusion)
+                                  double *sum, const eval_counts *counts)
 {
     size_t width = m->layers[m->layer_count - 1].out, f = data->features;
     const uint8_t *y = data->labels ? data->labels + first : NULL;       /* [batch] */
@@ -181,29 +190,37 @@ static ffnn_status evaluate_batch(const ffnn_model *m, ffnn_loss loss, const ffn
     ffnn_cpu_loss(loss, o, y, t, batch, width, NULL, rows, NULL);
     for (size_t b = 0; b < batch; b++) {
         size_t truth = y ? y[b] : (size_t)classify(FFNN_LOSS_MSE, t + b * width, width);
+        size_t predicted = (size_t)classify(loss, o + b * width, width);
         *sum += rows[b];
-        confusion[truth * (size_t)classes + (size_t)classify(loss, o + b * width, width)]++;
+        if (counts->confusion) {
+            counts->confusion[truth * (size_t)classes + predicted]++;
+        } else {
+            counts->total[truth]++;
+            counts->correct[truth] += truth == predicted;
+        }
     }
     return FFNN_OK;
 }
 
-ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
-                                size_t batch_size, double *mean_loss, uint64_t *confusion)
+static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
+                            size_t batch_size, double *mean_loss, const eval_counts *counts)
 {
     size_t width, classes, chunk;
     float *x, *o, *rows;
     double sum = 0.0;
     ffnn_status st;
 
-    if (!m || !data || !mean_loss || !confusion || batch_size == 0)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
-                         "batch size 0");
     if ((st = check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK)
         return st;
     width = m->layers[m->layer_count - 1].out;
     classes = (size_t)ffnn_model_class_count(m);
     chunk = batch_size < data->count ? batch_size : data->count;
-    memset(confusion, 0, classes * classes * sizeof *confusion);
+    if (counts->confusion) {
+        memset(counts->confusion, 0, classes * classes * sizeof *counts->confusion);
+    } else {
+        memset(counts->correct, 0, classes * sizeof *counts->correct);
+        memset(counts->total, 0, classes * sizeof *counts->total);
+    }
     x = malloc(chunk * data->features * sizeof *x); /* [chunk, features] */
     o = malloc(chunk * width * sizeof *o);          /* [chunk, width]    */
     rows = malloc(chunk * sizeof *rows);            /* [chunk]           */
@@ -211,7 +228,7 @@ ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_
         st = ffnn_fail(FFNN_ERR_NO_MEMORY, "evaluate: out of memory for a batch of %zu", chunk);
     for (size_t first = 0; st == FFNN_OK && first < data->count; first += chunk) {
         size_t n = data->count - first < chunk ? data->count - first : chunk;
-        st = evaluate_batch(m, loss, data, first, n, x, o, rows, &sum, confusion);
+        st = evaluate_batch(m, loss, data, first, n, x, o, rows, &sum, counts);
     }
     free(x);
     free(o);
@@ -219,4 +236,25 @@ ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_
     if (st == FFNN_OK)
         *mean_loss = sum / (double)data->count;
     return st;
+}
+
+ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
+                                size_t batch_size, double *mean_loss, uint64_t *confusion)
+{
+    eval_counts counts = {confusion, NULL, NULL};
+    if (!m || !data || !mean_loss || !confusion || batch_size == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
+                         "batch size 0");
+    return evaluate(m, loss, data, batch_size, mean_loss, &counts);
+}
+
+ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_loss loss,
+                                          const ffnn_dataset *data, size_t batch_size,
+                                          double *mean_loss, uint64_t *correct, uint64_t *total)
+{
+    eval_counts counts = {NULL, correct, total};
+    if (!m || !data || !mean_loss || !correct || !total || batch_size == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_per_class: NULL "
+                         "argument or batch size 0");
+    return evaluate(m, loss, data, batch_size, mean_loss, &counts);
 }

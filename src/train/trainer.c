@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/model.h"
 #include "core/optim.h"
 #include "core/rng.h"
@@ -175,6 +176,92 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
                               m->parameter_count * sizeof(float));
 }
 
+/* The memory the trainer's buffers (allocate_buffers) and the training data
+ * (ffnn_device_data_upload) will take, refused up front when the device (or,
+ * for the host backends, the host) does not have it: parameters, gradients and
+ * optimizer state; the activations, inputs, targets and two gradient buffers of
+ * a batch of `capacity` rows; the data, its index and per-row metrics; on the
+ * host the permutation and the temporary zeroed optimizer state. Strategies'
+ * own buffers and the evaluation set come later and are not counted. */
+typedef struct memory_estimate {
+    double device;       /* the backend's buffers and the data (host memory for cpu) */
+    double host;         /* host-only: permutation, temporary zeroed state          */
+    char detail[256];    /* what the device part holds                              */
+} memory_estimate;
+
+static void estimate_memory(const ffnn_model *m, size_t capacity, ffnn_optimizer opt,
+                            const ffnn_dataset *train, memory_estimate *e)
+{
+    double n = (double)m->parameter_count, cap = (double)capacity;
+    double states = (double)ffnn_optimizer_state_count(opt);
+    double widest = (double)m->input_size, outs = 0.0, count = (double)train->count;
+    for (int i = 0; i < m->layer_count; i++) {
+        outs += (double)m->layers[i].out;
+        if ((double)m->layers[i].out > widest)
+            widest = (double)m->layers[i].out;
+    }
+    double params = 4.0 * n * (2.0 + states);
+    double batch = 4.0 * cap * (outs + (double)m->input_size + 2.0 * widest +
+                                (double)m->layers[m->layer_count - 1].out) + cap;
+    double data = count * (double)train->features * (train->images ? 1.0 : 4.0) +
+                  (train->labels ? count : 4.0 * count * (double)train->target_width) +
+                  9.0 * count;
+    char a[32], b[32], c[32];
+    e->host = 4.0 * count + 4.0 * n * states;
+    e->device = params + batch + data;
+    ffnn_memory_text((uint64_t)params, a, sizeof a);
+    ffnn_memory_text((uint64_t)batch, b, sizeof b);
+    ffnn_memory_text((uint64_t)data, c, sizeof c);
+    snprintf(e->detail, sizeof e->detail, "parameters, gradients and optimizer state %s, a "
+             "batch of %zu rows %s, the training data %s", a, capacity, b, c);
+}
+
+static ffnn_status check_memory(const ffnn_trainer *t, const ffnn_dataset *train)
+{
+    memory_estimate e;
+    estimate_memory(t->run.model, t->run.capacity, t->cfg.optimizer, train, &e);
+    if (!(t->run.ops->caps & FFNN_CAP_DEVICE))
+        return ffnn_memory_check_host("training", (uint64_t)(e.device + e.host), e.detail);
+    if (t->run.ops->memory_available) {
+        size_t free_bytes = 0;
+        ffnn_status st = t->run.ops->memory_available(t->run.ctx, &free_bytes);
+        if (st != FFNN_OK)
+            return st;
+        if ((st = ffnn_memory_check_device("training", (uint64_t)e.device, free_bytes,
+                                           t->run.ops->name, e.detail)) != FFNN_OK)
+            return st;
+    }
+    return ffnn_memory_check_host("training (host side)", (uint64_t)e.host,
+                                  "the permutation and the zeroed optimizer state");
+}
+
+ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
+                                    const ffnn_train_config *cfg)
+{
+    ffnn_model *m = NULL;
+    memory_estimate e;
+    if (!arch || !train || !cfg)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_check_memory: NULL argument");
+    ffnn_status st = ffnn_model_create_layout(arch, &m);
+    if (st != FFNN_OK)
+        return st;
+    size_t capacity = cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size
+                                                             : cfg->eval_batch_size;
+    estimate_memory(m, capacity, cfg->optimizer, train, &e);
+    int on_host = cfg->device == FFNN_DEVICE_CPU ||
+                  (cfg->device == FFNN_DEVICE_AUTO &&
+                   (!ffnn_cuda_backend() || ffnn_cuda_device_count() == 0));
+    double model = 4.0 * (double)m->parameter_count; /* the model's own copy */
+    char detail[320], text[32];
+    ffnn_memory_text((uint64_t)model, text, sizeof text);
+    snprintf(detail, sizeof detail, "the model %s; %s", text, e.detail);
+    st = ffnn_memory_check_host(on_host ? "training" : "the model (host side)",
+                                (uint64_t)(model + (on_host ? e.device + e.host : e.host)),
+                                on_host ? detail : NULL);
+    ffnn_model_free(m);
+    return st;
+}
+
 /* With the data on the device: the strategy's own checks and state. When auto
  * chose persistent and the device cannot run this net's shapes, it falls back
  * to graph (the next best below 512 rows; same backend options). */
@@ -223,6 +310,7 @@ ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
     if ((st = pick_backend(t, cfg->device)) != FFNN_OK ||
+        (st = check_memory(t, train)) != FFNN_OK ||
         (st = allocate_buffers(t)) != FFNN_OK ||
         (st = ffnn_device_data_upload(t, train, &t->run.train)) != FFNN_OK ||
         (st = prepare_strategy(t)) != FFNN_OK) {

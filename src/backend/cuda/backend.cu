@@ -176,6 +176,21 @@ static ffnn_status cuda_alloc(void *vctx, size_t bytes, void **ptr)
     return FFNN_OK;
 }
 
+/* The device memory still free (cudaMemGetInfo), for the trainer's estimate. */
+static ffnn_status cuda_memory_available(void *vctx, size_t *free_bytes)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "memory_available");
+    size_t free_b = 0, total_b = 0;
+    cudaError_t err = cudaMemGetInfo(&free_b, &total_b);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ffnn_fail(FFNN_ERR_CUDA, "cudaMemGetInfo: %s", cudaGetErrorString(err));
+    }
+    *free_bytes = free_b;
+    return FFNN_OK;
+}
+
 /* cudaFree waits for the device; a failure cannot be reported (void), but a
  * sticky one poisons the context and any failure is cleared. */
 static void cuda_release(void *vctx, void *ptr)
@@ -275,8 +290,8 @@ static void cuda_graph_free(void *vctx, void *graph)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 26 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 28 * sizeof(void *),
+/* One name, the caps and 27 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 29 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -309,6 +324,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* train_persistent    */ ffnn_cuda_train_persistent,
     /* persistent_supported*/ ffnn_cuda_persistent_supported,
     /* set_precision       */ cuda_set_precision,
+    /* memory_available    */ cuda_memory_available,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

@@ -74,6 +74,19 @@ static void OMP_NAME(tile)(const ffnn_omp_gemm *g, const float *panel, size_t i0
 typedef float OMP_NAME(v4) __attribute__((vector_size(4 * sizeof(float))));
 #define v4 OMP_NAME(v4)
 
+/* Lanes i0..i3 of the 8 of (a, b): __builtin_shufflevector where the compiler has
+ * it (clang; gcc 12+), else gcc's __builtin_shuffle with a mask vector. */
+#ifndef OMP_SHUFFLE4
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_shufflevector)
+#define OMP_SHUFFLE4(a, b, i0, i1, i2, i3) __builtin_shufflevector(a, b, i0, i1, i2, i3)
+#endif
+#endif
+#ifndef OMP_SHUFFLE4
+#define OMP_SHUFFLE4(a, b, i0, i1, i2, i3) __builtin_shuffle(a, b, (v4i){i0, i1, i2, i3})
+#endif
+#endif
+
 /* W^T's columns j0 .. j0+nr into dst [k_len][nr]: 4 x 4 blocks transposed in
  * registers (two rounds of shuffles), the edges one value at a time. */
 static void OMP_NAME(pack_transposed)(const float *W, size_t rows, size_t k_len, size_t j0,
@@ -90,14 +103,14 @@ static void OMP_NAME(pack_transposed)(const float *W, size_t rows, size_t k_len,
             memcpy(&r1, w + (j + 1) * k_len + k, sizeof r1);
             memcpy(&r2, w + (j + 2) * k_len + k, sizeof r2);
             memcpy(&r3, w + (j + 3) * k_len + k, sizeof r3);
-            const v4 t0 = __builtin_shuffle(r0, r1, (v4i){0, 4, 1, 5});
-            const v4 t1 = __builtin_shuffle(r0, r1, (v4i){2, 6, 3, 7});
-            const v4 t2 = __builtin_shuffle(r2, r3, (v4i){0, 4, 1, 5});
-            const v4 t3 = __builtin_shuffle(r2, r3, (v4i){2, 6, 3, 7});
-            const v4 o0 = __builtin_shuffle(t0, t2, (v4i){0, 1, 4, 5});
-            const v4 o1 = __builtin_shuffle(t0, t2, (v4i){2, 3, 6, 7});
-            const v4 o2 = __builtin_shuffle(t1, t3, (v4i){0, 1, 4, 5});
-            const v4 o3 = __builtin_shuffle(t1, t3, (v4i){2, 3, 6, 7});
+            const v4 t0 = OMP_SHUFFLE4(r0, r1, 0, 4, 1, 5);
+            const v4 t1 = OMP_SHUFFLE4(r0, r1, 2, 6, 3, 7);
+            const v4 t2 = OMP_SHUFFLE4(r2, r3, 0, 4, 1, 5);
+            const v4 t3 = OMP_SHUFFLE4(r2, r3, 2, 6, 3, 7);
+            const v4 o0 = OMP_SHUFFLE4(t0, t2, 0, 1, 4, 5);
+            const v4 o1 = OMP_SHUFFLE4(t0, t2, 2, 3, 6, 7);
+            const v4 o2 = OMP_SHUFFLE4(t1, t3, 0, 1, 4, 5);
+            const v4 o3 = OMP_SHUFFLE4(t1, t3, 2, 3, 6, 7);
             memcpy(d + 0 * NR + j, &o0, sizeof o0);
             memcpy(d + 1 * NR + j, &o1, sizeof o1);
             memcpy(d + 2 * NR + j, &o2, sizeof o2);

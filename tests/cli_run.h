@@ -1,0 +1,39 @@
+/* cli_run.h - running the ffnn CLI from a test (cli_run.c): its exit status,
+ * its output in a file, optional stdin text, working directory, memory limit and
+ * a signal sent after a delay. Shared by test_hardening.c and test_faults.c. */
+#ifndef FFNN_TEST_CLI_RUN_H
+#define FFNN_TEST_CLI_RUN_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The ffnn binary: $FFNN_BIN, else build/ffnn (absolute, so a cwd change keeps it). */
+const char *cli_binary(void);
+
+typedef struct cli_run_opts {
+    const char *exe;          /* the program (NULL: cli_binary())                  */
+    const char *stdin_text;   /* written to its stdin (NULL: /dev/null)            */
+    const char *cwd;          /* working directory (NULL: ours)                    */
+    size_t rlimit_as;         /* RLIMIT_AS in bytes (0: none)                      */
+    const char *wait_for;     /* the signal's delay counts from when the output
+                                 contains this text (polled; 60 s at most)       */
+    int signal;               /* sent after delay_ms (0: none) ...                 */
+    int delay_ms;
+    int second_signal_ms;     /* ... and again this much later (0: once) ...       */
+    int second_signal;        /* ... as this signal (0: the same one)              */
+    const char *const *env;   /* "NAME=VALUE" strings put into its environment,
+                                 NULL-terminated (or NULL)                       */
+} cli_run_opts;
+
+/* Run args (args[0] is the first argument after the program; NULL-terminated)
+ * with stdout and stderr into out_path. Returns the exit status, 128 + the signal
+ * when killed by one, -1 when it could not run. */
+int cli_run(const char *const *args, const char *out_path, const cli_run_opts *opts);
+
+/* 1 when the file at path contains needle. */
+int file_contains(const char *path, const char *needle);
+
+/* Entries of dir whose name contains ".tmp-" (temporary files of atomic saves). */
+int count_temporaries(const char *dir);
+
+#endif
