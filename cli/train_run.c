@@ -131,10 +131,39 @@ static int on_step(void *user, ffnn_trainer *trainer, int epoch, size_t step, si
     return ffnn_cli_checkpoint_step(c->checkpoints, trainer, epoch, step, steps);
 }
 
+/* An error of a data-parallel rank (comm set, more than one rank). Errors every
+ * rank gets alike (agreed: a NaN/Inf loss - the step losses are reduced over the
+ * ranks - or a checkpoint rank 0 could not write, whose status it broadcasts)
+ * are printed by rank 0 and end every rank normally; an error of this rank alone
+ * is printed with its rank, then every rank is stopped (MPI_Abort; an in-process
+ * GPU group ends the process), since the others would wait for it. */
+static int rank_failed(ffnn_comm *comm, const char *what, const char *message, int agreed)
+{
+    int rank = ffnn_comm_rank(comm), size = ffnn_comm_size(comm);
+    if (!agreed || rank == 0)
+        fprintf(stderr, "%s: rank %d of %d: %s: %s\n", CMD, rank, size, what, message);
+    if (!agreed) {
+        fprintf(stderr, "%s: rank %d of %d: stopping every rank\n", CMD, rank, size);
+        fflush(stderr);
+        ffnn_comm_abort(comm, 1);
+        _exit(1); /* an in-process group: the other threads wait for this one */
+    }
+    return 1;
+}
+
+/* An error while running: the message printed (by rank, see rank_failed). */
+static int run_failed(ffnn_comm *comm, const char *what, int agreed)
+{
+    if (ffnn_comm_size(comm) > 1)
+        return rank_failed(comm, what, ffnn_last_error(), agreed);
+    return ffnn_cli_fail(CMD, what);
+}
+
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
-                       ffnn_dataset *test, const char *data_description)
+                       ffnn_dataset *test, const char *data_description, ffnn_comm *comm)
 {
     ffnn_trainer *trainer = NULL;
+    const int rank = ffnn_comm_rank(comm), ranks = ffnn_comm_size(comm), lead = rank == 0;
     ffnn_train_config cfg = o->cfg;
     if (cfg.steps_per_launch == 0 && (o->checkpoint_every > 0 || o->max_steps > 0)) {
         /* graph/persistent launch many steps at once: make every checkpoint and
@@ -145,8 +174,8 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         if (o->max_steps > 0) g = gcd_ll(g, o->max_steps);
         cfg.steps_per_launch = (int)g;
     }
-    if (ffnn_trainer_create(model, train, &cfg, &trainer) != FFNN_OK)
-        return ffnn_cli_fail(CMD, "setting up training");
+    if (ffnn_trainer_create_parallel(model, train, &cfg, comm, &trainer) != FFNN_OK)
+        return run_failed(comm, "setting up training", 0);
     char arch[512], device[256];
     ffnn_model_arch_string(model, arch, sizeof arch);
     if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
@@ -169,9 +198,15 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                  : ffnn_has_cuda()                ? ", no CUDA GPU found"
                                                   : ", build without CUDA");
     }
-    FILE *info = o->json ? stderr : stdout;
-    fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
-            ffnn_dataset_count(train), ffnn_dataset_count(test), device);
+    if (comm) {
+        size_t used = strlen(device);
+        snprintf(device + used, sizeof device - used, " | data parallel: %d rank%s (%s)",
+                 ranks, ranks == 1 ? "" : "s", ffnn_comm_kind(comm));
+    }
+    FILE *info = !lead ? NULL : o->json ? stderr : stdout; /* rank 0 alone prints */
+    if (info)
+        fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
+                ffnn_dataset_count(train), ffnn_dataset_count(test), device);
     char optimizer[128];
     if (o->cfg.optimizer == FFNN_OPT_MOMENTUM)
         snprintf(optimizer, sizeof optimizer, "momentum %g%s", (double)o->cfg.momentum,
@@ -181,11 +216,14 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                  (double)o->cfg.beta1, (double)o->cfg.beta2, (double)o->cfg.epsilon);
     else
         snprintf(optimizer, sizeof optimizer, "sgd");
-    fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g, seed %"
-            PRIu64 "\n", arch, ffnn_model_parameter_count(model), ffnn_loss_name(o->cfg.loss),
-            optimizer, o->cfg.batch_size, (double)o->cfg.learning_rate, o->cfg.seed);
-    fflush(info);
-    progress_state progress = {isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
+    if (info) {
+        fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g, seed %"
+                PRIu64 "\n", arch, ffnn_model_parameter_count(model),
+                ffnn_loss_name(o->cfg.loss), optimizer, o->cfg.batch_size,
+                (double)o->cfg.learning_rate, o->cfg.seed);
+        fflush(info);
+    }
+    progress_state progress = {lead && isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
     int rc = 0;
     FILE *step_log = NULL;
     size_t steps_done = 0;
@@ -196,10 +234,10 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     if (o->resume_path &&
         (first_epoch = ffnn_cli_resume_trainer(o->resume_path, trainer, &checkpoints, info)) < 0) {
         ffnn_trainer_free(trainer);
-        return 1;
+        return 1; /* every rank read the same file: the same outcome, printed by each */
     }
     steps_done = (size_t)(first_epoch - 1) * ffnn_trainer_steps_per_epoch(trainer);
-    if (o->log_steps) {
+    if (lead && o->log_steps) {
         step_log = fopen(o->log_steps, "w");
         if (!step_log) {
             fprintf(stderr, "ffnn train: --log-steps %s: cannot open for writing: %s\n",
@@ -210,7 +248,7 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         fprintf(step_log, "epoch,step,loss\n");
     }
     FILE *epoch_log = NULL; /* --log: opened only now, so a bad invocation keeps the file */
-    if (o->log_path) {
+    if (lead && o->log_path) {
         epoch_log = fopen(o->log_path, "w");
         if (!epoch_log || fprintf(epoch_log, "epoch,train_loss,test_loss,test_accuracy,"
                                   "seconds,images_per_second\n") < 0 || fflush(epoch_log) != 0) {
@@ -232,19 +270,28 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         ffnn_status st = ffnn_trainer_run_epoch_until(trainer, on_step, &context, &stats,
                                                       &finished);
         clear_progress(&progress);
+        if (checkpoints.failed && ranks > 1) {
+            rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
+            break;
+        }
         if (checkpoints.failed) {
             fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
             rc = 1;
             break;
         }
         if (st != FFNN_OK) {
-            rc = ffnn_cli_fail(CMD, "training");
+            rc = run_failed(comm, "training", st == FFNN_ERR_NUMERIC);
             break;
         }
         if (!finished) /* --max-steps */
             break;
+        if (!lead) { /* rank 0 evaluates, prints and logs; every rank checkpoints */
+            if (ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0)
+                rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
+            continue;
+        }
         if (ffnn_trainer_evaluate(trainer, test, &test_loss, &test_accuracy) != FFNN_OK) {
-            rc = ffnn_cli_fail(CMD, "evaluating");
+            rc = run_failed(comm, "evaluating", 0);
             break;
         }
         print_epoch(o, &stats, test_loss, test_accuracy);
@@ -258,12 +305,17 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                     strerror(errno));
             rc = 1;
         }
+        if (rc != 0 && ranks > 1) /* a log rank 0 could not write: the others wait */
+            rank_failed(comm, "logging", "see the message above", 0);
         if (rc == 0 && ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0) {
-            fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
+            if (ranks > 1)
+                rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
+            else
+                fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
             rc = 1;
         }
     }
-    if (rc == 0 && checkpoints.stopped)
+    if (rc == 0 && checkpoints.stopped && info)
         fprintf(info, "stopped at step %lld of the run (--max-steps)%s%s\n", o->max_steps,
                 o->checkpoint_path ? "; checkpoint " : "",
                 o->checkpoint_path ? o->checkpoint_path : "");
@@ -275,7 +327,7 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         fprintf(stderr, "ffnn train: --log %s: %s\n", o->log_path, strerror(errno));
         rc = 1;
     }
-    if (rc == 0 && o->save_path)
+    if (rc == 0 && o->save_path && lead)
         rc = ffnn_cli_save_trained(trainer, model, o->save_path, o->cfg.loss, info);
     ffnn_trainer_free(trainer);
     return rc;

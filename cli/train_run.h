@@ -27,14 +27,18 @@ typedef struct ffnn_cli_train_options {
     long long max_steps;         /* --max-steps N (0: no limit)                      */
     const char *resume_path;     /* --resume FILE (or NULL)                          */
     ffnn_cli_given given;        /* which settings were given (--resume checks them) */
+    int gpus;                    /* --gpus N (0: not given, -1: all)                 */
 } ffnn_cli_train_options;
 
 /* Train model on train, evaluating on test after every epoch: the two header
  * lines (data_description names the data), one line (or JSON object) per epoch,
  * the progress bar on a terminal, --log / --log-steps, checkpoints, --resume's
  * continuation and --save. Returns the exit status (0, or 1 with the message
- * printed). */
+ * printed). comm (or NULL): this process's or thread's rank of a data-parallel
+ * run: rank 0 alone prints, evaluates, logs and saves; every rank takes part in
+ * the checkpoints (collective); an error of one rank alone is printed with its
+ * rank and stops every rank (ffnn_comm_abort). */
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
-                       ffnn_dataset *test, const char *data_description);
+                       ffnn_dataset *test, const char *data_description, ffnn_comm *comm);
 
 #endif

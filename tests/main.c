@@ -27,6 +27,7 @@ TEST_SUITE_DECLARE(fused);
 TEST_SUITE_DECLARE(cublas);
 TEST_SUITE_DECLARE(strategies);
 TEST_SUITE_DECLARE(golden);
+TEST_SUITE_DECLARE(parallel);
 
 typedef struct suite {
     const test_case *tests;
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
         {cublas_tests, &cublas_tests_count},
         {strategies_tests, &strategies_tests_count},
         {golden_tests, &golden_tests_count},
+        {parallel_tests, &parallel_tests_count},
     };
     const char *filter = argc > 1 ? argv[1] : NULL;
     int passed = 0, failed = 0, skipped = 0;

@@ -226,6 +226,10 @@ typedef struct ffnn_backend_ops {
      * FFNN_ERR_INVALID_ARGUMENT for an unknown value. Which strategy takes which
      * precision is the strategies' rule (strategy.h), not the backend's. */
     ffnn_status (*set_precision)(void *ctx, ffnn_precision precision);
+
+    /* The native stream every op of ctx is queued on (cudaStream_t), for a device
+     * communicator (src/parallel/) to order its collectives after the ops. */
+    void *(*native_stream)(void *ctx);
 } ffnn_backend_ops;
 
 /* Steps [first_step, first_step + steps) of an epoch of a dense net

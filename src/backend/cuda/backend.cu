@@ -108,6 +108,8 @@ static ffnn_status cuda_create(const ffnn_backend_options *options, void **out)
     return FFNN_OK;
 }
 
+static void *cuda_native_stream(void *vctx) { return (void *)((ffnn_cuda_ctx *)vctx)->stream; }
+
 static ffnn_status cuda_set_precision(void *vctx, ffnn_precision precision)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
@@ -275,8 +277,8 @@ static void cuda_graph_free(void *vctx, void *graph)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 26 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 28 * sizeof(void *),
+/* One name, the caps and 27 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 29 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -309,6 +311,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* train_persistent    */ ffnn_cuda_train_persistent,
     /* persistent_supported*/ ffnn_cuda_persistent_supported,
     /* set_precision       */ cuda_set_precision,
+    /* native_stream       */ cuda_native_stream,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }
