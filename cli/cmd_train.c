@@ -101,6 +101,10 @@ const char *const ffnn_cli_train_usage =
     "                    gradients are summed; same training as one GPU. Under mpirun\n"
     "                    (mpirun -np R ffnn train ...) the ranks split every batch the\n"
     "                    same way (MPI on cpu, NCCL on cuda: one GPU per rank)\n"
+    "  --comm-timing     data parallel: time the gradient all-reduce of every step\n"
+    "                    and print, after training, its ms/step and the part not\n"
+    "                    overlapped with the backward pass (a synchronisation per\n"
+    "                    step; steps inside CUDA graphs are not timed)\n"
     "  -h, --help        this help\n";
 
 enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
@@ -108,7 +112,7 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_STEPS_PER_LAUNCH, OPT_THREADS, OPT_EVAL_BATCH, OPT_JSON, OPT_OPTIMIZER,
        OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_SAVE, OPT_INIT,
        OPT_LOG_STEPS, OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
-       OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS };
+       OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -144,6 +148,7 @@ static const struct option train_longopts[] = {
     {"max-steps", required_argument, NULL, OPT_MAX_STEPS},
     {"resume", required_argument, NULL, OPT_RESUME},
     {"gpus", required_argument, NULL, OPT_GPUS},
+    {"comm-timing", no_argument, NULL, OPT_COMM_TIMING},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -291,6 +296,7 @@ static int train_option(void *ctx, int c, const char *arg)
         else if ((rc = ffnn_cli_int(CMD, "--gpus", arg, 1, 1024, &v)) == 0)
             o->gpus = (int)v;
         break;
+    case OPT_COMM_TIMING: o->comm_timing = 1; break;
     default: return 2; /* not in train_longopts */
     }
     if (rc == 0)

@@ -176,6 +176,7 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     }
     if (ffnn_trainer_create_parallel(model, train, &cfg, comm, &trainer) != FFNN_OK)
         return run_failed(comm, "setting up training", 0);
+    ffnn_comm_set_timing(comm, o->comm_timing);
     char arch[512], device[256];
     ffnn_model_arch_string(model, arch, sizeof arch);
     if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
@@ -314,6 +315,19 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                 fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
             rc = 1;
         }
+    }
+    if (rc == 0 && info && o->comm_timing) {
+        uint64_t timed = 0;
+        double span = 0, exposed = 0;
+        ffnn_comm_timing(comm, &timed, &span, &exposed);
+        if (timed > 0)
+            fprintf(info, "all-reduce (rank 0, %" PRIu64 " steps timed): %.4f ms/step from the "
+                    "first bucket to the sums, %.4f ms/step not overlapped\n", timed,
+                    span / (double)timed, exposed / (double)timed);
+        else
+            fprintf(info, "all-reduce: no step timed (%s)\n", comm ? "steps inside CUDA graphs "
+                    "are not timed: --strategy tiled, fused or cublas --steps-per-launch 1"
+                    : "one process: no all-reduce");
     }
     if (rc == 0 && checkpoints.stopped && info)
         fprintf(info, "stopped at step %lld of the run (--max-steps)%s%s\n", o->max_steps,

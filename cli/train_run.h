@@ -28,6 +28,7 @@ typedef struct ffnn_cli_train_options {
     const char *resume_path;     /* --resume FILE (or NULL)                          */
     ffnn_cli_given given;        /* which settings were given (--resume checks them) */
     int gpus;                    /* --gpus N (0: not given, -1: all)                 */
+    int comm_timing;             /* --comm-timing: time the all-reduce               */
 } ffnn_cli_train_options;
 
 /* Train model on train, evaluating on test after every epoch: the two header

@@ -651,6 +651,16 @@ FFNN_API const char *ffnn_comm_kind(const ffnn_comm *c);
  * the caller then ends the process): for a rank that cannot go on, so that the
  * others do not wait for it forever. Does not return under MPI. */
 FFNN_API void ffnn_comm_abort(ffnn_comm *c, int code);
+/* Time the gradient all-reduce of every step from now on (on != 0) or stop.
+ * ffnn_comm_timing: the steps timed, and summed over them, the span from the
+ * start of a step's first bucket to the end of its last (ms) and the part the
+ * update waited for after the backward pass, i.e. not overlapped (ms). nccl:
+ * CUDA events with one synchronisation per step (a timing run; steps captured
+ * in CUDA graphs, e.g. --strategy graph, are not timed: use tiled, fused or
+ * cublas with --steps-per-launch 1); mpi: the host clock. */
+FFNN_API void ffnn_comm_set_timing(ffnn_comm *c, int on);
+FFNN_API void ffnn_comm_timing(const ffnn_comm *c, uint64_t *steps, double *span_ms,
+                               double *exposed_ms);
 /* Free c (after the trainer that uses it). NULL is ignored. */
 FFNN_API void ffnn_comm_free(ffnn_comm *c);
 

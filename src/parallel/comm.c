@@ -44,3 +44,16 @@ void ffnn_comm_free(ffnn_comm *c)
     if (c)
         c->ops->destroy(c);
 }
+
+void ffnn_comm_set_timing(ffnn_comm *c, int on)
+{
+    if (c)
+        c->timing.on = on != 0;
+}
+
+void ffnn_comm_timing(const ffnn_comm *c, uint64_t *steps, double *span_ms, double *exposed_ms)
+{
+    *steps = c ? c->timing.steps : 0;
+    *span_ms = c ? c->timing.span_ms : 0.0;
+    *exposed_ms = c ? c->timing.exposed_ms : 0.0;
+}

@@ -19,6 +19,7 @@
 #define FFNN_PARALLEL_COMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ffnn.h"
 
@@ -54,10 +55,23 @@ typedef struct ffnn_comm_ops {
     void (*destroy)(ffnn_comm *c);
 } ffnn_comm_ops;
 
+/* Measured when on (ffnn_comm_set_timing): per step (one allreduce_end), the span
+ * from the start of its first bucket's reduction to the end of its last, and the
+ * part of it the update waited for after the backward pass (not overlapped).
+ * nccl: CUDA events, read with a synchronisation per step (timing runs only;
+ * steps inside a CUDA graph capture are not timed); mpi: the host clock. */
+typedef struct ffnn_comm_clock {
+    int on;
+    uint64_t steps;          /* steps timed                                          */
+    double span_ms;          /* sum over the steps                                   */
+    double exposed_ms;       /* sum over the steps                                   */
+} ffnn_comm_clock;
+
 struct ffnn_comm {
     const ffnn_comm_ops *ops;
     int rank, size;          /* this rank, ranks in all (>= 1)                        */
     int device;              /* the rank's CUDA device ordinal; -1 for host comms    */
+    ffnn_comm_clock timing;
     void *impl;              /* the implementation's own state                        */
 };
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "parallel/comm.h"
@@ -45,7 +46,15 @@ typedef struct mpi_impl {
     int finalize;           /* 1: MPI_Init was ours, MPI_Finalize at destroy          */
     MPI_Request *pending;   /* [pending_count] the allreduces begun, not waited for   */
     size_t pending_count, pending_cap;
+    double first_begin;     /* timing: the host clock at the step's first bucket     */
 } mpi_impl;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
 
 int ffnn_mpi_built(void) { return 1; }
 
@@ -56,6 +65,8 @@ static ffnn_status mpi_allreduce_begin(ffnn_comm *c, float *buf, size_t count, f
 {
     mpi_impl *m = impl_of(c);
     (void)stream;
+    if (c->timing.on && m->pending_count == 0)
+        m->first_begin = now_ms();
     if (scale == 0.0f)
         memset(buf, 0, count * sizeof *buf);
     else if (scale != 1.0f)
@@ -83,9 +94,16 @@ static ffnn_status mpi_allreduce_end(ffnn_comm *c, void *stream)
     mpi_impl *m = impl_of(c);
     (void)stream;
     size_t n = m->pending_count;
+    double wait_begin = c->timing.on ? now_ms() : 0.0;
     m->pending_count = 0;
     if (n > 0)
         FFNN_MPI_CHECK(MPI_Waitall((int)n, m->pending, MPI_STATUSES_IGNORE));
+    if (c->timing.on && n > 0) {
+        double end = now_ms();
+        c->timing.steps++;
+        c->timing.span_ms += end - m->first_begin;
+        c->timing.exposed_ms += end - wait_begin;
+    }
     return FFNN_OK;
 }
 

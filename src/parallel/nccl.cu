@@ -55,6 +55,9 @@ typedef struct nccl_impl {
     ncclComm_t comm;
     cudaStream_t stream;        /* the communication stream                           */
     cudaEvent_t ready, done;    /* fork (backend -> comm) and join (comm -> backend)  */
+    cudaEvent_t t_first, t_backward, t_last; /* timing: first bucket's start, backward
+                                   done (backend stream), last bucket's end         */
+    int timed;                  /* the step's first bucket recorded t_first           */
     float scale[MAX_SCALES];    /* pre-multiplied sums made so far, by scale          */
     ncclRedOp_t premul[MAX_SCALES];
     int scales;
@@ -76,6 +79,14 @@ static ffnn_status check_async(ffnn_comm *c)
         return ffnn_fail(FFNN_ERR_CUDA, "rank %d: NCCL reported an asynchronous error: %s",
                          c->rank, ncclGetErrorString(async));
     return FFNN_OK;
+}
+
+/* 1 when work queued on stream is being captured into a CUDA graph. */
+static int capturing(cudaStream_t stream)
+{
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+           status != cudaStreamCaptureStatusNone;
 }
 
 /* The reduction op for this rank's scale. */
@@ -106,12 +117,16 @@ static ffnn_status nccl_allreduce_begin(ffnn_comm *c, float *buf, size_t count, 
 {
     nccl_impl *n = impl_of(c);
     cudaStream_t compute = (cudaStream_t)stream;
-    ncclRedOp_t op;
+    ncclRedOp_t op = ncclSum;
     ffnn_status st;
     if ((st = check_async(c)) != FFNN_OK || (st = op_for(c, scale, &op)) != FFNN_OK)
         return st;
     FFNN_CUDART_CHECK(cudaEventRecord(n->ready, compute));
     FFNN_CUDART_CHECK(cudaStreamWaitEvent(n->stream, n->ready, 0));
+    if (c->timing.on && !n->timed && !capturing(compute)) {
+        FFNN_CUDART_CHECK(cudaEventRecord(n->t_first, n->stream));
+        n->timed = 1;
+    }
     if (scale == 0.0f)
         FFNN_CUDART_CHECK(cudaMemsetAsync(buf, 0, count * sizeof *buf, n->stream));
     FFNN_NCCL_CHECK(ncclAllReduce(buf, buf, count, ncclFloat, op, n->comm, n->stream));
@@ -121,8 +136,22 @@ static ffnn_status nccl_allreduce_begin(ffnn_comm *c, float *buf, size_t count, 
 static ffnn_status nccl_allreduce_end(ffnn_comm *c, void *stream)
 {
     nccl_impl *n = impl_of(c);
+    if (n->timed) /* the backward pass is done here, on the backend's stream */
+        FFNN_CUDART_CHECK(cudaEventRecord(n->t_backward, (cudaStream_t)stream));
     FFNN_CUDART_CHECK(cudaEventRecord(n->done, n->stream));
     FFNN_CUDART_CHECK(cudaStreamWaitEvent((cudaStream_t)stream, n->done, 0));
+    if (n->timed) {
+        float span = 0.0f, exposed = 0.0f;
+        n->timed = 0;
+        FFNN_CUDART_CHECK(cudaEventRecord(n->t_last, n->stream));
+        FFNN_CUDART_CHECK(cudaEventSynchronize(n->t_last));
+        FFNN_CUDART_CHECK(cudaEventSynchronize(n->t_backward));
+        FFNN_CUDART_CHECK(cudaEventElapsedTime(&span, n->t_first, n->t_last));
+        FFNN_CUDART_CHECK(cudaEventElapsedTime(&exposed, n->t_backward, n->t_last));
+        c->timing.steps++;
+        c->timing.span_ms += span;
+        c->timing.exposed_ms += exposed > 0.0f ? exposed : 0.0f;
+    }
     return check_async(c);
 }
 
@@ -211,6 +240,9 @@ static void nccl_destroy(ffnn_comm *c)
         if (n->scratch) (void)cudaFree(n->scratch);
         if (n->ready) (void)cudaEventDestroy(n->ready);
         if (n->done) (void)cudaEventDestroy(n->done);
+        if (n->t_first) (void)cudaEventDestroy(n->t_first);
+        if (n->t_backward) (void)cudaEventDestroy(n->t_backward);
+        if (n->t_last) (void)cudaEventDestroy(n->t_last);
         if (n->stream) (void)cudaStreamDestroy(n->stream);
         if (n->host) n->host->ops->destroy(n->host);
         free(n);
@@ -248,6 +280,9 @@ static ffnn_status wrap(ncclComm_t comm, int size, int rank, int device, ffnn_co
     if (err == cudaSuccess) err = cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking);
     if (err == cudaSuccess) err = cudaEventCreateWithFlags(&n->ready, cudaEventDisableTiming);
     if (err == cudaSuccess) err = cudaEventCreateWithFlags(&n->done, cudaEventDisableTiming);
+    if (err == cudaSuccess) err = cudaEventCreate(&n->t_first);
+    if (err == cudaSuccess) err = cudaEventCreate(&n->t_backward);
+    if (err == cudaSuccess) err = cudaEventCreate(&n->t_last);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
         nccl_destroy(c);
