@@ -149,9 +149,9 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
 	    $(BUILD)/libffnn.a $(LDLIBS)
 
-# FFNN_BIN: the CLI the tests run (tests/test_cli_log.c, tests/test_parallel.sh)
+# FFNN_BIN, FFNN_CLI: the CLI the tests run (this build's unless set)
 test: all check $(BUILD)/ffnn_tests
-	FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} $(BUILD)/ffnn_tests
+	FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} FFNN_CLI=$${FFNN_CLI:-$(BUILD)/ffnn} $(BUILD)/ffnn_tests
 
 # The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer
 # rule (docs/ARCHITECTURE.md: no include of a layer to the right); make test runs both.

@@ -105,8 +105,14 @@ static ffnn_status op_for(ffnn_comm *c, float scale, ncclRedOp_t *op)
     if (n->scales == MAX_SCALES)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "rank %d: more than %d distinct gradient "
                          "scales", c->rank, MAX_SCALES);
-    FFNN_NCCL_CHECK(ncclRedOpCreatePreMulSum(&n->premul[n->scales], &scale, ncclFloat,
-                                             ncclScalarHostImmediate, n->comm));
+    /* made at most once per scale, maybe while a graph is being captured: with the
+     * capture mode relaxed for this call, as cublas.cu does for cuBLAS's setup */
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    FFNN_CUDART_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    ncclResult_t res = ncclRedOpCreatePreMulSum(&n->premul[n->scales], &scale, ncclFloat,
+                                                ncclScalarHostImmediate, n->comm);
+    FFNN_CUDART_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
+    FFNN_NCCL_CHECK(res);
     n->scale[n->scales] = scale;
     *op = n->premul[n->scales++];
     return FFNN_OK;
