@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "options.h"
 
@@ -64,13 +65,17 @@ static ffnn_model *copy_model(const ffnn_model *m)
 static int train_gpus(const ffnn_cli_train_options *o, int gpus, ffnn_model *model,
                       ffnn_dataset *train, ffnn_dataset *test, const char *description)
 {
-    if (gpus < 0)
-        gpus = ffnn_cuda_device_count();
-    if (gpus < 1) {
-        fprintf(stderr, "%s: --gpus all: no CUDA GPU is visible%s\n", CMD,
+    int visible = ffnn_cuda_device_count();
+    if (gpus < 0 ? visible < 1 : gpus > visible) {
+        char asked[32];
+        snprintf(asked, sizeof asked, gpus < 0 ? "all" : "%d", gpus);
+        fprintf(stderr, "%s: --gpus %s: %d CUDA GPU%s visible%s\n", CMD, asked, visible,
+                visible == 1 ? " is" : "s are",
                 ffnn_has_cuda() ? "" : " (this build of ffnn has no CUDA)");
         return 1;
     }
+    if (gpus < 0)
+        gpus = visible;
     ffnn_comm **comms = calloc((size_t)gpus, sizeof *comms);
     gpu_rank *ranks = calloc((size_t)gpus, sizeof *ranks);
     pthread_t *threads = calloc((size_t)gpus, sizeof *threads);
@@ -117,10 +122,23 @@ int ffnn_cli_train_launch(const ffnn_cli_train_options *o, int gpus, ffnn_model 
         return train_gpus(o, gpus, model, train, test, description);
     if (!ffnn_cli_mpi_launched(&size))
         return ffnn_cli_train_run(o, model, train, test, description, NULL);
+    /* --threads 0 (all cores) on the cpu: the cores shared by the ranks of this node
+     * (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE or MPICH's MPI_LOCALNRANKS; 1 thread:
+     * the reference backend) */
+    ffnn_cli_train_options local = *o;
+    const char *node_ranks = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (!node_ranks)
+        node_ranks = getenv("MPI_LOCALNRANKS");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), per_node = node_ranks ? atol(node_ranks) : 1;
+    if (local.cfg.threads == 0 && local.cfg.device != FFNN_DEVICE_CUDA && per_node > 1 &&
+        cores > 0)
+        local.cfg.threads = cores / per_node > 1 ? (int)(cores / per_node) : 1;
+    o = &local;
     ffnn_comm *comm = NULL;
     if (ffnn_comm_create_mpi(o->cfg.device, &comm) != FFNN_OK) {
         /* every rank gets here alike (no MPI, no NCCL), or MPI itself failed */
-        fprintf(stderr, "%s: an MPI launch (%d ranks): %s\n", CMD, size, ffnn_last_error());
+        fprintf(stderr, "%s: an MPI launch of %d rank%s: %s\n", CMD, size, size == 1 ? "" : "s",
+                ffnn_last_error());
         return 1;
     }
     int rc = ffnn_cli_train_run(o, model, train, test, description, comm);

@@ -675,6 +675,8 @@ FFNN_API void ffnn_comm_free(ffnn_comm *c);
  * system). A checkpoint holds no rank count: the state is the same for any, so
  * a run may resume on another number of ranks (the same training up to the
  * order of summation; bit for bit only with the same count and devices).
+ * ffnn_trainer_evaluate, _sync_model and the accessors are local (rank 0 may
+ * call them alone); the steps, epochs, read-backs and checkpoints are not.
  * comm must outlive the trainer. Errors: those of ffnn_trainer_create,
  * FFNN_ERR_UNSUPPORTED (a comm of the other memory, persistent). */
 FFNN_API ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *train,
