@@ -3,7 +3,8 @@
 # backend (tests/test_parallel.c runs each case and reads its exit status: 0 pass,
 # 77 skip with the reason as the last line of stdout, anything else fail).
 #
-#   parity_sgd     mpirun -np 2 and -np 3 vs one process, SGD, per-step losses
+#   parity_sgd     mpirun -np 2 and -np 3 vs one process, SGD, per-step losses; -np 3
+#                  twice: bit for bit (the reduction order is fixed)
 #   parity_adam    the same with Adam and with momentum
 #   resume         -np 2 stopped at step 30 (--max-steps, --checkpoint) and resumed with
 #                  -np 2: the losses after step 30 are those of the run that never
@@ -72,6 +73,11 @@ parity_sgd)
         echo "sgd -np $np: $out"
         [ $ok -eq 0 ] || fail "sgd -np $np"
     done
+    # the reduction order is fixed: the same run again gives the same bits
+    mpi 3 "$ffnn" train $args $common --log-steps "$dir/np3b.csv" >/dev/null 2>"$dir/err" ||
+        fail "mpirun -np 3, second run"
+    cmp -s "$dir/np3.csv" "$dir/np3b.csv" || fail "two -np 3 runs differ"
+    echo "sgd -np 3 twice: the same losses, bit for bit"
     ;;
 parity_adam)
     for opt in adam momentum; do
