@@ -99,6 +99,10 @@ static test_result mpi_parity_adam_momentum(char *why, size_t why_size)
 {
     return run_case("parity_adam", why, why_size);
 }
+static test_result mpi_buckets(char *why, size_t why_size)
+{
+    return run_case("buckets", why, why_size);
+}
 static test_result mpi_resume(char *why, size_t why_size)
 {
     return run_case("resume", why, why_size);
@@ -264,6 +268,7 @@ const test_case parallel_tests[] = {
     {"parallel_comm_refusals", comm_refusals},
     {"parallel_mpi_parity_sgd_np2_np3", mpi_parity_sgd},
     {"parallel_mpi_parity_adam_momentum_np2_np3", mpi_parity_adam_momentum},
+    {"parallel_mpi_two_buckets_rank_without_rows", mpi_buckets},
     {"parallel_mpi_resume_bitwise_and_other_ranks", mpi_resume},
     {"parallel_mpi_killed_rank_stops_all", mpi_killed_rank},
     {"parallel_mpi_nan_stops_all_one_message", mpi_nan},

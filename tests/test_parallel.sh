@@ -6,6 +6,7 @@
 #   parity_sgd     mpirun -np 2 and -np 3 vs one process, SGD, per-step losses; -np 3
 #                  twice: bit for bit (the reduction order is fixed)
 #   parity_adam    the same with Adam and with momentum
+#   buckets        a 30 MB gradient (two buckets) under -np 3 with a one-row last batch
 #   resume         -np 2 stopped at step 30 (--max-steps, --checkpoint) and resumed with
 #                  -np 2: the losses after step 30 are those of the run that never
 #                  stopped, bit for bit; resumed in one process: within the tolerance
@@ -93,6 +94,19 @@ parity_adam)
         done
     done
     ;;
+buckets)
+    # 7.6 M parameters = 30 MB of gradients: two buckets (layers 2 + 1, then layer 0);
+    # 13 rows in batches of 4: the last batch has one row, so under -np 3 ranks 1 and 2
+    # have none in that step and must still take part in both buckets
+    args="--data synth:regression:13 --arch 32-3000relu-2500relu-1 --lr 0.01 --batch 4 --epochs 2"
+    "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
+    mpi 3 "$ffnn" train $args $common --log-steps "$dir/np3.csv" >/dev/null 2>"$dir/err" ||
+        fail "mpirun -np 3 exited with $?"
+    out=$(compare "$dir/one.csv" "$dir/np3.csv")
+    ok=$?
+    echo "two buckets, a rank without rows, -np 3: $out"
+    [ $ok -eq 0 ] || fail "two buckets -np 3"
+    ;;
 resume)
     args="--data synth:regression:2000 --arch 32-48relu-1 --optimizer adam --lr 0.003 --batch 64 --epochs 3"
     mpi 2 "$ffnn" train $args $common --log-steps "$dir/full.csv" >/dev/null 2>"$dir/err" || fail "full run"
@@ -169,7 +183,7 @@ nan)
     echo "nan: $(grep -m1 "the loss is" "$dir/err.txt" | cut -c1-200)"
     ;;
 *)
-    echo "usage: test_parallel.sh parity_sgd|parity_adam|resume|kill_rank|nan" >&2
+    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|nan" >&2
     exit 2
     ;;
 esac

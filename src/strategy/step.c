@@ -172,11 +172,12 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
                             r->train.row_loss + first, r->train.row_correct + first)) ||
          (st = backward(r, batch, r->fused_sgd ? &update : NULL, r->comm ? &sync : NULL))))
         return st;
-    /* the all-reduce stage, between the backward pass and the update */
-    if (r->comm && batch == 0 &&
-        (st = r->comm->ops->allreduce_begin(r->comm, r->grads, m->parameter_count, 0.0f,
-                                            sync.stream)) != FFNN_OK)
-        return st;
+    /* the all-reduce stage, between the backward pass and the update; a rank
+     * without rows begins the same buckets as the others (collectives match
+     * call by call), each zeroed (scale 0) */
+    for (int i = m->layer_count - 1; r->comm && batch == 0 && i >= 0; i--)
+        if ((st = sync_layer(&sync, r, i)) != FFNN_OK)
+            return st;
     if (r->comm && (st = r->comm->ops->allreduce_end(r->comm, sync.stream)) != FFNN_OK)
         return st;
     if (!r->fused_sgd)
