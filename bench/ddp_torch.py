@@ -9,7 +9,8 @@ global batch split evenly over the R ranks (each rank global/R rows of the same
 seeded permutation, ffnn's split), data resident on each GPU (Fashion-MNIST from
 DIR when given, else random uint8 images with labels), NCCL backend, DDP's default
 25 MB buckets overlapped with the backward pass. Times `--steps` steps after 10
-warm-up steps with CUDA events on rank 0 (all ranks step in lock-step) and prints
+warm-up steps on rank 0 (host clock after a synchronize; all ranks step in
+lock-step) and prints
 one JSON line: impl, arch, gpus, global_batch, ms_per_step, samples_per_s, loss.
 TF32 is off (fp32, as ffnn's cublas fp32).
 """
@@ -18,6 +19,7 @@ import gzip
 import json
 import os
 import struct
+import time
 
 import torch
 import torch.distributed as dist
@@ -65,11 +67,13 @@ def main():
 
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    dist.init_process_group("nccl")
+    cuda = torch.cuda.is_available()  # else gloo on the cpu: a smoke test of the script
+    dist.init_process_group("nccl" if cuda else "gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     local = int(os.environ.get("LOCAL_RANK", rank))
-    torch.cuda.set_device(local)
-    dev = torch.device("cuda", local)
+    if cuda:
+        torch.cuda.set_device(local)
+    dev = torch.device("cuda", local) if cuda else torch.device("cpu")
     torch.manual_seed(1)
 
     if args.data:
@@ -82,7 +86,7 @@ def main():
     x, y = x.to(dev), y.to(dev)
     n = x.shape[0]
     model = build(args.arch).to(dev)
-    ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local])
+    ddp = nn.parallel.DistributedDataParallel(model, device_ids=[local] if cuda else None)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr)
     loss_fn = nn.CrossEntropyLoss()
     B = args.global_batch
@@ -105,15 +109,14 @@ def main():
 
     for s in range(10):
         step(s)
-    torch.cuda.synchronize()
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    sync()
     dist.barrier()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
+    t0 = time.perf_counter()
     for s in range(args.steps):
         loss = step(10 + s)
-    end.record()
-    torch.cuda.synchronize()
-    ms = start.elapsed_time(end) / args.steps
+    sync()
+    ms = (time.perf_counter() - t0) * 1000.0 / args.steps
     if rank == 0:
         print(json.dumps({"impl": "torch_ddp", "arch": args.arch, "gpus": world,
                           "global_batch": B, "ms_per_step": round(ms, 4),

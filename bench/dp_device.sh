@@ -34,7 +34,7 @@ say "tests: $(tail -1 "$OUT/tests.log")"
 
 # 2. --gpus 1 against the plain run, byte for byte
 common="--data $DATA --train-limit 12800 --epochs 2 --device cuda --json"
-for s in tiled fused graph cublas; do
+for s in tiled fused graph cublas cublaslt; do
     for opt in sgd adam; do
         lr=0.05; [ $opt = adam ] && lr=0.001
         args="$common --strategy $s --optimizer $opt --lr $lr --batch 64"

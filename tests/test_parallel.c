@@ -239,7 +239,8 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
 static test_result gpu_nccl_one_gpu_bitwise(char *why, size_t why_size)
 {
     const ffnn_strategy strategies[] = {FFNN_STRATEGY_TILED, FFNN_STRATEGY_CUBLAS,
-                                        FFNN_STRATEGY_FUSED, FFNN_STRATEGY_GRAPH};
+                                        FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_FUSED,
+                                        FFNN_STRATEGY_GRAPH};
     for (size_t i = 0; i < sizeof strategies / sizeof strategies[0]; i++)
         for (int o = 0; o < 2; o++) {
             test_result r = gpu_group(1, strategies[i], o ? FFNN_OPT_ADAM : FFNN_OPT_SGD, 0.0,

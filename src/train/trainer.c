@@ -215,7 +215,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                              "--strategy persistent trains whole runs of steps in one kernel, "
                              "with no place for the gradient all-reduce of data-parallel "
-                             "training: use graph, fused, cublas, tiled or naive");
+                             "training: use graph, fused, cublaslt, cublas, tiled or naive");
         t->strategy = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);
     }
     return FFNN_OK;
