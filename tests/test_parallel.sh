@@ -12,6 +12,8 @@
 #                  stopped, bit for bit; resumed in one process: within the tolerance
 #   kill_rank      rank 1 killed (SIGKILL) mid-run: every rank stops within 30 s, the
 #                  message names rank 1, the last checkpoint loads and resumes
+#   other_data     rank 1 loads another data set of the same size: every rank stops
+#                  before training with a message naming rank 1
 #   nan            a diverging run (lr 1e6) under -np 2: every rank stops at the same
 #                  step with one message naming the step and a rank; exit status 1
 #
@@ -170,6 +172,19 @@ kill_rank)
     echo "kill_rank: every rank stopped ${seconds} s after rank 1 was killed (exit $rc); \
 $(grep -i -m1 "rank 1" "$dir/err.txt" "$dir/out.txt" | cut -c1-160)"
     ;;
+other_data)
+    # rank 1 loads another data set of the same size (the synth generator's seed 2):
+    # every rank stops before training, naming rank 1
+    mpi 2 sh -c 'seed=1; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && seed=2
+                 exec "$0" train --data synth:points:2000:$seed --arch 2-8tanh-1 --loss bce \
+                     --epochs 1 --threads 1 --device cpu --json' "$ffnn" \
+        >"$dir/out.txt" 2>"$dir/err.txt"
+    rc=$?
+    [ $rc -ne 0 ] || fail "ranks with different data exited with 0"
+    grep -q "rank 1's training set differs" "$dir/err.txt" ||
+        { cat "$dir/err.txt" >&2; fail "no message names rank 1's data"; }
+    echo "other_data: $(grep -m1 "training set differs" "$dir/err.txt" | cut -c1-200)"
+    ;;
 nan)
     args="--data synth:points:2000 --arch 2-30tanh-30tanh-1 --loss mse --lr 1e6 --batch 100 --epochs 3"
     ck="$dir/ck.safetensors"
@@ -183,7 +198,7 @@ nan)
     echo "nan: $(grep -m1 "the loss is" "$dir/err.txt" | cut -c1-200)"
     ;;
 *)
-    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|nan" >&2
+    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|other_data|nan" >&2
     exit 2
     ;;
 esac

@@ -17,6 +17,7 @@
 #include "data/dataset.h"
 #include "strategy/strategy.h"
 #include "train/config.h"
+#include "train/train_internal.h"
 #include "train/trainer.h"
 
 ffnn_status ffnn_trainer_alloc(ffnn_trainer *t, void *ptr_out, size_t count, size_t elem)
@@ -221,6 +222,30 @@ static ffnn_status check_parallel(ffnn_trainer *t)
     return FFNN_OK;
 }
 
+/* Every rank trains on the same data: rank 0's sample count and CRC-32 of the
+ * training set go to every rank, and the lowest rank whose own differ is named
+ * (two collectives; the same outcome on every rank). A node with another copy
+ * of the data would otherwise train on other rows under the same indices. */
+static ffnn_status check_same_data(ffnn_trainer *t)
+{
+    ffnn_comm *c = t->run.comm;
+    double mine[2] = {(double)ffnn_trainer_data_crc32(t), (double)t->run.train.host->count};
+    double root[2] = {mine[0], mine[1]};
+    ffnn_status st = c->ops->broadcast_host(c, root, sizeof root, 0);
+    if (st != FFNN_OK)
+        return st;
+    double who = mine[0] != root[0] || mine[1] != root[1] ? (double)c->rank : (double)c->size;
+    if ((st = c->ops->reduce_host(c, &who, 1, FFNN_REDUCE_MIN)) != FFNN_OK)
+        return st;
+    if (who < (double)c->size)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "the ranks train on different data: rank %d's training set differs "
+                         "from rank 0's (%.0f samples, CRC-32 0x%08x) in its sample count or "
+                         "contents; every rank must load the same data", (int)who, root[1],
+                         (unsigned)root[0]);
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
                                 const ffnn_train_config *cfg, ffnn_trainer **out)
 {
@@ -266,6 +291,7 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
         (comm && (st = check_parallel(t)) != FFNN_OK) ||
         (st = allocate_buffers(t)) != FFNN_OK ||
         (st = ffnn_device_data_upload(t, train, &t->run.train)) != FFNN_OK ||
+        (comm && (st = check_same_data(t)) != FFNN_OK) ||
         (st = prepare_strategy(t)) != FFNN_OK) {
         ffnn_trainer_free(t);
         return st;
