@@ -64,9 +64,15 @@ static ffnn_status mpi_allreduce_begin(ffnn_comm *c, float *buf, size_t count, f
                                        void *stream)
 {
     mpi_impl *m = impl_of(c);
+    int finished = 0;
     (void)stream;
     if (c->timing.on && m->pending_count == 0)
         m->first_begin = now_ms();
+    /* Open MPI advances non-blocking collectives inside MPI calls only: test the
+     * buckets in flight, so they progress while this rank computes the next */
+    if (m->pending_count > 0)
+        FFNN_MPI_CHECK(MPI_Testall((int)m->pending_count, m->pending, &finished,
+                                   MPI_STATUSES_IGNORE));
     if (scale == 0.0f)
         memset(buf, 0, count * sizeof *buf);
     else if (scale != 1.0f)
