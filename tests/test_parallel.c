@@ -197,7 +197,9 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
     cfg.batch_size = 256;
     size_t count = 784 * 256 + 256 + 256 * 10 + 10;
     double plain_loss[STEPS], group_loss[8][STEPS];
-    float *plain_params = malloc(count * sizeof(float)), *group_params = malloc(count * sizeof(float));
+    float *plain_params = malloc(count * sizeof(float));
+    float *group_params = malloc(count * sizeof(float));
+    CHECK(plain_params && group_params, "out of memory");
     gpu_run plain = {NULL, train, cfg, arch, STEPS, plain_loss, plain_params, FFNN_OK, ""};
     gpu_run_main(&plain);
     CHECK(plain.st == FFNN_OK, "plain trainer: %s", plain.error);

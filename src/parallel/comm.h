@@ -27,7 +27,11 @@
 extern "C" {
 #endif
 
-typedef enum ffnn_reduce_op { FFNN_REDUCE_SUM = 0, FFNN_REDUCE_MIN = 1, FFNN_REDUCE_MAX = 2 } ffnn_reduce_op;
+typedef enum ffnn_reduce_op {
+    FFNN_REDUCE_SUM = 0,
+    FFNN_REDUCE_MIN = 1,
+    FFNN_REDUCE_MAX = 2
+} ffnn_reduce_op;
 
 typedef struct ffnn_comm_ops {
     const char *name;        /* "mpi", "nccl"                                        */
