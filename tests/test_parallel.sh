@@ -34,6 +34,8 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/ffnn_parallel.XXXXXX") || fail "mktemp"
 trap 'rm -rf "$dir"' EXIT
 # Open MPI as root, more ranks than cores, quiet about the missing high-speed networks
 export OMPI_MCA_btl_base_warn_component_unused=0
+# shared-memory copies without cross-memory attach (ptrace), which containers often forbid
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 mpi() { "$mpirun" --allow-run-as-root --oversubscribe -np "$@"; }
 
 # compare A.csv B.csv [first_step]: the --log-steps files agree per step within the
