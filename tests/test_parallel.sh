@@ -145,9 +145,11 @@ kill_rank)
     [ -s "$ck" ] || { kill "$launcher" 2>/dev/null; fail "no checkpoint after 60 s"; }
     # rank 1: the child process of the launcher whose environment says so
     victim=""
-    for pid in $(ps -o pid= --ppid "$launcher" 2>/dev/null); do
-        if tr '\0' '\n' < "/proc/$pid/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
-            victim=$pid
+    for proc in /proc/[0-9]*; do # (no ps: procps is not in every image)
+        [ "$(sed -n 's/^PPid:[[:space:]]*//p' "$proc/status" 2>/dev/null)" = "$launcher" ] ||
+            continue
+        if tr '\0' '\n' < "$proc/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+            victim=${proc#/proc/}
         fi
     done
     [ -n "$victim" ] || { kill "$launcher" 2>/dev/null; fail "rank 1's process not found"; }
