@@ -9,6 +9,9 @@
 #   make clean
 #   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   one target only
 #   make NVCC=      force a CPU-only build
+#   make MPI=1 / MPI=0, NCCL=1 / NCCL=0   insist on / leave out MPI (multi-process runs) and
+#                   NCCL (multi-GPU runs); default: each when found (mpicc; nccl.h + libnccl
+#                   under CUDA_HOME)
 
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
@@ -35,12 +38,50 @@ ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-f
              -Iinclude -Isrc
 
 BUILD    := build
-# the layers (docs/ARCHITECTURE.md): core <- data <- io <- backend <- strategy <- train
+# the layers (docs/ARCHITECTURE.md): core <- data <- io <- backend <- parallel <- strategy <- train
 C_SRC    := $(filter-out src/backend/cuda_none.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c \
-              src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c))
+              src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c)) \
+            src/parallel/comm.c
+
+# MPI (Open MPI; Debian: openmpi-bin libopenmpi-dev), for multi-process runs (src/parallel/mpi.c):
+# found through mpicc (--showme) or pkg-config ompi-c; without it src/parallel/mpi_none.c says
+# what is missing. make MPI=1 fails when it is not found, make MPI=0 leaves it out.
+MPICC    ?= mpicc
+MPI      ?= $(if $(shell command -v $(MPICC) 2>/dev/null || pkg-config --exists ompi-c 2>/dev/null && echo y),1,0)
+ifeq ($(MPI),1)
+  MPI_CFLAGS := $(shell $(MPICC) --showme:compile 2>/dev/null || pkg-config --cflags ompi-c 2>/dev/null)
+  MPI_LIBS   := $(shell $(MPICC) --showme:link 2>/dev/null || pkg-config --libs ompi-c 2>/dev/null)
+  ifeq ($(strip $(MPI_LIBS)),)
+    $(error make MPI=1: MPI not found (neither $(MPICC) --showme nor pkg-config ompi-c); install it, e.g. apt-get install openmpi-bin libopenmpi-dev)
+  endif
+  C_SRC  += src/parallel/mpi.c
+  LDLIBS += $(MPI_LIBS)
+  MPI_KIND := MPI
+else
+  C_SRC  += src/parallel/mpi_none.c
+  MPI_KIND := no MPI
+endif
 CU_SRC   := $(wildcard src/backend/cuda/*.cu)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
+
+# NCCL (multi-GPU runs, src/parallel/nccl.cu) from the CUDA toolkit: nccl.h and libnccl under
+# NCCL_HOME (default CUDA_HOME), with nvcc. make NCCL=1 fails when it is not found.
+NCCL_HOME ?= $(CUDA_HOME)
+NCCL_LIB  := $(firstword $(wildcard $(NCCL_HOME)/lib/libnccl.so $(NCCL_HOME)/lib64/libnccl.so \
+                 /usr/lib/x86_64-linux-gnu/libnccl.so))
+NCCL      ?= $(if $(and $(strip $(NVCC)),$(wildcard $(NCCL_HOME)/include/nccl.h),$(NCCL_LIB)),1,0)
+ifeq ($(NCCL),1)
+  ifeq ($(and $(strip $(NVCC)),$(NCCL_LIB)),)
+    $(error make NCCL=1: NCCL needs nvcc and libnccl.so under NCCL_HOME=$(NCCL_HOME))
+  endif
+  CU_SRC  += src/parallel/nccl.cu
+  LDLIBS  += -L$(dir $(NCCL_LIB)) -Wl,-rpath,$(dir $(NCCL_LIB)) -lnccl
+  NCCL_KIND := NCCL
+else
+  C_SRC   += src/parallel/nccl_none.c
+  NCCL_KIND := no NCCL
+endif
 
 ifneq ($(strip $(NVCC)),)
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
@@ -68,7 +109,7 @@ $(BUILD)/cli/%.o: ALL_CFLAGS += -Ibench
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
 
 info:
-	@echo "ffnn build: $(BUILD_KIND)"
+	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND)"
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h lab/*.h bench/*.h)
 	@mkdir -p $(dir $@)
@@ -80,6 +121,8 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h t
 # kernels for AVX2 / AVX-512 are chosen at run time.
 $(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
 $(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
+$(BUILD)/src/parallel/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
+$(BUILD)/src/parallel/nccl.o: ALL_NVCCFLAGS += -I$(NCCL_HOME)/include
 
 $(BUILD)/%.o: %.cu $(wildcard include/*.h src/*.h src/*/*.h src/backend/cuda/*.cuh lab/*.h)
 	@mkdir -p $(dir $@)
@@ -108,13 +151,13 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
 	    $(BUILD)/libffnn.a $(LDLIBS)
 
-# The tests run the CLI of this build (FFNN_BIN, FFNN_CLI) and preload the fault
-# library (tests/preload/faults.c: a full disk, a read-only directory) into it.
+# The tests run the CLI of this build (FFNN_BIN, FFNN_CLI, unless set) and preload the
+# fault library (tests/preload/faults.c: a full disk, a read-only directory) into it.
 $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
 
-TEST_ENV = FFNN_BIN=$(BUILD)/ffnn FFNN_CLI=$(BUILD)/ffnn FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
+TEST_ENV = FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} FFNN_CLI=$${FFNN_CLI:-$(BUILD)/ffnn} FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
 
 test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so
 	$(TEST_ENV) $(BUILD)/ffnn_tests

@@ -161,7 +161,8 @@ int ffnn_cli_resume_trainer(const char *path, ffnn_trainer *trainer, ffnn_cli_ch
     c->last_saved = epoch == 0 ? 0 : (uint64_t)(epoch - 1) * steps + step;
     if (c->max_steps > 0 && c->last_saved >= (uint64_t)c->max_steps)
         c->stopped = 1;
-    fprintf(info, "resumed from %s: epoch %d, step %zu of %zu (step %llu of the run)\n", path,
+    if (info) /* NULL: a data-parallel rank other than 0 */
+        fprintf(info, "resumed from %s: epoch %d, step %zu of %zu (step %llu of the run)\n", path,
             epoch, step, steps, (unsigned long long)c->last_saved);
     return epoch == 0 || step == steps ? epoch + 1 : epoch;
 }

@@ -14,6 +14,7 @@
 #include "default_data.h"
 #include "model_files.h"
 #include "options.h"
+#include "parallel.h"
 #include "train_run.h"
 
 #define CMD "ffnn train"
@@ -95,6 +96,15 @@ const char *const ffnn_cli_train_usage =
     "                    optimizer and hyperparameters, lr, batch, seed, shuffle,\n"
     "                    train-limit, epochs) are used; a flag given must agree with\n"
     "                    the checkpoint, except --epochs (the total to reach)\n"
+    "  --gpus N|all      data-parallel training on N GPUs of this process (NCCL, one\n"
+    "                    thread per GPU): each computes its share of every batch, the\n"
+    "                    gradients are summed; same training as one GPU. Under mpirun\n"
+    "                    (mpirun -np R ffnn train ...) the ranks split every batch the\n"
+    "                    same way (MPI on cpu, NCCL on cuda: one GPU per rank)\n"
+    "  --comm-timing     data parallel: time the gradient all-reduce of every step\n"
+    "                    and print, after training, its ms/step and the part not\n"
+    "                    overlapped with the backward pass (a synchronisation per\n"
+    "                    step; steps inside CUDA graphs are not timed)\n"
     "  -h, --help        this help\n"
     "\n"
     "SIGINT (Ctrl-C) or SIGTERM: the current step finishes, the checkpoint and the model\n"
@@ -107,7 +117,7 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_STEPS_PER_LAUNCH, OPT_THREADS, OPT_EVAL_BATCH, OPT_JSON, OPT_OPTIMIZER,
        OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_SAVE, OPT_INIT,
        OPT_LOG_STEPS, OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
-       OPT_MAX_STEPS, OPT_RESUME };
+       OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -142,6 +152,8 @@ static const struct option train_longopts[] = {
     {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
     {"max-steps", required_argument, NULL, OPT_MAX_STEPS},
     {"resume", required_argument, NULL, OPT_RESUME},
+    {"gpus", required_argument, NULL, OPT_GPUS},
+    {"comm-timing", no_argument, NULL, OPT_COMM_TIMING},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -290,6 +302,13 @@ static int train_option(void *ctx, int c, const char *arg)
         rc = ffnn_cli_int(CMD, "--max-steps", arg, 1, INT64_MAX, &o->max_steps);
         break;
     case OPT_RESUME: o->resume_path = arg; break;
+    case OPT_GPUS: /* data parallelism over N GPUs of this process (cli/parallel.c) */
+        if (strcmp(arg, "all") == 0)
+            o->gpus = -1;
+        else if ((rc = ffnn_cli_int(CMD, "--gpus", arg, 1, 1024, &v)) == 0)
+            o->gpus = (int)v;
+        break;
+    case OPT_COMM_TIMING: o->comm_timing = 1; break;
     default: return 2; /* not in train_longopts */
     }
     if (rc == 0)
@@ -300,6 +319,14 @@ static int train_option(void *ctx, int c, const char *arg)
 /* The option pairs that exclude or need each other; 0, or 2 with the message. */
 static int check_combinations(const ffnn_cli_train_options *o)
 {
+    int mpi_ranks = 0;
+    if (o->gpus != 0 && (o->cfg.device == FFNN_DEVICE_CPU || ffnn_cli_mpi_launched(&mpi_ranks))) {
+        fprintf(stderr, "%s: --gpus %s\n", CMD, o->cfg.device == FFNN_DEVICE_CPU
+                ? "trains on GPUs: it excludes --device cpu"
+                : "drives the GPUs of one process; under mpirun each rank takes one GPU of its "
+                  "node (leave --gpus out)");
+        return 2;
+    }
     if ((o->resume_path && o->init_path) || (o->checkpoint_every && !o->checkpoint_path)) {
         fprintf(stderr, "%s: %s\n", CMD, o->init_path ? "--resume and --init exclude each "
                 "other (the checkpoint holds the weights)" : "--checkpoint-every needs "
@@ -445,7 +472,7 @@ int ffnn_cli_train(int argc, char **argv)
             o.regression = ffnn_dataset_target_width(train) > 0 && o.cfg.loss == FFNN_LOSS_MSE;
             rc = check_test_labels(&o, test, model);
             if (rc == 0)
-                rc = ffnn_cli_train_run(&o, model, train, test, description);
+                rc = ffnn_cli_train_launch(&o, o.gpus, model, train, test, description);
         }
     }
     ffnn_model_free(model);

@@ -270,10 +270,39 @@ static int stop_interrupted(const ffnn_cli_train_options *o, ffnn_trainer *train
     return rc;
 }
 
+/* An error of a data-parallel rank (comm set, more than one rank). Errors every
+ * rank gets alike (agreed: a NaN/Inf loss - the step losses are reduced over the
+ * ranks - or a checkpoint rank 0 could not write, whose status it broadcasts)
+ * are printed by rank 0 and end every rank normally; an error of this rank alone
+ * is printed with its rank, then every rank is stopped (MPI_Abort; an in-process
+ * GPU group ends the process), since the others would wait for it. */
+static int rank_failed(ffnn_comm *comm, const char *what, const char *message, int agreed)
+{
+    int rank = ffnn_comm_rank(comm), size = ffnn_comm_size(comm);
+    if (!agreed || rank == 0)
+        fprintf(stderr, "%s: rank %d of %d: %s: %s\n", CMD, rank, size, what, message);
+    if (!agreed) {
+        fprintf(stderr, "%s: rank %d of %d: stopping every rank\n", CMD, rank, size);
+        fflush(stderr);
+        ffnn_comm_abort(comm, 1);
+        _exit(1); /* an in-process group: the other threads wait for this one */
+    }
+    return 1;
+}
+
+/* An error while running: the message printed (by rank, see rank_failed). */
+static int run_failed(ffnn_comm *comm, const char *what, int agreed)
+{
+    if (ffnn_comm_size(comm) > 1)
+        return rank_failed(comm, what, ffnn_last_error(), agreed);
+    return ffnn_cli_fail(CMD, what);
+}
+
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
-                       ffnn_dataset *test, const char *data_description)
+                       ffnn_dataset *test, const char *data_description, ffnn_comm *comm)
 {
     ffnn_trainer *trainer = NULL;
+    const int rank = ffnn_comm_rank(comm), ranks = ffnn_comm_size(comm), lead = rank == 0;
     ffnn_train_config cfg = o->cfg;
     if (cfg.steps_per_launch == 0 && (o->checkpoint_every > 0 || o->max_steps > 0)) {
         /* graph/persistent launch many steps at once: make every checkpoint and
@@ -284,11 +313,16 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         if (o->max_steps > 0) g = gcd_ll(g, o->max_steps);
         cfg.steps_per_launch = (int)g;
     }
-    ffnn_cli_interrupt_install();
-    if (ffnn_trainer_create(model, train, &cfg, &trainer) != FFNN_OK) {
+    /* SIGINT/SIGTERM stop a one-process run cleanly; the ranks of a data-parallel
+     * run would see a signal at different steps (a collective checkpoint needs them
+     * to agree), so there the default action stays: the last checkpoint is kept */
+    if (ranks == 1)
+        ffnn_cli_interrupt_install();
+    if (ffnn_trainer_create_parallel(model, train, &cfg, comm, &trainer) != FFNN_OK) {
         ffnn_cli_interrupt_restore();
-        return ffnn_cli_fail(CMD, "setting up training");
+        return run_failed(comm, "setting up training", 0);
     }
+    ffnn_comm_set_timing(comm, o->comm_timing);
     char device[256], *arch = ffnn_cli_arch_string(model);
     if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
         char gpu[200];
@@ -310,9 +344,15 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                  : ffnn_has_cuda()                ? ", no CUDA GPU found"
                                                   : ", build without CUDA");
     }
-    FILE *info = o->json ? stderr : stdout;
-    fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
-            ffnn_dataset_count(train), ffnn_dataset_count(test), device);
+    if (comm) {
+        size_t used = strlen(device);
+        snprintf(device + used, sizeof device - used, " | data parallel: %d rank%s (%s)",
+                 ranks, ranks == 1 ? "" : "s", ffnn_comm_kind(comm));
+    }
+    FILE *info = !lead ? NULL : o->json ? stderr : stdout; /* rank 0 alone prints */
+    if (info)
+        fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
+                ffnn_dataset_count(train), ffnn_dataset_count(test), device);
     char optimizer[128];
     if (o->cfg.optimizer == FFNN_OPT_MOMENTUM)
         snprintf(optimizer, sizeof optimizer, "momentum %g%s", (double)o->cfg.momentum,
@@ -322,12 +362,15 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                  (double)o->cfg.beta1, (double)o->cfg.beta2, (double)o->cfg.epsilon);
     else
         snprintf(optimizer, sizeof optimizer, "sgd");
-    fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g, seed %"
-            PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(model), ffnn_loss_name(o->cfg.loss),
-            optimizer, o->cfg.batch_size, (double)o->cfg.learning_rate, o->cfg.seed);
-    fflush(info);
+    if (info) {
+        fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g, seed %"
+                PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(model),
+                ffnn_loss_name(o->cfg.loss), optimizer, o->cfg.batch_size,
+                (double)o->cfg.learning_rate, o->cfg.seed);
+        fflush(info);
+    }
     free(arch);
-    progress_state progress = {isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
+    progress_state progress = {lead && isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
     int rc = 0;
     FILE *step_log = NULL;
     size_t steps_done = 0;
@@ -339,17 +382,18 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         (first_epoch = ffnn_cli_resume_trainer(o->resume_path, trainer, &checkpoints, info)) < 0) {
         ffnn_trainer_free(trainer);
         ffnn_cli_interrupt_restore();
-        return 1;
+        return 1; /* every rank read the same file: the same outcome, printed by each */
     }
     steps_done = (size_t)(first_epoch - 1) * ffnn_trainer_steps_per_epoch(trainer);
-    /* --log, --log-steps: opened only now, so a bad invocation keeps the files */
-    const char *log_paths[2] = {o->log_path, o->log_steps};
+    /* --log, --log-steps: opened only now (by rank 0 alone), so a bad invocation keeps
+     * the files */
+    const char *log_paths[2] = {lead ? o->log_path : NULL, lead ? o->log_steps : NULL};
     const char *log_flags[2] = {"--log", "--log-steps"};
     FILE *logs[2] = {NULL, NULL};
     if (open_logs(log_paths, log_flags, logs) != 0) {
         ffnn_trainer_free(trainer);
         ffnn_cli_interrupt_restore();
-        return 1;
+        return ranks > 1 ? rank_failed(comm, "logging", "see the message above", 0) : 1;
     }
     FILE *epoch_log = logs[0];
     step_log = logs[1];
@@ -358,6 +402,8 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                                "seconds,images_per_second\n") < 0 || fflush(epoch_log) != 0))) {
         fprintf(stderr, "ffnn train: writing the log headers: %s\n", strerror(errno));
         rc = 1;
+        if (ranks > 1)
+            rank_failed(comm, "logging", "see the message above", 0);
     }
     int interrupted = 0;
     for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped; e++) {
@@ -370,13 +416,17 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         ffnn_status st = ffnn_trainer_run_epoch_until(trainer, on_step, &context, &stats,
                                                       &finished);
         clear_progress(&progress);
+        if (checkpoints.failed && ranks > 1) {
+            rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
+            break;
+        }
         if (checkpoints.failed) {
             fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
             rc = 1;
             break;
         }
         if (st != FFNN_OK) {
-            rc = ffnn_cli_fail(CMD, "training");
+            rc = run_failed(comm, "training", st == FFNN_ERR_NUMERIC);
             break;
         }
         if (!finished && ffnn_cli_interrupted() && !checkpoints.stopped) {
@@ -385,8 +435,13 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         }
         if (!finished) /* --max-steps */
             break;
+        if (!lead) { /* rank 0 evaluates, prints and logs; every rank checkpoints */
+            if (ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0)
+                rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
+            continue;
+        }
         if (ffnn_trainer_evaluate(trainer, test, &test_loss, &test_accuracy) != FFNN_OK) {
-            rc = ffnn_cli_fail(CMD, "evaluating");
+            rc = run_failed(comm, "evaluating", 0);
             break;
         }
         print_epoch(o, &stats, test_loss, test_accuracy);
@@ -400,8 +455,13 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                     strerror(errno));
             rc = 1;
         }
+        if (rc != 0 && ranks > 1) /* a log rank 0 could not write: the others wait */
+            rank_failed(comm, "logging", "see the message above", 0);
         if (rc == 0 && ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0) {
-            fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
+            if (ranks > 1)
+                rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
+            else
+                fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
             rc = 1;
         }
     }
@@ -413,7 +473,20 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     }
     if (interrupted == 1 && rc == 0)
         rc = stop_interrupted(o, trainer, model, &checkpoints, info);
-    if (rc == 0 && checkpoints.stopped)
+    if (rc == 0 && info && o->comm_timing) {
+        uint64_t timed = 0;
+        double span = 0, exposed = 0;
+        ffnn_comm_timing(comm, &timed, &span, &exposed);
+        if (timed > 0)
+            fprintf(info, "all-reduce (rank 0, %" PRIu64 " steps timed): %.4f ms/step from the "
+                    "first bucket to the sums, %.4f ms/step not overlapped\n", timed,
+                    span / (double)timed, exposed / (double)timed);
+        else
+            fprintf(info, "all-reduce: no step timed (%s)\n", comm ? "steps inside CUDA graphs "
+                    "are not timed: --strategy tiled, fused or cublas --steps-per-launch 1"
+                    : "one process: no all-reduce");
+    }
+    if (rc == 0 && checkpoints.stopped && info)
         fprintf(info, "stopped at step %lld of the run (--max-steps)%s%s\n", o->max_steps,
                 o->checkpoint_path ? "; checkpoint " : "",
                 o->checkpoint_path ? o->checkpoint_path : "");
@@ -425,7 +498,7 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
         fprintf(stderr, "ffnn train: --log %s: %s\n", o->log_path, strerror(errno));
         rc = 1;
     }
-    if (rc == 0 && o->save_path)
+    if (rc == 0 && o->save_path && lead)
         rc = ffnn_cli_save_trained(trainer, model, o->save_path, o->cfg.loss, info);
     if (rc == 0 && interrupted == 2) {
         fprintf(stderr, "ffnn train: interrupted by %s after the last epoch: the run is "

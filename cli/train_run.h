@@ -29,6 +29,8 @@ typedef struct ffnn_cli_train_options {
     ffnn_cli_given given;        /* which settings were given (--resume checks them) */
     int argc;                    /* the command line after "ffnn", for the resume   */
     char **argv;                 /* command printed after an interrupt              */
+    int gpus;                    /* --gpus N (0: not given, -1: all)                 */
+    int comm_timing;             /* --comm-timing: time the all-reduce               */
 } ffnn_cli_train_options;
 
 /* Train model on train, evaluating on test after every epoch: the two header
@@ -38,8 +40,11 @@ typedef struct ffnn_cli_train_options {
  * the current step or launch, writes the checkpoint (--checkpoint) and the model
  * (--save, marked interrupted), prints where it stopped and the command that
  * resumes. Returns the exit status (0; 1 with the message printed; 130 after an
- * interrupt). */
+ * interrupt). comm (or NULL): this process's or thread's rank of a data-parallel
+ * run: rank 0 alone prints, evaluates, logs and saves; every rank takes part in
+ * the checkpoints (collective); an error of one rank alone is printed with its
+ * rank and stops every rank (ffnn_comm_abort). */
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
-                       ffnn_dataset *test, const char *data_description);
+                       ffnn_dataset *test, const char *data_description, ffnn_comm *comm);
 
 #endif

@@ -658,6 +658,92 @@ FFNN_API ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path);
 FFNN_API ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model,
                                           ffnn_checkpoint_info *info);
 
+
+/* ---- Data-parallel training (docs/ARCHITECTURE.md, "Data parallelism") ----
+ *
+ * Synchronous data parallelism over R ranks: every rank holds the whole model
+ * and the whole training set, draws the same permutation, and computes the
+ * gradients of its shard of every global batch (ffnn_trainer_create_parallel:
+ * a batch of n rows gives the first n % R ranks n / R + 1 rows and the others
+ * n / R, in rank order, so the shards tile the batch as one process visits
+ * it; the last, short batch of an epoch is split the same way, and a rank may
+ * then get no row). Between the backward pass and the optimizer update the
+ * gradients are summed over the ranks (in buckets of layers, each started as
+ * soon as its layers' backward is done), each rank's weighted by its share of
+ * the batch, so every rank applies the same update: the one of the global
+ * batch's mean loss, as a single process computes it up to the order of
+ * summation (per-step losses within 1e-6 relative of the single-process run on
+ * the cpu backends; tests/test_parallel.sh). Collective: every rank calls the
+ * trainer's functions in the same order. */
+typedef struct ffnn_comm ffnn_comm;
+
+/* 1 when this build has MPI (multi-process runs) / NCCL (multi-GPU runs). */
+FFNN_API int ffnn_has_mpi(void);
+FFNN_API int ffnn_has_nccl(void);
+
+/* The communicator of the ranks of an MPI launch (mpirun -np R ...; MPI is
+ * initialised here with MPI_THREAD_FUNNELED if the caller has not, and
+ * finalised by ffnn_comm_free). device FFNN_DEVICE_CPU: gradients summed by
+ * MPI_Iallreduce over host memory (the cpu backends); FFNN_DEVICE_CUDA: by
+ * NCCL on the GPU numbered by the rank's place among the ranks of its node
+ * (modulo the visible GPUs), NCCL bootstrapped by broadcasting its unique id
+ * over MPI; FFNN_DEVICE_AUTO: cuda when the build has NCCL and a GPU is
+ * visible. Collective. Errors: FFNN_ERR_UNSUPPORTED (no MPI or, for cuda, no
+ * NCCL in the build: the message says what to install), FFNN_ERR_IO (an MPI
+ * call failed: file, line, call, MPI's text), FFNN_ERR_CUDA (NCCL). */
+FFNN_API ffnn_status ffnn_comm_create_mpi(ffnn_device device, ffnn_comm **out);
+
+/* One process driving gpus GPUs (0 .. gpus-1): comms[gpus], one rank per GPU
+ * (ncclCommInitAll). Rank i's trainer must be created and run by a thread of
+ * its own (ffnn_trainer_create_parallel makes GPU i that thread's device).
+ * Errors: FFNN_ERR_UNSUPPORTED (no NCCL in the build, fewer GPUs visible),
+ * FFNN_ERR_CUDA, FFNN_ERR_INVALID_ARGUMENT (gpus < 1). */
+FFNN_API ffnn_status ffnn_comm_create_gpus(int gpus, ffnn_comm **comms);
+
+/* Rank (0-based) and world size of c (0 and 1 for NULL); its CUDA device (-1:
+ * host memory); "mpi", "nccl" ("none" for NULL). */
+FFNN_API int ffnn_comm_rank(const ffnn_comm *c);
+FFNN_API int ffnn_comm_size(const ffnn_comm *c);
+FFNN_API int ffnn_comm_device(const ffnn_comm *c);
+FFNN_API const char *ffnn_comm_kind(const ffnn_comm *c);
+/* Stop every rank (MPI_Abort; for an in-process GPU group ncclCommAbort, and
+ * the caller then ends the process): for a rank that cannot go on, so that the
+ * others do not wait for it forever. Does not return under MPI. */
+FFNN_API void ffnn_comm_abort(ffnn_comm *c, int code);
+/* Time the gradient all-reduce of every step from now on (on != 0) or stop.
+ * ffnn_comm_timing: the steps timed, and summed over them, the span from the
+ * start of a step's first bucket to the end of its last (ms) and the part the
+ * update waited for after the backward pass, i.e. not overlapped (ms). nccl:
+ * CUDA events with one synchronisation per step (a timing run; steps captured
+ * in CUDA graphs, e.g. --strategy graph, are not timed: use tiled, fused or
+ * cublas with --steps-per-launch 1); mpi: the host clock. */
+FFNN_API void ffnn_comm_set_timing(ffnn_comm *c, int on);
+FFNN_API void ffnn_comm_timing(const ffnn_comm *c, uint64_t *steps, double *span_ms,
+                               double *exposed_ms);
+/* Free c (after the trainer that uses it). NULL is ignored. */
+FFNN_API void ffnn_comm_free(ffnn_comm *c);
+
+/* ffnn_trainer_create for one rank of comm (NULL: a plain trainer). The comm's
+ * memory must be the backend's (mpi: cpu; nccl: cuda); the persistent strategy
+ * (whole epochs in one kernel) has no point for the all-reduce and is refused
+ * (auto picks graph instead); fused SGD inside the backward kernels is off.
+ * With a comm, ffnn_trainer_save_checkpoint is collective: every rank calls it,
+ * rank 0 alone writes, every rank returns its status, and the ranks' parameters
+ * are checked to agree (a CRC-32 each) before anything is written;
+ * ffnn_trainer_resume is called by every rank with the same file (a shared file
+ * system). A checkpoint holds no rank count: the state is the same for any, so
+ * a run may resume on another number of ranks (the same training up to the
+ * order of summation; bit for bit only with the same count and devices).
+ * ffnn_trainer_evaluate, _sync_model and the accessors are local (rank 0 may
+ * call them alone); the steps, epochs, read-backs and checkpoints are not.
+ * comm must outlive the trainer. Errors: those of ffnn_trainer_create,
+ * FFNN_ERR_UNSUPPORTED (a comm of the other memory, persistent). */
+FFNN_API ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *train,
+                                                  const ffnn_train_config *cfg, ffnn_comm *comm,
+                                                  ffnn_trainer **out);
+/* The trainer's communicator (NULL for a plain trainer). */
+FFNN_API ffnn_comm *ffnn_trainer_comm(const ffnn_trainer *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 # of the layers to its left only.
 #
 #   core (src/core) <- data (src/data) <- io (src/io) <- backend (src/backend/...)
+#     <- parallel (src/parallel)
 #     <- strategy (src/strategy) <- train (src/train) <- {cli, lab, bench}
 #
 # include/ffnn.h may be included everywhere; tests/ is not checked (it may include
@@ -10,7 +11,7 @@
 # resolves the header as the compiler does (the including file's folder, then
 # -Iinclude, then -Isrc; then the repository root, cli/, lab/, bench/ in case a -I
 # adds them; a header found nowhere - noted on stderr - belongs to the layer its path
-# prefix names - "core/", "data/", "io/", "backend/", "strategy/", "train/" - or
+# prefix names - "core/", "data/", "io/", "backend/", "parallel/", "strategy/", "train/" - or
 # else to the including file's folder) and prints, for each violation,
 #   FILE:LINE: includes LAYER header "NAME" (this file is LAYER)
 # A header outside every layer (e.g. src/x.h) is "unlayered": including one is a
@@ -46,9 +47,9 @@ BEGIN {
     while ((getline p < allfile) > 0) exists[p] = 1
     close(allfile)
     rank["core"] = 0; rank["data"] = 1; rank["io"] = 2; rank["backend"] = 3
-    rank["strategy"] = 4; rank["train"] = 5
-    rank["cli"] = 6; rank["lab"] = 6; rank["bench"] = 6
-    rank["tests"] = 7
+    rank["parallel"] = 4; rank["strategy"] = 5; rank["train"] = 6
+    rank["cli"] = 7; rank["lab"] = 7; rank["bench"] = 7
+    rank["tests"] = 8
     bad = 0
 }
 function dirname(p) { if (sub(/\/[^\/]*$/, "", p)) return p; return "." }
@@ -65,7 +66,7 @@ function normalize(p,    n, i, k, part, out, res) {      # a/b/../c -> a/c, ./a 
 }
 function layer_of(p) {                                   # the layer of a repository path
     if (p == "include/ffnn.h") return "public"
-    if (p ~ /^src\/(core|data|io|backend|strategy|train)\//) { split(p, a, "/"); return a[2] }
+    if (p ~ /^src\/(core|data|io|backend|parallel|strategy|train)\//) { split(p, a, "/"); return a[2] }
     if (p ~ /^(cli|lab|bench|tests)\//) { split(p, a, "/"); return a[1] }
     return "unlayered"
 }
@@ -86,7 +87,7 @@ function layer_of(p) {                                   # the layer of a reposi
         if (c in exists) { path = c; break }
     }
     if (path == "") {
-        if (name ~ /^(core|data|io|backend|strategy|train)\//) path = "src/" name
+        if (name ~ /^(core|data|io|backend|parallel|strategy|train)\//) path = "src/" name
         else path = normalize(dirname(file) "/" name)
         printf "check_layers: note: %s:%s: \"%s\" not found (taken as %s)\n", file, line, name, path > "/dev/stderr"
     }

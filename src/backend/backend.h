@@ -231,6 +231,9 @@ typedef struct ffnn_backend_ops {
      * bytes the context's device can still allocate (cudaMemGetInfo's free), for
      * the trainer's estimate before it allocates (train/trainer.c). */
     ffnn_status (*memory_available)(void *ctx, size_t *free_bytes);
+    /* The native stream every op of ctx is queued on (cudaStream_t), for a device
+     * communicator (src/parallel/) to order its collectives after the ops. */
+    void *(*native_stream)(void *ctx);
 } ffnn_backend_ops;
 
 /* Steps [first_step, first_step + steps) of an epoch of a dense net

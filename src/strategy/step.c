@@ -54,9 +54,33 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, float **output)
     return FFNN_OK;
 }
 
+/* The gradient all-reduce of a backward pass (r->comm): buckets of layers,
+ * last layer first, each begun once its layers' gradients are written. */
+typedef struct grad_sync {
+    ffnn_comm *comm;
+    float scale;       /* this rank's share of the batch: its rows / the step's rows */
+    void *stream;      /* the backend's native stream (device comms), else NULL       */
+    size_t pending;    /* the gradients [layer's weight_offset, pending) not reduced  */
+} grad_sync;
+
+/* After layer i's backward: begin the all-reduce of the layers done since the
+ * last bucket once they hold FFNN_BUCKET_BYTES, or at the first layer. */
+static ffnn_status sync_layer(grad_sync *g, ffnn_run *r, int i)
+{
+    size_t begin = i == 0 ? 0 : r->model->layers[i].weight_offset;
+    if (i != 0 && (g->pending - begin) * sizeof(float) < FFNN_BUCKET_BYTES)
+        return FFNN_OK;
+    ffnn_status st = g->comm->ops->allreduce_begin(g->comm, r->grads + begin, g->pending - begin,
+                                                   g->scale, g->stream);
+    g->pending = begin;
+    return st;
+}
+
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
- * sgd (only when r->fused_sgd, else NULL): the layers also apply p -= lr g. */
-ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd)
+ * sgd (only when r->fused_sgd, else NULL): the layers also apply p -= lr g.
+ * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket. */
+static ffnn_status backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
+                            grad_sync *sync)
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
@@ -83,6 +107,8 @@ ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_s
                 return st;
             is_dz = 1;
             cur = 1 - cur;
+            if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)
+                return st;
             continue;
         }
         switch (l->kind) {
@@ -97,11 +123,26 @@ ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_s
             st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
                            (int)l->kind);
         }
-        if (st != FFNN_OK)
+        if (st != FFNN_OK || (sync && (st = sync_layer(sync, r, i)) != FFNN_OK))
             return st;
         cur = 1 - cur;
     }
     return FFNN_OK;
+}
+
+ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd)
+{
+    return backward(r, batch, sgd, NULL);
+}
+
+void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, size_t *rows)
+{
+    size_t B = r->cfg->batch_size, lo = 0;
+    *rows = ffnn_step_batch(r->train.host->count, B, s);
+    *count = *rows;
+    if (r->comm)
+        ffnn_shard_range(*rows, r->comm->rank, r->comm->size, &lo, count);
+    *first = s * B + lo;
 }
 
 /* Queue training step s (0-based) of the current epoch as optimizer step
@@ -109,20 +150,35 @@ ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_s
 ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
 {
     const ffnn_model *m = r->model;
-    size_t first = s * r->cfg->batch_size;
-    size_t batch = ffnn_step_batch(r->train.host->count, r->cfg->batch_size, s);
+    size_t first, batch, rows;
+    ffnn_step_rows(r, s, &first, &batch, &rows);
     float *output;
-    ffnn_status st;
+    ffnn_status st = FFNN_OK;
     size_t width = m->layers[m->layer_count - 1].out;
     const ffnn_optimizer_step update = ffnn_optimizer_step_at(r->cfg, opt_t);
     const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
-    if ((st = r->ops->gather(r->ctx, &src, r->train.index + first, batch, r->x, r->y,
-                             r->tgt)) ||
-        (st = ffnn_step_forward(r, batch, &output)) ||
-        (st = r->ops->loss(r->ctx, r->cfg->loss, output, r->y, r->train.targets ? r->tgt : NULL,
-                           batch, width, r->grad_buf[0], r->train.row_loss + first,
-                           r->train.row_correct + first)) ||
-        (st = ffnn_step_backward(r, batch, r->fused_sgd ? &update : NULL)))
+    /* data parallelism: this rank's gradients are of the mean over its rows;
+     * scaled by its share of the step's rows, their sum over the ranks is the
+     * gradient of the step's mean (a rank without rows contributes zeros) */
+    grad_sync sync = {r->comm, (float)((double)batch / (double)rows),
+                      r->comm && r->ops->native_stream ? r->ops->native_stream(r->ctx) : NULL,
+                      m->parameter_count};
+    if (batch > 0 &&
+        ((st = r->ops->gather(r->ctx, &src, r->train.index + first, batch, r->x, r->y,
+                              r->tgt)) ||
+         (st = ffnn_step_forward(r, batch, &output)) ||
+         (st = r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
+                            r->train.targets ? r->tgt : NULL, batch, width, r->grad_buf[0],
+                            r->train.row_loss + first, r->train.row_correct + first)) ||
+         (st = backward(r, batch, r->fused_sgd ? &update : NULL, r->comm ? &sync : NULL))))
+        return st;
+    /* the all-reduce stage, between the backward pass and the update; a rank
+     * without rows begins the same buckets as the others (collectives match
+     * call by call), each zeroed (scale 0) */
+    for (int i = m->layer_count - 1; r->comm && batch == 0 && i >= 0; i--)
+        if ((st = sync_layer(&sync, r, i)) != FFNN_OK)
+            return st;
+    if (r->comm && (st = r->comm->ops->allreduce_end(r->comm, sync.stream)) != FFNN_OK)
         return st;
     if (!r->fused_sgd)
         st = r->ops->optimizer_update(r->ctx, &update, r->params, r->grads, r->opt_state,

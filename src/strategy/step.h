@@ -19,6 +19,7 @@
 #include "backend/backend.h"
 #include "core/model.h"
 #include "ffnn.h"
+#include "parallel/comm.h"
 
 /* The device copy of one data set (uploaded once by the trainer). */
 typedef struct ffnn_device_data {
@@ -55,6 +56,10 @@ typedef struct ffnn_run {
     int fused;                /* 1: dense layers run the backend's fused ops    */
     int fused_sgd;            /* 1: fused, every layer dense and plain sgd: the
                                  update runs inside the weight-gradient kernels  */
+    ffnn_comm *comm;          /* data parallelism: this rank's communicator, or NULL
+                                 (one process). Each step then computes this rank's
+                                 shard of the batch (ffnn_shard_range) and sums the
+                                 gradients over the ranks before the update      */
 } ffnn_run;
 
 /* Where gather reads the device copy d. */
@@ -72,9 +77,16 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, float **output);
  * p -= lr g. */
 ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd);
 
+/* The rows of step s (0-based) of an epoch that this rank computes: rows
+ * [*first, *first + *count) of the permutation (the step's whole batch without
+ * a communicator, else this rank's shard of it), of *rows in the step. */
+void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, size_t *rows);
+
 /* Queue training step s (0-based) of the current epoch (rows index[s*B ..]) as
  * optimizer step opt_t (1-based): gather, forward, loss (row losses at
- * row_loss[s*B ..]), backward, update. */
+ * row_loss[s*B ..]), backward, [with r->comm: this rank's shard only, and the
+ * gradients summed over the ranks in buckets as the backward pass produces
+ * them], update. */
 ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t);
 
 /* Steps [first, first + count) one after the other (ffnn_step_queue), as optimizer

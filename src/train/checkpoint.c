@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "core/error.h"
 #include "core/model.h"
 #include "core/optim.h"
 #include "io/run_state.h"
+#include "parallel/comm.h"
 #include "train/train_internal.h"
 
 /* ------------------------------------------------------------ reading */
@@ -164,45 +166,130 @@ ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path)
 
 /* ------------------------------------------------------------ saving */
 
-ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path)
+/* Gather the trainer's state into floats [(states + 1) n] (parameters, then the
+ * optimizer state when with_state) and *ts. */
+static ffnn_status collect(ffnn_trainer *t, const char *path, float **floats,
+                           ffnn_trainer_state *ts, int with_state)
 {
-    if (!t || !path)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_save_checkpoint: NULL argument");
     const ffnn_model *m = ffnn_trainer_model(t);
     const ffnn_train_config *c = ffnn_trainer_config(t);
     size_t n = m->parameter_count, states = ffnn_optimizer_state_count(c->optimizer);
     size_t state_count = states * n;
-    ffnn_trainer_state ts;
-    ffnn_status st = ffnn_trainer_get_state(t, &ts);
+    ffnn_status st = ffnn_trainer_get_state(t, ts);
     if (st != FFNN_OK) {
         if (st == FFNN_ERR_NUMERIC)
             return ffnn_fail_context_at(st, path, ": not written (the previous checkpoint, if any, "
                                    "is left as it was)");
         return st;
     }
-    float *floats = malloc((states + 1) * n * sizeof *floats); /* [(states + 1) n] */
-    if (!floats)
+    *floats = malloc((states + 1) * n * sizeof **floats); /* [(states + 1) n] */
+    if (!*floats)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for a checkpoint of %zu "
                          "floats", path, (states + 1) * n);
-    if ((st = ffnn_trainer_download_parameters(t, floats)) == FFNN_OK &&
-        (state_count == 0 ||
-         (st = ffnn_trainer_optimizer_state(t, floats + n, &state_count)) == FFNN_OK)) {
-        ffnn_run_state s;
-        memset(&s, 0, sizeof s);
-        s.model = m;
-        s.params = floats;
-        s.cfg = *c;
-        s.train_count = ffnn_dataset_count(ffnn_trainer_train_data(t));
-        s.train_crc32 = ffnn_trainer_data_crc32(t);
-        s.steps_per_epoch = ffnn_trainer_steps_per_epoch(t);
-        s.epoch = ts.epoch;
-        s.step = ts.step;
-        s.optimizer_steps = ts.optimizer_steps;
-        memcpy(s.epoch_rng, ts.epoch_rng, sizeof s.epoch_rng);
-        s.step_losses = ts.step_losses;
-        s.opt_state = states ? floats + n : NULL;
-        st = ffnn_checkpoint_write(path, &s);
+    if ((st = ffnn_trainer_download_parameters(t, *floats)) == FFNN_OK && with_state &&
+        state_count != 0)
+        st = ffnn_trainer_optimizer_state(t, *floats + n, &state_count);
+    return st;
+}
+
+/* Write what collect gathered. */
+static ffnn_status write_state(ffnn_trainer *t, const char *path, const float *floats,
+                               const ffnn_trainer_state *ts)
+{
+    const ffnn_model *m = ffnn_trainer_model(t);
+    const ffnn_train_config *c = ffnn_trainer_config(t);
+    size_t n = m->parameter_count, states = ffnn_optimizer_state_count(c->optimizer);
+    ffnn_run_state s;
+    memset(&s, 0, sizeof s);
+    s.model = m;
+    s.params = floats;
+    s.cfg = *c;
+    s.train_count = ffnn_dataset_count(ffnn_trainer_train_data(t));
+    s.train_crc32 = ffnn_trainer_data_crc32(t);
+    s.steps_per_epoch = ffnn_trainer_steps_per_epoch(t);
+    s.epoch = ts->epoch;
+    s.step = ts->step;
+    s.optimizer_steps = ts->optimizer_steps;
+    memcpy(s.epoch_rng, ts->epoch_rng, sizeof s.epoch_rng);
+    s.step_losses = ts->step_losses;
+    s.opt_state = states ? floats + n : NULL;
+    return ffnn_checkpoint_write(path, &s);
+}
+
+/* One rank of a data-parallel run: every rank reads back its losses (a
+ * collective), downloads its parameters and takes part in two reductions:
+ * whether a rank failed (the highest such rank is named) and the CRC-32 of its
+ * parameters (min and max must agree: the ranks applied the same updates).
+ * Rank 0 then writes and broadcasts its status and message, so every rank
+ * returns the same outcome. */
+static ffnn_status save_parallel(ffnn_trainer *t, const char *path, ffnn_comm *c)
+{
+    const ffnn_model *m = ffnn_trainer_model(t);
+    float *floats = NULL;
+    ffnn_trainer_state ts;
+    ffnn_status st = collect(t, path, &floats, &ts, c->rank == 0);
+    double v[3] = {-1.0, 0.0, 0.0}; /* failed rank, crc, -crc: reduced with max */
+    if (st != FFNN_OK)
+        v[0] = (double)c->rank;
+    else {
+        uLong crc = crc32(0L, Z_NULL, 0);
+        const unsigned char *p = (const unsigned char *)floats;
+        for (size_t left = m->parameter_count * sizeof *floats; left > 0;) {
+            uInt k = left > (1u << 30) ? (1u << 30) : (uInt)left;
+            crc = crc32(crc, p, k);
+            p += k;
+            left -= k;
+        }
+        v[1] = (double)crc;
+        v[2] = -(double)crc;
     }
+    char why[512];
+    snprintf(why, sizeof why, "%s", st != FFNN_OK ? ffnn_last_error() : "");
+    ffnn_status rst = c->ops->reduce_host(c, v, 3, FFNN_REDUCE_MAX);
+    if (rst != FFNN_OK || st != FFNN_OK) {
+        free(floats);
+        return rst != FFNN_OK ? rst : ffnn_fail(st, "%s", why);
+    }
+    if (v[0] >= 0.0) {
+        free(floats);
+        return ffnn_fail(FFNN_ERR_IO, "%s: not written: rank %d could not gather its state "
+                         "(its message names the cause)", path, (int)v[0]);
+    }
+    if (v[1] != -v[2]) {
+        free(floats);
+        return ffnn_fail(FFNN_ERR_NUMERIC, "%s: not written: the ranks' parameters differ "
+                         "(CRC-32 from 0x%08x to 0x%08x at epoch %d, step %zu): their updates "
+                         "diverged", path, (unsigned)-v[2], (unsigned)v[1], ts.epoch, ts.step);
+    }
+    struct { int32_t status; char message[508]; } outcome;
+    memset(&outcome, 0, sizeof outcome);
+    if (c->rank == 0) {
+        outcome.status = (int32_t)write_state(t, path, floats, &ts);
+        if (outcome.status != FFNN_OK)
+            snprintf(outcome.message, sizeof outcome.message, "%s", ffnn_last_error());
+    }
+    free(floats);
+    if ((rst = c->ops->broadcast_host(c, &outcome, sizeof outcome, 0)) != FFNN_OK)
+        return rst;
+    if (outcome.status != FFNN_OK)
+        return c->rank == 0 ? (ffnn_status)outcome.status
+                            : ffnn_fail((ffnn_status)outcome.status, "rank 0: %s",
+                                        outcome.message);
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path)
+{
+    if (!t || !path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_save_checkpoint: NULL argument");
+    ffnn_comm *c = ffnn_trainer_comm(t);
+    if (c)
+        return save_parallel(t, path, c);
+    float *floats = NULL;
+    ffnn_trainer_state ts;
+    ffnn_status st = collect(t, path, &floats, &ts, 1);
+    if (st == FFNN_OK)
+        st = write_state(t, path, floats, &ts);
     free(floats);
     return st;
 }

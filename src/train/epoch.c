@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "data/dataset.h"
+#include "parallel/comm.h"
 #include "train/trainer.h"
 
 static double now_seconds(void)
@@ -98,6 +99,45 @@ static int record_step_loss(ffnn_trainer *t, size_t s, double loss)
     return 0;
 }
 
+/* Data parallelism: each rank holds the row losses of its shard of each step
+ * in rows (the epoch's rows from `first` on); the steps [from, to)'s losses are
+ * the sums over the ranks (in double) / the step's rows, the same on every rank.
+ * *bad: the first step whose loss is NaN/Inf (else to), *bad_rank: the lowest
+ * rank whose own rows of that step are (a second, rare reduction). Collective. */
+static ffnn_status reduce_step_losses(ffnn_trainer *t, const float *rows, size_t first,
+                                      size_t from, size_t to, size_t *bad, int *bad_rank)
+{
+    ffnn_comm *c = t->run.comm;
+    size_t n = to - from;
+    double *sum = malloc(n * sizeof *sum), *own = malloc(n * sizeof *own); /* [n] each */
+    if (!sum || !own) {
+        free(sum);
+        free(own);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    }
+    for (size_t s = from; s < to; s++) {
+        size_t lo, count, step_rows;
+        ffnn_step_rows(&t->run, s, &lo, &count, &step_rows);
+        double acc = 0.0;
+        for (size_t i = 0; i < count; i++)
+            acc += rows[lo - first + i];
+        sum[s - from] = own[s - from] = acc;
+    }
+    ffnn_status st = c->ops->reduce_host(c, sum, n, FFNN_REDUCE_SUM);
+    for (size_t s = from; s < to && st == FFNN_OK; s++)
+        if (!record_step_loss(t, s, sum[s - from] / (double)ffnn_trainer_batch_of_step(t, s)) &&
+            *bad == to)
+            *bad = s;
+    if (st == FFNN_OK && *bad < to) { /* every rank sees the same sums, so all come here */
+        double who = isfinite(own[*bad - from]) ? (double)c->size : (double)c->rank;
+        if ((st = c->ops->reduce_host(c, &who, 1, FFNN_REDUCE_MIN)) == FFNN_OK)
+            *bad_rank = who < (double)c->size ? (int)who : -1;
+    }
+    free(sum);
+    free(own);
+    return st;
+}
+
 /* Read back the per-row losses of steps [epoch_loss_known, step) of the current
  * epoch in one download (it synchronises) and record each step's mean; when
  * the epoch is complete, it becomes the last epoch (ffnn_trainer_step_losses).
@@ -118,13 +158,26 @@ ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t)
         return st;
     }
     size_t bad = to; /* every step recorded; the first NaN/Inf reported */
-    for (size_t s = from; s < to; s++)
-        if (!record_step_loss(
-                t, s, ffnn_mean_of(rows + (s * B - first), ffnn_trainer_batch_of_step(t, s))) &&
-            bad == to)
-            bad = s;
-    free(rows);
+    int bad_rank = -1;
+    if (t->run.comm) {
+        st = reduce_step_losses(t, rows, first, from, to, &bad, &bad_rank);
+        free(rows);
+        if (st != FFNN_OK)
+            return st;
+    } else {
+        for (size_t s = from; s < to; s++)
+            if (!record_step_loss(t, s, ffnn_mean_of(rows + (s * B - first),
+                                                     ffnn_trainer_batch_of_step(t, s))) &&
+                bad == to)
+                bad = s;
+        free(rows);
+    }
     t->epoch_loss_known = to;
+    if (bad < to && bad_rank >= 0)
+        return ffnn_fail(FFNN_ERR_NUMERIC,
+                         "epoch %d, step %zu: the loss is %g, from rank %d's rows (diverged "
+                         "or NaN/Inf in its shard of the data; try a smaller learning rate)",
+                         t->epoch, bad + 1, t->epoch_loss[bad], bad_rank);
     if (bad < to)
         return ffnn_fail(FFNN_ERR_NUMERIC,
                          "epoch %d, step %zu: the loss is %g (diverged or NaN/Inf in the "

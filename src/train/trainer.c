@@ -18,6 +18,7 @@
 #include "data/dataset.h"
 #include "strategy/strategy.h"
 #include "train/config.h"
+#include "train/train_internal.h"
 #include "train/trainer.h"
 
 ffnn_status ffnn_trainer_alloc(ffnn_trainer *t, void *ptr_out, size_t count, size_t elem)
@@ -281,19 +282,83 @@ static ffnn_status prepare_strategy(ffnn_trainer *t)
     return st;
 }
 
+/* Data parallelism (t->run.comm): the communicator's memory must be the
+ * backend's; persistent runs whole epochs in one kernel, with no point for
+ * the all-reduce (auto falls back to graph); the SGD update cannot run inside
+ * the backward kernels, before the sum. */
+static ffnn_status check_parallel(ffnn_trainer *t)
+{
+    const ffnn_comm *c = t->run.comm;
+    int device = (t->run.ops->caps & FFNN_CAP_DEVICE) != 0;
+    if (c->ops->device_buffers != device)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "the %s communicator sums %s memory, but the trainer runs on %s "
+                         "(create the communicator for the trainer's device)", c->ops->name,
+                         c->ops->device_buffers ? "GPU" : "host", t->run.ops->name);
+    if (device && !t->run.ops->native_stream)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s has no stream to order the "
+                         "all-reduce after", t->run.ops->name);
+    if (t->strategy->id == FFNN_STRATEGY_PERSISTENT) {
+        if (t->cfg.strategy != FFNN_STRATEGY_AUTO)
+            return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                             "--strategy persistent trains whole runs of steps in one kernel, "
+                             "with no place for the gradient all-reduce of data-parallel "
+                             "training: use graph, fused, cublaslt, cublas, tiled or naive");
+        t->strategy = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);
+    }
+    return FFNN_OK;
+}
+
+/* Every rank trains on the same data: rank 0's sample count and CRC-32 of the
+ * training set go to every rank, and the lowest rank whose own differ is named
+ * (two collectives; the same outcome on every rank). A node with another copy
+ * of the data would otherwise train on other rows under the same indices. */
+static ffnn_status check_same_data(ffnn_trainer *t)
+{
+    ffnn_comm *c = t->run.comm;
+    double mine[2] = {(double)ffnn_trainer_data_crc32(t), (double)t->run.train.host->count};
+    double root[2] = {mine[0], mine[1]};
+    ffnn_status st = c->ops->broadcast_host(c, root, sizeof root, 0);
+    if (st != FFNN_OK)
+        return st;
+    double who = mine[0] != root[0] || mine[1] != root[1] ? (double)c->rank : (double)c->size;
+    if ((st = c->ops->reduce_host(c, &who, 1, FFNN_REDUCE_MIN)) != FFNN_OK)
+        return st;
+    if (who < (double)c->size)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "the ranks train on different data: rank %d's training set differs "
+                         "from rank 0's (%.0f samples, CRC-32 0x%08x) in its sample count or "
+                         "contents; every rank must load the same data", (int)who, root[1],
+                         (unsigned)root[0]);
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
                                 const ffnn_train_config *cfg, ffnn_trainer **out)
+{
+    return ffnn_trainer_create_parallel(m, train, cfg, NULL, out);
+}
+
+ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *train,
+                                         const ffnn_train_config *cfg, ffnn_comm *comm,
+                                         ffnn_trainer **out)
 {
     if (!m || !train || !cfg || !out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_create: NULL argument");
     ffnn_status st = ffnn_train_config_check(m, train, cfg);
     if (st != FFNN_OK)
         return st;
+    /* a rank's GPU is this thread's device before the backend context is made */
+    if (comm && comm->ops->bind_device && (st = comm->ops->bind_device(comm)) != FFNN_OK)
+        return st;
     ffnn_trainer *t = calloc(1, sizeof *t);
     if (!t)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory creating a trainer");
     t->run.model = m;
+    t->run.comm = comm;
     t->cfg = *cfg;
+    if (comm && t->cfg.device == FFNN_DEVICE_AUTO)
+        t->cfg.device = comm->ops->device_buffers ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
     t->run.cfg = &t->cfg;
     t->run.capacity =
         cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size : cfg->eval_batch_size;
@@ -309,14 +374,18 @@ ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
         free(t);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
-    if ((st = pick_backend(t, cfg->device)) != FFNN_OK ||
+    if ((st = pick_backend(t, t->cfg.device)) != FFNN_OK ||
         (st = check_memory(t, train)) != FFNN_OK ||
+        (comm && (st = check_parallel(t)) != FFNN_OK) ||
         (st = allocate_buffers(t)) != FFNN_OK ||
         (st = ffnn_device_data_upload(t, train, &t->run.train)) != FFNN_OK ||
+        (comm && (st = check_same_data(t)) != FFNN_OK) ||
         (st = prepare_strategy(t)) != FFNN_OK) {
         ffnn_trainer_free(t);
         return st;
     }
+    if (comm)
+        t->run.fused_sgd = 0; /* the update waits for the all-reduce */
     *out = t;
     return FFNN_OK;
 }
@@ -351,6 +420,8 @@ void ffnn_trainer_free(ffnn_trainer *t)
 }
 
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t) { return t->device; }
+
+ffnn_comm *ffnn_trainer_comm(const ffnn_trainer *t) { return t->run.comm; }
 
 ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t) { return t->strategy->id; }
 

@@ -108,6 +108,8 @@ static ffnn_status cuda_create(const ffnn_backend_options *options, void **out)
     return FFNN_OK;
 }
 
+static void *cuda_native_stream(void *vctx) { return (void *)((ffnn_cuda_ctx *)vctx)->stream; }
+
 static ffnn_status cuda_set_precision(void *vctx, ffnn_precision precision)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
@@ -325,6 +327,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* persistent_supported*/ ffnn_cuda_persistent_supported,
     /* set_precision       */ cuda_set_precision,
     /* memory_available    */ cuda_memory_available,
+    /* native_stream       */ cuda_native_stream,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

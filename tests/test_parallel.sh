@@ -1,0 +1,209 @@
+#!/bin/sh
+# test_parallel.sh CASE - the data-parallel runs of ffnn train under mpirun on the cpu
+# backend (tests/test_parallel.c runs each case and reads its exit status: 0 pass,
+# 77 skip with the reason as the last line of stdout, anything else fail).
+#
+#   parity_sgd     mpirun -np 2 and -np 3 vs one process, SGD, per-step losses; -np 3
+#                  twice: bit for bit (the reduction order is fixed)
+#   parity_adam    the same with Adam and with momentum
+#   buckets        a 30 MB gradient (two buckets) under -np 3 with a one-row last batch
+#   resume         -np 2 stopped at step 30 (--max-steps, --checkpoint) and resumed with
+#                  -np 2: the losses after step 30 are those of the run that never
+#                  stopped, bit for bit; resumed in one process: within the tolerance
+#   kill_rank      rank 1 killed (SIGKILL) mid-run: every rank stops within 30 s, the
+#                  message names rank 1, the last checkpoint loads and resumes
+#   other_data     rank 1 loads another data set of the same size: every rank stops
+#                  before training with a message naming rank 1
+#   nan            a diverging run (lr 1e6) under -np 2: every rank stops at the same
+#                  step with one message naming the step and a rank; exit status 1
+#
+# The tolerance: |a - b| <= 1e-6 max(|a|, |b|, L) per step, L the mean per-step loss of
+# the one-process run (for the steps whose loss is at least L, plain 1e-6 relative; a
+# near-zero loss, e.g. of a one-row last batch, is compared at the run's loss scale).
+# FFNN_BIN overrides build/ffnn; MPIRUN overrides mpirun.
+set -u
+case_name=${1:-}
+ffnn=${FFNN_BIN:-build/ffnn}
+mpirun=${MPIRUN:-mpirun}
+skip() { echo "$1"; exit 77; }
+fail() { [ -s "${dir:-/nonexistent}/err" ] && cat "$dir/err" >&2; echo "FAIL: $1" >&2; exit 1; }
+
+[ -x "$ffnn" ] || skip "$ffnn not built (make; run the tests from the repository root)"
+command -v "$mpirun" >/dev/null 2>&1 || skip "mpirun not found (apt-get install openmpi-bin libopenmpi-dev)"
+dir=$(mktemp -d "${TMPDIR:-/tmp}/ffnn_parallel.XXXXXX") || fail "mktemp"
+trap 'rm -rf "$dir"' EXIT
+# Open MPI as root, more ranks than cores, quiet about the missing high-speed networks
+export OMPI_MCA_btl_base_warn_component_unused=0
+# shared-memory copies without cross-memory attach (ptrace), which containers often forbid
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpi() { "$mpirun" --allow-run-as-root --oversubscribe -np "$@"; }
+
+# compare A.csv B.csv [first_step]: the --log-steps files agree per step within the
+# tolerance (from first_step on, counted over the run); prints the largest difference
+compare() {
+    awk -F, -v from="${3:-1}" '
+        FNR == 1 { next }
+        NR == FNR { a[$2] = $3; sum += ($3 < 0 ? -$3 : $3); n++; next }
+        $2 >= from { if (!($2 in a)) { print "step " $2 " missing"; bad = 1; exit 1 }
+                     b[$2] = $3; m++ }
+        END {
+            if (bad) exit 1
+            if (m == 0) { print "no steps to compare"; exit 1 }
+            L = sum / n; worst = 0
+            for (s in b) {
+                x = a[s]; y = b[s]; d = x - y; if (d < 0) d = -d
+                s1 = x < 0 ? -x : x; s2 = y < 0 ? -y : y
+                scale = s1 > s2 ? s1 : s2; if (scale < L) scale = L
+                r = d / scale; if (r > worst) { worst = r; at = s }
+                if (r > 1e-6) { print "step " s ": " x " vs " y " (" r " of the scale)"; bad = 1 }
+            }
+            printf "%d steps, largest difference %.3g of the loss scale (step %s)\n", m, worst, at
+            exit bad
+        }' "$1" "$2"
+}
+
+common="--threads 1 --device cpu --json"
+
+case "$case_name" in
+parity_sgd)
+    # 2001 rows, batch 100: 20 full batches and a last batch of one row (ranks 1 and 2
+    # of -np 3 get none); -np 3 splits 100 rows 34/33/33
+    args="--data synth:points:2001 --arch 2-30tanh-30tanh-1 --loss bce --lr 0.1 --batch 100 --epochs 10"
+    "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
+    for np in 2 3; do
+        mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" >/dev/null 2>"$dir/err" ||
+            fail "mpirun -np $np exited with $?"
+        out=$(compare "$dir/one.csv" "$dir/np$np.csv")
+        ok=$?
+        echo "sgd -np $np: $out"
+        [ $ok -eq 0 ] || fail "sgd -np $np"
+    done
+    # the reduction order is fixed: the same run again gives the same bits
+    mpi 3 "$ffnn" train $args $common --log-steps "$dir/np3b.csv" >/dev/null 2>"$dir/err" ||
+        fail "mpirun -np 3, second run"
+    cmp -s "$dir/np3.csv" "$dir/np3b.csv" || fail "two -np 3 runs differ"
+    echo "sgd -np 3 twice: the same losses, bit for bit"
+    ;;
+parity_adam)
+    for opt in adam momentum; do
+        args="--data synth:regression:2001 --arch 32-64relu-32tanh-1 --optimizer $opt --lr 0.003 --batch 100 --epochs 8"
+        "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
+        for np in 2 3; do
+            mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" >/dev/null 2>"$dir/err" ||
+                fail "mpirun -np $np exited with $?"
+            out=$(compare "$dir/one.csv" "$dir/np$np.csv")
+            ok=$?
+            echo "$opt -np $np: $out"
+            [ $ok -eq 0 ] || fail "$opt -np $np"
+        done
+    done
+    ;;
+buckets)
+    # 7.6 M parameters = 30 MB of gradients: two buckets (layers 2 + 1, then layer 0);
+    # 13 rows in batches of 4: the last batch has one row, so under -np 3 ranks 1 and 2
+    # have none in that step and must still take part in both buckets
+    args="--data synth:regression:13 --arch 32-3000relu-2500relu-1 --lr 0.01 --batch 4 --epochs 2"
+    "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
+    mpi 3 "$ffnn" train $args $common --log-steps "$dir/np3.csv" >/dev/null 2>"$dir/err" ||
+        fail "mpirun -np 3 exited with $?"
+    out=$(compare "$dir/one.csv" "$dir/np3.csv")
+    ok=$?
+    echo "two buckets, a rank without rows, -np 3: $out"
+    [ $ok -eq 0 ] || fail "two buckets -np 3"
+    ;;
+resume)
+    args="--data synth:regression:2000 --arch 32-48relu-1 --optimizer adam --lr 0.003 --batch 64 --epochs 3"
+    mpi 2 "$ffnn" train $args $common --log-steps "$dir/full.csv" >/dev/null 2>"$dir/err" || fail "full run"
+    mpi 2 "$ffnn" train $args $common --checkpoint "$dir/ck.safetensors" --max-steps 40 \
+        >/dev/null 2>"$dir/err" || fail "the run stopped at step 40"
+    # the rest: -np 2 again (bit for bit), and one process (another rank count)
+    data="--data synth:regression:2000"
+    mpi 2 "$ffnn" train --resume "$dir/ck.safetensors" $data $common \
+        --log-steps "$dir/rest2.csv" >/dev/null 2>"$dir/err" || fail "resume with -np 2"
+    "$ffnn" train --resume "$dir/ck.safetensors" $data $common --log-steps "$dir/rest1.csv" \
+        >/dev/null 2>"$dir/err" || fail "resume in one process"
+    # rest*.csv hold the epochs from the checkpoint's on (steps counted from that epoch's
+    # start); step 41 onwards must be the full run's
+    awk -F, 'NR == FNR { if (FNR > 1) a[$2] = $3; next }
+             FNR > 1 && $2 > 40 { n++; if (a[$2] != $3) { print "step " $2 ": " a[$2] " vs " $3; bad = 1 } }
+             END { if (n == 0) { print "no steps after 40"; exit 1 }; exit bad }' \
+        "$dir/full.csv" "$dir/rest2.csv" || fail "-np 2 resumed differs from the full -np 2 run"
+    echo "resume -np 2 -> -np 2: bit for bit after step 40"
+    out=$(compare "$dir/full.csv" "$dir/rest1.csv" 41)
+    ok=$?
+    echo "resume -np 2 -> 1 process: $out"
+    [ $ok -eq 0 ] || fail "one process resumed"
+    ;;
+kill_rank)
+    args="--data synth:regression:20000 --arch 32-256relu-256relu-1 --batch 32 --epochs 50"
+    ck="$dir/ck.safetensors"
+    "$mpirun" --allow-run-as-root --oversubscribe -np 2 "$ffnn" train $args $common \
+        --checkpoint "$ck" --checkpoint-every 20 >"$dir/out.txt" 2>"$dir/err.txt" &
+    launcher=$!
+    waited=0 # until the first checkpoint exists (at most 60 s)
+    while [ ! -s "$ck" ] && [ $waited -lt 600 ]; do sleep 0.1; waited=$((waited + 1)); done
+    [ -s "$ck" ] || { kill "$launcher" 2>/dev/null; fail "no checkpoint after 60 s"; }
+    # rank 1: the child process of the launcher whose environment says so
+    victim=""
+    for proc in /proc/[0-9]*; do # (no ps: procps is not in every image)
+        [ "$(sed -n 's/^PPid:[[:space:]]*//p' "$proc/status" 2>/dev/null)" = "$launcher" ] ||
+            continue
+        if tr '\0' '\n' < "$proc/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then
+            victim=${proc#/proc/}
+        fi
+    done
+    [ -n "$victim" ] || { kill "$launcher" 2>/dev/null; fail "rank 1's process not found"; }
+    start=$(date +%s)
+    kill -KILL "$victim"
+    waited=0
+    while kill -0 "$launcher" 2>/dev/null && [ $waited -lt 300 ]; do
+        sleep 0.1; waited=$((waited + 1))
+    done
+    if kill -0 "$launcher" 2>/dev/null; then
+        kill -KILL "$launcher" 2>/dev/null
+        fail "the ranks still run 30 s after rank 1 was killed"
+    fi
+    wait "$launcher"
+    rc=$?
+    seconds=$(( $(date +%s) - start ))
+    [ $rc -ne 0 ] || fail "mpirun exited with 0 after rank 1 was killed"
+    grep -qi "rank 1" "$dir/err.txt" "$dir/out.txt" || {
+        cat "$dir/err.txt" >&2; fail "no message names rank 1"; }
+    # the checkpoint loads: resumed in one process (another rank count), stopped at once
+    "$ffnn" train --resume "$ck" --data synth:regression:20000 $common --max-steps 1 \
+        >"$dir/info.txt" 2>&1 && grep -q "resumed from" "$dir/info.txt" ||
+        { cat "$dir/info.txt" "$dir/err.txt" >&2; fail "the last checkpoint does not resume"; }
+    echo "kill_rank: every rank stopped ${seconds} s after rank 1 was killed (exit $rc); \
+$(grep -i -m1 "rank 1" "$dir/err.txt" "$dir/out.txt" | cut -c1-160)"
+    ;;
+other_data)
+    # rank 1 loads another data set of the same size (the synth generator's seed 2):
+    # every rank stops before training, naming rank 1
+    mpi 2 sh -c 'seed=1; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && seed=2
+                 exec "$0" train --data synth:points:2000:$seed --arch 2-8tanh-1 --loss bce \
+                     --epochs 1 --threads 1 --device cpu --json' "$ffnn" \
+        >"$dir/out.txt" 2>"$dir/err.txt"
+    rc=$?
+    [ $rc -ne 0 ] || fail "ranks with different data exited with 0"
+    grep -q "rank 1's training set differs" "$dir/err.txt" ||
+        { cat "$dir/err.txt" >&2; fail "no message names rank 1's data"; }
+    echo "other_data: $(grep -m1 "training set differs" "$dir/err.txt" | cut -c1-200)"
+    ;;
+nan)
+    args="--data synth:points:2000 --arch 2-30tanh-30tanh-1 --loss mse --lr 1e6 --batch 100 --epochs 3"
+    ck="$dir/ck.safetensors"
+    mpi 2 "$ffnn" train $args $common --checkpoint "$ck" >"$dir/out.txt" 2>"$dir/err.txt"
+    rc=$?
+    [ $rc -ne 0 ] || fail "a diverging run exited with 0"
+    grep -q "the loss is" "$dir/err.txt" || { cat "$dir/err.txt" >&2; fail "no loss message"; }
+    lines=$(grep -c "the loss is" "$dir/err.txt")
+    [ "$lines" -eq 1 ] || { cat "$dir/err.txt" >&2; fail "$lines messages, expected one (rank 0's)"; }
+    [ ! -e "$ck" ] || fail "a checkpoint was written after the loss became NaN/Inf"
+    echo "nan: $(grep -m1 "the loss is" "$dir/err.txt" | cut -c1-200)"
+    ;;
+*)
+    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|other_data|nan" >&2
+    exit 2
+    ;;
+esac
+exit 0
