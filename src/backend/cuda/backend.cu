@@ -293,7 +293,7 @@ static void cuda_graph_free(void *vctx, void *graph)
 /* ------------------------------------------------------------------ the table */
 
 /* One name, the caps and 27 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 29 * sizeof(void *),
+static_assert(sizeof(ffnn_backend_ops) == 30 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
