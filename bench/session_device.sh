@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The session's device checks in one call (parts chosen by PARTS, default all):
+#   tests     build for sm_90, the whole suite (build/ffnn_tests)
+#   dp        bench/dp_device.sh (NCCL data parallelism on one GPU)
+#   sanitize  tools/sanitize_cuda.sh over a subset of the cuda tests
+#   PARTS="tests dp" bash bench/session_device.sh DATA_DIR
+set -uo pipefail
+DATA=${1:?usage: session_device.sh DATA_DIR}
+OUT=${OUT:-session-out}; mkdir -p "$OUT"
+PARTS=${PARTS:-tests dp sanitize}
+export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=$PWD/.devdata/cjson"
+mkdir -p /usr/share/datasets && ln -sfn "$(realpath "$DATA")" /usr/share/datasets/fashion-mnist
+has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
+if has tests || has sanitize; then
+    make -j16 $CJSON CUDA_ARCH='-gencode arch=compute_90,code=sm_90' all build/ffnn_tests \
+        build/libffnn_faults.so > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+    grep -m1 "ffnn build" "$OUT/build.log"
+fi
+if has tests; then
+    start=$(date +%s)
+    FFNN_BIN=build/ffnn FFNN_CLI=build/ffnn FFNN_FAULTS_LIB=$PWD/build/libffnn_faults.so \
+        FFNN_PYTHON=$(command -v python3) build/ffnn_tests > "$OUT/tests.log" 2>&1
+    echo "tests ($(( $(date +%s) - start )) s): $(tail -1 "$OUT/tests.log" | cut -c1-400)"
+    grep -E "^FAIL" -A4 "$OUT/tests.log" | head -60
+    grep -E "worst relative|largest" "$OUT/tests.log" | head -40 > "$OUT/tests_numbers.txt"
+fi
+if has dp; then
+    OUT="$OUT/dp" timeout 300 bash bench/dp_device.sh "$DATA" > "$OUT/dp.log" 2>&1
+    echo "dp_device (rc $?):"; tail -25 "$OUT/dp.log"
+fi
+if has sanitize; then
+    OUT="$OUT/sanitize" SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-100} \
+        SANITIZE_TESTS="${SANITIZE_TESTS:-cuda_dense cuda_loss cuda_gather cuda_sgd cuda_optimizer fused_act fused_backward cublaslt_act cublaslt_backward strategies_persistent_follows strategies_graph_follows}" \
+        tools/sanitize_cuda.sh build ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
+fi
