@@ -13,7 +13,12 @@
 # strategies_, golden_cuda; tests/main.c runs the names matching any filter given);
 # SANITIZE_TESTS overrides the filters, e.g. SANITIZE_TESTS="cuda_dense fused_act".
 # racecheck and initcheck slow kernels 10-100x: SANITIZE_TIMEOUT (seconds per tool,
-# default 1500) bounds each run. Each tool's log ends with compute-sanitizer's
+# default 600) bounds each run (a run cut short reports exit 124). Within a 10-minute
+# device call, the op-level tests under all four tools:
+#   SANITIZE_TESTS="cuda_ fused_ cublas_ local1d_cuda" SANITIZE_TIMEOUT=140 \
+#       tools/sanitize_cuda.sh build
+# and the strategies (whole training steps, persistent and graph kernels) in a second:
+#   SANITIZE_TESTS="strategies_ golden_cuda" SANITIZE_TIMEOUT=140 tools/sanitize_cuda.sh build Each tool's log ends with compute-sanitizer's
 # "ERROR SUMMARY"; the script prints one line per tool and exits 1 when any tool
 # reported an error or a test failed. Results go to docs/RESULTS.md ("compute-sanitizer").
 set -u
@@ -25,7 +30,7 @@ TOOLS=("$@")
 OUTDIR=${OUT:-$BUILD/sanitize}
 mkdir -p "$OUTDIR"
 SAN=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-TIMEOUT=${SANITIZE_TIMEOUT:-1500}
+TIMEOUT=${SANITIZE_TIMEOUT:-600}
 read -r -a FILTERS <<< "${SANITIZE_TESTS:-cuda fused_ cublas_ strategies_ golden_cuda}"
 if [ ! -x "$SAN" ]; then echo "compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 2; fi
 if [ ! -x "$BUILD/ffnn_tests" ]; then echo "$BUILD/ffnn_tests not built"; exit 2; fi
