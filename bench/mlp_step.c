@@ -375,8 +375,8 @@ static row *new_lab_row(seed004 *s, int B, int v)
 /* ------------------------------------------------------------ part b on the GPU */
 
 typedef struct step_bufs {
-    uint8_t *images, *labels, *y, *correct;
-    int32_t *index;
+    uint8_t *images, *correct;
+    int32_t *labels, *y, *index;
     float *x, *params, *grads, *z1, *a1, *z2, *a2, *z3, *dout, *rloss, *da2, *dz2, *da1, *dz1;
 } step_bufs;
 
@@ -394,7 +394,7 @@ static ffnn_status env_alloc(step_env *e, void **p, size_t bytes)
     return e->ops->alloc(e->ctx, bytes, p);
 }
 
-static ffnn_status step_setup(step_env *e, const uint8_t *images, const uint8_t *labels,
+static ffnn_status step_setup(step_env *e, const uint8_t *images, const int32_t *labels,
                               const int32_t *index, const float *params)
 {
     step_bufs *b = &e->b;
@@ -423,7 +423,7 @@ static ffnn_status step_setup(step_env *e, const uint8_t *images, const uint8_t 
     A(rloss, B);
 #undef A
     if (st == FFNN_OK) st = e->ops->upload(e->ctx, b->images, images, e->nsrc * L1_IN);
-    if (st == FFNN_OK) st = e->ops->upload(e->ctx, b->labels, labels, e->nsrc);
+    if (st == FFNN_OK) st = e->ops->upload(e->ctx, b->labels, labels, e->nsrc * sizeof *labels);
     if (st == FFNN_OK) st = e->ops->upload(e->ctx, b->index, index, B * sizeof *index);
     if (st == FFNN_OK) st = e->ops->upload(e->ctx, b->params, params, e->P * sizeof *params);
     return st;
@@ -613,7 +613,8 @@ static int step_prepare(const options *o, size_t B, step_env *g, step_env *c, ff
     cfg.learning_rate = LR;
     cfg.optimizer = FFNN_OPT_SGD;
     g->sgd = c->sgd = ffnn_optimizer_step_at(&cfg, 1);
-    uint8_t *images = malloc(g->nsrc * L1_IN), *labels = malloc(g->nsrc);
+    uint8_t *images = malloc(g->nsrc * L1_IN);
+    int32_t *labels = malloc(g->nsrc * sizeof *labels);
     int32_t *index = malloc(B * sizeof *index);
     int rc = -1;
     if (!images || !labels || !index) {
@@ -622,7 +623,7 @@ static int step_prepare(const options *o, size_t B, step_env *g, step_env *c, ff
     }
     uint64_t s = (uint64_t)o->seed * 7919 + B;
     for (size_t i = 0; i < g->nsrc * L1_IN; i++) images[i] = (uint8_t)(lcg(&s) & 0xff);
-    for (size_t i = 0; i < g->nsrc; i++) labels[i] = (uint8_t)(lcg(&s) % 10);
+    for (size_t i = 0; i < g->nsrc; i++) labels[i] = (int32_t)(lcg(&s) % 10);
     for (size_t i = 0; i < B; i++) index[i] = (int32_t)(lcg(&s) % g->nsrc);
     if (ffnn_lab_backend_create(g->ops, FFNN_MATMUL_TILED, 1, &g->ctx) != FFNN_OK ||
         ffnn_lab_backend_create(c->ops, FFNN_MATMUL_TILED, 1, &c->ctx) != FFNN_OK ||

@@ -626,7 +626,7 @@ static int synth_blobs(size_t n, uint64_t seed, ffnn_dataset **out)
 {
     const size_t F = 784;
     float *x = malloc(n * F * sizeof *x);
-    uint8_t *y = malloc(n);
+    int32_t *y = malloc(n * sizeof *y);
     if (x == NULL || y == NULL) {
         free(x);
         free(y);
@@ -634,11 +634,11 @@ static int synth_blobs(size_t n, uint64_t seed, ffnn_dataset **out)
     }
     uint64_t s = seed * 6364136223846793005ull + 1442695040888963407ull;
     for (size_t i = 0; i < n; i++) {
-        y[i] = (uint8_t)(i % 10);
+        y[i] = (int32_t)(i % 10);
         for (size_t f = 0; f < F; f++) {
             s = s * 6364136223846793005ull + 1442695040888963407ull;
             double u = (double)(s >> 11) / 9007199254740992.0;
-            double center = (f % 10 == y[i]) ? 0.7 : 0.2;
+            double center = (f % 10 == (size_t)y[i]) ? 0.7 : 0.2;
             x[i * F + f] = (float)(center + 0.3 * (u - 0.5));
         }
     }

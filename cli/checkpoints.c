@@ -131,6 +131,10 @@ int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_
         cfg->shuffle = s->shuffle;
     else if (!bad && !cfg->shuffle != !s->shuffle)
         bad = disagree(path, "--no-shuffle", "", "shuffle", "true");
+    if (!bad && !given->drop_last)
+        cfg->drop_last = s->drop_last;
+    else if (!bad && !cfg->drop_last != !s->drop_last)
+        bad = disagree(path, "--drop-last", "", "drop_last", "false");
     if (!bad && !(bad = check_uint(path, given->train_limit, "--train-limit",
                                    (unsigned long long)*train_limit, "train_count",
                                    info.train_count, &u)) && !given->train_limit)

@@ -11,7 +11,7 @@
 
 /* Which train options were given on the command line (1 = given). */
 typedef struct ffnn_cli_given {
-    int arch, loss, epochs, batch, lr, seed, shuffle, train_limit;
+    int arch, loss, epochs, batch, lr, seed, shuffle, drop_last, train_limit;
     int optimizer, momentum, nesterov, beta1, beta2, eps;
 } ffnn_cli_given;
 

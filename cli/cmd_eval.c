@@ -1,10 +1,11 @@
 /*
- * cmd_eval.c - ffnn eval --model FILE [--data DIR] [--loss NAME] [--batch N]: the
- * mean loss, the accuracy, the accuracy per class and the confusion matrix of a
- * saved model on a test set, computed by the library's CPU reference
- * (ffnn_model_evaluate); this file parses options and prints.
+ * cmd_eval.c - ffnn eval --model FILE [--data DIR|FILE] [options]: a saved model on
+ * a test set, computed by the library's CPU reference (ffnn_model_evaluate_metrics):
+ * loss and accuracy, precision/recall/F1 per class and the confusion matrix, or
+ * for regression MSE, RMSE, MAE and R^2 in the targets' units; text or --json.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,38 +13,52 @@
 #include "default_data.h"
 #include "model_files.h"
 #include "options.h"
+#include "tabular.h"
 
 #define CMD "ffnn eval"
+
+/* printed output caps; per-class scores and the matrix only up to EVAL_MAX_SCORED */
+enum { EVAL_MAX_CLASS_ROWS = 100, EVAL_MAX_MATRIX = 20, EVAL_MAX_SCORED = 4096 };
 
 const char *const ffnn_cli_eval_usage =
     "usage: ffnn eval --model FILE [options]\n"
     "\n"
-    "Evaluate a saved model on the test set of an IDX directory (t10k-images-idx3-ubyte\n"
-    "and t10k-labels-idx1-ubyte, each raw or .gz) with the CPU reference and print the\n"
-    "mean loss, the accuracy, the accuracy per class (the first 100 classes) and the\n"
-    "confusion matrix (rows: true class, columns: predicted class; up to 32 classes).\n"
+    "Evaluate a saved model on a test set with the CPU reference and print the mean\n"
+    "loss, the accuracy, precision, recall and F1 per class and the confusion matrix\n"
+    "(rows: true class, columns: predicted class; printed up to 20 classes, per-class\n"
+    "rows up to 100), or for regression (loss mse on float targets) MSE, RMSE, MAE\n"
+    "and R^2 in the targets' own units. A model trained with --standardize takes\n"
+    "raw rows; class labels are matched to the model's classes by their text.\n"
     "\n"
     "options:\n"
     "  --model FILE   a model file (safetensors) written by 'ffnn train --save'\n"
     "  --data DIR     IDX directory (default: as ffnn train - data/mnist/, else MNIST\n"
     "                 downloaded there, else Debian's Fashion-MNIST), or a synthetic\n"
-    "                 set as in ffnn train (synth:points[:N[:SEED]],\n"
-    "                 synth:regression[:N[:SEED]]: its test set; regression prints\n"
-    "                 the loss only)\n"
+    "                 set as in ffnn train (its test set)\n"
+    "  --data FILE    a CSV/TSV file (.gz too) or X.npy with --labels y.npy: all rows\n"
+    FFNN_CLI_TABLE_USAGE
+    "  --classes A,B  keep only labels A and B, relabelled 0 and 1 (as ffnn train)\n"
     "  --loss NAME    ce | bce | mse (default: the loss recorded in the model file)\n"
     "  --batch N      samples per forward pass (default 1024)\n"
+    "  --json         one JSON object instead of the text\n"
     "  -h, --help     this help\n";
 
 typedef struct eval_options {
     ffnn_cli_model_options model; /* --model, --loss, --batch                   */
-    const char *data;             /* --data DIR or synth:..., or NULL: the default */
+    const char *data;             /* --data DIR, FILE or synth:..., or NULL: the default */
+    ffnn_cli_table_options table;
+    int class_a, class_b;         /* --classes A,B (class_a < 0: all)            */
+    int json;
 } eval_options;
 
-enum { OPT_DATA = FFNN_CLI_OPT_NEXT };
+enum { OPT_DATA = FFNN_CLI_OPT_NEXT, OPT_CLASSES, OPT_JSON };
 
 static const struct option eval_longopts[] = {
     FFNN_CLI_MODEL_LONGOPTS,
     {"data", required_argument, NULL, OPT_DATA},
+    {"classes", required_argument, NULL, OPT_CLASSES},
+    {"json", no_argument, NULL, OPT_JSON},
+    FFNN_CLI_TABLE_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -51,37 +66,120 @@ static const struct option eval_longopts[] = {
 static int eval_option(void *ctx, int c, const char *arg)
 {
     eval_options *o = ctx;
+    long long pair[2];
     int rc;
 
-    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc))
+    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc) ||
+        ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
         return rc;
-    if (c == OPT_DATA) {
-        o->data = arg;
+    switch (c) {
+    case OPT_DATA: o->data = arg; return 0;
+    case OPT_JSON: o->json = 1; return 0;
+    case OPT_CLASSES:
+        if (ffnn_cli_int_list(arg, 0, INT32_MAX, pair, 2) != 2 || pair[0] == pair[1]) {
+            fprintf(stderr, "%s: --classes expects two different class numbers >= 0 as A,B, "
+                    "found '%s'\n", CMD, arg);
+            return 2;
+        }
+        o->class_a = (int)pair[0];
+        o->class_b = (int)pair[1];
         return 0;
+    default: return 2; /* not in eval_longopts */
     }
-    return 2; /* not in eval_longopts */
 }
 
-/* Output caps: a model with many outputs (20,000 classes) gets per-class counts
- * instead of a confusion matrix (O(classes) memory, ffnn_model_evaluate_per_class),
- * and at most PER_CLASS_SHOWN rows of per-class accuracy. */
-enum { CONFUSION_MAX_CLASSES = 32, PER_CLASS_SHOWN = 100 };
-
-static void print_per_class(const uint64_t *correct, const uint64_t *total, int classes)
+/* Print the untrusted text s (a class name from a file) with non-printable bytes
+ * as '?', at most max bytes, JSON-escaped when json. */
+static void put_text(const char *s, size_t max, int json)
 {
-    int shown = classes < PER_CLASS_SHOWN ? classes : PER_CLASS_SHOWN;
-    printf("\nper-class accuracy:\n  class  samples  correct  accuracy\n");
-    for (int t = 0; t < shown; t++) {
-        if (total[t])
-            printf("  %5d  %7llu  %7llu   %6.2f%%\n", t, (unsigned long long)total[t],
-                   (unsigned long long)correct[t],
-                   100.0 * (double)correct[t] / (double)total[t]);
-        else
-            printf("  %5d  %7d  %7d        -\n", t, 0, 0);
+    size_t n = 0;
+    for (; *s && n < max; s++, n++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c > 0x7e)
+            c = '?';
+        if (json && (c == '"' || c == '\\'))
+            putchar('\\');
+        putchar(c);
+    }
+    if (*s)
+        fputs("...", stdout);
+}
+
+/* Class c's label: its name in the model, else its number. */
+static void put_class(const ffnn_model *m, int c, int json)
+{
+    const char *name = ffnn_model_class_name(m, c);
+    if (json)
+        putchar('"');
+    if (name)
+        put_text(name, 24, json);
+    else
+        printf("%d", c);
+    if (json)
+        putchar('"');
+}
+
+/* Class c's label as printable text: its name (cut to 24 bytes, '?' for bytes
+ * outside ASCII) or its number. */
+static void class_label(const ffnn_model *m, int c, char *out, size_t size)
+{
+    const char *name = ffnn_model_class_name(m, c);
+    size_t k = 0;
+    if (!name) {
+        snprintf(out, size, "%d", c);
+        return;
+    }
+    for (; name[k] && k < 24 && k + 4 < size; k++)
+        out[k] = name[k] >= 0x20 && name[k] <= 0x7e ? name[k] : '?';
+    snprintf(out + k, size - k, "%s", name[k] ? "..." : "");
+}
+
+/* Precision, recall, F1 and support of class c from the confusion matrix. */
+static void class_scores(const uint64_t *confusion, int classes, int c, double *precision,
+                         double *recall, double *f1, uint64_t *support)
+{
+    uint64_t tp = confusion[(size_t)c * (size_t)classes + (size_t)c], predicted = 0, actual = 0;
+    for (int k = 0; k < classes; k++) {
+        predicted += confusion[(size_t)k * (size_t)classes + (size_t)c];
+        actual += confusion[(size_t)c * (size_t)classes + (size_t)k];
+    }
+    *precision = predicted ? (double)tp / (double)predicted : NAN;
+    *recall = actual ? (double)tp / (double)actual : NAN;
+    *f1 = *precision + *recall > 0 ? 2 * *precision * *recall / (*precision + *recall) : NAN;
+    if (!(*f1 == *f1) && predicted && actual)
+        *f1 = 0.0;
+    *support = actual;
+}
+
+static void put_number(double v, int json)
+{
+    if (v != v)
+        fputs(json ? "null" : "     -", stdout);
+    else
+        printf(json ? "%.6f" : "%6.4f", v);
+}
+
+static void print_per_class(const ffnn_model *m, const uint64_t *confusion, int classes)
+{
+    int shown = classes < EVAL_MAX_CLASS_ROWS ? classes : EVAL_MAX_CLASS_ROWS;
+    printf("\nper class:\n  %-12s %9s %9s %9s %9s\n", "class", "precision", "recall", "f1",
+           "support");
+    for (int c = 0; c < shown; c++) {
+        double p, r, f;
+        uint64_t n;
+        class_scores(confusion, classes, c, &p, &r, &f, &n);
+        char label[32];
+        class_label(m, c, label, sizeof label);
+        printf("  %-12s ", label);
+        put_number(p, 0);
+        printf("    ");
+        put_number(r, 0);
+        printf("    ");
+        put_number(f, 0);
+        printf(" %9llu\n", (unsigned long long)n);
     }
     if (shown < classes)
-        printf("  ... %d more classes not shown (at most %d rows are printed)\n",
-               classes - shown, PER_CLASS_SHOWN);
+        printf("  ... %d more classes not shown (--json has them all)\n", classes - shown);
 }
 
 /* The matrix with true classes as rows, predicted classes as columns. */
@@ -90,11 +188,16 @@ static void print_confusion(const uint64_t *confusion, int classes)
     uint64_t max = 0;
     int width = 5;
 
+    if (classes > EVAL_MAX_MATRIX) {
+        printf("\nconfusion matrix not printed: %d classes (at most %d are; --json has it up "
+               "to %d)\n", classes, EVAL_MAX_MATRIX, EVAL_MAX_CLASS_ROWS);
+        return;
+    }
     for (size_t k = 0; k < (size_t)classes * (size_t)classes; k++)
         max = confusion[k] > max ? confusion[k] : max;
     for (uint64_t v = max; v >= 10000; v /= 10)
         width++;
-    printf("\nconfusion matrix (rows: true class, columns: predicted class):\n%10s",
+    printf("\nconfusion matrix (rows: true class, columns: predicted class, by number):\n%10s",
            "true\\pred");
     for (int p = 0; p < classes; p++)
         printf(" %*d", width, p);
@@ -107,85 +210,203 @@ static void print_confusion(const uint64_t *confusion, int classes)
     printf("\n");
 }
 
-/* correct [classes], total [classes], and confusion [classes, classes] or NULL
- * (more than CONFUSION_MAX_CLASSES classes: not printed). */
-static void print_eval(const eval_options *o, const ffnn_model *m, const char *data,
-                       size_t count, double loss, const uint64_t *correct,
-                       const uint64_t *total, const uint64_t *confusion)
+static void print_json(const eval_options *o, const ffnn_model *m, const ffnn_metrics *r,
+                       int regression, const uint64_t *confusion)
 {
     int classes = ffnn_model_class_count(m);
-    uint64_t right = 0;
-    char *arch = ffnn_cli_arch_string(m);
-
-    for (int c = 0; c < classes; c++)
-        right += correct[c];
-    printf("model: %s (arch %s, loss %s%s)\n", o->model.path, arch ? arch : "?",
-           ffnn_loss_name(o->model.loss),
-           o->model.loss_given ? ", from --loss" : "");
-    printf("data: %s (%zu test samples), device: cpu (reference)\n", data, count);
-    printf("test_loss %.4f  test_acc %.2f%% (%llu/%zu)\n", loss,
-           100.0 * (double)right / (double)count, (unsigned long long)right, count);
-    print_per_class(correct, total, classes);
-    if (confusion)
-        print_confusion(confusion, classes);
-    else
-        printf("\nconfusion matrix not printed: %d classes (at most %d are)\n", classes,
-               CONFUSION_MAX_CLASSES);
-    free(arch);
+    printf("{\"model\": \"");
+    put_text(o->model.path, 4096, 1);
+    printf("\", \"loss_name\": \"%s\", \"count\": %zu, \"loss\": %.6f",
+           ffnn_loss_name(o->model.loss), r->count, r->loss);
+    if (regression) {
+        printf(", \"mse\": %.6g, \"rmse\": %.6g, \"mae\": %.6g, \"r2\": ", r->mse, r->rmse,
+               r->mae);
+        put_number(r->r2, 1);
+        printf("}\n");
+        return;
+    }
+    printf(", \"accuracy\": %.6f", r->accuracy);
+    if (!confusion) {
+        printf(", \"per_class\": null}\n");
+        return;
+    }
+    printf(", \"per_class\": [");
+    for (int c = 0; c < classes; c++) {
+        double p, rc, f;
+        uint64_t n;
+        class_scores(confusion, classes, c, &p, &rc, &f, &n);
+        printf("%s{\"class\": %d, \"label\": ", c ? ", " : "", c);
+        put_class(m, c, 1);
+        printf(", \"precision\": ");
+        put_number(p, 1);
+        printf(", \"recall\": ");
+        put_number(rc, 1);
+        printf(", \"f1\": ");
+        put_number(f, 1);
+        printf(", \"support\": %llu}", (unsigned long long)n);
+    }
+    printf("]");
+    if (classes <= EVAL_MAX_CLASS_ROWS) {
+        printf(", \"confusion\": [");
+        for (int t = 0; t < classes; t++) {
+            printf("%s[", t ? ", " : "");
+            for (int p = 0; p < classes; p++)
+                printf("%s%llu", p ? ", " : "",
+                       (unsigned long long)confusion[(size_t)t * (size_t)classes + (size_t)p]);
+            printf("]");
+        }
+        printf("]");
+    }
+    printf("}\n");
 }
 
-/* Evaluate m on the test set of --data (or of the default data) and print. */
+static void print_text(const eval_options *o, const ffnn_model *m, const char *data,
+                       const ffnn_metrics *r, int regression, const uint64_t *confusion)
+{
+    char arch[512];
+    ffnn_model_arch_string(m, arch, sizeof arch);
+    printf("model: %s (arch %s, loss %s%s)\n", o->model.path, arch,
+           ffnn_loss_name(o->model.loss), o->model.loss_given ? ", from --loss" : "");
+    printf("data: %s (%zu test samples), device: cpu (reference)\n", data, r->count);
+    if (regression) {
+        printf("test_loss %.6f  mse %.6g  rmse %.6g  mae %.6g  r2 %.4f (targets' units)\n",
+               r->loss, r->mse, r->rmse, r->mae, r->r2);
+        return;
+    }
+    printf("test_loss %.4f  test_acc %.2f%% (%llu/%zu)\n", r->loss, 100.0 * r->accuracy,
+           (unsigned long long)llround(r->accuracy * (double)r->count), r->count);
+    if (!confusion) /* many classes: run_many_classes prints instead */
+        return;
+    print_per_class(m, confusion, ffnn_model_class_count(m));
+    print_confusion(confusion, ffnn_model_class_count(m));
+}
+
+/* The test set: a tabular file (labels matched to the model's class names) or
+ * the test part of --data (IDX, synth); --classes applied. */
+static int load_test(const eval_options *o, const ffnn_model *m, ffnn_dataset **test,
+                     char *description, size_t size)
+{
+    if (o->data && ffnn_cli_is_table(o->data)) {
+        int classes = ffnn_model_class_count(m), regression = o->model.loss == FFNN_LOSS_MSE;
+        const char **names = NULL;
+        if (!regression && ffnn_model_class_name(m, 0) && o->class_a < 0) {
+            /* the model's classes (with --classes: the file's, then A and B kept) */
+            if (!(names = calloc((size_t)classes, sizeof *names)))
+                return fprintf(stderr, "%s: out of memory\n", CMD), 1;
+            for (int c = 0; c < classes; c++)
+                names[c] = ffnn_model_class_name(m, c);
+        }
+        int rc = ffnn_cli_load_table(CMD, "--data", o->data, &o->table, regression, names,
+                                     names ? classes : 0, test);
+        free(names);
+        if (rc)
+            return 1;
+        snprintf(description, size, "%s", o->data);
+    } else if (ffnn_cli_load_data(CMD, o->data, NULL, test, description, size) != 0) {
+        return 1;
+    }
+    if (o->class_a >= 0) {
+        ffnn_dataset *sel = NULL;
+        if (ffnn_dataset_select_classes(*test, o->class_a, o->class_b, &sel) != FFNN_OK)
+            return ffnn_cli_fail(CMD, "--classes");
+        ffnn_dataset_free(*test);
+        *test = sel;
+        size_t used = strlen(description);
+        snprintf(description + used, size - used, ", classes %d,%d as 0,1", o->class_a,
+                 o->class_b);
+    }
+    return 0;
+}
+
+/* A model of more than EVAL_MAX_SCORED classes: loss, accuracy and the accuracy
+ * (recall) of each class from per-class counts; no matrix. */
+static int run_many_classes(const eval_options *o, const ffnn_model *m, const ffnn_dataset *test,
+                            const char *description)
+{
+    int classes = ffnn_model_class_count(m), shown = 0;
+    uint64_t *correct = calloc((size_t)classes, sizeof *correct);
+    uint64_t *total = calloc((size_t)classes, sizeof *total), right = 0;
+    double loss = 0;
+    if (!correct || !total) {
+        free(correct);
+        free(total);
+        fprintf(stderr, "%s: out of memory for %d classes\n", CMD, classes);
+        return 1;
+    }
+    if (ffnn_model_evaluate_per_class(m, o->model.loss, test, o->model.batch, &loss, correct,
+                                      total) != FFNN_OK) {
+        free(correct);
+        free(total);
+        return ffnn_cli_fail(CMD, "evaluating");
+    }
+    for (int c = 0; c < classes; c++)
+        right += correct[c];
+    size_t n = ffnn_dataset_count(test);
+    if (o->json) {
+        printf("{\"count\": %zu, \"loss\": %.6f, \"accuracy\": %.6f, \"classes\": %d, "
+               "\"per_class\": null}\n", n, loss, (double)right / (double)n, classes);
+    } else {
+        printf("data: %s (%zu test samples), device: cpu (reference)\n", description, n);
+        printf("test_loss %.4f  test_acc %.2f%% (%llu/%zu)\n\nper class (recall):\n", loss,
+               100.0 * (double)right / (double)n, (unsigned long long)right, n);
+        for (int c = 0; c < classes && shown < EVAL_MAX_CLASS_ROWS; c++, shown++) {
+            char label[32];
+            class_label(m, c, label, sizeof label);
+            printf("  %-12s %7llu/%-7llu\n", label, (unsigned long long)correct[c],
+                   (unsigned long long)total[c]);
+        }
+        printf("  ... %d more classes not shown (at most %d rows are printed)\n"
+               "\nconfusion matrix not printed: %d classes (at most %d are)\n",
+               classes - shown, EVAL_MAX_CLASS_ROWS, classes, EVAL_MAX_MATRIX);
+    }
+    free(correct);
+    free(total);
+    return 0;
+}
+
+/* Evaluate m on the test set and print. */
 static int run_eval(eval_options *o, const ffnn_model *m)
 {
     ffnn_dataset *test = NULL;
-    uint64_t *confusion = NULL, *correct = NULL, *total = NULL;
-    char description[512];
-    double loss = 0.0;
+    uint64_t *confusion = NULL;
+    char description[1024];
+    ffnn_metrics r;
     int classes = ffnn_model_class_count(m), rc;
-    int matrix = classes <= CONFUSION_MAX_CLASSES;
-    ffnn_status st;
 
-    if ((rc = ffnn_cli_load_data(CMD, o->data, NULL, &test, description,
-                                 sizeof description)) != 0) {
+    if ((rc = load_test(o, m, &test, description, sizeof description)) != 0) {
         ffnn_dataset_free(test);
         return rc;
     }
-    if (matrix)
-        confusion = calloc((size_t)classes * (size_t)classes, sizeof *confusion);
-    correct = calloc((size_t)classes, sizeof *correct);
-    total = calloc((size_t)classes, sizeof *total);
-    if ((matrix && !confusion) || !correct || !total) {
-        rc = 1, fprintf(stderr, "%s: out of memory for the counts of %d classes\n", CMD,
-                        classes);
-    } else {
-        st = matrix ? ffnn_model_evaluate(m, o->model.loss, test, o->model.batch, &loss,
-                                          confusion)
-                    : ffnn_model_evaluate_per_class(m, o->model.loss, test, o->model.batch,
-                                                    &loss, correct, total);
-        if (st != FFNN_OK)
-            rc = ffnn_cli_fail(CMD, "evaluating");
+    int regression = ffnn_dataset_target_width(test) > 0 && o->model.loss == FFNN_LOSS_MSE;
+    /* the matrix only up to EVAL_MAX_SCORED classes (8 bytes x classes^2); above,
+     * per-class counts (O(classes) memory, ffnn_model_evaluate_per_class) */
+    if (!regression && classes > EVAL_MAX_SCORED) {
+        rc = run_many_classes(o, m, test, description);
+        ffnn_dataset_free(test);
+        return rc;
     }
-    for (int t = 0; rc == 0 && matrix && t < classes; t++) /* the matrix's row sums */
-        for (int p = 0; p < classes; p++) {
-            total[t] += confusion[(size_t)t * (size_t)classes + (size_t)p];
-            correct[t] += t == p ? confusion[(size_t)t * (size_t)classes + (size_t)p] : 0;
-        }
-    if (rc == 0 && ffnn_dataset_target_width(test) > 0 && o->model.loss == FFNN_LOSS_MSE)
-        printf("data: %s (%zu test samples), device: cpu (reference)\ntest_loss %.6f "
-               "(regression: no accuracy)\n", description, ffnn_dataset_count(test), loss);
-    else if (rc == 0)
-        print_eval(o, m, description, ffnn_dataset_count(test), loss, correct, total,
-                   confusion);
+    if (!(confusion = calloc((size_t)classes * (size_t)classes, sizeof *confusion)))
+        rc = 1, fprintf(stderr, "%s: out of memory for a %d x %d matrix\n", CMD, classes,
+                        classes);
+    else if (ffnn_model_evaluate_metrics(m, o->model.loss, test, o->model.batch, &r,
+                                         confusion) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "evaluating");
+    else if (o->json)
+        print_json(o, m, &r, regression, confusion);
+    else
+        print_text(o, m, description, &r, regression, confusion);
     free(confusion);
-    free(correct);
-    free(total);
     ffnn_dataset_free(test);
     return rc;
 }
 
 int ffnn_cli_eval(int argc, char **argv)
 {
-    eval_options o = {FFNN_CLI_MODEL_OPTIONS_DEFAULT, NULL};
+    eval_options o;
+    memset(&o, 0, sizeof o);
+    o.model = (ffnn_cli_model_options)FFNN_CLI_MODEL_OPTIONS_DEFAULT;
+    o.table.csv = ffnn_csv_options_default();
+    o.class_a = o.class_b = -1;
     ffnn_model *m = NULL;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, eval_longopts, ffnn_cli_eval_usage, eval_option,

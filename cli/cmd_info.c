@@ -16,7 +16,7 @@
 #define CMD "ffnn info"
 
 const char *const ffnn_cli_info_usage =
-    "usage: ffnn info FILE\n"
+    "usage: ffnn info [--json] FILE\n"
     "\n"
     "Describe a model file (safetensors): architecture, parameter count, each\n"
     "tensor's name, dtype and shape, and the metadata. The file is fully checked\n"
@@ -24,17 +24,25 @@ const char *const ffnn_cli_info_usage =
     "tensor at fault.\n"
     "\n"
     "options:\n"
+    "  --json         one JSON object (arch, layers, inputs, outputs, parameters,\n"
+    "                 loss, ffnn_version, class_names, standardized)\n"
     "  -h, --help     this help\n";
 
+enum { OPT_JSON = 256 };
+
 static const struct option info_longopts[] = {
+    {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 static int info_option(void *ctx, int c, const char *arg)
 {
-    (void)ctx, (void)c, (void)arg;
-    return 2; /* info has no option but --help */
+    (void)arg;
+    if (c != OPT_JSON)
+        return 2;
+    *(int *)ctx = 1;
+    return 0;
 }
 
 static void print_tensors(ffnn_model *m)
@@ -63,6 +71,8 @@ static void print_tensors(ffnn_model *m)
     }
 }
 
+static void put_names(const ffnn_model *m, int json);
+
 static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
 {
     char *arch = ffnn_cli_arch_string(m);
@@ -88,16 +98,68 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
         ffnn_cli_escape(info->interrupted, text, sizeof text);
         printf("  interrupted   %s (training stopped early)\n", text);
     }
+    if (ffnn_model_class_name(m, 0)) {
+        printf("  class_names   ");
+        put_names(m, 0);
+        putchar('\n');
+    }
+    const float *mean = NULL, *target_mean = NULL;
+    ffnn_model_standardization(m, &mean, NULL, &target_mean, NULL);
+    if (mean)
+        printf("standardized: inputs (standardize.input.mean, .scale)%s\n",
+               target_mean ? " and targets (standardize.target.mean, .scale)" : "");
     free(arch);
+}
+
+/* The class names as a JSON array (untrusted text: printable ASCII only). */
+static void put_names(const ffnn_model *m, int json)
+{
+    (void)json;
+    putchar('[');
+    for (int c = 0; c < ffnn_model_class_count(m); c++) {
+        const char *s = ffnn_model_class_name(m, c);
+        printf("%s\"", c ? ", " : "");
+        for (size_t n = 0; s && *s && n < 64; s++, n++) {
+            unsigned char ch = (unsigned char)*s;
+            if (ch < 0x20 || ch > 0x7e)
+                ch = '?';
+            if (ch == '"' || ch == '\\')
+                putchar('\\');
+            putchar(ch);
+        }
+        putchar('"');
+    }
+    putchar(']');
+}
+
+static void print_json(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
+{
+    char arch[4096];
+    const float *mean = NULL, *target_mean = NULL;
+    ffnn_model_arch_string(m, arch, sizeof arch);
+    ffnn_model_standardization(m, &mean, NULL, &target_mean, NULL);
+    printf("{\"file\": \"");
+    for (const char *s = path; *s; s++)
+        printf(*s == '"' || *s == '\\' ? "\\%c" : (unsigned char)*s < 0x20 ? "?" : "%c", *s);
+    printf("\", \"arch\": \"%s\", \"layers\": %d, \"inputs\": %zu, \"outputs\": %zu, "
+           "\"parameters\": %zu, \"loss\": \"%s\", \"ffnn_version\": \"%s\", \"class_names\": ",
+           arch, ffnn_model_layer_count(m), ffnn_model_input_size(m), ffnn_model_output_size(m),
+           ffnn_model_parameter_count(m), ffnn_loss_name(info->loss), info->ffnn_version);
+    if (ffnn_model_class_name(m, 0))
+        put_names(m, 1);
+    else
+        printf("null");
+    printf(", \"standardized\": {\"inputs\": %s, \"targets\": %s}}\n", mean ? "true" : "false",
+           target_mean ? "true" : "false");
 }
 
 int ffnn_cli_info(int argc, char **argv)
 {
     ffnn_model_file_info info;
     ffnn_model *m = NULL;
-    int operands;
+    int operands, json = 0;
     int rc = ffnn_cli_getopt(CMD, argc, argv, info_longopts, ffnn_cli_info_usage, info_option,
-                             NULL, &operands);
+                             &json, &operands);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;
@@ -106,7 +168,9 @@ int ffnn_cli_info(int argc, char **argv)
                 argc - operands);
         return 2;
     }
-    if ((rc = ffnn_cli_load_model(CMD, NULL, argv[operands], &m, &info)) == 0)
+    if ((rc = ffnn_cli_load_model(CMD, NULL, argv[operands], &m, &info)) == 0 && json)
+        print_json(argv[operands], m, &info);
+    else if (rc == 0)
         print_info(argv[operands], m, &info);
     ffnn_model_free(m);
     return rc;

@@ -13,6 +13,7 @@
 #include "csv_input.h"
 #include "model_files.h"
 #include "options.h"
+#include "tabular.h"
 
 #define CMD "ffnn predict"
 
@@ -30,6 +31,16 @@ const char *const ffnn_cli_predict_usage =
     "                 as the model has inputs, as the network sees them (pixels in\n"
     "                 [0, 1]). A UTF-8 BOM, CRLF line ends and empty lines are\n"
     "                 accepted. '-' reads CSV from stdin\n"
+    "  --data FILE    a CSV/TSV file (.gz too) or X.npy: raw rows as in ffnn train\n"
+    "                 (a model trained with --standardize standardises them itself).\n"
+    "                 Columns: all, when there are as many as the model's inputs;\n"
+    "                 else the features as ffnn train picks them (--target, default\n"
+    "                 the last column, is left out). Prints a header line, then per\n"
+    "                 row the class (its label from the training file) and the\n"
+    "                 probabilities, or for regression (mse) only the outputs in\n"
+    "                 the targets' units\n"
+    FFNN_CLI_TABLE_USAGE
+    "  --json         one JSON object per row instead of CSV lines\n"
     "  --loss NAME    ce | bce | mse: how outputs become probabilities (default: the\n"
     "                 loss recorded in the model file)\n"
     "  --batch N      inputs per forward pass (default 1024)\n"
@@ -38,13 +49,19 @@ const char *const ffnn_cli_predict_usage =
 typedef struct predict_options {
     ffnn_cli_model_options model; /* --model, --loss, --batch                   */
     const char *input_path;       /* --input FILE ('-': CSV on stdin)              */
+    const char *data_path;        /* --data FILE (tabular)                         */
+    ffnn_cli_table_options table;
+    int json;
 } predict_options;
 
-enum { OPT_INPUT = FFNN_CLI_OPT_NEXT };
+enum { OPT_INPUT = FFNN_CLI_OPT_NEXT, OPT_DATA, OPT_JSON };
 
 static const struct option predict_longopts[] = {
     FFNN_CLI_MODEL_LONGOPTS,
     {"input", required_argument, NULL, OPT_INPUT},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"json", no_argument, NULL, OPT_JSON},
+    FFNN_CLI_TABLE_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -54,10 +71,16 @@ static int predict_option(void *ctx, int c, const char *arg)
     predict_options *o = ctx;
     int rc;
 
-    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc))
+    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc) ||
+        ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
         return rc;
-    if (c == OPT_INPUT) {
-        o->input_path = arg;
+    if (c == OPT_INPUT || c == OPT_DATA || c == OPT_JSON) {
+        if (c == OPT_INPUT)
+            o->input_path = arg;
+        else if (c == OPT_DATA)
+            o->data_path = arg;
+        else
+            o->json = 1;
         return 0;
     }
     return 2; /* not in predict_longopts */
@@ -66,6 +89,7 @@ static int predict_option(void *ctx, int c, const char *arg)
 /* The inputs: IDX images (scaled by 1/255 batch by batch) or CSV rows. */
 typedef struct predict_input {
     ffnn_dataset *images; /* IDX input, or NULL                     */
+    ffnn_dataset *table;  /* --data input, or NULL                  */
     float *x;             /* CSV input [rows, features], or NULL    */
     size_t rows;
 } predict_input;
@@ -104,6 +128,36 @@ static int read_input(const predict_options *o, size_t features, predict_input *
     return rc;
 }
 
+/* --data: a tabular file; every column a feature when they are as many as the
+ * model's inputs, else the columns ffnn train would take as features. */
+static int read_table(const predict_options *o, const ffnn_model *m, predict_input *in)
+{
+    size_t features = ffnn_model_input_size(m);
+    ffnn_cli_table_options t = o->table;
+    int regression = o->model.loss == FFNN_LOSS_MSE;
+    if (!t.csv.target && !t.csv.features && !t.labels) {
+        t.csv.target = ""; /* all columns, no target (quietly: a label column is text) */
+        if (ffnn_dataset_load_csv(o->data_path, &t.csv, &in->table) == FFNN_OK &&
+            ffnn_dataset_features(in->table) == features) {
+            in->rows = ffnn_dataset_count(in->table);
+            return 0;
+        }
+        ffnn_dataset_free(in->table);
+        in->table = NULL;
+        t.csv.target = NULL; /* the last column is the target: left out */
+    }
+    if (ffnn_cli_load_table(CMD, "--data", o->data_path, &t, regression, NULL, 0, &in->table))
+        return 1;
+    if (ffnn_dataset_features(in->table) != features) {
+        fprintf(stderr, "%s: --data %s: expected %zu feature columns (the model's inputs), "
+                "found %zu (choose them with --features)\n", CMD, o->data_path, features,
+                ffnn_dataset_features(in->table));
+        return 1;
+    }
+    in->rows = ffnn_dataset_count(in->table);
+    return 0;
+}
+
 /* Rows [first, first + n) as floats [n, features]: into scratch for images. */
 static const float *input_rows(const predict_input *in, size_t first, size_t n,
                                size_t features, float *scratch)
@@ -112,19 +166,87 @@ static const float *input_rows(const predict_input *in, size_t first, size_t n,
 
     if (in->x)
         return in->x + first * features;
+    if (in->table)
+        return ffnn_dataset_float_features(in->table) + first * features;
     px = ffnn_dataset_images(in->images) + first * features;
     for (size_t k = 0; k < n * features; k++)
         scratch[k] = (float)px[k] / 255.0f;
     return scratch;
 }
 
-/* One line per row: class, then the values p [n, width]. */
-static void print_predictions(const float *p, const int *cls, size_t n, size_t width)
+/* The untrusted text s (a class label from a file): printable ASCII only ('?'
+ * for other bytes), '"' and '\\' escaped in JSON, ',' replaced in CSV. */
+static void put_label(const char *s, int json)
 {
+    for (size_t n = 0; *s && n < 64; s++, n++) {
+        unsigned char c = (unsigned char)*s;
+        if (c < 0x20 || c > 0x7e || (!json && c == ','))
+            c = '?';
+        if (json && (c == '"' || c == '\\'))
+            putchar('\\');
+        putchar(c);
+    }
+}
+
+/* A class: the model's label for it, or its number. */
+static void put_class(const ffnn_model *m, int cls, int json)
+{
+    const char *name = ffnn_model_class_name(m, cls);
+    if (json)
+        putchar('"');
+    if (name)
+        put_label(name, json);
+    else
+        printf("%d", cls);
+    if (json)
+        putchar('"');
+}
+
+/* The header line of --data output. */
+static void print_header(const predict_options *o, const ffnn_model *m, size_t width)
+{
+    int regression = o->model.loss == FFNN_LOSS_MSE;
+    if (o->json)
+        return;
+    if (!regression)
+        printf("class");
+    for (size_t j = 0; j < width; j++) {
+        if (regression) {
+            printf("%soutput%zu", j ? "," : "", j);
+            continue;
+        }
+        printf(",p_");
+        put_class(m, width == 1 ? 1 : (int)j, 0);
+    }
+    putchar('\n');
+}
+
+/* One line per row (rows first .. first + n): class, then the values p [n, width];
+ * for tabular input as the header says (regression: the outputs only), --json one
+ * object per row. */
+static void print_predictions(const predict_options *o, const ffnn_model *m, size_t first,
+                              const float *p, const int *cls, size_t n, size_t width)
+{
+    int table = o->data_path != NULL, regression = o->model.loss == FFNN_LOSS_MSE;
     for (size_t b = 0; b < n; b++) {
-        printf("%d", cls[b]);
+        if (o->json) {
+            printf("{\"row\": %zu", first + b);
+            if (!regression) {
+                printf(", \"class\": ");
+                put_class(m, cls[b], 1);
+            }
+            printf(", \"%s\": [", regression ? "outputs" : "probabilities");
+            for (size_t j = 0; j < width; j++)
+                printf("%s%.6g", j ? ", " : "", (double)p[b * width + j]);
+            printf("]}\n");
+            continue;
+        }
+        if (table && !regression)
+            put_class(m, cls[b], 0);
+        else if (!table)
+            printf("%d", cls[b]);
         for (size_t j = 0; j < width; j++)
-            printf(",%.6g", (double)p[b * width + j]);
+            printf("%s%.6g", table && regression && j == 0 ? "" : ",", (double)p[b * width + j]);
         putchar('\n');
     }
 }
@@ -145,7 +267,7 @@ static int predict_all(const predict_options *o, const ffnn_model *m, const pred
         if (ffnn_model_predict(m, o->model.loss, x, n, p, cls) != FFNN_OK)
             rc = ffnn_cli_fail(CMD, "predicting");
         else
-            print_predictions(p, cls, n, width);
+            print_predictions(o, m, first, p, cls, n, width);
     }
     free(scratch);
     free(p);
@@ -157,9 +279,11 @@ static int predict_all(const predict_options *o, const ffnn_model *m, const pred
 
 static int run_predict(const predict_options *o, const ffnn_model *m)
 {
-    predict_input in = {NULL, NULL, 0};
+    predict_input in = {NULL, NULL, NULL, 0};
     size_t features = ffnn_model_input_size(m);
-    int rc = read_input(o, features, &in);
+    int rc = o->data_path ? read_table(o, m, &in) : read_input(o, features, &in);
+    if (rc == 0 && o->data_path)
+        print_header(o, m, ffnn_model_output_size(m));
 
     if (rc == 0 && in.images && ffnn_dataset_features(in.images) != features) {
         fprintf(stderr, "%s: --input %s: expected images of %zu pixels (the model's inputs), "
@@ -170,13 +294,17 @@ static int run_predict(const predict_options *o, const ffnn_model *m)
     if (rc == 0)
         rc = predict_all(o, m, &in);
     ffnn_dataset_free(in.images);
+    ffnn_dataset_free(in.table);
     free(in.x);
     return rc;
 }
 
 int ffnn_cli_predict(int argc, char **argv)
 {
-    predict_options o = {FFNN_CLI_MODEL_OPTIONS_DEFAULT, NULL};
+    predict_options o;
+    memset(&o, 0, sizeof o);
+    o.model = (ffnn_cli_model_options)FFNN_CLI_MODEL_OPTIONS_DEFAULT;
+    o.table.csv = ffnn_csv_options_default();
     ffnn_model *m = NULL;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, predict_longopts, ffnn_cli_predict_usage,
@@ -188,8 +316,10 @@ int ffnn_cli_predict(int argc, char **argv)
         return ffnn_cli_unexpected(CMD, argv[operands]);
     if (!o.model.path)
         return ffnn_cli_missing(CMD, "--model FILE");
-    if (!o.input_path)
-        return ffnn_cli_missing(CMD, "--input FILE");
+    if (!o.input_path == !o.data_path)
+        return o.input_path ? (fprintf(stderr, "%s: --input and --data exclude each other\n",
+                                       CMD), 2)
+                            : ffnn_cli_missing(CMD, "--input FILE or --data FILE");
     if ((rc = ffnn_cli_open_model(CMD, &o.model, &m)) == 0)
         rc = run_predict(&o, m);
     ffnn_model_free(m);

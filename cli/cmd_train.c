@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checkpoints.h"
@@ -15,6 +16,7 @@
 #include "model_files.h"
 #include "options.h"
 #include "parallel.h"
+#include "tabular.h"
 #include "train_run.h"
 
 #define CMD "ffnn train"
@@ -38,6 +40,27 @@ const char *const ffnn_cli_train_usage =
     "  --data synth:motif[:N[:SEED]]  64-sample 1-D signals classified by a 3-sample\n"
     "                    motif at a random place (for local layers), N = 5000 by\n"
     "                    default (README \"Data sets\" defines them; SEED: 1)\n"
+    "  --data FILE.csv   a CSV file (.tsv: tab-separated; .gz: gzip'ed), one sample\n"
+    "                    per row: the target column (default the last) holds class\n"
+    "                    labels (numbers or text; classes in sorted order, numeric\n"
+    "                    when all are integers; the texts are kept in the model), or\n"
+    "                    regression targets with --loss mse\n"
+    "  --data X.npy --labels y.npy  NumPy arrays: float32/float64 features (rows,\n"
+    "                    features); integer labels or float targets\n"
+    "  --data FILE.npz   numpy.savez(FILE, x=X, y=y) (compressed or not)\n"
+    FFNN_CLI_TABLE_USAGE
+    "  --test FILE       a separate test file (same columns as --data)\n"
+    "  --test-split F    hold out the fraction F of --data as the test set\n"
+    "  --val-split F     hold out the fraction F of the rest as a validation set:\n"
+    "                    a validation line per epoch, the test set evaluated once at\n"
+    "                    the end. Splits are a fixed permutation of --seed (the test\n"
+    "                    split: seed, the validation split: seed + 1), stratified by\n"
+    "                    class (README \"Splits\" has the rule)\n"
+    "  --early-stopping N  stop when the validation loss has not improved for N\n"
+    "                    epochs; the best epoch's weights are restored (and saved)\n"
+    "  --standardize     z-score the features (and regression targets) with the\n"
+    "                    training split's mean and standard deviation; the statistics\n"
+    "                    are stored in the model, so eval and predict take raw rows\n"
     "  --classes A,B     keep only labels A and B, relabelled 0 and 1 (e.g. 0,1)\n"
     "  --arch STR        architecture, e.g. 784-256relu-10 (default: FEATURES-256relu-\n"
     "                    CLASSES of the data; FEATURES-256relu-TARGETS and --loss\n"
@@ -60,6 +83,9 @@ const char *const ffnn_cli_train_usage =
     "  --eps X           adam: added to the denominator, in (0, 1] (default 1e-8)\n"
     "  --seed N          seed for initial weights and shuffling (default 1)\n"
     "  --no-shuffle      visit the training set in file order every epoch\n"
+    "  --drop-last       drop the last, short batch of each epoch (default: kept, as\n"
+    "                    PyTorch's DataLoader); a --batch above the training set\n"
+    "                    trains on the whole set as one batch (a note says so)\n"
     "  --train-limit N   use only the first N training samples\n"
     "  --device NAME     cpu | cuda (default: cuda when a GPU is present, else cpu)\n"
     "  --strategy NAME   cuda training strategy (docs/PERFORMANCE.md): auto (default:\n"
@@ -117,7 +143,8 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_STEPS_PER_LAUNCH, OPT_THREADS, OPT_EVAL_BATCH, OPT_JSON, OPT_OPTIMIZER,
        OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_SAVE, OPT_INIT,
        OPT_LOG_STEPS, OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
-       OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING };
+       OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING, OPT_DROP_LAST, OPT_TEST,
+       OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -128,6 +155,7 @@ static const struct option train_longopts[] = {
     {"lr", required_argument, NULL, OPT_LR},
     {"seed", required_argument, NULL, OPT_SEED},
     {"no-shuffle", no_argument, NULL, OPT_NO_SHUFFLE},
+    {"drop-last", no_argument, NULL, OPT_DROP_LAST},
     {"train-limit", required_argument, NULL, OPT_LIMIT},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"strategy", required_argument, NULL, OPT_STRATEGY},
@@ -154,6 +182,12 @@ static const struct option train_longopts[] = {
     {"resume", required_argument, NULL, OPT_RESUME},
     {"gpus", required_argument, NULL, OPT_GPUS},
     {"comm-timing", no_argument, NULL, OPT_COMM_TIMING},
+    {"test", required_argument, NULL, OPT_TEST},
+    {"test-split", required_argument, NULL, OPT_TEST_SPLIT},
+    {"val-split", required_argument, NULL, OPT_VAL_SPLIT},
+    {"early-stopping", required_argument, NULL, OPT_EARLY_STOPPING},
+    {"standardize", no_argument, NULL, OPT_STANDARDIZE},
+    FFNN_CLI_TABLE_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -188,6 +222,7 @@ static void note_given(ffnn_cli_given *g, int c)
     case OPT_LR: g->lr = 1; break;
     case OPT_SEED: g->seed = 1; break;
     case OPT_NO_SHUFFLE: g->shuffle = 1; break;
+    case OPT_DROP_LAST: g->drop_last = 1; break;
     case OPT_LIMIT: g->train_limit = 1; break;
     case OPT_OPTIMIZER: g->optimizer = 1; break;
     case OPT_MOMENTUM: g->momentum = 1; break;
@@ -208,6 +243,8 @@ static int train_option(void *ctx, int c, const char *arg)
     double x = 0;
     int rc = 0;
 
+    if (ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
+        return rc;
     switch (c) {
     case OPT_DATA: o->data = arg; break;
     case OPT_ARCH: o->arch = arg; break;
@@ -237,6 +274,7 @@ static int train_option(void *ctx, int c, const char *arg)
             cfg->seed = (uint64_t)v;
         break;
     case OPT_NO_SHUFFLE: cfg->shuffle = 0; break;
+    case OPT_DROP_LAST: cfg->drop_last = 1; break;
     case OPT_LIMIT:
         rc = ffnn_cli_int(CMD, "--train-limit", arg, 1, INT32_MAX, &o->train_limit);
         break;
@@ -285,9 +323,9 @@ static int train_option(void *ctx, int c, const char *arg)
     case OPT_INIT: o->init_path = arg; break;
     case OPT_LOG_STEPS: o->log_steps = arg; break;
     case OPT_LOG: o->log_path = arg; break;
-    case OPT_CLASSES: /* two labels of an IDX set (one byte each) */
-        if (ffnn_cli_int_list(arg, 0, 255, pair, 2) != 2 || pair[0] == pair[1]) {
-            fprintf(stderr, "%s: --classes expects two different labels in [0, 255] as A,B, "
+    case OPT_CLASSES: /* two class numbers */
+        if (ffnn_cli_int_list(arg, 0, INT32_MAX, pair, 2) != 2 || pair[0] == pair[1]) {
+            fprintf(stderr, "%s: --classes expects two different class numbers >= 0 as A,B, "
                     "found '%s'\n", CMD, arg);
             return 2;
         }
@@ -309,6 +347,17 @@ static int train_option(void *ctx, int c, const char *arg)
             o->gpus = (int)v;
         break;
     case OPT_COMM_TIMING: o->comm_timing = 1; break;
+    case OPT_TEST: o->test_path = arg; break;
+    case OPT_TEST_SPLIT:
+        rc = ffnn_cli_number(CMD, "--test-split", arg, 0.0, 1, 1.0, 1, &o->test_split);
+        break;
+    case OPT_VAL_SPLIT:
+        rc = ffnn_cli_number(CMD, "--val-split", arg, 0.0, 1, 1.0, 1, &o->val_split);
+        break;
+    case OPT_EARLY_STOPPING:
+        rc = ffnn_cli_int(CMD, "--early-stopping", arg, 1, 1000000, &o->early_stopping);
+        break;
+    case OPT_STANDARDIZE: o->standardize = 1; break;
     default: return 2; /* not in train_longopts */
     }
     if (rc == 0)
@@ -351,17 +400,67 @@ static int check_optimizer_flags(const ffnn_cli_train_options *o)
     return 0;
 }
 
-/* --data (or the default), then --classes and --train-limit; description for the
- * first line. 0, or 1 with the message printed. */
-static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn_dataset **test,
-                     char *description, size_t description_size)
+/* A split of *data: *data keeps the rest, *part (new) gets the fraction. */
+static int split(ffnn_dataset **data, double fraction, uint64_t seed, const char *opt,
+                 ffnn_dataset **part)
 {
-    if (ffnn_cli_load_data(CMD, o->data, train, test, description, description_size) != 0)
+    ffnn_dataset *rest = NULL;
+    if (ffnn_dataset_split(*data, fraction, seed, &rest, part) != FFNN_OK)
+        return ffnn_cli_fail(CMD, opt);
+    ffnn_dataset_free(*data);
+    *data = rest;
+    return 0;
+}
+
+/* "N rows x F features, C classes" (or "K targets") of a tabular file. */
+static void describe_table(const char *path, const ffnn_dataset *d, char *out, size_t size)
+{
+    if (ffnn_dataset_target_width(d))
+        snprintf(out, size, "%s (%zu features, %zu target%s)", path, ffnn_dataset_features(d),
+                 ffnn_dataset_target_width(d), ffnn_dataset_target_width(d) == 1 ? "" : "s");
+    else
+        snprintf(out, size, "%s (%zu features, %d classes)", path, ffnn_dataset_features(d),
+                 ffnn_dataset_classes(d));
+}
+
+/* --data (or the default), --test; --classes, --train-limit; --test-split and
+ * --val-split; description for the first line. 0, or 1 with the message. */
+static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn_dataset **val,
+                     ffnn_dataset **test, char *description, size_t description_size)
+{
+    int regression = o->cfg.loss == FFNN_LOSS_MSE ||
+                     (o->table.csv.target && strchr(o->table.csv.target, ','));
+    if (o->data && ffnn_cli_is_table(o->data)) {
+        if (ffnn_cli_load_table(CMD, "--data", o->data, &o->table, regression, NULL, 0, train))
+            return 1;
+        describe_table(o->data, *train, description, description_size);
+    } else if (ffnn_cli_load_data(CMD, o->data, train, test, description, description_size)) {
         return 1;
+    }
+    if (o->test_path) {
+        int classes = ffnn_dataset_classes(*train);
+        const char **names = NULL;
+        if (ffnn_dataset_class_name(*train, 0)) { /* the training set's classes */
+            if (!(names = calloc((size_t)classes, sizeof *names)))
+                return fprintf(stderr, "%s: out of memory\n", CMD), 1;
+            for (int c = 0; c < classes; c++)
+                names[c] = ffnn_dataset_class_name(*train, c);
+        }
+        ffnn_dataset_free(*test);
+        *test = NULL;
+        ffnn_cli_table_options t = o->table;
+        t.labels = NULL; /* --labels is the training set's */
+        int rc = ffnn_cli_load_table(CMD, "--test", o->test_path, &t, regression,
+                                     names, names ? classes : 0, test);
+        free(names);
+        if (rc)
+            return 1;
+    }
     if (o->class_a >= 0) { /* --classes A,B */
         ffnn_dataset *sel[2] = {NULL, NULL};
         if (ffnn_dataset_select_classes(*train, o->class_a, o->class_b, &sel[0]) != FFNN_OK ||
-            ffnn_dataset_select_classes(*test, o->class_a, o->class_b, &sel[1]) != FFNN_OK) {
+            (*test && ffnn_dataset_select_classes(*test, o->class_a, o->class_b, &sel[1]) !=
+                          FFNN_OK)) {
             ffnn_dataset_free(sel[0]);
             return ffnn_cli_fail(CMD, "--classes");
         }
@@ -380,6 +479,17 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
         ffnn_dataset_free(*train);
         *train = part;
     }
+    if (o->test_split > 0) {
+        if (*test) {
+            fprintf(stderr, "%s: --test-split: the data has a test set already (%s)\n", CMD,
+                    o->test_path ? "--test" : "its own");
+            return 1;
+        }
+        if (split(train, o->test_split, o->cfg.seed, "--test-split", test))
+            return 1;
+    }
+    if (o->val_split > 0 && split(train, o->val_split, o->cfg.seed + 1, "--val-split", val))
+        return 1;
     return 0;
 }
 
@@ -405,7 +515,9 @@ static void default_arch(ffnn_cli_train_options *o, const ffnn_dataset *train, c
 static int check_test_labels(const ffnn_cli_train_options *o, const ffnn_dataset *test,
                              const ffnn_model *model)
 {
-    const uint8_t *labels = ffnn_dataset_labels(test);
+    const int32_t *labels = ffnn_dataset_labels(test);
+    int idx = o->data && strncmp(o->data, "synth:", 6) && !ffnn_cli_is_table(o->data) &&
+              !o->test_path;
     int classes = ffnn_model_class_count(model);
     if (!labels || o->cfg.loss == FFNN_LOSS_MSE)
         return 0;
@@ -413,10 +525,8 @@ static int check_test_labels(const ffnn_cli_train_options *o, const ffnn_dataset
         if (labels[i] >= classes) {
             fprintf(stderr, "%s: the test set%s%s%s: sample %zu has label %d, but the network "
                     "has %d classes (0 to %d): fix --arch or the data\n", CMD,
-                    o->data && strncmp(o->data, "synth:", 6) ? " (" : "",
-                    o->data && strncmp(o->data, "synth:", 6) ? o->data : "",
-                    o->data && strncmp(o->data, "synth:", 6)
-                        ? "/t10k-labels-idx1-ubyte[.gz])" : "",
+                    idx ? " (" : "", idx ? o->data : "",
+                    idx ? "/t10k-labels-idx1-ubyte[.gz])" : "",
                     i, labels[i], classes, classes - 1);
             return 1;
         }
@@ -453,10 +563,18 @@ int ffnn_cli_train(int argc, char **argv)
         (o.log_path && ffnn_cli_check_output_path(CMD, "--log", o.log_path) != 0) ||
         (o.log_steps && ffnn_cli_check_output_path(CMD, "--log-steps", o.log_steps) != 0))
         return 1;
-    ffnn_dataset *train = NULL, *test = NULL;
+    if (o.early_stopping && o.val_split <= 0) {
+        fprintf(stderr, "%s: --early-stopping needs a validation set (--val-split F)\n", CMD);
+        return 2;
+    }
+    if (o.test_path && o.test_split > 0) {
+        fprintf(stderr, "%s: --test and --test-split exclude each other\n", CMD);
+        return 2;
+    }
+    ffnn_dataset *train = NULL, *val = NULL, *test = NULL;
     ffnn_model *model = NULL;
-    char description[512], arch[64];
-    if (load_data(&o, &train, &test, description, sizeof description) != 0) {
+    char description[1024], arch[64];
+    if (load_data(&o, &train, &val, &test, description, sizeof description) != 0) {
         rc = 1;
     } else {
         default_arch(&o, train, arch, sizeof arch);
@@ -472,11 +590,12 @@ int ffnn_cli_train(int argc, char **argv)
             o.regression = ffnn_dataset_target_width(train) > 0 && o.cfg.loss == FFNN_LOSS_MSE;
             rc = check_test_labels(&o, test, model);
             if (rc == 0)
-                rc = ffnn_cli_train_launch(&o, o.gpus, model, train, test, description);
+                rc = ffnn_cli_train_launch(&o, o.gpus, model, train, val, test, description);
         }
     }
     ffnn_model_free(model);
     ffnn_dataset_free(train);
+    ffnn_dataset_free(val);
     ffnn_dataset_free(test);
     return rc;
 }

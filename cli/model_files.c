@@ -96,11 +96,7 @@ int ffnn_cli_train_model(const char *init_path, const char *arch, const char *de
 int ffnn_cli_save_trained(ffnn_trainer *trainer, ffnn_model *model, const char *path,
                           ffnn_loss loss, FILE *info)
 {
-    if (ffnn_trainer_sync_model(trainer) != FFNN_OK) {
-        fprintf(stderr, "ffnn train: copying the trained parameters back: %s\n",
-                ffnn_last_error());
-        return 1;
-    }
+    (void)trainer; /* the model reads the trainer's weights itself (or holds the best epoch's) */
     if (ffnn_model_save(model, path, loss) != FFNN_OK) {
         fprintf(stderr, "ffnn train: --save: %s\n", ffnn_last_error());
         return 1;

@@ -34,7 +34,7 @@ int ffnn_cli_mpi_launched(int *size)
 typedef struct gpu_rank {
     const ffnn_cli_train_options *o;
     ffnn_model *model;
-    ffnn_dataset *train, *test;
+    ffnn_dataset *train, *val, *test;
     const char *description;
     ffnn_comm *comm;
     int rc;
@@ -43,7 +43,8 @@ typedef struct gpu_rank {
 static void *run_gpu_rank(void *arg)
 {
     gpu_rank *g = arg;
-    g->rc = ffnn_cli_train_run(g->o, g->model, g->train, g->test, g->description, g->comm);
+    g->rc = ffnn_cli_train_run(g->o, g->model, g->train, g->val, g->test, g->description,
+                               g->comm);
     return NULL;
 }
 
@@ -63,7 +64,8 @@ static ffnn_model *copy_model(const ffnn_model *m)
 }
 
 static int train_gpus(const ffnn_cli_train_options *o, int gpus, ffnn_model *model,
-                      ffnn_dataset *train, ffnn_dataset *test, const char *description)
+                      ffnn_dataset *train, ffnn_dataset *val, ffnn_dataset *test,
+                      const char *description)
 {
     int visible = ffnn_cuda_device_count();
     if (gpus < 0 ? visible < 1 : gpus > visible) {
@@ -87,8 +89,8 @@ static int train_gpus(const ffnn_cli_train_options *o, int gpus, ffnn_model *mod
         rc = ffnn_cli_fail(CMD, "--gpus");
     }
     for (int i = 0; rc == 0 && i < gpus; i++) {
-        ranks[i] = (gpu_rank){o, i == 0 ? model : copy_model(model), train, test, description,
-                              comms[i], 0};
+        ranks[i] = (gpu_rank){o, i == 0 ? model : copy_model(model), train, val, test,
+                              description, comms[i], 0};
         if (!ranks[i].model)
             rc = 1;
     }
@@ -115,13 +117,14 @@ static int train_gpus(const ffnn_cli_train_options *o, int gpus, ffnn_model *mod
 }
 
 int ffnn_cli_train_launch(const ffnn_cli_train_options *o, int gpus, ffnn_model *model,
-                          ffnn_dataset *train, ffnn_dataset *test, const char *description)
+                          ffnn_dataset *train, ffnn_dataset *val, ffnn_dataset *test,
+                          const char *description)
 {
     int size = 0;
     if (gpus != 0)
-        return train_gpus(o, gpus, model, train, test, description);
+        return train_gpus(o, gpus, model, train, val, test, description);
     if (!ffnn_cli_mpi_launched(&size))
-        return ffnn_cli_train_run(o, model, train, test, description, NULL);
+        return ffnn_cli_train_run(o, model, train, val, test, description, NULL);
     /* --threads 0 (all cores) on the cpu: the cores shared by the ranks of this node
      * (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE or MPICH's MPI_LOCALNRANKS; 1 thread:
      * the reference backend) */
@@ -141,7 +144,7 @@ int ffnn_cli_train_launch(const ffnn_cli_train_options *o, int gpus, ffnn_model 
                 ffnn_last_error());
         return 1;
     }
-    int rc = ffnn_cli_train_run(o, model, train, test, description, comm);
+    int rc = ffnn_cli_train_run(o, model, train, val, test, description, comm);
     ffnn_comm_free(comm);
     return rc;
 }

@@ -14,7 +14,7 @@ int ffnn_cli_mpi_launched(int *size);
 /* Train as the launch says (above), each rank through ffnn_cli_train_run.
  * gpus: --gpus (0: not given, -1: all visible GPUs). Returns the exit status. */
 int ffnn_cli_train_launch(const ffnn_cli_train_options *o, int gpus, ffnn_model *model,
-                          ffnn_dataset *train, ffnn_dataset *test,
+                          ffnn_dataset *train, ffnn_dataset *val, ffnn_dataset *test,
                           const char *data_description);
 
 #endif

@@ -67,30 +67,73 @@ static long long gcd_ll(long long a, long long b)
     return a;
 }
 
+/* What an epoch line reports besides training: the validation set (every
+ * epoch when there is one) or else the test set, by loss and accuracy (device,
+ * the network's units) and, for regression, the metrics in the targets' units. */
+typedef struct epoch_report {
+    const char *set;      /* "val", "test" or NULL (nothing held out)       */
+    double loss, accuracy;
+    const ffnn_metrics *reg; /* regression metrics of the set, or NULL     */
+} epoch_report;
+
 static void print_epoch(const ffnn_cli_train_options *o, const ffnn_epoch_stats *s,
-                        double test_loss, double test_accuracy)
+                        const epoch_report *r)
 {
     char accuracy[32]; /* regression (float targets, mse): no accuracy */
+    int old = r->set && !strcmp(r->set, "test"); /* the line without a validation set */
     if (o->json) {
         if (o->regression)
             snprintf(accuracy, sizeof accuracy, "null");
         else
-            snprintf(accuracy, sizeof accuracy, "%.6f", test_accuracy);
-        printf("{\"epoch\": %d, \"train_loss\": %.6f, \"test_loss\": %.6f, "
-               "\"test_accuracy\": %s, \"seconds\": %.6f, \"images_per_second\": %.1f}\n",
-               s->epoch, s->train_loss, test_loss, accuracy, s->seconds,
+            snprintf(accuracy, sizeof accuracy, "%.6f", r->accuracy);
+        printf("{\"epoch\": %d, \"train_loss\": %.6f", s->epoch, s->train_loss);
+        if (r->set)
+            printf(", \"%s_loss\": %.6f, \"%s_accuracy\": %s", r->set, r->loss, r->set,
+                   accuracy);
+        if (r->reg)
+            printf(", \"%s_mse\": %.6g, \"%s_rmse\": %.6g, \"%s_mae\": %.6g, \"%s_r2\": %.6f",
+                   r->set, r->reg->mse, r->set, r->reg->rmse, r->set, r->reg->mae, r->set,
+                   r->reg->r2);
+        printf(", \"seconds\": %.6f, \"images_per_second\": %.1f}\n", s->seconds,
                s->images_per_second);
     } else {
         if (o->regression)
             snprintf(accuracy, sizeof accuracy, "%7s", "-");
         else
-            snprintf(accuracy, sizeof accuracy, "%6.2f%%", 100.0 * test_accuracy);
-        printf("epoch %3d/%d  train_loss %.4f  test_loss %.4f  test_acc %s  %8.3f s  "
-               "%10.0f img/s\n",
-               s->epoch, o->cfg.epochs, s->train_loss, test_loss, accuracy, s->seconds,
-               s->images_per_second);
+            snprintf(accuracy, sizeof accuracy, "%6.2f%%", 100.0 * r->accuracy);
+        printf("epoch %3d/%d  train_loss %.4f", s->epoch, o->cfg.epochs, s->train_loss);
+        if (r->set && (old || !o->regression))
+            printf("  %s_loss %.4f  %s_acc %s", r->set, r->loss, r->set, accuracy);
+        else if (r->set)
+            printf("  %s_loss %.4f", r->set, r->loss);
+        if (r->reg)
+            printf("  %s_rmse %.4g  %s_mae %.4g  %s_r2 %.4f", r->set, r->reg->rmse, r->set,
+                   r->reg->mae, r->set, r->reg->r2);
+        printf("  %8.3f s  %10.0f img/s\n", s->seconds, s->images_per_second);
     }
     fflush(stdout);
+}
+
+/* The final line of the test set when a validation set chose the epochs. */
+static void print_test(const ffnn_cli_train_options *o, const ffnn_metrics *m, FILE *info)
+{
+    if (o->json) {
+        if (o->regression)
+            printf("{\"test_loss\": %.6f, \"test_mse\": %.6g, \"test_rmse\": %.6g, "
+                   "\"test_mae\": %.6g, \"test_r2\": %.6f, \"test_count\": %zu}\n", m->loss,
+                   m->mse, m->rmse, m->mae, m->r2, m->count);
+        else
+            printf("{\"test_loss\": %.6f, \"test_accuracy\": %.6f, \"test_count\": %zu}\n",
+                   m->loss, m->accuracy, m->count);
+    } else if (o->regression) {
+        fprintf(info, "test (%zu samples, once, after training): mse %.6g  rmse %.6g  mae %.6g  "
+                "r2 %.4f\n", m->count, m->mse, m->rmse, m->mae, m->r2);
+    } else {
+        fprintf(info, "test (%zu samples, once, after training): test_loss %.4f  test_acc "
+                "%.2f%%\n", m->count, m->loss, 100.0 * m->accuracy);
+    }
+    fflush(stdout);
+    fflush(info);
 }
 
 /* Append the last epoch's per-step losses as "epoch,step,loss" rows (step counted
@@ -110,12 +153,14 @@ static int log_step_losses(FILE *f, const ffnn_trainer *trainer, int epoch, size
 /* Append one epoch's row to the --log CSV (accuracy empty for regression) and
  * flush it; 0 on success. */
 static int log_epoch(FILE *f, const ffnn_cli_train_options *o, const ffnn_epoch_stats *s,
-                     double test_loss, double test_accuracy)
+                     const epoch_report *r)
 {
-    char accuracy[32] = "";
-    if (!o->regression)
-        snprintf(accuracy, sizeof accuracy, "%.9g", test_accuracy);
-    if (fprintf(f, "%d,%.9g,%.9g,%s,%.6f,%.1f\n", s->epoch, s->train_loss, test_loss, accuracy,
+    char accuracy[32] = "", loss[32] = "";
+    if (!o->regression && r->set)
+        snprintf(accuracy, sizeof accuracy, "%.9g", r->accuracy);
+    if (r->set)
+        snprintf(loss, sizeof loss, "%.9g", r->loss);
+    if (fprintf(f, "%d,%.9g,%s,%s,%.6f,%.1f\n", s->epoch, s->train_loss, loss, accuracy,
                 s->seconds, s->images_per_second) < 0)
         return -1;
     return fflush(f);
@@ -298,10 +343,104 @@ static int run_failed(ffnn_comm *comm, const char *what, int agreed)
     return ffnn_cli_fail(CMD, what);
 }
 
+static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *sets[3],
+               ffnn_dataset *std[3], const char *data_description, ffnn_comm *comm);
+
+/* The training set's class names into the model (padded with "#k" when the
+ * network has more outputs than the data has classes). 0, or 1 with the message. */
+static int keep_class_names(ffnn_model *model, const ffnn_dataset *train)
+{
+    int classes = ffnn_model_class_count(model), have = ffnn_dataset_classes(train);
+    if (!ffnn_dataset_class_name(train, 0) || ffnn_dataset_target_width(train) || have > classes)
+        return 0;
+    const char **names = calloc((size_t)classes, sizeof *names);
+    char (*pad)[16] = calloc((size_t)classes, sizeof *pad);
+    int rc = !names || !pad;
+    for (int c = 0; !rc && c < classes; c++) {
+        snprintf(pad[c], sizeof pad[c], "#%d", c);
+        names[c] = c < have ? ffnn_dataset_class_name(train, c) : pad[c];
+    }
+    if (!rc && ffnn_model_set_class_names(model, names, classes) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "class names");
+    free(names);
+    free(pad);
+    return rc;
+}
+
+/* --standardize: the statistics of train into the model; *_s the copies the
+ * trainer sees (the originals when not standardising). 0, or 1 with the message. */
+static int standardize(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *sets[3],
+                       ffnn_dataset *std[3])
+{
+    for (int i = 0; i < 3; i++)
+        std[i] = sets[i];
+    if (!o->standardize)
+        return 0;
+    if (ffnn_model_fit_standardization(model, sets[0], o->regression) != FFNN_OK)
+        return ffnn_cli_fail(CMD, "--standardize");
+    for (int i = 0; i < 3; i++) {
+        std[i] = NULL;
+        if (sets[i] && ffnn_dataset_standardize(sets[i], model, &std[i]) != FFNN_OK) {
+            for (int k = 0; k < i; k++)
+                ffnn_dataset_free(std[k]);
+            return ffnn_cli_fail(CMD, "--standardize");
+        }
+    }
+    return 0;
+}
+
+/* --early-stopping: the best epoch so far (lowest validation loss) and its weights. */
+typedef struct best_epoch {
+    int epoch;
+    double val_loss;
+    float *params; /* [parameter_count] */
+} best_epoch;
+
+/* Record epoch e if it is the best so far; 1 when patience has run out. */
+static int early_stopping(const ffnn_cli_train_options *o, ffnn_model *model, best_epoch *b,
+                          int e, double val_loss, int *rc)
+{
+    if (!o->early_stopping)
+        return 0;
+    if (b->epoch == 0 || val_loss < b->val_loss) {
+        const float *p = ffnn_model_parameters(model); /* synced with the trainer */
+        if (!p) {
+            *rc = ffnn_cli_fail(CMD, "--early-stopping: reading the weights");
+            return 1;
+        }
+        memcpy(b->params, p, ffnn_model_parameter_count(model) * sizeof *p);
+        b->epoch = e;
+        b->val_loss = val_loss;
+        return 0;
+    }
+    return e - b->epoch >= o->early_stopping;
+}
+
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
-                       ffnn_dataset *test, const char *data_description, ffnn_comm *comm)
+                       ffnn_dataset *val, ffnn_dataset *test, const char *data_description,
+                       ffnn_comm *comm)
+{
+    ffnn_dataset *sets[3] = {train, val, test}, *std[3];
+    if (o->early_stopping && ffnn_comm_size(comm) > 1) {
+        fprintf(stderr, "%s: --early-stopping: not with data parallelism (the ranks would "
+                "have to agree to stop)\n", CMD);
+        return 2;
+    }
+    if (keep_class_names(model, train) || standardize(o, model, sets, std))
+        return 1;
+    int rc = run(o, model, sets, std, data_description, comm);
+    for (int i = 0; i < 3; i++)
+        if (std[i] != sets[i])
+            ffnn_dataset_free(std[i]);
+    return rc;
+}
+
+/* The run over the data sets (train, val, test) and their standardised copies. */
+static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *sets[3],
+               ffnn_dataset *std[3], const char *data_description, ffnn_comm *comm)
 {
     ffnn_trainer *trainer = NULL;
+    ffnn_dataset *train = std[0], *val = sets[1], *test = sets[2];
     const int rank = ffnn_comm_rank(comm), ranks = ffnn_comm_size(comm), lead = rank == 0;
     ffnn_train_config cfg = o->cfg;
     if (cfg.steps_per_launch == 0 && (o->checkpoint_every > 0 || o->max_steps > 0)) {
@@ -321,6 +460,11 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     if (ffnn_trainer_create_parallel(model, train, &cfg, comm, &trainer) != FFNN_OK) {
         ffnn_cli_interrupt_restore();
         return run_failed(comm, "setting up training", 0);
+    }
+    if (val && ffnn_trainer_set_validation(trainer, std[1]) != FFNN_OK) {
+        ffnn_trainer_free(trainer);
+        ffnn_cli_interrupt_restore();
+        return run_failed(comm, "--val-split", 0);
     }
     ffnn_comm_set_timing(comm, o->comm_timing);
     char device[256], *arch = ffnn_cli_arch_string(model);
@@ -350,9 +494,19 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                  ranks, ranks == 1 ? "" : "s", ffnn_comm_kind(comm));
     }
     FILE *info = !lead ? NULL : o->json ? stderr : stdout; /* rank 0 alone prints */
+    char counts[96];
+    snprintf(counts, sizeof counts, "%zu train", ffnn_dataset_count(train));
+    if (val)
+        snprintf(counts + strlen(counts), sizeof counts - strlen(counts), ", %zu validation",
+                 ffnn_dataset_count(val));
+    snprintf(counts + strlen(counts), sizeof counts - strlen(counts), ", %zu test",
+             ffnn_dataset_count(test));
     if (info)
-        fprintf(info, "data: %s (%zu train, %zu test) | device: %s\n", data_description,
-                ffnn_dataset_count(train), ffnn_dataset_count(test), device);
+        fprintf(info, "data: %s (%s) | device: %s\n", data_description, counts, device);
+    if (info && o->standardize)
+        fprintf(info, "standardized: %zu features%s (z-score of the training split, kept in "
+                "the model)\n", ffnn_dataset_features(train),
+                o->regression ? " and the targets" : "");
     char optimizer[128];
     if (o->cfg.optimizer == FFNN_OPT_MOMENTUM)
         snprintf(optimizer, sizeof optimizer, "momentum %g%s", (double)o->cfg.momentum,
@@ -367,6 +521,9 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                 PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(model),
                 ffnn_loss_name(o->cfg.loss), optimizer, o->cfg.batch_size,
                 (double)o->cfg.learning_rate, o->cfg.seed);
+        if (o->cfg.batch_size > ffnn_dataset_count(train))
+            fprintf(info, "note: --batch %zu is larger than the %zu training samples: the "
+                    "whole set is one batch\n", o->cfg.batch_size, ffnn_dataset_count(train));
         fflush(info);
     }
     free(arch);
@@ -398,19 +555,28 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     FILE *epoch_log = logs[0];
     step_log = logs[1];
     if ((step_log && (fprintf(step_log, "epoch,step,loss\n") < 0 || fflush(step_log) != 0)) ||
-        (epoch_log && (fprintf(epoch_log, "epoch,train_loss,test_loss,test_accuracy,"
-                               "seconds,images_per_second\n") < 0 || fflush(epoch_log) != 0))) {
+        (epoch_log && (fprintf(epoch_log, "epoch,train_loss,%s,seconds,images_per_second\n",
+                               val ? "val_loss,val_accuracy" : "test_loss,test_accuracy") < 0 ||
+                       fflush(epoch_log) != 0))) {
         fprintf(stderr, "ffnn train: writing the log headers: %s\n", strerror(errno));
         rc = 1;
         if (ranks > 1)
             rank_failed(comm, "logging", "see the message above", 0);
     }
     int interrupted = 0;
+    best_epoch best = {0, 0.0, NULL};
+    if (o->early_stopping &&
+        !(best.params = malloc(ffnn_model_parameter_count(model) * sizeof *best.params))) {
+        fprintf(stderr, "%s: out of memory for the best epoch's weights\n", CMD);
+        rc = 1;
+    }
+    int stopped_early = 0;
     for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped; e++) {
         if ((interrupted = ffnn_cli_interrupted() != 0))
             break;
         ffnn_epoch_stats stats;
-        double test_loss = 0, test_accuracy = 0;
+        epoch_report report = {val ? "val" : test ? "test" : NULL, 0.0, 0.0, NULL};
+        ffnn_metrics reg;
         int finished = 0;
         progress.epoch = e;
         ffnn_status st = ffnn_trainer_run_epoch_until(trainer, on_step, &context, &stats,
@@ -440,12 +606,23 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                 rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
             continue;
         }
-        if (ffnn_trainer_evaluate(trainer, test, &test_loss, &test_accuracy) != FFNN_OK) {
+        if (val) {
+            report.loss = stats.val_loss;
+            report.accuracy = stats.val_accuracy;
+        } else if (test && ffnn_trainer_evaluate(trainer, std[2], &report.loss,
+                                                 &report.accuracy) != FFNN_OK) {
             rc = run_failed(comm, "evaluating", 0);
             break;
         }
-        print_epoch(o, &stats, test_loss, test_accuracy);
-        if (epoch_log && log_epoch(epoch_log, o, &stats, test_loss, test_accuracy) != 0) {
+        if (o->regression && report.set) { /* in the targets' units, on the host */
+            if (ffnn_trainer_evaluate_metrics(trainer, val ? val : test, &reg, NULL) != FFNN_OK) {
+                rc = run_failed(comm, "evaluating", 0);
+                break;
+            }
+            report.reg = &reg;
+        }
+        print_epoch(o, &stats, &report);
+        if (epoch_log && log_epoch(epoch_log, o, &stats, &report) != 0) {
             fprintf(stderr, "ffnn train: --log %s: write failed: %s\n", o->log_path,
                     strerror(errno));
             rc = 1;
@@ -464,6 +641,32 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                 fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
             rc = 1;
         }
+        if (rc == 0 && early_stopping(o, model, &best, e, stats.val_loss, &rc)) {
+            stopped_early = rc == 0;
+            break;
+        }
+    }
+    if (rc == 0 && lead && best.epoch > 0) { /* the best epoch's weights, into the model */
+        float *p = ffnn_model_parameters(model); /* synced first: no longer stale */
+        if (!p) {
+            rc = run_failed(comm, "--early-stopping: restoring the weights", 0);
+        } else {
+            memcpy(p, best.params, ffnn_model_parameter_count(model) * sizeof *p);
+            fprintf(info, "early stopping: %s; restored epoch %d (val_loss %.6g)\n",
+                    stopped_early ? "the validation loss did not improve for the last "
+                                    "--early-stopping epochs"
+                                  : "all epochs run", best.epoch, best.val_loss);
+        }
+    }
+    free(best.params);
+    if (rc == 0 && lead && val && test && !checkpoints.stopped && !interrupted) {
+        /* the test set, once */
+        ffnn_metrics m;
+        if (ffnn_model_evaluate_metrics(model, o->cfg.loss, test, o->cfg.eval_batch_size, &m,
+                                        NULL) != FFNN_OK)
+            rc = run_failed(comm, "evaluating the test set", 0);
+        else
+            print_test(o, &m, info);
     }
     if (rc == 0 && !interrupted && ffnn_cli_interrupted() && !checkpoints.stopped &&
         o->cfg.epochs > 0) {

@@ -5,6 +5,7 @@
 
 #include "checkpoints.h"
 #include "ffnn.h"
+#include "tabular.h"
 
 /* The options of one ffnn train run. */
 typedef struct ffnn_cli_train_options {
@@ -31,6 +32,11 @@ typedef struct ffnn_cli_train_options {
     char **argv;                 /* command printed after an interrupt              */
     int gpus;                    /* --gpus N (0: not given, -1: all)                 */
     int comm_timing;             /* --comm-timing: time the all-reduce               */
+    ffnn_cli_table_options table; /* --labels, --header, --delimiter, --target ...  */
+    const char *test_path;       /* --test FILE (or NULL)                          */
+    double test_split, val_split; /* --test-split F, --val-split F (0: none)       */
+    long long early_stopping;    /* --early-stopping N (0: off)                    */
+    int standardize;             /* --standardize                                  */
 } ffnn_cli_train_options;
 
 /* Train model on train, evaluating on test after every epoch: the two header
@@ -45,6 +51,7 @@ typedef struct ffnn_cli_train_options {
  * the checkpoints (collective); an error of one rank alone is printed with its
  * rank and stops every rank (ffnn_comm_abort). */
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
-                       ffnn_dataset *test, const char *data_description, ffnn_comm *comm);
+                       ffnn_dataset *val, ffnn_dataset *test, const char *data_description,
+                       ffnn_comm *comm);
 
 #endif

@@ -145,8 +145,9 @@ FFNN_API void ffnn_cuda_device_name(char *buf, size_t buf_size);
 
 /* A data set held in host memory. Features: uint8 [count, features] (images,
  * scaled to [0,1] by 1/255 when fed to a network) or float32 [count, features]
- * (fed as they are). Targets: uint8 class labels [count] or float32 rows
- * [count, target_width] (regression, or soft/multi-label targets for bce). */
+ * (fed as they are). Targets: int32 class labels [count] in [0, classes) or
+ * float32 rows [count, target_width] (regression, or soft/multi-label targets
+ * for bce). */
 typedef struct ffnn_dataset ffnn_dataset;
 
 /* Load an IDX image file and its IDX label file (MNIST, Fashion-MNIST, KMNIST
@@ -172,17 +173,18 @@ FFNN_API ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, s
                                         ffnn_dataset **out);
 
 /* A data set from caller arrays (copied): float32 features x [count, features];
- * either class labels [count] (target_width 0, targets NULL) or float32 targets
- * [count, target_width] (labels NULL). Errors: FFNN_ERR_INVALID_ARGUMENT (a zero
- * size, a missing array, a NaN or Inf value: sample and index named),
+ * either int32 class labels [count] (target_width 0, targets NULL; classes =
+ * largest label + 1) or float32 targets [count, target_width] (labels NULL).
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (a zero size, a missing array, a negative
+ * label, a NaN or Inf value: sample and index named),
  * FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float *x,
-                                              const uint8_t *labels, size_t target_width,
+                                              const int32_t *labels, size_t target_width,
                                               const float *targets, ffnn_dataset **out);
 
 /* The samples of src labelled a or b, in order, relabelled a -> 0 and b -> 1
  * (2 classes), e.g. MNIST's 0s and 1s (seed 004). Features are kept as they are.
- * Errors: FFNN_ERR_INVALID_ARGUMENT (float targets, a or b outside [0, 255],
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (float targets, a or b negative,
  * a == b, no sample with either label), FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
                                                  ffnn_dataset **out);
@@ -216,13 +218,104 @@ FFNN_API int ffnn_dataset_classes(const ffnn_dataset *ds);       /* max label + 
                                                                     float targets */
 FFNN_API const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds); /* [count, features]; NULL
                                                                         with float features */
-FFNN_API const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds); /* [count]; NULL with float
+FFNN_API const int32_t *ffnn_dataset_labels(const ffnn_dataset *ds); /* [count]; NULL with float
                                                                         targets */
 FFNN_API const float *ffnn_dataset_float_features(const ffnn_dataset *ds); /* [count, features];
                                                                         NULL with uint8 features */
 FFNN_API size_t ffnn_dataset_target_width(const ffnn_dataset *ds); /* 0 with class labels */
 FFNN_API const float *ffnn_dataset_targets(const ffnn_dataset *ds); /* [count, target_width];
                                                                         NULL with class labels */
+
+/* The original text of class c (a CSV file's label, e.g. "setosa" or "7"), or
+ * NULL when the data set has no class names (IDX, NPY, synthetic: the labels are
+ * the classes) or c is out of range. Owned by ds. */
+FFNN_API const char *ffnn_dataset_class_name(const ffnn_dataset *ds, int c);
+
+/* ------------------------------------------------------------------ tabular files */
+
+/* Whether the first row of a CSV file names the columns. */
+typedef enum ffnn_csv_header {
+    FFNN_CSV_HEADER_AUTO = 0, /* a header when some column holds a non-number in the
+                                 first row and a number in the second (or, with one
+                                 row, when no field of it is a number)           */
+    FFNN_CSV_HEADER_YES = 1,
+    FFNN_CSV_HEADER_NO = 2
+} ffnn_csv_header;
+
+/* How to read a CSV/TSV file (ffnn_csv_options_default gives the defaults). */
+typedef struct ffnn_csv_options {
+    ffnn_csv_header header;  /* default FFNN_CSV_HEADER_AUTO                        */
+    char delimiter;          /* 0 (default): '\t' when the name ends in .tsv or
+                                .tsv.gz, else ','                                */
+    const char *target;      /* the target columns, comma-separated: header names or
+                                0-based indices (-1 the last column, -2 the one
+                                before ...; a name wins over an index). NULL
+                                (default): the last column; "" none (features
+                                only, every label 0: rows to predict)            */
+    const char *features;    /* the feature columns, same syntax; NULL (default):
+                                every column that is not a target               */
+    int regression;          /* 0 (default): one target column of class labels
+                                (integers or any text); 1: float targets, one per
+                                target column (regression)                       */
+    size_t skip_rows;        /* lines skipped before the header / first row (0)  */
+    const char *const *class_names; /* non-NULL: the classes, in order (e.g. the
+                                training set's or a model's, for a test file); a
+                                label not among them is an error. NULL: the
+                                file's own classes                               */
+    int class_count;         /* entries of class_names                          */
+} ffnn_csv_options;
+
+FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
+
+/* Load a CSV (RFC 4180) or TSV file, optionally gzip-compressed (read through
+ * zlib, detected by its magic bytes), into float32 features [rows, features]
+ * and either int32 class labels or float32 targets [rows, target columns].
+ * Fields may be quoted ("a ""b"", c" is the text a "b", c; a quoted field may span
+ * lines); CRLF or LF line ends; a UTF-8 byte order mark is skipped; blank lines
+ * are skipped. Features and float targets are decimal numbers (spaces around
+ * them allowed) within float32's range; "nan", "inf" and empty fields are
+ * refused. Class labels: each distinct text of the target column is a class;
+ * classes are numbered in sorted order - numerically when every label is an
+ * integer (so labels 0..C-1 keep their numbers), else by byte order - and
+ * their texts kept (ffnn_dataset_class_name; stored in model files by the CLI).
+ * Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT with "PATH: line L,
+ * column C ('NAME'): expected ..., found ..." for a missing value, a non-numeric
+ * feature, a ragged row, an unterminated quote, a NUL byte, an empty file (no
+ * data rows), a class not among opt->class_names; FFNN_ERR_INVALID_ARGUMENT
+ * for a column spec that names no column or uses one twice; FFNN_ERR_NO_MEMORY.
+ * Untrusted text in messages is cut to 40 bytes, non-printable bytes as '?'. */
+FFNN_API ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
+                                           ffnn_dataset **out);
+
+/* Load NumPy .npy files (format 1.0-3.0, https://numpy.org/doc/stable/reference/
+ * generated/numpy.lib.format.html): features x_path of shape (rows, features) or
+ * (rows,), dtype float32 or float64 ('<f4', '<f8'), and y_path (may be NULL: all
+ * labels 0) of shape (rows,) or (rows, k): integer dtypes ('|u1', '|i1', '<i2',
+ * '<u2', '<i4', '<u4', '<i8', '<u8') are class labels (>= 0, below 2^31), float
+ * dtypes float targets [rows, k]. C order and little-endian only. float64 values
+ * are rounded to float32 and must be within its range. Checked before any
+ * allocation: magic, version, header dict, dtype, order, shape against the file
+ * size; then every value. x_path may instead be an .npz archive (numpy.savez or
+ * savez_compressed: stored or deflated members, CRC-checked; not ZIP64) holding
+ * x (or X, or arr_0) and, optionally, y (or arr_1); y_path must then be NULL. Errors: FFNN_ERR_IO, FFNN_ERR_FORMAT (file, byte offset
+ * or element, expected, found: e.g. "fortran_order True: expected C order"),
+ * FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path,
+                                           ffnn_dataset **out);
+
+/* Split src into *rest and *part (each new): part gets round(fraction * count)
+ * samples, chosen by a fixed permutation of ffnn's generator (seed, stream
+ * FFNN_STREAM_SPLIT = 4, Fisher-Yates as the training shuffle). With class
+ * labels the split is stratified: class c's n_c samples (in file order) are
+ * shuffled, classes in order 0, 1, ... with the one generator, and the first q_c
+ * of them go to part: q_c = floor(fraction * n_c), plus one for the classes with
+ * the largest remainders fraction * n_c - q_c (the lower class first on ties)
+ * until the q_c sum to round(fraction * count). Float targets: one class. Both
+ * sides keep file order. Same src, fraction and seed:
+ * the same split on every machine. Errors: FFNN_ERR_INVALID_ARGUMENT (fraction
+ * not in (0, 1), or a side that would be empty), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_dataset_split(const ffnn_dataset *src, double fraction, uint64_t seed,
+                                        ffnn_dataset **rest, ffnn_dataset **part);
 
 /* ------------------------------------------------------------------ model */
 
@@ -290,9 +383,55 @@ FFNN_API float *ffnn_model_bias(ffnn_model *m, int i);
 FFNN_API float *ffnn_model_parameters(ffnn_model *m);
 
 /* Forward pass on the CPU reference: x [batch, in] -> y [batch, out] (the last
- * layer's activation applied; no softmax). */
+ * layer's activation applied; no softmax). The network alone: x is fed as it is,
+ * without the model's standardisation (ffnn_model_predict applies it). */
 FFNN_API ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
                                         float *y);
+
+/* A trained model and its trainer: while a trainer (ffnn_trainer_create) trains
+ * m, every function that reads m's parameters (ffnn_model_forward, _predict,
+ * _evaluate, _save, _weight, _bias, _parameters) first copies the trainer's
+ * current parameters back (as ffnn_trainer_sync_model), so they are never stale;
+ * ffnn_trainer_free copies them a last time. The pointer accessors return NULL
+ * when that copy fails (ffnn_last_error says why). */
+
+/* Z-score standardisation kept in the model (and its model file, docs/
+ * FORMATS.md): ffnn_model_predict and ffnn_model_evaluate feed the network
+ * (x - input_mean) / input_scale, and report regression (mse) outputs as
+ * output * target_scale + target_mean, so that callers work in the data's own
+ * units. input_mean, input_scale [input_size]; target_mean, target_scale
+ * [output width]; either pair may be NULL (none); scales must be > 0 and all
+ * values finite (FFNN_ERR_INVALID_ARGUMENT). The arrays are copied. */
+FFNN_API ffnn_status ffnn_model_set_standardization(ffnn_model *m, const float *input_mean,
+                                                    const float *input_scale,
+                                                    const float *target_mean,
+                                                    const float *target_scale);
+/* The model's standardisation arrays (owned by m; NULL when absent). */
+FFNN_API ffnn_status ffnn_model_standardization(const ffnn_model *m, const float **input_mean,
+                                                const float **input_scale,
+                                                const float **target_mean,
+                                                const float **target_scale);
+/* Set the standardisation of m from train's float features: mean and population
+ * standard deviation (divisor count, as numpy.std) of each feature, computed in
+ * double; a constant feature gets scale 1. With targets (and float targets in
+ * train) the same for each target column. Errors: FFNN_ERR_INVALID_ARGUMENT
+ * (uint8 features, widths that do not match m), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_model_fit_standardization(ffnn_model *m, const ffnn_dataset *train,
+                                                    int targets);
+/* A copy of src in the network's units: features (x - input_mean) / input_scale,
+ * float targets (t - target_mean) / target_scale when m has target statistics
+ * (the data ffnn_trainer_create should train on). Without statistics a plain
+ * copy. Errors: FFNN_ERR_INVALID_ARGUMENT (widths), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_dataset_standardize(const ffnn_dataset *src, const ffnn_model *m,
+                                              ffnn_dataset **out);
+
+/* The original labels of the model's classes (e.g. from a CSV file's target
+ * column): names [count], count = ffnn_model_class_count(m), or count 0 to
+ * remove them. Copied; stored in model files. */
+FFNN_API ffnn_status ffnn_model_set_class_names(ffnn_model *m, const char *const *names,
+                                                int count);
+/* The original label of class c, or NULL (no names, c out of range). Owned by m. */
+FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
 
 /* ------------------------------------------------------------------ model files */
 
@@ -389,6 +528,27 @@ FFNN_API int ffnn_model_class_count(const ffnn_model *m);
 FFNN_API ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
                                         size_t batch, float *p, int *cls);
 
+/* What an evaluation measures. Regression (loss mse on float targets): mse,
+ * rmse, mae (means over samples and outputs) and r2 (the coefficient of
+ * determination 1 - SS_res / SS_tot of each output, averaged over the outputs,
+ * as sklearn.metrics.r2_score; NaN for an output with constant targets), all in
+ * the targets' own units; accuracy NaN. Classification: accuracy, the
+ * regression fields NaN. */
+typedef struct ffnn_metrics {
+    size_t count;     /* samples evaluated                                   */
+    double loss;      /* mean per-sample loss (regression: original units)   */
+    double accuracy;  /* fraction of samples whose predicted class is right  */
+    double mse, rmse, mae, r2;
+} ffnn_metrics;
+
+/* ffnn_model_evaluate with every metric: *metrics, and confusion [classes,
+ * classes] (may be NULL; else zeroed first, as ffnn_model_evaluate's). The
+ * model's standardisation is applied (data in its own units). Errors: those of
+ * ffnn_model_evaluate. */
+FFNN_API ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss loss,
+                                                 const ffnn_dataset *data, size_t batch_size,
+                                                 ffnn_metrics *metrics, uint64_t *confusion);
+
 /* Evaluate m on data (images / 255, or the float features) with the CPU
  * reference, batch_size rows per forward pass: *mean_loss is the mean per-sample
  * loss; confusion [classes, classes] (classes = ffnn_model_class_count(m); zeroed
@@ -418,10 +578,18 @@ FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_los
 
 typedef struct ffnn_train_config {
     int epochs;             /* passes over the training set (default 10)          */
-    size_t batch_size;      /* samples per step (default 64); last batch may be short */
+    size_t batch_size;      /* samples per step (default 64); the last batch of an epoch
+                               may be short (see drop_last); larger than the training
+                               set: the whole set as one batch (the trainer keeps
+                               min(batch_size, count), ffnn_trainer_batch_size)      */
     float learning_rate;    /* step size lr of the optimizer (default 0.01)        */
     uint64_t seed;          /* RNG seed for shuffling (default 1)                  */
     int shuffle;            /* 1: fresh permutation per epoch (default); 0: file order */
+    int drop_last;          /* 1: an epoch has floor(count / batch_size) steps, the
+                               count % batch_size samples left over by its permutation
+                               are not trained on; 0 (default, PyTorch DataLoader's
+                               default): ceil(count / batch_size) steps, the last
+                               one short                                          */
     ffnn_loss loss;         /* default FFNN_LOSS_SOFTMAX_CE                        */
     ffnn_device device;     /* default FFNN_DEVICE_AUTO                            */
     ffnn_strategy strategy; /* cuda training strategy (default FFNN_STRATEGY_AUTO)   */
@@ -513,8 +681,11 @@ FFNN_API ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t);
 /* CPU threads of the trainer's backend: 1 for the cpu reference, N for the OpenMP
  * backend (cfg.threads resolved: 0 becomes the core count), 0 on cuda. */
 FFNN_API int ffnn_trainer_threads(const ffnn_trainer *t);
-/* Steps in one epoch: ceil(count / batch_size). */
+/* Steps in one epoch: ceil(count / batch_size), floor with drop_last. */
 FFNN_API size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t);
+/* The batch size the trainer runs: cfg.batch_size, or the training set's sample
+ * count when cfg.batch_size is larger. */
+FFNN_API size_t ffnn_trainer_batch_size(const ffnn_trainer *t);
 
 /* Called during an epoch after each step (on the host); may be NULL. */
 typedef void (*ffnn_progress_fn)(void *user, size_t step, size_t steps_per_epoch);
@@ -524,11 +695,24 @@ typedef struct ffnn_epoch_stats {
     double train_loss;      /* mean of the per-step mean losses            */
     double seconds;         /* wall time of the epoch's training (synchronised) */
     double images_per_second;
+    double val_loss;        /* mean loss over the validation set after the epoch
+                               (ffnn_trainer_set_validation; as ffnn_trainer_evaluate),
+                               NaN without one or when the epoch is unfinished */
+    double val_accuracy;    /* its accuracy (NaN likewise)                 */
 } ffnn_epoch_stats;
+
+/* A validation set: after each finished epoch, ffnn_trainer_run_epoch(_until)
+ * evaluates the trainer on val (as ffnn_trainer_evaluate, on the device) and
+ * reports it in ffnn_epoch_stats.val_loss / val_accuracy (not counted in
+ * seconds). val must outlive the trainer (or be replaced first); NULL removes
+ * it. It is checked as ffnn_trainer_evaluate checks its data. Errors:
+ * FFNN_ERR_INVALID_ARGUMENT. */
+FFNN_API ffnn_status ffnn_trainer_set_validation(ffnn_trainer *t, const ffnn_dataset *val);
 
 /* One epoch: a permutation of the training set (or file order), one optimizer
  * step per mini-batch on the gradient averaged over the batch (mean_b dL_b/dW;
- * sgd: W <- W - lr * mean_b dL_b/dW), the last partial batch included. Per-step losses are read back once, at the end.
+ * sgd: W <- W - lr * mean_b dL_b/dW), the last partial batch included unless
+ * drop_last. Per-step losses are read back once, at the end.
  * An unfinished epoch (left by ffnn_trainer_run_epoch_until, ffnn_trainer_step
  * or ffnn_trainer_resume) is finished instead of starting a new one; stats then
  * cover the whole epoch's loss and this call's time and images.
@@ -578,14 +762,23 @@ FFNN_API ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss);
  * for mse) of the current parameters over data. With float targets a sample
  * counts as right when every output is on its target's side: (output >
  * threshold) == (target > 0.5) for each output - the rule above for 0/1 targets
- * of one output; for regression (mse on real-valued targets) the accuracy means
- * little and ffnn train does not print it. Float targets of data must be one per
- * output (and the loss not ce). */
+ * of one output. When a float target is neither 0 nor 1 (regression) *accuracy is
+ * NaN: ffnn_trainer_evaluate_metrics gives MSE, RMSE, MAE and R^2 instead. Float
+ * targets of data must be one per output (and the loss not ce). */
 FFNN_API ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data,
                                            double *loss, double *accuracy);
 
-/* Copy the device parameters back into the model. */
+/* Copy the device parameters back into the model. Not needed to read the model
+ * (its readers do it, see "A trained model and its trainer"); explicit control. */
 FFNN_API ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t);
+
+/* Every metric of the trainer's current parameters over data (in the data's own
+ * units: the model's standardisation applied; regression metrics meaningful,
+ * unlike ffnn_trainer_evaluate's accuracy), on the host with the CPU reference
+ * (ffnn_model_evaluate_metrics with the trainer's loss and eval_batch_size);
+ * confusion as there (may be NULL). The model is synced first. */
+FFNN_API ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_dataset *data,
+                                                   ffnn_metrics *metrics, uint64_t *confusion);
 
 /* ------------------------------------------------------------------ checkpoints */
 

@@ -30,6 +30,7 @@ TEST_SUITE_DECLARE(golden);
 TEST_SUITE_DECLARE(hardening);
 TEST_SUITE_DECLARE(faults);
 TEST_SUITE_DECLARE(parallel);
+TEST_SUITE_DECLARE(tabular);
 
 typedef struct suite {
     const test_case *tests;
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
         {hardening_tests, &hardening_tests_count},
         {faults_tests, &faults_tests_count},
         {parallel_tests, &parallel_tests_count},
+        {tabular_tests, &tabular_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] (none: all) */
     int passed = 0, failed = 0, skipped = 0;

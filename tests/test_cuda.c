@@ -527,7 +527,7 @@ static test_result test_activations(char *why, size_t why_size)
  * that stress the kernels: large logits (max shift), all-equal rows and a repeated
  * maximum (argmax ties go to the first index), zeros (width 1: z > 0 is false). */
 static void make_loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width, float *out,
-                             uint8_t *y)
+                             int32_t *y)
 {
     const float lo = loss == FFNN_LOSS_MSE ? -0.5f : -4.0f;
     const float hi = loss == FFNN_LOSS_MSE ? 1.5f : 4.0f;
@@ -543,10 +543,10 @@ static void make_loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width,
             row[i] = row[width - 1] = 9.0f; /* repeated maximum */
         }
         if (width > 1)
-            y[b] = (uint8_t)rng_below(r, width);
+            y[b] = (int32_t)rng_below(r, width);
         else
             y[b] = loss == FFNN_LOSS_SOFTMAX_CE ? 0
-                   : (uint8_t)rng_below(r, loss == FFNN_LOSS_MSE ? 4 : 2); /* mse: a value */
+                   : (int32_t)rng_below(r, loss == FFNN_LOSS_MSE ? 4 : 2); /* mse: a value */
     }
 }
 
@@ -579,7 +579,7 @@ static test_result loss_body_kind(fixture *fx, ffnn_loss loss, int float_targets
             const size_t width = widths[wi], batch = batches[bi], n = batch * width;
             fixture_reset(fx);
             float *out = (float *)host_buf(fx, n * sizeof(float));        /* [batch, width] */
-            uint8_t *y = (uint8_t *)host_buf(fx, batch);                  /* [batch]        */
+            int32_t *y = (int32_t *)host_buf(fx, batch * sizeof(int32_t)); /* [batch]      */
             float *dout_ref = (float *)host_buf(fx, n * sizeof(float));   /* [batch, width] */
             float *loss_ref = (float *)host_buf(fx, batch * sizeof(float)); /* [batch]      */
             uint8_t *correct_ref = (uint8_t *)host_buf(fx, batch);        /* [batch]        */
@@ -589,7 +589,7 @@ static test_result loss_body_kind(fixture *fx, ffnn_loss loss, int float_targets
             make_loss_inputs(&r, loss, batch, width, out, y);
             if (float_targets) make_float_targets(&rt, loss, n, targets);
             const float *h_t = float_targets ? targets : NULL;
-            const uint8_t *h_y = float_targets ? NULL : y;
+            const int32_t *h_y = float_targets ? NULL : y;
             CHECK_OK(fx->cpu->loss(fx->cpu_ctx, loss, out, h_y, h_t, batch, width, dout_ref,
                                    loss_ref, correct_ref));
 
@@ -599,17 +599,17 @@ static test_result loss_body_kind(fixture *fx, ffnn_loss loss, int float_targets
             if (float_targets)
                 CHECK_OK(dev_buf(fx, targets, n * sizeof(float), &d_t));
             else
-                CHECK_OK(dev_buf(fx, y, batch, &d_y));
+                CHECK_OK(dev_buf(fx, y, batch * sizeof(int32_t), &d_y));
             CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_dout));
             CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss));
             CHECK_OK(dev_buf(fx, NULL, batch, &d_correct));
             CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss2));
             CHECK_OK(dev_buf(fx, NULL, batch, &d_correct2));
-            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const uint8_t *)d_y,
+            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const int32_t *)d_y,
                                    (const float *)d_t, batch, width, (float *)d_dout,
                                    (float *)d_loss, (uint8_t *)d_correct));
             /* Evaluation: no gradient wanted. */
-            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const uint8_t *)d_y,
+            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const int32_t *)d_y,
                                    (const float *)d_t, batch, width, NULL, (float *)d_loss2,
                                    (uint8_t *)d_correct2));
             const float *gdout = download_f32(fx, d_dout, n);
@@ -695,11 +695,11 @@ static test_result gather_body(fixture *fx)
                 fixture_reset(fx);
                 uint8_t *images = (uint8_t *)host_buf(fx, count * features); /* [count, f] */
                 float *values = (float *)host_buf(fx, count * features * sizeof(float));
-                uint8_t *labels = (uint8_t *)host_buf(fx, count);             /* [count]    */
+                int32_t *labels = (int32_t *)host_buf(fx, count * sizeof(int32_t)); /* [count] */
                 float *targets = (float *)host_buf(fx, (count * width + 1) * sizeof(float));
                 int32_t *index = (int32_t *)host_buf(fx, batch * sizeof(int32_t)); /* [batch] */
                 float *x_ref = (float *)host_buf(fx, batch * features * sizeof(float));
-                uint8_t *y_ref = (uint8_t *)host_buf(fx, batch);
+                int32_t *y_ref = (int32_t *)host_buf(fx, batch * sizeof(int32_t));
                 float *t_ref = (float *)host_buf(fx, (batch * width + 1) * sizeof(float));
                 CHECK(images && values && labels && targets && index && x_ref && y_ref && t_ref,
                       "host allocation failed");
@@ -707,7 +707,7 @@ static test_result gather_body(fixture *fx)
                     images[i] = i == 0 ? 0 : i + 1 == count * features ? 255
                                                                        : (uint8_t)rng_next(&r);
                 fill_uniform(&r, values, count * features, -3.0f, 3.0f);
-                for (size_t i = 0; i < count; ++i) labels[i] = (uint8_t)rng_below(&r, 10);
+                for (size_t i = 0; i < count; ++i) labels[i] = (int32_t)rng_below(&r, 1000);
                 fill_uniform(&r, targets, count * width, -1.0f, 2.0f);
                 for (size_t b = 0; b < batch; ++b) index[b] = (int32_t)rng_below(&r, count);
                 index[0] = (int32_t)(count - 1);
@@ -719,21 +719,21 @@ static test_result gather_body(fixture *fx)
                 void *d_images, *d_values, *d_labels, *d_targets, *d_index, *d_x, *d_y, *d_t;
                 CHECK_OK(dev_buf(fx, images, count * features, &d_images));
                 CHECK_OK(dev_buf(fx, values, count * features * sizeof(float), &d_values));
-                CHECK_OK(dev_buf(fx, labels, count, &d_labels));
+                CHECK_OK(dev_buf(fx, labels, count * sizeof(int32_t), &d_labels));
                 CHECK_OK(dev_buf(fx, targets, (count * width + 1) * sizeof(float), &d_targets));
                 CHECK_OK(dev_buf(fx, index, batch * sizeof(int32_t), &d_index));
                 CHECK_OK(dev_buf(fx, NULL, batch * features * sizeof(float), &d_x));
-                CHECK_OK(dev_buf(fx, NULL, batch, &d_y));
+                CHECK_OK(dev_buf(fx, NULL, batch * sizeof(int32_t), &d_y));
                 CHECK_OK(dev_buf(fx, NULL, (batch * width + 1) * sizeof(float), &d_t));
                 ffnn_gather_source dsrc = {
                     float_features ? NULL : (const uint8_t *)d_images,
                     float_features ? (const float *)d_values : NULL, features,
-                    float_targets ? NULL : (const uint8_t *)d_labels,
+                    float_targets ? NULL : (const int32_t *)d_labels,
                     float_targets ? (const float *)d_targets : NULL, width};
                 CHECK_OK(fx->gpu->gather(fx->gpu_ctx, &dsrc, (const int32_t *)d_index, batch,
-                                         (float *)d_x, (uint8_t *)d_y, (float *)d_t));
+                                         (float *)d_x, (int32_t *)d_y, (float *)d_t));
                 const float *x = download_f32(fx, d_x, batch * features);
-                const uint8_t *y = download_u8(fx, d_y, batch);
+                const uint8_t *y = download_u8(fx, d_y, batch * sizeof(int32_t));
                 const float *t = download_f32(fx, d_t, batch * width);
                 CHECK(x && y && t, "download failed: %s", ffnn_last_error());
                 CHECK(float_features ? same_bits_f32("x", x, x_ref, batch * features)
@@ -743,8 +743,8 @@ static test_result gather_body(fixture *fx)
                     CHECK(same_bits_f32("t", t, t_ref, batch * width),
                           "gather kind %d batch=%zu width=%zu", kind, batch, width);
                 else
-                    CHECK(equal_u8("y", y, y_ref, batch), "gather kind %d batch=%zu", kind,
-                          batch);
+                    CHECK(equal_u8("y", y, (const uint8_t *)y_ref, batch * sizeof(int32_t)),
+                          "gather kind %d batch=%zu", kind, batch);
             }
         }
     }

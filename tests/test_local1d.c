@@ -208,11 +208,11 @@ enum { GC_SAMPLES = 6, GC_FEATURES = 11 };
 static ffnn_dataset *gc_dataset(rng *r, int classes)
 {
     float x[GC_SAMPLES * GC_FEATURES];
-    uint8_t y[GC_SAMPLES];
+    int32_t y[GC_SAMPLES];
     ffnn_dataset *ds = NULL;
     fill_uniform(r, x, GC_SAMPLES * GC_FEATURES, -1.0f, 1.0f);
     for (int i = 0; i < GC_SAMPLES; i++)
-        y[i] = (uint8_t)(i % classes);
+        y[i] = (int32_t)(i % classes);
     if (ffnn_dataset_from_arrays(GC_SAMPLES, GC_FEATURES, x, y, 0, NULL, &ds) != FFNN_OK)
         return NULL;
     return ds;

@@ -296,7 +296,8 @@ static test_result loss_case(void *ctx, rng *r, ffnn_loss loss, size_t batch, si
     const size_t n = batch * width;
     float *out = malloc(n * 4), *targets = malloc(n * 4), *dout_ref = malloc(n * 4);
     float *loss_ref = malloc(batch * 4), *dout = poisoned(n), *rl = poisoned(batch);
-    uint8_t *y = malloc(batch), *ok_ref = malloc(batch), *ok = malloc(batch);
+    int32_t *y = malloc(batch * sizeof *y);
+    uint8_t *ok_ref = malloc(batch), *ok = malloc(batch);
     test_result result = TEST_FAIL;
     if (!(out && targets && dout_ref && loss_ref && dout && rl && y && ok_ref && ok))
         goto done;
@@ -309,7 +310,7 @@ static test_result loss_case(void *ctx, rng *r, ffnn_loss loss, size_t batch, si
                 row[j] *= 25.0f;
         if (b % 11 == 5)
             memset(row, 0, width * 4);
-        y[b] = (uint8_t)(width > 1 ? rng_next(r) % width
+        y[b] = (int32_t)(width > 1 ? rng_next(r) % width
                                    : (loss == FFNN_LOSS_SOFTMAX_CE ? 0 : rng_next(r) % 2));
     }
     fill_uniform(r, targets, n, 0.0f, 1.0f);
@@ -378,12 +379,13 @@ static test_result test_gather(char *why, size_t why_size)
     for (size_t fi = 0; fi < 3 && result == TEST_PASS; fi++)
         for (size_t bi = 0; bi < 3 && result == TEST_PASS; bi++) {
             const size_t features = features_list[fi], batch = batches[bi];
-            uint8_t *images = malloc(count * features), *labels = malloc(count);
+            uint8_t *images = malloc(count * features);
+            int32_t *labels = malloc(count * sizeof *labels);
             float *values = malloc(count * features * 4), *targets = malloc(count * width * 4);
             int32_t *index = malloc(batch * 4);
             float *x_ref = malloc(batch * features * 4), *x = poisoned(batch * features);
             float *t_ref = malloc(batch * width * 4), *t = poisoned(batch * width);
-            uint8_t *y_ref = malloc(batch), *y = malloc(batch);
+            int32_t *y_ref = malloc(batch * 4), *y = malloc(batch * 4);
             if (!(images && labels && values && targets && index && x_ref && x && t_ref && t &&
                   y_ref && y)) {
                 result = TEST_FAIL;
@@ -395,7 +397,7 @@ static test_result test_gather(char *why, size_t why_size)
                 fill_uniform(&r, values, count * features, -3.0f, 3.0f);
                 fill_uniform(&r, targets, count * width, 0.0f, 1.0f);
                 for (size_t i = 0; i < count; i++)
-                    labels[i] = (uint8_t)(rng_next(&r) % 10);
+                    labels[i] = (int32_t)(rng_next(&r) % 1000);
                 for (size_t b = 0; b < batch; b++)
                     index[b] = (int32_t)(rng_next(&r) % count);
                 index[0] = (int32_t)(count - 1);
@@ -408,11 +410,11 @@ static test_result test_gather(char *why, size_t why_size)
                         src.values = values, src.targets = targets, src.target_width = width;
                     ffnn_cpu_backend.gather(NULL, &src, index, batch, x_ref, y_ref, t_ref);
                     memset(x, 0xFF, batch * features * 4);
-                    memset(y, 0xFF, batch);
+                    memset(y, 0xFF, batch * 4);
                     memset(t, 0xFF, batch * width * 4);
                     if (ffnn_omp_backend.gather(ctx, &src, index, batch, x, y, t) != FFNN_OK ||
                         !same_bits("x", x, x_ref, batch * features * 4) ||
-                        (kind == 0 && !same_bits("y", y, y_ref, batch)) ||
+                        (kind == 0 && !same_bits("y", y, y_ref, batch * 4)) ||
                         (kind == 1 && !same_bits("t", t, t_ref, batch * width * 4))) {
                         fprintf(stderr, "    gather kind %d batch=%zu features=%zu\n", kind,
                                 batch, features);

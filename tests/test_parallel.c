@@ -177,7 +177,7 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
     /* 4000 random 784-feature rows in [0, 1), 10 classes (from the first feature) */
     size_t n = 4000, f = 784;
     float *x = malloc(n * f * sizeof *x);
-    uint8_t *y = malloc(n);
+    int32_t *y = malloc(n * sizeof *y);
     CHECK(x && y, "out of memory");
     uint64_t r = 12345;
     for (size_t i = 0; i < n * f; i++) {
@@ -185,7 +185,7 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
         x[i] = (float)(r >> 40) / (float)(1u << 24);
     }
     for (size_t i = 0; i < n; i++)
-        y[i] = (uint8_t)((size_t)(x[i * f] * 10.0f) % 10);
+        y[i] = (int32_t)((size_t)(x[i * f] * 10.0f) % 10);
     CHECK_OK(ffnn_dataset_from_arrays(n, f, x, y, 0, NULL, &train));
     free(x);
     free(y);

@@ -96,7 +96,62 @@ static test_result twin_seed000_omp(char *why, size_t why_size)
     return twin("seed000", "2", why, why_size);
 }
 
+/* issue 11: ffnn train --data FILE.csv on the Wisconsin breast cancer data that
+ * Debian's python3-sklearn ships, with --test-split 0.2 --standardize; the twin
+ * redoes the split and the standardisation from their documented rules, compares
+ * every step (1e-5) and the final test accuracy (within 1 point). */
+static const char *cancer_csv =
+    "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
+
+static test_result twin_tabular(const char *which, const char *seed, char *why,
+                                size_t why_size)
+{
+    const char *python = python_path();
+    if (!have_torch())
+        SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
+    if (access(cancer_csv, R_OK) != 0)
+        SKIP("%s missing (apt-get install python3-sklearn)", cancer_csv);
+    const char *ffnn = getenv("FFNN_BIN") ? getenv("FFNN_BIN") : "build/ffnn";
+    CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
+    char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
+                          (char *)ffnn, "--data", (char *)cancer_csv, "--device", "cpu",
+                          "--threads", "1", "--seed", (char *)seed, NULL};
+    int rc = run_command(argv);
+    CHECK(rc == 0, "tests/torch_twin.py %s --seed %s exited with %d", which, seed, rc);
+    return TEST_PASS;
+}
+
+static test_result twin_tabular_seed1(char *why, size_t why_size)
+{
+    return twin_tabular("tabular", "1", why, why_size);
+}
+
+static test_result twin_tabular_seed2(char *why, size_t why_size)
+{
+    return twin_tabular("tabular", "2", why, why_size);
+}
+
+static test_result twin_tabular_seed3(char *why, size_t why_size)
+{
+    return twin_tabular("tabular", "3", why, why_size);
+}
+
+static test_result twin_tabular_drop_last(char *why, size_t why_size)
+{
+    return twin_tabular("tabular_droplast", "4", why, why_size);
+}
+
+static test_result twin_tabular_whole_batch(char *why, size_t why_size)
+{
+    return twin_tabular("tabular_wholebatch", "5", why, why_size);
+}
+
 const test_case torch_tests[] = {
+    {"torch_parity_cpu_tabular_csv_seed1", twin_tabular_seed1},
+    {"torch_parity_cpu_tabular_csv_seed2", twin_tabular_seed2},
+    {"torch_parity_cpu_tabular_csv_seed3", twin_tabular_seed3},
+    {"torch_parity_cpu_tabular_csv_drop_last", twin_tabular_drop_last},
+    {"torch_parity_cpu_tabular_csv_batch_above_set", twin_tabular_whole_batch},
     {"torch_parity_omp_seed000_sgd_ce", twin_seed000_omp},
     {"torch_parity_cpu_seed000_sgd_ce", twin_seed000},
     {"torch_parity_cpu_seed003_adam_bce", twin_seed003},

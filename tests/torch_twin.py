@@ -14,6 +14,15 @@ CASE:  seed000   784-256relu-10, softmax cross-entropy, SGD lr 0.01, batch 64
        seed001   32-256relu:nobias-1:nobias, MSE, SGD lr 0.002, batch 256, on
                  synth:regression:2560 (ffnn's generator, re-implemented below from
                  its documented definition; --data is not read)
+       tabular, tabular_droplast, tabular_wholebatch
+                 30-64relu-2 on the Wisconsin breast cancer CSV that Debian's
+                 python3-sklearn ships (569 rows; --data: that file): ffnn train
+                 --data FILE.csv --test-split 0.2 --standardize, the split and the
+                 standardisation re-done here from their documented rules; batch 32
+                 (last short batch kept), batch 48 with --drop-last, and batch 1000
+                 (larger than the 455 training rows: one batch per epoch). Also
+                 compares the final test accuracy (within 1 point); --seed picks
+                 the seed (split, shuffle and init).
 Exit status 0 when every per-step loss is within the tolerance (1e-5 relative for
 cpu, 1e-4 for cuda) and the final weights within 1e-4 relative in max norm.
 """
@@ -74,6 +83,7 @@ class Xoshiro256:
 
 FFNN_STREAM_SHUFFLE = 1
 FFNN_STREAM_SYNTH_TRAIN = 2
+FFNN_STREAM_SPLIT = 4
 
 
 def uniform(rng):
@@ -101,6 +111,55 @@ def synth_regression(n, seed):
         x[i] = row
         y[i, 0] = np.float32(f + 0.1 * (e - 0.5))
     return x, y
+
+
+def ffnn_split(labels, fraction, seed):
+    """ffnn_dataset_split (src/data/split.c): round(fraction * n) rows to the part;
+    per class (in file order) floor(fraction * n_c), the rest by largest remainder
+    (first class on ties); each class's rows shuffled in class order with one
+    generator (stream FFNN_STREAM_SPLIT), its first q_c to the part. Returns the
+    row indices (rest, part), each in file order."""
+    n = len(labels)
+    total = int(math.floor(fraction * n + 0.5))
+    classes = int(labels.max()) + 1
+    rows = [[i for i in range(n) if labels[i] == c] for c in range(classes)]
+    q = [int(math.floor(fraction * len(r))) for r in rows]
+    while sum(q) < total:
+        best, best_r = None, -1.0
+        for c in range(classes):
+            rem = fraction * len(rows[c]) - q[c]
+            if q[c] < len(rows[c]) and rem > best_r:
+                best, best_r = c, rem
+        q[best] += 1
+    rng = Xoshiro256(seed, FFNN_STREAM_SPLIT)
+    part = set()
+    for c in range(classes):
+        r = list(rows[c])
+        rng.shuffle(r)
+        part.update(r[:q[c]])
+    return [i for i in range(n) if i not in part], sorted(part)
+
+
+def ffnn_standardize(x_train):
+    """ffnn_model_fit_standardization: per column the mean and population standard
+    deviation, summed in double in row order, rounded to float32 (scale 1 where the
+    deviation is 0)."""
+    n, w = x_train.shape
+    mean = np.empty(w, np.float32)
+    scale = np.empty(w, np.float32)
+    for j in range(w):
+        col = [float(v) for v in x_train[:, j]]
+        s = 0.0
+        for v in col:
+            s += v
+        mu = s / n
+        sq = 0.0
+        for v in col:
+            sq += (v - mu) * (v - mu)
+        sd = math.sqrt(sq / n)
+        mean[j] = np.float32(mu)
+        scale[j] = np.float32(sd) if sd > 0 and np.float32(sd) > 0 else np.float32(1.0)
+    return mean, scale
 
 
 # ---------------------------------------------------------------- files
@@ -168,6 +227,13 @@ CASES = {
     "seed001": dict(arch="32-256relu:nobias-1:nobias", loss="mse", optimizer="sgd", lr=0.002,
                     batch=256, train_limit=2560, epochs=10, seed=13, binary_class=None,
                     synth="synth:regression:2560"),
+    # issue 11: a real public tabular data set through ffnn train --data FILE.csv
+    "tabular": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.05, batch=32,
+                    epochs=8, seed=1, tabular=True, drop_last=False),
+    "tabular_droplast": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.05,
+                             batch=48, epochs=8, seed=1, tabular=True, drop_last=True),
+    "tabular_wholebatch": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.5,
+                               batch=1000, epochs=30, seed=1, tabular=True, drop_last=False),
 }
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh}
@@ -244,6 +310,66 @@ def run_ffnn(args, case, data_dir, init_path, tmp):
     return losses, weights
 
 
+def run_ffnn_tabular(args, case, init_path, tmp):
+    steps_csv, final = os.path.join(tmp, "steps.csv"), os.path.join(tmp, "final.safetensors")
+    cmd = [args.ffnn, "train", "--data", args.data, "--skip-rows", "1", "--test-split", "0.2",
+           "--standardize", "--init", init_path, "--loss", case["loss"], "--optimizer",
+           case["optimizer"], "--lr", str(case["lr"]), "--batch", str(case["batch"]),
+           "--epochs", str(case["epochs"]), "--seed", str(case["seed"]), "--device",
+           args.device, "--log-steps", steps_csv, "--save", final, "--json"]
+    if case["drop_last"]:
+        cmd.append("--drop-last")
+    if args.device == "cpu":
+        cmd += ["--threads", str(args.threads)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"ffnn failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
+    accuracy = None
+    for line in r.stdout.splitlines():
+        if line.startswith("{") and '"test_accuracy"' in line:
+            accuracy = json.loads(line)["test_accuracy"]
+    losses = []
+    with open(steps_csv) as f:
+        col = f.readline().strip().split(",").index("loss")
+        for line in f:
+            losses.append(float(line.split(",")[col]))
+    weights, _ = read_safetensors(final)
+    return losses, weights, accuracy
+
+
+def run_torch_tabular(case, model, path):
+    """The same run in PyTorch: the file read with numpy, ffnn's split and
+    standardisation, the batches of ffnn's shuffle; the final test accuracy."""
+    data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64)
+    x_all = data[:, :-1].astype(np.float32)  # the reader rounds each number once
+    y_all = data[:, -1].astype(np.int64)
+    rest, part = ffnn_split(y_all, 0.2, case["seed"])
+    x_tr, y_tr, x_te, y_te = x_all[rest], y_all[rest], x_all[part], y_all[part]
+    mean, scale = ffnn_standardize(x_tr)
+    x_tr = torch.from_numpy((x_tr - mean) / scale)
+    x_te = torch.from_numpy((x_te - mean) / scale)
+    y_tr, y_te = torch.from_numpy(y_tr), torch.from_numpy(y_te)
+    n = len(rest)
+    batch = min(case["batch"], n)  # a batch larger than the set: the whole set
+    opt = torch.optim.SGD(model.parameters(), lr=case["lr"])
+    rng = Xoshiro256(case["seed"], FFNN_STREAM_SHUFFLE)
+    losses = []
+    for _ in range(case["epochs"]):
+        perm = list(range(n))
+        rng.shuffle(perm)
+        last = n - n % batch if case["drop_last"] else n
+        for first in range(0, last, batch):
+            idx = torch.tensor(perm[first:first + batch])
+            opt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(x_tr[idx]), y_tr[idx])
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    with torch.no_grad():
+        accuracy = (model(x_te).argmax(1) == y_te).float().mean().item()
+    return losses, accuracy
+
+
 def run_torch(case, model, parts, device):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -291,8 +417,11 @@ def main():
     ap.add_argument("--threads", type=int, default=1,
                     help="cpu threads for ffnn: 1 = the reference backend (default), N > 1 = OpenMP")
     ap.add_argument("--tmp")
+    ap.add_argument("--seed", type=int, help="the case's seed (tabular cases)")
     args = ap.parse_args()
-    case = CASES[args.case]
+    case = dict(CASES[args.case])
+    if args.seed is not None:
+        case["seed"] = args.seed
     tol_loss = 1e-5 if args.device == "cpu" else 1e-4
     tmp = args.tmp or tempfile.mkdtemp(prefix="ffnn-twin-")
     torch.manual_seed(case["seed"])
@@ -300,9 +429,14 @@ def main():
     init_path = os.path.join(tmp, "init.safetensors")
     write_safetensors(init_path, state_for_ffnn(linears),
                       {"arch": case["arch"], "loss": case["loss"], "format": "ffnn-model"})
-    data_dir, parts = prepare_data(case, args.data, tmp)
-    ffnn_losses, ffnn_weights = run_ffnn(args, case, data_dir, init_path, tmp)
-    torch_losses = run_torch(case, model, parts, args.device)
+    ffnn_acc = torch_acc = None
+    if case.get("tabular"):
+        ffnn_losses, ffnn_weights, ffnn_acc = run_ffnn_tabular(args, case, init_path, tmp)
+        torch_losses, torch_acc = run_torch_tabular(case, model, args.data)
+    else:
+        data_dir, parts = prepare_data(case, args.data, tmp)
+        ffnn_losses, ffnn_weights = run_ffnn(args, case, data_dir, init_path, tmp)
+        torch_losses = run_torch(case, model, parts, args.device)
     if len(ffnn_losses) != len(torch_losses):
         sys.exit(f"step counts differ: ffnn {len(ffnn_losses)}, torch {len(torch_losses)}")
     rel = [abs(a - b) / abs(b) for a, b in zip(ffnn_losses, torch_losses)]
@@ -318,8 +452,13 @@ def main():
           f"torch {torch_losses[worst]:.8f}); final weights {wrel:.2e} relative (max norm); "
           f"torch {torch.__version__}")
     ok = rel[worst] <= tol_loss and wrel <= 1e-4
+    if case.get("tabular"):
+        print(f"{args.case} seed {case['seed']}: final test accuracy ffnn {100 * ffnn_acc:.2f}%, "
+              f"torch {100 * torch_acc:.2f}%")
+        ok = ok and ffnn_acc is not None and abs(ffnn_acc - torch_acc) <= 0.01
     if not ok:
-        print(f"FAILED: tolerance {tol_loss:g} for losses, 1e-4 for weights")
+        print(f"FAILED: tolerance {tol_loss:g} for losses, 1e-4 for weights, 1 point for the "
+              f"test accuracy")
     return 0 if ok else 1
 
 

@@ -30,7 +30,7 @@ typedef struct ffnn_gather_source {
     const uint8_t *images;  /* uint8 features [n, features] (x = value / 255), or NULL */
     const float *values;    /* float32 features [n, features], or NULL            */
     size_t features;        /* values per sample                                  */
-    const uint8_t *labels;  /* uint8 class labels [n], or NULL                    */
+    const int32_t *labels;  /* int32 class labels [n], or NULL                    */
     const float *targets;   /* float32 targets [n, target_width], or NULL         */
     size_t target_width;    /* floats per target row (0 without targets)          */
 } ffnn_gather_source;
@@ -103,7 +103,7 @@ typedef struct ffnn_backend_ops {
      * (y, t may be NULL when theirs is). src: a host pointer, read before the
      * call returns; the arrays in it are device pointers. */
     ffnn_status (*gather)(void *ctx, const ffnn_gather_source *src, const int32_t *index,
-                          size_t batch, float *x, uint8_t *y, float *t);
+                          size_t batch, float *x, int32_t *y, float *t);
 
     /* Dense forward, pre-activation:  z = x W^T (+ b)
      *   x [batch, in], W [out, in], b [out] or NULL, z [batch, out] */
@@ -163,7 +163,7 @@ typedef struct ffnn_backend_ops {
      * t[b, j] = targets[b, j] and correct is 1 when every output is on its
      * target's side: (out[b,j] > threshold) == (targets[b,j] > 0.5) for all j -
      * for 0/1 targets of width 1 the same as the label rule. */
-    ffnn_status (*loss)(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
+    ffnn_status (*loss)(void *ctx, ffnn_loss loss, const float *out, const int32_t *y,
                         const float *targets, size_t batch, size_t width, float *dout,
                         float *row_loss, uint8_t *row_correct);
 

@@ -59,6 +59,9 @@ void ffnn_model_free(ffnn_model *m)
 {
     if (!m)
         return;
+    if (m->layers) /* frees the statistics and names (it reads the layers) */
+        ffnn_model_set_standardization(m, NULL, NULL, NULL, NULL);
+    ffnn_model_set_class_names(m, NULL, 0);
     free(m->layers);
     free(m->params);
     free(m);
@@ -96,7 +99,10 @@ size_t ffnn_model_output_size(const ffnn_model *m)
     return m->layers[m->layer_count - 1].out;
 }
 size_t ffnn_model_parameter_count(const ffnn_model *m) { return m->parameter_count; }
-float *ffnn_model_parameters(ffnn_model *m) { return m->params; }
+float *ffnn_model_parameters(ffnn_model *m)
+{
+    return m && ffnn_model_fresh(m) == FFNN_OK ? m->params : NULL;
+}
 
 size_t ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size)
 {
@@ -134,14 +140,15 @@ ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *k
 
 float *ffnn_model_weight(ffnn_model *m, int i)
 {
-    if (!m || i < 0 || i >= m->layer_count)
+    if (!m || i < 0 || i >= m->layer_count || ffnn_model_fresh(m) != FFNN_OK)
         return NULL;
     return m->params + m->layers[i].weight_offset;
 }
 
 float *ffnn_model_bias(ffnn_model *m, int i)
 {
-    if (!m || i < 0 || i >= m->layer_count || !m->layers[i].has_bias)
+    if (!m || i < 0 || i >= m->layer_count || !m->layers[i].has_bias ||
+        ffnn_model_fresh(m) != FFNN_OK)
         return NULL;
     return m->params + m->layers[i].bias_offset;
 }

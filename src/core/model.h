@@ -36,6 +36,19 @@ struct ffnn_model {
     ffnn_layer *layers;      /* [layer_count], owned                           */
     size_t parameter_count;
     float *params;           /* [parameter_count], owned: per layer W then b    */
+    /* z-score standardisation (model_meta.c), each owned or NULL: the network
+     * sees (x - input_mean) / input_scale; a regression output o is reported
+     * as o * target_scale + target_mean */
+    float *input_mean, *input_scale;   /* [input_size]                     */
+    float *target_mean, *target_scale; /* [output width]                   */
+    char **class_names;      /* [class_name_count] original labels, or NULL   */
+    int class_name_count;
+    /* a trainer training this model (ffnn_trainer_create sets, free clears):
+     * stale is 1 while its device parameters are newer than params, and
+     * ffnn_model_fresh() then calls sync(owner) first */
+    ffnn_status (*sync)(void *owner);
+    void *owner;
+    int stale;
 };
 
 /* The model of an architecture string without its parameters (params NULL):
@@ -46,6 +59,11 @@ ffnn_status ffnn_model_create_layout(const char *arch, ffnn_model **out);
 /* Allocate m->params (zeroed), after the host memory check (core/memory.h).
  * Errors: FFNN_ERR_NO_MEMORY with the estimate and what is available. */
 ffnn_status ffnn_model_alloc_params(ffnn_model *m);
+
+/* Bring params up to date with the trainer of m, if any (model_meta.c). Every
+ * reader of params (forward, predict, evaluate, save, the pointer accessors)
+ * calls it first. Errors: the trainer's (e.g. FFNN_ERR_CUDA). */
+ffnn_status ffnn_model_fresh(const ffnn_model *m);
 
 /* Parse an architecture string into input_size and a layer array (offsets
  * filled in; *layers owned by the caller). Errors: FFNN_ERR_PARSE with the

@@ -19,7 +19,8 @@ enum {
     FFNN_STREAM_INIT = 0,
     FFNN_STREAM_SHUFFLE = 1,
     FFNN_STREAM_SYNTH_TRAIN = 2,
-    FFNN_STREAM_SYNTH_TEST = 3
+    FFNN_STREAM_SYNTH_TEST = 3,
+    FFNN_STREAM_SPLIT = 4  /* ffnn_dataset_split's permutation (src/data/split.c) */
 };
 
 void ffnn_rng_seed(ffnn_rng *r, uint64_t seed, uint64_t stream);

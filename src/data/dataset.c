@@ -49,7 +49,7 @@ ffnn_status ffnn_dataset_alloc_kind(size_t count, size_t rows, size_t cols,
     if (target_width)
         ds->targets = malloc(count * target_width * sizeof(float)); /* [count, width] */
     else
-        ds->labels = malloc(count);                                 /* [count] */
+        ds->labels = malloc(count * sizeof(int32_t));               /* [count] */
     if ((!ds->images && !ds->values) || (!ds->labels && !ds->targets)) {
         ffnn_dataset_free(ds);
         return ffnn_fail(FFNN_ERR_NO_MEMORY,
@@ -76,6 +76,10 @@ void ffnn_dataset_free(ffnn_dataset *ds)
     free(ds->values);
     free(ds->labels);
     free(ds->targets);
+    if (ds->class_names)
+        for (int c = 0; c < ds->classes; c++)
+            free(ds->class_names[c]);
+    free(ds->class_names);
     free(ds);
 }
 
@@ -116,8 +120,60 @@ ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t cou
     for (size_t i = 0; i < count; i++)
         copy_sample(ds, i, src, first + i);
     ds->classes = src->classes;
+    if (src->class_names &&
+        (st = ffnn_dataset_set_class_names(ds, (const char *const *)src->class_names,
+                                           (size_t)src->classes)) != FFNN_OK) {
+        ffnn_dataset_free(ds);
+        return st;
+    }
     *out = ds;
     return FFNN_OK;
+}
+
+ffnn_status ffnn_dataset_set_class_names(ffnn_dataset *ds, const char *const *names,
+                                         size_t count)
+{
+    char **copy = calloc(count ? count : 1, sizeof *copy);
+    if (!copy)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for %zu class names", count);
+    for (size_t c = 0; c < count; c++) {
+        size_t n = strlen(names[c]);
+        if (!(copy[c] = malloc(n + 1))) {
+            for (size_t k = 0; k < c; k++)
+                free(copy[k]);
+            free(copy);
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the class names");
+        }
+        memcpy(copy[c], names[c], n + 1);
+    }
+    if (ds->class_names)
+        for (int c = 0; c < ds->classes; c++)
+            free(ds->class_names[c]);
+    free(ds->class_names);
+    ds->class_names = copy;
+    ds->classes = (int)count;
+    return FFNN_OK;
+}
+
+void ffnn_printable(const char *s, size_t n, size_t max, char *out, size_t out_size)
+{
+    size_t k = 0;
+    if (out_size == 0)
+        return;
+    for (size_t i = 0; i < n && i < max && k + 1 < out_size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        out[k++] = c >= 0x20 && c <= 0x7e ? (char)c : '?';
+    }
+    for (int d = 0; n > max && d < 3 && k + 1 < out_size; d++)
+        out[k++] = '.';
+    out[k] = '\0';
+}
+
+const char *ffnn_dataset_class_name(const ffnn_dataset *ds, int c)
+{
+    if (!ds || !ds->class_names || c < 0 || c >= ds->classes)
+        return NULL;
+    return ds->class_names[c];
 }
 
 ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
@@ -134,9 +190,9 @@ ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "select classes: the data set has float targets (%zu per sample), "
                          "not class labels", src->target_width);
-    if (a < 0 || a > 255 || b < 0 || b > 255 || a == b)
+    if (a < 0 || b < 0 || a == b)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "select classes: expected two different labels in [0, 255], found "
+                         "select classes: expected two different labels >= 0, found "
                          "%d and %d", a, b);
     for (size_t i = 0; i < src->count; i++)
         kept += src->labels[i] == a || src->labels[i] == b;
@@ -154,12 +210,19 @@ ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
         ds->labels[k++] = src->labels[i] == b; /* a -> 0, b -> 1 */
     }
     ds->classes = 2;
+    if (src->class_names && a < src->classes && b < src->classes) { /* their labels' texts */
+        const char *names[2] = {src->class_names[a], src->class_names[b]};
+        if ((st = ffnn_dataset_set_class_names(ds, names, 2)) != FFNN_OK) {
+            ffnn_dataset_free(ds);
+            return st;
+        }
+    }
     *out = ds;
     return FFNN_OK;
 }
 
 ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float *x,
-                                     const uint8_t *labels, size_t target_width,
+                                     const int32_t *labels, size_t target_width,
                                      const float *targets, ffnn_dataset **out)
 {
     ffnn_dataset *ds = NULL;
@@ -179,6 +242,11 @@ ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float 
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                              "ffnn_dataset_from_arrays: target %zu of sample %zu is %g",
                              i % target_width, i / target_width, (double)targets[i]);
+    for (size_t i = 0; !target_width && i < count; i++)
+        if (labels[i] < 0)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "ffnn_dataset_from_arrays: label of sample %zu is %d, expected "
+                             ">= 0", i, (int)labels[i]);
     st = ffnn_dataset_alloc_kind(count, 1, features, 1, target_width, &ds);
     if (st != FFNN_OK)
         return st;
@@ -186,7 +254,7 @@ ffnn_status ffnn_dataset_from_arrays(size_t count, size_t features, const float 
     if (target_width) {
         memcpy(ds->targets, targets, count * target_width * sizeof(float));
     } else {
-        memcpy(ds->labels, labels, count);
+        memcpy(ds->labels, labels, count * sizeof *labels);
         for (size_t i = 0; i < count; i++)
             if (labels[i] >= ds->classes)
                 ds->classes = labels[i] + 1;
@@ -207,8 +275,8 @@ int ffnn_dataset_classes(const ffnn_dataset *ds) { return ds ? ds->classes : 0; 
 /* Images uint8 [count, features], owned by ds (NULL for NULL or float features). */
 const uint8_t *ffnn_dataset_images(const ffnn_dataset *ds) { return ds ? ds->images : NULL; }
 
-/* Labels uint8 [count], owned by ds (NULL for NULL or float targets). */
-const uint8_t *ffnn_dataset_labels(const ffnn_dataset *ds) { return ds ? ds->labels : NULL; }
+/* Labels int32 [count], owned by ds (NULL for NULL or float targets). */
+const int32_t *ffnn_dataset_labels(const ffnn_dataset *ds) { return ds ? ds->labels : NULL; }
 
 /* Float features [count, features] (NULL for NULL or uint8 features). */
 const float *ffnn_dataset_float_features(const ffnn_dataset *ds)

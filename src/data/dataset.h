@@ -17,10 +17,29 @@ struct ffnn_dataset {
     int classes;         /* labels: max label + 1; float targets: 0      */
     uint8_t *images;     /* [count, features] uint8 features, owned; or NULL */
     float *values;       /* [count, features] float32 features, owned; or NULL */
-    uint8_t *labels;     /* [count] class labels, owned; or NULL         */
+    int32_t *labels;     /* [count] class labels in [0, classes), owned; or NULL */
     float *targets;      /* [count, target_width] float32 targets, owned; or NULL */
     size_t target_width; /* floats per target row; 0 with class labels  */
+    char **class_names;  /* [classes] the original text of each class (CSV), owned;
+                            or NULL: the labels are the classes' own numbers */
 };
+
+/* Give ds the class names names[0..count) (copied, sanitised for printing);
+ * count must be ds->classes. Errors: FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_dataset_set_class_names(ffnn_dataset *ds, const char *const *names,
+                                         size_t count);
+
+/* Copy the printable part of the untrusted text s[0..n) into out (size out_size,
+ * NUL-terminated): bytes outside 0x20-0x7e become '?', and more than max bytes
+ * end in "...". Used wherever a field of a file goes into a message. */
+void ffnn_printable(const char *s, size_t n, size_t max, char *out, size_t out_size);
+
+/* npz.c: the first of names[] (NULL-terminated) that the .npz (zip) file at path
+ * holds, into *out [*out_size] (malloc'd) and *found; *out NULL when none is
+ * there. Errors: FFNN_ERR_IO, FFNN_ERR_FORMAT (a damaged or ZIP64 archive, a
+ * method other than stored or deflate, a CRC-32 mismatch), FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_npz_member(const char *path, const char *const *names, unsigned char **out,
+                            size_t *out_size, const char **found);
 
 /* Allocate an empty data set of the given shape with uint8 images and uint8
  * labels (contents uninitialised, classes 0). Errors: FFNN_ERR_NO_MEMORY,

@@ -482,16 +482,22 @@ static ffnn_status idx_load(idx_file *img, idx_file *lbl, ffnn_dataset **ds)
     if (st == FFNN_OK) {
         char detail[64];
         idx_dims_text(img, detail, sizeof detail);
-        st = ffnn_memory_check_host(img->path, img->payload + img->dims[0], detail);
+        st = ffnn_memory_check_host(img->path, img->payload + 4 * img->dims[0], detail);
     }
     if (st == FFNN_OK)
         st = ffnn_dataset_alloc(img->dims[0], img->dims[1], img->dims[2], ds);
     if (st == FFNN_OK)
         st = idx_read_payload(img, (*ds)->images);
-    if (st == FFNN_OK && lbl->path)
-        st = idx_read_payload(lbl, (*ds)->labels);
-    else if (st == FFNN_OK)
-        memset((*ds)->labels, 0, (*ds)->count);
+    if (st == FFNN_OK && lbl->path) {
+        /* one byte per label in the file, int32 in the data set: read the bytes
+         * into the end of the label array, then widen them front to back */
+        uint8_t *bytes = (uint8_t *)(*ds)->labels + 3 * (*ds)->count;
+        st = idx_read_payload(lbl, bytes);
+        for (size_t i = 0; st == FFNN_OK && i < (*ds)->count; i++)
+            (*ds)->labels[i] = bytes[i];
+    } else if (st == FFNN_OK) {
+        memset((*ds)->labels, 0, (*ds)->count * sizeof *(*ds)->labels);
+    }
     return st;
 }
 

@@ -98,6 +98,7 @@ static const ck_key ck_keys[] = {
     {"beta1", CK_FLOAT, 0},          {"beta2", CK_FLOAT, 0},
     {"epsilon", CK_FLOAT, 0},        {"batch_size", CK_UINT, (uint64_t)1 << 31},
     {"seed", CK_UINT, UINT64_MAX},   {"shuffle", CK_BOOL, 0},
+    {"drop_last", CK_BOOL, 0},
     {"epochs", CK_UINT, 1000000},    {"train_count", CK_UINT, INT32_MAX},
     {"train_crc32", CK_UINT, UINT32_MAX},
     {"epoch", CK_UINT, 1000000},     {"step", CK_UINT, INT32_MAX},
@@ -185,6 +186,7 @@ static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, co
     else if (!strcmp(name, "batch_size")) m->cfg.batch_size = (size_t)u;
     else if (!strcmp(name, "seed")) m->cfg.seed = u;
     else if (!strcmp(name, "shuffle")) m->cfg.shuffle = (int)u;
+    else if (!strcmp(name, "drop_last")) m->cfg.drop_last = (int)u;
     else if (!strcmp(name, "epochs")) m->cfg.epochs = (int)u;
     else if (!strcmp(name, "train_count")) m->train_count = (size_t)u;
     else if (!strcmp(name, "train_crc32")) m->train_crc32 = (uint32_t)u;
@@ -215,7 +217,8 @@ static int ck_key_applies(const char *name, ffnn_optimizer opt)
         return opt == FFNN_OPT_MOMENTUM;
     if (!strcmp(name, "beta1") || !strcmp(name, "beta2") || !strcmp(name, "epsilon"))
         return opt == FFNN_OPT_ADAM;
-    return strcmp(name, "ffnn_version") != 0; /* optional */
+    /* optional: ffnn_version; drop_last (absent: false, the files before it) */
+    return strcmp(name, "ffnn_version") != 0 && strcmp(name, "drop_last") != 0;
 }
 
 /* Parse and check __metadata__ into *m (m->cfg: base, or zero, with the keys
@@ -287,15 +290,18 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
             return ffnn_st_fail(r, "__metadata__: missing \"%s\" (a checkpoint of optimizer "
                                 "%s records it)", ck_keys[k].name,
                                 ffnn_optimizer_name(m->cfg.optimizer));
-        if (seen[k] && !applies && strcmp(ck_keys[k].name, "ffnn_version") != 0)
+        if (seen[k] && !applies && strcmp(ck_keys[k].name, "ffnn_version") != 0 &&
+            strcmp(ck_keys[k].name, "drop_last") != 0)
             return ffnn_st_fail(r, "__metadata__: unexpected \"%s\" for optimizer %s",
                                 ck_keys[k].name, ffnn_optimizer_name(m->cfg.optimizer));
     }
     /* the position must be one a run can reach */
-    if (m->cfg.batch_size < 1 || m->train_count < 1 ||
-        m->steps_per_epoch != (m->train_count + m->cfg.batch_size - 1) / m->cfg.batch_size)
-        return ffnn_st_fail(r, "__metadata__: steps_per_epoch %zu, expected ceil(train_count "
-                            "%zu / batch_size %zu), with both at least 1", m->steps_per_epoch,
+    if (m->cfg.batch_size < 1 || m->train_count < m->cfg.batch_size ||
+        m->steps_per_epoch != (m->cfg.drop_last ? m->train_count / m->cfg.batch_size
+                               : (m->train_count + m->cfg.batch_size - 1) / m->cfg.batch_size))
+        return ffnn_st_fail(r, "__metadata__: steps_per_epoch %zu, expected %s(train_count "
+                            "%zu / batch_size %zu), with 1 <= batch_size <= train_count",
+                            m->steps_per_epoch, m->cfg.drop_last ? "floor" : "ceil",
                             m->train_count, m->cfg.batch_size);
     if (m->step > m->steps_per_epoch || (m->epoch == 0 && m->step != 0))
         return ffnn_st_fail(r, "__metadata__: epoch %d, step %zu: expected a step in [0, "
@@ -641,6 +647,7 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
     return ok && ck_add_text(md, "batch_size", "%zu", c->batch_size) &&
            ck_add_text(md, "seed", "%llu", (unsigned long long)c->seed) &&
            ck_add_text(md, "shuffle", "%s", c->shuffle ? "true" : "false") &&
+           (!c->drop_last || ck_add_text(md, "drop_last", "true")) &&
            ck_add_text(md, "epochs", "%d", c->epochs) &&
            ck_add_text(md, "train_count", "%zu", s->train_count) &&
            ck_add_text(md, "train_crc32", "%lu", (unsigned long)s->train_crc32) &&

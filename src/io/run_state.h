@@ -30,7 +30,7 @@ typedef struct ffnn_run_state {
     /* the training set, as checked on resume */
     size_t train_count;         /* samples                                          */
     uint32_t train_crc32;       /* zlib CRC-32 of its features, then its targets    */
-    size_t steps_per_epoch;     /* ceil(train_count / cfg.batch_size)               */
+    size_t steps_per_epoch;     /* ceil(train_count / cfg.batch_size); floor with drop_last */
 
     /* the position */
     int epoch;                  /* in progress or last finished, 1-based; 0 before

@@ -501,7 +501,13 @@ static ffnn_status st_check_layout(st_reader *r)
 /* The metadata values ffnn reads (pointers into the cJSON tree). */
 typedef struct st_meta {
     const char *format, *arch, *loss, *version, *interrupted;
+    const char *class_names; /* a JSON array of strings, as text, or NULL */
 } st_meta;
+
+/* The optional standardisation tensors (docs/FORMATS.md), stat 1-4. */
+static const char *const st_stat_names[5] = {
+    NULL, "standardize.input.mean", "standardize.input.scale", "standardize.target.mean",
+    "standardize.target.scale"};
 
 /* Store value under its key; unknown keys are errors. */
 static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *meta)
@@ -523,9 +529,11 @@ static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *me
         meta->version = c->valuestring;
     else if (strcmp(c->string, "interrupted") == 0)
         meta->interrupted = c->valuestring;
+    else if (strcmp(c->string, "class_names") == 0)
+        meta->class_names = c->valuestring;
     else
         return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (expected format, arch, loss, "
-                       "ffnn_version, interrupted)", c->string);
+                       "ffnn_version, interrupted, class_names)", c->string);
     return FFNN_OK;
 }
 
@@ -642,8 +650,29 @@ static ffnn_status st_match_model(const st_reader *r, const ffnn_model *m)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
     }
     ffnn_model_arch_string(m, arch, arch_size);
-    for (size_t k = 0; k < r->count && st == FFNN_OK; k++)
-        st = ffnn_st_match_tensor(r, m, arch, &r->tensors[k], seen);
+    int stats = 0; /* bit s: standardize tensor s seen */
+    for (size_t k = 0; k < r->count && st == FFNN_OK; k++) {
+        st_tensor *t = &r->tensors[k];
+        t->stat = 0;
+        for (int s = 1; s <= 4; s++)
+            if (strcmp(t->name, st_stat_names[s]) == 0)
+                t->stat = s;
+        if (!t->stat) {
+            st = ffnn_st_match_tensor(r, m, arch, t, seen);
+            continue;
+        }
+        size_t want = t->stat <= 2 ? m->input_size : m->layers[m->layer_count - 1].out;
+        if (strcmp(t->dtype->name, "F32") != 0 || t->rank != 1 || t->dims[0] != want)
+            st = ffnn_st_fail(r, "tensor \"%s\": expected F32 of shape [%zu] (the model's %s), "
+                              "found %s of rank %d", t->name, want,
+                              t->stat <= 2 ? "inputs" : "outputs", t->dtype->name, t->rank);
+        stats |= 1 << t->stat;
+    }
+    for (int s = 1; s <= 3 && st == FFNN_OK; s += 2) /* a mean needs its scale and back */
+        if (!(stats >> s & 1) != !(stats >> (s + 1) & 1))
+            st = ffnn_st_fail(r, "tensor \"%s\" without \"%s\" (a standardisation needs "
+                              "both)", st_stat_names[stats >> s & 1 ? s : s + 1],
+                              st_stat_names[stats >> s & 1 ? s + 1 : s]);
     for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
         if (!seen[2 * i])
             st = ffnn_st_fail(r, "missing tensor \"layers.%d.weight\" (architecture %s)", i, arch);
@@ -679,19 +708,37 @@ static ffnn_status st_read_data(st_reader *r, ffnn_model *m)
     char what[160];
     ffnn_status st;
 
-    for (size_t k = 0; k < r->count; k++) {
+    size_t in = m->input_size, out = m->layers[m->layer_count - 1].out;
+    float *stat = calloc(2 * in + 2 * out, sizeof *stat); /* the standardize tensors */
+    float *stat_at[5] = {NULL, stat, stat + in, stat + 2 * in, stat + 2 * in + out};
+    int have[5] = {0, 0, 0, 0, 0};
+    if (!stat)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
+    st = FFNN_OK;
+    for (size_t k = 0; k < r->count && st == FFNN_OK; k++) {
         const st_tensor *t = &r->tensors[k];
-        float *dst = m->params + t->param_offset; /* [(end - begin) / 4] */
+        float *dst = t->stat ? stat_at[t->stat] : m->params + t->param_offset; /* [n] */
         size_t n = (size_t)((t->end - t->begin) / 4), bad;
         uint64_t at = ffnn_st_data_start(r) + t->begin;
         snprintf(what, sizeof what, "tensor \"%.120s\"", t->name);
         if ((st = ffnn_st_read_at(r, at, dst, n * 4, what)) != FFNN_OK)
-            return st;
+            break;
         if ((bad = ffnn_st_decode_f32(dst, n)) < n)
-            return ffnn_st_fail_at(r, at + 4 * bad, "tensor \"%s\" element %zu is %g: expected a "
-                              "finite number", t->name, bad, (double)dst[bad]);
+            st = ffnn_st_fail_at(r, at + 4 * bad, "tensor \"%s\" element %zu is %g: expected a "
+                                 "finite number", t->name, bad, (double)dst[bad]);
+        for (size_t j = 0; st == FFNN_OK && (t->stat == 2 || t->stat == 4) && j < n; j++)
+            if (!(dst[j] > 0.0f))
+                st = ffnn_st_fail_at(r, at + 4 * j, "tensor \"%s\" element %zu is %g: "
+                                     "expected a positive scale", t->name, j, (double)dst[j]);
+        have[t->stat] = 1;
     }
-    return FFNN_OK;
+    if (st == FFNN_OK && (have[1] || have[3]))
+        st = ffnn_model_set_standardization(m, have[1] ? stat_at[1] : NULL,
+                                            have[1] ? stat_at[2] : NULL,
+                                            have[3] ? stat_at[3] : NULL,
+                                            have[3] ? stat_at[4] : NULL);
+    free(stat);
+    return st;
 }
 
 /* ------------------------------------------------------------ loading */
@@ -741,10 +788,44 @@ static ffnn_status st_check_loss(const st_reader *r, const ffnn_model *m, ffnn_l
     return FFNN_OK;
 }
 
+/* __metadata__ "class_names": a JSON array of ffnn_model_class_count(m) distinct
+ * strings, as text. */
+static ffnn_status st_read_class_names(const st_reader *r, const char *text, ffnn_model *m)
+{
+    cJSON *a = cJSON_Parse(text);
+    size_t out = m->layers[m->layer_count - 1].out;
+    int classes = out == 1 ? 2 : (int)out; /* ffnn_model_class_count */
+    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+    const char **names = n == classes ? calloc((size_t)n, sizeof *names) : NULL;
+    ffnn_status st = FFNN_OK;
+    if (n != classes)
+        st = ffnn_st_fail(r, "__metadata__ \"class_names\": expected a JSON array of %d "
+                          "strings (the model's classes), found %s", classes,
+                          n < 0 ? "something else" : "another count");
+    else if (!names)
+        st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
+    int i = 0;
+    for (const cJSON *c = a ? a->child : NULL; st == FFNN_OK && c; c = c->next, i++) {
+        if (!cJSON_IsString(c))
+            st = ffnn_st_fail(r, "__metadata__ \"class_names\": element %d is not a string", i);
+        else
+            names[i] = c->valuestring;
+        for (int k = 0; st == FFNN_OK && k < i; k++)
+            if (strcmp(names[k], names[i]) == 0)
+                st = ffnn_st_fail(r, "__metadata__ \"class_names\": elements %d and %d are "
+                                  "the same", k, i);
+    }
+    if (st == FFNN_OK)
+        st = ffnn_model_set_class_names(m, names, classes);
+    free(names);
+    cJSON_Delete(a);
+    return st;
+}
+
 /* The model of the metadata, matched against the tensors, then filled in. */
 static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_file_info *info)
 {
-    st_meta meta = {NULL, NULL, NULL, NULL, NULL};
+    st_meta meta = {NULL, NULL, NULL, NULL, NULL, NULL};
     ffnn_status st = st_read_metadata(r, &meta, &info->loss);
     char context[600];
 
@@ -760,7 +841,8 @@ static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_fil
     }
     /* the tensors tile the file's data section: matched, the parameters are
      * bounded by the file's size before they are allocated */
-    if ((st = st_match_model(r, *out)) != FFNN_OK)
+    if ((st = st_match_model(r, *out)) != FFNN_OK ||
+        (meta.class_names && (st = st_read_class_names(r, meta.class_names, *out)) != FFNN_OK))
         return st;
     if ((st = st_check_loss(r, *out, info->loss)) != FFNN_OK)
         return st;
@@ -821,6 +903,32 @@ static int st_add_tensor(cJSON *root, const char *name, const double *dims, int 
            st_add(t, "data_offsets", cJSON_CreateDoubleArray(offsets, 2));
 }
 
+/* The model's standardize tensor s (1-4, st_stat_names), or NULL. */
+static const float *st_stat(const ffnn_model *m, int s)
+{
+    const float *v[5] = {NULL, m->input_mean, m->input_scale, m->target_mean, m->target_scale};
+    return v[s];
+}
+
+/* Write n floats as little-endian float32, ST_CHUNK at a time. */
+static ffnn_status st_write_f32(ffnn_atomic_file *af, const float *v, size_t count)
+{
+    uint8_t buf[4 * ST_CHUNK];
+    ffnn_status st;
+    for (size_t first = 0; first < count; first += ST_CHUNK) {
+        size_t n = count - first < ST_CHUNK ? count - first : ST_CHUNK;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t u;
+            memcpy(&u, v + first + k, 4);
+            for (int b = 0; b < 4; b++)
+                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
+        }
+        if ((st = ffnn_atomic_file_write(af, buf, 4 * n)) != FFNN_OK)
+            return st;
+    }
+    return FFNN_OK;
+}
+
 /* __metadata__ and one entry per tensor, in arena order; 0 when out of memory. */
 static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ffnn_loss loss,
                           const char *interrupted)
@@ -834,6 +942,16 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
         !cJSON_AddStringToObject(md, "ffnn_version", FFNN_VERSION) ||
         (interrupted && !cJSON_AddStringToObject(md, "interrupted", interrupted)))
         return 0;
+    if (m->class_names) {
+        cJSON *names = cJSON_CreateStringArray((const char *const *)m->class_names,
+                                               m->class_name_count);
+        char *text = names ? cJSON_PrintUnformatted(names) : NULL;
+        cJSON_Delete(names);
+        int ok = text && cJSON_AddStringToObject(md, "class_names", text);
+        cJSON_free(text);
+        if (!ok)
+            return 0;
+    }
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
         double dims[2] = {(double)l->out, (double)l->fan_in};
@@ -843,6 +961,14 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
         snprintf(name, sizeof name, "layers.%d.bias", i);
         if (l->has_bias && !st_add_tensor(root, name, dims, 1, l->bias_offset, l->out))
             return 0;
+    }
+    size_t at = m->parameter_count; /* the standardisation after the arena */
+    for (int s = 1; s <= 4; s++) {
+        const float *v = st_stat(m, s);
+        double n = (double)(s <= 2 ? m->input_size : m->layers[m->layer_count - 1].out);
+        if (v && !st_add_tensor(root, st_stat_names[s], &n, 1, at, (size_t)n))
+            return 0;
+        at += v ? (size_t)n : 0;
     }
     return 1;
 }
@@ -886,7 +1012,7 @@ typedef struct st_writer {
 static ffnn_status st_fill(ffnn_atomic_file *af, void *user)
 {
     const st_writer *w = user;
-    uint8_t buf[4 * ST_CHUNK];
+    uint8_t buf[8];
     ffnn_status st;
 
     for (int i = 0; i < 8; i++)
@@ -894,16 +1020,11 @@ static ffnn_status st_fill(ffnn_atomic_file *af, void *user)
     if ((st = ffnn_atomic_file_write(af, buf, 8)) != FFNN_OK ||
         (st = ffnn_atomic_file_write(af, w->header, w->header_size)) != FFNN_OK)
         return st;
-    for (size_t first = 0; first < w->m->parameter_count; first += ST_CHUNK) {
-        size_t n = w->m->parameter_count - first < ST_CHUNK ? w->m->parameter_count - first
-                                                            : ST_CHUNK;
-        for (size_t k = 0; k < n; k++) {
-            uint32_t u;
-            memcpy(&u, w->m->params + first + k, 4);
-            for (int b = 0; b < 4; b++)
-                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
-        }
-        if ((st = ffnn_atomic_file_write(af, buf, 4 * n)) != FFNN_OK)
+    if ((st = st_write_f32(af, w->m->params, w->m->parameter_count)) != FFNN_OK)
+        return st;
+    for (int s = 1; s <= 4; s++) {
+        size_t n = s <= 2 ? w->m->input_size : w->m->layers[w->m->layer_count - 1].out;
+        if (st_stat(w->m, s) && (st = st_write_f32(af, st_stat(w->m, s), n)) != FFNN_OK)
             return st;
     }
     return FFNN_OK;
@@ -945,6 +1066,8 @@ ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path, f
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save_interrupted: expected a "
                          "note of 1 to %d characters, found %zu", ST_INTERRUPTED_MAX - 1,
                          strlen(interrupted));
+    if ((st = ffnn_model_fresh(m)) != FFNN_OK) /* a model in training: its latest weights */
+        return st;
     if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save: unknown loss %d",
                          (int)loss);

@@ -31,6 +31,7 @@ typedef struct st_tensor {
     int zero_dim;         /* index of the first zero dimension, -1 if none      */
     uint64_t begin, end;  /* data_offsets: bytes into the data section          */
     size_t param_offset;  /* where it goes in the model's arena (after matching) */
+    int stat;             /* 1-4: a standardize.* tensor (ST_STAT_NAMES), 0: not */
 } st_tensor;
 
 typedef struct st_reader {

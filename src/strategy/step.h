@@ -26,7 +26,7 @@ typedef struct ffnn_device_data {
     const ffnn_dataset *host; /* the data set this copy was made from          */
     uint8_t *images;          /* [count, features] uint8 features, or NULL      */
     float *values;            /* [count, features] float features, or NULL      */
-    uint8_t *labels;          /* [count] class labels, or NULL                  */
+    int32_t *labels;          /* [count] class labels, or NULL                  */
     float *targets;           /* [count, target_width] float targets, or NULL   */
     int32_t *index;           /* [count] permutation or 0..count-1              */
     float *row_loss;          /* [count] per-sample loss                        */
@@ -48,7 +48,7 @@ typedef struct ffnn_run {
                                  allocation (momentum: buf; adam: m then v), laid out
                                  like the parameter arena; NULL for sgd          */
     float *x;                 /* [capacity, input_size]                         */
-    uint8_t *y;               /* [capacity]                                     */
+    int32_t *y;               /* [capacity] class labels of a batch             */
     float *tgt;               /* [capacity, output width] a batch's float targets */
     float **act;              /* [layer_count] -> [capacity, layer.out]         */
     float *grad_buf[2];       /* each [capacity, widest layer] (backprop ping-pong) */

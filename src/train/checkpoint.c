@@ -127,6 +127,9 @@ static ffnn_status ck_check_trainer(const char *path, const ffnn_run_state *f, f
             snprintf(b, sizeof b, "%llu", (unsigned long long)ints[i].here);
             return ck_differs(path, ints[i].name, a, b);
         }
+    if (!s->drop_last != !c->drop_last)
+        return ck_differs(path, "drop_last", s->drop_last ? "on" : "off",
+                          c->drop_last ? "on" : "off");
     if (!s->shuffle != !c->shuffle)
         return ck_differs(path, "shuffle", s->shuffle ? "on" : "off", c->shuffle ? "on" : "off");
     uint32_t crc = ffnn_trainer_data_crc32(t);

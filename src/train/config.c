@@ -16,7 +16,7 @@
 /* The limits of ffnn_train_config's numeric fields (ffnn.h documents them). */
 static const ffnn_config_limit limits[] = {
     {"epochs", 0, 1000000, 0, 0},
-    {"batch_size", 1, 1 << 24, 0, 0},     /* and at most the training set       */
+    {"batch_size", 1, 1 << 24, 0, 0},     /* above the training set: the whole set */
     {"learning_rate", 0, 1e6, 1, 0},
     {"threads", 0, 1024, 0, 0},
     {"eval_batch_size", 1, 1 << 20, 0, 0},
@@ -82,10 +82,9 @@ ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *tra
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "threads must be in [0, %.0f] (0: all cores, 1: the reference), "
                          "found %d", LIMIT(threads).max, c->threads);
-    if (!within("batch_size", (double)c->batch_size) || c->batch_size > train->count)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "batch size must be in [1, %zu] (the training set size), found %zu",
-                         train->count, c->batch_size);
+    if (!within("batch_size", (double)c->batch_size))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "batch size must be in [1, %.0f], found %zu",
+                         LIMIT(batch_size).max, c->batch_size);
     if ((int)c->strategy < 0 || (int)c->strategy >= FFNN_STRATEGY_COUNT)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown strategy value %d", (int)c->strategy);
     if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_BF16)

@@ -64,6 +64,7 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
         return st;
     t->opt_steps += count;
     t->step += count;
+    t->run.model->stale = 1; /* read through the model: synced first (ffnn_model_fresh) */
     return FFNN_OK;
 }
 
@@ -250,6 +251,10 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
     stats->train_loss = t->step ? sum / (double)t->step : 0.0;
     stats->seconds = seconds;
     stats->images_per_second = seconds > 0 ? (double)rows_done / seconds : 0.0;
+    stats->val_loss = stats->val_accuracy = NAN;
+    if (t->val && t->step == steps &&
+        (st = ffnn_trainer_evaluate(t, t->val, &stats->val_loss, &stats->val_accuracy)) != FFNN_OK)
+        return st;
     if (finished)
         *finished = t->step == steps;
     return FFNN_OK;

@@ -3,6 +3,7 @@
  * cached), the host <-> device model copies, and the exact-gradient hook of the
  * gradient check and parity tests (train_internal.h).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,11 +19,19 @@ static const float *batch_targets(const ffnn_run *r, const ffnn_device_data *d)
     return d->targets ? r->tgt : NULL;
 }
 
-ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, double *loss,
-                                  double *accuracy)
+/* 1 unless data has a float target other than 0 and 1 (regression: no accuracy). */
+static int only_zero_one(const ffnn_dataset *data)
+{
+    for (size_t i = 0; data->targets && i < data->count * data->target_width; i++)
+        if (data->targets[i] != 0.0f && data->targets[i] != 1.0f)
+            return 0;
+    return 1;
+}
+
+/* data fits the trainer's model and loss (ffnn_trainer_evaluate's checks). */
+static ffnn_status check_eval_data(const ffnn_trainer *t, const ffnn_dataset *data)
 {
     const ffnn_model *m = t->run.model;
-    ffnn_status st;
     if (!data || data->count == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "evaluate: empty data set");
     if (data->features != m->input_size)
@@ -40,6 +49,29 @@ ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, dou
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "evaluate: the data has labels up to %d, the network %zu outputs",
                          data->classes - 1, width);
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_set_validation(ffnn_trainer *t, const ffnn_dataset *val)
+{
+    ffnn_status st;
+    if (!t)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_set_validation: NULL trainer");
+    if (val && (st = check_eval_data(t, val)) != FFNN_OK)
+        return ffnn_fail_context(st, "validation set");
+    t->val = val;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, double *loss,
+                                  double *accuracy)
+{
+    ffnn_status st;
+    if (!t || !loss || !accuracy)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_evaluate: NULL argument");
+    if ((st = check_eval_data(t, data)) != FFNN_OK)
+        return st;
+    size_t width = t->run.model->layers[t->run.model->layer_count - 1].out;
     /* evaluation has its own device copy (in file order), cached by data set */
     ffnn_device_data *d = &t->eval;
     if (d->host != data) {
@@ -73,7 +105,7 @@ ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, dou
         for (size_t i = 0; i < n; i++)
             right += correct[i];
         *loss = ffnn_mean_of(rows, n);
-        *accuracy = (double)right / (double)n;
+        *accuracy = only_zero_one(data) ? (double)right / (double)n : NAN;
     }
     free(rows);
     free(correct);
@@ -82,8 +114,29 @@ ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, dou
 
 ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t)
 {
-    return t->run.ops->download(t->run.ctx, t->run.model->params, t->run.params,
-                            t->run.model->parameter_count * sizeof(float));
+    if (!t)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_sync_model: NULL trainer");
+    ffnn_status st = t->run.ops->download(t->run.ctx, t->run.model->params, t->run.params,
+                                          t->run.model->parameter_count * sizeof(float));
+    if (st == FFNN_OK)
+        t->run.model->stale = 0;
+    return st;
+}
+
+/* The model's sync hook (core/model.h): the trainer's parameters into the model. */
+ffnn_status ffnn_trainer_sync_hook(void *trainer)
+{
+    return ffnn_trainer_sync_model(trainer);
+}
+
+ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_dataset *data,
+                                          ffnn_metrics *metrics, uint64_t *confusion)
+{
+    if (!t)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_evaluate_metrics: NULL "
+                         "trainer");
+    return ffnn_model_evaluate_metrics(t->run.model, t->cfg.loss, data, t->cfg.eval_batch_size,
+                                       metrics, confusion); /* syncs the model first */
 }
 
 ffnn_status ffnn_trainer_upload_model(ffnn_trainer *t)

@@ -16,6 +16,9 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
 {
     if (!m || !x || !y)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_forward: NULL argument");
+    ffnn_status st = ffnn_model_fresh(m);
+    if (st != FFNN_OK)
+        return st;
     size_t widest = m->input_size;
     for (int i = 0; i < m->layer_count; i++)
         if (m->layers[i].out > widest)
@@ -110,17 +113,47 @@ static void to_probabilities(ffnn_loss loss, float *o, size_t width)
         o[j] /= sum;
 }
 
+/* x [batch, in] into the network's units: (x - input_mean) / input_scale. */
+static void standardize_rows(const ffnn_model *m, float *x, size_t batch)
+{
+    for (size_t b = 0; m->input_mean && b < batch; b++)
+        for (size_t j = 0; j < m->input_size; j++)
+            x[b * m->input_size + j] =
+                (x[b * m->input_size + j] - m->input_mean[j]) / m->input_scale[j];
+}
+
+/* Regression outputs o [batch, width] back into the targets' units (mse only). */
+static void unstandardize_outputs(const ffnn_model *m, ffnn_loss loss, float *o, size_t batch)
+{
+    size_t width = m->layers[m->layer_count - 1].out;
+    for (size_t b = 0; loss == FFNN_LOSS_MSE && m->target_mean && b < batch; b++)
+        for (size_t j = 0; j < width; j++)
+            o[b * width + j] = o[b * width + j] * m->target_scale[j] + m->target_mean[j];
+}
+
 ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
                                size_t batch, float *p, int *cls)
 {
     size_t width;
     ffnn_status st;
+    float *xs = NULL; /* [batch, in] the standardised rows */
 
     if (!m || !x || !p)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_predict: NULL argument");
-    if ((st = check_loss(m, loss)) != FFNN_OK ||
-        (st = ffnn_model_forward(m, x, batch, p)) != FFNN_OK)
+    if ((st = check_loss(m, loss)) != FFNN_OK)
         return st;
+    if (m->input_mean) {
+        if (batch > SIZE_MAX / sizeof *xs / m->input_size ||
+            !(xs = malloc(batch * m->input_size * sizeof *xs)))
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "predict: out of memory for %zu rows", batch);
+        memcpy(xs, x, batch * m->input_size * sizeof *xs);
+        standardize_rows(m, xs, batch);
+    }
+    st = ffnn_model_forward(m, xs ? xs : x, batch, p);
+    free(xs);
+    if (st != FFNN_OK)
+        return st;
+    unstandardize_outputs(m, loss, p, batch);
     width = m->layers[m->layer_count - 1].out;
     for (size_t b = 0; b < batch; b++) {
         float *o = p + b * width; /* [width] */
@@ -153,29 +186,35 @@ static ffnn_status check_data(const ffnn_model *m, ffnn_loss loss, const ffnn_da
         return FFNN_OK;
     }
     for (size_t i = 0; i < data->count; i++)
-        if (data->labels[i] >= classes)
+        if (data->labels[i] < 0 || data->labels[i] >= classes)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                              "evaluate: sample %zu has label %d, the model has %d classes "
                              "(0 to %d)", i, data->labels[i], classes, classes - 1);
     return FFNN_OK;
 }
 
-/* Rows [first, first + batch) of data: x [batch, features] = images / 255 (or
- * the float features), then the outputs o [batch, width], their losses (summed
- * into *sum) and classes. The true class is the label, or for float targets the
- * class the same rule gives the target row (threshold 0.5 for one output). */
-/* The counts: confusion [classes, classes] (true row, predicted column), or, when
- * it is NULL, per class [classes] the samples (total) and those right (correct). */
-typedef struct eval_counts {
-    uint64_t *confusion, *correct, *total;
-} eval_counts;
+/* Sums over the rows seen so far, and the counts: confusion [classes, classes]
+ * (true row, predicted column; may be NULL), or per class [classes] the samples
+ * (total) and those right (class_correct), when those are set. */
+typedef struct eval_sums {
+    double loss;
+    uint64_t correct;
+    double *err2, *abs_err, *t_sum, *t_sq; /* [width] each (regression) */
+    uint64_t *confusion, *class_correct, *total;
+} eval_sums;
 
+/* Rows [first, first + batch) of data: x [batch, features] = images / 255 (or
+ * the float features, standardised when the model says so), then the outputs
+ * o [batch, width] (regression: in the targets' units), their losses and
+ * classes (confusion may be NULL), and the regression sums. The true class is
+ * the label, or for float targets the class the same rule gives the target row
+ * (threshold 0.5 for one output). */
 static ffnn_status evaluate_batch(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
                                   size_t first, size_t batch, float *x, float *o, float *rows,
-                                  double *sum, const eval_counts *counts)
+                                  eval_sums *sum)
 {
     size_t width = m->layers[m->layer_count - 1].out, f = data->features;
-    const uint8_t *y = data->labels ? data->labels + first : NULL;       /* [batch] */
+    const int32_t *y = data->labels ? data->labels + first : NULL;       /* [batch] */
     const float *t = data->targets ? data->targets + first * width : NULL; /* [batch, width] */
     int classes = ffnn_model_class_count(m);
     ffnn_status st;
@@ -185,76 +224,131 @@ static ffnn_status evaluate_batch(const ffnn_model *m, ffnn_loss loss, const ffn
             x[k] = (float)data->images[first * f + k] / 255.0f;
     else
         memcpy(x, data->values + first * f, batch * f * sizeof *x);
+    standardize_rows(m, x, batch);
     if ((st = ffnn_model_forward(m, x, batch, o)) != FFNN_OK)
         return st;
+    unstandardize_outputs(m, loss, o, batch);
     ffnn_cpu_loss(loss, o, y, t, batch, width, NULL, rows, NULL);
     for (size_t b = 0; b < batch; b++) {
-        size_t truth = y ? y[b] : (size_t)classify(FFNN_LOSS_MSE, t + b * width, width);
-        size_t predicted = (size_t)classify(loss, o + b * width, width);
-        *sum += rows[b];
-        if (counts->confusion) {
-            counts->confusion[truth * (size_t)classes + predicted]++;
-        } else {
-            counts->total[truth]++;
-            counts->correct[truth] += truth == predicted;
+        size_t truth = y ? (size_t)y[b] : (size_t)classify(FFNN_LOSS_MSE, t + b * width, width);
+        size_t guess = (size_t)classify(loss, o + b * width, width);
+        sum->loss += rows[b];
+        sum->correct += truth == guess;
+        if (sum->confusion)
+            sum->confusion[truth * (size_t)classes + guess]++;
+        if (sum->total) {
+            sum->total[truth]++;
+            sum->class_correct[truth] += truth == guess;
+        }
+        for (size_t j = 0; t && sum->err2 && j < width; j++) {
+            double target = t[b * width + j], e = (double)o[b * width + j] - target;
+            sum->err2[j] += e * e;
+            sum->abs_err[j] += fabs(e);
+            sum->t_sum[j] += target;
+            sum->t_sq[j] += target * target;
         }
     }
     return FFNN_OK;
 }
 
+/* Every metric over data, with the counts sum_in asks for (confusion or per class). */
 static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
-                            size_t batch_size, double *mean_loss, const eval_counts *counts)
+                            size_t batch_size, ffnn_metrics *metrics, const eval_sums *sum_in)
 {
     size_t width, classes, chunk;
     float *x, *o, *rows;
-    double sum = 0.0;
+    eval_sums sum = *sum_in;
+    uint64_t *confusion = sum.confusion;
     ffnn_status st;
 
-    if ((st = check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK)
+    if ((st = check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK ||
+        (st = ffnn_model_fresh(m)) != FFNN_OK)
         return st;
     width = m->layers[m->layer_count - 1].out;
     classes = (size_t)ffnn_model_class_count(m);
+    int regression = data->targets && loss == FFNN_LOSS_MSE;
     chunk = batch_size < data->count ? batch_size : data->count;
-    if (counts->confusion) {
-        memset(counts->confusion, 0, classes * classes * sizeof *counts->confusion);
-    } else {
-        memset(counts->correct, 0, classes * sizeof *counts->correct);
-        memset(counts->total, 0, classes * sizeof *counts->total);
+    if (confusion)
+        memset(confusion, 0, classes * classes * sizeof *confusion);
+    if (sum.total) {
+        memset(sum.total, 0, classes * sizeof *sum.total);
+        memset(sum.class_correct, 0, classes * sizeof *sum.class_correct);
     }
     x = malloc(chunk * data->features * sizeof *x); /* [chunk, features] */
     o = malloc(chunk * width * sizeof *o);          /* [chunk, width]    */
     rows = malloc(chunk * sizeof *rows);            /* [chunk]           */
-    if (!x || !o || !rows)
+    double *acc = regression ? calloc(4 * width, sizeof *acc) : NULL;
+    if (acc) {
+        sum.err2 = acc;
+        sum.abs_err = acc + width;
+        sum.t_sum = acc + 2 * width;
+        sum.t_sq = acc + 3 * width;
+    }
+    if (!x || !o || !rows || (regression && !acc))
         st = ffnn_fail(FFNN_ERR_NO_MEMORY, "evaluate: out of memory for a batch of %zu", chunk);
     for (size_t first = 0; st == FFNN_OK && first < data->count; first += chunk) {
         size_t n = data->count - first < chunk ? data->count - first : chunk;
-        st = evaluate_batch(m, loss, data, first, n, x, o, rows, &sum, counts);
+        st = evaluate_batch(m, loss, data, first, n, x, o, rows, &sum);
+    }
+    if (st == FFNN_OK) {
+        double n = (double)data->count, err2 = 0.0, abs_err = 0.0, r2 = 0.0;
+        metrics->count = data->count;
+        metrics->loss = sum.loss / n;
+        metrics->accuracy = regression ? NAN : (double)sum.correct / n;
+        for (size_t j = 0; regression && j < width; j++) {
+            double ss_tot = sum.t_sq[j] - sum.t_sum[j] * sum.t_sum[j] / n;
+            err2 += sum.err2[j];
+            abs_err += sum.abs_err[j];
+            r2 += ss_tot > 0.0 ? 1.0 - sum.err2[j] / ss_tot : NAN;
+        }
+        metrics->mse = regression ? err2 / (n * (double)width) : NAN;
+        metrics->rmse = regression ? sqrt(metrics->mse) : NAN;
+        metrics->mae = regression ? abs_err / (n * (double)width) : NAN;
+        metrics->r2 = regression ? r2 / (double)width : NAN;
     }
     free(x);
     free(o);
     free(rows);
-    if (st == FFNN_OK)
-        *mean_loss = sum / (double)data->count;
+    free(acc);
     return st;
+}
+
+ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss loss,
+                                        const ffnn_dataset *data, size_t batch_size,
+                                        ffnn_metrics *metrics, uint64_t *confusion)
+{
+    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL};
+    if (!m || !data || !metrics || batch_size == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_metrics: NULL "
+                         "argument or batch size 0");
+    return evaluate(m, loss, data, batch_size, metrics, &sum);
 }
 
 ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
                                 size_t batch_size, double *mean_loss, uint64_t *confusion)
 {
-    eval_counts counts = {confusion, NULL, NULL};
+    ffnn_metrics metrics;
+    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL};
     if (!m || !data || !mean_loss || !confusion || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
                          "batch size 0");
-    return evaluate(m, loss, data, batch_size, mean_loss, &counts);
+    ffnn_status st = evaluate(m, loss, data, batch_size, &metrics, &sum);
+    if (st == FFNN_OK)
+        *mean_loss = metrics.loss;
+    return st;
 }
 
 ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_loss loss,
                                           const ffnn_dataset *data, size_t batch_size,
                                           double *mean_loss, uint64_t *correct, uint64_t *total)
 {
-    eval_counts counts = {NULL, correct, total};
+    ffnn_metrics metrics;
+    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, NULL, correct, total};
     if (!m || !data || !mean_loss || !correct || !total || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_per_class: NULL "
                          "argument or batch size 0");
-    return evaluate(m, loss, data, batch_size, mean_loss, &counts);
+    ffnn_status st = evaluate(m, loss, data, batch_size, &metrics, &sum);
+    if (st == FFNN_OK)
+        *mean_loss = metrics.loss;
+    return st;
 }

@@ -50,20 +50,45 @@ const ffnn_train_config *ffnn_trainer_config(const ffnn_trainer *t) { return &t-
 
 const ffnn_dataset *ffnn_trainer_train_data(const ffnn_trainer *t) { return t->run.train.host; }
 
+/* crc extended by the n bytes at p (none when p is NULL), in 1 GiB pieces. */
+static uLong crc32_bytes(uLong crc, const uint8_t *p, size_t n)
+{
+    for (size_t at = 0; p && at < n; at += 1u << 30) {
+        size_t k = n - at < (1u << 30) ? n - at : (1u << 30);
+        crc = crc32(crc, p + at, (uInt)k);
+    }
+    return crc;
+}
+
+/* crc extended by the class labels of d: one byte each when every label is
+ * below 256 (the checkpoints written while labels were uint8 stay valid), else
+ * each as 4 bytes little-endian. */
+static uLong crc32_labels(uLong crc, const ffnn_dataset *d)
+{
+    int wide = 0;
+    for (size_t i = 0; d->labels && i < d->count; i++)
+        wide |= d->labels[i] > 255;
+    for (size_t i = 0; d->labels && i < d->count; i++) {
+        uint32_t v = (uint32_t)d->labels[i];
+        uint8_t b[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+        crc = crc32(crc, b, wide ? 4 : 1);
+    }
+    return crc;
+}
+
 uint32_t ffnn_trainer_data_crc32(ffnn_trainer *t)
 {
     if (!t->data_crc_known) {
         const ffnn_dataset *d = t->run.train.host;
-        const uint8_t *parts[4] = {d->images, (const uint8_t *)d->values, d->labels,
+        const uint8_t *parts[3] = {d->images, (const uint8_t *)d->values,
                                    (const uint8_t *)d->targets};
-        size_t sizes[4] = {d->count * d->features, d->count * d->features * sizeof(float),
-                           d->count, d->count * d->target_width * sizeof(float)};
+        size_t sizes[3] = {d->count * d->features, d->count * d->features * sizeof(float),
+                           d->count * d->target_width * sizeof(float)};
         uLong crc = crc32(0L, Z_NULL, 0);
-        for (int p = 0; p < 4; p++)
-            for (size_t at = 0; parts[p] && at < sizes[p]; at += 1u << 30) {
-                size_t n = sizes[p] - at < (1u << 30) ? sizes[p] - at : (1u << 30);
-                crc = crc32(crc, parts[p] + at, (uInt)n);
-            }
+        for (int p = 0; p < 2; p++)
+            crc = crc32_bytes(crc, parts[p], sizes[p]);
+        crc = crc32_labels(crc, d);
+        crc = crc32_bytes(crc, parts[2], sizes[2]);
         t->data_crc = (uint32_t)crc;
         t->data_crc_known = 1;
     }

@@ -64,7 +64,7 @@ ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
     void **features = ds->images ? (void **)&d->images : (void **)&d->values;
     const void *host_features = ds->images ? (const void *)ds->images : (const void *)ds->values;
     if ((st = ffnn_trainer_alloc(t, features, n, ds->features * fbytes)) != FFNN_OK ||
-        (ds->labels && (st = ffnn_trainer_alloc(t, &d->labels, n, 1)) != FFNN_OK) ||
+        (ds->labels && (st = ffnn_trainer_alloc(t, &d->labels, n, sizeof(int32_t))) != FFNN_OK) ||
         (ds->targets && (st = ffnn_trainer_alloc(t, &d->targets, n,
                                                  ds->target_width * sizeof(float))) != FFNN_OK) ||
         (st = ffnn_trainer_alloc(t, &d->index, n, sizeof(int32_t))) != FFNN_OK ||
@@ -73,7 +73,8 @@ ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
         (st =
              t->run.ops->upload(t->run.ctx, *features, host_features, n * ds->features * fbytes)) ||
         (ds->labels &&
-         (st = t->run.ops->upload(t->run.ctx, d->labels, ds->labels, n)) != FFNN_OK) ||
+         (st = t->run.ops->upload(t->run.ctx, d->labels, ds->labels, n * sizeof(int32_t))) !=
+             FFNN_OK) ||
         (ds->targets && (st = t->run.ops->upload(t->run.ctx, d->targets, ds->targets,
                                                  n * ds->target_width * sizeof(float)))) ||
         (st = t->run.ops->upload(t->run.ctx, d->index, iota, n * sizeof(int32_t))) != FFNN_OK) {
@@ -164,7 +165,7 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
     if ((st = ffnn_trainer_alloc(t, &t->run.params, m->parameter_count, sizeof(float))) ||
         (st = ffnn_trainer_alloc(t, &t->run.grads, m->parameter_count, sizeof(float))) ||
         (st = ffnn_trainer_alloc(t, &t->run.x, t->run.capacity, m->input_size * sizeof(float))) ||
-        (st = ffnn_trainer_alloc(t, &t->run.y, t->run.capacity, 1)) ||
+        (st = ffnn_trainer_alloc(t, &t->run.y, t->run.capacity, sizeof(int32_t))) ||
         (st = ffnn_trainer_alloc(t, &t->run.tgt, t->run.capacity,
                                  m->layers[m->layer_count - 1].out * sizeof(float))) ||
         (st =
@@ -346,6 +347,8 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
     if (!m || !train || !cfg || !out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_create: NULL argument");
     ffnn_status st = ffnn_train_config_check(m, train, cfg);
+    if (st == FFNN_OK) /* a model another trainer trains: start from its latest weights */
+        st = ffnn_model_fresh(m);
     if (st != FFNN_OK)
         return st;
     /* a rank's GPU is this thread's device before the backend context is made */
@@ -359,6 +362,9 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
     t->cfg = *cfg;
     if (comm && t->cfg.device == FFNN_DEVICE_AUTO)
         t->cfg.device = comm->ops->device_buffers ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+    if (t->cfg.batch_size > train->count) /* the whole set as one batch */
+        t->cfg.batch_size = train->count;
+    cfg = &t->cfg;
     t->run.cfg = &t->cfg;
     t->run.capacity =
         cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size : cfg->eval_batch_size;
@@ -386,6 +392,9 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
     }
     if (comm)
         t->run.fused_sgd = 0; /* the update waits for the all-reduce */
+    m->sync = ffnn_trainer_sync_hook;
+    m->owner = t;
+    m->stale = 0;
     *out = t;
     return FFNN_OK;
 }
@@ -394,6 +403,12 @@ void ffnn_trainer_free(ffnn_trainer *t)
 {
     if (!t)
         return;
+    if (t->run.model && t->run.model->owner == t) { /* the model keeps the last weights */
+        ffnn_model_fresh(t->run.model);
+        t->run.model->sync = NULL;
+        t->run.model->owner = NULL;
+        t->run.model->stale = 0;
+    }
     if (t->run.ops && (t->run.ctx || t->run.ops == &ffnn_cpu_backend)) {
         ffnn_device_data_free(t, &t->run.train);
         ffnn_device_data_free(t, &t->eval);
@@ -431,8 +446,11 @@ int ffnn_trainer_threads(const ffnn_trainer *t)
     return t->run.ops->caps & FFNN_CAP_DEVICE ? 0 : t->run.ops->threads(t->run.ctx);
 }
 
+size_t ffnn_trainer_batch_size(const ffnn_trainer *t) { return t->cfg.batch_size; }
+
 size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t)
 {
-    return (t->run.train.host->count + t->cfg.batch_size - 1) / t->cfg.batch_size;
+    size_t n = t->run.train.host->count, B = t->cfg.batch_size;
+    return t->cfg.drop_last ? n / B : (n + B - 1) / B;
 }
 

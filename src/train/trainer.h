@@ -22,6 +22,7 @@ struct ffnn_trainer {
     uint64_t opt_steps;       /* optimizer steps taken (Adam's t of the last step) */
 
     ffnn_device_data eval;    /* the last data set evaluated (cached)         */
+    const ffnn_dataset *val;  /* the validation set (ffnn_trainer_set_validation) or NULL */
 
     int32_t *perm;            /* [train count] host permutation               */
     double *step_loss;        /* [steps per epoch] the last epoch's per-step losses */
@@ -58,5 +59,8 @@ ffnn_status ffnn_trainer_make_permutation(ffnn_trainer *t);
 ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t);
 size_t ffnn_trainer_batch_of_step(const ffnn_trainer *t, size_t s);
 double ffnn_mean_of(const float *v, size_t n);
+
+/* eval.c: the model's sync hook (core/model.h): ffnn_trainer_sync_model(trainer). */
+ffnn_status ffnn_trainer_sync_hook(void *trainer);
 
 #endif

@@ -50,7 +50,7 @@ static ffnn_status cpu_synchronize(void *ctx)
 }
 
 static ffnn_status cpu_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
-                              size_t batch, float *x, uint8_t *y, float *t)
+                              size_t batch, float *x, int32_t *y, float *t)
 {
     (void)ctx;
     if (!src || (!src->images == !src->values) || (src->labels && !y) ||
@@ -124,7 +124,7 @@ static ffnn_status cpu_activation_backward(void *ctx, ffnn_activation act, const
     return FFNN_OK;
 }
 
-static ffnn_status cpu_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
+static ffnn_status cpu_loss(void *ctx, ffnn_loss loss, const float *out, const int32_t *y,
                             const float *targets, size_t batch, size_t width, float *dout,
                             float *row_loss, uint8_t *row_correct)
 {

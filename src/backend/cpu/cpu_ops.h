@@ -36,17 +36,17 @@ void ffnn_cpu_activation_backward(ffnn_activation act, const float *a, const flo
  * must be NULL for softmax_ce (the cpu table refuses it). */
 /* The same for rows [begin, end) of the batch only (the scale still uses the whole
  * batch): lets a parallel backend split the rows. */
-void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
+void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const int32_t *y,
                         const float *targets, size_t batch, size_t width, float *dout,
                         float *row_loss, uint8_t *row_correct, size_t begin, size_t end);
-void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, const float *targets,
+void ffnn_cpu_loss(ffnn_loss loss, const float *out, const int32_t *y, const float *targets,
                    size_t batch, size_t width, float *dout, float *row_loss,
                    uint8_t *row_correct);
 
 /* See backend.h `gather`: x[b, f] = images[index[b], f] / 255 or values[index[b], f];
  * y[b] = labels[index[b]] (if labels); t[b, j] = targets[index[b], j] (if targets). */
 void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t batch,
-                     float *x, uint8_t *y, float *t);
+                     float *x, int32_t *y, float *t);
 
 /* The optimizers (backend.h optimizer_update, one function each).
  * params [n], grads [n]; buf [n]; m [n], v [n]. */

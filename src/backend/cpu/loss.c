@@ -19,15 +19,15 @@ static size_t argmax(const float *v, size_t n)
 
 /* Target of output j: the float target t[j] when t is set; else, for label y,
  * one-hot when width > 1, y itself when width == 1. */
-static float target(const float *t, uint8_t y, size_t j, size_t width)
+static float target(const float *t, int32_t y, size_t j, size_t width)
 {
     if (t)
         return t[j];
-    return width == 1 ? (float)y : (j == y ? 1.0f : 0.0f);
+    return width == 1 ? (float)y : (j == (size_t)y ? 1.0f : 0.0f);
 }
 
 /* L = logsumexp(z) - z[y];  dL/dz = softmax(z) - onehot(y) */
-static void softmax_ce_row(const float *z, uint8_t y, size_t width, float scale,
+static void softmax_ce_row(const float *z, int32_t y, size_t width, float scale,
                            float *dz, float *loss)
 {
     float max = z[argmax(z, width)];
@@ -35,14 +35,14 @@ static void softmax_ce_row(const float *z, uint8_t y, size_t width, float scale,
     for (size_t j = 0; j < width; j++)
         sum += expf(z[j] - max);
     float log_sum = logf(sum);
-    *loss = log_sum + max - z[y];
+    *loss = log_sum + max - z[(size_t)y];
     if (dz)
         for (size_t j = 0; j < width; j++)
-            dz[j] = (expf(z[j] - max) / sum - (j == y ? 1.0f : 0.0f)) * scale;
+            dz[j] = (expf(z[j] - max) / sum - (j == (size_t)y ? 1.0f : 0.0f)) * scale;
 }
 
 /* L = mean_j [max(z,0) - z t + log(1 + e^-|z|)];  dL/dz = sigmoid(z) - t */
-static void sigmoid_bce_row(const float *z, uint8_t y, const float *tr, size_t width,
+static void sigmoid_bce_row(const float *z, int32_t y, const float *tr, size_t width,
                             float scale, float *dz, float *loss)
 {
     float sum = 0.0f;
@@ -56,7 +56,7 @@ static void sigmoid_bce_row(const float *z, uint8_t y, const float *tr, size_t w
 }
 
 /* L = mean_j (o - t)^2;  dL/do = 2 (o - t) */
-static void mse_row(const float *o, uint8_t y, const float *tr, size_t width, float scale,
+static void mse_row(const float *o, int32_t y, const float *tr, size_t width, float scale,
                     float *dz, float *loss)
 {
     float sum = 0.0f;
@@ -73,7 +73,7 @@ static void mse_row(const float *o, uint8_t y, const float *tr, size_t width, fl
  * output is on the label's side of the threshold (0 for logits, 0.5 for mse).
  * With float targets t: when every output is on the side of the threshold that
  * its target is on of 0.5. */
-static uint8_t is_correct(ffnn_loss loss, const float *o, uint8_t y, const float *t,
+static uint8_t is_correct(ffnn_loss loss, const float *o, int32_t y, const float *t,
                           size_t width)
 {
     float threshold = loss == FFNN_LOSS_MSE ? 0.5f : 0.0f;
@@ -84,11 +84,11 @@ static uint8_t is_correct(ffnn_loss loss, const float *o, uint8_t y, const float
         return 1;
     }
     if (width > 1)
-        return argmax(o, width) == y;
+        return argmax(o, width) == (size_t)y;
     return (o[0] > threshold) == (y != 0);
 }
 
-void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
+void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const int32_t *y,
                         const float *targets, size_t batch, size_t width, float *dout,
                         float *row_loss, uint8_t *row_correct, size_t begin, size_t end)
 {
@@ -98,7 +98,7 @@ void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
         const float *o = out + n * width;        /* [width] */
         float *d = dout ? dout + n * width : NULL; /* [width] */
         const float *t = targets ? targets + n * width : NULL; /* [width] */
-        uint8_t label = t ? 0 : y[n];
+        int32_t label = t ? 0 : y[n];
         switch (loss) {
         case FFNN_LOSS_SOFTMAX_CE: softmax_ce_row(o, label, width, scale, d, &row_loss[n]); break;
         case FFNN_LOSS_SIGMOID_BCE:
@@ -111,7 +111,7 @@ void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const uint8_t *y,
     }
 }
 
-void ffnn_cpu_loss(ffnn_loss loss, const float *out, const uint8_t *y, const float *targets,
+void ffnn_cpu_loss(ffnn_loss loss, const float *out, const int32_t *y, const float *targets,
                    size_t batch, size_t width, float *dout, float *row_loss,
                    uint8_t *row_correct)
 {

@@ -10,7 +10,7 @@
 #include "cpu_ops.h"
 
 void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t batch,
-                     float *x, uint8_t *y, float *t)
+                     float *x, int32_t *y, float *t)
 {
     const size_t features = src->features, width = src->target_width;
     for (size_t b = 0; b < batch; b++) {

@@ -170,7 +170,7 @@ extern "C" {
 
 /* elementwise.cu */
 ffnn_status ffnn_cuda_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
-                             size_t batch, float *x, uint8_t *y, float *t);
+                             size_t batch, float *x, int32_t *y, float *t);
 ffnn_status ffnn_cuda_activation_forward(void *ctx, ffnn_activation act,
                                          const float *z, float *a, size_t n);
 ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act,
@@ -237,7 +237,7 @@ ffnn_status ffnn_cuda_train_persistent(void *ctx, const struct ffnn_persistent_j
 int ffnn_cuda_persistent_supported(void *ctx, const struct ffnn_persistent_job *job);
 
 /* loss.cu */
-ffnn_status ffnn_cuda_loss(void *ctx, ffnn_loss loss, const float *out, const uint8_t *y,
+ffnn_status ffnn_cuda_loss(void *ctx, ffnn_loss loss, const float *out, const int32_t *y,
                            const float *targets, size_t batch, size_t width, float *dout,
                            float *row_loss, uint8_t *row_correct);
 

@@ -19,10 +19,10 @@
  * images uint8 [n, features], labels uint8 [n] or NULL, index int32 [batch],
  * x float [batch, features], y uint8 [batch]. */
 static __global__ void gather_kernel(const uint8_t *__restrict__ images,
-                                     const uint8_t *__restrict__ labels,
+                                     const int32_t *__restrict__ labels,
                                      const int32_t *__restrict__ index, size_t batch,
                                      size_t features, float *__restrict__ x,
-                                     uint8_t *__restrict__ y)
+                                     int32_t *__restrict__ y)
 {
     const size_t total = batch * features;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -37,10 +37,10 @@ static __global__ void gather_kernel(const uint8_t *__restrict__ images,
  * is set). src float [n, width], index int32 [batch], dst float [batch, width],
  * labels uint8 [n] or NULL, y uint8 [batch]. */
 static __global__ void gather_rows_kernel(const float *__restrict__ src,
-                                          const uint8_t *__restrict__ labels,
+                                          const int32_t *__restrict__ labels,
                                           const int32_t *__restrict__ index, size_t batch,
                                           size_t width, float *__restrict__ dst,
-                                          uint8_t *__restrict__ y)
+                                          int32_t *__restrict__ y)
 {
     const size_t total = batch * width;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
@@ -53,7 +53,7 @@ static __global__ void gather_rows_kernel(const float *__restrict__ src,
 
 extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *src,
                                         const int32_t *index, size_t batch, float *x,
-                                        uint8_t *y, float *t)
+                                        int32_t *y, float *t)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "gather");

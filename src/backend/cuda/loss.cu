@@ -68,7 +68,7 @@ static __device__ __forceinline__ void warp_argmax(const float *row, int width, 
  * z [batch,width], y [batch] class indices (a y >= width gives a NaN loss),
  * dout [batch,width] or NULL, row_loss [batch], row_correct [batch]. */
 static __global__ void softmax_ce_kernel(const float *__restrict__ z,
-                                         const uint8_t *__restrict__ y, int batch, int width,
+                                         const int32_t *__restrict__ y, int batch, int width,
                                          float *__restrict__ dout, float *__restrict__ row_loss,
                                          uint8_t *__restrict__ row_correct)
 {
@@ -105,7 +105,7 @@ static __global__ void softmax_ce_kernel(const float *__restrict__ z,
  *   targets, (z_j > 0) == (t_j > 0.5) for every j.
  * Shapes as softmax_ce_kernel; targets [batch, width] or NULL (then t from y). */
 static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
-                                          const uint8_t *__restrict__ y,
+                                          const int32_t *__restrict__ y,
                                           const float *__restrict__ targets, int batch,
                                           int width, float *__restrict__ dout,
                                           float *__restrict__ row_loss,
@@ -153,7 +153,7 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
  *   correct = (o_0 > 0.5) == (y != 0) for width 1, else argmax o == y; with float
  *   targets, (o_j > 0.5) == (t_j > 0.5) for every j.
  * Shapes as softmax_ce_kernel; targets [batch, width] or NULL (then t from y). */
-static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__restrict__ y,
+static __global__ void mse_kernel(const float *__restrict__ o, const int32_t *__restrict__ y,
                                   const float *__restrict__ targets, int batch, int width,
                                   float *__restrict__ dout, float *__restrict__ row_loss,
                                   uint8_t *__restrict__ row_correct)
@@ -196,7 +196,7 @@ static __global__ void mse_kernel(const float *__restrict__ o, const uint8_t *__
 }
 
 extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *out,
-                                      const uint8_t *y, const float *targets, size_t batch,
+                                      const int32_t *y, const float *targets, size_t batch,
                                       size_t width, float *dout, float *row_loss,
                                       uint8_t *row_correct)
 {

@@ -64,7 +64,7 @@
 typedef struct pjob_dev {
     const uint8_t *images; /* [n_data, D] or NULL                          */
     const float *values;   /* [n_data, D] or NULL                          */
-    const uint8_t *labels; /* [n_data] (softmax_ce)                        */
+    const int32_t *labels; /* [n_data] (softmax_ce)                        */
     const float *targets;  /* [n_data, C] float targets (mse)              */
     const int32_t *index;  /* [n] epoch permutation                        */
     float *W1, *b1, *W2, *b2;

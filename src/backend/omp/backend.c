@@ -145,7 +145,7 @@ static int team(const omp_ctx *ctx, size_t work, size_t min_parallel)
 /* ------------------------------------------------------------------ ops */
 
 static ffnn_status ompb_gather(void *vctx, const ffnn_gather_source *src, const int32_t *index,
-                              size_t batch, float *x, uint8_t *y, float *t)
+                              size_t batch, float *x, int32_t *y, float *t)
 {
     const omp_ctx *ctx = vctx;
     if (!src || (!src->images == !src->values) || (src->labels && !y) || (src->targets && !t))
@@ -362,7 +362,7 @@ static ffnn_status ompb_activation_backward(void *vctx, ffnn_activation act, con
     return FFNN_OK;
 }
 
-static ffnn_status ompb_loss(void *vctx, ffnn_loss loss, const float *out, const uint8_t *y,
+static ffnn_status ompb_loss(void *vctx, ffnn_loss loss, const float *out, const int32_t *y,
                             const float *targets, size_t batch, size_t width, float *dout,
                             float *row_loss, uint8_t *row_correct)
 {

@@ -23,7 +23,7 @@
 
 FFNN_OMP_CLONES
 void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, float *x,
-                          uint8_t *y, float *t, size_t begin, size_t end)
+                          int32_t *y, float *t, size_t begin, size_t end)
 {
     const size_t features = src->features, width = src->target_width;
     for (size_t b = begin; b < end; b++) {

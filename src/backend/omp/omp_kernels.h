@@ -76,7 +76,7 @@ const ffnn_omp_gemm_isa *ffnn_omp_gemm_named(const char *name);
 
 /* Rows [begin, end) of gather (backend.h). */
 void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, float *x,
-                          uint8_t *y, float *t, size_t begin, size_t end);
+                          int32_t *y, float *t, size_t begin, size_t end);
 void ffnn_omp_activation_forward(ffnn_activation act, const float *z, float *a, size_t begin,
                                  size_t end);
 void ffnn_omp_activation_backward(ffnn_activation act, const float *a, const float *da,

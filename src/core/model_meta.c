@@ -1,0 +1,126 @@
+/* model_meta.c - what a model keeps besides its parameters: the z-score
+ * standardisation of its inputs (and regression targets), the original class
+ * labels, and the hook that keeps params fresh while a trainer trains it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/model.h"
+
+ffnn_status ffnn_model_fresh(const ffnn_model *m)
+{
+    if (!m || !m->stale || !m->sync)
+        return FFNN_OK;
+    return m->sync(m->owner); /* the trainer copies its parameters and clears stale */
+}
+
+/* A copy of n floats, checked: mean finite, scale finite and > 0. */
+static ffnn_status copy_stats(const char *what, const float *mean, const float *scale, size_t n,
+                              float **mean_out, float **scale_out)
+{
+    for (size_t j = 0; j < n; j++)
+        if (!isfinite(mean[j]) || !isfinite(scale[j]) || !(scale[j] > 0.0f))
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "standardization: %s %zu: expected a finite mean and a positive "
+                             "finite scale, found %g and %g", what, j, (double)mean[j],
+                             (double)scale[j]);
+    float *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "standardization: out of memory");
+    }
+    memcpy(a, mean, n * sizeof *a);
+    memcpy(b, scale, n * sizeof *b);
+    *mean_out = a;
+    *scale_out = b;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_set_standardization(ffnn_model *m, const float *input_mean,
+                                           const float *input_scale, const float *target_mean,
+                                           const float *target_scale)
+{
+    float *im = NULL, *is = NULL, *tm = NULL, *ts = NULL;
+    ffnn_status st = FFNN_OK;
+    if (!m || !input_mean != !input_scale || !target_mean != !target_scale)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_standardization: NULL "
+                         "model, or a mean without its scale");
+    size_t out = m->layers[m->layer_count - 1].out;
+    if (input_mean)
+        st = copy_stats("input", input_mean, input_scale, m->input_size, &im, &is);
+    if (st == FFNN_OK && target_mean)
+        st = copy_stats("target", target_mean, target_scale, out, &tm, &ts);
+    if (st != FFNN_OK) {
+        free(im);
+        free(is);
+        return st;
+    }
+    free(m->input_mean);
+    free(m->input_scale);
+    free(m->target_mean);
+    free(m->target_scale);
+    m->input_mean = im;
+    m->input_scale = is;
+    m->target_mean = tm;
+    m->target_scale = ts;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_standardization(const ffnn_model *m, const float **input_mean,
+                                       const float **input_scale, const float **target_mean,
+                                       const float **target_scale)
+{
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_standardization: NULL model");
+    if (input_mean)
+        *input_mean = m->input_mean;
+    if (input_scale)
+        *input_scale = m->input_scale;
+    if (target_mean)
+        *target_mean = m->target_mean;
+    if (target_scale)
+        *target_scale = m->target_scale;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_set_class_names(ffnn_model *m, const char *const *names, int count)
+{
+    char **copy = NULL;
+    if (!m || count < 0 || (count > 0 && !names))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_class_names: NULL "
+                         "argument or negative count");
+    if (count > 0) {
+        size_t out = m->layers[m->layer_count - 1].out;
+        int classes = out == 1 ? 2 : (int)out; /* ffnn_model_class_count */
+        if (count != classes)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "class names: expected %d (the "
+                             "model's classes), found %d", classes, count);
+        if (!(copy = calloc((size_t)count, sizeof *copy)))
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for %d class names", count);
+        for (int c = 0; c < count; c++) {
+            size_t n = strlen(names[c]);
+            if (!(copy[c] = malloc(n + 1))) {
+                for (int k = 0; k < c; k++)
+                    free(copy[k]);
+                free(copy);
+                return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the class names");
+            }
+            memcpy(copy[c], names[c], n + 1);
+        }
+    }
+    for (int c = 0; c < m->class_name_count; c++)
+        free(m->class_names[c]);
+    free(m->class_names);
+    m->class_names = copy;
+    m->class_name_count = count;
+    return FFNN_OK;
+}
+
+const char *ffnn_model_class_name(const ffnn_model *m, int c)
+{
+    if (!m || !m->class_names || c < 0 || c >= m->class_name_count)
+        return NULL;
+    return m->class_names[c];
+}
