@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "core/error.h"
+#include "core/memory.h"
 #include "data/dataset.h"
 
 static uint32_t get16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
@@ -57,16 +58,22 @@ static ffnn_status extract(const char *path, const char *name, uint32_t method,
                            const unsigned char *data, size_t comp, size_t uncomp,
                            uint32_t crc, unsigned char **out)
 {
+    /* the sizes are checked before the allocation: stored, they are equal;
+     * deflate expands at most 1032:1 (RFC 1951: 258 bytes from 2 bits) */
+    if (method == 0 && comp != uncomp)
+        return ffnn_fail(FFNN_ERR_FORMAT, "%s: %s: a stored member of %zu bytes claims %zu "
+                         "uncompressed", path, name, comp, uncomp);
+    if (method == 8 && uncomp / 1032 > comp + 1)
+        return ffnn_fail(FFNN_ERR_FORMAT, "%s: %s: %zu deflated bytes claim %zu uncompressed "
+                         "(more than deflate's 1032:1)", path, name, comp, uncomp);
+    ffnn_status st = ffnn_memory_check_host(path, uncomp, "an .npz member");
+    if (st != FFNN_OK)
+        return st;
     unsigned char *b = malloc(uncomp ? uncomp : 1);
     if (!b)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: %s: out of memory for %zu bytes", path, name,
                          uncomp);
     if (method == 0) {
-        if (comp != uncomp) {
-            free(b);
-            return ffnn_fail(FFNN_ERR_FORMAT, "%s: %s: a stored member of %zu bytes claims %zu "
-                             "uncompressed", path, name, comp, uncomp);
-        }
         memcpy(b, data, comp);
     } else {
         z_stream z;
