@@ -770,7 +770,62 @@ TEST_DIR_CASE("tabular", cli_regression_original_units)
     return TEST_PASS;
 }
 
+/* The README's library example (the C block that trains on a CSV file) compiled
+ * against this build's libffnn.so and run: it must exit 0 and print a test
+ * accuracy above 90%. Skipped without cc, the build's libffnn.so or the CSV. */
+TEST_DIR_CASE("tabular", readme_library_example_runs)
+{
+    (void)why, (void)why_size;
+    const char *ffnn = ffnn_path();
+    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
+    char lib_dir[512], src[600], exe[600], out[600], cmd[4096], line[256];
+    snprintf(lib_dir, sizeof lib_dir, "%s", ffnn);
+    char *slash = strrchr(lib_dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(lib_dir, sizeof lib_dir, ".");
+    char cwd[256]; /* the rpath must hold from the test's directory: absolute */
+    if (lib_dir[0] != '/' && getcwd(cwd, sizeof cwd)) {
+        char rel[512];
+        snprintf(rel, sizeof rel, "%s", lib_dir);
+        snprintf(lib_dir, sizeof lib_dir, "%.255s/%.250s", cwd, rel);
+    }
+    snprintf(cmd, sizeof cmd, "%s/libffnn.so", lib_dir);
+    if (access(cmd, R_OK) != 0 || access(csv, R_OK) != 0 || system("cc --version >/dev/null 2>&1"))
+        SKIP("needs cc, %s and %s (apt-get install python3-sklearn)", cmd, csv);
+    blob readme = {NULL, 0};
+    CHECK(test_read_file("README.md", &readme) == 0, "README.md not found (run from the root)");
+    char *text = realloc(readme.data, readme.size + 1);
+    CHECK(text, "malloc");
+    text[readme.size] = '\0';
+    char *begin = strstr(text, "#include <stdio.h>\n#include \"ffnn.h\"");
+    char *end = begin ? strstr(begin, "```") : NULL;
+    CHECK(begin && end, "README.md has no C example starting with #include <stdio.h>");
+    snprintf(src, sizeof src, "%s/example.c", dir);
+    snprintf(exe, sizeof exe, "%s/example", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    int w = test_write_file(src, begin, (size_t)(end - begin));
+    free(text);
+    CHECK(w == 0, "write");
+    snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -Iinclude %s -L%s -lffnn "
+             "-Wl,-rpath,%s -o %s", src, lib_dir, lib_dir, exe);
+    CHECK(system(cmd) == 0, "the README example does not compile: %s", cmd);
+    snprintf(cmd, sizeof cmd, "cd %s && ./example > out.txt 2>&1", dir);
+    CHECK(system(cmd) == 0, "the README example failed (see %s)", out);
+    FILE *f = fopen(out, "r");
+    double acc = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "test accuracy %lf", &acc) == 1)
+            break;
+    if (f)
+        fclose(f);
+    CHECK(acc > 90.0, "test accuracy %g%% (see %s)", acc, out);
+    return TEST_PASS;
+}
+
 const test_case tabular_tests[] = {
+    {"tabular_readme_library_example_runs", test_readme_library_example_runs},
     {"tabular_drop_last_checkpoint_resume", test_drop_last_checkpoint_resume},
     {"tabular_cli_regression_original_units", test_cli_regression_original_units},
     {"tabular_npz_archives", test_npz_archives},
