@@ -41,7 +41,6 @@ for tool in "${TOOLS[@]}"; do
     case $tool in
         memcheck) extra=(--leak-check full) ;;
         racecheck) extra=(--racecheck-report all) ;;
-        initcheck) extra=(--track-unused-memory no) ;;
     esac
     log=$OUTDIR/$tool.log
     start=$(date +%s)
