@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "escape.h"
+#include "core/error.h"
 #include "model_files.h"
 #include "options.h"
 
@@ -92,10 +92,11 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
     printf("metadata:\n  format        ffnn-model\n  arch          %s\n  loss          %s\n",
            arch, ffnn_loss_name(info->loss));
     char text[4 * sizeof info->interrupted + 1];
-    ffnn_cli_escape(info->ffnn_version[0] ? info->ffnn_version : "(absent)", text, sizeof text);
+    ffnn_escape_controls(info->ffnn_version[0] ? info->ffnn_version : "(absent)", text,
+                         sizeof text);
     printf("  ffnn_version  %s\n", text);
     if (info->interrupted[0]) {
-        ffnn_cli_escape(info->interrupted, text, sizeof text);
+        ffnn_escape_controls(info->interrupted, text, sizeof text);
         printf("  interrupted   %s (training stopped early)\n", text);
     }
     if (ffnn_model_class_name(m, 0)) {

@@ -1,7 +1,7 @@
 /* csv_input.c - rows of numbers from a CSV file (see csv_input.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "csv_input.h"
-#include "escape.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <float.h>
@@ -42,7 +42,7 @@ static int csv_error(csv_reader *r, size_t column, const char *fmt, ...)
     if (column)
         snprintf(where, sizeof where, ", column %zu", column);
     snprintf(raw, sizeof raw, "%s: line %zu%s: %s", r->path, r->line_no, where, msg);
-    ffnn_cli_escape(raw, r->err, r->err_size); /* fields are quoted: no raw controls */
+    ffnn_escape_controls(raw, r->err, r->err_size); /* fields are quoted: no raw controls */
     return -1;
 }
 

@@ -13,12 +13,12 @@ static _Thread_local char error_message[FFNN_ERROR_SIZE];
 
 const char *ffnn_last_error(void) { return error_message; }
 
-/* text with C0 controls, DEL and the C1 controls (UTF-8 C2 80..C2 9F) written as
- * \xNN into out [size] (truncated). */
-static void escape_controls(const char *text, char *out, size_t size)
+void ffnn_escape_controls(const char *text, char *out, size_t size)
 {
     static const char hex[] = "0123456789abcdef";
     size_t o = 0;
+    if (size == 0)
+        return;
     for (const unsigned char *p = (const unsigned char *)text; *p && o + 1 < size; p++) {
         int c1 = p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F;
         unsigned char c = c1 ? p[1] : p[0];
@@ -44,7 +44,7 @@ ffnn_status ffnn_fail(ffnn_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    escape_controls(raw, error_message, sizeof error_message);
+    ffnn_escape_controls(raw, error_message, sizeof error_message);
     return status;
 }
 
@@ -55,7 +55,7 @@ ffnn_status ffnn_fail_context_at(ffnn_status status, const char *path, const cha
     char raw[FFNN_ERROR_SIZE];
     if (snprintf(raw, sizeof raw, "%s%s: %s", path, rest, old) < 0)
         raw[0] = '\0';
-    escape_controls(raw, error_message, sizeof error_message);
+    ffnn_escape_controls(raw, error_message, sizeof error_message);
     return status;
 }
 
