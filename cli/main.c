@@ -70,7 +70,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("ffnn %s (%s)\n", FFNN_VERSION, ffnn_has_cuda() ? "with CUDA" : "CPU only");
+        /* the library's version at run time (the header's FFNN_VERSION at build time) */
+        printf("ffnn %s (%s)\n", ffnn_version(NULL, NULL, NULL),
+               ffnn_has_cuda() ? "with CUDA" : "CPU only");
         return 0;
     }
     if (strcmp(argv[1], "help") == 0) {
