@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "ffnn.h"
+#include "omp_wait.h"
 
 static const ffnn_cli_command commands[] = {
     {"train", ffnn_cli_train, &ffnn_cli_train_usage,
@@ -61,6 +62,7 @@ static int unknown_command(const char *name)
 
 int main(int argc, char **argv)
 {
+    ffnn_cli_omp_wait_policy(argv); /* may re-execute the program, once */
     if (argc < 2) {
         print_usage(stderr);
         return 2;

@@ -659,6 +659,9 @@ typedef struct ffnn_train_config {
 
 /* The defaults listed above. */
 FFNN_API ffnn_train_config ffnn_train_config_default(void);
+/* sizeof(ffnn_train_config) in this build of the library: a binding that mirrors the
+ * struct (python/ffnn/_lib.py) checks its copy against it before using it. */
+FFNN_API size_t ffnn_train_config_size(void);
 
 /* The accepted range of a numeric field of ffnn_train_config: the ONE table that
  * ffnn_trainer_create checks and the command line's options are parsed against.

@@ -674,11 +674,13 @@ static test_result test_threads_config(char *why, size_t why_size)
                   ffnn_strategy_name(s), got);
         }
     cfg.threads = 2;
+    t = NULL;
     CHECK(ffnn_trainer_create(m, data, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT && !t,
           "reference on 2 threads accepted");
     CHECK(strstr(ffnn_last_error(), "one thread") != NULL, "message: %s", ffnn_last_error());
     cfg.threads = 0;
     cfg.device = FFNN_DEVICE_CUDA; /* refused: no CUDA, no GPU, or the reference's rule */
+    t = NULL;
     CHECK(ffnn_trainer_create(m, data, &cfg, &t) == FFNN_ERR_UNSUPPORTED && !t,
           "reference on cuda accepted");
     if (ffnn_cuda_device_count() > 0)
