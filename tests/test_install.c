@@ -1,4 +1,4 @@
-/* test_install.c - ffnn as a user installs and uses it: the examples (examples/*.c,
+/* test_install.c - ffnn as a user installs and uses it: the examples (examples/NAME.c,
  * shown verbatim in the README) run from the build tree; make install into a
  * temporary DESTDIR, the examples built against it with pkg-config (shared and
  * static) and run, make uninstall (tests/install_test.sh); the man page lists every
@@ -71,7 +71,7 @@ static int read_text(const char *path, char **text)
     return 0;
 }
 
-/* The README shows every examples/*.c verbatim (so what it shows compiles and runs). */
+/* The README shows every examples/NAME.c verbatim (so what it shows compiles and runs). */
 static test_result examples_in_readme(char *why, size_t why_size)
 {
     UNUSED_WHY();
