@@ -194,9 +194,12 @@ try:
 
     # pip installs the package from the source tree (no compiler, no network)
     target = os.path.join(tmp, "site")
+    source = os.path.join(tmp, "source")  # setuptools writes build/ into the source
+    shutil.copytree(os.path.join(ROOT, "python"), source,
+                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
     r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                        "--no-build-isolation", "--no-index", "--target", target,
-                        os.path.join(ROOT, "python")], capture_output=True, text=True)
+                        "--no-build-isolation", "--no-index", "--target", target, source],
+                       capture_output=True, text=True)
     if r.returncode != 0 and "No module named pip" in r.stderr:
         print("    (pip not installed: the pip install check is left out)", file=sys.stderr)
     else:
