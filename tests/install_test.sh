@@ -27,9 +27,14 @@ fi
 [ "$mode" = install ] || fail "unknown mode $mode"
 command -v pkg-config >/dev/null 2>&1 ||
     { echo "pkg-config not installed (apt-get install pkg-config)" >&2; exit 77; }
-data=/usr/share/datasets/fashion-mnist
-[ -r "$data/t10k-labels-idx1-ubyte.gz" ] || [ -r "$data/t10k-labels-idx1-ubyte" ] ||
-    { echo "Fashion-MNIST missing (apt-get install dataset-fashion-mnist)" >&2; exit 77; }
+data=/usr/share/datasets/fashion-mnist   # for train_mnist; without it, that run is left out
+have_data=0
+if [ -r "$data/t10k-labels-idx1-ubyte.gz" ] || [ -r "$data/t10k-labels-idx1-ubyte" ]; then
+    have_data=1
+else
+    echo "install_test: no $data (apt-get install dataset-fashion-mnist): train_mnist is" \
+         "built but not run" >&2
+fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ffnn-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -81,7 +86,9 @@ for src in examples/*.c; do
     fi
     for kind in shared static; do
         exe=$tmp/$name-$kind
-        if [ "$name" = train_mnist ]; then
+        if [ "$name" = train_mnist ] && [ "$have_data" = 0 ]; then
+            continue
+        elif [ "$name" = train_mnist ]; then
             "$exe" "$data" 1 "$tmp/model.safetensors" > "$tmp/out" 2>&1 ||
                 { cat "$tmp/out" >&2; fail "$name-$kind failed"; }
             grep -q "model.safetensors: test_loss .* test_accuracy" "$tmp/out" ||
