@@ -105,10 +105,9 @@ ifneq ($(strip $(NVCC)),)
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
   # cuBLAS and cuBLASLt (the cublas and cublaslt strategies, src/backend/cuda/cublas.cu)
   # are shared libraries: the rpath lets the binaries find them at run time without
-  # LD_LIBRARY_PATH. CUDA_LIBS also goes into ffnn.pc's Libs.private.
-  CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas \
-               -lcudart_static -ldl -lrt -lpthread -lstdc++
-  LDLIBS  += $(CUDA_LIBS)
+  # LD_LIBRARY_PATH.
+  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas \
+             -lcudart_static -ldl -lrt -lpthread -lstdc++
   BUILD_KIND := with CUDA ($(NVCC) $(NVCC_ARCH))
 else
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/backend/cuda_none.o
@@ -280,14 +279,14 @@ PLOT_SCRIPTS := $(wildcard bench/plot_*.py)
 # ffnn.pc (written by make install with its PREFIX): Libs for shared linking; for
 # static linking (pkg-config --static) the libraries libffnn.a needs: Requires.private
 # those with a .pc file here (libcjson, zlib), Libs.private the rest (libgomp, libm,
-# CUDA's when built with nvcc, cJSON of CJSON_DIR).
-comma := ,
+# MPI, CUDA's and NCCL when built with them, cJSON of CJSON_DIR).
 pc_have = $(shell pkg-config --exists $(1) 2>/dev/null && echo $(1))
 PC_CJSON = $(if $(CJSON_DIR),,$(call pc_have,libcjson))
 PC_ZLIB  = $(call pc_have,zlib)
-PC_LIBS_PRIVATE = $(if $(PC_CJSON),,$(if $(CJSON_DIR),-L$(abspath $(CJSON_DIR))/lib \
-    -Wl$(comma)-rpath$(comma)$(abspath $(CJSON_DIR))/lib) -lcjson) $(if $(PC_ZLIB),,-lz) -lm \
-    $(if $(strip $(OMP_CFLAGS)),-lgomp) $(CUDA_LIBS)
+# everything the library links with (LDLIBS: cJSON, zlib, libm, OpenMP, MPI, CUDA, NCCL)
+# but what Requires.private brings, -fopenmp spelt as the library it links (-lgomp)
+PC_LIBS_PRIVATE = $(patsubst -fopenmp,-lgomp,$(filter-out $(if $(PC_CJSON),-lcjson) \
+    $(if $(PC_ZLIB),-lz),$(LDLIBS)))
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \

@@ -6,6 +6,7 @@
  * FFNN_CLI (make test sets it), else build/. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ static const char *build_dir(char *buf, size_t size)
 }
 
 /* Run argv (execvp) with stdout and stderr into out_path (NULL: inherited);
- * its exit status, or -1. */
+ * its exit status, or -1 (killed by a signal, which is printed). */
 static int run(char *const argv[], const char *out_path)
 {
     fflush(stdout);
@@ -50,8 +51,13 @@ static int run(char *const argv[], const char *out_path)
         _exit(127);
     }
     int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "    waitpid %s: %s\n", argv[0], strerror(errno));
+            return -1;
+        }
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "    %s killed by signal %d\n", argv[0], WTERMSIG(status));
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
