@@ -95,8 +95,9 @@ typedef enum ffnn_device {
 
 /* Training strategy of the cuda backend (seeds 000/001, docs/PERFORMANCE.md), or the
  * cpu reference by name. The OpenMP cpu backend ignores the cuda strategies. Every
- * strategy trains the same model with the same arithmetic up to float rounding order (per-step loss within 1e-4 relative of
- * the cpu reference over 200 steps, tests/test_strategies.c). */
+ * strategy trains the same model with the same arithmetic up to float rounding order
+ * (per-step loss within 1e-4 relative of the cpu reference over 200 steps,
+ * tests/test_strategies.c). */
 typedef enum ffnn_strategy {
     FFNN_STRATEGY_TILED = 0,  /* one launch per op; shared-memory tiled matmuls       */
     FFNN_STRATEGY_NAIVE = 1,  /* one launch per op; one thread per output element     */
