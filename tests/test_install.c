@@ -157,14 +157,22 @@ TEST_DIR_CASE("install", examples_run)
     return TEST_PASS;
 }
 
-/* tests/install_test.sh MODE BUILD [NVCC=]: exit 0 passes, 77 skips. */
+/* tests/install_test.sh MODE BUILD [NVCC=] [FFNN_MAKE_ARGS...]: exit 0 passes, 77
+ * skips. FFNN_MAKE_ARGS: the make variables of this build when the tests run outside
+ * make test (e.g. "CJSON_DIR=DIR"; make test passes its own through MAKEFLAGS). */
 static test_result install_script(const char *mode, char *why, size_t why_size)
 {
-    char build[512];
+    char build[512], extra[1024];
     build_dir(build, sizeof build);
+    char *argv[40] = {"sh", "tests/install_test.sh", (char *)mode, build};
+    int argc = 4;
     /* a build without CUDA stays one when make install runs (nvcc may be present) */
-    char *const argv[] = {"sh", "tests/install_test.sh", (char *)mode, build,
-                          ffnn_has_cuda() ? NULL : "NVCC=", NULL};
+    if (!ffnn_has_cuda())
+        argv[argc++] = "NVCC=";
+    snprintf(extra, sizeof extra, "%s", getenv("FFNN_MAKE_ARGS") ? getenv("FFNN_MAKE_ARGS") : "");
+    for (char *w = strtok(extra, " "); w && argc < 39; w = strtok(NULL, " "))
+        argv[argc++] = w;
+    argv[argc] = NULL;
     int rc = run(argv, NULL);
     if (rc == 77)
         SKIP("tests/install_test.sh %s: a tool or data set is missing (see above)", mode);
@@ -182,10 +190,12 @@ static test_result man_page(char *why, size_t why_size)
     return install_script("man", why, why_size);
 }
 
-/* The Python module over this build's libffnn.so, with /usr/bin/python3. */
+/* The Python module over this build's libffnn.so, with FFNN_PYTHON (default
+ * /usr/bin/python3, Debian's, with python3-numpy). */
 static test_result python_module(char *why, size_t why_size)
 {
-    const char *python = "/usr/bin/python3";
+    const char *python = getenv("FFNN_PYTHON") && *getenv("FFNN_PYTHON") ? getenv("FFNN_PYTHON")
+                                                                          : "/usr/bin/python3";
     if (access(python, X_OK) != 0)
         SKIP("%s not installed", python);
     char build[512], lib[1024];
