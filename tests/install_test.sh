@@ -8,6 +8,9 @@
 #       with no library path; make uninstall then leaves no file behind.
 #   install_test.sh man BUILD
 #       every option of 'ffnn CMD --help' (train, eval, predict) is in docs/ffnn.1.
+#   install_test.sh wait BUILD
+#       ffnn train runs with GOMP_SPINCOUNT=1000 unless the user set OMP_WAIT_POLICY or
+#       GOMP_SPINCOUNT, and then with the user's setting only.
 # Exit status 0: passed; 77: skipped (the reason on stderr); else failed.
 set -eu
 mode=$1
@@ -22,6 +25,37 @@ if [ "$mode" = man ]; then
             grep -q -- "$esc" docs/ffnn.1 || fail "ffnn $cmd $opt is not in docs/ffnn.1"
         done
     done
+    exit 0
+fi
+if [ "$mode" = wait ]; then
+    # the environment ffnn train runs with (read from /proc once it has started):
+    # GOMP_SPINCOUNT=1000 when the user set neither variable, else the user's own
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/ffnn-wait.XXXXXX")
+    pid=""
+    trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+    probe() { # probe EXPECTED-LINE UNEXPECTED-PATTERN [VAR=VALUE ...]
+        want=$1 unwanted=$2
+        shift 2
+        env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$@" "$build/ffnn" train \
+            --data synth:points:100000 --arch 2-64relu-2 --epochs 1000 --device cpu \
+            > "$tmp/out" 2>&1 &
+        pid=$!
+        i=0
+        until grep -qs "^arch " "$tmp/out"; do # started: past the re-exec
+            i=$((i + 1))
+            [ $i -lt 300 ] || fail "ffnn train did not start: $(cat "$tmp/out")"
+            sleep 0.1
+        done
+        tr '\0' '\n' < "/proc/$pid/environ" > "$tmp/env"
+        kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+        grep -qx "$want" "$tmp/env" || fail "ffnn train ($*): no $want in its environment"
+        if grep -q "$unwanted" "$tmp/env"; then
+            fail "ffnn train ($*): $(grep "$unwanted" "$tmp/env") in its environment"
+        fi
+    }
+    probe GOMP_SPINCOUNT=1000 '^OMP_WAIT_POLICY='
+    probe OMP_WAIT_POLICY=passive '^GOMP_SPINCOUNT=' OMP_WAIT_POLICY=passive
+    probe GOMP_SPINCOUNT=300000 '^OMP_WAIT_POLICY=' GOMP_SPINCOUNT=300000
     exit 0
 fi
 [ "$mode" = install ] || fail "unknown mode $mode"

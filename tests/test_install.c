@@ -2,7 +2,7 @@
  * shown verbatim in the README) run from the build tree; make install into a
  * temporary DESTDIR, the examples built against it with pkg-config (shared and
  * static) and run, make uninstall (tests/install_test.sh); the man page lists every
- * option; the Python module (tests/test_python.py). The build directory is that of
+ * option; the program's OpenMP spin count; the Python module (tests/test_python.py). The build directory is that of
  * FFNN_CLI (make test sets it), else build/. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -190,6 +190,16 @@ static test_result man_page(char *why, size_t why_size)
     return install_script("man", why, why_size);
 }
 
+/* ffnn train runs with GOMP_SPINCOUNT=1000 unless the user chose a waiting policy
+ * (README "CPU backends"): its environment, read from /proc. */
+static test_result cli_wait_policy(char *why, size_t why_size)
+{
+#ifndef _OPENMP
+    SKIP("a build without OpenMP: nothing waits");
+#endif
+    return install_script("wait", why, why_size);
+}
+
 /* The Python module over this build's libffnn.so, with FFNN_PYTHON (default
  * /usr/bin/python3, Debian's, with python3-numpy). */
 static test_result python_module(char *why, size_t why_size)
@@ -214,6 +224,7 @@ const test_case install_tests[] = {
     {"examples_run_from_the_build_tree", test_examples_run},
     {"install_destdir_pkgconfig_shared_static", install_destdir},
     {"man_page_lists_every_option", man_page},
+    {"cli_spin_count_unless_the_user_chose", cli_wait_policy},
     {"python_module", python_module},
 };
 const size_t install_tests_count = sizeof install_tests / sizeof install_tests[0];
