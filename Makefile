@@ -184,7 +184,7 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 
 # The tests run the CLI of this build (FFNN_BIN, FFNN_CLI, unless set) and preload the
 # fault library (tests/preload/faults.c: a full disk, a read-only directory) into it;
-# libgomp spins 1,000 times before it sleeps (README "CPU backends") unless
+# libgomp spins 3,000 times before it sleeps (README "CPU backends") unless
 # OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
 $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 	@mkdir -p $(dir $@)
@@ -193,7 +193,7 @@ $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 TEST_ENV = FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} FFNN_CLI=$${FFNN_CLI:-$(BUILD)/ffnn} FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
 
 test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so examples
-	@[ -n "$$OMP_WAIT_POLICY$$GOMP_SPINCOUNT" ] || export GOMP_SPINCOUNT=1000; \
+	@[ -n "$$OMP_WAIT_POLICY$$GOMP_SPINCOUNT" ] || export GOMP_SPINCOUNT=3000; \
 	echo "$(TEST_ENV) $(BUILD)/ffnn_tests"; $(TEST_ENV) $(BUILD)/ffnn_tests
 
 # The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer

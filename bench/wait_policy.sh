@@ -6,7 +6,7 @@
 #   GOMP_SPINCOUNT=300000    libgomp's default when OMP_WAIT_POLICY is unset (ffnn
 #                            before issue 14)
 #   OMP_WAIT_POLICY=passive  sleep at once
-#   GOMP_SPINCOUNT=N         spin N times, then sleep (ffnn's CLI sets 10000)
+#   GOMP_SPINCOUNT=N         spin N times, then sleep (the ffnn program sets 3000)
 # Prints a markdown table. README "CPU backends" has the numbers of the 2-core machine.
 set -euo pipefail
 ffnn=${1:-build/ffnn}

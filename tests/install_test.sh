@@ -9,7 +9,7 @@
 #   install_test.sh man BUILD
 #       every option of 'ffnn CMD --help' (train, eval, predict) is in docs/ffnn.1.
 #   install_test.sh wait BUILD
-#       ffnn train runs with GOMP_SPINCOUNT=1000 unless the user set OMP_WAIT_POLICY or
+#       ffnn train runs with GOMP_SPINCOUNT=3000 unless the user set OMP_WAIT_POLICY or
 #       GOMP_SPINCOUNT, and then with the user's setting only.
 # Exit status 0: passed; 77: skipped (the reason on stderr); else failed.
 set -eu
@@ -29,7 +29,7 @@ if [ "$mode" = man ]; then
 fi
 if [ "$mode" = wait ]; then
     # the environment ffnn train runs with (read from /proc once it has started):
-    # GOMP_SPINCOUNT=1000 when the user set neither variable, else the user's own
+    # GOMP_SPINCOUNT=3000 when the user set neither variable, else the user's own
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/ffnn-wait.XXXXXX")
     pid=""
     trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
@@ -53,7 +53,7 @@ if [ "$mode" = wait ]; then
             fail "ffnn train ($*): $(grep "$unwanted" "$tmp/env") in its environment"
         fi
     }
-    probe GOMP_SPINCOUNT=1000 '^OMP_WAIT_POLICY='
+    probe GOMP_SPINCOUNT=3000 '^OMP_WAIT_POLICY='
     probe OMP_WAIT_POLICY=passive '^GOMP_SPINCOUNT=' OMP_WAIT_POLICY=passive
     probe GOMP_SPINCOUNT=300000 '^OMP_WAIT_POLICY=' GOMP_SPINCOUNT=300000
     exit 0
@@ -98,7 +98,7 @@ case "$out" in "ffnn $version "*) ;; *) fail "ffnn --version says '$out'" ;; esa
 
 # as the README advises for programs on a machine shared with other work (the ffnn
 # program and the Python module set it themselves)
-[ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=1000
+[ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=3000
 export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
 [ "$(pkg-config --modversion ffnn)" = "$version" ] || fail "pkg-config --modversion ffnn"
 cc=${CC:-cc}

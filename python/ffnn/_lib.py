@@ -57,7 +57,7 @@ def _load():
     # (README "CPU backends": fast on an idle machine, graceful on a busy one).
     if ("OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
             and not _gomp_loaded()):
-        os.environ["GOMP_SPINCOUNT"] = "1000"
+        os.environ["GOMP_SPINCOUNT"] = "3000"
     errors = []
     for candidate in _candidates():
         if os.sep in candidate and not os.path.exists(candidate):
