@@ -11,7 +11,7 @@
 enum { TRAIN = 2000, TEST = 500 };
 
 /* count points into x [count, 2] and their labels [count], from a small LCG */
-static void make_points(uint32_t seed, size_t count, float *x, uint8_t *labels)
+static void make_points(uint32_t seed, size_t count, float *x, int32_t *labels)
 {
     for (size_t i = 0; i < count; i++) {
         for (int j = 0; j < 2; j++) {
@@ -25,7 +25,7 @@ static void make_points(uint32_t seed, size_t count, float *x, uint8_t *labels)
 int main(void)
 {
     static float x_train[TRAIN * 2], x_test[TEST * 2];
-    static uint8_t y_train[TRAIN], y_test[TEST];
+    static int32_t y_train[TRAIN], y_test[TEST];
     make_points(1, TRAIN, x_train, y_train);
     make_points(2, TEST, x_test, y_test);
 

@@ -91,13 +91,15 @@ def check(status):
 
 
 class TrainConfig(ctypes.Structure):
-    """ffnn_train_config (include/ffnn.h), field for field."""
+    """ffnn_train_config (include/ffnn.h), field for field (its size is checked
+    against the library's at import)."""
     _fields_ = [
         ("epochs", ctypes.c_int),
         ("batch_size", ctypes.c_size_t),
         ("learning_rate", ctypes.c_float),
         ("seed", ctypes.c_uint64),
         ("shuffle", ctypes.c_int),
+        ("drop_last", ctypes.c_int),
         ("loss", ctypes.c_int),
         ("device", ctypes.c_int),
         ("strategy", ctypes.c_int),
@@ -117,14 +119,16 @@ class TrainConfig(ctypes.Structure):
 
 
 class EpochStats(ctypes.Structure):
-    """ffnn_epoch_stats."""
+    """ffnn_epoch_stats, field for field."""
     _fields_ = [("epoch", ctypes.c_int), ("train_loss", ctypes.c_double),
-                ("seconds", ctypes.c_double), ("images_per_second", ctypes.c_double)]
+                ("seconds", ctypes.c_double), ("images_per_second", ctypes.c_double),
+                ("val_loss", ctypes.c_double), ("val_accuracy", ctypes.c_double)]
 
 
 class ModelFileInfo(ctypes.Structure):
-    """ffnn_model_file_info."""
-    _fields_ = [("loss", ctypes.c_int), ("ffnn_version", ctypes.c_char * 64)]
+    """ffnn_model_file_info, field for field."""
+    _fields_ = [("loss", ctypes.c_int), ("ffnn_version", ctypes.c_char * 64),
+                ("interrupted", ctypes.c_char * 128)]
 
 
 _p = ctypes.c_void_p
@@ -135,7 +139,7 @@ _str = ctypes.c_char_p
 _pint = ctypes.POINTER(ctypes.c_int)
 _pf = ctypes.POINTER(ctypes.c_float)
 _pd = ctypes.POINTER(ctypes.c_double)
-_pu8 = ctypes.POINTER(ctypes.c_uint8)
+_pi32 = ctypes.POINTER(ctypes.c_int32)
 _pu64 = ctypes.POINTER(ctypes.c_uint64)
 
 # name: (result type, argument types)
@@ -153,7 +157,7 @@ _functions = {
     "ffnn_loss_name": (_str, [_int]),
     "ffnn_device_name": (_str, [_int]),
     "ffnn_strategy_name": (_str, [_int]),
-    "ffnn_dataset_from_arrays": (_int, [_size, _size, _pf, _pu8, _size, _pf, _pp]),
+    "ffnn_dataset_from_arrays": (_int, [_size, _size, _pf, _pi32, _size, _pf, _pp]),
     "ffnn_dataset_free": (None, [_p]),
     "ffnn_model_create": (_int, [_str, _pp]),
     "ffnn_model_free": (None, [_p]),
@@ -163,7 +167,7 @@ _functions = {
     "ffnn_model_output_size": (_size, [_p]),
     "ffnn_model_parameter_count": (_size, [_p]),
     "ffnn_model_class_count": (_int, [_p]),
-    "ffnn_model_arch_string": (None, [_p, ctypes.c_char_p, _size]),
+    "ffnn_model_arch_string": (_size, [_p, ctypes.c_char_p, _size]),
     "ffnn_model_layer": (_int, [_p, _int, ctypes.POINTER(_size), ctypes.POINTER(_size),
                                 _pint, _pint]),
     "ffnn_model_layer_kind": (_int, [_p, _int, _pint, ctypes.POINTER(_size), _pint]),

@@ -124,9 +124,7 @@ class MLPClassifier(_MLPBase):
         self.classes_, index = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError("y has one class only (%r): nothing to learn" % (self.classes_[0],))
-        if len(self.classes_) > 256:
-            raise ValueError("ffnn takes at most 256 classes, y has %d" % len(self.classes_))
-        return self._fit(X, index.astype(np.uint8), len(self.classes_))
+        return self._fit(X, index.astype(np.int32), len(self.classes_))
 
     def predict_proba(self, X):
         """The class probabilities [samples, classes] (softmax of the outputs)."""

@@ -2,7 +2,7 @@
 numpy arrays, prediction, evaluation, model files.
 
 Arrays: features X are float32 [samples, features] (other dtypes, or arrays that are
-not C-contiguous, are converted once); class labels y are integers in [0, 255]
+not C-contiguous, are converted once); class labels y are integers in [0, 2^31)
 [samples]; float targets y are float32 [samples] or [samples, outputs]. Outputs are
 new numpy arrays that libffnn writes into directly. Model.weights() and .biases()
 are views of the model's own memory (no copy): writing them changes the model.
@@ -49,14 +49,14 @@ class _Dataset:
         if y.dtype.kind in "iub":
             if y.ndim != 1:
                 raise ValueError("class labels y must be 1-D, found shape %s" % (y.shape,))
-            if y.size and (y.min() < 0 or y.max() > 255):
-                raise ValueError("class labels must be in [0, 255], found %d..%d"
+            if y.size and (y.min() < 0 or y.max() > np.iinfo(np.int32).max):
+                raise ValueError("class labels must be in [0, 2^31), found %d..%d"
                                  % (y.min(), y.max()))
-            labels = np.ascontiguousarray(y, dtype=np.uint8)
+            labels = np.ascontiguousarray(y, dtype=np.int32)
             self.classes = int(labels.max()) + 1
             self.target_width = 0
             check(lib.ffnn_dataset_from_arrays(X.shape[0], X.shape[1], _ptr(X, ctypes.c_float),
-                                               _ptr(labels, ctypes.c_uint8), 0, None,
+                                               _ptr(labels, ctypes.c_int32), 0, None,
                                                ctypes.byref(self.handle)))
         else:
             targets = np.ascontiguousarray(y.reshape(y.shape[0], -1), dtype=np.float32)
