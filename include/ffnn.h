@@ -51,6 +51,12 @@ extern "C" {
  * *minor, *patch (each may be NULL) receive its numbers. Static string; never fails. */
 FFNN_API const char *ffnn_version(int *major, int *minor, int *patch);
 
+/* sizeof the public struct of that name in this build of the library
+ * ("ffnn_train_config", "ffnn_epoch_stats", "ffnn_model_file_info",
+ * "ffnn_checkpoint_info"), 0 for another name: a binding that mirrors a struct
+ * (python/ffnn/_lib.py) checks its copy against it before using it. Never fails. */
+FFNN_API size_t ffnn_struct_size(const char *name);
+
 /* ------------------------------------------------------------------ status */
 
 typedef enum ffnn_status {
@@ -660,9 +666,7 @@ typedef struct ffnn_train_config {
 
 /* The defaults listed above. */
 FFNN_API ffnn_train_config ffnn_train_config_default(void);
-/* sizeof(ffnn_train_config) in this build of the library: a binding that mirrors the
- * struct (python/ffnn/_lib.py) checks its copy against it before using it. */
-FFNN_API size_t ffnn_train_config_size(void);
+
 
 /* The accepted range of a numeric field of ffnn_train_config: the ONE table that
  * ffnn_trainer_create checks and the command line's options are parsed against.

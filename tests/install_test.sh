@@ -33,21 +33,24 @@ if [ "$mode" = wait ]; then
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/ffnn-wait.XXXXXX")
     pid=""
     trap '[ -z "$pid" ] || kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT INT TERM
+    n=0
     probe() { # probe EXPECTED-LINE UNEXPECTED-PATTERN [VAR=VALUE ...]
         want=$1 unwanted=$2
         shift 2
+        n=$((n + 1))
+        out=$tmp/out.$n # a fresh file: no line of an earlier run can match
         env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$@" "$build/ffnn" train \
             --data synth:points:100000 --arch 2-64relu-2 --epochs 1000 --device cpu \
-            > "$tmp/out" 2>&1 &
+            > "$out" 2>&1 &
         pid=$!
         i=0
-        until grep -qs "^arch " "$tmp/out"; do # started: past the re-exec
+        until grep -qs "^arch " "$out"; do # started: past the re-exec
             i=$((i + 1))
-            [ $i -lt 300 ] || fail "ffnn train did not start: $(cat "$tmp/out")"
+            [ $i -lt 300 ] || fail "ffnn train did not start: $(cat "$out")"
             sleep 0.1
         done
         tr '\0' '\n' < "/proc/$pid/environ" > "$tmp/env"
-        kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+        kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
         grep -qx "$want" "$tmp/env" || fail "ffnn train ($*): no $want in its environment"
         if grep -q "$unwanted" "$tmp/env"; then
             fail "ffnn train ($*): $(grep "$unwanted" "$tmp/env") in its environment"

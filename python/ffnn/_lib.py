@@ -91,8 +91,8 @@ def check(status):
 
 
 class TrainConfig(ctypes.Structure):
-    """ffnn_train_config (include/ffnn.h), field for field (its size is checked
-    against the library's at import)."""
+    """ffnn_train_config (include/ffnn.h), field for field (each mirror's size is
+    checked against the library's, ffnn_struct_size, at import)."""
     _fields_ = [
         ("epochs", ctypes.c_int),
         ("batch_size", ctypes.c_size_t),
@@ -179,7 +179,7 @@ _functions = {
     "ffnn_model_predict": (_int, [_p, _int, _pf, _size, _pf, _pint]),
     "ffnn_model_evaluate": (_int, [_p, _int, _p, _size, _pd, _pu64]),
     "ffnn_train_config_default": (TrainConfig, []),
-    "ffnn_train_config_size": (_size, []),
+    "ffnn_struct_size": (_size, [_str]),
     "ffnn_trainer_create": (_int, [_p, _p, ctypes.POINTER(TrainConfig), _pp]),
     "ffnn_trainer_free": (None, [_p]),
     "ffnn_trainer_device": (_int, [_p]),
@@ -194,10 +194,13 @@ for _name, (_res, _args) in _functions.items():
     _f.restype = _res
     _f.argtypes = _args
 
-if lib.ffnn_train_config_size() != ctypes.sizeof(TrainConfig):
-    raise ImportError("ffnn: %s's ffnn_train_config has %d bytes, this module's mirror %d: "
-                      "python/ffnn/_lib.py and include/ffnn.h disagree"
-                      % (path, lib.ffnn_train_config_size(), ctypes.sizeof(TrainConfig)))
+for _struct, _mirror in (("ffnn_train_config", TrainConfig), ("ffnn_epoch_stats", EpochStats),
+                         ("ffnn_model_file_info", ModelFileInfo)):
+    if lib.ffnn_struct_size(_struct.encode()) != ctypes.sizeof(_mirror):
+        raise ImportError("ffnn: %s's %s has %d bytes, this module's mirror %d: "
+                          "python/ffnn/_lib.py and include/ffnn.h disagree"
+                          % (path, _struct, lib.ffnn_struct_size(_struct.encode()),
+                             ctypes.sizeof(_mirror)))
 _major = ctypes.c_int()
 lib.ffnn_version(ctypes.byref(_major), None, None)
 if _major.value != MAJOR:

@@ -72,8 +72,6 @@ ffnn_train_config ffnn_train_config_default(void)
     return c;
 }
 
-size_t ffnn_train_config_size(void) { return sizeof(ffnn_train_config); }
-
 ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *train,
                                 const ffnn_train_config *c)
 {
