@@ -1,13 +1,17 @@
 # ffnn - build the library (static and shared), the CLI and the tests.
 #   make            library + CLI (with CUDA when nvcc is found, else CPU only)
 #   make test       build and run every test (GPU tests skip without a GPU)
+#   make install    PREFIX=/usr/local DESTDIR=: bin/ffnn, lib/libffnn.{a,so*},
+#                   include/ffnn.h, lib/pkgconfig/ffnn.pc, share/ffnn/, share/man/man1/ffnn.1
+#   make uninstall  the same files removed
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
 #   make asan       the library, the CLI and the tests under AddressSanitizer + UBSan
 #                   (CPU code); ASAN_TESTS=name-filter runs a subset
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
 #   make clean
-#   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   one target only
+#   make CUDA_ARCH=all   machine code for every supported GPU (default: the GPU here)
+#   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   any nvcc -gencode list
 #   make NVCC=      force a CPU-only build
 #   make MPI=1 / MPI=0, NCCL=1 / NCCL=0   insist on / leave out MPI (multi-process runs) and
 #                   NCCL (multi-GPU runs); default: each when found (mpicc; nccl.h + libnccl
@@ -30,11 +34,25 @@ endif
 
 CUDA_HOME ?= /usr/local/cuda
 NVCC     ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
-CUDA_ARCH ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
-             -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 \
-             -gencode arch=compute_90,code=compute_90
+# What nvcc generates. Default: machine code for the GPU(s) of this machine (nvidia-smi
+# --query-gpu=compute_cap, e.g. 9.0 -> sm_90); on a machine without a GPU, PTX for
+# compute_80 only (no machine code: ptxas does not run, so the build takes a fraction
+# of the time; the driver compiles the PTX for any GPU from sm_80 on at first use).
+# CUDA_ARCH=all: machine code for sm_80, sm_86, sm_89, sm_90 plus compute_90 PTX.
+CUDA_ARCH_ALL := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
+                 -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=sm_90 \
+                 -gencode arch=compute_90,code=compute_90
+CUDA_ARCH_NO_GPU := -gencode arch=compute_80,code=compute_80
+ifeq ($(origin CUDA_ARCH),undefined)
+  ifneq ($(strip $(NVCC)),)
+    GPU_CAPS := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null \
+                  | tr -d ' .' | grep -E '^[0-9]+$$' | sort -u)
+    CUDA_ARCH := $(if $(GPU_CAPS),$(foreach c,$(GPU_CAPS),-gencode arch=compute_$(c),code=sm_$(c)),$(CUDA_ARCH_NO_GPU))
+  endif
+endif
+NVCC_ARCH = $(if $(filter all,$(CUDA_ARCH)),$(CUDA_ARCH_ALL),$(CUDA_ARCH))
 NVCCFLAGS ?= -O3 -lineinfo
-ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(CUDA_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -Xcompiler -fvisibility=hidden -Werror all-warnings \
+ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra,-fPIC -Xcompiler -fvisibility=hidden -Werror all-warnings \
              -Iinclude -Isrc
 
 BUILD    := build
@@ -88,8 +106,9 @@ ifneq ($(strip $(NVCC)),)
   # cuBLAS and cuBLASLt (the cublas and cublaslt strategies, src/backend/cuda/cublas.cu)
   # are shared libraries: the rpath lets the binaries find them at run time without
   # LD_LIBRARY_PATH.
-  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
-  BUILD_KIND := with CUDA ($(NVCC))
+  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas \
+             -lcudart_static -ldl -lrt -lpthread -lstdc++
+  BUILD_KIND := with CUDA ($(NVCC) $(NVCC_ARCH))
 else
   LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/backend/cuda_none.o
   BUILD_KIND := CPU only (nvcc not found)
@@ -105,7 +124,15 @@ BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 $(BUILD)/lab/%.o $(BUILD)/bench/%.o $(BUILD)/tests/%.o: ALL_CFLAGS += $(HAVE_CUDA)
 $(BUILD)/cli/%.o: ALL_CFLAGS += -Ibench
 
-.PHONY: all test check fuzz asan clean info
+# The version (include/ffnn.h) and the shared library's names: the file
+# libffnn.so.MAJOR.MINOR.PATCH, its soname libffnn.so.MAJOR (a link), libffnn.so (a link).
+version_part = $(shell sed -n 's/^\#define FFNN_VERSION_$(1) \([0-9][0-9]*\).*/\1/p' include/ffnn.h)
+VERSION_MAJOR := $(call version_part,MAJOR)
+VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATCH)
+SONAME   := libffnn.so.$(VERSION_MAJOR)
+SHLIB    := libffnn.so.$(VERSION)
+
+.PHONY: all test check fuzz asan clean info install uninstall examples
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
 
 info:
@@ -140,9 +167,13 @@ $(BUILD)/libffnn.map: include/ffnn.h tools/check_abi.sh
 	@mkdir -p $(dir $@)
 	sh tools/check_abi.sh --version-script include/ffnn.h > $@.tmp && mv $@.tmp $@
 
-$(BUILD)/libffnn.so: $(LIB_OBJ) $(BUILD)/libffnn.map
-	$(CC) $(LDFLAGS) -shared -Wl,--exclude-libs,ALL -Wl,--version-script=$(BUILD)/libffnn.map \
-	    -o $@ $(filter-out %.map,$^) $(LDLIBS)
+$(BUILD)/$(SHLIB): $(LIB_OBJ) $(BUILD)/libffnn.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--exclude-libs,ALL \
+	    -Wl,--version-script=$(BUILD)/libffnn.map -o $@ $(filter-out %.map,$^) $(LDLIBS)
+
+$(BUILD)/libffnn.so: $(BUILD)/$(SHLIB)
+	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
+	ln -sfn $(SONAME) $@
 
 $(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a $(LDLIBS)
@@ -152,15 +183,18 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 	    $(BUILD)/libffnn.a $(LDLIBS)
 
 # The tests run the CLI of this build (FFNN_BIN, FFNN_CLI, unless set) and preload the
-# fault library (tests/preload/faults.c: a full disk, a read-only directory) into it.
+# fault library (tests/preload/faults.c: a full disk, a read-only directory) into it;
+# libgomp spins 3,000 times before it sleeps (README "CPU backends") unless
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
 $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
 
 TEST_ENV = FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} FFNN_CLI=$${FFNN_CLI:-$(BUILD)/ffnn} FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
 
-test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so
-	$(TEST_ENV) $(BUILD)/ffnn_tests
+test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so examples
+	@[ -n "$$OMP_WAIT_POLICY$$GOMP_SPINCOUNT" ] || export GOMP_SPINCOUNT=3000; \
+	echo "$(TEST_ENV) $(BUILD)/ffnn_tests"; $(TEST_ENV) $(BUILD)/ffnn_tests
 
 # The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer
 # rule (docs/ARCHITECTURE.md: no include of a layer to the right); make test runs both.
@@ -228,3 +262,65 @@ asan:
 
 clean:
 	rm -rf build build-asan build-fuzz
+
+# ---------------------------------------------------------------- install
+# make install PREFIX=/usr/local DESTDIR=   (DESTDIR: a staging root, e.g. for packages)
+# The CLI carries libffnn statically (its lab and bench suites call kernels that the
+# shared library does not export), so bin/ffnn needs no library path; programs link
+# against lib/ with pkg-config (README, "Using the library").
+PREFIX   ?= /usr/local
+BINDIR    = $(PREFIX)/bin
+LIBDIR    = $(PREFIX)/lib
+INCDIR    = $(PREFIX)/include
+DATADIR   = $(PREFIX)/share/ffnn
+MANDIR    = $(PREFIX)/share/man/man1
+PLOT_SCRIPTS := $(wildcard bench/plot_*.py)
+
+# ffnn.pc (written by make install with its PREFIX): Libs for shared linking; for
+# static linking (pkg-config --static) the libraries libffnn.a needs: Requires.private
+# those with a .pc file here (libcjson, zlib), Libs.private the rest (libgomp, libm,
+# MPI, CUDA's and NCCL when built with them, cJSON of CJSON_DIR).
+pc_have = $(shell pkg-config --exists $(1) 2>/dev/null && echo $(1))
+PC_CJSON = $(if $(CJSON_DIR),,$(call pc_have,libcjson))
+PC_ZLIB  = $(call pc_have,zlib)
+# everything the library links with (LDLIBS: cJSON, zlib, libm, OpenMP, MPI, CUDA, NCCL)
+# but what Requires.private brings, -fopenmp spelt as the library it links (-lgomp)
+PC_LIBS_PRIVATE = $(patsubst -fopenmp,-lgomp,$(filter-out $(if $(PC_CJSON),-lcjson) \
+    $(if $(PC_ZLIB),-lz),$(LDLIBS)))
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
+	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(MANDIR)
+	install -m 755 $(BUILD)/ffnn $(DESTDIR)$(BINDIR)/ffnn
+	install -m 644 $(BUILD)/libffnn.a $(DESTDIR)$(LIBDIR)/libffnn.a
+	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
+	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libffnn.so
+	install -m 644 include/ffnn.h $(DESTDIR)$(INCDIR)/ffnn.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@REQUIRES_PRIVATE@|$(strip $(PC_CJSON) $(PC_ZLIB))|' \
+	    -e 's|@LIBS_PRIVATE@|$(strip $(PC_LIBS_PRIVATE))|' tools/ffnn.pc.in \
+	    > $(DESTDIR)$(LIBDIR)/pkgconfig/ffnn.pc
+	install -m 644 $(PLOT_SCRIPTS) $(DESTDIR)$(DATADIR)/
+	install -m 644 docs/ffnn.1 $(DESTDIR)$(MANDIR)/ffnn.1
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" -eq 0 ] && command -v ldconfig >/dev/null; then \
+	    ldconfig; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ffnn $(DESTDIR)$(LIBDIR)/libffnn.a \
+	    $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libffnn.so \
+	    $(DESTDIR)$(INCDIR)/ffnn.h $(DESTDIR)$(LIBDIR)/pkgconfig/ffnn.pc \
+	    $(DESTDIR)$(MANDIR)/ffnn.1 $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(PLOT_SCRIPTS)))
+	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
+
+# ---------------------------------------------------------------- examples
+# examples/*.c: complete programs against the public API, linked with the shared
+# library of this build (found through the rpath $ORIGIN/.., no LD_LIBRARY_PATH);
+# make test runs them, and installs into a temporary DESTDIR to build them there with
+# pkg-config, shared and static (tests/install_test.sh).
+EXAMPLES := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+examples: $(EXAMPLES)
+$(BUILD)/examples/%: examples/%.c include/ffnn.h $(BUILD)/libffnn.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -std=c11 -Wall -Wextra -Werror -Iinclude -o $@ $< \
+	    -L$(BUILD) -Wl,-rpath,'$$ORIGIN/..' -lffnn

@@ -215,7 +215,9 @@ static ffnn_train_config make_cfg(const options *o, const conf *c)
     cfg.loss = FFNN_LOSS_SOFTMAX_CE;
     cfg.optimizer = FFNN_OPT_SGD;
     cfg.device = is_gpu(c->backend) ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
-    cfg.strategy = c->backend == B_NAIVE ? FFNN_STRATEGY_NAIVE : FFNN_STRATEGY_TILED;
+    cfg.strategy = c->backend == B_NAIVE ? FFNN_STRATEGY_NAIVE
+                   : c->backend == B_REF ? FFNN_STRATEGY_REFERENCE
+                                         : FFNN_STRATEGY_TILED;
     cfg.threads = c->backend == B_REF ? 1 : c->backend == B_OMP ? o->threads : 1;
     cfg.cuda_block_1d = c->block_1d;
     cfg.cuda_block_2d = c->block_2d;

@@ -15,12 +15,14 @@ mkdir -p /usr/share/datasets && ln -sfn "$(realpath "$DATA")" /usr/share/dataset
 has() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 if has tests || has sanitize; then
     make -j16 $CJSON CUDA_ARCH='-gencode arch=compute_90,code=sm_90' all build/ffnn_tests \
-        build/libffnn_faults.so > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+        build/libffnn_faults.so examples > "$OUT/build.log" 2>&1 ||
+        { tail -40 "$OUT/build.log"; exit 1; }
     grep -m1 "ffnn build" "$OUT/build.log"
 fi
 if has tests; then
     start=$(date +%s)
     FFNN_BIN=build/ffnn FFNN_CLI=build/ffnn FFNN_FAULTS_LIB=$PWD/build/libffnn_faults.so \
+        FFNN_MAKE_ARGS="$CJSON" \
         FFNN_PYTHON=$(command -v python3) build/ffnn_tests > "$OUT/tests.log" 2>&1
     echo "tests ($(( $(date +%s) - start )) s): $(tail -1 "$OUT/tests.log" | cut -c1-400)"
     grep -E "^FAIL" -A4 "$OUT/tests.log" | head -60

@@ -91,7 +91,8 @@ const char *const ffnn_cli_train_usage =
     "  --strategy NAME   cuda training strategy (docs/PERFORMANCE.md): auto (default:\n"
     "                    the fastest for the net and batch) | persistent | graph |\n"
     "                    fused | cublas | cublaslt | tiled | naive (--kernels NAME:\n"
-    "                    an alias)\n"
+    "                    an alias); reference: the single-threaded cpu reference\n"
+    "                    backend\n"
     "  --precision NAME  cuda matmul arithmetic: fp32 (default) | tf32 | bf16 (tensor\n"
     "                    cores: tf32 with cublas, cublaslt, fused or graph; bf16 with\n"
     "                    cublas or cublaslt)\n"
@@ -99,8 +100,8 @@ const char *const ffnn_cli_train_usage =
     "                    (default: an epoch), cublas and cublaslt (default 8; N > 1\n"
     "                    captures them in a CUDA graph); progress and stops fall\n"
     "                    between launches\n"
-    "  --threads N       cpu: N OpenMP threads; 0 = all cores (default); 1 = the\n"
-    "                    single-threaded reference backend\n"
+    "  --threads N       cpu: the OpenMP backend on N threads; 0 = all cores\n"
+    "                    (default)\n"
     "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
     "  --json            print one JSON object per epoch instead of a text line\n"
     "  --save FILE       after training, write the model (safetensors, atomically)\n"
@@ -539,7 +540,6 @@ int ffnn_cli_train(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.cfg = ffnn_train_config_default();
     o.class_a = o.class_b = -1;
-    o.cfg.threads = 0; /* the CLI uses every core (the library's default is 1) */
     o.argc = argc;
     o.argv = argv;
     int operands;

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "commands.h"
 #include "ffnn.h"
+#include "omp_wait.h"
 
 static const ffnn_cli_command commands[] = {
     {"train", ffnn_cli_train, &ffnn_cli_train_usage,
@@ -61,6 +62,7 @@ static int unknown_command(const char *name)
 
 int main(int argc, char **argv)
 {
+    ffnn_cli_omp_wait_policy(argv); /* may re-execute the program, once */
     if (argc < 2) {
         print_usage(stderr);
         return 2;
@@ -70,7 +72,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("ffnn %s (%s)\n", FFNN_VERSION, ffnn_has_cuda() ? "with CUDA" : "CPU only");
+        /* the library's version at run time (the header's FFNN_VERSION at build time) */
+        printf("ffnn %s (%s)\n", ffnn_version(NULL, NULL, NULL),
+               ffnn_has_cuda() ? "with CUDA" : "CPU only");
         return 0;
     }
     if (strcmp(argv[1], "help") == 0) {

@@ -478,7 +478,7 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
                      ? ffnn_precision_name(o->cfg.precision) : "");
     } else {
         char how[64];
-        if (ffnn_trainer_threads(trainer) > 1 || o->cfg.threads != 1)
+        if (ffnn_trainer_strategy(trainer) != FFNN_STRATEGY_REFERENCE)
             snprintf(how, sizeof how, "omp, %d thread%s", ffnn_trainer_threads(trainer),
                      ffnn_trainer_threads(trainer) == 1 ? "" : "s");
         else

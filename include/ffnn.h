@@ -33,7 +33,29 @@
 extern "C" {
 #endif
 
-#define FFNN_VERSION "0.1.0"
+/* The version of this header: MAJOR changes with an incompatible change of the ABI (it
+ * is the shared library's soname: libffnn.so.MAJOR), MINOR with additions, PATCH with
+ * fixes. FFNN_VERSION is the same as a string, written into model files and checkpoints.
+ * ffnn_version() gives the version of the library actually linked (at run time). */
+#define FFNN_VERSION_MAJOR 0
+#define FFNN_VERSION_MINOR 1
+#define FFNN_VERSION_PATCH 0
+#define FFNN_VERSION_STR_(x) #x
+#define FFNN_VERSION_STR(x) FFNN_VERSION_STR_(x)
+#define FFNN_VERSION                                                                      \
+    FFNN_VERSION_STR(FFNN_VERSION_MAJOR) "." FFNN_VERSION_STR(FFNN_VERSION_MINOR) "."      \
+    FFNN_VERSION_STR(FFNN_VERSION_PATCH)
+
+/* The library's version, "MAJOR.MINOR.PATCH" (FFNN_VERSION of the build of libffnn that
+ * runs; compare it with the header's FFNN_VERSION to detect a mismatch); *major,
+ * *minor, *patch (each may be NULL) receive its numbers. Static string; never fails. */
+FFNN_API const char *ffnn_version(int *major, int *minor, int *patch);
+
+/* sizeof the public struct of that name in this build of the library
+ * ("ffnn_train_config", "ffnn_epoch_stats", "ffnn_model_file_info",
+ * "ffnn_checkpoint_info"), 0 for another name: a binding that mirrors a struct
+ * (python/ffnn/_lib.py) checks its copy against it before using it. Never fails. */
+FFNN_API size_t ffnn_struct_size(const char *name);
 
 /* ------------------------------------------------------------------ status */
 
@@ -77,10 +99,11 @@ typedef enum ffnn_device {
     FFNN_DEVICE_CUDA = 2
 } ffnn_device;
 
-/* Training strategy of the cuda backend (seeds 000/001, docs/PERFORMANCE.md).
- * The cpu backends ignore it. Every strategy trains the same model with the same
- * arithmetic up to float rounding order (per-step loss within 1e-4 relative of
- * the cpu reference over 200 steps, tests/test_strategies.c). */
+/* Training strategy of the cuda backend (seeds 000/001, docs/PERFORMANCE.md), or the
+ * cpu reference by name. The OpenMP cpu backend ignores the cuda strategies. Every
+ * strategy trains the same model with the same arithmetic up to float rounding order
+ * (per-step loss within 1e-4 relative of the cpu reference over 200 steps,
+ * tests/test_strategies.c). */
 typedef enum ffnn_strategy {
     FFNN_STRATEGY_TILED = 0,  /* one launch per op; shared-memory tiled matmuls       */
     FFNN_STRATEGY_NAIVE = 1,  /* one launch per op; one thread per output element     */
@@ -95,11 +118,17 @@ typedef enum ffnn_strategy {
                                 held on chip, grid barriers between phases (dense
                                 nets with one hidden layer, softmax_ce or mse, sgd) */
     FFNN_STRATEGY_AUTO = 6,   /* the fastest correct strategy for the network and batch
-                                (default; the choice is documented in PERFORMANCE.md) */
-    FFNN_STRATEGY_CUBLASLT = 7 /* cuBLASLt matmuls with its epilogues (bias + relu in the
+                                (default; the choice is documented in PERFORMANCE.md);
+                                on the cpu: the OpenMP backend                      */
+    FFNN_STRATEGY_CUBLASLT = 7, /* cuBLASLt matmuls with its epilogues (bias + relu in the
                                 forward, the bias gradient in the weight-gradient
                                 matmul), the comparator for "fused"; runs of steps in
                                 CUDA graphs as cublas */
+    FFNN_STRATEGY_REFERENCE = 8 /* the cpu reference (src/backend/cpu/): every op in
+                                plain C on one thread, as written - the backend all the
+                                others are tested against; slow (about 30x the
+                                OpenMP backend on one thread, README). Runs on the cpu:
+                                device auto becomes cpu, device cuda is refused     */
 } ffnn_strategy;
 
 /* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the
@@ -603,12 +632,13 @@ typedef struct ffnn_train_config {
                                launches op by op);
                                ffnn_trainer_run_epoch_until's on_step runs once per
                                launch, after its last step                        */
-    int threads;            /* cpu: 1 (default) = the single-threaded reference backend;
-                               0 = the OpenMP backend on all cores (omp_get_max_threads(),
-                               which OMP_NUM_THREADS sets); N > 1 = the OpenMP backend on
-                               N threads. The OpenMP backend's matmuls sum in another order
-                               than the reference (results agree to ~1e-6 relative); its
-                               results do not depend on N. Ignored on cuda. In [0, 1024]. */
+    int threads;            /* cpu: the OpenMP backend's threads: 0 (default) = all cores
+                               (omp_get_max_threads(), which OMP_NUM_THREADS sets);
+                               N >= 1 = N threads. Its matmuls sum in another order than
+                               the reference (results agree to ~1e-6 relative); its
+                               results do not depend on N. The single-threaded reference
+                               is strategy FFNN_STRATEGY_REFERENCE (then threads must be
+                               0 or 1). Ignored on cuda. In [0, 1024].              */
     size_t eval_batch_size; /* samples per forward pass in ffnn_trainer_evaluate (default 1024) */
     /* The optimizer, as PyTorch's torch.optim.SGD / Adam (single-tensor path):
      *   sgd       p -= lr g
@@ -636,6 +666,7 @@ typedef struct ffnn_train_config {
 
 /* The defaults listed above. */
 FFNN_API ffnn_train_config ffnn_train_config_default(void);
+
 
 /* The accepted range of a numeric field of ffnn_train_config: the ONE table that
  * ffnn_trainer_create checks and the command line's options are parsed against.
@@ -676,7 +707,9 @@ FFNN_API void ffnn_trainer_free(ffnn_trainer *t);
 
 /* The device actually used (never FFNN_DEVICE_AUTO). */
 FFNN_API ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
-/* The cuda strategy the trainer runs (cfg.kernels with auto resolved; tiled on cpu). */
+/* The strategy the trainer runs: on cuda cfg.strategy with auto resolved; on the cpu
+ * FFNN_STRATEGY_REFERENCE for the reference, FFNN_STRATEGY_TILED (the plain ops) for
+ * the OpenMP backend. */
 FFNN_API ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t);
 /* CPU threads of the trainer's backend: 1 for the cpu reference, N for the OpenMP
  * backend (cfg.threads resolved: 0 becomes the core count), 0 on cuda. */

@@ -31,6 +31,7 @@ TEST_SUITE_DECLARE(hardening);
 TEST_SUITE_DECLARE(faults);
 TEST_SUITE_DECLARE(parallel);
 TEST_SUITE_DECLARE(tabular);
+TEST_SUITE_DECLARE(install);
 
 typedef struct suite {
     const test_case *tests;
@@ -66,6 +67,7 @@ int main(int argc, char **argv)
         {faults_tests, &faults_tests_count},
         {parallel_tests, &parallel_tests_count},
         {tabular_tests, &tabular_tests_count},
+        {install_tests, &install_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] (none: all) */
     int passed = 0, failed = 0, skipped = 0;

@@ -98,6 +98,8 @@ static ffnn_train_config run_config(ffnn_device device, ffnn_optimizer opt)
 {
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = device;
+    if (device == FFNN_DEVICE_CPU)
+        cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.batch_size = BATCH;
     cfg.seed = 7;
     cfg.epochs = EPOCHS;

@@ -409,6 +409,7 @@ static test_result gradcheck_float(const char *arch, ffnn_loss loss, size_t widt
         p[i] *= 2.0f;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.loss = loss;
     cfg.batch_size = S;
     cfg.eval_batch_size = S;
@@ -488,6 +489,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
         CHECK_OK(ffnn_model_create(bad[i].arch, &m));
         ffnn_train_config cfg = ffnn_train_config_default();
         cfg.device = FFNN_DEVICE_CPU;
+        cfg.strategy = FFNN_STRATEGY_REFERENCE;
         cfg.loss = bad[i].loss;
         CHECK(ffnn_trainer_create(m, train, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT && !t,
               "case %zu accepted", i);
@@ -504,6 +506,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("32-8relu-1", &m));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.loss = FFNN_LOSS_MSE;
     CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
     CHECK_OK(ffnn_trainer_evaluate(t, test, &loss, &acc));
@@ -528,6 +531,7 @@ static test_result train_points(char *why, size_t why_size)
     CHECK_OK(ffnn_model_init(m, 1));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.loss = FFNN_LOSS_SIGMOID_BCE;
     cfg.optimizer = FFNN_OPT_ADAM;
     cfg.learning_rate = 0.01f;
@@ -580,6 +584,7 @@ static test_result train_regression(char *why, size_t why_size)
     CHECK_OK(ffnn_model_init(m, 1));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.loss = FFNN_LOSS_MSE;
     cfg.optimizer = FFNN_OPT_ADAM;
     cfg.learning_rate = 3e-3f;
@@ -640,8 +645,10 @@ static test_result cuda_follows_cpu_float(char *why, size_t why_size)
         cfg.batch_size = 64;
         cfg.seed = 5;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
-        cfg.device = FFNN_DEVICE_CPU;
-        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+        ffnn_train_config ref_cfg = cfg; /* the cpu reference */
+        ref_cfg.device = FFNN_DEVICE_CPU;
+        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
         cfg.device = FFNN_DEVICE_CUDA;
         CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
         double worst = 0;

@@ -92,7 +92,7 @@ TEST_DIR_CASE("faults", kill9_during_model_saves)
 #define BIG_RUN(ck, save)                                                              \
     {"train", "--data", "synth:points:4000", "--arch", "2-1024relu-1024relu-2",       \
      "--optimizer", "adam", "--batch", "1", "--epochs", "50", "--device", "cpu",      \
-     "--threads", "1",                                                                 \
+     "--strategy", "reference",                                                                 \
      "--checkpoint", ck, "--checkpoint-every", "1", "--save", save, NULL}
 
 /* The checkpoint at path loads, or is absent (killed before the first save). */
@@ -153,7 +153,7 @@ TEST_DIR_CASE("faults", sigint_during_training)
     snprintf(save, sizeof save, "%s/m.safetensors", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
     const char *args[] = {"train", "--data", "synth:points:20000", "--arch", "2-256relu-2",
-                          "--epochs", "50", "--device", "cpu", "--threads", "1",
+                          "--epochs", "50", "--device", "cpu", "--strategy", "reference",
                           "--checkpoint", ck, "--save", save, NULL};
     cli_run_opts o = {0};
     o.signal = SIGINT;
@@ -177,7 +177,7 @@ TEST_DIR_CASE("faults", sigint_during_training)
     char epochs[16];
     snprintf(epochs, sizeof epochs, "%d", ci.epoch);
     const char *resume[] = {"train", "--data", "synth:points:20000", "--device", "cpu",
-                            "--threads", "1", "--resume", ck, "--epochs", epochs, NULL};
+                            "--strategy", "reference", "--resume", ck, "--epochs", epochs, NULL};
     rc = cli_run(resume, out, NULL);
     CHECK(rc == 0 && file_contains(out, "resumed from"), "resume: exit %d (see %s)", rc, out);
     remove(out);

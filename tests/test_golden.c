@@ -33,11 +33,11 @@ typedef struct golden_way {
     const char *name;       /* "cpu", "omp", "cuda-<strategy>"                   */
     ffnn_device device;
     int threads;
-    const char *strategy;   /* strategy name for cuda, NULL on the cpu           */
+    const char *strategy;   /* strategy name: cuda's, reference, NULL for omp     */
 } golden_way;
 
 static const golden_way ways[] = {
-    {"cpu", FFNN_DEVICE_CPU, 1, NULL},           {"omp", FFNN_DEVICE_CPU, 2, NULL},
+    {"cpu", FFNN_DEVICE_CPU, 1, "reference"},           {"omp", FFNN_DEVICE_CPU, 2, NULL},
     {"cuda-naive", FFNN_DEVICE_CUDA, 1, "naive"}, {"cuda-tiled", FFNN_DEVICE_CUDA, 1, "tiled"},
     {"cuda-fused", FFNN_DEVICE_CUDA, 1, "fused"}, {"cuda-graph", FFNN_DEVICE_CUDA, 1, "graph"},
     {"cuda-persistent", FFNN_DEVICE_CUDA, 1, "persistent"},

@@ -58,6 +58,7 @@ static test_result check_gradients(const char *arch, ffnn_loss loss, int classes
         p[i] *= 3.0f;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.loss = loss;
     cfg.batch_size = GC_SAMPLES;
     cfg.eval_batch_size = GC_SAMPLES;

@@ -254,6 +254,7 @@ static test_result check_gradients(const char *arch, ffnn_loss loss, int classes
         p[i] *= 2.5f;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.loss = loss;
     cfg.batch_size = GC_SAMPLES;
     cfg.eval_batch_size = GC_SAMPLES;
@@ -907,7 +908,7 @@ static test_result test_trains_motif(char *why, size_t why_size)
     CHECK(ffnn_dataset_features(train) == 64 && ffnn_dataset_classes(train) == 2,
           "synth:motif: %zu features, %d classes", ffnn_dataset_features(train),
           ffnn_dataset_classes(train));
-    const ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_TILED);
+    const ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     double local_acc = 0, dense_acc = 0;
     ffnn_model *m = NULL, *d = NULL;
     if (train_motif(LOCAL_ARCH, train, test, &cfg, 20, &local_acc, &m) != TEST_PASS ||
@@ -947,7 +948,8 @@ static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why
     ffnn_model *m[2] = {NULL, NULL};
     ffnn_trainer *t[2] = {NULL, NULL};
     for (int k = 0; k < 2; k++) {
-        ffnn_train_config cfg = motif_config(k ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU, kernels);
+        ffnn_train_config cfg = motif_config(k ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU,
+                                             k ? kernels : FFNN_STRATEGY_REFERENCE);
         cfg.optimizer = FFNN_OPT_MOMENTUM;
         CHECK_OK(ffnn_model_create(arch, &m[k]));
         CHECK_OK(ffnn_model_init(m[k], 4));
@@ -1123,7 +1125,7 @@ static test_result checkpoint_body(const char *dir)
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
     ffnn_dataset *train = NULL;
     CHECK_OK(ffnn_dataset_synthetic("synth:motif:1000", 5, &train, NULL));
-    ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_TILED);
+    ffnn_train_config cfg = motif_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     double ref[STEPS], got[STEPS];
     ffnn_model *m = NULL;
     ffnn_trainer *t = NULL;

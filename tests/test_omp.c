@@ -490,8 +490,12 @@ static ffnn_status load_train_12800(ffnn_dataset **out)
     return st;
 }
 
+/* run_steps' threads for the reference backend (strategy reference). */
+#define REFERENCE_RUN (-1)
+
 /* `steps` steps of 784-256relu-10 (seed 1, batch 64, lr 0.01, shuffled) on data
- * with `threads` (1: the reference): per-step losses and the final parameters. */
+ * with the omp backend on `threads` threads (REFERENCE_RUN: the reference):
+ * per-step losses and the final parameters. */
 static ffnn_status run_steps(const ffnn_dataset *data, int threads, size_t steps, double *loss,
                              float **params, size_t *count)
 {
@@ -502,7 +506,10 @@ static ffnn_status run_steps(const ffnn_dataset *data, int threads, size_t steps
         st = ffnn_model_init(m, 1);
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
-    cfg.threads = threads;
+    if (threads == REFERENCE_RUN)
+        cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    else
+        cfg.threads = threads;
     if (st == FFNN_OK)
         st = ffnn_trainer_create(m, data, &cfg, &t);
 #ifdef _OPENMP
@@ -539,7 +546,7 @@ static test_result test_train_parity(char *why, size_t why_size)
     double ref[STEPS], omp[STEPS];
     float *p_ref = NULL, *p_omp = NULL;
     size_t n_ref = 0, n_omp = 0;
-    ffnn_status st1 = run_steps(data, 1, STEPS, ref, &p_ref, &n_ref);
+    ffnn_status st1 = run_steps(data, REFERENCE_RUN, STEPS, ref, &p_ref, &n_ref);
     ffnn_status st2 = st1 == FFNN_OK ? run_steps(data, 2, STEPS, omp, &p_omp, &n_omp) : st1;
     ffnn_dataset_free(data);
     test_result result = TEST_FAIL;
@@ -601,8 +608,9 @@ static test_result test_train_deterministic(char *why, size_t why_size)
     return result;
 }
 
-/* cfg.threads: 1 is the reference, N > 1 the omp backend on N threads, 0 all
- * cores; out of range is refused. */
+/* cfg.threads: the omp backend on N threads (1 included), 0 (the library's default)
+ * all cores; out of range is refused. The reference is strategy reference, on one
+ * thread, on the cpu only. */
 static test_result test_threads_config(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
@@ -616,17 +624,19 @@ static test_result test_threads_config(char *why, size_t why_size)
     CHECK_OK(ffnn_model_init(m, 1));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
-    CHECK(cfg.threads == 1, "library default threads %d, expected 1", cfg.threads);
+    CHECK(cfg.threads == 0, "library default threads %d, expected 0", cfg.threads);
     static const int asked[] = {1, 2, 5, 0};
     for (int i = 0; i < 4; i++) {
         cfg.threads = asked[i];
         ffnn_trainer *t = NULL;
         CHECK_OK(ffnn_trainer_create(m, data, &cfg, &t));
         const int got = ffnn_trainer_threads(t);
+        const ffnn_strategy s = ffnn_trainer_strategy(t);
         double loss;
         ffnn_status st = ffnn_trainer_step(t, &loss);
         ffnn_trainer_free(t);
         CHECK_OK(st);
+        CHECK(s != FFNN_STRATEGY_REFERENCE, "threads %d ran the reference", asked[i]);
 #ifdef _OPENMP
         if (asked[i] > 0)
             CHECK(got == asked[i], "threads %d: trainer reports %d", asked[i], got);
@@ -645,6 +655,36 @@ static test_result test_threads_config(char *why, size_t why_size)
     cfg.threads = 100000;
     CHECK(ffnn_trainer_create(m, data, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT,
           "threads 100000 accepted");
+    /* the reference by name: on the cpu (device auto included), one thread */
+    static const ffnn_device devices[] = {FFNN_DEVICE_CPU, FFNN_DEVICE_AUTO};
+    for (int d = 0; d < 2; d++)
+        for (int threads = 0; threads <= 1; threads++) {
+            cfg = ffnn_train_config_default();
+            cfg.device = devices[d];
+            cfg.threads = threads;
+            CHECK_OK(ffnn_strategy_from_name("reference", &cfg.strategy));
+            CHECK_OK(ffnn_trainer_create(m, data, &cfg, &t));
+            const ffnn_device dev = ffnn_trainer_device(t);
+            const ffnn_strategy s = ffnn_trainer_strategy(t);
+            const int got = ffnn_trainer_threads(t);
+            ffnn_trainer_free(t);
+            CHECK(dev == FFNN_DEVICE_CPU && s == FFNN_STRATEGY_REFERENCE && got == 1,
+                  "reference (device %s, threads %d) ran on %s as %s with %d threads",
+                  ffnn_device_name(devices[d]), threads, ffnn_device_name(dev),
+                  ffnn_strategy_name(s), got);
+        }
+    cfg.threads = 2;
+    t = NULL;
+    CHECK(ffnn_trainer_create(m, data, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT && !t,
+          "reference on 2 threads accepted");
+    CHECK(strstr(ffnn_last_error(), "one thread") != NULL, "message: %s", ffnn_last_error());
+    cfg.threads = 0;
+    cfg.device = FFNN_DEVICE_CUDA; /* refused: no CUDA, no GPU, or the reference's rule */
+    t = NULL;
+    CHECK(ffnn_trainer_create(m, data, &cfg, &t) == FFNN_ERR_UNSUPPORTED && !t,
+          "reference on cuda accepted");
+    if (ffnn_cuda_device_count() > 0)
+        CHECK(strstr(ffnn_last_error(), "reference") != NULL, "message: %s", ffnn_last_error());
     ffnn_model_free(m);
     ffnn_dataset_free(data);
     return TEST_PASS;

@@ -193,6 +193,7 @@ static ffnn_status small_trainer(ffnn_optimizer opt, ffnn_dataset **full, ffnn_d
     ffnn_status st;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.optimizer = opt;
     cfg.learning_rate = opt == FFNN_OPT_ADAM ? 1e-3f : 0.01f;
     cfg.batch_size = 32;
@@ -296,6 +297,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ffnn_train_config cfg = ffnn_train_config_default();
         cfg.device = FFNN_DEVICE_CPU;
+        cfg.strategy = FFNN_STRATEGY_REFERENCE;
         cfg.optimizer = (ffnn_optimizer)bad[i].optimizer;
         cfg.nesterov = bad[i].nesterov;
         cfg.momentum = bad[i].momentum;
@@ -311,6 +313,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     /* the edges that are allowed: momentum 0, beta1 0 */
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.optimizer = FFNN_OPT_MOMENTUM;
     cfg.momentum = 0.0f;
     cfg.beta1 = 0.0f;

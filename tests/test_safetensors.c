@@ -990,6 +990,7 @@ static test_result test_evaluate(char *why, size_t why_size)
     ffnn_trainer *tr = NULL;
     double tl = 0.0, ta = 0.0;
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     CHECK_OK(ffnn_trainer_create(m, test, &cfg, &tr));
     CHECK_OK(ffnn_trainer_evaluate(tr, test, &tl, &ta));
     ffnn_trainer_free(tr);

@@ -92,8 +92,10 @@ static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size
             cfg.seed = 5;
             cfg.strategy = kernels;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
-            cfg.device = FFNN_DEVICE_CPU;
-            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+            ffnn_train_config ref_cfg = cfg; /* the cpu reference */
+            ref_cfg.device = FFNN_DEVICE_CPU;
+            ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+            CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
             cfg.device = FFNN_DEVICE_CUDA;
             CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
             CHECK(ffnn_trainer_strategy(gpu) == kernels, "%s ran as %s", ffnn_strategy_name(kernels),
@@ -156,8 +158,10 @@ static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
         cfg.strategy = kernels;
         cfg.steps_per_launch = spl;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
-        cfg.device = FFNN_DEVICE_CPU;
-        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+        ffnn_train_config ref_cfg = cfg; /* the cpu reference */
+        ref_cfg.device = FFNN_DEVICE_CPU;
+        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
         cfg.device = FFNN_DEVICE_CUDA;
         CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
         for (int epoch = 1; epoch <= 2; epoch++) {
@@ -252,8 +256,10 @@ static test_result mse_follows(char *why, size_t why_size)
         cfg.learning_rate = 0.002f;
         cfg.strategy = ks[k];
         ffnn_trainer *cpu = NULL, *gpu = NULL;
-        cfg.device = FFNN_DEVICE_CPU;
-        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+        ffnn_train_config ref_cfg = cfg; /* the cpu reference */
+        ref_cfg.device = FFNN_DEVICE_CPU;
+        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
         cfg.device = FFNN_DEVICE_CUDA;
         CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
         CHECK(ffnn_trainer_strategy(gpu) == ks[k], "ran as %s",

@@ -32,6 +32,7 @@ static test_result cpu_one_epoch(ffnn_optimizer opt, float lr, double min_accura
     CHECK_OK(ffnn_model_init(m, 1));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     cfg.batch_size = 64;
     cfg.optimizer = opt;
     cfg.learning_rate = lr;
@@ -111,8 +112,10 @@ static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why
             cfg.seed = 5;
             cfg.strategy = kernels;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
-            cfg.device = FFNN_DEVICE_CPU;
-            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &cpu));
+            ffnn_train_config ref_cfg = cfg; /* the cpu reference */
+            ref_cfg.device = FFNN_DEVICE_CPU;
+            ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+            CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
             cfg.device = FFNN_DEVICE_CUDA;
             CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
             double worst = 0;
@@ -165,6 +168,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ffnn_train_config cfg = ffnn_train_config_default();
         cfg.device = FFNN_DEVICE_CPU;
+        cfg.strategy = FFNN_STRATEGY_REFERENCE;
         cfg.batch_size = bad[i].batch;
         cfg.learning_rate = bad[i].lr;
         cfg.loss = bad[i].loss;
@@ -178,6 +182,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("100-10", &wrong_input));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
     ffnn_trainer *t = NULL;
     CHECK(ffnn_trainer_create(wrong_input, train, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT,
           "input width mismatch accepted");

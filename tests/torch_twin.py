@@ -296,7 +296,8 @@ def run_ffnn(args, case, data_dir, init_path, tmp):
            str(case["train_limit"]), "--seed", str(case["seed"]), "--device", args.device,
            "--log-steps", steps_csv, "--save", final]
     if args.device == "cpu":
-        cmd += ["--threads", str(args.threads)]  # 1: the reference backend; >1: OpenMP
+        # 1: the reference backend (ffnn --strategy reference); >1: OpenMP on N threads
+        cmd += ["--strategy", "reference"] if args.threads == 1 else ["--threads", str(args.threads)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"ffnn failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")

@@ -34,6 +34,20 @@ const ffnn_strategy_impl ffnn_strategy_tiled_impl = {
     ffnn_strategy_queue_steps,
 };
 
+/* The cpu reference: the plain ops, one by one, on the reference backend (the
+ * trainer picks that backend for this strategy: src/train/trainer.c). */
+const ffnn_strategy_impl ffnn_strategy_reference_impl = {
+    FFNN_STRATEGY_REFERENCE,
+    "reference",
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
+    FFNN_MATMUL_TILED,
+    ffnn_strategy_supports_all,
+    NULL,
+    NULL,
+    NULL,
+    ffnn_strategy_queue_steps,
+};
+
 static ffnn_status cublas_prepare(ffnn_run *r, void **state)
 {
     (void)r;

@@ -12,6 +12,7 @@
  *   graph.c       graph: the fused path, runs of steps captured and replayed
  *   persistent.c  persistent: one cooperative kernel runs many steps
  *   auto.c        auto: picks one of the above for the net and batch
+ *   per_op.c      also reference: the plain ops on the cpu reference backend
  */
 #ifndef FFNN_STRATEGY_H
 #define FFNN_STRATEGY_H
@@ -23,7 +24,7 @@
 
 /* Number of ffnn_strategy values (0 .. FFNN_STRATEGY_COUNT - 1 each have a table
  * entry). */
-#define FFNN_STRATEGY_COUNT ((int)FFNN_STRATEGY_CUBLASLT + 1)
+#define FFNN_STRATEGY_COUNT ((int)FFNN_STRATEGY_REFERENCE + 1)
 
 /* The bit of a precision in ffnn_strategy_impl.precisions. */
 #define FFNN_PRECISION_BIT(p) (1u << (p))
@@ -67,7 +68,8 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 /* The strategies of the table (one file each). */
 extern const ffnn_strategy_impl ffnn_strategy_naive_impl, ffnn_strategy_tiled_impl,
     ffnn_strategy_cublas_impl, ffnn_strategy_fused_impl, ffnn_strategy_graph_impl,
-    ffnn_strategy_persistent_impl, ffnn_strategy_auto_impl, ffnn_strategy_cublaslt_impl;
+    ffnn_strategy_persistent_impl, ffnn_strategy_auto_impl, ffnn_strategy_cublaslt_impl,
+    ffnn_strategy_reference_impl;
 
 /* Helpers shared by the strategy files. */
 /* supports() of a strategy that trains every net and config (table.c). */

@@ -14,6 +14,7 @@ static const ffnn_strategy_impl *const table[] = {
     [FFNN_STRATEGY_PERSISTENT] = &ffnn_strategy_persistent_impl,
     [FFNN_STRATEGY_AUTO] = &ffnn_strategy_auto_impl,
     [FFNN_STRATEGY_CUBLASLT] = &ffnn_strategy_cublaslt_impl,
+    [FFNN_STRATEGY_REFERENCE] = &ffnn_strategy_reference_impl,
 };
 
 int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
@@ -44,9 +45,13 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown strategy value %d",
                          (int)cfg->strategy);
     if (!(caps & FFNN_CAP_DEVICE)) { /* the cpu backends: the plain ops */
-        *out = &ffnn_strategy_tiled_impl;
+        *out = cfg->strategy == FFNN_STRATEGY_REFERENCE ? &ffnn_strategy_reference_impl
+                                                        : &ffnn_strategy_tiled_impl;
         return FFNN_OK;
     }
+    if (cfg->strategy == FFNN_STRATEGY_REFERENCE)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "--strategy reference is the cpu reference: it runs on --device cpu");
     s = ffnn_strategy_get(ffnn_strategy_resolve(m, cfg));
     if (!(s->precisions & FFNN_PRECISION_BIT(cfg->precision)))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,

@@ -62,7 +62,7 @@ ffnn_train_config ffnn_train_config_default(void)
     c.strategy = FFNN_STRATEGY_AUTO;
     c.precision = FFNN_PRECISION_FP32;
     c.eval_batch_size = 1024;
-    c.threads = 1; /* the reference; the CLI's default is 0 (all cores) */
+    c.threads = 0; /* the OpenMP backend on all cores (the reference: strategy reference) */
     c.optimizer = FFNN_OPT_SGD;
     c.momentum = 0.9f;
     c.nesterov = 0;

@@ -95,8 +95,10 @@ ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
 static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
 {
     const ffnn_backend_ops *cuda = ffnn_cuda_backend();
+    const int reference = t->cfg.strategy == FFNN_STRATEGY_REFERENCE; /* runs on the cpu */
     if (requested == FFNN_DEVICE_AUTO)
-        requested = cuda && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+        requested = !reference && cuda && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA
+                                                                       : FFNN_DEVICE_CPU;
     if (requested == FFNN_DEVICE_CUDA) {
         if (!cuda)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
@@ -113,8 +115,14 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
                              "--precision %s runs on a GPU's tensor cores: it needs "
                              "--device cuda (the cpu backends compute in fp32)",
                              ffnn_precision_name(t->cfg.precision));
-        /* threads 1: the single-threaded reference; 0 or N > 1: OpenMP */
-        t->run.ops = t->cfg.threads == 1 ? &ffnn_cpu_backend : &ffnn_omp_backend;
+        /* strategy reference: the single-threaded reference; else OpenMP on
+         * cfg.threads threads (0: all cores) */
+        if (reference && t->cfg.threads > 1)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "--strategy reference runs on one thread: --threads %d asks for "
+                             "more (leave it out, or use the OpenMP backend: --strategy auto)",
+                             t->cfg.threads);
+        t->run.ops = reference ? &ffnn_cpu_backend : &ffnn_omp_backend;
     }
     t->device = requested;
     if (!ffnn_backend_ops_complete(t->run.ops))

@@ -1,0 +1,216 @@
+"""_lib.py - libffnn.so through ctypes: finding and loading the library, the C
+declarations of the functions the module calls (include/ffnn.h documents them), the
+mirrors of the structs it passes, and the one error check (status -> FfnnError with
+ffnn_last_error()'s message).
+
+The library is looked for, in this order: $FFNN_LIBRARY (a path); libffnn.so.MAJOR
+next to this file; the build tree of a source checkout (python/ffnn/ ->
+build/libffnn.so.MAJOR); the system's loader (make install, then ldconfig).
+"""
+import ctypes
+import os
+
+__all__ = ["lib", "path", "FfnnError", "check", "TrainConfig", "EpochStats", "ModelFileInfo"]
+
+MAJOR = 0  # the soname's number this module speaks to (FFNN_VERSION_MAJOR)
+_SONAME = "libffnn.so.%d" % MAJOR
+
+
+class FfnnError(RuntimeError):
+    """An error reported by libffnn: .status is its ffnn_status name (e.g. "parse
+    error"), str(e) the library's message."""
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
+
+
+class FfnnValueError(FfnnError, ValueError):
+    """An invalid argument or a malformed string (FFNN_ERR_INVALID_ARGUMENT/PARSE)."""
+
+
+class FfnnIOError(FfnnError, OSError):
+    """A file that cannot be read or written, or whose contents are malformed."""
+
+
+def _candidates():
+    env = os.environ.get("FFNN_LIBRARY")
+    if env:
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [os.path.join(here, _SONAME),
+            os.path.join(here, "..", "..", "build", _SONAME),
+            _SONAME]
+
+
+def _gomp_loaded():
+    try:
+        with open("/proc/self/maps") as f:
+            return "libgomp" in f.read()
+    except OSError:
+        return True  # cannot tell: leave the environment alone
+
+
+def _load():
+    # libgomp reads its waiting policy once, when it is loaded (with libffnn): unless
+    # the user chose one, spin briefly and then sleep, as the ffnn program does
+    # (README "CPU backends": fast on an idle machine, graceful on a busy one).
+    if ("OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
+            and not _gomp_loaded()):
+        os.environ["GOMP_SPINCOUNT"] = "3000"
+    errors = []
+    for candidate in _candidates():
+        if os.sep in candidate and not os.path.exists(candidate):
+            errors.append(candidate + ": not found")
+            continue
+        try:
+            return ctypes.CDLL(candidate), candidate
+        except OSError as e:
+            errors.append(str(e))
+    raise ImportError("ffnn: cannot load libffnn (%s). Build it (make), install it "
+                      "(make install), or set FFNN_LIBRARY to its path."
+                      % "; ".join(errors))
+
+
+lib, path = _load()
+
+_status_names = {}
+
+
+def check(status):
+    """Raise the library's error for a non-zero ffnn_status."""
+    if status == 0:
+        return
+    message = lib.ffnn_last_error().decode("utf-8", "replace")
+    name = lib.ffnn_status_name(status).decode()
+    if status in (1, 2):  # FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_PARSE
+        raise FfnnValueError(message, name)
+    if status in (3, 4):  # FFNN_ERR_IO, FFNN_ERR_FORMAT
+        raise FfnnIOError(message, name)
+    raise FfnnError(message, name)
+
+
+class TrainConfig(ctypes.Structure):
+    """ffnn_train_config (include/ffnn.h), field for field (each mirror's size is
+    checked against the library's, ffnn_struct_size, at import)."""
+    _fields_ = [
+        ("epochs", ctypes.c_int),
+        ("batch_size", ctypes.c_size_t),
+        ("learning_rate", ctypes.c_float),
+        ("seed", ctypes.c_uint64),
+        ("shuffle", ctypes.c_int),
+        ("drop_last", ctypes.c_int),
+        ("loss", ctypes.c_int),
+        ("device", ctypes.c_int),
+        ("strategy", ctypes.c_int),
+        ("precision", ctypes.c_int),
+        ("steps_per_launch", ctypes.c_int),
+        ("threads", ctypes.c_int),
+        ("eval_batch_size", ctypes.c_size_t),
+        ("optimizer", ctypes.c_int),
+        ("momentum", ctypes.c_float),
+        ("nesterov", ctypes.c_int),
+        ("beta1", ctypes.c_float),
+        ("beta2", ctypes.c_float),
+        ("epsilon", ctypes.c_float),
+        ("cuda_block_1d", ctypes.c_int),
+        ("cuda_block_2d", ctypes.c_int),
+    ]
+
+
+class EpochStats(ctypes.Structure):
+    """ffnn_epoch_stats, field for field."""
+    _fields_ = [("epoch", ctypes.c_int), ("train_loss", ctypes.c_double),
+                ("seconds", ctypes.c_double), ("images_per_second", ctypes.c_double),
+                ("val_loss", ctypes.c_double), ("val_accuracy", ctypes.c_double)]
+
+
+class ModelFileInfo(ctypes.Structure):
+    """ffnn_model_file_info, field for field."""
+    _fields_ = [("loss", ctypes.c_int), ("ffnn_version", ctypes.c_char * 64),
+                ("interrupted", ctypes.c_char * 128)]
+
+
+_p = ctypes.c_void_p
+_pp = ctypes.POINTER(ctypes.c_void_p)
+_int = ctypes.c_int
+_size = ctypes.c_size_t
+_str = ctypes.c_char_p
+_pint = ctypes.POINTER(ctypes.c_int)
+_pf = ctypes.POINTER(ctypes.c_float)
+_pd = ctypes.POINTER(ctypes.c_double)
+_pi32 = ctypes.POINTER(ctypes.c_int32)
+_pu64 = ctypes.POINTER(ctypes.c_uint64)
+
+# name: (result type, argument types)
+_functions = {
+    "ffnn_last_error": (_str, []),
+    "ffnn_status_name": (_str, [_int]),
+    "ffnn_version": (_str, [_pint, _pint, _pint]),
+    "ffnn_has_cuda": (_int, []),
+    "ffnn_cuda_device_count": (_int, []),
+    "ffnn_loss_from_name": (_int, [_str, _pint]),
+    "ffnn_device_from_name": (_int, [_str, _pint]),
+    "ffnn_strategy_from_name": (_int, [_str, _pint]),
+    "ffnn_optimizer_from_name": (_int, [_str, _pint]),
+    "ffnn_precision_from_name": (_int, [_str, _pint]),
+    "ffnn_loss_name": (_str, [_int]),
+    "ffnn_device_name": (_str, [_int]),
+    "ffnn_strategy_name": (_str, [_int]),
+    "ffnn_dataset_from_arrays": (_int, [_size, _size, _pf, _pi32, _size, _pf, _pp]),
+    "ffnn_dataset_free": (None, [_p]),
+    "ffnn_model_create": (_int, [_str, _pp]),
+    "ffnn_model_free": (None, [_p]),
+    "ffnn_model_init": (_int, [_p, ctypes.c_uint64]),
+    "ffnn_model_layer_count": (_int, [_p]),
+    "ffnn_model_input_size": (_size, [_p]),
+    "ffnn_model_output_size": (_size, [_p]),
+    "ffnn_model_parameter_count": (_size, [_p]),
+    "ffnn_model_class_count": (_int, [_p]),
+    "ffnn_model_arch_string": (_size, [_p, ctypes.c_char_p, _size]),
+    "ffnn_model_layer": (_int, [_p, _int, ctypes.POINTER(_size), ctypes.POINTER(_size),
+                                _pint, _pint]),
+    "ffnn_model_layer_kind": (_int, [_p, _int, _pint, ctypes.POINTER(_size), _pint]),
+    "ffnn_model_weight": (_pf, [_p, _int]),
+    "ffnn_model_bias": (_pf, [_p, _int]),
+    "ffnn_model_parameters": (_pf, [_p]),
+    "ffnn_model_save": (_int, [_p, _str, _int]),
+    "ffnn_model_load": (_int, [_str, _pp, ctypes.POINTER(ModelFileInfo)]),
+    "ffnn_model_predict": (_int, [_p, _int, _pf, _size, _pf, _pint]),
+    "ffnn_model_evaluate": (_int, [_p, _int, _p, _size, _pd, _pu64]),
+    "ffnn_train_config_default": (TrainConfig, []),
+    "ffnn_struct_size": (_size, [_str]),
+    "ffnn_trainer_create": (_int, [_p, _p, ctypes.POINTER(TrainConfig), _pp]),
+    "ffnn_trainer_free": (None, [_p]),
+    "ffnn_trainer_device": (_int, [_p]),
+    "ffnn_trainer_strategy": (_int, [_p]),
+    "ffnn_trainer_threads": (_int, [_p]),
+    "ffnn_trainer_run_epoch": (_int, [_p, _p, _p, ctypes.POINTER(EpochStats)]),
+    "ffnn_trainer_evaluate": (_int, [_p, _p, _pd, _pd]),
+    "ffnn_trainer_sync_model": (_int, [_p]),
+}
+for _name, (_res, _args) in _functions.items():
+    _f = getattr(lib, _name)
+    _f.restype = _res
+    _f.argtypes = _args
+
+for _struct, _mirror in (("ffnn_train_config", TrainConfig), ("ffnn_epoch_stats", EpochStats),
+                         ("ffnn_model_file_info", ModelFileInfo)):
+    if lib.ffnn_struct_size(_struct.encode()) != ctypes.sizeof(_mirror):
+        raise ImportError("ffnn: %s's %s has %d bytes, this module's mirror %d: "
+                          "python/ffnn/_lib.py and include/ffnn.h disagree"
+                          % (path, _struct, lib.ffnn_struct_size(_struct.encode()),
+                             ctypes.sizeof(_mirror)))
+_major = ctypes.c_int()
+lib.ffnn_version(ctypes.byref(_major), None, None)
+if _major.value != MAJOR:
+    raise ImportError("ffnn: %s is version %s; this module needs %d.x"
+                      % (path, lib.ffnn_version(None, None, None).decode(), MAJOR))
+
+
+def enum_from_name(kind, name):
+    """The value of an enum name ("ce", "cuda", "adam" ...); FfnnValueError lists the
+    accepted names."""
+    value = ctypes.c_int()
+    check(getattr(lib, "ffnn_%s_from_name" % kind)(name.encode(), ctypes.byref(value)))
+    return value.value

@@ -1,0 +1,168 @@
+"""estimators.py - MLPClassifier and MLPRegressor: ffnn models behind the interface
+of scikit-learn's estimators of the same names (fit, predict, predict_proba, score,
+get_params, set_params; the same parameter names where ffnn has the feature).
+scikit-learn is not needed; the estimators work with its tools (clone, pipelines,
+cross-validation) because they follow its conventions.
+
+Differences from scikit-learn: the solvers are "sgd" (plain SGD, or with momentum),
+"adam"; no L2 penalty (alpha), no early stopping, no learning-rate schedules;
+random_state None means seed 1 (ffnn runs are reproducible); max_iter epochs are
+always run (no tol); device, strategy and threads choose where ffnn trains.
+"""
+import inspect
+
+import numpy as np
+
+from .model import Model
+
+__all__ = ["MLPClassifier", "MLPRegressor"]
+
+
+class _MLPBase:
+    _loss = None
+
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", solver="adam",
+                 batch_size="auto", learning_rate_init=0.001, max_iter=200, shuffle=True,
+                 random_state=None, momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
+                 beta_2=0.999, epsilon=1e-8, verbose=False, device="auto", strategy="auto",
+                 threads=0):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.solver = solver
+        self.batch_size = batch_size
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.momentum = momentum
+        self.nesterovs_momentum = nesterovs_momentum
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.verbose = verbose
+        self.device = device
+        self.strategy = strategy
+        self.threads = threads
+
+    # scikit-learn's parameter protocol: the constructor's arguments
+    @classmethod
+    def _param_names(cls):
+        sig = inspect.signature(_MLPBase.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep=True):
+        """The constructor's parameters and their values."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params):
+        """Set constructor parameters; returns self."""
+        for name, value in params.items():
+            if name not in self._param_names():
+                raise ValueError("invalid parameter %r for %s" % (name, type(self).__name__))
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self):
+        changed = {k: v for k, v in self.get_params().items()
+                   if v != inspect.signature(_MLPBase.__init__).parameters[k].default}
+        return "%s(%s)" % (type(self).__name__,
+                           ", ".join("%s=%r" % kv for kv in changed.items()))
+
+    def _arch(self, n_features, n_outputs):
+        act = {"relu": "relu", "tanh": "tanh", "logistic": "sigmoid",
+               "identity": "identity"}.get(self.activation)
+        if act is None:
+            raise ValueError("activation must be relu, tanh, logistic or identity, found %r"
+                             % (self.activation,))
+        sizes = self.hidden_layer_sizes
+        sizes = (sizes,) if np.isscalar(sizes) else tuple(sizes)
+        return "-".join([str(n_features)] + ["%d%s" % (h, act) for h in sizes] +
+                        [str(n_outputs)])
+
+    def _fit(self, X, y, n_outputs):
+        X = np.asarray(X)
+        if X.ndim != 2:
+            raise ValueError("X must be 2-D [samples, features], found shape %s" % (X.shape,))
+        if self.solver not in ("sgd", "adam"):
+            raise ValueError("solver must be 'sgd' or 'adam', found %r" % (self.solver,))
+        optimizer = self.solver
+        if self.solver == "sgd" and self.momentum > 0:
+            optimizer = "momentum"
+        batch = min(200, X.shape[0]) if self.batch_size == "auto" else \
+            min(int(self.batch_size), X.shape[0])
+        seed = 1 if self.random_state is None else int(self.random_state)
+        self.model_ = Model(self._arch(X.shape[1], n_outputs), loss=self._loss, seed=seed)
+        self.history_ = self.model_.train(
+            X, y, optimizer=optimizer, learning_rate=self.learning_rate_init,
+            epochs=self.max_iter, batch_size=batch, device=self.device,
+            strategy=self.strategy, threads=self.threads, seed=seed, shuffle=self.shuffle,
+            momentum=self.momentum if optimizer == "momentum" else 0.9,
+            nesterov=bool(self.nesterovs_momentum) and optimizer == "momentum",
+            beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, verbose=self.verbose)
+        self.n_features_in_ = X.shape[1]
+        self.n_iter_ = self.max_iter
+        self.loss_ = self.history_[-1]["train_loss"] if self.history_ else float("nan")
+        self.loss_curve_ = [h["train_loss"] for h in self.history_]
+        return self
+
+    def _check_fitted(self):
+        if not hasattr(self, "model_"):
+            raise RuntimeError("%s is not fitted yet: call fit(X, y) first"
+                               % type(self).__name__)
+
+
+class MLPClassifier(_MLPBase):
+    """A multilayer perceptron classifier trained with softmax cross-entropy; classes_
+    may be any labels (numbers or strings)."""
+    _loss = "ce"
+
+    def fit(self, X, y):
+        """Train on X [samples, features] and labels y [samples]; returns self."""
+        y = np.asarray(y)
+        if y.ndim != 1:
+            raise ValueError("y must be 1-D [samples], found shape %s" % (y.shape,))
+        self.classes_, index = np.unique(y, return_inverse=True)
+        if len(self.classes_) < 2:
+            raise ValueError("y has one class only (%r): nothing to learn" % (self.classes_[0],))
+        return self._fit(X, index.astype(np.int32), len(self.classes_))
+
+    def predict_proba(self, X):
+        """The class probabilities [samples, classes] (softmax of the outputs)."""
+        self._check_fitted()
+        return self.model_.predict(X)
+
+    def predict(self, X):
+        """The most probable class of each sample (from classes_)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X, y):
+        """Mean accuracy on X, y."""
+        return float(np.mean(self.predict(X) == np.asarray(y)))
+
+
+class MLPRegressor(_MLPBase):
+    """A multilayer perceptron regressor trained with mean squared error; the last
+    layer is linear."""
+    _loss = "mse"
+
+    def fit(self, X, y):
+        """Train on X [samples, features] and targets y [samples] or [samples,
+        outputs]; returns self."""
+        y = np.asarray(y, dtype=np.float32)
+        self._y_1d = y.ndim == 1
+        y2 = y.reshape(y.shape[0], -1)
+        return self._fit(X, y2, y2.shape[1])
+
+    def predict(self, X):
+        """The predictions [samples] (or [samples, outputs] when fit on 2-D targets)."""
+        self._check_fitted()
+        p = self.model_.predict(X)
+        return p[:, 0] if self._y_1d else p
+
+    def score(self, X, y):
+        """The coefficient of determination R^2 of the predictions (1 is perfect)."""
+        y = np.asarray(y, dtype=np.float64)
+        p = self.predict(X).astype(np.float64).reshape(y.shape)
+        ss_res = ((y - p) ** 2).sum()
+        ss_tot = ((y - y.mean(axis=0)) ** 2).sum()
+        return float(1 - ss_res / ss_tot) if ss_tot > 0 else 0.0

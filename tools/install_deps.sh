@@ -1,0 +1,55 @@
+#!/bin/sh
+# install_deps.sh [--tests] - install the Debian/Ubuntu packages that ffnn's build and
+# main job need (with --tests: also those of the test suite). The README's first command
+# and .ci/run both use it. Installs only what is missing, with apt-get: as root, or
+# through sudo when it needs no password; otherwise prints the exact command to run and
+# fails. Does nothing (and needs no root) when everything is installed.
+#   build + main job: build-essential (gcc, make, libgomp), pkg-config, zlib1g-dev,
+#                     libcjson-dev, dataset-fashion-mnist (the default data when MNIST
+#                     cannot be downloaded)
+#   --tests:          python3-numpy (the Python module's tests), python3-torch (the
+#                     PyTorch twin), python3-pip and python3-setuptools (pip install
+#                     of python/), openmpi-bin and libopenmpi-dev (the multi-process
+#                     tests), clang, libclang-rt-14-dev and libomp-dev (make fuzz,
+#                     make asan with clang), python3-sklearn (the tabular twin's data)
+# nvcc is not a Debian package here: install NVIDIA's CUDA toolkit for the GPU backend
+# (the build finds /usr/local/cuda/bin/nvcc; without it the build is CPU only).
+set -eu
+pkgs="build-essential pkg-config zlib1g-dev libcjson-dev dataset-fashion-mnist"
+case "${1:-}" in
+    --tests) pkgs="$pkgs python3-numpy python3-torch python3-pip python3-setuptools \
+                   openmpi-bin libopenmpi-dev clang libclang-rt-14-dev libomp-dev \
+                   python3-sklearn" ;;
+    "") ;;
+    *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q " installed$" ||
+        missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+    echo "install_deps: installed:$(printf ' %s' $pkgs)"
+    exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install_deps: not a Debian/Ubuntu system (no apt-get); install the" \
+         "equivalents of:$missing" >&2
+    exit 1
+fi
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    sudo="sudo -n"
+else
+    echo "install_deps: missing:$missing" >&2
+    echo "install_deps: run this (as a user who may use sudo), then the command again:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends$missing" >&2
+    exit 1
+fi
+echo "install_deps: installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+# shellcheck disable=SC2086
+$sudo apt-get install -y -q --no-install-recommends $missing
