@@ -116,7 +116,7 @@ int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_
         else if (!bad && !cfg->nesterov != !s->nesterov)
             bad = disagree(path, "--nesterov", "", "nesterov", s->nesterov ? "true" : "false");
     }
-    if (s->optimizer == FFNN_OPT_ADAM)
+    if (s->optimizer == FFNN_OPT_ADAM || s->optimizer == FFNN_OPT_ADAMW)
         bad = bad ||
               check_float(path, given->beta1, "--beta1", &cfg->beta1, "beta1", s->beta1) ||
               check_float(path, given->beta2, "--beta2", &cfg->beta2, "beta2", s->beta2) ||

@@ -73,14 +73,32 @@ const char *const ffnn_cli_train_usage =
     "  --epochs N        passes over the training set (default 10)\n"
     "  --batch N         batch_size, samples per optimizer step (default 64)\n"
     "  --lr X            learning_rate (default 0.01)\n"
-    "  --optimizer NAME  sgd (default) | momentum (SGD with momentum) | adam, as\n"
-    "                    PyTorch's torch.optim.SGD / Adam\n"
+    "  --optimizer NAME  sgd (default) | momentum (SGD with momentum) | adam | adamw,\n"
+    "                    as PyTorch's torch.optim.SGD / Adam / AdamW\n"
     "  --momentum X      momentum of --optimizer momentum, in [0, 1) (default 0.9)\n"
     "  --nesterov        Nesterov momentum (with --optimizer momentum)\n"
     "  --beta1 X         adam: decay of the gradient average, in [0, 1) (default 0.9)\n"
     "  --beta2 X         adam: decay of the squared-gradient average, in [0, 1)\n"
     "                    (default 0.999)\n"
     "  --eps X           adam: added to the denominator, in (0, 1] (default 1e-8)\n"
+    "  --weight-decay X  weight decay (torch.optim's weight_decay=X): sgd, momentum,\n"
+    "                    adam add X*p to the gradient (L2); adamw multiplies p by\n"
+    "                    1 - lr*X (decoupled). Default 0, for adamw 0.01 (AdamW's)\n"
+    "  --no-decay-bias   do not decay the biases (PyTorch: a second parameter group\n"
+    "                    of the biases with weight_decay=0); default: all decayed\n"
+    "  --lr-schedule SPEC  learning-rate schedule, stepped once per epoch as a\n"
+    "                    torch.optim.lr_scheduler whose step() runs after each epoch:\n"
+    "                    constant (default) | step:STEP_SIZE[:GAMMA] (StepLR, gamma\n"
+    "                    0.1) | multistep:M1,M2,...[:GAMMA] (MultiStepLR) |\n"
+    "                    exponential:GAMMA (ExponentialLR) | cosine[:T_MAX[:ETA_MIN]]\n"
+    "                    (CosineAnnealingLR, T_MAX = --epochs, ETA_MIN 0) |\n"
+    "                    linear[:END_FACTOR[:EPOCHS]] (LinearLR(start_factor=1,\n"
+    "                    end_factor=END_FACTOR (0), total_iters=EPOCHS (--epochs))) |\n"
+    "                    plateau[:PATIENCE[:FACTOR[:MIN_LR[:THRESHOLD]]]]\n"
+    "                    (ReduceLROnPlateau(mode='min') on the training loss,\n"
+    "                    patience 10, factor 0.1, min_lr 0, threshold 1e-4 rel)\n"
+    "  --warmup-steps N  linear warm-up: step k < N of the run (0-based) at (k+1)/N\n"
+    "                    of the schedule's rate (torch: LambdaLR stepped per batch)\n"
     "  --seed N          seed for initial weights and shuffling (default 1)\n"
     "  --no-shuffle      visit the training set in file order every epoch\n"
     "  --drop-last       drop the last, short batch of each epoch (default: kept, as\n"
@@ -145,7 +163,8 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_SAVE, OPT_INIT,
        OPT_LOG_STEPS, OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
        OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING, OPT_DROP_LAST, OPT_TEST,
-       OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE };
+       OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE, OPT_WEIGHT_DECAY,
+       OPT_NO_DECAY_BIAS, OPT_LR_SCHEDULE, OPT_WARMUP_STEPS };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -189,6 +208,10 @@ static const struct option train_longopts[] = {
     {"early-stopping", required_argument, NULL, OPT_EARLY_STOPPING},
     {"standardize", no_argument, NULL, OPT_STANDARDIZE},
     FFNN_CLI_TABLE_LONGOPTS,
+    {"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
+    {"no-decay-bias", no_argument, NULL, OPT_NO_DECAY_BIAS},
+    {"lr-schedule", required_argument, NULL, OPT_LR_SCHEDULE},
+    {"warmup-steps", required_argument, NULL, OPT_WARMUP_STEPS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -359,6 +382,17 @@ static int train_option(void *ctx, int c, const char *arg)
         rc = ffnn_cli_int(CMD, "--early-stopping", arg, 1, 1000000, &o->early_stopping);
         break;
     case OPT_STANDARDIZE: o->standardize = 1; break;
+    case OPT_WEIGHT_DECAY:
+        if ((rc = config_number("--weight-decay", "weight_decay", arg, &x)) == 0)
+            cfg->weight_decay = (float)x;
+        o->weight_decay_given = 1;
+        break;
+    case OPT_NO_DECAY_BIAS: cfg->decay_bias = 0; break;
+    case OPT_LR_SCHEDULE: rc = ffnn_cli_lr_schedule(CMD, "--lr-schedule", arg, cfg); break;
+    case OPT_WARMUP_STEPS:
+        if ((rc = config_int("--warmup-steps", "warmup_steps", arg, &v)) == 0)
+            cfg->warmup_steps = (int)v;
+        break;
     default: return 2; /* not in train_longopts */
     }
     if (rc == 0)
@@ -391,7 +425,7 @@ static int check_optimizer_flags(const ffnn_cli_train_options *o)
 {
     const ffnn_train_config *cfg = &o->cfg;
     if ((o->momentum_flag && cfg->optimizer != FFNN_OPT_MOMENTUM) ||
-        (o->adam_flag && cfg->optimizer != FFNN_OPT_ADAM)) {
+        (o->adam_flag && cfg->optimizer != FFNN_OPT_ADAM && cfg->optimizer != FFNN_OPT_ADAMW)) {
         int momentum = o->momentum_flag && cfg->optimizer != FFNN_OPT_MOMENTUM;
         fprintf(stderr, "%s: %s applies to --optimizer %s, not %s\n", CMD,
                 momentum ? o->momentum_flag : o->adam_flag, momentum ? "momentum" : "adam",
@@ -559,6 +593,14 @@ int ffnn_cli_train(int argc, char **argv)
         return 1;
     if (check_optimizer_flags(&o) != 0)
         return 2;
+    if (o.cfg.optimizer == FFNN_OPT_ADAMW && !o.weight_decay_given && !o.resume_path)
+        o.cfg.weight_decay = 0.01f; /* torch.optim.AdamW's default */
+    /* the schedules' lengths in epochs, fixed now (a checkpoint records them; a
+     * resumed run may change --epochs) */
+    if (o.cfg.lr_schedule == FFNN_LR_COSINE && o.cfg.lr_t_max == 0)
+        o.cfg.lr_t_max = o.cfg.epochs;
+    if (o.cfg.lr_schedule == FFNN_LR_LINEAR && o.cfg.lr_total_iters == 0)
+        o.cfg.lr_total_iters = o.cfg.epochs;
     if ((o.save_path && ffnn_cli_check_output_path(CMD, "--save", o.save_path) != 0) ||
         (o.log_path && ffnn_cli_check_output_path(CMD, "--log", o.log_path) != 0) ||
         (o.log_steps && ffnn_cli_check_output_path(CMD, "--log-steps", o.log_steps) != 0))

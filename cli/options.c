@@ -119,6 +119,127 @@ NAME_PARSER(ffnn_cli_strategy, ffnn_strategy, ffnn_strategy_from_name)
 NAME_PARSER(ffnn_cli_precision, ffnn_precision, ffnn_precision_from_name)
 NAME_PARSER(ffnn_cli_optimizer, ffnn_optimizer, ffnn_optimizer_from_name)
 
+/* Part i (0-based) of a ':'-separated spec into buf; 0 when it has fewer parts. */
+static int spec_part(const char *s, int i, char *buf, size_t size)
+{
+    for (; i > 0; i--) {
+        s = strchr(s, ':');
+        if (!s)
+            return 0;
+        s++;
+    }
+    size_t n = strcspn(s, ":");
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return 1;
+}
+
+/* Part i of spec as a number in the limits of field; 1 when absent (kept), 0 on
+ * a bad value (message printed). */
+static int spec_number(const char *cmd, const char *opt, const char *spec, int i,
+                       const char *field, double *out)
+{
+    char part[64], what[96];
+    if (!spec_part(spec, i, part, sizeof part))
+        return 1;
+    snprintf(what, sizeof what, "%s %s (%s)", opt, spec, field);
+    return ffnn_cli_limit_number(cmd, what, ffnn_train_config_limit(field), part, out) == 0;
+}
+
+int ffnn_cli_lr_schedule(const char *cmd, const char *opt, const char *s, ffnn_train_config *cfg)
+{
+    char name[32], extra[8];
+    spec_part(s, 0, name, sizeof name);
+    ffnn_lr_schedule kind;
+    if (ffnn_lr_schedule_from_name(name, &kind) != FFNN_OK)
+        return name_error(cmd, opt);
+    static const int most[] = {0, 2, 2, 1, 2, 2, 4}; /* parameters of each schedule */
+    if (spec_part(s, most[kind] + 1, extra, sizeof extra) ||
+        ((kind == FFNN_LR_EXPONENTIAL || kind == FFNN_LR_STEP || kind == FFNN_LR_MULTISTEP) &&
+         !spec_part(s, 1, extra, sizeof extra))) {
+        fprintf(stderr, "%s: %s expects constant | step:STEP_SIZE[:GAMMA] | multistep:M1,M2,..."
+                "[:GAMMA] | exponential:GAMMA | cosine[:T_MAX[:ETA_MIN]] | linear[:END_FACTOR"
+                "[:EPOCHS]] | plateau[:PATIENCE[:FACTOR[:MIN_LR[:THRESHOLD]]]], found '%s'\n", cmd, opt, s);
+        return 2;
+    }
+    cfg->lr_schedule = kind;
+    double x = 0;
+    int ok = 1;
+    switch (kind) {
+    case FFNN_LR_STEP:
+        if ((ok = spec_number(cmd, opt, s, 1, "lr_step_size", &x)) && x != floor(x))
+            ok = 0, fprintf(stderr, "%s: %s: step size must be an integer\n", cmd, opt);
+        cfg->lr_step_size = (int)x;
+        x = cfg->lr_gamma;
+        ok = ok && spec_number(cmd, opt, s, 2, "lr_gamma", &x);
+        cfg->lr_gamma = (float)x;
+        break;
+    case FFNN_LR_MULTISTEP: {
+        char list[256];
+        long long m[FFNN_LR_MILESTONES_MAX];
+        spec_part(s, 1, list, sizeof list);
+        const int n = ffnn_cli_int_list(list, 1, 1000000, m, FFNN_LR_MILESTONES_MAX);
+        for (int i = 1; i < n && ok; i++)
+            ok = m[i] > m[i - 1];
+        if (n < 1 || !ok) {
+            fprintf(stderr, "%s: %s: milestones must be 1 to %d increasing epochs >= 1 "
+                    "(e.g. multistep:30,60:0.1), found '%s'\n", cmd, opt,
+                    FFNN_LR_MILESTONES_MAX, list);
+            return 2;
+        }
+        for (int i = 0; i < n; i++)
+            cfg->lr_milestones[i] = (int)m[i];
+        cfg->lr_milestone_count = n;
+        x = cfg->lr_gamma;
+        ok = spec_number(cmd, opt, s, 2, "lr_gamma", &x);
+        cfg->lr_gamma = (float)x;
+        break;
+    }
+    case FFNN_LR_EXPONENTIAL:
+        x = cfg->lr_gamma;
+        ok = spec_number(cmd, opt, s, 1, "lr_gamma", &x);
+        cfg->lr_gamma = (float)x;
+        break;
+    case FFNN_LR_COSINE:
+        x = cfg->lr_t_max;
+        if ((ok = spec_number(cmd, opt, s, 1, "lr_t_max", &x)) && x != floor(x))
+            ok = 0, fprintf(stderr, "%s: %s: T_MAX must be an integer\n", cmd, opt);
+        cfg->lr_t_max = (int)x;
+        x = cfg->lr_min;
+        ok = ok && spec_number(cmd, opt, s, 2, "lr_min", &x);
+        cfg->lr_min = (float)x;
+        break;
+    case FFNN_LR_LINEAR:
+        x = cfg->lr_end_factor;
+        ok = spec_number(cmd, opt, s, 1, "lr_end_factor", &x);
+        cfg->lr_end_factor = (float)x;
+        x = cfg->lr_total_iters;
+        if (ok && (ok = spec_number(cmd, opt, s, 2, "lr_total_iters", &x)) && x != floor(x))
+            ok = 0, fprintf(stderr, "%s: %s: EPOCHS must be an integer\n", cmd, opt);
+        cfg->lr_total_iters = (int)x;
+        break;
+    case FFNN_LR_PLATEAU:
+        x = cfg->lr_patience;
+        if ((ok = spec_number(cmd, opt, s, 1, "lr_patience", &x)) && x != floor(x))
+            ok = 0, fprintf(stderr, "%s: %s: PATIENCE must be an integer\n", cmd, opt);
+        cfg->lr_patience = (int)x;
+        x = cfg->lr_factor;
+        ok = ok && spec_number(cmd, opt, s, 2, "lr_factor", &x);
+        cfg->lr_factor = (float)x;
+        x = cfg->lr_min;
+        ok = ok && spec_number(cmd, opt, s, 3, "lr_min", &x);
+        cfg->lr_min = (float)x;
+        x = cfg->lr_threshold;
+        ok = ok && spec_number(cmd, opt, s, 4, "lr_threshold", &x);
+        cfg->lr_threshold = (float)x;
+        break;
+    case FFNN_LR_CONSTANT: break;
+    }
+    return ok ? 0 : 2;
+}
+
 int ffnn_cli_int_list(const char *s, long long lo, long long hi, long long *out, int max)
 {
     int n = 0;

@@ -65,6 +65,15 @@ int ffnn_cli_optimizer(const char *cmd, const char *opt, const char *s, ffnn_opt
 /* s, a comma-separated list of 1 to max decimal integers each in [lo, hi], into out
  * [max]. Returns the count, or -1 on anything else. Prints nothing: the caller's
  * message says what the list means (e.g. --classes A,B). */
+/* --lr-schedule SPEC into cfg's schedule fields (each value checked against the
+ * library's limits table):
+ *   constant | step:STEP_SIZE[:GAMMA] | multistep:M1,M2,...[:GAMMA] |
+ *   exponential:GAMMA | cosine[:T_MAX[:ETA_MIN]] | linear[:END_FACTOR[:EPOCHS]] |
+ *   plateau[:PATIENCE[:FACTOR[:MIN_LR[:THRESHOLD]]]]
+ * T_MAX and EPOCHS default to cfg->epochs (set them after --epochs is known:
+ * epochs_default). 0, or 2 with the message printed. */
+int ffnn_cli_lr_schedule(const char *cmd, const char *opt, const char *s, ffnn_train_config *cfg);
+
 int ffnn_cli_int_list(const char *s, long long lo, long long hi, long long *out, int max);
 
 /* m's canonical architecture string, malloc'd at its full length (free it);

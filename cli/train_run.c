@@ -94,8 +94,8 @@ static void print_epoch(const ffnn_cli_train_options *o, const ffnn_epoch_stats 
             printf(", \"%s_mse\": %.6g, \"%s_rmse\": %.6g, \"%s_mae\": %.6g, \"%s_r2\": %.6f",
                    r->set, r->reg->mse, r->set, r->reg->rmse, r->set, r->reg->mae, r->set,
                    r->reg->r2);
-        printf(", \"seconds\": %.6f, \"images_per_second\": %.1f}\n", s->seconds,
-               s->images_per_second);
+        printf(", \"seconds\": %.6f, \"images_per_second\": %.1f, \"learning_rate\": %.9g}\n",
+               s->seconds, s->images_per_second, s->learning_rate);
     } else {
         if (o->regression)
             snprintf(accuracy, sizeof accuracy, "%7s", "-");
@@ -109,7 +109,8 @@ static void print_epoch(const ffnn_cli_train_options *o, const ffnn_epoch_stats 
         if (r->reg)
             printf("  %s_rmse %.4g  %s_mae %.4g  %s_r2 %.4f", r->set, r->reg->rmse, r->set,
                    r->reg->mae, r->set, r->reg->r2);
-        printf("  %8.3f s  %10.0f img/s\n", s->seconds, s->images_per_second);
+        printf("  %8.3f s  %10.0f img/s  lr %.4g\n", s->seconds, s->images_per_second,
+               s->learning_rate);
     }
     fflush(stdout);
 }
@@ -160,8 +161,8 @@ static int log_epoch(FILE *f, const ffnn_cli_train_options *o, const ffnn_epoch_
         snprintf(accuracy, sizeof accuracy, "%.9g", r->accuracy);
     if (r->set)
         snprintf(loss, sizeof loss, "%.9g", r->loss);
-    if (fprintf(f, "%d,%.9g,%s,%s,%.6f,%.1f\n", s->epoch, s->train_loss, loss, accuracy,
-                s->seconds, s->images_per_second) < 0)
+    if (fprintf(f, "%d,%.9g,%s,%s,%.6f,%.1f,%.9g\n", s->epoch, s->train_loss, loss, accuracy,
+                s->seconds, s->images_per_second, s->learning_rate) < 0)
         return -1;
     return fflush(f);
 }
@@ -511,16 +512,28 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
     if (o->cfg.optimizer == FFNN_OPT_MOMENTUM)
         snprintf(optimizer, sizeof optimizer, "momentum %g%s", (double)o->cfg.momentum,
                  o->cfg.nesterov ? " nesterov" : "");
-    else if (o->cfg.optimizer == FFNN_OPT_ADAM)
-        snprintf(optimizer, sizeof optimizer, "adam (betas %g, %g, eps %g)",
-                 (double)o->cfg.beta1, (double)o->cfg.beta2, (double)o->cfg.epsilon);
+    else if (o->cfg.optimizer == FFNN_OPT_ADAM || o->cfg.optimizer == FFNN_OPT_ADAMW)
+        snprintf(optimizer, sizeof optimizer, "%s (betas %g, %g, eps %g)",
+                 ffnn_optimizer_name(o->cfg.optimizer), (double)o->cfg.beta1,
+                 (double)o->cfg.beta2, (double)o->cfg.epsilon);
     else
         snprintf(optimizer, sizeof optimizer, "sgd");
+    if (o->cfg.weight_decay != 0.0f) {
+        size_t used = strlen(optimizer);
+        snprintf(optimizer + used, sizeof optimizer - used, ", weight decay %g%s",
+                 (double)o->cfg.weight_decay, o->cfg.decay_bias ? "" : " (not biases)");
+    }
+    char schedule[96] = "";
+    if (o->cfg.lr_schedule != FFNN_LR_CONSTANT || o->cfg.warmup_steps > 0)
+        snprintf(schedule, sizeof schedule, " (%s schedule%s%.0d%s)",
+                 ffnn_lr_schedule_name(o->cfg.lr_schedule),
+                 o->cfg.warmup_steps > 0 ? ", warm-up " : "", o->cfg.warmup_steps,
+                 o->cfg.warmup_steps > 0 ? " steps" : "");
     if (info) {
-        fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g, seed %"
-                PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(model),
+        fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g%s, "
+                "seed %" PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(model),
                 ffnn_loss_name(o->cfg.loss), optimizer, o->cfg.batch_size,
-                (double)o->cfg.learning_rate, o->cfg.seed);
+                (double)o->cfg.learning_rate, schedule, o->cfg.seed);
         if (o->cfg.batch_size > ffnn_dataset_count(train))
             fprintf(info, "note: --batch %zu is larger than the %zu training samples: the "
                     "whole set is one batch\n", o->cfg.batch_size, ffnn_dataset_count(train));
@@ -555,7 +568,8 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
     FILE *epoch_log = logs[0];
     step_log = logs[1];
     if ((step_log && (fprintf(step_log, "epoch,step,loss\n") < 0 || fflush(step_log) != 0)) ||
-        (epoch_log && (fprintf(epoch_log, "epoch,train_loss,%s,seconds,images_per_second\n",
+        (epoch_log && (fprintf(epoch_log, "epoch,train_loss,%s,seconds,images_per_second,"
+                               "learning_rate\n",
                                val ? "val_loss,val_accuracy" : "test_loss,test_accuracy") < 0 ||
                        fflush(epoch_log) != 0))) {
         fprintf(stderr, "ffnn train: writing the log headers: %s\n", strerror(errno));

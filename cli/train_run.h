@@ -23,6 +23,7 @@ typedef struct ffnn_cli_train_options {
     int loss_given;            /* --loss was given (else --init's file decides)      */
     const char *momentum_flag; /* the last of --momentum, --nesterov given (or NULL) */
     const char *adam_flag;     /* the last of --beta1, --beta2, --eps given (or NULL) */
+    int weight_decay_given;    /* --weight-decay was given (adamw's default: 0.01)   */
     const char *checkpoint_path; /* --checkpoint FILE (or NULL)                      */
     long long checkpoint_every;  /* --checkpoint-every N (0: epoch ends only)        */
     long long max_steps;         /* --max-steps N (0: no limit)                      */

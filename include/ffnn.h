@@ -145,8 +145,39 @@ typedef enum ffnn_optimizer {
     FFNN_OPT_SGD = 0,      /* p -= lr * g                                        */
     FFNN_OPT_MOMENTUM = 1, /* buf = momentum*buf + g (buf = g at step 1);
                               p -= lr * buf, or lr * (g + momentum*buf) (Nesterov) */
-    FFNN_OPT_ADAM = 2      /* Adam with bias correction (no weight decay, no amsgrad) */
+    FFNN_OPT_ADAM = 2,     /* Adam with bias correction (no amsgrad); weight_decay: L2
+                              added to the gradient, as torch.optim.Adam          */
+    FFNN_OPT_ADAMW = 3     /* Adam with decoupled weight decay, as torch.optim.AdamW:
+                              p *= 1 - lr weight_decay before the Adam update      */
 } ffnn_optimizer;
+
+/* Learning-rate schedules (torch.optim.lr_scheduler), stepped once per epoch
+ * (epoch e, 0-based, runs at the rate after e scheduler steps), each with an
+ * optional linear warm-up over the first warmup_steps optimizer steps
+ * (ffnn_train_config has the settings; lr below is learning_rate):
+ *   constant     lr                                       (no scheduler)
+ *   step         lr gamma^floor(e / step_size)            StepLR
+ *   multistep    lr gamma^(milestones <= e)               MultiStepLR
+ *   exponential  lr gamma^e                               ExponentialLR
+ *   cosine       eta_min + (lr - eta_min)(1 + cos(pi e / T_max)) / 2
+ *                                                         CosineAnnealingLR
+ *   linear       lr (1 + (end_factor - 1) min(e, total) / total)
+ *                                          LinearLR(start_factor=1, end_factor, total)
+ *   plateau      lr times factor after more than patience epochs without a
+ *                relative improvement of threshold in the validation loss
+ *                (else the training loss)             ReduceLROnPlateau(mode='min') */
+typedef enum ffnn_lr_schedule {
+    FFNN_LR_CONSTANT = 0,
+    FFNN_LR_STEP = 1,
+    FFNN_LR_MULTISTEP = 2,
+    FFNN_LR_EXPONENTIAL = 3,
+    FFNN_LR_COSINE = 4,
+    FFNN_LR_LINEAR = 5,
+    FFNN_LR_PLATEAU = 6
+} ffnn_lr_schedule;
+
+/* Room for multistep milestones in ffnn_train_config. */
+#define FFNN_LR_MILESTONES_MAX 16
 
 /* Parse names ("relu", "ce", "cpu", "tiled" ...). Return FFNN_ERR_PARSE on an
  * unknown name, with the accepted names in the message. */
@@ -156,12 +187,16 @@ FFNN_API ffnn_status ffnn_device_from_name(const char *name, ffnn_device *out);
 FFNN_API ffnn_status ffnn_strategy_from_name(const char *name, ffnn_strategy *out);
 FFNN_API ffnn_status ffnn_precision_from_name(const char *name, ffnn_precision *out);
 FFNN_API ffnn_status ffnn_optimizer_from_name(const char *name, ffnn_optimizer *out);
+FFNN_API ffnn_status ffnn_lr_schedule_from_name(const char *name, ffnn_lr_schedule *out);
 FFNN_API const char *ffnn_activation_name(ffnn_activation a);
 FFNN_API const char *ffnn_loss_name(ffnn_loss l);
 FFNN_API const char *ffnn_device_name(ffnn_device d);
 FFNN_API const char *ffnn_strategy_name(ffnn_strategy k);
 FFNN_API const char *ffnn_precision_name(ffnn_precision p); /* "fp32", "tf32", "bf16" */
-FFNN_API const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam" */
+FFNN_API const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam",
+                                                               "adamw" */
+/* "constant", "step", "multistep", "exponential", "cosine", "linear", "plateau" */
+FFNN_API const char *ffnn_lr_schedule_name(ffnn_lr_schedule s);
 
 /* 1 when this build of the library contains the CUDA backend, else 0. */
 FFNN_API int ffnn_has_cuda(void);
@@ -653,6 +688,36 @@ typedef struct ffnn_train_config {
     int nesterov;           /* 1: Nesterov momentum (momentum only; default 0)     */
     float beta1, beta2;     /* adam: each in [0, 1) (default 0.9, 0.999)           */
     float epsilon;          /* adam: in (0, 1] (default 1e-8)                      */
+    /* Weight decay, as PyTorch's weight_decay argument of the optimizer:
+     *   sgd, momentum, adam  g += weight_decay p before the update (L2 penalty)
+     *   adamw                p *= 1 - lr weight_decay, then Adam on g (decoupled)
+     * decay_bias 0 exempts the biases (PyTorch decays every parameter of a group:
+     * its equivalent is two parameter groups, biases with weight_decay 0). */
+    float weight_decay;     /* in [0, 1e6] (default 0; the CLI's default for adamw
+                               is 0.01, torch.optim.AdamW's)                      */
+    int decay_bias;         /* 1: biases decayed too (default); 0: weights only    */
+    /* The learning-rate schedule (ffnn_lr_schedule above; the rate of each epoch
+     * is ffnn_epoch_stats.learning_rate). Settings of other schedules are
+     * still range-checked. */
+    ffnn_lr_schedule lr_schedule; /* default FFNN_LR_CONSTANT                        */
+    int lr_step_size;       /* step: epochs per decay, >= 1 (default 1)            */
+    float lr_gamma;         /* step, multistep, exponential: factor in (0, 1]
+                               (default 0.1)                                       */
+    int lr_milestones[FFNN_LR_MILESTONES_MAX]; /* multistep: increasing epochs >= 1 */
+    int lr_milestone_count; /* multistep: milestones used, >= 1                    */
+    int lr_t_max;           /* cosine: T_max in epochs, >= 1 (0: epochs)           */
+    float lr_min;           /* cosine: eta_min; plateau: min_lr; in [0, lr)
+                               (default 0)                                         */
+    float lr_end_factor;    /* linear: the factor reached, in [0, 1] (default 0)   */
+    int lr_total_iters;     /* linear: epochs to reach it, >= 1 (0: epochs)        */
+    int lr_patience;        /* plateau: epochs without improvement tolerated
+                               (default 10)                                        */
+    float lr_factor;        /* plateau: the reduction, in (0, 1) (default 0.1)     */
+    float lr_threshold;     /* plateau: relative improvement that counts, in [0, 1)
+                               (default 1e-4)                                      */
+    int warmup_steps;       /* linear warm-up: step k < warmup_steps (0-based, over
+                               the run) runs at (k + 1) / warmup_steps of the
+                               schedule's rate (default 0: none)                   */
     /* cuda launch shapes, for experiments (0 = the default; ignored on cpu). Neither
      * changes any arithmetic or its order, so results are bit-identical:
      *   cuda_block_1d  threads per block of the 1-D element-wise kernels (gather,
@@ -732,6 +797,7 @@ typedef struct ffnn_epoch_stats {
                                (ffnn_trainer_set_validation; as ffnn_trainer_evaluate),
                                NaN without one or when the epoch is unfinished */
     double val_accuracy;    /* its accuracy (NaN likewise)                 */
+    double learning_rate;   /* the schedule's rate of the epoch's last step        */
 } ffnn_epoch_stats;
 
 /* A validation set: after each finished epoch, ffnn_trainer_run_epoch(_until)

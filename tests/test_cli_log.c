@@ -59,7 +59,8 @@ static test_result check_log(const char *log)
 {
     char text[4096];
     CHECK(read_all(log, text, sizeof text) > 0, "%s not written", log);
-    const char *header = "epoch,train_loss,test_loss,test_accuracy,seconds,images_per_second\n";
+    const char *header =
+        "epoch,train_loss,test_loss,test_accuracy,seconds,images_per_second,learning_rate\n";
     CHECK(strncmp(text, header, strlen(header)) == 0, "header of %s: %.80s", log, text);
     char *line = text + strlen(header);
     int rows = 0;
@@ -68,13 +69,13 @@ static test_result check_log(const char *log)
         CHECK(end != NULL, "row %d of %s does not end in a newline", rows + 1, log);
         *end = '\0';
         int epoch = 0, n = 0;
-        double v[5];
-        CHECK(sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf%n", &epoch, &v[0], &v[1], &v[2], &v[3],
-                     &v[4], &n) == 6 && line[n] == '\0',
+        double v[6];
+        CHECK(sscanf(line, "%d,%lf,%lf,%lf,%lf,%lf,%lf%n", &epoch, &v[0], &v[1], &v[2], &v[3],
+                     &v[4], &v[5], &n) == 7 && line[n] == '\0',
               "row %d of %s: '%s'", rows + 1, log, line);
         rows++;
         CHECK(epoch == rows, "row %d of %s has epoch %d", rows, log, epoch);
-        for (int i = 0; i < 5; i++)
+        for (int i = 0; i < 6; i++)
             CHECK(isfinite(v[i]) && v[i] >= 0, "row %d of %s: column %d is %g", rows, log,
                   i + 2, v[i]);
         CHECK(v[2] <= 1.0, "row %d of %s: accuracy %g", rows, log, v[2]);

@@ -807,9 +807,12 @@ static test_result test_sgd_update(char *why, size_t why_size)
 static test_result optimizer_body(fixture *fx)
 {
     static const size_t sizes[] = {1, 255, 203530, 1000003};
-    static const struct { ffnn_optimizer kind; int nesterov; float lr, beta1; } cases[] = {
-        {FFNN_OPT_MOMENTUM, 0, 0.01f, 0.9f}, {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f},
-        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f},     {FFNN_OPT_ADAM, 0, 0.01f, 0.6f}, /* lerp w >= 0.5 */
+    static const struct { ffnn_optimizer kind; int nesterov; float lr, beta1, wd; } cases[] = {
+        {FFNN_OPT_MOMENTUM, 0, 0.01f, 0.9f, 0}, {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 0},
+        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0},     {FFNN_OPT_ADAM, 0, 0.01f, 0.6f, 0}, /* lerp w >= 0.5 */
+        /* weight decay (L2 into the gradient) and adamw's decoupled decay */
+        {FFNN_OPT_SGD, 0, 0.05f, 0.9f, 0.01f},  {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 5e-4f},
+        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0.01f}, {FFNN_OPT_ADAMW, 0, 1e-3f, 0.9f, 0.05f},
     };
     enum { STEPS = 5 };
     rng r = {0x5851F42D4C957F2DULL};
@@ -821,19 +824,20 @@ static test_result optimizer_body(fixture *fx)
             cfg.nesterov = cases[ci].nesterov;
             cfg.learning_rate = cases[ci].lr;
             cfg.beta1 = cases[ci].beta1;
+            cfg.weight_decay = cases[ci].wd;
             const size_t ns = ffnn_optimizer_state_count(cfg.optimizer) * n;
             const char *name = cases[ci].nesterov ? "nesterov" : ffnn_optimizer_name(cfg.optimizer);
             fixture_reset(fx);
             float *params = (float *)host_buf(fx, n * sizeof(float)); /* [n]          */
             float *grads = (float *)host_buf(fx, n * sizeof(float));  /* [n]          */
-            float *state = (float *)host_buf(fx, ns * sizeof(float)); /* [count * n]  */
+            float *state = (float *)host_buf(fx, (ns + 1) * sizeof(float)); /* [count * n] */
             CHECK(params && grads && state, "host allocation failed");
             fill_uniform(&r, params, n, -1.0f, 1.0f);
             memset(state, 0, ns * sizeof(float));
             void *d_params, *d_grads, *d_state;
             CHECK_OK(dev_buf(fx, params, n * sizeof(float), &d_params));
             CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_grads));
-            CHECK_OK(dev_buf(fx, state, ns * sizeof(float), &d_state));
+            CHECK_OK(dev_buf(fx, state, (ns + 1) * sizeof(float), &d_state));
             for (uint64_t t = 1; t <= STEPS; ++t) {
                 fill_uniform(&r, grads, n, -0.1f, 0.1f);
                 for (size_t i = 0; i < n; i += 7) grads[i] = 0.0f;
@@ -843,7 +847,7 @@ static test_result optimizer_body(fixture *fx)
                 CHECK_OK(fx->gpu->optimizer_update(fx->gpu_ctx, &step, (float *)d_params,
                                                    (const float *)d_grads, (float *)d_state, n));
                 const float *got = download_f32(fx, d_params, n); /* synchronises */
-                const float *got_state = download_f32(fx, d_state, ns);
+                const float *got_state = download_f32(fx, d_state, ns + 1);
                 CHECK(got && got_state, "download failed: %s", ffnn_last_error());
                 CHECK(close_f32("params", got, params, n, 1e-7, 1e-6), "%s n=%zu step %u", name,
                       n, (unsigned)t);

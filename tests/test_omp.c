@@ -429,7 +429,8 @@ static test_result test_gather(char *why, size_t why_size)
     return result;
 }
 
-/* Five steps of each optimizer on the same arena, reference and omp side by side. */
+/* Five steps of each optimizer on the same arena, reference and omp side by side;
+ * kinds 4..7: weight decay (sgd, momentum, adam) and adamw. */
 static test_result test_optimizers(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
@@ -438,11 +439,16 @@ static test_result test_optimizers(char *why, size_t why_size)
     CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
     rng r = {0x853C49E6748FEA9BULL};
     test_result result = TEST_PASS;
-    for (int kind = 0; kind < 4 && result == TEST_PASS; kind++) {
+    for (int kind = 0; kind < 8 && result == TEST_PASS; kind++) {
+        static const ffnn_optimizer kinds[8] = {
+            FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM,
+            FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM,     FFNN_OPT_ADAMW};
         ffnn_train_config cfg = ffnn_train_config_default();
-        cfg.optimizer = kind == 0 ? FFNN_OPT_SGD : kind == 3 ? FFNN_OPT_ADAM : FFNN_OPT_MOMENTUM;
+        cfg.optimizer = kinds[kind];
         cfg.nesterov = kind == 2;
-        cfg.learning_rate = kind == 3 ? 1e-3f : 0.05f;
+        cfg.weight_decay = kind >= 4 ? 0.01f : 0.0f;
+        cfg.learning_rate =
+            cfg.optimizer == FFNN_OPT_ADAM || cfg.optimizer == FFNN_OPT_ADAMW ? 1e-3f : 0.05f;
         const size_t states = ffnn_optimizer_state_count(cfg.optimizer);
         for (size_t si = 0; si < 4 && result == TEST_PASS; si++) {
             const size_t n = sizes[si];
@@ -461,9 +467,9 @@ static test_result test_optimizers(char *why, size_t why_size)
                     ffnn_omp_backend.optimizer_update(ctx, &st, p, g, states ? s : NULL, n);
                     if (!same_bits("params", p, p_ref, n * 4) ||
                         !same_bits("state", s, s_ref, states * n * 4)) {
-                        fprintf(stderr, "    %s%s n=%zu step %llu\n",
+                        fprintf(stderr, "    %s%s wd %g n=%zu step %llu\n",
                                 ffnn_optimizer_name(cfg.optimizer), cfg.nesterov ? " nesterov" : "",
-                                n, (unsigned long long)step);
+                                (double)cfg.weight_decay, n, (unsigned long long)step);
                         result = TEST_FAIL;
                     }
                 }

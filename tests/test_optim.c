@@ -5,6 +5,7 @@
  * cuda kernels are checked against this reference in test_cuda.c, whole runs in
  * test_train.c. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +49,9 @@ static test_result run_sequence(ffnn_train_config *cfg, double lr, const char *n
     double p[N], buf[N] = {0}, m[N] = {0}, v[N] = {0};
     float pf[N], gf[N], state[2 * N];
     memset(state, 0xFF, sizeof state); /* momentum must not read buf at step 1 (NaN) */
-    if (cfg->optimizer == FFNN_OPT_ADAM)
+    const double wd = cfg->weight_decay;
+    const int adam = cfg->optimizer == FFNN_OPT_ADAM || cfg->optimizer == FFNN_OPT_ADAMW;
+    if (adam)
         memset(state, 0, sizeof state); /* the trainer zeroes Adam's m and v */
     for (int i = 0; i < N; i++) {
         p[i] = p0[i];
@@ -58,17 +61,22 @@ static test_result run_sequence(ffnn_train_config *cfg, double lr, const char *n
         const double *g = grads[t - 1];
         for (int i = 0; i < N; i++) {
             gf[i] = (float)g[i];
+            /* weight decay: L2 into the gradient, or adamw's decoupled factor */
+            const double gi = cfg->optimizer == FFNN_OPT_ADAMW ? g[i] : g[i] + wd * p[i];
             switch (cfg->optimizer) {
-            case FFNN_OPT_SGD: p[i] -= lr * g[i]; break;
+            case FFNN_OPT_SGD: p[i] -= lr * gi; break;
             case FFNN_OPT_MOMENTUM: {
-                buf[i] = t == 1 ? g[i] : mu * buf[i] + g[i];
-                double d = cfg->nesterov ? g[i] + mu * buf[i] : buf[i];
+                buf[i] = t == 1 ? gi : mu * buf[i] + gi;
+                double d = cfg->nesterov ? gi + mu * buf[i] : buf[i];
                 p[i] -= lr * d;
                 break;
             }
+            case FFNN_OPT_ADAMW:
+                p[i] *= 1 - lr * wd;
+                /* fall through */
             case FFNN_OPT_ADAM: {
-                m[i] = beta1 * m[i] + (1 - beta1) * g[i];
-                v[i] = beta2 * v[i] + (1 - beta2) * g[i] * g[i];
+                m[i] = beta1 * m[i] + (1 - beta1) * gi;
+                v[i] = beta2 * v[i] + (1 - beta2) * gi * gi;
                 double step_size = lr / (1 - pow(beta1, t));
                 double denom = sqrt(v[i]) / sqrt(1 - pow(beta2, t)) + eps;
                 p[i] -= step_size * m[i] / denom;
@@ -84,7 +92,7 @@ static test_result run_sequence(ffnn_train_config *cfg, double lr, const char *n
         CHECK(close_rel(name, t, pf, p, N), "%s: parameters", name);
         if (cfg->optimizer == FFNN_OPT_MOMENTUM)
             CHECK(close_rel("momentum buffer", t, state, buf, N), "%s: buffer", name);
-        if (cfg->optimizer == FFNN_OPT_ADAM) {
+        if (adam) {
             CHECK(close_rel("adam m", t, state, m, N), "%s: m", name);
             CHECK(close_rel("adam v", t, state + N, v, N), "%s: v", name);
         }
@@ -107,7 +115,20 @@ static test_result cpu_reference_sequences(char *why, size_t why_size)
         return TEST_FAIL;
     cfg.nesterov = 0;
     cfg.optimizer = FFNN_OPT_ADAM;
-    return run_sequence(&cfg, 0.01, "adam");
+    if (run_sequence(&cfg, 0.01, "adam") != TEST_PASS)
+        return TEST_FAIL;
+    /* weight decay (torch.optim's weight_decay) with each, and adamw */
+    cfg.weight_decay = 0.25f;
+    const ffnn_optimizer kinds[] = {FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM,
+                                    FFNN_OPT_ADAMW};
+    for (int k = 0; k < 4; k++) {
+        cfg.optimizer = kinds[k];
+        char name[48];
+        snprintf(name, sizeof name, "%s weight_decay 0.25", ffnn_optimizer_name(kinds[k]));
+        if (run_sequence(&cfg, kinds[k] >= FFNN_OPT_ADAM ? 0.01 : 0.1, name) != TEST_PASS)
+            return TEST_FAIL;
+    }
+    return TEST_PASS;
 }
 
 /* Adam's first step moves every parameter with a non-zero gradient by lr against
@@ -162,8 +183,8 @@ static test_result step_scalars(char *why, size_t why_size)
 static test_result names_and_defaults(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    const char *names[] = {"sgd", "momentum", "adam"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"sgd", "momentum", "adam", "adamw"};
+    for (int i = 0; i < 4; i++) {
         ffnn_optimizer o = (ffnn_optimizer)99;
         CHECK_OK(ffnn_optimizer_from_name(names[i], &o));
         CHECK((int)o == i, "%s -> %d", names[i], (int)o);
@@ -171,16 +192,51 @@ static test_result names_and_defaults(char *why, size_t why_size)
               ffnn_optimizer_name(o));
     }
     ffnn_optimizer o = FFNN_OPT_ADAM;
-    CHECK(ffnn_optimizer_from_name("adamw", &o) == FFNN_ERR_PARSE && o == FFNN_OPT_ADAM,
-          "adamw accepted");
-    CHECK(strstr(ffnn_last_error(), "unknown optimizer 'adamw' (expected one of: sgd, momentum, "
-                                    "adam)"),
+    CHECK(ffnn_optimizer_from_name("lamb", &o) == FFNN_ERR_PARSE && o == FFNN_OPT_ADAM,
+          "lamb accepted");
+    CHECK(strstr(ffnn_last_error(), "unknown optimizer 'lamb' (expected one of: sgd, momentum, "
+                                    "adam, adamw)"),
           "%s", ffnn_last_error());
     ffnn_train_config c = ffnn_train_config_default();
     CHECK(c.optimizer == FFNN_OPT_SGD && c.momentum == 0.9f && c.nesterov == 0 &&
               c.beta1 == 0.9f && c.beta2 == 0.999f && c.epsilon == 1e-8f,
           "defaults: %d %g %d %g %g %g", (int)c.optimizer, (double)c.momentum, c.nesterov,
           (double)c.beta1, (double)c.beta2, (double)c.epsilon);
+    return TEST_PASS;
+}
+
+/* Weight decay's scalars and one element of each optimizer against the formula
+ * written out: sgd/momentum/adam add wd p to g (one fma), adamw multiplies p by
+ * (float)(1 - lr wd) computed in double from the decimal values. */
+static test_result weight_decay_scalars(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.optimizer = FFNN_OPT_ADAMW;
+    cfg.learning_rate = 1e-3f;
+    cfg.weight_decay = 0.05f;
+    ffnn_optimizer_step s = ffnn_optimizer_step_at(&cfg, 1);
+    CHECK(s.weight_decay == 0.0f && s.decay_factor == (float)(1.0 - 1e-3 * 0.05),
+          "adamw: wd %g factor %.9g", (double)s.weight_decay, (double)s.decay_factor);
+    const ffnn_optimizer_step plain = ffnn_optimizer_step_no_decay(s);
+    CHECK(plain.decay_factor == 1.0f && plain.weight_decay == 0.0f, "no_decay kept a decay");
+    cfg.optimizer = FFNN_OPT_SGD;
+    cfg.learning_rate = 0.1f;
+    cfg.weight_decay = 0.25f;
+    s = ffnn_optimizer_step_at(&cfg, 1);
+    CHECK(s.weight_decay == 0.25f && s.decay_factor == 1.0f, "sgd: wd %g factor %g",
+          (double)s.weight_decay, (double)s.decay_factor);
+    float p = 2.0f, g = 0.5f;
+    CHECK_OK(ffnn_cpu_backend.optimizer_update(NULL, &s, &p, &g, NULL, 1));
+    /* g' = 0.5 + 0.25 * 2 = 1 (exact); p = 2 - 0.1f * 1 */
+    CHECK(p == 2.0f - 0.1f, "sgd with decay: %.9g, want %.9g", (double)p, (double)(2.0f - 0.1f));
+    cfg.optimizer = FFNN_OPT_ADAMW;
+    cfg.weight_decay = 0.5f;
+    s = ffnn_optimizer_step_at(&cfg, 1);
+    float q = 1.0f, zero = 0.0f, state[2] = {0, 0};
+    CHECK_OK(ffnn_cpu_backend.optimizer_update(NULL, &s, &q, &zero, state, 1));
+    /* zero gradient: m = v = 0, the update adds 0: only the decay acts */
+    CHECK(q == (float)(1.0 - 0.1 * 0.5), "adamw decay of 1: %.9g", (double)q);
     return TEST_PASS;
 }
 
@@ -328,6 +384,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
 
 const test_case optim_tests[] = {
     {"optim_names_and_defaults", names_and_defaults},
+    {"optim_weight_decay_scalars", weight_decay_scalars},
     {"optim_step_scalars", step_scalars},
     {"optim_cpu_reference_3_steps", cpu_reference_sequences},
     {"optim_adam_first_step_is_lr_sign", adam_first_step_is_lr_sign},

@@ -23,6 +23,12 @@ CASE:  seed000   784-256relu-10, softmax cross-entropy, SGD lr 0.01, batch 64
                  (larger than the 455 training rows: one batch per epoch). Also
                  compares the final test accuracy (within 1 point); --seed picks
                  the seed (split, shuffle and init).
+       the training features (issue 12), each on seed000's net and data:
+       wd_momentum   momentum 0.9 nesterov, weight_decay 5e-4 (torch.optim.SGD)
+       wd_adam_nobias  adam, weight_decay 1e-3, biases not decayed (two groups)
+       adamw     torch.optim.AdamW lr 1e-3, weight_decay 0.05
+       sched_*   a learning-rate schedule (torch.optim.lr_scheduler, stepped after each
+                 epoch; the warm-up multiplies the rate per step), 4 epochs of 50 steps
 Exit status 0 when every per-step loss is within the tolerance (1e-5 relative for
 cpu, 1e-4 for cuda) and the final weights within 1e-4 relative in max norm.
 """
@@ -235,6 +241,74 @@ CASES = {
     "tabular_wholebatch": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.5,
                                batch=1000, epochs=30, seed=1, tabular=True, drop_last=False),
 }
+SEED000 = CASES["seed000"]
+CASES.update({
+    "wd_momentum": dict(SEED000, optimizer="momentum", momentum=0.9, nesterov=True,
+                        weight_decay=5e-4),
+    "wd_adam_nobias": dict(SEED000, optimizer="adam", lr=1e-3, weight_decay=1e-3,
+                           decay_bias=False),
+    "adamw": dict(SEED000, optimizer="adamw", lr=1e-3, weight_decay=0.05),
+})
+SCHED = dict(SEED000, train_limit=3200, epochs=4)
+S = torch.optim.lr_scheduler
+CASES.update({
+    "sched_step_warmup": dict(SCHED, optimizer="momentum", lr=0.02, warmup=30,
+                              schedule=("step:1:0.5", lambda o: S.StepLR(o, 1, gamma=0.5))),
+    "sched_multistep": dict(SCHED, lr=0.05, schedule=(
+        "multistep:1,3:0.2", lambda o: S.MultiStepLR(o, [1, 3], gamma=0.2))),
+    "sched_exponential": dict(SCHED, lr=0.05, schedule=(
+        "exponential:0.7", lambda o: S.ExponentialLR(o, 0.7))),
+    "sched_cosine": dict(SCHED, optimizer="adam", lr=1e-3, warmup=20, schedule=(
+        "cosine:3:1e-5", lambda o: S.CosineAnnealingLR(o, 3, eta_min=1e-5))),
+    # lr 0.02: at 0.05 the early float differences grow to ~7e-6 by step 180 (the
+    # dynamics, as seed000 at lr 0.1; the per-epoch rates agree as floats)
+    "sched_linear": dict(SCHED, lr=0.02, schedule=(
+        "linear:0.1:3", lambda o: S.LinearLR(o, start_factor=1.0, end_factor=0.1,
+                                              total_iters=3))),
+    # threshold 0.3: a reduction after any epoch that does not improve by 30%
+    "sched_plateau": dict(SCHED, lr=0.05, plateau=True, schedule=(
+        "plateau:0:0.5:0:0.3", lambda o: S.ReduceLROnPlateau(o, patience=0, factor=0.5,
+                                                            threshold=0.3))),
+})
+
+
+def ffnn_extra_args(case):
+    """The ffnn train flags of a case's optional settings."""
+    a = []
+    if case.get("momentum") is not None:
+        a += ["--momentum", str(case["momentum"])]
+    if case.get("nesterov"):
+        a += ["--nesterov"]
+    if case.get("weight_decay") is not None:
+        a += ["--weight-decay", str(case["weight_decay"])]
+    if case.get("decay_bias") is False:
+        a += ["--no-decay-bias"]
+    if case.get("schedule"):
+        a += ["--lr-schedule", case["schedule"][0]]
+    if case.get("warmup"):
+        a += ["--warmup-steps", str(case["warmup"])]
+    return a
+
+
+def make_optimizer(case, model):
+    """The torch.optim optimizer of a case: biases in a group of their own with
+    weight_decay 0 when decay_bias is False."""
+    wd = case.get("weight_decay", 0.0)
+    if case.get("decay_bias") is False:
+        weights = [p for n, p in model.named_parameters() if n.endswith("weight")]
+        biases = [p for n, p in model.named_parameters() if n.endswith("bias")]
+        params = [{"params": weights}, {"params": biases, "weight_decay": 0.0}]
+    else:
+        params = model.parameters()
+    o, lr = case["optimizer"], case["lr"]
+    if o == "sgd":
+        return torch.optim.SGD(params, lr=lr, weight_decay=wd)
+    if o == "momentum":
+        return torch.optim.SGD(params, lr=lr, momentum=case.get("momentum", 0.9),
+                               nesterov=case.get("nesterov", False), weight_decay=wd)
+    if o == "adam":
+        return torch.optim.Adam(params, lr=lr, weight_decay=wd)
+    return torch.optim.AdamW(params, lr=lr, weight_decay=case.get("weight_decay", 0.01))
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh}
 
@@ -294,7 +368,7 @@ def run_ffnn(args, case, data_dir, init_path, tmp):
            "--optimizer", case["optimizer"], "--lr", str(case["lr"]), "--batch",
            str(case["batch"]), "--epochs", str(case["epochs"]), "--train-limit",
            str(case["train_limit"]), "--seed", str(case["seed"]), "--device", args.device,
-           "--log-steps", steps_csv, "--save", final]
+           "--log-steps", steps_csv, "--save", final] + ffnn_extra_args(case)
     if args.device == "cpu":
         # 1: the reference backend (ffnn --strategy reference); >1: OpenMP on N threads
         cmd += ["--strategy", "reference"] if args.threads == 1 else ["--threads", str(args.threads)]
@@ -390,21 +464,35 @@ def run_torch(case, model, parts, device):
     else:
         loss_fn = lambda out, t: torch.nn.functional.binary_cross_entropy_with_logits(
             out[:, 0], t.float())
-    opt = (torch.optim.SGD(model.parameters(), lr=case["lr"]) if case["optimizer"] == "sgd"
-           else torch.optim.Adam(model.parameters(), lr=case["lr"]))
+    opt = make_optimizer(case, model)
+    sched = case["schedule"][1](opt) if case.get("schedule") else None
+    warmup = case.get("warmup", 0)
     rng = Xoshiro256(case["seed"], FFNN_STREAM_SHUFFLE)
-    losses = []
+    losses, k = [], 0
     for _ in range(case["epochs"]):
         perm = list(range(n))
         rng.shuffle(perm)
         perm = torch.tensor(perm, device=device)
+        epoch_lrs = [g["lr"] for g in opt.param_groups]  # the scheduler's rate
+        epoch_losses = []
         for first in range(0, n, case["batch"]):
             idx = perm[first:first + case["batch"]]
+            for g, lr in zip(opt.param_groups, epoch_lrs):  # warm-up, per step
+                g["lr"] = lr * (k + 1) / warmup if k < warmup else lr
             opt.zero_grad()
             loss = loss_fn(model(x[idx]), y[idx])
             loss.backward()
             opt.step()
             losses.append(loss.item())
+            epoch_losses.append(loss.item())
+            k += 1
+        for g, lr in zip(opt.param_groups, epoch_lrs):
+            g["lr"] = lr
+        if sched is not None:  # after the epoch, as ffnn
+            if case.get("plateau"):
+                sched.step(sum(epoch_losses) / len(epoch_losses))
+            else:
+                sched.step()
     return losses
 
 

@@ -30,6 +30,13 @@ static const name_entry precision_names[] = {
 };
 static const name_entry optimizer_names[] = {
     {"sgd", FFNN_OPT_SGD}, {"momentum", FFNN_OPT_MOMENTUM}, {"adam", FFNN_OPT_ADAM},
+    {"adamw", FFNN_OPT_ADAMW},
+};
+
+static const name_entry lr_schedule_names[] = {
+    {"constant", FFNN_LR_CONSTANT}, {"step", FFNN_LR_STEP},     {"multistep", FFNN_LR_MULTISTEP},
+    {"exponential", FFNN_LR_EXPONENTIAL}, {"cosine", FFNN_LR_COSINE},
+    {"linear", FFNN_LR_LINEAR},     {"plateau", FFNN_LR_PLATEAU},
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
@@ -75,3 +82,4 @@ ENUM_NAMES(ffnn_device, device_names, "device")
 ENUM_NAMES(ffnn_strategy, kernels_names, "strategy")
 ENUM_NAMES(ffnn_precision, precision_names, "precision")
 ENUM_NAMES(ffnn_optimizer, optimizer_names, "optimizer")
+ENUM_NAMES(ffnn_lr_schedule, lr_schedule_names, "learning-rate schedule")

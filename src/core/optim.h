@@ -30,13 +30,35 @@ typedef struct ffnn_optimizer_step {
     float one_minus_beta2;       /* adam: (float)(1 - beta2)                         */
     float step_size;             /* adam: (float)(lr / (1 - beta1^t))                */
     float bias_correction2_sqrt; /* adam: (float)sqrt(1 - beta2^t)                   */
+    float weight_decay;          /* sgd, momentum, adam: g += weight_decay p first;  */
+                                 /* 0: no decay (the update of before, bit for bit)  */
+    float decay_factor;          /* adamw: p *= decay_factor = (float)(1 - lr wd)    */
+                                 /* before the Adam update (1: none)                 */
+    size_t state_stride;         /* adam(w): floats from m to v in the state; 0: n   */
+                                 /* (a call over part of the arena sets the whole    */
+                                 /* arena's size, so that v = m + state_stride)      */
 } ffnn_optimizer_step;
 
-/* Floats of optimizer state per parameter: sgd 0, momentum 1 (buf), adam 2 (m, v). */
+/* Floats of optimizer state per parameter: sgd 0, momentum 1 (buf), adam and adamw
+ * 2 (m, v). */
 size_t ffnn_optimizer_state_count(ffnn_optimizer kind);
 
-/* The step t (1-based: the t-th update of a trainer) of cfg's optimizer. */
+/* The step t (1-based: the t-th update of a trainer) of cfg's optimizer at its
+ * learning rate cfg->learning_rate. */
 ffnn_optimizer_step ffnn_optimizer_step_at(const ffnn_train_config *cfg, uint64_t t);
+
+/* The same at learning rate lr (a double, as PyTorch's param_group['lr'] after a
+ * scheduler; ffnn_optimizer_step_at passes the decimal value of
+ * cfg->learning_rate, so the two agree for a constant rate). */
+ffnn_optimizer_step ffnn_optimizer_step_lr(const ffnn_train_config *cfg, uint64_t t, double lr);
+
+/* The same step without weight decay (the parameters a decay skips: biases under
+ * decay_bias 0). */
+ffnn_optimizer_step ffnn_optimizer_step_no_decay(ffnn_optimizer_step s);
+
+/* The double a user meant by a float hyperparameter: the shortest decimal that
+ * reads back as the same float (0.999f -> 0.999). */
+double ffnn_decimal_value(float f);
 
 #ifdef __cplusplus
 }

@@ -216,7 +216,7 @@ static int ck_key_applies(const char *name, ffnn_optimizer opt)
     if (!strcmp(name, "momentum") || !strcmp(name, "nesterov"))
         return opt == FFNN_OPT_MOMENTUM;
     if (!strcmp(name, "beta1") || !strcmp(name, "beta2") || !strcmp(name, "epsilon"))
-        return opt == FFNN_OPT_ADAM;
+        return opt == FFNN_OPT_ADAM || opt == FFNN_OPT_ADAMW;
     /* optional: ffnn_version; drop_last (absent: false, the files before it) */
     return strcmp(name, "ffnn_version") != 0 && strcmp(name, "drop_last") != 0;
 }
@@ -641,7 +641,7 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
     if (ok && c->optimizer == FFNN_OPT_MOMENTUM)
         ok = ck_add_float(md, "momentum", c->momentum) &&
              ck_add_text(md, "nesterov", "%s", c->nesterov ? "true" : "false");
-    if (ok && c->optimizer == FFNN_OPT_ADAM)
+    if (ok && (c->optimizer == FFNN_OPT_ADAM || c->optimizer == FFNN_OPT_ADAMW))
         ok = ck_add_float(md, "beta1", c->beta1) && ck_add_float(md, "beta2", c->beta2) &&
              ck_add_float(md, "epsilon", c->epsilon);
     return ok && ck_add_text(md, "batch_size", "%zu", c->batch_size) &&

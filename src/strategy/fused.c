@@ -1,7 +1,8 @@
 /* fused.c - the fused strategy: the backend's fused ops (dense_act_forward,
  * dense_backward_fused: bias + activation in the matmul's epilogue, the input
  * layer's act' in the dx epilogue, and with plain sgd on an all-dense net the
- * update in the weight-gradient kernels), one launch per op. graph.c captures
+ * update in the weight-gradient kernels - plain sgd without weight decay; any other
+ * optimizer runs optimizer_update after the backward), one launch per op. graph.c captures
  * the same ops. */
 #include "core/error.h"
 #include "strategy/strategy.h"
@@ -21,7 +22,7 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
     *state = NULL;
     r->fused = r->ops->dense_act_forward && r->ops->dense_backward_fused;
     r->fused_sgd = r->fused && r->cfg->optimizer == FFNN_OPT_SGD &&
-                   ffnn_strategy_all_dense(r->model);
+                   r->cfg->weight_decay == 0.0f && ffnn_strategy_all_dense(r->model);
     return FFNN_OK;
 }
 

@@ -4,7 +4,9 @@
  *
  * A captured run of steps [first, first + count) of an epoch is valid for any
  * epoch while the optimizer's per-step scalars stay those of the capture (sgd:
- * always; momentum: after its first step; adam: never reused, run once). One
+ * always; momentum: after its first step; adam: never reused, run once; a
+ * learning-rate schedule: while the rate stays, e.g. within an epoch - a launch
+ * whose first two steps differ, as in a warm-up, is captured and run once). One
  * graph of a whole epoch (~8,000 nodes at batch 64) replays slower than 16-step
  * graphs (docs/PERFORMANCE.md): 16 steps per launch by default. */
 #include <stdlib.h>
@@ -55,8 +57,8 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
                            uint64_t opt_t)
 {
     graph_cache *c = cache;
-    const ffnn_optimizer_step u0 = ffnn_optimizer_step_at(r->cfg, opt_t + 1);
-    const ffnn_optimizer_step u1 = ffnn_optimizer_step_at(r->cfg, opt_t + 2);
+    const ffnn_optimizer_step u0 = ffnn_run_update_at(r, opt_t + 1);
+    const ffnn_optimizer_step u1 = ffnn_run_update_at(r, opt_t + 2);
     /* replayable (cached) when every step has the same scalars: sgd always,
      * momentum after its first step, adam never */
     const int stable = same_update(&u0, &u1);

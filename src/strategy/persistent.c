@@ -29,9 +29,15 @@ int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *
                   "cross-entropy (labels) or mse (float targets)");
         return 0;
     }
-    if (cfg->optimizer != FFNN_OPT_SGD) {
-        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs plain sgd, not %s",
-                  ffnn_optimizer_name(cfg->optimizer));
+    if (cfg->optimizer != FFNN_OPT_SGD || cfg->weight_decay != 0.0f) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs plain sgd without "
+                  "weight decay, not %s%s", ffnn_optimizer_name(cfg->optimizer),
+                  cfg->weight_decay != 0.0f ? " with weight decay" : "");
+        return 0;
+    }
+    if (!ffnn_schedule_constant_within_epochs(cfg)) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs a launch at one learning "
+                  "rate: no warm-up steps");
         return 0;
     }
     if (cfg->precision != FFNN_PRECISION_FP32) {
@@ -50,7 +56,8 @@ static int persistent_supports(const ffnn_model *m, const ffnn_train_config *cfg
 
 /* The kernel's job for steps [first, first + count) (shapes only when count is
  * 0: for the device's support check). */
-static ffnn_persistent_job persistent_job(const ffnn_run *r, size_t first, size_t count)
+static ffnn_persistent_job persistent_job(const ffnn_run *r, size_t first, size_t count,
+                                          uint64_t opt_t)
 {
     const ffnn_model *m = r->model;
     const ffnn_layer *l0 = &m->layers[0], *l1 = &m->layers[1];
@@ -71,7 +78,7 @@ static ffnn_persistent_job persistent_job(const ffnn_run *r, size_t first, size_
     j.b1 = l0->has_bias ? r->params + l0->bias_offset : NULL;
     j.W2 = r->params + l1->weight_offset;
     j.b2 = l1->has_bias ? r->params + l1->bias_offset : NULL;
-    j.lr = ffnn_optimizer_step_at(r->cfg, 1).lr;
+    j.lr = ffnn_run_update_at(r, opt_t + 1).lr; /* one rate per launch: within an epoch */
     j.row_loss = r->train.row_loss;
     j.row_correct = r->train.row_correct;
     return j;
@@ -90,7 +97,7 @@ static ffnn_status persistent_prepare(ffnn_run *r, void **state)
                          "--strategy persistent runs softmax_ce on class labels or mse "
                          "on float targets, not %s on %s", ffnn_loss_name(r->cfg->loss),
                          r->train.labels ? "class labels" : "float targets");
-    const ffnn_persistent_job job = persistent_job(r, 0, 0);
+    const ffnn_persistent_job job = persistent_job(r, 0, 0, 0);
     if (!r->ops->persistent_supported(r->ctx, &job))
         return FFNN_ERR_UNSUPPORTED; /* the reason is in ffnn_last_error() */
     return FFNN_OK;
@@ -101,8 +108,8 @@ static size_t whole_epoch(size_t steps_per_epoch) { return steps_per_epoch; }
 static ffnn_status persistent_run(ffnn_run *r, void *state, size_t first, size_t count,
                                   uint64_t opt_t)
 {
-    (void)state, (void)opt_t; /* plain sgd: every step has the same scalars */
-    const ffnn_persistent_job job = persistent_job(r, first, count);
+    (void)state; /* plain sgd: every step of a launch (within an epoch) has the same lr */
+    const ffnn_persistent_job job = persistent_job(r, first, count, opt_t);
     return r->ops->train_persistent(r->ctx, &job);
 }
 

@@ -6,6 +6,12 @@
 #include "data/dataset.h"
 #include "strategy/step.h"
 
+ffnn_optimizer_step ffnn_run_update_at(const ffnn_run *r, uint64_t t)
+{
+    return ffnn_optimizer_step_lr(r->cfg, t,
+                                  ffnn_schedule_lr(r->cfg, r->plateau, t, r->steps_per_epoch));
+}
+
 size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s)
 {
     size_t first = s * batch_size;
@@ -155,7 +161,7 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     float *output;
     ffnn_status st = FFNN_OK;
     size_t width = m->layers[m->layer_count - 1].out;
-    const ffnn_optimizer_step update = ffnn_optimizer_step_at(r->cfg, opt_t);
+    const ffnn_optimizer_step update = ffnn_run_update_at(r, opt_t);
     const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
     /* data parallelism: this rank's gradients are of the mean over its rows;
      * scaled by its share of the step's rows, their sum over the ranks is the
@@ -181,8 +187,33 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     if (r->comm && (st = r->comm->ops->allreduce_end(r->comm, sync.stream)) != FFNN_OK)
         return st;
     if (!r->fused_sgd)
-        st = r->ops->optimizer_update(r->ctx, &update, r->params, r->grads, r->opt_state,
-                                      m->parameter_count);
+        st = ffnn_step_update(r, &update);
+    return st;
+}
+
+/* The optimizer stage: one update over the parameter arena; with weight decay and
+ * decay_bias 0, one call per weight (decayed) and per bias (not), the state's
+ * arenas addressed through state_stride. */
+ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
+{
+    const ffnn_model *m = r->model;
+    const size_t n = m->parameter_count;
+    if (r->cfg->decay_bias || r->cfg->weight_decay == 0.0f)
+        return r->ops->optimizer_update(r->ctx, update, r->params, r->grads, r->opt_state, n);
+    ffnn_optimizer_step decayed = *update, plain = ffnn_optimizer_step_no_decay(*update);
+    decayed.state_stride = plain.state_stride = n;
+    ffnn_status st = FFNN_OK;
+    for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        const size_t off[2] = {l->weight_offset, l->bias_offset};
+        const size_t len[2] = {l->out * l->fan_in, l->has_bias ? l->out : 0};
+        for (int k = 0; k < 2 && st == FFNN_OK; k++)
+            if (len[k])
+                st = r->ops->optimizer_update(r->ctx, k ? &plain : &decayed, r->params + off[k],
+                                              r->grads + off[k],
+                                              r->opt_state ? r->opt_state + off[k] : NULL,
+                                              len[k]);
+    }
     return st;
 }
 

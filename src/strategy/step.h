@@ -18,6 +18,7 @@
 
 #include "backend/backend.h"
 #include "core/model.h"
+#include "core/schedule.h"
 #include "ffnn.h"
 #include "parallel/comm.h"
 
@@ -60,7 +61,13 @@ typedef struct ffnn_run {
                                  (one process). Each step then computes this rank's
                                  shard of the batch (ffnn_shard_range) and sums the
                                  gradients over the ranks before the update      */
+    size_t steps_per_epoch;   /* ceil(train count / batch_size): the schedule's epochs */
+    const ffnn_plateau *plateau; /* reduce-on-plateau's state (the trainer's)    */
 } ffnn_run;
+
+/* The optimizer step t (1-based over the run) with the schedule's learning rate
+ * (core/schedule.h): what every strategy applies at that step. */
+ffnn_optimizer_step ffnn_run_update_at(const ffnn_run *r, uint64_t t);
 
 /* Where gather reads the device copy d. */
 ffnn_gather_source ffnn_step_gather_source(const ffnn_device_data *d);
@@ -88,6 +95,12 @@ void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, s
  * gradients summed over the ranks in buckets as the backward pass produces
  * them], update. */
 ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t);
+
+/* The optimizer stage of a step: update (its scalars, ffnn_optimizer_step_at)
+ * applied to r->params from r->grads and r->opt_state (per weight and bias when
+ * weight decay skips the biases). Clipping and any gradient reduction between
+ * devices come before it. */
+ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update);
 
 /* Steps [first, first + count) one after the other (ffnn_step_queue), as optimizer
  * steps opt_t + 1 ...: the run_steps of the strategies that queue ops. */

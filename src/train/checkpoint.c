@@ -100,12 +100,13 @@ static ffnn_status ck_check_trainer(const char *path, const ffnn_run_state *f, f
     if (c->optimizer != s->optimizer)
         return ck_differs(path, "the optimizer", ffnn_optimizer_name(s->optimizer),
                           ffnn_optimizer_name(c->optimizer));
+    const int adam = s->optimizer == FFNN_OPT_ADAM || s->optimizer == FFNN_OPT_ADAMW;
     struct { const char *name; float saved, here; int applies; } floats[] = {
         {"learning_rate", s->learning_rate, c->learning_rate, 1},
         {"momentum", s->momentum, c->momentum, s->optimizer == FFNN_OPT_MOMENTUM},
-        {"beta1", s->beta1, c->beta1, s->optimizer == FFNN_OPT_ADAM},
-        {"beta2", s->beta2, c->beta2, s->optimizer == FFNN_OPT_ADAM},
-        {"epsilon", s->epsilon, c->epsilon, s->optimizer == FFNN_OPT_ADAM},
+        {"beta1", s->beta1, c->beta1, adam},
+        {"beta2", s->beta2, c->beta2, adam},
+        {"epsilon", s->epsilon, c->epsilon, adam},
     };
     for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
         if (floats[i].applies && floats[i].saved != floats[i].here) {

@@ -25,6 +25,18 @@ static const ffnn_config_limit limits[] = {
     {"beta1", 0, 1, 0, 1},
     {"beta2", 0, 1, 0, 1},
     {"epsilon", 0, 1, 1, 0},
+    {"weight_decay", 0, 1e6, 0, 0},
+    {"lr_step_size", 1, 1000000, 0, 0},
+    {"lr_gamma", 0, 1, 1, 0},
+    {"lr_milestone", 1, 1000000, 0, 0},   /* each of lr_milestones, increasing      */
+    {"lr_t_max", 0, 1000000, 0, 0},
+    {"lr_min", 0, 1e6, 0, 0},             /* and below learning_rate              */
+    {"lr_end_factor", 0, 1, 0, 0},
+    {"lr_total_iters", 0, 1000000, 0, 0},
+    {"lr_patience", 0, 1000000, 0, 0},
+    {"lr_factor", 0, 1, 1, 1},
+    {"lr_threshold", 0, 1, 0, 1},
+    {"warmup_steps", 0, INT32_MAX, 0, 0},
     {"cuda_block_1d", 0, 1024, 0, 0},     /* and 0 or a multiple of 32 >= 32    */
     {"cuda_block_2d", 0, 32, 0, 0},       /* and 0, 8, 16 or 32                 */
 };
@@ -69,12 +81,60 @@ ffnn_train_config ffnn_train_config_default(void)
     c.beta1 = 0.9f;
     c.beta2 = 0.999f;
     c.epsilon = 1e-8f;
+    c.weight_decay = 0.0f;
+    c.decay_bias = 1;
+    c.lr_schedule = FFNN_LR_CONSTANT;
+    c.lr_step_size = 1;
+    c.lr_gamma = 0.1f;
+    c.lr_patience = 10;
+    c.lr_factor = 0.1f;
+    c.lr_threshold = 1e-4f;
     return c;
+}
+
+/* The learning-rate schedule's settings (every one range-checked, whichever
+ * schedule is chosen). */
+static ffnn_status check_schedule(const ffnn_train_config *c)
+{
+    if ((int)c->lr_schedule < FFNN_LR_CONSTANT || (int)c->lr_schedule > FFNN_LR_PLATEAU)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown learning-rate schedule %d",
+                         (int)c->lr_schedule);
+    const struct { const char *field; double v; } v[] = {
+        {"lr_step_size", c->lr_step_size}, {"lr_gamma", c->lr_gamma},
+        {"lr_t_max", c->lr_t_max},         {"lr_min", c->lr_min},
+        {"lr_end_factor", c->lr_end_factor}, {"lr_total_iters", c->lr_total_iters},
+        {"lr_patience", c->lr_patience},   {"lr_factor", c->lr_factor},
+        {"lr_threshold", c->lr_threshold}, {"warmup_steps", c->warmup_steps},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        if (!within(v[i].field, v[i].v)) {
+            const ffnn_config_limit *l = ffnn_train_config_limit(v[i].field);
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "%s must be in %c%g, %g%c, found %g",
+                             v[i].field, l->min_open ? '(' : '[', l->min, l->max,
+                             l->max_open ? ')' : ']', v[i].v);
+        }
+    if (c->lr_min >= c->learning_rate && c->lr_min != 0.0f)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "lr_min (eta_min, min_lr) must be below the learning rate %g, found %g",
+                         (double)c->learning_rate, (double)c->lr_min);
+    if (c->lr_schedule == FFNN_LR_MULTISTEP &&
+        (c->lr_milestone_count < 1 || c->lr_milestone_count > FFNN_LR_MILESTONES_MAX))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "multistep needs 1 to %d milestones, found %d", FFNN_LR_MILESTONES_MAX,
+                         c->lr_milestone_count);
+    for (int i = 0; i < c->lr_milestone_count && i < FFNN_LR_MILESTONES_MAX; i++)
+        if (!within("lr_milestone", c->lr_milestones[i]) ||
+            (i > 0 && c->lr_milestones[i] <= c->lr_milestones[i - 1]))
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                             "milestone %d: expected increasing epochs >= 1, found %d", i + 1,
+                             c->lr_milestones[i]);
+    return FFNN_OK;
 }
 
 ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *train,
                                 const ffnn_train_config *c)
 {
+    ffnn_status st;
     if (!within("epochs", c->epochs))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "epochs must be in [0, %.0f], found %d",
                          LIMIT(epochs).max, c->epochs);
@@ -113,11 +173,16 @@ ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *tra
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "learning rate must be positive, finite and at most %g, found %g",
                          LIMIT(learning_rate).max, (double)c->learning_rate);
-    if (c->optimizer != FFNN_OPT_SGD && c->optimizer != FFNN_OPT_MOMENTUM &&
-        c->optimizer != FFNN_OPT_ADAM)
+    if ((int)c->optimizer < FFNN_OPT_SGD || (int)c->optimizer > FFNN_OPT_ADAMW)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "unknown optimizer %d (expected sgd, momentum or adam)",
+                         "unknown optimizer %d (expected sgd, momentum, adam or adamw)",
                          (int)c->optimizer);
+    if (!within("weight_decay", c->weight_decay))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "weight decay must be in [0, %g], found %g",
+                         LIMIT(weight_decay).max, (double)c->weight_decay);
+    if ((st = check_schedule(c)) != FFNN_OK)
+        return st;
     if (!within("momentum", c->momentum))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "momentum must be in [0, 1), found %g",
                          (double)c->momentum);

@@ -255,6 +255,15 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
     if (t->val && t->step == steps &&
         (st = ffnn_trainer_evaluate(t, t->val, &stats->val_loss, &stats->val_accuracy)) != FFNN_OK)
         return st;
+    stats->learning_rate = ffnn_schedule_lr(&t->cfg, &t->plateau,
+                                            t->opt_steps ? t->opt_steps : 1, steps);
+    if (t->step == steps && t->plateau_epoch != t->epoch) {
+        /* reduce-on-plateau: once per finished epoch, on the validation loss when
+         * the trainer has a validation set, else on the training loss */
+        ffnn_plateau_update(&t->plateau, &t->cfg,
+                            isnan(stats->val_loss) ? stats->train_loss : stats->val_loss);
+        t->plateau_epoch = t->epoch;
+    }
     if (finished)
         *finished = t->step == steps;
     return FFNN_OK;

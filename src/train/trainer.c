@@ -374,6 +374,9 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
         t->cfg.batch_size = train->count;
     cfg = &t->cfg;
     t->run.cfg = &t->cfg;
+    t->run.steps_per_epoch = (train->count + cfg->batch_size - 1) / cfg->batch_size;
+    t->plateau = ffnn_plateau_start(cfg);
+    t->run.plateau = &t->plateau;
     t->run.capacity =
         cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size : cfg->eval_batch_size;
     ffnn_rng_seed(&t->shuffle_rng, cfg->seed, FFNN_STREAM_SHUFFLE);

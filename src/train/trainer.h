@@ -20,6 +20,8 @@ struct ffnn_trainer {
     const ffnn_strategy_impl *strategy; /* cfg.strategy with auto resolved (cpu: tiled) */
     void *strategy_state;     /* the strategy's own (graph cache), or NULL    */
     uint64_t opt_steps;       /* optimizer steps taken (Adam's t of the last step) */
+    ffnn_plateau plateau;     /* reduce-on-plateau's state (run.plateau points here) */
+    int plateau_epoch;        /* the last epoch the plateau state has seen        */
 
     ffnn_device_data eval;    /* the last data set evaluated (cached)         */
     const ffnn_dataset *val;  /* the validation set (ffnn_trainer_set_validation) or NULL */

@@ -143,17 +143,11 @@ static ffnn_status cpu_optimizer_update(void *ctx, const ffnn_optimizer_step *st
                                         size_t n)
 {
     (void)ctx;
-    switch (step->kind) {
-    case FFNN_OPT_SGD: ffnn_cpu_sgd_update(params, grads, n, step->lr); return FFNN_OK;
-    case FFNN_OPT_MOMENTUM:
-        ffnn_cpu_momentum_update(step, params, grads, state, n);
-        return FFNN_OK;
-    case FFNN_OPT_ADAM:
-        ffnn_cpu_adam_update(step, params, grads, state, state + n, n);
-        return FFNN_OK;
-    }
-    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cpu optimizer_update: unknown optimizer %d",
-                     (int)step->kind);
+    if ((int)step->kind < FFNN_OPT_SGD || (int)step->kind > FFNN_OPT_ADAMW)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cpu optimizer_update: unknown optimizer %d", (int)step->kind);
+    ffnn_cpu_optimizer_update(step, params, grads, state, n);
+    return FFNN_OK;
 }
 
 const ffnn_backend_ops ffnn_cpu_backend = {

@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "core/optim.h"
 #include "ffnn.h"
 
 /* ------------------------------------------------------------------ activations */
@@ -128,6 +129,59 @@ static inline float ffnn_adam_param(float p, float m, float v, float step_size,
 {
     const float denom = sqrtf(v) / bias_correction2_sqrt + eps;
     return p + (-step_size * m) / denom;
+}
+
+/* L2 weight decay into the gradient (sgd, momentum, adam): g' = g + wd p, one fma
+ * (PyTorch: grad = grad.add(param, alpha=weight_decay)). */
+static inline float ffnn_decay_grad(float g, float p, float wd) { return fmaf(wd, p, g); }
+
+/* adamw's decoupled decay: p' = p factor, factor = (float)(1 - lr wd), one rounding
+ * (PyTorch: param.mul_(1 - lr * weight_decay)). */
+static inline float ffnn_decay_param(float p, float factor) { return p * factor; }
+
+/* adamw first moment as torch 1.13's AdamW spells it: m' = (m beta1) + (1 - beta1) g,
+ * the product rounded, then one fma (PyTorch: exp_avg.mul_(beta1).add_(grad,
+ * alpha=1 - beta1); its Adam uses lerp_, ffnn_adam_m). */
+static inline float ffnn_adamw_m(float m, float g, float beta1, float one_minus_beta1)
+{
+    return fmaf(one_minus_beta1, g, m * beta1);
+}
+
+/* One optimizer step of one parameter, every optimizer and weight decay: p the
+ * parameter, g its gradient, s0/s1 its state (momentum: buf at s0; adam, adamw: m
+ * at s0, v at s1; not read where the optimizer has none). The per-case loops of
+ * the omp backend give the same bits without weight decay. */
+static inline void ffnn_optimizer_element(const ffnn_optimizer_step *s, float *p, float g,
+                                          float *s0, float *s1)
+{
+    float w = *p;
+    if (s->weight_decay != 0.0f)
+        g = ffnn_decay_grad(g, w, s->weight_decay);
+    switch (s->kind) {
+    case FFNN_OPT_SGD: *p = ffnn_sgd(w, s->lr, g); return;
+    case FFNN_OPT_MOMENTUM: {
+        const float b = ffnn_momentum_buf(s0, g, s->momentum, s->first_step);
+        *s0 = b;
+        *p = ffnn_momentum_param(w, g, b, s->momentum, s->lr, s->nesterov);
+        return;
+    }
+    case FFNN_OPT_ADAM:
+    case FFNN_OPT_ADAMW: {
+        float m;
+        if (s->kind == FFNN_OPT_ADAMW) {
+            if (s->decay_factor != 1.0f)
+                w = ffnn_decay_param(w, s->decay_factor);
+            m = ffnn_adamw_m(*s0, g, s->beta1, s->one_minus_beta1);
+        } else {
+            m = ffnn_adam_m(*s0, g, s->one_minus_beta1);
+        }
+        const float v = ffnn_adam_v(*s1, g, s->beta2, s->one_minus_beta2);
+        *s0 = m;
+        *s1 = v;
+        *p = ffnn_adam_param(w, m, v, s->step_size, s->bias_correction2_sqrt, s->eps);
+        return;
+    }
+    }
 }
 
 #endif

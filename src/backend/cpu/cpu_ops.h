@@ -52,11 +52,10 @@ void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t
  * params [n], grads [n]; buf [n]; m [n], v [n]. */
 /* params[i] -= learning_rate * grads[i]. */
 void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate);
-/* buf = momentum buf + g (g at the first step); params -= lr (buf or g + momentum buf). */
-void ffnn_cpu_momentum_update(const ffnn_optimizer_step *s, float *params, const float *grads,
-                              float *buf, size_t n);
-/* m, v moving averages; params -= step_size m / (sqrt(v) / bias_correction2_sqrt + eps). */
-void ffnn_cpu_adam_update(const ffnn_optimizer_step *s, float *params, const float *grads,
-                          float *m, float *v, size_t n);
+/* One step of any optimizer (ffnn_optimizer_step: kind, weight decay, scalars);
+ * state [state_count * n] laid out as backend.h optimizer_update says (v at
+ * state + (s->state_stride or n)); NULL for sgd. */
+void ffnn_cpu_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
+                               float *state, size_t n);
 
 #endif

@@ -37,33 +37,27 @@ void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float lear
         params[i] = ffnn_sgd(params[i], learning_rate, grads[i]);
 }
 
-/* buf = momentum*buf + g (buf = g at the first step); d = nesterov ? g + momentum*buf
- * : buf; w <- w - lr d.  PyTorch: buf.mul_(momentum).add_(g); g.add(buf, alpha=
- * momentum); p.add_(d, alpha=-lr). buf [n]. */
-void ffnn_cpu_momentum_update(const ffnn_optimizer_step *s, float *params, const float *grads,
-                              float *buf, size_t n)
+/* Every optimizer, element by element (ffnn_optimizer_element):
+ *   (sgd, momentum, adam) g += wd p  (PyTorch: grad.add(param, alpha=weight_decay))
+ *   sgd       w <- w - lr g
+ *   momentum  buf = momentum*buf + g (g at the first step); d = nesterov ?
+ *             g + momentum*buf : buf; w <- w - lr d  (PyTorch: buf.mul_(momentum).
+ *             add_(g); g.add(buf, alpha=momentum); p.add_(d, alpha=-lr))
+ *   adam      m = lerp(m, g, 1-beta1); v = beta2 v + ((1-beta2) g) g;
+ *             w <- w + (-step_size m) / (sqrt(v) / bias_correction2_sqrt + eps)
+ *             (PyTorch: m.lerp_(g, 1-beta1); v.mul_(beta2).addcmul_(g, g, value=
+ *             1-beta2); denom = (v.sqrt() / bias_correction2_sqrt).add_(eps);
+ *             p.addcdiv_(m, denom, value=-step_size))
+ *   adamw     w *= (1 - lr wd); m = beta1 m + (1-beta1) g; then as adam
+ * state: momentum buf [n]; adam(w) m [n] at state, v [n] at state + stride
+ * (stride: s->state_stride, or n when 0). */
+void ffnn_cpu_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
+                               float *state, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        const float g = grads[i];
-        const float b = ffnn_momentum_buf(&buf[i], g, s->momentum, s->first_step);
-        buf[i] = b;
-        params[i] = ffnn_momentum_param(params[i], g, b, s->momentum, s->lr, s->nesterov);
-    }
-}
-
-/* m = lerp(m, g, 1-beta1); v = beta2 v + ((1-beta2) g) g;
- * w <- w + (-step_size m) / (sqrt(v) / bias_correction2_sqrt + eps).
- * PyTorch: m.lerp_(g, 1-beta1); v.mul_(beta2).addcmul_(g, g, value=1-beta2);
- * denom = (v.sqrt() / bias_correction2_sqrt).add_(eps); p.addcdiv_(m, denom,
- * value=-step_size). m [n], v [n]. */
-void ffnn_cpu_adam_update(const ffnn_optimizer_step *s, float *params, const float *grads,
-                          float *m, float *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        const float g = grads[i];
-        m[i] = ffnn_adam_m(m[i], g, s->one_minus_beta1);
-        v[i] = ffnn_adam_v(v[i], g, s->beta2, s->one_minus_beta2);
-        params[i] = ffnn_adam_param(params[i], m[i], v[i], s->step_size,
-                                    s->bias_correction2_sqrt, s->eps);
-    }
+    const size_t stride = s->state_stride ? s->state_stride : n;
+    float *s1 = state && (s->kind == FFNN_OPT_ADAM || s->kind == FFNN_OPT_ADAMW) ? state + stride
+                                                                                : NULL;
+    for (size_t i = 0; i < n; i++)
+        ffnn_optimizer_element(s, &params[i], grads[i], state ? &state[i] : NULL,
+                               s1 ? &s1[i] : NULL);
 }

@@ -34,6 +34,7 @@
 
 #include <cuda_runtime.h>
 
+#include "core/optim.h"
 #include "ffnn.h"
 
 /* ------------------------------------------------------------------ activations */
@@ -182,6 +183,63 @@ static __device__ __forceinline__ float ffnn_dev_adam_param(float p, float m, fl
 {
     const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(v), bias_correction2_sqrt), eps);
     return __fadd_rn(p, __fdiv_rn(__fmul_rn(-step_size, m), denom));
+}
+
+/* L2 weight decay into the gradient: g' = g + wd p, one fma (cpu_math.h
+ * ffnn_decay_grad; PyTorch: grad.add(param, alpha=weight_decay)). */
+static __device__ __forceinline__ float ffnn_dev_decay_grad(float g, float p, float wd)
+{
+    return __fmaf_rn(wd, p, g);
+}
+
+/* adamw's decoupled decay: p' = p factor, one rounding (PyTorch: param.mul_(1 - lr wd)). */
+static __device__ __forceinline__ float ffnn_dev_decay_param(float p, float factor)
+{
+    return __fmul_rn(p, factor);
+}
+
+/* adamw first moment (torch 1.13's AdamW): m' = (m beta1) + (1 - beta1) g, the product
+ * rounded, then one fma. */
+static __device__ __forceinline__ float ffnn_dev_adamw_m(float m, float g, float beta1,
+                                                         float one_minus_beta1)
+{
+    return __fmaf_rn(one_minus_beta1, g, __fmul_rn(m, beta1));
+}
+
+/* One optimizer step of one parameter, every optimizer and weight decay (cpu_math.h
+ * ffnn_optimizer_element, the same order): s0/s1 its state (momentum: buf; adam(w):
+ * m, v), not read where the optimizer has none. */
+static __device__ __forceinline__ void ffnn_dev_optimizer_element(const ffnn_optimizer_step &s,
+                                                                  float *p, float g, float *s0,
+                                                                  float *s1)
+{
+    float w = *p;
+    if (s.weight_decay != 0.0f)
+        g = ffnn_dev_decay_grad(g, w, s.weight_decay);
+    switch (s.kind) {
+    case FFNN_OPT_SGD: *p = ffnn_dev_sgd(w, s.lr, g); return;
+    case FFNN_OPT_MOMENTUM: {
+        const float b = ffnn_dev_momentum_buf(s0, g, s.momentum, s.first_step);
+        *s0 = b;
+        *p = ffnn_dev_momentum_param(w, g, b, s.momentum, s.lr, s.nesterov);
+        return;
+    }
+    default: { /* adam, adamw */
+        float m;
+        if (s.kind == FFNN_OPT_ADAMW) {
+            if (s.decay_factor != 1.0f)
+                w = ffnn_dev_decay_param(w, s.decay_factor);
+            m = ffnn_dev_adamw_m(*s0, g, s.beta1, s.one_minus_beta1);
+        } else {
+            m = ffnn_dev_adam_m(*s0, g, s.one_minus_beta1);
+        }
+        const float v = ffnn_dev_adam_v(*s1, g, s.beta2, s.one_minus_beta2);
+        *s0 = m;
+        *s1 = v;
+        *p = ffnn_dev_adam_param(w, m, v, s.step_size, s.bias_correction2_sqrt, s.eps);
+        return;
+    }
+    }
 }
 
 /* ------------------------------------------------------------------ losses */

@@ -1,6 +1,7 @@
 /*
  * optim.cu - the optimizer updates over the parameter arena (backend.h
- * optimizer_update): plain SGD, SGD with momentum (and Nesterov), Adam. Each is
+ * optimizer_update): plain SGD, SGD with momentum (and Nesterov), Adam; with weight
+ * decay, and AdamW, one kernel of the per-element step for all. Each is
  * one grid-stride kernel with ctx->block_1d threads per block, one thread per
  * parameter; n may be any size_t. The per-step scalars come from the host
  * (ffnn_optimizer_step, passed by value).
@@ -64,6 +65,20 @@ static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restri
     }
 }
 
+/* Weight decay (any optimizer) and adamw: ffnn_dev_optimizer_element per parameter.
+ * params [n], grads [n], s0 [n] (buf or m; NULL for sgd), s1 [n] (v; NULL unless
+ * adam(w)). */
+static __global__ void decay_update_kernel(ffnn_optimizer_step s, float *__restrict__ params,
+                                           const float *__restrict__ grads,
+                                           float *__restrict__ s0, float *__restrict__ s1,
+                                           size_t n)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        ffnn_dev_optimizer_element(s, &params[i], grads[i], s0 ? &s0[i] : NULL,
+                                   s1 ? &s1[i] : NULL);
+}
+
 extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimizer_step *step,
                                                   float *params, const float *grads,
                                                   float *state, size_t n)
@@ -72,10 +87,9 @@ extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimiz
     FFNN_CUDA_GUARD(ctx, "optimizer_update");
     if (step == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda optimizer_update: step is NULL");
-    if (step->kind != FFNN_OPT_SGD && step->kind != FFNN_OPT_MOMENTUM &&
-        step->kind != FFNN_OPT_ADAM)
+    if ((int)step->kind < FFNN_OPT_SGD || (int)step->kind > FFNN_OPT_ADAMW)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda optimizer_update: unknown optimizer %d (expected 0..2)",
+                         "cuda optimizer_update: unknown optimizer %d (expected 0..3)",
                          (int)step->kind);
     if (n == 0) return FFNN_OK;
     if (params == NULL || grads == NULL || (step->kind != FFNN_OPT_SGD && state == NULL))
@@ -84,7 +98,17 @@ extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimiz
                          ffnn_optimizer_name(step->kind));
     const unsigned blocks = ffnn_cuda_grid_1d_for(n, ctx->block_1d);
     const unsigned threads = (unsigned)ctx->block_1d;
+    const size_t stride = step->state_stride ? step->state_stride : n; /* m to v */
+    if (step->weight_decay != 0.0f || step->kind == FFNN_OPT_ADAMW) {
+        const int two = step->kind == FFNN_OPT_ADAM || step->kind == FFNN_OPT_ADAMW;
+        decay_update_kernel<<<blocks, threads, 0, ctx->stream>>>(
+            *step, params, grads, step->kind == FFNN_OPT_SGD ? NULL : state,
+            two ? state + stride : NULL, n);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "decay_update_kernel");
+        return FFNN_OK;
+    }
     switch (step->kind) {
+    case FFNN_OPT_ADAMW: break; /* above */
     case FFNN_OPT_SGD:
         sgd_update_kernel<<<blocks, threads, 0, ctx->stream>>>(params, grads, n,
                                                                         step->lr);
@@ -97,7 +121,7 @@ extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimiz
         break;
     case FFNN_OPT_ADAM:
         adam_update_kernel<<<blocks, threads, 0, ctx->stream>>>(
-            *step, params, grads, state, state + n, n);
+            *step, params, grads, state, state + stride, n);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "adam_update_kernel");
         break;
     }

@@ -391,8 +391,7 @@ static ffnn_status ompb_optimizer_update(void *vctx, const ffnn_optimizer_step *
                                         size_t n)
 {
     const omp_ctx *ctx = vctx;
-    if (step->kind != FFNN_OPT_SGD && step->kind != FFNN_OPT_MOMENTUM &&
-        step->kind != FFNN_OPT_ADAM)
+    if ((int)step->kind < FFNN_OPT_SGD || (int)step->kind > FFNN_OPT_ADAMW)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "omp optimizer_update: unknown optimizer %d", (int)step->kind);
     const long chunks = (long)ceil_div(n, ELEMENTWISE_CHUNK);

@@ -109,7 +109,17 @@ FFNN_OMP_CLONES
 void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
                                float *state, size_t n, size_t begin, size_t end)
 {
+    const size_t stride = s->state_stride ? s->state_stride : n;
+    if (s->weight_decay != 0.0f || s->kind == FFNN_OPT_ADAMW) {
+        /* weight decay, adamw: the reference's element function */
+        float *s1 = s->kind == FFNN_OPT_SGD || s->kind == FFNN_OPT_MOMENTUM ? NULL : state + stride;
+        for (size_t i = begin; i < end; i++)
+            ffnn_optimizer_element(s, &params[i], grads[i], state ? &state[i] : NULL,
+                                   s1 ? &s1[i] : NULL);
+        return;
+    }
     switch (s->kind) {
+    case FFNN_OPT_ADAMW: break; /* above */
     case FFNN_OPT_SGD: {
         const float lr = s->lr;
         for (size_t i = begin; i < end; i++)
@@ -146,7 +156,7 @@ void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, cons
         break;
     }
     case FFNN_OPT_ADAM: {
-        float *m = state, *v = state + n; /* [n] each */
+        float *m = state, *v = state + stride; /* [n] each */
         const float w1 = s->one_minus_beta1, beta2 = s->beta2, w2 = s->one_minus_beta2;
         const float bc2 = s->bias_correction2_sqrt, eps = s->eps, step = s->step_size;
         for (size_t i = begin; i < end; i++) {
