@@ -65,7 +65,10 @@ const char *const ffnn_cli_train_usage =
     "  --arch STR        architecture, e.g. 784-256relu-10 (default: FEATURES-256relu-\n"
     "                    CLASSES of the data; FEATURES-256relu-TARGETS and --loss\n"
     "                    mse for float targets). Syntax: input width, then per layer\n"
-    "                    WIDTH[relu|sigmoid|tanh|identity][:nobias], joined by '-';\n"
+    "                    WIDTH[relu|sigmoid|tanh|identity][:nobias][:dropoutP],\n"
+    "                    joined by '-' (:dropoutP: inverted dropout of that hidden\n"
+    "                    layer's output with probability P while training, as\n"
+    "                    torch.nn.Dropout(P) after it; off in evaluation);\n"
     "                    localR[same] instead of WIDTH: a 1-D locally connected layer\n"
     "                    of receptive field R (e.g. 64-local3sigmoid-local5samerelu-2)\n"
     "  --loss NAME       ce (softmax cross-entropy, default) | bce (sigmoid binary\n"
@@ -99,6 +102,16 @@ const char *const ffnn_cli_train_usage =
     "                    patience 10, factor 0.1, min_lr 0, threshold 1e-4 rel)\n"
     "  --warmup-steps N  linear warm-up: step k < N of the run (0-based) at (k+1)/N\n"
     "                    of the schedule's rate (torch: LambdaLR stepped per batch)\n"
+    "  --clip-grad-norm X  scale the gradient to global L2 norm <= X over all\n"
+    "                    parameters before each update (torch.nn.utils.\n"
+    "                    clip_grad_norm_(params, X)); --log-steps adds the norm\n"
+    "                    before clipping (column grad_norm)\n"
+    "  --clip-grad-value X  clamp every gradient element to [-X, X] (torch.nn.utils.\n"
+    "                    clip_grad_value_(params, X)); before the norm when both\n"
+    "  --ema DECAY       keep an exponential moving average of the weights, ema =\n"
+    "                    DECAY ema + (1 - DECAY) w after each step (torch:\n"
+    "                    ema.mul_(DECAY).add_(w, alpha=1-DECAY)); evaluation and\n"
+    "                    --save use the EMA weights\n"
     "  --seed N          seed for initial weights and shuffling (default 1)\n"
     "  --no-shuffle      visit the training set in file order every epoch\n"
     "  --drop-last       drop the last, short batch of each epoch (default: kept, as\n"
@@ -164,7 +177,8 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_LOG_STEPS, OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
        OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING, OPT_DROP_LAST, OPT_TEST,
        OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE, OPT_WEIGHT_DECAY,
-       OPT_NO_DECAY_BIAS, OPT_LR_SCHEDULE, OPT_WARMUP_STEPS };
+       OPT_NO_DECAY_BIAS, OPT_LR_SCHEDULE, OPT_WARMUP_STEPS, OPT_CLIP_NORM, OPT_CLIP_VALUE,
+       OPT_EMA };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -212,6 +226,9 @@ static const struct option train_longopts[] = {
     {"no-decay-bias", no_argument, NULL, OPT_NO_DECAY_BIAS},
     {"lr-schedule", required_argument, NULL, OPT_LR_SCHEDULE},
     {"warmup-steps", required_argument, NULL, OPT_WARMUP_STEPS},
+    {"clip-grad-norm", required_argument, NULL, OPT_CLIP_NORM},
+    {"clip-grad-value", required_argument, NULL, OPT_CLIP_VALUE},
+    {"ema", required_argument, NULL, OPT_EMA},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -389,6 +406,18 @@ static int train_option(void *ctx, int c, const char *arg)
         break;
     case OPT_NO_DECAY_BIAS: cfg->decay_bias = 0; break;
     case OPT_LR_SCHEDULE: rc = ffnn_cli_lr_schedule(CMD, "--lr-schedule", arg, cfg); break;
+    case OPT_CLIP_NORM:
+        if ((rc = config_number("--clip-grad-norm", "clip_grad_norm", arg, &x)) == 0)
+            cfg->clip_grad_norm = (float)x;
+        break;
+    case OPT_CLIP_VALUE:
+        if ((rc = config_number("--clip-grad-value", "clip_grad_value", arg, &x)) == 0)
+            cfg->clip_grad_value = (float)x;
+        break;
+    case OPT_EMA:
+        if ((rc = config_number("--ema", "ema_decay", arg, &x)) == 0)
+            cfg->ema_decay = (float)x;
+        break;
     case OPT_WARMUP_STEPS:
         if ((rc = config_int("--warmup-steps", "warmup_steps", arg, &v)) == 0)
             cfg->warmup_steps = (int)v;

@@ -142,12 +142,17 @@ static void print_test(const ffnn_cli_train_options *o, const ffnn_metrics *m, F
 static int log_step_losses(FILE *f, const ffnn_trainer *trainer, int epoch, size_t *steps_done)
 {
     const double *losses;
-    size_t count;
-    if (ffnn_trainer_step_losses(trainer, &losses, &count) != FFNN_OK)
+    const float *norms;
+    size_t count, norm_count;
+    if (ffnn_trainer_step_losses(trainer, &losses, &count) != FFNN_OK ||
+        ffnn_trainer_step_grad_norms(trainer, &norms, &norm_count) != FFNN_OK)
         return -1;
-    for (size_t i = 0; i < count; i++)
-        if (fprintf(f, "%d,%zu,%.9g\n", epoch, ++*steps_done, losses[i]) < 0)
+    for (size_t i = 0; i < count; i++) {
+        if (fprintf(f, "%d,%zu,%.9g", epoch, ++*steps_done, losses[i]) < 0 ||
+            (norm_count == count && fprintf(f, ",%.9g", (double)norms[i]) < 0) ||
+            fputc('\n', f) == EOF)
             return -1;
+    }
     return fflush(f);
 }
 
@@ -518,6 +523,14 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
                  (double)o->cfg.beta2, (double)o->cfg.epsilon);
     else
         snprintf(optimizer, sizeof optimizer, "sgd");
+    if (o->cfg.clip_grad_norm > 0.0f || o->cfg.clip_grad_value > 0.0f || o->cfg.ema_decay > 0.0f) {
+        size_t used = strlen(optimizer);
+        snprintf(optimizer + used, sizeof optimizer - used, "%s%.0g%s%.0g%s%.0g",
+                 o->cfg.clip_grad_norm > 0.0f ? ", clip norm " : "", (double)o->cfg.clip_grad_norm,
+                 o->cfg.clip_grad_value > 0.0f ? ", clip value " : "",
+                 (double)o->cfg.clip_grad_value, o->cfg.ema_decay > 0.0f ? ", ema " : "",
+                 (double)o->cfg.ema_decay);
+    }
     if (o->cfg.weight_decay != 0.0f) {
         size_t used = strlen(optimizer);
         snprintf(optimizer + used, sizeof optimizer - used, ", weight decay %g%s",
@@ -567,7 +580,9 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
     }
     FILE *epoch_log = logs[0];
     step_log = logs[1];
-    if ((step_log && (fprintf(step_log, "epoch,step,loss\n") < 0 || fflush(step_log) != 0)) ||
+    if ((step_log && (fprintf(step_log, "epoch,step,loss%s\n",
+                              o->cfg.clip_grad_norm > 0.0f ? ",grad_norm" : "") < 0 ||
+                      fflush(step_log) != 0)) ||
         (epoch_log && (fprintf(epoch_log, "epoch,train_loss,%s,seconds,images_per_second,"
                                "learning_rate\n",
                                val ? "val_loss,val_accuracy" : "test_loss,test_accuracy") < 0 ||

@@ -715,6 +715,18 @@ typedef struct ffnn_train_config {
     float lr_factor;        /* plateau: the reduction, in (0, 1) (default 0.1)     */
     float lr_threshold;     /* plateau: relative improvement that counts, in [0, 1)
                                (default 1e-4)                                      */
+    /* Gradient clipping, after the backward pass (and any reduction of the
+     * gradients between devices), before the optimizer step: by value first
+     * (torch.nn.utils.clip_grad_value_), then by the global L2 norm over all
+     * parameters (torch.nn.utils.clip_grad_norm_: g *= min(1, max / (norm +
+     * 1e-6)); ffnn_trainer_step_grad_norms has the norms before clipping). */
+    float clip_grad_norm;   /* max norm, > 0; 0: off (default)                     */
+    float clip_grad_value;  /* max |g|, > 0; 0: off (default)                      */
+    /* Exponential moving average of the parameters, updated after every optimizer
+     * step: ema = decay ema + (1 - decay) p (starting from the initial parameters;
+     * torch: ema.mul_(decay).add_(p, alpha=1 - decay)). When on, evaluation,
+     * ffnn_trainer_sync_model and so saved models use the EMA weights. */
+    float ema_decay;        /* in [0, 1); 0: off (default)                         */
     int warmup_steps;       /* linear warm-up: step k < warmup_steps (0-based, over
                                the run) runs at (k + 1) / warmup_steps of the
                                schedule's rate (default 0: none)                   */
@@ -850,6 +862,13 @@ FFNN_API void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *s
  * losses, computed before that step's update. */
 FFNN_API ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
                                               size_t *count);
+
+/* With clip_grad_norm > 0: the global gradient norm of each step of the last
+ * finished epoch, before clipping (as ffnn_trainer_step_losses: *norms [*count],
+ * owned by the trainer, valid until the next epoch); *count is 0 without
+ * clipping by norm. */
+FFNN_API ffnn_status ffnn_trainer_step_grad_norms(const ffnn_trainer *t, const float **norms,
+                                                  size_t *count);
 
 /* One step on the next batch of the current epoch (starting a new epoch, with a
  * new permutation, when the previous one is done); *loss receives the batch's

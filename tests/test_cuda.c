@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "core/dropout.h"
 #include "test_backend_ctx.h"
 #include "ffnn.h"
 
@@ -868,6 +869,58 @@ static test_result test_optimizer_update(char *why, size_t why_size)
 
 /* An allocation larger than any GPU: a clean FFNN_ERR_CUDA naming the size, and the
  * context still works afterwards (out of memory is not sticky). */
+/* Clipping (value then norm), dropout and EMA: cuda against the cpu reference on
+ * fresh random inputs. Dropout and EMA: the same bits (the same integer mask, the
+ * same roundings); clipping: the norm summed in another order in double, 1e-6. */
+static test_result clip_dropout_ema_body(fixture *fx)
+{
+    static const size_t sizes[] = {1, 1023, 203530, 1000003};
+    rng r = {0x9E3779B97F4A7C15ULL};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+        const size_t n = sizes[si];
+        fixture_reset(fx);
+        float *g = (float *)host_buf(fx, n * 4), *e = (float *)host_buf(fx, n * 4);
+        float *d = (float *)host_buf(fx, n * 4);
+        CHECK(g && e && d, "host allocation failed");
+        fill_uniform(&r, g, n, -0.01f, 0.01f);
+        fill_uniform(&r, e, n, 0.5f, 1.0f);
+        void *dg, *de, *dd, *dnorm;
+        CHECK_OK(dev_buf(fx, g, n * 4, &dg));
+        CHECK_OK(dev_buf(fx, e, n * 4, &de));
+        CHECK_OK(dev_buf(fx, NULL, n * 4, &dd));
+        CHECK_OK(dev_buf(fx, NULL, 4, &dnorm));
+        float norm = 0;
+        CHECK_OK(fx->cpu->grad_clip(fx->cpu_ctx, g, n, 0.05f, 0.008f, &norm));
+        CHECK_OK(fx->gpu->grad_clip(fx->gpu_ctx, (float *)dg, n, 0.05f, 0.008f, (float *)dnorm));
+        const float *got = download_f32(fx, dg, n), *got_norm = download_f32(fx, dnorm, 1);
+        CHECK(got && got_norm, "download failed: %s", ffnn_last_error());
+        CHECK(close_f32("norm", got_norm, &norm, 1, 0, 1e-6), "n=%zu", n);
+        CHECK(close_f32("clipped", got, g, n, 1e-12, 1e-6), "n=%zu", n);
+        const uint64_t key = ffnn_dropout_key(11, 5, 2);
+        for (int k = 0; k < 3; k++) {
+            const double p = k * 0.4; /* 0, 0.4, 0.8 */
+            CHECK_OK(fx->cpu->dropout(fx->cpu_ctx, e, d, n, key, ffnn_dropout_threshold(p),
+                                      ffnn_dropout_scale(p)));
+            CHECK_OK(fx->gpu->dropout(fx->gpu_ctx, (const float *)de, (float *)dd, n, key,
+                                      ffnn_dropout_threshold(p), ffnn_dropout_scale(p)));
+            const float *gd = download_f32(fx, dd, n);
+            CHECK(gd && same_bits_f32("dropout", gd, d, n), "n=%zu p=%g", n, p);
+        }
+        CHECK_OK(fx->cpu->ema_update(fx->cpu_ctx, e, g, n, 0.999f, 0.001f));
+        CHECK_OK(fx->gpu->ema_update(fx->gpu_ctx, (float *)de, (const float *)dg, n, 0.999f,
+                                     0.001f));
+        const float *ge = download_f32(fx, de, n);
+        /* the gradients differ by the clip's last bits: EMA of nearly the same p */
+        CHECK(ge && close_f32("ema", ge, e, n, 1e-12, 1e-6), "n=%zu", n);
+    }
+    return TEST_PASS;
+}
+
+static test_result test_clip_dropout_ema(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, clip_dropout_ema_body);
+}
+
 static test_result alloc_too_large_body(fixture *fx)
 {
     void *p = NULL;
@@ -933,6 +986,7 @@ const test_case cuda_tests[] = {
     {"cuda_gather", test_gather},
     {"cuda_sgd_update", test_sgd_update},
     {"cuda_optimizer_update", test_optimizer_update},
+    {"cuda_clip_dropout_ema_vs_cpu", test_clip_dropout_ema},
     {"cuda_alloc_too_large", test_alloc_too_large},
 };
 const size_t cuda_tests_count = sizeof cuda_tests / sizeof cuda_tests[0];

@@ -28,6 +28,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "core/dropout.h"
 #include "test_backend_ctx.h"
 #include "test_numeric.h"
 #include "ffnn.h"
@@ -481,6 +482,71 @@ static test_result test_optimizers(char *why, size_t why_size)
     return result;
 }
 
+/* Clipping, dropout and EMA: omp against the reference on the same inputs. Clamp,
+ * dropout and EMA give the reference's bits; the norm's double sum goes by chunks
+ * (1e-6 relative on the clipped values). Dropout: the mask keeps 1 - p of the
+ * elements within 6 standard deviations, kept values are x * 1/(1-p), p = 0 keeps
+ * all, and another step's key draws another mask. */
+static test_result test_clip_dropout_ema(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    enum { N = 300007 };
+    void *ctx = NULL;
+    CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
+    rng r = {0x2545F4914F6CDD1DULL};
+    float *g = malloc(N * 4), *g_ref = malloc(N * 4), *e = malloc(N * 4), *e_ref = malloc(N * 4);
+    float *d = malloc(N * 4), *d_ref = malloc(N * 4), *d2 = malloc(N * 4);
+    CHECK(g && g_ref && e && e_ref && d && d_ref && d2, "out of memory");
+    fill_uniform(&r, g_ref, N, -0.01f, 0.01f);
+    memcpy(g, g_ref, N * 4);
+    float norm = 0, norm_ref = 0;
+    CHECK_OK(ffnn_cpu_backend.grad_clip(NULL, g_ref, N, 0.5f, 0.008f, &norm_ref));
+    CHECK_OK(ffnn_omp_backend.grad_clip(ctx, g, N, 0.5f, 0.008f, &norm));
+    CHECK(fabsf(norm - norm_ref) <= 1e-6f * norm_ref, "norm %.9g vs %.9g", (double)norm,
+          (double)norm_ref);
+    double sq = 0;
+    for (size_t i = 0; i < N; i++) {
+        CHECK(fabsf(g[i] - g_ref[i]) <= 1e-6f * fabsf(g_ref[i]), "clipped [%zu]", i);
+        sq += (double)g_ref[i] * g_ref[i];
+    }
+    CHECK(norm_ref > 0.5f && fabs(sqrt(sq) - 0.5) < 1e-5, "after clipping the norm is %.9g",
+          sqrt(sq)); /* the norm was above 0.5: clipped to it */
+    fill_uniform(&r, e_ref, N, -1.0f, 1.0f);
+    memcpy(e, e_ref, N * 4);
+    CHECK_OK(ffnn_cpu_backend.ema_update(NULL, e_ref, g_ref, N, 0.99f, 0.01f));
+    CHECK_OK(ffnn_omp_backend.ema_update(ctx, e, g_ref, N, 0.99f, 0.01f));
+    CHECK(same_bits("ema", e, e_ref, N * 4), "ema");
+    fill_uniform(&r, e_ref, N, 0.5f, 1.0f); /* no zeros: a zero output is a drop */
+    const double ps[] = {0.0, 0.1, 0.5, 0.9};
+    for (int k = 0; k < 4; k++) {
+        const uint64_t key = ffnn_dropout_key(7, 3, 1);
+        const uint32_t th = ffnn_dropout_threshold(ps[k]);
+        const float scale = ffnn_dropout_scale(ps[k]);
+        CHECK_OK(ffnn_cpu_backend.dropout(NULL, e_ref, d_ref, N, key, th, scale));
+        CHECK_OK(ffnn_omp_backend.dropout(ctx, e_ref, d, N, key, th, scale));
+        CHECK(same_bits("dropout", d, d_ref, N * 4), "p %g", ps[k]);
+        size_t dropped = 0;
+        for (size_t i = 0; i < N; i++) {
+            dropped += d_ref[i] == 0.0f;
+            CHECK(d_ref[i] == 0.0f || d_ref[i] == e_ref[i] * scale, "kept [%zu] not scaled", i);
+        }
+        const double sd = sqrt(N * ps[k] * (1 - ps[k]));
+        CHECK(fabs((double)dropped - N * ps[k]) <= 6 * sd + 1, "p %g: %zu of %d dropped", ps[k],
+              dropped, N);
+        CHECK_OK(ffnn_cpu_backend.dropout(NULL, e_ref, d2, N, ffnn_dropout_key(7, 4, 1), th,
+                                          scale));
+        size_t same = 0;
+        for (size_t i = 0; i < N; i++)
+            same += (d2[i] == 0.0f) == (d_ref[i] == 0.0f);
+        if (ps[k] > 0) /* independent masks agree on p^2 + (1-p)^2 of the elements */
+            CHECK(fabs((double)same / N - (ps[k] * ps[k] + (1 - ps[k]) * (1 - ps[k]))) < 0.01,
+                  "p %g: step 4's mask agrees with step 3's on %zu of %d", ps[k], same, N);
+    }
+    free(g), free(g_ref), free(e), free(e_ref), free(d), free(d_ref), free(d2);
+    ffnn_omp_backend.destroy(ctx);
+    return TEST_PASS;
+}
+
 /* ------------------------------------------------------------------ training */
 
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
@@ -697,6 +763,7 @@ static test_result test_threads_config(char *why, size_t why_size)
 }
 
 const test_case omp_tests[] = {
+    {"omp_clip_dropout_ema_vs_reference", test_clip_dropout_ema},
     {"omp_dense_vs_reference", test_dense},
     {"omp_dense_same_bits_any_thread_count", test_dense_thread_invariant},
     {"omp_activations_same_bits", test_activations},

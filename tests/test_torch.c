@@ -182,6 +182,10 @@ SCHEDULE_TWIN(sched_exponential)
 SCHEDULE_TWIN(sched_cosine)
 SCHEDULE_TWIN(sched_linear)
 SCHEDULE_TWIN(sched_plateau)
+SCHEDULE_TWIN(clip_norm)
+SCHEDULE_TWIN(clip_value)
+SCHEDULE_TWIN(ema)
+SCHEDULE_TWIN(dropout0)
 
 const test_case torch_tests[] = {
     {"torch_parity_cpu_schedule_step_warmup", twin_sched_step_warmup},
@@ -190,6 +194,10 @@ const test_case torch_tests[] = {
     {"torch_parity_cpu_schedule_cosine_adam_warmup", twin_sched_cosine},
     {"torch_parity_cpu_schedule_linear", twin_sched_linear},
     {"torch_parity_cpu_schedule_plateau", twin_sched_plateau},
+    {"torch_parity_cpu_clip_grad_norm", twin_clip_norm},
+    {"torch_parity_cpu_clip_grad_value", twin_clip_value},
+    {"torch_parity_cpu_ema", twin_ema},
+    {"torch_parity_cpu_dropout_p0", twin_dropout0},
     {"torch_parity_cpu_momentum_weight_decay", twin_wd_momentum},
     {"torch_parity_cpu_adam_weight_decay_no_bias", twin_wd_adam_nobias},
     {"torch_parity_cpu_adamw", twin_adamw},

@@ -181,6 +181,34 @@ typedef struct ffnn_backend_ops {
                                     float *params, const float *grads, float *state,
                                     size_t n);
 
+    /* Gradient clipping over the whole gradient arena grads [n], in place, before
+     * the optimizer step (after any reduction of the gradients between devices):
+     *   max_value > 0: g = min(max(g, -max_value), max_value)
+     *                  (torch.nn.utils.clip_grad_value_)
+     *   max_norm > 0:  norm = sqrt(sum_i g_i^2) (summed in double, then rounded),
+     *                  coef = min(max_norm / (norm + 1e-6), 1) in float; g *= coef
+     *                  (torch.nn.utils.clip_grad_norm_); *norm_out = norm (a device
+     *                  float; the norm before clipping), when norm_out is not NULL
+     * value first, then norm. Nothing on the host: capturable in a graph. */
+    ffnn_status (*grad_clip)(void *ctx, float *grads, size_t n, float max_norm,
+                             float max_value, float *norm_out);
+
+    /* Inverted dropout, out[i] = keep(i) ? in[i] * scale : 0 over n values (out may
+     * equal in), scale = 1 / (1 - p) rounded to float, keep(i) = the 32 high bits
+     * of SplitMix64 at counter i of the stream `key` are >= threshold
+     * (ffnn_dropout_threshold(p)): the same mask on every backend for the same key
+     * (core/dropout.h makes keys from seed, step, layer). The backward applies the
+     * same call to the gradient. */
+    ffnn_status (*dropout)(void *ctx, const float *in, float *out, size_t n, uint64_t key,
+                           uint32_t threshold, float scale);
+
+    /* Exponential moving average of the parameters: ema = ema decay + (1 - decay) p,
+     * element-wise (the product rounded, then one fma: torch's ema.mul_(decay)
+     * .add_(p, alpha=1 - decay)); one_minus_decay = (float)(1 - decay) from the
+     * decimal value. ema [n], params [n]. */
+    ffnn_status (*ema_update)(void *ctx, float *ema, const float *params, size_t n,
+                              float decay, float one_minus_decay);
+
     /* ---- optional (NULL when the backend has none; the trainer then uses the
      * ops above). ffnn_backend_ops_complete() does not require them. ---- */
 

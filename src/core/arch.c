@@ -4,13 +4,15 @@
  *   arch       := input ( '-' layer )+            e.g. "784-256relu-10",
  *                                                      "64-local5relu-local3samerelu-2"
  *   input      := positive integer                  features per sample
- *   layer      := kind [activation] [':nobias']
+ *   layer      := kind [activation] [':nobias'] [':dropout' P]
  *   kind       := width                             a dense layer of width outputs
  *               | 'local' R                         a 1-D locally connected layer,
  *                                                   'valid': out = in - R + 1
  *               | 'local' R 'same'                  the same with (R-1)/2 zeros padded
  *                                                   on each side: out = in (R odd)
  *   activation := relu | sigmoid | tanh | identity  (default identity)
+ *   P          := a decimal in [0, 1): inverted dropout of the layer's output while
+ *                 training (core/dropout.h; not after the last layer)
  *
  * A local1d layer (src/local1d/local1d.h) gives every output m its own R weights
  * W[m, :] over the inputs m - pad .. m - pad + R - 1 and its own bias b[m]; R is a
@@ -116,13 +118,35 @@ static ffnn_status parse_layer(const char *arch, const token *t, ffnn_layer *lay
     const char *rest = t->start + skip;
     size_t rest_len = t->length - skip;
     layer->has_bias = 1;
+    layer->dropout = 0.0f;
+    layer->has_dropout = 0;
     const char *colon = memchr(rest, ':', rest_len);
     size_t act_len = colon ? (size_t)(colon - rest) : rest_len;
-    if (colon) {
-        size_t opt_len = rest_len - act_len - 1;
-        if (opt_len != 6 || strncmp(colon + 1, "nobias", 6) != 0)
-            return token_error(arch, t, "unknown option after ':' (expected ':nobias')");
-        layer->has_bias = 0;
+    for (const char *opt = colon; opt;) { /* ':nobias', ':dropoutP', in any order */
+        const char *end = t->start + t->length;
+        const char *next = memchr(opt + 1, ':', (size_t)(end - opt - 1));
+        size_t opt_len = (size_t)((next ? next : end) - opt - 1);
+        if (opt_len == 6 && strncmp(opt + 1, "nobias", 6) == 0 && layer->has_bias) {
+            layer->has_bias = 0;
+        } else if (opt_len > 7 && strncmp(opt + 1, "dropout", 7) == 0 &&
+                   !layer->has_dropout) {
+            char num[32], *stop = NULL;
+            if (opt_len - 7 >= sizeof num)
+                return token_error(arch, t, "dropout probability too long");
+            memcpy(num, opt + 8, opt_len - 7);
+            num[opt_len - 7] = '\0';
+            errno = 0;
+            const double p = strtod(num, &stop);
+            if (errno || *stop || !(p >= 0.0 && p < 1.0) || strpbrk(num, "xXnNiI"))
+                return token_error(arch, t, "dropout probability must be a decimal in [0, 1), "
+                                   "e.g. ':dropout0.5'");
+            layer->dropout = (float)p;
+            layer->has_dropout = 1;
+        } else {
+            return token_error(arch, t, "unknown or repeated option after ':' (expected "
+                               "':nobias' or ':dropoutP', P in [0, 1))");
+        }
+        opt = next;
     }
     layer->act = FFNN_ACT_IDENTITY;
     if (act_len > 0) {
@@ -230,6 +254,11 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **l
         }
         fan_in = l->out;
     }
+    if (layers[n_tokens - 2].has_dropout) {
+        free(layers);
+        return ffnn_fail(FFNN_ERR_PARSE, "architecture '%s': dropout on the last layer (the "
+                         "network's output); put it after a hidden layer", arch);
+    }
     *input_size = input;
     *layers_out = layers;
     *layer_count = n_tokens - 1;
@@ -248,19 +277,22 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
         const char *bias = l->has_bias ? "" : ":nobias";
         char *at = used < buf_size ? buf + used : NULL;
         size_t room = used < buf_size ? buf_size - used : 0;
+        char drop[24] = "";
+        if (l->has_dropout)
+            snprintf(drop, sizeof drop, ":dropout%.9g", (double)l->dropout);
         if (l->kind == FFNN_LAYER_LOCAL1D)
-            used += (size_t)snprintf(at, room, "-local%zu%s%s%s", l->spec.local1d.R,
+            used += (size_t)snprintf(at, room, "-local%zu%s%s%s%s", l->spec.local1d.R,
                                      l->spec.local1d.padding == FFNN_LOCAL1D_SAME ? "same" : "",
-                                     act, bias);
+                                     act, bias, drop);
         else
-            used += (size_t)snprintf(at, room, "-%zu%s%s", l->out, act, bias);
+            used += (size_t)snprintf(at, room, "-%zu%s%s%s", l->out, act, bias, drop);
     }
     return used;
 }
 
 /* input: at most 8 digits; a layer at most "-local" + 8 digits + "same" +
- * "sigmoid" + ":nobias" = 32 characters (a dense one 23). */
+ * "sigmoid" + ":nobias" + ":dropout" + 15 = 55 characters. */
 size_t ffnn_arch_format_size(int layer_count)
 {
-    return 16 + 40 * (size_t)(layer_count > 0 ? layer_count : 0);
+    return 16 + 64 * (size_t)(layer_count > 0 ? layer_count : 0);
 }

@@ -23,6 +23,10 @@ typedef struct ffnn_layer {
                                 W is [out, fan_in]; init bound 1/sqrt(fan_in)  */
     ffnn_activation act;
     int has_bias;
+    int has_dropout;         /* 1: inverted dropout on the output while training
+                                (architecture option ':dropoutP')                 */
+    float dropout;           /* its probability P, in [0, 1) (0: the op runs, keeps
+                                everything)                                        */
     size_t weight_offset;    /* W [out, fan_in] at params + weight_offset      */
     size_t bias_offset;      /* b [out] at params + bias_offset (if has_bias)  */
     union {

@@ -15,14 +15,27 @@ int ffnn_strategy_all_dense(const ffnn_model *m)
     return 1;
 }
 
+int ffnn_strategy_has_dropout(const ffnn_model *m)
+{
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].has_dropout)
+            return 1;
+    return 0;
+}
+
 /* Turn the fused ops on where the backend has them (local1d layers keep the plain
  * ops); graph.c prepares the same way. */
 ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
 {
     *state = NULL;
-    r->fused = r->ops->dense_act_forward && r->ops->dense_backward_fused;
+    /* dropout: the dx epilogue's f' reads the (dropped) input: the plain ops */
+    r->fused = r->ops->dense_act_forward && r->ops->dense_backward_fused &&
+               !ffnn_strategy_has_dropout(r->model);
+    /* the update inside the backward: plain sgd with nothing between the gradient
+     * and the update (no decay, no clipping) */
     r->fused_sgd = r->fused && r->cfg->optimizer == FFNN_OPT_SGD &&
-                   r->cfg->weight_decay == 0.0f && ffnn_strategy_all_dense(r->model);
+                   r->cfg->weight_decay == 0.0f && r->cfg->clip_grad_norm == 0.0f &&
+                   r->cfg->clip_grad_value == 0.0f && ffnn_strategy_all_dense(r->model);
     return FFNN_OK;
 }
 

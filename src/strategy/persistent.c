@@ -35,6 +35,12 @@ int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *
                   cfg->weight_decay != 0.0f ? " with weight decay" : "");
         return 0;
     }
+    if (cfg->clip_grad_norm > 0.0f || cfg->clip_grad_value > 0.0f || cfg->ema_decay > 0.0f ||
+        ffnn_strategy_has_dropout(m)) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs plain sgd steps: no "
+                  "gradient clipping, EMA or dropout");
+        return 0;
+    }
     if (!ffnn_schedule_constant_within_epochs(cfg)) {
         ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs a launch at one learning "
                   "rate: no warm-up steps");

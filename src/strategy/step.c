@@ -1,6 +1,7 @@
 /* step.c - one training step on a backend, op by op (step.h). */
 #include <string.h>
 
+#include "core/dropout.h"
 #include "core/error.h"
 #include "core/optim.h"
 #include "data/dataset.h"
@@ -18,8 +19,22 @@ size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s)
     return n - first < batch_size ? n - first : batch_size;
 }
 
+/* Layer i's dropout on n values of in into out at step t (the same call drops
+ * the forward's outputs and the backward's gradients). */
+static ffnn_status layer_dropout(ffnn_run *r, int i, uint64_t t, const float *in, float *out,
+                                 size_t n)
+{
+    const double p = r->model->layers[i].dropout;
+    /* a rank's rows start at row dropout_row0 of the step's batch: its elements are
+     * the single-process run's elements from dropout_row0 * width on */
+    const uint64_t key = ffnn_dropout_key_at(ffnn_dropout_key(r->cfg->seed, t, i),
+                                             (uint64_t)r->dropout_row0 * r->model->layers[i].out);
+    return r->ops->dropout(r->ctx, in, out, n, key, ffnn_dropout_threshold(p),
+                           ffnn_dropout_scale(p));
+}
+
 /* Forward pass of `batch` rows already gathered into r->x; returns the output. */
-ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, float **output)
+ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output)
 {
     const ffnn_model *m = r->model;
     const float *in = r->x; /* [batch, layer.in] */
@@ -55,6 +70,11 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, float **output)
                                              batch * l->out)))
             return st;
         in = r->act[i];
+        if (t > 0 && l->has_dropout) { /* training: the next layer sees d = dropout(a) */
+            if ((st = layer_dropout(r, i, t, r->act[i], r->drop[i], batch * l->out)))
+                return st;
+            in = r->drop[i];
+        }
     }
     *output = r->act[m->layer_count - 1];
     return FFNN_OK;
@@ -83,10 +103,11 @@ static ffnn_status sync_layer(grad_sync *g, ffnn_run *r, int i)
 }
 
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
+ * t: the optimizer step whose dropout masks the forward applied (0: none).
  * sgd (only when r->fused_sgd, else NULL): the layers also apply p -= lr g.
  * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket. */
-static ffnn_status backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
-                            grad_sync *sync)
+static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
+                            const ffnn_optimizer_step *sgd, grad_sync *sync)
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
@@ -95,11 +116,19 @@ static ffnn_status backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step
     for (int i = m->layer_count - 1; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = r->grad_buf[cur]; /* [batch, out] */
+        /* dropout: dL/da = dropout(dL/dd), the forward's mask (the fused ops are off
+         * for nets with dropout: is_dz is 0 here) */
+        if (t > 0 && l->has_dropout &&
+            (st = layer_dropout(r, i, t, dz, dz, batch * l->out)))
+            return st;
         if (!is_dz && l->act != FFNN_ACT_IDENTITY &&
             (st = r->ops->activation_backward(r->ctx, l->act, r->act[i], dz, dz,
                                               batch * l->out)))
             return st;
-        const float *x = i == 0 ? r->x : r->act[i - 1]; /* [batch, in] */
+        const float *x = i == 0                                    ? r->x
+                         : t > 0 && m->layers[i - 1].has_dropout ? r->drop[i - 1]
+                                                                    : r->act[i - 1];
+        /* x [batch, in]: the input the forward saw */
         float *dx = i == 0 ? NULL : r->grad_buf[1 - cur];
         float *db = l->has_bias ? r->grads + l->bias_offset : NULL;
         float *W = r->params + l->weight_offset;  /* [out, fan_in] */
@@ -136,9 +165,10 @@ static ffnn_status backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step
     return FFNN_OK;
 }
 
-ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd)
+ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, uint64_t t,
+                               const ffnn_optimizer_step *sgd)
 {
-    return backward(r, batch, sgd, NULL);
+    return backward(r, batch, t, sgd, NULL);
 }
 
 void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, size_t *rows)
@@ -163,6 +193,7 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     size_t width = m->layers[m->layer_count - 1].out;
     const ffnn_optimizer_step update = ffnn_run_update_at(r, opt_t);
     const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
+    r->dropout_row0 = first - s * r->cfg->batch_size; /* this rank's first row of the step */
     /* data parallelism: this rank's gradients are of the mean over its rows;
      * scaled by its share of the step's rows, their sum over the ranks is the
      * gradient of the step's mean (a rank without rows contributes zeros) */
@@ -172,11 +203,12 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     if (batch > 0 &&
         ((st = r->ops->gather(r->ctx, &src, r->train.index + first, batch, r->x, r->y,
                               r->tgt)) ||
-         (st = ffnn_step_forward(r, batch, &output)) ||
+         (st = ffnn_step_forward(r, batch, opt_t, &output)) ||
          (st = r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                             r->train.targets ? r->tgt : NULL, batch, width, r->grad_buf[0],
                             r->train.row_loss + first, r->train.row_correct + first)) ||
-         (st = backward(r, batch, r->fused_sgd ? &update : NULL, r->comm ? &sync : NULL))))
+         (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
+                        r->comm ? &sync : NULL))))
         return st;
     /* the all-reduce stage, between the backward pass and the update; a rank
      * without rows begins the same buckets as the others (collectives match
@@ -186,8 +218,19 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
             return st;
     if (r->comm && (st = r->comm->ops->allreduce_end(r->comm, sync.stream)) != FFNN_OK)
         return st;
-    if (!r->fused_sgd)
-        st = ffnn_step_update(r, &update);
+    /* clipping: after the all-reduce, on the step's whole gradient (every rank the
+     * same) */
+    if ((r->cfg->clip_grad_norm > 0.0f || r->cfg->clip_grad_value > 0.0f) &&
+        (st = r->ops->grad_clip(r->ctx, r->grads, m->parameter_count, r->cfg->clip_grad_norm,
+                                r->cfg->clip_grad_value,
+                                r->grad_norm ? r->grad_norm + s : NULL)))
+        return st;
+    if (!r->fused_sgd && (st = ffnn_step_update(r, &update)))
+        return st;
+    if (r->ema)
+        st = r->ops->ema_update(r->ctx, r->ema, r->params, m->parameter_count,
+                                r->cfg->ema_decay,
+                                (float)(1.0 - ffnn_decimal_value(r->cfg->ema_decay)));
     return st;
 }
 

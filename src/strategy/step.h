@@ -7,8 +7,12 @@
  *   for each layer l:  a_l = f_l(a_{l-1} W_l^T + b_l)         (in place)
  *                      (local1d layers: local1d_forward instead of the matmul)
  *   loss(a_L, y or targets) -> row_loss[step*B .. +B), d a_L  (mean over batch)
- *   for l = L..1:  dz = da * f_l'(a_l); dW_l, db_l, da_{l-1}
+ *                      (a layer with dropout: d_l = dropout(a_l), the next one's input)
+ *   for l = L..1:  (dropout: da = dropout(dd), the same mask); dz = da * f_l'(a_l);
+ *                  dW_l, db_l, da_{l-1}
+ *   grad_clip(grads)                            (clip_grad_value / clip_grad_norm)
  *   optimizer_update(params, grads, state)      (one arena each: sgd, momentum, adam)
+ *   ema_update(ema, params)                     (ema_decay)
  */
 #ifndef FFNN_STRATEGY_STEP_H
 #define FFNN_STRATEGY_STEP_H
@@ -52,6 +56,14 @@ typedef struct ffnn_run {
     int32_t *y;               /* [capacity] class labels of a batch             */
     float *tgt;               /* [capacity, output width] a batch's float targets */
     float **act;              /* [layer_count] -> [capacity, layer.out]         */
+    float **drop;             /* [layer_count] -> [capacity, layer.out] the dropout
+                                 output of a layer with dropout (else NULL)       */
+    float *grad_norm;         /* [steps_per_epoch] the clipping norm of each step of
+                                 the epoch (clip_grad_norm > 0; else NULL)        */
+    float *ema;               /* [parameter_count] the EMA weights (ema_decay > 0) */
+    size_t dropout_row0;      /* the step's first row this rank computes (data
+                                 parallelism; 0 in one process): its dropout masks
+                                 continue the single-process stream from there  */
     float *grad_buf[2];       /* each [capacity, widest layer] (backprop ping-pong) */
     ffnn_device_data train;   /* the training set on the device                 */
     int fused;                /* 1: dense layers run the backend's fused ops    */
@@ -76,13 +88,15 @@ ffnn_gather_source ffnn_step_gather_source(const ffnn_device_data *d);
 size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s);
 
 /* Forward pass of `batch` rows already gathered into r->x; *output [batch, out]
- * is the last layer's activation buffer. */
-ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, float **output);
+ * is the last layer's activation buffer. t: the optimizer step whose dropout
+ * masks apply (core/dropout.h), or 0: evaluation, no dropout. */
+ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output);
 
 /* Backward pass from d(output) in r->grad_buf[0]; writes every layer's dW, db
- * into r->grads. sgd (only when r->fused_sgd, else NULL): the layers also apply
- * p -= lr g. */
-ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd);
+ * into r->grads. t: as the forward's (the same masks). sgd (only when
+ * r->fused_sgd, else NULL): the layers also apply p -= lr g. */
+ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, uint64_t t,
+                               const ffnn_optimizer_step *sgd);
 
 /* The rows of step s (0-based) of an epoch that this rank computes: rows
  * [*first, *first + *count) of the permutation (the step's whole batch without

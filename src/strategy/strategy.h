@@ -81,6 +81,8 @@ ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, si
 ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state);
 /* 1 when every layer of m is dense (the fused ops cover it). */
 int ffnn_strategy_all_dense(const ffnn_model *m);
+/* 1 when a layer of m has dropout (the fused ops then stay off: fused.c). */
+int ffnn_strategy_has_dropout(const ffnn_model *m);
 /* graph.c: steps [first, first + count) through a captured graph, cached and
  * replayed while the optimizer's per-step scalars stay those of the capture. */
 ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,

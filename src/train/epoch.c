@@ -154,6 +154,9 @@ ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     ffnn_status st = t->run.ops->download(t->run.ctx, rows, t->run.train.row_loss + first,
                                       count * sizeof *rows);
+    if (st == FFNN_OK && t->run.grad_norm) /* the clipping norms of the same steps */
+        st = t->run.ops->download(t->run.ctx, t->epoch_norm + from, t->run.grad_norm + from,
+                                  (to - from) * sizeof *t->epoch_norm);
     if (st != FFNN_OK) {
         free(rows);
         return st;
@@ -186,6 +189,7 @@ ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t)
                          t->epoch_loss[bad]);
     if (to == ffnn_trainer_steps_per_epoch(t)) {
         memcpy(t->step_loss, t->epoch_loss, to * sizeof *t->step_loss);
+        memcpy(t->step_norm, t->epoch_norm, to * sizeof *t->step_norm);
         t->step_loss_count = to;
     }
     return FFNN_OK;

@@ -80,18 +80,27 @@ ffnn_status ffnn_trainer_evaluate(ffnn_trainer *t, const ffnn_dataset *data, dou
             return st;
     }
     size_t n = data->count;
-    for (size_t first = 0; first < n; first += t->cfg.eval_batch_size) {
+    /* with EMA on, the EMA weights are the model evaluated (the forward reads
+     * run.params: pointed at them for the loop) */
+    float *trained = t->run.params;
+    if (t->run.ema)
+        t->run.params = t->run.ema;
+    st = FFNN_OK;
+    for (size_t first = 0; first < n && st == FFNN_OK; first += t->cfg.eval_batch_size) {
         size_t batch = n - first < t->cfg.eval_batch_size ? n - first : t->cfg.eval_batch_size;
         float *output;
         const ffnn_gather_source src = ffnn_step_gather_source(d);
         if ((st = t->run.ops->gather(t->run.ctx, &src, d->index + first, batch, t->run.x, t->run.y,
                                      t->run.tgt)) ||
-            (st = ffnn_step_forward(&t->run, batch, &output)) ||
+            (st = ffnn_step_forward(&t->run, batch, 0, &output)) ||
             (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y,
                                    batch_targets(&t->run, d), batch, width, NULL,
                                    d->row_loss + first, d->row_correct + first)))
-            return st;
+            break;
     }
+    t->run.params = trained;
+    if (st != FFNN_OK)
+        return st;
     float *rows = malloc(n * sizeof *rows);
     uint8_t *correct = malloc(n);
     if (!rows || !correct) {
@@ -116,7 +125,9 @@ ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t)
 {
     if (!t)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_sync_model: NULL trainer");
-    ffnn_status st = t->run.ops->download(t->run.ctx, t->run.model->params, t->run.params,
+    /* with EMA on, the EMA weights are the model */
+    ffnn_status st = t->run.ops->download(t->run.ctx, t->run.model->params,
+                                          t->run.ema ? t->run.ema : t->run.params,
                                           t->run.model->parameter_count * sizeof(float));
     if (st == FFNN_OK)
         t->run.model->stale = 0;
@@ -148,6 +159,12 @@ ffnn_status ffnn_trainer_upload_model(ffnn_trainer *t)
 ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t batch,
                                   double *loss, float *grads)
 {
+    return ffnn_trainer_gradient_dropout(t, rows, batch, 0, loss, grads);
+}
+
+ffnn_status ffnn_trainer_gradient_dropout(ffnn_trainer *t, const int32_t *rows, size_t batch,
+                                          uint64_t dropout_step, double *loss, float *grads)
+{
     const ffnn_model *m = t->run.model;
     if (batch < 1 || batch > t->run.capacity)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "gradient: batch %zu outside [1, %zu]",
@@ -169,11 +186,11 @@ ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t b
           (st = t->run.ops->upload(t->run.ctx, index, rows, batch * sizeof *index)) ||
           (st = t->run.ops->gather(t->run.ctx, &src, index, batch, t->run.x, t->run.y,
                                    t->run.tgt)) ||
-          (st = ffnn_step_forward(&t->run, batch, &output)) ||
+          (st = ffnn_step_forward(&t->run, batch, dropout_step, &output)) ||
           (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y,
                                  batch_targets(&t->run, &t->run.train), batch, width,
                                  t->run.grad_buf[0], row_loss, NULL)) ||
-          (st = ffnn_step_backward(&t->run, batch, NULL)) ||
+          (st = ffnn_step_backward(&t->run, batch, dropout_step, NULL)) ||
           (st = t->run.ops->download(t->run.ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||
           (grads && (st = t->run.ops->download(t->run.ctx, grads, t->run.grads,
                                                m->parameter_count * sizeof *grads)))))

@@ -24,6 +24,17 @@ ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losse
     return FFNN_OK;
 }
 
+ffnn_status ffnn_trainer_step_grad_norms(const ffnn_trainer *t, const float **norms,
+                                        size_t *count)
+{
+    if (!t || !norms || !count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_trainer_step_grad_norms: NULL argument");
+    *norms = t->step_norm;
+    *count = t->run.grad_norm ? t->step_loss_count : 0;
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_trainer_optimizer_state(ffnn_trainer *t, float *host_state, size_t *count)
 {
     if (!t || !count)

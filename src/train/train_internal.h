@@ -13,6 +13,11 @@
 ffnn_status ffnn_trainer_gradient(ffnn_trainer *t, const int32_t *rows, size_t batch,
                                   double *loss, float *grads);
 
+/* The same with the dropout masks of optimizer step dropout_step (0: none, as
+ * ffnn_trainer_gradient): the gradient of the loss with those masks fixed. */
+ffnn_status ffnn_trainer_gradient_dropout(ffnn_trainer *t, const int32_t *rows, size_t batch,
+                                          uint64_t dropout_step, double *loss, float *grads);
+
 /* Copy the model's (host) parameters to the device, e.g. after editing them. */
 ffnn_status ffnn_trainer_upload_model(ffnn_trainer *t);
 

@@ -161,15 +161,27 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
     size_t widest = 1;
     ffnn_status st;
     t->run.act = calloc((size_t)m->layer_count, sizeof *t->run.act);
-    if (!t->run.act)
+    t->run.drop = calloc((size_t)m->layer_count, sizeof *t->run.drop);
+    if (!t->run.act || !t->run.drop)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     for (int i = 0; i < m->layer_count; i++) {
         if (m->layers[i].out > widest)
             widest = m->layers[i].out;
         if ((st = ffnn_trainer_alloc(t, &t->run.act[i], t->run.capacity,
-                                     m->layers[i].out * sizeof(float))))
+                                     m->layers[i].out * sizeof(float))) ||
+            (m->layers[i].has_dropout &&
+             (st = ffnn_trainer_alloc(t, &t->run.drop[i], t->run.capacity,
+                                      m->layers[i].out * sizeof(float)))))
             return st;
     }
+    if (t->cfg.clip_grad_norm > 0.0f &&
+        (st = ffnn_trainer_alloc(t, &t->run.grad_norm, t->run.steps_per_epoch, sizeof(float))))
+        return st;
+    if (t->cfg.ema_decay > 0.0f && /* the EMA starts at the initial parameters */
+        ((st = ffnn_trainer_alloc(t, &t->run.ema, m->parameter_count, sizeof(float))) ||
+         (st = t->run.ops->upload(t->run.ctx, t->run.ema, m->params,
+                                  m->parameter_count * sizeof(float)))))
+        return st;
     if ((st = ffnn_trainer_alloc(t, &t->run.params, m->parameter_count, sizeof(float))) ||
         (st = ffnn_trainer_alloc(t, &t->run.grads, m->parameter_count, sizeof(float))) ||
         (st = ffnn_trainer_alloc(t, &t->run.x, t->run.capacity, m->input_size * sizeof(float))) ||
@@ -384,10 +396,14 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
     t->perm = malloc(train->count * sizeof *t->perm);
     t->step_loss = malloc((train->count / cfg->batch_size + 1) * sizeof *t->step_loss);
     t->epoch_loss = malloc((train->count / cfg->batch_size + 1) * sizeof *t->epoch_loss);
-    if (!t->perm || !t->step_loss || !t->epoch_loss) {
+    t->step_norm = calloc(train->count / cfg->batch_size + 1, sizeof *t->step_norm);
+    t->epoch_norm = calloc(train->count / cfg->batch_size + 1, sizeof *t->epoch_norm);
+    if (!t->perm || !t->step_loss || !t->epoch_loss || !t->step_norm || !t->epoch_norm) {
         free(t->perm);
         free(t->step_loss);
         free(t->epoch_loss);
+        free(t->step_norm);
+        free(t->epoch_norm);
         free(t);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
@@ -423,9 +439,14 @@ void ffnn_trainer_free(ffnn_trainer *t)
     if (t->run.ops && (t->run.ctx || t->run.ops == &ffnn_cpu_backend)) {
         ffnn_device_data_free(t, &t->run.train);
         ffnn_device_data_free(t, &t->eval);
-        if (t->run.act)
-            for (int i = 0; i < t->run.model->layer_count; i++)
+        for (int i = 0; i < t->run.model->layer_count; i++) {
+            if (t->run.act)
                 ffnn_trainer_release(t, t->run.act[i]);
+            if (t->run.drop)
+                ffnn_trainer_release(t, t->run.drop[i]);
+        }
+        ffnn_trainer_release(t, t->run.grad_norm);
+        ffnn_trainer_release(t, t->run.ema);
         ffnn_trainer_release(t, t->run.params);
         ffnn_trainer_release(t, t->run.grads);
         ffnn_trainer_release(t, t->run.opt_state);
@@ -439,6 +460,9 @@ void ffnn_trainer_free(ffnn_trainer *t)
         t->run.ops->destroy(t->run.ctx);
     }
     free(t->run.act);
+    free(t->run.drop);
+    free(t->step_norm);
+    free(t->epoch_norm);
     free(t->perm);
     free(t->step_loss);
     free(t->epoch_loss);

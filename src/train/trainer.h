@@ -32,6 +32,9 @@ struct ffnn_trainer {
     double *epoch_loss;       /* [steps per epoch] the current epoch's per-step losses,
                                  read back for steps [0, epoch_loss_known)     */
     size_t epoch_loss_known;  /* steps of the current epoch read back         */
+    float *step_norm;         /* [steps per epoch] the last epoch's clipping norms */
+    float *epoch_norm;        /* [steps per epoch] the current epoch's, read back
+                                 with the losses (clip_grad_norm > 0; else 0)  */
     ffnn_rng shuffle_rng;
     ffnn_rng epoch_rng;       /* shuffle_rng as it was when the current epoch began
                                  (a checkpoint regenerates the permutation from it) */

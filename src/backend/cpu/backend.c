@@ -1,9 +1,11 @@
 /* backend.c - the cpu backend table: host memory and the reference ops. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backend/backend.h"
 #include "core/error.h"
+#include "cpu_math.h"
 #include "cpu_ops.h"
 
 static ffnn_status cpu_create(const ffnn_backend_options *options, void **ctx)
@@ -150,6 +152,37 @@ static ffnn_status cpu_optimizer_update(void *ctx, const ffnn_optimizer_step *st
     return FFNN_OK;
 }
 
+static ffnn_status cpu_grad_clip(void *ctx, float *grads, size_t n, float max_norm,
+                                 float max_value, float *norm_out)
+{
+    (void)ctx;
+    if (max_value > 0.0f)
+        ffnn_cpu_clip_value(grads, 0, n, max_value);
+    if (max_norm > 0.0f) {
+        const float norm = (float)sqrt(ffnn_cpu_sum_squares(grads, 0, n));
+        ffnn_cpu_scale(grads, 0, n, ffnn_clip_coef(max_norm, norm));
+        if (norm_out)
+            *norm_out = norm;
+    }
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_dropout(void *ctx, const float *in, float *out, size_t n, uint64_t key,
+                               uint32_t threshold, float scale)
+{
+    (void)ctx;
+    ffnn_cpu_dropout(in, out, 0, n, key, threshold, scale);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_ema_update(void *ctx, float *ema, const float *params, size_t n,
+                                  float decay, float one_minus_decay)
+{
+    (void)ctx;
+    ffnn_cpu_ema(ema, params, 0, n, decay, one_minus_decay);
+    return FFNN_OK;
+}
+
 const ffnn_backend_ops ffnn_cpu_backend = {
     .name = "cpu",
     .caps = 0,
@@ -170,4 +203,7 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .activation_backward = cpu_activation_backward,
     .loss = cpu_loss,
     .optimizer_update = cpu_optimizer_update,
+    .grad_clip = cpu_grad_clip,
+    .dropout = cpu_dropout,
+    .ema_update = cpu_ema_update,
 };

@@ -184,4 +184,25 @@ static inline void ffnn_optimizer_element(const ffnn_optimizer_step *s, float *p
     }
 }
 
+/* ------------------------------------------------------------------ clipping, ema */
+
+/* clip by value: min(max(g, -v), v) (torch: g.clamp_(min=-v, max=v)). */
+static inline float ffnn_clip_value(float g, float v) { return g < -v ? -v : (g > v ? v : g); }
+
+/* clip by norm's coefficient, in float: min(max_norm / (norm + 1e-6), 1)
+ * (torch 1.13: clip_coef = max_norm / (total_norm + 1e-6), clamped at 1; the
+ * gradients are then multiplied by it, by 1 too). */
+static inline float ffnn_clip_coef(float max_norm, float norm)
+{
+    const float c = max_norm / (norm + 1e-6f);
+    return c < 1.0f ? c : 1.0f;
+}
+
+/* ema' = (ema decay) + (1 - decay) p: the product rounded, then one fma (torch:
+ * ema.mul_(decay).add_(p, alpha=1 - decay)). */
+static inline float ffnn_ema(float ema, float p, float decay, float one_minus_decay)
+{
+    return fmaf(one_minus_decay, p, ema * decay);
+}
+
 #endif

@@ -58,4 +58,19 @@ void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float lear
 void ffnn_cpu_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
                                float *state, size_t n);
 
+/* The element ranges [begin, end) of clipping, EMA and dropout (the omp backend
+ * runs the same functions on chunks; update.c, activation.c). */
+/* sum of g[i]^2 in double, in order. */
+double ffnn_cpu_sum_squares(const float *g, size_t begin, size_t end);
+/* g = clamp(g, -max_value, max_value). */
+void ffnn_cpu_clip_value(float *g, size_t begin, size_t end, float max_value);
+/* g *= coef. */
+void ffnn_cpu_scale(float *g, size_t begin, size_t end, float coef);
+/* ema = ema decay + (1 - decay) p. */
+void ffnn_cpu_ema(float *ema, const float *p, size_t begin, size_t end, float decay,
+                  float one_minus_decay);
+/* out = keep(i) ? in * scale : 0 (core/dropout.h). */
+void ffnn_cpu_dropout(const float *in, float *out, size_t begin, size_t end, uint64_t key,
+                      uint32_t threshold, float scale);
+
 #endif

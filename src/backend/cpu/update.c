@@ -61,3 +61,34 @@ void ffnn_cpu_optimizer_update(const ffnn_optimizer_step *s, float *params, cons
         ffnn_optimizer_element(s, &params[i], grads[i], state ? &state[i] : NULL,
                                s1 ? &s1[i] : NULL);
 }
+
+/* Sum of g^2 over [begin, end), in double, in order (the clipping norm's part). */
+double ffnn_cpu_sum_squares(const float *g, size_t begin, size_t end)
+{
+    double sum = 0.0;
+    for (size_t i = begin; i < end; i++)
+        sum += (double)g[i] * (double)g[i];
+    return sum;
+}
+
+/* Clip by value over [begin, end) (backend.h grad_clip). */
+void ffnn_cpu_clip_value(float *g, size_t begin, size_t end, float max_value)
+{
+    for (size_t i = begin; i < end; i++)
+        g[i] = ffnn_clip_value(g[i], max_value);
+}
+
+/* g *= coef over [begin, end) (clip by norm, after the norm). */
+void ffnn_cpu_scale(float *g, size_t begin, size_t end, float coef)
+{
+    for (size_t i = begin; i < end; i++)
+        g[i] = g[i] * coef;
+}
+
+/* ema = ema decay + (1 - decay) p over [begin, end) (backend.h ema_update). */
+void ffnn_cpu_ema(float *ema, const float *p, size_t begin, size_t end, float decay,
+                  float one_minus_decay)
+{
+    for (size_t i = begin; i < end; i++)
+        ema[i] = ffnn_ema(ema[i], p[i], decay, one_minus_decay);
+}

@@ -292,8 +292,8 @@ static void cuda_graph_free(void *vctx, void *graph)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 27 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 30 * sizeof(void *),
+/* One name, the caps and 31 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 33 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -317,6 +317,9 @@ static const ffnn_backend_ops cuda_ops = {
     /* activation_backward */ ffnn_cuda_activation_backward,
     /* loss                */ ffnn_cuda_loss,
     /* optimizer_update    */ ffnn_cuda_optimizer_update,
+    /* grad_clip           */ ffnn_cuda_grad_clip,
+    /* dropout             */ ffnn_cuda_dropout,
+    /* ema_update          */ ffnn_cuda_ema_update,
     /* dense_act_forward   */ ffnn_cuda_dense_act_forward,
     /* dense_backward_fused*/ ffnn_cuda_dense_backward_fused,
     /* capture_begin       */ cuda_capture_begin,

@@ -178,6 +178,12 @@ ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act,
                                           size_t n);
 
 /* optim.cu */
+ffnn_status ffnn_cuda_grad_clip(void *ctx, float *grads, size_t n, float max_norm,
+                                float max_value, float *norm_out);
+ffnn_status ffnn_cuda_dropout(void *ctx, const float *in, float *out, size_t n, uint64_t key,
+                              uint32_t threshold, float scale);
+ffnn_status ffnn_cuda_ema_update(void *ctx, float *ema, const float *params, size_t n,
+                                 float decay, float one_minus_decay);
 ffnn_status ffnn_cuda_optimizer_update(void *ctx, const ffnn_optimizer_step *step,
                                        float *params, const float *grads, float *state,
                                        size_t n);

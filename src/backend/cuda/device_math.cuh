@@ -242,6 +242,26 @@ static __device__ __forceinline__ void ffnn_dev_optimizer_element(const ffnn_opt
     }
 }
 
+/* clip by value (cpu_math.h ffnn_clip_value). */
+static __device__ __forceinline__ float ffnn_dev_clip_value(float g, float v)
+{
+    return g < -v ? -v : (g > v ? v : g);
+}
+
+/* clip by norm's coefficient min(max_norm / (norm + 1e-6), 1), IEEE float. */
+static __device__ __forceinline__ float ffnn_dev_clip_coef(float max_norm, float norm)
+{
+    const float c = __fdiv_rn(max_norm, __fadd_rn(norm, 1e-6f));
+    return c < 1.0f ? c : 1.0f;
+}
+
+/* ema' = (ema decay) + (1 - decay) p: the product rounded, then one fma. */
+static __device__ __forceinline__ float ffnn_dev_ema(float ema, float p, float decay,
+                                                     float one_minus_decay)
+{
+    return __fmaf_rn(one_minus_decay, p, __fmul_rn(ema, decay));
+}
+
 /* ------------------------------------------------------------------ losses */
 /* Per-element pieces of the losses (src/backend/cpu/loss.c's formulas), shared by
  * loss.cu and persistent.cu; the sums over a row stay with their kernels. m: the

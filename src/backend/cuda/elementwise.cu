@@ -11,6 +11,7 @@
  * the C library's), and bit for bit where no libm call is involved.
  */
 #include "common.cuh"
+#include "core/dropout.h"
 #include "device_math.cuh"
 
 /* ------------------------------------------------------------------ gather */
@@ -168,5 +169,30 @@ extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation
     activation_backward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
         act, a, da, dz, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel");
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ dropout */
+
+/* out[i] = keep(i) ? in[i] * scale : 0, the mask from core/dropout.h (the same
+ * integer code as the CPU's: the same mask). in [n], out [n] (may equal in). */
+static __global__ void dropout_kernel(const float *in, float *out, size_t n, uint64_t key,
+                                      uint32_t threshold, float scale)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        out[i] = ffnn_dropout_keep(key, i, threshold) ? __fmul_rn(in[i], scale) : 0.0f;
+}
+
+extern "C" ffnn_status ffnn_cuda_dropout(void *vctx, const float *in, float *out, size_t n,
+                                         uint64_t key, uint32_t threshold, float scale)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "dropout");
+    if (n == 0)
+        return FFNN_OK;
+    dropout_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), (unsigned)ctx->block_1d, 0,
+                     ctx->stream>>>(in, out, n, key, threshold, scale);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "dropout_kernel");
     return FFNN_OK;
 }

@@ -14,6 +14,7 @@
  *
  * Built without OpenMP (make OMP_CFLAGS=), the same code runs on one thread.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -21,6 +22,7 @@
 #endif
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_math.h"
 #include "backend/cpu/cpu_ops.h"
 #include "core/error.h"
 #include "omp_kernels.h"
@@ -406,6 +408,86 @@ static ffnn_status ompb_optimizer_update(void *vctx, const ffnn_optimizer_step *
     return FFNN_OK;
 }
 
+/* Clipping: clamp and scale in chunks; the norm's sum of squares per chunk in
+ * double, the chunks' sums added in chunk order (the same for every thread count). */
+static ffnn_status ompb_grad_clip(void *vctx, float *grads, size_t n, float max_norm,
+                                  float max_value, float *norm_out)
+{
+    const omp_ctx *ctx = vctx;
+    const long chunks = (long)ceil_div(n, ELEMENTWISE_CHUNK);
+    const int nt = team(ctx, (size_t)chunks, 2);
+    (void)nt;
+    if (max_value > 0.0f) {
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (long c = 0; c < chunks; c++) {
+            const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
+            ffnn_cpu_clip_value(grads, begin, n - begin < ELEMENTWISE_CHUNK ? n
+                                                  : begin + ELEMENTWISE_CHUNK, max_value);
+        }
+    }
+    if (max_norm > 0.0f) {
+        double *part = malloc((size_t)(chunks > 0 ? chunks : 1) * sizeof *part);
+        if (!part)
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "omp grad_clip: out of memory");
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (long c = 0; c < chunks; c++) {
+            const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
+            part[c] = ffnn_cpu_sum_squares(grads, begin, n - begin < ELEMENTWISE_CHUNK
+                                                             ? n : begin + ELEMENTWISE_CHUNK);
+        }
+        double sum = 0.0;
+        for (long c = 0; c < chunks; c++)
+            sum += part[c];
+        free(part);
+        const float norm = (float)sqrt(sum);
+        const float coef = ffnn_clip_coef(max_norm, norm);
+#pragma omp parallel for schedule(static) num_threads(nt)
+        for (long c = 0; c < chunks; c++) {
+            const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
+            ffnn_cpu_scale(grads, begin, n - begin < ELEMENTWISE_CHUNK ? n
+                                                                        : begin + ELEMENTWISE_CHUNK,
+                           coef);
+        }
+        if (norm_out)
+            *norm_out = norm;
+    }
+    return FFNN_OK;
+}
+
+static ffnn_status ompb_dropout(void *vctx, const float *in, float *out, size_t n, uint64_t key,
+                                uint32_t threshold, float scale)
+{
+    const omp_ctx *ctx = vctx;
+    const long chunks = (long)ceil_div(n, ELEMENTWISE_CHUNK);
+    const int nt = team(ctx, (size_t)chunks, 2);
+    (void)nt;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (long c = 0; c < chunks; c++) {
+        const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
+        ffnn_cpu_dropout(in, out, begin, n - begin < ELEMENTWISE_CHUNK ? n
+                                                                  : begin + ELEMENTWISE_CHUNK,
+                         key, threshold, scale);
+    }
+    return FFNN_OK;
+}
+
+static ffnn_status ompb_ema_update(void *vctx, float *ema, const float *params, size_t n,
+                                   float decay, float one_minus_decay)
+{
+    const omp_ctx *ctx = vctx;
+    const long chunks = (long)ceil_div(n, ELEMENTWISE_CHUNK);
+    const int nt = team(ctx, (size_t)chunks, 2);
+    (void)nt;
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (long c = 0; c < chunks; c++) {
+        const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
+        ffnn_cpu_ema(ema, params, begin, n - begin < ELEMENTWISE_CHUNK ? n
+                                                               : begin + ELEMENTWISE_CHUNK,
+                     decay, one_minus_decay);
+    }
+    return FFNN_OK;
+}
+
 const ffnn_backend_ops ffnn_omp_backend = {
     .name = "omp",
     .caps = FFNN_CAP_THREADS,
@@ -426,4 +508,7 @@ const ffnn_backend_ops ffnn_omp_backend = {
     .activation_backward = ompb_activation_backward,
     .loss = ompb_loss,
     .optimizer_update = ompb_optimizer_update,
+    .grad_clip = ompb_grad_clip,
+    .dropout = ompb_dropout,
+    .ema_update = ompb_ema_update,
 };
