@@ -141,6 +141,33 @@ int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_
         *train_limit = (long long)u;
     if (!given->epochs)
         cfg->epochs = s->epochs;
+    /* issue 12's settings: the checkpoint's unless given (then the library's resume
+     * refuses a difference, naming the setting and both values) */
+    if (!given->decay) {
+        cfg->weight_decay = s->weight_decay;
+        cfg->decay_bias = s->decay_bias;
+    }
+    if (!given->schedule) {
+        cfg->lr_schedule = s->lr_schedule;
+        cfg->lr_step_size = s->lr_step_size;
+        cfg->lr_gamma = s->lr_gamma;
+        memcpy(cfg->lr_milestones, s->lr_milestones, sizeof cfg->lr_milestones);
+        cfg->lr_milestone_count = s->lr_milestone_count;
+        cfg->lr_t_max = s->lr_t_max;
+        cfg->lr_min = s->lr_min;
+        cfg->lr_end_factor = s->lr_end_factor;
+        cfg->lr_total_iters = s->lr_total_iters;
+        cfg->lr_patience = s->lr_patience;
+        cfg->lr_factor = s->lr_factor;
+        cfg->lr_threshold = s->lr_threshold;
+        cfg->warmup_steps = s->warmup_steps;
+    }
+    if (!given->clip) {
+        cfg->clip_grad_norm = s->clip_grad_norm;
+        cfg->clip_grad_value = s->clip_grad_value;
+    }
+    if (!given->ema)
+        cfg->ema_decay = s->ema_decay;
     return bad;
 }
 

@@ -13,6 +13,8 @@
 typedef struct ffnn_cli_given {
     int arch, loss, epochs, batch, lr, seed, shuffle, drop_last, train_limit;
     int optimizer, momentum, nesterov, beta1, beta2, eps;
+    int decay, schedule, clip, ema; /* --weight-decay/--no-decay-bias, --lr-schedule/
+                                       --warmup-steps, --clip-grad-*, --ema */
 } ffnn_cli_given;
 
 /* The checkpoints of one ffnn train run. */

@@ -271,6 +271,10 @@ static void note_given(ffnn_cli_given *g, int c)
     case OPT_BETA1: g->beta1 = 1; break;
     case OPT_BETA2: g->beta2 = 1; break;
     case OPT_EPS: g->eps = 1; break;
+    case OPT_WEIGHT_DECAY: case OPT_NO_DECAY_BIAS: g->decay = 1; break;
+    case OPT_LR_SCHEDULE: case OPT_WARMUP_STEPS: g->schedule = 1; break;
+    case OPT_CLIP_NORM: case OPT_CLIP_VALUE: g->clip = 1; break;
+    case OPT_EMA: g->ema = 1; break;
     default: break;
     }
 }

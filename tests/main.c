@@ -32,6 +32,7 @@ TEST_SUITE_DECLARE(faults);
 TEST_SUITE_DECLARE(parallel);
 TEST_SUITE_DECLARE(tabular);
 TEST_SUITE_DECLARE(install);
+TEST_SUITE_DECLARE(features);
 
 typedef struct suite {
     const test_case *tests;
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
         {parallel_tests, &parallel_tests_count},
         {tabular_tests, &tabular_tests_count},
         {install_tests, &install_tests_count},
+        {features_tests, &features_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] (none: all) */
     int passed = 0, failed = 0, skipped = 0;

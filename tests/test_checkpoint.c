@@ -85,6 +85,8 @@ static ffnn_status fashion_slice(size_t first, size_t count, ffnn_dataset **out)
 
 enum { EPOCHS = 3, SAMPLES = 1000, BATCH = 64, SPE = 16, STEPS = EPOCHS * SPE };
 #define ARCH "784-32relu-10"
+/* The architecture of the resume runs: ARCH, or with dropout for the features run. */
+static const char *run_arch = ARCH;
 
 /* One run's record: every per-step loss, every epoch's mean loss, the weights. */
 typedef struct run_record {
@@ -143,7 +145,7 @@ static test_result uninterrupted(const ffnn_dataset *data, const ffnn_train_conf
 {
     ffnn_model *m = NULL;
     ffnn_trainer *t = NULL;
-    CHECK_OK(ffnn_model_create(ARCH, &m));
+    CHECK_OK(ffnn_model_create(run_arch, &m));
     CHECK_OK(ffnn_model_init(m, 3));
     CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
     CHECK(ffnn_trainer_steps_per_epoch(t) == SPE, "steps per epoch %zu",
@@ -214,7 +216,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     memset(&got, 0, sizeof got);
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
     snprintf(again, sizeof again, "%s/again.ckpt", dir);
-    CHECK_OK(ffnn_model_create(ARCH, &m));
+    CHECK_OK(ffnn_model_create(run_arch, &m));
     CHECK_OK(ffnn_model_init(m, 3));
     CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
     if (train_until(t, k, use_step, &got) != TEST_PASS)
@@ -224,7 +226,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     ffnn_model_free(m);
 
     /* a fresh start: other weights, a new trainer */
-    CHECK_OK(ffnn_model_create(ARCH, &m));
+    CHECK_OK(ffnn_model_create(run_arch, &m));
     CHECK_OK(ffnn_model_init(m, 99));
     CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
     CHECK_OK(ffnn_trainer_resume(t, path));
@@ -257,7 +259,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     size_t n = 0;
     {
         ffnn_model *shape = NULL;
-        CHECK_OK(ffnn_model_create(ARCH, &shape));
+        CHECK_OK(ffnn_model_create(run_arch, &shape));
         n = ffnn_model_parameter_count(shape);
         ffnn_model_free(shape);
     }
@@ -269,9 +271,29 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     return TEST_PASS;
 }
 
+/* Issue 12's settings, all at once: weight decay without the biases,
+ * reduce-on-plateau (threshold 0.5, patience 0: a reduction after most epochs,
+ * so its state matters) after 5 warm-up steps, clipping by norm and value, EMA
+ * (the weights compared are the EMA's) and dropout. */
+static void add_features(ffnn_train_config *cfg)
+{
+    cfg->weight_decay = 0.01f;
+    cfg->decay_bias = 0;
+    cfg->lr_schedule = FFNN_LR_PLATEAU;
+    cfg->lr_patience = 0;
+    cfg->lr_factor = 0.5f;
+    cfg->lr_threshold = 0.5f;
+    cfg->warmup_steps = 5;
+    cfg->clip_grad_norm = 1.0f;
+    cfg->clip_grad_value = 0.05f;
+    cfg->ema_decay = 0.9f;
+}
+
 /* Resume at: mid epoch 1, its end, mid epoch 2, late in epoch 3, and before the
- * first step; once with ffnn_trainer_step instead of epochs. */
-static test_result resume_matches(const char *dir, ffnn_device device, ffnn_optimizer opt)
+ * first step; once with ffnn_trainer_step instead of epochs. features: with
+ * add_features and a dropout layer. */
+static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn_optimizer opt,
+                                       int features)
 {
     static const size_t cuts[] = {5, SPE, SPE + 7, 2 * SPE + 13, 0};
     ffnn_dataset *data = NULL;
@@ -282,18 +304,27 @@ static test_result resume_matches(const char *dir, ffnn_device device, ffnn_opti
     CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing (%s): apt-get "
           "install dataset-fashion-mnist", ffnn_last_error());
     ffnn_train_config cfg = run_config(device, opt);
+    if (features)
+        add_features(&cfg);
+    run_arch = features ? "784-32relu:dropout0.2-10" : ARCH;
     r = uninterrupted(data, &cfg, &ref);
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0] && r == TEST_PASS; i++)
         r = resume_at(dir, data, &cfg, cuts[i], 0, &ref);
     if (r == TEST_PASS)
         r = resume_at(dir, data, &cfg, SPE + 3, 1, &ref);
     if (r == TEST_PASS)
-        printf("     %s %s: resumed at steps 0, 5, 16, 23, 45 (and 19 by single steps) of %d: "
-               "losses and weights bit-identical\n", ffnn_device_name(device),
-               ffnn_optimizer_name(opt), STEPS);
+        printf("     %s %s%s: resumed at steps 0, 5, 16, 23, 45 (and 19 by single steps) of "
+               "%d: losses and weights bit-identical\n", ffnn_device_name(device),
+               ffnn_optimizer_name(opt), features ? " + issue 12's features" : "", STEPS);
+    run_arch = ARCH;
     free(ref.params);
     ffnn_dataset_free(data);
     return r;
+}
+
+static test_result resume_matches(const char *dir, ffnn_device device, ffnn_optimizer opt)
+{
+    return resume_matches_with(dir, device, opt, 0);
 }
 
 #define RESUME_TEST(name, device, opt)                                            \
@@ -312,6 +343,20 @@ RESUME_TEST(resume_cpu_adam, FFNN_DEVICE_CPU, FFNN_OPT_ADAM)
 RESUME_TEST(resume_cuda_sgd, FFNN_DEVICE_CUDA, FFNN_OPT_SGD)
 RESUME_TEST(resume_cuda_momentum, FFNN_DEVICE_CUDA, FFNN_OPT_MOMENTUM)
 RESUME_TEST(resume_cuda_adam, FFNN_DEVICE_CUDA, FFNN_OPT_ADAM)
+
+#define RESUME_FEATURES_TEST(name, device, opt)                                   \
+    TEST_DIR_CASE("ck", name)                                                     \
+    {                                                                             \
+        if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
+            SKIP("build has no CUDA (nvcc not found at build time)");             \
+        if ((device) == FFNN_DEVICE_CUDA && ffnn_cuda_device_count() == 0)         \
+            SKIP("no CUDA GPU visible");                                          \
+        return resume_matches_with(dir, device, opt, 1);                          \
+    }
+
+RESUME_FEATURES_TEST(resume_cpu_momentum_features, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
+RESUME_FEATURES_TEST(resume_cpu_adamw_features, FFNN_DEVICE_CPU, FFNN_OPT_ADAMW)
+RESUME_FEATURES_TEST(resume_cuda_adamw_features, FFNN_DEVICE_CUDA, FFNN_OPT_ADAMW)
 
 /* ---------------------------------------------------------------- faults */
 
@@ -958,6 +1003,9 @@ const test_case checkpoint_tests[] = {
     {"checkpoint_resume_cuda_sgd", test_resume_cuda_sgd},
     {"checkpoint_resume_cuda_momentum", test_resume_cuda_momentum},
     {"checkpoint_resume_cuda_adam", test_resume_cuda_adam},
+    {"checkpoint_resume_cpu_momentum_features", test_resume_cpu_momentum_features},
+    {"checkpoint_resume_cpu_adamw_features", test_resume_cpu_adamw_features},
+    {"checkpoint_resume_cuda_adamw_features", test_resume_cuda_adamw_features},
     {"checkpoint_killed_while_saving", test_killed_while_saving},
     {"checkpoint_disk_full", test_disk_full},
     {"checkpoint_diverging_run_not_saved", test_diverging_run_not_saved},

@@ -45,6 +45,7 @@
 #define CK_FORMAT "ffnn-checkpoint"
 #define CK_LOSSES "train.step_losses"
 #define CK_STATE_PREFIX "optimizer."
+#define CK_EMA_PREFIX "ema."
 enum { CK_CHUNK = 4096, CK_VERSION_MAX = FFNN_RUN_STATE_VERSION_MAX };
 
 /* ------------------------------------------------------------ names */
@@ -79,10 +80,12 @@ typedef struct ck_meta {
     size_t step, steps_per_epoch;
     uint64_t optimizer_steps;
     uint64_t rng[4];
+    ffnn_plateau plateau;
+    int plateau_epoch;
 } ck_meta;
 
 /* One metadata key and how to read it. */
-typedef enum { CK_TEXT, CK_UINT, CK_FLOAT, CK_BOOL, CK_RNG } ck_kind;
+typedef enum { CK_TEXT, CK_UINT, CK_FLOAT, CK_BOOL, CK_RNG, CK_DOUBLE } ck_kind;
 
 typedef struct ck_key {
     const char *name;
@@ -105,6 +108,18 @@ static const ck_key ck_keys[] = {
     {"steps_per_epoch", CK_UINT, INT32_MAX},
     {"optimizer_steps", CK_UINT, UINT64_MAX},
     {"shuffle_rng", CK_RNG, 0},
+    /* optional (issue 12's settings; absent: the defaults) */
+    {"weight_decay", CK_FLOAT, 0},   {"decay_bias", CK_BOOL, 0},
+    {"lr_schedule", CK_TEXT, 0},     {"lr_step_size", CK_UINT, 1000000},
+    {"lr_gamma", CK_FLOAT, 0},       {"lr_milestones", CK_TEXT, 0},
+    {"lr_t_max", CK_UINT, 1000000},  {"lr_min", CK_FLOAT, 0},
+    {"lr_end_factor", CK_FLOAT, 0},  {"lr_total_iters", CK_UINT, 1000000},
+    {"lr_patience", CK_UINT, 1000000}, {"lr_factor", CK_FLOAT, 0},
+    {"lr_threshold", CK_FLOAT, 0},   {"warmup_steps", CK_UINT, INT32_MAX},
+    {"clip_grad_norm", CK_FLOAT, 0}, {"clip_grad_value", CK_FLOAT, 0},
+    {"ema_decay", CK_FLOAT, 0},
+    {"plateau_lr", CK_DOUBLE, 0},    {"plateau_best", CK_DOUBLE, 0},
+    {"plateau_bad_epochs", CK_UINT, 1000000}, {"plateau_epoch", CK_UINT, 1000000},
 };
 enum { CK_KEY_COUNT = sizeof ck_keys / sizeof ck_keys[0] };
 
@@ -173,6 +188,38 @@ static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, co
     }
     if (kind == CK_RNG)
         return ck_parse_rng(v, m->rng);
+    if (kind == CK_DOUBLE) { /* a decimal double; plateau_best also "inf" (none yet) */
+        char *end = NULL;
+        errno = 0;
+        double d = strtod(v, &end);
+        if (!strcmp(name, "plateau_best") && !strcmp(v, "inf"))
+            d = HUGE_VAL;
+        else if (errno || !*v || *end || !isfinite(d) || strpbrk(v, "xXnNiI"))
+            return 0;
+        if (!strcmp(name, "plateau_lr")) m->plateau.lr = d;
+        else m->plateau.best = d;
+        return 1;
+    }
+    if (!strcmp(name, "lr_schedule"))
+        return ffnn_lr_schedule_from_name(v, &m->cfg.lr_schedule) == FFNN_OK;
+    if (!strcmp(name, "lr_milestones")) { /* increasing positive integers, joined by ',' */
+        int count = 0;
+        for (const char *p = v; count < FFNN_LR_MILESTONES_MAX; count++) {
+            char *end = NULL;
+            errno = 0;
+            long e = strtol(p, &end, 10);
+            if (errno || end == p || e < 1 || e > 1000000 ||
+                (count && e <= m->cfg.lr_milestones[count - 1]) || (*end && *end != ','))
+                return 0;
+            m->cfg.lr_milestones[count] = (int)e;
+            if (!*end) {
+                m->cfg.lr_milestone_count = count + 1;
+                return 1;
+            }
+            p = end + 1;
+        }
+        return 0;
+    }
     if (!strcmp(name, "ffnn_version")) m->version = v;
     else if (!strcmp(name, "arch")) m->arch = v;
     else if (!strcmp(name, "loss")) *loss_text = v;
@@ -194,6 +241,23 @@ static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, co
     else if (!strcmp(name, "step")) m->step = (size_t)u;
     else if (!strcmp(name, "steps_per_epoch")) m->steps_per_epoch = (size_t)u;
     else if (!strcmp(name, "optimizer_steps")) m->optimizer_steps = u;
+    else if (!strcmp(name, "weight_decay")) m->cfg.weight_decay = f;
+    else if (!strcmp(name, "decay_bias")) m->cfg.decay_bias = (int)u;
+    else if (!strcmp(name, "lr_step_size")) m->cfg.lr_step_size = (int)u;
+    else if (!strcmp(name, "lr_gamma")) m->cfg.lr_gamma = f;
+    else if (!strcmp(name, "lr_t_max")) m->cfg.lr_t_max = (int)u;
+    else if (!strcmp(name, "lr_min")) m->cfg.lr_min = f;
+    else if (!strcmp(name, "lr_end_factor")) m->cfg.lr_end_factor = f;
+    else if (!strcmp(name, "lr_total_iters")) m->cfg.lr_total_iters = (int)u;
+    else if (!strcmp(name, "lr_patience")) m->cfg.lr_patience = (int)u;
+    else if (!strcmp(name, "lr_factor")) m->cfg.lr_factor = f;
+    else if (!strcmp(name, "lr_threshold")) m->cfg.lr_threshold = f;
+    else if (!strcmp(name, "warmup_steps")) m->cfg.warmup_steps = (int)u;
+    else if (!strcmp(name, "clip_grad_norm")) m->cfg.clip_grad_norm = f;
+    else if (!strcmp(name, "clip_grad_value")) m->cfg.clip_grad_value = f;
+    else if (!strcmp(name, "ema_decay")) m->cfg.ema_decay = f;
+    else if (!strcmp(name, "plateau_bad_epochs")) m->plateau.bad_epochs = (int)u;
+    else if (!strcmp(name, "plateau_epoch")) m->plateau_epoch = (int)u;
     return 1;
 }
 
@@ -204,21 +268,29 @@ static const char *ck_expected(ck_kind kind)
     case CK_FLOAT: return "a finite decimal number";
     case CK_BOOL: return "\"true\" or \"false\"";
     case CK_RNG: return "four decimal 64-bit integers joined by commas, not all 0";
+    case CK_DOUBLE: return "a finite decimal number";
     case CK_TEXT: break;
     }
     return "a string";
 }
 
-/* Is key k required for this optimizer? (Hyperparameters of other optimizers
- * are not written, and refused when present.) */
+/* Is key k required (1), refused (0) or optional (2) for this optimizer?
+ * (Hyperparameters of other optimizers are not written, and refused when
+ * present; ffnn_version and the keys after shuffle_rng are optional.) */
 static int ck_key_applies(const char *name, ffnn_optimizer opt)
 {
     if (!strcmp(name, "momentum") || !strcmp(name, "nesterov"))
         return opt == FFNN_OPT_MOMENTUM;
     if (!strcmp(name, "beta1") || !strcmp(name, "beta2") || !strcmp(name, "epsilon"))
         return opt == FFNN_OPT_ADAM || opt == FFNN_OPT_ADAMW;
+    size_t k = 0;
+    while (k < CK_KEY_COUNT && strcmp(ck_keys[k].name, "weight_decay") != 0)
+        k++;
+    for (; k < CK_KEY_COUNT; k++)
+        if (!strcmp(ck_keys[k].name, name))
+            return 2;
     /* optional: ffnn_version; drop_last (absent: false, the files before it) */
-    return strcmp(name, "ffnn_version") != 0 && strcmp(name, "drop_last") != 0;
+    return strcmp(name, "ffnn_version") != 0 && strcmp(name, "drop_last") != 0 ? 1 : 2;
 }
 
 /* Parse and check __metadata__ into *m (m->cfg: base, or zero, with the keys
@@ -234,6 +306,28 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
     memset(m, 0, sizeof *m);
     if (base)
         m->cfg = *base;
+    { /* the optional settings' defaults, for a file that does not record them */
+        const ffnn_train_config d = ffnn_train_config_default();
+        m->cfg.weight_decay = d.weight_decay;
+        m->cfg.decay_bias = d.decay_bias;
+        m->cfg.lr_schedule = d.lr_schedule;
+        m->cfg.lr_step_size = d.lr_step_size;
+        m->cfg.lr_gamma = d.lr_gamma;
+        m->cfg.lr_milestone_count = d.lr_milestone_count;
+        memcpy(m->cfg.lr_milestones, d.lr_milestones, sizeof d.lr_milestones);
+        m->cfg.lr_t_max = d.lr_t_max;
+        m->cfg.lr_min = d.lr_min;
+        m->cfg.lr_end_factor = d.lr_end_factor;
+        m->cfg.lr_total_iters = d.lr_total_iters;
+        m->cfg.lr_patience = d.lr_patience;
+        m->cfg.lr_factor = d.lr_factor;
+        m->cfg.lr_threshold = d.lr_threshold;
+        m->cfg.warmup_steps = d.warmup_steps;
+        m->cfg.clip_grad_norm = d.clip_grad_norm;
+        m->cfg.clip_grad_value = d.clip_grad_value;
+        m->cfg.ema_decay = d.ema_decay;
+        m->plateau.best = HUGE_VAL;
+    }
     m->version = "";
     if (!md)
         return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn checkpoint records format "
@@ -286,12 +380,11 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
                                     ": header: __metadata__ \"loss\"");
     for (size_t k = 0; k < CK_KEY_COUNT; k++) {
         int applies = ck_key_applies(ck_keys[k].name, m->cfg.optimizer);
-        if (!seen[k] && applies)
+        if (!seen[k] && applies == 1)
             return ffnn_st_fail(r, "__metadata__: missing \"%s\" (a checkpoint of optimizer "
                                 "%s records it)", ck_keys[k].name,
                                 ffnn_optimizer_name(m->cfg.optimizer));
-        if (seen[k] && !applies && strcmp(ck_keys[k].name, "ffnn_version") != 0 &&
-            strcmp(ck_keys[k].name, "drop_last") != 0)
+        if (seen[k] && !applies)
             return ffnn_st_fail(r, "__metadata__: unexpected \"%s\" for optimizer %s",
                                 ck_keys[k].name, ffnn_optimizer_name(m->cfg.optimizer));
     }
@@ -344,7 +437,8 @@ typedef struct ck_layout {
     const ffnn_model *m;
     char *arch;                /* m's canonical architecture, for messages      */
     size_t states;             /* optimizer states: 0, 1 or 2                 */
-    unsigned char *seen;       /* [states + 1][2 * layers]                     */
+    size_t ema;                /* 1: EMA weights (ema.layers...) after them    */
+    unsigned char *seen;       /* [states + ema + 1][2 * layers]               */
     const st_tensor *losses;   /* train.step_losses                            */
 } ck_layout;
 
@@ -352,14 +446,21 @@ typedef struct ck_layout {
  * param_offset becomes the offset into the state arenas. */
 static ffnn_status ck_match_state(const st_reader *r, ck_layout *lay, st_tensor *t)
 {
-    const char *p = t->name + strlen(CK_STATE_PREFIX), *dot = strrchr(p, '.');
+    const int is_ema = strncmp(t->name, CK_EMA_PREFIX, strlen(CK_EMA_PREFIX)) == 0;
+    const char *p = t->name + strlen(is_ema ? CK_EMA_PREFIX : CK_STATE_PREFIX);
+    const char *dot = is_ema ? p + strlen(p) : strrchr(p, '.');
     long i = 0;
     int bias = 0;
     size_t k = 0;
     ffnn_optimizer kind = lay->states == 1 ? FFNN_OPT_MOMENTUM : FFNN_OPT_ADAM;
-    while (k < lay->states && (!dot || strcmp(dot + 1, ck_state_name(kind, k)) != 0))
+    while (!is_ema && k < lay->states && (!dot || strcmp(dot + 1, ck_state_name(kind, k)) != 0))
         k++;
-    if (k == lay->states || !ck_parse_param(p, (size_t)(dot - p), &i, &bias) ||
+    if (is_ema && !lay->ema)
+        return ffnn_st_fail(r, "unexpected tensor \"%s\": EMA weights in a checkpoint "
+                            "without \"ema_decay\"", t->name);
+    if (is_ema)
+        k = lay->states; /* the arena after the optimizer states */
+    if ((!is_ema && k == lay->states) || !ck_parse_param(p, (size_t)(dot - p), &i, &bias) ||
         i >= lay->m->layer_count || (bias && !lay->m->layers[i].has_bias))
         return ffnn_st_fail(r, "unexpected tensor \"%s\": the optimizer state of architecture "
                             "%s with optimizer %s is optimizer.layers.<i>.<weight|bias>.<%s%s%s>",
@@ -395,7 +496,7 @@ static ffnn_status ck_match_tensors(const st_reader *r, ck_layout *lay, const ck
     size_t L = (size_t)m->layer_count;
     ffnn_status st = FFNN_OK;
 
-    lay->seen = calloc((lay->states + 1) * 2 * L, 1);
+    lay->seen = calloc((lay->states + lay->ema + 1) * 2 * L, 1);
     if (!lay->seen)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
     for (size_t k = 0; k < r->count && st == FFNN_OK; k++) {
@@ -406,7 +507,8 @@ static ffnn_status ck_match_tensors(const st_reader *r, ck_layout *lay, const ck
                 st = ffnn_st_fail(r, "tensor \"" CK_LOSSES "\": expected F64 [%zu] (one loss "
                                   "per step done in epoch %d), found %s of rank %d",
                                   meta->step, meta->epoch, t->dtype->name, t->rank);
-        } else if (strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0) {
+        } else if (strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0 ||
+                   strncmp(t->name, CK_EMA_PREFIX, strlen(CK_EMA_PREFIX)) == 0) {
             st = ck_match_state(r, lay, t);
         } else if (strncmp(t->name, "layers.", 7) == 0) {
             st = ffnn_st_match_tensor(r, m, lay->arch, t, lay->seen);
@@ -419,15 +521,18 @@ static ffnn_status ck_match_tensors(const st_reader *r, ck_layout *lay, const ck
     if (st == FFNN_OK && !lay->losses)
         st = ffnn_st_fail(r, "missing tensor \"" CK_LOSSES "\" (F64 [%zu])", meta->step);
     ffnn_optimizer kind = meta->cfg.optimizer;
-    for (size_t k = 0; k <= lay->states && st == FFNN_OK; k++)
+    for (size_t k = 0; k <= lay->states + lay->ema && st == FFNN_OK; k++)
         for (size_t i = 0; i < L && st == FFNN_OK; i++)
             for (int bias = 0; bias <= m->layers[i].has_bias && st == FFNN_OK; bias++)
-                if (!lay->seen[k * 2 * L + 2 * i + (size_t)bias])
+                if (!lay->seen[k * 2 * L + 2 * i + (size_t)bias]) {
+                    const int ema = k == lay->states + 1 && lay->ema;
                     st = ffnn_st_fail(r, "missing tensor \"%slayers.%zu.%s%s%s\" (architecture "
-                                      "%s, optimizer %s)", k ? CK_STATE_PREFIX : "", i,
-                                      bias ? "bias" : "weight", k ? "." : "",
-                                      k ? ck_state_name(kind, k - 1) : "", lay->arch,
-                                      ffnn_optimizer_name(kind));
+                                      "%s, optimizer %s%s)",
+                                      ema ? CK_EMA_PREFIX : k ? CK_STATE_PREFIX : "", i,
+                                      bias ? "bias" : "weight", k && !ema ? "." : "",
+                                      k && !ema ? ck_state_name(kind, k - 1) : "", lay->arch,
+                                      ffnn_optimizer_name(kind), ema ? ", ema_decay" : "");
+                }
     return st;
 }
 
@@ -459,7 +564,8 @@ static ffnn_status ck_read_data(st_reader *r, const ck_layout *lay, float *param
     for (size_t k = 0; k < r->count; k++) {
         const st_tensor *t = &r->tensors[k];
         int is_loss = t == lay->losses;
-        int is_state = !is_loss && strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0;
+        int is_state = !is_loss && (strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0 ||
+                                    strncmp(t->name, CK_EMA_PREFIX, strlen(CK_EMA_PREFIX)) == 0);
         size_t size = is_loss ? 8 : 4, n = (size_t)((t->end - t->begin) / size), bad;
         void *dst = is_loss ? (void *)losses
                             : (void *)((is_state ? state : params) + t->param_offset);
@@ -506,6 +612,7 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
         size_t arch_size = ffnn_arch_format_size(model->layer_count);
         lay.m = model;
         lay.states = ffnn_optimizer_state_count(meta.cfg.optimizer);
+        lay.ema = meta.cfg.ema_decay > 0.0f;
         lay.arch = malloc(arch_size);
         if (!lay.arch)
             st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", path);
@@ -520,8 +627,8 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
     if (st == FFNN_OK) {
         size_t n = model->parameter_count;
         losses = malloc((meta.step ? meta.step : 1) * sizeof *losses);
-        state = lay.states ? malloc(lay.states * n * sizeof *state) : NULL;
-        if (!losses || (lay.states && !state))
+        state = lay.states + lay.ema ? malloc((lay.states + lay.ema) * n * sizeof *state) : NULL;
+        if (!losses || (lay.states + lay.ema && !state))
             st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for the optimizer state",
                            path);
     }
@@ -539,7 +646,14 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
         s->optimizer_steps = meta.optimizer_steps;
         memcpy(s->epoch_rng, meta.rng, sizeof s->epoch_rng);
         s->step_losses = losses;
-        s->opt_state = state;
+        s->opt_state = lay.states ? state : NULL;
+        s->ema = lay.ema ? state + lay.states * model->parameter_count : NULL;
+        s->plateau = meta.plateau;
+        s->plateau_epoch = meta.plateau_epoch;
+        if (!lay.states && !lay.ema)
+            free(state);
+        else if (!lay.states) /* ema alone: ffnn_run_state_free frees opt_state */
+            s->opt_state = NULL, s->ema = state;
         snprintf(s->ffnn_version, sizeof s->ffnn_version, "%s", meta.version);
     } else {
         ffnn_model_free(model);
@@ -556,10 +670,11 @@ void ffnn_run_state_free(ffnn_run_state *s)
 {
     if (!s)
         return;
-    /* all three were allocated by ffnn_checkpoint_read */
+    /* all were allocated by ffnn_checkpoint_read (ema in opt_state's block, or
+     * its own when there is no optimizer state) */
     ffnn_model_free((ffnn_model *)s->model);
     free((void *)s->step_losses);
-    free((void *)s->opt_state);
+    free((void *)(s->opt_state ? s->opt_state : s->ema));
     memset(s, 0, sizeof *s);
 }
 
@@ -574,6 +689,8 @@ typedef struct ck_writer {
     size_t param_count;
     const float *state;     /* [state_count]: the optimizer state arenas, after the parameters */
     size_t state_count;
+    const float *ema;       /* [ema_count]: the EMA weights, last (0 or param_count) */
+    size_t ema_count;
 } ck_writer;
 
 /* Add item to obj under key; 0 (item freed) when out of memory. */
@@ -644,6 +761,41 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
     if (ok && (c->optimizer == FFNN_OPT_ADAM || c->optimizer == FFNN_OPT_ADAMW))
         ok = ck_add_float(md, "beta1", c->beta1) && ck_add_float(md, "beta2", c->beta2) &&
              ck_add_float(md, "epsilon", c->epsilon);
+    /* issue 12's settings, when not the defaults (optional keys) */
+    if (ok && c->weight_decay != 0.0f)
+        ok = ck_add_float(md, "weight_decay", c->weight_decay) &&
+             ck_add_text(md, "decay_bias", "%s", c->decay_bias ? "true" : "false");
+    if (ok && c->clip_grad_norm > 0.0f)
+        ok = ck_add_float(md, "clip_grad_norm", c->clip_grad_norm);
+    if (ok && c->clip_grad_value > 0.0f)
+        ok = ck_add_float(md, "clip_grad_value", c->clip_grad_value);
+    if (ok && c->ema_decay > 0.0f)
+        ok = ck_add_float(md, "ema_decay", c->ema_decay);
+    if (ok && c->warmup_steps > 0)
+        ok = ck_add_text(md, "warmup_steps", "%d", c->warmup_steps);
+    if (ok && c->lr_schedule != FFNN_LR_CONSTANT) {
+        char milestones[16 * FFNN_LR_MILESTONES_MAX] = "";
+        for (int i = 0; i < c->lr_milestone_count && i < FFNN_LR_MILESTONES_MAX; i++)
+            snprintf(milestones + strlen(milestones), sizeof milestones - strlen(milestones),
+                     "%s%d", i ? "," : "", c->lr_milestones[i]);
+        ok = ck_add_text(md, "lr_schedule", "%s", ffnn_lr_schedule_name(c->lr_schedule)) &&
+             ck_add_text(md, "lr_step_size", "%d", c->lr_step_size) &&
+             ck_add_float(md, "lr_gamma", c->lr_gamma) &&
+             (!c->lr_milestone_count || ck_add_text(md, "lr_milestones", "%s", milestones)) &&
+             ck_add_text(md, "lr_t_max", "%d", c->lr_t_max) &&
+             ck_add_float(md, "lr_min", c->lr_min) &&
+             ck_add_float(md, "lr_end_factor", c->lr_end_factor) &&
+             ck_add_text(md, "lr_total_iters", "%d", c->lr_total_iters) &&
+             ck_add_text(md, "lr_patience", "%d", c->lr_patience) &&
+             ck_add_float(md, "lr_factor", c->lr_factor) &&
+             ck_add_float(md, "lr_threshold", c->lr_threshold);
+    }
+    if (ok && c->lr_schedule == FFNN_LR_PLATEAU)
+        ok = ck_add_text(md, "plateau_lr", "%.17g", s->plateau.lr) &&
+             (isfinite(s->plateau.best) ? ck_add_text(md, "plateau_best", "%.17g", s->plateau.best)
+                                        : ck_add_text(md, "plateau_best", "inf")) &&
+             ck_add_text(md, "plateau_bad_epochs", "%d", s->plateau.bad_epochs) &&
+             ck_add_text(md, "plateau_epoch", "%d", s->plateau_epoch);
     return ok && ck_add_text(md, "batch_size", "%zu", c->batch_size) &&
            ck_add_text(md, "seed", "%llu", (unsigned long long)c->seed) &&
            ck_add_text(md, "shuffle", "%s", c->shuffle ? "true" : "false") &&
@@ -661,7 +813,8 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
 }
 
 /* The tensors: step losses at 0, then the parameters, then each state arena. */
-static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt, size_t step)
+static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt, size_t step,
+                           int ema)
 {
     size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
     double losses_dims[1] = {(double)step}, base = 8.0 * (double)step;
@@ -669,15 +822,18 @@ static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt,
 
     if (!ck_add_tensor(root, CK_LOSSES, "F64", losses_dims, 1, 0.0, base))
         return 0;
-    for (size_t k = 0; k <= states; k++) {
+    for (size_t k = 0; k <= states + (ema ? 1 : 0); k++) {
+        const int is_ema = k == states + 1; /* the EMA weights: the last arena */
         for (int i = 0; i < m->layer_count; i++) {
             const ffnn_layer *l = &m->layers[i];
             double dims[2] = {(double)l->out, (double)l->fan_in};
             for (int bias = 0; bias <= l->has_bias; bias++) {
                 size_t first = k * n + (bias ? l->bias_offset : l->weight_offset);
                 size_t count = bias ? l->out : l->out * l->fan_in;
-                snprintf(name, sizeof name, "%slayers.%d.%s%s%s", k ? CK_STATE_PREFIX : "", i,
-                         bias ? "bias" : "weight", k ? "." : "", k ? ck_state_name(opt, k - 1) : "");
+                snprintf(name, sizeof name, "%slayers.%d.%s%s%s",
+                         is_ema ? CK_EMA_PREFIX : k ? CK_STATE_PREFIX : "", i,
+                         bias ? "bias" : "weight", k && !is_ema ? "." : "",
+                         k && !is_ema ? ck_state_name(opt, k - 1) : "");
                 if (!ck_add_tensor(root, name, "F32", dims, bias ? 1 : 2,
                                    base + 4.0 * (double)first,
                                    base + 4.0 * (double)(first + count)))
@@ -700,7 +856,7 @@ static ffnn_status ck_build_header(const ffnn_run_state *s, char **text, size_t 
     if (arch && md) {
         ffnn_model_arch_string(m, arch, arch_size);
         if (ck_fill_metadata(md, s, arch) &&
-            ck_fill_tensors(root, m, s->cfg.optimizer, s->step))
+            ck_fill_tensors(root, m, s->cfg.optimizer, s->step, s->ema != NULL))
             json = cJSON_PrintUnformatted(root);
     }
     cJSON_Delete(root);
@@ -762,7 +918,9 @@ static ffnn_status ck_fill(ffnn_atomic_file *af, void *user)
     }
     if ((st = ck_write_f32(af, buf, w->params, w->param_count)) != FFNN_OK)
         return st;
-    return ck_write_f32(af, buf, w->state, w->state_count);
+    if ((st = ck_write_f32(af, buf, w->state, w->state_count)) != FFNN_OK)
+        return st;
+    return ck_write_f32(af, buf, w->ema, w->ema_count);
 }
 
 /* Refuse NaN and Inf in the parameters and the optimizer state. */
@@ -796,7 +954,8 @@ static ffnn_status ck_check_finite(const char *path, const ffnn_run_state *s)
 ffnn_status ffnn_checkpoint_write(const char *path, const ffnn_run_state *s)
 {
     if (!path || !s || !s->model || !s->params || (s->step && !s->step_losses) ||
-        (ffnn_optimizer_state_count(s->cfg.optimizer) && !s->opt_state))
+        (ffnn_optimizer_state_count(s->cfg.optimizer) && !s->opt_state) ||
+        (s->cfg.ema_decay > 0.0f) != (s->ema != NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_checkpoint_write: NULL argument");
     size_t n = s->model->parameter_count;
     char *header = NULL;
@@ -811,6 +970,8 @@ ffnn_status ffnn_checkpoint_write(const char *path, const ffnn_run_state *s)
         w.param_count = n;
         w.state = s->opt_state;
         w.state_count = ffnn_optimizer_state_count(s->cfg.optimizer) * n;
+        w.ema = s->ema;
+        w.ema_count = s->ema ? n : 0;
         st = ffnn_atomic_write(path, ck_fill, &w);
     }
     free(header);

@@ -11,6 +11,7 @@
 
 #include "ffnn.h"
 #include "core/model.h"
+#include "core/schedule.h"
 
 /* The longest ffnn_version a checkpoint may record, NUL included (the room of
  * ffnn_checkpoint_info.ffnn_version). */
@@ -44,6 +45,13 @@ typedef struct ffnn_run_state {
     /* the optimizer state: ffnn_optimizer_state_count(cfg.optimizer) arenas laid
      * out like the parameters, state after state (momentum: buf; adam: m, v) */
     const float *opt_state;     /* [state_count * model->parameter_count]; NULL for sgd */
+    const float *ema;           /* [model->parameter_count] the EMA weights when
+                                   cfg.ema_decay > 0 (tensors ema.layers.<i>.<weight|bias>);
+                                   read: after opt_state in its allocation       */
+
+    /* reduce-on-plateau's state (recorded with lr_schedule plateau) */
+    ffnn_plateau plateau;
+    int plateau_epoch;          /* the last epoch the plateau state has seen        */
 
     /* read: the writer's version ("" when the file has none); write: ignored,
      * FFNN_VERSION is written */

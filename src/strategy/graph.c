@@ -60,8 +60,9 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     const ffnn_optimizer_step u0 = ffnn_run_update_at(r, opt_t + 1);
     const ffnn_optimizer_step u1 = ffnn_run_update_at(r, opt_t + 2);
     /* replayable (cached) when every step has the same scalars: sgd always,
-     * momentum after its first step, adam never */
-    const int stable = same_update(&u0, &u1);
+     * momentum after its first step, adam never; never with dropout (each step's
+     * masks are keyed by its optimizer step, an argument of the captured kernels) */
+    const int stable = same_update(&u0, &u1) && !ffnn_strategy_has_dropout(r->model);
     step_graph *slot = NULL;
     ffnn_status st;
     for (int i = 0; i < GRAPH_CACHE; i++) {
@@ -95,7 +96,7 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     slot->count = count;
     slot->update = u0;
     slot->used = ++c->tick;
-    if (!stable) { /* adam: use once */
+    if (!stable) { /* adam, dropout: use once */
         st = r->ops->graph_launch(r->ctx, exec);
         r->ops->graph_free(r->ctx, exec);
         slot->exec = NULL;

@@ -114,6 +114,35 @@ static ffnn_status ck_check_trainer(const char *path, const ffnn_run_state *f, f
             ffnn_checkpoint_float_text(floats[i].here, b, sizeof b);
             return ck_differs(path, floats[i].name, a, b);
         }
+    struct { const char *name; float saved, here; } more[] = { /* issue 12's settings */
+        {"weight_decay", s->weight_decay, c->weight_decay},
+        {"clip_grad_norm", s->clip_grad_norm, c->clip_grad_norm},
+        {"clip_grad_value", s->clip_grad_value, c->clip_grad_value},
+        {"ema_decay", s->ema_decay, c->ema_decay},
+        {"lr_gamma", s->lr_gamma, c->lr_gamma},
+        {"lr_min", s->lr_min, c->lr_min},
+        {"lr_end_factor", s->lr_end_factor, c->lr_end_factor},
+        {"lr_factor", s->lr_factor, c->lr_factor},
+        {"lr_threshold", s->lr_threshold, c->lr_threshold},
+        {"decay_bias", (float)s->decay_bias, (float)c->decay_bias},
+        {"lr_schedule", (float)s->lr_schedule, (float)c->lr_schedule},
+        {"lr_step_size", (float)s->lr_step_size, (float)c->lr_step_size},
+        {"lr_t_max", (float)s->lr_t_max, (float)c->lr_t_max},
+        {"lr_total_iters", (float)s->lr_total_iters, (float)c->lr_total_iters},
+        {"lr_patience", (float)s->lr_patience, (float)c->lr_patience},
+        {"warmup_steps", (float)s->warmup_steps, (float)c->warmup_steps},
+        {"lr_milestone_count", (float)s->lr_milestone_count, (float)c->lr_milestone_count},
+    };
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
+        if (more[i].saved != more[i].here) {
+            ffnn_checkpoint_float_text(more[i].saved, a, sizeof a);
+            ffnn_checkpoint_float_text(more[i].here, b, sizeof b);
+            return ck_differs(path, more[i].name, a, b);
+        }
+    if (memcmp(s->lr_milestones, c->lr_milestones,
+               sizeof(int) * (size_t)(s->lr_milestone_count < FFNN_LR_MILESTONES_MAX
+                                          ? s->lr_milestone_count : FFNN_LR_MILESTONES_MAX)))
+        return ck_differs(path, "lr_milestones", "one list", "another");
     if (s->optimizer == FFNN_OPT_MOMENTUM && !s->nesterov != !c->nesterov)
         return ck_differs(path, "nesterov", s->nesterov ? "on" : "off",
                           c->nesterov ? "on" : "off");
@@ -160,7 +189,11 @@ ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path)
         s.optimizer_steps = f.optimizer_steps;
         memcpy(s.epoch_rng, f.epoch_rng, sizeof s.epoch_rng);
         s.step_losses = f.step_losses;
-        st = ffnn_trainer_set_state(t, f.params, f.opt_state, &s);
+        s.plateau = f.plateau;
+        s.plateau_epoch = f.plateau_epoch;
+        if (!(s.plateau.lr > 0)) /* not recorded (no plateau schedule): the start */
+            s.plateau = ffnn_plateau_start(ffnn_trainer_config(t));
+        st = ffnn_trainer_set_state(t, f.params, f.opt_state, f.ema, &s);
         if (st != FFNN_OK)
             st = ffnn_fail_context_at(st, path, ": cannot resume");
     }
@@ -186,13 +219,16 @@ static ffnn_status collect(ffnn_trainer *t, const char *path, float **floats,
                                    "is left as it was)");
         return st;
     }
-    *floats = malloc((states + 1) * n * sizeof **floats); /* [(states + 1) n] */
+    const size_t ema = c->ema_decay > 0.0f; /* the EMA weights, after the state */
+    *floats = malloc((states + 1 + ema) * n * sizeof **floats); /* [(states + 1 + ema) n] */
     if (!*floats)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for a checkpoint of %zu "
-                         "floats", path, (states + 1) * n);
+                         "floats", path, (states + 1 + ema) * n);
     if ((st = ffnn_trainer_download_parameters(t, *floats)) == FFNN_OK && with_state &&
         state_count != 0)
         st = ffnn_trainer_optimizer_state(t, *floats + n, &state_count);
+    if (st == FFNN_OK && with_state && ema)
+        st = ffnn_trainer_download_ema(t, *floats + (states + 1) * n);
     return st;
 }
 
@@ -217,6 +253,9 @@ static ffnn_status write_state(ffnn_trainer *t, const char *path, const float *f
     memcpy(s.epoch_rng, ts->epoch_rng, sizeof s.epoch_rng);
     s.step_losses = ts->step_losses;
     s.opt_state = states ? floats + n : NULL;
+    s.ema = c->ema_decay > 0.0f ? floats + (states + 1) * n : NULL;
+    s.plateau = ts->plateau;
+    s.plateau_epoch = ts->plateau_epoch;
     return ffnn_checkpoint_write(path, &s);
 }
 

@@ -195,6 +195,22 @@ ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t)
     return FFNN_OK;
 }
 
+/* Reduce-on-plateau, once per finished epoch (all its losses read back), on
+ * val_loss, the epoch's validation loss, or when that is NaN (no validation set,
+ * or ffnn_trainer_step, which evaluates none) on the epoch's mean training loss:
+ * the metric given to torch's ReduceLROnPlateau.step(). */
+static void end_of_epoch_schedule(ffnn_trainer *t, double val_loss)
+{
+    const size_t steps = ffnn_trainer_steps_per_epoch(t);
+    if (t->step != steps || t->epoch_loss_known != steps || t->plateau_epoch == t->epoch)
+        return;
+    double sum = 0.0;
+    for (size_t s = 0; s < steps; s++)
+        sum += t->epoch_loss[s];
+    ffnn_plateau_update(&t->plateau, &t->cfg, isnan(val_loss) ? sum / (double)steps : val_loss);
+    t->plateau_epoch = t->epoch;
+}
+
 ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
 {
     ffnn_status st;
@@ -205,6 +221,8 @@ ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
         return st;
     st = ffnn_trainer_read_back_losses(t); /* this batch's rows */
     *loss = t->epoch_loss[t->step - 1];
+    if (st == FFNN_OK)
+        end_of_epoch_schedule(t, NAN);
     return st;
 }
 
@@ -261,13 +279,7 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
         return st;
     stats->learning_rate = ffnn_schedule_lr(&t->cfg, &t->plateau,
                                             t->opt_steps ? t->opt_steps : 1, steps);
-    if (t->step == steps && t->plateau_epoch != t->epoch) {
-        /* reduce-on-plateau: once per finished epoch, on the validation loss when
-         * the trainer has a validation set, else on the training loss */
-        ffnn_plateau_update(&t->plateau, &t->cfg,
-                            isnan(stats->val_loss) ? stats->train_loss : stats->val_loss);
-        t->plateau_epoch = t->epoch;
-    }
+    end_of_epoch_schedule(t, stats->val_loss);
     if (finished)
         *finished = t->step == steps;
     return FFNN_OK;

@@ -127,11 +127,21 @@ ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s)
     s->optimizer_steps = t->opt_steps;
     memcpy(s->epoch_rng, t->epoch_rng.s, sizeof s->epoch_rng);
     s->step_losses = t->epoch_loss;
+    s->plateau = t->plateau;
+    s->plateau_epoch = t->plateau_epoch;
     return FFNN_OK;
 }
 
+ffnn_status ffnn_trainer_download_ema(ffnn_trainer *t, float *host)
+{
+    if (!t->run.ema)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "the trainer keeps no EMA (ema_decay 0)");
+    return t->run.ops->download(t->run.ctx, host, t->run.ema,
+                                t->run.model->parameter_count * sizeof *host);
+}
+
 ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const float *opt_state,
-                                   const ffnn_trainer_state *s)
+                                   const float *ema, const ffnn_trainer_state *s)
 {
     size_t steps = ffnn_trainer_steps_per_epoch(t), n = t->run.model->parameter_count;
     size_t state_floats = ffnn_optimizer_state_count(t->cfg.optimizer) * n;
@@ -154,8 +164,12 @@ ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const f
     if ((st = t->run.ops->upload(t->run.ctx, t->run.params, params, n * sizeof *params)) !=
             FFNN_OK ||
         (state_floats && (st = t->run.ops->upload(t->run.ctx, t->run.opt_state, opt_state,
-                                                  state_floats * sizeof *opt_state)) != FFNN_OK))
+                                                  state_floats * sizeof *opt_state)) != FFNN_OK) ||
+        (t->run.ema && ema &&
+         (st = t->run.ops->upload(t->run.ctx, t->run.ema, ema, n * sizeof *ema)) != FFNN_OK))
         return st;
+    t->plateau = s->plateau;
+    t->plateau_epoch = s->plateau_epoch;
     memcpy(t->run.model->params, params, n * sizeof *params);
     t->opt_steps = s->optimizer_steps;
     memcpy(t->epoch_rng.s, s->epoch_rng, sizeof t->epoch_rng.s);

@@ -5,6 +5,7 @@
 #ifndef FFNN_TRAIN_INTERNAL_H
 #define FFNN_TRAIN_INTERNAL_H
 
+#include "core/schedule.h"
 #include "ffnn.h"
 
 /* Loss (the batch mean, accumulated in double over float32 rows) and gradient
@@ -45,6 +46,8 @@ typedef struct ffnn_trainer_state {
     uint64_t epoch_rng[4];    /* the shuffle generator's xoshiro256** state when
                                  that epoch began (at epoch 0: the seeded state) */
     const double *step_losses;/* [step] that epoch's per-step mean losses       */
+    ffnn_plateau plateau;     /* reduce-on-plateau's state                     */
+    int plateau_epoch;        /* the last epoch it has seen                    */
 } ffnn_trainer_state;
 
 /* Read back the losses of the steps not read back yet, then fill *s
@@ -53,12 +56,16 @@ typedef struct ffnn_trainer_state {
  * was NaN or Inf. */
 ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s);
 
+/* The EMA weights (ema_decay > 0) into host [parameter_count]. */
+ffnn_status ffnn_trainer_download_ema(ffnn_trainer *t, float *host);
+
 /* Continue from *s: params [parameter_count] to the device and into the model,
- * opt_state [state_count * parameter_count] (ignored for sgd), the counters,
+ * opt_state [state_count * parameter_count] (ignored for sgd), ema
+ * [parameter_count] (ema_decay > 0; else ignored), the counters, the plateau state,
  * and the epoch's permutation regenerated from epoch_rng. Checks the counters
  * against this trainer's steps per epoch (FFNN_ERR_INVALID_ARGUMENT). */
 ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const float *opt_state,
-                                   const ffnn_trainer_state *s);
+                                   const float *ema, const ffnn_trainer_state *s);
 
 /* The trainer's model, configuration and training data (owned elsewhere). */
 ffnn_model *ffnn_trainer_model(const ffnn_trainer *t);
