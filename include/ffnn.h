@@ -84,7 +84,11 @@ typedef enum ffnn_activation {
     FFNN_ACT_IDENTITY = 0, /* f(z) = z                                   */
     FFNN_ACT_RELU = 1,     /* f(z) = max(0, z)                           */
     FFNN_ACT_SIGMOID = 2,  /* f(z) = 1 / (1 + exp(-z))                   */
-    FFNN_ACT_TANH = 3      /* f(z) = tanh(z)                             */
+    FFNN_ACT_TANH = 3,     /* f(z) = tanh(z)                             */
+    FFNN_ACT_LEAKY_RELU = 4, /* f(z) = z > 0 ? z : 0.01 z (torch.nn.LeakyReLU()) */
+    FFNN_ACT_ELU = 5,      /* f(z) = z > 0 ? z : exp(z) - 1 (torch.nn.ELU(), alpha 1) */
+    FFNN_ACT_SOFTPLUS = 6  /* f(z) = log(1 + exp(z)), z for z > 20
+                              (torch.nn.Softplus(), beta 1, threshold 20)  */
 } ffnn_activation;
 
 typedef enum ffnn_loss {
@@ -391,11 +395,14 @@ typedef struct ffnn_model ffnn_model;
  *     arch   := input ( '-' layer )+
  *     input  := positive integer (features per sample)
  *     layer  := ( width | 'local' R [ 'same' ] ) [activation] [ ':nobias' ]
+ *               [ ':dropout' P ]  (P in [0, 1): inverted dropout of a hidden layer's
+ *               output while training; core/dropout.h has the mask)
  *               width: a dense layer of that many outputs; local R: a 1-D locally
  *               connected layer (each output its own R weights over R consecutive
  *               inputs) with out = in - R + 1, or with 'same' (R odd) out = in and
  *               (R-1)/2 zeros padded on each side
- *     activation := relu | sigmoid | tanh | identity     (default identity)
+ *     activation := relu | sigmoid | tanh | leaky_relu | elu | softplus | identity
+ *                                                        (default identity)
  * Parameters are zero until ffnn_model_init() or ffnn_model_set_parameters().
  * Errors: FFNN_ERR_PARSE with the 1-based column and the offending token. */
 FFNN_API ffnn_status ffnn_model_create(const char *arch, ffnn_model **out);

@@ -462,7 +462,9 @@ static test_result test_dense_deterministic(char *why, size_t why_size)
 static test_result activations_body(fixture *fx)
 {
     static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU,
-                                           FFNN_ACT_SIGMOID, FFNN_ACT_TANH};
+                                           FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
+                                           FFNN_ACT_LEAKY_RELU, FFNN_ACT_ELU,
+                                           FFNN_ACT_SOFTPLUS};
     static const size_t sizes[] = {1, 31, 10007, 300000};
     rng r = {0xA0761D6478BD642FULL};
     for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {

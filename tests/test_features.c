@@ -33,6 +33,8 @@ static const feature_case cases[] = {
      0.99f, 1, 0, FFNN_LR_COSINE},
     {"sgd dropout clip", "784-64relu:dropout0.3-32sigmoid:dropout0.1-10", FFNN_OPT_SGD, 0.05f,
      0, 0.5f, 0, 0, 1, 0, FFNN_LR_CONSTANT},
+    {"leaky_relu elu softplus", "784-64leaky_relu-32elu-16softplus-10", FFNN_OPT_SGD, 0.05f, 0,
+     0, 0, 0, 1, 0, FFNN_LR_CONSTANT},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 

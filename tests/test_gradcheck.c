@@ -188,11 +188,27 @@ static test_result gc_dropout(char *why, size_t why_size)
     return check_gradients("6-5tanh:dropout0-3", FFNN_LOSS_SOFTMAX_CE, 3);
 }
 
+/* leaky_relu, elu and softplus, each as a hidden layer (and elu, softplus as an
+ * mse output). */
+static test_result gc_new_activations(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    const char *archs[] = {"6-5elu-4softplus-3", "6-5softplus:nobias-4elu-3",
+                           "6-5leaky_relu-4elu-3"};
+    for (int a = 0; a < 3; a++)
+        if (check_gradients(archs[a], FFNN_LOSS_SOFTMAX_CE, 3) != TEST_PASS)
+            return TEST_FAIL;
+    if (check_gradients("6-5tanh-3elu", FFNN_LOSS_MSE, 3) != TEST_PASS)
+        return TEST_FAIL;
+    return check_gradients("6-5tanh-3softplus", FFNN_LOSS_MSE, 3);
+}
+
 const test_case gradcheck_tests[] = {
     {"gradcheck_cpu_softmax_ce", gc_softmax_ce},
     {"gradcheck_cpu_sigmoid_bce_1_output", gc_sigmoid_bce_one_output},
     {"gradcheck_cpu_sigmoid_bce_3_outputs", gc_sigmoid_bce_multi_output},
     {"gradcheck_cpu_mse", gc_mse},
-    {"gradcheck_cpu_dropout", gc_dropout}, /* last: it draws data from the shared gc_rand */
+    {"gradcheck_cpu_dropout", gc_dropout}, /* these last: they draw data from the shared */
+    {"gradcheck_cpu_leaky_relu_elu_softplus", gc_new_activations}, /* gc_rand */
 };
 const size_t gradcheck_tests_count = sizeof gradcheck_tests / sizeof gradcheck_tests[0];

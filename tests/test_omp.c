@@ -244,7 +244,8 @@ static test_result test_activations(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
-                                           FFNN_ACT_TANH};
+                                           FFNN_ACT_TANH, FFNN_ACT_LEAKY_RELU, FFNN_ACT_ELU,
+                                           FFNN_ACT_SOFTPLUS};
     static const size_t sizes[] = {1, 31, 16385, 300001};
     void *ctx = NULL;
     CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
@@ -263,7 +264,7 @@ static test_result test_activations(char *why, size_t why_size)
             for (size_t i = 5; i < n; i += 101)
                 z[i] = i % 2 ? 40.0f : -40.0f;
             fill_uniform(&r, da, n, -1.0f, 1.0f);
-            for (size_t ai = 0; ai < 4 && result == TEST_PASS; ai++) {
+            for (size_t ai = 0; ai < 7 && result == TEST_PASS; ai++) {
                 const ffnn_activation act = acts[ai];
                 ffnn_cpu_backend.activation_forward(NULL, act, z, a_ref, n);
                 ffnn_cpu_backend.activation_backward(NULL, act, a_ref, da, dz_ref, n);

@@ -186,6 +186,7 @@ SCHEDULE_TWIN(clip_norm)
 SCHEDULE_TWIN(clip_value)
 SCHEDULE_TWIN(ema)
 SCHEDULE_TWIN(dropout0)
+SCHEDULE_TWIN(activations)
 
 const test_case torch_tests[] = {
     {"torch_parity_cpu_schedule_step_warmup", twin_sched_step_warmup},
@@ -198,6 +199,7 @@ const test_case torch_tests[] = {
     {"torch_parity_cpu_clip_grad_value", twin_clip_value},
     {"torch_parity_cpu_ema", twin_ema},
     {"torch_parity_cpu_dropout_p0", twin_dropout0},
+    {"torch_parity_cpu_leaky_relu_elu_softplus", twin_activations},
     {"torch_parity_cpu_momentum_weight_decay", twin_wd_momentum},
     {"torch_parity_cpu_adam_weight_decay_no_bias", twin_wd_adam_nobias},
     {"torch_parity_cpu_adamw", twin_adamw},

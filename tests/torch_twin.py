@@ -30,6 +30,7 @@ CASE:  seed000   784-256relu-10, softmax cross-entropy, SGD lr 0.01, batch 64
        clip_norm, clip_value   clip_grad_norm_(1.0) / clip_grad_value_(0.01) before
                  each step; clip_norm also compares the norms ffnn logs (--log-steps)
        ema       --ema 0.99: the final weights compared are the EMA's
+       activations  784-128leaky_relu-64elu-32softplus-10 (LeakyReLU(), ELU(), Softplus())
        dropout0  784-256relu:dropout0-10 against nn.Dropout(0.0) (the dropout op runs
                  and keeps everything; masks of p > 0 differ from torch's by design)
        sched_*   a learning-rate schedule (torch.optim.lr_scheduler, stepped after each
@@ -262,6 +263,7 @@ CASES.update({
     "clip_value": dict(SEED000, lr=0.05, clip_value=0.01),
     "ema": dict(SEED000, optimizer="adam", lr=1e-3, ema=0.99),
     "dropout0": dict(SEED000, arch="784-256relu:dropout0-10"),
+    "activations": dict(SEED000, arch="784-128leaky_relu-64elu-32softplus-10", lr=0.05),
 })
 SCHED = dict(SEED000, train_limit=3200, epochs=4)
 S = torch.optim.lr_scheduler
@@ -330,7 +332,9 @@ def make_optimizer(case, model):
         return torch.optim.Adam(params, lr=lr, weight_decay=wd)
     return torch.optim.AdamW(params, lr=lr, weight_decay=case.get("weight_decay", 0.01))
 
-ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh}
+ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh,
+               "leaky_relu": torch.nn.LeakyReLU, "elu": torch.nn.ELU,
+               "softplus": torch.nn.Softplus}
 
 
 def build_model(arch):

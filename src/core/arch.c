@@ -10,7 +10,8 @@
  *                                                   'valid': out = in - R + 1
  *               | 'local' R 'same'                  the same with (R-1)/2 zeros padded
  *                                                   on each side: out = in (R odd)
- *   activation := relu | sigmoid | tanh | identity  (default identity)
+ *   activation := relu | sigmoid | tanh | leaky_relu | elu | softplus | identity
+ *                                                   (default identity)
  *   P          := a decimal in [0, 1): inverted dropout of the layer's output while
  *                 training (core/dropout.h; not after the last layer)
  *
@@ -153,9 +154,10 @@ static ffnn_status parse_layer(const char *arch, const token *t, ffnn_layer *lay
         char name[32];
         const char *unknown = layer->kind == FFNN_LAYER_LOCAL1D
                                   ? "unknown activation (expected local<R>, then optionally "
-                                    "'same', then relu, sigmoid, tanh or identity)"
-                                  : "unknown activation (expected relu, sigmoid, tanh or "
-                                    "identity)";
+                                    "'same', then relu, sigmoid, tanh, leaky_relu, elu, softplus or "
+                                    "identity)"
+                                  : "unknown activation (expected relu, sigmoid, tanh, leaky_relu, "
+                                    "elu, softplus or identity)";
         if (act_len >= sizeof name)
             return token_error(arch, t, unknown);
         memcpy(name, rest, act_len);

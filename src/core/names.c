@@ -11,6 +11,8 @@ typedef struct name_entry {
 static const name_entry activation_names[] = {
     {"identity", FFNN_ACT_IDENTITY}, {"relu", FFNN_ACT_RELU},
     {"sigmoid", FFNN_ACT_SIGMOID},   {"tanh", FFNN_ACT_TANH},
+    {"leaky_relu", FFNN_ACT_LEAKY_RELU}, {"elu", FFNN_ACT_ELU},
+    {"softplus", FFNN_ACT_SOFTPLUS},
 };
 static const name_entry loss_names[] = {
     {"ce", FFNN_LOSS_SOFTMAX_CE},  {"bce", FFNN_LOSS_SIGMOID_BCE}, {"mse", FFNN_LOSS_MSE},

@@ -15,6 +15,15 @@ int ffnn_strategy_all_dense(const ffnn_model *m)
     return 1;
 }
 
+int ffnn_strategy_fused_activations(const ffnn_model *m)
+{
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].act != FFNN_ACT_IDENTITY && m->layers[i].act != FFNN_ACT_RELU &&
+            m->layers[i].act != FFNN_ACT_SIGMOID && m->layers[i].act != FFNN_ACT_TANH)
+            return 0;
+    return 1;
+}
+
 int ffnn_strategy_has_dropout(const ffnn_model *m)
 {
     for (int i = 0; i < m->layer_count; i++)
@@ -30,7 +39,7 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
     *state = NULL;
     /* dropout: the dx epilogue's f' reads the (dropped) input: the plain ops */
     r->fused = r->ops->dense_act_forward && r->ops->dense_backward_fused &&
-               !ffnn_strategy_has_dropout(r->model);
+               !ffnn_strategy_has_dropout(r->model) && ffnn_strategy_fused_activations(r->model);
     /* the update inside the backward: plain sgd with nothing between the gradient
      * and the update (no decay, no clipping) */
     r->fused_sgd = r->fused && r->cfg->optimizer == FFNN_OPT_SGD &&

@@ -15,7 +15,7 @@ void ffnn_cpu_activation_backward(ffnn_activation act, const float *a, const flo
                                   float *dz, size_t n)
 {
     /* the identity's f' is 1: a is not read there (it may be NULL) */
-    const int reads_a = act == FFNN_ACT_RELU || act == FFNN_ACT_SIGMOID || act == FFNN_ACT_TANH;
+    const int reads_a = act != FFNN_ACT_IDENTITY;
     for (size_t i = 0; i < n; i++)
         dz[i] = ffnn_act_backward(act, da[i], reads_a ? a[i] : 0.0f);
 }

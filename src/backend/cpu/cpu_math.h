@@ -37,27 +37,39 @@ static inline float ffnn_relu(float z) { return z > 0.0f ? z : 0.0f; }
 /* sigmoid(z) = 1 / (1 + exp(-z)) (libm's expf). */
 static inline float ffnn_sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
 
-/* a = f(z) for act: relu, sigmoid, tanh (libm's tanhf); identity (and any other
- * value) z. */
+/* The leaky ReLU's negative slope (torch.nn.LeakyReLU's default). */
+#define FFNN_LEAKY_RELU_SLOPE 0.01f
+
+/* a = f(z) for act: relu, sigmoid, tanh (libm's tanhf), leaky_relu (z > 0 ? z :
+ * 0.01 z), elu (z > 0 ? z : expm1(z), alpha 1), softplus (z > 20 ? z :
+ * log1p(exp(z)), torch's threshold 20); identity (and any other value) z. */
 static inline float ffnn_act_forward(ffnn_activation act, float z)
 {
     switch (act) {
     case FFNN_ACT_RELU: return ffnn_relu(z);
     case FFNN_ACT_SIGMOID: return ffnn_sigmoid(z);
     case FFNN_ACT_TANH: return tanhf(z);
+    case FFNN_ACT_LEAKY_RELU: return z > 0.0f ? z : FFNN_LEAKY_RELU_SLOPE * z;
+    case FFNN_ACT_ELU: return z > 0.0f ? z : expm1f(z);
+    case FFNN_ACT_SOFTPLUS: return z > 20.0f ? z : log1pf(expf(z));
     case FFNN_ACT_IDENTITY: break;
     }
     return z;
 }
 
 /* f'(z) written through a = f(z): relu [a > 0], sigmoid a (1 - a), tanh 1 - a^2,
- * identity 1; the product rounded before the subtraction. */
+ * leaky_relu a > 0 ? 1 : 0.01, elu a > 0 ? 1 : a + 1 (= exp(z)), softplus
+ * 1 - exp(-a) (= sigmoid(z)), identity 1; the product rounded before the
+ * subtraction. */
 static inline float ffnn_act_grad(ffnn_activation act, float a)
 {
     switch (act) {
     case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
     case FFNN_ACT_SIGMOID: return a * (1.0f - a);
     case FFNN_ACT_TANH: return 1.0f - a * a;
+    case FFNN_ACT_LEAKY_RELU: return a > 0.0f ? 1.0f : FFNN_LEAKY_RELU_SLOPE;
+    case FFNN_ACT_ELU: return a > 0.0f ? 1.0f : a + 1.0f;
+    case FFNN_ACT_SOFTPLUS: return 1.0f - expf(-a);
     case FFNN_ACT_IDENTITY: break;
     }
     return 1.0f;

@@ -51,13 +51,18 @@ static __device__ __forceinline__ float ffnn_dev_sigmoid(float z)
 /* tanh(z), CUDA's tanhf. */
 static __device__ __forceinline__ float ffnn_dev_tanh(float z) { return tanhf(z); }
 
-/* a = f(z) for act: relu, sigmoid, tanh; identity (and any other value) z. */
+/* a = f(z) for act: relu, sigmoid, tanh, leaky_relu (slope 0.01), elu (alpha 1,
+ * expm1f), softplus (log1pf(expf(z)), z above 20); identity (and any other value)
+ * z (cpu_math.h ffnn_act_forward). */
 static __device__ __forceinline__ float ffnn_dev_act_forward(ffnn_activation act, float z)
 {
     switch (act) {
     case FFNN_ACT_RELU: return ffnn_dev_relu(z);
     case FFNN_ACT_SIGMOID: return ffnn_dev_sigmoid(z);
     case FFNN_ACT_TANH: return ffnn_dev_tanh(z);
+    case FFNN_ACT_LEAKY_RELU: return z > 0.0f ? z : __fmul_rn(0.01f, z);
+    case FFNN_ACT_ELU: return z > 0.0f ? z : expm1f(z);
+    case FFNN_ACT_SOFTPLUS: return z > 20.0f ? z : log1pf(expf(z));
     default: return z;
     }
 }
@@ -70,6 +75,9 @@ static __device__ __forceinline__ float ffnn_dev_act_grad(ffnn_activation act, f
     case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
     case FFNN_ACT_SIGMOID: return __fmul_rn(a, __fsub_rn(1.0f, a));
     case FFNN_ACT_TANH: return __fsub_rn(1.0f, __fmul_rn(a, a));
+    case FFNN_ACT_LEAKY_RELU: return a > 0.0f ? 1.0f : 0.01f;
+    case FFNN_ACT_ELU: return a > 0.0f ? 1.0f : __fadd_rn(a, 1.0f);
+    case FFNN_ACT_SOFTPLUS: return __fsub_rn(1.0f, expf(-a));
     default: return 1.0f;
     }
 }

@@ -121,10 +121,13 @@ static ffnn_status check_activation(const char *op, ffnn_activation act)
     case FFNN_ACT_RELU:
     case FFNN_ACT_SIGMOID:
     case FFNN_ACT_TANH:
+    case FFNN_ACT_LEAKY_RELU:
+    case FFNN_ACT_ELU:
+    case FFNN_ACT_SOFTPLUS:
         return FFNN_OK;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                     "cuda %s: unknown activation %d (expected 0..3)", op, (int)act);
+                     "cuda %s: unknown activation %d (expected 0..6)", op, (int)act);
 }
 
 extern "C" ffnn_status ffnn_cuda_activation_forward(void *vctx, ffnn_activation act,

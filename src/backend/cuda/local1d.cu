@@ -603,6 +603,8 @@ static ffnn_status check_activation(const char *op, ffnn_activation act)
     case FFNN_ACT_SIGMOID:
     case FFNN_ACT_TANH:
         return FFNN_OK;
+    default: /* leaky_relu, elu, softplus: the plain activation ops only */
+        break;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown activation %d (expected 0..3)",
                      op, (int)act);

@@ -380,8 +380,11 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 float z = 0.0f;
                 for (int k = 0; k < KS; k++) z += red[(k * p.RC + rr) * JB + j];
                 z = __fadd_rn(z, b1s[j]);
+                /* relu outside the activation switch: its work as before */
                 Hs[(c0 + rr) * JB + j] =
-                    j0 + j < p.H ? ffnn_dev_act_forward((ffnn_activation)p.act, z) : 0.0f;
+                    j0 + j >= p.H                ? 0.0f
+                    : p.act == (int)FFNN_ACT_RELU ? ffnn_dev_relu(z)
+                                                  : ffnn_dev_act_forward((ffnn_activation)p.act, z);
             }
             __syncthreads();
             PROF_MARK(1);
@@ -500,7 +503,9 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             const int b = i / JB, j = i - b * JB;
             float v = 0.0f;
             for (int c = 0; c < C; c++) v = fmaf(dls[b * C + c], W2s[c * JB + j], v);
-            dZs[i] = ffnn_dev_act_backward((ffnn_activation)p.act, v, Hs[i]);
+            dZs[i] = p.act == (int)FFNN_ACT_RELU
+                         ? __fmul_rn(v, Hs[i] > 0.0f ? 1.0f : 0.0f)
+                         : ffnn_dev_act_backward((ffnn_activation)p.act, v, Hs[i]);
         }
         __syncthreads();
         for (int q = t; q < C * (1 + JB); q += PT) {

@@ -65,6 +65,12 @@ void ffnn_omp_activation_forward(ffnn_activation act, const float *z, float *a, 
             for (size_t i = begin; i < end; i++)
                 a[i] = z[i];
         break;
+    case FFNN_ACT_LEAKY_RELU:
+    case FFNN_ACT_ELU:
+    case FFNN_ACT_SOFTPLUS:
+        for (size_t i = begin; i < end; i++)
+            a[i] = ffnn_act_forward(act, z[i]);
+        break;
     }
 }
 
@@ -88,6 +94,12 @@ void ffnn_omp_activation_backward(ffnn_activation act, const float *a, const flo
     case FFNN_ACT_IDENTITY: /* a is not read (may be NULL) */
         for (size_t i = begin; i < end; i++)
             dz[i] = ffnn_act_backward(FFNN_ACT_IDENTITY, da[i], 0.0f);
+        break;
+    case FFNN_ACT_LEAKY_RELU:
+    case FFNN_ACT_ELU:
+    case FFNN_ACT_SOFTPLUS:
+        for (size_t i = begin; i < end; i++)
+            dz[i] = ffnn_act_backward(act, da[i], a[i]);
         break;
     }
 }
