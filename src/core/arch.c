@@ -144,7 +144,7 @@ static ffnn_status parse_layer(const char *arch, const token *t, ffnn_layer *lay
             layer->dropout = (float)p;
             layer->has_dropout = 1;
         } else {
-            return token_error(arch, t, "unknown or repeated option after ':' (expected "
+            return token_error(arch, t, "unknown option after ':', or one repeated (expected "
                                "':nobias' or ':dropoutP', P in [0, 1))");
         }
         opt = next;

@@ -211,14 +211,16 @@ typedef struct memory_estimate {
     char detail[256];    /* what the device part holds                              */
 } memory_estimate;
 
-static void estimate_memory(const ffnn_model *m, size_t capacity, ffnn_optimizer opt,
+static void estimate_memory(const ffnn_model *m, size_t capacity, const ffnn_train_config *cfg,
                             const ffnn_dataset *train, memory_estimate *e)
 {
     double n = (double)m->parameter_count, cap = (double)capacity;
-    double states = (double)ffnn_optimizer_state_count(opt);
+    /* the optimizer state, and the EMA weights as one more arena */
+    double states = (double)ffnn_optimizer_state_count(cfg->optimizer) +
+                    (cfg->ema_decay > 0.0f ? 1.0 : 0.0);
     double widest = (double)m->input_size, outs = 0.0, count = (double)train->count;
     for (int i = 0; i < m->layer_count; i++) {
-        outs += (double)m->layers[i].out;
+        outs += (double)m->layers[i].out * (m->layers[i].has_dropout ? 2.0 : 1.0);
         if ((double)m->layers[i].out > widest)
             widest = (double)m->layers[i].out;
     }
@@ -241,7 +243,7 @@ static void estimate_memory(const ffnn_model *m, size_t capacity, ffnn_optimizer
 static ffnn_status check_memory(const ffnn_trainer *t, const ffnn_dataset *train)
 {
     memory_estimate e;
-    estimate_memory(t->run.model, t->run.capacity, t->cfg.optimizer, train, &e);
+    estimate_memory(t->run.model, t->run.capacity, &t->cfg, train, &e);
     if (!(t->run.ops->caps & FFNN_CAP_DEVICE))
         return ffnn_memory_check_host("training", (uint64_t)(e.device + e.host), e.detail);
     if (t->run.ops->memory_available) {
@@ -269,7 +271,7 @@ ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
         return st;
     size_t capacity = cfg->batch_size > cfg->eval_batch_size ? cfg->batch_size
                                                              : cfg->eval_batch_size;
-    estimate_memory(m, capacity, cfg->optimizer, train, &e);
+    estimate_memory(m, capacity, cfg, train, &e);
     int on_host = cfg->device == FFNN_DEVICE_CPU ||
                   (cfg->device == FFNN_DEVICE_AUTO &&
                    (!ffnn_cuda_backend() || ffnn_cuda_device_count() == 0));
