@@ -99,6 +99,10 @@ static test_result mpi_parity_adam_momentum(char *why, size_t why_size)
 {
     return run_case("parity_adam", why, why_size);
 }
+static test_result mpi_features(char *why, size_t why_size)
+{
+    return run_case("features", why, why_size);
+}
 static test_result mpi_buckets(char *why, size_t why_size)
 {
     return run_case("buckets", why, why_size);
@@ -275,6 +279,7 @@ const test_case parallel_tests[] = {
     {"parallel_comm_refusals", comm_refusals},
     {"parallel_mpi_parity_sgd_np2_np3", mpi_parity_sgd},
     {"parallel_mpi_parity_adam_momentum_np2_np3", mpi_parity_adam_momentum},
+    {"parallel_mpi_issue12_features_np2_np3", mpi_features},
     {"parallel_mpi_two_buckets_rank_without_rows", mpi_buckets},
     {"parallel_mpi_resume_bitwise_and_other_ranks", mpi_resume},
     {"parallel_mpi_killed_rank_stops_all", mpi_killed_rank},

@@ -6,6 +6,8 @@
 #   parity_sgd     mpirun -np 2 and -np 3 vs one process, SGD, per-step losses; -np 3
 #                  twice: bit for bit (the reduction order is fixed)
 #   parity_adam    the same with Adam and with momentum
+#   features       issue 12's dropout, clipping, adamw + decay, schedule + warm-up and
+#                  EMA under -np 2 and -np 3 vs one process, per-step losses
 #   buckets        a 30 MB gradient (two buckets) under -np 3 with a one-row last batch
 #   resume         -np 2 stopped at step 30 (--max-steps, --checkpoint) and resumed with
 #                  -np 2: the losses after step 30 are those of the run that never
@@ -96,6 +98,22 @@ parity_adam)
             echo "$opt -np $np: $out"
             [ $ok -eq 0 ] || fail "$opt -np $np"
         done
+    done
+    ;;
+features)
+    # issue 12's features under -np 2 and -np 3 against one process: dropout (each
+    # rank's masks continue the one-process stream from its first row), clipping by
+    # norm and value after the all-reduce, adamw with decay, a step schedule with
+    # warm-up, EMA (the evaluation reads it; the losses are the training's)
+    args="--data synth:points:2001 --arch 2-30tanh:dropout0.2-30tanh:dropout0.1-1 --loss bce --optimizer adamw --weight-decay 0.05 --lr 0.01 --lr-schedule step:2:0.5 --warmup-steps 10 --clip-grad-norm 0.5 --clip-grad-value 0.2 --ema 0.9 --batch 100 --epochs 6"
+    "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
+    for np in 2 3; do
+        mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" >/dev/null 2>"$dir/err" ||
+            fail "mpirun -np $np exited with $?"
+        out=$(compare "$dir/one.csv" "$dir/np$np.csv")
+        ok=$?
+        echo "features -np $np: $out"
+        [ $ok -eq 0 ] || fail "features -np $np"
     done
     ;;
 buckets)
