@@ -70,6 +70,7 @@ static test_result follow(const feature_case *c, ffnn_device device, int threads
     ffnn_train_config cfg = case_config(c);
     ffnn_trainer *ref = NULL, *other = NULL;
     cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE; /* the reference */
     CHECK_OK(ffnn_trainer_create(m, train, &cfg, &ref));
     cfg.device = device;
     cfg.threads = threads;

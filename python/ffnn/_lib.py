@@ -113,6 +113,24 @@ class TrainConfig(ctypes.Structure):
         ("beta1", ctypes.c_float),
         ("beta2", ctypes.c_float),
         ("epsilon", ctypes.c_float),
+        ("weight_decay", ctypes.c_float),
+        ("decay_bias", ctypes.c_int),
+        ("lr_schedule", ctypes.c_int),
+        ("lr_step_size", ctypes.c_int),
+        ("lr_gamma", ctypes.c_float),
+        ("lr_milestones", ctypes.c_int * 16),
+        ("lr_milestone_count", ctypes.c_int),
+        ("lr_t_max", ctypes.c_int),
+        ("lr_min", ctypes.c_float),
+        ("lr_end_factor", ctypes.c_float),
+        ("lr_total_iters", ctypes.c_int),
+        ("lr_patience", ctypes.c_int),
+        ("lr_factor", ctypes.c_float),
+        ("lr_threshold", ctypes.c_float),
+        ("clip_grad_norm", ctypes.c_float),
+        ("clip_grad_value", ctypes.c_float),
+        ("ema_decay", ctypes.c_float),
+        ("warmup_steps", ctypes.c_int),
         ("cuda_block_1d", ctypes.c_int),
         ("cuda_block_2d", ctypes.c_int),
     ]
@@ -122,7 +140,8 @@ class EpochStats(ctypes.Structure):
     """ffnn_epoch_stats, field for field."""
     _fields_ = [("epoch", ctypes.c_int), ("train_loss", ctypes.c_double),
                 ("seconds", ctypes.c_double), ("images_per_second", ctypes.c_double),
-                ("val_loss", ctypes.c_double), ("val_accuracy", ctypes.c_double)]
+                ("val_loss", ctypes.c_double), ("val_accuracy", ctypes.c_double),
+                ("learning_rate", ctypes.c_double)]
 
 
 class ModelFileInfo(ctypes.Structure):
