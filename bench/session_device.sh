@@ -3,11 +3,12 @@
 #   tests     build for sm_90, the whole suite (build/ffnn_tests)
 #   dp        bench/dp_device.sh (NCCL data parallelism on one GPU)
 #   sanitize  tools/sanitize_cuda.sh over a subset of the cuda tests
+#   features  bench/features_vs_torch.sh (issue 12: the twin on cuda, the runs vs PyTorch)
 #   PARTS="tests dp" bash bench/session_device.sh DATA_DIR
 set -uo pipefail
 DATA=${1:?usage: session_device.sh DATA_DIR}
 OUT=${OUT:-session-out}; mkdir -p "$OUT"
-PARTS=${PARTS:-tests dp sanitize}
+PARTS=${PARTS:-tests dp sanitize features}
 export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=$PWD/.devdata/cjson"
@@ -31,6 +32,11 @@ fi
 if has dp; then
     OUT="$OUT/dp" timeout 300 bash bench/dp_device.sh "$DATA" > "$OUT/dp.log" 2>&1
     echo "dp_device (rc $?):"; tail -25 "$OUT/dp.log"
+fi
+if has features; then
+    OUT="$OUT/features" timeout ${FEATURES_TIMEOUT:-400} bash bench/features_vs_torch.sh "$DATA" \
+        ${FEATURES_EPOCHS:-10} > "$OUT/features.log" 2>&1
+    echo "features_vs_torch (rc $?):"; grep -E "FAIL|worst|^\|" "$OUT/features.log" | tail -40
 fi
 if has sanitize; then
     OUT="$OUT/sanitize" SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-100} \

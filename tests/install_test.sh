@@ -102,22 +102,25 @@ case "$out" in "ffnn $version "*) ;; *) fail "ffnn --version says '$out'" ;; esa
 # as the README advises for programs on a machine shared with other work (the ffnn
 # program and the Python module set it themselves)
 [ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=3000
-export PKG_CONFIG_PATH="$lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
-[ "$(pkg-config --modversion ffnn)" = "$version" ] || fail "pkg-config --modversion ffnn"
+# the staged prefix stands in for $prefix (not PKG_CONFIG_SYSROOT_DIR: it would prefix
+# every -L, also a CJSON_DIR's, which lies outside the staged tree)
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+pkgconf() { pkg-config --define-variable=prefix="$root$prefix" "$@"; }
+[ "$(pkgconf --modversion ffnn)" = "$version" ] || fail "pkg-config --modversion ffnn"
 cc=${CC:-cc}
 for src in examples/*.c; do
     name=$(basename "$src" .c)
     # shared: the installed libffnn.so.MAJOR (an rpath stands in for ldconfig here)
     # shellcheck disable=SC2046
     $cc -std=c11 -Wall -Wextra -Werror -o "$tmp/$name-shared" "$src" \
-        $(pkg-config --cflags --libs ffnn) -Wl,-rpath,"$lib" || fail "$name: shared link"
+        $(pkgconf --cflags --libs ffnn) -Wl,-rpath,"$lib" || fail "$name: shared link"
     readelf -d "$tmp/$name-shared" | grep -q "NEEDED.*\[libffnn.so.$major\]" ||
         fail "$name-shared does not load libffnn.so.$major"
     # static: libffnn.a linked in, its dependencies from Libs.private / Requires.private
     # shellcheck disable=SC2046
     $cc -std=c11 -Wall -Wextra -Werror -o "$tmp/$name-static" "$src" \
-        $(pkg-config --cflags ffnn) -Wl,--as-needed -Wl,-Bstatic -lffnn -Wl,-Bdynamic \
-        $(pkg-config --static --libs ffnn) || fail "$name: static link"
+        $(pkgconf --cflags ffnn) -Wl,--as-needed -Wl,-Bstatic -lffnn -Wl,-Bdynamic \
+        $(pkgconf --static --libs ffnn) || fail "$name: static link"
     if readelf -d "$tmp/$name-static" | grep -q "libffnn"; then
         fail "$name-static still loads libffnn.so"
     fi
