@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The session's device checks in one call (parts chosen by PARTS, default all):
-#   tests     build for sm_90, the whole suite (build/ffnn_tests)
+#   tests     build for sm_90, the whole suite (build/ffnn_tests $TEST_FILTER: e.g.
+#             -torch_parity_cpu leaves out the cpu twin, which CI runs)
 #   dp        bench/dp_device.sh (NCCL data parallelism on one GPU)
 #   sanitize  tools/sanitize_cuda.sh over a subset of the cuda tests
 #   features  bench/features_vs_torch.sh (issue 12: the twin on cuda, the runs vs PyTorch)
@@ -24,7 +25,7 @@ if has tests; then
     start=$(date +%s)
     FFNN_BIN=build/ffnn FFNN_CLI=build/ffnn FFNN_FAULTS_LIB=$PWD/build/libffnn_faults.so \
         FFNN_MAKE_ARGS="$CJSON" \
-        FFNN_PYTHON=$(command -v python3) build/ffnn_tests > "$OUT/tests.log" 2>&1
+        FFNN_PYTHON=$(command -v python3) build/ffnn_tests ${TEST_FILTER:-} > "$OUT/tests.log" 2>&1
     echo "tests ($(( $(date +%s) - start )) s): $(tail -1 "$OUT/tests.log" | cut -c1-400)"
     grep -E "^FAIL" -A4 "$OUT/tests.log" | head -60
     grep -E "worst relative|largest" "$OUT/tests.log" | head -40 > "$OUT/tests_numbers.txt"

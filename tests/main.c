@@ -1,6 +1,7 @@
-/* main.c - the test runner: runs every suite (or the tests whose names contain
- * any of argv[1..]), prints one line per test, and ends with "N passed, N failed[, N skipped
- * (name: reason; ...)]". Exit status 1 when any test failed. */
+/* main.c - the test runner: runs every suite (or the tests whose names contain any
+ * of argv[1..], and none of those given as -NAME), prints one line per test, and
+ * ends with "N passed, N failed[, N skipped (name: reason; ...)]". Exit status 1 when
+ * any test failed. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
@@ -71,15 +72,23 @@ int main(int argc, char **argv)
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
     };
-    /* the filters: a test runs when its name contains any of argv[1..] (none: all) */
+    /* the filters: a test runs when its name contains any of argv[1..] that does not
+     * start with '-' (none such: all) and none of those that do (after the '-') */
     int passed = 0, failed = 0, skipped = 0;
     char skips[8192] = "";
     for (size_t s = 0; s < sizeof suites / sizeof suites[0]; s++) {
         for (size_t i = 0; i < *suites[s].count; i++) {
             const test_case *tc = &suites[s].tests[i];
-            int selected = argc < 2;
-            for (int f = 1; f < argc && !selected; f++)
-                selected = strstr(tc->name, argv[f]) != NULL;
+            int positive = 0, selected = 0, excluded = 0;
+            for (int f = 1; f < argc; f++) {
+                if (argv[f][0] == '-') {
+                    excluded |= strstr(tc->name, argv[f] + 1) != NULL;
+                } else {
+                    positive = 1;
+                    selected |= strstr(tc->name, argv[f]) != NULL;
+                }
+            }
+            selected = (selected || !positive) && !excluded;
             if (!selected)
                 continue;
             char why[512] = "";

@@ -395,7 +395,7 @@ def run_ffnn(args, case, data_dir, init_path, tmp):
            "--optimizer", case["optimizer"], "--lr", str(case["lr"]), "--batch",
            str(case["batch"]), "--epochs", str(case["epochs"]), "--train-limit",
            str(case["train_limit"]), "--seed", str(case["seed"]), "--device", args.device,
-           "--log-steps", steps_csv, "--save", final] + ffnn_extra_args(case)
+           "--log-steps", steps_csv, "--save", final, "--json"] + ffnn_extra_args(case)
     if args.device == "cpu":
         # 1: the reference backend (ffnn --strategy reference); >1: OpenMP on N threads
         cmd += ["--strategy", "reference"] if args.threads == 1 else ["--threads", str(args.threads)]
@@ -411,6 +411,9 @@ def run_ffnn(args, case, data_dir, init_path, tmp):
             losses.append(float(line.split(",")[col]))
             if ncol is not None:
                 norms.append(float(line.split(",")[ncol]))
+    # each epoch's learning rate, for the report of a failure
+    case["_ffnn_lrs"] = [json.loads(line)["learning_rate"] for line in r.stdout.splitlines()
+                         if line.startswith("{") and "learning_rate" in line]
     weights, _ = read_safetensors(final)
     return losses, weights, norms
 
@@ -505,6 +508,7 @@ def run_torch(case, model, parts, device):
         rng.shuffle(perm)
         perm = torch.tensor(perm, device=device)
         epoch_lrs = [g["lr"] for g in opt.param_groups]  # the scheduler's rate
+        case.setdefault("_torch_lrs", []).append(epoch_lrs[0])
         epoch_losses = []
         for first in range(0, n, case["batch"]):
             idx = perm[first:first + case["batch"]]
@@ -596,7 +600,14 @@ def main():
         print(f"  gradient norms: {len(ffnn_norms)} logged, worst {nrel:.2e} relative to "
               f"clip_grad_norm_'s; {clipped} of {len(torch_norms)} steps clipped")
         ok = ok and len(ffnn_norms) == len(torch_norms) and nrel <= tol_loss and clipped > 0
-    if not ok:
+    if not ok:  # where the runs part, and the rates each side used
+        first = next((i for i, v in enumerate(rel) if v > 1e-6), None)
+        if first is not None:
+            print(f"  first step over 1e-6 relative: {first + 1} (ffnn {ffnn_losses[first]:.8f}, "
+                  f"torch {torch_losses[first]:.8f})")
+        if case.get("_torch_lrs"):
+            print(f"  learning rate per epoch: ffnn {case.get('_ffnn_lrs')}, "
+                  f"torch {case['_torch_lrs']}")
         print(f"FAILED: tolerance {tol_loss:g} for losses, 1e-4 for weights, 1 point for the "
               f"test accuracy")
     return 0 if ok else 1
