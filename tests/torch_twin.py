@@ -248,12 +248,18 @@ CASES = {
                                batch=1000, epochs=30, seed=1, tabular=True, drop_last=False),
 }
 SEED000 = CASES["seed000"]
+# Adam with weight decay runs on seed 001's dense regression features: on Fashion-MNIST
+# the rarely lit border pixels give weights whose data gradient nearly cancels the
+# decay term, and Adam's normalisation turns the rounding of that difference into
+# steps of size lr (seen as 1e-3 loss differences by step 172 with torch 2.11's
+# summation order, and with ffnn's OpenMP backend against torch 1.13)
+SEED001 = dict(CASES["seed001"], arch="32-256relu-1", epochs=20)
 CASES.update({
     "wd_momentum": dict(SEED000, optimizer="momentum", momentum=0.9, nesterov=True,
                         weight_decay=5e-4),
-    "wd_adam_nobias": dict(SEED000, optimizer="adam", lr=1e-3, weight_decay=1e-3,
+    "wd_adam_nobias": dict(SEED001, optimizer="adam", lr=1e-4, weight_decay=1e-2,
                            decay_bias=False),
-    "adamw": dict(SEED000, optimizer="adamw", lr=1e-3, weight_decay=0.05),
+    "adamw": dict(SEED001, optimizer="adamw", lr=1e-4, weight_decay=0.5),
 })
 CASES.update({
     # the norms: ffnn sums in double (the exact norm to float precision), torch 1.13 in
@@ -281,8 +287,10 @@ CASES.update({
     "sched_linear": dict(SCHED, lr=0.02, schedule=(
         "linear:0.1:3", lambda o: S.LinearLR(o, start_factor=1.0, end_factor=0.1,
                                               total_iters=3))),
-    # threshold 0.3: a reduction after any epoch that does not improve by 30%
-    "sched_plateau": dict(SCHED, lr=0.05, plateau=True, schedule=(
+    # threshold 0.3: a reduction after any epoch that does not improve by 30% (here
+    # after epochs 2 and 3: rates 0.01, 0.01, 0.005, 0.0025); lr 0.01, seed000's (at
+    # 0.05 the runs part by 6.5e-5 at step 124 with torch 2.11, at 0.02 by 1e-6)
+    "sched_plateau": dict(SCHED, lr=0.01, plateau=True, schedule=(
         "plateau:0:0.5:0:0.3", lambda o: S.ReduceLROnPlateau(o, patience=0, factor=0.5,
                                                             threshold=0.3))),
 })
