@@ -35,6 +35,11 @@ static const feature_case cases[] = {
      0, 0.5f, 0, 0, 1, 0, FFNN_LR_CONSTANT},
     {"leaky_relu elu softplus", "784-64leaky_relu-32elu-16softplus-10", FFNN_OPT_SGD, 0.05f, 0,
      0, 0, 0, 1, 0, FFNN_LR_CONSTANT},
+    /* the activations whose backward reads the kept z, and parameters */
+    {"gelu silu leaky_relu0.2 elu0.5", "784-64gelu-32silu-16leaky_relu0.2-16elu0.5-10",
+     FFNN_OPT_SGD, 0.05f, 0, 0, 0, 0, 1, 0, FFNN_LR_CONSTANT},
+    {"gelu_tanh mish hardswish momentum", "784-64gelu_tanh-32mish:dropout0.2-16hardswish-10",
+     FFNN_OPT_MOMENTUM, 0.02f, 0, 0, 0, 0, 1, 0, FFNN_LR_CONSTANT},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 

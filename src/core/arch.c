@@ -28,7 +28,7 @@
  * activation parameter out of range or after an activation without one (the
  * message also names the parameter's own column).
  * Canonical form: no 'identity', no 'valid', a parameter only when it is not the
- * default (printed with 9 significant digits: the same float back);
+ * default (the shortest decimal that reads back as the same float);
  * ffnn_arch_parse(ffnn_arch_format(.))
  * gives the same layers.
  */
@@ -134,17 +134,17 @@ static ffnn_status parse_activation(const char *arch, const token *t, size_t at,
     }
     const int leaky = layer->act == FFNN_ACT_LEAKY_RELU;
     char num[32], *stop = NULL;
-    double v = -1.0;
+    float v = -1.0f;
     if (param_len < sizeof num) {
         memcpy(num, text + name_len, param_len);
         num[param_len] = '\0';
         errno = 0;
-        v = strtod(num, &stop);
-        /* digits and '.' (and an exponent) only: no sign, hex, inf or nan */
-        if (errno || *stop || strpbrk(num, "xXnNiI+") || !(v <= 3.0e38))
-            v = -1.0;
+        v = strtof(num, &stop); /* as ffnn_arch_format reads it back */
+        /* digits and '.' (and an exponent) only: no sign, hex, inf or nan; in range */
+        if (errno || *stop || strpbrk(num, "xXnNiI+"))
+            v = -1.0f;
     }
-    if (leaky ? !(v >= 0.0) : !(v > 0.0)) {
+    if (leaky ? !(v >= 0.0f) : !(v > 0.0f)) {
         snprintf(msg, sizeof msg, "%s at column %zu: '%.*s' is not %s (e.g. %s)",
                  leaky ? "leaky_relu's negative slope" : "elu's alpha", column,
                  (int)param_len, text + name_len,
@@ -153,7 +153,7 @@ static ffnn_status parse_activation(const char *arch, const token *t, size_t at,
                  leaky ? "256leaky_relu0.2" : "128elu0.5");
         return token_error(arch, t, msg);
     }
-    layer->act_param = (float)v;
+    layer->act_param = v;
     return FFNN_OK;
 }
 
@@ -327,6 +327,18 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **l
     return FFNN_OK;
 }
 
+/* The shortest decimal (%g, 1 to 9 significant digits) that reads back as v (an
+ * activation parameter, a dropout probability):
+ * '0.2', not '0.200000003'. */
+static void format_param(float v, char *buf, size_t size)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, size, "%.*g", digits, (double)v);
+        if (strtof(buf, NULL) == v)
+            return;
+    }
+}
+
 size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
                         char *buf, size_t buf_size)
 {
@@ -338,13 +350,15 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
         if (l->act != FFNN_ACT_IDENTITY)
             snprintf(act, sizeof act, "%s", ffnn_activation_name(l->act));
         if (ffnn_act_has_param(l->act) && l->act_param != ffnn_act_default_param(l->act))
-            snprintf(act + strlen(act), sizeof act - strlen(act), "%.9g", (double)l->act_param);
+            format_param(l->act_param, act + strlen(act), sizeof act - strlen(act));
         const char *bias = l->has_bias ? "" : ":nobias";
         char *at = used < buf_size ? buf + used : NULL;
         size_t room = used < buf_size ? buf_size - used : 0;
         char drop[24] = "";
-        if (l->has_dropout)
-            snprintf(drop, sizeof drop, ":dropout%.9g", (double)l->dropout);
+        if (l->has_dropout) {
+            snprintf(drop, sizeof drop, ":dropout");
+            format_param(l->dropout, drop + 8, sizeof drop - 8);
+        }
         if (l->kind == FFNN_LAYER_LOCAL1D)
             used += (size_t)snprintf(at, room, "-local%zu%s%s%s%s", l->spec.local1d.R,
                                      l->spec.local1d.padding == FFNN_LOCAL1D_SAME ? "same" : "",
