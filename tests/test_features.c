@@ -148,7 +148,7 @@ static test_result cuda_follows(char *why, size_t why_size)
     const ffnn_strategy strategies[] = {FFNN_STRATEGY_NAIVE, FFNN_STRATEGY_TILED,
                                         FFNN_STRATEGY_CUBLAS, FFNN_STRATEGY_FUSED,
                                         FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_PERSISTENT,
-                                        FFNN_STRATEGY_AUTO};
+                                        FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_AUTO};
     for (int c = 0; c < CASES; c++)
         for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; s++)
             if (follow(&cases[c], FFNN_DEVICE_CUDA, 1, strategies[s], train, test) != TEST_PASS)
