@@ -52,6 +52,17 @@ static __device__ __forceinline__ float ffnn_dev_sigmoid(float z)
 /* tanh(z), CUDA's tanhf. */
 static __device__ __forceinline__ float ffnn_dev_tanh(float z) { return tanhf(z); }
 
+/* sigmoid'(z) = a (1 - a) and tanh'(z) = 1 - a^2 through a = f(z), products rounded
+ * (no contraction into 1 - a^2). */
+static __device__ __forceinline__ float ffnn_dev_sigmoid_grad(float a)
+{
+    return __fmul_rn(a, __fsub_rn(1.0f, a));
+}
+static __device__ __forceinline__ float ffnn_dev_tanh_grad(float a)
+{
+    return __fsub_rn(1.0f, __fmul_rn(a, a));
+}
+
 /* The GELUs' constants, cpu_math.h's (FFNN_GELU_*): 1/sqrt(2), 1/sqrt(2 pi),
  * sqrt(2/pi), 0.044715, rounded to float. */
 #define FFNN_DEV_GELU_SQRT1_2 0.707106781186547524f
@@ -102,8 +113,8 @@ static __device__ __forceinline__ float ffnn_dev_act_grad(ffnn_activation act, f
 {
     switch (act) {
     case FFNN_ACT_RELU: return v > 0.0f ? 1.0f : 0.0f;
-    case FFNN_ACT_SIGMOID: return __fmul_rn(v, __fsub_rn(1.0f, v));
-    case FFNN_ACT_TANH: return __fsub_rn(1.0f, __fmul_rn(v, v));
+    case FFNN_ACT_SIGMOID: return ffnn_dev_sigmoid_grad(v);
+    case FFNN_ACT_TANH: return ffnn_dev_tanh_grad(v);
     case FFNN_ACT_LEAKY_RELU: return v > 0.0f ? 1.0f : param;
     case FFNN_ACT_ELU: return v > 0.0f ? 1.0f : __fadd_rn(v, param);
     case FFNN_ACT_SOFTPLUS: return __fsub_rn(1.0f, expf(-v));
@@ -147,6 +158,36 @@ static __device__ __forceinline__ float ffnn_dev_act_backward(ffnn_activation ac
                                                               float g, float v)
 {
     return __fmul_rn(g, ffnn_dev_act_grad(act, param, v));
+}
+
+/* The activations the matmul-epilogue, persistent and local1d kernels take (identity,
+ * relu, sigmoid, tanh: strategy.h ffnn_strategy_fused_activations; fused.cu and
+ * local1d.cu refuse the others): the same functions as the cases above, in a switch
+ * without the others' code, which would cost those kernels registers (ptxas: up to
+ * +5 per gemm kernel with every activation in the switch). a = f(z): */
+static __device__ __forceinline__ float ffnn_dev_act_forward_basic(ffnn_activation act, float z)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return ffnn_dev_relu(z);
+    case FFNN_ACT_SIGMOID: return ffnn_dev_sigmoid(z);
+    case FFNN_ACT_TANH: return ffnn_dev_tanh(z);
+    default: return z;
+    }
+}
+
+/* dz = g f'(z) through a = f(z) for identity, relu, sigmoid, tanh (as
+ * ffnn_dev_act_backward). */
+static __device__ __forceinline__ float ffnn_dev_act_backward_basic(ffnn_activation act, float g,
+                                                                    float a)
+{
+    float d = 1.0f;
+    switch (act) {
+    case FFNN_ACT_RELU: d = a > 0.0f ? 1.0f : 0.0f; break;
+    case FFNN_ACT_SIGMOID: d = ffnn_dev_sigmoid_grad(a); break;
+    case FFNN_ACT_TANH: d = ffnn_dev_tanh_grad(a); break;
+    default: break;
+    }
+    return __fmul_rn(g, d);
 }
 
 /* ------------------------------------------------------------------ uint8 input */
