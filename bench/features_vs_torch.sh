@@ -14,10 +14,10 @@ make -j16 $CJSON CUDA_ARCH="-gencode arch=compute_90,code=sm_90" all build/ffnn_
     > "$OUT/build.log" 2>&1 || { tail -50 "$OUT/build.log"; exit 1; }
 mkdir -p /usr/share/datasets && ln -sfn "$(realpath "$DATA")" /usr/share/datasets/fashion-mnist
 FFNN_PYTHON=$(command -v python3) build/ffnn_tests cuda_optimizer_update cuda_activations \
-    cuda_clip_dropout_ema features_ resume_cuda golden strategies_ 2>&1 | grep -v "^PASS" |
+    cuda_clip_dropout_ema features_ resume_cuda golden strategies_ 2>    cuda_clip_dropout_ema features_ resume_cuda golden strategies_ fused_ cublas_ 2>&11 | grep -v "^PASS" |
     tee "$OUT/tests_issue12.log"
 for c in wd_momentum adamw sched_step_warmup sched_cosine clip_norm clip_value ema dropout0 \
-    activations; do
+    activations activations_params activations_gelu activations_mish; do
     python3 tests/torch_twin.py $c --ffnn build/ffnn --data "$DATA" --device cuda
 done 2>&1 | tee "$OUT/twin_cuda.log"
 python3 bench/features_vs_torch.py "$DATA" --ffnn build/ffnn --epochs "$E" --seeds 1 2 3 \

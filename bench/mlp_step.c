@@ -458,11 +458,11 @@ static ffnn_status run_op(step_env *e, int op)
     case OP_FWD1:
         return o->dense_forward(c, b->x, P + e->w_off[0], P + e->b_off[0], b->z1, B, L1_IN,
                                 L1_OUT);
-    case OP_RELU1: return o->activation_forward(c, FFNN_ACT_RELU, b->z1, b->a1, B * L1_OUT);
+    case OP_RELU1: return o->activation_forward(c, FFNN_ACT_RELU, 0.0f, b->z1, b->a1, B * L1_OUT);
     case OP_FWD2:
         return o->dense_forward(c, b->a1, P + e->w_off[1], P + e->b_off[1], b->z2, B, L1_OUT,
                                 L2_OUT);
-    case OP_RELU2: return o->activation_forward(c, FFNN_ACT_RELU, b->z2, b->a2, B * L2_OUT);
+    case OP_RELU2: return o->activation_forward(c, FFNN_ACT_RELU, 0.0f, b->z2, b->a2, B * L2_OUT);
     case OP_FWD3:
         return o->dense_forward(c, b->a2, P + e->w_off[2], P + e->b_off[2], b->z3, B, L2_OUT,
                                 L3_OUT);
@@ -473,12 +473,12 @@ static ffnn_status run_op(step_env *e, int op)
         return o->dense_backward(c, b->a2, P + e->w_off[2], b->dout, b->da2, G + e->w_off[2],
                                  G + e->b_off[2], B, L2_OUT, L3_OUT);
     case OP_RELUB2:
-        return o->activation_backward(c, FFNN_ACT_RELU, b->a2, b->da2, b->dz2, B * L2_OUT);
+        return o->activation_backward(c, FFNN_ACT_RELU, 0.0f, b->a2, b->da2, b->dz2, B * L2_OUT);
     case OP_BWD2:
         return o->dense_backward(c, b->a1, P + e->w_off[1], b->dz2, b->da1, G + e->w_off[1],
                                  G + e->b_off[1], B, L1_OUT, L2_OUT);
     case OP_RELUB1:
-        return o->activation_backward(c, FFNN_ACT_RELU, b->a1, b->da1, b->dz1, B * L1_OUT);
+        return o->activation_backward(c, FFNN_ACT_RELU, 0.0f, b->a1, b->da1, b->dz1, B * L1_OUT);
     case OP_BWD1:
         return o->dense_backward(c, b->x, P + e->w_off[0], b->dz1, NULL, G + e->w_off[0],
                                  G + e->b_off[0], B, L1_IN, L1_OUT);

@@ -85,10 +85,19 @@ typedef enum ffnn_activation {
     FFNN_ACT_RELU = 1,     /* f(z) = max(0, z)                           */
     FFNN_ACT_SIGMOID = 2,  /* f(z) = 1 / (1 + exp(-z))                   */
     FFNN_ACT_TANH = 3,     /* f(z) = tanh(z)                             */
-    FFNN_ACT_LEAKY_RELU = 4, /* f(z) = z > 0 ? z : 0.01 z (torch.nn.LeakyReLU()) */
-    FFNN_ACT_ELU = 5,      /* f(z) = z > 0 ? z : exp(z) - 1 (torch.nn.ELU(), alpha 1) */
-    FFNN_ACT_SOFTPLUS = 6  /* f(z) = log(1 + exp(z)), z for z > 20
+    FFNN_ACT_LEAKY_RELU = 4, /* f(z) = z > 0 ? z : s z, negative slope s >= 0 (default
+                              0.01; torch.nn.LeakyReLU(s))                    */
+    FFNN_ACT_ELU = 5,      /* f(z) = z > 0 ? z : alpha (exp(z) - 1), alpha > 0 (default
+                              1; torch.nn.ELU(alpha))                         */
+    FFNN_ACT_SOFTPLUS = 6, /* f(z) = log(1 + exp(z)), z for z > 20
                               (torch.nn.Softplus(), beta 1, threshold 20)  */
+    FFNN_ACT_GELU = 7,     /* f(z) = z Phi(z) = z (1 + erf(z / sqrt 2)) / 2, the exact
+                              form (torch.nn.GELU())                           */
+    FFNN_ACT_GELU_TANH = 8,/* f(z) = z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))) / 2
+                              (torch.nn.GELU(approximate='tanh'))             */
+    FFNN_ACT_SILU = 9,     /* f(z) = z / (1 + exp(-z)) (torch.nn.SiLU())    */
+    FFNN_ACT_MISH = 10,    /* f(z) = z tanh(log(1 + exp(z))) (torch.nn.Mish()) */
+    FFNN_ACT_HARDSWISH = 11 /* f(z) = z min(max(z + 3, 0), 6) / 6 (torch.nn.Hardswish()) */
 } ffnn_activation;
 
 typedef enum ffnn_loss {
@@ -401,8 +410,13 @@ typedef struct ffnn_model ffnn_model;
  *               connected layer (each output its own R weights over R consecutive
  *               inputs) with out = in - R + 1, or with 'same' (R odd) out = in and
  *               (R-1)/2 zeros padded on each side
- *     activation := relu | sigmoid | tanh | leaky_relu | elu | softplus | identity
- *                                                        (default identity)
+ *     activation := name [ parameter ]                  (default identity)
+ *     name   := relu | sigmoid | tanh | leaky_relu | elu | softplus | gelu |
+ *               gelu_tanh | silu | mish | hardswish | identity
+ *     parameter := a decimal right after the name, leaky_relu and elu only:
+ *               leaky_relu's negative slope (>= 0, default 0.01), e.g.
+ *               '256leaky_relu0.2'; elu's alpha (> 0, default 1), e.g. '128elu0.5'.
+ *               The canonical string writes it only when it is not the default.
  * Parameters are zero until ffnn_model_init() or ffnn_model_set_parameters().
  * Errors: FFNN_ERR_PARSE with the 1-based column and the offending token. */
 FFNN_API ffnn_status ffnn_model_create(const char *arch, ffnn_model **out);

@@ -131,11 +131,90 @@ static test_result names_round_trip(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* Activation parameters: '256leaky_relu0.2' (negative slope), '128elu0.5' (alpha);
+ * the canonical string writes one only when it is not the default, as the shortest
+ * decimal of the same float; the value reaches the forward pass. */
+static test_result activation_parameters(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    const struct { const char *arch, *canon; } forms[] = {
+        {"784-256leaky_relu0.2-10", "784-256leaky_relu0.2-10"},
+        {"784-128elu0.5-10", "784-128elu0.5-10"},
+        {"784-256leaky_relu0.01-128elu1-10", "784-256leaky_relu-128elu-10"},
+        {"8-4leaky_relu0-2", "8-4leaky_relu0-2"},
+        {"8-4elu.25:nobias:dropout0.5-2", "8-4elu0.25:nobias:dropout0.5-2"},
+        {"8-local3sameleaky_relu1e-1-2", ""}, /* '-' ends the token: an error below */
+        {"8-local3sameleaky_relu0.3-4gelu-4gelu_tanh-4silu-4mish-4hardswish-2",
+         "8-local3sameleaky_relu0.3-4gelu-4gelu_tanh-4silu-4mish-4hardswish-2"},
+        {"8-4elu2.5e1-2", "8-4elu25-2"},
+        {"8-4leaky_relu0.123456789-2", "8-4leaky_relu0.12345679-2"},
+    };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        ffnn_model *m = NULL, *back = NULL;
+        char buf[160], again[160];
+        ffnn_status st = ffnn_model_create(forms[i].arch, &m);
+        if (!forms[i].canon[0]) {
+            CHECK(st == FFNN_ERR_PARSE, "'%s' accepted", forms[i].arch);
+            continue;
+        }
+        CHECK_OK(st);
+        ffnn_model_arch_string(m, buf, sizeof buf);
+        CHECK(strcmp(buf, forms[i].canon) == 0, "'%s' printed as '%s'", forms[i].arch, buf);
+        CHECK_OK(ffnn_model_create(buf, &back)); /* the canonical string round-trips */
+        ffnn_model_arch_string(back, again, sizeof again);
+        CHECK(strcmp(buf, again) == 0, "'%s' printed again as '%s'", buf, again);
+        ffnn_model_free(m);
+        ffnn_model_free(back);
+    }
+    /* the parameter reaches the forward pass: y = f(w x) with w = 1, x = -2 */
+    const struct { const char *arch; float want; } values[] = {
+        {"1-1leaky_relu:nobias", -0.02f}, {"1-1leaky_relu0.2:nobias", -0.4f},
+        {"1-1elu:nobias", -0.864664717f}, {"1-1elu0.5:nobias", -0.432332358f},
+    };
+    for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_create(values[i].arch, &m));
+        ffnn_model_weight(m, 0)[0] = 1.0f;
+        const float x = -2.0f;
+        float y = 0.0f;
+        CHECK_OK(ffnn_model_forward(m, &x, 1, &y));
+        CHECK(fabsf(y - values[i].want) <= 1e-6f, "%s at -2: %.9g, want %.9g", values[i].arch,
+              (double)y, (double)values[i].want);
+        ffnn_model_free(m);
+    }
+    /* errors name the column of the token and of the parameter */
+    const struct { const char *arch, *expect; } bad[] = {
+        {"784-256relu0.2-10", "column 5, token '256relu0.2': relu takes no parameter, found "
+                              "'0.2' at column 12"},
+        {"784-256gelu1-10", "gelu takes no parameter"},
+        {"784-256leaky_relu0.2x-10", "column 5, token '256leaky_relu0.2x': leaky_relu's "
+                                     "negative slope at column 18: '0.2x' is not a decimal >= 0"},
+        {"784-128elu0-10", "elu's alpha at column 11: '0' is not a decimal > 0"},
+        {"784-128elu+1-10", "elu's alpha at column 11: '+1' is not"},
+        {"784-128elunan-10", "unknown activation"},
+        {"784-128elu1e99-10", "elu's alpha at column 11: '1e99' is not"},
+        {"784-128elu0x1-10", "'0x1' is not"},
+        {"784-128leaky_relu.-10", "'.' is not"},
+        {"784-128leaky_relu0.2.3:nobias-10", "'0.2.3' is not"},
+        {"784-local3leaky_reluinf-10", "unknown activation (expected local<R>"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ffnn_model *m = NULL;
+        ffnn_status st = ffnn_model_create(bad[i].arch, &m);
+        CHECK(st == FFNN_ERR_PARSE, "'%s' gave status %d", bad[i].arch, (int)st);
+        CHECK(m == NULL, "'%s' set the output", bad[i].arch);
+        CHECK(strstr(ffnn_last_error(), bad[i].expect) != NULL,
+              "'%s': message '%s' lacks '%s'", bad[i].arch, ffnn_last_error(), bad[i].expect);
+    }
+    return TEST_PASS;
+}
+
 const test_case arch_tests[] = {
     {"arch_parses_seed_networks", parses_seed_networks},
     {"arch_prints_canonical_form", prints_canonical_form},
     {"arch_rejects_malformed_strings", rejects_malformed},
     {"arch_init_matches_pytorch_bounds", init_matches_pytorch_bounds},
     {"arch_enum_names", names_round_trip},
+    {"arch_activation_parameters", activation_parameters},
 };
 const size_t arch_tests_count = sizeof arch_tests / sizeof arch_tests[0];

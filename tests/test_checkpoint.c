@@ -304,9 +304,12 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
     CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing (%s): apt-get "
           "install dataset-fashion-mnist", ffnn_last_error());
     ffnn_train_config cfg = run_config(device, opt);
-    if (features)
+    if (features == 1)
         add_features(&cfg);
-    run_arch = features ? "784-32relu:dropout0.2-10" : ARCH;
+    /* 2: the activations whose backward reads the kept z, and parameters */
+    run_arch = features == 1   ? "784-32relu:dropout0.2-10"
+               : features == 2 ? "784-32gelu-16leaky_relu0.2-16elu0.5-8silu-10"
+                               : ARCH;
     r = uninterrupted(data, &cfg, &ref);
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0] && r == TEST_PASS; i++)
         r = resume_at(dir, data, &cfg, cuts[i], 0, &ref);
@@ -315,7 +318,9 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
     if (r == TEST_PASS)
         printf("     %s %s%s: resumed at steps 0, 5, 16, 23, 45 (and 19 by single steps) of "
                "%d: losses and weights bit-identical\n", ffnn_device_name(device),
-               ffnn_optimizer_name(opt), features ? " + issue 12's features" : "", STEPS);
+               ffnn_optimizer_name(opt),
+               features == 1 ? " + issue 12's features" : features == 2 ? " + gelu, silu, "
+                               "leaky_relu0.2, elu0.5" : "", STEPS);
     run_arch = ARCH;
     free(ref.params);
     ffnn_dataset_free(data);
@@ -357,6 +362,19 @@ RESUME_TEST(resume_cuda_adam, FFNN_DEVICE_CUDA, FFNN_OPT_ADAM)
 RESUME_FEATURES_TEST(resume_cpu_momentum_features, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
 RESUME_FEATURES_TEST(resume_cpu_adamw_features, FFNN_DEVICE_CPU, FFNN_OPT_ADAMW)
 RESUME_FEATURES_TEST(resume_cuda_adamw_features, FFNN_DEVICE_CUDA, FFNN_OPT_ADAMW)
+
+#define RESUME_ACTIVATIONS_TEST(name, device, opt)                                \
+    TEST_DIR_CASE("ck", name)                                                     \
+    {                                                                             \
+        if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
+            SKIP("build has no CUDA (nvcc not found at build time)");             \
+        if ((device) == FFNN_DEVICE_CUDA && ffnn_cuda_device_count() == 0)         \
+            SKIP("no CUDA GPU visible");                                          \
+        return resume_matches_with(dir, device, opt, 2);                          \
+    }
+
+RESUME_ACTIVATIONS_TEST(resume_cpu_momentum_activations, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
+RESUME_ACTIVATIONS_TEST(resume_cuda_sgd_activations, FFNN_DEVICE_CUDA, FFNN_OPT_SGD)
 
 /* ---------------------------------------------------------------- faults */
 
@@ -1006,6 +1024,8 @@ const test_case checkpoint_tests[] = {
     {"checkpoint_resume_cpu_momentum_features", test_resume_cpu_momentum_features},
     {"checkpoint_resume_cpu_adamw_features", test_resume_cpu_adamw_features},
     {"checkpoint_resume_cuda_adamw_features", test_resume_cuda_adamw_features},
+    {"checkpoint_resume_cpu_momentum_activations", test_resume_cpu_momentum_activations},
+    {"checkpoint_resume_cuda_sgd_activations", test_resume_cuda_sgd_activations},
     {"checkpoint_killed_while_saving", test_killed_while_saving},
     {"checkpoint_disk_full", test_disk_full},
     {"checkpoint_diverging_run_not_saved", test_diverging_run_not_saved},

@@ -29,6 +29,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "core/activation.h"
 #include "core/dropout.h"
 #include "test_backend_ctx.h"
 #include "ffnn.h"
@@ -459,17 +460,29 @@ static test_result test_dense_deterministic(char *why, size_t why_size)
 
 /* ------------------------------------------------------------------ activations */
 
+/* Every activation (leaky_relu and elu also with a parameter other than the
+ * default) against the cpu reference on fresh random inputs: within 1e-6 absolute
+ * + 1e-5 relative (CUDA's expf, erff, tanhf, log1pf may differ from glibc's by an
+ * ulp; the rest is the same arithmetic, device_math.cuh). The backward reads the
+ * saved value: a, or z for gelu, gelu_tanh, silu, mish, hardswish. */
 static test_result activations_body(fixture *fx)
 {
-    static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU,
-                                           FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
-                                           FFNN_ACT_LEAKY_RELU, FFNN_ACT_ELU,
-                                           FFNN_ACT_SOFTPLUS};
+    static const struct {
+        ffnn_activation act;
+        float param;
+    } acts[] = {{FFNN_ACT_IDENTITY, 0.0f},   {FFNN_ACT_RELU, 0.0f},
+                {FFNN_ACT_SIGMOID, 0.0f},    {FFNN_ACT_TANH, 0.0f},
+                {FFNN_ACT_LEAKY_RELU, 0.01f}, {FFNN_ACT_LEAKY_RELU, 0.2f},
+                {FFNN_ACT_ELU, 1.0f},        {FFNN_ACT_ELU, 0.5f},
+                {FFNN_ACT_SOFTPLUS, 0.0f},   {FFNN_ACT_GELU, 0.0f},
+                {FFNN_ACT_GELU_TANH, 0.0f},  {FFNN_ACT_SILU, 0.0f},
+                {FFNN_ACT_MISH, 0.0f},       {FFNN_ACT_HARDSWISH, 0.0f}};
     static const size_t sizes[] = {1, 31, 10007, 300000};
     rng r = {0xA0761D6478BD642FULL};
     for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-            const ffnn_activation act = acts[ai];
+            const ffnn_activation act = acts[ai].act;
+            const float p = acts[ai].param;
             const char *name = ffnn_activation_name(act);
             const size_t n = sizes[si];
             fixture_reset(fx);
@@ -481,31 +494,34 @@ static test_result activations_body(fixture *fx)
             fill_uniform(&r, z, n, -6.0f, 6.0f);
             for (size_t i = 0; i < n; i += 97) z[i] = 0.0f; /* relu's kink */
             for (size_t i = 5; i < n; i += 101) z[i] = (i % 2 ? 40.0f : -40.0f); /* saturation */
+            for (size_t i = 7; i < n; i += 103) z[i] = (i % 2 ? 3.0f : -3.0f); /* hardswish */
             fill_uniform(&r, da, n, -1.0f, 1.0f);
-            CHECK_OK(fx->cpu->activation_forward(fx->cpu_ctx, act, z, a_ref, n));
-            CHECK_OK(fx->cpu->activation_backward(fx->cpu_ctx, act, a_ref, da, dz_ref, n));
+            const float *saved = ffnn_act_grad_from_input(act) ? z : a_ref;
+            CHECK_OK(fx->cpu->activation_forward(fx->cpu_ctx, act, p, z, a_ref, n));
+            CHECK_OK(fx->cpu->activation_backward(fx->cpu_ctx, act, p, saved, da, dz_ref, n));
 
             void *d_z, *d_a, *d_ain, *d_da, *d_dz;
             CHECK_OK(dev_buf(fx, z, n * sizeof(float), &d_z));
             CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_a));
-            CHECK_OK(dev_buf(fx, a_ref, n * sizeof(float), &d_ain));
+            CHECK_OK(dev_buf(fx, saved, n * sizeof(float), &d_ain)); /* a or z */
             CHECK_OK(dev_buf(fx, da, n * sizeof(float), &d_da));
             CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_dz));
-            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, (const float *)d_z,
+            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, p, (const float *)d_z,
                                                  (float *)d_a, n));
-            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, (const float *)d_ain,
+            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, p, (const float *)d_ain,
                                                   (const float *)d_da, (float *)d_dz, n));
             const float *a = download_f32(fx, d_a, n);
             const float *dzg = download_f32(fx, d_dz, n);
             CHECK(a && dzg, "download failed: %s", ffnn_last_error());
-            CHECK(close_f32("a", a, a_ref, n, 1e-6, 1e-5), "activation_forward %s n=%zu", name, n);
-            CHECK(close_f32("dz", dzg, dz_ref, n, 1e-6, 1e-5), "activation_backward %s n=%zu",
-                  name, n);
+            CHECK(close_f32("a", a, a_ref, n, 1e-6, 1e-5), "activation_forward %s(%g) n=%zu", name,
+                  (double)p, n);
+            CHECK(close_f32("dz", dzg, dz_ref, n, 1e-6, 1e-5), "activation_backward %s(%g) n=%zu",
+                  name, (double)p, n);
 
-            /* In place: a = f(a) over z's buffer, dz = da * f'(a) over da's buffer. */
-            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, (const float *)d_z,
+            /* In place: a = f(a) over z's buffer, dz = da * f'(saved) over da's buffer. */
+            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, p, (const float *)d_z,
                                                  (float *)d_z, n));
-            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, (const float *)d_ain,
+            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, p, (const float *)d_ain,
                                                   (const float *)d_da, (float *)d_da, n));
             const float *a2 = download_f32(fx, d_z, n);
             const float *dz2 = download_f32(fx, d_da, n);

@@ -35,6 +35,11 @@ static const feature_case cases[] = {
      0, 0.5f, 0, 0, 1, 0, FFNN_LR_CONSTANT},
     {"leaky_relu elu softplus", "784-64leaky_relu-32elu-16softplus-10", FFNN_OPT_SGD, 0.05f, 0,
      0, 0, 0, 1, 0, FFNN_LR_CONSTANT},
+    /* the activations whose backward reads the kept z, and parameters */
+    {"gelu silu leaky_relu0.2 elu0.5", "784-64gelu-32silu-16leaky_relu0.2-16elu0.5-10",
+     FFNN_OPT_SGD, 0.05f, 0, 0, 0, 0, 1, 0, FFNN_LR_CONSTANT},
+    {"gelu_tanh mish hardswish momentum", "784-64gelu_tanh-32mish:dropout0.2-16hardswish-10",
+     FFNN_OPT_MOMENTUM, 0.02f, 0, 0, 0, 0, 1, 0, FFNN_LR_CONSTANT},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 
@@ -143,7 +148,7 @@ static test_result cuda_follows(char *why, size_t why_size)
     const ffnn_strategy strategies[] = {FFNN_STRATEGY_NAIVE, FFNN_STRATEGY_TILED,
                                         FFNN_STRATEGY_CUBLAS, FFNN_STRATEGY_FUSED,
                                         FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_PERSISTENT,
-                                        FFNN_STRATEGY_AUTO};
+                                        FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_AUTO};
     for (int c = 0; c < CASES; c++)
         for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; s++)
             if (follow(&cases[c], FFNN_DEVICE_CUDA, 1, strategies[s], train, test) != TEST_PASS)

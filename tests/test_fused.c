@@ -167,7 +167,7 @@ static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
         for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {
             /* the CPU reference: sum + b (dense_forward's expression), then act */
             for (size_t i = 0; i < nz; ++i) want[i] = with_bias ? z[i] + b[i % s.out] : z[i];
-            ffnn_cpu_activation_forward(acts[ai], want, want, nz);
+            ffnn_cpu_activation_forward(acts[ai], 0.0f, want, want, nz);
             ffnn_status st = fx->gpu->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
                                                         with_bias ? db_ : NULL, da, s.batch,
                                                         s.in, s.out, acts[ai]);
@@ -268,7 +268,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                      ffnn_activation_name(act), with_sgd ? " sgd" : "", with_bias ? " +b" : "");
 
             if (want_dx) { /* dx = (dz W) * f'(x), f' through x as activation_backward */
-                ffnn_cpu_activation_backward(act, x, dx_c, want, nx);
+                ffnn_cpu_activation_backward(act, 0.0f, x, dx_c, want, nx);
                 CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
                 if (!close_f32("dx", got, want, nx, mm_atol(s.out), RTOL)) goto fail;
             }
@@ -487,7 +487,7 @@ static test_result precision_body(fixture *fx, ffnn_precision precision)
               ffnn_last_error());
         /* forward: relu(x W^T + b); S = |x| |W|^T + |b| */
         ffnn_cpu_dense_forward(x, W, b, want, s.batch, s.in, s.out);
-        ffnn_cpu_activation_forward(FFNN_ACT_RELU, want, want, nz);
+        ffnn_cpu_activation_forward(FFNN_ACT_RELU, 0.0f, want, want, nz);
         abs_copy(tmp, b, s.out);
         ffnn_cpu_dense_forward(ax, aW, tmp, S, s.batch, s.in, s.out);
         CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, dx_, dW_, db_, da, s.batch, s.in, s.out,

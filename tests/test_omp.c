@@ -28,6 +28,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "core/activation.h"
 #include "core/dropout.h"
 #include "test_backend_ctx.h"
 #include "test_numeric.h"
@@ -240,12 +241,23 @@ static test_result test_dense_thread_invariant(char *why, size_t why_size)
 
 /* ------------------------------------------------------------------ element-wise */
 
+/* Every activation, and leaky_relu and elu with a parameter other than the default:
+ * the omp backend gives the reference's bits (one formula, cpu_math.h), forward and
+ * backward (from the saved value: a, or z for gelu, gelu_tanh, silu, mish,
+ * hardswish), out of place and in place. */
 static test_result test_activations(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
-                                           FFNN_ACT_TANH, FFNN_ACT_LEAKY_RELU, FFNN_ACT_ELU,
-                                           FFNN_ACT_SOFTPLUS};
+    static const struct {
+        ffnn_activation act;
+        float param;
+    } acts[] = {{FFNN_ACT_IDENTITY, 0.0f},   {FFNN_ACT_RELU, 0.0f},
+                {FFNN_ACT_SIGMOID, 0.0f},    {FFNN_ACT_TANH, 0.0f},
+                {FFNN_ACT_LEAKY_RELU, 0.01f}, {FFNN_ACT_LEAKY_RELU, 0.2f},
+                {FFNN_ACT_ELU, 1.0f},        {FFNN_ACT_ELU, 0.5f},
+                {FFNN_ACT_SOFTPLUS, 0.0f},   {FFNN_ACT_GELU, 0.0f},
+                {FFNN_ACT_GELU_TANH, 0.0f},  {FFNN_ACT_SILU, 0.0f},
+                {FFNN_ACT_MISH, 0.0f},       {FFNN_ACT_HARDSWISH, 0.0f}};
     static const size_t sizes[] = {1, 31, 16385, 300001};
     void *ctx = NULL;
     CHECK_OK(test_ctx(&ffnn_omp_backend, FFNN_STRATEGY_TILED, 2, &ctx));
@@ -263,27 +275,33 @@ static test_result test_activations(char *why, size_t why_size)
                 z[i] = 0.0f;
             for (size_t i = 5; i < n; i += 101)
                 z[i] = i % 2 ? 40.0f : -40.0f;
+            for (size_t i = 7; i < n; i += 103) /* hardswish's corners */
+                z[i] = i % 2 ? 3.0f : -3.0f;
             fill_uniform(&r, da, n, -1.0f, 1.0f);
-            for (size_t ai = 0; ai < 7 && result == TEST_PASS; ai++) {
-                const ffnn_activation act = acts[ai];
-                ffnn_cpu_backend.activation_forward(NULL, act, z, a_ref, n);
-                ffnn_cpu_backend.activation_backward(NULL, act, a_ref, da, dz_ref, n);
+            for (size_t ai = 0; ai < sizeof acts / sizeof acts[0] && result == TEST_PASS; ai++) {
+                const ffnn_activation act = acts[ai].act;
+                const float p = acts[ai].param;
+                ffnn_cpu_backend.activation_forward(NULL, act, p, z, a_ref, n);
+                /* the saved value the backward reads */
+                const float *saved = ffnn_act_grad_from_input(act) ? z : a_ref;
+                ffnn_cpu_backend.activation_backward(NULL, act, p, saved, da, dz_ref, n);
                 memset(a, 0xFF, n * 4);
                 memset(dz, 0xFF, n * 4);
-                ffnn_omp_backend.activation_forward(ctx, act, z, a, n);
-                ffnn_omp_backend.activation_backward(ctx, act, a_ref, da, dz, n);
+                ffnn_omp_backend.activation_forward(ctx, act, p, z, a, n);
+                ffnn_omp_backend.activation_backward(ctx, act, p, saved, da, dz, n);
                 if (!same_bits("a", a, a_ref, n * 4) || !same_bits("dz", dz, dz_ref, n * 4))
                     result = TEST_FAIL;
                 memcpy(inplace, z, n * 4); /* a = f(a) */
-                ffnn_omp_backend.activation_forward(ctx, act, inplace, inplace, n);
+                ffnn_omp_backend.activation_forward(ctx, act, p, inplace, inplace, n);
                 if (!same_bits("a (in place)", inplace, a_ref, n * 4))
                     result = TEST_FAIL;
-                memcpy(inplace, da, n * 4); /* dz = da f'(a) over da */
-                ffnn_omp_backend.activation_backward(ctx, act, a_ref, inplace, inplace, n);
+                memcpy(inplace, da, n * 4); /* dz = da f'(saved) over da */
+                ffnn_omp_backend.activation_backward(ctx, act, p, saved, inplace, inplace, n);
                 if (!same_bits("dz (in place)", inplace, dz_ref, n * 4))
                     result = TEST_FAIL;
                 if (result != TEST_PASS)
-                    fprintf(stderr, "    activation %s n=%zu\n", ffnn_activation_name(act), n);
+                    fprintf(stderr, "    activation %s (param %g) n=%zu\n",
+                            ffnn_activation_name(act), (double)p, n);
             }
         }
         free(z), free(da), free(a_ref), free(dz_ref), free(a), free(dz), free(inplace);

@@ -238,6 +238,44 @@ TEST_DIR_CASE("st", round_trip)
     EXPECT(round_trip_one(dir, "784-256relu-10", FFNN_LOSS_SOFTMAX_CE));
     EXPECT(round_trip_one(dir, "32-256relu:nobias-1:nobias", FFNN_LOSS_SIGMOID_BCE));
     EXPECT(round_trip_one(dir, "2-30tanh-30sigmoid:nobias-1", FFNN_LOSS_MSE));
+    EXPECT(round_trip_one(dir, "8-16leaky_relu0.2-8elu0.5-6gelu_tanh-4silu:dropout0.1-3",
+                          FFNN_LOSS_SOFTMAX_CE));
+    return TEST_PASS;
+}
+
+/* A model with activation parameters and the activations of issue 12: saved, loaded,
+ * its forward pass gives the same bits as before, and not those of the defaults
+ * (the parameters are in the file's arch, docs/FORMATS.md). */
+TEST_DIR_CASE("st", activation_round_trip)
+{
+    UNUSED_WHY();
+    const char *arch = "8-16leaky_relu0.2-12elu0.5-10gelu-8gelu_tanh-8silu-6mish-6hardswish-3";
+    const char *defaults = "8-16leaky_relu-12elu-10gelu-8gelu_tanh-8silu-6mish-6hardswish-3";
+    char path[512], back_arch[256];
+    snprintf(path, sizeof path, "%s/act.safetensors", dir);
+    ffnn_model *m = NULL, *back = NULL, *plain = NULL;
+    ffnn_model_file_info info;
+    CHECK_OK(ffnn_model_create(arch, &m));
+    CHECK_OK(ffnn_model_init(m, 9));
+    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE));
+    CHECK_OK(ffnn_model_load(path, &back, &info));
+    ffnn_model_arch_string(back, back_arch, sizeof back_arch);
+    CHECK(strcmp(back_arch, arch) == 0, "loaded arch %s, saved %s", back_arch, arch);
+    CHECK_OK(ffnn_model_create(defaults, &plain));
+    memcpy(ffnn_model_parameters(plain), ffnn_model_parameters(m),
+           ffnn_model_parameter_count(m) * sizeof(float));
+    enum { ROWS = 5 };
+    float x[ROWS * 8], y0[ROWS * 3], y1[ROWS * 3], y2[ROWS * 3];
+    for (int i = 0; i < ROWS * 8; i++)
+        x[i] = (float)((i * 37) % 17) / 4.0f - 2.0f; /* in [-2, 2] */
+    CHECK_OK(ffnn_model_forward(m, x, ROWS, y0));
+    CHECK_OK(ffnn_model_forward(back, x, ROWS, y1));
+    CHECK_OK(ffnn_model_forward(plain, x, ROWS, y2));
+    CHECK(memcmp(y0, y1, sizeof y0) == 0, "the loaded model computes other outputs");
+    CHECK(memcmp(y0, y2, sizeof y0) != 0, "the parameters 0.2 and 0.5 changed nothing");
+    ffnn_model_free(m);
+    ffnn_model_free(back);
+    ffnn_model_free(plain);
     return TEST_PASS;
 }
 
@@ -1028,6 +1066,7 @@ const test_case safetensors_tests[] = {
     {"safetensors_crafted_valid", test_crafted_valid},
     {"safetensors_any_tensor_order", test_any_tensor_order},
     {"safetensors_round_trip", test_round_trip},
+    {"safetensors_activation_round_trip", test_activation_round_trip},
     {"safetensors_short_file", test_short_file},
     {"safetensors_header_too_large", test_header_too_large},
     {"safetensors_header_past_end", test_header_past_end},

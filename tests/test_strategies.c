@@ -54,6 +54,19 @@ static test_result scope_and_auto(char *why, size_t why_size)
           ffnn_strategy_name(ffnn_strategy_resolve(three, &cfg)));
     cfg.precision = FFNN_PRECISION_TF32;
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLAS, "tf32 not on cublas");
+    /* an activation the fused and persistent kernels lack: auto picks a strategy
+     * that runs the plain element-wise ops (cublas, graph), persistent refuses */
+    ffnn_model *gelu = NULL;
+    CHECK_OK(ffnn_model_create("784-128gelu-10", &gelu));
+    cfg.precision = FFNN_PRECISION_FP32;
+    CHECK(ffnn_strategy_resolve(gelu, &cfg) == FFNN_STRATEGY_CUBLAS, "gelu at batch 1024: %s",
+          ffnn_strategy_name(ffnn_strategy_resolve(gelu, &cfg)));
+    cfg.batch_size = 64;
+    CHECK(ffnn_strategy_resolve(gelu, &cfg) == FFNN_STRATEGY_GRAPH, "gelu at batch 64: %s",
+          ffnn_strategy_name(ffnn_strategy_resolve(gelu, &cfg)));
+    CHECK(!ffnn_strategy_persistent_fits(gelu, &cfg), "persistent took gelu");
+    CHECK(strstr(ffnn_last_error(), "gelu"), "%s", ffnn_last_error());
+    ffnn_model_free(gelu);
     ffnn_model_free(two);
     ffnn_model_free(three);
     return TEST_PASS;

@@ -187,6 +187,9 @@ SCHEDULE_TWIN(clip_value)
 SCHEDULE_TWIN(ema)
 SCHEDULE_TWIN(dropout0)
 SCHEDULE_TWIN(activations)
+SCHEDULE_TWIN(activations_params)
+SCHEDULE_TWIN(activations_gelu)
+SCHEDULE_TWIN(activations_mish)
 
 const test_case torch_tests[] = {
     {"torch_parity_cpu_schedule_step_warmup", twin_sched_step_warmup},
@@ -200,6 +203,9 @@ const test_case torch_tests[] = {
     {"torch_parity_cpu_ema", twin_ema},
     {"torch_parity_cpu_dropout_p0", twin_dropout0},
     {"torch_parity_cpu_leaky_relu_elu_softplus", twin_activations},
+    {"torch_parity_cpu_leaky_relu0.2_elu0.5", twin_activations_params},
+    {"torch_parity_cpu_gelu_gelu_tanh_silu", twin_activations_gelu},
+    {"torch_parity_cpu_mish_hardswish", twin_activations_mish},
     {"torch_parity_cpu_momentum_weight_decay", twin_wd_momentum},
     {"torch_parity_cpu_adam_weight_decay_no_bias", twin_wd_adam_nobias},
     {"torch_parity_cpu_adamw", twin_adamw},

@@ -31,6 +31,10 @@ CASE:  seed000   784-256relu-10, softmax cross-entropy, SGD lr 0.01, batch 64
                  each step; clip_norm also compares the norms ffnn logs (--log-steps)
        ema       --ema 0.99: the final weights compared are the EMA's
        activations  784-128leaky_relu-64elu-32softplus-10 (LeakyReLU(), ELU(), Softplus())
+       activations_params  784-128leaky_relu0.2-64elu0.5-10 (LeakyReLU(0.2), ELU(alpha=0.5))
+       activations_gelu  784-128gelu-64gelu_tanh-32silu-10 (GELU(), GELU(approximate=
+                 'tanh'), SiLU())
+       activations_mish  784-128mish-64hardswish-10 (Mish(), Hardswish())
        dropout0  784-256relu:dropout0-10 against nn.Dropout(0.0) (the dropout op runs
                  and keeps everything; masks of p > 0 differ from torch's by design)
        sched_*   a learning-rate schedule (torch.optim.lr_scheduler, stepped after each
@@ -270,6 +274,9 @@ CASES.update({
     "ema": dict(SEED000, optimizer="adam", lr=1e-3, ema=0.99),
     "dropout0": dict(SEED000, arch="784-256relu:dropout0-10"),
     "activations": dict(SEED000, arch="784-128leaky_relu-64elu-32softplus-10", lr=0.05),
+    "activations_params": dict(SEED000, arch="784-128leaky_relu0.2-64elu0.5-10", lr=0.05),
+    "activations_gelu": dict(SEED000, arch="784-128gelu-64gelu_tanh-32silu-10", lr=0.05),
+    "activations_mish": dict(SEED000, arch="784-128mish-64hardswish-10", lr=0.05),
 })
 SCHED = dict(SEED000, train_limit=3200, epochs=4)
 S = torch.optim.lr_scheduler
@@ -342,7 +349,22 @@ def make_optimizer(case, model):
 
 ACTIVATIONS = {"relu": torch.nn.ReLU, "sigmoid": torch.nn.Sigmoid, "tanh": torch.nn.Tanh,
                "leaky_relu": torch.nn.LeakyReLU, "elu": torch.nn.ELU,
-               "softplus": torch.nn.Softplus}
+               "softplus": torch.nn.Softplus, "gelu": torch.nn.GELU,
+               "gelu_tanh": lambda: torch.nn.GELU(approximate="tanh"),
+               "silu": torch.nn.SiLU, "mish": torch.nn.Mish, "hardswish": torch.nn.Hardswish}
+# the architecture string's parameter ('256leaky_relu0.2', '128elu0.5'): its keyword
+ACTIVATION_PARAMS = {"leaky_relu": lambda p: torch.nn.LeakyReLU(negative_slope=p),
+                     "elu": lambda p: torch.nn.ELU(alpha=p)}
+
+
+def make_activation(text):
+    """The torch module of an activation token: a name, for leaky_relu and elu an
+    optional decimal parameter."""
+    name = text.rstrip("0123456789.e")  # every name ends in a letter other than 'e'
+    param = text[len(name):]
+    if param:
+        return ACTIVATION_PARAMS[name](float(param))
+    return ACTIVATIONS[name]()
 
 
 def build_model(arch):
@@ -357,7 +379,7 @@ def build_model(arch):
         layers.append(lin)
         linears.append(lin)
         if act != "identity":
-            layers.append(ACTIVATIONS[act]())
+            layers.append(make_activation(act))
         for o in opts:  # ':dropoutP': torch.nn.Dropout(P) after the activation
             if o.startswith("dropout"):
                 layers.append(torch.nn.Dropout(float(o[len("dropout"):])))

@@ -124,7 +124,9 @@ typedef struct ffnn_backend_ops {
      * M = ffnn_local1d_output_size(N, R, padding) >= 1:
      *   z[b,m] = act( sum_{r<R} W[m,r] x[b, m+r-pad] (+ b[m]) )
      * x [batch, N], W [M, R], b [M] or NULL, z [batch, M]. The trainer passes act
-     * identity and runs activation_forward after it, as for dense layers. */
+     * identity and runs activation_forward after it, as for dense layers; any other
+     * act runs with its default parameter (core/activation.h), and the cuda backend
+     * takes identity, relu, sigmoid and tanh only. */
     ffnn_status (*local1d_forward)(void *ctx, const float *x, const float *W,
                                    const float *b, float *z, size_t batch, size_t N,
                                    size_t R, ffnn_local1d_padding padding,
@@ -141,13 +143,19 @@ typedef struct ffnn_backend_ops {
                                     size_t batch, size_t N, size_t R,
                                     ffnn_local1d_padding padding);
 
-    /* Element-wise activation: a = f(z) over n values (a may equal z for identity). */
-    ffnn_status (*activation_forward)(void *ctx, ffnn_activation act, const float *z,
-                                      float *a, size_t n);
-    /* dz = da * f'(z), with f' written through the output a = f(z) where it can
-     * (relu: a > 0; sigmoid: a(1-a); tanh: 1-a^2; identity: 1). dz may equal da. */
-    ffnn_status (*activation_backward)(void *ctx, ffnn_activation act, const float *a,
-                                       const float *da, float *dz, size_t n);
+    /* Element-wise activation: a = f(z) over n values (a may equal z). param: the
+     * activation's parameter (core/activation.h: leaky_relu's negative slope, elu's
+     * alpha; unused by the others). The formulas: src/backend/cpu/cpu_math.h. */
+    ffnn_status (*activation_forward)(void *ctx, ffnn_activation act, float param,
+                                      const float *z, float *a, size_t n);
+    /* dz = da * f'(z) over n values, f' from the forward's saved value [n]: the
+     * output a = f(z) (relu: a > 0; sigmoid: a(1-a); tanh: 1-a^2; leaky_relu,
+     * elu, softplus), or the pre-activation z for the activations of
+     * ffnn_act_grad_from_input (gelu, gelu_tanh, silu, mish, hardswish); not read
+     * for identity. dz may equal da. */
+    ffnn_status (*activation_backward)(void *ctx, ffnn_activation act, float param,
+                                       const float *saved, const float *da, float *dz,
+                                       size_t n);
 
     /* Loss of the network output `out` [batch, width] against labels y [batch]
      * or float targets [batch, width]:

@@ -10,8 +10,13 @@
  *                                                   'valid': out = in - R + 1
  *               | 'local' R 'same'                  the same with (R-1)/2 zeros padded
  *                                                   on each side: out = in (R odd)
- *   activation := relu | sigmoid | tanh | leaky_relu | elu | softplus | identity
- *                                                   (default identity)
+ *   activation := name [param]                     (default identity)
+ *   name       := relu | sigmoid | tanh | leaky_relu | elu | softplus | gelu
+ *               | gelu_tanh | silu | mish | hardswish | identity
+ *   param      := a decimal, leaky_relu and elu only: leaky_relu's negative slope
+ *                 (>= 0, default 0.01: '256leaky_relu0.2'), elu's alpha (> 0,
+ *                 default 1: '128elu0.5'); no sign, exponent allowed ('1e-3' is not:
+ *                 '-' separates layers)
  *   P          := a decimal in [0, 1): inverted dropout of the layer's output while
  *                 training (core/dropout.h; not after the last layer)
  *
@@ -19,8 +24,12 @@
  * W[m, :] over the inputs m - pad .. m - pad + R - 1 and its own bias b[m]; R is a
  * positive integer. Whitespace is not allowed. Errors name the 1-based column and
  * the token: an unknown activation or option, a width or R of 0 or above 2^24, an
- * even R with 'same', a 'valid' R wider than the layer's input (out < 1).
- * Canonical form: no 'identity', no 'valid'; ffnn_arch_parse(ffnn_arch_format(.))
+ * even R with 'same', a 'valid' R wider than the layer's input (out < 1), an
+ * activation parameter out of range or after an activation without one (the
+ * message also names the parameter's own column).
+ * Canonical form: no 'identity', no 'valid', a parameter only when it is not the
+ * default (the shortest decimal that reads back as the same float);
+ * ffnn_arch_parse(ffnn_arch_format(.))
  * gives the same layers.
  */
 #include <errno.h>
@@ -28,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/activation.h"
 #include "core/error.h"
 #include "core/model.h"
 
@@ -84,6 +94,67 @@ static ffnn_status parse_width(const char *arch, const token *t, size_t *width,
                                size_t *digits)
 {
     return parse_number(arch, t, 0, "width", width, digits);
+}
+
+/* The activation at t->start + at, len characters: a name (letters and '_'), then
+ * for leaky_relu and elu an optional decimal parameter (core/activation.h). */
+static ffnn_status parse_activation(const char *arch, const token *t, size_t at, size_t len,
+                                    ffnn_layer *layer)
+{
+    const char *text = t->start + at;
+    size_t name_len = 0;
+    while (name_len < len && ((text[name_len] >= 'a' && text[name_len] <= 'z') ||
+                              text[name_len] == '_'))
+        name_len++;
+    char name[32];
+    const char *unknown = layer->kind == FFNN_LAYER_LOCAL1D
+                              ? "unknown activation (expected local<R>, then optionally "
+                                "'same', then relu, sigmoid, tanh, leaky_relu[SLOPE], elu[ALPHA], "
+                                "softplus, gelu, gelu_tanh, silu, mish, hardswish or identity)"
+                              : "unknown activation (expected relu, sigmoid, tanh, "
+                                "leaky_relu[SLOPE], elu[ALPHA], softplus, gelu, gelu_tanh, silu, "
+                                "mish, hardswish or identity)";
+    if (name_len == 0 || name_len >= sizeof name)
+        return token_error(arch, t, unknown);
+    memcpy(name, text, name_len);
+    name[name_len] = '\0';
+    if (ffnn_activation_from_name(name, &layer->act) != FFNN_OK)
+        return token_error(arch, t, unknown);
+    layer->act_param = ffnn_act_default_param(layer->act);
+    if (name_len == len)
+        return FFNN_OK;
+    /* the parameter: its own column in the message */
+    const size_t param_len = len - name_len, column = t->column + at + name_len;
+    char msg[256];
+    if (!ffnn_act_has_param(layer->act)) {
+        snprintf(msg, sizeof msg, "%s takes no parameter, found '%.*s' at column %zu (only "
+                 "leaky_relu and elu do, e.g. 256leaky_relu0.2, 128elu0.5)", name,
+                 (int)param_len, text + name_len, column);
+        return token_error(arch, t, msg);
+    }
+    const int leaky = layer->act == FFNN_ACT_LEAKY_RELU;
+    char num[32], *stop = NULL;
+    float v = -1.0f;
+    if (param_len < sizeof num) {
+        memcpy(num, text + name_len, param_len);
+        num[param_len] = '\0';
+        errno = 0;
+        v = strtof(num, &stop); /* as ffnn_arch_format reads it back */
+        /* digits and '.' (and an exponent) only: no sign, hex, inf or nan; in range */
+        if (errno || *stop || strpbrk(num, "xXnNiI+"))
+            v = -1.0f;
+    }
+    if (leaky ? !(v >= 0.0f) : !(v > 0.0f)) {
+        snprintf(msg, sizeof msg, "%s at column %zu: '%.*s' is not %s (e.g. %s)",
+                 leaky ? "leaky_relu's negative slope" : "elu's alpha", column,
+                 (int)param_len, text + name_len,
+                 leaky ? "a decimal >= 0 (the derivative is read from the output's sign)"
+                       : "a decimal > 0 (the derivative is read from the output)",
+                 leaky ? "256leaky_relu0.2" : "128elu0.5");
+        return token_error(arch, t, msg);
+    }
+    layer->act_param = v;
+    return FFNN_OK;
 }
 
 /* Parse "<width>[activation][:nobias]" or "local<R>[same][activation][:nobias]"
@@ -150,21 +221,9 @@ static ffnn_status parse_layer(const char *arch, const token *t, ffnn_layer *lay
         opt = next;
     }
     layer->act = FFNN_ACT_IDENTITY;
-    if (act_len > 0) {
-        char name[32];
-        const char *unknown = layer->kind == FFNN_LAYER_LOCAL1D
-                                  ? "unknown activation (expected local<R>, then optionally "
-                                    "'same', then relu, sigmoid, tanh, leaky_relu, elu, softplus or "
-                                    "identity)"
-                                  : "unknown activation (expected relu, sigmoid, tanh, leaky_relu, "
-                                    "elu, softplus or identity)";
-        if (act_len >= sizeof name)
-            return token_error(arch, t, unknown);
-        memcpy(name, rest, act_len);
-        name[act_len] = '\0';
-        if (ffnn_activation_from_name(name, &layer->act) != FFNN_OK)
-            return token_error(arch, t, unknown);
-    }
+    layer->act_param = 0.0f;
+    if (act_len > 0)
+        return parse_activation(arch, t, (size_t)(rest - t->start), act_len, layer);
     return FFNN_OK;
 }
 
@@ -268,6 +327,18 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **l
     return FFNN_OK;
 }
 
+/* The shortest decimal (%g, 1 to 9 significant digits) that reads back as v (an
+ * activation parameter, a dropout probability):
+ * '0.2', not '0.200000003'. */
+static void format_param(float v, char *buf, size_t size)
+{
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, size, "%.*g", digits, (double)v);
+        if (strtof(buf, NULL) == v)
+            return;
+    }
+}
+
 size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_count,
                         char *buf, size_t buf_size)
 {
@@ -275,13 +346,19 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
     size_t used = (size_t)snprintf(buf_size ? buf : NULL, buf_size, "%zu", input_size);
     for (int i = 0; i < layer_count; i++) {
         const ffnn_layer *l = &layers[i];
-        const char *act = l->act == FFNN_ACT_IDENTITY ? "" : ffnn_activation_name(l->act);
+        char act[48] = ""; /* the name, and a parameter that is not the default */
+        if (l->act != FFNN_ACT_IDENTITY)
+            snprintf(act, sizeof act, "%s", ffnn_activation_name(l->act));
+        if (ffnn_act_has_param(l->act) && l->act_param != ffnn_act_default_param(l->act))
+            format_param(l->act_param, act + strlen(act), sizeof act - strlen(act));
         const char *bias = l->has_bias ? "" : ":nobias";
         char *at = used < buf_size ? buf + used : NULL;
         size_t room = used < buf_size ? buf_size - used : 0;
         char drop[24] = "";
-        if (l->has_dropout)
-            snprintf(drop, sizeof drop, ":dropout%.9g", (double)l->dropout);
+        if (l->has_dropout) {
+            snprintf(drop, sizeof drop, ":dropout");
+            format_param(l->dropout, drop + 8, sizeof drop - 8);
+        }
         if (l->kind == FFNN_LAYER_LOCAL1D)
             used += (size_t)snprintf(at, room, "-local%zu%s%s%s%s", l->spec.local1d.R,
                                      l->spec.local1d.padding == FFNN_LOCAL1D_SAME ? "same" : "",
@@ -293,8 +370,9 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
 }
 
 /* input: at most 8 digits; a layer at most "-local" + 8 digits + "same" +
- * "sigmoid" + ":nobias" + ":dropout" + 15 = 55 characters. */
+ * "leaky_relu" + a 15-character parameter + ":nobias" + ":dropout" + 15 = 73
+ * characters. */
 size_t ffnn_arch_format_size(int layer_count)
 {
-    return 16 + 64 * (size_t)(layer_count > 0 ? layer_count : 0);
+    return 16 + 96 * (size_t)(layer_count > 0 ? layer_count : 0);
 }

@@ -22,6 +22,9 @@ typedef struct ffnn_layer {
     size_t fan_in;           /* inputs per output: in (dense), R (local1d);
                                 W is [out, fan_in]; init bound 1/sqrt(fan_in)  */
     ffnn_activation act;
+    float act_param;         /* act's parameter (core/activation.h): leaky_relu's
+                                negative slope, elu's alpha (the default when the
+                                architecture string gives none); 0 for the others */
     int has_bias;
     int has_dropout;         /* 1: inverted dropout on the output while training
                                 (architecture option ':dropoutP')                 */

@@ -12,7 +12,9 @@ static const name_entry activation_names[] = {
     {"identity", FFNN_ACT_IDENTITY}, {"relu", FFNN_ACT_RELU},
     {"sigmoid", FFNN_ACT_SIGMOID},   {"tanh", FFNN_ACT_TANH},
     {"leaky_relu", FFNN_ACT_LEAKY_RELU}, {"elu", FFNN_ACT_ELU},
-    {"softplus", FFNN_ACT_SOFTPLUS},
+    {"softplus", FFNN_ACT_SOFTPLUS}, {"gelu", FFNN_ACT_GELU},
+    {"gelu_tanh", FFNN_ACT_GELU_TANH}, {"silu", FFNN_ACT_SILU},
+    {"mish", FFNN_ACT_MISH}, {"hardswish", FFNN_ACT_HARDSWISH},
 };
 static const name_entry loss_names[] = {
     {"ce", FFNN_LOSS_SOFTMAX_CE},  {"bce", FFNN_LOSS_SIGMOID_BCE}, {"mse", FFNN_LOSS_MSE},
@@ -46,7 +48,7 @@ static const name_entry lr_schedule_names[] = {
 static ffnn_status lookup(const name_entry *table, size_t n, const char *what,
                           const char *name, int *out)
 {
-    char accepted[128] = "";
+    char accepted[256] = "";
     for (size_t i = 0; i < n; i++) {
         if (name && strcmp(table[i].name, name) == 0) {
             *out = table[i].value;

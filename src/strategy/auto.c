@@ -23,9 +23,15 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
      * the bias gradient in cuBLASLt's epilogues faster still: cublaslt beat cublas
      * in fp32 on all four nets of one H200 call at batch 1024-4096 (5.34 vs 5.92,
      * 20.85 vs 22.60, 263.5 vs 269.7, 21.0 vs 21.4 ms/epoch; docs/RESULTS.md) */
+    /* - unless an epilogue lacks a layer's activation (leaky_relu, elu, softplus,
+     * gelu, gelu_tanh, silu, mish, hardswish) or the net has dropout: then cuBLAS
+     * with the plain element-wise ops (what cublaslt would fall back to) */
     if (cfg->batch_size >= AUTO_CUBLAS_MIN_BATCH)
-        return FFNN_STRATEGY_CUBLASLT;
-    /* the rest: the fused kernels, 16 steps per CUDA graph */
+        return ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m)
+                   ? FFNN_STRATEGY_CUBLASLT
+                   : FFNN_STRATEGY_CUBLAS;
+    /* the rest: the fused kernels, 16 steps per CUDA graph (graph runs the plain ops
+     * in its graphs for the activations and dropout the fused kernels lack) */
     return FFNN_STRATEGY_GRAPH;
 }
 

@@ -55,16 +55,18 @@ static ffnn_status cublas_prepare(ffnn_run *r, void **state)
 }
 
 /* The fused ops on (the backend runs them on cuBLASLt for FFNN_MATMUL_LIBRARY_LT),
- * and the graph cache. */
+ * and the graph cache. A net with dropout or an activation the epilogues lack
+ * (leaky_relu ... hardswish, ffnn_strategy_fused_activations) runs the plain ops,
+ * cuBLAS matmuls, as fused and graph do (auto picks cublas for it). */
 static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
 {
-    void *none = NULL;
-    ffnn_status st = ffnn_strategy_fused_prepare(r, &none);
-    if (st != FFNN_OK) return st;
-    if (!r->fused)
+    if (!r->ops->dense_act_forward || !r->ops->dense_backward_fused)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "--strategy cublaslt: the %s backend has no fused dense ops",
                          r->ops->name);
+    void *none = NULL;
+    ffnn_status st = ffnn_strategy_fused_prepare(r, &none);
+    if (st != FFNN_OK) return st;
     return ffnn_graph_cache_create(state);
 }
 

@@ -38,8 +38,8 @@ int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *
     if (cfg->clip_grad_norm > 0.0f || cfg->clip_grad_value > 0.0f || cfg->ema_decay > 0.0f ||
         ffnn_strategy_has_dropout(m) || !ffnn_strategy_fused_activations(m)) {
         ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs plain sgd steps with "
-                  "relu, sigmoid or tanh: no gradient clipping, EMA, dropout, leaky_relu, elu "
-                  "or softplus");
+                  "relu, sigmoid or tanh: no gradient clipping, EMA, dropout, leaky_relu, elu, "
+                  "softplus, gelu, gelu_tanh, silu, mish or hardswish");
         return 0;
     }
     if (!ffnn_schedule_constant_within_epochs(cfg)) {

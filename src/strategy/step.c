@@ -50,12 +50,14 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **out
             in = r->act[i];
             continue;
         }
+        /* z [batch, out]: in place, or kept in pre[i] for a backward that reads it */
+        float *z = r->pre[i] ? r->pre[i] : r->act[i];
         switch (l->kind) {
         case FFNN_LAYER_DENSE:
-            st = r->ops->dense_forward(r->ctx, in, W, b, r->act[i], batch, l->in, l->out);
+            st = r->ops->dense_forward(r->ctx, in, W, b, z, batch, l->in, l->out);
             break;
         case FFNN_LAYER_LOCAL1D: /* the activation runs below, as for dense layers */
-            st = r->ops->local1d_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
+            st = r->ops->local1d_forward(r->ctx, in, W, b, z, batch, l->in,
                                          l->spec.local1d.R, l->spec.local1d.padding,
                                          FFNN_ACT_IDENTITY);
             break;
@@ -65,8 +67,8 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **out
         }
         if (st != FFNN_OK)
             return st;
-        if (l->act != FFNN_ACT_IDENTITY &&
-            (st = r->ops->activation_forward(r->ctx, l->act, r->act[i], r->act[i],
+        if ((l->act != FFNN_ACT_IDENTITY || z != r->act[i]) &&
+            (st = r->ops->activation_forward(r->ctx, l->act, l->act_param, z, r->act[i],
                                              batch * l->out)))
             return st;
         in = r->act[i];
@@ -121,8 +123,10 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         if (t > 0 && l->has_dropout &&
             (st = layer_dropout(r, i, t, dz, dz, batch * l->out)))
             return st;
+        /* f' from the saved value: z for the activations that need it, else a */
         if (!is_dz && l->act != FFNN_ACT_IDENTITY &&
-            (st = r->ops->activation_backward(r->ctx, l->act, r->act[i], dz, dz,
+            (st = r->ops->activation_backward(r->ctx, l->act, l->act_param,
+                                              r->pre[i] ? r->pre[i] : r->act[i], dz, dz,
                                               batch * l->out)))
             return st;
         const float *x = i == 0                                    ? r->x

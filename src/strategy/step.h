@@ -4,11 +4,12 @@
  *
  * One step (all on the backend, no host copy):
  *   gather x [B, in0], y [B] (or float targets [B, out]) by the device permutation
- *   for each layer l:  a_l = f_l(a_{l-1} W_l^T + b_l)         (in place)
+ *   for each layer l:  a_l = f_l(a_{l-1} W_l^T + b_l)         (in place; z_l kept in
+ *                                                              pre[l] when f_l' reads z)
  *                      (local1d layers: local1d_forward instead of the matmul)
  *   loss(a_L, y or targets) -> row_loss[step*B .. +B), d a_L  (mean over batch)
  *                      (a layer with dropout: d_l = dropout(a_l), the next one's input)
- *   for l = L..1:  (dropout: da = dropout(dd), the same mask); dz = da * f_l'(a_l);
+ *   for l = L..1:  (dropout: da = dropout(dd), the same mask); dz = da * f_l'(a_l or z_l);
  *                  dW_l, db_l, da_{l-1}
  *   grad_clip(grads)                            (clip_grad_value / clip_grad_norm)
  *   optimizer_update(params, grads, state)      (one arena each: sgd, momentum, adam)
@@ -56,6 +57,10 @@ typedef struct ffnn_run {
     int32_t *y;               /* [capacity] class labels of a batch             */
     float *tgt;               /* [capacity, output width] a batch's float targets */
     float **act;              /* [layer_count] -> [capacity, layer.out]         */
+    float **pre;              /* [layer_count] -> [capacity, layer.out] the pre-
+                                 activation z of a layer whose activation's backward
+                                 reads z (ffnn_act_grad_from_input: gelu, silu ...),
+                                 else NULL (the backward reads act[i])            */
     float **drop;             /* [layer_count] -> [capacity, layer.out] the dropout
                                  output of a layer with dropout (else NULL)       */
     float *grad_norm;         /* [steps_per_epoch] the clipping norm of each step of

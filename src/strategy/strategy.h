@@ -82,7 +82,8 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state);
 /* 1 when every layer of m is dense (the fused ops cover it). */
 int ffnn_strategy_all_dense(const ffnn_model *m);
 /* 1 when every activation of m is one the fused and persistent kernels have
- * (identity, relu, sigmoid, tanh); leaky_relu, elu, softplus run the plain ops. */
+ * (identity, relu, sigmoid, tanh); the others (leaky_relu, elu, softplus, gelu,
+ * gelu_tanh, silu, mish, hardswish) run the plain ops. */
 int ffnn_strategy_fused_activations(const ffnn_model *m);
 /* 1 when a layer of m has dropout (the fused ops then stay off: fused.c). */
 int ffnn_strategy_has_dropout(const ffnn_model *m);

@@ -39,13 +39,14 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
         switch (l->kind) {
         case FFNN_LAYER_DENSE:
             ffnn_cpu_dense_forward(in, W, b, z, batch, l->in, l->out);
-            ffnn_cpu_activation_forward(l->act, z, z, batch * l->out);
             break;
         case FFNN_LAYER_LOCAL1D:
             ffnn_local1d_forward_cpu(in, W, b, z, batch, l->in, l->spec.local1d.R,
-                                     l->spec.local1d.padding, l->act);
+                                     l->spec.local1d.padding, FFNN_ACT_IDENTITY);
             break;
         }
+        /* the activation with the layer's parameter, in place (the forward only) */
+        ffnn_cpu_activation_forward(l->act, l->act_param, z, z, batch * l->out);
         in = z;
     }
     free(buf[0]);

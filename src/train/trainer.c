@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "core/activation.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/model.h"
@@ -162,7 +163,8 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
     ffnn_status st;
     t->run.act = calloc((size_t)m->layer_count, sizeof *t->run.act);
     t->run.drop = calloc((size_t)m->layer_count, sizeof *t->run.drop);
-    if (!t->run.act || !t->run.drop)
+    t->run.pre = calloc((size_t)m->layer_count, sizeof *t->run.pre);
+    if (!t->run.act || !t->run.drop || !t->run.pre)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     for (int i = 0; i < m->layer_count; i++) {
         if (m->layers[i].out > widest)
@@ -171,6 +173,9 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
                                      m->layers[i].out * sizeof(float))) ||
             (m->layers[i].has_dropout &&
              (st = ffnn_trainer_alloc(t, &t->run.drop[i], t->run.capacity,
+                                      m->layers[i].out * sizeof(float)))) ||
+            (ffnn_act_grad_from_input(m->layers[i].act) && /* f' reads z: keep it */
+             (st = ffnn_trainer_alloc(t, &t->run.pre[i], t->run.capacity,
                                       m->layers[i].out * sizeof(float)))))
             return st;
     }
@@ -201,7 +206,8 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
 /* The memory the trainer's buffers (allocate_buffers) and the training data
  * (ffnn_device_data_upload) will take, refused up front when the device (or,
  * for the host backends, the host) does not have it: parameters, gradients and
- * optimizer state; the activations, inputs, targets and two gradient buffers of
+ * optimizer state; the activations (with the dropout outputs and the kept
+ * pre-activations), inputs, targets and two gradient buffers of
  * a batch of `capacity` rows; the data, its index and per-row metrics; on the
  * host the permutation and the temporary zeroed optimizer state. Strategies'
  * own buffers and the evaluation set come later and are not counted. */
@@ -220,7 +226,10 @@ static void estimate_memory(const ffnn_model *m, size_t capacity, const ffnn_tra
                     (cfg->ema_decay > 0.0f ? 1.0 : 0.0);
     double widest = (double)m->input_size, outs = 0.0, count = (double)train->count;
     for (int i = 0; i < m->layer_count; i++) {
-        outs += (double)m->layers[i].out * (m->layers[i].has_dropout ? 2.0 : 1.0);
+        /* the activation, the dropout output, the kept pre-activation */
+        outs += (double)m->layers[i].out * (1.0 + (m->layers[i].has_dropout ? 1.0 : 0.0) +
+                                            (ffnn_act_grad_from_input(m->layers[i].act) ? 1.0
+                                                                                         : 0.0));
         if ((double)m->layers[i].out > widest)
             widest = (double)m->layers[i].out;
     }
@@ -446,6 +455,8 @@ void ffnn_trainer_free(ffnn_trainer *t)
                 ffnn_trainer_release(t, t->run.act[i]);
             if (t->run.drop)
                 ffnn_trainer_release(t, t->run.drop[i]);
+            if (t->run.pre)
+                ffnn_trainer_release(t, t->run.pre[i]);
         }
         ffnn_trainer_release(t, t->run.grad_norm);
         ffnn_trainer_release(t, t->run.ema);
@@ -463,6 +474,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
     }
     free(t->run.act);
     free(t->run.drop);
+    free(t->run.pre);
     free(t->step_norm);
     free(t->epoch_norm);
     free(t->perm);

@@ -110,19 +110,20 @@ static ffnn_status cpu_local1d_backward(void *ctx, const float *x, const float *
     return FFNN_OK;
 }
 
-static ffnn_status cpu_activation_forward(void *ctx, ffnn_activation act, const float *z,
-                                          float *a, size_t n)
+static ffnn_status cpu_activation_forward(void *ctx, ffnn_activation act, float param,
+                                          const float *z, float *a, size_t n)
 {
     (void)ctx;
-    ffnn_cpu_activation_forward(act, z, a, n);
+    ffnn_cpu_activation_forward(act, param, z, a, n);
     return FFNN_OK;
 }
 
-static ffnn_status cpu_activation_backward(void *ctx, ffnn_activation act, const float *a,
-                                           const float *da, float *dz, size_t n)
+static ffnn_status cpu_activation_backward(void *ctx, ffnn_activation act, float param,
+                                           const float *saved, const float *da, float *dz,
+                                           size_t n)
 {
     (void)ctx;
-    ffnn_cpu_activation_backward(act, a, da, dz, n);
+    ffnn_cpu_activation_backward(act, param, saved, da, dz, n);
     return FFNN_OK;
 }
 

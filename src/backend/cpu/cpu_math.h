@@ -1,5 +1,6 @@
 /* cpu_math.h - the one copy of the CPU element-wise math: the activations (forward,
- * and the derivative written through the output a = f(z)), the uint8 -> float input
+ * and the derivative from the saved value: the output a = f(z), or z where the
+ * derivative has no form in a; core/activation.h), the uint8 -> float input
  * conversion x = value / 255, and the per-element optimizer updates (sgd, momentum
  * with Nesterov and the first step, adam). The reference backend
  * (src/backend/cpu/activation.c, update.c) and the omp backend
@@ -37,48 +38,112 @@ static inline float ffnn_relu(float z) { return z > 0.0f ? z : 0.0f; }
 /* sigmoid(z) = 1 / (1 + exp(-z)) (libm's expf). */
 static inline float ffnn_sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
 
-/* The leaky ReLU's negative slope (torch.nn.LeakyReLU's default). */
-#define FFNN_LEAKY_RELU_SLOPE 0.01f
+/* Constants of the GELUs: 1/sqrt(2), 1/sqrt(2 pi), sqrt(2/pi) and the tanh form's
+ * cubic coefficient (PyTorch's M_SQRT1_2, M_2_SQRTPI M_SQRT1_2 / 2, M_SQRT2
+ * M_2_SQRTPI / 2, kKappa), rounded to float. */
+#define FFNN_GELU_SQRT1_2 0.707106781186547524f
+#define FFNN_GELU_INV_SQRT_2PI 0.398942280401432678f
+#define FFNN_GELU_SQRT_2_PI 0.797884560802865356f
+#define FFNN_GELU_KAPPA 0.044715f
 
-/* a = f(z) for act: relu, sigmoid, tanh (libm's tanhf), leaky_relu (z > 0 ? z :
- * 0.01 z), elu (z > 0 ? z : expm1(z), alpha 1), softplus (z > 20 ? z :
- * log1p(exp(z)), torch's threshold 20); identity (and any other value) z. */
-static inline float ffnn_act_forward(ffnn_activation act, float z)
+/* The activation and its derivative, with param = the layer's parameter
+ * (core/activation.h: leaky_relu's negative slope s, elu's alpha; unused by the
+ * others). Each product and sum below rounds on its own, left to right as written
+ * (PyTorch's CPU kernels' order for the new ones; libm's expf, erff, tanhf,
+ * expm1f, log1pf):
+ *
+ *   act         a = f(z)                               saved   f'(z) from the saved value
+ *   relu        z > 0 ? z : 0                          a       a > 0 ? 1 : 0
+ *   sigmoid     1 / (1 + exp(-z))                      a       a (1 - a)
+ *   tanh        tanh(z)                                a       1 - a a
+ *   leaky_relu  z > 0 ? z : s z                        a       a > 0 ? 1 : s      (s >= 0)
+ *   elu         z > 0 ? z : alpha expm1(z)             a       a > 0 ? 1 : a + alpha
+ *                                                              (= alpha exp(z); alpha > 0)
+ *   softplus    z > 20 ? z : log1p(exp(z))             a       1 - exp(-a) (= sigmoid(z))
+ *   gelu        z 0.5 (1 + erf(z / sqrt 2))            z       c + z p, c = 0.5 (1 + erf(z /
+ *                                                              sqrt 2)), p = exp(-0.5 z z) /
+ *                                                              sqrt(2 pi)
+ *   gelu_tanh   0.5 z (1 + tanh(u)), u = sqrt(2/pi)    z       0.5 (1 + t) + 0.5 z (1 - t t)
+ *               (z + 0.044715 z^3)                             sqrt(2/pi) (1 + 3 0.044715 z z),
+ *                                                              t = tanh(u)
+ *   silu        z / (1 + exp(-z))                      z       s (1 + z (1 - s)), s = sigmoid(z)
+ *   mish        z tanh(log1p(exp(z)))                  z       t + z s (1 - t t), t = tanh(
+ *                                                              log1p(exp(z))), s = sigmoid(z)
+ *   hardswish   z min(max(z + 3, 0), 6) / 6            z       z < -3 ? 0 : z <= 3 ? z / 3 +
+ *                                                              0.5 : 1
+ *   identity    z                                      -       1
+ *
+ * "saved" is the value the backward reads (ffnn_act_grad_from_input says which):
+ * the output a where the derivative has a form in a, else the pre-activation z. */
+static inline float ffnn_act_forward(ffnn_activation act, float param, float z)
 {
     switch (act) {
     case FFNN_ACT_RELU: return ffnn_relu(z);
     case FFNN_ACT_SIGMOID: return ffnn_sigmoid(z);
     case FFNN_ACT_TANH: return tanhf(z);
-    case FFNN_ACT_LEAKY_RELU: return z > 0.0f ? z : FFNN_LEAKY_RELU_SLOPE * z;
-    case FFNN_ACT_ELU: return z > 0.0f ? z : expm1f(z);
+    case FFNN_ACT_LEAKY_RELU: return z > 0.0f ? z : param * z;
+    case FFNN_ACT_ELU: return z > 0.0f ? z : param * expm1f(z);
     case FFNN_ACT_SOFTPLUS: return z > 20.0f ? z : log1pf(expf(z));
+    case FFNN_ACT_GELU: return z * 0.5f * (1.0f + erff(z * FFNN_GELU_SQRT1_2));
+    case FFNN_ACT_GELU_TANH: {
+        const float cube = z * z * z;
+        const float u = FFNN_GELU_SQRT_2_PI * (z + FFNN_GELU_KAPPA * cube);
+        return 0.5f * z * (1.0f + tanhf(u));
+    }
+    case FFNN_ACT_SILU: return z / (1.0f + expf(-z));
+    case FFNN_ACT_MISH: return z * tanhf(log1pf(expf(z)));
+    case FFNN_ACT_HARDSWISH: {
+        const float r = z + 3.0f;
+        return z * (r > 0.0f ? (r < 6.0f ? r : 6.0f) : 0.0f) / 6.0f;
+    }
     case FFNN_ACT_IDENTITY: break;
     }
     return z;
 }
 
-/* f'(z) written through a = f(z): relu [a > 0], sigmoid a (1 - a), tanh 1 - a^2,
- * leaky_relu a > 0 ? 1 : 0.01, elu a > 0 ? 1 : a + 1 (= exp(z)), softplus
- * 1 - exp(-a) (= sigmoid(z)), identity 1; the product rounded before the
- * subtraction. */
-static inline float ffnn_act_grad(ffnn_activation act, float a)
+/* f'(z) from the saved value v (the table above: a = f(z), or z). */
+static inline float ffnn_act_grad(ffnn_activation act, float param, float v)
 {
     switch (act) {
-    case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
-    case FFNN_ACT_SIGMOID: return a * (1.0f - a);
-    case FFNN_ACT_TANH: return 1.0f - a * a;
-    case FFNN_ACT_LEAKY_RELU: return a > 0.0f ? 1.0f : FFNN_LEAKY_RELU_SLOPE;
-    case FFNN_ACT_ELU: return a > 0.0f ? 1.0f : a + 1.0f;
-    case FFNN_ACT_SOFTPLUS: return 1.0f - expf(-a);
+    case FFNN_ACT_RELU: return v > 0.0f ? 1.0f : 0.0f;
+    case FFNN_ACT_SIGMOID: return v * (1.0f - v);
+    case FFNN_ACT_TANH: return 1.0f - v * v;
+    case FFNN_ACT_LEAKY_RELU: return v > 0.0f ? 1.0f : param;
+    case FFNN_ACT_ELU: return v > 0.0f ? 1.0f : v + param;
+    case FFNN_ACT_SOFTPLUS: return 1.0f - expf(-v);
+    case FFNN_ACT_GELU: {
+        const float cdf = 0.5f * (1.0f + erff(v * FFNN_GELU_SQRT1_2));
+        const float pdf = expf(-0.5f * v * v) * FFNN_GELU_INV_SQRT_2PI;
+        return cdf + v * pdf;
+    }
+    case FFNN_ACT_GELU_TANH: {
+        const float sq = v * v;
+        const float u = FFNN_GELU_SQRT_2_PI * (v + FFNN_GELU_KAPPA * (sq * v));
+        const float t = tanhf(u);
+        const float left = 0.5f * (1.0f + t);
+        const float right = 0.5f * v * (1.0f - t * t) * FFNN_GELU_SQRT_2_PI *
+                            (1.0f + 3.0f * FFNN_GELU_KAPPA * sq);
+        return left + right;
+    }
+    case FFNN_ACT_SILU: {
+        const float s = ffnn_sigmoid(v);
+        return s * (1.0f + v * (1.0f - s));
+    }
+    case FFNN_ACT_MISH: {
+        const float t = tanhf(log1pf(expf(v)));
+        const float s = ffnn_sigmoid(v);
+        return t + v * s * (1.0f - t * t);
+    }
+    case FFNN_ACT_HARDSWISH: return v < -3.0f ? 0.0f : (v <= 3.0f ? v / 3.0f + 0.5f : 1.0f);
     case FFNN_ACT_IDENTITY: break;
     }
     return 1.0f;
 }
 
-/* dz = g f'(z) = g * ffnn_act_grad(act, a), one rounding (identity: g * 1). */
-static inline float ffnn_act_backward(ffnn_activation act, float g, float a)
+/* dz = g f'(z) = g * ffnn_act_grad(act, param, v), one rounding (identity: g * 1). */
+static inline float ffnn_act_backward(ffnn_activation act, float param, float g, float v)
 {
-    return g * ffnn_act_grad(act, a);
+    return g * ffnn_act_grad(act, param, v);
 }
 
 /* ------------------------------------------------------------------ uint8 input */

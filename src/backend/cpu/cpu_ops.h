@@ -26,11 +26,14 @@ void ffnn_cpu_local1d_backward(const float *x, const float *W, const float *dz, 
                                float *dW, float *db, size_t batch, size_t N, size_t R,
                                ffnn_local1d_padding padding);
 
-/* a = f(z), n values (a may equal z). */
-void ffnn_cpu_activation_forward(ffnn_activation act, const float *z, float *a, size_t n);
-/* dz = da * f'(z), f' through a = f(z) (dz may equal da). */
-void ffnn_cpu_activation_backward(ffnn_activation act, const float *a, const float *da,
-                                  float *dz, size_t n);
+/* a = f(z), n values (a may equal z); param: the activation's parameter
+ * (core/activation.h: leaky_relu's slope, elu's alpha; unused by the others). */
+void ffnn_cpu_activation_forward(ffnn_activation act, float param, const float *z, float *a,
+                                 size_t n);
+/* dz = da * f'(z), f' from the saved value: a = f(z), or z where
+ * ffnn_act_grad_from_input(act) (dz may equal da). */
+void ffnn_cpu_activation_backward(ffnn_activation act, float param, const float *saved,
+                                  const float *da, float *dz, size_t n);
 
 /* See backend.h `loss`. targets [batch, width] or NULL (then y [batch]); targets
  * must be NULL for softmax_ce (the cpu table refuses it). */

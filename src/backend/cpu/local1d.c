@@ -16,9 +16,11 @@
  * ascending (a gather per input: no scatter, so each dx is written once). */
 #include <string.h>
 
+#include "core/activation.h"
 #include "cpu_ops.h"
 
-/* z = local1d(x) (+ bias), then a = act(z) in place. */
+/* z = local1d(x) (+ bias), then a = act(z) in place (act with its default
+ * parameter, core/activation.h). */
 void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias, float *z,
                               size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
                               ffnn_activation act)
@@ -39,7 +41,7 @@ void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias,
             zb[m] = sum + (bias ? bias[m] : 0.0f);
         }
         if (act != FFNN_ACT_IDENTITY)
-            ffnn_cpu_activation_forward(act, zb, zb, M);
+            ffnn_cpu_activation_forward(act, ffnn_act_default_param(act), zb, zb, M);
     }
 }
 

@@ -171,10 +171,10 @@ extern "C" {
 /* elementwise.cu */
 ffnn_status ffnn_cuda_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
                              size_t batch, float *x, int32_t *y, float *t);
-ffnn_status ffnn_cuda_activation_forward(void *ctx, ffnn_activation act,
+ffnn_status ffnn_cuda_activation_forward(void *ctx, ffnn_activation act, float param,
                                          const float *z, float *a, size_t n);
-ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act,
-                                          const float *a, const float *da, float *dz,
+ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act, float param,
+                                          const float *saved, const float *da, float *dz,
                                           size_t n);
 
 /* optim.cu */

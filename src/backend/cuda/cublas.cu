@@ -515,7 +515,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
     if (b != NULL && lt_alignment(b) < LT_BIAS_ALIGN) { /* the plain path: cuBLAS + bias */
         st = ffnn_cuda_dense_forward(ctx, x, W, b, a, batch, in, out);
         if (st != FFNN_OK || act == FFNN_ACT_IDENTITY) return st;
-        return ffnn_cuda_activation_forward(ctx, act, a, a, batch * out);
+        return ffnn_cuda_activation_forward(ctx, act, 0.0f, a, a, batch * out); /* act 0..3 */
     }
     const int relu = act == FFNN_ACT_RELU;
     const cublasLtEpilogue_t epi = b != NULL ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
@@ -524,7 +524,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
     const lt_operand xb = {x, CUBLAS_OP_N, in, batch, (int64_t)in};
     st = lt_matmul(ctx, s, wa, xb, a, out, batch, epi, (float *)b, NULL);
     if (st != FFNN_OK || relu || act == FFNN_ACT_IDENTITY) return st;
-    return ffnn_cuda_activation_forward(ctx, act, a, a, batch * out);
+    return ffnn_cuda_activation_forward(ctx, act, 0.0f, a, a, batch * out); /* act 0..3 */
 }
 
 /* backend.h dense_backward_fused on cuBLASLt (fused.cu checked the arguments; db
@@ -550,7 +550,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
         st = lt_matmul(ctx, s, wa, zb, dx, in, batch, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL);
         if (st != FFNN_OK) return st;
         if (x_act != FFNN_ACT_IDENTITY &&
-            (st = ffnn_cuda_activation_backward(ctx, x_act, x, dx, dx, batch * in)) != FFNN_OK)
+            (st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in)) != FFNN_OK)
             return st;
     }
     const lt_operand xa = {x, CUBLAS_OP_N, in, batch, (int64_t)in};

@@ -1,6 +1,7 @@
 /*
  * device_math.cuh - the one copy of the CUDA backend's element-wise math: the
- * activations (forward, and the derivative written through the output a = f(z)),
+ * activations (forward, and the derivative from the saved value: the output
+ * a = f(z), or z where the derivative has no form in a - core/activation.h),
  * the uint8 -> float input conversion x = value / 255, the per-element optimizer
  * updates (sgd, momentum with Nesterov and the first step, adam) and the
  * per-element pieces of the losses. Every kernel that needs one of them calls the
@@ -16,8 +17,8 @@
  * so that nvcc cannot contract or reassociate; the activations, the losses and the
  * /255 use plain operators where no product feeds an add (nothing to contract) and
  * __fmul_rn where one does.
- * So the GPU gives the CPU's bits for the same inputs except through expf / tanhf /
- * logf / log1pf, which are CUDA's (not the __expf intrinsics; the build has no
+ * So the GPU gives the CPU's bits for the same inputs except through expf / expm1f /
+ * erff / tanhf / logf / log1pf, which are CUDA's (not the __expf intrinsics; the build has no
  * --use_fast_math) and can differ from glibc's by an ulp.
  *
  * Editing a formula here changes every kernel at once; change the CPU reference
@@ -51,43 +52,142 @@ static __device__ __forceinline__ float ffnn_dev_sigmoid(float z)
 /* tanh(z), CUDA's tanhf. */
 static __device__ __forceinline__ float ffnn_dev_tanh(float z) { return tanhf(z); }
 
-/* a = f(z) for act: relu, sigmoid, tanh, leaky_relu (slope 0.01), elu (alpha 1,
- * expm1f), softplus (log1pf(expf(z)), z above 20); identity (and any other value)
- * z (cpu_math.h ffnn_act_forward). */
-static __device__ __forceinline__ float ffnn_dev_act_forward(ffnn_activation act, float z)
+/* sigmoid'(z) = a (1 - a) and tanh'(z) = 1 - a^2 through a = f(z), products rounded
+ * (no contraction into 1 - a^2). */
+static __device__ __forceinline__ float ffnn_dev_sigmoid_grad(float a)
+{
+    return __fmul_rn(a, __fsub_rn(1.0f, a));
+}
+static __device__ __forceinline__ float ffnn_dev_tanh_grad(float a)
+{
+    return __fsub_rn(1.0f, __fmul_rn(a, a));
+}
+
+/* The GELUs' constants, cpu_math.h's (FFNN_GELU_*): 1/sqrt(2), 1/sqrt(2 pi),
+ * sqrt(2/pi), 0.044715, rounded to float. */
+#define FFNN_DEV_GELU_SQRT1_2 0.707106781186547524f
+#define FFNN_DEV_GELU_INV_SQRT_2PI 0.398942280401432678f
+#define FFNN_DEV_GELU_SQRT_2_PI 0.797884560802865356f
+#define FFNN_DEV_GELU_KAPPA 0.044715f
+
+/* a = f(z) for act, param the layer's parameter (leaky_relu's slope, elu's alpha;
+ * unused by the others): cpu_math.h ffnn_act_forward's table, the same operations
+ * in the same order, each product and sum rounded on its own (__fmul_rn,
+ * __fadd_rn, __fdiv_rn where a product could otherwise be contracted into an add);
+ * CUDA's expf, expm1f, erff, tanhf, log1pf. Identity (and any other value): z. */
+static __device__ __forceinline__ float ffnn_dev_act_forward(ffnn_activation act, float param,
+                                                             float z)
 {
     switch (act) {
     case FFNN_ACT_RELU: return ffnn_dev_relu(z);
     case FFNN_ACT_SIGMOID: return ffnn_dev_sigmoid(z);
     case FFNN_ACT_TANH: return ffnn_dev_tanh(z);
-    case FFNN_ACT_LEAKY_RELU: return z > 0.0f ? z : __fmul_rn(0.01f, z);
-    case FFNN_ACT_ELU: return z > 0.0f ? z : expm1f(z);
+    case FFNN_ACT_LEAKY_RELU: return z > 0.0f ? z : __fmul_rn(param, z);
+    case FFNN_ACT_ELU: return z > 0.0f ? z : __fmul_rn(param, expm1f(z));
     case FFNN_ACT_SOFTPLUS: return z > 20.0f ? z : log1pf(expf(z));
+    case FFNN_ACT_GELU:
+        return __fmul_rn(__fmul_rn(z, 0.5f),
+                         __fadd_rn(1.0f, erff(__fmul_rn(z, FFNN_DEV_GELU_SQRT1_2))));
+    case FFNN_ACT_GELU_TANH: {
+        const float cube = __fmul_rn(__fmul_rn(z, z), z);
+        const float u = __fmul_rn(FFNN_DEV_GELU_SQRT_2_PI,
+                                  __fadd_rn(z, __fmul_rn(FFNN_DEV_GELU_KAPPA, cube)));
+        return __fmul_rn(__fmul_rn(0.5f, z), __fadd_rn(1.0f, tanhf(u)));
+    }
+    case FFNN_ACT_SILU: return __fdiv_rn(z, __fadd_rn(1.0f, expf(-z)));
+    case FFNN_ACT_MISH: return __fmul_rn(z, tanhf(log1pf(expf(z))));
+    case FFNN_ACT_HARDSWISH: {
+        const float r = __fadd_rn(z, 3.0f);
+        return __fdiv_rn(__fmul_rn(z, r > 0.0f ? (r < 6.0f ? r : 6.0f) : 0.0f), 6.0f);
+    }
     default: return z;
     }
 }
 
-/* f'(z) written through a = f(z): relu [a > 0], sigmoid a (1 - a), tanh 1 - a^2,
- * identity 1; products rounded (no contraction into 1 - a^2). */
-static __device__ __forceinline__ float ffnn_dev_act_grad(ffnn_activation act, float a)
+/* f'(z) from the saved value v: a = f(z) for relu [a > 0], sigmoid a (1 - a), tanh
+ * 1 - a^2, leaky_relu, elu, softplus; z for gelu, gelu_tanh, silu, mish,
+ * hardswish (core/activation.h ffnn_act_grad_from_input); identity 1. cpu_math.h
+ * ffnn_act_grad's formulas with every product and sum rounded in its order. */
+static __device__ __forceinline__ float ffnn_dev_act_grad(ffnn_activation act, float param,
+                                                          float v)
 {
     switch (act) {
-    case FFNN_ACT_RELU: return a > 0.0f ? 1.0f : 0.0f;
-    case FFNN_ACT_SIGMOID: return __fmul_rn(a, __fsub_rn(1.0f, a));
-    case FFNN_ACT_TANH: return __fsub_rn(1.0f, __fmul_rn(a, a));
-    case FFNN_ACT_LEAKY_RELU: return a > 0.0f ? 1.0f : 0.01f;
-    case FFNN_ACT_ELU: return a > 0.0f ? 1.0f : __fadd_rn(a, 1.0f);
-    case FFNN_ACT_SOFTPLUS: return __fsub_rn(1.0f, expf(-a));
+    case FFNN_ACT_RELU: return v > 0.0f ? 1.0f : 0.0f;
+    case FFNN_ACT_SIGMOID: return ffnn_dev_sigmoid_grad(v);
+    case FFNN_ACT_TANH: return ffnn_dev_tanh_grad(v);
+    case FFNN_ACT_LEAKY_RELU: return v > 0.0f ? 1.0f : param;
+    case FFNN_ACT_ELU: return v > 0.0f ? 1.0f : __fadd_rn(v, param);
+    case FFNN_ACT_SOFTPLUS: return __fsub_rn(1.0f, expf(-v));
+    case FFNN_ACT_GELU: {
+        const float cdf =
+            __fmul_rn(0.5f, __fadd_rn(1.0f, erff(__fmul_rn(v, FFNN_DEV_GELU_SQRT1_2))));
+        const float pdf = __fmul_rn(expf(__fmul_rn(__fmul_rn(-0.5f, v), v)),
+                                    FFNN_DEV_GELU_INV_SQRT_2PI);
+        return __fadd_rn(cdf, __fmul_rn(v, pdf));
+    }
+    case FFNN_ACT_GELU_TANH: {
+        const float sq = __fmul_rn(v, v);
+        const float u = __fmul_rn(FFNN_DEV_GELU_SQRT_2_PI,
+                                  __fadd_rn(v, __fmul_rn(FFNN_DEV_GELU_KAPPA, __fmul_rn(sq, v))));
+        const float t = tanhf(u);
+        const float left = __fmul_rn(0.5f, __fadd_rn(1.0f, t));
+        const float right = __fmul_rn(
+            __fmul_rn(__fmul_rn(__fmul_rn(0.5f, v), __fsub_rn(1.0f, __fmul_rn(t, t))),
+                      FFNN_DEV_GELU_SQRT_2_PI),
+            __fadd_rn(1.0f, __fmul_rn(__fmul_rn(3.0f, FFNN_DEV_GELU_KAPPA), sq)));
+        return __fadd_rn(left, right);
+    }
+    case FFNN_ACT_SILU: {
+        const float s = ffnn_dev_sigmoid(v);
+        return __fmul_rn(s, __fadd_rn(1.0f, __fmul_rn(v, __fsub_rn(1.0f, s))));
+    }
+    case FFNN_ACT_MISH: {
+        const float t = tanhf(log1pf(expf(v)));
+        const float s = ffnn_dev_sigmoid(v);
+        return __fadd_rn(t, __fmul_rn(__fmul_rn(v, s), __fsub_rn(1.0f, __fmul_rn(t, t))));
+    }
+    case FFNN_ACT_HARDSWISH:
+        return v < -3.0f ? 0.0f : (v <= 3.0f ? __fadd_rn(__fdiv_rn(v, 3.0f), 0.5f) : 1.0f);
     default: return 1.0f;
     }
 }
 
-/* dz = g f'(z) = g * ffnn_dev_act_grad(act, a), the product rounded (the
+/* dz = g f'(z) = g * ffnn_dev_act_grad(act, param, v), the product rounded (the
  * reference's da * d; identity: g * 1). */
-static __device__ __forceinline__ float ffnn_dev_act_backward(ffnn_activation act, float g,
-                                                              float a)
+static __device__ __forceinline__ float ffnn_dev_act_backward(ffnn_activation act, float param,
+                                                              float g, float v)
 {
-    return __fmul_rn(g, ffnn_dev_act_grad(act, a));
+    return __fmul_rn(g, ffnn_dev_act_grad(act, param, v));
+}
+
+/* The activations the matmul-epilogue, persistent and local1d kernels take (identity,
+ * relu, sigmoid, tanh: strategy.h ffnn_strategy_fused_activations; fused.cu and
+ * local1d.cu refuse the others): the same functions as the cases above, in a switch
+ * without the others' code, which would cost those kernels registers (ptxas: up to
+ * +5 per gemm kernel with every activation in the switch). a = f(z): */
+static __device__ __forceinline__ float ffnn_dev_act_forward_basic(ffnn_activation act, float z)
+{
+    switch (act) {
+    case FFNN_ACT_RELU: return ffnn_dev_relu(z);
+    case FFNN_ACT_SIGMOID: return ffnn_dev_sigmoid(z);
+    case FFNN_ACT_TANH: return ffnn_dev_tanh(z);
+    default: return z;
+    }
+}
+
+/* dz = g f'(z) through a = f(z) for identity, relu, sigmoid, tanh (as
+ * ffnn_dev_act_backward). */
+static __device__ __forceinline__ float ffnn_dev_act_backward_basic(ffnn_activation act, float g,
+                                                                    float a)
+{
+    float d = 1.0f;
+    switch (act) {
+    case FFNN_ACT_RELU: d = a > 0.0f ? 1.0f : 0.0f; break;
+    case FFNN_ACT_SIGMOID: d = ffnn_dev_sigmoid_grad(a); break;
+    case FFNN_ACT_TANH: d = ffnn_dev_tanh_grad(a); break;
+    default: break;
+    }
+    return __fmul_rn(g, d);
 }
 
 /* ------------------------------------------------------------------ uint8 input */

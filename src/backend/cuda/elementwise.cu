@@ -93,25 +93,26 @@ extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *sr
 
 /* ------------------------------------------------------------------ activations */
 
-/* a = f(z) (ffnn_dev_act_forward: relu max(0,z), sigmoid 1/(1+exp(-z)), tanh).
- * z [n], a [n] (may alias). The identity never comes here (a copy). */
-static __global__ void activation_forward_kernel(ffnn_activation act, const float *z,
-                                                 float *a, size_t n)
+/* a = f(z) (ffnn_dev_act_forward, param the activation's parameter). z [n], a [n]
+ * (may alias). The identity never comes here (a copy). */
+static __global__ void activation_forward_kernel(ffnn_activation act, float param,
+                                                 const float *z, float *a, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        a[i] = ffnn_dev_act_forward(act, z[i]);
+        a[i] = ffnn_dev_act_forward(act, param, z[i]);
 }
 
-/* dz = da * f'(z) written through a = f(z) (ffnn_dev_act_backward: relu [a > 0],
- * sigmoid a(1-a), tanh 1-a^2). a [n], da [n], dz [n] (may alias da). The identity
- * never comes here (a copy). */
-static __global__ void activation_backward_kernel(ffnn_activation act, const float *a,
-                                                  const float *da, float *dz, size_t n)
+/* dz = da * f'(z) from the saved value (ffnn_dev_act_backward: a = f(z), or z for
+ * gelu, gelu_tanh, silu, mish, hardswish). saved [n], da [n], dz [n] (may alias da).
+ * The identity never comes here (a copy). */
+static __global__ void activation_backward_kernel(ffnn_activation act, float param,
+                                                  const float *saved, const float *da,
+                                                  float *dz, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        dz[i] = ffnn_dev_act_backward(act, da[i], a[i]);
+        dz[i] = ffnn_dev_act_backward(act, param, da[i], saved[i]);
 }
 
 static ffnn_status check_activation(const char *op, ffnn_activation act)
@@ -124,14 +125,20 @@ static ffnn_status check_activation(const char *op, ffnn_activation act)
     case FFNN_ACT_LEAKY_RELU:
     case FFNN_ACT_ELU:
     case FFNN_ACT_SOFTPLUS:
+    case FFNN_ACT_GELU:
+    case FFNN_ACT_GELU_TANH:
+    case FFNN_ACT_SILU:
+    case FFNN_ACT_MISH:
+    case FFNN_ACT_HARDSWISH:
         return FFNN_OK;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                     "cuda %s: unknown activation %d (expected 0..6)", op, (int)act);
+                     "cuda %s: unknown activation %d (expected 0..11)", op, (int)act);
 }
 
 extern "C" ffnn_status ffnn_cuda_activation_forward(void *vctx, ffnn_activation act,
-                                                    const float *z, float *a, size_t n)
+                                                    float param, const float *z, float *a,
+                                                    size_t n)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "activation_forward");
@@ -147,21 +154,21 @@ extern "C" ffnn_status ffnn_cuda_activation_forward(void *vctx, ffnn_activation 
         return FFNN_OK;
     }
     activation_forward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
-        act, z, a, n);
+        act, param, z, a, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_forward_kernel");
     return FFNN_OK;
 }
 
 extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation act,
-                                                     const float *a, const float *da,
-                                                     float *dz, size_t n)
+                                                     float param, const float *saved,
+                                                     const float *da, float *dz, size_t n)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "activation_backward");
     ffnn_status st = check_activation("activation_backward", act);
     if (st != FFNN_OK) return st;
     if (n == 0) return FFNN_OK;
-    if (da == NULL || dz == NULL || (a == NULL && act != FFNN_ACT_IDENTITY))
+    if (da == NULL || dz == NULL || (saved == NULL && act != FFNN_ACT_IDENTITY))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda activation_backward: a NULL pointer");
     if (act == FFNN_ACT_IDENTITY) {
         if (dz != da)
@@ -170,7 +177,7 @@ extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation
         return FFNN_OK;
     }
     activation_backward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
-        act, a, da, dz, n);
+        act, param, saved, da, dz, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel");
     return FFNN_OK;
 }

@@ -42,7 +42,7 @@ static ffnn_status fused_check_act(const char *op, const char *what, ffnn_activa
     case FFNN_ACT_SIGMOID:
     case FFNN_ACT_TANH:
         return FFNN_OK;
-    default: /* leaky_relu, elu, softplus: the plain activation ops only */
+    default: /* leaky_relu ... hardswish: the plain activation ops only */
         break;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown %s %d (expected 0..3)", op,

@@ -148,14 +148,14 @@ static __device__ __forceinline__ float gemm_epi_value(const ffnn_gemm_epilogue 
 {
     float v = acc;
     if (ep.bias != NULL) v = __fadd_rn(v, bias);
-    /* relu first, outside the activation switch (which grew with leaky_relu, elu and
-     * softplus, none of which reach the fused kernels): the same work for relu as
+    /* relu first, outside the activation switch (the _basic one: identity, relu,
+     * sigmoid, tanh; fused.cu refuses the others): the same work for relu as
      * before, the same values (ffnn_dev_relu, ffnn_dev_act_backward's relu case) */
     if (ep.act == FFNN_ACT_RELU) v = ffnn_dev_relu(v);
-    else if (ep.act != FFNN_ACT_IDENTITY) v = ffnn_dev_act_forward(ep.act, v);
+    else if (ep.act != FFNN_ACT_IDENTITY) v = ffnn_dev_act_forward_basic(ep.act, v);
     if (ep.dact_x != NULL)
         v = ep.dact == FFNN_ACT_RELU ? __fmul_rn(v, x > 0.0f ? 1.0f : 0.0f)
-                                     : ffnn_dev_act_backward(ep.dact, v, x);
+                                     : ffnn_dev_act_backward_basic(ep.dact, v, x);
     return v;
 }
 

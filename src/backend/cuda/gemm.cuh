@@ -13,7 +13,7 @@
  *   v = v * f'(X[row,col])                   (dact_x [M,N]: f' written through the
  *                                             activation's output, as
  *                                             activation_backward:
- *                                             ffnn_dev_act_backward)
+ *                                             ffnn_dev_act_backward_basic)
  *   C[row,col] = v
  *   P[row,col] = P[row,col] - lr * v         (sgd_param [M,N]: ffnn_dev_sgd,
  *                                             product rounded first)

@@ -119,7 +119,7 @@ static __global__ void local1d_forward_global(const float *__restrict__ x,
                 if (n < N) acc = fmaf(wm[r], xb[n], acc);
             }
             if (bias != NULL) acc += bias[m];
-            zb[m] = ffnn_dev_act_forward(act, acc);
+            zb[m] = ffnn_dev_act_forward_basic(act, acc);
         }
     }
 }
@@ -161,7 +161,7 @@ static __global__ void local1d_forward_shared(const float *__restrict__ x,
                 float acc = 0.0f;
                 for (int r = 0; r < R; ++r) acc = fmaf(w[r], x_s[tid + r], acc);
                 if (bias != NULL) acc += b_m;
-                z[row * M + m0 + tid] = ffnn_dev_act_forward(act, acc);
+                z[row * M + m0 + tid] = ffnn_dev_act_forward_basic(act, acc);
             }
             __syncthreads(); /* x_s (and, after the last row, W_s) free again */
         }
@@ -263,7 +263,7 @@ static __device__ __forceinline__ void l1d_group(float *out, const float *w, con
 #pragma unroll
         for (int r = 0; r < R; ++r) acc = fmaf(w[j * R + r], xv[j + r], acc);
         if (has_bias) acc += b[j];
-        out[j] = ffnn_dev_act_forward(act, acc);
+        out[j] = ffnn_dev_act_forward_basic(act, acc);
     }
 }
 
@@ -308,7 +308,7 @@ static __global__ void __launch_bounds__(L1D_THREADS)
                         if (n < N) acc = fmaf(W[k * R + r], xb[n], acc);
                     }
                     if (has_bias) acc += bias[k];
-                    zb[k] = ffnn_dev_act_forward(act, acc);
+                    zb[k] = ffnn_dev_act_forward_basic(act, acc);
                 }
             }
         }
@@ -386,7 +386,7 @@ static __global__ void __launch_bounds__(L1D_THREADS)
 #pragma unroll
                     for (int r = 0; r < R; ++r) acc = fmaf(W[(m + j) * R + r], xt[j + r], acc);
                     if (has_bias) acc += bias[m + j];
-                    zb[m + j] = ffnn_dev_act_forward(act, acc);
+                    zb[m + j] = ffnn_dev_act_forward_basic(act, acc);
                 }
             }
         }
@@ -603,7 +603,7 @@ static ffnn_status check_activation(const char *op, ffnn_activation act)
     case FFNN_ACT_SIGMOID:
     case FFNN_ACT_TANH:
         return FFNN_OK;
-    default: /* leaky_relu, elu, softplus: the plain activation ops only */
+    default: /* leaky_relu ... hardswish: the plain activation ops only */
         break;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown activation %d (expected 0..3)",

@@ -384,7 +384,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 Hs[(c0 + rr) * JB + j] =
                     j0 + j >= p.H                ? 0.0f
                     : p.act == (int)FFNN_ACT_RELU ? ffnn_dev_relu(z)
-                                                  : ffnn_dev_act_forward((ffnn_activation)p.act, z);
+                                                  : ffnn_dev_act_forward_basic((ffnn_activation)p.act, z);
             }
             __syncthreads();
             PROF_MARK(1);
@@ -505,7 +505,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             for (int c = 0; c < C; c++) v = fmaf(dls[b * C + c], W2s[c * JB + j], v);
             dZs[i] = p.act == (int)FFNN_ACT_RELU
                          ? __fmul_rn(v, Hs[i] > 0.0f ? 1.0f : 0.0f)
-                         : ffnn_dev_act_backward((ffnn_activation)p.act, v, Hs[i]);
+                         : ffnn_dev_act_backward_basic((ffnn_activation)p.act, v, Hs[i]);
         }
         __syncthreads();
         for (int q = t; q < C * (1 + JB); q += PT) {

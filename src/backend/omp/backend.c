@@ -332,8 +332,8 @@ static ffnn_status ompb_local1d_backward(void *vctx, const float *x, const float
     return FFNN_OK;
 }
 
-static ffnn_status ompb_activation_forward(void *vctx, ffnn_activation act, const float *z,
-                                          float *a, size_t n)
+static ffnn_status ompb_activation_forward(void *vctx, ffnn_activation act, float param,
+                                          const float *z, float *a, size_t n)
 {
     const omp_ctx *ctx = vctx;
     const long chunks = (long)ceil_div(n, ELEMENTWISE_CHUNK);
@@ -342,14 +342,15 @@ static ffnn_status ompb_activation_forward(void *vctx, ffnn_activation act, cons
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-        ffnn_omp_activation_forward(act, z, a, begin,
+        ffnn_omp_activation_forward(act, param, z, a, begin,
                                     n - begin < ELEMENTWISE_CHUNK ? n : begin + ELEMENTWISE_CHUNK);
     }
     return FFNN_OK;
 }
 
-static ffnn_status ompb_activation_backward(void *vctx, ffnn_activation act, const float *a,
-                                           const float *da, float *dz, size_t n)
+static ffnn_status ompb_activation_backward(void *vctx, ffnn_activation act, float param,
+                                           const float *saved, const float *da, float *dz,
+                                           size_t n)
 {
     const omp_ctx *ctx = vctx;
     const long chunks = (long)ceil_div(n, ELEMENTWISE_CHUNK);
@@ -359,7 +360,8 @@ static ffnn_status ompb_activation_backward(void *vctx, ffnn_activation act, con
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
         ffnn_omp_activation_backward(
-            act, a, da, dz, begin, n - begin < ELEMENTWISE_CHUNK ? n : begin + ELEMENTWISE_CHUNK);
+            act, param, saved, da, dz, begin,
+            n - begin < ELEMENTWISE_CHUNK ? n : begin + ELEMENTWISE_CHUNK);
     }
     return FFNN_OK;
 }

@@ -44,21 +44,21 @@ void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, f
 }
 
 FFNN_OMP_CLONES
-void ffnn_omp_activation_forward(ffnn_activation act, const float *z, float *a, size_t begin,
-                                 size_t end)
+void ffnn_omp_activation_forward(ffnn_activation act, float param, const float *z, float *a,
+                                 size_t begin, size_t end)
 {
     switch (act) {
     case FFNN_ACT_RELU:
         for (size_t i = begin; i < end; i++)
-            a[i] = ffnn_act_forward(FFNN_ACT_RELU, z[i]);
+            a[i] = ffnn_act_forward(FFNN_ACT_RELU, 0.0f, z[i]);
         break;
     case FFNN_ACT_SIGMOID:
         for (size_t i = begin; i < end; i++)
-            a[i] = ffnn_act_forward(FFNN_ACT_SIGMOID, z[i]);
+            a[i] = ffnn_act_forward(FFNN_ACT_SIGMOID, 0.0f, z[i]);
         break;
     case FFNN_ACT_TANH:
         for (size_t i = begin; i < end; i++)
-            a[i] = ffnn_act_forward(FFNN_ACT_TANH, z[i]);
+            a[i] = ffnn_act_forward(FFNN_ACT_TANH, 0.0f, z[i]);
         break;
     case FFNN_ACT_IDENTITY:
         if (a != z)
@@ -68,38 +68,49 @@ void ffnn_omp_activation_forward(ffnn_activation act, const float *z, float *a, 
     case FFNN_ACT_LEAKY_RELU:
     case FFNN_ACT_ELU:
     case FFNN_ACT_SOFTPLUS:
+    case FFNN_ACT_GELU:
+    case FFNN_ACT_GELU_TANH:
+    case FFNN_ACT_SILU:
+    case FFNN_ACT_MISH:
+    case FFNN_ACT_HARDSWISH:
         for (size_t i = begin; i < end; i++)
-            a[i] = ffnn_act_forward(act, z[i]);
+            a[i] = ffnn_act_forward(act, param, z[i]);
         break;
     }
 }
 
+/* saved: a = f(z), or z for the activations of ffnn_act_grad_from_input. */
 FFNN_OMP_CLONES
-void ffnn_omp_activation_backward(ffnn_activation act, const float *a, const float *da,
-                                  float *dz, size_t begin, size_t end)
+void ffnn_omp_activation_backward(ffnn_activation act, float param, const float *saved,
+                                  const float *da, float *dz, size_t begin, size_t end)
 {
     switch (act) {
     case FFNN_ACT_RELU:
         for (size_t i = begin; i < end; i++)
-            dz[i] = ffnn_act_backward(FFNN_ACT_RELU, da[i], a[i]);
+            dz[i] = ffnn_act_backward(FFNN_ACT_RELU, 0.0f, da[i], saved[i]);
         break;
     case FFNN_ACT_SIGMOID:
         for (size_t i = begin; i < end; i++)
-            dz[i] = ffnn_act_backward(FFNN_ACT_SIGMOID, da[i], a[i]);
+            dz[i] = ffnn_act_backward(FFNN_ACT_SIGMOID, 0.0f, da[i], saved[i]);
         break;
     case FFNN_ACT_TANH:
         for (size_t i = begin; i < end; i++)
-            dz[i] = ffnn_act_backward(FFNN_ACT_TANH, da[i], a[i]);
+            dz[i] = ffnn_act_backward(FFNN_ACT_TANH, 0.0f, da[i], saved[i]);
         break;
-    case FFNN_ACT_IDENTITY: /* a is not read (may be NULL) */
+    case FFNN_ACT_IDENTITY: /* saved is not read (may be NULL) */
         for (size_t i = begin; i < end; i++)
-            dz[i] = ffnn_act_backward(FFNN_ACT_IDENTITY, da[i], 0.0f);
+            dz[i] = ffnn_act_backward(FFNN_ACT_IDENTITY, 0.0f, da[i], 0.0f);
         break;
     case FFNN_ACT_LEAKY_RELU:
     case FFNN_ACT_ELU:
     case FFNN_ACT_SOFTPLUS:
+    case FFNN_ACT_GELU:
+    case FFNN_ACT_GELU_TANH:
+    case FFNN_ACT_SILU:
+    case FFNN_ACT_MISH:
+    case FFNN_ACT_HARDSWISH:
         for (size_t i = begin; i < end; i++)
-            dz[i] = ffnn_act_backward(act, da[i], a[i]);
+            dz[i] = ffnn_act_backward(act, param, da[i], saved[i]);
         break;
     }
 }

@@ -21,6 +21,7 @@
 #endif
 
 #include "backend/cpu/cpu_ops.h"
+#include "core/activation.h"
 #include "omp_kernels.h"
 
 enum {
@@ -72,7 +73,7 @@ static void forward_chunk(const float *xb, const float *W, const float *bias, fl
         zb[m] = zb[m] + (bias ? bias[m] : 0.0f);
     forward_checked(xb, W, bias, zb, N, R, pad, hi, end);
     if (act != FFNN_ACT_IDENTITY)
-        ffnn_omp_activation_forward(act, zb, zb, begin, end);
+        ffnn_omp_activation_forward(act, ffnn_act_default_param(act), zb, zb, begin, end);
 }
 
 void ffnn_omp_local1d_forward(const float *x, const float *W, const float *bias, float *z,

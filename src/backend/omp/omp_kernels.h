@@ -77,10 +77,12 @@ const ffnn_omp_gemm_isa *ffnn_omp_gemm_named(const char *name);
 /* Rows [begin, end) of gather (backend.h). */
 void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, float *x,
                           int32_t *y, float *t, size_t begin, size_t end);
-void ffnn_omp_activation_forward(ffnn_activation act, const float *z, float *a, size_t begin,
-                                 size_t end);
-void ffnn_omp_activation_backward(ffnn_activation act, const float *a, const float *da,
-                                  float *dz, size_t begin, size_t end);
+/* param: the activation's parameter (core/activation.h); saved: a = f(z), or z where
+ * ffnn_act_grad_from_input(act) (cpu_math.h has the table). */
+void ffnn_omp_activation_forward(ffnn_activation act, float param, const float *z, float *a,
+                                 size_t begin, size_t end);
+void ffnn_omp_activation_backward(ffnn_activation act, float param, const float *saved,
+                                  const float *da, float *dz, size_t begin, size_t end);
 /* Columns [begin, end) of db = sum_b dz[b, :] (summed over b in order). */
 void ffnn_omp_column_sum(const float *dz, size_t batch, size_t width, float *db, size_t begin,
                          size_t end);
