@@ -41,6 +41,6 @@ if has features; then
 fi
 if has sanitize; then
     OUT="$OUT/sanitize" SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-100} \
-        SANITIZE_TESTS="${SANITIZE_TESTS:-cuda_dense cuda_loss cuda_gather cuda_sgd cuda_optimizer fused_act fused_backward cublaslt_act cublaslt_backward strategies_persistent_follows strategies_graph_follows}" \
+        SANITIZE_TESTS="${SANITIZE_TESTS:-cuda_dense cuda_activations cuda_loss cuda_gather cuda_sgd cuda_optimizer fused_act fused_backward cublaslt_act cublaslt_backward strategies_persistent_follows strategies_graph_follows}" \
         tools/sanitize_cuda.sh build ${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
 fi

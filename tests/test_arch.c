@@ -197,6 +197,8 @@ static test_result activation_parameters(char *why, size_t why_size)
         {"784-128leaky_relu.-10", "'.' is not"},
         {"784-128leaky_relu0.2.3:nobias-10", "'0.2.3' is not"},
         {"784-local3leaky_reluinf-10", "unknown activation (expected local<R>"},
+        {"784-256leaky_relu-0.2-10", "column 19, token '0.2': a width is a whole number "
+                                     "(an activation's parameter follows its name directly"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ffnn_model *m = NULL;

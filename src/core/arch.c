@@ -93,6 +93,14 @@ static ffnn_status parse_number(const char *arch, const token *t, size_t from,
 static ffnn_status parse_width(const char *arch, const token *t, size_t *width,
                                size_t *digits)
 {
+    /* a decimal point after the digits: most likely an activation's parameter
+     * written as a layer of its own (8leaky_relu-0.2) */
+    size_t n = 0;
+    while (n < t->length && t->start[n] >= '0' && t->start[n] <= '9')
+        n++;
+    if (n > 0 && n < t->length && t->start[n] == '.')
+        return token_error(arch, t, "a width is a whole number (an activation's parameter "
+                                    "follows its name directly, e.g. 256leaky_relu0.2)");
     return parse_number(arch, t, 0, "width", width, digits);
 }
 
