@@ -1,7 +1,8 @@
 /*
- * config.c - the training configuration: its defaults, the ONE table of limits
+ * config.c - the training configuration: the ONE table of limits
  * (ffnn_train_config_limit, read by the command line too) and the check that
- * ffnn_trainer_create runs before anything is allocated.
+ * ffnn_trainer_create runs before anything is allocated. Its defaults:
+ * core/train_defaults.c (the checkpoint reader needs them too).
  */
 #include <math.h>
 #include <stdint.h>
@@ -61,38 +62,6 @@ static int within(const char *field, double v)
     if (!(v == v)) /* NaN */
         return 0;
     return (l->min_open ? v > l->min : v >= l->min) && (l->max_open ? v < l->max : v <= l->max);
-}
-
-ffnn_train_config ffnn_train_config_default(void)
-{
-    ffnn_train_config c;
-    memset(&c, 0, sizeof c);
-    c.epochs = 10;
-    c.batch_size = 64;
-    c.learning_rate = 0.01f;
-    c.seed = 1;
-    c.shuffle = 1;
-    c.loss = FFNN_LOSS_SOFTMAX_CE;
-    c.device = FFNN_DEVICE_AUTO;
-    c.strategy = FFNN_STRATEGY_AUTO;
-    c.precision = FFNN_PRECISION_FP32;
-    c.eval_batch_size = 1024;
-    c.threads = 0; /* the OpenMP backend on all cores (the reference: strategy reference) */
-    c.optimizer = FFNN_OPT_SGD;
-    c.momentum = 0.9f;
-    c.nesterov = 0;
-    c.beta1 = 0.9f;
-    c.beta2 = 0.999f;
-    c.epsilon = 1e-8f;
-    c.weight_decay = 0.0f;
-    c.decay_bias = 1;
-    c.lr_schedule = FFNN_LR_CONSTANT;
-    c.lr_step_size = 1;
-    c.lr_gamma = 0.1f;
-    c.lr_patience = 10;
-    c.lr_factor = 0.1f;
-    c.lr_threshold = 1e-4f;
-    return c;
 }
 
 /* The learning-rate schedule's settings (every one range-checked, whichever
