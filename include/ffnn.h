@@ -404,7 +404,7 @@ typedef struct ffnn_model ffnn_model;
  *     arch   := input ( '-' layer )+
  *     input  := positive integer (features per sample)
  *     layer  := ( width | 'local' R [ 'same' ] ) [activation] [ ':nobias' ]
- *               [ ':dropout' P ]  (P in [0, 1): inverted dropout of a hidden layer's
+ *               [ ':dropout' P ]  (P 0 or in [1e-6, 1): inverted dropout of a hidden layer's
  *               output while training; core/dropout.h has the mask)
  *               width: a dense layer of that many outputs; local R: a 1-D locally
  *               connected layer (each output its own R weights over R consecutive
@@ -414,8 +414,9 @@ typedef struct ffnn_model ffnn_model;
  *     name   := relu | sigmoid | tanh | leaky_relu | elu | softplus | gelu |
  *               gelu_tanh | silu | mish | hardswish | identity
  *     parameter := a decimal right after the name, leaky_relu and elu only:
- *               leaky_relu's negative slope (>= 0, default 0.01), e.g.
- *               '256leaky_relu0.2'; elu's alpha (> 0, default 1), e.g. '128elu0.5'.
+ *               leaky_relu's negative slope (0 or in [1e-6, 1e6], default 0.01), e.g.
+ *               '256leaky_relu0.2'; elu's alpha (in [1e-6, 1e6], default 1), e.g.
+ *               '128elu0.5'.
  *               The canonical string writes it only when it is not the default.
  * Parameters are zero until ffnn_model_init() or ffnn_model_set_parameters().
  * Errors: FFNN_ERR_PARSE with the 1-based column and the offending token. */

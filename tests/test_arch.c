@@ -148,6 +148,12 @@ static test_result activation_parameters(char *why, size_t why_size)
          "8-local3sameleaky_relu0.3-4gelu-4gelu_tanh-4silu-4mish-4hardswish-2"},
         {"8-4elu2.5e1-2", "8-4elu25-2"},
         {"8-4leaky_relu0.123456789-2", "8-4leaky_relu0.12345679-2"},
+        /* never an exponent: '6e+01' is refused, '1e-06' splits at '-' (fuzz finding) */
+        {"67-3elu60", "67-3elu60"},
+        {"8-4elu1e6-2", "8-4elu1000000-2"},
+        {"8-4leaky_relu0.000001234567-2", "8-4leaky_relu0.000001234567-2"},
+        {"8-4relu:dropout0.00001-2", "8-4relu:dropout0.00001-2"},
+        {"8-4relu:dropout0.999999-2", "8-4relu:dropout0.999999-2"},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
         ffnn_model *m = NULL, *back = NULL;
@@ -188,8 +194,8 @@ static test_result activation_parameters(char *why, size_t why_size)
                               "'0.2' at column 12"},
         {"784-256gelu1-10", "gelu takes no parameter"},
         {"784-256leaky_relu0.2x-10", "column 5, token '256leaky_relu0.2x': leaky_relu's "
-                                     "negative slope at column 18: '0.2x' is not a decimal >= 0"},
-        {"784-128elu0-10", "elu's alpha at column 11: '0' is not a decimal > 0"},
+                                     "negative slope at column 18: '0.2x' is not 0 or a decimal in [1e-6, 1e6]"},
+        {"784-128elu0-10", "elu's alpha at column 11: '0' is not a decimal in [1e-6, 1e6]"},
         {"784-128elu+1-10", "elu's alpha at column 11: '+1' is not"},
         {"784-128elunan-10", "unknown activation"},
         {"784-128elu1e99-10", "elu's alpha at column 11: '1e99' is not"},
@@ -199,6 +205,10 @@ static test_result activation_parameters(char *why, size_t why_size)
         {"784-local3leaky_reluinf-10", "unknown activation (expected local<R>"},
         {"784-256leaky_relu-0.2-10", "column 19, token '0.2': a width is a whole number "
                                      "(an activation's parameter follows its name directly"},
+        {"784-128elu0.0000009-10", "is not a decimal in [1e-6, 1e6]"},
+        {"784-128leaky_relu2e6-10", "is not 0 or a decimal in [1e-6, 1e6]"},
+        {"784-128relu:dropout0.0000009-10", "dropout probability must be 0 or a decimal"},
+        {"784-128relu:dropout0.99999999-10", "dropout probability must be 0 or a decimal"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ffnn_model *m = NULL;

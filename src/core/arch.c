@@ -42,6 +42,9 @@
 #include "core/model.h"
 
 enum { FFNN_MAX_WIDTH = 1 << 24, FFNN_MAX_LAYERS = 1024 };
+/* The range of activation parameters and non-zero dropout probabilities. */
+#define FFNN_PARAM_MIN 1e-6f
+#define FFNN_PARAM_MAX 1e6f
 
 typedef struct token {
     const char *start; /* into the arch string */
@@ -152,12 +155,15 @@ static ffnn_status parse_activation(const char *arch, const token *t, size_t at,
         if (errno || *stop || strpbrk(num, "xXnNiI+"))
             v = -1.0f;
     }
-    if (leaky ? !(v >= 0.0f) : !(v > 0.0f)) {
+    /* 0 (leaky_relu), or within [FFNN_PARAM_MIN, FFNN_PARAM_MAX]: the canonical form
+     * then needs no exponent ('-' separates layers) and fits its room */
+    if (!((leaky && v == 0.0f) || (v >= FFNN_PARAM_MIN && v <= FFNN_PARAM_MAX))) {
         snprintf(msg, sizeof msg, "%s at column %zu: '%.*s' is not %s (e.g. %s)",
                  leaky ? "leaky_relu's negative slope" : "elu's alpha", column,
                  (int)param_len, text + name_len,
-                 leaky ? "a decimal >= 0 (the derivative is read from the output's sign)"
-                       : "a decimal > 0 (the derivative is read from the output)",
+                 leaky ? "0 or a decimal in [1e-6, 1e6] (the derivative is read from the "
+                         "output's sign)"
+                       : "a decimal in [1e-6, 1e6] (the derivative is read from the output)",
                  leaky ? "256leaky_relu0.2" : "128elu0.5");
         return token_error(arch, t, msg);
     }
@@ -216,11 +222,12 @@ static ffnn_status parse_layer(const char *arch, const token *t, ffnn_layer *lay
             memcpy(num, opt + 8, opt_len - 7);
             num[opt_len - 7] = '\0';
             errno = 0;
-            const double p = strtod(num, &stop);
-            if (errno || *stop || !(p >= 0.0 && p < 1.0) || strpbrk(num, "xXnNiI"))
-                return token_error(arch, t, "dropout probability must be a decimal in [0, 1), "
-                                   "e.g. ':dropout0.5'");
-            layer->dropout = (float)p;
+            const float p = strtof(num, &stop); /* as ffnn_arch_format reads it back */
+            if (errno || *stop || !(p == 0.0f || (p >= FFNN_PARAM_MIN && p < 1.0f)) ||
+                strpbrk(num, "xXnNiI+"))
+                return token_error(arch, t, "dropout probability must be 0 or a decimal in "
+                                   "[1e-6, 1) (as a float), e.g. ':dropout0.5'");
+            layer->dropout = p;
             layer->has_dropout = 1;
         } else {
             return token_error(arch, t, "unknown option after ':', or one repeated (expected "
@@ -335,13 +342,14 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **l
     return FFNN_OK;
 }
 
-/* The shortest decimal (%g, 1 to 9 significant digits) that reads back as v (an
- * activation parameter, a dropout probability):
- * '0.2', not '0.200000003'. */
+/* The shortest fixed-point decimal that reads back as v (an activation parameter,
+ * a dropout probability; 0 or within [FFNN_PARAM_MIN, FFNN_PARAM_MAX], so at most
+ * 16 characters): '0.2', not '0.200000003'; never an exponent ('1e-05' would split
+ * at its '-'). */
 static void format_param(float v, char *buf, size_t size)
 {
-    for (int digits = 1; digits <= 9; digits++) {
-        snprintf(buf, size, "%.*g", digits, (double)v);
+    for (int decimals = 0; decimals <= 16; decimals++) {
+        snprintf(buf, size, "%.*f", decimals, (double)v);
         if (strtof(buf, NULL) == v)
             return;
     }
@@ -362,7 +370,7 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
         const char *bias = l->has_bias ? "" : ":nobias";
         char *at = used < buf_size ? buf + used : NULL;
         size_t room = used < buf_size ? buf_size - used : 0;
-        char drop[24] = "";
+        char drop[32] = "";
         if (l->has_dropout) {
             snprintf(drop, sizeof drop, ":dropout");
             format_param(l->dropout, drop + 8, sizeof drop - 8);
@@ -378,7 +386,7 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
 }
 
 /* input: at most 8 digits; a layer at most "-local" + 8 digits + "same" +
- * "leaky_relu" + a 15-character parameter + ":nobias" + ":dropout" + 15 = 73
+ * "leaky_relu" + a 16-character parameter + ":nobias" + ":dropout" + 16 = 75
  * characters. */
 size_t ffnn_arch_format_size(int layer_count)
 {
