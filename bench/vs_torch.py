@@ -225,6 +225,9 @@ def ffnn_run(ffnn, data_dir, mode, arch, batch, lr, epochs):
     if r.returncode != 0:
         print(f"ffnn {mode} {arch} batch {batch}: {r.stderr.strip()}", file=sys.stderr)
         return None
+    for line in r.stderr.splitlines():  # --strategy tune: its measurement and pick
+        if line.startswith("tune:"):
+            print(f"ffnn {mode} {arch} batch {batch}: {line}", file=sys.stderr)
     rows = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     return [1e3 * x["seconds"] for x in rows[1:]], rows[-1]["test_accuracy"]
 
@@ -239,7 +242,8 @@ def main():
     ap.add_argument("--strategy", "--kernels", dest="strategy",
                     default="auto,persistent,graph,fused,cublas,tiled,"
                     "cublas:tf32,cublas:bf16,graph:tf32",
-                    help="ffnn modes: --strategy names, NAME:tf32 / NAME:bf16 for --precision "
+                    help="ffnn modes: --strategy names (tune: auto by measurement, its "
+                    "measurement printed), NAME:tf32 / NAME:bf16 for --precision "
                     "(--kernels: an alias)")
     ap.add_argument("--torch-modes", default="eager,step_graph,epoch_graph,compile_graph,"
                     "compile_graph:tf32,compile_graph:bf16")

@@ -145,8 +145,10 @@ typedef enum ffnn_strategy {
     FFNN_STRATEGY_TUNE = 9      /* auto by measurement: on cuda, ffnn_trainer_create times
                                 each candidate (persistent where it fits, graph, fused,
                                 cublas, cublaslt; those that take cfg.precision) on a
-                                few steps of this model, data and config in this
-                                process and trains with the fastest
+                                copy of the model, the first 128 batches of the data
+                                and this config, in this process (a warm-up epoch of
+                                those, then >= 20 ms or one real epoch of steps
+                                timed), and trains with the fastest
                                 (ffnn_trainer_strategy_note has the times). The pick
                                 can differ between processes (cuBLAS's speed does),
                                 so two tune runs may differ by float rounding; auto

@@ -1,14 +1,20 @@
 /*
  * tune.c - the tune strategy (ffnn.h, FFNN_STRATEGY_TUNE): auto by measurement.
  * Each candidate strategy that takes the model, batch and precision trains a
- * copy of the model in a temporary trainer of the same data and config: warm-up
- * steps (graph captures, cuBLAS heuristics, the first permutation), then steps
- * timed with the device synchronised, until the timed part is at least
- * TUNE_MIN_SECONDS or one epoch of steps. The real trainer is created with the
- * fastest, the measurement kept as its strategy note. The caller's model is only
- * read: the trials train a copy, reset to the caller's parameters before each.
- * Measured in this process, so it sees what a fixed rule cannot: cuBLAS's
- * process-to-process spread (docs/RESULTS.md, "process-to-process spread").
+ * copy of the model in a temporary trainer of the same config on the trial data:
+ * the first TUNE_TRIAL_STEPS batches of the training set (all of it when it is
+ * smaller). One trial epoch warms up (CUDA graph captures: the graph cache keys
+ * a captured run by its first step within the epoch, so only from the second
+ * epoch on do graph, cublas and cublaslt replay, as in a real run; cuBLAS's
+ * heuristics; the first persistent launch); then whole trial epochs are timed
+ * (ffnn_trainer_run_epoch: synchronised wall time, the permutation and loss
+ * read-back included, as in training) until the timed part is at least
+ * TUNE_MIN_SECONDS or one real epoch of steps. The real trainer is created with
+ * the fastest per step, the measurement kept as its strategy note. The caller's
+ * model is only read: the trials train a copy, reset to the caller's parameters
+ * before each. Measured in this process, so it sees what a fixed rule cannot:
+ * cuBLAS's process-to-process spread (docs/RESULTS.md, "process-to-process
+ * spread").
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,13 +23,14 @@
 #include "backend/backend.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "data/dataset.h"
 #include "strategy/strategy.h"
 #include "train/config.h"
 #include "train/trainer.h"
 
-#define TUNE_WARMUP_STEPS 3    /* at least; a launch may hold more (graph 16, persistent an epoch) */
-#define TUNE_FIRST_CHUNK 4     /* steps of the first timed call; doubled per call     */
-#define TUNE_MIN_SECONDS 0.02  /* timed wall time wanted, unless one epoch is shorter  */
+#define TUNE_TRIAL_STEPS 128  /* steps of a trial epoch at most (the trial data's rows /
+                                 batch); persistent then runs 128 steps per launch */
+#define TUNE_MIN_SECONDS 0.02 /* timed wall time wanted, unless one real epoch is shorter */
 
 /* The candidates, in the order of the note. tiled and naive are never faster
  * (docs/PERFORMANCE.md): not measured. */
@@ -32,51 +39,25 @@ static const ffnn_strategy candidates[] = {FFNN_STRATEGY_PERSISTENT, FFNN_STRATE
                                            FFNN_STRATEGY_CUBLASLT};
 #define CANDIDATES (sizeof candidates / sizeof candidates[0])
 
-static int stop_at(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
-{
-    (void)t, (void)epoch, (void)steps;
-    return step >= *(const size_t *)user;
-}
-
-/* About `count` steps from where t stands (more when a launch holds more, fewer
- * at the end of the epoch): *done the steps run, *seconds their wall time
- * (ffnn_trainer_run_epoch_until's: synchronised, losses read back). */
-static ffnn_status timed_steps(ffnn_trainer *t, size_t count, size_t *done, double *seconds)
-{
-    int epoch = 0;
-    size_t step = 0, steps = ffnn_trainer_steps_per_epoch(t);
-    ffnn_trainer_position(t, &epoch, &step);
-    size_t base = epoch == 0 || step >= steps ? 0 : step; /* a new epoch starts at 0 */
-    size_t until = base + count;
-    ffnn_epoch_stats stats;
-    ffnn_status st = ffnn_trainer_run_epoch_until(t, stop_at, &until, &stats, NULL);
-    if (st != FFNN_OK)
-        return st;
-    ffnn_trainer_position(t, &epoch, &step);
-    *done = step - base;
-    *seconds = stats.seconds;
-    return FFNN_OK;
-}
-
-/* One candidate: a trainer of `copy` (its parameters reset to m's) with cfg,
- * warm-up, then timed steps; *us the mean microseconds per step. */
-static ffnn_status measure(const ffnn_model *m, ffnn_model *copy, const ffnn_dataset *train,
-                           const ffnn_train_config *cfg, double *us)
+/* One candidate: a trainer of `copy` (its parameters reset to m's) with cfg on
+ * the trial data, one trial epoch of warm-up, then timed trial epochs until
+ * TUNE_MIN_SECONDS or real_steps steps; *us the mean microseconds per step. */
+static ffnn_status measure(const ffnn_model *m, ffnn_model *copy, const ffnn_dataset *trial,
+                           const ffnn_train_config *cfg, size_t real_steps, double *us)
 {
     memcpy(copy->params, m->params, m->parameter_count * sizeof *m->params);
     ffnn_trainer *t = NULL;
-    ffnn_status st = ffnn_trainer_create_one(copy, train, cfg, NULL, &t);
+    ffnn_status st = ffnn_trainer_create_one(copy, trial, cfg, NULL, &t);
     if (st != FFNN_OK)
         return st;
-    size_t steps = ffnn_trainer_steps_per_epoch(t), done = 0, total = 0;
-    size_t chunk = TUNE_FIRST_CHUNK;
-    double seconds = 0.0, total_s = 0.0;
-    st = timed_steps(t, TUNE_WARMUP_STEPS, &done, &seconds);
-    while (st == FFNN_OK && total_s < TUNE_MIN_SECONDS && total < steps) {
-        st = timed_steps(t, chunk, &done, &seconds);
-        total += done;
-        total_s += seconds;
-        chunk *= 2;
+    size_t steps = ffnn_trainer_steps_per_epoch(t), total = 0;
+    double total_s = 0.0;
+    ffnn_epoch_stats stats;
+    st = ffnn_trainer_run_epoch(t, NULL, NULL, &stats); /* warm-up */
+    while (st == FFNN_OK && (total == 0 || (total_s < TUNE_MIN_SECONDS && total < real_steps))) {
+        st = ffnn_trainer_run_epoch(t, NULL, NULL, &stats);
+        total += steps;
+        total_s += stats.seconds;
     }
     ffnn_trainer_free(t); /* syncs the trained weights into the copy, not into m */
     if (st == FFNN_OK && (total == 0 || !(total_s > 0.0)))
@@ -126,13 +107,24 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
     if (!on_gpu) /* the cpu (or an error for --device cuda): nothing to choose */
         return ffnn_trainer_create_one(m, train, cfg, NULL, out);
 
-    ffnn_model *copy = NULL;
-    if ((st = copy_layout(m, &copy)) != FFNN_OK)
+    /* the trial data: the first TUNE_TRIAL_STEPS batches (a copy), or all of it */
+    const size_t batch = cfg->batch_size < train->count ? cfg->batch_size : train->count;
+    const size_t real_steps = cfg->drop_last ? train->count / batch
+                                             : (train->count + batch - 1) / batch;
+    ffnn_dataset *slice = NULL;
+    if (batch * TUNE_TRIAL_STEPS < train->count &&
+        (st = ffnn_dataset_slice(train, 0, batch * TUNE_TRIAL_STEPS, &slice)) != FFNN_OK)
         return st;
+    const ffnn_dataset *trial = slice ? slice : train;
+    ffnn_model *copy = NULL;
+    if ((st = copy_layout(m, &copy)) != FFNN_OK) {
+        ffnn_dataset_free(slice);
+        return st;
+    }
     char note[sizeof((ffnn_trainer *)0)->strategy_note] = "tune:";
     ffnn_strategy best = FFNN_STRATEGY_AUTO;
     double best_us = 0.0;
-    int measured = 0;
+    int measured = 0, items = 0; /* candidates timed; named in the note */
     for (size_t i = 0; i < CANDIDATES; i++) {
         ffnn_train_config c = *cfg;
         c.strategy = candidates[i];
@@ -142,13 +134,13 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
             continue; /* not for this net, optimizer or precision: not a candidate */
         double us = 0.0;
         char item[64];
-        if (measure(m, copy, train, &c, &us) != FFNN_OK) { /* e.g. the device's limits */
-            snprintf(item, sizeof item, "%s %s failed", measured ? "," : "",
+        if (measure(m, copy, trial, &c, real_steps, &us) != FFNN_OK) { /* e.g. device limits */
+            snprintf(item, sizeof item, "%s %s failed", items++ ? "," : "",
                      ffnn_strategy_name(candidates[i]));
             note_add(note, sizeof note, item);
             continue;
         }
-        snprintf(item, sizeof item, "%s %s %.1f%s", measured ? "," : "",
+        snprintf(item, sizeof item, "%s %s %.1f%s", items++ ? "," : "",
                  ffnn_strategy_name(candidates[i]), us, measured ? "" : " us/step");
         note_add(note, sizeof note, item);
         if (!measured || us < best_us) {
@@ -158,6 +150,7 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
         measured = 1;
     }
     ffnn_model_free(copy);
+    ffnn_dataset_free(slice);
     if (!measured)
         note_add(note, sizeof note, " nothing measured");
     ffnn_train_config c = *cfg;
