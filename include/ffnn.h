@@ -818,7 +818,8 @@ FFNN_API void ffnn_trainer_free(ffnn_trainer *t);
 
 /* The device actually used (never FFNN_DEVICE_AUTO). */
 FFNN_API ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
-/* The strategy the trainer runs: on cuda cfg.strategy with auto resolved; on the cpu
+/* The strategy the trainer runs: on cuda cfg.strategy with auto resolved (tune: the
+ * measured pick, ffnn_trainer_strategy_note); on the cpu
  * FFNN_STRATEGY_REFERENCE for the reference, FFNN_STRATEGY_TILED (the plain ops) for
  * the OpenMP backend. */
 FFNN_API ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t);
