@@ -421,6 +421,7 @@ static double note_time(const char *note, const char *name)
 
 /* --strategy tune on cuda: the pick is one of the candidates measured, the note
  * names each candidate with a positive time per step and the pick after "->";
+ * with a communicator (NCCL, a group of one GPU) it is auto, nothing measured;
  * creation leaves the caller's model as it was (the trials train a copy); the
  * tuned trainer follows the cpu reference within 1e-4 per step over 200 steps.
  * fp32 (persistent fits this net: five candidates) and tf32 (four: not
@@ -491,6 +492,26 @@ static test_result tune_on_cuda(char *why, size_t why_size)
         }
         ffnn_trainer_free(gpu);
         ffnn_model_free(m);
+    }
+    if (ffnn_has_nccl()) { /* data parallelism (a group of one GPU): tune is auto's rule */
+        ffnn_comm *comm = NULL;
+        ffnn_model *m = NULL;
+        ffnn_trainer *t = NULL;
+        CHECK_OK(ffnn_comm_create_gpus(1, &comm));
+        CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+        CHECK_OK(ffnn_model_init(m, 3));
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.device = FFNN_DEVICE_CUDA;
+        cfg.strategy = FFNN_STRATEGY_TUNE;
+        CHECK_OK(ffnn_trainer_create_parallel(m, train, &cfg, comm, &t));
+        /* auto at batch 64 picks persistent, which has no place for the all-reduce: graph */
+        CHECK(ffnn_trainer_strategy(t) == FFNN_STRATEGY_GRAPH &&
+                  ffnn_trainer_strategy_note(t)[0] == 0,
+              "tune with a communicator: %s, note '%s'",
+              ffnn_strategy_name(ffnn_trainer_strategy(t)), ffnn_trainer_strategy_note(t));
+        ffnn_trainer_free(t);
+        ffnn_model_free(m);
+        ffnn_comm_free(comm);
     }
     ffnn_dataset_free(train);
     ffnn_dataset_free(test);
