@@ -17,6 +17,8 @@ Times: one warm-up epoch, then the median of --epochs timed epochs (torch: CUDA 
 ffnn: its synchronised per-epoch seconds). Accuracy: test accuracy after the run, for
 every row. Each row also carries the % of its precision's ceiling (FP32 / TF32 / BF16
 8192^3 matmul measured with torch at the start of the same call, --ceilings).
+ffnn's `tune` mode (auto by measurement) times its candidates when the trainer is
+created, before the warm-up epoch; its measurement and pick are printed to stderr.
 
 usage: vs_torch.py DATA_DIR --ffnn build/ffnn [--configs 784-256relu-10:64,...]
        [--strategy tiled,naive] [--epochs 5] [--out bench/results/vs_torch.json]
