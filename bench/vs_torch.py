@@ -17,6 +17,8 @@ Times: one warm-up epoch, then the median of --epochs timed epochs (torch: CUDA 
 ffnn: its synchronised per-epoch seconds). Accuracy: test accuracy after the run, for
 every row. Each row also carries the % of its precision's ceiling (FP32 / TF32 / BF16
 8192^3 matmul measured with torch at the start of the same call, --ceilings).
+ffnn's `tune` mode (auto by measurement) times its candidates when the trainer is
+created, before the warm-up epoch; its measurement and pick are printed to stderr.
 
 usage: vs_torch.py DATA_DIR --ffnn build/ffnn [--configs 784-256relu-10:64,...]
        [--strategy tiled,naive] [--epochs 5] [--out bench/results/vs_torch.json]
@@ -225,6 +227,9 @@ def ffnn_run(ffnn, data_dir, mode, arch, batch, lr, epochs):
     if r.returncode != 0:
         print(f"ffnn {mode} {arch} batch {batch}: {r.stderr.strip()}", file=sys.stderr)
         return None
+    for line in r.stderr.splitlines():  # --strategy tune: its measurement and pick
+        if line.startswith("tune:"):
+            print(f"ffnn {mode} {arch} batch {batch}: {line}", file=sys.stderr)
     rows = [json.loads(l) for l in r.stdout.splitlines() if l.startswith("{")]
     return [1e3 * x["seconds"] for x in rows[1:]], rows[-1]["test_accuracy"]
 
@@ -239,7 +244,8 @@ def main():
     ap.add_argument("--strategy", "--kernels", dest="strategy",
                     default="auto,persistent,graph,fused,cublas,tiled,"
                     "cublas:tf32,cublas:bf16,graph:tf32",
-                    help="ffnn modes: --strategy names, NAME:tf32 / NAME:bf16 for --precision "
+                    help="ffnn modes: --strategy names (tune: auto by measurement, its "
+                    "measurement printed), NAME:tf32 / NAME:bf16 for --precision "
                     "(--kernels: an alias)")
     ap.add_argument("--torch-modes", default="eager,step_graph,epoch_graph,compile_graph,"
                     "compile_graph:tf32,compile_graph:bf16")

@@ -509,6 +509,8 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
              ffnn_dataset_count(test));
     if (info)
         fprintf(info, "data: %s (%s) | device: %s\n", data_description, counts, device);
+    if (info && ffnn_trainer_strategy_note(trainer)[0]) /* --strategy tune's measurement */
+        fprintf(info, "%s\n", ffnn_trainer_strategy_note(trainer));
     if (info && o->standardize)
         fprintf(info, "standardized: %zu features%s (z-score of the training split, kept in "
                 "the model)\n", ffnn_dataset_features(train),

@@ -137,11 +137,24 @@ typedef enum ffnn_strategy {
                                 forward, the bias gradient in the weight-gradient
                                 matmul), the comparator for "fused"; runs of steps in
                                 CUDA graphs as cublas */
-    FFNN_STRATEGY_REFERENCE = 8 /* the cpu reference (src/backend/cpu/): every op in
+    FFNN_STRATEGY_REFERENCE = 8, /* the cpu reference (src/backend/cpu/): every op in
                                 plain C on one thread, as written - the backend all the
                                 others are tested against; slow (about 30x the
                                 OpenMP backend on one thread, README). Runs on the cpu:
                                 device auto becomes cpu, device cuda is refused     */
+    FFNN_STRATEGY_TUNE = 9      /* auto by measurement: on cuda, ffnn_trainer_create times
+                                each candidate (persistent where it fits, graph, fused,
+                                cublas, cublaslt; those that take cfg.precision) on a
+                                copy of the model, the first 128 batches of the data
+                                and this config, in this process (a warm-up epoch of
+                                those, then >= 20 ms or one real epoch of steps
+                                timed), and trains with the fastest
+                                (ffnn_trainer_strategy_note has the times). The pick
+                                can differ between processes (cuBLAS's speed does),
+                                so two tune runs may differ by float rounding; auto
+                                stays the deterministic rule. On the cpu and in
+                                data-parallel training (ffnn_trainer_create_parallel
+                                with a communicator) it is auto                    */
 } ffnn_strategy;
 
 /* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the
@@ -806,10 +819,18 @@ FFNN_API void ffnn_trainer_free(ffnn_trainer *t);
 
 /* The device actually used (never FFNN_DEVICE_AUTO). */
 FFNN_API ffnn_device ffnn_trainer_device(const ffnn_trainer *t);
-/* The strategy the trainer runs: on cuda cfg.strategy with auto resolved; on the cpu
+/* The strategy the trainer runs: on cuda cfg.strategy with auto resolved (tune: the
+ * measured pick, ffnn_trainer_strategy_note); on the cpu
  * FFNN_STRATEGY_REFERENCE for the reference, FFNN_STRATEGY_TILED (the plain ops) for
  * the OpenMP backend. */
 FFNN_API ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t);
+/* What chose the strategy, as text: with FFNN_STRATEGY_TUNE on cuda the
+ * measurement, each candidate's mean wall time per step (synchronised, after
+ * warm-up steps; microseconds) and the pick, e.g. "tune: persistent 14.9 us/step,
+ * graph 33.1, fused 38.0, cublas 80.2, cublaslt 83.0 -> persistent"; "" when
+ * nothing was measured (any other strategy, the cpu, data parallelism). Owned by
+ * the trainer, valid until ffnn_trainer_free; never NULL for a trainer. */
+FFNN_API const char *ffnn_trainer_strategy_note(const ffnn_trainer *t);
 /* CPU threads of the trainer's backend: 1 for the cpu reference, N for the OpenMP
  * backend (cfg.threads resolved: 0 becomes the core count), 0 on cuda. */
 FFNN_API int ffnn_trainer_threads(const ffnn_trainer *t);

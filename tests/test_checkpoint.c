@@ -957,11 +957,13 @@ static int csv_rows(const char *path, blob *rows)
     return 0;
 }
 
-/* ffnn train stopped by --max-steps in epoch 2 with --checkpoint, then resumed
- * with only --resume (every setting from the checkpoint), logs the same steps
- * and saves the same model file, byte for byte, as the run that never stopped;
- * a flag that contradicts the checkpoint is refused. */
-TEST_DIR_CASE("ck", cli_resume)
+/* ffnn train --strategy STRATEGY stopped by --max-steps in epoch 2 with
+ * --checkpoint, then resumed with only --resume (every setting from the
+ * checkpoint; the strategy, which it does not record, given again), logs the same
+ * steps and saves the same model file, byte for byte, as the run that never
+ * stopped; a flag that contradicts the checkpoint is refused. */
+static test_result cli_resume_with(const char *dir, const char *strategy, char *why,
+                                   size_t why_size)
 {
     char p[6][512];
     const char *names[6] = {"full.csv", "full.safetensors", "a.csv", "b.csv", "run.ckpt",
@@ -974,12 +976,12 @@ TEST_DIR_CASE("ck", cli_resume)
         snprintf(p[i], sizeof p[i], "%s/%s", dir, names[i]);
 #define COMMON "train", "--data", FASHION, "--device", "cpu", "--train-limit", "600", "--arch", \
                "784-16relu-10", "--epochs", "2", "--optimizer", "momentum", "--lr", "0.05",   \
-               "--seed", "4"
+               "--seed", "4", "--strategy", strategy
     const char *full[] = {COMMON, "--log-steps", p[0], "--save", p[1], NULL};
     const char *part[] = {COMMON, "--log-steps", p[2], "--max-steps", "13", "--checkpoint", p[4],
                           "--checkpoint-every", "4", NULL};
     const char *rest[] = {"train", "--data", FASHION, "--device", "cpu", "--resume", p[4],
-                          "--log-steps", p[3], "--save", p[5], NULL};
+                          "--log-steps", p[3], "--save", p[5], "--strategy", strategy, NULL};
     const char *contra[] = {"train", "--data", FASHION, "--device", "cpu", "--resume", p[4],
                             "--lr", "0.1", NULL};
 #undef COMMON
@@ -1014,6 +1016,27 @@ TEST_DIR_CASE("ck", cli_resume)
     return TEST_PASS;
 }
 
+TEST_DIR_CASE("ck", cli_resume) { return cli_resume_with(dir, "auto", why, why_size); }
+
+/* The same with --strategy tune: on the cpu it is auto (the OpenMP backend),
+ * nothing is measured (no "tune:" line), and the resumed run (which would tune
+ * again on cuda) continues bit for bit. */
+TEST_DIR_CASE("ck", cli_resume_tune)
+{
+    test_result r = cli_resume_with(dir, "tune", why, why_size);
+    if (r != TEST_PASS)
+        return r;
+    char out[512];
+    blob full;
+    snprintf(out, sizeof out, "%s/full.out", dir);
+    CHECK(test_read_file(out, &full) == 0, "no output");
+    int omp = contains(&full, "device: cpu (omp"), note = contains(&full, "tune:");
+    free(full.data);
+    CHECK(omp, "--strategy tune --device cpu did not run the OpenMP backend (see %s)", out);
+    CHECK(!note, "--strategy tune printed a measurement on the cpu (see %s)", out);
+    return TEST_PASS;
+}
+
 const test_case checkpoint_tests[] = {
     {"checkpoint_resume_cpu_sgd", test_resume_cpu_sgd},
     {"checkpoint_resume_cpu_momentum", test_resume_cpu_momentum},
@@ -1033,5 +1056,6 @@ const test_case checkpoint_tests[] = {
     {"checkpoint_resume_mismatch_refused", test_resume_mismatch_refused},
     {"checkpoint_tampered_refused", test_tampered_refused},
     {"checkpoint_cli_resume", test_cli_resume},
+    {"checkpoint_cli_resume_tune", test_cli_resume_tune},
 };
 const size_t checkpoint_tests_count = sizeof checkpoint_tests / sizeof checkpoint_tests[0];

@@ -4,7 +4,8 @@
 # 77 skip with the reason as the last line of stdout, anything else fail).
 #
 #   parity_sgd     mpirun -np 2 and -np 3 vs one process, SGD, per-step losses; -np 3
-#                  twice: bit for bit (the reduction order is fixed)
+#                  twice: bit for bit (the reduction order is fixed); -np 2 with
+#                  --strategy tune: auto (nothing measured), the same bits
 #   parity_adam    the same with Adam and with momentum
 #   features       issue 12's dropout, clipping, adamw + decay, schedule + warm-up and
 #                  EMA under -np 2 and -np 3 vs one process, per-step losses
@@ -85,6 +86,12 @@ parity_sgd)
         fail "mpirun -np 3, second run"
     cmp -s "$dir/np3.csv" "$dir/np3b.csv" || fail "two -np 3 runs differ"
     echo "sgd -np 3 twice: the same losses, bit for bit"
+    # --strategy tune in data-parallel training is auto: nothing measured, the same bits
+    mpi 2 "$ffnn" train $args $common --strategy tune --log-steps "$dir/np2t.csv" \
+        >"$dir/tune.out" 2>"$dir/err" || fail "mpirun -np 2 --strategy tune exited with $?"
+    cmp -s "$dir/np2.csv" "$dir/np2t.csv" || fail "-np 2 --strategy tune differs from auto"
+    ! grep -q "tune:" "$dir/tune.out" "$dir/err" || fail "-np 2 --strategy tune measured"
+    echo "sgd -np 2 --strategy tune: auto's losses, bit for bit, nothing measured"
     ;;
 parity_adam)
     for opt in adam momentum; do

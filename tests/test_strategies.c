@@ -5,9 +5,11 @@
  * the strategy scope and auto rule, which need no GPU. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "core/model.h"
 #include "ffnn.h"
 #include "strategy/strategy.h"
 #include "test_parity.h"
@@ -324,13 +326,195 @@ static test_result table_covers_enum(char *why, size_t why_size)
               "entry %d is named %s, ffnn_strategy_name says %s", k, s->name,
               ffnn_strategy_name((ffnn_strategy)k));
         CHECK(s->supports != NULL, "%s has no supports()", s->name);
-        CHECK(k == (int)FFNN_STRATEGY_AUTO || s->run_steps != NULL, "%s has no run_steps()",
-              s->name);
+        CHECK(k == (int)FFNN_STRATEGY_AUTO || k == (int)FFNN_STRATEGY_TUNE || s->run_steps != NULL,
+              "%s has no run_steps()", s->name);
         CHECK(s->precisions & (1u << FFNN_PRECISION_FP32), "%s refuses fp32", s->name);
     }
     CHECK(ffnn_strategy_get((ffnn_strategy)FFNN_STRATEGY_COUNT) == NULL,
           "an entry past the enum");
     CHECK(ffnn_strategy_get((ffnn_strategy)-1) == NULL, "an entry for -1");
+    return TEST_PASS;
+}
+
+/* --strategy tune without a GPU: the name parses; the rule resolves it as auto
+ * (its fallback) for every batch and precision; a cpu trainer runs the OpenMP
+ * backend as auto does, with the same losses bit for bit, nothing measured (an
+ * empty note) and the caller's model untouched by creation. */
+static test_result tune_on_cpu(char *why, size_t why_size)
+{
+    ffnn_strategy k;
+    CHECK_OK(ffnn_strategy_from_name("tune", &k));
+    CHECK(k == FFNN_STRATEGY_TUNE && !strcmp(ffnn_strategy_name(k), "tune"), "tune -> %d", (int)k);
+    ffnn_model *m = NULL, *deep = NULL;
+    CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+    CHECK_OK(ffnn_model_create("784-64gelu-32relu-10", &deep));
+    ffnn_train_config cfg = ffnn_train_config_default(), tune;
+    for (int p = 0; p <= (int)FFNN_PRECISION_BF16; p++)
+        for (size_t batch = 1; batch <= 4096; batch *= 2) {
+            cfg.batch_size = batch;
+            cfg.precision = (ffnn_precision)p;
+            tune = cfg;
+            tune.strategy = FFNN_STRATEGY_TUNE;
+            CHECK(ffnn_strategy_resolve(m, &tune) == ffnn_strategy_resolve(m, &cfg) &&
+                      ffnn_strategy_resolve(deep, &tune) == ffnn_strategy_resolve(deep, &cfg),
+                  "tune's fallback is not auto's pick at batch %zu, %s", batch,
+                  ffnn_precision_name(cfg.precision));
+        }
+    ffnn_model_free(deep);
+    ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
+    if (ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) != FFNN_OK)
+        SKIP("Fashion-MNIST missing (%s): apt-get install dataset-fashion-mnist",
+             ffnn_last_error());
+    CHECK_OK(ffnn_dataset_slice(full, 0, 1000, &train));
+    ffnn_dataset_free(full);
+    CHECK_OK(ffnn_model_init(m, 3));
+    float *before = malloc(m->parameter_count * sizeof *before);
+    CHECK(before != NULL, "out of memory");
+    memcpy(before, m->params, m->parameter_count * sizeof *before);
+    cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.batch_size = 50;
+    cfg.threads = 2;
+    tune = cfg;
+    tune.strategy = FFNN_STRATEGY_TUNE;
+    ffnn_trainer *a = NULL, *t = NULL;
+    CHECK_OK(ffnn_trainer_create(m, train, &tune, &t));
+    int same = !memcmp(before, m->params, m->parameter_count * sizeof *before);
+    free(before);
+    CHECK(same, "creating a tune trainer changed the model's parameters");
+    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &a));
+    CHECK(ffnn_trainer_strategy(t) == ffnn_trainer_strategy(a) &&
+              ffnn_trainer_threads(t) == ffnn_trainer_threads(a),
+          "tune on the cpu: %s on %d threads, auto: %s on %d",
+          ffnn_strategy_name(ffnn_trainer_strategy(t)), ffnn_trainer_threads(t),
+          ffnn_strategy_name(ffnn_trainer_strategy(a)), ffnn_trainer_threads(a));
+    CHECK(ffnn_trainer_strategy_note(t) && ffnn_trainer_strategy_note(t)[0] == 0 &&
+              ffnn_trainer_strategy_note(a)[0] == 0,
+          "a note without a measurement: '%s'", ffnn_trainer_strategy_note(t));
+    for (int s = 0; s < 30; s++) {
+        double lt = 0, la = 0;
+        CHECK_OK(ffnn_trainer_step(t, &lt));
+        CHECK_OK(ffnn_trainer_step(a, &la));
+        CHECK(lt == la, "step %d: tune %.17g, auto %.17g", s + 1, lt, la);
+    }
+    ffnn_trainer_free(t);
+    ffnn_trainer_free(a);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+/* The time the note gives `name` (" name 12.3" or " name 12.3 us/step"), or -1
+ * when the note does not name it with a number. */
+static double note_time(const char *note, const char *name)
+{
+    char key[40];
+    snprintf(key, sizeof key, " %s ", name);
+    const char *at = strstr(note, key);
+    if (!at)
+        return -1.0;
+    char *end = NULL;
+    double us = strtod(at + strlen(key), &end);
+    return end == at + strlen(key) ? -1.0 : us;
+}
+
+/* --strategy tune on cuda: the pick is one of the candidates measured, the note
+ * names each candidate with a positive time per step and the pick after "->";
+ * with a communicator (NCCL, a group of one GPU) it is auto, nothing measured;
+ * creation leaves the caller's model as it was (the trials train a copy); the
+ * tuned trainer follows the cpu reference within 1e-4 per step over 200 steps.
+ * fp32 (persistent fits this net: five candidates) and tf32 (four: not
+ * persistent, which is fp32 only). */
+static test_result tune_on_cuda(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    static const char *const names[] = {"persistent", "graph", "fused", "cublas", "cublaslt"};
+    static const ffnn_strategy ids[] = {FFNN_STRATEGY_PERSISTENT, FFNN_STRATEGY_GRAPH,
+                                        FFNN_STRATEGY_FUSED, FFNN_STRATEGY_CUBLAS,
+                                        FFNN_STRATEGY_CUBLASLT};
+    for (int tf32 = 0; tf32 <= 1; tf32++) {
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+        CHECK_OK(ffnn_model_init(m, 3));
+        float *before = malloc(m->parameter_count * sizeof *before);
+        CHECK(before != NULL, "out of memory");
+        memcpy(before, m->params, m->parameter_count * sizeof *before);
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.batch_size = 64;
+        cfg.learning_rate = 0.05f;
+        cfg.seed = 5;
+        cfg.device = FFNN_DEVICE_CUDA;
+        cfg.strategy = FFNN_STRATEGY_TUNE;
+        cfg.precision = tf32 ? FFNN_PRECISION_TF32 : FFNN_PRECISION_FP32;
+        ffnn_trainer *gpu = NULL, *cpu = NULL;
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        int same = !memcmp(before, m->params, m->parameter_count * sizeof *before);
+        free(before);
+        CHECK(same, "tuning changed the caller's model parameters");
+        const char *note = ffnn_trainer_strategy_note(gpu);
+        ffnn_strategy pick = ffnn_trainer_strategy(gpu);
+        printf("     784-64relu-10 batch 64 %s: %s\n", ffnn_precision_name(cfg.precision), note);
+        CHECK(!strncmp(note, "tune:", 5), "note '%s'", note);
+        int picked = 0;
+        for (int i = 0; i < 5; i++) {
+            double us = note_time(note, names[i]);
+            if (tf32 && i == 0) {
+                CHECK(us < 0 && pick != ids[i], "persistent measured or picked for tf32: %s",
+                      note);
+                continue;
+            }
+            CHECK(us > 0, "candidate %s not measured with a positive time: %s", names[i], note);
+            picked |= pick == ids[i];
+        }
+        CHECK(picked, "picked %s, not a candidate: %s", ffnn_strategy_name(pick), note);
+        char arrow[40];
+        snprintf(arrow, sizeof arrow, "-> %s", ffnn_strategy_name(pick));
+        CHECK(strstr(note, arrow), "the note does not name the pick %s: %s",
+              ffnn_strategy_name(pick), note);
+        if (!tf32) { /* fp32: every strategy follows the reference within 1e-4 */
+            ffnn_train_config ref_cfg = cfg;
+            ref_cfg.device = FFNN_DEVICE_CPU;
+            ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+            CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
+            double worst = 0;
+            char what[80];
+            snprintf(what, sizeof what, "tune -> %s", ffnn_strategy_name(pick));
+            if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+                return TEST_FAIL;
+            printf("     784-64relu-10 tune -> %s: 200 steps, worst relative loss difference "
+                   "%.2e\n", ffnn_strategy_name(pick), worst);
+            ffnn_trainer_free(cpu);
+        }
+        ffnn_trainer_free(gpu);
+        ffnn_model_free(m);
+    }
+    if (ffnn_has_nccl()) { /* data parallelism (a group of one GPU): tune is auto's rule */
+        ffnn_comm *comm = NULL;
+        ffnn_model *m = NULL;
+        ffnn_trainer *t = NULL;
+        CHECK_OK(ffnn_comm_create_gpus(1, &comm));
+        CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+        CHECK_OK(ffnn_model_init(m, 3));
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.device = FFNN_DEVICE_CUDA;
+        cfg.strategy = FFNN_STRATEGY_TUNE;
+        CHECK_OK(ffnn_trainer_create_parallel(m, train, &cfg, comm, &t));
+        /* auto at batch 64 picks persistent, which has no place for the all-reduce: graph */
+        CHECK(ffnn_trainer_strategy(t) == FFNN_STRATEGY_GRAPH &&
+                  ffnn_trainer_strategy_note(t)[0] == 0,
+              "tune with a communicator: %s, note '%s'",
+              ffnn_strategy_name(ffnn_trainer_strategy(t)), ffnn_trainer_strategy_note(t));
+        ffnn_trainer_free(t);
+        ffnn_model_free(m);
+        ffnn_comm_free(comm);
+    }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
     return TEST_PASS;
 }
 
@@ -347,5 +531,7 @@ const test_case strategies_tests[] = {
     {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
     {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
+    {"strategies_tune_on_cpu_is_auto", tune_on_cpu},
+    {"strategies_tune_on_cuda_picks_measured_and_follows_cpu", tune_on_cuda},
 };
 const size_t strategies_tests_count = sizeof strategies_tests / sizeof strategies_tests[0];

@@ -203,6 +203,7 @@ _functions = {
     "ffnn_trainer_free": (None, [_p]),
     "ffnn_trainer_device": (_int, [_p]),
     "ffnn_trainer_strategy": (_int, [_p]),
+    "ffnn_trainer_strategy_note": (_str, [_p]),
     "ffnn_trainer_threads": (_int, [_p]),
     "ffnn_trainer_run_epoch": (_int, [_p, _p, _p, ctypes.POINTER(EpochStats)]),
     "ffnn_trainer_evaluate": (_int, [_p, _p, _pd, _pd]),

@@ -1,6 +1,7 @@
 /* auto.c - the auto strategy: the fastest correct strategy for the network and
  * batch, by the rule measured on an H200 (docs/PERFORMANCE.md, "auto"). It never
- * runs steps itself: ffnn_strategy_choose replaces it by its pick. */
+ * runs steps itself: ffnn_strategy_choose replaces it by its pick. Also tune's
+ * table entry: auto's rule is its fallback (src/train/tune.c measures). */
 #include "strategy/strategy.h"
 
 /* Batch limits of the auto rule (docs/PERFORMANCE.md, "auto"). */
@@ -9,7 +10,7 @@
 
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
 {
-    if (cfg->strategy != FFNN_STRATEGY_AUTO)
+    if (cfg->strategy != FFNN_STRATEGY_AUTO && cfg->strategy != FFNN_STRATEGY_TUNE)
         return cfg->strategy;
     if (cfg->precision != FFNN_PRECISION_FP32) /* tensor cores: through cuBLAS (against */
         return FFNN_STRATEGY_CUBLAS;              /* cublaslt: mixed, RESULTS.md)        */
@@ -38,6 +39,22 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 const ffnn_strategy_impl ffnn_strategy_auto_impl = {
     FFNN_STRATEGY_AUTO,
     "auto",
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+    FFNN_MATMUL_TILED,
+    ffnn_strategy_supports_all, /* it picks one that does */
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+};
+
+/* tune: auto by measurement. The trainer (src/train/tune.c) times the candidates
+ * and creates itself with the fastest; where it measures nothing (the cpu, data
+ * parallelism, every candidate failed) tune is resolved as auto, by the rule above. */
+const ffnn_strategy_impl ffnn_strategy_tune_impl = {
+    FFNN_STRATEGY_TUNE,
+    "tune",
     FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
         FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
     FFNN_MATMUL_TILED,

@@ -11,7 +11,9 @@
  *   fused.c       fused: bias + activation, act' and the SGD update in the matmuls
  *   graph.c       graph: the fused path, runs of steps captured and replayed
  *   persistent.c  persistent: one cooperative kernel runs many steps
- *   auto.c        auto: picks one of the above for the net and batch
+ *   auto.c        auto: picks one of the above for the net and batch; also
+ *                 tune's table entry (tune: auto by measurement, which needs
+ *                 trainers: src/train/tune.c measures, auto's rule is its fallback)
  *   per_op.c      also reference: the plain ops on the cpu reference backend
  */
 #ifndef FFNN_STRATEGY_H
@@ -24,7 +26,7 @@
 
 /* Number of ffnn_strategy values (0 .. FFNN_STRATEGY_COUNT - 1 each have a table
  * entry). */
-#define FFNN_STRATEGY_COUNT ((int)FFNN_STRATEGY_REFERENCE + 1)
+#define FFNN_STRATEGY_COUNT ((int)FFNN_STRATEGY_TUNE + 1)
 
 /* The bit of a precision in ffnn_strategy_impl.precisions. */
 #define FFNN_PRECISION_BIT(p) (1u << (p))
@@ -62,14 +64,15 @@ const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id);
 ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *cfg,
                                  unsigned caps, const ffnn_strategy_impl **out);
 
-/* The auto rule alone (auto.c): the strategy auto picks for m and cfg on a GPU. */
+/* The auto rule alone (auto.c): the strategy auto picks for m and cfg on a GPU
+ * (tune: auto's pick too, its fallback; src/train/tune.c measures). */
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg);
 
 /* The strategies of the table (one file each). */
 extern const ffnn_strategy_impl ffnn_strategy_naive_impl, ffnn_strategy_tiled_impl,
     ffnn_strategy_cublas_impl, ffnn_strategy_fused_impl, ffnn_strategy_graph_impl,
     ffnn_strategy_persistent_impl, ffnn_strategy_auto_impl, ffnn_strategy_cublaslt_impl,
-    ffnn_strategy_reference_impl;
+    ffnn_strategy_reference_impl, ffnn_strategy_tune_impl;
 
 /* Helpers shared by the strategy files. */
 /* supports() of a strategy that trains every net and config (table.c). */

@@ -15,6 +15,7 @@ static const ffnn_strategy_impl *const table[] = {
     [FFNN_STRATEGY_AUTO] = &ffnn_strategy_auto_impl,
     [FFNN_STRATEGY_CUBLASLT] = &ffnn_strategy_cublaslt_impl,
     [FFNN_STRATEGY_REFERENCE] = &ffnn_strategy_reference_impl,
+    [FFNN_STRATEGY_TUNE] = &ffnn_strategy_tune_impl,
 };
 
 int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)

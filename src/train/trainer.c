@@ -296,13 +296,15 @@ ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
 }
 
 /* With the data on the device: the strategy's own checks and state. When auto
- * chose persistent and the device cannot run this net's shapes, it falls back
- * to graph (the next best below 512 rows; same backend options). */
+ * (or tune resolved as auto) chose persistent and the device cannot run this
+ * net's shapes, it falls back to graph (the next best below 512 rows; same
+ * backend options). */
 static ffnn_status prepare_strategy(ffnn_trainer *t)
 {
     const ffnn_strategy_impl *s = t->strategy;
     ffnn_status st = s->prepare ? s->prepare(&t->run, &t->strategy_state) : FFNN_OK;
-    if (st == FFNN_ERR_UNSUPPORTED && t->cfg.strategy == FFNN_STRATEGY_AUTO &&
+    if (st == FFNN_ERR_UNSUPPORTED &&
+        (t->cfg.strategy == FFNN_STRATEGY_AUTO || t->cfg.strategy == FFNN_STRATEGY_TUNE) &&
         s->id == FFNN_STRATEGY_PERSISTENT) {
         t->strategy = s = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);
         st = s->prepare(&t->run, &t->strategy_state);
@@ -331,7 +333,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s has no stream to order the "
                          "all-reduce after", t->run.ops->name);
     if (t->strategy->id == FFNN_STRATEGY_PERSISTENT) {
-        if (t->cfg.strategy != FFNN_STRATEGY_AUTO)
+        if (t->cfg.strategy != FFNN_STRATEGY_AUTO && t->cfg.strategy != FFNN_STRATEGY_TUNE)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                              "--strategy persistent trains whole runs of steps in one kernel, "
                              "with no place for the gradient all-reduce of data-parallel "
@@ -377,6 +379,17 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
 {
     if (!m || !train || !cfg || !out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_create: NULL argument");
+    /* tune measures in one process (tune.c); the ranks of data-parallel training
+     * must run one strategy, so there tune is auto (the rule, the same everywhere) */
+    if (cfg->strategy == FFNN_STRATEGY_TUNE && !comm)
+        return ffnn_trainer_create_tuned(m, train, cfg, out);
+    return ffnn_trainer_create_one(m, train, cfg, comm, out);
+}
+
+ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
+                                    const ffnn_train_config *cfg, ffnn_comm *comm,
+                                    ffnn_trainer **out)
+{
     ffnn_status st = ffnn_train_config_check(m, train, cfg);
     if (st == FFNN_OK) /* a model another trainer trains: start from its latest weights */
         st = ffnn_model_fresh(m);
@@ -488,6 +501,8 @@ ffnn_device ffnn_trainer_device(const ffnn_trainer *t) { return t->device; }
 ffnn_comm *ffnn_trainer_comm(const ffnn_trainer *t) { return t->run.comm; }
 
 ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t) { return t->strategy->id; }
+
+const char *ffnn_trainer_strategy_note(const ffnn_trainer *t) { return t->strategy_note; }
 
 int ffnn_trainer_threads(const ffnn_trainer *t)
 {

@@ -19,6 +19,7 @@ struct ffnn_trainer {
     ffnn_device device;
     const ffnn_strategy_impl *strategy; /* cfg.strategy with auto resolved (cpu: tiled) */
     void *strategy_state;     /* the strategy's own (graph cache), or NULL    */
+    char strategy_note[320];  /* tune's measurement (tune.c), else ""         */
     uint64_t opt_steps;       /* optimizer steps taken (Adam's t of the last step) */
     ffnn_plateau plateau;     /* reduce-on-plateau's state (run.plateau points here) */
     int plateau_epoch;        /* the last epoch the plateau state has seen        */
@@ -64,6 +65,17 @@ ffnn_status ffnn_trainer_make_permutation(ffnn_trainer *t);
 ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t);
 size_t ffnn_trainer_batch_of_step(const ffnn_trainer *t, size_t s);
 double ffnn_mean_of(const float *v, size_t n);
+
+/* trainer.c: ffnn_trainer_create_parallel for one strategy choice: cfg.strategy
+ * as it is (tune resolved as auto, by the rule, without measuring). */
+ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
+                                    const ffnn_train_config *cfg, ffnn_comm *comm,
+                                    ffnn_trainer **out);
+/* tune.c: ffnn_trainer_create with cfg.strategy tune (one process): on cuda each
+ * candidate strategy timed on a copy of m, then the trainer of the fastest with
+ * the measurement in strategy_note; elsewhere as auto. */
+ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
+                                      const ffnn_train_config *cfg, ffnn_trainer **out);
 
 /* eval.c: the model's sync hook (core/model.h): ffnn_trainer_sync_model(trainer). */
 ffnn_status ffnn_trainer_sync_hook(void *trainer);
