@@ -1,12 +1,15 @@
 /* test_parity.c - test_steps_follow (test_parity.h). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "test_parity.h"
 
 test_result test_steps_follow(ffnn_trainer *cpu, ffnn_trainer *gpu, int steps,
                               const char *what, double *worst)
 {
+    if (test_quick() && steps > 4)
+        steps = 4;
     for (int step = 1; step <= steps; step++) {
         double lc, lg;
         CHECK_OK(ffnn_trainer_step(cpu, &lc));
@@ -18,4 +21,10 @@ test_result test_steps_follow(ffnn_trainer *cpu, ffnn_trainer *gpu, int steps,
               step, lc, lg, rel);
     }
     return TEST_PASS;
+}
+
+int test_quick(void)
+{
+    const char *v = getenv("FFNN_TEST_QUICK");
+    return v && *v;
 }

@@ -15,4 +15,10 @@
 test_result test_steps_follow(ffnn_trainer *cpu, ffnn_trainer *gpu, int steps,
                               const char *what, double *worst);
 
+/* 1 when FFNN_TEST_QUICK is set (non-empty): the GPU suites then run the same
+ * kernels on fewer shapes and steps (test_steps_follow at most 4 steps), for the
+ * slow compute-sanitizer tools (tools/sanitize_cuda.sh sets it for racecheck and
+ * initcheck). Never set in make test. */
+int test_quick(void);
+
 #endif

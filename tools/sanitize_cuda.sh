@@ -12,8 +12,10 @@
 # The tests run are those that launch kernels (names containing cuda, fused_, cublas_,
 # strategies_, golden_cuda; tests/main.c runs the names matching any filter given);
 # SANITIZE_TESTS overrides the filters, e.g. SANITIZE_TESTS="cuda_dense fused_act".
-# racecheck and initcheck slow kernels 10-100x: SANITIZE_TIMEOUT (seconds per tool,
-# default 600) bounds each run (a run cut short reports exit 124). Within a 10-minute
+# racecheck and initcheck slow kernels 10-100x: they run with FFNN_TEST_QUICK=1 (the
+# same kernels on fewer shapes and steps; SANITIZE_FULL=1 turns that off), and
+# SANITIZE_TIMEOUT (seconds per tool, default 600) bounds each run (a run cut short
+# reports exit 124). Within a 10-minute
 # device call, the op-level tests under all four tools:
 #   SANITIZE_TESTS="cuda_ fused_ cublas_ local1d_cuda" SANITIZE_TIMEOUT=140 \
 #       tools/sanitize_cuda.sh build
@@ -37,19 +39,22 @@ if [ ! -x "$BUILD/ffnn_tests" ]; then echo "$BUILD/ffnn_tests not built"; exit 2
 export FFNN_BIN=$BUILD/ffnn FFNN_CLI=$BUILD/ffnn
 status=0
 for tool in "${TOOLS[@]}"; do
-    extra=()
+    extra=() quick=
     case $tool in
         memcheck) extra=(--leak-check full) ;;
-        racecheck) extra=(--racecheck-report all) ;;
+        racecheck) extra=(--racecheck-report all) quick=1 ;;
+        initcheck) quick=1 ;;
     esac
+    # the slow tools: the same kernels on fewer shapes and steps (tests/test_parity.h)
+    [ -n "${SANITIZE_FULL:-}" ] && quick=
     log=$OUTDIR/$tool.log
     start=$(date +%s)
-    timeout "$TIMEOUT" "$SAN" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
+    FFNN_TEST_QUICK=$quick timeout "$TIMEOUT" "$SAN" --tool "$tool" "${extra[@]}" --error-exitcode 99 \
         --target-processes all --print-limit 50 \
         "$BUILD/ffnn_tests" "${FILTERS[@]}" > "$log" 2>&1
     rc=$?
     secs=$(( $(date +%s) - start ))
-    summary=$(grep -E 'ERROR SUMMARY' "$log" | tail -1)
+    summary=$(grep -E '(ERROR|RACECHECK) SUMMARY' "$log" | tail -1)
     tests=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | cut -c1-60)
     echo "$tool: exit $rc in ${secs} s; ${summary:-no ERROR SUMMARY line}; tests: ${tests:-none}"
     [ $rc -ne 0 ] && status=1
