@@ -138,6 +138,12 @@ static ffnn_status reserve_pack(omp_ctx *ctx, size_t floats)
 
 static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 
+/* The end of the element-wise chunk that starts at begin (of n values). */
+static size_t chunk_end(size_t n, size_t begin)
+{
+    return n - begin < ELEMENTWISE_CHUNK ? n : begin + ELEMENTWISE_CHUNK;
+}
+
 /* Team size for `work` units of which `min_parallel` are worth a team. */
 static int team(const omp_ctx *ctx, size_t work, size_t min_parallel)
 {
@@ -342,8 +348,7 @@ static ffnn_status ompb_activation_forward(void *vctx, ffnn_activation act, floa
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-        ffnn_omp_activation_forward(act, param, z, a, begin,
-                                    n - begin < ELEMENTWISE_CHUNK ? n : begin + ELEMENTWISE_CHUNK);
+        ffnn_omp_activation_forward(act, param, z, a, begin, chunk_end(n, begin));
     }
     return FFNN_OK;
 }
@@ -360,8 +365,7 @@ static ffnn_status ompb_activation_backward(void *vctx, ffnn_activation act, flo
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
         ffnn_omp_activation_backward(
-            act, param, saved, da, dz, begin,
-            n - begin < ELEMENTWISE_CHUNK ? n : begin + ELEMENTWISE_CHUNK);
+            act, param, saved, da, dz, begin, chunk_end(n, begin));
     }
     return FFNN_OK;
 }
@@ -404,8 +408,7 @@ static ffnn_status ompb_optimizer_update(void *vctx, const ffnn_optimizer_step *
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-        ffnn_omp_optimizer_update(step, params, grads, state, n, begin,
-                                  n - begin < ELEMENTWISE_CHUNK ? n : begin + ELEMENTWISE_CHUNK);
+        ffnn_omp_optimizer_update(step, params, grads, state, n, begin, chunk_end(n, begin));
     }
     return FFNN_OK;
 }
@@ -423,8 +426,7 @@ static ffnn_status ompb_grad_clip(void *vctx, float *grads, size_t n, float max_
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (long c = 0; c < chunks; c++) {
             const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-            ffnn_cpu_clip_value(grads, begin, n - begin < ELEMENTWISE_CHUNK ? n
-                                                  : begin + ELEMENTWISE_CHUNK, max_value);
+            ffnn_cpu_clip_value(grads, begin, chunk_end(n, begin), max_value);
         }
     }
     if (max_norm > 0.0f) {
@@ -434,8 +436,7 @@ static ffnn_status ompb_grad_clip(void *vctx, float *grads, size_t n, float max_
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (long c = 0; c < chunks; c++) {
             const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-            part[c] = ffnn_cpu_sum_squares(grads, begin, n - begin < ELEMENTWISE_CHUNK
-                                                             ? n : begin + ELEMENTWISE_CHUNK);
+            part[c] = ffnn_cpu_sum_squares(grads, begin, chunk_end(n, begin));
         }
         double sum = 0.0;
         for (long c = 0; c < chunks; c++)
@@ -446,9 +447,7 @@ static ffnn_status ompb_grad_clip(void *vctx, float *grads, size_t n, float max_
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (long c = 0; c < chunks; c++) {
             const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-            ffnn_cpu_scale(grads, begin, n - begin < ELEMENTWISE_CHUNK ? n
-                                                                        : begin + ELEMENTWISE_CHUNK,
-                           coef);
+            ffnn_cpu_scale(grads, begin, chunk_end(n, begin), coef);
         }
         if (norm_out)
             *norm_out = norm;
@@ -466,9 +465,7 @@ static ffnn_status ompb_dropout(void *vctx, const float *in, float *out, size_t 
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-        ffnn_cpu_dropout(in, out, begin, n - begin < ELEMENTWISE_CHUNK ? n
-                                                                  : begin + ELEMENTWISE_CHUNK,
-                         key, threshold, scale);
+        ffnn_cpu_dropout(in, out, begin, chunk_end(n, begin), key, threshold, scale);
     }
     return FFNN_OK;
 }
@@ -483,9 +480,7 @@ static ffnn_status ompb_ema_update(void *vctx, float *ema, const float *params, 
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * ELEMENTWISE_CHUNK;
-        ffnn_cpu_ema(ema, params, begin, n - begin < ELEMENTWISE_CHUNK ? n
-                                                               : begin + ELEMENTWISE_CHUNK,
-                     decay, one_minus_decay);
+        ffnn_cpu_ema(ema, params, begin, chunk_end(n, begin), decay, one_minus_decay);
     }
     return FFNN_OK;
 }
