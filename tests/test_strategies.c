@@ -336,6 +336,39 @@ static test_result table_covers_enum(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The cached strategies (graph, cublas) choose steps per launch so that an
+ * epoch's launches fit the graph cache: at most ffnn_graph_cache_slots()
+ * launches for any epoch length (with more, LRU eviction recaptures every launch
+ * of every epoch), never fewer steps than their measured default (graph 16,
+ * cublas 8), and exactly the default while an epoch fits (Fashion-MNIST). */
+static test_result graph_cache_holds_an_epoch(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    const size_t slots = ffnn_graph_cache_slots();
+    static const size_t epochs[] = {1, 7, 16, 938, 1024, 2047, 2048, 2049, 4096,
+                                    131073, 1000000, 123456789};
+    const ffnn_strategy ids[] = {FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_CUBLAS,
+                                 FFNN_STRATEGY_CUBLASLT};
+    const size_t preferred[] = {16, 8, 8};
+    for (int i = 0; i < 3; i++) {
+        const ffnn_strategy_impl *s = ffnn_strategy_get(ids[i]);
+        CHECK(s && s->default_steps, "%s has no default steps per launch",
+              ffnn_strategy_name(ids[i]));
+        for (size_t e = 0; e < sizeof epochs / sizeof epochs[0]; e++) {
+            const size_t spe = epochs[e], steps = s->default_steps(spe);
+            const size_t launches = (spe + steps - 1) / steps;
+            CHECK(steps >= preferred[i], "%s: %zu steps per launch under its default %zu",
+                  s->name, steps, preferred[i]);
+            CHECK(launches <= slots, "%s: an epoch of %zu steps needs %zu launches, the "
+                  "cache holds %zu", s->name, spe, launches, slots);
+            if (spe <= slots * preferred[i])
+                CHECK(steps == preferred[i], "%s: %zu steps per launch for an epoch of %zu "
+                      "steps, the default is %zu", s->name, steps, spe, preferred[i]);
+        }
+    }
+    return TEST_PASS;
+}
+
 /* --strategy tune without a GPU: the name parses; the rule resolves it as auto
  * (its fallback) for every batch and precision; a cpu trainer runs the OpenMP
  * backend as auto does, with the same losses bit for bit, nothing measured (an
@@ -521,6 +554,7 @@ static test_result tune_on_cuda(char *why, size_t why_size)
 const test_case strategies_tests[] = {
     {"strategies_table_covers_every_strategy", table_covers_enum},
     {"strategies_scope_and_auto_rule", scope_and_auto},
+    {"strategies_graph_cache_holds_an_epoch", graph_cache_holds_an_epoch},
     {"strategies_cublas_follows_cpu_200_steps", cublas_follows},
     {"strategies_fused_follows_cpu_200_steps", fused_follows},
     {"strategies_cublaslt_follows_cpu_200_steps", cublaslt_follows},

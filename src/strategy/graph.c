@@ -8,7 +8,8 @@
  * learning-rate schedule: while the rate stays, e.g. within an epoch - a launch
  * whose first two steps differ, as in a warm-up, is captured and run once). One
  * graph of a whole epoch (~8,000 nodes at batch 64) replays slower than 16-step
- * graphs (docs/PERFORMANCE.md): 16 steps per launch by default. */
+ * graphs (docs/PERFORMANCE.md): 16 steps per launch by default, more when an
+ * epoch would need more launches than the cache holds (ffnn_graph_steps). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +106,22 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     return r->ops->graph_launch(r->ctx, exec);
 }
 
+/* Steps per launch for a cached strategy: `preferred`, raised to
+ * ceil(steps_per_epoch / GRAPH_CACHE) so that one epoch's launches all fit the
+ * cache. With more distinct launches than slots, the least-recently-used
+ * eviction would evict every graph just before its next use (a cyclic access
+ * pattern), and every launch of every epoch would be captured anew. */
+size_t ffnn_graph_steps(size_t preferred, size_t steps_per_epoch)
+{
+    const size_t fit = (steps_per_epoch + GRAPH_CACHE - 1) / GRAPH_CACHE;
+    return fit > preferred ? fit : preferred;
+}
+
+size_t ffnn_graph_cache_slots(void)
+{
+    return GRAPH_CACHE;
+}
+
 static int graph_supports(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
 {
     (void)m, (void)cfg;
@@ -124,8 +141,7 @@ static ffnn_status graph_prepare(ffnn_run *r, void **state)
 
 static size_t graph_steps(size_t steps_per_epoch)
 {
-    (void)steps_per_epoch;
-    return GRAPH_DEFAULT_STEPS;
+    return ffnn_graph_steps(GRAPH_DEFAULT_STEPS, steps_per_epoch);
 }
 
 const ffnn_strategy_impl ffnn_strategy_graph_impl = {

@@ -72,8 +72,7 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
 
 static size_t cublas_steps(size_t steps_per_epoch)
 {
-    (void)steps_per_epoch;
-    return CUBLAS_DEFAULT_STEPS;
+    return ffnn_graph_steps(CUBLAS_DEFAULT_STEPS, steps_per_epoch);
 }
 
 /* A run of more than one step is captured (and cached) as one graph. */

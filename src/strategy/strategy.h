@@ -96,6 +96,11 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
                            uint64_t opt_t);
 ffnn_status ffnn_graph_cache_create(void **cache);
 void ffnn_graph_cache_free(ffnn_run *r, void *cache);
+/* The default steps per launch of a cached strategy: `preferred`, raised so that
+ * an epoch of steps_per_epoch steps needs at most ffnn_graph_cache_slots()
+ * launches (more would evict every graph before its reuse). */
+size_t ffnn_graph_steps(size_t preferred, size_t steps_per_epoch);
+size_t ffnn_graph_cache_slots(void);
 /* persistent.c: its network family (two dense layers, softmax_ce or mse, sgd,
  * fp32); the kernel's size limits are checked at prepare on the device. */
 int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg);
