@@ -167,9 +167,10 @@ static void *gpu_run_main(void *arg)
 }
 
 /* A group of `gpus` GPUs against the plain trainer on GPU 0, for a strategy and
- * optimizer: bit for bit (tolerance 0) or within tol relative. */
+ * optimizer: bit for bit (tolerance 0) or within tol relative. reduce_alone: a
+ * group of one runs the all-reduce stage anyway (the NCCL path on one GPU). */
 static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer opt, double tol,
-                             char *why, size_t why_size)
+                             int reduce_alone, char *why, size_t why_size)
 {
     if (!ffnn_has_cuda() || ffnn_cuda_device_count() < gpus)
         SKIP("needs %d CUDA GPU%s", gpus, gpus == 1 ? "" : "s");
@@ -210,6 +211,8 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
     ffnn_comm *comms[8] = {NULL};
     CHECK(gpus <= 8, "at most 8 GPUs");
     CHECK_OK(ffnn_comm_create_gpus(gpus, comms));
+    for (int i = 0; i < gpus; i++)
+        comms[i]->reduce_alone = reduce_alone;
     gpu_run runs[8];
     pthread_t threads[8];
     for (int i = 0; i < gpus; i++) {
@@ -237,8 +240,9 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
     if (tol == 0)
         CHECK(memcmp(plain_params, group_params, count * sizeof(float)) == 0,
               "the parameters differ after %d steps", STEPS);
-    printf("     %s %s, %d GPU%s: %d steps, largest loss difference %.3g relative%s\n",
+    printf("     %s %s, %d GPU%s%s: %d steps, largest loss difference %.3g relative%s\n",
            ffnn_strategy_name(strategy), ffnn_optimizer_name(opt), gpus, gpus == 1 ? "" : "s",
+           gpus == 1 ? (reduce_alone ? " (all-reduce stage run)" : " (the plain run)") : "",
            STEPS, worst, tol == 0 ? ", parameters bit for bit" : "");
     free(plain_params);
     free(group_params);
@@ -246,18 +250,24 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
     return TEST_PASS;
 }
 
+/* One GPU: with the all-reduce stage forced (the NCCL path, an identity sum)
+ * every strategy but persistent; as made (--gpus 1: the plain run, persistent
+ * included) each strategy. Both bit for bit with the plain trainer. */
 static test_result gpu_nccl_one_gpu_bitwise(char *why, size_t why_size)
 {
     const ffnn_strategy strategies[] = {FFNN_STRATEGY_TILED, FFNN_STRATEGY_CUBLAS,
                                         FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_FUSED,
-                                        FFNN_STRATEGY_GRAPH};
-    for (size_t i = 0; i < sizeof strategies / sizeof strategies[0]; i++)
-        for (int o = 0; o < 2; o++) {
-            test_result r = gpu_group(1, strategies[i], o ? FFNN_OPT_ADAM : FFNN_OPT_SGD, 0.0,
-                                      why, why_size);
-            if (r != TEST_PASS)
-                return r;
-        }
+                                        FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_PERSISTENT};
+    for (int alone = 1; alone >= 0; alone--)
+        for (size_t i = 0; i < sizeof strategies / sizeof strategies[0]; i++)
+            for (int o = 0; o < 2; o++) {
+                if (strategies[i] == FFNN_STRATEGY_PERSISTENT && (alone || o))
+                    continue; /* persistent: sgd, and no place for the stage */
+                test_result r = gpu_group(1, strategies[i], o ? FFNN_OPT_ADAM : FFNN_OPT_SGD,
+                                          0.0, alone, why, why_size);
+                if (r != TEST_PASS)
+                    return r;
+            }
     return TEST_PASS;
 }
 
@@ -267,7 +277,7 @@ static test_result gpu_nccl_two_gpus(char *why, size_t why_size)
     for (size_t i = 0; i < 2; i++)
         for (int o = 0; o < 2; o++) {
             test_result r = gpu_group(2, strategies[i], o ? FFNN_OPT_ADAM : FFNN_OPT_SGD, 1e-4,
-                                      why, why_size);
+                                      0, why, why_size);
             if (r != TEST_PASS)
                 return r;
         }

@@ -77,6 +77,10 @@ struct ffnn_comm {
     int device;              /* the rank's CUDA device ordinal; -1 for host comms    */
     ffnn_comm_clock timing;
     void *impl;              /* the implementation's own state                        */
+    int reduce_alone;        /* 0 (made so): a group of one rank trains as the plain
+                                run, no all-reduce stage; 1: the stage runs anyway
+                                (an identity there: tests of the NCCL/MPI path on one
+                                GPU or process)                                       */
 };
 
 /* The rows of a batch of `rows` rows that rank `rank` of `size` computes:

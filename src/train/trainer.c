@@ -316,13 +316,15 @@ static ffnn_status prepare_strategy(ffnn_trainer *t)
     return st;
 }
 
-/* Data parallelism (t->run.comm): the communicator's memory must be the
- * backend's; persistent runs whole epochs in one kernel, with no point for
- * the all-reduce (auto falls back to graph); the SGD update cannot run inside
- * the backward kernels, before the sum. */
+/* Data parallelism (t->comm): the communicator's memory must be the
+ * backend's; with more than one rank, persistent runs whole epochs in one
+ * kernel, with no point for the all-reduce (auto falls back to graph), and the
+ * SGD update cannot run inside the backward kernels, before the sum. A group
+ * of one rank (--gpus 1, mpirun -np 1) has nothing to sum: it trains as the
+ * plain run (t->run.comm NULL), with the same bits and speed. */
 static ffnn_status check_parallel(ffnn_trainer *t)
 {
-    const ffnn_comm *c = t->run.comm;
+    const ffnn_comm *c = t->comm;
     int device = (t->run.ops->caps & FFNN_CAP_DEVICE) != 0;
     if (c->ops->device_buffers != device)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
@@ -332,7 +334,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
     if (device && !t->run.ops->native_stream)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s has no stream to order the "
                          "all-reduce after", t->run.ops->name);
-    if (t->strategy->id == FFNN_STRATEGY_PERSISTENT) {
+    if (t->run.comm && t->strategy->id == FFNN_STRATEGY_PERSISTENT) {
         if (t->cfg.strategy != FFNN_STRATEGY_AUTO && t->cfg.strategy != FFNN_STRATEGY_TUNE)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                              "--strategy persistent trains whole runs of steps in one kernel, "
@@ -349,7 +351,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
  * of the data would otherwise train on other rows under the same indices. */
 static ffnn_status check_same_data(ffnn_trainer *t)
 {
-    ffnn_comm *c = t->run.comm;
+    ffnn_comm *c = t->comm;
     double mine[2] = {(double)ffnn_trainer_data_crc32(t), (double)t->run.train.host->count};
     double root[2] = {mine[0], mine[1]};
     ffnn_status st = c->ops->broadcast_host(c, root, sizeof root, 0);
@@ -402,7 +404,8 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
     if (!t)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory creating a trainer");
     t->run.model = m;
-    t->run.comm = comm;
+    t->comm = comm;
+    t->run.comm = comm && (comm->size > 1 || comm->reduce_alone) ? comm : NULL;
     t->cfg = *cfg;
     if (comm && t->cfg.device == FFNN_DEVICE_AUTO)
         t->cfg.device = comm->ops->device_buffers ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
@@ -441,7 +444,7 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
         ffnn_trainer_free(t);
         return st;
     }
-    if (comm)
+    if (t->run.comm)
         t->run.fused_sgd = 0; /* the update waits for the all-reduce */
     m->sync = ffnn_trainer_sync_hook;
     m->owner = t;
@@ -498,7 +501,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
 
 ffnn_device ffnn_trainer_device(const ffnn_trainer *t) { return t->device; }
 
-ffnn_comm *ffnn_trainer_comm(const ffnn_trainer *t) { return t->run.comm; }
+ffnn_comm *ffnn_trainer_comm(const ffnn_trainer *t) { return t->comm; }
 
 ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t) { return t->strategy->id; }
 

@@ -16,6 +16,9 @@ struct ffnn_trainer {
     ffnn_run run;             /* model, backend context, device buffers, data:
                                  what the strategy runs steps over            */
     ffnn_train_config cfg;    /* run.cfg points here                          */
+    ffnn_comm *comm;          /* the caller's communicator, or NULL; run.comm is
+                                 it only for a group of more than one rank (a
+                                 group of one trains as a plain run)          */
     ffnn_device device;
     const ffnn_strategy_impl *strategy; /* cfg.strategy with auto resolved (cpu: tiled) */
     void *strategy_state;     /* the strategy's own (graph cache), or NULL    */
