@@ -182,7 +182,7 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
 	    $(BUILD)/libffnn.a $(LDLIBS)
 
-# The tests run the CLI of this build (FFNN_BIN, FFNN_CLI, unless set) and preload the
+# The tests run the CLI of this build (FFNN_BIN, unless set) and preload the
 # fault library (tests/preload/faults.c: a full disk, a read-only directory) into it;
 # libgomp spins 3,000 times before it sleeps (README "CPU backends") unless
 # OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
@@ -190,7 +190,7 @@ $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
 
-TEST_ENV = FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} FFNN_CLI=$${FFNN_CLI:-$(BUILD)/ffnn} FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
+TEST_ENV = FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
 
 test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so examples
 	@[ -n "$$OMP_WAIT_POLICY$$GOMP_SPINCOUNT" ] || export GOMP_SPINCOUNT=3000; \
@@ -257,7 +257,7 @@ asan:
 	    LDFLAGS="-fsanitize=address,undefined" \
 	    build-asan/ffnn build-asan/ffnn_tests build-asan/libffnn_faults.so
 	ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	    FFNN_BIN=build-asan/ffnn FFNN_CLI=build-asan/ffnn \
+	    FFNN_BIN=build-asan/ffnn \
 	    FFNN_FAULTS_LIB=$(abspath build-asan)/libffnn_faults.so build-asan/ffnn_tests $(ASAN_TESTS)
 
 clean:

@@ -23,7 +23,7 @@ if has tests || has sanitize; then
 fi
 if has tests; then
     start=$(date +%s)
-    FFNN_BIN=build/ffnn FFNN_CLI=build/ffnn FFNN_FAULTS_LIB=$PWD/build/libffnn_faults.so \
+    FFNN_BIN=build/ffnn FFNN_FAULTS_LIB=$PWD/build/libffnn_faults.so \
         FFNN_MAKE_ARGS="$CJSON" \
         FFNN_PYTHON=$(command -v python3) build/ffnn_tests ${TEST_FILTER:-} > "$OUT/tests.log" 2>&1
     echo "tests ($(( $(date +%s) - start )) s): $(tail -1 "$OUT/tests.log" | cut -c1-400)"

@@ -1,6 +1,6 @@
 /* cli_run.h - running the ffnn CLI from a test (cli_run.c): its exit status,
  * its output in a file, optional stdin text, working directory, memory limit and
- * a signal sent after a delay. Shared by test_hardening.c and test_faults.c. */
+ * a signal sent after a delay. Shared by every test that runs the CLI. */
 #ifndef FFNN_TEST_CLI_RUN_H
 #define FFNN_TEST_CLI_RUN_H
 

@@ -18,8 +18,9 @@
 
 #include "../bench/harness.h"
 #include "check.h"
+#include "cli_run.h"
 
-#define CLI (getenv("FFNN_CLI") && *getenv("FFNN_CLI") ? getenv("FFNN_CLI") : "build/ffnn")
+#define CLI (cli_binary())
 
 /* Run CLI with args (NULL-terminated), stdout and stderr into log; exit status or -1. */
 static int run_cli(const char *log, const char *const *args)

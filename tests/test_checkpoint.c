@@ -36,14 +36,15 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 #include "test_files.h"
 #include "ffnn.h"
 #include "train/train_internal.h" /* ffnn_trainer_upload_model */
 
 #define FASHION "/usr/share/datasets/fashion-mnist"
 #define VERBOSE (getenv("FFNN_TEST_VERBOSE") != NULL)
-/* The CLI under test (FFNN_CLI overrides, e.g. for another build directory). */
-#define CLI (getenv("FFNN_CLI") && *getenv("FFNN_CLI") ? getenv("FFNN_CLI") : "build/ffnn")
+/* The CLI under test (cli_binary(): FFNN_BIN overrides, e.g. for another build). */
+#define CLI (cli_binary())
 
 /* ---------------------------------------------------------------- files */
 
@@ -969,7 +970,7 @@ static test_result cli_resume_with(const char *dir, const char *strategy, char *
     const char *names[6] = {"full.csv", "full.safetensors", "a.csv", "b.csv", "run.ckpt",
                             "resumed.safetensors"};
     if (access(CLI, X_OK) != 0)
-        SKIP("%s not built (run from the repository root after make, or set FFNN_CLI)", CLI);
+        SKIP("%s not built (run from the repository root after make, or set FFNN_BIN)", CLI);
     if (access(FASHION "/train-images-idx3-ubyte.gz", R_OK) != 0)
         SKIP("Fashion-MNIST missing: apt-get install dataset-fashion-mnist");
     for (int i = 0; i < 6; i++)

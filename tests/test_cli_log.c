@@ -12,12 +12,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 
-static const char *ffnn_path(void)
-{
-    const char *p = getenv("FFNN_BIN");
-    return p && *p ? p : "build/ffnn";
-}
 
 /* Run argv with stdout and stderr to /dev/null; the exit status, or -1. */
 static int run_quiet(char *const argv[])
@@ -87,7 +83,7 @@ static test_result check_log(const char *log)
 
 static test_result log_csv(char *why, size_t why_size)
 {
-    const char *ffnn = ffnn_path();
+    const char *ffnn = cli_binary();
     if (access(ffnn, X_OK) != 0)
         SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char dir[] = "/tmp/ffnn_cli_log_XXXXXX";

@@ -3,7 +3,7 @@
  * temporary DESTDIR, the examples built against it with pkg-config (shared and
  * static) and run, make uninstall (tests/install_test.sh); the man page lists every
  * option; the program's OpenMP spin count; the Python module (tests/test_python.py). The build directory is that of
- * FFNN_CLI (make test sets it), else build/. */
+ * FFNN_BIN (make test sets it), else build/. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
@@ -15,15 +15,16 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 #include "ffnn.h"
 #include "test_files.h"
 
 static const char *const fashion = "/usr/share/datasets/fashion-mnist";
 
-/* The build directory (dirname of FFNN_CLI, else "build") into buf. */
+/* The build directory (dirname of cli_binary(): FFNN_BIN, else build/ffnn) into buf. */
 static const char *build_dir(char *buf, size_t size)
 {
-    const char *cli = getenv("FFNN_CLI");
+    const char *cli = cli_binary();
     const char *slash = cli ? strrchr(cli, '/') : NULL;
     if (!slash)
         return snprintf(buf, size, "build"), buf;

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "cli_run.h"
 #include "ffnn.h"
 #include "test_files.h"
 
@@ -511,11 +512,6 @@ TEST_DIR_CASE("tabular", model_never_stale)
 
 /* ------------------------------------------------------------ the CLI */
 
-static const char *ffnn_path(void)
-{
-    const char *p = getenv("FFNN_BIN");
-    return p && *p ? p : "build/ffnn";
-}
 
 /* Run argv with stdout to out_path (and stderr to /dev/null); the exit status. */
 static int run_to(char *const argv[], const char *out_path)
@@ -566,7 +562,7 @@ static int write_noisy_csv(const char *path)
 TEST_DIR_CASE("tabular", cli_early_stopping_restores_best_epoch)
 {
     (void)why, (void)why_size;
-    const char *ffnn = ffnn_path();
+    const char *ffnn = cli_binary();
     if (access(ffnn, X_OK) != 0)
         SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char csv[512], out[512], early[512], exact[512], epochs[16];
@@ -732,7 +728,7 @@ TEST_DIR_CASE("tabular", drop_last_checkpoint_resume)
 TEST_DIR_CASE("tabular", cli_regression_original_units)
 {
     (void)why, (void)why_size;
-    const char *ffnn = ffnn_path();
+    const char *ffnn = cli_binary();
     if (access(ffnn, X_OK) != 0)
         SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char csv[512], out[512], model[512], line[512];
@@ -776,7 +772,7 @@ TEST_DIR_CASE("tabular", cli_regression_original_units)
 TEST_DIR_CASE("tabular", readme_library_example_runs)
 {
     (void)why, (void)why_size;
-    const char *ffnn = ffnn_path();
+    const char *ffnn = cli_binary();
     const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
     char lib_dir[512], src[600], exe[600], out[600], cmd[4096], line[256];
     snprintf(lib_dir, sizeof lib_dir, "%s", ffnn);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli_run.h"
 
 /* Debian's python3-torch installs for /usr/bin/python3; FFNN_PYTHON overrides. */
 static const char *python_path(void)
@@ -64,7 +65,7 @@ static test_result twin(const char *which, const char *threads, char *why, size_
     const char *python = python_path();
     if (!have_torch())
         SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
-    const char *ffnn = getenv("FFNN_BIN") ? getenv("FFNN_BIN") : "build/ffnn";
+    const char *ffnn = cli_binary();
     CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
     char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
                           (char *)ffnn, "--data", (char *)fashion_dir, "--device", "cpu",
@@ -111,7 +112,7 @@ static test_result twin_tabular(const char *which, const char *seed, char *why,
         SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
     if (access(cancer_csv, R_OK) != 0)
         SKIP("%s missing (apt-get install python3-sklearn)", cancer_csv);
-    const char *ffnn = getenv("FFNN_BIN") ? getenv("FFNN_BIN") : "build/ffnn";
+    const char *ffnn = cli_binary();
     CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
     char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
                           (char *)ffnn, "--data", (char *)cancer_csv, "--device", "cpu",

@@ -36,7 +36,7 @@ TIMEOUT=${SANITIZE_TIMEOUT:-600}
 read -r -a FILTERS <<< "${SANITIZE_TESTS:-cuda fused_ cublas_ strategies_ golden_cuda}"
 if [ ! -x "$SAN" ]; then echo "compute-sanitizer not found (set COMPUTE_SANITIZER)"; exit 2; fi
 if [ ! -x "$BUILD/ffnn_tests" ]; then echo "$BUILD/ffnn_tests not built"; exit 2; fi
-export FFNN_BIN=$BUILD/ffnn FFNN_CLI=$BUILD/ffnn
+export FFNN_BIN=$BUILD/ffnn
 status=0
 for tool in "${TOOLS[@]}"; do
     extra=() quick=
