@@ -5,6 +5,9 @@
 #   dp        bench/dp_device.sh (NCCL data parallelism on one GPU)
 #   sanitize  tools/sanitize_cuda.sh over a subset of the cuda tests
 #   features  bench/features_vs_torch.sh (issue 12: the twin on cuda, the runs vs PyTorch)
+#   cliff     bench/graph_cliff.sh (the graph cache past 128 launches per epoch)
+#   vs_torch  bench/issue15_device.sh (every strategy and precision against the
+#             strongest PyTorch; its own build of build/ffnn)
 #   PARTS="tests dp" bash bench/session_device.sh DATA_DIR
 set -uo pipefail
 DATA=${1:?usage: session_device.sh DATA_DIR}
@@ -38,6 +41,17 @@ if has features; then
     OUT="$OUT/features" timeout ${FEATURES_TIMEOUT:-400} bash bench/features_vs_torch.sh "$DATA" \
         ${FEATURES_EPOCHS:-10} > "$OUT/features.log" 2>&1
     echo "features_vs_torch (rc $?):"; grep -E "FAIL|worst|^\|" "$OUT/features.log" | tail -40
+fi
+if has cliff; then
+    make -j16 $CJSON CUDA_ARCH='-gencode arch=compute_90,code=sm_90' build/ffnn > "$OUT/build_cliff.log" 2>&1 ||
+        { tail -40 "$OUT/build_cliff.log"; exit 1; }
+    OUT="$OUT/cliff" timeout ${CLIFF_TIMEOUT:-200} bash bench/graph_cliff.sh > "$OUT/cliff.log" 2>&1
+    echo "graph_cliff (rc $?):"; cat "$OUT/cliff.log"
+fi
+if has vs_torch; then
+    OUT="$OUT/vs_torch" timeout ${VS_TORCH_TIMEOUT:-480} bash bench/issue15_device.sh "$DATA" \
+        > "$OUT/vs_torch.log" 2>&1
+    echo "issue15_device (rc $?):"; grep -v "^ *$" "$OUT/vs_torch.log" | tail -60
 fi
 if has sanitize; then
     OUT="$OUT/sanitize" SANITIZE_TIMEOUT=${SANITIZE_TIMEOUT:-100} \
