@@ -848,7 +848,7 @@ static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt,
 static ffnn_status ck_build_header(const ffnn_run_state *s, char **text, size_t *size)
 {
     const ffnn_model *m = s->model;
-    size_t arch_size = ffnn_arch_format_size(m->layer_count), n;
+    size_t arch_size = ffnn_arch_format_size(m->layer_count);
     char *arch = malloc(arch_size), *json = NULL;
     cJSON *root = cJSON_CreateObject();
     cJSON *md = root ? cJSON_AddObjectToObject(root, "__metadata__") : NULL;
@@ -863,15 +863,7 @@ static ffnn_status ck_build_header(const ffnn_run_state *s, char **text, size_t 
     free(arch);
     if (!json)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory building a checkpoint header");
-    n = strlen(json);
-    *size = (n + 7) / 8 * 8;
-    *text = malloc(*size);
-    if (*text) {
-        memcpy(*text, json, n);
-        memset(*text + n, ' ', *size - n);
-    }
-    cJSON_free(json);
-    return *text ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    return ffnn_st_pad_header(json, text, size);
 }
 
 /* floats [count] as little-endian float32. */

@@ -978,7 +978,7 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
 static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, const char *interrupted,
                                    char **text, size_t *size)
 {
-    size_t arch_size = ffnn_arch_format_size(m->layer_count), n;
+    size_t arch_size = ffnn_arch_format_size(m->layer_count);
     char *arch = malloc(arch_size), *json = NULL;
     cJSON *root = cJSON_CreateObject();
 
@@ -991,7 +991,12 @@ static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, const ch
     free(arch);
     if (!json)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory building a model file header");
-    n = strlen(json);
+    return ffnn_st_pad_header(json, text, size);
+}
+
+ffnn_status ffnn_st_pad_header(char *json, char **text, size_t *size)
+{
+    const size_t n = strlen(json);
     *size = (n + 7) / 8 * 8;
     *text = malloc(*size);
     if (*text) {

@@ -84,4 +84,10 @@ ffnn_status ffnn_st_match_tensor(const st_reader *r, const ffnn_model *m, const 
  * non-finite value, or n. */
 size_t ffnn_st_decode_f32(float *v, size_t n);
 
+/* The header text of a file we write from its JSON (cJSON_PrintUnformatted):
+ * padded with spaces to a multiple of 8 bytes, so that the data section is
+ * 8-byte aligned; *text [*size] malloc'd. json is freed (cJSON_free) either way.
+ * Errors: FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_st_pad_header(char *json, char **text, size_t *size);
+
 #endif
