@@ -402,7 +402,9 @@ typedef struct best_epoch {
     float *params; /* [parameter_count] */
 } best_epoch;
 
-/* Record epoch e if it is the best so far; 1 when patience has run out. */
+/* Record epoch e if it is the best so far; 1 when patience has run out. Every
+ * rank of data-parallel training runs it on the same val_loss (rank 0's, see
+ * ffnn_trainer_set_validation), so all stop at the same epoch. */
 static int early_stopping(const ffnn_cli_train_options *o, ffnn_model *model, best_epoch *b,
                           int e, double val_loss, int *rc)
 {
@@ -427,11 +429,6 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                        ffnn_comm *comm)
 {
     ffnn_dataset *sets[3] = {train, val, test}, *std[3];
-    if (o->early_stopping && ffnn_comm_size(comm) > 1) {
-        fprintf(stderr, "%s: --early-stopping: not with data parallelism (the ranks would "
-                "have to agree to stop)\n", CMD);
-        return 2;
-    }
     if (keep_class_names(model, train) || standardize(o, model, sets, std))
         return 1;
     int rc = run(o, model, sets, std, data_description, comm);
@@ -635,6 +632,11 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
         if (!lead) { /* rank 0 evaluates, prints and logs; every rank checkpoints */
             if (ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0)
                 rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
+            if (rc == 0 && early_stopping(o, model, &best, e, stats.val_loss, &rc)) {
+                if (rc != 0) /* the others wait in the next collective */
+                    rank_failed(comm, "--early-stopping", "reading the weights", 0);
+                break;
+            }
             continue;
         }
         if (val) {

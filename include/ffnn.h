@@ -859,7 +859,10 @@ typedef struct ffnn_epoch_stats {
  * evaluates the trainer on val (as ffnn_trainer_evaluate, on the device) and
  * reports it in ffnn_epoch_stats.val_loss / val_accuracy (not counted in
  * seconds). val must outlive the trainer (or be replaced first); NULL removes
- * it. It is checked as ffnn_trainer_evaluate checks its data. Errors:
+ * it. It is checked as ffnn_trainer_evaluate checks its data. Data parallelism
+ * (ffnn_trainer_create_parallel): each rank evaluates its own, and rank 0's
+ * val_loss / val_accuracy are broadcast to every rank after each finished epoch
+ * (the plateau schedule and early stopping then agree on every rank). Errors:
  * FFNN_ERR_INVALID_ARGUMENT. */
 FFNN_API ffnn_status ffnn_trainer_set_validation(ffnn_trainer *t, const ffnn_dataset *val);
 

@@ -119,6 +119,11 @@ static test_result mpi_other_data(char *why, size_t why_size)
 {
     return run_case("other_data", why, why_size);
 }
+static test_result mpi_early_stopping(char *why, size_t why_size)
+{
+    return run_case("early_stopping", why, why_size);
+}
+
 static test_result mpi_nan(char *why, size_t why_size)
 {
     return run_case("nan", why, why_size);
@@ -295,6 +300,7 @@ const test_case parallel_tests[] = {
     {"parallel_mpi_killed_rank_stops_all", mpi_killed_rank},
     {"parallel_mpi_rank_with_other_data_stops_all", mpi_other_data},
     {"parallel_mpi_nan_stops_all_one_message", mpi_nan},
+    {"parallel_mpi_early_stopping_same_epoch_np2_np3", mpi_early_stopping},
     {"parallel_gpu_nccl_one_gpu_bitwise", gpu_nccl_one_gpu_bitwise},
     {"parallel_gpu_nccl_two_gpus_1e-4", gpu_nccl_two_gpus},
 };

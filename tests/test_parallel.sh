@@ -17,6 +17,10 @@
 #                  message names rank 1, the last checkpoint loads and resumes
 #   other_data     rank 1 loads another data set of the same size: every rank stops
 #                  before training with a message naming rank 1
+#   early_stopping --val-split with --early-stopping 3 under -np 2 and -np 3: every rank
+#                  stops at the epoch one process stops at (rank 0's validation loss
+#                  decides on every rank), the same epoch is restored, per-step losses
+#                  within the tolerance, every rank exits 0, the model is saved
 #   nan            a diverging run (lr 1e6) under -np 2: every rank stops at the same
 #                  step with one message naming the step and a rank; exit status 1
 #
@@ -121,6 +125,26 @@ features)
         ok=$?
         echo "features -np $np: $out"
         [ $ok -eq 0 ] || fail "features -np $np"
+    done
+    ;;
+early_stopping)
+    args="--data synth:points:600 --arch 2-64tanh-64tanh-1 --loss bce --lr 0.5 --batch 50 --epochs 200 --val-split 0.3 --early-stopping 3"
+    "$ffnn" train $args $common --log-steps "$dir/one.csv" --save "$dir/one.safetensors" \
+        >"$dir/one.out" 2>"$dir/err" || fail "one process"
+    want=$(grep -h "^early stopping:" "$dir/one.out" "$dir/err")
+    case "$want" in *"did not improve"*) ;; *) fail "one process did not stop early: $want" ;; esac
+    for np in 2 3; do
+        mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" --save "$dir/np$np.safetensors" \
+            >"$dir/np$np.out" 2>"$dir/err" || fail "mpirun -np $np exited with $?"
+        got=$(grep -h "^early stopping:" "$dir/np$np.out" "$dir/err")
+        [ "$got" = "$want" ] || fail "-np $np: '$got', one process: '$want'"
+        [ "$(grep -c '"epoch"' "$dir/np$np.out")" = "$(grep -c '"epoch"' "$dir/one.out")" ] ||
+            fail "-np $np ran another number of epochs"
+        [ -s "$dir/np$np.safetensors" ] || fail "-np $np saved no model"
+        out=$(compare "$dir/one.csv" "$dir/np$np.csv")
+        ok=$?
+        echo "early stopping -np $np: ${want#early stopping: }; $out"
+        [ $ok -eq 0 ] || fail "early stopping -np $np"
     done
     ;;
 buckets)

@@ -195,6 +195,23 @@ ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t)
     return FFNN_OK;
 }
 
+/* Data parallelism: rank 0's validation loss and accuracy (NaN without a
+ * validation set) become every rank's, so that the plateau schedule and any
+ * decision taken on them (early stopping) are the same on every rank even when
+ * a rank's own evaluation would round differently. One broadcast per finished
+ * epoch on every rank, with or without a validation set (collectives match). */
+static ffnn_status share_validation(ffnn_trainer *t, ffnn_epoch_stats *stats)
+{
+    ffnn_comm *c = t->run.comm;
+    double v[2] = {stats->val_loss, stats->val_accuracy};
+    ffnn_status st = c->ops->broadcast_host(c, v, sizeof v, 0);
+    if (st == FFNN_OK) {
+        stats->val_loss = v[0];
+        stats->val_accuracy = v[1];
+    }
+    return st;
+}
+
 /* Reduce-on-plateau, once per finished epoch (all its losses read back), on
  * val_loss, the epoch's validation loss, or when that is NaN (no validation set,
  * or ffnn_trainer_step, which evaluates none) on the epoch's mean training loss:
@@ -276,6 +293,8 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
     stats->val_loss = stats->val_accuracy = NAN;
     if (t->val && t->step == steps &&
         (st = ffnn_trainer_evaluate(t, t->val, &stats->val_loss, &stats->val_accuracy)) != FFNN_OK)
+        return st;
+    if (t->run.comm && t->step == steps && (st = share_validation(t, stats)) != FFNN_OK)
         return st;
     stats->learning_rate = ffnn_schedule_lr(&t->cfg, &t->plateau,
                                             t->opt_steps ? t->opt_steps : 1, steps);
