@@ -6,6 +6,7 @@
 #   sanitize  tools/sanitize_cuda.sh over a subset of the cuda tests
 #   features  bench/features_vs_torch.sh (issue 12: the twin on cuda, the runs vs PyTorch)
 #   cliff     bench/graph_cliff.sh (the graph cache past 128 launches per epoch)
+#   accuracy  bench/precision_accuracy.sh (tf32/bf16 against fp32, 3 seeds)
 #   vs_torch  bench/issue15_device.sh (every strategy and precision against the
 #             strongest PyTorch; its own build of build/ffnn)
 #   PARTS="tests dp" bash bench/session_device.sh DATA_DIR
@@ -47,6 +48,12 @@ if has cliff; then
         { tail -40 "$OUT/build_cliff.log"; exit 1; }
     OUT="$OUT/cliff" timeout ${CLIFF_TIMEOUT:-200} bash bench/graph_cliff.sh > "$OUT/cliff.log" 2>&1
     echo "graph_cliff (rc $?):"; cat "$OUT/cliff.log"
+fi
+if has accuracy; then
+    make -j16 $CJSON CUDA_ARCH='-gencode arch=compute_90,code=sm_90' build/ffnn > "$OUT/build_acc.log" 2>&1 ||
+        { tail -40 "$OUT/build_acc.log"; exit 1; }
+    timeout ${ACCURACY_TIMEOUT:-300} bash bench/precision_accuracy.sh "$DATA" > "$OUT/accuracy.md" 2>&1
+    echo "precision_accuracy (rc $?):"; cat "$OUT/accuracy.md"
 fi
 if has vs_torch; then
     OUT="$OUT/vs_torch" timeout ${VS_TORCH_TIMEOUT:-480} bash bench/issue15_device.sh "$DATA" \
