@@ -6,22 +6,30 @@
  *   weight_grad  dW = dz^T x  M = out,   N = in,  K = batch
  *   input_grad   dx = dz W    M = batch, N = in,  K = out
  *
- * run in six variants (lab/matmul.cu: naive, tiled, transposed, regblock, fused,
- * cublas). Every variant is first checked on fresh random inputs in [-1, 1]
+ * run in the variants of lab/matmul.cu (naive, tiled, transposed, regblock, fused,
+ * cublas; on tensor cores wmma_tf32, mma_tf32_128/_64, mma_bf16_128/_64, cublas_tf32,
+ * cublas_bf16; --variants picks some). Every variant is first checked on fresh random inputs in [-1, 1]
  * (device-side generator) against the CPU reference (src/backend/cpu/dense.c, every
  * output) - or, for layers above REF_FULL_MAX multiply-adds, against REF_SAMPLES
  * outputs at random positions summed on the host in the reference's order - as
  * max |gpu - ref| / max |ref| <= TOL (ffnn_lab_check); fused also checks its epilogue
- * (relu(z + b); dW, db and W, b after SGD; dx * relu'(x)). A variant that fails is
+ * (relu(z + b); dW, db and W, b after SGD; dx * relu'(x)). The tensor-core variants
+ * are checked per output against their precision's bound instead: |gpu - ref| <=
+ * 2^-9 S (tf32) or 2^-7 S (bf16) + 1e-5 (1 + sqrt K), S = the sum of |products| of
+ * that output (the same reference on |x|, |W|, |dz|): TF32 keeps 10 mantissa bits,
+ * bf16 7, so each product is off by ~2^-10 / 2^-8 of its size (tests/test_fused.c
+ * states the same bounds). A variant that fails is
  * reported as FAIL and not timed. Timing (ffnn_lab_time): CUDA events on the lab's
  * stream; a spin kernel keeps the GPU busy while `inner` copies of the call are queued
  * (inner: enough copies for ~200 us, at most 20), so the events time the GPU running
  * them back to back; warm-up 3 calls, then the median over the repeats of (elapsed /
  * inner). naive / tiled input_grad: dense.cu launches dx only together with dW, so
  * its time is the median of dense_backward(dW + dx) minus that variant's dW-only
- * median. GFLOP/s = 2 M N K / time; % of the project's FP32 CUDA-core ceiling of the
- * H200, 51 TFLOP/s (docs/RESULTS.md, src/backend/cuda/dense.cu: 132 SMs x 128 lanes x
- * 2 FLOP per FMA at about 1.5 GHz sustained).
+ * median. GFLOP/s = 2 M N K / time; % of the ceiling of the variant's arithmetic on the
+ * H200: FP32 CUDA cores 51 TFLOP/s (docs/RESULTS.md, src/backend/cuda/dense.cu: 132
+ * SMs x 128 lanes x 2 FLOP per FMA at about 1.5 GHz sustained), TF32 tensor cores
+ * 411 TFLOP/s (/work/shared/BENCHMARKS.md: PyTorch 8192^3), BF16 788 TFLOP/s (the
+ * device notes' PyTorch 8192^3 bf16 product on random data).
  */
 #include <math.h>
 #include <stddef.h>
@@ -39,6 +47,8 @@
 
 #define TOL 1e-5              /* max |gpu - ref| / max |ref| */
 #define CEILING_TFLOPS 51.0   /* FP32 CUDA-core ceiling of the H200 (datasheet) */
+#define CEILING_TF32 411.0    /* TF32 tensor cores, measured 8192^3 (BENCHMARKS.md) */
+#define CEILING_BF16 788.0    /* BF16 tensor cores, measured 8192^3 (device notes) */
 #define REF_FULL_MAX 3.0e8    /* M N K up to this: every output checked */
 #define REF_SAMPLES 4096      /* else: this many outputs at random positions */
 #define MAX_REPEATS 1001
@@ -58,8 +68,10 @@ static const char *usage =
     "epilogue: relu + bias; db + SGD; relu') and cublas (cublasSgemm, FP32). Every\n"
     "variant is checked against the CPU reference on fresh random data first (FAIL\n"
     "rows are not timed), then timed with CUDA events: median us, GFLOP/s and % of the\n"
-    "51 TFLOP/s FP32 ceiling. Writes DIR/kernels.csv and DIR/kernels_table.md. Needs a\n"
-    "CUDA GPU.\n"
+    "51 TFLOP/s FP32 ceiling. On tensor cores (checked within 2^-9 S tf32, 2^-7 S\n"
+    "bf16; %% of 411 / 788 TFLOP/s): wmma_tf32, mma_tf32_128, mma_tf32_64,\n"
+    "mma_bf16_128, mma_bf16_64 (src/backend/cuda/gemm_mma.cu), cublas_tf32,\n"
+    "cublas_bf16. Writes DIR/kernels.csv and DIR/kernels_table.md. Needs a CUDA GPU.\n"
     "\n"
     "layers: batch 64, 256, 1024 x (784 -> 256, 256 -> 10), then 1024^3 and 4096^3\n"
     "\n"
@@ -68,6 +80,8 @@ static const char *usage =
     "                default --out build/bench-quick\n"
     "  --repeats N   timed samples per variant, median reported (default 20)\n"
     "  --no-big      skip the 4096^3 layer\n"
+    "  --variants L  only these variants (comma-separated names, e.g.\n"
+    "                mma_tf32_64,wmma_tf32,cublas_tf32); default all\n"
     "  --out DIR     where the CSV and the table go (default bench/results)\n"
     "  -h, --help    this help\n";
 
@@ -78,6 +92,8 @@ typedef struct layer {
 typedef struct options {
     int quick, repeats, big;
     const char *out;
+    const char *variants; /* comma-separated names, NULL: all */
+    unsigned mask;        /* bit v: variant v runs */
 } options;
 
 typedef struct row {
@@ -276,6 +292,7 @@ static ffnn_status lab_launch(void *arg)
  * and buffers for the results read back. */
 typedef struct host_bufs {
     float *x, *W, *b, *dz, *got, *db, *ref_db, *gotW, *tmp;
+    float *ax, *aW, *adz; /* |x|, |W|, |dz|: the S reference of the tensor-core bound */
 } host_bufs;
 
 /* Check fused weight_grad's epilogue beyond dW: db, and W, b after SGD; returns the
@@ -294,10 +311,41 @@ static double check_sgd_epilogue(const layer *L, const bufs *d, host_bufs *h,
     return fmax(err, check("b after SGD", &rbp, h->got, NULL, e, NULL, TOL, 0.0));
 }
 
+/* TFLOP/s ceiling of variant v's arithmetic. */
+static double variant_ceiling(int v)
+{
+    const int p = ffnn_matmul_lab_variant_precision(v);
+    return p == 1 ? CEILING_TF32 : p == 2 ? CEILING_BF16 : CEILING_TFLOPS;
+}
+
+/* A tensor-core result against its bound: |got - want| <= 2^e S + 1e-5 (1 + sqrt K)
+ * per output (e = -9 tf32, -7 bf16; S from sref at the same outputs); prints the
+ * first faults; returns the largest |got - want| / S (INFINITY on a fault). */
+static double check_scaled(const char *what, const reference *ref, const reference *sref,
+                           const float *got, int precision, long K)
+{
+    const double frac = ldexp(1.0, precision == 2 ? -7 : -9);
+    const double atol = 1e-5 * (1.0 + sqrt((double)K));
+    double worst = 0.0;
+    size_t bad = 0;
+    for (size_t i = 0; i < ref->n; i++) {
+        const double g = got[ref->idx != NULL ? ref->idx[i] : i];
+        const double err = fabs(g - (double)ref->want[i]), S = (double)sref->want[i];
+        if (!(err <= frac * S + atol)) {
+            if (bad++ < 10)
+                fprintf(stderr, "    %s[%zu]: got %.9g, want %.9g (S %.4g)\n", what,
+                        ref->idx != NULL ? ref->idx[i] : i, g, (double)ref->want[i], S);
+        } else if (S > 0.0 && err / S > worst) {
+            worst = err / S;
+        }
+    }
+    return bad ? INFINITY : worst;
+}
+
 /* Check then time variant v of op (its row r); dw_us: the variants' dW-only times. */
 static void run_variant(kernels_run *k, void *lab, const layer *L, const bufs *d,
-                        host_bufs *h, ffnn_matmul_lab_args *a, const reference *ref, int v,
-                        double *dw_us, row *r)
+                        host_bufs *h, ffnn_matmul_lab_args *a, const reference *ref,
+                        const reference *sref, int v, double *dw_us, row *r)
 {
     const int op = a->op, fused = v == FFNN_MM_FUSED;
     const epi_ctx ectx = {L, h->b, h->x, h->W};
@@ -331,14 +379,20 @@ static void run_variant(kernels_run *k, void *lab, const layer *L, const bufs *d
     const expect_fn expect = fused && op == FFNN_MM_FORWARD ? expect_forward
                              : fused && op == FFNN_MM_DX    ? expect_dx
                                                             : NULL;
-    double err = check(ffnn_matmul_lab_op_name(op), ref, h->got, expect, &ectx, h->tmp, 0.0,
-                       TOL);
-    if (fused && op == FFNN_MM_DW) err = fmax(err, check_sgd_epilogue(L, d, h, ref, &ectx));
+    const int prec = ffnn_matmul_lab_variant_precision(v);
+    double err;
+    if (prec != 0) { /* tensor cores: per output within 2^-9 / 2^-7 S (+ atol) */
+        err = check_scaled(ffnn_matmul_lab_op_name(op), ref, sref, h->got, prec, r->K);
+    } else {
+        err = check(ffnn_matmul_lab_op_name(op), ref, h->got, expect, &ectx, h->tmp, 0.0, TOL);
+        if (fused && op == FFNN_MM_DW) err = fmax(err, check_sgd_epilogue(L, d, h, ref, &ectx));
+    }
     r->err = err;
-    if (!(err <= TOL)) {
+    const double bound = prec == 0 ? TOL : ldexp(1.0, prec == 2 ? -7 : -9);
+    if (!(err <= bound)) {
         snprintf(r->status, sizeof r->status, "FAIL");
-        fprintf(stderr, "    %s: FAIL, error %.3g > %.1g\n", ffnn_matmul_lab_variant_name(v),
-                err, TOL);
+        fprintf(stderr, "    %s: FAIL, error %.3g > %.3g\n", ffnn_matmul_lab_variant_name(v),
+                err, bound);
         return;
     }
     /* time */
@@ -362,8 +416,8 @@ static void run_variant(kernels_run *k, void *lab, const layer *L, const bufs *d
     }
     const double flop = 2.0 * (double)r->M * (double)r->N * (double)r->K;
     r->gflops = ffnn_lab_rate(flop, r->us * 1e3); /* FLOP per ns = GFLOP/s */
-    r->pct = ffnn_lab_pct(r->gflops, CEILING_TFLOPS * 1e3);
-    fprintf(stderr, "    %-10s %10.2f us %9.1f GFLOP/s %5.1f%%  err %.2g\n",
+    r->pct = ffnn_lab_pct(r->gflops, variant_ceiling(v) * 1e3);
+    fprintf(stderr, "    %-12s %10.2f us %9.1f GFLOP/s %5.1f%%  err %.2g\n",
             ffnn_matmul_lab_variant_name(v), r->us, r->gflops, r->pct, err);
 }
 
@@ -392,6 +446,15 @@ static ffnn_status layer_setup(const layer *L, uint64_t seed, bufs *d, host_bufs
     for (size_t i = 0; i < 4 && st == FFNN_OK; i++) {
         st = ffnn_lab_fill_uniform(*dst[i], n[i], seed * 4 + i, -1.0f, 1.0f);
         if (st == FFNN_OK) st = ffnn_lab_download(host[i], *dst[i], n[i] * 4);
+    }
+    h->ax = malloc(nx * sizeof(float)), h->aW = malloc(nw * sizeof(float));
+    h->adz = malloc(nz * sizeof(float));
+    if (st == FFNN_OK && (!h->ax || !h->aW || !h->adz))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of host memory");
+    if (st == FFNN_OK) {
+        for (size_t i = 0; i < nx; i++) h->ax[i] = fabsf(h->x[i]);
+        for (size_t i = 0; i < nw; i++) h->aW[i] = fabsf(h->W[i]);
+        for (size_t i = 0; i < nz; i++) h->adz[i] = fabsf(h->dz[i]);
     }
     for (size_t o = 0; o < L->out; o++) { /* db: dense.c's order */
         float s = 0.0f;
@@ -430,12 +493,24 @@ static int run_layer(kernels_run *k, void *lab, const layer *L, uint64_t seed)
             ref_free(&ref);
             goto done;
         }
+        /* S = sum |products| at the same outputs (same seed: same samples), for the
+         * tensor-core variants' bound */
+        reference sref;
+        memset(&sref, 0, sizeof sref);
+        if ((k->o->mask >> FFNN_MM_WMMA_TF32) != 0 &&
+            ref_build(k, op, L, h.ax, h.aW, h.adz, &sref, seed * 7 + (uint64_t)op) != 0) {
+            ref_free(&ref);
+            ref_free(&sref);
+            goto done;
+        }
         fprintf(stderr, "  %zux%zu->%zu %s: reference %s (%.2f s)\n", L->batch, L->in, L->out,
                 ffnn_matmul_lab_op_name(op), ref.idx ? "sampled" : "full",
                 ffnn_bench_now_s() - t0);
         for (int v = 0; v < FFNN_MM_VARIANTS; v++)
-            run_variant(k, lab, L, &d, &h, &a, &ref, v, dw_us, new_row(k, L, op, v));
+            if (k->o->mask & (1u << v))
+                run_variant(k, lab, L, &d, &h, &a, &ref, &sref, v, dw_us, new_row(k, L, op, v));
         ref_free(&ref);
+        ref_free(&sref);
     }
     rc = 0;
 done:
@@ -469,7 +544,7 @@ static void csv_row(FILE *f, const void *vr, const void *vk)
 static void write_table(FILE *f, const void *vk)
 {
     const kernels_run *k = vk;
-    ffnn_bench_md_heading(f, &k->run, "Kernel lab: the matmuls of a dense layer, six variants");
+    ffnn_bench_md_heading(f, &k->run, "Kernel lab: the matmuls of a dense layer, side by side");
     fprintf(f, " GPU: %s.\n\n", k->gpu_desc);
     fprintf(f, "forward z = x W^T (M = batch, N = out, K = in); weight_grad dW = dz^T x "
                "(M = out, N = in, K = batch); input_grad dx = dz W (M = batch, N = in, "
@@ -481,21 +556,28 @@ static void write_table(FILE *f, const void *vk)
                "ceiling (the project's figure, ~1.5 GHz sustained; at the 1.98 GHz maximum "
                "SM clock the FP32 peak is 67 TFLOP/s, so a kernel can show > 100%%). "
                "naive/tiled input_grad: dense_backward(dW + dx) minus its dW-only "
-               "time.\n\n",
+               "time. Tensor-core variants (wmma_tf32, mma_*, cublas_tf32/bf16): plain "
+               "matmuls, each output within 2^-9 S (tf32) or 2^-7 S (bf16) + 1e-5 (1 + "
+               "sqrt K), S = sum of |products| (max rel err column: the largest "
+               "|err| / S); %% of the %.0f (TF32) / %.0f (BF16) TFLOP/s ceilings.\n\n",
             TOL, k->sampled_any ? "; layers above 3e8 multiply-adds: 4096 sampled outputs" : "",
-            CEILING_TFLOPS);
+            CEILING_TFLOPS, CEILING_TF32, CEILING_BF16);
     /* summary: one line per (layer, op), us and % ceiling per variant */
     fprintf(f, "| layer | op | M x N x K |");
+    size_t nv = 0; /* the variants run, in order: one group of rows per (layer, op) */
     for (int v = 0; v < FFNN_MM_VARIANTS; v++)
-        fprintf(f, " %s us (%% ceil) |", ffnn_matmul_lab_variant_name(v));
+        if (k->o->mask & (1u << v)) {
+            fprintf(f, " %s us (%% ceil) |", ffnn_matmul_lab_variant_name(v));
+            nv++;
+        }
     fprintf(f, "\n|---|---|---|");
-    for (int v = 0; v < FFNN_MM_VARIANTS; v++) fprintf(f, "---:|");
+    for (size_t v = 0; v < nv; v++) fprintf(f, "---:|");
     fputc('\n', f);
-    for (size_t i = 0; i < k->run.n_rows; i += FFNN_MM_VARIANTS) {
+    for (size_t i = 0; nv > 0 && i < k->run.n_rows; i += nv) {
         const row *r0 = FFNN_BENCH_ROW(&k->run, const row, i);
         fprintf(f, "| %zux%zu->%zu | %s | %ldx%ldx%ld |", r0->L.batch, r0->L.in, r0->L.out,
                 ffnn_matmul_lab_op_name(r0->op), r0->M, r0->N, r0->K);
-        for (size_t j = i; j < i + FFNN_MM_VARIANTS && j < k->run.n_rows; j++) {
+        for (size_t j = i; j < i + nv && j < k->run.n_rows; j++) {
             const row *r = FFNN_BENCH_ROW(&k->run, const row, j);
             if (strcmp(r->status, "ok") != 0)
                 fprintf(f, " **%s** |", r->status);
@@ -554,9 +636,46 @@ static int run_suite(kernels_run *k)
 
 #endif /* FFNN_HAVE_CUDA */
 
+/* --variants: comma-separated variant names -> *mask (NULL: all). 0, or -1 after
+ * printing the unknown name and the known ones. */
+static int parse_variants(const char *prog, const char *list, unsigned *mask)
+{
+    *mask = 0;
+    if (list == NULL) {
+        *mask = (1u << FFNN_MM_VARIANTS) - 1u;
+        return 0;
+    }
+    const char *p = list;
+    while (*p != 0) {
+        const char *end = strchr(p, ',');
+        const size_t len = end != NULL ? (size_t)(end - p) : strlen(p);
+        int found = -1;
+        for (int v = 0; v < FFNN_MM_VARIANTS; v++) {
+            const char *name = ffnn_matmul_lab_variant_name(v);
+            if (strlen(name) == len && strncmp(name, p, len) == 0) found = v;
+        }
+        if (found < 0) {
+            fprintf(stderr, "%s: --variants: unknown variant '%.*s' at character %zu; known:",
+                    prog, (int)len, p, (size_t)(p - list) + 1);
+            for (int v = 0; v < FFNN_MM_VARIANTS; v++)
+                fprintf(stderr, " %s", ffnn_matmul_lab_variant_name(v));
+            fputc('\n', stderr);
+            return -1;
+        }
+        *mask |= 1u << found;
+        p += len;
+        if (*p == ',') p++;
+    }
+    if (*mask == 0) {
+        fprintf(stderr, "%s: --variants: no variant named\n", prog);
+        return -1;
+    }
+    return 0;
+}
+
 int ffnn_bench_kernels(int argc, char **argv)
 {
-    options o = {0, -1, 1, NULL};
+    options o = {0, -1, 1, NULL, NULL, 0};
     kernels_run k;
     memset(&k, 0, sizeof k);
     ffnn_bench_begin(&k.run, "kernels", sizeof(row), offsetof(row, status));
@@ -566,10 +685,12 @@ int ffnn_bench_kernels(int argc, char **argv)
         FFNN_BENCH_OPT_TEXT("out", &o.out),
         FFNN_BENCH_OPT_INT("repeats", &o.repeats, 1, MAX_REPEATS),
         FFNN_BENCH_OPT_FLAG("no-big", &o.big, 0),
+        FFNN_BENCH_OPT_TEXT("variants", &o.variants),
         FFNN_BENCH_OPT_END,
     };
     const int parsed = ffnn_bench_parse_options(&k.run, usage, opts, argc, argv);
     if (parsed != 0) return parsed == 1 ? 0 : 2;
+    if (parse_variants(k.run.prog, o.variants, &o.mask) != 0) return 2;
     if (o.repeats < 0) o.repeats = o.quick ? 5 : 20;
     if (o.out == NULL) o.out = o.quick ? "build/bench-quick" : "bench/results";
 #if FFNN_HAVE_CUDA

@@ -6,7 +6,7 @@
  *   weight   dW = dz^T x   M = out,   N = in,  K = batch  dz [batch,out]
  *   input    dx = dz W     M = batch, N = in,  K = out
  *
- * each in six variants, queued on the lab's one stream:
+ * each in the variants below, queued on the lab's one stream:
  *   naive       dense.cu's one-thread-per-output kernel (through ffnn_cuda_dense_*
  *               on a context switched to FFNN_MATMUL_NAIVE)
  *   tiled       dense.cu's shared-memory tiled kernel (FFNN_MATMUL_TILED)
@@ -21,6 +21,11 @@
  *               (ffnn_cuda_dense_backward_fused with dx NULL), input
  *               (dz W) * relu'(x) (ffnn_cuda_gemm with the dact epilogue)
  *   cublas      cublasSgemm, default math mode (FP32, no TF32), the comparator
+ *   wmma_tf32   gemm.cu's wmma kernel (FFNN_GEMM_TF32_128 / _64), plain
+ *   mma_*       gemm_mma.cu (mma.sync + cp.async) in tf32 / bf16 at the 128 and 64
+ *               block tiles, plain
+ *   cublas_tf32 / cublas_bf16   ffnn_cuda_matmul_cublas on the lab's context switched
+ *               to that precision for the call (bf16: its rounding kernel included)
  *
  * dense.cu launches dx only together with dW (dense_backward), so naive / tiled
  * "input" runs dense_backward(dW + dx); the caller subtracts that variant's dW-only
@@ -222,6 +227,28 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
         }
     case FFNN_MM_CUBLAS:
         return run_cublas(lab, A, Bm, a->C, M, N, K, ta, tb);
+    case FFNN_MM_WMMA_TF32: { /* the tile gemm.cu picked for tf32 before gemm_mma.cu */
+        const int big = ffnn_cuda_gemm_mma_pick(ctx, M, N) == FFNN_GEMM_MMA_128;
+        return ffnn_cuda_gemm(ctx, A, Bm, a->C, M, N, K, ta, tb, NULL,
+                              big ? FFNN_GEMM_TF32_128 : FFNN_GEMM_TF32_64);
+    }
+    case FFNN_MM_MMA_TF32_128:
+    case FFNN_MM_MMA_TF32_64:
+    case FFNN_MM_MMA_BF16_128:
+    case FFNN_MM_MMA_BF16_64:
+        return ffnn_cuda_gemm_mma(
+            ctx, A, Bm, a->C, M, N, K, ta, tb, NULL,
+            variant == FFNN_MM_MMA_TF32_128 || variant == FFNN_MM_MMA_BF16_128 ? FFNN_GEMM_MMA_128
+                                                                               : FFNN_GEMM_MMA_64,
+            variant == FFNN_MM_MMA_BF16_128 || variant == FFNN_MM_MMA_BF16_64);
+    case FFNN_MM_CUBLAS_TF32:
+    case FFNN_MM_CUBLAS_BF16: { /* the backend's library matmul in that precision */
+        ctx->precision = variant == FFNN_MM_CUBLAS_TF32 ? FFNN_PRECISION_TF32
+                                                        : FFNN_PRECISION_BF16;
+        const ffnn_status st = ffnn_cuda_matmul_cublas(ctx, A, Bm, NULL, a->C, M, N, K, ta, tb);
+        ctx->precision = FFNN_PRECISION_FP32;
+        return st;
+    }
     default:
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "matmul lab: unknown variant %d", variant);
     }

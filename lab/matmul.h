@@ -10,7 +10,12 @@
  * thread per output with operands made coalesced, transpose included), regblock (the
  * backend's register-blocked SGEMM), fused (regblock with the layer's epilogue:
  * forward relu(x W^T + b), weight_grad dW + db + SGD on Wp/bp, input_grad
- * (dz W) * relu'(x)), cublas (cublasSgemm, FP32 default math). The names are inline
+ * (dz W) * relu'(x)), cublas (cublasSgemm, FP32 default math); and on tensor cores
+ * (plain matmuls): wmma_tf32 (gemm.cu's first tf32 kernel), mma_tf32_128 / _64 and
+ * mma_bf16_128 / _64 (gemm_mma.cu, mma.sync + cp.async, at each block tile),
+ * cublas_tf32 (cublasGemmEx, COMPUTE_32F_FAST_TF32) and cublas_bf16 (the cublas
+ * strategy's path: fp32 operands rounded to bf16 copies by a kernel, then a bf16
+ * GEMM; the conversion is inside its time, as our kernels' is). The names are inline
  * (every build); the rest needs CUDA (FFNN_HAVE_CUDA).
  */
 #ifndef FFNN_LAB_MATMUL_H
@@ -25,13 +30,19 @@ extern "C" {
 #endif
 
 enum { FFNN_MM_NAIVE = 0, FFNN_MM_TILED = 1, FFNN_MM_TRANSPOSED = 2, FFNN_MM_REGBLOCK = 3,
-       FFNN_MM_FUSED = 4, FFNN_MM_CUBLAS = 5, FFNN_MM_VARIANTS = 6 };
+       FFNN_MM_FUSED = 4, FFNN_MM_CUBLAS = 5,
+       /* tensor cores (checked within 2^-9 S for tf32, 2^-7 S for bf16) */
+       FFNN_MM_WMMA_TF32 = 6, FFNN_MM_MMA_TF32_128 = 7, FFNN_MM_MMA_TF32_64 = 8,
+       FFNN_MM_MMA_BF16_128 = 9, FFNN_MM_MMA_BF16_64 = 10, FFNN_MM_CUBLAS_TF32 = 11,
+       FFNN_MM_CUBLAS_BF16 = 12, FFNN_MM_VARIANTS = 13 };
 enum { FFNN_MM_FORWARD = 0, FFNN_MM_DW = 1, FFNN_MM_DX = 2, FFNN_MM_OPS = 3 };
 
 static inline const char *ffnn_matmul_lab_variant_name(int variant)
 {
-    static const char *const names[FFNN_MM_VARIANTS] = {"naive",    "tiled", "transposed",
-                                                        "regblock", "fused", "cublas"};
+    static const char *const names[FFNN_MM_VARIANTS] = {
+        "naive",      "tiled",        "transposed",  "regblock",    "fused",
+        "cublas",     "wmma_tf32",    "mma_tf32_128", "mma_tf32_64", "mma_bf16_128",
+        "mma_bf16_64", "cublas_tf32", "cublas_bf16"};
     return variant >= 0 && variant < FFNN_MM_VARIANTS ? names[variant] : "?";
 }
 
@@ -39,6 +50,21 @@ static inline const char *ffnn_matmul_lab_op_name(int op)
 {
     static const char *const names[FFNN_MM_OPS] = {"forward", "weight_grad", "input_grad"};
     return op >= 0 && op < FFNN_MM_OPS ? names[op] : "?";
+}
+
+/* The arithmetic of a variant: 0 fp32, 1 tf32, 2 bf16 (its tolerance). */
+static inline int ffnn_matmul_lab_variant_precision(int variant)
+{
+    switch (variant) {
+    case FFNN_MM_WMMA_TF32:
+    case FFNN_MM_MMA_TF32_128:
+    case FFNN_MM_MMA_TF32_64:
+    case FFNN_MM_CUBLAS_TF32: return 1;
+    case FFNN_MM_MMA_BF16_128:
+    case FFNN_MM_MMA_BF16_64:
+    case FFNN_MM_CUBLAS_BF16: return 2;
+    default: return 0;
+    }
 }
 
 /* One call's operands, all device pointers. */

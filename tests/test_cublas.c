@@ -500,7 +500,7 @@ static test_result test_cublas_graph_capture(char *why, size_t why_size)
 
 /* ------------------------------------------------------------------ set_precision */
 
-/* tf32 only with the cublas, fused and graph strategies, bf16 only with cublas
+/* tf32 and bf16 only with the cublas, cublaslt, fused and graph strategies
  * (the strategies' rule, strategy/table.c: needs no GPU); fp32 everywhere; and
  * the backend refuses an unknown precision value. */
 static test_result test_cublas_set_precision_strategies(char *why, size_t why_size)
@@ -512,7 +512,7 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
     const unsigned gpu_caps = FFNN_CAP_DEVICE | FFNN_CAP_TF32 | FFNN_CAP_BF16;
     static const struct { ffnn_strategy s; int tf32, bf16; } rule[] = {
         {FFNN_STRATEGY_TILED, 0, 0},  {FFNN_STRATEGY_NAIVE, 0, 0},
-        {FFNN_STRATEGY_FUSED, 1, 0},  {FFNN_STRATEGY_GRAPH, 1, 0},
+        {FFNN_STRATEGY_FUSED, 1, 1},  {FFNN_STRATEGY_GRAPH, 1, 1},
         {FFNN_STRATEGY_CUBLAS, 1, 1}, {FFNN_STRATEGY_PERSISTENT, 0, 0},
         {FFNN_STRATEGY_CUBLASLT, 1, 1},
     };

@@ -467,7 +467,7 @@ static void abs_copy(float *dst, const float *src, size_t n)
 }
 
 /* Forward (+ bias, relu) and backward (dx, dW, db) with --precision tf32 (or bf16,
- * the cublaslt context only, within 2^-7 S) against the fp32 cpu reference: both kernel tiles (1536 x 1536 outputs take 128 x 128
+ * within 2^-7 S; the fused context runs gemm_mma.cu, cublaslt cuBLASLt) against the fp32 cpu reference: both kernel tiles (1536 x 1536 outputs take 128 x 128
  * tiles, the others 64 x 64) and all four transpose cases; db (fp32 row sums)
  * to the reference's tolerance. */
 static test_result precision_body(fixture *fx, ffnn_precision precision)
@@ -557,6 +557,156 @@ static test_result fused_tf32(char *why, size_t why_size)
     return with_gpu(why, why_size, tf32_body);
 }
 
+/* bound_exp's check with a per-output S (n values; the mode-on check only when
+ * require_differ). */
+static int scaled_close(const char *what, const float *got, const float *want,
+                        const float *S, size_t n, size_t K, int require_differ)
+{
+    size_t bad = 0, differs = 0;
+    for (size_t i = 0; i < n; ++i) {
+        const double err = fabs((double)got[i] - (double)want[i]);
+        if (!(err <= ldexp(S[i], bound_exp) + mm_atol(K))) {
+            if (bad++ == 0)
+                fprintf(stderr, "    %s: [%zu] got %.9g want %.9g (S %.4g)\n", what, i,
+                        (double)got[i], (double)want[i], (double)S[i]);
+        }
+        if (err > 1e-6 * S[i]) differs++;
+    }
+    if (bad) fprintf(stderr, "    %s: %zu of %zu outside 2^%d S\n", what, bad, n, bound_exp);
+    if (require_differ && !differs)
+        fprintf(stderr, "    %s: equal to fp32 everywhere: tensor cores not in use?\n", what);
+    return bad == 0 && (differs > 0 || !require_differ);
+}
+
+/* The tensor-core kernel (gemm_mma.cu) on the fused context, every epilogue: per
+ * shape and activation f in {identity, relu, sigmoid, tanh}: a = f(x W^T + b)
+ * (within 2^e S: |f'| <= 1), then dense_backward_fused with x_act f, bias and sgd:
+ * dx = (dz W) * f'(x) within 2^e S |f'(x)| (f' through x as activation_backward),
+ * dW within 2^e S, db bit-identical to the CPU (fp32 row sums of dz, its order), W
+ * and b after sgd bit-identical to the CPU update on the GPU's dW and the CPU's db;
+ * a forward rerun gives the same bits. e = -9 (tf32) or -7 (bf16), + mm_atol(K).
+ * Shapes: both block tiles in each of the three matmuls (1536 x 64 -> 1536: the
+ * forward on the 128 tile; 1536 x 1536 -> 64: dx; 64 x 1536 -> 1536: dW), K not a
+ * multiple of 4 or of the 32-deep k tile (129, 33, 20), K below one tile (3, 20),
+ * tiny (1 x 1 -> 1, 5 x 3 -> 7) and unaligned float4 rows (37 x 129 -> 65). */
+static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
+{
+    static const shape shapes[] = {{1536, 64, 1536}, {1536, 1536, 64}, {64, 1536, 1536},
+                                   {37, 129, 65},    {130, 20, 70},    {64, 33, 130},
+                                   {5, 3, 7},        {1, 1, 1},        {256, 784, 256}};
+    static const ffnn_activation fs[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
+                                         FFNN_ACT_TANH};
+    rng r = {0x3a3aULL + (uint64_t)precision};
+    const float lr = 0.05f;
+    bound_exp = precision == FFNN_PRECISION_BF16 ? -7 : -9;
+    CHECK_OK(fx->gpu->set_precision(fx->ctx, precision));
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+        const shape s = shapes[si];
+        const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+        const size_t big = nx > nw ? (nx > nz ? nx : nz) : (nw > nz ? nw : nz);
+        float *x = malloc(nx * 4), *W = malloc(nw * 4), *b = malloc(s.out * 4);
+        float *dz = malloc(nz * 4), *ax = malloc(nx * 4), *aW = malloc(nw * 4);
+        float *adz = malloc(nz * 4), *ab = malloc(s.out * 4), *want = malloc(big * 4);
+        float *S = malloc(big * 4), *got = malloc(big * 4), *got2 = malloc(big * 4);
+        float *dx_c = malloc(nx * 4), *dW_c = malloc(nw * 4), *db_c = malloc(s.out * 4);
+        float *Sdx = malloc(nx * 4), *SdW = malloc(nw * 4), *tmp = malloc(big * 4);
+        float *gdW = malloc(nw * 4), *Wn = malloc(nw * 4), *bn = malloc(s.out * 4);
+        test_result res = TEST_FAIL;
+        char what[160];
+        if (!x || !W || !b || !dz || !ax || !aW || !adz || !ab || !want || !S || !got ||
+            !got2 || !dx_c || !dW_c || !db_c || !Sdx || !SdW || !tmp || !gdW || !Wn || !bn)
+            goto done;
+        fill_uniform(&r, x, nx, -1.0f, 1.0f);
+        fill_uniform(&r, W, nw, -1.0f, 1.0f);
+        fill_uniform(&r, b, s.out, -1.0f, 1.0f);
+        fill_uniform(&r, dz, nz, -1.0f, 1.0f);
+        abs_copy(ax, x, nx), abs_copy(aW, W, nw), abs_copy(adz, dz, nz), abs_copy(ab, b, s.out);
+        ffnn_cpu_dense_forward(ax, aW, ab, S, s.batch, s.in, s.out); /* S of the forward */
+        ffnn_cpu_dense_backward(x, W, dz, dx_c, dW_c, db_c, s.batch, s.in, s.out);
+        ffnn_cpu_dense_backward(ax, aW, adz, Sdx, SdW, tmp, s.batch, s.in, s.out);
+        for (size_t fi = 0; fi < sizeof fs / sizeof fs[0]; ++fi) {
+            const ffnn_activation f = fs[fi];
+            const int differ = nz >= 64; /* tiny outputs may all round back */
+            snprintf(what, sizeof what, "%s %zux%zu->%zu %s", ffnn_precision_name(precision),
+                     s.batch, s.in, s.out, ffnn_activation_name(f));
+            fx_reset(fx);
+            const float *d_x = dev_f32(fx, x, nx), *d_dz = dev_f32(fx, dz, nz);
+            float *d_W = dev_f32(fx, W, nw), *d_b = dev_f32(fx, b, s.out);
+            float *d_a = dev_f32(fx, NULL, nz), *d_dx = dev_f32(fx, NULL, nx);
+            float *d_dW = dev_f32(fx, NULL, nw), *d_db = dev_f32(fx, NULL, s.out);
+            CHECK(d_x && d_dz && d_W && d_b && d_a && d_dx && d_dW && d_db,
+                  "device buffers: %s", ffnn_last_error());
+            /* forward: f(x W^T + b), twice (same bits) */
+            CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
+                                                s.out, f));
+            CHECK(get_f32(fx, got, d_a, nz), "download: %s", ffnn_last_error());
+            ffnn_cpu_dense_forward(x, W, b, want, s.batch, s.in, s.out);
+            ffnn_cpu_activation_forward(f, 0.0f, want, want, nz);
+            if (!scaled_close("forward", got, want, S, nz, s.in, differ)) goto fail;
+            CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
+                                                s.out, f));
+            CHECK(get_f32(fx, got2, d_a, nz), "download: %s", ffnn_last_error());
+            if (!same_bits("forward rerun", got2, got, nz)) goto fail;
+            /* backward with x_act f, bias, sgd */
+            ffnn_optimizer_step step;
+            memset(&step, 0, sizeof step);
+            step.kind = FFNN_OPT_SGD;
+            step.lr = lr;
+            CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
+                                                   d_db, s.batch, s.in, s.out, f, &step));
+            ffnn_cpu_activation_backward(f, 0.0f, x, dx_c, want, nx);
+            ffnn_cpu_activation_backward(f, 0.0f, x, Sdx, tmp, nx); /* S |f'(x)| */
+            abs_copy(tmp, tmp, nx);
+            CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
+            if (!scaled_close("dx", got, want, tmp, nx, s.out, differ && nx >= 64)) goto fail;
+            CHECK(get_f32(fx, gdW, d_dW, nw), "download: %s", ffnn_last_error());
+            if (!scaled_close("dW", gdW, dW_c, SdW, nw, s.batch, differ && nw >= 64))
+                goto fail;
+            CHECK(get_f32(fx, got, d_db, s.out), "download: %s", ffnn_last_error());
+            if (!same_bits("db (the CPU's summation order)", got, db_c, s.out)) goto fail;
+            CHECK(get_f32(fx, got, d_W, nw), "download: %s", ffnn_last_error());
+            memcpy(Wn, W, nw * sizeof(float));
+            ffnn_cpu_sgd_update(Wn, gdW, nw, lr);
+            if (!same_bits("W after sgd (on the GPU's dW)", got, Wn, nw)) goto fail;
+            CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
+            memcpy(bn, b, s.out * sizeof(float));
+            ffnn_cpu_sgd_update(bn, db_c, s.out, lr);
+            if (!same_bits("b after sgd", got, bn, s.out)) goto fail;
+        }
+        res = TEST_PASS;
+        goto done;
+    fail:
+        fprintf(stderr, "    (case %s)\n", what);
+    done:
+        free(x), free(W), free(b), free(dz), free(ax), free(aW), free(adz), free(ab);
+        free(want), free(S), free(got), free(got2), free(dx_c), free(dW_c), free(db_c);
+        free(Sdx), free(SdW), free(tmp), free(gdW), free(Wn), free(bn);
+        if (res != TEST_PASS) return res;
+    }
+    return TEST_PASS;
+}
+
+static test_result mma_tf32_body(fixture *fx)
+{
+    return mma_epilogues_body(fx, FFNN_PRECISION_TF32);
+}
+static test_result mma_bf16_body(fixture *fx)
+{
+    return mma_epilogues_body(fx, FFNN_PRECISION_BF16);
+}
+static test_result fused_bf16(char *why, size_t why_size)
+{
+    return with_gpu(why, why_size, bf16_body);
+}
+static test_result fused_mma_tf32(char *why, size_t why_size)
+{
+    return with_gpu(why, why_size, mma_tf32_body);
+}
+static test_result fused_mma_bf16(char *why, size_t why_size)
+{
+    return with_gpu(why, why_size, mma_bf16_body);
+}
+
 /* The same checks on the cublaslt strategy's context (the fused ops on cuBLASLt
  * epilogues, src/backend/cuda/cublas.cu): the tolerances above, except db (its
  * own summation order: the matmul tolerance) and b after sgd (bit-identical to
@@ -584,6 +734,9 @@ const test_case fused_tests[] = {
     {"fused_act_forward", fused_act_forward},
     {"fused_backward", fused_backward},
     {"fused_tf32_tensor_cores_vs_cpu", fused_tf32},
+    {"fused_bf16_tensor_cores_vs_cpu", fused_bf16},
+    {"fused_tf32_mma_epilogues_shapes_vs_cpu", fused_mma_tf32},
+    {"fused_bf16_mma_epilogues_shapes_vs_cpu", fused_mma_bf16},
     {"cublaslt_act_forward_vs_cpu", lt_act_forward},
     {"cublaslt_backward_vs_cpu", lt_backward},
     {"cublaslt_tf32_vs_cpu", lt_tf32},

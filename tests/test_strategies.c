@@ -145,6 +145,77 @@ static test_result persistent_follows(char *w, size_t n)
     return follows_cpu(FFNN_STRATEGY_PERSISTENT, w, n);
 }
 
+/* --precision tf32 / bf16 on the fused and graph strategies (their matmuls on
+ * gemm_mma.cu's tensor-core kernel) against the fp32 cpu reference, 200 steps of
+ * sgd (the update in the dW kernel's epilogue) on two nets that use every fused
+ * activation. Tolerance, per step, relative to the cpu's batch loss: 2^-7 (tf32),
+ * 2^-5 (bf16). Each matmul output is within 2^-9 S (tf32) / 2^-7 S (bf16) of the
+ * fp32 one (tests/test_fused.c); the loss is a mean over the batch of a smooth
+ * function of the logits, and 200 steps at lr 0.05 let the parameters drift by a
+ * few such errors: the bounds leave 4x over the per-matmul bound. cuBLAS in the
+ * same precision runs beside them as a control (its worst difference printed). */
+#define TRAIN_REL_TF32 (1.0 / 128.0)
+#define TRAIN_REL_BF16 (1.0 / 32.0)
+static test_result tensor_follows(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    const char *archs[] = {"784-64relu-10", "784-48sigmoid-24tanh-10"};
+    const ffnn_strategy kinds[] = {FFNN_STRATEGY_FUSED, FFNN_STRATEGY_GRAPH,
+                                   FFNN_STRATEGY_CUBLAS};
+    const ffnn_precision precs[] = {FFNN_PRECISION_TF32, FFNN_PRECISION_BF16};
+    for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 2; p++)
+            for (int k = 0; k < 3; k++) {
+                ffnn_model *m = NULL;
+                CHECK_OK(ffnn_model_create(archs[a], &m));
+                CHECK_OK(ffnn_model_init(m, 3));
+                ffnn_train_config cfg = ffnn_train_config_default();
+                cfg.batch_size = 64;
+                cfg.learning_rate = 0.05f;
+                cfg.seed = 5;
+                ffnn_train_config ref_cfg = cfg;
+                ref_cfg.device = FFNN_DEVICE_CPU;
+                ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+                cfg.device = FFNN_DEVICE_CUDA;
+                cfg.strategy = kinds[k];
+                cfg.precision = precs[p];
+                ffnn_trainer *cpu = NULL, *gpu = NULL;
+                CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
+                CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+                const double bound = precs[p] == FFNN_PRECISION_BF16 ? TRAIN_REL_BF16
+                                                                     : TRAIN_REL_TF32;
+                const int control = kinds[k] == FFNN_STRATEGY_CUBLAS;
+                const int steps = test_quick() ? 4 : 200;
+                double worst = 0;
+                for (int st = 1; st <= steps; st++) {
+                    double lc, lg;
+                    CHECK_OK(ffnn_trainer_step(cpu, &lc));
+                    CHECK_OK(ffnn_trainer_step(gpu, &lg));
+                    const double rel = fabs(lg - lc) / fabs(lc);
+                    if (rel > worst)
+                        worst = rel;
+                    CHECK(control || rel <= bound,
+                          "%s %s %s step %d: cpu loss %.8f, cuda loss %.8f (rel %.2e > %.2e)",
+                          archs[a], ffnn_strategy_name(kinds[k]),
+                          ffnn_precision_name(precs[p]), st, lc, lg, rel, bound);
+                }
+                printf("     %s %s %s: %d steps, worst relative loss difference %.2e "
+                       "(bound %.2e%s)\n",
+                       archs[a], ffnn_strategy_name(kinds[k]), ffnn_precision_name(precs[p]),
+                       steps, worst, bound, control ? ", control: not enforced" : "");
+                ffnn_trainer_free(cpu);
+                ffnn_trainer_free(gpu);
+                ffnn_model_free(m);
+            }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
 static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
 {
     (void)user, (void)t, (void)epoch, (void)steps;
@@ -559,6 +630,7 @@ const test_case strategies_tests[] = {
     {"strategies_fused_follows_cpu_200_steps", fused_follows},
     {"strategies_cublaslt_follows_cpu_200_steps", cublaslt_follows},
     {"strategies_graph_follows_cpu_200_steps", graph_follows},
+    {"strategies_fused_graph_tf32_bf16_follow_cpu_200_steps", tensor_follows},
     {"strategies_persistent_follows_cpu_200_steps", persistent_follows},
     {"strategies_graph_epoch_launches_follow_cpu", graph_launches},
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},

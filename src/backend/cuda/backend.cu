@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "common.cuh"
+#include "gemm.cuh"
 
 /* ------------------------------------------------------------------ device queries */
 
@@ -49,7 +50,7 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
                                                 ctx->device));
     if (ctx->sm_count < 1) ctx->sm_count = 1;
     FFNN_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
-    return FFNN_OK;
+    return ffnn_cuda_gemm_mma_init(ctx); /* its kernels' shared-memory opt-in */
 }
 
 /* Check *o against what this backend takes (backend.h ffnn_backend_options). */

@@ -43,7 +43,7 @@
  */
 #include <mma.h>
 
-#include "gemm.cuh"
+#include "gemm_epilogue.cuh"
 
 #define GEMM_THREADS 256
 
@@ -140,64 +140,8 @@ static __device__ __forceinline__ void gemm_frag(const float *S, int t, float (&
     }
 }
 
-/* ------------------------------------------------------------------ epilogue */
-
-/* The epilogue of one output value (gemm.cuh order). x: X[row,col] when dact_x. */
-static __device__ __forceinline__ float gemm_epi_value(const ffnn_gemm_epilogue &ep, float acc,
-                                                       float bias, float x)
-{
-    float v = acc;
-    if (ep.bias != NULL) v = __fadd_rn(v, bias);
-    /* relu first, outside the activation switch (the _basic one: identity, relu,
-     * sigmoid, tanh; fused.cu refuses the others): the same work for relu as
-     * before, the same values (ffnn_dev_relu, ffnn_dev_act_backward's relu case) */
-    if (ep.act == FFNN_ACT_RELU) v = ffnn_dev_relu(v);
-    else if (ep.act != FFNN_ACT_IDENTITY) v = ffnn_dev_act_forward_basic(ep.act, v);
-    if (ep.dact_x != NULL)
-        v = ep.dact == FFNN_ACT_RELU ? __fmul_rn(v, x > 0.0f ? 1.0f : 0.0f)
-                                     : ffnn_dev_act_backward_basic(ep.dact, v, x);
-    return v;
-}
-
-/* Outputs (row, col..col+W-1) of one thread, W <= 4: epilogue, store, SGD; columns
- * >= N skipped. vec4 (W == 4, all four in range, pointers 16-byte aligned): float4
- * accesses. Not inlined: the kernel calls it a few times per tile (one copy of the
- * activation code per kernel instead of one per output keeps compile times short);
- * a matmul without epilogue stores inline instead. */
-static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
-                                                 float *__restrict__ C, int N, int row,
-                                                 int col, float4 acc, int w, int vec4)
-{
-    const size_t idx = (size_t)row * N + col;
-    const float a[4] = {acc.x, acc.y, acc.z, acc.w};
-    if (vec4) {
-        float4 b = make_float4(0.0f, 0.0f, 0.0f, 0.0f), x = b;
-        if (ep.bias != NULL) b = *(const float4 *)(ep.bias + col);
-        if (ep.dact_x != NULL) x = *(const float4 *)(ep.dact_x + idx);
-        float4 v;
-        v.x = gemm_epi_value(ep, a[0], b.x, x.x);
-        v.y = gemm_epi_value(ep, a[1], b.y, x.y);
-        v.z = gemm_epi_value(ep, a[2], b.z, x.z);
-        v.w = gemm_epi_value(ep, a[3], b.w, x.w);
-        *(float4 *)(C + idx) = v;
-        if (ep.sgd_param != NULL) {
-            float4 p = *(float4 *)(ep.sgd_param + idx);
-            p.x = ffnn_dev_sgd(p.x, ep.lr, v.x);
-            p.y = ffnn_dev_sgd(p.y, ep.lr, v.y);
-            p.z = ffnn_dev_sgd(p.z, ep.lr, v.z);
-            p.w = ffnn_dev_sgd(p.w, ep.lr, v.w);
-            *(float4 *)(ep.sgd_param + idx) = p;
-        }
-        return;
-    }
-    for (int j = 0; j < w && col + j < N; ++j) {
-        const float v = gemm_epi_value(ep, a[j], ep.bias != NULL ? ep.bias[col + j] : 0.0f,
-                                       ep.dact_x != NULL ? ep.dact_x[idx + j] : 0.0f);
-        C[idx + j] = v;
-        if (ep.sgd_param != NULL)
-            ep.sgd_param[idx + j] = ffnn_dev_sgd(ep.sgd_param[idx + j], ep.lr, v);
-    }
-}
+/* The per-element epilogue (gemm_epi_value, gemm_epi_run) is gemm_epilogue.cuh's,
+ * shared with gemm_mma.cu. */
 
 /* Strip s (SW = 1, 2 or 4 consecutive values) of a micro-tile row, as a float4
  * (unused lanes 0). */
@@ -571,6 +515,8 @@ extern "C" const char *ffnn_cuda_gemm_config_name(int config)
     case FFNN_GEMM_16: return "16x16x64";
     case FFNN_GEMM_TF32_128: return "tf32 128x128x16";
     case FFNN_GEMM_TF32_64: return "tf32 64x64x16";
+    case FFNN_GEMM_MMA_128: return "mma 128x128x32 3-stage";
+    case FFNN_GEMM_MMA_64: return "mma 64x64x32 4-stage";
     default: return "auto";
     }
 }
@@ -592,12 +538,11 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
         e = *ep;
     else
         memset(&e, 0, sizeof e);
-    if (config == FFNN_GEMM_AUTO && ctx->precision == FFNN_PRECISION_TF32) {
-        const long long b128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
-        return b128 >= ctx->sm_count
-                   ? gemm_tf32_launch<128, 128>(ctx, A, B, C, M, N, K, trans_a, trans_b, e)
-                   : gemm_tf32_launch<64, 64>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
-    }
+    /* tensor cores: gemm_mma.cu (mma.sync, cp.async pipeline) */
+    if ((config == FFNN_GEMM_AUTO && ctx->precision != FFNN_PRECISION_FP32) ||
+        config == FFNN_GEMM_MMA_128 || config == FFNN_GEMM_MMA_64)
+        return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, &e, config,
+                                  ctx->precision == FFNN_PRECISION_BF16);
     if (config == FFNN_GEMM_TF32_128)
         return gemm_tf32_launch<128, 128>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
     if (config == FFNN_GEMM_TF32_64)

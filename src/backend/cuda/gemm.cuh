@@ -56,9 +56,13 @@ enum {
     FFNN_GEMM_64 = 2,  /* 64x64 x 16, 4x4 per thread   */
     FFNN_GEMM_32 = 3,  /* 32x32 x 32, 2x2 per thread   */
     FFNN_GEMM_16 = 4,  /* 16x16 x 64, 1x1 per thread   */
-    FFNN_GEMM_TF32_128 = 5, /* tensor cores, 128x128 x 16 (--precision tf32)  */
-    FFNN_GEMM_TF32_64 = 6   /* tensor cores, 64x64 x 16                       */
+    FFNN_GEMM_TF32_128 = 5, /* wmma tensor cores, 128x128 x 16 (the first tf32  */
+    FFNN_GEMM_TF32_64 = 6,  /* kernel, kept for the kernel lab), 64x64 x 16     */
+    FFNN_GEMM_MMA_128 = 7,  /* gemm_mma.cu: mma.sync + cp.async, 128x128 x 32   */
+    FFNN_GEMM_MMA_64 = 8    /* 64x64 x 32 (--precision tf32 / bf16)             */
 };
+
+
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,8 +73,9 @@ extern "C" {
  * contiguous dimension is a multiple of 4 and the pointer 16-byte aligned, scalar
  * ones elsewhere); 1 <= M, N, K <= FFNN_CUDA_MAX_DIM (checked: FFNN_ERR_INVALID_
  * ARGUMENT). config: FFNN_GEMM_AUTO (the largest block tile whose grid still
- * gives every SM a block, else the smallest; with ctx->precision TF32 the tensor-
- * core kernel, 128 tiles when they fill the SMs, else 64) or a fixed FFNN_GEMM_*.
+ * gives every SM a block, else the smallest; with ctx->precision TF32 or BF16 the
+ * tensor-core kernel of gemm_mma.cu) or a fixed FFNN_GEMM_* (TF32_*: the wmma
+ * kernel; MMA_*: gemm_mma.cu in tf32, or bf16 when ctx->precision is BF16).
  * Errors: FFNN_ERR_CUDA from the launch (the context is poisoned on sticky ones).
  * Method: shared-memory tiles, double-buffered (the next tile's global loads are
  * in flight while the current one is multiplied, one barrier per k step), each
@@ -80,6 +85,25 @@ extern "C" {
 ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C, int M,
                            int N, int K, int trans_a, int trans_b,
                            const ffnn_gemm_epilogue *ep, int config);
+
+/* The tensor-core matmul of gemm_mma.cu: the same contract as ffnn_cuda_gemm (any
+ * shape, alignment, transposes, every epilogue), products on tensor cores with
+ * fp32 accumulation: bf16 = 0: mma.sync m16n8k8 tf32 (inputs rounded to TF32),
+ * bf16 = 1: m16n8k16 bf16 (inputs rounded to bfloat16, round to nearest even).
+ * config: FFNN_GEMM_AUTO (ffnn_cuda_gemm_mma_pick), FFNN_GEMM_MMA_128 or _64.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (dims, NULL, config), FFNN_ERR_CUDA.
+ * Method: PTX ISA mma.sync / ldmatrix / cp.async; a CUTLASS-style multistage
+ * shared-memory pipeline (gemm_mma.cu). ffnn_cuda_gemm calls it for AUTO when
+ * ctx->precision is TF32 or BF16. */
+ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
+                               int M, int N, int K, int trans_a, int trans_b,
+                               const ffnn_gemm_epilogue *ep, int config, int bf16);
+/* Raises the shared-memory limit of every gemm_mma kernel (above the 48 KiB
+ * default); backend.cu calls it when a context is created. Errors: FFNN_ERR_CUDA. */
+ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx);
+/* The tile ffnn_cuda_gemm_mma picks for AUTO: 128 when the 128x128 tiles give
+ * every SM a block, else 64. */
+int ffnn_cuda_gemm_mma_pick(const ffnn_cuda_ctx *ctx, int M, int N);
 
 /* The configuration ffnn_cuda_gemm picks for FFNN_GEMM_AUTO, and a config's name
  * ("128x128x8" ...). */

@@ -1,0 +1,71 @@
+/*
+ * gemm_epilogue.cuh - the per-output epilogue of the fused matmuls (gemm.cuh's order:
+ * bias, activation, activation derivative, store, SGD), the one copy that gemm.cu's
+ * FP32 / wmma kernels and gemm_mma.cu's mma.sync kernel call. Included by those two
+ * .cu files only (static device functions: an includer that does not call them
+ * would warn).
+ */
+#ifndef FFNN_CUDA_GEMM_EPILOGUE_CUH
+#define FFNN_CUDA_GEMM_EPILOGUE_CUH
+
+#include "gemm.cuh"
+
+/* The epilogue of one output value (gemm.cuh order). x: X[row,col] when dact_x. */
+static __device__ __forceinline__ float gemm_epi_value(const ffnn_gemm_epilogue &ep, float acc,
+                                                       float bias, float x)
+{
+    float v = acc;
+    if (ep.bias != NULL) v = __fadd_rn(v, bias);
+    /* relu first, outside the activation switch (the _basic one: identity, relu,
+     * sigmoid, tanh; fused.cu refuses the others): the same work for relu as
+     * before, the same values (ffnn_dev_relu, ffnn_dev_act_backward's relu case) */
+    if (ep.act == FFNN_ACT_RELU) v = ffnn_dev_relu(v);
+    else if (ep.act != FFNN_ACT_IDENTITY) v = ffnn_dev_act_forward_basic(ep.act, v);
+    if (ep.dact_x != NULL)
+        v = ep.dact == FFNN_ACT_RELU ? __fmul_rn(v, x > 0.0f ? 1.0f : 0.0f)
+                                     : ffnn_dev_act_backward_basic(ep.dact, v, x);
+    return v;
+}
+
+/* Outputs (row, col..col+W-1) of one thread, W <= 4: epilogue, store, SGD; columns
+ * >= N skipped. vec4 (W == 4, all four in range, pointers 16-byte aligned): float4
+ * accesses. Not inlined: the kernel calls it a few times per tile (one copy of the
+ * activation code per kernel instead of one per output keeps compile times short);
+ * a matmul without epilogue stores inline instead. */
+static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
+                                                 float *__restrict__ C, int N, int row,
+                                                 int col, float4 acc, int w, int vec4)
+{
+    const size_t idx = (size_t)row * N + col;
+    const float a[4] = {acc.x, acc.y, acc.z, acc.w};
+    if (vec4) {
+        float4 b = make_float4(0.0f, 0.0f, 0.0f, 0.0f), x = b;
+        if (ep.bias != NULL) b = *(const float4 *)(ep.bias + col);
+        if (ep.dact_x != NULL) x = *(const float4 *)(ep.dact_x + idx);
+        float4 v;
+        v.x = gemm_epi_value(ep, a[0], b.x, x.x);
+        v.y = gemm_epi_value(ep, a[1], b.y, x.y);
+        v.z = gemm_epi_value(ep, a[2], b.z, x.z);
+        v.w = gemm_epi_value(ep, a[3], b.w, x.w);
+        *(float4 *)(C + idx) = v;
+        if (ep.sgd_param != NULL) {
+            float4 p = *(float4 *)(ep.sgd_param + idx);
+            p.x = ffnn_dev_sgd(p.x, ep.lr, v.x);
+            p.y = ffnn_dev_sgd(p.y, ep.lr, v.y);
+            p.z = ffnn_dev_sgd(p.z, ep.lr, v.z);
+            p.w = ffnn_dev_sgd(p.w, ep.lr, v.w);
+            *(float4 *)(ep.sgd_param + idx) = p;
+        }
+        return;
+    }
+    for (int j = 0; j < w && col + j < N; ++j) {
+        const float v = gemm_epi_value(ep, a[j], ep.bias != NULL ? ep.bias[col + j] : 0.0f,
+                                       ep.dact_x != NULL ? ep.dact_x[idx + j] : 0.0f);
+        C[idx + j] = v;
+        if (ep.sgd_param != NULL)
+            ep.sgd_param[idx + j] = ffnn_dev_sgd(ep.sgd_param[idx + j], ep.lr, v);
+    }
+}
+
+
+#endif /* FFNN_CUDA_GEMM_EPILOGUE_CUH */

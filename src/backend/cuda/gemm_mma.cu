@@ -1,0 +1,512 @@
+/*
+ * gemm_mma.cu - the tensor-core SGEMM of --precision tf32 / bf16 (the "fused" and
+ * "graph" strategies): mma.sync through inline PTX, fed by a cp.async multi-stage
+ * shared-memory pipeline, with gemm.cu's epilogues (gemm.cuh: bias, activation, the
+ * activation's derivative, SGD update, row sums; one copy of each formula, there).
+ * Interface: ffnn_cuda_gemm_mma in gemm.cuh (ffnn_cuda_gemm calls it for AUTO).
+ *
+ *   C[M,N] = op(A)[M,K] op(B)[K,N] + epilogue, the three shapes of a dense layer:
+ *     forward  x W^T   A [M,K] k-contiguous,  B [N,K] k-contiguous  (trans_b)
+ *     dx       dz W    A [M,K] k-contiguous,  B [K,N] n-contiguous
+ *     dW       dz^T x  A [K,M] m-contiguous,  B [K,N] n-contiguous  (trans_a)
+ *   (and trans_a with trans_b); the transposes are handled by the shared layouts.
+ *
+ * Arithmetic (fp32 accumulation in every case):
+ *   tf32  mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32; each operand element rounded
+ *         to TF32 (cvt.rna.tf32.f32, as wmma::__float_to_tf32) when its fragment is
+ *         loaded from shared memory.
+ *   bf16  mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32; the operands are fp32 in
+ *         global and shared memory and rounded to bf16 (round to nearest even,
+ *         __floats2bfloat162_rn) when their fragments are built from shared memory
+ *         (not on the way into shared memory: cp.async copies bytes, it cannot
+ *         convert). The same rounding as the cublas strategy's bf16 copies.
+ *
+ * Kernel layout (256 threads = 8 warps, WARPS_M x WARPS_N over the block tile):
+ *   config  block tile  BK  stages  warp tile  mma per warp and k step (tf32 / bf16)
+ *   128     128 x 128   32  3       64 x 32    4 x 4 tiles of 16 x 8
+ *   64       64 x  64   32  4       32 x 16    2 x 2
+ *   - Global -> shared: cp.async, 16 bytes per copy (.cg) where the operand's
+ *     contiguous dimension is a multiple of 4 and its pointer 16-byte aligned, else
+ *     4-byte copies (.ca); out-of-range elements zero-filled (src-size 0), so any
+ *     M, N, K work (zeros add exact zeros). STAGES-1 tiles are in flight while one
+ *     is multiplied (cp.async.wait_group STAGES-2, one __syncthreads per k step).
+ *   - Shared layouts follow global memory (cp.async copies rows as they are): an
+ *     operand stored k-contiguous is S[row][k] (row stride BK + 4 for tf32, + 8 for
+ *     bf16), one stored m/n-contiguous S[k][row] (stride ROWS + 8 for tf32, + 4 for
+ *     bf16). The pads make every fragment load below free of bank conflicts:
+ *       tf32, S[row][k]: ldmatrix.x4 (8 rows of 16 bytes = 8 x 4 fp32: thread l gets
+ *             row l/4, word l%4 - exactly the m16n8k8 A fragment {(g,t), (g+8,t),
+ *             (g,t+4), (g+8,t+4)} and two n-tiles' B fragments {(k=t,n=g),
+ *             (k=t+4,n=g)}, g = lane/4, t = lane%4), then cvt to tf32.
+ *       tf32, S[k][row]: scalar loads (ldmatrix.trans moves 16-bit elements).
+ *       bf16: two fp32 per register (k = 2t, 2t+1 and 2t+8, 2t+9): a float2 load
+ *             from S[row][k], two scalar loads from S[k][row]; packed to bf16x2.
+ *   - Epilogue: accumulator (i, j) holds rows g, g+8 and columns 2t, 2t+1 of a
+ *     16 x 8 tile; each pair goes through gemm_epi_run (gemm.cuh) or, for a plain
+ *     matmul, a float2 store.
+ *   - Row sums (db) read the fp32 shared tile of op(A), k ascending: the CPU
+ *     reference's order, as gemm.cu.
+ * Deterministic (fixed order of the mma k steps, no split-K, no atomics); the sums
+ * differ from the fp32 kernels' by the rounding of the inputs and the tensor
+ * cores' internal order.
+ *
+ * Method: the PTX ISA's mma.sync / ldmatrix / cp.async fragment layouts; the
+ * multi-stage cp.async pipeline as in CUTLASS's sm80 "multistage" GEMMs.
+ */
+#include <cuda_bf16.h>
+
+#include "gemm_epilogue.cuh"
+
+#define MMA_THREADS 256
+
+/* ------------------------------------------------------------------ PTX */
+
+static __device__ __forceinline__ unsigned mma_smem_addr(const void *p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+/* 16 bytes global -> shared; bytes 0 zero-fills the destination */
+static __device__ __forceinline__ void mma_cp16(float *dst, const float *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(mma_smem_addr(dst)),
+                 "l"(src), "r"(bytes)
+                 : "memory");
+}
+
+/* 4 bytes global -> shared; bytes 0 zero-fills */
+static __device__ __forceinline__ void mma_cp4(float *dst, const float *src, int bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(mma_smem_addr(dst)),
+                 "l"(src), "r"(bytes)
+                 : "memory");
+}
+
+static __device__ __forceinline__ void mma_cp_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int PENDING>
+static __device__ __forceinline__ void mma_cp_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
+
+/* four 8x8 b16 matrices (= 8 x 4 fp32 each); thread l gives the address of row l%8
+ * of matrix l/8 */
+static __device__ __forceinline__ void mma_ldmatrix_x4(unsigned (&r)[4], const float *p)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(mma_smem_addr(p)));
+}
+
+static __device__ __forceinline__ unsigned mma_tf32(float x)
+{
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+/* (lo, hi) -> bf16x2, lo in the low half (the lower k index) */
+static __device__ __forceinline__ unsigned mma_bf16x2(float lo, float hi)
+{
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(const unsigned *)&v;
+}
+
+/* d += a b, one 16 x 8 x 8 tf32 product */
+static __device__ __forceinline__ void mma_tf32_op(float (&d)[4], const unsigned (&a)[4],
+                                                   const unsigned (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* d += a b, one 16 x 8 x 16 bf16 product */
+static __device__ __forceinline__ void mma_bf16_op(float (&d)[4], const unsigned (&a)[4],
+                                                   const unsigned (&b)[2])
+{
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+        "{%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/* ------------------------------------------------------------------ tiles */
+
+/* The shared row stride of an operand tile (see the top of the file). */
+template <int ROWS, int BK, bool K_CONTIG, bool BF16>
+struct mma_tile {
+    static constexpr int LD = K_CONTIG ? BK + (BF16 ? 8 : 4) : ROWS + (BF16 ? 4 : 8);
+    static constexpr int SIZE = (K_CONTIG ? ROWS : BK) * LD; /* floats */
+};
+
+/* One operand tile global -> shared by cp.async: rows row0..row0+ROWS-1 (m or n) of
+ * op(X), depths k0..k0+BK-1. K_CONTIG: X stored [rows_total, K], S[row][k]; else X
+ * stored [K, rows_total], S[k][row]. vec: 16-byte copies allowed (contiguous
+ * dimension % 4 == 0, X 16-byte aligned: then a float4 is all in range or all out).
+ * Out-of-range elements are zero-filled (their source is X itself, 0 bytes read). */
+template <int ROWS, int BK, int LD, bool K_CONTIG>
+static __device__ __forceinline__ void mma_load_tile(float *S, const float *__restrict__ X,
+                                                     int rows_total, int K, int row0, int k0,
+                                                     int tid, int vec)
+{
+    constexpr int INNER = K_CONTIG ? BK : ROWS; /* the contiguous extent of the tile */
+    constexpr int Q = INNER / 4;                /* float4s per shared row */
+    constexpr int N4 = ROWS * BK / 4;
+    static_assert(N4 % MMA_THREADS == 0, "whole float4s per thread");
+    const int inner_total = K_CONTIG ? K : rows_total;
+    const int outer_total = K_CONTIG ? rows_total : K;
+    const int inner0 = K_CONTIG ? k0 : row0, outer0 = K_CONTIG ? row0 : k0;
+#pragma unroll
+    for (int i = 0; i < N4 / MMA_THREADS; ++i) {
+        const int f = tid + i * MMA_THREADS;
+        const int outer = f / Q, inner = (f % Q) * 4;
+        const int go = outer0 + outer, gi = inner0 + inner; /* global indices */
+        float *dst = S + outer * LD + inner;
+        const float *src = X + (size_t)go * inner_total + gi;
+        const bool outer_ok = go < outer_total;
+        if (vec) {
+            const bool ok = outer_ok && gi < inner_total;
+            mma_cp16(dst, ok ? src : X, ok ? 16 : 0);
+        } else {
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                const bool ok = outer_ok && gi + j < inner_total;
+                mma_cp4(dst + j, ok ? src + j : X, ok ? 4 : 0);
+            }
+        }
+    }
+}
+
+/* A fragments of MI 16-row tiles at rows mb + 16 i, depth kk (one mma k step). */
+template <int MI, int LD, bool K_CONTIG, bool BF16>
+static __device__ __forceinline__ void mma_frag_a(unsigned (&a)[MI][4], const float *As, int mb,
+                                                  int kk, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+        const int m = mb + 16 * i;
+        if constexpr (!BF16 && K_CONTIG) { /* matrices (rows 0-7 | 8-15) x (k 0-3 | 4-7) */
+            const int mat = lane >> 3, r = lane & 7;
+            unsigned v[4];
+            mma_ldmatrix_x4(v, As + (m + r + (mat & 1) * 8) * LD + kk + (mat >> 1) * 4);
+#pragma unroll
+            for (int q = 0; q < 4; ++q) a[i][q] = mma_tf32(__uint_as_float(v[q]));
+        } else if constexpr (!BF16) { /* S[k][m] */
+            a[i][0] = mma_tf32(As[(kk + t) * LD + m + g]);
+            a[i][1] = mma_tf32(As[(kk + t) * LD + m + g + 8]);
+            a[i][2] = mma_tf32(As[(kk + t + 4) * LD + m + g]);
+            a[i][3] = mma_tf32(As[(kk + t + 4) * LD + m + g + 8]);
+        } else if constexpr (K_CONTIG) { /* S[m][k]: (k 2t, 2t+1) as one float2 */
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const float2 v =
+                    *(const float2 *)(As + (m + g + (q & 1) * 8) * LD + kk + 2 * t + (q >> 1) * 8);
+                a[i][q] = mma_bf16x2(v.x, v.y);
+            }
+        } else { /* S[k][m] */
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const float *p = As + (kk + 2 * t + (q >> 1) * 8) * LD + m + g + (q & 1) * 8;
+                a[i][q] = mma_bf16x2(p[0], p[LD]);
+            }
+        }
+    }
+}
+
+/* B fragments of NI 8-column tiles at columns nb + 8 j, depth kk. */
+template <int NI, int LD, bool K_CONTIG, bool BF16>
+static __device__ __forceinline__ void mma_frag_b(unsigned (&b)[NI][2], const float *Bs, int nb,
+                                                  int kk, int lane)
+{
+    const int g = lane >> 2, t = lane & 3;
+    if constexpr (!BF16 && K_CONTIG) { /* S[n][k]: two n-tiles per ldmatrix.x4 */
+        static_assert(NI % 2 == 0, "n tiles in pairs");
+        const int mat = lane >> 3, r = lane & 7;
+#pragma unroll
+        for (int j = 0; j < NI; j += 2) {
+            unsigned v[4];
+            mma_ldmatrix_x4(v, Bs + (nb + 8 * j + r + (mat >> 1) * 8) * LD + kk + (mat & 1) * 4);
+            b[j][0] = mma_tf32(__uint_as_float(v[0]));
+            b[j][1] = mma_tf32(__uint_as_float(v[1]));
+            b[j + 1][0] = mma_tf32(__uint_as_float(v[2]));
+            b[j + 1][1] = mma_tf32(__uint_as_float(v[3]));
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+            const int n = nb + 8 * j + g;
+            if constexpr (!BF16) { /* S[k][n] */
+                b[j][0] = mma_tf32(Bs[(kk + t) * LD + n]);
+                b[j][1] = mma_tf32(Bs[(kk + t + 4) * LD + n]);
+            } else if constexpr (K_CONTIG) { /* S[n][k] */
+                const float2 u = *(const float2 *)(Bs + n * LD + kk + 2 * t);
+                const float2 v = *(const float2 *)(Bs + n * LD + kk + 2 * t + 8);
+                b[j][0] = mma_bf16x2(u.x, u.y);
+                b[j][1] = mma_bf16x2(v.x, v.y);
+            } else { /* S[k][n] */
+                const float *p = Bs + (kk + 2 * t) * LD + n;
+                b[j][0] = mma_bf16x2(p[0], p[LD]);
+                b[j][1] = mma_bf16x2(p[8 * LD], p[9 * LD]);
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ kernel */
+
+/* C[M,N] = op(A) op(B) + epilogue for the block tiles (blockIdx.y + j gridDim.y,
+ * blockIdx.x); dynamic shared memory STAGES x (A tile + B tile). vec_a / vec_b:
+ * 16-byte copies of that operand allowed; vec_c: C takes float2 stores (plain
+ * matmul only; the epilogue path stores per element). */
+template <int BM, int BN, int BK, int WARPS_M, int STAGES, bool BF16, bool TRANS_A,
+          bool TRANS_B>
+static __global__ void __launch_bounds__(MMA_THREADS, BM == 64 ? 2 : 1)
+gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
+                int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
+                ffnn_gemm_epilogue ep)
+{
+    constexpr bool A_K = !TRANS_A, B_K = TRANS_B; /* stored k-contiguous */
+    typedef mma_tile<BM, BK, A_K, BF16> TA;
+    typedef mma_tile<BN, BK, B_K, BF16> TB;
+    constexpr int WARPS_N = MMA_THREADS / 32 / WARPS_M;
+    constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N; /* warp tile */
+    constexpr int MI = WTM / 16, NI = WTN / 8;           /* mma tiles per warp */
+    constexpr int KS = BF16 ? 16 : 8;                    /* depth of one mma */
+    static_assert(MI >= 1 && NI >= 2 && BK % KS == 0 && STAGES >= 2, "tile shape");
+    extern __shared__ __align__(16) float mma_smem[];
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % WARPS_M, wn = warp / WARPS_M;
+    const int g = lane >> 2, t = lane & 3;
+    const int n0 = blockIdx.x * BN;
+    const int k_tiles = (K + BK - 1) / BK;
+    /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
+    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
+    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
+                       ep.sgd_param == NULL;
+
+    for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
+        const int m0 = m_tile * BM;
+        float acc[MI][NI][4];
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.0f;
+        float rs = 0.0f; /* row sum of row m0 + tid (tid < BM) */
+
+        /* prologue: tiles 0..STAGES-2 in flight (one commit group each, empty past K) */
+#pragma unroll
+        for (int s = 0; s < STAGES - 1; ++s) {
+            if (s < k_tiles) {
+                float *As = mma_smem + s * (TA::SIZE + TB::SIZE);
+                mma_load_tile<BM, BK, TA::LD, A_K>(As, A, M, K, m0, s * BK, tid, vec_a);
+                mma_load_tile<BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, s * BK, tid,
+                                                   vec_b);
+            }
+            mma_cp_commit();
+        }
+
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            mma_cp_wait<STAGES - 2>(); /* tile kt has landed (this thread's copies) */
+            __syncthreads();           /* everyone's, and tile kt-1 is no longer read */
+            {
+                const int nk = kt + STAGES - 1; /* into the stage tile kt-1 used */
+                if (nk < k_tiles) {
+                    float *As = mma_smem + (nk % STAGES) * (TA::SIZE + TB::SIZE);
+                    mma_load_tile<BM, BK, TA::LD, A_K>(As, A, M, K, m0, nk * BK, tid, vec_a);
+                    mma_load_tile<BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, nk * BK,
+                                                       tid, vec_b);
+                }
+                mma_cp_commit();
+            }
+            const float *As = mma_smem + (kt % STAGES) * (TA::SIZE + TB::SIZE);
+            const float *Bs = As + TA::SIZE;
+            if (row_sums && tid < BM) {
+#pragma unroll
+                for (int kk = 0; kk < BK; ++kk)
+                    rs = __fadd_rn(rs, A_K ? As[tid * TA::LD + kk] : As[kk * TA::LD + tid]);
+            }
+#pragma unroll
+            for (int kk = 0; kk < BK; kk += KS) {
+                unsigned a[MI][4], b[NI][2];
+                mma_frag_a<MI, TA::LD, A_K, BF16>(a, As, wm * WTM, kk, lane);
+                mma_frag_b<NI, TB::LD, B_K, BF16>(b, Bs, wn * WTN, kk, lane);
+#pragma unroll
+                for (int i = 0; i < MI; ++i)
+#pragma unroll
+                    for (int j = 0; j < NI; ++j) {
+                        if constexpr (BF16)
+                            mma_bf16_op(acc[i][j], a[i], b[j]);
+                        else
+                            mma_tf32_op(acc[i][j], a[i], b[j]);
+                    }
+            }
+        }
+        mma_cp_wait<0>();
+        __syncthreads(); /* the next m tile's prologue overwrites the stages */
+
+        if (row_sums && tid < BM && m0 + tid < M) {
+            if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
+            if (ep.rowsum_param != NULL)
+                ep.rowsum_param[m0 + tid] = ffnn_dev_sgd(ep.rowsum_param[m0 + tid], ep.lr, rs);
+        }
+
+        /* C: accumulator (i, j) = rows g, g+8 x columns 2t, 2t+1 of its 16 x 8 tile */
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int row = m0 + wm * WTM + 16 * i + g + 8 * h;
+                if (row >= M) continue;
+#pragma unroll
+                for (int j = 0; j < NI; ++j) {
+                    const int col = n0 + wn * WTN + 8 * j + 2 * t;
+                    if (col >= N) continue;
+                    const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+                    if (plain) {
+                        float *c = C + (size_t)row * N + col;
+                        if (vec_c) { /* N even: col + 1 < N */
+                            *(float2 *)c = make_float2(v0, v1);
+                        } else {
+                            c[0] = v0;
+                            if (col + 1 < N) c[1] = v1;
+                        }
+                    } else {
+                        gemm_epi_run(ep, C, N, row, col, make_float4(v0, v1, 0.0f, 0.0f), 2, 0);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ launch */
+
+static int mma_aligned(const void *p, uintptr_t bytes) { return ((uintptr_t)p & (bytes - 1)) == 0; }
+
+/* Dynamic shared memory of one instantiation: STAGES x (A tile + B tile). */
+template <int BM, int BN, int BK, int STAGES, bool BF16, bool TA, bool TB>
+static constexpr size_t gemm_mma_smem()
+{
+    return (size_t)STAGES *
+           (mma_tile<BM, BK, !TA, BF16>::SIZE + mma_tile<BN, BK, TB, BF16>::SIZE) *
+           sizeof(float);
+}
+
+/* Above the 48 KiB default a kernel needs an opt-in: done once per context
+ * (ffnn_cuda_gemm_mma_init), outside any stream capture. */
+template <int BM, int BN, int BK, int WARPS_M, int STAGES, bool BF16, bool TA, bool TB>
+static ffnn_status gemm_mma_opt_in(ffnn_cuda_ctx *ctx)
+{
+    FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute(
+                             gemm_mma_kernel<BM, BN, BK, WARPS_M, STAGES, BF16, TA, TB>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>()));
+    return FFNN_OK;
+}
+
+template <int BM, int BN, int BK, int WARPS_M, int STAGES>
+static ffnn_status gemm_mma_opt_in_all(ffnn_cuda_ctx *ctx)
+{
+    ffnn_status st = FFNN_OK;
+#define MMA_O(BF, X, Y)                                                                   \
+    if (st == FFNN_OK) st = gemm_mma_opt_in<BM, BN, BK, WARPS_M, STAGES, BF, X, Y>(ctx)
+    MMA_O(false, false, false); MMA_O(false, false, true);
+    MMA_O(false, true, false); MMA_O(false, true, true);
+    MMA_O(true, false, false); MMA_O(true, false, true);
+    MMA_O(true, true, false); MMA_O(true, true, true);
+#undef MMA_O
+    return st;
+}
+
+template <int BM, int BN, int BK, int WARPS_M, int STAGES, bool BF16, bool TA, bool TB>
+static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const float *B,
+                                     float *C, int M, int N, int K,
+                                     const ffnn_gemm_epilogue &ep)
+{
+    const size_t smem = gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>();
+    auto kernel = gemm_mma_kernel<BM, BN, BK, WARPS_M, STAGES, BF16, TA, TB>;
+    const int vec_a = mma_aligned(A, 16) && (TA ? M % 4 == 0 : K % 4 == 0);
+    const int vec_b = mma_aligned(B, 16) && (TB ? K % 4 == 0 : N % 4 == 0);
+    const int vec_c = N % 2 == 0 && mma_aligned(C, 8);
+    const int m_tiles = (M + BM - 1) / BM;
+    const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
+                                                                     : (unsigned)m_tiles;
+    const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y);
+    kernel<<<grid, MMA_THREADS, smem, ctx->stream>>>(A, B, C, M, N, K, m_tiles, vec_a, vec_b,
+                                                     vec_c, ep);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_mma_kernel");
+    return FFNN_OK;
+}
+
+/* The transpose flags and the precision as template arguments. */
+template <int BM, int BN, int BK, int WARPS_M, int STAGES>
+static ffnn_status gemm_mma_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
+                                   int M, int N, int K, int ta, int tb, int bf16,
+                                   const ffnn_gemm_epilogue &ep)
+{
+#define MMA_L(BF, X, Y) \
+    gemm_mma_launch_t<BM, BN, BK, WARPS_M, STAGES, BF, X, Y>(ctx, A, B, C, M, N, K, ep)
+    if (bf16) {
+        if (!ta) return tb ? MMA_L(true, false, true) : MMA_L(true, false, false);
+        return tb ? MMA_L(true, true, true) : MMA_L(true, true, false);
+    }
+    if (!ta) return tb ? MMA_L(false, false, true) : MMA_L(false, false, false);
+    return tb ? MMA_L(false, true, true) : MMA_L(false, true, false);
+#undef MMA_L
+}
+
+#define MMA_CFG_128 128, 128, 32, 2, 3 /* BM, BN, BK, WARPS_M, STAGES */
+#define MMA_CFG_64 64, 64, 32, 2, 4
+
+extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B,
+                                          float *C, int M, int N, int K, int trans_a,
+                                          int trans_b, const ffnn_gemm_epilogue *ep, int config,
+                                          int bf16)
+{
+    FFNN_CUDA_GUARD(ctx, "gemm_mma");
+    if (M < 1 || N < 1 || K < 1 || (size_t)M > FFNN_CUDA_MAX_DIM ||
+        (size_t)N > FFNN_CUDA_MAX_DIM || (size_t)K > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda gemm_mma: M=%d N=%d K=%d: each must be in 1..%zu", M, N, K,
+                         (size_t)FFNN_CUDA_MAX_DIM);
+    if (A == NULL || B == NULL || C == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda gemm_mma: A, B and C must not be NULL");
+    ffnn_gemm_epilogue e;
+    if (ep != NULL)
+        e = *ep;
+    else
+        memset(&e, 0, sizeof e);
+    if (config == FFNN_GEMM_AUTO) config = ffnn_cuda_gemm_mma_pick(ctx, M, N);
+    switch (config) {
+    case FFNN_GEMM_MMA_128:
+        return gemm_mma_launch<MMA_CFG_128>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
+    case FFNN_GEMM_MMA_64:
+        return gemm_mma_launch<MMA_CFG_64>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
+    default:
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_mma: unknown config %d", config);
+    }
+}
+
+extern "C" ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx)
+{
+    ffnn_status st = gemm_mma_opt_in_all<MMA_CFG_128>(ctx);
+    return st == FFNN_OK ? gemm_mma_opt_in_all<MMA_CFG_64>(ctx) : st;
+}
+
+extern "C" int ffnn_cuda_gemm_mma_pick(const ffnn_cuda_ctx *ctx, int M, int N)
+{
+    const long long sms = ctx != NULL && ctx->sm_count > 0 ? ctx->sm_count : 1;
+    const long long b128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
+    return b128 >= sms ? FFNN_GEMM_MMA_128 : FFNN_GEMM_MMA_64;
+}
