@@ -170,6 +170,13 @@ static ffnn_status run_cublas(matmul_lab *lab, const float *A, const float *B, f
     return FFNN_OK;
 }
 
+/* gemm_mma.cu at one configuration, plain matmul (bf16: 1, else tf32). */
+static ffnn_status run_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C, int M,
+                           int N, int K, int ta, int tb, int config, int bf16)
+{
+    return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, ta, tb, NULL, config, bf16);
+}
+
 /* ------------------------------------------------------------------ dispatch */
 
 extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
@@ -232,15 +239,24 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
         return ffnn_cuda_gemm(ctx, A, Bm, a->C, M, N, K, ta, tb, NULL,
                               big ? FFNN_GEMM_TF32_128 : FFNN_GEMM_TF32_64);
     }
-    case FFNN_MM_MMA_TF32_128:
-    case FFNN_MM_MMA_TF32_64:
-    case FFNN_MM_MMA_BF16_128:
-    case FFNN_MM_MMA_BF16_64:
-        return ffnn_cuda_gemm_mma(
-            ctx, A, Bm, a->C, M, N, K, ta, tb, NULL,
-            variant == FFNN_MM_MMA_TF32_128 || variant == FFNN_MM_MMA_BF16_128 ? FFNN_GEMM_MMA_128
-                                                                               : FFNN_GEMM_MMA_64,
-            variant == FFNN_MM_MMA_BF16_128 || variant == FFNN_MM_MMA_BF16_64);
+    case FFNN_MM_MMA_TF32_128: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_128, 0);
+    case FFNN_MM_MMA_TF32_64: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_64, 0);
+    case FFNN_MM_MMA_TF32_128W4:
+        return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_128W4, 0);
+    case FFNN_MM_MMA_TF32_128W4S4:
+        return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_128W4S4, 0);
+    case FFNN_MM_MMA_TF32_64W4:
+        return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_64W4, 0);
+    case FFNN_MM_MMA_BF16_128: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_128, 1);
+    case FFNN_MM_MMA_BF16_64: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_64, 1);
+    case FFNN_MM_MMA_BF16_128W4:
+        return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_128W4, 1);
+    case FFNN_MM_MMA_BF16_128W4S4:
+        return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_128W4S4, 1);
+    case FFNN_MM_MMA_BF16_64W4:
+        return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_64W4, 1);
+    case FFNN_MM_MMA_TF32_256: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_256, 0);
+    case FFNN_MM_MMA_BF16_256: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_256, 1);
     case FFNN_MM_CUBLAS_TF32:
     case FFNN_MM_CUBLAS_BF16: { /* the backend's library matmul in that precision */
         ctx->precision = variant == FFNN_MM_CUBLAS_TF32 ? FFNN_PRECISION_TF32

@@ -11,8 +11,9 @@
  * backend's register-blocked SGEMM), fused (regblock with the layer's epilogue:
  * forward relu(x W^T + b), weight_grad dW + db + SGD on Wp/bp, input_grad
  * (dz W) * relu'(x)), cublas (cublasSgemm, FP32 default math); and on tensor cores
- * (plain matmuls): wmma_tf32 (gemm.cu's first tf32 kernel), mma_tf32_128 / _64 and
- * mma_bf16_128 / _64 (gemm_mma.cu, mma.sync + cp.async, at each block tile),
+ * (plain matmuls): wmma_tf32 (gemm.cu's first tf32 kernel), mma_tf32_* and
+ * mma_bf16_* (gemm_mma.cu, mma.sync + cp.async, at each of its configurations:
+ * 128, 64, 128w4, 128w4s4, 64w4, 256 = FFNN_GEMM_MMA_*),
  * cublas_tf32 (cublasGemmEx, COMPUTE_32F_FAST_TF32) and cublas_bf16 (the cublas
  * strategy's path: fp32 operands rounded to bf16 copies by a kernel, then a bf16
  * GEMM; the conversion is inside its time, as our kernels' is). The names are inline
@@ -34,7 +35,10 @@ enum { FFNN_MM_NAIVE = 0, FFNN_MM_TILED = 1, FFNN_MM_TRANSPOSED = 2, FFNN_MM_REG
        /* tensor cores (checked within 2^-9 S for tf32, 2^-7 S for bf16) */
        FFNN_MM_WMMA_TF32 = 6, FFNN_MM_MMA_TF32_128 = 7, FFNN_MM_MMA_TF32_64 = 8,
        FFNN_MM_MMA_BF16_128 = 9, FFNN_MM_MMA_BF16_64 = 10, FFNN_MM_CUBLAS_TF32 = 11,
-       FFNN_MM_CUBLAS_BF16 = 12, FFNN_MM_VARIANTS = 13 };
+       FFNN_MM_CUBLAS_BF16 = 12, FFNN_MM_MMA_TF32_128W4 = 13, FFNN_MM_MMA_TF32_128W4S4 = 14,
+       FFNN_MM_MMA_TF32_64W4 = 15, FFNN_MM_MMA_BF16_128W4 = 16, FFNN_MM_MMA_BF16_128W4S4 = 17,
+       FFNN_MM_MMA_BF16_64W4 = 18, FFNN_MM_MMA_TF32_256 = 19, FFNN_MM_MMA_BF16_256 = 20,
+       FFNN_MM_VARIANTS = 21 };
 enum { FFNN_MM_FORWARD = 0, FFNN_MM_DW = 1, FFNN_MM_DX = 2, FFNN_MM_OPS = 3 };
 
 static inline const char *ffnn_matmul_lab_variant_name(int variant)
@@ -42,7 +46,9 @@ static inline const char *ffnn_matmul_lab_variant_name(int variant)
     static const char *const names[FFNN_MM_VARIANTS] = {
         "naive",      "tiled",        "transposed",  "regblock",    "fused",
         "cublas",     "wmma_tf32",    "mma_tf32_128", "mma_tf32_64", "mma_bf16_128",
-        "mma_bf16_64", "cublas_tf32", "cublas_bf16"};
+        "mma_bf16_64", "cublas_tf32", "cublas_bf16", "mma_tf32_128w4", "mma_tf32_128w4s4",
+        "mma_tf32_64w4", "mma_bf16_128w4", "mma_bf16_128w4s4", "mma_bf16_64w4",
+        "mma_tf32_256", "mma_bf16_256"};
     return variant >= 0 && variant < FFNN_MM_VARIANTS ? names[variant] : "?";
 }
 
@@ -59,9 +65,17 @@ static inline int ffnn_matmul_lab_variant_precision(int variant)
     case FFNN_MM_WMMA_TF32:
     case FFNN_MM_MMA_TF32_128:
     case FFNN_MM_MMA_TF32_64:
+    case FFNN_MM_MMA_TF32_128W4:
+    case FFNN_MM_MMA_TF32_128W4S4:
+    case FFNN_MM_MMA_TF32_64W4:
+    case FFNN_MM_MMA_TF32_256:
     case FFNN_MM_CUBLAS_TF32: return 1;
     case FFNN_MM_MMA_BF16_128:
     case FFNN_MM_MMA_BF16_64:
+    case FFNN_MM_MMA_BF16_128W4:
+    case FFNN_MM_MMA_BF16_128W4S4:
+    case FFNN_MM_MMA_BF16_64W4:
+    case FFNN_MM_MMA_BF16_256:
     case FFNN_MM_CUBLAS_BF16: return 2;
     default: return 0;
     }

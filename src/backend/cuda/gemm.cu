@@ -517,6 +517,10 @@ extern "C" const char *ffnn_cuda_gemm_config_name(int config)
     case FFNN_GEMM_TF32_64: return "tf32 64x64x16";
     case FFNN_GEMM_MMA_128: return "mma 128x128x32 3-stage";
     case FFNN_GEMM_MMA_64: return "mma 64x64x32 4-stage";
+    case FFNN_GEMM_MMA_128W4: return "mma 128x128x32 4 warps 3-stage";
+    case FFNN_GEMM_MMA_128W4S4: return "mma 128x128x32 4 warps 4-stage";
+    case FFNN_GEMM_MMA_64W4: return "mma 64x64x32 4 warps 4-stage";
+    case FFNN_GEMM_MMA_256: return "mma 128x256x32 8 warps 3-stage";
     default: return "auto";
     }
 }
@@ -540,7 +544,7 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
         memset(&e, 0, sizeof e);
     /* tensor cores: gemm_mma.cu (mma.sync, cp.async pipeline) */
     if ((config == FFNN_GEMM_AUTO && ctx->precision != FFNN_PRECISION_FP32) ||
-        config == FFNN_GEMM_MMA_128 || config == FFNN_GEMM_MMA_64)
+        (config >= FFNN_GEMM_MMA_128 && config <= FFNN_GEMM_MMA_256))
         return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, &e, config,
                                   ctx->precision == FFNN_PRECISION_BF16);
     if (config == FFNN_GEMM_TF32_128)

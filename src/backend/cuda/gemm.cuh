@@ -58,8 +58,13 @@ enum {
     FFNN_GEMM_16 = 4,  /* 16x16 x 64, 1x1 per thread   */
     FFNN_GEMM_TF32_128 = 5, /* wmma tensor cores, 128x128 x 16 (the first tf32  */
     FFNN_GEMM_TF32_64 = 6,  /* kernel, kept for the kernel lab), 64x64 x 16     */
-    FFNN_GEMM_MMA_128 = 7,  /* gemm_mma.cu: mma.sync + cp.async, 128x128 x 32   */
-    FFNN_GEMM_MMA_64 = 8    /* 64x64 x 32 (--precision tf32 / bf16)             */
+    FFNN_GEMM_MMA_128 = 7,  /* gemm_mma.cu: mma.sync + cp.async, 128x128 x 32,  */
+                            /* 8 warps of 64x32, 3 stages                       */
+    FFNN_GEMM_MMA_64 = 8,   /* 64x64 x 32, 8 warps of 32x16, 4 stages           */
+    FFNN_GEMM_MMA_128W4 = 9,   /* 128x128 x 32, 4 warps of 64x64, 3 stages      */
+    FFNN_GEMM_MMA_128W4S4 = 10, /* the same, 4 stages                           */
+    FFNN_GEMM_MMA_64W4 = 11,   /* 64x64 x 32, 4 warps of 32x32, 4 stages        */
+    FFNN_GEMM_MMA_256 = 12     /* 128x256 x 32, 8 warps of 64x64, 3 stages      */
 };
 
 

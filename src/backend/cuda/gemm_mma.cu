@@ -57,7 +57,6 @@
 
 #include "gemm_epilogue.cuh"
 
-#define MMA_THREADS 256
 
 /* ------------------------------------------------------------------ PTX */
 
@@ -150,7 +149,7 @@ struct mma_tile {
  * stored [K, rows_total], S[k][row]. vec: 16-byte copies allowed (contiguous
  * dimension % 4 == 0, X 16-byte aligned: then a float4 is all in range or all out).
  * Out-of-range elements are zero-filled (their source is X itself, 0 bytes read). */
-template <int ROWS, int BK, int LD, bool K_CONTIG>
+template <int THREADS, int ROWS, int BK, int LD, bool K_CONTIG>
 static __device__ __forceinline__ void mma_load_tile(float *S, const float *__restrict__ X,
                                                      int rows_total, int K, int row0, int k0,
                                                      int tid, int vec)
@@ -158,13 +157,13 @@ static __device__ __forceinline__ void mma_load_tile(float *S, const float *__re
     constexpr int INNER = K_CONTIG ? BK : ROWS; /* the contiguous extent of the tile */
     constexpr int Q = INNER / 4;                /* float4s per shared row */
     constexpr int N4 = ROWS * BK / 4;
-    static_assert(N4 % MMA_THREADS == 0, "whole float4s per thread");
+    static_assert(N4 % THREADS == 0, "whole float4s per thread");
     const int inner_total = K_CONTIG ? K : rows_total;
     const int outer_total = K_CONTIG ? rows_total : K;
     const int inner0 = K_CONTIG ? k0 : row0, outer0 = K_CONTIG ? row0 : k0;
 #pragma unroll
-    for (int i = 0; i < N4 / MMA_THREADS; ++i) {
-        const int f = tid + i * MMA_THREADS;
+    for (int i = 0; i < N4 / THREADS; ++i) {
+        const int f = tid + i * THREADS;
         const int outer = f / Q, inner = (f % Q) * 4;
         const int go = outer0 + outer, gi = inner0 + inner; /* global indices */
         float *dst = S + outer * LD + inner;
@@ -265,9 +264,9 @@ static __device__ __forceinline__ void mma_frag_b(unsigned (&b)[NI][2], const fl
  * blockIdx.x); dynamic shared memory STAGES x (A tile + B tile). vec_a / vec_b:
  * 16-byte copies of that operand allowed; vec_c: C takes float2 stores (plain
  * matmul only; the epilogue path stores per element). */
-template <int BM, int BN, int BK, int WARPS_M, int STAGES, bool BF16, bool TRANS_A,
-          bool TRANS_B>
-static __global__ void __launch_bounds__(MMA_THREADS, BM == 64 ? 2 : 1)
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB, bool BF16,
+          bool TRANS_A, bool TRANS_B>
+static __global__ void __launch_bounds__(32 * WARPS_M * WARPS_N, MINB)
 gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
                 int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
                 ffnn_gemm_epilogue ep)
@@ -275,7 +274,7 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
     constexpr bool A_K = !TRANS_A, B_K = TRANS_B; /* stored k-contiguous */
     typedef mma_tile<BM, BK, A_K, BF16> TA;
     typedef mma_tile<BN, BK, B_K, BF16> TB;
-    constexpr int WARPS_N = MMA_THREADS / 32 / WARPS_M;
+    constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N; /* warp tile */
     constexpr int MI = WTM / 16, NI = WTN / 8;           /* mma tiles per warp */
     constexpr int KS = BF16 ? 16 : 8;                    /* depth of one mma */
@@ -308,8 +307,8 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
         for (int s = 0; s < STAGES - 1; ++s) {
             if (s < k_tiles) {
                 float *As = mma_smem + s * (TA::SIZE + TB::SIZE);
-                mma_load_tile<BM, BK, TA::LD, A_K>(As, A, M, K, m0, s * BK, tid, vec_a);
-                mma_load_tile<BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, s * BK, tid,
+                mma_load_tile<THREADS, BM, BK, TA::LD, A_K>(As, A, M, K, m0, s * BK, tid, vec_a);
+                mma_load_tile<THREADS, BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, s * BK, tid,
                                                    vec_b);
             }
             mma_cp_commit();
@@ -322,8 +321,8 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
                 const int nk = kt + STAGES - 1; /* into the stage tile kt-1 used */
                 if (nk < k_tiles) {
                     float *As = mma_smem + (nk % STAGES) * (TA::SIZE + TB::SIZE);
-                    mma_load_tile<BM, BK, TA::LD, A_K>(As, A, M, K, m0, nk * BK, tid, vec_a);
-                    mma_load_tile<BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, nk * BK,
+                    mma_load_tile<THREADS, BM, BK, TA::LD, A_K>(As, A, M, K, m0, nk * BK, tid, vec_a);
+                    mma_load_tile<THREADS, BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, nk * BK,
                                                        tid, vec_b);
                 }
                 mma_cp_commit();
@@ -404,22 +403,25 @@ static constexpr size_t gemm_mma_smem()
 
 /* Above the 48 KiB default a kernel needs an opt-in: done once per context
  * (ffnn_cuda_gemm_mma_init), outside any stream capture. */
-template <int BM, int BN, int BK, int WARPS_M, int STAGES, bool BF16, bool TA, bool TB>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB, bool BF16,
+          bool TA, bool TB>
 static ffnn_status gemm_mma_opt_in(ffnn_cuda_ctx *ctx)
 {
     FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute(
-                             gemm_mma_kernel<BM, BN, BK, WARPS_M, STAGES, BF16, TA, TB>,
+                             gemm_mma_kernel<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF16,
+                                             TA, TB>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>()));
     return FFNN_OK;
 }
 
-template <int BM, int BN, int BK, int WARPS_M, int STAGES>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB>
 static ffnn_status gemm_mma_opt_in_all(ffnn_cuda_ctx *ctx)
 {
     ffnn_status st = FFNN_OK;
 #define MMA_O(BF, X, Y)                                                                   \
-    if (st == FFNN_OK) st = gemm_mma_opt_in<BM, BN, BK, WARPS_M, STAGES, BF, X, Y>(ctx)
+    if (st == FFNN_OK)                                                                    \
+    st = gemm_mma_opt_in<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF, X, Y>(ctx)
     MMA_O(false, false, false); MMA_O(false, false, true);
     MMA_O(false, true, false); MMA_O(false, true, true);
     MMA_O(true, false, false); MMA_O(true, false, true);
@@ -428,13 +430,14 @@ static ffnn_status gemm_mma_opt_in_all(ffnn_cuda_ctx *ctx)
     return st;
 }
 
-template <int BM, int BN, int BK, int WARPS_M, int STAGES, bool BF16, bool TA, bool TB>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB, bool BF16,
+          bool TA, bool TB>
 static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                      float *C, int M, int N, int K,
                                      const ffnn_gemm_epilogue &ep)
 {
     const size_t smem = gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>();
-    auto kernel = gemm_mma_kernel<BM, BN, BK, WARPS_M, STAGES, BF16, TA, TB>;
+    auto kernel = gemm_mma_kernel<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF16, TA, TB>;
     const int vec_a = mma_aligned(A, 16) && (TA ? M % 4 == 0 : K % 4 == 0);
     const int vec_b = mma_aligned(B, 16) && (TB ? K % 4 == 0 : N % 4 == 0);
     const int vec_c = N % 2 == 0 && mma_aligned(C, 8);
@@ -442,20 +445,21 @@ static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const f
     const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
                                                                      : (unsigned)m_tiles;
     const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y);
-    kernel<<<grid, MMA_THREADS, smem, ctx->stream>>>(A, B, C, M, N, K, m_tiles, vec_a, vec_b,
+    kernel<<<grid, 32 * WARPS_M * WARPS_N, smem, ctx->stream>>>(A, B, C, M, N, K, m_tiles, vec_a, vec_b,
                                                      vec_c, ep);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_mma_kernel");
     return FFNN_OK;
 }
 
 /* The transpose flags and the precision as template arguments. */
-template <int BM, int BN, int BK, int WARPS_M, int STAGES>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB>
 static ffnn_status gemm_mma_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                    int M, int N, int K, int ta, int tb, int bf16,
                                    const ffnn_gemm_epilogue &ep)
 {
 #define MMA_L(BF, X, Y) \
-    gemm_mma_launch_t<BM, BN, BK, WARPS_M, STAGES, BF, X, Y>(ctx, A, B, C, M, N, K, ep)
+    gemm_mma_launch_t<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF, X, Y>(ctx, A, B, C, M, N, \
+                                                                            K, ep)
     if (bf16) {
         if (!ta) return tb ? MMA_L(true, false, true) : MMA_L(true, false, false);
         return tb ? MMA_L(true, true, true) : MMA_L(true, true, false);
@@ -465,8 +469,14 @@ static ffnn_status gemm_mma_launch(ffnn_cuda_ctx *ctx, const float *A, const flo
 #undef MMA_L
 }
 
-#define MMA_CFG_128 128, 128, 32, 2, 3 /* BM, BN, BK, WARPS_M, STAGES */
-#define MMA_CFG_64 64, 64, 32, 2, 4
+/* BM, BN, BK, WARPS_M, WARPS_N, STAGES, min blocks per SM (the kernel layout table at
+ * the top of the file) */
+#define MMA_CFG_128 128, 128, 32, 2, 4, 3, 1
+#define MMA_CFG_64 64, 64, 32, 2, 4, 4, 2
+#define MMA_CFG_128W4 128, 128, 32, 2, 2, 3, 2
+#define MMA_CFG_128W4S4 128, 128, 32, 2, 2, 4, 1
+#define MMA_CFG_64W4 64, 64, 32, 2, 2, 4, 2
+#define MMA_CFG_256 128, 256, 32, 2, 4, 3, 1
 
 extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                           float *C, int M, int N, int K, int trans_a,
@@ -493,6 +503,15 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
         return gemm_mma_launch<MMA_CFG_128>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
     case FFNN_GEMM_MMA_64:
         return gemm_mma_launch<MMA_CFG_64>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
+    case FFNN_GEMM_MMA_128W4:
+        return gemm_mma_launch<MMA_CFG_128W4>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
+    case FFNN_GEMM_MMA_128W4S4:
+        return gemm_mma_launch<MMA_CFG_128W4S4>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16,
+                                                e);
+    case FFNN_GEMM_MMA_64W4:
+        return gemm_mma_launch<MMA_CFG_64W4>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
+    case FFNN_GEMM_MMA_256:
+        return gemm_mma_launch<MMA_CFG_256>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
     default:
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_mma: unknown config %d", config);
     }
@@ -501,7 +520,12 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
 extern "C" ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx)
 {
     ffnn_status st = gemm_mma_opt_in_all<MMA_CFG_128>(ctx);
-    return st == FFNN_OK ? gemm_mma_opt_in_all<MMA_CFG_64>(ctx) : st;
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_64>(ctx);
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_128W4>(ctx);
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_128W4S4>(ctx);
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_64W4>(ctx);
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_256>(ctx);
+    return st;
 }
 
 extern "C" int ffnn_cuda_gemm_mma_pick(const ffnn_cuda_ctx *ctx, int M, int N)
