@@ -15,20 +15,20 @@ make -j16 $CJSON CUDA_ARCH="-gencode arch=compute_90,code=sm_90" all build/ffnn_
     > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
 mkdir -p /usr/share/datasets && ln -sfn "$(realpath "$DATA")" /usr/share/datasets/fashion-mnist
 if [ "${RUN_TESTS:-1}" != 0 ]; then
-    timeout 100 build/ffnn_tests fused_tf32 fused_bf16 cublas_precision_strategy_rule \
-        strategies_fused_graph_tf32 > "$OUT/tests.log" 2>&1
+    timeout ${TEST_LIMIT:-100} build/ffnn_tests ${TESTS:-fused_tf32 fused_bf16 cublas_precision_strategy_rule strategies_fused_graph_tf32} \
+        > "$OUT/tests.log" 2>&1
     grep -v "^PASS" "$OUT/tests.log" | tail -40
 fi
 if [ "${RUN_LAB:-1}" != 0 ]; then
-    timeout 120 build/ffnn bench kernels --repeats ${REPEATS:-10} --out "$OUT/lab" \
-        --variants ${VARIANTS:-regblock,cublas,wmma_tf32,mma_tf32_128,mma_tf32_64,mma_bf16_128,mma_bf16_64,cublas_tf32,cublas_bf16} \
+    timeout ${LAB_LIMIT:-120} build/ffnn bench kernels --repeats ${REPEATS:-10} --out "$OUT/lab" \
+        --variants ${VARIANTS:-regblock,cublas,wmma_tf32,mma_tf32_128w4,mma_tf32_64,cublas_tf32,mma_bf16_128w4,mma_bf16_64,cublas_bf16} \
         > "$OUT/lab.log" 2>&1
     grep -E "FAIL|error|^layer" "$OUT/lab.log" | head -20
     sed -n '/^| layer | op | M x N x K/,/^$/p' "$OUT/lab/kernels_table.md"
 fi
 if [ "${RUN_TRAIN:-1}" != 0 ]; then
     for p in tf32 bf16; do
-        for s in graph cublaslt; do
+        for s in ${TRAIN_STRATEGIES:-graph cublaslt}; do
             build/ffnn train --data "$DATA" --arch 784-1024relu-1024relu-10 --batch 1024 \
                 --epochs 6 --device cuda --strategy $s --precision $p --json \
                 2>"$OUT/err_${s}_$p.txt" > "$OUT/run_${s}_$p.jsonl"

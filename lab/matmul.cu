@@ -235,7 +235,7 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
     case FFNN_MM_CUBLAS:
         return run_cublas(lab, A, Bm, a->C, M, N, K, ta, tb);
     case FFNN_MM_WMMA_TF32: { /* the tile gemm.cu picked for tf32 before gemm_mma.cu */
-        const int big = ffnn_cuda_gemm_mma_pick(ctx, M, N) == FFNN_GEMM_MMA_128;
+        const int big = ffnn_cuda_gemm_mma_pick(ctx, M, N) != FFNN_GEMM_MMA_64;
         return ffnn_cuda_gemm(ctx, A, Bm, a->C, M, N, K, ta, tb, NULL,
                               big ? FFNN_GEMM_TF32_128 : FFNN_GEMM_TF32_64);
     }

@@ -60,8 +60,8 @@ enum {
     FFNN_GEMM_TF32_64 = 6,  /* kernel, kept for the kernel lab), 64x64 x 16     */
     FFNN_GEMM_MMA_128 = 7,  /* gemm_mma.cu: mma.sync + cp.async, 128x128 x 32,  */
                             /* 8 warps of 64x32, 3 stages                       */
-    FFNN_GEMM_MMA_64 = 8,   /* 64x64 x 32, 8 warps of 32x16, 4 stages           */
-    FFNN_GEMM_MMA_128W4 = 9,   /* 128x128 x 32, 4 warps of 64x64, 3 stages      */
+    FFNN_GEMM_MMA_64 = 8,   /* 64x64 x 32, 8 warps of 32x16, 4 stages (AUTO)    */
+    FFNN_GEMM_MMA_128W4 = 9,   /* 128x128 x 32, 4 warps of 64x64, 3 stages (AUTO) */
     FFNN_GEMM_MMA_128W4S4 = 10, /* the same, 4 stages                           */
     FFNN_GEMM_MMA_64W4 = 11,   /* 64x64 x 32, 4 warps of 32x32, 4 stages        */
     FFNN_GEMM_MMA_256 = 12     /* 128x256 x 32, 8 warps of 64x64, 3 stages      */
@@ -106,8 +106,9 @@ ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, const float *
 /* Raises the shared-memory limit of every gemm_mma kernel (above the 48 KiB
  * default); backend.cu calls it when a context is created. Errors: FFNN_ERR_CUDA. */
 ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx);
-/* The tile ffnn_cuda_gemm_mma picks for AUTO: 128 when the 128x128 tiles give
- * every SM a block, else 64. */
+/* The configuration ffnn_cuda_gemm_mma picks for AUTO: FFNN_GEMM_MMA_128W4 when
+ * its 128x128 tiles give every SM a block, else FFNN_GEMM_MMA_64 (measured:
+ * gemm_mma.cu). */
 int ffnn_cuda_gemm_mma_pick(const ffnn_cuda_ctx *ctx, int M, int N);
 
 /* The configuration ffnn_cuda_gemm picks for FFNN_GEMM_AUTO, and a config's name

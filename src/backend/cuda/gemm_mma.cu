@@ -21,10 +21,21 @@
  *         (not on the way into shared memory: cp.async copies bytes, it cannot
  *         convert). The same rounding as the cublas strategy's bf16 copies.
  *
- * Kernel layout (256 threads = 8 warps, WARPS_M x WARPS_N over the block tile):
- *   config  block tile  BK  stages  warp tile  mma per warp and k step (tf32 / bf16)
- *   128     128 x 128   32  3       64 x 32    4 x 4 tiles of 16 x 8
- *   64       64 x  64   32  4       32 x 16    2 x 2
+ * Kernel layout (WARPS_M x WARPS_N warps over the block tile; FFNN_GEMM_MMA_*):
+ *   config   block tile  BK  stages  warps  warp tile  mma tiles (16x8) per warp
+ *   128w4    128 x 128   32  3       4      64 x 64    4 x 8   AUTO, big outputs
+ *   64        64 x  64   32  4       8      32 x 16    2 x 2   AUTO, the rest
+ *   128      128 x 128   32  3       8      64 x 32    4 x 4
+ *   128w4s4  128 x 128   32  4       4      64 x 64    4 x 8
+ *   64w4      64 x  64   32  4       4      32 x 32    2 x 4
+ *   256      128 x 256   32  3       8      64 x 64    4 x 8
+ *   AUTO takes 128w4 when its 128 x 128 tiles give every SM a block, else 64: the
+ *   fastest in the kernel lab on the H200 (bench/results/kernels_mma_h200_2026-11-24.md:
+ *   4096^3 tf32 946-972 us for 128w4 against 1615-1715 for 128, 977-1204 for 256,
+ *   1283-1312 for 128w4s4; 1024^3, 64 tiles of 128: 64 35-38 us, 128w4 45-46). The
+ *   others stay for the lab. The shared-memory reads per mma fall with the warp
+ *   tile (64 x 64: 16 KiB per 128 x 128 x 8 step against 24 KiB for 64 x 32), which
+ *   is what moved 4096^3: the fp32 tiles make these kernels shared-memory bound.
  *   - Global -> shared: cp.async, 16 bytes per copy (.cg) where the operand's
  *     contiguous dimension is a multiple of 4 and its pointer 16-byte aligned, else
  *     4-byte copies (.ca); out-of-range elements zero-filled (src-size 0), so any
@@ -532,5 +543,5 @@ extern "C" int ffnn_cuda_gemm_mma_pick(const ffnn_cuda_ctx *ctx, int M, int N)
 {
     const long long sms = ctx != NULL && ctx->sm_count > 0 ? ctx->sm_count : 1;
     const long long b128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
-    return b128 >= sms ? FFNN_GEMM_MMA_128 : FFNN_GEMM_MMA_64;
+    return b128 >= sms ? FFNN_GEMM_MMA_128W4 : FFNN_GEMM_MMA_64;
 }
