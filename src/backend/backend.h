@@ -52,9 +52,9 @@ typedef enum ffnn_matmul_variant {
 typedef struct ffnn_backend_options {
     int threads;                 /* host threads: 0 all cores (omp_get_max_threads())  */
     ffnn_matmul_variant matmul;  /* the plain matmul ops' kernels                      */
-    ffnn_precision precision;    /* matmul arithmetic: tf32 for the fused ops and the
-                                    library matmul, bf16 for the library matmul; the
-                                    plain dense ops of the own kernels stay fp32        */
+    ffnn_precision precision;    /* matmul arithmetic: tf32 or bf16 for the fused ops
+                                    and the library matmul; the plain dense ops of the
+                                    own kernels stay fp32                               */
     int block_1d;                /* threads per block of the 1-D element-wise kernels
                                     (a multiple of 32 in [32, 1024]); 0: default 256    */
     int block_2d;                /* the naive matmul's square block edge (8, 16, 32)   */
@@ -66,7 +66,7 @@ enum {
     FFNN_CAP_THREADS = 1 << 0,   /* runs ops over options.threads host threads       */
     FFNN_CAP_DEVICE = 1 << 1,    /* memory is a GPU's: the cuda strategies apply      */
     FFNN_CAP_TF32 = 1 << 2,      /* options.precision tf32 (fused ops, library matmul) */
-    FFNN_CAP_BF16 = 1 << 3,      /* options.precision bf16 (library matmul)           */
+    FFNN_CAP_BF16 = 1 << 3,      /* options.precision bf16 (fused ops, library matmul) */
     FFNN_CAP_LIBRARY_MATMUL = 1 << 4 /* options.matmul FFNN_MATMUL_LIBRARY (and _LT)  */
 };
 

@@ -46,8 +46,8 @@ typedef struct ffnn_cuda_ctx {
     cudaStream_t stream;        /* non-blocking stream every op is queued on       */
     ffnn_matmul_variant matmul; /* the plain dense and local1d ops' kernels: naive, */
                                 /* the library's (cuBLAS) or tiled (the default)    */
-    ffnn_precision precision;   /* matmul arithmetic: tf32 for the fused ops and    */
-                                /* cuBLAS, bf16 for cuBLAS                          */
+    ffnn_precision precision;   /* matmul arithmetic: tf32 / bf16 for the fused ops */
+                                /* (gemm_mma.cu) and cuBLAS                         */
     void *cublas;               /* cublas.cu's state (handle, workspace, bf16       */
                                 /* scratch), made on first use                      */
     void *persist_scratch;      /* persistent.cu's launch scratch (grown on demand) */

@@ -1,7 +1,8 @@
 /*
  * fused.cu - the optional fused dense ops of the "fused" strategy (backend.h
  * dense_act_forward, dense_backward_fused), each matmul one launch of gemm.cu's
- * register-blocked SGEMM with the rest of the op in its epilogue:
+ * register-blocked SGEMM (--precision tf32 / bf16: gemm_mma.cu's tensor-core
+ * kernel, through ffnn_cuda_gemm) with the rest of the op in its epilogue:
  *
  *   forward   a  = act(x W^T + b)       one kernel:  A = x [batch,in],
  *                                        B = W [out,in] transposed, bias + act

@@ -264,7 +264,9 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
 
 /* ------------------------------------------------------------------ TF32 kernel */
 
-/* --precision tf32: the same tiles, loads, row sums and epilogue as gemm_kernel,
+/* The first --precision tf32 kernel (now FFNN_GEMM_TF32_* only: AUTO takes
+ * gemm_mma.cu; kept as the kernel lab's wmma_tf32 row): the same tiles, loads, row
+ * sums and epilogue as gemm_kernel,
  * the products on tensor cores (wmma m16n16k8, inputs rounded to TF32 with
  * __float_to_tf32, fp32 accumulation). BM x BN block tile (128 or 64), BK = 16,
  * 8 warps as 2 (rows) x 4 (columns), each a (BM/2) x (BN/4) tile of 16 x 16
