@@ -13,6 +13,7 @@
 #include "common.cuh"
 #include "core/dropout.h"
 #include "device_math.cuh"
+#include "bf16.cuh"
 
 /* ------------------------------------------------------------------ gather */
 
@@ -94,25 +95,28 @@ extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *sr
 /* ------------------------------------------------------------------ activations */
 
 /* a = f(z) (ffnn_dev_act_forward, param the activation's parameter). z [n], a [n]
- * (may alias). The identity never comes here (a copy). */
+ * (may alias), T float or bf16 (bf16.cuh: fp32 arithmetic, one rounding on the
+ * store). The identity never comes here (a copy). */
+template <typename T>
 static __global__ void activation_forward_kernel(ffnn_activation act, float param,
-                                                 const float *z, float *a, size_t n)
+                                                 const T *z, T *a, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        a[i] = ffnn_dev_act_forward(act, param, z[i]);
+        ffnn_st(a, i, ffnn_dev_act_forward(act, param, ffnn_ld(z, i)));
 }
 
 /* dz = da * f'(z) from the saved value (ffnn_dev_act_backward: a = f(z), or z for
- * gelu, gelu_tanh, silu, mish, hardswish). saved [n], da [n], dz [n] (may alias da).
- * The identity never comes here (a copy). */
+ * gelu, gelu_tanh, silu, mish, hardswish). saved [n], da [n], dz [n] (may alias da),
+ * T as above. The identity never comes here (a copy). */
+template <typename T>
 static __global__ void activation_backward_kernel(ffnn_activation act, float param,
-                                                  const float *saved, const float *da,
-                                                  float *dz, size_t n)
+                                                  const T *saved, const T *da, T *dz,
+                                                  size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        dz[i] = ffnn_dev_act_backward(act, param, da[i], saved[i]);
+        ffnn_st(dz, i, ffnn_dev_act_backward(act, param, ffnn_ld(da, i), ffnn_ld(saved, i)));
 }
 
 static ffnn_status check_activation(const char *op, ffnn_activation act)
@@ -153,7 +157,7 @@ extern "C" ffnn_status ffnn_cuda_activation_forward(void *vctx, ffnn_activation 
                                                  cudaMemcpyDeviceToDevice, ctx->stream));
         return FFNN_OK;
     }
-    activation_forward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
+    activation_forward_kernel<float><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
         act, param, z, a, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_forward_kernel");
     return FFNN_OK;
@@ -176,9 +180,60 @@ extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation
                                                  cudaMemcpyDeviceToDevice, ctx->stream));
         return FFNN_OK;
     }
-    activation_backward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
+    activation_backward_kernel<float><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
         act, param, saved, da, dz, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel");
+    return FFNN_OK;
+}
+
+/* The same two kernels on bf16 tensors (the mixed-precision pipeline, cublas.cu):
+ * act 1..3 (relu, sigmoid, tanh; the identity is nothing to do in place). */
+extern "C" ffnn_status ffnn_cuda_activation_forward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                                         uint16_t *a16, size_t n)
+{
+    if (act == FFNN_ACT_IDENTITY || n == 0) return FFNN_OK;
+    __nv_bfloat16 *a = (__nv_bfloat16 *)a16;
+    activation_forward_kernel<__nv_bfloat16><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d),
+                                               ctx->block_1d, 0, ctx->stream>>>(act, 0.0f, a,
+                                                                                a, n);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_forward_kernel<bf16>");
+    return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                                          const uint16_t *saved16,
+                                                          uint16_t *dz16, size_t n)
+{
+    if (act == FFNN_ACT_IDENTITY || n == 0) return FFNN_OK;
+    __nv_bfloat16 *dz = (__nv_bfloat16 *)dz16;
+    activation_backward_kernel<__nv_bfloat16><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d),
+                                                ctx->block_1d, 0, ctx->stream>>>(
+        act, 0.0f, (const __nv_bfloat16 *)saved16, dz, dz, n);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel<bf16>");
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ bf16 copies */
+
+/* dst[i] = bf16(src[i]) (round to nearest even). src [n], dst [n]. */
+static __global__ void to_bf16_copy_kernel(const float *__restrict__ src,
+                                           __nv_bfloat16 *__restrict__ dst, size_t n)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        ffnn_st(dst, i, src[i]);
+}
+
+extern "C" ffnn_status ffnn_cuda_to_bf16(void *vctx, const float *src, uint16_t *dst16, size_t n)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "to_bf16");
+    if (n == 0) return FFNN_OK;
+    if (src == NULL || dst16 == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda to_bf16: a NULL pointer");
+    to_bf16_copy_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), (unsigned)ctx->block_1d, 0,
+                          ctx->stream>>>(src, (__nv_bfloat16 *)dst16, n);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "to_bf16_copy_kernel");
     return FFNN_OK;
 }
 
