@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Issue 15, mixed precision (--precision bf16 on cublaslt: src/strategy/step.h
+# ffnn_mixed), before and after in the same device call. Parts, in order:
+#   build  this tree (all + build/ffnn_tests) and BASE's build/ffnn, side by side
+#   tests  build/ffnn_tests $TESTS
+#   time   ffnn train, BASE and this tree interleaved: 784-4096relux3-10 at batch
+#          4096 (cublaslt fp32, tf32, bf16; 4 epochs) and 784-256relu-10,
+#          784-1024relux2-10 at batch 1024 in bf16 (cublaslt, cublas; 6 epochs),
+#          each twice; ms/epoch = median over epochs 2.. of 60000 / (img/s)
+#   acc    Fashion-MNIST test accuracy after 10 epochs, fp32 vs bf16 (cublaslt),
+#          seeds 1-3, 784-256relu-10 and 784-1024relu-1024relu-10 at batch 1024, lr 0.1
+# usage: PART="build tests time acc" BASE=../15b-base bash bench/mixed_device.sh DATA_DIR
+set -uo pipefail
+DATA=${1:?usage: mixed_device.sh DATA_DIR}
+OUT=${OUT:-mixed-out}; mkdir -p "$OUT"
+PART=${PART:-build tests time}; BASE=${BASE:-}
+TESTS=${TESTS:-cublaslt}
+export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1
+CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=$(realpath "$DATA/../cjson")"
+ARCH="CUDA_ARCH=-gencode arch=compute_90,code=sm_90"
+has() { case " $PART " in *" $1 "*) return 0;; esac; return 1; }
+if has build; then
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+    [ -n "$BASE" ] && { make -C "$BASE" -j6 $CJSON "$ARCH" build/ffnn > "$OUT/build_base.log" 2>&1 & }
+    make -j10 $CJSON "$ARCH" all build/ffnn_tests > "$OUT/build.log" 2>&1 ||
+        { tail -30 "$OUT/build.log"; exit 1; }
+    wait || { tail -30 "$OUT/build_base.log"; exit 1; }
+    echo "built $(date +%T)"
+fi
+if has tests; then
+    build/ffnn_tests $TESTS 2>&1 | tee "$OUT/tests.log" | grep -v "^  *ok\|^ok" | tail -40
+fi
+# ms/epoch of one run: median over epochs 2.. of 60000 / img/s
+ms() {
+    awk '/^epoch/ { for (i = 1; i <= NF; i++) if ($i == "img/s") v = $(i - 1); n++;
+                    if (n > 1) printf "%.2f\n", 6e7 / v }' | sort -n |
+        awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+}
+run() { # BIN ARCH BATCH EPOCHS STRATEGY PRECISION
+    "$1" train --data "$DATA" --arch "$2" --batch "$3" --epochs "$4" --device cuda \
+        --strategy "$5" --precision "$6" 2> /dev/null | tee -a "$OUT/train_runs.log" | ms
+}
+if has time; then
+    echo "| net, batch | strategy:precision | round | main (ms/epoch) | this tree (ms/epoch) |" | tee "$OUT/time.md"
+    echo "|---|---|---|---|---|" | tee -a "$OUT/time.md"
+    for c in "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt bf16" "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt tf32" \
+             "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt fp32" "784-256relu-10 1024 6 cublaslt bf16" \
+             "784-256relu-10 1024 6 cublas bf16" "784-1024relu-1024relu-10 1024 6 cublaslt bf16" \
+             "784-1024relu-1024relu-10 1024 6 cublas bf16"; do
+        set -- $c
+        for round in 1 2; do
+            b=-; [ -n "$BASE" ] && b=$(run "$BASE/build/ffnn" $1 $2 $3 $4 $5)
+            n=$(run build/ffnn $1 $2 $3 $4 $5)
+            echo "| $1, $2 | $4:$5 | $round | $b | $n |" | tee -a "$OUT/time.md"
+            [ "$1" = 784-4096relu-4096relu-4096relu-10 ] && [ $5 != bf16 ] && break
+        done
+    done
+fi
+if has acc; then
+    echo "| net | seed | fp32 test acc | bf16 test acc |" | tee "$OUT/acc.md"
+    echo "|---|---|---|---|" | tee -a "$OUT/acc.md"
+    for net in 784-256relu-10 784-1024relu-1024relu-10; do
+        for seed in 1 2 3; do
+            a=(); for p in fp32 bf16; do
+                a+=("$(build/ffnn train --data "$DATA" --arch $net --batch 1024 --epochs 10 --lr 0.1 \
+                    --device cuda --strategy cublaslt --precision $p --seed $seed 2> /dev/null |
+                    awk '/^epoch/ { for (i = 1; i <= NF; i++) if ($i == "test_acc") v = $(i + 1) } END { print v }')")
+            done
+            echo "| $net | $seed | ${a[0]} | ${a[1]} |" | tee -a "$OUT/acc.md"
+        done
+    done
+fi
