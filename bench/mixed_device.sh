@@ -28,7 +28,7 @@ if has build; then
     echo "built $(date +%T)"
 fi
 if has tests; then
-    build/ffnn_tests $TESTS 2>&1 | tee "$OUT/tests.log" | grep -v "^  *ok\|^ok" | tail -40
+    FFNN_BIN=build/ffnn FFNN_CLI=build/ffnn build/ffnn_tests $TESTS 2>&1 | tee "$OUT/tests.log" | grep -v "^  *ok\|^ok" | tail -40
 fi
 # ms/epoch of one run: median over epochs 2.. of 60000 / img/s
 ms() {
