@@ -7,6 +7,8 @@
 #          4096 (cublaslt fp32, tf32, bf16; 4 epochs) and 784-256relu-10,
 #          784-1024relux2-10 at batch 1024 in bf16 (cublaslt, cublas; 6 epochs),
 #          each twice; ms/epoch = median over epochs 2.. of 60000 / (img/s)
+#   prof   ncu: the duration of each kernel of one step (24 launches after 60) of the
+#          4096-wide net in bf16, --steps-per-launch 1 (no graph)
 #   acc    Fashion-MNIST test accuracy after 10 epochs, fp32 vs bf16 (cublaslt),
 #          seeds 1-3, 784-256relu-10 and 784-1024relu-1024relu-10 at batch 1024, lr 0.1
 # usage: PART="build tests time acc" BASE=../15b-base bash bench/mixed_device.sh DATA_DIR
@@ -55,6 +57,30 @@ if has time; then
             [ "$1" = 784-4096relu-4096relu-4096relu-10 ] && [ $5 != bf16 ] && break
         done
     done
+fi
+if has prof; then # one step's kernels of the 4096-wide net in bf16 (ncu: durations only)
+    NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
+    if [ -n "$NCU" ]; then
+        "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip 60 \
+            --launch-count 24 build/ffnn train --data "$DATA" --arch 784-4096relu-4096relu-4096relu-10 \
+            --batch 4096 --epochs 1 --device cuda --strategy cublaslt --precision bf16 \
+            --steps-per-launch 1 > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
+        python3 - "$OUT/ncu.csv" << 'PY' | tee "$OUT/prof.md"
+import csv, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+head, rows = rows[0], rows[1:]
+k, u, v = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
+tot = 0.0
+for r in rows:
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}
+    t = float(r[v].replace(",", "")) * scale.get(r[u], float("nan"))
+    tot += t
+    print(f"| {r[k][:90]} | {t:.1f} us |")
+print(f"| total of these {len(rows)} | {tot:.1f} us |")
+PY
+    else
+        echo "no ncu"
+    fi
 fi
 if has acc; then
     echo "| net | seed | fp32 test acc | bf16 test acc |" | tee "$OUT/acc.md"

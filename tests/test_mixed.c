@@ -74,15 +74,19 @@ static test_result follows_cpu(char *why, size_t why_size)
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
           "Fashion-MNIST missing: %s", ffnn_last_error());
+    /* 784-30relu-26relu-10: its second bias is not 16-byte aligned, so that layer
+     * takes the bias and mask kernels of cublas.cu, and the next layer's DRELU
+     * epilogue reads a mask written by relu_mask_kernel */
     const struct { const char *arch; int layers; } nets[] = {
-        {"784-64relu-10", 2}, {"784-33tanh-10", 2}, {"784-48sigmoid-24relu-10", 3}};
+        {"784-64relu-10", 2}, {"784-33tanh-10", 2}, {"784-48sigmoid-24relu-10", 3},
+        {"784-30relu-26relu-10", 3}};
     const struct { ffnn_optimizer opt; int nesterov; float lr; const char *name; } opts[] = {
         {FFNN_OPT_SGD, 0, 0.05f, "sgd"},
         {FFNN_OPT_MOMENTUM, 1, 0.01f, "nesterov"},
         {FFNN_OPT_ADAM, 0, 0.001f, "adam"},
     };
     const int steps = test_quick() ? 4 : 100;
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 4; a++)
         for (int o = 0; o < 3; o++) {
             ffnn_model *m = NULL;
             CHECK_OK(ffnn_model_create(nets[a].arch, &m));

@@ -291,15 +291,20 @@ typedef struct ffnn_backend_ops {
      * to the fp32 sum, then act, then one rounding to the output's type: into
      * a16 [batch, out] (bf16) when a16 is not NULL, else into a [batch, out]
      * (fp32). x16 [batch, in], W16 [out, in], b [out] / b16 [out] or both NULL.
-     * act: identity, relu, sigmoid, tanh. */
+     * act: identity, relu, sigmoid, tanh. mask (relu with a16 only, or NULL): the
+     * ReLU bitmask of the output for the backward, [batch] rows of
+     * ffnn_relu_mask_row_bytes(out) bytes, bit j of a row (bit j % 8 of byte
+     * j / 8) set when the output is > 0. */
     ffnn_status (*dense_act_forward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
                                           const float *b, const uint16_t *b16, float *a,
-                                          uint16_t *a16, size_t batch, size_t in, size_t out,
-                                          ffnn_activation act);
+                                          uint16_t *a16, uint8_t *mask, size_t batch,
+                                          size_t in, size_t out, ffnn_activation act);
 
     /* Its backward, from dz16 = dL/dz [batch, out] (bf16):
      *   dx16 = bf16(bf16(dz16 W16) * f'(x16))  [batch, in] bf16 (skipped when NULL;
-     *                                           f' of x_act from the saved output x16)
+     *                                           f' of x_act from the saved output x16,
+     *                                           or for relu from x_mask, the mask the
+     *                                           forward wrote for x, when not NULL)
      *   dW = dz16^T x16   [out, in] fp32 (fp32 accumulation)
      *   db = sum_b dz16   [out] fp32 (skipped when NULL)
      *   sgd != NULL (plain SGD): W -= lr dW, b -= lr db as optimizer_update, and
@@ -309,8 +314,12 @@ typedef struct ffnn_backend_ops {
                                        float *b, uint16_t *b16, const uint16_t *dz16,
                                        uint16_t *dx16, float *dW, float *db, size_t batch,
                                        size_t in, size_t out, ffnn_activation x_act,
-                                       const ffnn_optimizer_step *sgd);
+                                       const uint8_t *x_mask, const ffnn_optimizer_step *sgd);
 } ffnn_backend_ops;
+
+/* Bytes per row of a ReLU bitmask of `out` values (dense_act_forward_bf16):
+ * 128-bit words, cuBLASLt's aux layout. */
+static inline size_t ffnn_relu_mask_row_bytes(size_t out) { return (out + 127) / 128 * 16; }
 
 /* Steps [first_step, first_step + steps) of an epoch of a dense net
  *   x [B, in] -> h = act(x W1^T + b1) [B, hidden] -> logits = h W2^T + b2 [B, out]

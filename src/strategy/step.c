@@ -59,7 +59,7 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output)
                  r->ctx, in, mx->params16 + l->weight_offset,
                  l->has_bias ? r->params + l->bias_offset : NULL,
                  l->has_bias ? mx->params16 + l->bias_offset : NULL, last ? r->act[i] : NULL,
-                 last ? NULL : mx->act16[i], batch, l->in, l->out, l->act)))
+                 last ? NULL : mx->act16[i], mx->mask[i], batch, l->in, l->out, l->act)))
             return st;
         in = mx->act16[i];
     }
@@ -167,7 +167,8 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
                  has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur],
                  i == 0 ? NULL : mx->grad16[1 - cur], r->grads + l->weight_offset,
                  has_b ? r->grads + l->bias_offset : NULL, batch, l->in, l->out,
-                 i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
+                 i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act,
+                 i == 0 ? NULL : mx->mask[i - 1], sgd)))
             return st;
         cur = 1 - cur;
         if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)

@@ -252,13 +252,14 @@ ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, 
  * dense_backward_bf16), on cuBLASLt. */
 ffnn_status ffnn_cuda_dense_act_forward_bf16(void *ctx, const uint16_t *x16, const uint16_t *W16,
                                              const float *b, const uint16_t *b16, float *a,
-                                             uint16_t *a16, size_t batch, size_t in, size_t out,
-                                             ffnn_activation act);
+                                             uint16_t *a16, uint8_t *mask, size_t batch,
+                                             size_t in, size_t out, ffnn_activation act);
 ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, float *W,
                                           uint16_t *W16, float *b, uint16_t *b16,
                                           const uint16_t *dz16, uint16_t *dx16, float *dW,
                                           float *db, size_t batch, size_t in, size_t out,
-                                          ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+                                          ffnn_activation x_act, const uint8_t *x_mask,
+                                          const ffnn_optimizer_step *sgd);
 /* dense.cu: db [out] (fp32) = sum_b dz16 [batch, out] (bf16). */
 ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, float *db,
                                      size_t batch, size_t out);
