@@ -4,7 +4,7 @@
 #   build  this tree (all + build/ffnn_tests) and BASE's build/ffnn, side by side
 #   tests  build/ffnn_tests $TESTS
 #   time   ffnn train, BASE and this tree interleaved: 784-4096relux3-10 at batch
-#          4096 (cublaslt fp32, tf32, bf16; 4 epochs) and 784-256relu-10,
+#          4096 (cublaslt fp32, tf32, bf16, cublas bf16; 4 epochs) and 784-256relu-10,
 #          784-1024relux2-10 at batch 1024 in bf16 (cublaslt, cublas; 6 epochs),
 #          each twice; ms/epoch = median over epochs 2.. of 60000 / (img/s)
 #   prof   ncu: the duration of each kernel of one step (24 launches after 60) of the
@@ -45,7 +45,8 @@ run() { # BIN ARCH BATCH EPOCHS STRATEGY PRECISION
 if has time; then
     echo "| net, batch | strategy:precision | round | main (ms/epoch) | this tree (ms/epoch) |" | tee "$OUT/time.md"
     echo "|---|---|---|---|---|" | tee -a "$OUT/time.md"
-    for c in "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt bf16" "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt tf32" \
+    for c in "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt bf16" "784-4096relu-4096relu-4096relu-10 4096 4 cublas bf16" \
+             "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt tf32" \
              "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt fp32" "784-256relu-10 1024 6 cublaslt bf16" \
              "784-256relu-10 1024 6 cublas bf16" "784-1024relu-1024relu-10 1024 6 cublaslt bf16" \
              "784-1024relu-1024relu-10 1024 6 cublas bf16"; do
@@ -54,7 +55,7 @@ if has time; then
             b=-; [ -n "$BASE" ] && b=$(run "$BASE/build/ffnn" $1 $2 $3 $4 $5)
             n=$(run build/ffnn $1 $2 $3 $4 $5)
             echo "| $1, $2 | $4:$5 | $round | $b | $n |" | tee -a "$OUT/time.md"
-            [ "$1" = 784-4096relu-4096relu-4096relu-10 ] && [ $5 != bf16 ] && break
+            [ "$1" = 784-4096relu-4096relu-4096relu-10 ] && [ "$4:$5" != cublaslt:bf16 ] && break
         done
     done
 fi
