@@ -16,29 +16,23 @@ ffnn_status ffnn_mixed_create(ffnn_run *r)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "--precision bf16: the %s backend has no "
                          "mixed-precision ops", o->name);
     ffnn_mixed *mx = calloc(1, sizeof *mx);
-    if (!mx || !(mx->act16 = calloc((size_t)m->layer_count, sizeof *mx->act16)) ||
-        !(mx->mask = calloc((size_t)m->layer_count, sizeof *mx->mask))) {
-        if (mx)
-            free(mx->act16);
+    if (!mx || !(mx->act16 = calloc((size_t)m->layer_count, sizeof *mx->act16))) {
         free(mx);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     }
     r->mixed = mx;
     mx->stale = 1;
     const size_t cap = r->capacity, h = sizeof(uint16_t);
-    size_t widest = 0;
+    /* the widest gradient: a layer's width, or the loss's padded rows */
+    size_t widest = ffnn_bf16_ld(m->layers[m->layer_count - 1].out);
     for (int i = 0; i < m->layer_count; i++)
         if (m->layers[i].out > widest)
             widest = m->layers[i].out;
     ffnn_status st = o->alloc(r->ctx, m->parameter_count * h, (void **)&mx->params16);
     if (st == FFNN_OK)
         st = o->alloc(r->ctx, cap * m->input_size * h, (void **)&mx->x16);
-    for (int i = 0; i < m->layer_count - 1 && st == FFNN_OK; i++) {
+    for (int i = 0; i < m->layer_count - 1 && st == FFNN_OK; i++)
         st = o->alloc(r->ctx, cap * m->layers[i].out * h, (void **)&mx->act16[i]);
-        if (st == FFNN_OK && m->layers[i].act == FFNN_ACT_RELU)
-            st = o->alloc(r->ctx, cap * ffnn_relu_mask_row_bytes(m->layers[i].out),
-                          (void **)&mx->mask[i]);
-    }
     for (int k = 0; k < 2 && st == FFNN_OK; k++)
         st = o->alloc(r->ctx, cap * widest * h, (void **)&mx->grad16[k]);
     if (st != FFNN_OK)
@@ -54,14 +48,11 @@ void ffnn_mixed_free(ffnn_run *r)
     const ffnn_backend_ops *o = r->ops;
     o->release(r->ctx, mx->params16);
     o->release(r->ctx, mx->x16);
-    for (int i = 0; i < r->model->layer_count; i++) {
+    for (int i = 0; i < r->model->layer_count; i++)
         o->release(r->ctx, mx->act16[i]);
-        o->release(r->ctx, mx->mask[i]);
-    }
     o->release(r->ctx, mx->grad16[0]);
     o->release(r->ctx, mx->grad16[1]);
     free(mx->act16);
-    free(mx->mask);
     free(mx);
     r->mixed = NULL;
 }
@@ -77,7 +68,8 @@ ffnn_status ffnn_mixed_sync(ffnn_run *r)
     ffnn_mixed *mx = r->mixed;
     if (!mx || !mx->stale)
         return FFNN_OK;
-    ffnn_status st = r->ops->to_bf16(r->ctx, r->params, mx->params16, r->model->parameter_count);
+    const size_t n = r->model->parameter_count;
+    ffnn_status st = r->ops->to_bf16(r->ctx, r->params, mx->params16, 1, n, n);
     if (st == FFNN_OK)
         mx->stale = 0;
     return st;

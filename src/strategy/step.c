@@ -49,7 +49,8 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output)
     ffnn_mixed *mx = r->mixed;
     ffnn_status st = ffnn_mixed_sync(r);
     if (st != FFNN_OK ||
-        (st = r->ops->to_bf16(r->ctx, r->x, mx->x16, batch * m->input_size)) != FFNN_OK)
+        (st = r->ops->to_bf16(r->ctx, r->x, mx->x16, batch, m->input_size, m->input_size)) !=
+            FFNN_OK)
         return st;
     const uint16_t *in = mx->x16; /* [batch, layer.in] */
     for (int i = 0; i < m->layer_count; i++) {
@@ -59,7 +60,7 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output)
                  r->ctx, in, mx->params16 + l->weight_offset,
                  l->has_bias ? r->params + l->bias_offset : NULL,
                  l->has_bias ? mx->params16 + l->bias_offset : NULL, last ? r->act[i] : NULL,
-                 last ? NULL : mx->act16[i], mx->mask[i], batch, l->in, l->out, l->act)))
+                 last ? NULL : mx->act16[i], batch, l->in, l->out, l->act)))
             return st;
         in = mx->act16[i];
     }
@@ -142,7 +143,8 @@ static ffnn_status sync_layer(grad_sync *g, ffnn_run *r, int i)
 
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
- * rounding into grad16[0]; each layer's op writes dW, db (fp32) and the next
+ * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
+ * tensor cores); each layer's op writes dW, db (fp32) and the next
  * layer's dz in bf16 (grad16 ping-pong); sgd and sync as backward's. */
 static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
                                  grad_sync *sync)
@@ -155,22 +157,24 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
          (st = r->ops->activation_backward(r->ctx, top->act, top->act_param,
                                            r->act[m->layer_count - 1], r->grad_buf[0],
                                            r->grad_buf[0], batch * top->out))) ||
-        (st = r->ops->to_bf16(r->ctx, r->grad_buf[0], mx->grad16[0], batch * top->out)))
+        (st = r->ops->to_bf16(r->ctx, r->grad_buf[0], mx->grad16[0], batch, top->out,
+                              ffnn_bf16_ld(top->out))))
         return st;
-    int cur = 0; /* grad16[cur] holds dL/dz of layer i */
+    int cur = 0; /* grad16[cur] holds dL/dz of layer i (rows dz_ld apart) */
+    size_t dz_ld = ffnn_bf16_ld(top->out);
     for (int i = m->layer_count - 1; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         const int has_b = l->has_bias;
         if ((st = r->ops->dense_backward_bf16(
                  r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], r->params + l->weight_offset,
                  mx->params16 + l->weight_offset, has_b ? r->params + l->bias_offset : NULL,
-                 has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur],
+                 has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur], dz_ld,
                  i == 0 ? NULL : mx->grad16[1 - cur], r->grads + l->weight_offset,
                  has_b ? r->grads + l->bias_offset : NULL, batch, l->in, l->out,
-                 i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act,
-                 i == 0 ? NULL : mx->mask[i - 1], sgd)))
+                 i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
             return st;
         cur = 1 - cur;
+        dz_ld = l->in; /* the dx written above: rows of the layer's input width */
         if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)
             return st;
     }

@@ -52,7 +52,7 @@ typedef struct ffnn_device_data {
  *         after params came from the host (start, checkpoint load); x16 (the
  *         batch, rounded once per step); act16[l] (hidden outputs, written by the
  *         forward matmul's epilogue: their consumers are the next matmul, the
- *         weight-gradient matmul and f' (relu: the bitmask below)); grad16 (dL/dz of
+ *         weight-gradient matmul and f' (relu: only the sign)); grad16 (dL/dz of
  *         each layer: the operand of its dW and dx matmuls; the dx matmul writes
  *         it in bf16, f' applied in place)
  * Evaluation (t == 0) runs the fp32 buffers and the bf16 conversions of the fused
@@ -62,12 +62,8 @@ typedef struct ffnn_mixed {
     uint16_t *x16;        /* [capacity, input_size]                             */
     uint16_t **act16;     /* [layer_count] -> [capacity, layer.out]; NULL for the
                              last layer (its output stays fp32 in act[L-1])      */
-    uint8_t **mask;       /* [layer_count] -> the ReLU bitmask of a hidden relu
-                             layer's output ([capacity] rows of
-                             ffnn_relu_mask_row_bytes(out)), written by its forward
-                             epilogue, read by the next layer's dx epilogue (f'
-                             without reading act16); NULL for other layers      */
-    uint16_t *grad16[2];  /* each [capacity, widest layer]                      */
+    uint16_t *grad16[2];  /* each [capacity, the widest layer or ffnn_bf16_ld of the
+                             output width]: the loss's dz has padded rows     */
     int stale;            /* 1: params16 is not bf16(params) yet                 */
 } ffnn_mixed;
 

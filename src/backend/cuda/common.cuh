@@ -180,7 +180,8 @@ ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act, float 
 /* elementwise.cu: mixed precision (backend.h to_bf16); the activation kernels on
  * bf16 tensors in place (act 0..3; identity: nothing), for cublas.cu's
  * mixed-precision ops. */
-ffnn_status ffnn_cuda_to_bf16(void *ctx, const float *src, uint16_t *dst16, size_t n);
+ffnn_status ffnn_cuda_to_bf16(void *ctx, const float *src, uint16_t *dst16, size_t rows,
+                              size_t cols, size_t ld);
 ffnn_status ffnn_cuda_activation_forward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
                                               uint16_t *a16, size_t n);
 ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
@@ -252,17 +253,17 @@ ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, 
  * dense_backward_bf16), on cuBLASLt. */
 ffnn_status ffnn_cuda_dense_act_forward_bf16(void *ctx, const uint16_t *x16, const uint16_t *W16,
                                              const float *b, const uint16_t *b16, float *a,
-                                             uint16_t *a16, uint8_t *mask, size_t batch,
-                                             size_t in, size_t out, ffnn_activation act);
+                                             uint16_t *a16, size_t batch, size_t in, size_t out,
+                                             ffnn_activation act);
 ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, float *W,
                                           uint16_t *W16, float *b, uint16_t *b16,
-                                          const uint16_t *dz16, uint16_t *dx16, float *dW,
+                                          const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
+                                          float *dW,
                                           float *db, size_t batch, size_t in, size_t out,
-                                          ffnn_activation x_act, const uint8_t *x_mask,
-                                          const ffnn_optimizer_step *sgd);
-/* dense.cu: db [out] (fp32) = sum_b dz16 [batch, out] (bf16). */
-ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, float *db,
-                                     size_t batch, size_t out);
+                                          ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+/* dense.cu: db [out] (fp32) = sum_b dz16 [batch, out] (bf16, rows ld apart). */
+ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, size_t ld,
+                                     float *db, size_t batch, size_t out);
 /* Destroy ctx's cuBLAS handle, if it made one (called by destroy). */
 void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
 

@@ -381,15 +381,11 @@ typedef struct lt_operand {
 } lt_operand;
 
 /* The output D of a cuBLASLt matmul: m x n column-major (ld m), of type type
- * (fp32, or bf16 in the mixed-precision forward and dx); aux (or NULL): the
- * epilogue's ReLU bitmask, aux_ld bits per column of D (a multiple of 128), written
- * by RELU_AUX(_BIAS), read by DRELU. */
+ * (fp32, or bf16 in the mixed-precision forward and dx). */
 typedef struct lt_output {
     void *p;
     cudaDataType_t type;
     uint64_t m, n;
-    void *aux;
-    int64_t aux_ld;
 } lt_output;
 
 /* The epilogue's vector: bias added (BIAS, RELU_BIAS) or bias gradient written
@@ -475,14 +471,6 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
            "cublasLtMatmulDescSetAttribute(TRANSB)");
     LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
            "cublasLtMatmulDescSetAttribute(EPILOGUE)");
-    if (out.aux != NULL) {
-        LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                                              &out.aux, sizeof out.aux),
-               "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_POINTER)");
-        LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
-                                              &out.aux_ld, sizeof out.aux_ld),
-               "cublasLtMatmulDescSetAttribute(EPILOGUE_AUX_LD)");
-    }
     if (bias.p != NULL) {
         LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias.p,
                                               sizeof bias.p),
@@ -566,7 +554,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
                                              : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
     const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_T, in, out, (int64_t)in};
     const lt_operand xb = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
-    const lt_output d = {a, CUDA_R_32F, out, batch, NULL, 0};
+    const lt_output d = {a, CUDA_R_32F, out, batch};
     const lt_vector bias = {(void *)b, CUDA_R_32F};
     st = lt_matmul(ctx, s, wa, xb, d, epi, bias, NULL);
     if (st != FFNN_OK || relu || act == FFNN_ACT_IDENTITY) return st;
@@ -593,7 +581,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     if (dx != NULL) { /* first: reads W before the update below */
         const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_N, in, out, (int64_t)in};
         const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_N, out, batch, (int64_t)out};
-        const lt_output d = {dx, CUDA_R_32F, in, batch, NULL, 0};
+        const lt_output d = {dx, CUDA_R_32F, in, batch};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st != FFNN_OK) return st;
         if (x_act != FFNN_ACT_IDENTITY &&
@@ -602,7 +590,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     }
     const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
-    const lt_output dw = {dW, CUDA_R_32F, in, out, NULL, 0};
+    const lt_output dw = {dW, CUDA_R_32F, in, out};
     const lt_vector grad = {db, CUDA_R_32F};
     int no_algo = 0;
     if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
@@ -659,23 +647,6 @@ static __global__ void bias_act_rows_kernel(T *__restrict__ C, const float *__re
         ffnn_st(C, i, ffnn_dev_act_forward_basic(act, ffnn_ld(C, i) + bias[i % N]));
 }
 
-/* The ReLU bitmask of a [rows, out] bf16 output, cuBLASLt's layout (backend.h
- * ffnn_relu_mask_row_bytes): word w of row r holds bit k = (a[r, 32 w + k] > 0),
- * 0 past out. One thread per 32-bit word; words = rows * row_bytes / 4. */
-static __global__ void relu_mask_kernel(const __nv_bfloat16 *__restrict__ a,
-                                        uint32_t *__restrict__ mask, size_t words, size_t out)
-{
-    const size_t per_row = (out + 127) / 128 * 4;
-    for (size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x; w < words;
-         w += (size_t)gridDim.x * blockDim.x) {
-        const size_t r = w / per_row, j0 = (w - r * per_row) * 32;
-        uint32_t bits = 0;
-        for (size_t k = 0; k < 32 && j0 + k < out; k++)
-            if (ffnn_ld(a, r * out + j0 + k) > 0.0f) bits |= 1u << k;
-        mask[w] = bits;
-    }
-}
-
 /* backend.h dense_act_forward_bf16 (the mixed-precision forward; cublaslt only).
  * Column-major as the fp32 op: D [out, batch] = op_T(W16 as [in, out]) (x16 as [in, batch]).
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL pointer, dimension, activation),
@@ -683,15 +654,11 @@ static __global__ void relu_mask_kernel(const __nv_bfloat16 *__restrict__ a,
 extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16_t *x16,
                                                         const uint16_t *W16, const float *b,
                                                         const uint16_t *b16, float *a,
-                                                        uint16_t *a16, uint8_t *mask,
-                                                        size_t batch, size_t in, size_t out,
-                                                        ffnn_activation act)
+                                                        uint16_t *a16, size_t batch, size_t in,
+                                                        size_t out, ffnn_activation act)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_act_forward_bf16");
-    if (mask != NULL && (act != FFNN_ACT_RELU || a16 == NULL))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda dense_act_forward_bf16: a mask is for a relu layer's bf16 output");
     if (batch == 0 || in == 0 || out == 0 || batch > FFNN_CUDA_MAX_DIM ||
         in > FFNN_CUDA_MAX_DIM || out > FFNN_CUDA_MAX_DIM || (int)act < 0 ||
         (int)act > (int)FFNN_ACT_TANH)
@@ -714,29 +681,22 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
     const int bias_ok = b != NULL && lt_alignment(b) >= LT_BIAS_ALIGN;
     const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_T, in, out, (int64_t)in};
     const lt_operand xb = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
-    lt_output d = {a16 != NULL ? (void *)a16 : (void *)a, a16 != NULL ? CUDA_R_16BF : CUDA_R_32F,
-                   out, batch, NULL, 0};
-    const lt_vector bias32 = {(void *)b, CUDA_R_32F}, bias16 = {(void *)b16, CUDA_R_16BF};
-    /* the bias: fp32; where cuBLASLt has no bf16-output algorithm for it, its bf16 copy */
-    const int try16 = bias_ok && d.type == CUDA_R_16BF && lt_alignment(b16) >= LT_BIAS_ALIGN;
-    int no_algo = 0;
-    if (mask != NULL && (bias_ok || b == NULL)) { /* relu with the bitmask in the epilogue */
-        d.aux = mask;
-        d.aux_ld = (int64_t)ffnn_relu_mask_row_bytes(out) * 8;
-        const cublasLtEpilogue_t epi = bias_ok ? CUBLASLT_EPILOGUE_RELU_AUX_BIAS
-                                               : CUBLASLT_EPILOGUE_RELU_AUX;
-        st = lt_matmul(ctx, s, wa, xb, d, epi, bias_ok ? bias32 : LT_NO_VECTOR, &no_algo);
-        if (st == FFNN_OK && no_algo && try16)
-            st = lt_matmul(ctx, s, wa, xb, d, epi, bias16, &no_algo);
-        if (st != FFNN_OK || !no_algo) return st;
-        d.aux = NULL; /* no algorithm: as without the mask, then relu_mask_kernel */
-    }
+    const lt_output d = {a16 != NULL ? (void *)a16 : (void *)a,
+                         a16 != NULL ? CUDA_R_16BF : CUDA_R_32F, out, batch};
     const cublasLtEpilogue_t epi = bias_ok ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                            : (relu && b == NULL ? CUBLASLT_EPILOGUE_RELU
                                                                 : CUBLASLT_EPILOGUE_DEFAULT);
-    if (bias_ok) {
-        st = lt_matmul(ctx, s, wa, xb, d, epi, bias32, try16 ? &no_algo : NULL);
-        if (st == FFNN_OK && no_algo) st = lt_matmul(ctx, s, wa, xb, d, epi, bias16, NULL);
+    int no_algo = 0;
+    if (bias_ok) { /* the fp32 bias; else (no algorithm) its bf16 copy, D's type */
+        const lt_vector bias = {(void *)b, CUDA_R_32F};
+        st = lt_matmul(ctx, s, wa, xb, d, epi, bias, d.type == CUDA_R_32F ? NULL : &no_algo);
+        if (st == FFNN_OK && no_algo && lt_alignment(b16) >= LT_BIAS_ALIGN) {
+            const lt_vector bias16 = {(void *)b16, CUDA_R_16BF};
+            st = lt_matmul(ctx, s, wa, xb, d, epi, bias16, NULL);
+        } else if (st == FFNN_OK && no_algo) {
+            st = ffnn_fail(FFNN_ERR_CUDA, "cuda cublaslt: no bf16 algorithm with a bias "
+                           "epilogue for a %zux%zu output", batch, out);
+        }
     } else {
         st = lt_matmul(ctx, s, wa, xb, d, epi, LT_NO_VECTOR, NULL);
     }
@@ -752,31 +712,26 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
             bias_act_rows_kernel<float><<<ffnn_cuda_grid_1d_for(n, block), block, 0,
                                           ctx->stream>>>(a, b, n, out, act);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "bias_act_rows_kernel");
-    } else if (!relu && act != FFNN_ACT_IDENTITY) {
-        st = a16 != NULL ? ffnn_cuda_activation_forward_bf16(ctx, act, a16, n)
-                         : ffnn_cuda_activation_forward(ctx, act, 0.0f, a, a, n);
-        if (st != FFNN_OK) return st;
+        return FFNN_OK;
     }
-    if (mask == NULL) return FFNN_OK;
-    const size_t words = batch * (ffnn_relu_mask_row_bytes(out) / 4);
-    relu_mask_kernel<<<ffnn_cuda_grid_1d_for(words, block), block, 0, ctx->stream>>>(
-        (const __nv_bfloat16 *)a16, (uint32_t *)mask, words, out);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "relu_mask_kernel");
-    return FFNN_OK;
+    if (relu || act == FFNN_ACT_IDENTITY) return FFNN_OK;
+    if (a16 != NULL) return ffnn_cuda_activation_forward_bf16(ctx, act, a16, n);
+    return ffnn_cuda_activation_forward(ctx, act, 0.0f, a, a, n);
 }
 
 /* backend.h dense_backward_bf16 (the mixed-precision backward; cublaslt only).
  *   dx16 [batch,in]: D [in, batch] = (W16 as [in,out]) (dz16 as [out,batch]), bf16
  *   dW [out,in]:     D [in, out] = (x16 as [in,batch]) op_T(dz16 as [out,batch]), fp32,
  *                    BGRADB: db = sum_b dz16 in fp32.
+ * dz16's rows are dz_ld apart (the loss's gradient: ffnn_bf16_ld(out), 16-byte rows).
  * Errors: as dense_act_forward_bf16. */
 extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t *x16, float *W,
                                                      uint16_t *W16, float *b, uint16_t *b16,
-                                                     const uint16_t *dz16, uint16_t *dx16,
-                                                     float *dW, float *db, size_t batch,
+                                                     const uint16_t *dz16, size_t dz_ld,
+                                                     uint16_t *dx16, float *dW, float *db,
+                                                     size_t batch,
                                                      size_t in, size_t out,
                                                      ffnn_activation x_act,
-                                                     const uint8_t *x_mask,
                                                      const ffnn_optimizer_step *sgd)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
@@ -789,10 +744,11 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
                          "dimensions in 1..%zu, x_act identity, relu, sigmoid or tanh", batch,
                          in, out, (int)x_act, (size_t)FFNN_CUDA_MAX_DIM);
     if (x16 == NULL || dz16 == NULL || dW == NULL || (dx16 != NULL && W16 == NULL) ||
+        dz_ld < out ||
         (sgd != NULL && (W == NULL || W16 == NULL || (b != NULL && (db == NULL || b16 == NULL)))))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_bf16: x16, dz16, dW (W16 for dx16; W, W16 and "
-                         "for a bias db and b16 for sgd) must not be NULL");
+                         "for a bias db and b16 for sgd) must not be NULL, dz_ld >= out");
     if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_bf16: the fused update is plain SGD only "
@@ -806,26 +762,16 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     if (st != FFNN_OK) return st;
     if (dx16 != NULL) { /* first: reads W16 before the update below */
         const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_N, in, out, (int64_t)in};
-        const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)out};
-        lt_output d = {dx16, CUDA_R_16BF, in, batch, NULL, 0};
-        int no_algo = 1;
-        if (x_mask != NULL && x_act == FFNN_ACT_RELU) { /* f' from the forward's mask */
-            d.aux = (void *)x_mask;
-            d.aux_ld = (int64_t)ffnn_relu_mask_row_bytes(in) * 8;
-            st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DRELU, LT_NO_VECTOR, &no_algo);
-            if (st != FFNN_OK) return st;
-            d.aux = NULL;
-        }
-        if (no_algo) { /* the matmul, then f' from x16 */
-            st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
-            if (st == FFNN_OK)
-                st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
-            if (st != FFNN_OK) return st;
-        }
+        const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld};
+        const lt_output d = {dx16, CUDA_R_16BF, in, batch};
+        st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
+        if (st == FFNN_OK)
+            st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
+        if (st != FFNN_OK) return st;
     }
     const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
-    const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)out};
-    const lt_output dw = {dW, CUDA_R_32F, in, out, NULL, 0};
+    const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
+    const lt_output dw = {dW, CUDA_R_32F, in, out};
     const lt_vector grad = {db, CUDA_R_32F};
     int no_algo = 0;
     if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
@@ -835,7 +781,8 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     }
     if (db == NULL || no_algo) {
         st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
-        if (st == FFNN_OK && db != NULL) st = ffnn_cuda_bias_grad_bf16(ctx, dz16, db, batch, out);
+        if (st == FFNN_OK && db != NULL)
+            st = ffnn_cuda_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out);
         if (st != FFNN_OK) return st;
     }
     if (sgd == NULL) return FFNN_OK;

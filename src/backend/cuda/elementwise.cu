@@ -215,24 +215,32 @@ extern "C" ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ff
 
 /* ------------------------------------------------------------------ bf16 copies */
 
-/* dst[i] = bf16(src[i]) (round to nearest even). src [n], dst [n]. */
+/* dst[r * ld + c] = bf16(src[i]), i = r * cols + c (round to nearest even).
+ * src [n = rows * cols], dst [rows, ld]. */
 static __global__ void to_bf16_copy_kernel(const float *__restrict__ src,
-                                           __nv_bfloat16 *__restrict__ dst, size_t n)
+                                           __nv_bfloat16 *__restrict__ dst, size_t n,
+                                           size_t cols, size_t ld)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        ffnn_st(dst, i, src[i]);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const size_t r = i / cols;
+        ffnn_st(dst, i + r * (ld - cols), src[i]);
+    }
 }
 
-extern "C" ffnn_status ffnn_cuda_to_bf16(void *vctx, const float *src, uint16_t *dst16, size_t n)
+extern "C" ffnn_status ffnn_cuda_to_bf16(void *vctx, const float *src, uint16_t *dst16,
+                                         size_t rows, size_t cols, size_t ld)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "to_bf16");
-    if (n == 0) return FFNN_OK;
-    if (src == NULL || dst16 == NULL)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda to_bf16: a NULL pointer");
+    if (rows == 0 || cols == 0) return FFNN_OK;
+    if (src == NULL || dst16 == NULL || ld < cols || rows > SIZE_MAX / ld)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda to_bf16: rows=%zu cols=%zu ld=%zu (ld >= cols, non-NULL "
+                         "pointers)", rows, cols, ld);
+    const size_t n = rows * cols;
     to_bf16_copy_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), (unsigned)ctx->block_1d, 0,
-                          ctx->stream>>>(src, (__nv_bfloat16 *)dst16, n);
+                          ctx->stream>>>(src, (__nv_bfloat16 *)dst16, n, cols, ld);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "to_bf16_copy_kernel");
     return FFNN_OK;
 }
