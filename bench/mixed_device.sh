@@ -6,8 +6,9 @@
 #   time   ffnn train, BASE and this tree interleaved: 784-4096relux3-10 at batch
 #          4096 (cublaslt fp32, tf32, bf16, cublas bf16; 4 epochs) and 784-256relu-10,
 #          784-1024relux2-10 at batch 1024 in bf16 (cublaslt, cublas; 6 epochs),
-#          each twice; ms/epoch = median over epochs 2.. of 60000 / (img/s)
-#   prof   ncu: the duration of each kernel of one step (24 launches after 60) of the
+#          each twice (TIME_CONFIGS: "NET BATCH EPOCHS STRATEGY PRECISION,..." instead);
+#          ms/epoch = median over epochs 2.. of 60000 / (img/s)
+#   prof   ncu: the duration of each kernel of one step (28 launches after 52) of the
 #          4096-wide net in bf16, --steps-per-launch 1 (no graph)
 #   acc    Fashion-MNIST test accuracy after 10 epochs, fp32 vs bf16 (cublaslt),
 #          seeds 1-3, 784-256relu-10 and 784-1024relu-1024relu-10 at batch 1024, lr 0.1
@@ -45,25 +46,24 @@ run() { # BIN ARCH BATCH EPOCHS STRATEGY PRECISION
 if has time; then
     echo "| net, batch | strategy:precision | round | main (ms/epoch) | this tree (ms/epoch) |" | tee "$OUT/time.md"
     echo "|---|---|---|---|---|" | tee -a "$OUT/time.md"
-    for c in "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt bf16" "784-4096relu-4096relu-4096relu-10 4096 4 cublas bf16" \
-             "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt tf32" \
-             "784-4096relu-4096relu-4096relu-10 4096 4 cublaslt fp32" "784-256relu-10 1024 6 cublaslt bf16" \
-             "784-256relu-10 1024 6 cublas bf16" "784-1024relu-1024relu-10 1024 6 cublaslt bf16" \
-             "784-1024relu-1024relu-10 1024 6 cublas bf16"; do
+    W=784-4096relu-4096relu-4096relu-10
+    CONFIGS=${TIME_CONFIGS:-"$W 4096 4 cublaslt bf16,$W 4096 4 cublas bf16,$W 4096 4 cublaslt tf32,$W 4096 4 cublaslt fp32,784-256relu-10 1024 6 cublaslt bf16,784-256relu-10 1024 6 cublas bf16,784-1024relu-1024relu-10 1024 6 cublaslt bf16,784-1024relu-1024relu-10 1024 6 cublas bf16"}
+    IFS=, read -ra CONFIG_LIST <<< "$CONFIGS"
+    for c in "${CONFIG_LIST[@]}"; do
         set -- $c
         for round in 1 2; do
             b=-; [ -n "$BASE" ] && b=$(run "$BASE/build/ffnn" $1 $2 $3 $4 $5)
             n=$(run build/ffnn $1 $2 $3 $4 $5)
             echo "| $1, $2 | $4:$5 | $round | $b | $n |" | tee -a "$OUT/time.md"
-            [ "$1" = 784-4096relu-4096relu-4096relu-10 ] && [ "$4:$5" != cublaslt:bf16 ] && break
+            [ "$1" = $W ] && [ "$4:$5" != cublaslt:bf16 ] && break
         done
     done
 fi
 if has prof; then # one step's kernels of the 4096-wide net in bf16 (ncu: durations only)
     NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2> /dev/null | head -1)
     if [ -n "$NCU" ]; then
-        "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip 60 \
-            --launch-count 24 build/ffnn train --data "$DATA" --arch 784-4096relu-4096relu-4096relu-10 \
+        "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip 52 \
+            --launch-count 28 build/ffnn train --data "$DATA" --arch 784-4096relu-4096relu-4096relu-10 \
             --batch 4096 --epochs 1 --device cuda --strategy cublaslt --precision bf16 \
             --steps-per-launch 1 > "$OUT/ncu.csv" 2> "$OUT/ncu.err"
         python3 - "$OUT/ncu.csv" << 'PY' | tee "$OUT/prof.md"

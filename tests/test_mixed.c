@@ -24,6 +24,8 @@
  *     of the fp32 master rounded to nearest even; after a checkpoint is resumed
  *     into another trainer, its shadow is made again (the next step's loss equals
  *     the saving trainer's, bit for bit).
+ *   cublaslt_bf16_gather_and_to_bf16_are_rne: the batch gathered straight into
+ *     bf16, and converted into rows with padding, are bf16_rne of the fp32 gather.
  *
  * Every test SKIPs without a CUDA GPU (and fails without the Fashion-MNIST files,
  * as the strategies suite). */
@@ -37,6 +39,7 @@
 #include "check.h"
 #include "ffnn.h"
 #include "test_parity.h"
+#include "strategy/step.h"
 #include "train/trainer.h"
 
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
@@ -211,7 +214,71 @@ static test_result shadow_is_rne(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* gather_bf16 and to_bf16 (with padded rows) give bf16_rne of gather's fp32 x,
+ * bit for bit, and to_bf16 leaves the cells past a row's end as they were. */
+static test_result gather_and_convert(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+    ffnn_run *r = &t->run;
+    CHECK(r->mixed && r->ops->gather_bf16 && r->ops->to_bf16, "no bf16 ops");
+    enum { B = 64, F = 784, LD = 800 };
+    int32_t idx[B];
+    for (int b = 0; b < B; b++)
+        idx[b] = (int32_t)((b * 7919) % 60000);
+    int32_t *didx = NULL;
+    uint16_t *padded = NULL;
+    CHECK_OK(r->ops->alloc(r->ctx, sizeof idx, (void **)&didx));
+    CHECK_OK(r->ops->alloc(r->ctx, (size_t)B * LD * 2, (void **)&padded));
+    static float x[B * F];
+    static uint16_t g16[B * F], p16[B * LD];
+    memset(p16, 0xff, sizeof p16);
+    const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
+    CHECK_OK(r->ops->upload(r->ctx, didx, idx, sizeof idx));
+    CHECK_OK(r->ops->upload(r->ctx, padded, p16, sizeof p16));
+    CHECK_OK(r->ops->gather(r->ctx, &src, didx, B, r->x, r->y, r->tgt));
+    CHECK_OK(r->ops->gather_bf16(r->ctx, &src, didx, B, r->mixed->x16, r->y, r->tgt));
+    CHECK_OK(r->ops->to_bf16(r->ctx, r->x, padded, B, F, LD));
+    CHECK_OK(r->ops->download(r->ctx, x, r->x, sizeof x));
+    CHECK_OK(r->ops->download(r->ctx, g16, r->mixed->x16, sizeof g16));
+    CHECK_OK(r->ops->download(r->ctx, p16, padded, sizeof p16));
+    size_t bad_g = 0, bad_p = 0, bad_pad = 0, nonzero = 0;
+    for (int b = 0; b < B; b++)
+        for (int f = 0; f < LD; f++) {
+            if (f >= F) {
+                bad_pad += p16[b * LD + f] != 0xffff;
+                continue;
+            }
+            const uint16_t want = bf16_rne(x[b * F + f]);
+            bad_g += g16[b * F + f] != want;
+            bad_p += p16[b * LD + f] != want;
+            nonzero += x[b * F + f] != 0.0f;
+        }
+    r->ops->release(r->ctx, didx);
+    r->ops->release(r->ctx, padded);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    CHECK(nonzero > 1000, "only %zu nonzero pixels gathered", nonzero);
+    CHECK(bad_g == 0, "gather_bf16: %zu of %d values are not bf16(x)", bad_g, B * F);
+    CHECK(bad_p == 0, "to_bf16 with rows %d apart: %zu of %d values are not bf16(x)", LD, bad_p,
+          B * F);
+    CHECK(bad_pad == 0, "to_bf16 wrote %zu cells past the rows' ends", bad_pad);
+    return TEST_PASS;
+}
+
 const test_case mixed_tests[] = {
+    {"cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert},
     {"cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu},
     {"cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne},
 };

@@ -283,6 +283,11 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*to_bf16)(void *ctx, const float *src, uint16_t *dst16, size_t rows,
                            size_t cols, size_t ld);
 
+    /* gather, with the features rounded to bf16 (gather's x, rounded to nearest
+     * even) into x16 [batch, features] instead of x; y and t as gather's. */
+    ffnn_status (*gather_bf16)(void *ctx, const ffnn_gather_source *src, const int32_t *index,
+                               size_t batch, uint16_t *x16, int32_t *y, float *t);
+
     /* optimizer_update, and in the same pass shadow16[i] = bf16(params[i]) of
      * the updated value. shadow16 [n] bf16; the rest as optimizer_update. */
     ffnn_status (*optimizer_update_bf16)(void *ctx, const ffnn_optimizer_step *step,

@@ -40,17 +40,17 @@ static int mixed_step(const ffnn_run *r, uint64_t t)
     return r->mixed != NULL && t > 0;
 }
 
-/* The forward pass in bf16 (ffnn_mixed): x16 = bf16(x); each layer's matmul
- * reads the bf16 shadow of its weights and writes act16[i] (the last layer: the
- * fp32 logits act[L-1]). */
-static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output)
+/* The forward pass in bf16 (ffnn_mixed): x16 = bf16(x) (unless gathered as bf16:
+ * x16_gathered); each layer's matmul reads the bf16 shadow of its weights and
+ * writes act16[i] (the last layer: the fp32 logits act[L-1]). */
+static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x16_gathered)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
     ffnn_status st = ffnn_mixed_sync(r);
     if (st != FFNN_OK ||
-        (st = r->ops->to_bf16(r->ctx, r->x, mx->x16, batch, m->input_size, m->input_size)) !=
-            FFNN_OK)
+        (!x16_gathered && (st = r->ops->to_bf16(r->ctx, r->x, mx->x16, batch, m->input_size,
+                                                m->input_size)) != FFNN_OK))
         return st;
     const uint16_t *in = mx->x16; /* [batch, layer.in] */
     for (int i = 0; i < m->layer_count; i++) {
@@ -68,14 +68,16 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output)
     return FFNN_OK;
 }
 
-/* Forward pass of `batch` rows already gathered into r->x; returns the output. */
-ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output)
+/* Forward pass of `batch` rows already gathered into r->x (or, for a mixed step
+ * with x16_gathered, into r->mixed->x16); returns the output. */
+static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output,
+                           int x16_gathered)
 {
     const ffnn_model *m = r->model;
     const float *in = r->x; /* [batch, layer.in] */
     ffnn_status st;
     if (mixed_step(r, t))
-        return forward_bf16(r, batch, output);
+        return forward_bf16(r, batch, output, x16_gathered);
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
         const float *W = r->params + l->weight_offset; /* [out, fan_in] */
@@ -117,6 +119,22 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **out
     }
     *output = r->act[m->layer_count - 1];
     return FFNN_OK;
+}
+
+ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output)
+{
+    return forward(r, batch, t, output, 0);
+}
+
+/* The gather of a training step t: into r->x, or straight into bf16 (x16) for a
+ * mixed step. *x16: 1 when it gathered into x16. */
+static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const int32_t *index,
+                               size_t batch, uint64_t t, int *x16)
+{
+    *x16 = mixed_step(r, t) && r->ops->gather_bf16;
+    if (*x16)
+        return r->ops->gather_bf16(r->ctx, src, index, batch, r->mixed->x16, r->y, r->tgt);
+    return r->ops->gather(r->ctx, src, index, batch, r->x, r->y, r->tgt);
 }
 
 /* The gradient all-reduce of a backward pass (r->comm): buckets of layers,
@@ -283,10 +301,10 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     grad_sync sync = {r->comm, (float)((double)batch / (double)rows),
                       r->comm && r->ops->native_stream ? r->ops->native_stream(r->ctx) : NULL,
                       m->parameter_count};
+    int x16 = 0;
     if (batch > 0 &&
-        ((st = r->ops->gather(r->ctx, &src, r->train.index + first, batch, r->x, r->y,
-                              r->tgt)) ||
-         (st = ffnn_step_forward(r, batch, opt_t, &output)) ||
+        ((st = gather_step(r, &src, r->train.index + first, batch, opt_t, &x16)) ||
+         (st = forward(r, batch, opt_t, &output, x16)) ||
          (st = r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                             r->train.targets ? r->tgt : NULL, batch, width, r->grad_buf[0],
                             r->train.row_loss + first, r->train.row_correct + first)) ||

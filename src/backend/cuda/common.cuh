@@ -182,6 +182,9 @@ ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act, float 
  * mixed-precision ops. */
 ffnn_status ffnn_cuda_to_bf16(void *ctx, const float *src, uint16_t *dst16, size_t rows,
                               size_t cols, size_t ld);
+ffnn_status ffnn_cuda_gather_bf16(void *ctx, const ffnn_gather_source *src,
+                                  const int32_t *index, size_t batch, uint16_t *x16, int32_t *y,
+                                  float *t);
 ffnn_status ffnn_cuda_activation_forward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
                                               uint16_t *a16, size_t n);
 ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,

@@ -19,43 +19,47 @@
 
 /* x[b,f] = images[index[b], f] / 255, y[b] = labels[index[b]] (when labels is set).
  * images uint8 [n, features], labels uint8 [n] or NULL, index int32 [batch],
- * x float [batch, features], y uint8 [batch]. */
+ * x [batch, features] of T (float, or bf16: the float value rounded, bf16.cuh),
+ * y uint8 [batch]. */
+template <typename T>
 static __global__ void gather_kernel(const uint8_t *__restrict__ images,
                                      const int32_t *__restrict__ labels,
                                      const int32_t *__restrict__ index, size_t batch,
-                                     size_t features, float *__restrict__ x,
+                                     size_t features, T *__restrict__ x,
                                      int32_t *__restrict__ y)
 {
     const size_t total = batch * features;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         const size_t b = i / features, f = i - b * features;
-        x[i] = ffnn_dev_u8_to_unit(images[(size_t)index[b] * features + f]);
+        ffnn_st(x, i, ffnn_dev_u8_to_unit(images[(size_t)index[b] * features + f]));
         if (labels != NULL && i < batch) y[i] = labels[index[i]];
     }
 }
 
 /* Float rows: dst[b,j] = src[index[b], j]; y[b] = labels[index[b]] (when labels
- * is set). src float [n, width], index int32 [batch], dst float [batch, width],
- * labels uint8 [n] or NULL, y uint8 [batch]. */
+ * is set). src float [n, width], index int32 [batch], dst [batch, width] of T (as
+ * gather_kernel), labels uint8 [n] or NULL, y uint8 [batch]. */
+template <typename T>
 static __global__ void gather_rows_kernel(const float *__restrict__ src,
                                           const int32_t *__restrict__ labels,
                                           const int32_t *__restrict__ index, size_t batch,
-                                          size_t width, float *__restrict__ dst,
+                                          size_t width, T *__restrict__ dst,
                                           int32_t *__restrict__ y)
 {
     const size_t total = batch * width;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         const size_t b = i / width, j = i - b * width;
-        dst[i] = src[(size_t)index[b] * width + j];
+        ffnn_st(dst, i, src[(size_t)index[b] * width + j]);
         if (labels != NULL && i < batch) y[i] = labels[index[i]];
     }
 }
 
-extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *src,
-                                        const int32_t *index, size_t batch, float *x,
-                                        int32_t *y, float *t)
+/* gather (T float) and gather_bf16 (T bf16): x of type T. */
+template <typename T>
+static ffnn_status gather(void *vctx, const ffnn_gather_source *src, const int32_t *index,
+                          size_t batch, T *x, int32_t *y, float *t)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "gather");
@@ -75,21 +79,36 @@ extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *sr
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: a NULL pointer");
     /* the labels ride along with the features (as before float data existed) */
     if (src->images != NULL) {
-        gather_kernel<<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
-                        ctx->stream>>>(src->images, src->labels, index, batch, features, x, y);
+        gather_kernel<T><<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
+                           ctx->stream>>>(src->images, src->labels, index, batch, features, x, y);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_kernel");
     } else {
-        gather_rows_kernel<<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
-                             ctx->stream>>>(src->values, src->labels, index, batch, features,
-                                            x, y);
+        gather_rows_kernel<T><<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d),
+                                ctx->block_1d, 0, ctx->stream>>>(src->values, src->labels, index,
+                                                                 batch, features, x, y);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel");
     }
     if (src->targets != NULL) {
-        gather_rows_kernel<<<ffnn_cuda_grid_1d_for(batch * width, ctx->block_1d), ctx->block_1d, 0,
-                             ctx->stream>>>(src->targets, NULL, index, batch, width, t, NULL);
+        gather_rows_kernel<float><<<ffnn_cuda_grid_1d_for(batch * width, ctx->block_1d),
+                                    ctx->block_1d, 0, ctx->stream>>>(src->targets, NULL, index,
+                                                                     batch, width, t, NULL);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel (targets)");
     }
     return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *src,
+                                        const int32_t *index, size_t batch, float *x,
+                                        int32_t *y, float *t)
+{
+    return gather<float>(vctx, src, index, batch, x, y, t);
+}
+
+extern "C" ffnn_status ffnn_cuda_gather_bf16(void *vctx, const ffnn_gather_source *src,
+                                             const int32_t *index, size_t batch, uint16_t *x16,
+                                             int32_t *y, float *t)
+{
+    return gather<__nv_bfloat16>(vctx, src, index, batch, (__nv_bfloat16 *)x16, y, t);
 }
 
 /* ------------------------------------------------------------------ activations */
