@@ -12,7 +12,9 @@
 #          4096-wide net in bf16, --steps-per-launch 1 (no graph)
 #   acc    Fashion-MNIST test accuracy after 10 epochs, fp32 vs bf16 (cublaslt),
 #          seeds 1-3, 784-256relu-10 and 784-1024relu-1024relu-10 at batch 1024, lr 0.1
-# usage: PART="build tests time acc" BASE=../15b-base bash bench/mixed_device.sh DATA_DIR
+#   torch  bench/vs_torch.py, torch.compile + CUDA graph + bf16 autocast beside
+#          cublaslt:bf16, one process per config (TORCH_CONFIGS), 5 epochs
+# usage: PART="build tests time prof acc torch" BASE=../15b-base bash bench/mixed_device.sh DATA_DIR
 set -uo pipefail
 DATA=${1:?usage: mixed_device.sh DATA_DIR}
 OUT=${OUT:-mixed-out}; mkdir -p "$OUT"
@@ -95,5 +97,14 @@ if has acc; then
             done
             echo "| $net | $seed | ${a[0]} | ${a[1]} |" | tee -a "$OUT/acc.md"
         done
+    done
+fi
+if has torch; then # vs_torch.py rows: torch.compile + graph + bf16 autocast beside cublaslt:bf16
+    k=0
+    for c in ${TORCH_CONFIGS:-784-4096relux3-10:4096 784-1024relu-1024relu-10:1024 784-256relu-10:1024}; do
+        k=$((k + 1))
+        python3 bench/vs_torch.py "$DATA" --ffnn build/ffnn --strategy cublaslt:bf16 \
+            --torch-modes compile_graph:bf16 --epochs 5 --configs "$c" \
+            --out "$OUT/vs_torch_$k.json" 2> "$OUT/vs_torch_$k.err" | tee "$OUT/vs_torch_$k.md"
     done
 fi
