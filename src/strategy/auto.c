@@ -14,9 +14,10 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
         return cfg->strategy;
     /* bf16: cublaslt's mixed-precision pipeline (bf16 weights, activations and
      * gradients written by the epilogues and the update: step.h ffnn_mixed), where
-     * its fused ops cover the net: 31.0 vs 44.8 ms/epoch for cublas on the
-     * 4096-wide net at batch 4096, 8.9 vs 9.7-11.8 on 784-1024x2-10 at 1024, at
-     * par on 784-256-10 (docs/RESULTS.md "mixed precision"); else, and for tf32,
+     * its fused ops cover the net: in one H200 call 31.0 vs 44.8 ms/epoch for
+     * cublas on the 4096-wide net at batch 4096 (24.3-25.1 after the last change),
+     * 8.9 vs 9.7-11.8 on 784-1024x2-10 at 1024, at par on 784-256-10 (bimodal
+     * spread; docs/RESULTS.md "mixed precision"); else, and for tf32,
      * through cuBLAS (tf32 against cublaslt: mixed, RESULTS.md) */
     if (cfg->precision == FFNN_PRECISION_BF16 && ffnn_strategy_all_dense(m) &&
         ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m))
