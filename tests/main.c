@@ -27,6 +27,7 @@ TEST_SUITE_DECLARE(cli_log);
 TEST_SUITE_DECLARE(fused);
 TEST_SUITE_DECLARE(cublas);
 TEST_SUITE_DECLARE(strategies);
+TEST_SUITE_DECLARE(mixed);
 TEST_SUITE_DECLARE(golden);
 TEST_SUITE_DECLARE(hardening);
 TEST_SUITE_DECLARE(faults);
@@ -64,6 +65,7 @@ int main(int argc, char **argv)
         {fused_tests, &fused_tests_count},
         {cublas_tests, &cublas_tests_count},
         {strategies_tests, &strategies_tests_count},
+        {mixed_tests, &mixed_tests_count},
         {golden_tests, &golden_tests_count},
         {hardening_tests, &hardening_tests_count},
         {faults_tests, &faults_tests_count},

@@ -56,6 +56,11 @@ static test_result scope_and_auto(char *why, size_t why_size)
           ffnn_strategy_name(ffnn_strategy_resolve(three, &cfg)));
     cfg.precision = FFNN_PRECISION_TF32;
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLAS, "tf32 not on cublas");
+    /* bf16: cublaslt's mixed-precision pipeline where its fused ops cover the net */
+    cfg.precision = FFNN_PRECISION_BF16;
+    cfg.batch_size = 64;
+    CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_CUBLASLT, "bf16 not on cublaslt");
+    cfg.batch_size = 1024;
     /* an activation the fused and persistent kernels lack: auto picks a strategy
      * that runs the plain element-wise ops (cublas, graph), persistent refuses */
     ffnn_model *gelu = NULL;

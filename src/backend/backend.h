@@ -270,7 +270,62 @@ typedef struct ffnn_backend_ops {
     /* The native stream every op of ctx is queued on (cudaStream_t), for a device
      * communicator (src/parallel/) to order its collectives after the ops. */
     void *(*native_stream)(void *ctx);
+
+    /* ---- optional: mixed precision (--precision bf16 on the cublaslt strategy:
+     * strategy/step.h ffnn_mixed). A bf16 tensor is uint16_t [n], the bfloat16
+     * bits: the fp32 value rounded to nearest even to 8 significant bits (the high
+     * half of its fp32 bits after rounding). Operands bf16, products accumulated in
+     * fp32; master weights, gradients and optimizer state stay fp32. ---- */
+
+    /* dst16[r * ld + c] = bf16(src[r * cols + c]) for r < rows, c < cols (ld >=
+     * cols; the cells past cols of a row are not written). src [rows, cols] fp32,
+     * dst16 [rows, ld] bf16. */
+    ffnn_status (*to_bf16)(void *ctx, const float *src, uint16_t *dst16, size_t rows,
+                           size_t cols, size_t ld);
+
+    /* gather, with the features rounded to bf16 (gather's x, rounded to nearest
+     * even) into x16 [batch, features] instead of x; y and t as gather's. */
+    ffnn_status (*gather_bf16)(void *ctx, const ffnn_gather_source *src, const int32_t *index,
+                               size_t batch, uint16_t *x16, int32_t *y, float *t);
+
+    /* optimizer_update, and in the same pass shadow16[i] = bf16(params[i]) of
+     * the updated value. shadow16 [n] bf16; the rest as optimizer_update. */
+    ffnn_status (*optimizer_update_bf16)(void *ctx, const ffnn_optimizer_step *step,
+                                         float *params, const float *grads, float *state,
+                                         size_t n, uint16_t *shadow16);
+
+    /* a = act(x16 W16^T (+ b)), bf16 operands, fp32 accumulation, the bias (fp32
+     * b, or its bf16 copy b16 where the library wants the output's type) added
+     * to the fp32 sum, then act, then one rounding to the output's type: into
+     * a16 [batch, out] (bf16) when a16 is not NULL, else into a [batch, out]
+     * (fp32). x16 [batch, in], W16 [out, in], b [out] / b16 [out] or both NULL.
+     * act: identity, relu, sigmoid, tanh. */
+    ffnn_status (*dense_act_forward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
+                                          const float *b, const uint16_t *b16, float *a,
+                                          uint16_t *a16, size_t batch, size_t in, size_t out,
+                                          ffnn_activation act);
+
+    /* Its backward, from dz16 = dL/dz [batch, out] (bf16; rows dz_ld >= out
+     * apart, ffnn_bf16_ld(out) for the loss's gradient):
+     *   dx16 = bf16(bf16(dz16 W16) * f'(x16))  [batch, in] bf16 (skipped when NULL;
+     *                                           f' of x_act from the saved output x16)
+     *   dW = dz16^T x16   [out, in] fp32 (fp32 accumulation)
+     *   db = sum_b dz16   [out] fp32 (skipped when NULL)
+     *   sgd != NULL (plain SGD): W -= lr dW, b -= lr db as optimizer_update, and
+     *   W16, b16 = bf16 of the new values; dx16 reads W16 before.
+     * x16 [batch, in], W [out, in] with its bf16 copy W16, b [out] / b16 or NULL. */
+    ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, float *W, uint16_t *W16,
+                                       float *b, uint16_t *b16, const uint16_t *dz16,
+                                       size_t dz_ld, uint16_t *dx16, float *dW, float *db,
+                                       size_t batch, size_t in, size_t out,
+                                       ffnn_activation x_act, const ffnn_optimizer_step *sgd);
 } ffnn_backend_ops;
+
+/* The row stride of a bf16 gradient that the loss hands to a narrow output layer:
+ * cols rounded up to 8 values (16 bytes), so that the tensor-core matmuls take
+ * it (a 10-wide dz with rows 20 bytes apart sent cuBLASLt to a CUDA-core kernel,
+ * 275 us of a 2 ms step on the H200: docs/PERFORMANCE.md). */
+static inline size_t ffnn_bf16_ld(size_t cols) { return (cols + 7) / 8 * 8; }
 
 /* Steps [first_step, first_step + steps) of an epoch of a dense net
  *   x [B, in] -> h = act(x W1^T + b1) [B, hidden] -> logits = h W2^T + b2 [B, out]

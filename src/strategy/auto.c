@@ -12,8 +12,18 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 {
     if (cfg->strategy != FFNN_STRATEGY_AUTO && cfg->strategy != FFNN_STRATEGY_TUNE)
         return cfg->strategy;
-    if (cfg->precision != FFNN_PRECISION_FP32) /* tensor cores: through cuBLAS (against */
-        return FFNN_STRATEGY_CUBLAS;              /* cublaslt: mixed, RESULTS.md)        */
+    /* bf16: cublaslt's mixed-precision pipeline (bf16 weights, activations and
+     * gradients written by the epilogues and the update: step.h ffnn_mixed), where
+     * its fused ops cover the net: in one H200 call 31.0 vs 44.8 ms/epoch for
+     * cublas on the 4096-wide net at batch 4096 (24.3-25.1 after the last change),
+     * 8.9 vs 9.7-11.8 on 784-1024x2-10 at 1024, at par on 784-256-10 (bimodal
+     * spread; docs/RESULTS.md "mixed precision"); else, and for tf32,
+     * through cuBLAS (tf32 against cublaslt: mixed, RESULTS.md) */
+    if (cfg->precision == FFNN_PRECISION_BF16 && ffnn_strategy_all_dense(m) &&
+        ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m))
+        return FFNN_STRATEGY_CUBLASLT;
+    if (cfg->precision != FFNN_PRECISION_FP32)
+        return FFNN_STRATEGY_CUBLAS;
     /* small batches of one-hidden-layer nets: launch- and latency-bound, one
      * persistent kernel per epoch wins (2.2x graph at batch 64, 1.6x at 256);
      * from 512 cublas does (8.2 vs 9.1 ms at 512, 5.9 vs 8.6 at 1024) */

@@ -4,7 +4,8 @@
  * through graph.c's cache: 8 steps per graph measured 4-8% faster than 1 and
  * than 16 or 59, docs/PERFORMANCE.md; --steps-per-launch 1 launches op by op);
  * and cublaslt, its comparator with the matmul epilogues: the backend's fused ops
- * (fused.c) on cuBLASLt (src/backend/cuda/cublas.cu), captured as cublas. */
+ * (fused.c) on cuBLASLt (src/backend/cuda/cublas.cu), captured as cublas; with
+ * --precision bf16 the mixed-precision pipeline (step.h ffnn_mixed, mixed.c). */
 #include "core/error.h"
 #include "strategy/strategy.h"
 
@@ -67,7 +68,21 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     void *none = NULL;
     ffnn_status st = ffnn_strategy_fused_prepare(r, &none);
     if (st != FFNN_OK) return st;
-    return ffnn_graph_cache_create(state);
+    /* bf16: the mixed-precision pipeline (step.h ffnn_mixed) where every layer
+     * runs the fused ops; else the fused ops convert their operands per matmul */
+    if (r->cfg->precision == FFNN_PRECISION_BF16 && r->fused &&
+        ffnn_strategy_all_dense(r->model) && r->ops->dense_backward_bf16 &&
+        (st = ffnn_mixed_create(r)) != FFNN_OK)
+        return st;
+    if ((st = ffnn_graph_cache_create(state)) != FFNN_OK)
+        ffnn_mixed_free(r);
+    return st;
+}
+
+static void cublaslt_release(ffnn_run *r, void *state)
+{
+    ffnn_graph_cache_free(r, state);
+    ffnn_mixed_free(r);
 }
 
 static size_t cublas_steps(size_t steps_per_epoch)
@@ -79,6 +94,10 @@ static size_t cublas_steps(size_t steps_per_epoch)
 static ffnn_status cublas_run(ffnn_run *r, void *state, size_t first, size_t count,
                               uint64_t opt_t)
 {
+    /* the bf16 shadow made again outside the capture (params came from the host) */
+    ffnn_status st = ffnn_mixed_sync(r);
+    if (st != FFNN_OK)
+        return st;
     if (count > 1)
         return ffnn_graph_run(r, state, first, count, opt_t);
     return ffnn_step_queue_run(r, first, count, opt_t);
@@ -105,7 +124,7 @@ const ffnn_strategy_impl ffnn_strategy_cublaslt_impl = {
     FFNN_MATMUL_LIBRARY_LT,
     ffnn_strategy_supports_all,
     cublaslt_prepare,
-    ffnn_graph_cache_free,
+    cublaslt_release,
     cublas_steps,
     cublas_run,
 };

@@ -33,12 +33,51 @@ static ffnn_status layer_dropout(ffnn_run *r, int i, uint64_t t, const float *in
                            ffnn_dropout_scale(p));
 }
 
-/* Forward pass of `batch` rows already gathered into r->x; returns the output. */
-ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output)
+/* 1 when step t runs the mixed-precision pipeline (step.h ffnn_mixed): training
+ * steps with the bf16 buffers made (every layer dense and fused: per_op.c). */
+static int mixed_step(const ffnn_run *r, uint64_t t)
+{
+    return r->mixed != NULL && t > 0;
+}
+
+/* The forward pass in bf16 (ffnn_mixed): x16 = bf16(x) (unless gathered as bf16:
+ * x16_gathered); each layer's matmul reads the bf16 shadow of its weights and
+ * writes act16[i] (the last layer: the fp32 logits act[L-1]). */
+static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x16_gathered)
+{
+    const ffnn_model *m = r->model;
+    ffnn_mixed *mx = r->mixed;
+    ffnn_status st = ffnn_mixed_sync(r);
+    if (st != FFNN_OK ||
+        (!x16_gathered && (st = r->ops->to_bf16(r->ctx, r->x, mx->x16, batch, m->input_size,
+                                                m->input_size)) != FFNN_OK))
+        return st;
+    const uint16_t *in = mx->x16; /* [batch, layer.in] */
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        const int last = i == m->layer_count - 1;
+        if ((st = r->ops->dense_act_forward_bf16(
+                 r->ctx, in, mx->params16 + l->weight_offset,
+                 l->has_bias ? r->params + l->bias_offset : NULL,
+                 l->has_bias ? mx->params16 + l->bias_offset : NULL, last ? r->act[i] : NULL,
+                 last ? NULL : mx->act16[i], batch, l->in, l->out, l->act)))
+            return st;
+        in = mx->act16[i];
+    }
+    *output = r->act[m->layer_count - 1];
+    return FFNN_OK;
+}
+
+/* Forward pass of `batch` rows already gathered into r->x (or, for a mixed step
+ * with x16_gathered, into r->mixed->x16); returns the output. */
+static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output,
+                           int x16_gathered)
 {
     const ffnn_model *m = r->model;
     const float *in = r->x; /* [batch, layer.in] */
     ffnn_status st;
+    if (mixed_step(r, t))
+        return forward_bf16(r, batch, output, x16_gathered);
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
         const float *W = r->params + l->weight_offset; /* [out, fan_in] */
@@ -82,6 +121,22 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **out
     return FFNN_OK;
 }
 
+ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output)
+{
+    return forward(r, batch, t, output, 0);
+}
+
+/* The gather of a training step t: into r->x, or straight into bf16 (x16) for a
+ * mixed step. *x16: 1 when it gathered into x16. */
+static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const int32_t *index,
+                               size_t batch, uint64_t t, int *x16)
+{
+    *x16 = mixed_step(r, t) && r->ops->gather_bf16;
+    if (*x16)
+        return r->ops->gather_bf16(r->ctx, src, index, batch, r->mixed->x16, r->y, r->tgt);
+    return r->ops->gather(r->ctx, src, index, batch, r->x, r->y, r->tgt);
+}
+
 /* The gradient all-reduce of a backward pass (r->comm): buckets of layers,
  * last layer first, each begun once its layers' gradients are written. */
 typedef struct grad_sync {
@@ -104,6 +159,46 @@ static ffnn_status sync_layer(grad_sync *g, ffnn_run *r, int i)
     return st;
 }
 
+/* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
+ * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
+ * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
+ * tensor cores); each layer's op writes dW, db (fp32) and the next
+ * layer's dz in bf16 (grad16 ping-pong); sgd and sync as backward's. */
+static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
+                                 grad_sync *sync)
+{
+    const ffnn_model *m = r->model;
+    ffnn_mixed *mx = r->mixed;
+    const ffnn_layer *top = &m->layers[m->layer_count - 1];
+    ffnn_status st;
+    if ((top->act != FFNN_ACT_IDENTITY &&
+         (st = r->ops->activation_backward(r->ctx, top->act, top->act_param,
+                                           r->act[m->layer_count - 1], r->grad_buf[0],
+                                           r->grad_buf[0], batch * top->out))) ||
+        (st = r->ops->to_bf16(r->ctx, r->grad_buf[0], mx->grad16[0], batch, top->out,
+                              ffnn_bf16_ld(top->out))))
+        return st;
+    int cur = 0; /* grad16[cur] holds dL/dz of layer i (rows dz_ld apart) */
+    size_t dz_ld = ffnn_bf16_ld(top->out);
+    for (int i = m->layer_count - 1; i >= 0; i--) {
+        const ffnn_layer *l = &m->layers[i];
+        const int has_b = l->has_bias;
+        if ((st = r->ops->dense_backward_bf16(
+                 r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], r->params + l->weight_offset,
+                 mx->params16 + l->weight_offset, has_b ? r->params + l->bias_offset : NULL,
+                 has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur], dz_ld,
+                 i == 0 ? NULL : mx->grad16[1 - cur], r->grads + l->weight_offset,
+                 has_b ? r->grads + l->bias_offset : NULL, batch, l->in, l->out,
+                 i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
+            return st;
+        cur = 1 - cur;
+        dz_ld = l->in; /* the dx written above: rows of the layer's input width */
+        if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)
+            return st;
+    }
+    return FFNN_OK;
+}
+
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
  * t: the optimizer step whose dropout masks the forward applied (0: none).
  * sgd (only when r->fused_sgd, else NULL): the layers also apply p -= lr g.
@@ -113,6 +208,8 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
+    if (mixed_step(r, t))
+        return backward_bf16(r, batch, sgd, sync);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = 0;     /* ... or dL/dz when the layer above applied act' already */
     for (int i = m->layer_count - 1; i >= 0; i--) {
@@ -204,10 +301,10 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     grad_sync sync = {r->comm, (float)((double)batch / (double)rows),
                       r->comm && r->ops->native_stream ? r->ops->native_stream(r->ctx) : NULL,
                       m->parameter_count};
+    int x16 = 0;
     if (batch > 0 &&
-        ((st = r->ops->gather(r->ctx, &src, r->train.index + first, batch, r->x, r->y,
-                              r->tgt)) ||
-         (st = ffnn_step_forward(r, batch, opt_t, &output)) ||
+        ((st = gather_step(r, &src, r->train.index + first, batch, opt_t, &x16)) ||
+         (st = forward(r, batch, opt_t, &output, x16)) ||
          (st = r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                             r->train.targets ? r->tgt : NULL, batch, width, r->grad_buf[0],
                             r->train.row_loss + first, r->train.row_correct + first)) ||
@@ -241,12 +338,24 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
 /* The optimizer stage: one update over the parameter arena; with weight decay and
  * decay_bias 0, one call per weight (decayed) and per bias (not), the state's
  * arenas addressed through state_stride. */
+/* One optimizer_update call over [off, off + n) of the arenas; with the bf16
+ * pipeline, optimizer_update_bf16, which writes the shadow in the same pass. */
+static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, size_t off,
+                                size_t n)
+{
+    float *state = r->opt_state ? r->opt_state + off : NULL;
+    if (r->mixed)
+        return r->ops->optimizer_update_bf16(r->ctx, update, r->params + off, r->grads + off,
+                                             state, n, r->mixed->params16 + off);
+    return r->ops->optimizer_update(r->ctx, update, r->params + off, r->grads + off, state, n);
+}
+
 ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
 {
     const ffnn_model *m = r->model;
     const size_t n = m->parameter_count;
     if (r->cfg->decay_bias || r->cfg->weight_decay == 0.0f)
-        return r->ops->optimizer_update(r->ctx, update, r->params, r->grads, r->opt_state, n);
+        return update_range(r, update, 0, n);
     ffnn_optimizer_step decayed = *update, plain = ffnn_optimizer_step_no_decay(*update);
     decayed.state_stride = plain.state_stride = n;
     ffnn_status st = FFNN_OK;
@@ -256,10 +365,7 @@ ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
         const size_t len[2] = {l->out * l->fan_in, l->has_bias ? l->out : 0};
         for (int k = 0; k < 2 && st == FFNN_OK; k++)
             if (len[k])
-                st = r->ops->optimizer_update(r->ctx, k ? &plain : &decayed, r->params + off[k],
-                                              r->grads + off[k],
-                                              r->opt_state ? r->opt_state + off[k] : NULL,
-                                              len[k]);
+                st = update_range(r, k ? &plain : &decayed, off[k], len[k]);
     }
     return st;
 }

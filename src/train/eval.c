@@ -152,6 +152,7 @@ ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_dataset *d
 
 ffnn_status ffnn_trainer_upload_model(ffnn_trainer *t)
 {
+    ffnn_run_params_changed(&t->run); /* the bf16 shadow, if any, is made again */
     return t->run.ops->upload(t->run.ctx, t->run.params, t->run.model->params,
                           t->run.model->parameter_count * sizeof(float));
 }

@@ -161,6 +161,7 @@ ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const f
         if (!isfinite(s->step_losses[k]))
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "step %zu: loss %g: expected a "
                              "finite number", k + 1, s->step_losses[k]);
+    ffnn_run_params_changed(&t->run); /* the bf16 shadow, if any, is made again */
     if ((st = t->run.ops->upload(t->run.ctx, t->run.params, params, n * sizeof *params)) !=
             FFNN_OK ||
         (state_floats && (st = t->run.ops->upload(t->run.ctx, t->run.opt_state, opt_state,

@@ -209,8 +209,11 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
  * optimizer state; the activations (with the dropout outputs and the kept
  * pre-activations), inputs, targets and two gradient buffers of
  * a batch of `capacity` rows; the data, its index and per-row metrics; on the
- * host the permutation and the temporary zeroed optimizer state. Strategies'
- * own buffers and the evaluation set come later and are not counted. */
+ * host the permutation and the temporary zeroed optimizer state; with
+ * --precision bf16 also the mixed-precision pipeline's bf16 copies (strategy/step.h
+ * ffnn_mixed: the parameters, the batch, the activations, two gradients: counted
+ * whether or not the strategy makes them). Other strategies' own buffers and the
+ * evaluation set come later and are not counted. */
 typedef struct memory_estimate {
     double device;       /* the backend's buffers and the data (host memory for cpu) */
     double host;         /* host-only: permutation, temporary zeroed state          */
@@ -233,9 +236,13 @@ static void estimate_memory(const ffnn_model *m, size_t capacity, const ffnn_tra
         if ((double)m->layers[i].out > widest)
             widest = (double)m->layers[i].out;
     }
-    double params = 4.0 * n * (2.0 + states);
+    /* bf16: 2-byte copies of the parameters, the batch, the outputs and two
+     * gradient buffers (ffnn_mixed; the loss's gradient rows padded by up to 8) */
+    const double mixed = cfg->precision == FFNN_PRECISION_BF16 ? 1.0 : 0.0;
+    double params = 4.0 * n * (2.0 + states) + mixed * 2.0 * n;
     double batch = 4.0 * cap * (outs + (double)m->input_size + 2.0 * widest +
-                                (double)m->layers[m->layer_count - 1].out) + cap;
+                                (double)m->layers[m->layer_count - 1].out) + cap +
+                   mixed * 2.0 * cap * (outs + (double)m->input_size + 2.0 * (widest + 8.0));
     double data = count * (double)train->features * (train->images ? 1.0 : 4.0) +
                   (train->labels ? count : 4.0 * count * (double)train->target_width) +
                   9.0 * count;

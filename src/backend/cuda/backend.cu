@@ -293,8 +293,8 @@ static void cuda_graph_free(void *vctx, void *graph)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 31 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 33 * sizeof(void *),
+/* One name, the caps and 36 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 38 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -332,6 +332,11 @@ static const ffnn_backend_ops cuda_ops = {
     /* set_precision       */ cuda_set_precision,
     /* memory_available    */ cuda_memory_available,
     /* native_stream       */ cuda_native_stream,
+    /* to_bf16             */ ffnn_cuda_to_bf16,
+    /* gather_bf16         */ ffnn_cuda_gather_bf16,
+    /* optimizer_update_bf16 */ ffnn_cuda_optimizer_update_bf16,
+    /* dense_act_forward_bf16 */ ffnn_cuda_dense_act_forward_bf16,
+    /* dense_backward_bf16 */ ffnn_cuda_dense_backward_bf16,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

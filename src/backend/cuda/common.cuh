@@ -177,7 +177,24 @@ ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act, float 
                                           const float *saved, const float *da, float *dz,
                                           size_t n);
 
+/* elementwise.cu: mixed precision (backend.h to_bf16); the activation kernels on
+ * bf16 tensors in place (act 0..3; identity: nothing), for cublas.cu's
+ * mixed-precision ops. */
+ffnn_status ffnn_cuda_to_bf16(void *ctx, const float *src, uint16_t *dst16, size_t rows,
+                              size_t cols, size_t ld);
+ffnn_status ffnn_cuda_gather_bf16(void *ctx, const ffnn_gather_source *src,
+                                  const int32_t *index, size_t batch, uint16_t *x16, int32_t *y,
+                                  float *t);
+ffnn_status ffnn_cuda_activation_forward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                              uint16_t *a16, size_t n);
+ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                               const uint16_t *saved16, uint16_t *dz16,
+                                               size_t n);
+
 /* optim.cu */
+ffnn_status ffnn_cuda_optimizer_update_bf16(void *ctx, const ffnn_optimizer_step *step,
+                                            float *params, const float *grads, float *state,
+                                            size_t n, uint16_t *shadow16);
 ffnn_status ffnn_cuda_grad_clip(void *ctx, float *grads, size_t n, float max_norm,
                                 float max_value, float *norm_out);
 ffnn_status ffnn_cuda_dropout(void *ctx, const float *in, float *out, size_t n, uint64_t key,
@@ -235,6 +252,21 @@ ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, floa
 /* dense.cu: db [out] = sum_b dz [batch, out] (dense_backward's bias gradient). */
 ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, size_t batch,
                                 size_t out);
+/* cublas.cu: the mixed-precision ops (backend.h dense_act_forward_bf16,
+ * dense_backward_bf16), on cuBLASLt. */
+ffnn_status ffnn_cuda_dense_act_forward_bf16(void *ctx, const uint16_t *x16, const uint16_t *W16,
+                                             const float *b, const uint16_t *b16, float *a,
+                                             uint16_t *a16, size_t batch, size_t in, size_t out,
+                                             ffnn_activation act);
+ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, float *W,
+                                          uint16_t *W16, float *b, uint16_t *b16,
+                                          const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
+                                          float *dW,
+                                          float *db, size_t batch, size_t in, size_t out,
+                                          ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+/* dense.cu: db [out] (fp32) = sum_b dz16 [batch, out] (bf16, rows ld apart). */
+ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, size_t ld,
+                                     float *db, size_t batch, size_t out);
 /* Destroy ctx's cuBLAS handle, if it made one (called by destroy). */
 void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
 

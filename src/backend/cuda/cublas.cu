@@ -65,7 +65,9 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 
+#include "bf16.cuh"
 #include "common.cuh"
+#include "device_math.cuh"
 
 /* Bytes of the handle's workspace: cuBLAS's recommendation for Hopper (32 MiB);
  * older GPUs need less and simply use part of it. */
@@ -368,13 +370,30 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
  */
 
 /* One operand as stored, column-major terms: rows x cols with leading dimension
- * ld, used as op(operand). */
+ * ld, used as op(operand); type CUDA_R_32F (fp32) or CUDA_R_16BF (a bf16 tensor
+ * of the mixed-precision pipeline). */
 typedef struct lt_operand {
-    const float *p;
+    const void *p;
+    cudaDataType_t type;
     cublasOperation_t op;
     uint64_t rows, cols;
     int64_t ld;
 } lt_operand;
+
+/* The output D of a cuBLASLt matmul: m x n column-major (ld m), of type type
+ * (fp32, or bf16 in the mixed-precision forward and dx). */
+typedef struct lt_output {
+    void *p;
+    cudaDataType_t type;
+    uint64_t m, n;
+} lt_output;
+
+/* The epilogue's vector: bias added (BIAS, RELU_BIAS) or bias gradient written
+ * (BGRADB), of type type (fp32, or bf16), or p NULL. */
+typedef struct lt_vector {
+    void *p;
+    cudaDataType_t type;
+} lt_vector;
 
 /* The largest power of two <= 256 that divides p's address (cuBLASLt's
  * MIN_ALIGNMENT preferences). */
@@ -391,6 +410,9 @@ static uint32_t lt_alignment(const void *p)
  * that is not takes the plain path (the GEMM, then our bias kernels). */
 #define LT_BIAS_ALIGN 16
 
+/* No epilogue vector. */
+static const lt_vector LT_NO_VECTOR = {NULL, CUDA_R_32F};
+
 #define LT_TRY(call, name)                                                          \
     do {                                                                            \
         cublasStatus_t lt_st_ = (call);                                             \
@@ -400,14 +422,16 @@ static uint32_t lt_alignment(const void *p)
         }                                                                           \
     } while (0)
 
-/* D [m,n] (column-major, ld m, fp32) = op(a) op(b) with epilogue epi (bias: its
- * BIAS_POINTER, fp32: the bias added for BIAS/RELU_BIAS, the gradient written for
- * BGRADB). *no_algo (may be NULL): set to 1, nothing queued and FFNN_OK returned
- * when cuBLASLt has no algorithm for this epilogue and these shapes.
- * Errors: FFNN_ERR_CUDA (a cuBLASLt call), as to_bf16. */
+/* D (out: m x n column-major, ld m) = op(a) op(b) with epilogue epi (bias: its
+ * BIAS_POINTER and BIAS_DATA_TYPE: the bias added for BIAS/RELU_BIAS, the
+ * gradient written for BGRADB). Operands both fp32 (with ctx->precision bf16:
+ * their bf16 copies, made here by to_bf16) or both bf16 (the mixed-precision
+ * pipeline: used as they are). *no_algo (may be NULL): set to 1, nothing queued
+ * and FFNN_OK returned when cuBLASLt has no algorithm for this epilogue, these
+ * types and shapes. Errors: FFNN_ERR_CUDA (a cuBLASLt call), as to_bf16. */
 static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, lt_operand b,
-                             float *d, uint64_t m, uint64_t n, cublasLtEpilogue_t epi,
-                             float *bias, int *no_algo)
+                             lt_output out, cublasLtEpilogue_t epi, lt_vector bias,
+                             int *no_algo)
 {
     ffnn_status st = FFNN_OK;
     cublasLtMatmulDesc_t desc = NULL;
@@ -416,19 +440,26 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
     cublasLtMatmulHeuristicResult_t heur;
     int found = 0;
     const float one = 1.0f, zero = 0.0f;
-    const int bf16 = ctx->precision == FFNN_PRECISION_BF16;
-    const cublasComputeType_t compute = ctx->precision == FFNN_PRECISION_TF32
+    const int given16 = a.type == CUDA_R_16BF; /* the operands are bf16 tensors already */
+    const int bf16 = given16 || ctx->precision == FFNN_PRECISION_BF16;
+    const cublasComputeType_t compute = !bf16 && ctx->precision == FFNN_PRECISION_TF32
                                             ? CUBLAS_COMPUTE_32F_FAST_TF32
                                             : CUBLAS_COMPUTE_32F;
     const cudaDataType_t ab_type = bf16 ? CUDA_R_16BF : CUDA_R_32F;
-    const cudaDataType_t bias_type = CUDA_R_32F;
+    const cudaDataType_t bias_type = bias.type;
     const size_t workspace = FFNN_CUBLAS_WORKSPACE_BYTES;
     const void *pa = a.p, *pb = b.p;
+    void *d = out.p;
+    const uint64_t m = out.m, n = out.n;
     if (no_algo != NULL) *no_algo = 0;
-    if (bf16) {
+    if (a.type != b.type)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda cublaslt: operands of two types (%d, %d)", (int)a.type,
+                         (int)b.type);
+    if (bf16 && !given16) {
         __nv_bfloat16 *a16 = NULL, *b16 = NULL;
-        st = to_bf16(ctx, s, a.p, (size_t)(a.rows * a.cols), b.p, (size_t)(b.rows * b.cols),
-                     &a16, &b16);
+        st = to_bf16(ctx, s, (const float *)a.p, (size_t)(a.rows * a.cols),
+                     (const float *)b.p, (size_t)(b.rows * b.cols), &a16, &b16);
         if (st != FFNN_OK) return st;
         pa = a16;
         pb = b16;
@@ -440,9 +471,9 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
            "cublasLtMatmulDescSetAttribute(TRANSB)");
     LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi),
            "cublasLtMatmulDescSetAttribute(EPILOGUE)");
-    if (bias != NULL) {
-        LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                              sizeof bias),
+    if (bias.p != NULL) {
+        LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias.p,
+                                              sizeof bias.p),
                "cublasLtMatmulDescSetAttribute(BIAS_POINTER)");
         LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                               &bias_type, sizeof bias_type),
@@ -450,7 +481,7 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
     }
     LT_TRY(cublasLtMatrixLayoutCreate(&la, ab_type, a.rows, a.cols, a.ld), "cublasLtMatrixLayoutCreate");
     LT_TRY(cublasLtMatrixLayoutCreate(&lb, ab_type, b.rows, b.cols, b.ld), "cublasLtMatrixLayoutCreate");
-    LT_TRY(cublasLtMatrixLayoutCreate(&ld, CUDA_R_32F, m, n, (int64_t)m), "cublasLtMatrixLayoutCreate");
+    LT_TRY(cublasLtMatrixLayoutCreate(&ld, out.type, m, n, (int64_t)m), "cublasLtMatrixLayoutCreate");
     LT_TRY(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     LT_TRY(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                 &workspace, sizeof workspace),
@@ -484,8 +515,9 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
         }
         if (found == 0) {
             st = ffnn_fail(FFNN_ERR_CUDA, "cuda cublaslt: no cuBLASLt algorithm for a %llux%llu "
-                           "matmul with epilogue %d in %s", (unsigned long long)m,
-                           (unsigned long long)n, (int)epi, ffnn_precision_name(ctx->precision));
+                           "matmul with epilogue %d in %s%s", (unsigned long long)m,
+                           (unsigned long long)n, (int)epi, ffnn_precision_name(ctx->precision),
+                           given16 ? " (bf16 tensors)" : "");
             goto done;
         }
     }
@@ -520,9 +552,11 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
     const int relu = act == FFNN_ACT_RELU;
     const cublasLtEpilogue_t epi = b != NULL ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                              : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
-    const lt_operand wa = {W, CUBLAS_OP_T, in, out, (int64_t)in};
-    const lt_operand xb = {x, CUBLAS_OP_N, in, batch, (int64_t)in};
-    st = lt_matmul(ctx, s, wa, xb, a, out, batch, epi, (float *)b, NULL);
+    const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_T, in, out, (int64_t)in};
+    const lt_operand xb = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
+    const lt_output d = {a, CUDA_R_32F, out, batch};
+    const lt_vector bias = {(void *)b, CUDA_R_32F};
+    st = lt_matmul(ctx, s, wa, xb, d, epi, bias, NULL);
     if (st != FFNN_OK || relu || act == FFNN_ACT_IDENTITY) return st;
     return ffnn_cuda_activation_forward(ctx, act, 0.0f, a, a, batch * out); /* act 0..3 */
 }
@@ -545,30 +579,219 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;
     if (dx != NULL) { /* first: reads W before the update below */
-        const lt_operand wa = {W, CUBLAS_OP_N, in, out, (int64_t)in};
-        const lt_operand zb = {dz, CUBLAS_OP_N, out, batch, (int64_t)out};
-        st = lt_matmul(ctx, s, wa, zb, dx, in, batch, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL);
+        const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_N, in, out, (int64_t)in};
+        const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_N, out, batch, (int64_t)out};
+        const lt_output d = {dx, CUDA_R_32F, in, batch};
+        st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st != FFNN_OK) return st;
         if (x_act != FFNN_ACT_IDENTITY &&
             (st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in)) != FFNN_OK)
             return st;
     }
-    const lt_operand xa = {x, CUBLAS_OP_N, in, batch, (int64_t)in};
-    const lt_operand zb = {dz, CUBLAS_OP_T, out, batch, (int64_t)out};
+    const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
+    const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
+    const lt_output dw = {dW, CUDA_R_32F, in, out};
+    const lt_vector grad = {db, CUDA_R_32F};
     int no_algo = 0;
     if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
     else if (db != NULL) {
-        st = lt_matmul(ctx, s, xa, zb, dW, in, out, CUBLASLT_EPILOGUE_BGRADB, db, &no_algo);
+        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_BGRADB, grad, &no_algo);
         if (st != FFNN_OK) return st;
     }
     if (db == NULL || no_algo) {
-        st = lt_matmul(ctx, s, xa, zb, dW, in, out, CUBLASLT_EPILOGUE_DEFAULT, NULL, NULL);
+        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st == FFNN_OK && db != NULL) st = ffnn_cuda_bias_grad(ctx, dz, db, batch, out);
         if (st != FFNN_OK) return st;
     }
     if (sgd == NULL) return FFNN_OK;
     st = ffnn_cuda_optimizer_update(ctx, sgd, W, dW, NULL, out * in);
     if (st == FFNN_OK && b != NULL) st = ffnn_cuda_optimizer_update(ctx, sgd, b, db, NULL, out);
+    return st;
+}
+
+/* ---------------------------------------------------------- mixed precision */
+/*
+ * The mixed-precision pipeline (--precision bf16 on cublaslt; which tensor has
+ * which type and why: strategy/step.h ffnn_mixed). No conversion pass: the
+ * operands are bf16 tensors already (weights: the shadow the optimizer writes;
+ * activations and their gradients: written in bf16 by the ops below).
+ *   forward   a16 = bf16(act(x16 W16^T + b))  one cublasLtMatmul, A/B bf16,
+ *                                             CUBLAS_COMPUTE_32F, D bf16 (or fp32
+ *                                             for the logits), epilogue RELU_BIAS /
+ *                                             BIAS / RELU / DEFAULT: bias added to
+ *                                             the fp32 sum, relu, one rounding;
+ *                                             the bias in fp32, or its bf16 copy
+ *                                             where cuBLASLt takes only D's type;
+ *                                             sigmoid, tanh: elementwise.cu's
+ *                                             kernel on the output (fp32 math, a
+ *                                             second rounding)
+ *   backward  dx16 = bf16(dz16 W16)           one cublasLtMatmul, D bf16; then
+ *                    * f'(x16)                elementwise.cu's kernel in place (relu:
+ *                                             a mask, exact; sigmoid, tanh: a second
+ *                                             rounding)
+ *             dW = dz16^T x16 (fp32), db      one cublasLtMatmul, D fp32, epilogue
+ *                                             BGRADB (db in fp32)
+ *             sgd: optim.cu's update writes W, b and their bf16 shadows
+ * A bias or db not 16-byte aligned: the GEMM without it, then our kernels
+ * (bias_act_rows_kernel: one more rounding; dense.cu's bias_grad on bf16 dz).
+ */
+
+/* C[row, col] = act(C[row, col] + bias[col]) for the row-major C [M,N] (T: the
+ * output's type; fp32 math, device_math.cuh's act), bias [N] fp32; grid-stride. */
+template <typename T>
+static __global__ void bias_act_rows_kernel(T *__restrict__ C, const float *__restrict__ bias,
+                                            size_t n_total, size_t N, ffnn_activation act)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n_total;
+         i += (size_t)gridDim.x * blockDim.x)
+        ffnn_st(C, i, ffnn_dev_act_forward_basic(act, ffnn_ld(C, i) + bias[i % N]));
+}
+
+/* backend.h dense_act_forward_bf16 (the mixed-precision forward; cublaslt only).
+ * Column-major as the fp32 op: D [out, batch] = op_T(W16 as [in, out]) (x16 as [in, batch]).
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL pointer, dimension, activation),
+ * FFNN_ERR_UNSUPPORTED (a context of another matmul variant), FFNN_ERR_CUDA. */
+extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16_t *x16,
+                                                        const uint16_t *W16, const float *b,
+                                                        const uint16_t *b16, float *a,
+                                                        uint16_t *a16, size_t batch, size_t in,
+                                                        size_t out, ffnn_activation act)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "dense_act_forward_bf16");
+    if (batch == 0 || in == 0 || out == 0 || batch > FFNN_CUDA_MAX_DIM ||
+        in > FFNN_CUDA_MAX_DIM || out > FFNN_CUDA_MAX_DIM || (int)act < 0 ||
+        (int)act > (int)FFNN_ACT_TANH)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_act_forward_bf16: batch=%zu in=%zu out=%zu act=%d: "
+                         "dimensions in 1..%zu, act identity, relu, sigmoid or tanh", batch,
+                         in, out, (int)act, (size_t)FFNN_CUDA_MAX_DIM);
+    if (x16 == NULL || W16 == NULL || (a == NULL && a16 == NULL) || (b == NULL) != (b16 == NULL))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_act_forward_bf16: x16, W16 and a or a16 must be set, and "
+                         "b with b16");
+    if (ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "cuda dense_act_forward_bf16: the mixed-precision ops run on "
+                         "cuBLASLt (--strategy cublaslt)");
+    cublas_state *s = NULL;
+    ffnn_status st = get_state(ctx, &s);
+    if (st != FFNN_OK) return st;
+    const int relu = act == FFNN_ACT_RELU;
+    const int bias_ok = b != NULL && lt_alignment(b) >= LT_BIAS_ALIGN;
+    const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_T, in, out, (int64_t)in};
+    const lt_operand xb = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
+    const lt_output d = {a16 != NULL ? (void *)a16 : (void *)a,
+                         a16 != NULL ? CUDA_R_16BF : CUDA_R_32F, out, batch};
+    const cublasLtEpilogue_t epi = bias_ok ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
+                                           : (relu && b == NULL ? CUBLASLT_EPILOGUE_RELU
+                                                                : CUBLASLT_EPILOGUE_DEFAULT);
+    int no_algo = 0;
+    if (bias_ok) { /* the fp32 bias; else (no algorithm) its bf16 copy, D's type */
+        const lt_vector bias = {(void *)b, CUDA_R_32F};
+        st = lt_matmul(ctx, s, wa, xb, d, epi, bias, d.type == CUDA_R_32F ? NULL : &no_algo);
+        if (st == FFNN_OK && no_algo && lt_alignment(b16) >= LT_BIAS_ALIGN) {
+            const lt_vector bias16 = {(void *)b16, CUDA_R_16BF};
+            st = lt_matmul(ctx, s, wa, xb, d, epi, bias16, NULL);
+        } else if (st == FFNN_OK && no_algo) {
+            st = ffnn_fail(FFNN_ERR_CUDA, "cuda cublaslt: no bf16 algorithm with a bias "
+                           "epilogue for a %zux%zu output", batch, out);
+        }
+    } else {
+        st = lt_matmul(ctx, s, wa, xb, d, epi, LT_NO_VECTOR, NULL);
+    }
+    if (st != FFNN_OK) return st;
+    const size_t n = batch * out;
+    const unsigned block = (unsigned)ctx->block_1d;
+    if (b != NULL && !bias_ok) { /* bias (and act) by our kernel */
+        if (a16 != NULL)
+            bias_act_rows_kernel<__nv_bfloat16><<<ffnn_cuda_grid_1d_for(n, block), block, 0,
+                                                  ctx->stream>>>((__nv_bfloat16 *)a16, b, n,
+                                                                 out, act);
+        else
+            bias_act_rows_kernel<float><<<ffnn_cuda_grid_1d_for(n, block), block, 0,
+                                          ctx->stream>>>(a, b, n, out, act);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "bias_act_rows_kernel");
+        return FFNN_OK;
+    }
+    if (relu || act == FFNN_ACT_IDENTITY) return FFNN_OK;
+    if (a16 != NULL) return ffnn_cuda_activation_forward_bf16(ctx, act, a16, n);
+    return ffnn_cuda_activation_forward(ctx, act, 0.0f, a, a, n);
+}
+
+/* backend.h dense_backward_bf16 (the mixed-precision backward; cublaslt only).
+ *   dx16 [batch,in]: D [in, batch] = (W16 as [in,out]) (dz16 as [out,batch]), bf16
+ *   dW [out,in]:     D [in, out] = (x16 as [in,batch]) op_T(dz16 as [out,batch]), fp32,
+ *                    BGRADB: db = sum_b dz16 in fp32.
+ * dz16's rows are dz_ld apart (the loss's gradient: ffnn_bf16_ld(out), 16-byte rows).
+ * Errors: as dense_act_forward_bf16. */
+extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t *x16, float *W,
+                                                     uint16_t *W16, float *b, uint16_t *b16,
+                                                     const uint16_t *dz16, size_t dz_ld,
+                                                     uint16_t *dx16, float *dW, float *db,
+                                                     size_t batch,
+                                                     size_t in, size_t out,
+                                                     ffnn_activation x_act,
+                                                     const ffnn_optimizer_step *sgd)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "dense_backward_bf16");
+    if (batch == 0 || in == 0 || out == 0 || batch > FFNN_CUDA_MAX_DIM ||
+        in > FFNN_CUDA_MAX_DIM || out > FFNN_CUDA_MAX_DIM || (int)x_act < 0 ||
+        (int)x_act > (int)FFNN_ACT_TANH)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_backward_bf16: batch=%zu in=%zu out=%zu x_act=%d: "
+                         "dimensions in 1..%zu, x_act identity, relu, sigmoid or tanh", batch,
+                         in, out, (int)x_act, (size_t)FFNN_CUDA_MAX_DIM);
+    if (x16 == NULL || dz16 == NULL || dW == NULL || (dx16 != NULL && W16 == NULL) ||
+        dz_ld < out ||
+        (sgd != NULL && (W == NULL || W16 == NULL || (b != NULL && (db == NULL || b16 == NULL)))))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_backward_bf16: x16, dz16, dW (W16 for dx16; W, W16 and "
+                         "for a bias db and b16 for sgd) must not be NULL, dz_ld >= out");
+    if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_backward_bf16: the fused update is plain SGD only "
+                         "(optimizer kind %d)", (int)sgd->kind);
+    if (ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "cuda dense_backward_bf16: the mixed-precision ops run on cuBLASLt "
+                         "(--strategy cublaslt)");
+    cublas_state *s = NULL;
+    ffnn_status st = get_state(ctx, &s);
+    if (st != FFNN_OK) return st;
+    if (dx16 != NULL) { /* first: reads W16 before the update below */
+        const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_N, in, out, (int64_t)in};
+        const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld};
+        const lt_output d = {dx16, CUDA_R_16BF, in, batch};
+        st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
+        if (st == FFNN_OK)
+            st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
+        if (st != FFNN_OK) return st;
+    }
+    const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
+    const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
+    const lt_output dw = {dW, CUDA_R_32F, in, out};
+    const lt_vector grad = {db, CUDA_R_32F};
+    int no_algo = 0;
+    if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
+    else if (db != NULL) {
+        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_BGRADB, grad, &no_algo);
+        if (st != FFNN_OK) return st;
+    }
+    if (db == NULL || no_algo) {
+        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
+        if (st == FFNN_OK && db != NULL)
+            st = ffnn_cuda_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out);
+        if (st != FFNN_OK) return st;
+    }
+    if (sgd == NULL) return FFNN_OK;
+    const size_t nw = out * in;
+    if (b != NULL && b == W + nw && db == dW + nw && b16 == W16 + nw) /* one arena: one pass */
+        return ffnn_cuda_optimizer_update_bf16(ctx, sgd, W, dW, NULL, nw + out, W16);
+    st = ffnn_cuda_optimizer_update_bf16(ctx, sgd, W, dW, NULL, nw, W16);
+    if (st == FFNN_OK && b != NULL)
+        st = ffnn_cuda_optimizer_update_bf16(ctx, sgd, b, db, NULL, out, b16);
     return st;
 }
 

@@ -38,6 +38,7 @@
  * bound by the number of blocks in flight, hence the tile-size choice.
  */
 #include "common.cuh"
+#include "bf16.cuh"
 
 /* ------------------------------------------------------------------ naive */
 
@@ -269,14 +270,15 @@ static ffnn_status matmul(ffnn_cuda_ctx *ctx, const float *A, const float *B,
 /* db[o] = sum_b dz[b,o]. dz [batch,out], db [out]. Block 32x8: threadIdx.x picks
  * the column (coalesced reads of a row), threadIdx.y sums rows y, y+8, y+16, ...
  * in order, then a fixed shared-memory tree 8 -> 4 -> 2 -> 1 (deterministic). */
-static __global__ void bias_grad_kernel(const float *__restrict__ dz, float *__restrict__ db,
-                                 int batch, int out)
+template <typename T>
+static __global__ void bias_grad_kernel(const T *__restrict__ dz, float *__restrict__ db,
+                                 int batch, int out, size_t ld)
 {
     __shared__ float part[BIAS_ROWS][BIAS_COLS];
     const int col = blockIdx.x * BIAS_COLS + threadIdx.x;
     float s = 0.0f;
     if (col < out)
-        for (int b = threadIdx.y; b < batch; b += BIAS_ROWS) s += dz[(size_t)b * out + col];
+        for (int b = threadIdx.y; b < batch; b += BIAS_ROWS) s += ffnn_ld(dz, (size_t)b * ld + col);
     part[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
 #pragma unroll
@@ -292,8 +294,21 @@ static ffnn_status bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, int
 {
     const dim3 block(BIAS_COLS, BIAS_ROWS);
     const dim3 grid((unsigned)((out + BIAS_COLS - 1) / BIAS_COLS));
-    bias_grad_kernel<<<grid, block, 0, ctx->stream>>>(dz, db, batch, out);
+    bias_grad_kernel<float><<<grid, block, 0, ctx->stream>>>(dz, db, batch, out, (size_t)out);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "bias_grad_kernel");
+    return FFNN_OK;
+}
+
+/* db [out] (fp32) = sum_b dz16 [batch, out] (bf16, rows ld apart), summed in fp32
+ * as above. */
+extern "C" ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16,
+                                                size_t ld, float *db, size_t batch, size_t out)
+{
+    const dim3 block(BIAS_COLS, BIAS_ROWS);
+    const dim3 grid((unsigned)((out + BIAS_COLS - 1) / BIAS_COLS));
+    bias_grad_kernel<__nv_bfloat16><<<grid, block, 0, ctx->stream>>>(
+        (const __nv_bfloat16 *)dz16, db, (int)batch, (int)out, ld);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "bias_grad_kernel<bf16>");
     return FFNN_OK;
 }
 

@@ -13,48 +13,53 @@
 #include "common.cuh"
 #include "core/dropout.h"
 #include "device_math.cuh"
+#include "bf16.cuh"
 
 /* ------------------------------------------------------------------ gather */
 
 /* x[b,f] = images[index[b], f] / 255, y[b] = labels[index[b]] (when labels is set).
  * images uint8 [n, features], labels uint8 [n] or NULL, index int32 [batch],
- * x float [batch, features], y uint8 [batch]. */
+ * x [batch, features] of T (float, or bf16: the float value rounded, bf16.cuh),
+ * y uint8 [batch]. */
+template <typename T>
 static __global__ void gather_kernel(const uint8_t *__restrict__ images,
                                      const int32_t *__restrict__ labels,
                                      const int32_t *__restrict__ index, size_t batch,
-                                     size_t features, float *__restrict__ x,
+                                     size_t features, T *__restrict__ x,
                                      int32_t *__restrict__ y)
 {
     const size_t total = batch * features;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         const size_t b = i / features, f = i - b * features;
-        x[i] = ffnn_dev_u8_to_unit(images[(size_t)index[b] * features + f]);
+        ffnn_st(x, i, ffnn_dev_u8_to_unit(images[(size_t)index[b] * features + f]));
         if (labels != NULL && i < batch) y[i] = labels[index[i]];
     }
 }
 
 /* Float rows: dst[b,j] = src[index[b], j]; y[b] = labels[index[b]] (when labels
- * is set). src float [n, width], index int32 [batch], dst float [batch, width],
- * labels uint8 [n] or NULL, y uint8 [batch]. */
+ * is set). src float [n, width], index int32 [batch], dst [batch, width] of T (as
+ * gather_kernel), labels uint8 [n] or NULL, y uint8 [batch]. */
+template <typename T>
 static __global__ void gather_rows_kernel(const float *__restrict__ src,
                                           const int32_t *__restrict__ labels,
                                           const int32_t *__restrict__ index, size_t batch,
-                                          size_t width, float *__restrict__ dst,
+                                          size_t width, T *__restrict__ dst,
                                           int32_t *__restrict__ y)
 {
     const size_t total = batch * width;
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
         const size_t b = i / width, j = i - b * width;
-        dst[i] = src[(size_t)index[b] * width + j];
+        ffnn_st(dst, i, src[(size_t)index[b] * width + j]);
         if (labels != NULL && i < batch) y[i] = labels[index[i]];
     }
 }
 
-extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *src,
-                                        const int32_t *index, size_t batch, float *x,
-                                        int32_t *y, float *t)
+/* gather (T float) and gather_bf16 (T bf16): x of type T. */
+template <typename T>
+static ffnn_status gather(void *vctx, const ffnn_gather_source *src, const int32_t *index,
+                          size_t batch, T *x, int32_t *y, float *t)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "gather");
@@ -74,45 +79,63 @@ extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *sr
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: a NULL pointer");
     /* the labels ride along with the features (as before float data existed) */
     if (src->images != NULL) {
-        gather_kernel<<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
-                        ctx->stream>>>(src->images, src->labels, index, batch, features, x, y);
+        gather_kernel<T><<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
+                           ctx->stream>>>(src->images, src->labels, index, batch, features, x, y);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_kernel");
     } else {
-        gather_rows_kernel<<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
-                             ctx->stream>>>(src->values, src->labels, index, batch, features,
-                                            x, y);
+        gather_rows_kernel<T><<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d),
+                                ctx->block_1d, 0, ctx->stream>>>(src->values, src->labels, index,
+                                                                 batch, features, x, y);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel");
     }
     if (src->targets != NULL) {
-        gather_rows_kernel<<<ffnn_cuda_grid_1d_for(batch * width, ctx->block_1d), ctx->block_1d, 0,
-                             ctx->stream>>>(src->targets, NULL, index, batch, width, t, NULL);
+        gather_rows_kernel<float><<<ffnn_cuda_grid_1d_for(batch * width, ctx->block_1d),
+                                    ctx->block_1d, 0, ctx->stream>>>(src->targets, NULL, index,
+                                                                     batch, width, t, NULL);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel (targets)");
     }
     return FFNN_OK;
 }
 
+extern "C" ffnn_status ffnn_cuda_gather(void *vctx, const ffnn_gather_source *src,
+                                        const int32_t *index, size_t batch, float *x,
+                                        int32_t *y, float *t)
+{
+    return gather<float>(vctx, src, index, batch, x, y, t);
+}
+
+extern "C" ffnn_status ffnn_cuda_gather_bf16(void *vctx, const ffnn_gather_source *src,
+                                             const int32_t *index, size_t batch, uint16_t *x16,
+                                             int32_t *y, float *t)
+{
+    return gather<__nv_bfloat16>(vctx, src, index, batch, (__nv_bfloat16 *)x16, y, t);
+}
+
 /* ------------------------------------------------------------------ activations */
 
 /* a = f(z) (ffnn_dev_act_forward, param the activation's parameter). z [n], a [n]
- * (may alias). The identity never comes here (a copy). */
+ * (may alias), T float or bf16 (bf16.cuh: fp32 arithmetic, one rounding on the
+ * store). The identity never comes here (a copy). */
+template <typename T>
 static __global__ void activation_forward_kernel(ffnn_activation act, float param,
-                                                 const float *z, float *a, size_t n)
+                                                 const T *z, T *a, size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        a[i] = ffnn_dev_act_forward(act, param, z[i]);
+        ffnn_st(a, i, ffnn_dev_act_forward(act, param, ffnn_ld(z, i)));
 }
 
 /* dz = da * f'(z) from the saved value (ffnn_dev_act_backward: a = f(z), or z for
- * gelu, gelu_tanh, silu, mish, hardswish). saved [n], da [n], dz [n] (may alias da).
- * The identity never comes here (a copy). */
+ * gelu, gelu_tanh, silu, mish, hardswish). saved [n], da [n], dz [n] (may alias da),
+ * T as above. The identity never comes here (a copy). */
+template <typename T>
 static __global__ void activation_backward_kernel(ffnn_activation act, float param,
-                                                  const float *saved, const float *da,
-                                                  float *dz, size_t n)
+                                                  const T *saved, const T *da, T *dz,
+                                                  size_t n)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        dz[i] = ffnn_dev_act_backward(act, param, da[i], saved[i]);
+        ffnn_st(dz, i, ffnn_dev_act_backward(act, param, ffnn_ld(da, i), ffnn_ld(saved, i)));
 }
 
 static ffnn_status check_activation(const char *op, ffnn_activation act)
@@ -153,7 +176,7 @@ extern "C" ffnn_status ffnn_cuda_activation_forward(void *vctx, ffnn_activation 
                                                  cudaMemcpyDeviceToDevice, ctx->stream));
         return FFNN_OK;
     }
-    activation_forward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
+    activation_forward_kernel<float><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
         act, param, z, a, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_forward_kernel");
     return FFNN_OK;
@@ -176,9 +199,68 @@ extern "C" ffnn_status ffnn_cuda_activation_backward(void *vctx, ffnn_activation
                                                  cudaMemcpyDeviceToDevice, ctx->stream));
         return FFNN_OK;
     }
-    activation_backward_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
+    activation_backward_kernel<float><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), ctx->block_1d, 0, ctx->stream>>>(
         act, param, saved, da, dz, n);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel");
+    return FFNN_OK;
+}
+
+/* The same two kernels on bf16 tensors (the mixed-precision pipeline, cublas.cu):
+ * act 1..3 (relu, sigmoid, tanh; the identity is nothing to do in place). */
+extern "C" ffnn_status ffnn_cuda_activation_forward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                                         uint16_t *a16, size_t n)
+{
+    if (act == FFNN_ACT_IDENTITY || n == 0) return FFNN_OK;
+    __nv_bfloat16 *a = (__nv_bfloat16 *)a16;
+    activation_forward_kernel<__nv_bfloat16><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d),
+                                               ctx->block_1d, 0, ctx->stream>>>(act, 0.0f, a,
+                                                                                a, n);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_forward_kernel<bf16>");
+    return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                                          const uint16_t *saved16,
+                                                          uint16_t *dz16, size_t n)
+{
+    if (act == FFNN_ACT_IDENTITY || n == 0) return FFNN_OK;
+    __nv_bfloat16 *dz = (__nv_bfloat16 *)dz16;
+    activation_backward_kernel<__nv_bfloat16><<<ffnn_cuda_grid_1d_for(n, ctx->block_1d),
+                                                ctx->block_1d, 0, ctx->stream>>>(
+        act, 0.0f, (const __nv_bfloat16 *)saved16, dz, dz, n);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "activation_backward_kernel<bf16>");
+    return FFNN_OK;
+}
+
+/* ------------------------------------------------------------------ bf16 copies */
+
+/* dst[r * ld + c] = bf16(src[i]), i = r * cols + c (round to nearest even).
+ * src [n = rows * cols], dst [rows, ld]. */
+static __global__ void to_bf16_copy_kernel(const float *__restrict__ src,
+                                           __nv_bfloat16 *__restrict__ dst, size_t n,
+                                           size_t cols, size_t ld)
+{
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const size_t r = i / cols;
+        ffnn_st(dst, i + r * (ld - cols), src[i]);
+    }
+}
+
+extern "C" ffnn_status ffnn_cuda_to_bf16(void *vctx, const float *src, uint16_t *dst16,
+                                         size_t rows, size_t cols, size_t ld)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "to_bf16");
+    if (rows == 0 || cols == 0) return FFNN_OK;
+    if (src == NULL || dst16 == NULL || ld < cols || rows > SIZE_MAX / ld)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda to_bf16: rows=%zu cols=%zu ld=%zu (ld >= cols, non-NULL "
+                         "pointers)", rows, cols, ld);
+    const size_t n = rows * cols;
+    to_bf16_copy_kernel<<<ffnn_cuda_grid_1d_for(n, ctx->block_1d), (unsigned)ctx->block_1d, 0,
+                          ctx->stream>>>(src, (__nv_bfloat16 *)dst16, n, cols, ld);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "to_bf16_copy_kernel");
     return FFNN_OK;
 }
 

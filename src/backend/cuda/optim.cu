@@ -16,15 +16,29 @@
  */
 #include "common.cuh"
 #include "device_math.cuh"
+#include "bf16.cuh"
+
+/* The bf16 shadow of an updated parameter (mixed precision: backend.h
+ * optimizer_update_bf16): shadow[i] = bf16(p), written by the thread that wrote
+ * p, in the same pass; nothing when shadow is NULL (plain optimizer_update). */
+static __device__ __forceinline__ void shadow_store(__nv_bfloat16 *shadow, size_t i, float p)
+{
+    if (shadow != NULL) ffnn_st(shadow, i, p);
+}
 
 /* params[i] -= lr * grads[i] (ffnn_dev_sgd: product rounded first, as on the CPU).
- * params [n], grads [n]. */
+ * params [n], grads [n], shadow [n] bf16 or NULL (every kernel below: its
+ * shadow_store). */
 static __global__ void sgd_update_kernel(float *__restrict__ params,
-                                         const float *__restrict__ grads, size_t n, float lr)
+                                         const float *__restrict__ grads, size_t n, float lr,
+                                         __nv_bfloat16 *__restrict__ shadow)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        params[i] = ffnn_dev_sgd(params[i], lr, grads[i]);
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const float p = ffnn_dev_sgd(params[i], lr, grads[i]);
+        params[i] = p;
+        shadow_store(shadow, i, p);
+    }
 }
 
 /* buf = first_step ? g : momentum buf + g;  d = nesterov ? g + momentum buf : buf;
@@ -33,14 +47,17 @@ static __global__ void sgd_update_kernel(float *__restrict__ params,
 static __global__ void momentum_update_kernel(ffnn_optimizer_step s,
                                               float *__restrict__ params,
                                               const float *__restrict__ grads,
-                                              float *__restrict__ buf, size_t n)
+                                              float *__restrict__ buf, size_t n,
+                                              __nv_bfloat16 *__restrict__ shadow)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float g = grads[i];
         const float b = ffnn_dev_momentum_buf(&buf[i], g, s.momentum, s.first_step);
         buf[i] = b;
-        params[i] = ffnn_dev_momentum_param(params[i], g, b, s.momentum, s.lr, s.nesterov);
+        const float p = ffnn_dev_momentum_param(params[i], g, b, s.momentum, s.lr, s.nesterov);
+        params[i] = p;
+        shadow_store(shadow, i, p);
     }
 }
 
@@ -51,7 +68,7 @@ static __global__ void momentum_update_kernel(ffnn_optimizer_step s,
 static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restrict__ params,
                                           const float *__restrict__ grads,
                                           float *__restrict__ m, float *__restrict__ v,
-                                          size_t n)
+                                          size_t n, __nv_bfloat16 *__restrict__ shadow)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -60,8 +77,10 @@ static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restri
         const float vi = ffnn_dev_adam_v(v[i], g, s.beta2, s.one_minus_beta2);
         m[i] = mi;
         v[i] = vi;
-        params[i] = ffnn_dev_adam_param(params[i], mi, vi, s.step_size,
-                                        s.bias_correction2_sqrt, s.eps);
+        const float p = ffnn_dev_adam_param(params[i], mi, vi, s.step_size,
+                                            s.bias_correction2_sqrt, s.eps);
+        params[i] = p;
+        shadow_store(shadow, i, p);
     }
 }
 
@@ -71,18 +90,22 @@ static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restri
 static __global__ void decay_update_kernel(ffnn_optimizer_step s, float *__restrict__ params,
                                            const float *__restrict__ grads,
                                            float *__restrict__ s0, float *__restrict__ s1,
-                                           size_t n)
+                                           size_t n, __nv_bfloat16 *__restrict__ shadow)
 {
     const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         ffnn_dev_optimizer_element(s, &params[i], grads[i], s0 ? &s0[i] : NULL,
                                    s1 ? &s1[i] : NULL);
+        shadow_store(shadow, i, params[i]);
+    }
 }
 
-extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimizer_step *step,
-                                                  float *params, const float *grads,
-                                                  float *state, size_t n)
+/* optimizer_update, with the bf16 shadow written in the same kernel when shadow16
+ * is not NULL (optimizer_update_bf16). */
+static ffnn_status update(void *vctx, const ffnn_optimizer_step *step, float *params,
+                          const float *grads, float *state, size_t n, uint16_t *shadow16)
 {
+    __nv_bfloat16 *shadow = (__nv_bfloat16 *)shadow16;
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "optimizer_update");
     if (step == NULL)
@@ -103,7 +126,7 @@ extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimiz
         const int two = step->kind == FFNN_OPT_ADAM || step->kind == FFNN_OPT_ADAMW;
         decay_update_kernel<<<blocks, threads, 0, ctx->stream>>>(
             *step, params, grads, step->kind == FFNN_OPT_SGD ? NULL : state,
-            two ? state + stride : NULL, n);
+            two ? state + stride : NULL, n, shadow);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "decay_update_kernel");
         return FFNN_OK;
     }
@@ -111,21 +134,41 @@ extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimiz
     case FFNN_OPT_ADAMW: break; /* above */
     case FFNN_OPT_SGD:
         sgd_update_kernel<<<blocks, threads, 0, ctx->stream>>>(params, grads, n,
-                                                                        step->lr);
+                                                                        step->lr, shadow);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "sgd_update_kernel");
         break;
     case FFNN_OPT_MOMENTUM:
         momentum_update_kernel<<<blocks, threads, 0, ctx->stream>>>(*step, params,
-                                                                             grads, state, n);
+                                                                             grads, state, n,
+                                                                             shadow);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "momentum_update_kernel");
         break;
     case FFNN_OPT_ADAM:
         adam_update_kernel<<<blocks, threads, 0, ctx->stream>>>(
-            *step, params, grads, state, state + stride, n);
+            *step, params, grads, state, state + stride, n, shadow);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "adam_update_kernel");
         break;
     }
     return FFNN_OK;
+}
+
+extern "C" ffnn_status ffnn_cuda_optimizer_update(void *vctx, const ffnn_optimizer_step *step,
+                                                  float *params, const float *grads,
+                                                  float *state, size_t n)
+{
+    return update(vctx, step, params, grads, state, n, NULL);
+}
+
+extern "C" ffnn_status ffnn_cuda_optimizer_update_bf16(void *vctx,
+                                                       const ffnn_optimizer_step *step,
+                                                       float *params, const float *grads,
+                                                       float *state, size_t n,
+                                                       uint16_t *shadow16)
+{
+    if (shadow16 == NULL && n > 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda optimizer_update_bf16: shadow16 is NULL");
+    return update(vctx, step, params, grads, state, n, shadow16);
 }
 
 /* ------------------------------------------------------------------ clipping, ema */

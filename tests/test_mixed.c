@@ -1,0 +1,285 @@
+/* test_mixed.c - suite "mixed": --precision bf16 on the cublaslt strategy, the
+ * mixed-precision pipeline (src/strategy/step.h ffnn_mixed: bf16 operands from a
+ * shadow of the fp32 master weights written by the update, bf16 activations and
+ * gradients written by the matmul epilogues, fp32 accumulation, master weights
+ * and optimizer state).
+ *
+ *   cublaslt_bf16_mixed_follows_cpu: 100 steps against the fp32 cpu reference.
+ *     Tolerance per step, stated before measuring: |loss_gpu - loss_cpu| <=
+ *     L 2^-6 |loss_cpu| for a net of L dense layers. Why: each bf16 matmul output
+ *     is within 2^-7 S of the fp32 one (S = the sum of |products|; the op tests'
+ *     bound: both inputs rounded to 8 significant bits, 2^-8 each), and an input
+ *     error of a layer reaches its output at most with the same relative weight,
+ *     so the logits are within about L 2^-7 of their absolute scale; softmax
+ *     cross-entropy moves by at most 2 max_j |dz_j| (its gradient in the logits
+ *     has an L1 norm <= 2): 2 L 2^-7 = L 2^-6, with the logits' scale no larger
+ *     than the loss's in these runs (losses 0.3-2.4, logits of that order). The
+ *     trajectories may drift apart over the steps; the bound must hold anyway
+ *     (the weights' difference stays at the gradients' bf16 error times lr).
+ *     And bf16 really runs: some step differs from the cpu by more than 1e-5
+ *     relative (the fp32 strategies stay below 5e-7).
+ *   cublaslt_bf16_shadow_is_rne_of_master: after steps of sgd (the update in the
+ *     backward op), adam (one update over the arena) and adamw without bias
+ *     decay (one update per weight and bias), every bf16 shadow value has the bits
+ *     of the fp32 master rounded to nearest even; after a checkpoint is resumed
+ *     into another trainer, its shadow is made again (the next step's loss equals
+ *     the saving trainer's, bit for bit).
+ *   cublaslt_bf16_gather_and_to_bf16_are_rne: the batch gathered straight into
+ *     bf16, and converted into rows with padding, are bf16_rne of the fp32 gather.
+ *
+ * Every test SKIPs without a CUDA GPU (and fails without the Fashion-MNIST files,
+ * as the strategies suite). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "ffnn.h"
+#include "test_parity.h"
+#include "strategy/step.h"
+#include "train/trainer.h"
+
+static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
+
+static int have_gpu(void) { return ffnn_has_cuda() && ffnn_cuda_device_count() > 0; }
+
+/* bfloat16 bits of a finite f, rounded to nearest even (the 16 low bits of f's
+ * pattern decide: above half an ulp up, below down, exactly half to the even
+ * one). */
+static uint16_t bf16_rne(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static ffnn_train_config bf16_config(ffnn_optimizer opt, float lr)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.batch_size = 64;
+    cfg.optimizer = opt;
+    cfg.learning_rate = lr;
+    cfg.seed = 5;
+    cfg.device = FFNN_DEVICE_CUDA;
+    cfg.strategy = FFNN_STRATEGY_CUBLASLT;
+    cfg.precision = FFNN_PRECISION_BF16;
+    return cfg;
+}
+
+static test_result follows_cpu(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    /* 784-30relu-26relu-10: its second bias is not 16-byte aligned, so that layer
+     * takes cublas.cu's bias kernel (bias_act_rows_kernel) on the bf16 output */
+    const struct { const char *arch; int layers; } nets[] = {
+        {"784-64relu-10", 2}, {"784-33tanh-10", 2}, {"784-48sigmoid-24relu-10", 3},
+        {"784-30relu-26relu-10", 3}};
+    const struct { ffnn_optimizer opt; int nesterov; float lr; const char *name; } opts[] = {
+        {FFNN_OPT_SGD, 0, 0.05f, "sgd"},
+        {FFNN_OPT_MOMENTUM, 1, 0.01f, "nesterov"},
+        {FFNN_OPT_ADAM, 0, 0.001f, "adam"},
+    };
+    const int steps = test_quick() ? 4 : 100;
+    for (int a = 0; a < 4; a++)
+        for (int o = 0; o < 3; o++) {
+            ffnn_model *m = NULL;
+            CHECK_OK(ffnn_model_create(nets[a].arch, &m));
+            CHECK_OK(ffnn_model_init(m, 3));
+            ffnn_train_config cfg = bf16_config(opts[o].opt, opts[o].lr);
+            cfg.nesterov = opts[o].nesterov;
+            ffnn_train_config ref_cfg = cfg;
+            ref_cfg.device = FFNN_DEVICE_CPU;
+            ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+            ref_cfg.precision = FFNN_PRECISION_FP32;
+            ffnn_trainer *cpu = NULL, *gpu = NULL;
+            CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
+            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+            CHECK(gpu->run.mixed != NULL, "%s: the bf16 pipeline is off", nets[a].arch);
+            const double tol = nets[a].layers * ldexp(1.0, -6);
+            double worst = 0;
+            for (int s = 1; s <= steps; s++) {
+                double lc, lg;
+                CHECK_OK(ffnn_trainer_step(cpu, &lc));
+                CHECK_OK(ffnn_trainer_step(gpu, &lg));
+                const double rel = fabs(lg - lc) / fabs(lc);
+                if (rel > worst)
+                    worst = rel;
+                CHECK(rel <= tol, "%s %s step %d: cpu %.8f, bf16 %.8f (rel %.2e > %.2e)",
+                      nets[a].arch, opts[o].name, s, lc, lg, rel, tol);
+            }
+            CHECK(worst > 1e-5, "%s %s: within %.2e of fp32 for %d steps: bf16 not in use?",
+                  nets[a].arch, opts[o].name, worst, steps);
+            printf("     %s cublaslt bf16 %s: %d steps, worst relative loss difference %.2e "
+                   "(bound %.2e)\n", nets[a].arch, opts[o].name, steps, worst, tol);
+            ffnn_trainer_free(cpu);
+            ffnn_trainer_free(gpu);
+            ffnn_model_free(m);
+        }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+/* Every shadow value of t against bf16_rne of its master. */
+static test_result shadow_matches(ffnn_trainer *t, const char *what)
+{
+    const size_t n = t->run.model->parameter_count;
+    float *p = malloc(n * sizeof *p);
+    uint16_t *h = malloc(n * sizeof *h);
+    CHECK(p && h, "out of memory");
+    CHECK(t->run.mixed != NULL, "%s: no bf16 pipeline", what);
+    CHECK_OK(t->run.ops->download(t->run.ctx, p, t->run.params, n * sizeof *p));
+    CHECK_OK(t->run.ops->download(t->run.ctx, h, t->run.mixed->params16, n * sizeof *h));
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != bf16_rne(p[i]) && bad++ == 0)
+            first = i;
+    const float f0 = p[first];
+    const unsigned h0 = h[first], w0 = bf16_rne(p[first]);
+    free(p);
+    free(h);
+    CHECK(bad == 0, "%s: %zu of %zu shadow values are not bf16(master); the first [%zu]: "
+          "master %.9g, shadow 0x%04x, expected 0x%04x", what, bad, n, first, (double)f0, h0,
+          w0);
+    return TEST_PASS;
+}
+
+static test_result shadow_is_rne(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    const char *archs[] = {"784-48sigmoid-24relu-10", "784-33tanh-10"};
+    const struct { ffnn_optimizer opt; float lr, wd; const char *name; } opts[] = {
+        {FFNN_OPT_SGD, 0.05f, 0.0f, "sgd"},
+        {FFNN_OPT_ADAM, 0.001f, 0.0f, "adam"},
+        {FFNN_OPT_ADAMW, 0.001f, 0.01f, "adamw"},
+    };
+    for (int a = 0; a < 2; a++)
+        for (int o = 0; o < 3; o++) {
+            ffnn_model *m = NULL;
+            CHECK_OK(ffnn_model_create(archs[a], &m));
+            CHECK_OK(ffnn_model_init(m, 11));
+            ffnn_train_config cfg = bf16_config(opts[o].opt, opts[o].lr);
+            cfg.weight_decay = opts[o].wd;
+            cfg.decay_bias = opts[o].wd == 0.0f; /* adamw: one update per weight, per bias */
+            ffnn_trainer *t = NULL;
+            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+            double loss;
+            for (int s = 0; s < 20; s++)
+                CHECK_OK(ffnn_trainer_step(t, &loss));
+            char what[96];
+            snprintf(what, sizeof what, "%s %s after 20 steps", archs[a], opts[o].name);
+            if (shadow_matches(t, what) != TEST_PASS)
+                return TEST_FAIL;
+            if (o == 1) { /* resumed elsewhere: the shadow is made again */
+                char path[96];
+                snprintf(path, sizeof path, "/tmp/ffnn_test_mixed_%d.ckpt", (int)getpid());
+                CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+                ffnn_model *m2 = NULL;
+                ffnn_trainer *r = NULL;
+                CHECK_OK(ffnn_model_create(archs[a], &m2));
+                CHECK_OK(ffnn_model_init(m2, 99)); /* other weights until the resume */
+                CHECK_OK(ffnn_trainer_create(m2, train, &cfg, &r));
+                CHECK_OK(ffnn_trainer_step(r, &loss)); /* its shadow: of other weights */
+                const ffnn_status rs = ffnn_trainer_resume(r, path);
+                unlink(path);
+                CHECK_OK(rs);
+                double lt, lr;
+                CHECK_OK(ffnn_trainer_step(t, &lt));
+                CHECK_OK(ffnn_trainer_step(r, &lr));
+                CHECK(lt == lr, "%s: the step after the resume: %.9g, the saving trainer's "
+                      "%.9g", archs[a], lr, lt);
+                snprintf(what, sizeof what, "%s resumed", archs[a]);
+                if (shadow_matches(r, what) != TEST_PASS)
+                    return TEST_FAIL;
+                ffnn_trainer_free(r);
+                ffnn_model_free(m2);
+            }
+            ffnn_trainer_free(t);
+            ffnn_model_free(m);
+        }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+/* gather_bf16 and to_bf16 (with padded rows) give bf16_rne of gather's fp32 x,
+ * bit for bit, and to_bf16 leaves the cells past a row's end as they were. */
+static test_result gather_and_convert(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+    ffnn_run *r = &t->run;
+    CHECK(r->mixed && r->ops->gather_bf16 && r->ops->to_bf16, "no bf16 ops");
+    enum { B = 64, F = 784, LD = 800 };
+    int32_t idx[B];
+    for (int b = 0; b < B; b++)
+        idx[b] = (int32_t)((b * 7919) % 60000);
+    int32_t *didx = NULL;
+    uint16_t *padded = NULL;
+    CHECK_OK(r->ops->alloc(r->ctx, sizeof idx, (void **)&didx));
+    CHECK_OK(r->ops->alloc(r->ctx, (size_t)B * LD * 2, (void **)&padded));
+    static float x[B * F];
+    static uint16_t g16[B * F], p16[B * LD];
+    memset(p16, 0xff, sizeof p16);
+    const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
+    CHECK_OK(r->ops->upload(r->ctx, didx, idx, sizeof idx));
+    CHECK_OK(r->ops->upload(r->ctx, padded, p16, sizeof p16));
+    CHECK_OK(r->ops->gather(r->ctx, &src, didx, B, r->x, r->y, r->tgt));
+    CHECK_OK(r->ops->gather_bf16(r->ctx, &src, didx, B, r->mixed->x16, r->y, r->tgt));
+    CHECK_OK(r->ops->to_bf16(r->ctx, r->x, padded, B, F, LD));
+    CHECK_OK(r->ops->download(r->ctx, x, r->x, sizeof x));
+    CHECK_OK(r->ops->download(r->ctx, g16, r->mixed->x16, sizeof g16));
+    CHECK_OK(r->ops->download(r->ctx, p16, padded, sizeof p16));
+    size_t bad_g = 0, bad_p = 0, bad_pad = 0, nonzero = 0;
+    for (int b = 0; b < B; b++)
+        for (int f = 0; f < LD; f++) {
+            if (f >= F) {
+                bad_pad += p16[b * LD + f] != 0xffff;
+                continue;
+            }
+            const uint16_t want = bf16_rne(x[b * F + f]);
+            bad_g += g16[b * F + f] != want;
+            bad_p += p16[b * LD + f] != want;
+            nonzero += x[b * F + f] != 0.0f;
+        }
+    r->ops->release(r->ctx, didx);
+    r->ops->release(r->ctx, padded);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    CHECK(nonzero > 1000, "only %zu nonzero pixels gathered", nonzero);
+    CHECK(bad_g == 0, "gather_bf16: %zu of %d values are not bf16(x)", bad_g, B * F);
+    CHECK(bad_p == 0, "to_bf16 with rows %d apart: %zu of %d values are not bf16(x)", LD, bad_p,
+          B * F);
+    CHECK(bad_pad == 0, "to_bf16 wrote %zu cells past the rows' ends", bad_pad);
+    return TEST_PASS;
+}
+
+const test_case mixed_tests[] = {
+    {"cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert},
+    {"cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu},
+    {"cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne},
+};
+const size_t mixed_tests_count = sizeof mixed_tests / sizeof mixed_tests[0];
