@@ -29,7 +29,8 @@ if has tests; then
     start=$(date +%s)
     FFNN_BIN=build/ffnn FFNN_FAULTS_LIB=$PWD/build/libffnn_faults.so \
         FFNN_MAKE_ARGS="$CJSON" \
-        FFNN_PYTHON=$(command -v python3) build/ffnn_tests ${TEST_FILTER:-} > "$OUT/tests.log" 2>&1
+        FFNN_PYTHON=$(command -v python3) timeout ${TESTS_TIMEOUT:-1800} build/ffnn_tests ${TEST_FILTER:-} \
+        > "$OUT/tests.log" 2>&1
     echo "tests ($(( $(date +%s) - start )) s): $(tail -1 "$OUT/tests.log" | cut -c1-400)"
     grep -E "^FAIL" -A4 "$OUT/tests.log" | head -60
     grep -E "worst relative|largest" "$OUT/tests.log" | head -40 > "$OUT/tests_numbers.txt"
