@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu
 CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=$PWD/.devdata/cjson"
 make -j16 $CJSON CUDA_ARCH='-gencode arch=compute_90,code=sm_90' build/ffnn > "$OUT/build.log" 2>&1 ||
     { tail -30 "$OUT/build.log"; exit 1; }
-S=auto,persistent,graph,fused,cublas,cublaslt,graph:tf32,cublas:tf32,cublaslt:tf32,cublas:bf16,cublaslt:bf16
+S=auto,persistent,graph,fused,cublas,cublaslt,auto:tf32,graph:tf32,cublas:tf32,cublaslt:tf32,auto:bf16,graph:bf16,cublas:bf16,cublaslt:bf16
 T=eager,epoch_graph,compile_graph,compile_graph:tf32,compile_graph:bf16
 python3 bench/vs_torch.py "$DATA" --ffnn build/ffnn --strategy $S --torch-modes $T --epochs 5 \
     --configs 784-256relu-10:64,784-256relu-10:256,784-256relu-10:1024,784-1024relu-1024relu-10:1024,784-4096relux3-10:4096 \

@@ -45,7 +45,7 @@ static test_result scope_and_auto(char *why, size_t why_size)
     ffnn_precision p;
     CHECK(ffnn_precision_from_name("fp16", &p) == FFNN_ERR_PARSE, "fp16 accepted");
     CHECK(strstr(ffnn_last_error(), "fp32, tf32, bf16"), "%s", ffnn_last_error());
-    /* auto never resolves to itself, and tf32/bf16 go to cublas */
+    /* auto never resolves to itself */
     for (size_t batch = 1; batch <= 4096; batch *= 4) {
         cfg.batch_size = batch;
         CHECK(ffnn_strategy_resolve(two, &cfg) != FFNN_STRATEGY_AUTO, "auto left unresolved");
@@ -58,8 +58,15 @@ static test_result scope_and_auto(char *why, size_t why_size)
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLAS, "tf32 not on cublas");
     /* bf16: cublaslt's mixed-precision pipeline where its fused ops cover the net */
     cfg.precision = FFNN_PRECISION_BF16;
-    cfg.batch_size = 64;
     CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_CUBLASLT, "bf16 not on cublaslt");
+    /* tf32/bf16 below batch 512: our tensor-core kernels under graph */
+    cfg.batch_size = 256;
+    for (int p = FFNN_PRECISION_TF32; p <= FFNN_PRECISION_BF16; p++) {
+        cfg.precision = (ffnn_precision)p;
+        CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_GRAPH, "%s at batch 256: %s",
+              ffnn_precision_name(cfg.precision),
+              ffnn_strategy_name(ffnn_strategy_resolve(two, &cfg)));
+    }
     cfg.batch_size = 1024;
     /* an activation the fused and persistent kernels lack: auto picks a strategy
      * that runs the plain element-wise ops (cublas, graph), persistent refuses */

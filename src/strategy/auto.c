@@ -19,6 +19,13 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
      * 8.9 vs 9.7-11.8 on 784-1024x2-10 at 1024, at par on 784-256-10 (bimodal
      * spread; docs/RESULTS.md "mixed precision"); else, and for tf32,
      * through cuBLAS (tf32 against cublaslt: mixed, RESULTS.md) */
+    /* tf32/bf16 at small batches: our own tensor-core kernels (gemm_mma.cu) under
+     * graph, launch-bound where cuBLAS's per-call cost dominates: 784-256-10 in
+     * one H200 call (2026-11-24, RESULTS.md "Issue 15, final"): tf32 at batch 64
+     * graph 56.9 vs cublas 92.2 / cublaslt 90.7 ms/epoch, at 256 17.8 vs 27.6 /
+     * 28.2; at 1024 cublas leads (6.27 vs 7.88) */
+    if (cfg->precision != FFNN_PRECISION_FP32 && cfg->batch_size < AUTO_CUBLAS_MIN_BATCH)
+        return FFNN_STRATEGY_GRAPH;
     if (cfg->precision == FFNN_PRECISION_BF16 && ffnn_strategy_all_dense(m) &&
         ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m))
         return FFNN_STRATEGY_CUBLASLT;
