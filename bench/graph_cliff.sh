@@ -3,7 +3,7 @@
 # (after a build of build/ffnn for the GPU):
 #   bash bench/graph_cliff.sh [ROWS]     (default 262144 rows: 4096 steps at batch 64)
 # A synthetic 64-feature, 10-class set of ROWS rows (numpy, written under $OUT);
-# graph at batch 64 and cublaslt at batch 256 with the old default steps per launch
+# graph at batch 64 and cublaslt at batch 128 with the old default steps per launch
 # given explicitly (16 / 8: more launches than slots, so the LRU cache recaptures
 # every launch) against today's default (raised so an epoch needs <= 128 launches).
 # Median ms/epoch of epochs 2-4 per run.
@@ -21,7 +21,7 @@ PY
 ms() { # median of epochs 2.. of a --json run, ms
     $PY -c 'import json,sys; s=sorted(json.loads(l)["seconds"] for l in sys.stdin.read().splitlines()[1:]); print("%.1f" % (1e3*s[len(s)//2]))'
 }
-for cfg in "graph 64 16" "cublaslt 256 8"; do
+for cfg in "graph 64 16" "cublaslt 128 8"; do
     set -- $cfg
     for spl in "$3" default; do
         a=(--data "$OUT/cliff.npz" --arch 64-256relu-10 --batch "$2" --epochs 4 --device cuda
