@@ -533,6 +533,29 @@ done:
     return st;
 }
 
+/* The weight gradient dw = xa zb (the caller's operands) and the bias gradient db
+ * (NULL: none) by cuBLASLt's BGRADB epilogue; where it has no algorithm or db is not
+ * aligned for it, dw without epilogue and db by our bias_grad kernel over dz (fp32
+ * [batch, out]) or dz16 (bf16 rows of dz_ld). One copy for the fp32 and the
+ * mixed-precision backward. */
+static ffnn_status lt_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand xa,
+                                  lt_operand zb, lt_output dw, float *db, const float *dz,
+                                  const uint16_t *dz16, size_t dz_ld, size_t batch, size_t out)
+{
+    ffnn_status st = FFNN_OK;
+    const lt_vector grad = {db, CUDA_R_32F};
+    int no_algo = 0;
+    if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
+    else if (db != NULL) {
+        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_BGRADB, grad, &no_algo);
+        if (st != FFNN_OK || !no_algo) return st;
+    }
+    st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
+    if (st != FFNN_OK || db == NULL) return st;
+    return dz16 != NULL ? ffnn_cuda_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out)
+                        : ffnn_cuda_bias_grad(ctx, dz, db, batch, out);
+}
+
 /* backend.h dense_act_forward on cuBLASLt (fused.cu checked the arguments):
  * a [batch,out] = act(x [batch,in] W [out,in]^T + b [out] or none).
  * Column-major: D [out, batch] = op_T(W as [in, out]) x (x as [in, batch]). */
@@ -591,18 +614,8 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
     const lt_output dw = {dW, CUDA_R_32F, in, out};
-    const lt_vector grad = {db, CUDA_R_32F};
-    int no_algo = 0;
-    if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
-    else if (db != NULL) {
-        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_BGRADB, grad, &no_algo);
-        if (st != FFNN_OK) return st;
-    }
-    if (db == NULL || no_algo) {
-        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
-        if (st == FFNN_OK && db != NULL) st = ffnn_cuda_bias_grad(ctx, dz, db, batch, out);
-        if (st != FFNN_OK) return st;
-    }
+    st = lt_weight_grad(ctx, s, xa, zb, dw, db, dz, NULL, 0, batch, out);
+    if (st != FFNN_OK) return st;
     if (sgd == NULL) return FFNN_OK;
     st = ffnn_cuda_optimizer_update(ctx, sgd, W, dW, NULL, out * in);
     if (st == FFNN_OK && b != NULL) st = ffnn_cuda_optimizer_update(ctx, sgd, b, db, NULL, out);
@@ -772,19 +785,8 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
     const lt_output dw = {dW, CUDA_R_32F, in, out};
-    const lt_vector grad = {db, CUDA_R_32F};
-    int no_algo = 0;
-    if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
-    else if (db != NULL) {
-        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_BGRADB, grad, &no_algo);
-        if (st != FFNN_OK) return st;
-    }
-    if (db == NULL || no_algo) {
-        st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
-        if (st == FFNN_OK && db != NULL)
-            st = ffnn_cuda_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out);
-        if (st != FFNN_OK) return st;
-    }
+    st = lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out);
+    if (st != FFNN_OK) return st;
     if (sgd == NULL) return FFNN_OK;
     const size_t nw = out * in;
     if (b != NULL && b == W + nw && db == dW + nw && b16 == W16 + nw) /* one arena: one pass */

@@ -227,11 +227,7 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
             __syncthreads();
         }
 
-        if (row_sums && tid < BM && m0 + tid < M) {
-            if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
-            if (ep.rowsum_param != NULL)
-                ep.rowsum_param[m0 + tid] = ffnn_dev_sgd(ep.rowsum_param[m0 + tid], ep.lr, rs);
-        }
+        if (row_sums && tid < BM && m0 + tid < M) gemm_epi_rowsum(ep, m0 + tid, rs);
 
         /* C: strips of up to 4 consecutive columns per row of the micro-tile */
         constexpr int SW = TN >= 4 ? 4 : TN; /* strip width */
@@ -386,11 +382,7 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
             __syncthreads();
         }
 
-        if (row_sums && tid < BM && m0 + tid < M) {
-            if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
-            if (ep.rowsum_param != NULL)
-                ep.rowsum_param[m0 + tid] = ffnn_dev_sgd(ep.rowsum_param[m0 + tid], ep.lr, rs);
-        }
+        if (row_sums && tid < BM && m0 + tid < M) gemm_epi_rowsum(ep, m0 + tid, rs);
 
         /* epilogue: fragment by fragment through the warp's staging tile */
 #pragma unroll

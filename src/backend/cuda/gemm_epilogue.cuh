@@ -27,6 +27,16 @@ static __device__ __forceinline__ float gemm_epi_value(const ffnn_gemm_epilogue 
     return v;
 }
 
+/* The row-sum epilogue (gemm.cuh: db = the sum over k of A's row, and its SGD
+ * update) of row `row`, once per row by the thread that summed it. */
+static __device__ __forceinline__ void gemm_epi_rowsum(const ffnn_gemm_epilogue &ep, int row,
+                                                       float rs)
+{
+    if (ep.rowsum != NULL) ep.rowsum[row] = rs;
+    if (ep.rowsum_param != NULL)
+        ep.rowsum_param[row] = ffnn_dev_sgd(ep.rowsum_param[row], ep.lr, rs);
+}
+
 /* Outputs (row, col..col+W-1) of one thread, W <= 4: epilogue, store, SGD; columns
  * >= N skipped. vec4 (W == 4, all four in range, pointers 16-byte aligned): float4
  * accesses. Not inlined: the kernel calls it a few times per tile (one copy of the

@@ -364,11 +364,7 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
         mma_cp_wait<0>();
         __syncthreads(); /* the next m tile's prologue overwrites the stages */
 
-        if (row_sums && tid < BM && m0 + tid < M) {
-            if (ep.rowsum != NULL) ep.rowsum[m0 + tid] = rs;
-            if (ep.rowsum_param != NULL)
-                ep.rowsum_param[m0 + tid] = ffnn_dev_sgd(ep.rowsum_param[m0 + tid], ep.lr, rs);
-        }
+        if (row_sums && tid < BM && m0 + tid < M) gemm_epi_rowsum(ep, m0 + tid, rs);
 
         /* C: accumulator (i, j) = rows g, g+8 x columns 2t, 2t+1 of its 16 x 8 tile */
 #pragma unroll
