@@ -26,6 +26,9 @@
  *     the saving trainer's, bit for bit).
  *   cublaslt_bf16_gather_and_to_bf16_are_rne: the batch gathered straight into
  *     bf16, and converted into rows with padding, are bf16_rne of the fp32 gather.
+ *   cublaslt_bf16_act_backward_bits_match_host: the f' step of the bf16 backward
+ *     (elementwise.cu's 16-byte kernel and its tail) gives the host formula's bits
+ *     for identity, relu, sigmoid and tanh on random bf16, lengths 7 .. 13056.
  *
  * Every test SKIPs without a CUDA GPU (and fails without the Fashion-MNIST files,
  * as the strategies suite). */
@@ -277,7 +280,125 @@ static test_result gather_and_convert(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* Fresh random bf16 bits (xorshift64 state *s): a finite value of sign, exponent
+ * 2^(lo-127)..2^(hi-127) and 7 random mantissa bits; with zeros (+0 and -0) one in
+ * 16 when zeros is set. */
+static uint16_t random_bf16(uint64_t *s, int lo, int hi, int zeros)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    const uint64_t r = *s >> 11;
+    const uint16_t sign = (uint16_t)((r & 1u) << 15);
+    if (zeros && ((r >> 1) & 15u) == 0)
+        return sign;
+    const unsigned e = (unsigned)lo + (unsigned)((r >> 5) % (uint64_t)(hi - lo + 1));
+    return (uint16_t)(sign | (e << 7) | ((r >> 20) & 0x7fu));
+}
+
+static float bf16_to_float(uint16_t h)
+{
+    const uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* The f' step of the bf16 backward (elementwise.cu: the 16-byte kernel where the
+ * buffers are aligned) gives the host's bits: dense_backward_bf16 with W16 = the
+ * identity [in, in] makes dx16 = bf16(dz16 I) = dz16 exactly (one nonzero product
+ * per sum, dz never 0), then dx16 = bf16(dz * f'(x16)) with device_math.cuh's
+ * formula (relu [x > 0], sigmoid x (1 - x), tanh 1 - x x, each product and
+ * difference rounded to fp32, the product with dz last; identity dz), compared
+ * bit for bit on fresh random bf16 x16 (with +0 and -0) and dz16, for lengths
+ * batch * in of 7 (no whole 8-element word), 15, 259 (an odd tail of 3) and
+ * 13056 (whole words, many per thread with a small grid). */
+static test_result bf16_act_backward_bits(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+    ffnn_run *r = &t->run;
+    CHECK(r->mixed && r->ops->dense_backward_bf16, "no bf16 ops");
+    const struct { size_t batch, in; } shapes[] = {{1, 7}, {3, 5}, {7, 37}, {96, 136}};
+    const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
+                                    FFNN_ACT_TANH};
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    size_t checked = 0;
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+        for (int a = 0; a < 4; a++) {
+            const size_t batch = shapes[sh].batch, in = shapes[sh].in, n = batch * in;
+            uint16_t *x16 = malloc(n * 2), *dz16 = malloc(n * 2), *dx16 = malloc(n * 2);
+            uint16_t *eye = calloc(in * in, 2);
+            CHECK(x16 && dz16 && dx16 && eye, "out of memory");
+            for (size_t i = 0; i < in; i++)
+                eye[i * in + i] = 0x3f80; /* 1.0 */
+            for (size_t i = 0; i < n; i++) {
+                x16[i] = random_bf16(&seed, 110, 128, 1); /* |x| < 4, some +-0 */
+                dz16[i] = random_bf16(&seed, 100, 135, 0);
+            }
+            void *d_x = NULL, *d_w = NULL, *d_dz = NULL, *d_dx = NULL, *d_dw = NULL;
+            CHECK_OK(r->ops->alloc(r->ctx, n * 2, &d_x));
+            CHECK_OK(r->ops->alloc(r->ctx, in * in * 2, &d_w));
+            CHECK_OK(r->ops->alloc(r->ctx, n * 2, &d_dz));
+            CHECK_OK(r->ops->alloc(r->ctx, n * 2, &d_dx));
+            CHECK_OK(r->ops->alloc(r->ctx, in * in * sizeof(float), &d_dw));
+            CHECK_OK(r->ops->upload(r->ctx, d_x, x16, n * 2));
+            CHECK_OK(r->ops->upload(r->ctx, d_w, eye, in * in * 2));
+            CHECK_OK(r->ops->upload(r->ctx, d_dz, dz16, n * 2));
+            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, NULL, d_w, NULL, NULL, d_dz, in,
+                                                 d_dx, d_dw, NULL, batch, in, in, acts[a],
+                                                 NULL));
+            CHECK_OK(r->ops->download(r->ctx, dx16, d_dx, n * 2));
+            size_t bad = 0, first = n;
+            for (size_t i = 0; i < n; i++) {
+                const float v = bf16_to_float(x16[i]), g = bf16_to_float(dz16[i]);
+                float d = 1.0f;
+                if (acts[a] == FFNN_ACT_RELU) {
+                    d = v > 0.0f ? 1.0f : 0.0f;
+                } else if (acts[a] == FFNN_ACT_SIGMOID) {
+                    const float one_minus = 1.0f - v;
+                    d = v * one_minus;
+                } else if (acts[a] == FFNN_ACT_TANH) {
+                    const float sq = v * v;
+                    d = 1.0f - sq;
+                }
+                const float want = g * d;
+                if (dx16[i] != bf16_rne(want)) {
+                    bad++;
+                    if (first == n) first = i;
+                }
+            }
+            const unsigned got = first < n ? dx16[first] : 0u;
+            r->ops->release(r->ctx, d_x);
+            r->ops->release(r->ctx, d_w);
+            r->ops->release(r->ctx, d_dz);
+            r->ops->release(r->ctx, d_dx);
+            r->ops->release(r->ctx, d_dw);
+            free(x16), free(dz16), free(dx16), free(eye);
+            CHECK(bad == 0, "act %d, batch %zu x in %zu: %zu of %zu values differ from the "
+                  "host's bits (first at %zu: got 0x%04x)", (int)acts[a], batch, in, bad, n,
+                  first, got);
+            checked += n;
+        }
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    CHECK(checked > 50000, "only %zu values checked", checked);
+    return TEST_PASS;
+}
+
 const test_case mixed_tests[] = {
+    {"cublaslt_bf16_act_backward_bits_match_host", bf16_act_backward_bits},
     {"cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert},
     {"cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu},
     {"cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne},
