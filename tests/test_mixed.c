@@ -311,8 +311,8 @@ static float bf16_to_float(uint16_t h)
  * formula (relu [x > 0], sigmoid x (1 - x), tanh 1 - x x, each product and
  * difference rounded to fp32, the product with dz last; identity dz), compared
  * bit for bit on fresh random bf16 x16 (with +0 and -0) and dz16, for lengths
- * batch * in of 7 (no whole 8-element word), 15, 259 (an odd tail of 3) and
- * 13056 (whole words, many per thread with a small grid). */
+ * batch * in of 7 (no whole 8-element word: the tail only), 15 (one word and a
+ * tail of 7), 259 (32 words, an odd tail of 3) and 13056 (whole words only). */
 static test_result bf16_act_backward_bits(char *why, size_t why_size)
 {
     if (!have_gpu())
