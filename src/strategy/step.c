@@ -335,9 +335,6 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     return st;
 }
 
-/* The optimizer stage: one update over the parameter arena; with weight decay and
- * decay_bias 0, one call per weight (decayed) and per bias (not), the state's
- * arenas addressed through state_stride. */
 /* One optimizer_update call over [off, off + n) of the arenas; with the bf16
  * pipeline, optimizer_update_bf16, which writes the shadow in the same pass. */
 static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, size_t off,
@@ -350,6 +347,9 @@ static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, 
     return r->ops->optimizer_update(r->ctx, update, r->params + off, r->grads + off, state, n);
 }
 
+/* The optimizer stage: one update over the parameter arena; with weight decay and
+ * decay_bias 0, one call per weight (decayed) and per bias (not), the state's
+ * arenas addressed through state_stride. */
 ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
 {
     const ffnn_model *m = r->model;
