@@ -71,8 +71,8 @@ static const char *usage =
     "51 TFLOP/s FP32 ceiling. On tensor cores (checked within 2^-9 S tf32, 2^-7 S\n"
     "bf16; % of 411 / 788 TFLOP/s): wmma_tf32, mma_tf32_* and mma_bf16_* at each\n"
     "configuration of src/backend/cuda/gemm_mma.cu (128, 64, 128w4, 128w4s4, 64w4,\n"
-    "256),\n"
-    "cublas_tf32, cublas_bf16. Writes DIR/kernels.csv and DIR/kernels_table.md.\n"
+    "256) and at the plan's (auto: tile and K-splits), cublas_tf32, cublas_bf16.\n"
+    "Writes DIR/kernels.csv and DIR/kernels_table.md.\n"
     "Needs a CUDA GPU.\n"
     "\n"
     "layers: batch 64, 256, 1024 x (784 -> 256, 256 -> 10), then 1024^3 and 4096^3\n"
@@ -84,6 +84,11 @@ static const char *usage =
     "  --no-big      skip the 4096^3 layer\n"
     "  --variants L  only these variants (comma-separated names, e.g.\n"
     "                mma_tf32_64,wmma_tf32,cublas_tf32); default all\n"
+    "  --splits S    cut K into S chunks in every gemm.cu / gemm_mma.cu matmul\n"
+    "                (split-K; default: the plan of src/backend/gemm_plan.h)\n"
+    "  --layers L    these layers instead, comma-separated BATCHxINxOUT (e.g.\n"
+    "                1024x128x128,1024x784x128); at most 16, each dimension\n"
+    "                1..65536\n"
     "  --out DIR     where the CSV and the table go (default bench/results)\n"
     "  -h, --help    this help\n";
 
@@ -96,6 +101,10 @@ typedef struct options {
     const char *out;
     const char *variants; /* comma-separated names, NULL: all */
     unsigned mask;        /* bit v: variant v runs */
+    int splits;             /* --splits, 0: the plan's                */
+    const char *layer_list; /* --layers text, NULL: the default layers */
+    layer custom[16];       /* --layers parsed */
+    size_t n_custom;
 } options;
 
 typedef struct row {
@@ -617,12 +626,16 @@ static int run_suite(kernels_run *k)
         fprintf(stderr, "%s: %s\n", k->run.prog, ffnn_last_error());
         return 1;
     }
+    ffnn_matmul_lab_set_splits(lab, o->splits);
     int rc = 0;
     uint64_t seed = 1000; /* one per layer measured */
-    for (size_t i = 0; i < N_LAYERS && rc == 0; i++) {
-        const layer *L = &layers[i];
+    const layer *list = o->n_custom > 0 ? o->custom : layers;
+    const size_t n_list = o->n_custom > 0 ? o->n_custom : N_LAYERS;
+    for (size_t i = 0; i < n_list && rc == 0; i++) {
+        const layer *L = &list[i];
         const int square = L->in == L->out && L->in >= 1024;
-        if ((o->quick && L->batch != 64 && !square) || (L->in == 4096 && (o->quick || !o->big)))
+        if (o->n_custom == 0 &&
+            ((o->quick && L->batch != 64 && !square) || (L->in == 4096 && (o->quick || !o->big))))
             continue;
         fprintf(stderr, "layer %zux%zu->%zu\n", L->batch, L->in, L->out);
         if (run_layer(k, lab, L, seed++) != 0) rc = 1;
@@ -675,9 +688,49 @@ static int parse_variants(const char *prog, const char *list, unsigned *mask)
     return 0;
 }
 
+/* --layers: comma-separated BATCHxINxOUT -> o->custom. 0, or -1 after printing
+ * what is wrong and where. */
+static int parse_layers(const char *prog, options *o)
+{
+    o->n_custom = 0;
+    if (o->layer_list == NULL) return 0;
+    const char *p = o->layer_list;
+    while (*p != 0) {
+        unsigned long d[3];
+        const char *start = p;
+        for (int j = 0; j < 3; j++) {
+            char *end = NULL;
+            d[j] = (*p >= '0' && *p <= '9') ? strtoul(p, &end, 10) : 0;
+            if (end == NULL || d[j] < 1 || d[j] > 65536 ||
+                (j < 2 ? *end != 'x' : (*end != ',' && *end != 0))) {
+                fprintf(stderr,
+                        "%s: --layers: expected BATCHxINxOUT (each 1..65536) at character "
+                        "%zu of '%s'\n",
+                        prog, (size_t)(start - o->layer_list) + 1, o->layer_list);
+                return -1;
+            }
+            p = end + (j < 2 || *end == ',');
+        }
+        if (o->n_custom == sizeof o->custom / sizeof o->custom[0]) {
+            fprintf(stderr, "%s: --layers: at most %zu layers\n", prog,
+                    sizeof o->custom / sizeof o->custom[0]);
+            return -1;
+        }
+        o->custom[o->n_custom++] = (layer){d[0], d[1], d[2]};
+    }
+    if (o->n_custom == 0) {
+        fprintf(stderr, "%s: --layers: no layer named\n", prog);
+        return -1;
+    }
+    return 0;
+}
+
 int ffnn_bench_kernels(int argc, char **argv)
 {
-    options o = {0, -1, 1, NULL, NULL, 0};
+    options o;
+    memset(&o, 0, sizeof o);
+    o.repeats = -1;
+    o.big = 1;
     kernels_run k;
     memset(&k, 0, sizeof k);
     ffnn_bench_begin(&k.run, "kernels", sizeof(row), offsetof(row, status));
@@ -688,11 +741,14 @@ int ffnn_bench_kernels(int argc, char **argv)
         FFNN_BENCH_OPT_INT("repeats", &o.repeats, 1, MAX_REPEATS),
         FFNN_BENCH_OPT_FLAG("no-big", &o.big, 0),
         FFNN_BENCH_OPT_TEXT("variants", &o.variants),
+        FFNN_BENCH_OPT_TEXT("layers", &o.layer_list),
+        FFNN_BENCH_OPT_INT("splits", &o.splits, 0, 16),
         FFNN_BENCH_OPT_END,
     };
     const int parsed = ffnn_bench_parse_options(&k.run, usage, opts, argc, argv);
     if (parsed != 0) return parsed == 1 ? 0 : 2;
     if (parse_variants(k.run.prog, o.variants, &o.mask) != 0) return 2;
+    if (parse_layers(k.run.prog, &o) != 0) return 2;
     if (o.repeats < 0) o.repeats = o.quick ? 5 : 20;
     if (o.out == NULL) o.out = o.quick ? "build/bench-quick" : "bench/results";
 #if FFNN_HAVE_CUDA

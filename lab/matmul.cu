@@ -23,7 +23,8 @@
  *   cublas      cublasSgemm, default math mode (FP32, no TF32), the comparator
  *   wmma_tf32   gemm.cu's wmma kernel (FFNN_GEMM_TF32_128 / _64), plain
  *   mma_*       gemm_mma.cu (mma.sync + cp.async) in tf32 / bf16 at the 128 and 64
- *               block tiles, plain
+ *               block tiles, plain; mma_*_auto: at the plan's tile and K-splits
+ *               (what training runs)
  *   cublas_tf32 / cublas_bf16   ffnn_cuda_matmul_cublas on the lab's context switched
  *               to that precision for the call (bf16: its rounding kernel included)
  *
@@ -42,6 +43,7 @@
 typedef struct matmul_lab {
     ffnn_cuda_ctx *ctx;        /* a cuda backend context; its stream is the lab's */
     cublasHandle_t cublas;     /* on ctx->stream, CUBLAS_DEFAULT_MATH              */
+    char config_name[64];      /* ffnn_matmul_lab_config's answer                  */
 } matmul_lab;
 
 extern "C" ffnn_status ffnn_matmul_lab_create(void **out)
@@ -235,7 +237,8 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
     case FFNN_MM_CUBLAS:
         return run_cublas(lab, A, Bm, a->C, M, N, K, ta, tb);
     case FFNN_MM_WMMA_TF32: { /* the tile gemm.cu picked for tf32 before gemm_mma.cu */
-        const int big = ffnn_cuda_gemm_mma_pick(ctx, M, N) != FFNN_GEMM_MMA_64;
+        const int big =
+            ffnn_cuda_gemm_plan(ctx, M, N, K, FFNN_GEMM_AUTO, 1).config != FFNN_GEMM_MMA_64;
         return ffnn_cuda_gemm(ctx, A, Bm, a->C, M, N, K, ta, tb, NULL,
                               big ? FFNN_GEMM_TF32_128 : FFNN_GEMM_TF32_64);
     }
@@ -256,6 +259,8 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
     case FFNN_MM_MMA_BF16_64W4:
         return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_64W4, 1);
     case FFNN_MM_MMA_TF32_256: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_256, 0);
+    case FFNN_MM_MMA_TF32_AUTO: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_AUTO, 0);
+    case FFNN_MM_MMA_BF16_AUTO: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_AUTO, 1);
     case FFNN_MM_MMA_BF16_256: return run_mma(ctx, A, Bm, a->C, M, N, K, ta, tb, FFNN_GEMM_MMA_256, 1);
     case FFNN_MM_CUBLAS_TF32:
     case FFNN_MM_CUBLAS_BF16: { /* the backend's library matmul in that precision */
@@ -274,7 +279,22 @@ extern "C" const char *ffnn_matmul_lab_config(void *vlab, int op, size_t batch, 
                                               size_t out)
 {
     matmul_lab *lab = (matmul_lab *)vlab;
+    if (lab == NULL) return "?";
     const int M = op == FFNN_MM_DW ? (int)out : (int)batch;
     const int N = op == FFNN_MM_FORWARD ? (int)out : (int)in;
-    return ffnn_cuda_gemm_config_name(ffnn_cuda_gemm_pick(lab != NULL ? lab->ctx : NULL, M, N));
+    const int K = op == FFNN_MM_FORWARD ? (int)in : op == FFNN_MM_DW ? (int)batch : (int)out;
+    const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(lab->ctx, M, N, K, FFNN_GEMM_AUTO, 0);
+    if (p.splits > 1)
+        snprintf(lab->config_name, sizeof lab->config_name, "%s split %d x %d",
+                 ffnn_cuda_gemm_config_name(p.config), p.splits, p.k_chunk);
+    else
+        snprintf(lab->config_name, sizeof lab->config_name, "%s",
+                 ffnn_cuda_gemm_config_name(p.config));
+    return lab->config_name;
+}
+
+extern "C" void ffnn_matmul_lab_set_splits(void *vlab, int splits)
+{
+    matmul_lab *lab = (matmul_lab *)vlab;
+    if (lab != NULL) lab->ctx->gemm_splits = splits < 0 ? 0 : splits;
 }

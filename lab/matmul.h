@@ -38,7 +38,7 @@ enum { FFNN_MM_NAIVE = 0, FFNN_MM_TILED = 1, FFNN_MM_TRANSPOSED = 2, FFNN_MM_REG
        FFNN_MM_CUBLAS_BF16 = 12, FFNN_MM_MMA_TF32_128W4 = 13, FFNN_MM_MMA_TF32_128W4S4 = 14,
        FFNN_MM_MMA_TF32_64W4 = 15, FFNN_MM_MMA_BF16_128W4 = 16, FFNN_MM_MMA_BF16_128W4S4 = 17,
        FFNN_MM_MMA_BF16_64W4 = 18, FFNN_MM_MMA_TF32_256 = 19, FFNN_MM_MMA_BF16_256 = 20,
-       FFNN_MM_VARIANTS = 21 };
+       FFNN_MM_MMA_TF32_AUTO = 21, FFNN_MM_MMA_BF16_AUTO = 22, FFNN_MM_VARIANTS = 23 };
 enum { FFNN_MM_FORWARD = 0, FFNN_MM_DW = 1, FFNN_MM_DX = 2, FFNN_MM_OPS = 3 };
 
 static inline const char *ffnn_matmul_lab_variant_name(int variant)
@@ -48,7 +48,7 @@ static inline const char *ffnn_matmul_lab_variant_name(int variant)
         "cublas",     "wmma_tf32",    "mma_tf32_128", "mma_tf32_64", "mma_bf16_128",
         "mma_bf16_64", "cublas_tf32", "cublas_bf16", "mma_tf32_128w4", "mma_tf32_128w4s4",
         "mma_tf32_64w4", "mma_bf16_128w4", "mma_bf16_128w4s4", "mma_bf16_64w4",
-        "mma_tf32_256", "mma_bf16_256"};
+        "mma_tf32_256", "mma_bf16_256", "mma_tf32_auto", "mma_bf16_auto"};
     return variant >= 0 && variant < FFNN_MM_VARIANTS ? names[variant] : "?";
 }
 
@@ -69,6 +69,7 @@ static inline int ffnn_matmul_lab_variant_precision(int variant)
     case FFNN_MM_MMA_TF32_128W4S4:
     case FFNN_MM_MMA_TF32_64W4:
     case FFNN_MM_MMA_TF32_256:
+    case FFNN_MM_MMA_TF32_AUTO:
     case FFNN_MM_CUBLAS_TF32: return 1;
     case FFNN_MM_MMA_BF16_128:
     case FFNN_MM_MMA_BF16_64:
@@ -76,6 +77,7 @@ static inline int ffnn_matmul_lab_variant_precision(int variant)
     case FFNN_MM_MMA_BF16_128W4S4:
     case FFNN_MM_MMA_BF16_64W4:
     case FFNN_MM_MMA_BF16_256:
+    case FFNN_MM_MMA_BF16_AUTO:
     case FFNN_MM_CUBLAS_BF16: return 2;
     default: return 0;
     }
@@ -106,8 +108,12 @@ void *ffnn_matmul_lab_stream(void *lab);
  * computed dW (naive / tiled input_grad: the backend runs dx only with dW). */
 ffnn_status ffnn_matmul_lab_run(void *lab, int variant, const ffnn_matmul_lab_args *a,
                                 int *with_dw);
-/* The regblock tile configuration chosen for op on this layer ("64x64x16" ...). */
+/* The regblock tile configuration and K-splits chosen for op on this layer
+ * ("64x64x16 split 5" ...; backend/gemm_plan.h), in a buffer of the lab's. */
 const char *ffnn_matmul_lab_config(void *lab, int op, size_t batch, size_t in, size_t out);
+/* From now on every matmul of gemm.cu / gemm_mma.cu cuts K into this many chunks
+ * (0: the plan decides; the kernel lab's --splits). */
+void ffnn_matmul_lab_set_splits(void *lab, int splits);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,8 @@
  *
  * Shapes (batch x in -> out): the seeds' 64x784->256 and 64x256->10, 1024x1024->1024,
  * odd 37x129->65 and 1x1->1, 1536x33->1536 and 1536x132->1536 (the 128x128 block
- * tile: scalar and float4 loads), 5x7->3, and random ones. The GPU output buffers
+ * tile: scalar and float4 loads), 5x7->3, split-K ones (1024x128->128, 1024x784->128,
+ * 1000x130->10) and random ones. The GPU output buffers
  * are NaN-poisoned first, so an unwritten element fails.
  *
  * Tolerances: |got - want| <= atol + rtol |want| with
@@ -15,7 +16,10 @@
  *                    in k order, the CPU rounds each product then adds; with inputs
  *                    in [-1, 1] the difference grows like eps sqrt(K), far below this.
  *   after sigmoid / tanh / f'   the same (their derivatives are <= 1).
- *   db               bit-identical (same summation order as the CPU).
+ *   db               bit-identical to the CPU's order where K (the batch) is not
+ *                    split, else to the plan's order (backend/gemm_plan.h: the
+ *                    CPU's order within each chunk of the batch, the chunk sums
+ *                    added in ascending order; db_plan_order).
  *   W, b after sgd   bit-identical to the CPU update applied to the GPU's own
  *                    dW / db (optim.cu's rounding), and within the matmul tolerance
  *                    of the CPU's W - lr dW.
@@ -27,7 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lab/harness.h"
 #include "backend/backend.h"
+#include "backend/gemm_plan.h"
 #include "check.h"
 #include "test_backend_ctx.h"
 #include "test_parity.h"
@@ -37,6 +43,43 @@
 
 #define RTOL 1e-5
 static double mm_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
+
+/* ------------------------------------------------------------------ split-K */
+
+/* The SMs of device 0 (the fixture's GPU; the plan's input), 1 if unknown or in a
+ * build without CUDA (whose GPU tests are skipped). */
+static int gpu_sm_count(void)
+{
+#if FFNN_HAVE_CUDA
+    ffnn_lab_gpu_info gi;
+    return ffnn_lab_gpu_query(&gi) == FFNN_OK && gi.sm_count > 0 ? gi.sm_count : 1;
+#else
+    return 1;
+#endif
+}
+
+/* db [out] as the GPU sums it: the weight gradient dW = dz^T x is M = out, N = in,
+ * K = batch; the plan (backend/gemm_plan.h) cuts the batch into chunks, each summed
+ * in the CPU's order (from 0, rows ascending), the chunk sums added in ascending
+ * order. One chunk: ffnn_cpu_dense_backward's db, bit for bit. Returns the chunks. */
+static int db_plan_order(const float *dz, size_t batch, size_t in, size_t out,
+                         int tensor_cores, float *db)
+{
+    const ffnn_gemm_plan p = ffnn_gemm_plan_for(gpu_sm_count(), (int)out, (int)in, (int)batch,
+                                                FFNN_GEMM_AUTO, tensor_cores, 0);
+    for (size_t o = 0; o < out; o++) {
+        float total = 0.0f;
+        for (int z = 0; z < p.splits; z++) {
+            float sum = 0.0f;
+            const size_t end = (size_t)(z + 1) * p.k_chunk < batch ? (size_t)(z + 1) * p.k_chunk
+                                                                   : batch;
+            for (size_t n = (size_t)z * p.k_chunk; n < end; n++) sum += dz[n * out + o];
+            total = z == 0 ? sum : total + sum;
+        }
+        db[o] = total;
+    }
+    return p.splits;
+}
 
 /* ------------------------------------------------------------------ fixture */
 
@@ -125,6 +168,9 @@ typedef struct shape {
 static const shape fixed_shapes[] = {
     {64, 784, 256}, {64, 256, 10}, {1024, 1024, 1024}, {37, 129, 65}, {1, 1, 1},
     {1536, 33, 1536}, {1536, 132, 1536}, {5, 7, 3},
+    /* split K on 132 SMs (backend/gemm_plan.h): dW of 128 -> 128 at batch 1024 in 16
+     * chunks, the forward of 784 -> 128 in 5; dW of 130 -> 10 with odd columns */
+    {1024, 128, 128}, {1024, 784, 128}, {1000, 130, 10},
 };
 enum { N_FIXED = sizeof fixed_shapes / sizeof fixed_shapes[0], N_RANDOM = 3 };
 
@@ -231,12 +277,13 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
     float *b = malloc(s.out * sizeof(float)), *dz = malloc(nz * sizeof(float));
     float *dx_c = malloc(nx * sizeof(float)), *dW_c = malloc(nw * sizeof(float));
     float *db_c = malloc(s.out * sizeof(float)), *want = malloc(nx * sizeof(float));
+    float *db_g = malloc(s.out * sizeof(float)); /* db in the GPU's order */
     float *got = malloc((nx > nw ? nx : nw) * sizeof(float));
     float *got2 = malloc((nx > nw ? nx : nw) * sizeof(float));
     float *gdW = malloc(nw * sizeof(float)), *gdb = malloc(s.out * sizeof(float));
     float *Wn = malloc(nw * sizeof(float)), *bn = malloc(s.out * sizeof(float));
     test_result res = TEST_FAIL;
-    if (!x || !W || !b || !dz || !dx_c || !dW_c || !db_c || !want || !got || !got2 || !gdW ||
+    if (!x || !W || !b || !dz || !dx_c || !dW_c || !db_c || !db_g || !want || !got || !got2 || !gdW ||
         !gdb || !Wn || !bn)
         goto done;
     fill_uniform(r, x, nx, -1.0f, 1.0f);
@@ -244,6 +291,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
     fill_uniform(r, b, s.out, -1.0f, 1.0f);
     fill_uniform(r, dz, nz, -1.0f, 1.0f);
     ffnn_cpu_dense_backward(x, W, dz, dx_c, dW_c, db_c, s.batch, s.in, s.out);
+    const int db_chunks = db_plan_order(dz, s.batch, s.in, s.out, 0, db_g);
 
     char what[192];
     for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {
@@ -285,7 +333,9 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 CHECK(get_f32(fx, gdb, d_db, s.out), "download: %s", ffnn_last_error());
                 if (fx->lt ? !close_f32("db (cuBLASLt BGRADB)", gdb, db_c, s.out,
                                         mm_atol(s.batch), RTOL)
-                           : !same_bits("db (the CPU's summation order)", gdb, db_c, s.out))
+                           : !same_bits(db_chunks > 1 ? "db (the plan's chunked order)"
+                                                      : "db (the CPU's summation order)",
+                                        gdb, db_g, s.out))
                     goto fail;
             }
             /* W (and b) after the step: the CPU update on the GPU's own gradients gives
@@ -307,7 +357,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
                 memcpy(bn, b, s.out * sizeof(float));
                 /* cuBLASLt's db is its own sum: the update applied to it */
-                if (with_sgd) ffnn_cpu_sgd_update(bn, fx->lt ? gdb : db_c, s.out, lr);
+                if (with_sgd) ffnn_cpu_sgd_update(bn, fx->lt ? gdb : db_g, s.out, lr);
                 if (!same_bits(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
                     goto fail;
             }
@@ -329,7 +379,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
 fail:
     fprintf(stderr, "    (case %s)\n", what);
 done:
-    free(x), free(W), free(b), free(dz), free(dx_c), free(dW_c), free(db_c), free(want);
+    free(x), free(W), free(b), free(dz), free(dx_c), free(dW_c), free(db_c), free(db_g), free(want);
     free(got), free(got2), free(gdW), free(gdb), free(Wn), free(bn);
     return res;
 }
@@ -582,13 +632,17 @@ static int scaled_close(const char *what, const float *got, const float *want,
  * shape and activation f in {identity, relu, sigmoid, tanh}: a = f(x W^T + b)
  * (within 2^e S: |f'| <= 1), then dense_backward_fused with x_act f, bias and sgd:
  * dx = (dz W) * f'(x) within 2^e S |f'(x)| (f' through x as activation_backward),
- * dW within 2^e S, db bit-identical to the CPU (fp32 row sums of dz, its order), W
- * and b after sgd bit-identical to the CPU update on the GPU's dW and the CPU's db;
+ * dW within 2^e S, db bit-identical to the CPU (fp32 row sums of dz, its order;
+ * where the plan splits the batch, per chunk in that order, chunks added in
+ * ascending order), W and b after sgd bit-identical to the CPU update on the GPU's
+ * dW and that db;
  * a forward rerun gives the same bits. e = -9 (tf32) or -7 (bf16), + mm_atol(K).
  * Shapes: both block tiles in each of the three matmuls (1536 x 64 -> 1536: the
  * forward on the 128 tile; 1536 x 1536 -> 64: dx; 64 x 1536 -> 1536: dW), K not a
  * multiple of 4 or of the 32-deep k tile (129, 33, 20), K below one tile (3, 20),
- * tiny (1 x 1 -> 1, 5 x 3 -> 7) and unaligned float4 rows (37 x 129 -> 65). */
+ * tiny (1 x 1 -> 1, 5 x 3 -> 7) and unaligned float4 rows (37 x 129 -> 65); on an
+ * H200 (132 SMs) the plan splits K in 1536 x 1536 -> 64's forward and 1536 x 64 ->
+ * 1536's and 256 x 784 -> 256's weight gradients. */
 static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
 {
     static const shape shapes[] = {{1536, 64, 1536}, {1536, 1536, 64}, {64, 1536, 1536},
@@ -623,6 +677,8 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
         abs_copy(ax, x, nx), abs_copy(aW, W, nw), abs_copy(adz, dz, nz), abs_copy(ab, b, s.out);
         ffnn_cpu_dense_forward(ax, aW, ab, S, s.batch, s.in, s.out); /* S of the forward */
         ffnn_cpu_dense_backward(x, W, dz, dx_c, dW_c, db_c, s.batch, s.in, s.out);
+        /* db in the GPU's order (the plan may split the batch: db_plan_order) */
+        const int db_chunks = db_plan_order(dz, s.batch, s.in, s.out, 1, db_c);
         ffnn_cpu_dense_backward(ax, aW, adz, Sdx, SdW, tmp, s.batch, s.in, s.out);
         for (size_t fi = 0; fi < sizeof fs / sizeof fs[0]; ++fi) {
             const ffnn_activation f = fs[fi];
@@ -663,7 +719,10 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             if (!scaled_close("dW", gdW, dW_c, SdW, nw, s.batch, differ && nw >= 64))
                 goto fail;
             CHECK(get_f32(fx, got, d_db, s.out), "download: %s", ffnn_last_error());
-            if (!same_bits("db (the CPU's summation order)", got, db_c, s.out)) goto fail;
+            if (!same_bits(db_chunks > 1 ? "db (the plan's chunked order)"
+                                         : "db (the CPU's summation order)",
+                           got, db_c, s.out))
+                goto fail;
             CHECK(get_f32(fx, got, d_W, nw), "download: %s", ffnn_last_error());
             memcpy(Wn, W, nw * sizeof(float));
             ffnn_cpu_sgd_update(Wn, gdW, nw, lr);
@@ -728,7 +787,61 @@ static test_result lt_bf16(char *why, size_t why_size)
     return with_lt(why, why_size, bf16_body);
 }
 
+/* The split-K plan (backend/gemm_plan.h; no GPU needed) on 132 and 16 SMs over
+ * random shapes, FP32 and tensor-core AUTO and a forced split: a known config; the
+ * chunks cover K exactly (k_chunk a multiple of the config's BK when split, the
+ * last chunk non-empty); at most FFNN_GEMM_MAX_SPLITS chunks unless forced; the
+ * workspace bound; no split when a tile fills the SMs; and the H200 cases of the
+ * deep narrow net (784-128x8-10 at batch 1024) named in gemm_plan.h. */
+static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    rng r = {0x9a9aULL};
+    for (int i = 0; i < 20000; ++i) {
+        const int sms = i % 2 ? 132 : 16;
+        const int M = (int)rng_between(&r, 1, 3000), N = (int)rng_between(&r, 1, 3000);
+        const int K = (int)rng_between(&r, 1, 5000), tc = i % 3 == 0;
+        const int force = i % 5 == 0 ? (int)rng_between(&r, 1, 16) : 0;
+        const ffnn_gemm_plan p = ffnn_gemm_plan_for(sms, M, N, K, FFNN_GEMM_AUTO, tc, force);
+        const int bk = ffnn_gemm_config_bk(p.config);
+        CHECK(bk > 0 && (tc ? p.config >= FFNN_GEMM_MMA_128 : p.config <= FFNN_GEMM_16),
+              "%dx%dx%d tc %d: config %d", M, N, K, tc, p.config);
+        CHECK(p.splits >= 1 && p.splits <= (force > 0 ? force : FFNN_GEMM_MAX_SPLITS),
+              "%dx%dx%d: %d splits", M, N, K, p.splits);
+        if (p.splits == 1) {
+            CHECK(p.k_chunk == K, "%dx%dx%d: unsplit chunk %d", M, N, K, p.k_chunk);
+        } else {
+            CHECK(p.k_chunk % bk == 0 && (long long)p.k_chunk * (p.splits - 1) < K &&
+                      (long long)p.k_chunk * p.splits >= K,
+                  "%dx%dx%d: %d chunks of %d", M, N, K, p.splits, p.k_chunk);
+            CHECK((long long)p.splits * (((long long)M * N + 3) / 4 * 4 + M) <=
+                      FFNN_GEMM_SPLIT_WS_FLOATS,
+                  "%dx%dx%d: %d chunks overflow the workspace", M, N, K, p.splits);
+            const long long t128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
+            CHECK(force > 0 || t128 < sms, "%dx%dx%d: split though 128 tiles fill", M, N, K);
+        }
+    }
+    static const struct { int M, N, K, tc, config, splits, chunk; } h200[] = {
+        {128, 128, 1024, 0, FFNN_GEMM_64, 16, 64},    /* dW 128 -> 128     */
+        {1024, 128, 784, 0, FFNN_GEMM_64, 5, 160},    /* forward 784 -> 128 */
+        {128, 128, 1024, 1, FFNN_GEMM_MMA_64, 8, 128}, /* dW in tf32/bf16    */
+        {1024, 1024, 1024, 0, FFNN_GEMM_64, 1, 1024}, /* 1024 wide: unsplit */
+        {4096, 4096, 4096, 1, FFNN_GEMM_MMA_128W4, 1, 4096},
+    };
+    for (size_t i = 0; i < sizeof h200 / sizeof h200[0]; ++i) {
+        const ffnn_gemm_plan p = ffnn_gemm_plan_for(132, h200[i].M, h200[i].N, h200[i].K,
+                                                    FFNN_GEMM_AUTO, h200[i].tc, 0);
+        CHECK(p.config == h200[i].config && p.splits == h200[i].splits &&
+                  p.k_chunk == h200[i].chunk,
+              "%dx%dx%d tc %d: config %d, %d x %d (expected %d, %d x %d)", h200[i].M,
+              h200[i].N, h200[i].K, h200[i].tc, p.config, p.splits, p.k_chunk,
+              h200[i].config, h200[i].splits, h200[i].chunk);
+    }
+    return TEST_PASS;
+}
+
 const test_case fused_tests[] = {
+    {"gemm_plan_splits_cover_k", gemm_plan_splits_cover_k},
     {"fused_null_context", fused_null_context},
     {"fused_arguments", fused_arguments},
     {"fused_act_forward", fused_act_forward},

@@ -50,6 +50,9 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
                                                 ctx->device));
     if (ctx->sm_count < 1) ctx->sm_count = 1;
     FFNN_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
+    /* split-K workspace: here, not on first use (a graph capture may not allocate) */
+    FFNN_CUDA_CHECK(ctx, cudaMalloc((void **)&ctx->split_ws,
+                                    (size_t)FFNN_GEMM_SPLIT_WS_FLOATS * sizeof(float)));
     return ffnn_cuda_gemm_mma_init(ctx); /* its kernels' shared-memory opt-in */
 }
 
@@ -100,6 +103,7 @@ static ffnn_status cuda_create(const ffnn_backend_options *options, void **out)
     ctx->block_2d = o->block_2d ? o->block_2d : 16;
     st = cuda_init_context(ctx);
     if (st != FFNN_OK) {
+        if (ctx->split_ws != NULL) (void)cudaFree(ctx->split_ws);
         if (ctx->stream != NULL) (void)cudaStreamDestroy(ctx->stream);
         (void)cudaGetLastError();
         free(ctx);
@@ -140,6 +144,7 @@ static void cuda_destroy(void *vctx)
         (void)cudaStreamSynchronize(ctx->stream);
         ffnn_cuda_cublas_release(ctx);
         if (ctx->persist_scratch != NULL) (void)cudaFree(ctx->persist_scratch);
+        if (ctx->split_ws != NULL) (void)cudaFree(ctx->split_ws);
         (void)cudaStreamDestroy(ctx->stream);
     }
     (void)cudaGetLastError();

@@ -52,6 +52,9 @@ typedef struct ffnn_cuda_ctx {
                                 /* scratch), made on first use                      */
     void *persist_scratch;      /* persistent.cu's launch scratch (grown on demand) */
     size_t persist_bytes;       /* its size in bytes                                */
+    float *split_ws;            /* split-K partial sums of gemm.cu / gemm_mma.cu    */
+                                /* (FFNN_GEMM_SPLIT_WS_FLOATS, made with the ctx)   */
+    int gemm_splits;            /* 0: the plan decides; >= 1: forced (kernel lab)   */
     int poisoned;               /* 1 after a sticky error: every call then fails   */
     int device;                 /* CUDA device ordinal the stream was created on   */
     int sm_count;               /* multiprocessors (tile-size choice in dense.cu)  */

@@ -19,8 +19,11 @@
  * Values: every output is one fmaf chain over k in order (the tiled kernels'
  * order: the same values expected, not tested bit for bit), bias added and
  * activation applied with device_math.cuh's formulas (as elementwise.cu); db is
- * summed in the CPU reference's order (bit-identical to it, tests/test_fused.c).
- * Deterministic: no atomics, no split-K.
+ * summed in the CPU reference's order (bit-identical to it, tests/test_fused.c)
+ * unless the plan splits K (backend/gemm_plan.h: small outputs with deep K, e.g.
+ * the weight gradient of a 128 -> 128 layer at batch 1024), where each chunk is
+ * summed in that order and the chunks added in ascending order.
+ * Deterministic: no atomics.
  */
 #include "gemm.cuh"
 

@@ -163,7 +163,7 @@ template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
 static __global__ void __launch_bounds__(GEMM_THREADS, BM == 128 ? 2 : 1)
 gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
             int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
-            ffnn_gemm_epilogue ep)
+            ffnn_gemm_epilogue ep, int k_split)
 {
     static_assert((BM / TM) * (BN / TN) == GEMM_THREADS, "256 threads per block");
     static_assert(BM * BK == 4 * GEMM_THREADS && BN * BK == 4 * GEMM_THREADS,
@@ -177,6 +177,7 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
     const int tx = tid % TX, ty = tid / TX;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
     const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
     /* no per-element epilogue: C stored inline */
@@ -193,15 +194,15 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
         float rs = 0.0f; /* row sum of row m0 + tid (tid < BM) */
 
         float ra[4], rb[4];
-        gemm_load<BM, BK, !TRANS_A>(A, M, K, m0, 0, tid, vec_a, ra);
-        gemm_load<BN, BK, TRANS_B>(B, N, K, n0, 0, tid, vec_b, rb);
+        gemm_load<BM, BK, !TRANS_A>(A, M, K, m0, kt_begin * BK, tid, vec_a, ra);
+        gemm_load<BN, BK, TRANS_B>(B, N, K, n0, kt_begin * BK, tid, vec_b, rb);
         gemm_store<BM, BK, !TRANS_A>(As[0], tid, ra);
         gemm_store<BN, BK, TRANS_B>(Bs[0], tid, rb);
         __syncthreads();
 
-        for (int kt = 0; kt < k_tiles; ++kt) {
-            const int cur = kt & 1;
-            const bool more = kt + 1 < k_tiles;
+        for (int kt = kt_begin; kt < kt_end; ++kt) {
+            const int cur = (kt - kt_begin) & 1;
+            const bool more = kt + 1 < kt_end;
             if (more) { /* in flight while this step is multiplied */
                 gemm_load<BM, BK, !TRANS_A>(A, M, K, m0, (kt + 1) * BK, tid, vec_a, ra);
                 gemm_load<BN, BK, TRANS_B>(B, N, K, n0, (kt + 1) * BK, tid, vec_b, rb);
@@ -272,13 +273,13 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
  * each fragment through 16 x 20 floats of the warp's own shared memory (the
  * tiles' space, free after the k loop), then runs gemm_epi_run on 2 strips of 4
  * per lane (As and Bs share one array so the staging fits for BM = 64 too).
- * Deterministic (fixed fragment order, no split-K); the sums differ
+ * Deterministic (fixed fragment order; split only when the lab forces it); the sums differ
  * from the fp32 kernel's by the TF32 rounding of the inputs. */
 template <int BM, int BN, bool TRANS_A, bool TRANS_B>
 static __global__ void __launch_bounds__(GEMM_THREADS, 1)
 gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
                  int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
-                 ffnn_gemm_epilogue ep)
+                 ffnn_gemm_epilogue ep, int k_split)
 {
     namespace wmma = nvcuda::wmma;
     constexpr int BK = 16;
@@ -298,6 +299,7 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
     const int wm = warp / 4, wn = warp % 4;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
     const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
     const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
                        ep.sgd_param == NULL;
@@ -315,21 +317,23 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
         float ra[LA][4], rb[LB][4];
 #pragma unroll
         for (int l = 0; l < LA; ++l) {
-            gemm_load<BM, SUB_A, !TRANS_A>(A, M, K, m0, l * SUB_A, tid, vec_a, ra[l]);
+            gemm_load<BM, SUB_A, !TRANS_A>(A, M, K, m0, kt_begin * BK + l * SUB_A, tid, vec_a,
+                                           ra[l]);
             gemm_store<BM, SUB_A, !TRANS_A>(
                 (float(*)[BM + 4]) & As[0][l * SUB_A][0], tid, ra[l]);
         }
 #pragma unroll
         for (int l = 0; l < LB; ++l) {
-            gemm_load<BN, SUB_B, TRANS_B>(B, N, K, n0, l * SUB_B, tid, vec_b, rb[l]);
+            gemm_load<BN, SUB_B, TRANS_B>(B, N, K, n0, kt_begin * BK + l * SUB_B, tid, vec_b,
+                                          rb[l]);
             gemm_store<BN, SUB_B, TRANS_B>(
                 (float(*)[BN + 4]) & Bs[0][l * SUB_B][0], tid, rb[l]);
         }
         __syncthreads();
 
-        for (int kt = 0; kt < k_tiles; ++kt) {
-            const int cur = kt & 1;
-            const bool more = kt + 1 < k_tiles;
+        for (int kt = kt_begin; kt < kt_end; ++kt) {
+            const int cur = (kt - kt_begin) & 1;
+            const bool more = kt + 1 < kt_end;
             if (more) {
 #pragma unroll
                 for (int l = 0; l < LA; ++l)
@@ -434,7 +438,7 @@ typedef struct gemm_shape {
 
 static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, int M, int N,
                                 int K, int trans_a, int trans_b, const ffnn_gemm_epilogue &ep,
-                                int BM, int BN)
+                                int BM, int BN, int splits)
 {
     gemm_shape g;
     g.vec_a = aligned16(A) && (trans_a ? M % 4 == 0 : K % 4 == 0);
@@ -445,7 +449,7 @@ static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, 
     g.m_tiles = (M + BM - 1) / BM;
     const unsigned grid_y = (unsigned)g.m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
                                                                         : (unsigned)g.m_tiles;
-    g.grid = dim3((unsigned)((N + BN - 1) / BN), grid_y);
+    g.grid = dim3((unsigned)((N + BN - 1) / BN), grid_y, (unsigned)splits);
     return g;
 }
 
@@ -453,27 +457,29 @@ static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, 
  * take different template parameter lists before the flags). */
 #define GEMM_LAUNCH_4(KERNEL, ...)                                                        \
     do {                                                                                  \
-        const gemm_shape g_ = gemm_shape_of(A, B, C, M, N, K, trans_a, trans_b, ep, BM, BN); \
+        const gemm_shape g_ =                                                             \
+            gemm_shape_of(A, B, C, M, N, K, trans_a, trans_b, ep, BM, BN, splits);        \
         cudaStream_t s_ = ctx->stream;                                                    \
         if (!trans_a && !trans_b)                                                         \
             KERNEL<__VA_ARGS__, false, false><<<g_.grid, GEMM_THREADS, 0, s_>>>(          \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
         else if (!trans_a && trans_b)                                                     \
             KERNEL<__VA_ARGS__, false, true><<<g_.grid, GEMM_THREADS, 0, s_>>>(           \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
         else if (trans_a && !trans_b)                                                     \
             KERNEL<__VA_ARGS__, true, false><<<g_.grid, GEMM_THREADS, 0, s_>>>(           \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
         else                                                                              \
             KERNEL<__VA_ARGS__, true, true><<<g_.grid, GEMM_THREADS, 0, s_>>>(            \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep);          \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
         FFNN_CUDA_LAUNCH_CHECK(ctx, #KERNEL);                                             \
     } while (0)
 
+/* splits chunks of k_split k tiles each (1 and all of them when unsplit). */
 template <int BM, int BN, int BK, int TM, int TN>
 static ffnn_status gemm_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                int M, int N, int K, int trans_a, int trans_b,
-                               const ffnn_gemm_epilogue &ep)
+                               const ffnn_gemm_epilogue &ep, int splits, int k_split)
 {
     GEMM_LAUNCH_4(gemm_kernel, BM, BN, BK, TM, TN);
     return FFNN_OK;
@@ -482,22 +488,76 @@ static ffnn_status gemm_launch(ffnn_cuda_ctx *ctx, const float *A, const float *
 template <int BM, int BN>
 static ffnn_status gemm_tf32_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                     int M, int N, int K, int trans_a, int trans_b,
-                                    const ffnn_gemm_epilogue &ep)
+                                    const ffnn_gemm_epilogue &ep, int splits, int k_split)
 {
     GEMM_LAUNCH_4(gemm_tf32_kernel, BM, BN);
     return FFNN_OK;
 }
 
-extern "C" int ffnn_cuda_gemm_pick(const ffnn_cuda_ctx *ctx, int M, int N)
+/* ------------------------------------------------------------------ split-K */
+
+/* The second kernel of a split matmul (gemm.cuh ffnn_cuda_gemm_split_reduce):
+ * thread i < M ceil(N/4) adds the chunks of row i / ceil(N/4), columns
+ * 4 (i % ceil(N/4)) .. +3, in ascending chunk order and runs the epilogue on them;
+ * the next M threads (when rows) add the partial row sums the same way. vec: N % 4
+ * == 0 and C and the epilogue's tensors 16-byte aligned (float4 accesses). */
+static __global__ void gemm_split_reduce_kernel(const float *__restrict__ P, int splits,
+                                                float *__restrict__ C, int M, int N, int vec,
+                                                int rows, ffnn_gemm_epilogue ep)
 {
-    const long long sms = ctx != NULL && ctx->sm_count > 0 ? ctx->sm_count : 1;
-    const long long b128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
-    const long long b64 = (long long)((M + 63) / 64) * ((N + 63) / 64);
-    const long long b32 = (long long)((M + 31) / 32) * ((N + 31) / 32);
-    if (b128 >= sms) return FFNN_GEMM_128;
-    if (b64 >= sms) return FFNN_GEMM_64;
-    if (b32 >= sms) return FFNN_GEMM_32;
-    return FFNN_GEMM_16;
+    const size_t stride = gemm_split_stride(M, N);
+    const int n4 = (N + 3) / 4;
+    const size_t elems = (size_t)M * n4;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < elems) {
+        const int row = (int)(i / n4), col = (int)(i % n4) * 4;
+        const int w = N - col < 4 ? N - col : 4;
+        const size_t idx = (size_t)row * N + col;
+        float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int z = 0; z < splits; ++z) {
+            const float *p = P + z * stride + idx;
+            float u[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (vec) {
+                const float4 q = *(const float4 *)p;
+                u[0] = q.x, u[1] = q.y, u[2] = q.z, u[3] = q.w;
+            } else {
+                for (int j = 0; j < w; ++j) u[j] = p[j];
+            }
+#pragma unroll
+            for (int j = 0; j < 4; ++j) a[j] = z == 0 ? u[j] : __fadd_rn(a[j], u[j]);
+        }
+        gemm_epi_run(ep, C, N, row, col, make_float4(a[0], a[1], a[2], a[3]), w, vec);
+        return;
+    }
+    i -= elems;
+    if (rows && i < (size_t)M) {
+        const float *R = P + (size_t)splits * stride;
+        float rs = R[i];
+        for (int z = 1; z < splits; ++z) rs = __fadd_rn(rs, R[(size_t)z * M + i]);
+        gemm_epi_rowsum(ep, (int)i, rs);
+    }
+}
+
+ffnn_status ffnn_cuda_gemm_split_reduce(ffnn_cuda_ctx *ctx, float *C, int M, int N, int splits,
+                                        const ffnn_gemm_epilogue &ep)
+{
+    const int vec = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
+                    (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
+                    (ep.sgd_param == NULL || aligned16(ep.sgd_param));
+    const int rows = ep.rowsum != NULL || ep.rowsum_param != NULL;
+    const size_t total = (size_t)M * ((N + 3) / 4) + (rows ? (size_t)M : 0);
+    const unsigned blocks = (unsigned)((total + GEMM_THREADS - 1) / GEMM_THREADS);
+    gemm_split_reduce_kernel<<<blocks, GEMM_THREADS, 0, ctx->stream>>>(ctx->split_ws, splits, C,
+                                                                       M, N, vec, rows, ep);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_split_reduce_kernel");
+    return FFNN_OK;
+}
+
+extern "C" ffnn_gemm_plan ffnn_cuda_gemm_plan(const ffnn_cuda_ctx *ctx, int M, int N, int K,
+                                              int config, int tensor_cores)
+{
+    return ffnn_gemm_plan_for(ctx != NULL ? ctx->sm_count : 1, M, N, K, config, tensor_cores,
+                              ctx != NULL ? ctx->gemm_splits : 0);
 }
 
 extern "C" const char *ffnn_cuda_gemm_config_name(int config)
@@ -541,21 +601,36 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
         (config >= FFNN_GEMM_MMA_128 && config <= FFNN_GEMM_MMA_256))
         return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, &e, config,
                                   ctx->precision == FFNN_PRECISION_BF16);
-    if (config == FFNN_GEMM_TF32_128)
-        return gemm_tf32_launch<128, 128>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
-    if (config == FFNN_GEMM_TF32_64)
-        return gemm_tf32_launch<64, 64>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
-    if (config == FFNN_GEMM_AUTO) config = ffnn_cuda_gemm_pick(ctx, M, N);
-    switch (config) {
+    const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 0);
+    const int bk = ffnn_gemm_config_bk(p.config);
+    if (bk == 0) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm: unknown config %d", config);
+    /* split: the chunks' partial sums to the workspace, then the reduction + epilogue */
+    float *Cs = p.splits > 1 ? ctx->split_ws : C;
+    const ffnn_gemm_epilogue es = p.splits > 1 ? gemm_split_epilogue(ctx, e, M, N, p.splits) : e;
+    const int ks = (p.k_chunk + bk - 1) / bk; /* k tiles per chunk */
+    ffnn_status st;
+    switch (p.config) {
     case FFNN_GEMM_128:
-        return gemm_launch<128, 128, 8, 8, 8>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+        st = gemm_launch<128, 128, 8, 8, 8>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        break;
     case FFNN_GEMM_64:
-        return gemm_launch<64, 64, 16, 4, 4>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+        st = gemm_launch<64, 64, 16, 4, 4>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        break;
     case FFNN_GEMM_32:
-        return gemm_launch<32, 32, 32, 2, 2>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+        st = gemm_launch<32, 32, 32, 2, 2>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        break;
     case FFNN_GEMM_16:
-        return gemm_launch<16, 16, 64, 1, 1>(ctx, A, B, C, M, N, K, trans_a, trans_b, e);
+        st = gemm_launch<16, 16, 64, 1, 1>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        break;
+    case FFNN_GEMM_TF32_128:
+        st = gemm_tf32_launch<128, 128>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        break;
+    case FFNN_GEMM_TF32_64:
+        st = gemm_tf32_launch<64, 64>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        break;
     default:
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm: unknown config %d", config);
     }
+    if (st == FFNN_OK && p.splits > 1) st = ffnn_cuda_gemm_split_reduce(ctx, C, M, N, p.splits, e);
+    return st;
 }

@@ -77,5 +77,39 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
     }
 }
 
+/* ------------------------------------------------------------------ split-K */
+
+/* Floats between two chunks' partial products in ctx->split_ws (M N rounded up to
+ * 4, so every slice keeps float4 alignment); the partial row sums follow the last
+ * slice, [splits, M]. */
+static __host__ __device__ __forceinline__ size_t gemm_split_stride(int M, int N)
+{
+    return ((size_t)M * N + 3) & ~(size_t)3;
+}
+
+/* The k-tile range [BEGIN, END) of this block (chunk blockIdx.z of K_SPLIT k tiles,
+ * gemm_plan.h) and, when K is split (gridDim.z > 1), C and EP.rowsum moved to the
+ * chunk's slices of the workspace (the launch passed the workspace as C and
+ * gemm_split_epilogue's EP). The kernels start at BEGIN's tile. */
+#define GEMM_SPLIT_RANGE(BEGIN, END, K_TILES, K_SPLIT, C, EP, M, N)                      \
+    const int BEGIN = (int)blockIdx.z * (K_SPLIT);                                        \
+    const int END = min((K_TILES), BEGIN + (K_SPLIT));                                    \
+    if (gridDim.z > 1) {                                                                  \
+        (C) += blockIdx.z * gemm_split_stride((M), (N));                                  \
+        if ((EP).rowsum != NULL) (EP).rowsum += (size_t)blockIdx.z * (M);                 \
+    }
+
+/* The epilogue of a split matmul's first kernel: none, except the partial row
+ * sums (into the workspace after the products) when ep asks for row sums. */
+static inline ffnn_gemm_epilogue gemm_split_epilogue(const ffnn_cuda_ctx *ctx,
+                                                     const ffnn_gemm_epilogue &ep, int M,
+                                                     int N, int splits)
+{
+    ffnn_gemm_epilogue e;
+    memset(&e, 0, sizeof e);
+    if (ep.rowsum != NULL || ep.rowsum_param != NULL)
+        e.rowsum = ctx->split_ws + (size_t)splits * gemm_split_stride(M, N);
+    return e;
+}
 
 #endif /* FFNN_CUDA_GEMM_EPILOGUE_CUH */

@@ -29,7 +29,8 @@
  *   128w4s4  128 x 128   32  4       4      64 x 64    4 x 8
  *   64w4      64 x  64   32  4       4      32 x 32    2 x 4
  *   256      128 x 256   32  3       8      64 x 64    4 x 8
- *   AUTO takes 128w4 when its 128 x 128 tiles give every SM a block, else 64: the
+ *   AUTO (backend/gemm_plan.h) takes 128w4 when its 128 x 128 tiles give every SM a
+ *   block, else 64, with K split when 64's tiles do not fill the GPU either: the
  *   fastest in the kernel lab on the H200 (bench/results/kernels_mma_h200_2026-11-24.md:
  *   4096^3 tf32 946-972 us for 128w4 against 1615-1715 for 128, 977-1204 for 256,
  *   1283-1312 for 128w4s4; 1024^3, 64 tiles of 128: 64 35-38 us, 128w4 45-46). The
@@ -57,7 +58,9 @@
  *     matmul, a float2 store.
  *   - Row sums (db) read the fp32 shared tile of op(A), k ascending: the CPU
  *     reference's order, as gemm.cu.
- * Deterministic (fixed order of the mma k steps, no split-K, no atomics); the sums
+ * Split-K (gemm_plan.h): each chunk of K is a fixed order of mma k steps, the
+ * chunks added in ascending order by gemm.cu's reduction kernel.
+ * Deterministic (fixed order of the mma k steps and chunks, no atomics); the sums
  * differ from the fp32 kernels' by the rounding of the inputs and the tensor
  * cores' internal order.
  *
@@ -280,7 +283,7 @@ template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB
 static __global__ void __launch_bounds__(32 * WARPS_M * WARPS_N, MINB)
 gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
                 int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
-                ffnn_gemm_epilogue ep)
+                ffnn_gemm_epilogue ep, int k_split)
 {
     constexpr bool A_K = !TRANS_A, B_K = TRANS_B; /* stored k-contiguous */
     typedef mma_tile<BM, BK, A_K, BF16> TA;
@@ -297,6 +300,8 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
     const int g = lane >> 2, t = lane & 3;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
+    const int n_kt = kt_end - kt_begin; /* this chunk's k tiles; tile kt is kt_begin + kt */
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
     const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
     const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
@@ -316,25 +321,27 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
         /* prologue: tiles 0..STAGES-2 in flight (one commit group each, empty past K) */
 #pragma unroll
         for (int s = 0; s < STAGES - 1; ++s) {
-            if (s < k_tiles) {
+            if (s < n_kt) {
                 float *As = mma_smem + s * (TA::SIZE + TB::SIZE);
-                mma_load_tile<THREADS, BM, BK, TA::LD, A_K>(As, A, M, K, m0, s * BK, tid, vec_a);
-                mma_load_tile<THREADS, BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, s * BK, tid,
-                                                   vec_b);
+                const int k0 = (kt_begin + s) * BK;
+                mma_load_tile<THREADS, BM, BK, TA::LD, A_K>(As, A, M, K, m0, k0, tid, vec_a);
+                mma_load_tile<THREADS, BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, k0, tid,
+                                                            vec_b);
             }
             mma_cp_commit();
         }
 
-        for (int kt = 0; kt < k_tiles; ++kt) {
+        for (int kt = 0; kt < n_kt; ++kt) {
             mma_cp_wait<STAGES - 2>(); /* tile kt has landed (this thread's copies) */
             __syncthreads();           /* everyone's, and tile kt-1 is no longer read */
             {
                 const int nk = kt + STAGES - 1; /* into the stage tile kt-1 used */
-                if (nk < k_tiles) {
+                if (nk < n_kt) {
                     float *As = mma_smem + (nk % STAGES) * (TA::SIZE + TB::SIZE);
-                    mma_load_tile<THREADS, BM, BK, TA::LD, A_K>(As, A, M, K, m0, nk * BK, tid, vec_a);
-                    mma_load_tile<THREADS, BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, nk * BK,
-                                                       tid, vec_b);
+                    const int k0 = (kt_begin + nk) * BK;
+                    mma_load_tile<THREADS, BM, BK, TA::LD, A_K>(As, A, M, K, m0, k0, tid, vec_a);
+                    mma_load_tile<THREADS, BN, BK, TB::LD, B_K>(As + TA::SIZE, B, N, K, n0, k0,
+                                                                tid, vec_b);
                 }
                 mma_cp_commit();
             }
@@ -441,7 +448,7 @@ template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB
           bool TA, bool TB>
 static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                      float *C, int M, int N, int K,
-                                     const ffnn_gemm_epilogue &ep)
+                                     const ffnn_gemm_epilogue &ep, int splits, int k_split)
 {
     const size_t smem = gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>();
     auto kernel = gemm_mma_kernel<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF16, TA, TB>;
@@ -451,9 +458,9 @@ static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const f
     const int m_tiles = (M + BM - 1) / BM;
     const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
                                                                      : (unsigned)m_tiles;
-    const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y);
-    kernel<<<grid, 32 * WARPS_M * WARPS_N, smem, ctx->stream>>>(A, B, C, M, N, K, m_tiles, vec_a, vec_b,
-                                                     vec_c, ep);
+    const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y, (unsigned)splits);
+    kernel<<<grid, 32 * WARPS_M * WARPS_N, smem, ctx->stream>>>(A, B, C, M, N, K, m_tiles, vec_a,
+                                                               vec_b, vec_c, ep, k_split);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_mma_kernel");
     return FFNN_OK;
 }
@@ -462,11 +469,11 @@ static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const f
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB>
 static ffnn_status gemm_mma_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                    int M, int N, int K, int ta, int tb, int bf16,
-                                   const ffnn_gemm_epilogue &ep)
+                                   const ffnn_gemm_epilogue &ep, int splits, int k_split)
 {
 #define MMA_L(BF, X, Y) \
     gemm_mma_launch_t<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF, X, Y>(ctx, A, B, C, M, N, \
-                                                                            K, ep)
+                                                                            K, ep, splits, k_split)
     if (bf16) {
         if (!ta) return tb ? MMA_L(true, false, true) : MMA_L(true, false, false);
         return tb ? MMA_L(true, true, true) : MMA_L(true, true, false);
@@ -504,24 +511,38 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
         e = *ep;
     else
         memset(&e, 0, sizeof e);
-    if (config == FFNN_GEMM_AUTO) config = ffnn_cuda_gemm_mma_pick(ctx, M, N);
-    switch (config) {
-    case FFNN_GEMM_MMA_128:
-        return gemm_mma_launch<MMA_CFG_128>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
-    case FFNN_GEMM_MMA_64:
-        return gemm_mma_launch<MMA_CFG_64>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
-    case FFNN_GEMM_MMA_128W4:
-        return gemm_mma_launch<MMA_CFG_128W4>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
-    case FFNN_GEMM_MMA_128W4S4:
-        return gemm_mma_launch<MMA_CFG_128W4S4>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16,
-                                                e);
-    case FFNN_GEMM_MMA_64W4:
-        return gemm_mma_launch<MMA_CFG_64W4>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
-    case FFNN_GEMM_MMA_256:
-        return gemm_mma_launch<MMA_CFG_256>(ctx, A, B, C, M, N, K, trans_a, trans_b, bf16, e);
-    default:
+    const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 1);
+    if (p.config < FFNN_GEMM_MMA_128 || p.config > FFNN_GEMM_MMA_256)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_mma: unknown config %d", config);
+    /* split: the chunks' partial sums to the workspace, then gemm.cu's reduction +
+     * epilogue (BK = 32 in every configuration) */
+    float *Cs = p.splits > 1 ? ctx->split_ws : C;
+    const ffnn_gemm_epilogue es = p.splits > 1 ? gemm_split_epilogue(ctx, e, M, N, p.splits) : e;
+    const int ks = (p.k_chunk + 31) / 32; /* k tiles per chunk */
+    const int ta = trans_a, tb = trans_b, sp = p.splits;
+    ffnn_status st;
+    switch (p.config) {
+    case FFNN_GEMM_MMA_128:
+        st = gemm_mma_launch<MMA_CFG_128>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
+        break;
+    case FFNN_GEMM_MMA_64:
+        st = gemm_mma_launch<MMA_CFG_64>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
+        break;
+    case FFNN_GEMM_MMA_128W4:
+        st = gemm_mma_launch<MMA_CFG_128W4>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
+        break;
+    case FFNN_GEMM_MMA_128W4S4:
+        st = gemm_mma_launch<MMA_CFG_128W4S4>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
+        break;
+    case FFNN_GEMM_MMA_64W4:
+        st = gemm_mma_launch<MMA_CFG_64W4>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
+        break;
+    default: /* FFNN_GEMM_MMA_256 */
+        st = gemm_mma_launch<MMA_CFG_256>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
+        break;
     }
+    if (st == FFNN_OK && p.splits > 1) st = ffnn_cuda_gemm_split_reduce(ctx, C, M, N, p.splits, e);
+    return st;
 }
 
 extern "C" ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx)
@@ -533,11 +554,4 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx)
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_64W4>(ctx);
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_256>(ctx);
     return st;
-}
-
-extern "C" int ffnn_cuda_gemm_mma_pick(const ffnn_cuda_ctx *ctx, int M, int N)
-{
-    const long long sms = ctx != NULL && ctx->sm_count > 0 ? ctx->sm_count : 1;
-    const long long b128 = (long long)((M + 127) / 128) * ((N + 127) / 128);
-    return b128 >= sms ? FFNN_GEMM_MMA_128W4 : FFNN_GEMM_MMA_64;
 }

@@ -1,0 +1,98 @@
+/* gemm_plan.c - the tile configuration and split-K plan of the CUDA backend's own
+ * matmuls (gemm_plan.h: the rule and why). */
+#include "backend/gemm_plan.h"
+
+int ffnn_gemm_config_bm(int config)
+{
+    switch (config) {
+    case FFNN_GEMM_128: case FFNN_GEMM_TF32_128: case FFNN_GEMM_MMA_128:
+    case FFNN_GEMM_MMA_128W4: case FFNN_GEMM_MMA_128W4S4: case FFNN_GEMM_MMA_256: return 128;
+    case FFNN_GEMM_64: case FFNN_GEMM_TF32_64: case FFNN_GEMM_MMA_64:
+    case FFNN_GEMM_MMA_64W4: return 64;
+    case FFNN_GEMM_32: return 32;
+    case FFNN_GEMM_16: return 16;
+    default: return 0;
+    }
+}
+
+int ffnn_gemm_config_bn(int config)
+{
+    return config == FFNN_GEMM_MMA_256 ? 256 : ffnn_gemm_config_bm(config);
+}
+
+int ffnn_gemm_config_bk(int config)
+{
+    switch (config) {
+    case FFNN_GEMM_128: return 8;
+    case FFNN_GEMM_64: case FFNN_GEMM_TF32_128: case FFNN_GEMM_TF32_64: return 16;
+    case FFNN_GEMM_32: return 32;
+    case FFNN_GEMM_16: return 64;
+    case FFNN_GEMM_AUTO: return 0;
+    default: return config > FFNN_GEMM_16 && config <= FFNN_GEMM_MMA_256 ? 32 : 0;
+    }
+}
+
+/* Output tiles of a configuration for an M x N output. */
+static long long tiles_of(int config, int M, int N)
+{
+    const long long bm = ffnn_gemm_config_bm(config), bn = ffnn_gemm_config_bn(config);
+    return ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+}
+
+/* Cut K into `splits` chunks of whole BK steps; at most what the workspace holds. */
+static ffnn_gemm_plan split_k(int config, int M, int N, int K, int splits)
+{
+    const int bk = ffnn_gemm_config_bk(config);
+    const long long per_split = (long long)M * N + 4 + M; /* gemm_split_stride + rows */
+    const long long ws_max = FFNN_GEMM_SPLIT_WS_FLOATS / per_split;
+    const int k_steps = (K + bk - 1) / bk;
+    if (splits > k_steps) splits = k_steps;
+    if (splits > ws_max) splits = (int)ws_max;
+    ffnn_gemm_plan p = {config, 1, K};
+    if (splits < 2) return p;
+    const int steps_per_chunk = (k_steps + splits - 1) / splits;
+    p.k_chunk = steps_per_chunk * bk;
+    p.splits = (K + p.k_chunk - 1) / p.k_chunk;
+    if (p.splits < 2) p.k_chunk = K, p.splits = 1;
+    return p;
+}
+
+ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
+                                  int tensor_cores, int force_splits)
+{
+    const long long sms = sm_count > 0 ? sm_count : 1;
+    ffnn_gemm_plan p = {config, 1, K};
+    const int split_config = tensor_cores ? FFNN_GEMM_MMA_64 : FFNN_GEMM_64;
+    if (config != FFNN_GEMM_AUTO)
+        return force_splits > 1 ? split_k(config, M, N, K, force_splits) : p;
+    if (force_splits > 0) return split_k(split_config, M, N, K, force_splits);
+    /* the largest tile that fills the GPU, unsplit */
+    static const int fp32_order[] = {FFNN_GEMM_128, FFNN_GEMM_64, FFNN_GEMM_32};
+    static const int mma_order[] = {FFNN_GEMM_MMA_128W4};
+    const int *order = tensor_cores ? mma_order : fp32_order;
+    const int n_order = tensor_cores ? 1 : 3;
+    for (int i = 0; i < n_order; i++)
+        if (tiles_of(order[i], M, N) >= sms) {
+            p.config = order[i];
+            return p;
+        }
+    /* a small output: 64 x 64 tiles, K cut so that every SM gets a block */
+    const long long t64 = tiles_of(split_config, M, N);
+    long long splits = (sms + t64 - 1) / t64;
+    const long long by_depth = K / (4 * ffnn_gemm_config_bk(split_config));
+    if (splits > FFNN_GEMM_MAX_SPLITS) splits = FFNN_GEMM_MAX_SPLITS;
+    if (splits > by_depth) splits = by_depth;
+    if (splits >= 2) {
+        p = split_k(split_config, M, N, K, (int)splits);
+        if (p.splits >= 2) return p;
+    }
+    /* short K: the smaller tiles of before (FP32 32 x 32 when its tiles leave at
+     * most a quarter of the SMs idle) */
+    if (tensor_cores)
+        p.config = FFNN_GEMM_MMA_64;
+    else
+        p.config = 4 * tiles_of(FFNN_GEMM_32, M, N) >= 3 * sms ? FFNN_GEMM_32 : FFNN_GEMM_16;
+    p.splits = 1;
+    p.k_chunk = K;
+    return p;
+}

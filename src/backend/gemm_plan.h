@@ -1,0 +1,78 @@
+/*
+ * gemm_plan.h - which tile configuration and how many K-splits the CUDA backend's
+ * own matmuls (src/backend/cuda/gemm.cu, gemm_mma.cu) use for a shape: plain C,
+ * built in every configuration, so the tests can ask what a GPU run did.
+ *
+ * Split-K (deterministic, no atomics): when no tile configuration gives every SM a
+ * block, the K range is cut into `splits` chunks of `k_chunk` (a multiple of the
+ * configuration's BK; the last chunk is what is left). Chunk z's partial sums,
+ * one fmaf chain in k order each, go to a workspace; a second kernel adds the
+ * chunks in ascending z (((P0 + P1) + P2) + ...) and runs the epilogue. The row
+ * sums (db) are split the same way: per chunk in k order from 0, the chunk sums
+ * added in ascending z. With splits == 1 both are the single chain in k order of
+ * before (db: the CPU reference's order, bit for bit).
+ */
+#ifndef FFNN_BACKEND_GEMM_PLAN_H
+#define FFNN_BACKEND_GEMM_PLAN_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Tile configurations (block tile BM x BN, BK deep). FP32 (gemm.cu, 256 threads,
+ * TM x TN per thread): */
+enum {
+    FFNN_GEMM_AUTO = 0,
+    FFNN_GEMM_128 = 1, /* 128x128 x 8, 8x8 per thread  */
+    FFNN_GEMM_64 = 2,  /* 64x64 x 16, 4x4 per thread   */
+    FFNN_GEMM_32 = 3,  /* 32x32 x 32, 2x2 per thread   */
+    FFNN_GEMM_16 = 4,  /* 16x16 x 64, 1x1 per thread   */
+    FFNN_GEMM_TF32_128 = 5, /* wmma tensor cores, 128x128 x 16 (the first tf32  */
+    FFNN_GEMM_TF32_64 = 6,  /* kernel, kept for the kernel lab), 64x64 x 16     */
+    FFNN_GEMM_MMA_128 = 7,  /* gemm_mma.cu: mma.sync + cp.async, 128x128 x 32,  */
+                            /* 8 warps of 64x32, 3 stages                       */
+    FFNN_GEMM_MMA_64 = 8,   /* 64x64 x 32, 8 warps of 32x16, 4 stages (AUTO)    */
+    FFNN_GEMM_MMA_128W4 = 9,   /* 128x128 x 32, 4 warps of 64x64, 3 stages (AUTO) */
+    FFNN_GEMM_MMA_128W4S4 = 10, /* the same, 4 stages                           */
+    FFNN_GEMM_MMA_64W4 = 11,   /* 64x64 x 32, 4 warps of 32x32, 4 stages        */
+    FFNN_GEMM_MMA_256 = 12     /* 128x256 x 32, 8 warps of 64x64, 3 stages      */
+};
+
+/* Workspace of the split matmuls, in floats: splits x M x N partial products and
+ * splits x M partial row sums must fit (8 MiB; a plan never exceeds it). */
+#define FFNN_GEMM_SPLIT_WS_FLOATS ((long long)1 << 21)
+/* At most this many chunks. */
+#define FFNN_GEMM_MAX_SPLITS 16
+
+typedef struct ffnn_gemm_plan {
+    int config;  /* FFNN_GEMM_* (never AUTO)                                   */
+    int splits;  /* >= 1: chunks of K                                          */
+    int k_chunk; /* k values per chunk (K when splits == 1)                    */
+} ffnn_gemm_plan;
+
+/* The plan for C[M,N] = op(A)[M,K] op(B)[K,N] (M, N, K >= 1) on sm_count SMs.
+ * config: a fixed FFNN_GEMM_* or FFNN_GEMM_AUTO; tensor_cores: AUTO picks among
+ * gemm_mma.cu's configurations (tf32/bf16) instead of gemm.cu's FP32 ones.
+ * force_splits: 0 = decide; >= 1 = that many chunks (the kernel lab's sweep;
+ * clamped to one BK step per chunk and the workspace).
+ * The rule (AUTO; measured on the H200: docs/PERFORMANCE.md, "split-K"):
+ *   - the largest tile whose grid gives every SM a block, unsplit (FP32: 128, 64,
+ *     32; tensor cores: 128w4) - the rule of before;
+ *   - else the 64 x 64 tile (FP32 64 / MMA_64) with splits = ceil(SMs / tiles),
+ *     at most FFNN_GEMM_MAX_SPLITS and K / (4 BK) (each chunk at least 4 k steps);
+ *   - when that leaves 1 split (short K): FP32 32 when its tiles leave at most a
+ *     quarter of the SMs idle, else 16; tensor cores: MMA_64.
+ * A fixed config is never split unless force_splits says so. */
+ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
+                                  int tensor_cores, int force_splits);
+
+/* The block tile and depth of a configuration (0 for AUTO / unknown). */
+int ffnn_gemm_config_bm(int config);
+int ffnn_gemm_config_bn(int config);
+int ffnn_gemm_config_bk(int config);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FFNN_BACKEND_GEMM_PLAN_H */
