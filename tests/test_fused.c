@@ -641,8 +641,8 @@ static int scaled_close(const char *what, const float *got, const float *want,
  * forward on the 128 tile; 1536 x 1536 -> 64: dx; 64 x 1536 -> 1536: dW), K not a
  * multiple of 4 or of the 32-deep k tile (129, 33, 20), K below one tile (3, 20),
  * tiny (1 x 1 -> 1, 5 x 3 -> 7) and unaligned float4 rows (37 x 129 -> 65); on an
- * H200 (132 SMs) the plan splits K in 1536 x 1536 -> 64's forward and 1536 x 64 ->
- * 1536's and 256 x 784 -> 256's weight gradients. */
+ * H200 (132 SMs) the plan splits K in 1536 x 1536 -> 64's and 256 x 784 -> 256's
+ * forward and 1536 x 64 -> 1536's weight gradient. */
 static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
 {
     static const shape shapes[] = {{1536, 64, 1536}, {1536, 1536, 64}, {64, 1536, 1536},
@@ -826,6 +826,8 @@ static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
         {1024, 128, 784, 0, FFNN_GEMM_64, 5, 160},    /* forward 784 -> 128 */
         {128, 128, 1024, 1, FFNN_GEMM_MMA_64, 8, 128}, /* dW in tf32/bf16    */
         {1024, 1024, 1024, 0, FFNN_GEMM_64, 1, 1024}, /* 1024 wide: unsplit */
+        {1024, 128, 128, 0, FFNN_GEMM_32, 1, 128},    /* K < 512: unsplit   */
+        {64, 10, 256, 0, FFNN_GEMM_16, 1, 256},
         {4096, 4096, 4096, 1, FFNN_GEMM_MMA_128W4, 1, 4096},
     };
     for (size_t i = 0; i < sizeof h200 / sizeof h200[0]; ++i) {

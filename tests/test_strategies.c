@@ -58,7 +58,27 @@ static test_result scope_and_auto(char *why, size_t why_size)
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLAS, "tf32 not on cublas");
     /* bf16: cublaslt's mixed-precision pipeline where its fused ops cover the net */
     cfg.precision = FFNN_PRECISION_BF16;
-    CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_CUBLASLT, "bf16 not on cublaslt");
+    CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLASLT, "bf16 not on cublaslt");
+    /* narrow nets up to batch 1024: graph (the split-K plan), except fp32 with one
+     * hidden layer (cublaslt) */
+    ffnn_model *deep = NULL;
+    CHECK_OK(ffnn_model_create("784-128relu-128relu-128relu-10", &deep));
+    for (int p = FFNN_PRECISION_FP32; p <= FFNN_PRECISION_BF16; p++) {
+        cfg.precision = (ffnn_precision)p;
+        CHECK(ffnn_strategy_resolve(deep, &cfg) == FFNN_STRATEGY_GRAPH, "deep narrow %s: %s",
+              ffnn_precision_name(cfg.precision),
+              ffnn_strategy_name(ffnn_strategy_resolve(deep, &cfg)));
+        CHECK(ffnn_strategy_resolve(two, &cfg) ==
+                  (p == FFNN_PRECISION_FP32 ? FFNN_STRATEGY_CUBLASLT : FFNN_STRATEGY_GRAPH),
+              "784-256-10 %s at 1024: %s", ffnn_precision_name(cfg.precision),
+              ffnn_strategy_name(ffnn_strategy_resolve(two, &cfg)));
+    }
+    cfg.batch_size = 2048; /* beyond the measured batches: the library's kernels */
+    cfg.precision = FFNN_PRECISION_TF32;
+    CHECK(ffnn_strategy_resolve(deep, &cfg) == FFNN_STRATEGY_CUBLAS, "deep tf32 at 2048: %s",
+          ffnn_strategy_name(ffnn_strategy_resolve(deep, &cfg)));
+    ffnn_model_free(deep);
+    cfg.batch_size = 1024;
     /* tf32/bf16 below batch 512: our tensor-core kernels under graph */
     cfg.batch_size = 256;
     for (int p = FFNN_PRECISION_TF32; p <= FFNN_PRECISION_BF16; p++) {

@@ -7,6 +7,18 @@
 /* Batch limits of the auto rule (docs/PERFORMANCE.md, "auto"). */
 #define AUTO_PERSISTENT_MAX_BATCH 384
 #define AUTO_CUBLAS_MIN_BATCH 512
+/* Narrow nets (every hidden layer at most this wide) up to this batch: graph. */
+#define AUTO_NARROW_WIDTH 256
+#define AUTO_NARROW_MAX_BATCH 1024
+
+/* 1 when every layer is dense and every hidden one at most AUTO_NARROW_WIDTH wide. */
+static int narrow_net(const ffnn_model *m)
+{
+    if (!ffnn_strategy_all_dense(m)) return 0;
+    for (int i = 0; i + 1 < m->layer_count; i++)
+        if (m->layers[i].out > AUTO_NARROW_WIDTH) return 0;
+    return 1;
+}
 
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
 {
@@ -25,6 +37,15 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
      * graph 56.9 vs cublas 92.2 / cublaslt 90.7 ms/epoch, at 256 17.8 vs 27.6 /
      * 28.2; at 1024 cublas leads (6.27 vs 7.88) */
     if (cfg->precision != FFNN_PRECISION_FP32 && cfg->batch_size < AUTO_CUBLAS_MIN_BATCH)
+        return FFNN_STRATEGY_GRAPH;
+    /* narrow nets up to batch 1024, since the split-K plan (backend/gemm_plan.h)
+     * feeds our kernels' small-output, deep-K matmuls: graph. One H200 call
+     * (2026-11-24, RESULTS.md "split-K"): 784-128x8-10 at 1024, graph fp32 / tf32 /
+     * bf16 14.7 / 15.2 / 13.7 ms/epoch against cublaslt 26.8 / 22.1 / 19.0;
+     * 784-256-10 at 1024 tf32 4.5 against cublas 5.6-6.3. Not fp32 with one
+     * hidden layer: there cublaslt stays ahead (6.1 vs graph 6.9). */
+    if (cfg->batch_size <= AUTO_NARROW_MAX_BATCH && narrow_net(m) &&
+        (cfg->precision != FFNN_PRECISION_FP32 || m->layer_count >= 3))
         return FFNN_STRATEGY_GRAPH;
     if (cfg->precision == FFNN_PRECISION_BF16 && ffnn_strategy_all_dense(m) &&
         ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m))
