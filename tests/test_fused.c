@@ -169,7 +169,7 @@ static const shape fixed_shapes[] = {
     {64, 784, 256}, {64, 256, 10}, {1024, 1024, 1024}, {37, 129, 65}, {1, 1, 1},
     {1536, 33, 1536}, {1536, 132, 1536}, {5, 7, 3},
     /* split K on 132 SMs (backend/gemm_plan.h): dW of 128 -> 128 at batch 1024 in 16
-     * chunks, the forward of 784 -> 128 in 5; dW of 130 -> 10 with odd columns */
+     * chunks, of 784 -> 128 in 6; dW of 130 -> 10 (batch 1000) with odd columns */
     {1024, 128, 128}, {1024, 784, 128}, {1000, 130, 10},
 };
 enum { N_FIXED = sizeof fixed_shapes / sizeof fixed_shapes[0], N_RANDOM = 3 };
@@ -823,7 +823,9 @@ static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
     }
     static const struct { int M, N, K, tc, config, splits, chunk; } h200[] = {
         {128, 128, 1024, 0, FFNN_GEMM_64, 16, 64},    /* dW 128 -> 128     */
-        {1024, 128, 784, 0, FFNN_GEMM_64, 5, 160},    /* forward 784 -> 128 */
+        {1024, 128, 784, 1, FFNN_GEMM_MMA_64, 5, 160}, /* forward 784 -> 128 */
+        {1024, 128, 784, 0, FFNN_GEMM_32, 1, 784},    /* FP32: K < 1024      */
+        {64, 256, 784, 0, FFNN_GEMM_16, 1, 784},      /* batch-64 forward    */
         {128, 128, 1024, 1, FFNN_GEMM_MMA_64, 8, 128}, /* dW in tf32/bf16    */
         {1024, 1024, 1024, 0, FFNN_GEMM_64, 1, 1024}, /* 1024 wide: unsplit */
         {1024, 128, 128, 0, FFNN_GEMM_32, 1, 128},    /* K < 512: unsplit   */

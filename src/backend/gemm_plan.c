@@ -79,8 +79,8 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
     /* a small output with deep K: 64 x 64 tiles, K cut so that every SM gets a block */
     const long long t64 = tiles_of(split_config, M, N);
     long long splits = (sms + t64 - 1) / t64;
-    const long long by_depth =
-        K >= FFNN_GEMM_SPLIT_MIN_K ? K / (4 * ffnn_gemm_config_bk(split_config)) : 1;
+    const int min_k = tensor_cores ? FFNN_GEMM_SPLIT_MIN_K : FFNN_GEMM_SPLIT_MIN_K_FP32;
+    const long long by_depth = K >= min_k ? K / (4 * ffnn_gemm_config_bk(split_config)) : 1;
     if (splits > FFNN_GEMM_MAX_SPLITS) splits = FFNN_GEMM_MAX_SPLITS;
     if (splits > by_depth) splits = by_depth;
     if (splits >= 2) {

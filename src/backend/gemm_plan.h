@@ -41,9 +41,11 @@ enum {
 /* Workspace of the split matmuls, in floats: splits x M x N partial products and
  * splits x M partial row sums must fit (8 MiB; a plan never exceeds it). */
 #define FFNN_GEMM_SPLIT_WS_FLOATS ((long long)1 << 21)
-/* At most this many chunks; K below FFNN_GEMM_SPLIT_MIN_K is never split (AUTO). */
+/* At most this many chunks; AUTO never splits K below FFNN_GEMM_SPLIT_MIN_K
+ * (tensor cores) / FFNN_GEMM_SPLIT_MIN_K_FP32 (gemm.cu's FP32 kernel). */
 #define FFNN_GEMM_MAX_SPLITS 16
 #define FFNN_GEMM_SPLIT_MIN_K 512
+#define FFNN_GEMM_SPLIT_MIN_K_FP32 1024
 
 typedef struct ffnn_gemm_plan {
     int config;  /* FFNN_GEMM_* (never AUTO)                                   */
@@ -59,11 +61,13 @@ typedef struct ffnn_gemm_plan {
  * The rule (AUTO; measured on the H200: docs/PERFORMANCE.md, "split-K"):
  *   - the largest tile whose grid gives every SM a block, unsplit (FP32: 128, 64,
  *     32; tensor cores: 128w4) - the rule of before;
- *   - else, when K >= FFNN_GEMM_SPLIT_MIN_K, the 64 x 64 tile (FP32 64 / MMA_64)
- *     with splits = ceil(SMs / tiles), at most FFNN_GEMM_MAX_SPLITS and K / (4 BK)
- *     (each chunk at least 4 k steps). Below 512 the second kernel costs more than
- *     the split saves (kernel lab, H200: 1024 x 128 x 128 and 64 x 10 x 256
- *     were slower split, 128 x 128 x 1024 went from 43 to 9.5 us at 16 chunks);
+ *   - else, when K >= 512 (tensor cores) / 1024 (FP32), the 64 x 64 tile (FP32 64
+ *     / MMA_64) with splits = ceil(SMs / tiles), at most FFNN_GEMM_MAX_SPLITS and
+ *     K / (4 BK) (each chunk at least 4 k steps). Shorter K: the second kernel
+ *     costs more than the split saves (H200: the kernel lab's 1024 x 128 x 128 and
+ *     64 x 10 x 256 were slower split; graph fp32 on 784-256-10 at batch 64, whose
+ *     forward 64 x 256 x 784 split 10 ways, 31.3 -> 35.5 ms/epoch, while tf32/bf16
+ *     gained there); 128 x 128 x 1024 went from 43 to 9.5 us at 16 chunks;
  *   - when that leaves 1 split (short K): FP32 32 when its tiles leave at most a
  *     quarter of the SMs idle, else 16; tensor cores: MMA_64.
  * A fixed config is never split unless force_splits says so. */
