@@ -603,30 +603,32 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
                                   ctx->precision == FFNN_PRECISION_BF16);
     const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 0);
     const int bk = ffnn_gemm_config_bk(p.config);
-    if (bk == 0) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm: unknown config %d", config);
+    if (bk == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm: unknown config %d", config);
     /* split: the chunks' partial sums to the workspace, then the reduction + epilogue */
     float *Cs = p.splits > 1 ? ctx->split_ws : C;
     const ffnn_gemm_epilogue es = p.splits > 1 ? gemm_split_epilogue(ctx, e, M, N, p.splits) : e;
     const int ks = (p.k_chunk + bk - 1) / bk; /* k tiles per chunk */
+    const int ta = trans_a, tb = trans_b, sp = p.splits;
     ffnn_status st;
     switch (p.config) {
     case FFNN_GEMM_128:
-        st = gemm_launch<128, 128, 8, 8, 8>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        st = gemm_launch<128, 128, 8, 8, 8>(ctx, A, B, Cs, M, N, K, ta, tb, es, sp, ks);
         break;
     case FFNN_GEMM_64:
-        st = gemm_launch<64, 64, 16, 4, 4>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        st = gemm_launch<64, 64, 16, 4, 4>(ctx, A, B, Cs, M, N, K, ta, tb, es, sp, ks);
         break;
     case FFNN_GEMM_32:
-        st = gemm_launch<32, 32, 32, 2, 2>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        st = gemm_launch<32, 32, 32, 2, 2>(ctx, A, B, Cs, M, N, K, ta, tb, es, sp, ks);
         break;
     case FFNN_GEMM_16:
-        st = gemm_launch<16, 16, 64, 1, 1>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        st = gemm_launch<16, 16, 64, 1, 1>(ctx, A, B, Cs, M, N, K, ta, tb, es, sp, ks);
         break;
     case FFNN_GEMM_TF32_128:
-        st = gemm_tf32_launch<128, 128>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        st = gemm_tf32_launch<128, 128>(ctx, A, B, Cs, M, N, K, ta, tb, es, sp, ks);
         break;
     case FFNN_GEMM_TF32_64:
-        st = gemm_tf32_launch<64, 64>(ctx, A, B, Cs, M, N, K, trans_a, trans_b, es, p.splits, ks);
+        st = gemm_tf32_launch<64, 64>(ctx, A, B, Cs, M, N, K, ta, tb, es, sp, ks);
         break;
     default:
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm: unknown config %d", config);
