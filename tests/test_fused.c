@@ -790,7 +790,7 @@ static test_result lt_bf16(char *why, size_t why_size)
 /* The split-K plan (backend/gemm_plan.h; no GPU needed) on 132 and 16 SMs over
  * random shapes, FP32 and tensor-core AUTO and a forced split: a known config; the
  * chunks cover K exactly (k_chunk a multiple of the config's BK when split, the
- * last chunk non-empty); at most FFNN_GEMM_MAX_SPLITS chunks unless forced; the
+ * last chunk non-empty); at most FFNN_GEMM_MAX_SPLITS chunks, forced or not; the
  * workspace bound; no split when a tile fills the SMs; and the H200 cases of the
  * deep narrow net (784-128x8-10 at batch 1024) named in gemm_plan.h. */
 static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
@@ -801,12 +801,13 @@ static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
         const int sms = i % 2 ? 132 : 16;
         const int M = (int)rng_between(&r, 1, 3000), N = (int)rng_between(&r, 1, 3000);
         const int K = (int)rng_between(&r, 1, 5000), tc = i % 3 == 0;
-        const int force = i % 5 == 0 ? (int)rng_between(&r, 1, 16) : 0;
+        const int force = i % 5 == 0 ? (int)rng_between(&r, 1, 40) : 0;
         const ffnn_gemm_plan p = ffnn_gemm_plan_for(sms, M, N, K, FFNN_GEMM_AUTO, tc, force);
         const int bk = ffnn_gemm_config_bk(p.config);
         CHECK(bk > 0 && (tc ? p.config >= FFNN_GEMM_MMA_128 : p.config <= FFNN_GEMM_16),
               "%dx%dx%d tc %d: config %d", M, N, K, tc, p.config);
-        CHECK(p.splits >= 1 && p.splits <= (force > 0 ? force : FFNN_GEMM_MAX_SPLITS),
+        CHECK(p.splits >= 1 && p.splits <= FFNN_GEMM_MAX_SPLITS &&
+                  (force == 0 || p.splits <= force),
               "%dx%dx%d: %d splits", M, N, K, p.splits);
         if (p.splits == 1) {
             CHECK(p.k_chunk == K, "%dx%dx%d: unsplit chunk %d", M, N, K, p.k_chunk);
@@ -824,6 +825,7 @@ static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
     static const struct { int M, N, K, tc, config, splits, chunk; } h200[] = {
         {128, 128, 1024, 0, FFNN_GEMM_64, 16, 64},    /* dW 128 -> 128     */
         {1024, 128, 784, 1, FFNN_GEMM_MMA_64, 5, 160}, /* forward 784 -> 128 */
+        {1024, 128, 128, 1, FFNN_GEMM_MMA_32, 1, 128}, /* short K, tf32/bf16  */
         {1024, 128, 784, 0, FFNN_GEMM_32, 1, 784},    /* FP32: K < 1024      */
         {64, 256, 784, 0, FFNN_GEMM_16, 1, 784},      /* batch-64 forward    */
         {128, 128, 1024, 1, FFNN_GEMM_MMA_64, 8, 128}, /* dW in tf32/bf16    */

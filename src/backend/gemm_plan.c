@@ -9,7 +9,7 @@ int ffnn_gemm_config_bm(int config)
     case FFNN_GEMM_MMA_128W4: case FFNN_GEMM_MMA_128W4S4: case FFNN_GEMM_MMA_256: return 128;
     case FFNN_GEMM_64: case FFNN_GEMM_TF32_64: case FFNN_GEMM_MMA_64:
     case FFNN_GEMM_MMA_64W4: return 64;
-    case FFNN_GEMM_32: return 32;
+    case FFNN_GEMM_32: case FFNN_GEMM_MMA_32: return 32;
     case FFNN_GEMM_16: return 16;
     default: return 0;
     }
@@ -28,7 +28,7 @@ int ffnn_gemm_config_bk(int config)
     case FFNN_GEMM_32: return 32;
     case FFNN_GEMM_16: return 64;
     case FFNN_GEMM_AUTO: return 0;
-    default: return config > FFNN_GEMM_16 && config <= FFNN_GEMM_MMA_256 ? 32 : 0;
+    default: return config > FFNN_GEMM_TF32_64 && config <= FFNN_GEMM_MMA_32 ? 32 : 0;
     }
 }
 
@@ -46,6 +46,7 @@ static ffnn_gemm_plan split_k(int config, int M, int N, int K, int splits)
     const long long per_split = (long long)M * N + 4 + M; /* gemm_split_stride + rows */
     const long long ws_max = FFNN_GEMM_SPLIT_WS_FLOATS / per_split;
     const int k_steps = (K + bk - 1) / bk;
+    if (splits > FFNN_GEMM_MAX_SPLITS) splits = FFNN_GEMM_MAX_SPLITS;
     if (splits > k_steps) splits = k_steps;
     if (splits > ws_max) splits = (int)ws_max;
     ffnn_gemm_plan p = {config, 1, K};
@@ -87,10 +88,10 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
         p = split_k(split_config, M, N, K, (int)splits);
         if (p.splits >= 2) return p;
     }
-    /* short K: the smaller tiles of before (FP32 32 x 32 when its tiles leave at
-     * most a quarter of the SMs idle) */
+    /* short K: smaller tiles (FP32 32 x 32 when its tiles leave at most a quarter
+     * of the SMs idle, else 16 x 16; tensor cores 32 x 32) */
     if (tensor_cores)
-        p.config = FFNN_GEMM_MMA_64;
+        p.config = FFNN_GEMM_MMA_32;
     else
         p.config = 4 * tiles_of(FFNN_GEMM_32, M, N) >= 3 * sms ? FFNN_GEMM_32 : FFNN_GEMM_16;
     p.splits = 1;

@@ -35,7 +35,9 @@ enum {
     FFNN_GEMM_MMA_128W4 = 9,   /* 128x128 x 32, 4 warps of 64x64, 3 stages (AUTO) */
     FFNN_GEMM_MMA_128W4S4 = 10, /* the same, 4 stages                           */
     FFNN_GEMM_MMA_64W4 = 11,   /* 64x64 x 32, 4 warps of 32x32, 4 stages        */
-    FFNN_GEMM_MMA_256 = 12     /* 128x256 x 32, 8 warps of 64x64, 3 stages      */
+    FFNN_GEMM_MMA_256 = 12,    /* 128x256 x 32, 8 warps of 64x64, 3 stages      */
+    FFNN_GEMM_MMA_32 = 13      /* 32x32 x 32, 4 warps of 16x16, 4 stages (AUTO:  */
+                               /* small outputs with short K)                   */
 };
 
 /* Workspace of the split matmuls, in floats: splits x M x N partial products and
@@ -57,7 +59,7 @@ typedef struct ffnn_gemm_plan {
  * config: a fixed FFNN_GEMM_* or FFNN_GEMM_AUTO; tensor_cores: AUTO picks among
  * gemm_mma.cu's configurations (tf32/bf16) instead of gemm.cu's FP32 ones.
  * force_splits: 0 = decide; >= 1 = that many chunks (the kernel lab's sweep;
- * clamped to one BK step per chunk and the workspace).
+ * clamped to FFNN_GEMM_MAX_SPLITS, one BK step per chunk and the workspace).
  * The rule (AUTO; measured on the H200: docs/PERFORMANCE.md, "split-K"):
  *   - the largest tile whose grid gives every SM a block, unsplit (FP32: 128, 64,
  *     32; tensor cores: 128w4) - the rule of before;
@@ -69,7 +71,9 @@ typedef struct ffnn_gemm_plan {
  *     forward 64 x 256 x 784 split 10 ways, 31.3 -> 35.5 ms/epoch, while tf32/bf16
  *     gained there); 128 x 128 x 1024 went from 43 to 9.5 us at 16 chunks;
  *   - when that leaves 1 split (short K): FP32 32 when its tiles leave at most a
- *     quarter of the SMs idle, else 16; tensor cores: MMA_64.
+ *     quarter of the SMs idle, else 16; tensor cores: MMA_32 (4x the blocks of
+ *     MMA_64: the deep narrow net's 1024 x 128 x 128 forward and dx ran 8.3 and
+ *     11.3 us on 32 blocks of MMA_64, ncu).
  * A fixed config is never split unless force_splits says so. */
 ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
                                   int tensor_cores, int force_splits);

@@ -29,6 +29,7 @@
  *   128w4s4  128 x 128   32  4       4      64 x 64    4 x 8
  *   64w4      64 x  64   32  4       4      32 x 32    2 x 4
  *   256      128 x 256   32  3       8      64 x 64    4 x 8
+ *   32        32 x  32   32  4       4      16 x 16    1 x 2   AUTO, short K
  *   AUTO (backend/gemm_plan.h) takes 128w4 when its 128 x 128 tiles give every SM a
  *   block, else 64, with K split when 64's tiles do not fill the GPU either: the
  *   fastest in the kernel lab on the H200 (bench/results/kernels_mma_h200_2026-11-24.md:
@@ -491,6 +492,7 @@ static ffnn_status gemm_mma_launch(ffnn_cuda_ctx *ctx, const float *A, const flo
 #define MMA_CFG_128W4S4 128, 128, 32, 2, 2, 4, 1
 #define MMA_CFG_64W4 64, 64, 32, 2, 2, 4, 2
 #define MMA_CFG_256 128, 256, 32, 2, 4, 3, 1
+#define MMA_CFG_32 32, 32, 32, 2, 2, 4, 4
 
 extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                           float *C, int M, int N, int K, int trans_a,
@@ -512,7 +514,7 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
     else
         memset(&e, 0, sizeof e);
     const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 1);
-    if (p.config < FFNN_GEMM_MMA_128 || p.config > FFNN_GEMM_MMA_256)
+    if (p.config < FFNN_GEMM_MMA_128 || p.config > FFNN_GEMM_MMA_32)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_mma: unknown config %d", config);
     /* split: the chunks' partial sums to the workspace, then gemm.cu's reduction +
      * epilogue (BK = 32 in every configuration) */
@@ -537,6 +539,9 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
     case FFNN_GEMM_MMA_64W4:
         st = gemm_mma_launch<MMA_CFG_64W4>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
         break;
+    case FFNN_GEMM_MMA_32:
+        st = gemm_mma_launch<MMA_CFG_32>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
+        break;
     default: /* FFNN_GEMM_MMA_256 */
         st = gemm_mma_launch<MMA_CFG_256>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
         break;
@@ -553,5 +558,6 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx)
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_128W4S4>(ctx);
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_64W4>(ctx);
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_256>(ctx);
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_32>(ctx);
     return st;
 }
