@@ -833,6 +833,7 @@ static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
         {1024, 128, 128, 0, FFNN_GEMM_32, 1, 128},    /* K < 512: unsplit   */
         {64, 10, 256, 0, FFNN_GEMM_16, 1, 256},
         {4096, 4096, 4096, 1, FFNN_GEMM_MMA_128W4, 1, 4096},
+        {1024, 1024, 784, 1, FFNN_GEMM_MMA_64, 1, 784}, /* 1024 wide: 64, unsplit */
     };
     for (size_t i = 0; i < sizeof h200 / sizeof h200[0]; ++i) {
         const ffnn_gemm_plan p = ffnn_gemm_plan_for(132, h200[i].M, h200[i].N, h200[i].K,

@@ -69,9 +69,9 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
     if (force_splits > 0) return split_k(split_config, M, N, K, force_splits);
     /* the largest tile that fills the GPU, unsplit */
     static const int fp32_order[] = {FFNN_GEMM_128, FFNN_GEMM_64, FFNN_GEMM_32};
-    static const int mma_order[] = {FFNN_GEMM_MMA_128W4};
+    static const int mma_order[] = {FFNN_GEMM_MMA_128W4, FFNN_GEMM_MMA_64};
     const int *order = tensor_cores ? mma_order : fp32_order;
-    const int n_order = tensor_cores ? 1 : 3;
+    const int n_order = tensor_cores ? 2 : 3;
     for (int i = 0; i < n_order; i++)
         if (tiles_of(order[i], M, N) >= sms) {
             p.config = order[i];

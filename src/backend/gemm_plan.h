@@ -62,7 +62,7 @@ typedef struct ffnn_gemm_plan {
  * clamped to FFNN_GEMM_MAX_SPLITS, one BK step per chunk and the workspace).
  * The rule (AUTO; measured on the H200: docs/PERFORMANCE.md, "split-K"):
  *   - the largest tile whose grid gives every SM a block, unsplit (FP32: 128, 64,
- *     32; tensor cores: 128w4) - the rule of before;
+ *     32; tensor cores: 128w4, 64) - the rule of before;
  *   - else, when K >= 512 (tensor cores) / 1024 (FP32), the 64 x 64 tile (FP32 64
  *     / MMA_64) with splits = ceil(SMs / tiles), at most FFNN_GEMM_MAX_SPLITS and
  *     K / (4 BK) (each chunk at least 4 k steps). Shorter K: the second kernel
