@@ -217,22 +217,44 @@ static test_result shadow_is_rne(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The bf16 trainer the op-level tests below drive through its run's ops:
+ * 784-64relu-10 (seed 1), sgd at lr 0.05, Fashion-MNIST's training set. */
+typedef struct op_fixture {
+    ffnn_dataset *train, *test;
+    ffnn_model *m;
+    ffnn_trainer *t;
+} op_fixture;
+
+static test_result op_fixture_open(op_fixture *fx)
+{
+    memset(fx, 0, sizeof *fx);
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &fx->train, &fx->test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_OK(ffnn_model_create("784-64relu-10", &fx->m));
+    CHECK_OK(ffnn_model_init(fx->m, 1));
+    ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
+    CHECK_OK(ffnn_trainer_create(fx->m, fx->train, &cfg, &fx->t));
+    return TEST_PASS;
+}
+
+static void op_fixture_close(op_fixture *fx)
+{
+    ffnn_trainer_free(fx->t);
+    ffnn_model_free(fx->m);
+    ffnn_dataset_free(fx->train);
+    ffnn_dataset_free(fx->test);
+}
+
 /* gather_bf16 and to_bf16 (with padded rows) give bf16_rne of gather's fp32 x,
  * bit for bit, and to_bf16 leaves the cells past a row's end as they were. */
 static test_result gather_and_convert(char *why, size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
-    ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
-    ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("784-64relu-10", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
-    ffnn_trainer *t = NULL;
-    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
-    ffnn_run *r = &t->run;
+    op_fixture fx;
+    const test_result opened = op_fixture_open(&fx);
+    if (opened != TEST_PASS) return opened;
+    ffnn_run *r = &fx.t->run;
     CHECK(r->mixed && r->ops->gather_bf16 && r->ops->to_bf16, "no bf16 ops");
     enum { B = 64, F = 784, LD = 800 };
     int32_t idx[B];
@@ -268,10 +290,7 @@ static test_result gather_and_convert(char *why, size_t why_size)
         }
     r->ops->release(r->ctx, didx);
     r->ops->release(r->ctx, padded);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    op_fixture_close(&fx);
     CHECK(nonzero > 1000, "only %zu nonzero pixels gathered", nonzero);
     CHECK(bad_g == 0, "gather_bf16: %zu of %d values are not bf16(x)", bad_g, B * F);
     CHECK(bad_p == 0, "to_bf16 with rows %d apart: %zu of %d values are not bf16(x)", LD, bad_p,
@@ -317,16 +336,10 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
-    ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
-    ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("784-64relu-10", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
-    ffnn_trainer *t = NULL;
-    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
-    ffnn_run *r = &t->run;
+    op_fixture fx;
+    const test_result opened = op_fixture_open(&fx);
+    if (opened != TEST_PASS) return opened;
+    ffnn_run *r = &fx.t->run;
     CHECK(r->mixed && r->ops->dense_backward_bf16, "no bf16 ops");
     const struct { size_t batch, in; } shapes[] = {{1, 7}, {3, 5}, {7, 37}, {96, 136}};
     const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
@@ -389,10 +402,7 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
                   first, got);
             checked += n;
         }
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    op_fixture_close(&fx);
     CHECK(checked > 50000, "only %zu values checked", checked);
     return TEST_PASS;
 }
