@@ -18,9 +18,9 @@
  *     (the weights' difference stays at the gradients' bf16 error times lr).
  *     And bf16 really runs: some step differs from the cpu by more than 1e-5
  *     relative (the fp32 strategies stay below 5e-7).
- *   cublaslt_bf16_shadow_is_rne_of_master: after steps of sgd (the update in the
- *     backward op), adam (one update over the arena) and adamw without bias
- *     decay (one update per weight and bias), every bf16 shadow value has the bits
+ *   cublaslt_bf16_shadow_is_rne_of_master: after steps of sgd and adam (one
+ *     update over the arena) and adamw without bias decay (one update per
+ *     weight and bias), every bf16 shadow value has the bits
  *     of the fp32 master rounded to nearest even; after a checkpoint is resumed
  *     into another trainer, its shadow is made again (the next step's loss equals
  *     the saving trainer's, bit for bit).

@@ -54,9 +54,11 @@ static test_result scope_and_auto(char *why, size_t why_size)
     cfg.batch_size = 1024; /* fp32 large batches: cuBLASLt with its epilogues */
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLASLT, "fp32 batch 1024: %s",
           ffnn_strategy_name(ffnn_strategy_resolve(three, &cfg)));
+    /* tf32 and bf16 (its mixed-precision pipeline): cublaslt where its fused ops
+     * cover the net */
     cfg.precision = FFNN_PRECISION_TF32;
-    CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLAS, "tf32 not on cublas");
-    /* bf16: cublaslt's mixed-precision pipeline where its fused ops cover the net */
+    CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLASLT, "tf32: %s",
+          ffnn_strategy_name(ffnn_strategy_resolve(three, &cfg)));
     cfg.precision = FFNN_PRECISION_BF16;
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLASLT, "bf16 not on cublaslt");
     /* narrow nets up to batch 1024: graph (the split-K plan), except fp32 with one
@@ -75,7 +77,7 @@ static test_result scope_and_auto(char *why, size_t why_size)
     }
     cfg.batch_size = 2048; /* beyond the measured batches: the library's kernels */
     cfg.precision = FFNN_PRECISION_TF32;
-    CHECK(ffnn_strategy_resolve(deep, &cfg) == FFNN_STRATEGY_CUBLAS, "deep tf32 at 2048: %s",
+    CHECK(ffnn_strategy_resolve(deep, &cfg) == FFNN_STRATEGY_CUBLASLT, "deep tf32 at 2048: %s",
           ffnn_strategy_name(ffnn_strategy_resolve(deep, &cfg)));
     ffnn_model_free(deep);
     cfg.batch_size = 1024;
@@ -95,6 +97,13 @@ static test_result scope_and_auto(char *why, size_t why_size)
     cfg.precision = FFNN_PRECISION_FP32;
     CHECK(ffnn_strategy_resolve(gelu, &cfg) == FFNN_STRATEGY_CUBLAS, "gelu at batch 1024: %s",
           ffnn_strategy_name(ffnn_strategy_resolve(gelu, &cfg)));
+    ffnn_model *wide_gelu = NULL; /* not narrow: the tf32 rule's own fallback */
+    CHECK_OK(ffnn_model_create("784-512gelu-10", &wide_gelu));
+    cfg.precision = FFNN_PRECISION_TF32;
+    CHECK(ffnn_strategy_resolve(wide_gelu, &cfg) == FFNN_STRATEGY_CUBLAS,
+          "tf32 gelu at batch 1024: %s", ffnn_strategy_name(ffnn_strategy_resolve(wide_gelu, &cfg)));
+    ffnn_model_free(wide_gelu);
+    cfg.precision = FFNN_PRECISION_FP32;
     cfg.batch_size = 64;
     CHECK(ffnn_strategy_resolve(gelu, &cfg) == FFNN_STRATEGY_GRAPH, "gelu at batch 64: %s",
           ffnn_strategy_name(ffnn_strategy_resolve(gelu, &cfg)));

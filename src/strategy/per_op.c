@@ -68,6 +68,11 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     void *none = NULL;
     ffnn_status st = ffnn_strategy_fused_prepare(r, &none);
     if (st != FFNN_OK) return st;
+    /* sgd as one update over the parameter arena after the backward, not per layer:
+     * cuBLASLt has no update epilogue, so "fused" meant one update kernel per layer
+     * (two in fp32, W and b) against one launch here; the update is element-wise,
+     * so the bits are the same (docs/RESULTS.md, "one update launch") */
+    r->fused_sgd = 0;
     /* bf16: the mixed-precision pipeline (step.h ffnn_mixed) where every layer
      * runs the fused ops; else the fused ops convert their operands per matmul */
     if (r->cfg->precision == FFNN_PRECISION_BF16 && r->fused &&
