@@ -24,12 +24,6 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 {
     if (cfg->strategy != FFNN_STRATEGY_AUTO && cfg->strategy != FFNN_STRATEGY_TUNE)
         return cfg->strategy;
-    /* bf16: cublaslt's mixed-precision pipeline (bf16 weights, activations and
-     * gradients written by the epilogues and the update: step.h ffnn_mixed), where
-     * its fused ops cover the net: in one H200 call 31.0 vs 44.8 ms/epoch for
-     * cublas on the 4096-wide net at batch 4096 (24.3-25.1 after the last change),
-     * 8.9 vs 9.7-11.8 on 784-1024x2-10 at 1024, at par on 784-256-10 (bimodal
-     * spread; docs/RESULTS.md "mixed precision"); else through cuBLAS */
     /* tf32/bf16 at small batches: our own tensor-core kernels (gemm_mma.cu) under
      * graph, launch-bound where cuBLAS's per-call cost dominates: 784-256-10 in
      * one H200 call (2026-11-24, RESULTS.md "Issue 15, final"): tf32 at batch 64
@@ -46,7 +40,14 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
     if (cfg->batch_size <= AUTO_NARROW_MAX_BATCH && narrow_net(m) &&
         (cfg->precision != FFNN_PRECISION_FP32 || m->layer_count >= 3))
         return FFNN_STRATEGY_GRAPH;
-    /* tf32 too, since cublaslt updates in one launch (per_op.c): one H200 call
+    /* tf32 and bf16, larger batches: cublaslt where its fused ops cover the net,
+     * else cuBLAS. bf16 there runs the mixed-precision pipeline (bf16 weights,
+     * activations and gradients written by the epilogues and the update: step.h
+     * ffnn_mixed): in one H200 call 31.0 vs 44.8 ms/epoch for cublas on the
+     * 4096-wide net at batch 4096 (24.3-25.1 after the last change), 8.9 vs 9.7-11.8
+     * on 784-1024x2-10 at 1024, at par on 784-256-10 (bimodal spread;
+     * docs/RESULTS.md "mixed precision"). tf32 since cublaslt updates in one launch
+     * (per_op.c): one H200 call
      * (2026-11-24, RESULTS.md "One update launch"), cublaslt:tf32 against
      * cublas:tf32, 784-1024x2-10 at 1024: 8.05-9.56 vs 10.25-11.47 ms/epoch, at
      * 512: 17.3-20.4 vs 16.0-22.6 (mixed), 784-4096x3-10 at 4096: 47.8 vs 54.7-55.1 */
