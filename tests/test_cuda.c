@@ -701,8 +701,10 @@ static test_result test_loss_float_targets(char *why, size_t why_size)
  * float targets (kind bit 0: float features, bit 1: float targets). */
 static test_result gather_body(fixture *fx)
 {
-    static const size_t features_list[] = {1, 3, 784};
-    static const size_t batches[] = {1, 37, 4096};
+    /* widths of 1 and 3 take the kernel's one-value path, 8 and 784 its four-value
+     * path; 4100 rows are more than the launch's 4096 row blocks (its row loop) */
+    static const size_t features_list[] = {1, 3, 8, 784};
+    static const size_t batches[] = {1, 37, 4100};
     const size_t count = 50; /* samples in the "data set" */
     rng r = {0xBF58476D1CE4E5B9ULL};
     for (int kind = 0; kind < 4; ++kind) {

@@ -23,6 +23,12 @@
  *   W, b after sgd   bit-identical to the CPU update applied to the GPU's own
  *                    dW / db (optim.cu's rounding), and within the matmul tolerance
  *                    of the CPU's W - lr dW.
+ *   dx_db            (the sums of dx over the batch, the layer below's db; asked
+ *                    in the cases without sgd) against the double-precision sum
+ *                    of the GPU's own dx: |got - sum| <= 1e-5 sum |dx| + 1e-30
+ *                    (fp32 sums of at most 1536 terms in a fixed order of chunks;
+ *                    the bound is 20x the worst case of 55 additions in a row at
+ *                    eps 6e-8), and bit-identical on a rerun.
  *   reruns           bit-identical (determinism).
  */
 #include <math.h>
@@ -159,6 +165,25 @@ static int same_bits(const char *what, const float *a, const float *b, size_t n)
     return 1;
 }
 
+/* dx_db [in] against the double sums over the batch of the GPU's dx [batch, in]
+ * (the tolerance in the header). */
+static int dx_db_close(const float *dx_db, const float *dx, size_t batch, size_t in)
+{
+    for (size_t c = 0; c < in; ++c) {
+        double sum = 0.0, asum = 0.0;
+        for (size_t b = 0; b < batch; ++b) {
+            sum += dx[b * in + c];
+            asum += fabs(dx[b * in + c]);
+        }
+        if (!(fabs(dx_db[c] - sum) <= 1e-5 * asum + 1e-30)) {
+            fprintf(stderr, "    dx_db[%zu] = %.9g, the sum of dx is %.9g (sum |dx| %.3g)\n", c,
+                    (double)dx_db[c], sum, asum);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* ------------------------------------------------------------------ shapes */
 
 typedef struct shape {
@@ -282,9 +307,10 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
     float *got2 = malloc((nx > nw ? nx : nw) * sizeof(float));
     float *gdW = malloc(nw * sizeof(float)), *gdb = malloc(s.out * sizeof(float));
     float *Wn = malloc(nw * sizeof(float)), *bn = malloc(s.out * sizeof(float));
+    float *gxdb = malloc(s.in * sizeof(float)), *gxdb2 = malloc(s.in * sizeof(float));
     test_result res = TEST_FAIL;
     if (!x || !W || !b || !dz || !dx_c || !dW_c || !db_c || !db_g || !want || !got || !got2 || !gdW ||
-        !gdb || !Wn || !bn)
+        !gdb || !Wn || !bn || !gxdb || !gxdb2)
         goto done;
     fill_uniform(r, x, nx, -1.0f, 1.0f);
     fill_uniform(r, W, nw, -1.0f, 1.0f);
@@ -300,14 +326,16 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             const int with_sgd = variant & 1, with_bias = (variant >> 1) & 1;
             /* no-bias layers ask for no db; dx skipped in one case per shape */
             const int want_dx = !(ai == 0 && variant == 3);
+            const int want_dx_db = want_dx && !with_sgd; /* the layer below's db */
             fx_reset(fx);
             const float *d_x = dev_f32(fx, x, nx), *d_dz = dev_f32(fx, dz, nz);
             float *d_W = dev_f32(fx, W, nw), *d_b = with_bias ? dev_f32(fx, b, s.out) : NULL;
             float *d_dx = want_dx ? dev_f32(fx, NULL, nx) : NULL;
             float *d_dW = dev_f32(fx, NULL, nw);
             float *d_db = with_bias ? dev_f32(fx, NULL, s.out) : NULL;
+            float *d_xdb = want_dx_db ? dev_f32(fx, NULL, s.in) : NULL;
             if (!d_x || !d_dz || !d_W || (with_bias && (!d_b || !d_db)) ||
-                (want_dx && !d_dx) || !d_dW) {
+                (want_dx && !d_dx) || !d_dW || (want_dx_db && !d_xdb)) {
                 fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
                 goto done;
             }
@@ -316,8 +344,8 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             step.kind = FFNN_OPT_SGD;
             step.lr = lr;
             ffnn_status st = fx->gpu->dense_backward_fused(
-                fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, s.batch, s.in, s.out, act,
-                with_sgd ? &step : NULL);
+                fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, d_xdb, s.batch, s.in, s.out,
+                act, with_sgd ? &step : NULL);
             CHECK(st == FFNN_OK, "dense_backward_fused: %s", ffnn_last_error());
             snprintf(what, sizeof what, "%zux%zu->%zu x_act %s%s%s", s.batch, s.in, s.out,
                      ffnn_activation_name(act), with_sgd ? " sgd" : "", with_bias ? " +b" : "");
@@ -326,6 +354,10 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 ffnn_cpu_activation_backward(act, 0.0f, x, dx_c, want, nx);
                 CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
                 if (!close_f32("dx", got, want, nx, mm_atol(s.out), RTOL)) goto fail;
+            }
+            if (want_dx_db) { /* the sums of the dx written */
+                CHECK(get_f32(fx, gxdb, d_xdb, s.in), "download: %s", ffnn_last_error());
+                if (!dx_db_close(gxdb, got, s.batch, s.in)) goto fail;
             }
             CHECK(get_f32(fx, gdW, d_dW, nw), "download: %s", ffnn_last_error());
             if (!close_f32("dW", gdW, dW_c, nw, mm_atol(s.batch), RTOL)) goto fail;
@@ -365,10 +397,12 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             if (!with_sgd && want_dx) {
                 CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
                 CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
-                                                       d_dW, d_db, s.batch, s.in, s.out, act,
-                                                       NULL));
+                                                       d_dW, d_db, d_xdb, s.batch, s.in, s.out,
+                                                       act, NULL));
                 CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
                 if (!same_bits("dx rerun", got2, got, nx)) goto fail;
+                CHECK(get_f32(fx, gxdb2, d_xdb, s.in), "download: %s", ffnn_last_error());
+                if (!same_bits("dx_db rerun", gxdb2, gxdb, s.in)) goto fail;
                 CHECK(get_f32(fx, got2, d_dW, nw), "download: %s", ffnn_last_error());
                 if (!same_bits("dW rerun", got2, gdW, nw)) goto fail;
             }
@@ -380,7 +414,7 @@ fail:
     fprintf(stderr, "    (case %s)\n", what);
 done:
     free(x), free(W), free(b), free(dz), free(dx_c), free(dW_c), free(db_c), free(db_g), free(want);
-    free(got), free(got2), free(gdW), free(gdb), free(Wn), free(bn);
+    free(got), free(got2), free(gdW), free(gdb), free(Wn), free(bn), free(gxdb), free(gxdb2);
     return res;
 }
 
@@ -413,8 +447,8 @@ static test_result fused_null_context(char *why, size_t why_size)
           "NULL context accepted");
     CHECK(strstr(ffnn_last_error(), "dense_act_forward") != NULL, "message: %s",
           ffnn_last_error());
-    CHECK(gpu->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, 1, 1,
-                                    1, FFNN_ACT_RELU, NULL) == FFNN_ERR_INVALID_ARGUMENT,
+    CHECK(gpu->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, NULL,
+                                    1, 1, 1, FFNN_ACT_RELU, NULL) == FFNN_ERR_INVALID_ARGUMENT,
           "NULL context accepted");
     CHECK(strstr(ffnn_last_error(), "dense_backward_fused") != NULL, "message: %s",
           ffnn_last_error());
@@ -459,15 +493,15 @@ static test_result fused_arguments(char *why, size_t why_size)
         {"forward batch 0", gpu->dense_act_forward(ctx, p, p, NULL, p, 0, 2, 2, FFNN_ACT_RELU)},
         {"forward act 9",
          gpu->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
-        {"backward dW NULL", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, 2, 2,
-                                                      2, FFNN_ACT_RELU, NULL)},
+        {"backward dW NULL", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, NULL,
+                                                      2, 2, 2, FFNN_ACT_RELU, NULL)},
         {"backward W NULL with dx", gpu->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
-                                                             NULL, 2, 2, 2, FFNN_ACT_RELU,
+                                                             NULL, NULL, 2, 2, 2, FFNN_ACT_RELU,
                                                              NULL)},
-        {"backward out 0", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, 2, 2, 0,
+        {"backward out 0", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, NULL, 2, 2, 0,
                                                     FFNN_ACT_RELU, NULL)},
-        {"backward momentum", gpu->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, 2,
-                                                       2, 2, FFNN_ACT_RELU, &mom)},
+        {"backward momentum", gpu->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, NULL,
+                                                       2, 2, 2, FFNN_ACT_RELU, &mom)},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
@@ -564,7 +598,7 @@ static test_result precision_body(fixture *fx, ffnn_precision precision)
         if (!tf32_close(what, got, want, S, nz, s.in)) goto done;
         /* backward: dx = dz W, dW = dz^T x, db = column sums of dz */
         CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
-                                               gdbd, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
+                                               gdbd, NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
                                                NULL));
         ffnn_cpu_dense_backward(x, W, dz, want, tmp, wdb, s.batch, s.in, s.out);
         ffnn_cpu_dense_backward(ax, aW, adz, S, got, gdb, s.batch, s.in, s.out);
@@ -709,7 +743,7 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             step.kind = FFNN_OPT_SGD;
             step.lr = lr;
             CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
-                                                   d_db, s.batch, s.in, s.out, f, &step));
+                                                   d_db, NULL, s.batch, s.in, s.out, f, &step));
             ffnn_cpu_activation_backward(f, 0.0f, x, dx_c, want, nx);
             ffnn_cpu_activation_backward(f, 0.0f, x, Sdx, tmp, nx); /* S |f'(x)| */
             abs_copy(tmp, tmp, nx);

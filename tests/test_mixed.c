@@ -331,7 +331,12 @@ static float bf16_to_float(uint16_t h)
  * difference rounded to fp32, the product with dz last; identity dz), compared
  * bit for bit on fresh random bf16 x16 (with +0 and -0) and dz16, for lengths
  * batch * in of 7 (no whole 8-element word: the tail only), 15 (one word and a
- * tail of 7), 259 (32 words, an odd tail of 3) and 13056 (whole words only). */
+ * tail of 7), 259 (32 words, an odd tail of 3) and 13056 (whole words only).
+ * Then again with dx_db (dense.cu's act_bias_grad: f' and the sums in one pass):
+ * the same dx16 bits, and dx_db within 1e-5 sum |dx| of the double sum of the
+ * bf16 values (fp32 sums in a fixed order of at most ~50 additions in a row), on
+ * these and 130 x 13 (5 chunks of rows, the one-value path) and 1000 x 264 (two
+ * column strips, the second partial; 32 chunks; 16-byte words). */
 static test_result bf16_act_backward_bits(char *why, size_t why_size)
 {
     if (!have_gpu())
@@ -341,7 +346,8 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
     CHECK(r->mixed && r->ops->dense_backward_bf16, "no bf16 ops");
-    const struct { size_t batch, in; } shapes[] = {{1, 7}, {3, 5}, {7, 37}, {96, 136}};
+    const struct { size_t batch, in; } shapes[] = {{1, 7},    {3, 5},     {7, 37},
+                                                   {96, 136}, {130, 13}, {1000, 264}};
     const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
                                     FFNN_ACT_TANH};
     uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -350,8 +356,9 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
         for (int a = 0; a < 4; a++) {
             const size_t batch = shapes[sh].batch, in = shapes[sh].in, n = batch * in;
             uint16_t *x16 = malloc(n * 2), *dz16 = malloc(n * 2), *dx16 = malloc(n * 2);
-            uint16_t *eye = calloc(in * in, 2);
-            CHECK(x16 && dz16 && dx16 && eye, "out of memory");
+            uint16_t *dx16b = malloc(n * 2), *eye = calloc(in * in, 2);
+            float *dxdb = malloc(in * sizeof(float));
+            CHECK(x16 && dz16 && dx16 && dx16b && eye && dxdb, "out of memory");
             for (size_t i = 0; i < in; i++)
                 eye[i * in + i] = 0x3f80; /* 1.0 */
             for (size_t i = 0; i < n; i++) {
@@ -359,6 +366,8 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
                 dz16[i] = random_bf16(&seed, 100, 135, 0);
             }
             void *d_x = NULL, *d_w = NULL, *d_dz = NULL, *d_dx = NULL, *d_dw = NULL;
+            void *d_xdb = NULL;
+            CHECK_OK(r->ops->alloc(r->ctx, in * sizeof(float), &d_xdb));
             CHECK_OK(r->ops->alloc(r->ctx, n * 2, &d_x));
             CHECK_OK(r->ops->alloc(r->ctx, in * in * 2, &d_w));
             CHECK_OK(r->ops->alloc(r->ctx, n * 2, &d_dz));
@@ -368,9 +377,27 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
             CHECK_OK(r->ops->upload(r->ctx, d_w, eye, in * in * 2));
             CHECK_OK(r->ops->upload(r->ctx, d_dz, dz16, n * 2));
             CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, NULL, d_w, NULL, NULL, d_dz, in,
-                                                 d_dx, d_dw, NULL, batch, in, in, acts[a],
+                                                 d_dx, d_dw, NULL, NULL, batch, in, in, acts[a],
                                                  NULL));
             CHECK_OK(r->ops->download(r->ctx, dx16, d_dx, n * 2));
+            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, NULL, d_w, NULL, NULL, d_dz, in,
+                                                 d_dx, d_dw, NULL, (float *)d_xdb, batch, in,
+                                                 in, acts[a], NULL));
+            CHECK_OK(r->ops->download(r->ctx, dx16b, d_dx, n * 2));
+            CHECK_OK(r->ops->download(r->ctx, dxdb, d_xdb, in * sizeof(float)));
+            size_t bad_db = 0, first_db = in;
+            for (size_t c = 0; c < in; c++) {
+                double sum = 0.0, asum = 0.0;
+                for (size_t b = 0; b < batch; b++) {
+                    sum += bf16_to_float(dx16b[b * in + c]);
+                    asum += fabs(bf16_to_float(dx16b[b * in + c]));
+                }
+                if (!(fabs(dxdb[c] - sum) <= 1e-5 * asum + 1e-30) && bad_db++ == 0) first_db = c;
+            }
+            CHECK(bad_db == 0 && memcmp(dx16, dx16b, n * 2) == 0,
+                  "act %d, batch %zu x in %zu with dx_db: %zu sums off (first column %zu), "
+                  "dx16 %s", (int)acts[a], batch, in, bad_db, first_db,
+                  memcmp(dx16, dx16b, n * 2) == 0 ? "the same" : "not the same bits");
             size_t bad = 0, first = n;
             for (size_t i = 0; i < n; i++) {
                 const float v = bf16_to_float(x16[i]), g = bf16_to_float(dz16[i]);
@@ -396,7 +423,8 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
             r->ops->release(r->ctx, d_dz);
             r->ops->release(r->ctx, d_dx);
             r->ops->release(r->ctx, d_dw);
-            free(x16), free(dz16), free(dx16), free(eye);
+            r->ops->release(r->ctx, d_xdb);
+            free(x16), free(dz16), free(dx16), free(dx16b), free(eye), free(dxdb);
             CHECK(bad == 0, "act %d, batch %zu x in %zu: %zu of %zu values differ from the "
                   "host's bits (first at %zu: got 0x%04x)", (int)acts[a], batch, in, bad, n,
                   first, got);

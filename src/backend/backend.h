@@ -234,12 +234,17 @@ typedef struct ffnn_backend_ops {
      *                         previous layer's output (as activation_backward);
      *                         skipped when dx is NULL
      *   dW = dz^T x [out, in], db = sum_b dz[b,:] [out] (db skipped when NULL)
+     *   dx_db = sum_b dx[b,:] [in] of the dx written (the bias gradient of the
+     *     layer below, whose own call then passes db NULL), or NULL; needs dx. On
+     *     cuBLASLt one pass with f' (saves the BGRADB epilogue's kernel); the own
+     *     kernels sum dz^T's rows inside the dW matmul, so their strategies pass
+     *     NULL (given, they sum dx in a second kernel)
      *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db, each
      *     element rounded as optimizer_update does; dx reads W before the update.
      * x [batch, in], W [out, in], b [out] or NULL, dz [batch, out]. */
     ffnn_status (*dense_backward_fused)(void *ctx, const float *x, float *W, float *b,
                                         const float *dz, float *dx, float *dW, float *db,
-                                        size_t batch, size_t in, size_t out,
+                                        float *dx_db, size_t batch, size_t in, size_t out,
                                         ffnn_activation x_act,
                                         const ffnn_optimizer_step *sgd);
 
@@ -311,13 +316,15 @@ typedef struct ffnn_backend_ops {
      *                                           f' of x_act from the saved output x16)
      *   dW = dz16^T x16   [out, in] fp32 (fp32 accumulation)
      *   db = sum_b dz16   [out] fp32 (skipped when NULL)
+     *   dx_db = sum_b dx16 [in] fp32 of the rounded dx16 (as dense_backward_fused's
+     *           dx_db), or NULL; needs dx16
      *   sgd != NULL (plain SGD): W -= lr dW, b -= lr db as optimizer_update, and
      *   W16, b16 = bf16 of the new values; dx16 reads W16 before.
      * x16 [batch, in], W [out, in] with its bf16 copy W16, b [out] / b16 or NULL. */
     ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, float *W, uint16_t *W16,
                                        float *b, uint16_t *b16, const uint16_t *dz16,
                                        size_t dz_ld, uint16_t *dx16, float *dW, float *db,
-                                       size_t batch, size_t in, size_t out,
+                                       float *dx_db, size_t batch, size_t in, size_t out,
                                        ffnn_activation x_act, const ffnn_optimizer_step *sgd);
 } ffnn_backend_ops;
 

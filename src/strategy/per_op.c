@@ -73,6 +73,10 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
      * (two in fp32, W and b) against one launch here; the update is element-wise,
      * so the bits are the same (docs/RESULTS.md, "one update launch") */
     r->fused_sgd = 0;
+    /* the dense layers' bias gradients summed in the pass that applies f' to dx,
+     * not by cuBLASLt's BGRADB epilogue, a second kernel per layer (docs/RESULTS.md
+     * "f' with the bias gradient") */
+    r->bias_grad_from_dx = r->fused;
     /* bf16: the mixed-precision pipeline (step.h ffnn_mixed) where every layer
      * runs the fused ops; else the fused ops convert their operands per matmul */
     if (r->cfg->precision == FFNN_PRECISION_BF16 && r->fused &&

@@ -159,6 +159,18 @@ static ffnn_status sync_layer(grad_sync *g, ffnn_run *r, int i)
     return st;
 }
 
+/* Where layer i's backward op writes the bias gradient of the layer below, summed
+ * over the dx it writes (r->bias_grad_from_dx; that layer's own op then skips its
+ * db), or NULL: no such layer, no bias, or the op does not. */
+static float *below_db(const ffnn_run *r, int i)
+{
+    const ffnn_layer *below = i > 0 ? &r->model->layers[i - 1] : NULL;
+    if (!r->bias_grad_from_dx || !r->fused || below == NULL || !below->has_bias ||
+        below->kind != FFNN_LAYER_DENSE)
+        return NULL;
+    return r->grads + below->bias_offset;
+}
+
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
  * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
@@ -180,17 +192,20 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
         return st;
     int cur = 0; /* grad16[cur] holds dL/dz of layer i (rows dz_ld apart) */
     size_t dz_ld = ffnn_bf16_ld(top->out);
+    int db_done = 0; /* layer i's db was summed by the op of layer i + 1 */
     for (int i = m->layer_count - 1; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         const int has_b = l->has_bias;
+        float *dx_db = below_db(r, i);
         if ((st = r->ops->dense_backward_bf16(
                  r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], r->params + l->weight_offset,
                  mx->params16 + l->weight_offset, has_b ? r->params + l->bias_offset : NULL,
                  has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur], dz_ld,
                  i == 0 ? NULL : mx->grad16[1 - cur], r->grads + l->weight_offset,
-                 has_b ? r->grads + l->bias_offset : NULL, batch, l->in, l->out,
-                 i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
+                 has_b && !db_done ? r->grads + l->bias_offset : NULL, dx_db, batch, l->in,
+                 l->out, i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
             return st;
+        db_done = dx_db != NULL;
         cur = 1 - cur;
         dz_ld = l->in; /* the dx written above: rows of the layer's input width */
         if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)
@@ -212,6 +227,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         return backward_bf16(r, batch, sgd, sync);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = 0;     /* ... or dL/dz when the layer above applied act' already */
+    int db_done = 0;   /* layer i's db was summed by the op of layer i + 1       */
     for (int i = m->layer_count - 1; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = r->grad_buf[cur]; /* [batch, out] */
@@ -231,16 +247,18 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
                                                                     : r->act[i - 1];
         /* x [batch, in]: the input the forward saw */
         float *dx = i == 0 ? NULL : r->grad_buf[1 - cur];
-        float *db = l->has_bias ? r->grads + l->bias_offset : NULL;
+        float *db = l->has_bias && !db_done ? r->grads + l->bias_offset : NULL;
         float *W = r->params + l->weight_offset;  /* [out, fan_in] */
         float *dW = r->grads + l->weight_offset;  /* [out, fan_in] */
         is_dz = 0;
         if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
             const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
+            float *dx_db = below_db(r, i);
             if ((st = r->ops->dense_backward_fused(
                      r->ctx, x, W, l->has_bias ? r->params + l->bias_offset : NULL, dz, dx,
-                     dW, db, batch, l->in, l->out, x_act, sgd)))
+                     dW, db, dx_db, batch, l->in, l->out, x_act, sgd)))
                 return st;
+            db_done = dx_db != NULL;
             is_dz = 1;
             cur = 1 - cur;
             if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)

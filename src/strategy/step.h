@@ -102,6 +102,10 @@ typedef struct ffnn_run {
     int fused;                /* 1: dense layers run the backend's fused ops    */
     int fused_sgd;            /* 1: fused, every layer dense and plain sgd: the
                                  update runs inside the weight-gradient kernels  */
+    int bias_grad_from_dx;    /* 1 (fused, not fused_sgd; cublaslt): a dense layer's
+                                 backward op also sums the dx it writes into the
+                                 bias gradient of the dense layer below (dx_db:
+                                 one pass with f'), whose op then gets db NULL    */
     ffnn_comm *comm;          /* data parallelism: this rank's communicator, or NULL
                                  (one process). Each step then computes this rank's
                                  shard of the batch (ffnn_shard_range) and sums the

@@ -53,6 +53,11 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
     /* split-K workspace: here, not on first use (a graph capture may not allocate) */
     FFNN_CUDA_CHECK(ctx, cudaMalloc((void **)&ctx->split_ws,
                                     (size_t)FFNN_GEMM_SPLIT_WS_FLOATS * sizeof(float)));
+    FFNN_CUDA_CHECK(ctx, cudaMalloc((void **)&ctx->reduce_count,
+                                    FFNN_CUDA_REDUCE_COUNTERS * sizeof(unsigned)));
+    FFNN_CUDA_CHECK(ctx, cudaMemsetAsync(ctx->reduce_count, 0,
+                                         FFNN_CUDA_REDUCE_COUNTERS * sizeof(unsigned),
+                                         ctx->stream));
     return ffnn_cuda_gemm_mma_init(ctx); /* its kernels' shared-memory opt-in */
 }
 
@@ -104,6 +109,7 @@ static ffnn_status cuda_create(const ffnn_backend_options *options, void **out)
     st = cuda_init_context(ctx);
     if (st != FFNN_OK) {
         if (ctx->split_ws != NULL) (void)cudaFree(ctx->split_ws);
+        if (ctx->reduce_count != NULL) (void)cudaFree(ctx->reduce_count);
         if (ctx->stream != NULL) (void)cudaStreamDestroy(ctx->stream);
         (void)cudaGetLastError();
         free(ctx);
@@ -145,6 +151,7 @@ static void cuda_destroy(void *vctx)
         ffnn_cuda_cublas_release(ctx);
         if (ctx->persist_scratch != NULL) (void)cudaFree(ctx->persist_scratch);
         if (ctx->split_ws != NULL) (void)cudaFree(ctx->split_ws);
+        if (ctx->reduce_count != NULL) (void)cudaFree(ctx->reduce_count);
         (void)cudaStreamDestroy(ctx->stream);
     }
     (void)cudaGetLastError();

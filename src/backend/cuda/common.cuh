@@ -41,6 +41,10 @@
  * arithmetic inside kernels (row + grid stride, tile * tile size) cannot overflow. */
 #define FFNN_CUDA_MAX_DIM ((size_t)1 << 30)
 
+/* Column strips (256 columns each) of one act_bias_grad launch (dense.cu): wider
+ * rows take its two-kernel path. */
+#define FFNN_CUDA_REDUCE_COUNTERS 4096
+
 /* The backend context: one per trainer. */
 typedef struct ffnn_cuda_ctx {
     cudaStream_t stream;        /* non-blocking stream every op is queued on       */
@@ -53,7 +57,10 @@ typedef struct ffnn_cuda_ctx {
     void *persist_scratch;      /* persistent.cu's launch scratch (grown on demand) */
     size_t persist_bytes;       /* its size in bytes                                */
     float *split_ws;            /* split-K partial sums of gemm.cu / gemm_mma.cu    */
-                                /* (FFNN_GEMM_SPLIT_WS_FLOATS, made with the ctx)   */
+                                /* (FFNN_GEMM_SPLIT_WS_FLOATS, made with the ctx);  */
+                                /* also dense.cu's act_bias_grad chunk sums         */
+    unsigned *reduce_count;     /* [FFNN_CUDA_REDUCE_COUNTERS] act_bias_grad's      */
+                                /* blocks done per column strip, zero between runs  */
     int gemm_splits;            /* 0: the plan decides; >= 1: forced (kernel lab)   */
     int poisoned;               /* 1 after a sticky error: every call then fails   */
     int device;                 /* CUDA device ordinal the stream was created on   */
@@ -232,7 +239,7 @@ ffnn_status ffnn_cuda_dense_act_forward(void *ctx, const float *x, const float *
                                         size_t out, ffnn_activation act);
 ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W, float *b,
                                            const float *dz, float *dx, float *dW, float *db,
-                                           size_t batch, size_t in, size_t out,
+                                           float *dx_db, size_t batch, size_t in, size_t out,
                                            ffnn_activation x_act,
                                            const ffnn_optimizer_step *sgd);
 
@@ -250,7 +257,7 @@ ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const float *x, c
                                            size_t out, ffnn_activation act);
 ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W, float *b,
                                         const float *dz, float *dx, float *dW, float *db,
-                                        size_t batch, size_t in, size_t out,
+                                        float *dx_db, size_t batch, size_t in, size_t out,
                                         ffnn_activation x_act, const ffnn_optimizer_step *sgd);
 /* dense.cu: db [out] = sum_b dz [batch, out] (dense_backward's bias gradient). */
 ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, size_t batch,
@@ -264,9 +271,17 @@ ffnn_status ffnn_cuda_dense_act_forward_bf16(void *ctx, const uint16_t *x16, con
 ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, float *W,
                                           uint16_t *W16, float *b, uint16_t *b16,
                                           const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
-                                          float *dW,
-                                          float *db, size_t batch, size_t in, size_t out,
+                                          float *dW, float *db, float *dx_db, size_t batch,
+                                          size_t in, size_t out,
                                           ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+/* dense.cu: dx = dx * f'(x) in place (act: identity, relu, sigmoid, tanh) and db =
+ * sum_b dx, one pass over x, dx [batch, cols]; the bf16 variant sums the rounded
+ * dx16 in fp32. Deterministic (a fixed order, not a one-pass sum's bits). */
+ffnn_status ffnn_cuda_act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act, const float *x,
+                                    float *dx, float *db, size_t batch, size_t cols);
+ffnn_status ffnn_cuda_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                         const uint16_t *x16, uint16_t *dx16, float *db,
+                                         size_t batch, size_t cols);
 /* dense.cu: db [out] (fp32) = sum_b dz16 [batch, out] (bf16, rows ld apart). */
 ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, size_t ld,
                                      float *db, size_t batch, size_t out);

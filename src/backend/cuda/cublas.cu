@@ -586,13 +586,16 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
 
 /* backend.h dense_backward_fused on cuBLASLt (fused.cu checked the arguments; db
  * must be set when b is and sgd is).
- *   dx [batch,in] = dz W, then * f'(x):  D [in, batch] = (W as [in,out]) (dz as [out,batch])
+ *   dx [batch,in] = dz W, then * f'(x):  D [in, batch] = (W as [in,out]) (dz as [out,batch]);
+ *                                        f' and dx_db (the layer below's db) in one
+ *                                        pass over dx (dense.cu act_bias_grad)
  *   dW [out,in] = dz^T x, db = sum_b dz: D [in, out] = (x as [in,batch]) op_T(dz as [out,batch]),
  *                                        BGRADB reduces op(B) = dz^T [batch, out] over k. */
 extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W,
                                                    float *b, const float *dz, float *dx,
-                                                   float *dW, float *db, size_t batch,
-                                                   size_t in, size_t out, ffnn_activation x_act,
+                                                   float *dW, float *db, float *dx_db,
+                                                   size_t batch, size_t in, size_t out,
+                                                   ffnn_activation x_act,
                                                    const ffnn_optimizer_step *sgd)
 {
     if (sgd != NULL && b != NULL && db == NULL)
@@ -607,9 +610,11 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
         const lt_output d = {dx, CUDA_R_32F, in, batch};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st != FFNN_OK) return st;
-        if (x_act != FFNN_ACT_IDENTITY &&
-            (st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in)) != FFNN_OK)
-            return st;
+        if (dx_db != NULL)
+            st = ffnn_cuda_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
+        else if (x_act != FFNN_ACT_IDENTITY)
+            st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in);
+        if (st != FFNN_OK) return st;
     }
     const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
@@ -641,7 +646,9 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
  *   backward  dx16 = bf16(dz16 W16)           one cublasLtMatmul, D bf16; then
  *                    * f'(x16)                elementwise.cu's kernel in place (relu:
  *                                             a mask, exact; sigmoid, tanh: a second
- *                                             rounding)
+ *                                             rounding), or with dx_db dense.cu's
+ *                                             act_bias_grad: f' and the layer
+ *                                             below's db in one pass
  *             dW = dz16^T x16 (fp32), db      one cublasLtMatmul, D fp32, epilogue
  *                                             BGRADB (db in fp32)
  *             sgd: optim.cu's update writes W, b and their bf16 shadows
@@ -733,16 +740,17 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
 }
 
 /* backend.h dense_backward_bf16 (the mixed-precision backward; cublaslt only).
- *   dx16 [batch,in]: D [in, batch] = (W16 as [in,out]) (dz16 as [out,batch]), bf16
+ *   dx16 [batch,in]: D [in, batch] = (W16 as [in,out]) (dz16 as [out,batch]), bf16;
+ *                    then f' in place, with dx_db (sum_b dx16) in the same pass
  *   dW [out,in]:     D [in, out] = (x16 as [in,batch]) op_T(dz16 as [out,batch]), fp32,
- *                    BGRADB: db = sum_b dz16 in fp32.
+ *                    BGRADB: db = sum_b dz16 in fp32 (when db is set).
  * dz16's rows are dz_ld apart (the loss's gradient: ffnn_bf16_ld(out), 16-byte rows).
  * Errors: as dense_act_forward_bf16. */
 extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t *x16, float *W,
                                                      uint16_t *W16, float *b, uint16_t *b16,
                                                      const uint16_t *dz16, size_t dz_ld,
                                                      uint16_t *dx16, float *dW, float *db,
-                                                     size_t batch,
+                                                     float *dx_db, size_t batch,
                                                      size_t in, size_t out,
                                                      ffnn_activation x_act,
                                                      const ffnn_optimizer_step *sgd)
@@ -757,11 +765,12 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
                          "dimensions in 1..%zu, x_act identity, relu, sigmoid or tanh", batch,
                          in, out, (int)x_act, (size_t)FFNN_CUDA_MAX_DIM);
     if (x16 == NULL || dz16 == NULL || dW == NULL || (dx16 != NULL && W16 == NULL) ||
-        dz_ld < out ||
+        dz_ld < out || (dx_db != NULL && dx16 == NULL) ||
         (sgd != NULL && (W == NULL || W16 == NULL || (b != NULL && (db == NULL || b16 == NULL)))))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda dense_backward_bf16: x16, dz16, dW (W16 for dx16; W, W16 and "
-                         "for a bias db and b16 for sgd) must not be NULL, dz_ld >= out");
+                         "cuda dense_backward_bf16: x16, dz16, dW (W16 for dx16; dx16 for "
+                         "dx_db; W, W16 and for a bias db and b16 for sgd) must not be NULL, "
+                         "dz_ld >= out");
     if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_bf16: the fused update is plain SGD only "
@@ -778,7 +787,9 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
         const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld};
         const lt_output d = {dx16, CUDA_R_16BF, in, batch};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
-        if (st == FFNN_OK)
+        if (st == FFNN_OK && dx_db != NULL)
+            st = ffnn_cuda_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
+        else if (st == FFNN_OK)
             st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
         if (st != FFNN_OK) return st;
     }

@@ -37,8 +37,10 @@
  * 25.7 MFLOP; at tens of TFLOP/s these are microseconds, so small problems are
  * bound by the number of blocks in flight, hence the tile-size choice.
  */
-#include "common.cuh"
+#include "backend/gemm_plan.h"
 #include "bf16.cuh"
+#include "common.cuh"
+#include "device_math.cuh"
 
 /* ------------------------------------------------------------------ naive */
 
@@ -316,6 +318,237 @@ extern "C" ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, 
                                            size_t batch, size_t out)
 {
     return bias_grad(ctx, dz, db, (int)batch, (int)out);
+}
+
+/* ------------------------------------------------ f' with the bias gradient */
+/*
+ * The backward pass on cuBLASLt writes dx = dz W with a matmul, then applies f' in
+ * place; the layer below then needs its bias gradient, the column sums of that same
+ * dx. act_bias_grad_kernel does both in one pass over dx, so that the weight-gradient
+ * matmul of the layer below runs without cuBLASLt's BGRADB epilogue (a second kernel
+ * there: 1024^3 bf16 dW 5.6 -> 8.1 us on an H200, docs/RESULTS.md "f' with the bias
+ * gradient"):
+ *   dz[b, c] = T(dz[b, c] * f'(saved[b, c]))   in place, [batch, cols] of T
+ *   db[c]    = sum_b dz[b, c]                  fp32 sums of the stored values
+ * Grid: x = strips of ABG_STRIP columns, y = chunks of rows_per rows. A block's
+ * 256 threads are 32 column lanes (8 adjacent columns each: one 16-byte bf16 word
+ * or two float4 when VEC) x 8 row lanes; a row lane sums rows r0 + lane, + 8, ...
+ * in order (loading ABG_DEPTH of them at once), then a fixed tree over the 8 lanes
+ * in shared memory gives the chunk's sums, written to partial[chunk, cols]. The
+ * last block of a strip to finish (a counter per strip, as CUDA's
+ * threadFenceReduction sample) adds the chunks' sums into db (row lane l: chunks l,
+ * l + 8, ... in order; then the same tree) and resets the counter. Every sum has a fixed order: the
+ * same bits on every run for the same shapes (but not those of a one-pass sum).
+ */
+#define ABG_LANES 32                      /* column lanes of a block            */
+#define ABG_ROWS 8                        /* row lanes of a block               */
+#define ABG_COLS 8                        /* adjacent columns per thread        */
+#define ABG_STRIP (ABG_LANES * ABG_COLS)  /* columns per block: 256             */
+#define ABG_CHUNK_ROWS 16                 /* rows per chunk, before the cap     */
+#define ABG_DEPTH 4                       /* rows of a row lane loaded at once  */
+#define ABG_MAX_CHUNKS 64                 /* chunks of a launch (grid y)        */
+
+/* Eight values from p (n of them, the rest 0 when not VEC) as float; stored back
+ * after rounding to T (float: as they are). */
+static __device__ __forceinline__ void abg_load(const float *p, int n, bool vec, float f[8])
+{
+    if (vec) {
+        const float4 a = ((const float4 *)p)[0], b = ((const float4 *)p)[1];
+        f[0] = a.x; f[1] = a.y; f[2] = a.z; f[3] = a.w;
+        f[4] = b.x; f[5] = b.y; f[6] = b.z; f[7] = b.w;
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++) f[k] = k < n ? p[k] : 0.0f;
+}
+static __device__ __forceinline__ void abg_load(const __nv_bfloat16 *p, int n, bool vec,
+                                                float f[8])
+{
+    if (vec) {
+        ffnn_unpack8(*(const uint4 *)p, f);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++) f[k] = k < n ? __bfloat162float(p[k]) : 0.0f;
+}
+static __device__ __forceinline__ void abg_store(float *p, int n, bool vec, const float f[8])
+{
+    if (vec) {
+        ((float4 *)p)[0] = make_float4(f[0], f[1], f[2], f[3]);
+        ((float4 *)p)[1] = make_float4(f[4], f[5], f[6], f[7]);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (k < n) p[k] = f[k];
+}
+static __device__ __forceinline__ void abg_store(__nv_bfloat16 *p, int n, bool vec,
+                                                 const float f[8])
+{
+    if (vec) {
+        *(uint4 *)p = ffnn_pack8(f);
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++)
+        if (k < n) ffnn_st(p, (size_t)k, f[k]);
+}
+/* v as stored in T (float: v; bf16: rounded to nearest even, as ffnn_st). */
+static __device__ __forceinline__ float abg_stored(const float *, float v) { return v; }
+static __device__ __forceinline__ float abg_stored(const __nv_bfloat16 *, float v)
+{
+    return __bfloat162float(__float2bfloat16_rn(v));
+}
+
+/* See above. saved, dz [batch, cols] of T (rows cols apart); db [cols]; partial
+ * [gridDim.y, cols] fp32 scratch; count [gridDim.x] zero on entry and on exit. VEC:
+ * cols % 8 == 0 and both tensors 16-byte aligned. ACT: identity (dz kept, only the
+ * sums), relu, sigmoid or tanh (ffnn_dev_act_backward_basic, as elementwise.cu's
+ * kernels: the same bits in dz). */
+template <typename T, int ACT, bool VEC>
+static __global__ void __launch_bounds__(ABG_LANES *ABG_ROWS)
+act_bias_grad_kernel(const T *__restrict__ saved, T *__restrict__ dz, float *__restrict__ db,
+                     int batch, int cols, int rows_per, float *__restrict__ partial,
+                     unsigned *__restrict__ count)
+{
+    __shared__ float part[ABG_ROWS][ABG_STRIP];
+    __shared__ int is_last;
+    const int lane = threadIdx.x % ABG_LANES, row_lane = threadIdx.x / ABG_LANES;
+    const int c0 = blockIdx.x * ABG_STRIP + lane * ABG_COLS;
+    const int n = cols - c0 < ABG_COLS ? cols - c0 : ABG_COLS; /* <= 0: none */
+    const int r0 = blockIdx.y * rows_per;
+    const int r1 = r0 + rows_per < batch ? r0 + rows_per : batch;
+    float sum[ABG_COLS] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    /* ABG_DEPTH rows of a row lane at a time, their loads issued before any use
+     * (one round trip to memory for them, not one each); then row by row in order */
+    for (int r = r0 + row_lane; n > 0 && r < r1; r += ABG_DEPTH * ABG_ROWS) {
+        float g[ABG_DEPTH][ABG_COLS], v[ABG_DEPTH][ABG_COLS];
+#pragma unroll
+        for (int d = 0; d < ABG_DEPTH; d++) {
+            const int rd = r + d * ABG_ROWS;
+            if (rd >= r1) break;
+            abg_load(dz + (size_t)rd * cols + c0, n, VEC, g[d]);
+            if (ACT != FFNN_ACT_IDENTITY) abg_load(saved + (size_t)rd * cols + c0, n, VEC, v[d]);
+        }
+#pragma unroll
+        for (int d = 0; d < ABG_DEPTH; d++) {
+            const int rd = r + d * ABG_ROWS;
+            if (rd >= r1) break;
+            if (ACT != FFNN_ACT_IDENTITY) {
+#pragma unroll
+                for (int k = 0; k < ABG_COLS; k++)
+                    g[d][k] = abg_stored(dz, ffnn_dev_act_backward_basic((ffnn_activation)ACT,
+                                                                         g[d][k], v[d][k]));
+                abg_store(dz + (size_t)rd * cols + c0, n, VEC, g[d]);
+            }
+#pragma unroll
+            for (int k = 0; k < ABG_COLS; k++) sum[k] += g[d][k];
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < ABG_COLS; k++) part[row_lane][lane * ABG_COLS + k] = sum[k];
+    __syncthreads();
+#pragma unroll
+    for (int h = ABG_ROWS / 2; h > 0; h /= 2) { /* the fixed tree 8 -> 4 -> 2 -> 1 */
+        for (int i = threadIdx.x; i < h * ABG_STRIP; i += blockDim.x)
+            part[i / ABG_STRIP][i % ABG_STRIP] += part[i / ABG_STRIP + h][i % ABG_STRIP];
+        __syncthreads();
+    }
+    const int col = blockIdx.x * ABG_STRIP + threadIdx.x; /* one column per thread */
+    if (col < cols) partial[(size_t)blockIdx.y * cols + col] = part[0][threadIdx.x];
+    __threadfence(); /* every thread's sums visible before the counter says so */
+    __syncthreads();
+    if (threadIdx.x == 0) is_last = atomicAdd(&count[blockIdx.x], 1u) == gridDim.y - 1;
+    __syncthreads();
+    if (!is_last) return;
+    __threadfence();
+    /* the strip's sums over the chunks: a row lane adds chunks row_lane, + 8, ... in
+     * order for its 8 columns (all its loads independent), then the same tree */
+    float total[ABG_COLS] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    for (unsigned y = row_lane; n > 0 && y < gridDim.y; y += ABG_ROWS)
+#pragma unroll
+        for (int k = 0; k < ABG_COLS; k++)
+            if (k < n) total[k] += __ldcg(&partial[(size_t)y * cols + c0 + k]);
+    __syncthreads(); /* every thread done with part (the chunk's tree above) */
+#pragma unroll
+    for (int k = 0; k < ABG_COLS; k++) part[row_lane][lane * ABG_COLS + k] = total[k];
+    __syncthreads();
+#pragma unroll
+    for (int h = ABG_ROWS / 2; h > 0; h /= 2) {
+        for (int i = threadIdx.x; i < h * ABG_STRIP; i += blockDim.x)
+            part[i / ABG_STRIP][i % ABG_STRIP] += part[i / ABG_STRIP + h][i % ABG_STRIP];
+        __syncthreads();
+    }
+    if (col < cols) db[col] = part[0][threadIdx.x];
+    if (threadIdx.x == 0) count[blockIdx.x] = 0; /* ready for the next launch */
+}
+
+/* act_bias_grad_kernel for T, with act's template argument and VEC where the
+ * shapes allow; 0 when the scratch cannot hold the launch (the caller then runs f'
+ * and the bias gradient apart). */
+template <typename T>
+static int act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act, const T *saved, T *dz,
+                         float *db, size_t batch, size_t cols)
+{
+    const size_t strips = (cols + ABG_STRIP - 1) / ABG_STRIP;
+    size_t chunks = (batch + ABG_CHUNK_ROWS - 1) / ABG_CHUNK_ROWS;
+    if (chunks > ABG_MAX_CHUNKS) chunks = ABG_MAX_CHUNKS;
+    while (chunks > 1 && chunks * cols > (size_t)FFNN_GEMM_SPLIT_WS_FLOATS) chunks /= 2;
+    if (strips > FFNN_CUDA_REDUCE_COUNTERS || chunks * cols > (size_t)FFNN_GEMM_SPLIT_WS_FLOATS)
+        return 0;
+    const int rows_per = (int)((batch + chunks - 1) / chunks);
+    const dim3 grid((unsigned)strips, (unsigned)chunks);
+    const bool vec = cols % ABG_COLS == 0 && (((uintptr_t)saved | (uintptr_t)dz) & 15u) == 0;
+#define ABG_LAUNCH(A, V)                                                                   \
+    act_bias_grad_kernel<T, A, V><<<grid, ABG_LANES * ABG_ROWS, 0, ctx->stream>>>(          \
+        saved, dz, db, (int)batch, (int)cols, rows_per, ctx->split_ws, ctx->reduce_count)
+#define ABG_BY_ACT(V)                                                                      \
+    switch (act) {                                                                         \
+    case FFNN_ACT_RELU: ABG_LAUNCH(FFNN_ACT_RELU, V); break;                               \
+    case FFNN_ACT_SIGMOID: ABG_LAUNCH(FFNN_ACT_SIGMOID, V); break;                         \
+    case FFNN_ACT_TANH: ABG_LAUNCH(FFNN_ACT_TANH, V); break;                               \
+    default: ABG_LAUNCH(FFNN_ACT_IDENTITY, V); break;                                      \
+    }
+    if (vec) {
+        ABG_BY_ACT(true)
+    } else {
+        ABG_BY_ACT(false)
+    }
+#undef ABG_BY_ACT
+#undef ABG_LAUNCH
+    return 1;
+}
+
+/* dx = dx * f'(x) in place and db = sum_b dx (fp32), one pass (act_bias_grad_kernel;
+ * f' then bias_grad where the scratch is too small). act: identity, relu, sigmoid,
+ * tanh. x, dx [batch, cols] fp32. */
+extern "C" ffnn_status ffnn_cuda_act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                               const float *x, float *dx, float *db,
+                                               size_t batch, size_t cols)
+{
+    if (act_bias_grad<float>(ctx, act, x, dx, db, batch, cols)) {
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "act_bias_grad_kernel");
+        return FFNN_OK;
+    }
+    ffnn_status st = act == FFNN_ACT_IDENTITY
+                         ? FFNN_OK
+                         : ffnn_cuda_activation_backward(ctx, act, 0.0f, x, dx, dx, batch * cols);
+    return st != FFNN_OK ? st : bias_grad(ctx, dx, db, (int)batch, (int)cols);
+}
+
+/* As ffnn_cuda_act_bias_grad on bf16 tensors x16, dx16 [batch, cols]: dx16 =
+ * bf16(dx16 * f'(x16)), db (fp32) = the sum of the rounded values. */
+extern "C" ffnn_status ffnn_cuda_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+                                                    const uint16_t *x16, uint16_t *dx16,
+                                                    float *db, size_t batch, size_t cols)
+{
+    if (act_bias_grad<__nv_bfloat16>(ctx, act, (const __nv_bfloat16 *)x16,
+                                     (__nv_bfloat16 *)dx16, db, batch, cols)) {
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "act_bias_grad_kernel<bf16>");
+        return FFNN_OK;
+    }
+    ffnn_status st = ffnn_cuda_activation_backward_bf16(ctx, act, x16, dx16, batch * cols);
+    return st != FFNN_OK ? st : ffnn_cuda_bias_grad_bf16(ctx, dx16, cols, db, batch, cols);
 }
 
 /* ------------------------------------------------------------------ entry points */

@@ -4,7 +4,8 @@
  * optimizer updates are in optim.cu. Each is one
  * grid-stride kernel with ctx->block_1d threads per block (FFNN_CUDA_BLOCK unless
  * ffnn_cuda_set_launch; see ffnn_cuda_grid_1d_for), one thread per element (the
- * bf16 backward's f' step: eight per thread, 16-byte accesses), so the block size
+ * bf16 backward's f' step: eight per thread, 16-byte accesses; the gather: a row
+ * per block row, four values per thread where the rows allow), so the block size
  * changes no arithmetic; n may be any size_t.
  *
  * The float expressions are device_math.cuh's (the one copy; the CPU reference's
@@ -18,43 +19,74 @@
 
 /* ------------------------------------------------------------------ gather */
 
-/* x[b,f] = images[index[b], f] / 255, y[b] = labels[index[b]] (when labels is set).
- * images uint8 [n, features], labels uint8 [n] or NULL, index int32 [batch],
- * x [batch, features] of T (float, or bf16: the float value rounded, bf16.cuh),
- * y uint8 [batch]. */
-template <typename T>
-static __global__ void gather_kernel(const uint8_t *__restrict__ images,
-                                     const int32_t *__restrict__ labels,
-                                     const int32_t *__restrict__ index, size_t batch,
-                                     size_t features, T *__restrict__ x,
-                                     int32_t *__restrict__ y)
+/* One sample row's features as float: a uint8 pixel p as p / 255
+ * (ffnn_dev_u8_to_unit), a float value as it is. */
+static __device__ __forceinline__ float gather_value(uint8_t p) { return ffnn_dev_u8_to_unit(p); }
+static __device__ __forceinline__ float gather_value(float v) { return v; }
+
+/* V values of type S loaded at once (V 1, or 4 when the rows allow it: gather's
+ * launch), and V values of T stored at once. */
+template <typename S, int V> struct gather_vec;
+template <typename S> struct gather_vec<S, 1> { S v[1]; };
+template <> struct __align__(4) gather_vec<uint8_t, 4> { uint8_t v[4]; };
+template <> struct __align__(16) gather_vec<float, 4> { float v[4]; };
+template <typename T, int V> struct gather_out;
+template <typename T> struct gather_out<T, 1> { T v[1]; };
+template <> struct __align__(16) gather_out<float, 4> { float v[4]; };
+template <> struct __align__(8) gather_out<__nv_bfloat16, 4> { __nv_bfloat16 v[4]; };
+
+/* dst[b, j] = value(src[index[b], j]) for b < batch, j < width (value: gather_value,
+ * then ffnn_st's rounding into T: float, or bf16 to nearest even), and y[b] =
+ * labels[index[b]] when labels is set. src S [n, width] (uint8 pixels or float
+ * values), index int32 [batch], dst T [batch, width], labels int32 [n] or NULL,
+ * y int32 [batch]. Rows of the grid's y dimension (a grid-stride loop over the
+ * batch), V consecutive values per thread along the row (the x dimension): no
+ * division per element, and with V = 4 one 4- or 16-byte load and one 8- or
+ * 16-byte store per thread (gather: width % 4 == 0 and aligned rows). */
+template <typename S, typename T, int V>
+static __global__ void gather_rows_kernel(const S *__restrict__ src,
+                                          const int32_t *__restrict__ labels,
+                                          const int32_t *__restrict__ index, size_t batch,
+                                          unsigned width, T *__restrict__ dst,
+                                          int32_t *__restrict__ y)
 {
-    const size_t total = batch * features;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-        const size_t b = i / features, f = i - b * features;
-        ffnn_st(x, i, ffnn_dev_u8_to_unit(images[(size_t)index[b] * features + f]));
-        if (labels != NULL && i < batch) y[i] = labels[index[i]];
+    const unsigned j0 = (blockIdx.x * blockDim.x + threadIdx.x) * V;
+    const unsigned jstride = gridDim.x * blockDim.x * V;
+    for (size_t b = blockIdx.y; b < batch; b += gridDim.y) {
+        const size_t from = (size_t)index[b];
+        const gather_vec<S, V> *in = (const gather_vec<S, V> *)(src + from * width);
+        gather_out<T, V> *out = (gather_out<T, V> *)(dst + b * width);
+        for (unsigned j = j0; j < width; j += jstride) {
+            const gather_vec<S, V> v = in[j / V];
+            gather_out<T, V> o;
+#pragma unroll
+            for (int k = 0; k < V; k++) ffnn_st(o.v, (size_t)k, gather_value(v.v[k]));
+            out[j / V] = o;
+        }
+        if (labels != NULL && j0 == 0) y[b] = labels[from];
     }
 }
 
-/* Float rows: dst[b,j] = src[index[b], j]; y[b] = labels[index[b]] (when labels
- * is set). src float [n, width], index int32 [batch], dst [batch, width] of T (as
- * gather_kernel), labels uint8 [n] or NULL, y uint8 [batch]. */
-template <typename T>
-static __global__ void gather_rows_kernel(const float *__restrict__ src,
-                                          const int32_t *__restrict__ labels,
-                                          const int32_t *__restrict__ index, size_t batch,
-                                          size_t width, T *__restrict__ dst,
-                                          int32_t *__restrict__ y)
+/* Queue gather_rows_kernel for rows of width values: V = 4 when the width and
+ * the three base addresses allow 4-value accesses, else V = 1. */
+template <typename S, typename T>
+static void gather_rows(ffnn_cuda_ctx *ctx, const S *src, const int32_t *labels,
+                        const int32_t *index, size_t batch, size_t width, T *dst, int32_t *y)
 {
-    const size_t total = batch * width;
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-        const size_t b = i / width, j = i - b * width;
-        ffnn_st(dst, i, src[(size_t)index[b] * width + j]);
-        if (labels != NULL && i < batch) y[i] = labels[index[i]];
-    }
+    const int vec4 = width % 4 == 0 && (uintptr_t)src % sizeof(gather_vec<S, 4>) == 0 &&
+                     (uintptr_t)dst % sizeof(gather_out<T, 4>) == 0;
+    const size_t per_thread = vec4 ? 4 : 1;
+    const unsigned block = (unsigned)ctx->block_1d;
+    /* threads along a row: enough for one pass over it, in whole blocks */
+    const size_t xs = ((width + per_thread - 1) / per_thread + block - 1) / block;
+    /* rows at once: the rest loops (4096 keeps a few blocks per SM busy) */
+    const dim3 grid((unsigned)(xs < 65535 ? xs : 65535), (unsigned)(batch < 4096 ? batch : 4096));
+    if (vec4)
+        gather_rows_kernel<S, T, 4><<<grid, block, 0, ctx->stream>>>(src, labels, index, batch,
+                                                                      (unsigned)width, dst, y);
+    else
+        gather_rows_kernel<S, T, 1><<<grid, block, 0, ctx->stream>>>(src, labels, index, batch,
+                                                                      (unsigned)width, dst, y);
 }
 
 /* gather (T float) and gather_bf16 (T bf16): x of type T. */
@@ -67,11 +99,13 @@ static ffnn_status gather(void *vctx, const ffnn_gather_source *src, const int32
     if (src == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: src is NULL");
     if (batch == 0) return FFNN_OK;
     const size_t features = src->features, width = src->target_width;
-    if (features == 0 || batch > SIZE_MAX / features ||
-        (src->targets != NULL && (width == 0 || batch > SIZE_MAX / width)))
+    if (features == 0 || features > FFNN_CUDA_MAX_DIM || batch > SIZE_MAX / features ||
+        (src->targets != NULL &&
+         (width == 0 || width > FFNN_CUDA_MAX_DIM || batch > SIZE_MAX / width)))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda gather: batch=%zu features=%zu target_width=%zu: widths must "
-                         "be >= 1 and batch*width must fit size_t", batch, features, width);
+                         "be in 1..%zu and batch*width must fit size_t", batch, features, width,
+                         (size_t)FFNN_CUDA_MAX_DIM);
     if ((src->images == NULL) == (src->values == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda gather: expected exactly one of images and values");
@@ -80,19 +114,14 @@ static ffnn_status gather(void *vctx, const ffnn_gather_source *src, const int32
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gather: a NULL pointer");
     /* the labels ride along with the features (as before float data existed) */
     if (src->images != NULL) {
-        gather_kernel<T><<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d), ctx->block_1d, 0,
-                           ctx->stream>>>(src->images, src->labels, index, batch, features, x, y);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_kernel");
+        gather_rows<uint8_t, T>(ctx, src->images, src->labels, index, batch, features, x, y);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel (images)");
     } else {
-        gather_rows_kernel<T><<<ffnn_cuda_grid_1d_for(batch * features, ctx->block_1d),
-                                ctx->block_1d, 0, ctx->stream>>>(src->values, src->labels, index,
-                                                                 batch, features, x, y);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel");
+        gather_rows<float, T>(ctx, src->values, src->labels, index, batch, features, x, y);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel (values)");
     }
     if (src->targets != NULL) {
-        gather_rows_kernel<float><<<ffnn_cuda_grid_1d_for(batch * width, ctx->block_1d),
-                                    ctx->block_1d, 0, ctx->stream>>>(src->targets, NULL, index,
-                                                                     batch, width, t, NULL);
+        gather_rows<float, float>(ctx, src->targets, NULL, index, batch, width, t, NULL);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "gather_rows_kernel (targets)");
     }
     return FFNN_OK;

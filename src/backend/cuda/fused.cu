@@ -80,13 +80,16 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, c
 }
 
 /* dx = (dz W) * f'(x) [batch,in] (unless dx NULL); dW = dz^T x [out,in];
- * db = sum_b dz [out] (unless NULL); with sgd (kind FFNN_OPT_SGD): W -= lr dW,
- * b -= lr db (b may be NULL: no bias). x [batch,in] (x_act's output), W [out,in],
- * dz [batch,out]. Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx, x, dz, dW, W when
- * dx or sgd needs it; dims; unknown x_act; sgd of another kind), FFNN_ERR_CUDA. */
+ * db = sum_b dz [out] (unless NULL); dx_db = sum_b dx [in] (unless NULL; here a
+ * second kernel over dx: the strategies on these kernels pass NULL); with sgd
+ * (kind FFNN_OPT_SGD): W -= lr dW, b -= lr db (b may be NULL: no bias).
+ * x [batch,in] (x_act's output), W [out,in], dz [batch,out].
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx, x, dz, dW, W when dx or sgd needs
+ * it, dx_db without dx; dims; unknown x_act; sgd of another kind), FFNN_ERR_CUDA. */
 extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x, float *W,
                                                       float *b, const float *dz, float *dx,
-                                                      float *dW, float *db, size_t batch,
+                                                      float *dW, float *db, float *dx_db,
+                                                      size_t batch,
                                                       size_t in, size_t out,
                                                       ffnn_activation x_act,
                                                       const ffnn_optimizer_step *sgd)
@@ -100,14 +103,17 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_fused: x, dz, dW (and W when dx or sgd is "
                          "wanted) must not be NULL");
+    if (dx_db != NULL && dx == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_backward_fused: dx_db (the sums of dx) needs dx");
     if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_fused: the fused update is plain SGD only "
                          "(optimizer kind %d)", (int)sgd->kind);
 
     if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
-        return ffnn_cuda_lt_dense_backward(ctx, x, W, b, dz, dx, dW, db, batch, in, out, x_act,
-                                           sgd);
+        return ffnn_cuda_lt_dense_backward(ctx, x, W, b, dz, dx, dW, db, dx_db, batch, in, out,
+                                           x_act, sgd);
     if (dx != NULL) { /* first: reads W before the update below */
         ffnn_gemm_epilogue ep;
         memset(&ep, 0, sizeof ep);
@@ -118,6 +124,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
         /* dx [batch,in] = dz [batch,out] W [out,in] */
         st = ffnn_cuda_gemm(ctx, dz, W, dx, (int)batch, (int)in, (int)out, 0, 0, &ep,
                             FFNN_GEMM_AUTO);
+        if (st == FFNN_OK && dx_db != NULL) st = ffnn_cuda_bias_grad(ctx, dx, dx_db, batch, in);
         if (st != FFNN_OK) return st;
     }
 
