@@ -333,19 +333,19 @@ extern "C" ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, 
  * Grid: x = strips of ABG_STRIP columns, y = chunks of rows_per rows. A block's
  * 256 threads are 32 column lanes (8 adjacent columns each: one 16-byte bf16 word
  * or two float4 when VEC) x 8 row lanes; a row lane sums rows r0 + lane, + 8, ...
- * in order (loading ABG_DEPTH of them at once), then a fixed tree over the 8 lanes
- * in shared memory gives the chunk's sums, written to partial[chunk, cols]. The
- * last block of a strip to finish (a counter per strip, as CUDA's
- * threadFenceReduction sample) adds the chunks' sums into db (row lane l: chunks l,
- * l + 8, ... in order; then the same tree) and resets the counter. Every sum has a fixed order: the
+ * in order, then a fixed tree over the 8 lanes in shared memory gives the chunk's
+ * sums, written to partial[chunk, cols]. The last block of a strip to finish (a
+ * counter per strip, as CUDA's threadFenceReduction sample) adds the chunks' sums
+ * in chunk order into db and resets the counter. Measured variants (RESULTS.md):
+ * loading 4 rows of a lane at once, no faster; 16-row chunks with the last block's
+ * sums split over its row lanes, slower (bf16 1024 x 1024: 9.7 against 7.1-7.6 µs). Every sum has a fixed order: the
  * same bits on every run for the same shapes (but not those of a one-pass sum).
  */
 #define ABG_LANES 32                      /* column lanes of a block            */
 #define ABG_ROWS 8                        /* row lanes of a block               */
 #define ABG_COLS 8                        /* adjacent columns per thread        */
 #define ABG_STRIP (ABG_LANES * ABG_COLS)  /* columns per block: 256             */
-#define ABG_CHUNK_ROWS 16                 /* rows per chunk, before the cap     */
-#define ABG_DEPTH 4                       /* rows of a row lane loaded at once  */
+#define ABG_CHUNK_ROWS 32                 /* rows per chunk, before the cap     */
 #define ABG_MAX_CHUNKS 64                 /* chunks of a launch (grid y)        */
 
 /* Eight values from p (n of them, the rest 0 when not VEC) as float; stored back
@@ -419,32 +419,23 @@ act_bias_grad_kernel(const T *__restrict__ saved, T *__restrict__ dz, float *__r
     const int r0 = blockIdx.y * rows_per;
     const int r1 = r0 + rows_per < batch ? r0 + rows_per : batch;
     float sum[ABG_COLS] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    /* ABG_DEPTH rows of a row lane at a time, their loads issued before any use
-     * (one round trip to memory for them, not one each); then row by row in order */
-    for (int r = r0 + row_lane; n > 0 && r < r1; r += ABG_DEPTH * ABG_ROWS) {
-        float g[ABG_DEPTH][ABG_COLS], v[ABG_DEPTH][ABG_COLS];
-#pragma unroll
-        for (int d = 0; d < ABG_DEPTH; d++) {
-            const int rd = r + d * ABG_ROWS;
-            if (rd >= r1) break;
-            abg_load(dz + (size_t)rd * cols + c0, n, VEC, g[d]);
-            if (ACT != FFNN_ACT_IDENTITY) abg_load(saved + (size_t)rd * cols + c0, n, VEC, v[d]);
-        }
-#pragma unroll
-        for (int d = 0; d < ABG_DEPTH; d++) {
-            const int rd = r + d * ABG_ROWS;
-            if (rd >= r1) break;
+    if (n > 0)
+        for (int r = r0 + row_lane; r < r1; r += ABG_ROWS) {
+            const size_t at = (size_t)r * cols + c0;
+            float g[ABG_COLS];
+            abg_load(dz + at, n, VEC, g);
             if (ACT != FFNN_ACT_IDENTITY) {
+                float v[ABG_COLS];
+                abg_load(saved + at, n, VEC, v);
 #pragma unroll
                 for (int k = 0; k < ABG_COLS; k++)
-                    g[d][k] = abg_stored(dz, ffnn_dev_act_backward_basic((ffnn_activation)ACT,
-                                                                         g[d][k], v[d][k]));
-                abg_store(dz + (size_t)rd * cols + c0, n, VEC, g[d]);
+                    g[k] = abg_stored(dz, ffnn_dev_act_backward_basic((ffnn_activation)ACT,
+                                                                      g[k], v[k]));
+                abg_store(dz + at, n, VEC, g);
             }
 #pragma unroll
-            for (int k = 0; k < ABG_COLS; k++) sum[k] += g[d][k];
+            for (int k = 0; k < ABG_COLS; k++) sum[k] += g[k];
         }
-    }
 #pragma unroll
     for (int k = 0; k < ABG_COLS; k++) part[row_lane][lane * ABG_COLS + k] = sum[k];
     __syncthreads();
@@ -462,24 +453,11 @@ act_bias_grad_kernel(const T *__restrict__ saved, T *__restrict__ dz, float *__r
     __syncthreads();
     if (!is_last) return;
     __threadfence();
-    /* the strip's sums over the chunks: a row lane adds chunks row_lane, + 8, ... in
-     * order for its 8 columns (all its loads independent), then the same tree */
-    float total[ABG_COLS] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    for (unsigned y = row_lane; n > 0 && y < gridDim.y; y += ABG_ROWS)
-#pragma unroll
-        for (int k = 0; k < ABG_COLS; k++)
-            if (k < n) total[k] += __ldcg(&partial[(size_t)y * cols + c0 + k]);
-    __syncthreads(); /* every thread done with part (the chunk's tree above) */
-#pragma unroll
-    for (int k = 0; k < ABG_COLS; k++) part[row_lane][lane * ABG_COLS + k] = total[k];
-    __syncthreads();
-#pragma unroll
-    for (int h = ABG_ROWS / 2; h > 0; h /= 2) {
-        for (int i = threadIdx.x; i < h * ABG_STRIP; i += blockDim.x)
-            part[i / ABG_STRIP][i % ABG_STRIP] += part[i / ABG_STRIP + h][i % ABG_STRIP];
-        __syncthreads();
+    if (col < cols) {
+        float s = 0.0f;
+        for (unsigned y = 0; y < gridDim.y; y++) s += __ldcg(&partial[(size_t)y * cols + col]);
+        db[col] = s;
     }
-    if (col < cols) db[col] = part[0][threadIdx.x];
     if (threadIdx.x == 0) count[blockIdx.x] = 0; /* ready for the next launch */
 }
 
