@@ -336,10 +336,11 @@ extern "C" ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, 
  * in order, then a fixed tree over the 8 lanes in shared memory gives the chunk's
  * sums, written to partial[chunk, cols]. The last block of a strip to finish (a
  * counter per strip, as CUDA's threadFenceReduction sample) adds the chunks' sums
- * in chunk order into db and resets the counter. Measured variants (RESULTS.md):
- * loading 4 rows of a lane at once, no faster; 16-row chunks with the last block's
- * sums split over its row lanes, slower (bf16 1024 x 1024: 9.7 against 7.1-7.6 µs). Every sum has a fixed order: the
+ * in chunk order into db and resets the counter. Every sum has a fixed order: the
  * same bits on every run for the same shapes (but not those of a one-pass sum).
+ * Measured variants (RESULTS.md): loading 4 rows of a lane at once, no faster;
+ * 16-row chunks with the last block's sums split over its row lanes, slower (bf16
+ * 1024 x 1024: 9.7 against 7.1-7.6 us).
  */
 #define ABG_LANES 32                      /* column lanes of a block            */
 #define ABG_ROWS 8                        /* row lanes of a block               */
