@@ -13,6 +13,7 @@
 #include "ffnn.h"
 #include "strategy/strategy.h"
 #include "test_parity.h"
+#include "train/trainer.h"
 
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
@@ -61,17 +62,17 @@ static test_result scope_and_auto(char *why, size_t why_size)
           ffnn_strategy_name(ffnn_strategy_resolve(three, &cfg)));
     cfg.precision = FFNN_PRECISION_BF16;
     CHECK(ffnn_strategy_resolve(three, &cfg) == FFNN_STRATEGY_CUBLASLT, "bf16 not on cublaslt");
-    /* narrow nets up to batch 1024: graph (the split-K plan), except fp32 with one
-     * hidden layer (cublaslt) */
+    /* narrow nets up to batch 1024: in fp32 graph (the split-K plan) for two or
+     * more hidden layers, cublaslt for one; tf32/bf16 cublaslt */
     ffnn_model *deep = NULL;
     CHECK_OK(ffnn_model_create("784-128relu-128relu-128relu-10", &deep));
     for (int p = FFNN_PRECISION_FP32; p <= FFNN_PRECISION_BF16; p++) {
         cfg.precision = (ffnn_precision)p;
-        CHECK(ffnn_strategy_resolve(deep, &cfg) == FFNN_STRATEGY_GRAPH, "deep narrow %s: %s",
-              ffnn_precision_name(cfg.precision),
+        CHECK(ffnn_strategy_resolve(deep, &cfg) ==
+                  (p == FFNN_PRECISION_FP32 ? FFNN_STRATEGY_GRAPH : FFNN_STRATEGY_CUBLASLT),
+              "deep narrow %s: %s", ffnn_precision_name(cfg.precision),
               ffnn_strategy_name(ffnn_strategy_resolve(deep, &cfg)));
-        CHECK(ffnn_strategy_resolve(two, &cfg) ==
-                  (p == FFNN_PRECISION_FP32 ? FFNN_STRATEGY_CUBLASLT : FFNN_STRATEGY_GRAPH),
+        CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_CUBLASLT,
               "784-256-10 %s at 1024: %s", ffnn_precision_name(cfg.precision),
               ffnn_strategy_name(ffnn_strategy_resolve(two, &cfg)));
     }
@@ -81,14 +82,21 @@ static test_result scope_and_auto(char *why, size_t why_size)
           ffnn_strategy_name(ffnn_strategy_resolve(deep, &cfg)));
     ffnn_model_free(deep);
     cfg.batch_size = 1024;
-    /* tf32/bf16 below batch 512: our tensor-core kernels under graph */
+    /* tf32/bf16 below batch 512: cublaslt where its epilogues cover the net, else
+     * our tensor-core kernels under graph */
     cfg.batch_size = 256;
+    ffnn_model *narrow_gelu = NULL;
+    CHECK_OK(ffnn_model_create("784-256gelu-10", &narrow_gelu));
     for (int p = FFNN_PRECISION_TF32; p <= FFNN_PRECISION_BF16; p++) {
         cfg.precision = (ffnn_precision)p;
-        CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_GRAPH, "%s at batch 256: %s",
+        CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_CUBLASLT, "%s at batch 256: %s",
               ffnn_precision_name(cfg.precision),
               ffnn_strategy_name(ffnn_strategy_resolve(two, &cfg)));
+        CHECK(ffnn_strategy_resolve(narrow_gelu, &cfg) == FFNN_STRATEGY_GRAPH,
+              "%s gelu at batch 256: %s", ffnn_precision_name(cfg.precision),
+              ffnn_strategy_name(ffnn_strategy_resolve(narrow_gelu, &cfg)));
     }
+    ffnn_model_free(narrow_gelu);
     cfg.batch_size = 1024;
     /* an activation the fused and persistent kernels lack: auto picks a strategy
      * that runs the plain element-wise ops (cublas, graph), persistent refuses */
@@ -302,7 +310,18 @@ static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
                 CHECK(!finished && at == 15, "stopped at step %zu (finished %d), expected 15",
                       at, finished);
             }
+            uint64_t captured = 0, replayed = 0, captured_after = 0, replayed_after = 0;
+            ffnn_graph_cache_counts(gpu->strategy_state, &captured, &replayed);
             CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
+            ffnn_graph_cache_counts(gpu->strategy_state, &captured_after, &replayed_after);
+            /* sgd at a constant rate: epoch 2 replays epoch 1's graphs, captures none */
+            if (kernels != FFNN_STRATEGY_PERSISTENT && spl == 0)
+                CHECK(epoch == 1 ? captured_after > 0 && replayed_after == 0
+                                 : captured_after == captured && replayed_after > replayed,
+                      "%s epoch %d: %llu graphs captured, %llu replayed (before it %llu, %llu)",
+                      ffnn_strategy_name(kernels), epoch, (unsigned long long)captured_after,
+                      (unsigned long long)replayed_after, (unsigned long long)captured,
+                      (unsigned long long)replayed);
             const double *lc = NULL, *lg = NULL;
             size_t nc = 0, ng = 0;
             CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));

@@ -53,10 +53,15 @@ ffnn_optimizer_step ffnn_optimizer_step_lr(const ffnn_train_config *cfg, uint64_
     s.lr = (float)lr;
     s.momentum = cfg->momentum;
     s.nesterov = cfg->nesterov != 0;
-    s.first_step = t <= 1;
     s.beta1 = cfg->beta1;
     s.beta2 = cfg->beta2;
     s.eps = cfg->epsilon;
+    /* The scalars that change with t only for the optimizer that reads them (the
+     * others' stay 0): sgd's and momentum's steps after the first are then the
+     * same bytes, which a captured CUDA graph needs to be replayed (graph.c
+     * same_update); Adam's bias corrections made every sgd step look new. */
+    const int adam = cfg->optimizer == FFNN_OPT_ADAM || cfg->optimizer == FFNN_OPT_ADAMW;
+    s.first_step = cfg->optimizer == FFNN_OPT_MOMENTUM && t <= 1;
     /* Adam's scalars, in double as PyTorch's Python code computes them */
     const double beta1 = ffnn_decimal_value(cfg->beta1), beta2 = ffnn_decimal_value(cfg->beta2);
     const double step = (double)(t < 1 ? 1 : t);
@@ -64,8 +69,8 @@ ffnn_optimizer_step ffnn_optimizer_step_lr(const ffnn_train_config *cfg, uint64_
     const double bias_correction2 = 1.0 - pow(beta2, step);
     s.one_minus_beta1 = (float)(1.0 - beta1);
     s.one_minus_beta2 = (float)(1.0 - beta2);
-    s.step_size = (float)(lr / bias_correction1);
-    s.bias_correction2_sqrt = (float)sqrt(bias_correction2);
+    s.step_size = adam ? (float)(lr / bias_correction1) : 0.0f;
+    s.bias_correction2_sqrt = adam ? (float)sqrt(bias_correction2) : 0.0f;
     /* weight decay: L2 into the gradient, or adamw's factor (1 - lr wd) in double,
      * as PyTorch's Python computes it, then rounded */
     const double wd = ffnn_decimal_value(cfg->weight_decay);

@@ -24,36 +24,32 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 {
     if (cfg->strategy != FFNN_STRATEGY_AUTO && cfg->strategy != FFNN_STRATEGY_TUNE)
         return cfg->strategy;
-    /* tf32/bf16 at small batches: our own tensor-core kernels (gemm_mma.cu) under
-     * graph, launch-bound where cuBLAS's per-call cost dominates: 784-256-10 in
-     * one H200 call (2026-11-24, RESULTS.md "Issue 15, final"): tf32 at batch 64
-     * graph 56.9 vs cublas 92.2 / cublaslt 90.7 ms/epoch, at 256 17.8 vs 27.6 /
-     * 28.2; at 1024 cublas leads (6.27 vs 7.88) */
-    if (cfg->precision != FFNN_PRECISION_FP32 && cfg->batch_size < AUTO_CUBLAS_MIN_BATCH)
-        return FFNN_STRATEGY_GRAPH;
-    /* narrow nets up to batch 1024, since the split-K plan (backend/gemm_plan.h)
-     * feeds our kernels' small-output, deep-K matmuls: graph. One H200 call
-     * (2026-11-24, RESULTS.md "split-K"): 784-128x8-10 at 1024, graph fp32 / tf32 /
-     * bf16 14.7 / 15.2 / 13.7 ms/epoch against cublaslt 26.8 / 22.1 / 19.0;
-     * 784-256-10 at 1024 tf32 4.5 against cublas 5.6-6.3. Not fp32 with one
-     * hidden layer: there cublaslt stays ahead (6.1 vs graph 6.9). */
-    if (cfg->batch_size <= AUTO_NARROW_MAX_BATCH && narrow_net(m) &&
-        (cfg->precision != FFNN_PRECISION_FP32 || m->layer_count >= 3))
-        return FFNN_STRATEGY_GRAPH;
-    /* tf32 and bf16, larger batches: cublaslt where its fused ops cover the net,
-     * else cuBLAS. bf16 there runs the mixed-precision pipeline (bf16 weights,
-     * activations and gradients written by the epilogues and the update: step.h
-     * ffnn_mixed): in one H200 call 31.0 vs 44.8 ms/epoch for cublas on the
-     * 4096-wide net at batch 4096 (24.3-25.1 after the last change), 8.9 vs 9.7-11.8
-     * on 784-1024x2-10 at 1024, at par on 784-256-10 (bimodal spread;
-     * docs/RESULTS.md "mixed precision"). tf32 since cublaslt updates in one launch
-     * (per_op.c): one H200 call
-     * (2026-11-24, RESULTS.md "One update launch"), cublaslt:tf32 against
-     * cublas:tf32, 784-1024x2-10 at 1024: 8.05-9.56 vs 10.25-11.47 ms/epoch, at
-     * 512: 17.3-20.4 vs 16.0-22.6 (mixed), 784-4096x3-10 at 4096: 47.8 vs 54.7-55.1 */
+    /* tf32 and bf16: cublaslt at every batch where its fused ops cover the net (bf16
+     * there runs the mixed-precision pipeline: bf16 weights, activations and
+     * gradients written by the epilogues and the update, step.h ffnn_mixed). One
+     * H200 call (2026-11-24, RESULTS.md "Graphs replayed"), cublaslt against graph
+     * (our tensor-core kernels) tf32 / bf16 ms/epoch: 784-256-10 at 64 31.2 / 25.0
+     * vs 33.6 / 30.7, at 256 9.2 / 7.0 vs 10.7 / 9.5, at 1024 3.3 / 2.5 vs 3.6 /
+     * 3.4; 784-128x8-10 at 256 34.7 / 24.9 vs 42.2 / 36.3, at 1024 10.5 / 7.9 vs
+     * 10.9 / 9.6; 784-1024x2-10 at 512 11.6 / 7.4 vs cublas 13.6 / 12.9. (The
+     * graph-first rule before it was measured while every launch was captured anew:
+     * cuBLAS's host-side cost per capture weighed on cublaslt.) */
     if (cfg->precision != FFNN_PRECISION_FP32 && ffnn_strategy_all_dense(m) &&
         ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m))
         return FFNN_STRATEGY_CUBLASLT;
+    /* tf32/bf16 nets the epilogues do not cover, small batches or narrow nets up
+     * to 1024: our own tensor-core kernels under graph (launch-bound there) */
+    if (cfg->precision != FFNN_PRECISION_FP32 &&
+        (cfg->batch_size < AUTO_CUBLAS_MIN_BATCH ||
+         (cfg->batch_size <= AUTO_NARROW_MAX_BATCH && narrow_net(m))))
+        return FFNN_STRATEGY_GRAPH;
+    /* fp32, narrow nets of two or more hidden layers up to batch 1024: graph, our
+     * kernels with the split-K plan (backend/gemm_plan.h). Same call as above:
+     * 784-128x8-10 at 1024 graph 10.7 vs cublaslt 15.2, at 256 30.0 vs 54.0. Not one
+     * hidden layer: there cublaslt leads (784-256-10 at 1024: 4.45 vs graph 5.7). */
+    if (cfg->precision == FFNN_PRECISION_FP32 && cfg->batch_size <= AUTO_NARROW_MAX_BATCH &&
+        narrow_net(m) && m->layer_count >= 3)
+        return FFNN_STRATEGY_GRAPH;
     if (cfg->precision != FFNN_PRECISION_FP32)
         return FFNN_STRATEGY_CUBLAS;
     /* small batches of one-hidden-layer nets: launch- and latency-bound, one

@@ -29,6 +29,7 @@ typedef struct step_graph {
 typedef struct graph_cache {
     step_graph graphs[GRAPH_CACHE];
     uint64_t tick;              /* graph uses so far (the eviction order)        */
+    uint64_t captures, replays; /* graphs captured; cached graphs launched again  */
 } graph_cache;
 
 ffnn_status ffnn_graph_cache_create(void **cache)
@@ -71,6 +72,7 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
         if (g->exec && g->first == first && g->count == count && stable &&
             same_update(&g->update, &u0)) {
             g->used = ++c->tick;
+            c->replays++;
             return r->ops->graph_launch(r->ctx, g->exec);
         }
         if (!slot || !g->exec || (slot->exec && g->used < slot->used))
@@ -92,6 +94,7 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     }
     if (st != FFNN_OK)
         return st;
+    c->captures++;
     slot->exec = exec;
     slot->first = first;
     slot->count = count;
@@ -115,6 +118,13 @@ size_t ffnn_graph_steps(size_t preferred, size_t steps_per_epoch)
 {
     const size_t fit = (steps_per_epoch + GRAPH_CACHE - 1) / GRAPH_CACHE;
     return fit > preferred ? fit : preferred;
+}
+
+void ffnn_graph_cache_counts(const void *cache, uint64_t *captures, uint64_t *replays)
+{
+    const graph_cache *c = cache;
+    *captures = c ? c->captures : 0;
+    *replays = c ? c->replays : 0;
 }
 
 size_t ffnn_graph_cache_slots(void)

@@ -101,6 +101,9 @@ void ffnn_graph_cache_free(ffnn_run *r, void *cache);
  * launches (more would evict every graph before its reuse). */
 size_t ffnn_graph_steps(size_t preferred, size_t steps_per_epoch);
 size_t ffnn_graph_cache_slots(void);
+/* The cache's graphs captured and replayed (cache hits) so far: a run whose
+ * scalars stay the same captures each launch of an epoch once (tests). */
+void ffnn_graph_cache_counts(const void *cache, uint64_t *captures, uint64_t *replays);
 /* persistent.c: its network family (two dense layers, softmax_ce or mse, sgd,
  * fp32); the kernel's size limits are checked at prepare on the device. */
 int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg);
