@@ -16,17 +16,24 @@ OUT=${OUT:-replay-out}; mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
 CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=$PWD/.devdata/cjson"
 ARCH='CUDA_ARCH=-gencode arch=compute_90,code=sm_90'
-[ -n "${BASE:-}" ] && { make -C "$BASE" -j8 $CJSON "$ARCH" build/ffnn > "$OUT/build_base.log" 2>&1 & }
+if [ -n "${BASE:-}" ]; then
+    make -C "$BASE" -j8 $CJSON "$ARCH" build/ffnn > "$OUT/build_base.log" 2>&1 &
+fi
 make -j8 $CJSON "$ARCH" build/ffnn > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 wait
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-med() { python3 -c "import sys,json,statistics;r=[json.loads(l) for l in sys.stdin if l.startswith('{')];t=[1e3*x['seconds'] for x in r[1:]];print(f'{statistics.median(t):.2f}' if t else 'failed')"; }
+med() { # the median ms of the --json epoch lines after the first
+    python3 -c "import sys, json, statistics
+t = [1e3 * json.loads(l)['seconds'] for l in sys.stdin if l.startswith('{')][1:]
+print(f'{statistics.median(t):.2f}' if t else 'failed')"
+}
 train() { # BIN ARCH BATCH STRATEGY PRECISION EPOCHS
     "$1" train --data "$DATA" --arch "$2" --batch "$3" --strategy "$4" --precision "$5" \
         --epochs "$6" --device cuda --json --seed 1 2>/dev/null | med
 }
 WIDE=784-1024relu-1024relu-10
-CUBLASLT_LOG_LEVEL=2 CUBLASLT_LOG_FILE="$OUT/cublaslt.log" train build/ffnn $WIDE 1024 cublaslt bf16 5 > /dev/null
+CUBLASLT_LOG_LEVEL=2 CUBLASLT_LOG_FILE="$OUT/cublaslt.log" \
+    train build/ffnn $WIDE 1024 cublaslt bf16 5 > /dev/null
 echo "part 1: cublasLtMatmul calls in 5 epochs of $WIDE, batch 1024 (59 steps of ~8.5" \
      "matmuls an epoch): $(grep -c 'Trace\]\[cublasLtMatmul\]' "$OUT/cublaslt.log")"
 ROUNDS=${ROUNDS:-3}
@@ -37,7 +44,8 @@ if [ -n "${BASE:-}" ]; then
     for i in $(seq "$ROUNDS"); do
         for c in $CONFIGS; do
             IFS=: read -r arch b s p <<< "$c"
-            echo "part 2, round $i: $arch batch $b $s $p: base $(train "$BASE/build/ffnn" "$arch" "$b" "$s" "$p" 5)" \
+            base=$(train "$BASE/build/ffnn" "$arch" "$b" "$s" "$p" 5)
+            echo "part 2, round $i: $arch batch $b $s $p: base $base" \
                  "new $(train build/ffnn "$arch" "$b" "$s" "$p" 5)"
         done
     done
