@@ -274,8 +274,11 @@ static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_
 /* Whole epochs in launches of many steps: 2,000 samples at batch 64 (31 full
  * batches and one of 16), two epochs, each step's loss against the cpu's; then a
  * run with 5 steps per launch stopped by on_step after step 12 (so after the
- * launch that ends at 15), continued to the epoch's end. */
-static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
+ * launch that ends at 15), continued to the epoch's end. With the strategy's own
+ * steps per launch, epoch 2 must replay epoch 1's graphs and capture none - for
+ * adam too, whose changing scalars the graphs read from a device table. */
+static test_result launches_with(ffnn_strategy kernels, ffnn_optimizer opt, char *why,
+                                 size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
@@ -289,7 +292,9 @@ static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
     for (int spl = 0; spl <= 5; spl += 5) {
         ffnn_train_config cfg = ffnn_train_config_default();
         cfg.batch_size = 64;
-        cfg.learning_rate = 0.1f;
+        cfg.optimizer = opt;
+        cfg.learning_rate = opt == FFNN_OPT_SGD ? 0.1f : 1e-3f;
+        cfg.weight_decay = opt == FFNN_OPT_ADAMW ? 0.01f : 0.0f;
         cfg.strategy = kernels;
         cfg.steps_per_launch = spl;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
@@ -314,7 +319,7 @@ static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
             ffnn_graph_cache_counts(gpu->strategy_state, &captured, &replayed);
             CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
             ffnn_graph_cache_counts(gpu->strategy_state, &captured_after, &replayed_after);
-            /* sgd at a constant rate: epoch 2 replays epoch 1's graphs, captures none */
+            /* a constant rate: epoch 2 replays epoch 1's graphs, captures none */
             if (kernels != FFNN_STRATEGY_PERSISTENT && spl == 0)
                 CHECK(epoch == 1 ? captured_after > 0 && replayed_after == 0
                                  : captured_after == captured && replayed_after > replayed,
@@ -329,9 +334,9 @@ static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
             CHECK(nc == 32 && ng == 32, "%zu and %zu steps per epoch, expected 32", nc, ng);
             for (size_t s = 0; s < nc; s++) {
                 double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
-                CHECK(rel <= PARITY_REL, "%s, %d steps per launch, epoch %d step %zu: cpu %.8f "
-                      "cuda %.8f (rel %.2e)", ffnn_strategy_name(kernels), spl, epoch, s + 1,
-                      lc[s], lg[s], rel);
+                CHECK(rel <= PARITY_REL, "%s %s, %d steps per launch, epoch %d step %zu: "
+                      "cpu %.8f cuda %.8f (rel %.2e)", ffnn_strategy_name(kernels),
+                      ffnn_optimizer_name(opt), spl, epoch, s + 1, lc[s], lg[s], rel);
             }
         }
         ffnn_trainer_free(cpu);
@@ -344,11 +349,26 @@ static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
     return TEST_PASS;
 }
 
+static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
+{
+    return launches_with(kernels, FFNN_OPT_SGD, why, why_size);
+}
 static test_result graph_launches(char *w, size_t n) { return launches(FFNN_STRATEGY_GRAPH, w, n); }
 static test_result cublas_launches(char *w, size_t n) { return launches(FFNN_STRATEGY_CUBLAS, w, n); }
 static test_result persistent_launches(char *w, size_t n)
 {
     return launches(FFNN_STRATEGY_PERSISTENT, w, n);
+}
+static test_result adam_launches(char *why, size_t why_size)
+{
+    const ffnn_strategy ks[] = {FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_CUBLASLT};
+    for (int k = 0; k < 2; k++)
+        for (int o = FFNN_OPT_ADAM; o <= FFNN_OPT_ADAMW; o++) {
+            const test_result res = launches_with(ks[k], (ffnn_optimizer)o, why, why_size);
+            if (res != TEST_PASS)
+                return res; /* a failure, or no GPU (skipped) */
+        }
+    return TEST_PASS;
 }
 
 /* An explicit persistent request for a net outside its scope fails at create
@@ -695,6 +715,7 @@ const test_case strategies_tests[] = {
     {"strategies_graph_epoch_launches_follow_cpu", graph_launches},
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
     {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
+    {"strategies_adam_graphs_replay_and_follow_cpu", adam_launches},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
     {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
     {"strategies_tune_on_cpu_is_auto", tune_on_cpu},

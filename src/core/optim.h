@@ -37,6 +37,11 @@ typedef struct ffnn_optimizer_step {
     size_t state_stride;         /* adam(w): floats from m to v in the state; 0: n   */
                                  /* (a call over part of the arena sets the whole    */
                                  /* arena's size, so that v = m + state_stride)      */
+    const float *device_scalars; /* adam(w) on a GPU: NULL, or device memory holding */
+                                 /* {step_size, bias_correction2_sqrt}, which the    */
+                                 /* kernel reads instead of the two fields above: a  */
+                                 /* captured graph then replays for every t          */
+                                 /* (strategy/graph.c fills it before each launch)   */
 } ffnn_optimizer_step;
 
 /* Floats of optimizer state per parameter: sgd 0, momentum 1 (buf), adam and adamw

@@ -4,9 +4,12 @@
  *
  * A captured run of steps [first, first + count) of an epoch is valid for any
  * epoch while the optimizer's per-step scalars stay those of the capture (sgd:
- * always; momentum: after its first step; adam: never reused, run once; a
- * learning-rate schedule: while the rate stays, e.g. within an epoch - a launch
- * whose first two steps differ, as in a warm-up, is captured and run once). One
+ * always; momentum: after its first step; adam(w): its two scalars that change
+ * with t, step_size and bias_correction2_sqrt, are read from a device table that
+ * is filled for the launch's steps before every launch (adam_table), the rest
+ * must stay; a learning-rate schedule: while the rate stays, e.g. within an
+ * epoch - a launch whose first two steps differ, as in a warm-up, is captured
+ * and run once). One
  * graph of a whole epoch (~8,000 nodes at batch 64) replays slower than 16-step
  * graphs (docs/PERFORMANCE.md): 16 steps per launch by default, more when an
  * epoch would need more launches than the cache holds (ffnn_graph_steps). */
@@ -30,6 +33,11 @@ typedef struct graph_cache {
     step_graph graphs[GRAPH_CACHE];
     uint64_t tick;              /* graph uses so far (the eviction order)        */
     uint64_t captures, replays; /* graphs captured; cached graphs launched again  */
+    float *adam_table;          /* device [2 adam_steps]: the launch's steps'
+                                   {step_size, bias_correction2_sqrt}; made at the
+                                   first adam(w) launch, shared by every graph
+                                   (stream order: filled before each launch)     */
+    size_t adam_steps;          /* its capacity in steps                         */
 } graph_cache;
 
 ffnn_status ffnn_graph_cache_create(void **cache)
@@ -46,13 +54,63 @@ void ffnn_graph_cache_free(ffnn_run *r, void *cache)
     for (int i = 0; i < GRAPH_CACHE; i++)
         if (c->graphs[i].exec)
             r->ops->graph_free(r->ctx, c->graphs[i].exec);
+    if (c->adam_table)
+        r->ops->release(r->ctx, c->adam_table);
     free(c);
 }
 
-/* 1 when two optimizer steps have the same scalars (a graph may replay one). */
+static int is_adam(const ffnn_optimizer_step *s)
+{
+    return s->kind == FFNN_OPT_ADAM || s->kind == FFNN_OPT_ADAMW;
+}
+
+/* s without what the adam table carries (a graph reads those from the table). */
+static ffnn_optimizer_step replay_key(ffnn_optimizer_step s)
+{
+    if (is_adam(&s))
+        s.step_size = s.bias_correction2_sqrt = 0.0f;
+    return s;
+}
+
+/* 1 when a graph captured at step a may replay step b: the same scalars, but for
+ * adam(w)'s two in the table. */
 static int same_update(const ffnn_optimizer_step *a, const ffnn_optimizer_step *b)
 {
-    return memcmp(a, b, sizeof *a) == 0;
+    const ffnn_optimizer_step ka = replay_key(*a), kb = replay_key(*b);
+    return memcmp(&ka, &kb, sizeof ka) == 0;
+}
+
+/* adam(w): the table made (on the first call, for `count` steps; 0 when a later
+ * launch is longer: that launch is not cached) and filled with the scalars of
+ * optimizer steps opt_t + 1 ... opt_t + count, queued before the launch. *ok 0:
+ * no table for this launch. */
+static ffnn_status adam_table_fill(ffnn_run *r, graph_cache *c, size_t count, uint64_t opt_t,
+                                   int *ok)
+{
+    *ok = 0;
+    if (!c->adam_table) {
+        void *p = NULL;
+        ffnn_status st = r->ops->alloc(r->ctx, 2 * count * sizeof(float), &p);
+        if (st != FFNN_OK)
+            return st;
+        c->adam_table = p;
+        c->adam_steps = count;
+    }
+    if (count > c->adam_steps)
+        return FFNN_OK;
+    float *host = malloc(2 * count * sizeof *host);
+    if (!host)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the adam table");
+    for (size_t k = 0; k < count; k++) {
+        const ffnn_optimizer_step s = ffnn_run_update_at(r, opt_t + 1 + k);
+        host[2 * k] = s.step_size;
+        host[2 * k + 1] = s.bias_correction2_sqrt;
+    }
+    /* stream-ordered after the previous launch; host is staged before it returns */
+    ffnn_status st = r->ops->upload(r->ctx, c->adam_table, host, 2 * count * sizeof *host);
+    free(host);
+    *ok = st == FFNN_OK;
+    return st;
 }
 
 ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
@@ -64,9 +122,15 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     /* replayable (cached) when every step has the same scalars: sgd always,
      * momentum after its first step, adam never; never with dropout (each step's
      * masks are keyed by its optimizer step, an argument of the captured kernels) */
-    const int stable = same_update(&u0, &u1) && !ffnn_strategy_has_dropout(r->model);
+    int stable = same_update(&u0, &u1) && !ffnn_strategy_has_dropout(r->model);
     step_graph *slot = NULL;
     ffnn_status st;
+    if (stable && is_adam(&u0)) { /* the launch's scalars into the table, first */
+        int table = 0;
+        if ((st = adam_table_fill(r, c, count, opt_t, &table)) != FFNN_OK)
+            return st;
+        stable = table;
+    }
     for (int i = 0; i < GRAPH_CACHE; i++) {
         step_graph *g = &c->graphs[i];
         if (g->exec && g->first == first && g->count == count && stable &&
@@ -84,7 +148,12 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     }
     if ((st = r->ops->capture_begin(r->ctx)) != FFNN_OK)
         return st;
+    if (stable && is_adam(&u0)) { /* the captured updates read the table */
+        r->adam_scalars = c->adam_table;
+        r->adam_scalars_t0 = opt_t + 1;
+    }
     const ffnn_status qs = ffnn_step_queue_run(r, first, count, opt_t);
+    r->adam_scalars = NULL;
     void *exec = NULL;
     st = r->ops->capture_end(r->ctx, &exec); /* ends the capture even after an error */
     if (qs != FFNN_OK) {
@@ -98,9 +167,9 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     slot->exec = exec;
     slot->first = first;
     slot->count = count;
-    slot->update = u0;
+    slot->update = u0; /* compared through same_update (adam: without the table's) */
     slot->used = ++c->tick;
-    if (!stable) { /* adam, dropout: use once */
+    if (!stable) { /* dropout, changing scalars: use once */
         st = r->ops->graph_launch(r->ctx, exec);
         r->ops->graph_free(r->ctx, exec);
         slot->exec = NULL;

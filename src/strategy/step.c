@@ -310,7 +310,9 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
     float *output;
     ffnn_status st = FFNN_OK;
     size_t width = m->layers[m->layer_count - 1].out;
-    const ffnn_optimizer_step update = ffnn_run_update_at(r, opt_t);
+    ffnn_optimizer_step update = ffnn_run_update_at(r, opt_t);
+    if (r->adam_scalars && (update.kind == FFNN_OPT_ADAM || update.kind == FFNN_OPT_ADAMW))
+        update.device_scalars = r->adam_scalars + 2 * (opt_t - r->adam_scalars_t0);
     const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
     r->dropout_row0 = first - s * r->cfg->batch_size; /* this rank's first row of the step */
     /* data parallelism: this rank's gradients are of the mean over its rows;

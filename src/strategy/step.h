@@ -114,6 +114,12 @@ typedef struct ffnn_run {
     const ffnn_plateau *plateau; /* reduce-on-plateau's state (the trainer's)    */
     ffnn_mixed *mixed;        /* the bf16 pipeline's buffers (ffnn_mixed), or NULL:
                                  every step in the fp32 buffers                  */
+    const float *adam_scalars; /* while graph.c captures an adam(w) run: device
+                                 float[2 count], step opt_t's {step_size,
+                                 bias_correction2_sqrt} at 2 (opt_t -
+                                 adam_scalars_t0), refilled before every launch
+                                 (ffnn_optimizer_step.device_scalars); else NULL */
+    uint64_t adam_scalars_t0; /* the optimizer step of adam_scalars[0]          */
 } ffnn_run;
 
 /* The mixed-precision buffers of r (per_op.c's cublaslt prepare): allocated on

@@ -4,7 +4,8 @@
  * decay, and AdamW, one kernel of the per-element step for all. Each is
  * one grid-stride kernel with ctx->block_1d threads per block, one thread per
  * parameter; n may be any size_t. The per-step scalars come from the host
- * (ffnn_optimizer_step, passed by value).
+ * (ffnn_optimizer_step, passed by value); Adam's two that change with t from
+ * device memory when step.device_scalars is set (a replayed graph: graph.c).
  *
  * The per-parameter formulas are device_math.cuh's (every float operation spelled
  * with its rounding, in the order of the CPU reference src/backend/cpu/cpu_math.h):
@@ -41,6 +42,16 @@ static __global__ void sgd_update_kernel(float *__restrict__ params,
     }
 }
 
+/* Adam's step_size and bias_correction2_sqrt from s.device_scalars when set (the
+ * values the host computed for this step, uploaded before the graph's launch). */
+static __device__ __forceinline__ void adam_scalars_load(ffnn_optimizer_step &s)
+{
+    if (s.device_scalars != NULL) {
+        s.step_size = s.device_scalars[0];
+        s.bias_correction2_sqrt = s.device_scalars[1];
+    }
+}
+
 /* buf = first_step ? g : momentum buf + g;  d = nesterov ? g + momentum buf : buf;
  * params -= lr d (ffnn_dev_momentum_buf, ffnn_dev_momentum_param).
  * params [n], grads [n], buf [n] (not read at the first step). */
@@ -70,6 +81,7 @@ static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restri
                                           float *__restrict__ m, float *__restrict__ v,
                                           size_t n, __nv_bfloat16 *__restrict__ shadow)
 {
+    adam_scalars_load(s);
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float g = grads[i];
@@ -92,6 +104,7 @@ static __global__ void decay_update_kernel(ffnn_optimizer_step s, float *__restr
                                            float *__restrict__ s0, float *__restrict__ s1,
                                            size_t n, __nv_bfloat16 *__restrict__ shadow)
 {
+    adam_scalars_load(s);
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         ffnn_dev_optimizer_element(s, &params[i], grads[i], s0 ? &s0[i] : NULL,
