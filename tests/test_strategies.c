@@ -371,6 +371,72 @@ static test_result adam_launches(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The persistent kernel's two exchanges of the partial logits (backend/cuda/
+ * persistent.cu): batch x classes up to 1024 takes one barrier (the sum in 64-bit
+ * fixed point), larger the two-barrier one: 784-64relu-10 at batch 64 and 96 (one)
+ * and 128 and 256 (two), 100 steps each against the cpu reference. Then the fixed
+ * point's documented limit: every parameter 100 makes partial logits over 2^20 (h
+ * up to ~78,500 times 100), and the step's loss must read NaN, which the trainer
+ * reports as divergence, rather than a wrapped sum; the cpu's is finite (all
+ * logits of a row equal, ~1e8). */
+static test_result persistent_exchanges(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *train = NULL, *test = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    const size_t batches[] = {64, 96, 128, 256};
+    for (size_t k = 0; k < 5; k++) {
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_create("784-64relu-10", &m));
+        CHECK_OK(ffnn_model_init(m, 3));
+        const int huge = k == 4;
+        if (huge) {
+            float *w = ffnn_model_parameters(m);
+            for (size_t i = 0; i < ffnn_model_parameter_count(m); i++)
+                w[i] = 100.0f;
+        }
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.batch_size = huge ? 64 : batches[k];
+        cfg.learning_rate = 0.05f;
+        cfg.seed = 5;
+        ffnn_train_config ref_cfg = cfg;
+        ref_cfg.device = FFNN_DEVICE_CPU;
+        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        cfg.device = FFNN_DEVICE_CUDA;
+        cfg.strategy = FFNN_STRATEGY_PERSISTENT;
+        ffnn_trainer *cpu = NULL, *gpu = NULL;
+        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        if (huge) {
+            double lc = 0, lg = 0;
+            CHECK_OK(ffnn_trainer_step(cpu, &lc));
+            const ffnn_status st = ffnn_trainer_step(gpu, &lg);
+            CHECK(isfinite(lc) && st != FFNN_OK && strstr(ffnn_last_error(), "loss is nan"),
+                  "logits over the fixed point's range: cpu loss %g (expected finite), "
+                  "persistent: status %d, %s (expected: the loss is nan)", lc, (int)st,
+                  st == FFNN_OK ? "no error" : ffnn_last_error());
+            printf("     every parameter 100: cpu loss %g, persistent: %s\n", lc,
+                   ffnn_last_error());
+        } else {
+            double worst = 0;
+            char what[96];
+            snprintf(what, sizeof what, "784-64relu-10 persistent batch %zu", batches[k]);
+            if (test_steps_follow(cpu, gpu, 100, what, &worst) != TEST_PASS)
+                return TEST_FAIL;
+            printf("     %s (%s): 100 steps, worst relative loss difference %.2e\n", what,
+                   batches[k] * 10 <= 1024 ? "one barrier" : "two barriers", worst);
+        }
+        ffnn_trainer_free(cpu);
+        ffnn_trainer_free(gpu);
+        ffnn_model_free(m);
+    }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
 /* An explicit persistent request for a net outside its scope fails at create
  * with the reason; auto picks another strategy for it. */
 static test_result persistent_refusal(char *why, size_t why_size)
@@ -716,6 +782,7 @@ const test_case strategies_tests[] = {
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
     {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
     {"strategies_adam_graphs_replay_and_follow_cpu", adam_launches},
+    {"strategies_persistent_exchanges_follow_cpu", persistent_exchanges},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
     {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
     {"strategies_tune_on_cpu_is_auto", tune_on_cpu},

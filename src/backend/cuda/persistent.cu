@@ -2,7 +2,7 @@
  * persistent.cu - the persistent strategy (--kernels persistent): one cooperative
  * kernel runs many SGD steps of a dense net in -> hidden (act) -> out with softmax
  * cross-entropy on labels or mean squared error on float targets, the weights held
- * on chip across the SMs, two grid-wide barriers per step. Plus a micro-benchmark
+ * on chip across the SMs, one or two grid-wide barriers per step. Plus a micro-benchmark
  * of the grid barrier itself.
  *
  * Work split (G blocks of PT threads, one per SM; block g owns hidden units
@@ -12,20 +12,36 @@
  *   per step (B rows, the last batch may be short):
  *   A  gather the batch by index (uint8 images -> x = p/255 exactly, in
  *      device_math.cuh's division-free form, or float values) into shared memory
- *      in chunks of RC rows; h[:, J] = act(x W1[J]^T + b1[J]);
- *      partial logits P_g[b, :] = h[b, J] W2[:, J]^T -> global part [B, G, out]
- *   -- grid barrier 1 --
- *   B  one warp per row b: logits = b2 + sum_g P_g[b, :] (fixed order), softmax,
- *      cross-entropy, correct, dlogits = (softmax - onehot) / B -> global dlog [B, out]
- *      (mse: row loss mean_j (o_j - t_j)^2, dlog = 2 (o - t) / (B out), loss.cu's)
- *   -- grid barrier 2 --
- *   C  every block reads dlog: db2, dW2[:, J] = dlog^T h[:, J], dz1[:, J] =
- *      (dlog W2[:, J]) * act'(h), db1[J], dW1[J, :] = dz1[:, J]^T x, and applies
- *      p -= lr g (ffnn_dev_sgd, rounded as optimizer_update) to what it owns.
- *   The next step's partial logits overwrite part only after barrier 2 (all of
- *   phase B's reads done), and its barrier 1 follows every block's phase C, so one
- *   pair of buffers serves every step. Results are deterministic: every sum runs
- *   in a fixed order; they differ from the per-op path only in summation order.
+ *      in chunks of RC rows; h[:, J] = act(x W1[J]^T + b1[J]); partial logits
+ *      P_g[b, :] = h[b, J] W2[:, J]^T go to the exchange
+ *   B  logits = b2 + sum_g P_g[b, :], softmax, cross-entropy, correct, dlogits =
+ *      (softmax - onehot) / B (mse: row loss mean_j (o_j - t_j)^2, dlog = 2 (o - t) /
+ *      (B out), loss.cu's); two exchanges, picked per launch (B * out <=
+ *      ONE_BARRIER_MAX: one barrier):
+ *      one barrier  P_g added in 64-bit fixed point (units of 2^-32, fx_from) into
+ *                   the step's accumulator acc[s % 3] [B, out]; -- grid barrier --;
+ *                   every block finishes every row (half a warp per row) into its
+ *                   own shared memory; block b % G writes row b's loss and correct;
+ *                   acc[(s + 2) % 3] (step s - 1's) is zeroed for step s + 2. The
+ *                   sum is exact integer addition, so the order in which blocks add
+ *                   does not matter; then rounded once to float. acc[s % 3] is read
+ *                   after step s's barrier and before any block reaches step s + 1's,
+ *                   zeroed after step s + 1's and added to after step s + 2's (the
+ *                   launch starts with all three zeroed). A partial that is not
+ *                   finite or not below 2^20 in magnitude (FX_LIMIT) marks the step,
+ *                   whose logits read NaN: a diverged step stays visible.
+ *      two barriers P_g -> global part [B, G, out]; -- grid barrier 1 --; one warp
+ *                   per row sums them in a fixed order (lane l: slices l, l + 32, ...,
+ *                   then the butterfly) and writes dlog [B, out]; -- grid barrier 2 --;
+ *                   every block reads dlog. The next step's partial logits overwrite
+ *                   part only after barrier 2, its barrier 1 follows every block's
+ *                   phase C: one pair of buffers serves every step.
+ *   C  db2, dW2[:, J] = dlog^T h[:, J], dz1[:, J] = (dlog W2[:, J]) * act'(h), db1[J],
+ *      dW1[J, :] = dz1[:, J]^T x, and p -= lr g (ffnn_dev_sgd, rounded as
+ *      optimizer_update) applied to what the block owns.
+ *   Results are deterministic: every float sum runs in a fixed order; they differ
+ *   from the per-op path only in summation order (and, one barrier, the fixed
+ *   point's rounding of partials below 2^-8 in magnitude, to 2^-33).
  *
  * The barrier: thread 0 of each block fences, adds 1 to a global counter and
  * spins (ld.acquire.gpu) until it reaches the barrier's target (k * G for the
@@ -47,6 +63,23 @@
 #define PWARPS (PT / 32)
 #define CMAX 16        /* most classes (one register per class per lane)   */
 #define NPROF 8        /* phases timed with FFNN_PERSISTENT_PROFILE=1      */
+
+/* The logits' exchange in 64-bit fixed point, units of 2^-32: a partial v with
+ * |v| < FX_LIMIT = 2^20 converts exactly when |v| >= 2^-8 (v * 2^32 is then an
+ * integer in float), else with an absolute error under 2^-33; G < 2^11 blocks'
+ * partials sum to under 2^63. Integer addition makes the sum independent of the
+ * order in which the blocks add. */
+#define FX_LIMIT 1048576.0f
+/* batch x classes up to which the launch takes the one-barrier exchange */
+#define ONE_BARRIER_MAX 1024
+static __device__ __forceinline__ long long fx_from(float v)
+{
+    return __float2ll_rn(v * 4294967296.0f);
+}
+static __device__ __forceinline__ float fx_to(long long q)
+{
+    return __ll2float_rn(q) * 2.3283064365386963e-10f; /* exact: a power of 2 */
+}
 
 /* With p.prof set (uniform over the grid): close phase k of thread 0's clock. */
 #define PROF_MARK(k)                                                               \
@@ -70,8 +103,11 @@ typedef struct pjob_dev {
     float *W1, *b1, *W2, *b2;
     float *row_loss;
     uint8_t *row_correct;
-    float *part;           /* [B, G, C] partial logits                     */
-    float *dlog;           /* [B, C]                                       */
+    int one_barrier;       /* 1: the fixed-point exchange (acc, bad); 0: part, dlog */
+    long long *acc;        /* [3, B, C] logits accumulators, fixed point   */
+    unsigned *bad;         /* [3] a partial out of FX_LIMIT in that step     */
+    float *part;           /* [B, G, CMAX] partial logits (two barriers)   */
+    float *dlog;           /* [B, C] dlogits (two barriers)                */
     unsigned *bar;         /* barrier counter, zeroed before the launch    */
     unsigned long long *prof; /* [G, NPROF] clock cycles per phase, or NULL */
     float lr;
@@ -315,7 +351,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     float *red = dls; /* [PT, JB]: phase A's k-split sums share dls's space */
     const int dls_floats = 4 * ((max(p.B * p.C, PT * JB) + 3) / 4);
     int *sidx = (int *)(dls + dls_floats);   /* [RC]                      */
-    float *NGs = (float *)(sidx + 4 * ((p.RC + 3) / 4)); /* [NG-1, JB, D4*4] */
+    int *srow = sidx + 4 * ((p.RC + 3) / 4); /* [B] labels (ce) / data rows (mse) */
+    float *NGs = (float *)(srow + 4 * ((p.B + 3) / 4)); /* [NG-1, JB, D4*4] */
 
     const int g = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
     const int j0 = g * JB, C = p.C, G = p.G, B = p.B;
@@ -343,10 +380,15 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         const int row0 = (p.first_step + s) * B;
         const int rows = min(B, p.n - row0);
         const float inv_rows = 1.0f / (float)rows;
-        /* phase B's label of this warp's first row, loaded now, used after barrier 1 */
+        /* phase B's labels, loaded now, used after the barrier. One barrier: every
+         * row's (mse: data row) into srow, row t's held in a register through phase
+         * A; two barriers: this warp's first row's */
+        const int mine_t = p.one_barrier && t < rows;
+        const int row_t = mine_t ? p.index[row0 + t] : 0;
+        const int lab_t = mine_t ? (p.mse ? row_t : p.labels[row_t]) : 0;
         const int b_first = g + G * warp;
-        const int label_first =
-            b_first < rows && !p.mse ? p.labels[p.index[row0 + b_first]] : 0;
+        const int label_first = !p.one_barrier && b_first < rows && !p.mse
+                                    ? p.labels[p.index[row0 + b_first]] : 0;
 
         /* ---- A: forward of the hidden slice, chunk by chunk ---- */
         for (int c0 = 0; c0 < rows; c0 += p.RC) {
@@ -389,106 +431,197 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             __syncthreads();
             PROF_MARK(1);
         }
-        /* partial logits of this block's hidden units: part[b, g, 0..CMAX) (the
-         * classes padded to CMAX floats, so phase B reads them as float4s) */
-        for (int i = t; i < rows * CMAX; i += PT) {
-            const int b = i / CMAX, c = i - b * CMAX;
-            float v = 0.0f;
-            if (c < C) {
+        /* partial logits of this block's hidden units: one barrier, added into
+         * acc[s % 3]; two barriers, part[b, g, 0..CMAX) (the classes padded to CMAX
+         * floats, so phase B reads them as float4s) */
+        if (p.one_barrier) { /* published by the barrier's __syncthreads */
+            if (mine_t) srow[t] = lab_t;
+            for (int b = t + PT; b < rows; b += PT) {
+                const int r = p.index[row0 + b];
+                srow[b] = p.mse ? r : p.labels[r];
+            }
+        }
+        long long *acc = p.acc + (size_t)(s % 3) * B * C;
+        if (p.one_barrier) {
+            for (int i = t; i < rows * C; i += PT) {
+                const int b = i / C, c = i - b * C;
+                float v = 0.0f;
 #pragma unroll
                 for (int j = 0; j < JB; j++) v = fmaf(Hs[b * JB + j], W2s[c * JB + j], v);
+                if (fabsf(v) < FX_LIMIT) /* not NaN, not too large */
+                    atomicAdd((unsigned long long *)(acc + i), (unsigned long long)fx_from(v));
+                else
+                    atomicOr(p.bad + s % 3, 1u);
             }
-            p.part[((size_t)b * G + g) * CMAX + c] = v;
+            /* the next step's images into L2 while the grid gathers */
+            if (s + 1 < p.steps) prefetch_step(p, p.first_step + s + 1, 0, G);
+        } else {
+            for (int i = t; i < rows * CMAX; i += PT) {
+                const int b = i / CMAX, c = i - b * CMAX;
+                float v = 0.0f;
+                if (c < C) {
+#pragma unroll
+                    for (int j = 0; j < JB; j++) v = fmaf(Hs[b * JB + j], W2s[c * JB + j], v);
+                }
+                p.part[((size_t)b * G + g) * CMAX + c] = v;
+            }
         }
         PROF_MARK(2);
         grid_barrier(p.bar, target += G);
         PROF_MARK(3);
 
-        /* ---- B: logits, softmax cross-entropy, dlogits: one warp per row ---- */
-        /* the next step's images into L2, by the blocks without a row here (all
-         * blocks when every block has one): off the rows' critical path */
-        if (s + 1 < p.steps) {
-            if (rows < G && g >= rows)
-                prefetch_step(p, p.first_step + s + 1, rows, G - rows);
-            else if (rows >= G)
-                prefetch_step(p, p.first_step + s + 1, 0, G);
-        }
-        for (int b = g + G * warp; b < rows; b += G * PWARPS) {
-            const int label =
-                p.mse ? 0 : b == b_first ? label_first : p.labels[p.index[row0 + b]];
-            float z[CMAX];
-#pragma unroll
-            for (int c = 0; c < CMAX; c++) z[c] = 0.0f;
+        if (p.one_barrier) {
+            /* ---- B, one barrier: every block, every row (half a warp per row):
+             * logits, softmax cross-entropy (mse), dlogits into dls ---- */
+            long long *old = p.acc + (size_t)((s + 2) % 3) * B * C; /* step s - 1's */
+            for (int i = g * PT + t; i < B * C; i += G * PT) old[i] = 0;
+            if (g == 0 && t == 0) p.bad[(s + 2) % 3] = 0u;
+            const int bad = __ldcg(p.bad + s % 3) != 0u;
 #pragma unroll 4
-            for (int gg = lane; gg < G; gg += 32) {
-                const float4 *src = (const float4 *)(p.part + ((size_t)b * G + gg) * CMAX);
+            for (int i = t; i < rows * C; i += PT) dls[i] = fx_to(__ldcg(acc + i));
+            __syncthreads();
+            const int half = lane >> 4, c = lane & 15;
+            const float scale = p.mse ? 1.0f / ((float)rows * (float)C) : inv_rows;
+            for (int b0 = 2 * warp; b0 < rows; b0 += 2 * PWARPS) {
+                const int b = b0 + half;
+                const bool live = b < rows && c < C;
+                const int lab = b < rows ? srow[b] : 0; /* label, or (mse) data row */
+                float z = live ? __fadd_rn(dls[b * C + c], b2s[c]) : -INFINITY;
+                if (bad && live) z = NAN;
+                /* max and first argmax over the row's lanes (xor 8 .. 1 stays in half) */
+                float m = z;
+                int arg = live ? c : CMAX;
 #pragma unroll
-                for (int q = 0; q < CMAX / 4; q++) {
-                    if (4 * q < C) {
-                        const float4 v = __ldcg(src + q);
-                        z[4 * q] += v.x;
-                        z[4 * q + 1] += v.y;
-                        z[4 * q + 2] += v.z;
-                        z[4 * q + 3] += v.w;
+                for (int off = 8; off > 0; off >>= 1) {
+                    const float om = __shfl_xor_sync(0xffffffffu, m, off);
+                    const int oa = __shfl_xor_sync(0xffffffffu, arg, off);
+                    if (om > m || (om == m && oa < arg)) {
+                        m = om;
+                        arg = oa;
                     }
                 }
-            }
-            float m = -INFINITY, mine = 0.0f;
-            int arg = 0;
+                const int own = b < rows && c == 0 && b % G == g;
+                if (p.mse) { /* loss.cu's mse_kernel with float targets */
+                    const float tt = live ? p.targets[(size_t)lab * C + c] : 0.0f;
+                    const float d = z - tt;
+                    float sum = live ? ffnn_dev_mse_term(d) : 0.0f;
 #pragma unroll
-            for (int c = 0; c < CMAX; c++) {
-                if (c < C) {
-                    z[c] = __fadd_rn(warp_sum(z[c]), b2s[c]);
-                    if (c == 0 || z[c] > m) { m = z[c]; arg = c; }
-                    if (c == lane) mine = z[c];
+                    for (int off = 8; off > 0; off >>= 1)
+                        sum += __shfl_xor_sync(0xffffffffu, sum, off);
+                    const unsigned okm =
+                        __ballot_sync(0xffffffffu, !live || (z > 0.5f) == (tt > 0.5f));
+                    if (own) {
+                        p.row_loss[row0 + b] = sum / (float)C;
+                        p.row_correct[row0 + b] =
+                            (uint8_t)(((okm >> (16 * half)) & 0xffffu) == 0xffffu);
+                    }
+                    if (live) dls[b * C + c] = ffnn_dev_mse_grad(d, scale);
+                    continue;
                 }
+                float se = live ? ffnn_dev_softmax_term(z, m) : 0.0f;
+#pragma unroll
+                for (int off = 8; off > 0; off >>= 1)
+                    se += __shfl_xor_sync(0xffffffffu, se, off);
+                const float zl = __shfl_sync(0xffffffffu, z, (lane & 16) | (lab & 15));
+                if (own) {
+                    p.row_loss[row0 + b] =
+                        lab >= 0 && lab < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
+                    p.row_correct[row0 + b] =
+                        (uint8_t)(C == 1 ? (z > 0.0f) == (lab != 0) : arg == lab);
+                }
+                if (live) dls[b * C + c] = ffnn_dev_softmax_ce_grad(z, m, se, c == lab, scale);
             }
-            if (p.mse) { /* loss.cu's mse_kernel with float targets, every lane alike */
-                const float *tr = p.targets + (size_t)p.index[row0 + b] * C;
-                const float scale = 1.0f / ((float)rows * (float)C);
-                float sum = 0.0f, mine_t = 0.0f;
-                int ok = 1;
+            __syncthreads();
+            PROF_MARK(4);
+            PROF_MARK(5);
+        } else {
+            /* ---- B, two barriers: logits, softmax cross-entropy, dlogits: one warp
+             * per row; the next step's images into L2, by the blocks without a row
+             * here (all blocks when every block has one): off the rows' critical path */
+            if (s + 1 < p.steps) {
+                if (rows < G && g >= rows)
+                    prefetch_step(p, p.first_step + s + 1, rows, G - rows);
+                else if (rows >= G)
+                    prefetch_step(p, p.first_step + s + 1, 0, G);
+            }
+            for (int b = g + G * warp; b < rows; b += G * PWARPS) {
+                const int label =
+                    p.mse ? 0 : b == b_first ? label_first : p.labels[p.index[row0 + b]];
+                float z[CMAX];
+#pragma unroll
+                for (int c = 0; c < CMAX; c++) z[c] = 0.0f;
+#pragma unroll 4
+                for (int gg = lane; gg < G; gg += 32) {
+                    const float4 *src = (const float4 *)(p.part + ((size_t)b * G + gg) * CMAX);
+#pragma unroll
+                    for (int q = 0; q < CMAX / 4; q++) {
+                        if (4 * q < C) {
+                            const float4 v = __ldcg(src + q);
+                            z[4 * q] += v.x;
+                            z[4 * q + 1] += v.y;
+                            z[4 * q + 2] += v.z;
+                            z[4 * q + 3] += v.w;
+                        }
+                    }
+                }
+                float m = -INFINITY, mine = 0.0f;
+                int arg = 0;
 #pragma unroll
                 for (int c = 0; c < CMAX; c++) {
                     if (c < C) {
-                        const float t = tr[c], d = z[c] - t;
-                        sum += ffnn_dev_mse_term(d);
-                        ok &= (z[c] > 0.5f) == (t > 0.5f);
-                        if (c == lane) mine_t = t;
+                        z[c] = __fadd_rn(warp_sum(z[c]), b2s[c]);
+                        if (c == 0 || z[c] > m) { m = z[c]; arg = c; }
+                        if (c == lane) mine = z[c];
                     }
                 }
-                if (lane == 0) {
-                    p.row_loss[row0 + b] = sum / (float)C;
-                    p.row_correct[row0 + b] = (uint8_t)ok;
-                }
-                if (lane < C)
-                    p.dlog[(size_t)b * C + lane] = ffnn_dev_mse_grad(mine - mine_t, scale);
-                continue;
-            }
-            float se = 0.0f;
+                if (p.mse) { /* loss.cu's mse_kernel with float targets, every lane alike */
+                    const float *tr = p.targets + (size_t)p.index[row0 + b] * C;
+                    const float scale = 1.0f / ((float)rows * (float)C);
+                    float sum = 0.0f, mine_t = 0.0f;
+                    int ok = 1;
 #pragma unroll
-            for (int c = 0; c < CMAX; c++)
-                if (c < C) se += ffnn_dev_softmax_term(z[c], m);
-            if (lane == 0) {
-                float zl = 0.0f;
+                    for (int c = 0; c < CMAX; c++) {
+                        if (c < C) {
+                            const float tt = tr[c], d = z[c] - tt;
+                            sum += ffnn_dev_mse_term(d);
+                            ok &= (z[c] > 0.5f) == (tt > 0.5f);
+                            if (c == lane) mine_t = tt;
+                        }
+                    }
+                    if (lane == 0) {
+                        p.row_loss[row0 + b] = sum / (float)C;
+                        p.row_correct[row0 + b] = (uint8_t)ok;
+                    }
+                    if (lane < C)
+                        p.dlog[(size_t)b * C + lane] = ffnn_dev_mse_grad(mine - mine_t, scale);
+                    continue;
+                }
+                float se = 0.0f;
 #pragma unroll
                 for (int c = 0; c < CMAX; c++)
-                    if (c == label) zl = z[c];
-                p.row_loss[row0 + b] = label < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
-                p.row_correct[row0 + b] = (uint8_t)(C == 1 ? (z[0] > 0.0f) == (label != 0)
-                                                           : arg == label);
+                    if (c < C) se += ffnn_dev_softmax_term(z[c], m);
+                if (lane == 0) {
+                    float zl = 0.0f;
+#pragma unroll
+                    for (int c = 0; c < CMAX; c++)
+                        if (c == label) zl = z[c];
+                    p.row_loss[row0 + b] =
+                        label >= 0 && label < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
+                    p.row_correct[row0 + b] = (uint8_t)(C == 1 ? (z[0] > 0.0f) == (label != 0)
+                                                               : arg == label);
+                }
+                if (lane < C)
+                    p.dlog[(size_t)b * C + lane] =
+                        ffnn_dev_softmax_ce_grad(mine, m, se, lane == label, inv_rows);
             }
-            if (lane < C)
-                p.dlog[(size_t)b * C + lane] =
-                    ffnn_dev_softmax_ce_grad(mine, m, se, lane == label, inv_rows);
+            PROF_MARK(4);
+            grid_barrier(p.bar, target += G);
+            for (int i = t; i < rows * C; i += PT) dls[i] = __ldcg(p.dlog + i);
+            __syncthreads();
+            PROF_MARK(5);
         }
-        PROF_MARK(4);
-        grid_barrier(p.bar, target += G);
-        PROF_MARK(5);
 
         /* ---- C: backward and update of what this block owns ---- */
-        for (int i = t; i < rows * C; i += PT) dls[i] = __ldcg(p.dlog + i);
-        __syncthreads();
         /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each */
         for (int q = warp; q < C * (1 + JB); q += PWARPS) {
             const int c = q / (1 + JB), k = q - c * (1 + JB);
@@ -612,7 +745,7 @@ static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4,
     return (size_t)JB * XS + (size_t)RC * (u8 ? (size_t)D4s : XS) +
            4 * ((CMAX * JB + 3) / 4) + 8 + CMAX + 4 * ((CMAX * (1 + JB) + 3) / 4) +
            2 * 4 * (((size_t)B * JB + 3) / 4) + 4 * ((dls + 3) / 4) +
-           4 * (((size_t)RC + 3) / 4) /* sidx */ +
+           4 * (((size_t)RC + 3) / 4) /* sidx */ + 4 * (((size_t)B + 3) / 4) /* srow */ +
            (size_t)(NG - 1) * JB * D4 * 4 /* dW1 partial sums */;
 }
 
@@ -730,7 +863,8 @@ extern "C" int ffnn_cuda_persistent_supported(void *vctx, const ffnn_persistent_
     return ok;
 }
 
-/* The scratch of a launch: part [B, G, C], dlog [B, C], the barrier counter. */
+/* The scratch of a launch: acc [3, B, C] or part [B, G, CMAX] and dlog [B, C]; the
+ * barrier counter and bad [3]. */
 static ffnn_status scratch(ffnn_cuda_ctx *ctx, size_t bytes, void **out)
 {
     if (ctx->persist_bytes < bytes) {
@@ -753,7 +887,7 @@ static ffnn_status scratch(ffnn_cuda_ctx *ctx, size_t bytes, void **out)
 static ffnn_status print_profile(ffnn_cuda_ctx *ctx, const pjob_dev *p, int G)
 {
     static const char *names[NPROF] = {"load x", "forward", "partial logits", "barrier 1",
-                                       "softmax/CE rows", "barrier 2", "backward small",
+                                       "softmax/CE rows", "barrier 2 + dlog", "backward small",
                                        "dW1 + update"};
     unsigned long long host[NPROF * 1024];
     if (G > 1024) return FFNN_OK;
@@ -810,10 +944,14 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "persistent kernel: %d blocks cannot all be resident", pl.G);
     const size_t B = job->batch_size, C = job->out;
-    const size_t part_bytes = B * (size_t)pl.G * CMAX * sizeof(float);
-    const size_t dlog_bytes = B * C * sizeof(float);
+    /* the exchange (measured, docs/PERFORMANCE.md: one barrier 13.1 against 14.4
+     * ms/epoch at batch 64, a tie at 128, 8.9 against 8.3 at 256; H200) */
+    const int one_barrier = B * C <= ONE_BARRIER_MAX;
+    const size_t acc_bytes = one_barrier ? 3 * B * C * sizeof(long long)
+                                         : B * (size_t)pl.G * CMAX * sizeof(float) +
+                                               ((B * C * sizeof(float) + 127) & ~(size_t)127);
     void *base = NULL;
-    if ((st = scratch(ctx, part_bytes + dlog_bytes + 128 +
+    if ((st = scratch(ctx, acc_bytes + 128 +
                            (size_t)pl.G * NPROF * sizeof(unsigned long long), &base)) != FFNN_OK)
         return st;
 
@@ -831,9 +969,15 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.b2 = job->b2;
     p.row_loss = job->row_loss;
     p.row_correct = job->row_correct;
-    p.part = (float *)base;
-    p.dlog = (float *)((char *)base + part_bytes);
-    p.bar = (unsigned *)((char *)base + part_bytes + dlog_bytes);
+    p.one_barrier = one_barrier;
+    if (one_barrier) {
+        p.acc = (long long *)base;
+    } else {
+        p.part = (float *)base;
+        p.dlog = (float *)((char *)base + B * (size_t)pl.G * CMAX * sizeof(float));
+    }
+    p.bar = (unsigned *)((char *)base + acc_bytes);
+    p.bad = p.bar + 4;
     p.lr = job->lr;
     p.D = (int)job->in;
     p.H = (int)job->hidden;
@@ -853,8 +997,10 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.has_b2 = job->b2 != NULL;
     const char *prof_env = getenv("FFNN_PERSISTENT_PROFILE");
     const int profile = prof_env != NULL && prof_env[0] == '1';
-    if (profile) p.prof = (unsigned long long *)((char *)base + part_bytes + dlog_bytes + 128);
-    FFNN_CUDA_CHECK(ctx, cudaMemsetAsync(p.bar, 0, sizeof(unsigned), ctx->stream));
+    if (profile) p.prof = (unsigned long long *)((char *)base + acc_bytes + 128);
+    /* the accumulators (one barrier), the barrier counter and the flags start at 0 */
+    FFNN_CUDA_CHECK(ctx, cudaMemsetAsync(one_barrier ? base : (void *)p.bar, 0,
+                                         one_barrier ? acc_bytes + 128 : 128, ctx->stream));
     void *args[] = {(void *)&p};
     FFNN_CUDA_CHECK(ctx, cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB, pl.u8),
                                                      dim3((unsigned)pl.G), dim3(PT), args,
