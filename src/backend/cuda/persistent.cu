@@ -20,7 +20,7 @@
  *      ONE_BARRIER_MAX: one barrier):
  *      one barrier  P_g added in 64-bit fixed point (units of 2^-32, fx_from) into
  *                   the step's accumulator acc[s % 3] [B, out]; -- grid barrier --;
- *                   every block finishes every row (half a warp per row) into its
+ *                   every block finishes every row (a quarter warp) into its
  *                   own shared memory; block b % G writes row b's loss and correct;
  *                   acc[(s + 2) % 3] (step s - 1's) is zeroed for step s + 2. The
  *                   sum is exact integer addition, so the order in which blocks add
@@ -151,44 +151,72 @@ static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned 
 /* Words of a row per lane in load_x's fast path (rows up to 32*4*LOAD_SLOTS
  * features: 1024); each lane has 2*LOAD_SLOTS loads in flight. */
 #define LOAD_SLOTS 8
+/* Rows per warp and round in load_rows_u8 (4: 2 * LOAD_SLOTS loads in flight per lane
+ * more than 2; batch 64 -0.1 to -0.4 ms/epoch, H200, docs/PERFORMANCE.md) */
+#define LOAD_ROWS 4
 /* float4 loads in flight per thread in load_x's narrow-row path */
 #define NARROW_SLOTS 1
 
-/* Rows [row, row + rc) of the epoch into Xs [RC, D4s*4] (float4 columns < D4).
- * Rows of 64+ features: warp w copies rows w, w + PWARPS, ..., two rows per round, its lanes striding
- * over the row's 4-byte words (uint8 images) or float4s (float values), every
- * load of a round issued before the first is used. */
-static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, int rc)
+/* Rows of uint8 words (4 pixels each, up to 32*LOAD_SLOTS words per row) of the chunk
+ * into Xs: warp w copies rows w, w + PWARPS, ..., R rows per round, its lanes
+ * striding over the row's words, every load of a round issued before the first is
+ * used; RAW keeps the words, else each becomes 4 floats p/255. */
+template <int R, bool RAW>
+static __device__ __forceinline__ void load_rows_u8(const pjob_dev &p, float *Xs,
+                                                    const int *sidx, int rc)
 {
-    for (int r = threadIdx.x; r < rc; r += PT) sidx[r] = p.index[row + r];
-    __syncthreads();
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, words = p.D / 4;
+    unsigned *Xw = (unsigned *)Xs;
+    float4 *X4 = (float4 *)Xs;
+    for (int r0 = warp; r0 < rc; r0 += R * PWARPS) {
+        unsigned v[R][LOAD_SLOTS];
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int r = r0 + k * PWARPS;
+            const unsigned *a =
+                (const unsigned *)(p.images + (size_t)sidx[r < rc ? r : r0] * p.D);
+#pragma unroll
+            for (int u = 0; u < LOAD_SLOTS; u++) {
+                const int w = lane + 32 * u;
+                v[k][u] = w < words && r < rc ? __ldg(a + w) : 0u;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < R; k++) {
+            const int r = r0 + k * PWARPS;
+            if (r >= rc) break;
+#pragma unroll
+            for (int u = 0; u < LOAD_SLOTS; u++) {
+                const int w = lane + 32 * u;
+                if (w < words) {
+                    if (RAW) Xw[r * p.D4s + w] = v[k][u];
+                    else X4[r * p.D4s + w] = ffnn_dev_u8x4_to_unit4(v[k][u]);
+                }
+            }
+        }
+    }
+}
+
+/* Rows [row, row + rc) of the epoch into Xs [RC, D4s*4] (float4 columns < D4);
+ * sidx[0, rc) holds their indices already when have_idx (else loaded here).
+ * Rows of 64+ features: warp w copies rows w, w + PWARPS, ..., LOAD_ROWS rows per
+ * round (uint8 images, load_rows_u8) or two (float values), its lanes striding over
+ * the row's 4-byte words or float4s, every load of a round issued before the first
+ * is used. */
+static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, int rc,
+                              int have_idx)
+{
+    if (!have_idx) {
+        for (int r = threadIdx.x; r < rc; r += PT) sidx[r] = p.index[row + r];
+        __syncthreads();
+    }
     float4 *X4 = (float4 *)Xs;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     if (p.u8) { /* raw words, 4 pixels each: no conversion here */
         unsigned *Xw = (unsigned *)Xs;
         const int words = p.D / 4;
         if (words >= 16 && words <= 32 * LOAD_SLOTS) {
-            for (int r0 = warp; r0 < rc; r0 += 2 * PWARPS) {
-                const int r1 = r0 + PWARPS;
-                const unsigned *a = (const unsigned *)(p.images + (size_t)sidx[r0] * p.D);
-                const unsigned *b =
-                    r1 < rc ? (const unsigned *)(p.images + (size_t)sidx[r1] * p.D) : a;
-                unsigned va[LOAD_SLOTS], vb[LOAD_SLOTS];
-#pragma unroll
-                for (int u = 0; u < LOAD_SLOTS; u++) {
-                    const int w = lane + 32 * u;
-                    va[u] = w < words ? __ldg(a + w) : 0u;
-                    vb[u] = w < words && r1 < rc ? __ldg(b + w) : 0u;
-                }
-#pragma unroll
-                for (int u = 0; u < LOAD_SLOTS; u++) {
-                    const int w = lane + 32 * u;
-                    if (w < words) {
-                        Xw[r0 * p.D4s + w] = va[u];
-                        if (r1 < rc) Xw[r1 * p.D4s + w] = vb[u];
-                    }
-                }
-            }
+            load_rows_u8<LOAD_ROWS, true>(p, Xs, sidx, rc);
         } else {
             for (int i = threadIdx.x; i < rc * words; i += PT) {
                 const int r = i / words, w = i - r * words;
@@ -222,48 +250,29 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
                 if (i < total) X4[r * p.D4s + w] = v[u];
             }
         }
+    } else if ((p.D & 3) == 0 && p.D <= 32 * 4 * LOAD_SLOTS && p.images != NULL) {
+        load_rows_u8<LOAD_ROWS, false>(p, Xs, sidx, rc);
     } else if ((p.D & 3) == 0 && p.D <= 32 * 4 * LOAD_SLOTS) {
-        const int words = p.D / 4; /* per row: uint32 of 4 pixels, or one float4 */
+        const int words = p.D / 4; /* per row: float4s */
         for (int r0 = warp; r0 < rc; r0 += 2 * PWARPS) {
             const int r1 = r0 + PWARPS;
-            if (p.images != NULL) {
-                const unsigned *a = (const unsigned *)(p.images + (size_t)sidx[r0] * p.D);
-                const unsigned *b =
-                    r1 < rc ? (const unsigned *)(p.images + (size_t)sidx[r1] * p.D) : a;
-                unsigned va[LOAD_SLOTS], vb[LOAD_SLOTS];
+            const float4 *a = (const float4 *)(p.values + (size_t)sidx[r0] * p.D);
+            const float4 *b = r1 < rc ? (const float4 *)(p.values + (size_t)sidx[r1] * p.D)
+                                      : a;
+            float4 va[LOAD_SLOTS], vb[LOAD_SLOTS];
+            const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
-                for (int u = 0; u < LOAD_SLOTS; u++) {
-                    const int w = lane + 32 * u;
-                    va[u] = w < words ? __ldg(a + w) : 0u;
-                    vb[u] = w < words && r1 < rc ? __ldg(b + w) : 0u;
-                }
+            for (int u = 0; u < LOAD_SLOTS; u++) {
+                const int w = lane + 32 * u;
+                va[u] = w < words ? __ldg(a + w) : zero;
+                vb[u] = w < words && r1 < rc ? __ldg(b + w) : zero;
+            }
 #pragma unroll
-                for (int u = 0; u < LOAD_SLOTS; u++) {
-                    const int w = lane + 32 * u;
-                    if (w < words) {
-                        X4[r0 * p.D4s + w] = ffnn_dev_u8x4_to_unit4(va[u]);
-                        if (r1 < rc) X4[r1 * p.D4s + w] = ffnn_dev_u8x4_to_unit4(vb[u]);
-                    }
-                }
-            } else {
-                const float4 *a = (const float4 *)(p.values + (size_t)sidx[r0] * p.D);
-                const float4 *b = r1 < rc ? (const float4 *)(p.values + (size_t)sidx[r1] * p.D)
-                                          : a;
-                float4 va[LOAD_SLOTS], vb[LOAD_SLOTS];
-                const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-                for (int u = 0; u < LOAD_SLOTS; u++) {
-                    const int w = lane + 32 * u;
-                    va[u] = w < words ? __ldg(a + w) : zero;
-                    vb[u] = w < words && r1 < rc ? __ldg(b + w) : zero;
-                }
-#pragma unroll
-                for (int u = 0; u < LOAD_SLOTS; u++) {
-                    const int w = lane + 32 * u;
-                    if (w < words) {
-                        X4[r0 * p.D4s + w] = va[u];
-                        if (r1 < rc) X4[r1 * p.D4s + w] = vb[u];
-                    }
+            for (int u = 0; u < LOAD_SLOTS; u++) {
+                const int w = lane + 32 * u;
+                if (w < words) {
+                    X4[r0 * p.D4s + w] = va[u];
+                    if (r1 < rc) X4[r1 * p.D4s + w] = vb[u];
                 }
             }
         }
@@ -376,6 +385,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     const int Dk4 = (p.D4 + KS - 1) / KS;
 
     long long pacc[NPROF] = {0, 0, 0, 0, 0, 0, 0, 0}, plast = clock64();
+    int idx_ready = 0; /* sidx holds this step's first chunk's indices */
     for (int s = 0; s < p.steps; s++) {
         const int row0 = (p.first_step + s) * B;
         const int rows = min(B, p.n - row0);
@@ -393,7 +403,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         /* ---- A: forward of the hidden slice, chunk by chunk ---- */
         for (int c0 = 0; c0 < rows; c0 += p.RC) {
             const int rc = min(p.RC, rows - c0);
-            load_x(p, Xs, sidx, row0 + c0, rc);
+            load_x(p, Xs, sidx, row0 + c0, rc, c0 == 0 && idx_ready);
             __syncthreads();
             PROF_MARK(0);
             const int r = t % p.RC, ks = t / p.RC;
@@ -471,28 +481,30 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         PROF_MARK(3);
 
         if (p.one_barrier) {
-            /* ---- B, one barrier: every block, every row (half a warp per row):
-             * logits, softmax cross-entropy (mse), dlogits into dls ---- */
+            /* ---- B, one barrier: every block, every row (a quarter warp per row,
+             * classes c and c + 8 per lane, read straight from acc): logits, softmax
+             * cross-entropy (mse), dlogits into dls ---- */
             long long *old = p.acc + (size_t)((s + 2) % 3) * B * C; /* step s - 1's */
             for (int i = g * PT + t; i < B * C; i += G * PT) old[i] = 0;
             if (g == 0 && t == 0) p.bad[(s + 2) % 3] = 0u;
             const int bad = __ldcg(p.bad + s % 3) != 0u;
-#pragma unroll 4
-            for (int i = t; i < rows * C; i += PT) dls[i] = fx_to(__ldcg(acc + i));
-            __syncthreads();
-            const int half = lane >> 4, c = lane & 15;
+            const int quarter = lane >> 3, c = lane & 7;
             const float scale = p.mse ? 1.0f / ((float)rows * (float)C) : inv_rows;
-            for (int b0 = 2 * warp; b0 < rows; b0 += 2 * PWARPS) {
-                const int b = b0 + half;
-                const bool live = b < rows && c < C;
-                const int lab = b < rows ? srow[b] : 0; /* label, or (mse) data row */
-                float z = live ? __fadd_rn(dls[b * C + c], b2s[c]) : -INFINITY;
-                if (bad && live) z = NAN;
-                /* max and first argmax over the row's lanes (xor 8 .. 1 stays in half) */
-                float m = z;
-                int arg = live ? c : CMAX;
+            for (int b0 = 4 * warp; b0 < rows; b0 += 4 * PWARPS) {
+                const int b = b0 + quarter;
+                const bool l0 = b < rows && c < C, l1 = b < rows && c + 8 < C;
+                const int lab = b < rows ? srow[b] : 0;
+                const long long *ab = acc + (size_t)b * C;
+                const long long q0 = l0 ? __ldcg(ab + c) : 0, q1 = l1 ? __ldcg(ab + c + 8) : 0;
+                float z0 = l0 ? __fadd_rn(fx_to(q0), b2s[c]) : -INFINITY;
+                float z1 = l1 ? __fadd_rn(fx_to(q1), b2s[c + 8]) : -INFINITY;
+                if (bad && l0) z0 = NAN;
+                if (bad && l1) z1 = NAN;
+                float m = z0;
+                int arg = l0 ? c : CMAX;
+                if (l1 && z1 > m) { m = z1; arg = c + 8; }
 #pragma unroll
-                for (int off = 8; off > 0; off >>= 1) {
+                for (int off = 4; off > 0; off >>= 1) {
                     const float om = __shfl_xor_sync(0xffffffffu, m, off);
                     const int oa = __shfl_xor_sync(0xffffffffu, arg, off);
                     if (om > m || (om == m && oa < arg)) {
@@ -501,35 +513,45 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     }
                 }
                 const int own = b < rows && c == 0 && b % G == g;
-                if (p.mse) { /* loss.cu's mse_kernel with float targets */
-                    const float tt = live ? p.targets[(size_t)lab * C + c] : 0.0f;
-                    const float d = z - tt;
-                    float sum = live ? ffnn_dev_mse_term(d) : 0.0f;
+                float *dl = dls + (size_t)b * C;
+                if (p.mse) {
+                    const float *tr = p.targets + (size_t)lab * C;
+                    const float t0 = l0 ? tr[c] : 0.0f, t1 = l1 ? tr[c + 8] : 0.0f;
+                    const float d0 = z0 - t0, d1 = z1 - t1;
+                    float sum = (l0 ? ffnn_dev_mse_term(d0) : 0.0f) +
+                                (l1 ? ffnn_dev_mse_term(d1) : 0.0f);
 #pragma unroll
-                    for (int off = 8; off > 0; off >>= 1)
+                    for (int off = 4; off > 0; off >>= 1)
                         sum += __shfl_xor_sync(0xffffffffu, sum, off);
-                    const unsigned okm =
-                        __ballot_sync(0xffffffffu, !live || (z > 0.5f) == (tt > 0.5f));
+                    const unsigned okm = __ballot_sync(
+                        0xffffffffu, (!l0 || (z0 > 0.5f) == (t0 > 0.5f)) &&
+                                         (!l1 || (z1 > 0.5f) == (t1 > 0.5f)));
                     if (own) {
                         p.row_loss[row0 + b] = sum / (float)C;
                         p.row_correct[row0 + b] =
-                            (uint8_t)(((okm >> (16 * half)) & 0xffffu) == 0xffffu);
+                            (uint8_t)(((okm >> (8 * quarter)) & 0xffu) == 0xffu);
                     }
-                    if (live) dls[b * C + c] = ffnn_dev_mse_grad(d, scale);
+                    if (l0) dl[c] = ffnn_dev_mse_grad(d0, scale);
+                    if (l1) dl[c + 8] = ffnn_dev_mse_grad(d1, scale);
                     continue;
                 }
-                float se = live ? ffnn_dev_softmax_term(z, m) : 0.0f;
+                float se = (l0 ? ffnn_dev_softmax_term(z0, m) : 0.0f) +
+                           (l1 ? ffnn_dev_softmax_term(z1, m) : 0.0f);
 #pragma unroll
-                for (int off = 8; off > 0; off >>= 1)
+                for (int off = 4; off > 0; off >>= 1)
                     se += __shfl_xor_sync(0xffffffffu, se, off);
-                const float zl = __shfl_sync(0xffffffffu, z, (lane & 16) | (lab & 15));
+                const int src = (lane & 24) | (lab & 7);
+                const float zl0 = __shfl_sync(0xffffffffu, z0, src);
+                const float zl1 = __shfl_sync(0xffffffffu, z1, src);
+                const float zl = (lab & 8) ? zl1 : zl0;
                 if (own) {
                     p.row_loss[row0 + b] =
                         lab >= 0 && lab < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
                     p.row_correct[row0 + b] =
-                        (uint8_t)(C == 1 ? (z > 0.0f) == (lab != 0) : arg == lab);
+                        (uint8_t)(C == 1 ? (z0 > 0.0f) == (lab != 0) : arg == lab);
                 }
-                if (live) dls[b * C + c] = ffnn_dev_softmax_ce_grad(z, m, se, c == lab, scale);
+                if (l0) dl[c] = ffnn_dev_softmax_ce_grad(z0, m, se, c == lab, scale);
+                if (l1) dl[c + 8] = ffnn_dev_softmax_ce_grad(z1, m, se, c + 8 == lab, scale);
             }
             __syncthreads();
             PROF_MARK(4);
@@ -622,6 +644,12 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         }
 
         /* ---- C: backward and update of what this block owns ---- */
+        /* the next step's indices (when it is one chunk), loaded now, stored in sidx at
+         * the step's end: its load_x skips that round trip */
+        const int next_row0 = (p.first_step + s + 1) * B;
+        const int next_rows = s + 1 < p.steps ? min(B, p.n - next_row0) : 0;
+        const int pre_idx = next_rows > 0 && next_rows <= p.RC;
+        const int nidx = pre_idx && t < next_rows ? p.index[next_row0 + t] : 0;
         /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each */
         for (int q = warp; q < C * (1 + JB); q += PWARPS) {
             const int c = q / (1 + JB), k = q - c * (1 + JB);
@@ -669,7 +697,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 const int rc = min(p.RC, rows - c0);
                 if (rows > p.RC) { /* the chunk in Xs is the last one of phase A */
                     __syncthreads();
-                    load_x(p, Xs, sidx, row0 + c0, rc);
+                    load_x(p, Xs, sidx, row0 + c0, rc, 0);
                     __syncthreads();
                 }
                 if (mine) {
@@ -713,6 +741,11 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             }
         }
         __syncthreads();
+        if (pre_idx) {
+            if (t < next_rows) sidx[t] = nidx;
+            __syncthreads();
+        }
+        idx_ready = pre_idx;
         PROF_MARK(7);
     }
     if (p.prof && t == 0)
