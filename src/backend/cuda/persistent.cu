@@ -71,7 +71,7 @@
  * order in which the blocks add. */
 #define FX_LIMIT 1048576.0f
 /* batch x classes up to which the launch takes the one-barrier exchange */
-#define ONE_BARRIER_MAX 1024
+#define ONE_BARRIER_MAX 2048
 static __device__ __forceinline__ long long fx_from(float v)
 {
     return __float2ll_rn(v * 4294967296.0f);
@@ -977,8 +977,9 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "persistent kernel: %d blocks cannot all be resident", pl.G);
     const size_t B = job->batch_size, C = job->out;
-    /* the exchange (measured, docs/PERFORMANCE.md: one barrier 13.1 against 14.4
-     * ms/epoch at batch 64, a tie at 128, 8.9 against 8.3 at 256; H200) */
+    /* the exchange (measured, docs/RESULTS.md, 784-256relu-10 on an H200, one barrier
+     * against two in ms/epoch: batch 128 9.80 / 10.51, 160 10.45 / 10.74, 192 9.32 /
+     * 9.45, 256 8.39 / 8.25) */
     const int one_barrier = B * C <= ONE_BARRIER_MAX;
     const size_t acc_bytes = one_barrier ? 3 * B * C * sizeof(long long)
                                          : B * (size_t)pl.G * CMAX * sizeof(float) +
