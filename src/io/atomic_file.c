@@ -206,11 +206,17 @@ static ffnn_status open_temp(ffnn_atomic_file *af)
            ((uint64_t)getpid() << 40) ^ (uint64_t)(uintptr_t)af;
     for (int attempt = 0; attempt < TMP_ATTEMPTS; attempt++) {
         tmp_name(af, mix64(seed + (uint64_t)attempt * 0x9E3779B97F4A7C15ull));
+        /* named to the signal handler before the file exists: a second signal
+         * between open and the registration would leave the file behind (seen as
+         * a flaky faults_second_sigint_exits_at_once); unlinking a name not yet
+         * created is harmless, and the name carries this process's pid */
+        in_flight_add(af);
         af->fd = open(af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
                       keep_mode ? old.st_mode & 0777 : 0666);
+        if (af->fd < 0)
+            in_flight_remove(af);
         if (af->fd >= 0) {
             af->created = 1;
-            in_flight_add(af);
             if (keep_mode && fchmod(af->fd, old.st_mode & 07777) != 0)
                 return ffnn_fail(FFNN_ERR_IO, "%s: cannot give the temporary file %s the "
                                  "mode %04o of the file it replaces: %s", af->path, af->tmp,
