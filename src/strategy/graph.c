@@ -120,7 +120,8 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     const ffnn_optimizer_step u0 = ffnn_run_update_at(r, opt_t + 1);
     const ffnn_optimizer_step u1 = ffnn_run_update_at(r, opt_t + 2);
     /* replayable (cached) when every step has the same scalars: sgd always,
-     * momentum after its first step, adam never; never with dropout (each step's
+     * momentum after its first step, adam(w) but for the two in its table; never
+     * with dropout (each step's
      * masks are keyed by its optimizer step, an argument of the captured kernels) */
     int stable = same_update(&u0, &u1) && !ffnn_strategy_has_dropout(r->model);
     step_graph *slot = NULL;
