@@ -13,7 +13,11 @@
  *   A  gather the batch by index (uint8 images -> x = p/255 exactly, in
  *      device_math.cuh's division-free form, or float values) into shared memory
  *      in chunks of RC rows; h[:, J] = act(x W1[J]^T + b1[J]); partial logits
- *      P_g[b, :] = h[b, J] W2[:, J]^T go to the exchange
+ *      P_g[b, :] = h[b, J] W2[:, J]^T go to the exchange. Uint8 images whose whole
+ *      batch fits twice as raw bytes (xbufs = 2): the next step's rows are copied
+ *      with cp.async into the second buffer between this step's barrier arrival
+ *      and its wait, so the next phase A only waits for that copy; the two buffers
+ *      swap every step.
  *   B  logits = b2 + sum_g P_g[b, :], softmax, cross-entropy, correct, dlogits =
  *      (softmax - onehot) / B (mse: row loss mean_j (o_j - t_j)^2, dlog = 2 (o - t) /
  *      (B out), loss.cu's); two exchanges, picked per launch (B * out <=
@@ -116,6 +120,8 @@ typedef struct pjob_dev {
     int NG;                /* row groups of the dW1 phase (narrow inputs: > 1)     */
     int u8;                /* 1: Xs holds the raw uint8 pixels (4 per word), converted
                               to p/255 where they are used; 0: Xs holds floats   */
+    int xbufs;             /* 2: the next step's batch is copied (cp.async) into a
+                              second Xs while this step runs (u8, B <= RC); else 1 */
     int act, has_b1, has_b2;
     int mse;               /* 1: mean squared error on float targets; 0: softmax_ce */
 } pjob_dev;
@@ -134,18 +140,43 @@ static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
     return v;
 }
 
-/* Every block of the grid arrives, then waits until `target` arrivals in all. */
-static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned target)
+/* The grid barrier in two halves: every block arrives (grid_arrive), then waits until
+ * `target` arrivals in all (grid_wait); the block's threads may work on data of their
+ * own in between. */
+static __device__ __forceinline__ void grid_arrive(unsigned *counter)
 {
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
         atomicAdd(counter, 1u);
+    }
+}
+static __device__ __forceinline__ void grid_wait(unsigned *counter, unsigned target)
+{
+    if (threadIdx.x == 0) {
         while (ld_acquire(counter) < target) {
         }
         __threadfence();
     }
     __syncthreads();
+}
+static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned target)
+{
+    grid_arrive(counter);
+    grid_wait(counter, target);
+}
+
+/* Asynchronous 4-byte copies global -> shared (sm_80+ cp.async, L1 allocating);
+ * cp_async_wait_all: this thread's copies have landed (a __syncthreads then
+ * publishes them to the block). */
+static __device__ __forceinline__ void cp_async4(void *smem_dst, const void *src)
+{
+    const unsigned dst = (unsigned)__cvta_generic_to_shared(smem_dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(dst), "l"(src) : "memory");
+}
+static __device__ __forceinline__ void cp_async_wait_all(void)
+{
+    asm volatile("cp.async.wait_all;" ::: "memory");
 }
 
 /* Words of a row per lane in load_x's fast path (rows up to 32*4*LOAD_SLOTS
@@ -290,6 +321,21 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
     }
 }
 
+/* Start copying the rows of the epoch's `rows` rows whose indices are in nidx into
+ * Xn (raw uint8 words, [rows, D4s], as load_x's): warp w copies rows w, w + PWARPS,
+ * ..., its lanes striding over the row's words, asynchronously (cp.async, one commit
+ * group); the caller waits with cp_async_wait_all + __syncthreads before reading Xn. */
+static __device__ void issue_x_u8(const pjob_dev &p, float *Xn, const int *nidx, int rows)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, words = p.D / 4;
+    unsigned *Xw = (unsigned *)Xn;
+    for (int r = warp; r < rows; r += PWARPS) {
+        const unsigned *a = (const unsigned *)(p.images + (size_t)nidx[r] * p.D);
+        for (int w = lane; w < words; w += 32) cp_async4(Xw + r * p.D4s + w, a + w);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
 /* Ask L2 for the rows of the epoch's step `step`, shared among blocks
  * [first_block, first_block + blocks) (the caller is one of them), so that the
  * next load_x finds them there instead of in HBM. */
@@ -350,7 +396,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     float *W1s = sm;                         /* [JB, XS]                  */
     float *Xs = W1s + JB * XS;               /* [RC, XS] floats, or U8:   */
                                              /* [RC, D4s] words of pixels */
-    float *W2s = Xs + p.RC * (U8 ? p.D4s : XS); /* [C, JB] (padded to 64) */
+    float *Xn = Xs + p.RC * (U8 ? p.D4s : XS); /* xbufs 2: the next step's */
+    float *W2s = Xs + p.xbufs * p.RC * (U8 ? p.D4s : XS); /* [C, JB] (padded to 64) */
     float *b1s = W2s + 4 * ((CMAX * JB + 3) / 4); /* [JB]  (padded to 8)  */
     float *b2s = b1s + 8;                    /* [CMAX]                    */
     float *gtmp = b2s + CMAX;                /* [CMAX * (1 + JB)]         */
@@ -360,7 +407,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     float *red = dls; /* [PT, JB]: phase A's k-split sums share dls's space */
     const int dls_floats = 4 * ((max(p.B * p.C, PT * JB) + 3) / 4);
     int *sidx = (int *)(dls + dls_floats);   /* [RC]                      */
-    int *srow = sidx + 4 * ((p.RC + 3) / 4); /* [B] labels (ce) / data rows (mse) */
+    int *nidx = sidx + 4 * ((p.RC + 3) / 4); /* xbufs 2: [RC] next step's indices */
+    int *srow = sidx + p.xbufs * 4 * ((p.RC + 3) / 4); /* [B] labels (ce) / data rows (mse) */
     float *NGs = (float *)(srow + 4 * ((p.B + 3) / 4)); /* [NG-1, JB, D4*4] */
 
     const int g = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
@@ -386,10 +434,16 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 
     long long pacc[NPROF] = {0, 0, 0, 0, 0, 0, 0, 0}, plast = clock64();
     int idx_ready = 0; /* sidx holds this step's first chunk's indices */
+    int x_ready = 0;   /* xbufs 2: this step's batch is on its way into Xs (cp.async) */
     for (int s = 0; s < p.steps; s++) {
         const int row0 = (p.first_step + s) * B;
         const int rows = min(B, p.n - row0);
         const float inv_rows = 1.0f / (float)rows;
+        /* xbufs 2: the next step's rows and indices, for the copy started at this step's
+         * barrier (published to the block by the barrier's __syncthreads) */
+        const int next_row0 = (p.first_step + s + 1) * B;
+        const int next_rows = s + 1 < p.steps ? min(B, p.n - next_row0) : 0;
+        if (p.xbufs == 2 && t < next_rows) nidx[t] = p.index[next_row0 + t];
         /* phase B's labels, loaded now, used after the barrier. One barrier: every
          * row's (mse: data row) into srow, row t's held in a register through phase
          * A; two barriers: this warp's first row's */
@@ -403,7 +457,10 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         /* ---- A: forward of the hidden slice, chunk by chunk ---- */
         for (int c0 = 0; c0 < rows; c0 += p.RC) {
             const int rc = min(p.RC, rows - c0);
-            load_x(p, Xs, sidx, row0 + c0, rc, c0 == 0 && idx_ready);
+            if (x_ready) /* started at the last step's barrier */
+                cp_async_wait_all();
+            else
+                load_x(p, Xs, sidx, row0 + c0, rc, c0 == 0 && idx_ready);
             __syncthreads();
             PROF_MARK(0);
             const int r = t % p.RC, ks = t / p.RC;
@@ -464,7 +521,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     atomicOr(p.bad + s % 3, 1u);
             }
             /* the next step's images into L2 while the grid gathers */
-            if (s + 1 < p.steps) prefetch_step(p, p.first_step + s + 1, 0, G);
+            if (s + 1 < p.steps && p.xbufs == 1) prefetch_step(p, p.first_step + s + 1, 0, G);
         } else {
             for (int i = t; i < rows * CMAX; i += PT) {
                 const int b = i / CMAX, c = i - b * CMAX;
@@ -477,7 +534,11 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             }
         }
         PROF_MARK(2);
-        grid_barrier(p.bar, target += G);
+        grid_arrive(p.bar);
+        /* xbufs 2: the next step's batch into Xn while the grid gathers and this step
+         * finishes (its last read of Xs is dW1's) */
+        if (next_rows > 0 && p.xbufs == 2) issue_x_u8(p, Xn, nidx, next_rows);
+        grid_wait(p.bar, target += G);
         PROF_MARK(3);
 
         if (p.one_barrier) {
@@ -560,7 +621,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             /* ---- B, two barriers: logits, softmax cross-entropy, dlogits: one warp
              * per row; the next step's images into L2, by the blocks without a row
              * here (all blocks when every block has one): off the rows' critical path */
-            if (s + 1 < p.steps) {
+            if (s + 1 < p.steps && p.xbufs == 1) {
                 if (rows < G && g >= rows)
                     prefetch_step(p, p.first_step + s + 1, rows, G - rows);
                 else if (rows >= G)
@@ -646,9 +707,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         /* ---- C: backward and update of what this block owns ---- */
         /* the next step's indices (when it is one chunk), loaded now, stored in sidx at
          * the step's end: its load_x skips that round trip */
-        const int next_row0 = (p.first_step + s + 1) * B;
-        const int next_rows = s + 1 < p.steps ? min(B, p.n - next_row0) : 0;
-        const int pre_idx = next_rows > 0 && next_rows <= p.RC;
+        const int pre_idx = next_rows > 0 && next_rows <= p.RC && p.xbufs == 1;
         const int nidx = pre_idx && t < next_rows ? p.index[next_row0 + t] : 0;
         /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each */
         for (int q = warp; q < C * (1 + JB); q += PWARPS) {
@@ -746,6 +805,12 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             __syncthreads();
         }
         idx_ready = pre_idx;
+        if (p.xbufs == 2) { /* the buffers trade places */
+            float *tmp = Xs;
+            Xs = Xn;
+            Xn = tmp;
+            x_ready = next_rows > 0;
+        }
         PROF_MARK(7);
     }
     if (p.prof && t == 0)
@@ -767,18 +832,20 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 /* ------------------------------------------------------------------ host side */
 
 typedef struct pplan {
-    int JB, G, RC, D4, D4s, NG, u8;
+    int JB, G, RC, D4, D4s, NG, u8, xbufs;
     size_t smem; /* bytes of dynamic shared memory */
 } pplan;
 
-static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4, int u8)
+static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4, int u8,
+                          int xbufs)
 {
     const size_t XS = (size_t)D4s * 4;
     const size_t dls = (size_t)B * C > (size_t)PT * JB ? (size_t)B * C : (size_t)PT * JB;
-    return (size_t)JB * XS + (size_t)RC * (u8 ? (size_t)D4s : XS) +
+    return (size_t)JB * XS + (size_t)xbufs * RC * (u8 ? (size_t)D4s : XS) +
            4 * ((CMAX * JB + 3) / 4) + 8 + CMAX + 4 * ((CMAX * (1 + JB) + 3) / 4) +
            2 * 4 * (((size_t)B * JB + 3) / 4) + 4 * ((dls + 3) / 4) +
-           4 * (((size_t)RC + 3) / 4) /* sidx */ + 4 * (((size_t)B + 3) / 4) /* srow */ +
+           (size_t)xbufs * 4 * (((size_t)RC + 3) / 4) /* sidx, nidx */ +
+           4 * (((size_t)B + 3) / 4) /* srow */ +
            (size_t)(NG - 1) * JB * D4 * 4 /* dW1 partial sums */;
 }
 
@@ -834,7 +901,7 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
         pl->RC = 0;
         for (int rc = rc_max; rc >= 8; rc /= 2)
             if (smem_floats(pl->JB, rc, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
-                            pl->D4, pl->u8) * 4 <= (size_t)optin) {
+                            pl->D4, pl->u8, 1) * 4 <= (size_t)optin) {
                 pl->RC = rc;
                 break;
             }
@@ -848,8 +915,19 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
                   "memory per block", job->in, job->batch_size, optin);
         return 0;
     }
+    /* uint8 images: two Xs of raw words, the next step's batch copied into the second
+     * during this step, where the whole batch is one chunk and both fit (takes
+     * precedence over floats) */
+    pl->xbufs = 1;
+    if (job->data.images != NULL && job->in % 4 == 0 &&
+        smem_floats(pl->JB, rc_max, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
+                    pl->D4, 1, 2) * 4 <= (size_t)optin && rc_max >= (int)job->batch_size) {
+        pl->xbufs = 2;
+        pl->u8 = 1;
+        pl->RC = rc_max;
+    }
     pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size, (int)job->out,
-                           pl->NG, pl->D4, pl->u8) * 4;
+                           pl->NG, pl->D4, pl->u8, pl->xbufs) * 4;
     return 1;
 }
 
@@ -1026,6 +1104,7 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.G = pl.G;
     p.NG = pl.NG;
     p.u8 = pl.u8;
+    p.xbufs = pl.xbufs;
     p.act = (int)job->hidden_act;
     p.has_b1 = job->b1 != NULL;
     p.has_b2 = job->b2 != NULL;
