@@ -202,7 +202,9 @@ static __device__ __forceinline__ float ffnn_dev_u8_to_unit(uint8_t p)
  * 1/255 split in two floats, hi = RN(1/255) and lo = RN(1/255 - hi), then
  * RN(f hi + RN(f lo)) in one fma. Equal to ffnn_dev_u8_to_unit for all 256 values
  * (checked exhaustively with exact rationals; golden_cuda holds it bit for bit): keep
- * the two so. Two FP32 operations (the Markstein form it replaced took three). */
+ * the two so. Two FP32 operations (the Markstein form it replaced took three). For
+ * any other f: f (hi + lo) is 1/255 to 2^-48 relative, so the result is f / 255
+ * correctly rounded except where f / 255 lies that close to a rounding tie. */
 static __device__ __forceinline__ float ffnn_dev_div255(float f)
 {
     const float hi = 1.0f / 255.0f, lo = -2.31917584e-10f;
@@ -216,19 +218,22 @@ static __device__ __forceinline__ float ffnn_dev_u8_to_unit_nodiv(unsigned p)
     return ffnn_dev_div255(__int_as_float(0x4B000000u | p) - 8388608.0f);
 }
 
-/* The same for byte k (0..3, little-endian) of the word v: one PRMT builds
- * 2^23 + byte's bits. */
-static __device__ __forceinline__ float ffnn_dev_u8x4_to_unit(unsigned v, unsigned k)
+/* The four bytes of the word v (little-endian: byte 0, 1, 2, 3) as floats, the
+ * pixel values 0..255 themselves (exact: one PRMT builds 2^23 + byte, minus 2^23). */
+static __device__ __forceinline__ float4 ffnn_dev_u8x4_to_float4(unsigned v)
 {
-    return ffnn_dev_div255(__int_as_float(__byte_perm(v, 0x4B000000u, 0x7650u | k)) -
-                           8388608.0f);
+    return make_float4(__int_as_float(__byte_perm(v, 0x4B000000u, 0x7650u)) - 8388608.0f,
+                       __int_as_float(__byte_perm(v, 0x4B000000u, 0x7651u)) - 8388608.0f,
+                       __int_as_float(__byte_perm(v, 0x4B000000u, 0x7652u)) - 8388608.0f,
+                       __int_as_float(__byte_perm(v, 0x4B000000u, 0x7653u)) - 8388608.0f);
 }
 
 /* The four bytes of the word v as x = byte / 255: (byte 0, 1, 2, 3). */
 static __device__ __forceinline__ float4 ffnn_dev_u8x4_to_unit4(unsigned v)
 {
-    return make_float4(ffnn_dev_u8x4_to_unit(v, 0), ffnn_dev_u8x4_to_unit(v, 1),
-                       ffnn_dev_u8x4_to_unit(v, 2), ffnn_dev_u8x4_to_unit(v, 3));
+    const float4 f = ffnn_dev_u8x4_to_float4(v);
+    return make_float4(ffnn_dev_div255(f.x), ffnn_dev_div255(f.y), ffnn_dev_div255(f.z),
+                       ffnn_dev_div255(f.w));
 }
 
 /* ------------------------------------------------------------------ optimizers */

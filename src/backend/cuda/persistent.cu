@@ -10,9 +10,11 @@
  *   on chip, block g:  W1[J, :] [JB, in], b1[J], W2[:, J] [out, JB], and a copy of
  *                      b2 [out] (every block applies the same update to it)
  *   per step (B rows, the last batch may be short):
- *   A  gather the batch by index (uint8 images -> x = p/255 exactly, in
- *      device_math.cuh's division-free form, or float values) into shared memory
- *      in chunks of RC rows; h[:, J] = act(x W1[J]^T + b1[J]); partial logits
+ *   A  gather the batch by index into shared memory in chunks of RC rows: float
+ *      values, uint8 images as x = p/255 exactly (device_math.cuh's division-free
+ *      form), or (u8 plans) the raw bytes, whose sums run over the pixel values p
+ *      and are divided by 255 once: x W1^T as (p W1^T) / 255, dW1 as (dz1^T p) / 255;
+ *      h[:, J] = act(x W1[J]^T + b1[J]); partial logits
  *      P_g[b, :] = h[b, J] W2[:, J]^T go to the exchange. Uint8 images whose whole
  *      batch fits twice as raw bytes (xbufs = 2): the next step's rows are copied
  *      with cp.async into the second buffer between this step's barrier arrival
@@ -45,7 +47,8 @@
  *      optimizer_update) applied to what the block owns.
  *   Results are deterministic: every float sum runs in a fixed order; they differ
  *   from the per-op path only in summation order (and, one barrier, the fixed
- *   point's rounding of partials below 2^-8 in magnitude, to 2^-33).
+ *   point's rounding of partials below 2^-8 in magnitude, to 2^-33; u8 plans, the
+ *   division by 255 after the sums instead of before: within an ulp per product).
  *
  * The barrier: thread 0 of each block fences, adds 1 to a global counter and
  * spins (ld.acquire.gpu) until it reaches the barrier's target (k * G for the
@@ -359,15 +362,26 @@ static __device__ void prefetch_step(const pjob_dev &p, int step, int first_bloc
 }
 
 /* Four x values of chunk row r, float4 column col of Xs: stored floats, or (U8)
- * one word of 4 raw pixels converted to p/255 here. */
+ * one word of 4 raw pixels as the pixel values 0..255 (the sums over them are
+ * divided by 255 once: px_sum). */
 template <bool U8>
 static __device__ __forceinline__ float4 x_at(const float *Xs, int D4s, int r, int col)
 {
     if (U8) {
         const unsigned q = ((const unsigned *)Xs)[r * D4s + col];
-        return ffnn_dev_u8x4_to_unit4(q);
+        return ffnn_dev_u8x4_to_float4(q);
     }
     return ((const float4 *)Xs)[r * D4s + col];
+}
+
+/* A sum over x_at<U8>'s values in terms of x: U8's sums ran over the pixel
+ * values p = 255 x, so divide by 255 (ffnn_dev_div255: two FP32 operations, the
+ * quotient's rounding apart from rare near-ties; __fdiv_rn's slow path cost dW1's
+ * update 0.6 us per step at batch 64). */
+template <bool U8>
+static __device__ __forceinline__ float px_sum(float v)
+{
+    return U8 ? ffnn_dev_div255(v) : v;
 }
 
 /* acc[j] += dz1[c0 + r, j] * x[r, col] (one float4 column of row r of the chunk). */
@@ -488,7 +502,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 const int rr = i / JB, j = i - rr * JB;
                 float z = 0.0f;
                 for (int k = 0; k < KS; k++) z += red[(k * p.RC + rr) * JB + j];
-                z = __fadd_rn(z, b1s[j]);
+                z = __fadd_rn(px_sum<U8>(z), b1s[j]);
                 /* relu outside the activation switch: its work as before */
                 Hs[(c0 + rr) * JB + j] =
                     j0 + j >= p.H                ? 0.0f
@@ -790,10 +804,10 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 for (int j = 0; j < JB; j++) {
                     if (j0 + j < p.H) {
                         float4 w = W14[j * p.D4s + col];
-                        w.x = ffnn_dev_sgd(w.x, lr, acc[j].x);
-                        w.y = ffnn_dev_sgd(w.y, lr, acc[j].y);
-                        w.z = ffnn_dev_sgd(w.z, lr, acc[j].z);
-                        w.w = ffnn_dev_sgd(w.w, lr, acc[j].w);
+                        w.x = ffnn_dev_sgd(w.x, lr, px_sum<U8>(acc[j].x));
+                        w.y = ffnn_dev_sgd(w.y, lr, px_sum<U8>(acc[j].y));
+                        w.z = ffnn_dev_sgd(w.z, lr, px_sum<U8>(acc[j].z));
+                        w.w = ffnn_dev_sgd(w.w, lr, px_sum<U8>(acc[j].w));
                         W14[j * p.D4s + col] = w;
                     }
                 }
