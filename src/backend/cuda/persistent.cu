@@ -722,7 +722,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         /* the next step's indices (when it is one chunk), loaded now, stored in sidx at
          * the step's end: its load_x skips that round trip */
         const int pre_idx = next_rows > 0 && next_rows <= p.RC && p.xbufs == 1;
-        const int nidx = pre_idx && t < next_rows ? p.index[next_row0 + t] : 0;
+        const int next_idx = pre_idx && t < next_rows ? p.index[next_row0 + t] : 0;
         /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each */
         for (int q = warp; q < C * (1 + JB); q += PWARPS) {
             const int c = q / (1 + JB), k = q - c * (1 + JB);
@@ -815,7 +815,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         }
         __syncthreads();
         if (pre_idx) {
-            if (t < next_rows) sidx[t] = nidx;
+            if (t < next_rows) sidx[t] = next_idx;
             __syncthreads();
         }
         idx_ready = pre_idx;
@@ -911,6 +911,7 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
      * (whole words per row) stay raw on chip, 4x the rows, summed as pixel values
      * (batch 64: floats 14.3 ms/epoch, raw 14.5; batch 256: floats 11.8 (two
      * passes over the batch), raw 8.2; H200) */
+    const int raw_ok = job->data.images != NULL && job->in % 4 == 0; /* whole words */
     for (pl->u8 = 0; pl->u8 <= 1; pl->u8++) {
         pl->RC = 0;
         for (int rc = rc_max; rc >= 8; rc /= 2)
@@ -919,7 +920,6 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
                 pl->RC = rc;
                 break;
             }
-        const int raw_ok = job->data.images != NULL && job->in % 4 == 0;
         if ((pl->RC >= (int)job->batch_size && pl->RC > 0) || !raw_ok) break;
     }
     if (pl->u8 > 1) pl->u8 = 1;
@@ -933,7 +933,7 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
      * during this step, where the whole batch is one chunk and both fit (takes
      * precedence over floats) */
     pl->xbufs = 1;
-    if (job->data.images != NULL && job->in % 4 == 0 &&
+    if (raw_ok &&
         smem_floats(pl->JB, rc_max, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
                     pl->D4, 1, 2) * 4 <= (size_t)optin && rc_max >= (int)job->batch_size) {
         pl->xbufs = 2;
