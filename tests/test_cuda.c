@@ -18,6 +18,7 @@
  *             row_correct exactly; with labels and with float targets (bce, mse).
  *   gather    exactly (a copy, or one division by 255), for uint8 and float
  *             features, labels and float targets.
+ *   softmax_ce_head (the output layer and its loss in one op): at head_body.
  *
  * Every test SKIPs when the build has no CUDA or the machine has no GPU.
  */
@@ -695,6 +696,197 @@ static test_result test_loss_float_targets(char *why, size_t why_size)
     return with_fixture(why, why_size, FFNN_STRATEGY_TILED, float_targets_body);
 }
 
+/* ------------------------------------------------------------------ the head */
+
+/* bfloat16 of f, rounded to nearest even, as a float (finite f). */
+static float bf16_round(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static uint16_t bf16_bits(float f) /* f already a bf16 value */
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+static float bf16_value(uint16_t v)
+{
+    const uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* softmax_ce_head (the output layer and its loss in one op) against the cpu
+ * reference's ops composed: dense_forward, loss (softmax_ce), dense_backward,
+ * activation_backward, then dh_db = the column sums of dh on the host. Fresh
+ * random h (the layer below's output: act(u) of uniform u, so relu outputs have
+ * zeros), W, b, labels per shape; with and without biases; fp32 and bf16 (h and W
+ * bf16 values, the reference on the same values). Tolerances:
+ *   row_loss atol 1e-5 + matmul_atol(in), rtol 1e-5 (the logits are a matmul
+ *            over in, then the loss's formulas);
+ *   row_correct exactly, on the rows whose two largest reference logits differ
+ *            by more than 1e-3 (one class: |logit| > 1e-3; others may flip with
+ *            the summation order);
+ *   dW, db   matmul atol over K = batch, rtol 1e-4; dh fp32 matmul over K = C;
+ *   dh bf16  one rounding: 2^-8 relative (twice the half ulp) + matmul_atol(C);
+ *   dh_db    sums of the stored dh: matmul_atol(batch) + rtol 1e-4, and in bf16
+ *            + 2^-9 sum_b |dh[b, k]| (each stored value within half an ulp). */
+static test_result head_body(fixture *fx)
+{
+    typedef struct { size_t batch, in, C; ffnn_activation act; int bias; } hshape;
+    static const hshape shapes[] = {
+        {1, 4, 1, FFNN_ACT_RELU, 1},       {7, 12, 2, FFNN_ACT_IDENTITY, 0},
+        {64, 256, 10, FFNN_ACT_RELU, 1},   {333, 260, 16, FFNN_ACT_SIGMOID, 1},
+        {1024, 1024, 10, FFNN_ACT_RELU, 1}, {200, 516, 3, FFNN_ACT_TANH, 0},
+        {4096, 128, 10, FFNN_ACT_RELU, 1},
+    };
+    rng r = {0xD1B54A32D192ED03ULL};
+    for (int bf16 = 0; bf16 <= 1; bf16++) {
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            const hshape sh = shapes[si];
+            const size_t B = sh.batch, K = sh.in, C = sh.C;
+            fixture_reset(fx);
+            float *h = (float *)host_buf(fx, B * K * sizeof(float));   /* [B, K] */
+            float *W = (float *)host_buf(fx, C * K * sizeof(float));   /* [C, K] */
+            float *b = (float *)host_buf(fx, C * sizeof(float));       /* [C]    */
+            int32_t *y = (int32_t *)host_buf(fx, B * sizeof(int32_t)); /* [B]    */
+            float *z = (float *)host_buf(fx, B * C * sizeof(float));   /* [B, C] */
+            float *dlog = (float *)host_buf(fx, B * C * sizeof(float));
+            float *loss_ref = (float *)host_buf(fx, B * sizeof(float));
+            uint8_t *corr_ref = (uint8_t *)host_buf(fx, B);
+            float *dh_ref = (float *)host_buf(fx, B * K * sizeof(float));
+            float *dW_ref = (float *)host_buf(fx, C * K * sizeof(float));
+            float *db_ref = (float *)host_buf(fx, C * sizeof(float));
+            double *dhdb_ref = (double *)host_buf(fx, K * sizeof(double));
+            double *dhdb_abs = (double *)host_buf(fx, K * sizeof(double));
+            uint16_t *h16 = (uint16_t *)host_buf(fx, B * K * sizeof(uint16_t));
+            uint16_t *W16 = (uint16_t *)host_buf(fx, C * K * sizeof(uint16_t));
+            CHECK(h && W && b && y && z && dlog && loss_ref && corr_ref && dh_ref && dW_ref &&
+                      db_ref && dhdb_ref && dhdb_abs && h16 && W16,
+                  "host allocation failed");
+            for (size_t i = 0; i < B * K; i++) {
+                const float u = rng_uniform(&r, -2.0f, 2.0f);
+                float v = sh.act == FFNN_ACT_RELU      ? (u > 0.0f ? u : 0.0f)
+                          : sh.act == FFNN_ACT_SIGMOID ? 1.0f / (1.0f + expf(-u))
+                          : sh.act == FFNN_ACT_TANH    ? tanhf(u)
+                                                       : u;
+                h[i] = bf16 ? bf16_round(v) : v;
+                h16[i] = bf16_bits(bf16_round(v));
+            }
+            const float ws = 1.0f / sqrtf((float)K);
+            for (size_t i = 0; i < C * K; i++) {
+                const float v = rng_uniform(&r, -3.0f * ws, 3.0f * ws);
+                W[i] = bf16 ? bf16_round(v) : v;
+                W16[i] = bf16_bits(bf16_round(v));
+            }
+            fill_uniform(&r, b, C, -0.5f, 0.5f);
+            for (size_t i = 0; i < B; i++) y[i] = (int32_t)rng_below(&r, C);
+            /* the reference */
+            CHECK_OK(fx->cpu->dense_forward(fx->cpu_ctx, h, W, sh.bias ? b : NULL, z, B, K, C));
+            CHECK_OK(fx->cpu->loss(fx->cpu_ctx, FFNN_LOSS_SOFTMAX_CE, z, y, NULL, B, C, dlog,
+                                   loss_ref, corr_ref));
+            CHECK_OK(fx->cpu->dense_backward(fx->cpu_ctx, h, W, dlog, dh_ref, dW_ref, db_ref, B,
+                                             K, C));
+            CHECK_OK(fx->cpu->activation_backward(fx->cpu_ctx, sh.act, 0.0f, h, dh_ref, dh_ref,
+                                                  B * K));
+            for (size_t k = 0; k < K; k++) dhdb_ref[k] = dhdb_abs[k] = 0.0;
+            for (size_t i = 0; i < B * K; i++) {
+                dhdb_ref[i % K] += dh_ref[i];
+                dhdb_abs[i % K] += fabs(dh_ref[i]);
+            }
+            /* the op */
+            const size_t esz = bf16 ? sizeof(uint16_t) : sizeof(float);
+            void *d_h, *d_W, *d_b, *d_y, *d_dW, *d_db, *d_dh, *d_dhdb, *d_loss, *d_corr, *d_scr;
+            CHECK_OK(dev_buf(fx, bf16 ? (const void *)h16 : (const void *)h, B * K * esz, &d_h));
+            CHECK_OK(dev_buf(fx, bf16 ? (const void *)W16 : (const void *)W, C * K * esz, &d_W));
+            CHECK_OK(dev_buf(fx, b, C * sizeof(float), &d_b));
+            CHECK_OK(dev_buf(fx, y, B * sizeof(int32_t), &d_y));
+            CHECK_OK(dev_buf(fx, NULL, C * K * sizeof(float), &d_dW));
+            CHECK_OK(dev_buf(fx, NULL, C * sizeof(float), &d_db));
+            CHECK_OK(dev_buf(fx, NULL, B * K * esz, &d_dh));
+            CHECK_OK(dev_buf(fx, NULL, K * sizeof(float), &d_dhdb));
+            CHECK_OK(dev_buf(fx, NULL, B * sizeof(float), &d_loss));
+            CHECK_OK(dev_buf(fx, NULL, B, &d_corr));
+            CHECK_OK(dev_buf(fx, NULL, ffnn_head_scratch_floats(B, K, C) * sizeof(float), &d_scr));
+            CHECK(fx->gpu->softmax_ce_head != NULL, "cuda has no softmax_ce_head");
+            CHECK_OK(fx->gpu->softmax_ce_head(
+                fx->gpu_ctx, bf16, d_h, d_W, sh.bias ? (const float *)d_b : NULL,
+                (const int32_t *)d_y, B, K, C, sh.act, (float *)d_dW,
+                sh.bias ? (float *)d_db : NULL, d_dh, sh.bias ? (float *)d_dhdb : NULL,
+                (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr));
+            const float *g_loss = download_f32(fx, d_loss, B);
+            const uint8_t *g_corr = download_u8(fx, d_corr, B);
+            const float *g_dW = download_f32(fx, d_dW, C * K);
+            const float *g_db = download_f32(fx, d_db, C);
+            const float *g_dhdb = download_f32(fx, d_dhdb, K);
+            float *g_dh = (float *)host_buf(fx, B * K * sizeof(float));
+            uint16_t *g_dh16 = (uint16_t *)host_buf(fx, B * K * sizeof(uint16_t));
+            CHECK(g_loss && g_corr && g_dW && g_db && g_dhdb && g_dh && g_dh16,
+                  "download failed: %s", ffnn_last_error());
+            if (bf16) {
+                CHECK_OK(fx->gpu->download(fx->gpu_ctx, g_dh16, d_dh, B * K * sizeof(uint16_t)));
+                for (size_t i = 0; i < B * K; i++) g_dh[i] = bf16_value(g_dh16[i]);
+            } else {
+                CHECK_OK(fx->gpu->download(fx->gpu_ctx, g_dh, d_dh, B * K * sizeof(float)));
+            }
+            const char *mode = bf16 ? "bf16" : "fp32";
+            CHECK(close_f32("row_loss", g_loss, loss_ref, B, 1e-5 + matmul_atol(K), 1e-5),
+                  "head %s B=%zu in=%zu C=%zu", mode, B, K, C);
+            for (size_t i = 0; i < B; i++) {
+                float m1 = -INFINITY, m2 = -INFINITY;
+                for (size_t c = 0; c < C; c++) {
+                    const float v = z[i * C + c];
+                    if (v > m1) { m2 = m1; m1 = v; } else if (v > m2) { m2 = v; }
+                }
+                if (C > 1 ? m1 - m2 <= 1e-3f : fabsf(m1) <= 1e-3f) continue;
+                CHECK(g_corr[i] == corr_ref[i], "head %s B=%zu in=%zu C=%zu: row_correct[%zu] "
+                      "%u, want %u", mode, B, K, C, i, g_corr[i], corr_ref[i]);
+            }
+            CHECK(close_f32("dW", g_dW, dW_ref, C * K, matmul_atol(B), MATMUL_RTOL),
+                  "head %s B=%zu in=%zu C=%zu", mode, B, K, C);
+            if (sh.bias)
+                CHECK(close_f32("db", g_db, db_ref, C, matmul_atol(B), MATMUL_RTOL),
+                      "head %s B=%zu in=%zu C=%zu", mode, B, K, C);
+            CHECK(close_f32("dh", g_dh, dh_ref, B * K, matmul_atol(C),
+                            bf16 ? 1.0 / 256.0 : MATMUL_RTOL),
+                  "head %s B=%zu in=%zu C=%zu", mode, B, K, C);
+            for (size_t k = 0; sh.bias && k < K; k++) {
+                const double tol = matmul_atol(B) + MATMUL_RTOL * fabs(dhdb_ref[k]) +
+                                   (bf16 ? dhdb_abs[k] / 512.0 : 0.0);
+                CHECK(fabs((double)g_dhdb[k] - dhdb_ref[k]) <= tol,
+                      "head %s B=%zu in=%zu C=%zu: dh_db[%zu] %.9g, want %.9g (tolerance %.3g)",
+                      mode, B, K, C, k, (double)g_dhdb[k], dhdb_ref[k], tol);
+            }
+        }
+    }
+    /* refused: in not a multiple of 4, more than FFNN_HEAD_CMAX classes */
+    fixture_reset(fx);
+    void *d_any;
+    CHECK_OK(dev_buf(fx, NULL, 4096, &d_any));
+    ffnn_status st = fx->gpu->softmax_ce_head(fx->gpu_ctx, 0, d_any, d_any, NULL,
+                                              (const int32_t *)d_any, 2, 6, 2, FFNN_ACT_RELU,
+                                              (float *)d_any, NULL, d_any, NULL, (float *)d_any,
+                                              (uint8_t *)d_any, (float *)d_any);
+    CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "multiple of 4"),
+          "in = 6: status %d, '%s'", (int)st, ffnn_last_error());
+    st = fx->gpu->softmax_ce_head(fx->gpu_ctx, 0, d_any, d_any, NULL, (const int32_t *)d_any,
+                                  2, 8, FFNN_HEAD_CMAX + 1, FFNN_ACT_RELU, (float *)d_any, NULL,
+                                  d_any, NULL, (float *)d_any, (uint8_t *)d_any, (float *)d_any);
+    CHECK(st == FFNN_ERR_INVALID_ARGUMENT, "C = %d: status %d", FFNN_HEAD_CMAX + 1, (int)st);
+    return TEST_PASS;
+}
+
+static test_result test_head(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, head_body);
+}
+
 /* ------------------------------------------------------------------ gather, optimizers */
 
 /* Gather over the four kinds of data set: uint8 or float features, labels or
@@ -1003,6 +1195,7 @@ const test_case cuda_tests[] = {
     {"cuda_loss_sigmoid_bce", test_loss_sigmoid_bce},
     {"cuda_loss_mse", test_loss_mse},
     {"cuda_loss_float_targets", test_loss_float_targets},
+    {"cuda_softmax_ce_head", test_head},
     {"cuda_gather", test_gather},
     {"cuda_sgd_update", test_sgd_update},
     {"cuda_optimizer_update", test_optimizer_update},

@@ -326,7 +326,62 @@ typedef struct ffnn_backend_ops {
                                        size_t dz_ld, uint16_t *dx16, float *dW, float *db,
                                        float *dx_db, size_t batch, size_t in, size_t out,
                                        ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+
+    /* ---- optional: the output layer and its loss in one op (cuda; the cublaslt
+     * strategy's training steps, src/strategy/step.c). For a last dense layer with
+     * identity activation under softmax_ce on class labels, whose input h is the
+     * output of a dense layer with activation act (identity, relu, sigmoid, tanh):
+     *   logits [batch, C] = h W^T + b (fp32 sums; b [C] or NULL), then as loss's
+     *     softmax_ce: row_loss [batch], row_correct [batch], and
+     *     dlog = (softmax - onehot(y)) / batch (fp32, kept in the scratch)
+     *   dW [C, in] = dlog^T h, db [C] = sum_b dlog (NULL: no bias)
+     *   dh [batch, in] = (dlog W) * act'(h): the layer below's dz, rounded once to
+     *     dh's type; dh_db [in] = sum_b dh of the stored values (the layer below's
+     *     bias gradient; NULL: not wanted)
+     * bf16 = 1: h, W and dh are bf16 (uint16_t; the mixed-precision pipeline's
+     * act16, params16 shadow and grad16), else fp32 (float). y [batch] class
+     * indices. in % 4 == 0, C <= FFNN_HEAD_CMAX, C * in <= FFNN_HEAD_MAX_WEIGHTS,
+     * h, W and dh aligned to 16 bytes
+     * (fp32) or 8 (bf16); scratch: ffnn_head_scratch_floats(batch, in, C) floats of
+     * device memory, 16-byte aligned. Every sum in a fixed order (deterministic). */
+    ffnn_status (*softmax_ce_head)(void *ctx, int bf16, const void *h, const void *W,
+                                   const float *b, const int32_t *y, size_t batch, size_t in,
+                                   size_t C, ffnn_activation act, float *dW, float *db,
+                                   void *dh, float *dh_db, float *row_loss,
+                                   uint8_t *row_correct, float *scratch);
 } ffnn_backend_ops;
+
+/* softmax_ce_head's limits and scratch (one copy for the backend and the strategy
+ * that allocates it): at most FFNN_HEAD_CMAX classes and FFNN_HEAD_MAX_WEIGHTS
+ * weights; its backward runs on tiles
+ * of FFNN_HEAD_TILE_COLS columns times slices of the batch's rows, about 128
+ * blocks, at least 16 rows a slice; each slice's partial sums (dW [C, in], dh_db
+ * [in], db [C], padded to 4 floats) are added in slice order. */
+#define FFNN_HEAD_CMAX 16
+#define FFNN_HEAD_MAX_WEIGHTS 16384 /* C * in: W staged in 64 KiB of shared memory */
+#define FFNN_HEAD_TILE_COLS 256
+static inline size_t ffnn_head_slices(size_t batch, size_t in)
+{
+    const size_t tiles = (in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS;
+    size_t s = (128 + tiles - 1) / tiles;
+    if (s > (batch + 15) / 16) s = (batch + 15) / 16;
+    if (s < 1) s = 1;
+    const size_t rows = (batch + s - 1) / s;
+    return (batch + rows - 1) / rows; /* no empty slice */
+}
+static inline size_t ffnn_head_slice_floats(size_t in, size_t C)
+{
+    return C * in + in + (C + 3) / 4 * 4;
+}
+static inline size_t ffnn_head_dlog_floats(size_t batch, size_t C)
+{
+    return (batch * C + 3) / 4 * 4;
+}
+static inline size_t ffnn_head_scratch_floats(size_t batch, size_t in, size_t C)
+{
+    return ffnn_head_dlog_floats(batch, C) + ffnn_head_slices(batch, in) *
+                                                 ffnn_head_slice_floats(in, C);
+}
 
 /* The row stride of a bf16 gradient that the loss hands to a narrow output layer:
  * cols rounded up to 8 values (16 bytes), so that the tensor-core matmuls take

@@ -83,14 +83,21 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
         ffnn_strategy_all_dense(r->model) && r->ops->dense_backward_bf16 &&
         (st = ffnn_mixed_create(r)) != FFNN_OK)
         return st;
-    if ((st = ffnn_graph_cache_create(state)) != FFNN_OK)
+    /* the output layer and softmax_ce as one op where the net allows (step.h
+     * ffnn_step_head_applies; docs/RESULTS.md "The output layer and its loss in
+     * one op") */
+    if ((st = ffnn_step_head_create(r)) != FFNN_OK ||
+        (st = ffnn_graph_cache_create(state)) != FFNN_OK) {
+        ffnn_step_head_free(r);
         ffnn_mixed_free(r);
+    }
     return st;
 }
 
 static void cublaslt_release(ffnn_run *r, void *state)
 {
     ffnn_graph_cache_free(r, state);
+    ffnn_step_head_free(r);
     ffnn_mixed_free(r);
 }
 

@@ -43,7 +43,8 @@ static int mixed_step(const ffnn_run *r, uint64_t t)
 /* The forward pass in bf16 (ffnn_mixed): x16 = bf16(x) (unless gathered as bf16:
  * x16_gathered); each layer's matmul reads the bf16 shadow of its weights and
  * writes act16[i] (the last layer: the fp32 logits act[L-1]). */
-static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x16_gathered)
+static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x16_gathered,
+                                int layers)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
@@ -53,7 +54,7 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x
                                                 m->input_size)) != FFNN_OK))
         return st;
     const uint16_t *in = mx->x16; /* [batch, layer.in] */
-    for (int i = 0; i < m->layer_count; i++) {
+    for (int i = 0; i < layers; i++) {
         const ffnn_layer *l = &m->layers[i];
         const int last = i == m->layer_count - 1;
         if ((st = r->ops->dense_act_forward_bf16(
@@ -69,16 +70,18 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x
 }
 
 /* Forward pass of `batch` rows already gathered into r->x (or, for a mixed step
- * with x16_gathered, into r->mixed->x16); returns the output. */
+ * with x16_gathered, into r->mixed->x16) through the first `layers` layers (all
+ * but the last for a head step: the head op computes the logits); returns the
+ * last layer's output buffer. */
 static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output,
-                           int x16_gathered)
+                           int x16_gathered, int layers)
 {
     const ffnn_model *m = r->model;
     const float *in = r->x; /* [batch, layer.in] */
     ffnn_status st;
     if (mixed_step(r, t))
-        return forward_bf16(r, batch, output, x16_gathered);
-    for (int i = 0; i < m->layer_count; i++) {
+        return forward_bf16(r, batch, output, x16_gathered, layers);
+    for (int i = 0; i < layers; i++) {
         const ffnn_layer *l = &m->layers[i];
         const float *W = r->params + l->weight_offset; /* [out, fan_in] */
         const float *b = l->has_bias ? r->params + l->bias_offset : NULL;
@@ -123,7 +126,73 @@ static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output
 
 ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output)
 {
-    return forward(r, batch, t, output, 0);
+    return forward(r, batch, t, output, 0, r->model->layer_count);
+}
+
+/* ---- the head: the output layer and its loss as one op (step.h) ---- */
+
+int ffnn_step_head_applies(const ffnn_run *r)
+{
+    const ffnn_model *m = r->model;
+    if (r->ops->softmax_ce_head == NULL || !r->fused || r->fused_sgd || r->comm != NULL ||
+        r->cfg->loss != FFNN_LOSS_SOFTMAX_CE || r->train.targets != NULL ||
+        r->train.labels == NULL || m->layer_count < 2)
+        return 0;
+    const ffnn_layer *top = &m->layers[m->layer_count - 1], *below = top - 1;
+    return top->kind == FFNN_LAYER_DENSE && below->kind == FFNN_LAYER_DENSE &&
+           top->act == FFNN_ACT_IDENTITY && !top->has_dropout && !below->has_dropout &&
+           top->out <= FFNN_HEAD_CMAX && top->out * top->in <= FFNN_HEAD_MAX_WEIGHTS &&
+           top->in % 4 == 0 && top->weight_offset % 4 == 0 &&
+           (below->act == FFNN_ACT_IDENTITY || below->act == FFNN_ACT_RELU ||
+            below->act == FFNN_ACT_SIGMOID || below->act == FFNN_ACT_TANH);
+}
+
+ffnn_status ffnn_step_head_create(ffnn_run *r)
+{
+    r->head_scratch = NULL;
+    if (!ffnn_step_head_applies(r))
+        return FFNN_OK;
+    const ffnn_layer *top = &r->model->layers[r->model->layer_count - 1];
+    const size_t n = ffnn_head_scratch_floats(r->cfg->batch_size, top->in, top->out);
+    void *p = NULL;
+    ffnn_status st = r->ops->alloc(r->ctx, n * sizeof(float), &p);
+    if (st == FFNN_OK)
+        r->head_scratch = (float *)p;
+    return st;
+}
+
+void ffnn_step_head_free(ffnn_run *r)
+{
+    if (r->head_scratch != NULL)
+        r->ops->release(r->ctx, r->head_scratch);
+    r->head_scratch = NULL;
+}
+
+/* 1 when training step t runs the head op. */
+static int head_step(const ffnn_run *r, uint64_t t)
+{
+    return r->head_scratch != NULL && t > 0;
+}
+
+/* The head of step t over `batch` rows whose losses go to row `first` of the
+ * epoch: the last layer's dW, db, the layer below's dz (into grad_buf[0], or
+ * grad16[0] for a mixed step, rows of its width) and its db. */
+static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first)
+{
+    const ffnn_model *m = r->model;
+    const ffnn_layer *top = &m->layers[m->layer_count - 1], *below = top - 1;
+    const int bf16 = mixed_step(r, t);
+    const void *h = bf16 ? (const void *)r->mixed->act16[m->layer_count - 2]
+                         : (const void *)r->act[m->layer_count - 2];
+    const void *W = bf16 ? (const void *)(r->mixed->params16 + top->weight_offset)
+                         : (const void *)(r->params + top->weight_offset);
+    void *dh = bf16 ? (void *)r->mixed->grad16[0] : (void *)r->grad_buf[0];
+    return r->ops->softmax_ce_head(
+        r->ctx, bf16, h, W, top->has_bias ? r->params + top->bias_offset : NULL, r->y, batch,
+        top->in, top->out, below->act, r->grads + top->weight_offset,
+        top->has_bias ? r->grads + top->bias_offset : NULL, dh,
+        below->has_bias ? r->grads + below->bias_offset : NULL, r->train.row_loss + first,
+        r->train.row_correct + first, r->head_scratch);
 }
 
 /* The gather of a training step t: into r->x, or straight into bf16 (x16) for a
@@ -177,23 +246,29 @@ static float *below_db(const ffnn_run *r, int i)
  * tensor cores); each layer's op writes dW, db (fp32) and the next
  * layer's dz in bf16 (grad16 ping-pong); sgd and sync as backward's. */
 static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
-                                 grad_sync *sync)
+                                 grad_sync *sync, int head)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
     const ffnn_layer *top = &m->layers[m->layer_count - 1];
     ffnn_status st;
-    if ((top->act != FFNN_ACT_IDENTITY &&
-         (st = r->ops->activation_backward(r->ctx, top->act, top->act_param,
-                                           r->act[m->layer_count - 1], r->grad_buf[0],
-                                           r->grad_buf[0], batch * top->out))) ||
-        (st = r->ops->to_bf16(r->ctx, r->grad_buf[0], mx->grad16[0], batch, top->out,
-                              ffnn_bf16_ld(top->out))))
-        return st;
     int cur = 0; /* grad16[cur] holds dL/dz of layer i (rows dz_ld apart) */
     size_t dz_ld = ffnn_bf16_ld(top->out);
     int db_done = 0; /* layer i's db was summed by the op of layer i + 1 */
-    for (int i = m->layer_count - 1; i >= 0; i--) {
+    int i = m->layer_count - 1;
+    if (head) { /* the head wrote layer L-2's dz (rows of its width) and db */
+        dz_ld = top->in;
+        db_done = 1;
+        i--;
+    } else if ((top->act != FFNN_ACT_IDENTITY &&
+                (st = r->ops->activation_backward(r->ctx, top->act, top->act_param,
+                                                  r->act[m->layer_count - 1], r->grad_buf[0],
+                                                  r->grad_buf[0], batch * top->out))) ||
+               (st = r->ops->to_bf16(r->ctx, r->grad_buf[0], mx->grad16[0], batch, top->out,
+                                     ffnn_bf16_ld(top->out)))) {
+        return st;
+    }
+    for (; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         const int has_b = l->has_bias;
         float *dx_db = below_db(r, i);
@@ -223,12 +298,13 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
+    const int head = head_step(r, t); /* the last layer's backward ran in the head */
     if (mixed_step(r, t))
-        return backward_bf16(r, batch, sgd, sync);
+        return backward_bf16(r, batch, sgd, sync, head);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
-    int is_dz = 0;     /* ... or dL/dz when the layer above applied act' already */
-    int db_done = 0;   /* layer i's db was summed by the op of layer i + 1       */
-    for (int i = m->layer_count - 1; i >= 0; i--) {
+    int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
+    int db_done = head; /* layer i's db was summed by the op of layer i + 1      */
+    for (int i = m->layer_count - 1 - head; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = r->grad_buf[cur]; /* [batch, out] */
         /* dropout: dL/da = dropout(dL/dd), the forward's mask (the fused ops are off
@@ -322,12 +398,15 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
                       r->comm && r->ops->native_stream ? r->ops->native_stream(r->ctx) : NULL,
                       m->parameter_count};
     int x16 = 0;
+    const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
     if (batch > 0 &&
         ((st = gather_step(r, &src, r->train.index + first, batch, opt_t, &x16)) ||
-         (st = forward(r, batch, opt_t, &output, x16)) ||
-         (st = r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
-                            r->train.targets ? r->tgt : NULL, batch, width, r->grad_buf[0],
-                            r->train.row_loss + first, r->train.row_correct + first)) ||
+         (st = forward(r, batch, opt_t, &output, x16, m->layer_count - head)) ||
+         (st = head ? run_head(r, batch, opt_t, first)
+                    : r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
+                                   r->train.targets ? r->tgt : NULL, batch, width,
+                                   r->grad_buf[0], r->train.row_loss + first,
+                                   r->train.row_correct + first)) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
                         r->comm ? &sync : NULL))))
         return st;

@@ -120,6 +120,10 @@ typedef struct ffnn_run {
                                  adam_scalars_t0), refilled before every launch
                                  (ffnn_optimizer_step.device_scalars); else NULL */
     uint64_t adam_scalars_t0; /* the optimizer step of adam_scalars[0]          */
+    float *head_scratch;      /* [ffnn_head_scratch_floats(batch_size, in, C)] when a
+                                 training step runs its output layer and loss as one
+                                 op (backend.h softmax_ce_head; cublaslt, where
+                                 ffnn_step_head_applies), else NULL              */
 } ffnn_run;
 
 /* The mixed-precision buffers of r (per_op.c's cublaslt prepare): allocated on
@@ -143,6 +147,18 @@ ffnn_gather_source ffnn_step_gather_source(const ffnn_device_data *d);
 
 /* Batch size of step s (0-based) of an epoch of n samples: the last may be short. */
 size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s);
+
+/* 1 when r's training steps can run the output layer and its loss as one op
+ * (backend.h softmax_ce_head): the backend has it, r runs the fused dense ops
+ * without their sgd epilogue, softmax_ce on class labels, no data parallelism,
+ * the last layer dense with identity activation, no dropout, at most
+ * FFNN_HEAD_CMAX outputs and FFNN_HEAD_MAX_WEIGHTS weights, fed by a dense layer whose activation is identity,
+ * relu, sigmoid or tanh, its width a multiple of 4, the weights 16-byte aligned. */
+int ffnn_step_head_applies(const ffnn_run *r);
+/* Allocate r->head_scratch when ffnn_step_head_applies (else leave it NULL);
+ * errors as the backend's alloc. ffnn_step_head_free releases it. */
+ffnn_status ffnn_step_head_create(ffnn_run *r);
+void ffnn_step_head_free(ffnn_run *r);
 
 /* Forward pass of `batch` rows already gathered into r->x; *output [batch, out]
  * is the last layer's activation buffer. t: the optimizer step whose dropout

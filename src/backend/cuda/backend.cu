@@ -305,8 +305,8 @@ static void cuda_graph_free(void *vctx, void *graph)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 36 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 38 * sizeof(void *),
+/* One name, the caps and 37 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 39 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -349,6 +349,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* optimizer_update_bf16 */ ffnn_cuda_optimizer_update_bf16,
     /* dense_act_forward_bf16 */ ffnn_cuda_dense_act_forward_bf16,
     /* dense_backward_bf16 */ ffnn_cuda_dense_backward_bf16,
+    /* softmax_ce_head     */ ffnn_cuda_softmax_ce_head,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

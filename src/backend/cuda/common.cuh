@@ -285,6 +285,12 @@ ffnn_status ffnn_cuda_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act
 /* dense.cu: db [out] (fp32) = sum_b dz16 [batch, out] (bf16, rows ld apart). */
 ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, size_t ld,
                                      float *db, size_t batch, size_t out);
+/* head.cu: backend.h softmax_ce_head (the output layer and softmax_ce, fused). */
+ffnn_status ffnn_cuda_softmax_ce_head(void *ctx, int bf16, const void *h, const void *W,
+                                      const float *b, const int32_t *y, size_t batch, size_t in,
+                                      size_t C, ffnn_activation act, float *dW, float *db,
+                                      void *dh, float *dh_db, float *row_loss,
+                                      uint8_t *row_correct, float *scratch);
 /* Destroy ctx's cuBLAS handle, if it made one (called by destroy). */
 void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
 

@@ -1,0 +1,405 @@
+/*
+ * head.cu - the output layer and softmax cross-entropy of a training step, fused
+ * (backend.h softmax_ce_head; the cublaslt strategy's steps use it where the net
+ * ends in dense -> act -> dense (identity) -> softmax_ce on class labels).
+ *
+ * It replaces, per step, the output layer's forward matmul (and cuBLASLt's split-K
+ * reduction), the loss kernel, the dlogits' bf16 copy, the dh and dW matmuls of the
+ * output layer (each with a split-K reduction), its bias-gradient kernel, and the
+ * pass that applies f' to dh and sums the layer below's bias gradient: 8-9 kernels,
+ * ~35-39 us of a step at batch 1024 by Nsight Compute (H200, docs/RESULTS.md), by
+ * three kernels whose work is one read of h for the logits, one read of h with one
+ * write of dh, and the slices' partial sums:
+ *
+ *   logits  one warp per 2 rows (HEAD_ROWS_PER_WARP; each W value loaded once for
+ *           both): z[b, c] = sum_k h[b, k] W[c, k] (lane l sums the float4 column
+ *           groups l, l + 32, ..., then a fixed butterfly), + b[c]; then loss.cu's
+ *           softmax cross-entropy with device_math.cuh's formulas: row_loss,
+ *           row_correct, dlog [batch, C] = (softmax - onehot(y)) / batch (fp32, into
+ *           the scratch)
+ *   slices  grid (column tiles of 256, row slices of the batch): thread = 4
+ *           columns k, W[:, k] in registers, the slice's rows in order:
+ *             dh[b, k] = act'(h[b, k]) * sum_c dlog[b, c] W[c, k]  (c in order; one
+ *                        rounding to dh's type)
+ *             partial dW[c, k] += dlog[b, c] h[b, k], partial dh_db[k] += dh[b, k]
+ *                        (the stored, rounded value: what the next matmul sees),
+ *             partial db[c] += dlog[b, c] (tile 0)
+ *           into scratch slice s: [C, in] dW, [in] dh_db, [C] db
+ *   reduce  each output = the sum over the slices in slice order
+ * Every sum runs in a fixed order: the results are deterministic; they differ from
+ * the op-by-op path (cuBLAS's sums) only in summation order, and in bf16 in fewer
+ * roundings (dlog stays fp32; dh is rounded once after f').
+ *
+ * h, W and dh are fp32 or bf16 (T); the arithmetic is fp32. Shapes: h [batch, in],
+ * W [C, in], b [C], y [batch], dW [C, in], db [C], dh [batch, in], dh_db [in].
+ */
+#include <math.h>
+
+#include "backend/backend.h"
+#include "bf16.cuh"
+#include "common.cuh"
+#include "device_math.cuh"
+
+#define HEAD_WARPS 8     /* warps (rows) per block of the logits kernel          */
+#define HEAD_J 8         /* column groups of 4 a lane loads at once: rows of up to
+                            1024 columns in one round of loads                  */
+#define HEAD_COLS 64     /* column groups (of 4) per block of the slices kernel  */
+#define HEAD_GROUPS 4    /* row groups per block of the slices kernel            */
+#define HEAD_U 4         /* rows a thread of the slices kernel loads at once     */
+#define HEAD_CHUNK 128   /* rows of dlog staged in shared memory at a time       */
+#define FULL_MASK 0xffffffffu
+
+static_assert(HEAD_COLS * 4 == FFNN_HEAD_TILE_COLS, "tile width");
+
+/* Four consecutive values from column group q (columns 4q .. 4q + 3) of a row, as
+ * floats: one 16-byte (fp32) or 8-byte (bf16) load. */
+static __device__ __forceinline__ float4 ld4(const float *row, int q)
+{
+    return __ldg((const float4 *)row + q);
+}
+static __device__ __forceinline__ float4 ld4(const __nv_bfloat16 *row, int q)
+{
+    const uint2 w = __ldg((const uint2 *)row + q);
+    return make_float4(__uint_as_float(w.x << 16), __uint_as_float(w.x & 0xffff0000u),
+                       __uint_as_float(w.y << 16), __uint_as_float(w.y & 0xffff0000u));
+}
+/* Store v into column group q of row; returns the values stored (bf16: rounded to
+ * nearest even, as ffnn_st). */
+static __device__ __forceinline__ float4 st4(float *row, int q, float4 v)
+{
+    ((float4 *)row)[q] = v;
+    return v;
+}
+static __device__ __forceinline__ float4 st4(__nv_bfloat16 *row, int q, float4 v)
+{
+    const unsigned x = __bfloat16_as_ushort(__float2bfloat16_rn(v.x));
+    const unsigned y = __bfloat16_as_ushort(__float2bfloat16_rn(v.y));
+    const unsigned z = __bfloat16_as_ushort(__float2bfloat16_rn(v.z));
+    const unsigned w = __bfloat16_as_ushort(__float2bfloat16_rn(v.w));
+    ((uint2 *)row)[q] = make_uint2(x | (y << 16), z | (w << 16));
+    return make_float4(__uint_as_float(x << 16), __uint_as_float(y << 16),
+                       __uint_as_float(z << 16), __uint_as_float(w << 16));
+}
+static __device__ __forceinline__ void add4(float4 &a, float4 b)
+{
+    a.x += b.x;
+    a.y += b.y;
+    a.z += b.z;
+    a.w += b.w;
+}
+static __device__ __forceinline__ void fma4(float4 &a, float s, float4 b)
+{
+    a.x = fmaf(s, b.x, a.x);
+    a.y = fmaf(s, b.y, a.y);
+    a.z = fmaf(s, b.z, a.z);
+    a.w = fmaf(s, b.w, a.w);
+}
+
+static __device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(FULL_MASK, v, off);
+    return v;
+}
+
+/* Logits, softmax cross-entropy and dlog, one row per warp at a time, rows
+ * [blockIdx.x * rows_per_block, + rows_per_block); W staged in shared memory as
+ * floats first (C * in * 4 bytes of dynamic shared memory). CB >= C: the classes'
+ * registers. h [batch, in], W [C, in] (in % 4 == 0), b [C] or NULL, y [batch];
+ * dlog [batch, C], row_loss [batch], row_correct [batch]. */
+template <typename T, int CB>
+static __global__ void __maxnreg__(128) /* ptxas picked 64 with spills */
+    head_logits_kernel(const T *__restrict__ h, const T *__restrict__ W,
+                       const float *__restrict__ b, const int32_t *__restrict__ y, int batch,
+                       int in, int C, int rows_per_block, float inv_batch,
+                       float *__restrict__ dlog, float *__restrict__ row_loss,
+                       uint8_t *__restrict__ row_correct)
+{
+    extern __shared__ float4 Ws[]; /* [C, in / 4] */
+    const int in4 = in / 4, lane = threadIdx.x & 31;
+    for (int i = threadIdx.x; i < C * in4; i += HEAD_WARPS * 32) {
+        const int c = i / in4;
+        Ws[i] = ld4(W + (size_t)c * in, i - c * in4);
+    }
+    __syncthreads();
+    const int r_end = min(batch, (blockIdx.x + 1) * rows_per_block);
+    for (int row = blockIdx.x * rows_per_block + (threadIdx.x >> 5); row < r_end;
+         row += HEAD_WARPS) {
+        const T *hr = h + (size_t)row * in;
+        float z[CB];
+#pragma unroll
+        for (int c = 0; c < CB; c++) z[c] = 0.0f;
+        for (int q0 = lane; q0 < in4; q0 += 32 * HEAD_J) {
+            float4 hv[HEAD_J]; /* this round's loads, all in flight */
+#pragma unroll
+            for (int j = 0; j < HEAD_J; j++)
+                if (q0 + 32 * j < in4) hv[j] = ld4(hr, q0 + 32 * j);
+#pragma unroll
+            for (int j = 0; j < HEAD_J; j++) {
+                if (q0 + 32 * j >= in4) break;
+#pragma unroll
+                for (int c = 0; c < CB; c++) {
+                    if (c < C) {
+                        const float4 w = Ws[c * in4 + q0 + 32 * j];
+                        z[c] = fmaf(hv[j].x, w.x, z[c]);
+                        z[c] = fmaf(hv[j].y, w.y, z[c]);
+                        z[c] = fmaf(hv[j].z, w.z, z[c]);
+                        z[c] = fmaf(hv[j].w, w.w, z[c]);
+                    }
+                }
+            }
+        }
+        /* every lane: the row's logits (same bits), max (first index on ties), sum */
+        const int label = y[row];
+        float m = 0.0f, se = 0.0f, zl = 0.0f, mine = 0.0f;
+        int arg = 0;
+#pragma unroll
+        for (int c = 0; c < CB; c++) {
+            if (c < C) {
+                const float v = warp_sum(z[c]);
+                z[c] = b != NULL ? __fadd_rn(v, b[c]) : v;
+                if (c == 0 || z[c] > m) {
+                    m = z[c];
+                    arg = c;
+                }
+                if (c == label) zl = z[c];
+                if (c == lane) mine = z[c];
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < CB; c++)
+            if (c < C) se += ffnn_dev_softmax_term(z[c], m);
+        if (lane == 0) {
+            row_loss[row] = label >= 0 && label < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
+            row_correct[row] =
+                (uint8_t)(C == 1 ? (z[0] > 0.0f) == (label != 0) : arg == label);
+        }
+        if (lane < C)
+            dlog[(size_t)row * C + lane] =
+                ffnn_dev_softmax_ce_grad(mine, m, se, lane == label, inv_batch);
+    }
+}
+
+/* One (column tile, row slice) of the backward: dh for the slice's rows and the
+ * slice's partial sums (file comment). Thread (g, t): column group blockIdx.x *
+ * HEAD_COLS + t, the slice's rows g, g + HEAD_GROUPS, ... (HEAD_U loaded at once);
+ * the groups' sums then meet in shared memory as s0 + (s1 + (s2 + s3)). part: the
+ * slices, each stride floats: [C, in] dW, [in] dh_db, [C] db. */
+template <typename T, int CB>
+static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
+    head_slices_kernel(const T *__restrict__ h, const T *__restrict__ W,
+                       const float *__restrict__ dlog, int batch, int in, int C,
+                       int rows_per_slice, ffnn_activation act, T *__restrict__ dh,
+                       float *__restrict__ part, size_t stride)
+{
+    __shared__ float dls[HEAD_CHUNK * CB];         /* [chunk rows, C]            */
+    __shared__ float4 sum[(CB + 1) * HEAD_COLS];   /* [C + 1, HEAD_COLS] a group's */
+    const int t = threadIdx.x % HEAD_COLS, g = threadIdx.x / HEAD_COLS;
+    const int q = blockIdx.x * HEAD_COLS + t, s = blockIdx.y, in4 = in / 4;
+    const int rs0 = s * rows_per_slice, rs1 = min(batch, rs0 + rows_per_slice);
+    const bool mine = q < in4;
+    const int qq = mine ? q : 0; /* threads past the row load group 0, store nothing */
+    float4 w[CB], acc[CB];
+    float4 dbb = make_float4(0.f, 0.f, 0.f, 0.f);
+    float dbc = 0.0f; /* tile 0, thread t < C of group 0: the slice's sum of dlog[:, t] */
+#pragma unroll
+    for (int c = 0; c < CB; c++) {
+        acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
+        w[c] = c < C ? ld4(W + (size_t)c * in, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    float4 hv[HEAD_U]; /* a round of rows, loaded at once; the first before dlog */
+    int loaded = 1;
+#pragma unroll
+    for (int u = 0; u < HEAD_U; u++) {
+        const int r = g + HEAD_GROUPS * u;
+        hv[u] = rs0 + r < min(rs1, rs0 + HEAD_CHUNK) ? ld4(h + (size_t)(rs0 + r) * in, qq)
+                                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+    for (int c0 = rs0; c0 < rs1; c0 += HEAD_CHUNK) {
+        const int rc = min(HEAD_CHUNK, rs1 - c0);
+        __syncthreads();
+        for (int i = threadIdx.x; i < rc * C; i += HEAD_COLS * HEAD_GROUPS)
+            dls[i] = dlog[(size_t)c0 * C + i];
+        __syncthreads();
+        if (blockIdx.x == 0 && g == 0 && t < C)
+            for (int r = 0; r < rc; r++) dbc += dls[r * C + t];
+        for (int r0 = g; r0 < rc; r0 += HEAD_GROUPS * HEAD_U) {
+            if (!loaded) {
+#pragma unroll
+                for (int u = 0; u < HEAD_U; u++) {
+                    const int r = r0 + HEAD_GROUPS * u;
+                    hv[u] = r < rc ? ld4(h + (size_t)(c0 + r) * in, qq)
+                                   : make_float4(0.f, 0.f, 0.f, 0.f);
+                }
+            }
+            loaded = 0;
+#pragma unroll
+            for (int u = 0; u < HEAD_U; u++) {
+                const int r = r0 + HEAD_GROUPS * u;
+                if (r >= rc) break;
+                const float *d = dls + r * C;
+                float4 gr = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                for (int c = 0; c < CB; c++) {
+                    if (c < C) {
+                        const float dc = d[c];
+                        fma4(gr, dc, w[c]);
+                        fma4(acc[c], dc, hv[u]);
+                    }
+                }
+                if (mine) {
+                    const float4 dz =
+                        make_float4(ffnn_dev_act_backward_basic(act, gr.x, hv[u].x),
+                                    ffnn_dev_act_backward_basic(act, gr.y, hv[u].y),
+                                    ffnn_dev_act_backward_basic(act, gr.z, hv[u].z),
+                                    ffnn_dev_act_backward_basic(act, gr.w, hv[u].w));
+                    add4(dbb, st4(dh + (size_t)(c0 + r) * in, q, dz));
+                }
+            }
+        }
+    }
+    /* the groups' sums, in a fixed order: group 3's, + group 2's, + 1's, then group 0
+     * adds its own and writes the slice's partial */
+    for (int k = HEAD_GROUPS - 1; k >= 0; k--) {
+        if (g == k) {
+#pragma unroll
+            for (int c = 0; c < CB; c++) {
+                if (c < C) {
+                    if (k < HEAD_GROUPS - 1) add4(acc[c], sum[c * HEAD_COLS + t]);
+                    sum[c * HEAD_COLS + t] = acc[c];
+                }
+            }
+            if (k < HEAD_GROUPS - 1) add4(dbb, sum[CB * HEAD_COLS + t]);
+            sum[CB * HEAD_COLS + t] = dbb;
+        }
+        __syncthreads();
+    }
+    float *ps = part + (size_t)s * stride;
+    if (g == 0 && mine) {
+#pragma unroll
+        for (int c = 0; c < CB; c++)
+            if (c < C) ((float4 *)(ps + (size_t)c * in))[q] = acc[c];
+        ((float4 *)(ps + (size_t)C * in))[q] = dbb;
+    }
+    if (blockIdx.x == 0 && g == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
+}
+
+/* out[i] = sum over the slices s (in order) of part[s * stride + i], for the n =
+ * C in + in + C outputs: dW [C, in], then dh_db [in] (skipped when NULL), then db
+ * [C] (skipped when NULL). */
+static __global__ void head_reduce_kernel(const float *__restrict__ part, int slices,
+                                          size_t stride, size_t n_dw, size_t in, size_t C,
+                                          float *__restrict__ dW, float *__restrict__ dh_db,
+                                          float *__restrict__ db)
+{
+    const size_t n = n_dw + in + C;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float v = 0.0f;
+#pragma unroll 32
+        for (int s = 0; s < slices; s++) v += __ldg(part + (size_t)s * stride + i);
+        if (i < n_dw) dW[i] = v;
+        else if (i < n_dw + in) {
+            if (dh_db != NULL) dh_db[i - n_dw] = v;
+        } else if (db != NULL) {
+            db[i - n_dw - in] = v;
+        }
+    }
+}
+
+template <typename T, int CB>
+static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, const float *b,
+                          const int32_t *y, size_t batch, size_t in, size_t C,
+                          ffnn_activation act, float *dW, float *db, void *dh, float *dh_db,
+                          float *row_loss, uint8_t *row_correct, float *scratch)
+{
+    const T *h_t = (const T *)h, *W_t = (const T *)W;
+    float *dlog = scratch; /* [batch, C], then the slices */
+    float *part = scratch + ffnn_head_dlog_floats(batch, C);
+    const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
+    const size_t rows_per_slice = (batch + slices - 1) / slices;
+    /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
+    const size_t rows_per_block = HEAD_WARPS * ((batch + 2047) / 2048);
+    const size_t smem = C * in * sizeof(float);
+    if (smem > 48 * 1024)
+        FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_logits_kernel<T, CB>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)smem));
+    head_logits_kernel<T, CB><<<(unsigned)((batch + rows_per_block - 1) / rows_per_block),
+                                HEAD_WARPS * 32, smem, ctx->stream>>>(
+        h_t, W_t, b, y, (int)batch, (int)in, (int)C, (int)rows_per_block, 1.0f / (float)batch,
+        dlog, row_loss, row_correct);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_kernel");
+    const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
+                    (unsigned)slices);
+    head_slices_kernel<T, CB><<<grid, HEAD_COLS * HEAD_GROUPS, 0, ctx->stream>>>(
+        h_t, W_t, dlog, (int)batch, (int)in, (int)C, (int)rows_per_slice, act, (T *)dh, part,
+        stride);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
+    const size_t n = C * in + in + C;
+    const unsigned block = (unsigned)ctx->block_1d;
+    head_reduce_kernel<<<ffnn_cuda_grid_1d_for(n, block), block, 0, ctx->stream>>>(
+        part, (int)slices, stride, C * in, in, C, dW, dh_db, db);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_reduce_kernel");
+    return FFNN_OK;
+}
+
+/* The launch for the tensors' type and the classes' register count CB >= C. */
+template <typename T>
+static ffnn_status launch_c(ffnn_cuda_ctx *ctx, const void *h, const void *W, const float *b,
+                            const int32_t *y, size_t batch, size_t in, size_t C,
+                            ffnn_activation act, float *dW, float *db, void *dh, float *dh_db,
+                            float *row_loss, uint8_t *row_correct, float *scratch)
+{
+    if (C <= 4)
+        return launch<T, 4>(ctx, h, W, b, y, batch, in, C, act, dW, db, dh, dh_db, row_loss,
+                            row_correct, scratch);
+    if (C <= 8)
+        return launch<T, 8>(ctx, h, W, b, y, batch, in, C, act, dW, db, dh, dh_db, row_loss,
+                            row_correct, scratch);
+    if (C <= 12)
+        return launch<T, 12>(ctx, h, W, b, y, batch, in, C, act, dW, db, dh, dh_db, row_loss,
+                             row_correct, scratch);
+    return launch<T, FFNN_HEAD_CMAX>(ctx, h, W, b, y, batch, in, C, act, dW, db, dh, dh_db,
+                                     row_loss, row_correct, scratch);
+}
+
+/* backend.h softmax_ce_head. Errors: FFNN_ERR_INVALID_ARGUMENT (a NULL tensor, a
+ * dimension out of range, in not a multiple of 4, a tensor not aligned for the
+ * 16-byte (fp32) / 8-byte (bf16) loads, an activation other than identity, relu,
+ * sigmoid, tanh), FFNN_ERR_CUDA. */
+extern "C" ffnn_status ffnn_cuda_softmax_ce_head(void *vctx, int bf16, const void *h,
+                                                 const void *W, const float *b,
+                                                 const int32_t *y, size_t batch, size_t in,
+                                                 size_t C, ffnn_activation act, float *dW,
+                                                 float *db, void *dh, float *dh_db,
+                                                 float *row_loss, uint8_t *row_correct,
+                                                 float *scratch)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "softmax_ce_head");
+    const size_t align = bf16 ? 8 : 16;
+    if (batch == 0 || batch > FFNN_CUDA_MAX_DIM || in == 0 || in % 4 != 0 || C == 0 ||
+        C > FFNN_HEAD_CMAX || C * in > FFNN_HEAD_MAX_WEIGHTS || (int)act < 0 ||
+        (int)act > (int)FFNN_ACT_TANH)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda softmax_ce_head: batch=%zu in=%zu C=%zu act=%d: batch in "
+                         "1..%zu, in a multiple of 4, C in 1..%d, C * in <= %d, act identity, "
+                         "relu, sigmoid or tanh", batch, in, C, (int)act,
+                         (size_t)FFNN_CUDA_MAX_DIM, FFNN_HEAD_CMAX, FFNN_HEAD_MAX_WEIGHTS);
+    if (h == NULL || W == NULL || y == NULL || dW == NULL || dh == NULL || row_loss == NULL ||
+        row_correct == NULL || scratch == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda softmax_ce_head: h, W, y, dW, dh, row_loss, row_correct and "
+                         "scratch must not be NULL");
+    if ((uintptr_t)h % align != 0 || (uintptr_t)W % align != 0 || (uintptr_t)dh % align != 0 ||
+        (uintptr_t)scratch % 16 != 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda softmax_ce_head: h, W and dh must be %zu-byte aligned, scratch "
+                         "16-byte aligned", align);
+    if (bf16)
+        return launch_c<__nv_bfloat16>(ctx, h, W, b, y, batch, in, C, act, dW, db, dh, dh_db,
+                                       row_loss, row_correct, scratch);
+    return launch_c<float>(ctx, h, W, b, y, batch, in, C, act, dW, db, dh, dh_db, row_loss,
+                           row_correct, scratch);
+}
