@@ -11,20 +11,24 @@
  * three kernels whose work is one read of h for the logits, one read of h with one
  * write of dh, and the slices' partial sums:
  *
- *   logits  one warp per 2 rows (HEAD_ROWS_PER_WARP; each W value loaded once for
- *           both): z[b, c] = sum_k h[b, k] W[c, k] (lane l sums the float4 column
- *           groups l, l + 32, ..., then a fixed butterfly), + b[c]; then loss.cu's
- *           softmax cross-entropy with device_math.cuh's formulas: row_loss,
- *           row_correct, dlog [batch, C] = (softmax - onehot(y)) / batch (fp32, into
- *           the scratch)
- *   slices  grid (column tiles of 256, row slices of the batch): thread = 4
- *           columns k, W[:, k] in registers, the slice's rows in order:
+ *   logits  blocks of 8 warps, rows_per_block rows each (8 up to batch 2048): W
+ *           staged once per block in shared memory as floats, then one warp per row:
+ *           z[b, c] = sum_k h[b, k] W[c, k] (lane l sums the float4 column groups l,
+ *           l + 32, ..., HEAD_J groups loaded at once, then a fixed butterfly), +
+ *           b[c]; then loss.cu's softmax cross-entropy with device_math.cuh's
+ *           formulas: row_loss, row_correct, dlog [batch, C] = (softmax -
+ *           onehot(y)) / batch (fp32, into the scratch)
+ *   slices  grid (column tiles of 256, row slices of the batch, >= 16 rows each,
+ *           ~128 blocks; backend.h ffnn_head_slices): thread (g, t) of HEAD_GROUPS
+ *           row groups x 64 holds 4 columns k of W in registers and takes the
+ *           slice's rows g, g + HEAD_GROUPS, ... (HEAD_U loaded at once):
  *             dh[b, k] = act'(h[b, k]) * sum_c dlog[b, c] W[c, k]  (c in order; one
  *                        rounding to dh's type)
  *             partial dW[c, k] += dlog[b, c] h[b, k], partial dh_db[k] += dh[b, k]
  *                        (the stored, rounded value: what the next matmul sees),
  *             partial db[c] += dlog[b, c] (tile 0)
- *           into scratch slice s: [C, in] dW, [in] dh_db, [C] db
+ *           the row groups' sums met in shared memory in a fixed order, into scratch
+ *           slice s: [C, in] dW, [in] dh_db, [C] db
  *   reduce  each output = the sum over the slices in slice order
  * Every sum runs in a fixed order: the results are deterministic; they differ from
  * the op-by-op path (cuBLAS's sums) only in summation order, and in bf16 in fewer
