@@ -371,6 +371,76 @@ static test_result adam_launches(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The graph runs gather the next step's batch on the backend's side queue during
+ * the step (step.h r->spare): the values are the same, so two epochs of graph
+ * runs with it and without it (the spare released after the trainer is made)
+ * give the same per-step losses and the same parameters, bit for bit. 2,000
+ * samples at batch 64 (launches of 8 or 16 steps and a last batch of 16 rows),
+ * on graph, cublas, cublaslt (with its output-layer head) in fp32 and cublaslt
+ * in bf16 (the batch gathered straight into bf16). */
+static test_result prefetch_same_bits(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_OK(ffnn_dataset_slice(full, 0, 2000, &train));
+    const ffnn_strategy kinds[] = {FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_CUBLAS,
+                                   FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_CUBLASLT};
+    const ffnn_precision precs[] = {FFNN_PRECISION_FP32, FFNN_PRECISION_FP32,
+                                    FFNN_PRECISION_FP32, FFNN_PRECISION_BF16};
+    for (int k = 0; k < 4; k++) {
+        ffnn_model *m[2] = {NULL, NULL};
+        double *losses[2] = {NULL, NULL};
+        for (int arm = 0; arm < 2; arm++) { /* arm 0: with the side queue's gather */
+            CHECK_OK(ffnn_model_create("784-256relu-10", &m[arm]));
+            CHECK_OK(ffnn_model_init(m[arm], 11));
+            ffnn_train_config cfg = ffnn_train_config_default();
+            cfg.batch_size = 64;
+            cfg.learning_rate = 0.1f;
+            cfg.strategy = kinds[k];
+            cfg.precision = precs[k];
+            cfg.device = FFNN_DEVICE_CUDA;
+            ffnn_trainer *t = NULL;
+            CHECK_OK(ffnn_trainer_create(m[arm], train, &cfg, &t));
+            CHECK(t->run.spare != NULL, "%s %s: no spare batch buffers",
+                  ffnn_strategy_name(kinds[k]), ffnn_precision_name(precs[k]));
+            if (arm == 1)
+                ffnn_prefetch_free(&t->run);
+            losses[arm] = malloc(64 * sizeof(double));
+            CHECK(losses[arm] != NULL, "out of memory");
+            for (int epoch = 0; epoch < 2; epoch++) {
+                ffnn_epoch_stats st;
+                CHECK_OK(ffnn_trainer_run_epoch(t, NULL, NULL, &st));
+                const double *l = NULL;
+                size_t n = 0;
+                CHECK_OK(ffnn_trainer_step_losses(t, &l, &n));
+                CHECK(n == 32, "%zu steps per epoch, expected 32", n);
+                memcpy(losses[arm] + 32 * epoch, l, 32 * sizeof(double));
+            }
+            CHECK_OK(ffnn_trainer_sync_model(t));
+            ffnn_trainer_free(t);
+        }
+        for (int s = 0; s < 64; s++)
+            CHECK(memcmp(&losses[0][s], &losses[1][s], sizeof(double)) == 0,
+                  "%s %s step %d: loss %.9g with the side gather, %.9g without",
+                  ffnn_strategy_name(kinds[k]), ffnn_precision_name(precs[k]), s + 1,
+                  losses[0][s], losses[1][s]);
+        CHECK(memcmp(m[0]->params, m[1]->params, m[0]->parameter_count * sizeof(float)) == 0,
+              "%s %s: the parameters differ after two epochs", ffnn_strategy_name(kinds[k]),
+              ffnn_precision_name(precs[k]));
+        free(losses[0]);
+        free(losses[1]);
+        ffnn_model_free(m[0]);
+        ffnn_model_free(m[1]);
+    }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(full);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
 /* The persistent kernel's two exchanges of the partial logits (backend/cuda/
  * persistent.cu): batch x classes up to 2048 takes one barrier (the sum in 64-bit
  * fixed point), larger the two-barrier one: 784-64relu-10 at batch 64 and 192 (one)
@@ -782,6 +852,7 @@ const test_case strategies_tests[] = {
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
     {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
     {"strategies_adam_graphs_replay_and_follow_cpu", adam_launches},
+    {"strategies_prefetch_keeps_the_bits", prefetch_same_bits},
     {"strategies_persistent_exchanges_follow_cpu", persistent_exchanges},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
     {"strategies_persistent_mse_regression_follows_cpu", mse_follows},

@@ -349,6 +349,20 @@ typedef struct ffnn_backend_ops {
                                    size_t C, ffnn_activation act, float *dW, float *db,
                                    void *dh, float *dh_db, float *row_loss,
                                    uint8_t *row_correct, float *scratch);
+
+    /* ---- optional: a second queue (NULL: none; the strategies then queue every
+     * op in order). The ops queued between side_begin and side_end go to a side
+     * queue: they start after every op queued before side_begin and may run
+     * concurrently with the ops queued after side_end; side_join makes the ops
+     * queued after it wait for the side queue's ops queued so far. Capturable:
+     * a graph records the fork and the join. Every side_begin needs its side_end
+     * (also after an error in between), and the side's ops must be joined before
+     * capture_end or synchronize. FFNN_ERR_INVALID_ARGUMENT: side_begin inside
+     * the side queue, side_end outside it. The graph runs use it to gather the
+     * next step's batch during the current step (strategy/step.c). ---- */
+    ffnn_status (*side_begin)(void *ctx);
+    ffnn_status (*side_end)(void *ctx);
+    ffnn_status (*side_join)(void *ctx);
 } ffnn_backend_ops;
 
 /* softmax_ce_head's limits and scratch (one copy for the backend and the strategy

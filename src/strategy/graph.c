@@ -40,15 +40,24 @@ typedef struct graph_cache {
     size_t adam_steps;          /* its capacity in steps                         */
 } graph_cache;
 
-ffnn_status ffnn_graph_cache_create(void **cache)
+ffnn_status ffnn_graph_cache_create(ffnn_run *r, void **cache)
 {
     *cache = calloc(1, sizeof(graph_cache));
-    return *cache ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the graph cache");
+    if (!*cache)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the graph cache");
+    /* the runs gather the next step's batch during the step (step.h r->spare) */
+    const ffnn_status st = ffnn_prefetch_create(r);
+    if (st != FFNN_OK) {
+        free(*cache);
+        *cache = NULL;
+    }
+    return st;
 }
 
 void ffnn_graph_cache_free(ffnn_run *r, void *cache)
 {
     graph_cache *c = cache;
+    ffnn_prefetch_free(r);
     if (!c)
         return;
     for (int i = 0; i < GRAPH_CACHE; i++)
@@ -216,7 +225,7 @@ static ffnn_status graph_prepare(ffnn_run *r, void **state)
 {
     void *unused;
     ffnn_status st = ffnn_strategy_fused_prepare(r, &unused);
-    return st != FFNN_OK ? st : ffnn_graph_cache_create(state);
+    return st != FFNN_OK ? st : ffnn_graph_cache_create(r, state);
 }
 
 static size_t graph_steps(size_t steps_per_epoch)

@@ -51,8 +51,7 @@ const ffnn_strategy_impl ffnn_strategy_reference_impl = {
 
 static ffnn_status cublas_prepare(ffnn_run *r, void **state)
 {
-    (void)r;
-    return ffnn_graph_cache_create(state);
+    return ffnn_graph_cache_create(r, state);
 }
 
 /* The fused ops on (the backend runs them on cuBLASLt for FFNN_MATMUL_LIBRARY_LT),
@@ -87,7 +86,7 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
      * ffnn_step_head_applies; docs/RESULTS.md "The output layer and its loss in
      * one op") */
     if ((st = ffnn_step_head_create(r)) != FFNN_OK ||
-        (st = ffnn_graph_cache_create(state)) != FFNN_OK) {
+        (st = ffnn_graph_cache_create(r, state)) != FFNN_OK) {
         ffnn_step_head_free(r);
         ffnn_mixed_free(r);
     }

@@ -195,12 +195,18 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first)
         r->train.row_correct + first, r->head_scratch);
 }
 
+/* 1 when training step t gathers its batch straight into bf16 (x16). */
+static int gathers_bf16(const ffnn_run *r, uint64_t t)
+{
+    return mixed_step(r, t) && r->ops->gather_bf16;
+}
+
 /* The gather of a training step t: into r->x, or straight into bf16 (x16) for a
  * mixed step. *x16: 1 when it gathered into x16. */
 static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const int32_t *index,
                                size_t batch, uint64_t t, int *x16)
 {
-    *x16 = mixed_step(r, t) && r->ops->gather_bf16;
+    *x16 = gathers_bf16(r, t);
     if (*x16)
         return r->ops->gather_bf16(r->ctx, src, index, batch, r->mixed->x16, r->y, r->tgt);
     return r->ops->gather(r->ctx, src, index, batch, r->x, r->y, r->tgt);
@@ -376,9 +382,34 @@ void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, s
     *first = s * B + lo;
 }
 
+/* The batch of step s (0-based; optimizer step t) gathered on the backend's side
+ * queue into r->spare, while the ops queued after it run on (step.h
+ * ffnn_step_queue_run). *pending: 1 once the side queue has work to join. */
+static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending)
+{
+    size_t first, batch, rows;
+    ffnn_step_rows(r, s, &first, &batch, &rows);
+    const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
+    ffnn_status st = r->ops->side_begin(r->ctx);
+    if (st != FFNN_OK)
+        return st;
+    *pending = 1;
+    int x16 = 0;
+    ffnn_prefetch_swap(r);
+    st = gather_step(r, &src, r->train.index + first, batch, t, &x16);
+    ffnn_prefetch_swap(r);
+    const ffnn_status end = r->ops->side_end(r->ctx);
+    return st != FFNN_OK ? st : end;
+}
+
 /* Queue training step s (0-based) of the current epoch as optimizer step
- * opt_t (1-based). Touches no counter: run_steps advances them. */
-ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
+ * opt_t (1-based). gathered: its batch is in r's buffers already (prefetched
+ * during the step before, joined and swapped in by ffnn_step_queue_run);
+ * prefetch: gather step s + 1's batch on the side queue after the forward pass
+ * (*pending then 1 once there is side work to join). Touches no counter:
+ * run_steps advances them. */
+static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathered,
+                              int prefetch, int *pending)
 {
     const ffnn_model *m = r->model;
     size_t first, batch, rows;
@@ -399,9 +430,13 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
                       m->parameter_count};
     int x16 = 0;
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
+    if (gathered)
+        x16 = gathers_bf16(r, opt_t);
     if (batch > 0 &&
-        ((st = gather_step(r, &src, r->train.index + first, batch, opt_t, &x16)) ||
+        ((!gathered &&
+          (st = gather_step(r, &src, r->train.index + first, batch, opt_t, &x16))) ||
          (st = forward(r, batch, opt_t, &output, x16, m->layer_count - head)) ||
+         (prefetch && (st = prefetch_step(r, s + 1, opt_t + 1, pending))) ||
          (st = head ? run_head(r, batch, opt_t, first)
                     : r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                                    r->train.targets ? r->tgt : NULL, batch, width,
@@ -479,10 +514,33 @@ ffnn_gather_source ffnn_step_gather_source(const ffnn_device_data *d)
 
 
 
+ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
+{
+    int pending = 0;
+    return queue_step(r, s, opt_t, 0, 0, &pending);
+}
+
 ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_t opt_t)
 {
+    /* the next batch on the side queue (no communicator: r->spare is NULL then) */
+    const int pf = r->spare != NULL && r->comm == NULL;
     ffnn_status st = FFNN_OK;
-    for (size_t i = 0; i < count && st == FFNN_OK; i++)
-        st = ffnn_step_queue(r, first + i, opt_t + 1 + i);
+    int pending = 0;  /* the side queue holds the gather of step first + i */
+    size_t swaps = 0; /* trades of r's batch buffers with the spare's      */
+    for (size_t i = 0; i < count && st == FFNN_OK; i++) {
+        if (pending) { /* the batch prefetched during step i - 1 becomes r's */
+            pending = 0;
+            if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
+                break;
+            ffnn_prefetch_swap(r);
+            swaps++;
+        }
+        st = queue_step(r, first + i, opt_t + 1 + i, i > 0 && pf, pf && i + 1 < count,
+                        &pending);
+    }
+    if (pending) /* after an error: the side queue's gather joined all the same */
+        (void)r->ops->side_join(r->ctx);
+    if (swaps % 2 == 1) /* r's own buffers back in place */
+        ffnn_prefetch_swap(r);
     return st;
 }

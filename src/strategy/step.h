@@ -67,6 +67,15 @@ typedef struct ffnn_mixed {
     int stale;            /* 1: params16 is not bf16(params) yet                 */
 } ffnn_mixed;
 
+/* The buffers a training batch is gathered into (gather; gather_bf16 for a
+ * mixed step: x16 instead of x). */
+typedef struct ffnn_batch_buffers {
+    float *x;             /* [batch_size, input_size]                            */
+    int32_t *y;           /* [batch_size] class labels                           */
+    float *tgt;           /* [batch_size, output width] float targets            */
+    uint16_t *x16;        /* [batch_size, input_size] bf16 (r->mixed), else NULL */
+} ffnn_batch_buffers;
+
 /* Everything a strategy runs steps over: the model, the backend context, the
  * device buffers and the training data. Owned by the trainer (src/train); the
  * strategies read it and write only the buffers. */
@@ -124,6 +133,13 @@ typedef struct ffnn_run {
                                  training step runs its output layer and loss as one
                                  op (backend.h softmax_ce_head; cublaslt, where
                                  ffnn_step_head_applies), else NULL              */
+    ffnn_batch_buffers *spare; /* the graph runs' second set of batch buffers
+                                 (prefetch.c): during step s of a run the batch of
+                                 s + 1 is gathered into it on the backend's side
+                                 queue; the sets trade places between the steps
+                                 and are back in place after the run. NULL: no
+                                 side queue, data parallelism, or a strategy
+                                 without runs                                  */
 } ffnn_run;
 
 /* The mixed-precision buffers of r (per_op.c's cublaslt prepare): allocated on
@@ -190,7 +206,19 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t);
 ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update);
 
 /* Steps [first, first + count) one after the other (ffnn_step_queue), as optimizer
- * steps opt_t + 1 ...: the run_steps of the strategies that queue ops. */
+ * steps opt_t + 1 ...: the run_steps of the strategies that queue ops. With
+ * r->spare, each step but the last also gathers the next step's batch on the
+ * backend's side queue after its forward pass (the same values: the bits of the
+ * run do not change). */
 ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_t opt_t);
+
+/* r->spare (prefetch.c): made when the backend has the side queue (backend.h
+ * side_begin) and r has no communicator, batch_size rows (with r->mixed also
+ * x16); else left NULL. Errors as the backend's alloc (nothing left allocated).
+ * ffnn_prefetch_free releases it; ffnn_prefetch_swap trades r's batch buffers
+ * (x, y, tgt, the mixed x16) with the spare's. */
+ffnn_status ffnn_prefetch_create(ffnn_run *r);
+void ffnn_prefetch_free(ffnn_run *r);
+void ffnn_prefetch_swap(ffnn_run *r);
 
 #endif

@@ -94,7 +94,9 @@ int ffnn_strategy_has_dropout(const ffnn_model *m);
  * replayed while the optimizer's per-step scalars stay those of the capture. */
 ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
                            uint64_t opt_t);
-ffnn_status ffnn_graph_cache_create(void **cache);
+/* The capture cache, with r's second set of batch buffers (step.h r->spare,
+ * ffnn_prefetch_create); ffnn_graph_cache_free releases both. */
+ffnn_status ffnn_graph_cache_create(ffnn_run *r, void **cache);
 void ffnn_graph_cache_free(ffnn_run *r, void *cache);
 /* The default steps per launch of a cached strategy: `preferred`, raised so that
  * an epoch of steps_per_epoch steps needs at most ffnn_graph_cache_slots()

@@ -49,7 +49,20 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
     FFNN_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount,
                                                 ctx->device));
     if (ctx->sm_count < 1) ctx->sm_count = 1;
-    FFNN_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&ctx->stream, cudaStreamNonBlocking));
+    /* the ops' stream at the device's highest priority, the side queue (backend.h
+     * side_begin) at its lowest: a block of a side kernel (the next batch's
+     * gather) is scheduled only where no block of the step's own kernels waits.
+     * Made here, not on first use (a graph capture may not create streams); the
+     * events without timing, for ordering only */
+    int least = 0, greatest = 0;
+    FFNN_CUDA_CHECK(ctx, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    FFNN_CUDA_CHECK(ctx, cudaStreamCreateWithPriority(&ctx->stream, cudaStreamNonBlocking,
+                                                      greatest));
+    ctx->main_stream = ctx->stream;
+    FFNN_CUDA_CHECK(ctx, cudaStreamCreateWithPriority(&ctx->side_stream, cudaStreamNonBlocking,
+                                                      least));
+    FFNN_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&ctx->side_fork, cudaEventDisableTiming));
+    FFNN_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&ctx->side_done, cudaEventDisableTiming));
     /* split-K workspace: here, not on first use (a graph capture may not allocate) */
     FFNN_CUDA_CHECK(ctx, cudaMalloc((void **)&ctx->split_ws,
                                     (size_t)FFNN_GEMM_SPLIT_WS_FLOATS * sizeof(float)));
@@ -59,6 +72,14 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
                                          FFNN_CUDA_REDUCE_COUNTERS * sizeof(unsigned),
                                          ctx->stream));
     return ffnn_cuda_gemm_mma_init(ctx); /* its kernels' shared-memory opt-in */
+}
+
+/* The side queue's stream and events (each may be NULL: not made). */
+static void side_destroy(ffnn_cuda_ctx *ctx)
+{
+    if (ctx->side_done != NULL) (void)cudaEventDestroy(ctx->side_done);
+    if (ctx->side_fork != NULL) (void)cudaEventDestroy(ctx->side_fork);
+    if (ctx->side_stream != NULL) (void)cudaStreamDestroy(ctx->side_stream);
 }
 
 /* Check *o against what this backend takes (backend.h ffnn_backend_options). */
@@ -110,6 +131,7 @@ static ffnn_status cuda_create(const ffnn_backend_options *options, void **out)
     if (st != FFNN_OK) {
         if (ctx->split_ws != NULL) (void)cudaFree(ctx->split_ws);
         if (ctx->reduce_count != NULL) (void)cudaFree(ctx->reduce_count);
+        side_destroy(ctx);
         if (ctx->stream != NULL) (void)cudaStreamDestroy(ctx->stream);
         (void)cudaGetLastError();
         free(ctx);
@@ -146,13 +168,15 @@ static void cuda_destroy(void *vctx)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     if (ctx == NULL) return;
-    if (!ctx->poisoned && ctx->stream != NULL) {
-        (void)cudaStreamSynchronize(ctx->stream);
+    if (!ctx->poisoned && ctx->main_stream != NULL) {
+        (void)cudaStreamSynchronize(ctx->side_stream);
+        (void)cudaStreamSynchronize(ctx->main_stream);
         ffnn_cuda_cublas_release(ctx);
         if (ctx->persist_scratch != NULL) (void)cudaFree(ctx->persist_scratch);
         if (ctx->split_ws != NULL) (void)cudaFree(ctx->split_ws);
         if (ctx->reduce_count != NULL) (void)cudaFree(ctx->reduce_count);
-        (void)cudaStreamDestroy(ctx->stream);
+        side_destroy(ctx);
+        (void)cudaStreamDestroy(ctx->main_stream);
     }
     (void)cudaGetLastError();
     free(ctx);
@@ -281,7 +305,9 @@ static ffnn_status cuda_capture_end(void *vctx, void **graph)
     cudaGraphExec_t exec = NULL;
     *graph = NULL;
     FFNN_CUDA_CHECK(ctx, cudaStreamEndCapture(ctx->stream, &g));
-    cudaError_t err = cudaGraphInstantiate(&exec, g, 0);
+    /* each kernel node keeps the priority of the stream it was captured from
+     * (the side queue's below the main stream's: cuda_init_context) */
+    cudaError_t err = cudaGraphInstantiate(&exec, g, cudaGraphInstantiateFlagUseNodePriority);
     (void)cudaGraphDestroy(g);
     if (err != cudaSuccess)
         return ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__, "cudaGraphInstantiate");
@@ -303,10 +329,48 @@ static void cuda_graph_free(void *vctx, void *graph)
     if (graph != NULL) (void)cudaGraphExecDestroy((cudaGraphExec_t)graph);
 }
 
+/* ------------------------------------------------------------------ side queue */
+
+/* backend.h side_begin .. side_join: the side stream waits for an event recorded
+ * on the main stream, the ops queue on it (ctx->stream) until side_end records
+ * side_done there; side_join makes the main stream wait for side_done. Under
+ * stream capture the records and waits become the graph's edges. */
+static ffnn_status cuda_side_begin(void *vctx)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "side_begin");
+    if (ctx->stream != ctx->main_stream)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda side_begin: already on the side queue");
+    FFNN_CUDA_CHECK(ctx, cudaEventRecord(ctx->side_fork, ctx->main_stream));
+    FFNN_CUDA_CHECK(ctx, cudaStreamWaitEvent(ctx->side_stream, ctx->side_fork, 0));
+    ctx->stream = ctx->side_stream;
+    return FFNN_OK;
+}
+
+static ffnn_status cuda_side_end(void *vctx)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    if (ctx == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda side_end: context is NULL");
+    if (ctx->stream != ctx->side_stream)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda side_end: not on the side queue");
+    ctx->stream = ctx->main_stream; /* back on the main stream even after an error */
+    FFNN_CUDA_GUARD(ctx, "side_end");
+    FFNN_CUDA_CHECK(ctx, cudaEventRecord(ctx->side_done, ctx->side_stream));
+    return FFNN_OK;
+}
+
+static ffnn_status cuda_side_join(void *vctx)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "side_join");
+    FFNN_CUDA_CHECK(ctx, cudaStreamWaitEvent(ctx->main_stream, ctx->side_done, 0));
+    return FFNN_OK;
+}
+
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 37 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 39 * sizeof(void *),
+/* One name, the caps and 40 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 42 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -350,6 +414,9 @@ static const ffnn_backend_ops cuda_ops = {
     /* dense_act_forward_bf16 */ ffnn_cuda_dense_act_forward_bf16,
     /* dense_backward_bf16 */ ffnn_cuda_dense_backward_bf16,
     /* softmax_ce_head     */ ffnn_cuda_softmax_ce_head,
+    /* side_begin          */ cuda_side_begin,
+    /* side_end            */ cuda_side_end,
+    /* side_join           */ cuda_side_join,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }

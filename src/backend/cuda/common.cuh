@@ -48,6 +48,11 @@
 /* The backend context: one per trainer. */
 typedef struct ffnn_cuda_ctx {
     cudaStream_t stream;        /* non-blocking stream every op is queued on       */
+                                /* (the side stream between side_begin, side_end)  */
+    cudaStream_t main_stream;   /* the ops' stream outside side_begin .. side_end  */
+    cudaStream_t side_stream;   /* backend.h side_begin's queue (non-blocking)     */
+    cudaEvent_t side_fork;      /* recorded on the main stream at side_begin       */
+    cudaEvent_t side_done;      /* recorded on the side stream at side_end         */
     ffnn_matmul_variant matmul; /* the plain dense and local1d ops' kernels: naive, */
                                 /* the library's (cuBLAS) or tiled (the default)    */
     ffnn_precision precision;   /* matmul arithmetic: tf32 / bf16 for the fused ops */

@@ -1,0 +1,62 @@
+/* prefetch.c - the second set of batch buffers of the graph runs (step.h
+ * ffnn_batch_buffers, r->spare): while step s runs, the next step's batch is
+ * gathered into them on the backend's side queue (step.c ffnn_step_queue_run),
+ * and the two sets trade places between the steps. Measured: docs/RESULTS.md
+ * "The next batch gathered during the step". */
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "strategy/step.h"
+
+ffnn_status ffnn_prefetch_create(ffnn_run *r)
+{
+    const ffnn_backend_ops *o = r->ops;
+    r->spare = NULL;
+    if (!o->side_begin || !o->side_end || !o->side_join || r->comm != NULL)
+        return FFNN_OK;
+    const ffnn_model *m = r->model;
+    const size_t rows = r->cfg->batch_size, in = m->input_size;
+    const size_t out = m->layers[m->layer_count - 1].out;
+    ffnn_batch_buffers *b = calloc(1, sizeof *b);
+    if (!b)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    r->spare = b;
+    ffnn_status st = o->alloc(r->ctx, rows * in * sizeof(float), (void **)&b->x);
+    if (st == FFNN_OK)
+        st = o->alloc(r->ctx, rows * sizeof(int32_t), (void **)&b->y);
+    if (st == FFNN_OK)
+        st = o->alloc(r->ctx, rows * out * sizeof(float), (void **)&b->tgt);
+    if (st == FFNN_OK && r->mixed)
+        st = o->alloc(r->ctx, rows * in * sizeof(uint16_t), (void **)&b->x16);
+    if (st != FFNN_OK)
+        ffnn_prefetch_free(r);
+    return st;
+}
+
+void ffnn_prefetch_free(ffnn_run *r)
+{
+    ffnn_batch_buffers *b = r->spare;
+    if (!b)
+        return;
+    r->ops->release(r->ctx, b->x);
+    r->ops->release(r->ctx, b->y);
+    r->ops->release(r->ctx, b->tgt);
+    r->ops->release(r->ctx, b->x16);
+    free(b);
+    r->spare = NULL;
+}
+
+/* Trade r's batch buffers (x, y, tgt, the mixed x16) with r->spare's. */
+void ffnn_prefetch_swap(ffnn_run *r)
+{
+    ffnn_batch_buffers *b = r->spare;
+    float *x = r->x, *tgt = r->tgt;
+    int32_t *y = r->y;
+    r->x = b->x, r->y = b->y, r->tgt = b->tgt;
+    b->x = x, b->y = y, b->tgt = tgt;
+    if (r->mixed) {
+        uint16_t *x16 = r->mixed->x16;
+        r->mixed->x16 = b->x16;
+        b->x16 = x16;
+    }
+}
