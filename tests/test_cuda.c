@@ -863,6 +863,29 @@ static test_result head_body(fixture *fx)
                       "head %s B=%zu in=%zu C=%zu: dh_db[%zu] %.9g, want %.9g (tolerance %.3g)",
                       mode, B, K, C, k, (double)g_dhdb[k], dhdb_ref[k], tol);
             }
+            /* split: the op with dW NULL, then softmax_ce_head_sums: the same bits */
+            void *s_dW, *s_db, *s_dhdb;
+            CHECK_OK(dev_buf(fx, NULL, C * K * sizeof(float), &s_dW));
+            CHECK_OK(dev_buf(fx, NULL, C * sizeof(float), &s_db));
+            CHECK_OK(dev_buf(fx, NULL, K * sizeof(float), &s_dhdb));
+            CHECK(fx->gpu->softmax_ce_head_sums != NULL, "cuda has no softmax_ce_head_sums");
+            CHECK_OK(fx->gpu->softmax_ce_head(
+                fx->gpu_ctx, bf16, d_h, d_W, sh.bias ? (const float *)d_b : NULL,
+                (const int32_t *)d_y, B, K, C, sh.act, NULL, NULL, d_dh, NULL,
+                (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr));
+            CHECK_OK(fx->gpu->softmax_ce_head_sums(fx->gpu_ctx, B, K, C, (float *)s_dW,
+                                                   sh.bias ? (float *)s_db : NULL,
+                                                   sh.bias ? (float *)s_dhdb : NULL,
+                                                   (const float *)d_scr));
+            const float *s_gdW = download_f32(fx, s_dW, C * K);
+            const float *s_gdb = download_f32(fx, s_db, C);
+            const float *s_gdhdb = download_f32(fx, s_dhdb, K);
+            CHECK(s_gdW && s_gdb && s_gdhdb, "download failed: %s", ffnn_last_error());
+            CHECK(!memcmp(s_gdW, g_dW, C * K * sizeof(float)) &&
+                      (!sh.bias || (!memcmp(s_gdb, g_db, C * sizeof(float)) &&
+                                    !memcmp(s_gdhdb, g_dhdb, K * sizeof(float)))),
+                  "head %s B=%zu in=%zu C=%zu: softmax_ce_head_sums differs from the op's "
+                  "own sums", mode, B, K, C);
         }
     }
     /* refused: in not a multiple of 4, more than FFNN_HEAD_CMAX classes */

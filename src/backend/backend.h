@@ -343,12 +343,21 @@ typedef struct ffnn_backend_ops {
      * indices. in % 4 == 0, C <= FFNN_HEAD_CMAX, C * in <= FFNN_HEAD_MAX_WEIGHTS,
      * h, W and dh aligned to 16 bytes
      * (fp32) or 8 (bf16); scratch: ffnn_head_scratch_floats(batch, in, C) floats of
-     * device memory, 16-byte aligned. Every sum in a fixed order (deterministic). */
+     * device memory, 16-byte aligned. Every sum in a fixed order (deterministic).
+     * dW NULL: dW, db and dh_db are not written here; their partial sums stay in
+     * the scratch for softmax_ce_head_sums (which the strategy may queue on the
+     * side queue, concurrently with the layer below's backward). */
     ffnn_status (*softmax_ce_head)(void *ctx, int bf16, const void *h, const void *W,
                                    const float *b, const int32_t *y, size_t batch, size_t in,
                                    size_t C, ffnn_activation act, float *dW, float *db,
                                    void *dh, float *dh_db, float *row_loss,
                                    uint8_t *row_correct, float *scratch);
+    /* The sums a softmax_ce_head call with dW NULL left in scratch (the same batch,
+     * in, C): dW [C, in], db [C] (NULL: not wanted), dh_db [in] (NULL: not wanted),
+     * as softmax_ce_head would have written them (the same bits). */
+    ffnn_status (*softmax_ce_head_sums)(void *ctx, size_t batch, size_t in, size_t C,
+                                        float *dW, float *db, float *dh_db,
+                                        const float *scratch);
 
     /* ---- optional: a second queue (NULL: none; the strategies then queue every
      * op in order). The ops queued between side_begin and side_end go to a side

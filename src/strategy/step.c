@@ -176,8 +176,11 @@ static int head_step(const ffnn_run *r, uint64_t t)
 
 /* The head of step t over `batch` rows whose losses go to row `first` of the
  * epoch: the last layer's dW, db, the layer below's dz (into grad_buf[0], or
- * grad16[0] for a mixed step, rows of its width) and its db. */
-static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first)
+ * grad16[0] for a mixed step, rows of its width) and its db. Where the backend has
+ * softmax_ce_head_sums and the side queue, the sums (dW, db and the layer below's
+ * db, which only the update reads) go to the side queue, concurrently with the
+ * layer below's backward: *side is then 1 and the caller joins before the update. */
+static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first, int *side)
 {
     const ffnn_model *m = r->model;
     const ffnn_layer *top = &m->layers[m->layer_count - 1], *below = top - 1;
@@ -187,12 +190,24 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first)
     const void *W = bf16 ? (const void *)(r->mixed->params16 + top->weight_offset)
                          : (const void *)(r->params + top->weight_offset);
     void *dh = bf16 ? (void *)r->mixed->grad16[0] : (void *)r->grad_buf[0];
-    return r->ops->softmax_ce_head(
+    float *dW = r->grads + top->weight_offset;
+    float *db = top->has_bias ? r->grads + top->bias_offset : NULL;
+    float *dh_db = below->has_bias ? r->grads + below->bias_offset : NULL;
+    const int later = r->ops->softmax_ce_head_sums && r->ops->side_begin && r->ops->side_end &&
+                      r->ops->side_join;
+    ffnn_status st = r->ops->softmax_ce_head(
         r->ctx, bf16, h, W, top->has_bias ? r->params + top->bias_offset : NULL, r->y, batch,
-        top->in, top->out, below->act, r->grads + top->weight_offset,
-        top->has_bias ? r->grads + top->bias_offset : NULL, dh,
-        below->has_bias ? r->grads + below->bias_offset : NULL, r->train.row_loss + first,
-        r->train.row_correct + first, r->head_scratch);
+        top->in, top->out, below->act, later ? NULL : dW, db, dh, dh_db,
+        r->train.row_loss + first, r->train.row_correct + first, r->head_scratch);
+    if (st != FFNN_OK || !later)
+        return st;
+    if ((st = r->ops->side_begin(r->ctx)) != FFNN_OK)
+        return st;
+    *side = 1;
+    st = r->ops->softmax_ce_head_sums(r->ctx, batch, top->in, top->out, dW, db, dh_db,
+                                      r->head_scratch);
+    const ffnn_status end = r->ops->side_end(r->ctx);
+    return st != FFNN_OK ? st : end;
 }
 
 /* 1 when training step t gathers its batch straight into bf16 (x16). */
@@ -430,6 +445,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                       m->parameter_count};
     int x16 = 0;
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
+    int side = 0; /* the head's sums are on the side queue: joined before the update */
     if (gathered)
         x16 = gathers_bf16(r, opt_t);
     if (batch > 0 &&
@@ -437,13 +453,18 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
           (st = gather_step(r, &src, r->train.index + first, batch, opt_t, &x16))) ||
          (st = forward(r, batch, opt_t, &output, x16, m->layer_count - head)) ||
          (prefetch && (st = prefetch_step(r, s + 1, opt_t + 1, pending))) ||
-         (st = head ? run_head(r, batch, opt_t, first)
+         (st = head ? run_head(r, batch, opt_t, first, &side)
                     : r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                                    r->train.targets ? r->tgt : NULL, batch, width,
                                    r->grad_buf[0], r->train.row_loss + first,
                                    r->train.row_correct + first)) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
-                        r->comm ? &sync : NULL))))
+                        r->comm ? &sync : NULL)))) {
+        if (side) /* the side queue's work joined all the same */
+            (void)r->ops->side_join(r->ctx);
+        return st;
+    }
+    if (side && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
         return st;
     /* the all-reduce stage, between the backward pass and the update; a rank
      * without rows begins the same buckets as the others (collectives match

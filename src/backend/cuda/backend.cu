@@ -369,8 +369,8 @@ static ffnn_status cuda_side_join(void *vctx)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 40 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 42 * sizeof(void *),
+/* One name, the caps and 41 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 43 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -414,6 +414,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* dense_act_forward_bf16 */ ffnn_cuda_dense_act_forward_bf16,
     /* dense_backward_bf16 */ ffnn_cuda_dense_backward_bf16,
     /* softmax_ce_head     */ ffnn_cuda_softmax_ce_head,
+    /* softmax_ce_head_sums*/ ffnn_cuda_softmax_ce_head_sums,
     /* side_begin          */ cuda_side_begin,
     /* side_end            */ cuda_side_end,
     /* side_join           */ cuda_side_join,

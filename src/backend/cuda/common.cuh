@@ -296,6 +296,9 @@ ffnn_status ffnn_cuda_softmax_ce_head(void *ctx, int bf16, const void *h, const 
                                       size_t C, ffnn_activation act, float *dW, float *db,
                                       void *dh, float *dh_db, float *row_loss,
                                       uint8_t *row_correct, float *scratch);
+ffnn_status ffnn_cuda_softmax_ce_head_sums(void *ctx, size_t batch, size_t in, size_t C,
+                                           float *dW, float *db, float *dh_db,
+                                           const float *scratch);
 /* Destroy ctx's cuBLAS handle, if it made one (called by destroy). */
 void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
 

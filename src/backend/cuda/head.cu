@@ -29,7 +29,8 @@
  *             partial db[c] += dlog[b, c] (tile 0)
  *           the row groups' sums met in shared memory in a fixed order, into scratch
  *           slice s: [C, in] dW, [in] dh_db, [C] db
- *   reduce  each output = the sum over the slices in slice order
+ *   reduce  each output = the sum over the slices in slice order (queued by
+ *           softmax_ce_head, or, when it gets dW NULL, by softmax_ce_head_sums)
  * Every sum runs in a fixed order: the results are deterministic; they differ from
  * the op-by-op path (cuBLAS's sums) only in summation order, and in bf16 in fewer
  * roundings (dlog stays fp32; dh is rounded once after f').
@@ -311,6 +312,21 @@ static __global__ void head_reduce_kernel(const float *__restrict__ part, int sl
     }
 }
 
+/* The reduction of the slices' partial sums in scratch (laid out by batch, in, C as
+ * launch's) into dW, dh_db and db. */
+static ffnn_status launch_sums(ffnn_cuda_ctx *ctx, size_t batch, size_t in, size_t C,
+                               float *dW, float *db, float *dh_db, const float *scratch)
+{
+    const float *part = scratch + ffnn_head_dlog_floats(batch, C);
+    const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
+    const size_t n = C * in + in + C;
+    const unsigned block = (unsigned)ctx->block_1d;
+    head_reduce_kernel<<<ffnn_cuda_grid_1d_for(n, block), block, 0, ctx->stream>>>(
+        part, (int)slices, stride, C * in, in, C, dW, dh_db, db);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_reduce_kernel");
+    return FFNN_OK;
+}
+
 template <typename T, int CB>
 static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, const float *b,
                           const int32_t *y, size_t batch, size_t in, size_t C,
@@ -340,12 +356,7 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
         h_t, W_t, dlog, (int)batch, (int)in, (int)C, (int)rows_per_slice, act, (T *)dh, part,
         stride);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
-    const size_t n = C * in + in + C;
-    const unsigned block = (unsigned)ctx->block_1d;
-    head_reduce_kernel<<<ffnn_cuda_grid_1d_for(n, block), block, 0, ctx->stream>>>(
-        part, (int)slices, stride, C * in, in, C, dW, dh_db, db);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_reduce_kernel");
-    return FFNN_OK;
+    return dW != NULL ? launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch) : FFNN_OK;
 }
 
 /* The launch for the tensors' type and the classes' register count CB >= C. */
@@ -391,10 +402,10 @@ extern "C" ffnn_status ffnn_cuda_softmax_ce_head(void *vctx, int bf16, const voi
                          "1..%zu, in a multiple of 4, C in 1..%d, C * in <= %d, act identity, "
                          "relu, sigmoid or tanh", batch, in, C, (int)act,
                          (size_t)FFNN_CUDA_MAX_DIM, FFNN_HEAD_CMAX, FFNN_HEAD_MAX_WEIGHTS);
-    if (h == NULL || W == NULL || y == NULL || dW == NULL || dh == NULL || row_loss == NULL ||
+    if (h == NULL || W == NULL || y == NULL || dh == NULL || row_loss == NULL ||
         row_correct == NULL || scratch == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda softmax_ce_head: h, W, y, dW, dh, row_loss, row_correct and "
+                         "cuda softmax_ce_head: h, W, y, dh, row_loss, row_correct and "
                          "scratch must not be NULL");
     if ((uintptr_t)h % align != 0 || (uintptr_t)W % align != 0 || (uintptr_t)dh % align != 0 ||
         (uintptr_t)scratch % 16 != 0)
@@ -406,4 +417,24 @@ extern "C" ffnn_status ffnn_cuda_softmax_ce_head(void *vctx, int bf16, const voi
                                        row_loss, row_correct, scratch);
     return launch_c<float>(ctx, h, W, b, y, batch, in, C, act, dW, db, dh, dh_db, row_loss,
                            row_correct, scratch);
+}
+
+/* backend.h softmax_ce_head_sums. Errors: FFNN_ERR_INVALID_ARGUMENT (a dimension out
+ * of softmax_ce_head's range, dW or scratch NULL), FFNN_ERR_CUDA. */
+extern "C" ffnn_status ffnn_cuda_softmax_ce_head_sums(void *vctx, size_t batch, size_t in,
+                                                      size_t C, float *dW, float *db,
+                                                      float *dh_db, const float *scratch)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "softmax_ce_head_sums");
+    if (batch == 0 || batch > FFNN_CUDA_MAX_DIM || in == 0 || in % 4 != 0 || C == 0 ||
+        C > FFNN_HEAD_CMAX || C * in > FFNN_HEAD_MAX_WEIGHTS)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda softmax_ce_head_sums: batch=%zu in=%zu C=%zu: batch in 1..%zu, "
+                         "in a multiple of 4, C in 1..%d, C * in <= %d", batch, in, C,
+                         (size_t)FFNN_CUDA_MAX_DIM, FFNN_HEAD_CMAX, FFNN_HEAD_MAX_WEIGHTS);
+    if (dW == NULL || scratch == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda softmax_ce_head_sums: dW and scratch must not be NULL");
+    return launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch);
 }
