@@ -261,27 +261,16 @@ static float *below_db(const ffnn_run *r, int i)
     return r->grads + below->bias_offset;
 }
 
-/* The largest weight matrix (out x in) whose gradient goes to the side queue: 128
- * output tiles of 128 x 128, about the SM count of the GPUs this was measured on.
- * A smaller weight-gradient matmul leaves SMs idle that the dx beside it fills
- * (784-1024x2-10 at batch 1024, H200: tf32 -5.5%); a larger one fills the GPU by
- * itself, and beside a dx of its size it only competes (784-4096x3-10 at batch
- * 4096 in bf16: +2.8%; docs/RESULTS.md "The side queue"). */
-#define SIDE_WEIGHT_GRAD_MAX ((size_t)128 * 128 * 128)
-
 /* 1 when layer i's weight gradient may go to the side queue, as a second call
  * of its backward op with dx NULL, while its dx (the critical path) stays on the
  * main queue (backend.h dense_backward_fused with dW NULL): side (the caller joins
  * before the update) given, r->side_weight_grads (cublaslt with the side queue),
- * a layer with a dx and at most SIDE_WEIGHT_GRAD_MAX weights, the fused ops
- * without their sgd epilogue, no all-reduce (its buckets follow the main queue),
- * and no bf16 conversion per matmul (its scratch is one buffer: the mixed
- * pipeline's operands are bf16 tensors already). */
+ * a layer with a dx, the fused ops without their sgd epilogue, no all-reduce (its
+ * buckets follow the main queue), and no bf16 conversion per matmul (its scratch
+ * is one buffer: the mixed pipeline's operands are bf16 tensors already). */
 static int side_weight_grad(const ffnn_run *r, int i, const int *side, int mixed)
 {
-    const ffnn_layer *l = &r->model->layers[i];
-    return side != NULL && i > 0 && r->side_weight_grads &&
-           l->out * l->in <= SIDE_WEIGHT_GRAD_MAX && r->ops->side_begin &&
+    return side != NULL && i > 0 && r->side_weight_grads && r->ops->side_begin &&
            r->ops->side_end && r->ops->side_join && r->fused && !r->fused_sgd &&
            r->comm == NULL && (mixed || r->cfg->precision != FFNN_PRECISION_BF16);
 }
