@@ -233,10 +233,7 @@ typedef struct ffnn_backend_ops {
      *   dx = (dz W) * f'(x)   [batch, in]  f' of x_act written through x, the
      *                         previous layer's output (as activation_backward);
      *                         skipped when dx is NULL
-     *   dW = dz^T x [out, in], db = sum_b dz[b,:] [out] (db skipped when NULL;
-     *     dW NULL, with sgd NULL: neither, only dx and dx_db - the strategy may
-     *     queue the weight gradient as a second call with dx NULL on the side
-     *     queue)
+     *   dW = dz^T x [out, in], db = sum_b dz[b,:] [out] (db skipped when NULL)
      *   dx_db = sum_b dx[b,:] [in] of the dx written (the bias gradient of the
      *     layer below, whose own call then passes db NULL), or NULL; needs dx. On
      *     cuBLASLt one pass with f' (saves the BGRADB epilogue's kernel); the own

@@ -45,9 +45,6 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
     r->fused_sgd = r->fused && r->cfg->optimizer == FFNN_OPT_SGD &&
                    r->cfg->weight_decay == 0.0f && r->cfg->clip_grad_norm == 0.0f &&
                    r->cfg->clip_grad_value == 0.0f && ffnn_strategy_all_dense(r->model);
-    /* cublaslt's own choices (per_op.c), off for the others */
-    r->bias_grad_from_dx = 0;
-    r->side_weight_grads = 0;
     return FFNN_OK;
 }
 

@@ -76,9 +76,6 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
      * not by cuBLASLt's BGRADB epilogue, a second kernel per layer (docs/RESULTS.md
      * "f' with the bias gradient") */
     r->bias_grad_from_dx = r->fused;
-    /* the weight gradients of the layers with a dx on the backend's side queue,
-     * concurrently with the dx (cuBLASLt: a workspace per stream; step.h) */
-    r->side_weight_grads = r->fused && r->ops->side_begin != NULL;
     /* bf16: the mixed-precision pipeline (step.h ffnn_mixed) where every layer
      * runs the fused ops; else the fused ops convert their operands per matmul */
     if (r->cfg->precision == FFNN_PRECISION_BF16 && r->fused &&

@@ -261,39 +261,13 @@ static float *below_db(const ffnn_run *r, int i)
     return r->grads + below->bias_offset;
 }
 
-/* 1 when layer i's weight gradient may go to the side queue, as a second call
- * of its backward op with dx NULL, while its dx (the critical path) stays on the
- * main queue (backend.h dense_backward_fused with dW NULL): side (the caller joins
- * before the update) given, r->side_weight_grads (cublaslt with the side queue),
- * a layer with a dx, the fused ops without their sgd epilogue, no all-reduce (its
- * buckets follow the main queue), and no bf16 conversion per matmul (its scratch
- * is one buffer: the mixed pipeline's operands are bf16 tensors already). */
-static int side_weight_grad(const ffnn_run *r, int i, const int *side, int mixed)
-{
-    return side != NULL && i > 0 && r->side_weight_grads && r->ops->side_begin &&
-           r->ops->side_end && r->ops->side_join && r->fused && !r->fused_sgd &&
-           r->comm == NULL && (mixed || r->cfg->precision != FFNN_PRECISION_BF16);
-}
-
-/* Queue `call` (a backward op's weight-gradient half) on the side queue; *side 1. */
-#define ON_SIDE(r, side, call)                                                        \
-    do {                                                                              \
-        if ((st = (r)->ops->side_begin((r)->ctx)) != FFNN_OK)                         \
-            return st;                                                                \
-        *(side) = 1;                                                                  \
-        st = (call);                                                                  \
-        const ffnn_status end_ = (r)->ops->side_end((r)->ctx);                        \
-        if (st != FFNN_OK || (st = end_) != FFNN_OK)                                  \
-            return st;                                                                \
-    } while (0)
-
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
  * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
  * tensor cores); each layer's op writes dW, db (fp32) and the next
  * layer's dz in bf16 (grad16 ping-pong); sgd and sync as backward's. */
 static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
-                                 grad_sync *sync, int head, int *side)
+                                 grad_sync *sync, int head)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
@@ -315,30 +289,17 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
                                      ffnn_bf16_ld(top->out)))) {
         return st;
     }
-    int split = 0; /* the layer above's dW reads grad16[1 - cur] on the side queue */
     for (; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         const int has_b = l->has_bias;
-        /* this layer's dx overwrites the split layer's dz: join first */
-        if (split && i > 0 && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
-            return st;
         float *dx_db = below_db(r, i);
-        const uint16_t *x16 = i == 0 ? mx->x16 : mx->act16[i - 1];
-        float *W = r->params + l->weight_offset, *dW = r->grads + l->weight_offset;
-        float *b = has_b ? r->params + l->bias_offset : NULL;
-        uint16_t *b16 = has_b ? mx->params16 + l->bias_offset : NULL;
-        float *db = has_b && !db_done ? r->grads + l->bias_offset : NULL;
-        const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
-        split = side_weight_grad(r, i, side, 1);
-        if (split) /* dW, db on the side queue; dx below on the main one */
-            ON_SIDE(r, side,
-                    r->ops->dense_backward_bf16(r->ctx, x16, W, mx->params16 + l->weight_offset,
-                                                b, b16, mx->grad16[cur], dz_ld, NULL, dW, db,
-                                                NULL, batch, l->in, l->out, x_act, NULL));
         if ((st = r->ops->dense_backward_bf16(
-                 r->ctx, x16, W, mx->params16 + l->weight_offset, b, b16, mx->grad16[cur], dz_ld,
-                 i == 0 ? NULL : mx->grad16[1 - cur], split ? NULL : dW, split ? NULL : db,
-                 dx_db, batch, l->in, l->out, x_act, sgd)))
+                 r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], r->params + l->weight_offset,
+                 mx->params16 + l->weight_offset, has_b ? r->params + l->bias_offset : NULL,
+                 has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur], dz_ld,
+                 i == 0 ? NULL : mx->grad16[1 - cur], r->grads + l->weight_offset,
+                 has_b && !db_done ? r->grads + l->bias_offset : NULL, dx_db, batch, l->in,
+                 l->out, i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
             return st;
         db_done = dx_db != NULL;
         cur = 1 - cur;
@@ -354,24 +315,19 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
  * sgd (only when r->fused_sgd, else NULL): the layers also apply p -= lr g.
  * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket. */
 static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
-                            const ffnn_optimizer_step *sgd, grad_sync *sync, int *side)
+                            const ffnn_optimizer_step *sgd, grad_sync *sync)
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
     const int head = head_step(r, t); /* the last layer's backward ran in the head */
     if (mixed_step(r, t))
-        return backward_bf16(r, batch, sgd, sync, head, side);
+        return backward_bf16(r, batch, sgd, sync, head);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
     int db_done = head; /* layer i's db was summed by the op of layer i + 1      */
-    int split = 0;      /* the layer above's dW reads grad_buf[1 - cur] on the side queue */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = r->grad_buf[cur]; /* [batch, out] */
-        /* this layer's dx overwrites the split layer's dz: join first */
-        if (split && i > 0 && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
-            return st;
-        split = 0;
         /* dropout: dL/da = dropout(dL/dd), the forward's mask (the fused ops are off
          * for nets with dropout: is_dz is 0 here) */
         if (t > 0 && l->has_dropout &&
@@ -395,15 +351,9 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
             const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
             float *dx_db = below_db(r, i);
-            float *b = l->has_bias ? r->params + l->bias_offset : NULL;
-            split = side_weight_grad(r, i, side, 0);
-            if (split) /* dW, db on the side queue; dx below on the main one */
-                ON_SIDE(r, side,
-                        r->ops->dense_backward_fused(r->ctx, x, W, b, dz, NULL, dW, db, NULL,
-                                                     batch, l->in, l->out, x_act, NULL));
-            if ((st = r->ops->dense_backward_fused(r->ctx, x, W, b, dz, dx, split ? NULL : dW,
-                                                   split ? NULL : db, dx_db, batch, l->in,
-                                                   l->out, x_act, sgd)))
+            if ((st = r->ops->dense_backward_fused(
+                     r->ctx, x, W, l->has_bias ? r->params + l->bias_offset : NULL, dz, dx,
+                     dW, db, dx_db, batch, l->in, l->out, x_act, sgd)))
                 return st;
             db_done = dx_db != NULL;
             is_dz = 1;
@@ -434,7 +384,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
 ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, uint64_t t,
                                const ffnn_optimizer_step *sgd)
 {
-    return backward(r, batch, t, sgd, NULL, NULL);
+    return backward(r, batch, t, sgd, NULL);
 }
 
 void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, size_t *rows)
@@ -495,8 +445,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                       m->parameter_count};
     int x16 = 0;
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
-    int side = 0; /* the head's sums or weight gradients are on the side queue: joined
-                   * before the update */
+    int side = 0; /* the head's sums are on the side queue: joined before the update */
     if (gathered)
         x16 = gathers_bf16(r, opt_t);
     if (batch > 0 &&
@@ -510,7 +459,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                                    r->grad_buf[0], r->train.row_loss + first,
                                    r->train.row_correct + first)) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
-                        r->comm ? &sync : NULL, &side)))) {
+                        r->comm ? &sync : NULL)))) {
         if (side) /* the side queue's work joined all the same */
             (void)r->ops->side_join(r->ctx);
         return st;

@@ -133,11 +133,6 @@ typedef struct ffnn_run {
                                  training step runs its output layer and loss as one
                                  op (backend.h softmax_ce_head; cublaslt, where
                                  ffnn_step_head_applies), else NULL              */
-    int side_weight_grads;    /* 1 (cublaslt, with the backend's side queue): the
-                                 weight gradient of a layer with a dx runs on the
-                                 side queue (step.c side_weight_grad). Not for the
-                                 own kernels: their split-K sums share one scratch
-                                 (ctx split_ws), so two may not run at once     */
     ffnn_batch_buffers *spare; /* the graph runs' second set of batch buffers
                                  (prefetch.c): during step s of a run the batch of
                                  s + 1 is gathered into it on the backend's side

@@ -85,10 +85,6 @@ typedef struct cublas_state {
     cublasHandle_t handle;   /* bound to ctx->stream                           */
     cublasLtHandle_t lt;     /* cuBLASLt (the cublaslt strategy's fused ops)   */
     void *workspace;         /* device, FFNN_CUBLAS_WORKSPACE_BYTES             */
-    void *side_workspace;    /* the same size, for the cuBLASLt matmuls queued on
-                                the side stream (backend.h side_begin): a matmul
-                                there may run concurrently with one on the main
-                                stream, each with its own split-K workspace     */
     void *scratch;           /* device, bf16 copies of A and B (bf16 only)      */
     size_t scratch_bytes;    /* its size                                        */
     void *retired[FFNN_CUBLAS_MAX_RETIRED]; /* smaller scratch buffers before it */
@@ -134,7 +130,6 @@ static void free_state(cublas_state *s)
     if (s->handle != NULL) (void)cublasDestroy(s->handle);
     if (s->lt != NULL) (void)cublasLtDestroy(s->lt);
     if (s->workspace != NULL) (void)cudaFree(s->workspace);
-    if (s->side_workspace != NULL) (void)cudaFree(s->side_workspace);
     if (s->scratch != NULL) (void)cudaFree(s->scratch);
     for (size_t i = 0; i < s->n_retired; ++i) (void)cudaFree(s->retired[i]);
     (void)cudaGetLastError();
@@ -146,9 +141,8 @@ static void free_state(cublas_state *s)
 static ffnn_status fill_state(ffnn_cuda_ctx *ctx, cublas_state *s)
 {
     FFNN_CUBLAS_CHECK(ctx, "cublasCreate", cublasCreate(&s->handle));
-    FFNN_CUBLAS_CHECK(ctx, "cublasSetStream", cublasSetStream(s->handle, ctx->main_stream));
+    FFNN_CUBLAS_CHECK(ctx, "cublasSetStream", cublasSetStream(s->handle, ctx->stream));
     FFNN_CUDA_CHECK(ctx, cudaMalloc(&s->workspace, FFNN_CUBLAS_WORKSPACE_BYTES));
-    FFNN_CUDA_CHECK(ctx, cudaMalloc(&s->side_workspace, FFNN_CUBLAS_WORKSPACE_BYTES));
     /* After cublasSetStream: setting the stream resets the workspace to cuBLAS's own. */
     FFNN_CUBLAS_CHECK(ctx, "cublasSetWorkspace",
                       cublasSetWorkspace(s->handle, s->workspace, FFNN_CUBLAS_WORKSPACE_BYTES));
@@ -528,8 +522,7 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
         }
     }
     LT_TRY(cublasLtMatmul(s->lt, desc, &one, pa, la, pb, lb, &zero, d, ld, d, ld, &heur.algo,
-                          ctx->stream == ctx->main_stream ? s->workspace : s->side_workspace,
-                          workspace, ctx->stream),
+                          s->workspace, workspace, ctx->stream),
            "cublasLtMatmul");
 done:
     if (pref != NULL) (void)cublasLtMatmulPreferenceDestroy(pref);
@@ -621,7 +614,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
             st = ffnn_cuda_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
         else if (x_act != FFNN_ACT_IDENTITY)
             st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in);
-        if (st != FFNN_OK || dW == NULL) return st; /* dW NULL: dx only */
+        if (st != FFNN_OK) return st;
     }
     const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
@@ -771,14 +764,13 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
                          "cuda dense_backward_bf16: batch=%zu in=%zu out=%zu x_act=%d: "
                          "dimensions in 1..%zu, x_act identity, relu, sigmoid or tanh", batch,
                          in, out, (int)x_act, (size_t)FFNN_CUDA_MAX_DIM);
-    if (x16 == NULL || dz16 == NULL || (dW == NULL && (dx16 == NULL || sgd != NULL)) ||
-        (dx16 != NULL && W16 == NULL) ||
+    if (x16 == NULL || dz16 == NULL || dW == NULL || (dx16 != NULL && W16 == NULL) ||
         dz_ld < out || (dx_db != NULL && dx16 == NULL) ||
         (sgd != NULL && (W == NULL || W16 == NULL || (b != NULL && (db == NULL || b16 == NULL)))))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda dense_backward_bf16: x16, dz16, dW (unless only dx16 is wanted, "
-                         "without sgd; W16 for dx16; dx16 for dx_db; W, W16 and for a bias db "
-                         "and b16 for sgd) must not be NULL, dz_ld >= out");
+                         "cuda dense_backward_bf16: x16, dz16, dW (W16 for dx16; dx16 for "
+                         "dx_db; W, W16 and for a bias db and b16 for sgd) must not be NULL, "
+                         "dz_ld >= out");
     if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_bf16: the fused update is plain SGD only "
@@ -799,7 +791,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
             st = ffnn_cuda_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
         else if (st == FFNN_OK)
             st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
-        if (st != FFNN_OK || dW == NULL) return st; /* dW NULL: dx only */
+        if (st != FFNN_OK) return st;
     }
     const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};

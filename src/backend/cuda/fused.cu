@@ -99,11 +99,10 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
     ffnn_status st = fused_check_dims("dense_backward_fused", batch, in, out);
     if (st != FFNN_OK) return st;
     if ((st = fused_check_act("dense_backward_fused", "x_act", x_act)) != FFNN_OK) return st;
-    if (x == NULL || dz == NULL || (dW == NULL && (dx == NULL || sgd != NULL)) ||
-        ((dx != NULL || sgd != NULL) && W == NULL))
+    if (x == NULL || dz == NULL || dW == NULL || ((dx != NULL || sgd != NULL) && W == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda dense_backward_fused: x, dz, dW (unless only dx is wanted, "
-                         "without sgd) and W (when dx or sgd is wanted) must not be NULL");
+                         "cuda dense_backward_fused: x, dz, dW (and W when dx or sgd is "
+                         "wanted) must not be NULL");
     if (dx_db != NULL && dx == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_fused: dx_db (the sums of dx) needs dx");
@@ -126,7 +125,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
         st = ffnn_cuda_gemm(ctx, dz, W, dx, (int)batch, (int)in, (int)out, 0, 0, &ep,
                             FFNN_GEMM_AUTO);
         if (st == FFNN_OK && dx_db != NULL) st = ffnn_cuda_bias_grad(ctx, dx, dx_db, batch, in);
-        if (st != FFNN_OK || dW == NULL) return st; /* dW NULL: dx only */
+        if (st != FFNN_OK) return st;
     }
 
     ffnn_gemm_epilogue ep;
