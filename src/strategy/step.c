@@ -216,15 +216,20 @@ static int gathers_bf16(const ffnn_run *r, uint64_t t)
     return mixed_step(r, t) && r->ops->gather_bf16;
 }
 
-/* The gather of a training step t: into r->x, or straight into bf16 (x16) for a
- * mixed step. *x16: 1 when it gathered into x16. */
+/* The gather of a training step t into r's batch buffers, or (into not NULL) into
+ * those: x, or straight into bf16 (x16) for a mixed step. *x16: 1 when it gathered
+ * into x16. */
 static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const int32_t *index,
-                               size_t batch, uint64_t t, int *x16)
+                               size_t batch, uint64_t t, const ffnn_batch_buffers *into,
+                               int *x16)
 {
     *x16 = gathers_bf16(r, t);
+    int32_t *y = into ? into->y : r->y;
+    float *tgt = into ? into->tgt : r->tgt;
     if (*x16)
-        return r->ops->gather_bf16(r->ctx, src, index, batch, r->mixed->x16, r->y, r->tgt);
-    return r->ops->gather(r->ctx, src, index, batch, r->x, r->y, r->tgt);
+        return r->ops->gather_bf16(r->ctx, src, index, batch,
+                                   into ? into->x16 : r->mixed->x16, y, tgt);
+    return r->ops->gather(r->ctx, src, index, batch, into ? into->x : r->x, y, tgt);
 }
 
 /* The gradient all-reduce of a backward pass (r->comm): buckets of layers,
@@ -410,9 +415,7 @@ static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending
         return st;
     *pending = 1;
     int x16 = 0;
-    ffnn_prefetch_swap(r);
-    st = gather_step(r, &src, r->train.index + first, batch, t, &x16);
-    ffnn_prefetch_swap(r);
+    st = gather_step(r, &src, r->train.index + first, batch, t, r->spare, &x16);
     const ffnn_status end = r->ops->side_end(r->ctx);
     return st != FFNN_OK ? st : end;
 }
@@ -450,7 +453,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
         x16 = gathers_bf16(r, opt_t);
     if (batch > 0 &&
         ((!gathered &&
-          (st = gather_step(r, &src, r->train.index + first, batch, opt_t, &x16))) ||
+          (st = gather_step(r, &src, r->train.index + first, batch, opt_t, NULL, &x16))) ||
          (st = forward(r, batch, opt_t, &output, x16, m->layer_count - head)) ||
          (prefetch && (st = prefetch_step(r, s + 1, opt_t + 1, pending))) ||
          (st = head ? run_head(r, batch, opt_t, first, &side)
