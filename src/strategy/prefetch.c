@@ -2,7 +2,7 @@
  * ffnn_batch_buffers, r->spare): while step s runs, the next step's batch is
  * gathered into them on the backend's side queue (step.c ffnn_step_queue_run),
  * and the two sets trade places between the steps. Measured: docs/RESULTS.md
- * "The next batch gathered during the step". */
+ * "The side queue". */
 #include <stdlib.h>
 
 #include "core/error.h"
