@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/cpu/cpu_ops.h"
 #include "check.h"
 #include "core/activation.h"
 #include "core/dropout.h"
@@ -864,11 +865,25 @@ static test_result head_body(fixture *fx)
                       "head %s B=%zu in=%zu C=%zu: dh_db[%zu] %.9g, want %.9g (tolerance %.3g)",
                       mode, B, K, C, k, (double)g_dhdb[k], dhdb_ref[k], tol);
             }
-            /* split: the op with dW NULL, then softmax_ce_head_sums: the same bits */
-            void *s_dW, *s_db, *s_dhdb;
+            /* split: the op with dW NULL, then softmax_ce_head_sums: the same bits;
+             * with its sgd, the parameters updated as optimizer_update would on
+             * those sums (fp32 master copies, also in bf16), bit for bit */
+            void *s_dW, *s_db, *s_dhdb, *u_W, *u_b, *u_bb;
+            float *bb = (float *)host_buf(fx, K * sizeof(float));
+            float *want_W = (float *)host_buf(fx, C * K * sizeof(float));
+            float *want_b = (float *)host_buf(fx, C * sizeof(float));
+            float *want_bb = (float *)host_buf(fx, K * sizeof(float));
+            CHECK(bb && want_W && want_b && want_bb, "host allocation failed");
+            fill_uniform(&r, bb, K, -0.5f, 0.5f);
             CHECK_OK(dev_buf(fx, NULL, C * K * sizeof(float), &s_dW));
             CHECK_OK(dev_buf(fx, NULL, C * sizeof(float), &s_db));
             CHECK_OK(dev_buf(fx, NULL, K * sizeof(float), &s_dhdb));
+            CHECK_OK(dev_buf(fx, W, C * K * sizeof(float), &u_W));
+            CHECK_OK(dev_buf(fx, b, C * sizeof(float), &u_b));
+            CHECK_OK(dev_buf(fx, bb, K * sizeof(float), &u_bb));
+            const float lr = 0.0625f + 0.01f * (float)si;
+            const ffnn_head_sgd sgd = {(float *)u_W, sh.bias ? (float *)u_b : NULL,
+                                       sh.bias ? (float *)u_bb : NULL, lr};
             CHECK(fx->gpu->softmax_ce_head_sums != NULL, "cuda has no softmax_ce_head_sums");
             CHECK_OK(fx->gpu->softmax_ce_head(
                 fx->gpu_ctx, bf16, d_h, d_W, sh.bias ? (const float *)d_b : NULL,
@@ -877,7 +892,7 @@ static test_result head_body(fixture *fx)
             CHECK_OK(fx->gpu->softmax_ce_head_sums(fx->gpu_ctx, B, K, C, (float *)s_dW,
                                                    sh.bias ? (float *)s_db : NULL,
                                                    sh.bias ? (float *)s_dhdb : NULL,
-                                                   (const float *)d_scr));
+                                                   (const float *)d_scr, &sgd));
             const float *s_gdW = download_f32(fx, s_dW, C * K);
             const float *s_gdb = download_f32(fx, s_db, C);
             const float *s_gdhdb = download_f32(fx, s_dhdb, K);
@@ -887,6 +902,23 @@ static test_result head_body(fixture *fx)
                                     !memcmp(s_gdhdb, g_dhdb, K * sizeof(float)))),
                   "head %s B=%zu in=%zu C=%zu: softmax_ce_head_sums differs from the op's "
                   "own sums", mode, B, K, C);
+            memcpy(want_W, W, C * K * sizeof(float));
+            memcpy(want_b, b, C * sizeof(float));
+            memcpy(want_bb, bb, K * sizeof(float));
+            ffnn_cpu_sgd_update(want_W, g_dW, C * K, lr);
+            if (sh.bias) {
+                ffnn_cpu_sgd_update(want_b, g_db, C, lr);
+                ffnn_cpu_sgd_update(want_bb, g_dhdb, K, lr);
+            }
+            const float *u_gW = download_f32(fx, u_W, C * K);
+            const float *u_gb = download_f32(fx, u_b, C);
+            const float *u_gbb = download_f32(fx, u_bb, K);
+            CHECK(u_gW && u_gb && u_gbb, "download failed: %s", ffnn_last_error());
+            CHECK(!memcmp(u_gW, want_W, C * K * sizeof(float)) &&
+                      !memcmp(u_gb, want_b, C * sizeof(float)) &&
+                      !memcmp(u_gbb, want_bb, K * sizeof(float)),
+                  "head %s B=%zu in=%zu C=%zu: softmax_ce_head_sums's sgd differs from the "
+                  "cpu update on its sums (lr %g)", mode, B, K, C, (double)lr);
         }
     }
     /* refused: in not a multiple of 4, more than FFNN_HEAD_CMAX classes */

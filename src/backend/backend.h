@@ -70,6 +70,15 @@ enum {
     FFNN_CAP_LIBRARY_MATMUL = 1 << 4 /* options.matmul FFNN_MATMUL_LIBRARY (and _LT)  */
 };
 
+/* softmax_ce_head_sums's plain-SGD update: p -= lr g for each parameter whose
+ * gradient g the call sums, rounded as optimizer_update (the gradients are written
+ * all the same): W [C, in] by dW, b [C] by db, b_below [in] (the layer below's
+ * bias) by dh_db; a NULL pointer (or a NULL gradient) is not updated. */
+typedef struct ffnn_head_sgd {
+    float *W, *b, *b_below;
+    float lr;
+} ffnn_head_sgd;
+
 typedef struct ffnn_backend_ops {
     const char *name;
     unsigned caps;          /* FFNN_CAP_* bits                                     */
@@ -239,8 +248,12 @@ typedef struct ffnn_backend_ops {
      *     cuBLASLt one pass with f' (saves the BGRADB epilogue's kernel); the own
      *     kernels sum dz^T's rows inside the dW matmul, so their strategies pass
      *     NULL (given, they sum dx in a second kernel)
-     *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db, each
-     *     element rounded as optimizer_update does; dx reads W before the update.
+     *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db (b NULL:
+     *     no bias update; the caller updates a bias whose gradient another op
+     *     summed); dx reads W before the update. The own kernels round each
+     *     element as optimizer_update does and write dW too; cuBLASLt updates W in
+     *     its matmul's epilogue (alpha -lr, beta 1: its rounding) and leaves dW
+     *     unwritten. After a call with sgd, dW's contents are unspecified.
      * x [batch, in], W [out, in], b [out] or NULL, dz [batch, out]. */
     ffnn_status (*dense_backward_fused)(void *ctx, const float *x, float *W, float *b,
                                         const float *dz, float *dx, float *dW, float *db,
@@ -354,10 +367,12 @@ typedef struct ffnn_backend_ops {
                                    uint8_t *row_correct, float *scratch);
     /* The sums a softmax_ce_head call with dW NULL left in scratch (the same batch,
      * in, C): dW [C, in], db [C] (NULL: not wanted), dh_db [in] (NULL: not wanted),
-     * as softmax_ce_head would have written them (the same bits). */
+     * as softmax_ce_head would have written them (the same bits). sgd (or NULL):
+     * plain SGD of the parameters whose gradients these are, in the same pass
+     * (ffnn_head_sgd). */
     ffnn_status (*softmax_ce_head_sums)(void *ctx, size_t batch, size_t in, size_t C,
                                         float *dW, float *db, float *dh_db,
-                                        const float *scratch);
+                                        const float *scratch, const ffnn_head_sgd *sgd);
 
     /* ---- optional: a second queue (NULL: none; the strategies then queue every
      * op in order). The ops queued between side_begin and side_end go to a side

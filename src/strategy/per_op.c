@@ -67,11 +67,6 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     void *none = NULL;
     ffnn_status st = ffnn_strategy_fused_prepare(r, &none);
     if (st != FFNN_OK) return st;
-    /* sgd as one update over the parameter arena after the backward, not per layer:
-     * cuBLASLt has no update epilogue, so "fused" meant one update kernel per layer
-     * (two in fp32, W and b) against one launch here; the update is element-wise,
-     * so the bits are the same (docs/RESULTS.md, "one update launch") */
-    r->fused_sgd = 0;
     /* the dense layers' bias gradients summed in the pass that applies f' to dx,
      * not by cuBLASLt's BGRADB epilogue, a second kernel per layer (docs/RESULTS.md
      * "f' with the bias gradient") */
@@ -82,6 +77,15 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
         ffnn_strategy_all_dense(r->model) && r->ops->dense_backward_bf16 &&
         (st = ffnn_mixed_create(r)) != FFNN_OK)
         return st;
+    /* plain sgd (fused_sgd, as fused.c sets it) in fp32 and tf32: each weight
+     * matrix updated in its dW matmul's epilogue (W -= lr dz^T x, no update
+     * kernel, dW not written), the biases and the head's layer by the step's
+     * update_rest beside layer 0's matmul (docs/RESULTS.md "SGD in the matmul").
+     * The bf16 pipeline keeps one update launch after the backward: it writes the
+     * weights' bf16 shadows in the same pass (docs/RESULTS.md "one update
+     * launch") */
+    if (r->mixed != NULL)
+        r->fused_sgd = 0;
     /* the output layer and softmax_ce as one op where the net allows (step.h
      * ffnn_step_head_applies; docs/RESULTS.md "The output layer and its loss in
      * one op") */

@@ -134,7 +134,7 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **out
 int ffnn_step_head_applies(const ffnn_run *r)
 {
     const ffnn_model *m = r->model;
-    if (r->ops->softmax_ce_head == NULL || !r->fused || r->fused_sgd || r->comm != NULL ||
+    if (r->ops->softmax_ce_head == NULL || !r->fused || r->comm != NULL ||
         r->cfg->loss != FFNN_LOSS_SOFTMAX_CE || r->train.targets != NULL ||
         r->train.labels == NULL || m->layer_count < 2)
         return 0;
@@ -174,13 +174,23 @@ static int head_step(const ffnn_run *r, uint64_t t)
     return r->head_scratch != NULL && t > 0;
 }
 
+/* 1 when the head's sums run apart (softmax_ce_head_sums, on the side queue). */
+static int head_sums_apart(const ffnn_run *r)
+{
+    return r->ops->softmax_ce_head_sums && r->ops->side_begin && r->ops->side_end &&
+           r->ops->side_join;
+}
+
 /* The head of step t over `batch` rows whose losses go to row `first` of the
  * epoch: the last layer's dW, db, the layer below's dz (into grad_buf[0], or
  * grad16[0] for a mixed step, rows of its width) and its db. Where the backend has
  * softmax_ce_head_sums and the side queue, the sums (dW, db and the layer below's
  * db, which only the update reads) go to the side queue, concurrently with the
- * layer below's backward: *side is then 1 and the caller joins before the update. */
-static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first, int *side)
+ * layer below's backward: *side is then 1 and the caller joins before the update;
+ * with sgd (r->fused_sgd) they also update the last layer and the layer below's
+ * bias (update_rest leaves those). */
+static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
+                            const ffnn_optimizer_step *sgd, int *side)
 {
     const ffnn_model *m = r->model;
     const ffnn_layer *top = &m->layers[m->layer_count - 1], *below = top - 1;
@@ -193,8 +203,7 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
     float *dW = r->grads + top->weight_offset;
     float *db = top->has_bias ? r->grads + top->bias_offset : NULL;
     float *dh_db = below->has_bias ? r->grads + below->bias_offset : NULL;
-    const int later = r->ops->softmax_ce_head_sums && r->ops->side_begin && r->ops->side_end &&
-                      r->ops->side_join;
+    const int later = head_sums_apart(r);
     ffnn_status st = r->ops->softmax_ce_head(
         r->ctx, bf16, h, W, top->has_bias ? r->params + top->bias_offset : NULL, r->y, batch,
         top->in, top->out, below->act, later ? NULL : dW, db, dh, dh_db,
@@ -204,8 +213,12 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
     if ((st = r->ops->side_begin(r->ctx)) != FFNN_OK)
         return st;
     *side = 1;
+    const ffnn_head_sgd update = {r->params + top->weight_offset,
+                                  db ? r->params + top->bias_offset : NULL,
+                                  dh_db ? r->params + below->bias_offset : NULL,
+                                  sgd ? sgd->lr : 0.0f};
     st = r->ops->softmax_ce_head_sums(r->ctx, batch, top->in, top->out, dW, db, dh_db,
-                                      r->head_scratch);
+                                      r->head_scratch, sgd ? &update : NULL);
     const ffnn_status end = r->ops->side_end(r->ctx);
     return st != FFNN_OK ? st : end;
 }
@@ -266,6 +279,64 @@ static float *below_db(const ffnn_run *r, int i)
     return r->grads + below->bias_offset;
 }
 
+/* 1 when layer i's bias gradient is summed by an op above it: the head's (layer
+ * L-2 of a head step) or layer i + 1's fused dense op (its dx_db: below_db). */
+static int db_from_above(const ffnn_run *r, int i, int head)
+{
+    const ffnn_model *m = r->model;
+    if (i + 1 >= m->layer_count || !m->layers[i].has_bias)
+        return 0;
+    if (head && i == m->layer_count - 2)
+        return 1;
+    return r->fused && m->layers[i + 1].kind == FFNN_LAYER_DENSE && below_db(r, i + 1) != NULL;
+}
+
+static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, size_t off,
+                                size_t n);
+
+/* Plain SGD inside the backward (r->fused_sgd): what the layers' ops leave to the
+ * step - the head's layer (its dW, db summed by the head), every bias whose
+ * gradient an op above summed (db_from_above) - but for what the head's sums
+ * update themselves (run_head, head_sums_apart). rest_to_update: 1 when there is
+ * any; update_rest queues it, once those gradients are written (after the op of
+ * layer 1). */
+static int rest_param(const ffnn_run *r, int i, int head)
+{
+    const int top = r->model->layer_count - 1;
+    if (head && head_sums_apart(r) && i >= top - 1)
+        return 0; /* updated by the head's sums */
+    return (head && i == top) || db_from_above(r, i, head);
+}
+
+static int rest_to_update(const ffnn_run *r, int head)
+{
+    for (int i = 0; i < r->model->layer_count; i++)
+        if (rest_param(r, i, head))
+            return 1;
+    return 0;
+}
+
+static ffnn_status update_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int head)
+{
+    const ffnn_model *m = r->model;
+    ffnn_status st = FFNN_OK;
+    for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        const size_t nw = l->out * l->fan_in;
+        if (!rest_param(r, i, head))
+            continue;
+        if (head && i == m->layer_count - 1) { /* W and b: one range where adjacent */
+            const int joined = l->has_bias && l->bias_offset == l->weight_offset + nw;
+            st = update_range(r, sgd, l->weight_offset, nw + (joined ? l->out : 0));
+            if (st == FFNN_OK && l->has_bias && !joined)
+                st = update_range(r, sgd, l->bias_offset, l->out);
+        } else {
+            st = update_range(r, sgd, l->bias_offset, l->out);
+        }
+    }
+    return st;
+}
+
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
  * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
@@ -315,12 +386,29 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
     return FFNN_OK;
 }
 
+/* The parameters the layers' ops leave to the step under sgd (update_rest):
+ * queued before layer 0's op, on the side queue where the backend has one (*side
+ * then 1: the caller joins before the step ends; side NULL: the ops' queue). */
+static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int head, int *side)
+{
+    if (side == NULL || !r->ops->side_begin || !r->ops->side_end || !r->ops->side_join)
+        return update_rest(r, sgd, head);
+    ffnn_status st = r->ops->side_begin(r->ctx);
+    if (st != FFNN_OK)
+        return st;
+    *side = 1;
+    st = update_rest(r, sgd, head);
+    const ffnn_status end = r->ops->side_end(r->ctx);
+    return st != FFNN_OK ? st : end;
+}
+
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
  * t: the optimizer step whose dropout masks the forward applied (0: none).
- * sgd (only when r->fused_sgd, else NULL): the layers also apply p -= lr g.
+ * sgd (only when r->fused_sgd, else NULL): the parameters are updated too, p -=
+ * lr g: by the layers' ops, the rest by queue_rest (side: as there).
  * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket. */
 static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
-                            const ffnn_optimizer_step *sgd, grad_sync *sync)
+                            const ffnn_optimizer_step *sgd, grad_sync *sync, int *side)
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
@@ -329,7 +417,6 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         return backward_bf16(r, batch, sgd, sync, head);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
-    int db_done = head; /* layer i's db was summed by the op of layer i + 1      */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = r->grad_buf[cur]; /* [batch, out] */
@@ -349,6 +436,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
                                                                     : r->act[i - 1];
         /* x [batch, in]: the input the forward saw */
         float *dx = i == 0 ? NULL : r->grad_buf[1 - cur];
+        const int db_done = db_from_above(r, i, head); /* the op above summed db */
         float *db = l->has_bias && !db_done ? r->grads + l->bias_offset : NULL;
         float *W = r->params + l->weight_offset;  /* [out, fan_in] */
         float *dW = r->grads + l->weight_offset;  /* [out, fan_in] */
@@ -356,11 +444,14 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
             const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
             float *dx_db = below_db(r, i);
-            if ((st = r->ops->dense_backward_fused(
-                     r->ctx, x, W, l->has_bias ? r->params + l->bias_offset : NULL, dz, dx,
-                     dW, db, dx_db, batch, l->in, l->out, x_act, sgd)))
+            if (sgd && i == 0 && rest_to_update(r, head) &&
+                (st = queue_rest(r, sgd, head, side)) != FFNN_OK)
                 return st;
-            db_done = dx_db != NULL;
+            /* b: updated by the op with sgd, unless its db came from above */
+            if ((st = r->ops->dense_backward_fused(
+                     r->ctx, x, W, db ? r->params + l->bias_offset : NULL, dz, dx, dW, db,
+                     dx_db, batch, l->in, l->out, x_act, sgd)))
+                return st;
             is_dz = 1;
             cur = 1 - cur;
             if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)
@@ -389,7 +480,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
 ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, uint64_t t,
                                const ffnn_optimizer_step *sgd)
 {
-    return backward(r, batch, t, sgd, NULL);
+    return backward(r, batch, t, sgd, NULL, NULL);
 }
 
 void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, size_t *rows)
@@ -448,7 +539,8 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                       m->parameter_count};
     int x16 = 0;
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
-    int side = 0; /* the head's sums are on the side queue: joined before the update */
+    int side = 0; /* the head's sums or the update's rest (fused_sgd) are on the side
+                   * queue: joined before the update */
     if (gathered)
         x16 = gathers_bf16(r, opt_t);
     if (batch > 0 &&
@@ -456,13 +548,13 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
           (st = gather_step(r, &src, r->train.index + first, batch, opt_t, NULL, &x16))) ||
          (st = forward(r, batch, opt_t, &output, x16, m->layer_count - head)) ||
          (prefetch && (st = prefetch_step(r, s + 1, opt_t + 1, pending))) ||
-         (st = head ? run_head(r, batch, opt_t, first, &side)
+         (st = head ? run_head(r, batch, opt_t, first, r->fused_sgd ? &update : NULL, &side)
                     : r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                                    r->train.targets ? r->tgt : NULL, batch, width,
                                    r->grad_buf[0], r->train.row_loss + first,
                                    r->train.row_correct + first)) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
-                        r->comm ? &sync : NULL)))) {
+                        r->comm ? &sync : NULL, &side)))) {
         if (side) /* the side queue's work joined all the same */
             (void)r->ops->side_join(r->ctx);
         return st;

@@ -109,9 +109,13 @@ typedef struct ffnn_run {
     float *grad_buf[2];       /* each [capacity, widest layer] (backprop ping-pong) */
     ffnn_device_data train;   /* the training set on the device                 */
     int fused;                /* 1: dense layers run the backend's fused ops    */
-    int fused_sgd;            /* 1: fused, every layer dense and plain sgd: the
-                                 update runs inside the weight-gradient kernels  */
-    int bias_grad_from_dx;    /* 1 (fused, not fused_sgd; cublaslt): a dense layer's
+    int fused_sgd;            /* 1: fused, every layer dense and plain sgd (not
+                                 the bf16 pipeline): the update runs inside the
+                                 backward's ops (own kernels: the weight-gradient
+                                 kernels; cublaslt: W in the dW matmul's
+                                 epilogue), what they leave (the head's layer,
+                                 biases summed by the op above) in the step  */
+    int bias_grad_from_dx;    /* 1 (fused; cublaslt): a dense layer's
                                  backward op also sums the dx it writes into the
                                  bias gradient of the dense layer below (dx_db:
                                  one pass with f'), whose op then gets db NULL    */
@@ -183,7 +187,8 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **out
 
 /* Backward pass from d(output) in r->grad_buf[0]; writes every layer's dW, db
  * into r->grads. t: as the forward's (the same masks). sgd (only when
- * r->fused_sgd, else NULL): the layers also apply p -= lr g. */
+ * r->fused_sgd, else NULL): every parameter is updated too, p -= lr g (by the
+ * layers' ops and, for the rest, on the ops' queue; r->grads then unspecified). */
 ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, uint64_t t,
                                const ffnn_optimizer_step *sgd);
 

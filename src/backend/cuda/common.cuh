@@ -298,7 +298,7 @@ ffnn_status ffnn_cuda_softmax_ce_head(void *ctx, int bf16, const void *h, const 
                                       uint8_t *row_correct, float *scratch);
 ffnn_status ffnn_cuda_softmax_ce_head_sums(void *ctx, size_t batch, size_t in, size_t C,
                                            float *dW, float *db, float *dh_db,
-                                           const float *scratch);
+                                           const float *scratch, const ffnn_head_sgd *sgd);
 /* Destroy ctx's cuBLAS handle, if it made one (called by destroy). */
 void ffnn_cuda_cublas_release(ffnn_cuda_ctx *ctx);
 

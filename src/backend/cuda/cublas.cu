@@ -357,7 +357,14 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
  *                                       DEFAULT plus dense.cu's bias_grad kernel
  * A bias (or db) not 16-byte aligned takes the plain path for that matmul (the
  * GEMM without epilogue, then our bias kernels): cuBLASLt's epilogues need it.
- *             sgd: W -= lr dW, b -= lr db by optim.cu's update (same rounding)
+ *             sgd (plain SGD inside the backward: step.h fused_sgd):
+ *                                       W -= lr dz^T x as one cublasLtMatmul,
+ *                                       alpha -lr, beta 1, C = D = W (dW not
+ *                                       written; the update is rounded as
+ *                                       cuBLASLt's epilogue rounds alpha acc +
+ *                                       beta C, not as optim.cu's update); db
+ *                                       by dense.cu's bias_grad, b -= lr db by
+ *                                       optim.cu's update
  * Column-major cuBLASLt on row-major arrays as above: D [m,n] (ld m) column-major
  * is the row-major [n,m] array. Precision as cublasGemmEx above (fp32: COMPUTE_32F,
  * no TF32; tf32: COMPUTE_32F_FAST_TF32; bf16: bfloat16 copies of both operands,
@@ -381,11 +388,14 @@ typedef struct lt_operand {
 } lt_operand;
 
 /* The output D of a cuBLASLt matmul: m x n column-major (ld m), of type type
- * (fp32, or bf16 in the mixed-precision forward and dx). */
+ * (fp32, or bf16 in the mixed-precision forward and dx). sgd_lr 0: D = the
+ * product; else D -= sgd_lr * the product in the epilogue (alpha -sgd_lr, beta 1,
+ * C = D: plain SGD's update of the weights D by their gradient, fp32 D only). */
 typedef struct lt_output {
     void *p;
     cudaDataType_t type;
     uint64_t m, n;
+    float sgd_lr;
 } lt_output;
 
 /* The epilogue's vector: bias added (BIAS, RELU_BIAS) or bias gradient written
@@ -439,7 +449,9 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
     cublasLtMatmulPreference_t pref = NULL;
     cublasLtMatmulHeuristicResult_t heur;
     int found = 0;
-    const float one = 1.0f, zero = 0.0f;
+    /* D = alpha product + beta C, C = D (in place) */
+    const float alpha = out.sgd_lr != 0.0f ? -out.sgd_lr : 1.0f;
+    const float beta = out.sgd_lr != 0.0f ? 1.0f : 0.0f;
     const int given16 = a.type == CUDA_R_16BF; /* the operands are bf16 tensors already */
     const int bf16 = given16 || ctx->precision == FFNN_PRECISION_BF16;
     const cublasComputeType_t compute = !bf16 && ctx->precision == FFNN_PRECISION_TF32
@@ -521,7 +533,7 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
             goto done;
         }
     }
-    LT_TRY(cublasLtMatmul(s->lt, desc, &one, pa, la, pb, lb, &zero, d, ld, d, ld, &heur.algo,
+    LT_TRY(cublasLtMatmul(s->lt, desc, &alpha, pa, la, pb, lb, &beta, d, ld, d, ld, &heur.algo,
                           s->workspace, workspace, ctx->stream),
            "cublasLtMatmul");
 done:
@@ -577,7 +589,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
                                              : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
     const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_T, in, out, (int64_t)in};
     const lt_operand xb = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
-    const lt_output d = {a, CUDA_R_32F, out, batch};
+    const lt_output d = {a, CUDA_R_32F, out, batch, 0.0f};
     const lt_vector bias = {(void *)b, CUDA_R_32F};
     st = lt_matmul(ctx, s, wa, xb, d, epi, bias, NULL);
     if (st != FFNN_OK || relu || act == FFNN_ACT_IDENTITY) return st;
@@ -590,7 +602,9 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
  *                                        f' and dx_db (the layer below's db) in one
  *                                        pass over dx (dense.cu act_bias_grad)
  *   dW [out,in] = dz^T x, db = sum_b dz: D [in, out] = (x as [in,batch]) op_T(dz as [out,batch]),
- *                                        BGRADB reduces op(B) = dz^T [batch, out] over k. */
+ *                                        BGRADB reduces op(B) = dz^T [batch, out] over k;
+ *                                        with sgd D = W: W -= lr dz^T x (dW not
+ *                                        written), db by bias_grad, then b -= lr db. */
 extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W,
                                                    float *b, const float *dz, float *dx,
                                                    float *dW, float *db, float *dx_db,
@@ -607,7 +621,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     if (dx != NULL) { /* first: reads W before the update below */
         const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_N, in, out, (int64_t)in};
         const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_N, out, batch, (int64_t)out};
-        const lt_output d = {dx, CUDA_R_32F, in, batch};
+        const lt_output d = {dx, CUDA_R_32F, in, batch, 0.0f};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st != FFNN_OK) return st;
         if (dx_db != NULL)
@@ -618,11 +632,15 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     }
     const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
-    const lt_output dw = {dW, CUDA_R_32F, in, out};
-    st = lt_weight_grad(ctx, s, xa, zb, dw, db, dz, NULL, 0, batch, out);
-    if (st != FFNN_OK) return st;
-    if (sgd == NULL) return FFNN_OK;
-    st = ffnn_cuda_optimizer_update(ctx, sgd, W, dW, NULL, out * in);
+    if (sgd == NULL) {
+        const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
+        return lt_weight_grad(ctx, s, xa, zb, dw, db, dz, NULL, 0, batch, out);
+    }
+    /* sgd: W -= lr dz^T x in the matmul's epilogue (dW not written); db by our
+     * kernel (the BGRADB epilogue is not combined with the update), then b's update */
+    if (db != NULL && (st = ffnn_cuda_bias_grad(ctx, dz, db, batch, out)) != FFNN_OK) return st;
+    const lt_output w = {W, CUDA_R_32F, in, out, sgd->lr};
+    st = lt_matmul(ctx, s, xa, zb, w, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
     if (st == FFNN_OK && b != NULL) st = ffnn_cuda_optimizer_update(ctx, sgd, b, db, NULL, out);
     return st;
 }
@@ -702,7 +720,7 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
     const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_T, in, out, (int64_t)in};
     const lt_operand xb = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_output d = {a16 != NULL ? (void *)a16 : (void *)a,
-                         a16 != NULL ? CUDA_R_16BF : CUDA_R_32F, out, batch};
+                         a16 != NULL ? CUDA_R_16BF : CUDA_R_32F, out, batch, 0.0f};
     const cublasLtEpilogue_t epi = bias_ok ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                            : (relu && b == NULL ? CUBLASLT_EPILOGUE_RELU
                                                                 : CUBLASLT_EPILOGUE_DEFAULT);
@@ -785,7 +803,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     if (dx16 != NULL) { /* first: reads W16 before the update below */
         const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_N, in, out, (int64_t)in};
         const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld};
-        const lt_output d = {dx16, CUDA_R_16BF, in, batch};
+        const lt_output d = {dx16, CUDA_R_16BF, in, batch, 0.0f};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st == FFNN_OK && dx_db != NULL)
             st = ffnn_cuda_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
@@ -795,7 +813,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     }
     const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
-    const lt_output dw = {dW, CUDA_R_32F, in, out};
+    const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
     st = lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out);
     if (st != FFNN_OK) return st;
     if (sgd == NULL) return FFNN_OK;

@@ -39,6 +39,7 @@
  * W [C, in], b [C], y [batch], dW [C, in], db [C], dh [batch, in], dh_db [in].
  */
 #include <math.h>
+#include <string.h>
 
 #include "backend/backend.h"
 #include "bf16.cuh"
@@ -289,13 +290,23 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
     if (blockIdx.x == 0 && g == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
 }
 
+/* The gradient g at *grad (skipped when NULL) and, with p not NULL,
+ * p -= lr g (ffnn_dev_sgd: optim.cu's rounding). */
+static __device__ __forceinline__ void head_store(float *grad, float *p, float lr, float g)
+{
+    if (grad == NULL) return;
+    *grad = g;
+    if (p != NULL) *p = ffnn_dev_sgd(*p, lr, g);
+}
+
 /* out[i] = sum over the slices s (in order) of part[s * stride + i], for the n =
  * C in + in + C outputs: dW [C, in], then dh_db [in] (skipped when NULL), then db
- * [C] (skipped when NULL). */
+ * [C] (skipped when NULL); u's parameters updated by them (backend.h
+ * ffnn_head_sgd; all NULL: none). */
 static __global__ void head_reduce_kernel(const float *__restrict__ part, int slices,
                                           size_t stride, size_t n_dw, size_t in, size_t C,
                                           float *__restrict__ dW, float *__restrict__ dh_db,
-                                          float *__restrict__ db)
+                                          float *__restrict__ db, ffnn_head_sgd u)
 {
     const size_t n = n_dw + in + C;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
@@ -303,26 +314,32 @@ static __global__ void head_reduce_kernel(const float *__restrict__ part, int sl
         float v = 0.0f;
 #pragma unroll 32
         for (int s = 0; s < slices; s++) v += __ldg(part + (size_t)s * stride + i);
-        if (i < n_dw) dW[i] = v;
-        else if (i < n_dw + in) {
-            if (dh_db != NULL) dh_db[i - n_dw] = v;
-        } else if (db != NULL) {
-            db[i - n_dw - in] = v;
-        }
+        if (i < n_dw)
+            head_store(dW + i, u.W != NULL ? u.W + i : NULL, u.lr, v);
+        else if (i < n_dw + in)
+            head_store(dh_db != NULL ? dh_db + (i - n_dw) : NULL,
+                       u.b_below != NULL ? u.b_below + (i - n_dw) : NULL, u.lr, v);
+        else
+            head_store(db != NULL ? db + (i - n_dw - in) : NULL,
+                       u.b != NULL ? u.b + (i - n_dw - in) : NULL, u.lr, v);
     }
 }
 
 /* The reduction of the slices' partial sums in scratch (laid out by batch, in, C as
- * launch's) into dW, dh_db and db. */
+ * launch's) into dW, dh_db and db; sgd (or NULL) as softmax_ce_head_sums's. */
 static ffnn_status launch_sums(ffnn_cuda_ctx *ctx, size_t batch, size_t in, size_t C,
-                               float *dW, float *db, float *dh_db, const float *scratch)
+                               float *dW, float *db, float *dh_db, const float *scratch,
+                               const ffnn_head_sgd *sgd)
 {
     const float *part = scratch + ffnn_head_dlog_floats(batch, C);
     const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
     const size_t n = C * in + in + C;
     const unsigned block = (unsigned)ctx->block_1d;
+    ffnn_head_sgd u;
+    memset(&u, 0, sizeof u);
+    if (sgd != NULL) u = *sgd;
     head_reduce_kernel<<<ffnn_cuda_grid_1d_for(n, block), block, 0, ctx->stream>>>(
-        part, (int)slices, stride, C * in, in, C, dW, dh_db, db);
+        part, (int)slices, stride, C * in, in, C, dW, dh_db, db, u);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_reduce_kernel");
     return FFNN_OK;
 }
@@ -356,7 +373,7 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
         h_t, W_t, dlog, (int)batch, (int)in, (int)C, (int)rows_per_slice, act, (T *)dh, part,
         stride);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
-    return dW != NULL ? launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch) : FFNN_OK;
+    return dW != NULL ? launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL) : FFNN_OK;
 }
 
 /* The launch for the tensors' type and the classes' register count CB >= C. */
@@ -423,7 +440,8 @@ extern "C" ffnn_status ffnn_cuda_softmax_ce_head(void *vctx, int bf16, const voi
  * of softmax_ce_head's range, dW or scratch NULL), FFNN_ERR_CUDA. */
 extern "C" ffnn_status ffnn_cuda_softmax_ce_head_sums(void *vctx, size_t batch, size_t in,
                                                       size_t C, float *dW, float *db,
-                                                      float *dh_db, const float *scratch)
+                                                      float *dh_db, const float *scratch,
+                                                      const ffnn_head_sgd *sgd)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "softmax_ce_head_sums");
@@ -436,5 +454,5 @@ extern "C" ffnn_status ffnn_cuda_softmax_ce_head_sums(void *vctx, size_t batch, 
     if (dW == NULL || scratch == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda softmax_ce_head_sums: dW and scratch must not be NULL");
-    return launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch);
+    return launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, sgd);
 }
