@@ -86,6 +86,10 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
      * launch") */
     if (r->mixed != NULL)
         r->fused_sgd = 0;
+    /* the update of the layers above layer 0 beside the backward of the layers
+     * below, where it runs after the backward (docs/RESULTS.md "SGD in the
+     * matmul") */
+    r->early_update = 1;
     /* the output layer and softmax_ce as one op where the net allows (step.h
      * ffnn_step_head_applies; docs/RESULTS.md "The output layer and its loss in
      * one op") */

@@ -337,13 +337,44 @@ static ffnn_status update_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int 
     return st;
 }
 
+/* The update of a step's layers on the side queue, each as soon as its gradients
+ * are complete (after its own backward op: the layers above it are done, its db
+ * was summed by then), while the layers below run their backward on the main
+ * queue; layer 0's update waits for the end of the backward (queue_step). For
+ * the update after the backward (not fused_sgd), without clipping or
+ * all-reduce, which need every gradient first. */
+typedef struct early_plan {
+    const ffnn_optimizer_step *update; /* NULL: off                           */
+    int from;                          /* layers [from, L) queued so far     */
+    int *side;                         /* set to 1 once the side queue has work */
+} early_plan;
+
+static ffnn_status update_layers(ffnn_run *r, const ffnn_optimizer_step *update, int lo,
+                                 int hi);
+
+/* After layer i's backward op: queue the update of layers [i, e->from) on the side
+ * queue (layer 0: left to the caller). */
+static ffnn_status queue_early(ffnn_run *r, early_plan *e, int i)
+{
+    if (e == NULL || e->update == NULL || i == 0)
+        return FFNN_OK;
+    ffnn_status st = r->ops->side_begin(r->ctx);
+    if (st != FFNN_OK)
+        return st;
+    *e->side = 1;
+    st = update_layers(r, e->update, i, e->from);
+    e->from = i;
+    const ffnn_status end = r->ops->side_end(r->ctx);
+    return st != FFNN_OK ? st : end;
+}
+
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
  * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
  * tensor cores); each layer's op writes dW, db (fp32) and the next
  * layer's dz in bf16 (grad16 ping-pong); sgd and sync as backward's. */
 static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
-                                 grad_sync *sync, int head)
+                                 grad_sync *sync, int head, early_plan *early)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
@@ -380,7 +411,8 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
         db_done = dx_db != NULL;
         cur = 1 - cur;
         dz_ld = l->in; /* the dx written above: rows of the layer's input width */
-        if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)
+        if ((sync && (st = sync_layer(sync, r, i)) != FFNN_OK) ||
+            (st = queue_early(r, early, i)) != FFNN_OK)
             return st;
     }
     return FFNN_OK;
@@ -408,13 +440,14 @@ static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int h
  * lr g: by the layers' ops, the rest by queue_rest (side: as there).
  * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket. */
 static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
-                            const ffnn_optimizer_step *sgd, grad_sync *sync, int *side)
+                            const ffnn_optimizer_step *sgd, grad_sync *sync, int *side,
+                            early_plan *early)
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
     const int head = head_step(r, t); /* the last layer's backward ran in the head */
     if (mixed_step(r, t))
-        return backward_bf16(r, batch, sgd, sync, head);
+        return backward_bf16(r, batch, sgd, sync, head, early);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {
@@ -454,7 +487,8 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
                 return st;
             is_dz = 1;
             cur = 1 - cur;
-            if (sync && (st = sync_layer(sync, r, i)) != FFNN_OK)
+            if ((sync && (st = sync_layer(sync, r, i)) != FFNN_OK) ||
+                (st = queue_early(r, early, i)) != FFNN_OK)
                 return st;
             continue;
         }
@@ -470,7 +504,8 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
             st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
                            (int)l->kind);
         }
-        if (st != FFNN_OK || (sync && (st = sync_layer(sync, r, i)) != FFNN_OK))
+        if (st != FFNN_OK || (sync && (st = sync_layer(sync, r, i)) != FFNN_OK) ||
+            (st = queue_early(r, early, i)) != FFNN_OK)
             return st;
         cur = 1 - cur;
     }
@@ -480,7 +515,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
 ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, uint64_t t,
                                const ffnn_optimizer_step *sgd)
 {
-    return backward(r, batch, t, sgd, NULL, NULL);
+    return backward(r, batch, t, sgd, NULL, NULL, NULL);
 }
 
 void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, size_t *rows)
@@ -539,8 +574,13 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                       m->parameter_count};
     int x16 = 0;
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
-    int side = 0; /* the head's sums or the update's rest (fused_sgd) are on the side
-                   * queue: joined before the update */
+    int side = 0; /* the head's sums, the update's rest (fused_sgd) or the early
+                   * updates are on the side queue: joined before the update */
+    early_plan early = {NULL, m->layer_count, &side};
+    if (r->early_update && !r->fused_sgd && r->comm == NULL &&
+        r->cfg->clip_grad_norm == 0.0f && r->cfg->clip_grad_value == 0.0f &&
+        r->ops->side_begin && r->ops->side_end && r->ops->side_join)
+        early.update = &update;
     if (gathered)
         x16 = gathers_bf16(r, opt_t);
     if (batch > 0 &&
@@ -554,7 +594,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                                    r->grad_buf[0], r->train.row_loss + first,
                                    r->train.row_correct + first)) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
-                        r->comm ? &sync : NULL, &side)))) {
+                        r->comm ? &sync : NULL, &side, &early)))) {
         if (side) /* the side queue's work joined all the same */
             (void)r->ops->side_join(r->ctx);
         return st;
@@ -576,7 +616,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                                 r->cfg->clip_grad_value,
                                 r->grad_norm ? r->grad_norm + s : NULL)))
         return st;
-    if (!r->fused_sgd && (st = ffnn_step_update(r, &update)))
+    if (!r->fused_sgd && (st = update_layers(r, &update, 0, early.from)))
         return st;
     if (r->ema)
         st = r->ops->ema_update(r->ctx, r->ema, r->params, m->parameter_count,
@@ -597,19 +637,28 @@ static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, 
     return r->ops->optimizer_update(r->ctx, update, r->params + off, r->grads + off, state, n);
 }
 
-/* The optimizer stage: one update over the parameter arena; with weight decay and
- * decay_bias 0, one call per weight (decayed) and per bias (not), the state's
- * arenas addressed through state_stride. */
-ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
+/* The optimizer stage over layers [lo, hi): one update over their parameters (one
+ * range of the arena: layer by layer, each weight then bias); with weight decay
+ * and decay_bias 0, one call per weight (decayed) and per bias (not). The state's
+ * arenas are addressed through state_stride (v = m + the arena's size). */
+static ffnn_status update_layers(ffnn_run *r, const ffnn_optimizer_step *update, int lo,
+                                 int hi)
 {
     const ffnn_model *m = r->model;
     const size_t n = m->parameter_count;
-    if (r->cfg->decay_bias || r->cfg->weight_decay == 0.0f)
-        return update_range(r, update, 0, n);
+    if (lo >= hi)
+        return FFNN_OK;
+    if (r->cfg->decay_bias || r->cfg->weight_decay == 0.0f) {
+        const size_t off = m->layers[lo].weight_offset;
+        const size_t end = hi == m->layer_count ? n : m->layers[hi].weight_offset;
+        ffnn_optimizer_step u = *update;
+        u.state_stride = n;
+        return update_range(r, &u, off, end - off);
+    }
     ffnn_optimizer_step decayed = *update, plain = ffnn_optimizer_step_no_decay(*update);
     decayed.state_stride = plain.state_stride = n;
     ffnn_status st = FFNN_OK;
-    for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
+    for (int i = lo; i < hi && st == FFNN_OK; i++) {
         const ffnn_layer *l = &m->layers[i];
         const size_t off[2] = {l->weight_offset, l->bias_offset};
         const size_t len[2] = {l->out * l->fan_in, l->has_bias ? l->out : 0};
@@ -618,6 +667,11 @@ ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
                 st = update_range(r, k ? &plain : &decayed, off[k], len[k]);
     }
     return st;
+}
+
+ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
+{
+    return update_layers(r, update, 0, r->model->layer_count);
 }
 
 /* Where gather reads the device copy d. */

@@ -115,6 +115,10 @@ typedef struct ffnn_run {
                                  kernels; cublaslt: W in the dW matmul's
                                  epilogue), what they leave (the head's layer,
                                  biases summed by the op above) in the step  */
+    int early_update;         /* 1 (cublaslt): the update after the backward (not
+                                 fused_sgd) of layers 1.. on the side queue, each
+                                 once its own backward op is done (step.c
+                                 early_plan; off with clipping, all-reduce)     */
     int bias_grad_from_dx;    /* 1 (fused; cublaslt): a dense layer's
                                  backward op also sums the dx it writes into the
                                  bias gradient of the dense layer below (dx_db:
