@@ -174,10 +174,12 @@ size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s);
 
 /* 1 when r's training steps can run the output layer and its loss as one op
  * (backend.h softmax_ce_head): the backend has it, r runs the fused dense ops
- * without their sgd epilogue, softmax_ce on class labels, no data parallelism,
- * the last layer dense with identity activation, no dropout, at most
- * FFNN_HEAD_CMAX outputs and FFNN_HEAD_MAX_WEIGHTS weights, fed by a dense layer whose activation is identity,
- * relu, sigmoid or tanh, its width a multiple of 4, the weights 16-byte aligned. */
+ * (with fused_sgd, the step updates the head's parameters: step.c run_head,
+ * update_rest), softmax_ce on class labels, no data parallelism, the last layer
+ * dense with identity activation, no dropout, at most FFNN_HEAD_CMAX outputs and
+ * FFNN_HEAD_MAX_WEIGHTS weights, fed by a dense layer whose activation is
+ * identity, relu, sigmoid or tanh, its width a multiple of 4, the weights 16-byte
+ * aligned. */
 int ffnn_step_head_applies(const ffnn_run *r);
 /* Allocate r->head_scratch when ffnn_step_head_applies (else leave it NULL);
  * errors as the backend's alloc. ffnn_step_head_free releases it. */
