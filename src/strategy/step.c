@@ -174,11 +174,32 @@ static int head_step(const ffnn_run *r, uint64_t t)
     return r->head_scratch != NULL && t > 0;
 }
 
+/* 1 when the backend has a side queue (backend.h side_begin, side_end, side_join). */
+static int has_side(const ffnn_run *r)
+{
+    return r->ops->side_begin && r->ops->side_end && r->ops->side_join;
+}
+
+/* The ops queued after side_open go to the side queue (*pending set to 1: the
+ * caller joins it) until side_close, which returns st, or side_end's error. */
+static ffnn_status side_open(ffnn_run *r, int *pending)
+{
+    const ffnn_status st = r->ops->side_begin(r->ctx);
+    if (st == FFNN_OK)
+        *pending = 1;
+    return st;
+}
+
+static ffnn_status side_close(ffnn_run *r, ffnn_status st)
+{
+    const ffnn_status end = r->ops->side_end(r->ctx);
+    return st != FFNN_OK ? st : end;
+}
+
 /* 1 when the head's sums run apart (softmax_ce_head_sums, on the side queue). */
 static int head_sums_apart(const ffnn_run *r)
 {
-    return r->ops->softmax_ce_head_sums && r->ops->side_begin && r->ops->side_end &&
-           r->ops->side_join;
+    return r->ops->softmax_ce_head_sums && has_side(r);
 }
 
 /* The head of step t over `batch` rows whose losses go to row `first` of the
@@ -210,17 +231,15 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
         r->train.row_loss + first, r->train.row_correct + first, r->head_scratch);
     if (st != FFNN_OK || !later)
         return st;
-    if ((st = r->ops->side_begin(r->ctx)) != FFNN_OK)
+    if ((st = side_open(r, side)) != FFNN_OK)
         return st;
-    *side = 1;
     const ffnn_head_sgd update = {r->params + top->weight_offset,
                                   db ? r->params + top->bias_offset : NULL,
                                   dh_db ? r->params + below->bias_offset : NULL,
                                   sgd ? sgd->lr : 0.0f};
     st = r->ops->softmax_ce_head_sums(r->ctx, batch, top->in, top->out, dW, db, dh_db,
                                       r->head_scratch, sgd ? &update : NULL);
-    const ffnn_status end = r->ops->side_end(r->ctx);
-    return st != FFNN_OK ? st : end;
+    return side_close(r, st);
 }
 
 /* 1 when training step t gathers its batch straight into bf16 (x16). */
@@ -358,14 +377,12 @@ static ffnn_status queue_early(ffnn_run *r, early_plan *e, int i)
 {
     if (e == NULL || e->update == NULL || i == 0)
         return FFNN_OK;
-    ffnn_status st = r->ops->side_begin(r->ctx);
+    ffnn_status st = side_open(r, e->side);
     if (st != FFNN_OK)
         return st;
-    *e->side = 1;
     st = update_layers(r, e->update, i, e->from);
     e->from = i;
-    const ffnn_status end = r->ops->side_end(r->ctx);
-    return st != FFNN_OK ? st : end;
+    return side_close(r, st);
 }
 
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
@@ -423,15 +440,12 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
  * then 1: the caller joins before the step ends; side NULL: the ops' queue). */
 static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int head, int *side)
 {
-    if (side == NULL || !r->ops->side_begin || !r->ops->side_end || !r->ops->side_join)
+    if (side == NULL || !has_side(r))
         return update_rest(r, sgd, head);
-    ffnn_status st = r->ops->side_begin(r->ctx);
+    ffnn_status st = side_open(r, side);
     if (st != FFNN_OK)
         return st;
-    *side = 1;
-    st = update_rest(r, sgd, head);
-    const ffnn_status end = r->ops->side_end(r->ctx);
-    return st != FFNN_OK ? st : end;
+    return side_close(r, update_rest(r, sgd, head));
 }
 
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
@@ -536,14 +550,12 @@ static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending
     size_t first, batch, rows;
     ffnn_step_rows(r, s, &first, &batch, &rows);
     const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
-    ffnn_status st = r->ops->side_begin(r->ctx);
+    ffnn_status st = side_open(r, pending);
     if (st != FFNN_OK)
         return st;
-    *pending = 1;
     int x16 = 0;
-    st = gather_step(r, &src, r->train.index + first, batch, t, r->spare, &x16);
-    const ffnn_status end = r->ops->side_end(r->ctx);
-    return st != FFNN_OK ? st : end;
+    return side_close(r, gather_step(r, &src, r->train.index + first, batch, t, r->spare,
+                                     &x16));
 }
 
 /* Queue training step s (0-based) of the current epoch as optimizer step
@@ -578,8 +590,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                    * updates are on the side queue: joined before the update */
     early_plan early = {NULL, m->layer_count, &side};
     if (r->early_update && !r->fused_sgd && r->comm == NULL &&
-        r->cfg->clip_grad_norm == 0.0f && r->cfg->clip_grad_value == 0.0f &&
-        r->ops->side_begin && r->ops->side_end && r->ops->side_join)
+        r->cfg->clip_grad_norm == 0.0f && r->cfg->clip_grad_value == 0.0f && has_side(r))
         early.update = &update;
     if (gathered)
         x16 = gathers_bf16(r, opt_t);
