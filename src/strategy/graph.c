@@ -37,7 +37,9 @@ typedef struct graph_cache {
                                    {step_size, bias_correction2_sqrt}; made at the
                                    first adam(w) launch, shared by every graph
                                    (stream order: filled before each launch)     */
-    size_t adam_steps;          /* its capacity in steps                         */
+    float *adam_host;           /* host [2 adam_steps]: the table staged before
+                                   its upload (made with it, reused per launch)  */
+    size_t adam_steps;          /* their capacity in steps                       */
 } graph_cache;
 
 ffnn_status ffnn_graph_cache_create(ffnn_run *r, void **cache)
@@ -65,6 +67,7 @@ void ffnn_graph_cache_free(ffnn_run *r, void *cache)
             r->ops->graph_free(r->ctx, c->graphs[i].exec);
     if (c->adam_table)
         r->ops->release(r->ctx, c->adam_table);
+    free(c->adam_host);
     free(c);
 }
 
@@ -98,18 +101,22 @@ static ffnn_status adam_table_fill(ffnn_run *r, graph_cache *c, size_t count, ui
 {
     *ok = 0;
     if (!c->adam_table) {
+        float *host = malloc(2 * count * sizeof *host);
+        if (!host)
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the adam table");
         void *p = NULL;
         ffnn_status st = r->ops->alloc(r->ctx, 2 * count * sizeof(float), &p);
-        if (st != FFNN_OK)
+        if (st != FFNN_OK) {
+            free(host);
             return st;
+        }
         c->adam_table = p;
+        c->adam_host = host;
         c->adam_steps = count;
     }
     if (count > c->adam_steps)
         return FFNN_OK;
-    float *host = malloc(2 * count * sizeof *host);
-    if (!host)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the adam table");
+    float *host = c->adam_host;
     for (size_t k = 0; k < count; k++) {
         const ffnn_optimizer_step s = ffnn_run_update_at(r, opt_t + 1 + k);
         host[2 * k] = s.step_size;
@@ -117,7 +124,6 @@ static ffnn_status adam_table_fill(ffnn_run *r, graph_cache *c, size_t count, ui
     }
     /* stream-ordered after the previous launch; host is staged before it returns */
     ffnn_status st = r->ops->upload(r->ctx, c->adam_table, host, 2 * count * sizeof *host);
-    free(host);
     *ok = st == FFNN_OK;
     return st;
 }
