@@ -3,7 +3,8 @@
 # only, --clock-control none), for each "ARCH BATCH STRATEGY PRECISION" of CONFIGS:
 # LAUNCHES kernel launches after SKIP (inside the first epoch, after warm-up),
 # --steps-per-launch 1 for the graph strategies (ncu profiles graph nodes one by
-# one). Writes $OUT/prof_N.csv and prints per config: each kernel's name and
+# one). CACHE=none keeps the caches warm between kernels, as in the real step (the
+# default, all, flushes them before each kernel). Writes $OUT/prof_N.csv and prints per config: each kernel's name and
 # duration in launch order, and the sum. Needs build/ffnn (sm_90) and ncu.
 #   CONFIGS="784-128relux8-10 1024 fused fp32,..." bash bench/step_profile.sh DATA_DIR
 set -uo pipefail
@@ -18,7 +19,7 @@ k=0
 for c in "${CONFIG_LIST[@]}"; do
     set -- $c; k=$((k + 1))
     echo "### $c (launches $SKIP..$((SKIP + LAUNCHES - 1)))"
-    "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv --launch-skip "$SKIP" \
+    "$NCU" --clock-control none --cache-control "${CACHE:-all}" --metrics gpu__time_duration.sum --csv --launch-skip "$SKIP" \
         --launch-count "$LAUNCHES" build/ffnn train --data "$DATA" --arch "$1" --batch "$2" \
         --epochs 1 --device cuda --strategy "$3" --precision "$4" --steps-per-launch 1 \
         > "$OUT/prof_$k.csv" 2> "$OUT/prof_$k.err" || { echo "ncu failed:"; tail -5 "$OUT/prof_$k.err"; continue; }

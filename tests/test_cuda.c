@@ -724,8 +724,10 @@ static float bf16_value(uint16_t v)
 }
 
 /* softmax_ce_head (the output layer and its loss in one op) against the cpu
- * reference's ops composed (shapes up to in 1536: rows of two rounds of loads, W past
- * 48 KiB of shared memory): dense_forward, loss (softmax_ce), dense_backward,
+ * reference's ops composed (shapes up to in 1536: in <= FFNN_HEAD_FUSED_MAX_IN takes
+ * the one-kernel path - 1 to 8 warps a row, one or several rows at once, one or
+ * several chunks of rows a block (batch 4096) - the wider ones the three kernels:
+ * rows of two rounds of loads, W past 48 KiB of shared memory): dense_forward, loss (softmax_ce), dense_backward,
  * activation_backward, then dh_db = the column sums of dh on the host. Fresh
  * random h (the layer below's output: act(u) of uniform u, so relu outputs have
  * zeros), W, b, labels per shape; with and without biases; fp32 and bf16 (h and W

@@ -346,7 +346,7 @@ typedef struct ffnn_backend_ops {
      * output of a dense layer with activation act (identity, relu, sigmoid, tanh):
      *   logits [batch, C] = h W^T + b (fp32 sums; b [C] or NULL), then as loss's
      *     softmax_ce: row_loss [batch], row_correct [batch], and
-     *     dlog = (softmax - onehot(y)) / batch (fp32, kept in the scratch)
+     *     dlog = (softmax - onehot(y)) / batch (fp32, on chip or in the scratch)
      *   dW [C, in] = dlog^T h, db [C] = sum_b dlog (NULL: no bias)
      *   dh [batch, in] = (dlog W) * act'(h): the layer below's dz, rounded once to
      *     dh's type; dh_db [in] = sum_b dh of the stored values (the layer below's
@@ -391,15 +391,26 @@ typedef struct ffnn_backend_ops {
 
 /* softmax_ce_head's limits and scratch (one copy for the backend and the strategy
  * that allocates it): at most FFNN_HEAD_CMAX classes and FFNN_HEAD_MAX_WEIGHTS
- * weights; its backward runs on tiles
- * of FFNN_HEAD_TILE_COLS columns times slices of the batch's rows, about 128
- * blocks, at least 16 rows a slice; each slice's partial sums (dW [C, in], dh_db
- * [in], db [C], padded to 4 floats) are added in slice order. */
+ * weights. Up to FFNN_HEAD_FUSED_MAX_IN inputs the op is one kernel whose blocks
+ * take ffnn_head_rows_per_block rows each, a slice per block; wider, its backward
+ * runs on tiles of FFNN_HEAD_TILE_COLS columns times slices of the batch's rows,
+ * about 128 blocks, at least 16 rows a slice. Each slice's partial sums (dW [C,
+ * in], dh_db [in], db [C], padded to 4 floats) are added in slice order. */
 #define FFNN_HEAD_CMAX 16
 #define FFNN_HEAD_MAX_WEIGHTS 16384 /* C * in: W staged in 64 KiB of shared memory */
 #define FFNN_HEAD_TILE_COLS 256
+#define FFNN_HEAD_FUSED_MAX_IN 512
+static inline size_t ffnn_head_rows_per_block(size_t batch)
+{
+    const size_t r = (batch + 127) / 128; /* about 128 blocks, at least 8 rows each */
+    return r < 8 ? 8 : r;
+}
 static inline size_t ffnn_head_slices(size_t batch, size_t in)
 {
+    if (in <= FFNN_HEAD_FUSED_MAX_IN) {
+        const size_t r = ffnn_head_rows_per_block(batch);
+        return (batch + r - 1) / r;
+    }
     const size_t tiles = (in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS;
     size_t s = (128 + tiles - 1) / tiles;
     if (s > (batch + 15) / 16) s = (batch + 15) / 16;

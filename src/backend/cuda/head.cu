@@ -8,8 +8,11 @@
  * output layer (each with a split-K reduction), its bias-gradient kernel, and the
  * pass that applies f' to dh and sums the layer below's bias gradient: 8-9 kernels,
  * ~35-39 us of a step at batch 1024 by Nsight Compute (H200, docs/RESULTS.md), by
- * three kernels whose work is one read of h for the logits, one read of h with one
- * write of dh, and the slices' partial sums:
+ * one kernel and the reduction of its slices for in <= FFNN_HEAD_FUSED_MAX_IN
+ * (head_fused_kernel: a block's rows end to end - logits, loss, dlog on chip, dh,
+ * the block's partial sums; W in registers, h read once from L2 and again from L1),
+ * else three kernels whose work is one read of h for the logits, one read of h with
+ * one write of dh, and the slices' partial sums:
  *
  *   logits  blocks of 8 warps, rows_per_block rows each (8 up to batch 2048): W
  *           staged once per block in shared memory as floats, then one warp per row:
@@ -33,7 +36,10 @@
  *           softmax_ce_head, or, when it gets dW NULL, by softmax_ce_head_sums)
  * Every sum runs in a fixed order: the results are deterministic; they differ from
  * the op-by-op path (cuBLAS's sums) only in summation order, and in bf16 in fewer
- * roundings (dlog stays fp32; dh is rounded once after f').
+ * roundings (dlog stays fp32; dh is rounded once after f'). The fused kernel's
+ * orders (a logit: 4 products per lane, the lanes' butterfly, then the warps of
+ * the row in order; dW: the block's rows, then the slices) differ from the three
+ * kernels' (docs/RESULTS.md "The head in one kernel", 2026-11-25).
  *
  * h, W and dh are fp32 or bf16 (T); the arithmetic is fp32. Shapes: h [batch, in],
  * W [C, in], b [C], y [batch], dW [C, in], db [C], dh [batch, in], dh_db [in].
@@ -53,9 +59,12 @@
 #define HEAD_GROUPS 4    /* row groups per block of the slices kernel            */
 #define HEAD_U 4         /* rows a thread of the slices kernel loads at once     */
 #define HEAD_CHUNK 128   /* rows of dlog staged in shared memory at a time       */
+#define HEAD_RC 32       /* rows of a chunk of the fused kernel                  */
 #define FULL_MASK 0xffffffffu
 
 static_assert(HEAD_COLS * 4 == FFNN_HEAD_TILE_COLS, "tile width");
+static_assert(FFNN_HEAD_FUSED_MAX_IN <= HEAD_WARPS * 32 * 4, "a row of the fused kernel: "
+              "one column group of 4 per thread of a block");
 
 /* Four consecutive values from column group q (columns 4q .. 4q + 3) of a row, as
  * floats: one 16-byte (fp32) or 8-byte (bf16) load. */
@@ -108,6 +117,38 @@ static __device__ __forceinline__ float warp_sum(float v)
     return v;
 }
 
+/* A row's softmax cross-entropy from its logits z [C] (the same values in every lane
+ * of the warp): lane 0 writes *row_loss and *row_correct; returns lane c's dlog,
+ * (softmax - onehot(label))[c] / batch, for c = lane < C (0 in the other lanes).
+ * max: the first index on ties; the sum of the terms in class order. */
+template <int CB>
+static __device__ __forceinline__ float head_row_loss(const float (&z)[CB], int C, int label,
+                                                      int lane, float inv_batch,
+                                                      float *row_loss, uint8_t *row_correct)
+{
+    float m = 0.0f, se = 0.0f, zl = 0.0f, mine = 0.0f;
+    int arg = 0;
+#pragma unroll
+    for (int c = 0; c < CB; c++) {
+        if (c < C) {
+            if (c == 0 || z[c] > m) {
+                m = z[c];
+                arg = c;
+            }
+            if (c == label) zl = z[c];
+            if (c == lane) mine = z[c];
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < CB; c++)
+        if (c < C) se += ffnn_dev_softmax_term(z[c], m);
+    if (lane == 0) {
+        *row_loss = label >= 0 && label < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
+        *row_correct = (uint8_t)(C == 1 ? (z[0] > 0.0f) == (label != 0) : arg == label);
+    }
+    return lane < C ? ffnn_dev_softmax_ce_grad(mine, m, se, lane == label, inv_batch) : 0.0f;
+}
+
 /* Logits, softmax cross-entropy and dlog, one row per warp at a time, rows
  * [blockIdx.x * rows_per_block, + rows_per_block); W staged in shared memory as
  * floats first (C * in * 4 bytes of dynamic shared memory). CB >= C: the classes'
@@ -155,34 +196,17 @@ static __global__ void __maxnreg__(128) /* ptxas picked 64 with spills */
                 }
             }
         }
-        /* every lane: the row's logits (same bits), max (first index on ties), sum */
-        const int label = y[row];
-        float m = 0.0f, se = 0.0f, zl = 0.0f, mine = 0.0f;
-        int arg = 0;
+        /* every lane: the row's logits (same bits) */
 #pragma unroll
         for (int c = 0; c < CB; c++) {
             if (c < C) {
                 const float v = warp_sum(z[c]);
                 z[c] = b != NULL ? __fadd_rn(v, b[c]) : v;
-                if (c == 0 || z[c] > m) {
-                    m = z[c];
-                    arg = c;
-                }
-                if (c == label) zl = z[c];
-                if (c == lane) mine = z[c];
             }
         }
-#pragma unroll
-        for (int c = 0; c < CB; c++)
-            if (c < C) se += ffnn_dev_softmax_term(z[c], m);
-        if (lane == 0) {
-            row_loss[row] = label >= 0 && label < C ? ffnn_dev_softmax_ce_loss(m, se, zl) : NAN;
-            row_correct[row] =
-                (uint8_t)(C == 1 ? (z[0] > 0.0f) == (label != 0) : arg == label);
-        }
-        if (lane < C)
-            dlog[(size_t)row * C + lane] =
-                ffnn_dev_softmax_ce_grad(mine, m, se, lane == label, inv_batch);
+        const float d = head_row_loss<CB>(z, C, y[row], lane, inv_batch, row_loss + row,
+                                          row_correct + row);
+        if (lane < C) dlog[(size_t)row * C + lane] = d;
     }
 }
 
@@ -290,6 +314,188 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
     if (blockIdx.x == 0 && g == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
 }
 
+/* The sums of NR values over the warp's lanes in 4 + log2(NR) shuffle rounds: each
+ * round sends half of the values still held to the partner lane and keeps the
+ * other half (the lane with the round's bit set keeps the upper half), then plain
+ * butterflies. After it v[0] of lane l is the warp's sum of value l / (32 / NR).
+ * NR a power of two <= 16; every sum in a fixed order (deterministic). */
+template <int NR>
+static __device__ __forceinline__ void warp_sum_spread(float (&v)[NR], int lane)
+{
+#pragma unroll
+    for (int n = NR, off = 16; n > 1; n /= 2, off /= 2) {
+        const bool up = (lane & off) != 0;
+#pragma unroll
+        for (int i = 0; i < n / 2; i++) {
+            const float send = up ? v[i] : v[i + n / 2];
+            const float keep = up ? v[i + n / 2] : v[i];
+            v[i] = keep + __shfl_xor_sync(FULL_MASK, send, off);
+        }
+    }
+#pragma unroll
+    for (int off = 16 / NR; off >= 1; off /= 2) v[0] += __shfl_xor_sync(FULL_MASK, v[0], off);
+}
+
+/* The whole op for in <= FFNN_HEAD_FUSED_MAX_IN in one kernel (backend.h
+ * ffnn_head_rows_per_block rows a block, the block's partial sums its slice):
+ * column group q = kw * 32 + lane of a row is thread (slot p, warp kw of the
+ * slot)'s, wpr = ceil(in / 128) warps a row, slots = HEAD_WARPS / wpr rows at once;
+ * each thread holds W's 4 columns of its group for every class in registers. Per
+ * chunk of HEAD_RC rows:
+ *   1. each slot's rows: the lane's 4 products per class, the warp's sums
+ *      (warp_sum_spread), the warps' partials into shared memory;
+ *   2. one warp per row: the logits (the wpr partials in order, + b), the loss
+ *      (head_row_loss), dlog into shared memory;
+ *   3. each slot's rows again (h from L1): dh = act'(h) * sum_c dlog[c] W[c] (c
+ *      in order), stored, and the partial sums dW += dlog h, dh_db += dh (stored
+ *      values), db += dlog (thread c < C, rows in order).
+ * Then the slots' sums meet in shared memory (the last slot's first) and slot 0
+ * writes the slice. Shapes as head_logits_kernel / head_slices_kernel; part: the
+ * slices, each stride floats. */
+template <typename T, int CB>
+static __global__ void __launch_bounds__(HEAD_WARPS * 32)
+    head_fused_kernel(const T *__restrict__ h, const T *__restrict__ W,
+                      const float *__restrict__ b, const int32_t *__restrict__ y, int batch,
+                      int in, int C, int rows_per_block, float inv_batch, ffnn_activation act,
+                      T *__restrict__ dh, float *__restrict__ row_loss,
+                      uint8_t *__restrict__ row_correct, float *__restrict__ part,
+                      size_t stride)
+{
+    constexpr int NR = CB <= 4 ? 4 : CB <= 8 ? 8 : 16; /* classes padded for the sums */
+    constexpr int ZS = HEAD_RC * HEAD_WARPS * NR / 4;  /* float4s of phase 1's partials */
+    constexpr int SG = HEAD_WARPS / 2 * 32;              /* groups when slots > 1     */
+    constexpr int SUMS = (CB + 1) * SG;                  /* the slots' sums           */
+    __shared__ float4 buf[ZS > SUMS ? ZS : SUMS];
+    __shared__ float dls[HEAD_RC * CB]; /* [chunk rows, C] dlog */
+    float *zs = (float *)buf;           /* [chunk rows, HEAD_WARPS, NR]             */
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+    const int in4 = in / 4, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int wpr = (in4 + 31) / 32, slots = HEAD_WARPS / wpr;
+    const int p = warp / wpr, kw = warp % wpr, q = kw * 32 + lane;
+    const bool active = p < slots, mine = active && q < in4;
+    const int qq = mine ? q : 0; /* threads past the row load group 0, store nothing */
+    float4 w[CB], acc[CB];
+    float4 dbb = zero;
+    float dbc = 0.0f; /* thread c < C: the slice's sum of dlog[:, c] */
+#pragma unroll
+    for (int c = 0; c < CB; c++) {
+        acc[c] = zero;
+        w[c] = mine && c < C ? ld4(W + (size_t)c * in, q) : zero;
+    }
+    const int r0 = blockIdx.x * rows_per_block, r1 = min(batch, r0 + rows_per_block);
+    for (int c0 = r0; c0 < r1; c0 += HEAD_RC) {
+        const int rc = min(HEAD_RC, r1 - c0);
+        for (int rr0 = p; active && rr0 < rc; rr0 += slots * HEAD_U) { /* 1 */
+            float4 hv[HEAD_U];
+#pragma unroll
+            for (int u = 0; u < HEAD_U; u++) {
+                const int rr = rr0 + u * slots;
+                hv[u] = mine && rr < rc ? ld4(h + (size_t)(c0 + rr) * in, q) : zero;
+            }
+#pragma unroll
+            for (int u = 0; u < HEAD_U; u++) {
+                const int rr = rr0 + u * slots;
+                if (rr >= rc) break;
+                float v[NR];
+#pragma unroll
+                for (int c = 0; c < NR; c++) {
+                    v[c] = 0.0f;
+                    if (c < CB && c < C) {
+                        v[c] = fmaf(hv[u].x, w[c].x, v[c]);
+                        v[c] = fmaf(hv[u].y, w[c].y, v[c]);
+                        v[c] = fmaf(hv[u].z, w[c].z, v[c]);
+                        v[c] = fmaf(hv[u].w, w[c].w, v[c]);
+                    }
+                }
+                warp_sum_spread<NR>(v, lane);
+                const int c = lane / (32 / NR);
+                if (lane % (32 / NR) == 0 && c < C) zs[(rr * HEAD_WARPS + kw) * NR + c] = v[0];
+            }
+        }
+        __syncthreads();
+        for (int rr = warp; rr < rc; rr += HEAD_WARPS) { /* 2 */
+            const int row = c0 + rr;
+            float mz = 0.0f;
+            if (lane < C) {
+                for (int k = 0; k < wpr; k++) mz += zs[(rr * HEAD_WARPS + k) * NR + lane];
+                if (b != NULL) mz = __fadd_rn(mz, b[lane]);
+            }
+            float z[CB];
+#pragma unroll
+            for (int c = 0; c < CB; c++) z[c] = __shfl_sync(FULL_MASK, mz, c < C ? c : 0);
+            const float d = head_row_loss<CB>(z, C, y[row], lane, inv_batch, row_loss + row,
+                                              row_correct + row);
+            if (lane < C) dls[rr * CB + lane] = d;
+        }
+        __syncthreads();
+        if (threadIdx.x < C)
+            for (int rr = 0; rr < rc; rr++) dbc += dls[rr * CB + threadIdx.x];
+        for (int rr0 = p; active && rr0 < rc; rr0 += slots * HEAD_U) { /* 3 */
+            float4 hv[HEAD_U];
+#pragma unroll
+            for (int u = 0; u < HEAD_U; u++) {
+                const int rr = rr0 + u * slots;
+                hv[u] = rr < rc ? ld4(h + (size_t)(c0 + rr) * in, qq) : zero;
+            }
+#pragma unroll
+            for (int u = 0; u < HEAD_U; u++) {
+                const int rr = rr0 + u * slots;
+                if (rr >= rc) break;
+                const float *d = dls + rr * CB;
+                float4 gr = zero;
+#pragma unroll
+                for (int c = 0; c < CB; c++) {
+                    if (c < C) {
+                        const float dc = d[c];
+                        fma4(gr, dc, w[c]);
+                        fma4(acc[c], dc, hv[u]);
+                    }
+                }
+                if (mine) {
+                    const float4 dz =
+                        make_float4(ffnn_dev_act_backward_basic(act, gr.x, hv[u].x),
+                                    ffnn_dev_act_backward_basic(act, gr.y, hv[u].y),
+                                    ffnn_dev_act_backward_basic(act, gr.z, hv[u].z),
+                                    ffnn_dev_act_backward_basic(act, gr.w, hv[u].w));
+                    add4(dbb, st4(dh + (size_t)(c0 + rr) * in, q, dz));
+                }
+            }
+        }
+        __syncthreads(); /* zs and dls are the next chunk's */
+    }
+    /* the slots' sums in a fixed order: the last slot's, + the one before, ..., then
+     * slot 0 adds its own (slots > 1 only when wpr <= HEAD_WARPS / 2: q < SG) */
+    float4 *sum = buf; /* [CB + 1, SG] */
+    const int sg = SG;
+    for (int k = slots - 1; k >= 1; k--) {
+        if (p == k && mine) {
+#pragma unroll
+            for (int c = 0; c < CB; c++) {
+                if (c < C) {
+                    if (k < slots - 1) add4(acc[c], sum[c * sg + q]);
+                    sum[c * sg + q] = acc[c];
+                }
+            }
+            if (k < slots - 1) add4(dbb, sum[CB * sg + q]);
+            sum[CB * sg + q] = dbb;
+        }
+        __syncthreads();
+    }
+    float *ps = part + (size_t)blockIdx.x * stride;
+    if (p == 0 && mine) {
+#pragma unroll
+        for (int c = 0; c < CB; c++) {
+            if (c < C) {
+                if (slots > 1) add4(acc[c], sum[c * sg + q]);
+                ((float4 *)(ps + (size_t)c * in))[q] = acc[c];
+            }
+        }
+        if (slots > 1) add4(dbb, sum[CB * sg + q]);
+        ((float4 *)(ps + (size_t)C * in))[q] = dbb;
+    }
+    if (threadIdx.x < C) ps[(size_t)C * in + in + threadIdx.x] = dbc;
+}
+
 /* The gradient g at *grad (skipped when NULL) and, with p not NULL,
  * p -= lr g (ffnn_dev_sgd: optim.cu's rounding). */
 static __device__ __forceinline__ void head_store(float *grad, float *p, float lr, float g)
@@ -354,6 +560,14 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
     float *dlog = scratch; /* [batch, C], then the slices */
     float *part = scratch + ffnn_head_dlog_floats(batch, C);
     const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
+    if (in <= FFNN_HEAD_FUSED_MAX_IN) { /* one kernel; dlog stays on chip */
+        head_fused_kernel<T, CB><<<(unsigned)slices, HEAD_WARPS * 32, 0, ctx->stream>>>(
+            h_t, W_t, b, y, (int)batch, (int)in, (int)C, (int)ffnn_head_rows_per_block(batch),
+            1.0f / (float)batch, act, (T *)dh, row_loss, row_correct, part, stride);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "head_fused_kernel");
+        return dW != NULL ? launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL)
+                          : FFNN_OK;
+    }
     const size_t rows_per_slice = (batch + slices - 1) / slices;
     /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
     const size_t rows_per_block = HEAD_WARPS * ((batch + 2047) / 2048);
