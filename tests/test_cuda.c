@@ -726,7 +726,7 @@ static float bf16_value(uint16_t v)
 /* softmax_ce_head (the output layer and its loss in one op) against the cpu
  * reference's ops composed (shapes up to in 1536: in <= FFNN_HEAD_FUSED_MAX_IN takes
  * the one-kernel path - 1 to 8 warps a row, one or several rows at once, one or
- * several chunks of rows a block (batch 4096) - the wider ones the three kernels:
+ * several chunks of rows a block (batch 8200) - the wider ones the three kernels:
  * rows of two rounds of loads, W past 48 KiB of shared memory): dense_forward, loss (softmax_ce), dense_backward,
  * activation_backward, then dh_db = the column sums of dh on the host. Fresh
  * random h (the layer below's output: act(u) of uniform u, so relu outputs have
@@ -749,6 +749,7 @@ static test_result head_body(fixture *fx)
         {64, 256, 10, FFNN_ACT_RELU, 1},   {333, 260, 16, FFNN_ACT_SIGMOID, 1},
         {1024, 1024, 10, FFNN_ACT_RELU, 1}, {200, 516, 3, FFNN_ACT_TANH, 0},
         {4096, 128, 10, FFNN_ACT_RELU, 1}, {96, 1536, 10, FFNN_ACT_RELU, 1},
+        {8200, 64, 10, FFNN_ACT_RELU, 1}, /* 65 rows a block: chunks of 32, 32, 1 */
     };
     rng r = {0xD1B54A32D192ED03ULL};
     for (int bf16 = 0; bf16 <= 1; bf16++) {
