@@ -400,15 +400,17 @@ typedef struct ffnn_backend_ops {
 #define FFNN_HEAD_MAX_WEIGHTS 16384 /* C * in: W staged in 64 KiB of shared memory */
 #define FFNN_HEAD_TILE_COLS 256
 #define FFNN_HEAD_FUSED_MAX_IN 512
-static inline size_t ffnn_head_rows_per_block(size_t batch)
+/* about 128 blocks, and at least the rows a block of 8 warps runs at once: 8 /
+ * ceil(in / 128) (a row's 4-column groups over the warps' 32 lanes) */
+static inline size_t ffnn_head_rows_per_block(size_t batch, size_t in)
 {
-    const size_t r = (batch + 127) / 128; /* about 128 blocks, at least 8 rows each */
-    return r < 8 ? 8 : r;
+    const size_t at_once = 8 / ((in + 127) / 128), r = (batch + 127) / 128;
+    return r < at_once ? at_once : r;
 }
 static inline size_t ffnn_head_slices(size_t batch, size_t in)
 {
     if (in <= FFNN_HEAD_FUSED_MAX_IN) {
-        const size_t r = ffnn_head_rows_per_block(batch);
+        const size_t r = ffnn_head_rows_per_block(batch, in);
         return (batch + r - 1) / r;
     }
     const size_t tiles = (in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS;

@@ -562,7 +562,8 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
     const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
     if (in <= FFNN_HEAD_FUSED_MAX_IN) { /* one kernel; dlog stays on chip */
         head_fused_kernel<T, CB><<<(unsigned)slices, HEAD_WARPS * 32, 0, ctx->stream>>>(
-            h_t, W_t, b, y, (int)batch, (int)in, (int)C, (int)ffnn_head_rows_per_block(batch),
+            h_t, W_t, b, y, (int)batch, (int)in, (int)C,
+            (int)ffnn_head_rows_per_block(batch, in),
             1.0f / (float)batch, act, (T *)dh, row_loss, row_correct, part, stride);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "head_fused_kernel");
         return dW != NULL ? launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL)
