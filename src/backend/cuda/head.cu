@@ -345,7 +345,8 @@ static __device__ __forceinline__ void warp_sum_spread(float (&v)[NR], int lane)
  *   1. each slot's rows: the lane's 4 products per class, the warp's sums
  *      (warp_sum_spread), the warps' partials into shared memory;
  *   2. one warp per row: the logits (the wpr partials in order, + b), the loss
- *      (head_row_loss), dlog into shared memory;
+ *      (head_row_loss), dlog into shared memory (b and the rows' labels are loaded
+ *      before 1);
  *   3. each slot's rows again (h from L1): dh = act'(h) * sum_c dlog[c] W[c] (c
  *      in order), stored, and the partial sums dW += dlog h, dh_db += dh (stored
  *      values), db += dlog (thread c < C, rows in order).
@@ -383,8 +384,13 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
         w[c] = mine && c < C ? ld4(W + (size_t)c * in, q) : zero;
     }
     const int r0 = blockIdx.x * rows_per_block, r1 = min(batch, r0 + rows_per_block);
+    const float bias = b != NULL && lane < C ? __ldg(b + lane) : 0.0f;
     for (int c0 = r0; c0 < r1; c0 += HEAD_RC) {
         const int rc = min(HEAD_RC, r1 - c0);
+        int label[HEAD_RC / HEAD_WARPS]; /* phase 2's rows' labels, loaded before 1 */
+#pragma unroll
+        for (int k = 0; k < HEAD_RC / HEAD_WARPS; k++)
+            label[k] = warp + k * HEAD_WARPS < rc ? __ldg(y + c0 + warp + k * HEAD_WARPS) : 0;
         for (int rr0 = p; active && rr0 < rc; rr0 += slots * HEAD_U) { /* 1 */
             float4 hv[HEAD_U];
 #pragma unroll
@@ -413,17 +419,19 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
             }
         }
         __syncthreads();
-        for (int rr = warp; rr < rc; rr += HEAD_WARPS) { /* 2 */
-            const int row = c0 + rr;
+#pragma unroll
+        for (int k = 0; k < HEAD_RC / HEAD_WARPS; k++) { /* 2 */
+            const int rr = warp + k * HEAD_WARPS, row = c0 + rr;
+            if (rr >= rc) break;
             float mz = 0.0f;
             if (lane < C) {
-                for (int k = 0; k < wpr; k++) mz += zs[(rr * HEAD_WARPS + k) * NR + lane];
-                if (b != NULL) mz = __fadd_rn(mz, b[lane]);
+                for (int j = 0; j < wpr; j++) mz += zs[(rr * HEAD_WARPS + j) * NR + lane];
+                if (b != NULL) mz = __fadd_rn(mz, bias);
             }
             float z[CB];
 #pragma unroll
             for (int c = 0; c < CB; c++) z[c] = __shfl_sync(FULL_MASK, mz, c < C ? c : 0);
-            const float d = head_row_loss<CB>(z, C, y[row], lane, inv_batch, row_loss + row,
+            const float d = head_row_loss<CB>(z, C, label[k], lane, inv_batch, row_loss + row,
                                               row_correct + row);
             if (lane < C) dls[rr * CB + lane] = d;
         }
