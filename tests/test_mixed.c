@@ -26,10 +26,6 @@
  *     the saving trainer's, bit for bit).
  *   cublaslt_bf16_gather_and_to_bf16_are_rne: the batch gathered straight into
  *     bf16, and converted into rows with padding, are bf16_rne of the fp32 gather.
- *   cublaslt_bf16_sgd_in_the_matmul: dense_backward_bf16 with sgd (W updated in
- *     its dW matmul's epilogue, then the shadows and the bias in one pass)
- *     against W - lr dz^T x in double, the shadows and the bias bit for bit
- *     (tolerances at the test).
  *   cublaslt_bf16_act_backward_bits_match_host: the f' step of the bf16 backward
  *     (elementwise.cu's 16-byte kernel and its tail) gives the host formula's bits
  *     for identity, relu, sigmoid and tanh on random bf16, lengths 7 .. 13056.
@@ -43,7 +39,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend/cpu/cpu_ops.h"
 #include "check.h"
 #include "ffnn.h"
 #include "test_parity.h"
@@ -440,155 +435,10 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
     return TEST_PASS;
 }
 
-/* dense_backward_bf16 with sgd (the bf16 pipeline's plain SGD in its dW matmul's
- * epilogue, then optim.cu's shadow_sgd) on fresh random bf16 x16, dz16 and fp32
- * W, b per shape, dW NULL (not written with sgd):
- *   W after   within lr (batch 2^-24 S + 2^-22 |lr acc|) + 2^-22 |W - lr acc|
- *             of W - lr acc, acc = the double sum over the batch of dz x (exact
- *             products of bf16 values; S = the sum of their magnitudes: fp32
- *             accumulation's worst case, then alpha acc + beta W's roundings);
- *   W16, b16  the updated masters rounded to nearest even, bit for bit;
- *   b after   the cpu's sgd update on the op's own db, bit for bit, and db within
- *             batch 2^-24 sum |dz| of the double sum;
- *   dx16      the bits of the same op without sgd (it reads W16 before the update).
- * Shapes batch x in -> out: 64x784->64 (layer 0 of a narrow net), 37x24->10, 256x256->256,
- * 300x1032->24 (K past one tile, odd rows), with and without a bias. */
-static test_result bf16_sgd_in_matmul(char *why, size_t why_size)
-{
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
-    op_fixture fx;
-    const test_result opened = op_fixture_open(&fx);
-    if (opened != TEST_PASS) return opened;
-    ffnn_run *r = &fx.t->run;
-    CHECK(r->mixed && r->ops->dense_backward_bf16, "no bf16 ops");
-    const struct { size_t batch, in, out; } shapes[] = {
-        {64, 784, 64}, {37, 24, 10}, {256, 256, 256}, {300, 1032, 24}};
-    uint64_t seed = 0x243f6a8885a308d3ull;
-    size_t checked = 0;
-    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
-        for (int with_b = 0; with_b <= 1; with_b++) {
-            const size_t B = shapes[sh].batch, in = shapes[sh].in, out = shapes[sh].out;
-            const size_t nw = out * in, nx = B * in, nz = B * out;
-            uint16_t *x16 = malloc(nx * 2), *dz16 = malloc(nz * 2), *w16 = malloc(nw * 2);
-            uint16_t *b16 = malloc(out * 2), *dxa = malloc(nx * 2), *dxb = malloc(nx * 2);
-            uint16_t *g16 = malloc((nw + out) * 2);
-            float *W = malloc(nw * sizeof(float)), *b = malloc(out * sizeof(float));
-            float *gW = malloc(nw * sizeof(float)), *gb = malloc(out * sizeof(float));
-            float *gdb = malloc(out * sizeof(float));
-            CHECK(x16 && dz16 && w16 && b16 && dxa && dxb && g16 && W && b && gW && gb && gdb,
-                  "out of memory");
-            for (size_t i = 0; i < nx; i++) x16[i] = random_bf16(&seed, 118, 127, 1);
-            for (size_t i = 0; i < nz; i++) dz16[i] = random_bf16(&seed, 110, 124, 0);
-            for (size_t i = 0; i < nw; i++) {
-                W[i] = bf16_to_float(random_bf16(&seed, 115, 126, 0)) *
-                       (1.0f + (float)(i % 7) * 0x1p-12f); /* not a bf16 value */
-                w16[i] = bf16_rne(W[i]);
-            }
-            for (size_t i = 0; i < out; i++) {
-                b[i] = bf16_to_float(random_bf16(&seed, 115, 126, 0)) * 1.0009765625f;
-                b16[i] = bf16_rne(b[i]);
-            }
-            const float lr = 0.0625f + 0.03125f * (float)sh;
-            void *d_x, *d_dz, *d_W, *d_W16, *d_b, *d_b16, *d_dx, *d_db;
-            CHECK_OK(r->ops->alloc(r->ctx, nx * 2, &d_x));
-            CHECK_OK(r->ops->alloc(r->ctx, nz * 2, &d_dz));
-            CHECK_OK(r->ops->alloc(r->ctx, nw * sizeof(float), &d_W));
-            CHECK_OK(r->ops->alloc(r->ctx, nw * 2, &d_W16));
-            CHECK_OK(r->ops->alloc(r->ctx, out * sizeof(float), &d_b));
-            CHECK_OK(r->ops->alloc(r->ctx, out * 2, &d_b16));
-            CHECK_OK(r->ops->alloc(r->ctx, nx * 2, &d_dx));
-            CHECK_OK(r->ops->alloc(r->ctx, out * sizeof(float), &d_db));
-            CHECK_OK(r->ops->upload(r->ctx, d_x, x16, nx * 2));
-            CHECK_OK(r->ops->upload(r->ctx, d_dz, dz16, nz * 2));
-            CHECK_OK(r->ops->upload(r->ctx, d_W, W, nw * sizeof(float)));
-            CHECK_OK(r->ops->upload(r->ctx, d_W16, w16, nw * 2));
-            CHECK_OK(r->ops->upload(r->ctx, d_b, b, out * sizeof(float)));
-            CHECK_OK(r->ops->upload(r->ctx, d_b16, b16, out * 2));
-            /* dx16 without sgd (dW into a scratch: the op wants one without sgd) */
-            void *d_dw = NULL;
-            CHECK_OK(r->ops->alloc(r->ctx, nw * sizeof(float), &d_dw));
-            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, NULL, d_W16, NULL, NULL, d_dz,
-                                                 out, d_dx, d_dw, NULL, NULL, B, in, out,
-                                                 FFNN_ACT_RELU, NULL));
-            CHECK_OK(r->ops->download(r->ctx, dxa, d_dx, nx * 2));
-            ffnn_optimizer_step step;
-            memset(&step, 0, sizeof step);
-            step.kind = FFNN_OPT_SGD;
-            step.lr = lr;
-            CHECK_OK(r->ops->dense_backward_bf16(
-                r->ctx, d_x, d_W, d_W16, with_b ? d_b : NULL, with_b ? d_b16 : NULL, d_dz, out,
-                d_dx, NULL, with_b ? d_db : NULL, NULL, B, in, out, FFNN_ACT_RELU, &step));
-            CHECK_OK(r->ops->download(r->ctx, dxb, d_dx, nx * 2));
-            CHECK_OK(r->ops->download(r->ctx, gW, d_W, nw * sizeof(float)));
-            CHECK_OK(r->ops->download(r->ctx, g16, d_W16, nw * 2));
-            CHECK_OK(r->ops->download(r->ctx, gb, d_b, out * sizeof(float)));
-            CHECK_OK(r->ops->download(r->ctx, g16 + nw, d_b16, out * 2));
-            CHECK_OK(r->ops->download(r->ctx, gdb, d_db, out * sizeof(float)));
-            void *bufs[] = {d_x, d_dz, d_W, d_W16, d_b, d_b16, d_dx, d_db, d_dw};
-            for (size_t k = 0; k < sizeof bufs / sizeof bufs[0]; k++)
-                r->ops->release(r->ctx, bufs[k]);
-            size_t bad_w = 0, bad16 = 0, first = nw;
-            double worst = 0.0;
-            for (size_t o = 0; o < out; o++)
-                for (size_t k = 0; k < in; k++) {
-                    double acc = 0.0, mag = 0.0;
-                    for (size_t bi = 0; bi < B; bi++) {
-                        const double p = (double)bf16_to_float(dz16[bi * out + o]) *
-                                         (double)bf16_to_float(x16[bi * in + k]);
-                        acc += p;
-                        mag += fabs(p);
-                    }
-                    const size_t i = o * in + k;
-                    const double want = (double)W[i] - (double)lr * acc;
-                    const double tol = (double)lr * ((double)B * 0x1p-24 * mag +
-                                                     0x1p-22 * fabs((double)lr * acc)) +
-                                       0x1p-22 * fabs(want) + 1e-30;
-                    const double err = fabs((double)gW[i] - want);
-                    if (err / tol > worst) worst = err / tol;
-                    if (!(err <= tol) && bad_w++ == 0) first = i;
-                    bad16 += g16[i] != bf16_rne(gW[i]);
-                }
-            size_t bad_b = 0;
-            for (size_t o = 0; with_b && o < out; o++) {
-                double sum = 0.0, mag = 0.0;
-                for (size_t bi = 0; bi < B; bi++) {
-                    sum += bf16_to_float(dz16[bi * out + o]);
-                    mag += fabs(bf16_to_float(dz16[bi * out + o]));
-                }
-                float want_b = b[o];
-                ffnn_cpu_sgd_update(&want_b, &gdb[o], 1, lr);
-                bad_b += !(fabs((double)gdb[o] - sum) <= (double)B * 0x1p-24 * mag + 1e-30) ||
-                         memcmp(&gb[o], &want_b, sizeof(float)) != 0;
-                bad16 += g16[nw + o] != bf16_rne(gb[o]);
-            }
-            const int same_dx = memcmp(dxa, dxb, nx * 2) == 0;
-            const float got_first = first < nw ? gW[first] : 0.0f;
-            free(x16), free(dz16), free(w16), free(b16), free(dxa), free(dxb), free(g16);
-            free(W), free(b), free(gW), free(gb), free(gdb);
-            CHECK(bad_w == 0, "%zux%zu->%zu%s: %zu weights off W - lr dz^T x (first [%zu] "
-                  "%.9g); worst error / tolerance %.3g", B, in, out, with_b ? " +b" : "", bad_w,
-                  first, (double)got_first, worst);
-            CHECK(bad16 == 0, "%zux%zu->%zu%s: %zu shadows are not bf16(master)", B, in, out,
-                  with_b ? " +b" : "", bad16);
-            CHECK(bad_b == 0, "%zux%zu->%zu: %zu biases off (db sum or the cpu's update)", B,
-                  in, out, bad_b);
-            CHECK(same_dx, "%zux%zu->%zu%s: dx16 with sgd differs from dx16 without", B, in,
-                  out, with_b ? " +b" : "");
-            printf("     bf16 sgd in the matmul %zux%zu->%zu%s: worst weight error %.3g of "
-                   "its tolerance\n", B, in, out, with_b ? " +b" : "", worst);
-            checked += nw;
-        }
-    op_fixture_close(&fx);
-    CHECK(checked > 100000, "only %zu weights checked", checked);
-    return TEST_PASS;
-}
-
 const test_case mixed_tests[] = {
     {"cublaslt_bf16_act_backward_bits_match_host", bf16_act_backward_bits},
     {"cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert},
     {"cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu},
     {"cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne},
-    {"cublaslt_bf16_sgd_in_the_matmul", bf16_sgd_in_matmul},
 };
 const size_t mixed_tests_count = sizeof mixed_tests / sizeof mixed_tests[0];

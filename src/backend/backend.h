@@ -73,13 +73,10 @@ enum {
 /* softmax_ce_head_sums's plain-SGD update: p -= lr g for each parameter whose
  * gradient g the call sums, rounded as optimizer_update (the gradients are written
  * all the same): W [C, in] by dW, b [C] by db, b_below [in] (the layer below's
- * bias) by dh_db; a NULL pointer (or a NULL gradient) is not updated. The bf16
- * pipeline's shadows (NULL: none): W16, b16, b_below16 = bf16 of the new values,
- * as optimizer_update_bf16 writes them. */
+ * bias) by dh_db; a NULL pointer (or a NULL gradient) is not updated. */
 typedef struct ffnn_head_sgd {
     float *W, *b, *b_below;
     float lr;
-    uint16_t *W16, *b16, *b_below16;
 } ffnn_head_sgd;
 
 typedef struct ffnn_backend_ops {
@@ -334,10 +331,8 @@ typedef struct ffnn_backend_ops {
      *   db = sum_b dz16   [out] fp32 (skipped when NULL)
      *   dx_db = sum_b dx16 [in] fp32 of the rounded dx16 (as dense_backward_fused's
      *           dx_db), or NULL; needs dx16
-     *   sgd != NULL (plain SGD): W -= lr dz16^T x16 in the dW matmul (rounded as
-     *   dense_backward_fused's sgd; dW is not written and may be NULL), b -= lr db
-     *   as optimizer_update, and W16, b16 = bf16 of the new values; dx16 reads
-     *   W16 before.
+     *   sgd != NULL (plain SGD): W -= lr dW, b -= lr db as optimizer_update, and
+     *   W16, b16 = bf16 of the new values; dx16 reads W16 before.
      * x16 [batch, in], W [out, in] with its bf16 copy W16, b [out] / b16 or NULL. */
     ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, float *W, uint16_t *W16,
                                        float *b, uint16_t *b16, const uint16_t *dz16,

@@ -77,13 +77,15 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
         ffnn_strategy_all_dense(r->model) && r->ops->dense_backward_bf16 &&
         (st = ffnn_mixed_create(r)) != FFNN_OK)
         return st;
-    /* plain sgd (fused_sgd, as fused.c sets it): each weight matrix updated in
-     * its dW matmul's epilogue (W -= lr dz^T x, no update kernel, dW not
-     * written), the biases and the head's layer by the step's update_rest beside
-     * layer 0's matmul (docs/RESULTS.md "SGD in the matmul"); in the bf16
-     * pipeline the fp32 master weights so, then their bf16 shadows (and the
-     * op's own bias) in one pass after each matmul (docs/RESULTS.md "bf16 SGD in
-     * the matmul") */
+    /* plain sgd (fused_sgd, as fused.c sets it) in fp32 and tf32: each weight
+     * matrix updated in its dW matmul's epilogue (W -= lr dz^T x, no update
+     * kernel, dW not written), the biases and the head's layer by the step's
+     * update_rest beside layer 0's matmul (docs/RESULTS.md "SGD in the matmul").
+     * The bf16 pipeline keeps one update launch after the backward: it writes the
+     * weights' bf16 shadows in the same pass (docs/RESULTS.md "one update
+     * launch") */
+    if (r->mixed != NULL)
+        r->fused_sgd = 0;
     /* the update of the layers above layer 0 beside the backward of the layers
      * below, where it runs after the backward (docs/RESULTS.md "SGD in the
      * matmul") */

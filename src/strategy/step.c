@@ -233,15 +233,10 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
         return st;
     if ((st = side_open(r, side)) != FFNN_OK)
         return st;
-    /* the bf16 pipeline: the updated values' shadows too */
-    uint16_t *p16 = bf16 ? r->mixed->params16 : NULL;
     const ffnn_head_sgd update = {r->params + top->weight_offset,
                                   db ? r->params + top->bias_offset : NULL,
                                   dh_db ? r->params + below->bias_offset : NULL,
-                                  sgd ? sgd->lr : 0.0f,
-                                  p16 ? p16 + top->weight_offset : NULL,
-                                  p16 && db ? p16 + top->bias_offset : NULL,
-                                  p16 && dh_db ? p16 + below->bias_offset : NULL};
+                                  sgd ? sgd->lr : 0.0f};
     st = r->ops->softmax_ce_head_sums(r->ctx, batch, top->in, top->out, dW, db, dh_db,
                                       r->head_scratch, sgd ? &update : NULL);
     return side_close(r, st);
@@ -390,36 +385,13 @@ static ffnn_status queue_early(ffnn_run *r, early_plan *e, int i)
     return side_close(r, st);
 }
 
-/* The parameters the layers' ops leave to the step under sgd (update_rest):
- * queued before layer 0's op, on the side queue where the backend has one (*side
- * then 1: the caller joins before the step ends; side NULL: the ops' queue). */
-static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int head, int *side)
-{
-    if (side == NULL || !has_side(r))
-        return update_rest(r, sgd, head);
-    ffnn_status st = side_open(r, side);
-    if (st != FFNN_OK)
-        return st;
-    return side_close(r, update_rest(r, sgd, head));
-}
-
-/* Before layer i's backward op under sgd (r->fused_sgd): at layer 0, queue_rest
- * (the gradients it updates are written by then). */
-static ffnn_status queue_rest_before(ffnn_run *r, int i, const ffnn_optimizer_step *sgd,
-                                     int head, int *side)
-{
-    if (sgd == NULL || i != 0 || !rest_to_update(r, head))
-        return FFNN_OK;
-    return queue_rest(r, sgd, head, side);
-}
-
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
  * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
  * tensor cores); each layer's op writes dW, db (fp32) and the next
  * layer's dz in bf16 (grad16 ping-pong); sgd and sync as backward's. */
 static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
-                                 grad_sync *sync, int head, int *side, early_plan *early)
+                                 grad_sync *sync, int head, early_plan *early)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
@@ -443,16 +415,15 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
     }
     for (; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
-        const int own_b = l->has_bias && !db_done; /* else summed (and updated) above */
+        const int has_b = l->has_bias;
         float *dx_db = below_db(r, i);
-        if ((st = queue_rest_before(r, i, sgd, head, side)) != FFNN_OK ||
-            (st = r->ops->dense_backward_bf16(
+        if ((st = r->ops->dense_backward_bf16(
                  r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], r->params + l->weight_offset,
-                 mx->params16 + l->weight_offset, own_b ? r->params + l->bias_offset : NULL,
-                 own_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur], dz_ld,
+                 mx->params16 + l->weight_offset, has_b ? r->params + l->bias_offset : NULL,
+                 has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur], dz_ld,
                  i == 0 ? NULL : mx->grad16[1 - cur], r->grads + l->weight_offset,
-                 own_b ? r->grads + l->bias_offset : NULL, dx_db, batch, l->in, l->out,
-                 i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
+                 has_b && !db_done ? r->grads + l->bias_offset : NULL, dx_db, batch, l->in,
+                 l->out, i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
             return st;
         db_done = dx_db != NULL;
         cur = 1 - cur;
@@ -462,6 +433,19 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
             return st;
     }
     return FFNN_OK;
+}
+
+/* The parameters the layers' ops leave to the step under sgd (update_rest):
+ * queued before layer 0's op, on the side queue where the backend has one (*side
+ * then 1: the caller joins before the step ends; side NULL: the ops' queue). */
+static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int head, int *side)
+{
+    if (side == NULL || !has_side(r))
+        return update_rest(r, sgd, head);
+    ffnn_status st = side_open(r, side);
+    if (st != FFNN_OK)
+        return st;
+    return side_close(r, update_rest(r, sgd, head));
 }
 
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
@@ -477,7 +461,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
     ffnn_status st;
     const int head = head_step(r, t); /* the last layer's backward ran in the head */
     if (mixed_step(r, t))
-        return backward_bf16(r, batch, sgd, sync, head, side, early);
+        return backward_bf16(r, batch, sgd, sync, head, early);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {
@@ -507,9 +491,11 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
             const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
             float *dx_db = below_db(r, i);
+            if (sgd && i == 0 && rest_to_update(r, head) &&
+                (st = queue_rest(r, sgd, head, side)) != FFNN_OK)
+                return st;
             /* b: updated by the op with sgd, unless its db came from above */
-            if ((st = queue_rest_before(r, i, sgd, head, side)) != FFNN_OK ||
-                (st = r->ops->dense_backward_fused(
+            if ((st = r->ops->dense_backward_fused(
                      r->ctx, x, W, db ? r->params + l->bias_offset : NULL, dz, dx, dW, db,
                      dx_db, batch, l->in, l->out, x_act, sgd)))
                 return st;

@@ -210,12 +210,6 @@ ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activati
 ffnn_status ffnn_cuda_optimizer_update_bf16(void *ctx, const ffnn_optimizer_step *step,
                                             float *params, const float *grads, float *state,
                                             size_t n, uint16_t *shadow16);
-/* W16 [nw] = bf16(W) (W updated by its dW matmul's epilogue already), b [nb] -= lr
- * db with b16 = bf16(b) (nb 0: no bias): the rest of the bf16 pipeline's sgd in
- * one pass. Errors: FFNN_ERR_INVALID_ARGUMENT (a NULL pointer), FFNN_ERR_CUDA. */
-ffnn_status ffnn_cuda_shadow_sgd(ffnn_cuda_ctx *ctx, const float *W, uint16_t *W16, size_t nw,
-                                 float *b, const float *db, uint16_t *b16, size_t nb,
-                                 float lr);
 ffnn_status ffnn_cuda_grad_clip(void *ctx, float *grads, size_t n, float max_norm,
                                 float max_value, float *norm_out);
 ffnn_status ffnn_cuda_dropout(void *ctx, const float *in, float *out, size_t n, uint64_t key,

@@ -669,12 +669,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
  *                                             below's db in one pass
  *             dW = dz16^T x16 (fp32), db      one cublasLtMatmul, D fp32, epilogue
  *                                             BGRADB (db in fp32)
- *             sgd: W -= lr dz16^T x16 as  one cublasLtMatmul, alpha -lr, beta 1,
- *                  that matmul's epilogue  C = D = W (fp32; dW not written, the
- *                                          fp32 op's rounding); db by dense.cu's
- *                                          bias_grad_bf16; then optim.cu's
- *                                          shadow_sgd: W16 = bf16(W), b -= lr db,
- *                                          b16 = bf16(b) in one pass
+ *             sgd: optim.cu's update writes W, b and their bf16 shadows
  * A bias or db not 16-byte aligned: the GEMM without it, then our kernels
  * (bias_act_rows_kernel: one more rounding; dense.cu's bias_grad on bf16 dz).
  */
@@ -766,8 +761,7 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
  *   dx16 [batch,in]: D [in, batch] = (W16 as [in,out]) (dz16 as [out,batch]), bf16;
  *                    then f' in place, with dx_db (sum_b dx16) in the same pass
  *   dW [out,in]:     D [in, out] = (x16 as [in,batch]) op_T(dz16 as [out,batch]), fp32,
- *                    BGRADB: db = sum_b dz16 in fp32 (when db is set); with sgd D = W
- *                    (W -= lr dz16^T x16), db by bias_grad_bf16, then shadow_sgd.
+ *                    BGRADB: db = sum_b dz16 in fp32 (when db is set).
  * dz16's rows are dz_ld apart (the loss's gradient: ffnn_bf16_ld(out), 16-byte rows).
  * Errors: as dense_act_forward_bf16. */
 extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t *x16, float *W,
@@ -788,14 +782,12 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
                          "cuda dense_backward_bf16: batch=%zu in=%zu out=%zu x_act=%d: "
                          "dimensions in 1..%zu, x_act identity, relu, sigmoid or tanh", batch,
                          in, out, (int)x_act, (size_t)FFNN_CUDA_MAX_DIM);
-    if (x16 == NULL || dz16 == NULL || (dW == NULL && sgd == NULL) ||
-        (dx16 != NULL && W16 == NULL) ||
+    if (x16 == NULL || dz16 == NULL || dW == NULL || (dx16 != NULL && W16 == NULL) ||
         dz_ld < out || (dx_db != NULL && dx16 == NULL) ||
         (sgd != NULL && (W == NULL || W16 == NULL || (b != NULL && (db == NULL || b16 == NULL)))))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda dense_backward_bf16: x16, dz16, dW without sgd (W16 for "
-                         "dx16; dx16 for dx_db; W, W16 and for a bias db and b16 for sgd) "
-                         "must not be NULL, "
+                         "cuda dense_backward_bf16: x16, dz16, dW (W16 for dx16; dx16 for "
+                         "dx_db; W, W16 and for a bias db and b16 for sgd) must not be NULL, "
                          "dz_ld >= out");
     if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -821,19 +813,17 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     }
     const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
-    if (sgd == NULL) {
-        const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
-        return lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out);
-    }
-    /* sgd: W -= lr dz16^T x16 in the matmul's epilogue (fp32 D = W, dW not written);
-     * db by our kernel (as the fp32 op), then W16, b's update and b16 in one pass */
-    if (db != NULL && (st = ffnn_cuda_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out)))
-        return st;
-    const lt_output w = {W, CUDA_R_32F, in, out, sgd->lr};
-    st = lt_matmul(ctx, s, xa, zb, w, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
+    const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
+    st = lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out);
     if (st != FFNN_OK) return st;
-    return ffnn_cuda_shadow_sgd(ctx, W, W16, out * in, b, db, b16, b != NULL ? out : 0,
-                                sgd->lr);
+    if (sgd == NULL) return FFNN_OK;
+    const size_t nw = out * in;
+    if (b != NULL && b == W + nw && db == dW + nw && b16 == W16 + nw) /* one arena: one pass */
+        return ffnn_cuda_optimizer_update_bf16(ctx, sgd, W, dW, NULL, nw + out, W16);
+    st = ffnn_cuda_optimizer_update_bf16(ctx, sgd, W, dW, NULL, nw, W16);
+    if (st == FFNN_OK && b != NULL)
+        st = ffnn_cuda_optimizer_update_bf16(ctx, sgd, b, db, NULL, out, b16);
+    return st;
 }
 
 /* Destroy ctx's handle, workspace and scratch, if it made them (destroy calls this after

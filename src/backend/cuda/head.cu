@@ -505,23 +505,18 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
 }
 
 /* The gradient g at *grad (skipped when NULL) and, with p not NULL,
- * p -= lr g (ffnn_dev_sgd: optim.cu's rounding), with p16 not NULL its bf16
- * shadow (rounded to nearest even, as optim.cu's). */
-static __device__ __forceinline__ void head_store(float *grad, float *p, __nv_bfloat16 *p16,
-                                                  float lr, float g)
+ * p -= lr g (ffnn_dev_sgd: optim.cu's rounding). */
+static __device__ __forceinline__ void head_store(float *grad, float *p, float lr, float g)
 {
     if (grad == NULL) return;
     *grad = g;
-    if (p == NULL) return;
-    const float v = ffnn_dev_sgd(*p, lr, g);
-    *p = v;
-    if (p16 != NULL) *p16 = __float2bfloat16_rn(v);
+    if (p != NULL) *p = ffnn_dev_sgd(*p, lr, g);
 }
 
 /* out[i] = sum over the slices s (in order) of part[s * stride + i], for the n =
  * C in + in + C outputs: dW [C, in], then dh_db [in] (skipped when NULL), then db
- * [C] (skipped when NULL); u's parameters updated by them, with their bf16
- * shadows where set (backend.h ffnn_head_sgd; all NULL: none). */
+ * [C] (skipped when NULL); u's parameters updated by them (backend.h
+ * ffnn_head_sgd; all NULL: none). */
 static __global__ void head_reduce_kernel(const float *__restrict__ part, int slices,
                                           size_t stride, size_t n_dw, size_t in, size_t C,
                                           float *__restrict__ dW, float *__restrict__ dh_db,
@@ -533,20 +528,14 @@ static __global__ void head_reduce_kernel(const float *__restrict__ part, int sl
         float v = 0.0f;
 #pragma unroll 32
         for (int s = 0; s < slices; s++) v += __ldg(part + (size_t)s * stride + i);
-        __nv_bfloat16 *const W16 = (__nv_bfloat16 *)u.W16, *const b16 = (__nv_bfloat16 *)u.b16,
-                             *const bb16 = (__nv_bfloat16 *)u.b_below16;
-        if (i < n_dw) {
-            head_store(dW + i, u.W != NULL ? u.W + i : NULL, W16 != NULL ? W16 + i : NULL,
-                       u.lr, v);
-        } else if (i < n_dw + in) {
-            const size_t k = i - n_dw;
-            head_store(dh_db != NULL ? dh_db + k : NULL, u.b_below != NULL ? u.b_below + k : NULL,
-                       bb16 != NULL ? bb16 + k : NULL, u.lr, v);
-        } else {
-            const size_t c = i - n_dw - in;
-            head_store(db != NULL ? db + c : NULL, u.b != NULL ? u.b + c : NULL,
-                       b16 != NULL ? b16 + c : NULL, u.lr, v);
-        }
+        if (i < n_dw)
+            head_store(dW + i, u.W != NULL ? u.W + i : NULL, u.lr, v);
+        else if (i < n_dw + in)
+            head_store(dh_db != NULL ? dh_db + (i - n_dw) : NULL,
+                       u.b_below != NULL ? u.b_below + (i - n_dw) : NULL, u.lr, v);
+        else
+            head_store(db != NULL ? db + (i - n_dw - in) : NULL,
+                       u.b != NULL ? u.b + (i - n_dw - in) : NULL, u.lr, v);
     }
 }
 

@@ -184,44 +184,6 @@ extern "C" ffnn_status ffnn_cuda_optimizer_update_bf16(void *vctx,
     return update(vctx, step, params, grads, state, n, shadow16);
 }
 
-/* The bf16 pipeline's sgd after its weights were updated in their dW matmul's
- * epilogue (cublas.cu dense_backward_bf16 with sgd): W16 [nw] = bf16(W), and b
- * [nb] -= lr db (ffnn_dev_sgd) with b16 [nb] = bf16 of the new b; one pass over
- * the nw + nb values (shadow_store's rounding). */
-static __global__ void shadow_sgd_kernel(const float *__restrict__ W,
-                                         __nv_bfloat16 *__restrict__ W16, size_t nw,
-                                         float *__restrict__ b, const float *__restrict__ db,
-                                         __nv_bfloat16 *__restrict__ b16, size_t nb, float lr)
-{
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < nw + nb; i += stride) {
-        if (i < nw) {
-            shadow_store(W16, i, W[i]);
-        } else {
-            const float p = ffnn_dev_sgd(b[i - nw], lr, db[i - nw]);
-            b[i - nw] = p;
-            shadow_store(b16, i - nw, p);
-        }
-    }
-}
-
-extern "C" ffnn_status ffnn_cuda_shadow_sgd(ffnn_cuda_ctx *ctx, const float *W, uint16_t *W16,
-                                            size_t nw, float *b, const float *db,
-                                            uint16_t *b16, size_t nb, float lr)
-{
-    if (W16 == NULL || (nw > 0 && W == NULL) || (nb > 0 && (b == NULL || db == NULL ||
-                                                             b16 == NULL)))
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda shadow_sgd: W, W16 (and for a bias b, db, b16) must be set");
-    const size_t n = nw + nb;
-    if (n == 0) return FFNN_OK;
-    const unsigned threads = (unsigned)ctx->block_1d;
-    shadow_sgd_kernel<<<ffnn_cuda_grid_1d_for(n, threads), threads, 0, ctx->stream>>>(
-        W, (__nv_bfloat16 *)W16, nw, b, db, (__nv_bfloat16 *)b16, nb, lr);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "shadow_sgd_kernel");
-    return FFNN_OK;
-}
-
 /* ------------------------------------------------------------------ clipping, ema */
 
 enum { CLIP_THREADS = 1024 };
