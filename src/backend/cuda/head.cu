@@ -336,6 +336,12 @@ static __device__ __forceinline__ void warp_sum_spread(float (&v)[NR], int lane)
     for (int off = 16 / NR; off >= 1; off /= 2) v[0] += __shfl_xor_sync(FULL_MASK, v[0], off);
 }
 
+/* The classes of head_fused_kernel's phase-1 sums: CB padded to a power of two. */
+static constexpr __host__ __device__ int head_fused_nr(int cb)
+{
+    return cb <= 4 ? 4 : cb <= 8 ? 8 : 16;
+}
+
 /* The whole op for in <= FFNN_HEAD_FUSED_MAX_IN in one kernel (backend.h
  * ffnn_head_rows_per_block rows a block, the block's partial sums its slice):
  * column group q = kw * 32 + lane of a row is thread (slot p, warp kw of the
@@ -350,9 +356,11 @@ static __device__ __forceinline__ void warp_sum_spread(float (&v)[NR], int lane)
  *   3. each slot's rows again (h from L1): dh = act'(h) * sum_c dlog[c] W[c] (c
  *      in order), stored, and the partial sums dW += dlog h, dh_db += dh (stored
  *      values), db += dlog (thread c < C, rows in order).
- * Then the slots' sums meet in shared memory (the last slot's first) and slot 0
- * writes the slice. Shapes as head_logits_kernel / head_slices_kernel; part: the
- * slices, each stride floats. */
+ * Then every slot's sums go to shared memory and the block's threads add each
+ * output over the slots, s0 + (s1 + (... + s_last)), into the slice (the order of
+ * the serial merge it replaced: the same bits). Shapes as head_logits_kernel /
+ * head_slices_kernel; part: the slices, each stride floats; dynamic shared memory:
+ * head_fused_smem. */
 template <typename T, int CB>
 static __global__ void __launch_bounds__(HEAD_WARPS * 32)
     head_fused_kernel(const T *__restrict__ h, const T *__restrict__ W,
@@ -362,13 +370,10 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
                       uint8_t *__restrict__ row_correct, float *__restrict__ part,
                       size_t stride)
 {
-    constexpr int NR = CB <= 4 ? 4 : CB <= 8 ? 8 : 16; /* classes padded for the sums */
-    constexpr int ZS = HEAD_RC * HEAD_WARPS * NR / 4;  /* float4s of phase 1's partials */
-    constexpr int SG = HEAD_WARPS / 2 * 32;              /* groups when slots > 1     */
-    constexpr int SUMS = (CB + 1) * SG;                  /* the slots' sums           */
-    __shared__ float4 buf[ZS > SUMS ? ZS : SUMS];
-    __shared__ float dls[HEAD_RC * CB]; /* [chunk rows, C] dlog */
-    float *zs = (float *)buf;           /* [chunk rows, HEAD_WARPS, NR]             */
+    constexpr int NR = head_fused_nr(CB); /* classes padded for the sums */
+    extern __shared__ float4 buf[];       /* head_fused_smem: zs, then the slots' sums */
+    __shared__ float dls[HEAD_RC * CB];   /* [chunk rows, C] dlog */
+    float *zs = (float *)buf;             /* [chunk rows, HEAD_WARPS, NR]              */
     const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
     const int in4 = in / 4, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int wpr = (in4 + 31) / 32, slots = HEAD_WARPS / wpr;
@@ -436,8 +441,14 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
             if (lane < C) dls[rr * CB + lane] = d;
         }
         __syncthreads();
-        if (threadIdx.x < C)
-            for (int rr = 0; rr < rc; rr++) dbc += dls[rr * CB + threadIdx.x];
+        if (threadIdx.x < C) { /* the chunk's rows in order; the loads at once */
+            float d[HEAD_RC];
+#pragma unroll
+            for (int rr = 0; rr < HEAD_RC; rr++) d[rr] = rr < rc ? dls[rr * CB + threadIdx.x] : 0.f;
+#pragma unroll
+            for (int rr = 0; rr < HEAD_RC; rr++)
+                if (rr < rc) dbc += d[rr];
+        }
         for (int rr0 = p; active && rr0 < rc; rr0 += slots * HEAD_U) { /* 3 */
             float4 hv[HEAD_U];
 #pragma unroll
@@ -471,35 +482,37 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
         }
         __syncthreads(); /* zs and dls are the next chunk's */
     }
-    /* the slots' sums in a fixed order: the last slot's, + the one before, ..., then
-     * slot 0 adds its own (slots > 1 only when wpr <= HEAD_WARPS / 2: q < SG) */
-    float4 *sum = buf; /* [CB + 1, SG] */
-    const int sg = SG;
-    for (int k = slots - 1; k >= 1; k--) {
-        if (p == k && mine) {
+    /* the slice: [C, in] dW, then [in] dh_db. With slots > 1 every slot's sums go
+     * to shared memory ([slots, C + 1, in / 4] float4s over zs), then the block's
+     * threads add each output over the slots in a fixed order, s0 + (s1 + (... +
+     * s_last)) */
+    float *ps = part + (size_t)blockIdx.x * stride;
+    if (slots == 1) {
+        if (mine) {
 #pragma unroll
-            for (int c = 0; c < CB; c++) {
-                if (c < C) {
-                    if (k < slots - 1) add4(acc[c], sum[c * sg + q]);
-                    sum[c * sg + q] = acc[c];
-                }
-            }
-            if (k < slots - 1) add4(dbb, sum[CB * sg + q]);
-            sum[CB * sg + q] = dbb;
+            for (int c = 0; c < CB; c++)
+                if (c < C) ((float4 *)(ps + (size_t)c * in))[q] = acc[c];
+            ((float4 *)(ps + (size_t)C * in))[q] = dbb;
+        }
+    } else {
+        const int n = (C + 1) * in4; /* float4s of a slot's sums */
+        if (mine) {
+#pragma unroll
+            for (int c = 0; c < CB; c++)
+                if (c < C) buf[p * n + c * in4 + q] = acc[c];
+            buf[p * n + C * in4 + q] = dbb;
         }
         __syncthreads();
-    }
-    float *ps = part + (size_t)blockIdx.x * stride;
-    if (p == 0 && mine) {
-#pragma unroll
-        for (int c = 0; c < CB; c++) {
-            if (c < C) {
-                if (slots > 1) add4(acc[c], sum[c * sg + q]);
-                ((float4 *)(ps + (size_t)c * in))[q] = acc[c];
+        for (int i = threadIdx.x; i < n; i += HEAD_WARPS * 32) {
+            float4 v = buf[(slots - 1) * n + i];
+            for (int k = slots - 2; k >= 0; k--) {
+                float4 s = buf[k * n + i];
+                add4(s, v);
+                v = s;
             }
+            const int c = i / in4; /* c == C: dh_db, at ps + C in as well */
+            ((float4 *)(ps + (size_t)c * in))[i - c * in4] = v;
         }
-        if (slots > 1) add4(dbb, sum[CB * sg + q]);
-        ((float4 *)(ps + (size_t)C * in))[q] = dbb;
     }
     if (threadIdx.x < C) ps[(size_t)C * in + in + threadIdx.x] = dbc;
 }
@@ -558,6 +571,18 @@ static ffnn_status launch_sums(ffnn_cuda_ctx *ctx, size_t batch, size_t in, size
     return FFNN_OK;
 }
 
+/* head_fused_kernel's dynamic shared memory in bytes: phase 1's partials [HEAD_RC,
+ * HEAD_WARPS, NR] floats, or after the rows the slots' sums [slots, C + 1, in / 4]
+ * float4s (slots > 1), whichever is larger: at most 256 (C + 1) float4s, 68 KiB. */
+template <int CB>
+static size_t head_fused_smem(size_t in, size_t C)
+{
+    const size_t in4 = in / 4, slots = HEAD_WARPS / ((in4 + 31) / 32);
+    const size_t zs = (size_t)HEAD_RC * HEAD_WARPS * head_fused_nr(CB) / 4;
+    const size_t sums = slots > 1 ? slots * (C + 1) * in4 : 0;
+    return (zs > sums ? zs : sums) * sizeof(float4);
+}
+
 template <typename T, int CB>
 static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, const float *b,
                           const int32_t *y, size_t batch, size_t in, size_t C,
@@ -569,7 +594,12 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
     float *part = scratch + ffnn_head_dlog_floats(batch, C);
     const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
     if (in <= FFNN_HEAD_FUSED_MAX_IN) { /* one kernel; dlog stays on chip */
-        head_fused_kernel<T, CB><<<(unsigned)slices, HEAD_WARPS * 32, 0, ctx->stream>>>(
+        const size_t smem = head_fused_smem<CB>(in, C);
+        if (smem > 48 * 1024)
+            FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_fused_kernel<T, CB>,
+                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                      (int)smem));
+        head_fused_kernel<T, CB><<<(unsigned)slices, HEAD_WARPS * 32, smem, ctx->stream>>>(
             h_t, W_t, b, y, (int)batch, (int)in, (int)C,
             (int)ffnn_head_rows_per_block(batch, in),
             1.0f / (float)batch, act, (T *)dh, row_loss, row_correct, part, stride);
