@@ -210,6 +210,35 @@ static __global__ void __maxnreg__(128) /* ptxas picked 64 with spills */
     }
 }
 
+/* One row of the backward at a thread's column group q (4 columns): gr = sum_c d[c]
+ * W[c] (c in order), dh_row[q] = act'(gr, h) rounded to dh's type (when mine), and
+ * the partial sums acc[c] += d[c] h, dbb += the stored dh. hv: the row's h at q; d:
+ * the row's dlog [C]; w: W's columns at q for every class. */
+template <typename T, int CB>
+static __device__ __forceinline__ void head_row_backward(float4 hv, const float *d,
+                                                         const float4 (&w)[CB], int C,
+                                                         ffnn_activation act, bool mine,
+                                                         T *dh_row, int q, float4 (&acc)[CB],
+                                                         float4 &dbb)
+{
+    float4 gr = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int c = 0; c < CB; c++) {
+        if (c < C) {
+            const float dc = d[c];
+            fma4(gr, dc, w[c]);
+            fma4(acc[c], dc, hv);
+        }
+    }
+    if (mine) {
+        const float4 dz = make_float4(ffnn_dev_act_backward_basic(act, gr.x, hv.x),
+                                      ffnn_dev_act_backward_basic(act, gr.y, hv.y),
+                                      ffnn_dev_act_backward_basic(act, gr.z, hv.z),
+                                      ffnn_dev_act_backward_basic(act, gr.w, hv.w));
+        add4(dbb, st4(dh_row, q, dz));
+    }
+}
+
 /* One (column tile, row slice) of the backward: dh for the slice's rows and the
  * slice's partial sums (file comment). Thread (g, t): column group blockIdx.x *
  * HEAD_COLS + t, the slice's rows g, g + HEAD_GROUPS, ... (HEAD_U loaded at once);
@@ -267,24 +296,8 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
             for (int u = 0; u < HEAD_U; u++) {
                 const int r = r0 + HEAD_GROUPS * u;
                 if (r >= rc) break;
-                const float *d = dls + r * C;
-                float4 gr = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-                for (int c = 0; c < CB; c++) {
-                    if (c < C) {
-                        const float dc = d[c];
-                        fma4(gr, dc, w[c]);
-                        fma4(acc[c], dc, hv[u]);
-                    }
-                }
-                if (mine) {
-                    const float4 dz =
-                        make_float4(ffnn_dev_act_backward_basic(act, gr.x, hv[u].x),
-                                    ffnn_dev_act_backward_basic(act, gr.y, hv[u].y),
-                                    ffnn_dev_act_backward_basic(act, gr.z, hv[u].z),
-                                    ffnn_dev_act_backward_basic(act, gr.w, hv[u].w));
-                    add4(dbb, st4(dh + (size_t)(c0 + r) * in, q, dz));
-                }
+                head_row_backward<T, CB>(hv[u], dls + r * C, w, C, act, mine,
+                                         dh + (size_t)(c0 + r) * in, q, acc, dbb);
             }
         }
     }
@@ -353,9 +366,9 @@ static constexpr __host__ __device__ int head_fused_nr(int cb)
  *   2. one warp per row: the logits (the wpr partials in order, + b), the loss
  *      (head_row_loss), dlog into shared memory (b and the rows' labels are loaded
  *      before 1);
- *   3. each slot's rows again (h from L1): dh = act'(h) * sum_c dlog[c] W[c] (c
- *      in order), stored, and the partial sums dW += dlog h, dh_db += dh (stored
- *      values), db += dlog (thread c < C, rows in order).
+ *   3. each slot's rows again (h from L1; head_row_backward): dh = act'(h) *
+ *      sum_c dlog[c] W[c] (c in order), stored, and the partial sums dW += dlog h,
+ *      dh_db += dh (stored values), db += dlog (thread c < C, rows in order).
  * Then every slot's sums go to shared memory and the block's threads add each
  * output over the slots, s0 + (s1 + (... + s_last)), into the slice (the order of
  * the serial merge it replaced: the same bits). Shapes as head_logits_kernel /
@@ -460,24 +473,8 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
             for (int u = 0; u < HEAD_U; u++) {
                 const int rr = rr0 + u * slots;
                 if (rr >= rc) break;
-                const float *d = dls + rr * CB;
-                float4 gr = zero;
-#pragma unroll
-                for (int c = 0; c < CB; c++) {
-                    if (c < C) {
-                        const float dc = d[c];
-                        fma4(gr, dc, w[c]);
-                        fma4(acc[c], dc, hv[u]);
-                    }
-                }
-                if (mine) {
-                    const float4 dz =
-                        make_float4(ffnn_dev_act_backward_basic(act, gr.x, hv[u].x),
-                                    ffnn_dev_act_backward_basic(act, gr.y, hv[u].y),
-                                    ffnn_dev_act_backward_basic(act, gr.z, hv[u].z),
-                                    ffnn_dev_act_backward_basic(act, gr.w, hv[u].w));
-                    add4(dbb, st4(dh + (size_t)(c0 + rr) * in, q, dz));
-                }
+                head_row_backward<T, CB>(hv[u], dls + rr * CB, w, C, act, mine,
+                                         dh + (size_t)(c0 + rr) * in, q, acc, dbb);
             }
         }
         __syncthreads(); /* zs and dls are the next chunk's */
