@@ -374,11 +374,11 @@ static constexpr __host__ __device__ int head_fused_nr(int cb)
  * the serial merge it replaced: the same bits). Shapes as head_logits_kernel /
  * head_slices_kernel; part: the slices, each stride floats; dynamic shared memory:
  * head_fused_smem. */
-template <typename T, int CB>
+template <typename T, int CB, int ACT>
 static __global__ void __launch_bounds__(HEAD_WARPS * 32)
     head_fused_kernel(const T *__restrict__ h, const T *__restrict__ W,
                       const float *__restrict__ b, const int32_t *__restrict__ y, int batch,
-                      int in, int C, int rows_per_block, float inv_batch, ffnn_activation act,
+                      int in, int C, int rows_per_block, float inv_batch,
                       T *__restrict__ dh, float *__restrict__ row_loss,
                       uint8_t *__restrict__ row_correct, float *__restrict__ part,
                       size_t stride)
@@ -405,10 +405,10 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
     const float bias = b != NULL && lane < C ? __ldg(b + lane) : 0.0f;
     for (int c0 = r0; c0 < r1; c0 += HEAD_RC) {
         const int rc = min(HEAD_RC, r1 - c0);
-        int label[HEAD_RC / HEAD_WARPS]; /* phase 2's rows' labels, loaded before 1 */
-#pragma unroll
-        for (int k = 0; k < HEAD_RC / HEAD_WARPS; k++)
-            label[k] = warp + k * HEAD_WARPS < rc ? __ldg(y + c0 + warp + k * HEAD_WARPS) : 0;
+        /* phase 2's rows' labels, loaded before 1: lane k holds row warp + k HEAD_WARPS's */
+        const int lab = lane < HEAD_RC / HEAD_WARPS && warp + lane * HEAD_WARPS < rc
+                            ? __ldg(y + c0 + warp + lane * HEAD_WARPS)
+                            : 0;
         for (int rr0 = p; active && rr0 < rc; rr0 += slots * HEAD_U) { /* 1 */
             float4 hv[HEAD_U];
 #pragma unroll
@@ -437,10 +437,11 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
             }
         }
         __syncthreads();
-#pragma unroll
+#pragma unroll 1 /* one copy of the loss's code: most chunks give a warp one row */
         for (int k = 0; k < HEAD_RC / HEAD_WARPS; k++) { /* 2 */
             const int rr = warp + k * HEAD_WARPS, row = c0 + rr;
             if (rr >= rc) break;
+            const int label = __shfl_sync(FULL_MASK, lab, k);
             float mz = 0.0f;
             if (lane < C) {
                 for (int j = 0; j < wpr; j++) mz += zs[(rr * HEAD_WARPS + j) * NR + lane];
@@ -449,7 +450,7 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
             float z[CB];
 #pragma unroll
             for (int c = 0; c < CB; c++) z[c] = __shfl_sync(FULL_MASK, mz, c < C ? c : 0);
-            const float d = head_row_loss<CB>(z, C, label[k], lane, inv_batch, row_loss + row,
+            const float d = head_row_loss<CB>(z, C, label, lane, inv_batch, row_loss + row,
                                               row_correct + row);
             if (lane < C) dls[rr * CB + lane] = d;
         }
@@ -473,8 +474,8 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
             for (int u = 0; u < HEAD_U; u++) {
                 const int rr = rr0 + u * slots;
                 if (rr >= rc) break;
-                head_row_backward<T, CB>(hv[u], dls + rr * CB, w, C, act, mine,
-                                         dh + (size_t)(c0 + rr) * in, q, acc, dbb);
+                head_row_backward<T, CB>(hv[u], dls + rr * CB, w, C, (ffnn_activation)ACT,
+                                         mine, dh + (size_t)(c0 + rr) * in, q, acc, dbb);
             }
         }
         __syncthreads(); /* zs and dls are the next chunk's */
@@ -500,15 +501,25 @@ static __global__ void __launch_bounds__(HEAD_WARPS * 32)
             buf[p * n + C * in4 + q] = dbb;
         }
         __syncthreads();
-        for (int i = threadIdx.x; i < n; i += HEAD_WARPS * 32) {
+        /* output i = c in4 + qi (c == C: dh_db, at ps + C in as well), stepped by the
+         * block's threads without a division in the loop */
+        constexpr int NT = HEAD_WARPS * 32;
+        const int c_step = NT / in4, q_step = NT - c_step * in4;
+        int c = (int)threadIdx.x / in4, qi = (int)threadIdx.x - c * in4;
+        for (int i = threadIdx.x; i < n; i += NT) {
             float4 v = buf[(slots - 1) * n + i];
             for (int k = slots - 2; k >= 0; k--) {
                 float4 s = buf[k * n + i];
                 add4(s, v);
                 v = s;
             }
-            const int c = i / in4; /* c == C: dh_db, at ps + C in as well */
-            ((float4 *)(ps + (size_t)c * in))[i - c * in4] = v;
+            ((float4 *)(ps + (size_t)c * in))[qi] = v;
+            c += c_step;
+            qi += q_step;
+            if (qi >= in4) {
+                qi -= in4;
+                c++;
+            }
         }
     }
     if (threadIdx.x < C) ps[(size_t)C * in + in + threadIdx.x] = dbc;
@@ -580,6 +591,28 @@ static size_t head_fused_smem(size_t in, size_t C)
     return (zs > sums ? zs : sums) * sizeof(float4);
 }
 
+/* head_fused_kernel for the activation ACT below the layer (a template argument:
+ * its f' inlined, no branch per value), batch rows in slices of
+ * ffnn_head_rows_per_block. */
+template <typename T, int CB, int ACT>
+static ffnn_status launch_fused(ffnn_cuda_ctx *ctx, const T *h, const T *W, const float *b,
+                                const int32_t *y, size_t batch, size_t in, size_t C, void *dh,
+                                float *row_loss, uint8_t *row_correct, float *part,
+                                size_t stride)
+{
+    const size_t smem = head_fused_smem<CB>(in, C);
+    if (smem > 48 * 1024)
+        FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_fused_kernel<T, CB, ACT>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)smem));
+    head_fused_kernel<T, CB, ACT>
+        <<<(unsigned)ffnn_head_slices(batch, in), HEAD_WARPS * 32, smem, ctx->stream>>>(
+            h, W, b, y, (int)batch, (int)in, (int)C, (int)ffnn_head_rows_per_block(batch, in),
+            1.0f / (float)batch, (T *)dh, row_loss, row_correct, part, stride);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_fused_kernel");
+    return FFNN_OK;
+}
+
 template <typename T, int CB>
 static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, const float *b,
                           const int32_t *y, size_t batch, size_t in, size_t C,
@@ -591,18 +624,26 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
     float *part = scratch + ffnn_head_dlog_floats(batch, C);
     const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
     if (in <= FFNN_HEAD_FUSED_MAX_IN) { /* one kernel; dlog stays on chip */
-        const size_t smem = head_fused_smem<CB>(in, C);
-        if (smem > 48 * 1024)
-            FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_fused_kernel<T, CB>,
-                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                      (int)smem));
-        head_fused_kernel<T, CB><<<(unsigned)slices, HEAD_WARPS * 32, smem, ctx->stream>>>(
-            h_t, W_t, b, y, (int)batch, (int)in, (int)C,
-            (int)ffnn_head_rows_per_block(batch, in),
-            1.0f / (float)batch, act, (T *)dh, row_loss, row_correct, part, stride);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "head_fused_kernel");
-        return dW != NULL ? launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL)
-                          : FFNN_OK;
+        ffnn_status st;
+        switch (act) {
+        case FFNN_ACT_RELU:
+            st = launch_fused<T, CB, FFNN_ACT_RELU>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+                                                    row_loss, row_correct, part, stride);
+            break;
+        case FFNN_ACT_SIGMOID:
+            st = launch_fused<T, CB, FFNN_ACT_SIGMOID>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+                                                       row_loss, row_correct, part, stride);
+            break;
+        case FFNN_ACT_TANH:
+            st = launch_fused<T, CB, FFNN_ACT_TANH>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+                                                    row_loss, row_correct, part, stride);
+            break;
+        default:
+            st = launch_fused<T, CB, FFNN_ACT_IDENTITY>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+                                                        row_loss, row_correct, part, stride);
+        }
+        if (st != FFNN_OK || dW == NULL) return st;
+        return launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL);
     }
     const size_t rows_per_slice = (batch + slices - 1) / slices;
     /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
