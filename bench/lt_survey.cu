@@ -1,5 +1,5 @@
 // lt_survey.cu - every cuBLASLt heuristic candidate for the matmuls of the cublaslt
-// strategy's steps (784-256-10 and 784-1024x2-10 at batch 1024; operands, transposes
+// strategy's steps (784-256-10 at batch 1024 and 256, 784-1024x2-10 at 1024; operands, transposes
 // and epilogues as src/backend/cuda/cublas.cu sets them), timed: 20 launches in a CUDA
 // graph, best of 5, microseconds per matmul. Prints the first heuristic pick (what
 // lt_matmul uses) against the fastest candidate, and the top 4 with their split-K and
@@ -27,6 +27,9 @@ int main() {
     // narrow 784-256-10 b1024: fwd layer0, dW layer0
     cases.push_back({"narrow fwd0 256x1024x784", p, CUBLAS_OP_T, 784, 256, CUBLAS_OP_N, 784, 1024, 256, 1024, CUBLASLT_EPILOGUE_RELU_BIAS, p == 2});
     cases.push_back({"narrow dW0 784x256 k1024", p, CUBLAS_OP_N, 784, 1024, CUBLAS_OP_T, 256, 1024, 784, 256, CUBLASLT_EPILOGUE_DEFAULT, 0});
+    // narrow 784-256-10 b256: fwd layer0, dW layer0
+    cases.push_back({"b256 fwd0 256x256x784", p, CUBLAS_OP_T, 784, 256, CUBLAS_OP_N, 784, 256, 256, 256, CUBLASLT_EPILOGUE_RELU_BIAS, p == 2});
+    cases.push_back({"b256 dW0 784x256 k256", p, CUBLAS_OP_N, 784, 256, CUBLAS_OP_T, 256, 256, 784, 256, CUBLASLT_EPILOGUE_DEFAULT, 0});
     // wide 784-1024-1024-10 b1024
     cases.push_back({"wide fwd0 1024x1024x784", p, CUBLAS_OP_T, 784, 1024, CUBLAS_OP_N, 784, 1024, 1024, 1024, CUBLASLT_EPILOGUE_RELU_BIAS, p == 2});
     cases.push_back({"wide fwd1 1024x1024x1024", p, CUBLAS_OP_T, 1024, 1024, CUBLAS_OP_N, 1024, 1024, 1024, 1024, CUBLASLT_EPILOGUE_RELU_BIAS, p == 2});

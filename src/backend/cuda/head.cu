@@ -24,14 +24,16 @@
  *   slices  grid (column tiles of 256, row slices of the batch, >= 16 rows each,
  *           ~128 blocks; backend.h ffnn_head_slices): thread (g, t) of HEAD_GROUPS
  *           row groups x 64 holds 4 columns k of W in registers and takes the
- *           slice's rows g, g + HEAD_GROUPS, ... (HEAD_U loaded at once):
+ *           slice's rows g, g + HEAD_GROUPS, ... in rounds of HEAD_U (the next
+ *           round's loads in flight during this one's arithmetic):
  *             dh[b, k] = act'(h[b, k]) * sum_c dlog[b, c] W[c, k]  (c in order; one
  *                        rounding to dh's type)
  *             partial dW[c, k] += dlog[b, c] h[b, k], partial dh_db[k] += dh[b, k]
  *                        (the stored, rounded value: what the next matmul sees),
  *             partial db[c] += dlog[b, c] (tile 0)
- *           the row groups' sums met in shared memory in a fixed order, into scratch
- *           slice s: [C, in] dW, [in] dh_db, [C] db
+ *           the row groups' sums met in shared memory in a fixed order, s0 + (s1 +
+ *           (s2 + s3)) after one barrier, into scratch slice s: [C, in] dW, [in]
+ *           dh_db, [C] db
  *   reduce  each output = the sum over the slices in slice order (queued by
  *           softmax_ce_head, or, when it gets dW NULL, by softmax_ce_head_sums)
  * Every sum runs in a fixed order: the results are deterministic; they differ from
@@ -241,9 +243,11 @@ static __device__ __forceinline__ void head_row_backward(float4 hv, const float 
 
 /* One (column tile, row slice) of the backward: dh for the slice's rows and the
  * slice's partial sums (file comment). Thread (g, t): column group blockIdx.x *
- * HEAD_COLS + t, the slice's rows g, g + HEAD_GROUPS, ... (HEAD_U loaded at once);
- * the groups' sums then meet in shared memory as s0 + (s1 + (s2 + s3)). part: the
- * slices, each stride floats: [C, in] dW, [in] dh_db, [C] db. */
+ * HEAD_COLS + t, the slice's rows g, g + HEAD_GROUPS, ... in rounds of HEAD_U (the
+ * next round's loads issued before this round's arithmetic); then groups 1 ..
+ * HEAD_GROUPS - 1 put their sums in shared memory at once and group 0 adds s0 + (s1
+ * + (s2 + s3)). part: the slices, each stride floats: [C, in] dW, [in] dh_db, [C] db.
+ * Dynamic shared memory: head_slices_smem. */
 template <typename T, int CB>
 static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
     head_slices_kernel(const T *__restrict__ h, const T *__restrict__ W,
@@ -251,28 +255,29 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
                        int rows_per_slice, ffnn_activation act, T *__restrict__ dh,
                        float *__restrict__ part, size_t stride)
 {
-    __shared__ float dls[HEAD_CHUNK * CB];         /* [chunk rows, C]            */
-    __shared__ float4 sum[(CB + 1) * HEAD_COLS];   /* [C + 1, HEAD_COLS] a group's */
+    static_assert(HEAD_CHUNK % (HEAD_GROUPS * HEAD_U) == 0, "a round inside a chunk");
+    constexpr int ROUND = HEAD_GROUPS * HEAD_U;   /* rows of a round                */
+    __shared__ float dls[HEAD_CHUNK * CB];         /* [chunk rows, C]                */
+    extern __shared__ float4 sum[]; /* [HEAD_GROUPS - 1, C + 1, HEAD_COLS] groups 1.. */
     const int t = threadIdx.x % HEAD_COLS, g = threadIdx.x / HEAD_COLS;
     const int q = blockIdx.x * HEAD_COLS + t, s = blockIdx.y, in4 = in / 4;
     const int rs0 = s * rows_per_slice, rs1 = min(batch, rs0 + rows_per_slice);
     const bool mine = q < in4;
     const int qq = mine ? q : 0; /* threads past the row load group 0, store nothing */
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
     float4 w[CB], acc[CB];
-    float4 dbb = make_float4(0.f, 0.f, 0.f, 0.f);
+    float4 dbb = zero;
     float dbc = 0.0f; /* tile 0, thread t < C of group 0: the slice's sum of dlog[:, t] */
 #pragma unroll
     for (int c = 0; c < CB; c++) {
-        acc[c] = make_float4(0.f, 0.f, 0.f, 0.f);
-        w[c] = c < C ? ld4(W + (size_t)c * in, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
+        acc[c] = zero;
+        w[c] = c < C ? ld4(W + (size_t)c * in, qq) : zero;
     }
-    float4 hv[HEAD_U]; /* a round of rows, loaded at once; the first before dlog */
-    int loaded = 1;
+    float4 hv[HEAD_U]; /* this round's rows (slice rows r0 + HEAD_GROUPS u), loaded */
 #pragma unroll
     for (int u = 0; u < HEAD_U; u++) {
-        const int r = g + HEAD_GROUPS * u;
-        hv[u] = rs0 + r < min(rs1, rs0 + HEAD_CHUNK) ? ld4(h + (size_t)(rs0 + r) * in, qq)
-                                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+        const int row = rs0 + g + HEAD_GROUPS * u;
+        hv[u] = row < rs1 ? ld4(h + (size_t)row * in, qq) : zero;
     }
     for (int c0 = rs0; c0 < rs1; c0 += HEAD_CHUNK) {
         const int rc = min(HEAD_CHUNK, rs1 - c0);
@@ -282,16 +287,13 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
         __syncthreads();
         if (blockIdx.x == 0 && g == 0 && t < C)
             for (int r = 0; r < rc; r++) dbc += dls[r * C + t];
-        for (int r0 = g; r0 < rc; r0 += HEAD_GROUPS * HEAD_U) {
-            if (!loaded) {
+        for (int r0 = g; r0 < rc; r0 += ROUND) {
+            float4 hn[HEAD_U]; /* the next round's rows (maybe the next chunk's) */
 #pragma unroll
-                for (int u = 0; u < HEAD_U; u++) {
-                    const int r = r0 + HEAD_GROUPS * u;
-                    hv[u] = r < rc ? ld4(h + (size_t)(c0 + r) * in, qq)
-                                   : make_float4(0.f, 0.f, 0.f, 0.f);
-                }
+            for (int u = 0; u < HEAD_U; u++) {
+                const int row = c0 + r0 + ROUND + HEAD_GROUPS * u;
+                hn[u] = row < rs1 ? ld4(h + (size_t)row * in, qq) : zero;
             }
-            loaded = 0;
 #pragma unroll
             for (int u = 0; u < HEAD_U; u++) {
                 const int r = r0 + HEAD_GROUPS * u;
@@ -299,32 +301,47 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
                 head_row_backward<T, CB>(hv[u], dls + r * C, w, C, act, mine,
                                          dh + (size_t)(c0 + r) * in, q, acc, dbb);
             }
-        }
-    }
-    /* the groups' sums, in a fixed order: group 3's, + group 2's, + 1's, then group 0
-     * adds its own and writes the slice's partial */
-    for (int k = HEAD_GROUPS - 1; k >= 0; k--) {
-        if (g == k) {
 #pragma unroll
-            for (int c = 0; c < CB; c++) {
-                if (c < C) {
-                    if (k < HEAD_GROUPS - 1) add4(acc[c], sum[c * HEAD_COLS + t]);
-                    sum[c * HEAD_COLS + t] = acc[c];
-                }
-            }
-            if (k < HEAD_GROUPS - 1) add4(dbb, sum[CB * HEAD_COLS + t]);
-            sum[CB * HEAD_COLS + t] = dbb;
+            for (int u = 0; u < HEAD_U; u++) hv[u] = hn[u];
         }
-        __syncthreads();
     }
-    float *ps = part + (size_t)s * stride;
-    if (g == 0 && mine) {
+    /* the groups' sums in a fixed order: groups 1.. store theirs at once, group 0
+     * adds s0 + (s1 + (s2 + s3)) and writes the slice's partial */
+    if (g > 0) {
+        float4 *mine_sum = sum + (size_t)(g - 1) * (C + 1) * HEAD_COLS;
 #pragma unroll
         for (int c = 0; c < CB; c++)
-            if (c < C) ((float4 *)(ps + (size_t)c * in))[q] = acc[c];
-        ((float4 *)(ps + (size_t)C * in))[q] = dbb;
+            if (c < C) mine_sum[c * HEAD_COLS + t] = acc[c];
+        mine_sum[C * HEAD_COLS + t] = dbb;
     }
-    if (blockIdx.x == 0 && g == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
+    __syncthreads();
+    if (g != 0) return;
+    float *ps = part + (size_t)s * stride;
+    if (mine) {
+#pragma unroll
+        for (int c = 0; c <= CB; c++) {
+            if (c > C) break;
+            float4 v = sum[((HEAD_GROUPS - 2) * (C + 1) + c) * HEAD_COLS + t];
+#pragma unroll
+            for (int k = HEAD_GROUPS - 3; k >= 0; k--) {
+                float4 o = sum[(k * (C + 1) + c) * HEAD_COLS + t];
+                add4(o, v);
+                v = o;
+            }
+            float4 o = c < C ? acc[c] : dbb;
+            add4(o, v);
+            ((float4 *)(ps + (size_t)c * in))[q] = o;
+        }
+    }
+    if (blockIdx.x == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
+}
+
+/* head_slices_kernel's dynamic shared memory in bytes: groups 1 .. HEAD_GROUPS - 1's
+ * sums, (HEAD_GROUPS - 1) (C + 1) HEAD_COLS float4s: 33 KiB at 10 classes, 51 KiB at
+ * 16. */
+static size_t head_slices_smem(size_t C)
+{
+    return (size_t)(HEAD_GROUPS - 1) * (C + 1) * HEAD_COLS * sizeof(float4);
 }
 
 /* The sums of NR values over the warp's lanes in 4 + log2(NR) shuffle rounds: each
@@ -613,6 +630,27 @@ static ffnn_status launch_fused(ffnn_cuda_ctx *ctx, const T *h, const T *W, cons
     return FFNN_OK;
 }
 
+/* The three-kernel path's logits kernel: dlog [batch, C], row_loss, row_correct. */
+template <typename T, int CB>
+static ffnn_status launch_logits(ffnn_cuda_ctx *ctx, const T *h, const T *W, const float *b,
+                                 const int32_t *y, size_t batch, size_t in, size_t C,
+                                 float *dlog, float *row_loss, uint8_t *row_correct)
+{
+    /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
+    const size_t rows_per_block = HEAD_WARPS * ((batch + 2047) / 2048);
+    const size_t smem = C * in * sizeof(float);
+    if (smem > 48 * 1024)
+        FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_logits_kernel<T, CB>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)smem));
+    head_logits_kernel<T, CB><<<(unsigned)((batch + rows_per_block - 1) / rows_per_block),
+                                HEAD_WARPS * 32, smem, ctx->stream>>>(
+        h, W, b, y, (int)batch, (int)in, (int)C, (int)rows_per_block, 1.0f / (float)batch,
+        dlog, row_loss, row_correct);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_kernel");
+    return FFNN_OK;
+}
+
 template <typename T, int CB>
 static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, const float *b,
                           const int32_t *y, size_t batch, size_t in, size_t C,
@@ -646,21 +684,17 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
         return launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL);
     }
     const size_t rows_per_slice = (batch + slices - 1) / slices;
-    /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
-    const size_t rows_per_block = HEAD_WARPS * ((batch + 2047) / 2048);
-    const size_t smem = C * in * sizeof(float);
-    if (smem > 48 * 1024)
-        FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_logits_kernel<T, CB>,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)smem));
-    head_logits_kernel<T, CB><<<(unsigned)((batch + rows_per_block - 1) / rows_per_block),
-                                HEAD_WARPS * 32, smem, ctx->stream>>>(
-        h_t, W_t, b, y, (int)batch, (int)in, (int)C, (int)rows_per_block, 1.0f / (float)batch,
-        dlog, row_loss, row_correct);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_kernel");
+    const ffnn_status st =
+        launch_logits<T, CB>(ctx, h_t, W_t, b, y, batch, in, C, dlog, row_loss, row_correct);
+    if (st != FFNN_OK) return st;
     const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
                     (unsigned)slices);
-    head_slices_kernel<T, CB><<<grid, HEAD_COLS * HEAD_GROUPS, 0, ctx->stream>>>(
+    const size_t smem = head_slices_smem(C);
+    if (smem > 48 * 1024 - sizeof(float) * HEAD_CHUNK * CB)
+        FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_slices_kernel<T, CB>,
+                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)smem));
+    head_slices_kernel<T, CB><<<grid, HEAD_COLS * HEAD_GROUPS, smem, ctx->stream>>>(
         h_t, W_t, dlog, (int)batch, (int)in, (int)C, (int)rows_per_slice, act, (T *)dh, part,
         stride);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
