@@ -848,6 +848,96 @@ static test_result tune_on_cuda(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The head op with more than 48 KiB of shared memory (its kernel's attribute set
+ * before the launch, backend/cuda/head.cu) inside the cublaslt strategy's captured
+ * and replayed graphs: 16 classes on 128 and 256 hidden units (the one-kernel
+ * head, 68 KiB of slot sums) and on 1024 (the three kernels: the slices' sums 51
+ * KiB, W 64 KiB). Synthetic data: 1,024 samples of 64 features uniform in [-1, 1),
+ * label = the argmax of x A for a fixed random A [64, 16]. Two epochs at batch 64
+ * on the cpu reference and on cublaslt (fp32, sgd): every step's loss within
+ * PARITY_REL of the cpu's, and the graphs captured then replayed. */
+static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    enum { N = 1024, F = 64, K = 16 };
+    float *x = malloc((size_t)N * F * sizeof(float)), *a = malloc((size_t)F * K * sizeof(float));
+    int32_t *y = malloc(N * sizeof(int32_t));
+    CHECK(x && a && y, "out of memory");
+    uint64_t state = 0x9E3779B97F4A7C15ULL;
+    for (size_t i = 0; i < (size_t)N * F + (size_t)F * K; i++) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        const float u = (float)(state >> 40) / 16777216.0f * 2.0f - 1.0f; /* [-1, 1) */
+        if (i < (size_t)N * F)
+            x[i] = u;
+        else
+            a[i - (size_t)N * F] = u;
+    }
+    for (int n = 0; n < N; n++) {
+        int best = 0;
+        float best_v = -1e30f;
+        for (int k = 0; k < K; k++) {
+            float v = 0.0f;
+            for (int f = 0; f < F; f++) v += x[(size_t)n * F + f] * a[(size_t)f * K + k];
+            if (v > best_v) best_v = v, best = k;
+        }
+        y[n] = best;
+    }
+    y[0] = K - 1; /* every class count: K classes whatever the argmaxes */
+    ffnn_dataset *train = NULL;
+    CHECK_OK(ffnn_dataset_from_arrays(N, F, x, y, 0, NULL, &train));
+    free(x);
+    free(a);
+    free(y);
+    const char *archs[] = {"64-128relu-16", "64-256tanh-16", "64-1024sigmoid-16"};
+    for (int ai = 0; ai < 3; ai++) {
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_create(archs[ai], &m));
+        CHECK_OK(ffnn_model_init(m, 5));
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.batch_size = 64;
+        cfg.learning_rate = 0.05f;
+        cfg.strategy = FFNN_STRATEGY_CUBLASLT;
+        ffnn_trainer *cpu = NULL, *gpu = NULL;
+        ffnn_train_config ref_cfg = cfg; /* the cpu reference */
+        ref_cfg.device = FFNN_DEVICE_CPU;
+        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
+        cfg.device = FFNN_DEVICE_CUDA;
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        CHECK(gpu->run.head_scratch != NULL, "%s: cublaslt does not run the head op", archs[ai]);
+        double worst = 0.0;
+        for (int epoch = 1; epoch <= 2; epoch++) {
+            ffnn_epoch_stats sc, sg;
+            CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
+            CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
+            const double *lc = NULL, *lg = NULL;
+            size_t nc = 0, ng = 0;
+            CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
+            CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
+            CHECK(nc == N / 64 && ng == nc, "%zu and %zu steps per epoch, expected %d", nc, ng,
+                  N / 64);
+            for (size_t st = 0; st < nc; st++) {
+                const double rel = fabs(lg[st] - lc[st]) / fabs(lc[st]);
+                if (rel > worst) worst = rel;
+                CHECK(rel <= PARITY_REL, "%s epoch %d step %zu: cpu %.8f cuda %.8f (rel %.2e)",
+                      archs[ai], epoch, st + 1, lc[st], lg[st], rel);
+            }
+        }
+        uint64_t captured = 0, replayed = 0;
+        ffnn_graph_cache_counts(gpu->strategy_state, &captured, &replayed);
+        CHECK(captured > 0 && replayed > 0, "%s: %llu graphs captured, %llu replayed", archs[ai],
+              (unsigned long long)captured, (unsigned long long)replayed);
+        printf("     %s cublaslt: 2 epochs, worst relative loss difference %.2e\n", archs[ai],
+               worst);
+        ffnn_trainer_free(cpu);
+        ffnn_trainer_free(gpu);
+        ffnn_model_free(m);
+    }
+    ffnn_dataset_free(train);
+    return TEST_PASS;
+}
+
 const test_case strategies_tests[] = {
     {"strategies_table_covers_every_strategy", table_covers_enum},
     {"strategies_scope_and_auto_rule", scope_and_auto},
@@ -863,6 +953,7 @@ const test_case strategies_tests[] = {
     {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
     {"strategies_adam_graphs_replay_and_follow_cpu", adam_launches},
     {"strategies_side_queue_keeps_the_bits", side_queue_same_bits},
+    {"strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs},
     {"strategies_persistent_exchanges_follow_cpu", persistent_exchanges},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
     {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
