@@ -15,6 +15,12 @@
 test_result test_steps_follow(ffnn_trainer *cpu, ffnn_trainer *gpu, int steps,
                               const char *what, double *worst);
 
+/* The cpu reference trainer of model m on train (cfg with device cpu, strategy
+ * reference, precision fp32) in *cpu, and cfg's trainer on the cuda device in *gpu.
+ * Errors: ffnn_trainer_create's (*cpu may then be set, *gpu NULL). */
+ffnn_status test_trainer_pair(ffnn_model *m, const ffnn_dataset *train,
+                              ffnn_train_config cfg, ffnn_trainer **cpu, ffnn_trainer **gpu);
+
 /* 1 when FFNN_TEST_QUICK is set (non-empty): the GPU suites then run the same
  * kernels on fewer shapes and steps (test_steps_follow at most 4 steps), for the
  * slow compute-sanitizer tools (tools/sanitize_cuda.sh sets it for racecheck and

@@ -156,12 +156,7 @@ static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size
             cfg.seed = 5;
             cfg.strategy = kernels;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
-            ffnn_train_config ref_cfg = cfg; /* the cpu reference */
-            ref_cfg.device = FFNN_DEVICE_CPU;
-            ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-            CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-            cfg.device = FFNN_DEVICE_CUDA;
-            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+            CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
             CHECK(ffnn_trainer_strategy(gpu) == kernels, "%s ran as %s", ffnn_strategy_name(kernels),
                   ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
             double worst = 0;
@@ -298,12 +293,7 @@ static test_result launches_with(ffnn_strategy kernels, ffnn_optimizer opt, char
         cfg.strategy = kernels;
         cfg.steps_per_launch = spl;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
-        ffnn_train_config ref_cfg = cfg; /* the cpu reference */
-        ref_cfg.device = FFNN_DEVICE_CPU;
-        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-        cfg.device = FFNN_DEVICE_CUDA;
-        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
         for (int epoch = 1; epoch <= 2; epoch++) {
             ffnn_epoch_stats sc, sg;
             int finished = 0;
@@ -568,12 +558,7 @@ static test_result mse_follows(char *why, size_t why_size)
         cfg.learning_rate = 0.002f;
         cfg.strategy = ks[k];
         ffnn_trainer *cpu = NULL, *gpu = NULL;
-        ffnn_train_config ref_cfg = cfg; /* the cpu reference */
-        ref_cfg.device = FFNN_DEVICE_CPU;
-        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-        cfg.device = FFNN_DEVICE_CUDA;
-        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
         CHECK(ffnn_trainer_strategy(gpu) == ks[k], "ran as %s",
               ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
         double worst = 0;
@@ -899,12 +884,7 @@ static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
         cfg.learning_rate = 0.05f;
         cfg.strategy = FFNN_STRATEGY_CUBLASLT;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
-        ffnn_train_config ref_cfg = cfg; /* the cpu reference */
-        ref_cfg.device = FFNN_DEVICE_CPU;
-        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-        cfg.device = FFNN_DEVICE_CUDA;
-        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
         CHECK(gpu->run.head_scratch != NULL, "%s: cublaslt does not run the head op", archs[ai]);
         double worst = 0.0;
         for (int epoch = 1; epoch <= 2; epoch++) {

@@ -112,12 +112,7 @@ static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why
             cfg.seed = 5;
             cfg.strategy = kernels;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
-            ffnn_train_config ref_cfg = cfg; /* the cpu reference */
-            ref_cfg.device = FFNN_DEVICE_CPU;
-            ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-            CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-            cfg.device = FFNN_DEVICE_CUDA;
-            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+            CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
             double worst = 0;
             char what[160];
             snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_strategy_name(kernels),
