@@ -728,8 +728,8 @@ static float bf16_value(uint16_t v)
  * the one-kernel path - 1 to 8 warps a row, one or several rows at once, one or
  * several chunks of rows a block (batch 8200), the slots' sums past 48 KiB of
  * shared memory (in 128, 16 classes) - the wider ones the three kernels:
- * rows of two rounds of loads, W and the slices' sums past 48 KiB of shared memory
- * (in 1024, 16 classes)): dense_forward, loss (softmax_ce), dense_backward,
+ * rows of two rounds of loads, W past 48 KiB of shared memory (in 1024, 16
+ * classes), the classes split over two threads (3 classes: 2 + 1; 2: 2 + 0)): dense_forward, loss (softmax_ce), dense_backward,
  * activation_backward, then dh_db = the column sums of dh on the host. Fresh
  * random h (the layer below's output: act(u) of uniform u, so relu outputs have
  * zeros), W, b, labels per shape; with and without biases; fp32 and bf16 (h and W
@@ -753,7 +753,8 @@ static test_result head_body(fixture *fx)
         {4096, 128, 10, FFNN_ACT_RELU, 1}, {96, 1536, 10, FFNN_ACT_RELU, 1},
         {8200, 64, 10, FFNN_ACT_RELU, 1}, /* 65 rows a block: chunks of 32, 32, 1 */
         {300, 128, 16, FFNN_ACT_TANH, 1}, /* 8 slots' sums: 68 KiB of shared memory */
-        {130, 1024, 16, FFNN_ACT_SIGMOID, 1}, /* slices' sums: 51 KiB of shared memory */
+        {130, 1024, 16, FFNN_ACT_SIGMOID, 1}, /* W 64 KiB; 8 classes a half */
+        {40, 520, 2, FFNN_ACT_RELU, 1}, /* the second half of the classes empty */
     };
     rng r = {0xD1B54A32D192ED03ULL};
     for (int bf16 = 0; bf16 <= 1; bf16++) {

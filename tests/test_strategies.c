@@ -836,8 +836,7 @@ static test_result tune_on_cuda(char *why, size_t why_size)
 /* The head op with more than 48 KiB of shared memory (its kernel's attribute set
  * before the launch, backend/cuda/head.cu) inside the cublaslt strategy's captured
  * and replayed graphs: 16 classes on 128 and 256 hidden units (the one-kernel
- * head, 68 KiB of slot sums) and on 1024 (the three kernels: the slices' sums 51
- * KiB, W 64 KiB). Synthetic data: 1,024 samples of 64 features uniform in [-1, 1),
+ * head, 68 KiB of slot sums) and on 1024 (the three kernels: W staged in 64 KiB). Synthetic data: 1,024 samples of 64 features uniform in [-1, 1),
  * label = the argmax of x A for a fixed random A [64, 16]. Two epochs at batch 64
  * on the cpu reference and on cublaslt (fp32, sgd): every step's loss within
  * PARITY_REL of the cpu's, and the graphs captured then replayed. */

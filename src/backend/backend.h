@@ -394,11 +394,12 @@ typedef struct ffnn_backend_ops {
  * weights. Up to FFNN_HEAD_FUSED_MAX_IN inputs the op is one kernel whose blocks
  * take ffnn_head_rows_per_block rows each, a slice per block; wider, its backward
  * runs on tiles of FFNN_HEAD_TILE_COLS columns times slices of the batch's rows,
- * about 128 blocks, at least 16 rows a slice. Each slice's partial sums (dW [C,
+ * about 256 blocks (two a multiprocessor), at least 16 rows a slice. Each slice's
+ * partial sums (dW [C,
  * in], dh_db [in], db [C], padded to 4 floats) are added in slice order. */
 #define FFNN_HEAD_CMAX 16
 #define FFNN_HEAD_MAX_WEIGHTS 16384 /* C * in: W staged in 64 KiB of shared memory */
-#define FFNN_HEAD_TILE_COLS 256
+#define FFNN_HEAD_TILE_COLS 128
 #define FFNN_HEAD_FUSED_MAX_IN 512
 /* about 128 blocks, and at least the rows a block of 8 warps runs at once: 8 /
  * ceil(in / 128) (a row's 4-column groups over the warps' 32 lanes) */
@@ -414,7 +415,7 @@ static inline size_t ffnn_head_slices(size_t batch, size_t in)
         return (batch + r - 1) / r;
     }
     const size_t tiles = (in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS;
-    size_t s = (128 + tiles - 1) / tiles;
+    size_t s = (256 + tiles - 1) / tiles;
     if (s > (batch + 15) / 16) s = (batch + 15) / 16;
     if (s < 1) s = 1;
     const size_t rows = (batch + s - 1) / s;

@@ -21,13 +21,15 @@
  *           b[c]; then loss.cu's softmax cross-entropy with device_math.cuh's
  *           formulas: row_loss, row_correct, dlog [batch, C] = (softmax -
  *           onehot(y)) / batch (fp32, into the scratch)
- *   slices  grid (column tiles of 256, row slices of the batch, >= 16 rows each,
- *           ~128 blocks; backend.h ffnn_head_slices): thread (g, t) of HEAD_GROUPS
- *           row groups x 64 holds 4 columns k of W in registers and takes the
- *           slice's rows g, g + HEAD_GROUPS, ... in rounds of HEAD_U (the next
- *           round's loads in flight during this one's arithmetic):
- *             dh[b, k] = act'(h[b, k]) * sum_c dlog[b, c] W[c, k]  (c in order; one
- *                        rounding to dh's type)
+ *   slices  grid (column tiles of 128, row slices of the batch, >= 16 rows each,
+ *           ~256 blocks, two per multiprocessor; backend.h ffnn_head_slices): thread
+ *           (g, t, half) of HEAD_GROUPS row groups x 32 x 2 holds 4 columns k of W
+ *           in registers for its half of the classes and takes the slice's rows g,
+ *           g + HEAD_GROUPS, ... in rounds of HEAD_U (the next round's loads in
+ *           flight during this one's arithmetic):
+ *             dh[b, k] = act'(h[b, k]) * (sum_{c < CB/2} dlog[b, c] W[c, k] +
+ *                        sum_{c >= CB/2} ...)  (each half's classes in order, then
+ *                        the two halves added; one rounding to dh's type)
  *             partial dW[c, k] += dlog[b, c] h[b, k], partial dh_db[k] += dh[b, k]
  *                        (the stored, rounded value: what the next matmul sees),
  *             partial db[c] += dlog[b, c] (tile 0)
@@ -57,7 +59,7 @@
 #define HEAD_WARPS 8     /* warps (rows) per block of the logits kernel          */
 #define HEAD_J 8         /* column groups of 4 a lane loads at once: rows of up to
                             1024 columns in one round of loads                  */
-#define HEAD_COLS 64     /* column groups (of 4) per block of the slices kernel  */
+#define HEAD_COLS 32     /* column groups (of 4) per block of the slices kernel  */
 #define HEAD_GROUPS 4    /* row groups per block of the slices kernel            */
 #define HEAD_U 4         /* rows a thread of the slices kernel loads at once     */
 #define HEAD_CHUNK 128   /* rows of dlog staged in shared memory at a time       */
@@ -212,10 +214,42 @@ static __global__ void __maxnreg__(128) /* ptxas picked 64 with spills */
     }
 }
 
-/* One row of the backward at a thread's column group q (4 columns): gr = sum_c d[c]
- * W[c] (c in order), dh_row[q] = act'(gr, h) rounded to dh's type (when mine), and
- * the partial sums acc[c] += d[c] h, dbb += the stored dh. hv: the row's h at q; d:
- * the row's dlog [C]; w: W's columns at q for every class. */
+/* One row's products at a thread's column group q (4 columns) for classes [0, n)
+ * of CB: gr = sum_c d[c] w[c] (c in order, fused multiply-adds from 0), and the
+ * partial sums acc[c] += d[c] h. hv: the row's h at q; d: the row's dlog from the
+ * first of these classes; w: W's columns at q for them. */
+template <int CB>
+static __device__ __forceinline__ float4 head_row_products(float4 hv, const float *d,
+                                                           const float4 (&w)[CB], int n,
+                                                           float4 (&acc)[CB])
+{
+    float4 gr = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int c = 0; c < CB; c++) {
+        if (c < n) {
+            const float dc = d[c];
+            fma4(gr, dc, w[c]);
+            fma4(acc[c], dc, hv);
+        }
+    }
+    return gr;
+}
+
+/* dh_row[q] = act'(gr, h) rounded to dh's type, and dbb += the stored values. */
+template <typename T>
+static __device__ __forceinline__ void head_row_store(float4 hv, float4 gr, ffnn_activation act,
+                                                      T *dh_row, int q, float4 &dbb)
+{
+    const float4 dz = make_float4(ffnn_dev_act_backward_basic(act, gr.x, hv.x),
+                                  ffnn_dev_act_backward_basic(act, gr.y, hv.y),
+                                  ffnn_dev_act_backward_basic(act, gr.z, hv.z),
+                                  ffnn_dev_act_backward_basic(act, gr.w, hv.w));
+    add4(dbb, st4(dh_row, q, dz));
+}
+
+/* One row of the backward at a thread's column group q, every class: gr = sum_c
+ * d[c] W[c] (c in order), dh_row[q] = act'(gr, h) (when mine), acc[c] += d[c] h,
+ * dbb += the stored dh. d: the row's dlog [C]; w: W's columns at q for every class. */
 template <typename T, int CB>
 static __device__ __forceinline__ void head_row_backward(float4 hv, const float *d,
                                                          const float4 (&w)[CB], int C,
@@ -223,55 +257,51 @@ static __device__ __forceinline__ void head_row_backward(float4 hv, const float 
                                                          T *dh_row, int q, float4 (&acc)[CB],
                                                          float4 &dbb)
 {
-    float4 gr = make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-    for (int c = 0; c < CB; c++) {
-        if (c < C) {
-            const float dc = d[c];
-            fma4(gr, dc, w[c]);
-            fma4(acc[c], dc, hv);
-        }
-    }
-    if (mine) {
-        const float4 dz = make_float4(ffnn_dev_act_backward_basic(act, gr.x, hv.x),
-                                      ffnn_dev_act_backward_basic(act, gr.y, hv.y),
-                                      ffnn_dev_act_backward_basic(act, gr.z, hv.z),
-                                      ffnn_dev_act_backward_basic(act, gr.w, hv.w));
-        add4(dbb, st4(dh_row, q, dz));
-    }
+    const float4 gr = head_row_products<CB>(hv, d, w, C, acc);
+    if (mine) head_row_store<T>(hv, gr, act, dh_row, q, dbb);
 }
 
 /* One (column tile, row slice) of the backward: dh for the slice's rows and the
- * slice's partial sums (file comment). Thread (g, t): column group blockIdx.x *
- * HEAD_COLS + t, the slice's rows g, g + HEAD_GROUPS, ... in rounds of HEAD_U (the
- * next round's loads issued before this round's arithmetic); then groups 1 ..
- * HEAD_GROUPS - 1 put their sums in shared memory at once and group 0 adds s0 + (s1
- * + (s2 + s3)). part: the slices, each stride floats: [C, in] dW, [in] dh_db, [C] db.
- * Dynamic shared memory: head_slices_smem. */
+ * slice's partial sums (file comment). Thread (g, t, k) of HEAD_GROUPS row groups x
+ * HEAD_COLS column groups x 2 class halves (k the lowest bit of the thread index:
+ * the two halves of a column group are adjacent lanes) holds W's 4 columns of group
+ * blockIdx.x * HEAD_COLS + t for classes [k CH, k CH + CH), CH = CB / 2, and takes
+ * the slice's rows g, g + HEAD_GROUPS, ... in rounds of HEAD_U (the next round's
+ * loads issued before this round's arithmetic). Per row: each half's products over
+ * its classes in order, then dh's sum = half 0's + half 1's (one shuffle); half 0
+ * stores dh and sums dh_db. Then groups 1 .. HEAD_GROUPS - 1 put their sums in
+ * shared memory at once and group 0 adds s0 + (s1 + (s2 + s3)). part: the slices,
+ * each stride floats: [C, in] dW, [in] dh_db, [C] db. */
 template <typename T, int CB>
-static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
+static __global__ void __launch_bounds__(HEAD_COLS * 2 * HEAD_GROUPS, 2)
     head_slices_kernel(const T *__restrict__ h, const T *__restrict__ W,
                        const float *__restrict__ dlog, int batch, int in, int C,
                        int rows_per_slice, ffnn_activation act, T *__restrict__ dh,
                        float *__restrict__ part, size_t stride)
 {
     static_assert(HEAD_CHUNK % (HEAD_GROUPS * HEAD_U) == 0, "a round inside a chunk");
-    constexpr int ROUND = HEAD_GROUPS * HEAD_U;   /* rows of a round                */
-    __shared__ float dls[HEAD_CHUNK * CB];         /* [chunk rows, C]                */
-    extern __shared__ float4 sum[]; /* [HEAD_GROUPS - 1, C + 1, HEAD_COLS] groups 1.. */
-    const int t = threadIdx.x % HEAD_COLS, g = threadIdx.x / HEAD_COLS;
+    static_assert(CB % 2 == 0, "two class halves");
+    constexpr int ROUND = HEAD_GROUPS * HEAD_U; /* rows of a round               */
+    constexpr int CH = CB / 2;                  /* classes of a half              */
+    constexpr int NT = HEAD_COLS * 2 * HEAD_GROUPS;
+    __shared__ float dls[HEAD_CHUNK * CB];      /* [chunk rows, C]               */
+    __shared__ float4 sum[(HEAD_GROUPS - 1) * (CB + 1) * HEAD_COLS]; /* groups 1..:
+                                                   [group - 1, C + 1, HEAD_COLS]  */
+    const int k = threadIdx.x & 1, t = (threadIdx.x >> 1) % HEAD_COLS;
+    const int g = threadIdx.x / (2 * HEAD_COLS);
     const int q = blockIdx.x * HEAD_COLS + t, s = blockIdx.y, in4 = in / 4;
     const int rs0 = s * rows_per_slice, rs1 = min(batch, rs0 + rows_per_slice);
+    const int c_lo = k * CH, n = max(0, min(CH, C - c_lo)); /* this half's classes */
     const bool mine = q < in4;
     const int qq = mine ? q : 0; /* threads past the row load group 0, store nothing */
     const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
-    float4 w[CB], acc[CB];
+    float4 w[CH], acc[CH];
     float4 dbb = zero;
-    float dbc = 0.0f; /* tile 0, thread t < C of group 0: the slice's sum of dlog[:, t] */
+    float dbc = 0.0f; /* tile 0, thread t < C of group 0, half 0: the sum of dlog[:, t] */
 #pragma unroll
-    for (int c = 0; c < CB; c++) {
+    for (int c = 0; c < CH; c++) {
         acc[c] = zero;
-        w[c] = c < C ? ld4(W + (size_t)c * in, qq) : zero;
+        w[c] = c < n ? ld4(W + (size_t)(c_lo + c) * in, qq) : zero;
     }
     float4 hv[HEAD_U]; /* this round's rows (slice rows r0 + HEAD_GROUPS u), loaded */
 #pragma unroll
@@ -282,10 +312,9 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
     for (int c0 = rs0; c0 < rs1; c0 += HEAD_CHUNK) {
         const int rc = min(HEAD_CHUNK, rs1 - c0);
         __syncthreads();
-        for (int i = threadIdx.x; i < rc * C; i += HEAD_COLS * HEAD_GROUPS)
-            dls[i] = dlog[(size_t)c0 * C + i];
+        for (int i = threadIdx.x; i < rc * C; i += NT) dls[i] = dlog[(size_t)c0 * C + i];
         __syncthreads();
-        if (blockIdx.x == 0 && g == 0 && t < C)
+        if (blockIdx.x == 0 && g == 0 && k == 0 && t < C)
             for (int r = 0; r < rc; r++) dbc += dls[r * C + t];
         for (int r0 = g; r0 < rc; r0 += ROUND) {
             float4 hn[HEAD_U]; /* the next round's rows (maybe the next chunk's) */
@@ -298,50 +327,50 @@ static __global__ void __launch_bounds__(HEAD_COLS * HEAD_GROUPS)
             for (int u = 0; u < HEAD_U; u++) {
                 const int r = r0 + HEAD_GROUPS * u;
                 if (r >= rc) break;
-                head_row_backward<T, CB>(hv[u], dls + r * C, w, C, act, mine,
-                                         dh + (size_t)(c0 + r) * in, q, acc, dbb);
+                const float4 part_gr =
+                    head_row_products<CH>(hv[u], dls + r * C + c_lo, w, n, acc);
+                float4 gr; /* half 0's + half 1's, the same bits in both lanes */
+                gr.x = part_gr.x + __shfl_xor_sync(FULL_MASK, part_gr.x, 1);
+                gr.y = part_gr.y + __shfl_xor_sync(FULL_MASK, part_gr.y, 1);
+                gr.z = part_gr.z + __shfl_xor_sync(FULL_MASK, part_gr.z, 1);
+                gr.w = part_gr.w + __shfl_xor_sync(FULL_MASK, part_gr.w, 1);
+                if (k == 0 && mine)
+                    head_row_store<T>(hv[u], gr, act, dh + (size_t)(c0 + r) * in, q, dbb);
             }
 #pragma unroll
             for (int u = 0; u < HEAD_U; u++) hv[u] = hn[u];
         }
     }
     /* the groups' sums in a fixed order: groups 1.. store theirs at once, group 0
-     * adds s0 + (s1 + (s2 + s3)) and writes the slice's partial */
+     * adds s0 + (s1 + (s2 + s3)) and writes the slice's partial; class C is dh_db */
     if (g > 0) {
-        float4 *mine_sum = sum + (size_t)(g - 1) * (C + 1) * HEAD_COLS;
+        float4 *gs = sum + (size_t)(g - 1) * (C + 1) * HEAD_COLS;
 #pragma unroll
-        for (int c = 0; c < CB; c++)
-            if (c < C) mine_sum[c * HEAD_COLS + t] = acc[c];
-        mine_sum[C * HEAD_COLS + t] = dbb;
+        for (int c = 0; c < CH; c++)
+            if (c < n) gs[(c_lo + c) * HEAD_COLS + t] = acc[c];
+        if (k == 0) gs[C * HEAD_COLS + t] = dbb;
     }
     __syncthreads();
     if (g != 0) return;
     float *ps = part + (size_t)s * stride;
     if (mine) {
 #pragma unroll
-        for (int c = 0; c <= CB; c++) {
-            if (c > C) break;
-            float4 v = sum[((HEAD_GROUPS - 2) * (C + 1) + c) * HEAD_COLS + t];
+        for (int c = 0; c <= CH; c++) { /* c == CH: dh_db, half 0 */
+            if (c == CH ? k != 0 : c >= n) continue;
+            const int out = c == CH ? C : c_lo + c;
+            float4 v = sum[((HEAD_GROUPS - 2) * (C + 1) + out) * HEAD_COLS + t];
 #pragma unroll
-            for (int k = HEAD_GROUPS - 3; k >= 0; k--) {
-                float4 o = sum[(k * (C + 1) + c) * HEAD_COLS + t];
+            for (int j = HEAD_GROUPS - 3; j >= 0; j--) {
+                float4 o = sum[(j * (C + 1) + out) * HEAD_COLS + t];
                 add4(o, v);
                 v = o;
             }
-            float4 o = c < C ? acc[c] : dbb;
+            float4 o = c == CH ? dbb : acc[c];
             add4(o, v);
-            ((float4 *)(ps + (size_t)c * in))[q] = o;
+            ((float4 *)(ps + (size_t)out * in))[q] = o;
         }
     }
-    if (blockIdx.x == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
-}
-
-/* head_slices_kernel's dynamic shared memory in bytes: groups 1 .. HEAD_GROUPS - 1's
- * sums, (HEAD_GROUPS - 1) (C + 1) HEAD_COLS float4s: 33 KiB at 10 classes, 51 KiB at
- * 16. */
-static size_t head_slices_smem(size_t C)
-{
-    return (size_t)(HEAD_GROUPS - 1) * (C + 1) * HEAD_COLS * sizeof(float4);
+    if (blockIdx.x == 0 && k == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
 }
 
 /* The sums of NR values over the warp's lanes in 4 + log2(NR) shuffle rounds: each
@@ -689,12 +718,7 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
     if (st != FFNN_OK) return st;
     const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
                     (unsigned)slices);
-    const size_t smem = head_slices_smem(C);
-    if (smem > 48 * 1024 - sizeof(float) * HEAD_CHUNK * CB)
-        FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)head_slices_kernel<T, CB>,
-                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)smem));
-    head_slices_kernel<T, CB><<<grid, HEAD_COLS * HEAD_GROUPS, smem, ctx->stream>>>(
+    head_slices_kernel<T, CB><<<grid, HEAD_COLS * 2 * HEAD_GROUPS, 0, ctx->stream>>>(
         h_t, W_t, dlog, (int)batch, (int)in, (int)C, (int)rows_per_slice, act, (T *)dh, part,
         stride);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
