@@ -395,8 +395,8 @@ typedef struct ffnn_backend_ops {
  * take ffnn_head_rows_per_block rows each, a slice per block; wider, its backward
  * runs on tiles of FFNN_HEAD_TILE_COLS columns times slices of the batch's rows,
  * about 256 blocks (two a multiprocessor), at least 16 rows a slice. Each slice's
- * partial sums (dW [C,
- * in], dh_db [in], db [C], padded to 4 floats) are added in slice order. */
+ * partial sums (dW [C, in], dh_db [in], db [C], padded to 4 floats) are added in
+ * slice order. */
 #define FFNN_HEAD_CMAX 16
 #define FFNN_HEAD_MAX_WEIGHTS 16384 /* C * in: W staged in 64 KiB of shared memory */
 #define FFNN_HEAD_TILE_COLS 128

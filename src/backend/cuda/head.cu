@@ -659,11 +659,14 @@ static ffnn_status launch_fused(ffnn_cuda_ctx *ctx, const T *h, const T *W, cons
     return FFNN_OK;
 }
 
-/* The three-kernel path's logits kernel: dlog [batch, C], row_loss, row_correct. */
+/* The three kernels' first two (wider than FFNN_HEAD_FUSED_MAX_IN): the logits
+ * kernel (dlog [batch, C] into the scratch, row_loss, row_correct), then the slices
+ * kernel (dh and the slices' partial sums in part). */
 template <typename T, int CB>
-static ffnn_status launch_logits(ffnn_cuda_ctx *ctx, const T *h, const T *W, const float *b,
-                                 const int32_t *y, size_t batch, size_t in, size_t C,
-                                 float *dlog, float *row_loss, uint8_t *row_correct)
+static ffnn_status launch_three(ffnn_cuda_ctx *ctx, const T *h, const T *W, const float *b,
+                                const int32_t *y, size_t batch, size_t in, size_t C,
+                                ffnn_activation act, void *dh, float *row_loss,
+                                uint8_t *row_correct, float *dlog, float *part, size_t stride)
 {
     /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
     const size_t rows_per_block = HEAD_WARPS * ((batch + 2047) / 2048);
@@ -677,9 +680,18 @@ static ffnn_status launch_logits(ffnn_cuda_ctx *ctx, const T *h, const T *W, con
         h, W, b, y, (int)batch, (int)in, (int)C, (int)rows_per_block, 1.0f / (float)batch,
         dlog, row_loss, row_correct);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_kernel");
+    const size_t slices = ffnn_head_slices(batch, in);
+    const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
+                    (unsigned)slices);
+    head_slices_kernel<T, CB><<<grid, HEAD_COLS * 2 * HEAD_GROUPS, 0, ctx->stream>>>(
+        h, W, dlog, (int)batch, (int)in, (int)C, (int)((batch + slices - 1) / slices), act,
+        (T *)dh, part, stride);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
     return FFNN_OK;
 }
 
+/* The op: one kernel up to FFNN_HEAD_FUSED_MAX_IN inputs (dlog stays on chip), else
+ * the logits and slices kernels; then the slices' reduction when dW is set. */
 template <typename T, int CB>
 static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, const float *b,
                           const int32_t *y, size_t batch, size_t in, size_t C,
@@ -689,40 +701,25 @@ static ffnn_status launch(ffnn_cuda_ctx *ctx, const void *h, const void *W, cons
     const T *h_t = (const T *)h, *W_t = (const T *)W;
     float *dlog = scratch; /* [batch, C], then the slices */
     float *part = scratch + ffnn_head_dlog_floats(batch, C);
-    const size_t slices = ffnn_head_slices(batch, in), stride = ffnn_head_slice_floats(in, C);
-    if (in <= FFNN_HEAD_FUSED_MAX_IN) { /* one kernel; dlog stays on chip */
-        ffnn_status st;
-        switch (act) {
-        case FFNN_ACT_RELU:
-            st = launch_fused<T, CB, FFNN_ACT_RELU>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+    const size_t stride = ffnn_head_slice_floats(in, C);
+    ffnn_status st;
+    if (in > FFNN_HEAD_FUSED_MAX_IN)
+        st = launch_three<T, CB>(ctx, h_t, W_t, b, y, batch, in, C, act, dh, row_loss,
+                                 row_correct, dlog, part, stride);
+    else if (act == FFNN_ACT_RELU)
+        st = launch_fused<T, CB, FFNN_ACT_RELU>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+                                                row_loss, row_correct, part, stride);
+    else if (act == FFNN_ACT_SIGMOID)
+        st = launch_fused<T, CB, FFNN_ACT_SIGMOID>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+                                                   row_loss, row_correct, part, stride);
+    else if (act == FFNN_ACT_TANH)
+        st = launch_fused<T, CB, FFNN_ACT_TANH>(ctx, h_t, W_t, b, y, batch, in, C, dh,
+                                                row_loss, row_correct, part, stride);
+    else
+        st = launch_fused<T, CB, FFNN_ACT_IDENTITY>(ctx, h_t, W_t, b, y, batch, in, C, dh,
                                                     row_loss, row_correct, part, stride);
-            break;
-        case FFNN_ACT_SIGMOID:
-            st = launch_fused<T, CB, FFNN_ACT_SIGMOID>(ctx, h_t, W_t, b, y, batch, in, C, dh,
-                                                       row_loss, row_correct, part, stride);
-            break;
-        case FFNN_ACT_TANH:
-            st = launch_fused<T, CB, FFNN_ACT_TANH>(ctx, h_t, W_t, b, y, batch, in, C, dh,
-                                                    row_loss, row_correct, part, stride);
-            break;
-        default:
-            st = launch_fused<T, CB, FFNN_ACT_IDENTITY>(ctx, h_t, W_t, b, y, batch, in, C, dh,
-                                                        row_loss, row_correct, part, stride);
-        }
-        if (st != FFNN_OK || dW == NULL) return st;
-        return launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL);
-    }
-    const size_t rows_per_slice = (batch + slices - 1) / slices;
-    const ffnn_status st =
-        launch_logits<T, CB>(ctx, h_t, W_t, b, y, batch, in, C, dlog, row_loss, row_correct);
-    if (st != FFNN_OK) return st;
-    const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
-                    (unsigned)slices);
-    head_slices_kernel<T, CB><<<grid, HEAD_COLS * 2 * HEAD_GROUPS, 0, ctx->stream>>>(
-        h_t, W_t, dlog, (int)batch, (int)in, (int)C, (int)rows_per_slice, act, (T *)dh, part,
-        stride);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
-    return dW != NULL ? launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL) : FFNN_OK;
+    if (st != FFNN_OK || dW == NULL) return st;
+    return launch_sums(ctx, batch, in, C, dW, db, dh_db, scratch, NULL);
 }
 
 /* The launch for the tensors' type and the classes' register count CB >= C. */
