@@ -3,20 +3,84 @@
 // and epilogues as src/backend/cuda/cublas.cu sets them), timed: 20 launches in a CUDA
 // graph, best of 5, microseconds per matmul. Prints the first heuristic pick (what
 // lt_matmul uses) against the fastest candidate, and the top 4 with their split-K and
-// tile. docs/RESULTS.md "The side queue". Outside libffnn; on a GPU:
-//   nvcc -O2 -gencode arch=compute_90,code=sm_90 bench/lt_survey.cu -o lt_survey -lcublasLt
+// tile; fp32's and tf32's weight gradients also with K-major copies of dz or a, and
+// what such a copy costs: a [rows, cols] fp32 transposed by a 32 x 32 shared-memory
+// kernel, cublasLtMatrixTransform and cublasSgeam (src/backend/cuda/cublas.cu's),
+// each checked against the first. docs/RESULTS.md "The side queue", "tf32's weight
+// gradients through x^T". Outside libffnn; on a GPU:
+//   nvcc -O2 -gencode arch=compute_90,code=sm_90 bench/lt_survey.cu -o lt_survey \
+//        -lcublasLt -lcublas
 //   ./lt_survey
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <stdio.h>
 #include <vector>
 #include <algorithm>
+#include <string.h>
 #define CK(x) do { auto e_ = (x); if ((int)e_ != 0) { printf("err %d at %s:%d\n", (int)e_, __FILE__, __LINE__); exit(1);} } while (0)
 struct Case { const char *name; int prec; /*0 fp32 1 tf32 2 bf16*/
   cublasOperation_t opa; uint64_t ar, ac; cublasOperation_t opb; uint64_t br, bc; uint64_t m, n;
   cublasLtEpilogue_t epi; int d16; };
 static void *buf(size_t bytes) { void *p; CK(cudaMalloc(&p, bytes)); CK(cudaMemset(p, 0, bytes)); return p; }
+__global__ void transpose32(const float *__restrict__ a, float *__restrict__ t, size_t rows,
+                            size_t cols) {
+  __shared__ float tile[32][33];
+  const size_t c0 = (size_t)blockIdx.x * 32, r0 = (size_t)blockIdx.y * 32;
+  for (unsigned k = threadIdx.y; k < 32; k += 8) { const size_t r = r0 + k, c = c0 + threadIdx.x;
+    if (r < rows && c < cols) tile[k][threadIdx.x] = a[r * cols + c]; }
+  __syncthreads();
+  for (unsigned k = threadIdx.y; k < 32; k += 8) { const size_t c = c0 + k, r = r0 + threadIdx.x;
+    if (r < rows && c < cols) t[c * rows + r] = tile[threadIdx.x][k]; }
+}
+// t [cols, rows] = a^T three ways, 20 launches in a graph, best of 7, checked against the first
+static void transposes(cublasLtHandle_t lt, cudaStream_t st) {
+  cublasHandle_t hb; CK(cublasCreate(&hb)); CK(cublasSetStream(hb, st));
+  float *X, *T, *T0; CK(cudaMalloc(&X, 64 << 20)); CK(cudaMalloc(&T, 64 << 20)); CK(cudaMalloc(&T0, 64 << 20));
+  std::vector<float> h(16 << 20); for (size_t i = 0; i < h.size(); i++) h[i] = (float)i - 1e6f;
+  CK(cudaMemcpy(X, h.data(), 64 << 20, cudaMemcpyHostToDevice));
+  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  const size_t shapes[][2] = {{1024, 1024}, {1024, 784}, {4096, 4096}, {4096, 784}};
+  const char *nm[] = {"32x32 smem kernel", "cublasLtMatrixTransform", "cublasSgeam"};
+  for (auto &sh : shapes) {
+    const size_t rows = sh[0], cols = sh[1];
+    cublasLtMatrixTransformDesc_t td; CK(cublasLtMatrixTransformDescCreate(&td, CUDA_R_32F));
+    cublasOperation_t opt = CUBLAS_OP_T;
+    CK(cublasLtMatrixTransformDescSetAttribute(td, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA, &opt, sizeof opt));
+    cublasLtMatrixLayout_t la, lc;
+    CK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, cols, rows, cols));
+    CK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, rows, cols, rows));
+    const float one = 1, zero = 0;
+    for (int mode = 0; mode < 3; mode++) {
+      auto launch = [&]() {
+        if (mode == 0) transpose32<<<dim3((cols + 31) / 32, (rows + 31) / 32), dim3(32, 8), 0, st>>>(X, T, rows, cols);
+        if (mode == 1) CK(cublasLtMatrixTransform(lt, td, &one, X, la, &zero, NULL, NULL, T, lc, st));
+        if (mode == 2) CK(cublasSgeam(hb, CUBLAS_OP_T, CUBLAS_OP_T, rows, cols, &one, X, cols, &zero, X, cols, T, rows));
+      };
+      CK(cudaMemset(T, 0xff, rows * cols * 4)); launch(); CK(cudaStreamSynchronize(st));
+      if (mode == 0) CK(cudaMemcpy(T0, T, rows * cols * 4, cudaMemcpyDeviceToDevice));
+      std::vector<float> a(rows * cols), b(rows * cols);
+      CK(cudaMemcpy(a.data(), T, a.size() * 4, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(b.data(), T0, b.size() * 4, cudaMemcpyDeviceToHost));
+      const bool same = memcmp(a.data(), b.data(), a.size() * 4) == 0 && a[1] == h[cols];
+      cudaGraph_t g; cudaGraphExec_t ge;
+      CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+      for (int r = 0; r < 20; r++) launch();
+      CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
+      CK(cudaGraphLaunch(ge, st));
+      float best = 1e9;
+      for (int rep = 0; rep < 7; rep++) {
+        CK(cudaEventRecord(e0, st)); CK(cudaGraphLaunch(ge, st)); CK(cudaEventRecord(e1, st));
+        CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); best = std::min(best, ms * 1000 / 20);
+      }
+      printf("transpose %zux%zu %-24s %7.2f us %5.2f TB/s %s\n", rows, cols, nm[mode], best,
+             2.0 * rows * cols * 4 / best / 1e6, same ? "exact" : "WRONG");
+      cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
+    }
+  }
+  cudaFree(X); cudaFree(T); cudaFree(T0); cublasDestroy(hb);
+}
 int main() {
   cublasLtHandle_t lt; CK(cublasLtCreate(&lt));
   size_t ws_bytes = 32u << 20; void *ws = buf(ws_bytes);
@@ -37,6 +101,24 @@ int main() {
     cases.push_back({"wide dW1 1024x1024 k1024", p, CUBLAS_OP_N, 1024, 1024, CUBLAS_OP_T, 1024, 1024, 1024, 1024, CUBLASLT_EPILOGUE_DEFAULT, 0});
     cases.push_back({"wide dW0 784x1024 k1024", p, CUBLAS_OP_N, 784, 1024, CUBLAS_OP_T, 1024, 1024, 784, 1024, CUBLASLT_EPILOGUE_DEFAULT, 0});
   }
+  // fp32 and tf32 weight gradients with K-major copies (dW^T = a^T dz, column-major;
+  // K = batch): "dzK" = dz stored feature-major [out][batch], "aK" = a feature-major
+  // [in][batch]; v 0 = as the strategy stores them (both MN-major)
+  struct Dw { const char *name; uint64_t in, out, b; };
+  const Dw dws[] = {{"wide dW1", 1024, 1024, 1024}, {"wide dW0", 784, 1024, 1024},
+                    {"narrow dW0", 784, 256, 1024}, {"b256 dW0", 784, 256, 256},
+                    {"512 dW1", 512, 512, 1024}, {"4096 dW1", 4096, 4096, 4096}};
+  static char names[64][48]; int nn = 0;
+  for (int p = 0; p < 2; p++)
+  for (const Dw &w : dws)
+    for (int v = p == 0 || w.in == 512 || w.in == 4096 ? 0 : 1; v < 4; v++) {
+      const bool dzk = v & 1, ak = v & 2;
+      snprintf(names[nn], sizeof names[nn], "%s %s", w.name,
+               v == 0 ? "MN" : v == 1 ? "dzK" : v == 2 ? "aK" : "dzK+aK");
+      cases.push_back({names[nn++], p, ak ? CUBLAS_OP_T : CUBLAS_OP_N, ak ? w.b : w.in, ak ? w.in : w.b,
+                       dzk ? CUBLAS_OP_N : CUBLAS_OP_T, dzk ? w.b : w.out, dzk ? w.out : w.b, w.in, w.out,
+                       CUBLASLT_EPILOGUE_DEFAULT, 0});
+    }
   void *A = buf(64 << 20), *B = buf(64 << 20), *D = buf(64 << 20), *bias = buf(1 << 20);
   cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   for (auto &c : cases) {
@@ -99,5 +181,6 @@ int main() {
       printf("      #%2d %7.2f us splitk %d red %d tile %d stages %d ws %zu\n", i, res[k].first, splitk, red, tile, stages, h[i].workspaceSize);
     }
   }
+  transposes(lt, st);
   return 0;
 }

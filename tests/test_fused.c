@@ -828,6 +828,117 @@ static test_result lt_bf16(char *why, size_t why_size)
     return with_lt(why, why_size, bf16_body);
 }
 
+/* ---------------------------------------------- cuBLASLt tf32 dW through x^T */
+
+/* Integers in [-2, 2]: TF32 holds them exactly. */
+static void fill_small_ints(rng *r, float *v, size_t n)
+{
+    for (size_t i = 0; i < n; ++i) v[i] = (float)rng_between(r, 0, 4) - 2.0f;
+}
+
+/* One shape of lt_dw_transposed_exact: x, W, dz integers in [-2, 2], b too; every
+ * product and every partial sum is an integer below 2^24, exact in TF32 products and
+ * the fp32 accumulator in any order, so the GPU must give the cpu reference's bits:
+ * dW, db and dx = dz W (x_act identity); then with sgd (lr 0.5): W - 0.5 dW and
+ * b - 0.5 db, exact too. A misplaced element of x^T changes a sum by an integer:
+ * caught. transposes: what gemm_plan.h's rule must say for the shape. */
+static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int transposes)
+{
+    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+    test_result res = TEST_FAIL;
+    float *x = malloc(nx * 4), *W = malloc(nw * 4), *b = malloc(s.out * 4), *dz = malloc(nz * 4);
+    float *dx_c = malloc(nx * 4), *dW_c = malloc(nw * 4), *db_c = malloc(s.out * 4);
+    float *got = malloc((nx > nw ? nx : nw) * 4);
+    char what[160];
+    snprintf(what, sizeof what, "%zux%zu->%zu tf32", s.batch, s.in, s.out);
+    if (ffnn_lt_dw_transposes_x(1, s.batch, s.in, s.out) != transposes) {
+        fprintf(stderr, "    %s: ffnn_lt_dw_transposes_x is not %d\n", what, transposes);
+        goto done;
+    }
+    if (!x || !W || !b || !dz || !dx_c || !dW_c || !db_c || !got) goto done;
+    fill_small_ints(r, x, nx);
+    fill_small_ints(r, W, nw);
+    fill_small_ints(r, b, s.out);
+    fill_small_ints(r, dz, nz);
+    ffnn_cpu_dense_backward(x, W, dz, dx_c, dW_c, db_c, s.batch, s.in, s.out);
+    float *d_x = dev_f32(fx, x, nx), *d_W = dev_f32(fx, W, nw), *d_b = dev_f32(fx, b, s.out);
+    float *d_dz = dev_f32(fx, dz, nz), *d_dx = dev_f32(fx, NULL, nx);
+    float *d_dW = dev_f32(fx, NULL, nw), *d_db = dev_f32(fx, NULL, s.out);
+    if (!d_x || !d_W || !d_b || !d_dz || !d_dx || !d_dW || !d_db) {
+        fprintf(stderr, "    %s: device buffers: %s\n", what, ffnn_last_error());
+        goto done;
+    }
+    if (fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
+                                      s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
+                                      NULL) != FFNN_OK) {
+        fprintf(stderr, "    %s: %s\n", what, ffnn_last_error());
+        goto done;
+    }
+    int ok = get_f32(fx, got, d_dW, nw) && same_bits("dW", got, dW_c, nw);
+    ok = ok && get_f32(fx, got, d_db, s.out) && same_bits("db", got, db_c, s.out);
+    ok = ok && get_f32(fx, got, d_dx, nx) && same_bits("dx", got, dx_c, nx);
+    ffnn_optimizer_step step;
+    memset(&step, 0, sizeof step);
+    step.kind = FFNN_OPT_SGD;
+    step.lr = 0.5f;
+    if (ok && fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
+                                            NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
+                                            &step) != FFNN_OK) {
+        fprintf(stderr, "    %s sgd: %s\n", what, ffnn_last_error());
+        goto done;
+    }
+    for (size_t i = 0; i < nw; ++i) W[i] -= 0.5f * dW_c[i];
+    for (size_t i = 0; i < s.out; ++i) b[i] -= 0.5f * db_c[i];
+    ok = ok && get_f32(fx, got, d_W, nw) && same_bits("W after sgd", got, W, nw);
+    ok = ok && get_f32(fx, got, d_b, s.out) && same_bits("b after sgd", got, b, s.out);
+    if (!ok) fprintf(stderr, "    %s: not the cpu's bits\n", what);
+    res = ok ? TEST_PASS : TEST_FAIL;
+done:
+    free(x), free(W), free(b), free(dz), free(dx_c), free(dW_c), free(db_c), free(got);
+    fx_reset(fx);
+    return res;
+}
+
+/* cuBLASLt's tf32 weight gradient through a transposed copy of x (cublas.cu,
+ * gemm_plan.h ffnn_lt_dw_transposes_x) and as before, exact on integer inputs:
+ * 1024 x 784 -> 1024 (the wide net's layer 0) and 1027 x 771 -> 1029 (partial
+ * 32 x 32 tiles of the transpose on both edges) take x^T; 1024 x 784 -> 256 does not. */
+static test_result lt_dw_transposed_body(fixture *fx)
+{
+    static const struct { shape s; int transposes; } cases[] = {
+        {{1024, 784, 1024}, 1}, {{1027, 771, 1029}, 1}, {{1024, 784, 256}, 0}};
+    rng r = {0x7a5e7a5eULL};
+    CHECK_OK(fx->gpu->set_precision(fx->ctx, FFNN_PRECISION_TF32));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const test_result t = lt_dw_transposed_shape(fx, &r, cases[i].s, cases[i].transposes);
+        if (t != TEST_PASS) return t;
+    }
+    return TEST_PASS;
+}
+static test_result lt_dw_transposed(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, lt_dw_transposed_body);
+}
+
+/* The rule of gemm_plan.h ffnn_lt_dw_transposes_x (no GPU needed): tf32 only, and
+ * only from 768 inputs, 1024 outputs and batch 1024 (where the survey measured a
+ * gain); the wide net's and the 4096-wide net's layers take it, 784-256-10's not. */
+static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    CHECK(ffnn_lt_dw_transposes_x(1, 1024, 784, 1024) &&
+              ffnn_lt_dw_transposes_x(1, 1024, 1024, 1024) &&
+              ffnn_lt_dw_transposes_x(1, 4096, 4096, 4096),
+          "the wide layers do not take x^T");
+    CHECK(!ffnn_lt_dw_transposes_x(0, 1024, 1024, 1024), "fp32 / bf16 take x^T");
+    CHECK(!ffnn_lt_dw_transposes_x(1, 1024, 784, 256) &&
+              !ffnn_lt_dw_transposes_x(1, 256, 784, 1024) &&
+              !ffnn_lt_dw_transposes_x(1, 1024, 512, 1024) &&
+              !ffnn_lt_dw_transposes_x(1, 1023, 1024, 1024),
+          "a shape below the thresholds takes x^T");
+    return TEST_PASS;
+}
+
 /* The split-K plan (backend/gemm_plan.h; no GPU needed) on 132 and 16 SMs over
  * random shapes, FP32 and tensor-core AUTO and a forced split: a known config; the
  * chunks cover K exactly (k_chunk a multiple of the config's BK when split, the
@@ -902,5 +1013,7 @@ const test_case fused_tests[] = {
     {"cublaslt_backward_vs_cpu", lt_backward},
     {"cublaslt_tf32_vs_cpu", lt_tf32},
     {"cublaslt_bf16_vs_cpu", lt_bf16},
+    {"cublaslt_tf32_dw_transposed_x_exact", lt_dw_transposed},
+    {"lt_dw_transposes_x_rule", lt_dw_transposes_x_rule},
 };
 const size_t fused_tests_count = sizeof fused_tests / sizeof fused_tests[0];

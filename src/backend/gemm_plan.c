@@ -98,3 +98,8 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
     p.k_chunk = K;
     return p;
 }
+
+int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out)
+{
+    return tf32 && in >= 768 && out >= 1024 && batch >= 1024;
+}

@@ -1,6 +1,7 @@
 /*
  * gemm_plan.h - which tile configuration and how many K-splits the CUDA backend's
- * own matmuls (src/backend/cuda/gemm.cu, gemm_mma.cu) use for a shape: plain C,
+ * own matmuls (src/backend/cuda/gemm.cu, gemm_mma.cu) use for a shape, and which
+ * cuBLASLt weight gradients take their input transposed (cublas.cu): plain C,
  * built in every configuration, so the tests can ask what a GPU run did.
  *
  * Split-K (deterministic, no atomics): when no tile configuration gives every SM a
@@ -14,6 +15,8 @@
  */
 #ifndef FFNN_BACKEND_GEMM_PLAN_H
 #define FFNN_BACKEND_GEMM_PLAN_H
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,6 +80,17 @@ typedef struct ffnn_gemm_plan {
  * A fixed config is never split unless force_splits says so. */
 ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
                                   int tensor_cores, int force_splits);
+
+/* 1 when the cublaslt strategy's tf32 weight gradient dW = dz^T x [out, in] (K =
+ * batch) takes x through a transposed copy xT [in, batch]: then one operand is
+ * K-major and cuBLASLt runs its sm90 (wgmma) kernels, whose tf32 operands must be
+ * K-major; as stored, both dz [batch, out] and x [batch, in] are MN-major and it
+ * runs an sm80 kernel. The copy (one transpose kernel, ~3 us per 4 MiB on an H200)
+ * pays where that kernel choice changes: in >= 768, out >= 1024 and batch >= 1024
+ * (bench/lt_survey.cu, H200: 1024 x 1024 at batch 1024 17.1 -> 12.4 us, 784 ->
+ * 1024 17.9 -> 12.1, 4096^3 520 -> 315; 784 -> 256 and 512 -> 512 at batch 1024
+ * and 784 -> 256 at 256 within 2%: docs/RESULTS.md, session 35). tf32: 0 or 1. */
+int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out);
 
 /* The block tile and depth of a configuration (0 for AUTO / unknown). */
 int ffnn_gemm_config_bm(int config);

@@ -38,11 +38,11 @@
  * The handle (made on first use, kept in ctx->cublas as a cublas_state *): bound to
  * ctx->stream, with an explicit 32 MiB workspace cudaMalloc'd at creation
  * (cublasSetWorkspace, after cublasSetStream, which resets the workspace). The
- * bf16 scratch grows on demand (to at least twice its size); a replaced buffer is
- * kept, not freed, until the context is destroyed, because a CUDA graph captured
- * earlier may still read it. So:
+ * scratch (bf16 operand copies; cublaslt's tf32 x^T) grows on demand (to at least
+ * twice its size); a replaced buffer is kept, not freed, until the context is
+ * destroyed, because a CUDA graph captured earlier may still read it. So:
  *   - CUDA graphs: a GEMM allocates nothing and is capture-safe. When the very
- *     first matmul of a context (or a bf16 one needing a larger scratch) happens
+ *     first matmul of a context (or one needing a larger scratch) happens
  *     during a capture, the allocation is made with the thread's capture mode
  *     switched to relaxed for that call only (cudaThreadExchangeStreamCaptureMode),
  *     so that cudaMalloc is allowed and nothing of it is recorded.
@@ -65,6 +65,7 @@
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 
+#include "backend/gemm_plan.h"
 #include "bf16.cuh"
 #include "common.cuh"
 #include "device_math.cuh"
@@ -73,7 +74,7 @@
  * older GPUs need less and simply use part of it. */
 #define FFNN_CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20)
 
-/* Earlier bf16 scratch buffers kept alive (growth at least doubles: 64 covers any
+/* Earlier scratch buffers kept alive (growth at least doubles: 64 covers any
  * size from 1 MiB up). */
 #define FFNN_CUBLAS_MAX_RETIRED 64
 /* Offset of op(B)'s bf16 copy in the scratch: A's elements rounded up to this
@@ -85,7 +86,8 @@ typedef struct cublas_state {
     cublasHandle_t handle;   /* bound to ctx->stream                           */
     cublasLtHandle_t lt;     /* cuBLASLt (the cublaslt strategy's fused ops)   */
     void *workspace;         /* device, FFNN_CUBLAS_WORKSPACE_BYTES             */
-    void *scratch;           /* device, bf16 copies of A and B (bf16 only)      */
+    void *scratch;           /* device: bf16 copies of A and B (bf16), or the
+                                cublaslt weight gradient's x^T (tf32)           */
     size_t scratch_bytes;    /* its size                                        */
     void *retired[FFNN_CUBLAS_MAX_RETIRED]; /* smaller scratch buffers before it */
     size_t n_retired;
@@ -216,7 +218,7 @@ static ffnn_status ensure_scratch(ffnn_cuda_ctx *ctx, cublas_state *s, size_t by
 {
     if (s->scratch_bytes >= bytes) return FFNN_OK;
     if (s->scratch != NULL && s->n_retired == FFNN_CUBLAS_MAX_RETIRED)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "cuda cublas: bf16 scratch grew %d times",
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "cuda cublas: the scratch grew %d times",
                          FFNN_CUBLAS_MAX_RETIRED);
     size_t size = s->scratch_bytes * 2;
     if (size < bytes) size = bytes;
@@ -228,7 +230,7 @@ static ffnn_status ensure_scratch(ffnn_cuda_ctx *ctx, cublas_state *s, size_t by
     void *p = NULL;
     const cudaError_t err = cudaMalloc(&p, size);
     if (err != cudaSuccess)
-        st = ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__, "cudaMalloc (bf16 scratch)");
+        st = ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__, "cudaMalloc (cublas scratch)");
     st = relax_end(ctx, relaxed, mode, st);
     if (st != FFNN_OK) {
         if (p != NULL) (void)cudaFree(p);
@@ -269,6 +271,28 @@ static ffnn_status to_bf16(ffnn_cuda_ctx *ctx, cublas_state *s, const float *A, 
     to_bf16_kernel<<<ffnn_cuda_grid_1d_for(n_a + n_b, block), block, 0, ctx->stream>>>(
         A, n_a, B, n_b, *a16, b_offset);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "to_bf16_kernel");
+    return FFNN_OK;
+}
+
+/* x^T [in, batch] of x [batch, in] in s's scratch (grown when too small), queued on
+ * ctx->stream: the K-major operand of the tf32 weight gradient (gemm_plan.h
+ * ffnn_lt_dw_transposes_x). cuBLAS's geam, C = 1 op_T(x) + 0 op_T(x) (column-major
+ * C [batch, in], ld batch): x^T exactly for finite x (x + 0 x = x, -0 included).
+ * The fastest of the transposes bench/lt_survey.cu times (H200: 3.10 us at 1024 x
+ * 1024, 37.8 at 4096 x 4096; a 32 x 32 shared-memory kernel 3.40 / 50.2,
+ * cublasLtMatrixTransform 3.89 / 41.8; docs/RESULTS.md, session 35). Errors: as
+ * ensure_scratch, FFNN_ERR_CUDA (cuBLAS). */
+static ffnn_status transposed_input(ffnn_cuda_ctx *ctx, cublas_state *s, const float *x,
+                                    size_t batch, size_t in, const float **xt)
+{
+    const ffnn_status st = ensure_scratch(ctx, s, batch * in * sizeof(float));
+    if (st != FFNN_OK) return st;
+    const float one = 1.0f, zero = 0.0f;
+    float *t = (float *)s->scratch;
+    FFNN_CUBLAS_CHECK(ctx, "cublasSgeam",
+                      cublasSgeam(s->handle, CUBLAS_OP_T, CUBLAS_OP_T, (int)batch, (int)in,
+                                  &one, x, (int)in, &zero, x, (int)in, t, (int)batch));
+    *xt = t;
     return FFNN_OK;
 }
 
@@ -602,6 +626,9 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
  *                                        f' and dx_db (the layer below's db) in one
  *                                        pass over dx (dense.cu act_bias_grad)
  *   dW [out,in] = dz^T x, db = sum_b dz: D [in, out] = (x as [in,batch]) op_T(dz as [out,batch]),
+ *                                        or op_T(x^T as [batch,in]) where
+ *                                        ffnn_lt_dw_transposes_x (tf32: cuBLAS's
+ *                                        geam transposes x into the scratch first);
  *                                        BGRADB reduces op(B) = dz^T [batch, out] over k;
  *                                        with sgd D = W: W -= lr dz^T x (dW not
  *                                        written), db by bias_grad, then b -= lr db. */
@@ -630,8 +657,13 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
             st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in);
         if (st != FFNN_OK) return st;
     }
-    const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
+    lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
+    if (ffnn_lt_dw_transposes_x(ctx->precision == FFNN_PRECISION_TF32, batch, in, out)) {
+        const float *xt = NULL; /* [in, batch]: column-major [batch, in], used as op_T */
+        if ((st = transposed_input(ctx, s, x, batch, in, &xt)) != FFNN_OK) return st;
+        xa = (lt_operand){xt, CUDA_R_32F, CUBLAS_OP_T, batch, in, (int64_t)batch};
+    }
     if (sgd == NULL) {
         const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
         return lt_weight_grad(ctx, s, xa, zb, dw, db, dz, NULL, 0, batch, out);
