@@ -376,13 +376,11 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
             CHECK_OK(r->ops->upload(r->ctx, d_x, x16, n * 2));
             CHECK_OK(r->ops->upload(r->ctx, d_w, eye, in * in * 2));
             CHECK_OK(r->ops->upload(r->ctx, d_dz, dz16, n * 2));
-            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, NULL, d_w, NULL, NULL, d_dz, in,
-                                                 d_dx, d_dw, NULL, NULL, batch, in, in, acts[a],
-                                                 NULL));
+            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
+                                                 NULL, batch, in, in, acts[a]));
             CHECK_OK(r->ops->download(r->ctx, dx16, d_dx, n * 2));
-            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, NULL, d_w, NULL, NULL, d_dz, in,
-                                                 d_dx, d_dw, NULL, (float *)d_xdb, batch, in,
-                                                 in, acts[a], NULL));
+            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
+                                                 (float *)d_xdb, batch, in, in, acts[a]));
             CHECK_OK(r->ops->download(r->ctx, dx16b, d_dx, n * 2));
             CHECK_OK(r->ops->download(r->ctx, dxdb, d_xdb, in * sizeof(float)));
             size_t bad_db = 0, first_db = in;

@@ -331,14 +331,13 @@ typedef struct ffnn_backend_ops {
      *   db = sum_b dz16   [out] fp32 (skipped when NULL)
      *   dx_db = sum_b dx16 [in] fp32 of the rounded dx16 (as dense_backward_fused's
      *           dx_db), or NULL; needs dx16
-     *   sgd != NULL (plain SGD): W -= lr dW, b -= lr db as optimizer_update, and
-     *   W16, b16 = bf16 of the new values; dx16 reads W16 before.
-     * x16 [batch, in], W [out, in] with its bf16 copy W16, b [out] / b16 or NULL. */
-    ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, float *W, uint16_t *W16,
-                                       float *b, uint16_t *b16, const uint16_t *dz16,
-                                       size_t dz_ld, uint16_t *dx16, float *dW, float *db,
-                                       float *dx_db, size_t batch, size_t in, size_t out,
-                                       ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+     * x16 [batch, in], W16 [out, in] (the weights' bf16 shadow; may be NULL without
+     * dx16). No update: the pipeline's optimizer_update_bf16 writes W and its shadow
+     * in one pass after the backward. */
+    ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
+                                       const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
+                                       float *dW, float *db, float *dx_db, size_t batch,
+                                       size_t in, size_t out, ffnn_activation x_act);
 
     /* ---- optional: the output layer and its loss in one op (cuda; the cublaslt
      * strategy's training steps, src/strategy/step.c). For a last dense layer with

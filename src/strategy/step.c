@@ -389,9 +389,10 @@ static ffnn_status queue_early(ffnn_run *r, early_plan *e, int i)
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
  * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
  * tensor cores); each layer's op writes dW, db (fp32) and the next
- * layer's dz in bf16 (grad16 ping-pong); sgd and sync as backward's. */
-static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer_step *sgd,
-                                 grad_sync *sync, int head, early_plan *early)
+ * layer's dz in bf16 (grad16 ping-pong); sync as backward's. No update here: the
+ * pipeline's update writes the bf16 shadows too, after the backward (per_op.c). */
+static ffnn_status backward_bf16(ffnn_run *r, size_t batch, grad_sync *sync, int head,
+                                 early_plan *early)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
@@ -418,12 +419,11 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, const ffnn_optimizer
         const int has_b = l->has_bias;
         float *dx_db = below_db(r, i);
         if ((st = r->ops->dense_backward_bf16(
-                 r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], r->params + l->weight_offset,
-                 mx->params16 + l->weight_offset, has_b ? r->params + l->bias_offset : NULL,
-                 has_b ? mx->params16 + l->bias_offset : NULL, mx->grad16[cur], dz_ld,
-                 i == 0 ? NULL : mx->grad16[1 - cur], r->grads + l->weight_offset,
+                 r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], mx->params16 + l->weight_offset,
+                 mx->grad16[cur], dz_ld, i == 0 ? NULL : mx->grad16[1 - cur],
+                 r->grads + l->weight_offset,
                  has_b && !db_done ? r->grads + l->bias_offset : NULL, dx_db, batch, l->in,
-                 l->out, i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, sgd)))
+                 l->out, i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act)))
             return st;
         db_done = dx_db != NULL;
         cur = 1 - cur;
@@ -461,7 +461,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
     ffnn_status st;
     const int head = head_step(r, t); /* the last layer's backward ran in the head */
     if (mixed_step(r, t))
-        return backward_bf16(r, batch, sgd, sync, head, early);
+        return backward_bf16(r, batch, sync, head, early);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {

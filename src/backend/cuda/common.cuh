@@ -273,12 +273,10 @@ ffnn_status ffnn_cuda_dense_act_forward_bf16(void *ctx, const uint16_t *x16, con
                                              const float *b, const uint16_t *b16, float *a,
                                              uint16_t *a16, size_t batch, size_t in, size_t out,
                                              ffnn_activation act);
-ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, float *W,
-                                          uint16_t *W16, float *b, uint16_t *b16,
+ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, const uint16_t *W16,
                                           const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
                                           float *dW, float *db, float *dx_db, size_t batch,
-                                          size_t in, size_t out,
-                                          ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+                                          size_t in, size_t out, ffnn_activation x_act);
 /* dense.cu: dx = dx * f'(x) in place (act: identity, relu, sigmoid, tanh) and db =
  * sum_b dx, one pass over x, dx [batch, cols]; the bf16 variant sums the rounded
  * dx16 in fp32. Deterministic (a fixed order, not a one-pass sum's bits). */

@@ -796,14 +796,12 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
  *                    BGRADB: db = sum_b dz16 in fp32 (when db is set).
  * dz16's rows are dz_ld apart (the loss's gradient: ffnn_bf16_ld(out), 16-byte rows).
  * Errors: as dense_act_forward_bf16. */
-extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t *x16, float *W,
-                                                     uint16_t *W16, float *b, uint16_t *b16,
-                                                     const uint16_t *dz16, size_t dz_ld,
-                                                     uint16_t *dx16, float *dW, float *db,
-                                                     float *dx_db, size_t batch,
+extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t *x16,
+                                                     const uint16_t *W16, const uint16_t *dz16,
+                                                     size_t dz_ld, uint16_t *dx16, float *dW,
+                                                     float *db, float *dx_db, size_t batch,
                                                      size_t in, size_t out,
-                                                     ffnn_activation x_act,
-                                                     const ffnn_optimizer_step *sgd)
+                                                     ffnn_activation x_act)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_backward_bf16");
@@ -815,16 +813,10 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
                          "dimensions in 1..%zu, x_act identity, relu, sigmoid or tanh", batch,
                          in, out, (int)x_act, (size_t)FFNN_CUDA_MAX_DIM);
     if (x16 == NULL || dz16 == NULL || dW == NULL || (dx16 != NULL && W16 == NULL) ||
-        dz_ld < out || (dx_db != NULL && dx16 == NULL) ||
-        (sgd != NULL && (W == NULL || W16 == NULL || (b != NULL && (db == NULL || b16 == NULL)))))
+        dz_ld < out || (dx_db != NULL && dx16 == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_bf16: x16, dz16, dW (W16 for dx16; dx16 for "
-                         "dx_db; W, W16 and for a bias db and b16 for sgd) must not be NULL, "
-                         "dz_ld >= out");
-    if (sgd != NULL && sgd->kind != FFNN_OPT_SGD)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda dense_backward_bf16: the fused update is plain SGD only "
-                         "(optimizer kind %d)", (int)sgd->kind);
+                         "dx_db) must not be NULL, dz_ld >= out");
     if (ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "cuda dense_backward_bf16: the mixed-precision ops run on cuBLASLt "
@@ -832,7 +824,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     cublas_state *s = NULL;
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;
-    if (dx16 != NULL) { /* first: reads W16 before the update below */
+    if (dx16 != NULL) {
         const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_N, in, out, (int64_t)in};
         const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld};
         const lt_output d = {dx16, CUDA_R_16BF, in, batch, 0.0f};
@@ -846,16 +838,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
     const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
-    st = lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out);
-    if (st != FFNN_OK) return st;
-    if (sgd == NULL) return FFNN_OK;
-    const size_t nw = out * in;
-    if (b != NULL && b == W + nw && db == dW + nw && b16 == W16 + nw) /* one arena: one pass */
-        return ffnn_cuda_optimizer_update_bf16(ctx, sgd, W, dW, NULL, nw + out, W16);
-    st = ffnn_cuda_optimizer_update_bf16(ctx, sgd, W, dW, NULL, nw, W16);
-    if (st == FFNN_OK && b != NULL)
-        st = ffnn_cuda_optimizer_update_bf16(ctx, sgd, b, db, NULL, out, b16);
-    return st;
+    return lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out);
 }
 
 /* Destroy ctx's handle, workspace and scratch, if it made them (destroy calls this after
