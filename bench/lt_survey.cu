@@ -24,6 +24,23 @@ struct Case { const char *name; int prec; /*0 fp32 1 tf32 2 bf16*/
   cublasOperation_t opa; uint64_t ar, ac; cublasOperation_t opb; uint64_t br, bc; uint64_t m, n;
   cublasLtEpilogue_t epi; int d16; };
 static void *buf(size_t bytes) { void *p; CK(cudaMalloc(&p, bytes)); CK(cudaMemset(p, 0, bytes)); return p; }
+// Microseconds per call of launch(): 20 calls captured in a CUDA graph, the graph run once
+// to warm up, then the best of reps runs.
+template <typename F> static float graph_us(cudaStream_t st, int reps, F launch) {
+  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
+  cudaGraph_t g; cudaGraphExec_t ge;
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
+  for (int r = 0; r < 20; r++) launch();
+  CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
+  CK(cudaGraphLaunch(ge, st));
+  float best = 1e9;
+  for (int rep = 0; rep < reps; rep++) {
+    CK(cudaEventRecord(e0, st)); CK(cudaGraphLaunch(ge, st)); CK(cudaEventRecord(e1, st));
+    CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); best = std::min(best, ms * 1000 / 20);
+  }
+  cudaGraphExecDestroy(ge); cudaGraphDestroy(g); cudaEventDestroy(e0); cudaEventDestroy(e1);
+  return best;
+}
 __global__ void transpose32(const float *__restrict__ a, float *__restrict__ t, size_t rows,
                             size_t cols) {
   __shared__ float tile[32][33];
@@ -40,7 +57,6 @@ static void transposes(cublasLtHandle_t lt, cudaStream_t st) {
   float *X, *T, *T0; CK(cudaMalloc(&X, 64 << 20)); CK(cudaMalloc(&T, 64 << 20)); CK(cudaMalloc(&T0, 64 << 20));
   std::vector<float> h(16 << 20); for (size_t i = 0; i < h.size(); i++) h[i] = (float)i - 1e6f;
   CK(cudaMemcpy(X, h.data(), 64 << 20, cudaMemcpyHostToDevice));
-  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   const size_t shapes[][2] = {{1024, 1024}, {1024, 784}, {4096, 4096}, {4096, 784}};
   const char *nm[] = {"32x32 smem kernel", "cublasLtMatrixTransform", "cublasSgeam"};
   for (auto &sh : shapes) {
@@ -64,19 +80,9 @@ static void transposes(cublasLtHandle_t lt, cudaStream_t st) {
       CK(cudaMemcpy(a.data(), T, a.size() * 4, cudaMemcpyDeviceToHost));
       CK(cudaMemcpy(b.data(), T0, b.size() * 4, cudaMemcpyDeviceToHost));
       const bool same = memcmp(a.data(), b.data(), a.size() * 4) == 0 && a[1] == h[cols];
-      cudaGraph_t g; cudaGraphExec_t ge;
-      CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-      for (int r = 0; r < 20; r++) launch();
-      CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-      CK(cudaGraphLaunch(ge, st));
-      float best = 1e9;
-      for (int rep = 0; rep < 7; rep++) {
-        CK(cudaEventRecord(e0, st)); CK(cudaGraphLaunch(ge, st)); CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); best = std::min(best, ms * 1000 / 20);
-      }
+      const float best = graph_us(st, 7, launch);
       printf("transpose %zux%zu %-24s %7.2f us %5.2f TB/s %s\n", rows, cols, nm[mode], best,
              2.0 * rows * cols * 4 / best / 1e6, same ? "exact" : "WRONG");
-      cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
     }
   }
   cudaFree(X); cudaFree(T); cudaFree(T0); cublasDestroy(hb);
@@ -127,7 +133,6 @@ int main() {
     }
   }
   void *A = buf(64 << 20), *B = buf(64 << 20), *D = buf(64 << 20), *bias = buf(1 << 20);
-  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
   for (auto &c : cases) {
     const int bf = c.prec == 2;
     cublasComputeType_t comp = c.prec == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -162,17 +167,9 @@ int main() {
         ok = cublasLtMatmul(lt, desc, &one, A, la, B, lb, &zero, D, ld, D, ld, &h[i].algo, ws, ws_bytes, st) == CUBLAS_STATUS_SUCCESS;
       if (!ok) { printf("  algo %d failed\n", i); continue; }
       // replay via graph of 20 to avoid launch overhead
-      cudaGraph_t g; cudaGraphExec_t ge;
-      CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-      for (int r = 0; r < 20; r++) cublasLtMatmul(lt, desc, &one, A, la, B, lb, &zero, D, ld, D, ld, &h[i].algo, ws, ws_bytes, st);
-      CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-      CK(cudaGraphLaunch(ge, st));
-      float best = 1e9;
-      for (int rep = 0; rep < 5; rep++) {
-        CK(cudaEventRecord(e0, st)); CK(cudaGraphLaunch(ge, st)); CK(cudaEventRecord(e1, st));
-        CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); best = std::min(best, ms * 1000 / 20);
-      }
-      cudaGraphExecDestroy(ge); cudaGraphDestroy(g);
+      const float best = graph_us(st, 5, [&]() {
+        cublasLtMatmul(lt, desc, &one, A, la, B, lb, &zero, D, ld, D, ld, &h[i].algo, ws, ws_bytes, st);
+      });
       res.push_back({best, i});
     }
     std::sort(res.begin(), res.end());

@@ -278,9 +278,10 @@ static ffnn_status to_bf16(ffnn_cuda_ctx *ctx, cublas_state *s, const float *A, 
  * ctx->stream: the K-major operand of the tf32 weight gradient (gemm_plan.h
  * ffnn_lt_dw_transposes_x). cuBLAS's geam, C = 1 op_T(x) + 0 op_T(x) (column-major
  * C [batch, in], ld batch): x^T exactly for finite x (x + 0 x = x, -0 included).
- * The fastest of the transposes bench/lt_survey.cu times (H200: 3.10 us at 1024 x
- * 1024, 37.8 at 4096 x 4096; a 32 x 32 shared-memory kernel 3.40 / 50.2,
- * cublasLtMatrixTransform 3.89 / 41.8; docs/RESULTS.md, session 35). Errors: as
+ * A library routine rather than a kernel of our own: in bench/lt_survey.cu on an H200
+ * it was the fastest at 4096 x 4096 (37.8-38.1 us; a 32 x 32 shared-memory kernel
+ * 41.6-50.2, cublasLtMatrixTransform 41.8) and within 10% of that kernel at 1024 x
+ * 1024 (3.10-3.31 against 3.04-3.40; docs/RESULTS.md, session 35). Errors: as
  * ensure_scratch, FFNN_ERR_CUDA (cuBLAS). */
 static ffnn_status transposed_input(ffnn_cuda_ctx *ctx, cublas_state *s, const float *x,
                                     size_t batch, size_t in, const float **xt)
