@@ -98,13 +98,8 @@ static test_result follows_cpu(char *why, size_t why_size)
             CHECK_OK(ffnn_model_init(m, 3));
             ffnn_train_config cfg = bf16_config(opts[o].opt, opts[o].lr);
             cfg.nesterov = opts[o].nesterov;
-            ffnn_train_config ref_cfg = cfg;
-            ref_cfg.device = FFNN_DEVICE_CPU;
-            ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-            ref_cfg.precision = FFNN_PRECISION_FP32;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
-            CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-            CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+            CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
             CHECK(gpu->run.mixed != NULL, "%s: the bf16 pipeline is off", nets[a].arch);
             const double tol = nets[a].layers * ldexp(1.0, -6);
             double worst = 0;

@@ -221,15 +221,10 @@ static test_result tensor_follows(char *why, size_t why_size)
                 cfg.batch_size = 64;
                 cfg.learning_rate = 0.05f;
                 cfg.seed = 5;
-                ffnn_train_config ref_cfg = cfg;
-                ref_cfg.device = FFNN_DEVICE_CPU;
-                ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-                cfg.device = FFNN_DEVICE_CUDA;
                 cfg.strategy = kinds[k];
                 cfg.precision = precs[p];
                 ffnn_trainer *cpu = NULL, *gpu = NULL;
-                CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-                CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+                CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
                 const double bound = precs[p] == FFNN_PRECISION_BF16 ? TRAIN_REL_BF16
                                                                      : TRAIN_REL_TF32;
                 const int control = kinds[k] == FFNN_STRATEGY_CUBLAS;
@@ -471,14 +466,9 @@ static test_result persistent_exchanges(char *why, size_t why_size)
         cfg.batch_size = huge ? 64 : batches[k];
         cfg.learning_rate = 0.05f;
         cfg.seed = 5;
-        ffnn_train_config ref_cfg = cfg;
-        ref_cfg.device = FFNN_DEVICE_CPU;
-        ref_cfg.strategy = FFNN_STRATEGY_REFERENCE;
-        cfg.device = FFNN_DEVICE_CUDA;
         cfg.strategy = FFNN_STRATEGY_PERSISTENT;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
-        CHECK_OK(ffnn_trainer_create(m, train, &ref_cfg, &cpu));
-        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &gpu));
+        CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
         if (huge) {
             double lc = 0, lg = 0;
             CHECK_OK(ffnn_trainer_step(cpu, &lc));
