@@ -347,7 +347,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             step.lr = lr;
             ffnn_status st = fx->gpu->dense_backward_fused(
                 fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, d_xdb, s.batch, s.in, s.out,
-                act, with_sgd ? &step : NULL);
+                act, with_sgd ? &step : NULL, NULL);
             CHECK(st == FFNN_OK, "dense_backward_fused: %s", ffnn_last_error());
             snprintf(what, sizeof what, "%zux%zu->%zu x_act %s%s%s", s.batch, s.in, s.out,
                      ffnn_activation_name(act), with_sgd ? " sgd" : "", with_bias ? " +b" : "");
@@ -405,7 +405,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
                 CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
                                                        d_dW, d_db, d_xdb, s.batch, s.in, s.out,
-                                                       act, NULL));
+                                                       act, NULL, NULL));
                 CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
                 if (!same_bits("dx rerun", got2, got, nx)) goto fail;
                 CHECK(get_f32(fx, gxdb2, d_xdb, s.in), "download: %s", ffnn_last_error());
@@ -455,7 +455,8 @@ static test_result fused_null_context(char *why, size_t why_size)
     CHECK(strstr(ffnn_last_error(), "dense_act_forward") != NULL, "message: %s",
           ffnn_last_error());
     CHECK(gpu->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, NULL,
-                                    1, 1, 1, FFNN_ACT_RELU, NULL) == FFNN_ERR_INVALID_ARGUMENT,
+                                    1, 1, 1, FFNN_ACT_RELU, NULL,
+                                    NULL) == FFNN_ERR_INVALID_ARGUMENT,
           "NULL context accepted");
     CHECK(strstr(ffnn_last_error(), "dense_backward_fused") != NULL, "message: %s",
           ffnn_last_error());
@@ -501,14 +502,14 @@ static test_result fused_arguments(char *why, size_t why_size)
         {"forward act 9",
          gpu->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
         {"backward dW NULL", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, NULL,
-                                                      2, 2, 2, FFNN_ACT_RELU, NULL)},
+                                                      2, 2, 2, FFNN_ACT_RELU, NULL, NULL)},
         {"backward W NULL with dx", gpu->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
                                                              NULL, NULL, 2, 2, 2, FFNN_ACT_RELU,
-                                                             NULL)},
+                                                             NULL, NULL)},
         {"backward out 0", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, NULL, 2, 2, 0,
-                                                    FFNN_ACT_RELU, NULL)},
+                                                    FFNN_ACT_RELU, NULL, NULL)},
         {"backward momentum", gpu->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, NULL,
-                                                       2, 2, 2, FFNN_ACT_RELU, &mom)},
+                                                       2, 2, 2, FFNN_ACT_RELU, &mom, NULL)},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
@@ -606,7 +607,7 @@ static test_result precision_body(fixture *fx, ffnn_precision precision)
         /* backward: dx = dz W, dW = dz^T x, db = column sums of dz */
         CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
                                                gdbd, NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
-                                               NULL));
+                                               NULL, NULL));
         ffnn_cpu_dense_backward(x, W, dz, want, tmp, wdb, s.batch, s.in, s.out);
         ffnn_cpu_dense_backward(ax, aW, adz, S, got, gdb, s.batch, s.in, s.out);
         CHECK(get_f32(fx, got, gdx, nx), "download: %s", ffnn_last_error());
@@ -750,7 +751,8 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             step.kind = FFNN_OPT_SGD;
             step.lr = lr;
             CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
-                                                   d_db, NULL, s.batch, s.in, s.out, f, &step));
+                                                   d_db, NULL, s.batch, s.in, s.out, f, &step,
+                                                   NULL));
             ffnn_cpu_activation_backward(f, 0.0f, x, dx_c, want, nx);
             ffnn_cpu_activation_backward(f, 0.0f, x, Sdx, tmp, nx); /* S |f'(x)| */
             abs_copy(tmp, tmp, nx);
@@ -842,7 +844,8 @@ static void fill_small_ints(rng *r, float *v, size_t n)
  * dW, db and dx = dz W (x_act identity); then with sgd (lr 0.5): W - 0.5 dW and
  * b - 0.5 db, exact too. A misplaced element of x^T changes a sum by an integer:
  * caught. transposes: what gemm_plan.h's rule must say for the shape. */
-static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int transposes)
+static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int transposes,
+                                          int given_xt)
 {
     const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
     test_result res = TEST_FAIL;
@@ -850,9 +853,13 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     float *dx_c = malloc(nx * 4), *dW_c = malloc(nw * 4), *db_c = malloc(s.out * 4);
     float *got = malloc((nx > nw ? nx : nw) * 4);
     char what[160];
-    snprintf(what, sizeof what, "%zux%zu->%zu tf32", s.batch, s.in, s.out);
-    if (ffnn_lt_dw_transposes_x(1, s.batch, s.in, s.out) != transposes) {
-        fprintf(stderr, "    %s: ffnn_lt_dw_transposes_x is not %d\n", what, transposes);
+    snprintf(what, sizeof what, "%zux%zu->%zu tf32%s", s.batch, s.in, s.out,
+             given_xt ? ", x^T given" : "");
+    if (ffnn_lt_dw_transposes_x(1, s.batch, s.in, s.out) != transposes ||
+        fx->gpu->dense_backward_wants_xt(fx->ctx, s.batch, s.in, s.out) !=
+            ffnn_lt_xt_from_gather(1, s.batch, s.in, s.out)) {
+        fprintf(stderr, "    %s: ffnn_lt_dw_transposes_x is not %d or dense_backward_wants_xt "
+                "not gemm_plan.h's rule\n", what, transposes);
         goto done;
     }
     if (!x || !W || !b || !dz || !dx_c || !dW_c || !db_c || !got) goto done;
@@ -864,13 +871,15 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     float *d_x = dev_f32(fx, x, nx), *d_W = dev_f32(fx, W, nw), *d_b = dev_f32(fx, b, s.out);
     float *d_dz = dev_f32(fx, dz, nz), *d_dx = dev_f32(fx, NULL, nx);
     float *d_dW = dev_f32(fx, NULL, nw), *d_db = dev_f32(fx, NULL, s.out);
-    if (!d_x || !d_W || !d_b || !d_dz || !d_dx || !d_dW || !d_db) {
+    float *d_xt = given_xt ? dev_f32(fx, NULL, nx) : NULL; /* x^T by the transpose op */
+    if (!d_x || !d_W || !d_b || !d_dz || !d_dx || !d_dW || !d_db || (given_xt && !d_xt) ||
+        (given_xt && fx->gpu->transpose(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK)) {
         fprintf(stderr, "    %s: device buffers: %s\n", what, ffnn_last_error());
         goto done;
     }
     if (fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
                                       s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
-                                      NULL) != FFNN_OK) {
+                                      NULL, d_xt) != FFNN_OK) {
         fprintf(stderr, "    %s: %s\n", what, ffnn_last_error());
         goto done;
     }
@@ -883,7 +892,7 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     step.lr = 0.5f;
     if (ok && fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
                                             NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
-                                            &step) != FFNN_OK) {
+                                            &step, d_xt) != FFNN_OK) {
         fprintf(stderr, "    %s sgd: %s\n", what, ffnn_last_error());
         goto done;
     }
@@ -902,15 +911,18 @@ done:
 /* cuBLASLt's tf32 weight gradient through a transposed copy of x (cublas.cu,
  * gemm_plan.h ffnn_lt_dw_transposes_x) and as before, exact on integer inputs:
  * 1024 x 784 -> 1024 (the wide net's layer 0) and 1027 x 771 -> 1029 (partial
- * 32 x 32 tiles of the transpose on both edges) take x^T; 1024 x 784 -> 256 does not. */
+ * 32 x 32 tiles of the transpose on both edges) take x^T; 1024 x 784 -> 256 does not.
+ * Each shape twice: the op making x^T itself (or not), and x^T given (xt, made by
+ * the transpose op as the step's gather makes it), taken at every shape. */
 static test_result lt_dw_transposed_body(fixture *fx)
 {
     static const struct { shape s; int transposes; } cases[] = {
         {{1024, 784, 1024}, 1}, {{1027, 771, 1029}, 1}, {{1024, 784, 256}, 0}};
     rng r = {0x7a5e7a5eULL};
     CHECK_OK(fx->gpu->set_precision(fx->ctx, FFNN_PRECISION_TF32));
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-        const test_result t = lt_dw_transposed_shape(fx, &r, cases[i].s, cases[i].transposes);
+    for (size_t i = 0; i < 2 * (sizeof cases / sizeof cases[0]); ++i) {
+        const test_result t =
+            lt_dw_transposed_shape(fx, &r, cases[i / 2].s, cases[i / 2].transposes, i % 2);
         if (t != TEST_PASS) return t;
     }
     return TEST_PASS;
@@ -920,9 +932,65 @@ static test_result lt_dw_transposed(char *why, size_t why_size)
     return with_lt(why, why_size, lt_dw_transposed_body);
 }
 
+/* ----------------------------------------------- x^T for the weight gradient */
+
+/* backend.h transpose: dst [cols, rows] = src^T exactly, on fresh random values,
+ * shapes with partial 32 x 32 tiles on both edges, a single row and column, and
+ * the wide net's batch (1024 x 784). */
+static test_result transpose_body(fixture *fx)
+{
+    static const size_t shapes[][2] = {{1, 1}, {1, 37}, {37, 1}, {33, 65}, {1027, 771},
+                                       {1024, 784}};
+    rng r = {0x7ea5ULL};
+    CHECK(fx->gpu->transpose != NULL, "the cuda table has no transpose");
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
+        const size_t rows = shapes[i][0], cols = shapes[i][1], n = rows * cols;
+        float *a = malloc(n * 4), *want = malloc(n * 4), *got = malloc(n * 4);
+        int ok = a && want && got;
+        if (ok) {
+            fill_uniform(&r, a, n, -1.0f, 1.0f);
+            for (size_t y = 0; y < rows; ++y)
+                for (size_t c = 0; c < cols; ++c) want[c * rows + y] = a[y * cols + c];
+            float *d_a = dev_f32(fx, a, n), *d_t = dev_f32(fx, NULL, n);
+            ok = d_a && d_t && fx->gpu->transpose(fx->ctx, d_a, rows, cols, d_t) == FFNN_OK &&
+                 get_f32(fx, got, d_t, n) && same_bits("x^T", got, want, n);
+        }
+        free(a), free(want), free(got);
+        fx_reset(fx);
+        CHECK(ok, "transpose %zu x %zu: %s", rows, cols, ffnn_last_error());
+    }
+    return TEST_PASS;
+}
+static test_result cuda_transpose_exact(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, transpose_body);
+}
+
+/* x^T given to the op on the fused strategy's own kernels: FFNN_ERR_INVALID_ARGUMENT;
+ * dense_backward_wants_xt is 0 there. */
+static test_result fused_xt_rejected_body(fixture *fx)
+{
+    float *p = dev_f32(fx, NULL, 64);
+    CHECK(p != NULL, "device buffer: %s", ffnn_last_error());
+    CHECK(fx->gpu->dense_backward_fused(fx->ctx, p, p, NULL, p, NULL, p, NULL, NULL, 2, 2, 2,
+                                        FFNN_ACT_IDENTITY, NULL, p) ==
+              FFNN_ERR_INVALID_ARGUMENT,
+          "x^T accepted off cuBLASLt");
+    CHECK(strstr(ffnn_last_error(), "cuBLASLt only") != NULL, "message: %s", ffnn_last_error());
+    CHECK(!fx->gpu->dense_backward_wants_xt(fx->ctx, 1024, 784, 1024),
+          "the own kernels ask for x^T");
+    fx_reset(fx);
+    return TEST_PASS;
+}
+static test_result fused_xt_rejected(char *why, size_t why_size)
+{
+    return with_gpu(why, why_size, fused_xt_rejected_body);
+}
+
 /* The rule of gemm_plan.h ffnn_lt_dw_transposes_x (no GPU needed): tf32 only, and
  * only from 768 inputs, 1024 outputs and batch 1024 (where the survey measured a
- * gain); the wide net's and the 4096-wide net's layers take it, 784-256-10's not. */
+ * gain); the wide net's and the 4096-wide net's layers take it, 784-256-10's not.
+ * And ffnn_lt_xt_from_gather's: only up to batch 1024. */
 static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
@@ -936,6 +1004,13 @@ static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
               !ffnn_lt_dw_transposes_x(1, 1024, 512, 1024) &&
               !ffnn_lt_dw_transposes_x(1, 1023, 1024, 1024),
           "a shape below the thresholds takes x^T");
+    /* x^T made by the gather: the wide net at batch 1024 only (measured), a subset */
+    CHECK(ffnn_lt_xt_from_gather(1, 1024, 784, 1024), "the wide net's gather makes no x^T");
+    CHECK(!ffnn_lt_xt_from_gather(1, 2048, 784, 1024) &&
+              !ffnn_lt_xt_from_gather(1, 4096, 784, 4096) &&
+              !ffnn_lt_xt_from_gather(0, 1024, 784, 1024) &&
+              !ffnn_lt_xt_from_gather(1, 1024, 784, 256),
+          "the gather makes x^T where it measured no gain");
     return TEST_PASS;
 }
 
@@ -1015,5 +1090,7 @@ const test_case fused_tests[] = {
     {"cublaslt_bf16_vs_cpu", lt_bf16},
     {"cublaslt_tf32_dw_transposed_x_exact", lt_dw_transposed},
     {"lt_dw_transposes_x_rule", lt_dw_transposes_x_rule},
+    {"cuda_transpose_exact", cuda_transpose_exact},
+    {"fused_xt_rejected_off_cublaslt", fused_xt_rejected},
 };
 const size_t fused_tests_count = sizeof fused_tests / sizeof fused_tests[0];

@@ -255,6 +255,60 @@ static test_result tensor_follows(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* cublaslt in tf32 on the wide net at batch 1024, where layer 0's weight gradient
+ * takes x^T from the step's gather (step.h ffnn_step_xt_create): the buffer is made
+ * (the graph runs' spare set too), and 2 epochs of 4 full steps and a short one of
+ * 512 rows (which does not take it: dense_backward_wants_xt is 0 below batch 1024)
+ * follow the fp32 cpu reference within the tf32 bound above, the epochs as captured
+ * graphs with the next batch gathered (and transposed) during the step. */
+static test_result xt_follows(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *full = NULL, *train = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_OK(ffnn_dataset_slice(full, 0, 4 * 1024 + 512, &train));
+    ffnn_dataset_free(full);
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("784-1024relu-1024relu-10", &m));
+    CHECK_OK(ffnn_model_init(m, 3));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.batch_size = 1024;
+    cfg.learning_rate = 0.05f;
+    cfg.seed = 5;
+    cfg.strategy = FFNN_STRATEGY_CUBLASLT;
+    cfg.precision = FFNN_PRECISION_TF32;
+    ffnn_trainer *cpu = NULL, *gpu = NULL;
+    CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
+    CHECK(gpu->run.xt != NULL && (gpu->run.spare == NULL || gpu->run.spare->xt != NULL),
+          "the x^T buffers were not made");
+    double worst = 0.0;
+    for (int epoch = 1; epoch <= 2; epoch++) {
+        ffnn_epoch_stats sc, sg;
+        CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
+        CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
+        const double *lc = NULL, *lg = NULL;
+        size_t nc = 0, ng = 0;
+        CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
+        CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
+        CHECK(nc == 5 && ng == nc, "%zu and %zu steps per epoch, expected 5", nc, ng);
+        for (size_t st = 0; st < nc; st++) {
+            const double rel = fabs(lg[st] - lc[st]) / fabs(lc[st]);
+            if (rel > worst) worst = rel;
+            CHECK(rel <= TRAIN_REL_TF32, "epoch %d step %zu: cpu %.8f cuda %.8f (rel %.2e)",
+                  epoch, st + 1, lc[st], lg[st], rel);
+        }
+    }
+    printf("     784-1024relu-1024relu-10 cublaslt tf32, x^T from the gather: 2 epochs, worst "
+           "relative loss difference %.2e (bound %.2e)\n", worst, TRAIN_REL_TF32);
+    ffnn_trainer_free(cpu);
+    ffnn_trainer_free(gpu);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    return TEST_PASS;
+}
+
 static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
 {
     (void)user, (void)t, (void)epoch, (void)steps;
@@ -916,6 +970,7 @@ const test_case strategies_tests[] = {
     {"strategies_cublaslt_follows_cpu_200_steps", cublaslt_follows},
     {"strategies_graph_follows_cpu_200_steps", graph_follows},
     {"strategies_fused_graph_tf32_bf16_follow_cpu_200_steps", tensor_follows},
+    {"strategies_cublaslt_tf32_xt_from_gather_follows_cpu", xt_follows},
     {"strategies_persistent_follows_cpu_200_steps", persistent_follows},
     {"strategies_graph_epoch_launches_follow_cpu", graph_launches},
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},

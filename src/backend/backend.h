@@ -248,6 +248,10 @@ typedef struct ffnn_backend_ops {
      *     cuBLASLt one pass with f' (saves the BGRADB epilogue's kernel); the own
      *     kernels sum dz^T's rows inside the dW matmul, so their strategies pass
      *     NULL (given, they sum dx in a second kernel)
+     *   xt (or NULL): x^T [in, batch] (x transposed, e.g. by transpose); the
+     *     weight gradient then reads it: tf32 tensor-core kernels take only
+     *     K-major operands, and dW's K is the batch (docs/RESULTS.md "x^T from
+     *     the gather"). Only a backend with dense_backward_wants_xt takes it
      *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db (b NULL:
      *     no bias update; the caller updates a bias whose gradient another op
      *     summed); dx reads W before the update. The own kernels round each
@@ -259,7 +263,7 @@ typedef struct ffnn_backend_ops {
                                         const float *dz, float *dx, float *dW, float *db,
                                         float *dx_db, size_t batch, size_t in, size_t out,
                                         ffnn_activation x_act,
-                                        const ffnn_optimizer_step *sgd);
+                                        const ffnn_optimizer_step *sgd, const float *xt);
 
     /* Capture: every op queued between capture_begin and capture_end is recorded,
      * not run, into *graph, which graph_launch then runs (all of it, in order,
@@ -386,6 +390,15 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*side_begin)(void *ctx);
     ffnn_status (*side_end)(void *ctx);
     ffnn_status (*side_join)(void *ctx);
+
+    /* ---- optional: x^T for dense_backward_fused's weight gradient (NULL: none). ---- */
+    /* dst [cols, rows] = src^T: dst[c * rows + r] = src[r * cols + c], src
+     * [rows, cols] fp32; exact. */
+    ffnn_status (*transpose)(void *ctx, const float *src, size_t rows, size_t cols,
+                             float *dst);
+    /* 1 when dense_backward_fused on this context at these shapes runs its
+     * weight gradient faster given xt (x^T), else 0. */
+    int (*dense_backward_wants_xt)(void *ctx, size_t batch, size_t in, size_t out);
 } ffnn_backend_ops;
 
 /* softmax_ce_head's limits and scratch (one copy for the backend and the strategy

@@ -103,3 +103,8 @@ int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out)
 {
     return tf32 && in >= 768 && out >= 1024 && batch >= 1024;
 }
+
+int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out)
+{
+    return ffnn_lt_dw_transposes_x(tf32, batch, in, out) && batch <= 1024;
+}

@@ -92,6 +92,15 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
  * and 784 -> 256 at 256 within 2%: docs/RESULTS.md, session 35). tf32: 0 or 1. */
 int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out);
 
+/* 1 when that copy of the first layer's x is better made by the step's gather,
+ * beside the step on the side queue (backend.h dense_backward_wants_xt), than by
+ * the weight-gradient op on the chain: where ffnn_lt_dw_transposes_x and batch <=
+ * 1024. Measured on an H200 (docs/RESULTS.md "x^T from the gather", session 36,
+ * cublaslt tf32, ms/epoch): 784-1024x2-10 at batch 1024 6.02 -> 5.77; at 2048
+ * 4.48 -> 4.58 and the 4096-wide net at 4096 42.3 -> 42.4 (the side copy slows
+ * the wider steps' matmuls more than the chain copy costs). */
+int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out);
+
 /* The block tile and depth of a configuration (0 for AUTO / unknown). */
 int ffnn_gemm_config_bm(int config);
 int ffnn_gemm_config_bn(int config);

@@ -93,8 +93,14 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     /* the output layer and softmax_ce as one op where the net allows (step.h
      * ffnn_step_head_applies; docs/RESULTS.md "The output layer and its loss in
      * one op") */
+    /* layer 0's weight gradient from x^T made by the gather, beside the step, where
+     * the backend says so (tf32: step.h ffnn_step_xt_create; docs/RESULTS.md "x^T
+     * from the gather"); before the graph cache, whose spare batch buffers take an
+     * x^T then */
     if ((st = ffnn_step_head_create(r)) != FFNN_OK ||
+        (st = ffnn_step_xt_create(r)) != FFNN_OK ||
         (st = ffnn_graph_cache_create(r, state)) != FFNN_OK) {
+        ffnn_step_xt_free(r);
         ffnn_step_head_free(r);
         ffnn_mixed_free(r);
     }
@@ -104,6 +110,7 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
 static void cublaslt_release(ffnn_run *r, void *state)
 {
     ffnn_graph_cache_free(r, state);
+    ffnn_step_xt_free(r);
     ffnn_step_head_free(r);
     ffnn_mixed_free(r);
 }

@@ -28,6 +28,8 @@ ffnn_status ffnn_prefetch_create(ffnn_run *r)
         st = o->alloc(r->ctx, rows * out * sizeof(float), (void **)&b->tgt);
     if (st == FFNN_OK && r->mixed)
         st = o->alloc(r->ctx, rows * in * sizeof(uint16_t), (void **)&b->x16);
+    if (st == FFNN_OK && r->xt)
+        st = o->alloc(r->ctx, rows * in * sizeof(float), (void **)&b->xt);
     if (st != FFNN_OK)
         ffnn_prefetch_free(r);
     return st;
@@ -42,11 +44,12 @@ void ffnn_prefetch_free(ffnn_run *r)
     r->ops->release(r->ctx, b->y);
     r->ops->release(r->ctx, b->tgt);
     r->ops->release(r->ctx, b->x16);
+    r->ops->release(r->ctx, b->xt);
     free(b);
     r->spare = NULL;
 }
 
-/* Trade r's batch buffers (x, y, tgt, the mixed x16) with r->spare's. */
+/* Trade r's batch buffers (x, y, tgt, the mixed x16, xt) with r->spare's. */
 void ffnn_prefetch_swap(ffnn_run *r)
 {
     ffnn_batch_buffers *b = r->spare;
@@ -58,5 +61,10 @@ void ffnn_prefetch_swap(ffnn_run *r)
         uint16_t *x16 = r->mixed->x16;
         r->mixed->x16 = b->x16;
         b->x16 = x16;
+    }
+    if (r->xt && b->xt) {
+        float *xt = r->xt;
+        r->xt = b->xt;
+        b->xt = xt;
     }
 }

@@ -168,6 +168,38 @@ void ffnn_step_head_free(ffnn_run *r)
     r->head_scratch = NULL;
 }
 
+/* 1 when layer 0's weight gradient takes x^T (r->xt, made by the step's gather)
+ * at this batch: backend.h dense_backward_wants_xt, asked per step (a short last
+ * batch may not). */
+static int xt0(const ffnn_run *r, size_t batch)
+{
+    const ffnn_layer *l = &r->model->layers[0];
+    return r->xt != NULL && r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out);
+}
+
+ffnn_status ffnn_step_xt_create(ffnn_run *r)
+{
+    const ffnn_layer *l0 = &r->model->layers[0];
+    const size_t B = r->cfg->batch_size;
+    r->xt = NULL;
+    if (!r->ops->dense_backward_wants_xt || !r->ops->transpose || !r->fused || r->mixed ||
+        l0->kind != FFNN_LAYER_DENSE || l0->has_dropout ||
+        !r->ops->dense_backward_wants_xt(r->ctx, B, l0->in, l0->out))
+        return FFNN_OK;
+    void *p = NULL;
+    const ffnn_status st = r->ops->alloc(r->ctx, B * l0->in * sizeof(float), &p);
+    if (st == FFNN_OK)
+        r->xt = (float *)p;
+    return st;
+}
+
+void ffnn_step_xt_free(ffnn_run *r)
+{
+    if (r->xt != NULL)
+        r->ops->release(r->ctx, r->xt);
+    r->xt = NULL;
+}
+
 /* 1 when training step t runs the head op. */
 static int head_step(const ffnn_run *r, uint64_t t)
 {
@@ -261,7 +293,11 @@ static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const
     if (*x16)
         return r->ops->gather_bf16(r->ctx, src, index, batch,
                                    into ? into->x16 : r->mixed->x16, y, tgt);
-    return r->ops->gather(r->ctx, src, index, batch, into ? into->x : r->x, y, tgt);
+    float *x = into ? into->x : r->x;
+    ffnn_status st = r->ops->gather(r->ctx, src, index, batch, x, y, tgt);
+    if (st == FFNN_OK && xt0(r, batch)) /* x^T [in, batch] for layer 0's dW */
+        st = r->ops->transpose(r->ctx, x, batch, src->features, into ? into->xt : r->xt);
+    return st;
 }
 
 /* The gradient all-reduce of a backward pass (r->comm): buckets of layers,
@@ -464,6 +500,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         return backward_bf16(r, batch, sync, head, early);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
+    const int with_xt = r->fused && xt0(r, batch); /* layer 0's dW from the gather's x^T */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = r->grad_buf[cur]; /* [batch, out] */
@@ -497,7 +534,8 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
             /* b: updated by the op with sgd, unless its db came from above */
             if ((st = r->ops->dense_backward_fused(
                      r->ctx, x, W, db ? r->params + l->bias_offset : NULL, dz, dx, dW, db,
-                     dx_db, batch, l->in, l->out, x_act, sgd)))
+                     dx_db, batch, l->in, l->out, x_act, sgd,
+                     with_xt && i == 0 ? r->xt : NULL)))
                 return st;
             is_dz = 1;
             cur = 1 - cur;

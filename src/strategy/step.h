@@ -74,6 +74,7 @@ typedef struct ffnn_batch_buffers {
     int32_t *y;           /* [batch_size] class labels                           */
     float *tgt;           /* [batch_size, output width] float targets            */
     uint16_t *x16;        /* [batch_size, input_size] bf16 (r->mixed), else NULL */
+    float *xt;            /* [input_size, batch_size] x^T (r->xt), else NULL      */
 } ffnn_batch_buffers;
 
 /* Everything a strategy runs steps over: the model, the backend context, the
@@ -141,6 +142,9 @@ typedef struct ffnn_run {
                                  training step runs its output layer and loss as one
                                  op (backend.h softmax_ce_head; cublaslt, where
                                  ffnn_step_head_applies), else NULL              */
+    float *xt;                /* [input_size, batch_size]: x^T, made by the step's
+                                 gather where layer 0's weight gradient takes it
+                                 (ffnn_step_xt_create), else NULL                */
     ffnn_batch_buffers *spare; /* the graph runs' second set of batch buffers
                                  (prefetch.c): during step s of a run the batch of
                                  s + 1 is gathered into it on the backend's side
@@ -149,6 +153,14 @@ typedef struct ffnn_run {
                                  side queue, data parallelism, or a strategy
                                  without runs                                  */
 } ffnn_run;
+
+/* r->xt (per_op.c's cublaslt prepare): made where the backend's
+ * dense_backward_wants_xt says layer 0's weight gradient runs faster from x^T at
+ * batch_size (fp32 ops, dense layer 0 without dropout), else left NULL. Before the
+ * graph cache (r->spare takes an xt then). Errors as the backend's alloc.
+ * ffnn_step_xt_free releases it. */
+ffnn_status ffnn_step_xt_create(ffnn_run *r);
+void ffnn_step_xt_free(ffnn_run *r);
 
 /* The mixed-precision buffers of r (per_op.c's cublaslt prepare): allocated on
  * r's backend, params16 marked stale. FFNN_ERR_UNSUPPORTED when the backend has
@@ -225,9 +237,9 @@ ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_
 
 /* r->spare (prefetch.c): made when the backend has the side queue (backend.h
  * side_begin) and r has no communicator, batch_size rows (with r->mixed also
- * x16); else left NULL. Errors as the backend's alloc (nothing left allocated).
+ * x16, with r->xt also xt); else left NULL. Errors as the backend's alloc (nothing left allocated).
  * ffnn_prefetch_free releases it; ffnn_prefetch_swap trades r's batch buffers
- * (x, y, tgt, the mixed x16) with the spare's. */
+ * (x, y, tgt, the mixed x16, xt) with the spare's. */
 ffnn_status ffnn_prefetch_create(ffnn_run *r);
 void ffnn_prefetch_free(ffnn_run *r);
 void ffnn_prefetch_swap(ffnn_run *r);

@@ -184,6 +184,8 @@ extern "C" {
  * members (backend.h). ctx is an ffnn_cuda_ctx *. */
 
 /* elementwise.cu */
+ffnn_status ffnn_cuda_transpose(void *ctx, const float *src, size_t rows, size_t cols,
+                                float *dst);
 ffnn_status ffnn_cuda_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
                              size_t batch, float *x, int32_t *y, float *t);
 ffnn_status ffnn_cuda_activation_forward(void *ctx, ffnn_activation act, float param,
@@ -246,7 +248,10 @@ ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W, 
                                            const float *dz, float *dx, float *dW, float *db,
                                            float *dx_db, size_t batch, size_t in, size_t out,
                                            ffnn_activation x_act,
-                                           const ffnn_optimizer_step *sgd);
+                                           const ffnn_optimizer_step *sgd, const float *xt);
+/* fused.cu: backend.h dense_backward_wants_xt (cuBLASLt in tf32 where
+ * ffnn_lt_dw_transposes_x says so). */
+int ffnn_cuda_dense_backward_wants_xt(void *ctx, size_t batch, size_t in, size_t out);
 
 /* cublas.cu: C [M,N] = op(A) op(B) (+ bias[N] per row) through cuBLAS with
  * ctx->precision; op(A) = A^T when trans_a (A stored [K,M]) else A [M,K]; op(B)
@@ -263,7 +268,8 @@ ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const float *x, c
 ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W, float *b,
                                         const float *dz, float *dx, float *dW, float *db,
                                         float *dx_db, size_t batch, size_t in, size_t out,
-                                        ffnn_activation x_act, const ffnn_optimizer_step *sgd);
+                                        ffnn_activation x_act, const ffnn_optimizer_step *sgd,
+                                        const float *xt);
 /* dense.cu: db [out] = sum_b dz [batch, out] (dense_backward's bias gradient). */
 ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, size_t batch,
                                 size_t out);

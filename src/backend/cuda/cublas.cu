@@ -627,8 +627,8 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
  *                                        f' and dx_db (the layer below's db) in one
  *                                        pass over dx (dense.cu act_bias_grad)
  *   dW [out,in] = dz^T x, db = sum_b dz: D [in, out] = (x as [in,batch]) op_T(dz as [out,batch]),
- *                                        or op_T(x^T as [batch,in]) where
- *                                        ffnn_lt_dw_transposes_x (tf32: cuBLAS's
+ *                                        or op_T(x^T as [batch,in]): given (xt), or
+ *                                        where ffnn_lt_dw_transposes_x (tf32: cuBLAS's
  *                                        geam transposes x into the scratch first);
  *                                        BGRADB reduces op(B) = dz^T [batch, out] over k;
  *                                        with sgd D = W: W -= lr dz^T x (dW not
@@ -638,7 +638,8 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
                                                    float *dW, float *db, float *dx_db,
                                                    size_t batch, size_t in, size_t out,
                                                    ffnn_activation x_act,
-                                                   const ffnn_optimizer_step *sgd)
+                                                   const ffnn_optimizer_step *sgd,
+                                                   const float *xt)
 {
     if (sgd != NULL && b != NULL && db == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -660,9 +661,11 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     }
     lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
-    if (ffnn_lt_dw_transposes_x(ctx->precision == FFNN_PRECISION_TF32, batch, in, out)) {
-        const float *xt = NULL; /* [in, batch]: column-major [batch, in], used as op_T */
-        if ((st = transposed_input(ctx, s, x, batch, in, &xt)) != FFNN_OK) return st;
+    if (xt != NULL ||
+        ffnn_lt_dw_transposes_x(ctx->precision == FFNN_PRECISION_TF32, batch, in, out)) {
+        /* x^T [in, batch]: column-major [batch, in], used as op_T */
+        if (xt == NULL && (st = transposed_input(ctx, s, x, batch, in, &xt)) != FFNN_OK)
+            return st;
         xa = (lt_operand){xt, CUDA_R_32F, CUBLAS_OP_T, batch, in, (int64_t)batch};
     }
     if (sgd == NULL) {

@@ -1,6 +1,6 @@
 /*
  * elementwise.cu - the memory-bound ops: batch gather (uint8 images or float rows,
- * labels, float targets), activations (forward and backward side by side); the
+ * labels, float targets), a transpose, activations (forward and backward side by side); the
  * optimizer updates are in optim.cu. Each is one
  * grid-stride kernel with ctx->block_1d threads per block (FFNN_CUDA_BLOCK unless
  * ffnn_cuda_set_launch; see ffnn_cuda_grid_1d_for), one thread per element (the
@@ -139,6 +139,60 @@ extern "C" ffnn_status ffnn_cuda_gather_bf16(void *vctx, const ffnn_gather_sourc
                                              int32_t *y, float *t)
 {
     return gather<__nv_bfloat16>(vctx, src, index, batch, (__nv_bfloat16 *)x16, y, t);
+}
+
+/* ------------------------------------------------------------------ transpose */
+
+/* dst [cols, rows] = src^T (backend.h transpose, for K-major matmul operands):
+ * 32 x 32 tiles through shared memory (rows padded by one: no bank conflicts),
+ * blocks of 32 x 8 threads, each thread 4 rows of its tile, so that the loads
+ * and the stores are 128-byte rows. Grid: x the column tiles, y the row tiles
+ * (a grid-stride loop past 65535). A copy, exact. As fast as cuBLAS's geam at
+ * 1024 x 1024 on an H200 (3.04-3.40 against 3.10-3.31 us, bench/lt_survey.cu,
+ * docs/RESULTS.md session 35); ours because it runs on the side queue, where the
+ * cuBLAS handle (bound to the ops' stream) does not. */
+#define TR_TILE 32
+#define TR_ROWS 8
+static __global__ void __launch_bounds__(TR_TILE *TR_ROWS)
+transpose_kernel(const float *__restrict__ src, unsigned rows, unsigned cols,
+                 float *__restrict__ dst)
+{
+    __shared__ float tile[TR_TILE][TR_TILE + 1];
+    const unsigned tiles_y = (rows + TR_TILE - 1) / TR_TILE;
+    const unsigned c = blockIdx.x * TR_TILE + threadIdx.x; /* the column loaded   */
+    for (unsigned ty = blockIdx.y; ty < tiles_y; ty += gridDim.y) {
+        const unsigned r0 = ty * TR_TILE;
+        for (unsigned k = threadIdx.y; k < TR_TILE; k += TR_ROWS)
+            if (r0 + k < rows && c < cols) tile[k][threadIdx.x] = src[(size_t)(r0 + k) * cols + c];
+        __syncthreads();
+        const unsigned r = r0 + threadIdx.x; /* the row stored, as dst's column   */
+        for (unsigned k = threadIdx.y; k < TR_TILE; k += TR_ROWS) {
+            const unsigned cc = blockIdx.x * TR_TILE + k;
+            if (cc < cols && r < rows) dst[(size_t)cc * rows + r] = tile[threadIdx.x][k];
+        }
+        __syncthreads(); /* the tile is reused by the next round */
+    }
+}
+
+extern "C" ffnn_status ffnn_cuda_transpose(void *vctx, const float *src, size_t rows,
+                                           size_t cols, float *dst)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "transpose");
+    if (rows == 0 || cols == 0 || rows > FFNN_CUDA_MAX_DIM || cols > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda transpose: rows=%zu cols=%zu: each must be in 1..%zu", rows,
+                         cols, (size_t)FFNN_CUDA_MAX_DIM);
+    if (src == NULL || dst == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda transpose: a NULL pointer");
+    const size_t tiles_x = (cols + TR_TILE - 1) / TR_TILE, tiles_y = (rows + TR_TILE - 1) / TR_TILE;
+    if (tiles_x > 0x7fffffffu)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda transpose: cols=%zu too wide", cols);
+    const dim3 grid((unsigned)tiles_x, (unsigned)(tiles_y < 65535 ? tiles_y : 65535));
+    transpose_kernel<<<grid, dim3(TR_TILE, TR_ROWS), 0, ctx->stream>>>(src, (unsigned)rows,
+                                                                        (unsigned)cols, dst);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "transpose_kernel");
+    return FFNN_OK;
 }
 
 /* ------------------------------------------------------------------ activations */

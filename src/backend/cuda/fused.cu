@@ -25,6 +25,7 @@
  * summed in that order and the chunks added in ascending order.
  * Deterministic: no atomics.
  */
+#include "backend/gemm_plan.h"
 #include "gemm.cuh"
 
 /* Dimensions of a dense call: each in [1, FFNN_CUDA_MAX_DIM] (as dense.cu). */
@@ -83,16 +84,19 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, c
  * db = sum_b dz [out] (unless NULL); dx_db = sum_b dx [in] (unless NULL; here a
  * second kernel over dx: the strategies on these kernels pass NULL); with sgd
  * (kind FFNN_OPT_SGD): W -= lr dW, b -= lr db (b may be NULL: no bias).
- * x [batch,in] (x_act's output), W [out,in], dz [batch,out].
+ * x [batch,in] (x_act's output), W [out,in], dz [batch,out]; xt (or NULL) x^T
+ * [in,batch], on cuBLASLt only.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx, x, dz, dW, W when dx or sgd needs
- * it, dx_db without dx; dims; unknown x_act; sgd of another kind), FFNN_ERR_CUDA. */
+ * it, dx_db without dx; dims; unknown x_act; sgd of another kind; xt off
+ * cuBLASLt), FFNN_ERR_CUDA. */
 extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x, float *W,
                                                       float *b, const float *dz, float *dx,
                                                       float *dW, float *db, float *dx_db,
                                                       size_t batch,
                                                       size_t in, size_t out,
                                                       ffnn_activation x_act,
-                                                      const ffnn_optimizer_step *sgd)
+                                                      const ffnn_optimizer_step *sgd,
+                                                      const float *xt)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_backward_fused");
@@ -111,9 +115,13 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
                          "cuda dense_backward_fused: the fused update is plain SGD only "
                          "(optimizer kind %d)", (int)sgd->kind);
 
+    if (xt != NULL && ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda dense_backward_fused: x^T is taken on cuBLASLt only (the "
+                         "cublaslt strategy)");
     if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
         return ffnn_cuda_lt_dense_backward(ctx, x, W, b, dz, dx, dW, db, dx_db, batch, in, out,
-                                           x_act, sgd);
+                                           x_act, sgd, xt);
     if (dx != NULL) { /* first: reads W before the update below */
         ffnn_gemm_epilogue ep;
         memset(&ep, 0, sizeof ep);
@@ -139,4 +147,15 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
     /* dW [out,in] = dz^T [out,batch] x [batch,in]; row sums of dz^T = db */
     return ffnn_cuda_gemm(ctx, dz, x, dW, (int)out, (int)in, (int)batch, 1, 0, &ep,
                           FFNN_GEMM_AUTO);
+}
+
+/* backend.h dense_backward_wants_xt: on cuBLASLt in tf32 where the weight gradient
+ * takes x^T (the shapes where the sm90 kernels, which take K-major operands only,
+ * measured faster) and a copy beside the step measured faster than the op's own
+ * (gemm_plan.h ffnn_lt_xt_from_gather). */
+extern "C" int ffnn_cuda_dense_backward_wants_xt(void *vctx, size_t batch, size_t in, size_t out)
+{
+    const ffnn_cuda_ctx *ctx = (const ffnn_cuda_ctx *)vctx;
+    return ctx != NULL && ctx->matmul == FFNN_MATMUL_LIBRARY_LT &&
+           ffnn_lt_xt_from_gather(ctx->precision == FFNN_PRECISION_TF32, batch, in, out);
 }
