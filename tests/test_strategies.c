@@ -256,8 +256,9 @@ static test_result tensor_follows(char *why, size_t why_size)
 }
 
 /* cublaslt in tf32 on the wide net at batch 1024, where layer 0's weight gradient
- * takes x^T from the step's gather (step.h ffnn_step_xt_create): the buffer is made
- * (the graph runs' spare set too), and 2 epochs of 4 full steps and a short one of
+ * takes x^T from the step's gather and layer 1's its input transposed beside the
+ * forward (step.h ffnn_step_xt_create): the buffers are made (the graph runs'
+ * spare set too), and 2 epochs of 4 full steps and a short one of
  * 512 rows (which does not take it: dense_backward_wants_xt is 0 below batch 1024)
  * follow the fp32 cpu reference within the tf32 bound above, the epochs as captured
  * graphs with the next batch gathered (and transposed) during the step. */
@@ -281,7 +282,8 @@ static test_result xt_follows(char *why, size_t why_size)
     cfg.precision = FFNN_PRECISION_TF32;
     ffnn_trainer *cpu = NULL, *gpu = NULL;
     CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
-    CHECK(gpu->run.xt != NULL && (gpu->run.spare == NULL || gpu->run.spare->xt != NULL),
+    CHECK(gpu->run.xt != NULL && (gpu->run.spare == NULL || gpu->run.spare->xt != NULL) &&
+              gpu->run.act_t != NULL && gpu->run.act_t[0] != NULL,
           "the x^T buffers were not made");
     double worst = 0.0;
     for (int epoch = 1; epoch <= 2; epoch++) {

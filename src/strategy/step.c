@@ -1,4 +1,5 @@
 /* step.c - one training step on a backend, op by op (step.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/dropout.h"
@@ -69,12 +70,29 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x
     return FFNN_OK;
 }
 
+static int has_side(const ffnn_run *r);
+static ffnn_status side_open(ffnn_run *r, int *pending);
+static ffnn_status side_close(ffnn_run *r, ffnn_status st);
+
+/* r->act_t[i - 1] when layer i's weight gradient takes it (x^T of layer i, made
+ * beside the forward) at this batch, else NULL. */
+static float *act_t_for(const ffnn_run *r, int i, size_t batch)
+{
+    if (i < 1 || r->act_t == NULL || r->act_t[i - 1] == NULL)
+        return NULL;
+    const ffnn_layer *l = &r->model->layers[i];
+    return r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out) ? r->act_t[i - 1]
+                                                                          : NULL;
+}
+
 /* Forward pass of `batch` rows already gathered into r->x (or, for a mixed step
  * with x16_gathered, into r->mixed->x16) through the first `layers` layers (all
  * but the last for a head step: the head op computes the logits); returns the
- * last layer's output buffer. */
+ * last layer's output buffer. xt_side (or NULL: none made): after layer i's
+ * forward, act[i]^T into r->act_t[i] on the side queue where layer i + 1 takes
+ * it (act_t_for); *xt_side is then 1 until a join (run_head, backward). */
 static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output,
-                           int x16_gathered, int layers)
+                           int x16_gathered, int layers, int *xt_side)
 {
     const ffnn_model *m = r->model;
     const float *in = r->x; /* [batch, layer.in] */
@@ -88,6 +106,11 @@ static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output
         if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* bias + act in the epilogue */
             if ((st = r->ops->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
                                                 l->out, l->act)))
+                return st;
+            float *act_t = xt_side ? act_t_for(r, i + 1, batch) : NULL;
+            if (act_t && ((st = side_open(r, xt_side)) != FFNN_OK ||
+                          (st = side_close(r, r->ops->transpose(r->ctx, r->act[i], batch,
+                                                                l->out, act_t))) != FFNN_OK))
                 return st;
             in = r->act[i];
             continue;
@@ -126,7 +149,7 @@ static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output
 
 ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **output)
 {
-    return forward(r, batch, t, output, 0, r->model->layer_count);
+    return forward(r, batch, t, output, 0, r->model->layer_count, NULL);
 }
 
 /* ---- the head: the output layer and its loss as one op (step.h) ---- */
@@ -187,10 +210,31 @@ ffnn_status ffnn_step_xt_create(ffnn_run *r)
         !r->ops->dense_backward_wants_xt(r->ctx, B, l0->in, l0->out))
         return FFNN_OK;
     void *p = NULL;
-    const ffnn_status st = r->ops->alloc(r->ctx, B * l0->in * sizeof(float), &p);
-    if (st == FFNN_OK)
-        r->xt = (float *)p;
-    return st;
+    ffnn_status st = r->ops->alloc(r->ctx, B * l0->in * sizeof(float), &p);
+    if (st != FFNN_OK)
+        return st;
+    r->xt = (float *)p;
+    /* the hidden layers' inputs, transposed beside the forward (not the head's
+     * layer: the head op reads h as it is) */
+    const ffnn_model *m = r->model;
+    const int last = m->layer_count - 1 - (r->head_scratch != NULL);
+    for (int i = 1; i <= last && has_side(r); i++) {
+        const ffnn_layer *l = &m->layers[i];
+        if (l->kind != FFNN_LAYER_DENSE || m->layers[i - 1].has_dropout ||
+            !r->ops->dense_backward_wants_xt(r->ctx, B, l->in, l->out))
+            continue;
+        if (!r->act_t && !(r->act_t = calloc((size_t)m->layer_count, sizeof *r->act_t))) {
+            ffnn_step_xt_free(r);
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+        }
+        p = NULL;
+        if ((st = r->ops->alloc(r->ctx, B * l->in * sizeof(float), &p)) != FFNN_OK) {
+            ffnn_step_xt_free(r);
+            return st;
+        }
+        r->act_t[i - 1] = (float *)p;
+    }
+    return FFNN_OK;
 }
 
 void ffnn_step_xt_free(ffnn_run *r)
@@ -198,6 +242,11 @@ void ffnn_step_xt_free(ffnn_run *r)
     if (r->xt != NULL)
         r->ops->release(r->ctx, r->xt);
     r->xt = NULL;
+    for (int i = 0; r->act_t && i < r->model->layer_count; i++)
+        if (r->act_t[i] != NULL)
+            r->ops->release(r->ctx, r->act_t[i]);
+    free(r->act_t);
+    r->act_t = NULL;
 }
 
 /* 1 when training step t runs the head op. */
@@ -243,7 +292,7 @@ static int head_sums_apart(const ffnn_run *r)
  * with sgd (r->fused_sgd) they also update the last layer and the layer below's
  * bias (update_rest leaves those). */
 static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
-                            const ffnn_optimizer_step *sgd, int *side)
+                            const ffnn_optimizer_step *sgd, int *side, int *xt_side)
 {
     const ffnn_model *m = r->model;
     const ffnn_layer *top = &m->layers[m->layer_count - 1], *below = top - 1;
@@ -263,6 +312,11 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
         r->train.row_loss + first, r->train.row_correct + first, r->head_scratch);
     if (st != FFNN_OK || !later)
         return st;
+    /* the forward's transposes joined first, so the layers below do not wait for
+     * the sums (the side queue is one queue) */
+    if (*xt_side && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
+        return st;
+    *xt_side = 0;
     if ((st = side_open(r, side)) != FFNN_OK)
         return st;
     const ffnn_head_sgd update = {r->params + top->weight_offset,
@@ -488,10 +542,12 @@ static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int h
  * t: the optimizer step whose dropout masks the forward applied (0: none).
  * sgd (only when r->fused_sgd, else NULL): the parameters are updated too, p -=
  * lr g: by the layers' ops, the rest by queue_rest (side: as there).
- * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket. */
+ * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket.
+ * xt_side (or NULL): as forward's; the layers' ops take r->act_t where it made
+ * them, joined first while *xt_side. */
 static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
                             const ffnn_optimizer_step *sgd, grad_sync *sync, int *side,
-                            early_plan *early)
+                            early_plan *early, int *xt_side)
 {
     const ffnn_model *m = r->model;
     ffnn_status st;
@@ -531,11 +587,18 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
             if (sgd && i == 0 && rest_to_update(r, head) &&
                 (st = queue_rest(r, sgd, head, side)) != FFNN_OK)
                 return st;
+            /* x^T: the gather's (layer 0), the forward's (act_t) */
+            const float *xt = i == 0 ? (with_xt ? r->xt : NULL)
+                                     : (xt_side ? act_t_for(r, i, batch) : NULL);
+            if (xt && i > 0 && *xt_side) { /* made on the side queue: joined first */
+                if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
+                    return st;
+                *xt_side = 0;
+            }
             /* b: updated by the op with sgd, unless its db came from above */
             if ((st = r->ops->dense_backward_fused(
                      r->ctx, x, W, db ? r->params + l->bias_offset : NULL, dz, dx, dW, db,
-                     dx_db, batch, l->in, l->out, x_act, sgd,
-                     with_xt && i == 0 ? r->xt : NULL)))
+                     dx_db, batch, l->in, l->out, x_act, sgd, xt)))
                 return st;
             is_dz = 1;
             cur = 1 - cur;
@@ -567,7 +630,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
 ffnn_status ffnn_step_backward(ffnn_run *r, size_t batch, uint64_t t,
                                const ffnn_optimizer_step *sgd)
 {
-    return backward(r, batch, t, sgd, NULL, NULL, NULL);
+    return backward(r, batch, t, sgd, NULL, NULL, NULL, NULL);
 }
 
 void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, size_t *rows)
@@ -626,6 +689,8 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
     int side = 0; /* the head's sums, the update's rest (fused_sgd) or the early
                    * updates are on the side queue: joined before the update */
+    int xt_side = 0; /* the forward's transposes (act_t) on the side queue, not
+                      * joined yet */
     early_plan early = {NULL, m->layer_count, &side};
     if (r->early_update && !r->fused_sgd && r->comm == NULL &&
         r->cfg->clip_grad_norm == 0.0f && r->cfg->clip_grad_value == 0.0f && has_side(r))
@@ -635,20 +700,21 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
     if (batch > 0 &&
         ((!gathered &&
           (st = gather_step(r, &src, r->train.index + first, batch, opt_t, NULL, &x16))) ||
-         (st = forward(r, batch, opt_t, &output, x16, m->layer_count - head)) ||
+         (st = forward(r, batch, opt_t, &output, x16, m->layer_count - head, &xt_side)) ||
          (prefetch && (st = prefetch_step(r, s + 1, opt_t + 1, pending))) ||
-         (st = head ? run_head(r, batch, opt_t, first, r->fused_sgd ? &update : NULL, &side)
+         (st = head ? run_head(r, batch, opt_t, first, r->fused_sgd ? &update : NULL, &side,
+                               &xt_side)
                     : r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                                    r->train.targets ? r->tgt : NULL, batch, width,
                                    r->grad_buf[0], r->train.row_loss + first,
                                    r->train.row_correct + first)) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
-                        r->comm ? &sync : NULL, &side, &early)))) {
-        if (side) /* the side queue's work joined all the same */
+                        r->comm ? &sync : NULL, &side, &early, &xt_side)))) {
+        if (side || xt_side) /* the side queue's work joined all the same */
             (void)r->ops->side_join(r->ctx);
         return st;
     }
-    if (side && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
+    if ((side || xt_side) && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
         return st;
     /* the all-reduce stage, between the backward pass and the update; a rank
      * without rows begins the same buckets as the others (collectives match

@@ -145,6 +145,10 @@ typedef struct ffnn_run {
     float *xt;                /* [input_size, batch_size]: x^T, made by the step's
                                  gather where layer 0's weight gradient takes it
                                  (ffnn_step_xt_create), else NULL                */
+    float **act_t;            /* [layer_count] -> [layer.out, batch_size]: act[i]^T,
+                                 made on the side queue after layer i's forward
+                                 where layer i + 1's weight gradient takes it
+                                 (ffnn_step_xt_create), else NULL (or act_t NULL) */
     ffnn_batch_buffers *spare; /* the graph runs' second set of batch buffers
                                  (prefetch.c): during step s of a run the batch of
                                  s + 1 is gathered into it on the backend's side
@@ -156,9 +160,11 @@ typedef struct ffnn_run {
 
 /* r->xt (per_op.c's cublaslt prepare): made where the backend's
  * dense_backward_wants_xt says layer 0's weight gradient runs faster from x^T at
- * batch_size (fp32 ops, dense layer 0 without dropout), else left NULL. Before the
- * graph cache (r->spare takes an xt then). Errors as the backend's alloc.
- * ffnn_step_xt_free releases it. */
+ * batch_size (fp32 ops, dense layer 0 without dropout), else left NULL; with it,
+ * r->act_t for each dense hidden layer above it (not the head's) that takes x^T
+ * too, when the backend has a side queue. Before the graph cache (r->spare takes
+ * an xt then). Errors as the backend's alloc (nothing left allocated).
+ * ffnn_step_xt_free releases them. */
 ffnn_status ffnn_step_xt_create(ffnn_run *r);
 void ffnn_step_xt_free(ffnn_run *r);
 
