@@ -255,6 +255,30 @@ static test_result tensor_follows(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* One epoch of cpu (the reference) and gpu, then every step's loss within bound of
+ * the cpu's, relative; steps: the count each must have run; *worst raised to the
+ * largest difference seen. what and epoch name the failure. */
+static test_result epoch_follows(ffnn_trainer *cpu, ffnn_trainer *gpu, size_t steps,
+                                 double bound, const char *what, int epoch, double *worst)
+{
+    ffnn_epoch_stats sc, sg;
+    CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
+    CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
+    const double *lc = NULL, *lg = NULL;
+    size_t nc = 0, ng = 0;
+    CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
+    CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
+    CHECK(nc == steps && ng == nc, "%s: %zu and %zu steps per epoch, expected %zu", what, nc,
+          ng, steps);
+    for (size_t st = 0; st < nc; st++) {
+        const double rel = fabs(lg[st] - lc[st]) / fabs(lc[st]);
+        if (rel > *worst) *worst = rel;
+        CHECK(rel <= bound, "%s epoch %d step %zu: cpu %.8f cuda %.8f (rel %.2e > %.2e)", what,
+              epoch, st + 1, lc[st], lg[st], rel, bound);
+    }
+    return TEST_PASS;
+}
+
 /* cublaslt in tf32 on the wide net at batch 1024, where layer 0's weight gradient
  * takes x^T from the step's gather and layer 1's its input transposed beside the
  * forward (step.h ffnn_step_xt_create): the buffers are made (the graph runs'
@@ -286,22 +310,10 @@ static test_result xt_follows(char *why, size_t why_size)
               gpu->run.act_t != NULL && gpu->run.act_t[0] != NULL,
           "the x^T buffers were not made");
     double worst = 0.0;
-    for (int epoch = 1; epoch <= 2; epoch++) {
-        ffnn_epoch_stats sc, sg;
-        CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
-        CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
-        const double *lc = NULL, *lg = NULL;
-        size_t nc = 0, ng = 0;
-        CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
-        CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
-        CHECK(nc == 5 && ng == nc, "%zu and %zu steps per epoch, expected 5", nc, ng);
-        for (size_t st = 0; st < nc; st++) {
-            const double rel = fabs(lg[st] - lc[st]) / fabs(lc[st]);
-            if (rel > worst) worst = rel;
-            CHECK(rel <= TRAIN_REL_TF32, "epoch %d step %zu: cpu %.8f cuda %.8f (rel %.2e)",
-                  epoch, st + 1, lc[st], lg[st], rel);
-        }
-    }
+    for (int epoch = 1; epoch <= 2; epoch++)
+        if (epoch_follows(cpu, gpu, 5, TRAIN_REL_TF32, "784-1024relu-1024relu-10 tf32", epoch,
+                          &worst) != TEST_PASS)
+            return TEST_FAIL;
     printf("     784-1024relu-1024relu-10 cublaslt tf32, x^T from the gather: 2 epochs, worst "
            "relative loss difference %.2e (bound %.2e)\n", worst, TRAIN_REL_TF32);
     ffnn_trainer_free(cpu);
@@ -932,23 +944,10 @@ static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
         CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
         CHECK(gpu->run.head_scratch != NULL, "%s: cublaslt does not run the head op", archs[ai]);
         double worst = 0.0;
-        for (int epoch = 1; epoch <= 2; epoch++) {
-            ffnn_epoch_stats sc, sg;
-            CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
-            CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
-            const double *lc = NULL, *lg = NULL;
-            size_t nc = 0, ng = 0;
-            CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
-            CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
-            CHECK(nc == N / 64 && ng == nc, "%zu and %zu steps per epoch, expected %d", nc, ng,
-                  N / 64);
-            for (size_t st = 0; st < nc; st++) {
-                const double rel = fabs(lg[st] - lc[st]) / fabs(lc[st]);
-                if (rel > worst) worst = rel;
-                CHECK(rel <= PARITY_REL, "%s epoch %d step %zu: cpu %.8f cuda %.8f (rel %.2e)",
-                      archs[ai], epoch, st + 1, lc[st], lg[st], rel);
-            }
-        }
+        for (int epoch = 1; epoch <= 2; epoch++)
+            if (epoch_follows(cpu, gpu, N / 64, PARITY_REL, archs[ai], epoch, &worst) !=
+                TEST_PASS)
+                return TEST_FAIL;
         uint64_t captured = 0, replayed = 0;
         ffnn_graph_cache_counts(gpu->strategy_state, &captured, &replayed);
         CHECK(captured > 0 && replayed > 0, "%s: %llu graphs captured, %llu replayed", archs[ai],
