@@ -624,22 +624,9 @@ static test_result mse_follows(char *why, size_t why_size)
         snprintf(what, sizeof what, "%s mse", ffnn_strategy_name(ks[k]));
         if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
             return TEST_FAIL;
-        for (int epoch = 0; epoch < 3; epoch++) {
-            ffnn_epoch_stats sc, sg;
-            CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
-            CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
-            const double *lc = NULL, *lg = NULL;
-            size_t nc = 0, ng = 0;
-            CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
-            CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
-            CHECK(nc == ng && nc == 10, "%zu / %zu steps per epoch, expected 10", nc, ng);
-            for (size_t s = 0; s < nc; s++) {
-                double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
-                worst = rel > worst ? rel : worst;
-                CHECK(rel <= PARITY_REL, "%s mse epoch step %zu: rel %.2e",
-                      ffnn_strategy_name(ks[k]), s + 1, rel);
-            }
-        }
+        for (int epoch = 1; epoch <= 3; epoch++)
+            if (epoch_follows(cpu, gpu, 10, PARITY_REL, what, epoch, &worst) != TEST_PASS)
+                return TEST_FAIL;
         printf("     32-256relu:nobias-1:nobias %s mse: 230 steps, worst relative loss "
                "difference %.2e\n", ffnn_strategy_name(ks[k]), worst);
         ffnn_trainer_free(cpu);
