@@ -81,7 +81,7 @@ static int check_arch(const char *path, const char *arch, const ffnn_model *m)
 }
 
 int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_given *given,
-                             ffnn_train_config *cfg, long long *train_limit)
+                             int split, ffnn_train_config *cfg, long long *train_limit)
 {
     ffnn_checkpoint_info info;
     const ffnn_train_config *s = &info.cfg;
@@ -135,9 +135,14 @@ int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_
         cfg->drop_last = s->drop_last;
     else if (!bad && !cfg->drop_last != !s->drop_last)
         bad = disagree(path, "--drop-last", "", "drop_last", "false");
-    if (!bad && !(bad = check_uint(path, given->train_limit, "--train-limit",
-                                   (unsigned long long)*train_limit, "train_count",
-                                   info.train_count, &u)) && !given->train_limit)
+    /* train_count is the training set's size: --train-limit's only without splits
+     * (the limit applies to the data before --test-split and --val-split take
+     * their parts; with them the library's check of the count and CRC-32 holds) */
+    if (!bad && !split &&
+        !(bad = check_uint(path, given->train_limit, "--train-limit",
+                           (unsigned long long)*train_limit, "train_count", info.train_count,
+                           &u)) &&
+        !given->train_limit)
         *train_limit = (long long)u;
     if (!given->epochs)
         cfg->epochs = s->epochs;
@@ -168,6 +173,11 @@ int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_
     }
     if (!given->ema)
         cfg->ema_decay = s->ema_decay;
+    /* the patience: the checkpoint's unless given; a different one is taken (only
+     * when to stop changes: the best epoch so far carries over, or, from a
+     * checkpoint without early stopping, the tracking starts with this run) */
+    if (!given->early_stopping)
+        cfg->early_stopping = s->early_stopping;
     return bad;
 }
 
@@ -221,7 +231,11 @@ int ffnn_cli_checkpoint_step(ffnn_cli_checkpointer *c, ffnn_trainer *t, int epoc
 {
     uint64_t global = (uint64_t)(epoch - 1) * steps_per_epoch + step;
     int stop = c->max_steps > 0 && global >= (uint64_t)c->max_steps;
-    if (c->path && ((c->every > 0 && global % (uint64_t)c->every == 0) || stop) &&
+    /* not after an epoch's last step: the epoch loop saves that position once the
+     * epoch has ended (its validation, the plateau schedule's and early stopping's
+     * update are then in the checkpoint) */
+    if (c->path && step < steps_per_epoch &&
+        ((c->every > 0 && global % (uint64_t)c->every == 0) || stop) &&
         ffnn_cli_checkpoint_save(c, t) != 0)
         return 1;
     c->stopped = stop;

@@ -15,6 +15,7 @@ typedef struct ffnn_cli_given {
     int optimizer, momentum, nesterov, beta1, beta2, eps;
     int decay, schedule, clip, ema; /* --weight-decay/--no-decay-bias, --lr-schedule/
                                        --warmup-steps, --clip-grad-*, --ema */
+    int early_stopping;             /* --early-stopping */
 } ffnn_cli_given;
 
 /* The checkpoints of one ffnn train run. */
@@ -31,9 +32,14 @@ typedef struct ffnn_cli_checkpointer {
 /* --resume path: read the checkpoint; every setting it records and the user did
  * not give is taken from it (into *cfg, *train_limit); a flag that was given
  * must agree with it (else the message names the flag, its value and the
- * checkpoint's). --epochs may differ. Returns 0, or 1 with the message printed. */
+ * checkpoint's). split: the run takes --test-split or --val-split from the data,
+ * so the checkpoint's training-set size is not --train-limit's (which is then
+ * neither taken nor compared: give it again; ffnn_trainer_resume checks the
+ * training set's size and CRC-32). --epochs and --early-stopping may differ:
+ * both say only when the run stops (the best epoch the checkpoint holds is
+ * kept). Returns 0, or 1 with the message printed. */
 int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_given *given,
-                             ffnn_train_config *cfg, long long *train_limit);
+                             int split, ffnn_train_config *cfg, long long *train_limit);
 
 /* The checkpoint's model (architecture and parameters) into *model; 0 or 1. */
 int ffnn_cli_resume_model(const char *path, ffnn_model **model);
@@ -47,7 +53,10 @@ int ffnn_cli_resume_trainer(const char *path, ffnn_trainer *trainer, ffnn_cli_ch
 
 
 /* From an ffnn_step_fn: save every `every` run-wide steps and stop at
- * max_steps (saving there). Returns non-zero to stop the epoch. */
+ * max_steps (saving there), except after an epoch's last step: the epoch loop
+ * saves that one with ffnn_cli_checkpoint_save once the epoch has ended, so it
+ * holds the epoch's end (validation, plateau schedule, early stopping).
+ * Returns non-zero to stop the epoch. */
 int ffnn_cli_checkpoint_step(ffnn_cli_checkpointer *c, ffnn_trainer *t, int epoch, size_t step,
                              size_t steps_per_epoch);
 

@@ -59,7 +59,8 @@ const char *const ffnn_cli_train_usage =
     "                    split: seed, the validation split: seed + 1), stratified by\n"
     "                    class (README \"Splits\" has the rule)\n"
     "  --early-stopping N  stop when the validation loss has not improved for N\n"
-    "                    epochs; the best epoch's weights are restored (and saved)\n"
+    "                    epochs; the best epoch's weights are restored (and saved).\n"
+    "                    A checkpoint keeps the best epoch and its weights\n"
     "  --standardize     z-score the features (and regression targets) with the\n"
     "                    training split's mean and standard deviation; the statistics\n"
     "                    are stored in the model, so eval and predict take raw rows\n"
@@ -170,8 +171,9 @@ const char *const ffnn_cli_train_usage =
     "  --resume FILE     continue the run of a checkpoint exactly where it stopped:\n"
     "                    its architecture, weights, optimizer state, settings (loss,\n"
     "                    optimizer and hyperparameters, lr, batch, seed, shuffle,\n"
-    "                    train-limit, epochs) are used; a flag given must agree with\n"
-    "                    the checkpoint, except --epochs (the total to reach)\n"
+    "                    train-limit, epochs, early-stopping) are used; a flag given\n"
+    "                    must agree with the checkpoint, except --epochs (the total\n"
+    "                    to reach) and --early-stopping (the patience from now on)\n"
     "  --gpus N|all      data-parallel training on N GPUs of this process (NCCL, one\n"
     "                    thread per GPU): each computes its share of every batch, the\n"
     "                    gradients are summed; same training as one GPU. Under mpirun\n"
@@ -293,6 +295,7 @@ static void note_given(ffnn_cli_given *g, int c)
     case OPT_LR_SCHEDULE: case OPT_WARMUP_STEPS: g->schedule = 1; break;
     case OPT_CLIP_NORM: case OPT_CLIP_VALUE: g->clip = 1; break;
     case OPT_EMA: g->ema = 1; break;
+    case OPT_EARLY_STOPPING: g->early_stopping = 1; break;
     default: break;
     }
 }
@@ -418,7 +421,11 @@ static int train_option(void *ctx, int c, const char *arg)
         rc = ffnn_cli_number(CMD, "--val-split", arg, 0.0, 1, 1.0, 1, &o->val_split);
         break;
     case OPT_EARLY_STOPPING:
-        rc = ffnn_cli_int(CMD, "--early-stopping", arg, 1, 1000000, &o->early_stopping);
+        /* at least 1 (0 is the library's "off"); the library's upper bound */
+        if ((rc = ffnn_cli_int(CMD, "--early-stopping", arg, 1,
+                               (long long)ffnn_train_config_limit("early_stopping")->max,
+                               &v)) == 0)
+            cfg->early_stopping = (int)v;
         break;
     case OPT_STANDARDIZE: o->standardize = 1; break;
     case OPT_WEIGHT_DECAY:
@@ -636,8 +643,10 @@ int ffnn_cli_train(int argc, char **argv)
         return ffnn_cli_unexpected(CMD, argv[operands]);
     if (check_combinations(&o) != 0)
         return 2;
-    if (o.resume_path && ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given, &o.cfg,
-                                                  &o.train_limit) != 0)
+    if (o.resume_path &&
+        ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given,
+                                 o.test_split > 0 || o.val_split > 0, &o.cfg,
+                                 &o.train_limit) != 0)
         return 1;
     if (o.checkpoint_path &&
         ffnn_cli_check_output_path(CMD, "--checkpoint", o.checkpoint_path) != 0)
@@ -656,8 +665,9 @@ int ffnn_cli_train(int argc, char **argv)
         (o.log_path && ffnn_cli_check_output_path(CMD, "--log", o.log_path) != 0) ||
         (o.log_steps && ffnn_cli_check_output_path(CMD, "--log-steps", o.log_steps) != 0))
         return 1;
-    if (o.early_stopping && o.val_split <= 0) {
-        fprintf(stderr, "%s: --early-stopping needs a validation set (--val-split F)\n", CMD);
+    if (o.cfg.early_stopping && o.val_split <= 0) {
+        fprintf(stderr, "%s: --early-stopping%s needs a validation set (--val-split F)\n", CMD,
+                o.given.early_stopping ? "" : " (the checkpoint's)");
         return 2;
     }
     if (o.test_path && o.test_split > 0) {

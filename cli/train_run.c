@@ -395,33 +395,16 @@ static int standardize(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     return 0;
 }
 
-/* --early-stopping: the best epoch so far (lowest validation loss) and its weights. */
-typedef struct best_epoch {
-    int epoch;
-    double val_loss;
-    float *params; /* [parameter_count] */
-} best_epoch;
-
-/* Record epoch e if it is the best so far; 1 when patience has run out. Every
- * rank of data-parallel training runs it on the same val_loss (rank 0's, see
+/* --early-stopping: 1 when patience has run out. The trainer tracks the best
+ * epoch (lowest validation loss) and its weights, and a checkpoint holds them,
+ * so a resumed run decides as the run that never stopped. Every rank of
+ * data-parallel training tracks the same val_loss (rank 0's, see
  * ffnn_trainer_set_validation), so all stop at the same epoch. */
-static int early_stopping(const ffnn_cli_train_options *o, ffnn_model *model, best_epoch *b,
-                          int e, double val_loss, int *rc)
+static int patience_ran_out(const ffnn_cli_train_options *o, const ffnn_trainer *trainer)
 {
-    if (!o->early_stopping)
-        return 0;
-    if (b->epoch == 0 || val_loss < b->val_loss) {
-        const float *p = ffnn_model_parameters(model); /* synced with the trainer */
-        if (!p) {
-            *rc = ffnn_cli_fail(CMD, "--early-stopping: reading the weights");
-            return 1;
-        }
-        memcpy(b->params, p, ffnn_model_parameter_count(model) * sizeof *p);
-        b->epoch = e;
-        b->val_loss = val_loss;
-        return 0;
-    }
-    return e - b->epoch >= o->early_stopping;
+    int stop = 0;
+    return o->cfg.early_stopping > 0 &&
+           ffnn_trainer_early_stopping(trainer, NULL, NULL, &stop) == FFNN_OK && stop;
 }
 
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
@@ -592,14 +575,10 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
             rank_failed(comm, "logging", "see the message above", 0);
     }
     int interrupted = 0;
-    best_epoch best = {0, 0.0, NULL};
-    if (o->early_stopping &&
-        !(best.params = malloc(ffnn_model_parameter_count(model) * sizeof *best.params))) {
-        fprintf(stderr, "%s: out of memory for the best epoch's weights\n", CMD);
-        rc = 1;
-    }
-    int stopped_early = 0;
-    for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped; e++) {
+    /* a checkpoint of the epoch whose end ran out of patience: the run is over */
+    int stopped_early = patience_ran_out(o, trainer);
+    for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped &&
+                              !stopped_early; e++) {
         if ((interrupted = ffnn_cli_interrupted() != 0))
             break;
         ffnn_epoch_stats stats;
@@ -632,11 +611,8 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
         if (!lead) { /* rank 0 evaluates, prints and logs; every rank checkpoints */
             if (ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0)
                 rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
-            if (rc == 0 && early_stopping(o, model, &best, e, stats.val_loss, &rc)) {
-                if (rc != 0) /* the others wait in the next collective */
-                    rank_failed(comm, "--early-stopping", "reading the weights", 0);
+            if (rc == 0 && (stopped_early = patience_ran_out(o, trainer)))
                 break;
-            }
             continue;
         }
         if (val) {
@@ -674,25 +650,28 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
                 fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
             rc = 1;
         }
-        if (rc == 0 && early_stopping(o, model, &best, e, stats.val_loss, &rc)) {
-            stopped_early = rc == 0;
+        /* after the checkpoint, which holds this epoch's early-stopping outcome (the
+         * trainer tracked it when the epoch ended) */
+        if (rc == 0 && (stopped_early = patience_ran_out(o, trainer)))
             break;
-        }
     }
-    if (rc == 0 && lead && best.epoch > 0) { /* the best epoch's weights, into the model */
-        float *p = ffnn_model_parameters(model); /* synced first: no longer stale */
-        if (!p) {
+    /* the run is over (not stopped by --max-steps or a signal before its end):
+     * early stopping's choice holds and the test set is evaluated */
+    const int complete = rc == 0 && !interrupted && (stopped_early || !checkpoints.stopped);
+    int best_epoch = 0;
+    double best_loss = 0.0;
+    if (complete && lead && o->cfg.early_stopping > 0 &&
+        ffnn_trainer_early_stopping(trainer, &best_epoch, &best_loss, NULL) == FFNN_OK &&
+        best_epoch > 0) { /* the best epoch's weights, into the model */
+        if (ffnn_trainer_restore_best(trainer) != FFNN_OK)
             rc = run_failed(comm, "--early-stopping: restoring the weights", 0);
-        } else {
-            memcpy(p, best.params, ffnn_model_parameter_count(model) * sizeof *p);
+        else
             fprintf(info, "early stopping: %s; restored epoch %d (val_loss %.6g)\n",
                     stopped_early ? "the validation loss did not improve for the last "
                                     "--early-stopping epochs"
-                                  : "all epochs run", best.epoch, best.val_loss);
-        }
+                                  : "all epochs run", best_epoch, best_loss);
     }
-    free(best.params);
-    if (rc == 0 && lead && val && test && !checkpoints.stopped && !interrupted) {
+    if (complete && rc == 0 && lead && val && test) {
         /* the test set, once */
         ffnn_metrics m;
         if (ffnn_model_evaluate_metrics(model, o->cfg.loss, test, o->cfg.eval_batch_size, &m,

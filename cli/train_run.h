@@ -36,7 +36,6 @@ typedef struct ffnn_cli_train_options {
     ffnn_cli_table_options table; /* --labels, --header, --delimiter, --target ...  */
     const char *test_path;       /* --test FILE (or NULL)                          */
     double test_split, val_split; /* --test-split F, --val-split F (0: none)       */
-    long long early_stopping;    /* --early-stopping N (0: off)                    */
     int standardize;             /* --standardize                                  */
 } ffnn_cli_train_options;
 

@@ -765,6 +765,11 @@ typedef struct ffnn_train_config {
     int warmup_steps;       /* linear warm-up: step k < warmup_steps (0-based, over
                                the run) runs at (k + 1) / warmup_steps of the
                                schedule's rate (default 0: none)                   */
+    int early_stopping;     /* early stopping's patience P, in epochs, in [0, 1000000]
+                               (default 0: off): the trainer tracks the best epoch
+                               and its weights, and reports the stop once P epochs
+                               after it have not improved on it
+                               (ffnn_trainer_early_stopping)                       */
     /* cuda launch shapes, for experiments (0 = the default; ignored on cpu). Neither
      * changes any arithmetic or its order, so results are bit-identical:
      *   cuda_block_1d  threads per block of the 1-D element-wise kernels (gather,
@@ -794,7 +799,8 @@ typedef struct ffnn_config_limit {
 
 /* The limit of one field by name ("epochs", "batch_size", "learning_rate",
  * "threads", "eval_batch_size", "steps_per_launch", "momentum", "beta1", "beta2",
- * "epsilon", "cuda_block_1d", "cuda_block_2d"), or NULL for an unknown name.
+ * "epsilon", "early_stopping", "cuda_block_1d", "cuda_block_2d"), or NULL for an
+ * unknown name.
  * Owned by the library (static); do not free. */
 FFNN_API const ffnn_config_limit *ffnn_train_config_limit(const char *field);
 
@@ -944,6 +950,37 @@ FFNN_API ffnn_status ffnn_trainer_sync_model(ffnn_trainer *t);
 FFNN_API ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_dataset *data,
                                                    ffnn_metrics *metrics, uint64_t *confusion);
 
+/* ---- Early stopping (cfg.early_stopping = P > 0) ----
+ *
+ * Once per finished epoch (by ffnn_trainer_run_epoch(_until), or the last step of
+ * one by ffnn_trainer_step) the trainer takes the epoch's metric: its validation
+ * loss (ffnn_epoch_stats.val_loss, ffnn_trainer_set_validation), or without a
+ * validation set (and for an epoch ffnn_trainer_step finishes, which evaluates
+ * none) its mean training loss - the plateau schedule's metric. An epoch whose
+ * metric is finite and lower than the best so far (or the first finite one)
+ * becomes the best epoch: the trainer keeps its metric and a host copy of its
+ * weights (the model's weights: the EMA weights when ema_decay > 0), parameter_count
+ * floats. A checkpoint holds this state (docs/FORMATS.md), so a resumed run
+ * stops and restores as the run that never stopped. Data parallelism: every rank
+ * sees rank 0's validation loss, so every rank decides the same. */
+
+/* The state: *best_epoch the best epoch so far (1-based; 0 before one, or with
+ * early stopping off), *best_loss its metric (NaN without one), *stop 1 when
+ * patience has run out: the last finished epoch is P or more epochs after the
+ * best (the caller stops; the trainer would train on). Each may be NULL.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL trainer). */
+FFNN_API ffnn_status ffnn_trainer_early_stopping(const ffnn_trainer *t, int *best_epoch,
+                                                 double *best_loss, int *stop);
+
+/* Put the best epoch's weights into the trainer's model (its host parameters,
+ * which ffnn_model_parameters, _save, _evaluate ... read). The trainer itself is
+ * unchanged: its device parameters, optimizer state, ffnn_trainer_evaluate and
+ * checkpoints stay those of its last step, and its next step (or
+ * ffnn_trainer_sync_model) makes those the model's again. Local (one rank of a
+ * data-parallel run may call it alone). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL
+ * trainer, early stopping off, or no best epoch yet). */
+FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
+
 /* ------------------------------------------------------------------ checkpoints */
 
 /* A checkpoint is a safetensors file (docs/FORMATS.md, "Checkpoints") holding
@@ -954,16 +991,21 @@ FFNN_API ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_d
  * "ffnn-checkpoint", arch, loss, the training configuration (optimizer and its
  * hyperparameters, learning_rate, batch_size, seed, shuffle, epochs), the
  * training set's sample count and CRC-32, epoch, step, optimizer_steps and the
- * shuffle generator's state at the start of the epoch. Resuming at step k of an
- * epoch and running on gives the per-step losses and parameters of the run
- * that never stopped, bit for bit (same device and kernels). */
+ * shuffle generator's state at the start of the epoch; the state of the plateau
+ * schedule and, with early_stopping > 0, of early stopping (the best epoch, its
+ * metric and weights: early_stopping.best.layers.<i>.weight ...). Resuming at step
+ * k of an epoch and running on gives the per-step losses and parameters of the
+ * run that never stopped, bit for bit (same device and kernels), and early
+ * stopping the same stop and the same best epoch's weights. */
 
 /* What a checkpoint records besides the tensors. */
 typedef struct ffnn_checkpoint_info {
     ffnn_train_config cfg;   /* loss, batch_size, learning_rate, seed, shuffle,
                                 epochs, optimizer, momentum, nesterov, beta1,
-                                beta2, epsilon from the file; device, kernels,
-                                eval_batch_size: the defaults            */
+                                beta2, epsilon, the optional settings and
+                                early_stopping (0: the file holds no early
+                                stopping state) from the file; device,
+                                kernels, eval_batch_size: the defaults   */
     size_t train_count;      /* samples of the training set              */
     uint32_t train_crc32;    /* zlib CRC-32 of its features, then targets */
     int epoch;               /* the epoch in progress or last finished (1-based;
@@ -989,18 +1031,26 @@ FFNN_API ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_datase
  * temporary file in the same directory, fsync, rename, fsync the directory;
  * on any failure path is left as it was). May be called between steps, e.g.
  * from an ffnn_step_fn. First reads back the losses of the steps not read
- * back yet (one download). Errors: FFNN_ERR_NUMERIC (any loss of the run so
- * far NaN/Inf - the message names the epoch and step - or a NaN/Inf parameter
- * or optimizer state value; nothing written), FFNN_ERR_IO (path, step, byte
- * offset, strerror), FFNN_ERR_NO_MEMORY, backend errors. */
+ * back yet (one download). Saved from an ffnn_step_fn after an epoch's last step,
+ * it holds the state before that epoch's end (its validation, the plateau
+ * schedule's and early stopping's update of it), which a run resumed from it
+ * then never makes: save the end of an epoch after ffnn_trainer_run_epoch(_until)
+ * returns (ffnn train does). Errors: FFNN_ERR_NUMERIC (any loss of the run so
+ * far NaN/Inf - the message names the epoch and step - or a NaN/Inf parameter,
+ * optimizer state, EMA or best-epoch value; nothing written), FFNN_ERR_IO
+ * (path, step, byte offset, strerror), FFNN_ERR_NO_MEMORY, backend errors. */
 FFNN_API ffnn_status ffnn_trainer_save_checkpoint(ffnn_trainer *t, const char *path);
 
 /* Continue from the checkpoint at path: t must have been created (on any
  * device) with a model of the checkpoint's architecture and the configuration
  * and training set the checkpoint records (loss, optimizer and
  * hyperparameters, learning_rate, batch_size, seed, shuffle; sample count and
- * CRC-32 of the data; epochs and the device may differ). Sets the device
- * parameters (and the model's), the optimizer state, the step counters and the
+ * CRC-32 of the data; epochs, early_stopping - both say only when to stop - and
+ * the device may differ). Sets the device parameters (and the model's), the
+ * optimizer state, the step counters, the plateau schedule's state, early
+ * stopping's state (when t's early_stopping > 0: the file's best epoch, its
+ * metric and weights, or, from a file without them, none yet - the tracking
+ * starts at the next finished epoch; when 0 the file's are ignored) and the
  * epoch's permutation; the next ffnn_trainer_run_epoch finishes the saved
  * epoch (or starts the next one when it was finished). The file is checked as
  * a model file is (docs/FORMATS.md) before anything changes. Errors:

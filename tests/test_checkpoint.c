@@ -15,7 +15,14 @@
  *     (the message names the field and both values), a model file resumed or a
  *     checkpoint loaded as a model, tampered or truncated files;
  *   - the CLI: --max-steps + --checkpoint, then --resume with no other flag,
- *     reproduces the uninterrupted run's step log and model file.
+ *     reproduces the uninterrupted run's step log and model file;
+ *   - early stopping's state in a checkpoint: a run resumed before or after the
+ *     best epoch (mid-epoch, at an epoch's end, at the end of the epoch that
+ *     stops) stops after the same epoch and restores the same best weights as the
+ *     run that never stopped (sgd; momentum + EMA); malformed or inconsistent
+ *     early-stopping keys and tensors refused naming the key; checkpoints without
+ *     the state (the format before it) still resume, and a different patience or
+ *     none is accepted.
  * Set FFNN_TEST_VERBOSE=1 to see each error message. */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
@@ -820,6 +827,40 @@ static int patch_header(blob *b, const char *from, const char *to)
     return -1;
 }
 
+/* Replace the first `from` in b's header by `to` of any length ("" removes it):
+ * the header is padded again with spaces to a multiple of 8 bytes and its length
+ * rewritten (the data offsets count from the data section: unchanged). 0 if found. */
+static int edit_header(blob *b, const char *from, const char *to)
+{
+    uint64_t header = 0;
+    for (int i = 7; i >= 0; i--)
+        header = header << 8 | b->data[i];
+    const char *text = (const char *)b->data + 8;
+    size_t n = strlen(from), at = 0, body = (size_t)header;
+    while (at + n <= body && memcmp(text + at, from, n) != 0)
+        at++;
+    if (at + n > body)
+        return -1;
+    while (body > 0 && text[body - 1] == ' ')
+        body--;
+    size_t new_body = body - n + strlen(to), new_header = (new_body + 7) / 8 * 8;
+    size_t data = b->size - 8 - (size_t)header;
+    uint8_t *out = malloc(8 + new_header + data);
+    if (!out)
+        return -1;
+    for (int i = 0; i < 8; i++)
+        out[i] = (uint8_t)((uint64_t)new_header >> (8 * i));
+    memcpy(out + 8, text, at);
+    memcpy(out + 8 + at, to, strlen(to));
+    memcpy(out + 8 + at + strlen(to), text + at + n, body - at - n);
+    memset(out + 8 + new_body, ' ', new_header - new_body);
+    memcpy(out + 8 + new_header, b->data + 8 + header, data);
+    free(b->data);
+    b->data = out;
+    b->size = 8 + new_header + data;
+    return 0;
+}
+
 /* Write good with a change, then expect ffnn_checkpoint_load to refuse it. */
 static test_result expect_tampered(const char *dir, const blob *good, const char *from,
                                    const char *to, size_t truncate_to, long poke_from_end,
@@ -832,7 +873,8 @@ static test_result expect_tampered(const char *dir, const blob *good, const char
     CHECK(b.data != NULL, "out of memory");
     memcpy(b.data, good->data, good->size);
     snprintf(path, sizeof path, "%s/tampered.ckpt", dir);
-    int ok = !from || patch_header(&b, from, to) == 0;
+    int ok = !from || (strlen(from) == strlen(to) ? patch_header(&b, from, to)
+                                                   : edit_header(&b, from, to)) == 0;
     if (poke_from_end)
         memset(b.data + b.size - (size_t)poke_from_end, 0xFF, 4); /* a NaN */
     if (truncate_to)
@@ -1038,6 +1080,432 @@ TEST_DIR_CASE("ck", cli_resume_tune)
     return TEST_PASS;
 }
 
+/* ---------------------------------------------------------------- early stopping */
+
+/* 200 noisy samples of 3 features in [-1, 1) and two classes (1 when u0 + 0.6 u3 >
+ * 0.8, u3 a hidden draw: the noisy CSV of test_tabular.c's early-stopping tests), the
+ * first 150 to train on (*train) and the last 50 to validate (*val). */
+static ffnn_status noisy_sets(ffnn_dataset **train, ffnn_dataset **val)
+{
+    float x[200 * 3];
+    int32_t y[200];
+    uint64_t s = 12345;
+    for (int i = 0; i < 200; i++) {
+        double r[4];
+        for (int k = 0; k < 4; k++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            r[k] = (double)(s >> 11) / 9007199254740992.0;
+        }
+        for (int k = 0; k < 3; k++)
+            x[3 * i + k] = (float)(2.0 * r[k] - 1.0);
+        y[i] = r[0] + 0.6 * r[3] > 0.8;
+    }
+    ffnn_dataset *all = NULL;
+    ffnn_status st = ffnn_dataset_from_arrays(200, 3, x, y, 0, NULL, &all);
+    if (st == FFNN_OK && (st = ffnn_dataset_slice(all, 0, 150, train)) == FFNN_OK &&
+        (st = ffnn_dataset_slice(all, 150, 50, val)) != FFNN_OK)
+        ffnn_dataset_free(*train);
+    ffnn_dataset_free(all);
+    return st;
+}
+
+enum { ES_EPOCHS = 100, ES_PATIENCE = 3 };
+#define ES_ARCH "3-32relu-2"
+
+/* Early stopping with patience ES_PATIENCE on the cpu reference: sgd, or (ema)
+ * momentum with EMA weights, whose copy the best epoch keeps. */
+static ffnn_train_config es_config(int ema)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    cfg.batch_size = 8;
+    cfg.seed = 5;
+    cfg.epochs = ES_EPOCHS;
+    cfg.learning_rate = 0.1f;
+    cfg.steps_per_launch = 1;
+    cfg.early_stopping = ES_PATIENCE;
+    if (ema) {
+        cfg.optimizer = FFNN_OPT_MOMENTUM;
+        cfg.learning_rate = 0.1f;
+        cfg.ema_decay = 0.8f;
+    }
+    return cfg;
+}
+
+/* A fresh model (initialised from seed) and its trainer with validation set val. */
+static test_result es_trainer(const ffnn_dataset *train, const ffnn_dataset *val,
+                              const ffnn_train_config *cfg, uint64_t seed, ffnn_model **m,
+                              ffnn_trainer **t)
+{
+    CHECK_OK(ffnn_model_create(ES_ARCH, m));
+    CHECK_OK(ffnn_model_init(*m, seed));
+    CHECK_OK(ffnn_trainer_create(*m, train, cfg, t));
+    CHECK_OK(ffnn_trainer_set_validation(*t, val));
+    return TEST_PASS;
+}
+
+/* The run step of the trainer's position. */
+static size_t es_done(const ffnn_trainer *t)
+{
+    int epoch;
+    size_t step;
+    ffnn_trainer_position(t, &epoch, &step);
+    return epoch == 0 ? 0 : (size_t)(epoch - 1) * ffnn_trainer_steps_per_epoch(t) + step;
+}
+
+/* Train as ffnn train does: epochs until patience runs out (*stopped = 1), the
+ * last epoch, or run step `until` (0: no such stop). */
+static test_result es_run(ffnn_trainer *t, size_t until, int *stopped)
+{
+    const size_t spe = ffnn_trainer_steps_per_epoch(t);
+    *stopped = 0;
+    for (;;) {
+        CHECK_OK(ffnn_trainer_early_stopping(t, NULL, NULL, stopped));
+        if (*stopped || (until && es_done(t) >= until) || es_done(t) >= ES_EPOCHS * spe)
+            return TEST_PASS;
+        ffnn_epoch_stats stats;
+        int finished = -1;
+        CHECK_OK(ffnn_trainer_run_epoch_until(t, until ? stop_at : NULL, &until, &stats,
+                                              &finished));
+        CHECK(!finished || !isnan(stats.val_loss), "epoch %d: no validation loss", stats.epoch);
+    }
+}
+
+/* What a run ended with: the epoch it stopped after, the best epoch, its
+ * validation loss and the weights restored. */
+typedef struct es_outcome {
+    int stop_epoch, best_epoch;
+    double best_loss;
+    float *best; /* [parameter_count] malloc'd */
+} es_outcome;
+
+static test_result es_finish(ffnn_trainer *t, ffnn_model *m, es_outcome *o)
+{
+    int stopped;
+    size_t n = ffnn_model_parameter_count(m);
+    if (es_run(t, 0, &stopped) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(stopped, "patience never ran out in %d epochs", ES_EPOCHS);
+    ffnn_trainer_position(t, &o->stop_epoch, NULL);
+    CHECK_OK(ffnn_trainer_early_stopping(t, &o->best_epoch, &o->best_loss, NULL));
+    CHECK_OK(ffnn_trainer_restore_best(t));
+    const float *p = ffnn_model_parameters(m);
+    CHECK(p && (o->best = malloc(n * sizeof *o->best)) != NULL, "parameters");
+    memcpy(o->best, p, n * sizeof *o->best);
+    return TEST_PASS;
+}
+
+/* Stop at run step k, save, throw the trainer away, resume a fresh one and run to
+ * the stop: the stop epoch, best epoch, its loss and the restored weights are the
+ * uninterrupted run's (ref), bit for bit; saving right after resuming writes the
+ * same bytes. */
+static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
+                                const ffnn_dataset *val, const ffnn_train_config *cfg, size_t k,
+                                const es_outcome *ref)
+{
+    char path[512], again[512];
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    es_outcome got = {0, 0, 0.0, NULL};
+    int stopped;
+    blob a, b;
+    snprintf(path, sizeof path, "%s/es.ckpt", dir);
+    snprintf(again, sizeof again, "%s/es-again.ckpt", dir);
+    if (es_trainer(train, val, cfg, 3, &m, &t) != TEST_PASS || es_run(t, k, &stopped) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(es_done(t) == k, "stopped at run step %zu, expected %zu", es_done(t), k);
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    if (es_trainer(train, val, cfg, 99, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ffnn_trainer_resume(t, path));
+    CHECK(es_done(t) == k, "resumed at run step %zu, expected %zu", es_done(t), k);
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, again));
+    CHECK(test_read_file(path, &a) == 0 && test_read_file(again, &b) == 0, "read checkpoints");
+    int same = test_same_blob(&a, &b);
+    free(a.data);
+    free(b.data);
+    CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
+    test_result r = es_finish(t, m, &got);
+    size_t n = ffnn_model_parameter_count(m);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    if (r == TEST_PASS) {
+        same = memcmp(got.best, ref->best, n * sizeof *got.best) == 0;
+        free(got.best);
+        got.best = NULL;
+        CHECK(got.stop_epoch == ref->stop_epoch && got.best_epoch == ref->best_epoch,
+              "resumed at run step %zu: stopped after epoch %d, best %d; uninterrupted: %d, "
+              "%d", k, got.stop_epoch, got.best_epoch, ref->stop_epoch, ref->best_epoch);
+        CHECK(memcmp(&got.best_loss, &ref->best_loss, sizeof got.best_loss) == 0,
+              "resumed at run step %zu: best loss %.17g, uninterrupted %.17g", k, got.best_loss,
+              ref->best_loss);
+        CHECK(same, "resumed at run step %zu: the restored weights differ", k);
+    }
+    free(got.best);
+    return r;
+}
+
+/* Early stopping survives an interruption (RELIABILITY: resume gives the run
+ * that never stopped): a run stopped at step k, checkpointed and resumed in a
+ * fresh model and trainer stops after the same epoch with the same best epoch,
+ * validation loss and restored weights (memcmp) as the run that never stopped -
+ * cut before the best epoch, after it (mid-epoch and at an epoch's end, patience
+ * not run out) and at the end of the epoch that stops; sgd, and momentum with
+ * EMA (the best epoch keeps the EMA weights). */
+TEST_DIR_CASE("ck", early_stopping_resume_exact)
+{
+    ffnn_dataset *train = NULL, *val = NULL;
+    UNUSED_WHY();
+    CHECK_OK(noisy_sets(&train, &val));
+    test_result r = TEST_PASS;
+    for (int ema = 0; ema <= 1 && r == TEST_PASS; ema++) {
+        ffnn_train_config cfg = es_config(ema);
+        ffnn_model *m = NULL;
+        ffnn_trainer *t = NULL;
+        es_outcome ref = {0, 0, 0.0, NULL};
+        size_t spe = 0;
+        if ((r = es_trainer(train, val, &cfg, 3, &m, &t)) == TEST_PASS) {
+            spe = ffnn_trainer_steps_per_epoch(t);
+            r = es_finish(t, m, &ref);
+        }
+        ffnn_trainer_free(t);
+        ffnn_model_free(m);
+        if (r == TEST_PASS && !(ref.best_epoch >= 2 && ref.stop_epoch == ref.best_epoch +
+                                ES_PATIENCE)) {
+            fprintf(stderr, "    the uninterrupted run: best epoch %d, stopped after %d: "
+                    "expected a best epoch >= 2 and %d epochs of patience\n", ref.best_epoch,
+                    ref.stop_epoch, ES_PATIENCE);
+            r = TEST_FAIL;
+        }
+        const size_t b = (size_t)ref.best_epoch;
+        const size_t cuts[] = {(b - 1) * spe + 2, b * spe + spe / 2, (b + 1) * spe,
+                               (size_t)ref.stop_epoch * spe};
+        for (size_t i = 0; i < sizeof cuts / sizeof cuts[0] && r == TEST_PASS; i++)
+            r = es_resume_at(dir, train, val, &cfg, cuts[i], &ref);
+        if (r == TEST_PASS)
+            printf("     %s: best epoch %d (val_loss %.6g), stopped after epoch %d; resumed "
+                   "at run steps %zu, %zu, %zu, %zu: the same stop, best epoch and weights\n",
+                   ema ? "momentum + ema" : "sgd", ref.best_epoch, ref.best_loss,
+                   ref.stop_epoch, cuts[0], cuts[1], cuts[2], cuts[3]);
+        free(ref.best);
+    }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(val);
+    return r;
+}
+
+/* A checkpoint of the sgd early-stopping run (es_config) at run step k into path;
+ * *best_epoch and *seen: its best epoch and the last epoch early stopping saw. */
+static test_result es_checkpoint(const char *path, const ffnn_dataset *train,
+                                 const ffnn_dataset *val, const ffnn_train_config *cfg, size_t k,
+                                 int *best_epoch, int *seen)
+{
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    int stopped;
+    size_t step;
+    if (es_trainer(train, val, cfg, 3, &m, &t) != TEST_PASS || es_run(t, k, &stopped) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(!stopped && es_done(t) == k, "run step %zu, stopped %d", es_done(t), stopped);
+    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    CHECK_OK(ffnn_trainer_early_stopping(t, best_epoch, NULL, NULL));
+    ffnn_trainer_position(t, seen, &step);
+    if (step < ffnn_trainer_steps_per_epoch(t))
+        --*seen; /* the epoch in progress is not seen yet */
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    return TEST_PASS;
+}
+
+/* Early stopping's keys and tensors, malformed or inconsistent, are refused
+ * (FFNN_ERR_FORMAT naming the file and the key or tensor) before anything is
+ * allocated or changed: a best epoch after the last epoch seen, a last epoch seen
+ * after the position, a NaN or infinite best loss, "inf" with a best epoch, a
+ * finite one without, patience 0, the state without the patience or the other
+ * way round, a missing key, best weights without "early_stopping" or without a
+ * best epoch, a wrong shape, an unknown layer, a NaN weight. */
+TEST_DIR_CASE("ck", early_stopping_malformed_refused)
+{
+    char path[512], key[4][96], bad[3][96], comma[3][104]; /* comma: a key and its ',' */
+    ffnn_dataset *train = NULL, *val = NULL;
+    blob good;
+    int best = 0, seen = 0;
+    UNUSED_WHY();
+    snprintf(path, sizeof path, "%s/es.ckpt", dir);
+    CHECK_OK(noisy_sets(&train, &val));
+    ffnn_train_config cfg = es_config(0);
+    /* mid-epoch, two epochs after the best (best 8 < seen 9 < epoch 10) */
+    const size_t spe = (150 + cfg.batch_size - 1) / cfg.batch_size;
+    if (es_checkpoint(path, train, val, &cfg, 9 * spe + 4, &best, &seen) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(best > 0 && seen > best, "best epoch %d, last seen %d", best, seen);
+    CHECK(test_read_file(path, &good) == 0, "cannot read %s", path);
+    /* the keys as written, and other values */
+    snprintf(key[0], sizeof key[0], "\"early_stopping_best_epoch\":\"%d\"", best);
+    snprintf(bad[0], sizeof bad[0], "\"early_stopping_best_epoch\":\"%d\"", seen + 1);
+    snprintf(key[1], sizeof key[1], "\"early_stopping_epoch\":\"%d\"", seen);
+    snprintf(bad[1], sizeof bad[1], "\"early_stopping_epoch\":\"%d\"", seen + 1);
+    snprintf(key[2], sizeof key[2], "\"early_stopping\":\"%d\",", ES_PATIENCE);
+    snprintf(bad[2], sizeof bad[2], "\"early_stopping_best_epoch\":\"0\"");
+    const char *loss = strstr((const char *)good.data + 8, "\"early_stopping_best_loss\":\"");
+    CHECK(loss, "no early_stopping_best_loss in the header");
+    size_t loss_len = strcspn(loss + 28, "\"") + 29;
+    CHECK(loss_len < sizeof key[3], "a long best loss");
+    memcpy(key[3], loss, loss_len);
+    key[3][loss_len] = '\0';
+    snprintf(comma[0], sizeof comma[0], "%s,", key[3]);
+    /* from -> to (NULL: the header as written), poke: a NaN as the last float */
+    struct { const char *from, *to; long poke; const char *n1, *n2; } cases[] = {
+        {key[0], bad[0], 0, "\"early_stopping_best_epoch\"", "at most"},
+        {key[1], bad[1], 0, "\"early_stopping_epoch\"", "at most"},
+        {key[3], "\"early_stopping_best_loss\":\"nan\"", 0, "\"early_stopping_best_loss\"",
+         "finite"},
+        {key[3], "\"early_stopping_best_loss\":\"-inf\"", 0, "\"early_stopping_best_loss\"",
+         "finite"},
+        {key[3], "\"early_stopping_best_loss\":\"inf\"", 0, "\"early_stopping_best_loss\"",
+         "finite"},
+        {key[0], bad[2], 0, "\"early_stopping_best_loss\"", "expected \"inf\""},
+        {key[2], "\"early_stopping\":\"0\",", 0, "\"early_stopping\"", "patience"},
+        {key[2], "", 0, "\"early_stopping_epoch\"", "without \"early_stopping\""},
+        {comma[0], "", 0, "missing \"early_stopping_best_loss\"", NULL},
+        {"\"early_stopping.best.layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2]",
+         "\"early_stopping.best.layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[1,2]", 0,
+         "\"early_stopping.best.layers.1.bias\"", "shape [1, 2]"},
+        {"\"early_stopping.best.layers.1.bias\"", "\"early_stopping.best.layers.7.bias\"", 0,
+         "\"early_stopping.best.layers.7.bias\"", "unexpected tensor"},
+        {NULL, NULL, 4, "\"early_stopping.best.layers.1.bias\"", "finite"},
+    };
+    test_result r = TEST_PASS;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && r == TEST_PASS; i++)
+        r = expect_tampered(dir, &good, cases[i].from, cases[i].to, 0, cases[i].poke,
+                            cases[i].n1, cases[i].n2);
+    /* the best weights without their keys, or with no best epoch */
+    blob b = {malloc(good.size), good.size};
+    CHECK(b.data, "out of memory");
+    memcpy(b.data, good.data, good.size);
+    snprintf(comma[1], sizeof comma[1], "%s,", key[0]);
+    snprintf(comma[2], sizeof comma[2], "%s,", key[1]);
+    CHECK(edit_header(&b, key[2], "") == 0 && edit_header(&b, comma[0], "") == 0 &&
+              edit_header(&b, comma[1], "") == 0 && edit_header(&b, comma[2], "") == 0,
+          "edit");
+    if (r == TEST_PASS)
+        r = expect_tampered(dir, &b, NULL, NULL, 0, 0, "unexpected tensor \"early_stopping.best.",
+                            "without \"early_stopping\"");
+    free(b.data);
+    b.data = malloc(good.size), b.size = good.size;
+    CHECK(b.data, "out of memory");
+    memcpy(b.data, good.data, good.size);
+    if (r == TEST_PASS && (edit_header(&b, key[0], bad[2]) != 0 ||
+                           edit_header(&b, key[3], "\"early_stopping_best_loss\":\"inf\"") != 0))
+        r = TEST_FAIL;
+    if (r == TEST_PASS)
+        r = expect_tampered(dir, &b, NULL, NULL, 0, 0, "unexpected tensor \"early_stopping.best.",
+                            "\"early_stopping_best_epoch\" 0");
+    /* resuming the malformed file: refused with the trainer unchanged */
+    char tampered[512];
+    snprintf(tampered, sizeof tampered, "%s/tampered.ckpt", dir);
+    if (r == TEST_PASS)
+        r = expect_refused(tampered, ES_ARCH, train, &cfg, FFNN_ERR_FORMAT, tampered,
+                           "early_stopping_best_epoch", NULL);
+    free(b.data);
+    free(good.data);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(val);
+    return r;
+}
+
+/* Checkpoints without early stopping's state - those of a run without it, the
+ * format from before it (no key or tensor of it) - still resume, into a trainer
+ * with early stopping too: its tracking starts with the resumed run's first
+ * finished epoch. A checkpoint with the state resumes into a trainer without
+ * early stopping (the state is not used) or with another patience (the best
+ * epoch carries over; only the stop moves). */
+TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
+{
+    char old_path[512], es_path[512];
+    ffnn_dataset *train = NULL, *val = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    ffnn_checkpoint_info info;
+    blob old;
+    int best = -1, seen = 0, stop = -1, epoch = 0;
+    double best_loss = 0.0;
+    UNUSED_WHY();
+    snprintf(old_path, sizeof old_path, "%s/old.ckpt", dir);
+    snprintf(es_path, sizeof es_path, "%s/es.ckpt", dir);
+    CHECK_OK(noisy_sets(&train, &val));
+    ffnn_train_config cfg = es_config(0), off = cfg;
+    off.early_stopping = 0;
+    const size_t spe = (150 + cfg.batch_size - 1) / cfg.batch_size;
+    if (es_checkpoint(old_path, train, val, &off, 2 * spe + 5, &best, &seen) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK(test_read_file(old_path, &old) == 0, "cannot read %s", old_path);
+    stop = contains(&old, "early_stopping");
+    free(old.data);
+    CHECK(!stop, "a run without early stopping wrote some of its keys");
+    CHECK_OK(ffnn_checkpoint_load(old_path, NULL, &info));
+    CHECK(info.cfg.early_stopping == 0, "info: early_stopping %d", info.cfg.early_stopping);
+    /* into a trainer with early stopping: none yet, then the first finished epoch */
+    if (es_trainer(train, val, &cfg, 9, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ffnn_trainer_resume(t, old_path));
+    CHECK_OK(ffnn_trainer_early_stopping(t, &best, &best_loss, &stop));
+    CHECK(best == 0 && isnan(best_loss) && stop == 0, "after resuming: best epoch %d, loss %g, "
+          "stop %d", best, best_loss, stop);
+    CHECK(ffnn_trainer_restore_best(t) == FFNN_ERR_INVALID_ARGUMENT, "restored no best epoch");
+    ffnn_epoch_stats stats;
+    CHECK_OK(ffnn_trainer_run_epoch(t, NULL, NULL, &stats));
+    CHECK_OK(ffnn_trainer_early_stopping(t, &best, &best_loss, &stop));
+    CHECK(best == 3 && best_loss == stats.val_loss && !stop, "after epoch 3: best epoch %d "
+          "(loss %g, epoch's %g)", best, best_loss, stats.val_loss);
+    es_outcome o = {0, 0, 0.0, NULL};
+    if (es_finish(t, m, &o) != TEST_PASS)
+        return TEST_FAIL;
+    free(o.best);
+    CHECK(o.best_epoch >= 3 && o.stop_epoch == o.best_epoch + ES_PATIENCE,
+          "stopped after epoch %d, best %d", o.stop_epoch, o.best_epoch);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    /* a checkpoint with the state (best 8, seen 9) into a trainer without early
+     * stopping, and into one with patience + 2 */
+    if (es_checkpoint(es_path, train, val, &cfg, 9 * spe + 4, &best, &seen) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ffnn_checkpoint_load(es_path, NULL, &info));
+    CHECK(info.cfg.early_stopping == ES_PATIENCE, "info: early_stopping %d",
+          info.cfg.early_stopping);
+    const int saved_best = best;
+    if (es_trainer(train, val, &off, 9, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ffnn_trainer_resume(t, es_path));
+    CHECK_OK(ffnn_trainer_early_stopping(t, &best, NULL, &stop));
+    CHECK(best == 0 && stop == 0, "early stopping off: best epoch %d, stop %d", best, stop);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_train_config longer = cfg;
+    longer.early_stopping = ES_PATIENCE + 2;
+    if (es_trainer(train, val, &longer, 9, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
+    CHECK_OK(ffnn_trainer_resume(t, es_path));
+    CHECK_OK(ffnn_trainer_early_stopping(t, &best, NULL, &stop));
+    CHECK(best == saved_best && stop == 0, "patience %d: best epoch %d (saved %d)",
+          longer.early_stopping, best, saved_best);
+    if (es_finish(t, m, &o) != TEST_PASS)
+        return TEST_FAIL;
+    free(o.best);
+    ffnn_trainer_position(t, &epoch, NULL);
+    CHECK(o.stop_epoch == o.best_epoch + ES_PATIENCE + 2 && o.best_epoch >= saved_best,
+          "patience %d: stopped after epoch %d, best %d", longer.early_stopping, o.stop_epoch,
+          o.best_epoch);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(val);
+    return TEST_PASS;
+}
+
 const test_case checkpoint_tests[] = {
     {"checkpoint_resume_cpu_sgd", test_resume_cpu_sgd},
     {"checkpoint_resume_cpu_momentum", test_resume_cpu_momentum},
@@ -1058,5 +1526,9 @@ const test_case checkpoint_tests[] = {
     {"checkpoint_tampered_refused", test_tampered_refused},
     {"checkpoint_cli_resume", test_cli_resume},
     {"checkpoint_cli_resume_tune", test_cli_resume_tune},
+    {"checkpoint_early_stopping_resume_exact", test_early_stopping_resume_exact},
+    {"checkpoint_early_stopping_malformed_refused", test_early_stopping_malformed_refused},
+    {"checkpoint_early_stopping_old_checkpoints_resume",
+     test_early_stopping_old_checkpoints_resume},
 };
 const size_t checkpoint_tests_count = sizeof checkpoint_tests / sizeof checkpoint_tests[0];

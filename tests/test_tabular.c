@@ -2,7 +2,8 @@
  * every malformed-file class with its message), the seeded stratified split, the
  * standardisation kept in the model file, batches larger than the set and
  * drop_last, a model read while its trainer trains, and ffnn train's early
- * stopping (the CLI: build/ffnn, FFNN_BIN overrides; skipped when not built). */
+ * stopping, also across --max-steps and --resume (the CLI: build/ffnn, FFNN_BIN
+ * overrides; skipped when not built). */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
 #include <math.h>
@@ -622,6 +623,137 @@ TEST_DIR_CASE("tabular", cli_early_stopping_restores_best_epoch)
     return TEST_PASS;
 }
 
+/* What an ffnn train --json run printed (stdout and stderr in one file): the last
+ * epoch line's epoch (0: none), its "early stopping:" line and its test line
+ * ("" when absent). */
+typedef struct train_output {
+    int last_epoch;
+    char stopping[1024], test[1024];
+} train_output;
+
+static int read_train_output(const char *path, train_output *o)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    memset(o, 0, sizeof *o);
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof line, f)) {
+        int e;
+        if (sscanf(line, "{\"epoch\": %d", &e) == 1)
+            o->last_epoch = e;
+        else if (!strncmp(line, "early stopping:", 15))
+            snprintf(o->stopping, sizeof o->stopping, "%s", line);
+        else if (!strncmp(line, "{\"test_loss\"", 12))
+            snprintf(o->test, sizeof o->test, "%s", line);
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The model files at a and b hold the same bytes and parameters (memcmp). */
+static test_result same_models(const char *a, const char *b, const char *what)
+{
+    blob x = {NULL, 0}, y = {NULL, 0};
+    ffnn_model *ma = NULL, *mb = NULL;
+    CHECK(test_read_file(a, &x) == 0 && test_read_file(b, &y) == 0, "%s: read models", what);
+    int same_bytes = test_same_blob(&x, &y);
+    free(x.data);
+    free(y.data);
+    CHECK_OK(ffnn_model_load(a, &ma, NULL));
+    CHECK_OK(ffnn_model_load(b, &mb, NULL));
+    size_t n = ffnn_model_parameter_count(ma);
+    int same_params = n == ffnn_model_parameter_count(mb) &&
+                      memcmp(ffnn_model_parameters(ma), ffnn_model_parameters(mb),
+                             n * sizeof(float)) == 0;
+    ffnn_model_free(ma);
+    ffnn_model_free(mb);
+    CHECK(same_params, "%s: the restored parameters differ from the uninterrupted run's", what);
+    CHECK(same_bytes, "%s: the model file differs from the uninterrupted run's", what);
+    return TEST_PASS;
+}
+
+/* --early-stopping across an interruption: a run stopped by --max-steps with
+ * --checkpoint and resumed with --resume stops after the same epoch, restores
+ * the same best epoch (the same "early stopping:" line), evaluates the same test
+ * line and saves the same model file (bytes and parameters) as the run that
+ * never stopped - cut before the best epoch, after it mid-epoch and at an
+ * epoch's end (patience not run out), and at the end of the epoch that stops;
+ * resumed with --early-stopping given again, or (the first cut) taken from the
+ * checkpoint. A checkpoint of a run without --early-stopping (no early-stopping
+ * state, as the files before it) resumes with --early-stopping: the resumed run
+ * tracks its own epochs. */
+TEST_DIR_CASE("tabular", cli_early_stopping_resume_same_stop)
+{
+    char csv[512], out[512], full[512], ck[512], resumed[512], steps[5][24];
+    (void)why, (void)why_size;
+    if (access(cli_binary(), X_OK) != 0)
+        SKIP("%s not built (make; run the tests from the repository root)", cli_binary());
+    snprintf(csv, sizeof csv, "%s/noisy.csv", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(full, sizeof full, "%s/full.safetensors", dir);
+    snprintf(ck, sizeof ck, "%s/ck.safetensors", dir);
+    snprintf(resumed, sizeof resumed, "%s/resumed.safetensors", dir);
+    CHECK(write_noisy_csv(csv) == 0, "write");
+#define DATA "train", "--data", csv, "--val-split", "0.25", "--test-split", "0.2", \
+             "--standardize", "--threads", "1", "--json"
+#define RUN DATA, "--early-stopping", "3", "--epochs", "200", "--lr", "0.1", "--batch", "8", \
+            "--arch", "3-32relu-2"
+    const char *a[] = {RUN, "--save", full, NULL};
+    train_output ref, b1, b2;
+    CHECK(cli_run(a, out, NULL) == 0, "the uninterrupted run failed (see %s)", out);
+    CHECK(read_train_output(out, &ref) == 0 && ref.stopping[0] && ref.test[0], "output");
+    int best = 0;
+    const char *at = strstr(ref.stopping, "restored epoch ");
+    CHECK(strstr(ref.stopping, "did not improve") && at && sscanf(at, "restored epoch %d",
+                                                                  &best) == 1 &&
+              best >= 3 && ref.last_epoch == best + 3,
+          "the uninterrupted run: last epoch %d, %s", ref.last_epoch, ref.stopping);
+    const int spe = 15; /* 120 training rows, batch 8 */
+    const int cuts[4] = {(best - 2) * spe + 7, best * spe + 4, (best + 1) * spe,
+                         ref.last_epoch * spe};
+    for (int i = 0; i < 4; i++) {
+        snprintf(steps[i], sizeof steps[i], "%d", cuts[i]);
+        const char *part[] = {RUN, "--max-steps", steps[i], "--checkpoint", ck, NULL};
+        const char *rest[] = {DATA, "--resume", ck, "--save", resumed,
+                              i ? "--early-stopping" : NULL, "3", NULL};
+        CHECK(cli_run(part, out, NULL) == 0, "--max-steps %s failed (see %s)", steps[i], out);
+        CHECK(read_train_output(out, &b1) == 0, "output");
+        CHECK(cli_run(rest, out, NULL) == 0, "resuming at step %s failed (see %s)", steps[i],
+              out);
+        CHECK(read_train_output(out, &b2) == 0, "output");
+        int last = b2.last_epoch ? b2.last_epoch : b1.last_epoch;
+        CHECK(last == ref.last_epoch && !strcmp(b2.stopping, ref.stopping),
+              "stopped at step %s and resumed: last epoch %d, %s; uninterrupted: %d, %s",
+              steps[i], last, b2.stopping, ref.last_epoch, ref.stopping);
+        CHECK(!strcmp(b2.test, ref.test), "resumed at step %s: %s; uninterrupted: %s", steps[i],
+              b2.test, ref.test);
+        char what[160];
+        snprintf(what, sizeof what, "resumed at step %s", steps[i]);
+        if (same_models(full, resumed, what) != TEST_PASS)
+            return TEST_FAIL;
+    }
+    /* a checkpoint without early stopping's state, resumed with --early-stopping */
+    const char *plain[] = {DATA, "--epochs", "200", "--lr", "0.1", "--batch", "8", "--arch",
+                           "3-32relu-2", "--max-steps", "40", "--checkpoint", ck, NULL};
+    const char *later[] = {DATA, "--resume", ck, "--early-stopping", "3", NULL};
+    CHECK(cli_run(plain, out, NULL) == 0, "the run without --early-stopping failed");
+    CHECK(!file_contains(ck, "early_stopping"), "a run without --early-stopping wrote its keys");
+    CHECK(cli_run(later, out, NULL) == 0, "resuming it with --early-stopping failed (see %s)",
+          out);
+    CHECK(read_train_output(out, &b2) == 0, "output");
+    at = strstr(b2.stopping, "restored epoch ");
+    CHECK(at && sscanf(at, "restored epoch %d", &best) == 1 && best >= 3 &&
+              b2.last_epoch == best + 3,
+          "resumed with --early-stopping 3 at epoch 3: last epoch %d, %s", b2.last_epoch,
+          b2.stopping);
+#undef RUN
+#undef DATA
+    printf("     stopped at steps %s, %s, %s, %s and resumed: %s", steps[0], steps[1], steps[2],
+           steps[3], ref.stopping);
+    return TEST_PASS;
+}
+
 /* .npz archives (numpy.savez, savez_compressed; the seeds of the npy fuzz target):
  * x and y by name or position; a damaged archive is refused with its reason. */
 TEST_DIR_CASE("tabular", npz_archives)
@@ -835,5 +967,6 @@ const test_case tabular_tests[] = {
     {"tabular_model_never_stale", test_model_never_stale},
     {"tabular_cli_early_stopping_restores_best_epoch",
      test_cli_early_stopping_restores_best_epoch},
+    {"tabular_cli_early_stopping_resume_same_stop", test_cli_early_stopping_resume_same_stop},
 };
 const size_t tabular_tests_count = sizeof tabular_tests / sizeof tabular_tests[0];

@@ -131,6 +131,7 @@ class TrainConfig(ctypes.Structure):
         ("clip_grad_value", ctypes.c_float),
         ("ema_decay", ctypes.c_float),
         ("warmup_steps", ctypes.c_int),
+        ("early_stopping", ctypes.c_int),
         ("cuda_block_1d", ctypes.c_int),
         ("cuda_block_2d", ctypes.c_int),
     ]

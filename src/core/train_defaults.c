@@ -35,5 +35,6 @@ ffnn_train_config ffnn_train_config_default(void)
     c.lr_patience = 10;
     c.lr_factor = 0.1f;
     c.lr_threshold = 1e-4f;
+    c.early_stopping = 0; /* off */
     return c;
 }

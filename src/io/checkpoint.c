@@ -10,12 +10,16 @@
  *   optimizer.layers.<i>.weight.<state> ...    F32          the optimizer state, one arena per
  *                                                           state (momentum_buffer; exp_avg,
  *                                                           exp_avg_sq), PyTorch's names
+ *   ema.layers.<i>.weight ...                  F32          the EMA weights (ema_decay > 0)
+ *   early_stopping.best.layers.<i>.weight ...  F32          early stopping's best epoch's
+ *                                                           weights (once it has one)
  * __metadata__ (strings): format "ffnn-checkpoint", ffnn_version, arch, loss, the
  * configuration a run must share to continue exactly (optimizer and its
  * hyperparameters, learning_rate, batch_size, seed, shuffle), epochs, the
  * training set (train_count, train_crc32) and the position: epoch, step,
  * steps_per_epoch, optimizer_steps, shuffle_rng (xoshiro256** state at the start
- * of the epoch, four decimal uint64 joined by commas).
+ * of the epoch, four decimal uint64 joined by commas); the optional settings and
+ * the plateau schedule's and early stopping's state.
  *
  * Writing refuses NaN/Inf in a parameter or state value and goes through
  * io/atomic_file.c. Reading runs the safetensors checks of io/safetensors.c,
@@ -46,6 +50,7 @@
 #define CK_LOSSES "train.step_losses"
 #define CK_STATE_PREFIX "optimizer."
 #define CK_EMA_PREFIX "ema."
+#define CK_BEST_PREFIX "early_stopping.best."
 enum { CK_CHUNK = 4096, CK_VERSION_MAX = FFNN_RUN_STATE_VERSION_MAX };
 
 /* ------------------------------------------------------------ names */
@@ -56,6 +61,24 @@ static const char *ck_state_name(ffnn_optimizer kind, size_t k)
     if (kind == FFNN_OPT_MOMENTUM)
         return "momentum_buffer";
     return k == 0 ? "exp_avg" : "exp_avg_sq";
+}
+
+/* The arenas of a checkpoint's floats, each laid out like the parameters: 0 the
+ * parameters, 1 .. states the optimizer's states, then the EMA weights (when
+ * ema), then early stopping's best weights. The tensor of layer i's weight or
+ * bias in arena k, e.g. "optimizer.layers.0.weight.exp_avg", into name. */
+static void ck_tensor_name(char *name, size_t size, size_t k, size_t states, ffnn_optimizer opt,
+                           int ema, size_t i, int bias)
+{
+    const char *prefix = "", *state = "";
+    if (k >= 1 && k <= states)
+        prefix = CK_STATE_PREFIX, state = ck_state_name(opt, k - 1);
+    else if (k == states + 1 && ema)
+        prefix = CK_EMA_PREFIX;
+    else if (k > states)
+        prefix = CK_BEST_PREFIX;
+    snprintf(name, size, "%slayers.%zu.%s%s%s", prefix, i, bias ? "bias" : "weight",
+             *state ? "." : "", state);
 }
 
 void ffnn_checkpoint_float_text(float f, char *buf, size_t size)
@@ -82,6 +105,8 @@ typedef struct ck_meta {
     uint64_t rng[4];
     ffnn_plateau plateau;
     int plateau_epoch;
+    int es_epoch, es_best_epoch; /* early stopping's state (cfg.early_stopping > 0) */
+    double es_best_loss;         /* HUGE_VAL: none yet                              */
 } ck_meta;
 
 /* One metadata key and how to read it. */
@@ -120,6 +145,9 @@ static const ck_key ck_keys[] = {
     {"ema_decay", CK_FLOAT, 0},
     {"plateau_lr", CK_DOUBLE, 0},    {"plateau_best", CK_DOUBLE, 0},
     {"plateau_bad_epochs", CK_UINT, 1000000}, {"plateau_epoch", CK_UINT, 1000000},
+    {"early_stopping", CK_UINT, 1000000}, {"early_stopping_epoch", CK_UINT, 1000000},
+    {"early_stopping_best_epoch", CK_UINT, 1000000},
+    {"early_stopping_best_loss", CK_DOUBLE, 0},
 };
 enum { CK_KEY_COUNT = sizeof ck_keys / sizeof ck_keys[0] };
 
@@ -188,16 +216,17 @@ static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, co
     }
     if (kind == CK_RNG)
         return ck_parse_rng(v, m->rng);
-    if (kind == CK_DOUBLE) { /* a decimal double; plateau_best also "inf" (none yet) */
+    if (kind == CK_DOUBLE) { /* a decimal double; a best metric also "inf" (none yet) */
         char *end = NULL;
         errno = 0;
         double d = strtod(v, &end);
-        if (!strcmp(name, "plateau_best") && !strcmp(v, "inf"))
+        if (strcmp(name, "plateau_lr") != 0 && !strcmp(v, "inf"))
             d = HUGE_VAL;
         else if (errno || !*v || *end || !isfinite(d) || strpbrk(v, "xXnNiI"))
             return 0;
         if (!strcmp(name, "plateau_lr")) m->plateau.lr = d;
-        else m->plateau.best = d;
+        else if (!strcmp(name, "plateau_best")) m->plateau.best = d;
+        else m->es_best_loss = d;
         return 1;
     }
     if (!strcmp(name, "lr_schedule"))
@@ -258,6 +287,9 @@ static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, co
     else if (!strcmp(name, "ema_decay")) m->cfg.ema_decay = f;
     else if (!strcmp(name, "plateau_bad_epochs")) m->plateau.bad_epochs = (int)u;
     else if (!strcmp(name, "plateau_epoch")) m->plateau_epoch = (int)u;
+    else if (!strcmp(name, "early_stopping")) m->cfg.early_stopping = (int)u;
+    else if (!strcmp(name, "early_stopping_epoch")) m->es_epoch = (int)u;
+    else if (!strcmp(name, "early_stopping_best_epoch")) m->es_best_epoch = (int)u;
     return 1;
 }
 
@@ -293,6 +325,58 @@ static int ck_key_applies(const char *name, ffnn_optimizer opt)
     return strcmp(name, "ffnn_version") != 0 && strcmp(name, "drop_last") != 0 ? 1 : 2;
 }
 
+/* 1 when key name was seen (seen: ck_keys' flags). */
+static int ck_seen(const unsigned char *seen, const char *name)
+{
+    for (size_t k = 0; k < CK_KEY_COUNT; k++)
+        if (!strcmp(ck_keys[k].name, name))
+            return seen[k];
+    return 0;
+}
+
+/* Early stopping's keys: with "early_stopping" (the patience) all of its state,
+ * else none, and a state the position can hold. */
+static ffnn_status ck_check_early_stopping(const st_reader *r, const unsigned char *seen,
+                                           const ck_meta *m)
+{
+    static const char *const state[] = {"early_stopping_epoch", "early_stopping_best_epoch",
+                                        "early_stopping_best_loss"};
+    const int on = ck_seen(seen, "early_stopping");
+    for (size_t i = 0; i < sizeof state / sizeof state[0]; i++) {
+        if (ck_seen(seen, state[i]) && !on)
+            return ffnn_st_fail(r, "__metadata__: unexpected \"%s\" without \"early_stopping\" "
+                                "(early stopping's state comes with its patience)", state[i]);
+        if (!ck_seen(seen, state[i]) && on)
+            return ffnn_st_fail(r, "__metadata__: missing \"%s\" (a checkpoint with "
+                                "\"early_stopping\" records it)", state[i]);
+    }
+    if (!on)
+        return FFNN_OK;
+    if (m->cfg.early_stopping < 1)
+        return ffnn_st_fail(r, "__metadata__ \"early_stopping\": expected a patience in [1, "
+                            "1000000], found \"%d\"", m->cfg.early_stopping);
+    /* the epochs finished at this position: those early stopping can have seen */
+    const int finished = m->epoch == 0 ? 0
+                         : m->step == m->steps_per_epoch ? m->epoch : m->epoch - 1;
+    if (m->es_epoch > finished)
+        return ffnn_st_fail(r, "__metadata__ \"early_stopping_epoch\": %d, expected at most %d "
+                            "(the epochs finished at epoch %d, step %zu of %zu)", m->es_epoch,
+                            finished, m->epoch, m->step, m->steps_per_epoch);
+    if (m->es_best_epoch > m->es_epoch)
+        return ffnn_st_fail(r, "__metadata__ \"early_stopping_best_epoch\": %d, expected at "
+                            "most \"early_stopping_epoch\" %d (an epoch early stopping has "
+                            "seen)", m->es_best_epoch, m->es_epoch);
+    if (m->es_best_epoch > 0 && !isfinite(m->es_best_loss))
+        return ffnn_st_fail(r, "__metadata__ \"early_stopping_best_loss\": expected a finite "
+                            "number (the metric of early_stopping_best_epoch %d), found "
+                            "\"inf\"", m->es_best_epoch);
+    if (m->es_best_epoch == 0 && isfinite(m->es_best_loss))
+        return ffnn_st_fail(r, "__metadata__ \"early_stopping_best_loss\": expected \"inf\" "
+                            "(early_stopping_best_epoch 0: no best epoch yet), found \"%.17g\"",
+                            m->es_best_loss);
+    return FFNN_OK;
+}
+
 /* Parse and check __metadata__ into *m (m->cfg: base, or zero, with the keys
  * found). */
 static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config *base, ck_meta *m)
@@ -326,7 +410,9 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
         m->cfg.clip_grad_norm = d.clip_grad_norm;
         m->cfg.clip_grad_value = d.clip_grad_value;
         m->cfg.ema_decay = d.ema_decay;
+        m->cfg.early_stopping = d.early_stopping;
         m->plateau.best = HUGE_VAL;
+        m->es_best_loss = HUGE_VAL;
     }
     m->version = "";
     if (!md)
@@ -408,7 +494,7 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
                             (unsigned long long)m->optimizer_steps,
                             (unsigned long long)expected, m->epoch, m->step,
                             m->steps_per_epoch);
-    return FFNN_OK;
+    return ck_check_early_stopping(r, seen, m);
 }
 
 /* ------------------------------------------------------------ the tensors */
@@ -438,29 +524,50 @@ typedef struct ck_layout {
     char *arch;                /* m's canonical architecture, for messages      */
     size_t states;             /* optimizer states: 0, 1 or 2                 */
     size_t ema;                /* 1: EMA weights (ema.layers...) after them    */
-    unsigned char *seen;       /* [states + ema + 1][2 * layers]               */
+    int es_on;                 /* the metadata has "early_stopping"            */
+    size_t best;               /* 1: early stopping's best weights after those */
+    unsigned char *seen;       /* [states + ema + best + 1][2 * layers]        */
     const st_tensor *losses;   /* train.step_losses                            */
 } ck_layout;
 
-/* optimizer.layers.<i>.<weight|bias>.<state>: F32 with the parameter's shape;
+/* optimizer.layers.<i>.<weight|bias>.<state>, ema.layers.<i>.<weight|bias> or
+ * early_stopping.best.layers.<i>.<weight|bias>: F32 with the parameter's shape;
  * param_offset becomes the offset into the state arenas. */
 static ffnn_status ck_match_state(const st_reader *r, ck_layout *lay, st_tensor *t)
 {
+    const int is_best = strncmp(t->name, CK_BEST_PREFIX, strlen(CK_BEST_PREFIX)) == 0;
     const int is_ema = strncmp(t->name, CK_EMA_PREFIX, strlen(CK_EMA_PREFIX)) == 0;
-    const char *p = t->name + strlen(is_ema ? CK_EMA_PREFIX : CK_STATE_PREFIX);
-    const char *dot = is_ema ? p + strlen(p) : strrchr(p, '.');
+    const char *p = t->name + strlen(is_best  ? CK_BEST_PREFIX
+                                     : is_ema ? CK_EMA_PREFIX
+                                              : CK_STATE_PREFIX);
+    const char *dot = is_ema || is_best ? p + strlen(p) : strrchr(p, '.');
     long i = 0;
     int bias = 0;
     size_t k = 0;
     ffnn_optimizer kind = lay->states == 1 ? FFNN_OPT_MOMENTUM : FFNN_OPT_ADAM;
-    while (!is_ema && k < lay->states && (!dot || strcmp(dot + 1, ck_state_name(kind, k)) != 0))
+    while (!is_ema && !is_best && k < lay->states &&
+           (!dot || strcmp(dot + 1, ck_state_name(kind, k)) != 0))
         k++;
     if (is_ema && !lay->ema)
         return ffnn_st_fail(r, "unexpected tensor \"%s\": EMA weights in a checkpoint "
                             "without \"ema_decay\"", t->name);
+    if (is_best && !lay->best)
+        return ffnn_st_fail(r, "unexpected tensor \"%s\": early stopping's best weights in a "
+                            "checkpoint %s", t->name,
+                            lay->es_on ? "with \"early_stopping_best_epoch\" 0 (no best epoch "
+                                         "yet)"
+                                       : "without \"early_stopping\"");
     if (is_ema)
         k = lay->states; /* the arena after the optimizer states */
-    if ((!is_ema && k == lay->states) || !ck_parse_param(p, (size_t)(dot - p), &i, &bias) ||
+    if (is_best)
+        k = lay->states + lay->ema; /* the last arena */
+    if (is_best && (!ck_parse_param(p, (size_t)(dot - p), &i, &bias) ||
+                    i >= lay->m->layer_count || (bias && !lay->m->layers[i].has_bias)))
+        return ffnn_st_fail(r, "unexpected tensor \"%s\": the best epoch's weights of "
+                            "architecture %s are " CK_BEST_PREFIX "layers.<i>.<weight|bias>",
+                            t->name, lay->arch);
+    if ((!is_ema && !is_best && k == lay->states) ||
+        !ck_parse_param(p, (size_t)(dot - p), &i, &bias) ||
         i >= lay->m->layer_count || (bias && !lay->m->layers[i].has_bias))
         return ffnn_st_fail(r, "unexpected tensor \"%s\": the optimizer state of architecture "
                             "%s with optimizer %s is optimizer.layers.<i>.<weight|bias>.<%s%s%s>",
@@ -488,15 +595,24 @@ static ffnn_status ck_match_state(const st_reader *r, ck_layout *lay, st_tensor 
     return FFNN_OK;
 }
 
-/* Every tensor is a parameter, an optimizer state or the step losses, and
- * every one of those is there. */
+/* 1 when name is a tensor of the arenas after the parameters: an optimizer
+ * state, the EMA weights or early stopping's best weights. */
+static int ck_is_arena(const char *name)
+{
+    return strncmp(name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0 ||
+           strncmp(name, CK_EMA_PREFIX, strlen(CK_EMA_PREFIX)) == 0 ||
+           strncmp(name, CK_BEST_PREFIX, strlen(CK_BEST_PREFIX)) == 0;
+}
+
+/* Every tensor is a parameter, an optimizer state (or EMA or best weights) or
+ * the step losses, and every one of those is there. */
 static ffnn_status ck_match_tensors(const st_reader *r, ck_layout *lay, const ck_meta *meta)
 {
     const ffnn_model *m = lay->m;
     size_t L = (size_t)m->layer_count;
     ffnn_status st = FFNN_OK;
 
-    lay->seen = calloc((lay->states + lay->ema + 1) * 2 * L, 1);
+    lay->seen = calloc((lay->states + lay->ema + lay->best + 1) * 2 * L, 1);
     if (!lay->seen)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
     for (size_t k = 0; k < r->count && st == FFNN_OK; k++) {
@@ -507,31 +623,35 @@ static ffnn_status ck_match_tensors(const st_reader *r, ck_layout *lay, const ck
                 st = ffnn_st_fail(r, "tensor \"" CK_LOSSES "\": expected F64 [%zu] (one loss "
                                   "per step done in epoch %d), found %s of rank %d",
                                   meta->step, meta->epoch, t->dtype->name, t->rank);
-        } else if (strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0 ||
-                   strncmp(t->name, CK_EMA_PREFIX, strlen(CK_EMA_PREFIX)) == 0) {
+        } else if (ck_is_arena(t->name)) {
             st = ck_match_state(r, lay, t);
         } else if (strncmp(t->name, "layers.", 7) == 0) {
             st = ffnn_st_match_tensor(r, m, lay->arch, t, lay->seen);
         } else {
             st = ffnn_st_fail(r, "unexpected tensor \"%s\": a checkpoint holds " CK_LOSSES
-                              ", layers.<i>.<weight|bias> and " CK_STATE_PREFIX
-                              "layers.<i>.<weight|bias>.<state>", t->name);
+                              ", layers.<i>.<weight|bias>, " CK_STATE_PREFIX
+                              "layers.<i>.<weight|bias>.<state>, " CK_EMA_PREFIX "layers... "
+                              "and " CK_BEST_PREFIX "layers...", t->name);
         }
     }
     if (st == FFNN_OK && !lay->losses)
         st = ffnn_st_fail(r, "missing tensor \"" CK_LOSSES "\" (F64 [%zu])", meta->step);
     ffnn_optimizer kind = meta->cfg.optimizer;
-    for (size_t k = 0; k <= lay->states + lay->ema && st == FFNN_OK; k++)
+    char name[128], why[64];
+    for (size_t k = 0; k <= lay->states + lay->ema + lay->best && st == FFNN_OK; k++)
         for (size_t i = 0; i < L && st == FFNN_OK; i++)
             for (int bias = 0; bias <= m->layers[i].has_bias && st == FFNN_OK; bias++)
                 if (!lay->seen[k * 2 * L + 2 * i + (size_t)bias]) {
                     const int ema = k == lay->states + 1 && lay->ema;
-                    st = ffnn_st_fail(r, "missing tensor \"%slayers.%zu.%s%s%s\" (architecture "
-                                      "%s, optimizer %s%s)",
-                                      ema ? CK_EMA_PREFIX : k ? CK_STATE_PREFIX : "", i,
-                                      bias ? "bias" : "weight", k && !ema ? "." : "",
-                                      k && !ema ? ck_state_name(kind, k - 1) : "", lay->arch,
-                                      ffnn_optimizer_name(kind), ema ? ", ema_decay" : "");
+                    const int best = k > lay->states + lay->ema;
+                    ck_tensor_name(name, sizeof name, k, lay->states, kind, (int)lay->ema, i,
+                                   bias);
+                    snprintf(why, sizeof why, "%s", ema ? ", ema_decay" : "");
+                    if (best)
+                        snprintf(why, sizeof why, ", early_stopping_best_epoch %d",
+                                 meta->es_best_epoch);
+                    st = ffnn_st_fail(r, "missing tensor \"%s\" (architecture %s, optimizer "
+                                      "%s%s)", name, lay->arch, ffnn_optimizer_name(kind), why);
                 }
     return st;
 }
@@ -553,8 +673,9 @@ static size_t ck_decode_f64(double *v, size_t n)
     return bad;
 }
 
-/* The data: parameters into params [n], states into state [states * n], the
- * step losses into losses [step]; NaN and Inf are refused. */
+/* The data: parameters into params [n], states (with the EMA and best weights)
+ * into state [(states + ema + best) * n], the step losses into losses [step];
+ * NaN and Inf are refused. */
 static ffnn_status ck_read_data(st_reader *r, const ck_layout *lay, float *params, float *state,
                                 double *losses)
 {
@@ -564,8 +685,7 @@ static ffnn_status ck_read_data(st_reader *r, const ck_layout *lay, float *param
     for (size_t k = 0; k < r->count; k++) {
         const st_tensor *t = &r->tensors[k];
         int is_loss = t == lay->losses;
-        int is_state = !is_loss && (strncmp(t->name, CK_STATE_PREFIX, strlen(CK_STATE_PREFIX)) == 0 ||
-                                    strncmp(t->name, CK_EMA_PREFIX, strlen(CK_EMA_PREFIX)) == 0);
+        int is_state = !is_loss && ck_is_arena(t->name);
         size_t size = is_loss ? 8 : 4, n = (size_t)((t->end - t->begin) / size), bad;
         void *dst = is_loss ? (void *)losses
                             : (void *)((is_state ? state : params) + t->param_offset);
@@ -593,7 +713,7 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
     ck_meta meta;
     ck_layout lay;
     ffnn_model *model = NULL;
-    float *state = NULL;    /* [states * parameter_count] or NULL */
+    float *state = NULL;    /* [(states + ema + best) * parameter_count] or NULL */
     double *losses = NULL;  /* [meta.step] (at least one element)  */
     ffnn_status st;
 
@@ -613,6 +733,8 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
         lay.m = model;
         lay.states = ffnn_optimizer_state_count(meta.cfg.optimizer);
         lay.ema = meta.cfg.ema_decay > 0.0f;
+        lay.es_on = meta.cfg.early_stopping > 0;
+        lay.best = lay.es_on && meta.es_best_epoch > 0;
         lay.arch = malloc(arch_size);
         if (!lay.arch)
             st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", path);
@@ -626,9 +748,10 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
         st = ffnn_fail_context_at(st, path, "");
     if (st == FFNN_OK) {
         size_t n = model->parameter_count;
+        const size_t arenas = lay.states + lay.ema + lay.best;
         losses = malloc((meta.step ? meta.step : 1) * sizeof *losses);
-        state = lay.states + lay.ema ? malloc((lay.states + lay.ema) * n * sizeof *state) : NULL;
-        if (!losses || (lay.states + lay.ema && !state))
+        state = arenas ? malloc(arenas * n * sizeof *state) : NULL;
+        if (!losses || (arenas && !state))
             st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for the optimizer state",
                            path);
     }
@@ -646,14 +769,20 @@ ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base
         s->optimizer_steps = meta.optimizer_steps;
         memcpy(s->epoch_rng, meta.rng, sizeof s->epoch_rng);
         s->step_losses = losses;
+        const size_t n = model->parameter_count;
+        /* one block: ffnn_run_state_free frees the first of these that is there */
         s->opt_state = lay.states ? state : NULL;
-        s->ema = lay.ema ? state + lay.states * model->parameter_count : NULL;
+        s->ema = lay.ema ? state + lay.states * n : NULL;
+        s->es_best = lay.best ? state + (lay.states + lay.ema) * n : NULL;
         s->plateau = meta.plateau;
         s->plateau_epoch = meta.plateau_epoch;
-        if (!lay.states && !lay.ema)
+        if (lay.es_on) {
+            s->es_epoch = meta.es_epoch;
+            s->es_best_epoch = meta.es_best_epoch;
+            s->es_best_loss = meta.es_best_epoch > 0 ? meta.es_best_loss : 0.0;
+        }
+        if (!lay.states && !lay.ema && !lay.best)
             free(state);
-        else if (!lay.states) /* ema alone: ffnn_run_state_free frees opt_state */
-            s->opt_state = NULL, s->ema = state;
         snprintf(s->ffnn_version, sizeof s->ffnn_version, "%s", meta.version);
     } else {
         ffnn_model_free(model);
@@ -670,11 +799,11 @@ void ffnn_run_state_free(ffnn_run_state *s)
 {
     if (!s)
         return;
-    /* all were allocated by ffnn_checkpoint_read (ema in opt_state's block, or
-     * its own when there is no optimizer state) */
+    /* all were allocated by ffnn_checkpoint_read (opt_state, ema and es_best in
+     * one block, which starts with the first of them that is there) */
     ffnn_model_free((ffnn_model *)s->model);
     free((void *)s->step_losses);
-    free((void *)(s->opt_state ? s->opt_state : s->ema));
+    free((void *)(s->opt_state ? s->opt_state : s->ema ? s->ema : s->es_best));
     memset(s, 0, sizeof *s);
 }
 
@@ -689,8 +818,11 @@ typedef struct ck_writer {
     size_t param_count;
     const float *state;     /* [state_count]: the optimizer state arenas, after the parameters */
     size_t state_count;
-    const float *ema;       /* [ema_count]: the EMA weights, last (0 or param_count) */
+    const float *ema;       /* [ema_count]: the EMA weights (0 or param_count)     */
     size_t ema_count;
+    const float *best;      /* [best_count]: early stopping's best weights, last
+                               (0 or param_count)                                */
+    size_t best_count;
 } ck_writer;
 
 /* Add item to obj under key; 0 (item freed) when out of memory. */
@@ -796,6 +928,13 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
                                         : ck_add_text(md, "plateau_best", "inf")) &&
              ck_add_text(md, "plateau_bad_epochs", "%d", s->plateau.bad_epochs) &&
              ck_add_text(md, "plateau_epoch", "%d", s->plateau_epoch);
+    if (ok && c->early_stopping > 0) /* its state; the best metric exact (%.17g) */
+        ok = ck_add_text(md, "early_stopping", "%d", c->early_stopping) &&
+             ck_add_text(md, "early_stopping_epoch", "%d", s->es_epoch) &&
+             ck_add_text(md, "early_stopping_best_epoch", "%d", s->es_best_epoch) &&
+             (s->es_best_epoch > 0
+                  ? ck_add_text(md, "early_stopping_best_loss", "%.17g", s->es_best_loss)
+                  : ck_add_text(md, "early_stopping_best_loss", "inf"));
     return ok && ck_add_text(md, "batch_size", "%zu", c->batch_size) &&
            ck_add_text(md, "seed", "%llu", (unsigned long long)c->seed) &&
            ck_add_text(md, "shuffle", "%s", c->shuffle ? "true" : "false") &&
@@ -812,9 +951,10 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
                        (unsigned long long)s->epoch_rng[2], (unsigned long long)s->epoch_rng[3]);
 }
 
-/* The tensors: step losses at 0, then the parameters, then each state arena. */
+/* The tensors: step losses at 0, then the parameters, then each state arena
+ * (ck_tensor_name's order: the optimizer's, the EMA weights, the best weights). */
 static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt, size_t step,
-                           int ema)
+                           int ema, int best)
 {
     size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
     double losses_dims[1] = {(double)step}, base = 8.0 * (double)step;
@@ -822,18 +962,14 @@ static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt,
 
     if (!ck_add_tensor(root, CK_LOSSES, "F64", losses_dims, 1, 0.0, base))
         return 0;
-    for (size_t k = 0; k <= states + (ema ? 1 : 0); k++) {
-        const int is_ema = k == states + 1; /* the EMA weights: the last arena */
+    for (size_t k = 0; k <= states + (ema ? 1 : 0) + (best ? 1 : 0); k++) {
         for (int i = 0; i < m->layer_count; i++) {
             const ffnn_layer *l = &m->layers[i];
             double dims[2] = {(double)l->out, (double)l->fan_in};
             for (int bias = 0; bias <= l->has_bias; bias++) {
                 size_t first = k * n + (bias ? l->bias_offset : l->weight_offset);
                 size_t count = bias ? l->out : l->out * l->fan_in;
-                snprintf(name, sizeof name, "%slayers.%d.%s%s%s",
-                         is_ema ? CK_EMA_PREFIX : k ? CK_STATE_PREFIX : "", i,
-                         bias ? "bias" : "weight", k && !is_ema ? "." : "",
-                         k && !is_ema ? ck_state_name(opt, k - 1) : "");
+                ck_tensor_name(name, sizeof name, k, states, opt, ema, (size_t)i, bias);
                 if (!ck_add_tensor(root, name, "F32", dims, bias ? 1 : 2,
                                    base + 4.0 * (double)first,
                                    base + 4.0 * (double)(first + count)))
@@ -856,7 +992,8 @@ static ffnn_status ck_build_header(const ffnn_run_state *s, char **text, size_t 
     if (arch && md) {
         ffnn_model_arch_string(m, arch, arch_size);
         if (ck_fill_metadata(md, s, arch) &&
-            ck_fill_tensors(root, m, s->cfg.optimizer, s->step, s->ema != NULL))
+            ck_fill_tensors(root, m, s->cfg.optimizer, s->step, s->ema != NULL,
+                            s->es_best != NULL))
             json = cJSON_PrintUnformatted(root);
     }
     cJSON_Delete(root);
@@ -910,34 +1047,40 @@ static ffnn_status ck_fill(ffnn_atomic_file *af, void *user)
     }
     if ((st = ck_write_f32(af, buf, w->params, w->param_count)) != FFNN_OK)
         return st;
-    if ((st = ck_write_f32(af, buf, w->state, w->state_count)) != FFNN_OK)
+    if ((st = ck_write_f32(af, buf, w->state, w->state_count)) != FFNN_OK ||
+        (st = ck_write_f32(af, buf, w->ema, w->ema_count)) != FFNN_OK)
         return st;
-    return ck_write_f32(af, buf, w->ema, w->ema_count);
+    return ck_write_f32(af, buf, w->best, w->best_count);
 }
 
-/* Refuse NaN and Inf in the parameters and the optimizer state. */
+/* Refuse NaN and Inf in the parameters, the optimizer state, the EMA weights
+ * and early stopping's best weights (a reader refuses them). */
 static ffnn_status ck_check_finite(const char *path, const ffnn_run_state *s)
 {
     const ffnn_model *m = s->model;
     ffnn_optimizer opt = s->cfg.optimizer;
     size_t n = m->parameter_count, states = ffnn_optimizer_state_count(opt);
-    for (size_t k = 0; k <= states; k++)
+    const int ema = s->ema != NULL;
+    char name[128];
+    for (size_t k = 0; k <= states + (size_t)ema + (s->es_best != NULL); k++)
         for (int i = 0; i < m->layer_count; i++) {
             const ffnn_layer *l = &m->layers[i];
-            const float *arena = k == 0 ? s->params : s->opt_state + (k - 1) * n;
+            const float *arena = k == 0            ? s->params
+                                 : k <= states     ? s->opt_state + (k - 1) * n
+                                 : k == states + 1 && ema ? s->ema
+                                                   : s->es_best;
             for (int bias = 0; bias <= l->has_bias; bias++) {
                 const float *x = arena + (bias ? l->bias_offset : l->weight_offset);
                 size_t count = bias ? l->out : l->out * l->fan_in;
                 for (size_t e = 0; e < count; e++)
-                    if (!isfinite(x[e]))
+                    if (!isfinite(x[e])) {
+                        ck_tensor_name(name, sizeof name, k, states, opt, ema, (size_t)i, bias);
                         return ffnn_fail(FFNN_ERR_NUMERIC,
-                                         "%s: not written: epoch %d, step %zu: tensor "
-                                         "\"%slayers.%d.%s%s%s\" element %zu is %g (the run "
-                                         "diverged; the previous checkpoint, if any, is left "
-                                         "as it was)", path, s->epoch, s->step,
-                                         k ? CK_STATE_PREFIX : "", i, bias ? "bias" : "weight",
-                                         k ? "." : "", k ? ck_state_name(opt, k - 1) : "", e,
-                                         (double)x[e]);
+                                         "%s: not written: epoch %d, step %zu: tensor \"%s\" "
+                                         "element %zu is %g (the run diverged; the previous "
+                                         "checkpoint, if any, is left as it was)", path,
+                                         s->epoch, s->step, name, e, (double)x[e]);
+                    }
             }
         }
     return FFNN_OK;
@@ -947,7 +1090,8 @@ ffnn_status ffnn_checkpoint_write(const char *path, const ffnn_run_state *s)
 {
     if (!path || !s || !s->model || !s->params || (s->step && !s->step_losses) ||
         (ffnn_optimizer_state_count(s->cfg.optimizer) && !s->opt_state) ||
-        (s->cfg.ema_decay > 0.0f) != (s->ema != NULL))
+        (s->cfg.ema_decay > 0.0f) != (s->ema != NULL) ||
+        (s->cfg.early_stopping > 0 && s->es_best_epoch > 0) != (s->es_best != NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_checkpoint_write: NULL argument");
     size_t n = s->model->parameter_count;
     char *header = NULL;
@@ -964,6 +1108,8 @@ ffnn_status ffnn_checkpoint_write(const char *path, const ffnn_run_state *s)
         w.state_count = ffnn_optimizer_state_count(s->cfg.optimizer) * n;
         w.ema = s->ema;
         w.ema_count = s->ema ? n : 0;
+        w.best = s->es_best;
+        w.best_count = s->es_best ? n : 0;
         st = ffnn_atomic_write(path, ck_fill, &w);
     }
     free(header);

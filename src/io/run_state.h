@@ -53,14 +53,24 @@ typedef struct ffnn_run_state {
     ffnn_plateau plateau;
     int plateau_epoch;          /* the last epoch the plateau state has seen        */
 
+    /* early stopping's state (recorded with cfg.early_stopping > 0; read: zero
+     * when the file has none) */
+    int es_epoch;               /* the last epoch it has seen                       */
+    int es_best_epoch;          /* the best epoch so far, 0: none yet               */
+    double es_best_loss;        /* its metric (finite; ignored when es_best_epoch 0) */
+    const float *es_best;       /* [model->parameter_count] its weights (tensors
+                                   early_stopping.best.layers.<i>.<weight|bias>) when
+                                   es_best_epoch > 0, else NULL; read: after ema in
+                                   opt_state's allocation                        */
+
     /* read: the writer's version ("" when the file has none); write: ignored,
      * FFNN_VERSION is written */
     char ffnn_version[FFNN_RUN_STATE_VERSION_MAX];
 } ffnn_run_state;
 
 /* Write s to path atomically (io/atomic_file.c: on failure path is left as it
- * was). Refuses NaN/Inf in s->params or s->opt_state (FFNN_ERR_NUMERIC, naming
- * the tensor and element; nothing written). Errors: FFNN_ERR_IO,
+ * was). Refuses NaN/Inf in s->params, s->opt_state, s->ema or s->es_best
+ * (FFNN_ERR_NUMERIC, naming the tensor and element; nothing written). Errors: FFNN_ERR_IO,
  * FFNN_ERR_NO_MEMORY, FFNN_ERR_NUMERIC. */
 ffnn_status ffnn_checkpoint_write(const char *path, const ffnn_run_state *s);
 
@@ -68,7 +78,8 @@ ffnn_status ffnn_checkpoint_write(const char *path, const ffnn_run_state *s);
  * (safetensors layout, metadata keys and values, a reachable position, every
  * tensor and its shape, finite values) before any allocation sized from the
  * file. On success s owns a new model (parameters filled in, s->params ==
- * s->model->params), step_losses and opt_state: release them with
+ * s->model->params), step_losses and one block holding those of opt_state, ema
+ * and es_best the file has, in that order: release them with
  * ffnn_run_state_free. s->cfg: base (NULL: all zero) with the fields the file
  * records. On failure *s is left empty (nothing to free). */
 ffnn_status ffnn_checkpoint_read(const char *path, const ffnn_train_config *base,

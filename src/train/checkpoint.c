@@ -193,6 +193,12 @@ ffnn_status ffnn_trainer_resume(ffnn_trainer *t, const char *path)
         s.plateau_epoch = f.plateau_epoch;
         if (!(s.plateau.lr > 0)) /* not recorded (no plateau schedule): the start */
             s.plateau = ffnn_plateau_start(ffnn_trainer_config(t));
+        if (f.cfg.early_stopping > 0) { /* recorded (else none yet: zero) */
+            s.es_epoch = f.es_epoch;
+            s.es_best_epoch = f.es_best_epoch;
+            s.es_best_loss = f.es_best_loss;
+            s.es_best = f.es_best;
+        }
         st = ffnn_trainer_set_state(t, f.params, f.opt_state, f.ema, &s);
         if (st != FFNN_OK)
             st = ffnn_fail_context_at(st, path, ": cannot resume");
@@ -256,6 +262,12 @@ static ffnn_status write_state(ffnn_trainer *t, const char *path, const float *f
     s.ema = c->ema_decay > 0.0f ? floats + (states + 1) * n : NULL;
     s.plateau = ts->plateau;
     s.plateau_epoch = ts->plateau_epoch;
+    if (c->early_stopping > 0) {
+        s.es_epoch = ts->es_epoch;
+        s.es_best_epoch = ts->es_best_epoch;
+        s.es_best_loss = ts->es_best_loss;
+        s.es_best = ts->es_best_epoch > 0 ? ts->es_best : NULL;
+    }
     return ffnn_checkpoint_write(path, &s);
 }
 

@@ -41,6 +41,7 @@ static const ffnn_config_limit limits[] = {
     {"clip_grad_norm", 0, 1e12, 0, 0},     /* 0: off                            */
     {"clip_grad_value", 0, 1e12, 0, 0},    /* 0: off                            */
     {"ema_decay", 0, 1, 0, 1},             /* 0: off                            */
+    {"early_stopping", 0, 1000000, 0, 0}, /* patience in epochs; 0: off        */
     {"cuda_block_1d", 0, 1024, 0, 0},     /* and 0 or a multiple of 32 >= 32    */
     {"cuda_block_2d", 0, 32, 0, 0},       /* and 0, 8, 16 or 32                 */
 };
@@ -79,6 +80,7 @@ static ffnn_status check_schedule(const ffnn_train_config *c)
         {"lr_threshold", c->lr_threshold}, {"warmup_steps", c->warmup_steps},
         {"clip_grad_norm", c->clip_grad_norm}, {"clip_grad_value", c->clip_grad_value},
         {"ema_decay", c->ema_decay},
+        {"early_stopping", c->early_stopping},
     };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!within(v[i].field, v[i].v)) {

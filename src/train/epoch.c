@@ -212,20 +212,45 @@ static ffnn_status share_validation(ffnn_trainer *t, ffnn_epoch_stats *stats)
     return st;
 }
 
-/* Reduce-on-plateau, once per finished epoch (all its losses read back), on
- * val_loss, the epoch's validation loss, or when that is NaN (no validation set,
- * or ffnn_trainer_step, which evaluates none) on the epoch's mean training loss:
- * the metric given to torch's ReduceLROnPlateau.step(). */
-static void end_of_epoch_schedule(ffnn_trainer *t, double val_loss)
+/* Early stopping's update with the epoch's metric: a finite metric below the
+ * best so far (or the first finite one) makes the epoch the best, its weights
+ * (the model's view: the EMA weights when on) copied to the host. */
+static ffnn_status end_of_epoch_early_stopping(ffnn_trainer *t, double metric)
+{
+    if (isfinite(metric) && (t->es_best_epoch == 0 || metric < t->es_best_loss)) {
+        ffnn_status st = t->run.ops->download(t->run.ctx, t->es_best,
+                                              t->run.ema ? t->run.ema : t->run.params,
+                                              t->run.model->parameter_count * sizeof(float));
+        if (st != FFNN_OK)
+            return st;
+        t->es_best_epoch = t->epoch;
+        t->es_best_loss = metric;
+    }
+    t->es_epoch = t->epoch;
+    return FFNN_OK;
+}
+
+/* Once per finished epoch (all its losses read back): reduce-on-plateau and
+ * early stopping, on val_loss, the epoch's validation loss, or when that is NaN
+ * (no validation set, or ffnn_trainer_step, which evaluates none) on the epoch's
+ * mean training loss: the metric given to torch's ReduceLROnPlateau.step().
+ * Each updates once per epoch (plateau_epoch, es_epoch: the last seen). */
+static ffnn_status end_of_epoch(ffnn_trainer *t, double val_loss)
 {
     const size_t steps = ffnn_trainer_steps_per_epoch(t);
-    if (t->step != steps || t->epoch_loss_known != steps || t->plateau_epoch == t->epoch)
-        return;
+    const int early_stopping = t->cfg.early_stopping > 0 && t->es_epoch != t->epoch;
+    if (t->step != steps || t->epoch_loss_known != steps ||
+        (t->plateau_epoch == t->epoch && !early_stopping))
+        return FFNN_OK;
     double sum = 0.0;
     for (size_t s = 0; s < steps; s++)
         sum += t->epoch_loss[s];
-    ffnn_plateau_update(&t->plateau, &t->cfg, isnan(val_loss) ? sum / (double)steps : val_loss);
-    t->plateau_epoch = t->epoch;
+    const double metric = isnan(val_loss) ? sum / (double)steps : val_loss;
+    if (t->plateau_epoch != t->epoch) {
+        ffnn_plateau_update(&t->plateau, &t->cfg, metric);
+        t->plateau_epoch = t->epoch;
+    }
+    return early_stopping ? end_of_epoch_early_stopping(t, metric) : FFNN_OK;
 }
 
 ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
@@ -239,7 +264,7 @@ ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
     st = ffnn_trainer_read_back_losses(t); /* this batch's rows */
     *loss = t->epoch_loss[t->step - 1];
     if (st == FFNN_OK)
-        end_of_epoch_schedule(t, NAN);
+        st = end_of_epoch(t, NAN);
     return st;
 }
 
@@ -298,7 +323,8 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
         return st;
     stats->learning_rate = ffnn_schedule_lr(&t->cfg, &t->plateau,
                                             t->opt_steps ? t->opt_steps : 1, steps);
-    end_of_epoch_schedule(t, stats->val_loss);
+    if ((st = end_of_epoch(t, stats->val_loss)) != FFNN_OK)
+        return st;
     if (finished)
         *finished = t->step == steps;
     return FFNN_OK;

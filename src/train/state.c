@@ -129,6 +129,10 @@ ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s)
     s->step_losses = t->epoch_loss;
     s->plateau = t->plateau;
     s->plateau_epoch = t->plateau_epoch;
+    s->es_epoch = t->es_epoch;
+    s->es_best_epoch = t->es_best_epoch;
+    s->es_best_loss = t->es_best_loss;
+    s->es_best = t->es_best && t->es_best_epoch > 0 ? t->es_best : NULL;
     return FFNN_OK;
 }
 
@@ -157,6 +161,13 @@ ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const f
                          "and %zu steps)", (unsigned long long)s->optimizer_steps,
                          (unsigned long long)expected, s->epoch > 0 ? s->epoch - 1 : 0, steps,
                          s->step);
+    const int es_on = t->cfg.early_stopping > 0;
+    if (es_on && (s->es_best_epoch < 0 || s->es_best_epoch > s->es_epoch ||
+                  s->es_epoch > s->epoch || (s->es_best_epoch > 0 && !s->es_best)))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "early stopping: best epoch %d, last epoch seen %d: expected 0 <= "
+                         "best <= last seen <= epoch %d (and the best weights)",
+                         s->es_best_epoch, s->es_epoch, s->epoch);
     for (size_t k = 0; k < s->step; k++)
         if (!isfinite(s->step_losses[k]))
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "step %zu: loss %g: expected a "
@@ -171,6 +182,13 @@ ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const f
         return st;
     t->plateau = s->plateau;
     t->plateau_epoch = s->plateau_epoch;
+    if (es_on) { /* off: the file's state is not this run's */
+        t->es_epoch = s->es_epoch;
+        t->es_best_epoch = s->es_best_epoch;
+        t->es_best_loss = s->es_best_epoch > 0 ? s->es_best_loss : 0.0;
+        if (s->es_best_epoch > 0)
+            memcpy(t->es_best, s->es_best, n * sizeof *t->es_best);
+    }
     memcpy(t->run.model->params, params, n * sizeof *params);
     t->opt_steps = s->optimizer_steps;
     memcpy(t->epoch_rng.s, s->epoch_rng, sizeof t->epoch_rng.s);
@@ -189,4 +207,36 @@ ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const f
     if (s->epoch > 0 && (st = ffnn_trainer_make_permutation(t)) != FFNN_OK)
         return st;
     return t->run.ops->synchronize(t->run.ctx); /* the uploads may be asynchronous */
+}
+
+/* ------------------------------------------------------------ early stopping */
+
+ffnn_status ffnn_trainer_early_stopping(const ffnn_trainer *t, int *best_epoch,
+                                        double *best_loss, int *stop)
+{
+    if (!t)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_early_stopping: NULL trainer");
+    const int best = t->cfg.early_stopping > 0 ? t->es_best_epoch : 0;
+    if (best_epoch)
+        *best_epoch = best;
+    if (best_loss)
+        *best_loss = best > 0 ? t->es_best_loss : NAN;
+    if (stop)
+        *stop = best > 0 && t->es_epoch - best >= t->cfg.early_stopping;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t)
+{
+    if (!t)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_restore_best: NULL trainer");
+    if (t->cfg.early_stopping <= 0 || t->es_best_epoch == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_restore_best: %s",
+                         t->cfg.early_stopping <= 0
+                             ? "early stopping is off (early_stopping 0): no best epoch kept"
+                             : "no best epoch yet (no epoch with a finite metric finished)");
+    ffnn_model *m = t->run.model;
+    memcpy(m->params, t->es_best, m->parameter_count * sizeof *m->params);
+    m->stale = 0; /* the model holds them until the trainer's next step */
+    return FFNN_OK;
 }

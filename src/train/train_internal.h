@@ -48,12 +48,17 @@ typedef struct ffnn_trainer_state {
     const double *step_losses;/* [step] that epoch's per-step mean losses       */
     ffnn_plateau plateau;     /* reduce-on-plateau's state                     */
     int plateau_epoch;        /* the last epoch it has seen                    */
+    int es_epoch;             /* early stopping: the last epoch it has seen,   */
+    int es_best_epoch;        /* the best epoch (0: none yet),                 */
+    double es_best_loss;      /* its metric                                    */
+    const float *es_best;     /* and its weights [parameter_count] (NULL when
+                                 es_best_epoch is 0 or early stopping is off)  */
 } ffnn_trainer_state;
 
 /* Read back the losses of the steps not read back yet, then fill *s
- * (step_losses owned by the trainer, valid until its next step). Refuses with
- * FFNN_ERR_NUMERIC, naming the epoch and step, when any loss of the run so far
- * was NaN or Inf. */
+ * (step_losses and es_best owned by the trainer, valid until its next step).
+ * Refuses with FFNN_ERR_NUMERIC, naming the epoch and step, when any loss of the
+ * run so far was NaN or Inf. */
 ffnn_status ffnn_trainer_get_state(ffnn_trainer *t, ffnn_trainer_state *s);
 
 /* The EMA weights (ema_decay > 0) into host [parameter_count]. */
@@ -62,8 +67,10 @@ ffnn_status ffnn_trainer_download_ema(ffnn_trainer *t, float *host);
 /* Continue from *s: params [parameter_count] to the device and into the model,
  * opt_state [state_count * parameter_count] (ignored for sgd), ema
  * [parameter_count] (ema_decay > 0; else ignored), the counters, the plateau state,
- * and the epoch's permutation regenerated from epoch_rng. Checks the counters
- * against this trainer's steps per epoch (FFNN_ERR_INVALID_ARGUMENT). */
+ * early stopping's state (with early_stopping > 0; else ignored: es_best_epoch 0
+ * starts it afresh) and the epoch's permutation regenerated from epoch_rng.
+ * Checks the counters against this trainer's steps per epoch
+ * (FFNN_ERR_INVALID_ARGUMENT). */
 ffnn_status ffnn_trainer_set_state(ffnn_trainer *t, const float *params, const float *opt_state,
                                    const float *ema, const ffnn_trainer_state *s);
 

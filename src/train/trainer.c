@@ -209,7 +209,8 @@ static ffnn_status allocate_buffers(ffnn_trainer *t)
  * optimizer state; the activations (with the dropout outputs and the kept
  * pre-activations), inputs, targets and two gradient buffers of
  * a batch of `capacity` rows; the data, its index and per-row metrics; on the
- * host the permutation and the temporary zeroed optimizer state; with
+ * host the permutation, the temporary zeroed optimizer state and early
+ * stopping's copy of the best epoch's weights; with
  * --precision bf16 also the mixed-precision pipeline's bf16 copies (strategy/step.h
  * ffnn_mixed: the parameters, the batch, the activations, two gradients: counted
  * whether or not the strategy makes them). Other strategies' own buffers and the
@@ -247,7 +248,8 @@ static void estimate_memory(const ffnn_model *m, size_t capacity, const ffnn_tra
                   (train->labels ? count : 4.0 * count * (double)train->target_width) +
                   9.0 * count;
     char a[32], b[32], c[32];
-    e->host = 4.0 * count + 4.0 * n * states;
+    /* host: the permutation, the zeroed state, early stopping's best weights */
+    e->host = 4.0 * count + 4.0 * n * states + (cfg->early_stopping > 0 ? 4.0 * n : 0.0);
     e->device = params + batch + data;
     ffnn_memory_text((uint64_t)params, a, sizeof a);
     ffnn_memory_text((uint64_t)batch, b, sizeof b);
@@ -432,12 +434,16 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
     t->epoch_loss = malloc((train->count / cfg->batch_size + 1) * sizeof *t->epoch_loss);
     t->step_norm = calloc(train->count / cfg->batch_size + 1, sizeof *t->step_norm);
     t->epoch_norm = calloc(train->count / cfg->batch_size + 1, sizeof *t->epoch_norm);
-    if (!t->perm || !t->step_loss || !t->epoch_loss || !t->step_norm || !t->epoch_norm) {
+    if (cfg->early_stopping > 0) /* the best epoch's weights */
+        t->es_best = malloc(m->parameter_count * sizeof *t->es_best);
+    if (!t->perm || !t->step_loss || !t->epoch_loss || !t->step_norm || !t->epoch_norm ||
+        (cfg->early_stopping > 0 && !t->es_best)) {
         free(t->perm);
         free(t->step_loss);
         free(t->epoch_loss);
         free(t->step_norm);
         free(t->epoch_norm);
+        free(t->es_best);
         free(t);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
@@ -503,6 +509,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
     free(t->perm);
     free(t->step_loss);
     free(t->epoch_loss);
+    free(t->es_best);
     free(t);
 }
 

@@ -26,6 +26,13 @@ struct ffnn_trainer {
     uint64_t opt_steps;       /* optimizer steps taken (Adam's t of the last step) */
     ffnn_plateau plateau;     /* reduce-on-plateau's state (run.plateau points here) */
     int plateau_epoch;        /* the last epoch the plateau state has seen        */
+    int es_epoch;             /* early stopping (cfg.early_stopping > 0): the last
+                                 epoch it has seen                              */
+    int es_best_epoch;        /*   the best epoch so far (0: none yet)          */
+    double es_best_loss;      /*   its metric                                   */
+    float *es_best;           /*   [parameter_count] host: its weights (the model's
+                                 view: the EMA weights with ema_decay), or NULL
+                                 with early stopping off                        */
 
     ffnn_device_data eval;    /* the last data set evaluated (cached)         */
     const ffnn_dataset *val;  /* the validation set (ffnn_trainer_set_validation) or NULL */

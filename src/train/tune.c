@@ -128,6 +128,7 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
         ffnn_train_config c = *cfg;
         c.strategy = candidates[i];
         c.device = FFNN_DEVICE_CUDA;
+        c.early_stopping = 0; /* the trial times training alone */
         const ffnn_strategy_impl *impl = NULL;
         if (ffnn_strategy_choose(m, &c, cuda->caps, &impl) != FFNN_OK)
             continue; /* not for this net, optimizer or precision: not a candidate */
