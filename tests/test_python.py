@@ -4,6 +4,7 @@ LIBFFNN, with /usr/bin/python3 and Debian's numpy (run by make test through
 tests/test_install.c). Exit status 0: passed; 77: numpy missing; else failed.
 
 Checks: the version; training on in-memory arrays learns (circle data, >= 90%);
+early stopping stops after the patience and keeps the best epoch's weights;
 predictions equal the C library's (the CLI's ffnn predict on the saved model);
 save/load round trip bit for bit; the weight views share the model's memory; the
 library's errors arrive as exceptions with its message; MLPClassifier/MLPRegressor
@@ -70,8 +71,29 @@ try:
     check(abs(ev["accuracy"] - model.history[-1]["val_accuracy"]) < 0.01,
           "evaluate %.4f vs the trainer's %.4f" % (ev["accuracy"],
                                                    model.history[-1]["val_accuracy"]))
+    check(model.best_epoch is None, "best_epoch without early stopping")
     p = model.predict(Xt)
     check(p.shape == (500, 2) and p.dtype == np.float32, "predict shape %s %s" % (p.shape, p.dtype))
+
+    # early stopping: random labels, so the validation loss soon rises; the run stops
+    # 4 epochs after its lowest, whose weights the model keeps (its loss on the
+    # validation set, evaluated by the host, is that epoch's, as the trainer saw it)
+    rng = np.random.default_rng(5)
+    Xn = rng.uniform(-1, 1, (400, 2)).astype(np.float32)
+    yn = rng.integers(0, 2, 400)
+    noisy = ffnn.Model("2-64relu-2", seed=3)
+    hist = noisy.train(Xn[:200], yn[:200], optimizer="adam", learning_rate=0.02, epochs=300,
+                       batch_size=16, validation_data=(Xn[200:], yn[200:]), early_stopping=4,
+                       device="cpu")
+    losses = [r["val_loss"] for r in hist]
+    best = int(np.argmin(losses)) + 1
+    check(len(hist) < 300 and len(hist) == best + 4 and noisy.best_epoch is not None and
+          noisy.best_epoch["epoch"] == best and noisy.best_epoch["loss"] == losses[best - 1],
+          "early stopping: %d epochs, best %s, the lowest val_loss at %d"
+          % (len(hist), noisy.best_epoch, best))
+    kept = noisy.evaluate(Xn[200:], yn[200:])["loss"]
+    check(abs(kept - losses[best - 1]) <= 1e-5 * abs(losses[best - 1]),
+          "the kept weights' val_loss %.9g, the best epoch's %.9g" % (kept, losses[best - 1]))
     check(np.allclose(p.sum(axis=1), 1, atol=1e-5), "softmax rows do not sum to 1")
     check((model.predict_classes(Xt) == p.argmax(axis=1)).all(), "predict_classes != argmax")
     # float64 and non-contiguous inputs are converted, same answer

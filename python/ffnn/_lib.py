@@ -209,6 +209,10 @@ _functions = {
     "ffnn_trainer_run_epoch": (_int, [_p, _p, _p, ctypes.POINTER(EpochStats)]),
     "ffnn_trainer_evaluate": (_int, [_p, _p, _pd, _pd]),
     "ffnn_trainer_sync_model": (_int, [_p]),
+    "ffnn_trainer_set_validation": (_int, [_p, _p]),
+    "ffnn_trainer_early_stopping": (_int, [_p, ctypes.POINTER(ctypes.c_int), _pd,
+                                           ctypes.POINTER(ctypes.c_int)]),
+    "ffnn_trainer_restore_best": (_int, [_p]),
 }
 for _name, (_res, _args) in _functions.items():
     _f = getattr(lib, _name)

@@ -85,6 +85,7 @@ class Model:
         self._handle = ctypes.c_void_p()
         check(lib.ffnn_model_create(arch.encode(), ctypes.byref(self._handle)))
         self.loss = loss
+        self.best_epoch = None  # early stopping's best epoch (train)
         enum_from_name("loss", loss)  # refused now rather than at the first predict
         check(lib.ffnn_model_init(self._handle, seed))
 
@@ -93,6 +94,7 @@ class Model:
         m = cls.__new__(cls)
         m._handle = handle
         m.loss = loss
+        m.best_epoch = None
         return m
 
     def __del__(self):
@@ -167,14 +169,18 @@ class Model:
     def train(self, X, y, loss=None, optimizer="sgd", learning_rate=0.01, epochs=10,
               batch_size=64, device="auto", strategy="auto", threads=0, seed=1, shuffle=True,
               momentum=0.9, nesterov=False, beta1=0.9, beta2=0.999, epsilon=1e-8,
-              validation_data=None, verbose=False):
+              validation_data=None, early_stopping=0, verbose=False):
         """Train on X [samples, features] and y (class labels [samples], or float
         targets [samples] / [samples, outputs] for loss "mse" or "bce") with libffnn's
         trainer: optimizer "sgd" | "momentum" | "adam" (torch.optim semantics),
         device "auto" | "cpu" | "cuda", threads 0 = all cores (cpu), strategy a cuda
         strategy or "reference" (the single-threaded cpu reference). Returns the
         history: one dict per epoch (epoch, train_loss, seconds, images_per_second and,
-        with validation_data=(X_val, y_val), val_loss and val_accuracy)."""
+        with validation_data=(X_val, y_val), val_loss and val_accuracy).
+        early_stopping=P > 0 (libffnn's, as ffnn train --early-stopping P): stop once
+        P epochs have passed without a lower validation loss (without validation_data:
+        mean training loss) and keep the best epoch's weights; self.best_epoch is then
+        {"epoch": its number, "loss": its loss} (None before training or with P = 0)."""
         if loss is not None:
             self.loss = loss
         data = _Dataset(X, y, self.n_inputs)
@@ -194,26 +200,39 @@ class Model:
         cfg.momentum = momentum
         cfg.nesterov = 1 if nesterov else 0
         cfg.beta1, cfg.beta2, cfg.epsilon = beta1, beta2, epsilon
+        cfg.early_stopping = early_stopping
+        self.best_epoch = None
         trainer = ctypes.c_void_p()
         check(lib.ffnn_trainer_create(self._handle, data.handle, ctypes.byref(cfg),
                                       ctypes.byref(trainer)))
         history = []
+        best, best_loss, stop = ctypes.c_int(), ctypes.c_double(), ctypes.c_int()
         try:
+            if val is not None:  # evaluated by the trainer after each epoch
+                check(lib.ffnn_trainer_set_validation(trainer, val.handle))
             for _ in range(epochs):
                 stats = _lib.EpochStats()
                 check(lib.ffnn_trainer_run_epoch(trainer, None, None, ctypes.byref(stats)))
                 row = {"epoch": stats.epoch, "train_loss": stats.train_loss,
                        "seconds": stats.seconds, "images_per_second": stats.images_per_second}
                 if val is not None:
-                    vl, va = ctypes.c_double(), ctypes.c_double()
-                    check(lib.ffnn_trainer_evaluate(trainer, val.handle, ctypes.byref(vl),
-                                                    ctypes.byref(va)))
-                    row["val_loss"], row["val_accuracy"] = vl.value, va.value
+                    row["val_loss"], row["val_accuracy"] = stats.val_loss, stats.val_accuracy
                 history.append(row)
                 if verbose:
                     print("  ".join("%s %s" % (k, ("%.4g" % v) if isinstance(v, float) else v)
                                     for k, v in row.items()), flush=True)
+                check(lib.ffnn_trainer_early_stopping(trainer, ctypes.byref(best),
+                                                      ctypes.byref(best_loss),
+                                                      ctypes.byref(stop)))
+                if stop.value:
+                    break
             check(lib.ffnn_trainer_sync_model(trainer))
+            if early_stopping and best.value > 0:  # the best epoch's weights, kept
+                check(lib.ffnn_trainer_restore_best(trainer))
+                self.best_epoch = {"epoch": best.value, "loss": best_loss.value}
+                if verbose:
+                    print("early stopping: restored epoch %d (loss %.6g)"
+                          % (best.value, best_loss.value), flush=True)
         finally:
             lib.ffnn_trainer_free(trainer)
         return history
