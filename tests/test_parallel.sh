@@ -20,7 +20,8 @@
 #   early_stopping --val-split with --early-stopping 3 under -np 2 and -np 3: every rank
 #                  stops at the epoch one process stops at (rank 0's validation loss
 #                  decides on every rank), the same epoch is restored, per-step losses
-#                  within the tolerance, every rank exits 0, the model is saved
+#                  within the tolerance, every rank exits 0, the model is saved; -np 2
+#                  cut after the best epoch and resumed: the same stop and model bytes
 #   nan            a diverging run (lr 1e6) under -np 2: every rank stops at the same
 #                  step with one message naming the step and a rank; exit status 1
 #
@@ -146,6 +147,21 @@ early_stopping)
         echo "early stopping -np $np: ${want#early stopping: }; $out"
         [ $ok -eq 0 ] || fail "early stopping -np $np"
     done
+    # -np 2 cut mid-epoch after the best epoch, before the stop, and resumed with -np 2:
+    # the same stop, the same line and the same model bytes as the -np 2 run above
+    best=$(echo "$want" | sed -n 's/.*restored epoch \([0-9]*\).*/\1/p')
+    [ -n "$best" ] || fail "no restored epoch in '$want'"
+    cut=$(( 9 * (best + 1) + 4 )) # 420 training rows in batches of 50: 9 steps an epoch
+    mpi 2 "$ffnn" train $args $common --checkpoint "$dir/ck.safetensors" --max-steps $cut \
+        >/dev/null 2>"$dir/err" || fail "-np 2 stopped at step $cut"
+    mpi 2 "$ffnn" train --resume "$dir/ck.safetensors" --data synth:points:600 --val-split 0.3 \
+        $common --save "$dir/resumed.safetensors" >"$dir/resumed.out" 2>"$dir/err" ||
+        fail "-np 2 resumed from step $cut"
+    got=$(grep -h "^early stopping:" "$dir/resumed.out" "$dir/err")
+    [ "$got" = "$want" ] || fail "resumed at step $cut: '$got', uninterrupted: '$want'"
+    cmp -s "$dir/np2.safetensors" "$dir/resumed.safetensors" ||
+        fail "the resumed -np 2 run saved another model than the uninterrupted one"
+    echo "early stopping -np 2 cut at step $cut (best epoch $best) and resumed: the same stop and model bytes"
     ;;
 buckets)
     # 7.6 M parameters = 30 MB of gradients: two buckets (layers 2 + 1, then layer 0);
