@@ -1092,13 +1092,9 @@ static ffnn_status noisy_sets(ffnn_dataset **train, ffnn_dataset **val)
     uint64_t s = 12345;
     for (int i = 0; i < 200; i++) {
         double r[4];
-        for (int k = 0; k < 4; k++) {
-            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-            r[k] = (double)(s >> 11) / 9007199254740992.0;
-        }
+        y[i] = test_noisy_row(&s, r);
         for (int k = 0; k < 3; k++)
             x[3 * i + k] = (float)(2.0 * r[k] - 1.0);
-        y[i] = r[0] + 0.6 * r[3] > 0.8;
     }
     ffnn_dataset *all = NULL;
     ffnn_status st = ffnn_dataset_from_arrays(200, 3, x, y, 0, NULL, &all);

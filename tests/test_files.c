@@ -95,3 +95,12 @@ test_result test_in_tmpdir(const char *prefix, test_dir_body body, char *why,
     test_remove_dir(dir);
     return r;
 }
+
+int test_noisy_row(uint64_t *s, double r[4])
+{
+    for (int k = 0; k < 4; k++) {
+        *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+        r[k] = (double)(*s >> 11) / 9007199254740992.0;
+    }
+    return r[0] + 0.6 * r[3] > 0.8;
+}

@@ -24,6 +24,12 @@ int test_count_entries(const char *dir);
 /* Remove dir and the files in it (one level). */
 void test_remove_dir(const char *dir);
 
+/* The next row of the noisy two-class data of the early-stopping tests (test_tabular.c's
+ * CSV, test_checkpoint.c's sets): r[0..3] uniform in [0, 1) from the LCG state *s
+ * (start at 12345; advanced), r[3] a hidden draw; returns the class, 1 when r[0] +
+ * 0.6 r[3] > 0.8. */
+int test_noisy_row(uint64_t *s, double r[4]);
+
 /* Run body in a fresh directory /tmp/ffnn-test-PREFIX-XXXXXX, removed afterwards. */
 typedef test_result (*test_dir_body)(const char *dir, char *why, size_t why_size);
 test_result test_in_tmpdir(const char *prefix, test_dir_body body, char *why,

@@ -548,11 +548,7 @@ static int write_noisy_csv(const char *path)
     uint64_t s = 12345;
     for (int i = 0; i < 200; i++) {
         double r[4];
-        for (int k = 0; k < 4; k++) {
-            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-            r[k] = (double)(s >> 11) / 9007199254740992.0;
-        }
-        int yes = r[0] + 0.6 * r[3] > 0.8;
+        const int yes = test_noisy_row(&s, r);
         fprintf(f, "%.4f,%.4f,%.4f,%s\n", 50 * r[0], r[1], 3 * r[2] - 1, yes ? "yes" : "no");
     }
     return fclose(f);
