@@ -8,7 +8,7 @@ early stopping stops after the patience and keeps the best epoch's weights;
 predictions equal the C library's (the CLI's ffnn predict on the saved model);
 save/load round trip bit for bit; the weight views share the model's memory; the
 library's errors arrive as exceptions with its message; MLPClassifier/MLPRegressor
-(fit, predict, predict_proba, score, get_params/set_params); the library is found
+(fit, predict, predict_proba, score, get_params/set_params, early_stopping); the library is found
 from a build tree without FFNN_LIBRARY; pip installs the package from the source tree;
 the README's Python session runs as shown (a doctest).
 """
@@ -184,6 +184,22 @@ try:
     r2 = reg.score(Xr[1500:], yr[1500:])
     check(r2 > 0.9, "MLPRegressor R^2 %.3f <= 0.9" % r2)
     check(reg.predict(Xr[:3]).shape == (3,), "regressor predict shape")
+    # early_stopping: random labels, 20% held out (stratified): the fit stops
+    # n_iter_no_change epochs after its lowest validation loss and keeps that epoch
+    es = ffnn.MLPClassifier(hidden_layer_sizes=(64,), max_iter=300, batch_size=16,
+                            learning_rate_init=0.02, early_stopping=True,
+                            validation_fraction=0.2, n_iter_no_change=4, random_state=3,
+                            device="cpu").fit(Xn, np.where(yn == 1, "a", "b"))
+    curve = es.validation_loss_curve_
+    check(es.n_iter_ < 300 and es.n_iter_ == int(np.argmin(curve)) + 1 + 4 and
+          es.best_validation_loss_ == min(curve) and es.get_params()["early_stopping"],
+          "MLPClassifier early stopping: %d epochs, best %.6g, curve min %.6g"
+          % (es.n_iter_, es.best_validation_loss_, min(curve)))
+    try:
+        ffnn.MLPRegressor(early_stopping=True, validation_fraction=1.5).fit(Xr, yr)
+        check(False, "validation_fraction 1.5 accepted")
+    except ValueError as e:
+        check("validation_fraction" in str(e), "validation_fraction error: %s" % e)
 
     # the README's Python session, run as a doctest (in a scratch directory)
     import doctest

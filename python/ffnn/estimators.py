@@ -5,9 +5,14 @@ scikit-learn is not needed; the estimators work with its tools (clone, pipelines
 cross-validation) because they follow its conventions.
 
 Differences from scikit-learn: the solvers are "sgd" (plain SGD, or with momentum),
-"adam"; no L2 penalty (alpha), no early stopping, no learning-rate schedules;
-random_state None means seed 1 (ffnn runs are reproducible); max_iter epochs are
-always run (no tol); device, strategy and threads choose where ffnn trains.
+"adam"; no L2 penalty (alpha), no learning-rate schedules; random_state None means
+seed 1 (ffnn runs are reproducible); without early_stopping max_iter epochs are always
+run (no tol); early_stopping watches the validation loss (scikit-learn: the
+validation score, with tol): it holds out validation_fraction of the data (stratified
+for the classifier, shuffled with random_state), stops after n_iter_no_change epochs
+without a lower validation loss and keeps the best epoch's weights (the library's
+early stopping, as ffnn train --early-stopping); device, strategy and threads choose
+where ffnn trains.
 """
 import inspect
 
@@ -25,7 +30,8 @@ class _MLPBase:
                  batch_size="auto", learning_rate_init=0.001, max_iter=200, shuffle=True,
                  random_state=None, momentum=0.9, nesterovs_momentum=True, beta_1=0.9,
                  beta_2=0.999, epsilon=1e-8, verbose=False, device="auto", strategy="auto",
-                 threads=0):
+                 threads=0, early_stopping=False, validation_fraction=0.1,
+                 n_iter_no_change=10):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
         self.solver = solver
@@ -43,6 +49,9 @@ class _MLPBase:
         self.device = device
         self.strategy = strategy
         self.threads = threads
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
 
     # scikit-learn's parameter protocol: the constructor's arguments
     @classmethod
@@ -79,6 +88,27 @@ class _MLPBase:
         return "-".join([str(n_features)] + ["%d%s" % (h, act) for h in sizes] +
                         [str(n_outputs)])
 
+    def _split(self, X, y, seed, stratify):
+        """(X, y) without, and the validation set of, early stopping: validation_fraction
+        of the rows (at least one, and one of each class when stratify), chosen by a
+        permutation seeded with seed."""
+        if not 0.0 < self.validation_fraction < 1.0:
+            raise ValueError("validation_fraction must be in (0, 1), found %r"
+                             % (self.validation_fraction,))
+        rng = np.random.default_rng(seed)
+        groups = [np.flatnonzero(y == c) for c in np.unique(y)] if stratify else \
+            [np.arange(X.shape[0])]
+        val = []
+        for g in groups:
+            g = rng.permutation(g)
+            val.append(g[:max(1, int(round(self.validation_fraction * len(g))))])
+        val = np.sort(np.concatenate(val))
+        keep = np.setdiff1d(np.arange(X.shape[0]), val)
+        if keep.size == 0:
+            raise ValueError("validation_fraction %r leaves no rows to train on"
+                             % (self.validation_fraction,))
+        return X[keep], y[keep], (X[val], y[val])
+
     def _fit(self, X, y, n_outputs):
         X = np.asarray(X)
         if X.ndim != 2:
@@ -91,18 +121,32 @@ class _MLPBase:
         batch = min(200, X.shape[0]) if self.batch_size == "auto" else \
             min(int(self.batch_size), X.shape[0])
         seed = 1 if self.random_state is None else int(self.random_state)
-        self.model_ = Model(self._arch(X.shape[1], n_outputs), loss=self._loss, seed=seed)
+        n_features = X.shape[1]
+        validation = None
+        if self.early_stopping:
+            if int(self.n_iter_no_change) < 1:
+                raise ValueError("n_iter_no_change must be at least 1, found %r"
+                                 % (self.n_iter_no_change,))
+            X, y, validation = self._split(X, y, seed, self._loss == "ce")
+            batch = min(batch, X.shape[0])
+        self.model_ = Model(self._arch(n_features, n_outputs), loss=self._loss, seed=seed)
         self.history_ = self.model_.train(
             X, y, optimizer=optimizer, learning_rate=self.learning_rate_init,
             epochs=self.max_iter, batch_size=batch, device=self.device,
             strategy=self.strategy, threads=self.threads, seed=seed, shuffle=self.shuffle,
             momentum=self.momentum if optimizer == "momentum" else 0.9,
             nesterov=bool(self.nesterovs_momentum) and optimizer == "momentum",
-            beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, verbose=self.verbose)
-        self.n_features_in_ = X.shape[1]
-        self.n_iter_ = self.max_iter
+            beta1=self.beta_1, beta2=self.beta_2, epsilon=self.epsilon, verbose=self.verbose,
+            validation_data=validation,
+            early_stopping=int(self.n_iter_no_change) if self.early_stopping else 0)
+        self.n_features_in_ = n_features
+        self.n_iter_ = len(self.history_)
         self.loss_ = self.history_[-1]["train_loss"] if self.history_ else float("nan")
         self.loss_curve_ = [h["train_loss"] for h in self.history_]
+        if self.early_stopping:  # losses, not scikit-learn's validation scores
+            self.validation_loss_curve_ = [h["val_loss"] for h in self.history_]
+            best = self.model_.best_epoch
+            self.best_validation_loss_ = best["loss"] if best else float("nan")
         return self
 
     def _check_fitted(self):
