@@ -74,15 +74,17 @@ static int has_side(const ffnn_run *r);
 static ffnn_status side_open(ffnn_run *r, int *pending);
 static ffnn_status side_close(ffnn_run *r, ffnn_status st);
 
-/* r->act_t[i - 1] when layer i's weight gradient takes it (x^T of layer i, made
- * beside the forward) at this batch, else NULL. */
-static float *act_t_for(const ffnn_run *r, int i, size_t batch)
+/* The x^T [in, batch] of layer i's input that the training step makes where the
+ * layer's weight gradient takes it at this batch (backend.h dense_backward_wants_xt;
+ * asked per step: a short last batch may not): layer 0's r->xt, written by the
+ * step's gather, a hidden layer's r->act_t[i - 1], written beside the forward; else
+ * NULL. Only the step's own gather and forward write them (queue_step): a caller of
+ * ffnn_step_forward / _backward gets none. */
+static float *layer_xt(const ffnn_run *r, int i, size_t batch)
 {
-    if (i < 1 || r->act_t == NULL || r->act_t[i - 1] == NULL)
-        return NULL;
+    float *xt = i == 0 ? r->xt : r->act_t ? r->act_t[i - 1] : NULL;
     const ffnn_layer *l = &r->model->layers[i];
-    return r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out) ? r->act_t[i - 1]
-                                                                          : NULL;
+    return xt && r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out) ? xt : NULL;
 }
 
 /* Forward pass of `batch` rows already gathered into r->x (or, for a mixed step
@@ -90,7 +92,7 @@ static float *act_t_for(const ffnn_run *r, int i, size_t batch)
  * but the last for a head step: the head op computes the logits); returns the
  * last layer's output buffer. xt_side (or NULL: none made): after layer i's
  * forward, act[i]^T into r->act_t[i] on the side queue where layer i + 1 takes
- * it (act_t_for); *xt_side is then 1 until a join (run_head, backward). */
+ * it (layer_xt); *xt_side is then 1 until a join (run_head, backward). */
 static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output,
                            int x16_gathered, int layers, int *xt_side)
 {
@@ -107,7 +109,7 @@ static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output
             if ((st = r->ops->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
                                                 l->out, l->act)))
                 return st;
-            float *act_t = xt_side ? act_t_for(r, i + 1, batch) : NULL;
+            float *act_t = xt_side ? layer_xt(r, i + 1, batch) : NULL;
             if (act_t && ((st = side_open(r, xt_side)) != FFNN_OK ||
                           (st = side_close(r, r->ops->transpose(r->ctx, r->act[i], batch,
                                                                 l->out, act_t))) != FFNN_OK))
@@ -189,15 +191,6 @@ void ffnn_step_head_free(ffnn_run *r)
     if (r->head_scratch != NULL)
         r->ops->release(r->ctx, r->head_scratch);
     r->head_scratch = NULL;
-}
-
-/* 1 when layer 0's weight gradient takes x^T (r->xt, made by the step's gather)
- * at this batch: backend.h dense_backward_wants_xt, asked per step (a short last
- * batch may not). */
-static int xt0(const ffnn_run *r, size_t batch)
-{
-    const ffnn_layer *l = &r->model->layers[0];
-    return r->xt != NULL && r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out);
 }
 
 ffnn_status ffnn_step_xt_create(ffnn_run *r)
@@ -349,7 +342,7 @@ static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const
                                    into ? into->x16 : r->mixed->x16, y, tgt);
     float *x = into ? into->x : r->x;
     ffnn_status st = r->ops->gather(r->ctx, src, index, batch, x, y, tgt);
-    if (st == FFNN_OK && xt0(r, batch)) /* x^T [in, batch] for layer 0's dW */
+    if (st == FFNN_OK && layer_xt(r, 0, batch)) /* x^T [in, batch] for layer 0's dW */
         st = r->ops->transpose(r->ctx, x, batch, src->features, into ? into->xt : r->xt);
     return st;
 }
@@ -543,8 +536,9 @@ static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int h
  * sgd (only when r->fused_sgd, else NULL): the parameters are updated too, p -=
  * lr g: by the layers' ops, the rest by queue_rest (side: as there).
  * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket.
- * xt_side (or NULL): as forward's; the layers' ops take r->act_t where it made
- * them, joined first while *xt_side. */
+ * xt_side (or NULL: the step made no x^T, e.g. ffnn_step_backward's caller
+ * gathered the batch itself): as forward's; the layers' ops take layer_xt, a hidden
+ * layer's joined first while *xt_side. */
 static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
                             const ffnn_optimizer_step *sgd, grad_sync *sync, int *side,
                             early_plan *early, int *xt_side)
@@ -556,7 +550,6 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
         return backward_bf16(r, batch, sync, head, early);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
-    const int with_xt = r->fused && xt0(r, batch); /* layer 0's dW from the gather's x^T */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {
         const ffnn_layer *l = &m->layers[i];
         float *dz = r->grad_buf[cur]; /* [batch, out] */
@@ -587,9 +580,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
             if (sgd && i == 0 && rest_to_update(r, head) &&
                 (st = queue_rest(r, sgd, head, side)) != FFNN_OK)
                 return st;
-            /* x^T: the gather's (layer 0), the forward's (act_t) */
-            const float *xt = i == 0 ? (with_xt ? r->xt : NULL)
-                                     : (xt_side ? act_t_for(r, i, batch) : NULL);
+            const float *xt = xt_side ? layer_xt(r, i, batch) : NULL; /* the step's */
             if (xt && i > 0 && *xt_side) { /* made on the side queue: joined first */
                 if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
                     return st;

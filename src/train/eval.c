@@ -176,6 +176,7 @@ ffnn_status ffnn_trainer_gradient_dropout(ffnn_trainer *t, const int32_t *rows, 
                              rows[i]);
     int32_t *index = NULL;   /* [batch] device */
     float *row_loss = NULL;  /* [batch] device */
+    uint8_t *row_correct = NULL; /* [batch] device: unread, but cuda's loss writes it */
     float *host_rows = malloc(batch * sizeof *host_rows);
     size_t width = m->layers[m->layer_count - 1].out;
     const ffnn_gather_source src = ffnn_step_gather_source(&t->run.train);
@@ -184,13 +185,14 @@ ffnn_status ffnn_trainer_gradient_dropout(ffnn_trainer *t, const int32_t *rows, 
     if (st == FFNN_OK &&
         !((st = ffnn_trainer_alloc(t, &index, batch, sizeof *index)) ||
           (st = ffnn_trainer_alloc(t, &row_loss, batch, sizeof *row_loss)) ||
+          (st = ffnn_trainer_alloc(t, &row_correct, batch, sizeof *row_correct)) ||
           (st = t->run.ops->upload(t->run.ctx, index, rows, batch * sizeof *index)) ||
           (st = t->run.ops->gather(t->run.ctx, &src, index, batch, t->run.x, t->run.y,
                                    t->run.tgt)) ||
           (st = ffnn_step_forward(&t->run, batch, dropout_step, &output)) ||
           (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y,
                                  batch_targets(&t->run, &t->run.train), batch, width,
-                                 t->run.grad_buf[0], row_loss, NULL)) ||
+                                 t->run.grad_buf[0], row_loss, row_correct)) ||
           (st = ffnn_step_backward(&t->run, batch, dropout_step, NULL)) ||
           (st = t->run.ops->download(t->run.ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||
           (grads && (st = t->run.ops->download(t->run.ctx, grads, t->run.grads,
@@ -198,6 +200,7 @@ ffnn_status ffnn_trainer_gradient_dropout(ffnn_trainer *t, const int32_t *rows, 
         *loss = ffnn_mean_of(host_rows, batch);
     ffnn_trainer_release(t, index);
     ffnn_trainer_release(t, row_loss);
+    ffnn_trainer_release(t, row_correct);
     free(host_rows);
     return st;
 }
