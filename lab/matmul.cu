@@ -227,7 +227,7 @@ extern "C" ffnn_status ffnn_matmul_lab_run(void *vlab, int variant,
             s.lr = a->lr;
             return ffnn_cuda_dense_backward_fused(ctx, a->x, a->Wp, a->bp, a->dz, NULL, a->C,
                                                   a->db, NULL, B, in, out, FFNN_ACT_IDENTITY, &s,
-                                                  NULL);
+                                                  NULL, 0);
         } else {
             ffnn_gemm_epilogue ep;
             memset(&ep, 0, sizeof ep);

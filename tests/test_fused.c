@@ -347,7 +347,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             step.lr = lr;
             ffnn_status st = fx->gpu->dense_backward_fused(
                 fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, d_xdb, s.batch, s.in, s.out,
-                act, with_sgd ? &step : NULL, NULL);
+                act, with_sgd ? &step : NULL, NULL, 0);
             CHECK(st == FFNN_OK, "dense_backward_fused: %s", ffnn_last_error());
             snprintf(what, sizeof what, "%zux%zu->%zu x_act %s%s%s", s.batch, s.in, s.out,
                      ffnn_activation_name(act), with_sgd ? " sgd" : "", with_bias ? " +b" : "");
@@ -405,7 +405,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
                 CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
                                                        d_dW, d_db, d_xdb, s.batch, s.in, s.out,
-                                                       act, NULL, NULL));
+                                                       act, NULL, NULL, 0));
                 CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
                 if (!same_bits("dx rerun", got2, got, nx)) goto fail;
                 CHECK(get_f32(fx, gxdb2, d_xdb, s.in), "download: %s", ffnn_last_error());
@@ -456,7 +456,7 @@ static test_result fused_null_context(char *why, size_t why_size)
           ffnn_last_error());
     CHECK(gpu->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, NULL,
                                     1, 1, 1, FFNN_ACT_RELU, NULL,
-                                    NULL) == FFNN_ERR_INVALID_ARGUMENT,
+                                    NULL, 0) == FFNN_ERR_INVALID_ARGUMENT,
           "NULL context accepted");
     CHECK(strstr(ffnn_last_error(), "dense_backward_fused") != NULL, "message: %s",
           ffnn_last_error());
@@ -502,14 +502,14 @@ static test_result fused_arguments(char *why, size_t why_size)
         {"forward act 9",
          gpu->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
         {"backward dW NULL", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, NULL,
-                                                      2, 2, 2, FFNN_ACT_RELU, NULL, NULL)},
+                                                      2, 2, 2, FFNN_ACT_RELU, NULL, NULL, 0)},
         {"backward W NULL with dx", gpu->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
                                                              NULL, NULL, 2, 2, 2, FFNN_ACT_RELU,
-                                                             NULL, NULL)},
+                                                             NULL, NULL, 0)},
         {"backward out 0", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, NULL, 2, 2, 0,
-                                                    FFNN_ACT_RELU, NULL, NULL)},
+                                                    FFNN_ACT_RELU, NULL, NULL, 0)},
         {"backward momentum", gpu->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, NULL,
-                                                       2, 2, 2, FFNN_ACT_RELU, &mom, NULL)},
+                                                       2, 2, 2, FFNN_ACT_RELU, &mom, NULL, 0)},
     };
     int bad = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
@@ -607,7 +607,7 @@ static test_result precision_body(fixture *fx, ffnn_precision precision)
         /* backward: dx = dz W, dW = dz^T x, db = column sums of dz */
         CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
                                                gdbd, NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
-                                               NULL, NULL));
+                                               NULL, NULL, 0));
         ffnn_cpu_dense_backward(x, W, dz, want, tmp, wdb, s.batch, s.in, s.out);
         ffnn_cpu_dense_backward(ax, aW, adz, S, got, gdb, s.batch, s.in, s.out);
         CHECK(get_f32(fx, got, gdx, nx), "download: %s", ffnn_last_error());
@@ -752,7 +752,7 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             step.lr = lr;
             CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
                                                    d_db, NULL, s.batch, s.in, s.out, f, &step,
-                                                   NULL));
+                                                   NULL, 0));
             ffnn_cpu_activation_backward(f, 0.0f, x, dx_c, want, nx);
             ffnn_cpu_activation_backward(f, 0.0f, x, Sdx, tmp, nx); /* S |f'(x)| */
             abs_copy(tmp, tmp, nx);
@@ -879,7 +879,7 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     }
     if (fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
                                       s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
-                                      NULL, d_xt) != FFNN_OK) {
+                                      NULL, d_xt, 0) != FFNN_OK) {
         fprintf(stderr, "    %s: %s\n", what, ffnn_last_error());
         goto done;
     }
@@ -892,7 +892,7 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     step.lr = 0.5f;
     if (ok && fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
                                             NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
-                                            &step, d_xt) != FFNN_OK) {
+                                            &step, d_xt, 0) != FFNN_OK) {
         fprintf(stderr, "    %s sgd: %s\n", what, ffnn_last_error());
         goto done;
     }
@@ -930,6 +930,107 @@ static test_result lt_dw_transposed_body(fixture *fx)
 static test_result lt_dw_transposed(char *why, size_t why_size)
 {
     return with_lt(why, why_size, lt_dw_transposed_body);
+}
+
+/* ------------------------------------ the weight gradient beside (dw_side) */
+
+/* One run of lt_dw_beside_body: layer 1 (1024 -> 1024, batch 1024: dx, relu's f',
+ * dx_db, dW1 - on the side queue when dw_side) then layer 0 (784 -> 1024: dW0 from
+ * layer 1's dx, on the main queue) as the step queues them, then side_join; W1, W0
+ * uploaded fresh first (sgd updates them). Outputs into out: dx, dx_db, then dW1
+ * and dW0 (sgd: W1 and W0 after the update). */
+typedef struct beside_bufs {
+    float *x1, *xt1, *W1, *dz1, *dx1, *dxdb, *dW1, *x0, *xt0, *W0, *dW0;
+} beside_bufs;
+enum { BS_B = 1024, BS_H = 1024, BS_IN = 784 };
+static int lt_beside_run(fixture *fx, const beside_bufs *d, const float *W1, const float *W0,
+                         const ffnn_optimizer_step *sgd, int dw_side, float *out)
+{
+    const size_t nx = (size_t)BS_B * BS_H, nw1 = (size_t)BS_H * BS_H, nw0 = (size_t)BS_H * BS_IN;
+    if (fx->gpu->upload(fx->ctx, d->W1, W1, nw1 * 4) != FFNN_OK ||
+        fx->gpu->upload(fx->ctx, d->W0, W0, nw0 * 4) != FFNN_OK ||
+        fx->gpu->dense_backward_fused(fx->ctx, d->x1, d->W1, NULL, d->dz1, d->dx1, d->dW1, NULL,
+                                      d->dxdb, BS_B, BS_H, BS_H, FFNN_ACT_RELU, sgd, d->xt1,
+                                      dw_side) != FFNN_OK ||
+        fx->gpu->dense_backward_fused(fx->ctx, d->x0, d->W0, NULL, d->dx1, NULL, d->dW0, NULL,
+                                      NULL, BS_B, BS_IN, BS_H, FFNN_ACT_IDENTITY, sgd, d->xt0,
+                                      0) != FFNN_OK ||
+        fx->gpu->side_join(fx->ctx) != FFNN_OK)
+        return 0;
+    return get_f32(fx, out, d->dx1, nx) && get_f32(fx, out + nx, d->dxdb, BS_H) &&
+           get_f32(fx, out + nx + BS_H, sgd ? d->W1 : d->dW1, nw1) &&
+           get_f32(fx, out + nx + BS_H + nw1, sgd ? d->W0 : d->dW0, nw0);
+}
+
+/* backend.h dense_backward_fused's dw_side on cuBLASLt: the wide net's last two
+ * layers' backward (lt_beside_run) in order and with layer 1's weight gradient
+ * beside (on an H200 gemm_plan.h ffnn_lt_dw_beside takes 1024 x 1024 in tf32: its
+ * 64 tiles and layer 0's 56 then run at once, each matmul with its own cuBLASLt
+ * workspace) give the same bits: dx, dx_db, dW1, dW0, and with sgd (lr 0.1) W1, W0
+ * after the update. Fresh random inputs (x relu outputs, x^T by the transpose op as
+ * the step makes it), tf32 and fp32 (the rule keeps fp32 in order). */
+static test_result lt_dw_beside_body(fixture *fx)
+{
+    const size_t nx1 = (size_t)BS_B * BS_H, nx0 = (size_t)BS_B * BS_IN;
+    const size_t nw1 = (size_t)BS_H * BS_H, nw0 = (size_t)BS_H * BS_IN;
+    const size_t nout = nx1 + BS_H + nw1 + nw0;
+    rng r = {0xbe51deULL};
+    float *x1 = malloc(nx1 * 4), *dz1 = malloc(nx1 * 4), *x0 = malloc(nx0 * 4);
+    float *W1 = malloc(nw1 * 4), *W0 = malloc(nw0 * 4);
+    float *in_order = malloc(nout * 4), *beside = malloc(nout * 4);
+    test_result res = TEST_FAIL;
+    if (!x1 || !dz1 || !x0 || !W1 || !W0 || !in_order || !beside) goto done;
+    fill_uniform(&r, x1, nx1, -1.0f, 1.0f);
+    for (size_t i = 0; i < nx1; ++i) x1[i] = x1[i] > 0.0f ? x1[i] : 0.0f; /* relu outputs */
+    fill_uniform(&r, dz1, nx1, -1.0f, 1.0f);
+    fill_uniform(&r, x0, nx0, 0.0f, 1.0f);
+    fill_uniform(&r, W1, nw1, -0.05f, 0.05f);
+    fill_uniform(&r, W0, nw0, -0.05f, 0.05f);
+    beside_bufs d = {dev_f32(fx, x1, nx1), dev_f32(fx, NULL, nx1), dev_f32(fx, NULL, nw1),
+                     dev_f32(fx, dz1, nx1), dev_f32(fx, NULL, nx1), dev_f32(fx, NULL, BS_H),
+                     dev_f32(fx, NULL, nw1), dev_f32(fx, x0, nx0), dev_f32(fx, NULL, nx0),
+                     dev_f32(fx, NULL, nw0), dev_f32(fx, NULL, nw0)};
+    if (!d.x1 || !d.xt1 || !d.W1 || !d.dz1 || !d.dx1 || !d.dxdb || !d.dW1 || !d.x0 ||
+        !d.xt0 || !d.W0 || !d.dW0 || fx->gpu->transpose(fx->ctx, d.x1, BS_B, BS_H, d.xt1) ||
+        fx->gpu->transpose(fx->ctx, d.x0, BS_B, BS_IN, d.xt0)) {
+        fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
+        goto done;
+    }
+    ffnn_optimizer_step step;
+    memset(&step, 0, sizeof step);
+    step.kind = FFNN_OPT_SGD;
+    step.lr = 0.1f;
+    static const ffnn_precision precisions[] = {FFNN_PRECISION_TF32, FFNN_PRECISION_FP32};
+    for (int pi = 0; pi < 2; ++pi)
+        for (int with_sgd = 0; with_sgd < 2; ++with_sgd) {
+            const ffnn_optimizer_step *sgd = with_sgd ? &step : NULL;
+            const char *what = pi == 0 ? "tf32" : "fp32";
+            if (fx->gpu->set_precision(fx->ctx, precisions[pi]) != FFNN_OK ||
+                !lt_beside_run(fx, &d, W1, W0, sgd, 0, in_order) ||
+                !lt_beside_run(fx, &d, W1, W0, sgd, 1, beside)) {
+                fprintf(stderr, "    %s%s: %s\n", what, with_sgd ? " sgd" : "",
+                        ffnn_last_error());
+                goto done;
+            }
+            const float *a = beside, *b = in_order;
+            if (!same_bits("dx", a, b, nx1) || !same_bits("dx_db", a + nx1, b + nx1, BS_H) ||
+                !same_bits(with_sgd ? "W1" : "dW1", a + nx1 + BS_H, b + nx1 + BS_H, nw1) ||
+                !same_bits(with_sgd ? "W0" : "dW0", a + nx1 + BS_H + nw1,
+                           b + nx1 + BS_H + nw1, nw0)) {
+                fprintf(stderr, "    %s%s: beside is not in order's bits\n", what,
+                        with_sgd ? " sgd" : "");
+                goto done;
+            }
+        }
+    res = TEST_PASS;
+done:
+    free(x1), free(dz1), free(x0), free(W1), free(W0), free(in_order), free(beside);
+    fx_reset(fx);
+    return res;
+}
+static test_result lt_dw_beside(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, lt_dw_beside_body);
 }
 
 /* ----------------------------------------------- x^T for the weight gradient */
@@ -973,7 +1074,7 @@ static test_result fused_xt_rejected_body(fixture *fx)
     float *p = dev_f32(fx, NULL, 64);
     CHECK(p != NULL, "device buffer: %s", ffnn_last_error());
     CHECK(fx->gpu->dense_backward_fused(fx->ctx, p, p, NULL, p, NULL, p, NULL, NULL, 2, 2, 2,
-                                        FFNN_ACT_IDENTITY, NULL, p) ==
+                                        FFNN_ACT_IDENTITY, NULL, p, 0) ==
               FFNN_ERR_INVALID_ARGUMENT,
           "x^T accepted off cuBLASLt");
     CHECK(strstr(ffnn_last_error(), "cuBLASLt only") != NULL, "message: %s", ffnn_last_error());
@@ -990,7 +1091,8 @@ static test_result fused_xt_rejected(char *why, size_t why_size)
 /* The rule of gemm_plan.h ffnn_lt_dw_transposes_x (no GPU needed): tf32 only, and
  * only from 768 inputs, 1024 outputs and batch 1024 (where the survey measured a
  * gain); the wide net's and the 4096-wide net's layers take it, 784-256-10's not.
- * And ffnn_lt_xt_from_gather's: only up to batch 1024. */
+ * And ffnn_lt_xt_from_gather's: only up to batch 1024; ffnn_lt_dw_beside's: tensor cores,
+ * at most half the SMs' worth of 128 x 128 tiles. */
 static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
@@ -1011,6 +1113,13 @@ static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
               !ffnn_lt_xt_from_gather(0, 1024, 784, 1024) &&
               !ffnn_lt_xt_from_gather(1, 1024, 784, 256),
           "the gather makes x^T where it measured no gain");
+    /* the weight gradient beside the layer below: tensor cores, at most half the SMs' tiles */
+    CHECK(ffnn_lt_dw_beside(1, 132, 1024, 1024) && ffnn_lt_dw_beside(1, 132, 128, 64),
+          "the wide net's dW1 does not go beside on 132 SMs");
+    CHECK(!ffnn_lt_dw_beside(0, 132, 1024, 1024) && !ffnn_lt_dw_beside(1, 132, 4096, 4096) &&
+              !ffnn_lt_dw_beside(1, 100, 1024, 1024) && !ffnn_lt_dw_beside(1, 132, 1152, 1024) &&
+              !ffnn_lt_dw_beside(1, 0, 128, 128),
+          "a weight gradient that fills more than half the SMs (or fp32) goes beside");
     return TEST_PASS;
 }
 
@@ -1090,6 +1199,7 @@ const test_case fused_tests[] = {
     {"cublaslt_bf16_vs_cpu", lt_bf16},
     {"cublaslt_tf32_dw_transposed_x_exact", lt_dw_transposed},
     {"lt_dw_transposes_x_rule", lt_dw_transposes_x_rule},
+    {"cublaslt_dw_beside_same_bits", lt_dw_beside},
     {"cuda_transpose_exact", cuda_transpose_exact},
     {"fused_xt_rejected_off_cublaslt", fused_xt_rejected},
 };

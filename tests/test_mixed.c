@@ -372,10 +372,10 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
             CHECK_OK(r->ops->upload(r->ctx, d_w, eye, in * in * 2));
             CHECK_OK(r->ops->upload(r->ctx, d_dz, dz16, n * 2));
             CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
-                                                 NULL, batch, in, in, acts[a]));
+                                                 NULL, batch, in, in, acts[a], 0));
             CHECK_OK(r->ops->download(r->ctx, dx16, d_dx, n * 2));
             CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
-                                                 (float *)d_xdb, batch, in, in, acts[a]));
+                                                 (float *)d_xdb, batch, in, in, acts[a], 0));
             CHECK_OK(r->ops->download(r->ctx, dx16b, d_dx, n * 2));
             CHECK_OK(r->ops->download(r->ctx, dxdb, d_xdb, in * sizeof(float)));
             size_t bad_db = 0, first_db = in;
@@ -428,10 +428,85 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* One run of bf16_dw_beside: layer 1 (1024 -> 1024 at batch 1024: dx16, relu's
+ * f', dx_db, dW1 - on the side queue when dw_side) and layer 0 (784 -> 1024: dW0
+ * from layer 1's dx16) as the step queues them, then side_join; into out: dx16
+ * (as 2-byte values packed in floats' room), dx_db, dW1, dW0. */
+enum { BB_B = 1024, BB_H = 1024, BB_IN = 784 };
+static int bf16_beside_run(ffnn_run *r, void *const *d, int dw_side, float *out)
+{
+    const size_t nx = (size_t)BB_B * BB_H, nw1 = (size_t)BB_H * BB_H;
+    /* d: x1, W1, dz1, dx1, dxdb, dW1, x0, dW0 */
+    return r->ops->dense_backward_bf16(r->ctx, d[0], d[1], d[2], BB_H, d[3], d[5], NULL, d[4],
+                                       BB_B, BB_H, BB_H, FFNN_ACT_RELU, dw_side) == FFNN_OK &&
+           r->ops->dense_backward_bf16(r->ctx, d[6], NULL, d[3], BB_H, NULL, d[7], NULL, NULL,
+                                       BB_B, BB_IN, BB_H, FFNN_ACT_IDENTITY, 0) == FFNN_OK &&
+           r->ops->side_join(r->ctx) == FFNN_OK &&
+           r->ops->download(r->ctx, out, d[3], nx * 2) == FFNN_OK &&
+           r->ops->download(r->ctx, out + nx, d[4], BB_H * 4) == FFNN_OK &&
+           r->ops->download(r->ctx, out + nx + BB_H, d[5], nw1 * 4) == FFNN_OK &&
+           r->ops->download(r->ctx, out + nx + BB_H + nw1, d[7], (size_t)BB_H * BB_IN * 4) ==
+               FFNN_OK;
+}
+
+/* backend.h dense_backward_bf16's dw_side: the wide net's last two layers'
+ * backward in order and with layer 1's weight gradient beside (on an H200
+ * gemm_plan.h ffnn_lt_dw_beside takes the 1024 x 1024 one: it runs concurrently
+ * with f' and layer 0's, each matmul with its own cuBLASLt workspace) give the same
+ * bits: dx16, dx_db, dW1, dW0. Fresh random bf16 inputs (x16 with +-0). */
+static test_result bf16_dw_beside(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    op_fixture fx;
+    const test_result opened = op_fixture_open(&fx);
+    if (opened != TEST_PASS) return opened;
+    ffnn_run *r = &fx.t->run;
+    CHECK(r->mixed && r->ops->dense_backward_bf16 && r->ops->side_join, "no bf16 ops");
+    const size_t n1 = (size_t)BB_B * BB_H, n0 = (size_t)BB_B * BB_IN, nw1 = (size_t)BB_H * BB_H;
+    const size_t nw0 = (size_t)BB_H * BB_IN, nout = n1 + BB_H + nw1 + nw0;
+    const size_t bytes[8] = {n1 * 2, nw1 * 2, n1 * 2, n1 * 2, BB_H * 4, nw1 * 4, n0 * 2, nw0 * 4};
+    uint16_t *host[8] = {NULL};
+    void *d[8] = {NULL};
+    float *in_order = malloc(nout * 4), *beside = malloc(nout * 4);
+    CHECK(in_order && beside, "out of memory");
+    uint64_t seed = 0x5eedbe51de5ull;
+    for (int k = 0; k < 8; k++) {
+        CHECK_OK(r->ops->alloc(r->ctx, bytes[k], &d[k]));
+        if (k == 0 || k == 1 || k == 2 || k == 6) { /* the inputs: x1, W1, dz1, x0 */
+            host[k] = malloc(bytes[k]);
+            CHECK(host[k] != NULL, "out of memory");
+            for (size_t i = 0; i < bytes[k] / 2; i++)
+                host[k][i] = k == 1 ? random_bf16(&seed, 115, 121, 0)   /* |W| < 2^-6 */
+                                    : random_bf16(&seed, 118, 127, k != 2);
+            if (k == 0) /* relu outputs: >= 0 */
+                for (size_t i = 0; i < bytes[k] / 2; i++) host[k][i] &= 0x7fffu;
+            CHECK_OK(r->ops->upload(r->ctx, d[k], host[k], bytes[k]));
+        }
+    }
+    CHECK(bf16_beside_run(r, d, 0, in_order) && bf16_beside_run(r, d, 1, beside),
+          "the ops: %s", ffnn_last_error());
+    const char *names[4] = {"dx16", "dx_db", "dW1", "dW0"};
+    const size_t off[5] = {0, n1, n1 + BB_H, n1 + BB_H + nw1, nout};
+    for (int k = 0; k < 4; k++) {
+        const size_t len = k == 0 ? n1 / 2 : off[k + 1] - off[k]; /* dx16: 2-byte values */
+        CHECK(memcmp(in_order + off[k], beside + off[k], len * 4) == 0,
+              "%s: beside is not in order's bits", names[k]);
+    }
+    for (int k = 0; k < 8; k++) {
+        r->ops->release(r->ctx, d[k]);
+        free(host[k]);
+    }
+    free(in_order), free(beside);
+    op_fixture_close(&fx);
+    return TEST_PASS;
+}
+
 const test_case mixed_tests[] = {
     {"cublaslt_bf16_act_backward_bits_match_host", bf16_act_backward_bits},
     {"cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert},
     {"cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu},
     {"cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne},
+    {"cublaslt_bf16_dw_beside_same_bits", bf16_dw_beside},
 };
 const size_t mixed_tests_count = sizeof mixed_tests / sizeof mixed_tests[0];

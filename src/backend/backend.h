@@ -258,12 +258,19 @@ typedef struct ffnn_backend_ops {
      *     element as optimizer_update does and write dW too; cuBLASLt updates W in
      *     its matmul's epilogue (alpha -lr, beta 1: its rounding) and leaves dW
      *     unwritten. After a call with sgd, dW's contents are unspecified.
+     *   dw_side: 1 lets the backend queue the weight-gradient half (dW, db and the
+     *     update) on the side queue (side_begin), after dx's matmul and
+     *     concurrently with f', dx_db and what the caller queues next; it does so
+     *     where that measured faster (cuda: gemm_plan.h ffnn_lt_dw_beside), else
+     *     queues it in order. The caller must then side_join before any op that
+     *     writes x, xt or dz or reads W, b, dW or db. 0: everything in order.
      * x [batch, in], W [out, in], b [out] or NULL, dz [batch, out]. */
     ffnn_status (*dense_backward_fused)(void *ctx, const float *x, float *W, float *b,
                                         const float *dz, float *dx, float *dW, float *db,
                                         float *dx_db, size_t batch, size_t in, size_t out,
                                         ffnn_activation x_act,
-                                        const ffnn_optimizer_step *sgd, const float *xt);
+                                        const ffnn_optimizer_step *sgd, const float *xt,
+                                        int dw_side);
 
     /* Capture: every op queued between capture_begin and capture_end is recorded,
      * not run, into *graph, which graph_launch then runs (all of it, in order,
@@ -337,11 +344,13 @@ typedef struct ffnn_backend_ops {
      *           dx_db), or NULL; needs dx16
      * x16 [batch, in], W16 [out, in] (the weights' bf16 shadow; may be NULL without
      * dx16). No update: the pipeline's optimizer_update_bf16 writes W and its shadow
-     * in one pass after the backward. */
+     * in one pass after the backward. dw_side: as dense_backward_fused's (the
+     * caller joins before any op that writes x16 or dz16 or reads dW or db). */
     ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
                                        const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
                                        float *dW, float *db, float *dx_db, size_t batch,
-                                       size_t in, size_t out, ffnn_activation x_act);
+                                       size_t in, size_t out, ffnn_activation x_act,
+                                       int dw_side);
 
     /* ---- optional: the output layer and its loss in one op (cuda; the cublaslt
      * strategy's training steps, src/strategy/step.c). For a last dense layer with

@@ -108,3 +108,9 @@ int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out)
 {
     return ffnn_lt_dw_transposes_x(tf32, batch, in, out) && batch <= 1024;
 }
+
+int ffnn_lt_dw_beside(int tensor_cores, int sm_count, size_t in, size_t out)
+{
+    const size_t tiles = ((in + 127) / 128) * ((out + 127) / 128);
+    return tensor_cores && sm_count > 0 && tiles * 2 <= (size_t)sm_count;
+}

@@ -101,6 +101,21 @@ int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out);
  * the wider steps' matmuls more than the chain copy costs). */
 int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out);
 
+/* 1 when the cublaslt strategy's weight gradient dW [out, in] of a layer whose dx
+ * was just computed runs on the side queue, concurrently with the layer below's
+ * f' pass and weight gradient, where the step asks for it (backend.h
+ * dense_backward_fused's and dense_backward_bf16's dw_side): in tf32 or bf16
+ * (tensor_cores 1; the caller passes 0 for fp32) when its 128 x 128 output tiles
+ * fill at most half of the sm_count multiprocessors, so that two weight gradients
+ * can run side by side instead of one after the other. Measured on an H200
+ * (docs/RESULTS.md "The weight gradient beside the layer below", session 37,
+ * ms/epoch at batch 1024, base -> beside): tf32 784-1024x2-10 6.01 / 6.00 -> 5.65 /
+ * 5.65 (dW1 and dW0: 64 and 56 tiles of 132), 784-512x2-10 4.40 / 4.43 -> 4.07 /
+ * 4.08, 784-1024x3-10 8.84 / 8.94 -> 8.53 / 8.62; bf16 (cuBLASLt's kernels take
+ * every SM) 3.92 / 3.94 -> 3.79 / 3.87 and 784-512x2-10 level; fp32 beside 18.1 /
+ * 18.3 -> 19.4 (its kernels fill the SMs): not taken. */
+int ffnn_lt_dw_beside(int tensor_cores, int sm_count, size_t in, size_t out);
+
 /* The block tile and depth of a configuration (0 for AUTO / unknown). */
 int ffnn_gemm_config_bm(int config);
 int ffnn_gemm_config_bn(int config);

@@ -468,6 +468,20 @@ static ffnn_status queue_early(ffnn_run *r, early_plan *e, int i)
     return side_close(r, st);
 }
 
+/* 1 when layer i's weight gradient may run on the side queue, beside the layer
+ * below's f' and weight gradient (the ops' dw_side; *side then 1: the caller joins
+ * before the step ends): layer 1 only, whose dz buffer no later op of the
+ * backward writes (layer 0 has no dx) and whose input and weights none touches
+ * before the join; not under data parallelism (the all-reduce reads dW on the
+ * main stream) nor for a caller without a join (side NULL). */
+static int weight_grad_beside(const ffnn_run *r, int i, const grad_sync *sync, int *side)
+{
+    if (i != 1 || sync != NULL || side == NULL || !has_side(r))
+        return 0;
+    *side = 1;
+    return 1;
+}
+
 /* The backward pass in bf16 (ffnn_mixed), from the fp32 d(output) in grad_buf[0]:
  * the output layer's f' in fp32 (its saved output is the fp32 act[L-1]), then one
  * rounding into grad16[0] (rows ffnn_bf16_ld(out) apart: 16-byte rows for the
@@ -475,7 +489,7 @@ static ffnn_status queue_early(ffnn_run *r, early_plan *e, int i)
  * layer's dz in bf16 (grad16 ping-pong); sync as backward's. No update here: the
  * pipeline's update writes the bf16 shadows too, after the backward (per_op.c). */
 static ffnn_status backward_bf16(ffnn_run *r, size_t batch, grad_sync *sync, int head,
-                                 early_plan *early)
+                                 early_plan *early, int *side)
 {
     const ffnn_model *m = r->model;
     ffnn_mixed *mx = r->mixed;
@@ -501,12 +515,13 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, grad_sync *sync, int
         const ffnn_layer *l = &m->layers[i];
         const int has_b = l->has_bias;
         float *dx_db = below_db(r, i);
+        const int dw_side = weight_grad_beside(r, i, sync, side);
         if ((st = r->ops->dense_backward_bf16(
                  r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], mx->params16 + l->weight_offset,
                  mx->grad16[cur], dz_ld, i == 0 ? NULL : mx->grad16[1 - cur],
                  r->grads + l->weight_offset,
                  has_b && !db_done ? r->grads + l->bias_offset : NULL, dx_db, batch, l->in,
-                 l->out, i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act)))
+                 l->out, i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act, dw_side)))
             return st;
         db_done = dx_db != NULL;
         cur = 1 - cur;
@@ -547,7 +562,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
     ffnn_status st;
     const int head = head_step(r, t); /* the last layer's backward ran in the head */
     if (mixed_step(r, t))
-        return backward_bf16(r, batch, sync, head, early);
+        return backward_bf16(r, batch, sync, head, early, side);
     int cur = 0;       /* grad_buf[cur] holds dL/da of layer i ...             */
     int is_dz = head;  /* ... or dL/dz when the layer above applied act' already */
     for (int i = m->layer_count - 1 - head; i >= 0; i--) {
@@ -589,7 +604,8 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
             /* b: updated by the op with sgd, unless its db came from above */
             if ((st = r->ops->dense_backward_fused(
                      r->ctx, x, W, db ? r->params + l->bias_offset : NULL, dz, dx, dW, db,
-                     dx_db, batch, l->in, l->out, x_act, sgd, xt)))
+                     dx_db, batch, l->in, l->out, x_act, sgd, xt,
+                     weight_grad_beside(r, i, sync, side))))
                 return st;
             is_dz = 1;
             cur = 1 - cur;

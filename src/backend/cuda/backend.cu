@@ -335,7 +335,7 @@ static void cuda_graph_free(void *vctx, void *graph)
  * on the main stream, the ops queue on it (ctx->stream) until side_end records
  * side_done there; side_join makes the main stream wait for side_done. Under
  * stream capture the records and waits become the graph's edges. */
-static ffnn_status cuda_side_begin(void *vctx)
+extern "C" ffnn_status ffnn_cuda_side_begin(void *vctx)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "side_begin");
@@ -347,7 +347,7 @@ static ffnn_status cuda_side_begin(void *vctx)
     return FFNN_OK;
 }
 
-static ffnn_status cuda_side_end(void *vctx)
+extern "C" ffnn_status ffnn_cuda_side_end(void *vctx)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     if (ctx == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda side_end: context is NULL");
@@ -415,8 +415,8 @@ static const ffnn_backend_ops cuda_ops = {
     /* dense_backward_bf16 */ ffnn_cuda_dense_backward_bf16,
     /* softmax_ce_head     */ ffnn_cuda_softmax_ce_head,
     /* softmax_ce_head_sums*/ ffnn_cuda_softmax_ce_head_sums,
-    /* side_begin          */ cuda_side_begin,
-    /* side_end            */ cuda_side_end,
+    /* side_begin          */ ffnn_cuda_side_begin,
+    /* side_end            */ ffnn_cuda_side_end,
     /* side_join           */ cuda_side_join,
     /* transpose           */ ffnn_cuda_transpose,
     /* dense_backward_wants_xt */ ffnn_cuda_dense_backward_wants_xt,

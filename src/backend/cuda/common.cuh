@@ -240,6 +240,11 @@ ffnn_status ffnn_cuda_local1d_backward(void *ctx, const float *x, const float *W
                                        size_t batch, size_t N, size_t R,
                                        ffnn_local1d_padding padding);
 
+/* backend.cu: backend.h side_begin, side_end (also queued inside an op: cublas.cu's
+ * weight gradient beside the layer below's backward). */
+ffnn_status ffnn_cuda_side_begin(void *ctx);
+ffnn_status ffnn_cuda_side_end(void *ctx);
+
 /* fused.cu: the optional fused ops (backend.h) */
 ffnn_status ffnn_cuda_dense_act_forward(void *ctx, const float *x, const float *W,
                                         const float *b, float *a, size_t batch, size_t in,
@@ -248,7 +253,8 @@ ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W, 
                                            const float *dz, float *dx, float *dW, float *db,
                                            float *dx_db, size_t batch, size_t in, size_t out,
                                            ffnn_activation x_act,
-                                           const ffnn_optimizer_step *sgd, const float *xt);
+                                           const ffnn_optimizer_step *sgd, const float *xt,
+                                           int dw_side);
 /* fused.cu: backend.h dense_backward_wants_xt (cuBLASLt in tf32 where
  * ffnn_lt_dw_transposes_x says so). */
 int ffnn_cuda_dense_backward_wants_xt(void *ctx, size_t batch, size_t in, size_t out);
@@ -269,7 +275,7 @@ ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, floa
                                         const float *dz, float *dx, float *dW, float *db,
                                         float *dx_db, size_t batch, size_t in, size_t out,
                                         ffnn_activation x_act, const ffnn_optimizer_step *sgd,
-                                        const float *xt);
+                                        const float *xt, int dw_side);
 /* dense.cu: db [out] = sum_b dz [batch, out] (dense_backward's bias gradient). */
 ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, size_t batch,
                                 size_t out);
@@ -282,7 +288,8 @@ ffnn_status ffnn_cuda_dense_act_forward_bf16(void *ctx, const uint16_t *x16, con
 ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, const uint16_t *W16,
                                           const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
                                           float *dW, float *db, float *dx_db, size_t batch,
-                                          size_t in, size_t out, ffnn_activation x_act);
+                                          size_t in, size_t out, ffnn_activation x_act,
+                                          int dw_side);
 /* dense.cu: dx = dx * f'(x) in place (act: identity, relu, sigmoid, tanh) and db =
  * sum_b dx, one pass over x, dx [batch, cols]; the bf16 variant sums the rounded
  * dx16 in fp32. Deterministic (a fixed order, not a one-pass sum's bits). */

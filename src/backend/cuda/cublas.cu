@@ -86,6 +86,9 @@ typedef struct cublas_state {
     cublasHandle_t handle;   /* bound to ctx->stream                           */
     cublasLtHandle_t lt;     /* cuBLASLt (the cublaslt strategy's fused ops)   */
     void *workspace;         /* device, FFNN_CUBLAS_WORKSPACE_BYTES             */
+    void *side_workspace;    /* the same size, for the matmuls queued on the side
+                                stream (made on first use): two matmuls running
+                                at once never share one                         */
     void *scratch;           /* device: bf16 copies of A and B (bf16), or the
                                 cublaslt weight gradient's x^T (tf32)           */
     size_t scratch_bytes;    /* its size                                        */
@@ -132,6 +135,7 @@ static void free_state(cublas_state *s)
     if (s->handle != NULL) (void)cublasDestroy(s->handle);
     if (s->lt != NULL) (void)cublasLtDestroy(s->lt);
     if (s->workspace != NULL) (void)cudaFree(s->workspace);
+    if (s->side_workspace != NULL) (void)cudaFree(s->side_workspace);
     if (s->scratch != NULL) (void)cudaFree(s->scratch);
     for (size_t i = 0; i < s->n_retired; ++i) (void)cudaFree(s->retired[i]);
     (void)cudaGetLastError();
@@ -239,6 +243,36 @@ static ffnn_status ensure_scratch(ffnn_cuda_ctx *ctx, cublas_state *s, size_t by
     if (s->scratch != NULL) s->retired[s->n_retired++] = s->scratch;
     s->scratch = p;
     s->scratch_bytes = size;
+    return FFNN_OK;
+}
+
+/* The workspace of a matmul queued on ctx->stream: the side stream's own (made on
+ * first use, outside any capture's record as ensure_scratch) or the handle's.
+ * Errors: FFNN_ERR_CUDA (cudaMalloc failed). */
+static ffnn_status lt_workspace(ffnn_cuda_ctx *ctx, cublas_state *s, void **ws)
+{
+    if (ctx->stream != ctx->side_stream) {
+        *ws = s->workspace;
+        return FFNN_OK;
+    }
+    if (s->side_workspace == NULL) {
+        int relaxed = 0;
+        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+        ffnn_status st = relax_begin(ctx, &relaxed, &mode);
+        if (st != FFNN_OK) return st;
+        void *p = NULL;
+        const cudaError_t err = cudaMalloc(&p, FFNN_CUBLAS_WORKSPACE_BYTES);
+        if (err != cudaSuccess)
+            st = ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__,
+                                     "cudaMalloc (cublaslt side workspace)");
+        st = relax_end(ctx, relaxed, mode, st);
+        if (st != FFNN_OK) {
+            if (p != NULL) (void)cudaFree(p);
+            return st;
+        }
+        s->side_workspace = p;
+    }
+    *ws = s->side_workspace;
     return FFNN_OK;
 }
 
@@ -485,6 +519,7 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
     const cudaDataType_t ab_type = bf16 ? CUDA_R_16BF : CUDA_R_32F;
     const cudaDataType_t bias_type = bias.type;
     const size_t workspace = FFNN_CUBLAS_WORKSPACE_BYTES;
+    void *ws = NULL; /* lt_workspace: the stream's own */
     const void *pa = a.p, *pb = b.p;
     void *d = out.p;
     const uint64_t m = out.m, n = out.n;
@@ -558,8 +593,9 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
             goto done;
         }
     }
+    if ((st = lt_workspace(ctx, s, &ws)) != FFNN_OK) goto done;
     LT_TRY(cublasLtMatmul(s->lt, desc, &alpha, pa, la, pb, lb, &beta, d, ld, d, ld, &heur.algo,
-                          s->workspace, workspace, ctx->stream),
+                          ws, workspace, ctx->stream),
            "cublasLtMatmul");
 done:
     if (pref != NULL) (void)cublasLtMatmulPreferenceDestroy(pref);
@@ -633,32 +669,13 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
  *                                        BGRADB reduces op(B) = dz^T [batch, out] over k;
  *                                        with sgd D = W: W -= lr dz^T x (dW not
  *                                        written), db by bias_grad, then b -= lr db. */
-extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W,
-                                                   float *b, const float *dz, float *dx,
-                                                   float *dW, float *db, float *dx_db,
-                                                   size_t batch, size_t in, size_t out,
-                                                   ffnn_activation x_act,
-                                                   const ffnn_optimizer_step *sgd,
-                                                   const float *xt)
+/* The weight-gradient half of ffnn_cuda_lt_dense_backward (arguments as there). */
+static ffnn_status lt_dense_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, const float *x,
+                                        float *W, float *b, const float *dz, float *dW,
+                                        float *db, size_t batch, size_t in, size_t out,
+                                        const ffnn_optimizer_step *sgd, const float *xt)
 {
-    if (sgd != NULL && b != NULL && db == NULL)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda cublaslt dense_backward_fused: db is needed for b's update");
-    cublas_state *s = NULL;
-    ffnn_status st = get_state(ctx, &s);
-    if (st != FFNN_OK) return st;
-    if (dx != NULL) { /* first: reads W before the update below */
-        const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_N, in, out, (int64_t)in};
-        const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_N, out, batch, (int64_t)out};
-        const lt_output d = {dx, CUDA_R_32F, in, batch, 0.0f};
-        st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
-        if (st != FFNN_OK) return st;
-        if (dx_db != NULL)
-            st = ffnn_cuda_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
-        else if (x_act != FFNN_ACT_IDENTITY)
-            st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in);
-        if (st != FFNN_OK) return st;
-    }
+    ffnn_status st = FFNN_OK;
     lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
     if (xt != NULL ||
@@ -679,6 +696,69 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     st = lt_matmul(ctx, s, xa, zb, w, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
     if (st == FFNN_OK && b != NULL) st = ffnn_cuda_optimizer_update(ctx, sgd, b, db, NULL, out);
     return st;
+}
+
+/* 1 when a weight gradient asked to run beside (dw_side) does: after a dx, on
+ * the main stream, in tf32 where ffnn_lt_dw_beside (fp32 measured slower: its
+ * sm80 kernels fill the SMs; docs/RESULTS.md session 37); not when the op would
+ * use the scratch (the bf16 copies, tf32's own x^T), which the main stream's next
+ * matmul may use too. */
+static int lt_dw_goes_beside(const ffnn_cuda_ctx *ctx, int dw_side, int has_dx, const float *xt,
+                             size_t batch, size_t in, size_t out)
+{
+    const int tf32 = ctx->precision == FFNN_PRECISION_TF32;
+    return dw_side && has_dx && ctx->stream == ctx->main_stream && tf32 &&
+           (xt != NULL || !ffnn_lt_dw_transposes_x(tf32, batch, in, out)) &&
+           ffnn_lt_dw_beside(1, ctx->sm_count, in, out);
+}
+
+/* Queue `call` (the weight-gradient half of an op) on the side stream: after the
+ * work queued so far on the main stream, concurrently with what follows it there
+ * (backend.h side_begin, side_end); return its error, or side_end's. */
+#define LT_BESIDE(ctx, call)                                                        \
+    do {                                                                            \
+        ffnn_status beside_st_ = ffnn_cuda_side_begin(ctx);                         \
+        if (beside_st_ != FFNN_OK) return beside_st_;                               \
+        beside_st_ = (call);                                                        \
+        const ffnn_status end_st_ = ffnn_cuda_side_end(ctx);                        \
+        if (beside_st_ != FFNN_OK) return beside_st_;                               \
+        if (end_st_ != FFNN_OK) return end_st_;                                     \
+    } while (0)
+
+extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W,
+                                                   float *b, const float *dz, float *dx,
+                                                   float *dW, float *db, float *dx_db,
+                                                   size_t batch, size_t in, size_t out,
+                                                   ffnn_activation x_act,
+                                                   const ffnn_optimizer_step *sgd,
+                                                   const float *xt, int dw_side)
+{
+    if (sgd != NULL && b != NULL && db == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda cublaslt dense_backward_fused: db is needed for b's update");
+    cublas_state *s = NULL;
+    ffnn_status st = get_state(ctx, &s);
+    if (st != FFNN_OK) return st;
+    const int beside = lt_dw_goes_beside(ctx, dw_side, dx != NULL, xt, batch, in, out);
+    if (dx != NULL) { /* first: reads W before the update below */
+        const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_N, in, out, (int64_t)in};
+        const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_N, out, batch, (int64_t)out};
+        const lt_output d = {dx, CUDA_R_32F, in, batch, 0.0f};
+        st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
+        if (st != FFNN_OK) return st;
+    }
+    if (beside) /* f' below runs concurrently with it */
+        LT_BESIDE(ctx, lt_dense_weight_grad(ctx, s, x, W, b, dz, dW, db, batch, in, out, sgd,
+                                            xt));
+    if (dx != NULL) {
+        if (dx_db != NULL)
+            st = ffnn_cuda_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
+        else if (x_act != FFNN_ACT_IDENTITY)
+            st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in);
+        if (st != FFNN_OK) return st;
+    }
+    if (beside) return FFNN_OK;
+    return lt_dense_weight_grad(ctx, s, x, W, b, dz, dW, db, batch, in, out, sgd, xt);
 }
 
 /* ---------------------------------------------------------- mixed precision */
@@ -805,7 +885,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
                                                      size_t dz_ld, uint16_t *dx16, float *dW,
                                                      float *db, float *dx_db, size_t batch,
                                                      size_t in, size_t out,
-                                                     ffnn_activation x_act)
+                                                     ffnn_activation x_act, int dw_side)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_backward_bf16");
@@ -828,20 +908,30 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     cublas_state *s = NULL;
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;
+    /* the weight gradient beside f' (as ffnn_cuda_lt_dense_backward; the operands
+     * are bf16 tensors already: no scratch) */
+    const int beside = dw_side && dx16 != NULL && ctx->stream == ctx->main_stream &&
+                       ffnn_lt_dw_beside(1, ctx->sm_count, in, out);
     if (dx16 != NULL) {
         const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_N, in, out, (int64_t)in};
         const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld};
         const lt_output d = {dx16, CUDA_R_16BF, in, batch, 0.0f};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
-        if (st == FFNN_OK && dx_db != NULL)
-            st = ffnn_cuda_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
-        else if (st == FFNN_OK)
-            st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
         if (st != FFNN_OK) return st;
     }
     const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
     const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
     const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
+    if (beside)
+        LT_BESIDE(ctx, lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out));
+    if (dx16 != NULL) {
+        if (dx_db != NULL)
+            st = ffnn_cuda_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
+        else
+            st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
+        if (st != FFNN_OK) return st;
+    }
+    if (beside) return FFNN_OK;
     return lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out);
 }
 

@@ -85,7 +85,8 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, c
  * second kernel over dx: the strategies on these kernels pass NULL); with sgd
  * (kind FFNN_OPT_SGD): W -= lr dW, b -= lr db (b may be NULL: no bias).
  * x [batch,in] (x_act's output), W [out,in], dz [batch,out]; xt (or NULL) x^T
- * [in,batch], on cuBLASLt only.
+ * [in,batch], on cuBLASLt only. dw_side: as backend.h (here: cuBLASLt only; the
+ * own kernels queue everything in order).
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx, x, dz, dW, W when dx or sgd needs
  * it, dx_db without dx; dims; unknown x_act; sgd of another kind; xt off
  * cuBLASLt), FFNN_ERR_CUDA. */
@@ -96,7 +97,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
                                                       size_t in, size_t out,
                                                       ffnn_activation x_act,
                                                       const ffnn_optimizer_step *sgd,
-                                                      const float *xt)
+                                                      const float *xt, int dw_side)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_backward_fused");
@@ -121,7 +122,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
                          "cublaslt strategy)");
     if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
         return ffnn_cuda_lt_dense_backward(ctx, x, W, b, dz, dx, dW, db, dx_db, batch, in, out,
-                                           x_act, sgd, xt);
+                                           x_act, sgd, xt, dw_side);
     if (dx != NULL) { /* first: reads W before the update below */
         ffnn_gemm_epilogue ep;
         memset(&ep, 0, sizeof ep);
