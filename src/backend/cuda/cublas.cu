@@ -215,6 +215,26 @@ static ffnn_status get_state(ffnn_cuda_ctx *ctx, cublas_state **out)
     return FFNN_OK;
 }
 
+/* *p = `bytes` of device memory, allocated outside any capture's record on
+ * ctx->stream (relax_begin); what: the call's name in the error. Errors:
+ * FFNN_ERR_CUDA (*p stays NULL). */
+static ffnn_status relaxed_malloc(ffnn_cuda_ctx *ctx, size_t bytes, const char *what, void **p)
+{
+    int relaxed = 0;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    *p = NULL;
+    ffnn_status st = relax_begin(ctx, &relaxed, &mode);
+    if (st != FFNN_OK) return st;
+    const cudaError_t err = cudaMalloc(p, bytes);
+    if (err != cudaSuccess) st = ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__, what);
+    st = relax_end(ctx, relaxed, mode, st);
+    if (st != FFNN_OK && *p != NULL) {
+        (void)cudaFree(*p);
+        *p = NULL;
+    }
+    return st;
+}
+
 /* Make s->scratch at least `bytes` long (device memory; contents unspecified). A
  * replaced buffer is retired, not freed (a captured graph may read it).
  * Errors: FFNN_ERR_CUDA (cudaMalloc failed), FFNN_ERR_NO_MEMORY (no retire slot). */
@@ -227,19 +247,9 @@ static ffnn_status ensure_scratch(ffnn_cuda_ctx *ctx, cublas_state *s, size_t by
     size_t size = s->scratch_bytes * 2;
     if (size < bytes) size = bytes;
     size = (size + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1); /* whole MiB */
-    int relaxed = 0;
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    ffnn_status st = relax_begin(ctx, &relaxed, &mode);
-    if (st != FFNN_OK) return st;
     void *p = NULL;
-    const cudaError_t err = cudaMalloc(&p, size);
-    if (err != cudaSuccess)
-        st = ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__, "cudaMalloc (cublas scratch)");
-    st = relax_end(ctx, relaxed, mode, st);
-    if (st != FFNN_OK) {
-        if (p != NULL) (void)cudaFree(p);
-        return st;
-    }
+    const ffnn_status st = relaxed_malloc(ctx, size, "cudaMalloc (cublas scratch)", &p);
+    if (st != FFNN_OK) return st;
     if (s->scratch != NULL) s->retired[s->n_retired++] = s->scratch;
     s->scratch = p;
     s->scratch_bytes = size;
@@ -256,21 +266,10 @@ static ffnn_status lt_workspace(ffnn_cuda_ctx *ctx, cublas_state *s, void **ws)
         return FFNN_OK;
     }
     if (s->side_workspace == NULL) {
-        int relaxed = 0;
-        cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-        ffnn_status st = relax_begin(ctx, &relaxed, &mode);
+        const ffnn_status st = relaxed_malloc(ctx, FFNN_CUBLAS_WORKSPACE_BYTES,
+                                              "cudaMalloc (cublaslt side workspace)",
+                                              &s->side_workspace);
         if (st != FFNN_OK) return st;
-        void *p = NULL;
-        const cudaError_t err = cudaMalloc(&p, FFNN_CUBLAS_WORKSPACE_BYTES);
-        if (err != cudaSuccess)
-            st = ffnn_cuda_fail_call(ctx, err, __FILE__, __LINE__,
-                                     "cudaMalloc (cublaslt side workspace)");
-        st = relax_end(ctx, relaxed, mode, st);
-        if (st != FFNN_OK) {
-            if (p != NULL) (void)cudaFree(p);
-            return st;
-        }
-        s->side_workspace = p;
     }
     *ws = s->side_workspace;
     return FFNN_OK;
