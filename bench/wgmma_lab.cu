@@ -9,8 +9,8 @@
 //     accumulation in registers;
 //   - the epilogue (bias, relu) on the accumulators, stored straight from registers;
 //   - optionally (MC 2) clusters of two CTAs along N that load half of the shared A tile
-//     each and multicast it to both (correct, same bits, but measured twice as slow: not
-//     understood yet, docs/RESULTS.md).
+//     each and multicast it to both (the same bits; as fast as MC 1 at 1024-sized
+//     outputs, slower at 4096: docs/RESULTS.md).
 // Checked against cuBLASLt's matmul of the same operands (same epilogue) and against a
 // double-precision sum on the host for sampled outputs; timed against cuBLASLt's first
 // heuristic pick (what src/backend/cuda/cublas.cu uses) in the same process: 20 launches
@@ -93,12 +93,14 @@ static __device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CU
                  "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_u32(bar)), "h"(mask)
                  : "memory");
 }
-/* arrive on the barrier at bar's offset in CTA `cta` of the cluster */
+/* arrive on the barrier at bar's offset in CTA `cta` of the cluster (release at CTA scope,
+ * the default, as CUTLASS's ClusterBarrier; .release.cluster made every k step ~0.6 us
+ * longer: docs/RESULTS.md) */
 static __device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned cta)
 {
     uint32_t remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_u32(bar)), "r"(cta));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote)
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote)
                  : "memory");
 }
 static __device__ __forceinline__ unsigned cluster_rank()
@@ -271,6 +273,7 @@ wgmma_gemm(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUten
                     tma_load_2d(sA + s * A_BYTES, &ta, kt * BK, m0, &full[s]);
                 tma_load_2d(sB + s * B_BYTES, &tb, kt * BK, n0, &full[s]);
             }
+        __syncwarp(); /* thread 0 rejoins its warp: the cluster barrier is .aligned */
         if (MC > 1) cluster_sync_all(); /* stay until the peer no longer writes here */
         return;
     }
