@@ -231,12 +231,13 @@ static __device__ __forceinline__ void wgmma_step(float (&d)[BN / 2], uint64_t d
     }
 }
 
-#define BM 128
-/* MC 2: clusters of two CTAs along N (the same 128 rows of A, neighbouring BN columns);
- * each loads half of the A tile and multicasts it to both, so that A crosses from L2 once
- * per cluster (the cluster launched by the caller: launch_ours). */
-template <typename T, int BN, int STAGES, int MC>
-static __global__ void __launch_bounds__(384, 1)
+/* BM 128: two consumer warpgroups of 64 rows; BM 64: one (measured slower at 1024-sized
+ * outputs with BN 128, docs/RESULTS.md). MC 2: clusters of two CTAs along N (the same BM
+ * rows of A, neighbouring BN columns); each loads half of the A tile and multicasts it to
+ * both, so that A crosses from L2 once per cluster (the cluster launched by the caller:
+ * launch_ours). */
+template <typename T, int BM, int BN, int STAGES, int MC>
+static __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 wgmma_gemm(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
            float *__restrict__ C, const float *__restrict__ bias, int M, int N, int K, int relu)
 {
@@ -253,7 +254,8 @@ wgmma_gemm(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUten
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             mbar_init(&full[s], 1);
-            mbar_init(&empty[s], 8 * MC); /* lane 0 of each consumer warp of the cluster */
+            mbar_init(&empty[s], 4 * (BM / 64) * MC); /* lane 0 of each consumer warp of
+                                                        * the cluster */
         }
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -403,21 +405,21 @@ __global__ void fill(float *f, __nv_bfloat16 *h, size_t n, unsigned seed)
     }
 }
 
-template <typename T, int BN, int STAGES, int MC>
+template <typename T, int BM, int BN, int STAGES, int MC>
 static void launch_ours(const CUtensorMap &ta, const CUtensorMap &tb, float *C, const float *bias,
                         int M, int N, int K, cudaStream_t st)
 {
     const size_t smem = (size_t)STAGES * (BM + BN) * 128 + 1024;
     static bool set = false;
     if (!set) {
-        CK(cudaFuncSetAttribute(wgmma_gemm<T, BN, STAGES, MC>,
+        CK(cudaFuncSetAttribute(wgmma_gemm<T, BM, BN, STAGES, MC>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         set = true;
     }
     const unsigned gx = (unsigned)((N + BN - 1) / BN);
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3((gx + MC - 1) / MC * MC, (M + BM - 1) / BM);
-    cfg.blockDim = dim3(384);
+    cfg.blockDim = dim3(128 * (1 + BM / 64));
     cfg.dynamicSmemBytes = smem;
     cfg.stream = st;
     cudaLaunchAttribute at[1];
@@ -427,7 +429,7 @@ static void launch_ours(const CUtensorMap &ta, const CUtensorMap &tb, float *C, 
     at[0].val.clusterDim.z = 1;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&cfg, wgmma_gemm<T, BN, STAGES, MC>, ta, tb, C, bias, M, N, K, 1));
+    CK(cudaLaunchKernelEx(&cfg, wgmma_gemm<T, BM, BN, STAGES, MC>, ta, tb, C, bias, M, N, K, 1));
 }
 
 struct Lt {
@@ -475,7 +477,7 @@ static LtCall lt_prepare(Lt &lt, int bf, const void *A, const void *B, const flo
     return c;
 }
 
-template <typename T, int BN, int STAGES, int MC>
+template <typename T, int BM, int BN, int STAGES, int MC>
 static void run_case(Lt &lt, encode_fn enc, cudaStream_t st, int M, int N, int K)
 {
     const int bf = sizeof(T) == 2;
@@ -503,7 +505,7 @@ static void run_case(Lt &lt, encode_fn enc, cudaStream_t st, int M, int N, int K
         cublasLtMatmul(lt.h, c.desc, &one, B, c.la, A, c.lb, &zero, Cref, c.ld, Cref, c.ld,
                        &c.heur.algo, lt.ws, lt.ws_bytes, st);
     };
-    auto our_launch = [&]() { launch_ours<T, BN, STAGES, MC>(ta, tb, C, bias, M, N, K, st); };
+    auto our_launch = [&]() { launch_ours<T, BM, BN, STAGES, MC>(ta, tb, C, bias, M, N, K, st); };
     CK(cudaMemset(C, 0xff, (size_t)M * N * 4));
     lt_launch();
     our_launch();
@@ -544,9 +546,9 @@ static void run_case(Lt &lt, encode_fn enc, cudaStream_t st, int M, int N, int K
     }
     const float t_lt = graph_us(st, 5, lt_launch), t_ours = graph_us(st, 5, our_launch);
     const double flop = 2.0 * M * N * K;
-    printf("%s %5dx%5dx%5d BN %3d stages %d cluster %d: ours %8.2f us (%6.1f TFLOP/s)  cuBLASLt %8.2f us "
+    printf("%s %5dx%5dx%5d BM %3d BN %3d stages %d cluster %d: ours %8.2f us (%6.1f TFLOP/s)  cuBLASLt %8.2f us "
            "(%6.1f)  ratio %.2f | max|ours-lt| %.2e of %.3g, host sample %.2e, non-finite %zu\n",
-           bf ? "bf16" : "tf32", M, N, K, BN, STAGES, MC, t_ours, flop / t_ours / 1e6, t_lt,
+           bf ? "bf16" : "tf32", M, N, K, BM, BN, STAGES, MC, t_ours, flop / t_ours / 1e6, t_lt,
            flop / t_lt / 1e6, t_ours / t_lt, dmax, rmax, hmax, bad);
     fflush(stdout);
     cudaFree(Af);
@@ -572,20 +574,21 @@ int main()
                              {4096, 4096, 4096}, {1000, 1000, 1000}};
     for (auto &s : shapes) {
         if (s[0] >= 4096) {
-            run_case<__nv_bfloat16, 256, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
-            run_case<__nv_bfloat16, 256, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
-            run_case<__nv_bfloat16, 128, 6, 2>(lt, enc, st, s[0], s[1], s[2]);
-            run_case<float, 256, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
-            run_case<float, 256, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
+            run_case<__nv_bfloat16, 128, 256, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
+            run_case<__nv_bfloat16, 128, 256, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
+            run_case<float, 128, 256, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
+            run_case<float, 128, 256, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
             continue;
         }
-        run_case<__nv_bfloat16, 64, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
-        run_case<__nv_bfloat16, 64, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
-        run_case<__nv_bfloat16, 64, 6, 2>(lt, enc, st, s[0], s[1], s[2]);
-        run_case<__nv_bfloat16, 128, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
-        run_case<float, 64, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
-        run_case<float, 64, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
-        run_case<float, 64, 6, 2>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<__nv_bfloat16, 128, 64, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<__nv_bfloat16, 128, 64, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<__nv_bfloat16, 64, 128, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<__nv_bfloat16, 64, 128, 6, 1>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<__nv_bfloat16, 64, 64, 6, 1>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<float, 128, 64, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<float, 128, 64, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<float, 64, 128, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<float, 64, 128, 6, 1>(lt, enc, st, s[0], s[1], s[2]);
     }
     return 0;
 }
