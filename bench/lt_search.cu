@@ -21,14 +21,8 @@
 #include <algorithm>
 #include <cmath>
 #include <vector>
-#define CK(x)                                                                              \
-  do {                                                                                     \
-    auto e_ = (x);                                                                         \
-    if ((int)e_ != 0) {                                                                    \
-      printf("err %d at %s:%d\n", (int)e_, __FILE__, __LINE__);                            \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
+
+#include "cuda_probe.cuh"
 
 // One matmul: column-major D [m, n] = alpha op(A) op(B) + beta D.
 struct Case {
@@ -59,46 +53,6 @@ static void *buf(size_t bytes) {
   CK(cudaMemset(p, 0, bytes));
   return p;
 }
-__global__ void fill(float *f, __nv_bfloat16 *h, size_t n, unsigned seed) {
-  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-       i += (size_t)gridDim.x * blockDim.x) {
-    unsigned x = (unsigned)i * 2654435761u ^ seed;
-    x ^= x >> 13; x *= 0x5bd1e995u; x ^= x >> 15;
-    const float v = (float)(x & 0xffffff) / 8388608.0f - 1.0f;
-    f[i] = v;
-    h[i] = __float2bfloat16_rn(v);
-  }
-}
-
-template <typename F>
-static float graph_us(cudaStream_t st, int reps, F launch) {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  cudaGraph_t g;
-  cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int r = 0; r < 20; r++) launch();
-  CK(cudaStreamEndCapture(st, &g));
-  CK(cudaGraphInstantiate(&ge, g, 0));
-  CK(cudaGraphLaunch(ge, st));
-  float best = 1e9f;
-  for (int rep = 0; rep < reps; rep++) {
-    CK(cudaEventRecord(e0, st));
-    CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1));
-    float ms;
-    CK(cudaEventElapsedTime(&ms, e0, e1));
-    best = std::min(best, ms * 1000 / 20);
-  }
-  cudaGraphExecDestroy(ge);
-  cudaGraphDestroy(g);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return best;
-}
-
 struct Ctx {
   cublasLtHandle_t lt;
   cudaStream_t st;
@@ -170,7 +124,8 @@ static float try_cfg(Ctx &x, const cublasLtMatmulAlgo_t &base, Config &c,
 }
 
 template <typename T>
-static std::vector<T> cap_list(const cublasLtMatmulAlgo_t &a, cublasLtMatmulAlgoCapAttributes_t at) {
+static std::vector<T> cap_list(const cublasLtMatmulAlgo_t &a,
+                               cublasLtMatmulAlgoCapAttributes_t at) {
   size_t sz = 0;
   std::vector<T> v;
   if (cublasLtMatmulAlgoCapGetAttribute(&a, at, NULL, 0, &sz) != 0 || sz == 0) return v;
@@ -189,7 +144,8 @@ static Config cfg_of(const cublasLtMatmulAlgo_t &a) {
   Config c = {};
   size_t sz;
   cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_ID, &c.id, sizeof c.id, &sz);
-  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile, sizeof c.tile, &sz);
+  cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_TILE_ID, &c.tile, sizeof c.tile,
+                                       &sz);
   cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_STAGES_ID, &c.stages,
                                        sizeof c.stages, &sz);
   cublasLtMatmulAlgoConfigGetAttribute(&a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &c.splitk,
@@ -221,8 +177,8 @@ int main(int argc, char **argv) {
   const size_t n_el = 4u << 20;
   float *Af = (float *)buf(n_el * 4), *Bf = (float *)buf(n_el * 4);
   __nv_bfloat16 *Ah = (__nv_bfloat16 *)buf(n_el * 2), *Bh = (__nv_bfloat16 *)buf(n_el * 2);
-  fill<<<512, 256>>>(Af, Ah, n_el, 1u);
-  fill<<<512, 256>>>(Bf, Bh, n_el, 7u);
+  probe_fill<<<512, 256>>>(Af, Ah, n_el, 1u);
+  probe_fill<<<512, 256>>>(Bf, Bh, n_el, 7u);
   void *D = buf(n_el * 4), *Dref = buf(n_el * 4), *bias = buf(1 << 20), *dbias = buf(1 << 20);
   CK(cudaDeviceSynchronize());
   const char *pn[3] = {"fp32", "tf32", "bf16"};
@@ -255,7 +211,8 @@ int main(int argc, char **argv) {
   for (auto &c : cases) {
     if (only && !strstr(c.name, only) && !strstr(pn[c.prec], only)) continue;
     const int bf = c.prec == 2;
-    const cublasComputeType_t comp = c.prec == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    const cublasComputeType_t comp =
+        c.prec == 1 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     const cudaDataType_t ab = bf ? CUDA_R_16BF : CUDA_R_32F, dt = c.d16 ? CUDA_R_16BF : CUDA_R_32F;
     CK(cublasLtMatmulDescCreate(&x.desc, comp, CUDA_R_32F));
     CK(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_TRANSA, &c.opa, sizeof c.opa));
@@ -267,7 +224,8 @@ int main(int argc, char **argv) {
       const cudaDataType_t bt = c.epi == CUBLASLT_EPILOGUE_RELU_BIAS && c.d16 ? CUDA_R_16BF
                                                                               : CUDA_R_32F;
       CK(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
-      CK(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
+      CK(cublasLtMatmulDescSetAttribute(x.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt,
+                                        sizeof bt));
     }
     CK(cublasLtMatrixLayoutCreate(&x.la, ab, c.ar, c.ac, c.ar));
     CK(cublasLtMatrixLayoutCreate(&x.lb, ab, c.br, c.bc, c.br));
@@ -324,7 +282,8 @@ int main(int argc, char **argv) {
     std::vector<int> order(all.size());
     for (size_t i = 0; i < order.size(); i++) order[i] = (int)i;
     std::sort(order.begin(), order.end(), [&](int p, int q) { return all[p].us < all[q].us; });
-    printf("  ids %d, id x tile x stages x cluster x custom tried %d, ran %zu\n", nid, tried, all.size());
+    printf("  ids %d, id x tile x stages x cluster x custom tried %d, ran %zu\n", nid, tried,
+           all.size());
     // stage 2: the 8 fastest with split-K, swizzling, custom options, cluster shapes
     std::vector<Config> fin;
     std::vector<cublasLtMatmulAlgo_t> finb;

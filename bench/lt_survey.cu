@@ -19,28 +19,11 @@
 #include <vector>
 #include <algorithm>
 #include <string.h>
-#define CK(x) do { auto e_ = (x); if ((int)e_ != 0) { printf("err %d at %s:%d\n", (int)e_, __FILE__, __LINE__); exit(1);} } while (0)
+#include "cuda_probe.cuh"
 struct Case { const char *name; int prec; /*0 fp32 1 tf32 2 bf16*/
   cublasOperation_t opa; uint64_t ar, ac; cublasOperation_t opb; uint64_t br, bc; uint64_t m, n;
   cublasLtEpilogue_t epi; int d16; };
 static void *buf(size_t bytes) { void *p; CK(cudaMalloc(&p, bytes)); CK(cudaMemset(p, 0, bytes)); return p; }
-// Microseconds per call of launch(): 20 calls captured in a CUDA graph, the graph run once
-// to warm up, then the best of reps runs.
-template <typename F> static float graph_us(cudaStream_t st, int reps, F launch) {
-  cudaEvent_t e0, e1; CK(cudaEventCreate(&e0)); CK(cudaEventCreate(&e1));
-  cudaGraph_t g; cudaGraphExec_t ge;
-  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeGlobal));
-  for (int r = 0; r < 20; r++) launch();
-  CK(cudaStreamEndCapture(st, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
-  CK(cudaGraphLaunch(ge, st));
-  float best = 1e9;
-  for (int rep = 0; rep < reps; rep++) {
-    CK(cudaEventRecord(e0, st)); CK(cudaGraphLaunch(ge, st)); CK(cudaEventRecord(e1, st));
-    CK(cudaEventSynchronize(e1)); float ms; CK(cudaEventElapsedTime(&ms, e0, e1)); best = std::min(best, ms * 1000 / 20);
-  }
-  cudaGraphExecDestroy(ge); cudaGraphDestroy(g); cudaEventDestroy(e0); cudaEventDestroy(e1);
-  return best;
-}
 __global__ void transpose32(const float *__restrict__ a, float *__restrict__ t, size_t rows,
                             size_t cols) {
   __shared__ float tile[32][33];
