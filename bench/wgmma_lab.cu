@@ -10,7 +10,9 @@
 //   - the epilogue (bias, relu) on the accumulators, stored straight from registers;
 //   - optionally (MC 2) clusters of two CTAs along N that load half of the shared A tile
 //     each and multicast it to both (the same bits; as fast as MC 1 at 1024-sized
-//     outputs, slower at 4096: docs/RESULTS.md).
+//     outputs, slower at 4096: docs/RESULTS.md);
+//   - optionally (SK 2) K split in two: both CTAs of a tile store their partial sums, the
+//     last to finish adds the other's (the same bits whichever it is) and runs the epilogue.
 // Checked against cuBLASLt's matmul of the same operands (same epilogue) and against a
 // double-precision sum on the host for sampled outputs; timed against cuBLASLt's first
 // heuristic pick (what src/backend/cuda/cublas.cu uses) in the same process: 20 launches
@@ -35,271 +37,18 @@
 #include <vector>
 
 #include "cuda_probe.cuh"
-#pragma nv_diag_suppress 177 /* the generated wrappers the cases below do not use */
-
-/* ------------------------------------------------------------------ PTX */
-static __device__ __forceinline__ uint32_t smem_u32(const void *p)
-{
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ void mbar_init(uint64_t *b, unsigned count)
-{
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(b)), "r"(count));
-}
-static __device__ __forceinline__ void mbar_expect_tx(uint64_t *b, unsigned bytes)
-{
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(b)),
-                 "r"(bytes)
-                 : "memory");
-}
-static __device__ __forceinline__ void mbar_arrive(uint64_t *b)
-{
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_u32(b)) : "memory");
-}
-static __device__ __forceinline__ void mbar_wait(uint64_t *b, unsigned parity)
-{
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "WAIT_%=:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra WAIT_%=;\n"
-                 "}\n" ::"r"(smem_u32(b)),
-                 "r"(parity)
-                 : "memory");
-}
-/* the [box] tile at (c0 = k, c1 = row) of the tensor map into dst, completing on bar */
-static __device__ __forceinline__ void tma_load_2d(void *dst, const CUtensorMap *map, int c0,
-                                                   int c1, uint64_t *bar)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(smem_u32(dst)),
-                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_u32(bar))
-                 : "memory");
-}
-/* As tma_load_2d, the tile written at the same offset of dst (and signalled on the same
- * barrier) in every CTA of the cluster named in mask. */
-static __device__ __forceinline__ void tma_load_2d_multicast(void *dst, const CUtensorMap *map,
-                                                             int c0, int c1, uint64_t *bar,
-                                                             uint16_t mask)
-{
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_u32(dst)),
-                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(smem_u32(bar)), "h"(mask)
-                 : "memory");
-}
-/* arrive on the barrier at bar's offset in CTA `cta` of the cluster (release at CTA scope,
- * the default, as CUTLASS's ClusterBarrier; .release.cluster made every k step ~0.6 us
- * longer: docs/RESULTS.md) */
-static __device__ __forceinline__ void mbar_arrive_cluster(uint64_t *bar, unsigned cta)
-{
-    uint32_t remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n"
-                 : "=r"(remote)
-                 : "r"(smem_u32(bar)), "r"(cta));
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote)
-                 : "memory");
-}
-static __device__ __forceinline__ unsigned cluster_rank()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-static __device__ __forceinline__ void cluster_sync_all()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-/* wgmma's shared-memory matrix descriptor of a K-major tile with 128-byte rows, 128-byte
- * swizzle (as TMA wrote it): start address >> 4, leading byte offset 16 (unused by the
- * swizzled K-major layout), stride byte offset 1024 (8 rows of 128 bytes), layout 1. */
-static __device__ __forceinline__ uint64_t sw128_desc(const void *p)
-{
-    const uint64_t a = smem_u32(p);
-    return ((a & 0x3FFFF) >> 4) | ((uint64_t)(16 >> 4) << 16) | ((uint64_t)(1024 >> 4) << 32) |
-           (1ull << 62);
-}
-static __device__ __forceinline__ void wgmma_fence()
-{
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-static __device__ __forceinline__ void wgmma_commit()
-{
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-}
-template <int N>
-static __device__ __forceinline__ void wgmma_wait()
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-/* wgmma.mma_async wrappers (generated): d [N/2] the accumulators, da / db the operands'
- * descriptors, scale_d 0: d = the product (d not read). One operand list per N (the
- * macros); bf16 takes four immediates (scales, no transposes), tf32 two. */
-#define WGMMA_M64N64(OPCODE, IMMEDIATES)                                \
-    asm volatile("{\n"                                                  \
-                 ".reg .pred p;\n"                                      \
-                 "setp.ne.b32 p, %34, 0;\n"                             \
-                 OPCODE " {"                                            \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "             \
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
-                 "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "   \
-                 "%30, %31"                                             \
-                 "}, %32, %33, p, " IMMEDIATES ";\n"                    \
-                 "}\n"                                                  \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),      \
-                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),      \
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),    \
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),  \
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),  \
-                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),  \
-                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])   \
-                 : "l"(da), "l"(db), "r"(scale_d))
-static __device__ __forceinline__ void wgmma_m64n64k16_bf16(float (&d)[32], uint64_t da,
-                                                          uint64_t db, int scale_d)
-{
-    WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16", "1, 1, 0, 0");
-}
-static __device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], uint64_t da,
-                                                          uint64_t db, int scale_d)
-{
-    WGMMA_M64N64("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32", "1, 1");
-}
-#define WGMMA_M64N128(OPCODE, IMMEDIATES)                               \
-    asm volatile("{\n"                                                  \
-                 ".reg .pred p;\n"                                      \
-                 "setp.ne.b32 p, %66, 0;\n"                             \
-                 OPCODE " {"                                            \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "             \
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "   \
-                 "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "   \
-                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "   \
-                 "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "   \
-                 "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "   \
-                 "%60, %61, %62, %63"                                   \
-                 "}, %64, %65, p, " IMMEDIATES ";\n"                    \
-                 "}\n"                                                  \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),      \
-                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),      \
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),    \
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),  \
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),  \
-                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),  \
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),  \
-                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),  \
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),  \
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),  \
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),  \
-                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),  \
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),  \
-                   "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),  \
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),  \
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])   \
-                 : "l"(da), "l"(db), "r"(scale_d))
-static __device__ __forceinline__ void wgmma_m64n128k16_bf16(float (&d)[64], uint64_t da,
-                                                          uint64_t db, int scale_d)
-{
-    WGMMA_M64N128("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16", "1, 1, 0, 0");
-}
-static __device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t da,
-                                                          uint64_t db, int scale_d)
-{
-    WGMMA_M64N128("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32", "1, 1");
-}
-#define WGMMA_M64N256(OPCODE, IMMEDIATES)                                        \
-    asm volatile("{\n"                                                           \
-                 ".reg .pred p;\n"                                               \
-                 "setp.ne.b32 p, %130, 0;\n"                                     \
-                 OPCODE " {"                                                     \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, "                      \
-                 "%10, %11, %12, %13, %14, %15, %16, %17, %18, %19, "            \
-                 "%20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "            \
-                 "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "            \
-                 "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, "            \
-                 "%50, %51, %52, %53, %54, %55, %56, %57, %58, %59, "            \
-                 "%60, %61, %62, %63, %64, %65, %66, %67, %68, %69, "            \
-                 "%70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "            \
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, "            \
-                 "%90, %91, %92, %93, %94, %95, %96, %97, %98, %99, "            \
-                 "%100, %101, %102, %103, %104, %105, %106, %107, %108, %109, "  \
-                 "%110, %111, %112, %113, %114, %115, %116, %117, %118, %119, "  \
-                 "%120, %121, %122, %123, %124, %125, %126, %127"                \
-                 "}, %128, %129, p, " IMMEDIATES ";\n"                           \
-                 "}\n"                                                           \
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),               \
-                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),               \
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),             \
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),           \
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),           \
-                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),           \
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),           \
-                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),           \
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),           \
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),           \
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),           \
-                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),           \
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),           \
-                   "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),           \
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),           \
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),           \
-                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),           \
-                   "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),           \
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]),           \
-                   "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),           \
-                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),           \
-                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),           \
-                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),           \
-                   "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),           \
-                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),           \
-                   "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),       \
-                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),       \
-                   "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),       \
-                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),       \
-                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),       \
-                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),       \
-                   "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])        \
-                 : "l"(da), "l"(db), "r"(scale_d))
-static __device__ __forceinline__ void wgmma_m64n256k16_bf16(float (&d)[128], uint64_t da,
-                                                          uint64_t db, int scale_d)
-{
-    WGMMA_M64N256("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", "1, 1, 0, 0");
-}
-static __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t da,
-                                                          uint64_t db, int scale_d)
-{
-    WGMMA_M64N256("wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", "1, 1");
-}
-
-/* One 64 x BN x (128 bytes of K) step of a consumer warpgroup: four k16 (bf16) or k8 (tf32)
- * wgmmas, each 32 bytes further along the swizzled rows (+2 in the descriptor's address). */
-template <typename T, int BN>
-static __device__ __forceinline__ void wgmma_step(float (&d)[BN / 2], uint64_t da, uint64_t db,
-                                                  int first)
-{
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        const int acc = !(first && k == 0); /* 0: d = the product (d not read) */
-        if constexpr (sizeof(T) == 2) {
-            if constexpr (BN == 256) wgmma_m64n256k16_bf16(d, da + 2 * k, db + 2 * k, acc);
-            else if constexpr (BN == 128) wgmma_m64n128k16_bf16(d, da + 2 * k, db + 2 * k, acc);
-            else wgmma_m64n64k16_bf16(d, da + 2 * k, db + 2 * k, acc);
-        } else {
-            if constexpr (BN == 256) wgmma_m64n256k8_tf32(d, da + 2 * k, db + 2 * k, acc);
-            else if constexpr (BN == 128) wgmma_m64n128k8_tf32(d, da + 2 * k, db + 2 * k, acc);
-            else wgmma_m64n64k8_tf32(d, da + 2 * k, db + 2 * k, acc);
-        }
-    }
-}
+#include "wgmma.cuh"
 
 /* BM 128: two consumer warpgroups of 64 rows; BM 64: one (measured slower at 1024-sized
  * outputs with BN 128, docs/RESULTS.md). MC 2: clusters of two CTAs along N (the same BM
  * rows of A, neighbouring BN columns); each loads half of the A tile and multicasts it to
  * both, so that A crosses from L2 once per cluster (the cluster launched by the caller:
  * launch_ours). */
-template <typename T, int BM, int BN, int STAGES, int MC>
+template <typename T, int BM, int BN, int STAGES, int MC, int SK>
 static __global__ void __launch_bounds__(128 * (1 + BM / 64), 1)
 wgmma_gemm(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
-           float *__restrict__ C, const float *__restrict__ bias, int M, int N, int K, int relu)
+           float *__restrict__ C, const float *__restrict__ bias, int M, int N, int K, int relu,
+           float *__restrict__ ws, unsigned *__restrict__ flags)
 {
     constexpr int BK = 128 / (int)sizeof(T);       /* 64 bf16 or 32 fp32: 128-byte rows */
     constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128;
@@ -309,7 +58,8 @@ wgmma_gemm(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUten
     __shared__ __align__(8) uint64_t full[STAGES], empty[STAGES];
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
-    const int KT = (K + BK - 1) / BK;
+    const int KT_all = (K + BK - 1) / BK, kt0 = (int)blockIdx.z * KT_all / SK;
+    const int KT = ((int)blockIdx.z + 1) * KT_all / SK - kt0; /* SK 2: this CTA's half of K */
     const unsigned rank = MC > 1 ? cluster_rank() : 0;
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
@@ -328,12 +78,12 @@ wgmma_gemm(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUten
                 if (kt >= STAGES) mbar_wait(&empty[s], ((kt / STAGES) - 1) & 1);
                 mbar_expect_tx(&full[s], A_BYTES + B_BYTES);
                 if (MC > 1)
-                    tma_load_2d_multicast(sA + s * A_BYTES + rank * (BM / MC) * 128, &ta, kt * BK,
+                    tma_load_2d_multicast(sA + s * A_BYTES + rank * (BM / MC) * 128, &ta, (kt0 + kt) * BK,
                                           m0 + (int)rank * (BM / MC), &full[s],
                                           (uint16_t)((1u << MC) - 1));
                 else
-                    tma_load_2d(sA + s * A_BYTES, &ta, kt * BK, m0, &full[s]);
-                tma_load_2d(sB + s * B_BYTES, &tb, kt * BK, n0, &full[s]);
+                    tma_load_2d(sA + s * A_BYTES, &ta, (kt0 + kt) * BK, m0, &full[s]);
+                tma_load_2d(sB + s * B_BYTES, &tb, (kt0 + kt) * BK, n0, &full[s]);
             }
         __syncwarp(); /* thread 0 rejoins its warp: the cluster barrier is .aligned */
         if (MC > 1) cluster_sync_all(); /* stay until the peer no longer writes here */
@@ -361,6 +111,25 @@ wgmma_gemm(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUten
         }
     }
     wgmma_wait<0>();
+    if (SK == 2) { /* split K in two: both CTAs of a tile store their partial sums, the
+                    * last to finish adds the other's (a + b == b + a: the same bits
+                    * whichever it is) and runs the epilogue */
+        __shared__ int last;
+        const int ct = threadIdx.x - 128, tile = blockIdx.y * gridDim.x + blockIdx.x;
+        float *mine = ws + ((size_t)(tile * 2 + blockIdx.z) * (BN / 2)) * (BM * 2);
+        const float *other = ws + ((size_t)(tile * 2 + (1 - blockIdx.z)) * (BN / 2)) * (BM * 2);
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) mine[(size_t)i * (BM * 2) + ct] = d[i];
+        __threadfence();
+        asm volatile("bar.sync 1, %0;\n" ::"n"(BM * 2) : "memory");
+        if (ct == 0) last = atomicAdd(&flags[tile], 1u) == 1u;
+        asm volatile("bar.sync 1, %0;\n" ::"n"(BM * 2) : "memory");
+        if (!last) return;
+        __threadfence();
+#pragma unroll
+        for (int i = 0; i < BN / 2; i++) d[i] += __ldcg(&other[(size_t)i * (BM * 2) + ct]);
+        if (ct == 0) flags[tile] = 0;
+    }
     /* accumulator (wgmma m64nN f32): warp w rows 16w + lane/4 (+8 for regs 2,3 of each
      * n8 block), columns 8j + 2(lane%4) + {0,1} */
     const int warp = tid / 32, lane = tid % 32;
@@ -423,20 +192,22 @@ static CUtensorMap make_map(encode_fn enc, const void *p, int elem, uint64_t row
     return m;
 }
 
-template <typename T, int BM, int BN, int STAGES, int MC>
+static float *g_ws;       /* split-K partials (lab only) */
+static unsigned *g_flags; /* tiles' arrival counts, zero between launches */
+template <typename T, int BM, int BN, int STAGES, int MC, int SK = 1>
 static void launch_ours(const CUtensorMap &ta, const CUtensorMap &tb, float *C, const float *bias,
                         int M, int N, int K, cudaStream_t st)
 {
     const size_t smem = (size_t)STAGES * (BM + BN) * 128 + 1024;
     static bool set = false;
     if (!set) {
-        CK(cudaFuncSetAttribute(wgmma_gemm<T, BM, BN, STAGES, MC>,
+        CK(cudaFuncSetAttribute(wgmma_gemm<T, BM, BN, STAGES, MC, SK>,
                                 cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         set = true;
     }
     const unsigned gx = (unsigned)((N + BN - 1) / BN);
     cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3((gx + MC - 1) / MC * MC, (M + BM - 1) / BM);
+    cfg.gridDim = dim3((gx + MC - 1) / MC * MC, (M + BM - 1) / BM, SK);
     cfg.blockDim = dim3(128 * (1 + BM / 64));
     cfg.dynamicSmemBytes = smem;
     cfg.stream = st;
@@ -447,7 +218,8 @@ static void launch_ours(const CUtensorMap &ta, const CUtensorMap &tb, float *C, 
     at[0].val.clusterDim.z = 1;
     cfg.attrs = at;
     cfg.numAttrs = 1;
-    CK(cudaLaunchKernelEx(&cfg, wgmma_gemm<T, BM, BN, STAGES, MC>, ta, tb, C, bias, M, N, K, 1));
+    CK(cudaLaunchKernelEx(&cfg, wgmma_gemm<T, BM, BN, STAGES, MC, SK>, ta, tb, C, bias, M, N, K,
+                          1, g_ws, g_flags));
 }
 
 struct Lt {
@@ -495,7 +267,7 @@ static LtCall lt_prepare(Lt &lt, int bf, const void *A, const void *B, const flo
     return c;
 }
 
-template <typename T, int BM, int BN, int STAGES, int MC>
+template <typename T, int BM, int BN, int STAGES, int MC, int SK = 1>
 static void run_case(Lt &lt, encode_fn enc, cudaStream_t st, int M, int N, int K)
 {
     const int bf = sizeof(T) == 2;
@@ -523,7 +295,8 @@ static void run_case(Lt &lt, encode_fn enc, cudaStream_t st, int M, int N, int K
         cublasLtMatmul(lt.h, c.desc, &one, B, c.la, A, c.lb, &zero, Cref, c.ld, Cref, c.ld,
                        &c.heur.algo, lt.ws, lt.ws_bytes, st);
     };
-    auto our_launch = [&]() { launch_ours<T, BM, BN, STAGES, MC>(ta, tb, C, bias, M, N, K, st); };
+    auto our_launch = [&]() { launch_ours<T, BM, BN, STAGES, MC, SK>(ta, tb, C, bias, M, N, K, st);
+    };
     CK(cudaMemset(C, 0xff, (size_t)M * N * 4));
     lt_launch();
     our_launch();
@@ -564,10 +337,10 @@ static void run_case(Lt &lt, encode_fn enc, cudaStream_t st, int M, int N, int K
     }
     const float t_lt = graph_us(st, 5, lt_launch), t_ours = graph_us(st, 5, our_launch);
     const double flop = 2.0 * M * N * K;
-    printf("%s %5dx%5dx%5d BM %3d BN %3d stages %d cluster %d: ours %8.2f us (%6.1f TFLOP/s)  "
+    printf("%s %5dx%5dx%5d BM %3d BN %3d stages %d cluster %d split-K %d: ours %8.2f us (%6.1f TFLOP/s)  "
            "cuBLASLt %8.2f us "
            "(%6.1f)  ratio %.2f | max|ours-lt| %.2e of %.3g, host sample %.2e, non-finite %zu\n",
-           bf ? "bf16" : "tf32", M, N, K, BM, BN, STAGES, MC, t_ours, flop / t_ours / 1e6, t_lt,
+           bf ? "bf16" : "tf32", M, N, K, BM, BN, STAGES, MC, SK, t_ours, flop / t_ours / 1e6, t_lt,
            flop / t_lt / 1e6, t_ours / t_lt, dmax, rmax, hmax, bad);
     fflush(stdout);
     cudaFree(Af);
@@ -589,6 +362,9 @@ int main()
     cudaStream_t st;
     CK(cudaStreamCreate(&st));
     encode_fn enc = get_encode();
+    CK(cudaMalloc(&g_ws, (size_t)2 * 1024 * 1024 * 4));
+    CK(cudaMalloc(&g_flags, 4096 * 4));
+    CK(cudaMemset(g_flags, 0, 4096 * 4));
     const int shapes[][3] = {{1024, 1024, 1024}, {1024, 1024, 784}, {1024, 256, 784},
                              {4096, 4096, 4096}, {1000, 1000, 1000}};
     for (auto &s : shapes) {
@@ -608,6 +384,14 @@ int main()
         run_case<float, 128, 64, 4, 2>(lt, enc, st, s[0], s[1], s[2]);
         run_case<float, 64, 128, 4, 1>(lt, enc, st, s[0], s[1], s[2]);
         run_case<float, 64, 128, 6, 1>(lt, enc, st, s[0], s[1], s[2]);
+        if (s[0] == 1024 && s[1] == 256) continue;
+        /* K split in two over 128 x 128 / 128 x 256 tiles (as many CTAs as 128 x 64
+         * tiles or half); slower at every shape here (docs/RESULTS.md session 39) */
+        run_case<float, 128, 128, 4, 1, 2>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<float, 128, 128, 6, 1, 2>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<float, 128, 256, 3, 1, 2>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<__nv_bfloat16, 128, 128, 4, 1, 2>(lt, enc, st, s[0], s[1], s[2]);
+        run_case<__nv_bfloat16, 128, 256, 4, 1, 2>(lt, enc, st, s[0], s[1], s[2]);
     }
     return 0;
 }
