@@ -18,7 +18,8 @@
  *             row_correct exactly; with labels and with float targets (bce, mse).
  *   gather    exactly (a copy, or one division by 255), for uint8 and float
  *             features, labels and float targets.
- *   softmax_ce_head (the output layer and its loss in one op): at head_body.
+ *   softmax_ce_head (the output layer and its loss in one op): at head_body; its
+ *             tensor-core logits on a tf32 context: at head_tf32_body.
  *
  * Every test SKIPs when the build has no CUDA or the machine has no GPU.
  */
@@ -709,6 +710,16 @@ static float bf16_round(float f)
     memcpy(&f, &u, sizeof f);
     return f;
 }
+/* f rounded to TF32 (10 mantissa bits; to nearest, ties away: cvt.rna.tf32.f32),
+ * as a float (finite f). */
+static float tf32_round(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x1000u) & ~0x1fffu;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 static uint16_t bf16_bits(float f) /* f already a bf16 value */
 {
     uint32_t u;
@@ -732,8 +743,11 @@ static float bf16_value(uint16_t v)
  * classes), the classes split over two threads (3 classes: 2 + 1; 2: 2 + 0)): dense_forward, loss (softmax_ce), dense_backward,
  * activation_backward, then dh_db = the column sums of dh on the host. Fresh
  * random h (the layer below's output: act(u) of uniform u, so relu outputs have
- * zeros), W, b, labels per shape; with and without biases; fp32 and bf16 (h and W
- * bf16 values, the reference on the same values). Tolerances:
+ * zeros), W, b, labels per shape; with and without biases; fp32, bf16 (h and W
+ * bf16 values, the reference on the same values) and a tf32 context (h and W TF32
+ * values: the logits kernel then runs on the tensor cores past
+ * FFNN_HEAD_FUSED_MAX_IN inputs, its products exact as in the reference; the
+ * rounding itself: test_head_tf32). Tolerances:
  *   row_loss atol 1e-5 + matmul_atol(in), rtol 1e-5 (the logits are a matmul
  *            over in, then the loss's formulas);
  *   row_correct exactly, on the rows whose two largest reference logits differ
@@ -757,7 +771,8 @@ static test_result head_body(fixture *fx)
         {40, 520, 2, FFNN_ACT_RELU, 1}, /* the second half of the classes empty */
     };
     rng r = {0xD1B54A32D192ED03ULL};
-    for (int bf16 = 0; bf16 <= 1; bf16++) {
+    for (int pm = 0; pm <= 2; pm++) { /* fp32, bf16, tf32 */
+        const int bf16 = pm == 1, tf32 = pm == 2;
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
             const hshape sh = shapes[si];
             const size_t B = sh.batch, K = sh.in, C = sh.C;
@@ -786,13 +801,13 @@ static test_result head_body(fixture *fx)
                           : sh.act == FFNN_ACT_SIGMOID ? 1.0f / (1.0f + expf(-u))
                           : sh.act == FFNN_ACT_TANH    ? tanhf(u)
                                                        : u;
-                h[i] = bf16 ? bf16_round(v) : v;
+                h[i] = bf16 ? bf16_round(v) : tf32 ? tf32_round(v) : v;
                 h16[i] = bf16_bits(bf16_round(v));
             }
             const float ws = 1.0f / sqrtf((float)K);
             for (size_t i = 0; i < C * K; i++) {
                 const float v = rng_uniform(&r, -3.0f * ws, 3.0f * ws);
-                W[i] = bf16 ? bf16_round(v) : v;
+                W[i] = bf16 ? bf16_round(v) : tf32 ? tf32_round(v) : v;
                 W16[i] = bf16_bits(bf16_round(v));
             }
             fill_uniform(&r, b, C, -0.5f, 0.5f);
@@ -825,11 +840,15 @@ static test_result head_body(fixture *fx)
             CHECK_OK(dev_buf(fx, NULL, B, &d_corr));
             CHECK_OK(dev_buf(fx, NULL, ffnn_head_scratch_floats(B, K, C) * sizeof(float), &d_scr));
             CHECK(fx->gpu->softmax_ce_head != NULL, "cuda has no softmax_ce_head");
-            CHECK_OK(fx->gpu->softmax_ce_head(
+            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
+                                                              : FFNN_PRECISION_FP32));
+            ffnn_status hs = fx->gpu->softmax_ce_head(
                 fx->gpu_ctx, bf16, d_h, d_W, sh.bias ? (const float *)d_b : NULL,
                 (const int32_t *)d_y, B, K, C, sh.act, (float *)d_dW,
                 sh.bias ? (float *)d_db : NULL, d_dh, sh.bias ? (float *)d_dhdb : NULL,
-                (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr));
+                (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr);
+            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
+            CHECK_OK(hs);
             const float *g_loss = download_f32(fx, d_loss, B);
             const uint8_t *g_corr = download_u8(fx, d_corr, B);
             const float *g_dW = download_f32(fx, d_dW, C * K);
@@ -845,7 +864,7 @@ static test_result head_body(fixture *fx)
             } else {
                 CHECK_OK(fx->gpu->download(fx->gpu_ctx, g_dh, d_dh, B * K * sizeof(float)));
             }
-            const char *mode = bf16 ? "bf16" : "fp32";
+            const char *mode = bf16 ? "bf16" : tf32 ? "tf32" : "fp32";
             CHECK(close_f32("row_loss", g_loss, loss_ref, B, 1e-5 + matmul_atol(K), 1e-5),
                   "head %s B=%zu in=%zu C=%zu", mode, B, K, C);
             for (size_t i = 0; i < B; i++) {
@@ -893,10 +912,14 @@ static test_result head_body(fixture *fx)
             const ffnn_head_sgd sgd = {(float *)u_W, sh.bias ? (float *)u_b : NULL,
                                        sh.bias ? (float *)u_bb : NULL, lr};
             CHECK(fx->gpu->softmax_ce_head_sums != NULL, "cuda has no softmax_ce_head_sums");
-            CHECK_OK(fx->gpu->softmax_ce_head(
+            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
+                                                              : FFNN_PRECISION_FP32));
+            hs = fx->gpu->softmax_ce_head(
                 fx->gpu_ctx, bf16, d_h, d_W, sh.bias ? (const float *)d_b : NULL,
                 (const int32_t *)d_y, B, K, C, sh.act, NULL, NULL, d_dh, NULL,
-                (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr));
+                (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr);
+            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
+            CHECK_OK(hs);
             CHECK_OK(fx->gpu->softmax_ce_head_sums(fx->gpu_ctx, B, K, C, (float *)s_dW,
                                                    sh.bias ? (float *)s_db : NULL,
                                                    sh.bias ? (float *)s_dhdb : NULL,
@@ -949,6 +972,95 @@ static test_result head_body(fixture *fx)
 static test_result test_head(char *why, size_t why_size)
 {
     return with_fixture(why, why_size, FFNN_STRATEGY_TILED, head_body);
+}
+
+/* softmax_ce_head on a tf32 context with h and W that TF32 does not hold (in 1024 and
+ * 1028 > FFNN_HEAD_FUSED_MAX_IN: the tensor-core logits; 1028 ends in a part chunk):
+ * row_loss within the TF32 bound of the cpu reference, and different from the fp32
+ * context's in most rows (the rounding is really on). Bound: an operand rounded to
+ * 10 mantissa bits is off by at most 2^-11 of itself, a product by 2^-10 + 2^-22, so
+ * |dz[b, c]| <= (2^-10 + 2^-22) S[b], S[b] = max_c sum_k |h[b, k] W[c, k]|, plus the
+ * fp32 sums' matmul_atol(in); the loss, log sum_c exp(z[c]) - z[y], moves by at
+ * most twice the largest |dz[b, c]|. */
+static test_result head_tf32_body(fixture *fx)
+{
+    static const size_t ins[] = {1024, 1028};
+    const size_t B = 512, C = 10;
+    rng r = {0x94D049BB133111EBULL};
+    for (size_t ii = 0; ii < sizeof ins / sizeof ins[0]; ii++) {
+        const size_t K = ins[ii];
+        fixture_reset(fx);
+        float *h = (float *)host_buf(fx, B * K * sizeof(float));
+        float *W = (float *)host_buf(fx, C * K * sizeof(float));
+        float *b = (float *)host_buf(fx, C * sizeof(float));
+        int32_t *y = (int32_t *)host_buf(fx, B * sizeof(int32_t));
+        float *z = (float *)host_buf(fx, B * C * sizeof(float));
+        float *dlog = (float *)host_buf(fx, B * C * sizeof(float));
+        float *loss_ref = (float *)host_buf(fx, B * sizeof(float));
+        uint8_t *corr_ref = (uint8_t *)host_buf(fx, B);
+        float *loss32 = (float *)host_buf(fx, B * sizeof(float));
+        CHECK(h && W && b && y && z && dlog && loss_ref && corr_ref && loss32,
+              "host allocation failed");
+        for (size_t i = 0; i < B * K; i++) {
+            const float u = rng_uniform(&r, -2.0f, 2.0f);
+            h[i] = u > 0.0f ? u : 0.0f;
+        }
+        const float ws = 1.0f / sqrtf((float)K);
+        fill_uniform(&r, W, C * K, -3.0f * ws, 3.0f * ws);
+        fill_uniform(&r, b, C, -0.5f, 0.5f);
+        for (size_t i = 0; i < B; i++) y[i] = (int32_t)rng_below(&r, C);
+        CHECK_OK(fx->cpu->dense_forward(fx->cpu_ctx, h, W, b, z, B, K, C));
+        CHECK_OK(fx->cpu->loss(fx->cpu_ctx, FFNN_LOSS_SOFTMAX_CE, z, y, NULL, B, C, dlog,
+                               loss_ref, corr_ref));
+        void *d_h, *d_W, *d_b, *d_y, *d_dh, *d_loss, *d_corr, *d_scr;
+        CHECK_OK(dev_buf(fx, h, B * K * sizeof(float), &d_h));
+        CHECK_OK(dev_buf(fx, W, C * K * sizeof(float), &d_W));
+        CHECK_OK(dev_buf(fx, b, C * sizeof(float), &d_b));
+        CHECK_OK(dev_buf(fx, y, B * sizeof(int32_t), &d_y));
+        CHECK_OK(dev_buf(fx, NULL, B * K * sizeof(float), &d_dh));
+        CHECK_OK(dev_buf(fx, NULL, B * sizeof(float), &d_loss));
+        CHECK_OK(dev_buf(fx, NULL, B, &d_corr));
+        CHECK_OK(dev_buf(fx, NULL, ffnn_head_scratch_floats(B, K, C) * sizeof(float), &d_scr));
+        for (int tf32 = 0; tf32 <= 1; tf32++) {
+            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
+                                                              : FFNN_PRECISION_FP32));
+            const ffnn_status hs = fx->gpu->softmax_ce_head(
+                fx->gpu_ctx, 0, d_h, d_W, (const float *)d_b, (const int32_t *)d_y, B, K, C,
+                FFNN_ACT_RELU, NULL, NULL, d_dh, NULL, (float *)d_loss, (uint8_t *)d_corr,
+                (float *)d_scr);
+            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
+            CHECK_OK(hs);
+            const float *g_loss = download_f32(fx, d_loss, B);
+            CHECK(g_loss != NULL, "download failed: %s", ffnn_last_error());
+            if (!tf32) {
+                memcpy(loss32, g_loss, B * sizeof(float));
+                continue;
+            }
+            size_t differ = 0;
+            for (size_t i = 0; i < B; i++) {
+                double S = 0.0;
+                for (size_t c = 0; c < C; c++) {
+                    double s = 0.0;
+                    for (size_t k = 0; k < K; k++) s += fabs((double)h[i * K + k] * W[c * K + k]);
+                    if (s > S) S = s;
+                }
+                const double tol = 2.0 * ((1.0 / 1024.0 + 1.0 / 4194304.0) * S + matmul_atol(K)) +
+                                   1e-5 + 1e-5 * fabs(loss_ref[i]);
+                CHECK(fabs((double)g_loss[i] - loss_ref[i]) <= tol,
+                      "head tf32 B=%zu in=%zu: row_loss[%zu] %.9g, want %.9g (tolerance %.3g)",
+                      B, K, i, (double)g_loss[i], (double)loss_ref[i], tol);
+                differ += g_loss[i] != loss32[i];
+            }
+            CHECK(differ >= B / 2, "head tf32 in=%zu: row_loss differs from the fp32 context's "
+                  "in only %zu of %zu rows: TF32 not in use?", K, differ, B);
+        }
+    }
+    return TEST_PASS;
+}
+
+static test_result test_head_tf32(char *why, size_t why_size)
+{
+    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, head_tf32_body);
 }
 
 /* ------------------------------------------------------------------ gather, optimizers */
@@ -1260,6 +1372,7 @@ const test_case cuda_tests[] = {
     {"cuda_loss_mse", test_loss_mse},
     {"cuda_loss_float_targets", test_loss_float_targets},
     {"cuda_softmax_ce_head", test_head},
+    {"cuda_softmax_ce_head_tf32_rounds", test_head_tf32},
     {"cuda_gather", test_gather},
     {"cuda_sgd_update", test_sgd_update},
     {"cuda_optimizer_update", test_optimizer_update},

@@ -356,7 +356,9 @@ typedef struct ffnn_backend_ops {
      * strategy's training steps, src/strategy/step.c). For a last dense layer with
      * identity activation under softmax_ce on class labels, whose input h is the
      * output of a dense layer with activation act (identity, relu, sigmoid, tanh):
-     *   logits [batch, C] = h W^T + b (fp32 sums; b [C] or NULL), then as loss's
+     *   logits [batch, C] = h W^T + b (fp32 sums; b [C] or NULL; past
+     *     FFNN_HEAD_FUSED_MAX_IN inputs on a tf32 context the products of
+     *     TF32-rounded h and W, in bf16 on the tensor cores), then as loss's
      *     softmax_ce: row_loss [batch], row_correct [batch], and
      *     dlog = (softmax - onehot(y)) / batch (fp32, on chip or in the scratch)
      *   dW [C, in] = dlog^T h, db [C] = sum_b dlog (NULL: no bias)

@@ -72,6 +72,7 @@
 #include <cuda_bf16.h>
 
 #include "gemm_epilogue.cuh"
+#include "mma.cuh"
 
 
 /* ------------------------------------------------------------------ PTX */
@@ -115,40 +116,6 @@ static __device__ __forceinline__ void mma_ldmatrix_x4(unsigned (&r)[4], const f
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(mma_smem_addr(p)));
-}
-
-static __device__ __forceinline__ unsigned mma_tf32(float x)
-{
-    unsigned r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-
-/* (lo, hi) -> bf16x2, lo in the low half (the lower k index) */
-static __device__ __forceinline__ unsigned mma_bf16x2(float lo, float hi)
-{
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *(const unsigned *)&v;
-}
-
-/* d += a b, one 16 x 8 x 8 tf32 product */
-static __device__ __forceinline__ void mma_tf32_op(float (&d)[4], const unsigned (&a)[4],
-                                                   const unsigned (&b)[2])
-{
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
-/* d += a b, one 16 x 8 x 16 bf16 product */
-static __device__ __forceinline__ void mma_bf16_op(float (&d)[4], const unsigned (&a)[4],
-                                                   const unsigned (&b)[2])
-{
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-        "{%8,%9}, {%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
 /* ------------------------------------------------------------------ tiles */

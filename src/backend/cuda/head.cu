@@ -20,7 +20,11 @@
  *           l + 32, ..., HEAD_J groups loaded at once, then a fixed butterfly), +
  *           b[c]; then loss.cu's softmax cross-entropy with device_math.cuh's
  *           formulas: row_loss, row_correct, dlog [batch, C] = (softmax -
- *           onehot(y)) / batch (fp32, into the scratch)
+ *           onehot(y)) / batch (fp32, into the scratch). On a tf32 context and for
+           bf16 tensors the products run on the tensor cores instead
+           (head_logits_mma_kernel: mma.sync, 16 rows a block, K dealt over the
+           warps, fp32 sums; tf32 rounds h and W to TF32 first, as the matmuls of
+           that precision do)
  *   slices  grid (column tiles of 128, row slices of the batch, >= 16 rows each,
  *           ~256 blocks, two per multiprocessor; backend.h ffnn_head_slices): thread
  *           (g, t, half) of HEAD_GROUPS row groups x 32 x 2 holds 4 columns k of W
@@ -55,6 +59,7 @@
 #include "bf16.cuh"
 #include "common.cuh"
 #include "device_math.cuh"
+#include "mma.cuh"
 
 #define HEAD_WARPS 8     /* warps (rows) per block of the logits kernel          */
 #define HEAD_J 8         /* column groups of 4 a lane loads at once: rows of up to
@@ -208,6 +213,159 @@ static __global__ void __maxnreg__(128) /* ptxas picked 64 with spills */
                 z[c] = b != NULL ? __fadd_rn(v, b[c]) : v;
             }
         }
+        const float d = head_row_loss<CB>(z, C, y[row], lane, inv_batch, row_loss + row,
+                                          row_correct + row);
+        if (lane < C) dlog[(size_t)row * C + lane] = d;
+    }
+}
+
+/* The tensor-core logits (tf32 and bf16 contexts, in > FFNN_HEAD_FUSED_MAX_IN;
+ * head_logits_mma_applies): HEAD_MMA_ROWS rows a block, one m16 tile of the rows
+ * times ceil(C / 8) n8 tiles of the classes, its K (= in) in chunks of 128 bytes of
+ * a row (32 fp32 / 64 bf16 columns) dealt to the block's HEAD_MMA_WARPS warps in
+ * turn (warp w: chunks w, w + HEAD_MMA_WARPS, ...; the next chunk's loads in flight
+ * during this one's products). Thread (g, t) loads the chunk's 32 bytes at columns
+ * [t L, t L + L) (L = 8 fp32 / 16 bf16) of rows g and g + 8 and of classes g and
+ * 8 + g, and the mma k slots are mapped onto those columns (A and B alike, so each
+ * product pairs h[b, k] with W[c, k]):
+ *   tf32 step j of 4: slot t -> column t L + 2j, slot t + 4 -> t L + 2j + 1
+ *   bf16 step j of 4: slots 2t, 2t + 1 -> t L + 4j, + 1; slots 2t + 8, 2t + 9 ->
+ *                     t L + 4j + 2, + 3
+ * (mma.cuh's fragment layouts); tf32 operands rounded by cvt.rna (mma_tf32), bf16
+ * operands as stored. Then z[b, c] = ((w0 + w1) + w2) ... + w15 over the warps'
+ * partials in shared memory, + b[c], and head_row_loss per row (warp w: row w of the
+ * tile): row_loss, row_correct, dlog as head_logits_kernel. Shapes as
+ * head_logits_kernel; in % 8 == 0 for bf16 (16-byte loads). */
+#define HEAD_MMA_ROWS 16  /* rows of a block: an m16 tile                         */
+#define HEAD_MMA_WARPS 16 /* warps of a block: K's chunks, then one row each      */
+/* 32 bytes of row from column col (two 16-byte loads; zeros past in or for a NULL
+ * row) */
+template <typename T>
+static __device__ __forceinline__ void head_ld32(const T *row, int col, int in, uint4 (&v)[2])
+{
+    constexpr int PER16 = 16 / (int)sizeof(T); /* columns of 16 bytes */
+#pragma unroll
+    for (int p = 0; p < 2; p++) {
+        const int c = col + p * PER16;
+        v[p] = row != NULL && c < in ? __ldg((const uint4 *)(row + c)) : make_uint4(0, 0, 0, 0);
+    }
+}
+/* 32-bit word m (0..7) of head_ld32's 32 bytes */
+static __device__ __forceinline__ unsigned head_word(const uint4 (&v)[2], int m)
+{
+    const uint4 q = v[m >> 2];
+    const int i = m & 3;
+    return i == 0 ? q.x : i == 1 ? q.y : i == 2 ? q.z : q.w;
+}
+
+template <typename T, int CB>
+static __global__ void __launch_bounds__(HEAD_MMA_WARPS * 32, 1)
+    head_logits_mma_kernel(const T *__restrict__ h, const T *__restrict__ W,
+                           const float *__restrict__ b, const int32_t *__restrict__ y,
+                           int batch, int in, int C, float inv_batch,
+                           float *__restrict__ dlog, float *__restrict__ row_loss,
+                           uint8_t *__restrict__ row_correct)
+{
+    constexpr bool BF = sizeof(T) == 2;
+    constexpr int NT = (CB + 7) / 8;       /* n8 tiles of the classes             */
+    constexpr int CW = 128 / (int)sizeof(T); /* columns of a chunk                */
+    constexpr int L = CW / 4;              /* columns of a thread in a chunk        */
+    __shared__ float part[HEAD_MMA_WARPS][HEAD_MMA_ROWS][NT * 8]; /* warps' partials */
+    __shared__ float zs[HEAD_MMA_ROWS][NT * 8];               /* the logits          */
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, wp = threadIdx.x >> 5;
+    const int r0 = blockIdx.x * HEAD_MMA_ROWS, r_end = min(batch, r0 + HEAD_MMA_ROWS);
+    const T *h_lo = r0 + g < r_end ? h + (size_t)(r0 + g) * in : NULL;
+    const T *h_hi = r0 + g + 8 < r_end ? h + (size_t)(r0 + g + 8) * in : NULL;
+    const T *w_n[NT];
+#pragma unroll
+    for (int n = 0; n < NT; n++) w_n[n] = 8 * n + g < C ? W + (size_t)(8 * n + g) * in : NULL;
+    float acc[NT][4];
+#pragma unroll
+    for (int n = 0; n < NT; n++) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+    const int chunks = (in + CW - 1) / CW;
+    uint4 a_lo[2], a_hi[2], wv[NT][2]; /* this chunk's loads */
+    int ch = wp;
+    if (ch < chunks) {
+        head_ld32(h_lo, ch * CW + t * L, in, a_lo);
+        head_ld32(h_hi, ch * CW + t * L, in, a_hi);
+#pragma unroll
+        for (int n = 0; n < NT; n++) head_ld32(w_n[n], ch * CW + t * L, in, wv[n]);
+    }
+    for (; ch < chunks; ch += HEAD_MMA_WARPS) {
+        uint4 na_lo[2], na_hi[2], nw[NT][2]; /* the next chunk's, in flight */
+        const int nc = ch + HEAD_MMA_WARPS;
+        if (nc < chunks) {
+            head_ld32(h_lo, nc * CW + t * L, in, na_lo);
+            head_ld32(h_hi, nc * CW + t * L, in, na_hi);
+#pragma unroll
+            for (int n = 0; n < NT; n++) head_ld32(w_n[n], nc * CW + t * L, in, nw[n]);
+        }
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            unsigned a[4], bb[NT][2];
+            if (BF) { /* words 2j, 2j + 1 of the thread's 8: columns 4j .. 4j + 3 */
+                a[0] = head_word(a_lo, 2 * j);
+                a[1] = head_word(a_hi, 2 * j);
+                a[2] = head_word(a_lo, 2 * j + 1);
+                a[3] = head_word(a_hi, 2 * j + 1);
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+                    bb[n][0] = head_word(wv[n], 2 * j);
+                    bb[n][1] = head_word(wv[n], 2 * j + 1);
+                }
+            } else { /* columns 2j (slot t), 2j + 1 (slot t + 4) */
+                a[0] = mma_tf32(__uint_as_float(head_word(a_lo, 2 * j)));
+                a[1] = mma_tf32(__uint_as_float(head_word(a_hi, 2 * j)));
+                a[2] = mma_tf32(__uint_as_float(head_word(a_lo, 2 * j + 1)));
+                a[3] = mma_tf32(__uint_as_float(head_word(a_hi, 2 * j + 1)));
+#pragma unroll
+                for (int n = 0; n < NT; n++) {
+                    bb[n][0] = mma_tf32(__uint_as_float(head_word(wv[n], 2 * j)));
+                    bb[n][1] = mma_tf32(__uint_as_float(head_word(wv[n], 2 * j + 1)));
+                }
+            }
+#pragma unroll
+            for (int n = 0; n < NT; n++) {
+                if (BF)
+                    mma_bf16_op(acc[n], a, bb[n]);
+                else
+                    mma_tf32_op(acc[n], a, bb[n]);
+            }
+        }
+        if (nc < chunks) {
+#pragma unroll
+            for (int p = 0; p < 2; p++) {
+                a_lo[p] = na_lo[p];
+                a_hi[p] = na_hi[p];
+#pragma unroll
+                for (int n = 0; n < NT; n++) wv[n][p] = nw[n][p];
+            }
+        }
+    }
+    /* the warp's partial tile: rows g, g + 8, classes 8n + 2t, + 1 */
+#pragma unroll
+    for (int n = 0; n < NT; n++) {
+        part[wp][g][8 * n + 2 * t] = acc[n][0];
+        part[wp][g][8 * n + 2 * t + 1] = acc[n][1];
+        part[wp][g + 8][8 * n + 2 * t] = acc[n][2];
+        part[wp][g + 8][8 * n + 2 * t + 1] = acc[n][3];
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < HEAD_MMA_ROWS * NT * 8; i += HEAD_MMA_WARPS * 32) {
+        const int r = i / (NT * 8), c = i % (NT * 8);
+        float v = part[0][r][c];
+#pragma unroll
+        for (int w = 1; w < HEAD_MMA_WARPS; w++) v += part[w][r][c];
+        zs[r][c] = b != NULL && c < C ? __fadd_rn(v, b[c]) : v;
+    }
+    __syncthreads();
+    static_assert(HEAD_MMA_WARPS >= HEAD_MMA_ROWS, "a row a warp");
+    const int row = r0 + wp;
+    if (wp < HEAD_MMA_ROWS && row < r_end) {
+        const int r = wp;
+        float z[CB];
+#pragma unroll
+        for (int c = 0; c < CB; c++) z[c] = zs[r][c];
         const float d = head_row_loss<CB>(z, C, y[row], lane, inv_batch, row_loss + row,
                                           row_correct + row);
         if (lane < C) dlog[(size_t)row * C + lane] = d;
@@ -659,15 +817,50 @@ static ffnn_status launch_fused(ffnn_cuda_ctx *ctx, const T *h, const T *W, cons
     return FFNN_OK;
 }
 
+/* The slices kernel (dh and the slices' partial sums in part, from dlog). */
+template <typename T, int CB>
+static ffnn_status launch_slices(ffnn_cuda_ctx *ctx, const T *h, const T *W, size_t batch,
+                                 size_t in, size_t C, ffnn_activation act, void *dh,
+                                 const float *dlog, float *part, size_t stride)
+{
+    const size_t slices = ffnn_head_slices(batch, in);
+    const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
+                    (unsigned)slices);
+    head_slices_kernel<T, CB><<<grid, HEAD_COLS * 2 * HEAD_GROUPS, 0, ctx->stream>>>(
+        h, W, dlog, (int)batch, (int)in, (int)C, (int)((batch + slices - 1) / slices), act,
+        (T *)dh, part, stride);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
+    return FFNN_OK;
+}
+
+/* 1 when the logits take the tensor cores (head_logits_mma_kernel): bf16 tensors,
+ * or fp32 ones on a tf32 context; bf16 rows of whole 16-byte groups (in % 8 == 0);
+ * h and W 16-byte aligned. Else head_logits_kernel (fp32 products). */
+template <typename T>
+static bool head_logits_mma_applies(const ffnn_cuda_ctx *ctx, const T *h, const T *W, size_t in)
+{
+    if (sizeof(T) == sizeof(float) && ctx->precision != FFNN_PRECISION_TF32) return false;
+    return (sizeof(T) == sizeof(float) || in % 8 == 0) && (uintptr_t)h % 16 == 0 &&
+           (uintptr_t)W % 16 == 0;
+}
+
 /* The three kernels' first two (wider than FFNN_HEAD_FUSED_MAX_IN): the logits
- * kernel (dlog [batch, C] into the scratch, row_loss, row_correct), then the slices
- * kernel (dh and the slices' partial sums in part). */
+ * kernel (dlog [batch, C] into the scratch, row_loss, row_correct; on the tensor
+ * cores where head_logits_mma_applies), then the slices kernel. */
 template <typename T, int CB>
 static ffnn_status launch_three(ffnn_cuda_ctx *ctx, const T *h, const T *W, const float *b,
                                 const int32_t *y, size_t batch, size_t in, size_t C,
                                 ffnn_activation act, void *dh, float *row_loss,
                                 uint8_t *row_correct, float *dlog, float *part, size_t stride)
 {
+    if (head_logits_mma_applies<T>(ctx, h, W, in)) {
+        head_logits_mma_kernel<T, CB>
+            <<<(unsigned)((batch + HEAD_MMA_ROWS - 1) / HEAD_MMA_ROWS), HEAD_MMA_WARPS * 32, 0,
+               ctx->stream>>>(h, W, b, y, (int)batch, (int)in, (int)C, 1.0f / (float)batch,
+                              dlog, row_loss, row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_mma_kernel");
+        return launch_slices<T, CB>(ctx, h, W, batch, in, C, act, dh, dlog, part, stride);
+    }
     /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
     const size_t rows_per_block = HEAD_WARPS * ((batch + 2047) / 2048);
     const size_t smem = C * in * sizeof(float);
@@ -680,14 +873,7 @@ static ffnn_status launch_three(ffnn_cuda_ctx *ctx, const T *h, const T *W, cons
         h, W, b, y, (int)batch, (int)in, (int)C, (int)rows_per_block, 1.0f / (float)batch,
         dlog, row_loss, row_correct);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_kernel");
-    const size_t slices = ffnn_head_slices(batch, in);
-    const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
-                    (unsigned)slices);
-    head_slices_kernel<T, CB><<<grid, HEAD_COLS * 2 * HEAD_GROUPS, 0, ctx->stream>>>(
-        h, W, dlog, (int)batch, (int)in, (int)C, (int)((batch + slices - 1) / slices), act,
-        (T *)dh, part, stride);
-    FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
-    return FFNN_OK;
+    return launch_slices<T, CB>(ctx, h, W, batch, in, C, act, dh, dlog, part, stride);
 }
 
 /* The op: one kernel up to FFNN_HEAD_FUSED_MAX_IN inputs (dlog stays on chip), else
