@@ -356,9 +356,7 @@ typedef struct ffnn_backend_ops {
      * strategy's training steps, src/strategy/step.c). For a last dense layer with
      * identity activation under softmax_ce on class labels, whose input h is the
      * output of a dense layer with activation act (identity, relu, sigmoid, tanh):
-     *   logits [batch, C] = h W^T + b (fp32 sums; b [C] or NULL; past
-     *     FFNN_HEAD_FUSED_MAX_IN inputs on a tf32 context the products of
-     *     TF32-rounded h and W, in bf16 on the tensor cores), then as loss's
+     *   logits [batch, C] = h W^T + b (fp32 sums; b [C] or NULL), then as loss's
      *     softmax_ce: row_loss [batch], row_correct [batch], and
      *     dlog = (softmax - onehot(y)) / batch (fp32, on chip or in the scratch)
      *   dW [C, in] = dlog^T h, db [C] = sum_b dlog (NULL: no bias)
@@ -366,7 +364,11 @@ typedef struct ffnn_backend_ops {
      *     dh's type; dh_db [in] = sum_b dh of the stored values (the layer below's
      *     bias gradient; NULL: not wanted)
      * bf16 = 1: h, W and dh are bf16 (uint16_t; the mixed-precision pipeline's
-     * act16, params16 shadow and grad16), else fp32 (float). y [batch] class
+     * act16, params16 shadow and grad16), else fp32 (float). Past
+     * FFNN_HEAD_FUSED_MAX_IN inputs, for bf16 tensors (in % 8 == 0) and on a tf32
+     * context the products run on the tensor cores in that precision: h, W and,
+     * for dW and dh, dlog rounded to TF32 / bf16, fp32 sums (as a matmul of that
+     * precision; docs/RESULTS.md "The wide head on the tensor cores"). y [batch] class
      * indices. in % 4 == 0, C <= FFNN_HEAD_CMAX, C * in <= FFNN_HEAD_MAX_WEIGHTS,
      * h, W and dh aligned to 16 bytes
      * (fp32) or 8 (bf16); scratch: ffnn_head_scratch_floats(batch, in, C) floats of

@@ -21,10 +21,11 @@
  *           b[c]; then loss.cu's softmax cross-entropy with device_math.cuh's
  *           formulas: row_loss, row_correct, dlog [batch, C] = (softmax -
  *           onehot(y)) / batch (fp32, into the scratch). On a tf32 context and for
-           bf16 tensors the products run on the tensor cores instead
-           (head_logits_mma_kernel: mma.sync, 16 rows a block, K dealt over the
-           warps, fp32 sums; tf32 rounds h and W to TF32 first, as the matmuls of
-           that precision do)
+ *           bf16 tensors the products run on the tensor cores instead
+ *           (head_logits_mma_kernel: mma.sync, 16 rows a block, K dealt over the
+ *           warps, fp32 sums; tf32 rounds h and W to TF32 first, as the matmuls of
+ *           that precision do), and so do the slices' (head_slices_mma_kernel: dlog
+ *           rounded to the precision; the same grid and partial sums)
  *   slices  grid (column tiles of 128, row slices of the batch, >= 16 rows each,
  *           ~256 blocks, two per multiprocessor; backend.h ffnn_head_slices): thread
  *           (g, t, half) of HEAD_GROUPS row groups x 32 x 2 holds 4 columns k of W
@@ -531,6 +532,257 @@ static __global__ void __launch_bounds__(HEAD_COLS * 2 * HEAD_GROUPS, 2)
     if (blockIdx.x == 0 && k == 0 && t < C) ps[(size_t)C * in + in + t] = dbc;
 }
 
+/* The slices on the tensor cores (head_logits_mma_applies' contexts; the same grid,
+ * slices and partial sums as head_slices_kernel): warp w of 8 owns the tile's columns
+ * [w 16, w 16 + 16) (two n8 tiles) and takes the slice's rows in m16 tiles (dlog
+ * staged HEAD_CHUNK rows at a time, zero past the slice):
+ *   dh tile [16 rows, 16 cols] = dlog [16, C] W [C, 16]: mma over the classes (W's
+ *     operand in registers for the whole slice); then per value (row g or g + 8,
+ *     cols 2t, 2t + 1 of each n8 tile) dh = act'(that, h), rounded to dh's type and
+ *     stored; the thread's column sums of the stored values, its rows in order;
+ *   dW [C, 16 cols] += dlog^T [C, 16 rows] h [16 rows, 16 cols]: mma over the rows
+ *     (classes as the m16 tile).
+ * The operands are rounded to the precision's type (tf32: mma_tf32 of dlog, W, h;
+ * bf16: dlog rounded to bf16, h and W as stored), fp32 accumulation, as the matmuls
+ * of that precision (autocast's backward of a bf16 linear takes a bf16 gradient).
+ * At the end each warp writes its columns' dW and, after a butterfly over the eight
+ * lanes of a column (xor 4, 8, 16), dh_db; tile 0's warp 0 the classes' db (rows in
+ * order). Sums in a fixed order: deterministic (a documented order different from
+ * head_slices_kernel's). */
+#define HEAD_SMMA_WARPS 8
+static_assert(HEAD_SMMA_WARPS * 16 == FFNN_HEAD_TILE_COLS, "16 columns a warp");
+
+/* the raw bits of one value (fp32: its 32 bits; bf16: its 16 bits in the low half) */
+static __device__ __forceinline__ unsigned head_bits(const float *p)
+{
+    return __float_as_uint(__ldg(p));
+}
+static __device__ __forceinline__ unsigned head_bits(const __nv_bfloat16 *p)
+{
+    return __ldg((const unsigned short *)p);
+}
+/* a tf32 operand from fp32 bits; a bf16x2 operand from two bf16's bits */
+static __device__ __forceinline__ unsigned head_op1(unsigned v) { return mma_tf32(__uint_as_float(v)); }
+static __device__ __forceinline__ unsigned head_op2(unsigned lo, unsigned hi) { return lo | (hi << 16); }
+/* two adjacent values of a row as floats (8-byte fp32 / 4-byte bf16 load) */
+static __device__ __forceinline__ float2 head_ld2(const float *p) { return __ldg((const float2 *)p); }
+static __device__ __forceinline__ float2 head_ld2(const __nv_bfloat16 *p)
+{
+    const unsigned w = __ldg((const unsigned *)p);
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+}
+/* store two adjacent values rounded to the type; returns the values stored */
+static __device__ __forceinline__ float2 head_st2(float *p, float2 v)
+{
+    *(float2 *)p = v;
+    return v;
+}
+static __device__ __forceinline__ float2 head_st2(__nv_bfloat16 *p, float2 v)
+{
+    const unsigned x = __bfloat16_as_ushort(__float2bfloat16_rn(v.x));
+    const unsigned y = __bfloat16_as_ushort(__float2bfloat16_rn(v.y));
+    *(unsigned *)p = x | (y << 16);
+    return make_float2(__uint_as_float(x << 16), __uint_as_float(y << 16));
+}
+
+/* One m16 tile's loads of h for head_slices_mma_kernel (issued a tile ahead): the
+ * pairs f' needs (rows g, g + 8; cols 2t, 2t + 1 of each n8 tile) and the raw bits of
+ * dW's B operand (tf32: rows 8k + t + 4j, col g; bf16: rows 2t + 8j and the one
+ * after, col g); zeros past the slice's rows r_end or past in. */
+template <typename T>
+struct head_htile {
+    float2 pair[2][2]; /* [n8 tile][row g / g + 8]   */
+    unsigned op[2][4]; /* [n8 tile][operand element] */
+};
+template <typename T>
+static __device__ __forceinline__ void head_htile_load(head_htile<T> &ht, const T *h, int r0,
+                                                       int r_end, int n0, int in, int g, int t)
+{
+#pragma unroll
+    for (int n = 0; n < 2; n++) {
+        const int cp = n0 + 8 * n + 2 * t, cb = n0 + 8 * n + g;
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++) {
+            const int row = r0 + g + 8 * hf;
+            ht.pair[n][hf] = row < r_end && cp < in ? head_ld2(h + (size_t)row * in + cp)
+                                                    : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int row = sizeof(T) == 2 ? r0 + 2 * t + 8 * (e >> 1) + (e & 1)
+                                           : r0 + 8 * (e >> 1) + t + 4 * (e & 1);
+            ht.op[n][e] = row < r_end && cb < in ? head_bits(h + (size_t)row * in + cb) : 0u;
+        }
+    }
+}
+
+template <typename T, int CB>
+static __global__ void __launch_bounds__(HEAD_SMMA_WARPS * 32)
+    head_slices_mma_kernel(const T *__restrict__ h, const T *__restrict__ W,
+                           const float *__restrict__ dlog, int batch, int in, int C,
+                           int rows_per_slice, ffnn_activation act, T *__restrict__ dh,
+                           float *__restrict__ part, size_t stride)
+{
+    constexpr bool BF = sizeof(T) == 2;
+    constexpr int KC = BF ? 16 : 8;           /* classes a k step of dh's mma       */
+    constexpr int NK = (CB + KC - 1) / KC;    /* k steps over the classes           */
+    static_assert(CB <= 16, "the classes: one m16 tile of dW");
+    __shared__ float dls[HEAD_CHUNK + 16][16]; /* [chunk rows, classes], zero padded */
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3, wp = threadIdx.x >> 5;
+    const int n0 = blockIdx.x * FFNN_HEAD_TILE_COLS + wp * 16; /* the warp's columns */
+    const int s = blockIdx.y, rs0 = s * rows_per_slice, rs1 = min(batch, rs0 + rows_per_slice);
+    /* dh's B operand: W [class k, col n0 + 8n + g] */
+    unsigned wb[NK][2][2];
+#pragma unroll
+    for (int k = 0; k < NK; k++) {
+#pragma unroll
+        for (int n = 0; n < 2; n++) {
+            const int col = n0 + 8 * n + g;
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                if (BF) {
+                    const int c = k * 16 + 2 * t + 8 * j;
+                    const unsigned lo = c < C && col < in ? head_bits(W + (size_t)c * in + col) : 0u;
+                    const unsigned hi =
+                        c + 1 < C && col < in ? head_bits(W + (size_t)(c + 1) * in + col) : 0u;
+                    wb[k][n][j] = head_op2(lo, hi);
+                } else {
+                    const int c = k * 8 + t + 4 * j;
+                    wb[k][n][j] =
+                        c < C && col < in ? head_op1(head_bits(W + (size_t)c * in + col)) : 0u;
+                }
+            }
+        }
+    }
+    float dw[2][4], cs[2][2]; /* dW (classes g, g + 8; cols 2t, 2t + 1); column sums */
+#pragma unroll
+    for (int n = 0; n < 2; n++) {
+        dw[n][0] = dw[n][1] = dw[n][2] = dw[n][3] = 0.0f;
+        cs[n][0] = cs[n][1] = 0.0f;
+    }
+    float dbc = 0.0f; /* tile 0, warp 0, lane c < C: the sum of dlog[:, c] */
+    for (int c0 = rs0; c0 < rs1; c0 += HEAD_CHUNK) {
+        const int rc = min(HEAD_CHUNK, rs1 - c0), rc16 = (rc + 15) / 16 * 16;
+        head_htile<T> cur; /* the chunk's first tile, loaded during the staging */
+        head_htile_load<T>(cur, h, c0, rs1, n0, in, g, t);
+        __syncthreads();
+        for (int i = threadIdx.x; i < rc16 * 16; i += HEAD_SMMA_WARPS * 32) {
+            const int r = i >> 4, c = i & 15;
+            dls[r][c] = r < rc && c < C ? dlog[(size_t)(c0 + r) * C + c] : 0.0f;
+        }
+        __syncthreads();
+        if (blockIdx.x == 0 && wp == 0 && lane < C)
+            for (int r = 0; r < rc; r++) dbc += dls[r][lane];
+        for (int m0 = 0; m0 < rc; m0 += 16) {
+            const int rlo = c0 + m0 + g, rhi = rlo + 8; /* this thread's dh rows */
+            head_htile<T> nxt; /* the next tile's loads in flight */
+            if (m0 + 16 < rc) head_htile_load<T>(nxt, h, c0 + m0 + 16, rs1, n0, in, g, t);
+            /* dh's products */
+            float acc[2][4];
+#pragma unroll
+            for (int n = 0; n < 2; n++) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+#pragma unroll
+            for (int k = 0; k < NK; k++) {
+                unsigned a[4];
+                if (BF) {
+                    const int c = k * 16 + 2 * t;
+                    a[0] = mma_bf16x2(dls[m0 + g][c], dls[m0 + g][c + 1]);
+                    a[1] = mma_bf16x2(dls[m0 + g + 8][c], dls[m0 + g + 8][c + 1]);
+                    a[2] = mma_bf16x2(dls[m0 + g][c + 8], dls[m0 + g][c + 9]);
+                    a[3] = mma_bf16x2(dls[m0 + g + 8][c + 8], dls[m0 + g + 8][c + 9]);
+                } else {
+                    const int c = k * 8 + t;
+                    a[0] = mma_tf32(dls[m0 + g][c]);
+                    a[1] = mma_tf32(dls[m0 + g + 8][c]);
+                    a[2] = mma_tf32(dls[m0 + g][c + 4]);
+                    a[3] = mma_tf32(dls[m0 + g + 8][c + 4]);
+                }
+#pragma unroll
+                for (int n = 0; n < 2; n++) {
+                    if (BF)
+                        mma_bf16_op(acc[n], a, wb[k][n]);
+                    else
+                        mma_tf32_op(acc[n], a, wb[k][n]);
+                }
+            }
+            /* f', the stores and the column sums */
+#pragma unroll
+            for (int n = 0; n < 2; n++) {
+                const int col = n0 + 8 * n + 2 * t;
+                if (col >= in) continue;
+#pragma unroll
+                for (int hf = 0; hf < 2; hf++) {
+                    const int row = hf ? rhi : rlo;
+                    if (row >= rs1) continue;
+                    const size_t at = (size_t)row * in + col;
+                    const float2 hv = cur.pair[n][hf];
+                    const float2 v = head_st2(
+                        dh + at, make_float2(ffnn_dev_act_backward_basic(act, acc[n][2 * hf], hv.x),
+                                             ffnn_dev_act_backward_basic(act, acc[n][2 * hf + 1],
+                                                                         hv.y)));
+                    cs[n][0] += v.x;
+                    cs[n][1] += v.y;
+                }
+            }
+            /* dW's products: classes x this tile's rows x the warp's columns */
+#pragma unroll
+            for (int k = 0; k < 16 / KC; k++) {
+                unsigned a[4], bq[2][2];
+                if (BF) {
+                    const int r = m0 + 2 * t;
+                    a[0] = mma_bf16x2(dls[r][g], dls[r + 1][g]);
+                    a[1] = mma_bf16x2(dls[r][g + 8], dls[r + 1][g + 8]);
+                    a[2] = mma_bf16x2(dls[r + 8][g], dls[r + 9][g]);
+                    a[3] = mma_bf16x2(dls[r + 8][g + 8], dls[r + 9][g + 8]);
+                } else {
+                    const int r = m0 + k * 8 + t;
+                    a[0] = mma_tf32(dls[r][g]);
+                    a[1] = mma_tf32(dls[r][g + 8]);
+                    a[2] = mma_tf32(dls[r + 4][g]);
+                    a[3] = mma_tf32(dls[r + 4][g + 8]);
+                }
+#pragma unroll
+                for (int n = 0; n < 2; n++) {
+#pragma unroll
+                    for (int j = 0; j < 2; j++)
+                        bq[n][j] = BF ? head_op2(cur.op[n][2 * j], cur.op[n][2 * j + 1])
+                                      : head_op1(cur.op[n][2 * k + j]);
+                    if (BF)
+                        mma_bf16_op(dw[n], a, bq[n]);
+                    else
+                        mma_tf32_op(dw[n], a, bq[n]);
+                }
+            }
+            if (m0 + 16 < rc) cur = nxt;
+        }
+    }
+    float *ps = part + (size_t)s * stride;
+#pragma unroll
+    for (int n = 0; n < 2; n++) {
+        const int col = n0 + 8 * n + 2 * t;
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+#pragma unroll
+            for (int off = 4; off < 32; off *= 2)
+                cs[n][j] += __shfl_xor_sync(FULL_MASK, cs[n][j], off);
+        }
+        if (col >= in) continue;
+        if (g < C) {
+            ps[(size_t)g * in + col] = dw[n][0];
+            ps[(size_t)g * in + col + 1] = dw[n][1];
+        }
+        if (g + 8 < C) {
+            ps[(size_t)(g + 8) * in + col] = dw[n][2];
+            ps[(size_t)(g + 8) * in + col + 1] = dw[n][3];
+        }
+        if (g == 0) {
+            ps[(size_t)C * in + col] = cs[n][0];
+            ps[(size_t)C * in + col + 1] = cs[n][1];
+        }
+    }
+    if (blockIdx.x == 0 && wp == 0 && lane < C) ps[(size_t)C * in + in + lane] = dbc;
+}
+
 /* The sums of NR values over the warp's lanes in 4 + log2(NR) shuffle rounds: each
  * round sends half of the values still held to the partner lane and keeps the
  * other half (the lane with the round's bit set keeps the upper half), then plain
@@ -817,18 +1069,25 @@ static ffnn_status launch_fused(ffnn_cuda_ctx *ctx, const T *h, const T *W, cons
     return FFNN_OK;
 }
 
-/* The slices kernel (dh and the slices' partial sums in part, from dlog). */
+/* The slices kernel (dh and the slices' partial sums in part, from dlog; on the
+ * tensor cores when mma). */
 template <typename T, int CB>
-static ffnn_status launch_slices(ffnn_cuda_ctx *ctx, const T *h, const T *W, size_t batch,
-                                 size_t in, size_t C, ffnn_activation act, void *dh,
-                                 const float *dlog, float *part, size_t stride)
+static ffnn_status launch_slices(ffnn_cuda_ctx *ctx, bool mma, const T *h, const T *W,
+                                 size_t batch, size_t in, size_t C, ffnn_activation act,
+                                 void *dh, const float *dlog, float *part, size_t stride)
 {
     const size_t slices = ffnn_head_slices(batch, in);
     const dim3 grid((unsigned)((in + FFNN_HEAD_TILE_COLS - 1) / FFNN_HEAD_TILE_COLS),
                     (unsigned)slices);
+    const int rows = (int)((batch + slices - 1) / slices);
+    if (mma) {
+        head_slices_mma_kernel<T, CB><<<grid, HEAD_SMMA_WARPS * 32, 0, ctx->stream>>>(
+            h, W, dlog, (int)batch, (int)in, (int)C, rows, act, (T *)dh, part, stride);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_mma_kernel");
+        return FFNN_OK;
+    }
     head_slices_kernel<T, CB><<<grid, HEAD_COLS * 2 * HEAD_GROUPS, 0, ctx->stream>>>(
-        h, W, dlog, (int)batch, (int)in, (int)C, (int)((batch + slices - 1) / slices), act,
-        (T *)dh, part, stride);
+        h, W, dlog, (int)batch, (int)in, (int)C, rows, act, (T *)dh, part, stride);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_slices_kernel");
     return FFNN_OK;
 }
@@ -859,7 +1118,8 @@ static ffnn_status launch_three(ffnn_cuda_ctx *ctx, const T *h, const T *W, cons
                ctx->stream>>>(h, W, b, y, (int)batch, (int)in, (int)C, 1.0f / (float)batch,
                               dlog, row_loss, row_correct);
         FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_mma_kernel");
-        return launch_slices<T, CB>(ctx, h, W, batch, in, C, act, dh, dlog, part, stride);
+        return launch_slices<T, CB>(ctx, true, h, W, batch, in, C, act, dh, dlog, part,
+                                    stride);
     }
     /* 8 rows a block up to batch 2048, then 16, 24, ...: W is staged once a block */
     const size_t rows_per_block = HEAD_WARPS * ((batch + 2047) / 2048);
@@ -873,7 +1133,7 @@ static ffnn_status launch_three(ffnn_cuda_ctx *ctx, const T *h, const T *W, cons
         h, W, b, y, (int)batch, (int)in, (int)C, (int)rows_per_block, 1.0f / (float)batch,
         dlog, row_loss, row_correct);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "head_logits_kernel");
-    return launch_slices<T, CB>(ctx, h, W, batch, in, C, act, dh, dlog, part, stride);
+    return launch_slices<T, CB>(ctx, false, h, W, batch, in, C, act, dh, dlog, part, stride);
 }
 
 /* The op: one kernel up to FFNN_HEAD_FUSED_MAX_IN inputs (dlog stays on chip), else
