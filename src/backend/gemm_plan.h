@@ -105,9 +105,11 @@ int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out);
  * was just computed runs on the side queue, concurrently with the layer below's
  * f' pass and weight gradient, where the step asks for it (backend.h
  * dense_backward_fused's and dense_backward_bf16's dw_side): in tf32 or bf16
- * (tensor_cores 1; the caller passes 0 for fp32) when its 128 x 128 output tiles
- * fill at most half of the sm_count multiprocessors, so that two weight gradients
- * can run side by side instead of one after the other. Measured on an H200
+ * (tensor_cores 1; the caller passes 0 for fp32) when the output counted in
+ * 128 x 128 tiles is at most half of the sm_count multiprocessors. That count is a
+ * measure of the output's size, not of cuBLASLt's grid: its tf32 kernel at 1024 x
+ * 1024 runs 64 x 128 tiles, 128 CTAs (ncu, docs/RESULTS.md session 39). The
+ * threshold is where the measurement below gained. Measured on an H200
  * (docs/RESULTS.md "The weight gradient beside the layer below", session 37,
  * ms/epoch at batch 1024, base -> beside): tf32 784-1024x2-10 6.01 / 6.00 -> 5.65 /
  * 5.65 (dW1 and dW0: 64 and 56 tiles of 132), 784-512x2-10 4.40 / 4.43 -> 4.07 /
