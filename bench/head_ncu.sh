@@ -20,19 +20,5 @@ for p in tf32 bf16; do for k in logits slices; do
   $NCU -i $OUT/$p$k.ncu-rep --page details --print-details all > $OUT/details_$p$k.txt 2>&1
   grep -E "^    Duration|Warp Cycles Per Issued|Issue Slots Busy|Registers Per|Achieved Occupancy|L2 Hit Rate|Memory Throughput|Executed Ipc A|Block Limit Reg" $OUT/details_$p$k.txt | head -14
   $NCU -i $OUT/$p$k.ncu-rep --page source --csv --print-source sass > $OUT/sass_$p$k.csv 2>/dev/null
-  python3 - "$OUT/sass_$p$k.csv" << 'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-h, data = rows[1], rows[2:]
-si = h.index("Warp Stall Sampling (All Samples)")
-num = lambda v: int(v) if v.isdigit() else 0
-cols = [i for i, c in enumerate(h) if c.startswith("stall_") and "Not Issued" not in c]
-tot = sum(num(r[si]) for r in data)
-agg = {h[c]: sum(num(r[c]) for r in data) for c in cols}
-print("samples", tot, "instructions", len(data))
-for k, v in sorted(agg.items(), key=lambda x: -x[1])[:7]:
-    print("%-24s %5.1f%%" % (k, 100.0 * v / tot))
-for r in sorted(data, key=lambda r: -num(r[si]))[:6]:
-    print("%7d  %s" % (num(r[si]), r[1].strip()[:60]))
-PY
+  python3 bench/ncu_stalls.py "$OUT/sass_$p$k.csv" 7 6
 done; done

@@ -23,17 +23,4 @@ grep -E "Duration|Warp Cycles Per Issued|Stall|Issue Slot|Registers|Achieved Occ
 $NCU -i $OUT/p64.ncu-rep --page source --csv --print-source sass > $OUT/source_sass.csv 2>/dev/null
 $NCU -i $OUT/p64.ncu-rep --page source --csv --print-source cuda > $OUT/source_cuda.csv 2>/dev/null
 # the stall reasons' shares of all samples, and the 12 hottest instructions
-python3 - "$OUT/source_sass.csv" << 'PY'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1])))
-h, data = rows[1], rows[2:]
-si = h.index("Warp Stall Sampling (All Samples)")
-num = lambda v: int(v) if v.isdigit() else 0
-cols = [i for i, c in enumerate(h) if c.startswith("stall_") and "Not Issued" not in c]
-tot = sum(num(r[si]) for r in data)
-agg = {h[c]: sum(num(r[c]) for r in data) for c in cols}
-for k, v in sorted(agg.items(), key=lambda x: -x[1])[:10]:
-    print("%-24s %5.1f%%" % (k, 100.0 * v / tot))
-for r in sorted(data, key=lambda r: -num(r[si]))[:12]:
-    print("%7d  %s" % (num(r[si]), r[1].strip()[:60]))
-PY
+python3 bench/ncu_stalls.py "$OUT/source_sass.csv" 10 12
