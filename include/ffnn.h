@@ -158,11 +158,18 @@ typedef enum ffnn_strategy {
 } ffnn_strategy;
 
 /* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the
- * matmul inputs (tensor cores) and accumulate in fp32. */
+ * matmul inputs (tensor cores) and accumulate in fp32; tf32x3 keeps fp32's accuracy
+ * on the TF32 tensor cores (cublas and cublaslt strategies). */
 typedef enum ffnn_precision {
-    FFNN_PRECISION_FP32 = 0, /* IEEE float32 multiply-adds (default)              */
-    FFNN_PRECISION_TF32 = 1, /* inputs rounded to TF32 (10-bit mantissa)          */
-    FFNN_PRECISION_BF16 = 2  /* inputs rounded to bfloat16 (7-bit mantissa)       */
+    FFNN_PRECISION_FP32 = 0,  /* IEEE float32 multiply-adds (default)             */
+    FFNN_PRECISION_TF32 = 1,  /* inputs rounded to TF32 (10-bit mantissa)         */
+    FFNN_PRECISION_BF16 = 2,  /* inputs rounded to bfloat16 (7-bit mantissa)      */
+    FFNN_PRECISION_TF32X3 = 3 /* "3xTF32": each input split as big + small, both
+                                 TF32, and a b ~ a_big b_big + a_big b_small +
+                                 a_small b_big in fp32 sums (the small x small term,
+                                 ~2^-22 relative, dropped): products within ~2^-20
+                                 relative, about fp32's accuracy (Ootomo & Yokota,
+                                 IJHPCA 2022; CUTLASS's 3xTF32). fp32 tensors      */
 } ffnn_precision;
 
 /* How the gradient becomes an update (PyTorch's torch.optim semantics, see
@@ -218,7 +225,8 @@ FFNN_API const char *ffnn_activation_name(ffnn_activation a);
 FFNN_API const char *ffnn_loss_name(ffnn_loss l);
 FFNN_API const char *ffnn_device_name(ffnn_device d);
 FFNN_API const char *ffnn_strategy_name(ffnn_strategy k);
-FFNN_API const char *ffnn_precision_name(ffnn_precision p); /* "fp32", "tf32", "bf16" */
+FFNN_API const char *ffnn_precision_name(ffnn_precision p); /* "fp32", "tf32", "bf16",
+                                                               "tf32x3" */
 FFNN_API const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum", "adam",
                                                                "adamw" */
 /* "constant", "step", "multistep", "exponential", "cosine", "linear", "plateau" */

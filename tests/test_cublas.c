@@ -25,6 +25,9 @@
  *         one); cublas.cu rounds each input to nearest: at most 2^-8 relative
  *         per input, 2^-7 (+2^-16) per product (exact in fp32), plus the fp32
  *         accumulation.
+ *   tf32x3 rel = 2^-20 + 1e-5: each input split into two TF32 values to within
+ *         2^-22 relative, the small x small term (2^-22) dropped (cublas.cu), plus
+ *         the fp32 accumulation as above.
  *   db    (ffnn's own bias-gradient kernel in every precision) rel = 1e-5 of
  *         sum_b |dz|.
  * These are worst-case bounds; the measured errors are far smaller, and the
@@ -54,10 +57,14 @@
 #define REL_FP32 1e-5
 #define REL_TF32 (1.0 / 512.0 + 1e-5) /* 2^-9: TF32 products           */
 #define REL_BF16 (1.0 / 128.0 + 1e-5) /* 2^-7: bfloat16 products       */
+#define REL_TF32X3 (1.0 / 1048576.0 + 1e-5) /* 2^-20: split products (cublas.cu) */
 
 static double precision_rel(ffnn_precision p)
 {
-    return p == FFNN_PRECISION_TF32 ? REL_TF32 : p == FFNN_PRECISION_BF16 ? REL_BF16 : REL_FP32;
+    return p == FFNN_PRECISION_TF32     ? REL_TF32
+           : p == FFNN_PRECISION_BF16   ? REL_BF16
+           : p == FFNN_PRECISION_TF32X3 ? REL_TF32X3
+                                        : REL_FP32;
 }
 
 /* ------------------------------------------------------------------ buffers */
@@ -242,7 +249,7 @@ static test_result dense_shape_case(const ffnn_backend_ops *gpu, void *gctx, voi
     }
 
     static const ffnn_precision precisions[] = {FFNN_PRECISION_FP32, FFNN_PRECISION_TF32,
-                                                FFNN_PRECISION_BF16};
+                                                FFNN_PRECISION_BF16, FFNN_PRECISION_TF32X3};
     int ok = 1;
     for (size_t i = 0; i < sizeof precisions / sizeof precisions[0]; ++i) {
         const ffnn_precision prec = precisions[i];
@@ -309,8 +316,9 @@ static test_result test_cublas_dense_vs_cpu(char *why, size_t why_size)
 /* ------------------------------------------------------------------ precision */
 
 /* z = x W^T (no bias) at batch 512, 1024 -> 512 in fp32, tf32, bf16, then fp32 and
- * tf32 again: the repeats give the same bits (determinism, and fp32 really comes
- * back after tf32); tf32 differs from fp32 in most values; the largest error
+ * tf32 again, then tf32x3: the repeats give the same bits (determinism, and fp32
+ * really comes back after tf32); tf32 and tf32x3 differ from fp32 in most values,
+ * tf32x3's error is fp32's (<= 8x) and under 1/16 of tf32's; the largest error
  * against the cpu reference, as a fraction of S, is ordered fp32 x8 < tf32 x2 <
  * bf16 (TF32 drops 13 mantissa bits, bf16 3 more: ~8x the error when both round,
  * ~4x when TF32 truncates), so each mode is really on. */
@@ -335,7 +343,7 @@ static test_result test_cublas_precision_modes(char *why, size_t why_size)
     float *ax = NULL, *aW = NULL, *d_x = NULL, *d_W = NULL, *d_z = NULL;
     static const ffnn_precision order[] = {FFNN_PRECISION_FP32, FFNN_PRECISION_TF32,
                                            FFNN_PRECISION_BF16, FFNN_PRECISION_FP32,
-                                           FFNN_PRECISION_TF32};
+                                           FFNN_PRECISION_TF32, FFNN_PRECISION_TF32X3};
     enum { RUNS = sizeof order / sizeof order[0] };
     float *got[RUNS] = {0};
     double worst[RUNS] = {0};
@@ -389,6 +397,18 @@ static test_result test_cublas_precision_modes(char *why, size_t why_size)
     }
     if (!(worst[1] > 8.0 * worst[0]) || !(worst[2] > 2.0 * worst[1])) {
         fprintf(stderr, "    errors not ordered fp32 x8 < tf32 x2 < bf16: is a mode off?\n");
+        goto done;
+    }
+    /* tf32x3: fp32's accuracy (within 8x of fp32's error; tf32's is ~100x: on the
+     * H200 fp32 3.9e-7, tf32x3 8.3e-7, tf32 5.4e-5), under 1/16 of tf32's, and other
+     * bits than fp32 in most values (the tensor cores' order: it really runs) */
+    fprintf(stderr, "    tf32x3 %.3g\n", worst[5]);
+    differ = 0;
+    for (size_t i = 0; i < nz; ++i) differ += memcmp(&got[0][i], &got[5][i], sizeof(float)) != 0;
+    if (!(worst[5] <= 8.0 * worst[0]) || !(16.0 * worst[5] < worst[1]) || differ < nz / 2) {
+        fprintf(stderr, "    tf32x3: error %.3g against fp32 %.3g and tf32 %.3g, %zu of %zu "
+                "values differ from fp32: is the split off?\n", worst[5], worst[0], worst[1],
+                differ, nz);
         goto done;
     }
     result = TEST_PASS;
@@ -500,8 +520,9 @@ static test_result test_cublas_graph_capture(char *why, size_t why_size)
 
 /* ------------------------------------------------------------------ set_precision */
 
-/* tf32 and bf16 only with the cublas, cublaslt, fused and graph strategies
- * (the strategies' rule, strategy/table.c: needs no GPU); fp32 everywhere; and
+/* tf32 and bf16 only with the cublas, cublaslt, fused and graph strategies, tf32x3
+ * with cublas and cublaslt (auto: cublaslt) (the strategies' rule,
+ * strategy/table.c: needs no GPU); fp32 everywhere; and
  * the backend refuses an unknown precision value. */
 static test_result test_cublas_set_precision_strategies(char *why, size_t why_size)
 {
@@ -510,11 +531,11 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
     CHECK_OK(ffnn_model_create("784-64relu-10", &m));
     ffnn_train_config cfg = ffnn_train_config_default();
     const unsigned gpu_caps = FFNN_CAP_DEVICE | FFNN_CAP_TF32 | FFNN_CAP_BF16;
-    static const struct { ffnn_strategy s; int tf32, bf16; } rule[] = {
-        {FFNN_STRATEGY_TILED, 0, 0},  {FFNN_STRATEGY_NAIVE, 0, 0},
-        {FFNN_STRATEGY_FUSED, 1, 1},  {FFNN_STRATEGY_GRAPH, 1, 1},
-        {FFNN_STRATEGY_CUBLAS, 1, 1}, {FFNN_STRATEGY_PERSISTENT, 0, 0},
-        {FFNN_STRATEGY_CUBLASLT, 1, 1},
+    static const struct { ffnn_strategy s; int tf32, bf16, tf32x3; } rule[] = {
+        {FFNN_STRATEGY_TILED, 0, 0, 0},  {FFNN_STRATEGY_NAIVE, 0, 0, 0},
+        {FFNN_STRATEGY_FUSED, 1, 1, 0},  {FFNN_STRATEGY_GRAPH, 1, 1, 0},
+        {FFNN_STRATEGY_CUBLAS, 1, 1, 1}, {FFNN_STRATEGY_PERSISTENT, 0, 0, 0},
+        {FFNN_STRATEGY_CUBLASLT, 1, 1, 1}, {FFNN_STRATEGY_AUTO, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i) {
         const ffnn_strategy_impl *chosen = NULL;
@@ -524,6 +545,12 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
         const int names_cublas = strstr(ffnn_last_error(), "cublas") != NULL;
         cfg.precision = FFNN_PRECISION_BF16;
         const ffnn_status bf = ffnn_strategy_choose(m, &cfg, gpu_caps, &chosen);
+        cfg.precision = FFNN_PRECISION_TF32X3;
+        const ffnn_status x3 = ffnn_strategy_choose(m, &cfg, gpu_caps, &chosen);
+        CHECK(rule[i].tf32x3 ? x3 == FFNN_OK && (chosen->id == FFNN_STRATEGY_CUBLAS ||
+                                                   chosen->id == FFNN_STRATEGY_CUBLASLT)
+                             : x3 == FFNN_ERR_UNSUPPORTED && strstr(ffnn_last_error(), "cublas"),
+              "tf32x3 on --strategy %s: status %d", ffnn_strategy_name(rule[i].s), (int)x3);
         cfg.precision = FFNN_PRECISION_FP32;
         const ffnn_status fp = ffnn_strategy_choose(m, &cfg, gpu_caps, &chosen);
         const char *name = ffnn_strategy_name(rule[i].s);
@@ -537,7 +564,7 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
     return TEST_PASS;
 }
 
-/* The backend takes fp32, tf32 and bf16 on a live context, refuses others. */
+/* The backend takes fp32, tf32, bf16 and tf32x3 on a live context, refuses others. */
 static test_result test_cublas_set_precision_values(char *why, size_t why_size)
 {
     SKIP_WITHOUT_GPU();
@@ -547,11 +574,13 @@ static test_result test_cublas_set_precision_values(char *why, size_t why_size)
     CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &ctx));
     const ffnn_status tf = gpu->set_precision(ctx, FFNN_PRECISION_TF32);
     const ffnn_status bf = gpu->set_precision(ctx, FFNN_PRECISION_BF16);
+    const ffnn_status x3 = gpu->set_precision(ctx, FFNN_PRECISION_TF32X3);
     const ffnn_status fp = gpu->set_precision(ctx, FFNN_PRECISION_FP32);
     const ffnn_status bad = gpu->set_precision(ctx, (ffnn_precision)7);
     gpu->destroy(ctx);
-    CHECK(tf == FFNN_OK && bf == FFNN_OK && fp == FFNN_OK,
-          "cublas set_precision tf32/bf16/fp32: %d %d %d", (int)tf, (int)bf, (int)fp);
+    CHECK(tf == FFNN_OK && bf == FFNN_OK && x3 == FFNN_OK && fp == FFNN_OK,
+          "cublas set_precision tf32/bf16/tf32x3/fp32: %d %d %d %d", (int)tf, (int)bf, (int)x3,
+          (int)fp);
     CHECK(bad == FFNN_ERR_INVALID_ARGUMENT, "set_precision(7): status %d", (int)bad);
     return TEST_PASS;
 }

@@ -124,9 +124,11 @@ static test_result scope_and_auto(char *why, size_t why_size)
     return TEST_PASS;
 }
 
-/* The strategy on cuda against the cpu reference, one ffnn_trainer_step at a time:
- * 200 steps of arch with each optimizer the strategy takes. */
-static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
+/* The strategy on cuda in precision prec against the cpu reference (fp32), one
+ * ffnn_trainer_step at a time: 200 steps of arch with each optimizer the strategy
+ * takes, every step's loss within test_steps_follow's bound (fp32's). */
+static test_result follows_cpu_in(ffnn_strategy kernels, ffnn_precision prec, char *why,
+                                  size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
@@ -156,18 +158,18 @@ static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size
             cfg.learning_rate = opts[o].lr;
             cfg.seed = 5;
             cfg.strategy = kernels;
+            cfg.precision = prec;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
             CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
             CHECK(ffnn_trainer_strategy(gpu) == kernels, "%s ran as %s", ffnn_strategy_name(kernels),
                   ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
             double worst = 0;
             char what[160];
-            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_strategy_name(kernels),
-                     opts[o].name);
+            snprintf(what, sizeof what, "%s %s %s %s", archs[a], ffnn_strategy_name(kernels),
+                     ffnn_precision_name(prec), opts[o].name);
             if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
                 return TEST_FAIL;
-            printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", archs[a],
-                   ffnn_strategy_name(kernels), opts[o].name, worst);
+            printf("     %s: 200 steps, worst relative loss difference %.2e\n", what, worst);
             ffnn_trainer_free(cpu);
             ffnn_trainer_free(gpu);
             ffnn_model_free(m);
@@ -178,7 +180,20 @@ static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size
     return TEST_PASS;
 }
 
+static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
+{
+    return follows_cpu_in(kernels, FFNN_PRECISION_FP32, why, why_size);
+}
 static test_result cublas_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_CUBLAS, w, n); }
+/* --precision tf32x3 (3xTF32, cublas.cu) keeps fp32's accuracy: fp32's bound */
+static test_result cublas_tf32x3_follows(char *w, size_t n)
+{
+    return follows_cpu_in(FFNN_STRATEGY_CUBLAS, FFNN_PRECISION_TF32X3, w, n);
+}
+static test_result cublaslt_tf32x3_follows(char *w, size_t n)
+{
+    return follows_cpu_in(FFNN_STRATEGY_CUBLASLT, FFNN_PRECISION_TF32X3, w, n);
+}
 static test_result fused_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_FUSED, w, n); }
 static test_result cublaslt_follows(char *w, size_t n)
 {
@@ -979,6 +994,8 @@ const test_case strategies_tests[] = {
     {"strategies_cublas_follows_cpu_200_steps", cublas_follows},
     {"strategies_fused_follows_cpu_200_steps", fused_follows},
     {"strategies_cublaslt_follows_cpu_200_steps", cublaslt_follows},
+    {"strategies_cublas_tf32x3_follows_cpu_200_steps", cublas_tf32x3_follows},
+    {"strategies_cublaslt_tf32x3_follows_cpu_200_steps", cublaslt_tf32x3_follows},
     {"strategies_graph_follows_cpu_200_steps", graph_follows},
     {"strategies_fused_graph_tf32_bf16_follow_cpu_200_steps", tensor_follows},
     {"strategies_cublaslt_tf32_xt_from_gather_follows_cpu", xt_follows},

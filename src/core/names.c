@@ -31,6 +31,7 @@ static const name_entry kernels_names[] = {
 };
 static const name_entry precision_names[] = {
     {"fp32", FFNN_PRECISION_FP32}, {"tf32", FFNN_PRECISION_TF32}, {"bf16", FFNN_PRECISION_BF16},
+    {"tf32x3", FFNN_PRECISION_TF32X3},
 };
 static const name_entry optimizer_names[] = {
     {"sgd", FFNN_OPT_SGD}, {"momentum", FFNN_OPT_MOMENTUM}, {"adam", FFNN_OPT_ADAM},

@@ -34,6 +34,9 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
      * 10.9 / 9.6; 784-1024x2-10 at 512 11.6 / 7.4 vs cublas 13.6 / 12.9. (The
      * graph-first rule before it was measured while every launch was captured anew:
      * cuBLAS's host-side cost per capture weighed on cublaslt.) */
+    /* tf32x3: only cuBLAS(Lt) runs it (cublas.cu); cublaslt, whose ops fall back to
+     * the plain ones where its epilogues do not cover a layer */
+    if (cfg->precision == FFNN_PRECISION_TF32X3) return FFNN_STRATEGY_CUBLASLT;
     if (cfg->precision != FFNN_PRECISION_FP32 && ffnn_strategy_all_dense(m) &&
         ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m))
         return FFNN_STRATEGY_CUBLASLT;
@@ -78,7 +81,7 @@ const ffnn_strategy_impl ffnn_strategy_auto_impl = {
     FFNN_STRATEGY_AUTO,
     "auto",
     FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
     FFNN_MATMUL_TILED,
     ffnn_strategy_supports_all, /* it picks one that does */
     NULL,
@@ -94,7 +97,7 @@ const ffnn_strategy_impl ffnn_strategy_tune_impl = {
     FFNN_STRATEGY_TUNE,
     "tune",
     FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
     FFNN_MATMUL_TILED,
     ffnn_strategy_supports_all, /* it picks one that does */
     NULL,

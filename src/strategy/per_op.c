@@ -137,7 +137,7 @@ const ffnn_strategy_impl ffnn_strategy_cublas_impl = {
     FFNN_STRATEGY_CUBLAS,
     "cublas",
     FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
     FFNN_MATMUL_LIBRARY,
     ffnn_strategy_supports_all,
     cublas_prepare,
@@ -150,7 +150,7 @@ const ffnn_strategy_impl ffnn_strategy_cublaslt_impl = {
     FFNN_STRATEGY_CUBLASLT,
     "cublaslt",
     FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
     FFNN_MATMUL_LIBRARY_LT,
     ffnn_strategy_supports_all,
     cublaslt_prepare,

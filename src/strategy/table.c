@@ -58,7 +58,9 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "precision %s runs on tensor cores through %s, not --strategy %s",
                          ffnn_precision_name(cfg->precision),
-                         "the cublas, cublaslt, fused or graph strategies (or auto)",
+                         cfg->precision == FFNN_PRECISION_TF32X3
+                             ? "the cublas or cublaslt strategies (or auto)"
+                             : "the cublas, cublaslt, fused or graph strategies (or auto)",
                          s->name);
     if (!s->supports(m, cfg, caps)) {
         char why[512];

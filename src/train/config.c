@@ -123,7 +123,7 @@ ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *tra
                          LIMIT(batch_size).max, c->batch_size);
     if ((int)c->strategy < 0 || (int)c->strategy >= FFNN_STRATEGY_COUNT)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown strategy value %d", (int)c->strategy);
-    if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_BF16)
+    if ((int)c->precision < 0 || (int)c->precision > (int)FFNN_PRECISION_TF32X3)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown precision value %d",
                          (int)c->precision);
     if (!within("steps_per_launch", c->steps_per_launch))

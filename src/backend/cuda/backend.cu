@@ -89,7 +89,7 @@ static ffnn_status cuda_check_options(const ffnn_backend_options *o)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: unknown matmul variant %d",
                          (int)o->matmul);
     if (o->precision != FFNN_PRECISION_FP32 && o->precision != FFNN_PRECISION_TF32 &&
-        o->precision != FFNN_PRECISION_BF16)
+        o->precision != FFNN_PRECISION_BF16 && o->precision != FFNN_PRECISION_TF32X3)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda create: unknown precision %d",
                          (int)o->precision);
     if (o->block_1d != 0 && (o->block_1d < 32 || o->block_1d > 1024 || o->block_1d % 32 != 0))
@@ -148,7 +148,7 @@ static ffnn_status cuda_set_precision(void *vctx, ffnn_precision precision)
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "set_precision");
     if (precision != FFNN_PRECISION_FP32 && precision != FFNN_PRECISION_TF32 &&
-        precision != FFNN_PRECISION_BF16)
+        precision != FFNN_PRECISION_BF16 && precision != FFNN_PRECISION_TF32X3)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda set_precision: unknown precision %d",
                          (int)precision);
     ctx->precision = precision;

@@ -30,6 +30,8 @@
  *         that only *allows* bf16, and on an H200 with cuBLAS 13 it gave the
  *         same results as FAST_TF32 (same largest error against the cpu, same
  *         training losses): its heuristics picked TF32 kernels.
+ *   tf32x3 CUBLAS_COMPUTE_32F_FAST_TF32 over K' = 3K on split copies of A and B
+ *         (fp32's accuracy on the tensor cores: the tf32x3 section below)
  *
  * Bias: when bias is non-NULL a small kernel adds bias[col] to every row of C after
  * the GEMM (beta = 0): C = round(acc) + bias, rounded once more, exactly the
@@ -69,6 +71,7 @@
 #include "bf16.cuh"
 #include "common.cuh"
 #include "device_math.cuh"
+#include "mma.cuh"
 
 /* Bytes of the handle's workspace: cuBLAS's recommendation for Hopper (32 MiB);
  * older GPUs need less and simply use part of it. */
@@ -330,6 +333,94 @@ static ffnn_status transposed_input(ffnn_cuda_ctx *ctx, cublas_state *s, const f
     return FFNN_OK;
 }
 
+/* One operand as stored, column-major terms: rows x cols with leading dimension
+ * ld, used as op(operand); type CUDA_R_32F (fp32) or CUDA_R_16BF (a bf16 tensor
+ * of the mixed-precision pipeline). */
+typedef struct lt_operand {
+    const void *p;
+    cudaDataType_t type;
+    cublasOperation_t op;
+    uint64_t rows, cols;
+    int64_t ld;
+} lt_operand;
+
+/* ------------------------------------------------------------------ tf32x3 */
+/*
+ * --precision tf32x3, "3xTF32" (Ootomo & Yokota, "Recovering single precision
+ * accuracy from Tensor Cores while surpassing the FP32 theoretical peak
+ * performance", IJHPCA 2022; CUTLASS's 3xTF32 GEMMs): fp32's accuracy from the TF32
+ * tensor cores. Each fp32 input v is split into two TF32 values
+ *     big = tf32(v), small = tf32(v - big)   (mma.cuh's rounding: to nearest, ties
+ *                                            away; v - big is exact in fp32)
+ * with |v - big - small| <= 2^-22 |v|, and a product as three:
+ *     a b ~ a_small b_big + a_big b_small + a_big b_big
+ * (a_small b_small <= 2^-22 |a b| dropped): within ~3 2^-22 of |a b| (fp32's
+ * rounding: 2^-24), the sums in fp32. The three run as ONE TF32 matmul over
+ * K' = 3K, its operands written by tf32x3_split into the scratch:
+ *     op(A)' [m, 3K] = [A_small | A_big | A_big],  op(B)' [3K, n] = [B_big; B_small; B_big]
+ * small terms first in k, so that they are summed while the running sums are small
+ * (bench/tf32x3_probe.cu: the big-first order was several times less accurate).
+ * The epilogues (bias, ReLU, SGD's alpha and beta) apply as to any matmul; BGRADB
+ * does not (op(B)' is not dz: the weight gradient takes DEFAULT and bias_grad).
+ * One split is a read of the operand and three writes (16 bytes per element).
+ */
+
+/* dst = the K' = 3K operand of src (column-major rows x cols, leading dimension ld)
+ * for a matmul whose reduction index is src's column (red_is_col: the three parts
+ * are three [rows, cols] blocks one after another, ld rows) or its row (each column
+ * holds the three parts' rows in turn, ld 3 rows); part q is small when bit q of
+ * small_mask is set, else big. Grid: x over rows, y over columns (strided). */
+static __global__ void tf32x3_split_kernel(const float *__restrict__ src, size_t rows,
+                                           size_t cols, size_t ld, int red_is_col,
+                                           unsigned small_mask, float *__restrict__ dst)
+{
+    const size_t part = red_is_col ? rows * cols : rows; /* from part q to q + 1 */
+    const size_t ld_out = red_is_col ? rows : 3 * rows;
+    for (size_t c = blockIdx.y; c < cols; c += gridDim.y)
+        for (size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows;
+             r += (size_t)gridDim.x * blockDim.x) {
+            const float v = src[c * ld + r];
+            const float big = __uint_as_float(mma_tf32(v));
+            const float small = __uint_as_float(mma_tf32(v - big));
+            float *o = dst + c * ld_out + r;
+#pragma unroll
+            for (int q = 0; q < 3; ++q) o[q * part] = (small_mask >> q) & 1u ? small : big;
+        }
+}
+
+/* a (op(a) [m, K], fp32) and b (op(b) [K, n], fp32) as the K' = 3K operands of the
+ * section's comment, written into s's scratch (grown when too small) on
+ * ctx->stream; a and b then describe them (the reduction index tripled, packed).
+ * Errors: as ensure_scratch, FFNN_ERR_CUDA (the launch). */
+static ffnn_status tf32x3_split(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand *a,
+                                lt_operand *b)
+{
+    const size_t na = (size_t)(a->rows * a->cols), nb = (size_t)(b->rows * b->cols);
+    const size_t b_at = (3 * na + 63) & ~(size_t)63; /* floats: b 256-byte aligned */
+    const ffnn_status st = ensure_scratch(ctx, s, (b_at + 3 * nb) * sizeof(float));
+    if (st != FFNN_OK) return st;
+    lt_operand *const ops[2] = {a, b};
+    float *const out[2] = {(float *)s->scratch, (float *)s->scratch + b_at};
+    const unsigned small_mask[2] = {1u, 2u}; /* [small big big], [big small big] */
+    for (int i = 0; i < 2; ++i) {
+        lt_operand *o = ops[i];
+        /* the first operand's k is its column under op N, the second's under op T */
+        const int red_is_col = (i == 0) == (o->op == CUBLAS_OP_N);
+        const unsigned threads = 256;
+        const dim3 grid((unsigned)((o->rows + threads - 1) / threads),
+                        (unsigned)(o->cols < 65535 ? o->cols : 65535));
+        tf32x3_split_kernel<<<grid, threads, 0, ctx->stream>>>(
+            (const float *)o->p, (size_t)o->rows, (size_t)o->cols, (size_t)o->ld, red_is_col,
+            small_mask[i], out[i]);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "tf32x3_split_kernel");
+        o->p = out[i];
+        if (red_is_col) o->cols *= 3;
+        else o->rows *= 3;
+        o->ld = (int64_t)o->rows;
+    }
+    return FFNN_OK;
+}
+
 /* C[row, col] += bias[col] for the row-major C [M,N], bias [N]; grid-stride loop
  * over the M*N elements (any size fits the grid). */
 static __global__ void add_bias_rows_kernel(float *__restrict__ C, const float *__restrict__ bias,
@@ -375,6 +466,18 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
                           cublasGemmEx(s->handle, op_b, op_a, N, M, K, &one, b16, CUDA_R_16BF,
                                        ld_b, a16, CUDA_R_16BF, ld_a, &zero, C, CUDA_R_32F, N,
                                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    } else if (ctx->precision == FFNN_PRECISION_TF32X3) {
+        /* the GEMM's first operand is B (op_b, ld_b), its second A (column-major) */
+        lt_operand fb = {B, CUDA_R_32F, op_b, (uint64_t)(trans_b ? K : N),
+                         (uint64_t)(trans_b ? N : K), ld_b};
+        lt_operand fa = {A, CUDA_R_32F, op_a, (uint64_t)(trans_a ? M : K),
+                         (uint64_t)(trans_a ? K : M), ld_a};
+        if ((st = tf32x3_split(ctx, s, &fb, &fa)) != FFNN_OK) return st;
+        FFNN_CUBLAS_CHECK(ctx, "cublasGemmEx",
+                          cublasGemmEx(s->handle, op_b, op_a, N, M, 3 * K, &one, fb.p,
+                                       CUDA_R_32F, (int)fb.ld, fa.p, CUDA_R_32F, (int)fa.ld,
+                                       &zero, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F_FAST_TF32,
+                                       CUBLAS_GEMM_DEFAULT));
     } else {
         const cublasComputeType_t compute = ctx->precision == FFNN_PRECISION_TF32
                                                 ? CUBLAS_COMPUTE_32F_FAST_TF32
@@ -426,24 +529,13 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
  * Column-major cuBLASLt on row-major arrays as above: D [m,n] (ld m) column-major
  * is the row-major [n,m] array. Precision as cublasGemmEx above (fp32: COMPUTE_32F,
  * no TF32; tf32: COMPUTE_32F_FAST_TF32; bf16: bfloat16 copies of both operands,
- * COMPUTE_32F, fp32 D and bias). Bias in the epilogue is added to the fp32
+ * COMPUTE_32F, fp32 D and bias; tf32x3: the split operands over K' = 3K). Bias in the epilogue is added to the fp32
  * accumulator before the one rounding (cuBLAS's add_bias_rows_kernel and our own
  * kernels round twice): values differ in the last bit, within the tolerance of
  * tests/test_cublas.c. The algorithm: cuBLASLt's first heuristic pick for the
  * shapes, the same workspace as the cuBLAS handle, atomics not requested
  * (deterministic run to run on one GPU, as cuBLAS documents).
  */
-
-/* One operand as stored, column-major terms: rows x cols with leading dimension
- * ld, used as op(operand); type CUDA_R_32F (fp32) or CUDA_R_16BF (a bf16 tensor
- * of the mixed-precision pipeline). */
-typedef struct lt_operand {
-    const void *p;
-    cudaDataType_t type;
-    cublasOperation_t op;
-    uint64_t rows, cols;
-    int64_t ld;
-} lt_operand;
 
 /* The output D of a cuBLASLt matmul: m x n column-major (ld m), of type type
  * (fp32, or bf16 in the mixed-precision forward and dx). sgd_lr 0: D = the
@@ -512,9 +604,10 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
     const float beta = out.sgd_lr != 0.0f ? 1.0f : 0.0f;
     const int given16 = a.type == CUDA_R_16BF; /* the operands are bf16 tensors already */
     const int bf16 = given16 || ctx->precision == FFNN_PRECISION_BF16;
-    const cublasComputeType_t compute = !bf16 && ctx->precision == FFNN_PRECISION_TF32
-                                            ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                            : CUBLAS_COMPUTE_32F;
+    const int x3 = !bf16 && ctx->precision == FFNN_PRECISION_TF32X3;
+    const cublasComputeType_t compute =
+        !bf16 && (ctx->precision == FFNN_PRECISION_TF32 || x3) ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                               : CUBLAS_COMPUTE_32F;
     const cudaDataType_t ab_type = bf16 ? CUDA_R_16BF : CUDA_R_32F;
     const cudaDataType_t bias_type = bias.type;
     const size_t workspace = FFNN_CUBLAS_WORKSPACE_BYTES;
@@ -534,6 +627,11 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
         if (st != FFNN_OK) return st;
         pa = a16;
         pb = b16;
+    }
+    if (x3) { /* a and b become the K' = 3K split operands */
+        if ((st = tf32x3_split(ctx, s, &a, &b)) != FFNN_OK) return st;
+        pa = a.p;
+        pb = b.p;
     }
     LT_TRY(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
     LT_TRY(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &a.op, sizeof a.op),
@@ -617,7 +715,10 @@ static ffnn_status lt_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operan
     ffnn_status st = FFNN_OK;
     const lt_vector grad = {db, CUDA_R_32F};
     int no_algo = 0;
-    if (db != NULL && lt_alignment(db) < LT_BIAS_ALIGN) no_algo = 1;
+    /* tf32x3: BGRADB would sum the split op(B), not dz */
+    if (db != NULL && (lt_alignment(db) < LT_BIAS_ALIGN ||
+                       ctx->precision == FFNN_PRECISION_TF32X3))
+        no_algo = 1;
     else if (db != NULL) {
         st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_BGRADB, grad, &no_algo);
         if (st != FFNN_OK || !no_algo) return st;

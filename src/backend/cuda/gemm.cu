@@ -618,7 +618,8 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
     else
         memset(&e, 0, sizeof e);
     /* tensor cores: gemm_mma.cu (mma.sync, cp.async pipeline) */
-    if ((config == FFNN_GEMM_AUTO && ctx->precision != FFNN_PRECISION_FP32) ||
+    if ((config == FFNN_GEMM_AUTO && (ctx->precision == FFNN_PRECISION_TF32 ||
+                                      ctx->precision == FFNN_PRECISION_BF16)) ||
         (config >= FFNN_GEMM_MMA_128 && config <= FFNN_GEMM_MMA_32))
         return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, &e, config,
                                   ctx->precision == FFNN_PRECISION_BF16);
