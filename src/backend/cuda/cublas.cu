@@ -365,33 +365,65 @@ typedef struct lt_operand {
  * One split is a read of the operand and three writes (16 bytes per element).
  */
 
-/* dst = the K' = 3K operand of src (column-major rows x cols, leading dimension ld)
- * for a matmul whose reduction index is src's column (red_is_col: the three parts
- * are three [rows, cols] blocks one after another, ld rows) or its row (each column
- * holds the three parts' rows in turn, ld 3 rows); part q is small when bit q of
- * small_mask is set, else big. Grid: x over rows, y over columns (strided). */
-static __global__ void tf32x3_split_kernel(const float *__restrict__ src, size_t rows,
-                                           size_t cols, size_t ld, int red_is_col,
-                                           unsigned small_mask, float *__restrict__ dst)
+/* big = tf32(v) and small = tf32(v - big) into part q of o (q = 0, 1, 2; `part`
+ * floats apart): small where bit q of small_mask is set, else big. */
+static __device__ __forceinline__ void tf32x3_parts(float v, unsigned small_mask, float *o,
+                                                   size_t part)
 {
-    const size_t part = red_is_col ? rows * cols : rows; /* from part q to q + 1 */
-    const size_t ld_out = red_is_col ? rows : 3 * rows;
+    const float big = __uint_as_float(mma_tf32(v));
+    const float small = __uint_as_float(mma_tf32(v - big));
+#pragma unroll
+    for (int q = 0; q < 3; ++q) o[q * part] = (small_mask >> q) & 1u ? small : big;
+}
+
+/* dst [3 rows, cols] (column-major, ld 3 rows) = the K' = 3K operand of src
+ * (column-major rows x cols, leading dimension ld) whose reduction index is the row:
+ * each column holds the three parts' rows in turn (tf32x3_parts). Grid: x over
+ * rows, y over columns (strided). */
+static __global__ void tf32x3_split_kernel(const float *__restrict__ src, size_t rows,
+                                           size_t cols, size_t ld, unsigned small_mask,
+                                           float *__restrict__ dst)
+{
     for (size_t c = blockIdx.y; c < cols; c += gridDim.y)
         for (size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows;
-             r += (size_t)gridDim.x * blockDim.x) {
-            const float v = src[c * ld + r];
-            const float big = __uint_as_float(mma_tf32(v));
-            const float small = __uint_as_float(mma_tf32(v - big));
-            float *o = dst + c * ld_out + r;
-#pragma unroll
-            for (int q = 0; q < 3; ++q) o[q * part] = (small_mask >> q) & 1u ? small : big;
+             r += (size_t)gridDim.x * blockDim.x)
+            tf32x3_parts(src[c * ld + r], small_mask, dst + c * 3 * rows + r, rows);
+}
+
+#define X3_TILE 32 /* the transposing split's tile: 32 x 32 through shared memory */
+
+/* The same for a src whose reduction index is the column, transposed so that it
+ * becomes the row (K-major, the layout of cuBLASLt's fastest TF32 kernels, as
+ * fwd's): dst [3 cols, rows] (ld 3 cols), dst[q cols + c, r] = part q of src[r, c].
+ * Blocks of X3_TILE x 8 threads: x over a tile's rows (reads) then its columns
+ * (writes), both coalesced; grid x over row tiles, y over column tiles (strided). */
+static __global__ void tf32x3_split_t_kernel(const float *__restrict__ src, size_t rows,
+                                             size_t cols, size_t ld, unsigned small_mask,
+                                             float *__restrict__ dst)
+{
+    __shared__ float tile[X3_TILE][X3_TILE + 1];
+    const size_t r0 = (size_t)blockIdx.x * X3_TILE;
+    for (size_t c0 = (size_t)blockIdx.y * X3_TILE; c0 < cols;
+         c0 += (size_t)gridDim.y * X3_TILE) {
+        for (int j = threadIdx.y; j < X3_TILE; j += blockDim.y) {
+            const size_t r = r0 + threadIdx.x, c = c0 + j;
+            tile[j][threadIdx.x] = r < rows && c < cols ? src[c * ld + r] : 0.0f;
         }
+        __syncthreads();
+        for (int j = threadIdx.y; j < X3_TILE; j += blockDim.y) {
+            const size_t r = r0 + j, c = c0 + threadIdx.x;
+            if (r < rows && c < cols)
+                tf32x3_parts(tile[threadIdx.x][j], small_mask, dst + r * 3 * cols + c, cols);
+        }
+        __syncthreads();
+    }
 }
 
 /* a (op(a) [m, K], fp32) and b (op(b) [K, n], fp32) as the K' = 3K operands of the
- * section's comment, written into s's scratch (grown when too small) on
- * ctx->stream; a and b then describe them (the reduction index tripled, packed).
- * Errors: as ensure_scratch, FFNN_ERR_CUDA (the launch). */
+ * section's comment, written K-major (the reduction index contiguous: op(a) as
+ * op_T, op(b) as op_N, the layout of the forward's fastest kernels: bench/
+ * tf32x3_probe.cu) into s's scratch (grown when too small) on ctx->stream; a and b
+ * then describe them. Errors: as ensure_scratch, FFNN_ERR_CUDA (the launch). */
 static ffnn_status tf32x3_split(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand *a,
                                 lt_operand *b)
 {
@@ -405,17 +437,28 @@ static ffnn_status tf32x3_split(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand 
     for (int i = 0; i < 2; ++i) {
         lt_operand *o = ops[i];
         /* the first operand's k is its column under op N, the second's under op T */
-        const int red_is_col = (i == 0) == (o->op == CUBLAS_OP_N);
-        const unsigned threads = 256;
-        const dim3 grid((unsigned)((o->rows + threads - 1) / threads),
-                        (unsigned)(o->cols < 65535 ? o->cols : 65535));
-        tf32x3_split_kernel<<<grid, threads, 0, ctx->stream>>>(
-            (const float *)o->p, (size_t)o->rows, (size_t)o->cols, (size_t)o->ld, red_is_col,
-            small_mask[i], out[i]);
+        const int k_is_col = (i == 0) == (o->op == CUBLAS_OP_N);
+        const size_t rows = (size_t)o->rows, cols = (size_t)o->cols;
+        if (k_is_col) {
+            const dim3 grid((unsigned)((rows + X3_TILE - 1) / X3_TILE),
+                            (unsigned)((cols + X3_TILE - 1) / X3_TILE < 65535
+                                           ? (cols + X3_TILE - 1) / X3_TILE
+                                           : 65535));
+            tf32x3_split_t_kernel<<<grid, dim3(X3_TILE, 8), 0, ctx->stream>>>(
+                (const float *)o->p, rows, cols, (size_t)o->ld, small_mask[i], out[i]);
+            o->op = o->op == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N;
+            o->rows = 3 * cols;
+            o->cols = rows;
+        } else {
+            const unsigned threads = 256;
+            const dim3 grid((unsigned)((rows + threads - 1) / threads),
+                            (unsigned)(cols < 65535 ? cols : 65535));
+            tf32x3_split_kernel<<<grid, threads, 0, ctx->stream>>>(
+                (const float *)o->p, rows, cols, (size_t)o->ld, small_mask[i], out[i]);
+            o->rows = 3 * rows;
+        }
         FFNN_CUDA_LAUNCH_CHECK(ctx, "tf32x3_split_kernel");
         o->p = out[i];
-        if (red_is_col) o->cols *= 3;
-        else o->rows *= 3;
         o->ld = (int64_t)o->rows;
     }
     return FFNN_OK;
@@ -474,7 +517,7 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
                          (uint64_t)(trans_a ? K : M), ld_a};
         if ((st = tf32x3_split(ctx, s, &fb, &fa)) != FFNN_OK) return st;
         FFNN_CUBLAS_CHECK(ctx, "cublasGemmEx",
-                          cublasGemmEx(s->handle, op_b, op_a, N, M, 3 * K, &one, fb.p,
+                          cublasGemmEx(s->handle, fb.op, fa.op, N, M, 3 * K, &one, fb.p,
                                        CUDA_R_32F, (int)fb.ld, fa.p, CUDA_R_32F, (int)fa.ld,
                                        &zero, C, CUDA_R_32F, N, CUBLAS_COMPUTE_32F_FAST_TF32,
                                        CUBLAS_GEMM_DEFAULT));
