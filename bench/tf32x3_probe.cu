@@ -99,6 +99,8 @@ struct Mm {  // one prepared matmul
     cublasLtMatmulAlgo_t algo;
 };
 
+// D [m, n] = op(A) op(B) with op(A) [m, k], op(B) [k, n], both stored packed; k: the
+// reduction length (3 K for the 3K launch).
 static Mm prepare(Lt &x, cublasComputeType_t comp, cublasOperation_t opa, cublasOperation_t opb,
                   int m, int n, int k)
 {
@@ -180,32 +182,7 @@ int main()
         Mm f32 = prepare(x, CUBLAS_COMPUTE_32F, c.opa, c.opb, c.m, c.n, c.k);
         Mm t32 = prepare(x, CUBLAS_COMPUTE_32F_FAST_TF32, c.opa, c.opb, c.m, c.n, c.k);
         // the K' = 3K launch: layouts with 3K along the reduction index
-        Mm t3;
-        {
-            CK(cublasLtMatmulDescCreate(&t3.desc, CUBLAS_COMPUTE_32F_FAST_TF32, CUDA_R_32F));
-            CK(cublasLtMatmulDescSetAttribute(t3.desc, CUBLASLT_MATMUL_DESC_TRANSA, &c.opa,
-                                              sizeof c.opa));
-            CK(cublasLtMatmulDescSetAttribute(t3.desc, CUBLASLT_MATMUL_DESC_TRANSB, &c.opb,
-                                              sizeof c.opb));
-            const int ar3 = c.opa == CUBLAS_OP_N ? ar : 3 * ar, ac3 = c.opa == CUBLAS_OP_N ? 3 * ac : ac;
-            const int br3 = c.opb == CUBLAS_OP_N ? 3 * br : br, bc3 = c.opb == CUBLAS_OP_N ? bc : 3 * bc;
-            CK(cublasLtMatrixLayoutCreate(&t3.la, CUDA_R_32F, ar3, ac3, ar3));
-            CK(cublasLtMatrixLayoutCreate(&t3.lb, CUDA_R_32F, br3, bc3, br3));
-            CK(cublasLtMatrixLayoutCreate(&t3.ld, CUDA_R_32F, c.m, c.n, c.m));
-            cublasLtMatmulPreference_t pref;
-            CK(cublasLtMatmulPreferenceCreate(&pref));
-            CK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                    &x.ws_bytes, sizeof x.ws_bytes));
-            cublasLtMatmulHeuristicResult_t h;
-            int found = 0;
-            CK(cublasLtMatmulAlgoGetHeuristic(x.lt, t3.desc, t3.la, t3.lb, t3.ld, t3.ld, pref, 1,
-                                              &h, &found));
-            if (!found) {
-                printf("no 3xK pick\n");
-                return 1;
-            }
-            t3.algo = h.algo;
-        }
+        Mm t3 = prepare(x, CUBLAS_COMPUTE_32F_FAST_TF32, c.opa, c.opb, c.m, c.n, 3 * c.k);
         auto three = [&] {
             run(x, t32, As, Bb, D, 0.0f);
             run(x, t32, Ab, Bs, D, 1.0f);
