@@ -8,7 +8,8 @@
 #   TESTS="..."    optional: build/ffnn_tests with these filters first (this tree)
 #   PROFILE=ARCH:B1:B2...  optional: FFNN_PERSISTENT_PROFILE=1 of this tree at each batch
 #   [OUT=dir] bash bench/base_vs_tree.sh DATA_DIR
-# Each figure: the median ms of epochs 2-N of one process, and its final test accuracy.
+# Each figure: the median ms of epochs 2-N of one process, its final test accuracy and
+# train loss (%.6f: equal between trees that should give the same bits).
 set -uo pipefail
 DATA=${1:?usage: BASE=DIR CONFIGS=... bash bench/base_vs_tree.sh DATA_DIR}
 : "${BASE:?BASE=DIR: the base tree}" "${CONFIGS:?CONFIGS=ARCH:BATCH:STRATEGY:PRECISION,...}"
@@ -37,7 +38,7 @@ med() { # median ms of the --json epoch lines after the first, and the last accu
     python3 -c "import sys, json, statistics
 r = [json.loads(l) for l in sys.stdin if l.startswith('{')]
 t = [1e3 * x['seconds'] for x in r[1:]]
-print(f\"{statistics.median(t):.2f} acc {r[-1].get('test_accuracy', 0)}\" if t else 'failed')"
+print(f\"{statistics.median(t):.2f} acc {r[-1].get('test_accuracy', 0)} loss {r[-1].get('train_loss', 0)}\" if t else 'failed')"
 }
 for i in $(seq "${ROUNDS:-2}"); do
     for c in ${CONFIGS//,/ }; do

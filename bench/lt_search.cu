@@ -6,7 +6,7 @@
 // by cublasLtMatmulAlgoCheck, run, and timed. The matmuls are the wide net's
 // (784-1024x2-10 at batch 1024) as src/backend/cuda/cublas.cu queues them (operands,
 // transposes, epilogue, alpha/beta of plain SGD in the weight-gradient matmul), in fp32,
-// tf32 and bf16. Prints the heuristic's first pick (what lt_matmul uses) and the ten
+// tf32 and bf16 (and tf32x3's K' = 3K shapes, "x3"). Prints the heuristic's first pick (what lt_matmul uses) and the ten
 // fastest configurations, re-timed (20 launches in a CUDA graph, best of 5) and checked
 // against the pick's output (max |d - d_pick| / max |d_pick|, alpha 1 beta 0).
 // docs/RESULTS.md "cuBLASLt beyond its heuristic". Outside libffnn; on a GPU:
@@ -191,6 +191,18 @@ int main(int argc, char **argv) {
                      1024, 1024, 1024, CUBLASLT_EPILOGUE_RELU_BIAS, bf, 0});
     cases.push_back({"dx1 1024x1024x1024", p, CUBLAS_OP_N, 1024, 1024, CUBLAS_OP_N, 1024, 1024,
                      1024, 1024, CUBLASLT_EPILOGUE_DEFAULT, bf, 0});
+    if (p == 1) {  // tf32x3 (cublas.cu "tf32x3"): K' = 3K, both operands K-major
+      cases.push_back({"x3 fwd0 1024x1024 k2352", p, CUBLAS_OP_T, 2352, 1024, CUBLAS_OP_N, 2352,
+                       1024, 1024, 1024, CUBLASLT_EPILOGUE_RELU_BIAS, 0, 0});
+      cases.push_back({"x3 fwd1 1024x1024 k3072", p, CUBLAS_OP_T, 3072, 1024, CUBLAS_OP_N, 3072,
+                       1024, 1024, 1024, CUBLASLT_EPILOGUE_RELU_BIAS, 0, 0});
+      cases.push_back({"x3 dx1 1024x1024 k3072", p, CUBLAS_OP_T, 3072, 1024, CUBLAS_OP_N, 3072,
+                       1024, 1024, 1024, CUBLASLT_EPILOGUE_DEFAULT, 0, 0});
+      cases.push_back({"x3 dW1 sgd 1024x1024 k3072", p, CUBLAS_OP_T, 3072, 1024, CUBLAS_OP_N,
+                       3072, 1024, 1024, 1024, CUBLASLT_EPILOGUE_DEFAULT, 0, 1});
+      cases.push_back({"x3 dW0 sgd 784x1024 k3072", p, CUBLAS_OP_T, 3072, 784, CUBLAS_OP_N,
+                       3072, 1024, 784, 1024, CUBLASLT_EPILOGUE_DEFAULT, 0, 1});
+    }
     if (p == 1) {  // tf32: x^T as op_T (K-major), SGD in the epilogue
       cases.push_back({"dW1 sgd xT 1024x1024 k1024", p, CUBLAS_OP_T, 1024, 1024, CUBLAS_OP_T,
                        1024, 1024, 1024, 1024, CUBLASLT_EPILOGUE_DEFAULT, 0, 1});

@@ -923,6 +923,107 @@ static test_result lt_dw_transposed(char *why, size_t why_size)
     return with_lt(why, why_size, lt_dw_transposed_body);
 }
 
+/* TF32 of v as cvt.rna.tf32.f32 rounds it (to nearest, ties away from zero; finite v). */
+static float host_tf32(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    u = (u + 0x1000u) & 0xffffe000u;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+/* One shape of lt_tf32x3_prepared_xt: fresh uniform x, W, b, dz in [-1, 1]. */
+static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
+{
+    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
+    test_result res = TEST_FAIL;
+    float *x = malloc(nx * 4), *W = malloc(nw * 4), *b = malloc(s.out * 4), *dz = malloc(nz * 4);
+    const size_t nout = 2 * nw + s.out; /* dW, db, W after sgd */
+    float *xt = malloc(3 * nx * 4), *ref = malloc(nout * 4);
+    float *got = malloc((3 * nx > nout ? 3 * nx : nout) * 4);
+    char what[160];
+    snprintf(what, sizeof what, "%zux%zu->%zu tf32x3", s.batch, s.in, s.out);
+    if (!x || !W || !b || !dz || !xt || !ref || !got) goto done;
+    if (fx->gpu->dense_backward_wants_xt(fx->ctx, s.batch, s.in, s.out) != 3) {
+        fprintf(stderr, "    %s: dense_backward_wants_xt is not 3\n", what);
+        goto done;
+    }
+    fill_uniform(r, x, nx, -1.0f, 1.0f);
+    fill_uniform(r, W, nw, -1.0f, 1.0f);
+    fill_uniform(r, b, s.out, -1.0f, 1.0f);
+    fill_uniform(r, dz, nz, -1.0f, 1.0f);
+    float *d_x = dev_f32(fx, x, nx), *d_W = dev_f32(fx, W, nw), *d_b = dev_f32(fx, b, s.out);
+    float *d_dz = dev_f32(fx, dz, nz), *d_dx = dev_f32(fx, NULL, nx);
+    float *d_dW = dev_f32(fx, NULL, nw), *d_db = dev_f32(fx, NULL, s.out);
+    float *d_xt = dev_f32(fx, NULL, 3 * nx);
+    if (!d_x || !d_W || !d_b || !d_dz || !d_dx || !d_dW || !d_db || !d_xt ||
+        fx->gpu->prepare_xt(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK ||
+        !get_f32(fx, got, d_xt, 3 * nx)) {
+        fprintf(stderr, "    %s: prepare_xt: %s\n", what, ffnn_last_error());
+        goto done;
+    }
+    /* the form: input unit i's row [small | big | big], batch values each */
+    for (size_t i = 0; i < s.in; ++i)
+        for (size_t n = 0; n < s.batch; ++n) {
+            const float v = x[n * s.in + i], big = host_tf32(v), small = host_tf32(v - big);
+            float *row = xt + i * 3 * s.batch;
+            row[n] = small, row[s.batch + n] = big, row[2 * s.batch + n] = big;
+        }
+    int ok = same_bits("prepared xt", got, xt, 3 * nx);
+    /* the same bits from the op with and without it: dx, dW, db; then W, b after sgd */
+    ffnn_optimizer_step step;
+    memset(&step, 0, sizeof step);
+    step.kind = FFNN_OPT_SGD;
+    step.lr = 0.5f;
+    for (int given = 0; ok && given < 2; ++given) {
+        float *out = given ? got : ref;
+        const float *use = given ? d_xt : NULL;
+        ok = fx->gpu->upload(fx->ctx, d_W, W, nw * 4) == FFNN_OK &&
+             fx->gpu->upload(fx->ctx, d_b, b, s.out * 4) == FFNN_OK &&
+             fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
+                                           s.batch, s.in, s.out, FFNN_ACT_IDENTITY, NULL, use,
+                                           0) == FFNN_OK &&
+             get_f32(fx, out, d_dW, nw) && get_f32(fx, out + nw, d_db, s.out) &&
+             fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
+                                           NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY, &step,
+                                           use, 0) == FFNN_OK &&
+             get_f32(fx, out + nw + s.out, d_W, nw);
+        if (!ok) fprintf(stderr, "    %s (xt %s): %s\n", what, given ? "given" : "none",
+                         ffnn_last_error());
+    }
+    ok = ok && same_bits("dW, db, W after sgd: xt given vs none", got, ref, nout);
+    res = ok ? TEST_PASS : TEST_FAIL;
+done:
+    free(x), free(W), free(b), free(dz), free(xt), free(ref), free(got);
+    fx_reset(fx);
+    return res;
+}
+
+/* backend.h prepare_xt in tf32x3 (cublas.cu "tf32x3"): its split x^T holds each
+ * input unit's row [small | big | big] of the batch (checked element by element
+ * against the host's TF32 rounding, as cvt.rna), and the weight gradient given it
+ * (as the step's gather and forward make it) gives the bits of the op splitting x
+ * itself: dW, db, and W, b after sgd (lr 0.5). The wide net's layer 0 (1024 x 784
+ * -> 1024), partial 32 x 32 tiles on every edge (1027 x 771 -> 29), a short batch
+ * (37 x 100 -> 10); fresh uniform inputs in [-1, 1]. */
+static test_result lt_tf32x3_xt_body(fixture *fx)
+{
+    static const shape cases[] = {{1024, 784, 1024}, {1027, 771, 29}, {37, 100, 10}};
+    rng r = {0x3f32a3a3ULL};
+    CHECK(fx->gpu->prepare_xt != NULL, "the cuda table has no prepare_xt");
+    CHECK_OK(fx->gpu->set_precision(fx->ctx, FFNN_PRECISION_TF32X3));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        const test_result t = tf32x3_xt_shape(fx, &r, cases[i]);
+        if (t != TEST_PASS) return t;
+    }
+    return TEST_PASS;
+}
+static test_result lt_tf32x3_prepared_xt(char *why, size_t why_size)
+{
+    return with_lt(why, why_size, lt_tf32x3_xt_body);
+}
+
 /* ------------------------------------ the weight gradient beside (dw_side) */
 
 /* One run of lt_dw_beside_body: layer 1 (1024 -> 1024, batch 1024: dx, relu's f',
@@ -1190,6 +1291,7 @@ const test_case fused_tests[] = {
     {"cublaslt_bf16_vs_cpu", lt_bf16},
     {"cublaslt_tf32x3_vs_cpu", lt_tf32x3},
     {"cublaslt_tf32_dw_transposed_x_exact", lt_dw_transposed},
+    {"cublaslt_tf32x3_prepared_xt_same_bits", lt_tf32x3_prepared_xt},
     {"lt_dw_transposes_x_rule", lt_dw_transposes_x_rule},
     {"cublaslt_dw_beside_same_bits", lt_dw_beside},
     {"cuda_transpose_exact", cuda_transpose_exact},

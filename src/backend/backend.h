@@ -248,10 +248,12 @@ typedef struct ffnn_backend_ops {
      *     cuBLASLt one pass with f' (saves the BGRADB epilogue's kernel); the own
      *     kernels sum dz^T's rows inside the dW matmul, so their strategies pass
      *     NULL (given, they sum dx in a second kernel)
-     *   xt (or NULL): x^T [in, batch] (x transposed, e.g. by transpose); the
-     *     weight gradient then reads it: tf32 tensor-core kernels take only
-     *     K-major operands, and dW's K is the batch (docs/RESULTS.md "x^T from
-     *     the gather"). Only a backend with dense_backward_wants_xt takes it
+     *   xt (or NULL): x prepared for the weight gradient by prepare_xt, in the
+     *     form dense_backward_wants_xt names: x^T [in, batch] (tf32 tensor-core
+     *     kernels take only K-major operands, and dW's K is the batch:
+     *     docs/RESULTS.md "x^T from the gather"), or tf32x3's split x^T [in, 3
+     *     batch] (the three TF32 parts that matmul reads). Only a backend with
+     *     dense_backward_wants_xt takes it
      *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db (b NULL:
      *     no bias update; the caller updates a bias whose gradient another op
      *     summed); dx reads W before the update. The own kernels round each
@@ -404,14 +406,21 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*side_end)(void *ctx);
     ffnn_status (*side_join)(void *ctx);
 
-    /* ---- optional: x^T for dense_backward_fused's weight gradient (NULL: none). ---- */
+    /* ---- optional: x prepared for dense_backward_fused's weight gradient (NULL:
+     * none). ---- */
     /* dst [cols, rows] = src^T: dst[c * rows + r] = src[r * cols + c], src
      * [rows, cols] fp32; exact. */
     ffnn_status (*transpose)(void *ctx, const float *src, size_t rows, size_t cols,
                              float *dst);
-    /* 1 when dense_backward_fused on this context at these shapes runs its
-     * weight gradient faster given xt (x^T), else 0. */
+    /* The floats per element of x of the xt that dense_backward_fused on this
+     * context at these shapes takes, where its weight gradient runs faster given
+     * it: 1 (x^T), 3 (tf32x3's split x^T), else 0 (none). */
     int (*dense_backward_wants_xt)(void *ctx, size_t batch, size_t in, size_t out);
+    /* xt [dense_backward_wants_xt(batch, in, ...) * batch * in floats] = x [batch,
+     * in] (fp32) in that form: x^T (as transpose), or tf32x3's split x^T (each
+     * input unit's row [small | big | big] of batch values each: cuda/cublas.cu
+     * "tf32x3"). */
+    ffnn_status (*prepare_xt)(void *ctx, const float *x, size_t batch, size_t in, float *xt);
 } ffnn_backend_ops;
 
 /* softmax_ce_head's limits and scratch (one copy for the backend and the strategy

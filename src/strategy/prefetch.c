@@ -29,7 +29,7 @@ ffnn_status ffnn_prefetch_create(ffnn_run *r)
     if (st == FFNN_OK && r->mixed)
         st = o->alloc(r->ctx, rows * in * sizeof(uint16_t), (void **)&b->x16);
     if (st == FFNN_OK && r->xt)
-        st = o->alloc(r->ctx, rows * in * sizeof(float), (void **)&b->xt);
+        st = o->alloc(r->ctx, r->xt_parts * rows * in * sizeof(float), (void **)&b->xt);
     if (st != FFNN_OK)
         ffnn_prefetch_free(r);
     return st;

@@ -74,7 +74,8 @@ static int has_side(const ffnn_run *r);
 static ffnn_status side_open(ffnn_run *r, int *pending);
 static ffnn_status side_close(ffnn_run *r, ffnn_status st);
 
-/* The x^T [in, batch] of layer i's input that the training step makes where the
+/* Layer i's input prepared for its weight gradient (backend.h prepare_xt: x^T
+ * [in, batch], or tf32x3's split x^T) that the training step makes where the
  * layer's weight gradient takes it at this batch (backend.h dense_backward_wants_xt;
  * asked per step: a short last batch may not): layer 0's r->xt, written by the
  * step's gather, a hidden layer's r->act_t[i - 1], written beside the forward; else
@@ -84,7 +85,10 @@ static float *layer_xt(const ffnn_run *r, int i, size_t batch)
 {
     float *xt = i == 0 ? r->xt : r->act_t ? r->act_t[i - 1] : NULL;
     const ffnn_layer *l = &r->model->layers[i];
-    return xt && r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out) ? xt : NULL;
+    return xt && (size_t)r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out) ==
+                     r->xt_parts
+               ? xt
+               : NULL;
 }
 
 /* Forward pass of `batch` rows already gathered into r->x (or, for a mixed step
@@ -111,8 +115,8 @@ static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output
                 return st;
             float *act_t = xt_side ? layer_xt(r, i + 1, batch) : NULL;
             if (act_t && ((st = side_open(r, xt_side)) != FFNN_OK ||
-                          (st = side_close(r, r->ops->transpose(r->ctx, r->act[i], batch,
-                                                                l->out, act_t))) != FFNN_OK))
+                          (st = side_close(r, r->ops->prepare_xt(r->ctx, r->act[i], batch,
+                                                                 l->out, act_t))) != FFNN_OK))
                 return st;
             in = r->act[i];
             continue;
@@ -198,12 +202,16 @@ ffnn_status ffnn_step_xt_create(ffnn_run *r)
     const ffnn_layer *l0 = &r->model->layers[0];
     const size_t B = r->cfg->batch_size;
     r->xt = NULL;
-    if (!r->ops->dense_backward_wants_xt || !r->ops->transpose || !r->fused || r->mixed ||
-        l0->kind != FFNN_LAYER_DENSE || l0->has_dropout ||
-        !r->ops->dense_backward_wants_xt(r->ctx, B, l0->in, l0->out))
+    r->xt_parts = 0;
+    if (!r->ops->dense_backward_wants_xt || !r->ops->prepare_xt || !r->fused || r->mixed ||
+        l0->kind != FFNN_LAYER_DENSE || l0->has_dropout)
         return FFNN_OK;
+    const int parts = r->ops->dense_backward_wants_xt(r->ctx, B, l0->in, l0->out);
+    if (parts < 1)
+        return FFNN_OK;
+    r->xt_parts = (size_t)parts;
     void *p = NULL;
-    ffnn_status st = r->ops->alloc(r->ctx, B * l0->in * sizeof(float), &p);
+    ffnn_status st = r->ops->alloc(r->ctx, r->xt_parts * B * l0->in * sizeof(float), &p);
     if (st != FFNN_OK)
         return st;
     r->xt = (float *)p;
@@ -214,14 +222,15 @@ ffnn_status ffnn_step_xt_create(ffnn_run *r)
     for (int i = 1; i <= last && has_side(r); i++) {
         const ffnn_layer *l = &m->layers[i];
         if (l->kind != FFNN_LAYER_DENSE || m->layers[i - 1].has_dropout ||
-            !r->ops->dense_backward_wants_xt(r->ctx, B, l->in, l->out))
+            (size_t)r->ops->dense_backward_wants_xt(r->ctx, B, l->in, l->out) != r->xt_parts)
             continue;
         if (!r->act_t && !(r->act_t = calloc((size_t)m->layer_count, sizeof *r->act_t))) {
             ffnn_step_xt_free(r);
             return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
         }
         p = NULL;
-        if ((st = r->ops->alloc(r->ctx, B * l->in * sizeof(float), &p)) != FFNN_OK) {
+        if ((st = r->ops->alloc(r->ctx, r->xt_parts * B * l->in * sizeof(float), &p)) !=
+            FFNN_OK) {
             ffnn_step_xt_free(r);
             return st;
         }
@@ -342,8 +351,8 @@ static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const
                                    into ? into->x16 : r->mixed->x16, y, tgt);
     float *x = into ? into->x : r->x;
     ffnn_status st = r->ops->gather(r->ctx, src, index, batch, x, y, tgt);
-    if (st == FFNN_OK && layer_xt(r, 0, batch)) /* x^T [in, batch] for layer 0's dW */
-        st = r->ops->transpose(r->ctx, x, batch, src->features, into ? into->xt : r->xt);
+    if (st == FFNN_OK && layer_xt(r, 0, batch)) /* x prepared for layer 0's dW */
+        st = r->ops->prepare_xt(r->ctx, x, batch, src->features, into ? into->xt : r->xt);
     return st;
 }
 

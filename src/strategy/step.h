@@ -74,7 +74,8 @@ typedef struct ffnn_batch_buffers {
     int32_t *y;           /* [batch_size] class labels                           */
     float *tgt;           /* [batch_size, output width] float targets            */
     uint16_t *x16;        /* [batch_size, input_size] bf16 (r->mixed), else NULL */
-    float *xt;            /* [input_size, batch_size] x^T (r->xt), else NULL      */
+    float *xt;            /* [xt_parts * input_size * batch_size] x prepared for
+                             layer 0's weight gradient (r->xt), else NULL       */
 } ffnn_batch_buffers;
 
 /* Everything a strategy runs steps over: the model, the backend context, the
@@ -142,13 +143,18 @@ typedef struct ffnn_run {
                                  training step runs its output layer and loss as one
                                  op (backend.h softmax_ce_head; cublaslt, where
                                  ffnn_step_head_applies), else NULL              */
-    float *xt;                /* [input_size, batch_size]: x^T, made by the step's
-                                 gather where layer 0's weight gradient takes it
+    float *xt;                /* [xt_parts * input_size * batch_size]: x prepared
+                                 for layer 0's weight gradient (backend.h
+                                 prepare_xt: x^T, or tf32x3's split x^T), made by
+                                 the step's gather where that gradient takes it
                                  (ffnn_step_xt_create), else NULL                */
-    float **act_t;            /* [layer_count] -> [layer.out, batch_size]: act[i]^T,
-                                 made on the side queue after layer i's forward
-                                 where layer i + 1's weight gradient takes it
-                                 (ffnn_step_xt_create), else NULL (or act_t NULL) */
+    float **act_t;            /* [layer_count] -> [xt_parts * layer.out *
+                                 batch_size]: act[i] prepared so, made on the side
+                                 queue after layer i's forward where layer i + 1's
+                                 weight gradient takes it (ffnn_step_xt_create),
+                                 else NULL (or act_t NULL)                       */
+    size_t xt_parts;          /* floats per element in xt and act_t: backend.h
+                                 dense_backward_wants_xt at layer 0 (1 or 3)      */
     ffnn_batch_buffers *spare; /* the graph runs' second set of batch buffers
                                  (prefetch.c): during step s of a run the batch of
                                  s + 1 is gathered into it on the backend's side
@@ -159,7 +165,8 @@ typedef struct ffnn_run {
 } ffnn_run;
 
 /* r->xt (per_op.c's cublaslt prepare): made where the backend's
- * dense_backward_wants_xt says layer 0's weight gradient runs faster from x^T at
+ * dense_backward_wants_xt says layer 0's weight gradient runs faster from x prepared
+ * (x^T; tf32x3: its split x^T) at
  * batch_size (fp32 ops, dense layer 0 without dropout), else left NULL; with it,
  * r->act_t for each dense hidden layer above it (not the head's) that takes x^T
  * too, when the backend has a side queue. Before the graph cache (r->spare takes

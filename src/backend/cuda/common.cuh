@@ -255,9 +255,11 @@ ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W, 
                                            ffnn_activation x_act,
                                            const ffnn_optimizer_step *sgd, const float *xt,
                                            int dw_side);
-/* fused.cu: backend.h dense_backward_wants_xt (cuBLASLt in tf32 where
- * ffnn_lt_dw_transposes_x says so). */
+/* fused.cu: backend.h dense_backward_wants_xt (cuBLASLt: tf32 where
+ * ffnn_lt_xt_from_gather says so, tf32x3 always). */
 int ffnn_cuda_dense_backward_wants_xt(void *ctx, size_t batch, size_t in, size_t out);
+/* cublas.cu: backend.h prepare_xt (x^T; in tf32x3 its split x^T). */
+ffnn_status ffnn_cuda_prepare_xt(void *ctx, const float *x, size_t batch, size_t in, float *xt);
 
 /* cublas.cu: C [M,N] = op(A) op(B) (+ bias[N] per row) through cuBLAS with
  * ctx->precision; op(A) = A^T when trans_a (A stored [K,M]) else A [M,K]; op(B)

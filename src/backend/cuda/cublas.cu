@@ -342,6 +342,8 @@ typedef struct lt_operand {
     cublasOperation_t op;
     uint64_t rows, cols;
     int64_t ld;
+    int x3; /* 1: a first operand split for tf32x3 already (its K' = 3K form:
+               prepare_xt's split x^T); rows, cols and ld as it reads */
 } lt_operand;
 
 /* ------------------------------------------------------------------ tf32x3 */
@@ -380,91 +382,149 @@ static __device__ __forceinline__ void tf32x3_parts(float v, unsigned small_mask
     for (int q = 0; q < 3; ++q) o[q * part] = (small_mask >> q) & 1u ? small : big;
 }
 
-/* dst [3 rows, cols] (column-major, ld 3 rows) = the K' = 3K operand of src
- * (column-major rows x cols, leading dimension ld) whose reduction index is the row:
- * each column holds the three parts' rows in turn (tf32x3_parts). Grid: x over
- * rows, y over columns (strided). */
-static __global__ void tf32x3_split_kernel(const float *__restrict__ src, size_t rows,
-                                           size_t cols, size_t ld, unsigned small_mask,
-                                           float *__restrict__ dst)
-{
-    for (size_t c = blockIdx.y; c < cols; c += gridDim.y)
-        for (size_t r = (size_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows;
-             r += (size_t)gridDim.x * blockDim.x)
-            tf32x3_parts(src[c * ld + r], small_mask, dst + c * 3 * rows + r, rows);
-}
+#define X3_TILE 32 /* the split's tile: 32 x 32 (through shared memory where it transposes) */
+#define X3_MAX_BLOCKS 65535u /* blocks per operand; larger operands loop over tiles */
 
-#define X3_TILE 32 /* the transposing split's tile: 32 x 32 through shared memory */
+/* One operand's split (tf32x3_parts into part order small_mask): src column-major
+ * rows x cols (leading dimension ld); where k is the row, dst [3 rows, cols] (ld 3 rows,
+ * each column the three parts' rows in turn); where k is the column (k_is_col),
+ * transposed so that it becomes the row (K-major): dst [3 cols, rows] (ld 3 cols),
+ * dst[q cols + c, r] = part q of src[r, c]. tiles_r: X3_TILE tiles over rows; tiles:
+ * all of them; blocks: the grid's blocks for this operand (<= tiles). */
+typedef struct x3_job {
+    const float *src;
+    float *dst;
+    size_t rows, cols, ld;
+    unsigned small_mask;
+    int k_is_col;
+    size_t tiles_r, tiles;
+    unsigned blocks;
+} x3_job;
 
-/* The same for a src whose reduction index is the column, transposed so that it
- * becomes the row (K-major, the layout of cuBLASLt's fastest TF32 kernels, as
- * fwd's): dst [3 cols, rows] (ld 3 cols), dst[q cols + c, r] = part q of src[r, c].
- * Blocks of X3_TILE x 8 threads: x over a tile's rows (reads) then its columns
- * (writes), both coalesced; grid x over row tiles, y over column tiles (strided). */
-static __global__ void tf32x3_split_t_kernel(const float *__restrict__ src, size_t rows,
-                                             size_t cols, size_t ld, unsigned small_mask,
-                                             float *__restrict__ dst)
+/* Both operands of a matmul in one launch (one job with j1.blocks 0): blocks
+ * [0, j0.blocks) take j0, the rest j1, each looping over its tiles. Blocks of
+ * X3_TILE x 8 threads: x over a tile's rows, reads and writes coalesced (where k
+ * is the column: rows on read, columns on write, through shared memory). */
+static __global__ void tf32x3_split_kernel(x3_job j0, x3_job j1)
 {
     __shared__ float tile[X3_TILE][X3_TILE + 1];
-    const size_t r0 = (size_t)blockIdx.x * X3_TILE;
-    for (size_t c0 = (size_t)blockIdx.y * X3_TILE; c0 < cols;
-         c0 += (size_t)gridDim.y * X3_TILE) {
-        for (int j = threadIdx.y; j < X3_TILE; j += blockDim.y) {
-            const size_t r = r0 + threadIdx.x, c = c0 + j;
-            tile[j][threadIdx.x] = r < rows && c < cols ? src[c * ld + r] : 0.0f;
+    const int second = blockIdx.x >= j0.blocks;
+    const x3_job j = second ? j1 : j0;
+    for (size_t t = blockIdx.x - (second ? j0.blocks : 0u); t < j.tiles; t += j.blocks) {
+        const size_t r0 = (t % j.tiles_r) * X3_TILE, c0 = (t / j.tiles_r) * X3_TILE;
+        if (!j.k_is_col) {
+            const size_t r = r0 + threadIdx.x;
+            for (int y = threadIdx.y; y < X3_TILE; y += blockDim.y) {
+                const size_t c = c0 + y;
+                if (r < j.rows && c < j.cols)
+                    tf32x3_parts(j.src[c * j.ld + r], j.small_mask,
+                                 j.dst + c * 3 * j.rows + r, j.rows);
+            }
+            continue;
+        }
+        for (int y = threadIdx.y; y < X3_TILE; y += blockDim.y) {
+            const size_t r = r0 + threadIdx.x, c = c0 + y;
+            tile[y][threadIdx.x] = r < j.rows && c < j.cols ? j.src[c * j.ld + r] : 0.0f;
         }
         __syncthreads();
-        for (int j = threadIdx.y; j < X3_TILE; j += blockDim.y) {
-            const size_t r = r0 + j, c = c0 + threadIdx.x;
-            if (r < rows && c < cols)
-                tf32x3_parts(tile[threadIdx.x][j], small_mask, dst + r * 3 * cols + c, cols);
+        for (int y = threadIdx.y; y < X3_TILE; y += blockDim.y) {
+            const size_t r = r0 + y, c = c0 + threadIdx.x;
+            if (r < j.rows && c < j.cols)
+                tf32x3_parts(tile[threadIdx.x][y], j.small_mask, j.dst + r * 3 * j.cols + c,
+                             j.cols);
         }
         __syncthreads();
     }
 }
+
+/* The job splitting o (column-major as stored; k its column when k_is_col) into dst. */
+static x3_job x3_job_for(const lt_operand *o, int k_is_col, unsigned small_mask, float *dst)
+{
+    x3_job j;
+    j.src = (const float *)o->p;
+    j.dst = dst;
+    j.rows = (size_t)o->rows;
+    j.cols = (size_t)o->cols;
+    j.ld = (size_t)o->ld;
+    j.small_mask = small_mask;
+    j.k_is_col = k_is_col;
+    j.tiles_r = (j.rows + X3_TILE - 1) / X3_TILE;
+    j.tiles = j.tiles_r * ((j.cols + X3_TILE - 1) / X3_TILE);
+    j.blocks = (unsigned)(j.tiles < X3_MAX_BLOCKS ? j.tiles : X3_MAX_BLOCKS);
+    return j;
+}
+
+/* o (the first operand of a matmul when first, else the second; fp32) as it reads
+ * once split (x3_job_for's dst): K-major, 3K long in k, leading dimension 3K. */
+static void x3_describe(lt_operand *o, int k_is_col, const float *dst)
+{
+    if (k_is_col) {
+        o->op = o->op == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N;
+        const uint64_t rows = o->rows;
+        o->rows = 3 * o->cols;
+        o->cols = rows;
+    } else {
+        o->rows = 3 * o->rows;
+    }
+    o->p = dst;
+    o->ld = (int64_t)o->rows;
+}
+
+/* Part orders: the first operand [small big big], the second [big small big]. */
+#define X3_MASK_FIRST 1u
+#define X3_MASK_SECOND 2u
 
 /* a (op(a) [m, K], fp32) and b (op(b) [K, n], fp32) as the K' = 3K operands of the
  * section's comment, written K-major (the reduction index contiguous: op(a) as
  * op_T, op(b) as op_N, the layout of the forward's fastest kernels: bench/
- * tf32x3_probe.cu) into s's scratch (grown when too small) on ctx->stream; a and b
- * then describe them. Errors: as ensure_scratch, FFNN_ERR_CUDA (the launch). */
+ * tf32x3_probe.cu) into s's scratch (grown when too small) by one launch on
+ * ctx->stream; a and b then describe them. a_split: a is split already (the weight
+ * gradient's x, backend.h prepare_xt; a describes it as it reads), only b is split.
+ * Errors: as ensure_scratch, FFNN_ERR_CUDA (the launch). */
 static ffnn_status tf32x3_split(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand *a,
-                                lt_operand *b)
+                                lt_operand *b, int a_split)
 {
-    const size_t na = (size_t)(a->rows * a->cols), nb = (size_t)(b->rows * b->cols);
+    const size_t na = a_split ? 0 : (size_t)(a->rows * a->cols), nb = (size_t)(b->rows * b->cols);
     const size_t b_at = (3 * na + 63) & ~(size_t)63; /* floats: b 256-byte aligned */
     const ffnn_status st = ensure_scratch(ctx, s, (b_at + 3 * nb) * sizeof(float));
     if (st != FFNN_OK) return st;
-    lt_operand *const ops[2] = {a, b};
-    float *const out[2] = {(float *)s->scratch, (float *)s->scratch + b_at};
-    const unsigned small_mask[2] = {1u, 2u}; /* [small big big], [big small big] */
-    for (int i = 0; i < 2; ++i) {
-        lt_operand *o = ops[i];
-        /* the first operand's k is its column under op N, the second's under op T */
-        const int k_is_col = (i == 0) == (o->op == CUBLAS_OP_N);
-        const size_t rows = (size_t)o->rows, cols = (size_t)o->cols;
-        if (k_is_col) {
-            const dim3 grid((unsigned)((rows + X3_TILE - 1) / X3_TILE),
-                            (unsigned)((cols + X3_TILE - 1) / X3_TILE < 65535
-                                           ? (cols + X3_TILE - 1) / X3_TILE
-                                           : 65535));
-            tf32x3_split_t_kernel<<<grid, dim3(X3_TILE, 8), 0, ctx->stream>>>(
-                (const float *)o->p, rows, cols, (size_t)o->ld, small_mask[i], out[i]);
-            o->op = o->op == CUBLAS_OP_N ? CUBLAS_OP_T : CUBLAS_OP_N;
-            o->rows = 3 * cols;
-            o->cols = rows;
-        } else {
-            const unsigned threads = 256;
-            const dim3 grid((unsigned)((rows + threads - 1) / threads),
-                            (unsigned)(cols < 65535 ? cols : 65535));
-            tf32x3_split_kernel<<<grid, threads, 0, ctx->stream>>>(
-                (const float *)o->p, rows, cols, (size_t)o->ld, small_mask[i], out[i]);
-            o->rows = 3 * rows;
-        }
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "tf32x3_split_kernel");
-        o->p = out[i];
-        o->ld = (int64_t)o->rows;
-    }
+    float *const da = (float *)s->scratch, *const db = (float *)s->scratch + b_at;
+    /* the first operand's k is its column under op N, the second's under op T */
+    const int a_col = a->op == CUBLAS_OP_N, b_col = b->op == CUBLAS_OP_T;
+    const x3_job jb = x3_job_for(b, b_col, X3_MASK_SECOND, db);
+    x3_job ja = jb;
+    if (!a_split) ja = x3_job_for(a, a_col, X3_MASK_FIRST, da);
+    else ja.blocks = 0;
+    tf32x3_split_kernel<<<ja.blocks + jb.blocks, dim3(X3_TILE, 8), 0, ctx->stream>>>(ja, jb);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "tf32x3_split_kernel");
+    if (!a_split) x3_describe(a, a_col, da);
+    x3_describe(b, b_col, db);
+    return FFNN_OK;
+}
+
+/* backend.h prepare_xt: xt = x [batch, in] prepared for dense_backward_fused's
+ * weight gradient, dW = dz^T x, where x is that matmul's first operand (as the
+ * column-major [in, batch], k = batch its column): in tf32x3 its split x^T [in,
+ * 3 batch] (tf32x3_split's form of it: each input unit's row [small | big | big],
+ * batch values each), else x^T [in, batch] (elementwise.cu's transpose). Queued on
+ * ctx->stream. Errors: FFNN_ERR_INVALID_ARGUMENT (NULL pointer, a dimension outside
+ * 1..FFNN_CUDA_MAX_DIM), FFNN_ERR_CUDA (a poisoned context, the launch). */
+extern "C" ffnn_status ffnn_cuda_prepare_xt(void *vctx, const float *x, size_t batch, size_t in,
+                                            float *xt)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "prepare_xt");
+    if (ctx->precision != FFNN_PRECISION_TF32X3) return ffnn_cuda_transpose(ctx, x, batch, in, xt);
+    if (x == NULL || xt == NULL || batch < 1 || in < 1 || batch > FFNN_CUDA_MAX_DIM ||
+        in > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda prepare_xt: batch=%zu in=%zu must be in 1..%zu and x, xt "
+                         "non-NULL", batch, in, (size_t)FFNN_CUDA_MAX_DIM);
+    const lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in, 0};
+    x3_job j = x3_job_for(&xa, 1, X3_MASK_FIRST, xt), none = j;
+    none.blocks = 0;
+    tf32x3_split_kernel<<<j.blocks, dim3(X3_TILE, 8), 0, ctx->stream>>>(j, none);
+    FFNN_CUDA_LAUNCH_CHECK(ctx, "tf32x3_split_kernel");
     return FFNN_OK;
 }
 
@@ -516,10 +576,10 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
     } else if (ctx->precision == FFNN_PRECISION_TF32X3) {
         /* the GEMM's first operand is B (op_b, ld_b), its second A (column-major) */
         lt_operand fb = {B, CUDA_R_32F, op_b, (uint64_t)(trans_b ? K : N),
-                         (uint64_t)(trans_b ? N : K), ld_b};
+                         (uint64_t)(trans_b ? N : K), ld_b, 0};
         lt_operand fa = {A, CUDA_R_32F, op_a, (uint64_t)(trans_a ? M : K),
-                         (uint64_t)(trans_a ? K : M), ld_a};
-        if ((st = tf32x3_split(ctx, s, &fb, &fa)) != FFNN_OK) return st;
+                         (uint64_t)(trans_a ? K : M), ld_a, 0};
+        if ((st = tf32x3_split(ctx, s, &fb, &fa, 0)) != FFNN_OK) return st;
         FFNN_CUBLAS_CHECK(ctx, "cublasGemmEx",
                           cublasGemmEx(s->handle, fb.op, fa.op, N, M, 3 * K, &one, fb.p,
                                        CUDA_R_32F, (int)fb.ld, fa.p, CUDA_R_32F, (int)fa.ld,
@@ -675,8 +735,11 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
         pa = a16;
         pb = b16;
     }
+    if ((a.x3 && !x3) || b.x3)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda cublaslt: a split operand outside tf32x3, or as the second");
     if (x3) { /* a and b become the K' = 3K split operands */
-        if ((st = tf32x3_split(ctx, s, &a, &b)) != FFNN_OK) return st;
+        if ((st = tf32x3_split(ctx, s, &a, &b, a.x3)) != FFNN_OK) return st;
         pa = a.p;
         pb = b.p;
     }
@@ -795,8 +858,8 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
     const int relu = act == FFNN_ACT_RELU;
     const cublasLtEpilogue_t epi = b != NULL ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
                                              : (relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_DEFAULT);
-    const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_T, in, out, (int64_t)in};
-    const lt_operand xb = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
+    const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_T, in, out, (int64_t)in, 0};
+    const lt_operand xb = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in, 0};
     const lt_output d = {a, CUDA_R_32F, out, batch, 0.0f};
     const lt_vector bias = {(void *)b, CUDA_R_32F};
     st = lt_matmul(ctx, s, wa, xb, d, epi, bias, NULL);
@@ -823,14 +886,16 @@ static ffnn_status lt_dense_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, con
                                         const ffnn_optimizer_step *sgd, const float *xt)
 {
     ffnn_status st = FFNN_OK;
-    lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in};
-    const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out};
-    if (xt != NULL ||
-        ffnn_lt_dw_transposes_x(ctx->precision == FFNN_PRECISION_TF32, batch, in, out)) {
+    lt_operand xa = {x, CUDA_R_32F, CUBLAS_OP_N, in, batch, (int64_t)in, 0};
+    const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_T, out, batch, (int64_t)out, 0};
+    if (xt != NULL && ctx->precision == FFNN_PRECISION_TF32X3) /* split x^T [in, 3 batch] */
+        xa = (lt_operand){xt, CUDA_R_32F, CUBLAS_OP_T, 3 * batch, in, (int64_t)(3 * batch), 1};
+    else if (xt != NULL ||
+             ffnn_lt_dw_transposes_x(ctx->precision == FFNN_PRECISION_TF32, batch, in, out)) {
         /* x^T [in, batch]: column-major [batch, in], used as op_T */
         if (xt == NULL && (st = transposed_input(ctx, s, x, batch, in, &xt)) != FFNN_OK)
             return st;
-        xa = (lt_operand){xt, CUDA_R_32F, CUBLAS_OP_T, batch, in, (int64_t)batch};
+        xa = (lt_operand){xt, CUDA_R_32F, CUBLAS_OP_T, batch, in, (int64_t)batch, 0};
     }
     if (sgd == NULL) {
         const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
@@ -888,8 +953,8 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
     if (st != FFNN_OK) return st;
     const int beside = lt_dw_goes_beside(ctx, dw_side, dx != NULL, xt, batch, in, out);
     if (dx != NULL) { /* first: reads W before the update below */
-        const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_N, in, out, (int64_t)in};
-        const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_N, out, batch, (int64_t)out};
+        const lt_operand wa = {W, CUDA_R_32F, CUBLAS_OP_N, in, out, (int64_t)in, 0};
+        const lt_operand zb = {dz, CUDA_R_32F, CUBLAS_OP_N, out, batch, (int64_t)out, 0};
         const lt_output d = {dx, CUDA_R_32F, in, batch, 0.0f};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st != FFNN_OK) return st;
@@ -980,8 +1045,8 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
     if (st != FFNN_OK) return st;
     const int relu = act == FFNN_ACT_RELU;
     const int bias_ok = b != NULL && lt_alignment(b) >= LT_BIAS_ALIGN;
-    const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_T, in, out, (int64_t)in};
-    const lt_operand xb = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
+    const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_T, in, out, (int64_t)in, 0};
+    const lt_operand xb = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in, 0};
     const lt_output d = {a16 != NULL ? (void *)a16 : (void *)a,
                          a16 != NULL ? CUDA_R_16BF : CUDA_R_32F, out, batch, 0.0f};
     const cublasLtEpilogue_t epi = bias_ok ? (relu ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_BIAS)
@@ -1060,14 +1125,14 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     const int beside = dw_side && dx16 != NULL && ctx->stream == ctx->main_stream &&
                        ffnn_lt_dw_beside(1, ctx->sm_count, in, out);
     if (dx16 != NULL) {
-        const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_N, in, out, (int64_t)in};
-        const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld};
+        const lt_operand wa = {W16, CUDA_R_16BF, CUBLAS_OP_N, in, out, (int64_t)in, 0};
+        const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_N, out, batch, (int64_t)dz_ld, 0};
         const lt_output d = {dx16, CUDA_R_16BF, in, batch, 0.0f};
         st = lt_matmul(ctx, s, wa, zb, d, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
         if (st != FFNN_OK) return st;
     }
-    const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in};
-    const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld};
+    const lt_operand xa = {x16, CUDA_R_16BF, CUBLAS_OP_N, in, batch, (int64_t)in, 0};
+    const lt_operand zb = {dz16, CUDA_R_16BF, CUBLAS_OP_T, out, batch, (int64_t)dz_ld, 0};
     const lt_output dw = {dW, CUDA_R_32F, in, out, 0.0f};
     if (beside)
         LT_BESIDE(ctx, lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out));

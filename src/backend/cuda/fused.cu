@@ -84,8 +84,9 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, c
  * db = sum_b dz [out] (unless NULL); dx_db = sum_b dx [in] (unless NULL; here a
  * second kernel over dx: the strategies on these kernels pass NULL); with sgd
  * (kind FFNN_OPT_SGD): W -= lr dW, b -= lr db (b may be NULL: no bias).
- * x [batch,in] (x_act's output), W [out,in], dz [batch,out]; xt (or NULL) x^T
- * [in,batch], on cuBLASLt only. dw_side: as backend.h (here: cuBLASLt only; the
+ * x [batch,in] (x_act's output), W [out,in], dz [batch,out]; xt (or NULL) x
+ * prepared (backend.h prepare_xt: x^T [in,batch]; in tf32x3 its split x^T), on
+ * cuBLASLt only. dw_side: as backend.h (here: cuBLASLt only; the
  * own kernels queue everything in order).
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx, x, dz, dW, W when dx or sgd needs
  * it, dx_db without dx; dims; unknown x_act; sgd of another kind; xt off
@@ -118,8 +119,8 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
 
     if (xt != NULL && ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda dense_backward_fused: x^T is taken on cuBLASLt only (the "
-                         "cublaslt strategy)");
+                         "cuda dense_backward_fused: a prepared x (xt) is taken on cuBLASLt "
+                         "only (the cublaslt strategy)");
     if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
         return ffnn_cuda_lt_dense_backward(ctx, x, W, b, dz, dx, dW, db, dx_db, batch, in, out,
                                            x_act, sgd, xt, dw_side);
@@ -150,13 +151,16 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
                           FFNN_GEMM_AUTO);
 }
 
-/* backend.h dense_backward_wants_xt: on cuBLASLt in tf32 where the weight gradient
- * takes x^T (the shapes where the sm90 kernels, which take K-major operands only,
- * measured faster) and a copy beside the step measured faster than the op's own
- * (gemm_plan.h ffnn_lt_xt_from_gather). */
+/* backend.h dense_backward_wants_xt: on cuBLASLt, 1 (x^T) in tf32 where the weight
+ * gradient takes x^T (the shapes where the sm90 kernels, which take K-major operands
+ * only, measured faster) and a copy beside the step measured faster than the op's
+ * own (gemm_plan.h ffnn_lt_xt_from_gather); 3 in tf32x3 at every shape (its split
+ * x^T, which the weight gradient would write itself on the step's chain otherwise:
+ * cublas.cu "tf32x3"); else 0. */
 extern "C" int ffnn_cuda_dense_backward_wants_xt(void *vctx, size_t batch, size_t in, size_t out)
 {
     const ffnn_cuda_ctx *ctx = (const ffnn_cuda_ctx *)vctx;
-    return ctx != NULL && ctx->matmul == FFNN_MATMUL_LIBRARY_LT &&
-           ffnn_lt_xt_from_gather(ctx->precision == FFNN_PRECISION_TF32, batch, in, out);
+    if (ctx == NULL || ctx->matmul != FFNN_MATMUL_LIBRARY_LT) return 0;
+    if (ctx->precision == FFNN_PRECISION_TF32X3) return 3;
+    return ffnn_lt_xt_from_gather(ctx->precision == FFNN_PRECISION_TF32, batch, in, out);
 }
