@@ -93,10 +93,11 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     /* the output layer and softmax_ce as one op where the net allows (step.h
      * ffnn_step_head_applies; docs/RESULTS.md "The output layer and its loss in
      * one op") */
-    /* layer 0's weight gradient from x^T made by the gather, beside the step, where
-     * the backend says so (tf32: step.h ffnn_step_xt_create; docs/RESULTS.md "x^T
-     * from the gather"); before the graph cache, whose spare batch buffers take an
-     * x^T then */
+    /* layer 0's weight gradient from x prepared by the gather, beside the step, where
+     * the backend says so (tf32: x^T, tf32x3: its split x^T; step.h
+     * ffnn_step_xt_create; docs/RESULTS.md "x^T from the gather", "tf32x3's splits
+     * off the chain"); before the graph cache, whose spare batch buffers take one
+     * then */
     if ((st = ffnn_step_head_create(r)) != FFNN_OK ||
         (st = ffnn_step_xt_create(r)) != FFNN_OK ||
         (st = ffnn_graph_cache_create(r, state)) != FFNN_OK) {

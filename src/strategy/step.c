@@ -249,6 +249,7 @@ void ffnn_step_xt_free(ffnn_run *r)
             r->ops->release(r->ctx, r->act_t[i]);
     free(r->act_t);
     r->act_t = NULL;
+    r->xt_parts = 0;
 }
 
 /* 1 when training step t runs the head op. */
