@@ -708,7 +708,7 @@ static int lt_swizzles(int x3, int tf32, cublasOperation_t op_a, cublasOperation
  * cuBLASLt's check takes it (else the pick as it is). Swizzling changes the order
  * in which the output tiles are scheduled, not any sum: the same bits.
  * bench/lt_search.cu on an H200 (docs/RESULTS.md sessions 38 and 44), the wide
- * net's shapes: tf32x3 ("x3") 24.4 -> 23.4 us (fwd0), 26.0 -> 24.7 (fwd1), 26.0 ->
+ * net's shapes: tf32x3 ("x3") 24.4 -> 23.4 us (fwd0), 26.0 -> 24.4-24.7 (fwd1), 26.0 ->
  * 24.4 (dx1), 27.0 -> 25.3 (dW1 with SGD); tf32 dx1 12.9 -> 11.7, dW1 13.0 -> 12.4,
  * while tf32's forward (T N) was fastest as picked; dW0's pick splits K. In the
  * step, tf32x3: the wide net -2.5% (sgd, adam); 784-256-10 at batch 256,
