@@ -1184,7 +1184,8 @@ static test_result fused_xt_rejected(char *why, size_t why_size)
  * only from 768 inputs, 1024 outputs and batch 1024 (where the survey measured a
  * gain); the wide net's and the 4096-wide net's layers take it, 784-256-10's not.
  * And ffnn_lt_xt_from_gather's: only up to batch 1024; ffnn_lt_dw_beside's: tensor cores,
- * at most half the SMs' worth of 128 x 128 tiles. */
+ * at most half the SMs' worth of 128 x 128 tiles; ffnn_lt_swizzles': tf32x3, and tf32's
+ * matmuls not both K-major, at outputs of 2^19..2^21 elements. */
 static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
@@ -1212,6 +1213,14 @@ static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
               !ffnn_lt_dw_beside(1, 100, 1024, 1024) && !ffnn_lt_dw_beside(1, 132, 1152, 1024) &&
               !ffnn_lt_dw_beside(1, 0, 128, 128),
           "a weight gradient that fills more than half the SMs (or fp32) goes beside");
+    /* CTA swizzling: the wide net's outputs in tf32x3 and tf32's backward only */
+    CHECK(ffnn_lt_swizzles(1, 0, 1, 1024, 1024) && ffnn_lt_swizzles(1, 0, 1, 784, 1024) &&
+              ffnn_lt_swizzles(0, 1, 0, 1024, 1024) && ffnn_lt_swizzles(0, 1, 0, 512, 1024),
+          "the wide net's tf32x3 matmuls or tf32 dx / dW do not swizzle");
+    CHECK(!ffnn_lt_swizzles(0, 1, 1, 1024, 1024) && !ffnn_lt_swizzles(0, 0, 0, 1024, 1024) &&
+              !ffnn_lt_swizzles(1, 0, 1, 256, 256) && !ffnn_lt_swizzles(1, 0, 1, 4096, 4096) &&
+              !ffnn_lt_swizzles(0, 1, 0, 2048, 1025) && !ffnn_lt_swizzles(1, 0, 1, 511, 1024),
+          "tf32's forward, fp32 / bf16, or an output outside 2^19..2^21 swizzles");
     return TEST_PASS;
 }
 

@@ -109,6 +109,12 @@ int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out)
     return ffnn_lt_dw_transposes_x(tf32, batch, in, out) && batch <= 1024;
 }
 
+int ffnn_lt_swizzles(int tf32x3, int tf32, int k_major, size_t m, size_t n)
+{
+    const size_t lo = (size_t)1 << 19, hi = (size_t)1 << 21;
+    return (tf32x3 || (tf32 && !k_major)) && m * n >= lo && m * n <= hi;
+}
+
 int ffnn_lt_dw_beside(int tensor_cores, int sm_count, size_t in, size_t out)
 {
     const size_t tiles = ((in + 127) / 128) * ((out + 127) / 128);

@@ -118,6 +118,23 @@ int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out);
  * 18.3 -> 19.4 (its kernels fill the SMs): not taken. */
 int ffnn_lt_dw_beside(int tensor_cores, int sm_count, size_t in, size_t out);
 
+/* 1 when a cuBLASLt matmul with an m x n output takes its heuristic pick with CTA
+ * swizzling 1 (cuda/cublas.cu lt_swizzle; where the pick splits K or cuBLASLt's
+ * check refuses it, the pick as it is): tf32x3's matmuls over K' = 3K (tf32x3 1;
+ * their operands are K-major), and tf32's whose operands are not both K-major
+ * (k_major 0: dx, N N; the weight gradient through x^T, T T), with m n in [2^19,
+ * 2^21] elements (about one wave of 64 x 128 tiles on an H200's 132 SMs: the wide
+ * net's 1024 x 1024 and 784 x 1024). Swizzling orders the output tiles, not any
+ * sum: the same bits. Measured on an H200 (docs/RESULTS.md "tf32x3's splits off the
+ * chain; CTA swizzling at one-wave outputs", session 44; bench/lt_search.cu): x3 fwd0
+ * 24.4 -> 23.4 us, fwd1 26.0 -> 24.4-24.7, dx1 26.0 -> 24.4, dW1 with SGD 27.0 ->
+ * 25.3; tf32 dx1 12.9 -> 11.7, dW1 13.0 -> 12.4 (session 38), while tf32's forward
+ * (T N) was fastest as picked; ms/epoch: wide tf32 5.27-5.43 -> 5.20-5.33, tf32x3
+ * 12.39-12.43 -> 12.01-12.11, 784-1024x3-10 tf32 8.30-8.37 -> 8.02-8.15; on every
+ * tf32x3 matmul, 784-256-10 at batch 256 and the 4096-wide net within their spread
+ * (hence the range). */
+int ffnn_lt_swizzles(int tf32x3, int tf32, int k_major, size_t m, size_t n);
+
 /* The block tile and depth of a configuration (0 for AUTO / unknown). */
 int ffnn_gemm_config_bm(int config);
 int ffnn_gemm_config_bn(int config);

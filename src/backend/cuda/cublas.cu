@@ -689,30 +689,10 @@ static const lt_vector LT_NO_VECTOR = {NULL, CUDA_R_32F};
         }                                                                           \
     } while (0)
 
-/* Outputs (elements) where lt_swizzle applies: about one wave of 64 x 128 tiles on
- * an H200's 132 SMs (the wide net's 1024 x 1024 and 784 x 1024). */
-#define LT_SWIZZLE_MIN ((uint64_t)1 << 19)
-#define LT_SWIZZLE_MAX ((uint64_t)1 << 21)
-
-/* 1 where lt_matmul takes lt_swizzle: tf32x3's matmuls over K' = 3K (all K-major),
- * and tf32's whose operands are not both K-major (dx: N N, dW through x^T: T T),
- * with an m x n output in [LT_SWIZZLE_MIN, LT_SWIZZLE_MAX]. */
-static int lt_swizzles(int x3, int tf32, cublasOperation_t op_a, cublasOperation_t op_b,
-                       uint64_t m, uint64_t n)
-{
-    const int k_major = op_a == CUBLAS_OP_T && op_b == CUBLAS_OP_N;
-    return (x3 || (tf32 && !k_major)) && m * n >= LT_SWIZZLE_MIN && m * n <= LT_SWIZZLE_MAX;
-}
-
 /* The heuristic's pick with CTA swizzling 1 where the pick does not split K and
- * cuBLASLt's check takes it (else the pick as it is). Swizzling changes the order
- * in which the output tiles are scheduled, not any sum: the same bits.
- * bench/lt_search.cu on an H200 (docs/RESULTS.md sessions 38 and 44), the wide
- * net's shapes: tf32x3 ("x3") 24.4 -> 23.4 us (fwd0), 26.0 -> 24.4-24.7 (fwd1), 26.0 ->
- * 24.4 (dx1), 27.0 -> 25.3 (dW1 with SGD); tf32 dx1 12.9 -> 11.7, dW1 13.0 -> 12.4,
- * while tf32's forward (T N) was fastest as picked; dW0's pick splits K. In the
- * step, tf32x3: the wide net -2.5% (sgd, adam); 784-256-10 at batch 256,
- * 784-512x2-10 and the 4096-wide net within their spread, hence the range. */
+ * cuBLASLt's check takes it (else the pick as it is), where gemm_plan.h
+ * ffnn_lt_swizzles says so (the measurements are there). Swizzling changes the
+ * order in which the output tiles are scheduled, not any sum: the same bits. */
 static void lt_swizzle(cublas_state *s, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t la,
                        cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t ld,
                        cublasLtMatmulHeuristicResult_t *heur)
@@ -845,7 +825,8 @@ static ffnn_status lt_matmul(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand a, 
             goto done;
         }
     }
-    if (lt_swizzles(x3, compute == CUBLAS_COMPUTE_32F_FAST_TF32 && !x3, a.op, b.op, m, n))
+    if (ffnn_lt_swizzles(x3, compute == CUBLAS_COMPUTE_32F_FAST_TF32 && !x3,
+                         a.op == CUBLAS_OP_T && b.op == CUBLAS_OP_N, (size_t)m, (size_t)n))
         lt_swizzle(s, desc, la, lb, ld, &heur);
     if ((st = lt_workspace(ctx, s, &ws)) != FFNN_OK) goto done;
     LT_TRY(cublasLtMatmul(s->lt, desc, &alpha, pa, la, pb, lb, &beta, d, ld, d, ld, &heur.algo,
