@@ -862,9 +862,9 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     float *d_x = dev_f32(fx, x, nx), *d_W = dev_f32(fx, W, nw), *d_b = dev_f32(fx, b, s.out);
     float *d_dz = dev_f32(fx, dz, nz), *d_dx = dev_f32(fx, NULL, nx);
     float *d_dW = dev_f32(fx, NULL, nw), *d_db = dev_f32(fx, NULL, s.out);
-    float *d_xt = given_xt ? dev_f32(fx, NULL, nx) : NULL; /* x^T by the transpose op */
+    float *d_xt = given_xt ? dev_f32(fx, NULL, nx) : NULL; /* x^T by prepare_xt */
     if (!d_x || !d_W || !d_b || !d_dz || !d_dx || !d_dW || !d_db || (given_xt && !d_xt) ||
-        (given_xt && fx->gpu->transpose(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK)) {
+        (given_xt && fx->gpu->prepare_xt(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK)) {
         fprintf(stderr, "    %s: device buffers: %s\n", what, ffnn_last_error());
         goto done;
     }
@@ -904,7 +904,7 @@ done:
  * 1024 x 784 -> 1024 (the wide net's layer 0) and 1027 x 771 -> 1029 (partial
  * 32 x 32 tiles of the transpose on both edges) take x^T; 1024 x 784 -> 256 does not.
  * Each shape twice: the op making x^T itself (or not), and x^T given (xt, made by
- * the transpose op as the step's gather makes it), taken at every shape. */
+ * prepare_xt, as the step's gather makes it), taken at every shape. */
 static test_result lt_dw_transposed_body(fixture *fx)
 {
     static const struct { shape s; int transposes; } cases[] = {
@@ -1059,7 +1059,7 @@ static int lt_beside_run(fixture *fx, const beside_bufs *d, const float *W1, con
  * beside (on an H200 gemm_plan.h ffnn_lt_dw_beside takes 1024 x 1024 in tf32: its
  * 64 tiles and layer 0's 56 then run at once, each matmul with its own cuBLASLt
  * workspace) give the same bits: dx, dx_db, dW1, dW0, and with sgd (lr 0.1) W1, W0
- * after the update. Fresh random inputs (x relu outputs, x^T by the transpose op as
+ * after the update. Fresh random inputs (x relu outputs, x^T by prepare_xt as
  * the step makes it), tf32 and fp32 (the rule keeps fp32 in order). */
 static test_result lt_dw_beside_body(fixture *fx)
 {
@@ -1083,8 +1083,8 @@ static test_result lt_dw_beside_body(fixture *fx)
                      dev_f32(fx, NULL, nw1), dev_f32(fx, x0, nx0), dev_f32(fx, NULL, nx0),
                      dev_f32(fx, NULL, nw0), dev_f32(fx, NULL, nw0)};
     if (!d.x1 || !d.xt1 || !d.W1 || !d.dz1 || !d.dx1 || !d.dxdb || !d.dW1 || !d.x0 ||
-        !d.xt0 || !d.W0 || !d.dW0 || fx->gpu->transpose(fx->ctx, d.x1, BS_B, BS_H, d.xt1) ||
-        fx->gpu->transpose(fx->ctx, d.x0, BS_B, BS_IN, d.xt0)) {
+        !d.xt0 || !d.W0 || !d.dW0 || fx->gpu->prepare_xt(fx->ctx, d.x1, BS_B, BS_H, d.xt1) ||
+        fx->gpu->prepare_xt(fx->ctx, d.x0, BS_B, BS_IN, d.xt0)) {
         fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
         goto done;
     }
@@ -1127,15 +1127,16 @@ static test_result lt_dw_beside(char *why, size_t why_size)
 
 /* ----------------------------------------------- x^T for the weight gradient */
 
-/* backend.h transpose: dst [cols, rows] = src^T exactly, on fresh random values,
- * shapes with partial 32 x 32 tiles on both edges, a single row and column, and
- * the wide net's batch (1024 x 784). */
+/* backend.h prepare_xt outside tf32x3 (this fixture's context is fp32): x^T [cols,
+ * rows] of x [rows, cols] exactly, on fresh random values, shapes with partial
+ * 32 x 32 tiles on both edges, a single row and column, and the wide net's batch
+ * (1024 x 784). */
 static test_result transpose_body(fixture *fx)
 {
     static const size_t shapes[][2] = {{1, 1}, {1, 37}, {37, 1}, {33, 65}, {1027, 771},
                                        {1024, 784}};
     rng r = {0x7ea5ULL};
-    CHECK(fx->gpu->transpose != NULL, "the cuda table has no transpose");
+    CHECK(fx->gpu->prepare_xt != NULL, "the cuda table has no prepare_xt");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
         const size_t rows = shapes[i][0], cols = shapes[i][1], n = rows * cols;
         float *a = malloc(n * 4), *want = malloc(n * 4), *got = malloc(n * 4);
@@ -1145,12 +1146,12 @@ static test_result transpose_body(fixture *fx)
             for (size_t y = 0; y < rows; ++y)
                 for (size_t c = 0; c < cols; ++c) want[c * rows + y] = a[y * cols + c];
             float *d_a = dev_f32(fx, a, n), *d_t = dev_f32(fx, NULL, n);
-            ok = d_a && d_t && fx->gpu->transpose(fx->ctx, d_a, rows, cols, d_t) == FFNN_OK &&
+            ok = d_a && d_t && fx->gpu->prepare_xt(fx->ctx, d_a, rows, cols, d_t) == FFNN_OK &&
                  get_f32(fx, got, d_t, n) && same_bits("x^T", got, want, n);
         }
         free(a), free(want), free(got);
         fx_reset(fx);
-        CHECK(ok, "transpose %zu x %zu: %s", rows, cols, ffnn_last_error());
+        CHECK(ok, "prepare_xt (x^T) %zu x %zu: %s", rows, cols, ffnn_last_error());
     }
     return TEST_PASS;
 }

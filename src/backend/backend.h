@@ -408,18 +408,15 @@ typedef struct ffnn_backend_ops {
 
     /* ---- optional: x prepared for dense_backward_fused's weight gradient (NULL:
      * none). ---- */
-    /* dst [cols, rows] = src^T: dst[c * rows + r] = src[r * cols + c], src
-     * [rows, cols] fp32; exact. */
-    ffnn_status (*transpose)(void *ctx, const float *src, size_t rows, size_t cols,
-                             float *dst);
     /* The floats per element of x of the xt that dense_backward_fused on this
      * context at these shapes takes, where its weight gradient runs faster given
      * it: 1 (x^T), 3 (tf32x3's split x^T), else 0 (none). */
     int (*dense_backward_wants_xt)(void *ctx, size_t batch, size_t in, size_t out);
     /* xt [dense_backward_wants_xt(batch, in, ...) * batch * in floats] = x [batch,
-     * in] (fp32) in that form: x^T (as transpose), or tf32x3's split x^T (each
-     * input unit's row [small | big | big] of batch values each: cuda/cublas.cu
-     * "tf32x3"). */
+     * in] (fp32) in that form: x^T [in, batch], xt[c * batch + r] = x[r * in + c],
+     * exact (every precision but tf32x3, whatever the shape), or in tf32x3 the split
+     * x^T (each input unit's row [small | big | big] of batch values each:
+     * cuda/cublas.cu "tf32x3"). */
     ffnn_status (*prepare_xt)(void *ctx, const float *x, size_t batch, size_t in, float *xt);
 } ffnn_backend_ops;
 

@@ -370,7 +370,7 @@ static ffnn_status cuda_side_join(void *vctx)
 /* ------------------------------------------------------------------ the table */
 
 /* One name, the caps and 44 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 46 * sizeof(void *),
+static_assert(sizeof(ffnn_backend_ops) == 45 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -418,7 +418,6 @@ static const ffnn_backend_ops cuda_ops = {
     /* side_begin          */ ffnn_cuda_side_begin,
     /* side_end            */ ffnn_cuda_side_end,
     /* side_join           */ cuda_side_join,
-    /* transpose           */ ffnn_cuda_transpose,
     /* dense_backward_wants_xt */ ffnn_cuda_dense_backward_wants_xt,
     /* prepare_xt          */ ffnn_cuda_prepare_xt,
 };

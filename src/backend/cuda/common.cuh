@@ -184,6 +184,8 @@ extern "C" {
  * members (backend.h). ctx is an ffnn_cuda_ctx *. */
 
 /* elementwise.cu */
+/* Not a backend op: dst [cols, rows] = src^T [rows, cols] exactly (prepare_xt's x^T;
+ * rows, cols in 1..FFNN_CUDA_MAX_DIM). */
 ffnn_status ffnn_cuda_transpose(void *ctx, const float *src, size_t rows, size_t cols,
                                 float *dst);
 ffnn_status ffnn_cuda_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,

@@ -143,7 +143,7 @@ extern "C" ffnn_status ffnn_cuda_gather_bf16(void *vctx, const ffnn_gather_sourc
 
 /* ------------------------------------------------------------------ transpose */
 
-/* dst [cols, rows] = src^T (backend.h transpose, for K-major matmul operands):
+/* dst [cols, rows] = src^T (backend.h prepare_xt outside tf32x3, K-major operands):
  * 32 x 32 tiles through shared memory (rows padded by one: no bank conflicts),
  * blocks of 32 x 8 threads, each thread 4 rows of its tile, so that the loads
  * and the stores are 128-byte rows. Grid: x the column tiles, y the row tiles
