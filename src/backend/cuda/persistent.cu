@@ -36,6 +36,11 @@
  *                   launch starts with all three zeroed). A partial that is not
  *                   finite or not below 2^20 in magnitude (FX_LIMIT) marks the step,
  *                   whose logits read NaN: a diverged step stays visible.
+ *                   On sm_90 with an even G (cl2), blocks 2k and 2k + 1 run as a
+ *                   cluster: 2k + 1 writes its fixed-point partials into 2k's shared
+ *                   memory and 2k adds each pair as one integer: half the atomics,
+ *                   the same integers (the atomics' drain held the barrier: 1.4 us
+ *                   of thread 0's fence at batch 64, docs/RESULTS.md session 48).
  *      two barriers P_g -> global part [B, G, out]; -- grid barrier 1 --; one warp
  *                   per row sums them in a fixed order (lane l: slices l, l + 32, ...,
  *                   then the butterfly) and writes dlog [B, out]; -- grid barrier 2 --;
@@ -125,9 +130,40 @@ typedef struct pjob_dev {
                               over them divided by 255 (px_sum); 0: Xs holds floats */
     int xbufs;             /* 2: the next step's batch is copied (cp.async) into a
                               second Xs while this step runs (u8, B <= RC); else 1 */
+    int cl2;               /* one barrier: blocks 2k, 2k + 1 form a cluster; block 2k + 1
+                              writes its fixed-point partials into block 2k's shared
+                              memory (Qin) and block 2k adds the pair's sums (exact:
+                              the same integers) */
     int act, has_b1, has_b2;
     int mse;               /* 1: mean squared error on float targets; 0: softmax_ce */
 } pjob_dev;
+
+/* cl2's two [B, C] arrays of 64-bit integers in a cluster's rank 0: Qown, its own
+ * partials, and Qin, rank 1's, written by rank 1 while rank 0 may still be in
+ * phases A-C of the step before, so Qin lies apart from phase A's k-split sums
+ * [PT, JB] and phase B's dlogits [B, C] (both at the start of the dls region) and
+ * from Qown. Qown lives in Xn where the next batch's buffer is free then (xbufs 2:
+ * its copy is issued after the grid arrival) and large enough, else in dls ahead
+ * of Qin. Kernel and host (smem_floats) share these. */
+static __host__ __device__ __forceinline__ int cl2_own_in_xn(int B, int C, int RC, int D4s,
+                                                             int xbufs)
+{
+    return xbufs == 2 && RC * D4s >= 2 * B * C;
+}
+/* the float offset of Qin in the dls region */
+static __host__ __device__ __forceinline__ int cl2_qin(int B, int C, int JB, int own_in_xn)
+{
+    const int own = own_in_xn ? B * C : 2 * B * C; /* dlogits, or Qown */
+    const int a = own > PT * JB ? own : PT * JB;
+    return 4 * ((a + 3) / 4);
+}
+/* floats of the dls region: k-split sums, dlogits; cl2: also Qin (and Qown) */
+static __host__ __device__ __forceinline__ int dls_floats_of(int B, int C, int JB, int cl2,
+                                                             int own_in_xn)
+{
+    const int a = B * C > PT * JB ? B * C : PT * JB;
+    return cl2 ? cl2_qin(B, C, JB, own_in_xn) + 4 * ((2 * B * C + 3) / 4) : 4 * ((a + 3) / 4);
+}
 
 static __device__ __forceinline__ float warp_sum(float v)
 {
@@ -172,6 +208,55 @@ static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned 
 {
     grid_arrive(counter);
     grid_wait(counter, target);
+}
+
+/* Clusters of two blocks (pjob_dev.cl2; sm_90, compiled out before it: FFNN_CL2 0,
+ * where every block adds its own partials as without clusters). The cluster's
+ * barrier in two halves, each run by every thread of both blocks once per phase:
+ * cl_arrive (barrier.cluster.arrive.release: this thread's writes, into its own or
+ * the peer's shared memory, visible to whoever completes the wait) and cl_wait
+ * (barrier.cluster.wait.acquire: until every thread of the cluster arrived); cl_rank
+ * the block's rank in its cluster, cl_peer a pointer into the other block's shared
+ * memory at the same offset (mapa). PTX ISA "barrier.cluster"; CUDA C++ Programming
+ * Guide, "Distributed Shared Memory". */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define FFNN_CL2 1
+#else
+#define FFNN_CL2 0
+#endif
+static __device__ __forceinline__ void cl_arrive(void)
+{
+#if FFNN_CL2
+    asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void cl_wait(void)
+{
+#if FFNN_CL2
+    asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void cl_sync(void)
+{
+    cl_arrive();
+    cl_wait();
+}
+static __device__ __forceinline__ unsigned cl_rank(void)
+{
+#if FFNN_CL2
+    return cooperative_groups::this_cluster().block_rank();
+#else
+    return 0;
+#endif
+}
+template <typename T>
+static __device__ __forceinline__ T *cl_peer(T *p)
+{
+#if FFNN_CL2
+    return cooperative_groups::this_cluster().map_shared_rank(p, cl_rank() ^ 1u);
+#else
+    return p;
+#endif
 }
 
 /* Asynchronous 4-byte copies global -> shared (sm_80+ cp.async, L1 allocating);
@@ -424,7 +509,11 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     float *dZs = Hs + 4 * ((p.B * JB + 3) / 4); /* [B, JB] (regions padded   */
     float *dls = dZs + 4 * ((p.B * JB + 3) / 4); /* to float4s) [B, C]      */
     float *red = dls; /* [PT, JB]: phase A's k-split sums share dls's space */
-    const int dls_floats = 4 * ((max(p.B * p.C, PT * JB) + 3) / 4);
+    const int own_in_xn = cl2_own_in_xn(p.B, p.C, p.RC, p.D4s, p.xbufs);
+    const int dls_floats = dls_floats_of(p.B, p.C, JB, p.cl2, own_in_xn);
+    /* cl2, rank 0: [B, C] rank 1's partials, fixed point (its own: Xn or dls, cl2_qin) */
+    long long *Qin = (long long *)(dls + cl2_qin(p.B, p.C, JB, own_in_xn));
+    int cl_pending = 0; /* cl2, rank 1: its cluster wait is owed (after the grid's wait) */
     int *sidx = (int *)(dls + dls_floats);   /* [RC]                      */
     int *nidx = sidx + 4 * ((p.RC + 3) / 4); /* xbufs 2: [RC] next step's indices */
     int *srow = sidx + p.xbufs * 4 * ((p.RC + 3) / 4); /* [B] labels (ce) / data rows (mse) */
@@ -528,7 +617,38 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             }
         }
         long long *acc = p.acc + (size_t)(s % 3) * B * C;
-        if (p.one_barrier) {
+        if (p.one_barrier && FFNN_CL2 && p.cl2) {
+            /* a cluster's two blocks: rank 1 writes its fixed-point partials into rank 0's
+             * Qin (DSMEM stores) and arrives at the cluster barrier; rank 0 writes its own
+             * into Qown, waits for rank 1's arrival, and adds each pair as one integer:
+             * half the atomics, the same integer sums. Rank 1 writes Qin again only after
+             * this step's grid barrier, which waits for rank 0's arrival after these
+             * reads; it waits at the cluster barrier after the grid's (rank 0 arrived). */
+            const int lead = cl_rank() == 0;
+            long long *own = (long long *)(own_in_xn ? Xn : dls); /* Xn: this step's */
+            long long *dst = lead ? own : cl_peer(Qin);
+            for (int i = t; i < rows * C; i += PT) {
+                const int b = i / C, c = i - b * C;
+                float v = 0.0f;
+#pragma unroll
+                for (int j = 0; j < JB; j++) v = fmaf(Hs[b * JB + j], W2s[c * JB + j], v);
+                long long q = 0;
+                if (fabsf(v) < FX_LIMIT) /* not NaN, not too large */
+                    q = fx_from(v);
+                else
+                    atomicOr(p.bad + s % 3, 1u);
+                dst[i] = q;
+            }
+            cl_arrive();
+            if (lead) {
+                cl_wait();
+                for (int i = t; i < rows * C; i += PT)
+                    atomicAdd((unsigned long long *)(acc + i),
+                              (unsigned long long)(own[i] + Qin[i]));
+            } else {
+                cl_pending = 1;
+            }
+        } else if (p.one_barrier) {
             for (int i = t; i < rows * C; i += PT) {
                 const int b = i / C, c = i - b * C;
                 float v = 0.0f;
@@ -558,6 +678,10 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
          * finishes (its last read of Xs is dW1's) */
         if (next_rows > 0 && p.xbufs == 2) issue_x_u8(p, Xn, nidx, next_rows);
         grid_wait(p.bar, target += G);
+        if (cl_pending) { /* cl2, rank 1: rank 0 arrived before the grid barrier */
+            cl_wait();
+            cl_pending = 0;
+        }
         PROF_MARK(3);
 
         if (p.one_barrier) {
@@ -832,6 +956,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         }
         PROF_MARK(7);
     }
+    if (FFNN_CL2 && p.cl2) cl_sync(); /* no block leaves while its peer may write to it */
     if (p.prof && t == 0)
         for (int k = 0; k < NPROF; k++) p.prof[g * NPROF + k] = (unsigned long long)pacc[k];
 
@@ -852,17 +977,18 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 
 typedef struct pplan {
     int JB, G, RC, D4, D4s, NG, u8, xbufs;
+    int cl2; /* pjob_dev.cl2 (pick_cl2) */
     size_t smem; /* bytes of dynamic shared memory */
 } pplan;
 
 static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4, int u8,
-                          int xbufs)
+                          int xbufs, int cl2)
 {
-    const size_t XS = (size_t)D4s * 4;
-    const size_t dls = (size_t)B * C > (size_t)PT * JB ? (size_t)B * C : (size_t)PT * JB;
+    const size_t XS = (size_t)D4s * 4,
+                 dls = (size_t)dls_floats_of(B, C, JB, cl2, cl2_own_in_xn(B, C, RC, D4s, xbufs));
     return (size_t)JB * XS + (size_t)xbufs * RC * (u8 ? (size_t)D4s : XS) +
            4 * ((CMAX * JB + 3) / 4) + 8 + CMAX + 4 * ((CMAX * (1 + JB) + 3) / 4) +
-           2 * 4 * (((size_t)B * JB + 3) / 4) + 4 * ((dls + 3) / 4) +
+           2 * 4 * (((size_t)B * JB + 3) / 4) + dls +
            (size_t)xbufs * 4 * (((size_t)RC + 3) / 4) /* sidx, nidx */ +
            4 * (((size_t)B + 3) / 4) /* srow */ +
            (size_t)(NG - 1) * JB * D4 * 4 /* dW1 partial sums */;
@@ -890,6 +1016,7 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
         (void)cudaGetLastError();
         optin = 48 * 1024;
     }
+    pl->cl2 = 0;
     pl->D4 = (int)((job->in + 3) / 4);
     pl->D4s = pl->D4 | 1; /* odd: rows of Xs fall in distinct 16-byte bank groups */
     const int jbs[4] = {1, 2, 4, 8};
@@ -921,7 +1048,7 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
         pl->RC = 0;
         for (int rc = rc_max; rc >= 8; rc /= 2)
             if (smem_floats(pl->JB, rc, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
-                            pl->D4, pl->u8, 1) * 4 <= (size_t)optin) {
+                            pl->D4, pl->u8, 1, 0) * 4 <= (size_t)optin) {
                 pl->RC = rc;
                 break;
             }
@@ -940,13 +1067,13 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
     pl->xbufs = 1;
     if (raw_ok &&
         smem_floats(pl->JB, rc_max, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
-                    pl->D4, 1, 2) * 4 <= (size_t)optin && rc_max >= (int)job->batch_size) {
+                    pl->D4, 1, 2, 0) * 4 <= (size_t)optin && rc_max >= (int)job->batch_size) {
         pl->xbufs = 2;
         pl->u8 = 1;
         pl->RC = rc_max;
     }
     pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size, (int)job->out,
-                           pl->NG, pl->D4, pl->u8, pl->xbufs) * 4;
+                           pl->NG, pl->D4, pl->u8, pl->xbufs, 0) * 4;
     return 1;
 }
 
@@ -973,6 +1100,66 @@ static ffnn_status check_resident(ffnn_cuda_ctx *ctx, const pplan *pl, int *ok)
     FFNN_CUDA_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, (const void *)k,
                                                                        PT, pl->smem));
     *ok = per_sm * ctx->sm_count >= pl->G;
+    return FFNN_OK;
+}
+
+/* The launch of pl's G blocks of PT threads and smem bytes in clusters of two
+ * (cudaLaunchKernelEx), cooperative when coop (then at most 2 attributes in at,
+ * which the caller keeps alive while the config is used). */
+static cudaLaunchConfig_t cl2_config(const pplan *pl, size_t smem, int coop,
+                                     cudaStream_t stream, cudaLaunchAttribute at[2])
+{
+    cudaLaunchConfig_t cfg = {};
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = 2;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    at[1].id = cudaLaunchAttributeCooperative;
+    at[1].val.cooperative = 1;
+    cfg.gridDim = dim3((unsigned)pl->G);
+    cfg.blockDim = dim3(PT);
+    cfg.dynamicSmemBytes = smem;
+    cfg.stream = stream;
+    cfg.attrs = at;
+    cfg.numAttrs = coop ? 2 : 1;
+    return cfg;
+}
+
+/* pjob_dev.cl2 for a one-barrier launch: an even number of blocks, compute capability
+ * 9.0+, shared memory for Qown and Qin, and G / 2 clusters of two co-resident (the
+ * launch is then cooperative with a cluster dimension; cudaOccupancyMaxActiveClusters
+ * found 66 on an H200 at this kernel's shape, 30 in clusters of four). Where any of it
+ * fails the launch runs without clusters. Sets pl->cl2 and, when 1, pl->smem. */
+static ffnn_status pick_cl2(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *pl)
+{
+    pl->cl2 = 0;
+    if (job->batch_size * job->out > ONE_BARRIER_MAX || pl->G % 2 != 0) return FFNN_OK;
+    int major = 0, optin = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx->device) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device) !=
+            cudaSuccess) {
+        (void)cudaGetLastError();
+        return FFNN_OK;
+    }
+    const size_t smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size,
+                                    (int)job->out, pl->NG, pl->D4, pl->u8, pl->xbufs, 1) * 4;
+    if (major < 9 || smem > (size_t)optin) return FFNN_OK;
+    pkernel_fn k = kernel_for(pl->JB, pl->u8);
+    FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)k,
+                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)smem));
+    cudaLaunchAttribute at[2];
+    const cudaLaunchConfig_t cfg = cl2_config(pl, smem, 0, ctx->stream, at);
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, (const void *)k, &cfg) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return FFNN_OK;
+    }
+    if (clusters * 2 >= pl->G) {
+        pl->cl2 = 1;
+        pl->smem = smem;
+    }
     return FFNN_OK;
 }
 
@@ -1073,6 +1260,7 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     if (!ok)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "persistent kernel: %d blocks cannot all be resident", pl.G);
+    if ((st = pick_cl2(ctx, job, &pl)) != FFNN_OK) return st;
     const size_t B = job->batch_size, C = job->out;
     /* the exchange (measured, docs/RESULTS.md, 784-256relu-10 on an H200, one barrier
      * against two in ms/epoch: batch 128 9.80 / 10.51, 160 10.45 / 10.74, 192 9.32 /
@@ -1124,6 +1312,7 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.NG = pl.NG;
     p.u8 = pl.u8;
     p.xbufs = pl.xbufs;
+    p.cl2 = pl.cl2;
     p.act = (int)job->hidden_act;
     p.has_b1 = job->b1 != NULL;
     p.has_b2 = job->b2 != NULL;
@@ -1133,10 +1322,16 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     /* the accumulators (one barrier), the barrier counter and the flags start at 0 */
     FFNN_CUDA_CHECK(ctx, cudaMemsetAsync(one_barrier ? base : (void *)p.bar, 0,
                                          one_barrier ? acc_bytes + 128 : 128, ctx->stream));
-    void *args[] = {(void *)&p};
-    FFNN_CUDA_CHECK(ctx, cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB, pl.u8),
-                                                     dim3((unsigned)pl.G), dim3(PT), args,
-                                                     pl.smem, ctx->stream));
+    if (pl.cl2) { /* cooperative, in clusters of two */
+        cudaLaunchAttribute at[2];
+        const cudaLaunchConfig_t cfg = cl2_config(&pl, pl.smem, 1, ctx->stream, at);
+        FFNN_CUDA_CHECK(ctx, cudaLaunchKernelEx(&cfg, kernel_for(pl.JB, pl.u8), p));
+    } else {
+        void *args[] = {(void *)&p};
+        FFNN_CUDA_CHECK(ctx, cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB, pl.u8),
+                                                         dim3((unsigned)pl.G), dim3(PT), args,
+                                                         pl.smem, ctx->stream));
+    }
     FFNN_CUDA_LAUNCH_CHECK(ctx, "persistent_kernel");
     if (profile) return print_profile(ctx, &p, pl.G);
     return FFNN_OK;
