@@ -543,9 +543,10 @@ static test_result side_queue_same_bits(char *why, size_t why_size)
 }
 
 /* The persistent kernel's two exchanges of the partial logits (backend/cuda/
- * persistent.cu): batch x classes up to 2048 takes one barrier (the sum in 64-bit
- * fixed point), larger the two-barrier one: 784-64relu-10 at batch 64 and 192 (one)
- * and 256 and 384 (two), 100 steps each against the cpu reference. Then the fixed
+ * persistent.cu): a block's rows x classes up to 2048 take one barrier (the sum in
+ * 64-bit fixed point), more the two-barrier one: 784-64relu-10 at batch 64 (one),
+ * 192 (one, 2 row groups), 256 and 384 (one, 4 row groups) and 1024 (two: 256 rows
+ * a block at most), 100 steps each against the cpu reference. Then the fixed
  * point's documented limit: every parameter 100 makes partial logits over 2^20 (h
  * up to ~78,500 times 100), and the step's loss must read NaN, which the trainer
  * reports as divergence, rather than a wrapped sum; the cpu's is finite (all
@@ -557,12 +558,12 @@ static test_result persistent_exchanges(char *why, size_t why_size)
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
           "Fashion-MNIST missing: %s", ffnn_last_error());
-    const size_t batches[] = {64, 192, 256, 384};
-    for (size_t k = 0; k < 5; k++) {
+    const size_t batches[] = {64, 192, 256, 384, 1024};
+    for (size_t k = 0; k < 6; k++) {
         ffnn_model *m = NULL;
         CHECK_OK(ffnn_model_create("784-64relu-10", &m));
         CHECK_OK(ffnn_model_init(m, 3));
-        const int huge = k == 4;
+        const int huge = k == 5;
         if (huge) {
             float *w = ffnn_model_parameters(m);
             for (size_t i = 0; i < ffnn_model_parameter_count(m); i++)
@@ -592,13 +593,75 @@ static test_result persistent_exchanges(char *why, size_t why_size)
             if (test_steps_follow(cpu, gpu, 100, what, &worst) != TEST_PASS)
                 return TEST_FAIL;
             printf("     %s (%s): 100 steps, worst relative loss difference %.2e\n", what,
-                   batches[k] * 10 <= 2048 ? "one barrier" : "two barriers", worst);
+                   batches[k] < 1024 ? "one barrier" : "two barriers", worst);
         }
         ffnn_trainer_free(cpu);
         ffnn_trainer_free(gpu);
         ffnn_model_free(m);
     }
     ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    return TEST_PASS;
+}
+
+/* The persistent kernel's row groups (backend/cuda/persistent.cu, row_groups: R
+ * blocks share a hidden slice, each over ceil(B / R) of the batch's rows, their
+ * gradient sums added in row-group order): 2 epochs of 1,800 samples on
+ * 784-256relu-10 (JB 4 at R 2, JB 8 at R 4) and 784-90relu-10 (a last slice with
+ * 2 empty units) against the cpu reference, every step's loss within PARITY_REL.
+ * The last batches leave row groups empty (batch 128: 8 rows, R 2; 192: 72 rows of
+ * 96 per group; 256: 8 rows, R 4; 320: 200 rows, groups of 80, 80, 40, 0), and the
+ * second epoch starts from the weights the first wrote back. */
+static test_result persistent_row_groups(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_OK(ffnn_dataset_slice(full, 0, 1800, &train));
+    const struct { const char *arch; size_t batch; } cases[] = {
+        {"784-256relu-10", 128}, {"784-256relu-10", 192}, {"784-256relu-10", 256},
+        {"784-256relu-10", 320}, {"784-90relu-10", 256}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_create(cases[k].arch, &m));
+        CHECK_OK(ffnn_model_init(m, 7));
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.batch_size = cases[k].batch;
+        cfg.learning_rate = 0.1f;
+        cfg.strategy = FFNN_STRATEGY_PERSISTENT;
+        ffnn_trainer *cpu = NULL, *gpu = NULL;
+        CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
+        const size_t steps = (1800 + cases[k].batch - 1) / cases[k].batch;
+        double worst = 0;
+        for (int epoch = 1; epoch <= 2; epoch++) {
+            ffnn_epoch_stats sc, sg;
+            CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
+            CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
+            const double *lc = NULL, *lg = NULL;
+            size_t nc = 0, ng = 0;
+            CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
+            CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
+            CHECK(nc == steps && ng == steps, "%zu and %zu steps per epoch, expected %zu", nc,
+                  ng, steps);
+            for (size_t s = 0; s < nc; s++) {
+                const double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
+                if (rel > worst)
+                    worst = rel;
+                CHECK(rel <= PARITY_REL, "%s batch %zu, epoch %d step %zu: cpu %.8f cuda %.8f "
+                      "(rel %.2e)", cases[k].arch, cases[k].batch, epoch, s + 1, lc[s], lg[s],
+                      rel);
+            }
+        }
+        printf("     %s batch %zu: 2 epochs of %zu steps, worst relative loss difference "
+               "%.2e\n", cases[k].arch, cases[k].batch, steps, worst);
+        ffnn_trainer_free(cpu);
+        ffnn_trainer_free(gpu);
+        ffnn_model_free(m);
+    }
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(full);
     ffnn_dataset_free(test);
     return TEST_PASS;
 }
@@ -1007,6 +1070,7 @@ const test_case strategies_tests[] = {
     {"strategies_side_queue_keeps_the_bits", side_queue_same_bits},
     {"strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs},
     {"strategies_persistent_exchanges_follow_cpu", persistent_exchanges},
+    {"strategies_persistent_row_groups_follow_cpu", persistent_row_groups},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
     {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
     {"strategies_tune_on_cpu_is_auto", tune_on_cpu},

@@ -5,11 +5,14 @@
  * on chip across the SMs, one or two grid-wide barriers per step. Plus a micro-benchmark
  * of the grid barrier itself.
  *
- * Work split (G blocks of PT threads, one per SM; block g owns hidden units
- * J = [g*JB, g*JB + JB)):
+ * Work split (G = R Hg blocks of PT threads, one per SM; block g = rg Hg + hg owns
+ * hidden units J = [hg*JB, hg*JB + JB) and, of every batch, the rows of row group rg,
+ * [rg Bs, rg Bs + Bs) with Bs = ceil(B / R); R = 1, 2 or 4 by batch size, row_groups):
  *   on chip, block g:  W1[J, :] [JB, in], b1[J], W2[:, J] [out, JB], and a copy of
- *                      b2 [out] (every block applies the same update to it)
- *   per step (B rows, the last batch may be short):
+ *                      b2 [out] (every block applies the same update to it; with
+ *                      R > 1 the R blocks of slice hg hold equal copies of theirs)
+ *   per step (B rows, the last batch may be short; phases A-C run over the block's
+ *   rows, "the batch" below; R > 1 needs the one-barrier exchange):
  *   A  gather the batch by index into shared memory in chunks of RC rows: float
  *      values, uint8 images as x = p/255 exactly (device_math.cuh's division-free
  *      form), or (u8 plans) the raw bytes, whose sums run over the pixel values p
@@ -22,12 +25,13 @@
  *      swap every step.
  *   B  logits = b2 + sum_g P_g[b, :], softmax, cross-entropy, correct, dlogits =
  *      (softmax - onehot) / B (mse: row loss mean_j (o_j - t_j)^2, dlog = 2 (o - t) /
- *      (B out), loss.cu's); two exchanges, picked per launch (B * out <=
+ *      (B out), loss.cu's); two exchanges, picked per launch (Bs * out <=
  *      ONE_BARRIER_MAX: one barrier):
  *      one barrier  P_g added in 64-bit fixed point (units of 2^-32, fx_from) into
  *                   the step's accumulator acc[s % 3] [B, out]; -- grid barrier --;
- *                   every block finishes every row (a quarter warp) into its
- *                   own shared memory; block b % G writes row b's loss and correct;
+ *                   every block finishes every row of its group (a quarter warp)
+ *                   into its own shared memory; block hg of the group writes row
+ *                   b's loss and correct where b % Hg == hg;
  *                   acc[(s + 2) % 3] (step s - 1's) is zeroed for step s + 2. The
  *                   sum is exact integer addition, so the order in which blocks add
  *                   does not matter; then rounded once to float. acc[s % 3] is read
@@ -49,11 +53,19 @@
  *                   phase C: one pair of buffers serves every step.
  *   C  db2, dW2[:, J] = dlog^T h[:, J], dz1[:, J] = (dlog W2[:, J]) * act'(h), db1[J],
  *      dW1[J, :] = dz1[:, J]^T x, and p -= lr g (ffnn_dev_sgd, rounded as
- *      optimizer_update) applied to what the block owns.
- *   Results are deterministic: every float sum runs in a fixed order; they differ
- *   from the per-op path only in summation order (and, one barrier, the fixed
- *   point's rounding of partials below 2^-8 in magnitude, to 2^-33; u8 plans, the
- *   division by 255 after the sums instead of before: within an ulp per product).
+ *      optimizer_update) applied to what the block owns. R > 1: these sums run over
+ *      the block's rows; each block writes them to global wpart, meets the other
+ *      R - 1 blocks of its slice at their own counter (gbar[hg], the grid barrier's
+ *      code), and every one of them adds the R partial sums in row-group order
+ *      (rg = 0, 1, ...) before the update: one fixed order, the same bits in each
+ *      copy. Splitting the rows cuts each block's share of the batch (pixels moved
+ *      from L2 and unpacked, rows finished in phase B) by R; the weights' work per
+ *      block stays the same (JB grows by R).
+ *   Results are deterministic: every float sum runs in a fixed order (R is a function
+ *   of the job and the SM count); they differ from the per-op path only in summation
+ *   order (and, one barrier, the fixed point's rounding of partials below 2^-8 in
+ *   magnitude, to 2^-33; u8 plans, the division by 255 after the sums instead of
+ *   before: within an ulp per product).
  *
  * The barrier: thread 0 of each block fences (acq_rel), adds 1 to a global counter
  * and spins (ld.acquire.gpu) until it reaches the barrier's target (k * G for the
@@ -134,9 +146,21 @@ typedef struct pjob_dev {
                               writes its fixed-point partials into block 2k's shared
                               memory (Qin) and block 2k adds the pair's sums (exact:
                               the same integers) */
+    int R;                 /* row groups: blocks g and g + Hg (Hg = G / R) own the same
+                              hidden units and rows [rg Bs, rg Bs + Bs) of the batch */
+    int Bs;                /* rows per row group: ceil(B / R)                      */
+    float *wpart;          /* R > 1: [G, WP] each block's gradient sums over its rows */
+    unsigned *gbar;        /* R > 1: [Hg] barrier counters of the R blocks of a slice */
     int act, has_b1, has_b2;
     int mse;               /* 1: mean squared error on float targets; 0: softmax_ce */
 } pjob_dev;
+
+/* floats per block in pjob_dev.wpart: dW1 [JB, D4] float4s, then db2 and dW2
+ * [C, 1 + JB] and db1 [JB] (gtmp's layout), padded to float4s */
+static __host__ __device__ __forceinline__ int wpart_floats(int JB, int D4, int C)
+{
+    return 4 * JB * D4 + 4 * ((C * (1 + JB) + JB + 3) / 4);
+}
 
 /* cl2's two [B, C] arrays of 64-bit integers in a cluster's rank 0: Qown, its own
  * partials, and Qin, rank 1's, written by rank 1 while rank 0 may still be in
@@ -490,6 +514,27 @@ static __device__ __forceinline__ void dw1_row(const float *Xs, const float *dZs
     }
 }
 
+/* The SGD update of what a block owns besides W1 from gtmp's sums: db2 [C] and dW2
+ * [C, JB] (gtmp[c (1 + JB) + k], k = 0: db2[c], else dW2[c, k - 1]) and, with db1,
+ * db1 [JB] (gtmp[C (1 + JB) + j]). */
+template <int JB>
+static __device__ __forceinline__ void update_small(const pjob_dev &p, const float *gtmp,
+                                                    float *W2s, float *b1s, float *b2s, int j0,
+                                                    int db1)
+{
+    const int C = p.C;
+    for (int q = threadIdx.x; q < C * (1 + JB); q += PT) {
+        const int c = q / (1 + JB), k = q - c * (1 + JB);
+        if (k == 0) {
+            if (p.has_b2) b2s[c] = ffnn_dev_sgd(b2s[c], p.lr, gtmp[q]);
+        } else if (j0 + k - 1 < p.H) {
+            W2s[c * JB + k - 1] = ffnn_dev_sgd(W2s[c * JB + k - 1], p.lr, gtmp[q]);
+        }
+    }
+    if (db1 && threadIdx.x < JB && p.has_b1 && j0 + (int)threadIdx.x < p.H)
+        b1s[threadIdx.x] = ffnn_dev_sgd(b1s[threadIdx.x], p.lr, gtmp[C * (1 + JB) + threadIdx.x]);
+}
+
 template <int JB, bool U8>
 static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev p)
 {
@@ -504,23 +549,27 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     float *W2s = Xs + p.xbufs * p.RC * (U8 ? p.D4s : XS); /* [C, JB] (padded to 64) */
     float *b1s = W2s + 4 * ((CMAX * JB + 3) / 4); /* [JB]  (padded to 8)  */
     float *b2s = b1s + 8;                    /* [CMAX]                    */
-    float *gtmp = b2s + CMAX;                /* [CMAX * (1 + JB)]         */
-    float *Hs = gtmp + 4 * ((CMAX * (1 + JB) + 3) / 4); /* [B, JB]        */
-    float *dZs = Hs + 4 * ((p.B * JB + 3) / 4); /* [B, JB] (regions padded   */
-    float *dls = dZs + 4 * ((p.B * JB + 3) / 4); /* to float4s) [B, C]      */
+    float *gtmp = b2s + CMAX;                /* [CMAX * (1 + JB) + JB]    */
+    float *Hs = gtmp + 4 * ((CMAX * (1 + JB) + JB + 3) / 4); /* [Bs, JB]  */
+    float *dZs = Hs + 4 * ((p.Bs * JB + 3) / 4); /* [Bs, JB] (regions padded */
+    float *dls = dZs + 4 * ((p.Bs * JB + 3) / 4); /* to float4s) [Bs, C]    */
     float *red = dls; /* [PT, JB]: phase A's k-split sums share dls's space */
-    const int own_in_xn = cl2_own_in_xn(p.B, p.C, p.RC, p.D4s, p.xbufs);
-    const int dls_floats = dls_floats_of(p.B, p.C, JB, p.cl2, own_in_xn);
+    const int own_in_xn = cl2_own_in_xn(p.Bs, p.C, p.RC, p.D4s, p.xbufs);
+    const int dls_floats = dls_floats_of(p.Bs, p.C, JB, p.cl2, own_in_xn);
     /* cl2, rank 0: [B, C] rank 1's partials, fixed point (its own: Xn or dls, cl2_qin) */
-    long long *Qin = (long long *)(dls + cl2_qin(p.B, p.C, JB, own_in_xn));
+    long long *Qin = (long long *)(dls + cl2_qin(p.Bs, p.C, JB, own_in_xn));
     int cl_pending = 0; /* cl2, rank 1: its cluster wait is owed (after the grid's wait) */
     int *sidx = (int *)(dls + dls_floats);   /* [RC]                      */
     int *nidx = sidx + 4 * ((p.RC + 3) / 4); /* xbufs 2: [RC] next step's indices */
-    int *srow = sidx + p.xbufs * 4 * ((p.RC + 3) / 4); /* [B] labels (ce) / data rows (mse) */
-    float *NGs = (float *)(srow + 4 * ((p.B + 3) / 4)); /* [NG-1, JB, D4*4] */
+    int *srow = sidx + p.xbufs * 4 * ((p.RC + 3) / 4); /* [Bs] labels (ce) / data rows (mse) */
+    float *NGs = (float *)(srow + 4 * ((p.Bs + 3) / 4)); /* [NG-1, JB, D4*4] */
 
     const int g = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
-    const int j0 = g * JB, C = p.C, G = p.G, B = p.B;
+    const int C = p.C, G = p.G, B = p.B;
+    /* row groups: block g = rg Hg + hg owns hidden units [hg JB, hg JB + JB) and the
+     * batch's rows [rg Bs, rg Bs + Bs) */
+    const int Hg = G / p.R, hg = g % Hg, rb0 = (g / Hg) * p.Bs;
+    const int j0 = hg * JB;
     const float lr = p.lr;
     float4 *W14 = (float4 *)W1s;
 
@@ -536,7 +585,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     if (t < CMAX) b2s[t] = (p.has_b2 && t < C) ? p.b2[t] : 0.0f;
     __syncthreads();
 
-    unsigned target = 0;
+    unsigned target = 0, gtarget = 0; /* grid, and (R > 1) row-group barriers */
     const int KS = PT / p.RC;                     /* k-splits of the forward */
     const int Dk4 = (p.D4 + KS - 1) / KS;
 
@@ -544,13 +593,17 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     int idx_ready = 0; /* sidx holds this step's first chunk's indices */
     int x_ready = 0;   /* xbufs 2: this step's batch is on its way into Xs (cp.async) */
     for (int s = 0; s < p.steps; s++) {
-        const int row0 = (p.first_step + s) * B;
-        const int rows = min(B, p.n - row0);
-        const float inv_rows = 1.0f / (float)rows;
+        /* this block's rows of the step: [row0, row0 + rows) of the epoch (R > 1: 0 in
+         * the last groups of a short last batch); brows, the batch's */
+        const int brows = min(B, p.n - (p.first_step + s) * B);
+        const int row0 = (p.first_step + s) * B + rb0;
+        const int rows = max(0, min(p.Bs, brows - rb0));
+        const float inv_rows = 1.0f / (float)brows;
         /* xbufs 2: the next step's rows and indices, for the copy started at this step's
          * barrier (published to the block by the barrier's __syncthreads) */
-        const int next_row0 = (p.first_step + s + 1) * B;
-        const int next_rows = s + 1 < p.steps ? min(B, p.n - next_row0) : 0;
+        const int next_row0 = (p.first_step + s + 1) * B + rb0;
+        const int next_rows =
+            s + 1 < p.steps ? max(0, min(p.Bs, min(B, p.n - (next_row0 - rb0)) - rb0)) : 0;
         if (p.xbufs == 2 && t < next_rows) nidx[t] = p.index[next_row0 + t];
         /* phase B's labels, loaded now, used after the barrier. One barrier: every
          * row's (mse: data row) into srow, row t's held in a register through phase
@@ -616,7 +669,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 srow[b] = p.mse ? r : p.labels[r];
             }
         }
-        long long *acc = p.acc + (size_t)(s % 3) * B * C;
+        long long *acc = p.acc + ((size_t)(s % 3) * B + rb0) * C; /* this block's rows */
         if (p.one_barrier && FFNN_CL2 && p.cl2) {
             /* a cluster's two blocks: rank 1 writes its fixed-point partials into rank 0's
              * Qin (DSMEM stores) and arrives at the cluster barrier; rank 0 writes its own
@@ -693,7 +746,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             if (g == 0 && t == 0) p.bad[(s + 2) % 3] = 0u;
             const int bad = __ldcg(p.bad + s % 3) != 0u;
             const int quarter = lane >> 3, c = lane & 7;
-            const float scale = p.mse ? 1.0f / ((float)rows * (float)C) : inv_rows;
+            const float scale = p.mse ? 1.0f / ((float)brows * (float)C) : inv_rows;
             for (int b0 = 4 * warp; b0 < rows; b0 += 4 * PWARPS) {
                 const int b = b0 + quarter;
                 const bool l0 = b < rows && c < C, l1 = b < rows && c + 8 < C;
@@ -716,7 +769,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                         arg = oa;
                     }
                 }
-                const int own = b < rows && c == 0 && b % G == g;
+                const int own = b < rows && c == 0 && b % Hg == hg;
                 float *dl = dls + (size_t)b * C;
                 if (p.mse) {
                     const float *tr = p.targets + (size_t)lab * C;
@@ -871,19 +924,19 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                          : ffnn_dev_act_backward_basic((ffnn_activation)p.act, v, Hs[i]);
         }
         __syncthreads();
-        for (int q = t; q < C * (1 + JB); q += PT) {
-            const int c = q / (1 + JB), k = q - c * (1 + JB);
-            if (k == 0) {
-                if (p.has_b2) b2s[c] = ffnn_dev_sgd(b2s[c], lr, gtmp[q]);
-            } else if (j0 + k - 1 < p.H) {
-                W2s[c * JB + k - 1] = ffnn_dev_sgd(W2s[c * JB + k - 1], lr, gtmp[q]);
-            }
-        }
+        /* db1[j] into gtmp[C (1 + JB) + j]; R == 1: db2, dW2, db1 applied now (R > 1:
+         * after the row groups' sums) */
+        if (p.R == 1) update_small<JB>(p, gtmp, W2s, b1s, b2s, j0, 0);
         for (int j = warp; j < JB; j += PWARPS) {
             float v = 0.0f;
             for (int b = lane; b < rows; b += 32) v += dZs[b * JB + j];
             v = warp_sum(v);
-            if (lane == 0 && p.has_b1 && j0 + j < p.H) b1s[j] = ffnn_dev_sgd(b1s[j], lr, v);
+            if (lane == 0) {
+                if (p.R > 1)
+                    gtmp[C * (1 + JB) + j] = v;
+                else if (p.has_b1 && j0 + j < p.H)
+                    b1s[j] = ffnn_dev_sgd(b1s[j], lr, v);
+            }
         }
         PROF_MARK(6);
         /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
@@ -928,6 +981,42 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                             acc[j].x += v.x, acc[j].y += v.y, acc[j].z += v.z, acc[j].w += v.w;
                         }
             }
+            if (p.R > 1) {
+                /* the R blocks of this hidden slice: each writes its sums over its rows
+                 * to wpart, meets the others at their counter, then adds all R in
+                 * row-group order (rg = 0, 1, ...): the same bits in each. wpart[g] is
+                 * written again only after the next step's grid barrier, which waits
+                 * for these reads. */
+                const int WP = wpart_floats(JB, p.D4, C), NS = C * (1 + JB) + JB;
+                float *wp = p.wpart + (size_t)g * WP;
+                __syncthreads(); /* gtmp's db1 */
+                if (mine && grp == 0)
+#pragma unroll
+                    for (int j = 0; j < JB; j++) ((float4 *)wp)[j * p.D4 + col] = acc[j];
+                for (int q = t; q < NS; q += PT) wp[4 * JB * p.D4 + q] = gtmp[q];
+                grid_barrier(p.gbar + hg, gtarget += p.R);
+                if (mine && grp == 0) {
+                    const float4 *w4 = (const float4 *)(p.wpart + (size_t)hg * WP) + col;
+#pragma unroll
+                    for (int j = 0; j < JB; j++) acc[j] = __ldcg(w4 + j * p.D4);
+                    for (int r = 1; r < p.R; r++) {
+                        const float4 *wr = w4 + (size_t)r * Hg * (WP / 4);
+#pragma unroll
+                        for (int j = 0; j < JB; j++) {
+                            const float4 v = __ldcg(wr + j * p.D4);
+                            acc[j].x += v.x, acc[j].y += v.y, acc[j].z += v.z, acc[j].w += v.w;
+                        }
+                    }
+                }
+                for (int q = t; q < NS; q += PT) {
+                    const float *ws = p.wpart + (size_t)hg * WP + 4 * JB * p.D4 + q;
+                    float v = __ldcg(ws);
+                    for (int r = 1; r < p.R; r++) v += __ldcg(ws + (size_t)r * Hg * WP);
+                    gtmp[q] = v;
+                }
+                __syncthreads();
+                update_small<JB>(p, gtmp, W2s, b1s, b2s, j0, 1);
+            }
             if (mine && grp == 0) {
 #pragma unroll
                 for (int j = 0; j < JB; j++) {
@@ -960,7 +1049,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     if (p.prof && t == 0)
         for (int k = 0; k < NPROF; k++) p.prof[g * NPROF + k] = (unsigned long long)pacc[k];
 
-    /* write back what this block owns */
+    /* write back what this block owns (R > 1: row group 0; the others hold the same) */
+    if (g >= Hg) return;
     for (int i = t; i < JB * p.D; i += PT) {
         const int j = i / p.D, d = i - j * p.D;
         if (j0 + j < p.H) p.W1[(size_t)(j0 + j) * p.D + d] = W1s[j * XS + d];
@@ -977,6 +1067,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 
 typedef struct pplan {
     int JB, G, RC, D4, D4s, NG, u8, xbufs;
+    int R, Bs; /* row groups, rows per row group (pjob_dev's) */
     int cl2; /* pjob_dev.cl2 (pick_cl2) */
     size_t smem; /* bytes of dynamic shared memory */
 } pplan;
@@ -987,11 +1078,26 @@ static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4,
     const size_t XS = (size_t)D4s * 4,
                  dls = (size_t)dls_floats_of(B, C, JB, cl2, cl2_own_in_xn(B, C, RC, D4s, xbufs));
     return (size_t)JB * XS + (size_t)xbufs * RC * (u8 ? (size_t)D4s : XS) +
-           4 * ((CMAX * JB + 3) / 4) + 8 + CMAX + 4 * ((CMAX * (1 + JB) + 3) / 4) +
+           4 * ((CMAX * JB + 3) / 4) + 8 + CMAX + 4 * ((CMAX * (1 + JB) + JB + 3) / 4) +
            2 * 4 * (((size_t)B * JB + 3) / 4) + dls +
            (size_t)xbufs * 4 * (((size_t)RC + 3) / 4) /* sidx, nidx */ +
            4 * (((size_t)B + 3) / 4) /* srow */ +
            (size_t)(NG - 1) * JB * D4 * 4 /* dW1 partial sums */;
+}
+
+/* Row groups of job's launch (pjob_dev.R): 4 from batch 256, 2 from batch 128, else
+ * 1 (784-256relu-10 on an H200, ms/epoch, R = 1 / 2 / 4: batch 64 10.2 / 11.1 / -,
+ * 128 7.8 / 7.4 / 8.0, 256 6.7 / 5.7 / 5.5, 512 7.6 / - / 4.4; docs/RESULTS.md
+ * session 49), each R only where every block's rows take the one-barrier exchange
+ * (ceil(B / R) x classes <= ONE_BARRIER_MAX) and R slices of at most 8 hidden units
+ * fit on the SMs; else the next smaller R. */
+static int row_groups(const ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job)
+{
+    for (int R = job->batch_size >= 256 ? 4 : job->batch_size >= 128 ? 2 : 1; R > 1; R /= 2)
+        if ((job->batch_size + R - 1) / R * job->out <= ONE_BARRIER_MAX &&
+            (size_t)R * ((job->hidden + 7) / 8) <= (size_t)ctx->sm_count)
+            return R;
+    return 1;
 }
 
 /* The launch plan of job on ctx's GPU; 0 with the reason set when it cannot run. */
@@ -1019,10 +1125,12 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
     pl->cl2 = 0;
     pl->D4 = (int)((job->in + 3) / 4);
     pl->D4s = pl->D4 | 1; /* odd: rows of Xs fall in distinct 16-byte bank groups */
+    pl->R = row_groups(ctx, job);
+    pl->Bs = (int)((job->batch_size + pl->R - 1) / pl->R);
     const int jbs[4] = {1, 2, 4, 8};
     pl->JB = 0;
     for (int i = 0; i < 4; i++)
-        if ((job->hidden + jbs[i] - 1) / jbs[i] <= (size_t)ctx->sm_count) {
+        if ((size_t)pl->R * ((job->hidden + jbs[i] - 1) / jbs[i]) <= (size_t)ctx->sm_count) {
             pl->JB = jbs[i];
             break;
         }
@@ -1032,13 +1140,13 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
                   "on %d SMs", job->hidden, ctx->sm_count);
         return 0;
     }
-    pl->G = (int)((job->hidden + pl->JB - 1) / pl->JB);
+    pl->G = pl->R * (int)((job->hidden + pl->JB - 1) / pl->JB);
     /* dW1 row groups: inputs up to 256 features (D4 <= 64) split the rows over
      * PT / D4p thread groups, at most 16; wider ones keep one thread per column */
     const int D4p = (pl->D4 + 31) & ~31;
     pl->NG = pl->D4 <= 64 ? (PT / D4p < 16 ? PT / D4p : 16) : 1;
-    int rc_max = 8; /* the batch's rows rounded up to a power of 2, at most PT */
-    while (rc_max < (int)job->batch_size && rc_max < PT) rc_max *= 2;
+    int rc_max = 8; /* a block's rows rounded up to a power of 2, at most PT */
+    while (rc_max < pl->Bs && rc_max < PT) rc_max *= 2;
     /* x as floats when the whole batch fits on chip that way; else uint8 images
      * (whole words per row) stay raw on chip, 4x the rows, summed as pixel values
      * (batch 64: floats 14.3 ms/epoch, raw 14.5; batch 256: floats 11.8 (two
@@ -1047,12 +1155,12 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
     for (pl->u8 = 0; pl->u8 <= 1; pl->u8++) {
         pl->RC = 0;
         for (int rc = rc_max; rc >= 8; rc /= 2)
-            if (smem_floats(pl->JB, rc, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
+            if (smem_floats(pl->JB, rc, pl->D4s, pl->Bs, (int)job->out, pl->NG,
                             pl->D4, pl->u8, 1, 0) * 4 <= (size_t)optin) {
                 pl->RC = rc;
                 break;
             }
-        if ((pl->RC >= (int)job->batch_size && pl->RC > 0) || !raw_ok) break;
+        if ((pl->RC >= pl->Bs && pl->RC > 0) || !raw_ok) break;
     }
     if (pl->u8 > 1) pl->u8 = 1;
     if (pl->RC == 0) {
@@ -1066,13 +1174,13 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
      * precedence over floats) */
     pl->xbufs = 1;
     if (raw_ok &&
-        smem_floats(pl->JB, rc_max, pl->D4s, (int)job->batch_size, (int)job->out, pl->NG,
-                    pl->D4, 1, 2, 0) * 4 <= (size_t)optin && rc_max >= (int)job->batch_size) {
+        smem_floats(pl->JB, rc_max, pl->D4s, pl->Bs, (int)job->out, pl->NG,
+                    pl->D4, 1, 2, 0) * 4 <= (size_t)optin && rc_max >= pl->Bs) {
         pl->xbufs = 2;
         pl->u8 = 1;
         pl->RC = rc_max;
     }
-    pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size, (int)job->out,
+    pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, pl->Bs, (int)job->out,
                            pl->NG, pl->D4, pl->u8, pl->xbufs, 0) * 4;
     return 1;
 }
@@ -1133,7 +1241,8 @@ static cudaLaunchConfig_t cl2_config(const pplan *pl, size_t smem, int coop,
 static ffnn_status pick_cl2(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *pl)
 {
     pl->cl2 = 0;
-    if (job->batch_size * job->out > ONE_BARRIER_MAX || pl->G % 2 != 0) return FFNN_OK;
+    if (pl->R > 1 || job->batch_size * job->out > ONE_BARRIER_MAX || pl->G % 2 != 0)
+        return FFNN_OK;
     int major = 0, optin = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx->device) !=
             cudaSuccess ||
@@ -1142,7 +1251,7 @@ static ffnn_status pick_cl2(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, 
         (void)cudaGetLastError();
         return FFNN_OK;
     }
-    const size_t smem = smem_floats(pl->JB, pl->RC, pl->D4s, (int)job->batch_size,
+    const size_t smem = smem_floats(pl->JB, pl->RC, pl->D4s, pl->Bs,
                                     (int)job->out, pl->NG, pl->D4, pl->u8, pl->xbufs, 1) * 4;
     if (major < 9 || smem > (size_t)optin) return FFNN_OK;
     pkernel_fn k = kernel_for(pl->JB, pl->u8);
@@ -1265,14 +1374,20 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     /* the exchange (measured, docs/RESULTS.md, 784-256relu-10 on an H200, one barrier
      * against two in ms/epoch: batch 128 9.80 / 10.51, 160 10.45 / 10.74, 192 9.32 /
      * 9.45, 256 8.39 / 8.25) */
-    const int one_barrier = B * C <= ONE_BARRIER_MAX;
+    const int one_barrier = (size_t)pl.Bs * C <= ONE_BARRIER_MAX; /* R > 1: always */
     const size_t acc_bytes = one_barrier ? 3 * B * C * sizeof(long long)
                                          : B * (size_t)pl.G * CMAX * sizeof(float) +
                                                ((B * C * sizeof(float) + 127) & ~(size_t)127);
+    /* after acc: bar, bad [3] (one 128-byte line), gbar [Hg] (zeroed); prof [G, NPROF];
+     * wpart [G, WP] */
+    const int Hg = pl.G / pl.R;
+    const size_t ctrl_bytes = 128 + (((size_t)Hg * sizeof(unsigned) + 127) & ~(size_t)127);
+    const size_t prof_bytes = (size_t)pl.G * NPROF * sizeof(unsigned long long);
+    const size_t wpart_bytes =
+        pl.R > 1 ? (size_t)pl.G * wpart_floats(pl.JB, pl.D4, (int)C) * sizeof(float) : 0;
+    const size_t wpart_at = (acc_bytes + ctrl_bytes + prof_bytes + 255) & ~(size_t)255;
     void *base = NULL;
-    if ((st = scratch(ctx, acc_bytes + 128 +
-                           (size_t)pl.G * NPROF * sizeof(unsigned long long), &base)) != FFNN_OK)
-        return st;
+    if ((st = scratch(ctx, wpart_at + wpart_bytes, &base)) != FFNN_OK) return st;
 
     pjob_dev p;
     memset(&p, 0, sizeof p);
@@ -1297,6 +1412,10 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     }
     p.bar = (unsigned *)((char *)base + acc_bytes);
     p.bad = p.bar + 4;
+    p.gbar = p.bar + 32; /* a line of their own */
+    if (pl.R > 1) p.wpart = (float *)((char *)base + wpart_at);
+    p.R = pl.R;
+    p.Bs = pl.Bs;
     p.lr = job->lr;
     p.D = (int)job->in;
     p.H = (int)job->hidden;
@@ -1318,10 +1437,11 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.has_b2 = job->b2 != NULL;
     const char *prof_env = getenv("FFNN_PERSISTENT_PROFILE");
     const int profile = prof_env != NULL && prof_env[0] == '1';
-    if (profile) p.prof = (unsigned long long *)((char *)base + acc_bytes + 128);
-    /* the accumulators (one barrier), the barrier counter and the flags start at 0 */
+    if (profile) p.prof = (unsigned long long *)((char *)base + acc_bytes + ctrl_bytes);
+    /* the accumulators (one barrier), the barrier counters and the flags start at 0 */
     FFNN_CUDA_CHECK(ctx, cudaMemsetAsync(one_barrier ? base : (void *)p.bar, 0,
-                                         one_barrier ? acc_bytes + 128 : 128, ctx->stream));
+                                         one_barrier ? acc_bytes + ctrl_bytes : ctrl_bytes,
+                                         ctx->stream));
     if (pl.cl2) { /* cooperative, in clusters of two */
         cudaLaunchAttribute at[2];
         const cudaLaunchConfig_t cfg = cl2_config(&pl, pl.smem, 1, ctx->stream, at);
