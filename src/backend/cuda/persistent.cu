@@ -514,6 +514,21 @@ static __device__ __forceinline__ void dw1_row(const float *Xs, const float *dZs
     }
 }
 
+/* One barrier: row b, class c's partial logit over the block's JB hidden units
+ * (Hs [rows, JB], W2s [C, JB]) in fixed point; 0, with the step's flag *bad set, when
+ * it is NaN or not below FX_LIMIT (that step's logits then read NaN). */
+template <int JB>
+static __device__ __forceinline__ long long partial_fx(const float *Hs, const float *W2s, int b,
+                                                       int c, unsigned *bad)
+{
+    float v = 0.0f;
+#pragma unroll
+    for (int j = 0; j < JB; j++) v = fmaf(Hs[b * JB + j], W2s[c * JB + j], v);
+    if (fabsf(v) < FX_LIMIT) return fx_from(v); /* not NaN, not too large */
+    atomicOr(bad, 1u);
+    return 0;
+}
+
 /* The SGD update of what a block owns besides W1 from gtmp's sums: db2 [C] and dW2
  * [C, JB] (gtmp[c (1 + JB) + k], k = 0: db2[c], else dW2[c, k - 1]) and, with db1,
  * db1 [JB] (gtmp[C (1 + JB) + j]). */
@@ -681,16 +696,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             long long *own = (long long *)(own_in_xn ? Xn : dls); /* Xn: this step's */
             long long *dst = lead ? own : cl_peer(Qin);
             for (int i = t; i < rows * C; i += PT) {
-                const int b = i / C, c = i - b * C;
-                float v = 0.0f;
-#pragma unroll
-                for (int j = 0; j < JB; j++) v = fmaf(Hs[b * JB + j], W2s[c * JB + j], v);
-                long long q = 0;
-                if (fabsf(v) < FX_LIMIT) /* not NaN, not too large */
-                    q = fx_from(v);
-                else
-                    atomicOr(p.bad + s % 3, 1u);
-                dst[i] = q;
+                const int b = i / C;
+                dst[i] = partial_fx<JB>(Hs, W2s, b, i - b * C, p.bad + s % 3);
             }
             cl_arrive();
             if (lead) {
@@ -702,15 +709,11 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 cl_pending = 1;
             }
         } else if (p.one_barrier) {
-            for (int i = t; i < rows * C; i += PT) {
-                const int b = i / C, c = i - b * C;
-                float v = 0.0f;
-#pragma unroll
-                for (int j = 0; j < JB; j++) v = fmaf(Hs[b * JB + j], W2s[c * JB + j], v);
-                if (fabsf(v) < FX_LIMIT) /* not NaN, not too large */
-                    atomicAdd((unsigned long long *)(acc + i), (unsigned long long)fx_from(v));
-                else
-                    atomicOr(p.bad + s % 3, 1u);
+            for (int i = t; i < rows * C; i += PT) { /* a flagged 0 adds nothing */
+                const int b = i / C;
+                atomicAdd((unsigned long long *)(acc + i),
+                          (unsigned long long)partial_fx<JB>(Hs, W2s, b, i - b * C,
+                                                             p.bad + s % 3));
             }
             /* the next step's images into L2 while the grid gathers */
             if (s + 1 < p.steps && p.xbufs == 1) prefetch_step(p, p.first_step + s + 1, 0, G);
