@@ -616,10 +616,11 @@ static test_result persistent_row_groups(char *why, size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
-    ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) == FFNN_OK,
+    ffnn_dataset *full = NULL, *train = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL) == FFNN_OK,
           "Fashion-MNIST missing: %s", ffnn_last_error());
     CHECK_OK(ffnn_dataset_slice(full, 0, 1800, &train));
+    ffnn_dataset_free(full);
     const struct { const char *arch; size_t batch; } cases[] = {
         {"784-256relu-10", 128}, {"784-256relu-10", 192}, {"784-256relu-10", 256},
         {"784-256relu-10", 320}, {"784-90relu-10", 256}};
@@ -634,35 +635,19 @@ static test_result persistent_row_groups(char *why, size_t why_size)
         ffnn_trainer *cpu = NULL, *gpu = NULL;
         CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
         const size_t steps = (1800 + cases[k].batch - 1) / cases[k].batch;
+        char what[64];
+        snprintf(what, sizeof what, "%s batch %zu", cases[k].arch, cases[k].batch);
         double worst = 0;
-        for (int epoch = 1; epoch <= 2; epoch++) {
-            ffnn_epoch_stats sc, sg;
-            CHECK_OK(ffnn_trainer_run_epoch(cpu, NULL, NULL, &sc));
-            CHECK_OK(ffnn_trainer_run_epoch(gpu, NULL, NULL, &sg));
-            const double *lc = NULL, *lg = NULL;
-            size_t nc = 0, ng = 0;
-            CHECK_OK(ffnn_trainer_step_losses(cpu, &lc, &nc));
-            CHECK_OK(ffnn_trainer_step_losses(gpu, &lg, &ng));
-            CHECK(nc == steps && ng == steps, "%zu and %zu steps per epoch, expected %zu", nc,
-                  ng, steps);
-            for (size_t s = 0; s < nc; s++) {
-                const double rel = fabs(lg[s] - lc[s]) / fabs(lc[s]);
-                if (rel > worst)
-                    worst = rel;
-                CHECK(rel <= PARITY_REL, "%s batch %zu, epoch %d step %zu: cpu %.8f cuda %.8f "
-                      "(rel %.2e)", cases[k].arch, cases[k].batch, epoch, s + 1, lc[s], lg[s],
-                      rel);
-            }
-        }
-        printf("     %s batch %zu: 2 epochs of %zu steps, worst relative loss difference "
-               "%.2e\n", cases[k].arch, cases[k].batch, steps, worst);
+        for (int epoch = 1; epoch <= 2; epoch++)
+            if (epoch_follows(cpu, gpu, steps, PARITY_REL, what, epoch, &worst) != TEST_PASS)
+                return TEST_FAIL;
+        printf("     %s: 2 epochs of %zu steps, worst relative loss difference %.2e\n", what,
+               steps, worst);
         ffnn_trainer_free(cpu);
         ffnn_trainer_free(gpu);
         ffnn_model_free(m);
     }
     ffnn_dataset_free(train);
-    ffnn_dataset_free(full);
-    ffnn_dataset_free(test);
     return TEST_PASS;
 }
 
