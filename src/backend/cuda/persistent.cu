@@ -155,6 +155,17 @@ typedef struct pjob_dev {
     int mse;               /* 1: mean squared error on float targets; 0: softmax_ce */
 } pjob_dev;
 
+/* The rows of step st's batch (the last one may be short), and of those the ones of the
+ * row group whose rows start at rb0 (0 when the batch ends before them). */
+static __device__ __forceinline__ int batch_rows(const pjob_dev &p, int st)
+{
+    return min(p.B, p.n - st * p.B);
+}
+static __device__ __forceinline__ int group_rows(const pjob_dev &p, int brows, int rb0)
+{
+    return max(0, min(p.Bs, brows - rb0));
+}
+
 /* floats per block in pjob_dev.wpart: dW1 [JB, D4] float4s, then db2 and dW2
  * [C, 1 + JB] and db1 [JB] (gtmp's layout), padded to float4s */
 static __host__ __device__ __forceinline__ int wpart_floats(int JB, int D4, int C)
@@ -610,15 +621,15 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     for (int s = 0; s < p.steps; s++) {
         /* this block's rows of the step: [row0, row0 + rows) of the epoch (R > 1: 0 in
          * the last groups of a short last batch); brows, the batch's */
-        const int brows = min(B, p.n - (p.first_step + s) * B);
+        const int brows = batch_rows(p, p.first_step + s);
         const int row0 = (p.first_step + s) * B + rb0;
-        const int rows = max(0, min(p.Bs, brows - rb0));
+        const int rows = group_rows(p, brows, rb0);
         const float inv_rows = 1.0f / (float)brows;
         /* xbufs 2: the next step's rows and indices, for the copy started at this step's
          * barrier (published to the block by the barrier's __syncthreads) */
         const int next_row0 = (p.first_step + s + 1) * B + rb0;
         const int next_rows =
-            s + 1 < p.steps ? max(0, min(p.Bs, min(B, p.n - (next_row0 - rb0)) - rb0)) : 0;
+            s + 1 < p.steps ? group_rows(p, batch_rows(p, p.first_step + s + 1), rb0) : 0;
         if (p.xbufs == 2 && t < next_rows) nidx[t] = p.index[next_row0 + t];
         /* phase B's labels, loaded now, used after the barrier. One barrier: every
          * row's (mse: data row) into srow, row t's held in a register through phase
