@@ -207,6 +207,16 @@ static __device__ __forceinline__ float warp_sum(float v)
     return v;
 }
 
+/* warp_sum of two values at once (their shuffles interleaved): the same bits each */
+static __device__ __forceinline__ void warp_sum2(float &a, float &b)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off /= 2) {
+        a += __shfl_xor_sync(0xffffffffu, a, off);
+        b += __shfl_xor_sync(0xffffffffu, b, off);
+    }
+}
+
 static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
 {
     unsigned v;
@@ -919,14 +929,23 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
          * the step's end: its load_x skips that round trip */
         const int pre_idx = next_rows > 0 && next_rows <= p.RC && p.xbufs == 1;
         const int next_idx = pre_idx && t < next_rows ? p.index[next_row0 + t] : 0;
-        /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each */
-        for (int q = warp; q < C * (1 + JB); q += PWARPS) {
+        /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each, two
+         * at a time (q and q + PWARPS: two independent chains of loads and shuffles;
+         * each sum as warp_sum's, the same bits) */
+        for (int q = warp; q < C * (1 + JB); q += 2 * PWARPS) {
+            const int two = q + PWARPS < C * (1 + JB), q2 = two ? q + PWARPS : q;
             const int c = q / (1 + JB), k = q - c * (1 + JB);
-            float v = 0.0f;
-            for (int b = lane; b < rows; b += 32)
+            const int c2 = q2 / (1 + JB), k2 = q2 - c2 * (1 + JB);
+            float v = 0.0f, v2 = 0.0f;
+            for (int b = lane; b < rows; b += 32) {
                 v = fmaf(dls[b * C + c], k == 0 ? 1.0f : Hs[b * JB + k - 1], v);
-            v = warp_sum(v);
-            if (lane == 0) gtmp[q] = v;
+                v2 = fmaf(dls[b * C + c2], k2 == 0 ? 1.0f : Hs[b * JB + k2 - 1], v2);
+            }
+            warp_sum2(v, v2);
+            if (lane == 0) {
+                gtmp[q] = v;
+                if (two) gtmp[q2] = v2;
+            }
         }
         /* dz1 = (dlog W2[:, J]) * act'(h), with W2 before its update */
         for (int i = t; i < rows * JB; i += PT) {
