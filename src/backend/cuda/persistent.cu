@@ -1103,6 +1103,7 @@ typedef struct pplan {
     int R, Bs; /* row groups, rows per row group (pjob_dev's) */
     int cl2; /* pjob_dev.cl2 (pick_cl2) */
     size_t smem; /* bytes of dynamic shared memory */
+    int optin;   /* the device's most shared memory per block, bytes */
 } pplan;
 
 static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4, int u8,
@@ -1155,6 +1156,7 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
         (void)cudaGetLastError();
         optin = 48 * 1024;
     }
+    pl->optin = optin;
     pl->cl2 = 0;
     pl->D4 = (int)((job->in + 3) / 4);
     pl->D4s = pl->D4 | 1; /* odd: rows of Xs fall in distinct 16-byte bank groups */
@@ -1276,17 +1278,15 @@ static ffnn_status pick_cl2(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, 
     pl->cl2 = 0;
     if (pl->R > 1 || job->batch_size * job->out > ONE_BARRIER_MAX || pl->G % 2 != 0)
         return FFNN_OK;
-    int major = 0, optin = 0;
+    int major = 0;
     if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx->device) !=
-            cudaSuccess ||
-        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device) !=
-            cudaSuccess) {
+        cudaSuccess) {
         (void)cudaGetLastError();
         return FFNN_OK;
     }
     const size_t smem = smem_floats(pl->JB, pl->RC, pl->D4s, pl->Bs,
                                     (int)job->out, pl->NG, pl->D4, pl->u8, pl->xbufs, 1) * 4;
-    if (major < 9 || smem > (size_t)optin) return FFNN_OK;
+    if (major < 9 || smem > (size_t)pl->optin) return FFNN_OK;
     pkernel_fn k = kernel_for(pl->JB, pl->u8);
     FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)k,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
