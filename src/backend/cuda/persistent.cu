@@ -207,13 +207,14 @@ static __device__ __forceinline__ float warp_sum(float v)
     return v;
 }
 
-/* warp_sum of two values at once (their shuffles interleaved): the same bits each */
-static __device__ __forceinline__ void warp_sum2(float &a, float &b)
+/* warp_sum of three values at once (their shuffles interleaved): the same bits each */
+static __device__ __forceinline__ void warp_sum3(float &a, float &b, float &c)
 {
 #pragma unroll
     for (int off = 16; off > 0; off /= 2) {
         a += __shfl_xor_sync(0xffffffffu, a, off);
         b += __shfl_xor_sync(0xffffffffu, b, off);
+        c += __shfl_xor_sync(0xffffffffu, c, off);
     }
 }
 
@@ -929,48 +930,62 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
          * the step's end: its load_x skips that round trip */
         const int pre_idx = next_rows > 0 && next_rows <= p.RC && p.xbufs == 1;
         const int next_idx = pre_idx && t < next_rows ? p.index[next_row0 + t] : 0;
-        /* db2[c] (k = 0) and dW2[c, j] (k = 1 + j): sums over rows, one warp each, two
-         * at a time (q and q + PWARPS: two independent chains of loads and shuffles;
-         * each sum as warp_sum's, the same bits) */
-        for (int q = warp; q < C * (1 + JB); q += 2 * PWARPS) {
-            const int two = q + PWARPS < C * (1 + JB), q2 = two ? q + PWARPS : q;
-            const int c = q / (1 + JB), k = q - c * (1 + JB);
-            const int c2 = q2 / (1 + JB), k2 = q2 - c2 * (1 + JB);
-            float v = 0.0f, v2 = 0.0f;
+        /* The small sums, side by side. Warp j < JB: dz1[:, j] = (dlog W2[:, j]) *
+         * act'(h[:, j]) with W2 before its update, lane l taking rows l, l + 32, ...,
+         * then db1[j] = warp_sum of the lane's dz1 added in that order (R == 1: applied
+         * now; R > 1: into gtmp[C (1 + JB) + j], added after the row groups' sums). The
+         * other warps: db2[c] (k = 0) and dW2[c, j] (k = 1 + j), sums over rows, three
+         * at a time (independent chains of loads and shuffles; each sum formed as
+         * warp_sum's). */
+        static_assert(JB <= PWARPS / 2, "the small sums' warps");
+        const int NW2 = C * (1 + JB);
+        if (warp < JB) {
+            const int j = warp;
+            float s1 = 0.0f;
             for (int b = lane; b < rows; b += 32) {
-                v = fmaf(dls[b * C + c], k == 0 ? 1.0f : Hs[b * JB + k - 1], v);
-                v2 = fmaf(dls[b * C + c2], k2 == 0 ? 1.0f : Hs[b * JB + k2 - 1], v2);
+                const int i = b * JB + j;
+                float v = 0.0f;
+                for (int c = 0; c < C; c++) v = fmaf(dls[b * C + c], W2s[c * JB + j], v);
+                const float dz =
+                    p.act == (int)FFNN_ACT_RELU
+                        ? __fmul_rn(v, Hs[i] > 0.0f ? 1.0f : 0.0f)
+                        : ffnn_dev_act_backward_basic((ffnn_activation)p.act, v, Hs[i]);
+                dZs[i] = dz;
+                s1 += dz;
             }
-            warp_sum2(v, v2);
-            if (lane == 0) {
-                gtmp[q] = v;
-                if (two) gtmp[q2] = v2;
-            }
-        }
-        /* dz1 = (dlog W2[:, J]) * act'(h), with W2 before its update */
-        for (int i = t; i < rows * JB; i += PT) {
-            const int b = i / JB, j = i - b * JB;
-            float v = 0.0f;
-            for (int c = 0; c < C; c++) v = fmaf(dls[b * C + c], W2s[c * JB + j], v);
-            dZs[i] = p.act == (int)FFNN_ACT_RELU
-                         ? __fmul_rn(v, Hs[i] > 0.0f ? 1.0f : 0.0f)
-                         : ffnn_dev_act_backward_basic((ffnn_activation)p.act, v, Hs[i]);
-        }
-        __syncthreads();
-        /* db1[j] into gtmp[C (1 + JB) + j]; R == 1: db2, dW2, db1 applied now (R > 1:
-         * after the row groups' sums) */
-        if (p.R == 1) update_small<JB>(p, gtmp, W2s, b1s, b2s, j0, 0);
-        for (int j = warp; j < JB; j += PWARPS) {
-            float v = 0.0f;
-            for (int b = lane; b < rows; b += 32) v += dZs[b * JB + j];
-            v = warp_sum(v);
+            s1 = warp_sum(s1);
             if (lane == 0) {
                 if (p.R > 1)
-                    gtmp[C * (1 + JB) + j] = v;
+                    gtmp[NW2 + j] = s1;
                 else if (p.has_b1 && j0 + j < p.H)
-                    b1s[j] = ffnn_dev_sgd(b1s[j], lr, v);
+                    b1s[j] = ffnn_dev_sgd(b1s[j], lr, s1);
             }
         }
+        for (int q0 = 3 * (warp - JB); warp >= JB && q0 < NW2; q0 += 3 * (PWARPS - JB)) {
+            int cq[3], kq[3];
+            float v[3];
+#pragma unroll
+            for (int u = 0; u < 3; u++) { /* past NW2: sum NW2 - 1 again, not stored */
+                const int q = min(q0 + u, NW2 - 1);
+                cq[u] = q / (1 + JB);
+                kq[u] = q - cq[u] * (1 + JB);
+                v[u] = 0.0f;
+            }
+            for (int b = lane; b < rows; b += 32) {
+#pragma unroll
+                for (int u = 0; u < 3; u++)
+                    v[u] = fmaf(dls[b * C + cq[u]], kq[u] == 0 ? 1.0f : Hs[b * JB + kq[u] - 1],
+                                v[u]);
+            }
+            warp_sum3(v[0], v[1], v[2]);
+            if (lane == 0)
+#pragma unroll
+                for (int u = 0; u < 3; u++)
+                    if (q0 + u < NW2) gtmp[q0 + u] = v[u];
+        }
+        __syncthreads();
+        /* R == 1: db2 and dW2 applied now (R > 1: after the row groups' sums) */
+        if (p.R == 1) update_small<JB>(p, gtmp, W2s, b1s, b2s, j0, 0);
         PROF_MARK(6);
         /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
          * the rows r = grp, grp + NG, ... (grp = t / D4p); with NG > 1 groups the
