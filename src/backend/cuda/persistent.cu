@@ -552,12 +552,11 @@ static __device__ __forceinline__ long long partial_fx(const float *Hs, const fl
 }
 
 /* The SGD update of what a block owns besides W1 from gtmp's sums: db2 [C] and dW2
- * [C, JB] (gtmp[c (1 + JB) + k], k = 0: db2[c], else dW2[c, k - 1]) and, with db1,
- * db1 [JB] (gtmp[C (1 + JB) + j]). */
+ * [C, JB] (gtmp[c (1 + JB) + k], k = 0: db2[c], else dW2[c, k - 1]) and db1 [JB]
+ * (gtmp[C (1 + JB) + j]). */
 template <int JB>
 static __device__ __forceinline__ void update_small(const pjob_dev &p, const float *gtmp,
-                                                    float *W2s, float *b1s, float *b2s, int j0,
-                                                    int db1)
+                                                    float *W2s, float *b1s, float *b2s, int j0)
 {
     const int C = p.C;
     for (int q = threadIdx.x; q < C * (1 + JB); q += PT) {
@@ -568,7 +567,7 @@ static __device__ __forceinline__ void update_small(const pjob_dev &p, const flo
             W2s[c * JB + k - 1] = ffnn_dev_sgd(W2s[c * JB + k - 1], p.lr, gtmp[q]);
         }
     }
-    if (db1 && threadIdx.x < JB && p.has_b1 && j0 + (int)threadIdx.x < p.H)
+    if (threadIdx.x < JB && p.has_b1 && j0 + (int)threadIdx.x < p.H)
         b1s[threadIdx.x] = ffnn_dev_sgd(b1s[threadIdx.x], p.lr, gtmp[C * (1 + JB) + threadIdx.x]);
 }
 
@@ -688,10 +687,10 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 for (int k = 0; k < KS; k++) z += red[(k * p.RC + rr) * JB + j];
                 z = __fadd_rn(px_sum<U8>(z), b1s[j]);
                 /* relu outside the activation switch: its work as before */
-                Hs[(c0 + rr) * JB + j] =
-                    j0 + j >= p.H                ? 0.0f
-                    : p.act == (int)FFNN_ACT_RELU ? ffnn_dev_relu(z)
-                                                  : ffnn_dev_act_forward_basic((ffnn_activation)p.act, z);
+                const ffnn_activation act = (ffnn_activation)p.act;
+                Hs[(c0 + rr) * JB + j] = j0 + j >= p.H          ? 0.0f
+                                         : act == FFNN_ACT_RELU ? ffnn_dev_relu(z)
+                                                           : ffnn_dev_act_forward_basic(act, z);
             }
             __syncthreads();
             PROF_MARK(1);
@@ -706,7 +705,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 srow[b] = p.mse ? r : p.labels[r];
             }
         }
-        long long *acc = p.acc + ((size_t)(s % 3) * B + rb0) * C; /* this block's rows */
+        /* the step's logits accumulator, this block's rows (not the forward's acc) */
+        long long *lacc = p.acc + ((size_t)(s % 3) * B + rb0) * C;
         if (p.one_barrier && FFNN_CL2 && p.cl2) {
             /* a cluster's two blocks: rank 1 writes its fixed-point partials into rank 0's
              * Qin (DSMEM stores) and arrives at the cluster barrier; rank 0 writes its own
@@ -725,7 +725,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             if (lead) {
                 cl_wait();
                 for (int i = t; i < rows * C; i += PT)
-                    atomicAdd((unsigned long long *)(acc + i),
+                    atomicAdd((unsigned long long *)(lacc + i),
                               (unsigned long long)(own[i] + Qin[i]));
             } else {
                 cl_pending = 1;
@@ -733,7 +733,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         } else if (p.one_barrier) {
             for (int i = t; i < rows * C; i += PT) { /* a flagged 0 adds nothing */
                 const int b = i / C;
-                atomicAdd((unsigned long long *)(acc + i),
+                atomicAdd((unsigned long long *)(lacc + i),
                           (unsigned long long)partial_fx<JB>(Hs, W2s, b, i - b * C,
                                                              p.bad + s % 3));
             }
@@ -764,7 +764,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
 
         if (p.one_barrier) {
             /* ---- B, one barrier: every block, every row (a quarter warp per row,
-             * classes c and c + 8 per lane, read straight from acc): logits, softmax
+             * classes c and c + 8 per lane, read straight from lacc): logits, softmax
              * cross-entropy (mse), dlogits into dls ---- */
             long long *old = p.acc + (size_t)((s + 2) % 3) * B * C; /* step s - 1's */
             for (int i = g * PT + t; i < B * C; i += G * PT) old[i] = 0;
@@ -776,7 +776,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 const int b = b0 + quarter;
                 const bool l0 = b < rows && c < C, l1 = b < rows && c + 8 < C;
                 const int lab = b < rows ? srow[b] : 0;
-                const long long *ab = acc + (size_t)b * C;
+                const long long *ab = lacc + (size_t)b * C;
                 const long long q0 = l0 ? __ldcg(ab + c) : 0, q1 = l1 ? __ldcg(ab + c + 8) : 0;
                 float z0 = l0 ? __fadd_rn(fx_to(q0), b2s[c]) : -INFINITY;
                 float z1 = l1 ? __fadd_rn(fx_to(q1), b2s[c + 8]) : -INFINITY;
@@ -932,8 +932,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         const int next_idx = pre_idx && t < next_rows ? p.index[next_row0 + t] : 0;
         /* The small sums, side by side. Warp j < JB: dz1[:, j] = (dlog W2[:, j]) *
          * act'(h[:, j]) with W2 before its update, lane l taking rows l, l + 32, ...,
-         * then db1[j] = warp_sum of the lane's dz1 added in that order (R == 1: applied
-         * now; R > 1: into gtmp[C (1 + JB) + j], added after the row groups' sums). The
+         * then db1[j] = warp_sum of the lane's dz1 added in that order, into
+         * gtmp[C (1 + JB) + j] (R > 1: added after the row groups' sums). The
          * other warps: db2[c] (k = 0) and dW2[c, j] (k = 1 + j), sums over rows, three
          * at a time (independent chains of loads and shuffles; each sum formed as
          * warp_sum's). */
@@ -954,12 +954,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 s1 += dz;
             }
             s1 = warp_sum(s1);
-            if (lane == 0) {
-                if (p.R > 1)
-                    gtmp[NW2 + j] = s1;
-                else if (p.has_b1 && j0 + j < p.H)
-                    b1s[j] = ffnn_dev_sgd(b1s[j], lr, s1);
-            }
+            if (lane == 0) gtmp[NW2 + j] = s1;
         }
         for (int q0 = 3 * (warp - JB); warp >= JB && q0 < NW2; q0 += 3 * (PWARPS - JB)) {
             int cq[3], kq[3];
@@ -984,8 +979,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     if (q0 + u < NW2) gtmp[q0 + u] = v[u];
         }
         __syncthreads();
-        /* R == 1: db2 and dW2 applied now (R > 1: after the row groups' sums) */
-        if (p.R == 1) update_small<JB>(p, gtmp, W2s, b1s, b2s, j0, 0);
+        /* R == 1: db2, dW2 and db1 applied now (R > 1: after the row groups' sums) */
+        if (p.R == 1) update_small<JB>(p, gtmp, W2s, b1s, b2s, j0);
         PROF_MARK(6);
         /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
          * the rows r = grp, grp + NG, ... (grp = t / D4p); with NG > 1 groups the
@@ -1063,7 +1058,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                     gtmp[q] = v;
                 }
                 __syncthreads();
-                update_small<JB>(p, gtmp, W2s, b1s, b2s, j0, 1);
+                update_small<JB>(p, gtmp, W2s, b1s, b2s, j0);
             }
             if (mine && grp == 0) {
 #pragma unroll
