@@ -218,14 +218,31 @@ static __device__ __forceinline__ float ffnn_dev_u8_to_unit_nodiv(unsigned p)
     return ffnn_dev_div255(__int_as_float(0x4B000000u | p) - 8388608.0f);
 }
 
+/* Byte k of the word v as a float, the pixel value 0..255 itself (exact: one PRMT,
+ * selector 0x765k, builds 2^23 + byte; minus 2^23). */
+static __device__ __forceinline__ float ffnn_dev_u8_byte(unsigned v, unsigned sel)
+{
+    return __int_as_float(__byte_perm(v, 0x4B000000u, sel)) - 8388608.0f;
+}
+
 /* The four bytes of the word v (little-endian: byte 0, 1, 2, 3) as floats, the
- * pixel values 0..255 themselves (exact: one PRMT builds 2^23 + byte, minus 2^23). */
+ * pixel values 0..255 themselves (ffnn_dev_u8_byte). */
 static __device__ __forceinline__ float4 ffnn_dev_u8x4_to_float4(unsigned v)
 {
-    return make_float4(__int_as_float(__byte_perm(v, 0x4B000000u, 0x7650u)) - 8388608.0f,
-                       __int_as_float(__byte_perm(v, 0x4B000000u, 0x7651u)) - 8388608.0f,
-                       __int_as_float(__byte_perm(v, 0x4B000000u, 0x7652u)) - 8388608.0f,
-                       __int_as_float(__byte_perm(v, 0x4B000000u, 0x7653u)) - 8388608.0f);
+    return make_float4(ffnn_dev_u8_byte(v, 0x7650u), ffnn_dev_u8_byte(v, 0x7651u),
+                       ffnn_dev_u8_byte(v, 0x7652u), ffnn_dev_u8_byte(v, 0x7653u));
+}
+
+/* As ffnn_dev_u8x4_to_float4, the same values, with bytes 0 and 3 converted by
+ * I2F.U8 (the conversion pipe, 16 results a clock per SM on sm_90) and bytes 1 and 2
+ * by PRMT + FADD (the ALU and FMA pipes): fewer issue slots where a loop is bound by
+ * issue and has warps enough to hide the conversion's latency (the persistent
+ * forward: 1.91 -> 1.84 us a step at batch 64, docs/RESULTS.md session 52; its dW1,
+ * 2 warps a scheduler, was slower with it). */
+static __device__ __forceinline__ float4 ffnn_dev_u8x4_to_float4_mixed(unsigned v)
+{
+    return make_float4(__uint2float_rn(v & 0xffu), ffnn_dev_u8_byte(v, 0x7651u),
+                       ffnn_dev_u8_byte(v, 0x7652u), __uint2float_rn(v >> 24));
 }
 
 /* The four bytes of the word v as x = byte / 255: (byte 0, 1, 2, 3). */

@@ -510,6 +510,15 @@ static __device__ __forceinline__ float4 x_at(const float *Xs, int D4s, int r, i
     return ((const float4 *)Xs)[r * D4s + col];
 }
 
+/* As x_at, through ffnn_dev_u8x4_to_float4_mixed (the forward's loop: the same
+ * values in fewer issue slots). */
+template <bool U8>
+static __device__ __forceinline__ float4 x_at_mixed(const float *Xs, int D4s, int r, int col)
+{
+    if (U8) return ffnn_dev_u8x4_to_float4_mixed(((const unsigned *)Xs)[r * D4s + col]);
+    return ((const float4 *)Xs)[r * D4s + col];
+}
+
 /* A sum over x_at<U8>'s values in terms of x: U8's sums ran over the pixel
  * values p = 255 x, so divide by 255 (ffnn_dev_div255: two FP32 operations, the
  * quotient's rounding apart from rare near-ties; __fdiv_rn's slow path cost dW1's
@@ -667,7 +676,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             if (r < rc) {
                 const int d_end = min(p.D4, (ks + 1) * Dk4);
                 for (int d4 = ks * Dk4; d4 < d_end; d4++) {
-                    const float4 x = x_at<U8>(Xs, p.D4s, r, d4);
+                    const float4 x = x_at_mixed<U8>(Xs, p.D4s, r, d4);
 #pragma unroll
                     for (int j = 0; j < JB; j++) {
                         const float4 w = W14[j * p.D4s + d4];
