@@ -499,23 +499,16 @@ static __device__ void prefetch_step(const pjob_dev &p, int step, int first_bloc
 
 /* Four x values of chunk row r, float4 column col of Xs: stored floats, or (U8)
  * one word of 4 raw pixels as the pixel values 0..255 (the sums over them are
- * divided by 255 once: px_sum). */
-template <bool U8>
+ * divided by 255 once: px_sum). MIXED: the word converted by
+ * ffnn_dev_u8x4_to_float4_mixed (the forward's loop: the same values in fewer issue
+ * slots), else ffnn_dev_u8x4_to_float4. */
+template <bool U8, bool MIXED = false>
 static __device__ __forceinline__ float4 x_at(const float *Xs, int D4s, int r, int col)
 {
     if (U8) {
         const unsigned q = ((const unsigned *)Xs)[r * D4s + col];
-        return ffnn_dev_u8x4_to_float4(q);
+        return MIXED ? ffnn_dev_u8x4_to_float4_mixed(q) : ffnn_dev_u8x4_to_float4(q);
     }
-    return ((const float4 *)Xs)[r * D4s + col];
-}
-
-/* As x_at, through ffnn_dev_u8x4_to_float4_mixed (the forward's loop: the same
- * values in fewer issue slots). */
-template <bool U8>
-static __device__ __forceinline__ float4 x_at_mixed(const float *Xs, int D4s, int r, int col)
-{
-    if (U8) return ffnn_dev_u8x4_to_float4_mixed(((const unsigned *)Xs)[r * D4s + col]);
     return ((const float4 *)Xs)[r * D4s + col];
 }
 
@@ -676,7 +669,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             if (r < rc) {
                 const int d_end = min(p.D4, (ks + 1) * Dk4);
                 for (int d4 = ks * Dk4; d4 < d_end; d4++) {
-                    const float4 x = x_at_mixed<U8>(Xs, p.D4s, r, d4);
+                    const float4 x = x_at<U8, true>(Xs, p.D4s, r, d4);
 #pragma unroll
                     for (int j = 0; j < JB; j++) {
                         const float4 w = W14[j * p.D4s + d4];
