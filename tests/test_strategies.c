@@ -90,7 +90,10 @@ static test_result scope_and_auto(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("784-256gelu-10", &narrow_gelu));
     for (int p = FFNN_PRECISION_TF32; p <= FFNN_PRECISION_BF16; p++) {
         cfg.precision = (ffnn_precision)p;
-        CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_CUBLASLT, "%s at batch 256: %s",
+        /* tf32: one hidden layer up to batch 384 on the persistent kernel, as fp32 */
+        const ffnn_strategy one = p == FFNN_PRECISION_TF32 ? FFNN_STRATEGY_PERSISTENT
+                                                           : FFNN_STRATEGY_CUBLASLT;
+        CHECK(ffnn_strategy_resolve(two, &cfg) == one, "%s at batch 256: %s",
               ffnn_precision_name(cfg.precision),
               ffnn_strategy_name(ffnn_strategy_resolve(two, &cfg)));
         CHECK(ffnn_strategy_resolve(narrow_gelu, &cfg) == FFNN_STRATEGY_GRAPH,
@@ -651,6 +654,82 @@ static test_result persistent_row_groups(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* --strategy persistent --precision tf32 against the fp32 cpu reference. Where a
+ * block holds 8 units (persistent.cu make_plan: pl->tc) x W1^T and dW1 run on the
+ * tensor cores (forward_tc, dw1_tc: W1 and dz1 rounded to TF32, the pixels exact):
+ * every step's loss within the tf32 bound of the fused kernels (TRAIN_REL_TF32, 2
+ * epochs of at most 100 steps at lr 0.05, the bound's setting), and in at least half
+ * the steps different from the fp32 persistent run of the same model (the rounding
+ * really ran). Cases: row groups (batch 256: R 4; 128: R 2), one m tile with rows
+ * past the batch (batch 8), a partial m tile (batch 40), last slices with empty units
+ * (590 and 500 units), short last batches. Where a block holds fewer units the fp32
+ * kernel runs (faster there): the same losses as fp32, bit for bit. */
+static test_result persistent_tf32_follows(char *why, size_t why_size)
+{
+    if (!have_gpu())
+        SKIP("no CUDA GPU");
+    ffnn_dataset *full = NULL;
+    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL) == FFNN_OK,
+          "Fashion-MNIST missing: %s", ffnn_last_error());
+    const struct { const char *arch; size_t batch; int tc; } cases[] = {
+        {"784-256relu-10", 256, 1}, {"784-590tanh-10", 40, 1}, {"784-500relu-10", 128, 1},
+        {"784-1000sigmoid-10", 8, 1}, {"784-64relu-10", 64, 0}, {"784-256relu-10", 64, 0}};
+    const size_t ncases = test_quick() ? 2 : sizeof cases / sizeof cases[0];
+    for (size_t k = 0; k < ncases; k++) {
+        const size_t n = cases[k].batch * 100 < 1800 ? cases[k].batch * 100 : 1800;
+        ffnn_dataset *train = NULL;
+        CHECK_OK(ffnn_dataset_slice(full, 0, n, &train));
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_create(cases[k].arch, &m));
+        CHECK_OK(ffnn_model_init(m, 7));
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.batch_size = cases[k].batch;
+        cfg.learning_rate = 0.05f;
+        cfg.strategy = FFNN_STRATEGY_PERSISTENT;
+        cfg.precision = FFNN_PRECISION_TF32;
+        ffnn_trainer *cpu = NULL, *gpu = NULL, *fp32 = NULL;
+        CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
+        CHECK(ffnn_trainer_strategy(gpu) == FFNN_STRATEGY_PERSISTENT, "tf32 ran as %s",
+              ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
+        cfg.precision = FFNN_PRECISION_FP32;
+        cfg.device = FFNN_DEVICE_CUDA;
+        CHECK_OK(ffnn_trainer_create(m, train, &cfg, &fp32));
+        const size_t steps = (n + cases[k].batch - 1) / cases[k].batch;
+        char what[80];
+        snprintf(what, sizeof what, "%s batch %zu tf32", cases[k].arch, cases[k].batch);
+        double worst = 0;
+        size_t differ = 0;
+        for (int epoch = 1; epoch <= 2; epoch++) {
+            if (epoch_follows(cpu, gpu, steps, TRAIN_REL_TF32, what, epoch, &worst) != TEST_PASS)
+                return TEST_FAIL;
+            ffnn_epoch_stats s32;
+            CHECK_OK(ffnn_trainer_run_epoch(fp32, NULL, NULL, &s32));
+            const double *lt = NULL, *lf = NULL;
+            size_t nt = 0, nf = 0;
+            CHECK_OK(ffnn_trainer_step_losses(gpu, &lt, &nt));
+            CHECK_OK(ffnn_trainer_step_losses(fp32, &lf, &nf));
+            CHECK(nt == nf, "%s: %zu tf32 steps, %zu fp32", what, nt, nf);
+            for (size_t st = 0; st < nt; st++)
+                differ += memcmp(&lt[st], &lf[st], sizeof(double)) != 0;
+        }
+        if (cases[k].tc)
+            CHECK(differ >= steps, "%s: only %zu of %zu step losses differ from fp32's: the "
+                  "TF32 rounding did not run", what, differ, 2 * steps);
+        else
+            CHECK(differ == 0, "%s: %zu of %zu step losses differ from the fp32 kernel's, "
+                  "which runs here", what, differ, 2 * steps);
+        printf("     %s: 2 epochs of %zu steps, worst relative loss difference %.2e, "
+               "%zu of %zu steps differ from fp32\n", what, steps, worst, differ, 2 * steps);
+        ffnn_trainer_free(cpu);
+        ffnn_trainer_free(gpu);
+        ffnn_trainer_free(fp32);
+        ffnn_model_free(m);
+        ffnn_dataset_free(train);
+    }
+    ffnn_dataset_free(full);
+    return TEST_PASS;
+}
+
 /* An explicit persistent request for a net outside its scope fails at create
  * with the reason; auto picks another strategy for it. */
 static test_result persistent_refusal(char *why, size_t why_size)
@@ -1056,6 +1135,7 @@ const test_case strategies_tests[] = {
     {"strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs},
     {"strategies_persistent_exchanges_follow_cpu", persistent_exchanges},
     {"strategies_persistent_row_groups_follow_cpu", persistent_row_groups},
+    {"strategies_persistent_tf32_follows_cpu", persistent_tf32_follows},
     {"strategies_persistent_refuses_deep_net", persistent_refusal},
     {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
     {"strategies_tune_on_cpu_is_auto", tune_on_cpu},

@@ -37,6 +37,14 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
     /* tf32x3: only cuBLAS(Lt) runs it (cublas.cu); cublaslt, whose ops fall back to
      * the plain ones where its epilogues do not cover a layer */
     if (cfg->precision == FFNN_PRECISION_TF32X3) return FFNN_STRATEGY_CUBLASLT;
+    /* tf32, one-hidden-layer nets at small batches: the persistent kernel (its two
+     * matmuls on the tensor cores at 8 units a block, else its fp32 products), as in
+     * fp32. One H200 call (2026-11-25, RESULTS.md session 53), 784-256relu-10,
+     * ms/epoch, persistent tf32 against cublaslt tf32: batch 64 11.6 (tensor cores at
+     * 2 units, since fp32's 9.6-9.8) / 16.8, 128 7.2 / 8.5, 256 4.5 / 4.8-4.9. */
+    if (cfg->precision == FFNN_PRECISION_TF32 && cfg->batch_size <= AUTO_PERSISTENT_MAX_BATCH &&
+        ffnn_strategy_persistent_fits(m, cfg))
+        return FFNN_STRATEGY_PERSISTENT;
     if (cfg->precision != FFNN_PRECISION_FP32 && ffnn_strategy_all_dense(m) &&
         ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m))
         return FFNN_STRATEGY_CUBLASLT;

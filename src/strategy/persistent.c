@@ -2,10 +2,12 @@
  * (train_persistent) runs many SGD steps of a one-hidden-layer dense net, each
  * block holding its slice of W1/W2 on chip, two grid barriers per step
  * (docs/PERFORMANCE.md). Scope: in -> hidden (any activation) -> out (identity),
- * softmax_ce on class labels or mse on float targets, plain sgd, fp32; the
- * kernel's size limits are asked of the device at prepare. By default one
- * launch runs the rest of the epoch. When auto chose it and the device refuses
- * the shapes, the trainer falls back to graph (the next best below 512 rows). */
+ * softmax_ce on class labels or mse on float targets, plain sgd, fp32 or tf32
+ * (which lets the kernel put its two matmuls on the tensor cores where that is
+ * faster: 8 units a block, uint8 images; elsewhere fp32); the kernel's size limits
+ * are asked of the device at prepare. By default one launch runs the rest of the
+ * epoch. When auto chose it and the device refuses the shapes, the trainer falls
+ * back to graph (the next best below 512 rows). */
 #include <stdio.h>
 #include <string.h>
 
@@ -47,8 +49,9 @@ int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *
                   "rate: no warm-up steps");
         return 0;
     }
-    if (cfg->precision != FFNN_PRECISION_FP32) {
-        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs fp32 only");
+    if (cfg->precision != FFNN_PRECISION_FP32 && cfg->precision != FFNN_PRECISION_TF32) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs fp32 or tf32, not %s",
+                  ffnn_precision_name(cfg->precision));
         return 0;
     }
     return 1;
@@ -123,7 +126,7 @@ static ffnn_status persistent_run(ffnn_run *r, void *state, size_t first, size_t
 const ffnn_strategy_impl ffnn_strategy_persistent_impl = {
     FFNN_STRATEGY_PERSISTENT,
     "persistent",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
+    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32),
     FFNN_MATMUL_TILED,
     persistent_supports,
     persistent_prepare,

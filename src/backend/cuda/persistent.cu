@@ -82,6 +82,7 @@
 
 #include "common.cuh"
 #include "device_math.cuh"
+#include "mma.cuh"
 
 #define PT 512         /* threads per block                                */
 #define PWARPS (PT / 32)
@@ -538,6 +539,109 @@ static __device__ __forceinline__ void dw1_row(const float *Xs, const float *dZs
     }
 }
 
+/* W1[j, 4 col .. 4 col + 3] -= lr px_sum(g): the SGD update of one word of W1s from
+ * its gradient's sums (ffnn_dev_sgd, rounded as optimizer_update). */
+template <bool U8>
+static __device__ __forceinline__ void sgd_w1(float4 *W14, int D4s, int j, int col, float lr,
+                                              float4 g)
+{
+    float4 w = W14[j * D4s + col];
+    w.x = ffnn_dev_sgd(w.x, lr, px_sum<U8>(g.x));
+    w.y = ffnn_dev_sgd(w.y, lr, px_sum<U8>(g.y));
+    w.z = ffnn_dev_sgd(w.z, lr, px_sum<U8>(g.z));
+    w.w = ffnn_dev_sgd(w.w, lr, px_sum<U8>(g.w));
+    W14[j * D4s + col] = w;
+}
+
+/* tf32 (TC; the tensor cores, mma.cuh's m16n8k8, on uint8 images whose block rows are
+ * one chunk): x W1[J]^T's partial sums over the block's rows. Warp w takes m tile
+ * mt = w % MT (rows 16 mt .. 16 mt + 15; MT a power of 2 <= PWARPS) and the 16-column
+ * chunks kg, kg + KG, ... of K = in (kg = w / MT, KG = PWARPS / MT). Lane (gq, tq)
+ * reads word 4 c + tq (pixels 16 c + 4 tq .. + 3) of rows 16 mt + gq and + 8 and the
+ * same 4 columns of W1[unit gq] (one float4); the k slots tq and tq + 4 of the first
+ * product take bytes 0 and 1, of the second bytes 2 and 3 (A and B alike, so every
+ * product pairs p[b, k] with W1[j, k]); units gq >= JB and rows past `rows` are 0.
+ * Pixel values are exact in TF32; W1 is rounded to TF32 (mma_tf32), the sums are the
+ * tensor cores' fp32 ones, the two products' accumulators added at the end. Writes
+ * red[(kg 16 MT + r) JB + j], rows r < 16 MT, units j < JB. */
+template <int JB>
+static __device__ __forceinline__ void forward_tc(const unsigned *Xw, const float4 *W14, int D4,
+                                                  int D4s, int rows, int MT, float *red)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, gq = lane >> 2, tq = lane & 3;
+    const int mt = warp % MT, kg = warp / MT, KG = PWARPS / MT;
+    const int rA = 16 * mt + gq, rB = rA + 8, NCH = (D4 + 3) / 4;
+    float d0[4] = {0.0f, 0.0f, 0.0f, 0.0f}, d1[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 2
+    for (int c = kg; c < NCH; c += KG) {
+        const int wi = 4 * c + tq;
+        const bool ok = wi < D4;
+        const unsigned qa = ok && rA < rows ? Xw[rA * D4s + wi] : 0u;
+        const unsigned qb = ok && rB < rows ? Xw[rB * D4s + wi] : 0u;
+        const float4 w = ok && gq < JB ? W14[gq * D4s + wi] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        const unsigned a0[4] = {__float_as_uint(ffnn_dev_u8_byte(qa, 0x7650u)),
+                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7650u)),
+                                __float_as_uint(ffnn_dev_u8_byte(qa, 0x7651u)),
+                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7651u))};
+        const unsigned a1[4] = {__float_as_uint(ffnn_dev_u8_byte(qa, 0x7652u)),
+                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7652u)),
+                                __float_as_uint(ffnn_dev_u8_byte(qa, 0x7653u)),
+                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7653u))};
+        const unsigned b0[2] = {mma_tf32(w.x), mma_tf32(w.y)};
+        const unsigned b1[2] = {mma_tf32(w.z), mma_tf32(w.w)};
+        mma_tf32_op(d0, a0, b0);
+        mma_tf32_op(d1, a1, b1);
+    }
+    /* d[0], d[1]: row rA, units 2 tq, 2 tq + 1; d[2], d[3]: row rB */
+    const int MP = 16 * MT;
+#pragma unroll
+    for (int u = 0; u < 2; u++) {
+        const int j = 2 * tq + u;
+        if (j < JB) {
+            red[(kg * MP + rA) * JB + j] = d0[u] + d1[u];
+            red[(kg * MP + rB) * JB + j] = d0[2 + u] + d1[2 + u];
+        }
+    }
+}
+
+/* tf32 (TC): dW1[J, :]'s sums over the block's rows for word group q (words 8 q ..
+ * 8 q + 7, 32 columns) on the tensor cores: D [32 columns, 8 units] = p^T [columns,
+ * rows] dz1 [rows, units], K = the rows in steps of 8. Lane (gq, tq): m slots gq and
+ * gq + 8 of the first product are bytes 0 and 1 of word 8 q + gq, of the second bytes
+ * 2 and 3; k slots tq and tq + 4 are rows 8 kk + tq and + 4. dz1 (dZs [rows, JB]) is
+ * rounded to TF32 (mma_tf32), 0 past `rows` and for units >= JB. Returns the lane's
+ * sums for word 8 q + gq (its 4 pixels' columns): s0 of unit 2 tq, s1 of unit 2 tq + 1. */
+template <int JB>
+static __device__ __forceinline__ void dw1_tc(const unsigned *Xw, const float *dZs, int D4,
+                                              int D4s, int rows, int q, float4 &s0, float4 &s1)
+{
+    const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3, wi = 8 * q + gq;
+    const bool ok = wi < D4;
+    float e[4] = {0.0f, 0.0f, 0.0f, 0.0f}, f[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 2
+    for (int r0 = tq; r0 - tq < rows; r0 += 8) {
+        const int r1 = r0 + 4;
+        const unsigned x0 = ok && r0 < rows ? Xw[r0 * D4s + wi] : 0u;
+        const unsigned x1 = ok && r1 < rows ? Xw[r1 * D4s + wi] : 0u;
+        const unsigned b[2] = {mma_tf32(gq < JB && r0 < rows ? dZs[r0 * JB + gq] : 0.0f),
+                               mma_tf32(gq < JB && r1 < rows ? dZs[r1 * JB + gq] : 0.0f)};
+        const unsigned a0[4] = {__float_as_uint(ffnn_dev_u8_byte(x0, 0x7650u)),
+                                __float_as_uint(ffnn_dev_u8_byte(x0, 0x7651u)),
+                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7650u)),
+                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7651u))};
+        const unsigned a1[4] = {__float_as_uint(ffnn_dev_u8_byte(x0, 0x7652u)),
+                                __float_as_uint(ffnn_dev_u8_byte(x0, 0x7653u)),
+                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7652u)),
+                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7653u))};
+        mma_tf32_op(e, a0, b);
+        mma_tf32_op(f, a1, b);
+    }
+    /* e: (byte 0, unit 2 tq), (byte 0, 2 tq + 1), (byte 1, 2 tq), (byte 1, 2 tq + 1); f:
+     * bytes 2 and 3 */
+    s0 = make_float4(e[0], e[2], f[0], f[2]);
+    s1 = make_float4(e[1], e[3], f[1], f[3]);
+}
+
 /* One barrier: row b, class c's partial logit over the block's JB hidden units
  * (Hs [rows, JB], W2s [C, JB]) in fixed point; 0, with the step's flag *bad set, when
  * it is NaN or not below FX_LIMIT (that step's logits then read NaN). */
@@ -573,7 +677,7 @@ static __device__ __forceinline__ void update_small(const pjob_dev &p, const flo
         b1s[threadIdx.x] = ffnn_dev_sgd(b1s[threadIdx.x], p.lr, gtmp[C * (1 + JB) + threadIdx.x]);
 }
 
-template <int JB, bool U8>
+template <int JB, bool U8, bool TC>
 static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev p)
 {
     extern __shared__ float4 smem4[];
@@ -626,6 +730,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
     unsigned target = 0, gtarget = 0; /* grid, and (R > 1) row-group barriers */
     const int KS = PT / p.RC;                     /* k-splits of the forward */
     const int Dk4 = (p.D4 + KS - 1) / KS;
+    int MT = 1; /* TC: the forward's m tiles, a power of 2 (forward_tc) */
+    while (TC && 16 * MT < p.Bs) MT *= 2;
 
     long long pacc[NPROF] = {0, 0, 0, 0, 0, 0, 0, 0}, plast = clock64();
     int idx_ready = 0; /* sidx holds this step's first chunk's indices */
@@ -662,31 +768,37 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                 load_x(p, Xs, sidx, row0 + c0, rc, c0 == 0 && idx_ready);
             __syncthreads();
             PROF_MARK(0);
-            const int r = t % p.RC, ks = t / p.RC;
-            float acc[JB];
+            if (TC) {
+                forward_tc<JB>((const unsigned *)Xs, W14, p.D4, p.D4s, rc, MT, red);
+            } else {
+                const int r = t % p.RC, ks = t / p.RC;
+                float acc[JB];
 #pragma unroll
-            for (int j = 0; j < JB; j++) acc[j] = 0.0f;
-            if (r < rc) {
-                const int d_end = min(p.D4, (ks + 1) * Dk4);
-                for (int d4 = ks * Dk4; d4 < d_end; d4++) {
-                    const float4 x = x_at<U8, true>(Xs, p.D4s, r, d4);
+                for (int j = 0; j < JB; j++) acc[j] = 0.0f;
+                if (r < rc) {
+                    const int d_end = min(p.D4, (ks + 1) * Dk4);
+                    for (int d4 = ks * Dk4; d4 < d_end; d4++) {
+                        const float4 x = x_at<U8, true>(Xs, p.D4s, r, d4);
 #pragma unroll
-                    for (int j = 0; j < JB; j++) {
-                        const float4 w = W14[j * p.D4s + d4];
-                        acc[j] = fmaf(x.x, w.x, acc[j]);
-                        acc[j] = fmaf(x.y, w.y, acc[j]);
-                        acc[j] = fmaf(x.z, w.z, acc[j]);
-                        acc[j] = fmaf(x.w, w.w, acc[j]);
+                        for (int j = 0; j < JB; j++) {
+                            const float4 w = W14[j * p.D4s + d4];
+                            acc[j] = fmaf(x.x, w.x, acc[j]);
+                            acc[j] = fmaf(x.y, w.y, acc[j]);
+                            acc[j] = fmaf(x.z, w.z, acc[j]);
+                            acc[j] = fmaf(x.w, w.w, acc[j]);
+                        }
                     }
                 }
-            }
 #pragma unroll
-            for (int j = 0; j < JB; j++) red[(ks * p.RC + r) * JB + j] = acc[j];
+                for (int j = 0; j < JB; j++) red[(ks * p.RC + r) * JB + j] = acc[j];
+            }
             __syncthreads();
+            /* the k-split sums in split order: KS of RC rows, or (TC) PWARPS / MT of 16 MT */
+            const int nsplit = TC ? PWARPS / MT : KS, rstride = TC ? 16 * MT : p.RC;
             for (int i = t; i < rc * JB; i += PT) {
                 const int rr = i / JB, j = i - rr * JB;
                 float z = 0.0f;
-                for (int k = 0; k < KS; k++) z += red[(k * p.RC + rr) * JB + j];
+                for (int k = 0; k < nsplit; k++) z += red[(k * rstride + rr) * JB + j];
                 z = __fadd_rn(px_sum<U8>(z), b1s[j]);
                 /* relu outside the activation switch: its work as before */
                 const ffnn_activation act = (ffnn_activation)p.act;
@@ -984,10 +1096,61 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
         /* R == 1: db2, dW2 and db1 applied now (R > 1: after the row groups' sums) */
         if (p.R == 1) update_small<JB>(p, gtmp, W2s, b1s, b2s, j0);
         PROF_MARK(6);
-        /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
-         * the rows r = grp, grp + NG, ... (grp = t / D4p); with NG > 1 groups the
-         * partial sums meet in shared memory in group order (deterministic) */
-        {
+        if (TC) {
+            /* tf32: dW1 on the tensor cores, word groups q = warp, warp + PWARPS, ...
+             * (dw1_tc); lane (gq, tq) owns units 2 tq and 2 tq + 1 of word 8 q + gq.
+             * R > 1: the sums meet as in the fp32 path below, in row-group order. */
+            const int NQ = (p.D4 + 7) / 8, gq = lane >> 2, tq = lane & 3;
+            const int WP = wpart_floats(JB, p.D4, C), NS = C * (1 + JB) + JB;
+            float4 *wp4 = p.R > 1 ? (float4 *)(p.wpart + (size_t)g * WP) : NULL;
+            if (p.R > 1) __syncthreads(); /* gtmp's db1 */
+            for (int q = warp; q < NQ; q += PWARPS) {
+                float4 sq[2];
+                dw1_tc<JB>((const unsigned *)Xs, dZs, p.D4, p.D4s, rows, q, sq[0], sq[1]);
+                const int wi = 8 * q + gq;
+#pragma unroll
+                for (int u = 0; u < 2; u++) {
+                    const int j = 2 * tq + u;
+                    if (j >= JB || wi >= p.D4) continue;
+                    if (p.R > 1)
+                        wp4[j * p.D4 + wi] = sq[u];
+                    else if (j0 + j < p.H)
+                        sgd_w1<U8>(W14, p.D4s, j, wi, lr, sq[u]);
+                }
+            }
+            if (p.R > 1) {
+                float *wp = (float *)wp4;
+                for (int q = t; q < NS; q += PT) wp[4 * JB * p.D4 + q] = gtmp[q];
+                grid_barrier(p.gbar + hg, gtarget += p.R);
+                for (int q = warp; q < NQ; q += PWARPS) {
+                    const int wi = 8 * q + gq;
+#pragma unroll
+                    for (int u = 0; u < 2; u++) {
+                        const int j = 2 * tq + u;
+                        if (j >= JB || wi >= p.D4 || j0 + j >= p.H) continue;
+                        const float4 *w4 =
+                            (const float4 *)(p.wpart + (size_t)hg * WP) + j * p.D4 + wi;
+                        float4 a = __ldcg(w4);
+                        for (int r = 1; r < p.R; r++) {
+                            const float4 v = __ldcg(w4 + (size_t)r * Hg * (WP / 4));
+                            a.x += v.x, a.y += v.y, a.z += v.z, a.w += v.w;
+                        }
+                        sgd_w1<U8>(W14, p.D4s, j, wi, lr, a);
+                    }
+                }
+                for (int q = t; q < NS; q += PT) {
+                    const float *ws = p.wpart + (size_t)hg * WP + 4 * JB * p.D4 + q;
+                    float v = __ldcg(ws);
+                    for (int r = 1; r < p.R; r++) v += __ldcg(ws + (size_t)r * Hg * WP);
+                    gtmp[q] = v;
+                }
+                __syncthreads();
+                update_small<JB>(p, gtmp, W2s, b1s, b2s, j0);
+            }
+        } else {
+            /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
+             * the rows r = grp, grp + NG, ... (grp = t / D4p); with NG > 1 groups the
+             * partial sums meet in shared memory in group order (deterministic) */
             const int D4p = (p.D4 + 31) & ~31, col = t % D4p, grp = t / D4p;
             const bool mine = col < p.D4 && grp < p.NG;
             float4 acc[JB];
@@ -1064,16 +1227,8 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
             }
             if (mine && grp == 0) {
 #pragma unroll
-                for (int j = 0; j < JB; j++) {
-                    if (j0 + j < p.H) {
-                        float4 w = W14[j * p.D4s + col];
-                        w.x = ffnn_dev_sgd(w.x, lr, px_sum<U8>(acc[j].x));
-                        w.y = ffnn_dev_sgd(w.y, lr, px_sum<U8>(acc[j].y));
-                        w.z = ffnn_dev_sgd(w.z, lr, px_sum<U8>(acc[j].z));
-                        w.w = ffnn_dev_sgd(w.w, lr, px_sum<U8>(acc[j].w));
-                        W14[j * p.D4s + col] = w;
-                    }
-                }
+                for (int j = 0; j < JB; j++)
+                    if (j0 + j < p.H) sgd_w1<U8>(W14, p.D4s, j, col, lr, acc[j]);
             }
         }
         __syncthreads();
@@ -1114,6 +1269,7 @@ typedef struct pplan {
     int JB, G, RC, D4, D4s, NG, u8, xbufs;
     int R, Bs; /* row groups, rows per row group (pjob_dev's) */
     int cl2; /* pjob_dev.cl2 (pick_cl2) */
+    int tc;  /* tf32 on the tensor cores (the context's precision; forward_tc, dw1_tc) */
     size_t smem; /* bytes of dynamic shared memory */
     int optin;   /* the device's most shared memory per block, bytes */
 } pplan;
@@ -1229,25 +1385,37 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
     }
     pl->smem = smem_floats(pl->JB, pl->RC, pl->D4s, pl->Bs, (int)job->out,
                            pl->NG, pl->D4, pl->u8, pl->xbufs, 0) * 4;
+    /* tf32: the two matmuls on the tensor cores where a block holds 8 units and its
+     * rows are one chunk of raw pixel words (forward_tc's m tiles: at most 16 of 16
+     * rows); elsewhere the fp32 products, which measured as fast or faster there (784-
+     * 256relu-10 on an H200, ms/epoch, fp32 / tensor cores: batch 64 (2 units) 9.6-9.8
+     * / 11.6, 128 (4) 7.1-7.2 / 7.2, 256 (8) 5.3 / 4.5; docs/RESULTS.md session 53) */
+    pl->tc = ctx->precision == FFNN_PRECISION_TF32 && pl->JB == 8 && pl->xbufs == 2 &&
+             pl->Bs <= 16 * PWARPS;
     return 1;
 }
 
 typedef void (*pkernel_fn)(const pjob_dev);
 
-static pkernel_fn kernel_for(int JB, int u8)
+/* tc: tf32 on the tensor cores (uint8 images only) */
+static pkernel_fn kernel_for(int JB, int u8, int tc)
 {
     switch (JB) {
-    case 1: return u8 ? persistent_kernel<1, true> : persistent_kernel<1, false>;
-    case 2: return u8 ? persistent_kernel<2, true> : persistent_kernel<2, false>;
-    case 4: return u8 ? persistent_kernel<4, true> : persistent_kernel<4, false>;
-    default: return u8 ? persistent_kernel<8, true> : persistent_kernel<8, false>;
+    case 1: return tc ? persistent_kernel<1, true, true>
+                      : u8 ? persistent_kernel<1, true, false> : persistent_kernel<1, false, false>;
+    case 2: return tc ? persistent_kernel<2, true, true>
+                      : u8 ? persistent_kernel<2, true, false> : persistent_kernel<2, false, false>;
+    case 4: return tc ? persistent_kernel<4, true, true>
+                      : u8 ? persistent_kernel<4, true, false> : persistent_kernel<4, false, false>;
+    default: return tc ? persistent_kernel<8, true, true>
+                       : u8 ? persistent_kernel<8, true, false> : persistent_kernel<8, false, false>;
     }
 }
 
 /* Co-residency of G blocks (one per SM at this shared memory); sets the attribute. */
 static ffnn_status check_resident(ffnn_cuda_ctx *ctx, const pplan *pl, int *ok)
 {
-    pkernel_fn k = kernel_for(pl->JB, pl->u8);
+    pkernel_fn k = kernel_for(pl->JB, pl->u8, pl->tc);
     FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)k,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)pl->smem));
@@ -1299,7 +1467,7 @@ static ffnn_status pick_cl2(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, 
     const size_t smem = smem_floats(pl->JB, pl->RC, pl->D4s, pl->Bs,
                                     (int)job->out, pl->NG, pl->D4, pl->u8, pl->xbufs, 1) * 4;
     if (major < 9 || smem > (size_t)pl->optin) return FFNN_OK;
-    pkernel_fn k = kernel_for(pl->JB, pl->u8);
+    pkernel_fn k = kernel_for(pl->JB, pl->u8, pl->tc);
     FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute((const void *)k,
                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)smem));
@@ -1490,10 +1658,10 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     if (pl.cl2) { /* cooperative, in clusters of two */
         cudaLaunchAttribute at[2];
         const cudaLaunchConfig_t cfg = cl2_config(&pl, pl.smem, 1, ctx->stream, at);
-        FFNN_CUDA_CHECK(ctx, cudaLaunchKernelEx(&cfg, kernel_for(pl.JB, pl.u8), p));
+        FFNN_CUDA_CHECK(ctx, cudaLaunchKernelEx(&cfg, kernel_for(pl.JB, pl.u8, pl.tc), p));
     } else {
         void *args[] = {(void *)&p};
-        FFNN_CUDA_CHECK(ctx, cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB, pl.u8),
+        FFNN_CUDA_CHECK(ctx, cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB, pl.u8, pl.tc),
                                                          dim3((unsigned)pl.G), dim3(PT), args,
                                                          pl.smem, ctx->stream));
     }
