@@ -90,7 +90,8 @@ static test_result scope_and_auto(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("784-256gelu-10", &narrow_gelu));
     for (int p = FFNN_PRECISION_TF32; p <= FFNN_PRECISION_BF16; p++) {
         cfg.precision = (ffnn_precision)p;
-        /* tf32: one hidden layer up to batch 384 on the persistent kernel, as fp32 */
+        /* tf32: one hidden layer of <= 256 units up to batch 256 on the persistent
+         * kernel, as fp32 */
         const ffnn_strategy one = p == FFNN_PRECISION_TF32 ? FFNN_STRATEGY_PERSISTENT
                                                            : FFNN_STRATEGY_CUBLASLT;
         CHECK(ffnn_strategy_resolve(two, &cfg) == one, "%s at batch 256: %s",
@@ -101,6 +102,18 @@ static test_result scope_and_auto(char *why, size_t why_size)
               ffnn_strategy_name(ffnn_strategy_resolve(narrow_gelu, &cfg)));
     }
     ffnn_model_free(narrow_gelu);
+    /* tf32 past the persistent rule's measured range: batch 384, or 512 units */
+    cfg.precision = FFNN_PRECISION_TF32;
+    cfg.batch_size = 384;
+    CHECK(ffnn_strategy_resolve(two, &cfg) == FFNN_STRATEGY_CUBLASLT, "tf32 at batch 384: %s",
+          ffnn_strategy_name(ffnn_strategy_resolve(two, &cfg)));
+    cfg.batch_size = 256;
+    ffnn_model *wide1 = NULL;
+    CHECK_OK(ffnn_model_create("784-512relu-10", &wide1));
+    CHECK(ffnn_strategy_resolve(wide1, &cfg) == FFNN_STRATEGY_CUBLASLT,
+          "784-512-10 tf32 at batch 256: %s",
+          ffnn_strategy_name(ffnn_strategy_resolve(wide1, &cfg)));
+    ffnn_model_free(wide1);
     cfg.batch_size = 1024;
     /* an activation the fused and persistent kernels lack: auto picks a strategy
      * that runs the plain element-wise ops (cublas, graph), persistent refuses */

@@ -6,6 +6,7 @@
 
 /* Batch limits of the auto rule (docs/PERFORMANCE.md, "auto"). */
 #define AUTO_PERSISTENT_MAX_BATCH 384
+#define AUTO_TF32_PERSISTENT_MAX_BATCH 256
 #define AUTO_CUBLAS_MIN_BATCH 512
 /* Narrow nets (every hidden layer at most this wide) up to this batch: graph. */
 #define AUTO_NARROW_WIDTH 256
@@ -37,12 +38,14 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
     /* tf32x3: only cuBLAS(Lt) runs it (cublas.cu); cublaslt, whose ops fall back to
      * the plain ones where its epilogues do not cover a layer */
     if (cfg->precision == FFNN_PRECISION_TF32X3) return FFNN_STRATEGY_CUBLASLT;
-    /* tf32, one-hidden-layer nets at small batches: the persistent kernel (its two
-     * matmuls on the tensor cores at 8 units a block, else its fp32 products), as in
-     * fp32. One H200 call (2026-11-25, RESULTS.md session 53), 784-256relu-10,
-     * ms/epoch, persistent tf32 against cublaslt tf32: batch 64 11.6 (tensor cores at
-     * 2 units, since fp32's 9.6-9.8) / 16.8, 128 7.2 / 8.5, 256 4.5 / 4.8-4.9. */
-    if (cfg->precision == FFNN_PRECISION_TF32 && cfg->batch_size <= AUTO_PERSISTENT_MAX_BATCH &&
+    /* tf32, one hidden layer of at most AUTO_NARROW_WIDTH units, batch <= 256: the
+     * persistent kernel (its two matmuls on the tensor cores at 8 units a block, else
+     * its fp32 products). One H200 call (2026-11-25, RESULTS.md session 53), ms/epoch,
+     * persistent tf32 against cublaslt tf32: 784-256relu-10 at batch 32 14.7 / 29.9,
+     * 64 9.7-9.8 / 16.8-17.0, 128 7.0-7.2 / 8.5-8.7, 256 4.5-4.6 / 4.8-4.9; but at 384
+     * 4.9-5.0 / 3.7-3.9, and 784-512relu-10 at 256 8.2-8.3 / 5.5: cublaslt there. */
+    if (cfg->precision == FFNN_PRECISION_TF32 &&
+        cfg->batch_size <= AUTO_TF32_PERSISTENT_MAX_BATCH && narrow_net(m) &&
         ffnn_strategy_persistent_fits(m, cfg))
         return FFNN_STRATEGY_PERSISTENT;
     if (cfg->precision != FFNN_PRECISION_FP32 && ffnn_strategy_all_dense(m) &&

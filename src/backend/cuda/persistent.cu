@@ -1397,18 +1397,15 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
 
 typedef void (*pkernel_fn)(const pjob_dev);
 
-/* tc: tf32 on the tensor cores (uint8 images only) */
+/* tc: tf32 on the tensor cores (make_plan: 8 units a block, uint8 images) */
 static pkernel_fn kernel_for(int JB, int u8, int tc)
 {
+    if (tc) return persistent_kernel<8, true, true>;
     switch (JB) {
-    case 1: return tc ? persistent_kernel<1, true, true>
-                      : u8 ? persistent_kernel<1, true, false> : persistent_kernel<1, false, false>;
-    case 2: return tc ? persistent_kernel<2, true, true>
-                      : u8 ? persistent_kernel<2, true, false> : persistent_kernel<2, false, false>;
-    case 4: return tc ? persistent_kernel<4, true, true>
-                      : u8 ? persistent_kernel<4, true, false> : persistent_kernel<4, false, false>;
-    default: return tc ? persistent_kernel<8, true, true>
-                       : u8 ? persistent_kernel<8, true, false> : persistent_kernel<8, false, false>;
+    case 1: return u8 ? persistent_kernel<1, true, false> : persistent_kernel<1, false, false>;
+    case 2: return u8 ? persistent_kernel<2, true, false> : persistent_kernel<2, false, false>;
+    case 4: return u8 ? persistent_kernel<4, true, false> : persistent_kernel<4, false, false>;
+    default: return u8 ? persistent_kernel<8, true, false> : persistent_kernel<8, false, false>;
     }
 }
 
