@@ -553,6 +553,13 @@ static __device__ __forceinline__ void sgd_w1(float4 *W14, int D4s, int j, int c
     W14[j * D4s + col] = w;
 }
 
+/* Byte sel & 3 of the pixel word q (selector 0x765k, ffnn_dev_u8_byte) as an mma
+ * operand: the pixel value's float, exact in TF32. */
+static __device__ __forceinline__ unsigned px_op(unsigned q, unsigned sel)
+{
+    return __float_as_uint(ffnn_dev_u8_byte(q, sel));
+}
+
 /* tf32 (TC; the tensor cores, mma.cuh's m16n8k8, on uint8 images whose block rows are
  * one chunk): x W1[J]^T's partial sums over the block's rows. Warp w takes m tile
  * mt = w % MT (rows 16 mt .. 16 mt + 15; MT a power of 2 <= PWARPS) and the 16-column
@@ -579,14 +586,14 @@ static __device__ __forceinline__ void forward_tc(const unsigned *Xw, const floa
         const unsigned qa = ok && rA < rows ? Xw[rA * D4s + wi] : 0u;
         const unsigned qb = ok && rB < rows ? Xw[rB * D4s + wi] : 0u;
         const float4 w = ok && gq < JB ? W14[gq * D4s + wi] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        const unsigned a0[4] = {__float_as_uint(ffnn_dev_u8_byte(qa, 0x7650u)),
-                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7650u)),
-                                __float_as_uint(ffnn_dev_u8_byte(qa, 0x7651u)),
-                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7651u))};
-        const unsigned a1[4] = {__float_as_uint(ffnn_dev_u8_byte(qa, 0x7652u)),
-                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7652u)),
-                                __float_as_uint(ffnn_dev_u8_byte(qa, 0x7653u)),
-                                __float_as_uint(ffnn_dev_u8_byte(qb, 0x7653u))};
+        const unsigned a0[4] = {px_op(qa, 0x7650u),
+                                px_op(qb, 0x7650u),
+                                px_op(qa, 0x7651u),
+                                px_op(qb, 0x7651u)};
+        const unsigned a1[4] = {px_op(qa, 0x7652u),
+                                px_op(qb, 0x7652u),
+                                px_op(qa, 0x7653u),
+                                px_op(qb, 0x7653u)};
         const unsigned b0[2] = {mma_tf32(w.x), mma_tf32(w.y)};
         const unsigned b1[2] = {mma_tf32(w.z), mma_tf32(w.w)};
         mma_tf32_op(d0, a0, b0);
@@ -625,14 +632,14 @@ static __device__ __forceinline__ void dw1_tc(const unsigned *Xw, const float *d
         const unsigned x1 = ok && r1 < rows ? Xw[r1 * D4s + wi] : 0u;
         const unsigned b[2] = {mma_tf32(gq < JB && r0 < rows ? dZs[r0 * JB + gq] : 0.0f),
                                mma_tf32(gq < JB && r1 < rows ? dZs[r1 * JB + gq] : 0.0f)};
-        const unsigned a0[4] = {__float_as_uint(ffnn_dev_u8_byte(x0, 0x7650u)),
-                                __float_as_uint(ffnn_dev_u8_byte(x0, 0x7651u)),
-                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7650u)),
-                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7651u))};
-        const unsigned a1[4] = {__float_as_uint(ffnn_dev_u8_byte(x0, 0x7652u)),
-                                __float_as_uint(ffnn_dev_u8_byte(x0, 0x7653u)),
-                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7652u)),
-                                __float_as_uint(ffnn_dev_u8_byte(x1, 0x7653u))};
+        const unsigned a0[4] = {px_op(x0, 0x7650u),
+                                px_op(x0, 0x7651u),
+                                px_op(x1, 0x7650u),
+                                px_op(x1, 0x7651u)};
+        const unsigned a1[4] = {px_op(x0, 0x7652u),
+                                px_op(x0, 0x7653u),
+                                px_op(x1, 0x7652u),
+                                px_op(x1, 0x7653u)};
         mma_tf32_op(e, a0, b);
         mma_tf32_op(f, a1, b);
     }
