@@ -534,7 +534,7 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
     static const struct { ffnn_strategy s; int tf32, bf16, tf32x3; } rule[] = {
         {FFNN_STRATEGY_TILED, 0, 0, 0},  {FFNN_STRATEGY_NAIVE, 0, 0, 0},
         {FFNN_STRATEGY_FUSED, 1, 1, 0},  {FFNN_STRATEGY_GRAPH, 1, 1, 0},
-        {FFNN_STRATEGY_CUBLAS, 1, 1, 1}, {FFNN_STRATEGY_PERSISTENT, 0, 0, 0},
+        {FFNN_STRATEGY_CUBLAS, 1, 1, 1}, {FFNN_STRATEGY_PERSISTENT, 1, 0, 0},
         {FFNN_STRATEGY_CUBLASLT, 1, 1, 1}, {FFNN_STRATEGY_AUTO, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof rule / sizeof rule[0]; ++i) {
