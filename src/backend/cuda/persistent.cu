@@ -684,6 +684,25 @@ static __device__ __forceinline__ void update_small(const pjob_dev &p, const flo
         b1s[threadIdx.x] = ffnn_dev_sgd(b1s[threadIdx.x], p.lr, gtmp[C * (1 + JB) + threadIdx.x]);
 }
 
+/* R > 1, after the slice's counter: the small sums (NS = C (1 + JB) + JB floats at
+ * offset 4 JB D4 of each row group's wpart part, WP floats a part; blocks g = rg Hg +
+ * hg) added in row-group order rg = 0, 1, ... (the same bits in each of the R
+ * blocks) into gtmp, then their SGD update (update_small). */
+template <int JB>
+static __device__ __forceinline__ void small_sums_meet(const pjob_dev &p, float *gtmp,
+                                                       float *W2s, float *b1s, float *b2s,
+                                                       int j0, int hg, int Hg, int WP, int NS)
+{
+    for (int q = threadIdx.x; q < NS; q += PT) {
+        const float *ws = p.wpart + (size_t)hg * WP + 4 * JB * p.D4 + q;
+        float v = __ldcg(ws);
+        for (int r = 1; r < p.R; r++) v += __ldcg(ws + (size_t)r * Hg * WP);
+        gtmp[q] = v;
+    }
+    __syncthreads();
+    update_small<JB>(p, gtmp, W2s, b1s, b2s, j0);
+}
+
 template <int JB, bool U8, bool TC>
 static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev p)
 {
@@ -1145,14 +1164,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                         sgd_w1<U8>(W14, p.D4s, j, wi, lr, a);
                     }
                 }
-                for (int q = t; q < NS; q += PT) {
-                    const float *ws = p.wpart + (size_t)hg * WP + 4 * JB * p.D4 + q;
-                    float v = __ldcg(ws);
-                    for (int r = 1; r < p.R; r++) v += __ldcg(ws + (size_t)r * Hg * WP);
-                    gtmp[q] = v;
-                }
-                __syncthreads();
-                update_small<JB>(p, gtmp, W2s, b1s, b2s, j0);
+                small_sums_meet<JB>(p, gtmp, W2s, b1s, b2s, j0, hg, Hg, WP, NS);
             }
         } else {
             /* dW1[J, :] = dz1[:, J]^T x: thread t owns float4 column t % D4p of x and
@@ -1223,14 +1235,7 @@ static __global__ void __launch_bounds__(PT, 1) persistent_kernel(const pjob_dev
                         }
                     }
                 }
-                for (int q = t; q < NS; q += PT) {
-                    const float *ws = p.wpart + (size_t)hg * WP + 4 * JB * p.D4 + q;
-                    float v = __ldcg(ws);
-                    for (int r = 1; r < p.R; r++) v += __ldcg(ws + (size_t)r * Hg * WP);
-                    gtmp[q] = v;
-                }
-                __syncthreads();
-                update_small<JB>(p, gtmp, W2s, b1s, b2s, j0);
+                small_sums_meet<JB>(p, gtmp, W2s, b1s, b2s, j0, hg, Hg, WP, NS);
             }
             if (mine && grp == 0) {
 #pragma unroll
