@@ -5,20 +5,59 @@
 #include "strategy/strategy.h"
 
 /* Batch limits of the auto rule (docs/PERFORMANCE.md, "auto"). */
-#define AUTO_PERSISTENT_MAX_BATCH 384
 #define AUTO_TF32_PERSISTENT_MAX_BATCH 256
 #define AUTO_CUBLAS_MIN_BATCH 512
 /* Narrow nets (every hidden layer at most this wide) up to this batch: graph. */
 #define AUTO_NARROW_WIDTH 256
 #define AUTO_NARROW_MAX_BATCH 1024
 
-/* 1 when every layer is dense and every hidden one at most AUTO_NARROW_WIDTH wide. */
-static int narrow_net(const ffnn_model *m)
+/* fp32 one-hidden-layer nets: the persistent kernel when the batch and the hidden
+ * width are within one row (docs/PERFORMANCE.md "auto"; bench/auto_width.sh, one H200
+ * call, 2026-11-29, ms/epoch of 784-Hrelu-10, persistent against cublaslt, the best
+ * of the rest: at batch <= 128 persistent leads at every width to 1024 (H 1024 at
+ * 128: 14.8 vs 17.4); at 256 up to H 256 (5.5 vs 6.5) but not at 384 (8.0 vs 7.4);
+ * at 384 up to 256 (5.0 vs 5.2) but not at 384 (8.7 vs 5.8); at 512 up to 128 (3.2
+ * vs 3.6) but not at 256 (4.5 vs 4.2)). */
+static const struct {
+    size_t max_batch;
+    size_t max_hidden;
+} persistent_fp32[] = {{128, 1024}, {384, 256}, {512, 128}};
+
+static int persistent_fp32_rule(const ffnn_model *m, size_t batch)
+{
+    if (m->layer_count != 2) return 0;
+    for (size_t i = 0; i < sizeof persistent_fp32 / sizeof persistent_fp32[0]; i++)
+        if (batch <= persistent_fp32[i].max_batch &&
+            m->layers[0].out <= persistent_fp32[i].max_hidden)
+            return 1;
+    return 0;
+}
+
+/* 1 when every layer is dense and every hidden one at most `width` wide. */
+static int narrow_to(const ffnn_model *m, size_t width)
 {
     if (!ffnn_strategy_all_dense(m)) return 0;
     for (int i = 0; i + 1 < m->layer_count; i++)
-        if (m->layers[i].out > AUTO_NARROW_WIDTH) return 0;
+        if (m->layers[i].out > width) return 0;
     return 1;
+}
+
+static int narrow_net(const ffnn_model *m) { return narrow_to(m, AUTO_NARROW_WIDTH); }
+
+/* fp32 nets of two or more hidden layers, all at most AUTO_NARROW_WIDTH wide: graph
+ * (our kernels with the split-K plan, backend/gemm_plan.h) at batch <= 64, and for 4
+ * or more hidden layers of at most 128 units up to batch 256; else cublaslt. One H200
+ * call (bench/auto_width.sh, 2026-11-29), ms/epoch graph vs cublaslt at batch 64 /
+ * 256 / 1024: 784-128relux2-10 35.8 / 11.9 / 4.49 vs 40.9 / 10.6 / 3.60,
+ * 784-256relux2-10 42.4 / 18.8 / 7.59 vs 38.5 / 12.7 / 5.45, 784-128relux4-10 53.3 /
+ * 18.0 / 6.68 vs 83.0 / 20.1 / 6.28, 784-256relux4-10 68.2 / 30.8 / 11.7 vs 76.9 /
+ * 24.4 / 9.27; 784-128relux8-10 at 64 / 256 / 448 88.5 / 29.9 / 25.6 vs 168.5 / 38.4 /
+ * 23.7. */
+static int graph_fp32_rule(const ffnn_model *m, size_t batch)
+{
+    if (m->layer_count < 3 || !narrow_net(m)) return 0;
+    if (batch <= 64) return 1;
+    return batch <= 256 && m->layer_count - 1 >= 4 && narrow_to(m, 128);
 }
 
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
@@ -57,19 +96,15 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
         (cfg->batch_size < AUTO_CUBLAS_MIN_BATCH ||
          (cfg->batch_size <= AUTO_NARROW_MAX_BATCH && narrow_net(m))))
         return FFNN_STRATEGY_GRAPH;
-    /* fp32, narrow nets of two or more hidden layers up to batch 1024: graph, our
-     * kernels with the split-K plan (backend/gemm_plan.h). Same call as above:
-     * 784-128x8-10 at 1024 graph 10.7 vs cublaslt 15.2, at 256 30.0 vs 54.0. Not one
-     * hidden layer: there cublaslt leads (784-256-10 at 1024: 4.45 vs graph 5.7). */
-    if (cfg->precision == FFNN_PRECISION_FP32 && cfg->batch_size <= AUTO_NARROW_MAX_BATCH &&
-        narrow_net(m) && m->layer_count >= 3)
+    /* fp32, narrow nets of two or more hidden layers at small batches: graph */
+    if (cfg->precision == FFNN_PRECISION_FP32 && graph_fp32_rule(m, cfg->batch_size))
         return FFNN_STRATEGY_GRAPH;
     if (cfg->precision != FFNN_PRECISION_FP32)
         return FFNN_STRATEGY_CUBLAS;
     /* small batches of one-hidden-layer nets: launch- and latency-bound, one
-     * persistent kernel per epoch wins (2.2x graph at batch 64, 1.6x at 256);
-     * from 512 cublas does (8.2 vs 9.1 ms at 512, 5.9 vs 8.6 at 1024) */
-    if (cfg->batch_size <= AUTO_PERSISTENT_MAX_BATCH && ffnn_strategy_persistent_fits(m, cfg))
+     * persistent kernel per epoch wins up to the widths of persistent_fp32 (2.0x
+     * cublaslt at batch 64, 1.2x at 256 for 784-256relu-10) */
+    if (persistent_fp32_rule(m, cfg->batch_size) && ffnn_strategy_persistent_fits(m, cfg))
         return FFNN_STRATEGY_PERSISTENT;
     /* large batches: matmul-bound, cuBLAS's kernels are the fastest we have
      * (batch 512: cublas 8.2, graph 11.5, fused 11.9 ms), and with bias + relu and
@@ -79,10 +114,17 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
     /* - unless an epilogue lacks a layer's activation (leaky_relu, elu, softplus,
      * gelu, gelu_tanh, silu, mish, hardswish) or the net has dropout: then cuBLAS
      * with the plain element-wise ops (what cublaslt would fall back to) */
+    const int lt = ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m);
     if (cfg->batch_size >= AUTO_CUBLAS_MIN_BATCH)
-        return ffnn_strategy_fused_activations(m) && !ffnn_strategy_has_dropout(m)
-                   ? FFNN_STRATEGY_CUBLASLT
-                   : FFNN_STRATEGY_CUBLAS;
+        return lt ? FFNN_STRATEGY_CUBLASLT : FFNN_STRATEGY_CUBLAS;
+    /* below batch 512, past persistent's rows and the narrow deep nets: cublaslt
+     * (bench/auto_width.sh, H200, 2026-11-29, ms/epoch graph vs cublaslt: one hidden
+     * layer 1.6-2.2x slower on graph in every cell, e.g. 784-512relu-10 at 384 13.7 vs
+     * 6.7, 784-1024relu-10 at 256 18.3 vs 11.5; 784-1024relu-1024relu-10 at 64 / 256 /
+     * 448 75.4 / 42.0 / 42.6 vs 62.4 / 26.3 / 22.8, 784-512relu-512relu-10 57.5 / 23.0
+     * / 20.3 vs 43.3 / 15.7 / 12.2, 784-384relux3-10 68.0 / 37.8 / 24.6 vs 62.9 / 22.2 /
+     * 16.2) */
+    if (ffnn_strategy_all_dense(m) && lt) return FFNN_STRATEGY_CUBLASLT;
     /* the rest: the fused kernels, 16 steps per CUDA graph (graph runs the plain ops
      * in its graphs for the activations and dropout the fused kernels lack) */
     return FFNN_STRATEGY_GRAPH;

@@ -306,8 +306,8 @@ ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
 
 /* With the data on the device: the strategy's own checks and state. When auto
  * (or tune resolved as auto) chose persistent and the device cannot run this
- * net's shapes, it falls back to the next best below 512 rows: graph in fp32,
- * cublaslt in tf32 (auto.c; same backend options). */
+ * net's shapes, it falls back to the next best for the nets persistent takes:
+ * cublaslt, in fp32 as in tf32 (auto.c; same backend options). */
 static ffnn_status prepare_strategy(ffnn_trainer *t)
 {
     const ffnn_strategy_impl *s = t->strategy;
@@ -315,9 +315,7 @@ static ffnn_status prepare_strategy(ffnn_trainer *t)
     if (st == FFNN_ERR_UNSUPPORTED &&
         (t->cfg.strategy == FFNN_STRATEGY_AUTO || t->cfg.strategy == FFNN_STRATEGY_TUNE) &&
         s->id == FFNN_STRATEGY_PERSISTENT) {
-        t->strategy = s = ffnn_strategy_get(t->cfg.precision == FFNN_PRECISION_FP32
-                                                ? FFNN_STRATEGY_GRAPH
-                                                : FFNN_STRATEGY_CUBLASLT);
+        t->strategy = s = ffnn_strategy_get(FFNN_STRATEGY_CUBLASLT);
         st = s->prepare(&t->run, &t->strategy_state);
     } else if (st == FFNN_ERR_UNSUPPORTED) {
         char why[512];

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# auto's fp32 rule for one-hidden-layer nets below batch 512 (persistent up to 384,
+# whatever the width): 784-Hrelu-10 for H in $WIDTHS at each batch of $BATCHES, every
+# fp32 strategy that could take it ($STRATEGIES) and auto itself, one device call,
+# interleaved, $ROUNDS rounds. Each cell: the median of epochs 2..$EPOCHS of one
+# process (ms, the trainer's synchronised epoch seconds), then the last train loss.
+#   [WIDTHS="64 256 1024" BATCHES="64 256" ROUNDS=2] bash bench/auto_width.sh DATA_DIR [BIN]
+#   [ARCHS="784-512relux2-10 784-128relux8-10"] ...   whole architectures instead of widths
+# Prints one line per (net, batch, round): "NET B r: strategy ms (loss) ...".
+set -uo pipefail
+DATA=${1:?usage: auto_width.sh DATA_DIR [BIN]}
+BIN=${2:-build/ffnn}
+WIDTHS=${WIDTHS:-64 128 256 384 512 768 1024}
+BATCHES=${BATCHES:-32 64 128 256 384 512}
+STRATEGIES=${STRATEGIES:-persistent cublaslt cublas graph auto}
+ROUNDS=${ROUNDS:-2}
+EPOCHS=${EPOCHS:-5}
+med() {
+    python3 -c "import sys, json, statistics
+r = [json.loads(l) for l in sys.stdin if l.startswith('{')]
+e = [x for x in r if 'seconds' in x]
+t = [1e3 * x['seconds'] for x in e[1:]]
+print(f\"{statistics.median(t):.3f} ({e[-1]['train_loss']:.5f})\" if t else 'refused')"
+}
+for r in $(seq "$ROUNDS"); do
+    for h in ${ARCHS:-$WIDTHS}; do
+        arch=$h; [ -n "${ARCHS:-}" ] || arch="784-${h}relu-10"
+        for b in $BATCHES; do
+            line="$h $b r$r:"
+            for s in $STRATEGIES; do
+                line="$line  $s $("$BIN" train --data "$DATA" --arch "$arch" \
+                    --batch "$b" --epochs "$EPOCHS" --lr 0.05 --seed 1 --json --device cuda \
+                    --strategy "$s" 2>/dev/null | med)"
+            done
+            echo "$line"
+        done
+    done
+done
