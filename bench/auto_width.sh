@@ -5,7 +5,8 @@
 # interleaved, $ROUNDS rounds. Each cell: the median of epochs 2..$EPOCHS of one
 # process (ms, the trainer's synchronised epoch seconds), then the last train loss.
 #   [WIDTHS="64 256 1024" BATCHES="64 256" ROUNDS=2] bash bench/auto_width.sh DATA_DIR [BIN]
-#   [ARCHS="784-512relux2-10 784-128relux8-10"] ...   whole architectures instead of widths
+#   [ARCHS="784-512relu-512relu-10 784-128relu-10"] ...   whole architectures instead of widths
+#   [EXTRA="--optimizer adam"] ...   more options of ffnn train
 # Prints one line per (net, batch, round): "NET B r: strategy ms (loss) ...".
 set -uo pipefail
 DATA=${1:?usage: auto_width.sh DATA_DIR [BIN]}
@@ -30,7 +31,7 @@ for r in $(seq "$ROUNDS"); do
             for s in $STRATEGIES; do
                 line="$line  $s $("$BIN" train --data "$DATA" --arch "$arch" \
                     --batch "$b" --epochs "$EPOCHS" --lr 0.05 --seed 1 --json --device cuda \
-                    --strategy "$s" 2>/dev/null | med)"
+                    --strategy "$s" ${EXTRA:-} 2>/dev/null | med)"
             done
             echo "$line"
         done
