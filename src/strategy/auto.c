@@ -10,6 +10,13 @@
 /* Narrow nets (every hidden layer at most this wide) up to this batch: graph. */
 #define AUTO_NARROW_WIDTH 256
 #define AUTO_NARROW_MAX_BATCH 1024
+/* fp32 narrow nets of two or more hidden layers on graph (graph_fp32_rule): up to
+ * this batch, and deep narrow ones (at least this many hidden layers, each at most
+ * this wide) up to that batch */
+#define AUTO_GRAPH_FP32_MAX_BATCH 64
+#define AUTO_DEEP_NARROW_LAYERS 4
+#define AUTO_DEEP_NARROW_WIDTH 128
+#define AUTO_DEEP_NARROW_MAX_BATCH 256
 
 /* fp32 one-hidden-layer nets: the persistent kernel when the batch and the hidden
  * width are within one row (docs/PERFORMANCE.md "auto"; bench/auto_width.sh, one H200
@@ -56,8 +63,9 @@ static int narrow_net(const ffnn_model *m) { return narrow_to(m, AUTO_NARROW_WID
 static int graph_fp32_rule(const ffnn_model *m, size_t batch)
 {
     if (m->layer_count < 3 || !narrow_net(m)) return 0;
-    if (batch <= 64) return 1;
-    return batch <= 256 && m->layer_count - 1 >= 4 && narrow_to(m, 128);
+    if (batch <= AUTO_GRAPH_FP32_MAX_BATCH) return 1;
+    return batch <= AUTO_DEEP_NARROW_MAX_BATCH && m->layer_count - 1 >= AUTO_DEEP_NARROW_LAYERS &&
+           narrow_to(m, AUTO_DEEP_NARROW_WIDTH);
 }
 
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg)
