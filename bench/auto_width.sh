@@ -13,9 +13,9 @@ DATA=${1:?usage: auto_width.sh DATA_DIR [BIN]}
 BIN=${2:-build/ffnn}
 WIDTHS=${WIDTHS:-64 128 256 384 512 768 1024}
 BATCHES=${BATCHES:-32 64 128 256 384 512}
-STRATEGIES=${STRATEGIES:-persistent cublaslt cublas graph auto}
-ROUNDS=${ROUNDS:-2}
-EPOCHS=${EPOCHS:-5}
+STRATEGIES=${STRATEGIES:-persistent cublaslt graph auto}
+ROUNDS=${ROUNDS:-1}
+EPOCHS=${EPOCHS:-4}
 med() {
     python3 -c "import sys, json, statistics
 r = [json.loads(l) for l in sys.stdin if l.startswith('{')]
