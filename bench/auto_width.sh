@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# auto's fp32 rule for one-hidden-layer nets below batch 512 (persistent up to 384,
-# whatever the width): 784-Hrelu-10 for H in $WIDTHS at each batch of $BATCHES, every
+# The measurement behind auto's fp32 rule (src/strategy/auto.c: persistent_fp32,
+# graph_fp32_rule): 784-Hrelu-10 for H in $WIDTHS at each batch of $BATCHES, every
 # fp32 strategy that could take it ($STRATEGIES) and auto itself, one device call,
 # interleaved, $ROUNDS rounds. Each cell: the median of epochs 2..$EPOCHS of one
 # process (ms, the trainer's synchronised epoch seconds), then the last train loss.
