@@ -127,11 +127,11 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
         return lt ? FFNN_STRATEGY_CUBLASLT : FFNN_STRATEGY_CUBLAS;
     /* below batch 512, past persistent's rows and the narrow deep nets: cublaslt
      * (bench/auto_width.sh, H200, 2026-11-29, ms/epoch graph vs cublaslt: one hidden
-     * layer 1.6-2.2x slower on graph in every cell, e.g. 784-512relu-10 at 384 13.7 vs
-     * 6.7, 784-1024relu-10 at 256 18.3 vs 11.5; 784-1024relu-1024relu-10 at 64 / 256 /
-     * 448 75.4 / 42.0 / 42.6 vs 62.4 / 26.3 / 22.8, 784-512relu-512relu-10 57.5 / 23.0
-     * / 20.3 vs 43.3 / 15.7 / 12.2, 784-384relux3-10 68.0 / 37.8 / 24.6 vs 62.9 / 22.2 /
-     * 16.2) */
+     * layer of <= 1024 units 1.3-2.35x slower on graph in every cell, 1.75-2.1x at
+     * batch 448, e.g. 784-512relu-10 at 384 13.7 vs 6.7, 784-1024relu-10 at 256 18.3
+     * vs 11.5; at batch 64 / 256 / 448, 784-1024relu-1024relu-10 75.4 / 42.0 / 42.6
+     * vs 62.4 / 26.3 / 22.8, 784-512relu-512relu-10 57.5 / 23.0 / 20.3 vs 43.3 / 15.7
+     * / 12.2, 784-384relux3-10 68.0 / 37.8 / 24.6 vs 62.9 / 22.2 / 16.2) */
     if (ffnn_strategy_all_dense(m) && lt) return FFNN_STRATEGY_CUBLASLT;
     /* the rest: the fused kernels, 16 steps per CUDA graph (graph runs the plain ops
      * in its graphs for the activations and dropout the fused kernels lack) */
