@@ -1,7 +1,8 @@
 # ffnn - build the library (static and shared), the CLI and the tests.
-#   make            library + CLI (with CUDA when nvcc is found, else CPU only)
+#   make            library + CLI + the benchmark program build/ffnn-bench (with CUDA
+#                   when nvcc is found, else CPU only)
 #   make test       build and run every test (GPU tests skip without a GPU)
-#   make install    PREFIX=/usr/local DESTDIR=: bin/ffnn, lib/libffnn.{a,so*},
+#   make install    PREFIX=/usr/local DESTDIR=: bin/ffnn, bin/ffnn-bench, lib/libffnn.{a,so*},
 #                   include/ffnn.h, lib/pkgconfig/ffnn.pc, share/ffnn/, share/man/man1/ffnn.1
 #   make uninstall  the same files removed
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
@@ -9,6 +10,8 @@
 #                   (CPU code); ASAN_TESTS=name-filter runs a subset
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
+#   make bench-docs OUT=docs BENCH_DATA=DIR   the results that docs/ shows, regenerated
+#                   (bench/README.md; default OUT=build/bench)
 #   make clean
 #   make CUDA_ARCH=all   machine code for every supported GPU (default: the GPU here)
 #   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   any nvcc -gencode list
@@ -115,14 +118,14 @@ else
 endif
 
 # The kernel lab (lab/) and the benchmark suites (bench/) sit above the library: linked into
-# the CLI and the tests, never into libffnn. Without nvcc the lab's .cu files are not built
-# and the suites that need them say so at run time (FFNN_HAVE_CUDA unset).
+# the benchmark program ffnn-bench (which `ffnn bench` runs) and the tests, never into
+# libffnn or ffnn. Without nvcc the lab's .cu files are not built and the suites that
+# need them say so at run time (FFNN_HAVE_CUDA unset).
 HAVE_CUDA := $(if $(strip $(NVCC)),-DFFNN_HAVE_CUDA=1)
 LAB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard lab/*.c)) \
             $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard lab/*.cu)))
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 $(BUILD)/lab/%.o $(BUILD)/bench/%.o $(BUILD)/tests/%.o: ALL_CFLAGS += $(HAVE_CUDA)
-$(BUILD)/cli/%.o: ALL_CFLAGS += -Ibench
 
 # The version (include/ffnn.h) and the shared library's names: the file
 # libffnn.so.MAJOR.MINOR.PATCH, its soname libffnn.so.MAJOR (a link), libffnn.so (a link).
@@ -133,7 +136,7 @@ SONAME   := libffnn.so.$(VERSION_MAJOR)
 SHLIB    := libffnn.so.$(VERSION)
 
 .PHONY: all test check fuzz asan clean info install uninstall examples
-all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
+all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn $(BUILD)/ffnn-bench
 
 info:
 	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND)"
@@ -175,8 +178,12 @@ $(BUILD)/libffnn.so: $(BUILD)/$(SHLIB)
 	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
 	ln -sfn $(SONAME) $@
 
-$(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a $(LDLIBS)
+$(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
+
+# ffnn-bench: the suites, the lab and the OpenMP waiting policy of the CLI (cli/omp_wait.c)
+$(BUILD)/ffnn-bench: $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a $(LDLIBS)
 
 $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) $(BUILD)/libffnn.a
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
@@ -255,7 +262,7 @@ ASAN_TESTS ?=
 asan:
 	$(MAKE) BUILD=build-asan NVCC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=address,undefined" \
-	    build-asan/ffnn build-asan/ffnn_tests build-asan/libffnn_faults.so
+	    build-asan/ffnn build-asan/ffnn-bench build-asan/ffnn_tests build-asan/libffnn_faults.so
 	ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    FFNN_BIN=build-asan/ffnn \
 	    FFNN_FAULTS_LIB=$(abspath build-asan)/libffnn_faults.so build-asan/ffnn_tests $(ASAN_TESTS)
@@ -263,9 +270,33 @@ asan:
 clean:
 	rm -rf build build-asan build-fuzz
 
+# ---------------------------------------------------------------- bench-docs
+# make bench-docs [OUT=docs] [BENCH_DATA=DIR]: the results that docs/ shows, regenerated:
+# the four report suites at full size and the kernel lab, each suite's plot beside its
+# CSV (bench/README.md). OUT defaults to build/bench; OUT=docs rewrites the committed
+# files. BENCH_DATA: the Fashion-MNIST (or MNIST) IDX folder of mnist-mlp and modular.
+# The GPU rows need a CUDA GPU (without one they are skipped, with the
+# reason); about 10 minutes on an H200.
+OUT ?= build/bench
+BENCH_DATA ?=
+BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+BENCH_DOC_SUITES := mnist-mlp regression-mlp local1d modular
+.PHONY: bench-docs
+bench-docs: $(BUILD)/ffnn-bench
+	@[ -n "$(BENCH_DATA)" ] || { echo "make bench-docs: BENCH_DATA=DIR is needed (the Fashion-MNIST" \
+	    "IDX files of mnist-mlp and modular)"; exit 2; }
+	@set -e; for s in $(BENCH_DOC_SUITES); do \
+	    data=; case $$s in mnist-mlp|modular) data="--data $(BENCH_DATA)";; esac; \
+	    echo "$(BUILD)/ffnn-bench $$s --out $(OUT) $$data"; \
+	    $(BUILD)/ffnn-bench $$s --out $(OUT) $$data; \
+	    $(BENCH_PYTHON) bench/plot_$$(echo $$s | tr - _).py $(OUT)/$$s.csv $(OUT)/$$s.png; \
+	done; \
+	if $(BUILD)/ffnn-bench kernels --help >/dev/null && [ -n "$(HAVE_CUDA)" ]; then \
+	    $(BUILD)/ffnn-bench kernels --out $(OUT); else echo "kernels: skipped (no CUDA build)"; fi
+
 # ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=   (DESTDIR: a staging root, e.g. for packages)
-# The CLI carries libffnn statically (its lab and bench suites call kernels that the
+# The CLI and ffnn-bench carry libffnn statically (the bench suites call kernels that the
 # shared library does not export), so bin/ffnn needs no library path; programs link
 # against lib/ with pkg-config (README, "Using the library").
 PREFIX   ?= /usr/local
@@ -292,6 +323,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
 	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/ffnn $(DESTDIR)$(BINDIR)/ffnn
+	install -m 755 $(BUILD)/ffnn-bench $(DESTDIR)$(BINDIR)/ffnn-bench
 	install -m 644 $(BUILD)/libffnn.a $(DESTDIR)$(LIBDIR)/libffnn.a
 	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
 	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -307,7 +339,7 @@ install: all
 	    ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ffnn $(DESTDIR)$(LIBDIR)/libffnn.a \
+	rm -f $(DESTDIR)$(BINDIR)/ffnn $(DESTDIR)$(BINDIR)/ffnn-bench $(DESTDIR)$(LIBDIR)/libffnn.a \
 	    $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libffnn.so \
 	    $(DESTDIR)$(INCDIR)/ffnn.h $(DESTDIR)$(LIBDIR)/pkgconfig/ffnn.pc \
 	    $(DESTDIR)$(MANDIR)/ffnn.1 $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(PLOT_SCRIPTS)))

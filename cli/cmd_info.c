@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "core/error.h"
+#include "ffnn.h"
 #include "model_files.h"
 #include "options.h"
 

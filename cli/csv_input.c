@@ -1,7 +1,7 @@
 /* csv_input.c - rows of numbers from a CSV file (see csv_input.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "csv_input.h"
-#include "core/error.h"
+#include "ffnn.h"
 
 #include <errno.h>
 #include <float.h>

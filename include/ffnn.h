@@ -75,6 +75,16 @@ typedef enum ffnn_status {
  * owned by the library and stays valid until the next ffnn call on this thread. */
 FFNN_API const char *ffnn_last_error(void);
 
+/* Copy text into out [size bytes] with every control character written as the four
+ * characters \xNN (lower-case hex): the C0 controls 0x00-0x1F, DEL 0x7F and the C1
+ * controls (UTF-8 C2 80 .. C2 9F); every other byte is copied as it is. The result is
+ * truncated to size - 1 bytes (never inside an escape) and always NUL-terminated; with
+ * size 0 nothing is written. The library applies it to every message of
+ * ffnn_last_error(); use it on bytes from files or users (field names, metadata) before
+ * printing them to a terminal, so they cannot send escape sequences (docs/SECURITY.md).
+ * text and out must not overlap. Never fails; thread-safe (touches only out). */
+FFNN_API void ffnn_escape_controls(const char *text, char *out, size_t size);
+
 /* A short name for a status code, e.g. "format error". */
 FFNN_API const char *ffnn_status_name(ffnn_status status);
 

@@ -85,7 +85,7 @@ major=$(sed -n 's/^#define FFNN_VERSION_MAJOR \([0-9]*\).*/\1/p' include/ffnn.h)
 minor=$(sed -n 's/^#define FFNN_VERSION_MINOR \([0-9]*\).*/\1/p' include/ffnn.h)
 patch=$(sed -n 's/^#define FFNN_VERSION_PATCH \([0-9]*\).*/\1/p' include/ffnn.h)
 version=$major.$minor.$patch
-for f in bin/ffnn lib/libffnn.a "lib/libffnn.so.$version" include/ffnn.h lib/pkgconfig/ffnn.pc \
+for f in bin/ffnn bin/ffnn-bench lib/libffnn.a "lib/libffnn.so.$version" include/ffnn.h lib/pkgconfig/ffnn.pc \
          share/ffnn/plot_log.py share/man/man1/ffnn.1; do
     [ -f "$root$prefix/$f" ] && [ ! -L "$root$prefix/$f" ] || fail "$prefix/$f not installed"
 done
@@ -98,6 +98,10 @@ grep -q "\"ffnn $version\"" "$root$prefix/share/man/man1/ffnn.1" || fail "man pa
 # the installed program runs without a library path and reports the version
 out=$(env -u LD_LIBRARY_PATH "$root$prefix/bin/ffnn" --version)
 case "$out" in "ffnn $version "*) ;; *) fail "ffnn --version says '$out'" ;; esac
+# ffnn bench runs the ffnn-bench installed beside it (not one on PATH)
+out=$(env -u LD_LIBRARY_PATH PATH=/nonexistent "$root$prefix/bin/ffnn" bench --help) ||
+    fail "ffnn bench --help failed"
+case "$out" in "usage: ffnn bench SUITE"*) ;; *) fail "ffnn bench --help says '$out'" ;; esac
 
 # as the README advises for programs on a machine shared with other work (the ffnn
 # program and the Python module set it themselves)

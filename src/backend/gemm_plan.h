@@ -87,7 +87,7 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
  * K-major; as stored, both dz [batch, out] and x [batch, in] are MN-major and it
  * runs an sm80 kernel. The copy (one transpose kernel, ~3 us per 4 MiB on an H200)
  * pays where that kernel choice changes: in >= 768, out >= 1024 and batch >= 1024
- * (bench/lt_survey.cu, H200: 1024 x 1024 at batch 1024 17.1 -> 12.4 us, 784 ->
+ * (git show 6b96639:bench/lt_survey.cu, H200: 1024 x 1024 at batch 1024 17.1 -> 12.4 us, 784 ->
  * 1024 17.9 -> 12.1, 4096^3 520 -> 315; 784 -> 256 and 512 -> 512 at batch 1024
  * and 784 -> 256 at 256 within 2%: docs/RESULTS.md, session 35). tf32: 0 or 1. */
 int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out);

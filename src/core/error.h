@@ -25,9 +25,6 @@ ffnn_status ffnn_fail_context_at(ffnn_status status, const char *path, const cha
 #ifdef __cplusplus
 }
 #endif
-/* text with C0 controls, DEL and the C1 controls (UTF-8 C2 80..C2 9F) written as
- * \xNN into out [size] (truncated; nothing when size is 0): bytes from files and
- * users are shown this way in messages (docs/SECURITY.md). */
-void ffnn_escape_controls(const char *text, char *out, size_t size);
+/* ffnn_escape_controls (include/ffnn.h) escapes the messages stored here. */
 
 #endif
