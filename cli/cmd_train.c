@@ -135,11 +135,11 @@ const char *const ffnn_cli_train_usage =
     "  --device NAME     cpu | cuda (default: cuda when a GPU is present, else cpu)\n"
     "  --strategy NAME   cuda training strategy (docs/PERFORMANCE.md): auto (default:\n"
     "                    the fastest for the net and batch) | persistent | graph |\n"
-    "                    fused | cublas | cublaslt | tiled | naive (--kernels NAME:\n"
-    "                    an alias); tune: auto by measurement (times persistent,\n"
-    "                    graph, fused, cublas, cublaslt on a few steps, trains with\n"
-    "                    the fastest; the cpu and --gpus: auto); reference: the\n"
-    "                    single-threaded cpu reference backend\n"
+    "                    fused | cublas | cublaslt | tiled | naive; tune: auto by\n"
+    "                    measurement (times persistent, graph, fused, cublas,\n"
+    "                    cublaslt on a few steps, trains with the fastest; the cpu\n"
+    "                    and --gpus: auto); reference: the single-threaded cpu\n"
+    "                    reference backend\n"
     "  --precision NAME  cuda matmul arithmetic: fp32 (default) | tf32 | bf16 (tensor\n"
     "                    cores, fp32 accumulation and master weights; with cublas,\n"
     "                    cublaslt, fused or graph: fused/graph on ffnn's own mma.sync\n"
@@ -156,6 +156,10 @@ const char *const ffnn_cli_train_usage =
     "                    (default)\n"
     "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
     "  --json            print one JSON object per epoch instead of a text line\n"
+    "  --print-every N   print the line (or JSON object) of the first epoch, of every\n"
+    "                    N-th and of the last (default 1: every epoch)\n"
+    "  --quiet           no progress bar and only the last epoch's line (the header\n"
+    "                    lines, the test line, warnings and errors stay)\n"
     "  --save FILE       after training, write the model (safetensors, atomically)\n"
     "  --log FILE        write the per-epoch metrics as CSV (header epoch,train_loss,\n"
     "                    test_loss,test_accuracy,seconds,images_per_second; accuracy\n"
@@ -200,7 +204,7 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING, OPT_DROP_LAST, OPT_TEST,
        OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE, OPT_WEIGHT_DECAY,
        OPT_NO_DECAY_BIAS, OPT_LR_SCHEDULE, OPT_WARMUP_STEPS, OPT_CLIP_NORM, OPT_CLIP_VALUE,
-       OPT_EMA };
+       OPT_EMA, OPT_PRINT_EVERY, OPT_QUIET };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -215,7 +219,7 @@ static const struct option train_longopts[] = {
     {"train-limit", required_argument, NULL, OPT_LIMIT},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"strategy", required_argument, NULL, OPT_STRATEGY},
-    {"kernels", required_argument, NULL, OPT_STRATEGY}, /* the former name, kept */
+    {"kernels", required_argument, NULL, OPT_STRATEGY}, /* --strategy's former name: hidden */
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"steps-per-launch", required_argument, NULL, OPT_STEPS_PER_LAUNCH},
     {"threads", required_argument, NULL, OPT_THREADS},
@@ -251,6 +255,8 @@ static const struct option train_longopts[] = {
     {"clip-grad-norm", required_argument, NULL, OPT_CLIP_NORM},
     {"clip-grad-value", required_argument, NULL, OPT_CLIP_VALUE},
     {"ema", required_argument, NULL, OPT_EMA},
+    {"print-every", required_argument, NULL, OPT_PRINT_EVERY},
+    {"quiet", no_argument, NULL, OPT_QUIET},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -362,6 +368,7 @@ static int train_option(void *ctx, int c, const char *arg)
             cfg->eval_batch_size = (size_t)v;
         break;
     case OPT_JSON: o->json = 1; break;
+    case OPT_QUIET: o->quiet = 1; break;
     case OPT_OPTIMIZER: rc = ffnn_cli_optimizer(CMD, NULL, arg, &cfg->optimizer); break;
     case OPT_MOMENTUM:
         if ((rc = config_number("--momentum", "momentum", arg, &x)) == 0)
@@ -407,6 +414,12 @@ static int train_option(void *ctx, int c, const char *arg)
     case OPT_MAX_STEPS:
         rc = ffnn_cli_int(CMD, "--max-steps", arg, 1, INT64_MAX, &o->max_steps);
         break;
+    case OPT_PRINT_EVERY: {
+        long long n = 0;
+        if ((rc = ffnn_cli_int(CMD, "--print-every", arg, 1, INT32_MAX, &n)) == 0)
+            o->print_every = (int)n;
+        break;
+    }
     case OPT_RESUME: o->resume_path = arg; break;
     case OPT_GPUS: /* data parallelism over N GPUs of this process (cli/parallel.c) */
         if (strcmp(arg, "all") == 0)

@@ -24,6 +24,7 @@ TEST_SUITE_DECLARE(omp);
 TEST_SUITE_DECLARE(local1d);
 TEST_SUITE_DECLARE(bench);
 TEST_SUITE_DECLARE(cli_log);
+TEST_SUITE_DECLARE(cli_output);
 TEST_SUITE_DECLARE(fused);
 TEST_SUITE_DECLARE(cublas);
 TEST_SUITE_DECLARE(strategies);
@@ -62,6 +63,7 @@ int main(int argc, char **argv)
         {local1d_tests, &local1d_tests_count},
         {bench_tests, &bench_tests_count},
         {cli_log_tests, &cli_log_tests_count},
+        {cli_output_tests, &cli_output_tests_count},
         {fused_tests, &fused_tests_count},
         {cublas_tests, &cublas_tests_count},
         {strategies_tests, &strategies_tests_count},
