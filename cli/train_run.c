@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "interrupt.h"
+#include "messages.h"
 #include "model_files.h"
 #include "options.h"
 
@@ -400,8 +401,11 @@ static int rank_failed(ffnn_comm *comm, const char *what, const char *message, i
 /* An error while running: the message printed (by rank, see rank_failed). */
 static int run_failed(ffnn_comm *comm, const char *what, int agreed)
 {
-    if (ffnn_comm_size(comm) > 1)
-        return rank_failed(comm, what, ffnn_last_error(), agreed);
+    if (ffnn_comm_size(comm) > 1) {
+        char message[1280];
+        ffnn_cli_last_error(message, sizeof message); /* with the CLI's flag names */
+        return rank_failed(comm, what, message, agreed);
+    }
     return ffnn_cli_fail(CMD, what);
 }
 

@@ -8,7 +8,9 @@
  *     Fashion-MNIST package's files);
  *   - ffnn plot draws the --log of a run with --val-split (val_loss,val_accuracy), and
  *     without matplotlib prints one line naming the package (skipped without python3
- *     or, for the drawing, without matplotlib).
+ *     or, for the drawing, without matplotlib);
+ *   - a library refusal names the config's fields ("precision bf16"), ffnn train's
+ *     message the flags ("--precision bf16").
  * Runs build/ffnn (FFNN_BIN overrides); skipped when it is not built.
  */
 #define _XOPEN_SOURCE 700 /* posix_openpt, grantpt, unlockpt, ptsname */
@@ -23,6 +25,7 @@
 
 #include "check.h"
 #include "cli_run.h"
+#include "ffnn.h"
 
 #define CLI (cli_binary())
 #define PYTHON "/usr/bin/python3"
@@ -77,7 +80,8 @@ static test_result print_every_and_quiet(char *why, size_t why_size)
     CHECK(count_lines(text, "epoch ") == 4, "%d epoch lines, expected 4:\n%s",
           count_lines(text, "epoch "), text);
     CHECK(strstr(text, "epoch   1/7") && strstr(text, "epoch   3/7") &&
-          strstr(text, "epoch   6/7") && strstr(text, "epoch   7/7"), "the wrong epochs:\n%s", text);
+          strstr(text, "epoch   6/7") && strstr(text, "epoch   7/7"),
+          "the wrong epochs:\n%s", text);
 
     const char *quiet[] = {"train", "--data", "synth:points:400", "--arch", "2-8relu-1", "--loss",
                            "bce", "--epochs", "5", "--quiet", NULL};
@@ -243,10 +247,50 @@ static test_result plot_validation_and_missing_matplotlib(char *why, size_t why_
     return TEST_PASS;
 }
 
+/* The library words its refusals in its API's terms (the config's field names, no
+ * flag), and ffnn train prints the same refusal with its flags. */
+static test_result error_terms(char *why, size_t why_size)
+{
+    ffnn_dataset *train = NULL, *test = NULL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:200", 1, &train, &test));
+    CHECK_OK(ffnn_model_create("2-8relu-1", &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.loss = FFNN_LOSS_SIGMOID_BCE;
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.precision = FFNN_PRECISION_BF16;
+    ffnn_status st = ffnn_trainer_create(m, train, &cfg, &t);
+    char message[1024];
+    snprintf(message, sizeof message, "%s", ffnn_last_error());
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(test);
+    CHECK(st == FFNN_ERR_UNSUPPORTED, "bf16 on the cpu: %s", ffnn_status_name(st));
+    CHECK(strstr(message, "precision bf16") && strstr(message, "device cuda") &&
+          !strstr(message, "--"), "not in the API's terms: %s", message);
+
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char dir[64], out[96], text[4096];
+    CHECK(make_dir(dir) == 0, "mkdtemp");
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    const char *args[] = {"train", "--data", "synth:points:200", "--arch", "2-8relu-1", "--loss",
+                          "bce", "--device", "cpu", "--precision", "bf16", NULL};
+    CHECK(cli_run(args, out, NULL) == 1, "ffnn train --precision bf16 --device cpu did not fail");
+    CHECK(read_text(out, text, sizeof text) > 0, "no output");
+    CHECK(strstr(text, "--precision bf16") && strstr(text, "--device cuda"),
+          "the CLI's message lacks its flags: %s", text);
+    remove_tree(dir);
+    return TEST_PASS;
+}
+
 const test_case cli_output_tests[] = {
     {"cli_output_print_every_and_quiet", print_every_and_quiet},
     {"cli_output_progress_eta", progress_eta},
     {"cli_output_default_data_offline", default_data_offline},
     {"cli_output_plot_validation_and_missing_matplotlib", plot_validation_and_missing_matplotlib},
+    {"cli_output_error_terms", error_terms},
 };
 const size_t cli_output_tests_count = sizeof cli_output_tests / sizeof cli_output_tests[0];

@@ -554,8 +554,8 @@ static ffnn_status st_read_metadata(const st_reader *r, st_meta *meta, ffnn_loss
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(md, "format");
     if (cJSON_IsString(format) && strcmp(format->valuestring, "ffnn-checkpoint") == 0)
         return ffnn_st_fail(r, "__metadata__ \"format\": expected \"" ST_FORMAT "\", found "
-                            "\"ffnn-checkpoint\" (a training checkpoint: continue it with "
-                            "ffnn train --resume; its weights are the layers.* tensors)");
+                            "\"ffnn-checkpoint\" (a training checkpoint: load it with "
+                            "ffnn_checkpoint_load; its weights are the layers.* tensors)");
     for (const cJSON *c = md->child; c; c = c->next)
         if ((st = st_meta_field(r, c, meta)) != FFNN_OK)
             return st;

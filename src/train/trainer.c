@@ -103,25 +103,25 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     if (requested == FFNN_DEVICE_CUDA) {
         if (!cuda)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--device cuda: this build of ffnn has no CUDA (nvcc was not "
+                             "device cuda: this build of ffnn has no CUDA (nvcc was not "
                              "found at build time); rebuild with nvcc on the PATH or use "
-                             "--device cpu");
+                             "device cpu");
         if (ffnn_cuda_device_count() == 0)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--device cuda: no CUDA GPU is visible; use --device cpu");
+                             "device cuda: no CUDA GPU is visible; use device cpu");
         t->run.ops = cuda;
     } else {
         if (t->cfg.precision != FFNN_PRECISION_FP32)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--precision %s runs on a GPU's tensor cores: it needs "
-                             "--device cuda (the cpu backends compute in fp32)",
+                             "precision %s runs on a GPU's tensor cores: it needs "
+                             "device cuda (the cpu backends compute in fp32)",
                              ffnn_precision_name(t->cfg.precision));
         /* strategy reference: the single-threaded reference; else OpenMP on
          * cfg.threads threads (0: all cores) */
         if (reference && t->cfg.threads > 1)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                             "--strategy reference runs on one thread: --threads %d asks for "
-                             "more (leave it out, or use the OpenMP backend: --strategy auto)",
+                             "strategy reference runs on one thread: threads %d asks for "
+                             "more (threads 0, or the OpenMP backend: strategy auto)",
                              t->cfg.threads);
         t->run.ops = reference ? &ffnn_cpu_backend : &ffnn_omp_backend;
     }
@@ -320,7 +320,7 @@ static ffnn_status prepare_strategy(ffnn_trainer *t)
     } else if (st == FFNN_ERR_UNSUPPORTED) {
         char why[512];
         snprintf(why, sizeof why, "%s", ffnn_last_error());
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --strategy auto or graph)", why);
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose strategy auto or graph)", why);
     }
     return st;
 }
@@ -346,7 +346,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
     if (t->run.comm && t->strategy->id == FFNN_STRATEGY_PERSISTENT) {
         if (t->cfg.strategy != FFNN_STRATEGY_AUTO && t->cfg.strategy != FFNN_STRATEGY_TUNE)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--strategy persistent trains whole runs of steps in one kernel, "
+                             "strategy persistent trains whole runs of steps in one kernel, "
                              "with no place for the gradient all-reduce of data-parallel "
                              "training: use graph, fused, cublaslt, cublas, tiled or naive");
         t->strategy = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);

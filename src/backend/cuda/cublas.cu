@@ -1068,7 +1068,7 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
     if (ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "cuda dense_act_forward_bf16: the mixed-precision ops run on "
-                         "cuBLASLt (--strategy cublaslt)");
+                         "cuBLASLt (strategy cublaslt)");
     cublas_state *s = NULL;
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;
@@ -1145,7 +1145,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     if (ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "cuda dense_backward_bf16: the mixed-precision ops run on cuBLASLt "
-                         "(--strategy cublaslt)");
+                         "(strategy cublaslt)");
     cublas_state *s = NULL;
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;
