@@ -512,6 +512,28 @@ static test_result test_bench_clean_tree(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The product holds no lab: the ffnn program defines no symbol of the suites
+ * (ffnn_bench_*) or the kernel lab (ffnn_lab_*); ffnn-bench, beside it, does. */
+static test_result test_bench_not_in_ffnn(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    if (system("command -v nm >/dev/null 2>&1") != 0) SKIP("no nm (binutils)");
+    char cmd[1200], out[4096], bench[1100];
+    snprintf(cmd, sizeof cmd, "nm --defined-only '%s' | grep -cE ' (ffnn_bench_|ffnn_lab_)'",
+             CLI);
+    shell_output(".", cmd, out, sizeof out);
+    CHECK(atoi(out) == 0, "%s defines %d benchmark or lab symbols", CLI, atoi(out));
+    snprintf(bench, sizeof bench, "%s", CLI);
+    char *slash = strrchr(bench, '/');
+    CHECK(slash != NULL, "%s: no folder", CLI);
+    snprintf(slash + 1, sizeof bench - (size_t)(slash + 1 - bench), "ffnn-bench");
+    if (access(bench, X_OK) != 0) SKIP("no %s", bench);
+    snprintf(cmd, sizeof cmd, "nm --defined-only '%s' | grep -c ' ffnn_bench_mnist_mlp$'", bench);
+    shell_output(".", cmd, out, sizeof out);
+    CHECK(atoi(out) == 1, "%s lacks the suites", bench);
+    return TEST_PASS;
+}
+
 const test_case bench_tests[] = {
     {"bench_options", test_bench_options},
     {"bench_cells", test_bench_cells},
@@ -523,5 +545,6 @@ const test_case bench_tests[] = {
     {"bench_modular_quick_cpu", test_bench_modular_quick_cpu},
     {"bench_program_missing", test_bench_program_missing},
     {"bench_clean_tree", test_bench_clean_tree},
+    {"bench_not_in_ffnn", test_bench_not_in_ffnn},
 };
 const size_t bench_tests_count = sizeof bench_tests / sizeof bench_tests[0];
