@@ -276,23 +276,24 @@ clean:
 # CSV (bench/README.md). OUT defaults to build/bench; OUT=docs rewrites the committed
 # files. BENCH_DATA: the Fashion-MNIST (or MNIST) IDX folder of mnist-mlp and modular.
 # The GPU rows need a CUDA GPU (without one they are skipped, with the
-# reason); about 10 minutes on an H200.
+# reason); about 10 minutes on an H200 (BENCH_DOC_SUITES="..." runs some of them).
 OUT ?= build/bench
 BENCH_DATA ?=
 BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
-BENCH_DOC_SUITES := mnist-mlp regression-mlp local1d modular
+BENCH_DOC_SUITES ?= mnist-mlp regression-mlp local1d modular kernels
 .PHONY: bench-docs
 bench-docs: $(BUILD)/ffnn-bench
 	@[ -n "$(BENCH_DATA)" ] || { echo "make bench-docs: BENCH_DATA=DIR is needed (the Fashion-MNIST" \
 	    "IDX files of mnist-mlp and modular)"; exit 2; }
 	@set -e; for s in $(BENCH_DOC_SUITES); do \
+	    case $$s in \
+	    kernels) [ -n "$(HAVE_CUDA)" ] || { echo "kernels: skipped (a build without CUDA)"; continue; };; \
+	    esac; \
 	    data=; case $$s in mnist-mlp|modular) data="--data $(BENCH_DATA)";; esac; \
 	    echo "$(BUILD)/ffnn-bench $$s --out $(OUT) $$data"; \
 	    $(BUILD)/ffnn-bench $$s --out $(OUT) $$data; \
-	    $(BENCH_PYTHON) bench/plot_$$(echo $$s | tr - _).py $(OUT)/$$s.csv $(OUT)/$$s.png; \
-	done; \
-	if $(BUILD)/ffnn-bench kernels --help >/dev/null && [ -n "$(HAVE_CUDA)" ]; then \
-	    $(BUILD)/ffnn-bench kernels --out $(OUT); else echo "kernels: skipped (no CUDA build)"; fi
+	    [ $$s = kernels ] || $(BENCH_PYTHON) bench/plot_$$(echo $$s | tr - _).py $(OUT)/$$s.csv $(OUT)/$$s.png; \
+	done
 
 # ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=   (DESTDIR: a staging root, e.g. for packages)
