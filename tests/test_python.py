@@ -7,8 +7,7 @@ Checks: the version; training on in-memory arrays learns (circle data, >= 90%);
 early stopping stops after the patience and keeps the best epoch's weights;
 predictions equal the C library's (the CLI's ffnn predict on the saved model);
 save/load round trip bit for bit; the weight views share the model's memory; the
-library's errors arrive as exceptions with its message; MLPClassifier/MLPRegressor
-(fit, predict, predict_proba, score, get_params/set_params, early_stopping); the library is found
+library's errors arrive as exceptions with its message; the library is found
 from a build tree without FFNN_LIBRARY; pip installs the package from the source tree;
 the README's Python session runs as shown (a doctest).
 """
@@ -157,49 +156,8 @@ try:
     except ffnn.FfnnError as e:
         check("batch" in str(e), "batch error: %s" % e)
 
-    # scikit-learn style estimators (scikit-learn itself is not needed)
-    labels = np.where(y == 1, "in", "out")
-    clf = ffnn.MLPClassifier(hidden_layer_sizes=(16, 16), activation="tanh", max_iter=30,
-                             batch_size=32, learning_rate_init=0.01)
-    check(clf.fit(X, labels) is clf, "fit returns self")
-    check(list(clf.classes_) == ["in", "out"], "classes_ %s" % clf.classes_)
-    check(clf.score(Xt, np.where(yt == 1, "in", "out")) >= 0.9, "MLPClassifier score")
-    proba = clf.predict_proba(Xt[:4])
-    check(proba.shape == (4, 2) and np.allclose(proba.sum(axis=1), 1, atol=1e-5), "predict_proba")
-    params = clf.get_params()
-    check(params["hidden_layer_sizes"] == (16, 16) and params["max_iter"] == 30, "get_params")
-    clone = type(clf)(**params)
-    check(clone.get_params() == params, "a clone from get_params differs")
-    check(clone.set_params(max_iter=5) is clone and clone.max_iter == 5, "set_params")
-    try:
-        clone.set_params(alpha=1e-4)
-        check(False, "unknown parameter accepted")
-    except ValueError:
-        pass
-    rng = np.random.default_rng(3)
-    Xr = rng.uniform(-1, 1, (2000, 4)).astype(np.float32)
-    yr = Xr @ np.array([0.5, -1.0, 0.25, 2.0]) + np.sin(3 * Xr[:, 0])
-    reg = ffnn.MLPRegressor(hidden_layer_sizes=(32,), max_iter=40, batch_size=32,
-                            learning_rate_init=0.01).fit(Xr[:1500], yr[:1500])
-    r2 = reg.score(Xr[1500:], yr[1500:])
-    check(r2 > 0.9, "MLPRegressor R^2 %.3f <= 0.9" % r2)
-    check(reg.predict(Xr[:3]).shape == (3,), "regressor predict shape")
-    # early_stopping: random labels, 20% held out (stratified): the fit stops
-    # n_iter_no_change epochs after its lowest validation loss and keeps that epoch
-    es = ffnn.MLPClassifier(hidden_layer_sizes=(64,), max_iter=300, batch_size=16,
-                            learning_rate_init=0.02, early_stopping=True,
-                            validation_fraction=0.2, n_iter_no_change=4, random_state=3,
-                            device="cpu").fit(Xn, np.where(yn == 1, "a", "b"))
-    curve = es.validation_loss_curve_
-    check(es.n_iter_ < 300 and es.n_iter_ == int(np.argmin(curve)) + 1 + 4 and
-          es.best_validation_loss_ == min(curve) and es.get_params()["early_stopping"],
-          "MLPClassifier early stopping: %d epochs, best %.6g, curve min %.6g"
-          % (es.n_iter_, es.best_validation_loss_, min(curve)))
-    try:
-        ffnn.MLPRegressor(early_stopping=True, validation_fraction=1.5).fit(Xr, yr)
-        check(False, "validation_fraction 1.5 accepted")
-    except ValueError as e:
-        check("validation_fraction" in str(e), "validation_fraction error: %s" % e)
+    # the scikit-learn estimators: tests/python/test_estimators.py (pytest, run by the
+    # runner's python_pytest case)
 
     # the README's Python session, run as a doctest (in a scratch directory)
     import doctest
