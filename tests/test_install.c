@@ -220,6 +220,26 @@ static test_result python_module(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The Python module's pytest suite (tests/python/: the scikit-learn estimator checks,
+ * pickling, options, the wheel) over this build's libffnn.so, with FFNN_PYTHON. */
+static test_result python_pytest(char *why, size_t why_size)
+{
+    const char *python = getenv("FFNN_PYTHON") && *getenv("FFNN_PYTHON") ? getenv("FFNN_PYTHON")
+                                                                          : "/usr/bin/python3";
+    if (access(python, X_OK) != 0)
+        SKIP("%s not installed", python);
+    char build[512], lib[1024];
+    build_dir(build, sizeof build);
+    snprintf(lib, sizeof lib, "%s/libffnn.so", build);
+    char *const argv[] = {(char *)python, "tests/python/run_pytest.py", lib, NULL};
+    int rc = run(argv, NULL);
+    if (rc == 77)
+        SKIP("%s lacks pytest, numpy or scikit-learn (apt-get install python3-pytest "
+             "python3-numpy python3-sklearn)", python);
+    CHECK(rc == 0, "tests/python/run_pytest.py %s exited with %d", lib, rc);
+    return TEST_PASS;
+}
+
 const test_case install_tests[] = {
     {"examples_shown_verbatim_in_readme", examples_in_readme},
     {"examples_run_from_the_build_tree", test_examples_run},
@@ -227,5 +247,6 @@ const test_case install_tests[] = {
     {"man_page_lists_every_option", man_page},
     {"cli_spin_count_unless_the_user_chose", cli_wait_policy},
     {"python_module", python_module},
+    {"python_pytest", python_pytest},
 };
 const size_t install_tests_count = sizeof install_tests / sizeof install_tests[0];

@@ -8,8 +8,9 @@ early stopping stops after the patience and keeps the best epoch's weights;
 predictions equal the C library's (the CLI's ffnn predict on the saved model);
 save/load round trip bit for bit; the weight views share the model's memory; the
 library's errors arrive as exceptions with its message; the library is found
-from a build tree without FFNN_LIBRARY; pip installs the package from the source tree;
-the README's Python session runs as shown (a doctest).
+from a build tree without FFNN_LIBRARY; the README's Python session runs as shown (a
+doctest). The scikit-learn estimators, pickling, the options and the wheel are
+tests/python/ (pytest; the runner's python_pytest case).
 """
 import os
 import shutil
@@ -188,23 +189,7 @@ try:
     check(r.returncode == 0 and r.stdout.strip().endswith("build/libffnn.so.0"),
           "build tree lookup: %s %s" % (r.stdout, r.stderr))
 
-    # pip installs the package from the source tree (no compiler, no network)
-    target = os.path.join(tmp, "site")
-    source = os.path.join(tmp, "source")  # setuptools writes build/ into the source
-    shutil.copytree(os.path.join(ROOT, "python"), source,
-                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                        "--no-build-isolation", "--no-index", "--target", target, source],
-                       capture_output=True, text=True)
-    if r.returncode != 0 and "No module named pip" in r.stderr:
-        print("    (pip not installed: the pip install check is left out)", file=sys.stderr)
-    else:
-        check(r.returncode == 0, "pip install: " + r.stderr[-2000:])
-        env = dict(os.environ, PYTHONPATH=target)
-        r = subprocess.run([sys.executable, "-c", "import ffnn; print(ffnn.__file__, "
-                            "ffnn.version())"], env=env, cwd=tmp, capture_output=True, text=True)
-        check(r.returncode == 0 and r.stdout.startswith(target),
-              "the pip-installed module: %s %s" % (r.stdout, r.stderr))
+    # the wheel (pip install ./python, a fresh venv): tests/python/test_packaging.py
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
