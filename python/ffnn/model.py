@@ -535,6 +535,10 @@ class Model:
         """
         if int(epochs) < 1:
             raise ValueError("epochs must be at least 1, found %r" % (epochs,))
+        if strategy == "reference" and threads not in (0, 1):
+            raise ValueError("strategy='reference' runs on one thread: threads=%r asks for "
+                             "more (leave threads=0, or use strategy='auto', the OpenMP "
+                             "backend)" % (threads,))
         if loss is not None:
             enum_from_name("loss", loss)
             self.loss = loss
