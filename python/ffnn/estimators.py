@@ -422,6 +422,9 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
     def _more_tags(self):  # scikit-learn < 1.6 (1.6+: check_estimator's expected_failed_checks)
         return dict(super()._more_tags(), _xfail_checks=dict(EXPECTED_FAILED_CHECKS))
 
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6 wants it next to _more_tags
+        return super().__sklearn_tags__()
+
     def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, solver="adam",
                  alpha=0.0001, batch_size="auto", learning_rate_init=0.001, max_iter=200,
                  shuffle=True, random_state=None, tol=1e-4, verbose=False, warm_start=False,

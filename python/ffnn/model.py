@@ -376,26 +376,31 @@ class Model:
 
     # ------------------------------------------------------------ description
     @property
-    def arch(self):
-        """The canonical architecture string."""
+    def arch(self) -> str:
+        """The canonical architecture string (activation parameters only when not the
+        default)."""
         buf = ctypes.create_string_buffer(4096)
         lib.ffnn_model_arch_string(self._handle, buf, len(buf))
         return buf.value.decode()
 
     @property
-    def n_inputs(self):
+    def n_inputs(self) -> int:
+        """Features per sample the network takes."""
         return lib.ffnn_model_input_size(self._handle)
 
     @property
-    def n_outputs(self):
+    def n_outputs(self) -> int:
+        """Outputs of the last layer (classes for ce; 1 for binary bce)."""
         return lib.ffnn_model_output_size(self._handle)
 
     @property
-    def n_layers(self):
+    def n_layers(self) -> int:
+        """Layers with parameters (hidden layers and the output layer)."""
         return lib.ffnn_model_layer_count(self._handle)
 
     @property
-    def parameter_count(self):
+    def parameter_count(self) -> int:
+        """Weights and biases in all."""
         return lib.ffnn_model_parameter_count(self._handle)
 
     def __repr__(self):
@@ -410,9 +415,10 @@ class Model:
         buf._owner = self
         return np.frombuffer(buf, dtype=np.float32).reshape(shape)
 
-    def weights(self):
-        """Each layer's weight as a view [out, fan_in] of the model's memory (PyTorch's
-        nn.Linear order; [out, R] for a local layer)."""
+    def weights(self) -> List[np.ndarray]:
+        """Each layer's weight, a float32 view [out, fan_in] of the model's memory
+        (PyTorch's nn.Linear order; [out, R] for a local layer): writing it changes
+        the model; the view keeps the model alive."""
         out = []
         for i in range(self.n_layers):
             o, fan_in = ctypes.c_size_t(), ctypes.c_size_t()
@@ -422,8 +428,9 @@ class Model:
                                   (o.value, fan_in.value)))
         return out
 
-    def biases(self):
-        """Each layer's bias as a view [out] of the model's memory (None without bias)."""
+    def biases(self) -> List[Optional[np.ndarray]]:
+        """Each layer's bias, a float32 view [out] of the model's memory (None for a
+        ':nobias' layer)."""
         out = []
         for i in range(self.n_layers):
             o, has_bias = ctypes.c_size_t(), ctypes.c_int()
@@ -433,8 +440,9 @@ class Model:
                        if has_bias.value else None)
         return out
 
-    def parameters(self):
-        """All parameters as one view [parameter_count]: layer by layer, weight then bias."""
+    def parameters(self) -> np.ndarray:
+        """All parameters as one float32 view [parameter_count]: layer by layer, weight
+        (row-major) then bias."""
         return self._view(lib.ffnn_model_parameters(self._handle), (self.parameter_count,))
 
     # ------------------------------------------------------------ training
