@@ -147,6 +147,7 @@ class _Run:
         self.verbose = verbose
         self.step_callback = step_callback
         self.sigint = False
+        self.error = None  # an exception of step_callback, raised after training
         self.bar = None
         self.last_draw = 0.0
         self.on_step = _lib.STEP_FN(self._on_step)  # kept alive while training
@@ -175,8 +176,8 @@ class _Run:
                 return 1
             if self.verbose:
                 self._draw(epoch, step, steps)
-        except BaseException:  # ctypes cannot carry it through C: stop instead
-            self.sigint = True
+        except BaseException as e:  # ctypes cannot carry it through C: stop, re-raise
+            self.error = e
             return 1
         return 0
 
@@ -228,7 +229,7 @@ class _Run:
         epoch, step = ctypes.c_int(), ctypes.c_size_t()
         lib.ffnn_trainer_position(self.trainer, ctypes.byref(epoch), ctypes.byref(step))
         return "%s at epoch %d, step %d of %d" % (
-            "SIGINT" if self.sigint else "step_callback", epoch.value, step.value,
+            "SIGINT" if self.sigint else "error" if self.error else "step_callback", epoch.value, step.value,
             lib.ffnn_trainer_steps_per_epoch(self.trainer))
 
 
@@ -619,6 +620,8 @@ class Model:
                                                           ctypes.byref(stop)))
                     if stop.value or (callback is not None and callback(row)):
                         break
+                if run.sigint and self.interrupted is None:  # Ctrl-C at the last step
+                    self.interrupted = run.stopped_at()
             check(lib.ffnn_trainer_sync_model(trainer))
             if early_stopping and best.value > 0 and not self.interrupted:
                 check(lib.ffnn_trainer_restore_best(trainer))  # the best epoch's weights
@@ -628,6 +631,8 @@ class Model:
                           % (best.value, best_loss.value), file=sys.stderr, flush=True)
         finally:
             lib.ffnn_trainer_free(trainer)
+        if run.error is not None:
+            raise run.error
         if run.sigint:
             raise KeyboardInterrupt("training stopped by Ctrl-C (%s); the model keeps the "
                                     "weights trained so far" % self.interrupted)

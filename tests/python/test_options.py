@@ -175,6 +175,23 @@ def test_ctrl_c_stops_after_the_step_and_keeps_the_model(circle):
     assert clf.n_iter_ == 2 and clf.predict(X).shape == (len(X),)  # fitted, usable
 
 
+def test_step_callback_errors_arrive(circle):
+    X, y = circle
+
+    def fail(epoch, step, steps):
+        if step == 2:
+            raise ZeroDivisionError("from the callback")
+
+    model = ffnn.Model("2-4tanh-2")
+    with pytest.raises(ZeroDivisionError, match="from the callback"):
+        model.train(X, y, epochs=3, device="cpu", step_callback=fail)
+    assert model.interrupted == "error at epoch 1, step 2 of 19"
+    stopped = ffnn.Model("2-4tanh-2")
+    stopped.train(X, y, epochs=3, device="cpu", step_callback=lambda e, s, n: e == 2 and s == 5)
+    assert stopped.interrupted == "step_callback at epoch 2, step 5 of 19"
+    assert len(stopped.history) == 2
+
+
 def test_verbose_progress(circle, capsys):
     X, y = circle
     with warnings.catch_warnings():
