@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import List
 
 import numpy as np
 
