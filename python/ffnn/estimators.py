@@ -26,7 +26,8 @@ try:
     from sklearn.model_selection import train_test_split
     from sklearn.utils import check_random_state
     from sklearn.utils.multiclass import check_classification_targets
-    from sklearn.utils.validation import check_is_fitted, column_or_1d
+    from sklearn.utils.class_weight import compute_class_weight
+    from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d
 except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError("ffnn.MLPClassifier and ffnn.MLPRegressor need scikit-learn "
                       "(pip install scikit-learn, or apt-get install python3-sklearn); "
@@ -36,19 +37,41 @@ try:  # scikit-learn >= 1.6
 except ImportError:
     _validate_data = None
 
-from .model import Model
+from .model import Model, sample_weights_supported
 
 __all__ = ["MLPClassifier", "MLPRegressor"]
 
 # The checks of sklearn.utils.estimator_checks.check_estimator that cannot pass, and
-# why (the classifier's _xfail_checks tag; check_estimator's expected_failed_checks on
-# scikit-learn >= 1.6).
-EXPECTED_FAILED_CHECKS = {
-    "check_class_weight_classifiers": "class_weight is not implemented: libffnn's trainer "
-                                      "has no per-class or per-sample weights",
-}
+# why: expected_failed_checks(estimator) (the _xfail_checks tag on scikit-learn < 1.6;
+# check_estimator's expected_failed_checks on 1.6+).
+_ZERO_WEIGHTS = ("minibatch SGD: samples of weight 0 still take their places in the "
+                 "shuffled batches, so the batches (and the result) differ from a fit "
+                 "without those samples, as for scikit-learn's SGD estimators")
+# the checks that train with non-uniform weights (uniform weights are the unweighted fit)
+_WEIGHT_CHECKS = ("check_sample_weights_not_overwritten", "check_sample_weights_invariance",
+                  "check_classifiers_one_label_sample_weights",
+                  "check_class_weight_classifiers",
+                  "check_sample_weight_equivalence_on_dense_data")
+
+
+def expected_failed_checks(estimator=None):
+    """{check name: why} for check_estimator: with a libffnn that trains per-sample
+    weights, the zero-weight equivalence (minibatch SGD; the check's name covers its
+    "ones" case too, which passes); without, the checks that train with non-uniform
+    weights (NotImplementedError)."""
+    if sample_weights_supported():
+        return {"check_sample_weights_invariance": _ZERO_WEIGHTS,
+                "check_sample_weight_equivalence_on_dense_data": _ZERO_WEIGHTS}
+    return {name: "the libffnn in use has no per-sample weights "
+                  "(ffnn_dataset_set_sample_weights)" for name in _WEIGHT_CHECKS}
+
 
 _ACTIVATIONS = {"relu": "relu", "tanh": "tanh", "logistic": "sigmoid", "identity": "identity"}
+
+
+def _weights_or_none(sample_weight, X):
+    return None if sample_weight is None else _check_sample_weight(sample_weight, X,
+                                                                   dtype=np.float64)
 
 
 def _validate(est, *args, **kwargs):
@@ -119,7 +142,8 @@ class _MLPBase(BaseEstimator):
 
     # ------------------------------------------------------------ tags
     def _more_tags(self):  # scikit-learn < 1.6
-        return {"multioutput": self._loss == "mse", "requires_y": True}
+        return {"multioutput": self._loss == "mse", "requires_y": True,
+                "_xfail_checks": expected_failed_checks(self)}
 
     def __sklearn_tags__(self):  # scikit-learn >= 1.6
         tags = super().__sklearn_tags__()
@@ -189,18 +213,21 @@ class _MLPBase(BaseEstimator):
             raise ValueError("callback must be callable, found %r" % (self.callback,))
 
     # ------------------------------------------------------------ training
-    def _train(self, X, y, n_outputs, epochs, first, stratify):
+    def _train(self, X, y, n_outputs, epochs, first, stratify, sample_weight=None):
         """Train self.model_ (new when first) for up to epochs epochs on the network's
-        targets y, with sklearn's stopping rules: tol over n_iter_no_change epochs on
-        the training loss, or with early_stopping on the validation score of a
-        held-out validation_fraction (and the best epoch's weights kept)."""
+        targets y (weighted by sample_weight [n] when given), with sklearn's stopping
+        rules: tol over n_iter_no_change epochs on the training loss, or with
+        early_stopping on the validation score of a held-out validation_fraction (and
+        the best epoch's weights kept)."""
         self._check_params()
         seed, rng = self._seed_and_rng()
         validation = None
         if self.early_stopping:
-            X, X_val, y, y_val = train_test_split(
-                X, y, random_state=rng, test_size=self.validation_fraction,
-                stratify=y if stratify else None)
+            parts = train_test_split(
+                X, y, *([] if sample_weight is None else [sample_weight]), random_state=rng,
+                test_size=self.validation_fraction, stratify=y if stratify else None)
+            X, X_val, y, y_val = parts[:4]
+            sample_weight = parts[4] if sample_weight is not None else None
             validation = (X_val, y_val)
         if first:
             self.model_ = Model(self._arch(X.shape[1], n_outputs), loss=self._loss, seed=seed)
@@ -267,7 +294,7 @@ class _MLPBase(BaseEstimator):
                 warmup_steps=self.warmup_steps, clip_grad_norm=self.clip_grad_norm,
                 clip_grad_value=self.clip_grad_value, ema_decay=self.ema_decay,
                 precision=self.precision, standardize=bool(self.standardize) and first,
-                callback=on_epoch)
+                callback=on_epoch, sample_weight=sample_weight)
         finally:  # also after Ctrl-C: the estimator is fitted with the weights so far
             self.loss_ = self.loss_curve_[-1] if self.loss_curve_ else float("nan")
             self.n_layers_ = self.model_.n_layers + 1
@@ -365,6 +392,8 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
     beta_1, beta_2, epsilon : float
         Adam's.
     n_iter_no_change : int, default 10
+    class_weight : dict, "balanced" or None, default None
+        Weights of the classes' samples (see Notes).
     dropout : float or tuple of float, default 0.0
         Inverted dropout of each hidden layer's output while training (one rate for
         all, or one per layer).
@@ -411,16 +440,18 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
 
     Notes
     -----
-    No ``sample_weight`` and ``class_weight``: libffnn's trainer has no per-sample
-    weights (class_weight other than None raises NotImplementedError; fit takes no
-    sample_weight, so meta-estimators that need one refuse ffnn's rather than train
-    it wrongly).
+    ``sample_weight`` (fit, partial_fit) and ``class_weight`` (None, a dict
+    {class: weight} or "balanced", scikit-learn's compute_class_weight) weight each
+    sample's loss; a batch's loss is the weighted mean (docs/TRAINING.md "Weights").
+    They train on the cpu backends (device "auto" then means cpu) and need a libffnn
+    with per-sample weights (``ffnn.model.sample_weights_supported()``); with one
+    that lacks them, non-uniform weights raise NotImplementedError.
     """
 
     _loss = "ce"
 
     def _more_tags(self):  # scikit-learn < 1.6 (1.6+: check_estimator's expected_failed_checks)
-        return dict(super()._more_tags(), _xfail_checks=dict(EXPECTED_FAILED_CHECKS))
+        return super()._more_tags()
 
     def __sklearn_tags__(self):  # scikit-learn >= 1.6 wants it next to _more_tags
         return super().__sklearn_tags__()
@@ -455,15 +486,12 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         self.class_weight = class_weight
 
     def _targets(self, X, y, reset):
-        if self.class_weight is not None:
-            raise NotImplementedError("class_weight: libffnn's trainer has no per-class or "
-                                      "per-sample weights yet; leave class_weight=None")
         X, y = _validate(self, X, y, reset=reset, dtype=(np.float64, np.float32))
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
         return X, y
 
-    def fit(self, X, y) -> "MLPClassifier":
+    def fit(self, X, y, sample_weight=None) -> "MLPClassifier":
         """Train on X and y.
 
         Parameters
@@ -473,6 +501,9 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
             scikit-learn's messages).
         y : array-like of shape (n_samples,)
             Class labels: any hashable values of one kind (numbers or strings).
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights (finite, >= 0) of the samples' losses: each batch's loss is the
+            weighted mean; multiplied by class_weight's. Trained on the cpu.
 
         Returns
         -------
@@ -496,9 +527,10 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
                 raise ValueError("y has 1 class only (%r): a classifier needs at least 2 "
                                  "classes" % (self.classes_[0],))
         return self._train(X, index.astype(np.int32), len(self.classes_), self.max_iter,
-                           first=not warm, stratify=True)
+                           first=not warm, stratify=True,
+                           sample_weight=self._sample_weights(X, index, sample_weight))
 
-    def partial_fit(self, X, y, classes=None) -> "MLPClassifier":
+    def partial_fit(self, X, y, classes=None, sample_weight=None) -> "MLPClassifier":
         """One epoch on X, y (scikit-learn's partial_fit).
 
         Parameters
@@ -507,6 +539,7 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         y : array-like of shape (n_samples,)
         classes : array-like of shape (n_classes,), optional
             Every class of the whole data: required on the first call.
+        sample_weight : array-like of shape (n_samples,), optional
 
         Returns
         -------
@@ -528,9 +561,22 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         self.early_stopping = False  # as scikit-learn: no validation in partial_fit
         try:
             return self._train(X, index.astype(np.int32), len(self.classes_), 1,
-                               first=first, stratify=False)
+                               first=first, stratify=False,
+                               sample_weight=self._sample_weights(X, index, sample_weight))
         finally:
             self.early_stopping = saved
+
+    def _sample_weights(self, X, index, sample_weight):
+        """sample_weight times class_weight's weight of each sample's class (None when
+        both are None), as scikit-learn combines them."""
+        if sample_weight is None and self.class_weight is None:
+            return None
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.class_weight is not None:
+            per_class = compute_class_weight(self.class_weight, classes=self.classes_,
+                                             y=self.classes_[index])
+            w = w * per_class[index]
+        return w
 
     def _class_index(self, y):
         index = np.searchsorted(self.classes_, y)
@@ -640,8 +686,9 @@ class MLPRegressor(RegressorMixin, _MLPBase):
             y = column_or_1d(y, warn=True)
         return X, y
 
-    def fit(self, X, y) -> "MLPRegressor":
-        """Train on X and targets y [n_samples] or [n_samples, n_outputs].
+    def fit(self, X, y, sample_weight=None) -> "MLPRegressor":
+        """Train on X and targets y [n_samples] or [n_samples, n_outputs], optionally
+        weighted by sample_weight [n_samples] (finite, >= 0; trained on the cpu).
 
         Returns
         -------
@@ -661,9 +708,10 @@ class MLPRegressor(RegressorMixin, _MLPBase):
         if warm and y2.shape[1] != self.n_outputs_:
             raise ValueError("y has %d targets, the fitted model %d"
                              % (y2.shape[1], self.n_outputs_))
-        return self._train(X, y2, y2.shape[1], self.max_iter, first=not warm, stratify=False)
+        return self._train(X, y2, y2.shape[1], self.max_iter, first=not warm, stratify=False,
+                           sample_weight=_weights_or_none(sample_weight, X))
 
-    def partial_fit(self, X, y) -> "MLPRegressor":
+    def partial_fit(self, X, y, sample_weight=None) -> "MLPRegressor":
         """One epoch on X, y (scikit-learn's partial_fit); returns self."""
         first = not hasattr(self, "model_")
         X, y = self._targets(X, y, reset=first)
@@ -674,7 +722,8 @@ class MLPRegressor(RegressorMixin, _MLPBase):
         saved = self.early_stopping
         self.early_stopping = False
         try:
-            return self._train(X, y2, y2.shape[1], 1, first=first, stratify=False)
+            return self._train(X, y2, y2.shape[1], 1, first=first, stratify=False,
+                               sample_weight=_weights_or_none(sample_weight, X))
         finally:
             self.early_stopping = saved
 

@@ -54,11 +54,44 @@ def _ptr(a, ctype):
     return a.ctypes.data_as(ctypes.POINTER(ctype))
 
 
+def sample_weights_supported() -> bool:
+    """True when the libffnn in use trains with per-sample weights
+    (ffnn_dataset_set_sample_weights; the cpu backends)."""
+    try:
+        f = lib.ffnn_dataset_set_sample_weights
+    except AttributeError:
+        return False
+    f.restype = ctypes.c_int
+    f.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_float)]
+    return True
+
+
+def _weights(sample_weight, n):
+    """sample_weight as float32 [n] for the library, or None when every weight is the
+    same positive number (the weighted mean is then the plain one, computed as such)."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError("sample_weight must have shape (%d,), found %s" % (n, w.shape))
+    if not np.isfinite(w).all() or (w < 0).any():
+        bad = int(np.flatnonzero(~np.isfinite(w) | (w < 0))[0])
+        raise ValueError("sample_weight[%d] is %r: weights must be finite and >= 0"
+                         % (bad, w[bad]))
+    if n and (w == w[0]).all() and w[0] > 0:
+        return None
+    if not sample_weights_supported():
+        raise NotImplementedError(
+            "sample_weight (and class_weight): the libffnn at %s has no per-sample weights "
+            "(ffnn_dataset_set_sample_weights); use a libffnn that has them" % _lib.path)
+    return np.ascontiguousarray(w, dtype=np.float32)
+
+
 class _Dataset:
     """An ffnn_dataset holding (copies of) X and y: labels when y is an integer or
     bool array, float targets otherwise."""
 
-    def __init__(self, X, y, inputs=None):
+    def __init__(self, X, y, inputs=None, sample_weight=None):
         X = _features(X, inputs)
         y = np.asarray(y)
         if y.shape[0] != X.shape[0]:
@@ -85,6 +118,11 @@ class _Dataset:
                                                _ptr(targets, ctypes.c_float),
                                                ctypes.byref(self.handle)))
         self.features = X.shape[1]
+        self.weighted = False
+        weights = _weights(sample_weight, X.shape[0])
+        if weights is not None:  # copied by the library
+            check(lib.ffnn_dataset_set_sample_weights(self.handle, _ptr(weights, ctypes.c_float)))
+            self.weighted = True
 
     def standardized(self, model):
         """A copy in the network's units (ffnn_dataset_standardize)."""
@@ -93,6 +131,7 @@ class _Dataset:
         check(lib.ffnn_dataset_standardize(self.handle, model._handle, ctypes.byref(out.handle)))
         out.classes, out.target_width, out.features = self.classes, self.target_width, \
             self.features
+        out.weighted = self.weighted  # the weights go with the samples
         return out
 
     def __del__(self):
@@ -362,8 +401,8 @@ class Model:
               ema_decay: float = 0.0, precision: str = "fp32", steps_per_launch: int = 0,
               drop_last: bool = False, standardize: bool = False,
               callback: Optional[Callable[[Dict[str, Any]], Any]] = None,
-              step_callback: Optional[Callable[[int, int, int], Any]] = None
-              ) -> List[Dict[str, Any]]:
+              step_callback: Optional[Callable[[int, int, int], Any]] = None,
+              sample_weight: Optional[Any] = None) -> List[Dict[str, Any]]:
         """Train the model with libffnn's trainer (the options of ``ffnn train``).
 
         Parameters
@@ -428,6 +467,12 @@ class Model:
         step_callback : callable, optional
             ``step_callback(epoch, step, steps_per_epoch)`` after each step (each
             launch on cuda); a true return value stops after that step.
+        sample_weight : array-like of shape (n_samples,), optional
+            Per-sample weights, finite and >= 0: a batch's loss is the weighted mean
+            sum w_i l_i / sum w_i (docs/TRAINING.md "Weights"). They train on the cpu
+            backends: device "auto" then means cpu, "cuda" is refused. Needs a
+            libffnn with weights (``ffnn.model.sample_weights_supported()``), else
+            NotImplementedError.
 
         Returns
         -------
@@ -451,9 +496,11 @@ class Model:
         if loss is not None:
             enum_from_name("loss", loss)
             self.loss = loss
-        data = _Dataset(X, y, self.n_inputs)
+        data = _Dataset(X, y, self.n_inputs, sample_weight)
         val = _Dataset(validation_data[0], validation_data[1], self.n_inputs) \
             if validation_data is not None else None
+        if data.weighted and device == "auto":  # weights train on the cpu backends
+            device = "cpu"
         cfg = lib.ffnn_train_config_default()
         cfg.epochs = epochs
         cfg.batch_size = batch_size

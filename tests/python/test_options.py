@@ -132,10 +132,30 @@ def test_ffnn_options_reach_the_trainer(circle):
         small(solver="lbfgs").fit(X, y)
 
 
-def test_class_weight_not_implemented(circle):
+def test_weights(circle):
+    """Uniform weights are the unweighted fit; others need a libffnn with weights (else
+    NotImplementedError naming the missing function); class_weight multiplies in."""
+    from ffnn.model import sample_weights_supported
     X, y = circle
-    with pytest.raises(NotImplementedError, match="class_weight"):
-        small(class_weight="balanced").fit(X, y)
+    plain = small(max_iter=10).fit(X, y)
+    ones = small(max_iter=10).fit(X, y, sample_weight=np.full(len(y), 3.0))
+    assert np.array_equal(plain.predict_proba(X), ones.predict_proba(X))
+    w = np.where(y == 1, 5.0, 1.0)
+    if not sample_weights_supported():
+        with pytest.raises(NotImplementedError, match="ffnn_dataset_set_sample_weights"):
+            small(max_iter=2).fit(X, y, sample_weight=w)
+        with pytest.raises(NotImplementedError, match="ffnn_dataset_set_sample_weights"):
+            small(max_iter=2, class_weight="balanced").fit(X, y)
+        return
+    weighted = small(max_iter=10).fit(X, y, sample_weight=w)
+    by_class = small(max_iter=10, class_weight={0: 1.0, 1: 5.0}).fit(X, y)
+    assert np.allclose(weighted.predict_proba(X), by_class.predict_proba(X), atol=1e-6)
+    # heavier class 1: more of the points predicted 1 than without weights
+    assert (weighted.predict(X) == 1).sum() > (plain.predict(X) == 1).sum()
+    with pytest.raises(ValueError, match="sample_weight"):
+        small(max_iter=2).fit(X, y, sample_weight=-w)
+    reg = ffnn.MLPRegressor(max_iter=5, random_state=0).fit(X, X[:, 0], sample_weight=w)
+    assert reg.predict(X).shape == (len(X),)
 
 
 def test_callback_stops_training(circle):
