@@ -714,7 +714,13 @@ typedef struct ffnn_train_config {
                                (omp_get_max_threads(), which OMP_NUM_THREADS sets);
                                N >= 1 = N threads. Its matmuls sum in another order than
                                the reference (results agree to ~1e-6 relative); its
-                               results do not depend on N. The single-threaded reference
+                               results do not depend on N. Its matmul kernels are the
+                               best set this CPU runs (avx512 > avx2 > baseline; each
+                               gives its own last bits); the environment variable
+                               FFNN_OMP_ISA=avx512|avx2|baseline forces one, and
+                               ffnn_trainer_create refuses a set the CPU cannot run
+                               (FFNN_ERR_UNSUPPORTED) or an unknown name
+                               (FFNN_ERR_INVALID_ARGUMENT). The single-threaded reference
                                is strategy FFNN_STRATEGY_REFERENCE (then threads must be
                                0 or 1). Ignored on cuda. In [0, 1024].              */
     size_t eval_batch_size; /* samples per forward pass in ffnn_trainer_evaluate (default 1024) */
