@@ -99,7 +99,7 @@ grep -q "\"ffnn $version\"" "$root$prefix/share/man/man1/ffnn.1" || fail "man pa
 out=$(env -u LD_LIBRARY_PATH "$root$prefix/bin/ffnn" --version)
 case "$out" in "ffnn $version "*) ;; *) fail "ffnn --version says '$out'" ;; esac
 
-# as the README advises for programs on a machine shared with other work (the ffnn
+# as docs/C_API.md advises for programs on a machine shared with other work (the ffnn
 # program and the Python module set it themselves)
 [ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=3000
 # the staged prefix stands in for $prefix (not PKG_CONFIG_SYSROOT_DIR: it would prefix

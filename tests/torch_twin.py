@@ -108,7 +108,7 @@ def uniform(rng):
 
 
 def synth_regression(n, seed):
-    """The training set of ffnn's synth:regression:N (src/data/synth.c, README "Data
+    """The training set of ffnn's synth:regression:N (src/data/synth.c, docs/CLI.md "Data
     sets"): per sample 32 draws x_j = 2u - 1, then e = u;
     y = sum_j a_j x_j + sum_k c_k sqrt(x_2k^2 + x_2k+1^2) + 0.1 (e - 0.5) in double,
     a_j = 0.25 (-1)^j, c_k = 0.5 (-1)^k, rounded to float32 once."""
