@@ -300,7 +300,7 @@ FFNN_API ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a,
  *       label = below(2), p = below(62), then 64 features x_j = 0.5 (2u - 1);
  *       the label's motif is added at x_p..x_{p+2}: (+1, -1, +1) for label 1,
  *       (+1, +1, -1) for label 0 (same sum and energy: only local shape differs).
- * *train gets N samples drawn from stream 2 of the seed (src/rng.h), *test
+ * *train gets N samples drawn from stream 2 of the seed (src/core/rng.h), *test
  * ceil(N/5) samples from stream 3; either may be NULL to skip it. SEED in the
  * spec, when given, replaces seed. src/data/synth.c has the details.
  * Errors: FFNN_ERR_PARSE (message: the spec, the column, what was expected),
@@ -784,7 +784,7 @@ typedef struct ffnn_train_config {
      *                  activations, optimizer update): a multiple of 32 in [32, 1024]
      *                  (default 256). The loss and bias-gradient reductions keep theirs.
      *   cuda_block_2d  edge of the square thread block of the naive matmul
-     *                  (--kernels naive): 8, 16 or 32 (default 16). */
+     *                  (--strategy naive): 8, 16 or 32 (default 16). */
     int cuda_block_1d;
     int cuda_block_2d;
 } ffnn_train_config;
@@ -973,7 +973,7 @@ FFNN_API ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_d
  * sees rank 0's validation loss, so every rank decides the same. */
 
 /* The state: *best_epoch the best epoch so far (1-based; 0 before one, or with
- * early stopping off), *best_loss its metric (NaN without one), *stop 1 when
+ * early stopping off), *best_loss its metric (NaN without one), *stop is 1 when
  * patience has run out: the last finished epoch is P or more epochs after the
  * best (the caller stops; the trainer would train on). Each may be NULL.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL trainer). */

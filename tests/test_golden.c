@@ -7,7 +7,7 @@
  * (50 optimizer steps, each launch as long as the strategy's default), then every
  * per-step loss (as C99 hex floats: exact) and zlib's CRC-32 of the final
  * parameters. tests/golden/steps50.txt holds the lines recorded before the layered
- * redesign (issue 10); each line of this run must equal its recorded line
+ * redesign; each line of this run must equal its recorded line
  * character for character. A case a strategy does not take is recorded as
  * "unsupported" and must stay so.
  *

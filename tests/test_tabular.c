@@ -1,4 +1,4 @@
-/* test_tabular.c - tabular data (issue 11): the CSV and NPY readers (round trips,
+/* test_tabular.c - tabular data: the CSV and NPY readers (round trips,
  * every malformed-file class with its message), the seeded stratified split, the
  * standardisation kept in the model file, batches larger than the set and
  * drop_last, a model read while its trainer trains, and ffnn train's early
