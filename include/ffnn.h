@@ -140,8 +140,9 @@ typedef enum ffnn_strategy {
     FFNN_STRATEGY_REFERENCE = 8, /* the cpu reference (src/backend/cpu/): every op in
                                 plain C on one thread, as written - the backend all the
                                 others are tested against; slow (about 30x the
-                                OpenMP backend on one thread, README). Runs on the cpu:
-                                device auto becomes cpu, device cuda is refused     */
+                                OpenMP backend on one thread, docs/PERFORMANCE.md).
+                                Runs on the cpu: device auto becomes cpu, device
+                                cuda is refused                                   */
     FFNN_STRATEGY_TUNE = 9      /* auto by measurement: on cuda, ffnn_trainer_create times
                                 each candidate (persistent where it fits, graph, fused,
                                 cublas, cublaslt; those that take cfg.precision) on a
@@ -421,7 +422,7 @@ FFNN_API ffnn_status ffnn_dataset_split(const ffnn_dataset *src, double fraction
 typedef struct ffnn_model ffnn_model;
 
 /* Build a model from an architecture string (syntax in docs/ARCHITECTURE.md and
- * the README), e.g. "784-256relu-10" or "64-local5relu-local3samerelu-2":
+ * docs/CLI.md), e.g. "784-256relu-10" or "64-local5relu-local3samerelu-2":
  *     arch   := input ( '-' layer )+
  *     input  := positive integer (features per sample)
  *     layer  := ( width | 'local' R [ 'same' ] ) [activation] [ ':nobias' ]
@@ -558,7 +559,7 @@ FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
  *              to the start of this section. ffnn writes the tensors in layer
  *              order (weight, then bias); it reads them in any order.
  * PyTorch users: torch.nn.Sequential names its Linear layers 0, 2, 4 ...; rename
- * the keys to layers.0, layers.1, ... (README "Use with PyTorch"). */
+ * the keys to layers.0, layers.1, ... (docs/PYTHON.md "Use with PyTorch"). */
 
 /* What a model file says besides the parameters. */
 typedef struct ffnn_model_file_info {
