@@ -192,6 +192,12 @@ static test_result man_page(char *why, size_t why_size)
     return install_script("man", why, why_size);
 }
 
+/* docs/CLI.md, the CLI reference, names every option of each command's --help. */
+static test_result cli_reference(char *why, size_t why_size)
+{
+    return install_script("clidoc", why, why_size);
+}
+
 /* ffnn train runs with GOMP_SPINCOUNT=1000 unless the user chose a waiting policy
  * (docs/PERFORMANCE.md, "Waiting policy"): its environment, read from /proc. */
 static test_result cli_wait_policy(char *why, size_t why_size)
@@ -226,6 +232,7 @@ const test_case install_tests[] = {
     {"examples_run_from_the_build_tree", test_examples_run},
     {"install_destdir_pkgconfig_shared_static", install_destdir},
     {"man_page_lists_every_option", man_page},
+    {"cli_reference_lists_every_option", cli_reference},
     {"cli_spin_count_unless_the_user_chose", cli_wait_policy},
     {"python_module", python_module},
 };
