@@ -2,7 +2,7 @@
 """make_corpus.py - (re)generate the seed corpora of the fuzz targets (fuzz/*.c):
 
   fuzz/corpus/model/       valid model files (several architectures and losses) and
-                           the regression inputs of issue 13's findings
+                           the regression inputs of the hardening review's findings
   fuzz/corpus/checkpoint/  the regression inputs (the valid seeds *.ck are written
                            by ffnn train and kept as committed)
   fuzz/corpus/idx/         raw IDX image and label files; the gz target compresses
@@ -65,7 +65,7 @@ def models():
     put("model", "mse_4-3sigmoid-2nobias", model_file([(3, "sigmoid", 1), (2, "", 0)], 4, "mse"))
     put("model", "interrupted_2-2", model_file([(2, "", 1)], 2, "ce",
                                                extra_meta={"interrupted": "SIGINT at epoch 1"}))
-    # issue 13 findings, as regression inputs
+    # the hardening review's findings, as regression inputs
     put("model", "regress-arch-2pow36", model_file([(1, "", 1)], 2, "mse", arch="65536-1048000"))
     put("model", "regress-bce-sigmoid-last", model_file([(1, "sigmoid", 1)], 2, "bce"))
     tiny = struct.pack("<3f", 1, 2, 3)
@@ -106,7 +106,7 @@ def idx():
     put("idx", "images_3x2x2.gz", gzip.compress(img))
     put("idx", "truncated", img[:-3])
     put("idx", "trailing", lbl + b"\x00")
-    # issue 13: a 33-byte gzip file whose header promises 65535 images of 256 x 256
+    # a finding: a 33-byte gzip file whose header promises 65535 images of 256 x 256
     put("idx", "regress-gz-forged-4gib",
         gzip.compress(bytes([0, 0, 8, 3]) + struct.pack(">III", 65535, 256, 256), mtime=0))
     bad = bytearray(gzip.compress(img, mtime=0))

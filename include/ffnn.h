@@ -140,8 +140,9 @@ typedef enum ffnn_strategy {
     FFNN_STRATEGY_REFERENCE = 8, /* the cpu reference (src/backend/cpu/): every op in
                                 plain C on one thread, as written - the backend all the
                                 others are tested against; slow (about 30x the
-                                OpenMP backend on one thread, README). Runs on the cpu:
-                                device auto becomes cpu, device cuda is refused     */
+                                OpenMP backend on one thread, docs/PERFORMANCE.md).
+                                Runs on the cpu: device auto becomes cpu, device
+                                cuda is refused                                   */
     FFNN_STRATEGY_TUNE = 9      /* auto by measurement: on cuda, ffnn_trainer_create times
                                 each candidate (persistent where it fits, graph, fused,
                                 cublas, cublaslt; those that take cfg.precision) on a
@@ -300,7 +301,7 @@ FFNN_API ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a,
  *       label = below(2), p = below(62), then 64 features x_j = 0.5 (2u - 1);
  *       the label's motif is added at x_p..x_{p+2}: (+1, -1, +1) for label 1,
  *       (+1, +1, -1) for label 0 (same sum and energy: only local shape differs).
- * *train gets N samples drawn from stream 2 of the seed (src/rng.h), *test
+ * *train gets N samples drawn from stream 2 of the seed (src/core/rng.h), *test
  * ceil(N/5) samples from stream 3; either may be NULL to skip it. SEED in the
  * spec, when given, replaces seed. src/data/synth.c has the details.
  * Errors: FFNN_ERR_PARSE (message: the spec, the column, what was expected),
@@ -421,7 +422,7 @@ FFNN_API ffnn_status ffnn_dataset_split(const ffnn_dataset *src, double fraction
 typedef struct ffnn_model ffnn_model;
 
 /* Build a model from an architecture string (syntax in docs/ARCHITECTURE.md and
- * the README), e.g. "784-256relu-10" or "64-local5relu-local3samerelu-2":
+ * docs/CLI.md), e.g. "784-256relu-10" or "64-local5relu-local3samerelu-2":
  *     arch   := input ( '-' layer )+
  *     input  := positive integer (features per sample)
  *     layer  := ( width | 'local' R [ 'same' ] ) [activation] [ ':nobias' ]
@@ -558,7 +559,7 @@ FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
  *              to the start of this section. ffnn writes the tensors in layer
  *              order (weight, then bias); it reads them in any order.
  * PyTorch users: torch.nn.Sequential names its Linear layers 0, 2, 4 ...; rename
- * the keys to layers.0, layers.1, ... (README "Use with PyTorch"). */
+ * the keys to layers.0, layers.1, ... (docs/PYTHON.md "Use with PyTorch"). */
 
 /* What a model file says besides the parameters. */
 typedef struct ffnn_model_file_info {
@@ -790,7 +791,7 @@ typedef struct ffnn_train_config {
      *                  activations, optimizer update): a multiple of 32 in [32, 1024]
      *                  (default 256). The loss and bias-gradient reductions keep theirs.
      *   cuda_block_2d  edge of the square thread block of the naive matmul
-     *                  (--kernels naive): 8, 16 or 32 (default 16). */
+     *                  (--strategy naive): 8, 16 or 32 (default 16). */
     int cuda_block_1d;
     int cuda_block_2d;
 } ffnn_train_config;
@@ -979,7 +980,7 @@ FFNN_API ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_d
  * sees rank 0's validation loss, so every rank decides the same. */
 
 /* The state: *best_epoch the best epoch so far (1-based; 0 before one, or with
- * early stopping off), *best_loss its metric (NaN without one), *stop 1 when
+ * early stopping off), *best_loss its metric (NaN without one), *stop is 1 when
  * patience has run out: the last finished epoch is P or more epochs after the
  * best (the caller stops; the trainer would train on). Each may be NULL.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL trainer). */

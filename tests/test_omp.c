@@ -1,5 +1,5 @@
 /*
- * test_omp.c - suite "omp": every op of the OpenMP backend (src/omp/) against the
+ * test_omp.c - suite "omp": every op of the OpenMP backend (src/backend/omp/) against the
  * single-threaded reference (ffnn_cpu_backend) on fresh random data, for each
  * matmul instruction set this CPU runs (avx512, avx2, baseline) and 1, 2 and 3
  * threads; then whole training runs: omp against the reference for 200 steps on

@@ -10,7 +10,7 @@ save/load round trip bit for bit; the weight views share the model's memory; the
 library's errors arrive as exceptions with its message; MLPClassifier/MLPRegressor
 (fit, predict, predict_proba, score, get_params/set_params, early_stopping); the library is found
 from a build tree without FFNN_LIBRARY; pip installs the package from the source tree;
-the README's Python session runs as shown (a doctest).
+the Python sessions of the README and docs/PYTHON.md run as shown (doctests).
 """
 import os
 import shutil
@@ -201,22 +201,25 @@ try:
     except ValueError as e:
         check("validation_fraction" in str(e), "validation_fraction error: %s" % e)
 
-    # the README's Python session, run as a doctest (in a scratch directory)
+    # the Python sessions of the README's quick start and of docs/PYTHON.md, each run
+    # as one doctest (in a scratch directory)
     import doctest
     import re
-    with open(os.path.join(ROOT, "README.md")) as f:
-        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    session = "".join(b for b in blocks if b.lstrip().startswith(">>>"))
-    check(session.count(">>>") >= 10, "the README has no Python session")
-    cwd = os.getcwd()
-    os.chdir(tmp)
-    try:
-        test = doctest.DocTestParser().get_doctest(session, {}, "README.md", "README.md", 0)
-        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-        runner.run(test)
-        check(runner.failures == 0, "README.md's Python session: %d failure(s)" % runner.failures)
-    finally:
-        os.chdir(cwd)
+    for doc, least in (("README.md", 5), (os.path.join("docs", "PYTHON.md"), 10)):
+        with open(os.path.join(ROOT, doc)) as f:
+            blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+        session = "".join(b for b in blocks if b.lstrip().startswith(">>>"))
+        check(session.count(">>>") >= least, "%s has no Python session" % doc)
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            test = doctest.DocTestParser().get_doctest(session, {}, doc, doc, 0)
+            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+            runner.run(test)
+            check(runner.failures == 0,
+                  "%s's Python session: %d failure(s)" % (doc, runner.failures))
+        finally:
+            os.chdir(cwd)
 
     # found from a build tree (python/ffnn -> build/libffnn.so.MAJOR), no FFNN_LIBRARY
     tree = os.path.join(tmp, "tree")

@@ -76,7 +76,7 @@ class _Dataset:
 
 class Model:
     """A feed-forward network: Model("784-256relu-10", loss="ce", seed=1) builds one
-    from an architecture string (README "Architecture strings") initialised as
+    from an architecture string (docs/CLI.md "Architecture strings") initialised as
     PyTorch's nn.Linear from the seed. loss ("ce", "bce" or "mse") is how its outputs
     are read: predict gives softmax probabilities (ce), sigmoid probabilities (bce) or
     the raw outputs (mse)."""

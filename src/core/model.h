@@ -7,7 +7,7 @@
 #include "ffnn.h"
 #include "core/local1d.h"
 
-/* What only a local1d layer has (src/local1d/local1d.h has the formulas). */
+/* What only a local1d layer has (src/core/local1d.h has the formulas). */
 typedef struct ffnn_local1d_spec {
     size_t R;                     /* receptive field: inputs per output          */
     ffnn_local1d_padding padding; /* valid: out = in - R + 1; same: out = in      */

@@ -1,4 +1,4 @@
-/* omp_kernels.h - the serial kernels of the omp backend (src/omp/backend.c runs
+/* omp_kernels.h - the serial kernels of the omp backend (src/backend/omp/backend.c runs
  * them on OpenMP threads).
  *
  * Matmuls (gemm.c, one instance per instruction set, picked at run time):
