@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "csv_input.h"
+#include "info_json.h"
 #include "model_files.h"
 #include "options.h"
 #include "tabular.h"
@@ -174,32 +175,31 @@ static const float *input_rows(const predict_input *in, size_t first, size_t n,
     return scratch;
 }
 
-/* The untrusted text s (a class label from a file): printable ASCII only ('?'
- * for other bytes), '"' and '\\' escaped in JSON, ',' replaced in CSV. */
-static void put_label(const char *s, int json)
+/* The untrusted text s (a class label from a file) in CSV: printable ASCII only
+ * ('?' for other bytes and ','), at most 64 bytes. */
+static void put_label(const char *s)
 {
     for (size_t n = 0; *s && n < 64; s++, n++) {
         unsigned char c = (unsigned char)*s;
-        if (c < 0x20 || c > 0x7e || (!json && c == ','))
+        if (c < 0x20 || c > 0x7e || c == ',')
             c = '?';
-        if (json && (c == '"' || c == '\\'))
-            putchar('\\');
         putchar(c);
     }
 }
 
-/* A class: the model's label for it, or its number. */
+/* A class: the model's label for it (JSON: a string by cJSON's printer), or its
+ * number. */
 static void put_class(const ffnn_model *m, int cls, int json)
 {
     const char *name = ffnn_model_class_name(m, cls);
-    if (json)
-        putchar('"');
-    if (name)
-        put_label(name, json);
+    if (json && name)
+        ffnn_cli_put_json_string(stdout, name);
+    else if (json)
+        printf("\"%d\"", cls);
+    else if (name)
+        put_label(name);
     else
         printf("%d", cls);
-    if (json)
-        putchar('"');
 }
 
 /* The header line of --data output. */

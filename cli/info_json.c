@@ -2,6 +2,7 @@
 #include "info_json.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -142,4 +143,20 @@ char *ffnn_cli_info_json(const char *path, const ffnn_model *m,
     cJSON_Delete(o);
     free(arch);
     return text;
+}
+
+int ffnn_cli_put_json_string(FILE *f, const char *text)
+{
+    char *clean = valid_utf8(text);
+    cJSON *s = clean ? cJSON_CreateString(clean) : NULL;
+    char *json = s ? cJSON_PrintUnformatted(s) : NULL;
+    free(clean);
+    cJSON_Delete(s);
+    if (json)
+        json = escape_del_c1(json);
+    if (!json)
+        return -1;
+    fputs(json, f);
+    free(json);
+    return 0;
 }

@@ -188,6 +188,42 @@ TEST_DIR_CASE("hard2", escape_c1_raw_bytes)
     return TEST_PASS;
 }
 
+/* predict --json (and eval --json) wrote class names by hand, non-ASCII bytes
+ * as '?': now as JSON strings by cJSON's printer - a name with a quote, a
+ * backslash and a C1 control parses back unchanged, no raw control printed. */
+TEST_DIR_CASE("hard2", predict_json_class_names)
+{
+    UNUSED_WHY();
+    NEED_CLI();
+    static const char *const names[2] = {"a\"b\\c\xc2\x9b\xc3\xa9", "d"};
+    char model[512], out[512];
+    ffnn_model *m = NULL;
+    join(model, sizeof model, dir, "m.safetensors");
+    join(out, sizeof out, dir, "out.txt");
+    CHECK_OK(ffnn_model_create("2-2", &m));
+    CHECK_OK(ffnn_model_init(m, 1));
+    CHECK_OK(ffnn_model_set_class_names(m, names, 2));
+    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SOFTMAX_CE));
+    ffnn_model_free(m);
+    const char *args[] = {"predict", "--model", model, "--input", "-", "--json", NULL};
+    cli_run_opts o = {0};
+    o.stdin_text = "1,2\n-3,4\n5,-6\n";
+    int rc = cli_run(args, out, &o);
+    char *text = read_text(out);
+    CHECK(rc == 0 && text, "exit %d (see %s)", rc, out);
+    int rows = 0, ok = !has_raw_controls(text);
+    for (char *line = strtok(text, "\n"); ok && line; line = strtok(NULL, "\n"), rows++) {
+        cJSON *row = cJSON_Parse(line);
+        const cJSON *cls = cJSON_GetObjectItemCaseSensitive(row, "class");
+        ok = cJSON_IsString(cls) &&
+             (!strcmp(cls->valuestring, names[0]) || !strcmp(cls->valuestring, names[1]));
+        cJSON_Delete(row);
+    }
+    free(text);
+    CHECK(ok && rows == 3, "rows %d: a row is not JSON with a class name (see %s)", rows, out);
+    return TEST_PASS;
+}
+
 /* ------------------------------------------------------------ N2: planted symbolic links */
 
 /* The rule itself (Linux's fs.protected_symlinks), on every combination. */
@@ -756,6 +792,7 @@ TEST_DIR_CASE("hard2", security_policy_at_top_level)
 const test_case hardening2_tests[] = {
     {"hard2_info_json_crafted_strings", test_info_json_crafted_strings},
     {"hard2_escape_c1_raw_bytes", test_escape_c1_raw_bytes},
+    {"hard2_predict_json_class_names", test_predict_json_class_names},
     {"hard2_symlink_rule", test_symlink_rule},
     {"hard2_planted_symlink_refused", test_planted_symlink_refused},
     {"hard2_log_through_own_link", test_log_through_own_link},
