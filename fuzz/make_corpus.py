@@ -9,6 +9,9 @@
                            them itself; a forged 33-byte .gz header
   fuzz/corpus/arch/        architecture strings, long and short, valid and not
   fuzz/corpus/csv/         CSV inputs of ffnn predict (first byte: the row width)
+  fuzz/corpus/info/        model files for ffnn info --json's object (info_json): the
+                           valid models and strings that JSON or a terminal would
+                           misread (quotes, controls, C1, non-ASCII class names)
 
 Every finding of a fuzz run is added by hand as regress-<what> to its corpus.
 Run from the repository root:  python3 fuzz/make_corpus.py
@@ -82,6 +85,16 @@ def models():
     put("arch", "regress-long-725", long_arch.encode())
 
 
+def info():
+    put("info", "ce_3-4relu-2", model_file([(4, "relu", 1), (2, "", 1)], 3, "ce"))
+    put("info", "bce_2-8tanh-1", model_file([(8, "tanh", 1), (1, "", 1)], 2, "bce",
+                                            extra_meta={"class_names": '["no", "y\\u00e9s"]'}))
+    put("info", "regress-version-json", model_file(
+        [(8, "tanh", 1), (2, "", 1)], 2, "ce",
+        extra_meta={"ffnn_version": '0.1", "parameters": 999999999, "loss": "mse',
+                    "interrupted": "SIGINT \x1b[2J\u009b1m\x7f at epoch 1"}))
+
+
 def checkpoints():
     meta = {"format": "ffnn-checkpoint", "arch": "65536-1048000", "loss": "mse",
             "optimizer": "sgd", "learning_rate": "0.01", "batch_size": "1", "seed": "1",
@@ -132,6 +145,7 @@ def csv():
 
 if __name__ == "__main__":
     models()
+    info()
     checkpoints()
     idx()
     arch()

@@ -575,8 +575,14 @@ typedef struct ffnn_model_file_info {
  * fsync'ed; on any failure the temporary file is removed and an existing file
  * at path is left as it was. A file replaced keeps its mode (a new one gets
  * 0666 & ~umask); a symbolic link at path is written through (the file it
- * names is replaced, the link stays). Temporary files "<path>.tmp-<pid>-XXXXXX"
- * left by a killed process (its pid no longer runs) are removed first.
+ * names is replaced, the link stays), except one another account could have
+ * planted (in a sticky world-writable directory such as /tmp, owned neither by
+ * this user nor by the directory's owner: refused, as Linux's
+ * fs.protected_symlinks does; docs/SECURITY.md). The loss must fit the network
+ * as ffnn_model_load requires (ce/bce: no activation on the last layer; ce: 2+
+ * outputs), else FFNN_ERR_INVALID_ARGUMENT and nothing is written. Temporary
+ * files "<path>.tmp-<pid>-XXXXXX" left by a killed process (its pid no longer
+ * runs) are removed first.
  * Errors: FFNN_ERR_IO (path, step, byte offset and strerror, e.g. "No space
  * left on device"), FFNN_ERR_NUMERIC (a NaN/Inf parameter: tensor and element
  * named, nothing written), FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_NO_MEMORY. */
@@ -590,8 +596,9 @@ FFNN_API ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char
                                                  ffnn_loss loss, const char *interrupted);
 
 /* Check that path can be written by ffnn_model_save / a checkpoint save before
- * any work is done: it is not a directory, a symbolic link there names a file
- * that can be resolved, and the temporary file a save would create
+ * any work is done: it is not empty or a directory, a symbolic link there names
+ * a file that can be resolved and was not planted by another account (see
+ * ffnn_model_save), and the temporary file a save would create
  * ("<path>.tmp-<pid>-XXXXXX" in the same directory) can be created: it is
  * created and removed again (so a name too long for the suffix, a missing or
  * read-only directory, no permission are found now, not after training).

@@ -72,6 +72,13 @@ ffnn_status ffnn_model_alloc_params(ffnn_model *m);
  * calls it first. Errors: the trainer's (e.g. FFNN_ERR_CUDA). */
 ffnn_status ffnn_model_fresh(const ffnn_model *m);
 
+/* The one rule pairing a loss with a network, applied by ffnn_trainer_create,
+ * ffnn_model_predict, the model reader and ffnn_model_save alike (model_meta.c):
+ * the loss is known; ce and bce apply softmax / the sigmoid to the logits
+ * themselves, so the last layer has no activation; ce has at least 2 outputs.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT naming the rule and the way out. */
+ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss);
+
 /* Parse an architecture string into input_size and a layer array (offsets
  * filled in; *layers owned by the caller). Errors: FFNN_ERR_PARSE with the
  * 1-based column and token; FFNN_ERR_NO_MEMORY. */
