@@ -8,9 +8,9 @@ early stopping stops after the patience and keeps the best epoch's weights;
 predictions equal the C library's (the CLI's ffnn predict on the saved model);
 save/load round trip bit for bit; the weight views share the model's memory; the
 library's errors arrive as exceptions with its message; the library is found
-from a build tree without FFNN_LIBRARY; the README's Python session runs as shown (a
-doctest). The scikit-learn estimators, pickling, the options and the wheel are
-tests/python/ (pytest; the runner's python_pytest case).
+from a build tree without FFNN_LIBRARY; the Python sessions of the README and
+docs/PYTHON.md run as shown (doctests). The scikit-learn estimators, pickling, the
+options and the wheel are tests/python/ (pytest; the runner's python_pytest case).
 """
 import os
 import shutil
@@ -160,22 +160,25 @@ try:
     # the scikit-learn estimators: tests/python/test_estimators.py (pytest, run by the
     # runner's python_pytest case)
 
-    # the README's Python session, run as a doctest (in a scratch directory)
+    # the Python sessions of the README's quick start and of docs/PYTHON.md, each run
+    # as one doctest (in a scratch directory)
     import doctest
     import re
-    with open(os.path.join(ROOT, "README.md")) as f:
-        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    session = "".join(b for b in blocks if b.lstrip().startswith(">>>"))
-    check(session.count(">>>") >= 10, "the README has no Python session")
-    cwd = os.getcwd()
-    os.chdir(tmp)
-    try:
-        test = doctest.DocTestParser().get_doctest(session, {}, "README.md", "README.md", 0)
-        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-        runner.run(test)
-        check(runner.failures == 0, "README.md's Python session: %d failure(s)" % runner.failures)
-    finally:
-        os.chdir(cwd)
+    for doc, least in (("README.md", 5), (os.path.join("docs", "PYTHON.md"), 10)):
+        with open(os.path.join(ROOT, doc)) as f:
+            blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+        session = "".join(b for b in blocks if b.lstrip().startswith(">>>"))
+        check(session.count(">>>") >= least, "%s has no Python session" % doc)
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            test = doctest.DocTestParser().get_doctest(session, {}, doc, doc, 0)
+            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+            runner.run(test)
+            check(runner.failures == 0,
+                  "%s's Python session: %d failure(s)" % (doc, runner.failures))
+        finally:
+            os.chdir(cwd)
 
     # found from a build tree (python/ffnn -> build/libffnn.so.MAJOR), no FFNN_LIBRARY
     tree = os.path.join(tmp, "tree")

@@ -54,7 +54,7 @@ def _gomp_loaded():
 def _load():
     # libgomp reads its waiting policy once, when it is loaded (with libffnn): unless
     # the user chose one, spin briefly and then sleep, as the ffnn program does
-    # (README "CPU backends": fast on an idle machine, graceful on a busy one).
+    # (docs/PERFORMANCE.md "Waiting policy": fast on an idle machine, graceful on a busy one).
     if ("OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
             and not _gomp_loaded()):
         os.environ["GOMP_SPINCOUNT"] = "3000"

@@ -178,7 +178,7 @@ class Model:
     Parameters
     ----------
     arch : str
-        The architecture string (README "Architecture strings"), e.g.
+        The architecture string (docs/CLI.md "Architecture strings"), e.g.
         ``"784-256relu-10"``; a ``:dropout P`` suffix on a hidden layer drops its
         outputs while training.
     loss : {"ce", "bce", "mse"}, default "ce"
