@@ -25,6 +25,8 @@ ffnn_status ffnn_fail_context_at(ffnn_status status, const char *path, const cha
 #ifdef __cplusplus
 }
 #endif
-/* ffnn_escape_controls (include/ffnn.h) escapes the messages stored here. */
+/* ffnn_escape_controls and ffnn_utf8_length (include/ffnn.h) escape the messages
+ * stored here. */
+
 
 #endif
