@@ -286,15 +286,16 @@ BENCH_DOC_SUITES ?= mnist-mlp regression-mlp local1d modular kernels
 bench-docs: $(BUILD)/ffnn-bench
 	@[ -n "$(BENCH_DATA)" ] || { echo "make bench-docs: BENCH_DATA=DIR is needed (the Fashion-MNIST" \
 	    "IDX files of mnist-mlp and modular)"; exit 2; }
-	@set -e; for s in $(BENCH_DOC_SUITES); do \
+	@rc=0; for s in $(BENCH_DOC_SUITES); do \
 	    case $$s in \
 	    kernels) [ -n "$(HAVE_CUDA)" ] || { echo "kernels: skipped (a build without CUDA)"; continue; };; \
 	    esac; \
 	    data=; case $$s in mnist-mlp|modular) data="--data $(BENCH_DATA)";; esac; \
 	    echo "$(BUILD)/ffnn-bench $$s --out $(OUT) $$data"; \
-	    $(BUILD)/ffnn-bench $$s --out $(OUT) $$data; \
-	    [ $$s = kernels ] || $(BENCH_PYTHON) bench/plot_$$(echo $$s | tr - _).py $(OUT)/$$s.csv $(OUT)/$$s.png; \
-	done
+	    $(BUILD)/ffnn-bench $$s --out $(OUT) $$data || { rc=1; echo "$$s: failed"; continue; }; \
+	    [ $$s = kernels ] || $(BENCH_PYTHON) bench/plot_$$(echo $$s | tr - _).py $(OUT)/$$s.csv \
+	        $(OUT)/$$s.png || { rc=1; echo "$$s: the plot failed"; }; \
+	done; exit $$rc
 
 # ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=   (DESTDIR: a staging root, e.g. for packages)
