@@ -191,8 +191,8 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 
 # The tests run the CLI of this build (FFNN_BIN, unless set) and preload the
 # fault library (tests/preload/faults.c: a full disk, a read-only directory) into it;
-# libgomp spins 3,000 times before it sleeps (README "CPU backends") unless
-# OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
+# libgomp spins 3,000 times before it sleeps (docs/PERFORMANCE.md "Waiting policy")
+# unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
 $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
@@ -301,7 +301,7 @@ bench-docs: $(BUILD)/ffnn-bench
 # make install PREFIX=/usr/local DESTDIR=   (DESTDIR: a staging root, e.g. for packages)
 # The CLI and ffnn-bench carry libffnn statically (the bench suites call kernels that the
 # shared library does not export), so bin/ffnn needs no library path; programs link
-# against lib/ with pkg-config (README, "Using the library").
+# against lib/ with pkg-config (docs/C_API.md, "Building a program").
 PREFIX   ?= /usr/local
 BINDIR    = $(PREFIX)/bin
 LIBDIR    = $(PREFIX)/lib

@@ -126,7 +126,8 @@ int ffnn_lt_dw_beside(int tensor_cores, int sm_count, size_t in, size_t out);
  * 2^21] elements (about one wave of 64 x 128 tiles on an H200's 132 SMs: the wide
  * net's 1024 x 1024 and 784 x 1024). Swizzling orders the output tiles, not any
  * sum: the same bits. Measured on an H200 (docs/RESULTS.md "tf32x3's splits off the
- * chain; CTA swizzling at one-wave outputs", history; bench/lt_search.cu): x3 fwd0
+ * chain; CTA swizzling at one-wave outputs", history; bench/lt_search.cu,
+ * removed: `git show 6b96639:bench/lt_search.cu` has it): x3 fwd0
  * 24.4 -> 23.4 us, fwd1 26.0 -> 24.4-24.7, dx1 26.0 -> 24.4, dW1 with SGD 27.0 ->
  * 25.3; tf32 dx1 12.9 -> 11.7, dW1 13.0 -> 12.4 (H200), while tf32's forward
  * (T N) was fastest as picked; ms/epoch: wide tf32 5.27-5.43 -> 5.20-5.33, tf32x3
