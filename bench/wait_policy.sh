@@ -7,7 +7,8 @@
 #                            ran with before it set its own)
 #   OMP_WAIT_POLICY=passive  sleep at once
 #   GOMP_SPINCOUNT=N         spin N times, then sleep (the ffnn program sets 3000)
-# Prints a markdown table. README "CPU backends" has the numbers of the 2-core machine.
+# Prints a markdown table. docs/PERFORMANCE.md "Waiting policy" has the numbers of the
+# 2-core machine.
 set -euo pipefail
 ffnn=${1:-build/ffnn}
 epochs=${2:-2}
