@@ -912,7 +912,7 @@ static void write_table(FILE *f, const void *vs)
     fputc('\n', f);
 
     fprintf(f, "### b) One training step of 784-512relu-128relu-10 (ce, sgd), op by op\n\n");
-    fprintf(f, "The cuda backend's ops (src/backend.h) on buffers from its alloc, random "
+    fprintf(f, "The cuda backend's ops (src/backend/backend.h) on buffers from its alloc, random "
                "uint8 images; the whole step first ran on cuda and on the CPU reference with "
                "the same inputs and every op's outputs agreed (check error: max |gpu - cpu| / "
                "max |cpu|, limit %.0e). Times: CUDA events on the backend's stream, %d copies "
