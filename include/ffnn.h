@@ -361,6 +361,22 @@ typedef struct ffnn_csv_options {
                                 label not among them is an error. NULL: the
                                 file's own classes                               */
     int class_count;         /* entries of class_names                          */
+    /* real tables (each 0/NULL in the defaults: such a table is refused as before) */
+    const char *ignore;      /* columns dropped (ids, dates, free text), same syntax
+                                as target; NULL: none                            */
+    const char *categorical; /* feature columns read as categories even when they
+                                hold numbers (integer codes); NULL: none         */
+    int text_categories;     /* 1: a feature column holding text (in its first 1000
+                                rows) is categorical; 0: text is an error         */
+    int missing;             /* 1: a missing feature cell (empty or one of
+                                na_values) reads as NaN, for the caller to fill
+                                (the CLI's imputation); 0: an error               */
+    const char *na_values;   /* the texts of a missing cell besides an empty one,
+                                comma-separated; NULL: "NA,N/A,NaN,nan,null,NULL,
+                                None"; "" only empty cells                        */
+    int drop_missing_target; /* 1: rows whose target is missing are dropped
+                                (counted in the CLI data line); 0: a        
+                                missing target is an error naming its line       */
 } ffnn_csv_options;
 
 FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
