@@ -135,6 +135,13 @@ static int read_table(const predict_options *o, const ffnn_model *m, predict_inp
     size_t features = ffnn_model_input_size(m);
     ffnn_cli_table_options t = o->table;
     int regression = o->model.loss == FFNN_LOSS_MSE;
+    if (ffnn_cli_model_has_table(m)) { /* raw rows: the model's columns, encoded as in training */
+        t.csv.target = ""; /* a target column, when there, is not read */
+        if (ffnn_cli_load_table_for(CMD, "--data", o->data_path, &t, 0, NULL, 0, m, &in->table))
+            return 1;
+        in->rows = ffnn_dataset_count(in->table);
+        return 0;
+    }
     if (!t.csv.target && !t.csv.features && !t.labels) {
         t.csv.target = ""; /* all columns, no target (quietly: a label column is text) */
         if (ffnn_dataset_load_csv(o->data_path, &t.csv, &in->table) == FFNN_OK &&

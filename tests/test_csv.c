@@ -297,10 +297,79 @@ TEST_DIR_CASE("csv", csv_gzip_bomb_refused)
     return TEST_PASS;
 }
 
+/* The done-when check of real tables: a messy table (an id, a date, text
+ * categories, missing cells; tests/messy_table.py) trains from one ffnn train
+ * line with --ignore, evaluates and predicts on raw rows, and scores within 0.02
+ * of scikit-learn's pipeline (imputers + one-hot + scaler + MLPClassifier) on
+ * the same train/test files. Skipped without python3's numpy/pandas/sklearn. */
+TEST_DIR_CASE("csv", messy_table_vs_sklearn)
+{
+    const char *bin = cli_binary();
+    char cmd[2048], path[600], model[600], train[600], test[600], line[512];
+    if (!bin)
+        SKIP("needs build/ffnn (FFNN_BIN)");
+    snprintf(path, sizeof path, "%s/sk.txt", dir);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 tests/messy_table.py %s 0 > %s 2>&1", dir, path);
+    int rc = system(cmd);
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 3)
+        SKIP("needs /usr/bin/python3 with numpy, pandas and scikit-learn");
+    CHECK(rc == 0, "tests/messy_table.py failed (see %s)", path);
+    double sk = -1.0, acc = -1.0;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        sscanf(line, "sklearn_accuracy %lf", &sk);
+    if (f)
+        fclose(f);
+    CHECK(sk > 0.5, "no sklearn_accuracy in %s", path);
+    snprintf(train, sizeof train, "%s/train.csv", dir);
+    snprintf(test, sizeof test, "%s/test.csv", dir);
+    snprintf(model, sizeof model, "%s/m.safetensors", dir);
+    snprintf(path, sizeof path, "%s/train.txt", dir);
+    const char *targs[] = {"train", "--data", train, "--test", test, "--ignore",
+                           "customer_id,signup_date", "--standardize", "--optimizer", "adam",
+                           "--lr", "0.001", "--epochs", "30", "--seed", "1", "--device", "cpu",
+                           "--save", model, NULL};
+    CHECK(cli_run(targs, path, NULL) == 0, "ffnn train failed (see %s)", path);
+    CHECK(file_contains(path, "one-hot: city (9), plan (3), channel (5)") &&
+              file_contains(path, "age 629 (median 48, + indicator)"),
+          "the table line lacks the one-hot columns or the filled cells (see %s)", path);
+    snprintf(path, sizeof path, "%s/eval.txt", dir);
+    const char *eargs[] = {"eval", "--model", model, "--data", test, NULL};
+    CHECK(cli_run(eargs, path, NULL) == 0, "ffnn eval failed (see %s)", path);
+    f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "test_acc"))
+            sscanf(strstr(line, "test_acc") + 8, "%lf", &acc);
+    if (f)
+        fclose(f);
+    acc /= 100.0;
+    CHECK(acc > 0.5 && fabs(acc - sk) <= 0.02, "ffnn %.4f, scikit-learn %.4f: expected within "
+          "0.02 (see %s)", acc, sk, path);
+    /* raw rows to predict: an unseen city and missing cells, no target column */
+    snprintf(path, sizeof path, "%s/new.csv", dir);
+    const char *rows = "customer_id,signup_date,age,income,city,plan,channel,visits\n"
+                       "X1,2024-01-01,30,40000,Oslo,basic,web,3\n"
+                       "X2,2024-01-02,,NA,Paris,pro,,9\n";
+    CHECK(test_write_file(path, rows, strlen(rows)) == 0, "cannot write");
+    char out[600];
+    snprintf(out, sizeof out, "%s/predict.txt", dir);
+    const char *pargs[] = {"predict", "--model", model, "--data", path, NULL};
+    CHECK(cli_run(pargs, out, NULL) == 0 && file_contains(out, "class,p_no,p_yes") &&
+              file_contains(out, "1 cell of a category the model was not trained on"),
+          "ffnn predict on raw rows failed or did not count the unseen city (see %s)", out);
+    const char *xargs[] = {"predict", "--model", model, "--data", path, "--unknown-category",
+                           "error", NULL};
+    CHECK(cli_run(xargs, out, NULL) != 0, "--unknown-category error accepted 'Paris'");
+    printf("     messy table: ffnn %.4f, scikit-learn %.4f test accuracy (2000 rows)\n", acc,
+           sk);
+    return TEST_PASS;
+}
+
 const test_case csv_tests[] = {
     {"data_csv_parse_float_vs_strtof", parse_float_vs_strtof},
     {"data_csv_threads_same_result", test_csv_threads_same_result},
     {"data_csv_missing_target", test_csv_missing_target},
     {"data_csv_gzip_bomb_refused", test_csv_gzip_bomb_refused},
+    {"tabular_messy_table_vs_sklearn", test_messy_table_vs_sklearn},
 };
 const size_t csv_tests_count = sizeof csv_tests / sizeof csv_tests[0];

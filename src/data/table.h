@@ -66,4 +66,15 @@ const ffnn_table *ffnn_dataset_table(const ffnn_dataset *ds);
 /* Hand t to ds (owned; the previous one freed). */
 void ffnn_dataset_set_table(ffnn_dataset *ds, ffnn_table *t);
 
+/* The fitted table t as JSON text (*out malloc'd): {"columns": [{"name": N,
+ * "kind": "numeric", "median": M, "indicator": true|false} or {"name": N,
+ * "kind": "categorical", "levels": [...]}, ...], "width": W} (docs/FORMATS.md).
+ * Errors: FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_table_to_json(const ffnn_table *t, char **out);
+
+/* The fitted table of JSON text into *out, checked: every field present and of
+ * its type, finite medians, distinct levels, width the sum of the columns'.
+ * Errors: FFNN_ERR_FORMAT naming the field, FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_table_from_json(const char *json, ffnn_table **out);
+
 #endif
