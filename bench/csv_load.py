@@ -17,6 +17,10 @@ LIB = os.path.join(HERE, "..", "build", "libffnn.so")
 
 CHILD = r'''
 import ctypes, json, os, resource, sys, time
+def hwm():  # peak RSS of this process image in KiB (VmHWM: reset by exec, unlike ru_maxrss)
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
 kind, path = sys.argv[1], sys.argv[2]
 if kind == "ffnn":
     lib = ctypes.CDLL(sys.argv[3])
@@ -32,7 +36,7 @@ if kind == "ffnn":
     lib.ffnn_last_error.restype = ctypes.c_char_p
     o = lib.ffnn_csv_options_default()
     ds = ctypes.c_void_p()
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = hwm()
     t = time.perf_counter()
     st = lib.ffnn_dataset_load_csv(path.encode(), ctypes.byref(o), ctypes.byref(ds))
     dt = time.perf_counter() - t
@@ -42,19 +46,20 @@ if kind == "ffnn":
     rows = lib.ffnn_dataset_count(ds)
 elif kind == "pandas":
     import pandas
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = hwm()
     t = time.perf_counter()
     df = pandas.read_csv(path, engine="c", dtype="float32")
     dt = time.perf_counter() - t
     rows = len(df)
 else:
     import numpy
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    base = hwm()
     t = time.perf_counter()
     a = numpy.loadtxt(path, delimiter=",", skiprows=1, dtype=numpy.float32)
     dt = time.perf_counter() - t
     rows = a.shape[0]
-print(json.dumps({"seconds": dt, "base_kib": base, "rows": rows}))
+peak = hwm()
+print(json.dumps({"seconds": dt, "base_kib": base, "peak_kib": peak, "rows": rows}))
 '''
 
 
@@ -98,6 +103,7 @@ def main():
             peaks.append(peak - r["base_kib"] * 1024)
         s = statistics.median(secs)
         pk = max(peaks)
+        assert r["rows"] == a.rows, "%s read %d rows" % (kind, r["rows"])
         rows.append((kind if kind != "ffnn" else "ffnn (%d thread%s)" % (threads, "s" * (threads > 1)),
                      size / s / 1e6, s, pk / 2**20, pk / matrix))
     print("file: %s, %.0f MB, %d x %d; float32 matrix %.0f MiB" % (path, size / 1e6, a.rows,
@@ -109,7 +115,8 @@ def main():
 
 
 def measure(kind, path, threads):
-    """One load in a fresh process: its result and its peak RSS in bytes (wait4)."""
+    """One load in a fresh process: its result and its peak RSS in bytes (its own
+    VmHWM after the load)."""
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_WAIT_POLICY="passive")
     p = subprocess.Popen([sys.executable, "-c", CHILD, kind, path, LIB], env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -118,7 +125,8 @@ def measure(kind, path, threads):
     _, status, ru = os.wait4(p.pid, 0)
     if status != 0:
         raise SystemExit("%s failed: %s" % (kind, err.decode()))
-    return json.loads(out), ru.ru_maxrss * 1024
+    r = json.loads(out)
+    return r, r["peak_kib"] * 1024
 
 
 if __name__ == "__main__":

@@ -161,10 +161,11 @@ static ffnn_status csv_split(const csv_loader *L, char *b, char *e, size_t line,
                                 "end of the line after a closing quote, found '%s'", shown);
             }
         } else {
-            char *d = p < e ? memchr(p, L->delim, (size_t)(e - p)) : NULL;
-            p = d ? d : e;
+            const char delim = L->delim; /* fields are short: a loop beats memchr */
+            while (p < e && *p != delim)
+                p++;
             end = p;
-            if (!d && end > start && end[-1] == '\r')
+            if (p >= e && end > start && end[-1] == '\r')
                 end--;
         }
         if (n < cap)
