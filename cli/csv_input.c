@@ -96,7 +96,6 @@ static int csv_number(csv_reader *r, const char *b, const char *e, size_t col, f
 {
     char buf[CSV_FIELD_MAX + 1], *end;
     size_t n;
-    double v;
 
     for (; b < e && (*b == ' ' || *b == '\t'); b++)
         col++;
@@ -113,7 +112,7 @@ static int csv_number(csv_reader *r, const char *b, const char *e, size_t col, f
     if (ffnn_csv_parse_float(buf, n, out)) /* the nearest float32, as the CSV reader */
         return 0;
     errno = 0;
-    v = strtod(buf, &end);
+    (void)strtod(buf, &end); /* which refusal: not a number, or out of float32's range */
     if (end != buf + n)
         return csv_error(r, col, "expected a number, found '%s'", buf);
     return csv_error(r, col, "expected a number within the float32 range, found '%s'", buf);
