@@ -76,10 +76,11 @@ typedef struct csv_loader {
     int32_t *y;          /* [cap] label ids (first appearance)                  */
     size_t rows, cap;
     /* one batch */
-    const char **tptr;   /* [CSV_BATCH, ntext] text cells (into the stream)     */
-    size_t *tlen;        /* [CSV_BATCH, ntext]                                  */
-    size_t *tline;       /* [CSV_BATCH] the record's line                       */
-    unsigned char *skip; /* [CSV_BATCH] 1: a blank line, 2: a missing target    */
+    const char **tptr;   /* [batch, ntext] text cells (into the stream)     */
+    size_t *tlen;        /* [batch, ntext]                                  */
+    size_t *tline;       /* [batch] the record's line                       */
+    unsigned char *skip; /* [batch] 1: a blank line, 2: a missing target    */
+    size_t batch;        /* records per batch: CSV_BATCH, fewer for a small file */
 } csv_loader;
 
 ffnn_csv_options ffnn_csv_options_default(void)
@@ -408,8 +409,8 @@ static ffnn_status csv_find_text(csv_loader *L, csv_field *const *rows, size_t n
 
 /* ------------------------------------------------------------ rows */
 
-/* Room for n more rows: the projection of the whole file (rows so far over the
- * fraction read) is checked against the host's memory first. */
+/* Room for n more rows (the records handed out so far): the projected rows of the
+ * whole file are checked against the host's memory first, and reserved. */
 static ffnn_status csv_reserve(csv_loader *L, const csv_stream *s, size_t n)
 {
     size_t row_bytes = (L->nfeature + (L->o.regression ? L->ntarget : 1)) * sizeof(float);
@@ -419,8 +420,11 @@ static ffnn_status csv_reserve(csv_loader *L, const csv_stream *s, size_t n)
     size_t cap = L->cap ? 2 * L->cap : 1024;
     if (cap < L->rows + n)
         cap = L->rows + n;
-    if (frac > 0.0 && frac < 1.0) {
-        double projected = (double)(L->rows + n) / frac;
+    /* the rows to come: the rows per byte so far times the file's decompressed size,
+     * estimated from the bytes read over the fraction of the file they came from */
+    double used = (double)csv_stream_consumed(s), read = (double)(s->consumed + s->len);
+    if (frac > 0.0 && frac < 1.0 && used > 0.0) {
+        double projected = (double)(L->rows + n) / used * (read / frac);
         char detail[160];
         snprintf(detail, sizeof detail, "%.0f rows of %zu values projected from %zu rows in "
                  "the first %.2f%% of the file", projected, L->nfeature, L->rows + n,
@@ -866,10 +870,10 @@ static ffnn_status csv_alloc_batch(csv_loader *L)
     size_t nt = L->ntext ? L->ntext : 1;
     L->levels = calloc(L->nfeature, sizeof *L->levels);
     L->missing = calloc(L->nfeature, sizeof *L->missing);
-    L->tptr = malloc((size_t)CSV_BATCH * nt * sizeof *L->tptr);
-    L->tlen = malloc((size_t)CSV_BATCH * nt * sizeof *L->tlen);
-    L->tline = malloc((size_t)CSV_BATCH * sizeof *L->tline);
-    L->skip = malloc(CSV_BATCH);
+    L->tptr = malloc(L->batch * nt * sizeof *L->tptr);
+    L->tlen = malloc(L->batch * nt * sizeof *L->tlen);
+    L->tline = malloc(L->batch * sizeof *L->tline);
+    L->skip = malloc(L->batch);
     if (!L->levels || !L->missing || !L->tptr || !L->tlen || !L->tline || !L->skip)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     return FFNN_OK;
@@ -898,9 +902,10 @@ ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
               : csv_ends_with(path, ".tsv") || csv_ends_with(path, ".tsv.gz") ? '\t' : ',';
     if ((st = csv_stream_open(&s, path, L.delim)) != FFNN_OK)
         return st;
+    L.batch = s.cap + 1 < CSV_BATCH ? s.cap + 1 : CSV_BATCH; /* a record has >= 1 byte */
     st = csv_stream_skip_lines(&s, L.o.skip_rows);
     while (st == FFNN_OK) { /* the first batch, leading blank lines dropped */
-        if ((st = csv_stream_next(&s, CSV_BATCH, &n)) != FFNN_OK || n == 0)
+        if ((st = csv_stream_next(&s, L.batch, &n)) != FFNN_OK || n == 0)
             break;
         size_t b = 0;
         while (b < n && csv_blank(&s, &s.rec[b]))
@@ -922,7 +927,7 @@ ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
         if ((st = csv_parse_batch(&L, &s, first, n)) != FFNN_OK)
             break;
         first = 0;
-        st = csv_stream_next(&s, CSV_BATCH, &n);
+        st = csv_stream_next(&s, L.batch, &n);
     }
     if (st == FFNN_OK && L.rows == 0)
         st = ffnn_fail(FFNN_ERR_FORMAT, "%s: line %zu: expected data rows after the header, "

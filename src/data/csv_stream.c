@@ -35,7 +35,9 @@ ffnn_status csv_stream_open(csv_stream *s, const char *path, char delim)
     gzbuffer(f, 1 << 14); /* small: gzoffset then tracks the input inflated so far */
     s->gz = f;
     s->file_size = stat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? (uint64_t)sb.st_size : 0;
-    s->cap = CSV_CHUNK;
+    s->cap = CSV_CHUNK; /* a small file gets a small buffer (it grows for a long record) */
+    if (s->file_size && s->file_size < CSV_CHUNK)
+        s->cap = s->file_size < 4096 ? 4096 : (size_t)s->file_size;
     if (!(s->buf = malloc(s->cap + 1))) {
         csv_stream_close(s);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for the read buffer", path);
