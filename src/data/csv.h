@@ -62,7 +62,6 @@ ffnn_status csv_stream_next(csv_stream *s, size_t max, size_t *count);
 uint64_t csv_stream_consumed(const csv_stream *s);
 double csv_stream_fraction(const csv_stream *s);
 
-#endif
 
 /* The distinct texts of a column (class labels, categories) in order of first
  * appearance, each copied; a hash table finds them (csv_levels.c). */
@@ -82,3 +81,5 @@ void csv_levels_free(csv_levels *k);
  * rank[id] = the sorted position of id; names [count] in sorted order
  * (pointers into k). Errors: FFNN_ERR_NO_MEMORY. */
 ffnn_status csv_levels_sort(const csv_levels *k, size_t *rank, const char **names);
+
+#endif
