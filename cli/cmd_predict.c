@@ -288,6 +288,12 @@ static int run_predict(const predict_options *o, const ffnn_model *m)
 {
     predict_input in = {NULL, NULL, NULL, 0};
     size_t features = ffnn_model_input_size(m);
+    if (!o->data_path && ffnn_cli_model_has_table(m)) {
+        fprintf(stderr, "%s: --input takes the network's %zu inputs as numbers, but this model "
+                "encodes a table's columns (categories, missing cells): give its raw rows "
+                "with --data FILE.csv\n", CMD, features);
+        return 1;
+    }
     int rc = o->data_path ? read_table(o, m, &in) : read_input(o, features, &in);
     if (rc == 0 && o->data_path)
         print_header(o, m, ffnn_model_output_size(m));

@@ -387,8 +387,12 @@ FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
  * Fields may be quoted ("a ""b"", c" is the text a "b", c; a quoted field may span
  * lines); CRLF or LF line ends; a UTF-8 byte order mark is skipped; blank lines
  * are skipped. Features and float targets are decimal numbers (spaces around
- * them allowed) within float32's range; "nan", "inf" and empty fields are
- * refused. Class labels: each distinct text of the target column is a class;
+ * them allowed) read as the nearest float32 (ties to even, as strtof), within
+ * float32's range; "nan", "inf" and empty fields are refused - unless
+ * opt->missing (a missing feature cell reads as NaN) or opt->text_categories (a
+ * text feature column reads as the ids of its texts in first-appearance order):
+ * the data set then keeps its columns (names, levels, missing counts) for the
+ * CLI's encoding (src/data/table.h). Class labels: each distinct text of the target column is a class;
  * classes are numbered in sorted order - numerically when every label is an
  * integer (so labels 0..C-1 keep their numbers), else by byte order - and
  * their texts kept (ffnn_dataset_class_name; stored in model files by the CLI).
@@ -396,7 +400,12 @@ FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
  * column C ('NAME'): expected ..., found ..." for a missing value, a non-numeric
  * feature, a ragged row, an unterminated quote, a NUL byte, an empty file (no
  * data rows), a class not among opt->class_names; FFNN_ERR_INVALID_ARGUMENT
- * for a column spec that names no column or uses one twice; FFNN_ERR_NO_MEMORY.
+ * for a column spec that names no column or uses one twice; FFNN_ERR_NO_MEMORY,
+ * also before an allocation when the rows projected from the part of the file
+ * read so far would not fit in the host's memory (the estimate in the message).
+ * The file is read in 8 MiB chunks (memory: the float32 matrix and one chunk)
+ * and its records parsed by OpenMP threads; the result does not depend on the
+ * thread count. Thread-safe for distinct calls.
  * Untrusted text in messages is cut to 40 bytes, non-printable bytes as '?'. */
 FFNN_API ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
                                            ffnn_dataset **out);

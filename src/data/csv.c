@@ -516,7 +516,7 @@ static ffnn_status csv_table(csv_loader *L, ffnn_dataset *ds)
         ffnn_table_column *c = &t->col[i];
         size_t j = L->feature[i];
         char name[32];
-        snprintf(name, sizeof name, "column %zu", j + 1);
+        snprintf(name, sizeof name, "%zu", j); /* no header: the 0-based index */
         const char *nm = L->names ? L->names[j] : name;
         if (!(c->name = malloc(strlen(nm) + 1)))
             return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");

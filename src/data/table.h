@@ -20,7 +20,7 @@
 #include "ffnn.h"
 
 typedef struct ffnn_table_column {
-    char *name;         /* the header name, or "column N" (1-based) without one  */
+    char *name;         /* the header name, or the 0-based index ("3") without one */
     int categorical;    /* 1: values are level ids                               */
     char **levels;      /* [level_count] categorical: the levels' texts          */
     size_t level_count;
