@@ -7,7 +7,8 @@ load in a fresh process (its peak RSS from wait4, its time around the call).
     /usr/bin/python3 bench/csv_load.py [--rows 1000000] [--cols 50] [--repeat 3]
 
 The file (rows x cols float cells, '%.4f' of a standard normal, a header and a
-last integer label column) is generated once under /tmp. Prints a markdown
+last integer label column) is generated once under /tmp, and the same data as
+float32/int32 .npy files for ffnn_dataset_load_npy and numpy.load. Prints a markdown
 table: MB/s of the file, wall seconds (median of --repeat), peak RSS, and RSS
 over the float32 matrix (rows x cols x 4 bytes)."""
 import argparse, os, subprocess, sys, time, statistics, json
@@ -38,7 +39,11 @@ if kind == "ffnn":
     ds = ctypes.c_void_p()
     base = hwm()
     t = time.perf_counter()
-    st = lib.ffnn_dataset_load_csv(path.encode(), ctypes.byref(o), ctypes.byref(ds))
+    if path.endswith(".npy"):
+        st = lib.ffnn_dataset_load_npy(path.encode(), path[:-4].encode() + b".labels.npy",
+                                       ctypes.byref(ds))
+    else:
+        st = lib.ffnn_dataset_load_csv(path.encode(), ctypes.byref(o), ctypes.byref(ds))
     dt = time.perf_counter() - t
     if st != 0:
         sys.exit(lib.ffnn_last_error().decode())
@@ -51,6 +56,14 @@ elif kind == "pandas":
     df = pandas.read_csv(path, engine="c", dtype="float32")
     dt = time.perf_counter() - t
     rows = len(df)
+elif path.endswith(".npy"):
+    import numpy
+    base = hwm()
+    t = time.perf_counter()
+    a = numpy.load(path)
+    y = numpy.load(path[:-4] + ".labels.npy")
+    dt = time.perf_counter() - t
+    rows = a.shape[0]
 else:
     import numpy
     base = hwm()
@@ -61,6 +74,23 @@ else:
 peak = hwm()
 print(json.dumps({"seconds": dt, "base_kib": base, "peak_kib": peak, "rows": rows}))
 '''
+
+
+def make_npy(csv_path, npy_path, rows, cols):
+    """The same numbers as float32 features and int32 labels (.npy), once."""
+    import numpy
+    if os.path.exists(npy_path):
+        return
+    x = numpy.empty((rows, cols - 1), numpy.float32)
+    y = numpy.empty(rows, numpy.int32)
+    with open(csv_path) as f:
+        f.readline()
+        for start in range(0, rows, 100000):
+            block = numpy.loadtxt(f, delimiter=",", max_rows=100000, dtype=numpy.float64)
+            x[start:start + len(block)] = block[:, :-1]
+            y[start:start + len(block)] = block[:, -1]
+    numpy.save(npy_path[:-4] + ".labels.npy", y)
+    numpy.save(npy_path, x)
 
 
 def make_file(path, rows, cols):
@@ -85,16 +115,20 @@ def main():
     ap.add_argument("--rows", type=int, default=1000000)
     ap.add_argument("--cols", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--skip", default="", help="comma-separated: numpy,pandas")
+    ap.add_argument("--skip", default="", help="comma-separated: numpy,pandas,npy")
     a = ap.parse_args()
     path = "/tmp/ffnn_bench_%dx%d.csv" % (a.rows, a.cols)
     make_file(path, a.rows, a.cols)
     size = os.path.getsize(path)
     matrix = a.rows * (a.cols - 1) * 4 + a.rows * 4
-    runs = [("ffnn", 1), ("ffnn", 2), ("pandas", 1), ("numpy", 1)]
+    npy = path[:-4] + ".npy"
+    if "npy" not in a.skip.split(","):
+        make_npy(path, npy, a.rows, a.cols)
+    runs = [("ffnn", 1, path), ("ffnn", 2, path), ("pandas", 1, path), ("numpy", 1, path),
+            ("ffnn", 1, npy), ("numpy", 1, npy)]
     rows = []
-    for kind, threads in runs:
-        if kind in a.skip.split(","):
+    for kind, threads, path in runs:
+        if kind in a.skip.split(",") or (path == npy and "npy" in a.skip.split(",")):
             continue
         secs, peaks = [], []
         for _ in range(a.repeat):
@@ -104,10 +138,13 @@ def main():
         s = statistics.median(secs)
         pk = max(peaks)
         assert r["rows"] == a.rows, "%s read %d rows" % (kind, r["rows"])
-        rows.append((kind if kind != "ffnn" else "ffnn (%d thread%s)" % (threads, "s" * (threads > 1)),
-                     size / s / 1e6, s, pk / 2**20, pk / matrix))
+        name = kind if kind != "ffnn" else "ffnn (%d thread%s)" % (threads, "s" * (threads > 1))
+        if path == npy:
+            name = {"ffnn": "ffnn .npy (ffnn_dataset_load_npy)", "numpy": "numpy.load .npy"}[kind]
+        rows.append((name, size / s / 1e6, s, pk / 2**20, pk / matrix))
     print("file: %s, %.0f MB, %d x %d; float32 matrix %.0f MiB" % (path, size / 1e6, a.rows,
           a.cols, matrix / 2**20))
+    print("(MB/s: of the CSV file's size, also for the .npy rows: the same data)")
     print("| reader | MB/s | seconds (median of %d) | peak RSS added, MiB | x matrix |" % a.repeat)
     print("|---|---|---|---|---|")
     for name, mbs, s, pk, ratio in rows:
