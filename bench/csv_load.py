@@ -127,19 +127,19 @@ def main():
     runs = [("ffnn", 1, path), ("ffnn", 2, path), ("pandas", 1, path), ("numpy", 1, path),
             ("ffnn", 1, npy), ("numpy", 1, npy)]
     rows = []
-    for kind, threads, path in runs:
-        if kind in a.skip.split(",") or (path == npy and "npy" in a.skip.split(",")):
+    for kind, threads, src in runs:
+        if kind in a.skip.split(",") or (src == npy and "npy" in a.skip.split(",")):
             continue
         secs, peaks = [], []
         for _ in range(a.repeat):
-            r, peak = measure(kind, path, threads)
+            r, peak = measure(kind, src, threads)
             secs.append(r["seconds"])
             peaks.append(peak - r["base_kib"] * 1024)
         s = statistics.median(secs)
         pk = max(peaks)
         assert r["rows"] == a.rows, "%s read %d rows" % (kind, r["rows"])
         name = kind if kind != "ffnn" else "ffnn (%d thread%s)" % (threads, "s" * (threads > 1))
-        if path == npy:
+        if src == npy:
             name = {"ffnn": "ffnn .npy (ffnn_dataset_load_npy)", "numpy": "numpy.load .npy"}[kind]
         rows.append((name, size / s / 1e6, s, pk / 2**20, pk / matrix))
     print("file: %s, %.0f MB, %d x %d; float32 matrix %.0f MiB" % (path, size / 1e6, a.rows,
