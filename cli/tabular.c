@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/error.h"
 #include "core/model.h"
 #include "data/table.h"
 #include "options.h"
@@ -271,4 +272,30 @@ int ffnn_cli_keep_table(const char *cmd, ffnn_model *model, const ffnn_dataset *
 int ffnn_cli_model_has_table(const ffnn_model *model)
 {
     return model && model->table;
+}
+
+void ffnn_cli_print_table(const ffnn_model *model, FILE *out)
+{
+    ffnn_table *t = NULL;
+    if (!model || !model->table || ffnn_table_from_json(model->table, &t) != FFNN_OK)
+        return;
+    fprintf(out, "table: %zu columns -> %zu inputs (metadata \"table\")\n", t->count, t->width);
+    for (size_t i = 0; i < t->count; i++) {
+        const ffnn_table_column *c = &t->col[i];
+        char name[160];
+        ffnn_escape_controls(c->name, name, sizeof name);
+        if (!c->categorical) {
+            fprintf(out, "  %-14s numeric, missing -> %g%s\n", name, (double)c->median,
+                    c->indicator ? " (+ an indicator input)" : "");
+            continue;
+        }
+        fprintf(out, "  %-14s categorical, %zu levels:", name, c->level_count);
+        for (size_t k = 0; k < c->level_count && k < 8; k++) {
+            char level[160];
+            ffnn_escape_controls(c->levels[k], level, sizeof level);
+            fprintf(out, "%s '%s'", k ? "," : "", level);
+        }
+        fprintf(out, "%s\n", c->level_count > 8 ? ", ..." : "");
+    }
+    ffnn_table_free(t);
 }

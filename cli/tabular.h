@@ -97,6 +97,9 @@ int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *in
 /* 1 when model keeps a table encoding (its inputs are a table's columns). */
 int ffnn_cli_model_has_table(const ffnn_model *model);
 
+/* ffnn info: the model's table encoding, one line per column (nothing without one). */
+void ffnn_cli_print_table(const ffnn_model *model, FILE *out);
+
 /* The fitted encoding of a data set (its JSON text) into model: 0, or 1. */
 int ffnn_cli_keep_table(const char *cmd, ffnn_model *model, const ffnn_dataset *train);
 
