@@ -295,8 +295,8 @@ static int load_test(const eval_options *o, const ffnn_model *m, ffnn_dataset **
             for (int c = 0; c < classes; c++)
                 names[c] = ffnn_model_class_name(m, c);
         }
-        int rc = ffnn_cli_load_table(CMD, "--data", o->data, &o->table, regression, names,
-                                     names ? classes : 0, test);
+        int rc = ffnn_cli_load_table_for(CMD, "--data", o->data, &o->table, regression, names,
+                                         names ? classes : 0, m, test);
         free(names);
         if (rc)
             return 1;

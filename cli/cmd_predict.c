@@ -136,6 +136,13 @@ static int read_table(const predict_options *o, const ffnn_model *m, predict_inp
     size_t features = ffnn_model_input_size(m);
     ffnn_cli_table_options t = o->table;
     int regression = o->model.loss == FFNN_LOSS_MSE;
+    if (ffnn_cli_model_has_table(m)) { /* raw rows: the model's columns, encoded as in training */
+        t.csv.target = ""; /* a target column, when there, is not read */
+        if (ffnn_cli_load_table_for(CMD, "--data", o->data_path, &t, 0, NULL, 0, m, &in->table))
+            return 1;
+        in->rows = ffnn_dataset_count(in->table);
+        return 0;
+    }
     if (!t.csv.target && !t.csv.features && !t.labels) {
         t.csv.target = ""; /* all columns, no target (quietly: a label column is text) */
         if (ffnn_dataset_load_csv(o->data_path, &t.csv, &in->table) == FFNN_OK &&
@@ -319,6 +326,12 @@ static int run_predict(const predict_options *o, const ffnn_model *m)
         return predict_stdin(o, m);
     predict_input in = {NULL, NULL, NULL, 0};
     size_t features = ffnn_model_input_size(m);
+    if (!o->data_path && ffnn_cli_model_has_table(m)) {
+        fprintf(stderr, "%s: --input takes the network's %zu inputs as numbers, but this model "
+                "encodes a table's columns (categories, missing cells): give its raw rows "
+                "with --data FILE.csv\n", CMD, features);
+        return 1;
+    }
     int rc = o->data_path ? read_table(o, m, &in) : read_input(o, features, &in);
     if (rc == 0 && o->data_path)
         print_header(o, m, ffnn_model_output_size(m));

@@ -539,7 +539,8 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
     int regression = o->cfg.loss == FFNN_LOSS_MSE ||
                      (o->table.csv.target && strchr(o->table.csv.target, ','));
     if (o->data && ffnn_cli_is_table(o->data)) {
-        if (ffnn_cli_load_table(CMD, "--data", o->data, &o->table, regression, NULL, 0, train))
+        if (ffnn_cli_load_table_for(CMD, "--data", o->data, &o->table, regression, NULL, 0,
+                                    NULL, train))
             return 1;
         describe_table(o->data, *train, description, description_size);
     } else if (ffnn_cli_load_data(CMD, o->data, train, test, description, description_size)) {
@@ -558,8 +559,8 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
         *test = NULL;
         ffnn_cli_table_options t = o->table;
         t.labels = NULL; /* --labels is the training set's */
-        int rc = ffnn_cli_load_table(CMD, "--test", o->test_path, &t, regression,
-                                     names, names ? classes : 0, test);
+        int rc = ffnn_cli_load_table_for(CMD, "--test", o->test_path, &t, regression,
+                                         names, names ? classes : 0, NULL, test);
         free(names);
         if (rc)
             return 1;
@@ -598,7 +599,12 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
     }
     if (o->val_split > 0 && split(train, o->val_split, o->cfg.seed + 1, "--val-split", val))
         return 1;
-    return 0;
+    ffnn_dataset *sets[3] = {*train, *val, *test}; /* text and missing cells: encoded */
+    int rc = ffnn_cli_encode_splits(CMD, sets, 3, o->json ? stderr : stdout);
+    *train = sets[0];
+    *val = sets[1];
+    *test = sets[2];
+    return rc;
 }
 
 /* The default --arch of the data: FEATURES-256relu-CLASSES, or -TARGETS for float

@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "train_run.h"
+#include "tabular.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -502,7 +503,8 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                        ffnn_comm *comm)
 {
     ffnn_dataset *sets[3] = {train, val, test}, *std[3];
-    if (keep_class_names(model, train) || standardize(o, model, sets, std))
+    if (keep_class_names(model, train) || ffnn_cli_keep_table(CMD, model, train) ||
+        standardize(o, model, sets, std))
         return 1;
     int rc = run(o, model, sets, std, data_description, comm);
     for (int i = 0; i < 3; i++)

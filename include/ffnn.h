@@ -390,9 +390,35 @@ typedef struct ffnn_csv_options {
                                 label not among them is an error. NULL: the
                                 file's own classes                               */
     int class_count;         /* entries of class_names                          */
+    /* real tables (each 0/NULL in the defaults: such a table is refused as before) */
+    const char *ignore;      /* columns dropped (ids, dates, free text), same syntax
+                                as target; NULL: none                            */
+    const char *categorical; /* feature columns read as categories even when they
+                                hold numbers (integer codes); NULL: none         */
+    int text_categories;     /* 1: a feature column holding text (in its first 1000
+                                rows) is categorical; 0: text is an error         */
+    int missing;             /* 1: a missing feature cell (empty or one of
+                                na_values) reads as NaN, for the caller to fill
+                                (the CLI's imputation); 0: an error               */
+    const char *na_values;   /* the texts of a missing cell besides an empty one,
+                                comma-separated; NULL: "NA,N/A,NaN,nan,null,NULL,
+                                None"; "" only empty cells                        */
+    int drop_missing_target; /* 1: rows whose target is missing are dropped
+                                (counted in the CLI data line); 0: a        
+                                missing target is an error naming its line       */
 } ffnn_csv_options;
 
 FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
+
+/* The decimal number s[0..n) (no spaces; [+-]digits[.digits][(e|E)[+-]digits],
+ * at least one mantissa digit) as the nearest float32, ties to even - the value
+ * strtof gives - into *out: 1. 0 when s is not such a number or its value
+ * rounds beyond float32's range ("nan", "inf", hex floats and "1e39" are not
+ * numbers here). s[n] must be readable (the reader keeps a NUL or a delimiter
+ * there). Method: Clinger's fast path in double (exact operands, one rounding)
+ * with the one double-rounding case (a result on a float32 midpoint) and every
+ * other case sent to strtof. Thread-safe. */
+FFNN_API int ffnn_csv_parse_float(const char *s, size_t n, float *out);
 
 /* Load a CSV (RFC 4180) or TSV file, optionally gzip-compressed (read through
  * zlib, detected by its magic bytes), into float32 features [rows, features]
@@ -400,8 +426,12 @@ FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
  * Fields may be quoted ("a ""b"", c" is the text a "b", c; a quoted field may span
  * lines); CRLF or LF line ends; a UTF-8 byte order mark is skipped; blank lines
  * are skipped. Features and float targets are decimal numbers (spaces around
- * them allowed) within float32's range; "nan", "inf" and empty fields are
- * refused. Class labels: each distinct text of the target column is a class;
+ * them allowed) read as the nearest float32 (ties to even, as strtof), within
+ * float32's range; "nan", "inf" and empty fields are refused - unless
+ * opt->missing (a missing feature cell reads as NaN) or opt->text_categories (a
+ * text feature column reads as the ids of its texts in first-appearance order):
+ * the data set then keeps its columns (names, levels, missing counts) for the
+ * CLI's encoding (src/data/table.h). Class labels: each distinct text of the target column is a class;
  * classes are numbered in sorted order - numerically when every label is an
  * integer (so labels 0..C-1 keep their numbers), else by byte order - and
  * their texts kept (ffnn_dataset_class_name; stored in model files by the CLI).
@@ -409,7 +439,12 @@ FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
  * column C ('NAME'): expected ..., found ..." for a missing value, a non-numeric
  * feature, a ragged row, an unterminated quote, a NUL byte, an empty file (no
  * data rows), a class not among opt->class_names; FFNN_ERR_INVALID_ARGUMENT
- * for a column spec that names no column or uses one twice; FFNN_ERR_NO_MEMORY.
+ * for a column spec that names no column or uses one twice; FFNN_ERR_NO_MEMORY,
+ * also before an allocation when the rows projected from the part of the file
+ * read so far would not fit in the host's memory (the estimate in the message).
+ * The file is read in 8 MiB chunks (memory: the float32 matrix and one chunk)
+ * and its records parsed by OpenMP threads; the result does not depend on the
+ * thread count. Thread-safe for distinct calls.
  * Untrusted text in messages is cut to 40 bytes, non-printable bytes as '?'. */
 FFNN_API ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
                                            ffnn_dataset **out);

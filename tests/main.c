@@ -34,6 +34,7 @@ TEST_SUITE_DECLARE(hardening);
 TEST_SUITE_DECLARE(faults);
 TEST_SUITE_DECLARE(parallel);
 TEST_SUITE_DECLARE(tabular);
+TEST_SUITE_DECLARE(csv);
 TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
 TEST_SUITE_DECLARE(hardening2);
@@ -74,6 +75,7 @@ int main(int argc, char **argv)
         {faults_tests, &faults_tests_count},
         {parallel_tests, &parallel_tests_count},
         {tabular_tests, &tabular_tests_count},
+        {csv_tests, &csv_tests_count},
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
         {hardening2_tests, &hardening2_tests_count},

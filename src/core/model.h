@@ -50,6 +50,8 @@ struct ffnn_model {
     float *target_mean, *target_scale; /* [output width]                   */
     char **class_names;      /* [class_name_count] original labels, or NULL   */
     int class_name_count;
+    char *table;             /* the encoding of a table's columns into the inputs
+                                (data/table.h) as its JSON text, owned, or NULL */
     /* a trainer training this model (ffnn_trainer_create sets, free clears):
      * stale is 1 while its device parameters are newer than params, and
      * ffnn_model_fresh() then calls sync(owner) first */
@@ -66,6 +68,10 @@ ffnn_status ffnn_model_create_layout(const char *arch, ffnn_model **out);
 /* Allocate m->params (zeroed), after the host memory check (core/memory.h).
  * Errors: FFNN_ERR_NO_MEMORY with the estimate and what is available. */
 ffnn_status ffnn_model_alloc_params(ffnn_model *m);
+
+/* Give m a copy of the JSON text of its input encoding (NULL: none); what
+ * data/table.h's ffnn_table_to_json writes. Errors: FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_model_set_table(ffnn_model *m, const char *json);
 
 /* Bring params up to date with the trainer of m, if any (model_meta.c). Every
  * reader of params (forward, predict, evaluate, save, the pointer accessors)

@@ -1,6 +1,6 @@
 /* model_meta.c - what a model keeps besides its parameters: the z-score
  * standardisation of its inputs (and regression targets), the original class
- * labels, and the hook that keeps params fresh while a trainer trains it. */
+ * labels, the encoding of a table's columns, and the hook that keeps params fresh while a trainer trains it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +123,22 @@ const char *ffnn_model_class_name(const ffnn_model *m, int c)
     if (!m || !m->class_names || c < 0 || c >= m->class_name_count)
         return NULL;
     return m->class_names[c];
+}
+
+ffnn_status ffnn_model_set_table(ffnn_model *m, const char *json)
+{
+    char *copy = NULL;
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: NULL model");
+    if (json) {
+        size_t n = strlen(json);
+        if (!(copy = malloc(n + 1)))
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the table encoding");
+        memcpy(copy, json, n + 1);
+    }
+    free(m->table);
+    m->table = copy;
+    return FFNN_OK;
 }
 
 ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss)
