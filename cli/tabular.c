@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h"
-#include "core/model.h"
-#include "data/table.h"
 #include "options.h"
 
 int ffnn_cli_table_option(const char *cmd, ffnn_cli_table_options *o, int c, const char *arg,
@@ -110,23 +107,26 @@ static int model_columns(const char *cmd, const ffnn_model *m, ffnn_table **enc,
                          char **cats)
 {
     size_t len = 1;
-    if (ffnn_table_from_json(m->table, enc) != FFNN_OK)
+    if (ffnn_model_table(m, enc) != FFNN_OK || !*enc)
         return ffnn_cli_fail(cmd, "the model's table encoding");
-    for (size_t i = 0; i < (*enc)->count; i++)
-        len += strlen((*enc)->col[i].name) + 1;
+    size_t n = ffnn_table_column_count(*enc);
+    for (size_t i = 0; i < n; i++)
+        len += strlen(ffnn_table_column_name(*enc, i)) + 1;
     *names = calloc(len, 1);
     *cats = calloc(len, 1);
     if (!*names || !*cats)
         return fprintf(stderr, "%s: out of memory\n", cmd), 1;
-    for (size_t i = 0; i < (*enc)->count; i++) {
-        char *dst = (*enc)->col[i].categorical ? *cats : *names;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = ffnn_table_column_name(*enc, i);
+        int categorical = ffnn_table_column_kind(*enc, i) == FFNN_TABLE_CATEGORICAL;
+        char *dst = categorical ? *cats : *names;
         if (*dst)
             strcat(dst, ",");
-        strcat(dst, (*enc)->col[i].name);
-        if ((*enc)->col[i].categorical) { /* --features lists every column in order */
+        strcat(dst, name);
+        if (categorical) { /* --features lists every column in order */
             if (**names)
                 strcat(*names, ",");
-            strcat(*names, (*enc)->col[i].name);
+            strcat(*names, name);
         }
     }
     return 0;
@@ -144,7 +144,7 @@ int ffnn_cli_load_table_for(const char *cmd, const char *opt, const char *path,
         return ffnn_cli_load_table(cmd, opt, path, &t, regression, class_names, class_count,
                                    out);
     }
-    if (!model->table)
+    if (!ffnn_cli_model_has_table(model))
         return ffnn_cli_load_table(cmd, opt, path, o, regression, class_names, class_count, out);
     ffnn_table *enc = NULL;
     char *names = NULL, *cats = NULL;
@@ -183,36 +183,37 @@ int ffnn_cli_load_table_for(const char *cmd, const char *opt, const char *path,
 /* "filled 12 cells of age (median 38) ..." of the fitted table into info. */
 static void describe_encoding(const ffnn_table *raw, const ffnn_table *t, size_t rows, FILE *info)
 {
-    size_t filled = 0, cats = 0;
-    fprintf(info, "table: %zu columns -> %zu inputs", t->count, t->width);
-    for (size_t i = 0; i < t->count; i++)
-        cats += t->col[i].categorical;
+    size_t filled = 0, cats = 0, n = ffnn_table_column_count(t);
+    size_t dropped = ffnn_table_dropped(raw);
+    fprintf(info, "table: %zu columns -> %zu inputs", n, ffnn_table_width(t));
+    for (size_t i = 0; i < n; i++)
+        cats += ffnn_table_column_kind(t, i) == FFNN_TABLE_CATEGORICAL;
     if (cats) {
         fprintf(info, "; one-hot:");
-        for (size_t i = 0, k = 0; i < t->count; i++)
-            if (t->col[i].categorical)
-                fprintf(info, "%s %s (%zu)", k++ ? "," : "", t->col[i].name,
-                        t->col[i].level_count);
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (ffnn_table_column_kind(t, i) == FFNN_TABLE_CATEGORICAL)
+                fprintf(info, "%s %s (%zu)", k++ ? "," : "", ffnn_table_column_name(t, i),
+                        ffnn_table_level_count(t, i));
     }
-    for (size_t i = 0; i < t->count; i++)
-        filled += t->col[i].missing;
+    for (size_t i = 0; i < n; i++)
+        filled += ffnn_table_missing(t, i);
     if (filled) {
         fprintf(info, "; filled %zu missing cell%s of %zu training rows:", filled,
                 filled == 1 ? "" : "s", rows);
-        for (size_t i = 0, k = 0; i < t->count; i++) {
-            const ffnn_table_column *c = &t->col[i];
-            if (!c->missing)
+        for (size_t i = 0, k = 0; i < n; i++) {
+            const char *name = ffnn_table_column_name(t, i);
+            size_t missing = ffnn_table_missing(t, i);
+            if (!missing)
                 continue;
-            if (c->categorical)
-                fprintf(info, "%s %s %zu ('missing')", k++ ? "," : "", c->name, c->missing);
+            if (ffnn_table_column_kind(t, i) == FFNN_TABLE_CATEGORICAL)
+                fprintf(info, "%s %s %zu ('missing')", k++ ? "," : "", name, missing);
             else
-                fprintf(info, "%s %s %zu (median %g, + indicator)", k++ ? "," : "", c->name,
-                        c->missing, (double)c->median);
+                fprintf(info, "%s %s %zu (median %g, + indicator)", k++ ? "," : "", name,
+                        missing, (double)ffnn_table_median(t, i));
         }
     }
-    if (raw->dropped)
-        fprintf(info, "; %zu row%s dropped (missing target)", raw->dropped,
-                raw->dropped == 1 ? "" : "s");
+    if (dropped)
+        fprintf(info, "; %zu row%s dropped (missing target)", dropped, dropped == 1 ? "" : "s");
     fprintf(info, "\n");
 }
 
@@ -226,12 +227,13 @@ int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *in
                     "data that has them\n", cmd);
             return 1;
         }
-    if (!raw || raw->fitted)
+    if (!raw || ffnn_table_is_fitted(raw))
         return 0;
     if (!ffnn_table_needs_encoding(raw)) {
-        if (raw->dropped && info)
-            fprintf(info, "table: %zu row%s dropped (missing target)\n", raw->dropped,
-                    raw->dropped == 1 ? "" : "s");
+        size_t dropped = ffnn_table_dropped(raw);
+        if (dropped && info)
+            fprintf(info, "table: %zu row%s dropped (missing target)\n", dropped,
+                    dropped == 1 ? "" : "s");
         return 0;
     }
     ffnn_table *enc = NULL;
@@ -258,44 +260,45 @@ int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *in
 int ffnn_cli_keep_table(const char *cmd, ffnn_model *model, const ffnn_dataset *train)
 {
     const ffnn_table *t = ffnn_dataset_table(train);
-    char *json = NULL;
-    if (!t || !t->fitted)
+    if (!t || !ffnn_table_is_fitted(t))
         return 0;
-    if (ffnn_table_to_json(t, &json) != FFNN_OK || ffnn_model_set_table(model, json) != FFNN_OK) {
-        free(json);
-        return ffnn_cli_fail(cmd, "the table encoding");
-    }
-    free(json);
-    return 0;
+    return ffnn_model_set_table(model, t) == FFNN_OK ? 0
+                                                      : ffnn_cli_fail(cmd, "the table encoding");
 }
 
 int ffnn_cli_model_has_table(const ffnn_model *model)
 {
-    return model && model->table;
+    ffnn_table *t = NULL;
+    int has = model && ffnn_model_table(model, &t) == FFNN_OK && t;
+    ffnn_table_free(t);
+    return has;
 }
 
 void ffnn_cli_print_table(const ffnn_model *model, FILE *out)
 {
     ffnn_table *t = NULL;
-    if (!model || !model->table || ffnn_table_from_json(model->table, &t) != FFNN_OK)
+    if (!model || ffnn_model_table(model, &t) != FFNN_OK || !t)
         return;
-    fprintf(out, "table: %zu columns -> %zu inputs (metadata \"table\")\n", t->count, t->width);
-    for (size_t i = 0; i < t->count; i++) {
-        const ffnn_table_column *c = &t->col[i];
+    size_t n = ffnn_table_column_count(t);
+    fprintf(out, "table: %zu columns -> %zu inputs (metadata \"table\")\n", n,
+            ffnn_table_width(t));
+    for (size_t i = 0; i < n; i++) {
+        size_t levels = ffnn_table_level_count(t, i);
         char name[160];
-        ffnn_escape_controls(c->name, name, sizeof name);
-        if (!c->categorical) {
-            fprintf(out, "  %-14s numeric, missing -> %g%s\n", name, (double)c->median,
-                    c->indicator ? " (+ an indicator input)" : "");
+        ffnn_escape_controls(ffnn_table_column_name(t, i), name, sizeof name);
+        if (ffnn_table_column_kind(t, i) != FFNN_TABLE_CATEGORICAL) {
+            fprintf(out, "  %-14s numeric, missing -> %g%s\n", name,
+                    (double)ffnn_table_median(t, i),
+                    ffnn_table_indicator(t, i) ? " (+ an indicator input)" : "");
             continue;
         }
-        fprintf(out, "  %-14s categorical, %zu levels:", name, c->level_count);
-        for (size_t k = 0; k < c->level_count && k < 8; k++) {
+        fprintf(out, "  %-14s categorical, %zu levels:", name, levels);
+        for (size_t k = 0; k < levels && k < 8; k++) {
             char level[160];
-            ffnn_escape_controls(c->levels[k], level, sizeof level);
+            ffnn_escape_controls(ffnn_table_level(t, i, k), level, sizeof level);
             fprintf(out, "%s '%s'", k ? "," : "", level);
         }
-        fprintf(out, "%s\n", c->level_count > 8 ? ", ..." : "");
+        fprintf(out, "%s\n", levels > 8 ? ", ..." : "");
     }
     ffnn_table_free(t);
 }

@@ -430,8 +430,9 @@ FFNN_API int ffnn_csv_parse_float(const char *s, size_t n, float *out);
  * float32's range; "nan", "inf" and empty fields are refused - unless
  * opt->missing (a missing feature cell reads as NaN) or opt->text_categories (a
  * text feature column reads as the ids of its texts in first-appearance order):
- * the data set then keeps its columns (names, levels, missing counts) for the
- * CLI's encoding (src/data/table.h). Class labels: each distinct text of the target column is a class;
+ * the data set then keeps its columns (names, levels, missing counts) for an
+ * encoding (ffnn_dataset_table, ffnn_table_fit: "table encoding" below).
+ * Class labels: each distinct text of the target column is a class;
  * classes are numbered in sorted order - numerically when every label is an
  * integer (so labels 0..C-1 keep their numbers), else by byte order - and
  * their texts kept (ffnn_dataset_class_name; stored in model files by the CLI).
@@ -603,6 +604,101 @@ FFNN_API ffnn_status ffnn_model_set_class_names(ffnn_model *m, const char *const
                                                 int count);
 /* The original label of class c, or NULL (no names, c out of range). Owned by m. */
 FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
+
+/* ------------------------------------------------------------------ table encoding */
+
+/* The columns of a table behind a data set and their encoding into the
+ * network's inputs. A CSV file read with opt->text_categories or opt->missing
+ * (ffnn_dataset_load_csv) gives a raw data set: one float32 value per feature
+ * column, a categorical column's value the id of its level (0-based, in order
+ * of first appearance), a missing cell NaN; ffnn_dataset_table gives its raw
+ * table (the columns' names, kinds, levels, missing counts). ffnn_table_fit on
+ * the training split gives a fitted table, the encoding: per numeric column the
+ * median of its present values (the fill of a missing cell; the mean of the
+ * middle two for an even count, as numpy.median) and, when it had missing
+ * cells, one 0/1 indicator input; per categorical column its levels in
+ * training, sorted by bytes, plus the level "missing" when training had missing
+ * cells (one one-hot input each; a level training lacked is an all-zero row,
+ * counted). The inputs of a row: the columns in order (a numeric column's one
+ * value, a categorical column's one-hot block), then every indicator. The
+ * method: scikit-learn's SimpleImputer(strategy="median", add_indicator=True)
+ * on the numeric columns and SimpleImputer(strategy="constant", fill_value=
+ * "missing") then OneHotEncoder(handle_unknown="ignore") on the categorical
+ * ones (https://scikit-learn.org/stable/modules/impute.html,
+ * .../preprocessing.html#encoding-categorical-features). A model keeps its
+ * encoding (ffnn_model_set_table; in model files as __metadata__ "table",
+ * docs/FORMATS.md), so data to predict is encoded as the training data was.
+ * An ffnn_table is immutable once made: every function here is thread-safe on
+ * a table shared between threads. */
+typedef struct ffnn_table ffnn_table;
+
+/* Column kinds (ffnn_table_column_kind). */
+typedef enum { FFNN_TABLE_NUMERIC = 0, FFNN_TABLE_CATEGORICAL = 1 } ffnn_table_kind;
+
+FFNN_API void ffnn_table_free(ffnn_table *t); /* NULL: nothing */
+
+/* The table of ds: raw (a CSV file read with text categories or missing
+ * cells), fitted (ds from ffnn_table_encode), or NULL (no table: IDX, NPY,
+ * synthetic, an all-numeric CSV file read without those options). Borrowed:
+ * owned by ds, valid until ffnn_dataset_free(ds). */
+FFNN_API const ffnn_table *ffnn_dataset_table(const ffnn_dataset *ds);
+
+/* 1 when the raw table t needs an encoding (a categorical column or a missing
+ * cell), 0 when its values are the network's inputs as they are (or t NULL). */
+FFNN_API int ffnn_table_needs_encoding(const ffnn_table *t);
+
+/* The encoding fitted on the raw training split train (its values and the
+ * columns of ffnn_dataset_table(train)) into *out (owned by the caller:
+ * ffnn_table_free). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL argument; train
+ * has no table; a numeric column with no present value, naming it),
+ * FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_table_fit(const ffnn_dataset *train, ffnn_table **out);
+
+/* The raw data set src [count, columns] encoded by the fitted table enc into
+ * *out [count, ffnn_table_width(enc)] float32 (labels or targets and class
+ * names copied; *out carries a copy of enc as its table, so a model trained on
+ * it can keep it). src's columns are matched to enc's by position, its levels
+ * to enc's by text; *unseen (may be NULL) gets the number of cells whose level
+ * enc does not know (encoded as all zeros). Errors: FFNN_ERR_INVALID_ARGUMENT
+ * (NULL argument, enc not fitted, columns that differ in number or kind,
+ * naming the first), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_table_encode(const ffnn_table *enc, const ffnn_dataset *src,
+                                       size_t *unseen, ffnn_dataset **out);
+
+/* Accessors. Column i is 0-based; i out of range (or t NULL) gives 0, NULL,
+ * -1 or NaN as named. Texts are owned by t. */
+FFNN_API int ffnn_table_is_fitted(const ffnn_table *t);      /* 1: an encoding; 0: raw     */
+FFNN_API size_t ffnn_table_column_count(const ffnn_table *t); /* feature columns           */
+FFNN_API size_t ffnn_table_width(const ffnn_table *t); /* fitted: inputs of a row; raw: 0  */
+/* Rows dropped for a missing target (ffnn_csv_options.drop_missing_target);
+ * kept by ffnn_table_fit, 0 in a table read from a model. */
+FFNN_API size_t ffnn_table_dropped(const ffnn_table *t);
+/* The header name of column i, or its 0-based index ("3") without a header. */
+FFNN_API const char *ffnn_table_column_name(const ffnn_table *t, size_t i);
+FFNN_API int ffnn_table_column_kind(const ffnn_table *t, size_t i); /* ffnn_table_kind, -1 */
+/* Categorical column i: its levels (raw: in order of first appearance, the
+ * values' ids; fitted: sorted, one one-hot input each); numeric: 0 / NULL. */
+FFNN_API size_t ffnn_table_level_count(const ffnn_table *t, size_t i);
+FFNN_API const char *ffnn_table_level(const ffnn_table *t, size_t i, size_t k);
+/* Missing cells of column i: raw, in the file; fitted, in the training split
+ * (0 in a table read from a model file, which does not keep them). */
+FFNN_API size_t ffnn_table_missing(const ffnn_table *t, size_t i);
+/* Fitted numeric column i: the fill of a missing cell (NaN otherwise). */
+FFNN_API float ffnn_table_median(const ffnn_table *t, size_t i);
+/* Fitted numeric column i: 1 when a missing indicator input follows (else 0). */
+FFNN_API int ffnn_table_indicator(const ffnn_table *t, size_t i);
+
+/* A copy of m's encoding into *out (owned by the caller: ffnn_table_free), or
+ * *out NULL when m has none (its inputs are not a table's columns). Errors:
+ * FFNN_ERR_INVALID_ARGUMENT (NULL argument), FFNN_ERR_FORMAT (m's stored
+ * encoding is damaged; model files are checked when read), FFNN_ERR_NO_MEMORY.
+ * Thread-safe for a model no thread is changing. */
+FFNN_API ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out);
+
+/* Give m a copy of the fitted table t as its encoding (saved in model files;
+ * t NULL removes it). Errors: FFNN_ERR_INVALID_ARGUMENT (m NULL; t raw; t's
+ * width not m's input size), FFNN_ERR_NO_MEMORY (m unchanged). */
+FFNN_API ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t);
 
 /* ------------------------------------------------------------------ model files */
 

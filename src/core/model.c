@@ -62,7 +62,7 @@ void ffnn_model_free(ffnn_model *m)
     if (m->layers) /* frees the statistics and names (it reads the layers) */
         ffnn_model_set_standardization(m, NULL, NULL, NULL, NULL);
     ffnn_model_set_class_names(m, NULL, 0);
-    ffnn_model_set_table(m, NULL);
+    ffnn_model_set_table_json(m, NULL);
     free(m->layers);
     free(m->params);
     free(m);

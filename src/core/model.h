@@ -70,8 +70,9 @@ ffnn_status ffnn_model_create_layout(const char *arch, ffnn_model **out);
 ffnn_status ffnn_model_alloc_params(ffnn_model *m);
 
 /* Give m a copy of the JSON text of its input encoding (NULL: none); what
- * data/table.h's ffnn_table_to_json writes. Errors: FFNN_ERR_NO_MEMORY. */
-ffnn_status ffnn_model_set_table(ffnn_model *m, const char *json);
+ * data/table.h's ffnn_table_to_json writes (the public ffnn_model_set_table of
+ * data/table_json.c takes an ffnn_table). Errors: FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_model_set_table_json(ffnn_model *m, const char *json);
 
 /* Bring params up to date with the trainer of m, if any (model_meta.c). Every
  * reader of params (forward, predict, evaluate, save, the pointer accessors)

@@ -125,11 +125,11 @@ const char *ffnn_model_class_name(const ffnn_model *m, int c)
     return m->class_names[c];
 }
 
-ffnn_status ffnn_model_set_table(ffnn_model *m, const char *json)
+ffnn_status ffnn_model_set_table_json(ffnn_model *m, const char *json)
 {
     char *copy = NULL;
     if (!m)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: NULL model");
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table_json: NULL model");
     if (json) {
         size_t n = strlen(json);
         if (!(copy = malloc(n + 1)))

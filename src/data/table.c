@@ -93,6 +93,61 @@ int ffnn_table_needs_encoding(const ffnn_table *raw)
     return 0;
 }
 
+/* ------------------------------------------------------------ accessors */
+
+/* Column i of t, or NULL out of range. */
+static const ffnn_table_column *column_at(const ffnn_table *t, size_t i)
+{
+    return t && i < t->count ? &t->col[i] : NULL;
+}
+
+int ffnn_table_is_fitted(const ffnn_table *t) { return t ? t->fitted : 0; }
+size_t ffnn_table_column_count(const ffnn_table *t) { return t ? t->count : 0; }
+size_t ffnn_table_width(const ffnn_table *t) { return t && t->fitted ? t->width : 0; }
+size_t ffnn_table_dropped(const ffnn_table *t) { return t ? t->dropped : 0; }
+
+const char *ffnn_table_column_name(const ffnn_table *t, size_t i)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return c ? c->name : NULL;
+}
+
+int ffnn_table_column_kind(const ffnn_table *t, size_t i)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return !c ? -1 : c->categorical ? FFNN_TABLE_CATEGORICAL : FFNN_TABLE_NUMERIC;
+}
+
+size_t ffnn_table_level_count(const ffnn_table *t, size_t i)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return c && c->categorical ? c->level_count : 0;
+}
+
+const char *ffnn_table_level(const ffnn_table *t, size_t i, size_t k)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return c && c->categorical && k < c->level_count ? c->levels[k] : NULL;
+}
+
+size_t ffnn_table_missing(const ffnn_table *t, size_t i)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return c ? c->missing : 0;
+}
+
+float ffnn_table_median(const ffnn_table *t, size_t i)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return c && !c->categorical && t->fitted ? c->median : NAN;
+}
+
+int ffnn_table_indicator(const ffnn_table *t, size_t i)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return c && !c->categorical && t->fitted ? c->indicator : 0;
+}
+
 /* ------------------------------------------------------------ fitting */
 
 static int compare_float(const void *a, const void *b)
@@ -173,6 +228,8 @@ ffnn_status ffnn_table_fit(const ffnn_dataset *train, ffnn_table **out)
 {
     ffnn_table *t = NULL;
     ffnn_status st;
+    if (!out)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_table_fit: NULL out");
     if (!train || !train->table || !train->values || train->table->count != train->features)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "fitting a table encoding: expected a data "
                          "set read from a table (its columns), found none");
@@ -236,8 +293,9 @@ ffnn_status ffnn_table_encode(const ffnn_table *enc, const ffnn_dataset *src, si
 {
     const ffnn_table *raw = src ? src->table : NULL;
     size_t f = src ? src->features : 0, bad = 0;
-    if (!enc || !enc->fitted || !src || !src->values)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "encoding a table: NULL argument");
+    if (!enc || !enc->fitted || !src || !src->values || !out)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "encoding a table: NULL argument or a "
+                         "raw table as the encoding");
     if (f != enc->count)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "encoding a table: expected %zu feature "
                          "columns (the model's), found %zu", enc->count, f);

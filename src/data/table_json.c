@@ -1,5 +1,6 @@
 /* table_json.c - a fitted table encoding as JSON text and back (table.h), the
- * form model files keep it in (__metadata__ "table", docs/FORMATS.md), by cJSON. */
+ * form models and model files keep it in (__metadata__ "table", docs/FORMATS.md),
+ * by cJSON; a model's encoding as an ffnn_table (ffnn_model_table, include/ffnn.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/error.h"
+#include "core/model.h"
 #include "data/table.h"
 
 ffnn_status ffnn_table_to_json(const ffnn_table *t, char **out)
@@ -131,4 +133,30 @@ ffnn_status ffnn_table_from_json(const char *json, ffnn_table **out)
     t->width = sum;
     *out = t;
     return FFNN_OK;
+}
+
+ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out)
+{
+    if (!m || !out)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_table: NULL argument");
+    *out = NULL;
+    return m->table ? ffnn_table_from_json(m->table, out) : FFNN_OK;
+}
+
+ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t)
+{
+    char *json = NULL;
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: NULL model");
+    if (t && !t->fitted)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: a raw table (the "
+                         "columns of a file), expected a fitted one (ffnn_table_fit)");
+    if (t && t->width != m->input_size)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: the table encodes "
+                         "%zu inputs, the model takes %zu", t->width, m->input_size);
+    ffnn_status st = t ? ffnn_table_to_json(t, &json) : FFNN_OK;
+    if (st == FFNN_OK)
+        st = ffnn_model_set_table_json(m, json);
+    free(json);
+    return st;
 }

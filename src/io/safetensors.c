@@ -807,7 +807,7 @@ static ffnn_status st_read_table(const st_reader *r, const char *text, ffnn_mode
     if (width != m->input_size)
         return ffnn_st_fail(r, "__metadata__ \"table\": encodes %zu inputs, expected %zu (the "
                             "model's)", width, m->input_size);
-    return ffnn_model_set_table(m, text);
+    return ffnn_model_set_table_json(m, text);
 }
 
 /* The model of the metadata, matched against the tensors, then filled in. */
