@@ -38,6 +38,7 @@ TEST_SUITE_DECLARE(csv);
 TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
 TEST_SUITE_DECLARE(hardening2);
+TEST_SUITE_DECLARE(table_api);
 
 typedef struct suite {
     const test_case *tests;
@@ -79,6 +80,7 @@ int main(int argc, char **argv)
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
         {hardening2_tests, &hardening2_tests_count},
+        {table_api_tests, &table_api_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */
