@@ -260,7 +260,9 @@ int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *in
 int ffnn_cli_keep_table(const char *cmd, ffnn_model *model, const ffnn_dataset *train)
 {
     const ffnn_table *t = ffnn_dataset_table(train);
-    if (!t || !ffnn_table_is_fitted(t))
+    /* a network of another input width: the training setup that follows names
+     * the mismatch in the user's terms (inputs against features) */
+    if (!t || !ffnn_table_is_fitted(t) || ffnn_table_width(t) != ffnn_model_input_size(model))
         return 0;
     return ffnn_model_set_table(model, t) == FFNN_OK ? 0
                                                       : ffnn_cli_fail(cmd, "the table encoding");
