@@ -628,8 +628,8 @@ FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
  * .../preprocessing.html#encoding-categorical-features). A model keeps its
  * encoding (ffnn_model_set_table; in model files as __metadata__ "table",
  * docs/FORMATS.md), so data to predict is encoded as the training data was.
- * An ffnn_table is immutable once made: every function here is thread-safe on
- * a table shared between threads. */
+ * An ffnn_table is immutable once made: every function here but
+ * ffnn_table_free is thread-safe on a table shared between threads. */
 typedef struct ffnn_table ffnn_table;
 
 /* Column kinds (ffnn_table_column_kind). */
@@ -671,7 +671,7 @@ FFNN_API int ffnn_table_is_fitted(const ffnn_table *t);      /* 1: an encoding; 
 FFNN_API size_t ffnn_table_column_count(const ffnn_table *t); /* feature columns           */
 FFNN_API size_t ffnn_table_width(const ffnn_table *t); /* fitted: inputs of a row; raw: 0  */
 /* Rows dropped for a missing target (ffnn_csv_options.drop_missing_target);
- * kept by ffnn_table_fit, 0 in a table read from a model. */
+ * kept by ffnn_table_fit, 0 in a table from ffnn_model_table. */
 FFNN_API size_t ffnn_table_dropped(const ffnn_table *t);
 /* The header name of column i, or its 0-based index ("3") without a header. */
 FFNN_API const char *ffnn_table_column_name(const ffnn_table *t, size_t i);
@@ -681,7 +681,7 @@ FFNN_API int ffnn_table_column_kind(const ffnn_table *t, size_t i); /* ffnn_tabl
 FFNN_API size_t ffnn_table_level_count(const ffnn_table *t, size_t i);
 FFNN_API const char *ffnn_table_level(const ffnn_table *t, size_t i, size_t k);
 /* Missing cells of column i: raw, in the file; fitted, in the training split
- * (0 in a table read from a model file, which does not keep them). */
+ * (0 in a table from ffnn_model_table: models do not keep them). */
 FFNN_API size_t ffnn_table_missing(const ffnn_table *t, size_t i);
 /* Fitted numeric column i: the fill of a missing cell (NaN otherwise). */
 FFNN_API float ffnn_table_median(const ffnn_table *t, size_t i);
