@@ -71,7 +71,8 @@ TEST_DIR_CASE("table_api", table_api_fit_encode_model_roundtrip)
               !strcmp(ffnn_table_column_name(raw, 1), "city") &&
               ffnn_table_column_kind(raw, 0) == FFNN_TABLE_NUMERIC &&
               ffnn_table_column_kind(raw, 1) == FFNN_TABLE_CATEGORICAL &&
-              ffnn_table_level_count(raw, 1) == 2 && !strcmp(ffnn_table_level(raw, 1, 0), "Paris") &&
+              ffnn_table_level_count(raw, 1) == 2 &&
+              !strcmp(ffnn_table_level(raw, 1, 0), "Paris") &&
               !strcmp(ffnn_table_level(raw, 1, 1), "Rome") && ffnn_table_missing(raw, 0) == 2 &&
               ffnn_table_missing(raw, 1) == 1 && isnan(ffnn_table_median(raw, 0)),
           "the raw table is not age (2 missing), city (Paris, Rome; 1 missing)");
@@ -84,7 +85,8 @@ TEST_DIR_CASE("table_api", table_api_fit_encode_model_roundtrip)
     CHECK_OK(ffnn_table_fit(ds, &enc));
     CHECK(ffnn_table_is_fitted(enc) && ffnn_table_width(enc) == 5 &&
               ffnn_table_median(enc, 0) == 40.0f && ffnn_table_indicator(enc, 0) == 1 &&
-              ffnn_table_level_count(enc, 1) == 3 && !strcmp(ffnn_table_level(enc, 1, 0), "Paris") &&
+              ffnn_table_level_count(enc, 1) == 3 &&
+              !strcmp(ffnn_table_level(enc, 1, 0), "Paris") &&
               !strcmp(ffnn_table_level(enc, 1, 1), "Rome") &&
               !strcmp(ffnn_table_level(enc, 1, 2), "missing") && ffnn_table_missing(enc, 0) == 2 &&
               ffnn_table_missing(enc, 1) == 1,
