@@ -7,6 +7,8 @@
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
 #   make asan       the library, the CLI and the tests under AddressSanitizer + UBSan
 #                   (CPU code); ASAN_TESTS=name-filter runs a subset
+#   make tsan       the library and the tests under ThreadSanitizer (CPU code): the
+#                   thread-safety tests (TSAN_TESTS, default predictor_)
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
 #   make clean
@@ -132,7 +134,7 @@ VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATC
 SONAME   := libffnn.so.$(VERSION_MAJOR)
 SHLIB    := libffnn.so.$(VERSION)
 
-.PHONY: all test check fuzz asan clean info install uninstall examples
+.PHONY: all test check fuzz asan tsan clean info install uninstall examples
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
 
 info:
@@ -148,6 +150,9 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h t
 # kernels for AVX2 / AVX-512 are chosen at run time.
 $(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
 $(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
+# make tsan: elementwise.c's target_clones resolvers run before TSan's runtime is up
+# (an instrumented resolver crashes at load), so it is built without TSan there
+$(BUILD)/src/backend/omp/elementwise.o: ALL_CFLAGS += $(ELEMENTWISE_CFLAGS)
 $(BUILD)/src/parallel/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/src/parallel/nccl.o: ALL_NVCCFLAGS += -I$(NCCL_HOME)/include
 
@@ -260,8 +265,19 @@ asan:
 	    FFNN_BIN=build-asan/ffnn \
 	    FFNN_FAULTS_LIB=$(abspath build-asan)/libffnn_faults.so build-asan/ffnn_tests $(ASAN_TESTS)
 
+# ThreadSanitizer over the thread-safety tests: predictors in several threads on one
+# model while another thread trains (tests/test_predictor.c). libgomp is not built
+# with TSan, so under TSan those tests run each OpenMP team on one thread (the test
+# checks what may be shared between the caller's threads, not libgomp's barriers);
+# src/backend/omp/elementwise.c is not instrumented (see ELEMENTWISE_CFLAGS).
+TSAN_TESTS ?= predictor_
+tsan:
+	$(MAKE) BUILD=build-tsan NVCC= CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=thread" ELEMENTWISE_CFLAGS=-fno-sanitize=thread build-tsan/ffnn_tests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/ffnn_tests $(TSAN_TESTS)
+
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
 
 # ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=   (DESTDIR: a staging root, e.g. for packages)

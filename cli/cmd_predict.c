@@ -44,6 +44,8 @@ const char *const ffnn_cli_predict_usage =
     "  --loss NAME    ce | bce | mse: how outputs become probabilities (default: the\n"
     "                 loss recorded in the model file)\n"
     "  --batch N      inputs per forward pass (default 1024)\n"
+    "  --threads N    cpu threads of the predictor (default 0: all cores)\n"
+    "  --device NAME  cpu (default) | cuda | auto\n"
     "  -h, --help     this help\n";
 
 typedef struct predict_options {
@@ -52,15 +54,19 @@ typedef struct predict_options {
     const char *data_path;        /* --data FILE (tabular)                         */
     ffnn_cli_table_options table;
     int json;
+    int threads;                  /* --threads N (0: all cores)                    */
+    ffnn_device device;           /* --device NAME (default cpu)                   */
 } predict_options;
 
-enum { OPT_INPUT = FFNN_CLI_OPT_NEXT, OPT_DATA, OPT_JSON };
+enum { OPT_INPUT = FFNN_CLI_OPT_NEXT, OPT_DATA, OPT_JSON, OPT_THREADS, OPT_DEVICE };
 
 static const struct option predict_longopts[] = {
     FFNN_CLI_MODEL_LONGOPTS,
     {"input", required_argument, NULL, OPT_INPUT},
     {"data", required_argument, NULL, OPT_DATA},
     {"json", no_argument, NULL, OPT_JSON},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"device", required_argument, NULL, OPT_DEVICE},
     FFNN_CLI_TABLE_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -74,6 +80,15 @@ static int predict_option(void *ctx, int c, const char *arg)
     if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc) ||
         ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
         return rc;
+    if (c == OPT_THREADS) { /* the trainer's range of threads */
+        long long v;
+        if (ffnn_cli_limit_int(CMD, "--threads", ffnn_train_config_limit("threads"), arg, &v))
+            return 2;
+        o->threads = (int)v;
+        return 0;
+    }
+    if (c == OPT_DEVICE)
+        return ffnn_cli_device(CMD, "--device", arg, &o->device) ? 2 : 0;
     if (c == OPT_INPUT || c == OPT_DATA || c == OPT_JSON) {
         if (c == OPT_INPUT)
             o->input_path = arg;
@@ -258,17 +273,21 @@ static int predict_all(const predict_options *o, const ffnn_model *m, const pred
     float *scratch = malloc((chunk ? chunk : 1) * features * sizeof *scratch);
     float *p = malloc((chunk ? chunk : 1) * width * sizeof *p);
     int *cls = malloc((chunk ? chunk : 1) * sizeof *cls), rc = 0;
+    ffnn_predictor *pr = NULL;
 
     if (!scratch || !p || !cls)
         rc = 1, fprintf(stderr, "%s: out of memory for a batch of %zu\n", CMD, chunk);
+    else if (ffnn_predictor_create(m, o->device, o->threads, chunk ? chunk : 1, &pr) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "--device/--threads");
     for (size_t first = 0; rc == 0 && first < in->rows; first += chunk) {
         size_t n = in->rows - first < chunk ? in->rows - first : chunk;
         const float *x = input_rows(in, first, n, features, scratch);
-        if (ffnn_model_predict(m, o->model.loss, x, n, p, cls) != FFNN_OK)
+        if (ffnn_predictor_predict(pr, x, n, p, cls) != FFNN_OK)
             rc = ffnn_cli_fail(CMD, "predicting");
         else
             print_predictions(o, m, first, p, cls, n, width);
     }
+    ffnn_predictor_free(pr);
     free(scratch);
     free(p);
     free(cls);
@@ -305,6 +324,7 @@ int ffnn_cli_predict(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.model = (ffnn_cli_model_options)FFNN_CLI_MODEL_OPTIONS_DEFAULT;
     o.table.csv = ffnn_csv_options_default();
+    o.device = FFNN_DEVICE_CPU;
     ffnn_model *m = NULL;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, predict_longopts, ffnn_cli_predict_usage,

@@ -10,9 +10,59 @@
 
 ffnn_status ffnn_model_fresh(const ffnn_model *m)
 {
+    if (!m || !m->stale)
+        return FFNN_OK;
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "the model is being trained and its trainer "
+                     "holds newer weights (inside an epoch): call ffnn_trainer_sync_model "
+                     "first, or read it after the epoch call returns");
+}
+
+ffnn_status ffnn_model_sync(ffnn_model *m)
+{
     if (!m || !m->stale || !m->sync)
         return FFNN_OK;
     return m->sync(m->owner); /* the trainer copies its parameters and clears stale */
+}
+
+ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss)
+{
+    const ffnn_layer *last = &m->layers[m->layer_count - 1];
+
+    if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown loss %d", (int)loss);
+    if (loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "loss %s applies %s to the logits itself: the last layer must have "
+                         "no activation, found %s", ffnn_loss_name(loss),
+                         loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid",
+                         ffnn_activation_name(last->act));
+    if (loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "loss ce needs at least 2 outputs, the network has %zu", last->out);
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_set_loss(ffnn_model *m, ffnn_loss loss)
+{
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_loss: NULL model");
+    ffnn_status st = ffnn_model_check_loss(m, loss);
+    if (st != FFNN_OK)
+        return st;
+    m->loss = loss;
+    m->has_loss = 1;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss)
+{
+    if (!m || !loss)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_loss: NULL argument");
+    if (!m->has_loss)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "the model has no loss yet (it was "
+                         "neither loaded from a file nor trained): ffnn_model_set_loss");
+    *loss = m->loss;
+    return FFNN_OK;
 }
 
 /* A copy of n floats, checked: mean finite, scale finite and > 0. */
