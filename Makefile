@@ -63,6 +63,23 @@ C_SRC    := $(filter-out src/backend/cuda_none.c,$(wildcard src/core/*.c src/dat
               src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c)) \
             src/parallel/comm.c
 
+# ONNX export (src/io/onnx_export.c) with protobuf-c (Debian: libprotobuf-c-dev) over the
+# onnx project's schema src/io/onnx/onnx.proto; the generated onnx.pb-c.c/h are
+# committed (regenerate: make onnx-proto, needs protoc-c from protobuf-c-compiler).
+# Without libprotobuf-c, src/io/onnx_none.c: the export says what is missing.
+# make ONNX=0 leaves it out.
+ONNX     ?= $(if $(shell pkg-config --exists libprotobuf-c 2>/dev/null && echo y),1,0)
+C_SRC    := $(filter-out src/io/onnx_export.c src/io/onnx_none.c,$(C_SRC))
+ifeq ($(ONNX),1)
+  C_SRC  += src/io/onnx_export.c src/io/onnx/onnx.pb-c.c
+  ALL_CFLAGS += $(shell pkg-config --cflags libprotobuf-c)
+  LDLIBS += $(shell pkg-config --libs libprotobuf-c)
+  ONNX_KIND := ONNX export
+else
+  C_SRC  += src/io/onnx_none.c
+  ONNX_KIND := no ONNX export
+endif
+
 # MPI (Open MPI; Debian: openmpi-bin libopenmpi-dev), for multi-process runs (src/parallel/mpi.c):
 # found through mpicc (--showme) or pkg-config ompi-c; without it src/parallel/mpi_none.c says
 # what is missing. make MPI=1 fails when it is not found, make MPI=0 leaves it out.
@@ -134,11 +151,11 @@ VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATC
 SONAME   := libffnn.so.$(VERSION_MAJOR)
 SHLIB    := libffnn.so.$(VERSION)
 
-.PHONY: all test check fuzz asan tsan clean info install uninstall examples
+.PHONY: all test check fuzz asan tsan onnx-proto clean info install uninstall examples
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
 
 info:
-	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND)"
+	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND), $(ONNX_KIND)"
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h lab/*.h bench/*.h)
 	@mkdir -p $(dir $@)
@@ -150,6 +167,8 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h t
 # kernels for AVX2 / AVX-512 are chosen at run time.
 $(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
 $(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
+# the generated protobuf-c code: not ours to warn about
+$(BUILD)/src/io/onnx/onnx.pb-c.o: ALL_CFLAGS += -Wno-error -w
 # make tsan: elementwise.c's target_clones resolvers run before TSan's runtime is up
 # (an instrumented resolver crashes at load), so it is built without TSan there
 $(BUILD)/src/backend/omp/elementwise.o: ALL_CFLAGS += $(ELEMENTWISE_CFLAGS)
@@ -275,6 +294,9 @@ tsan:
 	$(MAKE) BUILD=build-tsan NVCC= CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=thread" ELEMENTWISE_CFLAGS=-fno-sanitize=thread build-tsan/ffnn_tests
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/ffnn_tests $(TSAN_TESTS)
+
+onnx-proto:
+	cd src/io/onnx && protoc-c --c_out=. onnx.proto
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -744,6 +744,25 @@ FFNN_API ffnn_status ffnn_predictor_forward(ffnn_predictor *p, const float *x, s
 FFNN_API ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, size_t batch,
                                             float *prob, int *cls);
 
+/* Write m as an ONNX model (https://onnx.ai, opset 17 of the default domain,
+ * IR version 8) to path, atomically (as ffnn_model_save). The graph takes "x"
+ * float32 [batch, in] in the data's units and gives "y" float32 [batch, out]
+ * as ffnn_predictor_predict's prob: the stored standardisation first (Sub,
+ * Div), each dense layer as Gemm (transB = 1), each local1d layer as [Pad,]
+ * Gather of its windows, Mul by W [out, R], ReduceSum, Add bias; each
+ * activation as its ONNX op (Relu, Sigmoid, Tanh, LeakyRelu, Elu, Softplus,
+ * HardSwish) or, where opset 17 has none, its definition (gelu with Erf,
+ * gelu_tanh with Tanh, silu x Sigmoid(x), mish x Tanh(Softplus(x))); then the
+ * model's loss head: Softmax (ce), Sigmoid (bce), or for mse the targets'
+ * standardisation undone. metadata_props: ffnn_version, arch, loss and, when
+ * the model has class names, class_names (a JSON array). Written with protobuf-c
+ * over the onnx project's onnx.proto; outputs equal the predictor's within 1e-5
+ * in onnxruntime (tests/test_onnx.c). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL,
+ * a model without a loss, a model inside a training epoch), FFNN_ERR_UNSUPPORTED
+ * (a build without protobuf-c: the message says so), FFNN_ERR_IO,
+ * FFNN_ERR_NO_MEMORY. Thread safety: reads m only. */
+FFNN_API ffnn_status ffnn_model_export_onnx(const ffnn_model *m, const char *path);
+
 /* ------------------------------------------------------------------ training */
 
 typedef struct ffnn_train_config {
