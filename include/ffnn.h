@@ -701,8 +701,10 @@ FFNN_API ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss);
 /* A predictor: the inference object of a model, with a backend context and a
  * workspace of its own. On the CPU it runs the OpenMP backend (src/backend/omp:
  * the register-tiled matmuls the trainer uses) on `threads` threads (0: all
- * cores, omp_get_max_threads()) and reads the model's parameter arena in place;
- * on cuda (FFNN_DEVICE_CUDA, or FFNN_DEVICE_AUTO when a GPU is visible) it runs
+ * cores, omp_get_max_threads()), with the dense layers' weights packed once at
+ * create into the matmul's layout (a copy of their size per predictor; the model
+ * is not written), and batches smaller than the matmul's tile run row by row
+ * with the same bits; on cuda (FFNN_DEVICE_CUDA, or FFNN_DEVICE_AUTO when a GPU is visible) it runs
  * the CUDA backend's kernels on a device copy of the parameters made at create.
  * max_batch: rows per forward pass; a call with more rows runs in chunks of
  * max_batch (the workspace is 2 x max_batch x the widest layer floats, plus on

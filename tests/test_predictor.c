@@ -74,6 +74,20 @@ static test_result compare_arch(const char *arch, uint64_t seed)
     }
     /* the last batch (77 rows) gives the same bits on 1 and 2 threads */
     CHECK(memcmp(y1, y2, 77 * out * sizeof *y1) == 0, "%s: 1 and 2 threads differ", arch);
+    /* one row alone (the row kernel, batch < the tile's rows) gives the bits it has
+     * inside the batch of 77 (the tile kernel) */
+    {
+        ffnn_predictor *p = NULL;
+        float one[64];
+        CHECK(out <= 64, "out %zu", out);
+        CHECK_OK(ffnn_predictor_create(m, FFNN_DEVICE_CPU, 1, 32, &p));
+        for (size_t r = 0; r < 77; r += 19) {
+            CHECK_OK(ffnn_predictor_forward(p, x + r * in, 1, one));
+            CHECK(memcmp(one, y1 + r * out, out * sizeof *one) == 0,
+                  "%s: row %zu alone differs from the row in the batch", arch, r);
+        }
+        ffnn_predictor_free(p);
+    }
     free(x), free(ref), free(y1), free(y2);
     ffnn_model_free(m);
     return TEST_PASS;

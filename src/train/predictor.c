@@ -22,6 +22,9 @@ struct ffnn_predictor {
     float *act[2];               /* [max_batch, widest] ping-pong, device memory   */
     float *dev_x, *dev_y;        /* cuda: [max_batch, in], [max_batch, out]        */
     float *host_x;               /* [max_batch, in]: standardised rows (host)      */
+    float *packed;               /* the dense layers' W packed once (backends with
+                                    dense_pack: omp), else NULL                   */
+    size_t *packed_at;           /* [layer_count] offset of layer i's in packed     */
 };
 
 static size_t widest_layer(const ffnn_model *m)
@@ -63,6 +66,35 @@ static ffnn_status dev_alloc(ffnn_predictor *p, size_t floats, float **out)
     return st;
 }
 
+/* The dense layers' weights in the matmul's layout, packed once (omp: the panels
+ * of W^T that its dense_forward packs on every call). */
+static ffnn_status pack_weights(ffnn_predictor *p)
+{
+    const ffnn_model *m = p->model;
+    size_t total = 0;
+    ffnn_status st = FFNN_OK;
+    if (!p->ops->dense_pack || !p->ops->dense_forward_packed || !p->ops->dense_pack_floats)
+        return FFNN_OK;
+    if (!(p->packed_at = malloc((size_t)m->layer_count * sizeof *p->packed_at)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "predictor: out of memory");
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].kind == FFNN_LAYER_DENSE) {
+            p->packed_at[i] = total;
+            total += p->ops->dense_pack_floats(p->ctx, m->layers[i].in, m->layers[i].out);
+        }
+    if (total == 0)
+        return FFNN_OK;
+    if ((st = dev_alloc(p, total, &p->packed)) != FFNN_OK)
+        return st;
+    for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        if (l->kind == FFNN_LAYER_DENSE)
+            st = p->ops->dense_pack(p->ctx, p->params + l->weight_offset, l->in, l->out,
+                                    p->packed + p->packed_at[i]);
+    }
+    return st;
+}
+
 static ffnn_status allocate(ffnn_predictor *p)
 {
     const ffnn_model *m = p->model;
@@ -79,7 +111,7 @@ static ffnn_status allocate(ffnn_predictor *p)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "predictor: out of memory for %zu rows", rows);
     if (!(p->ops->caps & FFNN_CAP_DEVICE)) { /* host memory: read the model's arena */
         p->params = m->params;
-        return FFNN_OK;
+        return pack_weights(p);
     }
     if ((st = dev_alloc(p, m->parameter_count, &p->dev_params)) != FFNN_OK ||
         (st = dev_alloc(p, rows * m->input_size, &p->dev_x)) != FFNN_OK ||
@@ -127,13 +159,14 @@ void ffnn_predictor_free(ffnn_predictor *p)
     if (!p)
         return;
     if (p->ctx) {
-        void *bufs[] = {p->act[0], p->act[1], p->dev_params, p->dev_x, p->dev_y};
+        void *bufs[] = {p->act[0], p->act[1], p->dev_params, p->dev_x, p->dev_y, p->packed};
         for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
             if (bufs[i])
                 p->ops->release(p->ctx, bufs[i]);
         p->ops->destroy(p->ctx);
     }
     free(p->host_x);
+    free(p->packed_at);
     free(p);
 }
 
@@ -156,7 +189,10 @@ static ffnn_status forward_chunk(ffnn_predictor *p, const float *x, size_t rows,
         float *z = i == m->layer_count - 1 ? y : p->act[i % 2]; /* [rows, out] */
         const float *W = p->params + l->weight_offset;          /* [out, fan_in] */
         const float *b = l->has_bias ? p->params + l->bias_offset : NULL;
-        if (l->kind == FFNN_LAYER_DENSE)
+        if (l->kind == FFNN_LAYER_DENSE && p->packed)
+            st = p->ops->dense_forward_packed(p->ctx, in, p->packed + p->packed_at[i], b, z,
+                                              rows, l->in, l->out);
+        else if (l->kind == FFNN_LAYER_DENSE)
             st = p->ops->dense_forward(p->ctx, in, W, b, z, rows, l->in, l->out);
         else
             st = p->ops->local1d_forward(p->ctx, in, W, b, z, rows, l->in, l->spec.local1d.R,
