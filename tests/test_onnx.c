@@ -78,7 +78,8 @@ static test_result prepare(const char *dir, int i, const export_case *c, float *
     CHECK_OK(ffnn_model_set_loss(m, c->loss));
     const size_t in = ffnn_model_input_size(m), out = ffnn_model_output_size(m);
     if (c->standardize) {
-        float *mean = malloc((in + out) * sizeof *mean), *scale = malloc((in + out) * sizeof *scale);
+        float *mean = malloc((in + out) * sizeof *mean);
+        float *scale = malloc((in + out) * sizeof *scale);
         CHECK(mean && scale, "out of memory");
         for (size_t j = 0; j < in + out; j++)
             mean[j] = 0.25f * (float)(j % 5) - 0.5f, scale[j] = 0.5f + 0.125f * (float)(j % 7);

@@ -307,7 +307,8 @@ static Onnx__ValueInfoProto *ob_value_info(onnx_builder *b, const char *name, si
     Onnx__TypeProto *t = ob_alloc(b, sizeof *t);
     Onnx__TypeProto__Tensor *tt = ob_alloc(b, sizeof *tt);
     Onnx__TensorShapeProto *s = ob_alloc(b, sizeof *s);
-    Onnx__TensorShapeProto__Dimension *d = ob_alloc(b, 2 * sizeof *d), **dl = ob_alloc(b, 2 * sizeof *dl);
+    Onnx__TensorShapeProto__Dimension *d = ob_alloc(b, 2 * sizeof *d);
+    Onnx__TensorShapeProto__Dimension **dl = ob_alloc(b, 2 * sizeof *dl);
     if (!v || !t || !tt || !s || !d || !dl)
         return NULL;
     onnx__value_info_proto__init(v);
@@ -332,7 +333,8 @@ static Onnx__ValueInfoProto *ob_value_info(onnx_builder *b, const char *name, si
 /* metadata_props: ffnn_version, arch, loss, class_names (a JSON array). */
 static Onnx__StringStringEntryProto **ob_metadata(onnx_builder *b, const ffnn_model *m, size_t *n)
 {
-    Onnx__StringStringEntryProto *e = ob_alloc(b, 4 * sizeof *e), **list = ob_alloc(b, 4 * sizeof *list);
+    Onnx__StringStringEntryProto *e = ob_alloc(b, 4 * sizeof *e);
+    Onnx__StringStringEntryProto **list = ob_alloc(b, 4 * sizeof *list);
     size_t arch_size = ffnn_arch_format_size(m->layer_count);
     char *arch = ob_alloc(b, arch_size);
     if (!e || !list || !arch)
