@@ -116,6 +116,36 @@ static test_result test_predictor_local1d(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* A batch large enough to be sliced over the threads (lanes): 1, 2 and 3 threads
+ * give the same bits, within TOL of the reference; 250 rows in chunks of 96. */
+static test_result test_predictor_slices(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("300-local5relu-400gelu-96tanh-10", &m));
+    CHECK_OK(ffnn_model_init(m, 21));
+    enum { B = 250, IN = 300, OUT = 10 };
+    float *x = malloc(B * IN * sizeof *x), *ref = malloc(B * OUT * sizeof *ref);
+    float *y[3] = {malloc(B * OUT * sizeof(float)), malloc(B * OUT * sizeof(float)),
+                   malloc(B * OUT * sizeof(float))};
+    CHECK(x && ref && y[0] && y[1] && y[2], "out of memory");
+    random_inputs(x, B * IN, 5150);
+    CHECK_OK(ffnn_model_forward(m, x, B, ref));
+    for (int t = 0; t < 3; t++) {
+        ffnn_predictor *p = NULL;
+        CHECK_OK(ffnn_predictor_create(m, FFNN_DEVICE_CPU, t + 1, 96, &p));
+        CHECK_OK(ffnn_predictor_forward(p, x, B, y[t]));
+        ffnn_predictor_free(p);
+        double e = worst_error(y[t], ref, B * OUT);
+        CHECK(e <= TOL, "%d threads: worst error %.3g > %g", t + 1, e, TOL);
+        CHECK(memcmp(y[t], y[0], B * OUT * sizeof(float)) == 0, "%d threads: other bits than 1",
+              t + 1);
+    }
+    free(x), free(ref), free(y[0]), free(y[1]), free(y[2]);
+    ffnn_model_free(m);
+    return TEST_PASS;
+}
+
 /* ffnn_predictor_predict: the model's loss and standardisation; softmax of the
  * reference forward of the standardised rows; classes the argmax. */
 static test_result test_predictor_predict(char *why, size_t why_size)
@@ -289,9 +319,10 @@ static test_result test_predictor_model_in_training(char *why, size_t why_size)
 
 #define PREDICT_THREADS 4
 #define ROUNDS 20
-/* OpenMP threads per predictor and for the trainer: 2, or 1 under ThreadSanitizer
- * (make tsan), whose reports on libgomp's own barriers (libgomp is not built with
- * TSan) would hide the question asked here: what the caller's threads share. */
+/* OpenMP threads of the trainer: 2, or 1 under ThreadSanitizer (make tsan), whose
+ * reports on libgomp's own barriers (libgomp is not built with TSan) would hide the
+ * question asked here: what the caller's threads share. The predictors run 2
+ * threads each always (their own pool of pthreads, which TSan sees). */
 #if defined(__SANITIZE_THREAD__)
 #define OMP_TEAM 1
 #else
@@ -311,7 +342,7 @@ static void *predict_thread(void *arg)
     predict_job *j = arg;
     ffnn_predictor *p = NULL;
     float *y = malloc(j->rows * j->out * sizeof *y);
-    j->ok = y && ffnn_predictor_create(j->m, FFNN_DEVICE_CPU, OMP_TEAM, 16, &p) == FFNN_OK;
+    j->ok = y && ffnn_predictor_create(j->m, FFNN_DEVICE_CPU, 2, 16, &p) == FFNN_OK;
     for (int r = 0; j->ok && r < ROUNDS; r++)
         j->ok = ffnn_predictor_forward(p, j->x, j->rows, y) == FFNN_OK &&
                 memcmp(y, j->want, j->rows * j->out * sizeof *y) == 0;
@@ -357,9 +388,9 @@ static test_result test_predictor_threads(char *why, size_t why_size)
     (void)why, (void)why_size;
     ffnn_model *m = NULL;
     ffnn_predictor *p = NULL;
-    CHECK_OK(ffnn_model_create("50-local3relu-64gelu-33tanh-7", &m));
+    CHECK_OK(ffnn_model_create("50-local3relu-640gelu-330tanh-7", &m));
     CHECK_OK(ffnn_model_init(m, 11));
-    const size_t rows = 41, in = 50, out = 7;
+    const size_t rows = 41, in = 50, out = 7; /* 16-row chunks worth two lanes each */
     float *x = malloc(rows * in * sizeof *x), *want = malloc(rows * out * sizeof *want);
     CHECK(x && want, "out of memory");
     random_inputs(x, rows * in, 77);
@@ -390,6 +421,7 @@ static test_result test_predictor_threads(char *why, size_t why_size)
 const test_case predictor_tests[] = {
     {"predictor_every_activation", test_predictor_every_activation},
     {"predictor_local1d", test_predictor_local1d},
+    {"predictor_slices", test_predictor_slices},
     {"predictor_predict", test_predictor_predict},
     {"predictor_errors", test_predictor_errors},
     {"predictor_cuda", test_predictor_cuda},
