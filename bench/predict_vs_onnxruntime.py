@@ -154,7 +154,10 @@ def main():
         check(lib, lib.ffnn_model_init(m, 1), "init")
         check(lib, lib.ffnn_model_set_loss(m, LOSS_CE), "loss")
         path = os.path.join(tmp, net + ".onnx")
-        check(lib, lib.ffnn_model_export_onnx(m, path.encode()), "export")
+        exported = lib.ffnn_model_export_onnx(m, path.encode()) == 0
+        if not exported:  # e.g. a build without protobuf-c: ffnn's rows only
+            print(f"# {net}: no ONNX export ({lib.ffnn_last_error().decode()}); "
+                  "onnxruntime rows skipped")
         big = rng.random((4096, 784), dtype=np.float32)
         plans = [("cpu", DEVICE_CPU, "CPUExecutionProvider", [1024, 1])]
         if gpus > 0:
@@ -162,7 +165,7 @@ def main():
         for dev, code, provider, batches in plans:
             f = Ffnn(lib, m, code, a.threads if code == DEVICE_CPU else 0, max(batches), 10)
             o = None
-            if ort and provider in ort.get_available_providers():
+            if exported and ort and provider in ort.get_available_providers():
                 o = Ort(path, a.threads, provider)
                 diff = float(np.abs(f.predict(big[:1024]) - o.predict(big[:1024])).max())
                 print(f"# {net} {dev}: max |ffnn - ort| = {diff:.2g} on 1024 rows")
