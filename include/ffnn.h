@@ -698,14 +698,18 @@ FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_los
 FFNN_API ffnn_status ffnn_model_set_loss(ffnn_model *m, ffnn_loss loss);
 FFNN_API ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss);
 
-/* A predictor: the inference object of a model, with a backend context and a
- * workspace of its own. On the CPU it runs the OpenMP backend (src/backend/omp:
- * the register-tiled matmuls the trainer uses) on `threads` threads (0: all
- * cores, omp_get_max_threads()), with the dense layers' weights packed once at
- * create into the matmul's layout (a copy of their size per predictor; the model
- * is not written), and batches smaller than the matmul's tile run row by row
- * with the same bits; on cuda (FFNN_DEVICE_CUDA, or FFNN_DEVICE_AUTO when a GPU is visible) it runs
- * the CUDA backend's kernels on a device copy of the parameters made at create.
+/* A predictor: the inference object of a model, with backend contexts and a
+ * workspace of its own (docs/INFERENCE.md). On the CPU: `threads` lanes (0: all
+ * cores, omp_get_max_threads()), each a one-thread context of the OpenMP backend
+ * (src/backend/omp: the register-tiled matmuls the trainer uses), on a pool of
+ * threads of the predictor's own that gives each lane a slice of a batch's rows
+ * (a batch under about 2^19 multiply-adds a slice runs on the calling thread
+ * alone); its workers spin briefly, then sleep (GOMP_SPINCOUNT plays no part).
+ * The dense layers' weights are packed once at create into the matmul's layout
+ * (a copy of their size per predictor; the model is not written); batches
+ * smaller than the matmul's tile run row by row with the same bits. On cuda
+ * (FFNN_DEVICE_CUDA, or FFNN_DEVICE_AUTO when a GPU is visible): the CUDA
+ * backend's kernels on a device copy of the parameters made at create.
  * max_batch: rows per forward pass; a call with more rows runs in chunks of
  * max_batch (the workspace is 2 x max_batch x the widest layer floats, plus on
  * cuda the input and output of a chunk). Outputs are the caller's.
@@ -715,12 +719,14 @@ FFNN_API ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss);
  * predictor is used by one thread at a time (its workspace is its own; use one
  * predictor per thread). On cuda the parameters are copied at create: later
  * changes to the model are not seen. Numerics: fp32; the matmuls sum in the omp
- * backend's order (fma, blocked), within 1e-5 relative of ffnn_model_forward
- * (tests/test_predictor.c), and the same bits for any thread count.
+ * backend's order (fma, blocked), within 1e-5 (1 + |y|) of ffnn_model_forward
+ * (tests/test_predictor.c); a row's outputs are the same bits whatever the
+ * thread count and the rest of its batch.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL, max_batch 0, threads < 0, a model
  * being trained inside an epoch), FFNN_ERR_UNSUPPORTED (cuda asked for in a
- * build or on a machine without it), FFNN_ERR_NO_MEMORY, FFNN_ERR_CUDA. *out
- * (free with ffnn_predictor_free) untouched on error. */
+ * build or on a machine without it; a thread that cannot be started),
+ * FFNN_ERR_NO_MEMORY, FFNN_ERR_CUDA. *out (free with ffnn_predictor_free)
+ * untouched on error. */
 typedef struct ffnn_predictor ffnn_predictor;
 FFNN_API ffnn_status ffnn_predictor_create(const ffnn_model *m, ffnn_device device, int threads,
                                            size_t max_batch, ffnn_predictor **out);
