@@ -101,7 +101,8 @@ static const char *ob_tensor(onnx_builder *b, const char *what, const int64_t *d
     if (!t || !d || !copy || !name)
         return NULL;
     onnx__tensor_proto__init(t);
-    memcpy(d, dims, nd * sizeof *d);
+    if (nd) /* a scalar has no dims */
+        memcpy(d, dims, nd * sizeof *d);
     t->n_dims = nd, t->dims = d, t->name = name;
     t->has_data_type = 1;
     if (data) {
@@ -177,7 +178,8 @@ static void ob_attr(onnx_builder *b, Onnx__NodeProto *n, const char *name, int i
         a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, a->has_f = 1, a->f = f;
     else
         a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, a->has_i = 1, a->i = i;
-    memcpy(list, n->attribute, n->n_attribute * sizeof *list);
+    if (n->n_attribute)
+        memcpy(list, n->attribute, n->n_attribute * sizeof *list);
     list[n->n_attribute++] = a;
     n->attribute = list;
 }
