@@ -35,6 +35,7 @@ TEST_SUITE_DECLARE(parallel);
 TEST_SUITE_DECLARE(tabular);
 TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
+TEST_SUITE_DECLARE(hardening2);
 TEST_SUITE_DECLARE(predictor);
 TEST_SUITE_DECLARE(onnx);
 
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
         {tabular_tests, &tabular_tests_count},
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
+        {hardening2_tests, &hardening2_tests_count},
         {predictor_tests, &predictor_tests_count},
         {onnx_tests, &onnx_tests_count},
     };

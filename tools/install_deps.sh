@@ -13,6 +13,7 @@
 #                     of python/), openmpi-bin and libopenmpi-dev (the multi-process
 #                     tests), clang, libclang-rt-14-dev and libomp-dev (make fuzz,
 #                     make asan with clang), python3-sklearn (the tabular twin's data),
+#                     python3-pytest, python3-pandas, python3-venv (tests/python/),
 #                     python3-onnx (onnx.checker); then onnxruntime from PyPI (it has
 #                     no Debian package) with pip for /usr/bin/python3 (the ONNX tests)
 # nvcc is not a Debian package here: install NVIDIA's CUDA toolkit for the GPU backend
@@ -23,7 +24,8 @@ pkgs="build-essential pkg-config zlib1g-dev libcjson-dev dataset-fashion-mnist \
 case "${1:-}" in
     --tests) pkgs="$pkgs python3-numpy python3-torch python3-pip python3-setuptools \
                    openmpi-bin libopenmpi-dev clang libclang-rt-14-dev libomp-dev \
-                   python3-sklearn python3-onnx" ;;
+                   python3-sklearn python3-pytest python3-pandas python3-venv \
+                   python3-onnx" ;;
     "") ;;
     *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac

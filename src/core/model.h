@@ -7,7 +7,7 @@
 #include "ffnn.h"
 #include "core/local1d.h"
 
-/* What only a local1d layer has (src/local1d/local1d.h has the formulas). */
+/* What only a local1d layer has (src/core/local1d.h has the formulas). */
 typedef struct ffnn_local1d_spec {
     size_t R;                     /* receptive field: inputs per output          */
     ffnn_local1d_padding padding; /* valid: out = in - R + 1; same: out = in      */
@@ -74,8 +74,8 @@ ffnn_status ffnn_model_alloc_params(ffnn_model *m);
 
 /* FFNN_OK when params holds the model's latest weights; FFNN_ERR_INVALID_ARGUMENT
  * while a trainer is inside an epoch and holds newer ones (the trainer copies
- * them into params at the end of every ffnn_trainer_run_epoch, _run_epoch_until and _step call, and
- * on ffnn_trainer_sync_model). Every reader of params through a const model
+ * them into params at the end of every ffnn_trainer_run_epoch, _run_epoch_until
+ * and _step call, and on ffnn_trainer_sync_model). Every reader of params through a const model
  * (forward, predict, evaluate, save, the predictor) calls it first: a const
  * model is never written (model_meta.c). */
 ffnn_status ffnn_model_fresh(const ffnn_model *m);
@@ -84,8 +84,11 @@ ffnn_status ffnn_model_fresh(const ffnn_model *m);
  * parameters copied into m. Errors: the trainer's (e.g. FFNN_ERR_CUDA). */
 ffnn_status ffnn_model_sync(ffnn_model *m);
 
-/* FFNN_OK when loss fits m's last layer (as ffnn_trainer_create requires), else
- * FFNN_ERR_INVALID_ARGUMENT naming both (model_meta.c). */
+/* The one rule pairing a loss with a network, applied by ffnn_trainer_create,
+ * ffnn_model_predict, the model reader and ffnn_model_save alike (model_meta.c):
+ * the loss is known; ce and bce apply softmax / the sigmoid to the logits
+ * themselves, so the last layer has no activation; ce has at least 2 outputs.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT naming the rule and the way out. */
 ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss);
 
 /* Parse an architecture string into input_size and a layer array (offsets

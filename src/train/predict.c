@@ -63,11 +63,6 @@ int ffnn_model_class_count(const ffnn_model *m)
     return out > 1 ? (int)out : 2;
 }
 
-static ffnn_status check_loss(const ffnn_model *m, ffnn_loss loss)
-{
-    return ffnn_model_check_loss(m, loss);
-}
-
 /* Predicted class of one row of outputs o [width]: argmax (first on ties); for
  * one output, 1 when it is above 0 (logits) or 0.5 (mse). */
 static int classify(ffnn_loss loss, const float *o, size_t width)
@@ -94,7 +89,7 @@ static void to_probabilities(ffnn_loss loss, float *o, size_t width)
             o[j] = 1.0f / (1.0f + expf(-o[j]));
         return;
     }
-    for (size_t j = 1; j < width; j++) /* softmax: width >= 2 (check_loss) */
+    for (size_t j = 1; j < width; j++) /* softmax: width >= 2 (ffnn_model_check_loss) */
         if (o[j] > max)
             max = o[j];
     for (size_t j = 0; j < width; j++)
@@ -161,7 +156,7 @@ ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float 
 
     if (!m || !x || !p)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_predict: NULL argument");
-    if ((st = check_loss(m, loss)) != FFNN_OK || batch == 0)
+    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK || batch == 0)
         return st;
     if ((st = ffnn_predictor_create(m, FFNN_DEVICE_CPU, 0,
                                     batch < ONE_CALL_ROWS ? batch : ONE_CALL_ROWS, &pr)) != FFNN_OK)
@@ -272,7 +267,7 @@ static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_data
     uint64_t *confusion = sum.confusion;
     ffnn_status st;
 
-    if ((st = check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK ||
+    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK ||
         (st = ffnn_model_fresh(m)) != FFNN_OK)
         return st;
     width = m->layers[m->layer_count - 1].out;
