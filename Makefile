@@ -8,6 +8,8 @@
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
 #   make asan       the library, the CLI and the tests under AddressSanitizer + UBSan
 #                   (CPU code); ASAN_TESTS=name-filter runs a subset
+#   make tsan       the library and the tests under ThreadSanitizer (CPU code): the
+#                   thread-safety tests (TSAN_TESTS, default predictor_)
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
 #   make bench-docs OUT=docs BENCH_DATA=DIR   the results that docs/ shows, regenerated
@@ -63,6 +65,23 @@ BUILD    := build
 C_SRC    := $(filter-out src/backend/cuda_none.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c \
               src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c)) \
             src/parallel/comm.c
+
+# ONNX export (src/io/onnx_export.c) with protobuf-c (Debian: libprotobuf-c-dev) over the
+# onnx project's schema src/io/onnx/onnx.proto; the generated onnx.pb-c.c/h are
+# committed (regenerate: make onnx-proto, needs protoc-c from protobuf-c-compiler).
+# Without libprotobuf-c, src/io/onnx_none.c: the export says what is missing.
+# make ONNX=0 leaves it out.
+ONNX     ?= $(if $(shell pkg-config --exists libprotobuf-c 2>/dev/null && echo y),1,0)
+C_SRC    := $(filter-out src/io/onnx_export.c src/io/onnx_none.c,$(C_SRC))
+ifeq ($(ONNX),1)
+  C_SRC  += src/io/onnx_export.c src/io/onnx/onnx.pb-c.c
+  ALL_CFLAGS += $(shell pkg-config --cflags libprotobuf-c)
+  LDLIBS += $(shell pkg-config --libs libprotobuf-c)
+  ONNX_KIND := ONNX export
+else
+  C_SRC  += src/io/onnx_none.c
+  ONNX_KIND := no ONNX export
+endif
 
 # MPI (Open MPI; Debian: openmpi-bin libopenmpi-dev), for multi-process runs (src/parallel/mpi.c):
 # found through mpicc (--showme) or pkg-config ompi-c; without it src/parallel/mpi_none.c says
@@ -135,11 +154,11 @@ VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATC
 SONAME   := libffnn.so.$(VERSION_MAJOR)
 SHLIB    := libffnn.so.$(VERSION)
 
-.PHONY: all test check fuzz asan clean info install uninstall examples
+.PHONY: all test check fuzz asan tsan onnx-proto clean info install uninstall examples
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn $(BUILD)/ffnn-bench
 
 info:
-	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND)"
+	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND), $(ONNX_KIND)"
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h lab/*.h bench/*.h)
 	@mkdir -p $(dir $@)
@@ -151,6 +170,11 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h t
 # kernels for AVX2 / AVX-512 are chosen at run time.
 $(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
 $(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
+# the generated protobuf-c code: not ours to warn about
+$(BUILD)/src/io/onnx/onnx.pb-c.o: ALL_CFLAGS += -Wno-error -w
+# make tsan: elementwise.c's target_clones resolvers run before TSan's runtime is up
+# (an instrumented resolver crashes at load), so it is built without TSan there
+$(BUILD)/src/backend/omp/elementwise.o: ALL_CFLAGS += $(ELEMENTWISE_CFLAGS)
 $(BUILD)/src/parallel/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/src/parallel/nccl.o: ALL_NVCCFLAGS += -I$(NCCL_HOME)/include
 
@@ -268,8 +292,22 @@ asan:
 	    FFNN_BIN=build-asan/ffnn \
 	    FFNN_FAULTS_LIB=$(abspath build-asan)/libffnn_faults.so build-asan/ffnn_tests $(ASAN_TESTS)
 
+# ThreadSanitizer over the thread-safety tests: predictors in several threads on one
+# model while another thread trains (tests/test_predictor.c). libgomp is not built
+# with TSan, so under TSan those tests run each OpenMP team on one thread (the test
+# checks what may be shared between the caller's threads, not libgomp's barriers);
+# src/backend/omp/elementwise.c is not instrumented (see ELEMENTWISE_CFLAGS).
+TSAN_TESTS ?= predictor_
+tsan:
+	$(MAKE) BUILD=build-tsan NVCC= CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=thread" ELEMENTWISE_CFLAGS=-fno-sanitize=thread build-tsan/ffnn_tests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/ffnn_tests $(TSAN_TESTS)
+
+onnx-proto:
+	cd src/io/onnx && protoc-c --c_out=. onnx.proto
+
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
 
 # ---------------------------------------------------------------- bench-docs
 # make bench-docs [OUT=docs] [BENCH_DATA=DIR]: the results that docs/ shows, regenerated:

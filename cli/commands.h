@@ -37,6 +37,10 @@ extern const char *const ffnn_cli_info_usage;
 int ffnn_cli_bench(int argc, char **argv);
 extern const char *const ffnn_cli_bench_usage;
 
+/* cmd_export.c: a model file as an ONNX model. */
+int ffnn_cli_export(int argc, char **argv);
+extern const char *const ffnn_cli_export_usage;
+
 /* cmd_plot.c: run bench/plot_log.py on ffnn train --log CSV files. */
 int ffnn_cli_plot(int argc, char **argv);
 extern const char *const ffnn_cli_plot_usage;

@@ -25,6 +25,8 @@ static const ffnn_cli_command commands[] = {
      "run a benchmark suite of ffnn-bench (ffnn bench --help lists them)"},
     {"plot", ffnn_cli_plot, &ffnn_cli_plot_usage,
      "draw the loss and accuracy curves of ffnn train --log CSV files"},
+    {"export", ffnn_cli_export, &ffnn_cli_export_usage,
+     "write a saved model as an ONNX file (onnxruntime, TensorRT, onnx2c)"},
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 

@@ -560,12 +560,16 @@ FFNN_API float *ffnn_model_parameters(ffnn_model *m);
 FFNN_API ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
                                         float *y);
 
-/* A trained model and its trainer: while a trainer (ffnn_trainer_create) trains
- * m, every function that reads m's parameters (ffnn_model_forward, _predict,
- * _evaluate, _save, _weight, _bias, _parameters) first copies the trainer's
- * current parameters back (as ffnn_trainer_sync_model), so they are never stale;
- * ffnn_trainer_free copies them a last time. The pointer accessors return NULL
- * when that copy fails (ffnn_last_error says why). */
+/* A trained model and its trainer: the trainer (ffnn_trainer_create) copies its
+ * parameters into m when each ffnn_trainer_run_epoch, _run_epoch_until and
+ * _step call returns, on ffnn_trainer_sync_model, and a last time in
+ * ffnn_trainer_free. Inside an epoch (a step callback) the trainer's weights are
+ * newer: the functions that read m through a const pointer (ffnn_model_forward,
+ * _predict, _evaluate, _save, ffnn_predictor_create) then fail with
+ * FFNN_ERR_INVALID_ARGUMENT naming ffnn_trainer_sync_model - a const model is
+ * never written; the non-const accessors (_weight, _bias, _parameters) copy the
+ * trainer's parameters first and return NULL when that copy fails
+ * (ffnn_last_error says why). */
 
 /* Z-score standardisation kept in the model (and its model file, docs/
  * FORMATS.md): ffnn_model_predict and ffnn_model_evaluate feed the network
@@ -792,7 +796,8 @@ FFNN_API ffnn_status ffnn_model_load(const char *path, ffnn_model **out,
 /* Classes m predicts: its output width, or 2 when it has one output. */
 FFNN_API int ffnn_model_class_count(const ffnn_model *m);
 
-/* Inference on the CPU reference: x [batch, in] -> p [batch, out], the outputs
+/* Inference on a predictor of its own (cpu, all cores): x [batch, in] ->
+ * p [batch, out], the outputs
  * as loss reads them: softmax probabilities (ce), sigmoid probabilities (bce) or
  * the raw outputs (mse); cls [batch] (may be NULL) gets each row's predicted
  * class: the argmax of the outputs (first on ties), or for one output 1 when it
@@ -823,8 +828,8 @@ FFNN_API ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss 
                                                  const ffnn_dataset *data, size_t batch_size,
                                                  ffnn_metrics *metrics, uint64_t *confusion);
 
-/* Evaluate m on data (images / 255, or the float features) with the CPU
- * reference, batch_size rows per forward pass: *mean_loss is the mean per-sample
+/* Evaluate m on data (images / 255, or the float features) on a predictor of
+ * its own (cpu, all cores), batch_size rows per forward pass: *mean_loss is the mean per-sample
  * loss; confusion [classes, classes] (classes = ffnn_model_class_count(m); zeroed
  * first) counts samples by true label (row) and predicted class (column), so
  * accuracy = trace / count. With float targets (one per output; bce or mse) the
@@ -847,6 +852,91 @@ FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_los
                                                    const ffnn_dataset *data, size_t batch_size,
                                                    double *mean_loss, uint64_t *correct,
                                                    uint64_t *total);
+
+/* ------------------------------------------------------------------ inference */
+
+/* The loss a model is trained with, which says how its outputs are read
+ * (softmax probabilities for ce, sigmoid for bce, the raw outputs for mse).
+ * ffnn_model_load sets it from the file, ffnn_trainer_create from its config;
+ * a model made by ffnn_model_create has none until ffnn_model_set_loss.
+ * ffnn_model_set_loss errors: FFNN_ERR_INVALID_ARGUMENT (a loss the last layer
+ * does not fit, as ffnn_trainer_create checks). ffnn_model_loss: FFNN_OK and
+ * *loss, or FFNN_ERR_INVALID_ARGUMENT when m has no loss yet. */
+FFNN_API ffnn_status ffnn_model_set_loss(ffnn_model *m, ffnn_loss loss);
+FFNN_API ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss);
+
+/* A predictor: the inference object of a model, with backend contexts and a
+ * workspace of its own (docs/INFERENCE.md). On the CPU: `threads` lanes (0: all
+ * cores, omp_get_max_threads()), each a one-thread context of the OpenMP backend
+ * (src/backend/omp: the register-tiled matmuls the trainer uses), on a pool of
+ * threads of the predictor's own that gives each lane a slice of a batch's rows
+ * (a batch under about 2^19 multiply-adds a slice runs on the calling thread
+ * alone); its workers spin briefly, then sleep (GOMP_SPINCOUNT plays no part).
+ * The dense layers' weights are packed once at create into the matmul's layout
+ * (a copy of their size per predictor; the model is not written); batches
+ * smaller than the matmul's tile run row by row with the same bits. On cuda
+ * (FFNN_DEVICE_CUDA, or FFNN_DEVICE_AUTO when a GPU is visible): the CUDA
+ * backend's kernels on a device copy of the parameters made at create.
+ * max_batch: rows per forward pass; a call with more rows runs in chunks of
+ * max_batch (the workspace is 2 x max_batch x the widest layer floats, plus on
+ * cuda the input and output of a chunk). Outputs are the caller's.
+ * Thread safety: a model may be shared by any number of predictors in any
+ * threads while nothing writes it (no trainer inside an epoch on it, no
+ * ffnn_model_set_* / _parameters writes, not freed before its predictors); one
+ * predictor is used by one thread at a time (its workspace is its own; use one
+ * predictor per thread). On cuda the parameters are copied at create: later
+ * changes to the model are not seen. Numerics: fp32; the matmuls sum in the omp
+ * backend's order (fma, blocked), within 1e-5 (1 + |y|) of ffnn_model_forward
+ * (tests/test_predictor.c); a row's outputs are the same bits whatever the
+ * thread count and the rest of its batch.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL, max_batch 0, threads < 0, a model
+ * being trained inside an epoch), FFNN_ERR_UNSUPPORTED (cuda asked for in a
+ * build or on a machine without it; a thread that cannot be started),
+ * FFNN_ERR_NO_MEMORY, FFNN_ERR_CUDA. *out (free with ffnn_predictor_free)
+ * untouched on error. */
+typedef struct ffnn_predictor ffnn_predictor;
+FFNN_API ffnn_status ffnn_predictor_create(const ffnn_model *m, ffnn_device device, int threads,
+                                           size_t max_batch, ffnn_predictor **out);
+FFNN_API void ffnn_predictor_free(ffnn_predictor *p);
+
+/* The model p reads (not owned by p), and its CPU threads (0 on cuda). */
+FFNN_API const ffnn_model *ffnn_predictor_model(const ffnn_predictor *p);
+FFNN_API int ffnn_predictor_threads(const ffnn_predictor *p);
+
+/* The network alone, as ffnn_model_forward: x [batch, in] -> y [batch, out]
+ * (float32, host memory, the caller's; the last layer's activation applied, no
+ * softmax, no standardisation). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL with
+ * batch > 0), the backend's (FFNN_ERR_NO_MEMORY, FFNN_ERR_CUDA). */
+FFNN_API ffnn_status ffnn_predictor_forward(ffnn_predictor *p, const float *x, size_t batch,
+                                            float *y);
+
+/* ffnn_model_predict on p, with the model's own loss (ffnn_model_loss):
+ * x [batch, in] in the data's units (the model's standardisation applied) ->
+ * prob [batch, out] (softmax / sigmoid probabilities, or the regression outputs
+ * in the targets' units), cls [batch] (may be NULL) the predicted classes.
+ * Errors: those of ffnn_predictor_forward; FFNN_ERR_INVALID_ARGUMENT for a
+ * model without a loss. */
+FFNN_API ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, size_t batch,
+                                            float *prob, int *cls);
+
+/* Write m as an ONNX model (https://onnx.ai, opset 17 of the default domain,
+ * IR version 8) to path, atomically (as ffnn_model_save). The graph takes "x"
+ * float32 [batch, in] in the data's units and gives "y" float32 [batch, out]
+ * as ffnn_predictor_predict's prob: the stored standardisation first (Sub,
+ * Div), each dense layer as Gemm (transB = 1), each local1d layer as [Pad,]
+ * Gather of its windows, Mul by W [out, R], ReduceSum, Add bias; each
+ * activation as its ONNX op (Relu, Sigmoid, Tanh, LeakyRelu, Elu, Softplus,
+ * HardSwish) or, where opset 17 has none, its definition (gelu with Erf,
+ * gelu_tanh with Tanh, silu x Sigmoid(x), mish x Tanh(Softplus(x))); then the
+ * model's loss head: Softmax (ce), Sigmoid (bce), or for mse the targets'
+ * standardisation undone. metadata_props: ffnn_version, arch, loss and, when
+ * the model has class names, class_names (a JSON array). Written with protobuf-c
+ * over the onnx project's onnx.proto; outputs equal the predictor's within 1e-5
+ * in onnxruntime (tests/test_onnx.c). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL,
+ * a model without a loss, a model inside a training epoch), FFNN_ERR_UNSUPPORTED
+ * (a build without protobuf-c: the message says so), FFNN_ERR_IO,
+ * FFNN_ERR_NO_MEMORY. Thread safety: reads m only. */
+FFNN_API ffnn_status ffnn_model_export_onnx(const ffnn_model *m, const char *path);
 
 /* ------------------------------------------------------------------ training */
 

@@ -9,7 +9,7 @@
 #   install_test.sh man BUILD
 #       every option of 'ffnn CMD --help' (train, eval, predict) is in docs/ffnn.1.
 #   install_test.sh clidoc BUILD
-#       every option of 'ffnn CMD --help' (train, eval, predict, info, plot) is in
+#       every option of 'ffnn CMD --help' (train, eval, predict, info, plot, export) is in
 #       docs/CLI.md, the CLI reference (--kernels, an alias of --strategy, is not).
 #   install_test.sh wait BUILD
 #       ffnn train runs with GOMP_SPINCOUNT=3000 unless the user set OMP_WAIT_POLICY or
@@ -31,7 +31,7 @@ if [ "$mode" = man ]; then
     exit 0
 fi
 if [ "$mode" = clidoc ]; then
-    for cmd in train eval predict info plot; do
+    for cmd in train eval predict info plot export; do
         for opt in $("$build/ffnn" "$cmd" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
             [ "$opt" = --kernels ] && continue
             grep -qE -- "(^|[\` [(|])$opt([^a-z0-9-]|\$)" docs/CLI.md ||

@@ -39,6 +39,8 @@ TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
 TEST_SUITE_DECLARE(hardening2);
 TEST_SUITE_DECLARE(table_api);
+TEST_SUITE_DECLARE(predictor);
+TEST_SUITE_DECLARE(onnx);
 
 typedef struct suite {
     const test_case *tests;
@@ -81,6 +83,8 @@ int main(int argc, char **argv)
         {features_tests, &features_tests_count},
         {hardening2_tests, &hardening2_tests_count},
         {table_api_tests, &table_api_tests_count},
+        {predictor_tests, &predictor_tests_count},
+        {onnx_tests, &onnx_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */

@@ -835,6 +835,8 @@ static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_fil
     if ((st = st_check_loss(r, *out, info->loss)) != FFNN_OK ||
         (meta.table && (st = st_read_table(r, meta.table, *out)) != FFNN_OK))
         return st;
+    (*out)->loss = info->loss; /* the model remembers how its outputs are read */
+    (*out)->has_loss = 1;
     if ((st = ffnn_model_alloc_params(*out)) != FFNN_OK)
         return ffnn_fail_context_at(st, r->path, "");
     return st_read_data(r, *out);

@@ -403,7 +403,7 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
 {
     ffnn_status st = ffnn_train_config_check(m, train, cfg);
     if (st == FFNN_OK) /* a model another trainer trains: start from its latest weights */
-        st = ffnn_model_fresh(m);
+        st = ffnn_model_sync(m);
     if (st != FFNN_OK)
         return st;
     /* a rank's GPU is this thread's device before the backend context is made */
@@ -462,6 +462,8 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
     m->sync = ffnn_trainer_sync_hook;
     m->owner = t;
     m->stale = 0;
+    m->loss = cfg->loss; /* how the outputs are read (predictor, save, export) */
+    m->has_loss = 1;
     *out = t;
     return FFNN_OK;
 }
@@ -471,7 +473,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
     if (!t)
         return;
     if (t->run.model && t->run.model->owner == t) { /* the model keeps the last weights */
-        ffnn_model_fresh(t->run.model);
+        ffnn_model_sync(t->run.model);
         t->run.model->sync = NULL;
         t->run.model->owner = NULL;
         t->run.model->stale = 0;
