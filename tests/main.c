@@ -35,6 +35,7 @@ TEST_SUITE_DECLARE(parallel);
 TEST_SUITE_DECLARE(tabular);
 TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
+TEST_SUITE_DECLARE(tasks);
 
 typedef struct suite {
     const test_case *tests;
@@ -73,6 +74,7 @@ int main(int argc, char **argv)
         {tabular_tests, &tabular_tests_count},
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
+        {tasks_tests, &tasks_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */

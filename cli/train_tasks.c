@@ -1,0 +1,229 @@
+/* train_tasks.c - ffnn train's task checks, weights and cross-validation
+ * (train_tasks.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "train_tasks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), m = strlen(tail);
+    return n >= m && strcmp(s + n - m, tail) == 0;
+}
+
+int ffnn_cli_check_labels_given(const char *cmd, const char *data, const char *labels)
+{
+    if (!data || labels || !ends_with(data, ".npy"))
+        return 0;
+    fprintf(stderr, "%s: --data %s: an .npy file holds features only; give the labels or "
+            "targets with --labels y.npy (or use an .npz file holding x and y)\n", cmd, data);
+    return 1;
+}
+
+int ffnn_cli_check_task(const char *cmd, const ffnn_cli_train_options *o,
+                        const ffnn_dataset *train)
+{
+    unsigned flags = o->allow_many_classes ? FFNN_TASK_ALLOW_MANY_CLASSES : 0;
+    if (ffnn_dataset_check_task(train, o->cfg.loss, flags) == FFNN_OK)
+        return 0;
+    fprintf(stderr, "%s: --data %s: %s\n", cmd, o->data ? o->data : "(default)",
+            ffnn_last_error());
+    return 1;
+}
+
+/* ------------------------------------------------------------ weights */
+
+/* The one-column .npy path into w [count] (malloc'd). 0, or 1 with the message. */
+static int weights_from_npy(const char *cmd, const char *path, size_t count, float **w)
+{
+    ffnn_dataset *ds = NULL;
+    if (ffnn_dataset_load_npy(path, NULL, &ds) != FFNN_OK)
+        return ffnn_cli_fail(cmd, "--sample-weight");
+    int rc = 0;
+    if (ffnn_dataset_features(ds) != 1 || ffnn_dataset_count(ds) != count) {
+        fprintf(stderr, "%s: --sample-weight %s: expected one weight per row of --data, shape "
+                "(%zu,), found %zu rows of %zu values\n", cmd, path, count,
+                ffnn_dataset_count(ds), ffnn_dataset_features(ds));
+        rc = 1;
+    } else if (!(*w = malloc(count * sizeof **w))) {
+        fprintf(stderr, "%s: out of memory\n", cmd), rc = 1;
+    } else {
+        memcpy(*w, ffnn_dataset_float_features(ds), count * sizeof **w);
+    }
+    ffnn_dataset_free(ds);
+    return rc;
+}
+
+/* Column col of the CSV file data (read as a float target) into w [count], and
+ * that column taken out of train's features when --features did not name them
+ * (the column whose values are the weights'). 0, or 1 with the message. */
+static int weights_from_column(const char *cmd, const char *data,
+                               const ffnn_cli_table_options *table, const char *spec,
+                               ffnn_dataset *train, float **w)
+{
+    ffnn_csv_options csv = table->csv;
+    csv.target = spec;
+    csv.features = spec; /* any column: only the target is kept */
+    csv.regression = 1;
+    csv.class_names = NULL;
+    csv.class_count = 0;
+    ffnn_dataset *col = NULL;
+    if (ffnn_dataset_load_csv(data, &csv, &col) != FFNN_OK)
+        return ffnn_cli_fail(cmd, "--sample-weight");
+    size_t n = ffnn_dataset_count(train), f = ffnn_dataset_features(train);
+    int rc = 0;
+    if (ffnn_dataset_target_width(col) != 1 || ffnn_dataset_count(col) != n) {
+        fprintf(stderr, "%s: --sample-weight %s: expected one column of %zu numbers\n", cmd,
+                spec, n);
+        rc = 1;
+    } else if (!(*w = malloc(n * sizeof **w))) {
+        fprintf(stderr, "%s: out of memory\n", cmd), rc = 1;
+    } else {
+        memcpy(*w, ffnn_dataset_targets(col), n * sizeof **w);
+    }
+    ffnn_dataset_free(col);
+    if (rc || table->csv.features) /* the user's own feature list: kept as it is */
+        return rc;
+    const float *x = ffnn_dataset_float_features(train);
+    for (size_t j = 0; x && j < f; j++) {
+        size_t i = 0;
+        while (i < n && memcmp(&x[i * f + j], &(*w)[i], sizeof(float)) == 0)
+            i++;
+        if (i == n) /* the weight column among the features: taken out */
+            return ffnn_dataset_remove_feature(train, j, NULL) == FFNN_OK
+                       ? 0 : ffnn_cli_fail(cmd, "--sample-weight");
+    }
+    fprintf(stderr, "%s: --sample-weight %s: the column is not among the feature columns\n",
+            cmd, spec);
+    return 1;
+}
+
+int ffnn_cli_sample_weights(const char *cmd, const char *data,
+                            const ffnn_cli_table_options *table, const char *spec,
+                            ffnn_dataset *train)
+{
+    if (!spec)
+        return 0;
+    float *w = NULL;
+    int npy = ends_with(spec, ".npy");
+    if (!npy && !(data && (ends_with(data, ".csv") || ends_with(data, ".tsv") ||
+                           ends_with(data, ".txt") || ends_with(data, ".gz")))) {
+        fprintf(stderr, "%s: --sample-weight %s: a column name or index goes with a CSV "
+                "--data; else give a .npy file of one weight per row\n", cmd, spec);
+        return 1;
+    }
+    int rc = npy ? weights_from_npy(cmd, spec, ffnn_dataset_count(train), &w)
+                 : weights_from_column(cmd, data, table, spec, train, &w);
+    if (rc == 0 && ffnn_dataset_set_sample_weights(train, w) != FFNN_OK)
+        rc = ffnn_cli_fail(cmd, "--sample-weight");
+    free(w);
+    return rc;
+}
+
+/* The weight of each class from spec "LABEL:W,..." (labels: the class texts, or
+ * numbers without class names; unnamed classes 1) into cw [classes]. */
+static int parse_class_weights(const char *cmd, const char *spec, const ffnn_dataset *d,
+                               float *cw, int classes)
+{
+    for (int c = 0; c < classes; c++)
+        cw[c] = 1.0f;
+    const char *p = spec;
+    while (*p) {
+        const char *comma = strchr(p, ','), *end = comma ? comma : p + strlen(p);
+        const char *colon = memchr(p, ':', (size_t)(end - p));
+        char label[256], *tail;
+        if (!colon || colon == p || (size_t)(colon - p) >= sizeof label)
+            goto bad;
+        memcpy(label, p, (size_t)(colon - p));
+        label[colon - p] = '\0';
+        double v = strtod(colon + 1, &tail);
+        if (tail != end || !(v >= 0.0) || v > 1e30)
+            goto bad;
+        int found = -1;
+        for (int c = 0; c < classes && found < 0; c++) {
+            const char *name = ffnn_dataset_class_name(d, c);
+            char num[24];
+            if (!name)
+                snprintf(num, sizeof num, "%d", c), name = num;
+            if (strcmp(name, label) == 0)
+                found = c;
+        }
+        if (found < 0) {
+            fprintf(stderr, "%s: --class-weight: '%s' is not a class of the data\n", cmd, label);
+            return 1;
+        }
+        cw[found] = (float)v;
+        p = comma ? comma + 1 : end;
+    }
+    return 0;
+bad:
+    fprintf(stderr, "%s: --class-weight expects balanced or LABEL:W,... (W a number >= 0), "
+            "found '%s'\n", cmd, spec);
+    return 1;
+}
+
+int ffnn_cli_class_weights(const char *cmd, const char *spec, ffnn_dataset *sets[], int n)
+{
+    if (!spec)
+        return 0;
+    ffnn_dataset *train = sets[0];
+    int classes = ffnn_dataset_classes(train);
+    if (!ffnn_dataset_labels(train) || classes < 1) {
+        fprintf(stderr, "%s: --class-weight: the data has float targets, not classes (use "
+                "--sample-weight)\n", cmd);
+        return 1;
+    }
+    float *cw = malloc((size_t)classes * sizeof *cw);
+    if (!cw)
+        return fprintf(stderr, "%s: out of memory\n", cmd), 1;
+    int rc = 0;
+    if (strcmp(spec, "balanced") == 0) /* of the training split */
+        rc = ffnn_dataset_balanced_class_weights(train, cw) == FFNN_OK
+                 ? 0 : ffnn_cli_fail(cmd, "--class-weight");
+    else
+        rc = parse_class_weights(cmd, spec, train, cw, classes);
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (sets[i] && ffnn_dataset_apply_class_weights(sets[i], cw, classes) != FFNN_OK)
+            rc = ffnn_cli_fail(cmd, "--class-weight");
+    free(cw);
+    return rc;
+}
+
+void ffnn_cli_weighted_text(const ffnn_metrics *m, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (!(m->weight_sum > 0.0))
+        return;
+    int k = snprintf(out, size, "weighted: loss %.4f", m->weighted_loss);
+    if (k > 0 && (size_t)k < size && m->weighted_accuracy == m->weighted_accuracy)
+        snprintf(out + k, size - (size_t)k, ", accuracy %.2f%%", 100.0 * m->weighted_accuracy);
+    k = (int)strlen(out);
+    snprintf(out + k, size - (size_t)k, " (weights summing to %.6g)", m->weight_sum);
+}
+
+int ffnn_cli_print_weighted_test(int json, const ffnn_model *model, ffnn_loss loss,
+                                 const ffnn_dataset *test, size_t batch, FILE *info)
+{
+    ffnn_metrics m;
+    if (ffnn_model_evaluate_metrics(model, loss, test, batch, &m, NULL) != FFNN_OK)
+        return ffnn_cli_fail("ffnn train", "evaluating the weighted test set");
+    if (json) {
+        printf("{\"test_weighted_loss\": %.6f, \"test_weighted_accuracy\": %.6f, "
+               "\"test_loss\": %.6f, \"test_accuracy\": %.6f, \"test_weight_sum\": %.9g}\n",
+               m.weighted_loss, m.weighted_accuracy, m.loss, m.accuracy, m.weight_sum);
+        fflush(stdout);
+        return 0;
+    }
+    char text[160];
+    ffnn_cli_weighted_text(&m, text, sizeof text);
+    fprintf(info, "test (%zu samples, after training): loss %.4f", m.count, m.loss);
+    if (m.accuracy == m.accuracy)
+        fprintf(info, ", accuracy %.2f%%", 100.0 * m.accuracy);
+    fprintf(info, "; %s\n", text);
+    fflush(info);
+    return 0;
+}

@@ -1,0 +1,55 @@
+/* train_tasks.h - ffnn train's task checks (--allow-many-classes), the sample
+ * and class weights (--sample-weight, --class-weight) and k-fold
+ * cross-validation (--cv K): docs/TRAINING.md. */
+#ifndef FFNN_CLI_TRAIN_TASKS_H
+#define FFNN_CLI_TRAIN_TASKS_H
+
+#include <stdio.h>
+
+#include "ffnn.h"
+#include "tabular.h"
+#include "train_run.h"
+
+/* The help text of those options. */
+#define FFNN_CLI_TASKS_USAGE                                                              \
+    "  --allow-many-classes  train a classifier although it has more classes than\n"      \
+    "                    half the rows (refused otherwise: likely a continuous\n"         \
+    "                    target, for --loss mse, or an id column)\n"                   \
+    "  --sample-weight COL|w.npy  a weight per row: a column of the CSV --data (taken\n"  \
+    "                    out of the features) or a .npy of one float per row; the loss\n" \
+    "                    is the weighted mean sum w_i l_i / sum w_i over each batch\n"    \
+    "                    (cpu backends; docs/TRAINING.md \"Weights\")\n"                 \
+    "  --class-weight balanced|LABEL:W,...  each sample's weight times its class's:\n"   \
+    "                    balanced = n / (k n_c) on the training split (scikit-learn's);\n" \
+    "                    LABEL:W, classes not named 1 (PyTorch's CrossEntropyLoss(\n"     \
+    "                    weight=...)). Test metrics then also print weighted\n"
+
+/* .npy features without --labels: refused (0, or 1 with the message). */
+int ffnn_cli_check_labels_given(const char *cmd, const char *data, const char *labels);
+
+/* The task checks of the library (ffnn_dataset_check_task) on the training
+ * data as loaded, before any split, with --allow-many-classes. 0, or 1 with
+ * the message naming the way out. */
+int ffnn_cli_check_task(const char *cmd, const ffnn_cli_train_options *o,
+                        const ffnn_dataset *train);
+
+/* --sample-weight on the data as loaded (before any split: one weight per row
+ * of --data). 0, or 1 with the message. */
+int ffnn_cli_sample_weights(const char *cmd, const char *data,
+                            const ffnn_cli_table_options *table, const char *spec,
+                            ffnn_dataset *train);
+
+/* --class-weight: weights of sets[0] (the training split; balanced is computed
+ * on it) applied to each of sets[0..n) that is not NULL. 0, or 1 with the message. */
+int ffnn_cli_class_weights(const char *cmd, const char *spec, ffnn_dataset *sets[], int n);
+
+/* "weighted: loss L, accuracy A (weights summing to W)" for metrics with weights
+ * (nothing without), into out [size] ("" without). */
+void ffnn_cli_weighted_text(const ffnn_metrics *m, char *out, size_t size);
+
+/* After training with weights: the test set's weighted and plain loss and
+ * accuracy, one line (a JSON object with json). 0, or 1 with the message. */
+int ffnn_cli_print_weighted_test(int json, const ffnn_model *model, ffnn_loss loss,
+                                 const ffnn_dataset *test, size_t batch, FILE *info);
+
+#endif
