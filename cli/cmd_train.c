@@ -664,7 +664,7 @@ int ffnn_cli_train(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (operands < argc)
         return ffnn_cli_unexpected(CMD, argv[operands]);
-    if (check_combinations(&o) != 0)
+    if (check_combinations(&o) != 0 || ffnn_cli_cv_check(CMD, &o) != 0)
         return 2;
     if (o.resume_path &&
         ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given,
@@ -708,6 +708,10 @@ int ffnn_cli_train(int argc, char **argv)
             ffnn_train_check_memory(o.arch ? o.arch : arch, train, &o.cfg) != FFNN_OK) {
             fprintf(stderr, "%s: --arch: %s\n", CMD, ffnn_last_error());
             rc = 1;
+        } else if (o.cv && (rc = ffnn_cli_train_cv(CMD, &o, train, arch, description)) != 0) {
+            /* the message is printed */
+        } else if (o.cv && !o.save_path) {
+            /* the folds are the result; with --save, a model refit on all rows below */
         } else if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
                           : ffnn_cli_train_model(o.init_path, o.arch, arch, o.cfg.seed,
                                                  o.loss_given, &o.cfg.loss, &model) != 0) {

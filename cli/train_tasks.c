@@ -3,10 +3,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include "train_tasks.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_files.h"
 #include "options.h"
 
 static int ends_with(const char *s, const char *tail)
@@ -226,4 +228,156 @@ int ffnn_cli_print_weighted_test(int json, const ffnn_model *model, ffnn_loss lo
     fprintf(info, "; %s\n", text);
     fflush(info);
     return 0;
+}
+
+/* ------------------------------------------------------------ cross-validation */
+
+int ffnn_cli_cv_check(const char *cmd, const ffnn_cli_train_options *o)
+{
+    const char *clash = o->test_split > 0 ? "--test-split" : o->val_split > 0 ? "--val-split"
+                        : o->test_path ? "--test" : o->resume_path ? "--resume"
+                        : o->checkpoint_path ? "--checkpoint"
+                        : o->cfg.early_stopping ? "--early-stopping" : o->gpus ? "--gpus"
+                        : o->max_steps ? "--max-steps" : o->log_path ? "--log"
+                        : o->log_steps ? "--log-steps" : NULL;
+    if (!o->cv || !clash)
+        return 0;
+    fprintf(stderr, "%s: --cv K holds out each fold in turn; it excludes %s\n", cmd, clash);
+    return 2;
+}
+
+/* The metrics cross-validation reports (regression: the targets' units). */
+enum { CV_LOSS, CV_ACCURACY, CV_MSE, CV_RMSE, CV_MAE, CV_R2, CV_WLOSS, CV_WACCURACY, CV_METRICS };
+static const char *const cv_names[CV_METRICS] = {"loss", "accuracy", "mse", "rmse", "mae", "r2",
+                                                 "weighted_loss", "weighted_accuracy"};
+
+/* Train one model on train (a fresh one, as ffnn train would start it) and
+ * measure it on test into v [CV_METRICS]. 0, or 1 with the message. */
+static int cv_fold(const char *cmd, const ffnn_cli_train_options *o, const char *arch,
+                   const ffnn_dataset *train, const ffnn_dataset *test, double *v)
+{
+    ffnn_train_config cfg = o->cfg;
+    ffnn_model *model = NULL;
+    ffnn_dataset *std = NULL;
+    ffnn_trainer *t = NULL;
+    ffnn_metrics m;
+    int regression = ffnn_dataset_target_width(train) > 0 && cfg.loss == FFNN_LOSS_MSE;
+    if (ffnn_cli_train_model(o->init_path, o->arch, arch, cfg.seed, o->loss_given, &cfg.loss,
+                             &model))
+        return 1;
+    int rc = 0;
+    if (o->standardize && (ffnn_model_fit_standardization(model, train, regression) != FFNN_OK ||
+                           ffnn_dataset_standardize(train, model, &std) != FFNN_OK))
+        rc = ffnn_cli_fail(cmd, "--standardize");
+    if (rc == 0 && ffnn_trainer_create(model, std ? std : train, &cfg, &t) != FFNN_OK)
+        rc = ffnn_cli_fail(cmd, "--cv");
+    for (int e = 0; rc == 0 && e < cfg.epochs; e++) {
+        ffnn_epoch_stats stats;
+        if (ffnn_trainer_run_epoch(t, NULL, NULL, &stats) != FFNN_OK)
+            rc = ffnn_cli_fail(cmd, "--cv: training");
+    }
+    if (rc == 0 && ffnn_trainer_evaluate_metrics(t, test, &m, NULL) != FFNN_OK)
+        rc = ffnn_cli_fail(cmd, "--cv: evaluating");
+    if (rc == 0) {
+        const double all[CV_METRICS] = {m.loss, m.accuracy, m.mse, m.rmse, m.mae, m.r2,
+                                        m.weighted_loss, m.weighted_accuracy};
+        memcpy(v, all, sizeof all);
+    }
+    ffnn_trainer_free(t);
+    ffnn_dataset_free(std);
+    ffnn_model_free(model);
+    return rc;
+}
+
+/* The metrics of this run: NaN in every fold (regression's accuracy,
+ * classification's mse, no weights) is left out. */
+static int cv_shown(const double *v, int folds, int k)
+{
+    for (int f = 0; f < folds; f++)
+        if (v[f * CV_METRICS + k] == v[f * CV_METRICS + k])
+            return 1;
+    return 0;
+}
+
+static void cv_print_fold(const ffnn_cli_train_options *o, int f, size_t count, const double *v)
+{
+    if (o->json) {
+        printf("{\"cv_fold\": %d, \"test_count\": %zu", f + 1, count);
+        for (int k = 0; k < CV_METRICS; k++)
+            if (v[k] == v[k])
+                printf(", \"%s\": %.9g", cv_names[k], v[k]);
+        printf("}\n");
+    } else {
+        printf("fold %d/%d: %zu test rows ", f + 1, o->cv, count);
+        for (int k = 0; k < CV_METRICS; k++)
+            if (v[k] == v[k])
+                printf(" %s %.6g", cv_names[k], v[k]);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+/* mean and standard deviation (numpy's default: over K, not K - 1) per metric. */
+static void cv_print_summary(const ffnn_cli_train_options *o, const double *v)
+{
+    int K = o->cv;
+    double mean[CV_METRICS], sd[CV_METRICS];
+    for (int k = 0; k < CV_METRICS; k++) {
+        double s = 0, s2 = 0;
+        for (int f = 0; f < K; f++)
+            s += v[f * CV_METRICS + k];
+        mean[k] = s / K;
+        for (int f = 0; f < K; f++)
+            s2 += (v[f * CV_METRICS + k] - mean[k]) * (v[f * CV_METRICS + k] - mean[k]);
+        sd[k] = sqrt(s2 / K);
+    }
+    if (o->json) {
+        for (int part = 0; part < 2; part++) {
+            printf(part ? ", \"std\": {" : "{\"cv_folds\": %d, \"mean\": {", K);
+            for (int k = 0, n = 0; k < CV_METRICS; k++)
+                if (cv_shown(v, K, k))
+                    printf("%s\"%s\": %.9g", n++ ? ", " : "", cv_names[k],
+                           part ? sd[k] : mean[k]);
+            printf("}");
+        }
+        printf("}\n");
+    } else {
+        printf("mean +- std over %d folds:", K);
+        for (int k = 0; k < CV_METRICS; k++)
+            if (cv_shown(v, K, k))
+                printf("  %s %.6g +- %.2g", cv_names[k], mean[k], sd[k]);
+        printf("\n");
+    }
+    fflush(stdout);
+}
+
+int ffnn_cli_train_cv(const char *cmd, const ffnn_cli_train_options *o, const ffnn_dataset *data,
+                      const char *arch, const char *description)
+{
+    int K = o->cv;
+    double *v = calloc((size_t)K * CV_METRICS, sizeof *v); /* [K, CV_METRICS] */
+    if (!v)
+        return fprintf(stderr, "%s: out of memory\n", cmd), 1;
+    if (!o->json)
+        printf("cross-validation: %d folds of %s, %s, seed %llu; each fold's model trained "
+               "%d epochs on the other folds\n", K, description,
+               ffnn_dataset_labels(data) ? "stratified by class" : "shuffled",
+               (unsigned long long)o->cfg.seed, o->cfg.epochs);
+    int rc = 0;
+    for (int f = 0; rc == 0 && f < K; f++) {
+        ffnn_dataset *train = NULL, *test = NULL;
+        if (ffnn_dataset_fold(data, K, f, o->cfg.seed, &train, &test) != FFNN_OK)
+            rc = ffnn_cli_fail(cmd, "--cv");
+        else if ((rc = cv_fold(cmd, o, arch, train, test, v + f * CV_METRICS)) == 0)
+            cv_print_fold(o, f, ffnn_dataset_count(test), v + f * CV_METRICS);
+        ffnn_dataset_free(train);
+        ffnn_dataset_free(test);
+    }
+    if (rc == 0)
+        cv_print_summary(o, v);
+    if (rc == 0 && o->save_path) /* stderr with --json, as the other notes */
+        fprintf(o->json ? stderr : stdout, "--save: refitting one model on all %zu rows (the "
+                "fold models are not kept)\n", ffnn_dataset_count(data));
+    free(v);
+    return rc;
 }

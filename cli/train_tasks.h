@@ -22,7 +22,11 @@
     "  --class-weight balanced|LABEL:W,...  each sample's weight times its class's:\n"   \
     "                    balanced = n / (k n_c) on the training split (scikit-learn's);\n" \
     "                    LABEL:W, classes not named 1 (PyTorch's CrossEntropyLoss(\n"     \
-    "                    weight=...)). Test metrics then also print weighted\n"
+    "                    weight=...)). Test metrics then also print weighted\n"      \
+    "  --cv K            K-fold cross-validation (stratified by class, seeded by --seed):\n" \
+    "                    K models, each trained on K-1 folds and measured on the one\n"   \
+    "                    left; per fold and mean +- std of each metric (--json: JSON).\n"  \
+    "                    With --save, then one model refit on all the rows is saved\n"
 
 /* .npy features without --labels: refused (0, or 1 with the message). */
 int ffnn_cli_check_labels_given(const char *cmd, const char *data, const char *labels);
@@ -51,5 +55,17 @@ void ffnn_cli_weighted_text(const ffnn_metrics *m, char *out, size_t size);
  * accuracy, one line (a JSON object with json). 0, or 1 with the message. */
 int ffnn_cli_print_weighted_test(int json, const ffnn_model *model, ffnn_loss loss,
                                  const ffnn_dataset *test, size_t batch, FILE *info);
+
+/* --cv K against the options it excludes (the splits, --test, --resume,
+ * checkpoints, early stopping, --gpus, logs). 0, or 2 with the message. */
+int ffnn_cli_cv_check(const char *cmd, const ffnn_cli_train_options *o);
+
+/* --cv K: K models, each trained on all folds but one (ffnn_dataset_fold,
+ * seed --seed) from the start ffnn train would use (--init or --arch, seeded),
+ * measured on its fold: a line (JSON object with --json) per fold, then the
+ * mean and standard deviation (over K) of each metric. data: all of --data.
+ * 0, or 1 with the message. */
+int ffnn_cli_train_cv(const char *cmd, const ffnn_cli_train_options *o, const ffnn_dataset *data,
+                      const char *arch, const char *description);
 
 #endif

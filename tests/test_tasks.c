@@ -392,7 +392,81 @@ static test_result folds_stratified_and_seeded(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The number after "\"key\": " in line, or NaN. */
+static double json_number(const char *line, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(line, pat);
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* ffnn train --cv 3 --json: three fold lines whose test rows add up to the data,
+ * a summary whose mean is the mean of the folds' values and whose std is their
+ * spread; the same run again prints the same numbers. */
+TEST_DIR_CASE("tasks", cli_cross_validation)
+{
+    UNUSED_WHY();
+    const char *ffnn = cli_binary();
+    if (access(ffnn, X_OK) != 0)
+        SKIP("%s not built", ffnn);
+    char path[512], out[600], again[600];
+    CHECK(put_csv(dir, "two.csv", 61, label_two, path, sizeof path) == 0, "cannot write");
+    const char *args[] = {"train", "--data", path, "--cv", "3", "--epochs", "3", "--json",
+                          "--standardize", "--lr", "0.1", "--device", "cpu", NULL};
+    CHECK(train_cli(dir, args, out, sizeof out) == 0, "ffnn train --cv 3 failed (%s)", out);
+    snprintf(again, sizeof again, "%s/again.txt", dir);
+    CHECK(cli_run(args, again, NULL) == 0, "the second run failed");
+    blob a, b;
+    CHECK(test_read_file(out, &a) == 0 && test_read_file(again, &b) == 0, "cannot read");
+    int same = test_same_blob(&a, &b);
+    free(b.data);
+    char *text = realloc(a.data, a.size + 1);
+    CHECK(text, "out of memory");
+    text[a.size] = '\0';
+    double acc[3], loss[3], sum_acc = 0, sum_loss = 0;
+    size_t rows = 0;
+    int folds = 0;
+    const char *summary = NULL;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, "\"cv_fold\"") && folds < 3) {
+            acc[folds] = json_number(line, "accuracy");
+            loss[folds] = json_number(line, "loss");
+            rows += (size_t)json_number(line, "test_count");
+            sum_acc += acc[folds];
+            sum_loss += loss[folds];
+            folds++;
+        } else if (strstr(line, "\"cv_folds\"")) {
+            summary = line;
+        }
+    }
+    test_result r = TEST_PASS;
+    if (folds != 3 || rows != 61 || !summary) {
+        snprintf(why, why_size, "%d fold lines, %zu test rows, summary %s", folds, rows,
+                 summary ? "found" : "missing");
+        r = TEST_FAIL;
+    } else {
+        const char *std = strstr(summary, "\"std\"");
+        double mean_acc = json_number(summary, "accuracy"), mean_loss = json_number(summary, "loss");
+        double m = sum_acc / 3, sd = 0;
+        for (int f = 0; f < 3; f++)
+            sd += (acc[f] - m) * (acc[f] - m);
+        sd = sqrt(sd / 3);
+        double std_acc = std ? json_number(std, "accuracy") : NAN;
+        if (!(fabs(mean_acc - m) < 1e-8 && fabs(mean_loss - sum_loss / 3) < 1e-8 &&
+              fabs(std_acc - sd) < 1e-8 && same)) {
+            snprintf(why, why_size, "mean accuracy %.9g vs folds' %.9g, loss %.9g vs %.9g, "
+                     "std %.9g vs %.9g, repeatable %d", mean_acc, m, mean_loss, sum_loss / 3,
+                     std_acc, sd, same);
+            r = TEST_FAIL;
+        }
+    }
+    free(text);
+    return r;
+}
+
 const test_case tasks_tests[] = {
+    {"tasks_cli_cross_validation", test_cli_cross_validation},
     {"tasks_library_refuses_wrong_tasks", test_library_refuses_wrong_tasks},
     {"tasks_cli_refuses_wrong_tasks", test_cli_refuses_wrong_tasks},
     {"tasks_weighted_loss_and_gradient", weighted_loss_and_gradient},
