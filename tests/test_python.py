@@ -176,6 +176,20 @@ try:
         check(False, "unknown parameter accepted")
     except ValueError:
         pass
+    # no silent wrong task (docs/TRAINING.md "Task checks"): continuous or NaN labels
+    # refused by the classifier, one class by the library's trainer
+    for bad, words in ((X[:, 0].astype(np.float64) * 10 + 0.5, "MLPRegressor"),
+                       (np.where(y == 1, 1.0, np.nan), "missing label")):
+        try:
+            ffnn.MLPClassifier(max_iter=1).fit(X, bad)
+            check(False, "labels %r accepted" % (bad[:3],))
+        except ValueError as e:
+            check(words in str(e), "classifier error: %s" % e)
+    try:
+        model.train(X, np.zeros(len(X), dtype=np.int32), epochs=1)
+        check(False, "one class accepted")
+    except ffnn.FfnnValueError as e:
+        check("at least 2 classes" in str(e), "one-class error: %s" % e)
     rng = np.random.default_rng(3)
     Xr = rng.uniform(-1, 1, (2000, 4)).astype(np.float32)
     yr = Xr @ np.array([0.5, -1.0, 0.25, 2.0]) + np.sin(3 * Xr[:, 0])

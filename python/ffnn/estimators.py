@@ -165,6 +165,16 @@ class MLPClassifier(_MLPBase):
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError("y must be 1-D [samples], found shape %s" % (y.shape,))
+        if y.dtype.kind == "f":  # the labels' floats: no silent wrong task (docs/TRAINING.md)
+            if np.isnan(y).any():
+                raise ValueError("y holds NaN in %d rows: a missing label, which would be a "
+                                 "class of its own; drop those rows or fill in their labels"
+                                 % int(np.isnan(y).sum()))
+            if np.any(y != np.floor(y)):
+                raise ValueError("y is continuous (non-integer numbers, e.g. %r), which would "
+                                 "train as %d classes: use MLPRegressor for regression, or "
+                                 "integer or text labels" % (float(y[y != np.floor(y)][0]),
+                                                             len(np.unique(y))))
         self.classes_, index = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError("y has one class only (%r): nothing to learn" % (self.classes_[0],))

@@ -420,6 +420,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* side_join           */ cuda_side_join,
     /* dense_backward_wants_xt */ ffnn_cuda_dense_backward_wants_xt,
     /* prepare_xt          */ ffnn_cuda_prepare_xt,
+    /* loss_weights        */ NULL, /* weights: cpu backends only (trainer.c refuses) */
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }
