@@ -592,8 +592,6 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
         ffnn_dataset_free(*train);
         *train = part;
     }
-    if (ffnn_cli_check_task(CMD, o, *train)) /* no silent wrong task (train_tasks.h) */
-        return 1;
     if (o->test_split > 0) {
         if (*test) {
             fprintf(stderr, "%s: --test-split: the data has a test set already (%s)\n", CMD,
@@ -604,6 +602,8 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
             return 1;
     }
     if (o->val_split > 0 && split(train, o->val_split, o->cfg.seed + 1, "--val-split", val))
+        return 1;
+    if (ffnn_cli_check_task(CMD, o, *train)) /* no silent wrong task: the set trained on */
         return 1;
     ffnn_dataset *sets[3] = {*train, *val, *test}; /* balanced: of the training split */
     return ffnn_cli_class_weights(CMD, o->class_weight, sets, 3);

@@ -32,7 +32,8 @@ int ffnn_cli_check_task(const char *cmd, const ffnn_cli_train_options *o,
     unsigned flags = o->allow_many_classes ? FFNN_TASK_ALLOW_MANY_CLASSES : 0;
     if (ffnn_dataset_check_task(train, o->cfg.loss, flags) == FFNN_OK)
         return 0;
-    fprintf(stderr, "%s: --data %s: %s\n", cmd, o->data ? o->data : "(default)",
+    fprintf(stderr, "%s: --data %s%s: %s\n", cmd, o->data ? o->data : "(default)",
+            o->test_split > 0 || o->val_split > 0 ? " (its training split)" : "",
             ffnn_last_error());
     return 1;
 }

@@ -13,7 +13,7 @@
 /* The help text of those options. */
 #define FFNN_CLI_TASKS_USAGE                                                              \
     "  --allow-many-classes  train a classifier although it has more classes than\n"      \
-    "                    half the rows (refused otherwise: likely a continuous\n"         \
+    "                    half the training rows (refused otherwise: likely a continuous\n" \
     "                    target, for --loss mse, or an id column)\n"                   \
     "  --sample-weight COL|w.npy  a weight per row: a column of the CSV --data (taken\n"  \
     "                    out of the features) or a .npy of one float per row; the loss\n" \
@@ -32,8 +32,8 @@
 int ffnn_cli_check_labels_given(const char *cmd, const char *data, const char *labels);
 
 /* The task checks of the library (ffnn_dataset_check_task) on the training
- * data as loaded, before any split, with --allow-many-classes. 0, or 1 with
- * the message naming the way out. */
+ * set as trained (after --test-split and --val-split), with
+ * --allow-many-classes. 0, or 1 with the message naming the way out. */
 int ffnn_cli_check_task(const char *cmd, const ffnn_cli_train_options *o,
                         const ffnn_dataset *train);
 

@@ -369,8 +369,8 @@ static ffnn_status cuda_side_join(void *vctx)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 43 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 45 * sizeof(void *),
+/* One name, the caps and 44 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 46 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
