@@ -991,7 +991,8 @@ FFNN_API void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *s
  * the steps before the checkpoint):
  * *losses [*count] (owned by the trainer, valid until the next epoch; *count is 0
  * before the first epoch). Step k's loss is the mean of its batch's per-sample
- * losses, computed before that step's update. */
+ * losses (with sample weights the weighted mean sum w l / sum w), computed
+ * before that step's update. */
 FFNN_API ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
                                               size_t *count);
 

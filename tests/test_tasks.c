@@ -335,6 +335,50 @@ static test_result weights_checked_and_carried(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* ffnn train and eval with --sample-weight COL of a CSV (the column leaves the
+ * features) and --class-weight: the weighted line after training, eval's JSON
+ * fields; unknown classes and a non-CSV column are refused with the reason. */
+TEST_DIR_CASE("tasks", cli_weights)
+{
+    UNUSED_WHY();
+    const char *ffnn = cli_binary();
+    if (access(ffnn, X_OK) != 0)
+        SKIP("%s not built", ffnn);
+    char path[512], out[600], model[512];
+    snprintf(path, sizeof path, "%s/w.csv", dir);
+    snprintf(model, sizeof model, "%s/m.safetensors", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f, "cannot write %s", path);
+    fprintf(f, "a,wt,b,y\n");
+    for (int i = 0; i < 60; i++)
+        fprintf(f, "%d,%g,%d,%s\n", i % 9, 0.5 + (i % 4), (i * 7) % 5, i % 3 ? "no" : "yes");
+    CHECK(fclose(f) == 0, "cannot write %s", path);
+    const char *train[] = {"train", "--data", path, "--sample-weight", "wt", "--class-weight",
+                           "yes:3", "--test-split", "0.25", "--epochs", "2", "--device", "cpu",
+                           "--save", model, NULL};
+    int rc = train_cli(dir, train, out, sizeof out);
+    CHECK(rc == 0 && file_contains(out, "(2 features, 2 classes)") &&
+              file_contains(out, "weighted: loss"),
+          "train with weights: exit %d, no 2-feature data line or weighted line (%s)", rc, out);
+    const char *eval[] = {"eval", "--model", model, "--data", path, "--sample-weight", "wt",
+                          "--class-weight", "balanced", "--json", NULL};
+    rc = train_cli(dir, eval, out, sizeof out);
+    CHECK(rc == 0 && file_contains(out, "\"weighted_accuracy\"") &&
+              file_contains(out, "\"weight_sum\""),
+          "eval with weights: exit %d (%s)", rc, out);
+    const char *unknown[] = {"train", "--data", path, "--sample-weight", "wt", "--class-weight",
+                             "maybe:2", "--epochs", "1", NULL};
+    rc = train_cli(dir, unknown, out, sizeof out);
+    CHECK(rc == 1 && file_contains(out, "'maybe' is not a class"),
+          "an unknown class: exit %d (%s)", rc, out);
+    const char *synth[] = {"train", "--data", "synth:points:200", "--sample-weight", "wt",
+                           "--epochs", "1", NULL};
+    rc = train_cli(dir, synth, out, sizeof out);
+    CHECK(rc == 1 && file_contains(out, "goes with a CSV"), "a column of synth data: exit %d",
+          rc);
+    return TEST_PASS;
+}
+
 /* ------------------------------------------------------------ folds */
 
 /* Every sample in exactly one test fold; per class, fold counts within one of
@@ -470,6 +514,7 @@ const test_case tasks_tests[] = {
     {"tasks_library_refuses_wrong_tasks", test_library_refuses_wrong_tasks},
     {"tasks_cli_refuses_wrong_tasks", test_cli_refuses_wrong_tasks},
     {"tasks_weighted_loss_and_gradient", weighted_loss_and_gradient},
+    {"tasks_cli_weights", test_cli_weights},
     {"tasks_weights_checked_and_carried", weights_checked_and_carried},
     {"tasks_folds_stratified_and_seeded", folds_stratified_and_seeded},
 };

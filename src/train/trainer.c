@@ -269,7 +269,7 @@ static void estimate_memory(const ffnn_model *m, size_t capacity, const ffnn_tra
                    mixed * 2.0 * cap * (outs + (double)m->input_size + 2.0 * (widest + 8.0));
     double data = count * (double)train->features * (train->images ? 1.0 : 4.0) +
                   (train->labels ? count : 4.0 * count * (double)train->target_width) +
-                  9.0 * count;
+                  9.0 * count + (train->weights ? 4.0 * count : 0.0); /* + sample weights */
     char a[32], b[32], c[32];
     /* host: the permutation, the zeroed state, early stopping's best weights */
     e->host = 4.0 * count + 4.0 * n * states + (cfg->early_stopping > 0 ? 4.0 * n : 0.0);
