@@ -22,7 +22,8 @@
     "  --class-weight balanced|LABEL:W,...  each sample's weight times its class's:\n"   \
     "                    balanced = n / (k n_c) on the training split (scikit-learn's);\n" \
     "                    LABEL:W, classes not named 1 (PyTorch's CrossEntropyLoss(\n"     \
-    "                    weight=...)). Test metrics then also print weighted\n"      \
+    "                    weight=...)). The test line after training adds the\n"     \
+    "                    weighted loss and accuracy\n"                                  \
     "  --cv K            K-fold cross-validation (stratified by class, seeded by --seed):\n" \
     "                    K models, each trained on K-1 folds and measured on the one\n"   \
     "                    left; per fold and mean +- std of each metric (--json: JSON).\n"  \
