@@ -896,9 +896,12 @@ typedef struct ffnn_trainer ffnn_trainer;
  * gradients, optimizer state, a batch of activations, the data set) is estimated
  * and refused when the device (cudaMemGetInfo) or, for the cpu backends, the
  * host does not have it: FFNN_ERR_NO_MEMORY with the estimate and what is free.
- * The trainer keeps pointers to m and train: both must outlive it.
+ * The trainer keeps pointers to m and train: both must outlive it. Before
+ * anything is allocated the task checks of ffnn_dataset_check_task (all but the
+ * many-classes rule) run on train, and sample weights (ffnn_dataset_set_sample_
+ * weights) are refused on cuda and with data parallelism.
  * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_UNSUPPORTED (no CUDA in the build,
- * no GPU), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
+ * no GPU; weights where they do not train), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
                                          const ffnn_train_config *cfg, ffnn_trainer **out);
 FFNN_API void ffnn_trainer_free(ffnn_trainer *t);
