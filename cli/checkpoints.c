@@ -146,7 +146,7 @@ int ffnn_cli_resume_settings(const char *path, const char *arch, const ffnn_cli_
         *train_limit = (long long)u;
     if (!given->epochs)
         cfg->epochs = s->epochs;
-    /* issue 12's settings: the checkpoint's unless given (then the library's resume
+    /* the training-feature settings: the checkpoint's unless given (then the library's resume
      * refuses a difference, naming the setting and both values) */
     if (!given->decay) {
         cfg->weight_decay = s->weight_decay;

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "default_data.h"
+#include "info_json.h"
 #include "model_files.h"
 #include "options.h"
 #include "tabular.h"
@@ -99,16 +100,14 @@ static int eval_option(void *ctx, int c, const char *arg)
 }
 
 /* Print the untrusted text s (a class name from a file) with non-printable bytes
- * as '?', at most max bytes, JSON-escaped when json. */
-static void put_text(const char *s, size_t max, int json)
+ * as '?', at most max bytes (JSON output: ffnn_cli_put_json_string). */
+static void put_text(const char *s, size_t max)
 {
     size_t n = 0;
     for (; *s && n < max; s++, n++) {
         unsigned char c = (unsigned char)*s;
         if (c < 0x20 || c > 0x7e)
             c = '?';
-        if (json && (c == '"' || c == '\\'))
-            putchar('\\');
         putchar(c);
     }
     if (*s)
@@ -119,14 +118,14 @@ static void put_text(const char *s, size_t max, int json)
 static void put_class(const ffnn_model *m, int c, int json)
 {
     const char *name = ffnn_model_class_name(m, c);
-    if (json)
-        putchar('"');
-    if (name)
-        put_text(name, 24, json);
+    if (json && name)
+        ffnn_cli_put_json_string(stdout, name);
+    else if (json)
+        printf("\"%d\"", c);
+    else if (name)
+        put_text(name, 24);
     else
         printf("%d", c);
-    if (json)
-        putchar('"');
 }
 
 /* Class c's label as printable text: its name (cut to 24 bytes, '?' for bytes
@@ -224,9 +223,9 @@ static void print_json(const eval_options *o, const ffnn_model *m, const ffnn_me
                        int regression, const uint64_t *confusion)
 {
     int classes = ffnn_model_class_count(m);
-    printf("{\"model\": \"");
-    put_text(o->model.path, 4096, 1);
-    printf("\", \"loss_name\": \"%s\", \"count\": %zu, \"loss\": %.6f",
+    printf("{\"model\": ");
+    ffnn_cli_put_json_string(stdout, o->model.path);
+    printf(", \"loss_name\": \"%s\", \"count\": %zu, \"loss\": %.6f",
            ffnn_loss_name(o->model.loss), r->count, r->loss);
     if (r->weight_sum > 0.0) { /* sample or class weights */
         printf(", \"weight_sum\": %.9g, \"weighted_loss\": %.6f", r->weight_sum,

@@ -6,10 +6,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "commands.h"
 #include "core/error.h"
+#include "info_json.h"
 #include "model_files.h"
 #include "options.h"
 
@@ -24,8 +26,9 @@ const char *const ffnn_cli_info_usage =
     "tensor at fault.\n"
     "\n"
     "options:\n"
-    "  --json         one JSON object (arch, layers, inputs, outputs, parameters,\n"
-    "                 loss, ffnn_version, class_names, standardized)\n"
+    "  --json         one JSON object (file, arch, layers, inputs, outputs,\n"
+    "                 parameters, loss, ffnn_version, interrupted, class_names,\n"
+    "                 standardized)\n"
     "  -h, --help     this help\n";
 
 enum { OPT_JSON = 256 };
@@ -71,7 +74,7 @@ static void print_tensors(ffnn_model *m)
     }
 }
 
-static void put_names(const ffnn_model *m, int json);
+static void put_names(const ffnn_model *m);
 
 static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
 {
@@ -82,7 +85,15 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
         fprintf(stderr, "ffnn info: out of memory\n");
         return;
     }
-    printf("file: %s", path);
+    char *shown = malloc(4 * strlen(path) + 1);
+    if (!shown) {
+        fprintf(stderr, "ffnn info: out of memory\n");
+        free(arch);
+        return;
+    }
+    ffnn_escape_controls(path, shown, 4 * strlen(path) + 1);
+    printf("file: %s", shown);
+    free(shown);
     if (stat(path, &st) == 0)
         printf(" (%lld bytes, safetensors)", (long long)st.st_size);
     printf("\narch: %s\nlayers: %d, inputs: %zu, outputs: %zu\nparameters: %zu\n", arch,
@@ -101,7 +112,7 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
     }
     if (ffnn_model_class_name(m, 0)) {
         printf("  class_names   ");
-        put_names(m, 0);
+        put_names(m);
         putchar('\n');
     }
     const float *mean = NULL, *target_mean = NULL;
@@ -112,10 +123,9 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
     free(arch);
 }
 
-/* The class names as a JSON array (untrusted text: printable ASCII only). */
-static void put_names(const ffnn_model *m, int json)
+/* The class names, quoted, in brackets (untrusted text: printable ASCII only). */
+static void put_names(const ffnn_model *m)
 {
-    (void)json;
     putchar('[');
     for (int c = 0; c < ffnn_model_class_count(m); c++) {
         const char *s = ffnn_model_class_name(m, c);
@@ -133,25 +143,17 @@ static void put_names(const ffnn_model *m, int json)
     putchar(']');
 }
 
-static void print_json(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
+/* The object of info_json.h and a newline; 0, or 1 with a message. */
+static int print_json(const char *path, ffnn_model *m, const ffnn_model_file_info *info)
 {
-    char arch[4096];
-    const float *mean = NULL, *target_mean = NULL;
-    ffnn_model_arch_string(m, arch, sizeof arch);
-    ffnn_model_standardization(m, &mean, NULL, &target_mean, NULL);
-    printf("{\"file\": \"");
-    for (const char *s = path; *s; s++)
-        printf(*s == '"' || *s == '\\' ? "\\%c" : (unsigned char)*s < 0x20 ? "?" : "%c", *s);
-    printf("\", \"arch\": \"%s\", \"layers\": %d, \"inputs\": %zu, \"outputs\": %zu, "
-           "\"parameters\": %zu, \"loss\": \"%s\", \"ffnn_version\": \"%s\", \"class_names\": ",
-           arch, ffnn_model_layer_count(m), ffnn_model_input_size(m), ffnn_model_output_size(m),
-           ffnn_model_parameter_count(m), ffnn_loss_name(info->loss), info->ffnn_version);
-    if (ffnn_model_class_name(m, 0))
-        put_names(m, 1);
-    else
-        printf("null");
-    printf(", \"standardized\": {\"inputs\": %s, \"targets\": %s}}\n", mean ? "true" : "false",
-           target_mean ? "true" : "false");
+    char *text = ffnn_cli_info_json(path, m, info);
+    if (!text) {
+        fprintf(stderr, "%s: out of memory\n", CMD);
+        return 1;
+    }
+    printf("%s\n", text);
+    free(text);
+    return 0;
 }
 
 int ffnn_cli_info(int argc, char **argv)
@@ -170,7 +172,7 @@ int ffnn_cli_info(int argc, char **argv)
         return 2;
     }
     if ((rc = ffnn_cli_load_model(CMD, NULL, argv[operands], &m, &info)) == 0 && json)
-        print_json(argv[operands], m, &info);
+        rc = print_json(argv[operands], m, &info);
     else if (rc == 0)
         print_info(argv[operands], m, &info);
     ffnn_model_free(m);

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "csv_input.h"
+#include "info_json.h"
 #include "model_files.h"
 #include "options.h"
 #include "tabular.h"
@@ -30,7 +31,7 @@ const char *const ffnn_cli_predict_usage =
     "                 CSV file: one input per line, as many comma-separated numbers\n"
     "                 as the model has inputs, as the network sees them (pixels in\n"
     "                 [0, 1]). A UTF-8 BOM, CRLF line ends and empty lines are\n"
-    "                 accepted. '-' reads CSV from stdin\n"
+    "                 accepted. '-' reads CSV from stdin, a batch at a time\n"
     "  --data FILE    a CSV/TSV file (.gz too) or X.npy: raw rows as in ffnn train\n"
     "                 (a model trained with --standardize standardises them itself).\n"
     "                 Columns: all, when there are as many as the model's inputs;\n"
@@ -174,32 +175,31 @@ static const float *input_rows(const predict_input *in, size_t first, size_t n,
     return scratch;
 }
 
-/* The untrusted text s (a class label from a file): printable ASCII only ('?'
- * for other bytes), '"' and '\\' escaped in JSON, ',' replaced in CSV. */
-static void put_label(const char *s, int json)
+/* The untrusted text s (a class label from a file) in CSV: printable ASCII only
+ * ('?' for other bytes and ','), at most 64 bytes. */
+static void put_label(const char *s)
 {
     for (size_t n = 0; *s && n < 64; s++, n++) {
         unsigned char c = (unsigned char)*s;
-        if (c < 0x20 || c > 0x7e || (!json && c == ','))
+        if (c < 0x20 || c > 0x7e || c == ',')
             c = '?';
-        if (json && (c == '"' || c == '\\'))
-            putchar('\\');
         putchar(c);
     }
 }
 
-/* A class: the model's label for it, or its number. */
+/* A class: the model's label for it (JSON: a string by cJSON's printer), or its
+ * number. */
 static void put_class(const ffnn_model *m, int cls, int json)
 {
     const char *name = ffnn_model_class_name(m, cls);
-    if (json)
-        putchar('"');
-    if (name)
-        put_label(name, json);
+    if (json && name)
+        ffnn_cli_put_json_string(stdout, name);
+    else if (json)
+        printf("\"%d\"", cls);
+    else if (name)
+        put_label(name);
     else
         printf("%d", cls);
-    if (json)
-        putchar('"');
 }
 
 /* The header line of --data output. */
@@ -277,8 +277,46 @@ static int predict_all(const predict_options *o, const ffnn_model *m, const pred
     return rc;
 }
 
+/* --input -: CSV rows from stdin a batch at a time, each batch predicted,
+ * printed and flushed before the next is read (stdin is never held whole; a
+ * bad row ends the run with exit 1 after the rows before it were printed). */
+static int predict_stdin(const predict_options *o, const ffnn_model *m)
+{
+    size_t features = ffnn_model_input_size(m), width = ffnn_model_output_size(m);
+    size_t chunk = o->model.batch ? o->model.batch : 1, first = 0;
+    float *x = malloc(chunk * features * sizeof *x), *p = malloc(chunk * width * sizeof *p);
+    int *cls = malloc(chunk * sizeof *cls), rc = 0;
+    char err[768];
+    ffnn_cli_csv_stream *s = x && p && cls ? ffnn_cli_csv_open(stdin, "<stdin>", features, err,
+                                                               sizeof err) : NULL;
+    long n = 0;
+
+    if (!s)
+        rc = 1, fprintf(stderr, "%s: out of memory for a batch of %zu\n", CMD, chunk);
+    while (rc == 0 && (n = ffnn_cli_csv_next(s, x, chunk)) > 0) {
+        if (ffnn_model_predict(m, o->model.loss, x, (size_t)n, p, cls) != FFNN_OK) {
+            rc = ffnn_cli_fail(CMD, "predicting");
+            break;
+        }
+        print_predictions(o, m, first, p, cls, (size_t)n, width);
+        fflush(stdout);
+        first += (size_t)n;
+    }
+    if (rc == 0 && n < 0)
+        rc = 1, fprintf(stderr, "%s: --input: %s\n", CMD, err);
+    ffnn_cli_csv_close(s);
+    free(x);
+    free(p);
+    free(cls);
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = 1, fprintf(stderr, "%s: writing stdout: %s\n", CMD, strerror(errno));
+    return rc;
+}
+
 static int run_predict(const predict_options *o, const ffnn_model *m)
 {
+    if (!o->data_path && strcmp(o->input_path, "-") == 0)
+        return predict_stdin(o, m);
     predict_input in = {NULL, NULL, NULL, 0};
     size_t features = ffnn_model_input_size(m);
     int rc = o->data_path ? read_table(o, m, &in) : read_input(o, features, &in);

@@ -23,6 +23,8 @@ typedef struct csv_reader {
     size_t line_no;   /* 1-based number of the current line          */
     float *x;         /* [cap_rows, features] the rows read so far   */
     size_t rows, cap_rows;
+    int external;     /* 1: x is the caller's (a stream): never grown */
+    size_t total;     /* rows read over all calls (a stream)         */
     char *err;        /* [err_size] */
     size_t err_size;
 } csv_reader;
@@ -147,7 +149,7 @@ static int csv_row(csv_reader *r, const char *s, size_t col0, float *row)
 /* Room for one more row in r->x; a pointer to it or NULL (message set). */
 static float *csv_new_row(csv_reader *r)
 {
-    if (r->rows == r->cap_rows) {
+    if (r->rows == r->cap_rows && !r->external) {
         size_t cap = r->cap_rows ? 2 * r->cap_rows : 64;
         float *x = NULL;
         if (cap <= SIZE_MAX / sizeof(float) / r->features)
@@ -162,12 +164,13 @@ static float *csv_new_row(csv_reader *r)
     return r->x + r->rows * r->features;
 }
 
-/* Every line: BOM skipped on line 1, blank lines skipped. */
-static int csv_read_all(csv_reader *r)
+/* Lines until limit rows are read or the input ends: BOM skipped on line 1,
+ * blank lines skipped. 1 when limit rows were read, 0 at the end, -1 on error. */
+static int csv_read_rows(csv_reader *r, size_t limit)
 {
-    int got;
+    int got = 1;
 
-    while ((got = csv_next_line(r)) == 1) {
+    while (r->rows < limit && (got = csv_next_line(r)) == 1) {
         const char *s = r->line;
         float *row;
         if (r->line_no == 1 && strncmp(s, "\xEF\xBB\xBF", 3) == 0)
@@ -177,8 +180,59 @@ static int csv_read_all(csv_reader *r)
         if (!(row = csv_new_row(r)) || csv_row(r, s, 1, row) != 0)
             return -1;
         r->rows++;
+        r->total++;
     }
     return got;
+}
+
+static void csv_init(csv_reader *r, FILE *f, const char *path, size_t features, char *err,
+                     size_t err_size)
+{
+    memset(r, 0, sizeof *r);
+    r->f = f;
+    r->path = path;
+    r->features = features ? features : 1;
+    r->max_len = features < (SIZE_MAX - 4096) / 64 ? 64 * features + 4096 : SIZE_MAX;
+    r->err = err;
+    r->err_size = err_size;
+}
+
+struct ffnn_cli_csv_stream {
+    csv_reader r;
+};
+
+ffnn_cli_csv_stream *ffnn_cli_csv_open(FILE *f, const char *path, size_t features, char *err,
+                                       size_t err_size)
+{
+    ffnn_cli_csv_stream *s = malloc(sizeof *s);
+    if (s) {
+        csv_init(&s->r, f, path, features, err, err_size);
+        s->r.external = 1;
+    } else if (err_size) {
+        snprintf(err, err_size, "%s: out of memory", path);
+    }
+    return s;
+}
+
+long ffnn_cli_csv_next(ffnn_cli_csv_stream *s, float *x, size_t max_rows)
+{
+    csv_reader *r = &s->r;
+    r->x = x;
+    r->rows = 0;
+    r->cap_rows = max_rows;
+    if (csv_read_rows(r, max_rows) < 0)
+        return -1;
+    if (r->total == 0)
+        return csv_error(r, 0, "expected at least one row of %zu numbers, found none (empty "
+                         "input)", r->features);
+    return (long)r->rows;
+}
+
+void ffnn_cli_csv_close(ffnn_cli_csv_stream *s)
+{
+    if (s)
+        free(s->r.line);
+    free(s);
 }
 
 int ffnn_cli_read_csv(FILE *f, const char *path, size_t features, float **x, size_t *rows,
@@ -186,15 +240,9 @@ int ffnn_cli_read_csv(FILE *f, const char *path, size_t features, float **x, siz
 {
     csv_reader r;
 
-    memset(&r, 0, sizeof r);
-    r.f = f;
-    r.path = path;
-    r.features = features ? features : 1;
-    r.max_len = features < (SIZE_MAX - 4096) / 64 ? 64 * features + 4096 : SIZE_MAX;
-    r.err = err;
-    r.err_size = err_size;
+    csv_init(&r, f, path, features, err, err_size);
     *x = NULL;
-    if (csv_read_all(&r) != 0 ||
+    if (csv_read_rows(&r, SIZE_MAX) != 0 ||
         (r.rows == 0 && csv_error(&r, 0, "expected at least one row of %zu numbers, found "
                                   "none (empty input)", r.features) != 0)) {
         free(r.line);

@@ -18,4 +18,15 @@
 int ffnn_cli_read_csv(FILE *f, const char *path, size_t features, float **x, size_t *rows,
                       char *err, size_t err_size);
 
+/* The same rows read a batch at a time (ffnn predict --input -: stdin is not
+ * held in memory whole). open: NULL when out of memory (err set). next: up to
+ * max_rows rows into x [max_rows, features], returning their count, 0 at the
+ * end of the input (after at least one row), or -1 with err set (the same
+ * errors, an input without rows included). close frees the stream (not f). */
+typedef struct ffnn_cli_csv_stream ffnn_cli_csv_stream;
+ffnn_cli_csv_stream *ffnn_cli_csv_open(FILE *f, const char *path, size_t features, char *err,
+                                       size_t err_size);
+long ffnn_cli_csv_next(ffnn_cli_csv_stream *s, float *x, size_t max_rows);
+void ffnn_cli_csv_close(ffnn_cli_csv_stream *s);
+
 #endif

@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "interrupt.h"
+#include "io/atomic_file.h" /* ffnn_check_path_links */
 #include "model_files.h"
 #include "options.h"
 
@@ -190,19 +192,48 @@ static int on_step(void *user, ffnn_trainer *trainer, int epoch, size_t step, si
 
 /* ------------------------------------------------------------ log files */
 
+/* Open one log for writing (created, not truncated): a symbolic link another
+ * account could have planted is refused (ffnn_check_path_links); a name that
+ * is no link now is opened with O_NOFOLLOW, so a link planted meanwhile is not
+ * followed; the file is locked (flock, advisory) so that a second run writing
+ * it is refused rather than mixing its rows in. fd, or -1 with the message. */
+static int open_log(const char *flag, const char *path)
+{
+    int is_link = 0, fd;
+    if (ffnn_check_path_links(path, &is_link) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: %s %s\n", flag, ffnn_last_error());
+        return -1;
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (is_link ? 0 : O_NOFOLLOW), 0666);
+    if (fd < 0) {
+        fprintf(stderr, "ffnn train: %s %s: cannot open for writing: %s\n", flag, path,
+                errno == ELOOP ? "a symbolic link appeared there (not followed)"
+                               : strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        fprintf(stderr, "ffnn train: %s %s: %s%s\n", flag, path,
+                busy ? "another run (or the other log of this one) is writing this file"
+                     : "cannot lock: ", busy ? ": give each log its own file" : strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* Open the --log and --log-steps files (either may be NULL): both are opened
- * (created, not truncated) first and truncated only when both opened, so a
- * failure leaves every file as it was. 0, or 1 with the message printed. */
+ * (created, not truncated) and locked first and truncated only when both
+ * opened, so a failure leaves every file as it was. 0, or 1 with the message
+ * printed. */
 static int open_logs(const char *path[2], const char *flag[2], FILE *out[2])
 {
     int fd[2] = {-1, -1};
     for (int i = 0; i < 2; i++) {
         if (!path[i])
             continue;
-        fd[i] = open(path[i], O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        fd[i] = open_log(flag[i], path[i]);
         if (fd[i] < 0) {
-            fprintf(stderr, "ffnn train: %s %s: cannot open for writing: %s\n", flag[i], path[i],
-                    strerror(errno));
             if (i == 1 && fd[0] >= 0)
                 close(fd[0]);
             return 1;

@@ -14,23 +14,15 @@
 #include <unistd.h>
 
 #include "ffnn.h"
-
-static char path[64];
+#include "fuzz_file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!path[0])
-        snprintf(path, sizeof path, "/tmp/ffnn-fuzz-csv-%ld", (long)getpid());
-    FILE *f = fopen(path, "wb");
-    if (!f)
+    const char *path = fuzz_file_write("csvread", "", data, size);
+    if (!path)
         return 0;
-    if (size && fwrite(data, 1, size, f) != size) {
-        fclose(f);
-        return 0;
-    }
-    fclose(f);
     static const char *const names[3] = {"a", "1", "x y"};
     ffnn_csv_options o[3];
     o[0] = ffnn_csv_options_default();

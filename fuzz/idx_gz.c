@@ -16,10 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[128];
     ffnn_dataset *ds = NULL;
-    snprintf(path, sizeof path, "%s/ffnn-fuzz-idxgz-%ld.gz", fuzz_dir(), (long)getpid());
-    gzFile gz = gzopen(path, "wb1");
+    const char *path = fuzz_file_name("idxgz", ".gz");
+    gzFile gz = path ? gzopen(path, "wb1") : NULL;
     if (!gz)
         return 0;
     if (size && gzwrite(gz, data, (unsigned)size) != (int)size) {

@@ -2,13 +2,16 @@
 """make_corpus.py - (re)generate the seed corpora of the fuzz targets (fuzz/*.c):
 
   fuzz/corpus/model/       valid model files (several architectures and losses) and
-                           the regression inputs of issue 13's findings
+                           the regression inputs of the hardening review's findings
   fuzz/corpus/checkpoint/  the regression inputs (the valid seeds *.ck are written
                            by ffnn train and kept as committed)
   fuzz/corpus/idx/         raw IDX image and label files; the gz target compresses
                            them itself; a forged 33-byte .gz header
   fuzz/corpus/arch/        architecture strings, long and short, valid and not
   fuzz/corpus/csv/         CSV inputs of ffnn predict (first byte: the row width)
+  fuzz/corpus/info/        model files for ffnn info --json's object (info_json): the
+                           valid models and strings that JSON or a terminal would
+                           misread (quotes, controls, C1, non-ASCII class names)
 
 Every finding of a fuzz run is added by hand as regress-<what> to its corpus.
 Run from the repository root:  python3 fuzz/make_corpus.py
@@ -65,7 +68,7 @@ def models():
     put("model", "mse_4-3sigmoid-2nobias", model_file([(3, "sigmoid", 1), (2, "", 0)], 4, "mse"))
     put("model", "interrupted_2-2", model_file([(2, "", 1)], 2, "ce",
                                                extra_meta={"interrupted": "SIGINT at epoch 1"}))
-    # issue 13 findings, as regression inputs
+    # the hardening review's findings, as regression inputs
     put("model", "regress-arch-2pow36", model_file([(1, "", 1)], 2, "mse", arch="65536-1048000"))
     put("model", "regress-bce-sigmoid-last", model_file([(1, "sigmoid", 1)], 2, "bce"))
     tiny = struct.pack("<3f", 1, 2, 3)
@@ -80,6 +83,16 @@ def models():
         '"layers.0.bias":{"dtype":"F32","shape":[1],"data_offsets":[8,12]}}')))
     long_arch = "2" + "-8tanh" * 120 + "-2"
     put("arch", "regress-long-725", long_arch.encode())
+
+
+def info():
+    put("info", "ce_3-4relu-2", model_file([(4, "relu", 1), (2, "", 1)], 3, "ce"))
+    put("info", "bce_2-8tanh-1", model_file([(8, "tanh", 1), (1, "", 1)], 2, "bce",
+                                            extra_meta={"class_names": '["no", "y\\u00e9s"]'}))
+    put("info", "regress-version-json", model_file(
+        [(8, "tanh", 1), (2, "", 1)], 2, "ce",
+        extra_meta={"ffnn_version": '0.1", "parameters": 999999999, "loss": "mse',
+                    "interrupted": "SIGINT \x1b[2J\u009b1m\x7f at epoch 1"}))
 
 
 def checkpoints():
@@ -106,7 +119,7 @@ def idx():
     put("idx", "images_3x2x2.gz", gzip.compress(img))
     put("idx", "truncated", img[:-3])
     put("idx", "trailing", lbl + b"\x00")
-    # issue 13: a 33-byte gzip file whose header promises 65535 images of 256 x 256
+    # a finding: a 33-byte gzip file whose header promises 65535 images of 256 x 256
     put("idx", "regress-gz-forged-4gib",
         gzip.compress(bytes([0, 0, 8, 3]) + struct.pack(">III", 65535, 256, 256), mtime=0))
     bad = bytearray(gzip.compress(img, mtime=0))
@@ -132,6 +145,7 @@ def csv():
 
 if __name__ == "__main__":
     models()
+    info()
     checkpoints()
     idx()
     arch()

@@ -140,8 +140,9 @@ typedef enum ffnn_strategy {
     FFNN_STRATEGY_REFERENCE = 8, /* the cpu reference (src/backend/cpu/): every op in
                                 plain C on one thread, as written - the backend all the
                                 others are tested against; slow (about 30x the
-                                OpenMP backend on one thread, README). Runs on the cpu:
-                                device auto becomes cpu, device cuda is refused     */
+                                OpenMP backend on one thread, docs/PERFORMANCE.md).
+                                Runs on the cpu: device auto becomes cpu, device
+                                cuda is refused                                   */
     FFNN_STRATEGY_TUNE = 9      /* auto by measurement: on cuda, ffnn_trainer_create times
                                 each candidate (persistent where it fits, graph, fused,
                                 cublas, cublaslt; those that take cfg.precision) on a
@@ -300,7 +301,7 @@ FFNN_API ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a,
  *       label = below(2), p = below(62), then 64 features x_j = 0.5 (2u - 1);
  *       the label's motif is added at x_p..x_{p+2}: (+1, -1, +1) for label 1,
  *       (+1, +1, -1) for label 0 (same sum and energy: only local shape differs).
- * *train gets N samples drawn from stream 2 of the seed (src/rng.h), *test
+ * *train gets N samples drawn from stream 2 of the seed (src/core/rng.h), *test
  * ceil(N/5) samples from stream 3; either may be NULL to skip it. SEED in the
  * spec, when given, replaces seed. src/data/synth.c has the details.
  * Errors: FFNN_ERR_PARSE (message: the spec, the column, what was expected),
@@ -488,7 +489,7 @@ FFNN_API ffnn_status ffnn_dataset_split(const ffnn_dataset *src, double fraction
 typedef struct ffnn_model ffnn_model;
 
 /* Build a model from an architecture string (syntax in docs/ARCHITECTURE.md and
- * the README), e.g. "784-256relu-10" or "64-local5relu-local3samerelu-2":
+ * docs/CLI.md), e.g. "784-256relu-10" or "64-local5relu-local3samerelu-2":
  *     arch   := input ( '-' layer )+
  *     input  := positive integer (features per sample)
  *     layer  := ( width | 'local' R [ 'same' ] ) [activation] [ ':nobias' ]
@@ -625,7 +626,7 @@ FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
  *              to the start of this section. ffnn writes the tensors in layer
  *              order (weight, then bias); it reads them in any order.
  * PyTorch users: torch.nn.Sequential names its Linear layers 0, 2, 4 ...; rename
- * the keys to layers.0, layers.1, ... (README "Use with PyTorch"). */
+ * the keys to layers.0, layers.1, ... (docs/PYTHON.md "Use with PyTorch"). */
 
 /* What a model file says besides the parameters. */
 typedef struct ffnn_model_file_info {
@@ -641,8 +642,14 @@ typedef struct ffnn_model_file_info {
  * fsync'ed; on any failure the temporary file is removed and an existing file
  * at path is left as it was. A file replaced keeps its mode (a new one gets
  * 0666 & ~umask); a symbolic link at path is written through (the file it
- * names is replaced, the link stays). Temporary files "<path>.tmp-<pid>-XXXXXX"
- * left by a killed process (its pid no longer runs) are removed first.
+ * names is replaced, the link stays), except one another account could have
+ * planted (in a sticky world-writable directory such as /tmp, owned neither by
+ * this user nor by the directory's owner: refused, as Linux's
+ * fs.protected_symlinks does; docs/SECURITY.md). The loss must fit the network
+ * as ffnn_model_load requires (ce/bce: no activation on the last layer; ce: 2+
+ * outputs), else FFNN_ERR_INVALID_ARGUMENT and nothing is written. Temporary
+ * files "<path>.tmp-<pid>-XXXXXX" left by a killed process (its pid no longer
+ * runs) are removed first.
  * Errors: FFNN_ERR_IO (path, step, byte offset and strerror, e.g. "No space
  * left on device"), FFNN_ERR_NUMERIC (a NaN/Inf parameter: tensor and element
  * named, nothing written), FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_NO_MEMORY. */
@@ -656,8 +663,9 @@ FFNN_API ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char
                                                  ffnn_loss loss, const char *interrupted);
 
 /* Check that path can be written by ffnn_model_save / a checkpoint save before
- * any work is done: it is not a directory, a symbolic link there names a file
- * that can be resolved, and the temporary file a save would create
+ * any work is done: it is not empty or a directory, a symbolic link there names
+ * a file that can be resolved and was not planted by another account (see
+ * ffnn_model_save), and the temporary file a save would create
  * ("<path>.tmp-<pid>-XXXXXX" in the same directory) can be created: it is
  * created and removed again (so a name too long for the suffix, a missing or
  * read-only directory, no permission are found now, not after training).
@@ -786,7 +794,13 @@ typedef struct ffnn_train_config {
                                (omp_get_max_threads(), which OMP_NUM_THREADS sets);
                                N >= 1 = N threads. Its matmuls sum in another order than
                                the reference (results agree to ~1e-6 relative); its
-                               results do not depend on N. The single-threaded reference
+                               results do not depend on N. Its matmul kernels are the
+                               best set this CPU runs (avx512 > avx2 > baseline; each
+                               gives its own last bits); the environment variable
+                               FFNN_OMP_ISA=avx512|avx2|baseline forces one, and
+                               ffnn_trainer_create refuses a set the CPU cannot run
+                               (FFNN_ERR_UNSUPPORTED) or an unknown name
+                               (FFNN_ERR_INVALID_ARGUMENT). The single-threaded reference
                                is strategy FFNN_STRATEGY_REFERENCE (then threads must be
                                0 or 1). Ignored on cuda. In [0, 1024].              */
     size_t eval_batch_size; /* samples per forward pass in ffnn_trainer_evaluate (default 1024) */
@@ -856,7 +870,7 @@ typedef struct ffnn_train_config {
      *                  activations, optimizer update): a multiple of 32 in [32, 1024]
      *                  (default 256). The loss and bias-gradient reductions keep theirs.
      *   cuda_block_2d  edge of the square thread block of the naive matmul
-     *                  (--kernels naive): 8, 16 or 32 (default 16). */
+     *                  (--strategy naive): 8, 16 or 32 (default 16). */
     int cuda_block_1d;
     int cuda_block_2d;
 } ffnn_train_config;
@@ -1049,7 +1063,7 @@ FFNN_API ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_d
  * sees rank 0's validation loss, so every rank decides the same. */
 
 /* The state: *best_epoch the best epoch so far (1-based; 0 before one, or with
- * early stopping off), *best_loss its metric (NaN without one), *stop 1 when
+ * early stopping off), *best_loss its metric (NaN without one), *stop is 1 when
  * patience has run out: the last finished epoch is P or more epochs after the
  * best (the caller stops; the trainer would train on). Each may be NULL.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL trainer). */

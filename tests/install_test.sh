@@ -8,6 +8,9 @@
 #       with no library path; make uninstall then leaves no file behind.
 #   install_test.sh man BUILD
 #       every option of 'ffnn CMD --help' (train, eval, predict) is in docs/ffnn.1.
+#   install_test.sh clidoc BUILD
+#       every option of 'ffnn CMD --help' (train, eval, predict, info, plot) is in
+#       docs/CLI.md, the CLI reference (--kernels, an alias of --strategy, is not).
 #   install_test.sh wait BUILD
 #       ffnn train runs with GOMP_SPINCOUNT=3000 unless the user set OMP_WAIT_POLICY or
 #       GOMP_SPINCOUNT, and then with the user's setting only.
@@ -23,6 +26,16 @@ if [ "$mode" = man ]; then
         for opt in $("$build/ffnn" "$cmd" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
             esc=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
             grep -q -- "$esc" docs/ffnn.1 || fail "ffnn $cmd $opt is not in docs/ffnn.1"
+        done
+    done
+    exit 0
+fi
+if [ "$mode" = clidoc ]; then
+    for cmd in train eval predict info plot; do
+        for opt in $("$build/ffnn" "$cmd" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
+            [ "$opt" = --kernels ] && continue
+            grep -qE -- "(^|[\` [(|])$opt([^a-z0-9-]|\$)" docs/CLI.md ||
+                fail "ffnn $cmd $opt is not in docs/CLI.md"
         done
     done
     exit 0
@@ -99,7 +112,7 @@ grep -q "\"ffnn $version\"" "$root$prefix/share/man/man1/ffnn.1" || fail "man pa
 out=$(env -u LD_LIBRARY_PATH "$root$prefix/bin/ffnn" --version)
 case "$out" in "ffnn $version "*) ;; *) fail "ffnn --version says '$out'" ;; esac
 
-# as the README advises for programs on a machine shared with other work (the ffnn
+# as docs/C_API.md advises for programs on a machine shared with other work (the ffnn
 # program and the Python module set it themselves)
 [ -n "${OMP_WAIT_POLICY:-}${GOMP_SPINCOUNT:-}" ] || export GOMP_SPINCOUNT=3000
 # the staged prefix stands in for $prefix (not PKG_CONFIG_SYSROOT_DIR: it would prefix

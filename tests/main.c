@@ -36,6 +36,7 @@ TEST_SUITE_DECLARE(tabular);
 TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
 TEST_SUITE_DECLARE(tasks);
+TEST_SUITE_DECLARE(hardening2);
 
 typedef struct suite {
     const test_case *tests;
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
         {tasks_tests, &tasks_tests_count},
+        {hardening2_tests, &hardening2_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */

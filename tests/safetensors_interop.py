@@ -6,7 +6,7 @@ usage: safetensors_interop.py DIR
 
 (a) ffnn -> PyTorch: reads DIR/ffnn.safetensors (written by ffnn), DIR/inputs.f32
     (x [4, 6], float32 little-endian) and DIR/ffnn_out.f32 (ffnn's forward on x);
-    loads the file with the 10-line numpy reader of the README (and with
+    loads the file with the 10-line numpy reader of docs/PYTHON.md (and with
     safetensors.torch.load_file too when the safetensors package is installed),
     builds torch.nn.Linear layers from it and checks torch's output = ffnn's
     to 1e-5.
@@ -27,7 +27,7 @@ import sys
 
 
 def load_safetensors(path):
-    """The README's numpy reader: {name: float32 array}, metadata."""
+    """docs/PYTHON.md's numpy reader: {name: float32 array}, metadata."""
     with open(path, "rb") as f:
         n = struct.unpack("<Q", f.read(8))[0]
         header = json.loads(f.read(n))
@@ -40,7 +40,7 @@ def load_safetensors(path):
 
 
 def save_safetensors(path, tensors, meta):
-    """The README's numpy writer: F32 tensors in name order, metadata strings."""
+    """docs/PYTHON.md's numpy writer: F32 tensors in name order, metadata strings."""
     header, blobs, offset = {"__metadata__": meta}, [], 0
     for name, array in sorted(tensors.items()):
         b = np.ascontiguousarray(array, dtype="<f4").tobytes()

@@ -279,7 +279,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     return TEST_PASS;
 }
 
-/* Issue 12's settings, all at once: weight decay without the biases,
+/* The training-feature settings, all at once: weight decay without the biases,
  * reduce-on-plateau (threshold 0.5, patience 0: a reduction after most epochs,
  * so its state matters) after 5 warm-up steps, clipping by norm and value, EMA
  * (the weights compared are the EMA's) and dropout. */
@@ -327,7 +327,7 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
         printf("     %s %s%s: resumed at steps 0, 5, 16, 23, 45 (and 19 by single steps) of "
                "%d: losses and weights bit-identical\n", ffnn_device_name(device),
                ffnn_optimizer_name(opt),
-               features == 1 ? " + issue 12's features" : features == 2 ? " + gelu, silu, "
+               features == 1 ? " + the training features" : features == 2 ? " + gelu, silu, "
                                "leaky_relu0.2, elu0.5" : "", STEPS);
     run_arch = ARCH;
     free(ref.params);

@@ -1,5 +1,5 @@
 /*
- * test_cublas.c - suite "cublas": the cublas strategy (src/cuda/cublas.cu) through
+ * test_cublas.c - suite "cublas": the cublas strategy (src/backend/cuda/cublas.cu) through
  * the backend table (ffnn_cuda_backend(), created with the cublas strategy's options): dense
  * forward and backward against the CPU reference (ffnn_cpu_backend) on fresh
  * random inputs, in each precision (fp32, tf32, bf16); that tf32 and bf16 really

@@ -2,7 +2,7 @@
  * data sets of the seeds (synth:points, synth:regression), class subsets.
  *
  *   - the generators are deterministic per seed and follow their documented
- *     definitions sample by sample (re-derived here from ffnn's RNG, src/rng.h);
+ *     definitions sample by sample (re-derived here from ffnn's RNG, src/core/rng.h);
  *   - ffnn_dataset_select_classes keeps the order and relabels a -> 0, b -> 1;
  *   - the float-target losses of the CPU reference have the gradients central
  *     differences give (the method and tolerances of tests/test_gradcheck.c);

@@ -1,4 +1,4 @@
-/* test_faults.c - the fault suite (RELIABILITY.md "Faults to survive", issue 13):
+/* test_faults.c - the fault suite (RELIABILITY.md "Faults to survive"):
  * kill -9 during model and checkpoint writes (loops), SIGINT during training and
  * during a save, a second SIGINT, a full disk and a read-only directory (through
  * the LD_PRELOAD library tests/preload/faults.c, FFNN_FAULTS_LIB: no root, tmpfs

@@ -1,4 +1,4 @@
-/* test_features.c - issue 12's training features on every backend and strategy:
+/* test_features.c - the training features on every backend and strategy:
  * weight decay (with biases exempt), adamw, a learning-rate schedule with warm-up,
  * gradient clipping, EMA and dropout. Each configuration trains on the cpu
  * reference, the omp backend and every cuda strategy that takes it, one step at a

@@ -1,6 +1,6 @@
 /*
  * test_fused.c - suite "fused": the CUDA backend's fused dense ops (backend.h
- * dense_act_forward, dense_backward_fused; src/cuda/fused.cu on gemm.cu's
+ * dense_act_forward, dense_backward_fused; src/backend/cuda/fused.cu on gemm.cu's
  * register-blocked SGEMM) against the CPU reference backend (ffnn_cpu_backend),
  * on fresh random inputs in [-1, 1] per shape.
  *
@@ -1027,7 +1027,7 @@ static test_result lt_tf32x3_prepared_xt(char *why, size_t why_size)
 /* ------------------------------------ the weight gradient beside (dw_side) */
 
 /* One run of lt_dw_beside_body: layer 1 (1024 -> 1024, batch 1024: dx, relu's f',
- * dx_db, dW1 - on the side queue when dw_side) then layer 0 (784 -> 1024: dW0 from
+ * dx_db, dW1 - on the second stream when dw_side) then layer 0 (784 -> 1024: dW0 from
  * layer 1's dx, on the main queue) as the step queues them, then side_join; W1, W0
  * uploaded fresh first (sgd updates them). Outputs into out: dx, dx_db, then dW1
  * and dW0 (sgd: W1 and W0 after the update). */

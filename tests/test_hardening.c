@@ -1,4 +1,4 @@
-/* test_hardening.c - one regression test per defect of issue 13 (memory safety,
+/* test_hardening.c - one regression test per defect the hardening review found (memory safety,
  * limits before allocation, interrupts, file handling; docs/SECURITY.md). Each
  * test failed before its fix: the note above it says how. The fault suite
  * (kill -9, SIGINT, full disk, read-only directory) is test_faults.c. */

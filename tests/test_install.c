@@ -1,5 +1,5 @@
 /* test_install.c - ffnn as a user installs and uses it: the examples (examples/NAME.c,
- * shown verbatim in the README) run from the build tree; make install into a
+ * shown verbatim in docs/C_API.md) run from the build tree; make install into a
  * temporary DESTDIR, the examples built against it with pkg-config (shared and
  * static) and run, make uninstall (tests/install_test.sh); the man page lists every
  * option; the program's OpenMP spin count; the Python module (tests/test_python.py). The build directory is that of
@@ -78,13 +78,14 @@ static int read_text(const char *path, char **text)
     return 0;
 }
 
-/* The README shows every examples/NAME.c verbatim (so what it shows compiles and runs). */
+/* The C library guide (docs/C_API.md) shows every examples/NAME.c verbatim (so what it
+ * shows compiles and runs). */
 static test_result examples_in_readme(char *why, size_t why_size)
 {
     UNUSED_WHY();
     char *readme = NULL;
-    CHECK(read_text("README.md", &readme) == 0, "cannot read README.md (run from the "
-                                                "repository root)");
+    CHECK(read_text("docs/C_API.md", &readme) == 0, "cannot read docs/C_API.md (run from "
+                                                    "the repository root)");
     DIR *d = opendir("examples");
     CHECK(d != NULL, "no examples/ directory");
     int n = 0;
@@ -102,7 +103,7 @@ static test_result examples_in_readme(char *why, size_t why_size)
             break;
         }
         if (!strstr(readme, text)) {
-            fprintf(stderr, "    README.md does not show %s verbatim\n", path);
+            fprintf(stderr, "    docs/C_API.md does not show %s verbatim\n", path);
             r = TEST_FAIL;
         }
         free(text);
@@ -191,8 +192,14 @@ static test_result man_page(char *why, size_t why_size)
     return install_script("man", why, why_size);
 }
 
+/* docs/CLI.md, the CLI reference, names every option of each command's --help. */
+static test_result cli_reference(char *why, size_t why_size)
+{
+    return install_script("clidoc", why, why_size);
+}
+
 /* ffnn train runs with GOMP_SPINCOUNT=1000 unless the user chose a waiting policy
- * (README "CPU backends"): its environment, read from /proc. */
+ * (docs/PERFORMANCE.md, "Waiting policy"): its environment, read from /proc. */
 static test_result cli_wait_policy(char *why, size_t why_size)
 {
 #ifndef _OPENMP
@@ -220,12 +227,34 @@ static test_result python_module(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The Python module's pytest suite (tests/python/: the scikit-learn estimator checks,
+ * pickling, options, the wheel) over this build's libffnn.so, with FFNN_PYTHON. */
+static test_result python_pytest(char *why, size_t why_size)
+{
+    const char *python = getenv("FFNN_PYTHON") && *getenv("FFNN_PYTHON") ? getenv("FFNN_PYTHON")
+                                                                          : "/usr/bin/python3";
+    if (access(python, X_OK) != 0)
+        SKIP("%s not installed", python);
+    char build[512], lib[1024];
+    build_dir(build, sizeof build);
+    snprintf(lib, sizeof lib, "%s/libffnn.so", build);
+    char *const argv[] = {(char *)python, "tests/python/run_pytest.py", lib, NULL};
+    int rc = run(argv, NULL);
+    if (rc == 77)
+        SKIP("%s lacks pytest, numpy or scikit-learn (apt-get install python3-pytest "
+             "python3-numpy python3-sklearn)", python);
+    CHECK(rc == 0, "tests/python/run_pytest.py %s exited with %d", lib, rc);
+    return TEST_PASS;
+}
+
 const test_case install_tests[] = {
-    {"examples_shown_verbatim_in_readme", examples_in_readme},
+    {"examples_shown_verbatim_in_c_api_guide", examples_in_readme},
     {"examples_run_from_the_build_tree", test_examples_run},
     {"install_destdir_pkgconfig_shared_static", install_destdir},
     {"man_page_lists_every_option", man_page},
+    {"cli_reference_lists_every_option", cli_reference},
     {"cli_spin_count_unless_the_user_chose", cli_wait_policy},
     {"python_module", python_module},
+    {"python_pytest", python_pytest},
 };
 const size_t install_tests_count = sizeof install_tests / sizeof install_tests[0];

@@ -10,7 +10,7 @@
  *   - the OpenMP kernels against the reference: the same bits (they use its
  *     expressions and summation order), for 1, 2 and 3 threads and through the
  *     omp backend table and ffnn_local1d_forward_omp;
- *   - cuda against cpu (skipped without a GPU): both variants (global = --kernels
+ *   - cuda against cpu (skipped without a GPU): both variants (global = --strategy
  *     naive, shared = tiled), forward and backward, on fixed and random shapes
  *     (N = R, N not a multiple of the 256-thread block, batch > 1, R large enough
  *     for the shared kernels to shrink their tiles or fall back, batch > 65535

@@ -429,7 +429,7 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
 }
 
 /* One run of bf16_dw_beside: layer 1 (1024 -> 1024 at batch 1024: dx16, relu's
- * f', dx_db, dW1 - on the side queue when dw_side) and layer 0 (784 -> 1024: dW0
+ * f', dx_db, dW1 - on the second stream when dw_side) and layer 0 (784 -> 1024: dW0
  * from layer 1's dx16) as the step queues them, then side_join; into out: dx16
  * (as 2-byte values packed in floats' room), dx_db, dW1, dW0. */
 enum { BB_B = 1024, BB_H = 1024, BB_IN = 784 };

@@ -1,7 +1,7 @@
 /*
- * test_omp.c - suite "omp": every op of the OpenMP backend (src/omp/) against the
+ * test_omp.c - suite "omp": every op of the OpenMP backend (src/backend/omp/) against the
  * single-threaded reference (ffnn_cpu_backend) on fresh random data, for each
- * matmul instruction set this CPU runs (avx512, avx2, generic) and 1, 2 and 3
+ * matmul instruction set this CPU runs (avx512, avx2, baseline) and 1, 2 and 3
  * threads; then whole training runs: omp against the reference for 200 steps on
  * Fashion-MNIST, and omp against itself (same bits for the same thread count, and
  * for any thread count).
@@ -20,6 +20,7 @@
  *       activations, losses, gather and optimizers use the reference's
  *       expressions and libm calls).
  */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,7 +74,7 @@ static void contexts_free(contexts *c)
 
 static ffnn_status contexts_make(contexts *c)
 {
-    static const char *isas[] = {"avx512", "avx2", "generic"};
+    static const char *isas[] = {"avx512", "avx2", "baseline"};
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < 3; i++) {
         const ffnn_omp_gemm_isa *isa = ffnn_omp_gemm_named(isas[i]);
@@ -781,6 +782,78 @@ static test_result test_threads_config(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* FFNN_OMP_ISA forces the kernel set: each set this CPU runs is taken, one it cannot
+ * run is refused (FFNN_ERR_UNSUPPORTED, never run), an unknown name is refused by
+ * name; the trainer passes the refusal on. */
+static test_result test_isa_forced(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    static const char *sets[] = {"avx512", "avx2", "baseline"};
+    const char *prev = getenv("FFNN_OMP_ISA");
+    char saved[64];
+    snprintf(saved, sizeof saved, "%s", prev ? prev : "");
+    test_result r = TEST_PASS;
+    for (size_t i = 0; i < 3 && r == TEST_PASS; i++) {
+        setenv("FFNN_OMP_ISA", sets[i], 1);
+        void *ctx = NULL;
+        ffnn_status st = ffnn_omp_create_with(2, NULL, &ctx);
+        if (ffnn_omp_gemm_named(sets[i])) {
+            if (st != FFNN_OK || strcmp(ffnn_omp_isa(ctx)->name, sets[i]) != 0) {
+                fprintf(stderr, "    FFNN_OMP_ISA=%s: status %d, set %s\n", sets[i], (int)st,
+                        st == FFNN_OK ? ffnn_omp_isa(ctx)->name : ffnn_last_error());
+                r = TEST_FAIL;
+            }
+            printf("      FFNN_OMP_ISA=%s: taken\n", sets[i]);
+        } else if (st != FFNN_ERR_UNSUPPORTED || !strstr(ffnn_last_error(), "cannot run")) {
+            fprintf(stderr, "    FFNN_OMP_ISA=%s on a CPU without it: status %d (%s)\n",
+                    sets[i], (int)st, ffnn_last_error());
+            r = TEST_FAIL;
+        } else {
+            printf("      FFNN_OMP_ISA=%s: refused here (%s)\n", sets[i], ffnn_last_error());
+        }
+        if (st == FFNN_OK)
+            ffnn_omp_backend.destroy(ctx);
+    }
+    if (r == TEST_PASS) {
+        setenv("FFNN_OMP_ISA", "sse9", 1);
+        void *ctx = NULL;
+        ffnn_status st = ffnn_omp_create_with(1, NULL, &ctx);
+        if (st != FFNN_ERR_INVALID_ARGUMENT || !strstr(ffnn_last_error(), "sse9") ||
+            !strstr(ffnn_last_error(), "baseline")) {
+            fprintf(stderr, "    FFNN_OMP_ISA=sse9: status %d (%s)\n", (int)st,
+                    ffnn_last_error());
+            r = TEST_FAIL;
+            if (st == FFNN_OK)
+                ffnn_omp_backend.destroy(ctx);
+        }
+    }
+    if (r == TEST_PASS) { /* through the public API */
+        ffnn_model *m = NULL;
+        ffnn_dataset *tr = NULL, *te = NULL;
+        CHECK_OK(ffnn_model_create("2-4relu-2", &m));
+        CHECK_OK(ffnn_dataset_synthetic("synth:points:64", 1, &tr, &te));
+        ffnn_train_config cfg = ffnn_train_config_default();
+        cfg.device = FFNN_DEVICE_CPU;
+        cfg.threads = 2;
+        ffnn_trainer *t = NULL;
+        ffnn_status st = ffnn_trainer_create(m, tr, &cfg, &t);
+        if (st != FFNN_ERR_INVALID_ARGUMENT || !strstr(ffnn_last_error(), "FFNN_OMP_ISA")) {
+            fprintf(stderr, "    trainer with FFNN_OMP_ISA=sse9: status %d (%s)\n", (int)st,
+                    ffnn_last_error());
+            r = TEST_FAIL;
+        }
+        ffnn_trainer_free(t);
+        ffnn_model_free(m);
+        ffnn_dataset_free(tr);
+        ffnn_dataset_free(te);
+    }
+    if (prev)
+        setenv("FFNN_OMP_ISA", saved, 1);
+    else
+        unsetenv("FFNN_OMP_ISA");
+    return r;
+}
+
 const test_case omp_tests[] = {
     {"omp_clip_dropout_ema_vs_reference", test_clip_dropout_ema},
     {"omp_dense_vs_reference", test_dense},
@@ -792,5 +865,6 @@ const test_case omp_tests[] = {
     {"omp_train_200_steps_parity_fashion", test_train_parity},
     {"omp_train_deterministic", test_train_deterministic},
     {"omp_threads_config", test_threads_config},
+    {"omp_isa_forced_by_environment", test_isa_forced},
 };
 const size_t omp_tests_count = sizeof omp_tests / sizeof omp_tests[0];

@@ -7,7 +7,7 @@
 #                  twice: bit for bit (the reduction order is fixed); -np 2 with
 #                  --strategy tune: auto (nothing measured), the same bits
 #   parity_adam    the same with Adam and with momentum
-#   features       issue 12's dropout, clipping, adamw + decay, schedule + warm-up and
+#   features       the training features' dropout, clipping, adamw + decay, schedule + warm-up and
 #                  EMA under -np 2 and -np 3 vs one process, per-step losses
 #   buckets        a 30 MB gradient (two buckets) under -np 3 with a one-row last batch
 #   resume         -np 2 stopped at step 30 (--max-steps, --checkpoint) and resumed with
@@ -113,7 +113,7 @@ parity_adam)
     done
     ;;
 features)
-    # issue 12's features under -np 2 and -np 3 against one process: dropout (each
+    # the training features under -np 2 and -np 3 against one process: dropout (each
     # rank's masks continue the one-process stream from its first row), clipping by
     # norm and value after the all-reduce, adamw with decay, a step schedule with
     # warm-up, EMA (the evaluation reads it; the losses are the training's)

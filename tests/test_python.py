@@ -7,10 +7,10 @@ Checks: the version; training on in-memory arrays learns (circle data, >= 90%);
 early stopping stops after the patience and keeps the best epoch's weights;
 predictions equal the C library's (the CLI's ffnn predict on the saved model);
 save/load round trip bit for bit; the weight views share the model's memory; the
-library's errors arrive as exceptions with its message; MLPClassifier/MLPRegressor
-(fit, predict, predict_proba, score, get_params/set_params, early_stopping); the library is found
-from a build tree without FFNN_LIBRARY; pip installs the package from the source tree;
-the README's Python session runs as shown (a doctest).
+library's errors arrive as exceptions with its message; the library is found
+from a build tree without FFNN_LIBRARY; the Python sessions of the README and
+docs/PYTHON.md run as shown (doctests). The scikit-learn estimators, pickling, the
+options and the wheel are tests/python/ (pytest; the runner's python_pytest case).
 """
 import os
 import shutil
@@ -156,81 +156,36 @@ try:
         check(False, "batch_size 0 accepted")
     except ffnn.FfnnError as e:
         check("batch" in str(e), "batch error: %s" % e)
-
-    # scikit-learn style estimators (scikit-learn itself is not needed)
-    labels = np.where(y == 1, "in", "out")
-    clf = ffnn.MLPClassifier(hidden_layer_sizes=(16, 16), activation="tanh", max_iter=30,
-                             batch_size=32, learning_rate_init=0.01)
-    check(clf.fit(X, labels) is clf, "fit returns self")
-    check(list(clf.classes_) == ["in", "out"], "classes_ %s" % clf.classes_)
-    check(clf.score(Xt, np.where(yt == 1, "in", "out")) >= 0.9, "MLPClassifier score")
-    proba = clf.predict_proba(Xt[:4])
-    check(proba.shape == (4, 2) and np.allclose(proba.sum(axis=1), 1, atol=1e-5), "predict_proba")
-    params = clf.get_params()
-    check(params["hidden_layer_sizes"] == (16, 16) and params["max_iter"] == 30, "get_params")
-    clone = type(clf)(**params)
-    check(clone.get_params() == params, "a clone from get_params differs")
-    check(clone.set_params(max_iter=5) is clone and clone.max_iter == 5, "set_params")
-    try:
-        clone.set_params(alpha=1e-4)
-        check(False, "unknown parameter accepted")
-    except ValueError:
-        pass
-    # no silent wrong task (docs/TRAINING.md "Task checks"): continuous or NaN labels
-    # refused by the classifier, one class by the library's trainer
-    for bad, words in ((X[:, 0].astype(np.float64) * 10 + 0.5, "MLPRegressor"),
-                       (np.where(y == 1, 1.0, np.nan), "missing label")):
-        try:
-            ffnn.MLPClassifier(max_iter=1).fit(X, bad)
-            check(False, "labels %r accepted" % (bad[:3],))
-        except ValueError as e:
-            check(words in str(e), "classifier error: %s" % e)
+    # no silent wrong task (docs/TRAINING.md "Task checks"): one class is refused by
+    # the library's trainer, so Model.train inherits it
     try:
         model.train(X, np.zeros(len(X), dtype=np.int32), epochs=1)
         check(False, "one class accepted")
     except ffnn.FfnnValueError as e:
         check("at least 2 classes" in str(e), "one-class error: %s" % e)
-    rng = np.random.default_rng(3)
-    Xr = rng.uniform(-1, 1, (2000, 4)).astype(np.float32)
-    yr = Xr @ np.array([0.5, -1.0, 0.25, 2.0]) + np.sin(3 * Xr[:, 0])
-    reg = ffnn.MLPRegressor(hidden_layer_sizes=(32,), max_iter=40, batch_size=32,
-                            learning_rate_init=0.01).fit(Xr[:1500], yr[:1500])
-    r2 = reg.score(Xr[1500:], yr[1500:])
-    check(r2 > 0.9, "MLPRegressor R^2 %.3f <= 0.9" % r2)
-    check(reg.predict(Xr[:3]).shape == (3,), "regressor predict shape")
-    # early_stopping: random labels, 20% held out (stratified): the fit stops
-    # n_iter_no_change epochs after its lowest validation loss and keeps that epoch
-    es = ffnn.MLPClassifier(hidden_layer_sizes=(64,), max_iter=300, batch_size=16,
-                            learning_rate_init=0.02, early_stopping=True,
-                            validation_fraction=0.2, n_iter_no_change=4, random_state=3,
-                            device="cpu").fit(Xn, np.where(yn == 1, "a", "b"))
-    curve = es.validation_loss_curve_
-    check(es.n_iter_ < 300 and es.n_iter_ == int(np.argmin(curve)) + 1 + 4 and
-          es.best_validation_loss_ == min(curve) and es.get_params()["early_stopping"],
-          "MLPClassifier early stopping: %d epochs, best %.6g, curve min %.6g"
-          % (es.n_iter_, es.best_validation_loss_, min(curve)))
-    try:
-        ffnn.MLPRegressor(early_stopping=True, validation_fraction=1.5).fit(Xr, yr)
-        check(False, "validation_fraction 1.5 accepted")
-    except ValueError as e:
-        check("validation_fraction" in str(e), "validation_fraction error: %s" % e)
 
-    # the README's Python session, run as a doctest (in a scratch directory)
+    # the scikit-learn estimators: tests/python/test_estimators.py (pytest, run by the
+    # runner's python_pytest case)
+
+    # the Python sessions of the README's quick start and of docs/PYTHON.md, each run
+    # as one doctest (in a scratch directory)
     import doctest
     import re
-    with open(os.path.join(ROOT, "README.md")) as f:
-        blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
-    session = "".join(b for b in blocks if b.lstrip().startswith(">>>"))
-    check(session.count(">>>") >= 10, "the README has no Python session")
-    cwd = os.getcwd()
-    os.chdir(tmp)
-    try:
-        test = doctest.DocTestParser().get_doctest(session, {}, "README.md", "README.md", 0)
-        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-        runner.run(test)
-        check(runner.failures == 0, "README.md's Python session: %d failure(s)" % runner.failures)
-    finally:
-        os.chdir(cwd)
+    for doc, least in (("README.md", 5), (os.path.join("docs", "PYTHON.md"), 10)):
+        with open(os.path.join(ROOT, doc)) as f:
+            blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+        session = "".join(b for b in blocks if b.lstrip().startswith(">>>"))
+        check(session.count(">>>") >= least, "%s has no Python session" % doc)
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            test = doctest.DocTestParser().get_doctest(session, {}, doc, doc, 0)
+            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+            runner.run(test)
+            check(runner.failures == 0,
+                  "%s's Python session: %d failure(s)" % (doc, runner.failures))
+        finally:
+            os.chdir(cwd)
 
     # found from a build tree (python/ffnn -> build/libffnn.so.MAJOR), no FFNN_LIBRARY
     tree = os.path.join(tmp, "tree")
@@ -244,23 +199,7 @@ try:
     check(r.returncode == 0 and r.stdout.strip().endswith("build/libffnn.so.0"),
           "build tree lookup: %s %s" % (r.stdout, r.stderr))
 
-    # pip installs the package from the source tree (no compiler, no network)
-    target = os.path.join(tmp, "site")
-    source = os.path.join(tmp, "source")  # setuptools writes build/ into the source
-    shutil.copytree(os.path.join(ROOT, "python"), source,
-                    ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
-    r = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-                        "--no-build-isolation", "--no-index", "--target", target, source],
-                       capture_output=True, text=True)
-    if r.returncode != 0 and "No module named pip" in r.stderr:
-        print("    (pip not installed: the pip install check is left out)", file=sys.stderr)
-    else:
-        check(r.returncode == 0, "pip install: " + r.stderr[-2000:])
-        env = dict(os.environ, PYTHONPATH=target)
-        r = subprocess.run([sys.executable, "-c", "import ffnn; print(ffnn.__file__, "
-                            "ffnn.version())"], env=env, cwd=tmp, capture_output=True, text=True)
-        check(r.returncode == 0 and r.stdout.startswith(target),
-              "the pip-installed module: %s %s" % (r.stdout, r.stderr))
+    # the wheel (pip install ./python, a fresh venv): tests/python/test_packaging.py
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

@@ -243,7 +243,7 @@ TEST_DIR_CASE("st", round_trip)
     return TEST_PASS;
 }
 
-/* A model with activation parameters and the activations of issue 12: saved, loaded,
+/* A model with activation parameters and the activations beyond relu/sigmoid/tanh: saved, loaded,
  * its forward pass gives the same bits as before, and not those of the defaults
  * (the parameters are in the file's arch, docs/FORMATS.md). */
 TEST_DIR_CASE("st", activation_round_trip)

@@ -1,4 +1,4 @@
-/* test_strategies.c - the cuda training strategies (--kernels cublas, fused, graph,
+/* test_strategies.c - the cuda training strategies (--strategy cublas, fused, graph,
  * persistent, auto): each follows the cpu reference's per-step loss within 1e-4
  * relative over 200 steps (the foundation's parity criterion), also when steps run
  * in multi-step launches with a short last batch and a stop between launches; and
@@ -348,7 +348,7 @@ static test_result epoch_follows(ffnn_trainer *cpu, ffnn_trainer *gpu, size_t st
 /* cublaslt in tf32 on the wide net at batch 1024, where layer 0's weight gradient
  * takes x^T from the step's gather and layer 1's its input transposed beside the
  * forward (step.h ffnn_step_xt_create): the buffers are made (the graph runs'
- * spare set too), and 2 epochs of 4 full steps and a short one of
+ * second set too), and 2 epochs of 4 full steps and a short one of
  * 512 rows (which does not take it: dense_backward_wants_xt is 0 below batch 1024)
  * follow the fp32 cpu reference within the tf32 bound above, the epochs as captured
  * graphs with the next batch gathered (and transposed) during the step; then
@@ -512,11 +512,11 @@ static test_result adam_launches(char *why, size_t why_size)
     return TEST_PASS;
 }
 
-/* The side queue (backend.h side_begin) takes work off a step's critical path
+/* The second stream (backend.h side_begin) takes work off a step's critical path
  * without changing a value: the next step's batch gathered during the step (graph
  * runs: step.h r->spare) and the head's sums (cublaslt). So two epochs with it and
- * without it (the trainer's ops table copied without the side queue, and no
- * spare) give the same per-step losses and the same parameters, bit for bit.
+ * without it (the trainer's ops table copied without the second stream, and no
+ * second set of batch buffers) give the same per-step losses and the same parameters, bit for bit.
  * 2,000 samples at batch 64 (launches of 8 or 16 steps and a last batch of 16
  * rows), on graph, cublas, cublaslt fp32 and cublaslt bf16 (the batch gathered
  * straight into bf16); nets of one and of three hidden layers. */
@@ -537,8 +537,8 @@ static test_result side_queue_same_bits(char *why, size_t why_size)
         const char *arch = archs[k / 4];
         ffnn_model *m[2] = {NULL, NULL};
         double *losses[2] = {NULL, NULL};
-        ffnn_backend_ops no_side; /* arm 1's table: the backend's without the side queue */
-        for (int arm = 0; arm < 2; arm++) { /* arm 0: with the side queue */
+        ffnn_backend_ops no_side; /* arm 1's table: the backend's without the second stream */
+        for (int arm = 0; arm < 2; arm++) { /* arm 0: with the second stream */
             CHECK_OK(ffnn_model_create(arch, &m[arm]));
             CHECK_OK(ffnn_model_init(m[arm], 11));
             ffnn_train_config cfg = ffnn_train_config_default();

@@ -1,4 +1,4 @@
-/* test_tabular.c - tabular data (issue 11): the CSV and NPY readers (round trips,
+/* test_tabular.c - tabular data: the CSV and NPY readers (round trips,
  * every malformed-file class with its message), the seeded stratified split, the
  * standardisation kept in the model file, batches larger than the set and
  * drop_last, a model read while its trainer trains, and ffnn train's early
@@ -894,12 +894,13 @@ TEST_DIR_CASE("tabular", cli_regression_original_units)
     return TEST_PASS;
 }
 
-/* The README's library example (the C block that trains on a CSV file) compiled
- * against this build's libffnn.so and run: it must exit 0 and print a test
- * accuracy above 90%. Skipped without cc, the build's libffnn.so or the CSV. */
-TEST_DIR_CASE("tabular", readme_library_example_runs)
+/* The C program of doc (its first C block that starts with #include <stdio.h> and
+ * #include "ffnn.h": a program that trains on a CSV file) compiled against this build's
+ * libffnn.so and run: it must exit 0 and print a test accuracy above 90%. Skipped
+ * without cc, the build's libffnn.so or the CSV. */
+static test_result doc_csv_program_runs(const char *doc, const char *dir, char *why,
+                                        size_t why_size)
 {
-    (void)why, (void)why_size;
     const char *ffnn = cli_binary();
     const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
     char lib_dir[512], src[600], exe[600], out[600], cmd[4096], line[256];
@@ -919,13 +920,13 @@ TEST_DIR_CASE("tabular", readme_library_example_runs)
     if (access(cmd, R_OK) != 0 || access(csv, R_OK) != 0 || system("cc --version >/dev/null 2>&1"))
         SKIP("needs cc, %s and %s (apt-get install python3-sklearn)", cmd, csv);
     blob readme = {NULL, 0};
-    CHECK(test_read_file("README.md", &readme) == 0, "README.md not found (run from the root)");
+    CHECK(test_read_file(doc, &readme) == 0, "%s not found (run from the root)", doc);
     char *text = realloc(readme.data, readme.size + 1);
     CHECK(text, "malloc");
     text[readme.size] = '\0';
     char *begin = strstr(text, "#include <stdio.h>\n#include \"ffnn.h\"");
     char *end = begin ? strstr(begin, "```") : NULL;
-    CHECK(begin && end, "README.md has no C example starting with #include <stdio.h>");
+    CHECK(begin && end, "%s has no C example starting with #include <stdio.h>", doc);
     snprintf(src, sizeof src, "%s/example.c", dir);
     snprintf(exe, sizeof exe, "%s/example", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
@@ -934,9 +935,9 @@ TEST_DIR_CASE("tabular", readme_library_example_runs)
     CHECK(w == 0, "write");
     snprintf(cmd, sizeof cmd, "cc -std=c11 -Wall -Wextra -Werror -Iinclude %s -L%s -lffnn "
              "-Wl,-rpath,%s -o %s", src, lib_dir, lib_dir, exe);
-    CHECK(system(cmd) == 0, "the README example does not compile: %s", cmd);
+    CHECK(system(cmd) == 0, "the example of %s does not compile: %s", doc, cmd);
     snprintf(cmd, sizeof cmd, "cd %s && ./example > out.txt 2>&1", dir);
-    CHECK(system(cmd) == 0, "the README example failed (see %s)", out);
+    CHECK(system(cmd) == 0, "the example of %s failed (see %s)", doc, out);
     FILE *f = fopen(out, "r");
     double acc = -1;
     while (f && fgets(line, sizeof line, f))
@@ -948,8 +949,21 @@ TEST_DIR_CASE("tabular", readme_library_example_runs)
     return TEST_PASS;
 }
 
+/* The README's C quick start. */
+TEST_DIR_CASE("tabular", readme_library_example_runs)
+{
+    return doc_csv_program_runs("README.md", dir, why, why_size);
+}
+
+/* The C library guide's CSV program (validation split, standardisation, save). */
+TEST_DIR_CASE("tabular", c_api_guide_example_runs)
+{
+    return doc_csv_program_runs("docs/C_API.md", dir, why, why_size);
+}
+
 const test_case tabular_tests[] = {
     {"tabular_readme_library_example_runs", test_readme_library_example_runs},
+    {"tabular_c_api_guide_example_runs", test_c_api_guide_example_runs},
     {"tabular_drop_last_checkpoint_resume", test_drop_last_checkpoint_resume},
     {"tabular_cli_regression_original_units", test_cli_regression_original_units},
     {"tabular_npz_archives", test_npz_archives},

@@ -97,7 +97,7 @@ static test_result twin_seed000_omp(char *why, size_t why_size)
     return twin("seed000", "2", why, why_size);
 }
 
-/* issue 11: ffnn train --data FILE.csv on the Wisconsin breast cancer data that
+/* ffnn train --data FILE.csv on the Wisconsin breast cancer data that
  * Debian's python3-sklearn ships, with --test-split 0.2 --standardize; the twin
  * redoes the split and the standardisation from their documented rules, compares
  * every step (1e-5) and the final test accuracy (within 1 point). */
@@ -173,7 +173,7 @@ static test_result twin_tabular_whole_batch(char *why, size_t why_size)
     return twin_tabular("tabular_wholebatch", "5", why, why_size);
 }
 
-/* Issue 12's optimizer settings on seed 000's net (torch_twin.py names them). */
+/* The optimizer settings of the training features on seed 000's net (torch_twin.py names them). */
 static test_result twin_wd_momentum(char *why, size_t why_size)
 {
     return twin("wd_momentum", "1", why, why_size);

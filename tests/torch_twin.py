@@ -4,7 +4,7 @@ own, handed to ffnn through a model file), the same batches in the same order, t
 same loss and optimizer; compares ffnn's per-step losses and final weights.
 
 The batch order needs no file: ffnn's shuffle generator is documented
-(src/rng.c, docs/FORMATS.md) and re-implemented below (splitmix64-seeded
+(src/core/rng.c, docs/FORMATS.md) and re-implemented below (splitmix64-seeded
 xoshiro256**, stream FFNN_STREAM_SHUFFLE, Fisher-Yates with Lemire's multiply-shift,
 the permutation reset to 0..n-1 before each epoch's shuffle).
 
@@ -23,7 +23,7 @@ CASE:  seed000   784-256relu-10, softmax cross-entropy, SGD lr 0.01, batch 64
                  (larger than the 455 training rows: one batch per epoch). Also
                  compares the final test accuracy (within 1 point); --seed picks
                  the seed (split, shuffle and init).
-       the training features (issue 12), each on seed000's net and data:
+       the training features, each on seed000's net and data:
        wd_momentum   momentum 0.9 nesterov, weight_decay 5e-4 (torch.optim.SGD)
        wd_adam_nobias  adam, weight_decay 1e-3, biases not decayed (two groups)
        adamw     torch.optim.AdamW lr 1e-3, weight_decay 0.05
@@ -108,7 +108,7 @@ def uniform(rng):
 
 
 def synth_regression(n, seed):
-    """The training set of ffnn's synth:regression:N (src/data/synth.c, README "Data
+    """The training set of ffnn's synth:regression:N (src/data/synth.c, docs/CLI.md "Data
     sets"): per sample 32 draws x_j = 2u - 1, then e = u;
     y = sum_j a_j x_j + sum_k c_k sqrt(x_2k^2 + x_2k+1^2) + 0.1 (e - 0.5) in double,
     a_j = 0.25 (-1)^j, c_k = 0.5 (-1)^k, rounded to float32 once."""
@@ -243,7 +243,7 @@ CASES = {
     "seed001": dict(arch="32-256relu:nobias-1:nobias", loss="mse", optimizer="sgd", lr=0.002,
                     batch=256, train_limit=2560, epochs=10, seed=13, binary_class=None,
                     synth="synth:regression:2560"),
-    # issue 11: a real public tabular data set through ffnn train --data FILE.csv
+    # a real public tabular data set through ffnn train --data FILE.csv
     "tabular": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.05, batch=32,
                     epochs=8, seed=1, tabular=True, drop_last=False),
     "tabular_droplast": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.05,

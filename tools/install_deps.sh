@@ -11,7 +11,8 @@
 #                     PyTorch twin), python3-pip and python3-setuptools (pip install
 #                     of python/), openmpi-bin and libopenmpi-dev (the multi-process
 #                     tests), clang, libclang-rt-14-dev and libomp-dev (make fuzz,
-#                     make asan with clang), python3-sklearn (the tabular twin's data)
+#                     make asan with clang), python3-sklearn (the tabular twin's data),
+#                     python3-pytest, python3-pandas, python3-venv (tests/python/)
 # nvcc is not a Debian package here: install NVIDIA's CUDA toolkit for the GPU backend
 # (the build finds /usr/local/cuda/bin/nvcc; without it the build is CPU only).
 set -eu
@@ -19,7 +20,7 @@ pkgs="build-essential pkg-config zlib1g-dev libcjson-dev dataset-fashion-mnist"
 case "${1:-}" in
     --tests) pkgs="$pkgs python3-numpy python3-torch python3-pip python3-setuptools \
                    openmpi-bin libopenmpi-dev clang libclang-rt-14-dev libomp-dev \
-                   python3-sklearn" ;;
+                   python3-sklearn python3-pytest python3-pandas python3-venv" ;;
     "") ;;
     *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac

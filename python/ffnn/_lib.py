@@ -54,7 +54,7 @@ def _gomp_loaded():
 def _load():
     # libgomp reads its waiting policy once, when it is loaded (with libffnn): unless
     # the user chose one, spin briefly and then sleep, as the ffnn program does
-    # (README "CPU backends": fast on an idle machine, graceful on a busy one).
+    # (docs/PERFORMANCE.md "Waiting policy": fast on an idle machine, graceful on a busy one).
     if ("OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
             and not _gomp_loaded()):
         os.environ["GOMP_SPINCOUNT"] = "3000"
@@ -161,6 +161,9 @@ _pf = ctypes.POINTER(ctypes.c_float)
 _pd = ctypes.POINTER(ctypes.c_double)
 _pi32 = ctypes.POINTER(ctypes.c_int32)
 _pu64 = ctypes.POINTER(ctypes.c_uint64)
+# ffnn_step_fn: int (*)(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
+STEP_FN = ctypes.CFUNCTYPE(ctypes.c_int, _p, _p, ctypes.c_int, ctypes.c_size_t,
+                           ctypes.c_size_t)
 
 # name: (result type, argument types)
 _functions = {
@@ -213,6 +216,18 @@ _functions = {
     "ffnn_trainer_early_stopping": (_int, [_p, ctypes.POINTER(ctypes.c_int), _pd,
                                            ctypes.POINTER(ctypes.c_int)]),
     "ffnn_trainer_restore_best": (_int, [_p]),
+    "ffnn_lr_schedule_from_name": (_int, [_str, _pint]),
+    "ffnn_model_set_class_names": (_int, [_p, ctypes.POINTER(_str), _int]),
+    "ffnn_model_class_name": (_str, [_p, _int]),
+    "ffnn_model_set_standardization": (_int, [_p, _pf, _pf, _pf, _pf]),
+    "ffnn_model_standardization": (_int, [_p, ctypes.POINTER(_pf), ctypes.POINTER(_pf),
+                                          ctypes.POINTER(_pf), ctypes.POINTER(_pf)]),
+    "ffnn_model_fit_standardization": (_int, [_p, _p, _int]),
+    "ffnn_dataset_standardize": (_int, [_p, _p, _pp]),
+    "ffnn_trainer_run_epoch_until": (_int, [_p, STEP_FN, _p, ctypes.POINTER(EpochStats),
+                                            _pint]),
+    "ffnn_trainer_position": (None, [_p, _pint, ctypes.POINTER(_size)]),
+    "ffnn_trainer_steps_per_epoch": (_size, [_p]),
 }
 for _name, (_res, _args) in _functions.items():
     _f = getattr(lib, _name)

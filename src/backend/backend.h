@@ -9,7 +9,7 @@
  *
  * Adding a backend: a folder with one file per op family that defines a
  * `const ffnn_backend_ops` with every required entry set (ffnn_backend_ops_complete)
- * and one line in the trainer's backend table (src/train/backends.c).
+ * and one line in the trainer's pick_backend() (src/train/trainer.c).
  */
 #ifndef FFNN_BACKEND_H
 #define FFNN_BACKEND_H
@@ -185,7 +185,7 @@ typedef struct ffnn_backend_ops {
                         float *row_loss, uint8_t *row_correct);
 
     /* One optimizer step over the parameter arena, element by element (i < n),
-     * in float32 with PyTorch's CPU rounding (src/cpu/update.c spells it out):
+     * in float32 with PyTorch's CPU rounding (src/backend/cpu/update.c spells it out):
      *   sgd       p -= lr g                                        state: none
      *   momentum  buf = first_step ? g : momentum buf + g          state: buf [n]
      *             p -= lr (nesterov ? g + momentum buf : buf)
@@ -261,7 +261,7 @@ typedef struct ffnn_backend_ops {
      *     its matmul's epilogue (alpha -lr, beta 1: its rounding) and leaves dW
      *     unwritten. After a call with sgd, dW's contents are unspecified.
      *   dw_side: 1 lets the backend queue the weight-gradient half (dW, db and the
-     *     update) on the side queue (side_begin), after dx's matmul and
+     *     update) on the second stream (side_begin), after dx's matmul and
      *     concurrently with f', dx_db and what the caller queues next; it does so
      *     where that measured faster (cuda: gemm_plan.h ffnn_lt_dw_beside), else
      *     queues it in order. The caller must then side_join before any op that
@@ -377,7 +377,7 @@ typedef struct ffnn_backend_ops {
      * device memory, 16-byte aligned. Every sum in a fixed order (deterministic).
      * dW NULL: dW, db and dh_db are not written here; their partial sums stay in
      * the scratch for softmax_ce_head_sums (which the strategy may queue on the
-     * side queue, concurrently with the layer below's backward). */
+     * second stream, concurrently with the layer below's backward). */
     ffnn_status (*softmax_ce_head)(void *ctx, int bf16, const void *h, const void *W,
                                    const float *b, const int32_t *y, size_t batch, size_t in,
                                    size_t C, ffnn_activation act, float *dW, float *db,
@@ -396,11 +396,11 @@ typedef struct ffnn_backend_ops {
      * op in order). The ops queued between side_begin and side_end go to a side
      * queue: they start after every op queued before side_begin and may run
      * concurrently with the ops queued after side_end; side_join makes the ops
-     * queued after it wait for the side queue's ops queued so far. Capturable:
+     * queued after it wait for the second stream's ops queued so far. Capturable:
      * a graph records the fork and the join. Every side_begin needs its side_end
      * (also after an error in between), and the side's ops must be joined before
      * capture_end or synchronize. FFNN_ERR_INVALID_ARGUMENT: side_begin inside
-     * the side queue, side_end outside it. The graph runs use it to gather the
+     * the second stream, side_end outside it. The graph runs use it to gather the
      * next step's batch during the current step (strategy/step.c). ---- */
     ffnn_status (*side_begin)(void *ctx);
     ffnn_status (*side_end)(void *ctx);
@@ -511,7 +511,7 @@ int ffnn_backend_ops_complete(const ffnn_backend_ops *ops);
 
 /* The backends. ffnn_cuda_backend is NULL in a build without nvcc. */
 extern const ffnn_backend_ops ffnn_cpu_backend;
-/* The reference ops split over OpenMP threads, with vectorised matmuls (src/omp/). */
+/* The reference ops split over OpenMP threads, with vectorised matmuls (src/backend/omp/). */
 extern const ffnn_backend_ops ffnn_omp_backend;
 const ffnn_backend_ops *ffnn_cuda_backend(void);
 #ifdef __cplusplus

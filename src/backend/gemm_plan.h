@@ -89,28 +89,28 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
  * pays where that kernel choice changes: in >= 768, out >= 1024 and batch >= 1024
  * (bench/lt_survey.cu, H200: 1024 x 1024 at batch 1024 17.1 -> 12.4 us, 784 ->
  * 1024 17.9 -> 12.1, 4096^3 520 -> 315; 784 -> 256 and 512 -> 512 at batch 1024
- * and 784 -> 256 at 256 within 2%: docs/RESULTS.md, session 35). tf32: 0 or 1. */
+ * and 784 -> 256 at 256 within 2%: docs/RESULTS.md history). tf32: 0 or 1. */
 int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out);
 
 /* 1 when that copy of the first layer's x is better made by the step's gather,
- * beside the step on the side queue (backend.h dense_backward_wants_xt), than by
+ * beside the step on a second CUDA stream (backend.h dense_backward_wants_xt), than by
  * the weight-gradient op on the chain: where ffnn_lt_dw_transposes_x and batch <=
- * 1024. Measured on an H200 (docs/RESULTS.md "x^T from the gather", session 36,
+ * 1024. Measured on an H200 (docs/RESULTS.md "x^T from the gather" in its history,
  * cublaslt tf32, ms/epoch): 784-1024x2-10 at batch 1024 6.02 -> 5.77; at 2048
  * 4.48 -> 4.58 and the 4096-wide net at 4096 42.3 -> 42.4 (the side copy slows
  * the wider steps' matmuls more than the chain copy costs). */
 int ffnn_lt_xt_from_gather(int tf32, size_t batch, size_t in, size_t out);
 
 /* 1 when the cublaslt strategy's weight gradient dW [out, in] of a layer whose dx
- * was just computed runs on the side queue, concurrently with the layer below's
+ * was just computed runs on the second stream, concurrently with the layer below's
  * f' pass and weight gradient, where the step asks for it (backend.h
  * dense_backward_fused's and dense_backward_bf16's dw_side): in tf32 or bf16
  * (tensor_cores 1; the caller passes 0 for fp32) when the output counted in
  * 128 x 128 tiles is at most half of the sm_count multiprocessors. That count is a
  * measure of the output's size, not of cuBLASLt's grid: its tf32 kernel at 1024 x
- * 1024 runs 64 x 128 tiles, 128 CTAs (ncu, docs/RESULTS.md session 39). The
+ * 1024 runs 64 x 128 tiles, 128 CTAs (ncu, docs/RESULTS.md history). The
  * threshold is where the measurement below gained. Measured on an H200
- * (docs/RESULTS.md "The weight gradient beside the layer below", session 37,
+ * (docs/RESULTS.md "The weight gradient beside the layer below", history,
  * ms/epoch at batch 1024, base -> beside): tf32 784-1024x2-10 6.01 / 6.00 -> 5.65 /
  * 5.65 (dW1 and dW0: 64 and 56 tiles of 132), 784-512x2-10 4.40 / 4.43 -> 4.07 /
  * 4.08, 784-1024x3-10 8.84 / 8.94 -> 8.53 / 8.62; bf16 (cuBLASLt's kernels take
@@ -126,9 +126,9 @@ int ffnn_lt_dw_beside(int tensor_cores, int sm_count, size_t in, size_t out);
  * 2^21] elements (about one wave of 64 x 128 tiles on an H200's 132 SMs: the wide
  * net's 1024 x 1024 and 784 x 1024). Swizzling orders the output tiles, not any
  * sum: the same bits. Measured on an H200 (docs/RESULTS.md "tf32x3's splits off the
- * chain; CTA swizzling at one-wave outputs", session 44; bench/lt_search.cu): x3 fwd0
+ * chain; CTA swizzling at one-wave outputs", history; bench/lt_search.cu): x3 fwd0
  * 24.4 -> 23.4 us, fwd1 26.0 -> 24.4-24.7, dx1 26.0 -> 24.4, dW1 with SGD 27.0 ->
- * 25.3; tf32 dx1 12.9 -> 11.7, dW1 13.0 -> 12.4 (session 38), while tf32's forward
+ * 25.3; tf32 dx1 12.9 -> 11.7, dW1 13.0 -> 12.4 (H200), while tf32's forward
  * (T N) was fastest as picked; ms/epoch: wide tf32 5.27-5.43 -> 5.20-5.33, tf32x3
  * 12.39-12.43 -> 12.01-12.11, 784-1024x3-10 tf32 8.30-8.37 -> 8.02-8.15; on every
  * tf32x3 matmul, 784-256-10 at batch 256 and the 4096-wide net within their spread

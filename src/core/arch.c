@@ -20,7 +20,7 @@
  *   P          := a decimal in [0, 1): inverted dropout of the layer's output while
  *                 training (core/dropout.h; not after the last layer)
  *
- * A local1d layer (src/local1d/local1d.h) gives every output m its own R weights
+ * A local1d layer (src/core/local1d.h) gives every output m its own R weights
  * W[m, :] over the inputs m - pad .. m - pad + R - 1 and its own bias b[m]; R is a
  * positive integer. Whitespace is not allowed. Errors name the 1-based column and
  * the token: an unknown activation or option, a width or R of 0 or above 2^24, an

@@ -13,26 +13,66 @@ static _Thread_local char error_message[FFNN_ERROR_SIZE];
 
 const char *ffnn_last_error(void) { return error_message; }
 
+size_t ffnn_utf8_length(const unsigned char *s, size_t n)
+{
+    unsigned c = n ? s[0] : 0, cp, min;
+    size_t len;
+
+    if (n == 0)
+        return 0;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        len = 2, cp = c & 0x1F, min = 0x80;
+    else if ((c & 0xF0) == 0xE0)
+        len = 3, cp = c & 0x0F, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4)
+        len = 4, cp = c & 0x07, min = 0x10000;
+    else
+        return 0;
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return len;
+}
+
+/* Escaped: C0 controls and DEL (one byte), the C1 controls U+0080..U+009F
+ * (C2 80..C2 9F, shown by their code), and every byte that does not start a
+ * valid UTF-8 sequence - raw 0x80..0x9F are the 8-bit C1 controls (0x9B is
+ * CSI) of terminals that are not in UTF-8 mode. */
 void ffnn_escape_controls(const char *text, char *out, size_t size)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)text;
+    size_t o = 0, left = strlen(text);
     if (size == 0)
         return;
-    for (const unsigned char *p = (const unsigned char *)text; *p && o + 1 < size; p++) {
-        int c1 = p[0] == 0xC2 && p[1] >= 0x80 && p[1] <= 0x9F;
+    while (left > 0) {
+        size_t len = ffnn_utf8_length(p, left);
+        int c1 = len == 2 && p[0] == 0xC2 && p[1] <= 0x9F;
         unsigned char c = c1 ? p[1] : p[0];
-        if (c1 || c < 0x20 || c == 0x7F) {
-            if (o + 5 > size - 1)
+        if (len == 0 || c1 || c < 0x20 || c == 0x7F) {
+            if (o + 4 > size - 1)
                 break;
             out[o++] = '\\';
             out[o++] = 'x';
             out[o++] = hex[c >> 4];
             out[o++] = hex[c & 15];
-            p += c1;
+            len = len ? len : 1;
         } else {
-            out[o++] = (char)c;
+            if (o + len > size - 1)
+                break;
+            memcpy(out + o, p, len);
+            o += len;
         }
+        p += len;
+        left -= len;
     }
     out[o] = '\0';
 }

@@ -14,7 +14,7 @@
  * These entry points are shared by the trainer's backends and by the seed-002
  * benchmark (`ffnn bench seed002`). CUDA variants: global (operands from global
  * memory) and shared (a block's input tile plus its halo of R-1 values staged in
- * shared memory); src/cuda/local1d.cu describes both. Output counts are 64-bit
+ * shared memory); src/backend/cuda/local1d.cu describes both. Output counts are 64-bit
  * (seed 002's int counter overflowed at K = 4000).
  */
 #ifndef FFNN_LOCAL1D_H

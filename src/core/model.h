@@ -7,7 +7,7 @@
 #include "ffnn.h"
 #include "core/local1d.h"
 
-/* What only a local1d layer has (src/local1d/local1d.h has the formulas). */
+/* What only a local1d layer has (src/core/local1d.h has the formulas). */
 typedef struct ffnn_local1d_spec {
     size_t R;                     /* receptive field: inputs per output          */
     ffnn_local1d_padding padding; /* valid: out = in - R + 1; same: out = in      */
@@ -71,6 +71,13 @@ ffnn_status ffnn_model_alloc_params(ffnn_model *m);
  * reader of params (forward, predict, evaluate, save, the pointer accessors)
  * calls it first. Errors: the trainer's (e.g. FFNN_ERR_CUDA). */
 ffnn_status ffnn_model_fresh(const ffnn_model *m);
+
+/* The one rule pairing a loss with a network, applied by ffnn_trainer_create,
+ * ffnn_model_predict, the model reader and ffnn_model_save alike (model_meta.c):
+ * the loss is known; ce and bce apply softmax / the sigmoid to the logits
+ * themselves, so the last layer has no activation; ce has at least 2 outputs.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT naming the rule and the way out. */
+ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss);
 
 /* Parse an architecture string into input_size and a layer array (offsets
  * filled in; *layers owned by the caller). Errors: FFNN_ERR_PARSE with the

@@ -124,3 +124,24 @@ const char *ffnn_model_class_name(const ffnn_model *m, int c)
         return NULL;
     return m->class_names[c];
 }
+
+ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss)
+{
+    const ffnn_layer *last = &m->layers[m->layer_count - 1];
+
+    if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown loss %d", (int)loss);
+    if (loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "loss %s applies %s to the logits itself: the last layer must have "
+                         "no activation, found %s (write '-%zu', not '-%zu%s')",
+                         ffnn_loss_name(loss),
+                         loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid",
+                         ffnn_activation_name(last->act), last->out, last->out,
+                         ffnn_activation_name(last->act));
+    if (loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "loss ce needs at least 2 outputs, the network has %zu (use bce for "
+                         "one output)", last->out);
+    return FFNN_OK;
+}

@@ -422,6 +422,107 @@ static ffnn_status idx_count_payload(idx_file *f)
     return FFNN_OK;
 }
 
+/* Walk the gzip members of f's file with inflate: after each member's end the
+ * file must end or another member (1f 8b) start. zlib's gzread stops quietly
+ * at bytes that do not start a member, so trailing garbage would pass. */
+static ffnn_status idx_gzip_walk(const idx_file *f)
+{
+    FILE *fp = fopen(f->path, "rb");
+    unsigned char *in = malloc(2 * IDX_SCRATCH), *out = in ? in + IDX_SCRATCH : NULL;
+    z_stream z;
+    uint64_t read_total = 0;
+    ffnn_status st = FFNN_OK;
+    int ret = Z_OK;
+
+    memset(&z, 0, sizeof z);
+    if (!fp || !in || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+        st = ffnn_fail(FFNN_ERR_IO, "%s: cannot check the end of the gzip stream: %s",
+                       f->path, !fp ? strerror(errno) : "out of memory");
+        goto done;
+    }
+    for (;;) {
+        if (z.avail_in == 0) {
+            size_t n = fread(in, 1, IDX_SCRATCH, fp);
+            if (n == 0)
+                break; /* the end of the file inside a member: gzread reported it */
+            read_total += n;
+            z.next_in = in;
+            z.avail_in = (uInt)n;
+        }
+        z.next_out = out;
+        z.avail_out = IDX_SCRATCH;
+        ret = inflate(&z, Z_NO_FLUSH);
+        if (ret != Z_STREAM_END && ret != Z_OK && ret != Z_BUF_ERROR)
+            break; /* corrupt data: gzread reported it */
+        if (ret != Z_STREAM_END)
+            continue;
+        uint64_t end = read_total - z.avail_in; /* where the member ended */
+        unsigned char next[2];
+        size_t got;
+        if (fseeko(fp, (off_t)end, SEEK_SET) != 0)
+            break;
+        got = fread(next, 1, 2, fp);
+        if (got == 0)
+            break; /* the file ends with the member */
+        if (got < 2 || next[0] != 0x1f || next[1] != 0x8b) {
+            st = ffnn_fail(FFNN_ERR_FORMAT, "%s: compressed byte offset %llu: expected the "
+                           "end of the file after the gzip stream, found %llu trailing "
+                           "byte%s that are not gzip data", f->path, (unsigned long long)end,
+                           (unsigned long long)(f->file_size - end),
+                           f->file_size - end == 1 ? "" : "s");
+            break;
+        }
+        if (fseeko(fp, (off_t)end, SEEK_SET) != 0 || inflateReset(&z) != Z_OK)
+            break;
+        read_total = end;
+        z.avail_in = 0;
+    }
+    inflateEnd(&z);
+done:
+    if (fp)
+        fclose(fp);
+    free(in);
+    return st;
+}
+
+/* A one-member gzip file (the usual case) ends with its trailer, the CRC-32 and
+ * length mod 2^32 of all the data (header and payload [f->payload]): when the
+ * last 8 bytes are that, nothing follows the stream; otherwise (several
+ * members, or trailing bytes) the members are walked (idx_gzip_walk). */
+static ffnn_status idx_check_gzip_end(const idx_file *f, const uint8_t *payload)
+{
+    uint8_t head[4 + 4 * IDX_MAX_DIMS], tail[8];
+    size_t hn = 4;
+    uLong crc;
+    FILE *fp;
+    int tail_ok = 0;
+
+    if (!f->gzip)
+        return FFNN_OK;
+    head[0] = head[1] = 0, head[2] = 8, head[3] = (uint8_t)f->ndims;
+    for (int i = 0; i < f->ndims; i++, hn += 4)
+        for (int k = 0; k < 4; k++)
+            head[hn + (size_t)k] = (uint8_t)(f->dims[i] >> (24 - 8 * k));
+    crc = crc32(crc32(0L, Z_NULL, 0), head, (uInt)hn);
+    for (uint64_t done = 0; done < f->payload;) {
+        uint64_t n = f->payload - done < IDX_READ_CHUNK ? f->payload - done : IDX_READ_CHUNK;
+        crc = crc32(crc, payload + done, (uInt)n);
+        done += n;
+    }
+    if ((fp = fopen(f->path, "rb")) != NULL) {
+        uint64_t total = hn + f->payload;
+        if (fseeko(fp, -8, SEEK_END) == 0 && fread(tail, 1, 8, fp) == 8) {
+            uint32_t c = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 |
+                         (uint32_t)tail[3] << 24;
+            uint32_t z = (uint32_t)tail[4] | (uint32_t)tail[5] << 8 | (uint32_t)tail[6] << 16 |
+                         (uint32_t)tail[7] << 24;
+            tail_ok = c == (uint32_t)crc && z == (uint32_t)total;
+        }
+        fclose(fp);
+    }
+    return tail_ok ? FFNN_OK : idx_gzip_walk(f);
+}
+
 /* Read the payload into dst [f->payload] and check that nothing follows it. */
 static ffnn_status idx_read_payload(idx_file *f, uint8_t *dst)
 {
@@ -443,6 +544,8 @@ static ffnn_status idx_read_payload(idx_file *f, uint8_t *dst)
         st = idx_fail(f, start + f->payload, FFNN_ERR_FORMAT,
                       "expected end of data after the %llu-byte payload (%s), found trailing "
                       "bytes", (unsigned long long)f->payload, dims);
+    if (st == FFNN_OK)
+        st = idx_check_gzip_end(f, dst);
     return st;
 }
 

@@ -1,5 +1,5 @@
 /* synth.c - the synthetic data sets of the seeds, drawn from ffnn's documented
- * generator (src/rng.h) so that a spec and a seed always give the same samples.
+ * generator (src/core/rng.h) so that a spec and a seed always give the same samples.
  *
  *   synth:points[:N[:SEED]]      seed 004's 2-D points (default N = 2100)
  *       x0, x1 = 2u - 1 (u: ffnn_rng_uniform, two draws per sample, x0 first),

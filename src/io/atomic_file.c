@@ -1,6 +1,7 @@
 /* atomic_file.c - write a temporary file next to the target, fsync, rename,
  * fsync the directory (see atomic_file.h). Also: the target's mode is kept, a
- * symbolic link is written through, stale temporary files of dead processes
+ * symbolic link is written through unless another account could have planted
+ * it (the protected_symlinks rule), stale temporary files of dead processes
  * are removed, and the temporary files in flight are listed for
  * ffnn_remove_temporary_files (a signal handler's last call). */
 #ifndef _XOPEN_SOURCE
@@ -101,29 +102,91 @@ static void tmp_name(ffnn_atomic_file *af, uint64_t r)
     af->tmp[n + TMP_RANDOM_CHARS] = '\0';
 }
 
+int ffnn_symlink_follow_allowed(unsigned link_uid, unsigned dir_mode, unsigned dir_uid,
+                                unsigned euid)
+{
+    if ((dir_mode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+        return 1; /* not a sticky world-writable directory */
+    return link_uid == euid || link_uid == dir_uid;
+}
+
+ffnn_status ffnn_check_path_links(const char *path, int *final_is_link)
+{
+    size_t n = strlen(path);
+    char *prefix = malloc(n + 2);
+    ffnn_status st = FFNN_OK;
+
+    if (final_is_link)
+        *final_is_link = 0;
+    if (!prefix)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", path);
+    /* every prefix that ends a component: "/tmp", "/tmp/a", "/tmp/a/m.safetensors" */
+    for (size_t end = 1; end <= n && st == FFNN_OK; end++) {
+        struct stat link, dir;
+        if (end < n && !(path[end] == '/' && path[end - 1] != '/'))
+            continue;
+        if (path[end - 1] == '/')
+            continue;
+        memcpy(prefix, path, end);
+        prefix[end] = '\0';
+        if (lstat(prefix, &link) != 0 || !S_ISLNK(link.st_mode))
+            continue;
+        if (end == n && final_is_link)
+            *final_is_link = 1;
+        char *slash = strrchr(prefix, '/'); /* the directory holding the link */
+        if (!slash)
+            strcpy(prefix, ".");
+        else if (slash == prefix)
+            prefix[1] = '\0';
+        else
+            *slash = '\0';
+        if (stat(prefix, &dir) == 0 &&
+            !ffnn_symlink_follow_allowed((unsigned)link.st_uid, (unsigned)dir.st_mode,
+                                         (unsigned)dir.st_uid, (unsigned)geteuid()))
+            st = ffnn_fail(FFNN_ERR_IO, "%s: refused to write through the symbolic link %.*s: "
+                           "it belongs to uid %u, in the sticky world-writable directory %s "
+                           "(of uid %u), so another account could have planted it (the rule "
+                           "of Linux's fs.protected_symlinks): remove the link or write "
+                           "elsewhere", path, (int)end, path, (unsigned)link.st_uid, prefix,
+                           (unsigned)dir.st_uid);
+    }
+    free(prefix);
+    return st;
+}
+
 /* af->target: the file to replace. path itself, or, when path is a symbolic
- * link, the file it names (the link is kept and written through). Not a
- * directory (checked before anything is written). */
+ * link, the file it names (the link is kept and written through) - unless a
+ * link on the way was planted by another account (ffnn_check_path_links).
+ * Not a directory (checked before anything is written). */
 static ffnn_status resolve_target(ffnn_atomic_file *af)
 {
     const char *path = af->path;
     struct stat st;
     size_t n = strlen(path);
+    int is_link = 0;
+    ffnn_status status;
 
-    if (n == 0 || path[n - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
+    if (n == 0)
+        return ffnn_fail(FFNN_ERR_IO, "cannot write: expected a file name, found an empty "
+                         "path");
+    if (path[n - 1] == '/' || (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
         return ffnn_fail(FFNN_ERR_IO, "%s: cannot write: expected a file name, found a "
                          "directory", path);
     if (n + sizeof tmp_infix + TMP_PID_CHARS + TMP_RANDOM_CHARS >= PATH_MAX)
         return ffnn_fail(FFNN_ERR_IO, "a path of %zu characters (%.60s...): too long: with "
                          "the temporary suffix \".tmp-<pid>-XXXXXX\" it exceeds PATH_MAX (%d)",
                          n, path, PATH_MAX);
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+    if ((status = ffnn_check_path_links(path, &is_link)) != FFNN_OK)
+        return status;
+    if (is_link) {
         af->target = realpath(path, NULL);
         if (!af->target)
             return ffnn_fail(FFNN_ERR_IO, "%s: cannot write through the symbolic link: %s "
                              "(a link to a missing file or directory is not followed)", path,
                              strerror(errno));
     } else {
+        /* not a link now: one planted after this check is replaced by the rename,
+         * not followed */
         af->target = malloc(n + 1);
         if (!af->target)
             return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", path);

@@ -2,7 +2,10 @@
  * writing fails (private to the library; reused for model files and checkpoints).
  *
  *   0. the target: <path>, or when <path> is a symbolic link the file it names
- *      (the link is kept: written through, not replaced); temporary files of that
+ *      (the link is kept: written through, not replaced); a link on the way that
+ *      another account could have planted is refused (ffnn_check_path_links);
+ *      a name that is not a link is replaced by the rename itself, so a link
+ *      planted there later is replaced, never followed; temporary files of that
  *      target left by killed processes ("<target>.tmp-<pid>-XXXXXX" whose pid no
  *      longer runs) are removed;
  *   1. create a temporary file "<target>.tmp-<pid>-XXXXXX" in the target's
@@ -44,5 +47,19 @@ ffnn_status ffnn_atomic_write(const char *path, ffnn_atomic_fill_fn fill, void *
 
 /* Replace path with bytes [size]. */
 ffnn_status ffnn_atomic_write_buffer(const char *path, const void *bytes, size_t size);
+
+/* The rule of Linux's fs.protected_symlinks: a symbolic link (owner link_uid)
+ * in a directory (mode dir_mode, owner dir_uid) may be followed by a process of
+ * effective uid euid unless the directory is sticky and world-writable (/tmp,
+ * /dev/shm) and the link belongs neither to euid nor to the directory's owner.
+ * 1 when allowed. */
+int ffnn_symlink_follow_allowed(unsigned link_uid, unsigned dir_mode, unsigned dir_uid,
+                                unsigned euid);
+
+/* Check every symbolic link on path (each prefix ending a component) against
+ * ffnn_symlink_follow_allowed; *final_is_link (may be NULL) = 1 when path
+ * itself is a link. Errors: FFNN_ERR_IO naming the link, its owner and the
+ * directory; FFNN_ERR_NO_MEMORY. Used by the atomic writes and the CLI's logs. */
+ffnn_status ffnn_check_path_links(const char *path, int *final_is_link);
 
 #endif

@@ -133,7 +133,7 @@ static const ck_key ck_keys[] = {
     {"steps_per_epoch", CK_UINT, INT32_MAX},
     {"optimizer_steps", CK_UINT, UINT64_MAX},
     {"shuffle_rng", CK_RNG, 0},
-    /* optional (issue 12's settings; absent: the defaults) */
+    /* optional (the training-feature settings; absent: the defaults) */
     {"weight_decay", CK_FLOAT, 0},   {"decay_bias", CK_BOOL, 0},
     {"lr_schedule", CK_TEXT, 0},     {"lr_step_size", CK_UINT, 1000000},
     {"lr_gamma", CK_FLOAT, 0},       {"lr_milestones", CK_TEXT, 0},
@@ -893,7 +893,7 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
     if (ok && (c->optimizer == FFNN_OPT_ADAM || c->optimizer == FFNN_OPT_ADAMW))
         ok = ck_add_float(md, "beta1", c->beta1) && ck_add_float(md, "beta2", c->beta2) &&
              ck_add_float(md, "epsilon", c->epsilon);
-    /* issue 12's settings, when not the defaults (optional keys) */
+    /* the training-feature settings, when not the defaults (optional keys) */
     if (ok && c->weight_decay != 0.0f)
         ok = ck_add_float(md, "weight_decay", c->weight_decay) &&
              ck_add_text(md, "decay_bias", "%s", c->decay_bias ? "true" : "false");

@@ -166,35 +166,6 @@ static ffnn_status st_read_header(st_reader *r)
     return ffnn_st_read_at(r, 8, r->header, (size_t)r->header_size, "the header");
 }
 
-/* Length of the UTF-8 sequence at s [n] (1 to 4), or 0 when it is not valid
- * UTF-8 (stray continuation bytes, overlong forms, surrogates, > U+10FFFF). */
-static size_t st_utf8_length(const unsigned char *s, size_t n)
-{
-    unsigned c = s[0], cp, min;
-    size_t len;
-
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        len = 2, cp = c & 0x1F, min = 0x80;
-    else if ((c & 0xF0) == 0xE0)
-        len = 3, cp = c & 0x0F, min = 0x800;
-    else if (c >= 0xF0 && c <= 0xF4)
-        len = 4, cp = c & 0x07, min = 0x10000;
-    else
-        return 0;
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    return len;
-}
-
 /* The header is UTF-8 without NUL bytes and starts with '{'. */
 static ffnn_status st_check_text(const st_reader *r)
 {
@@ -202,7 +173,7 @@ static ffnn_status st_check_text(const st_reader *r)
     size_t n = (size_t)r->header_size;
 
     for (size_t i = 0; i < n;) {
-        size_t len = h[i] ? st_utf8_length(h + i, n - i) : 0;
+        size_t len = h[i] ? ffnn_utf8_length(h + i, n - i) : 0;
         if (len == 0)
             return ffnn_st_fail_at(r, 8 + i, "expected UTF-8 JSON text in the header, found %s "
                               "byte 0x%02x", h[i] ? "the invalid UTF-8" : "a NUL", h[i]);
@@ -770,22 +741,15 @@ ffnn_status ffnn_st_read_layout(st_reader *r)
     return st;
 }
 
-/* The loss must fit the last layer, as ffnn_trainer_create and ffnn_model_predict
- * require: ce and bce apply softmax / the sigmoid to the logits themselves (no
- * activation on the last layer), ce needs at least 2 outputs. */
+/* The loss must fit the last layer (ffnn_model_check_loss, the rule that
+ * ffnn_model_save, ffnn_trainer_create and ffnn_model_predict apply too). */
 static ffnn_status st_check_loss(const st_reader *r, const ffnn_model *m, ffnn_loss loss)
 {
-    const ffnn_layer *last = &m->layers[m->layer_count - 1];
-    if (loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
-        return ffnn_st_fail(r, "__metadata__: loss %s with a last layer of activation %s: "
-                            "expected no activation on the last layer (%s applies %s to the "
-                            "logits itself)", ffnn_loss_name(loss),
-                            ffnn_activation_name(last->act), ffnn_loss_name(loss),
-                            loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid");
-    if (loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
-        return ffnn_st_fail(r, "__metadata__: loss ce with %zu output: expected at least 2 "
-                            "(use bce for one output)", last->out);
-    return FFNN_OK;
+    if (ffnn_model_check_loss(m, loss) == FFNN_OK)
+        return FFNN_OK;
+    char why[512];
+    snprintf(why, sizeof why, "%s", ffnn_last_error());
+    return ffnn_st_fail(r, "__metadata__: %s", why);
 }
 
 /* __metadata__ "class_names": a JSON array of ffnn_model_class_count(m) distinct
@@ -1073,9 +1037,8 @@ ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path, f
                          strlen(interrupted));
     if ((st = ffnn_model_fresh(m)) != FFNN_OK) /* a model in training: its latest weights */
         return st;
-    if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save: unknown loss %d",
-                         (int)loss);
+    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK) /* what the reader would refuse */
+        return ffnn_fail_context_at(st, path, ": not saved");
     if ((st = st_check_finite(m, path)) != FFNN_OK ||
         (st = st_build_header(m, loss, interrupted, &header, &w.header_size)) != FFNN_OK)
         return st;

@@ -87,7 +87,7 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
     if (cfg->precision == FFNN_PRECISION_TF32X3) return FFNN_STRATEGY_CUBLASLT;
     /* tf32, one hidden layer of at most AUTO_NARROW_WIDTH units, batch <= 256: the
      * persistent kernel (its two matmuls on the tensor cores at 8 units a block, else
-     * its fp32 products). One H200 call (2026-11-25, RESULTS.md session 53), ms/epoch,
+     * its fp32 products). One H200 call (2026-11-25, RESULTS.md history), ms/epoch,
      * persistent tf32 against cublaslt tf32: 784-256relu-10 at batch 32 14.7 / 29.9,
      * 64 9.7-9.8 / 16.8-17.0, 128 7.0-7.2 / 8.5-8.7, 256 4.5-4.6 / 4.8-4.9; but at 384
      * 4.9-5.0 / 3.7-3.9, and 784-512relu-10 at 256 8.2-8.3 / 5.5: cublaslt there. */

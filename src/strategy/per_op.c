@@ -96,7 +96,7 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     /* layer 0's weight gradient from x prepared by the gather, beside the step, where
      * the backend says so (tf32: x^T, tf32x3: its split x^T; step.h
      * ffnn_step_xt_create; docs/RESULTS.md "x^T from the gather", "tf32x3's splits
-     * off the chain"); before the graph cache, whose spare batch buffers take one
+     * off the chain"); before the graph cache, whose second set of batch buffers take one
      * then */
     if ((st = ffnn_step_head_create(r)) != FFNN_OK ||
         (st = ffnn_step_xt_create(r)) != FFNN_OK ||

@@ -1,8 +1,8 @@
 /* prefetch.c - the second set of batch buffers of the graph runs (step.h
  * ffnn_batch_buffers, r->spare): while step s runs, the next step's batch is
- * gathered into them on the backend's side queue (step.c ffnn_step_queue_run),
- * and the two sets trade places between the steps. Measured: docs/RESULTS.md
- * "The side queue". */
+ * gathered into them on the backend's second CUDA stream (step.c ffnn_step_queue_run),
+ * and the two sets trade places between the steps (double buffering). Measured:
+ * the history of docs/RESULTS.md. */
 #include <stdlib.h>
 
 #include "core/error.h"

@@ -95,7 +95,7 @@ static float *layer_xt(const ffnn_run *r, int i, size_t batch)
  * with x16_gathered, into r->mixed->x16) through the first `layers` layers (all
  * but the last for a head step: the head op computes the logits); returns the
  * last layer's output buffer. xt_side (or NULL: none made): after layer i's
- * forward, act[i]^T into r->act_t[i] on the side queue where layer i + 1 takes
+ * forward, act[i]^T into r->act_t[i] on the second stream where layer i + 1 takes
  * it (layer_xt); *xt_side is then 1 until a join (run_head, backward). */
 static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output,
                            int x16_gathered, int layers, int *xt_side)
@@ -258,13 +258,13 @@ static int head_step(const ffnn_run *r, uint64_t t)
     return r->head_scratch != NULL && t > 0;
 }
 
-/* 1 when the backend has a side queue (backend.h side_begin, side_end, side_join). */
+/* 1 when the backend has a second stream (backend.h side_begin, side_end, side_join). */
 static int has_side(const ffnn_run *r)
 {
     return r->ops->side_begin && r->ops->side_end && r->ops->side_join;
 }
 
-/* The ops queued after side_open go to the side queue (*pending set to 1: the
+/* The ops queued after side_open go to the second stream (*pending set to 1: the
  * caller joins it) until side_close, which returns st, or side_end's error. */
 static ffnn_status side_open(ffnn_run *r, int *pending)
 {
@@ -280,7 +280,7 @@ static ffnn_status side_close(ffnn_run *r, ffnn_status st)
     return st != FFNN_OK ? st : end;
 }
 
-/* 1 when the head's sums run apart (softmax_ce_head_sums, on the side queue). */
+/* 1 when the head's sums run apart (softmax_ce_head_sums, on the second stream). */
 static int head_sums_apart(const ffnn_run *r)
 {
     return r->ops->softmax_ce_head_sums && has_side(r);
@@ -289,8 +289,8 @@ static int head_sums_apart(const ffnn_run *r)
 /* The head of step t over `batch` rows whose losses go to row `first` of the
  * epoch: the last layer's dW, db, the layer below's dz (into grad_buf[0], or
  * grad16[0] for a mixed step, rows of its width) and its db. Where the backend has
- * softmax_ce_head_sums and the side queue, the sums (dW, db and the layer below's
- * db, which only the update reads) go to the side queue, concurrently with the
+ * softmax_ce_head_sums and the second stream, the sums (dW, db and the layer below's
+ * db, which only the update reads) go to the second stream, concurrently with the
  * layer below's backward: *side is then 1 and the caller joins before the update;
  * with sgd (r->fused_sgd) they also update the last layer and the layer below's
  * bias (update_rest leaves those). */
@@ -316,7 +316,7 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
     if (st != FFNN_OK || !later)
         return st;
     /* the forward's transposes joined first, so the layers below do not wait for
-     * the sums (the side queue is one queue) */
+     * the sums (the second stream is one queue) */
     if (*xt_side && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
         return st;
     *xt_side = 0;
@@ -449,7 +449,7 @@ static ffnn_status update_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int 
     return st;
 }
 
-/* The update of a step's layers on the side queue, each as soon as its gradients
+/* The update of a step's layers on the second stream, each as soon as its gradients
  * are complete (after its own backward op: the layers above it are done, its db
  * was summed by then), while the layers below run their backward on the main
  * queue; layer 0's update waits for the end of the backward (queue_step). For
@@ -458,7 +458,7 @@ static ffnn_status update_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int 
 typedef struct early_plan {
     const ffnn_optimizer_step *update; /* NULL: off                           */
     int from;                          /* layers [from, L) queued so far     */
-    int *side;                         /* set to 1 once the side queue has work */
+    int *side;                         /* set to 1 once the second stream has work */
 } early_plan;
 
 static ffnn_status update_layers(ffnn_run *r, const ffnn_optimizer_step *update, int lo,
@@ -478,7 +478,7 @@ static ffnn_status queue_early(ffnn_run *r, early_plan *e, int i)
     return side_close(r, st);
 }
 
-/* 1 when layer i's weight gradient may run on the side queue, beside the layer
+/* 1 when layer i's weight gradient may run on the second stream, beside the layer
  * below's f' and weight gradient (the ops' dw_side; *side then 1: the caller joins
  * before the step ends): layer 1 only, whose dz buffer no later op of the
  * backward writes (layer 0 has no dx) and whose input and weights none touches
@@ -544,7 +544,7 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, grad_sync *sync, int
 }
 
 /* The parameters the layers' ops leave to the step under sgd (update_rest):
- * queued before layer 0's op, on the side queue where the backend has one (*side
+ * queued before layer 0's op, on the second stream where the backend has one (*side
  * then 1: the caller joins before the step ends; side NULL: the ops' queue). */
 static ffnn_status queue_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int head, int *side)
 {
@@ -606,7 +606,7 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
                 (st = queue_rest(r, sgd, head, side)) != FFNN_OK)
                 return st;
             const float *xt = xt_side ? layer_xt(r, i, batch) : NULL; /* the step's */
-            if (xt && i > 0 && *xt_side) { /* made on the side queue: joined first */
+            if (xt && i > 0 && *xt_side) { /* made on the second stream: joined first */
                 if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
                     return st;
                 *xt_side = 0;
@@ -662,7 +662,7 @@ void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, s
 
 /* The batch of step s (0-based; optimizer step t) gathered on the backend's side
  * queue into r->spare, while the ops queued after it run on (step.h
- * ffnn_step_queue_run). *pending: 1 once the side queue has work to join. */
+ * ffnn_step_queue_run). *pending: 1 once the second stream has work to join. */
 static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending)
 {
     size_t first, batch, rows;
@@ -679,7 +679,7 @@ static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending
 /* Queue training step s (0-based) of the current epoch as optimizer step
  * opt_t (1-based). gathered: its batch is in r's buffers already (prefetched
  * during the step before, joined and swapped in by ffnn_step_queue_run);
- * prefetch: gather step s + 1's batch on the side queue after the forward pass
+ * prefetch: gather step s + 1's batch on the second stream after the forward pass
  * (*pending then 1 once there is side work to join). Touches no counter:
  * run_steps advances them. */
 static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathered,
@@ -705,8 +705,8 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
     int x16 = 0;
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
     int side = 0; /* the head's sums, the update's rest (fused_sgd) or the early
-                   * updates are on the side queue: joined before the update */
-    int xt_side = 0; /* the forward's transposes (act_t) on the side queue, not
+                   * updates are on the second stream: joined before the update */
+    int xt_side = 0; /* the forward's transposes (act_t) on the second stream, not
                       * joined yet */
     early_plan early = {NULL, m->layer_count, &side};
     if (r->early_update && !r->fused_sgd && r->comm == NULL &&
@@ -730,7 +730,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                                      width, r->grad_buf[0]))) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
                         r->comm ? &sync : NULL, &side, &early, &xt_side)))) {
-        if (side || xt_side) /* the side queue's work joined all the same */
+        if (side || xt_side) /* the second stream's work joined all the same */
             (void)r->ops->side_join(r->ctx);
         return st;
     }
@@ -827,11 +827,11 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
 
 ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_t opt_t)
 {
-    /* the next batch on the side queue (no communicator: r->spare is NULL then) */
+    /* the next batch on the second stream (no communicator: r->spare is NULL then) */
     const int pf = r->spare != NULL && r->comm == NULL;
     ffnn_status st = FFNN_OK;
-    int pending = 0;  /* the side queue holds the gather of step first + i */
-    size_t swaps = 0; /* trades of r's batch buffers with the spare's      */
+    int pending = 0;  /* the second stream holds the gather of step first + i */
+    size_t swaps = 0; /* trades of r's batch buffers with the second set's      */
     for (size_t i = 0; i < count && st == FFNN_OK; i++) {
         if (pending) { /* the batch prefetched during step i - 1 becomes r's */
             pending = 0;
@@ -843,7 +843,7 @@ ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_
         st = queue_step(r, first + i, opt_t + 1 + i, i > 0 && pf, pf && i + 1 < count,
                         &pending);
     }
-    if (pending) /* after an error: the side queue's gather joined all the same */
+    if (pending) /* after an error: the second stream's gather joined all the same */
         (void)r->ops->side_join(r->ctx);
     if (swaps % 2 == 1) /* r's own buffers back in place */
         ffnn_prefetch_swap(r);

@@ -119,7 +119,7 @@ typedef struct ffnn_run {
                                  epilogue), what they leave (the head's layer,
                                  biases summed by the op above) in the step  */
     int early_update;         /* 1 (cublaslt): the update after the backward (not
-                                 fused_sgd) of layers 1.. on the side queue, each
+                                 fused_sgd) of layers 1.. on the second stream, each
                                  once its own backward op is done (step.c
                                  early_plan; off with clipping, all-reduce)     */
     int bias_grad_from_dx;    /* 1 (fused; cublaslt): a dense layer's
@@ -161,7 +161,7 @@ typedef struct ffnn_run {
                                  s + 1 is gathered into it on the backend's side
                                  queue; the sets trade places between the steps
                                  and are back in place after the run. NULL: no
-                                 side queue, data parallelism, or a strategy
+                                 second stream, data parallelism, or a strategy
                                  without runs                                  */
 } ffnn_run;
 
@@ -170,7 +170,7 @@ typedef struct ffnn_run {
  * (x^T; tf32x3: its split x^T) at
  * batch_size (fp32 ops, dense layer 0 without dropout), else left NULL; with it,
  * r->act_t for each dense hidden layer above it (not the head's) that takes x^T
- * too, when the backend has a side queue. Before the graph cache (r->spare takes
+ * too, when the backend has a second stream. Before the graph cache (r->spare takes
  * an xt then). Errors as the backend's alloc (nothing left allocated).
  * ffnn_step_xt_free releases them. */
 ffnn_status ffnn_step_xt_create(ffnn_run *r);
@@ -245,15 +245,15 @@ ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update);
 /* Steps [first, first + count) one after the other (ffnn_step_queue), as optimizer
  * steps opt_t + 1 ...: the run_steps of the strategies that queue ops. With
  * r->spare, each step but the last also gathers the next step's batch on the
- * backend's side queue after its forward pass (the same values: the bits of the
+ * backend's second stream after its forward pass (the same values: the bits of the
  * run do not change). */
 ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_t opt_t);
 
-/* r->spare (prefetch.c): made when the backend has the side queue (backend.h
+/* r->spare (prefetch.c): made when the backend has the second stream (backend.h
  * side_begin) and r has no communicator, batch_size rows (with r->mixed also
  * x16, with r->xt also xt); else left NULL. Errors as the backend's alloc (nothing left allocated).
  * ffnn_prefetch_free releases it; ffnn_prefetch_swap trades r's batch buffers
- * (x, y, tgt, the mixed x16, xt) with the spare's. */
+ * (x, y, tgt, the mixed x16, xt) with the second set's. */
 ffnn_status ffnn_prefetch_create(ffnn_run *r);
 void ffnn_prefetch_free(ffnn_run *r);
 void ffnn_prefetch_swap(ffnn_run *r);

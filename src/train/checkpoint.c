@@ -114,7 +114,7 @@ static ffnn_status ck_check_trainer(const char *path, const ffnn_run_state *f, f
             ffnn_checkpoint_float_text(floats[i].here, b, sizeof b);
             return ck_differs(path, floats[i].name, a, b);
         }
-    struct { const char *name; float saved, here; } more[] = { /* issue 12's settings */
+    struct { const char *name; float saved, here; } more[] = { /* the training-feature settings */
         {"weight_decay", s->weight_decay, c->weight_decay},
         {"clip_grad_norm", s->clip_grad_norm, c->clip_grad_norm},
         {"clip_grad_value", s->clip_grad_value, c->clip_grad_value},

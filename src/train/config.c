@@ -183,16 +183,9 @@ ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *tra
                          "the network takes %zu inputs but the data has %zu features per sample",
                          m->input_size, train->features);
     const ffnn_layer *last = &m->layers[m->layer_count - 1];
-    if (c->loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "loss %s applies %s to the logits itself: the last layer must have "
-                         "no activation (write '-%zu', not '-%zu%s')",
-                         ffnn_loss_name(c->loss),
-                         c->loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid",
-                         last->out, last->out, ffnn_activation_name(last->act));
-    if (c->loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "loss ce needs at least 2 outputs, the network has %zu", last->out);
+    ffnn_status loss_ok = ffnn_model_check_loss(m, c->loss);
+    if (loss_ok != FFNN_OK)
+        return loss_ok;
     if (train->target_width) { /* float targets: mse or bce, one per output */
         if (c->loss == FFNN_LOSS_SOFTMAX_CE)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,

@@ -60,25 +60,6 @@ int ffnn_model_class_count(const ffnn_model *m)
     return out > 1 ? (int)out : 2;
 }
 
-/* The loss must fit the last layer, as in ffnn_trainer_create. */
-static ffnn_status check_loss(const ffnn_model *m, ffnn_loss loss)
-{
-    const ffnn_layer *last = &m->layers[m->layer_count - 1];
-
-    if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown loss %d", (int)loss);
-    if (loss != FFNN_LOSS_MSE && last->act != FFNN_ACT_IDENTITY)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "loss %s applies %s to the logits itself: the last layer must have "
-                         "no activation, found %s", ffnn_loss_name(loss),
-                         loss == FFNN_LOSS_SOFTMAX_CE ? "softmax" : "the sigmoid",
-                         ffnn_activation_name(last->act));
-    if (loss == FFNN_LOSS_SOFTMAX_CE && last->out < 2)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "loss ce needs at least 2 outputs, the network has %zu", last->out);
-    return FFNN_OK;
-}
-
 /* Predicted class of one row of outputs o [width]: argmax (first on ties); for
  * one output, 1 when it is above 0 (logits) or 0.5 (mse). */
 static int classify(ffnn_loss loss, const float *o, size_t width)
@@ -105,7 +86,7 @@ static void to_probabilities(ffnn_loss loss, float *o, size_t width)
             o[j] = 1.0f / (1.0f + expf(-o[j]));
         return;
     }
-    for (size_t j = 1; j < width; j++) /* softmax: width >= 2 (check_loss) */
+    for (size_t j = 1; j < width; j++) /* softmax: width >= 2 (ffnn_model_check_loss) */
         if (o[j] > max)
             max = o[j];
     for (size_t j = 0; j < width; j++)
@@ -141,7 +122,7 @@ ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float 
 
     if (!m || !x || !p)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_predict: NULL argument");
-    if ((st = check_loss(m, loss)) != FFNN_OK)
+    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK)
         return st;
     if (m->input_mean) {
         if (batch > SIZE_MAX / sizeof *xs / m->input_size ||
@@ -269,7 +250,7 @@ static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_data
     uint64_t *confusion = sum.confusion;
     ffnn_status st;
 
-    if ((st = check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK ||
+    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK ||
         (st = ffnn_model_fresh(m)) != FFNN_OK)
         return st;
     width = m->layers[m->layer_count - 1].out;

@@ -1,6 +1,6 @@
 /* cpu_ops.h - the CPU reference ops: plain, single-threaded, float32 C, written
  * for reading. Every other backend is checked against these. Shapes row-major.
- * Semantics are those of src/backend.h, which wraps these in the cpu table. The
+ * Semantics are those of src/backend/backend.h, which wraps these in the cpu table. The
  * per-element formulas of the activations, the uint8 input and the optimizers are
  * cpu_math.h's (shared with the omp backend). */
 #ifndef FFNN_CPU_OPS_H

@@ -49,7 +49,7 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
     FFNN_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&ctx->sm_count, cudaDevAttrMultiProcessorCount,
                                                 ctx->device));
     if (ctx->sm_count < 1) ctx->sm_count = 1;
-    /* the ops' stream at the device's highest priority, the side queue (backend.h
+    /* the ops' stream at the device's highest priority, the second stream (backend.h
      * side_begin) at its lowest: a block of a side kernel (the next batch's
      * gather) is scheduled only where no block of the step's own kernels waits.
      * Made here, not on first use (a graph capture may not create streams); the
@@ -74,7 +74,7 @@ static ffnn_status cuda_init_context(ffnn_cuda_ctx *ctx)
     return ffnn_cuda_gemm_mma_init(ctx); /* its kernels' shared-memory opt-in */
 }
 
-/* The side queue's stream and events (each may be NULL: not made). */
+/* The second stream's stream and events (each may be NULL: not made). */
 static void side_destroy(ffnn_cuda_ctx *ctx)
 {
     if (ctx->side_done != NULL) (void)cudaEventDestroy(ctx->side_done);
@@ -306,7 +306,7 @@ static ffnn_status cuda_capture_end(void *vctx, void **graph)
     *graph = NULL;
     FFNN_CUDA_CHECK(ctx, cudaStreamEndCapture(ctx->stream, &g));
     /* each kernel node keeps the priority of the stream it was captured from
-     * (the side queue's below the main stream's: cuda_init_context) */
+     * (the second stream's below the main stream's: cuda_init_context) */
     cudaError_t err = cudaGraphInstantiate(&exec, g, cudaGraphInstantiateFlagUseNodePriority);
     (void)cudaGraphDestroy(g);
     if (err != cudaSuccess)
@@ -329,7 +329,7 @@ static void cuda_graph_free(void *vctx, void *graph)
     if (graph != NULL) (void)cudaGraphExecDestroy((cudaGraphExec_t)graph);
 }
 
-/* ------------------------------------------------------------------ side queue */
+/* ------------------------------------------------------------------ second stream */
 
 /* backend.h side_begin .. side_join: the side stream waits for an event recorded
  * on the main stream, the ops queue on it (ctx->stream) until side_end records

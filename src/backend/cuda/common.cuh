@@ -3,14 +3,14 @@
  * check macro for CUDA calls, the launch check, the poisoned-context guard, launch
  * helpers, and the entry points each .cu file defines for backend.cu's table.
  *
- * Included only by the .cu files of src/cuda/, but kept free of C++ constructs
+ * Included only by the .cu files of src/backend/cuda/, but kept free of C++ constructs
  * (no templates, classes, references) so that it reads as a C header.
  *
  * Error policy
  *   - Every CUDA runtime call goes through FFNN_CUDA_CHECK, every kernel launch is
  *     followed by FFNN_CUDA_LAUNCH_CHECK. On failure the message names the file,
  *     the line, the call (or kernel) and CUDA's own description, e.g.
- *       "src/cuda/dense.cu:212: launch of matmul_kernel_tiled failed:
+ *       "src/backend/cuda/dense.cu:212: launch of matmul_kernel_tiled failed:
  *        invalid configuration argument (cudaErrorInvalidConfiguration)"
  *   - A failure clears CUDA's per-thread "last error" so that it is not blamed on
  *     the next launch.
@@ -232,7 +232,7 @@ ffnn_status ffnn_cuda_dense_backward(void *ctx, const float *x, const float *W,
                                      const float *dz, float *dx, float *dW, float *db,
                                      size_t batch, size_t in, size_t out);
 
-/* local1d.cu (--kernels naive: the global variant, tiled: the shared one) */
+/* local1d.cu (--strategy naive: the global variant, tiled: the shared one) */
 ffnn_status ffnn_cuda_local1d_forward(void *ctx, const float *x, const float *W,
                                       const float *b, float *z, size_t batch, size_t N,
                                       size_t R, ffnn_local1d_padding padding,

@@ -1,5 +1,5 @@
 /*
- * cublas.cu - the matmul of the cublas strategy (--kernels cublas): dense.cu's
+ * cublas.cu - the matmul of the cublas strategy (--strategy cublas): dense.cu's
  * matmul() hands every C[M,N] = op(A) op(B) (+ bias) of the dense forward and
  * backward to cuBLAS; activations, loss, bias gradient and update stay ffnn's own
  * kernels.
@@ -57,7 +57,7 @@
  *     versions and from ffnn's own kernels (another summation order).
  *
  * Errors: every cuBLAS call goes through FFNN_CUBLAS_CHECK: FFNN_ERR_CUDA with
- * "src/cuda/cublas.cu:LINE: cublasGemmEx failed: CUBLAS_STATUS_... (description)";
+ * "src/backend/cuda/cublas.cu:LINE: cublasGemmEx failed: CUBLAS_STATUS_... (description)";
  * when CUDA's last error is a sticky one the context is poisoned as for any CUDA
  * call (common.cuh).
  */
@@ -317,7 +317,7 @@ static ffnn_status to_bf16(ffnn_cuda_ctx *ctx, cublas_state *s, const float *A, 
  * A library routine rather than a kernel of our own: in bench/lt_survey.cu on an H200
  * it was the fastest at 4096 x 4096 (37.8-38.1 us; a 32 x 32 shared-memory kernel
  * 41.6-50.2, cublasLtMatrixTransform 41.8) and within 10% of that kernel at 1024 x
- * 1024 (3.10-3.31 against 3.04-3.40; docs/RESULTS.md, session 35). Errors: as
+ * 1024 (3.10-3.31 against 3.04-3.40; docs/RESULTS.md history). Errors: as
  * ensure_scratch, FFNN_ERR_CUDA (cuBLAS). */
 static ffnn_status transposed_input(ffnn_cuda_ctx *ctx, cublas_state *s, const float *x,
                                     size_t batch, size_t in, const float **xt)
@@ -940,7 +940,7 @@ static ffnn_status lt_dense_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, con
 
 /* 1 when a weight gradient asked to run beside (dw_side) does: after a dx, on
  * the main stream, in tf32 where ffnn_lt_dw_beside (fp32 measured slower: its
- * sm80 kernels fill the SMs; docs/RESULTS.md session 37); not when the op would
+ * sm80 kernels fill the SMs; docs/RESULTS.md history); not when the op would
  * use the scratch (the bf16 copies, tf32's own x^T), which the main stream's next
  * matmul may use too. */
 static int lt_dw_goes_beside(const ffnn_cuda_ctx *ctx, int dw_side, int has_dx, const float *xt,

@@ -237,7 +237,7 @@ static __device__ __forceinline__ float4 ffnn_dev_u8x4_to_float4(unsigned v)
  * I2F.U8 (the conversion pipe, 16 results a clock per SM on sm_90) and bytes 1 and 2
  * by PRMT + FADD (the ALU and FMA pipes): fewer issue slots where a loop is bound by
  * issue and has warps enough to hide the conversion's latency (the persistent
- * forward: 1.91 -> 1.84 us a step at batch 64, docs/RESULTS.md session 52; its dW1,
+ * forward: 1.91 -> 1.84 us a step at batch 64, docs/RESULTS.md history; its dW1,
  * 2 warps a scheduler, was slower with it). */
 static __device__ __forceinline__ float4 ffnn_dev_u8x4_to_float4_mixed(unsigned v)
 {

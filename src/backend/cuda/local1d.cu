@@ -9,7 +9,7 @@
  *   dx[b,n] = sum_{r<R} dz[b, n+pad-r] W[n+pad-r, r]            (0 <= n+pad-r < M)
  *   pad = 0 ('valid', M = N-R+1) or (R-1)/2 ('same', M = N); x outside [0,N) is 0.
  *
- * Variants (FFNN_LOCAL1D_GLOBAL for --kernels naive, FFNN_LOCAL1D_SHARED for tiled):
+ * Variants (FFNN_LOCAL1D_GLOBAL for --strategy naive, FFNN_LOCAL1D_SHARED for tiled):
  *   forward, R <= 8 (seed 002's case; local1d_forward_*_vec): a thread computes a
  *           group of 4 consecutive outputs with 16-byte loads (its 4R weights, 4
  *           biases, 4 outputs, R+3 inputs; narrower loads where a pointer is only

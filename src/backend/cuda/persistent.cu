@@ -1,5 +1,5 @@
 /*
- * persistent.cu - the persistent strategy (--kernels persistent): one cooperative
+ * persistent.cu - the persistent strategy (--strategy persistent): one cooperative
  * kernel runs many SGD steps of a dense net in -> hidden (act) -> out with softmax
  * cross-entropy on labels or mean squared error on float targets, the weights held
  * on chip across the SMs, one or two grid-wide barriers per step. Plus a micro-benchmark
@@ -44,7 +44,7 @@
  *                   cluster: 2k + 1 writes its fixed-point partials into 2k's shared
  *                   memory and 2k adds each pair as one integer: half the atomics,
  *                   the same integers (the atomics' drain held the barrier: 1.4 us
- *                   of thread 0's fence at batch 64, docs/RESULTS.md session 48).
+ *                   of thread 0's fence at batch 64, docs/RESULTS.md history).
  *      two barriers P_g -> global part [B, G, out]; -- grid barrier 1 --; one warp
  *                   per row sums them in a fixed order (lane l: slices l, l + 32, ...,
  *                   then the butterfly) and writes dlog [B, out]; -- grid barrier 2 --;
@@ -1302,7 +1302,7 @@ static size_t smem_floats(int JB, int RC, int D4s, int B, int C, int NG, int D4,
 /* Row groups of job's launch (pjob_dev.R): 4 from batch 256, 2 from batch 128, else
  * 1 (784-256relu-10 on an H200, ms/epoch, R = 1 / 2 / 4: batch 64 10.2 / 11.1 / -,
  * 128 7.8 / 7.4 / 8.0, 256 6.7 / 5.7 / 5.5, 512 7.6 / - / 4.4; docs/RESULTS.md
- * session 49), each R only where every block's rows take the one-barrier exchange
+ * history), each R only where every block's rows take the one-barrier exchange
  * (ceil(B / R) x classes <= ONE_BARRIER_MAX) and R slices of at most 8 hidden units
  * fit on the SMs; else the next smaller R. */
 static int row_groups(const ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job)
@@ -1401,7 +1401,7 @@ static int make_plan(ffnn_cuda_ctx *ctx, const ffnn_persistent_job *job, pplan *
      * rows are one chunk of raw pixel words (forward_tc's m tiles: at most 16 of 16
      * rows); elsewhere the fp32 products, which measured as fast or faster there (784-
      * 256relu-10 on an H200, ms/epoch, fp32 / tensor cores: batch 64 (2 units) 9.6-9.8
-     * / 11.6, 128 (4) 7.1-7.2 / 7.2, 256 (8) 5.3 / 4.5; docs/RESULTS.md session 53) */
+     * / 11.6, 128 (4) 7.1-7.2 / 7.2, 256 (8) 5.3 / 4.5; docs/RESULTS.md history) */
     pl->tc = ctx->precision == FFNN_PRECISION_TF32 && pl->JB == 8 && pl->xbufs == 2 &&
              pl->Bs <= 16 * PWARPS;
     return 1;

@@ -52,6 +52,11 @@ ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "omp create: threads must be 0 (all cores) or positive, found %d",
                          threads);
+    if (!isa) {
+        ffnn_status st = ffnn_omp_gemm_select(&isa);
+        if (st != FFNN_OK)
+            return st;
+    }
     omp_ctx *ctx = calloc(1, sizeof *ctx);
     if (!ctx)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "omp create: out of memory");
@@ -62,7 +67,7 @@ ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void
 #endif
     if (ctx->threads < 1)
         ctx->threads = 1;
-    ctx->isa = isa ? isa : ffnn_omp_gemm_best();
+    ctx->isa = isa;
     *out = ctx;
     return FFNN_OK;
 }

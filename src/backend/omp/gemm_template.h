@@ -1,11 +1,11 @@
 /* gemm_template.h - the matmul kernels of one instruction set; gemm.c includes
  * this once per set, after defining
- *     ISA   the suffix of the names (avx512, avx2, generic)
+ *     ISA   the suffix of the names (avx512, avx2, baseline)
  *     VEC   floats per vector register
  *     MR    rows of a micro-tile (scalars of A, broadcast)
  *     NV    vectors per micro-tile row (nr = NV * VEC columns of B)
  * The micro-tile's MR x NV accumulators, the NV vectors of B and one broadcast
- * must fit in the register file: avx512 8 x 2 (+3 of 32), avx2 and generic
+ * must fit in the register file: avx512 8 x 2 (+3 of 32), avx2 and baseline
  * 6 x 2 (+3 of 16). Semantics: omp_kernels.h. Vectors are GCC vector extensions;
  * unaligned loads and stores go through memcpy.
  */

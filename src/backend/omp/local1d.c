@@ -5,7 +5,7 @@
  * Work split: forward and dx into (row, chunk of LOCAL1D_CHUNK outputs) items,
  * dW and db into chunks of outputs m (each chunk loops over the whole batch), all
  * schedule(static). Every value is computed by one thread with the reference's
- * expression and summation order (src/cpu/local1d.c: z over r ascending then the
+ * expression and summation order (src/backend/cpu/local1d.c: z over r ascending then the
  * bias, dW and db over b ascending, dx over r ascending), so the results are the
  * reference's bits for any thread count (no fma: this file is compiled without
  * contraction, see the Makefile).

@@ -1,4 +1,4 @@
-/* omp_kernels.h - the serial kernels of the omp backend (src/omp/backend.c runs
+/* omp_kernels.h - the serial kernels of the omp backend (src/backend/omp/backend.c runs
  * them on OpenMP threads).
  *
  * Matmuls (gemm.c, one instance per instruction set, picked at run time):
@@ -52,7 +52,7 @@ typedef struct ffnn_omp_gemm {
 
 /* The matmul kernels of one instruction set. */
 typedef struct ffnn_omp_gemm_isa {
-    const char *name; /* "avx512", "avx2", "generic" */
+    const char *name; /* "avx512", "avx2", "baseline" */
     size_t mr, nr;    /* micro-tile rows and columns */
     /* The micro-tile of C at rows i0 .. i0+mr, columns j0 .. j0+nr (clipped to M, N),
      * j0 a multiple of nr. panel: NULL to read B in place (nr columns from j0 must be
@@ -67,10 +67,14 @@ typedef struct ffnn_omp_gemm_isa {
                       float *dst);
 } ffnn_omp_gemm_isa;
 
-/* The instances: the best one this CPU runs (avx512 > avx2 > generic), or by name
- * ("avx512", "avx2", "generic"; NULL when unknown or not supported here). */
+/* The instances: the best one this CPU runs (avx512 > avx2 > baseline), or by name
+ * ("avx512", "avx2", "baseline"; NULL when unknown or not supported here). */
 const ffnn_omp_gemm_isa *ffnn_omp_gemm_best(void);
 const ffnn_omp_gemm_isa *ffnn_omp_gemm_named(const char *name);
+/* The set the omp backend uses: the one FFNN_OMP_ISA names (FFNN_ERR_UNSUPPORTED when
+ * this CPU cannot run it, FFNN_ERR_INVALID_ARGUMENT when this build has no such set;
+ * the message names the sets), else ffnn_omp_gemm_best(). */
+ffnn_status ffnn_omp_gemm_select(const ffnn_omp_gemm_isa **out);
 
 /* ---- element-wise kernels over [begin, end) (elementwise.c) ---- */
 
@@ -104,7 +108,7 @@ void ffnn_omp_local1d_backward(const float *x, const float *W, const float *dz, 
 /* ---- the backend ---- */
 
 /* Create an omp context with `threads` threads (0: omp_get_max_threads()) and the
- * given matmul kernels (NULL: ffnn_omp_gemm_best()). For tests. */
+ * given matmul kernels (NULL: ffnn_omp_gemm_select()'s). For tests. */
 ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void **ctx);
 /* The kernels of a context (its thread count: ffnn_omp_threads, backend.h). */
 const ffnn_omp_gemm_isa *ffnn_omp_isa(const void *ctx);
