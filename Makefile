@@ -1,14 +1,19 @@
 # ffnn - build the library (static and shared), the CLI and the tests.
-#   make            library + CLI (with CUDA when nvcc is found, else CPU only)
+#   make            library + CLI + the benchmark program build/ffnn-bench (with CUDA
+#                   when nvcc is found, else CPU only)
 #   make test       build and run every test (GPU tests skip without a GPU)
-#   make install    PREFIX=/usr/local DESTDIR=: bin/ffnn, lib/libffnn.{a,so*},
+#   make install    PREFIX=/usr/local DESTDIR=: bin/ffnn, bin/ffnn-bench, lib/libffnn.{a,so*},
 #                   include/ffnn.h, lib/pkgconfig/ffnn.pc, share/ffnn/, share/man/man1/ffnn.1
 #   make uninstall  the same files removed
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
 #   make asan       the library, the CLI and the tests under AddressSanitizer + UBSan
 #                   (CPU code); ASAN_TESTS=name-filter runs a subset
+#   make tsan       the library and the tests under ThreadSanitizer (CPU code): the
+#                   thread-safety tests (TSAN_TESTS, default predictor_)
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
+#   make bench-docs OUT=docs BENCH_DATA=DIR   the results that docs/ shows, regenerated
+#                   (bench/README.md; default OUT=build/bench)
 #   make clean
 #   make CUDA_ARCH=all   machine code for every supported GPU (default: the GPU here)
 #   make CUDA_ARCH="-gencode arch=compute_90,code=sm_90"   any nvcc -gencode list
@@ -60,6 +65,23 @@ BUILD    := build
 C_SRC    := $(filter-out src/backend/cuda_none.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c \
               src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c)) \
             src/parallel/comm.c
+
+# ONNX export (src/io/onnx_export.c) with protobuf-c (Debian: libprotobuf-c-dev) over the
+# onnx project's schema src/io/onnx/onnx.proto; the generated onnx.pb-c.c/h are
+# committed (regenerate: make onnx-proto, needs protoc-c from protobuf-c-compiler).
+# Without libprotobuf-c, src/io/onnx_none.c: the export says what is missing.
+# make ONNX=0 leaves it out.
+ONNX     ?= $(if $(shell pkg-config --exists libprotobuf-c 2>/dev/null && echo y),1,0)
+C_SRC    := $(filter-out src/io/onnx_export.c src/io/onnx_none.c,$(C_SRC))
+ifeq ($(ONNX),1)
+  C_SRC  += src/io/onnx_export.c src/io/onnx/onnx.pb-c.c
+  ALL_CFLAGS += $(shell pkg-config --cflags libprotobuf-c)
+  LDLIBS += $(shell pkg-config --libs libprotobuf-c)
+  ONNX_KIND := ONNX export
+else
+  C_SRC  += src/io/onnx_none.c
+  ONNX_KIND := no ONNX export
+endif
 
 # MPI (Open MPI; Debian: openmpi-bin libopenmpi-dev), for multi-process runs (src/parallel/mpi.c):
 # found through mpicc (--showme) or pkg-config ompi-c; without it src/parallel/mpi_none.c says
@@ -115,14 +137,14 @@ else
 endif
 
 # The kernel lab (lab/) and the benchmark suites (bench/) sit above the library: linked into
-# the CLI and the tests, never into libffnn. Without nvcc the lab's .cu files are not built
-# and the suites that need them say so at run time (FFNN_HAVE_CUDA unset).
+# the benchmark program ffnn-bench (which `ffnn bench` runs) and the tests, never into
+# libffnn or ffnn. Without nvcc the lab's .cu files are not built and the suites that
+# need them say so at run time (FFNN_HAVE_CUDA unset).
 HAVE_CUDA := $(if $(strip $(NVCC)),-DFFNN_HAVE_CUDA=1)
 LAB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard lab/*.c)) \
             $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard lab/*.cu)))
 BENCH_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard bench/*.c))
 $(BUILD)/lab/%.o $(BUILD)/bench/%.o $(BUILD)/tests/%.o: ALL_CFLAGS += $(HAVE_CUDA)
-$(BUILD)/cli/%.o: ALL_CFLAGS += -Ibench
 
 # The version (include/ffnn.h) and the shared library's names: the file
 # libffnn.so.MAJOR.MINOR.PATCH, its soname libffnn.so.MAJOR (a link), libffnn.so (a link).
@@ -132,11 +154,11 @@ VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATC
 SONAME   := libffnn.so.$(VERSION_MAJOR)
 SHLIB    := libffnn.so.$(VERSION)
 
-.PHONY: all test check fuzz asan clean info install uninstall examples
-all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn
+.PHONY: all test check fuzz asan tsan onnx-proto clean info install uninstall examples
+all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn $(BUILD)/ffnn-bench
 
 info:
-	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND)"
+	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND), $(ONNX_KIND)"
 
 $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h lab/*.h bench/*.h)
 	@mkdir -p $(dir $@)
@@ -148,6 +170,11 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h t
 # kernels for AVX2 / AVX-512 are chosen at run time.
 $(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
 $(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
+# the generated protobuf-c code: not ours to warn about
+$(BUILD)/src/io/onnx/onnx.pb-c.o: ALL_CFLAGS += -Wno-error -w
+# make tsan: elementwise.c's target_clones resolvers run before TSan's runtime is up
+# (an instrumented resolver crashes at load), so it is built without TSan there
+$(BUILD)/src/backend/omp/elementwise.o: ALL_CFLAGS += $(ELEMENTWISE_CFLAGS)
 $(BUILD)/src/parallel/mpi.o: ALL_CFLAGS += $(MPI_CFLAGS)
 $(BUILD)/src/parallel/nccl.o: ALL_NVCCFLAGS += -I$(NCCL_HOME)/include
 
@@ -175,8 +202,12 @@ $(BUILD)/libffnn.so: $(BUILD)/$(SHLIB)
 	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
 	ln -sfn $(SONAME) $@
 
-$(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a
-	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a $(LDLIBS)
+$(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
+
+# ffnn-bench: the suites, the lab and the OpenMP waiting policy of the CLI (cli/omp_wait.c)
+$(BUILD)/ffnn-bench: $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a $(LDLIBS)
 
 $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) $(BUILD)/libffnn.a
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
@@ -184,8 +215,8 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 
 # The tests run the CLI of this build (FFNN_BIN, unless set) and preload the
 # fault library (tests/preload/faults.c: a full disk, a read-only directory) into it;
-# libgomp spins 3,000 times before it sleeps (README "CPU backends") unless
-# OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
+# libgomp spins 3,000 times before it sleeps (docs/PERFORMANCE.md "Waiting policy")
+# unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
 $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
@@ -256,19 +287,59 @@ ASAN_TESTS ?=
 asan:
 	$(MAKE) BUILD=build-asan NVCC= CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=address,undefined" \
-	    build-asan/ffnn build-asan/ffnn_tests build-asan/libffnn_faults.so
+	    build-asan/ffnn build-asan/ffnn-bench build-asan/ffnn_tests build-asan/libffnn_faults.so
 	ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    FFNN_BIN=build-asan/ffnn \
 	    FFNN_FAULTS_LIB=$(abspath build-asan)/libffnn_faults.so build-asan/ffnn_tests $(ASAN_TESTS)
 
+# ThreadSanitizer over the thread-safety tests: predictors in several threads on one
+# model while another thread trains (tests/test_predictor.c). libgomp is not built
+# with TSan, so under TSan those tests run each OpenMP team on one thread (the test
+# checks what may be shared between the caller's threads, not libgomp's barriers);
+# src/backend/omp/elementwise.c is not instrumented (see ELEMENTWISE_CFLAGS).
+TSAN_TESTS ?= predictor_
+tsan:
+	$(MAKE) BUILD=build-tsan NVCC= CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=thread" ELEMENTWISE_CFLAGS=-fno-sanitize=thread build-tsan/ffnn_tests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/ffnn_tests $(TSAN_TESTS)
+
+onnx-proto:
+	cd src/io/onnx && protoc-c --c_out=. onnx.proto
+
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
+
+# ---------------------------------------------------------------- bench-docs
+# make bench-docs [OUT=docs] [BENCH_DATA=DIR]: the results that docs/ shows, regenerated:
+# the four report suites at full size and the kernel lab, each suite's plot beside its
+# CSV (bench/README.md). OUT defaults to build/bench; OUT=docs rewrites the committed
+# files. BENCH_DATA: the Fashion-MNIST (or MNIST) IDX folder of mnist-mlp and modular.
+# The GPU rows need a CUDA GPU (without one they are skipped, with the
+# reason); about 10 minutes on an H200 (BENCH_DOC_SUITES="..." runs some of them).
+OUT ?= build/bench
+BENCH_DATA ?=
+BENCH_PYTHON ?= $(if $(wildcard /usr/bin/python3),/usr/bin/python3,python3)
+BENCH_DOC_SUITES ?= mnist-mlp regression-mlp local1d modular kernels
+.PHONY: bench-docs
+bench-docs: $(BUILD)/ffnn-bench
+	@[ -n "$(BENCH_DATA)" ] || { echo "make bench-docs: BENCH_DATA=DIR is needed (the Fashion-MNIST" \
+	    "IDX files of mnist-mlp and modular)"; exit 2; }
+	@rc=0; for s in $(BENCH_DOC_SUITES); do \
+	    case $$s in \
+	    kernels) [ -n "$(HAVE_CUDA)" ] || { echo "kernels: skipped (a build without CUDA)"; continue; };; \
+	    esac; \
+	    data=; case $$s in mnist-mlp|modular) data="--data $(BENCH_DATA)";; esac; \
+	    echo "$(BUILD)/ffnn-bench $$s --out $(OUT) $$data"; \
+	    $(BUILD)/ffnn-bench $$s --out $(OUT) $$data || { rc=1; echo "$$s: failed"; continue; }; \
+	    [ $$s = kernels ] || $(BENCH_PYTHON) bench/plot_$$(echo $$s | tr - _).py $(OUT)/$$s.csv \
+	        $(OUT)/$$s.png || { rc=1; echo "$$s: the plot failed"; }; \
+	done; exit $$rc
 
 # ---------------------------------------------------------------- install
 # make install PREFIX=/usr/local DESTDIR=   (DESTDIR: a staging root, e.g. for packages)
-# The CLI carries libffnn statically (its lab and bench suites call kernels that the
+# The CLI and ffnn-bench carry libffnn statically (the bench suites call kernels that the
 # shared library does not export), so bin/ffnn needs no library path; programs link
-# against lib/ with pkg-config (README, "Using the library").
+# against lib/ with pkg-config (docs/C_API.md, "Building a program").
 PREFIX   ?= /usr/local
 BINDIR    = $(PREFIX)/bin
 LIBDIR    = $(PREFIX)/lib
@@ -293,6 +364,7 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCDIR) \
 	    $(DESTDIR)$(DATADIR) $(DESTDIR)$(MANDIR)
 	install -m 755 $(BUILD)/ffnn $(DESTDIR)$(BINDIR)/ffnn
+	install -m 755 $(BUILD)/ffnn-bench $(DESTDIR)$(BINDIR)/ffnn-bench
 	install -m 644 $(BUILD)/libffnn.a $(DESTDIR)$(LIBDIR)/libffnn.a
 	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
 	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -308,7 +380,7 @@ install: all
 	    ldconfig; fi
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ffnn $(DESTDIR)$(LIBDIR)/libffnn.a \
+	rm -f $(DESTDIR)$(BINDIR)/ffnn $(DESTDIR)$(BINDIR)/ffnn-bench $(DESTDIR)$(LIBDIR)/libffnn.a \
 	    $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libffnn.so \
 	    $(DESTDIR)$(INCDIR)/ffnn.h $(DESTDIR)$(LIBDIR)/pkgconfig/ffnn.pc \
 	    $(DESTDIR)$(MANDIR)/ffnn.1 $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(PLOT_SCRIPTS)))

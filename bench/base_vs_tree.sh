@@ -13,7 +13,7 @@
 set -uo pipefail
 DATA=${1:?usage: BASE=DIR CONFIGS=... bash bench/base_vs_tree.sh DATA_DIR}
 : "${BASE:?BASE=DIR: the base tree}" "${CONFIGS:?CONFIGS=ARCH:BATCH:STRATEGY:PRECISION,...}"
-OUT=${OUT:-base-vs-tree-out}; mkdir -p "$OUT"
+OUT=${OUT:-build/bench/base-vs-tree}; mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
 CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=$PWD/.devdata/cjson"
 ARCH='CUDA_ARCH=-gencode arch=compute_90,code=sm_90'

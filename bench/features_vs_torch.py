@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 12's "must hold" runs: a schedule run, an AdamW run, a clipped run and a
-dropout run on Fashion-MNIST, ffnn (CLI) and PyTorch with the same hyperparameters,
+"""ffnn's training features against PyTorch: a schedule run, an AdamW run, a clipped
+run and a dropout run on Fashion-MNIST, ffnn (CLI) and PyTorch with the same hyperparameters,
 over several seeds; prints a markdown table of the final test accuracy (mean, std,
 per seed) and writes one JSON line per run.
 

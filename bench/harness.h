@@ -20,8 +20,8 @@
 /* ------------------------------------------------------------ a run */
 
 typedef struct ffnn_bench_run {
-    const char *suite;          /* "seed000": messages, file names              */
-    char prog[48];              /* "ffnn bench seed000": messages, argv[0]       */
+    const char *suite;          /* "mnist-mlp": messages, file names            */
+    char prog[48];              /* "ffnn bench mnist-mlp": messages, argv[0]     */
     char command_line[1024];    /* the command as given, for the tables          */
     char date_utc[32];          /* the start, "2026-11-23T19:22:00Z"             */
     char cpu_name[200];         /* "MODEL (N CPUs)"                              */

@@ -4,11 +4,14 @@
 usage: python3 bench/plot_log.py FILE.csv [FILE2.csv ...] [--out curves.png]
                                  [--labels a,b,...]
 
-Two panels: the loss (train, solid, and test, dashed) per epoch and the test
-accuracy per epoch; runs are overlaid, one colour each, labelled by --labels (else
-the file names). The accuracy panel is left out when no file has an accuracy
-(regression: the column is empty). The PNG is kept under 200 KB (the dpi drops
-until it fits). --out defaults to the first CSV with .png. `ffnn plot` runs this.
+Two panels: the loss (train, solid, and the held-out set's, dashed) per epoch and the
+held-out accuracy per epoch. The held-out set is the test set, or the validation set
+of a run with --val-split (its log has val_loss,val_accuracy); runs are overlaid, one
+colour each, labelled by --labels (else the file names). The accuracy panel is left
+out when no file has an accuracy (regression: the column is empty), and the figure
+says so. The PNG is kept under 200 KB (the dpi drops until it fits). --out defaults to
+the first CSV with .png. `ffnn plot` runs this. Needs matplotlib (Debian:
+python3-matplotlib).
 """
 import argparse
 import csv
@@ -16,14 +19,10 @@ import math
 import os
 import sys
 
-import matplotlib
+import plot_common as pc
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-MAX_BYTES = 200 * 1024
-COLUMNS = ["epoch", "train_loss", "test_loss", "test_accuracy", "seconds",
-           "images_per_second"]
+MAX_BYTES = pc.MAX_BYTES
+COLUMNS = ["epoch", "train_loss", "loss", "accuracy", "seconds", "images_per_second"]
 
 
 def num(s):
@@ -34,23 +33,33 @@ def num(s):
 
 
 def load(path):
-    """Columns of one --log CSV as lists of floats (nan where empty)."""
+    """Columns of one --log CSV as lists of floats (nan where empty); "loss" and
+    "accuracy" are the held-out set's (test_ or val_ in the file), "held_out" says
+    which ("test" or "validation")."""
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
-        missing = [c for c in COLUMNS[:4] if c not in (reader.fieldnames or [])]
+        names = reader.fieldnames or []
+        prefix = "val_" if "val_loss" in names else "test_"
+        need = ["epoch", "train_loss", prefix + "loss", prefix + "accuracy"]
+        missing = [c for c in need if c not in names]
         if missing:
             raise ValueError("%s: not an ffnn train --log CSV (no column %s)"
                              % (path, ", ".join(missing)))
         rows = list(reader)
     if not rows:
         raise ValueError("%s: no epochs logged yet" % path)
-    return {c: [num(r.get(c)) for r in rows] for c in COLUMNS}
+    run = {c: [num(r.get(prefix + c if c in ("loss", "accuracy") else c)) for r in rows]
+           for c in COLUMNS}
+    run["held_out"] = "validation" if prefix == "val_" else "test"
+    return run
 
 
-def draw(runs, labels, out):
-    has_accuracy = any(not math.isnan(a) for run in runs for a in run["test_accuracy"])
+def draw(plt, runs, labels, out):
+    has_accuracy = any(not math.isnan(a) for run in runs for a in run["accuracy"])
     panels = 2 if has_accuracy else 1
-    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4), squeeze=False)
+    kinds = sorted({run["held_out"] for run in runs})
+    held = " / ".join(kinds)
+    fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.3), squeeze=False)
     axes = axes[0]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, (run, label) in enumerate(zip(runs, labels)):
@@ -59,29 +68,35 @@ def draw(runs, labels, out):
         marker = "o" if single else None
         axes[0].plot(run["epoch"], run["train_loss"], color=color, marker=marker,
                      label="%s train" % label)
-        axes[0].plot(run["epoch"], run["test_loss"], color=color, marker=marker,
-                     linestyle="--", label="%s test" % label)
-        if has_accuracy and any(not math.isnan(a) for a in run["test_accuracy"]):
-            axes[1].plot(run["epoch"], [100.0 * a for a in run["test_accuracy"]],
-                         color=color, marker=marker, label=label)
-    axes[0].set_title("loss per epoch")
+        axes[0].plot(run["epoch"], run["loss"], color=color, marker=marker,
+                     linestyle="--", label="%s %s" % (label, run["held_out"]))
+        if has_accuracy and any(not math.isnan(a) for a in run["accuracy"]):
+            axes[1].plot(run["epoch"], [100.0 * a for a in run["accuracy"]],
+                         color=color, marker=marker,
+                         label=label if len(kinds) == 1 else "%s %s" % (label, run["held_out"]))
+    axes[0].set_title("loss per epoch (train, %s)" % held, fontsize=10)
     axes[0].set_xlabel("epoch")
     axes[0].set_ylabel("loss")
-    losses = [v for run in runs for k in ("train_loss", "test_loss") for v in run[k]
+    losses = [v for run in runs for k in ("train_loss", "loss") for v in run[k]
               if v > 0 and math.isfinite(v)]
     if losses and max(losses) / min(losses) > 100:
         axes[0].set_yscale("log")
     axes[0].grid(True, alpha=0.3)
     axes[0].legend(fontsize="small")
     if has_accuracy:
-        axes[1].set_title("test accuracy per epoch")
+        axes[1].set_title("%s accuracy per epoch" % held, fontsize=10)
         axes[1].set_xlabel("epoch")
         axes[1].set_ylabel("accuracy (%)")
         axes[1].grid(True, alpha=0.3)
         axes[1].legend(fontsize="small")
     for ax in axes:
         ax.xaxis.get_major_locator().set_params(integer=True)
-    fig.tight_layout()
+    bottom = 0.0
+    if not has_accuracy:
+        fig.text(0.01, 0.01, "not drawn: the accuracy panel (no accuracy in the logs: a "
+                 "regression run)", fontsize=8, color="dimgray")
+        bottom = 0.06
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     for dpi in (150, 120, 100, 80, 60, 50, 40):
         fig.savefig(out, dpi=dpi)
         if os.path.getsize(out) <= MAX_BYTES:
@@ -105,7 +120,7 @@ def main(argv):
     except (OSError, ValueError) as e:
         print("plot_log.py: %s" % e, file=sys.stderr)
         return 1
-    size = draw(runs, labels, out)
+    size = draw(pc.pyplot(), runs, labels, out)
     print("wrote %s (%d bytes)" % (out, size))
     return 0
 

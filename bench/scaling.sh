@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Data-parallel scaling on 2 and 4 GPUs of one node (for issue 17; ready to run, not run
-# in issue 16). One device call on nvidia-h200-x4 (or -x2: GPUS="1 2"):
+# Data-parallel scaling on 2 and 4 GPUs of one node (ready to run; not yet run on the
+# device). One device call on nvidia-h200-x4 (or -x2: GPUS="1 2"):
 #   bash bench/scaling.sh DATA_DIR          (DATA_DIR: Fashion-MNIST IDX files)
 # 1. parity: 200 steps, sgd and adam, --gpus R and mpirun -np R (when mpirun exists)
 #    against one GPU: per-step losses within 1e-4 of the loss scale (tests/test_parallel.sh's
@@ -15,11 +15,11 @@
 #    (--comm-timing; CUDA events around the NCCL calls, tiled strategy, no graphs);
 # 4. PyTorch DDP (bench/ddp_torch.py through torchrun) on the same nets, batches and
 #    GPU counts, in the same call.
-# Writes $OUT/scaling.csv and $OUT/scaling.md (default scaling-out) and compares with the
+# Writes $OUT/scaling.csv and $OUT/scaling.md (default build/bench/scaling) and compares with the
 # model of docs/SCALING.md (bench/scaling_model.py --csv).
 set -uo pipefail
 DATA=${1:?usage: scaling.sh DATA_DIR}
-OUT=${OUT:-scaling-out}
+OUT=${OUT:-build/bench/scaling}
 GPUS=${GPUS:-"1 2 4"}
 # arch:small:large global batches; PARTS=parity or throughput runs one part (the whole
 # script may need more than one 10-minute call: e.g. PARTS=parity, then NETS one by one)

@@ -2,7 +2,7 @@
 """The analytic scaling model of ffnn's synchronous data parallelism (docs/SCALING.md).
 
     python3 bench/scaling_model.py                 # the tables of docs/SCALING.md
-    python3 bench/scaling_model.py --measured scaling-out/scaling.csv
+    python3 bench/scaling_model.py --measured build/bench/scaling/scaling.csv
                                                    # model vs bench/scaling.sh's runs
 
 One step on R GPUs = forward + backward of the rank's B/R rows, the gradient

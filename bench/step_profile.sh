@@ -9,7 +9,7 @@
 #   CONFIGS="784-128relux8-10 1024 fused fp32,..." bash bench/step_profile.sh DATA_DIR
 set -uo pipefail
 DATA=${1:?usage: step_profile.sh DATA_DIR}
-OUT=${OUT:-profile-out}; mkdir -p "$OUT"
+OUT=${OUT:-build/bench/profile}; mkdir -p "$OUT"
 SKIP=${SKIP:-400}; LAUNCHES=${LAUNCHES:-80}
 CONFIGS=${CONFIGS:-"784-128relux8-10 1024 fused fp32"}
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2> /dev/null | head -1)

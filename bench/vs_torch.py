@@ -23,7 +23,7 @@ ffnn's `tune` mode (auto by measurement) times its candidates when the trainer i
 created, before the warm-up epoch; its measurement and pick are printed to stderr.
 
 usage: vs_torch.py DATA_DIR --ffnn build/ffnn [--configs 784-256relu-10:64,...]
-       [--strategy tiled,naive] [--epochs 5] [--out bench/results/vs_torch.json]
+       [--strategy tiled,naive] [--epochs 5] [--out build/bench/vs_torch.json]
 Prints one table; writes the rows as a JSON list.
 """
 import argparse
@@ -256,7 +256,7 @@ def main():
                     "FP32,TF32,BF16 in TFLOP/s")
     ap.add_argument("--epochs", type=int, default=5)
     ap.add_argument("--lr", type=float, default=0.1)
-    ap.add_argument("--out", default="bench/results/vs_torch.json")
+    ap.add_argument("--out", default="build/bench/vs_torch.json")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

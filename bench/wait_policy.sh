@@ -3,11 +3,12 @@
 # batch 64, the default data) under OpenMP waiting policies, on an idle machine and
 # beside BUSY (default 2) busy processes (`yes > /dev/null`): seconds per epoch (median
 # of the EPOCHS epochs of one run, default 2) for each policy, with the load average.
-#   GOMP_SPINCOUNT=300000    libgomp's default when OMP_WAIT_POLICY is unset (ffnn
-#                            before issue 14)
+#   GOMP_SPINCOUNT=300000    libgomp's default when OMP_WAIT_POLICY is unset (what ffnn
+#                            ran with before it set its own)
 #   OMP_WAIT_POLICY=passive  sleep at once
 #   GOMP_SPINCOUNT=N         spin N times, then sleep (the ffnn program sets 3000)
-# Prints a markdown table. README "CPU backends" has the numbers of the 2-core machine.
+# Prints a markdown table. docs/PERFORMANCE.md "Waiting policy" has the numbers of the
+# 2-core machine.
 set -euo pipefail
 ffnn=${1:-build/ffnn}
 epochs=${2:-2}

@@ -291,7 +291,7 @@ static void print_text(const eval_options *o, const ffnn_model *m, const char *d
     ffnn_model_arch_string(m, arch, sizeof arch);
     printf("model: %s (arch %s, loss %s%s)\n", o->model.path, arch,
            ffnn_loss_name(o->model.loss), o->model.loss_given ? ", from --loss" : "");
-    printf("data: %s (%zu test samples), device: cpu (reference)\n", data, r->count);
+    printf("data: %s (%zu test samples), device: cpu (omp predictor, all cores)\n", data, r->count);
     if (regression) {
         printf("test_loss %.6f  mse %.6g  rmse %.6g  mae %.6g  r2 %.4f (targets' units)\n",
                r->loss, r->mse, r->rmse, r->mae, r->r2);
@@ -322,9 +322,13 @@ static int load_test(const eval_options *o, const ffnn_model *m, ffnn_dataset **
             for (int c = 0; c < classes; c++)
                 names[c] = ffnn_model_class_name(m, c);
         }
+        char ignore[1024];
+        ffnn_cli_table_options t = ffnn_cli_weight_column_ignored(&o->table, o->data,
+                                                                  o->sample_weight, ignore,
+                                                                  sizeof ignore);
         int rc = ffnn_cli_check_labels_given(CMD, o->data, o->table.labels) ||
-                 ffnn_cli_load_table(CMD, "--data", o->data, &o->table, regression, names,
-                                     names ? classes : 0, test);
+                 ffnn_cli_load_table_for(CMD, "--data", o->data, &t, regression, names,
+                                         names ? classes : 0, m, test);
         free(names);
         if (rc)
             return 1;
@@ -373,7 +377,8 @@ static int run_many_classes(const eval_options *o, const ffnn_model *m, const ff
         printf("{\"count\": %zu, \"loss\": %.6f, \"accuracy\": %.6f, \"classes\": %d, "
                "\"per_class\": null}\n", n, loss, (double)right / (double)n, classes);
     } else {
-        printf("data: %s (%zu test samples), device: cpu (reference)\n", description, n);
+        printf("data: %s (%zu test samples), device: cpu (omp predictor, all cores)\n",
+               description, n);
         printf("test_loss %.4f  test_acc %.2f%% (%llu/%zu)\n\nper class (recall):\n", loss,
                100.0 * (double)right / (double)n, (unsigned long long)right, n);
         for (int c = 0; c < classes && shown < EVAL_MAX_CLASS_ROWS; c++, shown++) {

@@ -10,10 +10,11 @@
 #include <sys/stat.h>
 
 #include "commands.h"
-#include "core/error.h"
+#include "ffnn.h"
 #include "info_json.h"
 #include "model_files.h"
 #include "options.h"
+#include "tabular.h"
 
 #define CMD "ffnn info"
 
@@ -120,6 +121,7 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
     if (mean)
         printf("standardized: inputs (standardize.input.mean, .scale)%s\n",
                target_mean ? " and targets (standardize.target.mean, .scale)" : "");
+    ffnn_cli_print_table(m, stdout);
     free(arch);
 }
 

@@ -1,7 +1,7 @@
 /* cmd_plot.c - ffnn plot FILE.csv [...]: runs bench/plot_log.py with python3
  * (/usr/bin/python3 when present; FFNN_PYTHON overrides; the script is found
- * only relative to the executable, never in the current directory), which draws train/test
- * loss and test accuracy per epoch to a PNG. The drawing itself lives in the script
+ * only relative to the executable, never in the current directory), which draws the train
+ * loss and the test (or validation) loss and accuracy per epoch to a PNG. The drawing itself lives in the script
  * (matplotlib). The arguments go to the script as given: they are scanned here (for
  * --help and the file count), not parsed with getopt, which would reorder them. */
 #define _POSIX_C_SOURCE 200809L
@@ -18,7 +18,8 @@ const char *const ffnn_cli_plot_usage =
     "usage: ffnn plot FILE.csv [FILE2.csv ...] [--out PNG] [--labels A,B,...]\n"
     "\n"
     "Draw the curves of ffnn train --log FILE.csv: train and test loss per epoch and,\n"
-    "for classification, test accuracy per epoch; several files are overlaid. Runs\n"
+    "for classification, test accuracy per epoch (validation loss and accuracy for a\n"
+    "run with --val-split); several files are overlaid. Runs\n"
     "python3 bench/plot_log.py (needs matplotlib; Debian: python3-matplotlib), found\n"
     "only relative to the executable: ../bench/plot_log.py (a source tree's build/ffnn)\n"
     "or ../share/ffnn/plot_log.py (an installed PREFIX/bin/ffnn), never in the current\n"

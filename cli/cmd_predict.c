@@ -2,7 +2,7 @@
  * cmd_predict.c - ffnn predict --model FILE --input FILE [--loss NAME] [--batch N]:
  * a saved model on IDX images or CSV rows (csv_input.c), one CSV line per input on
  * stdout: the predicted class, then the probabilities (or the raw outputs for mse).
- * Inference runs on the library's CPU reference (ffnn_model_predict).
+ * Inference runs on a predictor (ffnn_predictor_predict; --threads, --device).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -45,6 +45,8 @@ const char *const ffnn_cli_predict_usage =
     "  --loss NAME    ce | bce | mse: how outputs become probabilities (default: the\n"
     "                 loss recorded in the model file)\n"
     "  --batch N      inputs per forward pass (default 1024)\n"
+    "  --threads N    cpu threads of the predictor (default 0: all cores)\n"
+    "  --device NAME  cpu (default) | cuda | auto\n"
     "  -h, --help     this help\n";
 
 typedef struct predict_options {
@@ -53,15 +55,19 @@ typedef struct predict_options {
     const char *data_path;        /* --data FILE (tabular)                         */
     ffnn_cli_table_options table;
     int json;
+    int threads;                  /* --threads N (0: all cores)                    */
+    ffnn_device device;           /* --device NAME (default cpu)                   */
 } predict_options;
 
-enum { OPT_INPUT = FFNN_CLI_OPT_NEXT, OPT_DATA, OPT_JSON };
+enum { OPT_INPUT = FFNN_CLI_OPT_NEXT, OPT_DATA, OPT_JSON, OPT_THREADS, OPT_DEVICE };
 
 static const struct option predict_longopts[] = {
     FFNN_CLI_MODEL_LONGOPTS,
     {"input", required_argument, NULL, OPT_INPUT},
     {"data", required_argument, NULL, OPT_DATA},
     {"json", no_argument, NULL, OPT_JSON},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"device", required_argument, NULL, OPT_DEVICE},
     FFNN_CLI_TABLE_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -75,6 +81,15 @@ static int predict_option(void *ctx, int c, const char *arg)
     if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc) ||
         ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
         return rc;
+    if (c == OPT_THREADS) { /* the trainer's range of threads */
+        long long v;
+        if (ffnn_cli_limit_int(CMD, "--threads", ffnn_train_config_limit("threads"), arg, &v))
+            return 2;
+        o->threads = (int)v;
+        return 0;
+    }
+    if (c == OPT_DEVICE)
+        return ffnn_cli_device(CMD, "--device", arg, &o->device) ? 2 : 0;
     if (c == OPT_INPUT || c == OPT_DATA || c == OPT_JSON) {
         if (c == OPT_INPUT)
             o->input_path = arg;
@@ -136,6 +151,13 @@ static int read_table(const predict_options *o, const ffnn_model *m, predict_inp
     size_t features = ffnn_model_input_size(m);
     ffnn_cli_table_options t = o->table;
     int regression = o->model.loss == FFNN_LOSS_MSE;
+    if (ffnn_cli_model_has_table(m)) { /* raw rows: the model's columns, encoded as in training */
+        t.csv.target = ""; /* a target column, when there, is not read */
+        if (ffnn_cli_load_table_for(CMD, "--data", o->data_path, &t, 0, NULL, 0, m, &in->table))
+            return 1;
+        in->rows = ffnn_dataset_count(in->table);
+        return 0;
+    }
     if (!t.csv.target && !t.csv.features && !t.labels) {
         t.csv.target = ""; /* all columns, no target (quietly: a label column is text) */
         if (ffnn_dataset_load_csv(o->data_path, &t.csv, &in->table) == FFNN_OK &&
@@ -258,17 +280,21 @@ static int predict_all(const predict_options *o, const ffnn_model *m, const pred
     float *scratch = malloc((chunk ? chunk : 1) * features * sizeof *scratch);
     float *p = malloc((chunk ? chunk : 1) * width * sizeof *p);
     int *cls = malloc((chunk ? chunk : 1) * sizeof *cls), rc = 0;
+    ffnn_predictor *pr = NULL;
 
     if (!scratch || !p || !cls)
         rc = 1, fprintf(stderr, "%s: out of memory for a batch of %zu\n", CMD, chunk);
+    else if (ffnn_predictor_create(m, o->device, o->threads, chunk ? chunk : 1, &pr) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "--device/--threads");
     for (size_t first = 0; rc == 0 && first < in->rows; first += chunk) {
         size_t n = in->rows - first < chunk ? in->rows - first : chunk;
         const float *x = input_rows(in, first, n, features, scratch);
-        if (ffnn_model_predict(m, o->model.loss, x, n, p, cls) != FFNN_OK)
+        if (ffnn_predictor_predict(pr, x, n, p, cls) != FFNN_OK)
             rc = ffnn_cli_fail(CMD, "predicting");
         else
             print_predictions(o, m, first, p, cls, n, width);
     }
+    ffnn_predictor_free(pr);
     free(scratch);
     free(p);
     free(cls);
@@ -290,11 +316,14 @@ static int predict_stdin(const predict_options *o, const ffnn_model *m)
     ffnn_cli_csv_stream *s = x && p && cls ? ffnn_cli_csv_open(stdin, "<stdin>", features, err,
                                                                sizeof err) : NULL;
     long n = 0;
+    ffnn_predictor *pr = NULL;
 
     if (!s)
         rc = 1, fprintf(stderr, "%s: out of memory for a batch of %zu\n", CMD, chunk);
+    else if (ffnn_predictor_create(m, o->device, o->threads, chunk, &pr) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "--device/--threads");
     while (rc == 0 && (n = ffnn_cli_csv_next(s, x, chunk)) > 0) {
-        if (ffnn_model_predict(m, o->model.loss, x, (size_t)n, p, cls) != FFNN_OK) {
+        if (ffnn_predictor_predict(pr, x, (size_t)n, p, cls) != FFNN_OK) {
             rc = ffnn_cli_fail(CMD, "predicting");
             break;
         }
@@ -304,6 +333,7 @@ static int predict_stdin(const predict_options *o, const ffnn_model *m)
     }
     if (rc == 0 && n < 0)
         rc = 1, fprintf(stderr, "%s: --input: %s\n", CMD, err);
+    ffnn_predictor_free(pr);
     ffnn_cli_csv_close(s);
     free(x);
     free(p);
@@ -319,6 +349,12 @@ static int run_predict(const predict_options *o, const ffnn_model *m)
         return predict_stdin(o, m);
     predict_input in = {NULL, NULL, NULL, 0};
     size_t features = ffnn_model_input_size(m);
+    if (!o->data_path && ffnn_cli_model_has_table(m)) {
+        fprintf(stderr, "%s: --input takes the network's %zu inputs as numbers, but this model "
+                "encodes a table's columns (categories, missing cells): give its raw rows "
+                "with --data FILE.csv\n", CMD, features);
+        return 1;
+    }
     int rc = o->data_path ? read_table(o, m, &in) : read_input(o, features, &in);
     if (rc == 0 && o->data_path)
         print_header(o, m, ffnn_model_output_size(m));
@@ -343,6 +379,7 @@ int ffnn_cli_predict(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.model = (ffnn_cli_model_options)FFNN_CLI_MODEL_OPTIONS_DEFAULT;
     o.table.csv = ffnn_csv_options_default();
+    o.device = FFNN_DEVICE_CPU;
     ffnn_model *m = NULL;
     int operands;
     int rc = ffnn_cli_getopt(CMD, argc, argv, predict_longopts, ffnn_cli_predict_usage,

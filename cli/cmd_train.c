@@ -42,7 +42,7 @@ const char *const ffnn_cli_train_usage =
     "                    by default\n"
     "  --data synth:motif[:N[:SEED]]  64-sample 1-D signals classified by a 3-sample\n"
     "                    motif at a random place (for local layers), N = 5000 by\n"
-    "                    default (README \"Data sets\" defines them; SEED: 1)\n"
+    "                    default (docs/CLI.md \"Data sets\" defines them; SEED: 1)\n"
     "  --data FILE.csv   a CSV file (.tsv: tab-separated; .gz: gzip'ed), one sample\n"
     "                    per row: the target column (default the last) holds class\n"
     "                    labels (numbers or text; classes in sorted order, numeric\n"
@@ -58,7 +58,7 @@ const char *const ffnn_cli_train_usage =
     "                    a validation line per epoch, the test set evaluated once at\n"
     "                    the end. Splits are a fixed permutation of --seed (the test\n"
     "                    split: seed, the validation split: seed + 1), stratified by\n"
-    "                    class (README \"Splits\" has the rule)\n"
+    "                    class (docs/CLI.md \"Your own data\" has the rule)\n"
     "  --early-stopping N  stop when the validation loss has not improved for N\n"
     "                    epochs; the best epoch's weights are restored (and saved).\n"
     "                    A checkpoint keeps the best epoch and its weights\n"
@@ -137,11 +137,11 @@ const char *const ffnn_cli_train_usage =
     "  --device NAME     cpu | cuda (default: cuda when a GPU is present, else cpu)\n"
     "  --strategy NAME   cuda training strategy (docs/PERFORMANCE.md): auto (default:\n"
     "                    the fastest for the net and batch) | persistent | graph |\n"
-    "                    fused | cublas | cublaslt | tiled | naive (--kernels NAME:\n"
-    "                    an alias); tune: auto by measurement (times persistent,\n"
-    "                    graph, fused, cublas, cublaslt on a few steps, trains with\n"
-    "                    the fastest; the cpu and --gpus: auto); reference: the\n"
-    "                    single-threaded cpu reference backend\n"
+    "                    fused | cublas | cublaslt | tiled | naive; tune: auto by\n"
+    "                    measurement (times persistent, graph, fused, cublas,\n"
+    "                    cublaslt on a few steps, trains with the fastest; the cpu\n"
+    "                    and --gpus: auto); reference: the single-threaded cpu\n"
+    "                    reference backend\n"
     "  --precision NAME  cuda matmul arithmetic: fp32 (default) | tf32 | bf16 (tensor\n"
     "                    cores, fp32 accumulation and master weights; with cublas,\n"
     "                    cublaslt, fused or graph: fused/graph on ffnn's own mma.sync\n"
@@ -158,6 +158,10 @@ const char *const ffnn_cli_train_usage =
     "                    (default)\n"
     "  --eval-batch N    samples per forward pass when evaluating (default 1024)\n"
     "  --json            print one JSON object per epoch instead of a text line\n"
+    "  --print-every N   print the line (or JSON object) of the first epoch, of every\n"
+    "                    N-th and of the last (default 1: every epoch)\n"
+    "  --quiet           no progress bar and only the last epoch's line (the header\n"
+    "                    lines, the test line, warnings and errors stay)\n"
     "  --save FILE       after training, write the model (safetensors, atomically)\n"
     "  --log FILE        write the per-epoch metrics as CSV (header epoch,train_loss,\n"
     "                    test_loss,test_accuracy,seconds,images_per_second; accuracy\n"
@@ -202,7 +206,8 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING, OPT_DROP_LAST, OPT_TEST,
        OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE, OPT_WEIGHT_DECAY,
        OPT_NO_DECAY_BIAS, OPT_LR_SCHEDULE, OPT_WARMUP_STEPS, OPT_CLIP_NORM, OPT_CLIP_VALUE,
-       OPT_EMA, OPT_ALLOW_MANY_CLASSES, OPT_SAMPLE_WEIGHT, OPT_CLASS_WEIGHT, OPT_CV };
+       OPT_EMA, OPT_PRINT_EVERY, OPT_QUIET, OPT_ALLOW_MANY_CLASSES, OPT_SAMPLE_WEIGHT,
+       OPT_CLASS_WEIGHT, OPT_CV };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -217,7 +222,7 @@ static const struct option train_longopts[] = {
     {"train-limit", required_argument, NULL, OPT_LIMIT},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"strategy", required_argument, NULL, OPT_STRATEGY},
-    {"kernels", required_argument, NULL, OPT_STRATEGY}, /* the former name, kept */
+    {"kernels", required_argument, NULL, OPT_STRATEGY}, /* --strategy's former name: hidden */
     {"precision", required_argument, NULL, OPT_PRECISION},
     {"steps-per-launch", required_argument, NULL, OPT_STEPS_PER_LAUNCH},
     {"threads", required_argument, NULL, OPT_THREADS},
@@ -253,6 +258,8 @@ static const struct option train_longopts[] = {
     {"clip-grad-norm", required_argument, NULL, OPT_CLIP_NORM},
     {"clip-grad-value", required_argument, NULL, OPT_CLIP_VALUE},
     {"ema", required_argument, NULL, OPT_EMA},
+    {"print-every", required_argument, NULL, OPT_PRINT_EVERY},
+    {"quiet", no_argument, NULL, OPT_QUIET},
     {"allow-many-classes", no_argument, NULL, OPT_ALLOW_MANY_CLASSES},
     {"sample-weight", required_argument, NULL, OPT_SAMPLE_WEIGHT},
     {"class-weight", required_argument, NULL, OPT_CLASS_WEIGHT},
@@ -368,6 +375,7 @@ static int train_option(void *ctx, int c, const char *arg)
             cfg->eval_batch_size = (size_t)v;
         break;
     case OPT_JSON: o->json = 1; break;
+    case OPT_QUIET: o->quiet = 1; break;
     case OPT_OPTIMIZER: rc = ffnn_cli_optimizer(CMD, NULL, arg, &cfg->optimizer); break;
     case OPT_MOMENTUM:
         if ((rc = config_number("--momentum", "momentum", arg, &x)) == 0)
@@ -413,6 +421,12 @@ static int train_option(void *ctx, int c, const char *arg)
     case OPT_MAX_STEPS:
         rc = ffnn_cli_int(CMD, "--max-steps", arg, 1, INT64_MAX, &o->max_steps);
         break;
+    case OPT_PRINT_EVERY: {
+        long long n = 0;
+        if ((rc = ffnn_cli_int(CMD, "--print-every", arg, 1, INT32_MAX, &n)) == 0)
+            o->print_every = (int)n;
+        break;
+    }
     case OPT_RESUME: o->resume_path = arg; break;
     case OPT_GPUS: /* data parallelism over N GPUs of this process (cli/parallel.c) */
         if (strcmp(arg, "all") == 0)
@@ -538,9 +552,14 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
 {
     int regression = o->cfg.loss == FFNN_LOSS_MSE ||
                      (o->table.csv.target && strchr(o->table.csv.target, ','));
+    char ignore[1024];
+    ffnn_cli_table_options t = ffnn_cli_weight_column_ignored(&o->table, o->data,
+                                                              o->sample_weight, ignore,
+                                                              sizeof ignore);
     if (o->data && ffnn_cli_is_table(o->data)) {
         if (ffnn_cli_check_labels_given(CMD, o->data, o->table.labels) ||
-            ffnn_cli_load_table(CMD, "--data", o->data, &o->table, regression, NULL, 0, train))
+            ffnn_cli_load_table_for(CMD, "--data", o->data, &t, regression, NULL, 0, NULL,
+                                    train))
             return 1;
         describe_table(o->data, *train, description, description_size);
     } else if (ffnn_cli_load_data(CMD, o->data, train, test, description, description_size)) {
@@ -548,8 +567,6 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
     }
     if (ffnn_cli_sample_weights(CMD, o->data, &o->table, o->sample_weight, *train))
         return 1; /* one weight per row of --data, carried through the splits */
-    if (o->sample_weight && o->data && ffnn_cli_is_table(o->data)) /* a column taken out */
-        describe_table(o->data, *train, description, description_size);
     if (o->test_path) {
         int classes = ffnn_dataset_classes(*train);
         const char **names = NULL;
@@ -563,8 +580,8 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
         *test = NULL;
         ffnn_cli_table_options t = o->table;
         t.labels = NULL; /* --labels is the training set's */
-        int rc = ffnn_cli_load_table(CMD, "--test", o->test_path, &t, regression,
-                                     names, names ? classes : 0, test);
+        int rc = ffnn_cli_load_table_for(CMD, "--test", o->test_path, &t, regression,
+                                         names, names ? classes : 0, NULL, test);
         free(names);
         if (rc)
             return 1;
@@ -603,10 +620,14 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
     }
     if (o->val_split > 0 && split(train, o->val_split, o->cfg.seed + 1, "--val-split", val))
         return 1;
-    if (ffnn_cli_check_task(CMD, o, *train)) /* no silent wrong task: the set trained on */
+    ffnn_dataset *sets[3] = {*train, *val, *test}; /* text and missing cells: encoded */
+    int rc = ffnn_cli_encode_keeping_weights(CMD, sets, 3, o->json ? stderr : stdout);
+    *train = sets[0];
+    *val = sets[1];
+    *test = sets[2];
+    if (rc || ffnn_cli_check_task(CMD, o, *train)) /* no silent wrong task: as trained */
         return 1;
-    ffnn_dataset *sets[3] = {*train, *val, *test}; /* balanced: of the training split */
-    return ffnn_cli_class_weights(CMD, o->class_weight, sets, 3);
+    return ffnn_cli_class_weights(CMD, o->class_weight, sets, 3); /* balanced: of train */
 }
 
 /* The default --arch of the data: FEATURES-256relu-CLASSES, or -TARGETS for float

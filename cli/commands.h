@@ -1,8 +1,7 @@
 /* commands.h - the commands of the ffnn program. Each lives in one file,
  * cli/cmd_NAME.c, and exports exactly two things: its run function and its --help
  * text; cli/main.c lists them in its one table (a new command: one file and one
- * line there). `ffnn bench` keeps its own header (bench.h: ffnn_cli_bench and
- * ffnn_cli_bench_usage).
+ * line there).
  *
  * run(argc, argv): argv[0] is the command's word ("train"), the options follow.
  * It prints results on stdout, messages on stderr, and returns the exit status:
@@ -14,8 +13,7 @@
 typedef struct ffnn_cli_command {
     const char *name;                  /* the word after ffnn: "train"              */
     int (*run)(int argc, char **argv); /* as above                                   */
-    const char *const *usage;          /* where its --help text is (an exported
-                                          pointer, so bench's fits as it is)        */
+    const char *const *usage;          /* where its --help text is                   */
     const char *summary;               /* its line in ffnn --help                    */
 } ffnn_cli_command;
 
@@ -34,6 +32,14 @@ extern const char *const ffnn_cli_predict_usage;
 /* cmd_info.c: describe a model file. */
 int ffnn_cli_info(int argc, char **argv);
 extern const char *const ffnn_cli_info_usage;
+
+/* cmd_bench.c: run the separate benchmark program ffnn-bench (bench/, lab/). */
+int ffnn_cli_bench(int argc, char **argv);
+extern const char *const ffnn_cli_bench_usage;
+
+/* cmd_export.c: a model file as an ONNX model. */
+int ffnn_cli_export(int argc, char **argv);
+extern const char *const ffnn_cli_export_usage;
 
 /* cmd_plot.c: run bench/plot_log.py on ffnn train --log CSV files. */
 int ffnn_cli_plot(int argc, char **argv);

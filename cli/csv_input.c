@@ -1,7 +1,7 @@
 /* csv_input.c - rows of numbers from a CSV file (see csv_input.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "csv_input.h"
-#include "core/error.h"
+#include "ffnn.h"
 
 #include <errno.h>
 #include <float.h>
@@ -97,7 +97,6 @@ static int csv_number(csv_reader *r, const char *b, const char *e, size_t col, f
 {
     char buf[CSV_FIELD_MAX + 1], *end;
     size_t n;
-    double v;
 
     for (; b < e && (*b == ' ' || *b == '\t'); b++)
         col++;
@@ -111,15 +110,13 @@ static int csv_number(csv_reader *r, const char *b, const char *e, size_t col, f
                          (int)(n < 40 ? n : 40), b, n > 40 ? "..." : "");
     memcpy(buf, b, n);
     buf[n] = '\0';
+    if (ffnn_csv_parse_float(buf, n, out)) /* the nearest float32, as the CSV reader */
+        return 0;
     errno = 0;
-    v = strtod(buf, &end);
+    (void)strtod(buf, &end); /* which refusal: not a number, or out of float32's range */
     if (end != buf + n)
         return csv_error(r, col, "expected a number, found '%s'", buf);
-    if (!isfinite(v) || fabs(v) > FLT_MAX)
-        return csv_error(r, col, "expected a number within the float32 range, found '%s'",
-                         buf);
-    *out = (float)v;
-    return 0;
+    return csv_error(r, col, "expected a number within the float32 range, found '%s'", buf);
 }
 
 /* The comma-separated values of s (column col0 of the line) into row [features]. */

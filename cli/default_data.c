@@ -180,13 +180,14 @@ static int make_temp(int i, char *tmp)
     return 0;
 }
 
-/* Both pairs of tmp [4 paths] load as IDX data; 0 when they do. */
-static int temps_load(char tmp[][256], FILE *log)
+/* Both pairs of tmp [4 paths] load as IDX data; 0 when they do, else why [why_size]
+ * says what failed. */
+static int temps_load(char tmp[][256], char *why, size_t why_size)
 {
     for (int pair = 0; pair < 2; pair++) {
         ffnn_dataset *ds = NULL;
         if (ffnn_dataset_load_idx(tmp[2 * pair], tmp[2 * pair + 1], &ds) != FFNN_OK) {
-            say(log, "the downloaded files do not load: %s\n", ffnn_last_error());
+            snprintf(why, why_size, "the downloaded files do not load: %s", ffnn_last_error());
             return -1;
         }
         ffnn_dataset_free(ds);
@@ -194,8 +195,8 @@ static int temps_load(char tmp[][256], FILE *log)
     return 0;
 }
 
-/* Rename each tmp [4 paths] to MNIST_DIR/<name>.gz; 0 on success. */
-static int install_temps(char tmp[][256], FILE *log)
+/* Rename each tmp [4 paths] to MNIST_DIR/<name>.gz; 0 on success, else why [why_size]. */
+static int install_temps(char tmp[][256], char *why, size_t why_size)
 {
     char final[256];
 
@@ -203,7 +204,8 @@ static int install_temps(char tmp[][256], FILE *log)
         snprintf(final, sizeof final, MNIST_DIR "/%s.gz", idx_names[i]);
         chmod(tmp[i], 0644); /* mkstemp made it 0600; a failure here is harmless */
         if (rename(tmp[i], final) != 0) {
-            say(log, "cannot rename %s to %s: %s\n", tmp[i], final, strerror(errno));
+            snprintf(why, why_size, "cannot rename %.160s to %.160s: %.100s", tmp[i], final,
+                     strerror(errno));
             return -1;
         }
         tmp[i][0] = '\0';
@@ -211,27 +213,28 @@ static int install_temps(char tmp[][256], FILE *log)
     return 0;
 }
 
-/* Download the four MNIST files from mirror, check they load, move them into
- * MNIST_DIR; 0 on success (on failure no temporary file is left). */
-static int try_mirror(const char *mirror, FILE *log)
+/* Download the four MNIST files from mirror (the tools' own messages discarded), check
+ * they load, move them into MNIST_DIR; 0 on success, else why [why_size] says what
+ * failed (on failure no temporary file is left). */
+static int try_mirror(const char *mirror, char *why, size_t why_size)
 {
     char tmp[IDX_FILE_COUNT][256] = {{0}};
     char url[512];
     int rc = 0;
 
-    say(log, "no MNIST in %s/: downloading it from %s\n", MNIST_DIR, mirror);
     for (int i = 0; rc == 0 && i < IDX_FILE_COUNT; i++) {
         snprintf(url, sizeof url, "%s%s.gz", mirror, idx_names[i]);
         rc = make_temp(i, tmp[i]);
         if (rc != 0)
-            say(log, "cannot create a file in %s/: %s\n", MNIST_DIR, strerror(errno));
-        else if ((rc = fetch(url, tmp[i], log)) != 0)
-            say(log, "  download of %s failed (no network, or the mirror is down)\n", url);
+            snprintf(why, why_size, "cannot create a file in %s/: %s", MNIST_DIR,
+                     strerror(errno));
+        else if ((rc = fetch(url, tmp[i], NULL)) != 0)
+            snprintf(why, why_size, "its download failed: no network, or the mirrors are down");
     }
     if (rc == 0)
-        rc = temps_load(tmp, log);
+        rc = temps_load(tmp, why, why_size);
     if (rc == 0)
-        rc = install_temps(tmp, log);
+        rc = install_temps(tmp, why, why_size);
     remove_temps(tmp);
     return rc;
 }
@@ -247,21 +250,23 @@ static int make_dir(const char *path, int *created)
     return errno == EEXIST ? 0 : -1;
 }
 
-/* Step (b): download MNIST into MNIST_DIR from the first mirror that works.
- * Directories made for it are removed again on failure. 0 on success. */
-static int download_mnist(FILE *log)
+/* Step (b): download MNIST into MNIST_DIR from the first mirror that works; one line
+ * on log when it did. Directories made for it are removed again on failure. 0 on
+ * success, else why [why_size] says what failed (the caller prints it once). */
+static int download_mnist(FILE *log, char *why, size_t why_size)
 {
     int made_data = 0, made_mnist = 0, rc = -1;
 
     if (!on_path("curl") && !on_path("wget")) {
-        say(log, "no curl or wget: not downloading MNIST\n");
+        snprintf(why, why_size, "no curl or wget to download it");
         return -1;
     }
     if (make_dir("data", &made_data) != 0 || make_dir(MNIST_DIR, &made_mnist) != 0) {
-        say(log, "cannot create %s/: %s\n", MNIST_DIR, strerror(errno));
+        snprintf(why, why_size, "cannot create %s/: %s", MNIST_DIR, strerror(errno));
     } else {
         for (size_t m = 0; rc != 0 && m < sizeof mnist_mirrors / sizeof mnist_mirrors[0]; m++)
-            rc = try_mirror(mnist_mirrors[m], log);
+            if ((rc = try_mirror(mnist_mirrors[m], why, why_size)) == 0)
+                say(log, "downloaded MNIST into %s/ from %s\n", MNIST_DIR, mnist_mirrors[m]);
     }
     if (rc != 0 && made_mnist)
         rmdir(MNIST_DIR);
@@ -309,16 +314,21 @@ static int found(const char *path, const char *name, char *dir, size_t dir_size,
 int ffnn_cli_find_default_data(char *dir, size_t dir_size, char *description,
                                size_t desc_size, FILE *log)
 {
+    char why[512] = "";
     if (!dir || dir_size == 0 || !description || desc_size == 0)
         return -1;
-    if (has_idx_files(MNIST_DIR) || download_mnist(log) == 0)
+    if (has_idx_files(MNIST_DIR) || download_mnist(log, why, sizeof why) == 0)
         return found(MNIST_DIR, "MNIST", dir, dir_size, description, desc_size, log);
     if (has_idx_files(FFNN_CLI_FASHION_DIR) ||
-        (apt_install_fashion(log) == 0 && has_idx_files(FFNN_CLI_FASHION_DIR)))
+        (apt_install_fashion(log) == 0 && has_idx_files(FFNN_CLI_FASHION_DIR))) {
+        say(log, "no MNIST in " MNIST_DIR "/ (%s): using Fashion-MNIST from "
+                 FFNN_CLI_FASHION_DIR " (--data DIR chooses)\n", why);
         return found(FFNN_CLI_FASHION_DIR, "Fashion-MNIST", dir, dir_size, description,
                      desc_size, log);
-    say(log, "no data found. Get it with: sudo apt-get install " FASHION_PACKAGE
-             "   (or put MNIST's four IDX files in data/mnist/, or pass --data DIR)\n");
+    }
+    say(log, "no data found (no MNIST in " MNIST_DIR "/: %s). Get it with: sudo apt-get "
+             "install " FASHION_PACKAGE "   (or put MNIST's four IDX files in data/mnist/, "
+             "or pass --data DIR)\n", why);
     return 1;
 }
 

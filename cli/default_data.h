@@ -29,8 +29,10 @@ int ffnn_cli_load_data(const char *cmd, const char *spec, ffnn_dataset **train,
  * Returns 0 with dir [dir_size] set to the directory and description [desc_size]
  * to e.g. "MNIST (data/mnist)" or "Fashion-MNIST (/usr/share/datasets/fashion-mnist)".
  * Otherwise returns non-zero after printing to log the commands that get data.
- * Progress lines (what is being tried) and the tools' own messages go to log;
- * log may be NULL for silence. Nothing is written to stdout. */
+ * At most one line goes to log when (b) or (c) is taken: that MNIST was downloaded, or
+ * why it was not (no network, ...) and that Fashion-MNIST is used; the download tools'
+ * own messages are discarded; (d) says what it runs. log may be NULL for silence.
+ * Nothing is written to stdout. */
 int ffnn_cli_find_default_data(char *dir, size_t dir_size, char *description,
                                size_t desc_size, FILE *log);
 

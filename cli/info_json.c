@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/error.h" /* ffnn_utf8_length */
+#include "ffnn.h" /* ffnn_utf8_length */
 
 /* text as valid UTF-8 (each byte outside a valid sequence replaced by U+FFFD),
  * malloc'd; NULL when out of memory. */

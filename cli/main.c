@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bench.h"
 #include "commands.h"
 #include "ffnn.h"
 #include "omp_wait.h"
@@ -23,9 +22,11 @@ static const ffnn_cli_command commands[] = {
     {"info", ffnn_cli_info, &ffnn_cli_info_usage,
      "describe a model file: architecture, tensors, metadata"},
     {"bench", ffnn_cli_bench, &ffnn_cli_bench_usage,
-     "benchmark suites (ffnn bench --help lists them)"},
+     "run a benchmark suite of ffnn-bench (ffnn bench --help lists them)"},
     {"plot", ffnn_cli_plot, &ffnn_cli_plot_usage,
      "draw the loss and accuracy curves of ffnn train --log CSV files"},
+    {"export", ffnn_cli_export, &ffnn_cli_export_usage,
+     "write a saved model as an ONNX file (onnxruntime, TensorRT, onnx2c)"},
 };
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 

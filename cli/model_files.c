@@ -134,5 +134,7 @@ int ffnn_cli_open_model(const char *cmd, ffnn_cli_model_options *o, ffnn_model *
         return 1;
     if (!o->loss_given)
         o->loss = info.loss;
+    else if (ffnn_model_set_loss(*m, o->loss) != FFNN_OK) /* how the outputs are read */
+        return ffnn_cli_fail(cmd, "--loss");
     return 0;
 }

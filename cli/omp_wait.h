@@ -7,8 +7,8 @@
  * default (300,000 spins when OMP_WAIT_POLICY is unset) the waiting threads of a
  * machine busy with other work take the cores their partners need and an epoch
  * becomes 10-40x slower; 3,000 spins kept the idle machine's speed (median) and came
- * within 1.0-1.7x of passive waiting's time on a busy one: README "CPU backends" has the
- * measurements (bench/wait_policy.sh). */
+ * within 1.0-1.7x of passive waiting's time on a busy one: docs/PERFORMANCE.md
+ * "Waiting policy" has the measurements (bench/wait_policy.sh). */
 #define FFNN_CLI_GOMP_SPINCOUNT "3000"
 
 /* Unless the user set OMP_WAIT_POLICY or GOMP_SPINCOUNT (theirs always wins), set

@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "options.h"
 
+#include "messages.h"
+
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -273,7 +275,9 @@ char *ffnn_cli_arch_string(const ffnn_model *m)
 
 int ffnn_cli_fail(const char *cmd, const char *what)
 {
-    fprintf(stderr, "%s: %s: %s\n", cmd, what, ffnn_last_error());
+    char message[1280];
+    ffnn_cli_last_error(message, sizeof message); /* with the CLI's flag names */
+    fprintf(stderr, "%s: %s: %s\n", cmd, what, message);
     return 1;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "messages.h"
 #include "options.h"
 
 #define CMD "ffnn train"
@@ -140,8 +141,10 @@ int ffnn_cli_train_launch(const ffnn_cli_train_options *o, int gpus, ffnn_model 
     ffnn_comm *comm = NULL;
     if (ffnn_comm_create_mpi(o->cfg.device, &comm) != FFNN_OK) {
         /* every rank gets here alike (no MPI, no NCCL), or MPI itself failed */
+        char message[1280];
+        ffnn_cli_last_error(message, sizeof message); /* with the CLI's flag names */
         fprintf(stderr, "%s: an MPI launch of %d rank%s: %s\n", CMD, size, size == 1 ? "" : "s",
-                ffnn_last_error());
+                message);
         return 1;
     }
     int rc = ffnn_cli_train_run(o, model, train, val, test, description, comm);

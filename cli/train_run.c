@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "train_run.h"
+#include "tabular.h"
 #include "train_tasks.h"
 
 #include <errno.h>
@@ -18,7 +19,7 @@
 #include <unistd.h>
 
 #include "interrupt.h"
-#include "io/atomic_file.h" /* ffnn_check_path_links */
+#include "messages.h"
 #include "model_files.h"
 #include "options.h"
 
@@ -27,9 +28,12 @@
 /* ------------------------------------------------------------ progress bar */
 
 typedef struct progress_state {
-    int enabled;       /* stderr is a terminal and not --json */
+    int enabled;       /* stderr is a terminal, not --json, not --quiet */
     int epoch, epochs;
     double last_draw;
+    double start;      /* when the first step of this process was drawn (0: not yet) */
+    int start_epoch;   /* its epoch and step: the ETA's rate counts from there      */
+    size_t start_step;
 } progress_state;
 
 static double now_seconds(void)
@@ -46,10 +50,28 @@ static void draw_progress(void *user, size_t step, size_t steps)
     if (!p->enabled || (step != steps && now - p->last_draw < 0.1))
         return;
     p->last_draw = now;
+    if (p->start == 0.0) {
+        p->start = now;
+        p->start_epoch = p->epoch;
+        p->start_step = step;
+    }
+    /* ETA of the run: the steps left at the rate since the first drawn step (evaluations
+     * between epochs included) */
+    double done = (double)(p->epoch - p->start_epoch) * (double)steps + (double)step -
+                  (double)p->start_step;
+    double left = (double)(p->epochs - p->epoch) * (double)steps + (double)(steps - step);
+    char eta[32] = "";
+    if (done > 0 && now - p->start > 0.5) {
+        long s = (long)((now - p->start) / done * left + 0.5);
+        if (s >= 3600)
+            snprintf(eta, sizeof eta, " ETA %ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+        else
+            snprintf(eta, sizeof eta, " ETA %ld:%02ld", s / 60, s % 60);
+    }
     int width = 30, filled = (int)((double)width * (double)step / (double)steps);
-    fprintf(stderr, "\repoch %d/%d [%.*s%*s] %3d%% step %zu/%zu", p->epoch, p->epochs,
+    fprintf(stderr, "\repoch %d/%d [%.*s%*s] %3d%% step %zu/%zu%s", p->epoch, p->epochs,
             filled, "==============================", width - filled, "",
-            (int)(100.0 * (double)step / (double)steps), step, steps);
+            (int)(100.0 * (double)step / (double)steps), step, steps, eta);
     fflush(stderr);
 }
 
@@ -116,6 +138,41 @@ static void print_epoch(const ffnn_cli_train_options *o, const ffnn_epoch_stats 
                s->learning_rate);
     }
     fflush(stdout);
+}
+
+/* --print-every N / --quiet: the epoch lines printed (every: 1 each epoch, N > 1 the
+ * run's first epoch and every N-th, 0 none) and the last one held back, printed when the
+ * run ends (epoch_line_flush) so that the last epoch's line is always there. */
+typedef struct epoch_lines {
+    int every;
+    int pending;
+    ffnn_epoch_stats stats;
+    epoch_report report;
+    ffnn_metrics reg;
+} epoch_lines;
+
+static void epoch_line(const ffnn_cli_train_options *o, epoch_lines *l, const ffnn_epoch_stats *s,
+                       const epoch_report *r, int first)
+{
+    if (l->every == 1 || (l->every > 1 && (first || s->epoch % l->every == 0))) {
+        print_epoch(o, s, r);
+        l->pending = 0;
+        return;
+    }
+    l->stats = *s;
+    l->report = *r;
+    if (r->reg) {
+        l->reg = *r->reg;
+        l->report.reg = &l->reg;
+    }
+    l->pending = 1;
+}
+
+static void epoch_line_flush(const ffnn_cli_train_options *o, epoch_lines *l)
+{
+    if (l->pending)
+        print_epoch(o, &l->stats, &l->report);
+    l->pending = 0;
 }
 
 /* The final line of the test set when a validation set chose the epochs. */
@@ -376,8 +433,11 @@ static int rank_failed(ffnn_comm *comm, const char *what, const char *message, i
 /* An error while running: the message printed (by rank, see rank_failed). */
 static int run_failed(ffnn_comm *comm, const char *what, int agreed)
 {
-    if (ffnn_comm_size(comm) > 1)
-        return rank_failed(comm, what, ffnn_last_error(), agreed);
+    if (ffnn_comm_size(comm) > 1) {
+        char message[1280];
+        ffnn_cli_last_error(message, sizeof message); /* with the CLI's flag names */
+        return rank_failed(comm, what, message, agreed);
+    }
     return ffnn_cli_fail(CMD, what);
 }
 
@@ -444,7 +504,8 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
                        ffnn_comm *comm)
 {
     ffnn_dataset *sets[3] = {train, val, test}, *std[3];
-    if (keep_class_names(model, train) || standardize(o, model, sets, std))
+    if (keep_class_names(model, train) || ffnn_cli_keep_table(CMD, model, train) ||
+        standardize(o, model, sets, std))
         return 1;
     int rc = run(o, model, sets, std, data_description, comm);
     for (int i = 0; i < 3; i++)
@@ -567,7 +628,9 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
         fflush(info);
     }
     free(arch);
-    progress_state progress = {lead && isatty(2) && !o->json, 0, o->cfg.epochs, 0.0};
+    progress_state progress = {lead && isatty(2) && !o->json && !o->quiet, 0, o->cfg.epochs, 0.0,
+                               0.0, 0, 0};
+    epoch_lines lines = {.every = o->quiet ? 0 : o->print_every > 1 ? o->print_every : 1};
     int rc = 0;
     FILE *step_log = NULL;
     size_t steps_done = 0;
@@ -662,7 +725,7 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
             }
             report.reg = &reg;
         }
-        print_epoch(o, &stats, &report);
+        epoch_line(o, &lines, &stats, &report, e == first_epoch);
         if (epoch_log && log_epoch(epoch_log, o, &stats, &report) != 0) {
             fprintf(stderr, "ffnn train: --log %s: write failed: %s\n", o->log_path,
                     strerror(errno));
@@ -687,6 +750,7 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
         if (rc == 0 && (stopped_early = patience_ran_out(o, trainer)))
             break;
     }
+    epoch_line_flush(o, &lines);
     /* the run is over (not stopped by --max-steps or a signal before its end):
      * early stopping's choice holds and the test set is evaluated */
     const int complete = rc == 0 && !interrupted && (stopped_early || !checkpoints.stopped);

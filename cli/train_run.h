@@ -16,6 +16,8 @@ typedef struct ffnn_cli_train_options {
     ffnn_train_config cfg;
     long long train_limit;     /* --train-limit N (0: all)                           */
     int json;                  /* --json: one JSON object per epoch                  */
+    int print_every;           /* --print-every N: an epoch's line every N epochs    */
+    int quiet;                 /* --quiet: no progress bar, only the last epoch line */
     const char *save_path;     /* --save FILE (or NULL)                              */
     const char *init_path;     /* --init FILE (or NULL)                              */
     const char *log_steps;     /* --log-steps FILE (or NULL): per-step losses, CSV   */

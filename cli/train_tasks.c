@@ -61,27 +61,31 @@ static int weights_from_npy(const char *cmd, const char *path, size_t count, flo
     return rc;
 }
 
-/* Column col of the CSV file data (read as a float target) into w [count], and
- * that column taken out of train's features when --features did not name them
- * (the column whose values are the weights'). 0, or 1 with the message. */
+/* Column spec of the CSV file data (read as a float target, one per row) into
+ * w [count]; the main load left the column out (ffnn_cli_weight_column_ignored).
+ * 0, or 1 with the message. */
 static int weights_from_column(const char *cmd, const char *data,
                                const ffnn_cli_table_options *table, const char *spec,
                                ffnn_dataset *train, float **w)
 {
     ffnn_csv_options csv = table->csv;
     csv.target = spec;
-    csv.features = spec; /* any column: only the target is kept */
+    csv.features = NULL; /* read as they are (text, missing cells): only the target is kept */
+    csv.text_categories = 1;
+    csv.missing = 1;
+    csv.ignore = NULL;
     csv.regression = 1;
     csv.class_names = NULL;
     csv.class_count = 0;
     ffnn_dataset *col = NULL;
     if (ffnn_dataset_load_csv(data, &csv, &col) != FFNN_OK)
         return ffnn_cli_fail(cmd, "--sample-weight");
-    size_t n = ffnn_dataset_count(train), f = ffnn_dataset_features(train);
+    size_t n = ffnn_dataset_count(train);
     int rc = 0;
     if (ffnn_dataset_target_width(col) != 1 || ffnn_dataset_count(col) != n) {
-        fprintf(stderr, "%s: --sample-weight %s: expected one column of %zu numbers\n", cmd,
-                spec, n);
+        fprintf(stderr, "%s: --sample-weight %s: expected one column of %zu numbers, one per "
+                "row of the data (rows dropped for a missing target: give w.npy instead)\n",
+                cmd, spec, n);
         rc = 1;
     } else if (!(*w = malloc(n * sizeof **w))) {
         fprintf(stderr, "%s: out of memory\n", cmd), rc = 1;
@@ -89,20 +93,22 @@ static int weights_from_column(const char *cmd, const char *data,
         memcpy(*w, ffnn_dataset_targets(col), n * sizeof **w);
     }
     ffnn_dataset_free(col);
-    if (rc || table->csv.features) /* the user's own feature list: kept as it is */
-        return rc;
-    const float *x = ffnn_dataset_float_features(train);
-    for (size_t j = 0; x && j < f; j++) {
-        size_t i = 0;
-        while (i < n && memcmp(&x[i * f + j], &(*w)[i], sizeof(float)) == 0)
-            i++;
-        if (i == n) /* the weight column among the features: taken out */
-            return ffnn_dataset_remove_feature(train, j, NULL) == FFNN_OK
-                       ? 0 : ffnn_cli_fail(cmd, "--sample-weight");
-    }
-    fprintf(stderr, "%s: --sample-weight %s: the column is not among the feature columns\n",
-            cmd, spec);
-    return 1;
+    return rc;
+}
+
+ffnn_cli_table_options ffnn_cli_weight_column_ignored(const ffnn_cli_table_options *table,
+                                                      const char *data, const char *spec,
+                                                      char *buf, size_t size)
+{
+    ffnn_cli_table_options t = *table;
+    if (!spec || ends_with(spec, ".npy") || !data || t.csv.features)
+        return t; /* a .npy of weights, or the user's own feature list */
+    if (t.csv.ignore && *t.csv.ignore)
+        snprintf(buf, size, "%s,%s", t.csv.ignore, spec);
+    else
+        snprintf(buf, size, "%s", spec);
+    t.csv.ignore = buf;
+    return t;
 }
 
 int ffnn_cli_sample_weights(const char *cmd, const char *data,
@@ -206,6 +212,29 @@ void ffnn_cli_weighted_text(const ffnn_metrics *m, char *out, size_t size)
         snprintf(out + k, size - (size_t)k, ", accuracy %.2f%%", 100.0 * m->weighted_accuracy);
     k = (int)strlen(out);
     snprintf(out + k, size - (size_t)k, " (weights summing to %.6g)", m->weight_sum);
+}
+
+int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n, FILE *info)
+{
+    float *w[3] = {NULL, NULL, NULL};
+    int rc = 0;
+    for (int i = 0; i < n && i < 3; i++) {
+        const float *src = sets[i] ? ffnn_dataset_sample_weights(sets[i]) : NULL;
+        size_t count = sets[i] ? ffnn_dataset_count(sets[i]) : 0;
+        if (src && !(w[i] = malloc(count * sizeof *w[i])))
+            rc = 1, fprintf(stderr, "%s: out of memory\n", cmd);
+        else if (src)
+            memcpy(w[i], src, count * sizeof *w[i]);
+    }
+    if (rc == 0)
+        rc = ffnn_cli_encode_splits(cmd, sets, n, info);
+    for (int i = 0; rc == 0 && i < n && i < 3; i++) /* the encoding keeps the rows */
+        if (w[i] && !ffnn_dataset_sample_weights(sets[i]) &&
+            ffnn_dataset_set_sample_weights(sets[i], w[i]) != FFNN_OK)
+            rc = ffnn_cli_fail(cmd, "--sample-weight");
+    for (int i = 0; i < 3; i++)
+        free(w[i]);
+    return rc;
 }
 
 int ffnn_cli_print_weighted_test(int json, const ffnn_model *model, ffnn_loss loss,

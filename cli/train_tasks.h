@@ -38,6 +38,16 @@ int ffnn_cli_check_labels_given(const char *cmd, const char *data, const char *l
 int ffnn_cli_check_task(const char *cmd, const ffnn_cli_train_options *o,
                         const ffnn_dataset *train);
 
+/* The table options of the main load: with --sample-weight COL (a CSV column)
+ * and no --features, COL added to --ignore (buf [size] holds the list). */
+ffnn_cli_table_options ffnn_cli_weight_column_ignored(const ffnn_cli_table_options *table,
+                                                      const char *data, const char *spec,
+                                                      char *buf, size_t size);
+
+/* ffnn_cli_encode_splits (text and missing cells encoded), the sample weights
+ * of sets[0..n) (n <= 3) kept on the encoded sets. 0, or 1 with the message. */
+int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n, FILE *info);
+
 /* --sample-weight on the data as loaded (before any split: one weight per row
  * of --data). 0, or 1 with the message. */
 int ffnn_cli_sample_weights(const char *cmd, const char *data,

@@ -75,6 +75,34 @@ typedef enum ffnn_status {
  * owned by the library and stays valid until the next ffnn call on this thread. */
 FFNN_API const char *ffnn_last_error(void);
 
+/* Copy text into out [size bytes] with every control character and every byte that is
+ * not part of valid UTF-8 written as the four characters \xNN (lower-case hex): the C0
+ * controls 0x00-0x1F, DEL 0x7F, the C1 controls (UTF-8 C2 80 .. C2 9F) and stray bytes
+ * (raw 0x80 .. 0xFF outside a valid sequence, e.g. 8-bit C1 controls); valid UTF-8
+ * characters are copied as they are. The result is truncated between characters to at
+ * most size - 1 bytes and always NUL-terminated; with size 0 nothing is written. The
+ * library applies it to every message of ffnn_last_error(); use it on bytes from files
+ * or users (field names, metadata) before printing them to a terminal, so they cannot
+ * send escape sequences (docs/SECURITY.md). text and out must not overlap. Never fails;
+ * thread-safe (touches only out). */
+FFNN_API void ffnn_escape_controls(const char *text, char *out, size_t size);
+
+/* The length in bytes (1-4) of the valid UTF-8 sequence at s [n bytes]: shortest form,
+ * no surrogates (U+D800 .. U+DFFF), at most U+10FFFF (RFC 3629, section 4); 0 when s
+ * does not start one, or n is 0 or too short for it. Never fails; thread-safe. */
+FFNN_API size_t ffnn_utf8_length(const unsigned char *s, size_t n);
+
+/* Check every symbolic link on path (each prefix that ends a component, the path itself
+ * included) against the rule of Linux's fs.protected_symlinks: a link in a sticky,
+ * world-writable directory (/tmp, /dev/shm) is refused unless it belongs to this
+ * process's effective user or to the directory's owner (another account could have
+ * planted it there). The library's file writes (ffnn_model_save, checkpoints) run it;
+ * run it on a path before writing a file there yourself. *final_is_link (may be NULL)
+ * is set to 1 when path itself is a link, else 0 (components that do not exist are
+ * not links). Errors: FFNN_ERR_IO naming path, the link, its owner and the directory;
+ * FFNN_ERR_NO_MEMORY. Thread-safe; reads the file system (lstat, stat), changes nothing. */
+FFNN_API ffnn_status ffnn_check_path_links(const char *path, int *final_is_link);
+
 /* A short name for a status code, e.g. "format error". */
 FFNN_API const char *ffnn_status_name(ffnn_status status);
 
@@ -429,9 +457,35 @@ typedef struct ffnn_csv_options {
                                 label not among them is an error. NULL: the
                                 file's own classes                               */
     int class_count;         /* entries of class_names                          */
+    /* real tables (each 0/NULL in the defaults: such a table is refused as before) */
+    const char *ignore;      /* columns dropped (ids, dates, free text), same syntax
+                                as target; NULL: none                            */
+    const char *categorical; /* feature columns read as categories even when they
+                                hold numbers (integer codes); NULL: none         */
+    int text_categories;     /* 1: a feature column holding text (in its first 1000
+                                rows) is categorical; 0: text is an error         */
+    int missing;             /* 1: a missing feature cell (empty or one of
+                                na_values) reads as NaN, for the caller to fill
+                                (the CLI's imputation); 0: an error               */
+    const char *na_values;   /* the texts of a missing cell besides an empty one,
+                                comma-separated; NULL: "NA,N/A,NaN,nan,null,NULL,
+                                None"; "" only empty cells                        */
+    int drop_missing_target; /* 1: rows whose target is missing are dropped
+                                (counted in the CLI data line); 0: a        
+                                missing target is an error naming its line       */
 } ffnn_csv_options;
 
 FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
+
+/* The decimal number s[0..n) (no spaces; [+-]digits[.digits][(e|E)[+-]digits],
+ * at least one mantissa digit) as the nearest float32, ties to even - the value
+ * strtof gives - into *out: 1. 0 when s is not such a number or its value
+ * rounds beyond float32's range ("nan", "inf", hex floats and "1e39" are not
+ * numbers here). s[n] must be readable (the reader keeps a NUL or a delimiter
+ * there). Method: Clinger's fast path in double (exact operands, one rounding)
+ * with the one double-rounding case (a result on a float32 midpoint) and every
+ * other case sent to strtof. Thread-safe. */
+FFNN_API int ffnn_csv_parse_float(const char *s, size_t n, float *out);
 
 /* Load a CSV (RFC 4180) or TSV file, optionally gzip-compressed (read through
  * zlib, detected by its magic bytes), into float32 features [rows, features]
@@ -439,8 +493,13 @@ FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
  * Fields may be quoted ("a ""b"", c" is the text a "b", c; a quoted field may span
  * lines); CRLF or LF line ends; a UTF-8 byte order mark is skipped; blank lines
  * are skipped. Features and float targets are decimal numbers (spaces around
- * them allowed) within float32's range; "nan", "inf" and empty fields are
- * refused. Class labels: each distinct text of the target column is a class;
+ * them allowed) read as the nearest float32 (ties to even, as strtof), within
+ * float32's range; "nan", "inf" and empty fields are refused - unless
+ * opt->missing (a missing feature cell reads as NaN) or opt->text_categories (a
+ * text feature column reads as the ids of its texts in first-appearance order):
+ * the data set then keeps its columns (names, levels, missing counts) for an
+ * encoding (ffnn_dataset_table, ffnn_table_fit: "table encoding" below).
+ * Class labels: each distinct text of the target column is a class;
  * classes are numbered in sorted order - numerically when every label is an
  * integer (so labels 0..C-1 keep their numbers), else by byte order - and
  * their texts kept (ffnn_dataset_class_name; stored in model files by the CLI).
@@ -448,7 +507,12 @@ FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
  * column C ('NAME'): expected ..., found ..." for a missing value, a non-numeric
  * feature, a ragged row, an unterminated quote, a NUL byte, an empty file (no
  * data rows), a class not among opt->class_names; FFNN_ERR_INVALID_ARGUMENT
- * for a column spec that names no column or uses one twice; FFNN_ERR_NO_MEMORY.
+ * for a column spec that names no column or uses one twice; FFNN_ERR_NO_MEMORY,
+ * also before an allocation when the rows projected from the part of the file
+ * read so far would not fit in the host's memory (the estimate in the message).
+ * The file is read in 8 MiB chunks (memory: the float32 matrix and one chunk)
+ * and its records parsed by OpenMP threads; the result does not depend on the
+ * thread count. Thread-safe for distinct calls.
  * Untrusted text in messages is cut to 40 bytes, non-printable bytes as '?'. */
 FFNN_API ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
                                            ffnn_dataset **out);
@@ -563,12 +627,16 @@ FFNN_API float *ffnn_model_parameters(ffnn_model *m);
 FFNN_API ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
                                         float *y);
 
-/* A trained model and its trainer: while a trainer (ffnn_trainer_create) trains
- * m, every function that reads m's parameters (ffnn_model_forward, _predict,
- * _evaluate, _save, _weight, _bias, _parameters) first copies the trainer's
- * current parameters back (as ffnn_trainer_sync_model), so they are never stale;
- * ffnn_trainer_free copies them a last time. The pointer accessors return NULL
- * when that copy fails (ffnn_last_error says why). */
+/* A trained model and its trainer: the trainer (ffnn_trainer_create) copies its
+ * parameters into m when each ffnn_trainer_run_epoch, _run_epoch_until and
+ * _step call returns, on ffnn_trainer_sync_model, and a last time in
+ * ffnn_trainer_free. Inside an epoch (a step callback) the trainer's weights are
+ * newer: the functions that read m through a const pointer (ffnn_model_forward,
+ * _predict, _evaluate, _save, ffnn_predictor_create) then fail with
+ * FFNN_ERR_INVALID_ARGUMENT naming ffnn_trainer_sync_model - a const model is
+ * never written; the non-const accessors (_weight, _bias, _parameters) copy the
+ * trainer's parameters first and return NULL when that copy fails
+ * (ffnn_last_error says why). */
 
 /* Z-score standardisation kept in the model (and its model file, docs/
  * FORMATS.md): ffnn_model_predict and ffnn_model_evaluate feed the network
@@ -607,6 +675,101 @@ FFNN_API ffnn_status ffnn_model_set_class_names(ffnn_model *m, const char *const
                                                 int count);
 /* The original label of class c, or NULL (no names, c out of range). Owned by m. */
 FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
+
+/* ------------------------------------------------------------------ table encoding */
+
+/* The columns of a table behind a data set and their encoding into the
+ * network's inputs. A CSV file read with opt->text_categories or opt->missing
+ * (ffnn_dataset_load_csv) gives a raw data set: one float32 value per feature
+ * column, a categorical column's value the id of its level (0-based, in order
+ * of first appearance), a missing cell NaN; ffnn_dataset_table gives its raw
+ * table (the columns' names, kinds, levels, missing counts). ffnn_table_fit on
+ * the training split gives a fitted table, the encoding: per numeric column the
+ * median of its present values (the fill of a missing cell; the mean of the
+ * middle two for an even count, as numpy.median) and, when it had missing
+ * cells, one 0/1 indicator input; per categorical column its levels in
+ * training, sorted by bytes, plus the level "missing" when training had missing
+ * cells (one one-hot input each; a level training lacked is an all-zero row,
+ * counted). The inputs of a row: the columns in order (a numeric column's one
+ * value, a categorical column's one-hot block), then every indicator. The
+ * method: scikit-learn's SimpleImputer(strategy="median", add_indicator=True)
+ * on the numeric columns and SimpleImputer(strategy="constant", fill_value=
+ * "missing") then OneHotEncoder(handle_unknown="ignore") on the categorical
+ * ones (https://scikit-learn.org/stable/modules/impute.html,
+ * .../preprocessing.html#encoding-categorical-features). A model keeps its
+ * encoding (ffnn_model_set_table; in model files as __metadata__ "table",
+ * docs/FORMATS.md), so data to predict is encoded as the training data was.
+ * An ffnn_table is immutable once made: every function here but
+ * ffnn_table_free is thread-safe on a table shared between threads. */
+typedef struct ffnn_table ffnn_table;
+
+/* Column kinds (ffnn_table_column_kind). */
+typedef enum { FFNN_TABLE_NUMERIC = 0, FFNN_TABLE_CATEGORICAL = 1 } ffnn_table_kind;
+
+FFNN_API void ffnn_table_free(ffnn_table *t); /* NULL: nothing */
+
+/* The table of ds: raw (a CSV file read with text categories or missing
+ * cells), fitted (ds from ffnn_table_encode), or NULL (no table: IDX, NPY,
+ * synthetic, an all-numeric CSV file read without those options). Borrowed:
+ * owned by ds, valid until ffnn_dataset_free(ds). */
+FFNN_API const ffnn_table *ffnn_dataset_table(const ffnn_dataset *ds);
+
+/* 1 when the raw table t needs an encoding (a categorical column or a missing
+ * cell), 0 when its values are the network's inputs as they are (or t NULL). */
+FFNN_API int ffnn_table_needs_encoding(const ffnn_table *t);
+
+/* The encoding fitted on the raw training split train (its values and the
+ * columns of ffnn_dataset_table(train)) into *out (owned by the caller:
+ * ffnn_table_free). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL argument; train
+ * has no table; a numeric column with no present value, naming it),
+ * FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_table_fit(const ffnn_dataset *train, ffnn_table **out);
+
+/* The raw data set src [count, columns] encoded by the fitted table enc into
+ * *out [count, ffnn_table_width(enc)] float32 (labels or targets and class
+ * names copied; *out carries a copy of enc as its table, so a model trained on
+ * it can keep it). src's columns are matched to enc's by position, its levels
+ * to enc's by text; *unseen (may be NULL) gets the number of cells whose level
+ * enc does not know (encoded as all zeros). Errors: FFNN_ERR_INVALID_ARGUMENT
+ * (NULL argument, enc not fitted, columns that differ in number or kind,
+ * naming the first), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_table_encode(const ffnn_table *enc, const ffnn_dataset *src,
+                                       size_t *unseen, ffnn_dataset **out);
+
+/* Accessors. Column i is 0-based; i out of range (or t NULL) gives 0, NULL,
+ * -1 or NaN as named. Texts are owned by t. */
+FFNN_API int ffnn_table_is_fitted(const ffnn_table *t);      /* 1: an encoding; 0: raw     */
+FFNN_API size_t ffnn_table_column_count(const ffnn_table *t); /* feature columns           */
+FFNN_API size_t ffnn_table_width(const ffnn_table *t); /* fitted: inputs of a row; raw: 0  */
+/* Rows dropped for a missing target (ffnn_csv_options.drop_missing_target);
+ * kept by ffnn_table_fit, 0 in a table from ffnn_model_table. */
+FFNN_API size_t ffnn_table_dropped(const ffnn_table *t);
+/* The header name of column i, or its 0-based index ("3") without a header. */
+FFNN_API const char *ffnn_table_column_name(const ffnn_table *t, size_t i);
+FFNN_API int ffnn_table_column_kind(const ffnn_table *t, size_t i); /* ffnn_table_kind, -1 */
+/* Categorical column i: its levels (raw: in order of first appearance, the
+ * values' ids; fitted: sorted, one one-hot input each); numeric: 0 / NULL. */
+FFNN_API size_t ffnn_table_level_count(const ffnn_table *t, size_t i);
+FFNN_API const char *ffnn_table_level(const ffnn_table *t, size_t i, size_t k);
+/* Missing cells of column i: raw, in the file; fitted, in the training split
+ * (0 in a table from ffnn_model_table: models do not keep them). */
+FFNN_API size_t ffnn_table_missing(const ffnn_table *t, size_t i);
+/* Fitted numeric column i: the fill of a missing cell (NaN otherwise). */
+FFNN_API float ffnn_table_median(const ffnn_table *t, size_t i);
+/* Fitted numeric column i: 1 when a missing indicator input follows (else 0). */
+FFNN_API int ffnn_table_indicator(const ffnn_table *t, size_t i);
+
+/* A copy of m's encoding into *out (owned by the caller: ffnn_table_free), or
+ * *out NULL when m has none (its inputs are not a table's columns). Errors:
+ * FFNN_ERR_INVALID_ARGUMENT (NULL argument), FFNN_ERR_FORMAT (m's stored
+ * encoding is damaged; model files are checked when read), FFNN_ERR_NO_MEMORY.
+ * Thread-safe for a model no thread is changing. */
+FFNN_API ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out);
+
+/* Give m a copy of the fitted table t as its encoding (saved in model files;
+ * t NULL removes it). Errors: FFNN_ERR_INVALID_ARGUMENT (m NULL; t raw; t's
+ * width not m's input size), FFNN_ERR_NO_MEMORY (m unchanged). */
+FFNN_API ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t);
 
 /* ------------------------------------------------------------------ model files */
 
@@ -700,7 +863,8 @@ FFNN_API ffnn_status ffnn_model_load(const char *path, ffnn_model **out,
 /* Classes m predicts: its output width, or 2 when it has one output. */
 FFNN_API int ffnn_model_class_count(const ffnn_model *m);
 
-/* Inference on the CPU reference: x [batch, in] -> p [batch, out], the outputs
+/* Inference on a predictor of its own (cpu, all cores): x [batch, in] ->
+ * p [batch, out], the outputs
  * as loss reads them: softmax probabilities (ce), sigmoid probabilities (bce) or
  * the raw outputs (mse); cls [batch] (may be NULL) gets each row's predicted
  * class: the argmax of the outputs (first on ties), or for one output 1 when it
@@ -736,8 +900,8 @@ FFNN_API ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss 
                                                  const ffnn_dataset *data, size_t batch_size,
                                                  ffnn_metrics *metrics, uint64_t *confusion);
 
-/* Evaluate m on data (images / 255, or the float features) with the CPU
- * reference, batch_size rows per forward pass: *mean_loss is the mean per-sample
+/* Evaluate m on data (images / 255, or the float features) on a predictor of
+ * its own (cpu, all cores), batch_size rows per forward pass: *mean_loss is the mean per-sample
  * loss; confusion [classes, classes] (classes = ffnn_model_class_count(m); zeroed
  * first) counts samples by true label (row) and predicted class (column), so
  * accuracy = trace / count. With float targets (one per output; bce or mse) the
@@ -760,6 +924,91 @@ FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_los
                                                    const ffnn_dataset *data, size_t batch_size,
                                                    double *mean_loss, uint64_t *correct,
                                                    uint64_t *total);
+
+/* ------------------------------------------------------------------ inference */
+
+/* The loss a model is trained with, which says how its outputs are read
+ * (softmax probabilities for ce, sigmoid for bce, the raw outputs for mse).
+ * ffnn_model_load sets it from the file, ffnn_trainer_create from its config;
+ * a model made by ffnn_model_create has none until ffnn_model_set_loss.
+ * ffnn_model_set_loss errors: FFNN_ERR_INVALID_ARGUMENT (a loss the last layer
+ * does not fit, as ffnn_trainer_create checks). ffnn_model_loss: FFNN_OK and
+ * *loss, or FFNN_ERR_INVALID_ARGUMENT when m has no loss yet. */
+FFNN_API ffnn_status ffnn_model_set_loss(ffnn_model *m, ffnn_loss loss);
+FFNN_API ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss);
+
+/* A predictor: the inference object of a model, with backend contexts and a
+ * workspace of its own (docs/INFERENCE.md). On the CPU: `threads` lanes (0: all
+ * cores, omp_get_max_threads()), each a one-thread context of the OpenMP backend
+ * (src/backend/omp: the register-tiled matmuls the trainer uses), on a pool of
+ * threads of the predictor's own that gives each lane a slice of a batch's rows
+ * (a batch under about 2^19 multiply-adds a slice runs on the calling thread
+ * alone); its workers spin briefly, then sleep (GOMP_SPINCOUNT plays no part).
+ * The dense layers' weights are packed once at create into the matmul's layout
+ * (a copy of their size per predictor; the model is not written); batches
+ * smaller than the matmul's tile run row by row with the same bits. On cuda
+ * (FFNN_DEVICE_CUDA, or FFNN_DEVICE_AUTO when a GPU is visible): the CUDA
+ * backend's kernels on a device copy of the parameters made at create.
+ * max_batch: rows per forward pass; a call with more rows runs in chunks of
+ * max_batch (the workspace is 2 x max_batch x the widest layer floats, plus on
+ * cuda the input and output of a chunk). Outputs are the caller's.
+ * Thread safety: a model may be shared by any number of predictors in any
+ * threads while nothing writes it (no trainer inside an epoch on it, no
+ * ffnn_model_set_* / _parameters writes, not freed before its predictors); one
+ * predictor is used by one thread at a time (its workspace is its own; use one
+ * predictor per thread). On cuda the parameters are copied at create: later
+ * changes to the model are not seen. Numerics: fp32; the matmuls sum in the omp
+ * backend's order (fma, blocked), within 1e-5 (1 + |y|) of ffnn_model_forward
+ * (tests/test_predictor.c); a row's outputs are the same bits whatever the
+ * thread count and the rest of its batch.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL, max_batch 0, threads < 0, a model
+ * being trained inside an epoch), FFNN_ERR_UNSUPPORTED (cuda asked for in a
+ * build or on a machine without it; a thread that cannot be started),
+ * FFNN_ERR_NO_MEMORY, FFNN_ERR_CUDA. *out (free with ffnn_predictor_free)
+ * untouched on error. */
+typedef struct ffnn_predictor ffnn_predictor;
+FFNN_API ffnn_status ffnn_predictor_create(const ffnn_model *m, ffnn_device device, int threads,
+                                           size_t max_batch, ffnn_predictor **out);
+FFNN_API void ffnn_predictor_free(ffnn_predictor *p);
+
+/* The model p reads (not owned by p), and its CPU threads (0 on cuda). */
+FFNN_API const ffnn_model *ffnn_predictor_model(const ffnn_predictor *p);
+FFNN_API int ffnn_predictor_threads(const ffnn_predictor *p);
+
+/* The network alone, as ffnn_model_forward: x [batch, in] -> y [batch, out]
+ * (float32, host memory, the caller's; the last layer's activation applied, no
+ * softmax, no standardisation). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL with
+ * batch > 0), the backend's (FFNN_ERR_NO_MEMORY, FFNN_ERR_CUDA). */
+FFNN_API ffnn_status ffnn_predictor_forward(ffnn_predictor *p, const float *x, size_t batch,
+                                            float *y);
+
+/* ffnn_model_predict on p, with the model's own loss (ffnn_model_loss):
+ * x [batch, in] in the data's units (the model's standardisation applied) ->
+ * prob [batch, out] (softmax / sigmoid probabilities, or the regression outputs
+ * in the targets' units), cls [batch] (may be NULL) the predicted classes.
+ * Errors: those of ffnn_predictor_forward; FFNN_ERR_INVALID_ARGUMENT for a
+ * model without a loss. */
+FFNN_API ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, size_t batch,
+                                            float *prob, int *cls);
+
+/* Write m as an ONNX model (https://onnx.ai, opset 17 of the default domain,
+ * IR version 8) to path, atomically (as ffnn_model_save). The graph takes "x"
+ * float32 [batch, in] in the data's units and gives "y" float32 [batch, out]
+ * as ffnn_predictor_predict's prob: the stored standardisation first (Sub,
+ * Div), each dense layer as Gemm (transB = 1), each local1d layer as [Pad,]
+ * Gather of its windows, Mul by W [out, R], ReduceSum, Add bias; each
+ * activation as its ONNX op (Relu, Sigmoid, Tanh, LeakyRelu, Elu, Softplus,
+ * HardSwish) or, where opset 17 has none, its definition (gelu with Erf,
+ * gelu_tanh with Tanh, silu x Sigmoid(x), mish x Tanh(Softplus(x))); then the
+ * model's loss head: Softmax (ce), Sigmoid (bce), or for mse the targets'
+ * standardisation undone. metadata_props: ffnn_version, arch, loss and, when
+ * the model has class names, class_names (a JSON array). Written with protobuf-c
+ * over the onnx project's onnx.proto; outputs equal the predictor's within 1e-5
+ * in onnxruntime (tests/test_onnx.c). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL,
+ * a model without a loss, a model inside a training epoch), FFNN_ERR_UNSUPPORTED
+ * (a build without protobuf-c: the message says so), FFNN_ERR_IO,
+ * FFNN_ERR_NO_MEMORY. Thread safety: reads m only. */
+FFNN_API ffnn_status ffnn_model_export_onnx(const ffnn_model *m, const char *path);
 
 /* ------------------------------------------------------------------ training */
 

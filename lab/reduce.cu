@@ -1,5 +1,5 @@
 /*
- * reduce.cu - seed 004's loss-reduction experiment (ffnn bench seed004, part c): the
+ * reduce.cu - seed 004's loss-reduction experiment (ffnn bench modular, part c): the
  * cross-entropy summed over a batch of [B, C] logits, three ways (reduce.h):
  *   0 atomic  one thread per row computes the row's loss and atomicAdd's it into one
  *             float (zeroed by a cudaMemsetAsync first) - the seed's v0 pattern;

@@ -1,5 +1,5 @@
 /*
- * reduce.h - the reduction lab (reduce.cu, `ffnn bench seed004` part c): the softmax
+ * reduce.h - the reduction lab (reduce.cu, `ffnn bench modular` part c): the softmax
  * cross-entropy of logits [B, C] against labels [B], summed over the batch, by three
  * variants: atomic (per-row loss, atomicAdd into *out after a cudaMemsetAsync), tree
  * (one block of 1024 threads, shared-memory tree), shuffle (one block of 1024

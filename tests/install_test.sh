@@ -9,7 +9,7 @@
 #   install_test.sh man BUILD
 #       every option of 'ffnn CMD --help' (train, eval, predict) is in docs/ffnn.1.
 #   install_test.sh clidoc BUILD
-#       every option of 'ffnn CMD --help' (train, eval, predict, info, plot) is in
+#       every option of 'ffnn CMD --help' (train, eval, predict, info, plot, export) is in
 #       docs/CLI.md, the CLI reference (--kernels, an alias of --strategy, is not).
 #   install_test.sh wait BUILD
 #       ffnn train runs with GOMP_SPINCOUNT=3000 unless the user set OMP_WAIT_POLICY or
@@ -31,7 +31,7 @@ if [ "$mode" = man ]; then
     exit 0
 fi
 if [ "$mode" = clidoc ]; then
-    for cmd in train eval predict info plot; do
+    for cmd in train eval predict info plot export; do
         for opt in $("$build/ffnn" "$cmd" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
             [ "$opt" = --kernels ] && continue
             grep -qE -- "(^|[\` [(|])$opt([^a-z0-9-]|\$)" docs/CLI.md ||
@@ -98,7 +98,7 @@ major=$(sed -n 's/^#define FFNN_VERSION_MAJOR \([0-9]*\).*/\1/p' include/ffnn.h)
 minor=$(sed -n 's/^#define FFNN_VERSION_MINOR \([0-9]*\).*/\1/p' include/ffnn.h)
 patch=$(sed -n 's/^#define FFNN_VERSION_PATCH \([0-9]*\).*/\1/p' include/ffnn.h)
 version=$major.$minor.$patch
-for f in bin/ffnn lib/libffnn.a "lib/libffnn.so.$version" include/ffnn.h lib/pkgconfig/ffnn.pc \
+for f in bin/ffnn bin/ffnn-bench lib/libffnn.a "lib/libffnn.so.$version" include/ffnn.h lib/pkgconfig/ffnn.pc \
          share/ffnn/plot_log.py share/man/man1/ffnn.1; do
     [ -f "$root$prefix/$f" ] && [ ! -L "$root$prefix/$f" ] || fail "$prefix/$f not installed"
 done
@@ -111,6 +111,10 @@ grep -q "\"ffnn $version\"" "$root$prefix/share/man/man1/ffnn.1" || fail "man pa
 # the installed program runs without a library path and reports the version
 out=$(env -u LD_LIBRARY_PATH "$root$prefix/bin/ffnn" --version)
 case "$out" in "ffnn $version "*) ;; *) fail "ffnn --version says '$out'" ;; esac
+# ffnn bench runs the ffnn-bench installed beside it (not one on PATH)
+out=$(env -u LD_LIBRARY_PATH PATH=/nonexistent "$root$prefix/bin/ffnn" bench --help) ||
+    fail "ffnn bench --help failed"
+case "$out" in "usage: ffnn bench SUITE"*) ;; *) fail "ffnn bench --help says '$out'" ;; esac
 
 # as docs/C_API.md advises for programs on a machine shared with other work (the ffnn
 # program and the Python module set it themselves)

@@ -24,6 +24,7 @@ TEST_SUITE_DECLARE(omp);
 TEST_SUITE_DECLARE(local1d);
 TEST_SUITE_DECLARE(bench);
 TEST_SUITE_DECLARE(cli_log);
+TEST_SUITE_DECLARE(cli_output);
 TEST_SUITE_DECLARE(fused);
 TEST_SUITE_DECLARE(cublas);
 TEST_SUITE_DECLARE(strategies);
@@ -33,10 +34,14 @@ TEST_SUITE_DECLARE(hardening);
 TEST_SUITE_DECLARE(faults);
 TEST_SUITE_DECLARE(parallel);
 TEST_SUITE_DECLARE(tabular);
+TEST_SUITE_DECLARE(csv);
 TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
 TEST_SUITE_DECLARE(tasks);
 TEST_SUITE_DECLARE(hardening2);
+TEST_SUITE_DECLARE(table_api);
+TEST_SUITE_DECLARE(predictor);
+TEST_SUITE_DECLARE(onnx);
 
 typedef struct suite {
     const test_case *tests;
@@ -64,6 +69,7 @@ int main(int argc, char **argv)
         {local1d_tests, &local1d_tests_count},
         {bench_tests, &bench_tests_count},
         {cli_log_tests, &cli_log_tests_count},
+        {cli_output_tests, &cli_output_tests_count},
         {fused_tests, &fused_tests_count},
         {cublas_tests, &cublas_tests_count},
         {strategies_tests, &strategies_tests_count},
@@ -73,10 +79,14 @@ int main(int argc, char **argv)
         {faults_tests, &faults_tests_count},
         {parallel_tests, &parallel_tests_count},
         {tabular_tests, &tabular_tests_count},
+        {csv_tests, &csv_tests_count},
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
         {tasks_tests, &tasks_tests_count},
         {hardening2_tests, &hardening2_tests_count},
+        {table_api_tests, &table_api_tests_count},
+        {predictor_tests, &predictor_tests_count},
+        {onnx_tests, &onnx_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */

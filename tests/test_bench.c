@@ -3,7 +3,7 @@
  *   - the shared helpers of bench/harness.h (option table, integer lists, CSV and
  *     markdown cells) and of lab/harness.h (median, the check against a reference:
  *     tolerance, range, the first fault, stop after 10);
- *   - the suites run as a user would: `ffnn bench seed000|seed001|seed002|seed004
+ *   - the suites run as a user would: `ffnn bench mnist-mlp|regression-mlp|local1d|modular
  *     --quick --no-gpu` (cut down) must run on any machine (their CPU parts check
  *     every configuration before timing it) and write a CSV with one ok row per
  *     measurement plus the markdown table; usage errors exit with 2; --help exits 0.
@@ -199,8 +199,10 @@ static test_result test_bench_help(char *why, size_t why_size)
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char log[128];
     snprintf(log, sizeof log, "%s/log.txt", dir);
-    static const char *const suites[] = {NULL,      "seed000", "seed001", "seed002",
-                                         "seed004", "kernels", "barrier"};
+    /* the suites, then their first names (accepted, not listed) */
+    static const char *const suites[] = {NULL,      "mnist-mlp", "regression-mlp", "local1d",
+                                         "modular", "kernels",   "barrier",        "seed000",
+                                         "seed001", "seed002",   "seed004"};
     for (size_t i = 0; i < sizeof suites / sizeof suites[0]; i++) {
         const char *args[] = {"bench", suites[i] ? suites[i] : "--help", "--help", NULL};
         if (suites[i] == NULL) args[2] = NULL;
@@ -209,6 +211,10 @@ static test_result test_bench_help(char *why, size_t why_size)
         FILE *f = fopen(log, "r");
         char line[256] = "";
         CHECK(f != NULL && fgets(line, sizeof line, f) != NULL, "no usage");
+        if (i >= 7) { /* an old name: one line naming the new one, then its usage */
+            CHECK(strstr(line, "is now called") != NULL, "%s: first line '%s'", suites[i], line);
+            CHECK(fgets(line, sizeof line, f) != NULL, "%s: no usage", suites[i]);
+        }
         fclose(f);
         CHECK(strncmp(line, "usage: ffnn bench", 17) == 0, "first line '%s'", line);
     }
@@ -217,19 +223,19 @@ static test_result test_bench_help(char *why, size_t why_size)
     return TEST_PASS;
 }
 
-static test_result test_bench_seed002_quick_cpu(char *why, size_t why_size)
+static test_result test_bench_local1d_quick_cpu(char *why, size_t why_size)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[] = "/tmp/ffnn_bench_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char log[128], csv[128], table[128];
     snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/seed002.csv", dir);
-    snprintf(table, sizeof table, "%s/seed002_table.md", dir);
-    const char *args[] = {"bench", "seed002", "--quick", "--no-gpu", "--cpu-threads", "1,2",
+    snprintf(csv, sizeof csv, "%s/local1d.csv", dir);
+    snprintf(table, sizeof table, "%s/local1d_table.md", dir);
+    const char *args[] = {"bench", "local1d", "--quick", "--no-gpu", "--cpu-threads", "1,2",
                           "--out", dir, NULL};
     int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench seed002 --quick --no-gpu exited with %d (log: %s)", rc, log);
+    CHECK(rc == 0, "ffnn bench local1d --quick --no-gpu exited with %d (log: %s)", rc, log);
 
     FILE *f = fopen(csv, "r");
     CHECK(f != NULL, "no %s", csv);
@@ -259,7 +265,7 @@ static test_result test_bench_seed002_quick_cpu(char *why, size_t why_size)
     fclose(f);
     CHECK(strong && weak, "%s lacks the scaling tables", table);
 
-    const char *bad[] = {"bench", "seed002", "--r", "4", NULL};
+    const char *bad[] = {"bench", "local1d", "--r", "4", NULL};
     rc = run_cli(log, bad);
     CHECK(rc == 2, "--r 4 (even) exited with %d, expected 2", rc);
     const char *unknown[] = {"bench", "seed999", NULL};
@@ -273,21 +279,21 @@ static test_result test_bench_seed002_quick_cpu(char *why, size_t why_size)
     return TEST_PASS;
 }
 
-/* `ffnn bench seed000 --quick --no-gpu` on synthetic blobs: the CPU reference and
+/* `ffnn bench mnist-mlp --quick --no-gpu` on synthetic blobs: the CPU reference and
  * OpenMP rows of (a) ok, the cuda rows skipped; the CSV and the table written. */
-static test_result test_bench_seed000_quick_cpu(char *why, size_t why_size)
+static test_result test_bench_mnist_mlp_quick_cpu(char *why, size_t why_size)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[] = "/tmp/ffnn_bench_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char log[128], csv[128], table[128];
     snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/seed000.csv", dir);
-    snprintf(table, sizeof table, "%s/seed000_table.md", dir);
-    const char *args[] = {"bench", "seed000", "--quick", "--no-gpu", "--threads", "2",
+    snprintf(csv, sizeof csv, "%s/mnist-mlp.csv", dir);
+    snprintf(table, sizeof table, "%s/mnist-mlp_table.md", dir);
+    const char *args[] = {"bench", "mnist-mlp", "--quick", "--no-gpu", "--threads", "2",
                           "--out", dir, NULL};
     int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench seed000 --quick --no-gpu exited with %d (log: %s)", rc, log);
+    CHECK(rc == 0, "ffnn bench mnist-mlp --quick --no-gpu exited with %d (log: %s)", rc, log);
     FILE *f = fopen(csv, "r");
     CHECK(f != NULL, "no %s", csv);
     char line[4096];
@@ -300,29 +306,29 @@ static test_result test_bench_seed000_quick_cpu(char *why, size_t why_size)
     CHECK(ok == 2, "%d ok CPU rows in %s, expected 2", ok, csv);
     CHECK(skipped > 10, "%d skipped cuda rows in %s", skipped, csv);
     CHECK(access(table, R_OK) == 0, "no %s", table);
-    const char *bad[] = {"bench", "seed000", "--epochs", "0", NULL};
+    const char *bad[] = {"bench", "mnist-mlp", "--epochs", "0", NULL};
     rc = run_cli(log, bad);
     CHECK(rc == 2, "--epochs 0 exited with %d, expected 2", rc);
     return TEST_PASS;
 }
 
-/* `ffnn bench seed001 --quick --no-gpu`, cut down to two small CPU runs: one ok
+/* `ffnn bench regression-mlp --quick --no-gpu`, cut down to two small CPU runs: one ok
  * cpu_omp row per configuration (its check: test MSE finite and below the initial),
  * the cuda rows listed as skipped, the table written; a bad option exits with 2. */
-static test_result test_bench_seed001_quick_cpu(char *why, size_t why_size)
+static test_result test_bench_regression_mlp_quick_cpu(char *why, size_t why_size)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[] = "/tmp/ffnn_bench_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char log[128], csv[128], table[128];
     snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/seed001.csv", dir);
-    snprintf(table, sizeof table, "%s/seed001_table.md", dir);
-    const char *args[] = {"bench", "seed001", "--quick", "--no-gpu", "--threads", "2",
+    snprintf(csv, sizeof csv, "%s/regression-mlp.csv", dir);
+    snprintf(table, sizeof table, "%s/regression-mlp_table.md", dir);
+    const char *args[] = {"bench", "regression-mlp", "--quick", "--no-gpu", "--threads", "2",
                           "--samples", "256", "--hidden", "32", "--hidden-samples", "512",
                           "--out", dir, NULL};
     int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench seed001 --quick --no-gpu exited with %d (log: %s)", rc, log);
+    CHECK(rc == 0, "ffnn bench regression-mlp --quick --no-gpu exited with %d (log: %s)", rc, log);
 
     FILE *f = fopen(csv, "r");
     CHECK(f != NULL, "no %s", csv);
@@ -356,7 +362,7 @@ static test_result test_bench_seed001_quick_cpu(char *why, size_t why_size)
     fclose(f);
     CHECK(by_samples && by_hidden && mse, "%s lacks a table", table);
 
-    const char *bad[] = {"bench", "seed001", "--epochs", "0", NULL};
+    const char *bad[] = {"bench", "regression-mlp", "--epochs", "0", NULL};
     rc = run_cli(log, bad);
     CHECK(rc == 2, "--epochs 0 exited with %d, expected 2", rc);
 
@@ -367,22 +373,22 @@ static test_result test_bench_seed001_quick_cpu(char *why, size_t why_size)
     return TEST_PASS;
 }
 
-/* `ffnn bench seed004 --quick --no-gpu`: the CPU training rows ok (the image tasks ok
+/* `ffnn bench modular --quick --no-gpu`: the CPU training rows ok (the image tasks ok
  * or skipped when .devdata/fashion-mnist is absent), the GPU rows skipped, the table
  * written; a bad option exits with 2. */
-static test_result test_bench_seed004_quick_cpu(char *why, size_t why_size)
+static test_result test_bench_modular_quick_cpu(char *why, size_t why_size)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[] = "/tmp/ffnn_bench_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char log[128], csv[128], table[128];
     snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/seed004.csv", dir);
-    snprintf(table, sizeof table, "%s/seed004_table.md", dir);
-    const char *args[] = {"bench", "seed004", "--quick", "--no-gpu", "--threads", "2",
+    snprintf(csv, sizeof csv, "%s/modular.csv", dir);
+    snprintf(table, sizeof table, "%s/modular_table.md", dir);
+    const char *args[] = {"bench", "modular", "--quick", "--no-gpu", "--threads", "2",
                           "--out", dir, NULL};
     int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench seed004 --quick --no-gpu exited with %d (log: %s)", rc, log);
+    CHECK(rc == 0, "ffnn bench modular --quick --no-gpu exited with %d (log: %s)", rc, log);
     FILE *f = fopen(csv, "r");
     CHECK(f != NULL, "no %s", csv);
     char line[4096];
@@ -415,7 +421,7 @@ static test_result test_bench_seed004_quick_cpu(char *why, size_t why_size)
     }
     fclose(f);
     CHECK(a && b && c, "%s lacks a table", table);
-    const char *badopt[] = {"bench", "seed004", "--repeats", "0", NULL};
+    const char *badopt[] = {"bench", "modular", "--repeats", "0", NULL};
     rc = run_cli(log, badopt);
     CHECK(rc == 2, "--repeats 0 exited with %d, expected 2", rc);
     remove(csv);
@@ -425,14 +431,120 @@ static test_result test_bench_seed004_quick_cpu(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* `ffnn bench` runs the separate program ffnn-bench; an ffnn without one beside it or on
+ * PATH says so in one line, naming how to get it, and exits with 1. */
+static test_result test_bench_program_missing(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char dir[] = "/tmp/ffnn_bench_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char exe[128], log[128], cmd[512];
+    snprintf(exe, sizeof exe, "%s/ffnn", dir);
+    snprintf(log, sizeof log, "%s/log.txt", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", CLI, exe);
+    CHECK(system(cmd) == 0, "%s failed", cmd);
+    static const char *const env[] = {"PATH=/nonexistent", NULL};
+    const cli_run_opts opts = {.exe = exe, .env = env};
+    const char *args[] = {"bench", "regression-mlp", "--help", NULL};
+    int rc = cli_run(args, log, &opts);
+    CHECK(rc == 1, "ffnn bench without ffnn-bench exited with %d, expected 1", rc);
+    CHECK(file_contains(log, "ffnn-bench is not installed") && file_contains(log, "make install"),
+          "no clear message in %s", log);
+    remove(exe);
+    remove(log);
+    rmdir(dir);
+    return TEST_PASS;
+}
+
+/* Run `sh -c cmd` in dir, its stdout into out [size]; the exit status, -1 on error. */
+static int shell_output(const char *dir, const char *cmd, char *out, size_t size)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "cd '%s' && %s", dir, cmd);
+    FILE *p = popen(line, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, size - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* A benchmark run with its default --out, and its plot with the default paths, from the
+ * root of a git checkout, leave `git status --porcelain` as it was: the results go under
+ * build/ (ignored), never over a tracked file (docs/ keeps what `make bench-docs OUT=docs`
+ * writes). Skips outside a git checkout; the plot part skips without matplotlib. */
+static test_result test_bench_clean_tree(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    char top[1024], before[16384], after[16384];
+    if (shell_output(".", "git rev-parse --show-toplevel 2>/dev/null", top, sizeof top) != 0 ||
+        top[0] != '/')
+        SKIP("not in a git checkout");
+    top[strcspn(top, "\n")] = '\0';
+    CHECK(shell_output(top, "git status --porcelain", before, sizeof before) == 0,
+          "git status failed in %s", top);
+    char log[] = "/tmp/ffnn_bench_clean_XXXXXX";
+    int fd = mkstemp(log);
+    CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    /* not --quick: the full run's default --out (a few tiny runs) */
+    const char *args[] = {"bench", "regression-mlp", "--no-gpu", "--threads", "2", "--samples",
+                          "256", "--hidden", "32", "--hidden-samples", "256", "--epochs", "2",
+                          "--repeats", "1", NULL};
+    const cli_run_opts opts = {.cwd = top};
+    int rc = cli_run(args, log, &opts);
+    CHECK(rc == 0, "ffnn bench regression-mlp exited with %d (log: %s)", rc, log);
+    CHECK(file_contains(log, "build/bench/regression-mlp.csv"), "%s: not written under build/bench",
+          log);
+    char plot[64];
+    if (shell_output(top, "/usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 && echo y",
+                     plot, sizeof plot) == 0 && plot[0] == 'y') {
+        CHECK(shell_output(top, "/usr/bin/python3 bench/plot_regression_mlp.py >/dev/null 2>&1",
+                           plot, sizeof plot) == 0, "bench/plot_regression_mlp.py failed");
+        char png[1100];
+        snprintf(png, sizeof png, "%s/build/bench/regression-mlp.png", top);
+        CHECK(access(png, R_OK) == 0, "no %s", png);
+    }
+    CHECK(shell_output(top, "git status --porcelain", after, sizeof after) == 0, "git status");
+    CHECK(strcmp(before, after) == 0, "git status --porcelain changed:\nbefore:\n%s\nafter:\n%s",
+          before, after);
+    remove(log);
+    return TEST_PASS;
+}
+
+/* The product holds no lab: the ffnn program defines no symbol of the suites
+ * (ffnn_bench_*) or the kernel lab (ffnn_lab_*); ffnn-bench, beside it, does. */
+static test_result test_bench_not_in_ffnn(char *why, size_t why_size)
+{
+    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
+    if (system("command -v nm >/dev/null 2>&1") != 0) SKIP("no nm (binutils)");
+    char cmd[1200], out[4096], bench[1100];
+    snprintf(cmd, sizeof cmd, "nm --defined-only '%s' | grep -cE ' (ffnn_bench_|ffnn_lab_)'",
+             CLI);
+    shell_output(".", cmd, out, sizeof out);
+    CHECK(atoi(out) == 0, "%s defines %d benchmark or lab symbols", CLI, atoi(out));
+    snprintf(bench, sizeof bench, "%s", CLI);
+    char *slash = strrchr(bench, '/');
+    CHECK(slash != NULL, "%s: no folder", CLI);
+    snprintf(slash + 1, sizeof bench - (size_t)(slash + 1 - bench), "ffnn-bench");
+    if (access(bench, X_OK) != 0) SKIP("no %s", bench);
+    snprintf(cmd, sizeof cmd, "nm --defined-only '%s' | grep -c ' ffnn_bench_mnist_mlp$'", bench);
+    shell_output(".", cmd, out, sizeof out);
+    CHECK(atoi(out) == 1, "%s lacks the suites", bench);
+    return TEST_PASS;
+}
+
 const test_case bench_tests[] = {
     {"bench_options", test_bench_options},
     {"bench_cells", test_bench_cells},
     {"bench_lab_check", test_lab_check},
     {"bench_help", test_bench_help},
-    {"bench_seed000_quick_cpu", test_bench_seed000_quick_cpu},
-    {"bench_seed001_quick_cpu", test_bench_seed001_quick_cpu},
-    {"bench_seed002_quick_cpu", test_bench_seed002_quick_cpu},
-    {"bench_seed004_quick_cpu", test_bench_seed004_quick_cpu},
+    {"bench_mnist_mlp_quick_cpu", test_bench_mnist_mlp_quick_cpu},
+    {"bench_regression_mlp_quick_cpu", test_bench_regression_mlp_quick_cpu},
+    {"bench_local1d_quick_cpu", test_bench_local1d_quick_cpu},
+    {"bench_modular_quick_cpu", test_bench_modular_quick_cpu},
+    {"bench_program_missing", test_bench_program_missing},
+    {"bench_clean_tree", test_bench_clean_tree},
+    {"bench_not_in_ffnn", test_bench_not_in_ffnn},
 };
 const size_t bench_tests_count = sizeof bench_tests / sizeof bench_tests[0];

@@ -801,7 +801,7 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     ffnn_model *as_model = NULL; /* a checkpoint is not a model file: say what it is */
     ffnn_status st = ffnn_model_load(path, &as_model, NULL);
     CHECK(st == FFNN_ERR_FORMAT && as_model == NULL &&
-              strstr(ffnn_last_error(), "ffnn train --resume"),
+              strstr(ffnn_last_error(), "ffnn_checkpoint_load"),
           "loading a checkpoint as a model: %s: %s", ffnn_status_name(st), ffnn_last_error());
     snprintf(model_path, sizeof model_path, "%s/none.ckpt", dir);
     EXPECT(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_IO, model_path,

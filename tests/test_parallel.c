@@ -294,7 +294,7 @@ const test_case parallel_tests[] = {
     {"parallel_comm_refusals", comm_refusals},
     {"parallel_mpi_parity_sgd_np2_np3", mpi_parity_sgd},
     {"parallel_mpi_parity_adam_momentum_np2_np3", mpi_parity_adam_momentum},
-    {"parallel_mpi_issue12_features_np2_np3", mpi_features},
+    {"parallel_mpi_features_np2_np3", mpi_features},
     {"parallel_mpi_two_buckets_rank_without_rows", mpi_buckets},
     {"parallel_mpi_resume_bitwise_and_other_ranks", mpi_resume},
     {"parallel_mpi_killed_rank_stops_all", mpi_killed_rank},

@@ -520,7 +520,7 @@ static test_result adam_launches(char *why, size_t why_size)
  * 2,000 samples at batch 64 (launches of 8 or 16 steps and a last batch of 16
  * rows), on graph, cublas, cublaslt fp32 and cublaslt bf16 (the batch gathered
  * straight into bf16); nets of one and of three hidden layers. */
-static test_result side_queue_same_bits(char *why, size_t why_size)
+static test_result second_stream_same_bits(char *why, size_t why_size)
 {
     if (!have_gpu())
         SKIP("no CUDA GPU");
@@ -575,7 +575,7 @@ static test_result side_queue_same_bits(char *why, size_t why_size)
         }
         for (int s = 0; s < 64; s++)
             CHECK(memcmp(&losses[0][s], &losses[1][s], sizeof(double)) == 0,
-                  "%s %s %s step %d: loss %.9g with the side queue, %.9g without", arch,
+                  "%s %s %s step %d: loss %.9g with the second CUDA stream, %.9g without", arch,
                   ffnn_strategy_name(kinds[k % 4]), ffnn_precision_name(precs[k % 4]), s + 1,
                   losses[0][s], losses[1][s]);
         CHECK(memcmp(m[0]->params, m[1]->params, m[0]->parameter_count * sizeof(float)) == 0,
@@ -1173,7 +1173,7 @@ const test_case strategies_tests[] = {
     {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
     {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
     {"strategies_adam_graphs_replay_and_follow_cpu", adam_launches},
-    {"strategies_side_queue_keeps_the_bits", side_queue_same_bits},
+    {"strategies_second_stream_keeps_the_bits", second_stream_same_bits},
     {"strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs},
     {"strategies_persistent_exchanges_follow_cpu", persistent_exchanges},
     {"strategies_persistent_row_groups_follow_cpu", persistent_row_groups},

@@ -69,8 +69,14 @@ TEST_DIR_CASE("tasks", library_refuses_wrong_tasks)
         {"fraction.csv", label_fraction, FFNN_TASK_ALLOW_MANY_CLASSES, "--loss mse"},
         {"one.csv", label_one, 0, "at least 2 classes"},
         {"id.csv", label_id, 0, "--allow-many-classes"},
-        {"nan.csv", label_nan, 0, "missing label"},
     };
+    /* a "nan" label: the CSV reader refuses it as a missing target, naming its line
+     * and --drop-missing-target */
+    CHECK(put_csv(dir, "nan.csv", 40, label_nan, path, sizeof path) == 0, "cannot write");
+    CHECK(ffnn_dataset_load_csv(path, &csv, &ds) == FFNN_ERR_FORMAT &&
+              strstr(ffnn_last_error(), "line 9") &&
+              strstr(ffnn_last_error(), "--drop-missing-target"),
+          "a nan label: '%s'", ffnn_last_error());
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         CHECK(put_csv(dir, cases[k].name, 40, cases[k].label, path, sizeof path) == 0,
               "cannot write %s", cases[k].name);
@@ -136,7 +142,7 @@ TEST_DIR_CASE("tasks", cli_refuses_wrong_tasks)
         {"fraction.csv", label_fraction, "--loss mse", "--loss=mse"},
         {"one.csv", label_one, "--target", NULL},
         {"id.csv", label_id, "--allow-many-classes", "--allow-many-classes"},
-        {"nan.csv", label_nan, "missing label", NULL},
+        {"nan.csv", label_nan, "--drop-missing-target", "--drop-missing-target"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         CHECK(put_csv(dir, cases[k].name, 40, cases[k].label, path, sizeof path) == 0,

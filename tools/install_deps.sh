@@ -6,24 +6,37 @@
 # fails. Does nothing (and needs no root) when everything is installed.
 #   build + main job: build-essential (gcc, make, libgomp), pkg-config, zlib1g-dev,
 #                     libcjson-dev, dataset-fashion-mnist (the default data when MNIST
-#                     cannot be downloaded)
+#                     cannot be downloaded), libprotobuf-c-dev and protobuf-c-compiler
+#                     (ffnn export --onnx)
 #   --tests:          python3-numpy (the Python module's tests), python3-torch (the
 #                     PyTorch twin), python3-pip and python3-setuptools (pip install
 #                     of python/), openmpi-bin and libopenmpi-dev (the multi-process
 #                     tests), clang, libclang-rt-14-dev and libomp-dev (make fuzz,
 #                     make asan with clang), python3-sklearn (the tabular twin's data),
-#                     python3-pytest, python3-pandas, python3-venv (tests/python/)
+#                     python3-pytest, python3-pandas, python3-venv (tests/python/),
+#                     python3-onnx (onnx.checker); then onnxruntime from PyPI (it has
+#                     no Debian package) with pip for /usr/bin/python3 (the ONNX tests)
 # nvcc is not a Debian package here: install NVIDIA's CUDA toolkit for the GPU backend
 # (the build finds /usr/local/cuda/bin/nvcc; without it the build is CPU only).
 set -eu
-pkgs="build-essential pkg-config zlib1g-dev libcjson-dev dataset-fashion-mnist"
+pkgs="build-essential pkg-config zlib1g-dev libcjson-dev dataset-fashion-mnist \
+      libprotobuf-c-dev protobuf-c-compiler"
 case "${1:-}" in
     --tests) pkgs="$pkgs python3-numpy python3-torch python3-pip python3-setuptools \
                    openmpi-bin libopenmpi-dev clang libclang-rt-14-dev libomp-dev \
-                   python3-sklearn python3-pytest python3-pandas python3-venv" ;;
+                   python3-sklearn python3-pytest python3-pandas python3-venv \
+                   python3-onnx" ;;
     "") ;;
     *) echo "usage: $0 [--tests]" >&2; exit 2 ;;
 esac
+
+# onnxruntime (the ONNX tests): PyPI only; skipped when it imports already
+onnxruntime_step() {
+    [ "${1:-}" = --tests ] || return 0
+    /usr/bin/python3 -c "import onnxruntime" 2>/dev/null && return 0
+    echo "install_deps: pip install onnxruntime (no Debian package)"
+    /usr/bin/python3 -m pip install -q --break-system-packages onnxruntime
+}
 
 missing=""
 for p in $pkgs; do
@@ -32,6 +45,7 @@ for p in $pkgs; do
 done
 if [ -z "$missing" ]; then
     echo "install_deps: installed:$(printf ' %s' $pkgs)"
+    onnxruntime_step "${1:-}"
     exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
@@ -54,3 +68,4 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
 # shellcheck disable=SC2086
 $sudo apt-get install -y -q --no-install-recommends $missing
+onnxruntime_step "${1:-}"

@@ -419,6 +419,16 @@ typedef struct ffnn_backend_ops {
      * cuda/cublas.cu "tf32x3"). */
     ffnn_status (*prepare_xt)(void *ctx, const float *x, size_t batch, size_t in, float *xt);
 
+    /* ---- optional: weights packed once for inference (the predictor; NULL: none,
+     * it then calls dense_forward). ---- */
+    /* Floats of W [out, in] packed for dense_forward_packed on this context. */
+    size_t (*dense_pack_floats)(void *ctx, size_t in, size_t out);
+    /* packed [dense_pack_floats(in, out)] = W [out, in] in the matmul's layout. */
+    ffnn_status (*dense_pack)(void *ctx, const float *W, size_t in, size_t out, float *packed);
+    /* dense_forward's z = x W^T (+ b) [batch, out] from the packed W: the same bits. */
+    ffnn_status (*dense_forward_packed)(void *ctx, const float *x, const float *packed,
+                                        const float *b, float *z, size_t batch, size_t in,
+                                        size_t out);
     /* ---- optional: per-sample weights (cpu and omp; NULL: the trainer refuses a
      * weighted data set) ---- */
     /* After loss, for the batch rows index [batch] (int32) of weights w [n]:

@@ -87,7 +87,7 @@ ffnn_gemm_plan ffnn_gemm_plan_for(int sm_count, int M, int N, int K, int config,
  * K-major; as stored, both dz [batch, out] and x [batch, in] are MN-major and it
  * runs an sm80 kernel. The copy (one transpose kernel, ~3 us per 4 MiB on an H200)
  * pays where that kernel choice changes: in >= 768, out >= 1024 and batch >= 1024
- * (bench/lt_survey.cu, H200: 1024 x 1024 at batch 1024 17.1 -> 12.4 us, 784 ->
+ * (git show 6b96639:bench/lt_survey.cu, H200: 1024 x 1024 at batch 1024 17.1 -> 12.4 us, 784 ->
  * 1024 17.9 -> 12.1, 4096^3 520 -> 315; 784 -> 256 and 512 -> 512 at batch 1024
  * and 784 -> 256 at 256 within 2%: docs/RESULTS.md history). tf32: 0 or 1. */
 int ffnn_lt_dw_transposes_x(int tf32, size_t batch, size_t in, size_t out);
@@ -126,7 +126,8 @@ int ffnn_lt_dw_beside(int tensor_cores, int sm_count, size_t in, size_t out);
  * 2^21] elements (about one wave of 64 x 128 tiles on an H200's 132 SMs: the wide
  * net's 1024 x 1024 and 784 x 1024). Swizzling orders the output tiles, not any
  * sum: the same bits. Measured on an H200 (docs/RESULTS.md "tf32x3's splits off the
- * chain; CTA swizzling at one-wave outputs", history; bench/lt_search.cu): x3 fwd0
+ * chain; CTA swizzling at one-wave outputs", history; bench/lt_search.cu,
+ * removed: `git show 6b96639:bench/lt_search.cu` has it): x3 fwd0
  * 24.4 -> 23.4 us, fwd1 26.0 -> 24.4-24.7, dx1 26.0 -> 24.4, dW1 with SGD 27.0 ->
  * 25.3; tf32 dx1 12.9 -> 11.7, dW1 13.0 -> 12.4 (H200), while tf32's forward
  * (T N) was fastest as picked; ms/epoch: wide tf32 5.27-5.43 -> 5.20-5.33, tf32x3

@@ -25,15 +25,8 @@ ffnn_status ffnn_fail_context_at(ffnn_status status, const char *path, const cha
 #ifdef __cplusplus
 }
 #endif
-/* text with C0 controls, DEL, the C1 controls (UTF-8 C2 80..C2 9F) and every
- * byte that is not part of valid UTF-8 (raw 0x80..0x9F: 8-bit C1 controls)
- * written as \xNN into out [size] (truncated between characters; nothing when
- * size is 0): bytes from files and users are shown this way in messages and on
- * the terminal (docs/SECURITY.md). */
-void ffnn_escape_controls(const char *text, char *out, size_t size);
+/* ffnn_escape_controls and ffnn_utf8_length (include/ffnn.h) escape the messages
+ * stored here. */
 
-/* The length (1-4) of the valid UTF-8 sequence at s [n] (shortest form, no
- * surrogates, at most U+10FFFF), or 0 when s does not start one (or n is 0). */
-size_t ffnn_utf8_length(const unsigned char *s, size_t n);
 
 #endif

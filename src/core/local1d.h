@@ -12,7 +12,7 @@
  *   dx[b,n] = sum_{m,r : m + r - pad = n} dz[b,m] W[m,r]
  *
  * These entry points are shared by the trainer's backends and by the seed-002
- * benchmark (`ffnn bench seed002`). CUDA variants: global (operands from global
+ * benchmark (`ffnn bench local1d`). CUDA variants: global (operands from global
  * memory) and shared (a block's input tile plus its halo of R-1 values staged in
  * shared memory); src/backend/cuda/local1d.cu describes both. Output counts are 64-bit
  * (seed 002's int counter overflowed at K = 4000).

@@ -62,6 +62,7 @@ void ffnn_model_free(ffnn_model *m)
     if (m->layers) /* frees the statistics and names (it reads the layers) */
         ffnn_model_set_standardization(m, NULL, NULL, NULL, NULL);
     ffnn_model_set_class_names(m, NULL, 0);
+    ffnn_model_set_table_json(m, NULL);
     free(m->layers);
     free(m->params);
     free(m);
@@ -101,7 +102,7 @@ size_t ffnn_model_output_size(const ffnn_model *m)
 size_t ffnn_model_parameter_count(const ffnn_model *m) { return m->parameter_count; }
 float *ffnn_model_parameters(ffnn_model *m)
 {
-    return m && ffnn_model_fresh(m) == FFNN_OK ? m->params : NULL;
+    return m && ffnn_model_sync(m) == FFNN_OK ? m->params : NULL;
 }
 
 size_t ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size)
@@ -140,7 +141,7 @@ ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *k
 
 float *ffnn_model_weight(ffnn_model *m, int i)
 {
-    if (!m || i < 0 || i >= m->layer_count || ffnn_model_fresh(m) != FFNN_OK)
+    if (!m || i < 0 || i >= m->layer_count || ffnn_model_sync(m) != FFNN_OK)
         return NULL;
     return m->params + m->layers[i].weight_offset;
 }
@@ -148,7 +149,7 @@ float *ffnn_model_weight(ffnn_model *m, int i)
 float *ffnn_model_bias(ffnn_model *m, int i)
 {
     if (!m || i < 0 || i >= m->layer_count || !m->layers[i].has_bias ||
-        ffnn_model_fresh(m) != FFNN_OK)
+        ffnn_model_sync(m) != FFNN_OK)
         return NULL;
     return m->params + m->layers[i].bias_offset;
 }

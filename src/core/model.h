@@ -50,6 +50,13 @@ struct ffnn_model {
     float *target_mean, *target_scale; /* [output width]                   */
     char **class_names;      /* [class_name_count] original labels, or NULL   */
     int class_name_count;
+    char *table;             /* the encoding of a table's columns into the inputs
+                                (data/table.h) as its JSON text, owned, or NULL */
+    /* the loss the model is trained with, which says how its outputs are read
+     * (softmax, sigmoid, raw): set by ffnn_model_load, ffnn_trainer_create and
+     * ffnn_model_set_loss; has_loss 0 until then */
+    ffnn_loss loss;
+    int has_loss;
     /* a trainer training this model (ffnn_trainer_create sets, free clears):
      * stale is 1 while its device parameters are newer than params, and
      * ffnn_model_fresh() then calls sync(owner) first */
@@ -67,10 +74,25 @@ ffnn_status ffnn_model_create_layout(const char *arch, ffnn_model **out);
  * Errors: FFNN_ERR_NO_MEMORY with the estimate and what is available. */
 ffnn_status ffnn_model_alloc_params(ffnn_model *m);
 
+/* Give m a copy of the JSON text of its input encoding (NULL: none); what
+ * data/table.h's ffnn_table_to_json writes (the public ffnn_model_set_table of
+ * data/table_json.c takes an ffnn_table). Errors: FFNN_ERR_NO_MEMORY. */
+ffnn_status ffnn_model_set_table_json(ffnn_model *m, const char *json);
+
 /* Bring params up to date with the trainer of m, if any (model_meta.c). Every
  * reader of params (forward, predict, evaluate, save, the pointer accessors)
  * calls it first. Errors: the trainer's (e.g. FFNN_ERR_CUDA). */
+/* FFNN_OK when params holds the model's latest weights; FFNN_ERR_INVALID_ARGUMENT
+ * while a trainer is inside an epoch and holds newer ones (the trainer copies
+ * them into params at the end of every ffnn_trainer_run_epoch, _run_epoch_until
+ * and _step call, and on ffnn_trainer_sync_model). Every reader of params through a const model
+ * (forward, predict, evaluate, save, the predictor) calls it first: a const
+ * model is never written (model_meta.c). */
 ffnn_status ffnn_model_fresh(const ffnn_model *m);
+
+/* Bring params up to date with the trainer of m, if any: the trainer's
+ * parameters copied into m. Errors: the trainer's (e.g. FFNN_ERR_CUDA). */
+ffnn_status ffnn_model_sync(ffnn_model *m);
 
 /* The one rule pairing a loss with a network, applied by ffnn_trainer_create,
  * ffnn_model_predict, the model reader and ffnn_model_save alike (model_meta.c):

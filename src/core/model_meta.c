@@ -1,6 +1,6 @@
 /* model_meta.c - what a model keeps besides its parameters: the z-score
  * standardisation of its inputs (and regression targets), the original class
- * labels, and the hook that keeps params fresh while a trainer trains it. */
+ * labels, the encoding of a table's columns, and the hook that keeps params fresh while a trainer trains it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +10,41 @@
 
 ffnn_status ffnn_model_fresh(const ffnn_model *m)
 {
+    if (!m || !m->stale)
+        return FFNN_OK;
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "the model is being trained and its trainer "
+                     "holds newer weights (inside an epoch): call ffnn_trainer_sync_model "
+                     "first, or read it after the epoch call returns");
+}
+
+ffnn_status ffnn_model_sync(ffnn_model *m)
+{
     if (!m || !m->stale || !m->sync)
         return FFNN_OK;
     return m->sync(m->owner); /* the trainer copies its parameters and clears stale */
+}
+
+ffnn_status ffnn_model_set_loss(ffnn_model *m, ffnn_loss loss)
+{
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_loss: NULL model");
+    ffnn_status st = ffnn_model_check_loss(m, loss);
+    if (st != FFNN_OK)
+        return st;
+    m->loss = loss;
+    m->has_loss = 1;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss)
+{
+    if (!m || !loss)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_loss: NULL argument");
+    if (!m->has_loss)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "the model has no loss yet (it was "
+                         "neither loaded from a file nor trained): ffnn_model_set_loss");
+    *loss = m->loss;
+    return FFNN_OK;
 }
 
 /* A copy of n floats, checked: mean finite, scale finite and > 0. */
@@ -123,6 +155,22 @@ const char *ffnn_model_class_name(const ffnn_model *m, int c)
     if (!m || !m->class_names || c < 0 || c >= m->class_name_count)
         return NULL;
     return m->class_names[c];
+}
+
+ffnn_status ffnn_model_set_table_json(ffnn_model *m, const char *json)
+{
+    char *copy = NULL;
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table_json: NULL model");
+    if (json) {
+        size_t n = strlen(json);
+        if (!(copy = malloc(n + 1)))
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the table encoding");
+        memcpy(copy, json, n + 1);
+    }
+    free(m->table);
+    m->table = copy;
+    return FFNN_OK;
 }
 
 ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss)

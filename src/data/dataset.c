@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "data/table.h"
 
 /* Allocate a data set of count samples of rows x cols features each, uint8 or
  * float32 (float_features), with uint8 labels (target_width 0) or float32
@@ -81,6 +82,7 @@ void ffnn_dataset_free(ffnn_dataset *ds)
         for (int c = 0; c < ds->classes; c++)
             free(ds->class_names[c]);
     free(ds->class_names);
+    ffnn_table_free(ds->table);
     free(ds);
 }
 
@@ -139,6 +141,10 @@ ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t cou
     if (src->class_names &&
         (st = ffnn_dataset_set_class_names(ds, (const char *const *)src->class_names,
                                            (size_t)src->classes)) != FFNN_OK) {
+        ffnn_dataset_free(ds);
+        return st;
+    }
+    if (src->table && (st = ffnn_table_copy(src->table, &ds->table)) != FFNN_OK) {
         ffnn_dataset_free(ds);
         return st;
     }

@@ -22,6 +22,8 @@ struct ffnn_dataset {
     size_t target_width; /* floats per target row; 0 with class labels  */
     char **class_names;  /* [classes] the original text of each class (CSV), owned;
                             or NULL: the labels are the classes' own numbers */
+    struct ffnn_table *table; /* the columns behind the features (data/table.h),
+                            owned, or NULL: plain numbers                        */
     float *weights;      /* [count] per-sample weights >= 0, owned; or NULL: all 1 */
 };
 

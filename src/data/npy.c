@@ -245,26 +245,23 @@ static double npy_value(const npy_file *n, const unsigned char *raw, size_t i)
     return (double)((int64_t)(u << shift) >> shift);
 }
 
-/* The payload (rows x cols elements) into memory. */
-static ffnn_status npy_payload(npy_file *n, unsigned char **raw, size_t *count)
+enum { NPY_CHUNK = 1 << 16 }; /* elements per read of a payload */
+
+/* Elements [at, at + k) of n's payload (read in order) into buf [k * itemsize]. */
+static ffnn_status npy_read(npy_file *n, size_t at, unsigned char *buf, size_t k)
 {
-    uint64_t cols = n->ndim == 2 ? n->shape[1] : 1, total = n->shape[0] * cols;
-    if (total > SIZE_MAX / n->itemsize)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: %llu elements do not fit in memory",
-                         n->path, (unsigned long long)total);
-    *raw = malloc((size_t)total * n->itemsize);
-    if (!*raw)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for %llu elements", n->path,
-                         (unsigned long long)total);
-    if (fseek(n->f, (long)n->data_start, SEEK_SET) != 0 ||
-        fread(*raw, n->itemsize, (size_t)total, n->f) != total) {
-        free(*raw);
-        *raw = NULL;
+    if ((at == 0 && fseek(n->f, (long)n->data_start, SEEK_SET) != 0) ||
+        fread(buf, n->itemsize, k, n->f) != k)
         return ffnn_fail(FFNN_ERR_IO, "%s: cannot read the payload: %s", n->path,
-                         strerror(errno));
-    }
-    *count = (size_t)total;
+                         ferror(n->f) ? strerror(errno) : "the file is shorter than its shape");
     return FFNN_OK;
+}
+
+/* Whether n's elements are little-endian float32, as this host's floats. */
+static int npy_native_f4(const npy_file *n)
+{
+    const uint16_t one = 1;
+    return n->kind == 'f' && n->itemsize == 4 && *(const unsigned char *)&one == 1;
 }
 
 /* The arrays of an .npz file as in-memory streams: features (x, X or arr_0) and,
@@ -299,9 +296,8 @@ ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path, ffnn_d
 {
     npy_file x = {x_path, x_path, NULL, 0, 0, 0, {0, 0}, 0};
     npy_file y = {y_path, y_path, NULL, 0, 0, 0, {0, 0}, 0};
-    unsigned char *xr = NULL, *yr = NULL, *mem[2] = {NULL, NULL};
+    unsigned char *chunk = NULL, *mem[2] = {NULL, NULL};
     char names[2][600];
-    size_t xn = 0, yn = 0;
     ffnn_dataset *ds = NULL;
     ffnn_status st;
 
@@ -338,37 +334,54 @@ ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path, ffnn_d
     size_t width = targets ? (y.ndim == 2 ? (size_t)y.shape[1] : 1) : 0;
     if (st == FFNN_OK)
         st = ffnn_dataset_alloc_kind(rows, 1, features, 1, width, &ds);
-    if (st == FFNN_OK)
-        st = npy_payload(&x, &xr, &xn);
-    if (st == FFNN_OK && y_path)
-        st = npy_payload(&y, &yr, &yn);
-    for (size_t i = 0; st == FFNN_OK && i < xn; i++) {
-        double v = npy_value(&x, xr, i);
-        if (!isfinite(v) || fabs(v) > FLT_MAX) {
-            char e[96], f[32];
-            snprintf(e, sizeof e, "%zu (row %zu, column %zu)", i, i / features, i % features);
-            snprintf(f, sizeof f, "%g", v);
-            st = npy_fail(&x, x.data_start + i * x.itemsize, "element %s: expected a finite "
-                          "float32 value, found %s", e, f);
-        }
-        if (st == FFNN_OK)
+    /* the payloads stream through a chunk (float32 features straight into the
+     * matrix): memory is the data set and one chunk, whatever the dtype */
+    size_t xn = rows * features, yn = y_path ? rows * (width ? width : 1) : 0;
+    if (st == FFNN_OK && !(chunk = malloc((size_t)NPY_CHUNK * 8)))
+        st = ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    for (size_t at = 0, k; st == FFNN_OK && at < xn; at += k) {
+        k = xn - at < NPY_CHUNK ? xn - at : NPY_CHUNK;
+        int direct = npy_native_f4(&x);
+        unsigned char *raw = direct ? (unsigned char *)(ds->values + at) : chunk;
+        if ((st = npy_read(&x, at, raw, k)) != FFNN_OK)
+            break;
+        for (size_t j = 0; j < k; j++) {
+            size_t i = at + j;
+            double v = direct ? (double)ds->values[i] : npy_value(&x, raw, j);
+            if (!isfinite(v) || fabs(v) > FLT_MAX) {
+                char e[96], f[32];
+                snprintf(e, sizeof e, "%zu (row %zu, column %zu)", i, i / features,
+                         i % features);
+                snprintf(f, sizeof f, "%g", v);
+                st = npy_fail(&x, x.data_start + i * x.itemsize, "element %s: expected a "
+                              "finite float32 value, found %s", e, f);
+                break;
+            }
             ds->values[i] = (float)v;
+        }
     }
     int32_t max = 0;
-    for (size_t i = 0; st == FFNN_OK && y_path && i < yn; i++) {
-        double v = npy_value(&y, yr, i);
-        char e[32], f[32];
-        snprintf(e, sizeof e, "%zu", i);
-        snprintf(f, sizeof f, "%g", v);
-        if (targets ? !isfinite(v) || fabs(v) > FLT_MAX : v < 0 || v > INT32_MAX - 1)
-            st = npy_fail(&y, y.data_start + i * y.itemsize, targets
-                          ? "element %s: expected a finite float32 target, found %s"
-                          : "element %s: expected a class label in [0, 2^31 - 2], found %s",
-                          e, f);
-        else if (targets)
-            ds->targets[i] = (float)v;
-        else if ((ds->labels[i] = (int32_t)v) > max)
-            max = ds->labels[i];
+    for (size_t at = 0, k; st == FFNN_OK && at < yn; at += k) {
+        k = yn - at < NPY_CHUNK ? yn - at : NPY_CHUNK;
+        if ((st = npy_read(&y, at, chunk, k)) != FFNN_OK)
+            break;
+        for (size_t j = 0; st == FFNN_OK && j < k; j++) {
+            size_t i = at + j;
+            double v = npy_value(&y, chunk, j);
+            char e[32], f[32];
+            if (targets ? !isfinite(v) || fabs(v) > FLT_MAX : v < 0 || v > INT32_MAX - 1) {
+                snprintf(e, sizeof e, "%zu", i);
+                snprintf(f, sizeof f, "%g", v);
+                st = npy_fail(&y, y.data_start + i * y.itemsize, targets
+                              ? "element %s: expected a finite float32 target, found %s"
+                              : "element %s: expected a class label in [0, 2^31 - 2], found %s",
+                              e, f);
+            } else if (targets) {
+                ds->targets[i] = (float)v;
+            } else if ((ds->labels[i] = (int32_t)v) > max) {
+                max = ds->labels[i];
+            }
+        }
     }
     if (st == FFNN_OK && !targets) {
         if (!y_path)
@@ -379,8 +392,7 @@ ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path, ffnn_d
         fclose(x.f);
     if (y.f)
         fclose(y.f);
-    free(xr);
-    free(yr);
+    free(chunk);
     free(mem[0]);
     free(mem[1]);
     if (st != FFNN_OK) {

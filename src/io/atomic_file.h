@@ -56,10 +56,7 @@ ffnn_status ffnn_atomic_write_buffer(const char *path, const void *bytes, size_t
 int ffnn_symlink_follow_allowed(unsigned link_uid, unsigned dir_mode, unsigned dir_uid,
                                 unsigned euid);
 
-/* Check every symbolic link on path (each prefix ending a component) against
- * ffnn_symlink_follow_allowed; *final_is_link (may be NULL) = 1 when path
- * itself is a link. Errors: FFNN_ERR_IO naming the link, its owner and the
- * directory; FFNN_ERR_NO_MEMORY. Used by the atomic writes and the CLI's logs. */
-ffnn_status ffnn_check_path_links(const char *path, int *final_is_link);
+/* ffnn_check_path_links (include/ffnn.h) applies ffnn_symlink_follow_allowed to every
+ * link on a path. */
 
 #endif

@@ -452,7 +452,7 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
                             "%s%.40s%s%s", format ? "\"" : "", format ? format : "none",
                             format ? "\"" : "",
                             format && !strcmp(format, "ffnn-model")
-                                ? " (a model file: use it with --init, not --resume)" : "");
+                                ? " (a model file: load it with ffnn_model_load, not as a checkpoint)" : "");
     if (strlen(m->version) >= CK_VERSION_MAX)
         return ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d "
                             "characters, found %zu", CK_VERSION_MAX - 1, strlen(m->version));

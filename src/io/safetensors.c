@@ -26,6 +26,8 @@
 #endif
 
 #include <cjson/cJSON.h>
+
+#include "data/table.h"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -473,6 +475,7 @@ static ffnn_status st_check_layout(st_reader *r)
 typedef struct st_meta {
     const char *format, *arch, *loss, *version, *interrupted;
     const char *class_names; /* a JSON array of strings, as text, or NULL */
+    const char *table;       /* the input encoding (data/table.h), JSON text, or NULL */
 } st_meta;
 
 /* The optional standardisation tensors (docs/FORMATS.md), stat 1-4. */
@@ -502,9 +505,11 @@ static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *me
         meta->interrupted = c->valuestring;
     else if (strcmp(c->string, "class_names") == 0)
         meta->class_names = c->valuestring;
+    else if (strcmp(c->string, "table") == 0)
+        meta->table = c->valuestring;
     else
         return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (expected format, arch, loss, "
-                       "ffnn_version, interrupted, class_names)", c->string);
+                       "ffnn_version, interrupted, class_names, table)", c->string);
     return FFNN_OK;
 }
 
@@ -525,8 +530,8 @@ static ffnn_status st_read_metadata(const st_reader *r, st_meta *meta, ffnn_loss
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(md, "format");
     if (cJSON_IsString(format) && strcmp(format->valuestring, "ffnn-checkpoint") == 0)
         return ffnn_st_fail(r, "__metadata__ \"format\": expected \"" ST_FORMAT "\", found "
-                            "\"ffnn-checkpoint\" (a training checkpoint: continue it with "
-                            "ffnn train --resume; its weights are the layers.* tensors)");
+                            "\"ffnn-checkpoint\" (a training checkpoint: load it with "
+                            "ffnn_checkpoint_load; its weights are the layers.* tensors)");
     for (const cJSON *c = md->child; c; c = c->next)
         if ((st = st_meta_field(r, c, meta)) != FFNN_OK)
             return st;
@@ -786,10 +791,29 @@ static ffnn_status st_read_class_names(const st_reader *r, const char *text, ffn
     return st;
 }
 
+/* __metadata__ "table": a fitted table encoding (data/table.h) whose width is
+ * the model's input size. */
+static ffnn_status st_read_table(const st_reader *r, const char *text, ffnn_model *m)
+{
+    ffnn_table *t = NULL;
+    ffnn_status st = ffnn_table_from_json(text, &t);
+    if (st != FFNN_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", ffnn_last_error());
+        return ffnn_st_fail(r, "__metadata__ \"table\": %s", why);
+    }
+    size_t width = t->width;
+    ffnn_table_free(t);
+    if (width != m->input_size)
+        return ffnn_st_fail(r, "__metadata__ \"table\": encodes %zu inputs, expected %zu (the "
+                            "model's)", width, m->input_size);
+    return ffnn_model_set_table_json(m, text);
+}
+
 /* The model of the metadata, matched against the tensors, then filled in. */
 static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_file_info *info)
 {
-    st_meta meta = {NULL, NULL, NULL, NULL, NULL, NULL};
+    st_meta meta = {NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     ffnn_status st = st_read_metadata(r, &meta, &info->loss);
     char context[600];
 
@@ -808,8 +832,11 @@ static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_fil
     if ((st = st_match_model(r, *out)) != FFNN_OK ||
         (meta.class_names && (st = st_read_class_names(r, meta.class_names, *out)) != FFNN_OK))
         return st;
-    if ((st = st_check_loss(r, *out, info->loss)) != FFNN_OK)
+    if ((st = st_check_loss(r, *out, info->loss)) != FFNN_OK ||
+        (meta.table && (st = st_read_table(r, meta.table, *out)) != FFNN_OK))
         return st;
+    (*out)->loss = info->loss; /* the model remembers how its outputs are read */
+    (*out)->has_loss = 1;
     if ((st = ffnn_model_alloc_params(*out)) != FFNN_OK)
         return ffnn_fail_context_at(st, r->path, "");
     return st_read_data(r, *out);
@@ -916,6 +943,8 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
         if (!ok)
             return 0;
     }
+    if (m->table && !cJSON_AddStringToObject(md, "table", m->table))
+        return 0;
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
         double dims[2] = {(double)l->out, (double)l->fan_in};

@@ -211,7 +211,7 @@ static ffnn_status local_gpu(ffnn_comm *host, int *device)
     int gpus = ffnn_cuda_device_count();
     if (gpus <= 0)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "rank %d: no CUDA GPU is visible (NCCL needs "
-                         "one per rank); use --device cpu", host->rank);
+                         "one per rank); use device cpu", host->rank);
     *device = local % gpus;
     return FFNN_OK;
 }
@@ -235,7 +235,7 @@ ffnn_status ffnn_comm_create_mpi(ffnn_device device, ffnn_comm **out)
         mpi_destroy(host);
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "an MPI run on cuda needs NCCL, and this build "
                          "of ffnn has none (nccl.h and libnccl were not found under "
-                         "CUDA_HOME at build time); use --device cpu or rebuild");
+                         "CUDA_HOME at build time); use device cpu or rebuild");
     }
     /* rank 0 makes NCCL's id; it goes to every rank with a flag saying whether it
      * could, so that a failure there stops every rank instead of leaving them

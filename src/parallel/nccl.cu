@@ -331,7 +331,7 @@ extern "C" ffnn_status ffnn_nccl_group_create(int gpus, ffnn_comm **comms)
     int visible = 0;
     FFNN_CUDART_CHECK(cudaGetDeviceCount(&visible));
     if (gpus > visible)
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "--gpus %d: only %d CUDA GPU%s visible", gpus,
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "gpus %d: only %d CUDA GPU%s visible", gpus,
                          visible, visible == 1 ? " is" : "s are");
     ncclComm_t *raw = (ncclComm_t *)calloc((size_t)gpus, sizeof *raw);
     if (!raw)

@@ -221,7 +221,7 @@ static int graph_supports(const ffnn_model *m, const ffnn_train_config *cfg, uns
 {
     (void)m, (void)cfg;
     if (!(caps & FFNN_CAP_DEVICE)) {
-        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy graph captures CUDA graphs: it needs a GPU");
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "strategy graph captures CUDA graphs: it needs a GPU");
         return 0;
     }
     return 1;

@@ -13,7 +13,7 @@ ffnn_status ffnn_mixed_create(ffnn_run *r)
     const ffnn_model *m = r->model;
     if (!o->to_bf16 || !o->optimizer_update_bf16 || !o->dense_act_forward_bf16 ||
         !o->dense_backward_bf16)
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "--precision bf16: the %s backend has no "
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "precision bf16: the %s backend has no "
                          "mixed-precision ops", o->name);
     ffnn_mixed *mx = calloc(1, sizeof *mx);
     if (!mx || !(mx->act16 = calloc((size_t)m->layer_count, sizeof *mx->act16))) {

@@ -62,7 +62,7 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
 {
     if (!r->ops->dense_act_forward || !r->ops->dense_backward_fused)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "--strategy cublaslt: the %s backend has no fused dense ops",
+                         "strategy cublaslt: the %s backend has no fused dense ops",
                          r->ops->name);
     void *none = NULL;
     ffnn_status st = ffnn_strategy_fused_prepare(r, &none);

@@ -20,37 +20,37 @@ int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *
     if (m->layer_count != 2 || m->layers[0].kind != FFNN_LAYER_DENSE ||
         m->layers[1].kind != FFNN_LAYER_DENSE) {
         ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                  "--strategy persistent trains dense nets with one hidden layer "
+                  "strategy persistent trains dense nets with one hidden layer "
                   "(in-hidden-out); this one has %d layers", m->layer_count);
         return 0;
     }
     if (m->layers[1].act != FFNN_ACT_IDENTITY ||
         (cfg->loss != FFNN_LOSS_SOFTMAX_CE && cfg->loss != FFNN_LOSS_MSE)) {
         ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                  "--strategy persistent needs an identity output layer with softmax "
+                  "strategy persistent needs an identity output layer with softmax "
                   "cross-entropy (labels) or mse (float targets)");
         return 0;
     }
     if (cfg->optimizer != FFNN_OPT_SGD || cfg->weight_decay != 0.0f) {
-        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs plain sgd without "
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "strategy persistent runs plain sgd without "
                   "weight decay, not %s%s", ffnn_optimizer_name(cfg->optimizer),
                   cfg->weight_decay != 0.0f ? " with weight decay" : "");
         return 0;
     }
     if (cfg->clip_grad_norm > 0.0f || cfg->clip_grad_value > 0.0f || cfg->ema_decay > 0.0f ||
         ffnn_strategy_has_dropout(m) || !ffnn_strategy_fused_activations(m)) {
-        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs plain sgd steps with "
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "strategy persistent runs plain sgd steps with "
                   "relu, sigmoid or tanh: no gradient clipping, EMA, dropout, leaky_relu, elu, "
                   "softplus, gelu, gelu_tanh, silu, mish or hardswish");
         return 0;
     }
     if (!ffnn_schedule_constant_within_epochs(cfg)) {
-        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs a launch at one learning "
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "strategy persistent runs a launch at one learning "
                   "rate: no warm-up steps");
         return 0;
     }
     if (cfg->precision != FFNN_PRECISION_FP32 && cfg->precision != FFNN_PRECISION_TF32) {
-        ffnn_fail(FFNN_ERR_UNSUPPORTED, "--strategy persistent runs fp32 or tf32, not %s",
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "strategy persistent runs fp32 or tf32, not %s",
                   ffnn_precision_name(cfg->precision));
         return 0;
     }
@@ -100,11 +100,11 @@ static ffnn_status persistent_prepare(ffnn_run *r, void **state)
     *state = NULL;
     if (!r->ops->train_persistent || !r->ops->persistent_supported)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "--strategy persistent: backend %s has no persistent kernel",
+                         "strategy persistent: backend %s has no persistent kernel",
                          r->ops->name);
     if (r->cfg->loss == FFNN_LOSS_MSE ? !r->train.targets : !r->train.labels)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "--strategy persistent runs softmax_ce on class labels or mse "
+                         "strategy persistent runs softmax_ce on class labels or mse "
                          "on float targets, not %s on %s", ffnn_loss_name(r->cfg->loss),
                          r->train.labels ? "class labels" : "float targets");
     const ffnn_persistent_job job = persistent_job(r, 0, 0, 0);

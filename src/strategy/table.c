@@ -52,11 +52,11 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
     }
     if (cfg->strategy == FFNN_STRATEGY_REFERENCE)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "--strategy reference is the cpu reference: it runs on --device cpu");
+                         "strategy reference is the cpu reference: it runs on device cpu");
     s = ffnn_strategy_get(ffnn_strategy_resolve(m, cfg));
     if (!(s->precisions & FFNN_PRECISION_BIT(cfg->precision)))
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "precision %s runs on tensor cores through %s, not --strategy %s",
+                         "precision %s runs on tensor cores through %s, not strategy %s",
                          ffnn_precision_name(cfg->precision),
                          cfg->precision == FFNN_PRECISION_TF32X3
                              ? "the cublas or cublaslt strategies (or auto)"
@@ -65,7 +65,7 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
     if (!s->supports(m, cfg, caps)) {
         char why[512];
         snprintf(why, sizeof why, "%s", ffnn_last_error());
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --strategy auto or graph)", why);
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose strategy auto or graph)", why);
     }
     *out = s;
     return FFNN_OK;

@@ -77,7 +77,7 @@ static ffnn_status run_steps(ffnn_trainer *t, size_t count)
         return st;
     t->opt_steps += count;
     t->step += count;
-    t->run.model->stale = 1; /* read through the model: synced first (ffnn_model_fresh) */
+    t->run.model->stale = 1; /* copied into the model when the public call returns */
     return FFNN_OK;
 }
 
@@ -280,6 +280,8 @@ ffnn_status ffnn_trainer_step(ffnn_trainer *t, double *loss)
     *loss = t->epoch_loss[t->step - 1];
     if (st == FFNN_OK)
         st = end_of_epoch(t, NAN);
+    if (st == FFNN_OK) /* the model holds the weights when the call returns */
+        st = ffnn_model_sync(t->run.model);
     return st;
 }
 
@@ -338,7 +340,8 @@ ffnn_status ffnn_trainer_run_epoch_until(ffnn_trainer *t, ffnn_step_fn on_step, 
         return st;
     stats->learning_rate = ffnn_schedule_lr(&t->cfg, &t->plateau,
                                             t->opt_steps ? t->opt_steps : 1, steps);
-    if ((st = end_of_epoch(t, stats->val_loss)) != FFNN_OK)
+    if ((st = end_of_epoch(t, stats->val_loss)) != FFNN_OK ||
+        (st = ffnn_model_sync(t->run.model)) != FFNN_OK) /* the model holds the weights */
         return st;
     if (finished)
         *finished = t->step == steps;

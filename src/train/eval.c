@@ -146,8 +146,11 @@ ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_dataset *d
     if (!t)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_evaluate_metrics: NULL "
                          "trainer");
+    ffnn_status st = ffnn_model_sync(t->run.model);
+    if (st != FFNN_OK)
+        return st;
     return ffnn_model_evaluate_metrics(t->run.model, t->cfg.loss, data, t->cfg.eval_batch_size,
-                                       metrics, confusion); /* syncs the model first */
+                                       metrics, confusion);
 }
 
 ffnn_status ffnn_trainer_upload_model(ffnn_trainer *t)

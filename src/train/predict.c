@@ -1,6 +1,8 @@
-/* predict.c - inference on the CPU reference for a loaded model: class
- * probabilities and predicted classes (ffnn predict), loss and confusion matrix
- * over a data set (ffnn eval). The rules are those of ffnn_trainer_evaluate. */
+/* predict.c - inference for a loaded model: the cpu reference forward
+ * (ffnn_model_forward, the tests' reference), and on a predictor (predictor.c)
+ * class probabilities and predicted classes (ffnn predict), loss and confusion
+ * matrix over a data set (ffnn eval). The rules are those of
+ * ffnn_trainer_evaluate. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "data/dataset.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "train/predictor.h"
 
 /* The network on the host with the cpu reference ops (backend/cpu): y [batch, output]. */
 ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch,
@@ -113,37 +116,56 @@ static void unstandardize_outputs(const ffnn_model *m, ffnn_loss loss, float *o,
             o[b * width + j] = o[b * width + j] * m->target_scale[j] + m->target_mean[j];
 }
 
+/* The predictor's outputs o [batch, width] read as loss reads them: regression
+ * outputs in the targets' units, classes (cls may be NULL), probabilities. */
+static void read_outputs(const ffnn_model *m, ffnn_loss loss, float *o, size_t batch, int *cls)
+{
+    size_t width = m->layers[m->layer_count - 1].out;
+    unstandardize_outputs(m, loss, o, batch);
+    for (size_t b = 0; b < batch; b++) {
+        float *row = o + b * width; /* [width] */
+        if (cls)
+            cls[b] = classify(loss, row, width);
+        to_probabilities(loss, row, width);
+    }
+}
+
+ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, size_t batch, float *prob,
+                                   int *cls)
+{
+    ffnn_loss loss;
+    ffnn_status st;
+    if (!p || (batch && (!x || !prob)))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_predictor_predict: NULL argument");
+    const ffnn_model *m = ffnn_predictor_model(p);
+    if ((st = ffnn_model_loss(m, &loss)) != FFNN_OK ||
+        (st = ffnn_predictor_forward_raw(p, x, batch, 1, prob)) != FFNN_OK)
+        return st;
+    read_outputs(m, loss, prob, batch, cls);
+    return FFNN_OK;
+}
+
+/* Rows per forward pass of the library's one-call paths (predict, evaluate). */
+#define ONE_CALL_ROWS 1024
+
 ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
                                size_t batch, float *p, int *cls)
 {
-    size_t width;
+    ffnn_predictor *pr;
     ffnn_status st;
-    float *xs = NULL; /* [batch, in] the standardised rows */
 
     if (!m || !x || !p)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_predict: NULL argument");
-    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK)
+    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK || batch == 0)
         return st;
-    if (m->input_mean) {
-        if (batch > SIZE_MAX / sizeof *xs / m->input_size ||
-            !(xs = malloc(batch * m->input_size * sizeof *xs)))
-            return ffnn_fail(FFNN_ERR_NO_MEMORY, "predict: out of memory for %zu rows", batch);
-        memcpy(xs, x, batch * m->input_size * sizeof *xs);
-        standardize_rows(m, xs, batch);
-    }
-    st = ffnn_model_forward(m, xs ? xs : x, batch, p);
-    free(xs);
-    if (st != FFNN_OK)
+    if ((st = ffnn_predictor_create(m, FFNN_DEVICE_CPU, 0,
+                                    batch < ONE_CALL_ROWS ? batch : ONE_CALL_ROWS, &pr)) != FFNN_OK)
         return st;
-    unstandardize_outputs(m, loss, p, batch);
-    width = m->layers[m->layer_count - 1].out;
-    for (size_t b = 0; b < batch; b++) {
-        float *o = p + b * width; /* [width] */
-        if (cls)
-            cls[b] = classify(loss, o, width);
-        to_probabilities(loss, o, width);
-    }
-    return FFNN_OK;
+    st = ffnn_predictor_forward_raw(pr, x, batch, 1, p);
+    ffnn_predictor_free(pr);
+    if (st == FFNN_OK)
+        read_outputs(m, loss, p, batch, cls);
+    return st;
 }
 
 /* Every label must be a class of the model; float targets must have its width
@@ -192,10 +214,11 @@ typedef struct eval_sums {
  * classes (confusion may be NULL), and the regression sums. The true class is
  * the label, or for float targets the class the same rule gives the target row
  * (threshold 0.5 for one output). */
-static ffnn_status evaluate_batch(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
+static ffnn_status evaluate_batch(ffnn_predictor *p, ffnn_loss loss, const ffnn_dataset *data,
                                   size_t first, size_t batch, float *x, float *o, float *rows,
                                   eval_sums *sum)
 {
+    const ffnn_model *m = ffnn_predictor_model(p);
     size_t width = m->layers[m->layer_count - 1].out, f = data->features;
     const int32_t *y = data->labels ? data->labels + first : NULL;       /* [batch] */
     const float *t = data->targets ? data->targets + first * width : NULL; /* [batch, width] */
@@ -208,7 +231,7 @@ static ffnn_status evaluate_batch(const ffnn_model *m, ffnn_loss loss, const ffn
     else
         memcpy(x, data->values + first * f, batch * f * sizeof *x);
     standardize_rows(m, x, batch);
-    if ((st = ffnn_model_forward(m, x, batch, o)) != FFNN_OK)
+    if ((st = ffnn_predictor_forward_raw(p, x, batch, 0, o)) != FFNN_OK)
         return st;
     unstandardize_outputs(m, loss, o, batch);
     ffnn_cpu_loss(loss, o, y, t, batch, width, NULL, rows, NULL);
@@ -246,6 +269,7 @@ static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_data
 {
     size_t width, classes, chunk;
     float *x, *o, *rows;
+    ffnn_predictor *p = NULL;
     eval_sums sum = *sum_in;
     uint64_t *confusion = sum.confusion;
     ffnn_status st;
@@ -275,10 +299,13 @@ static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_data
     }
     if (!x || !o || !rows || (regression && !acc))
         st = ffnn_fail(FFNN_ERR_NO_MEMORY, "evaluate: out of memory for a batch of %zu", chunk);
+    if (st == FFNN_OK)
+        st = ffnn_predictor_create(m, FFNN_DEVICE_CPU, 0, chunk, &p);
     for (size_t first = 0; st == FFNN_OK && first < data->count; first += chunk) {
         size_t n = data->count - first < chunk ? data->count - first : chunk;
-        st = evaluate_batch(m, loss, data, first, n, x, o, rows, &sum);
+        st = evaluate_batch(p, loss, data, first, n, x, o, rows, &sum);
     }
+    ffnn_predictor_free(p);
     if (st == FFNN_OK) {
         double n = (double)data->count, err2 = 0.0, abs_err = 0.0, r2 = 0.0;
         metrics->count = data->count;

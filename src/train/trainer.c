@@ -126,25 +126,25 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     if (requested == FFNN_DEVICE_CUDA) {
         if (!cuda)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--device cuda: this build of ffnn has no CUDA (nvcc was not "
+                             "device cuda: this build of ffnn has no CUDA (nvcc was not "
                              "found at build time); rebuild with nvcc on the PATH or use "
-                             "--device cpu");
+                             "device cpu");
         if (ffnn_cuda_device_count() == 0)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--device cuda: no CUDA GPU is visible; use --device cpu");
+                             "device cuda: no CUDA GPU is visible; use device cpu");
         t->run.ops = cuda;
     } else {
         if (t->cfg.precision != FFNN_PRECISION_FP32)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--precision %s runs on a GPU's tensor cores: it needs "
-                             "--device cuda (the cpu backends compute in fp32)",
+                             "precision %s runs on a GPU's tensor cores: it needs "
+                             "device cuda (the cpu backends compute in fp32)",
                              ffnn_precision_name(t->cfg.precision));
         /* strategy reference: the single-threaded reference; else OpenMP on
          * cfg.threads threads (0: all cores) */
         if (reference && t->cfg.threads > 1)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                             "--strategy reference runs on one thread: --threads %d asks for "
-                             "more (leave it out, or use the OpenMP backend: --strategy auto)",
+                             "strategy reference runs on one thread: threads %d asks for "
+                             "more (threads 0, or the OpenMP backend: strategy auto)",
                              t->cfg.threads);
         t->run.ops = reference ? &ffnn_cpu_backend : &ffnn_omp_backend;
     }
@@ -343,7 +343,7 @@ static ffnn_status prepare_strategy(ffnn_trainer *t)
     } else if (st == FFNN_ERR_UNSUPPORTED) {
         char why[512];
         snprintf(why, sizeof why, "%s", ffnn_last_error());
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose --strategy auto or graph)", why);
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose strategy auto or graph)", why);
     }
     return st;
 }
@@ -369,7 +369,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
     if (t->run.comm && t->strategy->id == FFNN_STRATEGY_PERSISTENT) {
         if (t->cfg.strategy != FFNN_STRATEGY_AUTO && t->cfg.strategy != FFNN_STRATEGY_TUNE)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "--strategy persistent trains whole runs of steps in one kernel, "
+                             "strategy persistent trains whole runs of steps in one kernel, "
                              "with no place for the gradient all-reduce of data-parallel "
                              "training: use graph, fused, cublaslt, cublas, tiled or naive");
         t->strategy = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);
@@ -426,7 +426,7 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
 {
     ffnn_status st = ffnn_train_config_check(m, train, cfg);
     if (st == FFNN_OK) /* a model another trainer trains: start from its latest weights */
-        st = ffnn_model_fresh(m);
+        st = ffnn_model_sync(m);
     if (st != FFNN_OK)
         return st;
     /* a rank's GPU is this thread's device before the backend context is made */
@@ -486,6 +486,8 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
     m->sync = ffnn_trainer_sync_hook;
     m->owner = t;
     m->stale = 0;
+    m->loss = cfg->loss; /* how the outputs are read (predictor, save, export) */
+    m->has_loss = 1;
     *out = t;
     return FFNN_OK;
 }
@@ -495,7 +497,7 @@ void ffnn_trainer_free(ffnn_trainer *t)
     if (!t)
         return;
     if (t->run.model && t->run.model->owner == t) { /* the model keeps the last weights */
-        ffnn_model_fresh(t->run.model);
+        ffnn_model_sync(t->run.model);
         t->run.model->sync = NULL;
         t->run.model->owner = NULL;
         t->run.model->stale = 0;

@@ -97,7 +97,7 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
 {
     ffnn_status st = ffnn_train_config_check(m, train, cfg);
     if (st == FFNN_OK) /* a model another trainer trains: its latest weights */
-        st = ffnn_model_fresh(m);
+        st = ffnn_model_sync(m);
     if (st != FFNN_OK)
         return st;
     const ffnn_backend_ops *cuda = ffnn_cuda_backend();

@@ -340,7 +340,8 @@ extern "C" ffnn_status ffnn_cuda_side_begin(void *vctx)
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "side_begin");
     if (ctx->stream != ctx->main_stream)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda side_begin: already on the side queue");
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda side_begin: already on the second CUDA stream");
     FFNN_CUDA_CHECK(ctx, cudaEventRecord(ctx->side_fork, ctx->main_stream));
     FFNN_CUDA_CHECK(ctx, cudaStreamWaitEvent(ctx->side_stream, ctx->side_fork, 0));
     ctx->stream = ctx->side_stream;
@@ -352,7 +353,8 @@ extern "C" ffnn_status ffnn_cuda_side_end(void *vctx)
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     if (ctx == NULL) return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda side_end: context is NULL");
     if (ctx->stream != ctx->side_stream)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda side_end: not on the side queue");
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda side_end: not on the second CUDA stream");
     ctx->stream = ctx->main_stream; /* back on the main stream even after an error */
     FFNN_CUDA_GUARD(ctx, "side_end");
     FFNN_CUDA_CHECK(ctx, cudaEventRecord(ctx->side_done, ctx->side_stream));
@@ -369,9 +371,9 @@ static ffnn_status cuda_side_join(void *vctx)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 44 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 46 * sizeof(void *),
-              "ffnn_backend_ops changed: update cuda_ops in src/cuda/backend.cu");
+/* One name, the caps and 47 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 49 * sizeof(void *),
+              "ffnn_backend_ops changed: update cuda_ops in src/backend/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
     /* name                */ "cuda",
@@ -420,6 +422,9 @@ static const ffnn_backend_ops cuda_ops = {
     /* side_join           */ cuda_side_join,
     /* dense_backward_wants_xt */ ffnn_cuda_dense_backward_wants_xt,
     /* prepare_xt          */ ffnn_cuda_prepare_xt,
+    /* dense_pack_floats   */ NULL, /* the predictor runs dense_forward on cuda */
+    /* dense_pack          */ NULL,
+    /* dense_forward_packed */ NULL,
     /* loss_weights        */ NULL, /* weights: cpu backends only (trainer.c refuses) */
 };
 

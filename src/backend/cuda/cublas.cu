@@ -314,7 +314,8 @@ static ffnn_status to_bf16(ffnn_cuda_ctx *ctx, cublas_state *s, const float *A, 
  * ctx->stream: the K-major operand of the tf32 weight gradient (gemm_plan.h
  * ffnn_lt_dw_transposes_x). cuBLAS's geam, C = 1 op_T(x) + 0 op_T(x) (column-major
  * C [batch, in], ld batch): x^T exactly for finite x (x + 0 x = x, -0 included).
- * A library routine rather than a kernel of our own: in bench/lt_survey.cu on an H200
+ * A library routine rather than a kernel of our own: in a survey on an H200 (the probe
+ * is in git: git show 6b96639:bench/lt_survey.cu)
  * it was the fastest at 4096 x 4096 (37.8-38.1 us; a 32 x 32 shared-memory kernel
  * 41.6-50.2, cublasLtMatrixTransform 41.8) and within 10% of that kernel at 1024 x
  * 1024 (3.10-3.31 against 3.04-3.40; docs/RESULTS.md history). Errors: as
@@ -361,9 +362,9 @@ typedef struct lt_operand {
  * K' = 3K, its operands written by tf32x3_split into the scratch:
  *     op(A)' [m, 3K] = [A_small | A_big | A_big],  op(B)' [3K, n] = [B_big; B_small; B_big]
  * small terms first in k, so that they are summed while the running sums are small
- * (bench/tf32x3_probe.cu on an H200 at the wide net's shapes, the largest error as a
- * fraction of sum_k |a_k b_k|: small first 1.9-3.8e-7, big first 1.6-1.8e-6, fp32's
- * COMPUTE_32F 0.5-1.5e-7, TF32 alone 3-4e-5). The split writes both K-major (the
+ * (a probe on an H200 at the wide net's shapes, git show 6b96639:bench/tf32x3_probe.cu;
+ * the largest error as a fraction of sum_k |a_k b_k|: small first 1.9-3.8e-7, big
+ * first 1.6-1.8e-6, fp32's COMPUTE_32F 0.5-1.5e-7, TF32 alone 3-4e-5). The split writes both K-major (the
  * reduction index contiguous, as the forward's operands): the 3K launch there took
  * 25-28 us against cuBLASLt fp32's 40-57, the weight gradients' own layout 39-45.
  * The epilogues (bias, ReLU, SGD's alpha and beta) apply as to any matmul; BGRADB
@@ -476,8 +477,8 @@ static void x3_describe(lt_operand *o, int k_is_col, const float *dst)
 
 /* a (op(a) [m, K], fp32) and b (op(b) [K, n], fp32) as the K' = 3K operands of the
  * section's comment, written K-major (the reduction index contiguous: op(a) as
- * op_T, op(b) as op_N, the layout of the forward's fastest kernels: bench/
- * tf32x3_probe.cu) into s's scratch (grown when too small) by one launch on
+ * op_T, op(b) as op_N, the layout of the forward's fastest kernels in that probe)
+ * into s's scratch (grown when too small) by one launch on
  * ctx->stream; a and b then describe them. a_split: a is split already (the weight
  * gradient's x, backend.h prepare_xt; a describes it as it reads), only b is split.
  * Errors: as ensure_scratch, FFNN_ERR_CUDA (the launch). */
@@ -1067,7 +1068,7 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward_bf16(void *vctx, const uint16
     if (ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "cuda dense_act_forward_bf16: the mixed-precision ops run on "
-                         "cuBLASLt (--strategy cublaslt)");
+                         "cuBLASLt (strategy cublaslt)");
     cublas_state *s = NULL;
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;
@@ -1144,7 +1145,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     if (ctx->matmul != FFNN_MATMUL_LIBRARY_LT)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "cuda dense_backward_bf16: the mixed-precision ops run on cuBLASLt "
-                         "(--strategy cublaslt)");
+                         "(strategy cublaslt)");
     cublas_state *s = NULL;
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;

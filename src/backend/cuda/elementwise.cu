@@ -148,7 +148,7 @@ extern "C" ffnn_status ffnn_cuda_gather_bf16(void *vctx, const ffnn_gather_sourc
  * blocks of 32 x 8 threads, each thread 4 rows of its tile, so that the loads
  * and the stores are 128-byte rows. Grid: x the column tiles, y the row tiles
  * (a grid-stride loop past 65535). A copy, exact. As fast as cuBLAS's geam at
- * 1024 x 1024 on an H200 (3.04-3.40 against 3.10-3.31 us, bench/lt_survey.cu,
+ * 1024 x 1024 on an H200 (3.04-3.40 against 3.10-3.31 us, git show 6b96639:bench/lt_survey.cu,
  * docs/RESULTS.md history); ours because it runs on the second stream, where the
  * cuBLAS handle (bound to the ops' stream) does not. */
 #define TR_TILE 32

@@ -35,7 +35,7 @@
  * FMA-bound; 4096^3 is 137 GFLOP, ~3 ms at 45 TFLOP/s. The seed layers (64 x 784
  * x 256: 26 MFLOP) are latency-bound: what matters there is the number of blocks
  * in flight, hence the small configurations.
- * Measured (`ffnn bench kernels`, H200, bench/results/kernels.md): 4096^3
+ * Measured (`ffnn bench kernels`, H200, docs/kernels_table.md): 4096^3
  * 39-42 TFLOP/s (tiled 23, cuBLAS 50-52); 1024^3 28-30 TFLOP/s (cuBLAS 36-39);
  * 64 x 784 -> 256 forward 13.6 us (tiled 14.0, cuBLAS 9.8: latency-bound, cuBLAS
  * splits K). The fused epilogues cost 0-2 us on the seed layers, ~1-15% at 1024^3.

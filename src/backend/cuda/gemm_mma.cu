@@ -33,7 +33,7 @@
  *   AUTO (backend/gemm_plan.h) takes 128w4 when its 128 x 128 tiles give every SM a
  *   block, else 64, with K split when 64's tiles do not fill the GPU either and K is
  *   deep, else (short K) 32; 128w4 and 64 measured as the
- *   fastest in the kernel lab on the H200 (bench/results/kernels_mma_h200_2026-11-24.md:
+ *   fastest in the kernel lab on the H200 (`ffnn bench kernels`, 2026-11-24:
  *   4096^3 tf32 946-972 us for 128w4 against 1615-1715 for 128, 977-1204 for 256,
  *   1283-1312 for 128w4s4; 1024^3, 64 tiles of 128: 64 35-38 us, 128w4 45-46). The
  *   others stay for the lab. The shared-memory reads per mma fall with the warp

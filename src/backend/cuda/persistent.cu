@@ -1,9 +1,9 @@
 /*
- * persistent.cu - the persistent strategy (--strategy persistent): one cooperative
+ * persistent.cu - the persistent strategy (strategy persistent): one cooperative
  * kernel runs many SGD steps of a dense net in -> hidden (act) -> out with softmax
  * cross-entropy on labels or mean squared error on float targets, the weights held
- * on chip across the SMs, one or two grid-wide barriers per step. Plus a micro-benchmark
- * of the grid barrier itself.
+ * on chip across the SMs, one or two grid-wide barriers per step (grid_barrier.cuh;
+ * their cost: lab/barrier.cu, `ffnn bench barrier`).
  *
  * Work split (G = R Hg blocks of PT threads, one per SM; block g = rg Hg + hg owns
  * hidden units J = [hg*JB, hg*JB + JB) and, of every batch, the rows of row group rg,
@@ -82,6 +82,7 @@
 
 #include "common.cuh"
 #include "device_math.cuh"
+#include "grid_barrier.cuh"
 #include "mma.cuh"
 
 #define PT 512         /* threads per block                                */
@@ -219,43 +220,7 @@ static __device__ __forceinline__ void warp_sum3(float &a, float &b, float &c)
     }
 }
 
-static __device__ __forceinline__ unsigned ld_acquire(const unsigned *p)
-{
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-/* The grid barrier in two halves: every block arrives (grid_arrive), then waits until
- * `target` arrivals in all (grid_wait); the block's threads may work on data of their
- * own in between. The arrival is a release: the block's threads meet (bar.sync), then
- * thread 0 fences at acq_rel strength and adds 1 (red.relaxed), so every write the
- * block made before it is visible at gpu scope to whoever acquires the count. The
- * wait is an acquire: thread 0 spins on ld.acquire.gpu, then bar.sync orders the
- * block's later reads after it (the pattern of CUTLASS's GenericBarrier,
- * cutlass/barrier.h; PTX ISA "Memory Consistency Model": release and acquire
- * patterns, cumulativity). Against __threadfence (fence.sc) before the add and after
- * the spin: 0.95 against 1.08 us a barrier at 128 blocks (H200, docs/RESULTS.md). */
-static __device__ __forceinline__ void grid_arrive(unsigned *counter)
-{
-    __syncthreads();
-    if (threadIdx.x == 0)
-        asm volatile("fence.acq_rel.gpu;\n\tred.relaxed.gpu.global.add.u32 [%0], 1;"
-                     ::"l"(counter) : "memory");
-}
-static __device__ __forceinline__ void grid_wait(unsigned *counter, unsigned target)
-{
-    if (threadIdx.x == 0) {
-        while (ld_acquire(counter) < target) {
-        }
-    }
-    __syncthreads();
-}
-static __device__ __forceinline__ void grid_barrier(unsigned *counter, unsigned target)
-{
-    grid_arrive(counter);
-    grid_wait(counter, target);
-}
+/* grid_arrive, grid_wait, grid_barrier: grid_barrier.cuh. */
 
 /* Clusters of two blocks (pjob_dev.cl2; sm_90, compiled out before it: FFNN_CL2 0,
  * where every block adds its own partials as without clusters). The cluster's
@@ -1676,81 +1641,5 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     }
     FFNN_CUDA_LAUNCH_CHECK(ctx, "persistent_kernel");
     if (profile) return print_profile(ctx, &p, pl.G);
-    return FFNN_OK;
-}
-
-/* ------------------------------------------------------------------ barrier cost */
-
-static __global__ void barrier_ours_kernel(unsigned *counter, int iters)
-{
-    unsigned target = 0;
-    for (int i = 0; i < iters; i++) grid_barrier(counter, target += gridDim.x);
-}
-
-static __global__ void barrier_cg_kernel(int iters)
-{
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-    for (int i = 0; i < iters; i++) grid.sync();
-}
-
-/* Microseconds per grid barrier with `blocks` blocks of PT threads (0: one per
- * SM): ours (counter + acquire spin) and cooperative_groups' grid.sync(), each
- * timed over `iters` barriers in one launch (median of 5 launches, CUDA events),
- * minus nothing (a launch of 0 barriers costs ~2 us, under 1% at iters >= 10000). */
-extern "C" ffnn_status ffnn_cuda_bench_grid_barrier(int blocks, int iters, int *blocks_used,
-                                                    double *us_ours, double *us_cg)
-{
-    ffnn_cuda_ctx ctx;
-    memset(&ctx, 0, sizeof ctx);
-    int dev = 0, sms = 0;
-    FFNN_CUDA_CHECK(&ctx, cudaGetDevice(&dev));
-    FFNN_CUDA_CHECK(&ctx, cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    if (blocks <= 0) blocks = sms;
-    if (iters < 1) iters = 1;
-    *blocks_used = blocks;
-    unsigned *counter = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL;
-    FFNN_CUDA_CHECK(&ctx, cudaMalloc(&counter, sizeof *counter));
-    FFNN_CUDA_CHECK(&ctx, cudaEventCreate(&e0));
-    FFNN_CUDA_CHECK(&ctx, cudaEventCreate(&e1));
-    double best[2][5];
-    ffnn_status st = FFNN_OK;
-    for (int kind = 0; kind < 2 && st == FFNN_OK; kind++) {
-        for (int rep = 0; rep < 5; rep++) {
-            cudaError_t err = cudaMemset(counter, 0, sizeof *counter);
-            if (err == cudaSuccess) err = cudaEventRecord(e0, 0);
-            void *args_ours[] = {(void *)&counter, (void *)&iters};
-            void *args_cg[] = {(void *)&iters};
-            if (err == cudaSuccess)
-                err = kind == 0 ? cudaLaunchCooperativeKernel((const void *)barrier_ours_kernel,
-                                                              dim3(blocks), dim3(PT), args_ours,
-                                                              0, 0)
-                                : cudaLaunchCooperativeKernel((const void *)barrier_cg_kernel,
-                                                              dim3(blocks), dim3(PT), args_cg,
-                                                              0, 0);
-            if (err == cudaSuccess) err = cudaEventRecord(e1, 0);
-            if (err == cudaSuccess) err = cudaEventSynchronize(e1);
-            float ms = 0.0f;
-            if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, e0, e1);
-            if (err != cudaSuccess) {
-                st = ffnn_cuda_fail_call(NULL, err, __FILE__, __LINE__, "barrier benchmark");
-                break;
-            }
-            best[kind][rep] = 1000.0 * ms / iters;
-        }
-    }
-    (void)cudaFree(counter);
-    (void)cudaEventDestroy(e0);
-    (void)cudaEventDestroy(e1);
-    if (st != FFNN_OK) return st;
-    for (int kind = 0; kind < 2; kind++) /* median of 5: sort */
-        for (int i = 1; i < 5; i++)
-            for (int k = i; k > 0 && best[kind][k] < best[kind][k - 1]; k--) {
-                double tmp = best[kind][k];
-                best[kind][k] = best[kind][k - 1];
-                best[kind][k - 1] = tmp;
-            }
-    *us_ours = best[0][2];
-    *us_cg = best[1][2];
     return FFNN_OK;
 }

@@ -243,6 +243,63 @@ static ffnn_status ompb_dense_forward(void *vctx, const float *x, const float *W
     return FFNN_OK;
 }
 
+/* W [out, in] packed once for dense_forward_packed: panel q (of ceil(out / nr))
+ * at packed + q * in * nr, as dense_forward packs it per call. */
+static size_t ompb_dense_pack_floats(void *vctx, size_t in, size_t out)
+{
+    const omp_ctx *ctx = vctx;
+    return ceil_div(out, ctx->isa->nr) * ctx->isa->nr * in;
+}
+
+static ffnn_status ompb_dense_pack(void *vctx, const float *W, size_t in, size_t out,
+                                   float *packed)
+{
+    const omp_ctx *ctx = vctx;
+    const size_t panels = ceil_div(out, ctx->isa->nr), nr = ctx->isa->nr;
+    for (size_t q = 0; q < panels; q++)
+        ctx->isa->pack_transposed(W, out, in, q * nr, packed + q * in * nr);
+    return FFNN_OK;
+}
+
+/* dense_forward with W's panels packed already: the same tiles, the same bits. */
+static ffnn_status ompb_dense_forward_packed(void *vctx, const float *x, const float *packed,
+                                             const float *b, float *z, size_t batch,
+                                             size_t in, size_t out)
+{
+    omp_ctx *ctx = vctx;
+    const ffnn_omp_gemm_isa *isa = ctx->isa;
+    const ffnn_omp_gemm g = {
+        .M = batch, .N = out, .P = in,
+        .A = x, .a_row = in, .a_col = 1,
+        .B = NULL, .ldb = 0,
+        .bias = b,
+        .C = z, .ldc = out,
+    };
+    const size_t tiles = tile_count(ctx, &g), mb = tile_rows(ctx, &g);
+    const int nt = team(ctx, batch * in * out, GEMM_MIN_PARALLEL);
+    /* fewer rows than a tile: row by row, FFNN_OMP_ROW_PANELS panels a call */
+    const size_t panels = ceil_div(out, isa->nr), groups = ceil_div(panels, FFNN_OMP_ROW_PANELS);
+    const int by_row = batch < isa->mr;
+    (void)nt;
+#pragma omp parallel num_threads(nt)
+    {
+        const size_t id = thread_num(), n = team_size();
+        if (by_row) {
+            for (size_t u = batch * groups * id / n; u < batch * groups * (id + 1) / n; u++) {
+                const size_t q = (u % groups) * FFNN_OMP_ROW_PANELS;
+                const size_t k = panels - q < FFNN_OMP_ROW_PANELS ? panels - q
+                                                                  : FFNN_OMP_ROW_PANELS;
+                isa->row(&g, packed + q * in * isa->nr, k, u / groups, q * isa->nr);
+            }
+        } else {
+            for (size_t t = tiles * id / n; t < tiles * (id + 1) / n; t++)
+                isa->tile(&g, packed + (t / mb) * in * isa->nr, (t % mb) * isa->mr,
+                          (t / mb) * isa->nr);
+        }
+    }
+    return FFNN_OK;
+}
+
 /* Tile t of g (tiles numbered panel by panel), B read in place except the
  * right-edge panel, which the calling thread packs into its own slot [P][nr]
  * (*packed remembers which matmul's edge the slot holds). */
@@ -522,4 +579,7 @@ const ffnn_backend_ops ffnn_omp_backend = {
     .grad_clip = ompb_grad_clip,
     .dropout = ompb_dropout,
     .ema_update = ompb_ema_update,
+    .dense_pack_floats = ompb_dense_pack_floats,
+    .dense_pack = ompb_dense_pack,
+    .dense_forward_packed = ompb_dense_forward_packed,
 };

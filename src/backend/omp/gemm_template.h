@@ -71,6 +71,40 @@ static void OMP_NAME(tile)(const ffnn_omp_gemm *g, const float *panel, size_t i0
     }
 }
 
+/* Row i0 of C over `panels` (1 .. FFNN_OMP_ROW_PANELS) consecutive packed panels
+ * [P][NR] from column j0: the tile's sums for that row in the same order (the
+ * same bits), several panels at once so that the fma chains overlap. */
+static void OMP_NAME(row)(const ffnn_omp_gemm *g, const float *packed, size_t panels, size_t i0,
+                          size_t j0)
+{
+    const float *a = g->A + i0 * g->a_row;
+    const size_t a_col = g->a_col, P = g->P;
+    const float *pp[FFNN_OMP_ROW_PANELS]; /* unused slots repeat the first panel */
+    vf acc[FFNN_OMP_ROW_PANELS][NV];
+    for (size_t q = 0; q < FFNN_OMP_ROW_PANELS; q++) {
+        pp[q] = packed + (q < panels ? q : 0) * P * NR;
+        for (int v = 0; v < NV; v++)
+            acc[q][v] = (vf){0};
+    }
+    for (size_t p = 0; p < P; p++) {
+        const float s = a[p * a_col];
+        for (size_t q = 0; q < FFNN_OMP_ROW_PANELS; q++)
+            for (int v = 0; v < NV; v++) {
+                vf b;
+                memcpy(&b, pp[q] + p * NR + (size_t)v * VEC, sizeof b);
+                acc[q][v] += s * b; /* one fma with -ffp-contract=fast, as the tile's */
+            }
+    }
+    float t[FFNN_OMP_ROW_PANELS][NR];
+    memcpy(t, acc, sizeof t);
+    float *C = g->C + i0 * g->ldc;
+    for (size_t q = 0; q < panels; q++)
+        for (size_t j = 0; j < NR && j0 + q * NR + j < g->N; j++) {
+            const size_t col = j0 + q * NR + j;
+            C[col] = g->bias ? t[q][j] + g->bias[col] : t[q][j];
+        }
+}
+
 typedef float OMP_NAME(v4) __attribute__((vector_size(4 * sizeof(float))));
 #define v4 OMP_NAME(v4)
 
@@ -148,6 +182,7 @@ static const ffnn_omp_gemm_isa OMP_NAME(gemm_isa) = {
     .mr = MR,
     .nr = NR,
     .tile = OMP_NAME(tile),
+    .row = OMP_NAME(row),
     .pack_transposed = OMP_NAME(pack_transposed),
     .pack_edge = OMP_NAME(pack_edge),
 };

@@ -50,6 +50,9 @@ typedef struct ffnn_omp_gemm {
     size_t ldc;
 } ffnn_omp_gemm;
 
+/* Panels one row() call covers. */
+#define FFNN_OMP_ROW_PANELS 4
+
 /* The matmul kernels of one instruction set. */
 typedef struct ffnn_omp_gemm_isa {
     const char *name; /* "avx512", "avx2", "baseline" */
@@ -59,6 +62,11 @@ typedef struct ffnn_omp_gemm_isa {
      * readable: not for the right-edge panel), or B's columns j0 .. j0+nr packed
      * [P][nr] (zero beyond N). */
     void (*tile)(const ffnn_omp_gemm *g, const float *panel, size_t i0, size_t j0);
+    /* Row i0 of C over `panels` (1 .. FFNN_OMP_ROW_PANELS) consecutive packed panels
+     * [P][nr] starting at packed (column j0): the bits of tile() for that row, for
+     * batches smaller than mr (one row per call instead of mr). */
+    void (*row)(const ffnn_omp_gemm *g, const float *packed, size_t panels, size_t i0,
+                size_t j0);
     /* dst [k][nr] = W[j0 + j, k] for j < min(nr, rows - j0), zero beyond; W [rows, k_len]. */
     void (*pack_transposed)(const float *W, size_t rows, size_t k_len, size_t j0, float *dst);
     /* dst [p][nr] = B[p * ldb + j0 + j] for j < cols - j0 (< nr), zero beyond; p < P:

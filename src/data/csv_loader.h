@@ -1,0 +1,76 @@
+/* csv_loader.h - the state of one ffnn_dataset_load_csv call, shared by the
+ * loader (csv.c) and its column rules (csv_columns.c); private to src/data. */
+#ifndef FFNN_DATA_CSV_LOADER_H
+#define FFNN_DATA_CSV_LOADER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "data/csv.h"
+
+enum { CSV_SHOW = 40 }; /* bytes of a field shown in a message */
+
+typedef struct csv_field {
+    char *s;     /* text (NUL-terminated once tokenised) */
+    size_t len;
+    size_t line; /* line the field starts on (1-based) */
+} csv_field;
+
+enum { ROLE_NONE = 0, ROLE_FEATURE, ROLE_TARGET };
+
+typedef struct csv_loader {
+    const char *path;
+    ffnn_csv_options o;
+    char delim;
+    size_t ncols;
+    char **names;        /* [ncols] owned copies of the header, or NULL          */
+    unsigned char *role; /* [ncols] ROLE_*                                      */
+    size_t *index;       /* [ncols] feature or target index of a column          */
+    size_t *feature, nfeature; /* [nfeature] column of each feature             */
+    size_t *target, ntarget;   /* [ntarget]                                     */
+    unsigned char *text; /* [ncols] 1: the column's texts are numbered (label, category) */
+    size_t *text_slot;   /* [ncols] its slot among the ntext text columns        */
+    size_t ntext;
+    char **na;           /* [nna] texts of a missing cell (into na_copy)         */
+    size_t nna;
+    char *na_copy;
+    csv_levels classes;  /* the label column's texts                            */
+    csv_levels *levels;  /* [nfeature] categorical features' texts              */
+    size_t *missing;     /* [nfeature] missing cells per feature                */
+    size_t dropped;      /* rows dropped for a missing target                    */
+    /* the rows */
+    float *x;            /* [cap, nfeature]                                     */
+    float *t;            /* [cap, ntarget] regression                           */
+    int32_t *y;          /* [cap] label ids (first appearance)                  */
+    size_t rows, cap;
+    /* one batch */
+    const char **tptr;   /* [batch, ntext] text cells (into the stream)     */
+    size_t *tlen;        /* [batch, ntext]                                  */
+    size_t *tline;       /* [batch] the record's line                       */
+    unsigned char *skip; /* [batch] 1: a blank line, 2: a missing target    */
+    size_t batch;        /* records per batch: CSV_BATCH, fewer for a small file */
+} csv_loader;
+
+/* "PATH: line L, column C ('NAME'): " + message (column 0: none). */
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+ffnn_status csv_fail(ffnn_status st, const csv_loader *L, size_t line, size_t column,
+                     const char *fmt, ...);
+
+/* 1 when the field is a missing value: empty (or blank), or one of L->na. */
+int csv_is_missing(const csv_loader *L, const csv_field *f);
+
+/* 1 when s[0..n) (spaces around allowed) is a decimal number, into *out (may be NULL). */
+int csv_number(const char *s, size_t n, float *out);
+
+/* csv_columns.c: the targets, features (minus ignored) and roles of the columns
+ * from L->o and the header; the texts of a missing cell; which feature columns
+ * hold text (--categorical, and text among the first data rows [nrows][ncols],
+ * a NULL row skipped). Errors: FFNN_ERR_INVALID_ARGUMENT naming the column spec,
+ * FFNN_ERR_NO_MEMORY. */
+ffnn_status csv_resolve_columns(csv_loader *L);
+ffnn_status csv_na_values(csv_loader *L);
+ffnn_status csv_find_text(csv_loader *L, csv_field *const *rows, size_t nrows);
+
+#endif

@@ -1,0 +1,162 @@
+/* table_json.c - a fitted table encoding as JSON text and back (table.h), the
+ * form models and model files keep it in (__metadata__ "table", docs/FORMATS.md),
+ * by cJSON; a model's encoding as an ffnn_table (ffnn_model_table, include/ffnn.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "data/table.h"
+
+ffnn_status ffnn_table_to_json(const ffnn_table *t, char **out)
+{
+    cJSON *root = cJSON_CreateObject(), *cols = cJSON_AddArrayToObject(root, "columns");
+    int ok = root && cols && cJSON_AddNumberToObject(root, "width", (double)t->width);
+    for (size_t i = 0; ok && i < t->count; i++) {
+        const ffnn_table_column *c = &t->col[i];
+        cJSON *o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(cols, o) && cJSON_AddStringToObject(o, "name", c->name) &&
+             cJSON_AddStringToObject(o, "kind", c->categorical ? "categorical" : "numeric");
+        if (ok && c->categorical) {
+            cJSON *lv = cJSON_CreateStringArray((const char *const *)c->levels,
+                                                (int)c->level_count);
+            ok = lv && cJSON_AddItemToObject(o, "levels", lv);
+        } else if (ok) {
+            ok = cJSON_AddNumberToObject(o, "median", (double)c->median) &&
+                 cJSON_AddBoolToObject(o, "indicator", c->indicator);
+        }
+    }
+    char *text = ok ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    if (!text)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the table encoding");
+    size_t n = strlen(text);
+    *out = malloc(n + 1);
+    if (*out)
+        memcpy(*out, text, n + 1);
+    cJSON_free(text);
+    return *out ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+}
+
+static char *dup_text(const char *s)
+{
+    size_t n = strlen(s);
+    char *c = malloc(n + 1);
+    if (c)
+        memcpy(c, s, n + 1);
+    return c;
+}
+
+/* Column i of the JSON into c. */
+static ffnn_status column_from_json(const cJSON *o, size_t i, ffnn_table_column *c)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(o, "name");
+    const cJSON *kind = cJSON_GetObjectItemCaseSensitive(o, "kind");
+    if (!cJSON_IsString(name) || !cJSON_IsString(kind) ||
+        (strcmp(kind->valuestring, "numeric") && strcmp(kind->valuestring, "categorical")))
+        return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: expected a string \"name\" and "
+                         "\"kind\" numeric or categorical", i);
+    if (!(c->name = dup_text(name->valuestring)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    c->categorical = strcmp(kind->valuestring, "categorical") == 0;
+    if (!c->categorical) {
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(o, "median");
+        const cJSON *ind = cJSON_GetObjectItemCaseSensitive(o, "indicator");
+        if (!cJSON_IsNumber(med) || !isfinite(med->valuedouble) ||
+            fabs(med->valuedouble) > 3.4e38 || !cJSON_IsBool(ind))
+            return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: expected a finite \"median\" "
+                             "and a boolean \"indicator\"", i);
+        c->median = (float)med->valuedouble;
+        c->indicator = cJSON_IsTrue(ind);
+        return FFNN_OK;
+    }
+    const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels");
+    int n = cJSON_IsArray(lv) ? cJSON_GetArraySize(lv) : -1;
+    if (n < 0)
+        return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: expected an array \"levels\"", i);
+    if (n > 0 && !(c->levels = calloc((size_t)n, sizeof *c->levels)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, lv) {
+        if (!cJSON_IsString(e))
+            return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: level %zu is not a string",
+                             i, c->level_count);
+        if (c->level_count > 0 && strcmp(c->levels[c->level_count - 1], e->valuestring) >= 0)
+            return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: levels not sorted and "
+                             "distinct at level %zu", i, c->level_count);
+        if (!(c->levels[c->level_count] = dup_text(e->valuestring)))
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+        c->level_count++;
+    }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_table_from_json(const char *json, ffnn_table **out)
+{
+    cJSON *root = cJSON_Parse(json);
+    const cJSON *cols = root ? cJSON_GetObjectItemCaseSensitive(root, "columns") : NULL;
+    const cJSON *width = root ? cJSON_GetObjectItemCaseSensitive(root, "width") : NULL;
+    ffnn_status st = FFNN_OK;
+    int n = cJSON_IsArray(cols) ? cJSON_GetArraySize(cols) : 0;
+    if (n < 1 || !cJSON_IsNumber(width)) {
+        cJSON_Delete(root);
+        return ffnn_fail(FFNN_ERR_FORMAT, "table: expected a JSON object with an array "
+                         "\"columns\" and a number \"width\"");
+    }
+    ffnn_table *t = calloc(1, sizeof *t);
+    if (!t || !(t->col = calloc((size_t)n, sizeof *t->col))) {
+        free(t);
+        cJSON_Delete(root);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    }
+    t->fitted = 1;
+    const cJSON *o;
+    size_t sum = 0;
+    cJSON_ArrayForEach(o, cols) {
+        t->count++;
+        if ((st = column_from_json(o, t->count - 1, &t->col[t->count - 1])) != FFNN_OK)
+            break;
+        const ffnn_table_column *c = &t->col[t->count - 1];
+        sum += c->categorical ? c->level_count : 1 + (size_t)c->indicator;
+    }
+    if (st == FFNN_OK && (double)sum != width->valuedouble)
+        st = ffnn_fail(FFNN_ERR_FORMAT, "table: \"width\" %g: expected %zu (the columns' "
+                       "inputs)", width->valuedouble, sum);
+    cJSON_Delete(root);
+    if (st != FFNN_OK) {
+        ffnn_table_free(t);
+        return st;
+    }
+    t->width = sum;
+    *out = t;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out)
+{
+    if (!m || !out)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_table: NULL argument");
+    *out = NULL;
+    return m->table ? ffnn_table_from_json(m->table, out) : FFNN_OK;
+}
+
+ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t)
+{
+    char *json = NULL;
+    if (!m)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: NULL model");
+    if (t && !t->fitted)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: a raw table (the "
+                         "columns of a file), expected a fitted one (ffnn_table_fit)");
+    if (t && t->width != m->input_size)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: the table encodes "
+                         "%zu inputs, the model takes %zu", t->width, m->input_size);
+    ffnn_status st = t ? ffnn_table_to_json(t, &json) : FFNN_OK;
+    if (st == FFNN_OK)
+        st = ffnn_model_set_table_json(m, json);
+    free(json);
+    return st;
+}

@@ -1,0 +1,132 @@
+/* pool.c - the fork-join pool of pool.h: a job generation counter the workers
+ * poll (C11 atomics) for FFNN_POOL_SPIN rounds, then a condition variable they
+ * sleep on; a count of workers still running the job, which the caller waits
+ * on the same way. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "train/pool.h"
+
+typedef struct worker {
+    struct ffnn_pool *pool;
+    int k;            /* its job index (1 .. workers) */
+    pthread_t thread;
+} worker;
+
+struct ffnn_pool {
+    int workers;
+    worker *w;            /* [workers]                                      */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;  /* a new generation (or stop)                     */
+    pthread_cond_t done;  /* running reached 0                              */
+    atomic_uint generation;
+    atomic_int running;   /* workers still in the current job               */
+    atomic_int stop;
+    int n;                /* the job: fn(user, k) for k < n                  */
+    ffnn_pool_fn fn;
+    void *user;
+};
+
+static void *worker_main(void *arg)
+{
+    worker *me = arg;
+    ffnn_pool *p = me->pool;
+    unsigned seen = 0;
+    for (;;) {
+        unsigned g = atomic_load_explicit(&p->generation, memory_order_acquire);
+        for (int spin = 0; g == seen && spin < FFNN_POOL_SPIN; spin++) {
+            sched_yield();
+            g = atomic_load_explicit(&p->generation, memory_order_acquire);
+        }
+        if (g == seen) {
+            pthread_mutex_lock(&p->lock);
+            while ((g = atomic_load(&p->generation)) == seen && !atomic_load(&p->stop))
+                pthread_cond_wait(&p->wake, &p->lock);
+            pthread_mutex_unlock(&p->lock);
+        }
+        if (atomic_load(&p->stop))
+            return NULL;
+        seen = g;
+        if (me->k < p->n)
+            p->fn(p->user, me->k);
+        if (atomic_fetch_sub_explicit(&p->running, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&p->lock);
+            pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->lock);
+        }
+    }
+}
+
+ffnn_status ffnn_pool_create(int workers, ffnn_pool **out)
+{
+    ffnn_pool *p = calloc(1, sizeof *p);
+    if (!p || !(p->w = calloc(workers > 0 ? (size_t)workers : 1, sizeof *p->w))) {
+        free(p);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for a thread pool");
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    for (int i = 0; i < workers; i++) {
+        p->w[i] = (worker){p, i + 1, 0};
+        int e = pthread_create(&p->w[i].thread, NULL, worker_main, &p->w[i]);
+        if (e != 0) {
+            p->workers = i;
+            ffnn_pool_free(p);
+            return ffnn_fail(FFNN_ERR_UNSUPPORTED, "thread pool: pthread_create of worker %d "
+                             "of %d: %s", i + 1, workers, strerror(e));
+        }
+        p->workers = i + 1;
+    }
+    *out = p;
+    return FFNN_OK;
+}
+
+void ffnn_pool_free(ffnn_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    atomic_store(&p->stop, 1);
+    atomic_fetch_add(&p->generation, 1);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    for (int i = 0; i < p->workers; i++)
+        pthread_join(p->w[i].thread, NULL);
+    pthread_cond_destroy(&p->wake);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->lock);
+    free(p->w);
+    free(p);
+}
+
+void ffnn_pool_run(ffnn_pool *p, int n, ffnn_pool_fn fn, void *user)
+{
+    if (!p || n <= 1 || p->workers == 0) {
+        for (int k = 0; k < n; k++)
+            fn(user, k);
+        return;
+    }
+    p->n = n, p->fn = fn, p->user = user;
+    atomic_store_explicit(&p->running, p->workers, memory_order_relaxed);
+    pthread_mutex_lock(&p->lock);
+    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    pthread_cond_broadcast(&p->wake);
+    pthread_mutex_unlock(&p->lock);
+    fn(user, 0);
+    for (int spin = 0; atomic_load_explicit(&p->running, memory_order_acquire) > 0 &&
+                       spin < FFNN_POOL_SPIN; spin++)
+        sched_yield();
+    if (atomic_load_explicit(&p->running, memory_order_acquire) > 0) {
+        pthread_mutex_lock(&p->lock);
+        while (atomic_load(&p->running) > 0)
+            pthread_cond_wait(&p->done, &p->lock);
+        pthread_mutex_unlock(&p->lock);
+    }
+}

@@ -1,0 +1,341 @@
+/* predictor.c - the inference object: a read-only model run forward with a
+ * workspace of its own. On the CPU: lanes, each an omp backend context of one
+ * thread with its own activations, and a fork-join pool (pool.c) that gives each
+ * lane a slice of the batch's rows - the whole network per slice, no barrier
+ * between layers, and workers that sleep rather than spin while the caller does
+ * other work. On cuda: one context with the parameters copied to the device.
+ * The layer loop is the trainer's forward (strategy/step.c forward) without
+ * dropout: z = the layer's linear map, then its activation in place. A row's
+ * outputs do not depend on the other rows of its batch (the omp matmul's tile
+ * and row kernels sum each output in the same order), so the slicing changes no
+ * bit. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend/backend.h"
+#include "core/error.h"
+#include "core/model.h"
+#include "train/pool.h"
+#include "train/predictor.h"
+
+/* Multiply-adds a slice of a batch should have before it gets a thread of its
+ * own (about 50 us of one core): smaller batches run on the calling thread. */
+#define SLICE_MIN_WORK ((size_t)1 << 19)
+
+/* One thread's share of the work: its backend context and buffers. */
+typedef struct lane {
+    void *ctx;        /* a backend context (cpu: one thread; its own pack buffers) */
+    float *act[2];    /* [lane_rows, widest] ping-pong, backend memory             */
+    float *host_x;    /* [lane_rows, in] standardised rows (host), or NULL          */
+    ffnn_status st;   /* the lane's last status                                    */
+} lane;
+
+struct ffnn_predictor {
+    const ffnn_model *model;     /* shared, read only                              */
+    const ffnn_backend_ops *ops;
+    ffnn_device device;          /* FFNN_DEVICE_CPU or FFNN_DEVICE_CUDA            */
+    size_t max_batch;            /* rows per forward pass (larger calls chunked)   */
+    lane *lanes;                 /* [lane_count]; lane 0 runs on the caller        */
+    int lane_count;
+    size_t lane_rows;            /* rows a lane runs at once                       */
+    ffnn_pool *pool;             /* lane_count - 1 workers (cpu), or NULL          */
+    const float *params;         /* [parameter_count]: model->params on the CPU, a
+                                    device copy on cuda                           */
+    float *dev_params;           /* the device copy (cuda), else NULL              */
+    float *dev_x, *dev_y;        /* cuda: [max_batch, in], [max_batch, out]        */
+    float *packed;               /* the dense layers' W packed once (backends with
+                                    dense_pack: omp; lane 0's memory), else NULL   */
+    size_t *packed_at;           /* [layer_count] offset of layer i's in packed     */
+    size_t work_per_row;         /* multiply-adds of one row through the network   */
+    /* the job the lanes run (ffnn_predictor_forward_raw) */
+    const float *job_x;          /* [job_rows, in] host                            */
+    float *job_y;                /* [job_rows, out] host                           */
+    size_t job_rows;
+    int job_slices, job_standardize;
+};
+
+static size_t widest_layer(const ffnn_model *m)
+{
+    size_t w = m->input_size;
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].out > w)
+            w = m->layers[i].out;
+    return w;
+}
+
+static ffnn_status pick(ffnn_device device, const ffnn_backend_ops **ops, ffnn_device *used)
+{
+    const ffnn_backend_ops *cuda = ffnn_cuda_backend();
+    if (device == FFNN_DEVICE_AUTO)
+        device = cuda && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+    if (device == FFNN_DEVICE_CUDA) {
+        if (!cuda)
+            return ffnn_fail(FFNN_ERR_UNSUPPORTED, "predictor: device cuda: this build of ffnn "
+                             "has no CUDA (nvcc was not found at build time); use cpu");
+        if (ffnn_cuda_device_count() == 0)
+            return ffnn_fail(FFNN_ERR_UNSUPPORTED, "predictor: device cuda: no CUDA GPU is "
+                             "visible; use cpu");
+        *ops = cuda;
+    } else if (device == FFNN_DEVICE_CPU) {
+        *ops = &ffnn_omp_backend;
+    } else {
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "predictor: unknown device %d", (int)device);
+    }
+    *used = device;
+    return FFNN_OK;
+}
+
+static ffnn_status dev_alloc(ffnn_predictor *p, void *ctx, size_t floats, float **out)
+{
+    void *ptr = NULL;
+    ffnn_status st = p->ops->alloc(ctx, floats * sizeof(float), &ptr);
+    *out = ptr;
+    return st;
+}
+
+/* The dense layers' weights in the matmul's layout, packed once (omp: the panels
+ * of W^T that its dense_forward packs on every call), shared by the lanes. */
+static ffnn_status pack_weights(ffnn_predictor *p)
+{
+    const ffnn_model *m = p->model;
+    void *ctx = p->lanes[0].ctx;
+    size_t total = 0;
+    ffnn_status st = FFNN_OK;
+    if (!p->ops->dense_pack || !p->ops->dense_forward_packed || !p->ops->dense_pack_floats)
+        return FFNN_OK;
+    if (!(p->packed_at = malloc((size_t)m->layer_count * sizeof *p->packed_at)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "predictor: out of memory");
+    for (int i = 0; i < m->layer_count; i++)
+        if (m->layers[i].kind == FFNN_LAYER_DENSE) {
+            p->packed_at[i] = total;
+            total += p->ops->dense_pack_floats(ctx, m->layers[i].in, m->layers[i].out);
+        }
+    if (total == 0)
+        return FFNN_OK;
+    if ((st = dev_alloc(p, ctx, total, &p->packed)) != FFNN_OK)
+        return st;
+    for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        if (l->kind == FFNN_LAYER_DENSE)
+            st = p->ops->dense_pack(ctx, p->params + l->weight_offset, l->in, l->out,
+                                    p->packed + p->packed_at[i]);
+    }
+    return st;
+}
+
+/* Lanes (cpu: one per thread, each a one-thread omp context; cuda: one) with
+ * their buffers, the pool, and the parameters where the backend reads them. */
+static ffnn_status allocate(ffnn_predictor *p, int threads)
+{
+    const ffnn_model *m = p->model;
+    const size_t w = widest_layer(m), out = m->layers[m->layer_count - 1].out;
+    ffnn_backend_options options = {threads, FFNN_MATMUL_TILED, FFNN_PRECISION_FP32, 0, 0};
+    ffnn_status st;
+    void *probe = NULL;
+    int lanes = 1;
+    if (p->device == FFNN_DEVICE_CPU) { /* threads 0: the backend's count (all cores) */
+        if ((st = p->ops->create(&options, &probe)) != FFNN_OK)
+            return st;
+        lanes = p->ops->threads(probe);
+        p->ops->destroy(probe);
+        options.threads = 1;
+    }
+    p->lane_rows = (p->max_batch + (size_t)lanes - 1) / (size_t)lanes;
+    if (p->lane_rows > SIZE_MAX / sizeof(float) / w / 2)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "predictor: max_batch %zu x %zu units overflows",
+                         p->max_batch, w);
+    if (!(p->lanes = calloc((size_t)lanes, sizeof *p->lanes)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "predictor: out of memory");
+    p->lane_count = lanes;
+    for (int k = 0; k < lanes; k++) {
+        lane *ln = &p->lanes[k];
+        if ((st = p->ops->create(&options, &ln->ctx)) != FFNN_OK ||
+            (st = dev_alloc(p, ln->ctx, p->lane_rows * w, &ln->act[0])) != FFNN_OK ||
+            (st = dev_alloc(p, ln->ctx, p->lane_rows * w, &ln->act[1])) != FFNN_OK)
+            return st;
+        if (m->input_mean && !(ln->host_x = malloc(p->lane_rows * m->input_size * sizeof(float))))
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "predictor: out of memory for %zu rows",
+                             p->lane_rows);
+    }
+    if (lanes > 1 && (st = ffnn_pool_create(lanes - 1, &p->pool)) != FFNN_OK)
+        return st;
+    if (!(p->ops->caps & FFNN_CAP_DEVICE)) { /* host memory: read the model's arena */
+        p->params = m->params;
+        return pack_weights(p);
+    }
+    void *ctx = p->lanes[0].ctx;
+    if ((st = dev_alloc(p, ctx, m->parameter_count, &p->dev_params)) != FFNN_OK ||
+        (st = dev_alloc(p, ctx, p->max_batch * m->input_size, &p->dev_x)) != FFNN_OK ||
+        (st = dev_alloc(p, ctx, p->max_batch * out, &p->dev_y)) != FFNN_OK ||
+        (st = p->ops->upload(ctx, p->dev_params, m->params,
+                             m->parameter_count * sizeof(float))) != FFNN_OK ||
+        (st = p->ops->synchronize(ctx)) != FFNN_OK)
+        return st;
+    p->params = p->dev_params;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_predictor_create(const ffnn_model *m, ffnn_device device, int threads,
+                                  size_t max_batch, ffnn_predictor **out)
+{
+    ffnn_status st;
+    if (!m || !out)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_predictor_create: NULL argument");
+    if (max_batch == 0 || threads < 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_predictor_create: max_batch must be "
+                         ">= 1 and threads >= 0 (0: all cores), found %zu and %d", max_batch,
+                         threads);
+    if ((st = ffnn_model_fresh(m)) != FFNN_OK)
+        return ffnn_fail_context(st, "ffnn_predictor_create");
+    ffnn_predictor *p = calloc(1, sizeof *p);
+    if (!p)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory creating a predictor");
+    p->model = m;
+    p->max_batch = max_batch;
+    for (int i = 0; i < m->layer_count; i++)
+        p->work_per_row += m->layers[i].out * m->layers[i].fan_in;
+    if ((st = pick(device, &p->ops, &p->device)) != FFNN_OK ||
+        (st = allocate(p, threads)) != FFNN_OK) {
+        ffnn_predictor_free(p);
+        return st;
+    }
+    *out = p;
+    return FFNN_OK;
+}
+
+void ffnn_predictor_free(ffnn_predictor *p)
+{
+    if (!p)
+        return;
+    ffnn_pool_free(p->pool);
+    for (int k = p->lane_count - 1; k >= 0; k--) {
+        lane *ln = &p->lanes[k];
+        if (!ln->ctx)
+            continue;
+        void *bufs[] = {ln->act[0], ln->act[1], k ? NULL : p->dev_params, k ? NULL : p->dev_x,
+                        k ? NULL : p->dev_y, k ? NULL : p->packed};
+        for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+            if (bufs[i])
+                p->ops->release(ln->ctx, bufs[i]);
+        p->ops->destroy(ln->ctx);
+        free(ln->host_x);
+    }
+    free(p->lanes);
+    free(p->packed_at);
+    free(p);
+}
+
+const ffnn_model *ffnn_predictor_model(const ffnn_predictor *p) { return p ? p->model : NULL; }
+
+int ffnn_predictor_threads(const ffnn_predictor *p)
+{
+    return p && p->device == FFNN_DEVICE_CPU ? p->lane_count : 0;
+}
+
+/* The network on rows <= lane_rows rows already in the context's memory:
+ * x [rows, in] -> y [rows, out] (both backend pointers), with lane ln. */
+static ffnn_status forward_chunk(ffnn_predictor *p, lane *ln, const float *x, size_t rows,
+                                 float *y)
+{
+    const ffnn_model *m = p->model;
+    const float *in = x; /* [rows, layer.in] */
+    ffnn_status st = FFNN_OK;
+    for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        float *z = i == m->layer_count - 1 ? y : ln->act[i % 2]; /* [rows, out] */
+        const float *W = p->params + l->weight_offset;           /* [out, fan_in] */
+        const float *b = l->has_bias ? p->params + l->bias_offset : NULL;
+        if (l->kind == FFNN_LAYER_DENSE && p->packed)
+            st = p->ops->dense_forward_packed(ln->ctx, in, p->packed + p->packed_at[i], b, z,
+                                              rows, l->in, l->out);
+        else if (l->kind == FFNN_LAYER_DENSE)
+            st = p->ops->dense_forward(ln->ctx, in, W, b, z, rows, l->in, l->out);
+        else
+            st = p->ops->local1d_forward(ln->ctx, in, W, b, z, rows, l->in, l->spec.local1d.R,
+                                         l->spec.local1d.padding, FFNN_ACT_IDENTITY);
+        if (st == FFNN_OK && l->act != FFNN_ACT_IDENTITY)
+            st = p->ops->activation_forward(ln->ctx, l->act, l->act_param, z, z, rows * l->out);
+        in = z;
+    }
+    return st;
+}
+
+/* Lane k's slice of the job (host memory), lane_rows rows at a time. */
+static void run_lane(void *user, int k)
+{
+    ffnn_predictor *p = user;
+    lane *ln = &p->lanes[k];
+    const ffnn_model *m = p->model;
+    const size_t in = m->input_size, out = m->layers[m->layer_count - 1].out;
+    const size_t s = (size_t)p->job_slices, r0 = p->job_rows * (size_t)k / s;
+    const size_t r1 = p->job_rows * ((size_t)k + 1) / s;
+    ln->st = FFNN_OK;
+    for (size_t first = r0; ln->st == FFNN_OK && first < r1; first += p->lane_rows) {
+        const size_t rows = r1 - first < p->lane_rows ? r1 - first : p->lane_rows;
+        const float *xr = p->job_x + first * in; /* [rows, in] */
+        if (p->job_standardize && m->input_mean) {
+            for (size_t r = 0; r < rows; r++)
+                for (size_t j = 0; j < in; j++)
+                    ln->host_x[r * in + j] =
+                        (xr[r * in + j] - m->input_mean[j]) / m->input_scale[j];
+            xr = ln->host_x;
+        }
+        ln->st = forward_chunk(p, ln, xr, rows, p->job_y + first * out);
+    }
+}
+
+/* cuda: chunks of max_batch rows uploaded, run, downloaded. */
+static ffnn_status forward_device(ffnn_predictor *p, const float *x, size_t batch,
+                                  int standardize, float *y)
+{
+    const ffnn_model *m = p->model;
+    const size_t in = m->input_size, out = m->layers[m->layer_count - 1].out;
+    lane *ln = &p->lanes[0];
+    ffnn_status st = FFNN_OK;
+    for (size_t first = 0; st == FFNN_OK && first < batch; first += p->max_batch) {
+        size_t rows = batch - first < p->max_batch ? batch - first : p->max_batch;
+        const float *xr = x + first * in; /* [rows, in] host */
+        if (standardize && m->input_mean) {
+            for (size_t r = 0; r < rows; r++)
+                for (size_t j = 0; j < in; j++)
+                    ln->host_x[r * in + j] =
+                        (xr[r * in + j] - m->input_mean[j]) / m->input_scale[j];
+            xr = ln->host_x;
+        }
+        if ((st = p->ops->upload(ln->ctx, p->dev_x, xr, rows * in * sizeof(float))) == FFNN_OK &&
+            (st = forward_chunk(p, ln, p->dev_x, rows, p->dev_y)) == FFNN_OK)
+            st = p->ops->download(ln->ctx, y + first * out, p->dev_y, rows * out * sizeof(float));
+    }
+    return st;
+}
+
+ffnn_status ffnn_predictor_forward_raw(ffnn_predictor *p, const float *x, size_t batch,
+                                       int standardize, float *y)
+{
+    if (p->dev_x)
+        return forward_device(p, x, batch, standardize, y);
+    const ffnn_model *m = p->model;
+    const size_t in = m->input_size, out = m->layers[m->layer_count - 1].out;
+    for (size_t first = 0; first < batch; first += p->max_batch) {
+        const size_t rows = batch - first < p->max_batch ? batch - first : p->max_batch;
+        const size_t by_work = rows * p->work_per_row / SLICE_MIN_WORK;
+        size_t slices = by_work < (size_t)p->lane_count ? by_work : (size_t)p->lane_count;
+        slices = slices < rows ? slices : rows;
+        p->job_x = x + first * in, p->job_y = y + first * out, p->job_rows = rows;
+        p->job_slices = slices ? (int)slices : 1, p->job_standardize = standardize;
+        ffnn_pool_run(p->pool, p->job_slices, run_lane, p);
+        for (int k = 0; k < p->job_slices; k++)
+            if (p->lanes[k].st != FFNN_OK)
+                return k == 0 ? p->lanes[0].st /* the message is this thread's */
+                              : ffnn_fail(p->lanes[k].st, "predictor: lane %d of %d failed "
+                                          "(status %d)", k, p->job_slices, (int)p->lanes[k].st);
+    }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_predictor_forward(ffnn_predictor *p, const float *x, size_t batch, float *y)
+{
+    if (!p || (batch && (!x || !y)))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_predictor_forward: NULL argument");
+    return ffnn_predictor_forward_raw(p, x, batch, 0, y);
+}

@@ -1,0 +1,14 @@
+/* predictor.h - what the library's own inference paths (predict.c) use of the
+ * predictor besides the public calls (include/ffnn.h ffnn_predictor_*). */
+#ifndef FFNN_TRAIN_PREDICTOR_H
+#define FFNN_TRAIN_PREDICTOR_H
+
+#include "ffnn.h"
+
+/* The network on x [batch, in] (host) -> y [batch, out] (host), in chunks of
+ * max_batch rows; standardize 1: x is in the data's units and the model's
+ * standardisation is applied first (x itself is not written). */
+ffnn_status ffnn_predictor_forward_raw(ffnn_predictor *p, const float *x, size_t batch,
+                                       int standardize, float *y);
+
+#endif
