@@ -84,7 +84,7 @@ static int weights_from_column(const char *cmd, const char *data,
     int rc = 0;
     if (ffnn_dataset_target_width(col) != 1 || ffnn_dataset_count(col) != n) {
         fprintf(stderr, "%s: --sample-weight %s: expected one column of %zu numbers, one per "
-                "row of the data (rows dropped for a missing target: give w.npy instead)\n",
+                "row of the data (rows dropped for a missing target no longer match the file's)\n",
                 cmd, spec, n);
         rc = 1;
     } else if (!(*w = malloc(n * sizeof **w))) {
