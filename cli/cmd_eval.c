@@ -15,6 +15,7 @@
 #include "model_files.h"
 #include "options.h"
 #include "tabular.h"
+#include "train_tasks.h"
 
 #define CMD "ffnn eval"
 
@@ -42,6 +43,8 @@ const char *const ffnn_cli_eval_usage =
     "  --loss NAME    ce | bce | mse (default: the loss recorded in the model file)\n"
     "  --batch N      samples per forward pass (default 1024)\n"
     "  --json         one JSON object instead of the text\n"
+    "  --sample-weight COL|w.npy, --class-weight balanced|LABEL:W,...  as ffnn train\n"
+    "                 (balanced: of this data): the weighted loss and accuracy too\n"
     "  -h, --help     this help\n";
 
 typedef struct eval_options {
@@ -50,15 +53,20 @@ typedef struct eval_options {
     ffnn_cli_table_options table;
     int class_a, class_b;         /* --classes A,B (class_a < 0: all)            */
     int json;
+    const char *sample_weight;    /* --sample-weight COL|w.npy (or NULL)         */
+    const char *class_weight;     /* --class-weight SPEC (or NULL)               */
 } eval_options;
 
-enum { OPT_DATA = FFNN_CLI_OPT_NEXT, OPT_CLASSES, OPT_JSON };
+enum { OPT_DATA = FFNN_CLI_OPT_NEXT, OPT_CLASSES, OPT_JSON, OPT_SAMPLE_WEIGHT,
+       OPT_CLASS_WEIGHT };
 
 static const struct option eval_longopts[] = {
     FFNN_CLI_MODEL_LONGOPTS,
     {"data", required_argument, NULL, OPT_DATA},
     {"classes", required_argument, NULL, OPT_CLASSES},
     {"json", no_argument, NULL, OPT_JSON},
+    {"sample-weight", required_argument, NULL, OPT_SAMPLE_WEIGHT},
+    {"class-weight", required_argument, NULL, OPT_CLASS_WEIGHT},
     FFNN_CLI_TABLE_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -76,6 +84,8 @@ static int eval_option(void *ctx, int c, const char *arg)
     switch (c) {
     case OPT_DATA: o->data = arg; return 0;
     case OPT_JSON: o->json = 1; return 0;
+    case OPT_SAMPLE_WEIGHT: o->sample_weight = arg; return 0;
+    case OPT_CLASS_WEIGHT: o->class_weight = arg; return 0;
     case OPT_CLASSES:
         if (ffnn_cli_int_list(arg, 0, INT32_MAX, pair, 2) != 2 || pair[0] == pair[1]) {
             fprintf(stderr, "%s: --classes expects two different class numbers >= 0 as A,B, "
@@ -217,6 +227,12 @@ static void print_json(const eval_options *o, const ffnn_model *m, const ffnn_me
     ffnn_cli_put_json_string(stdout, o->model.path);
     printf(", \"loss_name\": \"%s\", \"count\": %zu, \"loss\": %.6f",
            ffnn_loss_name(o->model.loss), r->count, r->loss);
+    if (r->weight_sum > 0.0) { /* sample or class weights */
+        printf(", \"weight_sum\": %.9g, \"weighted_loss\": %.6f", r->weight_sum,
+               r->weighted_loss);
+        if (!regression)
+            printf(", \"weighted_accuracy\": %.6f", r->weighted_accuracy);
+    }
     if (regression) {
         printf(", \"mse\": %.6g, \"rmse\": %.6g, \"mae\": %.6g, \"r2\": ", r->mse, r->rmse,
                r->mae);
@@ -259,6 +275,15 @@ static void print_json(const eval_options *o, const ffnn_model *m, const ffnn_me
     printf("}\n");
 }
 
+/* The weighted metrics' line, with sample or class weights (train_tasks.h). */
+static void print_weighted(const ffnn_metrics *r)
+{
+    char text[160];
+    ffnn_cli_weighted_text(r, text, sizeof text);
+    if (text[0])
+        printf("%s\n", text);
+}
+
 static void print_text(const eval_options *o, const ffnn_model *m, const char *data,
                        const ffnn_metrics *r, int regression, const uint64_t *confusion)
 {
@@ -270,10 +295,12 @@ static void print_text(const eval_options *o, const ffnn_model *m, const char *d
     if (regression) {
         printf("test_loss %.6f  mse %.6g  rmse %.6g  mae %.6g  r2 %.4f (targets' units)\n",
                r->loss, r->mse, r->rmse, r->mae, r->r2);
+        print_weighted(r);
         return;
     }
     printf("test_loss %.4f  test_acc %.2f%% (%llu/%zu)\n", r->loss, 100.0 * r->accuracy,
            (unsigned long long)llround(r->accuracy * (double)r->count), r->count);
+    print_weighted(r);
     if (!confusion) /* many classes: run_many_classes prints instead */
         return;
     print_per_class(m, confusion, ffnn_model_class_count(m));
@@ -295,7 +322,12 @@ static int load_test(const eval_options *o, const ffnn_model *m, ffnn_dataset **
             for (int c = 0; c < classes; c++)
                 names[c] = ffnn_model_class_name(m, c);
         }
-        int rc = ffnn_cli_load_table_for(CMD, "--data", o->data, &o->table, regression, names,
+        char ignore[1024];
+        ffnn_cli_table_options t = ffnn_cli_weight_column_ignored(&o->table, o->data,
+                                                                  o->sample_weight, ignore,
+                                                                  sizeof ignore);
+        int rc = ffnn_cli_check_labels_given(CMD, o->data, o->table.labels) ||
+                 ffnn_cli_load_table_for(CMD, "--data", o->data, &t, regression, names,
                                          names ? classes : 0, m, test);
         free(names);
         if (rc)
@@ -373,7 +405,9 @@ static int run_eval(eval_options *o, const ffnn_model *m)
     ffnn_metrics r;
     int classes = ffnn_model_class_count(m), rc;
 
-    if ((rc = load_test(o, m, &test, description, sizeof description)) != 0) {
+    if ((rc = load_test(o, m, &test, description, sizeof description)) != 0 ||
+        (rc = ffnn_cli_sample_weights(CMD, o->data, &o->table, o->sample_weight, test)) != 0 ||
+        (rc = ffnn_cli_class_weights(CMD, o->class_weight, &test, 1)) != 0) {
         ffnn_dataset_free(test);
         return rc;
     }

@@ -18,6 +18,7 @@
 #include "parallel.h"
 #include "tabular.h"
 #include "train_run.h"
+#include "train_tasks.h"
 
 #define CMD "ffnn train"
 
@@ -65,6 +66,7 @@ const char *const ffnn_cli_train_usage =
     "                    training split's mean and standard deviation; the statistics\n"
     "                    are stored in the model, so eval and predict take raw rows\n"
     "  --classes A,B     keep only labels A and B, relabelled 0 and 1 (e.g. 0,1)\n"
+    FFNN_CLI_TASKS_USAGE
     "  --arch STR        architecture, e.g. 784-256relu-10 (default: FEATURES-256relu-\n"
     "                    CLASSES of the data; FEATURES-256relu-TARGETS and --loss\n"
     "                    mse for float targets). Syntax: input width, then per layer\n"
@@ -204,7 +206,8 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SE
        OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING, OPT_DROP_LAST, OPT_TEST,
        OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE, OPT_WEIGHT_DECAY,
        OPT_NO_DECAY_BIAS, OPT_LR_SCHEDULE, OPT_WARMUP_STEPS, OPT_CLIP_NORM, OPT_CLIP_VALUE,
-       OPT_EMA, OPT_PRINT_EVERY, OPT_QUIET };
+       OPT_EMA, OPT_PRINT_EVERY, OPT_QUIET, OPT_ALLOW_MANY_CLASSES, OPT_SAMPLE_WEIGHT,
+       OPT_CLASS_WEIGHT, OPT_CV };
 
 static const struct option train_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -257,6 +260,10 @@ static const struct option train_longopts[] = {
     {"ema", required_argument, NULL, OPT_EMA},
     {"print-every", required_argument, NULL, OPT_PRINT_EVERY},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"allow-many-classes", no_argument, NULL, OPT_ALLOW_MANY_CLASSES},
+    {"sample-weight", required_argument, NULL, OPT_SAMPLE_WEIGHT},
+    {"class-weight", required_argument, NULL, OPT_CLASS_WEIGHT},
+    {"cv", required_argument, NULL, OPT_CV},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -443,6 +450,13 @@ static int train_option(void *ctx, int c, const char *arg)
             cfg->early_stopping = (int)v;
         break;
     case OPT_STANDARDIZE: o->standardize = 1; break;
+    case OPT_ALLOW_MANY_CLASSES: o->allow_many_classes = 1; break;
+    case OPT_SAMPLE_WEIGHT: o->sample_weight = arg; break;
+    case OPT_CLASS_WEIGHT: o->class_weight = arg; break;
+    case OPT_CV:
+        if ((rc = ffnn_cli_int(CMD, "--cv", arg, 2, 1000, &v)) == 0)
+            o->cv = (int)v;
+        break;
     case OPT_WEIGHT_DECAY:
         if ((rc = config_number("--weight-decay", "weight_decay", arg, &x)) == 0)
             cfg->weight_decay = (float)x;
@@ -538,14 +552,21 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
 {
     int regression = o->cfg.loss == FFNN_LOSS_MSE ||
                      (o->table.csv.target && strchr(o->table.csv.target, ','));
+    char ignore[1024];
+    ffnn_cli_table_options t = ffnn_cli_weight_column_ignored(&o->table, o->data,
+                                                              o->sample_weight, ignore,
+                                                              sizeof ignore);
     if (o->data && ffnn_cli_is_table(o->data)) {
-        if (ffnn_cli_load_table_for(CMD, "--data", o->data, &o->table, regression, NULL, 0,
-                                    NULL, train))
+        if (ffnn_cli_check_labels_given(CMD, o->data, o->table.labels) ||
+            ffnn_cli_load_table_for(CMD, "--data", o->data, &t, regression, NULL, 0, NULL,
+                                    train))
             return 1;
         describe_table(o->data, *train, description, description_size);
     } else if (ffnn_cli_load_data(CMD, o->data, train, test, description, description_size)) {
         return 1;
     }
+    if (ffnn_cli_sample_weights(CMD, o->data, &o->table, o->sample_weight, *train))
+        return 1; /* one weight per row of --data, carried through the splits */
     if (o->test_path) {
         int classes = ffnn_dataset_classes(*train);
         const char **names = NULL;
@@ -600,11 +621,13 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
     if (o->val_split > 0 && split(train, o->val_split, o->cfg.seed + 1, "--val-split", val))
         return 1;
     ffnn_dataset *sets[3] = {*train, *val, *test}; /* text and missing cells: encoded */
-    int rc = ffnn_cli_encode_splits(CMD, sets, 3, o->json ? stderr : stdout);
+    int rc = ffnn_cli_encode_keeping_weights(CMD, sets, 3, o->json ? stderr : stdout);
     *train = sets[0];
     *val = sets[1];
     *test = sets[2];
-    return rc;
+    if (rc || ffnn_cli_check_task(CMD, o, *train)) /* no silent wrong task: as trained */
+        return 1;
+    return ffnn_cli_class_weights(CMD, o->class_weight, sets, 3); /* balanced: of train */
 }
 
 /* The default --arch of the data: FEATURES-256relu-CLASSES, or -TARGETS for float
@@ -662,7 +685,7 @@ int ffnn_cli_train(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     if (operands < argc)
         return ffnn_cli_unexpected(CMD, argv[operands]);
-    if (check_combinations(&o) != 0)
+    if (check_combinations(&o) != 0 || ffnn_cli_cv_check(CMD, &o) != 0)
         return 2;
     if (o.resume_path &&
         ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given,
@@ -706,6 +729,10 @@ int ffnn_cli_train(int argc, char **argv)
             ffnn_train_check_memory(o.arch ? o.arch : arch, train, &o.cfg) != FFNN_OK) {
             fprintf(stderr, "%s: --arch: %s\n", CMD, ffnn_last_error());
             rc = 1;
+        } else if (o.cv && (rc = ffnn_cli_train_cv(CMD, &o, train, arch, description)) != 0) {
+            /* the message is printed */
+        } else if (o.cv && !o.save_path) {
+            /* the folds are the result; with --save, a model refit on all rows below */
         } else if (o.resume_path ? ffnn_cli_resume_model(o.resume_path, &model) != 0
                           : ffnn_cli_train_model(o.init_path, o.arch, arch, o.cfg.seed,
                                                  o.loss_given, &o.cfg.loss, &model) != 0) {

@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "train_run.h"
 #include "tabular.h"
+#include "train_tasks.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -775,6 +776,9 @@ static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset 
         else
             print_test(o, &m, info);
     }
+    if (complete && rc == 0 && lead && test && ffnn_dataset_sample_weights(test))
+        rc = ffnn_cli_print_weighted_test(o->json, model, o->cfg.loss, test,
+                                          o->cfg.eval_batch_size, info);
     if (rc == 0 && !interrupted && ffnn_cli_interrupted() && !checkpoints.stopped &&
         o->cfg.epochs > 0) {
         /* the signal came during the last epoch's evaluation or save: the run is

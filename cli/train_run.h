@@ -39,6 +39,10 @@ typedef struct ffnn_cli_train_options {
     const char *test_path;       /* --test FILE (or NULL)                          */
     double test_split, val_split; /* --test-split F, --val-split F (0: none)       */
     int standardize;             /* --standardize                                  */
+    int allow_many_classes;      /* --allow-many-classes (train_tasks.h)           */
+    const char *class_weight;    /* --class-weight balanced|LABEL:W,... (or NULL)  */
+    const char *sample_weight;   /* --sample-weight COL|w.npy (or NULL)            */
+    int cv;                      /* --cv K (0: none)                               */
 } ffnn_cli_train_options;
 
 /* Train model on train, evaluating on test after every epoch: the two header

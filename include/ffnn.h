@@ -358,6 +358,73 @@ FFNN_API const float *ffnn_dataset_targets(const ffnn_dataset *ds); /* [count, t
  * the classes) or c is out of range. Owned by ds. */
 FFNN_API const char *ffnn_dataset_class_name(const ffnn_dataset *ds, int c);
 
+/* Whether ds's class labels make a sensible classification task for loss, so
+ * that nothing trains silently as another task. With float targets or loss mse
+ * nothing is checked. Refused, each with FFNN_ERR_INVALID_ARGUMENT and a message
+ * naming the way out:
+ *   - a class named "nan" (a missing label, which would be a class of its own);
+ *   - class names (CSV) that are all numbers, some not integers: a continuous
+ *     target (the way out: loss mse);
+ *   - fewer than 2 distinct labels among the samples (e.g. .npy features
+ *     without a labels file: every label 0);
+ *   - more distinct labels than half the samples (a continuous target or an id
+ *     column), unless flags holds FFNN_TASK_ALLOW_MANY_CLASSES.
+ * ffnn_trainer_create runs the first three on its training set (flags
+ * FFNN_TASK_ALLOW_MANY_CLASSES: the many-classes rule is the caller's, as the
+ * CLI's --allow-many-classes). Reads ds only; thread-safe on a shared ds.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_NO_MEMORY (the count of distinct
+ * labels needs a table of up to max(classes, 4 count) bytes). */
+#define FFNN_TASK_ALLOW_MANY_CLASSES 1u
+FFNN_API ffnn_status ffnn_dataset_check_task(const ffnn_dataset *ds, ffnn_loss loss,
+                                             unsigned flags);
+
+/* Per-sample weights w [count] (docs/TRAINING.md "Weights"). With weights the
+ * training loss of a batch B is the weighted mean sum_{i in B} w_i l_i /
+ * sum_{i in B} w_i (PyTorch's CrossEntropyLoss(weight=...) with reduction
+ * 'mean' when w_i is the class weight of sample i's label; l_i the per-sample
+ * loss as without weights), and its gradient that of this mean; evaluation
+ * reports the weighted loss and accuracy beside the plain ones
+ * (ffnn_metrics.weighted_*). Weights go with the samples through
+ * ffnn_dataset_slice, _split, _fold, _select_classes and _standardize. They
+ * train on the cpu backends (reference and OpenMP); ffnn_trainer_create refuses
+ * them on cuda and with data parallelism (FFNN_ERR_UNSUPPORTED, naming them).
+ * ffnn_dataset_set_sample_weights copies weights [count] (NULL removes them);
+ * each finite and >= 0, their sum > 0. Errors: FFNN_ERR_INVALID_ARGUMENT (the
+ * sample and value named), FFNN_ERR_NO_MEMORY; ds untouched on error. */
+FFNN_API ffnn_status ffnn_dataset_set_sample_weights(ffnn_dataset *ds, const float *weights);
+/* The weights [count], owned by ds; NULL when it has none (every weight 1). */
+FFNN_API const float *ffnn_dataset_sample_weights(const ffnn_dataset *ds);
+/* Multiply each sample's weight (1 without weights) by the weight of its class:
+ * w_i *= class_weights[label_i], class_weights [classes] (classes =
+ * ffnn_dataset_classes(ds)), each finite and >= 0. Class labels only. Errors:
+ * FFNN_ERR_INVALID_ARGUMENT (float targets, another count, a bad weight, all
+ * weights 0), FFNN_ERR_NO_MEMORY; ds untouched on error. */
+FFNN_API ffnn_status ffnn_dataset_apply_class_weights(ffnn_dataset *ds,
+                                                      const float *class_weights, int classes);
+/* scikit-learn's class_weight='balanced' (compute_class_weight): out [classes]
+ * = count / (k n_c), n_c the samples of class c, k the classes present; 0 for
+ * a class without samples. Errors: FFNN_ERR_INVALID_ARGUMENT (float targets). */
+FFNN_API ffnn_status ffnn_dataset_balanced_class_weights(const ffnn_dataset *ds, float *out);
+/* Take float feature j out of ds (features - 1 remain; at least 2 before):
+ * its values go to column [count] (may be NULL), e.g. a CSV file's weight
+ * column. Errors: FFNN_ERR_INVALID_ARGUMENT (uint8 features, j out of range,
+ * one feature), FFNN_ERR_NO_MEMORY; ds untouched on error. */
+FFNN_API ffnn_status ffnn_dataset_remove_feature(ffnn_dataset *ds, size_t j, float *column);
+
+/* Fold `fold` of k-fold cross-validation (0 <= fold < k, 2 <= k <= count):
+ * *test gets the fold's samples, *train (either may be NULL) all the others,
+ * both in file order. The assignment is seeded and, with class labels,
+ * stratified as scikit-learn's StratifiedKFold(shuffle=True) does it in
+ * spirit: each class's samples (in file order) are shuffled by ffnn's
+ * generator (seed, stream FFNN_STREAM_SPLIT, classes in order 0, 1, ... with
+ * one generator), then dealt to folds round-robin, continuing from the fold
+ * after the previous class's last one - so every fold's class counts differ by
+ * at most one from count_c / k, and fold sizes by at most one. Float targets:
+ * one class. Same src, k and seed: the same folds on every machine. Errors:
+ * FFNN_ERR_INVALID_ARGUMENT (k or fold out of range), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_dataset_fold(const ffnn_dataset *src, int k, int fold, uint64_t seed,
+                                       ffnn_dataset **train, ffnn_dataset **test);
+
 /* ------------------------------------------------------------------ tabular files */
 
 /* Whether the first row of a CSV file names the columns. */
@@ -818,6 +885,11 @@ typedef struct ffnn_metrics {
     double loss;      /* mean per-sample loss (regression: original units)   */
     double accuracy;  /* fraction of samples whose predicted class is right  */
     double mse, rmse, mae, r2;
+    /* With sample weights (ffnn_dataset_set_sample_weights): the weighted mean
+     * sum w_i l_i / sum w_i of the loss and of the correct flags; NaN without
+     * weights (and weighted_accuracy NaN where accuracy is). */
+    double weighted_loss, weighted_accuracy;
+    double weight_sum;  /* sum of the weights (0 without)                    */
 } ffnn_metrics;
 
 /* ffnn_model_evaluate with every metric: *metrics, and confusion [classes,
@@ -1087,9 +1159,12 @@ typedef struct ffnn_trainer ffnn_trainer;
  * gradients, optimizer state, a batch of activations, the data set) is estimated
  * and refused when the device (cudaMemGetInfo) or, for the cpu backends, the
  * host does not have it: FFNN_ERR_NO_MEMORY with the estimate and what is free.
- * The trainer keeps pointers to m and train: both must outlive it.
+ * The trainer keeps pointers to m and train: both must outlive it. Before
+ * anything is allocated the task checks of ffnn_dataset_check_task (all but the
+ * many-classes rule) run on train, and sample weights (ffnn_dataset_set_sample_
+ * weights) are refused on cuda and with data parallelism.
  * Errors: FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_UNSUPPORTED (no CUDA in the build,
- * no GPU), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
+ * no GPU; weights where they do not train), FFNN_ERR_CUDA, FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
                                          const ffnn_train_config *cfg, ffnn_trainer **out);
 FFNN_API void ffnn_trainer_free(ffnn_trainer *t);
@@ -1182,7 +1257,8 @@ FFNN_API void ffnn_trainer_position(const ffnn_trainer *t, int *epoch, size_t *s
  * the steps before the checkpoint):
  * *losses [*count] (owned by the trainer, valid until the next epoch; *count is 0
  * before the first epoch). Step k's loss is the mean of its batch's per-sample
- * losses, computed before that step's update. */
+ * losses (with sample weights the weighted mean sum w l / sum w), computed
+ * before that step's update. */
 FFNN_API ffnn_status ffnn_trainer_step_losses(const ffnn_trainer *t, const double **losses,
                                               size_t *count);
 

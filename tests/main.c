@@ -37,6 +37,7 @@ TEST_SUITE_DECLARE(tabular);
 TEST_SUITE_DECLARE(csv);
 TEST_SUITE_DECLARE(install);
 TEST_SUITE_DECLARE(features);
+TEST_SUITE_DECLARE(tasks);
 TEST_SUITE_DECLARE(hardening2);
 TEST_SUITE_DECLARE(table_api);
 TEST_SUITE_DECLARE(predictor);
@@ -81,6 +82,7 @@ int main(int argc, char **argv)
         {csv_tests, &csv_tests_count},
         {install_tests, &install_tests_count},
         {features_tests, &features_tests_count},
+        {tasks_tests, &tasks_tests_count},
         {hardening2_tests, &hardening2_tests_count},
         {table_api_tests, &table_api_tests_count},
         {predictor_tests, &predictor_tests_count},

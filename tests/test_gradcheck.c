@@ -47,13 +47,20 @@ static ffnn_dataset *random_dataset(int classes)
     return ds;
 }
 
-/* Check one network + loss with the dropout masks of optimizer step dstep (0: none);
- * returns TEST_PASS or TEST_FAIL. */
-static test_result check_gradients_at(const char *arch, ffnn_loss loss, int classes,
-                                      uint64_t dstep)
+/* Check one network + loss with the dropout masks of optimizer step dstep (0: none),
+ * with per-sample weights (the loss their weighted mean) when weighted; returns
+ * TEST_PASS or TEST_FAIL. */
+static test_result check_gradients_weighted(const char *arch, ffnn_loss loss, int classes,
+                                            uint64_t dstep, int weighted)
 {
     ffnn_dataset *ds = random_dataset(classes);
     CHECK(ds != NULL, "dataset");
+    if (weighted) { /* 0.25 .. 3.25, and one sample of weight 0 */
+        float w[GC_SAMPLES];
+        for (int i = 0; i < GC_SAMPLES; i++)
+            w[i] = i == 1 ? 0.0f : 0.25f + 0.5f * (float)(i % 7);
+        CHECK_OK(ffnn_dataset_set_sample_weights(ds, w));
+    }
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create(arch, &m));
     CHECK_OK(ffnn_model_init(m, 7));
@@ -133,6 +140,12 @@ static test_result check_gradients_at(const char *arch, ffnn_loss loss, int clas
     ffnn_model_free(m);
     ffnn_dataset_free(ds);
     return TEST_PASS;
+}
+
+static test_result check_gradients_at(const char *arch, ffnn_loss loss, int classes,
+                                      uint64_t dstep)
+{
+    return check_gradients_weighted(arch, loss, classes, dstep, 0);
 }
 
 static test_result check_gradients(const char *arch, ffnn_loss loss, int classes)
@@ -251,6 +264,24 @@ static test_result gc_z_activations(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* Per-sample weights (docs/TRAINING.md "Weights"): the gradient of the weighted
+ * mean sum w l / sum w for every loss, against central differences of it. */
+static test_result gc_sample_weights(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    char arch[64];
+    const struct { ffnn_loss loss; const char *out; int classes; } c[] = {
+        {FFNN_LOSS_SOFTMAX_CE, "3", 3}, {FFNN_LOSS_SIGMOID_BCE, "1", 2},
+        {FFNN_LOSS_SIGMOID_BCE, "3", 3}, {FFNN_LOSS_MSE, "3", 3}};
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        snprintf(arch, sizeof arch, "%d-5tanh-4sigmoid-%s", GC_FEATURES, c[k].out);
+        test_result r = check_gradients_weighted(arch, c[k].loss, c[k].classes, 0, 1);
+        if (r != TEST_PASS)
+            return r;
+    }
+    return TEST_PASS;
+}
+
 const test_case gradcheck_tests[] = {
     {"gradcheck_cpu_softmax_ce", gc_softmax_ce},
     {"gradcheck_cpu_sigmoid_bce_1_output", gc_sigmoid_bce_one_output},
@@ -259,5 +290,6 @@ const test_case gradcheck_tests[] = {
     {"gradcheck_cpu_dropout", gc_dropout}, /* these last: they draw data from the shared */
     {"gradcheck_cpu_leaky_relu_elu_softplus", gc_new_activations}, /* gc_rand */
     {"gradcheck_cpu_gelu_silu_mish_hardswish_parameters", gc_z_activations},
+    {"gradcheck_cpu_sample_weights", gc_sample_weights},
 };
 const size_t gradcheck_tests_count = sizeof gradcheck_tests / sizeof gradcheck_tests[0];

@@ -156,6 +156,13 @@ try:
         check(False, "batch_size 0 accepted")
     except ffnn.FfnnError as e:
         check("batch" in str(e), "batch error: %s" % e)
+    # no silent wrong task (docs/TRAINING.md "Task checks"): one class is refused by
+    # the library's trainer, so Model.train inherits it
+    try:
+        model.train(X, np.zeros(len(X), dtype=np.int32), epochs=1)
+        check(False, "one class accepted")
+    except ffnn.FfnnValueError as e:
+        check("at least 2 classes" in str(e), "one-class error: %s" % e)
 
     # the scikit-learn estimators: tests/python/test_estimators.py (pytest, run by the
     # runner's python_pytest case)

@@ -104,8 +104,8 @@ static test_result twin_seed000_omp(char *why, size_t why_size)
 static const char *cancer_csv =
     "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
 
-static test_result twin_tabular(const char *which, const char *seed, char *why,
-                                size_t why_size)
+static test_result twin_tabular_on(const char *which, const char *seed, const char *threads,
+                                   char *why, size_t why_size)
 {
     const char *python = python_path();
     if (!have_torch())
@@ -116,10 +116,36 @@ static test_result twin_tabular(const char *which, const char *seed, char *why,
     CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
     char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
                           (char *)ffnn, "--data", (char *)cancer_csv, "--device", "cpu",
-                          "--threads", "1", "--seed", (char *)seed, NULL};
+                          "--threads", (char *)threads, "--seed", (char *)seed, NULL};
     int rc = run_command(argv);
     CHECK(rc == 0, "tests/torch_twin.py %s --seed %s exited with %d", which, seed, rc);
     return TEST_PASS;
+}
+
+static test_result twin_tabular(const char *which, const char *seed, char *why,
+                                size_t why_size)
+{
+    return twin_tabular_on(which, seed, "1", why, why_size);
+}
+
+/* Weights (docs/TRAINING.md): --class-weight 0:2.5,1:0.75 against
+ * CrossEntropyLoss(weight=...); --class-weight balanced --sample-weight w.npy and
+ * bce with --sample-weight against the weighted mean sum w l / sum w. */
+static test_result twin_class_weight(char *why, size_t why_size)
+{
+    return twin_tabular_on("tabular_class_weight", "1", "1", why, why_size);
+}
+static test_result twin_sample_weight(char *why, size_t why_size)
+{
+    return twin_tabular_on("tabular_sample_weight", "2", "1", why, why_size);
+}
+static test_result twin_sample_weight_omp(char *why, size_t why_size)
+{
+    return twin_tabular_on("tabular_sample_weight", "3", "2", why, why_size);
+}
+static test_result twin_bce_weight(char *why, size_t why_size)
+{
+    return twin_tabular_on("tabular_bce_weight", "4", "1", why, why_size);
 }
 
 static test_result twin_tabular_seed1(char *why, size_t why_size)
@@ -216,6 +242,10 @@ const test_case torch_tests[] = {
     {"torch_parity_cpu_tabular_csv_seed3", twin_tabular_seed3},
     {"torch_parity_cpu_tabular_csv_drop_last", twin_tabular_drop_last},
     {"torch_parity_cpu_tabular_csv_batch_above_set", twin_tabular_whole_batch},
+    {"torch_parity_cpu_class_weight", twin_class_weight},
+    {"torch_parity_cpu_balanced_and_sample_weight", twin_sample_weight},
+    {"torch_parity_omp_balanced_and_sample_weight", twin_sample_weight_omp},
+    {"torch_parity_cpu_bce_sample_weight", twin_bce_weight},
     {"torch_parity_omp_seed000_sgd_ce", twin_seed000_omp},
     {"torch_parity_cpu_seed000_sgd_ce", twin_seed000},
     {"torch_parity_cpu_seed003_adam_bce", twin_seed003},

@@ -250,6 +250,18 @@ CASES = {
                              batch=48, epochs=8, seed=1, tabular=True, drop_last=True),
     "tabular_wholebatch": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.5,
                                batch=1000, epochs=30, seed=1, tabular=True, drop_last=False),
+    # weights (docs/TRAINING.md "Weights"): class weights as CrossEntropyLoss(weight=...);
+    # per-sample weights (one per file row, drawn here, written as w.npy) times the
+    # balanced class weights of the training split; bce with per-sample weights
+    "tabular_class_weight": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.05,
+                                 batch=32, epochs=4, seed=1, tabular=True, drop_last=False,
+                                 class_weight={0: 2.5, 1: 0.75}),
+    "tabular_sample_weight": dict(arch="30-64relu-2", loss="ce", optimizer="sgd", lr=0.05,
+                                  batch=32, epochs=4, seed=1, tabular=True, drop_last=False,
+                                  class_weight="balanced", sample_weight=True),
+    "tabular_bce_weight": dict(arch="30-64relu-1", loss="bce", optimizer="sgd", lr=0.05,
+                               batch=32, epochs=4, seed=1, tabular=True, drop_last=False,
+                               sample_weight=True),
 }
 SEED000 = CASES["seed000"]
 # Adam with weight decay runs on seed 001's dense regression features: on Fashion-MNIST
@@ -457,6 +469,14 @@ def run_ffnn_tabular(args, case, init_path, tmp):
            args.device, "--log-steps", steps_csv, "--save", final, "--json"]
     if case["drop_last"]:
         cmd.append("--drop-last")
+    cw = case.get("class_weight")
+    if cw is not None:
+        cmd += ["--class-weight", cw if isinstance(cw, str) else
+                ",".join(f"{k}:{v}" for k, v in cw.items())]
+    if case.get("sample_weight"):
+        w_path = os.path.join(tmp, "w.npy")
+        np.save(w_path, sample_weights(args.data, case["seed"]))
+        cmd += ["--sample-weight", w_path]
     if args.device == "cpu":
         cmd += ["--threads", str(args.threads)]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -475,6 +495,28 @@ def run_ffnn_tabular(args, case, init_path, tmp):
     return losses, weights, accuracy
 
 
+def sample_weights(path, seed):
+    """One weight in [0.2, 3) per row of the CSV at path (its first line a header)."""
+    with open(path) as f:
+        rows = sum(1 for line in f if line.strip()) - 1
+    return np.random.default_rng(seed).uniform(0.2, 3.0, rows).astype(np.float32)
+
+
+def tabular_loss(case, out, y, w):
+    """The batch loss as ffnn defines it: with per-sample weights w the weighted mean
+    sum w_i l_i / sum w_i; with class weights only, torch's own weighted reduction."""
+    if case["loss"] == "bce":
+        l = torch.nn.functional.binary_cross_entropy_with_logits(out[:, 0], y.float(),
+                                                                 reduction="none")
+    elif w is None and case.get("_cw") is not None:
+        return torch.nn.functional.cross_entropy(out, y, weight=case["_cw"])
+    else:
+        l = torch.nn.functional.cross_entropy(out, y, reduction="none")
+    if w is None and case.get("_cw") is not None:
+        w = case["_cw"][y]
+    return l.mean() if w is None else (w * l).sum() / w.sum()
+
+
 def run_torch_tabular(case, model, path):
     """The same run in PyTorch: the file read with numpy, ffnn's split and
     standardisation, the batches of ffnn's shuffle; the final test accuracy."""
@@ -483,6 +525,17 @@ def run_torch_tabular(case, model, path):
     y_all = data[:, -1].astype(np.int64)
     rest, part = ffnn_split(y_all, 0.2, case["seed"])
     x_tr, y_tr, x_te, y_te = x_all[rest], y_all[rest], x_all[part], y_all[part]
+    cw = case.get("class_weight")
+    if cw == "balanced":  # sklearn's n / (k n_c), of the training split
+        counts = np.bincount(y_tr, minlength=2)
+        cw = {c: len(y_tr) / (np.count_nonzero(counts) * counts[c]) for c in range(2)}
+    case["_cw"] = None if cw is None else torch.tensor(
+        [np.float32(cw.get(c, 1.0)) for c in range(2)], dtype=torch.float32)
+    w_tr = None
+    if case.get("sample_weight"):
+        w_tr = torch.from_numpy(sample_weights(path, case["seed"])[rest])
+        if case["_cw"] is not None:  # the sample's weight times its class's, in float32
+            w_tr = w_tr * case["_cw"][torch.from_numpy(y_tr)]
     mean, scale = ffnn_standardize(x_tr)
     x_tr = torch.from_numpy((x_tr - mean) / scale)
     x_te = torch.from_numpy((x_te - mean) / scale)
@@ -499,12 +552,15 @@ def run_torch_tabular(case, model, path):
         for first in range(0, last, batch):
             idx = torch.tensor(perm[first:first + batch])
             opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(x_tr[idx]), y_tr[idx])
+            loss = tabular_loss(case, model(x_tr[idx]), y_tr[idx],
+                                None if w_tr is None else w_tr[idx])
             loss.backward()
             opt.step()
             losses.append(loss.item())
     with torch.no_grad():
-        accuracy = (model(x_te).argmax(1) == y_te).float().mean().item()
+        out = model(x_te)
+        guess = out.argmax(1) if out.shape[1] > 1 else (out[:, 0] > 0).long()
+        accuracy = (guess == y_te).float().mean().item()
     return losses, accuracy
 
 

@@ -429,6 +429,16 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*dense_forward_packed)(void *ctx, const float *x, const float *packed,
                                         const float *b, float *z, size_t batch, size_t in,
                                         size_t out);
+    /* ---- optional: per-sample weights (cpu and omp; NULL: the trainer refuses a
+     * weighted data set) ---- */
+    /* After loss, for the batch rows index [batch] (int32) of weights w [n]:
+     *   W = sum_b w[index[b]],  s_b = w[index[b]] * batch / W
+     *   dout[b, :] *= s_b       dout [batch, width], as loss wrote it (the
+     *                           gradient of the batch mean) -> that of the
+     *                           weighted mean sum_b w_b l_b / W
+     * W == 0 (a batch of zero weights): dout zeroed. W summed in double, in order. */
+    ffnn_status (*loss_weights)(void *ctx, const float *weights, const int32_t *index,
+                                size_t batch, size_t width, float *dout);
 } ffnn_backend_ops;
 
 /* softmax_ce_head's limits and scratch (one copy for the backend and the strategy

@@ -77,6 +77,7 @@ void ffnn_dataset_free(ffnn_dataset *ds)
     free(ds->values);
     free(ds->labels);
     free(ds->targets);
+    free(ds->weights);
     if (ds->class_names)
         for (int c = 0; c < ds->classes; c++)
             free(ds->class_names[c]);
@@ -97,6 +98,19 @@ static void copy_sample(ffnn_dataset *dst, size_t to, const ffnn_dataset *src, s
         dst->labels[to] = src->labels[from];
     else
         memcpy(dst->targets + to * w, src->targets + from * w, w * sizeof(float));
+    if (src->weights && dst->weights)
+        dst->weights[to] = src->weights[from];
+}
+
+/* dst's weights buffer when src has weights (contents left to copy_sample). */
+static ffnn_status alloc_weights_like(ffnn_dataset *dst, const ffnn_dataset *src)
+{
+    if (!src->weights)
+        return FFNN_OK;
+    if (!(dst->weights = malloc(dst->count * sizeof *dst->weights)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for %zu sample weights",
+                         dst->count);
+    return FFNN_OK;
 }
 
 /* A copy of rows [first, first + count) of src. The copy keeps src's kinds, its
@@ -117,6 +131,8 @@ ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t cou
                          src->count, first, first, count);
     st = ffnn_dataset_alloc_kind(count, src->rows, src->cols, src->values != NULL,
                                  src->target_width, &ds);
+    if (st == FFNN_OK && (st = alloc_weights_like(ds, src)) != FFNN_OK)
+        ffnn_dataset_free(ds);
     if (st != FFNN_OK)
         return st;
     for (size_t i = 0; i < count; i++)
@@ -207,6 +223,8 @@ ffnn_status ffnn_dataset_select_classes(const ffnn_dataset *src, int a, int b,
                          "select classes %d,%d: no sample of the %zu has either label", a, b,
                          src->count);
     st = ffnn_dataset_alloc_kind(kept, src->rows, src->cols, src->values != NULL, 0, &ds);
+    if (st == FFNN_OK && (st = alloc_weights_like(ds, src)) != FFNN_OK)
+        ffnn_dataset_free(ds);
     if (st != FFNN_OK)
         return st;
     for (size_t i = 0; i < src->count; i++) {

@@ -24,6 +24,7 @@ struct ffnn_dataset {
                             or NULL: the labels are the classes' own numbers */
     struct ffnn_table *table; /* the columns behind the features (data/table.h),
                             owned, or NULL: plain numbers                        */
+    float *weights;      /* [count] per-sample weights >= 0, owned; or NULL: all 1 */
 };
 
 /* Give ds the class names names[0..count) (copied, sanitised for printing);

@@ -31,6 +31,8 @@ static ffnn_status take_rows(const ffnn_dataset *src, const unsigned char *in, i
             ds->labels[k] = src->labels[i];
         else
             memcpy(ds->targets + k * w, src->targets + i * w, w * sizeof(float));
+        if (src->weights) /* slice gave ds a weights buffer */
+            ds->weights[k] = src->weights[i];
         k++;
     }
     *out = ds;
@@ -110,6 +112,64 @@ done:
     free(count);
     free(q);
     free(start);
+    free(order);
+    free(in);
+    return st;
+}
+
+ffnn_status ffnn_dataset_fold(const ffnn_dataset *src, int k, int fold, uint64_t seed,
+                              ffnn_dataset **train, ffnn_dataset **test)
+{
+    if (!src || !test)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_dataset_fold: NULL argument");
+    size_t n = src->count;
+    if (k < 2 || (size_t)k > n || fold < 0 || fold >= k)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cross-validation: expected 2 <= K <= %zu samples and a fold in "
+                         "[0, K), found K %d, fold %d", n, k, fold);
+    size_t classes = src->labels ? (size_t)src->classes : 1;
+    size_t *count = calloc(classes, sizeof *count), *start = calloc(classes + 1, sizeof *start);
+    size_t *fill = calloc(classes, sizeof *fill);
+    int32_t *order = malloc(n * sizeof *order);
+    unsigned char *in = calloc(n, 1);
+    ffnn_status st = FFNN_OK;
+    if (!count || !start || !fill || !order || !in) {
+        st = ffnn_fail(FFNN_ERR_NO_MEMORY, "cross-validation: out of memory for %zu samples", n);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) /* the rows grouped by class, file order within */
+        count[src->labels ? (size_t)src->labels[i] : 0]++;
+    for (size_t c = 0; c < classes; c++)
+        start[c + 1] = start[c] + count[c];
+    for (size_t i = 0; i < n; i++) {
+        size_t c = src->labels ? (size_t)src->labels[i] : 0;
+        order[start[c] + fill[c]++] = (int32_t)i;
+    }
+    ffnn_rng r;
+    ffnn_rng_seed(&r, seed, FFNN_STREAM_SPLIT);
+    size_t next = 0, in_fold = 0; /* the fold the next sample is dealt to */
+    for (size_t c = 0; c < classes; c++) {
+        ffnn_rng_shuffle(&r, order + start[c], count[c]);
+        for (size_t j = 0; j < count[c]; j++, next = (next + 1) % (size_t)k)
+            if (next == (size_t)fold) {
+                in[order[start[c] + j]] = 1;
+                in_fold++;
+            }
+    }
+    if (in_fold == 0 || in_fold == n) {
+        st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cross-validation: fold %d of %d is empty",
+                       fold, k);
+        goto done;
+    }
+    if ((st = take_rows(src, in, 1, in_fold, test)) == FFNN_OK && train &&
+        (st = take_rows(src, in, 0, n - in_fold, train)) != FFNN_OK) {
+        ffnn_dataset_free(*test);
+        *test = NULL;
+    }
+done:
+    free(count);
+    free(start);
+    free(fill);
     free(order);
     free(in);
     return st;

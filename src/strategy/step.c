@@ -165,7 +165,7 @@ int ffnn_step_head_applies(const ffnn_run *r)
     const ffnn_model *m = r->model;
     if (r->ops->softmax_ce_head == NULL || !r->fused || r->comm != NULL ||
         r->cfg->loss != FFNN_LOSS_SOFTMAX_CE || r->train.targets != NULL ||
-        r->train.labels == NULL || m->layer_count < 2)
+        r->train.labels == NULL || r->train.weights != NULL || m->layer_count < 2)
         return 0;
     const ffnn_layer *top = &m->layers[m->layer_count - 1], *below = top - 1;
     return top->kind == FFNN_LAYER_DENSE && below->kind == FFNN_LAYER_DENSE &&
@@ -725,6 +725,9 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                                    r->train.targets ? r->tgt : NULL, batch, width,
                                    r->grad_buf[0], r->train.row_loss + first,
                                    r->train.row_correct + first)) ||
+         (r->train.weights && /* the weighted mean's gradient (trainer.c check_weights) */
+          (st = r->ops->loss_weights(r->ctx, r->train.weights, r->train.index + first, batch,
+                                     width, r->grad_buf[0]))) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
                         r->comm ? &sync : NULL, &side, &early, &xt_side)))) {
         if (side || xt_side) /* the second stream's work joined all the same */

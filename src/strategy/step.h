@@ -37,6 +37,7 @@ typedef struct ffnn_device_data {
     int32_t *index;           /* [count] permutation or 0..count-1              */
     float *row_loss;          /* [count] per-sample loss                        */
     uint8_t *row_correct;     /* [count] 1 when classified right                */
+    float *weights;           /* [count] per-sample weights (host->weights), or NULL */
 } ffnn_device_data;
 
 /* The mixed-precision pipeline (--precision bf16 on cublaslt: ffnn_mixed_create in

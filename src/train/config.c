@@ -199,6 +199,10 @@ ffnn_status ffnn_train_config_check(const ffnn_model *m, const ffnn_dataset *tra
                              last->out == 1 ? "" : "s");
         return FFNN_OK;
     }
+    /* a continuous target, a missing label or one class: refused (ffnn.h) */
+    st = ffnn_dataset_check_task(train, c->loss, FFNN_TASK_ALLOW_MANY_CLASSES);
+    if (st != FFNN_OK)
+        return st;
     size_t classes_fit = last->out == 1 ? 2 : last->out;
     if (c->loss != FFNN_LOSS_MSE || last->out > 1) {
         if ((size_t)train->classes > classes_fit)

@@ -46,6 +46,19 @@ static ffnn_status begin_epoch(ffnn_trainer *t)
     return ffnn_trainer_make_permutation(t);
 }
 
+double ffnn_weighted_mean_of(const float *v, const int32_t *index, const float *weights,
+                             size_t n)
+{
+    if (!weights)
+        return ffnn_mean_of(v, n);
+    double sum = 0.0, wsum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        sum += (double)weights[index[i]] * v[i];
+        wsum += weights[index[i]];
+    }
+    return wsum > 0.0 ? sum / wsum : 0.0;
+}
+
 double ffnn_mean_of(const float *v, size_t n)
 {
     double sum = 0.0;
@@ -170,8 +183,10 @@ ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t)
             return st;
     } else {
         for (size_t s = from; s < to; s++)
-            if (!record_step_loss(t, s, ffnn_mean_of(rows + (s * B - first),
-                                                     ffnn_trainer_batch_of_step(t, s))) &&
+            if (!record_step_loss(t, s, ffnn_weighted_mean_of(rows + (s * B - first),
+                                                              t->perm + s * B,
+                                                              t->run.train.host->weights,
+                                                              ffnn_trainer_batch_of_step(t, s))) &&
                 bad == to)
                 bad = s;
         free(rows);

@@ -196,11 +196,14 @@ ffnn_status ffnn_trainer_gradient_dropout(ffnn_trainer *t, const int32_t *rows, 
           (st = t->run.ops->loss(t->run.ctx, t->cfg.loss, output, t->run.y,
                                  batch_targets(&t->run, &t->run.train), batch, width,
                                  t->run.grad_buf[0], row_loss, row_correct)) ||
+          (t->run.train.weights &&
+           (st = t->run.ops->loss_weights(t->run.ctx, t->run.train.weights, index, batch, width,
+                                          t->run.grad_buf[0]))) ||
           (st = ffnn_step_backward(&t->run, batch, dropout_step, NULL)) ||
           (st = t->run.ops->download(t->run.ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||
           (grads && (st = t->run.ops->download(t->run.ctx, grads, t->run.grads,
                                                m->parameter_count * sizeof *grads)))))
-        *loss = ffnn_mean_of(host_rows, batch);
+        *loss = ffnn_weighted_mean_of(host_rows, rows, t->run.train.host->weights, batch);
     ffnn_trainer_release(t, index);
     ffnn_trainer_release(t, row_loss);
     ffnn_trainer_release(t, row_correct);

@@ -205,6 +205,7 @@ typedef struct eval_sums {
     uint64_t correct;
     double *err2, *abs_err, *t_sum, *t_sq; /* [width] each (regression) */
     uint64_t *confusion, *class_correct, *total;
+    double w_loss, w_correct, w_sum; /* with sample weights: sums of w l, w right, w */
 } eval_sums;
 
 /* Rows [first, first + batch) of data: x [batch, features] = images / 255 (or
@@ -239,6 +240,12 @@ static ffnn_status evaluate_batch(ffnn_predictor *p, ffnn_loss loss, const ffnn_
         size_t guess = (size_t)classify(loss, o + b * width, width);
         sum->loss += rows[b];
         sum->correct += truth == guess;
+        if (data->weights) {
+            double w = data->weights[first + b];
+            sum->w_loss += w * rows[b];
+            sum->w_correct += truth == guess ? w : 0.0;
+            sum->w_sum += w;
+        }
         if (sum->confusion)
             sum->confusion[truth * (size_t)classes + guess]++;
         if (sum->total) {
@@ -304,6 +311,10 @@ static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_data
         metrics->count = data->count;
         metrics->loss = sum.loss / n;
         metrics->accuracy = regression ? NAN : (double)sum.correct / n;
+        metrics->weight_sum = sum.w_sum;
+        metrics->weighted_loss = data->weights && sum.w_sum > 0 ? sum.w_loss / sum.w_sum : NAN;
+        metrics->weighted_accuracy =
+            data->weights && sum.w_sum > 0 && !regression ? sum.w_correct / sum.w_sum : NAN;
         for (size_t j = 0; regression && j < width; j++) {
             double ss_tot = sum.t_sq[j] - sum.t_sum[j] * sum.t_sum[j] / n;
             err2 += sum.err2[j];
@@ -326,7 +337,7 @@ ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss loss,
                                         const ffnn_dataset *data, size_t batch_size,
                                         ffnn_metrics *metrics, uint64_t *confusion)
 {
-    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL};
+    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL, 0, 0, 0};
     if (!m || !data || !metrics || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_metrics: NULL "
                          "argument or batch size 0");
@@ -337,7 +348,7 @@ ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_
                                 size_t batch_size, double *mean_loss, uint64_t *confusion)
 {
     ffnn_metrics metrics;
-    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL};
+    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL, 0, 0, 0};
     if (!m || !data || !mean_loss || !confusion || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
                          "batch size 0");
@@ -352,7 +363,7 @@ ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_loss loss,
                                           double *mean_loss, uint64_t *correct, uint64_t *total)
 {
     ffnn_metrics metrics;
-    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, NULL, correct, total};
+    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, NULL, correct, total, 0, 0, 0};
     if (!m || !data || !mean_loss || !correct || !total || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_per_class: NULL "
                          "argument or batch size 0");

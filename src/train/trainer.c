@@ -45,6 +45,7 @@ void ffnn_device_data_free(ffnn_trainer *t, ffnn_device_data *d)
     ffnn_trainer_release(t, d->index);
     ffnn_trainer_release(t, d->row_loss);
     ffnn_trainer_release(t, d->row_correct);
+    ffnn_trainer_release(t, d->weights);
     memset(d, 0, sizeof *d);
 }
 
@@ -78,7 +79,10 @@ ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
              FFNN_OK) ||
         (ds->targets && (st = t->run.ops->upload(t->run.ctx, d->targets, ds->targets,
                                                  n * ds->target_width * sizeof(float)))) ||
-        (st = t->run.ops->upload(t->run.ctx, d->index, iota, n * sizeof(int32_t))) != FFNN_OK) {
+        (st = t->run.ops->upload(t->run.ctx, d->index, iota, n * sizeof(int32_t))) != FFNN_OK ||
+        (ds->weights && ((st = ffnn_trainer_alloc(t, &d->weights, n, sizeof(float))) != FFNN_OK ||
+                         (st = t->run.ops->upload(t->run.ctx, d->weights, ds->weights,
+                                                  n * sizeof(float))) != FFNN_OK))) {
         free(iota);
         ffnn_device_data_free(t, d);
         return st;
@@ -89,6 +93,25 @@ ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
     return st;
 }
 
+
+/* Sample weights (ffnn.h "Per-sample weights") train where the backend weights
+ * the loss (cpu, omp), in one process. */
+static ffnn_status check_weights(const ffnn_trainer *t, const ffnn_dataset *train)
+{
+    if (!train->weights)
+        return FFNN_OK;
+    if (!t->run.ops->loss_weights)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "sample or class weights: the cuda strategies (per_op, fused, graph, "
+                         "persistent, cublas, cublaslt, mixed, tune) do not weight the loss; "
+                         "train on the cpu (--device cpu: the reference or the OpenMP "
+                         "backend), or leave the weights out");
+    if (t->comm)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "sample or class weights: data parallelism (--gpus, mpirun) does not "
+                         "weight the loss; train in one process");
+    return FFNN_OK;
+}
 
 /* The backend for the requested device (auto: cuda when the build has it and a
  * GPU is visible), the strategy for the model (strategy/table.c), and the
@@ -246,7 +269,7 @@ static void estimate_memory(const ffnn_model *m, size_t capacity, const ffnn_tra
                    mixed * 2.0 * cap * (outs + (double)m->input_size + 2.0 * (widest + 8.0));
     double data = count * (double)train->features * (train->images ? 1.0 : 4.0) +
                   (train->labels ? count : 4.0 * count * (double)train->target_width) +
-                  9.0 * count;
+                  9.0 * count + (train->weights ? 4.0 * count : 0.0); /* + sample weights */
     char a[32], b[32], c[32];
     /* host: the permutation, the zeroed state, early stopping's best weights */
     e->host = 4.0 * count + 4.0 * n * states + (cfg->early_stopping > 0 ? 4.0 * n : 0.0);
@@ -448,6 +471,7 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
     if ((st = pick_backend(t, t->cfg.device)) != FFNN_OK ||
+        (st = check_weights(t, train)) != FFNN_OK ||
         (st = check_memory(t, train)) != FFNN_OK ||
         (comm && (st = check_parallel(t)) != FFNN_OK) ||
         (st = allocate_buffers(t)) != FFNN_OK ||

@@ -75,6 +75,10 @@ ffnn_status ffnn_trainer_make_permutation(ffnn_trainer *t);
 ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t);
 size_t ffnn_trainer_batch_of_step(const ffnn_trainer *t, size_t s);
 double ffnn_mean_of(const float *v, size_t n);
+/* The weighted mean sum_i w[index[i]] v[i] / sum_i w[index[i]] of v [n] (weights
+ * NULL: ffnn_mean_of; a zero sum: 0), in double: a step's loss with sample weights. */
+double ffnn_weighted_mean_of(const float *v, const int32_t *index, const float *weights,
+                             size_t n);
 
 /* trainer.c: ffnn_trainer_create_parallel for one strategy choice: cfg.strategy
  * as it is (tune resolved as auto, by the rule, without measuring). */

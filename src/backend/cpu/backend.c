@@ -184,6 +184,14 @@ static ffnn_status cpu_ema_update(void *ctx, float *ema, const float *params, si
     return FFNN_OK;
 }
 
+static ffnn_status cpu_loss_weights(void *ctx, const float *weights, const int32_t *index,
+                                   size_t batch, size_t width, float *dout)
+{
+    (void)ctx;
+    ffnn_cpu_loss_weights(weights, index, batch, width, dout);
+    return FFNN_OK;
+}
+
 const ffnn_backend_ops ffnn_cpu_backend = {
     .name = "cpu",
     .caps = 0,
@@ -203,6 +211,7 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .activation_forward = cpu_activation_forward,
     .activation_backward = cpu_activation_backward,
     .loss = cpu_loss,
+    .loss_weights = cpu_loss_weights,
     .optimizer_update = cpu_optimizer_update,
     .grad_clip = cpu_grad_clip,
     .dropout = cpu_dropout,

@@ -45,6 +45,9 @@ void ffnn_cpu_loss_rows(ffnn_loss loss, const float *out, const int32_t *y,
 void ffnn_cpu_loss(ffnn_loss loss, const float *out, const int32_t *y, const float *targets,
                    size_t batch, size_t width, float *dout, float *row_loss,
                    uint8_t *row_correct);
+/* See backend.h `loss_weights` (the cpu and omp backends share it: O(batch * width)). */
+void ffnn_cpu_loss_weights(const float *weights, const int32_t *index, size_t batch,
+                           size_t width, float *dout);
 
 /* See backend.h `gather`: x[b, f] = images[index[b], f] / 255 or values[index[b], f];
  * y[b] = labels[index[b]] (if labels); t[b, j] = targets[index[b], j] (if targets). */

@@ -118,3 +118,18 @@ void ffnn_cpu_loss(ffnn_loss loss, const float *out, const int32_t *y, const flo
     ffnn_cpu_loss_rows(loss, out, y, targets, batch, width, dout, row_loss, row_correct, 0,
                        batch);
 }
+
+/* The weighted mean's gradient from the plain mean's (backend.h loss_weights):
+ * dout[b, :] *= w[index[b]] * batch / sum_b w[index[b]]. */
+void ffnn_cpu_loss_weights(const float *weights, const int32_t *index, size_t batch,
+                           size_t width, float *dout)
+{
+    double sum = 0.0;
+    for (size_t b = 0; b < batch; b++)
+        sum += weights[index[b]];
+    for (size_t b = 0; b < batch; b++) {
+        float s = sum > 0.0 ? (float)((double)weights[index[b]] * (double)batch / sum) : 0.0f;
+        for (size_t j = 0; j < width; j++)
+            dout[b * width + j] *= s;
+    }
+}

@@ -547,6 +547,14 @@ static ffnn_status ompb_ema_update(void *vctx, float *ema, const float *params, 
     return FFNN_OK;
 }
 
+static ffnn_status ompb_loss_weights(void *ctx, const float *weights, const int32_t *index,
+                                   size_t batch, size_t width, float *dout)
+{
+    (void)ctx;
+    ffnn_cpu_loss_weights(weights, index, batch, width, dout);
+    return FFNN_OK;
+}
+
 const ffnn_backend_ops ffnn_omp_backend = {
     .name = "omp",
     .caps = FFNN_CAP_THREADS,
@@ -566,6 +574,7 @@ const ffnn_backend_ops ffnn_omp_backend = {
     .activation_forward = ompb_activation_forward,
     .activation_backward = ompb_activation_backward,
     .loss = ompb_loss,
+    .loss_weights = ompb_loss_weights,
     .optimizer_update = ompb_optimizer_update,
     .grad_clip = ompb_grad_clip,
     .dropout = ompb_dropout,
