@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "ffnn.h"
+#include "train/predictor.h" /* ffnn_predictor_set_column_work */
 
 #define TOL 1e-5
 
@@ -142,6 +143,43 @@ static test_result test_predictor_slices(char *why, size_t why_size)
               t + 1);
     }
     free(x), free(ref), free(y[0]), free(y[1]), free(y[2]);
+    ffnn_model_free(m);
+    return TEST_PASS;
+}
+
+/* Few rows split by output columns over 3 lanes (forced: the net is small) on
+ * odd widths (panels cut mid-layer, a last panel part empty): the bits of 1
+ * thread on batches 1, 2, 5 (rows < lanes) and 77 (chunks of 32, then of 11
+ * rows a lane: the tile kernel), within TOL of the reference. */
+static test_result test_predictor_columns(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("37-129relu-67tanh-5", &m));
+    CHECK_OK(ffnn_model_init(m, 33));
+    enum { B = 77, IN = 37, OUT = 5 };
+    const size_t batches[] = {1, 2, 5, 77};
+    float *x = malloc(B * IN * sizeof *x), *ref = malloc(B * OUT * sizeof *ref);
+    float *y1 = malloc(B * OUT * sizeof *y1), *y3 = malloc(B * OUT * sizeof *y3);
+    CHECK(x && ref && y1 && y3, "out of memory");
+    ffnn_predictor *p1 = NULL, *p3 = NULL;
+    CHECK_OK(ffnn_predictor_create(m, FFNN_DEVICE_CPU, 1, 32, &p1));
+    CHECK_OK(ffnn_predictor_create(m, FFNN_DEVICE_CPU, 3, 32, &p3));
+    ffnn_predictor_set_column_work(p3, 1);
+    for (size_t k = 0; k < sizeof batches / sizeof *batches; k++) {
+        const size_t b = batches[k];
+        random_inputs(x, b * IN, 900 + k);
+        CHECK_OK(ffnn_model_forward(m, x, b, ref));
+        memset(y3, 0xff, b * OUT * sizeof *y3); /* NaN: an output left unwritten shows */
+        CHECK_OK(ffnn_predictor_forward(p1, x, b, y1));
+        CHECK_OK(ffnn_predictor_forward(p3, x, b, y3));
+        double e = worst_error(y3, ref, b * OUT);
+        CHECK(e <= TOL, "batch %zu, 3 lanes by columns: worst error %.3g > %g", b, e, TOL);
+        CHECK(memcmp(y1, y3, b * OUT * sizeof *y1) == 0,
+              "batch %zu: 3 lanes by columns give other bits than 1 thread", b);
+    }
+    ffnn_predictor_free(p1), ffnn_predictor_free(p3);
+    free(x), free(ref), free(y1), free(y3);
     ffnn_model_free(m);
     return TEST_PASS;
 }
@@ -422,6 +460,7 @@ const test_case predictor_tests[] = {
     {"predictor_every_activation", test_predictor_every_activation},
     {"predictor_local1d", test_predictor_local1d},
     {"predictor_slices", test_predictor_slices},
+    {"predictor_columns", test_predictor_columns},
     {"predictor_predict", test_predictor_predict},
     {"predictor_errors", test_predictor_errors},
     {"predictor_cuda", test_predictor_cuda},

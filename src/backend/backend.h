@@ -429,6 +429,14 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*dense_forward_packed)(void *ctx, const float *x, const float *packed,
                                         const float *b, float *z, size_t batch, size_t in,
                                         size_t out);
+    /* dense_forward_packed on one share of W's column panels, on the calling thread:
+     * of the ceil(out / nr) panels, the contiguous part `part` (0 .. parts - 1) of
+     * `parts`, z[:, *j0 .. *j1) [batch, out] (z's other columns untouched; *j0 ==
+     * *j1: no panel). Each column the bits dense_forward_packed gives it. */
+    ffnn_status (*dense_forward_packed_part)(void *ctx, const float *x, const float *packed,
+                                             const float *b, float *z, size_t batch,
+                                             size_t in, size_t out, int part, int parts,
+                                             size_t *j0, size_t *j1);
     /* ---- optional: per-sample weights (cpu and omp; NULL: the trainer refuses a
      * weighted data set) ---- */
     /* After loss, for the batch rows index [batch] (int32) of weights w [n]:

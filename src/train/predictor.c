@@ -3,7 +3,10 @@
  * thread with its own activations, and a fork-join pool (pool.c) that gives each
  * lane a slice of the batch's rows - the whole network per slice, no barrier
  * between layers, and workers that sleep rather than spin while the caller does
- * other work. On cuda: one context with the parameters copied to the device.
+ * other work. A job of too few rows to give every lane a slice (a single row:
+ * latency) is split by output columns instead when the net is all dense layers:
+ * each lane computes its share of a layer's packed column panels and their
+ * activation, one pool job per layer. On cuda: one context with the parameters copied to the device.
  * The layer loop is the trainer's forward (strategy/step.c forward) without
  * dropout: z = the layer's linear map, then its activation in place. A row's
  * outputs do not depend on the other rows of its batch (the omp matmul's tile
@@ -21,6 +24,11 @@
 /* Multiply-adds a slice of a batch should have before it gets a thread of its
  * own (about 50 us of one core): smaller batches run on the calling thread. */
 #define SLICE_MIN_WORK ((size_t)1 << 19)
+/* Multiply-adds of a layer a lane should have when a few rows are split by
+ * columns instead (about 5 us of one core at batch 1, where the row kernel
+ * streams the weights: a pool round trip per layer costs a few us). A layer
+ * with less runs on fewer lanes, below it on the caller alone. */
+#define COLUMN_MIN_WORK ((size_t)1 << 16)
 
 /* One thread's share of the work: its backend context and buffers. */
 typedef struct lane {
@@ -47,11 +55,20 @@ struct ffnn_predictor {
                                     dense_pack: omp; lane 0's memory), else NULL   */
     size_t *packed_at;           /* [layer_count] offset of layer i's in packed     */
     size_t work_per_row;         /* multiply-adds of one row through the network   */
+    size_t widest_work;          /* the most multiply-adds of one row in one layer  */
+    int columns_ok;              /* dense layers only, packed, > 1 lane: few rows may
+                                    be split by output columns                    */
+    size_t column_min_work;      /* COLUMN_MIN_WORK (tests: lower)                 */
     /* the job the lanes run (ffnn_predictor_forward_raw) */
     const float *job_x;          /* [job_rows, in] host                            */
     float *job_y;                /* [job_rows, out] host                           */
     size_t job_rows;
     int job_slices, job_standardize;
+    /* the layer the lanes split by columns (forward_columns) */
+    const ffnn_layer *col_layer;
+    const float *col_in, *col_packed; /* [col_rows, layer.in], the layer's panels  */
+    float *col_z;                /* [col_rows, layer.out]                           */
+    size_t col_rows;
 };
 
 static size_t widest_layer(const ffnn_model *m)
@@ -161,7 +178,13 @@ static ffnn_status allocate(ffnn_predictor *p, int threads)
         return st;
     if (!(p->ops->caps & FFNN_CAP_DEVICE)) { /* host memory: read the model's arena */
         p->params = m->params;
-        return pack_weights(p);
+        if ((st = pack_weights(p)) != FFNN_OK)
+            return st;
+        p->columns_ok = p->packed && p->ops->dense_forward_packed_part && lanes > 1;
+        for (int i = 0; i < m->layer_count; i++)
+            if (m->layers[i].kind != FFNN_LAYER_DENSE)
+                p->columns_ok = 0;
+        return FFNN_OK;
     }
     void *ctx = p->lanes[0].ctx;
     if ((st = dev_alloc(p, ctx, m->parameter_count, &p->dev_params)) != FFNN_OK ||
@@ -192,8 +215,12 @@ ffnn_status ffnn_predictor_create(const ffnn_model *m, ffnn_device device, int t
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory creating a predictor");
     p->model = m;
     p->max_batch = max_batch;
-    for (int i = 0; i < m->layer_count; i++)
-        p->work_per_row += m->layers[i].out * m->layers[i].fan_in;
+    p->column_min_work = COLUMN_MIN_WORK;
+    for (int i = 0; i < m->layer_count; i++) {
+        const size_t work = m->layers[i].out * m->layers[i].fan_in;
+        p->work_per_row += work;
+        p->widest_work = work > p->widest_work ? work : p->widest_work;
+    }
     if ((st = pick(device, &p->ops, &p->device)) != FFNN_OK ||
         (st = allocate(p, threads)) != FFNN_OK) {
         ffnn_predictor_free(p);
@@ -284,6 +311,77 @@ static void run_lane(void *user, int k)
     }
 }
 
+/* Lane k's share of the output columns of layer col_layer, then its activation
+ * on those columns, row by row (elementwise: the same bits however cut). */
+static void run_lane_columns(void *user, int k)
+{
+    ffnn_predictor *p = user;
+    lane *ln = &p->lanes[k];
+    const ffnn_layer *l = p->col_layer;
+    const float *b = l->has_bias ? p->params + l->bias_offset : NULL;
+    size_t j0 = 0, j1 = 0;
+    ln->st = p->ops->dense_forward_packed_part(ln->ctx, p->col_in, p->col_packed, b, p->col_z,
+                                               p->col_rows, l->in, l->out, k,
+                                               p->job_slices, &j0, &j1);
+    if (ln->st == FFNN_OK && l->act != FFNN_ACT_IDENTITY && j1 > j0)
+        for (size_t r = 0; r < p->col_rows && ln->st == FFNN_OK; r++) {
+            float *zr = p->col_z + r * l->out + j0; /* [j1 - j0] */
+            ln->st = p->ops->activation_forward(ln->ctx, l->act, l->act_param, zr, zr, j1 - j0);
+        }
+}
+
+/* Lanes to split `work` multiply-adds by columns over: 1 .. lane_count. */
+static int column_parts(const ffnn_predictor *p, size_t work)
+{
+    const size_t parts = work / p->column_min_work;
+    return parts < 1 ? 1 : parts > (size_t)p->lane_count ? p->lane_count : (int)parts;
+}
+
+/* The first of the lanes' statuses that failed, or FFNN_OK. */
+static ffnn_status lanes_status(const ffnn_predictor *p)
+{
+    for (int k = 0; k < p->job_slices; k++)
+        if (p->lanes[k].st != FFNN_OK)
+            return k == 0 ? p->lanes[0].st /* the message is this thread's */
+                          : ffnn_fail(p->lanes[k].st, "predictor: lane %d of %d failed "
+                                      "(status %d)", k, p->job_slices, (int)p->lanes[k].st);
+    return FFNN_OK;
+}
+
+/* Few rows split by columns: x [rows, in] -> y [rows, out] (host), lane_rows
+ * rows at a time through lane 0's buffers, one pool job per layer (its join the
+ * barrier between layers) on column_parts lanes for that layer's work. Every output is the dot product
+ * the row split computes, in the same order: the same bits. */
+static ffnn_status forward_columns(ffnn_predictor *p, const float *x, size_t rows, float *y)
+{
+    const ffnn_model *m = p->model;
+    const size_t in = m->input_size, out = m->layers[m->layer_count - 1].out;
+    lane *ln = &p->lanes[0];
+    ffnn_status st = FFNN_OK;
+    for (size_t first = 0; st == FFNN_OK && first < rows; first += p->lane_rows) {
+        const size_t n = rows - first < p->lane_rows ? rows - first : p->lane_rows;
+        const float *xr = x + first * in; /* [n, in] */
+        if (p->job_standardize && m->input_mean) {
+            for (size_t r = 0; r < n; r++)
+                for (size_t j = 0; j < in; j++)
+                    ln->host_x[r * in + j] =
+                        (xr[r * in + j] - m->input_mean[j]) / m->input_scale[j];
+            xr = ln->host_x;
+        }
+        p->col_in = xr, p->col_rows = n;
+        for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
+            p->col_layer = &m->layers[i];
+            p->job_slices = column_parts(p, n * m->layers[i].in * m->layers[i].out);
+            p->col_packed = p->packed + p->packed_at[i];
+            p->col_z = i == m->layer_count - 1 ? y + first * out : ln->act[i % 2];
+            ffnn_pool_run(p->pool, p->job_slices, run_lane_columns, p);
+            st = lanes_status(p);
+            p->col_in = p->col_z;
+        }
+    }
+    return st;
+}
+
 /* cuda: chunks of max_batch rows uploaded, run, downloaded. */
 static ffnn_status forward_device(ffnn_predictor *p, const float *x, size_t batch,
                                   int standardize, float *y)
@@ -321,16 +419,25 @@ ffnn_status ffnn_predictor_forward_raw(ffnn_predictor *p, const float *x, size_t
         const size_t by_work = rows * p->work_per_row / SLICE_MIN_WORK;
         size_t slices = by_work < (size_t)p->lane_count ? by_work : (size_t)p->lane_count;
         slices = slices < rows ? slices : rows;
+        const size_t chunk = rows < p->lane_rows ? rows : p->lane_rows; /* forward_columns' */
+        ffnn_status st;
         p->job_x = x + first * in, p->job_y = y + first * out, p->job_rows = rows;
         p->job_slices = slices ? (int)slices : 1, p->job_standardize = standardize;
-        ffnn_pool_run(p->pool, p->job_slices, run_lane, p);
-        for (int k = 0; k < p->job_slices; k++)
-            if (p->lanes[k].st != FFNN_OK)
-                return k == 0 ? p->lanes[0].st /* the message is this thread's */
-                              : ffnn_fail(p->lanes[k].st, "predictor: lane %d of %d failed "
-                                          "(status %d)", k, p->job_slices, (int)p->lanes[k].st);
+        if (p->columns_ok && column_parts(p, chunk * p->widest_work) > p->job_slices) {
+            st = forward_columns(p, p->job_x, rows, p->job_y); /* few rows: by columns */
+        } else {
+            ffnn_pool_run(p->pool, p->job_slices, run_lane, p);
+            st = lanes_status(p);
+        }
+        if (st != FFNN_OK)
+            return st;
     }
     return FFNN_OK;
+}
+
+void ffnn_predictor_set_column_work(ffnn_predictor *p, size_t min_work)
+{
+    p->column_min_work = min_work ? min_work : 1;
 }
 
 ffnn_status ffnn_predictor_forward(ffnn_predictor *p, const float *x, size_t batch, float *y)

@@ -11,4 +11,9 @@
 ffnn_status ffnn_predictor_forward_raw(ffnn_predictor *p, const float *x, size_t batch,
                                        int standardize, float *y);
 
+/* The multiply-adds a lane needs before a job of few rows is split by output
+ * columns (default COLUMN_MIN_WORK in predictor.c; 1: whenever rows < lanes).
+ * For tests, which force the column split on small nets. */
+void ffnn_predictor_set_column_work(ffnn_predictor *p, size_t min_work);
+
 #endif

@@ -371,8 +371,8 @@ static ffnn_status cuda_side_join(void *vctx)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 47 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 49 * sizeof(void *),
+/* One name, the caps and 48 functions: a new member in backend.h must be added here too. */
+static_assert(sizeof(ffnn_backend_ops) == 50 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/backend/cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -425,6 +425,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* dense_pack_floats   */ NULL, /* the predictor runs dense_forward on cuda */
     /* dense_pack          */ NULL,
     /* dense_forward_packed */ NULL,
+    /* dense_forward_packed_part */ NULL,
     /* loss_weights        */ NULL, /* weights: cpu backends only (trainer.c refuses) */
 };
 

@@ -300,6 +300,42 @@ static ffnn_status ompb_dense_forward_packed(void *vctx, const float *x, const f
     return FFNN_OK;
 }
 
+/* dense_forward_packed's tiles (or rows, batch < mr) of panels q0 .. q1 only,
+ * serially: the predictor's lanes each take a share of the columns. */
+static ffnn_status ompb_dense_forward_packed_part(void *vctx, const float *x,
+                                                  const float *packed, const float *b,
+                                                  float *z, size_t batch, size_t in,
+                                                  size_t out, int part, int parts, size_t *j0,
+                                                  size_t *j1)
+{
+    const omp_ctx *ctx = vctx;
+    const ffnn_omp_gemm_isa *isa = ctx->isa;
+    const ffnn_omp_gemm g = {
+        .M = batch, .N = out, .P = in,
+        .A = x, .a_row = in, .a_col = 1,
+        .B = NULL, .ldb = 0,
+        .bias = b,
+        .C = z, .ldc = out,
+    };
+    const size_t panels = ceil_div(out, isa->nr), mb = tile_rows(ctx, &g);
+    const size_t q0 = panels * (size_t)part / (size_t)parts;
+    const size_t q1 = panels * ((size_t)part + 1) / (size_t)parts;
+    *j0 = q0 * isa->nr < out ? q0 * isa->nr : out;
+    *j1 = q1 * isa->nr < out ? q1 * isa->nr : out;
+    if (batch < isa->mr) {
+        for (size_t i = 0; i < batch; i++)
+            for (size_t q = q0; q < q1; q += FFNN_OMP_ROW_PANELS) {
+                const size_t k = q1 - q < FFNN_OMP_ROW_PANELS ? q1 - q : FFNN_OMP_ROW_PANELS;
+                isa->row(&g, packed + q * in * isa->nr, k, i, q * isa->nr);
+            }
+    } else {
+        for (size_t q = q0; q < q1; q++)
+            for (size_t t = 0; t < mb; t++)
+                isa->tile(&g, packed + q * in * isa->nr, t * isa->mr, q * isa->nr);
+    }
+    return FFNN_OK;
+}
+
 /* Tile t of g (tiles numbered panel by panel), B read in place except the
  * right-edge panel, which the calling thread packs into its own slot [P][nr]
  * (*packed remembers which matmul's edge the slot holds). */
@@ -582,4 +618,5 @@ const ffnn_backend_ops ffnn_omp_backend = {
     .dense_pack_floats = ompb_dense_pack_floats,
     .dense_pack = ompb_dense_pack,
     .dense_forward_packed = ompb_dense_forward_packed,
+    .dense_forward_packed_part = ompb_dense_forward_packed_part,
 };
