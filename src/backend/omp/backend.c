@@ -203,6 +203,21 @@ static size_t team_size(void)
 #endif
 }
 
+/* The forward matmul z [batch, out] = x [batch, in] W^T (+ b): W^T's panels packed by
+ * the caller (B = NULL). */
+static ffnn_omp_gemm forward_gemm(const float *x, const float *b, float *z, size_t batch,
+                                  size_t in, size_t out)
+{
+    const ffnn_omp_gemm g = {
+        .M = batch, .N = out, .P = in,
+        .A = x, .a_row = in, .a_col = 1,
+        .B = NULL, .ldb = 0,
+        .bias = b,
+        .C = z, .ldc = out,
+    };
+    return g;
+}
+
 /* z [batch, out] = x [batch, in] W^T (+ b). Each thread takes a contiguous range of
  * the tiles (numbered panel by panel) and packs the panels of W^T it needs into
  * its own [in][nr] buffer as it reaches them: no barrier between packing and use. */
@@ -212,13 +227,7 @@ static ffnn_status ompb_dense_forward(void *vctx, const float *x, const float *W
 {
     omp_ctx *ctx = vctx;
     const ffnn_omp_gemm_isa *isa = ctx->isa;
-    const ffnn_omp_gemm g = {
-        .M = batch, .N = out, .P = in,
-        .A = x, .a_row = in, .a_col = 1,
-        .B = NULL, .ldb = 0,
-        .bias = b,
-        .C = z, .ldc = out,
-    };
+    const ffnn_omp_gemm g = forward_gemm(x, b, z, batch, in, out);
     const size_t tiles = tile_count(ctx, &g), mb = tile_rows(ctx, &g);
     const size_t panel_floats = in * isa->nr;
     const int nt = team(ctx, batch * in * out, GEMM_MIN_PARALLEL);
@@ -268,19 +277,12 @@ static ffnn_status ompb_dense_forward_packed(void *vctx, const float *x, const f
 {
     omp_ctx *ctx = vctx;
     const ffnn_omp_gemm_isa *isa = ctx->isa;
-    const ffnn_omp_gemm g = {
-        .M = batch, .N = out, .P = in,
-        .A = x, .a_row = in, .a_col = 1,
-        .B = NULL, .ldb = 0,
-        .bias = b,
-        .C = z, .ldc = out,
-    };
+    const ffnn_omp_gemm g = forward_gemm(x, b, z, batch, in, out);
     const size_t tiles = tile_count(ctx, &g), mb = tile_rows(ctx, &g);
     const int nt = team(ctx, batch * in * out, GEMM_MIN_PARALLEL);
     /* fewer rows than a tile: row by row, FFNN_OMP_ROW_PANELS panels a call */
     const size_t panels = ceil_div(out, isa->nr), groups = ceil_div(panels, FFNN_OMP_ROW_PANELS);
     const int by_row = batch < isa->mr;
-    (void)nt;
 #pragma omp parallel num_threads(nt)
     {
         const size_t id = thread_num(), n = team_size();
@@ -310,13 +312,7 @@ static ffnn_status ompb_dense_forward_packed_part(void *vctx, const float *x,
 {
     const omp_ctx *ctx = vctx;
     const ffnn_omp_gemm_isa *isa = ctx->isa;
-    const ffnn_omp_gemm g = {
-        .M = batch, .N = out, .P = in,
-        .A = x, .a_row = in, .a_col = 1,
-        .B = NULL, .ldb = 0,
-        .bias = b,
-        .C = z, .ldc = out,
-    };
+    const ffnn_omp_gemm g = forward_gemm(x, b, z, batch, in, out);
     const size_t panels = ceil_div(out, isa->nr), mb = tile_rows(ctx, &g);
     const size_t q0 = panels * (size_t)part / (size_t)parts;
     const size_t q1 = panels * ((size_t)part + 1) / (size_t)parts;
