@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int test_read_file(const char *path, blob *b)
@@ -103,4 +104,21 @@ int test_noisy_row(uint64_t *s, double r[4])
         r[k] = (double)(*s >> 11) / 9007199254740992.0;
     }
     return r[0] + 0.6 * r[3] > 0.8;
+}
+
+int test_run_argv(char *const argv[])
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) < 0)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

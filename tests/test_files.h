@@ -21,6 +21,10 @@ int test_write_file(const char *path, const void *bytes, size_t n);
 int test_same_blob(const blob *a, const blob *b);
 /* Entries of dir other than . and .. (-1 when it cannot be read). */
 int test_count_entries(const char *dir);
+
+/* Run argv[0] with argv (stdout and stderr kept, flushed first): its exit status, or
+ * -1 when it could not run or was killed. */
+int test_run_argv(char *const argv[]);
 /* Remove dir and the files in it (one level). */
 void test_remove_dir(const char *dir);
 

@@ -29,23 +29,6 @@ static const char *python_path(void)
     return p && *p ? p : "/usr/bin/python3";
 }
 
-/* Run argv (stdout and stderr kept); the exit status, or -1. */
-static int run_command(char *const argv[])
-{
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static void random_rows(float *x, size_t n, uint64_t seed)
 {
@@ -172,7 +155,7 @@ TEST_DIR_CASE("onnx", onnx_matches_onnxruntime)
     for (int i = 0; i < CASES; i++)
         argv[2 + i] = prefixes[i];
     argv[CASES + 2] = NULL;
-    int rc = access(python, X_OK) == 0 ? run_command(argv) : 3;
+    int rc = access(python, X_OK) == 0 ? test_run_argv(argv) : 3;
     if (rc == 3) {
         for (int i = 0; i < CASES; i++)
             free(want[i]);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_files.h"
 #include "cli_run.h"
 
 /* Debian's python3-torch installs for /usr/bin/python3; FFNN_PYTHON overrides. */
@@ -21,23 +22,6 @@ static const char *python_path(void)
 }
 static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
-/* Run argv; returns the exit status (or -1 when it could not run). */
-static int run_command(char *const argv[])
-{
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static int have_torch(void)
 {
@@ -70,7 +54,7 @@ static test_result twin(const char *which, const char *threads, char *why, size_
     char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
                           (char *)ffnn, "--data", (char *)fashion_dir, "--device", "cpu",
                           "--threads", (char *)threads, NULL};
-    int rc = run_command(argv);
+    int rc = test_run_argv(argv);
     CHECK(rc == 0, "tests/torch_twin.py %s --threads %s exited with %d", which, threads, rc);
     return TEST_PASS;
 }
@@ -117,7 +101,7 @@ static test_result twin_tabular_on(const char *which, const char *seed, const ch
     char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
                           (char *)ffnn, "--data", (char *)cancer_csv, "--device", "cpu",
                           "--threads", (char *)threads, "--seed", (char *)seed, NULL};
-    int rc = run_command(argv);
+    int rc = test_run_argv(argv);
     CHECK(rc == 0, "tests/torch_twin.py %s --seed %s exited with %d", which, seed, rc);
     return TEST_PASS;
 }
