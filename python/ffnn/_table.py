@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ctypes
 import numbers
+import os
+import sys
 import warnings
 from typing import List, Optional, Sequence
 
@@ -352,6 +354,15 @@ def fit_encode(X, options: TableOptions, what: str = "X"):
     return table, _encoded(table, raw)[0]
 
 
+def _caller_level() -> int:
+    """warnings.warn's stacklevel of the first caller outside this package."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def encode(table: Table, X, options: TableOptions, what: str = "X") -> np.ndarray:
     """The frame X encoded by the fitted table: float32 [n, width]. The model's
     columns are found by name (extra columns are left out, as ffnn predict does); a
@@ -381,5 +392,5 @@ def encode(table: Table, X, options: TableOptions, what: str = "X") -> np.ndarra
         warnings.warn("%s: %d cell%s of a category the model was not trained on%s: encoded "
                       "as all zeros (unknown_category='error' refuses them)"
                       % (what, unseen, "" if unseen == 1 else "s", detail), UserWarning,
-                      stacklevel=3)
+                      stacklevel=_caller_level())
     return out

@@ -401,9 +401,10 @@ class _MLPBase(BaseEstimator):
 
     def save(self, path) -> None:
         """Write the model file (``ffnn predict --model`` reads it): architecture,
-        parameters, standardisation, and for the classifier classes_ as the file's
-        class names (as text). Feature names are not kept there: pickle or joblib
-        the estimator to keep everything.
+        parameters, standardisation, a DataFrame's table encoding (its columns'
+        names, levels and fills), and for the classifier classes_ as the file's
+        class names (as text). Feature names of a numeric fit and ignored columns
+        are not kept there: pickle or joblib the estimator to keep everything.
 
         Raises
         ------
@@ -487,6 +488,22 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
     callback : callable, optional
         ``callback(estimator, row)`` after each epoch (row: the epoch's dict of
         ``ffnn.Model.train``'s history); a true return value stops training.
+    categorical : str or list of str, optional
+        Numeric columns of a DataFrame read as categories (integer codes), as
+        ``ffnn train --categorical``.
+    ignore : str or list of str, optional
+        DataFrame columns left out of the model (ids, dates, free text), as
+        ``--ignore``; they stay in feature_names_in_ (predict takes the same frame).
+    na_values : list of str, optional
+        The texts of a missing text cell besides a blank one; None: ``NA, N/A, NaN,
+        nan, null, NULL, None`` (the CLI's --na-values).
+    missing : {"impute", "error"}, default "impute"
+        A DataFrame's missing cells: filled as ``ffnn train`` fills them, or
+        refused naming column and row.
+    unknown_category : {"ignore", "error"}, default "ignore"
+        At predict, a category the training rows lacked: an all-zero one-hot row
+        and a UserWarning with the count (as ``ffnn predict``'s note), or a
+        ValueError.
 
     Attributes
     ----------
@@ -507,6 +524,20 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
 
     Notes
     -----
+    A pandas DataFrame with text (object, string), category or bool columns or
+    missing cells (NaN, None, pd.NA), or any DataFrame when categorical or ignore
+    is given, goes through ``ffnn train``'s table encoding (libffnn's, fitted on
+    the rows of fit, or of the first partial_fit): a numeric column's missing
+    cells get the training median plus a 0/1 "was missing" input, a categorical
+    column is one-hot encoded with its training levels (sorted) and the level
+    "missing" - scikit-learn's SimpleImputer(add_indicator=True) and
+    OneHotEncoder(handle_unknown="ignore"). The encoding is kept in the model
+    (``model_.table``), so predict, predict_proba and score take raw frames,
+    and pickles and model files keep it (docs/PYTHON_GUIDE.md "Tables").
+    A DataFrame of numbers without missing cells, and numpy arrays, are
+    numbers as before (NaN refused); a numpy object array holding text is
+    refused, naming pandas.DataFrame.
+
     ``sample_weight`` (fit, partial_fit) and ``class_weight`` (None, a dict
     {class: weight} or "balanced", scikit-learn's compute_class_weight) weight each
     sample's loss; a batch's loss is the weighted mean (docs/TRAINING.md "Weights").
@@ -574,6 +605,8 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         X : array-like of shape (n_samples, n_features)
             Numbers (NaN, inf, complex and sparse input refused with
             scikit-learn's messages).
+            Or a pandas DataFrame: text, category and bool columns and missing
+            cells are encoded (see Notes).
         y : array-like of shape (n_samples,)
             Class labels: any hashable values of one kind (numbers or strings).
         sample_weight : array-like of shape (n_samples,), optional
@@ -702,7 +735,10 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
     def load(cls, path) -> "MLPClassifier":
         """A fitted classifier from a model file (``save``, or ``ffnn train --save`` of
         a classifier): classes_ are the file's class names (int64 when every name is
-        an integer written canonically, e.g. "3"; else str), or 0 .. classes-1.
+        an integer written canonically, e.g. "3"; else str), or 0 .. classes-1. A
+        model with a table encoding (trained on a DataFrame, or by ``ffnn train`` on
+        a CSV file with text or missing cells) takes DataFrames of its columns:
+        feature_names_in_ are the encoding's columns, in its order.
 
         Raises
         ------
