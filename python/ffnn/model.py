@@ -659,7 +659,8 @@ class Model:
             NaN/inf refused, naming the sample. A model with a table encoding
             (``table``) takes a DataFrame of raw rows: its columns found by name
             (others left out, as ``ffnn predict --data``), text, categories and
-            missing cells encoded as in training.
+            missing cells encoded as in training; a numpy array is the network's
+            inputs (already encoded, ``n_inputs`` per row).
         na_values, unknown_category
             As ``train``'s, for a DataFrame.
 
