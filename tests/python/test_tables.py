@@ -287,3 +287,23 @@ def test_python_trained_model_predicts_csv_in_the_cli(tmp_path, lib):
     labels, proba, _ = _cli_predict(cli, tmp_path / "py.safetensors", tmp_path / "new.csv")
     np.testing.assert_allclose(clf.predict_proba(frame), proba, rtol=1e-5, atol=1e-6)
     assert list(clf.predict(frame)) == labels
+
+
+def test_frames_in_model_selection_and_partial_fit():
+    from sklearn.model_selection import cross_val_score
+    df, y = messy()
+    clf = ffnn.MLPClassifier(hidden_layer_sizes=(16,), max_iter=40, random_state=0,
+                             standardize=True, ignore="id")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scores = cross_val_score(clf, df, y, cv=3)  # an encoding fitted per fold
+    assert scores.shape == (3,) and scores.min() > 0.65, scores
+    part = ffnn.MLPClassifier(hidden_layer_sizes=(8,), random_state=0, ignore="id")
+    part.partial_fit(df[:200], y[:200], classes=["no", "yes"])  # fits the encoding
+    width = part.model_.n_inputs
+    later = df[200:].copy()
+    later["city"] = later["city"].replace("Oslo", "Bergen")
+    with pytest.warns(UserWarning, match="category the model was not trained on "
+                      r"\(city: 'Bergen'\)"):
+        part.partial_fit(later, y[200:])  # encoded with the first call's levels
+    assert part.model_.n_inputs == width and part.n_iter_ == 2
