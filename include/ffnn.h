@@ -771,6 +771,29 @@ FFNN_API ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out);
  * width not m's input size), FFNN_ERR_NO_MEMORY (m unchanged). */
 FFNN_API ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t);
 
+/* A raw data set [count, columns] built from columns in memory (a data frame's:
+ * the Python module's pandas path), for ffnn_table_fit and ffnn_table_encode
+ * as a CSV file read with text categories and missing cells gives one (its
+ * columns found by name, texts turned into level ids, by the caller).
+ * x [count, columns] float32, row-major: a numeric column's values (finite;
+ * NaN a missing cell), a categorical column's level ids (integers in
+ * [0, level_counts[i]); NaN a missing cell). names [columns] UTF-8 (NULL:
+ * "0", "1", ... as a CSV file without a header); kinds [columns]
+ * (ffnn_table_kind); level_counts [columns] (0 for a numeric column) and
+ * levels [sum of level_counts]: the texts of the levels, column after column,
+ * distinct within a column (id k of a column is its k-th text). Every label
+ * of *out is 0 (classes 0): it is rows to encode; train on the encoded
+ * features with labels of your own. Everything is copied; *out is owned by
+ * the caller (ffnn_dataset_free). Errors, before anything is allocated:
+ * FFNN_ERR_INVALID_ARGUMENT (NULL argument or name; count or columns 0; a
+ * kind other than the two; a numeric column with levels; more than 2^24
+ * levels; an infinite value or an id out of range, naming row and column; a
+ * level given twice in a column, naming it); FFNN_ERR_NO_MEMORY. Thread-safe. */
+FFNN_API ffnn_status ffnn_dataset_from_columns(size_t count, size_t columns, const float *x,
+                                               const char *const *names, const int *kinds,
+                                               const size_t *level_counts,
+                                               const char *const *levels, ffnn_dataset **out);
+
 /* ------------------------------------------------------------------ model files */
 
 /* Model files are safetensors files (https://github.com/huggingface/safetensors;
