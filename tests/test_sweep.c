@@ -4,8 +4,13 @@
  * rates and early stopping; bad sweeps are refused by name. */
 #include <string.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "check.h"
+#include "cli_run.h"
 #include "ffnn.h"
+#include "test_files.h"
 
 #define SWEEP_N 8
 
@@ -110,8 +115,81 @@ static test_result sweep_refuses(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+
+/* ffnn sweep picks its best configuration and --save-best writes exactly the file
+ * `ffnn train --save` writes for that configuration (same bytes); the ranked
+ * table, --csv and --json agree; run-only options are refused by name. */
+TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
+{
+    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/iris.csv";
+    FILE *probe = fopen(csv, "r");
+    if (!probe)
+        SKIP("needs %s (apt-get install python3-sklearn)", csv);
+    fclose(probe);
+    char best[600], lone[600], table[600], out[600], json[600];
+    snprintf(best, sizeof best, "%s/best.safetensors", dir);
+    snprintf(lone, sizeof lone, "%s/lone.safetensors", dir);
+    snprintf(table, sizeof table, "%s/table.csv", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(json, sizeof json, "%s/json.txt", dir);
+    const char *common[] = {"--data", csv, "--skip-rows", "1", "--val-split", "0.2",
+                            "--test-split", "0.2", "--standardize", "--epochs", "30",
+                            "--batch", "16", "--device", "cpu"};
+    const char *sweep[40] = {"sweep"}, *again[40] = {"sweep"};
+    int n = 1;
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        sweep[n] = again[n] = common[i], n++;
+    const char *axes[] = {"--lr", "0.01,0.1", "--optimizer", "sgd,momentum", "--seed", "1"};
+    for (size_t i = 0; i < sizeof axes / sizeof axes[0]; i++)
+        sweep[n] = again[n] = axes[i], n++;
+    int m = n;
+    sweep[n++] = "--save-best", sweep[n++] = best, sweep[n++] = "--csv", sweep[n++] = table;
+    again[m++] = "--json";
+    CHECK(cli_run(sweep, out, NULL) == 0, "ffnn sweep failed (see %s)", out);
+    CHECK(cli_run(again, json, NULL) == 0, "ffnn sweep --json failed (see %s)", json);
+    CHECK(file_contains(out, "4 configurations") && file_contains(table, "rank,configuration"),
+          "no table (see %s)", out);
+    /* the best configuration, from the JSON's first object */
+    FILE *f = fopen(json, "r");
+    char line[2048], lr[32] = "", opt[32] = "";
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "\"rank\": 1,")) {
+            const char *l = strstr(line, "\"lr\": "), *o = strstr(line, "\"optimizer\": \"");
+            if (l)
+                sscanf(l + 6, "%31[^,}]", lr);
+            if (o)
+                sscanf(o + 14, "%31[^\"]", opt);
+        }
+    if (f)
+        fclose(f);
+    CHECK(lr[0] && opt[0], "no rank 1 in %s", json);
+    const char *train[40] = {"train"};
+    int t = 1;
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        train[t++] = common[i];
+    train[t++] = "--lr", train[t++] = lr, train[t++] = "--optimizer", train[t++] = opt;
+    train[t++] = "--seed", train[t++] = "1", train[t++] = "--save", train[t++] = lone;
+    CHECK(cli_run(train, out, NULL) == 0, "ffnn train failed (see %s)", out);
+    blob a = {NULL, 0}, b = {NULL, 0};
+    CHECK(test_read_file(best, &a) == 0 && test_read_file(lone, &b) == 0, "model files");
+    int same = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+    free(a.data);
+    free(b.data);
+    CHECK(same, "--save-best (lr %s, %s) differs from ffnn train --save", lr, opt);
+    printf("     best: lr %s, %s; its file equals ffnn train --save's byte for byte\n", lr, opt);
+    const char *bad[] = {"sweep", "--data", csv, "--skip-rows", "1", "--lr", "0.1,0.2",
+                         "--save", lone, NULL};
+    CHECK(cli_run(bad, out, NULL) == 2 && file_contains(out, "--save (use --save-best)"),
+          "--save in a sweep (see %s)", out);
+    const char *range[] = {"sweep", "--data", csv, "--lr", "0.001:0.1", NULL};
+    CHECK(cli_run(range, out, NULL) == 2 && file_contains(out, "ranges need --random"),
+          "a range without --random (see %s)", out);
+    return TEST_PASS;
+}
+
 const test_case sweep_tests[] = {
     {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
     {"sweep_refuses", sweep_refuses},
+    {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
 };
 const size_t sweep_tests_count = sizeof sweep_tests / sizeof sweep_tests[0];
