@@ -24,6 +24,7 @@
 #define CMD "ffnn sweep"
 #define SWEEP_MAX_MODELS 100000
 #define SWEEP_MAX_VALUES 256
+#define SWEEP_MAX_FOLDS 100
 
 const char *const ffnn_cli_sweep_usage =
     "usage: ffnn sweep [ffnn train options] [sweep options]\n"
@@ -54,8 +55,10 @@ const char *const ffnn_cli_sweep_usage =
     "                    cores)\n"
     "  --json            one JSON object per configuration, ranked, on stdout\n"
     "  -h, --help        this text\n"
-    "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --cv,\n"
-    "--gpus, --max-steps (they belong to one run).\n";
+    "  --cv K            every configuration on K stratified folds (ffnn train --cv):\n"
+    "                    K models each, ranked by the mean over the held-out folds\n"
+    "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --gpus,\n"
+    "--max-steps (they belong to one run).\n";
 
 /* The ffnn train options whose values may vary between configurations. */
 static const char *const sweep_options[] = {
@@ -314,12 +317,20 @@ typedef struct config {
     char values[32][64];           /* [axis_count] the values of this configuration */
     char *argv[512];
     char arch[64];
-    ffnn_model *model;
-    ffnn_sweep_state state;
-    ffnn_metrics val, test;
+    ffnn_model *model[SWEEP_MAX_FOLDS]; /* [folds]: one model per fold (1 without --cv) */
+    ffnn_sweep_state state;    /* of fold 0's model (epochs; train loss averaged)   */
+    ffnn_metrics val, test;    /* means over the folds                              */
     int has_val, has_test;
-    double seconds;
+    double seconds;            /* summed over the folds' models                     */
 } config;
+
+/* The data each fold's models see: without --cv one "fold" (train, val, test);
+ * with --cv K fold f trains on all folds but f and is measured on f (as val). */
+typedef struct folds {
+    int count;
+    ffnn_dataset *raw[SWEEP_MAX_FOLDS][3];  /* train, val, test in the data's units */
+    ffnn_dataset *std[SWEEP_MAX_FOLDS][3];  /* what the trainers see                */
+} folds;
 
 /* The ffnn train command line of configuration k, parsed into c->o. */
 static int build_config(const sweep_cli *s, long long k, uint64_t *rng, config *c)
@@ -351,7 +362,6 @@ static int refuse_run_options(const ffnn_cli_train_options *o)
                       : o->log_steps       ? "--log-steps"
                       : o->checkpoint_path ? "--checkpoint"
                       : o->resume_path     ? "--resume"
-                      : o->cv              ? "--cv"
                       : o->gpus            ? "--gpus"
                       : o->max_steps       ? "--max-steps"
                                            : NULL;
@@ -360,37 +370,73 @@ static int refuse_run_options(const ffnn_cli_train_options *o)
     return bad ? 2 : 0;
 }
 
-/* The configurations' models, each prepared as ffnn train prepares its one (class
- * names, table encoding, --standardize's statistics: fitted once, on model 0). */
-static int make_models(config *c, long long n, const char *default_arch, ffnn_dataset *sets[3],
-                       ffnn_dataset *std[3])
+/* Configuration k's model of fold f, prepared as ffnn train prepares its one (class
+ * names, table encoding, --standardize's statistics: fitted once per fold, on the
+ * first configuration's model of that fold, whose prepare makes the fold's std). */
+static int make_model(config *c, long long k, int f, const char *default_arch, folds *d)
 {
-    for (long long k = 0; k < n; k++) {
-        ffnn_cli_train_options *o = &c[k].o;
-        if (!o->loss_given)
-            o->cfg.loss = c[0].o.cfg.loss; /* mse for float targets, as ffnn train */
-        snprintf(c[k].arch, sizeof c[k].arch, "%s", o->arch ? o->arch : default_arch);
-        if (ffnn_cli_train_model(o->init_path, o->arch, default_arch, o->cfg.seed,
-                                 o->loss_given, &o->cfg.loss, &c[k].model) != 0)
-            return 1;
-        o->regression = ffnn_dataset_target_width(sets[0]) > 0 && o->cfg.loss == FFNN_LOSS_MSE;
-        if (k == 0) {
-            if (ffnn_cli_train_prepare(o, c[0].model, sets, std) != 0)
-                return 1;
-            continue;
-        }
-        ffnn_cli_train_options plain = *o;
-        plain.standardize = 0;
-        ffnn_dataset *same[3];
-        if (ffnn_cli_train_prepare(&plain, c[k].model, sets, same) != 0)
-            return 1;
-        const float *im, *is, *tm, *ts;
-        if (o->standardize &&
-            (ffnn_model_standardization(c[0].model, &im, &is, &tm, &ts) != FFNN_OK ||
-             ffnn_model_set_standardization(c[k].model, im, is, tm, ts) != FFNN_OK))
-            return ffnn_cli_fail(CMD, "--standardize");
-    }
+    ffnn_cli_train_options *o = &c[k].o;
+    if (!o->loss_given)
+        o->cfg.loss = c[0].o.cfg.loss; /* mse for float targets, as ffnn train */
+    snprintf(c[k].arch, sizeof c[k].arch, "%s", o->arch ? o->arch : default_arch);
+    if (ffnn_cli_train_model(o->init_path, o->arch, default_arch, o->cfg.seed, o->loss_given,
+                             &o->cfg.loss, &c[k].model[f]) != 0)
+        return 1;
+    o->regression = ffnn_dataset_target_width(d->raw[f][0]) > 0 && o->cfg.loss == FFNN_LOSS_MSE;
+    if (k == 0)
+        return ffnn_cli_train_prepare(o, c[0].model[f], d->raw[f], d->std[f]);
+    ffnn_cli_train_options plain = *o;
+    plain.standardize = 0;
+    ffnn_dataset *same[3];
+    if (ffnn_cli_train_prepare(&plain, c[k].model[f], d->raw[f], same) != 0)
+        return 1;
+    const float *im, *is, *tm, *ts;
+    if (o->standardize &&
+        (ffnn_model_standardization(c[0].model[f], &im, &is, &tm, &ts) != FFNN_OK ||
+         ffnn_model_set_standardization(c[k].model[f], im, is, tm, ts) != FFNN_OK))
+        return ffnn_cli_fail(CMD, "--standardize");
     return 0;
+}
+
+static int make_models(config *c, long long n, const char *default_arch, folds *d)
+{
+    for (int f = 0; f < d->count; f++)
+        for (long long k = 0; k < n; k++)
+            if (make_model(c, k, f, default_arch, d) != 0)
+                return 1;
+    return 0;
+}
+
+/* The folds of the data (sets: what ffnn_cli_train_data gave). */
+static int make_folds(const ffnn_cli_train_options *o, ffnn_dataset *sets[3], folds *d)
+{
+    if (!o->cv) {
+        d->count = 1;
+        for (int i = 0; i < 3; i++)
+            d->raw[0][i] = sets[i], sets[i] = NULL;
+        return 0;
+    }
+    if (o->cv > SWEEP_MAX_FOLDS) {
+        fprintf(stderr, "%s: --cv %d: at most %d folds in a sweep\n", CMD, o->cv,
+                SWEEP_MAX_FOLDS);
+        return 2;
+    }
+    d->count = o->cv;
+    for (int f = 0; f < d->count; f++)
+        if (ffnn_dataset_fold(sets[0], o->cv, f, o->cfg.seed, &d->raw[f][0], &d->raw[f][1]) !=
+            FFNN_OK)
+            return ffnn_cli_fail(CMD, "--cv");
+    return 0;
+}
+
+static void free_folds(folds *d)
+{
+    for (int f = 0; f < d->count; f++)
+        for (int i = 0; i < 3; i++) {
+            if (d->std[f][i] != d->raw[f][i])
+                ffnn_dataset_free(d->std[f][i]);
+            ffnn_dataset_free(d->raw[f][i]);
+        }
 }
 
 /* The metric configuration k is ranked by (lower is better). */
@@ -496,26 +542,32 @@ static int write_csv(const sweep_cli *s, const config *c, const long long *order
 
 /* Train every model: one line per epoch on stderr (how many still train, the best
  * so far by the training or validation loss of the epoch). */
-static int train_all(config *c, long long n, ffnn_dataset *std[3])
+/* Every model of every fold in one sweep (model k * folds + f: configuration k, fold
+ * f): one line per --print-every epochs on stderr (how many still train, the best
+ * configuration of the epoch by fold 0's validation or training loss). */
+static int train_all(config *c, long long n, folds *d)
 {
-    ffnn_model **models = calloc((size_t)n, sizeof *models);
-    ffnn_train_config *cfg = calloc((size_t)n, sizeof *cfg);
-    if (!models || !cfg) {
-        free(models);
-        free(cfg);
-        return fprintf(stderr, "%s: out of memory\n", CMD), 1;
-    }
-    for (long long k = 0; k < n; k++) {
-        models[k] = c[k].model;
-        cfg[k] = c[k].o.cfg;
+    size_t total = (size_t)n * (size_t)d->count;
+    ffnn_model **models = calloc(total, sizeof *models);
+    ffnn_train_config *cfg = calloc(total, sizeof *cfg);
+    const ffnn_dataset **train = calloc(total, sizeof *train), **val = calloc(total, sizeof *val);
+    int rc = !models || !cfg || !train || !val ? (fprintf(stderr, "%s: out of memory\n", CMD), 1)
+                                               : 0;
+    for (size_t j = 0; rc == 0 && j < total; j++) {
+        long long k = (long long)(j / (size_t)d->count);
+        int f = (int)(j % (size_t)d->count);
+        models[j] = c[k].model[f];
+        cfg[j] = c[k].o.cfg;
+        train[j] = d->std[f][0];
+        val[j] = d->std[f][1];
     }
     ffnn_sweep *sw = NULL;
-    int rc = ffnn_sweep_create(models, cfg, (size_t)n, std[0], std[1], c[0].o.cfg.threads, &sw)
-                 ? ffnn_cli_fail(CMD, "creating the models' trainers")
-                 : 0;
+    if (rc == 0 && ffnn_sweep_create(models, cfg, total, train, val, c[0].o.cfg.threads, &sw))
+        rc = ffnn_cli_fail(CMD, "creating the models' trainers");
     if (rc == 0 && !c[0].o.quiet)
-        fprintf(stderr, "%s: %lld configurations, %d at a time\n", CMD, n, ffnn_sweep_lanes(sw));
-    size_t training = (size_t)n;
+        fprintf(stderr, "%s: %lld configurations x %d fold%s = %zu models, %d at a time\n", CMD,
+                n, d->count, d->count > 1 ? "s" : "", total, ffnn_sweep_lanes(sw));
+    size_t training = total;
     for (int e = 1; rc == 0 && training > 0; e++) {
         if (ffnn_sweep_run_epoch(sw, &training) != FFNN_OK) {
             rc = ffnn_cli_fail(CMD, "training");
@@ -524,10 +576,11 @@ static int train_all(config *c, long long n, ffnn_dataset *std[3])
         double best = INFINITY;
         long long at = 0;
         for (long long k = 0; k < n; k++) {
-            int before = c[k].state.epochs_run;
-            ffnn_sweep_model_state(sw, (size_t)k, &c[k].state);
-            if (c[k].state.epochs_run > before)
-                c[k].seconds += c[k].state.last.seconds;
+            c[k].seconds = 0;
+            for (int f = d->count - 1; f >= 0; f--) { /* fold 0's state is kept */
+                ffnn_sweep_model_state(sw, (size_t)(k * d->count + f), &c[k].state);
+                c[k].seconds += c[k].state.last.seconds * c[k].state.epochs_run;
+            }
             double v = c[k].state.last.val_loss == c[k].state.last.val_loss
                            ? c[k].state.last.val_loss : c[k].state.last.train_loss;
             if (c[k].state.epochs_run == e && v < best)
@@ -536,28 +589,50 @@ static int train_all(config *c, long long n, ffnn_dataset *std[3])
         int every = c[0].o.print_every > 0 ? c[0].o.print_every
                     : c[0].o.cfg.epochs >= 10 ? c[0].o.cfg.epochs / 10 : 1;
         if (!c[0].o.quiet && (e % every == 0 || training == 0))
-            fprintf(stderr, "epoch %d: %zu of %lld still training; best this epoch %.4f "
-                    "(configuration %lld)\n", e, training, n, best, at + 1);
+            fprintf(stderr, "epoch %d: %zu of %zu models still training; best this epoch %.4f "
+                    "(configuration %lld)\n", e, training, total, best, at + 1);
     }
     ffnn_sweep_free(sw); /* each model keeps its weights (the best epoch's if stopped early) */
     free(models);
     free(cfg);
+    free(train);
+    free(val);
     return rc;
 }
 
-static int evaluate_all(config *c, long long n, ffnn_dataset *sets[3])
+/* The means over the folds of metrics m[folds]. */
+static ffnn_metrics mean_metrics(const ffnn_metrics *m, int folds)
 {
+    ffnn_metrics r = m[0];
+    for (int f = 1; f < folds; f++) {
+        r.loss += m[f].loss, r.accuracy += m[f].accuracy, r.mse += m[f].mse;
+        r.rmse += m[f].rmse, r.mae += m[f].mae, r.r2 += m[f].r2, r.count += m[f].count;
+    }
+    r.loss /= folds, r.accuracy /= folds, r.mse /= folds, r.rmse /= folds, r.mae /= folds;
+    r.r2 /= folds;
+    return r;
+}
+
+/* Each configuration on its folds' validation sets (their means) and the test set,
+ * in the data's own units (the models standardise raw rows themselves). */
+static int evaluate_all(config *c, long long n, const folds *d)
+{
+    ffnn_metrics m[SWEEP_MAX_FOLDS];
     for (long long k = 0; k < n; k++) {
         const ffnn_cli_train_options *o = &c[k].o;
         size_t batch = o->cfg.eval_batch_size;
-        if (sets[1] && (c[k].has_val = 1) &&
-            ffnn_model_evaluate_metrics(c[k].model, o->cfg.loss, sets[1], batch, &c[k].val,
-                                        NULL) != FFNN_OK)
-            return ffnn_cli_fail(CMD, "the validation set");
-        if (sets[2] && (c[k].has_test = 1) &&
-            ffnn_model_evaluate_metrics(c[k].model, o->cfg.loss, sets[2], batch, &c[k].test,
-                                        NULL) != FFNN_OK)
-            return ffnn_cli_fail(CMD, "the test set");
+        for (int set = 1; set <= 2; set++) {
+            if (!d->raw[0][set])
+                continue;
+            for (int f = 0; f < d->count; f++)
+                if (ffnn_model_evaluate_metrics(c[k].model[f], o->cfg.loss, d->raw[f][set], batch,
+                                                &m[f], NULL) != FFNN_OK)
+                    return ffnn_cli_fail(CMD, set == 1 ? "the validation set" : "the test set");
+            if (set == 1)
+                c[k].val = mean_metrics(m, d->count), c[k].has_val = 1;
+            else
+                c[k].test = mean_metrics(m, d->count), c[k].has_test = 1;
+        }
     }
     return 0;
 }
@@ -582,6 +657,11 @@ static int build_configs(const sweep_cli *s, config **out, long long *count)
             return rc;
         if (k == 0 && (rc = refuse_run_options(&c[0].o)) != 0)
             return rc;
+        if (k == 0 && c[0].o.cv && s->save_best) {
+            fprintf(stderr, "%s: --save-best with --cv: the folds' models are not one model; "
+                    "run the best configuration with ffnn train --save\n", CMD);
+            return 2;
+        }
         if (c[k].o.cfg.device != c[0].o.cfg.device) {
             fprintf(stderr, "%s: one device for every configuration\n", CMD);
             return 2;
@@ -597,24 +677,29 @@ static int build_configs(const sweep_cli *s, config **out, long long *count)
 static void free_configs(config *c, long long n)
 {
     for (long long k = 0; c && k < n; k++)
-        ffnn_model_free(c[k].model);
+        for (int f = 0; f < SWEEP_MAX_FOLDS; f++)
+            ffnn_model_free(c[k].model[f]);
     free(c);
 }
 
 static int sweep_run(const sweep_cli *s, config *c, long long n)
 {
-    ffnn_dataset *sets[3] = {NULL, NULL, NULL}, *std[3] = {NULL, NULL, NULL};
+    ffnn_dataset *sets[3] = {NULL, NULL, NULL};
+    folds d;
+    memset(&d, 0, sizeof d);
     char arch[64], description[1024];
     int rc = ffnn_cli_train_data(&c[0].o, &sets[0], &sets[1], &sets[2], arch, sizeof arch,
                                  description, sizeof description);
     if (rc == 0 && !c[0].o.quiet)
         fprintf(stderr, "%s: %s\n", CMD, description);
     if (rc == 0)
-        rc = make_models(c, n, arch, sets, std);
+        rc = make_folds(&c[0].o, sets, &d);
     if (rc == 0)
-        rc = train_all(c, n, std);
+        rc = make_models(c, n, arch, &d);
     if (rc == 0)
-        rc = evaluate_all(c, n, sets);
+        rc = train_all(c, n, &d);
+    if (rc == 0)
+        rc = evaluate_all(c, n, &d);
     long long *order = rc == 0 ? malloc((size_t)n * sizeof *order) : NULL;
     if (rc == 0 && !order)
         rc = (fprintf(stderr, "%s: out of memory\n", CMD), 1);
@@ -627,18 +712,17 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
         if (s->csv_path)
             rc = write_csv(s, c, order, n);
         if (rc == 0 && s->save_best &&
-            ffnn_model_save(c[order[0]].model, s->save_best, c[order[0]].o.cfg.loss) != FFNN_OK)
+            ffnn_model_save(c[order[0]].model[0], s->save_best, c[order[0]].o.cfg.loss) !=
+                FFNN_OK)
             rc = ffnn_cli_fail(CMD, "--save-best");
         else if (rc == 0 && s->save_best && !s->json)
             printf("saved the best model (configuration %lld) to %s\n", order[0] + 1,
                    s->save_best);
     }
     free(order);
-    for (int i = 0; i < 3; i++) {
-        if (std[i] != sets[i])
-            ffnn_dataset_free(std[i]);
+    free_folds(&d);
+    for (int i = 0; i < 3; i++)
         ffnn_dataset_free(sets[i]);
-    }
     return rc;
 }
 

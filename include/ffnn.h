@@ -1331,8 +1331,10 @@ FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
 /* ------------------------------------------------------------------ sweeps */
 
 /* A sweep: many models trained at once in one process, each with a config of its
- * own (a hyperparameter grid, seeds, an ensemble), on one training set and one
- * optional validation set (docs/SWEEP.md). Each model gets a trainer of its own
+ * own (a hyperparameter grid, seeds, an ensemble) and a training set (train[i]) and
+ * optional validation set (val[i]; val or an entry may be NULL) of its own, which
+ * may be shared (one set for all) or differ (the folds of a k-fold split)
+ * (docs/SWEEP.md); models[count], configs[count], train[count], val[count]. Each model gets a trainer of its own
  * (ffnn_trainer_create with its config), so each trains exactly as it would alone:
  * on the cpu every trainer is a one-thread OpenMP backend (whose kernels give the
  * same bits for any thread count: the same parameters as ffnn_train or `ffnn train`
@@ -1344,17 +1346,18 @@ FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
  * patience runs out stops, and its model gets its best epoch's weights.
  * Ownership: the models stay the caller's and must outlive the sweep, each a
  * different object (the sweep's trainers write them, as ffnn_trainer_create's
- * trainer does: see "A trained model and its trainer"); train and val are read
+ * trainer does: see "A trained model and its trainer"); the data sets are read
  * and must outlive it. Thread safety: one thread at a time per sweep.
  * Errors (ffnn_sweep_create): FFNN_ERR_INVALID_ARGUMENT (count 0, a NULL or
- * repeated model, cpu and cuda configs mixed, device auto that chose cuda: name
+ * repeated model, a NULL training set, cpu and cuda configs mixed, device auto that chose cuda: name
  * the device, threads < 0), and those of ffnn_trainer_create for model i (the
  * message names i); nothing is kept on failure. */
 typedef struct ffnn_sweep ffnn_sweep;
 FFNN_API ffnn_status ffnn_sweep_create(ffnn_model *const *models,
                                        const ffnn_train_config *configs, size_t count,
-                                       const ffnn_dataset *train, const ffnn_dataset *val,
-                                       int threads, ffnn_sweep **out);
+                                       const ffnn_dataset *const *train,
+                                       const ffnn_dataset *const *val, int threads,
+                                       ffnn_sweep **out);
 FFNN_API void ffnn_sweep_free(ffnn_sweep *s);
 
 /* One epoch of every model still training (ffnn_trainer_run_epoch each; models

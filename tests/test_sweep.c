@@ -4,6 +4,7 @@
  * rates and early stopping; bad sweeps are refused by name. */
 #include <string.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -48,7 +49,10 @@ static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
         CHECK_OK(ffnn_model_init(lone[i], cfg[i].seed));
     }
     ffnn_sweep *s = NULL;
-    CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, train, val, 3, &s));
+    const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
+    for (int i = 0; i < SWEEP_N; i++)
+        trains[i] = train, vals[i] = val;
+    CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, trains, vals, 3, &s));
     CHECK(ffnn_sweep_count(s) == SWEEP_N && ffnn_sweep_lanes(s) == 3, "count %zu lanes %d",
           ffnn_sweep_count(s), ffnn_sweep_lanes(s));
     size_t training = SWEEP_N;
@@ -96,17 +100,18 @@ static test_result sweep_refuses(char *why, size_t why_size)
     ffnn_train_config cfg[2] = {ffnn_train_config_default(), ffnn_train_config_default()};
     cfg[0].device = cfg[1].device = FFNN_DEVICE_CPU;
     ffnn_model *same[2] = {m, m};
+    const ffnn_dataset *trains[2] = {train, train};
     ffnn_sweep *s = NULL;
-    CHECK(ffnn_sweep_create(same, cfg, 2, train, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
+    CHECK(ffnn_sweep_create(same, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
               strstr(ffnn_last_error(), "same object") && !s,
           "one model twice: %s", ffnn_last_error());
-    CHECK(ffnn_sweep_create(same, cfg, 0, train, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT,
+    CHECK(ffnn_sweep_create(same, cfg, 0, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT,
           "count 0");
     cfg[0].learning_rate = -1;
     ffnn_model *m2 = NULL;
     CHECK_OK(ffnn_model_create("2-8relu-2", &m2));
     ffnn_model *two[2] = {m2, m};
-    CHECK(ffnn_sweep_create(two, cfg, 2, train, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
+    CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
               strstr(ffnn_last_error(), "model 0") && !s,
           "a bad config names its model: %s", ffnn_last_error());
     ffnn_model_free(m);
@@ -187,9 +192,56 @@ TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
     return TEST_PASS;
 }
 
+/* ffnn sweep --cv K gives each configuration the mean over its folds that ffnn
+ * train --cv K prints for it (the same folds, the same models). */
+TEST_DIR_CASE("sweep", sweep_cli_cv_equals_ffnn_train_cv)
+{
+    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv";
+    FILE *probe = fopen(csv, "r");
+    if (!probe)
+        SKIP("needs %s (apt-get install python3-sklearn)", csv);
+    fclose(probe);
+    char sweep_out[600], train_out[600], line[2048];
+    snprintf(sweep_out, sizeof sweep_out, "%s/sweep.txt", dir);
+    snprintf(train_out, sizeof train_out, "%s/train.txt", dir);
+    const char *sweep[] = {"sweep", "--data", csv, "--skip-rows", "1", "--cv", "3",
+                           "--standardize", "--epochs", "20", "--batch", "16", "--lr",
+                           "0.01,0.05", "--device", "cpu", "--json", "--quiet", NULL};
+    const char *train[] = {"train", "--data", csv, "--skip-rows", "1", "--cv", "3",
+                           "--standardize", "--epochs", "20", "--batch", "16", "--lr", "0.05",
+                           "--device", "cpu", "--json", NULL};
+    CHECK(cli_run(sweep, sweep_out, NULL) == 0, "ffnn sweep --cv failed (see %s)", sweep_out);
+    CHECK(cli_run(train, train_out, NULL) == 0, "ffnn train --cv failed (see %s)", train_out);
+    double sweep_loss = -1, sweep_acc = -1, train_loss = -2, train_acc = -2;
+    FILE *f = fopen(sweep_out, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *l = strstr(line, "\"val_loss\": "), *a = strstr(line, "\"val_accuracy\": ");
+        if (strstr(line, "\"lr\": 0.05") && l && a)
+            sweep_loss = strtod(l + 12, NULL), sweep_acc = strtod(a + 16, NULL);
+    }
+    if (f)
+        fclose(f);
+    f = fopen(train_out, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *l = strstr(line, "\"mean\": {\"loss\": "), *a = strstr(line, "\"accuracy\": ");
+        if (l && a)
+            train_loss = strtod(l + 17, NULL), train_acc = strtod(a + 12, NULL);
+    }
+    if (f)
+        fclose(f);
+    printf("     lr 0.05, 3 folds: sweep loss %.6g accuracy %.6g; ffnn train --cv %.6g %.6g\n",
+           sweep_loss, sweep_acc, train_loss, train_acc);
+    /* both print 6 significant digits of the same doubles */
+    CHECK(fabs(sweep_loss - train_loss) <= 1e-5 * train_loss &&
+              fabs(sweep_acc - train_acc) <= 1e-5,
+          "the sweep's folds differ from ffnn train --cv's");
+    return TEST_PASS;
+}
+
 const test_case sweep_tests[] = {
     {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
     {"sweep_refuses", sweep_refuses},
     {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
+    {"sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv},
 };
 const size_t sweep_tests_count = sizeof sweep_tests / sizeof sweep_tests[0];

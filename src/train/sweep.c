@@ -49,16 +49,16 @@ void ffnn_sweep_free(ffnn_sweep *s)
 }
 
 static ffnn_status check_args(ffnn_model *const *models, const ffnn_train_config *configs,
-                              size_t count, const ffnn_dataset *train, ffnn_sweep **out)
+                              size_t count, const ffnn_dataset *const *train, ffnn_sweep **out)
 {
     if (!out || !models || !configs || !train || count == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: models, configs, "
                          "train, out and a count >= 1 are needed (count %zu)", count);
     int cuda = -1;
     for (size_t i = 0; i < count; i++) {
-        if (!models[i])
-            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: model %zu is NULL",
-                             i);
+        if (!models[i] || !train[i])
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: model %zu%s is "
+                             "NULL", i, models[i] ? "'s training set" : "");
         for (size_t j = 0; j < i; j++)
             if (models[j] == models[i])
                 return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: models %zu "
@@ -73,8 +73,8 @@ static ffnn_status check_args(ffnn_model *const *models, const ffnn_train_config
 }
 
 ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config *configs,
-                              size_t count, const ffnn_dataset *train, const ffnn_dataset *val,
-                              int threads, ffnn_sweep **out)
+                              size_t count, const ffnn_dataset *const *train,
+                              const ffnn_dataset *const *val, int threads, ffnn_sweep **out)
 {
     ffnn_status st = check_args(models, configs, count, train, out);
     if (st != FFNN_OK)
@@ -94,9 +94,9 @@ ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config
         m->cfg = configs[i];
         if (m->cfg.device != FFNN_DEVICE_CUDA)
             m->cfg.threads = 1;   /* the lanes are the parallelism */
-        st = ffnn_trainer_create(m->model, train, &m->cfg, &m->trainer);
-        if (st == FFNN_OK && val)
-            st = ffnn_trainer_set_validation(m->trainer, val);
+        st = ffnn_trainer_create(m->model, train[i], &m->cfg, &m->trainer);
+        if (st == FFNN_OK && val && val[i])
+            st = ffnn_trainer_set_validation(m->trainer, val[i]);
         if (st != FFNN_OK) {
             char why[512];
             snprintf(why, sizeof why, "%s", ffnn_last_error());
