@@ -670,7 +670,7 @@ static int check_test_labels(const ffnn_cli_train_options *o, const ffnn_dataset
     return 0;
 }
 
-int ffnn_cli_train(int argc, char **argv)
+int ffnn_cli_train_parse(int argc, char **argv, ffnn_cli_train_options *op)
 {
     ffnn_cli_train_options o;
     memset(&o, 0, sizeof o);
@@ -682,7 +682,7 @@ int ffnn_cli_train(int argc, char **argv)
     int rc = ffnn_cli_getopt(CMD, argc, argv, train_longopts, ffnn_cli_train_usage, train_option,
                              &o, &operands);
     if (rc != 0)
-        return rc < 0 ? 0 : rc;
+        return rc < 0 ? -1 : rc;
     if (operands < argc)
         return ffnn_cli_unexpected(CMD, argv[operands]);
     if (check_combinations(&o) != 0 || ffnn_cli_cv_check(CMD, &o) != 0)
@@ -718,6 +718,26 @@ int ffnn_cli_train(int argc, char **argv)
         fprintf(stderr, "%s: --test and --test-split exclude each other\n", CMD);
         return 2;
     }
+    *op = o;
+    return 0;
+}
+
+int ffnn_cli_train_data(ffnn_cli_train_options *o, ffnn_dataset **train,
+                        ffnn_dataset **val, ffnn_dataset **test, char *arch, size_t arch_size,
+                        char *description, size_t description_size)
+{
+    if (load_data(o, train, val, test, description, description_size) != 0)
+        return 1;
+    default_arch(o, *train, arch, arch_size);
+    return 0;
+}
+
+int ffnn_cli_train(int argc, char **argv)
+{
+    ffnn_cli_train_options o;
+    int rc = ffnn_cli_train_parse(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     ffnn_dataset *train = NULL, *val = NULL, *test = NULL;
     ffnn_model *model = NULL;
     char description[1024], arch[64];

@@ -1351,6 +1351,64 @@ FFNN_API ffnn_status ffnn_trainer_early_stopping(const ffnn_trainer *t, int *bes
  * trainer, early stopping off, or no best epoch yet). */
 FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
 
+/* ------------------------------------------------------------------ sweeps */
+
+/* A sweep: many models trained at once in one process, each with a config of its
+ * own (a hyperparameter grid, seeds, an ensemble) and a training set (train[i]) and
+ * optional validation set (val[i]; val or an entry may be NULL) of its own, which
+ * may be shared (one set for all) or differ (the folds of a k-fold split)
+ * (docs/SWEEP.md); models[count], configs[count], train[count], val[count]. Each model gets a trainer of its own
+ * (ffnn_trainer_create with its config), so each trains exactly as it would alone:
+ * on the cpu every trainer is a one-thread OpenMP backend (whose kernels give the
+ * same bits for any thread count: the same parameters as ffnn_train or `ffnn train`
+ * with that config, bit for bit, whatever cfg.threads says) and `threads` lanes (0:
+ * the cores online) run the models' epochs side by side, each lane taking the next
+ * model still training; on cuda the models run one after another on the GPU (one
+ * lane; they share the process, its CUDA context and start-up, not yet kernels).
+ * Early stopping is per model (its own cfg.early_stopping, on val): a model whose
+ * patience runs out stops, and its model gets its best epoch's weights.
+ * Ownership: the models stay the caller's and must outlive the sweep, each a
+ * different object (the sweep's trainers write them, as ffnn_trainer_create's
+ * trainer does: see "A trained model and its trainer"); the data sets are read
+ * and must outlive it. Thread safety: one thread at a time per sweep.
+ * Errors (ffnn_sweep_create): FFNN_ERR_INVALID_ARGUMENT (count 0, a NULL or
+ * repeated model, a NULL training set, cpu and cuda configs mixed, device auto that chose cuda: name
+ * the device, threads < 0), and those of ffnn_trainer_create for model i (the
+ * message names i); nothing is kept on failure. */
+typedef struct ffnn_sweep ffnn_sweep;
+FFNN_API ffnn_status ffnn_sweep_create(ffnn_model *const *models,
+                                       const ffnn_train_config *configs, size_t count,
+                                       const ffnn_dataset *const *train,
+                                       const ffnn_dataset *const *val, int threads,
+                                       ffnn_sweep **out);
+FFNN_API void ffnn_sweep_free(ffnn_sweep *s);
+
+/* One epoch of every model still training (ffnn_trainer_run_epoch each; models
+ * done are skipped); *training (may be NULL) gets the number still training after
+ * it (0: the sweep is over). A model is done after its cfg.epochs epochs or when
+ * its early stopping's patience ran out. Errors: the first failed model's error
+ * (FFNN_ERR_NUMERIC for a NaN loss ...), its index and epoch named; the other
+ * models' epochs ran. */
+FFNN_API ffnn_status ffnn_sweep_run_epoch(ffnn_sweep *s, size_t *training);
+
+/* What model i has done so far. best_epoch / best_loss: early stopping's
+ * (ffnn_trainer_early_stopping), else 0 and the last epoch's val_loss. */
+typedef struct ffnn_sweep_state {
+    int epochs_run;          /* epochs finished                                   */
+    int training;            /* 1: more epochs to run; 0: done                    */
+    int best_epoch;          /* 1-based; 0 without early stopping                 */
+    double best_loss;        /* its validation loss (NaN without val)             */
+    ffnn_epoch_stats last;   /* the last finished epoch's stats                   */
+} ffnn_sweep_state;
+FFNN_API ffnn_status ffnn_sweep_model_state(const ffnn_sweep *s, size_t i,
+                                            ffnn_sweep_state *state);
+/* Model i's trainer (for ffnn_trainer_evaluate_metrics, checkpoints ...), owned
+ * by the sweep; NULL for an index out of range. */
+FFNN_API ffnn_trainer *ffnn_sweep_trainer(ffnn_sweep *s, size_t i);
+FFNN_API size_t ffnn_sweep_count(const ffnn_sweep *s);
+/* Models that train at the same time (1 on cuda). */
+FFNN_API int ffnn_sweep_lanes(const ffnn_sweep *s);
+
 /* The whole run in one call, printing nothing: train m on train for cfg->epochs
  * epochs (the loop of `ffnn train`): train and val (may be NULL) are standardised
  * with m's statistics first (ffnn_dataset_standardize: raw rows in, as

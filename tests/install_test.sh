@@ -31,7 +31,7 @@ if [ "$mode" = man ]; then
     exit 0
 fi
 if [ "$mode" = clidoc ]; then
-    for cmd in train eval predict info plot export; do
+    for cmd in train sweep eval predict info plot export; do
         for opt in $("$build/ffnn" "$cmd" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
             [ "$opt" = --kernels ] && continue
             grep -qE -- "(^|[\` [(|])$opt([^a-z0-9-]|\$)" docs/CLI.md ||

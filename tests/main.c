@@ -43,6 +43,7 @@ TEST_SUITE_DECLARE(table_api);
 TEST_SUITE_DECLARE(predictor);
 TEST_SUITE_DECLARE(onnx);
 TEST_SUITE_DECLARE(fit);
+TEST_SUITE_DECLARE(sweep);
 
 typedef struct suite {
     const test_case *tests;
@@ -89,6 +90,7 @@ int main(int argc, char **argv)
         {predictor_tests, &predictor_tests_count},
         {onnx_tests, &onnx_tests_count},
         {fit_tests, &fit_tests_count},
+        {sweep_tests, &sweep_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */
