@@ -225,7 +225,7 @@ ffnn_status ffnn_comm_create_mpi(ffnn_device device, ffnn_comm **out)
     if (st != FFNN_OK)
         return st;
     if (device == FFNN_DEVICE_AUTO)
-        device = ffnn_nccl_built() && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA
+        device = ffnn_cuda_device_count() > 0 && ffnn_nccl_built() ? FFNN_DEVICE_CUDA
                                                                     : FFNN_DEVICE_CPU;
     if (device != FFNN_DEVICE_CUDA) {
         *out = host;
