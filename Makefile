@@ -23,6 +23,7 @@
 #                   NCCL (multi-GPU runs); default: each when found (mpicc; nccl.h + libnccl
 #                   under CUDA_HOME)
 
+.DEFAULT_GOAL := all
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
 # OpenMP (the omp cpu backend, src/backend/omp/; Debian's gcc ships libgomp). make OMP_CFLAGS=
@@ -277,9 +278,10 @@ test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so examples
 
 # The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer
 # rule (docs/ARCHITECTURE.md: no include of a layer to the right); make test runs both.
-check: $(BUILD)/libffnn.so
+check: $(BUILD)/libffnn.so $(MODULES)
 	sh tools/check_layers.sh
 	sh tools/check_abi.sh $(BUILD)/libffnn.so include/ffnn.h
+	$(if $(MODULES),sh tools/check_abi.sh --module $(BUILD)/libffnn-cuda.so)
 
 # libFuzzer targets (fuzz/, one per parser of outside bytes; clang with libFuzzer, e.g.
 # Debian's clang-14): built with ASan + UBSan over the layers a parser needs (core,
@@ -397,13 +399,13 @@ DATADIR   = $(PREFIX)/share/ffnn
 MANDIR    = $(PREFIX)/share/man/man1
 PLOT_SCRIPTS := $(wildcard bench/plot_*.py)
 
-# The loader looks for the CUDA module in the install directory too (src/backend/module.c,
+# The loader looks for the modules in the install directory too (src/backend/module_search.c,
 # after the directory of libffnn): $(LIBDIR) of the build, rebuilt when PREFIX changes.
 MODULE_DIR_STAMP := $(BUILD)/module-dir.txt
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(MODULE_DIR_STAMP) 2>/dev/null)" = "$(LIBDIR)" ] || \
     echo "$(LIBDIR)" > $(MODULE_DIR_STAMP); })
-$(BUILD)/src/backend/module.o: $(MODULE_DIR_STAMP)
-$(BUILD)/src/backend/module.o: ALL_CFLAGS += -DFFNN_MODULE_DIR='"$(LIBDIR)"'
+$(BUILD)/src/backend/module_search.o: $(MODULE_DIR_STAMP)
+$(BUILD)/src/backend/module_search.o: ALL_CFLAGS += -DFFNN_MODULE_DIR='"$(LIBDIR)"'
 
 # ffnn.pc (written by make install with its PREFIX): Libs for shared linking; for
 # static linking (pkg-config --static) the libraries libffnn.a needs: Requires.private

@@ -24,6 +24,9 @@
 static const char *const gpu_libs[] = {"libcublas", "libcublasLt", "libnccl", "libcudart",
                                        "libcuda."};
 
+/* src/backend/cuda/entry.c, linked into this program in a CUDA build */
+extern const void *ffnn_cuda_module_entry(const void *host) __attribute__((weak));
+
 static void build_dir(char *dir, size_t size)
 {
     snprintf(dir, size, "%s", cli_binary());
@@ -198,15 +201,19 @@ static test_result module_exports_the_entry_point(char *why, size_t why_size)
 
     void *h = dlopen(module, RTLD_NOW | RTLD_LOCAL);
     CHECK(h != NULL, "dlopen %s: %s", module, dlerror());
-    ffnn_cuda_module_entry_fn fn;
+    ffnn_module_entry_fn fn;
     *(void **)&fn = dlsym(h, FFNN_CUDA_MODULE_ENTRY);
     CHECK(fn != NULL, "dlsym %s", FFNN_CUDA_MODULE_ENTRY);
-    const ffnn_cuda_module *m = fn(NULL); /* NULL host: the table's fields only */
+    const ffnn_cuda_module *m = (const ffnn_cuda_module *)fn(NULL); /* the fields only */
     CHECK(m && m->version == FFNN_CUDA_MODULE_VERSION && m->size == sizeof *m &&
               m->ops_size == sizeof(ffnn_backend_ops),
           "the module's table: version %u size %zu ops %zu", m ? m->version : 0u,
           m ? m->size : (size_t)0, m ? m->ops_size : (size_t)0);
     CHECK(strcmp(m->ffnn_version, FFNN_VERSION) == 0, "module of ffnn %s", m->ffnn_version);
+    const ffnn_cuda_module *linked =
+        ffnn_cuda_module_entry ? (const ffnn_cuda_module *)ffnn_cuda_module_entry(NULL) : NULL;
+    CHECK(!linked || linked->abi == m->abi, "the module's header checksum %u, this build's %u",
+          m->abi, linked ? linked->abi : 0u);
     CHECK(m->ops && strcmp(m->ops->name, "cuda") == 0, "the module's backend");
     printf("    %s: interface %u, checksum %u, ffnn %s\n", module, m->version, m->abi,
            m->ffnn_version);

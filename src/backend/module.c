@@ -3,7 +3,8 @@
  * ffnn_has_cuda, ffnn_cuda_device_count, ffnn_cuda_device_name (ffnn.h),
  * ffnn_local1d_forward_cuda (core/local1d.h).
  *
- * Where the module is looked for, in order (the first that loads and matches wins):
+ * Where the module is looked for (module_search.c), in order (the first that loads
+ * and matches wins):
  *   1. $FFNN_CUDA_MODULE (a path), when set: then that file only;
  *   2. beside the loaded libffnn.so (dladdr), e.g. build/ or the Python wheel's ffnn/;
  *   3. the install directory (FFNN_MODULE_DIR: make's $(LIBDIR), e.g. /usr/local/lib);
@@ -15,54 +16,36 @@
  * one-time load (pthread_once). Device auto asks ffnn_cuda_device_count(), which
  * loads the module only where a CUDA driver (libcuda.so.1) is installed: a machine
  * without one trains on the cpu without opening CUDA's libraries. */
-#define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
-#include <limits.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "backend/module.h"
 #include "core/error.h"
 
-#ifndef FFNN_MODULE_DIR
-#define FFNN_MODULE_DIR "/usr/local/lib"
-#endif
-
 /* Defined by a program that links the CUDA objects itself (src/backend/cuda/entry.c
  * linked in: the tests, ffnn-bench); NULL in libffnn.so and in the programs that
  * link libffnn.a alone. */
-extern const ffnn_cuda_module *ffnn_cuda_module_entry(const ffnn_module_host *host)
+extern const void *ffnn_cuda_module_entry(const void *host)
     __attribute__((weak, visibility("hidden")));
 
-enum { MODULE_ERROR_SIZE = 3072, MODULE_CANDIDATES = 4 };
+enum { MODULE_ERROR_SIZE = 3072 };
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const ffnn_cuda_module *loaded;
 static char load_error[MODULE_ERROR_SIZE];
-static int tried; /* files tried so far (the separator of their reasons) */
 
 static const ffnn_module_host host = {
     FFNN_CUDA_MODULE_VERSION, FFNN_MODULE_ABI, sizeof(ffnn_module_host), ffnn_fail,
     ffnn_last_error,
 };
 
-/* Append printf-style text to load_error (truncated at its size). */
-__attribute__((format(printf, 1, 2))) static void note(const char *fmt, ...)
-{
-    size_t used = strlen(load_error);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(load_error + used, sizeof load_error - used, fmt, ap);
-    va_end(ap);
-}
-
 /* 1 when the table matches this library, else 0 and why not (into why). */
-static int table_matches(const ffnn_cuda_module *m, char *why, size_t why_size)
+static int table_matches(const void *table, char *why, size_t why_size)
 {
+    const ffnn_cuda_module *m = (const ffnn_cuda_module *)table;
     if (!m) {
         snprintf(why, why_size, "its %s returned no table", FFNN_CUDA_MODULE_ENTRY);
         return 0;
@@ -85,128 +68,40 @@ static int table_matches(const ffnn_cuda_module *m, char *why, size_t why_size)
     return 1;
 }
 
-/* Try one file: 1 and *out set when it loads and matches; else 0 with the reason
- * noted (its dlerror, a missing entry point, another build). */
-static int try_file(const char *path, const char *source, const ffnn_cuda_module **out)
-{
-    char why[512];
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        note("%s%s (%s)", tried++ ? "; " : "", e ? e : path, source);
-        return 0;
-    }
-    ffnn_cuda_module_entry_fn entry;
-    *(void **)&entry = dlsym(h, FFNN_CUDA_MODULE_ENTRY);
-    if (!entry) {
-        note("%s%s: no %s: not an ffnn CUDA module (%s)", tried++ ? "; " : "", path,
-             FFNN_CUDA_MODULE_ENTRY, source);
-        dlclose(h);
-        return 0;
-    }
-    const ffnn_cuda_module *m = entry(&host);
-    if (!table_matches(m, why, sizeof why)) {
-        note("%s%s: %s (%s)", tried++ ? "; " : "", path, why, source);
-        dlclose(h);
-        return 0;
-    }
-    *out = m; /* the handle stays open for the process's lifetime */
-    return 1;
-}
-
-/* dir + "/" + FFNN_CUDA_MODULE_FILE into path[PATH_MAX]; 0 when it does not fit. */
-static int in_dir(char *path, const char *dir)
-{
-    int n = snprintf(path, PATH_MAX, "%s/%s", dir, FFNN_CUDA_MODULE_FILE);
-    return n > 0 && n < PATH_MAX;
-}
-
-/* The directory of file into dir[PATH_MAX] (its real path's); 0 when none. */
-static int dir_of(const char *file, char *dir)
-{
-    char real[PATH_MAX];
-    if (!file || !file[0] || !realpath(file, real))
-        return 0;
-    char *slash = strrchr(real, '/');
-    if (!slash)
-        return 0;
-    *slash = '\0';
-    snprintf(dir, PATH_MAX, "%s", real[0] ? real : "/");
-    return 1;
-}
-
-/* The files to try, in order, each once: paths[], why each (sources[]); the count. */
-static int candidates(char paths[MODULE_CANDIDATES][PATH_MAX], const char *sources[])
-{
-    const char *env = getenv("FFNN_CUDA_MODULE");
-    if (env && env[0]) {
-        snprintf(paths[0], PATH_MAX, "%s", env);
-        sources[0] = "FFNN_CUDA_MODULE";
-        return 1;
-    }
-    int count = 0;
-    char dir[PATH_MAX], exe[PATH_MAX], self[PATH_MAX], lib[PATH_MAX];
-    Dl_info info;
-    int exe_known = dir_of("/proc/self/exe", exe);
-    /* beside libffnn.so; in a program with libffnn.a linked in, dladdr names the
-     * program, which the last place covers */
-    if (dladdr((void *)&ffnn_cuda_module_get, &info) && info.dli_fname &&
-        realpath(info.dli_fname, lib) &&
-        !(realpath("/proc/self/exe", self) && strcmp(self, lib) == 0) && dir_of(lib, dir) &&
-        in_dir(paths[count], dir))
-        sources[count++] = "beside libffnn";
-    if (in_dir(paths[count], FFNN_MODULE_DIR))
-        sources[count++] = "the install directory";
-    if (exe_known && in_dir(paths[count], exe))
-        sources[count++] = "beside the program";
-    int unique = 0;
-    for (int i = 0; i < count; i++) {
-        int seen = 0;
-        for (int j = 0; j < unique; j++)
-            seen |= strcmp(paths[i], paths[j]) == 0;
-        if (!seen) {
-            memmove(paths[unique], paths[i], PATH_MAX);
-            sources[unique++] = sources[i];
-        }
-    }
-    return unique;
-}
+static const ffnn_module_spec cuda_spec = {
+    FFNN_CUDA_MODULE_FILE, "FFNN_CUDA_MODULE", FFNN_CUDA_MODULE_ENTRY, 0, &host,
+    table_matches,
+};
 
 static void load(void)
 {
-    note("no CUDA module (%s) could be loaded: ", FFNN_CUDA_MODULE_FILE);
-    const ffnn_cuda_module *m = NULL;
     char why[512];
+    size_t used = (size_t)snprintf(load_error, sizeof load_error,
+                                   "no CUDA module (%s) could be loaded: ",
+                                   FFNN_CUDA_MODULE_FILE);
     if (ffnn_cuda_module_entry) { /* linked in */
-        m = ffnn_cuda_module_entry(&host);
+        const void *m = ffnn_cuda_module_entry(&host);
         if (table_matches(m, why, sizeof why))
-            loaded = m, load_error[0] = '\0';
+            loaded = (const ffnn_cuda_module *)m, load_error[0] = '\0';
         else
-            note("the linked-in CUDA backend: %s", why);
+            snprintf(load_error + used, sizeof load_error - used,
+                     "the linked-in CUDA backend: %s", why);
         return;
     }
-    static char paths[MODULE_CANDIDATES][PATH_MAX];
-    const char *sources[MODULE_CANDIDATES];
-    int count = candidates(paths, sources);
-    for (int i = 0; i < count; i++)
-        if (try_file(paths[i], sources[i], &m)) {
-            loaded = m;
-            load_error[0] = '\0';
-            return;
-        }
-    if (count == 0)
-        note("no directory to look in");
-    const char *env = getenv("FFNN_CUDA_MODULE");
-    if (env && env[0])
-        note("; unset FFNN_CUDA_MODULE to look in the usual places, or use device cpu");
+    loaded = (const ffnn_cuda_module *)ffnn_module_open(&cuda_spec, load_error,
+                                                        sizeof load_error);
+    if (loaded) {
+        load_error[0] = '\0';
+        return;
+    }
+    used = strlen(load_error);
 #ifdef FFNN_BUILT_CUDA_MODULE
-    else
-        note("; set FFNN_CUDA_MODULE to the path of %s (built by make beside libffnn), or "
-             "use device cpu", FFNN_CUDA_MODULE_FILE);
+    snprintf(load_error + used, sizeof load_error - used,
+             " (make builds it beside libffnn), or use device cpu");
 #else
-    else
-        note("; this build of ffnn made no CUDA module (nvcc was not found at build time): "
-             "rebuild with nvcc on the PATH, or use device cpu");
+    snprintf(load_error + used, sizeof load_error - used,
+             "; this build of ffnn made no CUDA module (nvcc was not found at build "
+             "time): rebuild with nvcc on the PATH, or use device cpu");
 #endif
 }
 
@@ -247,17 +142,7 @@ const ffnn_backend_ops *ffnn_cuda_backend(void)
 int ffnn_has_cuda(void)
 {
     pthread_once(&probe_once, probe);
-    if (driver_present)
-        return ffnn_cuda_module_get() != NULL;
-    static char paths[MODULE_CANDIDATES][PATH_MAX];
-    const char *sources[MODULE_CANDIDATES];
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
-    int count = candidates(paths, sources), found = 0;
-    for (int i = 0; i < count && !found; i++)
-        found = access(paths[i], R_OK) == 0;
-    pthread_mutex_unlock(&lock);
-    return found;
+    return driver_present ? ffnn_cuda_module_get() != NULL : ffnn_module_found(&cuda_spec);
 }
 
 int ffnn_cuda_device_count(void)

@@ -75,7 +75,9 @@ typedef struct ffnn_cuda_module {
     ffnn_status (*nccl_group_create)(int gpus, ffnn_comm **comms);
 } ffnn_cuda_module;
 
-typedef const ffnn_cuda_module *(*ffnn_cuda_module_entry_fn)(const ffnn_module_host *host);
+/* A module's entry point: its table (here a const ffnn_cuda_module *), given the
+ * library's services (a const ffnn_module_host *). */
+typedef const void *(*ffnn_module_entry_fn)(const void *host);
 
 /* The module's side: what src/backend/cuda/entry.c puts into its table, defined
  * by the CUDA objects (backend.cu, local1d.cu; src/parallel/nccl.cu). */
@@ -93,6 +95,25 @@ ffnn_status ffnn_nccl_module_comm_create(const unsigned char *id, int size, int 
 ffnn_status ffnn_nccl_module_group_create(int gpus, ffnn_comm **comms);
 /* host.c (the module only): keeps the library's services for ffnn_fail */
 void ffnn_module_set_host(const ffnn_module_host *host);
+
+/* Finding and opening a module (module_search.c), the CUDA one's or another's
+ * (parallel/mpi_module.h): file is looked for at $env when set (then there
+ * only), beside the loaded libffnn.so, in the install directory, beside the running
+ * program; the first whose entry point returns a table that accept() takes wins. */
+typedef struct ffnn_module_spec {
+    const char *file;        /* e.g. FFNN_CUDA_MODULE_FILE                          */
+    const char *env;         /* e.g. "FFNN_CUDA_MODULE"                              */
+    const char *entry;       /* the entry point's name                               */
+    int global;              /* 1: RTLD_GLOBAL (its libraries' plugins need them)    */
+    const void *host;        /* passed to the entry point                            */
+    /* 1 when table is of this library's interface, else 0 and why not into why */
+    int (*accept)(const void *table, char *why, size_t why_size);
+} ffnn_module_spec;
+/* The table; NULL when no file loads and is accepted, with each file tried and why
+ * it failed (dlerror, no entry point, another build) appended to err[err_size]. */
+const void *ffnn_module_open(const ffnn_module_spec *spec, char *err, size_t err_size);
+/* 1 when a file of spec is at one of those places (readable; not opened). */
+int ffnn_module_found(const ffnn_module_spec *spec);
 
 /* The library's side (module.c). The module's table, loaded on the first call (thread-safe); NULL when no module
  * could be loaded, ffnn_cuda_module_error() then says which files were tried and

@@ -14,9 +14,9 @@
  * libffnn's own error functions */
 #pragma weak ffnn_module_set_host
 
-__attribute__((visibility("default"))) const ffnn_cuda_module *
-ffnn_cuda_module_entry(const ffnn_module_host *host)
+__attribute__((visibility("default"))) const void *ffnn_cuda_module_entry(const void *arg)
 {
+    const ffnn_module_host *host = (const ffnn_module_host *)arg;
     static ffnn_cuda_module table = {
         FFNN_CUDA_MODULE_VERSION, FFNN_MODULE_ABI, sizeof(ffnn_cuda_module),
         sizeof(ffnn_backend_ops), FFNN_VERSION, NULL, ffnn_cuda_module_device_count,
