@@ -3,7 +3,7 @@
 #                   when nvcc is found, else CPU only)
 #   make test       build and run every test (GPU tests skip without a GPU)
 #   make install    PREFIX=/usr/local DESTDIR=: bin/ffnn, bin/ffnn-bench, lib/libffnn.{a,so*},
-#                   lib/libffnn-cuda.so (the CUDA module, with CUDA),
+#                   lib/libffnn-cuda.so, lib/libffnn-mpi.so (the modules, with CUDA / MPI),
 #                   include/ffnn.h, lib/pkgconfig/ffnn.pc, share/ffnn/, share/man/man1/ffnn.1
 #   make uninstall  the same files removed
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
@@ -88,8 +88,10 @@ else
 endif
 
 # MPI (Open MPI; Debian: openmpi-bin libopenmpi-dev), for multi-process runs (src/parallel/mpi.c):
-# found through mpicc (--showme) or pkg-config ompi-c; without it src/parallel/mpi_none.c says
-# what is missing. make MPI=1 fails when it is not found, make MPI=0 leaves it out.
+# found through mpicc (--showme) or pkg-config ompi-c. It is a module too, build/libffnn-mpi.so
+# (src/parallel/mpi_module.h), which libffnn loads when a multi-process run is asked for;
+# without it src/parallel/mpi_module.c says what is missing. make MPI=1 fails when it is
+# not found, make MPI=0 leaves it out.
 MPICC    ?= mpicc
 MPI      ?= $(if $(shell command -v $(MPICC) 2>/dev/null || pkg-config --exists ompi-c 2>/dev/null && echo y),1,0)
 ifeq ($(MPI),1)
@@ -98,13 +100,14 @@ ifeq ($(MPI),1)
   ifeq ($(strip $(MPI_LIBS)),)
     $(error make MPI=1: MPI not found (neither $(MPICC) --showme nor pkg-config ompi-c); install it, e.g. apt-get install openmpi-bin libopenmpi-dev)
   endif
-  C_SRC  += src/parallel/mpi.c
-  LDLIBS += $(MPI_LIBS)
-  MPI_KIND := MPI
+  MPI_MODULE := $(BUILD)/libffnn-mpi.so
+  $(BUILD)/src/parallel/mpi_module.o: ALL_CFLAGS += -DFFNN_BUILT_MPI_MODULE=1
+  MPI_KIND := MPI (in libffnn-mpi.so)
 else
-  C_SRC  += src/parallel/mpi_none.c
+  MPI_MODULE :=
   MPI_KIND := no MPI
 endif
+C_SRC    += src/parallel/mpi_module.c
 CU_SRC   := $(wildcard src/backend/cuda/*.cu)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -126,7 +129,7 @@ else
   NCCL_KIND := no NCCL
 endif
 
-# The CUDA module (src/backend/module.h, docs/BUILD.md "The CUDA module"): libffnn
+# The CUDA module (src/backend/module.h, docs/BUILD.md "The CUDA and MPI modules"): libffnn
 # carries the cpu backends only; the CUDA backend (src/backend/cuda/*.cu, nccl.cu) with
 # cuBLAS, cuBLASLt, NCCL and the CUDA runtime is build/libffnn-cuda.so, beside
 # libffnn.so and the programs, which libffnn loads (dlopen) when a GPU is asked for.
@@ -137,13 +140,14 @@ endif
 LIB_OBJ    := $(C_SRC:%.c=$(BUILD)/%.o)
 MODULE_ABI := $(firstword $(shell cat $(sort $(wildcard include/*.h src/backend/*.h src/core/*.h \
                   src/parallel/*.h)) | cksum))
-$(BUILD)/src/backend/module.o $(BUILD)/src/backend/cuda/entry.o: \
-    ALL_CFLAGS += -DFFNN_MODULE_ABI=$(MODULE_ABI)u
+$(BUILD)/src/backend/module.o $(BUILD)/src/backend/cuda/entry.o $(BUILD)/src/parallel/mpi.o \
+    $(BUILD)/src/parallel/mpi_module.o: ALL_CFLAGS += -DFFNN_MODULE_ABI=$(MODULE_ABI)u
 # (both rebuilt when it changes: a stamp holding it)
 MODULE_ABI_STAMP := $(BUILD)/module-abi.txt
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(MODULE_ABI_STAMP) 2>/dev/null)" = "$(MODULE_ABI)" ] || \
     echo "$(MODULE_ABI)" > $(MODULE_ABI_STAMP); })
-$(BUILD)/src/backend/module.o $(BUILD)/src/backend/cuda/entry.o: $(MODULE_ABI_STAMP)
+$(BUILD)/src/backend/module.o $(BUILD)/src/backend/cuda/entry.o $(BUILD)/src/parallel/mpi.o \
+    $(BUILD)/src/parallel/mpi_module.o: $(MODULE_ABI_STAMP)
 ifneq ($(strip $(NVCC)),)
   # the CUDA objects and the entry point: into the module, and into the programs that
   # call kernels directly (ffnn_tests, ffnn-bench: the kernel lab)
@@ -153,13 +157,13 @@ ifneq ($(strip $(NVCC)),)
   # LD_LIBRARY_PATH.
   MODULE_LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas \
              -lcudart_static -ldl -lrt -lpthread -lstdc++
-  MODULES  := $(BUILD)/libffnn-cuda.so
+  MODULES  := $(BUILD)/libffnn-cuda.so $(MPI_MODULE)
   $(BUILD)/src/backend/cuda/entry.o: ALL_CFLAGS += -DFFNN_MODULE_NCCL=$(NCCL)
   $(BUILD)/src/backend/module.o: ALL_CFLAGS += -DFFNN_BUILT_CUDA_MODULE=1
   BUILD_KIND := with CUDA ($(NVCC) $(NVCC_ARCH); the CUDA backend in libffnn-cuda.so)
 else
   CUDA_OBJ :=
-  MODULES  :=
+  MODULES  := $(MPI_MODULE)
   BUILD_KIND := CPU only (nvcc not found)
 endif
 
@@ -242,6 +246,17 @@ $(BUILD)/libffnn-cuda.so: $(CUDA_OBJ) $(BUILD)/src/backend/cuda/host.o $(BUILD)/
 	    -Wl,--version-script=$(BUILD)/libffnn-cuda.map -o $@ $(CUDA_OBJ) \
 	    $(BUILD)/src/backend/cuda/host.o $(BUILD)/libffnn.a $(MODULE_LIBS) $(LDLIBS)
 
+# the MPI module: mpi.c with mpi_host.c (libffnn's functions that it calls, through the
+# loading library), one symbol exported
+$(BUILD)/libffnn-mpi.map:
+	@mkdir -p $(dir $@)
+	printf '{\n  global:\n    ffnn_mpi_module_entry;\n  local:\n    *;\n};\n' > $@
+
+$(BUILD)/libffnn-mpi.so: $(BUILD)/src/parallel/mpi.o $(BUILD)/src/parallel/mpi_host.o \
+                         $(BUILD)/libffnn-mpi.map
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -Wl,--version-script=$(BUILD)/libffnn-mpi.map -o $@ \
+	    $(BUILD)/src/parallel/mpi.o $(BUILD)/src/parallel/mpi_host.o $(MPI_LIBS)
+
 # the modules of this build (the Python wheel ships them beside libffnn: python/_build_libffnn.py)
 .PHONY: modules print-modules
 modules: $(MODULES)
@@ -281,7 +296,8 @@ test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so examples
 check: $(BUILD)/libffnn.so $(MODULES)
 	sh tools/check_layers.sh
 	sh tools/check_abi.sh $(BUILD)/libffnn.so include/ffnn.h
-	$(if $(MODULES),sh tools/check_abi.sh --module $(BUILD)/libffnn-cuda.so)
+	$(if $(CUDA_OBJ),sh tools/check_abi.sh --module $(BUILD)/libffnn-cuda.so ffnn_cuda_module_entry)
+	$(if $(MPI_MODULE),sh tools/check_abi.sh --module $(MPI_MODULE) ffnn_mpi_module_entry)
 
 # libFuzzer targets (fuzz/, one per parser of outside bytes; clang with libFuzzer, e.g.
 # Debian's clang-14): built with ASan + UBSan over the layers a parser needs (core,
@@ -410,12 +426,11 @@ $(BUILD)/src/backend/module_search.o: ALL_CFLAGS += -DFFNN_MODULE_DIR='"$(LIBDIR
 # ffnn.pc (written by make install with its PREFIX): Libs for shared linking; for
 # static linking (pkg-config --static) the libraries libffnn.a needs: Requires.private
 # those with a .pc file here (libcjson, zlib), Libs.private the rest (libgomp, libm,
-# libdl, MPI when built with it, cJSON of CJSON_DIR; CUDA's and NCCL are the
-# module's, which is loaded at run time).
+# libdl, cJSON of CJSON_DIR; CUDA's, NCCL and MPI are the modules', loaded at run time).
 pc_have = $(shell pkg-config --exists $(1) 2>/dev/null && echo $(1))
 PC_CJSON = $(if $(CJSON_DIR),,$(call pc_have,libcjson))
 PC_ZLIB  = $(call pc_have,zlib)
-# everything the library links with (LDLIBS: cJSON, zlib, libm, OpenMP, libdl, MPI)
+# everything the library links with (LDLIBS: cJSON, zlib, libm, OpenMP, libdl)
 # but what Requires.private brings, -fopenmp spelt as the library it links (-lgomp)
 PC_LIBS_PRIVATE = $(patsubst -fopenmp,-lgomp,$(filter-out $(if $(PC_CJSON),-lcjson) \
     $(if $(PC_ZLIB),-lz),$(LDLIBS)))
@@ -445,7 +460,7 @@ uninstall:
 	    $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libffnn.so \
 	    $(DESTDIR)$(INCDIR)/ffnn.h $(DESTDIR)$(LIBDIR)/pkgconfig/ffnn.pc \
 	    $(DESTDIR)$(MANDIR)/ffnn.1 $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(PLOT_SCRIPTS))) \
-	    $(DESTDIR)$(LIBDIR)/libffnn-cuda.so
+	    $(DESTDIR)$(LIBDIR)/libffnn-cuda.so $(DESTDIR)$(LIBDIR)/libffnn-mpi.so
 	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 
 # ---------------------------------------------------------------- examples

@@ -1434,7 +1434,10 @@ FFNN_API ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model,
  * trainer's functions in the same order. */
 typedef struct ffnn_comm ffnn_comm;
 
-/* 1 when this build has MPI (multi-process runs) / NCCL (multi-GPU runs). */
+/* 1 when this build has MPI (multi-process runs) / NCCL (multi-GPU runs): each is in
+ * a module loaded at run time (docs/BUILD.md "The CUDA and MPI modules"), MPI in
+ * libffnn-mpi.so, NCCL in the CUDA module; 1 when that module loads (this call
+ * loads it) and has it. */
 FFNN_API int ffnn_has_mpi(void);
 FFNN_API int ffnn_has_nccl(void);
 

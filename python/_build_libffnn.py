@@ -10,8 +10,8 @@ without it make's own rule applies (CUDA when nvcc is found); FFNN_BUILD_DIR nam
 another build folder; FFNN_MAKE_JOBS make's -j (default: the cores);
 FFNN_WHEEL_LIBRARY=PATH puts that already built libffnn.so.MAJOR.MINOR.PATCH into the
 wheel instead of running make (packagers; tests/test_python.py packs the library it
-tests). The modules of the build (a CUDA build's libffnn-cuda.so: docs/BUILD.md "The
-CUDA module") go beside libffnn in the wheel, where libffnn looks for them first.
+tests). The modules of the build (libffnn-cuda.so, libffnn-mpi.so: docs/BUILD.md "The
+CUDA and MPI modules") go beside libffnn in the wheel, where libffnn looks for them first.
 """
 import os
 import shutil
@@ -22,7 +22,7 @@ from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SONAME = "libffnn.so.0"  # python/ffnn/_lib.py's _SONAME
-MODULES = ("libffnn-cuda.so",)  # the Makefile's MODULES (src/backend/module.h)
+MODULES = ("libffnn-cuda.so", "libffnn-mpi.so")  # the Makefile's MODULES
 
 
 def _version():

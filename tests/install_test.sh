@@ -107,7 +107,7 @@ done
 soname=$(readelf -d "$lib/libffnn.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libffnn.so.$major" ] || fail "soname '$soname', expected libffnn.so.$major"
 grep -q "\"ffnn $version\"" "$root$prefix/share/man/man1/ffnn.1" || fail "man page version"
-# a CUDA build's module beside the library (docs/BUILD.md "The CUDA module")
+# the modules beside the library (docs/BUILD.md "The CUDA and MPI modules")
 modules=$(${MAKE:-make} -s --no-print-directory BUILD="$build" "$@" print-modules)
 for m in $modules; do
     [ -f "$lib/$(basename "$m")" ] || fail "$prefix/lib/$(basename "$m") not installed"

@@ -1,5 +1,5 @@
 /* test_module.c - the CUDA backend as a run-time module (src/backend/module.h,
- * docs/BUILD.md "The CUDA module"): libffnn.so and the CLI (libffnn.a linked in)
+ * docs/BUILD.md "The CUDA and MPI modules"): libffnn.so and the CLI (libffnn.a linked in)
  * need none of CUDA's, NCCL's libraries; the CLI without the module says which
  * file it looked for and why it failed; device auto trains on the cpu where there
  * is no GPU, with or without the module; the module exports exactly its entry
@@ -19,10 +19,10 @@
 #include "cli_run.h"
 #include "ffnn.h"
 
-/* Libraries of CUDA, NCCL (and MPI: optional at run time too, when it is a module)
- * that a program without GPU use must not need. */
+/* Libraries of CUDA, NCCL and MPI (a module too: parallel/mpi_module.h) that a
+ * program without GPU use or multi-process runs must not need. */
 static const char *const gpu_libs[] = {"libcublas", "libcublasLt", "libnccl", "libcudart",
-                                       "libcuda."};
+                                       "libcuda.", "libmpi"};
 
 /* src/backend/cuda/entry.c, linked into this program in a CUDA build */
 extern const void *ffnn_cuda_module_entry(const void *host) __attribute__((weak));
@@ -92,19 +92,82 @@ static test_result static_cli_needs_no_gpu_libs(char *why, size_t why_size)
     return no_gpu_libs(cli_binary(), why, why_size);
 }
 
-static int run_train(const char *device, const char *module, const char *out)
+/* ffnn train on a tiny data set; module: FFNN_CUDA_MODULE's value (NULL: unset);
+ * mpi_module: FFNN_MPI_MODULE's, with the variable of an mpirun launch set (the CLI
+ * then asks for an MPI communicator), or NULL. */
+static int run_train_with(const char *device, const char *module, const char *mpi_module,
+                          const char *out)
 {
     const char *args[] = {"train", "--data", "synth:points:256", "--arch", "2-8relu-2",
                           "--epochs", "1", "--batch", "64", "--device", device, NULL};
-    char env_module[PATH_MAX + 32];
-    const char *env[2] = {NULL, NULL};
+    char env_module[PATH_MAX + 32], env_mpi[PATH_MAX + 32];
+    const char *env[4] = {NULL, NULL, NULL, NULL};
+    int n = 0;
     if (module) {
         snprintf(env_module, sizeof env_module, "FFNN_CUDA_MODULE=%s", module);
-        env[0] = env_module;
+        env[n++] = env_module;
+    }
+    if (mpi_module) {
+        snprintf(env_mpi, sizeof env_mpi, "FFNN_MPI_MODULE=%s", mpi_module);
+        env[n++] = env_mpi;
+        env[n++] = "OMPI_COMM_WORLD_SIZE=1";
     }
     cli_run_opts o = {0};
     o.env = env;
     return cli_run(args, out, &o);
+}
+
+static int run_train(const char *device, const char *module, const char *out)
+{
+    return run_train_with(device, module, NULL, out);
+}
+
+/* an mpirun launch without the MPI module: refused, naming the file and its dlerror */
+static test_result mpi_missing_names_the_file(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    char out[] = "/tmp/ffnn-module-XXXXXX";
+    int fd = mkstemp(out);
+    CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    const char *missing = "/nonexistent/libffnn-mpi.so";
+    int rc = run_train_with("cpu", NULL, missing, out);
+    int named = file_contains(out, missing) && file_contains(out, "No such file") &&
+                file_contains(out, "FFNN_MPI_MODULE");
+    unlink(out);
+    CHECK(rc != 0, "an MPI launch with FFNN_MPI_MODULE=%s exited 0", missing);
+    CHECK(named, "the message does not name %s and its dlerror", missing);
+    return TEST_PASS;
+}
+
+/* the MPI module (a build with MPI): its entry point alone, and libmpi */
+static test_result mpi_module_exports_the_entry_point(char *why, size_t why_size)
+{
+    char dir[PATH_MAX], module[PATH_MAX + 32], cmd[PATH_MAX + 96], line[512];
+    build_dir(dir, sizeof dir);
+    snprintf(module, sizeof module, "%s/libffnn-mpi.so", dir);
+    if (access(module, R_OK) != 0)
+        SKIP("a build without MPI (no %s)", module);
+    snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s' 2>/dev/null", module);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL, "popen nm");
+    int symbols = 0, entry = 0;
+    while (fgets(line, sizeof line, p)) {
+        char value[64], type[8], name[256];
+        if (sscanf(line, "%63s %7s %255s", value, type, name) != 3 || strcmp(type, "A") == 0)
+            continue;
+        symbols++;
+        entry += strcmp(name, "ffnn_mpi_module_entry") == 0;
+    }
+    if (pclose(p) != 0 && symbols == 0)
+        SKIP("nm -D did not run (binutils missing)");
+    CHECK(entry == 1 && symbols == 1, "%s exports %d symbols, its entry point %d", module,
+          symbols, entry);
+    char needed[4096];
+    CHECK(needed_of(module, needed, sizeof needed) > 0, "readelf -d %s", module);
+    CHECK(strstr(needed, "libmpi"), "the MPI module does not need libmpi: %s", needed);
+    CHECK(ffnn_has_mpi(), "ffnn_has_mpi() is 0 although %s is there", module);
+    return TEST_PASS;
 }
 
 static test_result missing_module_names_the_file(char *why, size_t why_size)
@@ -252,5 +315,7 @@ const test_case module_tests[] = {
     {"module_auto_without_gpu_trains_on_cpu", auto_without_gpu_trains_on_cpu},
     {"module_exports_the_entry_point", module_exports_the_entry_point},
     {"module_cli_trains_on_cuda", module_cli_trains_on_cuda},
+    {"module_mpi_missing_names_the_file", mpi_missing_names_the_file},
+    {"module_mpi_exports_the_entry_point", mpi_module_exports_the_entry_point},
 };
 const size_t module_tests_count = sizeof module_tests / sizeof module_tests[0];

@@ -1,9 +1,10 @@
 /*
- * module.h - the CUDA backend as a run-time module (docs/BUILD.md "The CUDA module").
+ * module.h - the CUDA backend as a run-time module (docs/BUILD.md "The CUDA and MPI
+ * modules").
  *
- * libffnn carries the cpu backends only. The CUDA backend (the .cu files of src/backend/cuda/,
- * src/parallel/nccl.cu, with cuBLAS, cuBLASLt, NCCL and the CUDA runtime) is a
- * shared object of its own, libffnn-cuda.so, that module.c loads (dlopen) the first
+ * libffnn carries the cpu backends only. The CUDA backend (the .cu files of
+ * src/backend/cuda/, src/parallel/nccl.cu, with cuBLAS, cuBLASLt, NCCL and the CUDA
+ * runtime) is a shared object of its own, libffnn-cuda.so, that module.c loads (dlopen) the first
  * time a GPU is asked for: device cuda, or device auto where a CUDA driver is
  * installed. So a program that never uses a GPU needs none of CUDA's libraries.
  *
@@ -115,9 +116,9 @@ const void *ffnn_module_open(const ffnn_module_spec *spec, char *err, size_t err
 /* 1 when a file of spec is at one of those places (readable; not opened). */
 int ffnn_module_found(const ffnn_module_spec *spec);
 
-/* The library's side (module.c). The module's table, loaded on the first call (thread-safe); NULL when no module
- * could be loaded, ffnn_cuda_module_error() then says which files were tried and
- * why each failed. */
+/* The library's side (module.c). The module's table, loaded on the first call
+ * (thread-safe); NULL when no module could be loaded, ffnn_cuda_module_error() then
+ * says which files were tried and why each failed. */
 const ffnn_cuda_module *ffnn_cuda_module_get(void);
 /* Why ffnn_cuda_module_get() returned NULL: "" when it did not (or was not called). */
 const char *ffnn_cuda_module_error(void);
