@@ -14,7 +14,9 @@
  * checksum of the interface headers (FFNN_MODULE_ABI, made by the Makefile) and
  * its size all equal the library's: a module of another build is refused, with
  * both versions in the message. Bump FFNN_CUDA_MODULE_VERSION when this table
- * changes; any change of the headers below changes FFNN_MODULE_ABI by itself.
+ * changes; any change of the headers below changes FFNN_MODULE_ABI by itself. The
+ * first three fields (version, abi, size) of both structs keep their place in every
+ * version: they are read before anything else is trusted.
  *
  * A program that links the CUDA objects itself (the tests and ffnn-bench, whose
  * kernel lab calls kernels directly) defines the entry point, and the loader then
