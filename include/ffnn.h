@@ -261,7 +261,10 @@ FFNN_API const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum"
 /* "constant", "step", "multistep", "exponential", "cosine", "linear", "plateau" */
 FFNN_API const char *ffnn_lr_schedule_name(ffnn_lr_schedule s);
 
-/* 1 when this build of the library contains the CUDA backend, else 0. */
+/* 1 when the CUDA backend is there, else 0. It is a module of its own,
+ * libffnn-cuda.so (docs/BUILD.md "The CUDA module"), loaded the first time a GPU is
+ * asked for: where a CUDA driver is installed, 1 when the module loads; elsewhere
+ * (where it could not run) 1 when it is found, not loaded. */
 FFNN_API int ffnn_has_cuda(void);
 /* Number of usable CUDA GPUs (0 without CUDA or without a GPU). Never fails. */
 FFNN_API int ffnn_cuda_device_count(void);
@@ -1529,7 +1532,10 @@ FFNN_API ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model,
  * trainer's functions in the same order. */
 typedef struct ffnn_comm ffnn_comm;
 
-/* 1 when this build has MPI (multi-process runs) / NCCL (multi-GPU runs). */
+/* 1 when this build has MPI (multi-process runs) / NCCL (multi-GPU runs): each is in
+ * a module loaded at run time (docs/BUILD.md "The CUDA and MPI modules"), MPI in
+ * libffnn-mpi.so, NCCL in the CUDA module; 1 when that module loads (this call
+ * loads it) and has it. */
 FFNN_API int ffnn_has_mpi(void);
 FFNN_API int ffnn_has_nccl(void);
 

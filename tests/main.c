@@ -44,6 +44,7 @@ TEST_SUITE_DECLARE(predictor);
 TEST_SUITE_DECLARE(onnx);
 TEST_SUITE_DECLARE(fit);
 TEST_SUITE_DECLARE(sweep);
+TEST_SUITE_DECLARE(module);
 
 typedef struct suite {
     const test_case *tests;
@@ -91,6 +92,7 @@ int main(int argc, char **argv)
         {onnx_tests, &onnx_tests_count},
         {fit_tests, &fit_tests_count},
         {sweep_tests, &sweep_tests_count},
+        {module_tests, &module_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */
