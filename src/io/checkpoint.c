@@ -42,6 +42,7 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "core/optim.h"
+#include "core/train_options.h"
 #include "io/atomic_file.h"
 #include "io/run_state.h"
 #include "io/safetensors.h"
@@ -109,47 +110,40 @@ typedef struct ck_meta {
     double es_best_loss;         /* HUGE_VAL: none yet                              */
 } ck_meta;
 
-/* One metadata key and how to read it. */
-typedef enum { CK_TEXT, CK_UINT, CK_FLOAT, CK_BOOL, CK_RNG, CK_DOUBLE } ck_kind;
+/* The keys of the run's state and position (the training options' keys are the
+ * option table's, core/train_options.def), and how to read each. */
+typedef enum { CK_TEXT, CK_UINT, CK_RNG, CK_DOUBLE } ck_kind;
 
 typedef struct ck_key {
     const char *name;
     ck_kind kind;
     uint64_t max;   /* CK_UINT: the largest value allowed */
+    int required;   /* 0: optional (ffnn_version and the schedules' and early
+                       stopping's state: ck_check_early_stopping checks those) */
 } ck_key;
 
 static const ck_key ck_keys[] = {
-    {"format", CK_TEXT, 0},          {"ffnn_version", CK_TEXT, 0},
-    {"arch", CK_TEXT, 0},            {"loss", CK_TEXT, 0},
-    {"optimizer", CK_TEXT, 0},       {"learning_rate", CK_FLOAT, 0},
-    {"momentum", CK_FLOAT, 0},       {"nesterov", CK_BOOL, 0},
-    {"beta1", CK_FLOAT, 0},          {"beta2", CK_FLOAT, 0},
-    {"epsilon", CK_FLOAT, 0},        {"batch_size", CK_UINT, (uint64_t)1 << 31},
-    {"seed", CK_UINT, UINT64_MAX},   {"shuffle", CK_BOOL, 0},
-    {"drop_last", CK_BOOL, 0},
-    {"epochs", CK_UINT, 1000000},    {"train_count", CK_UINT, INT32_MAX},
-    {"train_crc32", CK_UINT, UINT32_MAX},
-    {"epoch", CK_UINT, 1000000},     {"step", CK_UINT, INT32_MAX},
-    {"steps_per_epoch", CK_UINT, INT32_MAX},
-    {"optimizer_steps", CK_UINT, UINT64_MAX},
-    {"shuffle_rng", CK_RNG, 0},
-    /* optional (the training-feature settings; absent: the defaults) */
-    {"weight_decay", CK_FLOAT, 0},   {"decay_bias", CK_BOOL, 0},
-    {"lr_schedule", CK_TEXT, 0},     {"lr_step_size", CK_UINT, 1000000},
-    {"lr_gamma", CK_FLOAT, 0},       {"lr_milestones", CK_TEXT, 0},
-    {"lr_t_max", CK_UINT, 1000000},  {"lr_min", CK_FLOAT, 0},
-    {"lr_end_factor", CK_FLOAT, 0},  {"lr_total_iters", CK_UINT, 1000000},
-    {"lr_patience", CK_UINT, 1000000}, {"lr_factor", CK_FLOAT, 0},
-    {"lr_threshold", CK_FLOAT, 0},   {"warmup_steps", CK_UINT, INT32_MAX},
-    {"clip_grad_norm", CK_FLOAT, 0}, {"clip_grad_value", CK_FLOAT, 0},
-    {"ema_decay", CK_FLOAT, 0},
-    {"plateau_lr", CK_DOUBLE, 0},    {"plateau_best", CK_DOUBLE, 0},
-    {"plateau_bad_epochs", CK_UINT, 1000000}, {"plateau_epoch", CK_UINT, 1000000},
-    {"early_stopping", CK_UINT, 1000000}, {"early_stopping_epoch", CK_UINT, 1000000},
-    {"early_stopping_best_epoch", CK_UINT, 1000000},
-    {"early_stopping_best_loss", CK_DOUBLE, 0},
+    {"format", CK_TEXT, 0, 1},
+    {"ffnn_version", CK_TEXT, 0, 0},
+    {"arch", CK_TEXT, 0, 1},
+    {"train_count", CK_UINT, INT32_MAX, 1},
+    {"train_crc32", CK_UINT, UINT32_MAX, 1},
+    {"epoch", CK_UINT, 1000000, 1},
+    {"step", CK_UINT, INT32_MAX, 1},
+    {"steps_per_epoch", CK_UINT, INT32_MAX, 1},
+    {"optimizer_steps", CK_UINT, UINT64_MAX, 1},
+    {"shuffle_rng", CK_RNG, 0, 1},
+    {"plateau_lr", CK_DOUBLE, 0, 0},
+    {"plateau_best", CK_DOUBLE, 0, 0},
+    {"plateau_bad_epochs", CK_UINT, 1000000, 0},
+    {"plateau_epoch", CK_UINT, 1000000, 0},
+    {"early_stopping_epoch", CK_UINT, 1000000, 0},
+    {"early_stopping_best_epoch", CK_UINT, 1000000, 0},
+    {"early_stopping_best_loss", CK_DOUBLE, 0, 0},
 };
-enum { CK_KEY_COUNT = sizeof ck_keys / sizeof ck_keys[0] };
+/* seen[]: the state keys, then the options (CK_OPTION_MAX of them at most) */
+enum { CK_KEY_COUNT = sizeof ck_keys / sizeof ck_keys[0], CK_OPTION_MAX = 128,
+       CK_SEEN_COUNT = CK_KEY_COUNT + CK_OPTION_MAX };
 
 /* A plain decimal integer (digits only, no leading zero) up to max. */
 static int ck_parse_uint(const char *s, uint64_t max, uint64_t *out)
@@ -163,20 +157,6 @@ static int ck_parse_uint(const char *s, uint64_t max, uint64_t *out)
         v = v * 10 + (uint64_t)(*s - '0');
     }
     if (v > max)
-        return 0;
-    *out = v;
-    return 1;
-}
-
-/* A finite float written in decimal (no "nan", "inf" or hexadecimal). */
-static int ck_parse_float(const char *s, float *out)
-{
-    char *end = NULL;
-    if (!*s || strpbrk(s, "xXnNiI"))
-        return 0;
-    errno = 0;
-    float v = strtof(s, &end);
-    if (errno || *end || !isfinite(v))
         return 0;
     *out = v;
     return 1;
@@ -199,24 +179,19 @@ static int ck_parse_rng(const char *s, uint64_t *rng)
     return *s == '\0' && (rng[0] | rng[1] | rng[2] | rng[3]) != 0;
 }
 
-/* Store key (ck_keys[k]) with value v into m; 0 when v does not parse. */
-static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, const char *v,
-                    const char **loss_text, const char **optimizer_text)
+/* Store state key k with value v into m; 0 when v does not parse. */
+static int ck_store(ck_meta *m, const ck_key *k, const char *v)
 {
     uint64_t u = 0;
-    float f = 0.0f;
-    if (kind == CK_UINT && !ck_parse_uint(v, max, &u))
-        return 0;
-    if (kind == CK_FLOAT && !ck_parse_float(v, &f))
-        return 0;
-    if (kind == CK_BOOL) {
-        if (strcmp(v, "true") && strcmp(v, "false"))
-            return 0;
-        u = strcmp(v, "true") == 0;
+    const char *name = k->name;
+    if (k->kind == CK_TEXT) {
+        if (!strcmp(name, "ffnn_version")) m->version = v;
+        else if (!strcmp(name, "arch")) m->arch = v;
+        return 1;
     }
-    if (kind == CK_RNG)
+    if (k->kind == CK_RNG)
         return ck_parse_rng(v, m->rng);
-    if (kind == CK_DOUBLE) { /* a decimal double; a best metric also "inf" (none yet) */
+    if (k->kind == CK_DOUBLE) { /* a decimal double; a best metric also "inf" (none yet) */
         char *end = NULL;
         errno = 0;
         double d = strtod(v, &end);
@@ -229,108 +204,87 @@ static int ck_store(ck_meta *m, const char *name, ck_kind kind, uint64_t max, co
         else m->es_best_loss = d;
         return 1;
     }
-    if (!strcmp(name, "lr_schedule"))
-        return ffnn_lr_schedule_from_name(v, &m->cfg.lr_schedule) == FFNN_OK;
-    if (!strcmp(name, "lr_milestones")) { /* increasing positive integers, joined by ',' */
-        int count = 0;
-        for (const char *p = v; count < FFNN_LR_MILESTONES_MAX; count++) {
-            char *end = NULL;
-            errno = 0;
-            long e = strtol(p, &end, 10);
-            if (errno || end == p || e < 1 || e > 1000000 ||
-                (count && e <= m->cfg.lr_milestones[count - 1]) || (*end && *end != ','))
-                return 0;
-            m->cfg.lr_milestones[count] = (int)e;
-            if (!*end) {
-                m->cfg.lr_milestone_count = count + 1;
-                return 1;
-            }
-            p = end + 1;
-        }
+    if (!ck_parse_uint(v, k->max, &u))
         return 0;
-    }
-    if (!strcmp(name, "ffnn_version")) m->version = v;
-    else if (!strcmp(name, "arch")) m->arch = v;
-    else if (!strcmp(name, "loss")) *loss_text = v;
-    else if (!strcmp(name, "optimizer")) *optimizer_text = v;
-    else if (!strcmp(name, "learning_rate")) m->cfg.learning_rate = f;
-    else if (!strcmp(name, "momentum")) m->cfg.momentum = f;
-    else if (!strcmp(name, "nesterov")) m->cfg.nesterov = (int)u;
-    else if (!strcmp(name, "beta1")) m->cfg.beta1 = f;
-    else if (!strcmp(name, "beta2")) m->cfg.beta2 = f;
-    else if (!strcmp(name, "epsilon")) m->cfg.epsilon = f;
-    else if (!strcmp(name, "batch_size")) m->cfg.batch_size = (size_t)u;
-    else if (!strcmp(name, "seed")) m->cfg.seed = u;
-    else if (!strcmp(name, "shuffle")) m->cfg.shuffle = (int)u;
-    else if (!strcmp(name, "drop_last")) m->cfg.drop_last = (int)u;
-    else if (!strcmp(name, "epochs")) m->cfg.epochs = (int)u;
-    else if (!strcmp(name, "train_count")) m->train_count = (size_t)u;
+    if (!strcmp(name, "train_count")) m->train_count = (size_t)u;
     else if (!strcmp(name, "train_crc32")) m->train_crc32 = (uint32_t)u;
     else if (!strcmp(name, "epoch")) m->epoch = (int)u;
     else if (!strcmp(name, "step")) m->step = (size_t)u;
     else if (!strcmp(name, "steps_per_epoch")) m->steps_per_epoch = (size_t)u;
     else if (!strcmp(name, "optimizer_steps")) m->optimizer_steps = u;
-    else if (!strcmp(name, "weight_decay")) m->cfg.weight_decay = f;
-    else if (!strcmp(name, "decay_bias")) m->cfg.decay_bias = (int)u;
-    else if (!strcmp(name, "lr_step_size")) m->cfg.lr_step_size = (int)u;
-    else if (!strcmp(name, "lr_gamma")) m->cfg.lr_gamma = f;
-    else if (!strcmp(name, "lr_t_max")) m->cfg.lr_t_max = (int)u;
-    else if (!strcmp(name, "lr_min")) m->cfg.lr_min = f;
-    else if (!strcmp(name, "lr_end_factor")) m->cfg.lr_end_factor = f;
-    else if (!strcmp(name, "lr_total_iters")) m->cfg.lr_total_iters = (int)u;
-    else if (!strcmp(name, "lr_patience")) m->cfg.lr_patience = (int)u;
-    else if (!strcmp(name, "lr_factor")) m->cfg.lr_factor = f;
-    else if (!strcmp(name, "lr_threshold")) m->cfg.lr_threshold = f;
-    else if (!strcmp(name, "warmup_steps")) m->cfg.warmup_steps = (int)u;
-    else if (!strcmp(name, "clip_grad_norm")) m->cfg.clip_grad_norm = f;
-    else if (!strcmp(name, "clip_grad_value")) m->cfg.clip_grad_value = f;
-    else if (!strcmp(name, "ema_decay")) m->cfg.ema_decay = f;
     else if (!strcmp(name, "plateau_bad_epochs")) m->plateau.bad_epochs = (int)u;
     else if (!strcmp(name, "plateau_epoch")) m->plateau_epoch = (int)u;
-    else if (!strcmp(name, "early_stopping")) m->cfg.early_stopping = (int)u;
     else if (!strcmp(name, "early_stopping_epoch")) m->es_epoch = (int)u;
     else if (!strcmp(name, "early_stopping_best_epoch")) m->es_best_epoch = (int)u;
     return 1;
 }
 
-static const char *ck_expected(ck_kind kind)
+/* Read the value v of option o (its checkpoint key) into m->cfg: the checkpoint's
+ * spelling (integers plain decimal, no sign or leading zero; numbers finite
+ * decimal; bools "true"/"false"), then the option's own range. */
+static ffnn_status ck_store_option(const st_reader *r, ck_meta *m, const ffnn_train_option *o,
+                                   const char *v)
 {
-    switch (kind) {
-    case CK_UINT: return "a decimal integer";
-    case CK_FLOAT: return "a finite decimal number";
-    case CK_BOOL: return "\"true\" or \"false\"";
-    case CK_RNG: return "four decimal 64-bit integers joined by commas, not all 0";
-    case CK_DOUBLE: return "a finite decimal number";
-    case CK_TEXT: break;
+    char range[96], rest[96];
+    uint64_t u = 0;
+    int ok = 1;
+    snprintf(range, sizeof range, "%c%.17g, %.17g%c", o->limit.min_open ? '(' : '[',
+             o->limit.min, o->limit.max, o->limit.max_open ? ')' : ']');
+    switch (o->type) {
+    case FFNN_OPTION_INT: case FFNN_OPTION_SIZE: case FFNN_OPTION_U64:
+        ok = ck_parse_uint(v, UINT64_MAX, &u);
+        break;
+    case FFNN_OPTION_FLOAT: ok = *v && !strpbrk(v, "xXnNiI"); break;
+    case FFNN_OPTION_BOOL: ok = !strcmp(v, "true") || !strcmp(v, "false"); break;
+    default: break;
     }
-    return "a string";
+    if (ok && ffnn_option_parse(&m->cfg, o, v) == FFNN_OK)
+        return FFNN_OK;
+    switch (o->type) {
+    case FFNN_OPTION_INT: case FFNN_OPTION_SIZE: case FFNN_OPTION_U64:
+        return ffnn_st_fail(r, "__metadata__ \"%s\": expected a decimal integer in %s, found "
+                            "\"%.40s\"", o->checkpoint_key, range, v);
+    case FFNN_OPTION_FLOAT:
+        return ffnn_st_fail(r, "__metadata__ \"%s\": expected a finite decimal number in %s, "
+                            "found \"%.40s\"", o->checkpoint_key, range, v);
+    case FFNN_OPTION_BOOL:
+        return ffnn_st_fail(r, "__metadata__ \"%s\": expected \"true\" or \"false\", found "
+                            "\"%.40s\"", o->checkpoint_key, v);
+    case FFNN_OPTION_INT_LIST:
+        return ffnn_st_fail(r, "__metadata__ \"%s\": expected 1 to %d increasing integers in "
+                            "%s joined by ',', found \"%.40s\"", o->checkpoint_key,
+                            FFNN_LR_MILESTONES_MAX, range, v);
+    case FFNN_OPTION_ENUM: break;
+    }
+    snprintf(rest, sizeof rest, ": header: __metadata__ \"%s\"", o->checkpoint_key);
+    return ffnn_fail_context_at(FFNN_ERR_FORMAT, r->path, rest); /* the names accepted */
 }
 
-/* Is key k required (1), refused (0) or optional (2) for this optimizer?
+/* Is option o's key required (1), refused (0) or optional (2) for this optimizer?
  * (Hyperparameters of other optimizers are not written, and refused when
- * present; ffnn_version and the keys after shuffle_rng are optional.) */
-static int ck_key_applies(const char *name, ffnn_optimizer opt)
+ * present.) */
+static int ck_option_applies(const ffnn_train_option *o, ffnn_optimizer opt)
 {
-    if (!strcmp(name, "momentum") || !strcmp(name, "nesterov"))
-        return opt == FFNN_OPT_MOMENTUM;
-    if (!strcmp(name, "beta1") || !strcmp(name, "beta2") || !strcmp(name, "epsilon"))
-        return opt == FFNN_OPT_ADAM || opt == FFNN_OPT_ADAMW;
-    size_t k = 0;
-    while (k < CK_KEY_COUNT && strcmp(ck_keys[k].name, "weight_decay") != 0)
-        k++;
-    for (; k < CK_KEY_COUNT; k++)
-        if (!strcmp(ck_keys[k].name, name))
-            return 2;
-    /* optional: ffnn_version; drop_last (absent: false, the files before it) */
-    return strcmp(name, "ffnn_version") != 0 && strcmp(name, "drop_last") != 0 ? 1 : 2;
+    const int adam = opt == FFNN_OPT_ADAM || opt == FFNN_OPT_ADAMW;
+    switch (o->checkpoint) {
+    case FFNN_CK_ALWAYS: return 1;
+    case FFNN_CK_MOMENTUM: return opt == FFNN_OPT_MOMENTUM;
+    case FFNN_CK_ADAM: return adam;
+    default: return 2;
+    }
 }
 
-/* 1 when key name was seen (seen: ck_keys' flags). */
+/* 1 when key name (a state key or an option's key) was seen. */
 static int ck_seen(const unsigned char *seen, const char *name)
 {
     for (size_t k = 0; k < CK_KEY_COUNT; k++)
         if (!strcmp(ck_keys[k].name, name))
             return seen[k];
+    for (size_t i = 0; i < ffnn_train_option_count(); i++) {
+        const ffnn_train_option *o = ffnn_train_option_at(i);
+        if (o->checkpoint_key && !strcmp(o->checkpoint_key, name))
+            return seen[CK_KEY_COUNT + i];
+    }
     return 0;
 }
 
@@ -377,104 +331,68 @@ static ffnn_status ck_check_early_stopping(const st_reader *r, const unsigned ch
     return FFNN_OK;
 }
 
-/* Parse and check __metadata__ into *m (m->cfg: base, or zero, with the keys
- * found). */
-static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config *base, ck_meta *m)
+/* One key of __metadata__ into m (format: *format); seen[] marks it. */
+static ffnn_status ck_read_key(const st_reader *r, const cJSON *c, ck_meta *m,
+                               unsigned char *seen, const char **format)
 {
-    const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
-    const char *loss_text = NULL, *optimizer_text = NULL, *format = NULL;
-    unsigned char seen[CK_KEY_COUNT] = {0};
     char found[64];
-    ffnn_status st;
+    size_t k = 0, i = 0;
+    const size_t options = ffnn_train_option_count();
+    while (k < CK_KEY_COUNT && strcmp(ck_keys[k].name, c->string) != 0)
+        k++;
+    while (k == CK_KEY_COUNT && i < options &&
+           (!ffnn_train_option_at(i)->checkpoint_key ||
+            strcmp(ffnn_train_option_at(i)->checkpoint_key, c->string) != 0))
+        i++;
+    if (k == CK_KEY_COUNT && i == options)
+        return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (docs/FORMATS.md lists "
+                            "a checkpoint's keys)", c->string);
+    if (!cJSON_IsString(c)) {
+        ffnn_st_describe(c, found, sizeof found);
+        return ffnn_st_fail(r, "__metadata__ \"%s\": expected a string value, found %s",
+                            c->string, found);
+    }
+    if (k == CK_KEY_COUNT) {
+        seen[CK_KEY_COUNT + i] = 1;
+        return ck_store_option(r, m, ffnn_train_option_at(i), c->valuestring);
+    }
+    seen[k] = 1;
+    if (!strcmp(c->string, "format")) {
+        *format = c->valuestring;
+    } else if (!ck_store(m, &ck_keys[k], c->valuestring)) {
+        char range[48] = "";
+        const char *expected = ck_keys[k].kind == CK_UINT ? "a decimal integer"
+                               : ck_keys[k].kind == CK_RNG
+                                   ? "four decimal 64-bit integers joined by commas, not all 0"
+                                   : "a finite decimal number";
+        if (ck_keys[k].kind == CK_UINT)
+            snprintf(range, sizeof range, " in [0, %llu]", (unsigned long long)ck_keys[k].max);
+        return ffnn_st_fail(r, "__metadata__ \"%s\": expected %s%s, found \"%.40s\"", c->string,
+                            expected, range, c->valuestring);
+    }
+    return FFNN_OK;
+}
 
-    memset(m, 0, sizeof *m);
-    if (base)
-        m->cfg = *base;
-    { /* the optional settings' defaults, for a file that does not record them */
-        const ffnn_train_config d = ffnn_train_config_default();
-        m->cfg.weight_decay = d.weight_decay;
-        m->cfg.decay_bias = d.decay_bias;
-        m->cfg.lr_schedule = d.lr_schedule;
-        m->cfg.lr_step_size = d.lr_step_size;
-        m->cfg.lr_gamma = d.lr_gamma;
-        m->cfg.lr_milestone_count = d.lr_milestone_count;
-        memcpy(m->cfg.lr_milestones, d.lr_milestones, sizeof d.lr_milestones);
-        m->cfg.lr_t_max = d.lr_t_max;
-        m->cfg.lr_min = d.lr_min;
-        m->cfg.lr_end_factor = d.lr_end_factor;
-        m->cfg.lr_total_iters = d.lr_total_iters;
-        m->cfg.lr_patience = d.lr_patience;
-        m->cfg.lr_factor = d.lr_factor;
-        m->cfg.lr_threshold = d.lr_threshold;
-        m->cfg.warmup_steps = d.warmup_steps;
-        m->cfg.clip_grad_norm = d.clip_grad_norm;
-        m->cfg.clip_grad_value = d.clip_grad_value;
-        m->cfg.ema_decay = d.ema_decay;
-        m->cfg.early_stopping = d.early_stopping;
-        m->plateau.best = HUGE_VAL;
-        m->es_best_loss = HUGE_VAL;
-    }
-    m->version = "";
-    if (!md)
-        return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn checkpoint records format "
-                            "\"" CK_FORMAT "\" and the run's state there)");
-    if (!cJSON_IsObject(md))
-        return ffnn_st_fail(r, "\"__metadata__\": expected an object of strings");
-    if ((st = ffnn_st_check_unique_keys(r, md, "__metadata__")) != FFNN_OK)
-        return st;
-    for (const cJSON *c = md->child; c; c = c->next) {
-        size_t k = 0;
-        while (k < CK_KEY_COUNT && strcmp(ck_keys[k].name, c->string) != 0)
-            k++;
-        if (k == CK_KEY_COUNT)
-            return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (docs/FORMATS.md lists "
-                                "a checkpoint's keys)", c->string);
-        if (!cJSON_IsString(c)) {
-            ffnn_st_describe(c, found, sizeof found);
-            return ffnn_st_fail(r, "__metadata__ \"%s\": expected a string value, found %s",
-                                c->string, found);
-        }
-        if (!strcmp(c->string, "format")) {
-            format = c->valuestring;
-        } else if (!ck_store(m, c->string, ck_keys[k].kind, ck_keys[k].max, c->valuestring,
-                             &loss_text, &optimizer_text)) {
-            char range[48] = "";
-            if (ck_keys[k].kind == CK_UINT)
-                snprintf(range, sizeof range, " in [0, %llu]",
-                         (unsigned long long)ck_keys[k].max);
-            return ffnn_st_fail(r, "__metadata__ \"%s\": expected %s%s, found \"%.40s\"",
-                                c->string, ck_expected(ck_keys[k].kind), range, c->valuestring);
-        }
-        seen[k] = 1;
-    }
-    if (!format || strcmp(format, CK_FORMAT) != 0)
-        return ffnn_st_fail(r, "__metadata__ \"format\": expected \"" CK_FORMAT "\", found "
-                            "%s%.40s%s%s", format ? "\"" : "", format ? format : "none",
-                            format ? "\"" : "",
-                            format && !strcmp(format, "ffnn-model")
-                                ? " (a model file: load it with ffnn_model_load, not as a checkpoint)" : "");
-    if (strlen(m->version) >= CK_VERSION_MAX)
-        return ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d "
-                            "characters, found %zu", CK_VERSION_MAX - 1, strlen(m->version));
-    if (!optimizer_text || !loss_text)
-        return ffnn_st_fail(r, "__metadata__: missing \"%s\"", loss_text ? "optimizer" : "loss");
-    if (ffnn_optimizer_from_name(optimizer_text, &m->cfg.optimizer) != FFNN_OK)
-        return ffnn_fail_context_at(FFNN_ERR_FORMAT, r->path,
-                                    ": header: __metadata__ \"optimizer\"");
-    if (ffnn_loss_from_name(loss_text, &m->cfg.loss) != FFNN_OK)
-        return ffnn_fail_context_at(FFNN_ERR_FORMAT, r->path,
-                                    ": header: __metadata__ \"loss\"");
-    for (size_t k = 0; k < CK_KEY_COUNT; k++) {
-        int applies = ck_key_applies(ck_keys[k].name, m->cfg.optimizer);
-        if (!seen[k] && applies == 1)
+/* Every required key is there and no other optimizer's is; the position is one
+ * a run can reach. */
+static ffnn_status ck_check_keys(const st_reader *r, const unsigned char *seen, const ck_meta *m)
+{
+    for (size_t k = 0; k < CK_KEY_COUNT; k++)
+        if (!seen[k] && ck_keys[k].required)
+            return ffnn_st_fail(r, "__metadata__: missing \"%s\"", ck_keys[k].name);
+    for (size_t i = 0; i < ffnn_train_option_count(); i++) {
+        const ffnn_train_option *o = ffnn_train_option_at(i);
+        int applies = ck_option_applies(o, m->cfg.optimizer);
+        if (!o->checkpoint_key)
+            continue;
+        if (!seen[CK_KEY_COUNT + i] && applies == 1)
             return ffnn_st_fail(r, "__metadata__: missing \"%s\" (a checkpoint of optimizer "
-                                "%s records it)", ck_keys[k].name,
+                                "%s records it)", o->checkpoint_key,
                                 ffnn_optimizer_name(m->cfg.optimizer));
-        if (seen[k] && !applies)
+        if (seen[CK_KEY_COUNT + i] && !applies)
             return ffnn_st_fail(r, "__metadata__: unexpected \"%s\" for optimizer %s",
-                                ck_keys[k].name, ffnn_optimizer_name(m->cfg.optimizer));
+                                o->checkpoint_key, ffnn_optimizer_name(m->cfg.optimizer));
     }
-    /* the position must be one a run can reach */
     if (m->cfg.batch_size < 1 || m->train_count < m->cfg.batch_size ||
         m->steps_per_epoch != (m->cfg.drop_last ? m->train_count / m->cfg.batch_size
                                : (m->train_count + m->cfg.batch_size - 1) / m->cfg.batch_size))
@@ -495,6 +413,58 @@ static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config 
                             (unsigned long long)expected, m->epoch, m->step,
                             m->steps_per_epoch);
     return ck_check_early_stopping(r, seen, m);
+}
+
+/* Parse and check __metadata__ into *m (m->cfg: base, or zero, with the keys
+ * found; an optional option the file does not record: its default). */
+static ffnn_status ck_read_metadata(const st_reader *r, const ffnn_train_config *base, ck_meta *m)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
+    const char *format = NULL;
+    unsigned char seen[CK_SEEN_COUNT] = {0};
+    ffnn_status st;
+
+    memset(m, 0, sizeof *m);
+    if (base)
+        m->cfg = *base;
+    const ffnn_train_config d = ffnn_train_config_default();
+    for (size_t i = 0; i < ffnn_train_option_count(); i++) {
+        const ffnn_train_option *o = ffnn_train_option_at(i);
+        if (o->checkpoint == FFNN_CK_OPTIONAL) /* absent: the default */
+            memcpy((char *)&m->cfg + o->offset, (const char *)&d + o->offset, o->size);
+        if (o->type == FFNN_OPTION_INT_LIST && o->checkpoint == FFNN_CK_OPTIONAL)
+            memcpy((char *)&m->cfg + o->count_offset, (const char *)&d + o->count_offset,
+                   sizeof(int));
+    }
+    m->plateau.best = HUGE_VAL;
+    m->es_best_loss = HUGE_VAL;
+    m->version = "";
+    if (ffnn_train_option_count() > CK_OPTION_MAX)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "checkpoint reader: %zu options, room for "
+                         "%d (raise CK_OPTION_MAX)", ffnn_train_option_count(), CK_OPTION_MAX);
+    if (!md)
+        return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn checkpoint records format "
+                            "\"" CK_FORMAT "\" and the run's state there)");
+    if (!cJSON_IsObject(md))
+        return ffnn_st_fail(r, "\"__metadata__\": expected an object of strings");
+    if ((st = ffnn_st_check_unique_keys(r, md, "__metadata__")) != FFNN_OK)
+        return st;
+    for (const cJSON *c = md->child; c; c = c->next)
+        if ((st = ck_read_key(r, c, m, seen, &format)) != FFNN_OK)
+            return st;
+    if (!format || strcmp(format, CK_FORMAT) != 0)
+        return ffnn_st_fail(r, "__metadata__ \"format\": expected \"" CK_FORMAT "\", found "
+                            "%s%.40s%s%s", format ? "\"" : "", format ? format : "none",
+                            format ? "\"" : "",
+                            format && !strcmp(format, "ffnn-model")
+                                ? " (a model file: load it with ffnn_model_load, not as a checkpoint)" : "");
+    if (strlen(m->version) >= CK_VERSION_MAX)
+        return ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d "
+                            "characters, found %zu", CK_VERSION_MAX - 1, strlen(m->version));
+    if (!ck_seen(seen, "optimizer") || !ck_seen(seen, "loss"))
+        return ffnn_st_fail(r, "__metadata__: missing \"%s\"",
+                            ck_seen(seen, "loss") ? "optimizer" : "loss");
+    return ck_check_keys(r, seen, m);
 }
 
 /* ------------------------------------------------------------ the tensors */
@@ -870,57 +840,25 @@ static int ck_add_text(cJSON *md, const char *key, const char *fmt, ...)
     return ok;
 }
 
-static int ck_add_float(cJSON *md, const char *key, float v)
-{
-    char text[32];
-    ffnn_checkpoint_float_text(v, text, sizeof text);
-    return cJSON_AddStringToObject(md, key, text) != NULL;
-}
-
-/* __metadata__ of run state s (architecture string arch); 0 when out of memory. */
+/* __metadata__ of run state s (architecture string arch); 0 when out of memory.
+ * The options as the table says (core/train_options.def: always, with their
+ * optimizer, or when not the default), then the schedule's and early stopping's
+ * state, then the position. */
 static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch)
 {
     const ffnn_train_config *c = &s->cfg;
+    char text[FFNN_OPTION_LIST_TEXT_MAX];
     int ok = ck_add_text(md, "format", CK_FORMAT) &&
              ck_add_text(md, "ffnn_version", FFNN_VERSION) &&
-             ck_add_text(md, "arch", "%s", arch) &&
-             ck_add_text(md, "loss", "%s", ffnn_loss_name(c->loss)) &&
-             ck_add_text(md, "optimizer", "%s", ffnn_optimizer_name(c->optimizer)) &&
-             ck_add_float(md, "learning_rate", c->learning_rate);
-    if (ok && c->optimizer == FFNN_OPT_MOMENTUM)
-        ok = ck_add_float(md, "momentum", c->momentum) &&
-             ck_add_text(md, "nesterov", "%s", c->nesterov ? "true" : "false");
-    if (ok && (c->optimizer == FFNN_OPT_ADAM || c->optimizer == FFNN_OPT_ADAMW))
-        ok = ck_add_float(md, "beta1", c->beta1) && ck_add_float(md, "beta2", c->beta2) &&
-             ck_add_float(md, "epsilon", c->epsilon);
-    /* the training-feature settings, when not the defaults (optional keys) */
-    if (ok && c->weight_decay != 0.0f)
-        ok = ck_add_float(md, "weight_decay", c->weight_decay) &&
-             ck_add_text(md, "decay_bias", "%s", c->decay_bias ? "true" : "false");
-    if (ok && c->clip_grad_norm > 0.0f)
-        ok = ck_add_float(md, "clip_grad_norm", c->clip_grad_norm);
-    if (ok && c->clip_grad_value > 0.0f)
-        ok = ck_add_float(md, "clip_grad_value", c->clip_grad_value);
-    if (ok && c->ema_decay > 0.0f)
-        ok = ck_add_float(md, "ema_decay", c->ema_decay);
-    if (ok && c->warmup_steps > 0)
-        ok = ck_add_text(md, "warmup_steps", "%d", c->warmup_steps);
-    if (ok && c->lr_schedule != FFNN_LR_CONSTANT) {
-        char milestones[16 * FFNN_LR_MILESTONES_MAX] = "";
-        for (int i = 0; i < c->lr_milestone_count && i < FFNN_LR_MILESTONES_MAX; i++)
-            snprintf(milestones + strlen(milestones), sizeof milestones - strlen(milestones),
-                     "%s%d", i ? "," : "", c->lr_milestones[i]);
-        ok = ck_add_text(md, "lr_schedule", "%s", ffnn_lr_schedule_name(c->lr_schedule)) &&
-             ck_add_text(md, "lr_step_size", "%d", c->lr_step_size) &&
-             ck_add_float(md, "lr_gamma", c->lr_gamma) &&
-             (!c->lr_milestone_count || ck_add_text(md, "lr_milestones", "%s", milestones)) &&
-             ck_add_text(md, "lr_t_max", "%d", c->lr_t_max) &&
-             ck_add_float(md, "lr_min", c->lr_min) &&
-             ck_add_float(md, "lr_end_factor", c->lr_end_factor) &&
-             ck_add_text(md, "lr_total_iters", "%d", c->lr_total_iters) &&
-             ck_add_text(md, "lr_patience", "%d", c->lr_patience) &&
-             ck_add_float(md, "lr_factor", c->lr_factor) &&
-             ck_add_float(md, "lr_threshold", c->lr_threshold);
+             ck_add_text(md, "arch", "%s", arch);
+    for (size_t i = 0; ok && i < ffnn_train_option_count(); i++) {
+        const ffnn_train_option *o = ffnn_train_option_at(i);
+        const int applies = ck_option_applies(o, c->optimizer);
+        if (!o->checkpoint_key || !applies ||
+            (applies == 2 && ffnn_option_is_default(c, o)))
+            continue;
+        ok = ffnn_option_format(c, o, text, sizeof text) &&
+             cJSON_AddStringToObject(md, o->checkpoint_key, text) != NULL;
     }
     if (ok && c->lr_schedule == FFNN_LR_PLATEAU)
         ok = ck_add_text(md, "plateau_lr", "%.17g", s->plateau.lr) &&
@@ -929,18 +867,12 @@ static int ck_fill_metadata(cJSON *md, const ffnn_run_state *s, const char *arch
              ck_add_text(md, "plateau_bad_epochs", "%d", s->plateau.bad_epochs) &&
              ck_add_text(md, "plateau_epoch", "%d", s->plateau_epoch);
     if (ok && c->early_stopping > 0) /* its state; the best metric exact (%.17g) */
-        ok = ck_add_text(md, "early_stopping", "%d", c->early_stopping) &&
-             ck_add_text(md, "early_stopping_epoch", "%d", s->es_epoch) &&
+        ok = ck_add_text(md, "early_stopping_epoch", "%d", s->es_epoch) &&
              ck_add_text(md, "early_stopping_best_epoch", "%d", s->es_best_epoch) &&
              (s->es_best_epoch > 0
                   ? ck_add_text(md, "early_stopping_best_loss", "%.17g", s->es_best_loss)
                   : ck_add_text(md, "early_stopping_best_loss", "inf"));
-    return ok && ck_add_text(md, "batch_size", "%zu", c->batch_size) &&
-           ck_add_text(md, "seed", "%llu", (unsigned long long)c->seed) &&
-           ck_add_text(md, "shuffle", "%s", c->shuffle ? "true" : "false") &&
-           (!c->drop_last || ck_add_text(md, "drop_last", "true")) &&
-           ck_add_text(md, "epochs", "%d", c->epochs) &&
-           ck_add_text(md, "train_count", "%zu", s->train_count) &&
+    return ok && ck_add_text(md, "train_count", "%zu", s->train_count) &&
            ck_add_text(md, "train_crc32", "%lu", (unsigned long)s->train_crc32) &&
            ck_add_text(md, "epoch", "%d", s->epoch) &&
            ck_add_text(md, "step", "%zu", s->step) &&
