@@ -270,6 +270,39 @@ static void build_longopts(struct option *out)
     out[n] = (struct option){NULL, 0, NULL, 0};
 }
 
+/* The usage text, with a line for each table option whose flag it does not
+ * mention yet (a new option has help from its row until the text above gets its
+ * own lines); malloc'd, NULL when out of memory. */
+static char *compose_usage(void)
+{
+    size_t size = strlen(ffnn_cli_train_usage) + 1, used = 0;
+    char *text = NULL, flag[64], value[64] = "";
+    const ffnn_train_config d = ffnn_train_config_default();
+    for (int pass = 0; pass < 2; pass++) {
+        int listed = 0;
+        if (pass == 1 && !(text = malloc(size)))
+            return NULL;
+        used = pass ? (size_t)snprintf(text, size, "%s", ffnn_cli_train_usage) : 0;
+        for (size_t i = 0; i < ffnn_train_option_count(); i++) {
+            const ffnn_train_option *t = ffnn_train_option_at(i);
+            snprintf(flag, sizeof flag, "  %s ", t->cli);
+            if (strncmp(t->cli, "--", 2) || strchr(t->cli, ' ') ||
+                strstr(ffnn_cli_train_usage, flag))
+                continue;
+            ffnn_train_config_get(&d, t->name, value, sizeof value);
+            int n = snprintf(pass ? text + used : NULL, pass ? size - used : 0,
+                             "%s  %s%s  %s (default %s)\n", listed++ ? "" : "\nmore options:\n",
+                             t->cli, t->type == FFNN_OPTION_BOOL ? "" : " VALUE", t->help,
+                             value);
+            if (pass)
+                used += (size_t)n;
+            else
+                size += (size_t)n + 16;
+        }
+    }
+    return text;
+}
+
 /* Which ffnn_cli_given flag a table option sets (--resume checks them against the
  * checkpoint); options not listed have none. */
 static const struct { const char *option; size_t flag; } given_flags[] = {
@@ -348,17 +381,65 @@ static int table_option(ffnn_cli_train_options *o, size_t i, const char *arg)
     return 0;
 }
 
+/* What the option loop fills: the options, and which table options were given. */
+typedef struct parse_ctx {
+    ffnn_cli_train_options *o;
+    unsigned char given[TABLE_MAX]; /* [ffnn_train_option_count()] */
+} parse_ctx;
+
+/* The options ffnn_cli_resume_settings (checkpoints.c) takes from a checkpoint
+ * itself, with its own messages; every other option a checkpoint records is taken
+ * from it by resume_other_options unless given, so that a new option needs no
+ * edit there. */
+static const char *const resumed_by_hand[] = {
+    "epochs", "batch_size", "learning_rate", "seed", "shuffle", "drop_last", "loss",
+    "optimizer", "momentum", "nesterov", "beta1", "beta2", "epsilon", "weight_decay",
+    "decay_bias", "lr_schedule", "lr_step_size", "lr_gamma", "lr_milestones", "lr_t_max",
+    "lr_min", "lr_end_factor", "lr_total_iters", "lr_patience", "lr_factor", "lr_threshold",
+    "clip_grad_norm", "clip_grad_value", "ema_decay", "warmup_steps", "early_stopping",
+};
+
+/* --resume: the recorded options not given and not in resumed_by_hand, from the
+ * checkpoint at path into *cfg (read only when there is one). 0, or 1. */
+static int resume_other_options(const char *path, const unsigned char *given,
+                                ffnn_train_config *cfg)
+{
+    ffnn_checkpoint_info info;
+    int loaded = 0;
+    for (size_t i = 0; i < ffnn_train_option_count() && i < TABLE_MAX; i++) {
+        const ffnn_train_option *t = ffnn_train_option_at(i);
+        size_t k = 0, n = sizeof resumed_by_hand / sizeof resumed_by_hand[0];
+        while (k < n && strcmp(resumed_by_hand[k], t->name) != 0)
+            k++;
+        if (t->checkpoint == FFNN_CK_NONE || given[i] || k < n)
+            continue;
+        if (!loaded && ffnn_checkpoint_load(path, NULL, &info) != FFNN_OK) {
+            fprintf(stderr, "%s: --resume: %s\n", CMD, ffnn_last_error());
+            return 1;
+        }
+        loaded = 1;
+        memcpy((char *)cfg + t->offset, (const char *)&info.cfg + t->offset, t->size);
+        if (t->type == FFNN_OPTION_INT_LIST)
+            memcpy((char *)cfg + t->count_offset, (const char *)&info.cfg + t->count_offset,
+                   sizeof(int));
+    }
+    return 0;
+}
+
 /* One option (an ffnn_cli_option_fn); 0, or 2 with the message printed. */
 static int train_option(void *ctx, int c, const char *arg)
 {
-    ffnn_cli_train_options *o = ctx;
+    parse_ctx *p = ctx;
+    ffnn_cli_train_options *o = p->o;
     long long v = 0, pair[2];
     int rc = 0;
 
     if (ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
         return rc;
-    if (c >= OPT_TABLE && (size_t)(c - OPT_TABLE) < ffnn_train_option_count())
+    if (c >= OPT_TABLE && (size_t)(c - OPT_TABLE) < ffnn_train_option_count()) {
+        p->given[c - OPT_TABLE] = 1;
         return table_option(o, (size_t)(c - OPT_TABLE), arg);
+    }
     switch (c) {
     case OPT_DATA: o->data = arg; break;
     case OPT_ARCH: o->arch = arg, o->given.arch = 1; break;
@@ -618,8 +699,12 @@ int ffnn_cli_train(int argc, char **argv)
     int operands;
     struct option longopts[FIXED_COUNT + TABLE_MAX + ALIAS_COUNT + 1];
     build_longopts(longopts);
-    int rc = ffnn_cli_getopt(CMD, argc, argv, longopts, ffnn_cli_train_usage, train_option,
-                             &o, &operands);
+    char *usage = compose_usage();
+    if (!usage)
+        return fprintf(stderr, "%s: out of memory\n", CMD), 1;
+    parse_ctx parse = {&o, {0}};
+    int rc = ffnn_cli_getopt(CMD, argc, argv, longopts, usage, train_option, &parse, &operands);
+    free(usage);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     if (operands < argc)
@@ -630,6 +715,8 @@ int ffnn_cli_train(int argc, char **argv)
         ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given,
                                  o.test_split > 0 || o.val_split > 0, &o.cfg,
                                  &o.train_limit) != 0)
+        return 1;
+    if (o.resume_path && resume_other_options(o.resume_path, parse.given, &o.cfg) != 0)
         return 1;
     if (o.checkpoint_path &&
         ffnn_cli_check_output_path(CMD, "--checkpoint", o.checkpoint_path) != 0)
