@@ -408,6 +408,14 @@ ffnn_status ffnn_train_options_check(const ffnn_train_config *c)
         }
         if (o->type == FFNN_OPTION_U64 || within(l, ffnn_option_value(c, o)))
             continue;
+        if (o->type == FFNN_OPTION_ENUM) { /* the value and the names */
+            char names[256] = "";
+            for (int v = (int)l->min; v <= (int)l->max; v++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         v > (int)l->min ? ", " : "", rows[k].kind->name(v));
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown %s %d (%s must be in %s: %s)",
+                             o->name, (int)ffnn_option_value(c, o), o->name, range, names);
+        }
         if (o->type == FFNN_OPTION_FLOAT)
             snprintf(found, sizeof found, "%g", ffnn_option_value(c, o));
         else
