@@ -1143,9 +1143,10 @@ typedef struct ffnn_train_config {
 FFNN_API ffnn_train_config ffnn_train_config_default(void);
 
 
-/* The accepted range of a numeric field of ffnn_train_config: the ONE table that
- * ffnn_trainer_create checks and the command line's options are parsed against.
- * Bounds are inclusive unless *_open is set. Some fields have a further rule
+/* The accepted range of a numeric option of ffnn_train_config (the limit column
+ * of the option table, ffnn_train_option.limit): what ffnn_trainer_create and
+ * ffnn_train_config_set check and the command line's options are parsed against.
+ * Bounds are inclusive unless *_open is set. Some options have a further rule
  * (batch_size <= the training set; cuda_block_1d a multiple of 32, cuda_block_2d
  * 8, 16 or 32; nesterov only with momentum): those are checked at creation. */
 typedef struct ffnn_config_limit {
@@ -1227,8 +1228,8 @@ FFNN_API const ffnn_train_option *ffnn_train_option_find(const char *name);
  * "cuda_block_1d", "128")). Checks only the value itself: the rules between
  * options (nesterov needs momentum, lr_min below learning_rate, cuda_block_1d a
  * multiple of 32 ...) are ffnn_trainer_create's. On failure *cfg is unchanged.
- * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL argument; an unknown name, with the
- * message listing none; a value that does not parse or is out of range: the
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL argument; an unknown name, the
+ * message naming it; a value that does not parse or is out of range: the
  * message names the option, what it expects and the range, e.g. "ffnn_train_
  * config_set: batch_size: expected an integer in [1, 16777216], found '0'"; for
  * an enum the library's message of ffnn_*_from_name with the accepted names).

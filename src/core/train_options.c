@@ -318,7 +318,8 @@ ffnn_status ffnn_option_parse(ffnn_train_config *c, const ffnn_train_option *o,
     case FFNN_OPTION_INT_LIST: {
         int list[FFNN_LR_MILESTONES_MAX];
         const int max = (int)(o->size / sizeof(int));
-        int n = parse_list(text, &o->limit, list, max < FFNN_LR_MILESTONES_MAX ? max : 16);
+        int n = parse_list(text, &o->limit, list, max < FFNN_LR_MILESTONES_MAX ? max
+                                                             : FFNN_LR_MILESTONES_MAX);
         if (n < 0)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "%s: expected 0 to %d increasing "
                              "integers in %s joined by ',', found '%.40s'", o->name, max,
