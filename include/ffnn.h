@@ -1427,6 +1427,23 @@ FFNN_API ffnn_status ffnn_trainer_early_stopping(const ffnn_trainer *t, int *bes
  * trainer, early stopping off, or no best epoch yet). */
 FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
 
+/* The whole run in one call, printing nothing: train m on train for cfg->epochs
+ * epochs (the loop of `ffnn train`): train and val (may be NULL) are standardised
+ * with m's statistics first (ffnn_dataset_standardize: raw rows in, as
+ * ffnn_model_evaluate takes them); a trainer is created (ffnn_trainer_create),
+ * given val (ffnn_trainer_set_validation), runs the epochs, stops when early
+ * stopping's patience runs out (cfg->early_stopping > 0; needs val) and then puts
+ * the best epoch's weights into m (ffnn_trainer_restore_best); it is freed before
+ * the call returns, and m keeps the weights. last (may be NULL) receives the
+ * stats of the last epoch run. For progress, a validation curve or checkpoints,
+ * drive ffnn_trainer_run_epoch yourself (docs/C_API.md). Errors: those of the
+ * calls above (the first failure is returned, m then holds the weights of the
+ * last finished step); FFNN_ERR_INVALID_ARGUMENT (NULL m, train or cfg; early
+ * stopping without val). Thread safety: as ffnn_trainer_create (m is written;
+ * train and val only read). */
+FFNN_API ffnn_status ffnn_train(ffnn_model *m, const ffnn_dataset *train, const ffnn_dataset *val,
+                                const ffnn_train_config *cfg, ffnn_epoch_stats *last);
+
 /* ------------------------------------------------------------------ checkpoints */
 
 /* A checkpoint is a safetensors file (docs/FORMATS.md, "Checkpoints") holding
