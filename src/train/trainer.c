@@ -155,7 +155,8 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     if (st != FFNN_OK)
         return st;
     const ffnn_backend_options options = {t->cfg.threads, t->strategy->matmul, t->cfg.precision,
-                                          t->cfg.cuda_block_1d, t->cfg.cuda_block_2d};
+                                          ffnn_cfg_cuda_block_1d(&t->cfg),
+                                          ffnn_cfg_cuda_block_2d(&t->cfg)};
     return t->run.ops->create(&options, &t->run.ctx);
 }
 
