@@ -372,6 +372,16 @@ int ffnn_bench_save(const ffnn_bench_run *run, const char *out, const char *csv_
 
 /* ------------------------------------------------------------ training runs */
 
+int ffnn_bench_first_samples(ffnn_dataset **ds, size_t n)
+{
+    ffnn_dataset *first = NULL;
+    if (*ds == NULL || ffnn_dataset_count(*ds) <= n) return 0;
+    if (ffnn_dataset_slice(*ds, 0, n, &first) != FFNN_OK) return -1;
+    ffnn_dataset_free(*ds);
+    *ds = first;
+    return 0;
+}
+
 int ffnn_bench_train(ffnn_bench_training *t, char *why, size_t why_size)
 {
     ffnn_model *m = NULL;

@@ -159,6 +159,10 @@ int ffnn_bench_save(const ffnn_bench_run *run, const char *out, const char *csv_
 
 /* ------------------------------------------------------------ training runs */
 
+/* *ds replaced by its first n samples (a set of at most n is kept as it is); 0, or -1
+ * with ffnn_last_error() set and *ds unchanged. */
+int ffnn_bench_first_samples(ffnn_dataset **ds, size_t n);
+
 /* One training run of a fresh model through the public API, as the suites time it:
  * model created and initialised, trainer created (data uploaded), optionally the test
  * set evaluated, then `epochs` epochs, each timed (ffnn_trainer_run_epoch returns
