@@ -438,11 +438,7 @@ int ffnn_bench_local1d(int argc, char **argv)
     else
         fprintf(stderr, "OpenMP part skipped: --no-cpu\n");
 
-    int rc = ffnn_bench_failed_rows(&s.run) > 0;
-    if (ffnn_bench_save(&s.run, o->out, l1d_csv_header, l1d_csv_row, l1d_write_table, &s, rc,
-                        "SOME CONFIGURATIONS FAILED") != 0)
-        rc = 1;
-    ffnn_bench_end(&s.run);
-    return rc;
+    return ffnn_bench_finish(&s.run, 0, o->out, l1d_csv_header, l1d_csv_row, l1d_write_table,
+                             &s, "SOME CONFIGURATIONS FAILED");
 }
 

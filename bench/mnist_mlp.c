@@ -231,19 +231,13 @@ static uint64_t fnv1a(const void *p, size_t n)
 
 static ffnn_train_config make_cfg(const options *o, const conf *c)
 {
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.epochs = c->epochs;
-    cfg.batch_size = (size_t)c->batch;
-    cfg.learning_rate = (float)c->lr;
-    cfg.seed = (uint64_t)o->seed;
-    cfg.shuffle = 1;
-    cfg.loss = FFNN_LOSS_SOFTMAX_CE;
-    cfg.optimizer = FFNN_OPT_SGD;
-    cfg.device = is_gpu(c->backend) ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+    ffnn_train_config cfg = ffnn_bench_sgd_config(
+        c->epochs, (size_t)c->batch, (float)c->lr, (uint64_t)o->seed, FFNN_LOSS_SOFTMAX_CE,
+        is_gpu(c->backend) ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU,
+        c->backend == B_OMP ? o->threads : 1);
     cfg.strategy = c->backend == B_NAIVE ? FFNN_STRATEGY_NAIVE
                    : c->backend == B_REF ? FFNN_STRATEGY_REFERENCE
                                          : FFNN_STRATEGY_TILED;
-    cfg.threads = c->backend == B_REF ? 1 : c->backend == B_OMP ? o->threads : 1;
     cfg.cuda_block_1d = c->block_1d;
     cfg.cuda_block_2d = c->block_2d;
     return cfg;
@@ -517,7 +511,6 @@ static void write_table(FILE *f, const void *vs)
 {
     const mnist_mlp *s = vs;
     const options *o = &s->o;
-    const char *gpu_name = s->run.gpu_name;
     ffnn_bench_md_heading(f, &s->run,
                           "Report 000: MLP 784-256relu-10, CPU vs GPU and the seed's sweeps");
     fputs("\n\n", f);
@@ -528,7 +521,7 @@ static void write_table(FILE *f, const void *vs)
                    "CPU-vs-GPU gaps and the trends.");
     fputc('\n', f);
     fprintf(f, "- GPU: %s. CPU: %s.\n",
-            o->gpu ? (gpu_name[0] ? gpu_name : "none") : "not run (--no-gpu)", s->run.cpu_name);
+            ffnn_bench_gpu_text(&s->run, o->gpu, "not run (--no-gpu)"), s->run.cpu_name);
     fprintf(f, "- Softmax CE, SGD, batch 64, lr 0.01, hidden 256 unless swept; shuffled; "
                "init and shuffle seed %llu. Time: ffnn_trainer_run_epoch only (trainer "
                "created and data uploaded before the clock; each epoch reads its losses "
@@ -789,10 +782,6 @@ int ffnn_bench_mnist_mlp(int argc, char **argv)
     ffnn_dataset_free(s.d.train);
     ffnn_dataset_free(s.d.test);
 
-    int rc = ffnn_bench_failed_rows(&s.run) > 0;
-    if (ffnn_bench_save(&s.run, o->out, csv_header, csv_row, write_table, &s, rc,
-                        "SOME RUNS FAILED") != 0)
-        rc = 1;
-    ffnn_bench_end(&s.run);
-    return rc;
+    return ffnn_bench_finish(&s.run, 0, o->out, csv_header, csv_row, write_table, &s,
+                             "SOME RUNS FAILED");
 }

@@ -174,17 +174,11 @@ static void task_data(const data_sets *d, const task *tk, const ffnn_dataset **t
 static int train_once(const options *o, const task *tk, int cuda, int epochs,
                       const ffnn_dataset *train, const ffnn_dataset *test, row *r)
 {
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.epochs = epochs;
-    cfg.batch_size = (size_t)tk->batch;
-    cfg.learning_rate = LR;
-    cfg.seed = (uint64_t)o->seed;
-    cfg.shuffle = 1;
-    cfg.loss = tk->loss;
-    cfg.optimizer = FFNN_OPT_SGD;
-    cfg.device = cuda ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+    ffnn_train_config cfg = ffnn_bench_sgd_config(epochs, (size_t)tk->batch, LR, (uint64_t)o->seed,
+                                                  tk->loss, cuda ? FFNN_DEVICE_CUDA
+                                                                 : FFNN_DEVICE_CPU,
+                                                  cuda ? 1 : o->threads);
     cfg.strategy = FFNN_STRATEGY_TILED;
-    cfg.threads = cuda ? 1 : o->threads;
     ffnn_bench_training t = {.arch = tk->arch, .seed = (uint64_t)o->seed, .cfg = &cfg,
                              .train = train, .test = test, .epochs = epochs, .eval_first = 1};
     char why[420];
@@ -292,11 +286,10 @@ static void write_table(FILE *f, const void *vs)
 {
     const modular *s = vs;
     const options *o = &s->o;
-    const char *gpu_name = s->run.gpu_name;
     ffnn_bench_md_heading(f, &s->run,
                           "Report 004: an MLP from scratch - accuracy, per-op times, loss reduction");
     fputs("\n\n", f);
-    fprintf(f, "- GPU: %s. CPU: %s.\n", o->gpu ? (gpu_name[0] ? gpu_name : "none") : "not used",
+    fprintf(f, "- GPU: %s. CPU: %s.\n", ffnn_bench_gpu_text(&s->run, o->gpu, "not used"),
             s->run.cpu_name);
     fprintf(f, "- The seed's figures were measured on its own (older) GPU: compare ratios, not "
                "microseconds.\n\n");
@@ -478,11 +471,7 @@ int ffnn_bench_modular(int argc, char **argv)
                                   d->full_test,    d->bin_train,   d->bin_test};
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++) ffnn_dataset_free(sets[i]);
 
-    if (ffnn_bench_failed_rows(&s.run) > 0) rc = 1;
-    if (ffnn_bench_save(&s.run, o->out, csv_header, csv_row, write_table, &s, rc,
-                        "SOME RUNS FAILED") != 0)
-        rc = 1;
-    ffnn_bench_end(&s.run);
-    return rc;
+    return ffnn_bench_finish(&s.run, rc, o->out, csv_header, csv_row, write_table, &s,
+                             "SOME RUNS FAILED");
 }
 
