@@ -489,19 +489,12 @@ void ffnn_st_close(st_reader *r)
 /* Everything the safetensors format itself requires. */
 ffnn_status ffnn_st_read_layout(st_reader *r)
 {
-    ffnn_status st = st_open(r);
-
-    if (st == FFNN_OK)
-        st = st_read_header(r);
-    if (st == FFNN_OK)
-        st = st_check_text(r);
-    if (st == FFNN_OK)
-        st = st_parse_json(r);
-    if (st == FFNN_OK)
-        st = st_collect_tensors(r);
-    if (st == FFNN_OK)
-        st = st_check_layout(r);
-    return st;
+    ffnn_status st;
+    if ((st = st_open(r)) != FFNN_OK || (st = st_read_header(r)) != FFNN_OK ||
+        (st = st_check_text(r)) != FFNN_OK || (st = st_parse_json(r)) != FFNN_OK ||
+        (st = st_collect_tensors(r)) != FFNN_OK)
+        return st;
+    return st_check_layout(r);
 }
 
 /* ------------------------------------------------------------ writing */
