@@ -92,7 +92,7 @@ const char *const l1d_variant_names[] = {"global", "shared", NULL};
 const char *const l1d_launch_names[] = {"stream", "graph", NULL};
 
 row *l1d_new_row(local1d_suite *s, const char *part, const char *variant, const char *launch,
-                    const char *regime, const char *device)
+                 const char *regime, const char *device)
 {
     row *r = ffnn_bench_add_row(&s->run);
     r->part = part;
@@ -122,7 +122,7 @@ void l1d_set_rates(row *r, double ceiling)
  * CHECK_TOL. Returns 0 (*err: the largest difference so far) or -1 with the first bad
  * element in why. */
 int l1d_compare_outputs(const float *got, const float *ref, size_t n, double *err,
-                           const char *what, char *why, size_t why_size)
+                        const char *what, char *why, size_t why_size)
 {
     const ffnn_lab_tolerance tol = {CHECK_TOL, 0.0, 0.0, 1.0};
     ffnn_lab_check_result res;
@@ -328,7 +328,7 @@ static void cpu_part(local1d_suite *s)
                 int P = o->threads[i];
                 size_t N = part == 0 ? Ns : Nw * (size_t)P;
                 row *r = l1d_new_row(s, part == 0 ? "omp_strong" : "omp_weak", "omp", "",
-                                 l1d_regime_names[reg], cs->name);
+                                     l1d_regime_names[reg], cs->name);
                 r->N = N;
                 r->K = K;
                 r->R = o->R;

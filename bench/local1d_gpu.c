@@ -361,7 +361,7 @@ void l1d_gpu_part(local1d_suite *s)
                     for (int l = 0; l < 2; l++) {
                         if (!o->launch[l]) continue;
                         row *r = l1d_new_row(s, "gpu", l1d_variant_names[v], l1d_launch_names[l],
-                                         l1d_regime_names[reg], info->name);
+                                             l1d_regime_names[reg], info->name);
                         r->N = N;
                         r->K = K;
                         r->R = o->R;

@@ -17,9 +17,9 @@ typedef struct ffnn_cli_train_logs {
 } ffnn_cli_train_logs;
 
 /* Open o->log_path and o->log_steps (when set and lead: rank 0 alone logs) and
- * write their header lines; have_val: the epoch rows carry the validation set's columns (else the test
- * set's). Returns 0, or 1 with the message printed and nothing left open (the
- * files left as they were unless the header failed). */
+ * write their header lines; have_val: the epoch rows carry the validation set's
+ * columns (else the test set's). Returns 0, or 1 with the message printed and
+ * nothing left open (the files left as they were unless the header failed). */
 int ffnn_cli_train_logs_open(ffnn_cli_train_logs *l, const ffnn_cli_train_options *o,
                              int lead, int have_val);
 
