@@ -71,20 +71,27 @@ C_SRC    := $(wildcard src/core/*.c src/data/*.c src/io/*.c \
             src/parallel/comm.c src/parallel/nccl_module.c
 
 # ONNX export (src/io/onnx_export.c) with protobuf-c (Debian: libprotobuf-c-dev) over the
-# onnx project's schema src/io/onnx/onnx.proto; the generated onnx.pb-c.c/h are
-# committed (regenerate: make onnx-proto, needs protoc-c from protobuf-c-compiler).
-# Without libprotobuf-c, src/io/onnx_none.c: the export says what is missing.
-# make ONNX=0 leaves it out.
-ONNX     ?= $(if $(shell pkg-config --exists libprotobuf-c 2>/dev/null && echo y),1,0)
+# onnx project's schema src/io/onnx/onnx.proto; its C code, onnx.pb-c.c/h, is generated
+# at build time into $(BUILD)/gen/io/onnx/ by protoc-c (Debian: protobuf-c-compiler).
+# Default: built when pkg-config finds libprotobuf-c and protoc-c is on PATH; without
+# either, src/io/onnx_none.c: the export says what is missing. make ONNX=1 fails when
+# one is missing, make ONNX=0 leaves it out.
+PROTOC_C ?= protoc-c
+ONNX     ?= $(if $(shell pkg-config --exists libprotobuf-c 2>/dev/null && command -v $(PROTOC_C) 2>/dev/null),1,0)
 C_SRC    := $(filter-out src/io/onnx_export.c src/io/onnx_none.c,$(C_SRC))
+ONNX_GEN := $(BUILD)/gen/io/onnx/onnx.pb-c
 ifeq ($(ONNX),1)
-  C_SRC  += src/io/onnx_export.c src/io/onnx/onnx.pb-c.c
+  ifeq ($(shell pkg-config --exists libprotobuf-c 2>/dev/null && command -v $(PROTOC_C) 2>/dev/null),)
+    $(error make ONNX=1: the ONNX export needs libprotobuf-c (pkg-config) and $(PROTOC_C); install them, e.g. apt-get install libprotobuf-c-dev protobuf-c-compiler)
+  endif
+  C_SRC  += src/io/onnx_export.c
+  ONNX_OBJ := $(ONNX_GEN).o
   ALL_CFLAGS += $(shell pkg-config --cflags libprotobuf-c)
   LDLIBS += $(shell pkg-config --libs libprotobuf-c)
   ONNX_KIND := ONNX export
 else
   C_SRC  += src/io/onnx_none.c
-  ONNX_KIND := no ONNX export
+  ONNX_KIND := no ONNX export (needs libprotobuf-c-dev and protobuf-c-compiler)
 endif
 
 # MPI (Open MPI; Debian: openmpi-bin libopenmpi-dev), for multi-process runs (src/parallel/mpi.c):
@@ -167,6 +174,9 @@ else
   BUILD_KIND := CPU only (nvcc not found)
 endif
 
+# the ONNX export's generated protobuf-c code (ONNX=1)
+LIB_OBJ  += $(ONNX_OBJ)
+
 # The kernel lab (lab/) and the benchmark suites (bench/) sit above the library: linked into
 # the benchmark program ffnn-bench (which `ffnn bench` runs) and the tests, never into
 # libffnn or ffnn. Without nvcc the lab's .cu files are not built and the suites that
@@ -185,7 +195,7 @@ VERSION  := $(VERSION_MAJOR).$(call version_part,MINOR).$(call version_part,PATC
 SONAME   := libffnn.so.$(VERSION_MAJOR)
 SHLIB    := libffnn.so.$(VERSION)
 
-.PHONY: all test check fuzz asan tsan onnx-proto clean info install uninstall examples
+.PHONY: all test check fuzz asan tsan clean info install uninstall examples
 all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn $(BUILD)/ffnn-bench $(MODULES)
 
 info:
@@ -201,8 +211,15 @@ $(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h t
 # kernels for AVX2 / AVX-512 are chosen at run time.
 $(BUILD)/src/backend/omp/%.o: ALL_CFLAGS += -O3 -fno-math-errno $(if $(strip $(OMP_CFLAGS)),,-Wno-unknown-pragmas)
 $(BUILD)/src/backend/omp/gemm.o: ALL_CFLAGS += -ffp-contract=fast
-# the generated protobuf-c code: not ours to warn about
-$(BUILD)/src/io/onnx/onnx.pb-c.o: ALL_CFLAGS += -Wno-error -w
+# the protobuf-c code, generated from the schema (not ours to warn about); the export
+# includes its header as "io/onnx/onnx.pb-c.h" from $(BUILD)/gen
+$(ONNX_GEN).c $(ONNX_GEN).h &: src/io/onnx/onnx.proto
+	@mkdir -p $(dir $(ONNX_GEN))
+	$(PROTOC_C) --proto_path=src/io/onnx --c_out=$(dir $(ONNX_GEN)) $<
+$(ONNX_GEN).o: $(ONNX_GEN).c $(ONNX_GEN).h
+	$(CC) $(ALL_CFLAGS) -Wno-error -w -c $< -o $@
+$(BUILD)/src/io/onnx_export.o: ALL_CFLAGS += -I$(BUILD)/gen
+$(BUILD)/src/io/onnx_export.o: $(ONNX_GEN).h
 # make tsan: elementwise.c's target_clones resolvers run before TSan's runtime is up
 # (an instrumented resolver crashes at load), so it is built without TSan there
 $(BUILD)/src/backend/omp/elementwise.o: ALL_CFLAGS += $(ELEMENTWISE_CFLAGS)
@@ -369,9 +386,6 @@ tsan:
 	$(MAKE) BUILD=build-tsan NVCC= CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=thread" ELEMENTWISE_CFLAGS=-fno-sanitize=thread build-tsan/ffnn_tests
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build-tsan/ffnn_tests $(TSAN_TESTS)
-
-onnx-proto:
-	cd src/io/onnx && protoc-c --c_out=. onnx.proto
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -307,6 +307,11 @@ void ffnn_bench_md_cell(FILE *f, const char *status, double v, const char *fmt)
         ffnn_bench_md_num(f, v, fmt);
 }
 
+const char *ffnn_bench_gpu_text(const ffnn_bench_run *run, int asked, const char *not_asked)
+{
+    return !asked ? not_asked : run->gpu_name[0] ? run->gpu_name : "none";
+}
+
 void ffnn_bench_md_heading(FILE *f, const ffnn_bench_run *run, const char *title_fmt, ...)
 {
     va_list ap;
@@ -370,7 +375,43 @@ int ffnn_bench_save(const ffnn_bench_run *run, const char *out, const char *csv_
     return rc;
 }
 
+int ffnn_bench_finish(ffnn_bench_run *run, int rc, const char *out, const char *csv_header,
+                      ffnn_bench_row_fn csv_row, ffnn_bench_write_fn table, const void *ctx,
+                      const char *fail_note)
+{
+    if (ffnn_bench_failed_rows(run) > 0) rc = 1;
+    if (ffnn_bench_save(run, out, csv_header, csv_row, table, ctx, rc, fail_note) != 0) rc = 1;
+    ffnn_bench_end(run);
+    return rc != 0;
+}
+
 /* ------------------------------------------------------------ training runs */
+
+ffnn_train_config ffnn_bench_sgd_config(int epochs, size_t batch, float lr, uint64_t seed,
+                                        ffnn_loss loss, ffnn_device device, int threads)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.epochs = epochs;
+    cfg.batch_size = batch;
+    cfg.learning_rate = lr;
+    cfg.seed = seed;
+    cfg.shuffle = 1;
+    cfg.loss = loss;
+    cfg.optimizer = FFNN_OPT_SGD;
+    cfg.device = device;
+    cfg.threads = threads;
+    return cfg;
+}
+
+int ffnn_bench_first_samples(ffnn_dataset **ds, size_t n)
+{
+    ffnn_dataset *first = NULL;
+    if (*ds == NULL || ffnn_dataset_count(*ds) <= n) return 0;
+    if (ffnn_dataset_slice(*ds, 0, n, &first) != FFNN_OK) return -1;
+    ffnn_dataset_free(*ds);
+    *ds = first;
+    return 0;
+}
 
 int ffnn_bench_train(ffnn_bench_training *t, char *why, size_t why_size)
 {

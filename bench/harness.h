@@ -132,6 +132,9 @@ void ffnn_bench_csv_num(FILE *f, double v);
  * NULL), " skipped |" or " **failed** |" when the row is not ok, else as md_num. */
 void ffnn_bench_md_num(FILE *f, double v, const char *fmt);
 void ffnn_bench_md_cell(FILE *f, const char *status, double v, const char *fmt);
+/* The GPU as a table names it: its name (run->gpu_name), "none" when no GPU was
+ * found, or not_asked when the suite ran without one (--no-gpu: asked 0). */
+const char *ffnn_bench_gpu_text(const ffnn_bench_run *run, int asked, const char *not_asked);
 /* A table file's heading: "## TITLE" (printf-style), a blank line, then "Command:
  * `COMMAND LINE`, DATE UTC." (no newline: the caller ends the paragraph). */
 void ffnn_bench_md_heading(FILE *f, const ffnn_bench_run *run, const char *title_fmt, ...)
@@ -157,7 +160,24 @@ int ffnn_bench_save(const ffnn_bench_run *run, const char *out, const char *csv_
                     ffnn_bench_row_fn csv_row, ffnn_bench_write_fn table, const void *ctx,
                     int failed, const char *fail_note);
 
+/* A suite's end: the results saved as ffnn_bench_save does (failed: rc != 0 or a row
+ * failed), then the run ended (ffnn_bench_end). Returns the suite's exit status: 1
+ * when rc != 0, a row failed or a file could not be written, else 0. */
+int ffnn_bench_finish(ffnn_bench_run *run, int rc, const char *out, const char *csv_header,
+                      ffnn_bench_row_fn csv_row, ffnn_bench_write_fn table, const void *ctx,
+                      const char *fail_note);
+
 /* ------------------------------------------------------------ training runs */
+
+/* The suites' training settings: ffnn_train_config_default() with SGD, shuffled, and
+ * these epochs, batch size, learning rate, seed, loss, device and threads (OpenMP; 0:
+ * all); the strategy is the caller's to set. */
+ffnn_train_config ffnn_bench_sgd_config(int epochs, size_t batch, float lr, uint64_t seed,
+                                        ffnn_loss loss, ffnn_device device, int threads);
+
+/* *ds replaced by its first n samples (a set of at most n is kept as it is); 0, or -1
+ * with ffnn_last_error() set and *ds unchanged. */
+int ffnn_bench_first_samples(ffnn_dataset **ds, size_t n);
 
 /* One training run of a fresh model through the public API, as the suites time it:
  * model created and initialised, trainer created (data uploaded), optionally the test

@@ -78,22 +78,8 @@ static const char *usage =
 #define SEED_GPU_S 2.25
 #define SEED_CPU_ACC 97.93
 #define SEED_GPU_ACC 93.86
-static const int seed_batch[4] = {32, 64, 128, 256};
-static const double seed_batch_s[4] = {1.59, 1.29, 0.96, 0.89};
-static const double seed_batch_acc[4] = {94.02, 92.36, 91.10, 89.11};
+/* (b), the seed's CPU at its batches; (b)-(f): the sweeps' table below */
 static const double seed_batch_cpu_s[4] = {141.20, 150.90, 165.59, 174.23};
-static const int seed_hidden[4] = {128, 256, 512, 1024};
-static const double seed_hidden_s[4] = {1.01, 1.17, 1.64, 2.67};
-static const double seed_hidden_acc[4] = {92.13, 92.31, 92.27, 92.35};
-static const int seed_b1[3] = {128, 256, 512};
-static const double seed_b1_s[3] = {1.17, 1.22, 1.18};
-static const double seed_b1_acc[3] = {92.51, 92.10, 92.42};
-static const int seed_b2[3] = {8, 16, 32};
-static const double seed_b2_s[3] = {1.27, 1.16, 1.40};
-static const double seed_b2_acc[3] = {92.28, 92.40, 92.38};
-static const double seed_lr[3] = {0.001, 0.01, 0.1};
-static const double seed_lr_s[3] = {1.22, 1.20, 1.19};
-static const double seed_lr_acc[3] = {89.38, 92.40, 90.52};
 static const int seed_eval[3] = {64, 256, 512};
 static const double seed_eval_us[3] = {7.4, 12.4, 11.6};
 static const double seed_eval_acc[3] = {92.37, 92.40, 92.50};
@@ -118,6 +104,44 @@ typedef struct conf {
     int backend, batch, hidden, epochs, block_1d, block_2d;
     double lr;
 } conf;
+
+/* The sweeps (b)-(f): one setting of (a)'s cuda run varied (part names it), at
+ * --sweep-epochs; the seed's time (s) and accuracy (%, MNIST) at 5 epochs for each
+ * value; identity: the setting is a launch shape only, so the trained parameters must
+ * be the default shape's bit for bit. */
+typedef struct sweep {
+    const char *part, *title, *col;
+    int backend, n, identity;
+    double key[4], seed_s[4], seed_acc[4];
+} sweep;
+static const sweep sweeps[] = {
+    {"batch", "(b) Batch size", "batch", B_TILED, 4, 0,
+     {32, 64, 128, 256}, {1.59, 1.29, 0.96, 0.89}, {94.02, 92.36, 91.10, 89.11}},
+    {"hidden", "(c) Hidden width", "hidden", B_TILED, 4, 0,
+     {128, 256, 512, 1024}, {1.01, 1.17, 1.64, 2.67}, {92.13, 92.31, 92.27, 92.35}},
+    {"block1d", "(d) Threads per block of the 1-D kernels (gather, activations, optimizer)",
+     "block 1-D", B_NAIVE, 3, 1, {128, 256, 512}, {1.17, 1.22, 1.18}, {92.51, 92.10, 92.42}},
+    {"block2d", "(e) Naive matmul thread block (edge x edge)", "edge", B_NAIVE, 3, 1,
+     {8, 16, 32}, {1.27, 1.16, 1.40}, {92.28, 92.40, 92.38}},
+    {"lr", "(f) Learning rate", "lr", B_TILED, 3, 0,
+     {0.001, 0.01, 0.1}, {1.22, 1.20, 1.19}, {89.38, 92.40, 90.52}},
+};
+enum { N_SWEEPS = sizeof sweeps / sizeof sweeps[0] };
+
+/* Point i of sweep w: (a)'s cuda configuration (batch 64, hidden 256, lr 0.01) with the
+ * setting at w->key[i]. The default launch shapes run as 0 (the default), so that
+ * (d) and (e) share that run. */
+static conf sweep_conf(const sweep *w, int i, int epochs)
+{
+    conf c = {w->backend, 64, 256, epochs, 0, 0, 0.01};
+    double k = w->key[i];
+    if (strcmp(w->part, "batch") == 0) c.batch = (int)k;
+    else if (strcmp(w->part, "hidden") == 0) c.hidden = (int)k;
+    else if (strcmp(w->part, "block1d") == 0) c.block_1d = k == 256 ? 0 : (int)k;
+    else if (strcmp(w->part, "block2d") == 0) c.block_2d = k == 16 ? 0 : (int)k;
+    else c.lr = k;
+    return c;
+}
 
 typedef struct row {
     const char *part; /* cpu_gpu | batch | hidden | block1d | block2d | lr | eval */
@@ -209,20 +233,14 @@ static uint64_t fnv1a(const void *p, size_t n)
  * are not public fields). FFNN_OK, or the library's error. */
 static ffnn_status make_cfg(const options *o, const conf *c, ffnn_train_config *out)
 {
-    ffnn_train_config cfg = ffnn_train_config_default();
-    char block_1d[16], block_2d[16];
-    cfg.epochs = c->epochs;
-    cfg.batch_size = (size_t)c->batch;
-    cfg.learning_rate = (float)c->lr;
-    cfg.seed = (uint64_t)o->seed;
-    cfg.shuffle = 1;
-    cfg.loss = FFNN_LOSS_SOFTMAX_CE;
-    cfg.optimizer = FFNN_OPT_SGD;
-    cfg.device = is_gpu(c->backend) ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+    ffnn_train_config cfg = ffnn_bench_sgd_config(
+        c->epochs, (size_t)c->batch, (float)c->lr, (uint64_t)o->seed, FFNN_LOSS_SOFTMAX_CE,
+        is_gpu(c->backend) ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU,
+        c->backend == B_OMP ? o->threads : 1);
     cfg.strategy = c->backend == B_NAIVE ? FFNN_STRATEGY_NAIVE
                    : c->backend == B_REF ? FFNN_STRATEGY_REFERENCE
                                          : FFNN_STRATEGY_TILED;
-    cfg.threads = c->backend == B_REF ? 1 : c->backend == B_OMP ? o->threads : 1;
+    char block_1d[16], block_2d[16];
     snprintf(block_1d, sizeof block_1d, "%d", c->block_1d);
     snprintf(block_2d, sizeof block_2d, "%d", c->block_2d);
     ffnn_status st = ffnn_train_config_set(&cfg, "cuda_block_1d", block_1d);
@@ -469,30 +487,30 @@ static void cell_pct(FILE *f, const row *r, double v)
     cell_time(f, r, 100.0 * v, "%.2f");
 }
 
-static void sweep_table(FILE *f, const mnist_mlp *s, const char *part, const char *title,
-                        const char *col, int backend, const double *keys,
-                        const double *seed_s, const double *seed_acc, int n, int identity)
+static void sweep_table(FILE *f, const mnist_mlp *s, const sweep *w)
 {
     const options *o = &s->o;
-    fprintf(f, "### %s (%s, %d epochs)\n\n", title, backend_labels[backend], o->sweep_epochs);
+    const char *part = w->part;
+    const int backend = w->backend, identity = w->identity;
+    fprintf(f, "### %s (%s, %d epochs)\n\n", w->title, backend_labels[backend], o->sweep_epochs);
     fprintf(f, "| %s | time (s) | min..max (s) | test acc (%%) | seed T4 time (s) | seed T4 "
                "acc (%%, MNIST) |%s\n",
-            col, identity ? " parameters vs default |" : "");
+            w->col, identity ? " parameters vs default |" : "");
     fprintf(f, "|---:|---:|---:|---:|---:|---:|%s\n", identity ? "---|" : "");
     const row *def = NULL;
     if (identity)
         def = find_row(s, part, backend, strcmp(part, "block1d") == 0 ? 256 : 16);
-    for (int i = 0; i < n; i++) {
-        const row *r = find_row(s, part, backend, keys[i]);
-        fprintf(f, "| %g |", keys[i]);
+    for (int i = 0; i < w->n; i++) {
+        const row *r = find_row(s, part, backend, w->key[i]);
+        fprintf(f, "| %g |", w->key[i]);
         cell_time(f, r, r ? r->sec : NAN, "%.3f");
         if (is_ok(r))
             fprintf(f, " %.3f..%.3f |", r->sec_min, r->sec_max);
         else
             fputs(" - |", f);
         cell_pct(f, r, r ? r->acc : NAN);
-        ffnn_bench_md_num(f, o->sweep_epochs == 5 ? seed_s[i] : NAN, "%.2f");
-        ffnn_bench_md_num(f, o->sweep_epochs == 5 ? seed_acc[i] : NAN, "%.2f");
+        ffnn_bench_md_num(f, o->sweep_epochs == 5 ? w->seed_s[i] : NAN, "%.2f");
+        ffnn_bench_md_num(f, o->sweep_epochs == 5 ? w->seed_acc[i] : NAN, "%.2f");
         if (identity) {
             if (is_ok(r) && is_ok(def))
                 fprintf(f, " %s |", r->hash == def->hash ? "bit-identical" : "**DIFFERENT**");
@@ -508,7 +526,6 @@ static void write_table(FILE *f, const void *vs)
 {
     const mnist_mlp *s = vs;
     const options *o = &s->o;
-    const char *gpu_name = s->run.gpu_name;
     ffnn_bench_md_heading(f, &s->run,
                           "Report 000: MLP 784-256relu-10, CPU vs GPU and the seed's sweeps");
     fputs("\n\n", f);
@@ -519,7 +536,7 @@ static void write_table(FILE *f, const void *vs)
                    "CPU-vs-GPU gaps and the trends.");
     fputc('\n', f);
     fprintf(f, "- GPU: %s. CPU: %s.\n",
-            o->gpu ? (gpu_name[0] ? gpu_name : "none") : "not run (--no-gpu)", s->run.cpu_name);
+            ffnn_bench_gpu_text(&s->run, o->gpu, "not run (--no-gpu)"), s->run.cpu_name);
     fprintf(f, "- Softmax CE, SGD, batch 64, lr 0.01, hidden 256 unless swept; shuffled; "
                "init and shuffle seed %llu. Time: ffnn_trainer_run_epoch only (trainer "
                "created and data uploaded before the clock; each epoch reads its losses "
@@ -581,27 +598,17 @@ static void write_table(FILE *f, const void *vs)
     fputc('\n', f);
 
     /* (b)-(f) */
-    double kb[4], kh[4], k1[3], k2[3];
-    for (int i = 0; i < 4; i++) kb[i] = seed_batch[i], kh[i] = seed_hidden[i];
-    for (int i = 0; i < 3; i++) k1[i] = seed_b1[i], k2[i] = seed_b2[i];
-    sweep_table(f, s, "batch", "(b) Batch size", "batch", B_TILED, kb, seed_batch_s,
-                seed_batch_acc, 4, 0);
+    sweep_table(f, s, &sweeps[0]);
     fprintf(f, "Seed CPU at these batches: %.1f / %.1f / %.1f / %.1f s (and 10.28%% accuracy "
                "at batch 256).\n\n",
             seed_batch_cpu_s[0], seed_batch_cpu_s[1], seed_batch_cpu_s[2], seed_batch_cpu_s[3]);
-    sweep_table(f, s, "hidden", "(c) Hidden width", "hidden", B_TILED, kh, seed_hidden_s,
-                seed_hidden_acc, 4, 0);
-    sweep_table(f, s, "block1d", "(d) Threads per block of the 1-D kernels (gather, "
-                "activations, optimizer)", "block 1-D", B_NAIVE, k1, seed_b1_s, seed_b1_acc,
-                3, 1);
-    sweep_table(f, s, "block2d", "(e) Naive matmul thread block (edge x edge)", "edge",
-                B_NAIVE, k2, seed_b2_s, seed_b2_acc, 3, 1);
+    for (int w = 1; w <= 3; w++) /* hidden, block1d, block2d */
+        sweep_table(f, s, &sweeps[w]);
     fprintf(f, "(d), (e): the launch shape changes no arithmetic (each output is one "
                "thread's fixed-order chain; the loss and bias-gradient reductions keep their "
                "shapes), so the trained parameters must be bit-identical - checked by a hash "
                "of the parameters; the seed's accuracy moved by up to 0.4 points.\n\n");
-    sweep_table(f, s, "lr", "(f) Learning rate", "lr", B_TILED, seed_lr, seed_lr_s,
-                seed_lr_acc, 3, 0);
+    sweep_table(f, s, &sweeps[4]);
     fprintf(f, "Seed CPU at lr 0.1: 9.82%% (diverged).\n\n");
 
     /* (g) */
@@ -685,21 +692,12 @@ static int load_data(mnist_mlp *s)
         fprintf(stderr, "ffnn bench mnist-mlp: --data %s: %s\n", o->data, ffnn_last_error());
         return -1;
     }
-    if (o->quick) {
-        ffnn_dataset *a = NULL, *b = NULL;
-        size_t nt = ffnn_dataset_count(train), ne = ffnn_dataset_count(test);
-        if (ffnn_dataset_slice(train, 0, nt < 1024 ? nt : 1024, &a) != FFNN_OK ||
-            ffnn_dataset_slice(test, 0, ne < 256 ? ne : 256, &b) != FFNN_OK) {
-            fprintf(stderr, "ffnn bench mnist-mlp: slice: %s\n", ffnn_last_error());
-            ffnn_dataset_free(a);
-            ffnn_dataset_free(train);
-            ffnn_dataset_free(test);
-            return -1;
-        }
+    if (o->quick && (ffnn_bench_first_samples(&train, 1024) != 0 ||
+                     ffnn_bench_first_samples(&test, 256) != 0)) {
+        fprintf(stderr, "ffnn bench mnist-mlp: slice: %s\n", ffnn_last_error());
         ffnn_dataset_free(train);
         ffnn_dataset_free(test);
-        train = a;
-        test = b;
+        return -1;
     }
     d->train = train;
     d->test = test;
@@ -773,34 +771,12 @@ int ffnn_bench_mnist_mlp(int argc, char **argv)
         if (b == B_TILED && o->epochs == 10) r->seed_s = SEED_GPU_S, r->seed_acc = SEED_GPU_ACC;
     }
     /* (b)-(f), GPU */
-    for (int i = 0; i < 4; i++) {
-        row *r = run_config(&s, "batch", (conf){B_TILED, seed_batch[i], 256, S, 0, 0, 0.01},
-                            skip_b[B_TILED]);
-        r->seed_s = seed_batch_s[i], r->seed_acc = seed_batch_acc[i];
-    }
-    for (int i = 0; i < 4; i++) {
-        row *r = run_config(&s, "hidden", (conf){B_TILED, 64, seed_hidden[i], S, 0, 0, 0.01},
-                            skip_b[B_TILED]);
-        r->seed_s = seed_hidden_s[i], r->seed_acc = seed_hidden_acc[i];
-    }
-    for (int i = 0; i < 3; i++) {
-        /* the default shape runs as 0 (the default), so it is shared with (e) */
-        row *r = run_config(&s, "block1d",
-                            (conf){B_NAIVE, 64, 256, S, seed_b1[i] == 256 ? 0 : seed_b1[i], 0, 0.01},
-                            skip_b[B_NAIVE]);
-        r->seed_s = seed_b1_s[i], r->seed_acc = seed_b1_acc[i];
-    }
-    for (int i = 0; i < 3; i++) {
-        row *r = run_config(&s, "block2d",
-                            (conf){B_NAIVE, 64, 256, S, 0, seed_b2[i] == 16 ? 0 : seed_b2[i], 0.01},
-                            skip_b[B_NAIVE]);
-        r->seed_s = seed_b2_s[i], r->seed_acc = seed_b2_acc[i];
-    }
-    for (int i = 0; i < 3; i++) {
-        row *r = run_config(&s, "lr", (conf){B_TILED, 64, 256, S, 0, 0, seed_lr[i]},
-                            skip_b[B_TILED]);
-        r->seed_s = seed_lr_s[i], r->seed_acc = seed_lr_acc[i];
-    }
+    for (int w = 0; w < N_SWEEPS; w++)
+        for (int i = 0; i < sweeps[w].n; i++) {
+            row *r = run_config(&s, sweeps[w].part, sweep_conf(&sweeps[w], i, S),
+                                skip_b[sweeps[w].backend]);
+            r->seed_s = sweeps[w].seed_s[i], r->seed_acc = sweeps[w].seed_acc[i];
+        }
     run_eval(&s, skip_b[B_TILED]);
     /* (a), CPU: last, so that the GPU numbers come first */
     for (int b = B_REF; b <= B_OMP; b++) {
@@ -821,10 +797,6 @@ int ffnn_bench_mnist_mlp(int argc, char **argv)
     ffnn_dataset_free(s.d.train);
     ffnn_dataset_free(s.d.test);
 
-    int rc = ffnn_bench_failed_rows(&s.run) > 0;
-    if (ffnn_bench_save(&s.run, o->out, csv_header, csv_row, write_table, &s, rc,
-                        "SOME RUNS FAILED") != 0)
-        rc = 1;
-    ffnn_bench_end(&s.run);
-    return rc;
+    return ffnn_bench_finish(&s.run, 0, o->out, csv_header, csv_row, write_table, &s,
+                             "SOME RUNS FAILED");
 }

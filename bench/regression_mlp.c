@@ -152,10 +152,15 @@ static row *new_row(regression_mlp *s, const char *part, int backend, int N, int
     return r;
 }
 
+static const row *row_at(const regression_mlp *s, size_t i)
+{
+    return FFNN_BENCH_ROW(&s->run, const row, i);
+}
+
 static const row *find_row(const regression_mlp *s, const char *part, int backend, int N, int H)
 {
     for (size_t i = 0; i < s->run.n_rows; i++) {
-        const row *r = FFNN_BENCH_ROW(&s->run, const row, i);
+        const row *r = row_at(s, i);
         if ((part == NULL || strcmp(r->part, part) == 0) && r->backend == backend &&
             r->N == N && r->H == H)
             return r;
@@ -183,46 +188,35 @@ static int get_data(data_cache *dc, int N, uint64_t seed, char *why, size_t why_
     return 0;
 }
 
-typedef struct run_result {
-    double sec, mse0, train_mse, test_mse;
-    int threads;
-} run_result;
-
-/* Train one fresh model of width H on train for epochs; check it. 0, or -1 with why. */
+/* Train one fresh model of width H on train for epochs; check it. 0 with *sec (the
+ * epochs' time) and r's MSEs and threads, or -1 with why (r unchanged). */
 static int train_once(const options *o, int backend, int H, int epochs,
-                      const ffnn_dataset *train, const ffnn_dataset *test, run_result *res,
+                      const ffnn_dataset *train, const ffnn_dataset *test, row *r, double *sec,
                       char *why, size_t why_size)
 {
     char arch[64];
     snprintf(arch, sizeof arch, "32-%drelu:nobias-1:nobias", H);
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.epochs = epochs;
-    cfg.batch_size = 256;
-    cfg.learning_rate = 0.002f;
-    cfg.seed = (uint64_t)o->seed;
-    cfg.shuffle = 1;
-    cfg.loss = FFNN_LOSS_MSE;
-    cfg.optimizer = FFNN_OPT_SGD;
-    cfg.device = backend == B_CPU ? FFNN_DEVICE_CPU : FFNN_DEVICE_CUDA;
+    ffnn_train_config cfg = ffnn_bench_sgd_config(
+        epochs, 256, 0.002f, (uint64_t)o->seed, FFNN_LOSS_MSE,
+        backend == B_CPU ? FFNN_DEVICE_CPU : FFNN_DEVICE_CUDA, backend == B_CPU ? o->threads : 1);
     cfg.strategy = backend == B_NAIVE ? FFNN_STRATEGY_NAIVE : FFNN_STRATEGY_TILED;
-    cfg.threads = backend == B_CPU ? o->threads : 1;
     ffnn_bench_training t = {.arch = arch, .seed = (uint64_t)o->seed, .cfg = &cfg,
                              .train = train, .test = test, .epochs = epochs,
                              .eval_first = 1, .eval_train = 1};
     if (ffnn_bench_train(&t, why, why_size) != 0) return -1;
-    res->threads = t.threads;
-    res->sec = t.seconds;
-    res->mse0 = t.loss0;
-    res->train_mse = t.train_loss;
-    res->test_mse = t.loss;
-    if (!isfinite(res->train_mse) || !isfinite(res->test_mse) || !isfinite(res->mse0) ||
-        !(res->test_mse < res->mse0)) {
+    if (!isfinite(t.train_loss) || !isfinite(t.loss) || !isfinite(t.loss0) ||
+        !(t.loss < t.loss0)) {
         snprintf(why, why_size,
                  "check: test MSE %.6g after %d epochs, initial %.6g, train MSE %.6g "
                  "(expected finite and below the initial)",
-                 res->test_mse, epochs, res->mse0, res->train_mse);
+                 t.loss, epochs, t.loss0, t.train_loss);
         return -1;
     }
+    *sec = t.seconds;
+    r->mse0 = t.loss0; /* the MSEs: the test set's before and after, the training set's */
+    r->test_mse = t.loss;
+    r->train_mse = t.train_loss;
+    r->threads = t.threads;
     return 0;
 }
 
@@ -249,18 +243,11 @@ static void run_config(regression_mlp *s, const char *part, int backend, int N, 
     }
     double times[MAX_REPEATS];
     for (int k = 0; k < o->repeats; k++) {
-        run_result res;
-        memset(&res, 0, sizeof res);
-        if (train_once(o, backend, H, o->epochs, dc->train, dc->test, &res, why,
+        if (train_once(o, backend, H, o->epochs, dc->train, dc->test, r, &times[k], why,
                        sizeof why) != 0) {
             snprintf(r->status, sizeof r->status, "failed: repeat %d: %s", k + 1, why);
             break;
         }
-        times[k] = res.sec;
-        r->mse0 = res.mse0;
-        r->train_mse = res.train_mse;
-        r->test_mse = res.test_mse;
-        r->threads = res.threads;
     }
     if (is_ok(r)) r->sec = ffnn_lab_median(times, (size_t)o->repeats, &r->sec_min, &r->sec_max);
     fprintf(stderr, "  %-10s N=%-6d H=%-5d %8.4f s (min %.4f, max %.4f)  MSE test %.4g -> %.4g, "
@@ -275,8 +262,10 @@ static int warm_up(regression_mlp *s, int backend, char *why, size_t why_size)
     const options *o = &s->o;
     int N = o->n_samples ? o->samples[0] : o->hidden_samples;
     if (get_data(&s->dc, N, (uint64_t)o->seed, why, why_size) != 0) return -1;
-    run_result res;
-    return train_once(o, backend, 256, 2, s->dc.train, s->dc.test, &res, why, why_size);
+    row scratch;
+    double sec;
+    return train_once(o, backend, 256, 2, s->dc.train, s->dc.test, &scratch, &sec, why,
+                      why_size);
 }
 
 /* One configuration of the table below: run, or a row with status `note` when set. */
@@ -345,11 +334,10 @@ static void write_table(FILE *f, const void *vs)
 {
     const regression_mlp *s = vs;
     const options *o = &s->o;
-    const char *gpu_name = s->run.gpu_name;
     ffnn_bench_md_heading(f, &s->run,
                           "Report 001: shallow regression network, cuda naive vs tiled vs OpenMP");
     fputs("\n\n", f);
-    fprintf(f, "- GPU: %s.\n", o->gpu ? (gpu_name[0] ? gpu_name : "none") : "not run (--no-gpu)");
+    fprintf(f, "- GPU: %s.\n", ffnn_bench_gpu_text(&s->run, o->gpu, "not run (--no-gpu)"));
     if (o->cpu)
         fprintf(f, "- CPU (the OpenMP runs ran on the CPU of the machine that ran this "
                    "command, the device's CPU on a device run): %s.\n",
@@ -435,7 +423,7 @@ static void write_table(FILE *f, const void *vs)
                "final test MSE | status |\n");
     fprintf(f, "|---|---|---:|---:|---:|---:|---:|---|\n");
     for (size_t i = 0; i < s->run.n_rows; i++) {
-        const row *r = FFNN_BENCH_ROW(&s->run, const row, i);
+        const row *r = row_at(s, i);
         if (strcmp(r->part, "hidden") == 0 && r->H == 256 &&
             find_row(s, "samples", r->backend, r->N, r->H) != NULL)
             continue; /* the shared point, listed once */
@@ -448,7 +436,7 @@ static void write_table(FILE *f, const void *vs)
     }
     int threads = 0;
     for (size_t i = 0; i < s->run.n_rows; i++) {
-        const row *r = FFNN_BENCH_ROW(&s->run, const row, i);
+        const row *r = row_at(s, i);
         if (r->backend == B_CPU && is_ok(r)) threads = r->threads;
     }
     if (threads) fprintf(f, "\nCPU OpenMP runs: %d threads.\n", threads);
@@ -501,10 +489,6 @@ int ffnn_bench_regression_mlp(int argc, char **argv)
     ffnn_dataset_free(s.dc.train);
     ffnn_dataset_free(s.dc.test);
 
-    int rc = ffnn_bench_failed_rows(&s.run) > 0;
-    if (ffnn_bench_save(&s.run, o->out, csv_header, csv_row, write_table, &s, rc,
-                        "SOME RUNS FAILED") != 0)
-        rc = 1;
-    ffnn_bench_end(&s.run);
-    return rc;
+    return ffnn_bench_finish(&s.run, 0, o->out, csv_header, csv_row, write_table, &s,
+                             "SOME RUNS FAILED");
 }

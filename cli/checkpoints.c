@@ -64,19 +64,12 @@ static int check_uint(const char *path, int given, const char *flag, unsigned lo
 /* --arch, when given, names the checkpoint's architecture. */
 static int check_arch(const char *path, const char *arch, const ffnn_model *m)
 {
-    ffnn_model *want = NULL;
-    int bad = 0;
-    if (ffnn_model_create(arch, &want) != FFNN_OK) {
-        fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
-        return 1;
-    }
-    if (!ffnn_cli_same_arch(want, m)) {
-        char *a = ffnn_cli_arch_string(want), *b = ffnn_cli_arch_string(m);
+    char *a, *b;
+    int differs = ffnn_cli_compare_arch(arch, m, &a, &b), bad = differs != 0;
+    if (differs > 0)
         bad = disagree(path, "--arch", a ? a : arch, "arch", b ? b : "?");
-        free(a);
-        free(b);
-    }
-    ffnn_model_free(want);
+    free(a);
+    free(b);
     return bad;
 }
 

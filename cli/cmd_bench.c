@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "exe_path.h"
 
 #define BENCH_PROGRAM "ffnn-bench"
 
@@ -27,18 +28,8 @@ const char *const ffnn_cli_bench_usage =
 /* dir/ffnn-bench where dir is the folder of the running executable; 0 if it is there. */
 static int find_beside(char *path, size_t size)
 {
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    if ((size_t)snprintf(path, size, "%s/" BENCH_PROGRAM, exe) >= size)
-        return -1;
-    return access(path, X_OK) == 0 ? 0 : -1;
+    static const char *const name[] = {BENCH_PROGRAM};
+    return ffnn_cli_beside_exe(name, 1, X_OK, path, size);
 }
 
 /* Run ffnn bench: argv[0] is "bench". Execs ffnn-bench with argv[1..]; returns only when

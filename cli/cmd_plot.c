@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "exe_path.h"
 
 const char *const ffnn_cli_plot_usage =
     "usage: ffnn plot FILE.csv [FILE2.csv ...] [--out PNG] [--labels A,B,...]\n"
@@ -40,20 +41,7 @@ const char *const ffnn_cli_plot_usage =
 static int find_script(char *path, size_t size)
 {
     static const char *const relative[] = {"../bench/plot_log.py", "../share/ffnn/plot_log.py"};
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    for (size_t i = 0; i < sizeof relative / sizeof relative[0]; i++)
-        if ((size_t)snprintf(path, size, "%s/%s", exe, relative[i]) < size &&
-            access(path, R_OK) == 0)
-            return 0;
-    return -1;
+    return ffnn_cli_beside_exe(relative, sizeof relative / sizeof relative[0], R_OK, path, size);
 }
 
 static void print_command(FILE *f, const char *python, const char *script, int argc,

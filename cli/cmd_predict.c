@@ -243,6 +243,15 @@ static void print_header(const predict_options *o, const ffnn_model *m, size_t w
     putchar('\n');
 }
 
+/* The end of the predictions: stdout flushed; a write error (a full disk, a closed
+ * pipe) makes a successful rc 1, with the message. Returns rc. */
+static int finish_stdout(int rc)
+{
+    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+        rc = 1, fprintf(stderr, "%s: writing stdout: %s\n", CMD, strerror(errno));
+    return rc;
+}
+
 /* One line per row (rows first .. first + n): class, then the values p [n, width];
  * for tabular input as the header says (regression: the outputs only), --json one
  * object per row. */
@@ -273,34 +282,66 @@ static void print_predictions(const predict_options *o, const ffnn_model *m, siz
     }
 }
 
+/* A run's predictor with its input scratch and outputs for batches of up to chunk
+ * rows: x [chunk, features], p [chunk, width], cls [chunk]. */
+typedef struct batches {
+    size_t chunk, features, width;
+    float *x, *p;
+    int *cls;
+    ffnn_predictor *pr;
+} batches;
+
+/* b for m and --device/--threads; 0, or 1 with the message (batches_end frees b
+ * either way). */
+static int batches_begin(const predict_options *o, const ffnn_model *m, size_t chunk, batches *b)
+{
+    b->chunk = chunk;
+    b->features = ffnn_model_input_size(m);
+    b->width = ffnn_model_output_size(m);
+    b->x = malloc(chunk * b->features * sizeof *b->x);
+    b->p = malloc(chunk * b->width * sizeof *b->p);
+    b->cls = malloc(chunk * sizeof *b->cls);
+    b->pr = NULL;
+    if (!b->x || !b->p || !b->cls) {
+        fprintf(stderr, "%s: out of memory for a batch of %zu\n", CMD, chunk);
+        return 1;
+    }
+    if (ffnn_predictor_create(m, o->device, o->threads, chunk, &b->pr) != FFNN_OK)
+        return ffnn_cli_fail(CMD, "--device/--threads");
+    return 0;
+}
+
+/* Rows first .. first + n (x [n, features]) predicted and printed; 0, or 1 with the
+ * message. */
+static int predict_batch(const predict_options *o, const ffnn_model *m, batches *b,
+                         const float *x, size_t n, size_t first)
+{
+    if (ffnn_predictor_predict(b->pr, x, n, b->p, b->cls) != FFNN_OK)
+        return ffnn_cli_fail(CMD, "predicting");
+    print_predictions(o, m, first, b->p, b->cls, n, b->width);
+    return 0;
+}
+
+/* b freed and stdout flushed (finish_stdout); returns the exit status. */
+static int batches_end(batches *b, int rc)
+{
+    ffnn_predictor_free(b->pr);
+    free(b->x);
+    free(b->p);
+    free(b->cls);
+    return finish_stdout(rc);
+}
+
 static int predict_all(const predict_options *o, const ffnn_model *m, const predict_input *in)
 {
-    size_t features = ffnn_model_input_size(m), width = ffnn_model_output_size(m);
     size_t chunk = in->rows < o->model.batch ? in->rows : o->model.batch;
-    float *scratch = malloc((chunk ? chunk : 1) * features * sizeof *scratch);
-    float *p = malloc((chunk ? chunk : 1) * width * sizeof *p);
-    int *cls = malloc((chunk ? chunk : 1) * sizeof *cls), rc = 0;
-    ffnn_predictor *pr = NULL;
-
-    if (!scratch || !p || !cls)
-        rc = 1, fprintf(stderr, "%s: out of memory for a batch of %zu\n", CMD, chunk);
-    else if (ffnn_predictor_create(m, o->device, o->threads, chunk ? chunk : 1, &pr) != FFNN_OK)
-        rc = ffnn_cli_fail(CMD, "--device/--threads");
+    batches b;
+    int rc = batches_begin(o, m, chunk ? chunk : 1, &b);
     for (size_t first = 0; rc == 0 && first < in->rows; first += chunk) {
         size_t n = in->rows - first < chunk ? in->rows - first : chunk;
-        const float *x = input_rows(in, first, n, features, scratch);
-        if (ffnn_predictor_predict(pr, x, n, p, cls) != FFNN_OK)
-            rc = ffnn_cli_fail(CMD, "predicting");
-        else
-            print_predictions(o, m, first, p, cls, n, width);
+        rc = predict_batch(o, m, &b, input_rows(in, first, n, b.features, b.x), n, first);
     }
-    ffnn_predictor_free(pr);
-    free(scratch);
-    free(p);
-    free(cls);
-    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
-        rc = 1, fprintf(stderr, "%s: writing stdout: %s\n", CMD, strerror(errno));
-    return rc;
+    return batches_end(&b, rc);
 }
 
 /* --input -: CSV rows from stdin a batch at a time, each batch predicted,
@@ -308,39 +349,23 @@ static int predict_all(const predict_options *o, const ffnn_model *m, const pred
  * bad row ends the run with exit 1 after the rows before it were printed). */
 static int predict_stdin(const predict_options *o, const ffnn_model *m)
 {
-    size_t features = ffnn_model_input_size(m), width = ffnn_model_output_size(m);
     size_t chunk = o->model.batch ? o->model.batch : 1, first = 0;
-    float *x = malloc(chunk * features * sizeof *x), *p = malloc(chunk * width * sizeof *p);
-    int *cls = malloc(chunk * sizeof *cls), rc = 0;
+    batches b;
+    int rc = batches_begin(o, m, chunk, &b);
     char err[768];
-    ffnn_cli_csv_stream *s = x && p && cls ? ffnn_cli_csv_open(stdin, "<stdin>", features, err,
-                                                               sizeof err) : NULL;
+    ffnn_cli_csv_stream *s = NULL;
     long n = 0;
-    ffnn_predictor *pr = NULL;
-
-    if (!s)
+    if (rc == 0 && !(s = ffnn_cli_csv_open(stdin, "<stdin>", b.features, err, sizeof err)))
         rc = 1, fprintf(stderr, "%s: out of memory for a batch of %zu\n", CMD, chunk);
-    else if (ffnn_predictor_create(m, o->device, o->threads, chunk, &pr) != FFNN_OK)
-        rc = ffnn_cli_fail(CMD, "--device/--threads");
-    while (rc == 0 && (n = ffnn_cli_csv_next(s, x, chunk)) > 0) {
-        if (ffnn_predictor_predict(pr, x, (size_t)n, p, cls) != FFNN_OK) {
-            rc = ffnn_cli_fail(CMD, "predicting");
-            break;
-        }
-        print_predictions(o, m, first, p, cls, (size_t)n, width);
+    while (rc == 0 && (n = ffnn_cli_csv_next(s, b.x, chunk)) > 0) {
+        rc = predict_batch(o, m, &b, b.x, (size_t)n, first);
         fflush(stdout);
         first += (size_t)n;
     }
     if (rc == 0 && n < 0)
         rc = 1, fprintf(stderr, "%s: --input: %s\n", CMD, err);
-    ffnn_predictor_free(pr);
     ffnn_cli_csv_close(s);
-    free(x);
-    free(p);
-    free(cls);
-    if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
-        rc = 1, fprintf(stderr, "%s: writing stdout: %s\n", CMD, strerror(errno));
-    return rc;
+    return batches_end(&b, rc);
 }
 
 static int run_predict(const predict_options *o, const ffnn_model *m)

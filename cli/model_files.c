@@ -47,27 +47,36 @@ int ffnn_cli_same_arch(const ffnn_model *a, const ffnn_model *b)
     return 1;
 }
 
+int ffnn_cli_compare_arch(const char *arch, const ffnn_model *m, char **given, char **found)
+{
+    ffnn_model *want = NULL;
+    int differs = 0;
+    *given = *found = NULL;
+    if (ffnn_model_create(arch, &want) != FFNN_OK) {
+        fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
+        return -1;
+    }
+    if (!ffnn_cli_same_arch(want, m)) {
+        *given = ffnn_cli_arch_string(want);
+        *found = ffnn_cli_arch_string(m);
+        differs = 1;
+    }
+    ffnn_model_free(want);
+    return differs;
+}
+
 /* --arch, when given with --init, must name the file's architecture. */
 static int check_arch_matches(const char *arch, const char *init_path, const ffnn_model *m)
 {
-    ffnn_model *want = NULL;
-    int rc = 0;
-
-    if (ffnn_model_create(arch, &want) != FFNN_OK) {
-        fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
-        return 1;
-    }
-    if (!ffnn_cli_same_arch(want, m)) {
-        char *a = ffnn_cli_arch_string(want), *b = ffnn_cli_arch_string(m);
+    char *a, *b;
+    int differs = ffnn_cli_compare_arch(arch, m, &a, &b);
+    if (differs > 0)
         fprintf(stderr, "ffnn train: --arch %s does not match the architecture %s of --init "
                 "%s (leave --arch out to use the file's)\n", a ? a : arch, b ? b : "?",
                 init_path);
-        free(a);
-        free(b);
-        rc = 1;
-    }
-    ffnn_model_free(want);
-    return rc;
+    free(a);
+    free(b);
+    return differs != 0;
 }
 
 int ffnn_cli_train_model(const char *init_path, const char *arch, const char *default_arch,

@@ -9,13 +9,19 @@
 
 #include "ffnn.h"
 
-/* Load the model file path into *m and *info; on failure prints
- * "CMD: OPT: <the library's message>" ("CMD: <message>" with opt NULL, as info,
- * whose file is an operand) and returns 1; else 0. */
 /* 1 when a and b have the same inputs and layers (kinds, widths, activations,
  * biases, receptive fields, padding). */
 int ffnn_cli_same_arch(const ffnn_model *a, const ffnn_model *b);
 
+/* ffnn train's --arch against a model read from a file (m): -1 when arch does not
+ * parse (the message printed), 0 when it names m's architecture, 1 when not, with
+ * *given and *found the two canonical texts (malloc'd, NULL when out of memory; the
+ * caller frees both). */
+int ffnn_cli_compare_arch(const char *arch, const ffnn_model *m, char **given, char **found);
+
+/* Load the model file path into *m and *info; on failure prints
+ * "CMD: OPT: <the library's message>" ("CMD: <message>" with opt NULL, as info,
+ * whose file is an operand) and returns 1; else 0. */
 int ffnn_cli_load_model(const char *cmd, const char *opt, const char *path, ffnn_model **m,
                         ffnn_model_file_info *info);
 

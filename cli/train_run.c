@@ -6,15 +6,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "train_run.h"
 #include "tabular.h"
+#include "train_logs.h"
 #include "train_tasks.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,41 +195,6 @@ static void print_test(const ffnn_cli_train_options *o, const ffnn_metrics *m, F
     fflush(info);
 }
 
-/* Append the last epoch's per-step losses as "epoch,step,loss" rows (step counted
- * from 1 over the whole run); 0 on success. */
-static int log_step_losses(FILE *f, const ffnn_trainer *trainer, int epoch, size_t *steps_done)
-{
-    const double *losses;
-    const float *norms;
-    size_t count, norm_count;
-    if (ffnn_trainer_step_losses(trainer, &losses, &count) != FFNN_OK ||
-        ffnn_trainer_step_grad_norms(trainer, &norms, &norm_count) != FFNN_OK)
-        return -1;
-    for (size_t i = 0; i < count; i++) {
-        if (fprintf(f, "%d,%zu,%.9g", epoch, ++*steps_done, losses[i]) < 0 ||
-            (norm_count == count && fprintf(f, ",%.9g", (double)norms[i]) < 0) ||
-            fputc('\n', f) == EOF)
-            return -1;
-    }
-    return fflush(f);
-}
-
-/* Append one epoch's row to the --log CSV (accuracy empty for regression) and
- * flush it; 0 on success. */
-static int log_epoch(FILE *f, const ffnn_cli_train_options *o, const ffnn_epoch_stats *s,
-                     const epoch_report *r)
-{
-    char accuracy[32] = "", loss[32] = "";
-    if (!o->regression && r->set)
-        snprintf(accuracy, sizeof accuracy, "%.9g", r->accuracy);
-    if (r->set)
-        snprintf(loss, sizeof loss, "%.9g", r->loss);
-    if (fprintf(f, "%d,%.9g,%s,%s,%.6f,%.1f,%.9g\n", s->epoch, s->train_loss, loss, accuracy,
-                s->seconds, s->images_per_second, s->learning_rate) < 0)
-        return -1;
-    return fflush(f);
-}
-
 /* The step callback of ffnn train: the progress bar, then checkpoints; an
  * interrupt (interrupt.h) stops the epoch after this step. */
 typedef struct step_context {
@@ -245,73 +208,6 @@ static int on_step(void *user, ffnn_trainer *trainer, int epoch, size_t step, si
     draw_progress(c->progress, step, steps);
     return ffnn_cli_checkpoint_step(c->checkpoints, trainer, epoch, step, steps) ||
            ffnn_cli_interrupted();
-}
-
-/* ------------------------------------------------------------ log files */
-
-/* Open one log for writing (created, not truncated): a symbolic link another
- * account could have planted is refused (ffnn_check_path_links); a name that
- * is no link now is opened with O_NOFOLLOW, so a link planted meanwhile is not
- * followed; the file is locked (flock, advisory) so that a second run writing
- * it is refused rather than mixing its rows in. fd, or -1 with the message. */
-static int open_log(const char *flag, const char *path)
-{
-    int is_link = 0, fd;
-    if (ffnn_check_path_links(path, &is_link) != FFNN_OK) {
-        fprintf(stderr, "ffnn train: %s %s\n", flag, ffnn_last_error());
-        return -1;
-    }
-    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (is_link ? 0 : O_NOFOLLOW), 0666);
-    if (fd < 0) {
-        fprintf(stderr, "ffnn train: %s %s: cannot open for writing: %s\n", flag, path,
-                errno == ELOOP ? "a symbolic link appeared there (not followed)"
-                               : strerror(errno));
-        return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int busy = errno == EWOULDBLOCK;
-        fprintf(stderr, "ffnn train: %s %s: %s%s\n", flag, path,
-                busy ? "another run (or the other log of this one) is writing this file"
-                     : "cannot lock: ", busy ? ": give each log its own file" : strerror(errno));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Open the --log and --log-steps files (either may be NULL): both are opened
- * (created, not truncated) and locked first and truncated only when both
- * opened, so a failure leaves every file as it was. 0, or 1 with the message
- * printed. */
-static int open_logs(const char *path[2], const char *flag[2], FILE *out[2])
-{
-    int fd[2] = {-1, -1};
-    for (int i = 0; i < 2; i++) {
-        if (!path[i])
-            continue;
-        fd[i] = open_log(flag[i], path[i]);
-        if (fd[i] < 0) {
-            if (i == 1 && fd[0] >= 0)
-                close(fd[0]);
-            return 1;
-        }
-    }
-    for (int i = 0; i < 2; i++) {
-        if (fd[i] < 0)
-            continue;
-        if (ftruncate(fd[i], 0) != 0 || !(out[i] = fdopen(fd[i], "w"))) {
-            fprintf(stderr, "ffnn train: %s %s: cannot open for writing: %s\n", flag[i],
-                    path[i], strerror(errno));
-            for (int k = 0; k < 2; k++)
-                if (out[k])
-                    fclose(out[k]);
-                else if (fd[k] >= 0 && k >= i)
-                    close(fd[k]);
-            out[0] = out[1] = NULL;
-            return 1;
-        }
-    }
-    return 0;
 }
 
 /* ------------------------------------------------------------ interrupts */
@@ -520,313 +416,379 @@ int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_
     return rc;
 }
 
-/* The run over the data sets (train, val, test) and their standardised copies. */
-static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *sets[3],
-               ffnn_dataset *std[3], const char *data_description, ffnn_comm *comm)
+/* ------------------------------------------------------------ the run */
+
+/* One run's state, shared by its steps (run, at the end). */
+typedef struct train_session {
+    const ffnn_cli_train_options *o;
+    ffnn_model *model;
+    ffnn_dataset **sets, **std; /* train, val, test and the copies the trainer sees  */
+    ffnn_comm *comm;            /* this rank of a data-parallel run, or NULL         */
+    int ranks, lead;            /* the ranks; 1 on rank 0 (it alone prints and logs) */
+    ffnn_trainer *trainer;
+    FILE *info;                 /* rank 0's messages (stderr under --json), or NULL  */
+    progress_state progress;
+    epoch_lines lines;
+    ffnn_cli_checkpointer checkpoints;
+    step_context context;
+    ffnn_cli_train_logs logs;
+    int first_epoch;            /* the first epoch this process runs (--resume)       */
+    int rc;                     /* the exit status so far                             */
+    int interrupted;            /* 1: a signal stopped the run; 2: after its end      */
+    int stopped_early;          /* --early-stopping's patience ran out                */
+} train_session;
+
+/* The run's config: graph/persistent launch many steps at once (steps_per_launch
+ * 0: the whole epoch), so make every checkpoint and the --max-steps stop fall on a
+ * launch boundary of every epoch. */
+static ffnn_train_config launch_config(const ffnn_cli_train_options *o, const ffnn_dataset *train)
 {
-    ffnn_trainer *trainer = NULL;
-    ffnn_dataset *train = std[0], *val = sets[1], *test = sets[2];
-    const int rank = ffnn_comm_rank(comm), ranks = ffnn_comm_size(comm), lead = rank == 0;
     ffnn_train_config cfg = o->cfg;
     if (cfg.steps_per_launch == 0 && (o->checkpoint_every > 0 || o->max_steps > 0)) {
-        /* graph/persistent launch many steps at once: make every checkpoint and
-         * the --max-steps stop fall on a launch boundary of every epoch */
         long long g = (long long)((ffnn_dataset_count(train) + cfg.batch_size - 1) /
                                   cfg.batch_size);
         if (o->checkpoint_every > 0) g = gcd_ll(g, o->checkpoint_every);
         if (o->max_steps > 0) g = gcd_ll(g, o->max_steps);
         cfg.steps_per_launch = (int)g;
     }
+    return cfg;
+}
+
+/* The trainer over the training set (and the validation set). 0, or the exit
+ * status with the message printed and nothing left to free. */
+static int start_trainer(train_session *s)
+{
+    ffnn_train_config cfg = launch_config(s->o, s->std[0]);
     /* SIGINT/SIGTERM stop a one-process run cleanly; the ranks of a data-parallel
      * run would see a signal at different steps (a collective checkpoint needs them
      * to agree), so there the default action stays: the last checkpoint is kept */
-    if (ranks == 1)
+    if (s->ranks == 1)
         ffnn_cli_interrupt_install();
-    if (ffnn_trainer_create_parallel(model, train, &cfg, comm, &trainer) != FFNN_OK) {
+    if (ffnn_trainer_create_parallel(s->model, s->std[0], &cfg, s->comm, &s->trainer) != FFNN_OK) {
         ffnn_cli_interrupt_restore();
-        return run_failed(comm, "setting up training", 0);
+        return run_failed(s->comm, "setting up training", 0);
     }
-    if (val && ffnn_trainer_set_validation(trainer, std[1]) != FFNN_OK) {
-        ffnn_trainer_free(trainer);
+    if (s->sets[1] && ffnn_trainer_set_validation(s->trainer, s->std[1]) != FFNN_OK) {
+        ffnn_trainer_free(s->trainer);
         ffnn_cli_interrupt_restore();
-        return run_failed(comm, "--val-split", 0);
+        return run_failed(s->comm, "--val-split", 0);
     }
-    ffnn_comm_set_timing(comm, o->comm_timing);
-    char device[256], *arch = ffnn_cli_arch_string(model);
-    if (ffnn_trainer_device(trainer) == FFNN_DEVICE_CUDA) {
+    ffnn_comm_set_timing(s->comm, s->o->comm_timing);
+    return 0;
+}
+
+/* The header's device: "cuda (GPU, STRATEGY strategy[, PRECISION])" or "cpu (HOW)",
+ * then the data-parallel ranks. */
+static void describe_device(const train_session *s, char *device, size_t size)
+{
+    const ffnn_cli_train_options *o = s->o;
+    if (ffnn_trainer_device(s->trainer) == FFNN_DEVICE_CUDA) {
         char gpu[200];
         ffnn_cuda_device_name(gpu, sizeof gpu);
-        snprintf(device, sizeof device, "cuda (%s, %s strategy%s%s)", gpu,
-                 ffnn_strategy_name(ffnn_trainer_strategy(trainer)),
+        snprintf(device, size, "cuda (%s, %s strategy%s%s)", gpu,
+                 ffnn_strategy_name(ffnn_trainer_strategy(s->trainer)),
                  o->cfg.precision != FFNN_PRECISION_FP32 ? ", " : "",
                  o->cfg.precision != FFNN_PRECISION_FP32
                      ? ffnn_precision_name(o->cfg.precision) : "");
     } else {
         char how[64];
-        if (ffnn_trainer_strategy(trainer) != FFNN_STRATEGY_REFERENCE)
-            snprintf(how, sizeof how, "omp, %d thread%s", ffnn_trainer_threads(trainer),
-                     ffnn_trainer_threads(trainer) == 1 ? "" : "s");
+        if (ffnn_trainer_strategy(s->trainer) != FFNN_STRATEGY_REFERENCE)
+            snprintf(how, sizeof how, "omp, %d thread%s", ffnn_trainer_threads(s->trainer),
+                     ffnn_trainer_threads(s->trainer) == 1 ? "" : "s");
         else
             snprintf(how, sizeof how, "reference");
-        snprintf(device, sizeof device, "cpu (%s)%s", how,
+        snprintf(device, size, "cpu (%s)%s", how,
                  o->cfg.device == FFNN_DEVICE_CPU ? ""
                  : ffnn_has_cuda()                ? ", no CUDA GPU found"
                                                   : ", build without CUDA");
     }
-    if (comm) {
+    if (s->comm) {
         size_t used = strlen(device);
-        snprintf(device + used, sizeof device - used, " | data parallel: %d rank%s (%s)",
-                 ranks, ranks == 1 ? "" : "s", ffnn_comm_kind(comm));
+        snprintf(device + used, size - used, " | data parallel: %d rank%s (%s)",
+                 s->ranks, s->ranks == 1 ? "" : "s", ffnn_comm_kind(s->comm));
     }
-    FILE *info = !lead ? NULL : o->json ? stderr : stdout; /* rank 0 alone prints */
-    char counts[96];
+}
+
+/* The header's optimizer: its name and settings, clipping, EMA, weight decay. */
+static void describe_optimizer(const ffnn_train_config *c, char *optimizer, size_t size)
+{
+    if (c->optimizer == FFNN_OPT_MOMENTUM)
+        snprintf(optimizer, size, "momentum %g%s", (double)c->momentum,
+                 c->nesterov ? " nesterov" : "");
+    else if (c->optimizer == FFNN_OPT_ADAM || c->optimizer == FFNN_OPT_ADAMW)
+        snprintf(optimizer, size, "%s (betas %g, %g, eps %g)", ffnn_optimizer_name(c->optimizer),
+                 (double)c->beta1, (double)c->beta2, (double)c->epsilon);
+    else
+        snprintf(optimizer, size, "sgd");
+    if (c->clip_grad_norm > 0.0f || c->clip_grad_value > 0.0f || c->ema_decay > 0.0f) {
+        size_t used = strlen(optimizer);
+        snprintf(optimizer + used, size - used, "%s%.0g%s%.0g%s%.0g",
+                 c->clip_grad_norm > 0.0f ? ", clip norm " : "", (double)c->clip_grad_norm,
+                 c->clip_grad_value > 0.0f ? ", clip value " : "", (double)c->clip_grad_value,
+                 c->ema_decay > 0.0f ? ", ema " : "", (double)c->ema_decay);
+    }
+    if (c->weight_decay != 0.0f) {
+        size_t used = strlen(optimizer);
+        snprintf(optimizer + used, size - used, ", weight decay %g%s", (double)c->weight_decay,
+                 c->decay_bias ? "" : " (not biases)");
+    }
+}
+
+/* The header lines (rank 0): the data and device, the strategy's note, the
+ * standardisation, the network and its training settings. */
+static void print_header(const train_session *s, const char *data_description)
+{
+    const ffnn_cli_train_options *o = s->o;
+    const ffnn_dataset *train = s->std[0], *val = s->sets[1], *test = s->sets[2];
+    FILE *info = s->info;
+    char device[256], counts[96], optimizer[128], schedule[96] = "";
+    if (!info)
+        return;
+    describe_device(s, device, sizeof device);
     snprintf(counts, sizeof counts, "%zu train", ffnn_dataset_count(train));
     if (val)
         snprintf(counts + strlen(counts), sizeof counts - strlen(counts), ", %zu validation",
                  ffnn_dataset_count(val));
     snprintf(counts + strlen(counts), sizeof counts - strlen(counts), ", %zu test",
              ffnn_dataset_count(test));
-    if (info)
-        fprintf(info, "data: %s (%s) | device: %s\n", data_description, counts, device);
-    if (info && ffnn_trainer_strategy_note(trainer)[0]) /* --strategy tune's measurement */
-        fprintf(info, "%s\n", ffnn_trainer_strategy_note(trainer));
-    if (info && o->standardize)
+    fprintf(info, "data: %s (%s) | device: %s\n", data_description, counts, device);
+    if (ffnn_trainer_strategy_note(s->trainer)[0]) /* --strategy tune's measurement */
+        fprintf(info, "%s\n", ffnn_trainer_strategy_note(s->trainer));
+    if (o->standardize)
         fprintf(info, "standardized: %zu features%s (z-score of the training split, kept in "
                 "the model)\n", ffnn_dataset_features(train),
                 o->regression ? " and the targets" : "");
-    char optimizer[128];
-    if (o->cfg.optimizer == FFNN_OPT_MOMENTUM)
-        snprintf(optimizer, sizeof optimizer, "momentum %g%s", (double)o->cfg.momentum,
-                 o->cfg.nesterov ? " nesterov" : "");
-    else if (o->cfg.optimizer == FFNN_OPT_ADAM || o->cfg.optimizer == FFNN_OPT_ADAMW)
-        snprintf(optimizer, sizeof optimizer, "%s (betas %g, %g, eps %g)",
-                 ffnn_optimizer_name(o->cfg.optimizer), (double)o->cfg.beta1,
-                 (double)o->cfg.beta2, (double)o->cfg.epsilon);
-    else
-        snprintf(optimizer, sizeof optimizer, "sgd");
-    if (o->cfg.clip_grad_norm > 0.0f || o->cfg.clip_grad_value > 0.0f || o->cfg.ema_decay > 0.0f) {
-        size_t used = strlen(optimizer);
-        snprintf(optimizer + used, sizeof optimizer - used, "%s%.0g%s%.0g%s%.0g",
-                 o->cfg.clip_grad_norm > 0.0f ? ", clip norm " : "", (double)o->cfg.clip_grad_norm,
-                 o->cfg.clip_grad_value > 0.0f ? ", clip value " : "",
-                 (double)o->cfg.clip_grad_value, o->cfg.ema_decay > 0.0f ? ", ema " : "",
-                 (double)o->cfg.ema_decay);
-    }
-    if (o->cfg.weight_decay != 0.0f) {
-        size_t used = strlen(optimizer);
-        snprintf(optimizer + used, sizeof optimizer - used, ", weight decay %g%s",
-                 (double)o->cfg.weight_decay, o->cfg.decay_bias ? "" : " (not biases)");
-    }
-    char schedule[96] = "";
+    describe_optimizer(&o->cfg, optimizer, sizeof optimizer);
     if (o->cfg.lr_schedule != FFNN_LR_CONSTANT || o->cfg.warmup_steps > 0)
         snprintf(schedule, sizeof schedule, " (%s schedule%s%.0d%s)",
                  ffnn_lr_schedule_name(o->cfg.lr_schedule),
                  o->cfg.warmup_steps > 0 ? ", warm-up " : "", o->cfg.warmup_steps,
                  o->cfg.warmup_steps > 0 ? " steps" : "");
-    if (info) {
-        fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g%s, "
-                "seed %" PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(model),
-                ffnn_loss_name(o->cfg.loss), optimizer, o->cfg.batch_size,
-                (double)o->cfg.learning_rate, schedule, o->cfg.seed);
-        if (o->cfg.batch_size > ffnn_dataset_count(train))
-            fprintf(info, "note: --batch %zu is larger than the %zu training samples: the "
-                    "whole set is one batch\n", o->cfg.batch_size, ffnn_dataset_count(train));
-        fflush(info);
-    }
+    char *arch = ffnn_cli_arch_string(s->model);
+    fprintf(info, "arch %s, %zu parameters, loss %s, optimizer %s, batch %zu, lr %g%s, "
+            "seed %" PRIu64 "\n", arch ? arch : "?", ffnn_model_parameter_count(s->model),
+            ffnn_loss_name(o->cfg.loss), optimizer, o->cfg.batch_size,
+            (double)o->cfg.learning_rate, schedule, o->cfg.seed);
     free(arch);
-    progress_state progress = {lead && isatty(2) && !o->json && !o->quiet, 0, o->cfg.epochs, 0.0,
-                               0.0, 0, 0};
-    epoch_lines lines = {.every = o->quiet ? 0 : o->print_every > 1 ? o->print_every : 1};
-    int rc = 0;
-    FILE *step_log = NULL;
-    size_t steps_done = 0;
-    ffnn_cli_checkpointer checkpoints = {o->checkpoint_path, o->checkpoint_every, o->max_steps,
-                                         UINT64_MAX, 0, 0, ""};
-    step_context context = {&progress, &checkpoints};
-    int first_epoch = 1;
-    if (o->resume_path &&
-        (first_epoch = ffnn_cli_resume_trainer(o->resume_path, trainer, &checkpoints, info)) < 0) {
-        ffnn_trainer_free(trainer);
-        ffnn_cli_interrupt_restore();
+    if (o->cfg.batch_size > ffnn_dataset_count(train))
+        fprintf(info, "note: --batch %zu is larger than the %zu training samples: the "
+                "whole set is one batch\n", o->cfg.batch_size, ffnn_dataset_count(train));
+    fflush(info);
+}
+
+/* --resume's position, then the logs: opened only now (by rank 0 alone), so a bad
+ * invocation keeps the files. 0, or the exit status with the message printed. */
+static int resume_and_open_logs(train_session *s)
+{
+    const ffnn_cli_train_options *o = s->o;
+    s->first_epoch = 1;
+    if (o->resume_path && (s->first_epoch = ffnn_cli_resume_trainer(
+                               o->resume_path, s->trainer, &s->checkpoints, s->info)) < 0)
         return 1; /* every rank read the same file: the same outcome, printed by each */
+    if (ffnn_cli_train_logs_open(&s->logs, o, s->lead, s->sets[1] != NULL) != 0)
+        return s->ranks > 1 ? rank_failed(s->comm, "logging", "see the message above", 0) : 1;
+    s->logs.steps_done = (size_t)(s->first_epoch - 1) * ffnn_trainer_steps_per_epoch(s->trainer);
+    return 0;
+}
+
+/* Rank 0 after epoch e: evaluate, print its line, log, checkpoint. 1 when the run
+ * stops here (an error in s->rc, or early stopping), else 0. */
+static int report_epoch(train_session *s, int e, const ffnn_epoch_stats *stats)
+{
+    const ffnn_cli_train_options *o = s->o;
+    ffnn_dataset *val = s->sets[1], *test = s->sets[2];
+    epoch_report report = {val ? "val" : test ? "test" : NULL, 0.0, 0.0, NULL};
+    ffnn_metrics reg;
+    if (val) {
+        report.loss = stats->val_loss;
+        report.accuracy = stats->val_accuracy;
+    } else if (test && ffnn_trainer_evaluate(s->trainer, s->std[2], &report.loss,
+                                             &report.accuracy) != FFNN_OK) {
+        s->rc = run_failed(s->comm, "evaluating", 0);
+        return 1;
     }
-    steps_done = (size_t)(first_epoch - 1) * ffnn_trainer_steps_per_epoch(trainer);
-    /* --log, --log-steps: opened only now (by rank 0 alone), so a bad invocation keeps
-     * the files */
-    const char *log_paths[2] = {lead ? o->log_path : NULL, lead ? o->log_steps : NULL};
-    const char *log_flags[2] = {"--log", "--log-steps"};
-    FILE *logs[2] = {NULL, NULL};
-    if (open_logs(log_paths, log_flags, logs) != 0) {
-        ffnn_trainer_free(trainer);
-        ffnn_cli_interrupt_restore();
-        return ranks > 1 ? rank_failed(comm, "logging", "see the message above", 0) : 1;
+    if (o->regression && report.set) { /* in the targets' units, on the host */
+        if (ffnn_trainer_evaluate_metrics(s->trainer, val ? val : test, &reg, NULL) != FFNN_OK) {
+            s->rc = run_failed(s->comm, "evaluating", 0);
+            return 1;
+        }
+        report.reg = &reg;
     }
-    FILE *epoch_log = logs[0];
-    step_log = logs[1];
-    if ((step_log && (fprintf(step_log, "epoch,step,loss%s\n",
-                              o->cfg.clip_grad_norm > 0.0f ? ",grad_norm" : "") < 0 ||
-                      fflush(step_log) != 0)) ||
-        (epoch_log && (fprintf(epoch_log, "epoch,train_loss,%s,seconds,images_per_second,"
-                               "learning_rate\n",
-                               val ? "val_loss,val_accuracy" : "test_loss,test_accuracy") < 0 ||
-                       fflush(epoch_log) != 0))) {
-        fprintf(stderr, "ffnn train: writing the log headers: %s\n", strerror(errno));
-        rc = 1;
-        if (ranks > 1)
-            rank_failed(comm, "logging", "see the message above", 0);
+    epoch_line(o, &s->lines, stats, &report, e == s->first_epoch);
+    if (ffnn_cli_train_logs_epoch(&s->logs, o, s->trainer, e, stats, report.set != NULL,
+                                  report.loss, report.accuracy) != 0)
+        s->rc = 1;
+    if (s->rc != 0 && s->ranks > 1) /* a log rank 0 could not write: the others wait */
+        rank_failed(s->comm, "logging", "see the message above", 0);
+    if (s->rc == 0 && ffnn_cli_checkpoint_save(&s->checkpoints, s->trainer) != 0) {
+        if (s->ranks > 1)
+            rank_failed(s->comm, "--checkpoint", s->checkpoints.message, 1);
+        else
+            fprintf(stderr, "ffnn train: --checkpoint: %s\n", s->checkpoints.message);
+        s->rc = 1;
     }
-    int interrupted = 0;
+    /* after the checkpoint, which holds this epoch's early-stopping outcome (the
+     * trainer tracked it when the epoch ended) */
+    return s->rc != 0 || (s->stopped_early = patience_ran_out(o, s->trainer));
+}
+
+/* Epoch e: train it, then (rank 0) report it or (other ranks) checkpoint it. 1 when
+ * the run stops here (an error in s->rc, an interrupt, --max-steps, early
+ * stopping), else 0. */
+static int run_epoch(train_session *s, int e)
+{
+    ffnn_epoch_stats stats;
+    int finished = 0;
+    s->progress.epoch = e;
+    ffnn_status st = ffnn_trainer_run_epoch_until(s->trainer, on_step, &s->context, &stats,
+                                                  &finished);
+    clear_progress(&s->progress);
+    if (s->checkpoints.failed && s->ranks > 1) {
+        s->rc = rank_failed(s->comm, "--checkpoint", s->checkpoints.message, 1);
+        return 1;
+    }
+    if (s->checkpoints.failed) {
+        fprintf(stderr, "ffnn train: --checkpoint: %s\n", s->checkpoints.message);
+        s->rc = 1;
+        return 1;
+    }
+    if (st != FFNN_OK) {
+        s->rc = run_failed(s->comm, "training", st == FFNN_ERR_NUMERIC);
+        return 1;
+    }
+    if (!finished && ffnn_cli_interrupted() && !s->checkpoints.stopped) {
+        s->interrupted = 1;
+        return 1;
+    }
+    if (!finished) /* --max-steps */
+        return 1;
+    if (!s->lead) { /* rank 0 evaluates, prints and logs; every rank checkpoints */
+        if (ffnn_cli_checkpoint_save(&s->checkpoints, s->trainer) != 0)
+            s->rc = rank_failed(s->comm, "--checkpoint", s->checkpoints.message, 1);
+        return s->rc != 0 || (s->stopped_early = patience_ran_out(s->o, s->trainer));
+    }
+    return report_epoch(s, e, &stats);
+}
+
+/* The epochs from s->first_epoch until the last, an error, an interrupt,
+ * --max-steps or early stopping; then the held-back epoch line. */
+static void run_epochs(train_session *s)
+{
     /* a checkpoint of the epoch whose end ran out of patience: the run is over */
-    int stopped_early = patience_ran_out(o, trainer);
-    for (int e = first_epoch; e <= o->cfg.epochs && rc == 0 && !checkpoints.stopped &&
-                              !stopped_early; e++) {
-        if ((interrupted = ffnn_cli_interrupted() != 0))
+    s->stopped_early = patience_ran_out(s->o, s->trainer);
+    for (int e = s->first_epoch; e <= s->o->cfg.epochs && s->rc == 0 && !s->checkpoints.stopped &&
+                                 !s->stopped_early; e++) {
+        if ((s->interrupted = ffnn_cli_interrupted() != 0))
             break;
-        ffnn_epoch_stats stats;
-        epoch_report report = {val ? "val" : test ? "test" : NULL, 0.0, 0.0, NULL};
-        ffnn_metrics reg;
-        int finished = 0;
-        progress.epoch = e;
-        ffnn_status st = ffnn_trainer_run_epoch_until(trainer, on_step, &context, &stats,
-                                                      &finished);
-        clear_progress(&progress);
-        if (checkpoints.failed && ranks > 1) {
-            rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
-            break;
-        }
-        if (checkpoints.failed) {
-            fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
-            rc = 1;
-            break;
-        }
-        if (st != FFNN_OK) {
-            rc = run_failed(comm, "training", st == FFNN_ERR_NUMERIC);
-            break;
-        }
-        if (!finished && ffnn_cli_interrupted() && !checkpoints.stopped) {
-            interrupted = 1;
-            break;
-        }
-        if (!finished) /* --max-steps */
-            break;
-        if (!lead) { /* rank 0 evaluates, prints and logs; every rank checkpoints */
-            if (ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0)
-                rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
-            if (rc == 0 && (stopped_early = patience_ran_out(o, trainer)))
-                break;
-            continue;
-        }
-        if (val) {
-            report.loss = stats.val_loss;
-            report.accuracy = stats.val_accuracy;
-        } else if (test && ffnn_trainer_evaluate(trainer, std[2], &report.loss,
-                                                 &report.accuracy) != FFNN_OK) {
-            rc = run_failed(comm, "evaluating", 0);
-            break;
-        }
-        if (o->regression && report.set) { /* in the targets' units, on the host */
-            if (ffnn_trainer_evaluate_metrics(trainer, val ? val : test, &reg, NULL) != FFNN_OK) {
-                rc = run_failed(comm, "evaluating", 0);
-                break;
-            }
-            report.reg = &reg;
-        }
-        epoch_line(o, &lines, &stats, &report, e == first_epoch);
-        if (epoch_log && log_epoch(epoch_log, o, &stats, &report) != 0) {
-            fprintf(stderr, "ffnn train: --log %s: write failed: %s\n", o->log_path,
-                    strerror(errno));
-            rc = 1;
-        }
-        if (step_log && log_step_losses(step_log, trainer, e, &steps_done) != 0) {
-            fprintf(stderr, "ffnn train: --log-steps %s: write failed: %s\n", o->log_steps,
-                    strerror(errno));
-            rc = 1;
-        }
-        if (rc != 0 && ranks > 1) /* a log rank 0 could not write: the others wait */
-            rank_failed(comm, "logging", "see the message above", 0);
-        if (rc == 0 && ffnn_cli_checkpoint_save(&checkpoints, trainer) != 0) {
-            if (ranks > 1)
-                rc = rank_failed(comm, "--checkpoint", checkpoints.message, 1);
-            else
-                fprintf(stderr, "ffnn train: --checkpoint: %s\n", checkpoints.message);
-            rc = 1;
-        }
-        /* after the checkpoint, which holds this epoch's early-stopping outcome (the
-         * trainer tracked it when the epoch ended) */
-        if (rc == 0 && (stopped_early = patience_ran_out(o, trainer)))
+        if (run_epoch(s, e))
             break;
     }
-    epoch_line_flush(o, &lines);
-    /* the run is over (not stopped by --max-steps or a signal before its end):
-     * early stopping's choice holds and the test set is evaluated */
-    const int complete = rc == 0 && !interrupted && (stopped_early || !checkpoints.stopped);
+    epoch_line_flush(s->o, &s->lines);
+}
+
+/* The run is over (not stopped by --max-steps or a signal before its end): early
+ * stopping's choice holds and the test set is evaluated (rank 0). */
+static void finish_complete_run(train_session *s)
+{
+    const ffnn_cli_train_options *o = s->o;
+    ffnn_dataset *val = s->sets[1], *test = s->sets[2];
     int best_epoch = 0;
     double best_loss = 0.0;
-    if (complete && lead && o->cfg.early_stopping > 0 &&
-        ffnn_trainer_early_stopping(trainer, &best_epoch, &best_loss, NULL) == FFNN_OK &&
+    if (o->cfg.early_stopping > 0 &&
+        ffnn_trainer_early_stopping(s->trainer, &best_epoch, &best_loss, NULL) == FFNN_OK &&
         best_epoch > 0) { /* the best epoch's weights, into the model */
-        if (ffnn_trainer_restore_best(trainer) != FFNN_OK)
-            rc = run_failed(comm, "--early-stopping: restoring the weights", 0);
+        if (ffnn_trainer_restore_best(s->trainer) != FFNN_OK)
+            s->rc = run_failed(s->comm, "--early-stopping: restoring the weights", 0);
         else
-            fprintf(info, "early stopping: %s; restored epoch %d (val_loss %.6g)\n",
-                    stopped_early ? "the validation loss did not improve for the last "
-                                    "--early-stopping epochs"
-                                  : "all epochs run", best_epoch, best_loss);
+            fprintf(s->info, "early stopping: %s; restored epoch %d (val_loss %.6g)\n",
+                    s->stopped_early ? "the validation loss did not improve for the last "
+                                       "--early-stopping epochs"
+                                     : "all epochs run", best_epoch, best_loss);
     }
-    if (complete && rc == 0 && lead && val && test) {
+    if (s->rc == 0 && val && test) {
         /* the test set, once */
         ffnn_metrics m;
-        if (ffnn_model_evaluate_metrics(model, o->cfg.loss, test, o->cfg.eval_batch_size, &m,
+        if (ffnn_model_evaluate_metrics(s->model, o->cfg.loss, test, o->cfg.eval_batch_size, &m,
                                         NULL) != FFNN_OK)
-            rc = run_failed(comm, "evaluating the test set", 0);
+            s->rc = run_failed(s->comm, "evaluating the test set", 0);
         else
-            print_test(o, &m, info);
+            print_test(o, &m, s->info);
     }
-    if (complete && rc == 0 && lead && test && ffnn_dataset_sample_weights(test))
-        rc = ffnn_cli_print_weighted_test(o->json, model, o->cfg.loss, test,
-                                          o->cfg.eval_batch_size, info);
-    if (rc == 0 && !interrupted && ffnn_cli_interrupted() && !checkpoints.stopped &&
+    if (s->rc == 0 && test && ffnn_dataset_sample_weights(test))
+        s->rc = ffnn_cli_print_weighted_test(o->json, s->model, o->cfg.loss, test,
+                                             o->cfg.eval_batch_size, s->info);
+}
+
+/* The closing lines (rank 0): --comm-timing's all-reduce times, the --max-steps stop. */
+static void print_run_end(const train_session *s)
+{
+    const ffnn_cli_train_options *o = s->o;
+    if (s->rc != 0 || !s->info)
+        return;
+    if (o->comm_timing) {
+        uint64_t timed = 0;
+        double span = 0, exposed = 0;
+        ffnn_comm_timing(s->comm, &timed, &span, &exposed);
+        if (timed > 0)
+            fprintf(s->info, "all-reduce (rank 0, %" PRIu64 " steps timed): %.4f ms/step from "
+                    "the first bucket to the sums, %.4f ms/step not overlapped\n", timed,
+                    span / (double)timed, exposed / (double)timed);
+        else
+            fprintf(s->info, "all-reduce: no step timed (%s)\n", s->comm ? "steps inside CUDA "
+                    "graphs are not timed: --strategy tiled, fused or cublas --steps-per-launch 1"
+                    : "one process: no all-reduce");
+    }
+    if (s->checkpoints.stopped)
+        fprintf(s->info, "stopped at step %lld of the run (--max-steps)%s%s\n", o->max_steps,
+                o->checkpoint_path ? "; checkpoint " : "",
+                o->checkpoint_path ? o->checkpoint_path : "");
+}
+
+/* The run over the data sets (train, val, test) and their standardised copies:
+ * the trainer, the header, --resume and the logs, the epochs, the end of the run
+ * (test set, interrupt, closing lines, --save). */
+static int run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *sets[3],
+               ffnn_dataset *std[3], const char *data_description, ffnn_comm *comm)
+{
+    train_session s = {.o = o, .model = model, .sets = sets, .std = std, .comm = comm,
+                       .ranks = ffnn_comm_size(comm), .lead = ffnn_comm_rank(comm) == 0};
+    s.rc = start_trainer(&s);
+    if (s.rc != 0)
+        return s.rc;
+    s.info = !s.lead ? NULL : o->json ? stderr : stdout; /* rank 0 alone prints */
+    print_header(&s, data_description);
+    s.progress = (progress_state){s.lead && isatty(2) && !o->json && !o->quiet, 0, o->cfg.epochs,
+                                  0.0, 0.0, 0, 0};
+    s.lines = (epoch_lines){.every = o->quiet ? 0 : o->print_every > 1 ? o->print_every : 1};
+    s.checkpoints = (ffnn_cli_checkpointer){o->checkpoint_path, o->checkpoint_every,
+                                            o->max_steps, UINT64_MAX, 0, 0, ""};
+    s.context = (step_context){&s.progress, &s.checkpoints};
+    if ((s.rc = resume_and_open_logs(&s)) != 0) {
+        ffnn_trainer_free(s.trainer);
+        ffnn_cli_interrupt_restore();
+        return s.rc;
+    }
+    run_epochs(&s);
+    if (s.rc == 0 && !s.interrupted && (s.stopped_early || !s.checkpoints.stopped) && s.lead)
+        finish_complete_run(&s);
+    if (s.rc == 0 && !s.interrupted && ffnn_cli_interrupted() && !s.checkpoints.stopped &&
         o->cfg.epochs > 0) {
         /* the signal came during the last epoch's evaluation or save: the run is
          * complete, so it ends as usual below (and still exits 130) */
-        interrupted = 2;
+        s.interrupted = 2;
     }
-    if (interrupted == 1 && rc == 0)
-        rc = stop_interrupted(o, trainer, model, &checkpoints, info);
-    if (rc == 0 && info && o->comm_timing) {
-        uint64_t timed = 0;
-        double span = 0, exposed = 0;
-        ffnn_comm_timing(comm, &timed, &span, &exposed);
-        if (timed > 0)
-            fprintf(info, "all-reduce (rank 0, %" PRIu64 " steps timed): %.4f ms/step from the "
-                    "first bucket to the sums, %.4f ms/step not overlapped\n", timed,
-                    span / (double)timed, exposed / (double)timed);
-        else
-            fprintf(info, "all-reduce: no step timed (%s)\n", comm ? "steps inside CUDA graphs "
-                    "are not timed: --strategy tiled, fused or cublas --steps-per-launch 1"
-                    : "one process: no all-reduce");
-    }
-    if (rc == 0 && checkpoints.stopped && info)
-        fprintf(info, "stopped at step %lld of the run (--max-steps)%s%s\n", o->max_steps,
-                o->checkpoint_path ? "; checkpoint " : "",
-                o->checkpoint_path ? o->checkpoint_path : "");
-    if (step_log && fclose(step_log) != 0 && rc == 0) {
-        fprintf(stderr, "ffnn train: --log-steps %s: %s\n", o->log_steps, strerror(errno));
-        rc = 1;
-    }
-    if (epoch_log && fclose(epoch_log) != 0 && rc == 0) {
-        fprintf(stderr, "ffnn train: --log %s: %s\n", o->log_path, strerror(errno));
-        rc = 1;
-    }
-    if (rc == 0 && o->save_path && lead)
-        rc = ffnn_cli_save_trained(trainer, model, o->save_path, o->cfg.loss, info);
-    if (rc == 0 && interrupted == 2) {
+    if (s.interrupted == 1 && s.rc == 0)
+        s.rc = stop_interrupted(o, s.trainer, model, &s.checkpoints, s.info);
+    print_run_end(&s);
+    s.rc = ffnn_cli_train_logs_close(&s.logs, o, s.rc);
+    if (s.rc == 0 && o->save_path && s.lead)
+        s.rc = ffnn_cli_save_trained(s.trainer, model, o->save_path, o->cfg.loss, s.info);
+    if (s.rc == 0 && s.interrupted == 2) {
         fprintf(stderr, "ffnn train: interrupted by %s after the last epoch: the run is "
                 "complete\n", ffnn_cli_signal_name(ffnn_cli_interrupted()));
-        rc = FFNN_CLI_EXIT_INTERRUPTED;
+        s.rc = FFNN_CLI_EXIT_INTERRUPTED;
     }
-    ffnn_trainer_free(trainer);
+    ffnn_trainer_free(s.trainer);
     ffnn_cli_interrupt_restore();
-    return rc;
+    return s.rc;
 }
-

@@ -40,6 +40,17 @@ int ffnn_cli_check_task(const char *cmd, const ffnn_cli_train_options *o,
 
 /* ------------------------------------------------------------ weights */
 
+/* *w: a malloc'd copy of the weights src [n]. 0, or 1 with the message. */
+static int copy_weights(const char *cmd, const float *src, size_t n, float **w)
+{
+    if (!(*w = malloc(n * sizeof **w))) {
+        fprintf(stderr, "%s: out of memory\n", cmd);
+        return 1;
+    }
+    memcpy(*w, src, n * sizeof **w);
+    return 0;
+}
+
 /* The one-column .npy path into w [count] (malloc'd). 0, or 1 with the message. */
 static int weights_from_npy(const char *cmd, const char *path, size_t count, float **w)
 {
@@ -52,10 +63,8 @@ static int weights_from_npy(const char *cmd, const char *path, size_t count, flo
                 "(%zu,), found %zu rows of %zu values\n", cmd, path, count,
                 ffnn_dataset_count(ds), ffnn_dataset_features(ds));
         rc = 1;
-    } else if (!(*w = malloc(count * sizeof **w))) {
-        fprintf(stderr, "%s: out of memory\n", cmd), rc = 1;
     } else {
-        memcpy(*w, ffnn_dataset_float_features(ds), count * sizeof **w);
+        rc = copy_weights(cmd, ffnn_dataset_float_features(ds), count, w);
     }
     ffnn_dataset_free(ds);
     return rc;
@@ -87,10 +96,8 @@ static int weights_from_column(const char *cmd, const char *data,
                 "row of the data (rows dropped for a missing target no longer match the file's)\n",
                 cmd, spec, n);
         rc = 1;
-    } else if (!(*w = malloc(n * sizeof **w))) {
-        fprintf(stderr, "%s: out of memory\n", cmd), rc = 1;
     } else {
-        memcpy(*w, ffnn_dataset_targets(col), n * sizeof **w);
+        rc = copy_weights(cmd, ffnn_dataset_targets(col), n, w);
     }
     ffnn_dataset_free(col);
     return rc;

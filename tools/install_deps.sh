@@ -7,7 +7,8 @@
 #   build + main job: build-essential (gcc, make, libgomp), pkg-config, zlib1g-dev,
 #                     libcjson-dev, dataset-fashion-mnist (the default data when MNIST
 #                     cannot be downloaded), libprotobuf-c-dev and protobuf-c-compiler
-#                     (ffnn export --onnx)
+#                     (ffnn export --onnx: the library, and protoc-c, which generates
+#                     the C code of its schema at build time)
 #   --tests:          python3-numpy (the Python module's tests), python3-torch (the
 #                     PyTorch twin), python3-pip and python3-setuptools (pip install
 #                     of python/), openmpi-bin and libopenmpi-dev (the multi-process

@@ -39,6 +39,58 @@ static ffnn_status take_rows(const ffnn_dataset *src, const unsigned char *in, i
     return FFNN_OK;
 }
 
+/* The rows of a data set grouped by class (file order within a class), then each
+ * class shuffled by the split's seeded stream, class by class; and the flags of
+ * the rows a caller picks. */
+typedef struct class_groups {
+    size_t classes;    /* src's classes (1 for float targets)               */
+    size_t *count;     /* [classes]: the rows of each class                 */
+    size_t *start;     /* [classes + 1]: where each class begins in order   */
+    int32_t *order;    /* [n]: the row indices, by class                    */
+    unsigned char *in; /* [n]: zeroed; the caller's flag per row            */
+} class_groups;
+
+static void groups_free(class_groups *g)
+{
+    free(g->count);
+    free(g->start);
+    free(g->order);
+    free(g->in);
+}
+
+/* src's rows into *g, each class shuffled with seed; FFNN_OK, or FFNN_ERR_NO_MEMORY
+ * ("what: out of memory for N samples") with nothing left allocated. */
+static ffnn_status shuffled_groups(const ffnn_dataset *src, uint64_t seed, const char *what,
+                                   class_groups *g)
+{
+    size_t n = src->count;
+    g->classes = src->labels ? (size_t)src->classes : 1;
+    g->count = calloc(g->classes, sizeof *g->count);
+    g->start = calloc(g->classes + 1, sizeof *g->start);
+    g->order = malloc(n * sizeof *g->order);
+    g->in = calloc(n, 1);
+    size_t *fill = calloc(g->classes, sizeof *fill);
+    if (!g->count || !g->start || !g->order || !g->in || !fill) {
+        free(fill);
+        groups_free(g);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory for %zu samples", what, n);
+    }
+    for (size_t i = 0; i < n; i++)
+        g->count[src->labels ? (size_t)src->labels[i] : 0]++;
+    for (size_t c = 0; c < g->classes; c++)
+        g->start[c + 1] = g->start[c] + g->count[c];
+    for (size_t i = 0; i < n; i++) {
+        size_t c = src->labels ? (size_t)src->labels[i] : 0;
+        g->order[g->start[c] + fill[c]++] = (int32_t)i;
+    }
+    free(fill);
+    ffnn_rng r;
+    ffnn_rng_seed(&r, seed, FFNN_STREAM_SPLIT);
+    for (size_t c = 0; c < g->classes; c++)
+        ffnn_rng_shuffle(&r, g->order + g->start[c], g->count[c]);
+    return FFNN_OK;
+}
+
 /* Largest-remainder counts: q[c] of n[c] go to the part, summing to total. */
 static void stratum_counts(const size_t *n, size_t classes, double fraction, size_t total,
                            size_t *q)
@@ -76,44 +128,26 @@ ffnn_status ffnn_dataset_split(const ffnn_dataset *src, double fraction, uint64_
                          "split: a fraction of %g of %zu samples leaves %zu and %zu: expected a "
                          "fraction in (0, 1) that leaves both sides non-empty", fraction, n,
                          n - total, total);
-    size_t classes = src->labels ? (size_t)src->classes : 1;
-    size_t *count = calloc(classes, sizeof *count), *q = calloc(classes, sizeof *q);
-    size_t *start = calloc(classes + 1, sizeof *start);
-    int32_t *order = malloc(n * sizeof *order);
-    unsigned char *in = calloc(n, 1);
-    ffnn_status st = FFNN_OK;
-    if (!count || !q || !start || !order || !in) {
-        st = ffnn_fail(FFNN_ERR_NO_MEMORY, "split: out of memory for %zu samples", n);
-        goto done;
+    class_groups g;
+    ffnn_status st = shuffled_groups(src, seed, "split", &g);
+    if (st != FFNN_OK)
+        return st;
+    size_t *q = calloc(g.classes, sizeof *q); /* the first q[c] of class c go to part */
+    if (!q) {
+        groups_free(&g);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "split: out of memory for %zu samples", n);
     }
-    /* the rows grouped by class, file order within a class */
-    for (size_t i = 0; i < n; i++)
-        count[src->labels ? (size_t)src->labels[i] : 0]++;
-    for (size_t c = 0; c < classes; c++)
-        start[c + 1] = start[c] + count[c];
-    for (size_t i = 0, *fill = q; i < n; i++) { /* q as the fill cursor, reset below */
-        size_t c = src->labels ? (size_t)src->labels[i] : 0;
-        order[start[c] + fill[c]++] = (int32_t)i;
-    }
-    stratum_counts(count, classes, fraction, total, q);
-    ffnn_rng r;
-    ffnn_rng_seed(&r, seed, FFNN_STREAM_SPLIT);
-    for (size_t c = 0; c < classes; c++) {
-        ffnn_rng_shuffle(&r, order + start[c], count[c]);
+    stratum_counts(g.count, g.classes, fraction, total, q);
+    for (size_t c = 0; c < g.classes; c++)
         for (size_t k = 0; k < q[c]; k++)
-            in[order[start[c] + k]] = 1;
-    }
-    st = take_rows(src, in, 0, n - total, rest);
-    if (st == FFNN_OK && (st = take_rows(src, in, 1, total, part)) != FFNN_OK) {
+            g.in[g.order[g.start[c] + k]] = 1;
+    st = take_rows(src, g.in, 0, n - total, rest);
+    if (st == FFNN_OK && (st = take_rows(src, g.in, 1, total, part)) != FFNN_OK) {
         ffnn_dataset_free(*rest);
         *rest = NULL;
     }
-done:
-    free(count);
+    groups_free(&g);
     free(q);
-    free(start);
-    free(order);
-    free(in);
     return st;
 }
 
@@ -127,50 +161,28 @@ ffnn_status ffnn_dataset_fold(const ffnn_dataset *src, int k, int fold, uint64_t
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cross-validation: expected 2 <= K <= %zu samples and a fold in "
                          "[0, K), found K %d, fold %d", n, k, fold);
-    size_t classes = src->labels ? (size_t)src->classes : 1;
-    size_t *count = calloc(classes, sizeof *count), *start = calloc(classes + 1, sizeof *start);
-    size_t *fill = calloc(classes, sizeof *fill);
-    int32_t *order = malloc(n * sizeof *order);
-    unsigned char *in = calloc(n, 1);
-    ffnn_status st = FFNN_OK;
-    if (!count || !start || !fill || !order || !in) {
-        st = ffnn_fail(FFNN_ERR_NO_MEMORY, "cross-validation: out of memory for %zu samples", n);
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) /* the rows grouped by class, file order within */
-        count[src->labels ? (size_t)src->labels[i] : 0]++;
-    for (size_t c = 0; c < classes; c++)
-        start[c + 1] = start[c] + count[c];
-    for (size_t i = 0; i < n; i++) {
-        size_t c = src->labels ? (size_t)src->labels[i] : 0;
-        order[start[c] + fill[c]++] = (int32_t)i;
-    }
-    ffnn_rng r;
-    ffnn_rng_seed(&r, seed, FFNN_STREAM_SPLIT);
+    class_groups g;
+    ffnn_status st = shuffled_groups(src, seed, "cross-validation", &g);
+    if (st != FFNN_OK)
+        return st;
     size_t next = 0, in_fold = 0; /* the fold the next sample is dealt to */
-    for (size_t c = 0; c < classes; c++) {
-        ffnn_rng_shuffle(&r, order + start[c], count[c]);
-        for (size_t j = 0; j < count[c]; j++, next = (next + 1) % (size_t)k)
+    for (size_t c = 0; c < g.classes; c++)
+        for (size_t j = 0; j < g.count[c]; j++, next = (next + 1) % (size_t)k)
             if (next == (size_t)fold) {
-                in[order[start[c] + j]] = 1;
+                g.in[g.order[g.start[c] + j]] = 1;
                 in_fold++;
             }
-    }
     if (in_fold == 0 || in_fold == n) {
         st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cross-validation: fold %d of %d is empty",
                        fold, k);
         goto done;
     }
-    if ((st = take_rows(src, in, 1, in_fold, test)) == FFNN_OK && train &&
-        (st = take_rows(src, in, 0, n - in_fold, train)) != FFNN_OK) {
+    if ((st = take_rows(src, g.in, 1, in_fold, test)) == FFNN_OK && train &&
+        (st = take_rows(src, g.in, 0, n - in_fold, train)) != FFNN_OK) {
         ffnn_dataset_free(*test);
         *test = NULL;
     }
 done:
-    free(count);
-    free(start);
-    free(fill);
-    free(order);
-    free(in);
+    groups_free(&g);
     return st;
 }

@@ -1,6 +1,7 @@
 /* table.c - the columns of a table behind a data set and their encoding into
  * the network's inputs: median imputation with missing indicators, one-hot
  * categories (table.h has the rules and the scikit-learn equivalent). */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include "data/table.h"
 
 #include <math.h>
@@ -29,15 +30,6 @@ void ffnn_table_free(ffnn_table *t)
     free(t);
 }
 
-static char *copy_text(const char *s)
-{
-    size_t n = strlen(s);
-    char *c = malloc(n + 1);
-    if (c)
-        memcpy(c, s, n + 1);
-    return c;
-}
-
 ffnn_status ffnn_table_copy(const ffnn_table *t, ffnn_table **out)
 {
     ffnn_table *c = calloc(1, sizeof *c);
@@ -57,11 +49,11 @@ ffnn_status ffnn_table_copy(const ffnn_table *t, ffnn_table **out)
         const ffnn_table_column *s = &t->col[i];
         ffnn_table_column *d = &cols[i];
         *d = *s;
-        d->name = copy_text(s->name);
+        d->name = strdup(s->name);
         d->levels = s->level_count ? calloc(s->level_count, sizeof *d->levels) : NULL;
         ok &= d->name && (!s->level_count || d->levels);
         for (size_t k = 0; ok && k < s->level_count; k++)
-            ok &= (d->levels[k] = copy_text(s->levels[k])) != NULL;
+            ok &= (d->levels[k] = strdup(s->levels[k])) != NULL;
         if (!ok) {
             d->level_count = d->levels ? s->level_count : 0;
             c->count = i + 1;
@@ -214,7 +206,7 @@ static ffnn_status fit_categorical(const ffnn_dataset *train, size_t i, ffnn_tab
     for (size_t k = 0; k < kept; k++)
         has_missing_level |= strcmp(c->levels[k], table_missing_level) == 0;
     if (missing && !has_missing_level) {
-        char *m = copy_text(table_missing_level);
+        char *m = strdup(table_missing_level);
         if (!m)
             return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
         c->levels[c->level_count++] = m; /* ffnn_table_fit made room for it */

@@ -1,6 +1,7 @@
 /* table_json.c - a fitted table encoding as JSON text and back (table.h), the
  * form models and model files keep it in (__metadata__ "table", docs/FORMATS.md),
  * by cJSON; a model's encoding as an ffnn_table (ffnn_model_table, include/ffnn.h). */
+#define _POSIX_C_SOURCE 200809L /* strdup */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,15 +42,6 @@ ffnn_status ffnn_table_to_json(const ffnn_table *t, char **out)
     return *out ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
 }
 
-static char *dup_text(const char *s)
-{
-    size_t n = strlen(s);
-    char *c = malloc(n + 1);
-    if (c)
-        memcpy(c, s, n + 1);
-    return c;
-}
-
 /* Column i of the JSON into c. */
 static ffnn_status column_from_json(const cJSON *o, size_t i, ffnn_table_column *c)
 {
@@ -59,7 +51,7 @@ static ffnn_status column_from_json(const cJSON *o, size_t i, ffnn_table_column 
         (strcmp(kind->valuestring, "numeric") && strcmp(kind->valuestring, "categorical")))
         return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: expected a string \"name\" and "
                          "\"kind\" numeric or categorical", i);
-    if (!(c->name = dup_text(name->valuestring)))
+    if (!(c->name = strdup(name->valuestring)))
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     c->categorical = strcmp(kind->valuestring, "categorical") == 0;
     if (!c->categorical) {
@@ -87,7 +79,7 @@ static ffnn_status column_from_json(const cJSON *o, size_t i, ffnn_table_column 
         if (c->level_count > 0 && strcmp(c->levels[c->level_count - 1], e->valuestring) >= 0)
             return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: levels not sorted and "
                              "distinct at level %zu", i, c->level_count);
-        if (!(c->levels[c->level_count] = dup_text(e->valuestring)))
+        if (!(c->levels[c->level_count] = strdup(e->valuestring)))
             return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
         c->level_count++;
     }

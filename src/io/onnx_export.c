@@ -1,6 +1,6 @@
 /* onnx_export.c - a model as an ONNX file (ffnn_model_export_onnx), written
- * with protobuf-c over the onnx project's schema (src/io/onnx/onnx.proto, the
- * generated onnx.pb-c.c/h committed beside it). Opset 17 (ai.onnx), IR version
+ * with protobuf-c over the onnx project's schema (src/io/onnx/onnx.proto; the
+ * Makefile generates its onnx.pb-c.c/h into build/gen/ with protoc-c). Opset 17 (ai.onnx), IR version
  * 8. The graph, input "x" [batch, in] float32 -> output "y" [batch, out]:
  *   Sub(input_mean), Div(input_scale)          the stored standardisation
  *   per layer: dense   Gemm(x, W [out, in], b, transB = 1)

@@ -1,4 +1,4 @@
-/* safetensors.h - the safetensors reader shared by model files (safetensors.c)
+/* safetensors.h - the safetensors reader shared by model files (model_load.c)
  * and checkpoints (checkpoint.c); private to the library. docs/FORMATS.md has
  * the format and the order of the checks.
  *

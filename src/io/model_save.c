@@ -1,0 +1,220 @@
+/*
+ * model_save.c - ffnn_model_save, ffnn_model_save_interrupted: an ffnn model as
+ * a safetensors file (the layout model_load.c reads, docs/FORMATS.md), written
+ * atomically (io/atomic_file.h): the length, the header (metadata and one entry
+ * per tensor, in arena order), then the parameter arena and the standardisation
+ * as little-endian float32.
+ */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "io/atomic_file.h"
+#include "io/model_file.h"
+#include "io/safetensors.h"
+
+enum { ST_CHUNK = 4096 }; /* floats per conversion buffer */
+
+
+/* Add item to obj under key; 0 (item freed) when out of memory. */
+static int st_add(cJSON *obj, const char *key, cJSON *item)
+{
+    if (item && cJSON_AddItemToObject(obj, key, item))
+        return 1;
+    cJSON_Delete(item);
+    return 0;
+}
+
+/* {"dtype": "F32", "shape": dims [rank], "data_offsets": [begin, end]}, the
+ * offsets in bytes from float offsets; 0 when out of memory. */
+static int st_add_tensor(cJSON *root, const char *name, const double *dims, int rank,
+                         size_t first, size_t count)
+{
+    double offsets[2] = {4.0 * (double)first, 4.0 * (double)(first + count)};
+    cJSON *t = cJSON_CreateObject();
+
+    if (!st_add(root, name, t))
+        return 0;
+    return cJSON_AddStringToObject(t, "dtype", "F32") &&
+           st_add(t, "shape", cJSON_CreateDoubleArray(dims, rank)) &&
+           st_add(t, "data_offsets", cJSON_CreateDoubleArray(offsets, 2));
+}
+
+/* The model's standardize tensor s (1-4, ffnn_st_stat_names), or NULL. */
+static const float *st_stat(const ffnn_model *m, int s)
+{
+    const float *v[5] = {NULL, m->input_mean, m->input_scale, m->target_mean, m->target_scale};
+    return v[s];
+}
+
+/* Write n floats as little-endian float32, ST_CHUNK at a time. */
+static ffnn_status st_write_f32(ffnn_atomic_file *af, const float *v, size_t count)
+{
+    uint8_t buf[4 * ST_CHUNK];
+    ffnn_status st;
+    for (size_t first = 0; first < count; first += ST_CHUNK) {
+        size_t n = count - first < ST_CHUNK ? count - first : ST_CHUNK;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t u;
+            memcpy(&u, v + first + k, 4);
+            for (int b = 0; b < 4; b++)
+                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
+        }
+        if ((st = ffnn_atomic_file_write(af, buf, 4 * n)) != FFNN_OK)
+            return st;
+    }
+    return FFNN_OK;
+}
+
+/* __metadata__ and one entry per tensor, in arena order; 0 when out of memory. */
+static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ffnn_loss loss,
+                          const char *interrupted)
+{
+    cJSON *md = cJSON_AddObjectToObject(root, "__metadata__");
+    char name[64];
+
+    if (!md || !cJSON_AddStringToObject(md, "format", ST_FORMAT) ||
+        !cJSON_AddStringToObject(md, "arch", arch) ||
+        !cJSON_AddStringToObject(md, "loss", ffnn_loss_name(loss)) ||
+        !cJSON_AddStringToObject(md, "ffnn_version", FFNN_VERSION) ||
+        (interrupted && !cJSON_AddStringToObject(md, "interrupted", interrupted)))
+        return 0;
+    if (m->class_names) {
+        cJSON *names = cJSON_CreateStringArray((const char *const *)m->class_names,
+                                               m->class_name_count);
+        char *text = names ? cJSON_PrintUnformatted(names) : NULL;
+        cJSON_Delete(names);
+        int ok = text && cJSON_AddStringToObject(md, "class_names", text);
+        cJSON_free(text);
+        if (!ok)
+            return 0;
+    }
+    if (m->table && !cJSON_AddStringToObject(md, "table", m->table))
+        return 0;
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        double dims[2] = {(double)l->out, (double)l->fan_in};
+        snprintf(name, sizeof name, "layers.%d.weight", i);
+        if (!st_add_tensor(root, name, dims, 2, l->weight_offset, l->out * l->fan_in))
+            return 0;
+        snprintf(name, sizeof name, "layers.%d.bias", i);
+        if (l->has_bias && !st_add_tensor(root, name, dims, 1, l->bias_offset, l->out))
+            return 0;
+    }
+    size_t at = m->parameter_count; /* the standardisation after the arena */
+    for (int s = 1; s <= 4; s++) {
+        const float *v = st_stat(m, s);
+        double n = (double)(s <= 2 ? m->input_size : m->layers[m->layer_count - 1].out);
+        if (v && !st_add_tensor(root, ffnn_st_stat_names[s], &n, 1, at, (size_t)n))
+            return 0;
+        at += v ? (size_t)n : 0;
+    }
+    return 1;
+}
+
+/* The header text padded with spaces to a multiple of 8 bytes (so that the data
+ * section is 8-byte aligned); *text malloc'd. */
+static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, const char *interrupted,
+                                   char **text, size_t *size)
+{
+    size_t arch_size = ffnn_arch_format_size(m->layer_count);
+    char *arch = malloc(arch_size), *json = NULL;
+    cJSON *root = cJSON_CreateObject();
+
+    if (arch && root) {
+        ffnn_model_arch_string(m, arch, arch_size);
+        if (st_fill_header(root, m, arch, loss, interrupted))
+            json = cJSON_PrintUnformatted(root);
+    }
+    cJSON_Delete(root);
+    free(arch);
+    if (!json)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory building a model file header");
+    return ffnn_st_pad_header(json, text, size);
+}
+
+typedef struct st_writer {
+    const ffnn_model *m;
+    const char *header; /* [header_size] */
+    size_t header_size;
+} st_writer;
+
+/* Length, header, then the parameter arena as little-endian float32. */
+static ffnn_status st_fill(ffnn_atomic_file *af, void *user)
+{
+    const st_writer *w = user;
+    uint8_t buf[8];
+    ffnn_status st;
+
+    for (int i = 0; i < 8; i++)
+        buf[i] = (uint8_t)((uint64_t)w->header_size >> (8 * i));
+    if ((st = ffnn_atomic_file_write(af, buf, 8)) != FFNN_OK ||
+        (st = ffnn_atomic_file_write(af, w->header, w->header_size)) != FFNN_OK)
+        return st;
+    if ((st = st_write_f32(af, w->m->params, w->m->parameter_count)) != FFNN_OK)
+        return st;
+    for (int s = 1; s <= 4; s++) {
+        size_t n = s <= 2 ? w->m->input_size : w->m->layers[w->m->layer_count - 1].out;
+        if (st_stat(w->m, s) && (st = st_write_f32(af, st_stat(w->m, s), n)) != FFNN_OK)
+            return st;
+    }
+    return FFNN_OK;
+}
+
+/* Refuse NaN and Inf parameters, naming the tensor and element. */
+static ffnn_status st_check_finite(const ffnn_model *m, const char *path)
+{
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        for (int bias = 0; bias <= l->has_bias; bias++) {
+            const float *v = m->params + (bias ? l->bias_offset : l->weight_offset);
+            size_t n = bias ? l->out : l->out * l->fan_in;
+            for (size_t k = 0; k < n; k++)
+                if (!isfinite(v[k]))
+                    return ffnn_fail(FFNN_ERR_NUMERIC, "%s: not saved: tensor "
+                                     "\"layers.%d.%s\" element %zu is %g", path, i,
+                                     bias ? "bias" : "weight", k, (double)v[k]);
+        }
+    }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss)
+{
+    return ffnn_model_save_interrupted(m, path, loss, NULL);
+}
+
+ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path, ffnn_loss loss,
+                                        const char *interrupted)
+{
+    st_writer w = {m, NULL, 0};
+    char *header = NULL;
+    ffnn_status st;
+
+    if (!m || !path)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save: NULL argument");
+    if (interrupted && (!*interrupted || strlen(interrupted) >= ST_INTERRUPTED_MAX))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_save_interrupted: expected a "
+                         "note of 1 to %d characters, found %zu", ST_INTERRUPTED_MAX - 1,
+                         strlen(interrupted));
+    if ((st = ffnn_model_fresh(m)) != FFNN_OK) /* a model in training: its latest weights */
+        return st;
+    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK) /* what the reader would refuse */
+        return ffnn_fail_context_at(st, path, ": not saved");
+    if ((st = st_check_finite(m, path)) != FFNN_OK ||
+        (st = st_build_header(m, loss, interrupted, &header, &w.header_size)) != FFNN_OK)
+        return st;
+    w.header = header;
+    st = ffnn_atomic_write(path, st_fill, &w);
+    free(header);
+    return st;
+}
