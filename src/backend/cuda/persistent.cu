@@ -426,11 +426,9 @@ static ffnn_status print_profile(ffnn_cuda_ctx *ctx, const pjob_dev *p, int G)
     return FFNN_OK;
 }
 
-extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persistent_job *job)
+/* The job's own checks, before anything is planned. */
+static ffnn_status check_job(const ffnn_persistent_job *job, int mse)
 {
-    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
-    FFNN_CUDA_GUARD(ctx, "train_persistent");
-    const int mse = job != NULL && job->loss == FFNN_LOSS_MSE;
     if (job == NULL || job->index == NULL ||
         (mse ? job->data.targets == NULL || job->data.target_width != job->out
              : job->data.labels == NULL) ||
@@ -441,41 +439,38 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
                          "cuda train_persistent: incomplete job (index, labels (ce) or "
                          "float targets of the output width (mse), one of "
                          "images/values with features == in, W1, W2, row outputs)");
-    if (job->steps == 0) return FFNN_OK;
-    if ((job->first_step + job->steps - 1) * job->batch_size >= job->n)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda train_persistent: steps [%zu, %zu) run past the %zu samples",
-                         job->first_step, job->first_step + job->steps, job->n);
-    if (job->steps > (size_t)INT32_MAX / 4)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda train_persistent: too many steps");
-    pplan pl;
-    if (!make_plan(ctx, job, &pl)) return FFNN_ERR_UNSUPPORTED;
-    int ok = 0;
-    ffnn_status st = check_resident(ctx, &pl, &ok);
-    if (st != FFNN_OK) return st;
-    if (!ok)
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                         "persistent kernel: %d blocks cannot all be resident", pl.G);
-    if ((st = pick_cl2(ctx, job, &pl)) != FFNN_OK) return st;
-    const size_t B = job->batch_size, C = job->out;
-    /* the exchange (measured, docs/RESULTS.md, 784-256relu-10 on an H200, one barrier
-     * against two in ms/epoch: batch 128 9.80 / 10.51, 160 10.45 / 10.74, 192 9.32 /
-     * 9.45, 256 8.39 / 8.25) */
-    const int one_barrier = (size_t)pl.Bs * C <= ONE_BARRIER_MAX; /* R > 1: always */
-    const size_t acc_bytes = one_barrier ? 3 * B * C * sizeof(long long)
-                                         : B * (size_t)pl.G * CMAX * sizeof(float) +
-                                               ((B * C * sizeof(float) + 127) & ~(size_t)127);
-    /* after acc: bar, bad [3] (one 128-byte line), gbar [Hg] (zeroed); prof [G, NPROF];
-     * wpart [G, WP] */
-    const int Hg = pl.G / pl.R;
-    const size_t ctrl_bytes = 128 + (((size_t)Hg * sizeof(unsigned) + 127) & ~(size_t)127);
-    const size_t prof_bytes = (size_t)pl.G * NPROF * sizeof(unsigned long long);
-    const size_t wpart_bytes =
-        pl.R > 1 ? (size_t)pl.G * wpart_floats(pl.JB, pl.D4, (int)C) * sizeof(float) : 0;
-    const size_t wpart_at = (acc_bytes + ctrl_bytes + prof_bytes + 255) & ~(size_t)255;
-    void *base = NULL;
-    if ((st = scratch(ctx, wpart_at + wpart_bytes, &base)) != FFNN_OK) return st;
+    return FFNN_OK;
+}
 
+/* The launch's global scratch, byte offsets from its base: the exchange (one barrier:
+ * acc [3, B, C] fixed point; two: part [B, G, CMAX] then dlog [B, C]), then bar, bad
+ * [3] (one 128-byte line) and gbar [Hg] (zeroed), prof [G, NPROF], wpart [G, WP]. */
+typedef struct pscratch {
+    size_t acc_bytes, ctrl_bytes, prof_bytes, wpart_bytes, wpart_at;
+} pscratch;
+
+static pscratch scratch_layout(const ffnn_persistent_job *job, const pplan *pl, int one_barrier)
+{
+    const size_t B = job->batch_size, C = job->out;
+    pscratch sc;
+    sc.acc_bytes = one_barrier ? 3 * B * C * sizeof(long long)
+                               : B * (size_t)pl->G * CMAX * sizeof(float) +
+                                     ((B * C * sizeof(float) + 127) & ~(size_t)127);
+    const int Hg = pl->G / pl->R;
+    sc.ctrl_bytes = 128 + (((size_t)Hg * sizeof(unsigned) + 127) & ~(size_t)127);
+    sc.prof_bytes = (size_t)pl->G * NPROF * sizeof(unsigned long long);
+    sc.wpart_bytes =
+        pl->R > 1 ? (size_t)pl->G * wpart_floats(pl->JB, pl->D4, (int)C) * sizeof(float) : 0;
+    sc.wpart_at = (sc.acc_bytes + sc.ctrl_bytes + sc.prof_bytes + 255) & ~(size_t)255;
+    return sc;
+}
+
+/* The kernel's job: the host job, the plan and the scratch at base (scratch_layout);
+ * prof: the profile's counters wanted. */
+static void fill_job(const ffnn_persistent_job *job, const pplan *pl, void *base,
+                     const pscratch *sc, int one_barrier, int mse, int prof, pjob_dev *out)
+{
+    const size_t B = job->batch_size, C = job->out;
     pjob_dev p;
     memset(&p, 0, sizeof p);
     p.images = job->data.images;
@@ -495,14 +490,14 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
         p.acc = (long long *)base;
     } else {
         p.part = (float *)base;
-        p.dlog = (float *)((char *)base + B * (size_t)pl.G * CMAX * sizeof(float));
+        p.dlog = (float *)((char *)base + B * (size_t)pl->G * CMAX * sizeof(float));
     }
-    p.bar = (unsigned *)((char *)base + acc_bytes);
+    p.bar = (unsigned *)((char *)base + sc->acc_bytes);
     p.bad = p.bar + 4;
     p.gbar = p.bar + 32; /* a line of their own */
-    if (pl.R > 1) p.wpart = (float *)((char *)base + wpart_at);
-    p.R = pl.R;
-    p.Bs = pl.Bs;
+    if (pl->R > 1) p.wpart = (float *)((char *)base + sc->wpart_at);
+    p.R = pl->R;
+    p.Bs = pl->Bs;
     p.lr = job->lr;
     p.D = (int)job->in;
     p.H = (int)job->hidden;
@@ -511,23 +506,58 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
     p.n = (int)job->n;
     p.first_step = (int)job->first_step;
     p.steps = (int)job->steps;
-    p.D4 = pl.D4;
-    p.D4s = pl.D4s;
-    p.RC = pl.RC;
-    p.G = pl.G;
-    p.NG = pl.NG;
-    p.u8 = pl.u8;
-    p.xbufs = pl.xbufs;
-    p.cl2 = pl.cl2;
+    p.D4 = pl->D4;
+    p.D4s = pl->D4s;
+    p.RC = pl->RC;
+    p.G = pl->G;
+    p.NG = pl->NG;
+    p.u8 = pl->u8;
+    p.xbufs = pl->xbufs;
+    p.cl2 = pl->cl2;
     p.act = (int)job->hidden_act;
     p.has_b1 = job->b1 != NULL;
     p.has_b2 = job->b2 != NULL;
+    if (prof) p.prof = (unsigned long long *)((char *)base + sc->acc_bytes + sc->ctrl_bytes);
+    *out = p;
+}
+
+extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persistent_job *job)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "train_persistent");
+    const int mse = job != NULL && job->loss == FFNN_LOSS_MSE;
+    ffnn_status st = check_job(job, mse);
+    if (st != FFNN_OK) return st;
+    if (job->steps == 0) return FFNN_OK;
+    if ((job->first_step + job->steps - 1) * job->batch_size >= job->n)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda train_persistent: steps [%zu, %zu) run past the %zu samples",
+                         job->first_step, job->first_step + job->steps, job->n);
+    if (job->steps > (size_t)INT32_MAX / 4)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda train_persistent: too many steps");
+    pplan pl;
+    if (!make_plan(ctx, job, &pl)) return FFNN_ERR_UNSUPPORTED;
+    int ok = 0;
+    if ((st = check_resident(ctx, &pl, &ok)) != FFNN_OK) return st;
+    if (!ok)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "persistent kernel: %d blocks cannot all be resident", pl.G);
+    if ((st = pick_cl2(ctx, job, &pl)) != FFNN_OK) return st;
+    /* the exchange (measured, docs/RESULTS.md, 784-256relu-10 on an H200, one barrier
+     * against two in ms/epoch: batch 128 9.80 / 10.51, 160 10.45 / 10.74, 192 9.32 /
+     * 9.45, 256 8.39 / 8.25) */
+    const int one_barrier = (size_t)pl.Bs * job->out <= ONE_BARRIER_MAX; /* R > 1: always */
+    const pscratch sc = scratch_layout(job, &pl, one_barrier);
+    void *base = NULL;
+    if ((st = scratch(ctx, sc.wpart_at + sc.wpart_bytes, &base)) != FFNN_OK) return st;
     const char *prof_env = getenv("FFNN_PERSISTENT_PROFILE");
     const int profile = prof_env != NULL && prof_env[0] == '1';
-    if (profile) p.prof = (unsigned long long *)((char *)base + acc_bytes + ctrl_bytes);
+    pjob_dev p;
+    fill_job(job, &pl, base, &sc, one_barrier, mse, profile, &p);
     /* the accumulators (one barrier), the barrier counters and the flags start at 0 */
     FFNN_CUDA_CHECK(ctx, cudaMemsetAsync(one_barrier ? base : (void *)p.bar, 0,
-                                         one_barrier ? acc_bytes + ctrl_bytes : ctrl_bytes,
+                                         one_barrier ? sc.acc_bytes + sc.ctrl_bytes
+                                                     : sc.ctrl_bytes,
                                          ctx->stream));
     if (pl.cl2) { /* cooperative, in clusters of two */
         cudaLaunchAttribute at[2];
@@ -535,9 +565,10 @@ extern "C" ffnn_status ffnn_cuda_train_persistent(void *vctx, const ffnn_persist
         FFNN_CUDA_CHECK(ctx, cudaLaunchKernelEx(&cfg, kernel_for(pl.JB, pl.u8, pl.tc), p));
     } else {
         void *args[] = {(void *)&p};
-        FFNN_CUDA_CHECK(ctx, cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB, pl.u8, pl.tc),
-                                                         dim3((unsigned)pl.G), dim3(PT), args,
-                                                         pl.smem, ctx->stream));
+        FFNN_CUDA_CHECK(ctx,
+                        cudaLaunchCooperativeKernel((const void *)kernel_for(pl.JB, pl.u8, pl.tc),
+                                                    dim3((unsigned)pl.G), dim3(PT), args,
+                                                    pl.smem, ctx->stream));
     }
     FFNN_CUDA_LAUNCH_CHECK(ctx, "persistent_kernel");
     if (profile) return print_profile(ctx, &p, pl.G);

@@ -56,6 +56,66 @@ static __device__ __forceinline__ void load_rows_u8(const pjob_dev &p, float *Xs
     }
 }
 
+/* load_x's narrow rows (under 16 float4s, e.g. seed 001's 32 features; D % 4 == 0):
+ * all threads over the chunk's float4s, NARROW_SLOTS loads in flight each */
+static __device__ __forceinline__ void load_narrow(const pjob_dev &p, float4 *X4, const int *sidx,
+                                                   int rc)
+{
+    const int words = p.D / 4, total = rc * words;
+    for (int base = threadIdx.x; base < total; base += PT * NARROW_SLOTS) {
+        float4 v[NARROW_SLOTS];
+#pragma unroll
+        for (int u = 0; u < NARROW_SLOTS; u++) {
+            const int i = base + u * PT, r = i / words, w = i - r * words;
+            if (i < total) {
+                if (p.images != NULL) {
+                    const unsigned q = __ldg((const unsigned *)(p.images +
+                                                                (size_t)sidx[r] * p.D) + w);
+                    v[u] = ffnn_dev_u8x4_to_unit4(q);
+                } else {
+                    v[u] = __ldg((const float4 *)(p.values + (size_t)sidx[r] * p.D) + w);
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < NARROW_SLOTS; u++) {
+            const int i = base + u * PT, r = i / words, w = i - r * words;
+            if (i < total) X4[r * p.D4s + w] = v[u];
+        }
+    }
+}
+
+/* load_x's float rows of 64 .. 32*4*LOAD_SLOTS features (D % 4 == 0): warp w copies
+ * rows w, w + PWARPS, ..., two per round, its lanes striding over the row's float4s */
+static __device__ __forceinline__ void load_rows_f32(const pjob_dev &p, float4 *X4,
+                                                     const int *sidx, int rc)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int words = p.D / 4; /* per row: float4s */
+    for (int r0 = warp; r0 < rc; r0 += 2 * PWARPS) {
+        const int r1 = r0 + PWARPS;
+        const float4 *a = (const float4 *)(p.values + (size_t)sidx[r0] * p.D);
+        const float4 *b = r1 < rc ? (const float4 *)(p.values + (size_t)sidx[r1] * p.D)
+                                  : a;
+        float4 va[LOAD_SLOTS], vb[LOAD_SLOTS];
+        const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+        for (int u = 0; u < LOAD_SLOTS; u++) {
+            const int w = lane + 32 * u;
+            va[u] = w < words ? __ldg(a + w) : zero;
+            vb[u] = w < words && r1 < rc ? __ldg(b + w) : zero;
+        }
+#pragma unroll
+        for (int u = 0; u < LOAD_SLOTS; u++) {
+            const int w = lane + 32 * u;
+            if (w < words) {
+                X4[r0 * p.D4s + w] = va[u];
+                if (r1 < rc) X4[r1 * p.D4s + w] = vb[u];
+            }
+        }
+    }
+}
+
 /* Rows [row, row + rc) of the epoch into Xs [RC, D4s*4] (float4 columns < D4);
  * sidx[0, rc) holds their indices already when have_idx (else loaded here).
  * Rows of 64+ features: warp w copies rows w, w + PWARPS, ..., LOAD_ROWS rows per
@@ -85,56 +145,11 @@ static __device__ void load_x(const pjob_dev &p, float *Xs, int *sidx, int row, 
         return;
     }
     if ((p.D & 3) == 0 && p.D < 64) {
-        /* narrow rows (under 16 float4s, e.g. seed 001's 32 features): all threads
-         * over the chunk's float4s, NARROW_SLOTS loads in flight each */
-        const int words = p.D / 4, total = rc * words;
-        for (int base = threadIdx.x; base < total; base += PT * NARROW_SLOTS) {
-            float4 v[NARROW_SLOTS];
-#pragma unroll
-            for (int u = 0; u < NARROW_SLOTS; u++) {
-                const int i = base + u * PT, r = i / words, w = i - r * words;
-                if (i < total) {
-                    if (p.images != NULL) {
-                        const unsigned q = __ldg((const unsigned *)(p.images +
-                                                                    (size_t)sidx[r] * p.D) + w);
-                        v[u] = ffnn_dev_u8x4_to_unit4(q);
-                    } else {
-                        v[u] = __ldg((const float4 *)(p.values + (size_t)sidx[r] * p.D) + w);
-                    }
-                }
-            }
-#pragma unroll
-            for (int u = 0; u < NARROW_SLOTS; u++) {
-                const int i = base + u * PT, r = i / words, w = i - r * words;
-                if (i < total) X4[r * p.D4s + w] = v[u];
-            }
-        }
+        load_narrow(p, X4, sidx, rc);
     } else if ((p.D & 3) == 0 && p.D <= 32 * 4 * LOAD_SLOTS && p.images != NULL) {
         load_rows_u8<LOAD_ROWS, false>(p, Xs, sidx, rc);
     } else if ((p.D & 3) == 0 && p.D <= 32 * 4 * LOAD_SLOTS) {
-        const int words = p.D / 4; /* per row: float4s */
-        for (int r0 = warp; r0 < rc; r0 += 2 * PWARPS) {
-            const int r1 = r0 + PWARPS;
-            const float4 *a = (const float4 *)(p.values + (size_t)sidx[r0] * p.D);
-            const float4 *b = r1 < rc ? (const float4 *)(p.values + (size_t)sidx[r1] * p.D)
-                                      : a;
-            float4 va[LOAD_SLOTS], vb[LOAD_SLOTS];
-            const float4 zero = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll
-            for (int u = 0; u < LOAD_SLOTS; u++) {
-                const int w = lane + 32 * u;
-                va[u] = w < words ? __ldg(a + w) : zero;
-                vb[u] = w < words && r1 < rc ? __ldg(b + w) : zero;
-            }
-#pragma unroll
-            for (int u = 0; u < LOAD_SLOTS; u++) {
-                const int w = lane + 32 * u;
-                if (w < words) {
-                    X4[r0 * p.D4s + w] = va[u];
-                    if (r1 < rc) X4[r1 * p.D4s + w] = vb[u];
-                }
-            }
-        }
+        load_rows_f32(p, X4, sidx, rc);
     } else { /* any width: one value per thread and step, in order */
         const int cols = p.D4 * 4;
         for (int r = warp; r < rc; r += PWARPS)
