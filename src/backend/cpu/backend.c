@@ -192,6 +192,10 @@ static ffnn_status cpu_loss_weights(void *ctx, const float *weights, const int32
     return FFNN_OK;
 }
 
+static const ffnn_ops_weights cpu_weights = {
+    .loss_weights = cpu_loss_weights,
+};
+
 const ffnn_backend_ops ffnn_cpu_backend = {
     .name = "cpu",
     .caps = 0,
@@ -211,9 +215,9 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .activation_forward = cpu_activation_forward,
     .activation_backward = cpu_activation_backward,
     .loss = cpu_loss,
-    .loss_weights = cpu_loss_weights,
     .optimizer_update = cpu_optimizer_update,
     .grad_clip = cpu_grad_clip,
     .dropout = cpu_dropout,
     .ema_update = cpu_ema_update,
+    .weights = &cpu_weights,
 };

@@ -1,33 +1,13 @@
-/* update.c - batch gather and the optimizer updates, CPU reference.
+/* update.c - the parameter updates (optimizer step, gradient clipping, EMA), CPU
+ * reference.
  *
  * The per-element formulas are cpu_math.h's (shared with the omp backend): the
  * optimizers round like PyTorch's vectorised CPU kernels on float32 tensors
  * (torch.optim single-tensor path). This file relies on ISO C mode (-std=c11: no
  * contraction of a*b+c into an fma) so that the separate roundings stay separate. */
-#include <string.h>
 
 #include "cpu_math.h"
 #include "cpu_ops.h"
-
-void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t batch,
-                     float *x, int32_t *y, float *t)
-{
-    const size_t features = src->features, width = src->target_width;
-    for (size_t b = 0; b < batch; b++) {
-        const size_t r = (size_t)index[b];
-        if (src->images) {
-            const uint8_t *img = src->images + r * features; /* [features] */
-            for (size_t f = 0; f < features; f++)
-                x[b * features + f] = ffnn_u8_to_unit(img[f]);
-        } else {
-            memcpy(x + b * features, src->values + r * features, features * sizeof(float));
-        }
-        if (src->labels)
-            y[b] = src->labels[r];
-        if (src->targets)
-            memcpy(t + b * width, src->targets + r * width, width * sizeof(float));
-    }
-}
 
 /* w <- w - lr * g  (seed 000's update; the gradient already averages the batch;
  * ffnn_sgd: the product is rounded first, as since seed 000) */

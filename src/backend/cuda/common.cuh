@@ -181,9 +181,9 @@ extern "C" {
 #endif
 
 /* Entry points with exactly the semantics of the same-named ffnn_backend_ops
- * members (backend.h). ctx is an ffnn_cuda_ctx *. */
+ * members and extension entries (backend.h). ctx is an ffnn_cuda_ctx *. */
 
-/* elementwise.cu */
+/* gather.cu (and activation.cu) */
 /* Not a backend op: dst [cols, rows] = src^T [rows, cols] exactly (prepare_xt's x^T;
  * rows, cols in 1..FFNN_CUDA_MAX_DIM). */
 ffnn_status ffnn_cuda_transpose(void *ctx, const float *src, size_t rows, size_t cols,
@@ -196,7 +196,7 @@ ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act, float 
                                           const float *saved, const float *da, float *dz,
                                           size_t n);
 
-/* elementwise.cu: mixed precision (backend.h to_bf16); the activation kernels on
+/* activation.cu: mixed precision (backend.h to_bf16); the activation kernels on
  * bf16 tensors in place (act 0..3; identity: nothing), for cublas.cu's
  * mixed-precision ops. */
 ffnn_status ffnn_cuda_to_bf16(void *ctx, const float *src, uint16_t *dst16, size_t rows,
@@ -210,7 +210,7 @@ ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activati
                                                const uint16_t *saved16, uint16_t *dz16,
                                                size_t n);
 
-/* optim.cu */
+/* update.cu */
 ffnn_status ffnn_cuda_optimizer_update_bf16(void *ctx, const ffnn_optimizer_step *step,
                                             float *params, const float *grads, float *state,
                                             size_t n, uint16_t *shadow16);

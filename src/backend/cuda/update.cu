@@ -1,6 +1,7 @@
 /*
- * optim.cu - the optimizer updates over the parameter arena (backend.h
- * optimizer_update): plain SGD, SGD with momentum (and Nesterov), Adam; with weight
+ * update.cu - the parameter updates: the optimizer step over the parameter arena
+ * (backend.h optimizer_update, and the "bf16" extension's optimizer_update_bf16),
+ * grad_clip and ema_update. The optimizers: plain SGD, SGD with momentum (and Nesterov), Adam; with weight
  * decay, and AdamW, one kernel of the per-element step for all. Each is
  * one grid-stride kernel with ctx->block_1d threads per block, one thread per
  * parameter; n may be any size_t. The per-step scalars come from the host
