@@ -20,7 +20,7 @@ void ffnn_cuda_device_name(char *buf, size_t buf_size)
 }
 
 /* The shared local1d forward entry point (core/local1d.h): unsupported without CUDA. */
-ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
+ffnn_status ffnn_cuda_local1d_forward_stream(ffnn_local1d_variant variant, void *stream,
                                       const float *x, const float *W, const float *bias,
                                       float *z, size_t batch, size_t N, size_t R,
                                       ffnn_local1d_padding padding, ffnn_activation act)
@@ -28,6 +28,6 @@ ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream
     (void)variant, (void)stream, (void)x, (void)W, (void)bias, (void)z, (void)batch;
     (void)N, (void)R, (void)padding, (void)act;
     return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                     "ffnn_local1d_forward_cuda: this build of ffnn has no CUDA (nvcc was "
+                     "ffnn_cuda_local1d_forward_stream: this build of ffnn has no CUDA (nvcc was "
                      "not found at build time)");
 }

@@ -11,7 +11,7 @@
 
 /* w <- w - lr * g  (seed 000's update; the gradient already averages the batch;
  * ffnn_sgd: the product is rounded first, as since seed 000) */
-void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate)
+void ffnn_cpu_optimizer_update_sgd(float *params, const float *grads, size_t n, float learning_rate)
 {
     for (size_t i = 0; i < n; i++)
         params[i] = ffnn_sgd(params[i], learning_rate, grads[i]);
@@ -43,7 +43,7 @@ void ffnn_cpu_optimizer_update(const ffnn_optimizer_step *s, float *params, cons
 }
 
 /* Sum of g^2 over [begin, end), in double, in order (the clipping norm's part). */
-double ffnn_cpu_sum_squares(const float *g, size_t begin, size_t end)
+double ffnn_cpu_grad_clip_sum_squares(const float *g, size_t begin, size_t end)
 {
     double sum = 0.0;
     for (size_t i = begin; i < end; i++)
@@ -52,21 +52,21 @@ double ffnn_cpu_sum_squares(const float *g, size_t begin, size_t end)
 }
 
 /* Clip by value over [begin, end) (backend.h grad_clip). */
-void ffnn_cpu_clip_value(float *g, size_t begin, size_t end, float max_value)
+void ffnn_cpu_grad_clip_value(float *g, size_t begin, size_t end, float max_value)
 {
     for (size_t i = begin; i < end; i++)
         g[i] = ffnn_clip_value(g[i], max_value);
 }
 
 /* g *= coef over [begin, end) (clip by norm, after the norm). */
-void ffnn_cpu_scale(float *g, size_t begin, size_t end, float coef)
+void ffnn_cpu_grad_clip_scale(float *g, size_t begin, size_t end, float coef)
 {
     for (size_t i = begin; i < end; i++)
         g[i] = g[i] * coef;
 }
 
 /* ema = ema decay + (1 - decay) p over [begin, end) (backend.h ema_update). */
-void ffnn_cpu_ema(float *ema, const float *p, size_t begin, size_t end, float decay,
+void ffnn_cpu_ema_update(float *ema, const float *p, size_t begin, size_t end, float decay,
                   float one_minus_decay)
 {
     for (size_t i = begin; i < end; i++)

@@ -507,7 +507,7 @@ static ffnn_status tf32x3_split(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operand 
  * weight gradient, dW = dz^T x, where x is that matmul's first operand (as the
  * column-major [in, batch], k = batch its column): in tf32x3 its split x^T [in,
  * 3 batch] (tf32x3_split's form of it: each input unit's row [small | big | big],
- * batch values each), else x^T [in, batch] (elementwise.cu's transpose). Queued on
+ * batch values each), else x^T [in, batch] (gather.cu's transpose). Queued on
  * ctx->stream. Errors: FFNN_ERR_INVALID_ARGUMENT (NULL pointer, a dimension outside
  * 1..FFNN_CUDA_MAX_DIM), FFNN_ERR_CUDA (a poisoned context, the launch). */
 extern "C" ffnn_status ffnn_cuda_prepare_xt(void *vctx, const float *x, size_t batch, size_t in,
@@ -613,8 +613,8 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
  * PyTorch's Linear uses them:
  *   forward   a  = act(x W^T + b)      one cublasLtMatmul, epilogue RELU_BIAS /
  *                                       BIAS / RELU / DEFAULT; another act: then
- *                                       elementwise.cu's activation_forward in place
- *   backward  dx = (dz W) * f'(x)       one cublasLtMatmul, then elementwise.cu's
+ *                                       activation.cu's activation_forward in place
+ *   backward  dx = (dz W) * f'(x)       one cublasLtMatmul, then activation.cu's
  *                                       activation_backward in place (no aux buffer:
  *                                       the DRELU epilogues need the forward's
  *                                       bit mask, which the op interface does not
@@ -631,9 +631,9 @@ extern "C" ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *
  *                                       alpha -lr, beta 1, C = D = W (dW not
  *                                       written; the update is rounded as
  *                                       cuBLASLt's epilogue rounds alpha acc +
- *                                       beta C, not as optim.cu's update); db
+ *                                       beta C, not as update.cu's update); db
  *                                       by dense.cu's bias_grad, b -= lr db by
- *                                       optim.cu's update
+ *                                       update.cu's update
  * Column-major cuBLASLt on row-major arrays as above: D [m,n] (ld m) column-major
  * is the row-major [n,m] array. Precision as cublasGemmEx above (fp32: COMPUTE_32F,
  * no TF32; tf32: COMPUTE_32F_FAST_TF32; bf16: bfloat16 copies of both operands,
@@ -1015,18 +1015,18 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
  *                                             the fp32 sum, relu, one rounding;
  *                                             the bias in fp32, or its bf16 copy
  *                                             where cuBLASLt takes only D's type;
- *                                             sigmoid, tanh: elementwise.cu's
+ *                                             sigmoid, tanh: activation.cu's
  *                                             kernel on the output (fp32 math, a
  *                                             second rounding)
  *   backward  dx16 = bf16(dz16 W16)           one cublasLtMatmul, D bf16; then
- *                    * f'(x16)                elementwise.cu's kernel in place (relu:
+ *                    * f'(x16)                activation.cu's kernel in place (relu:
  *                                             a mask, exact; sigmoid, tanh: a second
  *                                             rounding), or with dx_db dense.cu's
  *                                             act_bias_grad: f' and the layer
  *                                             below's db in one pass
  *             dW = dz16^T x16 (fp32), db      one cublasLtMatmul, D fp32, epilogue
  *                                             BGRADB (db in fp32)
- *             sgd: optim.cu's update writes W, b and their bf16 shadows
+ *             sgd: update.cu's update writes W, b and their bf16 shadows
  * A bias or db not 16-byte aligned: the GEMM without it, then our kernels
  * (bias_act_rows_kernel: one more rounding; dense.cu's bias_grad on bf16 dz).
  */

@@ -404,7 +404,7 @@ static __device__ __forceinline__ float abg_stored(const __nv_bfloat16 *, float 
 /* See above. saved, dz [batch, cols] of T (rows cols apart); db [cols]; partial
  * [gridDim.y, cols] fp32 scratch; count [gridDim.x] zero on entry and on exit. VEC:
  * cols % 8 == 0 and both tensors 16-byte aligned. ACT: identity (dz kept, only the
- * sums), relu, sigmoid or tanh (ffnn_dev_act_backward_basic, as elementwise.cu's
+ * sums), relu, sigmoid or tanh (ffnn_dev_act_backward_basic, as activation.cu's
  * kernels: the same bits in dz). */
 template <typename T, int ACT, bool VEC>
 static __global__ void __launch_bounds__(ABG_LANES *ABG_ROWS)

@@ -12,13 +12,13 @@
  *                                        the blocks of column tile 0 also sum
  *                                        the rows of dz^T (= db, batch order)
  *             sgd: W -= lr dW, b -= lr db in the same kernel's epilogue
- *                                        (ffnn_dev_sgd, optim.cu's rounding:
+ *                                        (ffnn_dev_sgd, update.cu's rounding:
  *                                        p - (lr * g), product rounded)
  *
  * dx is launched first, on the same stream, so it reads W before the update.
  * Values: every output is one fmaf chain over k in order (the tiled kernels'
  * order: the same values expected, not tested bit for bit), bias added and
- * activation applied with device_math.cuh's formulas (as elementwise.cu); db is
+ * activation applied with device_math.cuh's formulas (as activation.cu); db is
  * summed in the CPU reference's order (bit-identical to it, tests/test_fused.c)
  * unless the plan splits K (backend/gemm_plan.h: small outputs with deep K, e.g.
  * the weight gradient of a 128 -> 128 layer at batch 1024), where each chunk is

@@ -44,7 +44,7 @@ ffnn_status ffnn_omp_grad_clip(void *vctx, float *grads, size_t n, float max_nor
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (long c = 0; c < chunks; c++) {
             const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-            ffnn_cpu_clip_value(grads, begin, ffnn_omp_chunk_end(n, begin), max_value);
+            ffnn_cpu_grad_clip_value(grads, begin, ffnn_omp_chunk_end(n, begin), max_value);
         }
     }
     if (max_norm > 0.0f) {
@@ -54,7 +54,7 @@ ffnn_status ffnn_omp_grad_clip(void *vctx, float *grads, size_t n, float max_nor
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (long c = 0; c < chunks; c++) {
             const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-            part[c] = ffnn_cpu_sum_squares(grads, begin, ffnn_omp_chunk_end(n, begin));
+            part[c] = ffnn_cpu_grad_clip_sum_squares(grads, begin, ffnn_omp_chunk_end(n, begin));
         }
         double sum = 0.0;
         for (long c = 0; c < chunks; c++)
@@ -65,7 +65,7 @@ ffnn_status ffnn_omp_grad_clip(void *vctx, float *grads, size_t n, float max_nor
 #pragma omp parallel for schedule(static) num_threads(nt)
         for (long c = 0; c < chunks; c++) {
             const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-            ffnn_cpu_scale(grads, begin, ffnn_omp_chunk_end(n, begin), coef);
+            ffnn_cpu_grad_clip_scale(grads, begin, ffnn_omp_chunk_end(n, begin), coef);
         }
         if (norm_out)
             *norm_out = norm;
@@ -83,7 +83,7 @@ ffnn_status ffnn_omp_ema_update(void *vctx, float *ema, const float *params, siz
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_cpu_ema(ema, params, begin, ffnn_omp_chunk_end(n, begin), decay, one_minus_decay);
+        ffnn_cpu_ema_update(ema, params, begin, ffnn_omp_chunk_end(n, begin), decay, one_minus_decay);
     }
     return FFNN_OK;
 }
