@@ -135,9 +135,7 @@ static test_result with_strategy(char *why, size_t why_size, fx_body body,
     fixture fx;
     memset(&fx, 0, sizeof fx);
     fx.gpu = ffnn_cuda_backend();
-    CHECK(fx.gpu != NULL && fx.gpu->fused != NULL &&
-              fx.gpu->fused != NULL,
-          "the cuda table lacks the fused ops");
+    CHECK(fx.gpu != NULL && fx.gpu->fused != NULL, "the cuda table lacks the fused ops");
     CHECK_OK(test_ctx(fx.gpu, strategy, 1, &fx.ctx));
     fx.lt = strategy == FFNN_STRATEGY_CUBLASLT;
     test_result r = body(&fx);

@@ -11,8 +11,7 @@ ffnn_status ffnn_mixed_create(ffnn_run *r)
 {
     const ffnn_backend_ops *o = r->ops;
     const ffnn_model *m = r->model;
-    if (!o->bf16 ||
-        !o->bf16)
+    if (!o->bf16)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "precision bf16: the %s backend has no "
                          "mixed-precision ops", o->name);
     ffnn_mixed *mx = calloc(1, sizeof *mx);

@@ -57,7 +57,8 @@ void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t
 /* The optimizers (backend.h optimizer_update, one function each).
  * params [n], grads [n]; buf [n]; m [n], v [n]. */
 /* params[i] -= learning_rate * grads[i]. */
-void ffnn_cpu_optimizer_update_sgd(float *params, const float *grads, size_t n, float learning_rate);
+void ffnn_cpu_optimizer_update_sgd(float *params, const float *grads, size_t n,
+                                   float learning_rate);
 /* One step of any optimizer (ffnn_optimizer_step: kind, weight decay, scalars);
  * state [state_count * n] laid out as backend.h optimizer_update says (v at
  * state + (s->state_stride or n)); NULL for sgd. */

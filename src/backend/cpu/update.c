@@ -11,7 +11,8 @@
 
 /* w <- w - lr * g  (seed 000's update; the gradient already averages the batch;
  * ffnn_sgd: the product is rounded first, as since seed 000) */
-void ffnn_cpu_optimizer_update_sgd(float *params, const float *grads, size_t n, float learning_rate)
+void ffnn_cpu_optimizer_update_sgd(float *params, const float *grads, size_t n,
+                                   float learning_rate)
 {
     for (size_t i = 0; i < n; i++)
         params[i] = ffnn_sgd(params[i], learning_rate, grads[i]);

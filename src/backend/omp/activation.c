@@ -14,7 +14,7 @@
 #include "omp_kernels.h"
 
 ffnn_status ffnn_omp_activation_forward(void *vctx, ffnn_activation act, float param,
-                                          const float *z, float *a, size_t n)
+                                        const float *z, float *a, size_t n)
 {
     const ffnn_omp_ctx *ctx = vctx;
     const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
@@ -29,8 +29,8 @@ ffnn_status ffnn_omp_activation_forward(void *vctx, ffnn_activation act, float p
 }
 
 ffnn_status ffnn_omp_activation_backward(void *vctx, ffnn_activation act, float param,
-                                           const float *saved, const float *da, float *dz,
-                                           size_t n)
+                                         const float *saved, const float *da, float *dz,
+                                         size_t n)
 {
     const ffnn_omp_ctx *ctx = vctx;
     const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
@@ -46,7 +46,7 @@ ffnn_status ffnn_omp_activation_backward(void *vctx, ffnn_activation act, float 
 }
 
 ffnn_status ffnn_omp_dropout(void *vctx, const float *in, float *out, size_t n, uint64_t key,
-                                uint32_t threshold, float scale)
+                             uint32_t threshold, float scale)
 {
     const ffnn_omp_ctx *ctx = vctx;
     const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);

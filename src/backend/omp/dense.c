@@ -63,8 +63,8 @@ static ffnn_omp_gemm forward_gemm(const float *x, const float *b, float *z, size
  * the tiles (numbered panel by panel) and packs the panels of W^T it needs into
  * its own [in][nr] buffer as it reaches them: no barrier between packing and use. */
 ffnn_status ffnn_omp_dense_forward(void *vctx, const float *x, const float *W,
-                                      const float *b, float *z, size_t batch, size_t in,
-                                      size_t out)
+                                   const float *b, float *z, size_t batch, size_t in,
+                                   size_t out)
 {
     ffnn_omp_ctx *ctx = vctx;
     const ffnn_omp_gemm_isa *isa = ctx->isa;
@@ -102,7 +102,7 @@ size_t ffnn_omp_dense_pack_floats(void *vctx, size_t in, size_t out)
 }
 
 ffnn_status ffnn_omp_dense_pack(void *vctx, const float *W, size_t in, size_t out,
-                                   float *packed)
+                                float *packed)
 {
     const ffnn_omp_ctx *ctx = vctx;
     const size_t panels = ffnn_omp_ceil_div(out, ctx->isa->nr), nr = ctx->isa->nr;
@@ -113,8 +113,8 @@ ffnn_status ffnn_omp_dense_pack(void *vctx, const float *W, size_t in, size_t ou
 
 /* dense_forward with W's panels packed already: the same tiles, the same bits. */
 ffnn_status ffnn_omp_dense_forward_packed(void *vctx, const float *x, const float *packed,
-                                             const float *b, float *z, size_t batch,
-                                             size_t in, size_t out)
+                                          const float *b, float *z, size_t batch,
+                                          size_t in, size_t out)
 {
     ffnn_omp_ctx *ctx = vctx;
     const ffnn_omp_gemm_isa *isa = ctx->isa;
@@ -122,7 +122,8 @@ ffnn_status ffnn_omp_dense_forward_packed(void *vctx, const float *x, const floa
     const size_t tiles = tile_count(ctx, &g), mb = tile_rows(ctx, &g);
     const int nt = ffnn_omp_team(ctx, batch * in * out, FFNN_OMP_GEMM_MIN_PARALLEL);
     /* fewer rows than a tile: row by row, FFNN_OMP_ROW_PANELS panels a call */
-    const size_t panels = ffnn_omp_ceil_div(out, isa->nr), groups = ffnn_omp_ceil_div(panels, FFNN_OMP_ROW_PANELS);
+    const size_t panels = ffnn_omp_ceil_div(out, isa->nr);
+    const size_t groups = ffnn_omp_ceil_div(panels, FFNN_OMP_ROW_PANELS);
     const int by_row = batch < isa->mr;
 #pragma omp parallel num_threads(nt)
     {
@@ -146,10 +147,10 @@ ffnn_status ffnn_omp_dense_forward_packed(void *vctx, const float *x, const floa
 /* dense_forward_packed's tiles (or rows, batch < mr) of panels q0 .. q1 only,
  * serially: the predictor's lanes each take a share of the columns. */
 ffnn_status ffnn_omp_dense_forward_packed_part(void *vctx, const float *x,
-                                                  const float *packed, const float *b,
-                                                  float *z, size_t batch, size_t in,
-                                                  size_t out, int part, int parts, size_t *j0,
-                                                  size_t *j1)
+                                               const float *packed, const float *b,
+                                               float *z, size_t batch, size_t in,
+                                               size_t out, int part, int parts, size_t *j0,
+                                               size_t *j1)
 {
     const ffnn_omp_ctx *ctx = vctx;
     const ffnn_omp_gemm_isa *isa = ctx->isa;
@@ -195,8 +196,8 @@ static void backward_tile(const ffnn_omp_ctx *ctx, const ffnn_omp_gemm *g, size_
 /* dW = dz^T x, dx = dz W and db: one range over the tiles of both products and
  * the column chunks of db, cut into one contiguous part per thread. */
 ffnn_status ffnn_omp_dense_backward(void *vctx, const float *x, const float *W,
-                                       const float *dz, float *dx, float *dW, float *db,
-                                       size_t batch, size_t in, size_t out)
+                                    const float *dz, float *dx, float *dW, float *db,
+                                    size_t batch, size_t in, size_t out)
 {
     ffnn_omp_ctx *ctx = vctx;
     const size_t nr = ctx->isa->nr;
@@ -237,7 +238,8 @@ ffnn_status ffnn_omp_dense_backward(void *vctx, const float *x, const float *W,
                 backward_tile(ctx, &gx, t - tiles_w, slot, &packed);
             } else {
                 const size_t c = t - tiles_w - tiles_x;
-                const size_t end = (c + 1) * FFNN_OMP_DB_CHUNK < out ? (c + 1) * FFNN_OMP_DB_CHUNK : out;
+                const size_t end =
+                    (c + 1) * FFNN_OMP_DB_CHUNK < out ? (c + 1) * FFNN_OMP_DB_CHUNK : out;
                 ffnn_omp_dense_bias_grad_range(dz, batch, out, db, c * FFNN_OMP_DB_CHUNK, end);
             }
         }

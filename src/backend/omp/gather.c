@@ -12,7 +12,7 @@
 #include "omp_kernels.h"
 
 ffnn_status ffnn_omp_gather(void *vctx, const ffnn_gather_source *src, const int32_t *index,
-                              size_t batch, float *x, int32_t *y, float *t)
+                            size_t batch, float *x, int32_t *y, float *t)
 {
     const ffnn_omp_ctx *ctx = vctx;
     if (!src || (!src->images == !src->values) || (src->labels && !y) || (src->targets && !t))

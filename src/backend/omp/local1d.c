@@ -178,9 +178,9 @@ void ffnn_omp_local1d_backward_threads(const float *x, const float *W, const flo
 /* ---- the table's entries (backend.h local1d_forward, local1d_backward) ---- */
 
 ffnn_status ffnn_omp_local1d_forward(void *vctx, const float *x, const float *W,
-                                        const float *b, float *z, size_t batch, size_t N,
-                                        size_t R, ffnn_local1d_padding padding,
-                                        ffnn_activation act)
+                                     const float *b, float *z, size_t batch, size_t N,
+                                     size_t R, ffnn_local1d_padding padding,
+                                     ffnn_activation act)
 {
     const ffnn_omp_ctx *ctx = vctx;
     if (ffnn_local1d_output_size(N, R, padding) == 0)
@@ -192,9 +192,9 @@ ffnn_status ffnn_omp_local1d_forward(void *vctx, const float *x, const float *W,
 }
 
 ffnn_status ffnn_omp_local1d_backward(void *vctx, const float *x, const float *W,
-                                         const float *dz, float *dx, float *dW, float *db,
-                                         size_t batch, size_t N, size_t R,
-                                         ffnn_local1d_padding padding)
+                                      const float *dz, float *dx, float *dW, float *db,
+                                      size_t batch, size_t N, size_t R,
+                                      ffnn_local1d_padding padding)
 {
     const ffnn_omp_ctx *ctx = vctx;
     if (ffnn_local1d_output_size(N, R, padding) == 0)

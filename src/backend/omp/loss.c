@@ -13,8 +13,8 @@
 #include "omp_kernels.h"
 
 ffnn_status ffnn_omp_loss(void *vctx, ffnn_loss loss, const float *out, const int32_t *y,
-                            const float *targets, size_t batch, size_t width, float *dout,
-                            float *row_loss, uint8_t *row_correct)
+                          const float *targets, size_t batch, size_t width, float *dout,
+                          float *row_loss, uint8_t *row_correct)
 {
     if (targets && loss == FFNN_LOSS_SOFTMAX_CE)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -23,7 +23,8 @@ ffnn_status ffnn_omp_loss(void *vctx, ffnn_loss loss, const float *out, const in
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "omp loss: neither labels nor targets");
     const ffnn_omp_ctx *ctx = vctx;
     /* chunks of rows, about FFNN_OMP_ELEMENTWISE_CHUNK / 4 values each */
-    const size_t per = width >= FFNN_OMP_ELEMENTWISE_CHUNK / 4 ? 1 : FFNN_OMP_ELEMENTWISE_CHUNK / 4 / width;
+    const size_t quarter = FFNN_OMP_ELEMENTWISE_CHUNK / 4;
+    const size_t per = width >= quarter ? 1 : quarter / width;
     const long chunks = (long)ffnn_omp_ceil_div(batch, per);
     const int nt = ffnn_omp_team(ctx, batch * width, FFNN_OMP_LOSS_MIN_PARALLEL);
     (void)nt;
@@ -37,7 +38,7 @@ ffnn_status ffnn_omp_loss(void *vctx, ffnn_loss loss, const float *out, const in
 }
 
 ffnn_status ffnn_omp_loss_weights(void *ctx, const float *weights, const int32_t *index,
-                                   size_t batch, size_t width, float *dout)
+                                  size_t batch, size_t width, float *dout)
 {
     (void)ctx;
     ffnn_cpu_loss_weights(weights, index, batch, width, dout);

@@ -13,8 +13,8 @@
 #include "omp_kernels.h"
 
 ffnn_status ffnn_omp_optimizer_update(void *vctx, const ffnn_optimizer_step *step,
-                                        float *params, const float *grads, float *state,
-                                        size_t n)
+                                      float *params, const float *grads, float *state,
+                                      size_t n)
 {
     const ffnn_omp_ctx *ctx = vctx;
     if ((int)step->kind < FFNN_OPT_SGD || (int)step->kind > FFNN_OPT_ADAMW)
@@ -26,7 +26,8 @@ ffnn_status ffnn_omp_optimizer_update(void *vctx, const ffnn_optimizer_step *ste
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_omp_optimizer_update_range(step, params, grads, state, n, begin, ffnn_omp_chunk_end(n, begin));
+        ffnn_omp_optimizer_update_range(step, params, grads, state, n, begin,
+                                        ffnn_omp_chunk_end(n, begin));
     }
     return FFNN_OK;
 }
@@ -34,7 +35,7 @@ ffnn_status ffnn_omp_optimizer_update(void *vctx, const ffnn_optimizer_step *ste
 /* Clipping: clamp and scale in chunks; the norm's sum of squares per chunk in
  * double, the chunks' sums added in chunk order (the same for every thread count). */
 ffnn_status ffnn_omp_grad_clip(void *vctx, float *grads, size_t n, float max_norm,
-                                  float max_value, float *norm_out)
+                               float max_value, float *norm_out)
 {
     const ffnn_omp_ctx *ctx = vctx;
     const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
@@ -74,7 +75,7 @@ ffnn_status ffnn_omp_grad_clip(void *vctx, float *grads, size_t n, float max_nor
 }
 
 ffnn_status ffnn_omp_ema_update(void *vctx, float *ema, const float *params, size_t n,
-                                   float decay, float one_minus_decay)
+                                float decay, float one_minus_decay)
 {
     const ffnn_omp_ctx *ctx = vctx;
     const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
@@ -83,7 +84,8 @@ ffnn_status ffnn_omp_ema_update(void *vctx, float *ema, const float *params, siz
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (long c = 0; c < chunks; c++) {
         const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_cpu_ema_update(ema, params, begin, ffnn_omp_chunk_end(n, begin), decay, one_minus_decay);
+        ffnn_cpu_ema_update(ema, params, begin, ffnn_omp_chunk_end(n, begin), decay,
+                            one_minus_decay);
     }
     return FFNN_OK;
 }
