@@ -864,14 +864,14 @@ static ffnn_status lt_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operan
     }
     st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
     if (st != FFNN_OK || db == NULL) return st;
-    return dz16 != NULL ? ffnn_cuda_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out)
-                        : ffnn_cuda_bias_grad(ctx, dz, db, batch, out);
+    return dz16 != NULL ? ffnn_cuda_dense_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out)
+                        : ffnn_cuda_dense_bias_grad(ctx, dz, db, batch, out);
 }
 
 /* backend.h dense_act_forward on cuBLASLt (fused.cu checked the arguments):
  * a [batch,out] = act(x [batch,in] W [out,in]^T + b [out] or none).
  * Column-major: D [out, batch] = op_T(W as [in, out]) x (x as [in, batch]). */
-extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const float *x,
+extern "C" ffnn_status ffnn_cuda_dense_act_forward_lt(ffnn_cuda_ctx *ctx, const float *x,
                                                       const float *W, const float *b, float *a,
                                                       size_t batch, size_t in, size_t out,
                                                       ffnn_activation act)
@@ -908,7 +908,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
  *                                        BGRADB reduces op(B) = dz^T [batch, out] over k;
  *                                        with sgd D = W: W -= lr dz^T x (dW not
  *                                        written), db by bias_grad, then b -= lr db. */
-/* The weight-gradient half of ffnn_cuda_lt_dense_backward (arguments as there). */
+/* The weight-gradient half of ffnn_cuda_dense_backward_lt (arguments as there). */
 static ffnn_status lt_dense_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, const float *x,
                                         float *W, float *b, const float *dz, float *dW,
                                         float *db, size_t batch, size_t in, size_t out,
@@ -932,7 +932,7 @@ static ffnn_status lt_dense_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, con
     }
     /* sgd: W -= lr dz^T x in the matmul's epilogue (dW not written); db by our
      * kernel (the BGRADB epilogue is not combined with the update), then b's update */
-    if (db != NULL && (st = ffnn_cuda_bias_grad(ctx, dz, db, batch, out)) != FFNN_OK) return st;
+    if (db != NULL && (st = ffnn_cuda_dense_bias_grad(ctx, dz, db, batch, out)) != FFNN_OK) return st;
     const lt_output w = {W, CUDA_R_32F, in, out, sgd->lr};
     st = lt_matmul(ctx, s, xa, zb, w, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
     if (st == FFNN_OK && b != NULL) st = ffnn_cuda_optimizer_update(ctx, sgd, b, db, NULL, out);
@@ -966,7 +966,7 @@ static int lt_dw_goes_beside(const ffnn_cuda_ctx *ctx, int dw_side, int has_dx, 
         if (end_st_ != FFNN_OK) return end_st_;                                     \
     } while (0)
 
-extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W,
+extern "C" ffnn_status ffnn_cuda_dense_backward_lt(ffnn_cuda_ctx *ctx, const float *x, float *W,
                                                    float *b, const float *dz, float *dx,
                                                    float *dW, float *db, float *dx_db,
                                                    size_t batch, size_t in, size_t out,
@@ -993,7 +993,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
                                             xt));
     if (dx != NULL) {
         if (dx_db != NULL)
-            st = ffnn_cuda_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
+            st = ffnn_cuda_dense_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
         else if (x_act != FFNN_ACT_IDENTITY)
             st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in);
         if (st != FFNN_OK) return st;
@@ -1149,7 +1149,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     cublas_state *s = NULL;
     ffnn_status st = get_state(ctx, &s);
     if (st != FFNN_OK) return st;
-    /* the weight gradient beside f' (as ffnn_cuda_lt_dense_backward; the operands
+    /* the weight gradient beside f' (as ffnn_cuda_dense_backward_lt; the operands
      * are bf16 tensors already: no scratch) */
     const int beside = dw_side && dx16 != NULL && ctx->stream == ctx->main_stream &&
                        ffnn_lt_dw_beside(1, ctx->sm_count, in, out);
@@ -1167,7 +1167,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
         LT_BESIDE(ctx, lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out));
     if (dx16 != NULL) {
         if (dx_db != NULL)
-            st = ffnn_cuda_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
+            st = ffnn_cuda_dense_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
         else
             st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
         if (st != FFNN_OK) return st;
