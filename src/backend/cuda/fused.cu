@@ -134,7 +134,8 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
         /* dx [batch,in] = dz [batch,out] W [out,in] */
         st = ffnn_cuda_gemm(ctx, dz, W, dx, (int)batch, (int)in, (int)out, 0, 0, &ep,
                             FFNN_GEMM_AUTO);
-        if (st == FFNN_OK && dx_db != NULL) st = ffnn_cuda_dense_bias_grad(ctx, dx, dx_db, batch, in);
+        if (st == FFNN_OK && dx_db != NULL)
+            st = ffnn_cuda_dense_bias_grad(ctx, dx, dx_db, batch, in);
         if (st != FFNN_OK) return st;
     }
 

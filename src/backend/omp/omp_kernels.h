@@ -201,7 +201,7 @@ ffnn_status ffnn_omp_ema_update(void *ctx, float *ema, const float *params, size
 /* Create an omp context with `threads` threads (0: omp_get_max_threads()) and the
  * given matmul kernels (NULL: ffnn_omp_gemm_select()'s). For tests. */
 ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void **ctx);
-/* The kernels of a context (its thread count: ffnn_omp_threads, backend.h). */
+/* The kernels of a context (its thread count: the table's threads entry). */
 const ffnn_omp_gemm_isa *ffnn_omp_isa(const void *ctx);
 
 #endif
