@@ -24,7 +24,7 @@
  *
  * Every configuration is checked before it is timed (ffnn_lab_check, lab/harness.h):
  * its first min(3, K) layers against
- * ffnn_local1d_forward_cpu (outputs poisoned with NaN first), then the full K-layer pass
+ * ffnn_cpu_local1d_forward (outputs poisoned with NaN first), then the full K-layer pass
  * (the last layer recomputed on the CPU from the pass's own input to it, every output
  * finite and in [0, 1]); after timing the final output must be the same bits again.
  * Inputs U(0, 1), weights and biases U(-0.5, 0.5) (|z| <= 2: sigmoid far from
@@ -199,10 +199,10 @@ static void cpu_pass(const cpu_net *c, size_t N, int K, int threads)
         const float *W = c->W + (c->reused ? 0 : R * prefix_outputs(N, R, k));
         const float *b = c->b + (c->reused ? 0 : prefix_outputs(N, R, k));
         if (threads == 0)
-            ffnn_local1d_forward_cpu(in, W, b, out, 1, n, R, FFNN_LOCAL1D_VALID,
+            ffnn_cpu_local1d_forward(in, W, b, out, 1, n, R, FFNN_LOCAL1D_VALID,
                                      FFNN_ACT_SIGMOID);
         else
-            ffnn_local1d_forward_omp(in, W, b, out, 1, n, R, FFNN_LOCAL1D_VALID,
+            ffnn_omp_local1d_forward_threads(in, W, b, out, 1, n, R, FFNN_LOCAL1D_VALID,
                                      FFNN_ACT_SIGMOID, threads);
         in = out;
         n -= R - 1;
@@ -245,7 +245,7 @@ static void cpu_config(const options *o, cpu_net *c, size_t N, int K, int P, row
     {
         const float *in = K == 1 ? c->x0 : c->buf[(K - 2) & 1];
         size_t off = c->reused ? 0 : prefix_outputs(N, R, K - 1);
-        ffnn_local1d_forward_cpu(in, c->W + R * off, c->b + off, ref, 1, n_in, R,
+        ffnn_cpu_local1d_forward(in, c->W + R * off, c->b + off, ref, 1, n_in, R,
                                  FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID);
     }
     snprintf(what, sizeof what, "layer %d of %d", K, K);

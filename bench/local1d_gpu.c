@@ -50,7 +50,7 @@ static ffnn_status gpu_pass(const gpu_net *g, ffnn_local1d_variant v, int K)
     size_t n = g->N;
     for (int k = 0; k < K; k++) {
         float *out = g->buf[k & 1];
-        ffnn_status st = ffnn_local1d_forward_cuda(v, g->stream, in, gpu_W(g, k), gpu_b(g, k),
+        ffnn_status st = ffnn_cuda_local1d_forward_stream(v, g->stream, in, gpu_W(g, k), gpu_b(g, k),
                                                    out, 1, n, g->R, FFNN_LOCAL1D_VALID,
                                                    FFNN_ACT_SIGMOID);
         if (st != FFNN_OK) return st;
@@ -116,7 +116,7 @@ static ffnn_status gpu_reference(gpu_net *g, int kc)
         st = ffnn_lab_download(hW, gpu_W(g, k), m * R * sizeof *hW);
         if (st == FFNN_OK) st = ffnn_lab_download(hb, gpu_b(g, k), m * sizeof *hb);
         if (st != FFNN_OK) break;
-        ffnn_local1d_forward_cpu(a, hW, hb, z, 1, n, R, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID);
+        ffnn_cpu_local1d_forward(a, hW, hb, z, 1, n, R, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID);
         float *t = a;
         a = z;
         z = t;
@@ -183,7 +183,7 @@ static int gpu_validate(gpu_run *r, gpu_net *g, double *err, float **final, ffnn
                      n_in, (double)in[i]);
             goto done;
         }
-    ffnn_local1d_forward_cpu(in, hW, hb, ref, 1, n_in, R, FFNN_LOCAL1D_VALID,
+    ffnn_cpu_local1d_forward(in, hW, hb, ref, 1, n_in, R, FFNN_LOCAL1D_VALID,
                              FFNN_ACT_SIGMOID);
     snprintf(what, sizeof what, "layer %d of %d", K, K);
     if (l1d_compare_outputs(got, ref, m, err, what, why, why_size) != 0) goto done;

@@ -255,7 +255,7 @@ static test_result dense_shape_case(const ffnn_backend_ops *gpu, void *gctx, voi
         const ffnn_precision prec = precisions[i];
         const double rel = precision_rel(prec);
         const char *pn = ffnn_precision_name(prec);
-        if (gpu->set_precision(gctx, prec) != FFNN_OK ||
+        if (gpu->device->set_precision(gctx, prec) != FFNN_OK ||
             repoison(&p, d_z, nz) != FFNN_OK || repoison(&p, d_dW, nw) != FFNN_OK ||
             repoison(&p, d_db, s.out) != FFNN_OK || repoison(&p, d_dx, nx) != FFNN_OK ||
             gpu->dense_forward(gctx, d_x, d_W, d_b, d_z, s.batch, s.in, s.out) != FFNN_OK ||
@@ -366,7 +366,7 @@ static test_result test_cublas_precision_modes(char *why, size_t why_size)
         goto done;
     }
     for (size_t i = 0; i < RUNS; ++i) {
-        if (gpu->set_precision(gctx, order[i]) != FFNN_OK ||
+        if (gpu->device->set_precision(gctx, order[i]) != FFNN_OK ||
             repoison(&p, d_z, nz) != FFNN_OK ||
             gpu->dense_forward(gctx, d_x, d_W, NULL, d_z, batch, in, out) != FFNN_OK ||
             (got[i] = download_f32(&p, d_z, nz)) == NULL) {
@@ -431,7 +431,7 @@ static test_result capture_case(const ffnn_backend_ops *gpu, ffnn_precision prec
     const size_t nx = batch * in, nw = out * in, nz = batch * out;
     void *gctx = NULL, *graph = NULL;
     CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &gctx));
-    if (gpu->set_precision(gctx, prec) != FFNN_OK) {
+    if (gpu->device->set_precision(gctx, prec) != FFNN_OK) {
         gpu->destroy(gctx);
         CHECK(0, "set_precision(%s): %s", ffnn_precision_name(prec), ffnn_last_error());
     }
@@ -454,14 +454,14 @@ static test_result capture_case(const ffnn_backend_ops *gpu, ffnn_precision prec
         fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
         goto done;
     }
-    ffnn_status st = gpu->capture_begin(gctx);
+    ffnn_status st = gpu->graph->capture_begin(gctx);
     if (st == FFNN_OK) {
         st = gpu->dense_forward(gctx, d_x, d_W, d_b, d_z, batch, in, out);
         if (st == FFNN_OK)
             st = gpu->dense_backward(gctx, d_x, d_W, d_dz, d_dx, d_dW, NULL, batch, in, out);
         if (st != FFNN_OK) fprintf(stderr, "    op under capture: %s\n", ffnn_last_error());
         /* End the capture whatever happened, so the stream is usable again. */
-        ffnn_status end = gpu->capture_end(gctx, &graph);
+        ffnn_status end = gpu->graph->capture_end(gctx, &graph);
         if (st == FFNN_OK && end != FFNN_OK) {
             st = end;
             fprintf(stderr, "    capture_end: %s\n", ffnn_last_error());
@@ -473,7 +473,7 @@ static test_result capture_case(const ffnn_backend_ops *gpu, ffnn_precision prec
     float *gz = NULL, *gdW = NULL, *gdx = NULL;
     for (int launch = 0; launch < 2; ++launch) {
         if (repoison(&p, d_z, nz) != FFNN_OK || repoison(&p, d_dW, nw) != FFNN_OK ||
-            repoison(&p, d_dx, nx) != FFNN_OK || gpu->graph_launch(gctx, graph) != FFNN_OK ||
+            repoison(&p, d_dx, nx) != FFNN_OK || gpu->graph->graph_launch(gctx, graph) != FFNN_OK ||
             (gz = download_f32(&p, d_z, nz)) == NULL ||
             (gdW = download_f32(&p, d_dW, nw)) == NULL ||
             (gdx = download_f32(&p, d_dx, nx)) == NULL) {
@@ -499,7 +499,7 @@ static test_result capture_case(const ffnn_backend_ops *gpu, ffnn_precision prec
     }
     result = TEST_PASS;
 done:
-    if (graph != NULL) gpu->graph_free(gctx, graph);
+    if (graph != NULL) gpu->graph->graph_free(gctx, graph);
     pool_free(&p);
     gpu->destroy(gctx);
     if (result != TEST_PASS) fprintf(stderr, "    (precision %s)\n", ffnn_precision_name(prec));
@@ -572,11 +572,11 @@ static test_result test_cublas_set_precision_values(char *why, size_t why_size)
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     void *ctx = NULL;
     CHECK_OK(make_ctx(gpu, FFNN_STRATEGY_CUBLAS, &ctx));
-    const ffnn_status tf = gpu->set_precision(ctx, FFNN_PRECISION_TF32);
-    const ffnn_status bf = gpu->set_precision(ctx, FFNN_PRECISION_BF16);
-    const ffnn_status x3 = gpu->set_precision(ctx, FFNN_PRECISION_TF32X3);
-    const ffnn_status fp = gpu->set_precision(ctx, FFNN_PRECISION_FP32);
-    const ffnn_status bad = gpu->set_precision(ctx, (ffnn_precision)7);
+    const ffnn_status tf = gpu->device->set_precision(ctx, FFNN_PRECISION_TF32);
+    const ffnn_status bf = gpu->device->set_precision(ctx, FFNN_PRECISION_BF16);
+    const ffnn_status x3 = gpu->device->set_precision(ctx, FFNN_PRECISION_TF32X3);
+    const ffnn_status fp = gpu->device->set_precision(ctx, FFNN_PRECISION_FP32);
+    const ffnn_status bad = gpu->device->set_precision(ctx, (ffnn_precision)7);
     gpu->destroy(ctx);
     CHECK(tf == FFNN_OK && bf == FFNN_OK && x3 == FFNN_OK && fp == FFNN_OK,
           "cublas set_precision tf32/bf16/tf32x3/fp32: %d %d %d %d", (int)tf, (int)bf, (int)x3,

@@ -840,15 +840,15 @@ static test_result head_body(fixture *fx)
             CHECK_OK(dev_buf(fx, NULL, B * sizeof(float), &d_loss));
             CHECK_OK(dev_buf(fx, NULL, B, &d_corr));
             CHECK_OK(dev_buf(fx, NULL, ffnn_head_scratch_floats(B, K, C) * sizeof(float), &d_scr));
-            CHECK(fx->gpu->softmax_ce_head != NULL, "cuda has no softmax_ce_head");
-            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
+            CHECK(fx->gpu->head != NULL, "cuda has no softmax_ce_head");
+            CHECK_OK(fx->gpu->device->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
                                                               : FFNN_PRECISION_FP32));
-            ffnn_status hs = fx->gpu->softmax_ce_head(
+            ffnn_status hs = fx->gpu->head->softmax_ce_head(
                 fx->gpu_ctx, bf16, d_h, d_W, sh.bias ? (const float *)d_b : NULL,
                 (const int32_t *)d_y, B, K, C, sh.act, (float *)d_dW,
                 sh.bias ? (float *)d_db : NULL, d_dh, sh.bias ? (float *)d_dhdb : NULL,
                 (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr);
-            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
+            CHECK_OK(fx->gpu->device->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
             CHECK_OK(hs);
             const float *g_loss = download_f32(fx, d_loss, B);
             const uint8_t *g_corr = download_u8(fx, d_corr, B);
@@ -935,16 +935,16 @@ static test_result head_body(fixture *fx)
             const float lr = 0.0625f + 0.01f * (float)si;
             const ffnn_head_sgd sgd = {(float *)u_W, sh.bias ? (float *)u_b : NULL,
                                        sh.bias ? (float *)u_bb : NULL, lr};
-            CHECK(fx->gpu->softmax_ce_head_sums != NULL, "cuda has no softmax_ce_head_sums");
-            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
+            CHECK(fx->gpu->head != NULL, "cuda has no softmax_ce_head_sums");
+            CHECK_OK(fx->gpu->device->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
                                                               : FFNN_PRECISION_FP32));
-            hs = fx->gpu->softmax_ce_head(
+            hs = fx->gpu->head->softmax_ce_head(
                 fx->gpu_ctx, bf16, d_h, d_W, sh.bias ? (const float *)d_b : NULL,
                 (const int32_t *)d_y, B, K, C, sh.act, NULL, NULL, d_dh, NULL,
                 (float *)d_loss, (uint8_t *)d_corr, (float *)d_scr);
-            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
+            CHECK_OK(fx->gpu->device->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
             CHECK_OK(hs);
-            CHECK_OK(fx->gpu->softmax_ce_head_sums(fx->gpu_ctx, B, K, C, (float *)s_dW,
+            CHECK_OK(fx->gpu->head->softmax_ce_head_sums(fx->gpu_ctx, B, K, C, (float *)s_dW,
                                                    sh.bias ? (float *)s_db : NULL,
                                                    sh.bias ? (float *)s_dhdb : NULL,
                                                    (const float *)d_scr, &sgd));
@@ -960,10 +960,10 @@ static test_result head_body(fixture *fx)
             memcpy(want_W, W, C * K * sizeof(float));
             memcpy(want_b, b, C * sizeof(float));
             memcpy(want_bb, bb, K * sizeof(float));
-            ffnn_cpu_sgd_update(want_W, g_dW, C * K, lr);
+            ffnn_cpu_optimizer_update_sgd(want_W, g_dW, C * K, lr);
             if (sh.bias) {
-                ffnn_cpu_sgd_update(want_b, g_db, C, lr);
-                ffnn_cpu_sgd_update(want_bb, g_dhdb, K, lr);
+                ffnn_cpu_optimizer_update_sgd(want_b, g_db, C, lr);
+                ffnn_cpu_optimizer_update_sgd(want_bb, g_dhdb, K, lr);
             }
             const float *u_gW = download_f32(fx, u_W, C * K);
             const float *u_gb = download_f32(fx, u_b, C);
@@ -980,13 +980,13 @@ static test_result head_body(fixture *fx)
     fixture_reset(fx);
     void *d_any;
     CHECK_OK(dev_buf(fx, NULL, 4096, &d_any));
-    ffnn_status st = fx->gpu->softmax_ce_head(fx->gpu_ctx, 0, d_any, d_any, NULL,
+    ffnn_status st = fx->gpu->head->softmax_ce_head(fx->gpu_ctx, 0, d_any, d_any, NULL,
                                               (const int32_t *)d_any, 2, 6, 2, FFNN_ACT_RELU,
                                               (float *)d_any, NULL, d_any, NULL, (float *)d_any,
                                               (uint8_t *)d_any, (float *)d_any);
     CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "multiple of 4"),
           "in = 6: status %d, '%s'", (int)st, ffnn_last_error());
-    st = fx->gpu->softmax_ce_head(fx->gpu_ctx, 0, d_any, d_any, NULL, (const int32_t *)d_any,
+    st = fx->gpu->head->softmax_ce_head(fx->gpu_ctx, 0, d_any, d_any, NULL, (const int32_t *)d_any,
                                   2, 8, FFNN_HEAD_CMAX + 1, FFNN_ACT_RELU, (float *)d_any, NULL,
                                   d_any, NULL, (float *)d_any, (uint8_t *)d_any, (float *)d_any);
     CHECK(st == FFNN_ERR_INVALID_ARGUMENT, "C = %d: status %d", FFNN_HEAD_CMAX + 1, (int)st);
@@ -1046,13 +1046,13 @@ static test_result head_tf32_body(fixture *fx)
         CHECK_OK(dev_buf(fx, NULL, B, &d_corr));
         CHECK_OK(dev_buf(fx, NULL, ffnn_head_scratch_floats(B, K, C) * sizeof(float), &d_scr));
         for (int tf32 = 0; tf32 <= 1; tf32++) {
-            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
+            CHECK_OK(fx->gpu->device->set_precision(fx->gpu_ctx, tf32 ? FFNN_PRECISION_TF32
                                                               : FFNN_PRECISION_FP32));
-            const ffnn_status hs = fx->gpu->softmax_ce_head(
+            const ffnn_status hs = fx->gpu->head->softmax_ce_head(
                 fx->gpu_ctx, 0, d_h, d_W, (const float *)d_b, (const int32_t *)d_y, B, K, C,
                 FFNN_ACT_RELU, NULL, NULL, d_dh, NULL, (float *)d_loss, (uint8_t *)d_corr,
                 (float *)d_scr);
-            CHECK_OK(fx->gpu->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
+            CHECK_OK(fx->gpu->device->set_precision(fx->gpu_ctx, FFNN_PRECISION_FP32));
             CHECK_OK(hs);
             const float *g_loss = download_f32(fx, d_loss, B);
             CHECK(g_loss != NULL, "download failed: %s", ffnn_last_error());

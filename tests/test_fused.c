@@ -21,7 +21,7 @@
  *                    CPU's order within each chunk of the batch, the chunk sums
  *                    added in ascending order; db_plan_order).
  *   W, b after sgd   bit-identical to the CPU update applied to the GPU's own
- *                    dW / db (optim.cu's rounding), and within the matmul tolerance
+ *                    dW / db (update.cu's rounding), and within the matmul tolerance
  *                    of the CPU's W - lr dW (times lr, + 1e-6). cuBLASLt updates W
  *                    in its matmul's epilogue and writes no dW: W within that
  *                    tolerance only; b bit-identical as above.
@@ -135,9 +135,7 @@ static test_result with_strategy(char *why, size_t why_size, fx_body body,
     fixture fx;
     memset(&fx, 0, sizeof fx);
     fx.gpu = ffnn_cuda_backend();
-    CHECK(fx.gpu != NULL && fx.gpu->dense_act_forward != NULL &&
-              fx.gpu->dense_backward_fused != NULL,
-          "the cuda table lacks the fused ops");
+    CHECK(fx.gpu != NULL && fx.gpu->fused != NULL, "the cuda table lacks the fused ops");
     CHECK_OK(test_ctx(fx.gpu, strategy, 1, &fx.ctx));
     fx.lt = strategy == FFNN_STRATEGY_CUBLASLT;
     test_result r = body(&fx);
@@ -248,7 +246,7 @@ static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
             /* the CPU reference: sum + b (dense_forward's expression), then act */
             for (size_t i = 0; i < nz; ++i) want[i] = with_bias ? z[i] + b[i % s.out] : z[i];
             ffnn_cpu_activation_forward(acts[ai], 0.0f, want, want, nz);
-            ffnn_status st = fx->gpu->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
+            ffnn_status st = fx->gpu->fused->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
                                                         with_bias ? db_ : NULL, da, s.batch,
                                                         s.in, s.out, acts[ai]);
             CHECK(st == FFNN_OK, "dense_act_forward: %s", ffnn_last_error());
@@ -258,7 +256,7 @@ static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
                      ffnn_activation_name(acts[ai]), with_bias ? " +b" : "", off);
             if (!close_f32(what, got, want, nz, mm_atol(s.in), RTOL)) goto done;
             /* a rerun gives the same bits */
-            CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
+            CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
                                                 with_bias ? db_ : NULL, da, s.batch, s.in,
                                                 s.out, acts[ai]));
             CHECK(get_f32(fx, again, da, nz), "download: %s", ffnn_last_error());
@@ -345,7 +343,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             memset(&step, 0, sizeof step);
             step.kind = FFNN_OPT_SGD;
             step.lr = lr;
-            ffnn_status st = fx->gpu->dense_backward_fused(
+            ffnn_status st = fx->gpu->fused->dense_backward_fused(
                 fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, d_xdb, s.batch, s.in, s.out,
                 act, with_sgd ? &step : NULL, NULL, 0);
             CHECK(st == FFNN_OK, "dense_backward_fused: %s", ffnn_last_error());
@@ -380,14 +378,14 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
              * the same bits; against the CPU's gradients within the matmul tolerance */
             CHECK(get_f32(fx, got, d_W, nw), "download: %s", ffnn_last_error());
             memcpy(Wn, W, nw * sizeof(float));
-            if (with_sgd && dW_written) ffnn_cpu_sgd_update(Wn, gdW, nw, lr);
+            if (with_sgd && dW_written) ffnn_cpu_optimizer_update_sgd(Wn, gdW, nw, lr);
             if ((!with_sgd || dW_written) &&
                 !same_bits(with_sgd ? "W after sgd (on the GPU's dW)" : "W untouched", got, Wn,
                            nw))
                 goto fail;
             if (with_sgd) {
                 memcpy(Wn, W, nw * sizeof(float));
-                ffnn_cpu_sgd_update(Wn, dW_c, nw, lr);
+                ffnn_cpu_optimizer_update_sgd(Wn, dW_c, nw, lr);
                 if (!close_f32("W after sgd (CPU dW)", got, Wn, nw,
                                (double)lr * mm_atol(s.batch) + 1e-6, RTOL))
                     goto fail;
@@ -396,14 +394,14 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
                 memcpy(bn, b, s.out * sizeof(float));
                 /* cuBLASLt's db is its own sum: the update applied to it */
-                if (with_sgd) ffnn_cpu_sgd_update(bn, fx->lt ? gdb : db_g, s.out, lr);
+                if (with_sgd) ffnn_cpu_optimizer_update_sgd(bn, fx->lt ? gdb : db_g, s.out, lr);
                 if (!same_bits(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
                     goto fail;
             }
             /* a rerun (no sgd: same inputs) gives the same bits */
             if (!with_sgd && want_dx) {
                 CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
-                CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
+                CHECK_OK(fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
                                                        d_dW, d_db, d_xdb, s.batch, s.in, s.out,
                                                        act, NULL, NULL, 0));
                 CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
@@ -449,12 +447,12 @@ static test_result fused_null_context(char *why, size_t why_size)
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     float dummy[4] = {0};
-    CHECK(gpu->dense_act_forward(NULL, dummy, dummy, NULL, dummy, 1, 1, 1, FFNN_ACT_RELU) ==
+    CHECK(gpu->fused->dense_act_forward(NULL, dummy, dummy, NULL, dummy, 1, 1, 1, FFNN_ACT_RELU) ==
               FFNN_ERR_INVALID_ARGUMENT,
           "NULL context accepted");
     CHECK(strstr(ffnn_last_error(), "dense_act_forward") != NULL, "message: %s",
           ffnn_last_error());
-    CHECK(gpu->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, NULL,
+    CHECK(gpu->fused->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, NULL,
                                     1, 1, 1, FFNN_ACT_RELU, NULL,
                                     NULL, 0) == FFNN_ERR_INVALID_ARGUMENT,
           "NULL context accepted");
@@ -497,18 +495,18 @@ static test_result fused_arguments(char *why, size_t why_size)
         const char *what;
         ffnn_status got;
     } cases[] = {
-        {"forward x NULL", gpu->dense_act_forward(ctx, NULL, p, NULL, p, 2, 2, 2, FFNN_ACT_RELU)},
-        {"forward batch 0", gpu->dense_act_forward(ctx, p, p, NULL, p, 0, 2, 2, FFNN_ACT_RELU)},
+        {"forward x NULL", gpu->fused->dense_act_forward(ctx, NULL, p, NULL, p, 2, 2, 2, FFNN_ACT_RELU)},
+        {"forward batch 0", gpu->fused->dense_act_forward(ctx, p, p, NULL, p, 0, 2, 2, FFNN_ACT_RELU)},
         {"forward act 9",
-         gpu->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
-        {"backward dW NULL", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, NULL,
+         gpu->fused->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
+        {"backward dW NULL", gpu->fused->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, NULL,
                                                       2, 2, 2, FFNN_ACT_RELU, NULL, NULL, 0)},
-        {"backward W NULL with dx", gpu->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
+        {"backward W NULL with dx", gpu->fused->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
                                                              NULL, NULL, 2, 2, 2, FFNN_ACT_RELU,
                                                              NULL, NULL, 0)},
-        {"backward out 0", gpu->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, NULL, 2, 2, 0,
+        {"backward out 0", gpu->fused->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, NULL, 2, 2, 0,
                                                     FFNN_ACT_RELU, NULL, NULL, 0)},
-        {"backward momentum", gpu->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, NULL,
+        {"backward momentum", gpu->fused->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, NULL,
                                                        2, 2, 2, FFNN_ACT_RELU, &mom, NULL, 0)},
     };
     int bad = 0;
@@ -519,7 +517,7 @@ static test_result fused_arguments(char *why, size_t why_size)
             bad = 1;
         }
     /* the context still works afterwards */
-    st = gpu->dense_act_forward(ctx, p, p, NULL, p + 32, 2, 2, 2, FFNN_ACT_RELU);
+    st = gpu->fused->dense_act_forward(ctx, p, p, NULL, p + 32, 2, 2, 2, FFNN_ACT_RELU);
     gpu->release(ctx, d);
     gpu->destroy(ctx);
     CHECK(!bad, "an invalid call was accepted");
@@ -574,7 +572,7 @@ static test_result precision_body(fixture *fx, ffnn_precision precision)
      * It may equal fp32 everywhere (no "differs" check) */
     const int x3 = precision == FFNN_PRECISION_TF32X3;
     bound_exp = precision == FFNN_PRECISION_BF16 ? -7 : x3 ? -20 : -9;
-    CHECK_OK(fx->gpu->set_precision(fx->ctx, precision));
+    CHECK_OK(fx->gpu->device->set_precision(fx->ctx, precision));
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
         const shape s = shapes[si];
         const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
@@ -606,13 +604,13 @@ static test_result precision_body(fixture *fx, ffnn_precision precision)
         ffnn_cpu_activation_forward(FFNN_ACT_RELU, 0.0f, want, want, nz);
         abs_copy(tmp, b, s.out);
         ffnn_cpu_dense_forward(ax, aW, tmp, S, s.batch, s.in, s.out);
-        CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, dx_, dW_, db_, da, s.batch, s.in, s.out,
+        CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, dx_, dW_, db_, da, s.batch, s.in, s.out,
                                             FFNN_ACT_RELU));
         CHECK(get_f32(fx, got, da, nz), "download: %s", ffnn_last_error());
         snprintf(what, sizeof what, "tf32 forward %zux%zu->%zu", s.batch, s.in, s.out);
         if (!scaled_close(what, got, want, S, nz, s.in, !x3)) goto done;
         /* backward: dx = dz W, dW = dz^T x, db = column sums of dz */
-        CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
+        CHECK_OK(fx->gpu->fused->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
                                                gdbd, NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
                                                NULL, NULL, 0));
         ffnn_cpu_dense_backward(x, W, dz, want, tmp, wdb, s.batch, s.in, s.out);
@@ -682,7 +680,7 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
     rng r = {0x3a3aULL + (uint64_t)precision};
     const float lr = 0.05f;
     bound_exp = precision == FFNN_PRECISION_BF16 ? -7 : -9;
-    CHECK_OK(fx->gpu->set_precision(fx->ctx, precision));
+    CHECK_OK(fx->gpu->device->set_precision(fx->ctx, precision));
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
         const shape s = shapes[si];
         const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
@@ -722,13 +720,13 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             CHECK(d_x && d_dz && d_W && d_b && d_a && d_dx && d_dW && d_db,
                   "device buffers: %s", ffnn_last_error());
             /* forward: f(x W^T + b), twice (same bits) */
-            CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
+            CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
                                                 s.out, f));
             CHECK(get_f32(fx, got, d_a, nz), "download: %s", ffnn_last_error());
             ffnn_cpu_dense_forward(x, W, b, want, s.batch, s.in, s.out);
             ffnn_cpu_activation_forward(f, 0.0f, want, want, nz);
             if (!scaled_close("forward", got, want, S, nz, s.in, differ)) goto fail;
-            CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
+            CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
                                                 s.out, f));
             CHECK(get_f32(fx, got2, d_a, nz), "download: %s", ffnn_last_error());
             if (!same_bits("forward rerun", got2, got, nz)) goto fail;
@@ -737,7 +735,7 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             memset(&step, 0, sizeof step);
             step.kind = FFNN_OPT_SGD;
             step.lr = lr;
-            CHECK_OK(fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
+            CHECK_OK(fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
                                                    d_db, NULL, s.batch, s.in, s.out, f, &step,
                                                    NULL, 0));
             ffnn_cpu_activation_backward(f, 0.0f, x, dx_c, want, nx);
@@ -755,11 +753,11 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
                 goto fail;
             CHECK(get_f32(fx, got, d_W, nw), "download: %s", ffnn_last_error());
             memcpy(Wn, W, nw * sizeof(float));
-            ffnn_cpu_sgd_update(Wn, gdW, nw, lr);
+            ffnn_cpu_optimizer_update_sgd(Wn, gdW, nw, lr);
             if (!same_bits("W after sgd (on the GPU's dW)", got, Wn, nw)) goto fail;
             CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
             memcpy(bn, b, s.out * sizeof(float));
-            ffnn_cpu_sgd_update(bn, db_c, s.out, lr);
+            ffnn_cpu_optimizer_update_sgd(bn, db_c, s.out, lr);
             if (!same_bits("b after sgd", got, bn, s.out)) goto fail;
         }
         res = TEST_PASS;
@@ -847,7 +845,7 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     snprintf(what, sizeof what, "%zux%zu->%zu tf32%s", s.batch, s.in, s.out,
              given_xt ? ", x^T given" : "");
     if (ffnn_lt_dw_transposes_x(1, s.batch, s.in, s.out) != transposes ||
-        fx->gpu->dense_backward_wants_xt(fx->ctx, s.batch, s.in, s.out) !=
+        fx->gpu->xt->dense_backward_wants_xt(fx->ctx, s.batch, s.in, s.out) !=
             ffnn_lt_xt_from_gather(1, s.batch, s.in, s.out)) {
         fprintf(stderr, "    %s: ffnn_lt_dw_transposes_x is not %d or dense_backward_wants_xt "
                 "not gemm_plan.h's rule\n", what, transposes);
@@ -864,11 +862,11 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     float *d_dW = dev_f32(fx, NULL, nw), *d_db = dev_f32(fx, NULL, s.out);
     float *d_xt = given_xt ? dev_f32(fx, NULL, nx) : NULL; /* x^T by prepare_xt */
     if (!d_x || !d_W || !d_b || !d_dz || !d_dx || !d_dW || !d_db || (given_xt && !d_xt) ||
-        (given_xt && fx->gpu->prepare_xt(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK)) {
+        (given_xt && fx->gpu->xt->prepare_xt(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK)) {
         fprintf(stderr, "    %s: device buffers: %s\n", what, ffnn_last_error());
         goto done;
     }
-    if (fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
+    if (fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
                                       s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
                                       NULL, d_xt, 0) != FFNN_OK) {
         fprintf(stderr, "    %s: %s\n", what, ffnn_last_error());
@@ -881,7 +879,7 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     memset(&step, 0, sizeof step);
     step.kind = FFNN_OPT_SGD;
     step.lr = 0.5f;
-    if (ok && fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
+    if (ok && fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
                                             NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
                                             &step, d_xt, 0) != FFNN_OK) {
         fprintf(stderr, "    %s sgd: %s\n", what, ffnn_last_error());
@@ -910,7 +908,7 @@ static test_result lt_dw_transposed_body(fixture *fx)
     static const struct { shape s; int transposes; } cases[] = {
         {{1024, 784, 1024}, 1}, {{1027, 771, 1029}, 1}, {{1024, 784, 256}, 0}};
     rng r = {0x7a5e7a5eULL};
-    CHECK_OK(fx->gpu->set_precision(fx->ctx, FFNN_PRECISION_TF32));
+    CHECK_OK(fx->gpu->device->set_precision(fx->ctx, FFNN_PRECISION_TF32));
     for (size_t i = 0; i < 2 * (sizeof cases / sizeof cases[0]); ++i) {
         const test_result t =
             lt_dw_transposed_shape(fx, &r, cases[i / 2].s, cases[i / 2].transposes, i % 2);
@@ -945,7 +943,7 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
     char what[160];
     snprintf(what, sizeof what, "%zux%zu->%zu tf32x3", s.batch, s.in, s.out);
     if (!x || !W || !b || !dz || !xt || !ref || !got) goto done;
-    if (fx->gpu->dense_backward_wants_xt(fx->ctx, s.batch, s.in, s.out) != 3) {
+    if (fx->gpu->xt->dense_backward_wants_xt(fx->ctx, s.batch, s.in, s.out) != 3) {
         fprintf(stderr, "    %s: dense_backward_wants_xt is not 3\n", what);
         goto done;
     }
@@ -958,7 +956,7 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
     float *d_dW = dev_f32(fx, NULL, nw), *d_db = dev_f32(fx, NULL, s.out);
     float *d_xt = dev_f32(fx, NULL, 3 * nx);
     if (!d_x || !d_W || !d_b || !d_dz || !d_dx || !d_dW || !d_db || !d_xt ||
-        fx->gpu->prepare_xt(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK ||
+        fx->gpu->xt->prepare_xt(fx->ctx, d_x, s.batch, s.in, d_xt) != FFNN_OK ||
         !get_f32(fx, got, d_xt, 3 * nx)) {
         fprintf(stderr, "    %s: prepare_xt: %s\n", what, ffnn_last_error());
         goto done;
@@ -981,11 +979,11 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
         const float *use = given ? d_xt : NULL;
         ok = fx->gpu->upload(fx->ctx, d_W, W, nw * 4) == FFNN_OK &&
              fx->gpu->upload(fx->ctx, d_b, b, s.out * 4) == FFNN_OK &&
-             fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
+             fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
                                            s.batch, s.in, s.out, FFNN_ACT_IDENTITY, NULL, use,
                                            0) == FFNN_OK &&
              get_f32(fx, out, d_dW, nw) && get_f32(fx, out + nw, d_db, s.out) &&
-             fx->gpu->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
+             fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
                                            NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY, &step,
                                            use, 0) == FFNN_OK &&
              get_f32(fx, out + nw + s.out, d_W, nw);
@@ -1011,8 +1009,8 @@ static test_result lt_tf32x3_xt_body(fixture *fx)
 {
     static const shape cases[] = {{1024, 784, 1024}, {1027, 771, 29}, {37, 100, 10}};
     rng r = {0x3f32a3a3ULL};
-    CHECK(fx->gpu->prepare_xt != NULL, "the cuda table has no prepare_xt");
-    CHECK_OK(fx->gpu->set_precision(fx->ctx, FFNN_PRECISION_TF32X3));
+    CHECK(fx->gpu->xt != NULL, "the cuda table has no prepare_xt");
+    CHECK_OK(fx->gpu->device->set_precision(fx->ctx, FFNN_PRECISION_TF32X3));
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         const test_result t = tf32x3_xt_shape(fx, &r, cases[i]);
         if (t != TEST_PASS) return t;
@@ -1041,13 +1039,13 @@ static int lt_beside_run(fixture *fx, const beside_bufs *d, const float *W1, con
     const size_t nx = (size_t)BS_B * BS_H, nw1 = (size_t)BS_H * BS_H, nw0 = (size_t)BS_H * BS_IN;
     if (fx->gpu->upload(fx->ctx, d->W1, W1, nw1 * 4) != FFNN_OK ||
         fx->gpu->upload(fx->ctx, d->W0, W0, nw0 * 4) != FFNN_OK ||
-        fx->gpu->dense_backward_fused(fx->ctx, d->x1, d->W1, NULL, d->dz1, d->dx1, d->dW1, NULL,
+        fx->gpu->fused->dense_backward_fused(fx->ctx, d->x1, d->W1, NULL, d->dz1, d->dx1, d->dW1, NULL,
                                       d->dxdb, BS_B, BS_H, BS_H, FFNN_ACT_RELU, sgd, d->xt1,
                                       dw_side) != FFNN_OK ||
-        fx->gpu->dense_backward_fused(fx->ctx, d->x0, d->W0, NULL, d->dx1, NULL, d->dW0, NULL,
+        fx->gpu->fused->dense_backward_fused(fx->ctx, d->x0, d->W0, NULL, d->dx1, NULL, d->dW0, NULL,
                                       NULL, BS_B, BS_IN, BS_H, FFNN_ACT_IDENTITY, sgd, d->xt0,
                                       0) != FFNN_OK ||
-        fx->gpu->side_join(fx->ctx) != FFNN_OK)
+        fx->gpu->side->side_join(fx->ctx) != FFNN_OK)
         return 0;
     return get_f32(fx, out, d->dx1, nx) && get_f32(fx, out + nx, d->dxdb, BS_H) &&
            get_f32(fx, out + nx + BS_H, sgd ? d->W1 : d->dW1, nw1) &&
@@ -1083,8 +1081,8 @@ static test_result lt_dw_beside_body(fixture *fx)
                      dev_f32(fx, NULL, nw1), dev_f32(fx, x0, nx0), dev_f32(fx, NULL, nx0),
                      dev_f32(fx, NULL, nw0), dev_f32(fx, NULL, nw0)};
     if (!d.x1 || !d.xt1 || !d.W1 || !d.dz1 || !d.dx1 || !d.dxdb || !d.dW1 || !d.x0 ||
-        !d.xt0 || !d.W0 || !d.dW0 || fx->gpu->prepare_xt(fx->ctx, d.x1, BS_B, BS_H, d.xt1) ||
-        fx->gpu->prepare_xt(fx->ctx, d.x0, BS_B, BS_IN, d.xt0)) {
+        !d.xt0 || !d.W0 || !d.dW0 || fx->gpu->xt->prepare_xt(fx->ctx, d.x1, BS_B, BS_H, d.xt1) ||
+        fx->gpu->xt->prepare_xt(fx->ctx, d.x0, BS_B, BS_IN, d.xt0)) {
         fprintf(stderr, "    device buffers: %s\n", ffnn_last_error());
         goto done;
     }
@@ -1097,7 +1095,7 @@ static test_result lt_dw_beside_body(fixture *fx)
         for (int with_sgd = 0; with_sgd < 2; ++with_sgd) {
             const ffnn_optimizer_step *sgd = with_sgd ? &step : NULL;
             const char *what = pi == 0 ? "tf32" : "fp32";
-            if (fx->gpu->set_precision(fx->ctx, precisions[pi]) != FFNN_OK ||
+            if (fx->gpu->device->set_precision(fx->ctx, precisions[pi]) != FFNN_OK ||
                 !lt_beside_run(fx, &d, W1, W0, sgd, 0, in_order) ||
                 !lt_beside_run(fx, &d, W1, W0, sgd, 1, beside)) {
                 fprintf(stderr, "    %s%s: %s\n", what, with_sgd ? " sgd" : "",
@@ -1136,7 +1134,7 @@ static test_result transpose_body(fixture *fx)
     static const size_t shapes[][2] = {{1, 1}, {1, 37}, {37, 1}, {33, 65}, {1027, 771},
                                        {1024, 784}};
     rng r = {0x7ea5ULL};
-    CHECK(fx->gpu->prepare_xt != NULL, "the cuda table has no prepare_xt");
+    CHECK(fx->gpu->xt != NULL, "the cuda table has no prepare_xt");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
         const size_t rows = shapes[i][0], cols = shapes[i][1], n = rows * cols;
         float *a = malloc(n * 4), *want = malloc(n * 4), *got = malloc(n * 4);
@@ -1146,7 +1144,7 @@ static test_result transpose_body(fixture *fx)
             for (size_t y = 0; y < rows; ++y)
                 for (size_t c = 0; c < cols; ++c) want[c * rows + y] = a[y * cols + c];
             float *d_a = dev_f32(fx, a, n), *d_t = dev_f32(fx, NULL, n);
-            ok = d_a && d_t && fx->gpu->prepare_xt(fx->ctx, d_a, rows, cols, d_t) == FFNN_OK &&
+            ok = d_a && d_t && fx->gpu->xt->prepare_xt(fx->ctx, d_a, rows, cols, d_t) == FFNN_OK &&
                  get_f32(fx, got, d_t, n) && same_bits("x^T", got, want, n);
         }
         free(a), free(want), free(got);
@@ -1166,12 +1164,12 @@ static test_result fused_xt_rejected_body(fixture *fx)
 {
     float *p = dev_f32(fx, NULL, 64);
     CHECK(p != NULL, "device buffer: %s", ffnn_last_error());
-    CHECK(fx->gpu->dense_backward_fused(fx->ctx, p, p, NULL, p, NULL, p, NULL, NULL, 2, 2, 2,
+    CHECK(fx->gpu->fused->dense_backward_fused(fx->ctx, p, p, NULL, p, NULL, p, NULL, NULL, 2, 2, 2,
                                         FFNN_ACT_IDENTITY, NULL, p, 0) ==
               FFNN_ERR_INVALID_ARGUMENT,
           "x^T accepted off cuBLASLt");
     CHECK(strstr(ffnn_last_error(), "cuBLASLt only") != NULL, "message: %s", ffnn_last_error());
-    CHECK(!fx->gpu->dense_backward_wants_xt(fx->ctx, 1024, 784, 1024),
+    CHECK(!fx->gpu->xt->dense_backward_wants_xt(fx->ctx, 1024, 784, 1024),
           "the own kernels ask for x^T");
     fx_reset(fx);
     return TEST_PASS;

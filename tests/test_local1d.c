@@ -9,14 +9,14 @@
  *     tests/test_gradcheck.c);
  *   - the OpenMP kernels against the reference: the same bits (they use its
  *     expressions and summation order), for 1, 2 and 3 threads and through the
- *     omp backend table and ffnn_local1d_forward_omp;
+ *     omp backend table and ffnn_omp_local1d_forward_threads;
  *   - cuda against cpu (skipped without a GPU): both variants (global = --strategy
  *     naive, shared = tiled), forward and backward, on fixed and random shapes
  *     (N = R, N not a multiple of the 256-thread block, batch > 1, R large enough
  *     for the shared kernels to shrink their tiles or fall back, batch > 65535
  *     rows, a long row); the two variants give the same bits; the shared entry
- *     point ffnn_local1d_forward_cuda with fused sigmoid against
- *     ffnn_local1d_forward_cpu; a training run on cuda follows the cpu one;
+ *     point ffnn_cuda_local1d_forward_stream with fused sigmoid against
+ *     ffnn_cpu_local1d_forward; a training run on cuda follows the cpu one;
  *   - a network mixing local1d and dense layers trains on synth:motif (1-D
  *     signals classified by the shape of a 3-sample motif at a random place, see
  *     src/data/synth.c) to >= 88% test accuracy and >= 8 points above a dense
@@ -408,7 +408,7 @@ static test_result omp_case(const l1d_case *c, void *omp_ctx)
     CHECK(want && got, "malloc");
     for (int a = 0; a < 4; a++) {
         const float *bias = a % 2 ? c->b : NULL;
-        ffnn_local1d_forward_cpu(c->x, c->W, bias, want, s.batch, s.N, s.R, s.padding, acts[a]);
+        ffnn_cpu_local1d_forward(c->x, c->W, bias, want, s.batch, s.N, s.R, s.padding, acts[a]);
         for (int threads = 0; threads <= 3; threads++) {
             memset(got, 0xFF, nz * sizeof *got);
             if (threads == 0) /* the backend table (its context's threads) */
@@ -416,7 +416,7 @@ static test_result omp_case(const l1d_case *c, void *omp_ctx)
                                                           s.batch, s.N, s.R, s.padding,
                                                           acts[a]));
             else
-                ffnn_local1d_forward_omp(c->x, c->W, bias, got, s.batch, s.N, s.R, s.padding,
+                ffnn_omp_local1d_forward_threads(c->x, c->W, bias, got, s.batch, s.N, s.R, s.padding,
                                          acts[a], threads);
             CHECK(same_bits("z", got, want, nz), "forward batch=%zu N=%zu R=%zu %s act %s "
                   "bias %d threads %d", s.batch, s.N, s.R, padding_name(s.padding),
@@ -438,7 +438,7 @@ static test_result omp_case(const l1d_case *c, void *omp_ctx)
             CHECK_OK(ffnn_omp_backend.local1d_backward(omp_ctx, c->x, c->W, c->dz, dx, dW, db,
                                                        s.batch, s.N, s.R, s.padding));
         else
-            ffnn_omp_local1d_backward(c->x, c->W, c->dz, dx, dW, db, s.batch, s.N, s.R,
+            ffnn_omp_local1d_backward_threads(c->x, c->W, c->dz, dx, dW, db, s.batch, s.N, s.R,
                                       s.padding, threads);
         CHECK(same_bits("dx", dx, dx0, nx) && same_bits("dW", dW, dW0, nw) &&
                   same_bits("db", db, db0, c->M),
@@ -447,7 +447,7 @@ static test_result omp_case(const l1d_case *c, void *omp_ctx)
     }
     /* dW only: dx and db are left alone */
     memset(dx, 0xFF, nx * sizeof *dx);
-    ffnn_omp_local1d_backward(c->x, c->W, c->dz, NULL, dW, NULL, s.batch, s.N, s.R, s.padding, 2);
+    ffnn_omp_local1d_backward_threads(c->x, c->W, c->dz, NULL, dW, NULL, s.batch, s.N, s.R, s.padding, 2);
     CHECK(same_bits("dW (dx, db NULL)", dW, dW0, nw), "dW only");
     free(dx0), free(dW0), free(db0), free(dx), free(dW), free(db);
     return TEST_PASS;
@@ -548,7 +548,7 @@ static test_result cuda_case(void *ctx[2], const l1d_case *c, ffnn_activation ac
     float *dW0 = malloc(nw * sizeof *dW0), *db0 = malloc(c->M * sizeof *db0);
     float *got[2][4] = {{NULL}}; /* per variant: z, dx, dW, db */
     CHECK(z0 && dx0 && dW0 && db0, "malloc");
-    ffnn_local1d_forward_cpu(c->x, c->W, c->b, z0, s.batch, s.N, s.R, s.padding, act);
+    ffnn_cpu_local1d_forward(c->x, c->W, c->b, z0, s.batch, s.N, s.R, s.padding, act);
     ffnn_cpu_local1d_backward(c->x, c->W, c->dz, dx0, dW0, db0, s.batch, s.N, s.R, s.padding);
     test_result res = TEST_PASS;
     for (int v = 0; v < 2 && res == TEST_PASS; v++) {
@@ -649,13 +649,13 @@ static test_result test_cuda(char *why, size_t why_size)
 }
 
 #if FFNN_HAVE_CUDA
-/* The benchmark's entry point: ffnn_local1d_forward_cuda (both variants, the
- * default stream, fused sigmoid as seed 002) against ffnn_local1d_forward_cpu,
+/* The benchmark's entry point: ffnn_cuda_local1d_forward_stream (both variants, the
+ * default stream, fused sigmoid as seed 002) against ffnn_cpu_local1d_forward,
  * and its argument checks. Without CUDA in the build: FFNN_ERR_UNSUPPORTED. */
 static test_result test_cuda_entry_point(char *why, size_t why_size)
 {
     if (!ffnn_has_cuda()) {
-        CHECK(ffnn_local1d_forward_cuda(FFNN_LOCAL1D_SHARED, NULL, NULL, NULL, NULL, NULL, 1, 4,
+        CHECK(ffnn_cuda_local1d_forward_stream(FFNN_LOCAL1D_SHARED, NULL, NULL, NULL, NULL, NULL, 1, 4,
                                         3, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
                   FFNN_ERR_UNSUPPORTED, "a build without CUDA must say unsupported");
         SKIP("build has no CUDA (the stub answers FFNN_ERR_UNSUPPORTED: checked)");
@@ -679,7 +679,7 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
         const l1d_shape s = c.s;
         const size_t nz = s.batch * c.M;
         float *want = malloc(nz * sizeof *want);
-        ffnn_local1d_forward_cpu(c.x, c.W, c.b, want, s.batch, s.N, s.R, s.padding,
+        ffnn_cpu_local1d_forward(c.x, c.W, c.b, want, s.batch, s.N, s.R, s.padding,
                                  FFNN_ACT_SIGMOID);
         for (int v = 0; v < 2 && t == TEST_PASS; v++) {
             gpu_bufs g = {ops, ctx, {NULL}, 0};
@@ -689,7 +689,7 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
             if (st == FFNN_OK) /* the uploads ran on the context's stream: finish them */
                 st = ops->synchronize(ctx);
             if (st == FFNN_OK)
-                st = ffnn_local1d_forward_cuda((ffnn_local1d_variant)v, NULL, x, W, b, z,
+                st = ffnn_cuda_local1d_forward_stream((ffnn_local1d_variant)v, NULL, x, W, b, z,
                                                s.batch, s.N, s.R, s.padding, FFNN_ACT_SIGMOID);
             /* the kernel ran on the legacy default stream, the context copies on its
              * own non-blocking stream, which does not wait for it: wait here */
@@ -714,20 +714,20 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
     if (t != TEST_PASS)
         return t;
     float one = 1.0f;
-    CHECK(ffnn_local1d_forward_cuda((ffnn_local1d_variant)7, NULL, &one, &one, NULL, &one, 1, 1,
+    CHECK(ffnn_cuda_local1d_forward_stream((ffnn_local1d_variant)7, NULL, &one, &one, NULL, &one, 1, 1,
                                     1, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
               FFNN_ERR_INVALID_ARGUMENT, "variant 7 accepted");
-    CHECK(ffnn_local1d_forward_cuda(FFNN_LOCAL1D_GLOBAL, NULL, &one, &one, NULL, &one, 1, 8, 4,
+    CHECK(ffnn_cuda_local1d_forward_stream(FFNN_LOCAL1D_GLOBAL, NULL, &one, &one, NULL, &one, 1, 8, 4,
                                     FFNN_LOCAL1D_SAME, FFNN_ACT_SIGMOID) ==
               FFNN_ERR_INVALID_ARGUMENT, "even R with same accepted");
     CHECK(strstr(ffnn_last_error(), "odd") != NULL, "message: %s", ffnn_last_error());
-    CHECK(ffnn_local1d_forward_cuda(FFNN_LOCAL1D_SHARED, NULL, &one, &one, NULL, &one, 1, 2, 3,
+    CHECK(ffnn_cuda_local1d_forward_stream(FFNN_LOCAL1D_SHARED, NULL, &one, &one, NULL, &one, 1, 2, 3,
                                     FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
               FFNN_ERR_INVALID_ARGUMENT, "R > N with valid accepted");
     return TEST_PASS;
 }
 
-/* The benchmark's use of ffnn_local1d_forward_cuda: K layers chained on one
+/* The benchmark's use of ffnn_cuda_local1d_forward_stream: K layers chained on one
  * non-blocking stream (each layer's output the next one's input, two buffers
  * taking turns, so layer k+1 overwrites what layer k reads: the launches may
  * overlap, see local1d.h), weights and biases at every alignment (per-layer offsets
@@ -777,7 +777,7 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
         n = cs->N;
         for (int k = 0; k < K; k++) {
             const size_t M = ffnn_local1d_output_size(n, R, cs->padding);
-            ffnn_local1d_forward_cpu(ref, hW + wo + (size_t)k % 4, hb + bo + (size_t)(k + 1) % 4,
+            ffnn_cpu_local1d_forward(ref, hW + wo + (size_t)k % 4, hb + bo + (size_t)(k + 1) % 4,
                                      tmp, batch, n, R, cs->padding, FFNN_ACT_SIGMOID);
             memcpy(ref, tmp, batch * M * sizeof *ref);
             wo += M * R + 3, bo += M + 3;
@@ -793,7 +793,7 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
         for (int k = 0; k < K && st == FFNN_OK; k++) {
             const size_t M = ffnn_local1d_output_size(n, R, cs->padding);
             out = (float *)dbuf[k & 1] + (size_t)k % 3;
-            st = ffnn_local1d_forward_cuda((ffnn_local1d_variant)v, stream, in,
+            st = ffnn_cuda_local1d_forward_stream((ffnn_local1d_variant)v, stream, in,
                                            (const float *)dW + wo + (size_t)k % 4,
                                            (const float *)db + bo + (size_t)(k + 1) % 4, out,
                                            batch, n, R, cs->padding, FFNN_ACT_SIGMOID);

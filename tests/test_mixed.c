@@ -27,7 +27,7 @@
  *   cublaslt_bf16_gather_and_to_bf16_are_rne: the batch gathered straight into
  *     bf16, and converted into rows with padding, are bf16_rne of the fp32 gather.
  *   cublaslt_bf16_act_backward_bits_match_host: the f' step of the bf16 backward
- *     (elementwise.cu's 16-byte kernel and its tail) gives the host formula's bits
+ *     (activation.cu's 16-byte kernel and its tail) gives the host formula's bits
  *     for identity, relu, sigmoid and tanh on random bf16, lengths 7 .. 13056.
  *
  * Every test SKIPs without a CUDA GPU (and fails without the Fashion-MNIST files,
@@ -250,7 +250,7 @@ static test_result gather_and_convert(char *why, size_t why_size)
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->mixed && r->ops->gather_bf16 && r->ops->to_bf16, "no bf16 ops");
+    CHECK(r->mixed && r->ops->bf16, "no bf16 ops");
     enum { B = 64, F = 784, LD = 800 };
     int32_t idx[B];
     for (int b = 0; b < B; b++)
@@ -266,8 +266,8 @@ static test_result gather_and_convert(char *why, size_t why_size)
     CHECK_OK(r->ops->upload(r->ctx, didx, idx, sizeof idx));
     CHECK_OK(r->ops->upload(r->ctx, padded, p16, sizeof p16));
     CHECK_OK(r->ops->gather(r->ctx, &src, didx, B, r->x, r->y, r->tgt));
-    CHECK_OK(r->ops->gather_bf16(r->ctx, &src, didx, B, r->mixed->x16, r->y, r->tgt));
-    CHECK_OK(r->ops->to_bf16(r->ctx, r->x, padded, B, F, LD));
+    CHECK_OK(r->ops->bf16->gather_bf16(r->ctx, &src, didx, B, r->mixed->x16, r->y, r->tgt));
+    CHECK_OK(r->ops->bf16->to_bf16(r->ctx, r->x, padded, B, F, LD));
     CHECK_OK(r->ops->download(r->ctx, x, r->x, sizeof x));
     CHECK_OK(r->ops->download(r->ctx, g16, r->mixed->x16, sizeof g16));
     CHECK_OK(r->ops->download(r->ctx, p16, padded, sizeof p16));
@@ -318,7 +318,7 @@ static float bf16_to_float(uint16_t h)
     return f;
 }
 
-/* The f' step of the bf16 backward (elementwise.cu: the 16-byte kernel where the
+/* The f' step of the bf16 backward (activation.cu: the 16-byte kernel where the
  * buffers are aligned) gives the host's bits: dense_backward_bf16 with W16 = the
  * identity [in, in] makes dx16 = bf16(dz16 I) = dz16 exactly (one nonzero product
  * per sum, dz never 0), then dx16 = bf16(dz * f'(x16)) with device_math.cuh's
@@ -340,7 +340,7 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->mixed && r->ops->dense_backward_bf16, "no bf16 ops");
+    CHECK(r->mixed && r->ops->bf16, "no bf16 ops");
     const struct { size_t batch, in; } shapes[] = {{1, 7},    {3, 5},     {7, 37},
                                                    {96, 136}, {130, 13}, {1000, 264}};
     const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
@@ -371,10 +371,10 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
             CHECK_OK(r->ops->upload(r->ctx, d_x, x16, n * 2));
             CHECK_OK(r->ops->upload(r->ctx, d_w, eye, in * in * 2));
             CHECK_OK(r->ops->upload(r->ctx, d_dz, dz16, n * 2));
-            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
+            CHECK_OK(r->ops->bf16->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
                                                  NULL, batch, in, in, acts[a], 0));
             CHECK_OK(r->ops->download(r->ctx, dx16, d_dx, n * 2));
-            CHECK_OK(r->ops->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
+            CHECK_OK(r->ops->bf16->dense_backward_bf16(r->ctx, d_x, d_w, d_dz, in, d_dx, d_dw, NULL,
                                                  (float *)d_xdb, batch, in, in, acts[a], 0));
             CHECK_OK(r->ops->download(r->ctx, dx16b, d_dx, n * 2));
             CHECK_OK(r->ops->download(r->ctx, dxdb, d_xdb, in * sizeof(float)));
@@ -437,11 +437,11 @@ static int bf16_beside_run(ffnn_run *r, void *const *d, int dw_side, float *out)
 {
     const size_t nx = (size_t)BB_B * BB_H, nw1 = (size_t)BB_H * BB_H;
     /* d: x1, W1, dz1, dx1, dxdb, dW1, x0, dW0 */
-    return r->ops->dense_backward_bf16(r->ctx, d[0], d[1], d[2], BB_H, d[3], d[5], NULL, d[4],
+    return r->ops->bf16->dense_backward_bf16(r->ctx, d[0], d[1], d[2], BB_H, d[3], d[5], NULL, d[4],
                                        BB_B, BB_H, BB_H, FFNN_ACT_RELU, dw_side) == FFNN_OK &&
-           r->ops->dense_backward_bf16(r->ctx, d[6], NULL, d[3], BB_H, NULL, d[7], NULL, NULL,
+           r->ops->bf16->dense_backward_bf16(r->ctx, d[6], NULL, d[3], BB_H, NULL, d[7], NULL, NULL,
                                        BB_B, BB_IN, BB_H, FFNN_ACT_IDENTITY, 0) == FFNN_OK &&
-           r->ops->side_join(r->ctx) == FFNN_OK &&
+           r->ops->side->side_join(r->ctx) == FFNN_OK &&
            r->ops->download(r->ctx, out, d[3], nx * 2) == FFNN_OK &&
            r->ops->download(r->ctx, out + nx, d[4], BB_H * 4) == FFNN_OK &&
            r->ops->download(r->ctx, out + nx + BB_H, d[5], nw1 * 4) == FFNN_OK &&
@@ -462,7 +462,7 @@ static test_result bf16_dw_beside(char *why, size_t why_size)
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->mixed && r->ops->dense_backward_bf16 && r->ops->side_join, "no bf16 ops");
+    CHECK(r->mixed && r->ops->bf16 && r->ops->side, "no bf16 ops");
     const size_t n1 = (size_t)BB_B * BB_H, n0 = (size_t)BB_B * BB_IN, nw1 = (size_t)BB_H * BB_H;
     const size_t nw0 = (size_t)BB_H * BB_IN, nout = n1 + BB_H + nw1 + nw0;
     const size_t bytes[8] = {n1 * 2, nw1 * 2, n1 * 2, n1 * 2, BB_H * 4, nw1 * 4, n0 * 2, nw0 * 4};

@@ -554,9 +554,7 @@ static test_result second_stream_same_bits(char *why, size_t why_size)
             if (arm == 1) {
                 ffnn_prefetch_free(&t->run);
                 no_side = *t->run.ops;
-                no_side.side_begin = NULL;
-                no_side.side_end = NULL;
-                no_side.side_join = NULL;
+                no_side.side = NULL;
                 t->run.ops = &no_side;
             }
             losses[arm] = malloc(64 * sizeof(double));

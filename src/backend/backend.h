@@ -1,15 +1,49 @@
 /*
  * backend.h - the interface every compute backend fills in: a table of function
- * pointers over opaque device memory. The trainer (train.c) calls only this table.
+ * pointers over opaque device memory. The strategies (src/strategy/), the trainer
+ * and the predictor (src/train/) call only this table.
  *
  * All tensor pointers below are *device* pointers of the backend (host pointers
  * for cpu) obtained from alloc(); shapes are given in the comments, row-major.
  * Every function returns FFNN_OK or an error status with the message set
  * (ffnn_fail). Calls are ordered (one stream); only download() synchronises.
  *
- * Adding a backend: a folder with one file per op family that defines a
- * `const ffnn_backend_ops` with every required entry set (ffnn_backend_ops_complete)
- * and one line in the trainer's pick_backend() (src/train/trainer.c).
+ * The table has two parts:
+ *   core        ffnn_backend_ops's function entries: lifetime, memory, copies,
+ *               synchronize, and the ops every backend has (gather, dense, local1d,
+ *               activation, loss, optimizer_update, grad_clip, dropout, ema_update).
+ *               ffnn_backend_ops_complete() checks that every one is set.
+ *   extensions  named groups of optional entries, one pointer each
+ *               (ops->fused, ->xt, ->graph, ->persistent, ->device, ->bf16, ->head,
+ *               ->side, ->packed, ->weights): NULL means the backend lacks the
+ *               capability (the only capability query: `if (ops->side) ...`); a
+ *               backend that sets an extension sets every entry in it.
+ * (caps, FFNN_CAP_*, say which ffnn_backend_options a context accepts.)
+ *
+ * Files and names: an op has the same file name in every backend folder -
+ * cpu/dense.c, omp/dense.c, cuda/dense.cu; likewise gather, local1d, activation
+ * (with dropout), loss (with loss_weights) and update (optimizer_update, grad_clip,
+ * ema_update); backend.c / backend.cu holds the table, lifetime and memory. An
+ * extension's ops live in the file of the op they extend (packed: dense.c) or in
+ * a file of the extension's name (cuda/fused.cu, head.cu, persistent.cu). A
+ * backend function is named ffnn_<backend>_<op>_<direction>[_<variant>]
+ * (ffnn_omp_dense_forward, ffnn_cuda_local1d_backward, ffnn_cuda_dense_act_forward_bf16);
+ * <op>_<direction> is the entry's name in the table. ffnn_cpu_* take no context
+ * (the reference kernels, also called by omp, the predictor and the tests); the
+ * cpu table wraps them in cpu/backend.c. Static helpers drop the ffnn_ prefix
+ * (cpu_copy, ompb_* - omp_ is OpenMP's - cuda_create).
+ *
+ * Adding an op every backend has: its entry in ffnn_backend_ops with shapes and
+ * rounding stated here, a check in ffnn_backend_ops_complete (backend.c), and an
+ * implementation in each of cpu/, omp/, cuda/ in a file of the op's name, set in
+ * each table (cuda/backend.cu's static_assert counts the entries).
+ * Adding an extension: a struct ffnn_ops_<name> below with its entries documented,
+ * a `const struct ffnn_ops_<name> *<name>;` member at the end of ffnn_backend_ops,
+ * a `static const ffnn_ops_<name>` in the backends that have it (the others leave
+ * the member NULL), and callers that test `ops-><name>` before calling through it.
+ * Adding a backend: a folder with those files, a `const ffnn_backend_ops` with every
+ * core entry set and its extensions, and one line in the trainer's pick_backend()
+ * (src/train/trainer.c) and the predictor's pick() (src/train/predictor.c).
  */
 #ifndef FFNN_BACKEND_H
 #define FFNN_BACKEND_H
@@ -78,6 +112,227 @@ typedef struct ffnn_head_sgd {
     float *W, *b, *b_below;
     float lr;
 } ffnn_head_sgd;
+
+/* ---- extension "fused": the dense ops with their element-wise neighbours in the
+ * matmul's epilogues (cuda; the fused, graph, cublaslt strategies). NULL: the
+ * strategies run dense_forward + activation_forward and their backwards. ---- */
+typedef struct ffnn_ops_fused {
+    /* Dense forward with bias and activation in the matmul's epilogue:
+     *   a = act(x W^T (+ b))    x [batch, in], W [out, in], b [out] or NULL,
+     *                           a [batch, out]
+     * Same values as dense_forward then activation_forward. */
+    ffnn_status (*dense_act_forward)(void *ctx, const float *x, const float *W,
+                                     const float *b, float *a, size_t batch, size_t in,
+                                     size_t out, ffnn_activation act);
+
+    /* Dense backward with the input layer's activation derivative in the dx
+     * epilogue and, when sgd is set, the SGD update in the gradient kernels:
+     *   dx = (dz W) * f'(x)   [batch, in]  f' of x_act written through x, the
+     *                         previous layer's output (as activation_backward);
+     *                         skipped when dx is NULL
+     *   dW = dz^T x [out, in], db = sum_b dz[b,:] [out] (db skipped when NULL)
+     *   dx_db = sum_b dx[b,:] [in] of the dx written (the bias gradient of the
+     *     layer below, whose own call then passes db NULL), or NULL; needs dx. On
+     *     cuBLASLt one pass with f' (saves the BGRADB epilogue's kernel); the own
+     *     kernels sum dz^T's rows inside the dW matmul, so their strategies pass
+     *     NULL (given, they sum dx in a second kernel)
+     *   xt (or NULL): x prepared for the weight gradient by prepare_xt, in the
+     *     form dense_backward_wants_xt names: x^T [in, batch] (tf32 tensor-core
+     *     kernels take only K-major operands, and dW's K is the batch:
+     *     docs/RESULTS.md "x^T from the gather"), or tf32x3's split x^T [in, 3
+     *     batch] (the three TF32 parts that matmul reads). Only a backend with
+     *     dense_backward_wants_xt takes it
+     *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db (b NULL:
+     *     no bias update; the caller updates a bias whose gradient another op
+     *     summed); dx reads W before the update. The own kernels round each
+     *     element as optimizer_update does and write dW too; cuBLASLt updates W in
+     *     its matmul's epilogue (alpha -lr, beta 1: its rounding) and leaves dW
+     *     unwritten. After a call with sgd, dW's contents are unspecified.
+     *   dw_side: 1 lets the backend queue the weight-gradient half (dW, db and the
+     *     update) on the second stream (side_begin), after dx's matmul and
+     *     concurrently with f', dx_db and what the caller queues next; it does so
+     *     where that measured faster (cuda: gemm_plan.h ffnn_lt_dw_beside), else
+     *     queues it in order. The caller must then side_join before any op that
+     *     writes x, xt or dz or reads W, b, dW or db. 0: everything in order.
+     * x [batch, in], W [out, in], b [out] or NULL, dz [batch, out]. */
+    ffnn_status (*dense_backward_fused)(void *ctx, const float *x, float *W, float *b,
+                                        const float *dz, float *dx, float *dW, float *db,
+                                        float *dx_db, size_t batch, size_t in, size_t out,
+                                        ffnn_activation x_act,
+                                        const ffnn_optimizer_step *sgd, const float *xt,
+                                        int dw_side);
+} ffnn_ops_fused;
+
+/* ---- extension "xt": x prepared for the dense_backward_fused weight
+ * gradient (cuda). NULL: dense_backward_fused is passed xt NULL. Needs "fused". ---- */
+typedef struct ffnn_ops_xt {
+    /* The floats per element of x of the xt that dense_backward_fused on this
+     * context at these shapes takes, where its weight gradient runs faster given
+     * it: 1 (x^T), 3 (tf32x3's split x^T), else 0 (none). */
+    int (*dense_backward_wants_xt)(void *ctx, size_t batch, size_t in, size_t out);
+    /* xt [dense_backward_wants_xt(batch, in, ...) * batch * in floats] = x [batch,
+     * in] (fp32) in that form: x^T [in, batch], xt[c * batch + r] = x[r * in + c],
+     * exact (every precision but tf32x3, whatever the shape), or in tf32x3 the split
+     * x^T (each input unit's row [small | big | big] of batch values each:
+     * cuda/cublas.cu "tf32x3"). */
+    ffnn_status (*prepare_xt)(void *ctx, const float *x, size_t batch, size_t in, float *xt);
+} ffnn_ops_xt;
+
+/* ---- extension "graph": recording queued ops and replaying them (cuda graphs;
+ * the graph strategy). NULL: every step is queued op by op. ---- */
+typedef struct ffnn_ops_graph {
+    /* Capture: every op queued between capture_begin and capture_end is recorded,
+     * not run, into *graph, which graph_launch then runs (all of it, in order,
+     * as if queued again) any number of times; graph_free releases it. */
+    ffnn_status (*capture_begin)(void *ctx);
+    ffnn_status (*capture_end)(void *ctx, void **graph);
+    ffnn_status (*graph_launch)(void *ctx, void *graph);
+    void (*graph_free)(void *ctx, void *graph);
+} ffnn_ops_graph;
+
+/* ---- extension "persistent": whole steps in one kernel (cuda; the persistent
+ * strategy). NULL: that strategy is not offered. ---- */
+typedef struct ffnn_ops_persistent {
+    /* Whole steps in one kernel (persistent strategy); see ffnn_persistent_job.
+     * persistent_supported: 1 when train_persistent can run this job's shapes on
+     * this context's device (it holds W1/W2 slices on chip), else 0 with the
+     * reason in ffnn_last_error(). */
+    ffnn_status (*train_persistent)(void *ctx, const struct ffnn_persistent_job *job);
+    int (*persistent_supported)(void *ctx, const struct ffnn_persistent_job *job);
+} ffnn_ops_persistent;
+
+/* ---- extension "device": a context on a device with its own memory and queue
+ * (cuda). NULL for the host backends, whose memory is the host's: the trainer then
+ * skips its free-memory estimate and refuses a device communicator. ---- */
+typedef struct ffnn_ops_device {
+    /* Change options.precision of a live context (read at every matmul call);
+     * FFNN_ERR_INVALID_ARGUMENT for an unknown value. Which strategy takes which
+     * precision is the strategies' rule (strategy.h), not the backend's. */
+    ffnn_status (*set_precision)(void *ctx, ffnn_precision precision);
+
+
+    /* The bytes the context's device can still allocate (cudaMemGetInfo's free), for
+     * the trainer's estimate before it allocates (train/trainer.c). */
+    ffnn_status (*memory_available)(void *ctx, size_t *free_bytes);
+    /* The native stream every op of ctx is queued on (cudaStream_t), for a device
+     * communicator (src/parallel/) to order its collectives after the ops. */
+    void *(*native_stream)(void *ctx);
+} ffnn_ops_device;
+
+/* ---- extension "bf16": mixed precision (--precision bf16 on the cublaslt
+ * strategy: strategy/step.h ffnn_mixed). A bf16 tensor is uint16_t [n], the
+ * bfloat16 bits: the fp32 value rounded to nearest even to 8 significant bits (the
+ * high half of its fp32 bits after rounding). Operands bf16, products accumulated
+ * in fp32; master weights, gradients and optimizer state stay fp32. NULL: the
+ * strategies refuse bf16. ---- */
+typedef struct ffnn_ops_bf16 {
+    /* dst16[r * ld + c] = bf16(src[r * cols + c]) for r < rows, c < cols (ld >=
+     * cols; the cells past cols of a row are not written). src [rows, cols] fp32,
+     * dst16 [rows, ld] bf16. */
+    ffnn_status (*to_bf16)(void *ctx, const float *src, uint16_t *dst16, size_t rows,
+                           size_t cols, size_t ld);
+
+    /* gather, with the features rounded to bf16 (gather's x, rounded to nearest
+     * even) into x16 [batch, features] instead of x; y and t as gather's. */
+    ffnn_status (*gather_bf16)(void *ctx, const ffnn_gather_source *src, const int32_t *index,
+                               size_t batch, uint16_t *x16, int32_t *y, float *t);
+
+    /* optimizer_update, and in the same pass shadow16[i] = bf16(params[i]) of
+     * the updated value. shadow16 [n] bf16; the rest as optimizer_update. */
+    ffnn_status (*optimizer_update_bf16)(void *ctx, const ffnn_optimizer_step *step,
+                                         float *params, const float *grads, float *state,
+                                         size_t n, uint16_t *shadow16);
+
+    /* a = act(x16 W16^T (+ b)), bf16 operands, fp32 accumulation, the bias (fp32
+     * b, or its bf16 copy b16 where the library wants the output's type) added
+     * to the fp32 sum, then act, then one rounding to the output's type: into
+     * a16 [batch, out] (bf16) when a16 is not NULL, else into a [batch, out]
+     * (fp32). x16 [batch, in], W16 [out, in], b [out] / b16 [out] or both NULL.
+     * act: identity, relu, sigmoid, tanh. */
+    ffnn_status (*dense_act_forward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
+                                          const float *b, const uint16_t *b16, float *a,
+                                          uint16_t *a16, size_t batch, size_t in, size_t out,
+                                          ffnn_activation act);
+
+    /* Its backward, from dz16 = dL/dz [batch, out] (bf16; rows dz_ld >= out
+     * apart, ffnn_bf16_ld(out) for the loss's gradient):
+     *   dx16 = bf16(bf16(dz16 W16) * f'(x16))  [batch, in] bf16 (skipped when NULL;
+     *                                           f' of x_act from the saved output x16)
+     *   dW = dz16^T x16   [out, in] fp32 (fp32 accumulation)
+     *   db = sum_b dz16   [out] fp32 (skipped when NULL)
+     *   dx_db = sum_b dx16 [in] fp32 of the rounded dx16 (as dense_backward_fused's
+     *           dx_db), or NULL; needs dx16
+     * x16 [batch, in], W16 [out, in] (the weights' bf16 shadow; may be NULL without
+     * dx16). No update: the pipeline's optimizer_update_bf16 writes W and its shadow
+     * in one pass after the backward. dw_side: as dense_backward_fused's (the
+     * caller joins before any op that writes x16 or dz16 or reads dW or db). */
+    ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
+                                       const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
+                                       float *dW, float *db, float *dx_db, size_t batch,
+                                       size_t in, size_t out, ffnn_activation x_act,
+                                       int dw_side);
+} ffnn_ops_bf16;
+
+/* ---- extension "head": the output layer and its loss in one op (cuda; the
+ * cublaslt strategy's training steps). NULL: the output layer runs as dense_forward,
+ * loss, dense_backward. ---- */
+typedef struct ffnn_ops_head {
+    ffnn_status (*softmax_ce_head)(void *ctx, int bf16, const void *h, const void *W,
+                                   const float *b, const int32_t *y, size_t batch, size_t in,
+                                   size_t C, ffnn_activation act, float *dW, float *db,
+                                   void *dh, float *dh_db, float *row_loss,
+                                   uint8_t *row_correct, float *scratch);
+    /* The sums a softmax_ce_head call with dW NULL left in scratch (the same batch,
+     * in, C): dW [C, in], db [C] (NULL: not wanted), dh_db [in] (NULL: not wanted),
+     * as softmax_ce_head would have written them (the same bits). sgd (or NULL):
+     * plain SGD of the parameters whose gradients these are, in the same pass
+     * (ffnn_head_sgd). */
+    ffnn_status (*softmax_ce_head_sums)(void *ctx, size_t batch, size_t in, size_t C,
+                                        float *dW, float *db, float *dh_db,
+                                        const float *scratch, const ffnn_head_sgd *sgd);
+} ffnn_ops_head;
+
+/* ---- extension "side": a second queue (cuda). NULL: the strategies queue every
+ * op in order (and dense_backward_fused's dw_side is ignored). ---- */
+typedef struct ffnn_ops_side {
+    ffnn_status (*side_begin)(void *ctx);
+    ffnn_status (*side_end)(void *ctx);
+    ffnn_status (*side_join)(void *ctx);
+} ffnn_ops_side;
+
+/* ---- extension "packed": weights packed once for inference (omp; the
+ * predictor). NULL: the predictor calls dense_forward. ---- */
+typedef struct ffnn_ops_packed {
+    /* Floats of W [out, in] packed for dense_forward_packed on this context. */
+    size_t (*dense_pack_floats)(void *ctx, size_t in, size_t out);
+    /* packed [dense_pack_floats(in, out)] = W [out, in] in the matmul's layout. */
+    ffnn_status (*dense_pack)(void *ctx, const float *W, size_t in, size_t out, float *packed);
+    /* dense_forward's z = x W^T (+ b) [batch, out] from the packed W: the same bits. */
+    ffnn_status (*dense_forward_packed)(void *ctx, const float *x, const float *packed,
+                                        const float *b, float *z, size_t batch, size_t in,
+                                        size_t out);
+    /* dense_forward_packed on one share of W's column panels, on the calling thread:
+     * of the ceil(out / nr) panels, the contiguous part `part` (0 .. parts - 1) of
+     * `parts`, z[:, *j0 .. *j1) [batch, out] (z's other columns untouched; *j0 ==
+     * *j1: no panel). Each column the bits dense_forward_packed gives it. */
+    ffnn_status (*dense_forward_packed_part)(void *ctx, const float *x, const float *packed,
+                                             const float *b, float *z, size_t batch,
+                                             size_t in, size_t out, int part, int parts,
+                                             size_t *j0, size_t *j1);
+} ffnn_ops_packed;
+
+/* ---- extension "weights": per-sample weights (cpu, omp). NULL: the trainer
+ * refuses a weighted data set. ---- */
+typedef struct ffnn_ops_weights {
+    /* After loss, for the batch rows index [batch] (int32) of weights w [n]:
+     *   W = sum_b w[index[b]],  s_b = w[index[b]] * batch / W
+     *   dout[b, :] *= s_b       dout [batch, width], as loss wrote it (the
+     *                           gradient of the batch mean) -> that of the
+     *                           weighted mean sum_b w_b l_b / W
+     * W == 0 (a batch of zero weights): dout zeroed. W summed in double, in order. */
+    ffnn_status (*loss_weights)(void *ctx, const float *weights, const int32_t *index,
+                                size_t batch, size_t width, float *dout);
+} ffnn_ops_weights;
 
 typedef struct ffnn_backend_ops {
     const char *name;
@@ -226,227 +481,18 @@ typedef struct ffnn_backend_ops {
     ffnn_status (*ema_update)(void *ctx, float *ema, const float *params, size_t n,
                               float decay, float one_minus_decay);
 
-    /* ---- optional (NULL when the backend has none; the trainer then uses the
-     * ops above). ffnn_backend_ops_complete() does not require them. ---- */
-
-    /* Dense forward with bias and activation in the matmul's epilogue:
-     *   a = act(x W^T (+ b))    x [batch, in], W [out, in], b [out] or NULL,
-     *                           a [batch, out]
-     * Same values as dense_forward then activation_forward. */
-    ffnn_status (*dense_act_forward)(void *ctx, const float *x, const float *W,
-                                     const float *b, float *a, size_t batch, size_t in,
-                                     size_t out, ffnn_activation act);
-
-    /* Dense backward with the input layer's activation derivative in the dx
-     * epilogue and, when sgd is set, the SGD update in the gradient kernels:
-     *   dx = (dz W) * f'(x)   [batch, in]  f' of x_act written through x, the
-     *                         previous layer's output (as activation_backward);
-     *                         skipped when dx is NULL
-     *   dW = dz^T x [out, in], db = sum_b dz[b,:] [out] (db skipped when NULL)
-     *   dx_db = sum_b dx[b,:] [in] of the dx written (the bias gradient of the
-     *     layer below, whose own call then passes db NULL), or NULL; needs dx. On
-     *     cuBLASLt one pass with f' (saves the BGRADB epilogue's kernel); the own
-     *     kernels sum dz^T's rows inside the dW matmul, so their strategies pass
-     *     NULL (given, they sum dx in a second kernel)
-     *   xt (or NULL): x prepared for the weight gradient by prepare_xt, in the
-     *     form dense_backward_wants_xt names: x^T [in, batch] (tf32 tensor-core
-     *     kernels take only K-major operands, and dW's K is the batch:
-     *     docs/RESULTS.md "x^T from the gather"), or tf32x3's split x^T [in, 3
-     *     batch] (the three TF32 parts that matmul reads). Only a backend with
-     *     dense_backward_wants_xt takes it
-     *   sgd != NULL (kind FFNN_OPT_SGD): then W -= lr dW and b -= lr db (b NULL:
-     *     no bias update; the caller updates a bias whose gradient another op
-     *     summed); dx reads W before the update. The own kernels round each
-     *     element as optimizer_update does and write dW too; cuBLASLt updates W in
-     *     its matmul's epilogue (alpha -lr, beta 1: its rounding) and leaves dW
-     *     unwritten. After a call with sgd, dW's contents are unspecified.
-     *   dw_side: 1 lets the backend queue the weight-gradient half (dW, db and the
-     *     update) on the second stream (side_begin), after dx's matmul and
-     *     concurrently with f', dx_db and what the caller queues next; it does so
-     *     where that measured faster (cuda: gemm_plan.h ffnn_lt_dw_beside), else
-     *     queues it in order. The caller must then side_join before any op that
-     *     writes x, xt or dz or reads W, b, dW or db. 0: everything in order.
-     * x [batch, in], W [out, in], b [out] or NULL, dz [batch, out]. */
-    ffnn_status (*dense_backward_fused)(void *ctx, const float *x, float *W, float *b,
-                                        const float *dz, float *dx, float *dW, float *db,
-                                        float *dx_db, size_t batch, size_t in, size_t out,
-                                        ffnn_activation x_act,
-                                        const ffnn_optimizer_step *sgd, const float *xt,
-                                        int dw_side);
-
-    /* Capture: every op queued between capture_begin and capture_end is recorded,
-     * not run, into *graph, which graph_launch then runs (all of it, in order,
-     * as if queued again) any number of times; graph_free releases it. */
-    ffnn_status (*capture_begin)(void *ctx);
-    ffnn_status (*capture_end)(void *ctx, void **graph);
-    ffnn_status (*graph_launch)(void *ctx, void *graph);
-    void (*graph_free)(void *ctx, void *graph);
-
-    /* Whole steps in one kernel (persistent strategy); see ffnn_persistent_job.
-     * persistent_supported: 1 when train_persistent can run this job's shapes on
-     * this context's device (it holds W1/W2 slices on chip), else 0 with the
-     * reason in ffnn_last_error(). */
-    ffnn_status (*train_persistent)(void *ctx, const struct ffnn_persistent_job *job);
-    int (*persistent_supported)(void *ctx, const struct ffnn_persistent_job *job);
-
-    /* Change options.precision of a live context (read at every matmul call);
-     * FFNN_ERR_INVALID_ARGUMENT for an unknown value. Which strategy takes which
-     * precision is the strategies' rule (strategy.h), not the backend's. */
-    ffnn_status (*set_precision)(void *ctx, ffnn_precision precision);
-
-    /* Optional (NULL for the host backends, whose memory is the host's): the
-     * bytes the context's device can still allocate (cudaMemGetInfo's free), for
-     * the trainer's estimate before it allocates (train/trainer.c). */
-    ffnn_status (*memory_available)(void *ctx, size_t *free_bytes);
-    /* The native stream every op of ctx is queued on (cudaStream_t), for a device
-     * communicator (src/parallel/) to order its collectives after the ops. */
-    void *(*native_stream)(void *ctx);
-
-    /* ---- optional: mixed precision (--precision bf16 on the cublaslt strategy:
-     * strategy/step.h ffnn_mixed). A bf16 tensor is uint16_t [n], the bfloat16
-     * bits: the fp32 value rounded to nearest even to 8 significant bits (the high
-     * half of its fp32 bits after rounding). Operands bf16, products accumulated in
-     * fp32; master weights, gradients and optimizer state stay fp32. ---- */
-
-    /* dst16[r * ld + c] = bf16(src[r * cols + c]) for r < rows, c < cols (ld >=
-     * cols; the cells past cols of a row are not written). src [rows, cols] fp32,
-     * dst16 [rows, ld] bf16. */
-    ffnn_status (*to_bf16)(void *ctx, const float *src, uint16_t *dst16, size_t rows,
-                           size_t cols, size_t ld);
-
-    /* gather, with the features rounded to bf16 (gather's x, rounded to nearest
-     * even) into x16 [batch, features] instead of x; y and t as gather's. */
-    ffnn_status (*gather_bf16)(void *ctx, const ffnn_gather_source *src, const int32_t *index,
-                               size_t batch, uint16_t *x16, int32_t *y, float *t);
-
-    /* optimizer_update, and in the same pass shadow16[i] = bf16(params[i]) of
-     * the updated value. shadow16 [n] bf16; the rest as optimizer_update. */
-    ffnn_status (*optimizer_update_bf16)(void *ctx, const ffnn_optimizer_step *step,
-                                         float *params, const float *grads, float *state,
-                                         size_t n, uint16_t *shadow16);
-
-    /* a = act(x16 W16^T (+ b)), bf16 operands, fp32 accumulation, the bias (fp32
-     * b, or its bf16 copy b16 where the library wants the output's type) added
-     * to the fp32 sum, then act, then one rounding to the output's type: into
-     * a16 [batch, out] (bf16) when a16 is not NULL, else into a [batch, out]
-     * (fp32). x16 [batch, in], W16 [out, in], b [out] / b16 [out] or both NULL.
-     * act: identity, relu, sigmoid, tanh. */
-    ffnn_status (*dense_act_forward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
-                                          const float *b, const uint16_t *b16, float *a,
-                                          uint16_t *a16, size_t batch, size_t in, size_t out,
-                                          ffnn_activation act);
-
-    /* Its backward, from dz16 = dL/dz [batch, out] (bf16; rows dz_ld >= out
-     * apart, ffnn_bf16_ld(out) for the loss's gradient):
-     *   dx16 = bf16(bf16(dz16 W16) * f'(x16))  [batch, in] bf16 (skipped when NULL;
-     *                                           f' of x_act from the saved output x16)
-     *   dW = dz16^T x16   [out, in] fp32 (fp32 accumulation)
-     *   db = sum_b dz16   [out] fp32 (skipped when NULL)
-     *   dx_db = sum_b dx16 [in] fp32 of the rounded dx16 (as dense_backward_fused's
-     *           dx_db), or NULL; needs dx16
-     * x16 [batch, in], W16 [out, in] (the weights' bf16 shadow; may be NULL without
-     * dx16). No update: the pipeline's optimizer_update_bf16 writes W and its shadow
-     * in one pass after the backward. dw_side: as dense_backward_fused's (the
-     * caller joins before any op that writes x16 or dz16 or reads dW or db). */
-    ffnn_status (*dense_backward_bf16)(void *ctx, const uint16_t *x16, const uint16_t *W16,
-                                       const uint16_t *dz16, size_t dz_ld, uint16_t *dx16,
-                                       float *dW, float *db, float *dx_db, size_t batch,
-                                       size_t in, size_t out, ffnn_activation x_act,
-                                       int dw_side);
-
-    /* ---- optional: the output layer and its loss in one op (cuda; the cublaslt
-     * strategy's training steps, src/strategy/step.c). For a last dense layer with
-     * identity activation under softmax_ce on class labels, whose input h is the
-     * output of a dense layer with activation act (identity, relu, sigmoid, tanh):
-     *   logits [batch, C] = h W^T + b (fp32 sums; b [C] or NULL), then as loss's
-     *     softmax_ce: row_loss [batch], row_correct [batch], and
-     *     dlog = (softmax - onehot(y)) / batch (fp32, on chip or in the scratch)
-     *   dW [C, in] = dlog^T h, db [C] = sum_b dlog (NULL: no bias)
-     *   dh [batch, in] = (dlog W) * act'(h): the layer below's dz, rounded once to
-     *     dh's type; dh_db [in] = sum_b dh of the stored values (the layer below's
-     *     bias gradient; NULL: not wanted)
-     * bf16 = 1: h, W and dh are bf16 (uint16_t; the mixed-precision pipeline's
-     * act16, params16 shadow and grad16), else fp32 (float). Past
-     * FFNN_HEAD_FUSED_MAX_IN inputs, for bf16 tensors (in % 8 == 0) and on a tf32
-     * context the products run on the tensor cores in that precision: h, W and,
-     * for dW and dh, dlog rounded to TF32 / bf16, fp32 sums (as a matmul of that
-     * precision; docs/RESULTS.md "The wide head on the tensor cores"). y [batch] class
-     * indices. in % 4 == 0, C <= FFNN_HEAD_CMAX, C * in <= FFNN_HEAD_MAX_WEIGHTS,
-     * h, W and dh aligned to 16 bytes
-     * (fp32) or 8 (bf16); scratch: ffnn_head_scratch_floats(batch, in, C) floats of
-     * device memory, 16-byte aligned. Every sum in a fixed order (deterministic).
-     * dW NULL: dW, db and dh_db are not written here; their partial sums stay in
-     * the scratch for softmax_ce_head_sums (which the strategy may queue on the
-     * second stream, concurrently with the layer below's backward). */
-    ffnn_status (*softmax_ce_head)(void *ctx, int bf16, const void *h, const void *W,
-                                   const float *b, const int32_t *y, size_t batch, size_t in,
-                                   size_t C, ffnn_activation act, float *dW, float *db,
-                                   void *dh, float *dh_db, float *row_loss,
-                                   uint8_t *row_correct, float *scratch);
-    /* The sums a softmax_ce_head call with dW NULL left in scratch (the same batch,
-     * in, C): dW [C, in], db [C] (NULL: not wanted), dh_db [in] (NULL: not wanted),
-     * as softmax_ce_head would have written them (the same bits). sgd (or NULL):
-     * plain SGD of the parameters whose gradients these are, in the same pass
-     * (ffnn_head_sgd). */
-    ffnn_status (*softmax_ce_head_sums)(void *ctx, size_t batch, size_t in, size_t C,
-                                        float *dW, float *db, float *dh_db,
-                                        const float *scratch, const ffnn_head_sgd *sgd);
-
-    /* ---- optional: a second queue (NULL: none; the strategies then queue every
-     * op in order). The ops queued between side_begin and side_end go to a side
-     * queue: they start after every op queued before side_begin and may run
-     * concurrently with the ops queued after side_end; side_join makes the ops
-     * queued after it wait for the second stream's ops queued so far. Capturable:
-     * a graph records the fork and the join. Every side_begin needs its side_end
-     * (also after an error in between), and the side's ops must be joined before
-     * capture_end or synchronize. FFNN_ERR_INVALID_ARGUMENT: side_begin inside
-     * the second stream, side_end outside it. The graph runs use it to gather the
-     * next step's batch during the current step (strategy/step.c). ---- */
-    ffnn_status (*side_begin)(void *ctx);
-    ffnn_status (*side_end)(void *ctx);
-    ffnn_status (*side_join)(void *ctx);
-
-    /* ---- optional: x prepared for dense_backward_fused's weight gradient (NULL:
-     * none). ---- */
-    /* The floats per element of x of the xt that dense_backward_fused on this
-     * context at these shapes takes, where its weight gradient runs faster given
-     * it: 1 (x^T), 3 (tf32x3's split x^T), else 0 (none). */
-    int (*dense_backward_wants_xt)(void *ctx, size_t batch, size_t in, size_t out);
-    /* xt [dense_backward_wants_xt(batch, in, ...) * batch * in floats] = x [batch,
-     * in] (fp32) in that form: x^T [in, batch], xt[c * batch + r] = x[r * in + c],
-     * exact (every precision but tf32x3, whatever the shape), or in tf32x3 the split
-     * x^T (each input unit's row [small | big | big] of batch values each:
-     * cuda/cublas.cu "tf32x3"). */
-    ffnn_status (*prepare_xt)(void *ctx, const float *x, size_t batch, size_t in, float *xt);
-
-    /* ---- optional: weights packed once for inference (the predictor; NULL: none,
-     * it then calls dense_forward). ---- */
-    /* Floats of W [out, in] packed for dense_forward_packed on this context. */
-    size_t (*dense_pack_floats)(void *ctx, size_t in, size_t out);
-    /* packed [dense_pack_floats(in, out)] = W [out, in] in the matmul's layout. */
-    ffnn_status (*dense_pack)(void *ctx, const float *W, size_t in, size_t out, float *packed);
-    /* dense_forward's z = x W^T (+ b) [batch, out] from the packed W: the same bits. */
-    ffnn_status (*dense_forward_packed)(void *ctx, const float *x, const float *packed,
-                                        const float *b, float *z, size_t batch, size_t in,
-                                        size_t out);
-    /* dense_forward_packed on one share of W's column panels, on the calling thread:
-     * of the ceil(out / nr) panels, the contiguous part `part` (0 .. parts - 1) of
-     * `parts`, z[:, *j0 .. *j1) [batch, out] (z's other columns untouched; *j0 ==
-     * *j1: no panel). Each column the bits dense_forward_packed gives it. */
-    ffnn_status (*dense_forward_packed_part)(void *ctx, const float *x, const float *packed,
-                                             const float *b, float *z, size_t batch,
-                                             size_t in, size_t out, int part, int parts,
-                                             size_t *j0, size_t *j1);
-    /* ---- optional: per-sample weights (cpu and omp; NULL: the trainer refuses a
-     * weighted data set) ---- */
-    /* After loss, for the batch rows index [batch] (int32) of weights w [n]:
-     *   W = sum_b w[index[b]],  s_b = w[index[b]] * batch / W
-     *   dout[b, :] *= s_b       dout [batch, width], as loss wrote it (the
-     *                           gradient of the batch mean) -> that of the
-     *                           weighted mean sum_b w_b l_b / W
-     * W == 0 (a batch of zero weights): dout zeroed. W summed in double, in order. */
-    ffnn_status (*loss_weights)(void *ctx, const float *weights, const int32_t *index,
-                                size_t batch, size_t width, float *dout);
+    /* ---- extensions: NULL when the backend lacks one (the capability query:
+     * `if (ops->graph)`); a non-NULL extension has every entry set. ---- */
+    const struct ffnn_ops_fused *fused;
+    const struct ffnn_ops_xt *xt;
+    const struct ffnn_ops_graph *graph;
+    const struct ffnn_ops_persistent *persistent;
+    const struct ffnn_ops_device *device;
+    const struct ffnn_ops_bf16 *bf16;
+    const struct ffnn_ops_head *head;
+    const struct ffnn_ops_side *side;
+    const struct ffnn_ops_packed *packed;
+    const struct ffnn_ops_weights *weights;
 } ffnn_backend_ops;
 
 /* softmax_ce_head's limits and scratch (one copy for the backend and the strategy
@@ -524,7 +570,8 @@ typedef struct ffnn_persistent_job {
     uint8_t *row_correct;       /* [n]                                             */
 } ffnn_persistent_job;
 
-/* 1 when every entry of ops is set (checked by the trainer before use). */
+/* 1 when ops has a name and every core entry set (checked by the trainer before
+ * use); the extensions are not checked (NULL: not supported). */
 int ffnn_backend_ops_complete(const ffnn_backend_ops *ops);
 
 /* The backends. ffnn_cuda_backend is NULL in a build without nvcc. */

@@ -1,7 +1,7 @@
 /* module.c - finding and loading the CUDA backend's module (module.h), and the
  * functions of the library that forward to it: ffnn_cuda_backend (backend.h),
  * ffnn_has_cuda, ffnn_cuda_device_count, ffnn_cuda_device_name (ffnn.h),
- * ffnn_local1d_forward_cuda (core/local1d.h).
+ * ffnn_cuda_local1d_forward_stream (core/local1d.h).
  *
  * Where the module is looked for (module_search.c), in order (the first that loads
  * and matches wins):
@@ -163,14 +163,14 @@ void ffnn_cuda_device_name(char *buf, size_t buf_size)
         ffnn_cuda_module_get()->device_name(buf, buf_size);
 }
 
-ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
+ffnn_status ffnn_cuda_local1d_forward_stream(ffnn_local1d_variant variant, void *stream,
                                       const float *x, const float *W, const float *bias,
                                       float *z, size_t batch, size_t N, size_t R,
                                       ffnn_local1d_padding padding, ffnn_activation act)
 {
     const ffnn_cuda_module *m = ffnn_cuda_module_get();
     if (!m)
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "ffnn_local1d_forward_cuda: %s",
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "ffnn_cuda_local1d_forward_stream: %s",
                          ffnn_cuda_module_error());
     return m->local1d_forward(variant, stream, x, W, bias, z, batch, N, R, padding, act);
 }

@@ -47,11 +47,11 @@ size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding);
 
 /* CPU reference (single thread): z = local1d(x) then a = act(z) in place when act
  * is not identity (fused for the benchmark; the trainer passes identity). */
-void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias, float *z,
+void ffnn_cpu_local1d_forward(const float *x, const float *W, const float *bias, float *z,
                               size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
                               ffnn_activation act);
 /* OpenMP version of the same (threads <= 0: all); deterministic. */
-void ffnn_local1d_forward_omp(const float *x, const float *W, const float *bias, float *z,
+void ffnn_omp_local1d_forward_threads(const float *x, const float *W, const float *bias, float *z,
                               size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
                               ffnn_activation act, int threads);
 
@@ -67,7 +67,7 @@ void ffnn_local1d_forward_omp(const float *x, const float *W, const float *bias,
  * be written by a kernel queued on `stream` since the last copy, event wait or
  * synchronisation there (the benchmark uploads them with copies). The backend's
  * local1d_forward, used by the trainer, does not overlap. */
-ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
+ffnn_status ffnn_cuda_local1d_forward_stream(ffnn_local1d_variant variant, void *stream,
                                       const float *x, const float *W, const float *bias,
                                       float *z, size_t batch, size_t N, size_t R,
                                       ffnn_local1d_padding padding, ffnn_activation act);

@@ -64,7 +64,7 @@ void ffnn_graph_cache_free(ffnn_run *r, void *cache)
         return;
     for (int i = 0; i < GRAPH_CACHE; i++)
         if (c->graphs[i].exec)
-            r->ops->graph_free(r->ctx, c->graphs[i].exec);
+            r->ops->graph->graph_free(r->ctx, c->graphs[i].exec);
     if (c->adam_table)
         r->ops->release(r->ctx, c->adam_table);
     free(c->adam_host);
@@ -153,16 +153,16 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
             same_update(&g->update, &u0)) {
             g->used = ++c->tick;
             c->replays++;
-            return r->ops->graph_launch(r->ctx, g->exec);
+            return r->ops->graph->graph_launch(r->ctx, g->exec);
         }
         if (!slot || !g->exec || (slot->exec && g->used < slot->used))
             slot = g;
     }
     if (slot->exec) {
-        r->ops->graph_free(r->ctx, slot->exec);
+        r->ops->graph->graph_free(r->ctx, slot->exec);
         slot->exec = NULL;
     }
-    if ((st = r->ops->capture_begin(r->ctx)) != FFNN_OK)
+    if ((st = r->ops->graph->capture_begin(r->ctx)) != FFNN_OK)
         return st;
     if (stable && is_adam(&u0)) { /* the captured updates read the table */
         r->adam_scalars = c->adam_table;
@@ -171,10 +171,10 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     const ffnn_status qs = ffnn_step_queue_run(r, first, count, opt_t);
     r->adam_scalars = NULL;
     void *exec = NULL;
-    st = r->ops->capture_end(r->ctx, &exec); /* ends the capture even after an error */
+    st = r->ops->graph->capture_end(r->ctx, &exec); /* ends the capture even after an error */
     if (qs != FFNN_OK) {
         if (exec)
-            r->ops->graph_free(r->ctx, exec);
+            r->ops->graph->graph_free(r->ctx, exec);
         return qs;
     }
     if (st != FFNN_OK)
@@ -186,12 +186,12 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     slot->update = u0; /* compared through same_update (adam: without the table's) */
     slot->used = ++c->tick;
     if (!stable) { /* dropout, changing scalars: use once */
-        st = r->ops->graph_launch(r->ctx, exec);
-        r->ops->graph_free(r->ctx, exec);
+        st = r->ops->graph->graph_launch(r->ctx, exec);
+        r->ops->graph->graph_free(r->ctx, exec);
         slot->exec = NULL;
         return st;
     }
-    return r->ops->graph_launch(r->ctx, exec);
+    return r->ops->graph->graph_launch(r->ctx, exec);
 }
 
 /* Steps per launch for a cached strategy: `preferred`, raised to

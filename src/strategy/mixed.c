@@ -11,8 +11,7 @@ ffnn_status ffnn_mixed_create(ffnn_run *r)
 {
     const ffnn_backend_ops *o = r->ops;
     const ffnn_model *m = r->model;
-    if (!o->to_bf16 || !o->optimizer_update_bf16 || !o->dense_act_forward_bf16 ||
-        !o->dense_backward_bf16)
+    if (!o->bf16)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "precision bf16: the %s backend has no "
                          "mixed-precision ops", o->name);
     ffnn_mixed *mx = calloc(1, sizeof *mx);
@@ -69,7 +68,7 @@ ffnn_status ffnn_mixed_sync(ffnn_run *r)
     if (!mx || !mx->stale)
         return FFNN_OK;
     const size_t n = r->model->parameter_count;
-    ffnn_status st = r->ops->to_bf16(r->ctx, r->params, mx->params16, 1, n, n);
+    ffnn_status st = r->ops->bf16->to_bf16(r->ctx, r->params, mx->params16, 1, n, n);
     if (st == FFNN_OK)
         mx->stale = 0;
     return st;

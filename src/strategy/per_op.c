@@ -60,7 +60,7 @@ static ffnn_status cublas_prepare(ffnn_run *r, void **state)
  * cuBLAS matmuls, as fused and graph do (auto picks cublas for it). */
 static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
 {
-    if (!r->ops->dense_act_forward || !r->ops->dense_backward_fused)
+    if (!r->ops->fused)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "strategy cublaslt: the %s backend has no fused dense ops",
                          r->ops->name);
@@ -74,7 +74,7 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     /* bf16: the mixed-precision pipeline (step.h ffnn_mixed) where every layer
      * runs the fused ops; else the fused ops convert their operands per matmul */
     if (r->cfg->precision == FFNN_PRECISION_BF16 && r->fused &&
-        ffnn_strategy_all_dense(r->model) && r->ops->dense_backward_bf16 &&
+        ffnn_strategy_all_dense(r->model) && r->ops->bf16 &&
         (st = ffnn_mixed_create(r)) != FFNN_OK)
         return st;
     /* plain sgd (fused_sgd, as fused.c sets it) in fp32 and tf32: each weight

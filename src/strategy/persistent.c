@@ -98,7 +98,7 @@ static ffnn_persistent_job persistent_job(const ffnn_run *r, size_t first, size_
 static ffnn_status persistent_prepare(ffnn_run *r, void **state)
 {
     *state = NULL;
-    if (!r->ops->train_persistent || !r->ops->persistent_supported)
+    if (!r->ops->persistent)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "strategy persistent: backend %s has no persistent kernel",
                          r->ops->name);
@@ -108,7 +108,7 @@ static ffnn_status persistent_prepare(ffnn_run *r, void **state)
                          "on float targets, not %s on %s", ffnn_loss_name(r->cfg->loss),
                          r->train.labels ? "class labels" : "float targets");
     const ffnn_persistent_job job = persistent_job(r, 0, 0, 0);
-    if (!r->ops->persistent_supported(r->ctx, &job))
+    if (!r->ops->persistent->persistent_supported(r->ctx, &job))
         return FFNN_ERR_UNSUPPORTED; /* the reason is in ffnn_last_error() */
     return FFNN_OK;
 }
@@ -120,7 +120,7 @@ static ffnn_status persistent_run(ffnn_run *r, void *state, size_t first, size_t
 {
     (void)state; /* plain sgd: every step of a launch (within an epoch) has the same lr */
     const ffnn_persistent_job job = persistent_job(r, first, count, opt_t);
-    return r->ops->train_persistent(r->ctx, &job);
+    return r->ops->persistent->train_persistent(r->ctx, &job);
 }
 
 const ffnn_strategy_impl ffnn_strategy_persistent_impl = {

@@ -12,7 +12,7 @@ ffnn_status ffnn_prefetch_create(ffnn_run *r)
 {
     const ffnn_backend_ops *o = r->ops;
     r->spare = NULL;
-    if (!o->side_begin || !o->side_end || !o->side_join || r->comm != NULL)
+    if (!o->side || r->comm != NULL)
         return FFNN_OK;
     const ffnn_model *m = r->model;
     const size_t rows = r->cfg->batch_size, in = m->input_size;

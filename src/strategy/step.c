@@ -51,14 +51,14 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x
     ffnn_mixed *mx = r->mixed;
     ffnn_status st = ffnn_mixed_sync(r);
     if (st != FFNN_OK ||
-        (!x16_gathered && (st = r->ops->to_bf16(r->ctx, r->x, mx->x16, batch, m->input_size,
+        (!x16_gathered && (st = r->ops->bf16->to_bf16(r->ctx, r->x, mx->x16, batch, m->input_size,
                                                 m->input_size)) != FFNN_OK))
         return st;
     const uint16_t *in = mx->x16; /* [batch, layer.in] */
     for (int i = 0; i < layers; i++) {
         const ffnn_layer *l = &m->layers[i];
         const int last = i == m->layer_count - 1;
-        if ((st = r->ops->dense_act_forward_bf16(
+        if ((st = r->ops->bf16->dense_act_forward_bf16(
                  r->ctx, in, mx->params16 + l->weight_offset,
                  l->has_bias ? r->params + l->bias_offset : NULL,
                  l->has_bias ? mx->params16 + l->bias_offset : NULL, last ? r->act[i] : NULL,
@@ -85,7 +85,7 @@ static float *layer_xt(const ffnn_run *r, int i, size_t batch)
 {
     float *xt = i == 0 ? r->xt : r->act_t ? r->act_t[i - 1] : NULL;
     const ffnn_layer *l = &r->model->layers[i];
-    return xt && (size_t)r->ops->dense_backward_wants_xt(r->ctx, batch, l->in, l->out) ==
+    return xt && (size_t)r->ops->xt->dense_backward_wants_xt(r->ctx, batch, l->in, l->out) ==
                      r->xt_parts
                ? xt
                : NULL;
@@ -110,12 +110,12 @@ static ffnn_status forward(ffnn_run *r, size_t batch, uint64_t t, float **output
         const float *W = r->params + l->weight_offset; /* [out, fan_in] */
         const float *b = l->has_bias ? r->params + l->bias_offset : NULL;
         if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* bias + act in the epilogue */
-            if ((st = r->ops->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
+            if ((st = r->ops->fused->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
                                                 l->out, l->act)))
                 return st;
             float *act_t = xt_side ? layer_xt(r, i + 1, batch) : NULL;
             if (act_t && ((st = side_open(r, xt_side)) != FFNN_OK ||
-                          (st = side_close(r, r->ops->prepare_xt(r->ctx, r->act[i], batch,
+                          (st = side_close(r, r->ops->xt->prepare_xt(r->ctx, r->act[i], batch,
                                                                  l->out, act_t))) != FFNN_OK))
                 return st;
             in = r->act[i];
@@ -163,7 +163,7 @@ ffnn_status ffnn_step_forward(ffnn_run *r, size_t batch, uint64_t t, float **out
 int ffnn_step_head_applies(const ffnn_run *r)
 {
     const ffnn_model *m = r->model;
-    if (r->ops->softmax_ce_head == NULL || !r->fused || r->comm != NULL ||
+    if (r->ops->head == NULL || !r->fused || r->comm != NULL ||
         r->cfg->loss != FFNN_LOSS_SOFTMAX_CE || r->train.targets != NULL ||
         r->train.labels == NULL || r->train.weights != NULL || m->layer_count < 2)
         return 0;
@@ -203,10 +203,10 @@ ffnn_status ffnn_step_xt_create(ffnn_run *r)
     const size_t B = r->cfg->batch_size;
     r->xt = NULL;
     r->xt_parts = 0;
-    if (!r->ops->dense_backward_wants_xt || !r->ops->prepare_xt || !r->fused || r->mixed ||
+    if (!r->ops->xt || !r->fused || r->mixed ||
         l0->kind != FFNN_LAYER_DENSE || l0->has_dropout)
         return FFNN_OK;
-    const int parts = r->ops->dense_backward_wants_xt(r->ctx, B, l0->in, l0->out);
+    const int parts = r->ops->xt->dense_backward_wants_xt(r->ctx, B, l0->in, l0->out);
     if (parts < 1)
         return FFNN_OK;
     r->xt_parts = (size_t)parts;
@@ -222,7 +222,7 @@ ffnn_status ffnn_step_xt_create(ffnn_run *r)
     for (int i = 1; i <= last && has_side(r); i++) {
         const ffnn_layer *l = &m->layers[i];
         if (l->kind != FFNN_LAYER_DENSE || m->layers[i - 1].has_dropout ||
-            (size_t)r->ops->dense_backward_wants_xt(r->ctx, B, l->in, l->out) != r->xt_parts)
+            (size_t)r->ops->xt->dense_backward_wants_xt(r->ctx, B, l->in, l->out) != r->xt_parts)
             continue;
         if (!r->act_t && !(r->act_t = calloc((size_t)m->layer_count, sizeof *r->act_t))) {
             ffnn_step_xt_free(r);
@@ -261,14 +261,14 @@ static int head_step(const ffnn_run *r, uint64_t t)
 /* 1 when the backend has a second stream (backend.h side_begin, side_end, side_join). */
 static int has_side(const ffnn_run *r)
 {
-    return r->ops->side_begin && r->ops->side_end && r->ops->side_join;
+    return r->ops->side != NULL;
 }
 
 /* The ops queued after side_open go to the second stream (*pending set to 1: the
  * caller joins it) until side_close, which returns st, or side_end's error. */
 static ffnn_status side_open(ffnn_run *r, int *pending)
 {
-    const ffnn_status st = r->ops->side_begin(r->ctx);
+    const ffnn_status st = r->ops->side->side_begin(r->ctx);
     if (st == FFNN_OK)
         *pending = 1;
     return st;
@@ -276,14 +276,14 @@ static ffnn_status side_open(ffnn_run *r, int *pending)
 
 static ffnn_status side_close(ffnn_run *r, ffnn_status st)
 {
-    const ffnn_status end = r->ops->side_end(r->ctx);
+    const ffnn_status end = r->ops->side->side_end(r->ctx);
     return st != FFNN_OK ? st : end;
 }
 
 /* 1 when the head's sums run apart (softmax_ce_head_sums, on the second stream). */
 static int head_sums_apart(const ffnn_run *r)
 {
-    return r->ops->softmax_ce_head_sums && has_side(r);
+    return r->ops->head && has_side(r);
 }
 
 /* The head of step t over `batch` rows whose losses go to row `first` of the
@@ -309,7 +309,7 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
     float *db = top->has_bias ? r->grads + top->bias_offset : NULL;
     float *dh_db = below->has_bias ? r->grads + below->bias_offset : NULL;
     const int later = head_sums_apart(r);
-    ffnn_status st = r->ops->softmax_ce_head(
+    ffnn_status st = r->ops->head->softmax_ce_head(
         r->ctx, bf16, h, W, top->has_bias ? r->params + top->bias_offset : NULL, r->y, batch,
         top->in, top->out, below->act, later ? NULL : dW, db, dh, dh_db,
         r->train.row_loss + first, r->train.row_correct + first, r->head_scratch);
@@ -317,7 +317,7 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
         return st;
     /* the forward's transposes joined first, so the layers below do not wait for
      * the sums (the second stream is one queue) */
-    if (*xt_side && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
+    if (*xt_side && (st = r->ops->side->side_join(r->ctx)) != FFNN_OK)
         return st;
     *xt_side = 0;
     if ((st = side_open(r, side)) != FFNN_OK)
@@ -326,7 +326,7 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
                                   db ? r->params + top->bias_offset : NULL,
                                   dh_db ? r->params + below->bias_offset : NULL,
                                   sgd ? sgd->lr : 0.0f};
-    st = r->ops->softmax_ce_head_sums(r->ctx, batch, top->in, top->out, dW, db, dh_db,
+    st = r->ops->head->softmax_ce_head_sums(r->ctx, batch, top->in, top->out, dW, db, dh_db,
                                       r->head_scratch, sgd ? &update : NULL);
     return side_close(r, st);
 }
@@ -334,7 +334,7 @@ static ffnn_status run_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
 /* 1 when training step t gathers its batch straight into bf16 (x16). */
 static int gathers_bf16(const ffnn_run *r, uint64_t t)
 {
-    return mixed_step(r, t) && r->ops->gather_bf16;
+    return mixed_step(r, t) && r->ops->bf16;
 }
 
 /* The gather of a training step t into r's batch buffers, or (into not NULL) into
@@ -348,12 +348,12 @@ static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const
     int32_t *y = into ? into->y : r->y;
     float *tgt = into ? into->tgt : r->tgt;
     if (*x16)
-        return r->ops->gather_bf16(r->ctx, src, index, batch,
+        return r->ops->bf16->gather_bf16(r->ctx, src, index, batch,
                                    into ? into->x16 : r->mixed->x16, y, tgt);
     float *x = into ? into->x : r->x;
     ffnn_status st = r->ops->gather(r->ctx, src, index, batch, x, y, tgt);
     if (st == FFNN_OK && layer_xt(r, 0, batch)) /* x prepared for layer 0's dW */
-        st = r->ops->prepare_xt(r->ctx, x, batch, src->features, into ? into->xt : r->xt);
+        st = r->ops->xt->prepare_xt(r->ctx, x, batch, src->features, into ? into->xt : r->xt);
     return st;
 }
 
@@ -517,7 +517,7 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, grad_sync *sync, int
                 (st = r->ops->activation_backward(r->ctx, top->act, top->act_param,
                                                   r->act[m->layer_count - 1], r->grad_buf[0],
                                                   r->grad_buf[0], batch * top->out))) ||
-               (st = r->ops->to_bf16(r->ctx, r->grad_buf[0], mx->grad16[0], batch, top->out,
+               (st = r->ops->bf16->to_bf16(r->ctx, r->grad_buf[0], mx->grad16[0], batch, top->out,
                                      ffnn_bf16_ld(top->out)))) {
         return st;
     }
@@ -526,7 +526,7 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, grad_sync *sync, int
         const int has_b = l->has_bias;
         float *dx_db = below_db(r, i);
         const int dw_side = weight_grad_beside(r, i, sync, side);
-        if ((st = r->ops->dense_backward_bf16(
+        if ((st = r->ops->bf16->dense_backward_bf16(
                  r->ctx, i == 0 ? mx->x16 : mx->act16[i - 1], mx->params16 + l->weight_offset,
                  mx->grad16[cur], dz_ld, i == 0 ? NULL : mx->grad16[1 - cur],
                  r->grads + l->weight_offset,
@@ -607,12 +607,12 @@ static ffnn_status backward(ffnn_run *r, size_t batch, uint64_t t,
                 return st;
             const float *xt = xt_side ? layer_xt(r, i, batch) : NULL; /* the step's */
             if (xt && i > 0 && *xt_side) { /* made on the second stream: joined first */
-                if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
+                if ((st = r->ops->side->side_join(r->ctx)) != FFNN_OK)
                     return st;
                 *xt_side = 0;
             }
             /* b: updated by the op with sgd, unless its db came from above */
-            if ((st = r->ops->dense_backward_fused(
+            if ((st = r->ops->fused->dense_backward_fused(
                      r->ctx, x, W, db ? r->params + l->bias_offset : NULL, dz, dx, dW, db,
                      dx_db, batch, l->in, l->out, x_act, sgd, xt,
                      weight_grad_beside(r, i, sync, side))))
@@ -700,7 +700,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
      * scaled by its share of the step's rows, their sum over the ranks is the
      * gradient of the step's mean (a rank without rows contributes zeros) */
     grad_sync sync = {r->comm, (float)((double)batch / (double)rows),
-                      r->comm && r->ops->native_stream ? r->ops->native_stream(r->ctx) : NULL,
+                      r->comm && r->ops->device ? r->ops->device->native_stream(r->ctx) : NULL,
                       m->parameter_count};
     int x16 = 0;
     const int head = head_step(r, opt_t); /* the last layer and the loss in one op */
@@ -726,15 +726,15 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                                    r->grad_buf[0], r->train.row_loss + first,
                                    r->train.row_correct + first)) ||
          (r->train.weights && /* the weighted mean's gradient (trainer.c check_weights) */
-          (st = r->ops->loss_weights(r->ctx, r->train.weights, r->train.index + first, batch,
+          (st = r->ops->weights->loss_weights(r->ctx, r->train.weights, r->train.index + first, batch,
                                      width, r->grad_buf[0]))) ||
          (st = backward(r, batch, opt_t, r->fused_sgd ? &update : NULL,
                         r->comm ? &sync : NULL, &side, &early, &xt_side)))) {
         if (side || xt_side) /* the second stream's work joined all the same */
-            (void)r->ops->side_join(r->ctx);
+            (void)r->ops->side->side_join(r->ctx);
         return st;
     }
-    if ((side || xt_side) && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
+    if ((side || xt_side) && (st = r->ops->side->side_join(r->ctx)) != FFNN_OK)
         return st;
     /* the all-reduce stage, between the backward pass and the update; a rank
      * without rows begins the same buckets as the others (collectives match
@@ -767,7 +767,7 @@ static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, 
 {
     float *state = r->opt_state ? r->opt_state + off : NULL;
     if (r->mixed)
-        return r->ops->optimizer_update_bf16(r->ctx, update, r->params + off, r->grads + off,
+        return r->ops->bf16->optimizer_update_bf16(r->ctx, update, r->params + off, r->grads + off,
                                              state, n, r->mixed->params16 + off);
     return r->ops->optimizer_update(r->ctx, update, r->params + off, r->grads + off, state, n);
 }
@@ -835,7 +835,7 @@ ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_
     for (size_t i = 0; i < count && st == FFNN_OK; i++) {
         if (pending) { /* the batch prefetched during step i - 1 becomes r's */
             pending = 0;
-            if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
+            if ((st = r->ops->side->side_join(r->ctx)) != FFNN_OK)
                 break;
             ffnn_prefetch_swap(r);
             swaps++;
@@ -844,7 +844,7 @@ ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_
                         &pending);
     }
     if (pending) /* after an error: the second stream's gather joined all the same */
-        (void)r->ops->side_join(r->ctx);
+        (void)r->ops->side->side_join(r->ctx);
     if (swaps % 2 == 1) /* r's own buffers back in place */
         ffnn_prefetch_swap(r);
     return st;

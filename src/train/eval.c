@@ -197,7 +197,7 @@ ffnn_status ffnn_trainer_gradient_dropout(ffnn_trainer *t, const int32_t *rows, 
                                  batch_targets(&t->run, &t->run.train), batch, width,
                                  t->run.grad_buf[0], row_loss, row_correct)) ||
           (t->run.train.weights &&
-           (st = t->run.ops->loss_weights(t->run.ctx, t->run.train.weights, index, batch, width,
+           (st = t->run.ops->weights->loss_weights(t->run.ctx, t->run.train.weights, index, batch, width,
                                           t->run.grad_buf[0]))) ||
           (st = ffnn_step_backward(&t->run, batch, dropout_step, NULL)) ||
           (st = t->run.ops->download(t->run.ctx, host_rows, row_loss, batch * sizeof *host_rows)) ||

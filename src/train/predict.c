@@ -44,7 +44,7 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
             ffnn_cpu_dense_forward(in, W, b, z, batch, l->in, l->out);
             break;
         case FFNN_LAYER_LOCAL1D:
-            ffnn_local1d_forward_cpu(in, W, b, z, batch, l->in, l->spec.local1d.R,
+            ffnn_cpu_local1d_forward(in, W, b, z, batch, l->in, l->spec.local1d.R,
                                      l->spec.local1d.padding, FFNN_ACT_IDENTITY);
             break;
         }

@@ -119,14 +119,14 @@ static ffnn_status pack_weights(ffnn_predictor *p)
     void *ctx = p->lanes[0].ctx;
     size_t total = 0;
     ffnn_status st = FFNN_OK;
-    if (!p->ops->dense_pack || !p->ops->dense_forward_packed || !p->ops->dense_pack_floats)
+    if (!p->ops->packed)
         return FFNN_OK;
     if (!(p->packed_at = malloc((size_t)m->layer_count * sizeof *p->packed_at)))
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "predictor: out of memory");
     for (int i = 0; i < m->layer_count; i++)
         if (m->layers[i].kind == FFNN_LAYER_DENSE) {
             p->packed_at[i] = total;
-            total += p->ops->dense_pack_floats(ctx, m->layers[i].in, m->layers[i].out);
+            total += p->ops->packed->dense_pack_floats(ctx, m->layers[i].in, m->layers[i].out);
         }
     if (total == 0)
         return FFNN_OK;
@@ -135,7 +135,7 @@ static ffnn_status pack_weights(ffnn_predictor *p)
     for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
         const ffnn_layer *l = &m->layers[i];
         if (l->kind == FFNN_LAYER_DENSE)
-            st = p->ops->dense_pack(ctx, p->params + l->weight_offset, l->in, l->out,
+            st = p->ops->packed->dense_pack(ctx, p->params + l->weight_offset, l->in, l->out,
                                     p->packed + p->packed_at[i]);
     }
     return st;
@@ -181,7 +181,7 @@ static ffnn_status allocate(ffnn_predictor *p, int threads)
         p->params = m->params;
         if ((st = pack_weights(p)) != FFNN_OK)
             return st;
-        p->columns_ok = p->packed && p->ops->dense_forward_packed_part && lanes > 1;
+        p->columns_ok = p->packed && p->ops->packed && lanes > 1;
         for (int i = 0; i < m->layer_count; i++)
             if (m->layers[i].kind != FFNN_LAYER_DENSE)
                 p->columns_ok = 0;
@@ -274,7 +274,7 @@ static ffnn_status forward_chunk(ffnn_predictor *p, lane *ln, const float *x, si
         const float *W = p->params + l->weight_offset;           /* [out, fan_in] */
         const float *b = l->has_bias ? p->params + l->bias_offset : NULL;
         if (l->kind == FFNN_LAYER_DENSE && p->packed)
-            st = p->ops->dense_forward_packed(ln->ctx, in, p->packed + p->packed_at[i], b, z,
+            st = p->ops->packed->dense_forward_packed(ln->ctx, in, p->packed + p->packed_at[i], b, z,
                                               rows, l->in, l->out);
         else if (l->kind == FFNN_LAYER_DENSE)
             st = p->ops->dense_forward(ln->ctx, in, W, b, z, rows, l->in, l->out);
@@ -321,7 +321,7 @@ static void run_lane_columns(void *user, int k)
     const ffnn_layer *l = p->col_layer;
     const float *b = l->has_bias ? p->params + l->bias_offset : NULL;
     size_t j0 = 0, j1 = 0;
-    ln->st = p->ops->dense_forward_packed_part(ln->ctx, p->col_in, p->col_packed, b, p->col_z,
+    ln->st = p->ops->packed->dense_forward_packed_part(ln->ctx, p->col_in, p->col_packed, b, p->col_z,
                                                p->col_rows, l->in, l->out, k,
                                                p->job_slices, &j0, &j1);
     if (ln->st == FFNN_OK && l->act != FFNN_ACT_IDENTITY && j1 > j0)

@@ -101,7 +101,7 @@ static ffnn_status check_weights(const ffnn_trainer *t, const ffnn_dataset *trai
 {
     if (!train->weights)
         return FFNN_OK;
-    if (!t->run.ops->loss_weights)
+    if (!t->run.ops->weights)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "sample or class weights: the cuda strategies (per_op, fused, graph, "
                          "persistent, cublas, cublaslt, mixed, tune) do not weight the loss; "
@@ -288,9 +288,9 @@ static ffnn_status check_memory(const ffnn_trainer *t, const ffnn_dataset *train
     estimate_memory(t->run.model, t->run.capacity, &t->cfg, train, &e);
     if (!(t->run.ops->caps & FFNN_CAP_DEVICE))
         return ffnn_memory_check_host("training", (uint64_t)(e.device + e.host), e.detail);
-    if (t->run.ops->memory_available) {
+    if (t->run.ops->device) {
         size_t free_bytes = 0;
-        ffnn_status st = t->run.ops->memory_available(t->run.ctx, &free_bytes);
+        ffnn_status st = t->run.ops->device->memory_available(t->run.ctx, &free_bytes);
         if (st != FFNN_OK)
             return st;
         if ((st = ffnn_memory_check_device("training", (uint64_t)e.device, free_bytes,
@@ -364,7 +364,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
                          "the %s communicator sums %s memory, but the trainer runs on %s "
                          "(create the communicator for the trainer's device)", c->ops->name,
                          c->ops->device_buffers ? "GPU" : "host", t->run.ops->name);
-    if (device && !t->run.ops->native_stream)
+    if (device && !t->run.ops->device)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s has no stream to order the "
                          "all-reduce after", t->run.ops->name);
     if (t->run.comm && t->strategy->id == FFNN_STRATEGY_PERSISTENT) {

@@ -92,7 +92,7 @@ static ffnn_status cpu_local1d_forward(void *ctx, const float *x, const float *W
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cpu local1d_forward: N=%zu R=%zu %s has no outputs", N, R,
                          padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
-    ffnn_local1d_forward_cpu(x, W, b, z, batch, N, R, padding, act);
+    ffnn_cpu_local1d_forward(x, W, b, z, batch, N, R, padding, act);
     return FFNN_OK;
 }
 
@@ -158,10 +158,10 @@ static ffnn_status cpu_grad_clip(void *ctx, float *grads, size_t n, float max_no
 {
     (void)ctx;
     if (max_value > 0.0f)
-        ffnn_cpu_clip_value(grads, 0, n, max_value);
+        ffnn_cpu_grad_clip_value(grads, 0, n, max_value);
     if (max_norm > 0.0f) {
-        const float norm = (float)sqrt(ffnn_cpu_sum_squares(grads, 0, n));
-        ffnn_cpu_scale(grads, 0, n, ffnn_clip_coef(max_norm, norm));
+        const float norm = (float)sqrt(ffnn_cpu_grad_clip_sum_squares(grads, 0, n));
+        ffnn_cpu_grad_clip_scale(grads, 0, n, ffnn_clip_coef(max_norm, norm));
         if (norm_out)
             *norm_out = norm;
     }
@@ -180,7 +180,7 @@ static ffnn_status cpu_ema_update(void *ctx, float *ema, const float *params, si
                                   float decay, float one_minus_decay)
 {
     (void)ctx;
-    ffnn_cpu_ema(ema, params, 0, n, decay, one_minus_decay);
+    ffnn_cpu_ema_update(ema, params, 0, n, decay, one_minus_decay);
     return FFNN_OK;
 }
 
@@ -191,6 +191,10 @@ static ffnn_status cpu_loss_weights(void *ctx, const float *weights, const int32
     ffnn_cpu_loss_weights(weights, index, batch, width, dout);
     return FFNN_OK;
 }
+
+static const ffnn_ops_weights cpu_weights = {
+    .loss_weights = cpu_loss_weights,
+};
 
 const ffnn_backend_ops ffnn_cpu_backend = {
     .name = "cpu",
@@ -211,9 +215,9 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .activation_forward = cpu_activation_forward,
     .activation_backward = cpu_activation_backward,
     .loss = cpu_loss,
-    .loss_weights = cpu_loss_weights,
     .optimizer_update = cpu_optimizer_update,
     .grad_clip = cpu_grad_clip,
     .dropout = cpu_dropout,
     .ema_update = cpu_ema_update,
+    .weights = &cpu_weights,
 };

@@ -20,7 +20,7 @@ void ffnn_cpu_dense_backward(const float *x, const float *W, const float *dz, fl
                              float *dW, float *db, size_t batch, size_t in, size_t out);
 
 /* 1-D locally connected layer (local1d.c; shapes in local1d/local1d.h). The
- * forward pass is the shared entry point ffnn_local1d_forward_cpu (local1d.h).
+ * forward pass is the shared entry point ffnn_cpu_local1d_forward (local1d.h).
  * dW [M, R] (overwritten); db [M] (if db); dx [batch, N] (if dx). */
 void ffnn_cpu_local1d_backward(const float *x, const float *W, const float *dz, float *dx,
                                float *dW, float *db, size_t batch, size_t N, size_t R,
@@ -57,7 +57,8 @@ void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t
 /* The optimizers (backend.h optimizer_update, one function each).
  * params [n], grads [n]; buf [n]; m [n], v [n]. */
 /* params[i] -= learning_rate * grads[i]. */
-void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate);
+void ffnn_cpu_optimizer_update_sgd(float *params, const float *grads, size_t n,
+                                   float learning_rate);
 /* One step of any optimizer (ffnn_optimizer_step: kind, weight decay, scalars);
  * state [state_count * n] laid out as backend.h optimizer_update says (v at
  * state + (s->state_stride or n)); NULL for sgd. */
@@ -67,13 +68,13 @@ void ffnn_cpu_optimizer_update(const ffnn_optimizer_step *s, float *params, cons
 /* The element ranges [begin, end) of clipping, EMA and dropout (the omp backend
  * runs the same functions on chunks; update.c, activation.c). */
 /* sum of g[i]^2 in double, in order. */
-double ffnn_cpu_sum_squares(const float *g, size_t begin, size_t end);
+double ffnn_cpu_grad_clip_sum_squares(const float *g, size_t begin, size_t end);
 /* g = clamp(g, -max_value, max_value). */
-void ffnn_cpu_clip_value(float *g, size_t begin, size_t end, float max_value);
+void ffnn_cpu_grad_clip_value(float *g, size_t begin, size_t end, float max_value);
 /* g *= coef. */
-void ffnn_cpu_scale(float *g, size_t begin, size_t end, float coef);
+void ffnn_cpu_grad_clip_scale(float *g, size_t begin, size_t end, float coef);
 /* ema = ema decay + (1 - decay) p. */
-void ffnn_cpu_ema(float *ema, const float *p, size_t begin, size_t end, float decay,
+void ffnn_cpu_ema_update(float *ema, const float *p, size_t begin, size_t end, float decay,
                   float one_minus_decay);
 /* out = keep(i) ? in * scale : 0 (core/dropout.h). */
 void ffnn_cpu_dropout(const float *in, float *out, size_t begin, size_t end, uint64_t key,

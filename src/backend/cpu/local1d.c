@@ -1,5 +1,5 @@
 /* local1d.c - the 1-D locally connected layer (seed 002), forward and backward,
- * CPU reference; also ffnn_local1d_forward_cpu of core/local1d.h (the shape rules,
+ * CPU reference; also ffnn_cpu_local1d_forward of core/local1d.h (the shape rules,
  * output size and padding, are in core/local1d.c).
  *
  * Every output m has its own R weights W[m, :] and its own bias b[m], and looks
@@ -21,7 +21,7 @@
 
 /* z = local1d(x) (+ bias), then a = act(z) in place (act with its default
  * parameter, core/activation.h). */
-void ffnn_local1d_forward_cpu(const float *x, const float *W, const float *bias, float *z,
+void ffnn_cpu_local1d_forward(const float *x, const float *W, const float *bias, float *z,
                               size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
                               ffnn_activation act)
 {

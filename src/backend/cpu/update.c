@@ -1,37 +1,18 @@
-/* update.c - batch gather and the optimizer updates, CPU reference.
+/* update.c - the parameter updates (optimizer step, gradient clipping, EMA), CPU
+ * reference.
  *
  * The per-element formulas are cpu_math.h's (shared with the omp backend): the
  * optimizers round like PyTorch's vectorised CPU kernels on float32 tensors
  * (torch.optim single-tensor path). This file relies on ISO C mode (-std=c11: no
  * contraction of a*b+c into an fma) so that the separate roundings stay separate. */
-#include <string.h>
 
 #include "cpu_math.h"
 #include "cpu_ops.h"
 
-void ffnn_cpu_gather(const ffnn_gather_source *src, const int32_t *index, size_t batch,
-                     float *x, int32_t *y, float *t)
-{
-    const size_t features = src->features, width = src->target_width;
-    for (size_t b = 0; b < batch; b++) {
-        const size_t r = (size_t)index[b];
-        if (src->images) {
-            const uint8_t *img = src->images + r * features; /* [features] */
-            for (size_t f = 0; f < features; f++)
-                x[b * features + f] = ffnn_u8_to_unit(img[f]);
-        } else {
-            memcpy(x + b * features, src->values + r * features, features * sizeof(float));
-        }
-        if (src->labels)
-            y[b] = src->labels[r];
-        if (src->targets)
-            memcpy(t + b * width, src->targets + r * width, width * sizeof(float));
-    }
-}
-
 /* w <- w - lr * g  (seed 000's update; the gradient already averages the batch;
  * ffnn_sgd: the product is rounded first, as since seed 000) */
-void ffnn_cpu_sgd_update(float *params, const float *grads, size_t n, float learning_rate)
+void ffnn_cpu_optimizer_update_sgd(float *params, const float *grads, size_t n,
+                                   float learning_rate)
 {
     for (size_t i = 0; i < n; i++)
         params[i] = ffnn_sgd(params[i], learning_rate, grads[i]);
@@ -63,7 +44,7 @@ void ffnn_cpu_optimizer_update(const ffnn_optimizer_step *s, float *params, cons
 }
 
 /* Sum of g^2 over [begin, end), in double, in order (the clipping norm's part). */
-double ffnn_cpu_sum_squares(const float *g, size_t begin, size_t end)
+double ffnn_cpu_grad_clip_sum_squares(const float *g, size_t begin, size_t end)
 {
     double sum = 0.0;
     for (size_t i = begin; i < end; i++)
@@ -72,21 +53,21 @@ double ffnn_cpu_sum_squares(const float *g, size_t begin, size_t end)
 }
 
 /* Clip by value over [begin, end) (backend.h grad_clip). */
-void ffnn_cpu_clip_value(float *g, size_t begin, size_t end, float max_value)
+void ffnn_cpu_grad_clip_value(float *g, size_t begin, size_t end, float max_value)
 {
     for (size_t i = begin; i < end; i++)
         g[i] = ffnn_clip_value(g[i], max_value);
 }
 
 /* g *= coef over [begin, end) (clip by norm, after the norm). */
-void ffnn_cpu_scale(float *g, size_t begin, size_t end, float coef)
+void ffnn_cpu_grad_clip_scale(float *g, size_t begin, size_t end, float coef)
 {
     for (size_t i = begin; i < end; i++)
         g[i] = g[i] * coef;
 }
 
 /* ema = ema decay + (1 - decay) p over [begin, end) (backend.h ema_update). */
-void ffnn_cpu_ema(float *ema, const float *p, size_t begin, size_t end, float decay,
+void ffnn_cpu_ema_update(float *ema, const float *p, size_t begin, size_t end, float decay,
                   float one_minus_decay)
 {
     for (size_t i = begin; i < end; i++)

@@ -1,6 +1,8 @@
 /*
- * backend.cu - the CUDA backend's table (backend.h): lifetime, memory and copies
- * here; the ops live in dense.cu, local1d.cu, elementwise.cu, loss.cu and optim.cu.
+ * backend.cu - the CUDA backend's table (backend.h) and its extensions: lifetime,
+ * memory, copies, graphs and the second stream here; the core ops live in the
+ * files of their names (gather.cu, dense.cu, local1d.cu, activation.cu, loss.cu,
+ * update.cu), the extensions' in fused.cu, cublas.cu, head.cu and persistent.cu.
  * Plus the device queries of the module's table (src/backend/module.h).
  *
  * One context = one non-blocking stream on the current device; every op is queued
@@ -370,9 +372,61 @@ static ffnn_status cuda_side_join(void *vctx)
 
 /* ------------------------------------------------------------------ the table */
 
-/* One name, the caps and 48 functions: a new member in backend.h must be added here too. */
-static_assert(sizeof(ffnn_backend_ops) == 50 * sizeof(void *),
+/* Every extension the cuda backend has (backend.h; packed and weights: none - the
+ * predictor runs dense_forward on cuda, and the trainer refuses weights there). */
+static const ffnn_ops_fused cuda_fused = {
+    /* dense_act_forward       */ ffnn_cuda_dense_act_forward,
+    /* dense_backward_fused    */ ffnn_cuda_dense_backward_fused,
+};
+static const ffnn_ops_xt cuda_xt = {
+    /* dense_backward_wants_xt */ ffnn_cuda_dense_backward_wants_xt,
+    /* prepare_xt              */ ffnn_cuda_prepare_xt,
+};
+static const ffnn_ops_graph cuda_graph = {
+    /* capture_begin           */ cuda_capture_begin,
+    /* capture_end             */ cuda_capture_end,
+    /* graph_launch            */ cuda_graph_launch,
+    /* graph_free              */ cuda_graph_free,
+};
+static const ffnn_ops_persistent cuda_persistent = {
+    /* train_persistent        */ ffnn_cuda_train_persistent,
+    /* persistent_supported    */ ffnn_cuda_persistent_supported,
+};
+static const ffnn_ops_device cuda_device = {
+    /* set_precision           */ cuda_set_precision,
+    /* memory_available        */ cuda_memory_available,
+    /* native_stream           */ cuda_native_stream,
+};
+static const ffnn_ops_bf16 cuda_bf16 = {
+    /* to_bf16                 */ ffnn_cuda_to_bf16,
+    /* gather_bf16             */ ffnn_cuda_gather_bf16,
+    /* optimizer_update_bf16   */ ffnn_cuda_optimizer_update_bf16,
+    /* dense_act_forward_bf16  */ ffnn_cuda_dense_act_forward_bf16,
+    /* dense_backward_bf16     */ ffnn_cuda_dense_backward_bf16,
+};
+static const ffnn_ops_head cuda_head = {
+    /* softmax_ce_head         */ ffnn_cuda_softmax_ce_head,
+    /* softmax_ce_head_sums    */ ffnn_cuda_softmax_ce_head_sums,
+};
+static const ffnn_ops_side cuda_side = {
+    /* side_begin              */ ffnn_cuda_side_begin,
+    /* side_end                */ ffnn_cuda_side_end,
+    /* side_join               */ cuda_side_join,
+};
+
+/* One name, the caps, 20 core functions and 10 extension pointers: a new member in
+ * backend.h must be added here too (the initialisers are positional). */
+static_assert(sizeof(ffnn_backend_ops) == 32 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/backend/cuda/backend.cu");
+static_assert(sizeof(ffnn_ops_fused) == 2 * sizeof(void *) &&
+                  sizeof(ffnn_ops_xt) == 2 * sizeof(void *) &&
+                  sizeof(ffnn_ops_graph) == 4 * sizeof(void *) &&
+                  sizeof(ffnn_ops_persistent) == 2 * sizeof(void *) &&
+                  sizeof(ffnn_ops_device) == 3 * sizeof(void *) &&
+                  sizeof(ffnn_ops_bf16) == 5 * sizeof(void *) &&
+                  sizeof(ffnn_ops_head) == 2 * sizeof(void *) &&
+                  sizeof(ffnn_ops_side) == 3 * sizeof(void *),
+              "an extension of backend.h changed: update its table in cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
     /* name                */ "cuda",
@@ -398,34 +452,16 @@ static const ffnn_backend_ops cuda_ops = {
     /* grad_clip           */ ffnn_cuda_grad_clip,
     /* dropout             */ ffnn_cuda_dropout,
     /* ema_update          */ ffnn_cuda_ema_update,
-    /* dense_act_forward   */ ffnn_cuda_dense_act_forward,
-    /* dense_backward_fused*/ ffnn_cuda_dense_backward_fused,
-    /* capture_begin       */ cuda_capture_begin,
-    /* capture_end         */ cuda_capture_end,
-    /* graph_launch        */ cuda_graph_launch,
-    /* graph_free          */ cuda_graph_free,
-    /* train_persistent    */ ffnn_cuda_train_persistent,
-    /* persistent_supported*/ ffnn_cuda_persistent_supported,
-    /* set_precision       */ cuda_set_precision,
-    /* memory_available    */ cuda_memory_available,
-    /* native_stream       */ cuda_native_stream,
-    /* to_bf16             */ ffnn_cuda_to_bf16,
-    /* gather_bf16         */ ffnn_cuda_gather_bf16,
-    /* optimizer_update_bf16 */ ffnn_cuda_optimizer_update_bf16,
-    /* dense_act_forward_bf16 */ ffnn_cuda_dense_act_forward_bf16,
-    /* dense_backward_bf16 */ ffnn_cuda_dense_backward_bf16,
-    /* softmax_ce_head     */ ffnn_cuda_softmax_ce_head,
-    /* softmax_ce_head_sums*/ ffnn_cuda_softmax_ce_head_sums,
-    /* side_begin          */ ffnn_cuda_side_begin,
-    /* side_end            */ ffnn_cuda_side_end,
-    /* side_join           */ cuda_side_join,
-    /* dense_backward_wants_xt */ ffnn_cuda_dense_backward_wants_xt,
-    /* prepare_xt          */ ffnn_cuda_prepare_xt,
-    /* dense_pack_floats   */ NULL, /* the predictor runs dense_forward on cuda */
-    /* dense_pack          */ NULL,
-    /* dense_forward_packed */ NULL,
-    /* dense_forward_packed_part */ NULL,
-    /* loss_weights        */ NULL, /* weights: cpu backends only (trainer.c refuses) */
+    /* fused               */ &cuda_fused,
+    /* xt                  */ &cuda_xt,
+    /* graph               */ &cuda_graph,
+    /* persistent          */ &cuda_persistent,
+    /* device              */ &cuda_device,
+    /* bf16                */ &cuda_bf16,
+    /* head                */ &cuda_head,
+    /* side                */ &cuda_side,
+    /* packed              */ NULL,
+    /* weights             */ NULL,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_module_ops(void) { return &cuda_ops; }

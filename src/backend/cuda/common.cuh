@@ -181,9 +181,9 @@ extern "C" {
 #endif
 
 /* Entry points with exactly the semantics of the same-named ffnn_backend_ops
- * members (backend.h). ctx is an ffnn_cuda_ctx *. */
+ * members and extension entries (backend.h). ctx is an ffnn_cuda_ctx *. */
 
-/* elementwise.cu */
+/* gather.cu (and activation.cu) */
 /* Not a backend op: dst [cols, rows] = src^T [rows, cols] exactly (prepare_xt's x^T;
  * rows, cols in 1..FFNN_CUDA_MAX_DIM). */
 ffnn_status ffnn_cuda_transpose(void *ctx, const float *src, size_t rows, size_t cols,
@@ -196,7 +196,7 @@ ffnn_status ffnn_cuda_activation_backward(void *ctx, ffnn_activation act, float 
                                           const float *saved, const float *da, float *dz,
                                           size_t n);
 
-/* elementwise.cu: mixed precision (backend.h to_bf16); the activation kernels on
+/* activation.cu: mixed precision (backend.h to_bf16); the activation kernels on
  * bf16 tensors in place (act 0..3; identity: nothing), for cublas.cu's
  * mixed-precision ops. */
 ffnn_status ffnn_cuda_to_bf16(void *ctx, const float *src, uint16_t *dst16, size_t rows,
@@ -210,7 +210,7 @@ ffnn_status ffnn_cuda_activation_backward_bf16(ffnn_cuda_ctx *ctx, ffnn_activati
                                                const uint16_t *saved16, uint16_t *dz16,
                                                size_t n);
 
-/* optim.cu */
+/* update.cu */
 ffnn_status ffnn_cuda_optimizer_update_bf16(void *ctx, const ffnn_optimizer_step *step,
                                             float *params, const float *grads, float *state,
                                             size_t n, uint16_t *shadow16);
@@ -272,16 +272,16 @@ ffnn_status ffnn_cuda_matmul_cublas(ffnn_cuda_ctx *ctx, const float *A, const fl
 /* cublas.cu: the fused ops (backend.h dense_act_forward, dense_backward_fused)
  * on cuBLASLt with its epilogues, for ctx->matmul == FFNN_MATMUL_LIBRARY_LT;
  * fused.cu checks the arguments and calls these. */
-ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const float *x, const float *W,
+ffnn_status ffnn_cuda_dense_act_forward_lt(ffnn_cuda_ctx *ctx, const float *x, const float *W,
                                            const float *b, float *a, size_t batch, size_t in,
                                            size_t out, ffnn_activation act);
-ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W, float *b,
+ffnn_status ffnn_cuda_dense_backward_lt(ffnn_cuda_ctx *ctx, const float *x, float *W, float *b,
                                         const float *dz, float *dx, float *dW, float *db,
                                         float *dx_db, size_t batch, size_t in, size_t out,
                                         ffnn_activation x_act, const ffnn_optimizer_step *sgd,
                                         const float *xt, int dw_side);
 /* dense.cu: db [out] = sum_b dz [batch, out] (dense_backward's bias gradient). */
-ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, size_t batch,
+ffnn_status ffnn_cuda_dense_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, size_t batch,
                                 size_t out);
 /* cublas.cu: the mixed-precision ops (backend.h dense_act_forward_bf16,
  * dense_backward_bf16), on cuBLASLt. */
@@ -297,13 +297,13 @@ ffnn_status ffnn_cuda_dense_backward_bf16(void *ctx, const uint16_t *x16, const 
 /* dense.cu: dx = dx * f'(x) in place (act: identity, relu, sigmoid, tanh) and db =
  * sum_b dx, one pass over x, dx [batch, cols]; the bf16 variant sums the rounded
  * dx16 in fp32. Deterministic (a fixed order, not a one-pass sum's bits). */
-ffnn_status ffnn_cuda_act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act, const float *x,
+ffnn_status ffnn_cuda_dense_act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act, const float *x,
                                     float *dx, float *db, size_t batch, size_t cols);
-ffnn_status ffnn_cuda_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+ffnn_status ffnn_cuda_dense_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
                                          const uint16_t *x16, uint16_t *dx16, float *db,
                                          size_t batch, size_t cols);
 /* dense.cu: db [out] (fp32) = sum_b dz16 [batch, out] (bf16, rows ld apart). */
-ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, size_t ld,
+ffnn_status ffnn_cuda_dense_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16, size_t ld,
                                      float *db, size_t batch, size_t out);
 /* head.cu: backend.h softmax_ce_head (the output layer and softmax_ce, fused). */
 ffnn_status ffnn_cuda_softmax_ce_head(void *ctx, int bf16, const void *h, const void *W,

@@ -11,8 +11,8 @@
  * PyTorch's Linear uses them:
  *   forward   a  = act(x W^T + b)      one cublasLtMatmul, epilogue RELU_BIAS /
  *                                       BIAS / RELU / DEFAULT; another act: then
- *                                       elementwise.cu's activation_forward in place
- *   backward  dx = (dz W) * f'(x)       one cublasLtMatmul, then elementwise.cu's
+ *                                       activation.cu's activation_forward in place
+ *   backward  dx = (dz W) * f'(x)       one cublasLtMatmul, then activation.cu's
  *                                       activation_backward in place (no aux buffer:
  *                                       the DRELU epilogues need the forward's
  *                                       bit mask, which the op interface does not
@@ -29,9 +29,9 @@
  *                                       alpha -lr, beta 1, C = D = W (dW not
  *                                       written; the update is rounded as
  *                                       cuBLASLt's epilogue rounds alpha acc +
- *                                       beta C, not as optim.cu's update); db
+ *                                       beta C, not as update.cu's update); db
  *                                       by dense.cu's bias_grad, b -= lr db by
- *                                       optim.cu's update
+ *                                       update.cu's update
  * Column-major cuBLASLt on row-major arrays as above: D [m,n] (ld m) column-major
  * is the row-major [n,m] array. Precision as cublasGemmEx above (fp32: COMPUTE_32F,
  * no TF32; tf32: COMPUTE_32F_FAST_TF32; bf16: bfloat16 copies of both operands,
@@ -263,14 +263,14 @@ static ffnn_status lt_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, lt_operan
     }
     st = lt_matmul(ctx, s, xa, zb, dw, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
     if (st != FFNN_OK || db == NULL) return st;
-    return dz16 != NULL ? ffnn_cuda_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out)
-                        : ffnn_cuda_bias_grad(ctx, dz, db, batch, out);
+    return dz16 != NULL ? ffnn_cuda_dense_bias_grad_bf16(ctx, dz16, dz_ld, db, batch, out)
+                        : ffnn_cuda_dense_bias_grad(ctx, dz, db, batch, out);
 }
 
 /* backend.h dense_act_forward on cuBLASLt (fused.cu checked the arguments):
  * a [batch,out] = act(x [batch,in] W [out,in]^T + b [out] or none).
  * Column-major: D [out, batch] = op_T(W as [in, out]) x (x as [in, batch]). */
-extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const float *x,
+extern "C" ffnn_status ffnn_cuda_dense_act_forward_lt(ffnn_cuda_ctx *ctx, const float *x,
                                                       const float *W, const float *b, float *a,
                                                       size_t batch, size_t in, size_t out,
                                                       ffnn_activation act)
@@ -307,7 +307,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_act_forward(ffnn_cuda_ctx *ctx, const 
  *                                        BGRADB reduces op(B) = dz^T [batch, out] over k;
  *                                        with sgd D = W: W -= lr dz^T x (dW not
  *                                        written), db by bias_grad, then b -= lr db. */
-/* The weight-gradient half of ffnn_cuda_lt_dense_backward (arguments as there). */
+/* The weight-gradient half of ffnn_cuda_dense_backward_lt (arguments as there). */
 static ffnn_status lt_dense_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, const float *x,
                                         float *W, float *b, const float *dz, float *dW,
                                         float *db, size_t batch, size_t in, size_t out,
@@ -331,7 +331,7 @@ static ffnn_status lt_dense_weight_grad(ffnn_cuda_ctx *ctx, cublas_state *s, con
     }
     /* sgd: W -= lr dz^T x in the matmul's epilogue (dW not written); db by our
      * kernel (the BGRADB epilogue is not combined with the update), then b's update */
-    if (db != NULL && (st = ffnn_cuda_bias_grad(ctx, dz, db, batch, out)) != FFNN_OK) return st;
+    if (db != NULL && (st = ffnn_cuda_dense_bias_grad(ctx, dz, db, batch, out)) != FFNN_OK) return st;
     const lt_output w = {W, CUDA_R_32F, in, out, sgd->lr};
     st = lt_matmul(ctx, s, xa, zb, w, CUBLASLT_EPILOGUE_DEFAULT, LT_NO_VECTOR, NULL);
     if (st == FFNN_OK && b != NULL) st = ffnn_cuda_optimizer_update(ctx, sgd, b, db, NULL, out);
@@ -365,7 +365,7 @@ static int lt_dw_goes_beside(const ffnn_cuda_ctx *ctx, int dw_side, int has_dx, 
         if (end_st_ != FFNN_OK) return end_st_;                                     \
     } while (0)
 
-extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const float *x, float *W,
+extern "C" ffnn_status ffnn_cuda_dense_backward_lt(ffnn_cuda_ctx *ctx, const float *x, float *W,
                                                    float *b, const float *dz, float *dx,
                                                    float *dW, float *db, float *dx_db,
                                                    size_t batch, size_t in, size_t out,
@@ -392,7 +392,7 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
                                             xt));
     if (dx != NULL) {
         if (dx_db != NULL)
-            st = ffnn_cuda_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
+            st = ffnn_cuda_dense_act_bias_grad(ctx, x_act, x, dx, dx_db, batch, in);
         else if (x_act != FFNN_ACT_IDENTITY)
             st = ffnn_cuda_activation_backward(ctx, x_act, 0.0f, x, dx, dx, batch * in);
         if (st != FFNN_OK) return st;
@@ -414,18 +414,18 @@ extern "C" ffnn_status ffnn_cuda_lt_dense_backward(ffnn_cuda_ctx *ctx, const flo
  *                                             the fp32 sum, relu, one rounding;
  *                                             the bias in fp32, or its bf16 copy
  *                                             where cuBLASLt takes only D's type;
- *                                             sigmoid, tanh: elementwise.cu's
+ *                                             sigmoid, tanh: activation.cu's
  *                                             kernel on the output (fp32 math, a
  *                                             second rounding)
  *   backward  dx16 = bf16(dz16 W16)           one cublasLtMatmul, D bf16; then
- *                    * f'(x16)                elementwise.cu's kernel in place (relu:
+ *                    * f'(x16)                activation.cu's kernel in place (relu:
  *                                             a mask, exact; sigmoid, tanh: a second
  *                                             rounding), or with dx_db dense.cu's
  *                                             act_bias_grad: f' and the layer
  *                                             below's db in one pass
  *             dW = dz16^T x16 (fp32), db      one cublasLtMatmul, D fp32, epilogue
  *                                             BGRADB (db in fp32)
- *             sgd: optim.cu's update writes W, b and their bf16 shadows
+ *             sgd: update.cu's update writes W, b and their bf16 shadows
  * A bias or db not 16-byte aligned: the GEMM without it, then our kernels
  * (bias_act_rows_kernel: one more rounding; dense.cu's bias_grad on bf16 dz).
  */
@@ -548,7 +548,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
     cublas_state *s = NULL;
     ffnn_status st = ffnn_cublas_get_state(ctx, &s);
     if (st != FFNN_OK) return st;
-    /* the weight gradient beside f' (as ffnn_cuda_lt_dense_backward; the operands
+    /* the weight gradient beside f' (as ffnn_cuda_dense_backward_lt; the operands
      * are bf16 tensors already: no scratch) */
     const int beside = dw_side && dx16 != NULL && ctx->stream == ctx->main_stream &&
                        ffnn_lt_dw_beside(1, ctx->sm_count, in, out);
@@ -566,7 +566,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_bf16(void *vctx, const uint16_t 
         LT_BESIDE(ctx, lt_weight_grad(ctx, s, xa, zb, dw, db, NULL, dz16, dz_ld, batch, out));
     if (dx16 != NULL) {
         if (dx_db != NULL)
-            st = ffnn_cuda_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
+            st = ffnn_cuda_dense_act_bias_grad_bf16(ctx, x_act, x16, dx16, dx_db, batch, in);
         else
             st = ffnn_cuda_activation_backward_bf16(ctx, x_act, x16, dx16, batch * in);
         if (st != FFNN_OK) return st;

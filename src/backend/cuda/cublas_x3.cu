@@ -163,7 +163,7 @@ ffnn_status ffnn_cublas_tf32x3_split(ffnn_cuda_ctx *ctx, cublas_state *s, lt_ope
  * weight gradient, dW = dz^T x, where x is that matmul's first operand (as the
  * column-major [in, batch], k = batch its column): in tf32x3 its split x^T [in,
  * 3 batch] (ffnn_cublas_tf32x3_split's form of it: each input unit's row [small | big | big],
- * batch values each), else x^T [in, batch] (elementwise.cu's transpose). Queued on
+ * batch values each), else x^T [in, batch] (gather.cu's transpose). Queued on
  * ctx->stream. Errors: FFNN_ERR_INVALID_ARGUMENT (NULL pointer, a dimension outside
  * 1..FFNN_CUDA_MAX_DIM), FFNN_ERR_CUDA (a poisoned context, the launch). */
 extern "C" ffnn_status ffnn_cuda_prepare_xt(void *vctx, const float *x, size_t batch, size_t in,

@@ -303,7 +303,7 @@ static ffnn_status bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db, int
 
 /* db [out] (fp32) = sum_b dz16 [batch, out] (bf16, rows ld apart), summed in fp32
  * as above. */
-extern "C" ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16,
+extern "C" ffnn_status ffnn_cuda_dense_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16_t *dz16,
                                                 size_t ld, float *db, size_t batch, size_t out)
 {
     const dim3 block(BIAS_COLS, BIAS_ROWS);
@@ -314,7 +314,7 @@ extern "C" ffnn_status ffnn_cuda_bias_grad_bf16(ffnn_cuda_ctx *ctx, const uint16
     return FFNN_OK;
 }
 
-extern "C" ffnn_status ffnn_cuda_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db,
+extern "C" ffnn_status ffnn_cuda_dense_bias_grad(ffnn_cuda_ctx *ctx, const float *dz, float *db,
                                            size_t batch, size_t out)
 {
     return bias_grad(ctx, dz, db, (int)batch, (int)out);
@@ -404,7 +404,7 @@ static __device__ __forceinline__ float abg_stored(const __nv_bfloat16 *, float 
 /* See above. saved, dz [batch, cols] of T (rows cols apart); db [cols]; partial
  * [gridDim.y, cols] fp32 scratch; count [gridDim.x] zero on entry and on exit. VEC:
  * cols % 8 == 0 and both tensors 16-byte aligned. ACT: identity (dz kept, only the
- * sums), relu, sigmoid or tanh (ffnn_dev_act_backward_basic, as elementwise.cu's
+ * sums), relu, sigmoid or tanh (ffnn_dev_act_backward_basic, as activation.cu's
  * kernels: the same bits in dz). */
 template <typename T, int ACT, bool VEC>
 static __global__ void __launch_bounds__(ABG_LANES *ABG_ROWS)
@@ -501,7 +501,7 @@ static int act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act, const T *saved
 /* dx = dx * f'(x) in place and db = sum_b dx (fp32), one pass (act_bias_grad_kernel;
  * f' then bias_grad where the scratch is too small). act: identity, relu, sigmoid,
  * tanh. x, dx [batch, cols] fp32. */
-extern "C" ffnn_status ffnn_cuda_act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act,
+extern "C" ffnn_status ffnn_cuda_dense_act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activation act,
                                                const float *x, float *dx, float *db,
                                                size_t batch, size_t cols)
 {
@@ -515,9 +515,9 @@ extern "C" ffnn_status ffnn_cuda_act_bias_grad(ffnn_cuda_ctx *ctx, ffnn_activati
     return st != FFNN_OK ? st : bias_grad(ctx, dx, db, (int)batch, (int)cols);
 }
 
-/* As ffnn_cuda_act_bias_grad on bf16 tensors x16, dx16 [batch, cols]: dx16 =
+/* As ffnn_cuda_dense_act_bias_grad on bf16 tensors x16, dx16 [batch, cols]: dx16 =
  * bf16(dx16 * f'(x16)), db (fp32) = the sum of the rounded values. */
-extern "C" ffnn_status ffnn_cuda_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
+extern "C" ffnn_status ffnn_cuda_dense_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_activation act,
                                                     const uint16_t *x16, uint16_t *dx16,
                                                     float *db, size_t batch, size_t cols)
 {
@@ -527,7 +527,7 @@ extern "C" ffnn_status ffnn_cuda_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ffnn_act
         return FFNN_OK;
     }
     ffnn_status st = ffnn_cuda_activation_backward_bf16(ctx, act, x16, dx16, batch * cols);
-    return st != FFNN_OK ? st : ffnn_cuda_bias_grad_bf16(ctx, dx16, cols, db, batch, cols);
+    return st != FFNN_OK ? st : ffnn_cuda_dense_bias_grad_bf16(ctx, dx16, cols, db, batch, cols);
 }
 
 /* ------------------------------------------------------------------ entry points */

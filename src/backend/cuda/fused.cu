@@ -12,13 +12,13 @@
  *                                        the blocks of column tile 0 also sum
  *                                        the rows of dz^T (= db, batch order)
  *             sgd: W -= lr dW, b -= lr db in the same kernel's epilogue
- *                                        (ffnn_dev_sgd, optim.cu's rounding:
+ *                                        (ffnn_dev_sgd, update.cu's rounding:
  *                                        p - (lr * g), product rounded)
  *
  * dx is launched first, on the same stream, so it reads W before the update.
  * Values: every output is one fmaf chain over k in order (the tiled kernels'
  * order: the same values expected, not tested bit for bit), bias added and
- * activation applied with device_math.cuh's formulas (as elementwise.cu); db is
+ * activation applied with device_math.cuh's formulas (as activation.cu); db is
  * summed in the CPU reference's order (bit-identical to it, tests/test_fused.c)
  * unless the plan splits K (backend/gemm_plan.h: small outputs with deep K, e.g.
  * the weight gradient of a 128 -> 128 layer at batch 1024), where each chunk is
@@ -70,7 +70,7 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, c
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_act_forward: x, W and a must not be NULL");
     if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
-        return ffnn_cuda_lt_dense_act_forward(ctx, x, W, b, a, batch, in, out, act);
+        return ffnn_cuda_dense_act_forward_lt(ctx, x, W, b, a, batch, in, out, act);
     ffnn_gemm_epilogue ep;
     memset(&ep, 0, sizeof ep);
     ep.bias = b;
@@ -122,7 +122,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
                          "cuda dense_backward_fused: a prepared x (xt) is taken on cuBLASLt "
                          "only (the cublaslt strategy)");
     if (ctx->matmul == FFNN_MATMUL_LIBRARY_LT) /* the cublaslt strategy */
-        return ffnn_cuda_lt_dense_backward(ctx, x, W, b, dz, dx, dW, db, dx_db, batch, in, out,
+        return ffnn_cuda_dense_backward_lt(ctx, x, W, b, dz, dx, dW, db, dx_db, batch, in, out,
                                            x_act, sgd, xt, dw_side);
     if (dx != NULL) { /* first: reads W before the update below */
         ffnn_gemm_epilogue ep;
@@ -134,7 +134,8 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
         /* dx [batch,in] = dz [batch,out] W [out,in] */
         st = ffnn_cuda_gemm(ctx, dz, W, dx, (int)batch, (int)in, (int)out, 0, 0, &ep,
                             FFNN_GEMM_AUTO);
-        if (st == FFNN_OK && dx_db != NULL) st = ffnn_cuda_bias_grad(ctx, dx, dx_db, batch, in);
+        if (st == FFNN_OK && dx_db != NULL)
+            st = ffnn_cuda_dense_bias_grad(ctx, dx, dx_db, batch, in);
         if (st != FFNN_OK) return st;
     }
 

@@ -240,7 +240,7 @@ static __global__ void __launch_bounds__(HEAD_COLS * 2 * HEAD_GROUPS, 2)
 
 
 /* The gradient g at *grad (skipped when NULL) and, with p not NULL,
- * p -= lr g (ffnn_dev_sgd: optim.cu's rounding). */
+ * p -= lr g (ffnn_dev_sgd: update.cu's rounding). */
 static __device__ __forceinline__ void head_store(float *grad, float *p, float lr, float g)
 {
     if (grad == NULL) return;

@@ -2,7 +2,7 @@
  * local1d.cu - the 1-D locally connected layer (seed 002) on the GPU: forward and
  * backward (dW, db, dx) in two variants side by side, the backend's
  * local1d_forward / local1d_backward, and the shared entry point
- * ffnn_local1d_forward_cuda of local1d/local1d.h.
+ * ffnn_cuda_local1d_forward_stream of local1d/local1d.h.
  *
  *   z[b,m]  = act( sum_{r<R} W[m,r] x[b, m+r-pad] + bias[m] )    x [batch,N], W [M,R]
  *   dW[m,r] = sum_b dz[b,m] x[b, m+r-pad]       db[m] = sum_b dz[b,m]
@@ -25,7 +25,7 @@
  *           global, 1.67e11 shared, against 1.09e11 and 7.1e10 for the kernels below.
  *           Each kernel loads its weights and biases, then waits for the previous
  *           kernel on the stream (griddepcontrol.wait) before reading x; with
- *           programmatic dependent launch (ffnn_local1d_forward_cuda only, see
+ *           programmatic dependent launch (ffnn_cuda_local1d_forward_stream only, see
  *           local1d.h) the next layer's weights stream in while this layer drains.
  *   forward, R > 8, and every backward kernel:
  *   global  one thread per output, every operand read from global memory (the
@@ -451,7 +451,7 @@ static cudaError_t forward_vec(cudaStream_t stream, int shared, int pdl, const f
 
 /* Forward on stream; ctx (may be NULL) is poisoned by a sticky launch error. pdl:
  * let the kernel start before the previous one on the stream has finished (only
- * ffnn_local1d_forward_cuda asks; see local1d.h). */
+ * ffnn_cuda_local1d_forward_stream asks; see local1d.h). */
 static ffnn_status forward_launch(ffnn_cuda_ctx *ctx, cudaStream_t stream,
                                   ffnn_local1d_variant variant, const float *x, const float *W,
                                   const float *bias, float *z, size_t batch, size_t N,
@@ -595,7 +595,7 @@ extern "C" ffnn_status ffnn_cuda_module_local1d_forward(ffnn_local1d_variant var
 {
     if (variant != FFNN_LOCAL1D_GLOBAL && variant != FFNN_LOCAL1D_SHARED)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "ffnn_local1d_forward_cuda: unknown variant %d (expected global 0 or "
+                         "ffnn_cuda_local1d_forward_stream: unknown variant %d (expected global 0 or "
                          "shared 1)", (int)variant);
     size_t M = 0;
     ffnn_status st = check_shape("local1d forward", batch, N, R, padding, &M);
@@ -603,7 +603,7 @@ extern "C" ffnn_status ffnn_cuda_module_local1d_forward(ffnn_local1d_variant var
     if (st != FFNN_OK) return st;
     if (batch > 0 && (x == NULL || W == NULL || z == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "ffnn_local1d_forward_cuda: x, W and z must not be NULL");
+                         "ffnn_cuda_local1d_forward_stream: x, W and z must not be NULL");
     return forward_launch(NULL, (cudaStream_t)stream, variant, x, W, bias, z, batch, N, M, R,
                           ffnn_local1d_pad(R, padding), act, 1);
 }

@@ -19,7 +19,7 @@
  * previous kernel on the stream (griddepcontrol.wait, sm_90) before they read x or
  * write z, and let the next kernel launch early (griddepcontrol.launch_dependents)
  * - both no-ops unless the launch asks for programmatic serialization, which only
- * ffnn_local1d_forward_cuda does (local1d.h states what it requires). */
+ * ffnn_cuda_local1d_forward_stream does (local1d.h states what it requires). */
 #define L1D_VEC_RMAX 8
 #define L1D_G 4
 

@@ -1,13 +1,18 @@
-/* elementwise.c - the omp backend's element-wise ops, loss and gather, each over a
- * range [begin, end) of elements or rows so that threads can split the work.
+/* elementwise.c - the omp backend's per-element and per-row loops (the gather's
+ * rows, the activations, db's column sums, the optimizer step), each over a range
+ * [begin, end) of elements or rows so that threads can split the work; the ops
+ * that split them are in the files of their names (gather.c, activation.c,
+ * dense.c, update.c). They live in one file because it is compiled for several
+ * instruction sets (below; Makefile ELEMENTWISE_CFLAGS).
  * The per-element formulas are the reference's: src/backend/cpu/cpu_math.h, the one
  * copy both backends call (the loss is src/backend/cpu/loss.c's row function); one
  * loop per case (the activation a constant in each, so the switch folds away) so
  * that the compiler vectorises them; with the same libm calls and no contraction
- * of a*b+c (ISO C mode: -ffp-contract=off) they give the reference's bits. On x86-64 with glibc each function is compiled
- * for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA) and the baseline, and the loader
- * picks one (target_clones): the baseline has no fma instruction, so fmaf is a
- * libm call there, with the same result. */
+ * of a*b+c (ISO C mode: -ffp-contract=off) they give the reference's bits. On
+ * x86-64 with glibc each function is compiled for x86-64-v4 (AVX-512), x86-64-v3
+ * (AVX2, FMA) and the baseline, and the loader picks one (target_clones): the
+ * baseline has no fma instruction, so fmaf is a libm call there, with the same
+ * result. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,8 +49,8 @@ void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, f
 }
 
 FFNN_OMP_CLONES
-void ffnn_omp_activation_forward(ffnn_activation act, float param, const float *z, float *a,
-                                 size_t begin, size_t end)
+void ffnn_omp_activation_forward_range(ffnn_activation act, float param, const float *z,
+                                       float *a, size_t begin, size_t end)
 {
     switch (act) {
     case FFNN_ACT_RELU:
@@ -81,8 +86,8 @@ void ffnn_omp_activation_forward(ffnn_activation act, float param, const float *
 
 /* saved: a = f(z), or z for the activations of ffnn_act_grad_from_input. */
 FFNN_OMP_CLONES
-void ffnn_omp_activation_backward(ffnn_activation act, float param, const float *saved,
-                                  const float *da, float *dz, size_t begin, size_t end)
+void ffnn_omp_activation_backward_range(ffnn_activation act, float param, const float *saved,
+                                        const float *da, float *dz, size_t begin, size_t end)
 {
     switch (act) {
     case FFNN_ACT_RELU:
@@ -116,8 +121,8 @@ void ffnn_omp_activation_backward(ffnn_activation act, float param, const float 
 }
 
 FFNN_OMP_CLONES
-void ffnn_omp_column_sum(const float *dz, size_t batch, size_t width, float *db, size_t begin,
-                         size_t end)
+void ffnn_omp_dense_bias_grad_range(const float *dz, size_t batch, size_t width, float *db,
+                                    size_t begin, size_t end)
 {
     for (size_t o = begin; o < end; o++)
         db[o] = 0.0f;
@@ -129,8 +134,9 @@ void ffnn_omp_column_sum(const float *dz, size_t batch, size_t width, float *db,
 }
 
 FFNN_OMP_CLONES
-void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
-                               float *state, size_t n, size_t begin, size_t end)
+void ffnn_omp_optimizer_update_range(const ffnn_optimizer_step *s, float *params,
+                                     const float *grads, float *state, size_t n, size_t begin,
+                                     size_t end)
 {
     const size_t stride = s->state_stride ? s->state_stride : n;
     if (s->weight_decay != 0.0f || s->kind == FFNN_OPT_ADAMW) {

@@ -1,6 +1,7 @@
 /* local1d.c - the 1-D locally connected layer on OpenMP threads: the omp
- * backend's local1d_forward / local1d_backward and the shared entry point
- * ffnn_local1d_forward_omp of local1d/local1d.h.
+ * backend's local1d_forward / local1d_backward, on the context's threads, and
+ * ffnn_omp_local1d_forward_threads / _backward_threads on a given number (the
+ * benchmark's entry point of core/local1d.h).
  *
  * Work split: forward and dx into (row, chunk of LOCAL1D_CHUNK outputs) items,
  * dW and db into chunks of outputs m (each chunk loops over the whole batch), all
@@ -22,6 +23,7 @@
 
 #include "backend/cpu/cpu_ops.h"
 #include "core/activation.h"
+#include "core/error.h"
 #include "omp_kernels.h"
 
 enum {
@@ -34,6 +36,10 @@ static size_t ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
 /* The team for work multiply-adds on at most `threads` threads. */
 static int team(size_t work, int threads)
 {
+#ifdef _OPENMP
+    if (threads <= 0)
+        threads = omp_get_max_threads();
+#endif
     return work >= LOCAL1D_MIN_PARALLEL && threads > 1 ? threads : 1;
 }
 
@@ -73,12 +79,13 @@ static void forward_chunk(const float *xb, const float *W, const float *bias, fl
         zb[m] = zb[m] + (bias ? bias[m] : 0.0f);
     forward_checked(xb, W, bias, zb, N, R, pad, hi, end);
     if (act != FFNN_ACT_IDENTITY)
-        ffnn_omp_activation_forward(act, ffnn_act_default_param(act), zb, zb, begin, end);
+        ffnn_omp_activation_forward_range(act, ffnn_act_default_param(act), zb, zb, begin, end);
 }
 
-void ffnn_omp_local1d_forward(const float *x, const float *W, const float *bias, float *z,
-                              size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
-                              ffnn_activation act, int threads)
+void ffnn_omp_local1d_forward_threads(const float *x, const float *W, const float *bias,
+                                      float *z, size_t batch, size_t N, size_t R,
+                                      ffnn_local1d_padding padding, ffnn_activation act,
+                                      int threads)
 {
     const size_t M = ffnn_local1d_output_size(N, R, padding);
     const size_t pad = ffnn_local1d_pad(R, padding);
@@ -140,9 +147,9 @@ static void input_grad_chunk(const float *dzb, const float *W, float *dxb, size_
     }
 }
 
-void ffnn_omp_local1d_backward(const float *x, const float *W, const float *dz, float *dx,
-                               float *dW, float *db, size_t batch, size_t N, size_t R,
-                               ffnn_local1d_padding padding, int threads)
+void ffnn_omp_local1d_backward_threads(const float *x, const float *W, const float *dz,
+                                       float *dx, float *dW, float *db, size_t batch, size_t N,
+                                       size_t R, ffnn_local1d_padding padding, int threads)
 {
     const size_t M = ffnn_local1d_output_size(N, R, padding);
     const size_t pad = ffnn_local1d_pad(R, padding);
@@ -167,15 +174,33 @@ void ffnn_omp_local1d_backward(const float *x, const float *W, const float *dz, 
     }
 }
 
-void ffnn_local1d_forward_omp(const float *x, const float *W, const float *bias, float *z,
-                              size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
-                              ffnn_activation act, int threads)
+
+/* ---- the table's entries (backend.h local1d_forward, local1d_backward) ---- */
+
+ffnn_status ffnn_omp_local1d_forward(void *vctx, const float *x, const float *W,
+                                     const float *b, float *z, size_t batch, size_t N,
+                                     size_t R, ffnn_local1d_padding padding,
+                                     ffnn_activation act)
 {
-#ifdef _OPENMP
-    if (threads <= 0)
-        threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-    ffnn_omp_local1d_forward(x, W, bias, z, batch, N, R, padding, act, threads);
+    const ffnn_omp_ctx *ctx = vctx;
+    if (ffnn_local1d_output_size(N, R, padding) == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "omp local1d_forward: N=%zu R=%zu %s has no outputs", N, R,
+                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+    ffnn_omp_local1d_forward_threads(x, W, b, z, batch, N, R, padding, act, ctx->threads);
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_omp_local1d_backward(void *vctx, const float *x, const float *W,
+                                      const float *dz, float *dx, float *dW, float *db,
+                                      size_t batch, size_t N, size_t R,
+                                      ffnn_local1d_padding padding)
+{
+    const ffnn_omp_ctx *ctx = vctx;
+    if (ffnn_local1d_output_size(N, R, padding) == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "omp local1d_backward: N=%zu R=%zu %s has no outputs", N, R,
+                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+    ffnn_omp_local1d_backward_threads(x, W, dz, dx, dW, db, batch, N, R, padding, ctx->threads);
+    return FFNN_OK;
 }

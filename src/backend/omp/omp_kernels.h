@@ -1,5 +1,6 @@
-/* omp_kernels.h - the serial kernels of the omp backend (src/backend/omp/backend.c runs
- * them on OpenMP threads).
+/* omp_kernels.h - the omp backend's internals: its context, the table's entries
+ * (backend.h semantics; one file per op: dense.c, local1d.c, activation.c, loss.c,
+ * update.c, gather.c) and the serial kernels they run on OpenMP threads.
  *
  * Matmuls (gemm.c, one instance per instruction set, picked at run time):
  * every dense product is one shape of
@@ -91,34 +92,116 @@ void ffnn_omp_gather_rows(const ffnn_gather_source *src, const int32_t *index, f
                           int32_t *y, float *t, size_t begin, size_t end);
 /* param: the activation's parameter (core/activation.h); saved: a = f(z), or z where
  * ffnn_act_grad_from_input(act) (cpu_math.h has the table). */
-void ffnn_omp_activation_forward(ffnn_activation act, float param, const float *z, float *a,
-                                 size_t begin, size_t end);
-void ffnn_omp_activation_backward(ffnn_activation act, float param, const float *saved,
-                                  const float *da, float *dz, size_t begin, size_t end);
+void ffnn_omp_activation_forward_range(ffnn_activation act, float param, const float *z,
+                                       float *a, size_t begin, size_t end);
+void ffnn_omp_activation_backward_range(ffnn_activation act, float param, const float *saved,
+                                        const float *da, float *dz, size_t begin, size_t end);
 /* Columns [begin, end) of db = sum_b dz[b, :] (summed over b in order). */
-void ffnn_omp_column_sum(const float *dz, size_t batch, size_t width, float *db, size_t begin,
-                         size_t end);
+void ffnn_omp_dense_bias_grad_range(const float *dz, size_t batch, size_t width, float *db,
+                                    size_t begin, size_t end);
 /* Elements [begin, end) of one optimizer step (n: the arena size, for adam's v = state + n). */
-void ffnn_omp_optimizer_update(const ffnn_optimizer_step *s, float *params, const float *grads,
-                               float *state, size_t n, size_t begin, size_t end);
+void ffnn_omp_optimizer_update_range(const ffnn_optimizer_step *s, float *params,
+                                     const float *grads, float *state, size_t n, size_t begin,
+                                     size_t end);
 
-/* ---- local1d.c: the 1-D locally connected layer on `threads` threads (>= 1) ---- */
+/* ---- local1d.c: the 1-D locally connected layer on `threads` threads (<= 0: all) ---- */
 
-/* backend.h local1d_forward (act fused), the reference's bits. */
-void ffnn_omp_local1d_forward(const float *x, const float *W, const float *bias, float *z,
-                              size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
-                              ffnn_activation act, int threads);
+/* backend.h local1d_forward (act fused), the reference's bits (also core/local1d.h's
+ * entry point for the benchmark). */
+void ffnn_omp_local1d_forward_threads(const float *x, const float *W, const float *bias,
+                                      float *z, size_t batch, size_t N, size_t R,
+                                      ffnn_local1d_padding padding, ffnn_activation act,
+                                      int threads);
 /* backend.h local1d_backward, the reference's bits. */
-void ffnn_omp_local1d_backward(const float *x, const float *W, const float *dz, float *dx,
-                               float *dW, float *db, size_t batch, size_t N, size_t R,
-                               ffnn_local1d_padding padding, int threads);
+void ffnn_omp_local1d_backward_threads(const float *x, const float *W, const float *dz,
+                                       float *dx, float *dW, float *db, size_t batch, size_t N,
+                                       size_t R, ffnn_local1d_padding padding, int threads);
 
 /* ---- the backend ---- */
+
+/* Below these sizes an op runs on the calling thread. */
+enum {
+    FFNN_OMP_ELEMENTWISE_CHUNK = 16384,   /* floats per chunk of an element-wise op (2
+                                             chunks: worth a team)                       */
+    FFNN_OMP_GEMM_MIN_PARALLEL = 1 << 20, /* multiply-adds (M*N*P) of a matmul worth a team */
+    FFNN_OMP_GATHER_MIN_PARALLEL = 16384, /* values (rows * features) of a gather worth one */
+    FFNN_OMP_LOSS_MIN_PARALLEL = 16384,   /* values (rows * width) of a loss (expf each)    */
+    FFNN_OMP_DB_CHUNK = 1024,             /* columns of db per work item                    */
+};
+
+/* An omp context (the table's void *ctx). */
+typedef struct ffnn_omp_ctx {
+    int threads;                   /* team size of every parallel region      */
+    const ffnn_omp_gemm_isa *isa;  /* matmul kernels                          */
+    float *pack;                   /* one slot per thread for packed B panels */
+    size_t pack_floats;            /* capacity of pack                        */
+} ffnn_omp_ctx;
+
+/* ctx->pack at least `floats` long (backend.c). */
+ffnn_status ffnn_omp_reserve_pack(ffnn_omp_ctx *ctx, size_t floats);
+
+static inline size_t ffnn_omp_ceil_div(size_t a, size_t b) { return (a + b - 1) / b; }
+
+/* The end of the element-wise chunk that starts at begin (of n values). */
+static inline size_t ffnn_omp_chunk_end(size_t n, size_t begin)
+{
+    return n - begin < FFNN_OMP_ELEMENTWISE_CHUNK ? n : begin + FFNN_OMP_ELEMENTWISE_CHUNK;
+}
+
+/* Team size for `work` units of which `min_parallel` are worth a team. */
+static inline int ffnn_omp_team(const ffnn_omp_ctx *ctx, size_t work, size_t min_parallel)
+{
+    return work >= min_parallel ? ctx->threads : 1;
+}
+
+/* The table's entries (backend.h states each one's semantics). */
+ffnn_status ffnn_omp_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
+                            size_t batch, float *x, int32_t *y, float *t);
+ffnn_status ffnn_omp_dense_forward(void *ctx, const float *x, const float *W, const float *b,
+                                   float *z, size_t batch, size_t in, size_t out);
+ffnn_status ffnn_omp_dense_backward(void *ctx, const float *x, const float *W, const float *dz,
+                                    float *dx, float *dW, float *db, size_t batch, size_t in,
+                                    size_t out);
+size_t ffnn_omp_dense_pack_floats(void *ctx, size_t in, size_t out);
+ffnn_status ffnn_omp_dense_pack(void *ctx, const float *W, size_t in, size_t out, float *packed);
+ffnn_status ffnn_omp_dense_forward_packed(void *ctx, const float *x, const float *packed,
+                                          const float *b, float *z, size_t batch, size_t in,
+                                          size_t out);
+ffnn_status ffnn_omp_dense_forward_packed_part(void *ctx, const float *x, const float *packed,
+                                               const float *b, float *z, size_t batch,
+                                               size_t in, size_t out, int part, int parts,
+                                               size_t *j0, size_t *j1);
+ffnn_status ffnn_omp_local1d_forward(void *ctx, const float *x, const float *W, const float *b,
+                                     float *z, size_t batch, size_t N, size_t R,
+                                     ffnn_local1d_padding padding, ffnn_activation act);
+ffnn_status ffnn_omp_local1d_backward(void *ctx, const float *x, const float *W,
+                                      const float *dz, float *dx, float *dW, float *db,
+                                      size_t batch, size_t N, size_t R,
+                                      ffnn_local1d_padding padding);
+ffnn_status ffnn_omp_activation_forward(void *ctx, ffnn_activation act, float param,
+                                        const float *z, float *a, size_t n);
+ffnn_status ffnn_omp_activation_backward(void *ctx, ffnn_activation act, float param,
+                                         const float *saved, const float *da, float *dz,
+                                         size_t n);
+ffnn_status ffnn_omp_dropout(void *ctx, const float *in, float *out, size_t n, uint64_t key,
+                             uint32_t threshold, float scale);
+ffnn_status ffnn_omp_loss(void *ctx, ffnn_loss loss, const float *out, const int32_t *y,
+                          const float *targets, size_t batch, size_t width, float *dout,
+                          float *row_loss, uint8_t *row_correct);
+ffnn_status ffnn_omp_loss_weights(void *ctx, const float *weights, const int32_t *index,
+                                  size_t batch, size_t width, float *dout);
+ffnn_status ffnn_omp_optimizer_update(void *ctx, const ffnn_optimizer_step *step,
+                                      float *params, const float *grads, float *state,
+                                      size_t n);
+ffnn_status ffnn_omp_grad_clip(void *ctx, float *grads, size_t n, float max_norm,
+                               float max_value, float *norm_out);
+ffnn_status ffnn_omp_ema_update(void *ctx, float *ema, const float *params, size_t n,
+                                float decay, float one_minus_decay);
 
 /* Create an omp context with `threads` threads (0: omp_get_max_threads()) and the
  * given matmul kernels (NULL: ffnn_omp_gemm_select()'s). For tests. */
 ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void **ctx);
-/* The kernels of a context (its thread count: ffnn_omp_threads, backend.h). */
+/* The kernels of a context (its thread count: the table's threads entry). */
 const ffnn_omp_gemm_isa *ffnn_omp_isa(const void *ctx);
 
 #endif

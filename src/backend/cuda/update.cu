@@ -1,11 +1,13 @@
 /*
- * optim.cu - the optimizer updates over the parameter arena (backend.h
- * optimizer_update): plain SGD, SGD with momentum (and Nesterov), Adam; with weight
- * decay, and AdamW, one kernel of the per-element step for all. Each is
- * one grid-stride kernel with ctx->block_1d threads per block, one thread per
- * parameter; n may be any size_t. The per-step scalars come from the host
- * (ffnn_optimizer_step, passed by value); Adam's two that change with t from
- * device memory when step.device_scalars is set (a replayed graph: graph.c).
+ * update.cu - the parameter updates: the optimizer step over the parameter arena
+ * (backend.h optimizer_update, and the "bf16" extension's optimizer_update_bf16),
+ * grad_clip and ema_update. The optimizers: plain SGD, SGD with momentum (and
+ * Nesterov), Adam; with weight decay, and AdamW, one kernel of the per-element
+ * step for all. Each is one grid-stride kernel with ctx->block_1d threads per
+ * block, one thread per parameter; n may be any size_t. The per-step scalars come
+ * from the host (ffnn_optimizer_step, passed by value); Adam's two that change
+ * with t from device memory when step.device_scalars is set (a replayed graph:
+ * graph.c).
  *
  * The per-parameter formulas are device_math.cuh's (every float operation spelled
  * with its rounding, in the order of the CPU reference src/backend/cpu/cpu_math.h):
