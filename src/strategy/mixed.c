@@ -1,11 +1,11 @@
 /* mixed.c - the buffers of the mixed-precision pipeline (step.h ffnn_mixed): made
  * by the cublaslt strategy for --precision bf16, the bf16 shadow of the parameters
- * kept equal to bf16(params). The steps that use them are step.c's
- * forward_bf16 / backward_bf16 and its update. */
+ * kept equal to bf16(params). The steps that use them are step_forward.c's
+ * forward_bf16, step_backward.c's backward_bf16 and step_update.c's update. */
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "strategy/step.h"
+#include "strategy/step_phases.h"
 
 ffnn_status ffnn_mixed_create(ffnn_run *r)
 {
@@ -73,4 +73,11 @@ ffnn_status ffnn_mixed_sync(ffnn_run *r)
     if (st == FFNN_OK)
         mx->stale = 0;
     return st;
+}
+
+/* 1 when step t runs the mixed-precision pipeline (step.h ffnn_mixed): training
+ * steps with the bf16 buffers made (every layer dense and fused: per_op.c). */
+int ffnn_mixed_step(const ffnn_run *r, uint64_t t)
+{
+    return r->mixed != NULL && t > 0;
 }

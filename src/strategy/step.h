@@ -120,8 +120,8 @@ typedef struct ffnn_run {
                                  biases summed by the op above) in the step  */
     int early_update;         /* 1 (cublaslt): the update after the backward (not
                                  fused_sgd) of layers 1.. on the second stream, each
-                                 once its own backward op is done (step.c
-                                 early_plan; off with clipping, all-reduce)     */
+                                 once its own backward op is done (step_update.c
+                                 ffnn_early_plan; off with clipping, all-reduce)     */
     int bias_grad_from_dx;    /* 1 (fused; cublaslt): a dense layer's
                                  backward op also sums the dx it writes into the
                                  bias gradient of the dense layer below (dx_db:
@@ -200,8 +200,8 @@ size_t ffnn_step_batch(size_t n, size_t batch_size, size_t s);
 
 /* 1 when r's training steps can run the output layer and its loss as one op
  * (backend.h softmax_ce_head): the backend has it, r runs the fused dense ops
- * (with fused_sgd, the step updates the head's parameters: step.c run_head,
- * update_rest), softmax_ce on class labels, no data parallelism, the last layer
+ * (with fused_sgd, the step updates the head's parameters: step_head.c ffnn_step_head,
+ * step_update.c update_rest), softmax_ce on class labels, no data parallelism, the last layer
  * dense with identity activation, no dropout, at most FFNN_HEAD_CMAX outputs and
  * FFNN_HEAD_MAX_WEIGHTS weights, fed by a dense layer whose activation is
  * identity, relu, sigmoid or tanh, its width a multiple of 4, the weights 16-byte
