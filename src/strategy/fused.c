@@ -38,11 +38,11 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
 {
     *state = NULL;
     /* dropout: the dx epilogue's f' reads the (dropped) input: the plain ops */
-    r->fused = r->ops->dense_act_forward && r->ops->dense_backward_fused &&
+    r->plan.fused = r->ops->dense_act_forward && r->ops->dense_backward_fused &&
                !ffnn_strategy_has_dropout(r->model) && ffnn_strategy_fused_activations(r->model);
     /* the update inside the backward: plain sgd with nothing between the gradient
      * and the update (no decay, no clipping) */
-    r->fused_sgd = r->fused && r->cfg->optimizer == FFNN_OPT_SGD &&
+    r->plan.fused_sgd = r->plan.fused && r->cfg->optimizer == FFNN_OPT_SGD &&
                    r->cfg->weight_decay == 0.0f && r->cfg->clip_grad_norm == 0.0f &&
                    r->cfg->clip_grad_value == 0.0f && ffnn_strategy_all_dense(r->model);
     return FFNN_OK;

@@ -4,7 +4,10 @@
 #include "core/error.h"
 #include "core/optim.h"
 #include "data/dataset.h"
+#include "strategy/mixed.h"
+#include "strategy/prefetch.h"
 #include "strategy/step_phases.h"
+#include "strategy/xt.h"
 
 ffnn_optimizer_step ffnn_run_update_at(const ffnn_run *r, uint64_t t)
 {
@@ -36,11 +39,11 @@ static ffnn_status gather_step(ffnn_run *r, const ffnn_gather_source *src, const
     float *tgt = into ? into->tgt : r->tgt;
     if (*x16)
         return r->ops->gather_bf16(r->ctx, src, index, batch,
-                                   into ? into->x16 : r->mixed->x16, y, tgt);
+                                   into ? into->x16 : r->ext.mixed->x16, y, tgt);
     float *x = into ? into->x : r->x;
     ffnn_status st = r->ops->gather(r->ctx, src, index, batch, x, y, tgt);
     if (st == FFNN_OK && ffnn_xt_for_layer(r, 0, batch)) /* x prepared for layer 0's dW */
-        st = r->ops->prepare_xt(r->ctx, x, batch, src->features, into ? into->xt : r->xt);
+        st = r->ops->prepare_xt(r->ctx, x, batch, src->features, into ? into->xt : r->ext.xt->x);
     return st;
 }
 
@@ -55,7 +58,7 @@ void ffnn_step_rows(const ffnn_run *r, size_t s, size_t *first, size_t *count, s
 }
 
 /* The batch of step s (0-based; optimizer step t) gathered on the backend's side
- * queue into r->spare, while the ops queued after it run on (step.h
+ * queue into r->ext.spare, while the ops queued after it run on (step.h
  * ffnn_step_queue_run). *pending: 1 once the second stream has work to join. */
 static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending)
 {
@@ -66,8 +69,8 @@ static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending
     if (st != FFNN_OK)
         return st;
     int x16 = 0;
-    return ffnn_step_side_close(r, gather_step(r, &src, r->train.index + first, batch, t, r->spare,
-                                     &x16));
+    return ffnn_step_side_close(r, gather_step(r, &src, r->train.index + first, batch, t,
+                                               r->ext.spare, &x16));
 }
 
 /* Queue training step s (0-based) of the current epoch as optimizer step
@@ -86,8 +89,8 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
     ffnn_status st = FFNN_OK;
     size_t width = m->layers[m->layer_count - 1].out;
     ffnn_optimizer_step update = ffnn_run_update_at(r, opt_t);
-    if (r->adam_scalars && (update.kind == FFNN_OPT_ADAM || update.kind == FFNN_OPT_ADAMW))
-        update.device_scalars = r->adam_scalars + 2 * (opt_t - r->adam_scalars_t0);
+    if (r->ext.scalars && (update.kind == FFNN_OPT_ADAM || update.kind == FFNN_OPT_ADAMW))
+        update.device_scalars = r->ext.scalars->adam + 2 * (opt_t - r->ext.scalars->t0);
     const ffnn_gather_source src = ffnn_step_gather_source(&r->train);
     r->dropout_row0 = first - s * r->cfg->batch_size; /* this rank's first row of the step */
     /* data parallelism: this rank's gradients are of the mean over its rows;
@@ -100,10 +103,10 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
     const int head = ffnn_step_head_runs(r, opt_t); /* the last layer and the loss in one op */
     int side = 0; /* the head's sums, the update's rest (fused_sgd) or the early
                    * updates are on the second stream: joined before the update */
-    int xt_side = 0; /* the forward's transposes (act_t) on the second stream, not
+    int xt_side = 0; /* the forward's transposes (xt.h act) on the second stream, not
                       * joined yet */
     ffnn_early_plan early = {NULL, m->layer_count, &side};
-    if (r->early_update && !r->fused_sgd && r->comm == NULL &&
+    if (r->plan.early_update && !r->plan.fused_sgd && r->comm == NULL &&
         r->cfg->clip_grad_norm == 0.0f && r->cfg->clip_grad_value == 0.0f && ffnn_step_has_side(r))
         early.update = &update;
     if (gathered)
@@ -111,10 +114,11 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
     if (batch > 0 &&
         ((!gathered &&
           (st = gather_step(r, &src, r->train.index + first, batch, opt_t, NULL, &x16))) ||
-         (st = ffnn_step_forward_layers(r, batch, opt_t, &output, x16, m->layer_count - head, &xt_side)) ||
+         (st = ffnn_step_forward_layers(r, batch, opt_t, &output, x16, m->layer_count - head,
+                                        &xt_side)) ||
          (prefetch && (st = prefetch_step(r, s + 1, opt_t + 1, pending))) ||
-         (st = head ? ffnn_step_head(r, batch, opt_t, first, r->fused_sgd ? &update : NULL, &side,
-                               &xt_side)
+         (st = head ? ffnn_step_head(r, batch, opt_t, first,
+                                     r->plan.fused_sgd ? &update : NULL, &side, &xt_side)
                     : r->ops->loss(r->ctx, r->cfg->loss, output, r->y,
                                    r->train.targets ? r->tgt : NULL, batch, width,
                                    r->grad_buf[0], r->train.row_loss + first,
@@ -122,7 +126,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
          (r->train.weights && /* the weighted mean's gradient (trainer.c check_weights) */
           (st = r->ops->loss_weights(r->ctx, r->train.weights, r->train.index + first, batch,
                                      width, r->grad_buf[0]))) ||
-         (st = ffnn_step_backward_pass(r, batch, opt_t, r->fused_sgd ? &update : NULL,
+         (st = ffnn_step_backward_pass(r, batch, opt_t, r->plan.fused_sgd ? &update : NULL,
                         r->comm ? &sync : NULL, &side, &early, &xt_side)))) {
         if (side || xt_side) /* the second stream's work joined all the same */
             (void)r->ops->side_join(r->ctx);
@@ -145,7 +149,7 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
                                 r->cfg->clip_grad_value,
                                 r->grad_norm ? r->grad_norm + s : NULL)))
         return st;
-    if (!r->fused_sgd && (st = ffnn_step_update_layers(r, &update, 0, early.from)))
+    if (!r->plan.fused_sgd && (st = ffnn_step_update_layers(r, &update, 0, early.from)))
         return st;
     if (r->ema)
         st = r->ops->ema_update(r->ctx, r->ema, r->params, m->parameter_count,
@@ -170,8 +174,8 @@ ffnn_status ffnn_step_queue(ffnn_run *r, size_t s, uint64_t opt_t)
 
 ffnn_status ffnn_step_queue_run(ffnn_run *r, size_t first, size_t count, uint64_t opt_t)
 {
-    /* the next batch on the second stream (no communicator: r->spare is NULL then) */
-    const int pf = r->spare != NULL && r->comm == NULL;
+    /* the next batch on the second stream (no communicator: r->ext.spare is NULL then) */
+    const int pf = r->ext.spare != NULL && r->comm == NULL;
     ffnn_status st = FFNN_OK;
     int pending = 0;  /* the second stream holds the gather of step first + i */
     size_t swaps = 0; /* trades of r's batch buffers with the second set's      */

@@ -2,7 +2,9 @@
  * plain ops, the fused dense ops (with sgd inside), the bf16 pipeline, and the
  * buckets of the gradient all-reduce. */
 #include "core/error.h"
+#include "strategy/mixed.h"
 #include "strategy/step_phases.h"
+#include "strategy/xt.h"
 
 /* After layer i's backward: begin the all-reduce of the layers done since the
  * last bucket once they hold FFNN_BUCKET_BYTES, or at the first layer. */
@@ -41,7 +43,7 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, ffnn_grad_sync *sync
                                  ffnn_early_plan *early, int *side)
 {
     const ffnn_model *m = r->model;
-    ffnn_mixed *mx = r->mixed;
+    ffnn_mixed *mx = r->ext.mixed;
     const ffnn_layer *top = &m->layers[m->layer_count - 1];
     ffnn_status st;
     int cur = 0; /* grad16[cur] holds dL/dz of layer i (rows dz_ld apart) */
@@ -84,7 +86,7 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, ffnn_grad_sync *sync
 
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
  * t: the optimizer step whose dropout masks the forward applied (0: none).
- * sgd (only when r->fused_sgd, else NULL): the parameters are updated too, p -=
+ * sgd (only when r->plan.fused_sgd, else NULL): the parameters are updated too, p -=
  * lr g: by the layers' ops, the rest by ffnn_step_queue_rest (side: as there).
  * sync (or NULL): the all-reduce of the gradients, begun bucket by bucket.
  * xt_side (or NULL: the step made no x^T, e.g. ffnn_step_backward's caller
@@ -125,7 +127,7 @@ ffnn_status ffnn_step_backward_pass(ffnn_run *r, size_t batch, uint64_t t,
         float *W = r->params + l->weight_offset;  /* [out, fan_in] */
         float *dW = r->grads + l->weight_offset;  /* [out, fan_in] */
         is_dz = 0;
-        if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
+        if (r->plan.fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
             const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
             float *dx_db = ffnn_step_below_db(r, i);
             if (sgd && i == 0 && ffnn_step_rest_to_update(r, head) &&

@@ -40,12 +40,12 @@ ffnn_status ffnn_step_side_close(ffnn_run *r, ffnn_status st)
 }
 
 /* Where layer i's backward op writes the bias gradient of the layer below, summed
- * over the dx it writes (r->bias_grad_from_dx; that layer's own op then skips its
+ * over the dx it writes (r->plan.bias_grad_from_dx; that layer's own op then skips its
  * db), or NULL: no such layer, no bias, or the op does not. */
 float *ffnn_step_below_db(const ffnn_run *r, int i)
 {
     const ffnn_layer *below = i > 0 ? &r->model->layers[i - 1] : NULL;
-    if (!r->bias_grad_from_dx || !r->fused || below == NULL || !below->has_bias ||
+    if (!r->plan.bias_grad_from_dx || !r->plan.fused || below == NULL || !below->has_bias ||
         below->kind != FFNN_LAYER_DENSE)
         return NULL;
     return r->grads + below->bias_offset;
@@ -60,5 +60,6 @@ int ffnn_step_db_from_above(const ffnn_run *r, int i, int head)
         return 0;
     if (head && i == m->layer_count - 2)
         return 1;
-    return r->fused && m->layers[i + 1].kind == FFNN_LAYER_DENSE && ffnn_step_below_db(r, i + 1) != NULL;
+    return r->plan.fused && m->layers[i + 1].kind == FFNN_LAYER_DENSE &&
+           ffnn_step_below_db(r, i + 1) != NULL;
 }

@@ -1,7 +1,9 @@
 /* step_forward.c - the forward pass of the step (step.h, step_phases.h): the
  * plain ops, the fused dense ops, and the bf16 pipeline (ffnn_mixed). */
 #include "core/error.h"
+#include "strategy/mixed.h"
 #include "strategy/step_phases.h"
+#include "strategy/xt.h"
 
 /* The forward pass in bf16 (ffnn_mixed): x16 = bf16(x) (unless gathered as bf16:
  * x16_gathered); each layer's matmul reads the bf16 shadow of its weights and
@@ -10,7 +12,7 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x
                                 int layers)
 {
     const ffnn_model *m = r->model;
-    ffnn_mixed *mx = r->mixed;
+    ffnn_mixed *mx = r->ext.mixed;
     ffnn_status st = ffnn_mixed_sync(r);
     if (st != FFNN_OK ||
         (!x16_gathered && (st = r->ops->to_bf16(r->ctx, r->x, mx->x16, batch, m->input_size,
@@ -33,10 +35,10 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x
 }
 
 /* Forward pass of `batch` rows already gathered into r->x (or, for a mixed step
- * with x16_gathered, into r->mixed->x16) through the first `layers` layers (all
+ * with x16_gathered, into r->ext.mixed->x16) through the first `layers` layers (all
  * but the last for a head step: the head op computes the logits); returns the
  * last layer's output buffer. xt_side (or NULL: none made): after layer i's
- * forward, act[i]^T into r->act_t[i] on the second stream where layer i + 1 takes
+ * forward, act[i]^T into r->ext.xt->act[i] on the second stream where layer i + 1 takes
  * it (ffnn_xt_for_layer); *xt_side is then 1 until a join (ffnn_step_head, backward). */
 ffnn_status ffnn_step_forward_layers(ffnn_run *r, size_t batch, uint64_t t, float **output,
                            int x16_gathered, int layers, int *xt_side)
@@ -50,7 +52,7 @@ ffnn_status ffnn_step_forward_layers(ffnn_run *r, size_t batch, uint64_t t, floa
         const ffnn_layer *l = &m->layers[i];
         const float *W = r->params + l->weight_offset; /* [out, fan_in] */
         const float *b = l->has_bias ? r->params + l->bias_offset : NULL;
-        if (r->fused && l->kind == FFNN_LAYER_DENSE) { /* bias + act in the epilogue */
+        if (r->plan.fused && l->kind == FFNN_LAYER_DENSE) { /* bias + act in the epilogue */
             if ((st = r->ops->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
                                                 l->out, l->act)))
                 return st;

@@ -1,11 +1,16 @@
 /* step_head.c - the output layer and its loss as one op (step.h
  * ffnn_step_head_applies; backend.h softmax_ce_head), fp32 or bf16. */
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "strategy/head.h"
+#include "strategy/mixed.h"
 #include "strategy/step_phases.h"
 
 int ffnn_step_head_applies(const ffnn_run *r)
 {
     const ffnn_model *m = r->model;
-    if (r->ops->softmax_ce_head == NULL || !r->fused || r->comm != NULL ||
+    if (r->ops->softmax_ce_head == NULL || !r->plan.fused || r->comm != NULL ||
         r->cfg->loss != FFNN_LOSS_SOFTMAX_CE || r->train.targets != NULL ||
         r->train.labels == NULL || r->train.weights != NULL || m->layer_count < 2)
         return 0;
@@ -20,29 +25,38 @@ int ffnn_step_head_applies(const ffnn_run *r)
 
 ffnn_status ffnn_step_head_create(ffnn_run *r)
 {
-    r->head_scratch = NULL;
+    r->ext.head = NULL;
     if (!ffnn_step_head_applies(r))
         return FFNN_OK;
     const ffnn_layer *top = &r->model->layers[r->model->layer_count - 1];
     const size_t n = ffnn_head_scratch_floats(r->cfg->batch_size, top->in, top->out);
+    ffnn_head *h = calloc(1, sizeof *h);
+    if (!h)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     void *p = NULL;
     ffnn_status st = r->ops->alloc(r->ctx, n * sizeof(float), &p);
-    if (st == FFNN_OK)
-        r->head_scratch = (float *)p;
+    if (st != FFNN_OK) {
+        free(h);
+        return st;
+    }
+    h->scratch = (float *)p;
+    r->ext.head = h;
     return st;
 }
 
 void ffnn_step_head_free(ffnn_run *r)
 {
-    if (r->head_scratch != NULL)
-        r->ops->release(r->ctx, r->head_scratch);
-    r->head_scratch = NULL;
+    if (r->ext.head != NULL) {
+        r->ops->release(r->ctx, r->ext.head->scratch);
+        free(r->ext.head);
+    }
+    r->ext.head = NULL;
 }
 
 /* 1 when training step t runs the head op. */
 int ffnn_step_head_runs(const ffnn_run *r, uint64_t t)
 {
-    return r->head_scratch != NULL && t > 0;
+    return r->ext.head != NULL && t > 0;
 }
 
 /* 1 when the head's sums run apart (softmax_ce_head_sums, on the second stream). */
@@ -57,7 +71,7 @@ int ffnn_step_head_sums_apart(const ffnn_run *r)
  * softmax_ce_head_sums and the second stream, the sums (dW, db and the layer below's
  * db, which only the update reads) go to the second stream, concurrently with the
  * layer below's backward: *side is then 1 and the caller joins before the update;
- * with sgd (r->fused_sgd) they also update the last layer and the layer below's
+ * with sgd (r->plan.fused_sgd) they also update the last layer and the layer below's
  * bias (update_rest leaves those). */
 ffnn_status ffnn_step_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
                             const ffnn_optimizer_step *sgd, int *side, int *xt_side)
@@ -65,11 +79,11 @@ ffnn_status ffnn_step_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
     const ffnn_model *m = r->model;
     const ffnn_layer *top = &m->layers[m->layer_count - 1], *below = top - 1;
     const int bf16 = ffnn_mixed_step(r, t);
-    const void *h = bf16 ? (const void *)r->mixed->act16[m->layer_count - 2]
+    const void *h = bf16 ? (const void *)r->ext.mixed->act16[m->layer_count - 2]
                          : (const void *)r->act[m->layer_count - 2];
-    const void *W = bf16 ? (const void *)(r->mixed->params16 + top->weight_offset)
+    const void *W = bf16 ? (const void *)(r->ext.mixed->params16 + top->weight_offset)
                          : (const void *)(r->params + top->weight_offset);
-    void *dh = bf16 ? (void *)r->mixed->grad16[0] : (void *)r->grad_buf[0];
+    void *dh = bf16 ? (void *)r->ext.mixed->grad16[0] : (void *)r->grad_buf[0];
     float *dW = r->grads + top->weight_offset;
     float *db = top->has_bias ? r->grads + top->bias_offset : NULL;
     float *dh_db = below->has_bias ? r->grads + below->bias_offset : NULL;
@@ -77,7 +91,7 @@ ffnn_status ffnn_step_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
     ffnn_status st = r->ops->softmax_ce_head(
         r->ctx, bf16, h, W, top->has_bias ? r->params + top->bias_offset : NULL, r->y, batch,
         top->in, top->out, below->act, later ? NULL : dW, db, dh, dh_db,
-        r->train.row_loss + first, r->train.row_correct + first, r->head_scratch);
+        r->train.row_loss + first, r->train.row_correct + first, r->ext.head->scratch);
     if (st != FFNN_OK || !later)
         return st;
     /* the forward's transposes joined first, so the layers below do not wait for
@@ -92,6 +106,6 @@ ffnn_status ffnn_step_head(ffnn_run *r, size_t batch, uint64_t t, size_t first,
                                   dh_db ? r->params + below->bias_offset : NULL,
                                   sgd ? sgd->lr : 0.0f};
     st = r->ops->softmax_ce_head_sums(r->ctx, batch, top->in, top->out, dW, db, dh_db,
-                                      r->head_scratch, sgd ? &update : NULL);
+                                      r->ext.head->scratch, sgd ? &update : NULL);
     return ffnn_step_side_close(r, st);
 }

@@ -73,8 +73,4 @@ ffnn_status ffnn_step_backward_pass(ffnn_run *r, size_t batch, uint64_t t,
                                     const ffnn_optimizer_step *sgd, ffnn_grad_sync *sync,
                                     int *side, ffnn_early_plan *early, int *xt_side);
 
-/* mixed.c: 1 when step t runs the bf16 pipeline; xt.c: layer i's prepared input */
-int ffnn_mixed_step(const ffnn_run *r, uint64_t t);
-float *ffnn_xt_for_layer(const ffnn_run *r, int i, size_t batch);
-
 #endif

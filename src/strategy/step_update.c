@@ -2,6 +2,7 @@
  * after the backward (fp32, or bf16 writing the shadow), early on the second
  * stream, and what the fused sgd ops leave to the step. */
 #include "core/optim.h"
+#include "strategy/mixed.h"
 #include "strategy/step_phases.h"
 
 /* One optimizer_update call over [off, off + n) of the arenas; with the bf16
@@ -10,9 +11,9 @@ static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, 
                                 size_t n)
 {
     float *state = r->opt_state ? r->opt_state + off : NULL;
-    if (r->mixed)
+    if (r->ext.mixed)
         return r->ops->optimizer_update_bf16(r->ctx, update, r->params + off, r->grads + off,
-                                             state, n, r->mixed->params16 + off);
+                                             state, n, r->ext.mixed->params16 + off);
     return r->ops->optimizer_update(r->ctx, update, r->params + off, r->grads + off, state, n);
 }
 
@@ -53,12 +54,12 @@ ffnn_status ffnn_step_update(ffnn_run *r, const ffnn_optimizer_step *update)
     return ffnn_step_update_layers(r, update, 0, r->model->layer_count);
 }
 
-/* Plain SGD inside the backward (r->fused_sgd): what the layers' ops leave to the
- * step - the head's layer (its dW, db summed by the head), every bias whose
- * gradient an op above summed (ffnn_step_db_from_above) - but for what the head's sums
- * update themselves (ffnn_step_head, ffnn_step_head_sums_apart). ffnn_step_rest_to_update: 1 when there is
- * any; update_rest queues it, once those gradients are written (after the op of
- * layer 1). */
+/* Plain SGD inside the backward (r->plan.fused_sgd): what the layers' ops leave
+ * to the step - the head's layer (its dW, db summed by the head), every bias whose
+ * gradient an op above summed (ffnn_step_db_from_above) - but for what the head's
+ * sums update themselves (ffnn_step_head, ffnn_step_head_sums_apart).
+ * ffnn_step_rest_to_update: 1 when there is any; update_rest queues it, once
+ * those gradients are written (after the op of layer 1). */
 static int rest_param(const ffnn_run *r, int i, int head)
 {
     const int top = r->model->layer_count - 1;

@@ -40,8 +40,9 @@ typedef struct ffnn_strategy_impl {
      * with the reason in ffnn_last_error(). Before any allocation. */
     int (*supports)(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps);
     /* With the backend context, buffers and data in r: the checks that need the
-     * device (NULL: none); sets r->fused / r->fused_sgd; *state: the strategy's own
-     * (e.g. the graph cache), freed by release. FFNN_ERR_UNSUPPORTED when the
+     * device (NULL: none); sets r->plan (fused, fused_sgd ...) and makes the
+     * features of r->ext it runs; *state: the strategy's own (e.g. the graph
+     * cache), freed by release (with those features). FFNN_ERR_UNSUPPORTED when the
      * device cannot run it. */
     ffnn_status (*prepare)(ffnn_run *r, void **state);
     void (*release)(ffnn_run *r, void *state);
@@ -80,7 +81,7 @@ int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg
 /* run_steps() of a strategy that queues ops step by step (ffnn_step_queue_run). */
 ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
                                       uint64_t opt_t);
-/* fused.c: turn the backend's fused ops on (r->fused, r->fused_sgd); graph.c too. */
+/* fused.c: turn the backend's fused ops on (r->plan.fused, r->plan.fused_sgd); graph.c too. */
 ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state);
 /* 1 when every layer of m is dense (the fused ops cover it). */
 int ffnn_strategy_all_dense(const ffnn_model *m);
@@ -94,8 +95,8 @@ int ffnn_strategy_has_dropout(const ffnn_model *m);
  * replayed while the optimizer's per-step scalars stay those of the capture. */
 ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
                            uint64_t opt_t);
-/* The capture cache, with r's second set of batch buffers (step.h r->spare,
- * ffnn_prefetch_create); ffnn_graph_cache_free releases both. */
+/* The capture cache, with r's second set of batch buffers (r->ext.spare,
+ * prefetch.h ffnn_prefetch_create); ffnn_graph_cache_free releases both. */
 ffnn_status ffnn_graph_cache_create(ffnn_run *r, void **cache);
 void ffnn_graph_cache_free(ffnn_run *r, void *cache);
 /* The default steps per launch of a cached strategy: `preferred`, raised so that

@@ -482,7 +482,7 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
         return st;
     }
     if (t->run.comm)
-        t->run.fused_sgd = 0; /* the update waits for the all-reduce */
+        t->run.plan.fused_sgd = 0; /* the update waits for the all-reduce */
     m->sync = ffnn_trainer_sync_hook;
     m->owner = t;
     m->stale = 0;
