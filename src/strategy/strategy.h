@@ -65,6 +65,29 @@ const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id);
 ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *cfg,
                                  unsigned caps, const ffnn_strategy_impl **out);
 
+/* The registry's answers to the trainer, which names no strategy (table.c). */
+/* 1 when id picks another strategy for the net and batch (auto, tune). */
+int ffnn_strategy_picks(ffnn_strategy id);
+/* 1 when id is chosen by timing trainers of ffnn_strategy_candidates (tune:
+ * src/train/tune.c; in one process, elsewhere it picks by the rule). */
+int ffnn_strategy_measured(ffnn_strategy id);
+/* 1 when id trains on the single-threaded cpu reference backend (reference). */
+int ffnn_strategy_on_reference(ffnn_strategy id);
+/* The strategies a measured choice times, in the order of its note (auto.c);
+ * *count of them. */
+const ffnn_strategy *ffnn_strategy_candidates(size_t *count);
+/* What to prepare instead of s when its prepare refused this device
+ * (FFNN_ERR_UNSUPPORTED) and cfg asked a strategy that picks: persistent falls back
+ * to the next best for the nets it takes, cublaslt (fp32 as tf32; the same
+ * backend options). NULL: no fallback. */
+const ffnn_strategy_impl *ffnn_strategy_device_fallback(const ffnn_strategy_impl *s,
+                                                        const ffnn_train_config *cfg);
+/* Data parallelism (more than one rank): *s as it is, or where it has no place for
+ * the gradient all-reduce (persistent: whole runs of steps in one kernel) graph
+ * when cfg asked a strategy that picks, else FFNN_ERR_UNSUPPORTED with the reason. */
+ffnn_status ffnn_strategy_for_parallel(const ffnn_train_config *cfg,
+                                       const ffnn_strategy_impl **s);
+
 /* The auto rule alone (auto.c): the strategy auto picks for m and cfg on a GPU
  * (tune: auto's pick too, its fallback; src/train/tune.c measures). */
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg);

@@ -70,3 +70,34 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
     *out = s;
     return FFNN_OK;
 }
+
+int ffnn_strategy_picks(ffnn_strategy id)
+{
+    return id == FFNN_STRATEGY_AUTO || id == FFNN_STRATEGY_TUNE;
+}
+
+int ffnn_strategy_measured(ffnn_strategy id) { return id == FFNN_STRATEGY_TUNE; }
+
+int ffnn_strategy_on_reference(ffnn_strategy id) { return id == FFNN_STRATEGY_REFERENCE; }
+
+const ffnn_strategy_impl *ffnn_strategy_device_fallback(const ffnn_strategy_impl *s,
+                                                        const ffnn_train_config *cfg)
+{
+    if (ffnn_strategy_picks(cfg->strategy) && s->id == FFNN_STRATEGY_PERSISTENT)
+        return ffnn_strategy_get(FFNN_STRATEGY_CUBLASLT);
+    return NULL;
+}
+
+ffnn_status ffnn_strategy_for_parallel(const ffnn_train_config *cfg,
+                                       const ffnn_strategy_impl **s)
+{
+    if ((*s)->id != FFNN_STRATEGY_PERSISTENT)
+        return FFNN_OK;
+    if (!ffnn_strategy_picks(cfg->strategy))
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "strategy persistent trains whole runs of steps in one kernel, "
+                         "with no place for the gradient all-reduce of data-parallel "
+                         "training: use graph, fused, cublaslt, cublas, tiled or naive");
+    *s = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);
+    return FFNN_OK;
+}
