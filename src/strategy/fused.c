@@ -7,6 +7,19 @@
 #include "core/error.h"
 #include "strategy/strategy.h"
 
+int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
+{
+    (void)m, (void)cfg, (void)caps;
+    return 1;
+}
+
+ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
+                                      uint64_t opt_t)
+{
+    (void)state;
+    return ffnn_step_queue_run(r, first, count, opt_t);
+}
+
 int ffnn_strategy_all_dense(const ffnn_model *m)
 {
     for (int i = 0; i < m->layer_count; i++)

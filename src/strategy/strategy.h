@@ -99,7 +99,8 @@ extern const ffnn_strategy_impl ffnn_strategy_naive_impl, ffnn_strategy_tiled_im
     ffnn_strategy_reference_impl, ffnn_strategy_tune_impl;
 
 /* Helpers shared by the strategy files. */
-/* supports() of a strategy that trains every net and config (table.c). */
+/* supports() of a strategy that trains every net and config (fused.c, as the
+ * helpers below). */
 int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps);
 /* run_steps() of a strategy that queues ops step by step (ffnn_step_queue_run). */
 ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,

@@ -18,19 +18,6 @@ static const ffnn_strategy_impl *const table[] = {
     [FFNN_STRATEGY_TUNE] = &ffnn_strategy_tune_impl,
 };
 
-int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
-{
-    (void)m, (void)cfg, (void)caps;
-    return 1;
-}
-
-ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
-                                      uint64_t opt_t)
-{
-    (void)state;
-    return ffnn_step_queue_run(r, first, count, opt_t);
-}
-
 const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id)
 {
     if ((int)id < 0 || (size_t)id >= sizeof table / sizeof table[0])
