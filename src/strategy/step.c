@@ -73,6 +73,38 @@ static ffnn_status prefetch_step(ffnn_run *r, size_t s, uint64_t t, int *pending
                                                r->ext.spare, &x16));
 }
 
+/* The stages of training step s after its backward pass: the gradients' all-reduce
+ * (sync->comm), clipping, the update of layers [0, early_from) (the layers above
+ * were updated early; fused_sgd: all inside the backward) and the EMA. */
+static ffnn_status finish_step(ffnn_run *r, size_t s, size_t batch, ffnn_grad_sync *sync,
+                               const ffnn_optimizer_step *update, int early_from)
+{
+    const ffnn_model *m = r->model;
+    ffnn_status st = FFNN_OK;
+    /* the all-reduce stage, between the backward pass and the update; a rank
+     * without rows begins the same buckets as the others (collectives match
+     * call by call), each zeroed (scale 0) */
+    for (int i = m->layer_count - 1; r->comm && batch == 0 && i >= 0; i--)
+        if ((st = ffnn_step_sync_layer(sync, r, i)) != FFNN_OK)
+            return st;
+    if (r->comm && (st = r->comm->ops->allreduce_end(r->comm, sync->stream)) != FFNN_OK)
+        return st;
+    /* clipping: after the all-reduce, on the step's whole gradient (every rank the
+     * same) */
+    if ((r->cfg->clip_grad_norm > 0.0f || r->cfg->clip_grad_value > 0.0f) &&
+        (st = r->ops->grad_clip(r->ctx, r->grads, m->parameter_count, r->cfg->clip_grad_norm,
+                                r->cfg->clip_grad_value,
+                                r->grad_norm ? r->grad_norm + s : NULL)))
+        return st;
+    if (!r->plan.fused_sgd && (st = ffnn_step_update_layers(r, update, 0, early_from)))
+        return st;
+    if (r->ema)
+        st = r->ops->ema_update(r->ctx, r->ema, r->params, m->parameter_count,
+                                r->cfg->ema_decay,
+                                (float)(1.0 - ffnn_decimal_value(r->cfg->ema_decay)));
+    return st;
+}
+
 /* Queue training step s (0-based) of the current epoch as optimizer step
  * opt_t (1-based). gathered: its batch is in r's buffers already (prefetched
  * during the step before, joined and swapped in by ffnn_step_queue_run);
@@ -97,8 +129,9 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
      * scaled by its share of the step's rows, their sum over the ranks is the
      * gradient of the step's mean (a rank without rows contributes zeros) */
     ffnn_grad_sync sync = {r->comm, (float)((double)batch / (double)rows),
-                      r->comm && r->ops->native_stream ? r->ops->native_stream(r->ctx) : NULL,
-                      m->parameter_count};
+                           r->comm && r->ops->native_stream ? r->ops->native_stream(r->ctx)
+                                                            : NULL,
+                           m->parameter_count};
     int x16 = 0;
     const int head = ffnn_step_head_runs(r, opt_t); /* the last layer and the loss in one op */
     int side = 0; /* the head's sums, the update's rest (fused_sgd) or the early
@@ -127,35 +160,14 @@ static ffnn_status queue_step(ffnn_run *r, size_t s, uint64_t opt_t, int gathere
           (st = r->ops->loss_weights(r->ctx, r->train.weights, r->train.index + first, batch,
                                      width, r->grad_buf[0]))) ||
          (st = ffnn_step_backward_pass(r, batch, opt_t, r->plan.fused_sgd ? &update : NULL,
-                        r->comm ? &sync : NULL, &side, &early, &xt_side)))) {
+                                       r->comm ? &sync : NULL, &side, &early, &xt_side)))) {
         if (side || xt_side) /* the second stream's work joined all the same */
             (void)r->ops->side_join(r->ctx);
         return st;
     }
     if ((side || xt_side) && (st = r->ops->side_join(r->ctx)) != FFNN_OK)
         return st;
-    /* the all-reduce stage, between the backward pass and the update; a rank
-     * without rows begins the same buckets as the others (collectives match
-     * call by call), each zeroed (scale 0) */
-    for (int i = m->layer_count - 1; r->comm && batch == 0 && i >= 0; i--)
-        if ((st = ffnn_step_sync_layer(&sync, r, i)) != FFNN_OK)
-            return st;
-    if (r->comm && (st = r->comm->ops->allreduce_end(r->comm, sync.stream)) != FFNN_OK)
-        return st;
-    /* clipping: after the all-reduce, on the step's whole gradient (every rank the
-     * same) */
-    if ((r->cfg->clip_grad_norm > 0.0f || r->cfg->clip_grad_value > 0.0f) &&
-        (st = r->ops->grad_clip(r->ctx, r->grads, m->parameter_count, r->cfg->clip_grad_norm,
-                                r->cfg->clip_grad_value,
-                                r->grad_norm ? r->grad_norm + s : NULL)))
-        return st;
-    if (!r->plan.fused_sgd && (st = ffnn_step_update_layers(r, &update, 0, early.from)))
-        return st;
-    if (r->ema)
-        st = r->ops->ema_update(r->ctx, r->ema, r->params, m->parameter_count,
-                                r->cfg->ema_decay,
-                                (float)(1.0 - ffnn_decimal_value(r->cfg->ema_decay)));
-    return st;
+    return finish_step(r, s, batch, &sync, &update, early.from);
 }
 
 /* Where gather reads the device copy d. */
