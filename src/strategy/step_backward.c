@@ -93,8 +93,8 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, ffnn_grad_sync *sync
  * gathered the batch itself): as forward's; the layers' ops take ffnn_xt_for_layer, a hidden
  * layer's joined first while *xt_side. */
 ffnn_status ffnn_step_backward_pass(ffnn_run *r, size_t batch, uint64_t t,
-                            const ffnn_optimizer_step *sgd, ffnn_grad_sync *sync, int *side,
-                            ffnn_early_plan *early, int *xt_side)
+                                    const ffnn_optimizer_step *sgd, ffnn_grad_sync *sync,
+                                    int *side, ffnn_early_plan *early, int *xt_side)
 {
     const ffnn_model *m = r->model;
     ffnn_status st;

@@ -41,7 +41,7 @@ static ffnn_status forward_bf16(ffnn_run *r, size_t batch, float **output, int x
  * forward, act[i]^T into r->ext.xt->act[i] on the second stream where layer i + 1 takes
  * it (ffnn_xt_for_layer); *xt_side is then 1 until a join (ffnn_step_head, backward). */
 ffnn_status ffnn_step_forward_layers(ffnn_run *r, size_t batch, uint64_t t, float **output,
-                           int x16_gathered, int layers, int *xt_side)
+                                     int x16_gathered, int layers, int *xt_side)
 {
     const ffnn_model *m = r->model;
     const float *in = r->x; /* [batch, layer.in] */
@@ -57,9 +57,10 @@ ffnn_status ffnn_step_forward_layers(ffnn_run *r, size_t batch, uint64_t t, floa
                                                 l->out, l->act)))
                 return st;
             float *act_t = xt_side ? ffnn_xt_for_layer(r, i + 1, batch) : NULL;
-            if (act_t && ((st = ffnn_step_side_open(r, xt_side)) != FFNN_OK ||
-                          (st = ffnn_step_side_close(r, r->ops->prepare_xt(r->ctx, r->act[i], batch,
-                                                                 l->out, act_t))) != FFNN_OK))
+            if (act_t &&
+                ((st = ffnn_step_side_open(r, xt_side)) != FFNN_OK ||
+                 (st = ffnn_step_side_close(r, r->ops->prepare_xt(r->ctx, r->act[i], batch,
+                                                                  l->out, act_t))) != FFNN_OK))
                 return st;
             in = r->act[i];
             continue;

@@ -22,7 +22,7 @@ static ffnn_status update_range(ffnn_run *r, const ffnn_optimizer_step *update, 
  * and decay_bias 0, one call per weight (decayed) and per bias (not). The state's
  * arenas are addressed through state_stride (v = m + the arena's size). */
 ffnn_status ffnn_step_update_layers(ffnn_run *r, const ffnn_optimizer_step *update, int lo,
-                                 int hi)
+                                    int hi)
 {
     const ffnn_model *m = r->model;
     const size_t n = m->parameter_count;
