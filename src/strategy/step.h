@@ -1,6 +1,6 @@
 /* step.h - one training step on a backend, op by op: what every strategy that
  * queues ops (per_op, fused, graph) builds on, and what the trainer's evaluation
- * and gradient hook reuse (src/strategy/step.c).
+ * and gradient hook reuse (src/strategy/step.c and its phases, step_phases.h).
  *
  * One step (all on the backend, no host copy):
  *   gather x [B, in0], y [B] (or float targets [B, out]) by the device permutation
