@@ -96,9 +96,9 @@ typedef struct ffnn_step_ext {
  * device buffers and the training data. Owned by the trainer (src/train); the
  * strategies read it and write only the buffers, the plan and ext. */
 typedef struct ffnn_run {
-    ffnn_model *model;
-    const ffnn_train_config *cfg;
-    const ffnn_backend_ops *ops;
+    ffnn_model *model;        /* the net trained (layers, offsets; host params) */
+    const ffnn_train_config *cfg; /* the trainer's configuration               */
+    const ffnn_backend_ops *ops;  /* the backend's ops table                   */
     void *ctx;                /* the backend context                            */
     size_t capacity;          /* rows of the activation buffers: max(batch, eval batch) */
     float *params;            /* [parameter_count] on the device                */
