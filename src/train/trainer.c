@@ -256,10 +256,10 @@ ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
     return st;
 }
 
-/* With the data on the device: the strategy's own checks and state. When auto
- * (or tune resolved as auto) chose persistent and the device cannot run this
- * net's shapes, it falls back to the next best for the nets persistent takes:
- * cublaslt, in fp32 as in tf32 (auto.c; same backend options). */
+/* With the data on the device: the strategy's own checks and state. When the
+ * device refuses a strategy that a picking one (auto, tune) chose, the registry's
+ * fallback is prepared instead (ffnn_strategy_device_fallback; same backend
+ * options). */
 static ffnn_status prepare_strategy(ffnn_trainer *t)
 {
     const ffnn_strategy_impl *s = t->strategy;
@@ -278,9 +278,9 @@ static ffnn_status prepare_strategy(ffnn_trainer *t)
 }
 
 /* Data parallelism (t->comm): the communicator's memory must be the
- * backend's; with more than one rank, persistent runs whole epochs in one
- * kernel, with no point for the all-reduce (auto falls back to graph), and the
- * SGD update cannot run inside the backward kernels, before the sum. A group
+ * backend's; with more than one rank, the strategy must leave a point for the
+ * all-reduce (ffnn_strategy_for_parallel), and the SGD update cannot run inside
+ * the backward kernels, before the sum (create_one turns plan.fused_sgd off). A group
  * of one rank (--gpus 1, mpirun -np 1) has nothing to sum: it trains as the
  * plain run (t->run.comm NULL), with the same bits and speed. */
 static ffnn_status check_parallel(ffnn_trainer *t)
