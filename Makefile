@@ -3,6 +3,7 @@
 #                   when nvcc is found, else CPU only)
 #   make test       build and run every test (GPU tests skip without a GPU)
 #   make install    PREFIX=/usr/local DESTDIR=: bin/ffnn, bin/ffnn-bench, lib/libffnn.{a,so*},
+#                   lib/libffnn-cuda.so, lib/libffnn-mpi.so (the modules, with CUDA / MPI),
 #                   include/ffnn.h, lib/pkgconfig/ffnn.pc, share/ffnn/, share/man/man1/ffnn.1
 #   make uninstall  the same files removed
 #   make check      the ABI and layer checks (tools/check_abi.sh, tools/check_layers.sh)
@@ -22,13 +23,14 @@
 #                   NCCL (multi-GPU runs); default: each when found (mpicc; nccl.h + libnccl
 #                   under CUDA_HOME)
 
+.DEFAULT_GOAL := all
 CC       ?= gcc
 CFLAGS   ?= -O2 -g
 # OpenMP (the omp cpu backend, src/backend/omp/; Debian's gcc ships libgomp). make OMP_CFLAGS=
 # builds without it: the omp backend then runs on one thread.
 OMP_CFLAGS ?= -fopenmp
 ALL_CFLAGS = $(CFLAGS) -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=hidden -Iinclude -Isrc $(OMP_CFLAGS)
-LDLIBS   := -lcjson -lz -lm $(OMP_CFLAGS)
+LDLIBS   := -lcjson -lz -lm $(OMP_CFLAGS) -ldl -lpthread
 
 # cJSON (Debian: libcjson-dev). Where it is not installed (the device machine):
 #   make CJSON_DIR=DIR   with DIR/include/cjson/cJSON.h and DIR/lib/libcjson.so
@@ -62,9 +64,11 @@ ALL_NVCCFLAGS = $(NVCCFLAGS) -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra,-f
 
 BUILD    := build
 # the layers (docs/ARCHITECTURE.md): core <- data <- io <- backend <- parallel <- strategy <- train
-C_SRC    := $(filter-out src/backend/cuda_none.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c \
-              src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c)) \
-            src/parallel/comm.c
+# (src/backend/module.c: the loader of the CUDA module, src/parallel/nccl_module.c: the
+# NCCL functions forwarded to it; the module itself is below, "The CUDA module")
+C_SRC    := $(wildcard src/core/*.c src/data/*.c src/io/*.c \
+              src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c) \
+            src/parallel/comm.c src/parallel/nccl_module.c
 
 # ONNX export (src/io/onnx_export.c) with protobuf-c (Debian: libprotobuf-c-dev) over the
 # onnx project's schema src/io/onnx/onnx.proto; the generated onnx.pb-c.c/h are
@@ -84,8 +88,10 @@ else
 endif
 
 # MPI (Open MPI; Debian: openmpi-bin libopenmpi-dev), for multi-process runs (src/parallel/mpi.c):
-# found through mpicc (--showme) or pkg-config ompi-c; without it src/parallel/mpi_none.c says
-# what is missing. make MPI=1 fails when it is not found, make MPI=0 leaves it out.
+# found through mpicc (--showme) or pkg-config ompi-c. It is a module too, build/libffnn-mpi.so
+# (src/parallel/mpi_module.h), which libffnn loads when a multi-process run is asked for;
+# without it src/parallel/mpi_module.c says what is missing. make MPI=1 fails when it is
+# not found, make MPI=0 leaves it out.
 MPICC    ?= mpicc
 MPI      ?= $(if $(shell command -v $(MPICC) 2>/dev/null || pkg-config --exists ompi-c 2>/dev/null && echo y),1,0)
 ifeq ($(MPI),1)
@@ -94,13 +100,14 @@ ifeq ($(MPI),1)
   ifeq ($(strip $(MPI_LIBS)),)
     $(error make MPI=1: MPI not found (neither $(MPICC) --showme nor pkg-config ompi-c); install it, e.g. apt-get install openmpi-bin libopenmpi-dev)
   endif
-  C_SRC  += src/parallel/mpi.c
-  LDLIBS += $(MPI_LIBS)
-  MPI_KIND := MPI
+  MPI_MODULE := $(BUILD)/libffnn-mpi.so
+  $(BUILD)/src/parallel/mpi_module.o: ALL_CFLAGS += -DFFNN_BUILT_MPI_MODULE=1
+  MPI_KIND := MPI (in libffnn-mpi.so)
 else
-  C_SRC  += src/parallel/mpi_none.c
+  MPI_MODULE :=
   MPI_KIND := no MPI
 endif
+C_SRC    += src/parallel/mpi_module.c
 CU_SRC   := $(wildcard src/backend/cuda/*.cu)
 CLI_SRC  := $(wildcard cli/*.c)
 TEST_SRC := $(wildcard tests/*.c)
@@ -116,23 +123,47 @@ ifeq ($(NCCL),1)
     $(error make NCCL=1: NCCL needs nvcc and libnccl.so under NCCL_HOME=$(NCCL_HOME))
   endif
   CU_SRC  += src/parallel/nccl.cu
-  LDLIBS  += -L$(dir $(NCCL_LIB)) -Wl,-rpath,$(dir $(NCCL_LIB)) -lnccl
+  MODULE_LIBS += -L$(dir $(NCCL_LIB)) -Wl,-rpath,$(dir $(NCCL_LIB)) -lnccl
   NCCL_KIND := NCCL
 else
-  C_SRC   += src/parallel/nccl_none.c
   NCCL_KIND := no NCCL
 endif
 
+# The CUDA module (src/backend/module.h, docs/BUILD.md "The CUDA and MPI modules"): libffnn
+# carries the cpu backends only; the CUDA backend (src/backend/cuda/*.cu, nccl.cu) with
+# cuBLAS, cuBLASLt, NCCL and the CUDA runtime is build/libffnn-cuda.so, beside
+# libffnn.so and the programs, which libffnn loads (dlopen) when a GPU is asked for.
+# The module links the helpers it shares with libffnn from libffnn.a (gemm plans,
+# names); src/backend/cuda/host.c sends its error messages to the libffnn that loaded
+# it. MODULE_ABI: a checksum of the headers both sides are built from (the loader
+# refuses a module of other headers).
+LIB_OBJ    := $(C_SRC:%.c=$(BUILD)/%.o)
+MODULE_ABI := $(firstword $(shell cat $(sort $(wildcard include/*.h src/backend/*.h src/core/*.h \
+                  src/parallel/*.h)) | cksum))
+$(BUILD)/src/backend/module.o $(BUILD)/src/backend/cuda/entry.o $(BUILD)/src/parallel/mpi.o \
+    $(BUILD)/src/parallel/mpi_module.o: ALL_CFLAGS += -DFFNN_MODULE_ABI=$(MODULE_ABI)u
+# (both rebuilt when it changes: a stamp holding it)
+MODULE_ABI_STAMP := $(BUILD)/module-abi.txt
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(MODULE_ABI_STAMP) 2>/dev/null)" = "$(MODULE_ABI)" ] || \
+    echo "$(MODULE_ABI)" > $(MODULE_ABI_STAMP); })
+$(BUILD)/src/backend/module.o $(BUILD)/src/backend/cuda/entry.o $(BUILD)/src/parallel/mpi.o \
+    $(BUILD)/src/parallel/mpi_module.o: $(MODULE_ABI_STAMP)
 ifneq ($(strip $(NVCC)),)
-  LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.o)
+  # the CUDA objects and the entry point: into the module, and into the programs that
+  # call kernels directly (ffnn_tests, ffnn-bench: the kernel lab)
+  CUDA_OBJ := $(CU_SRC:%.cu=$(BUILD)/%.o) $(BUILD)/src/backend/cuda/entry.o
   # cuBLAS and cuBLASLt (the cublas and cublaslt strategies, src/backend/cuda/cublas.cu)
-  # are shared libraries: the rpath lets the binaries find them at run time without
+  # are shared libraries: the rpath lets the module find them at run time without
   # LD_LIBRARY_PATH.
-  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas \
+  MODULE_LIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas \
              -lcudart_static -ldl -lrt -lpthread -lstdc++
-  BUILD_KIND := with CUDA ($(NVCC) $(NVCC_ARCH))
+  MODULES  := $(BUILD)/libffnn-cuda.so $(MPI_MODULE)
+  $(BUILD)/src/backend/cuda/entry.o: ALL_CFLAGS += -DFFNN_MODULE_NCCL=$(NCCL)
+  $(BUILD)/src/backend/module.o: ALL_CFLAGS += -DFFNN_BUILT_CUDA_MODULE=1
+  BUILD_KIND := with CUDA ($(NVCC) $(NVCC_ARCH); the CUDA backend in libffnn-cuda.so)
 else
-  LIB_OBJ := $(C_SRC:%.c=$(BUILD)/%.o) $(BUILD)/src/backend/cuda_none.o
+  CUDA_OBJ :=
+  MODULES  := $(MPI_MODULE)
   BUILD_KIND := CPU only (nvcc not found)
 endif
 
@@ -155,7 +186,7 @@ SONAME   := libffnn.so.$(VERSION_MAJOR)
 SHLIB    := libffnn.so.$(VERSION)
 
 .PHONY: all test check fuzz asan tsan onnx-proto clean info install uninstall examples
-all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn $(BUILD)/ffnn-bench
+all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn $(BUILD)/ffnn-bench $(MODULES)
 
 info:
 	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND), $(ONNX_KIND)"
@@ -202,16 +233,49 @@ $(BUILD)/libffnn.so: $(BUILD)/$(SHLIB)
 	ln -sf $(SHLIB) $(BUILD)/$(SONAME)
 	ln -sfn $(SONAME) $@
 
+# the module: its objects, the helpers it shares with libffnn (from libffnn.a: the
+# archive gives only the members they need; core/error.o is not among them, host.o
+# stands in), every symbol resolved at link time (-z defs), one symbol exported
+$(BUILD)/libffnn-cuda.map:
+	@mkdir -p $(dir $@)
+	printf '{\n  global:\n    ffnn_cuda_module_entry;\n  local:\n    *;\n};\n' > $@
+
+$(BUILD)/libffnn-cuda.so: $(CUDA_OBJ) $(BUILD)/src/backend/cuda/host.o $(BUILD)/libffnn.a \
+                          $(BUILD)/libffnn-cuda.map
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL \
+	    -Wl,--version-script=$(BUILD)/libffnn-cuda.map -o $@ $(CUDA_OBJ) \
+	    $(BUILD)/src/backend/cuda/host.o $(BUILD)/libffnn.a $(MODULE_LIBS) $(LDLIBS)
+
+# the MPI module: mpi.c with mpi_host.c (libffnn's functions that it calls, through the
+# loading library), one symbol exported
+$(BUILD)/libffnn-mpi.map:
+	@mkdir -p $(dir $@)
+	printf '{\n  global:\n    ffnn_mpi_module_entry;\n  local:\n    *;\n};\n' > $@
+
+$(BUILD)/libffnn-mpi.so: $(BUILD)/src/parallel/mpi.o $(BUILD)/src/parallel/mpi_host.o \
+                         $(BUILD)/libffnn-mpi.map
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -Wl,--version-script=$(BUILD)/libffnn-mpi.map -o $@ \
+	    $(BUILD)/src/parallel/mpi.o $(BUILD)/src/parallel/mpi_host.o $(MPI_LIBS)
+
+# the modules of this build (the Python wheel ships them beside libffnn: python/_build_libffnn.py)
+.PHONY: modules print-modules
+modules: $(MODULES)
+print-modules:
+	@echo $(MODULES)
+
 $(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
 
-# ffnn-bench: the suites, the lab and the OpenMP waiting policy of the CLI (cli/omp_wait.c)
-$(BUILD)/ffnn-bench: $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a
-	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a $(LDLIBS)
+# ffnn-bench: the suites, the lab and the OpenMP waiting policy of the CLI (cli/omp_wait.c);
+# with CUDA, the CUDA objects linked in (the lab calls kernels directly)
+$(BUILD)/ffnn-bench: $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a $(CUDA_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(CUDA_OBJ) \
+	    $(BUILD)/libffnn.a $(if $(CUDA_OBJ),$(MODULE_LIBS)) $(LDLIBS)
 
-$(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) $(BUILD)/libffnn.a
+$(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) $(BUILD)/libffnn.a \
+                     $(CUDA_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
-	    $(BUILD)/libffnn.a $(LDLIBS)
+	    $(CUDA_OBJ) $(BUILD)/libffnn.a $(if $(CUDA_OBJ),$(MODULE_LIBS)) $(LDLIBS)
 
 # The tests run the CLI of this build (FFNN_BIN, unless set) and preload the
 # fault library (tests/preload/faults.c: a full disk, a read-only directory) into it;
@@ -229,9 +293,11 @@ test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so examples
 
 # The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer
 # rule (docs/ARCHITECTURE.md: no include of a layer to the right); make test runs both.
-check: $(BUILD)/libffnn.so
+check: $(BUILD)/libffnn.so $(MODULES)
 	sh tools/check_layers.sh
 	sh tools/check_abi.sh $(BUILD)/libffnn.so include/ffnn.h
+	$(if $(CUDA_OBJ),sh tools/check_abi.sh --module $(BUILD)/libffnn-cuda.so ffnn_cuda_module_entry)
+	$(if $(MPI_MODULE),sh tools/check_abi.sh --module $(MPI_MODULE) ffnn_mpi_module_entry)
 
 # libFuzzer targets (fuzz/, one per parser of outside bytes; clang with libFuzzer, e.g.
 # Debian's clang-14): built with ASan + UBSan over the layers a parser needs (core,
@@ -349,14 +415,22 @@ DATADIR   = $(PREFIX)/share/ffnn
 MANDIR    = $(PREFIX)/share/man/man1
 PLOT_SCRIPTS := $(wildcard bench/plot_*.py)
 
+# The loader looks for the modules in the install directory too (src/backend/module_search.c,
+# after the directory of libffnn): $(LIBDIR) of the build, rebuilt when PREFIX changes.
+MODULE_DIR_STAMP := $(BUILD)/module-dir.txt
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(MODULE_DIR_STAMP) 2>/dev/null)" = "$(LIBDIR)" ] || \
+    echo "$(LIBDIR)" > $(MODULE_DIR_STAMP); })
+$(BUILD)/src/backend/module_search.o: $(MODULE_DIR_STAMP)
+$(BUILD)/src/backend/module_search.o: ALL_CFLAGS += -DFFNN_MODULE_DIR='"$(LIBDIR)"'
+
 # ffnn.pc (written by make install with its PREFIX): Libs for shared linking; for
 # static linking (pkg-config --static) the libraries libffnn.a needs: Requires.private
 # those with a .pc file here (libcjson, zlib), Libs.private the rest (libgomp, libm,
-# MPI, CUDA's and NCCL when built with them, cJSON of CJSON_DIR).
+# libdl, cJSON of CJSON_DIR; CUDA's, NCCL and MPI are the modules', loaded at run time).
 pc_have = $(shell pkg-config --exists $(1) 2>/dev/null && echo $(1))
 PC_CJSON = $(if $(CJSON_DIR),,$(call pc_have,libcjson))
 PC_ZLIB  = $(call pc_have,zlib)
-# everything the library links with (LDLIBS: cJSON, zlib, libm, OpenMP, MPI, CUDA, NCCL)
+# everything the library links with (LDLIBS: cJSON, zlib, libm, OpenMP, libdl)
 # but what Requires.private brings, -fopenmp spelt as the library it links (-lgomp)
 PC_LIBS_PRIVATE = $(patsubst -fopenmp,-lgomp,$(filter-out $(if $(PC_CJSON),-lcjson) \
     $(if $(PC_ZLIB),-lz),$(LDLIBS)))
@@ -368,6 +442,7 @@ install: all
 	install -m 755 $(BUILD)/ffnn-bench $(DESTDIR)$(BINDIR)/ffnn-bench
 	install -m 644 $(BUILD)/libffnn.a $(DESTDIR)$(LIBDIR)/libffnn.a
 	install -m 755 $(BUILD)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SHLIB)
+	$(if $(MODULES),install -m 755 $(MODULES) $(DESTDIR)$(LIBDIR)/)
 	ln -sf $(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libffnn.so
 	install -m 644 include/ffnn.h $(DESTDIR)$(INCDIR)/ffnn.h
@@ -384,7 +459,8 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/ffnn $(DESTDIR)$(BINDIR)/ffnn-bench $(DESTDIR)$(LIBDIR)/libffnn.a \
 	    $(DESTDIR)$(LIBDIR)/$(SHLIB) $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libffnn.so \
 	    $(DESTDIR)$(INCDIR)/ffnn.h $(DESTDIR)$(LIBDIR)/pkgconfig/ffnn.pc \
-	    $(DESTDIR)$(MANDIR)/ffnn.1 $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(PLOT_SCRIPTS)))
+	    $(DESTDIR)$(MANDIR)/ffnn.1 $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(PLOT_SCRIPTS))) \
+	    $(DESTDIR)$(LIBDIR)/libffnn-cuda.so $(DESTDIR)$(LIBDIR)/libffnn-mpi.so
 	-rmdir $(DESTDIR)$(DATADIR) 2>/dev/null
 
 # ---------------------------------------------------------------- examples

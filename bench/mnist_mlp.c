@@ -205,9 +205,12 @@ static uint64_t fnv1a(const void *p, size_t n)
 
 /* ------------------------------------------------------------ one run */
 
-static ffnn_train_config make_cfg(const options *o, const conf *c)
+/* The run's configuration into *out; the launch shapes are set by name (they
+ * are not public fields). FFNN_OK, or the library's error. */
+static ffnn_status make_cfg(const options *o, const conf *c, ffnn_train_config *out)
 {
     ffnn_train_config cfg = ffnn_train_config_default();
+    char block_1d[16], block_2d[16];
     cfg.epochs = c->epochs;
     cfg.batch_size = (size_t)c->batch;
     cfg.learning_rate = (float)c->lr;
@@ -220,9 +223,13 @@ static ffnn_train_config make_cfg(const options *o, const conf *c)
                    : c->backend == B_REF ? FFNN_STRATEGY_REFERENCE
                                          : FFNN_STRATEGY_TILED;
     cfg.threads = c->backend == B_REF ? 1 : c->backend == B_OMP ? o->threads : 1;
-    cfg.cuda_block_1d = c->block_1d;
-    cfg.cuda_block_2d = c->block_2d;
-    return cfg;
+    snprintf(block_1d, sizeof block_1d, "%d", c->block_1d);
+    snprintf(block_2d, sizeof block_2d, "%d", c->block_2d);
+    ffnn_status st = ffnn_train_config_set(&cfg, "cuda_block_1d", block_1d);
+    if (st == FFNN_OK)
+        st = ffnn_train_config_set(&cfg, "cuda_block_2d", block_2d);
+    *out = cfg;
+    return st;
 }
 
 typedef struct run_result {
@@ -245,7 +252,11 @@ static int train_once(const options *o, const conf *c, int epochs, const ffnn_da
 {
     char arch[64];
     snprintf(arch, sizeof arch, "%zu-%drelu-10", ffnn_dataset_features(train), c->hidden);
-    const ffnn_train_config cfg = make_cfg(o, c);
+    ffnn_train_config cfg;
+    if (make_cfg(o, c, &cfg) != FFNN_OK) {
+        snprintf(why, why_size, "%s", ffnn_last_error());
+        return -1;
+    }
     ffnn_bench_training t = {.arch = arch, .seed = (uint64_t)o->seed, .cfg = &cfg,
                              .train = train, .test = test, .epochs = epochs,
                              .eval_epoch1 = 1, .keep_model = 1};
@@ -356,7 +367,11 @@ static void run_eval(mnist_mlp *s, const char *skip)
             snprintf(r->status, sizeof r->status, "failed: training: %s", why);
             continue;
         }
-        ffnn_train_config cfg = make_cfg(o, &c);
+        ffnn_train_config cfg;
+        if (make_cfg(o, &c, &cfg) != FFNN_OK) {
+            snprintf(r->status, sizeof r->status, "failed: %s", ffnn_last_error());
+            continue;
+        }
         cfg.eval_batch_size = (size_t)seed_eval[i];
         ffnn_trainer *t = NULL;
         double times[MAX_REPEATS], loss = 0.0, acc = 0.0;

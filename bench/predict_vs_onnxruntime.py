@@ -9,6 +9,9 @@ ffnn_model_export_onnx, and both run it from Python on the same float32 rows:
         ffnn_predictor_predict (softmax probabilities, caller-owned outputs)
   ort   onnxruntime.InferenceSession(CPUExecutionProvider, intra_op_num_threads =
         threads, inter_op_num_threads = 1, sequential), session.run
+The CPU rows at batch 1024 also time the trainer's forward pass on the same rows
+(ffnn_trainer_evaluate over 4096 rows at eval_batch_size 1024, the same threads:
+forward, loss and accuracy), the fastest forward the library had before the predictor.
 Rows: batch 1024 throughput (rows/s: the median of 7 timed passes of
 --seconds/7 each, after a warm-up) and batch 1 latency (median and p99 over
 --calls single-row calls, each timed alone with perf_counter_ns). Both sides pay
@@ -85,6 +88,36 @@ class Ffnn:
 
     def free(self):
         self.lib.ffnn_predictor_free(self.p)
+
+
+class TrainerForward:
+    """ffnn_trainer_evaluate on rows x (a data set of its own): the trainer's forward."""
+
+    def __init__(self, lib_path, model_arch, x, threads):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "python"))
+        os.environ.setdefault("FFNN_LIBRARY", os.path.abspath(lib_path))
+        from ffnn import _lib as L  # the module's ctypes bindings and config mirror
+        self.L, self.rows = L, x.shape[0]
+        y = (np.arange(self.rows) % 10).astype(np.int32)  # every class present
+        self.ds, self.m, self.t = C.c_void_p(), C.c_void_p(), C.c_void_p()
+        L.check(L.lib.ffnn_dataset_from_arrays(self.rows, x.shape[1], x.ctypes.data_as(L._pf),
+                                               y.ctypes.data_as(L._pi32), 0, None,
+                                               C.byref(self.ds)))
+        L.check(L.lib.ffnn_model_create(model_arch.encode(), C.byref(self.m)))
+        L.check(L.lib.ffnn_model_init(self.m, 1))
+        cfg = L.lib.ffnn_train_config_default()
+        cfg.device, cfg.threads, cfg.eval_batch_size = DEVICE_CPU, threads, 1024
+        L.check(L.lib.ffnn_trainer_create(self.m, self.ds, C.byref(cfg), C.byref(self.t)))
+        self.loss, self.acc = C.c_double(), C.c_double()
+
+    def predict(self, _x):
+        self.L.lib.ffnn_trainer_evaluate(self.t, self.ds, C.byref(self.loss), C.byref(self.acc))
+
+    def free(self):
+        self.L.lib.ffnn_trainer_free(self.t)
+        self.L.lib.ffnn_model_free(self.m)
+        self.L.lib.ffnn_dataset_free(self.ds)
 
 
 class Ort:
@@ -181,6 +214,11 @@ def main():
                     else:
                         rows.append((net, dev, b, name, throughput(runner.predict, x, a.seconds),
                                      None, None))
+            if code == DEVICE_CPU:  # the trainer's forward on the same rows, same threads
+                tf = TrainerForward(a.lib, net, np.ascontiguousarray(big), a.threads)
+                rows.append((net, dev, 1024, "ffnn trainer forward",
+                             throughput(lambda _x: tf.predict(_x), big, a.seconds), None, None))
+                tf.free()
             f.free()
         lib.ffnn_model_free(m)
     head = ("network", "device", "batch", "runtime", "rows/s", "median us", "p99 us")

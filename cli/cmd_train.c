@@ -1,10 +1,12 @@
 /*
- * cmd_train.c - ffnn train: its options (each value checked against the library's
- * limits table, ffnn_train_config_limit, through options.c), the checks between
- * them, the data (--data, --classes, --train-limit) and the starting model; the
+ * cmd_train.c - ffnn train: its options (those that set a training option come
+ * from the library's option table, ffnn_train_option_at, checked against its
+ * ranges through options.c and stored with ffnn_train_config_set), the checks
+ * between them, the data (--data, --classes, --train-limit) and the starting model; the
  * run itself is train_run.c, the checkpoint parts checkpoints.c.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,42 +200,20 @@ const char *const ffnn_cli_train_usage =
     "second signal exits at once. Output paths are checked before the data is read; a\n"
     "network that needs more memory than there is is refused with the estimate.\n";
 
-enum { OPT_DATA = 256, OPT_ARCH, OPT_LOSS, OPT_EPOCHS, OPT_BATCH, OPT_LR, OPT_SEED,
-       OPT_NO_SHUFFLE, OPT_LIMIT, OPT_DEVICE, OPT_STRATEGY, OPT_PRECISION,
-       OPT_STEPS_PER_LAUNCH, OPT_THREADS, OPT_EVAL_BATCH, OPT_JSON, OPT_OPTIMIZER,
-       OPT_MOMENTUM, OPT_NESTEROV, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_SAVE, OPT_INIT,
-       OPT_LOG_STEPS, OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY,
-       OPT_MAX_STEPS, OPT_RESUME, OPT_GPUS, OPT_COMM_TIMING, OPT_DROP_LAST, OPT_TEST,
-       OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_EARLY_STOPPING, OPT_STANDARDIZE, OPT_WEIGHT_DECAY,
-       OPT_NO_DECAY_BIAS, OPT_LR_SCHEDULE, OPT_WARMUP_STEPS, OPT_CLIP_NORM, OPT_CLIP_VALUE,
-       OPT_EMA, OPT_PRINT_EVERY, OPT_QUIET, OPT_ALLOW_MANY_CLASSES, OPT_SAMPLE_WEIGHT,
-       OPT_CLASS_WEIGHT, OPT_CV };
+/* The options that are not a field of ffnn_train_config (and --lr-schedule, whose
+ * SPEC sets several); those of the library's option table (core/train_options.def,
+ * ffnn_train_option_at) are OPT_TABLE + their index, and go through the table. */
+enum { OPT_DATA = 256, OPT_ARCH, OPT_LIMIT, OPT_JSON, OPT_SAVE, OPT_INIT, OPT_LOG_STEPS,
+       OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_MAX_STEPS, OPT_RESUME,
+       OPT_GPUS, OPT_COMM_TIMING, OPT_TEST, OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_STANDARDIZE,
+       OPT_LR_SCHEDULE, OPT_PRINT_EVERY, OPT_QUIET, OPT_ALLOW_MANY_CLASSES, OPT_SAMPLE_WEIGHT,
+       OPT_CLASS_WEIGHT, OPT_CV, OPT_TABLE = 1024 };
 
-static const struct option train_longopts[] = {
+static const struct option fixed_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
     {"arch", required_argument, NULL, OPT_ARCH},
-    {"loss", required_argument, NULL, OPT_LOSS},
-    {"epochs", required_argument, NULL, OPT_EPOCHS},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"lr", required_argument, NULL, OPT_LR},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"no-shuffle", no_argument, NULL, OPT_NO_SHUFFLE},
-    {"drop-last", no_argument, NULL, OPT_DROP_LAST},
     {"train-limit", required_argument, NULL, OPT_LIMIT},
-    {"device", required_argument, NULL, OPT_DEVICE},
-    {"strategy", required_argument, NULL, OPT_STRATEGY},
-    {"kernels", required_argument, NULL, OPT_STRATEGY}, /* --strategy's former name: hidden */
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"steps-per-launch", required_argument, NULL, OPT_STEPS_PER_LAUNCH},
-    {"threads", required_argument, NULL, OPT_THREADS},
-    {"eval-batch", required_argument, NULL, OPT_EVAL_BATCH},
     {"json", no_argument, NULL, OPT_JSON},
-    {"optimizer", required_argument, NULL, OPT_OPTIMIZER},
-    {"momentum", required_argument, NULL, OPT_MOMENTUM},
-    {"nesterov", no_argument, NULL, OPT_NESTEROV},
-    {"beta1", required_argument, NULL, OPT_BETA1},
-    {"beta2", required_argument, NULL, OPT_BETA2},
-    {"eps", required_argument, NULL, OPT_EPS},
     {"save", required_argument, NULL, OPT_SAVE},
     {"init", required_argument, NULL, OPT_INIT},
     {"log-steps", required_argument, NULL, OPT_LOG_STEPS},
@@ -248,16 +228,9 @@ static const struct option train_longopts[] = {
     {"test", required_argument, NULL, OPT_TEST},
     {"test-split", required_argument, NULL, OPT_TEST_SPLIT},
     {"val-split", required_argument, NULL, OPT_VAL_SPLIT},
-    {"early-stopping", required_argument, NULL, OPT_EARLY_STOPPING},
     {"standardize", no_argument, NULL, OPT_STANDARDIZE},
     FFNN_CLI_TABLE_LONGOPTS,
-    {"weight-decay", required_argument, NULL, OPT_WEIGHT_DECAY},
-    {"no-decay-bias", no_argument, NULL, OPT_NO_DECAY_BIAS},
     {"lr-schedule", required_argument, NULL, OPT_LR_SCHEDULE},
-    {"warmup-steps", required_argument, NULL, OPT_WARMUP_STEPS},
-    {"clip-grad-norm", required_argument, NULL, OPT_CLIP_NORM},
-    {"clip-grad-value", required_argument, NULL, OPT_CLIP_VALUE},
-    {"ema", required_argument, NULL, OPT_EMA},
     {"print-every", required_argument, NULL, OPT_PRINT_EVERY},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"allow-many-classes", no_argument, NULL, OPT_ALLOW_MANY_CLASSES},
@@ -265,142 +238,217 @@ static const struct option train_longopts[] = {
     {"class-weight", required_argument, NULL, OPT_CLASS_WEIGHT},
     {"cv", required_argument, NULL, OPT_CV},
     {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
 };
+enum { FIXED_COUNT = sizeof fixed_longopts / sizeof fixed_longopts[0], TABLE_MAX = 128 };
 
-/* An integer option of a ffnn_train_config field: the library's range for it. */
-static int config_int(const char *opt, const char *field, const char *arg, long long *v)
+/* Hidden spellings of table options: a former name. */
+static const struct { const char *spelling, *option; } aliases[] = {
+    {"kernels", "strategy"}, /* --strategy's former name */
+};
+enum { ALIAS_COUNT = sizeof aliases / sizeof aliases[0] };
+
+/* The getopt table: the fixed options, then one row per option of the library's
+ * table that the command line spells "--name" (a BOOL's is a flag: it sets the
+ * opposite of the default), then the aliases; ends with the zero row. */
+static void build_longopts(struct option *out)
 {
-    return ffnn_cli_limit_int(CMD, opt, ffnn_train_config_limit(field), arg, v);
+    size_t n = 0;
+    memcpy(out, fixed_longopts, sizeof fixed_longopts);
+    n = FIXED_COUNT;
+    for (size_t i = 0; i < ffnn_train_option_count() && i < TABLE_MAX; i++) {
+        const ffnn_train_option *t = ffnn_train_option_at(i);
+        if (strncmp(t->cli, "--", 2) != 0 || strchr(t->cli, ' '))
+            continue; /* none, or part of another option's value */
+        out[n++] = (struct option){t->cli + 2, t->type == FFNN_OPTION_BOOL ? no_argument
+                                   : required_argument, NULL, OPT_TABLE + (int)i};
+    }
+    for (size_t k = 0; k < ALIAS_COUNT; k++)
+        for (size_t i = 0; i < ffnn_train_option_count() && i < TABLE_MAX; i++)
+            if (!strcmp(ffnn_train_option_at(i)->name, aliases[k].option))
+                out[n++] = (struct option){aliases[k].spelling, required_argument, NULL,
+                                           OPT_TABLE + (int)i};
+    out[n] = (struct option){NULL, 0, NULL, 0};
 }
 
-/* A number option of a ffnn_train_config field: the library's range for it, and
- * a value that stays itself as the float32 the field holds (1e-50 would become 0). */
-static int config_number(const char *opt, const char *field, const char *arg, double *x)
+/* The usage text, with a line for each table option whose flag it does not
+ * mention yet (a new option has help from its row until the text above gets its
+ * own lines); malloc'd, NULL when out of memory. */
+static char *compose_usage(void)
 {
-    int rc = ffnn_cli_limit_number(CMD, opt, ffnn_train_config_limit(field), arg, x);
-    if (rc == 0 && *x != 0.0 && (float)*x == 0.0f) {
+    size_t size = strlen(ffnn_cli_train_usage) + 1, used = 0;
+    char *text = NULL, flag[64], value[64] = "";
+    const ffnn_train_config d = ffnn_train_config_default();
+    for (int pass = 0; pass < 2; pass++) {
+        int listed = 0;
+        if (pass == 1 && !(text = malloc(size)))
+            return NULL;
+        used = pass ? (size_t)snprintf(text, size, "%s", ffnn_cli_train_usage) : 0;
+        for (size_t i = 0; i < ffnn_train_option_count(); i++) {
+            const ffnn_train_option *t = ffnn_train_option_at(i);
+            snprintf(flag, sizeof flag, "  %s ", t->cli);
+            if (strncmp(t->cli, "--", 2) || strchr(t->cli, ' ') ||
+                strstr(ffnn_cli_train_usage, flag))
+                continue;
+            ffnn_train_config_get(&d, t->name, value, sizeof value);
+            int n = snprintf(pass ? text + used : NULL, pass ? size - used : 0,
+                             "%s  %s%s  %s (default %s)\n", listed++ ? "" : "\nmore options:\n",
+                             t->cli, t->type == FFNN_OPTION_BOOL ? "" : " VALUE", t->help,
+                             value);
+            if (pass)
+                used += (size_t)n;
+            else
+                size += (size_t)n + 16;
+        }
+    }
+    return text;
+}
+
+/* Which ffnn_cli_given flag a table option sets (--resume checks them against the
+ * checkpoint); options not listed have none. */
+static const struct { const char *option; size_t flag; } given_flags[] = {
+    {"epochs", offsetof(ffnn_cli_given, epochs)},
+    {"batch_size", offsetof(ffnn_cli_given, batch)},
+    {"learning_rate", offsetof(ffnn_cli_given, lr)},
+    {"seed", offsetof(ffnn_cli_given, seed)},
+    {"shuffle", offsetof(ffnn_cli_given, shuffle)},
+    {"drop_last", offsetof(ffnn_cli_given, drop_last)},
+    {"loss", offsetof(ffnn_cli_given, loss)},
+    {"optimizer", offsetof(ffnn_cli_given, optimizer)},
+    {"momentum", offsetof(ffnn_cli_given, momentum)},
+    {"nesterov", offsetof(ffnn_cli_given, nesterov)},
+    {"beta1", offsetof(ffnn_cli_given, beta1)},
+    {"beta2", offsetof(ffnn_cli_given, beta2)},
+    {"epsilon", offsetof(ffnn_cli_given, eps)},
+    {"weight_decay", offsetof(ffnn_cli_given, decay)},
+    {"decay_bias", offsetof(ffnn_cli_given, decay)},
+    {"warmup_steps", offsetof(ffnn_cli_given, schedule)},
+    {"clip_grad_norm", offsetof(ffnn_cli_given, clip)},
+    {"clip_grad_value", offsetof(ffnn_cli_given, clip)},
+    {"ema_decay", offsetof(ffnn_cli_given, ema)},
+    {"early_stopping", offsetof(ffnn_cli_given, early_stopping)},
+};
+
+/* The command line's own lower bounds, stricter than the library's: a run of
+ * ffnn train trains at least one epoch (the library takes 0: a trainer only set
+ * up and evaluated), and --early-stopping 0 would be the library's "off". */
+static const struct { const char *option; double min; } cli_min[] = {
+    {"epochs", 1},
+    {"early_stopping", 1},
+};
+
+/* Table option t (index i) with value arg (NULL for a flag) into o: checked
+ * against the option's range (the messages of options.c), then stored through
+ * ffnn_train_config_set; the optimizer's own flags are noted. 0, or 2. */
+static int table_option(ffnn_cli_train_options *o, size_t i, const char *arg)
+{
+    const ffnn_train_option *t = ffnn_train_option_at(i);
+    const char *opt = t->cli;
+    ffnn_config_limit lim = t->limit;
+    long long v = 0;
+    double x = 0;
+    int rc = 0;
+    for (size_t k = 0; k < sizeof cli_min / sizeof cli_min[0]; k++)
+        if (!strcmp(cli_min[k].option, t->name))
+            lim.min = cli_min[k].min;
+    if (t->type == FFNN_OPTION_BOOL)
+        arg = t->default_value != 0 ? "false" : "true"; /* the flag: not the default */
+    else if (t->type == FFNN_OPTION_FLOAT)
+        rc = ffnn_cli_limit_number(CMD, opt, &lim, arg, &x);
+    else if (t->type != FFNN_OPTION_ENUM)
+        rc = ffnn_cli_limit_int(CMD, opt, &lim, arg, &v);
+    if (rc == 0 && t->type == FFNN_OPTION_FLOAT && x != 0.0 && (float)x == 0.0f) {
         fprintf(stderr, "%s: %s %s: expected a value a 32-bit float can hold, found one below "
                 "its smallest (about 1.4e-45): it would become 0\n", CMD, opt, arg);
         return 2;
     }
-    return rc;
+    if (rc != 0)
+        return rc;
+    if (ffnn_train_config_set(&o->cfg, t->name, arg) != FFNN_OK) {
+        fprintf(stderr, "%s: %s\n", CMD, ffnn_last_error()); /* an enum: names the accepted */
+        return 2;
+    }
+    if (t->checkpoint == FFNN_CK_MOMENTUM)
+        o->momentum_flag = opt;
+    if (t->checkpoint == FFNN_CK_ADAM)
+        o->adam_flag = opt;
+    if (!strcmp(t->name, "weight_decay"))
+        o->weight_decay_given = 1;
+    if (!strcmp(t->name, "loss"))
+        o->loss_given = 1;
+    for (size_t k = 0; k < sizeof given_flags / sizeof given_flags[0]; k++)
+        if (!strcmp(given_flags[k].option, t->name))
+            *(int *)(void *)((char *)&o->given + given_flags[k].flag) = 1;
+    return 0;
 }
 
-/* Record that option c was given (--resume checks those against the checkpoint). */
-static void note_given(ffnn_cli_given *g, int c)
+/* What the option loop fills: the options, and which table options were given. */
+typedef struct parse_ctx {
+    ffnn_cli_train_options *o;
+    unsigned char given[TABLE_MAX]; /* [ffnn_train_option_count()] */
+} parse_ctx;
+
+/* The options ffnn_cli_resume_settings (checkpoints.c) takes from a checkpoint
+ * itself, with its own messages; every other option a checkpoint records is taken
+ * from it by resume_other_options unless given, so that a new option needs no
+ * edit there. */
+static const char *const resumed_by_hand[] = {
+    "epochs", "batch_size", "learning_rate", "seed", "shuffle", "drop_last", "loss",
+    "optimizer", "momentum", "nesterov", "beta1", "beta2", "epsilon", "weight_decay",
+    "decay_bias", "lr_schedule", "lr_step_size", "lr_gamma", "lr_milestones", "lr_t_max",
+    "lr_min", "lr_end_factor", "lr_total_iters", "lr_patience", "lr_factor", "lr_threshold",
+    "clip_grad_norm", "clip_grad_value", "ema_decay", "warmup_steps", "early_stopping",
+};
+
+/* --resume: the recorded options not given and not in resumed_by_hand, from the
+ * checkpoint at path into *cfg (read only when there is one). 0, or 1. */
+static int resume_other_options(const char *path, const unsigned char *given,
+                                ffnn_train_config *cfg)
 {
-    switch (c) {
-    case OPT_ARCH: g->arch = 1; break;
-    case OPT_LOSS: g->loss = 1; break;
-    case OPT_EPOCHS: g->epochs = 1; break;
-    case OPT_BATCH: g->batch = 1; break;
-    case OPT_LR: g->lr = 1; break;
-    case OPT_SEED: g->seed = 1; break;
-    case OPT_NO_SHUFFLE: g->shuffle = 1; break;
-    case OPT_DROP_LAST: g->drop_last = 1; break;
-    case OPT_LIMIT: g->train_limit = 1; break;
-    case OPT_OPTIMIZER: g->optimizer = 1; break;
-    case OPT_MOMENTUM: g->momentum = 1; break;
-    case OPT_NESTEROV: g->nesterov = 1; break;
-    case OPT_BETA1: g->beta1 = 1; break;
-    case OPT_BETA2: g->beta2 = 1; break;
-    case OPT_EPS: g->eps = 1; break;
-    case OPT_WEIGHT_DECAY: case OPT_NO_DECAY_BIAS: g->decay = 1; break;
-    case OPT_LR_SCHEDULE: case OPT_WARMUP_STEPS: g->schedule = 1; break;
-    case OPT_CLIP_NORM: case OPT_CLIP_VALUE: g->clip = 1; break;
-    case OPT_EMA: g->ema = 1; break;
-    case OPT_EARLY_STOPPING: g->early_stopping = 1; break;
-    default: break;
+    ffnn_checkpoint_info info;
+    int loaded = 0;
+    for (size_t i = 0; i < ffnn_train_option_count() && i < TABLE_MAX; i++) {
+        const ffnn_train_option *t = ffnn_train_option_at(i);
+        size_t k = 0, n = sizeof resumed_by_hand / sizeof resumed_by_hand[0];
+        while (k < n && strcmp(resumed_by_hand[k], t->name) != 0)
+            k++;
+        if (t->checkpoint == FFNN_CK_NONE || given[i] || k < n)
+            continue;
+        if (!loaded && ffnn_checkpoint_load(path, NULL, &info) != FFNN_OK) {
+            fprintf(stderr, "%s: --resume: %s\n", CMD, ffnn_last_error());
+            return 1;
+        }
+        loaded = 1;
+        memcpy((char *)cfg + t->offset, (const char *)&info.cfg + t->offset, t->size);
+        if (t->type == FFNN_OPTION_INT_LIST)
+            memcpy((char *)cfg + t->count_offset, (const char *)&info.cfg + t->count_offset,
+                   sizeof(int));
     }
+    return 0;
 }
 
 /* One option (an ffnn_cli_option_fn); 0, or 2 with the message printed. */
 static int train_option(void *ctx, int c, const char *arg)
 {
-    ffnn_cli_train_options *o = ctx;
-    ffnn_train_config *cfg = &o->cfg;
+    parse_ctx *p = ctx;
+    ffnn_cli_train_options *o = p->o;
     long long v = 0, pair[2];
-    double x = 0;
     int rc = 0;
 
     if (ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
         return rc;
+    if (c >= OPT_TABLE && (size_t)(c - OPT_TABLE) < ffnn_train_option_count()) {
+        p->given[c - OPT_TABLE] = 1;
+        return table_option(o, (size_t)(c - OPT_TABLE), arg);
+    }
     switch (c) {
     case OPT_DATA: o->data = arg; break;
-    case OPT_ARCH: o->arch = arg; break;
-    case OPT_LOSS:
-        rc = ffnn_cli_loss(CMD, NULL, arg, &cfg->loss);
-        o->loss_given = 1;
-        break;
-    case OPT_EPOCHS: {
-        /* Stricter than the library, which takes 0 epochs (a trainer that is only
-         * set up and evaluated): a run of ffnn train trains at least one epoch. */
-        ffnn_config_limit epochs = *ffnn_train_config_limit("epochs");
-        epochs.min = 1;
-        if ((rc = ffnn_cli_limit_int(CMD, "--epochs", &epochs, arg, &v)) == 0)
-            cfg->epochs = (int)v;
-        break;
-    }
-    case OPT_BATCH:
-        if ((rc = config_int("--batch", "batch_size", arg, &v)) == 0)
-            cfg->batch_size = (size_t)v;
-        break;
-    case OPT_LR:
-        if ((rc = config_number("--lr", "learning_rate", arg, &x)) == 0)
-            cfg->learning_rate = (float)x;
-        break;
-    case OPT_SEED: /* the ranges below are the command line's own: no config limit */
-        if ((rc = ffnn_cli_int(CMD, "--seed", arg, 0, INT64_MAX, &v)) == 0)
-            cfg->seed = (uint64_t)v;
-        break;
-    case OPT_NO_SHUFFLE: cfg->shuffle = 0; break;
-    case OPT_DROP_LAST: cfg->drop_last = 1; break;
+    case OPT_ARCH: o->arch = arg, o->given.arch = 1; break;
     case OPT_LIMIT:
         rc = ffnn_cli_int(CMD, "--train-limit", arg, 1, INT32_MAX, &o->train_limit);
-        break;
-    case OPT_DEVICE: rc = ffnn_cli_device(CMD, NULL, arg, &cfg->device); break;
-    case OPT_STRATEGY: rc = ffnn_cli_strategy(CMD, NULL, arg, &cfg->strategy); break;
-    case OPT_PRECISION: rc = ffnn_cli_precision(CMD, NULL, arg, &cfg->precision); break;
-    case OPT_STEPS_PER_LAUNCH:
-        if ((rc = config_int("--steps-per-launch", "steps_per_launch", arg, &v)) == 0)
-            cfg->steps_per_launch = (int)v;
-        break;
-    case OPT_THREADS:
-        if ((rc = config_int("--threads", "threads", arg, &v)) == 0)
-            cfg->threads = (int)v;
-        break;
-    case OPT_EVAL_BATCH:
-        if ((rc = config_int("--eval-batch", "eval_batch_size", arg, &v)) == 0)
-            cfg->eval_batch_size = (size_t)v;
+        o->given.train_limit = rc == 0;
         break;
     case OPT_JSON: o->json = 1; break;
     case OPT_QUIET: o->quiet = 1; break;
-    case OPT_OPTIMIZER: rc = ffnn_cli_optimizer(CMD, NULL, arg, &cfg->optimizer); break;
-    case OPT_MOMENTUM:
-        if ((rc = config_number("--momentum", "momentum", arg, &x)) == 0)
-            cfg->momentum = (float)x;
-        o->momentum_flag = "--momentum";
-        break;
-    case OPT_NESTEROV:
-        cfg->nesterov = 1;
-        o->momentum_flag = "--nesterov";
-        break;
-    case OPT_BETA1:
-        if ((rc = config_number("--beta1", "beta1", arg, &x)) == 0)
-            cfg->beta1 = (float)x;
-        o->adam_flag = "--beta1";
-        break;
-    case OPT_BETA2:
-        if ((rc = config_number("--beta2", "beta2", arg, &x)) == 0)
-            cfg->beta2 = (float)x;
-        o->adam_flag = "--beta2";
-        break;
-    case OPT_EPS:
-        if ((rc = config_number("--eps", "epsilon", arg, &x)) == 0)
-            cfg->epsilon = (float)x;
-        o->adam_flag = "--eps";
-        break;
     case OPT_SAVE: o->save_path = arg; break;
     case OPT_INIT: o->init_path = arg; break;
     case OPT_LOG_STEPS: o->log_steps = arg; break;
@@ -421,12 +469,10 @@ static int train_option(void *ctx, int c, const char *arg)
     case OPT_MAX_STEPS:
         rc = ffnn_cli_int(CMD, "--max-steps", arg, 1, INT64_MAX, &o->max_steps);
         break;
-    case OPT_PRINT_EVERY: {
-        long long n = 0;
-        if ((rc = ffnn_cli_int(CMD, "--print-every", arg, 1, INT32_MAX, &n)) == 0)
-            o->print_every = (int)n;
+    case OPT_PRINT_EVERY:
+        if ((rc = ffnn_cli_int(CMD, "--print-every", arg, 1, INT32_MAX, &v)) == 0)
+            o->print_every = (int)v;
         break;
-    }
     case OPT_RESUME: o->resume_path = arg; break;
     case OPT_GPUS: /* data parallelism over N GPUs of this process (cli/parallel.c) */
         if (strcmp(arg, "all") == 0)
@@ -442,13 +488,6 @@ static int train_option(void *ctx, int c, const char *arg)
     case OPT_VAL_SPLIT:
         rc = ffnn_cli_number(CMD, "--val-split", arg, 0.0, 1, 1.0, 1, &o->val_split);
         break;
-    case OPT_EARLY_STOPPING:
-        /* at least 1 (0 is the library's "off"); the library's upper bound */
-        if ((rc = ffnn_cli_int(CMD, "--early-stopping", arg, 1,
-                               (long long)ffnn_train_config_limit("early_stopping")->max,
-                               &v)) == 0)
-            cfg->early_stopping = (int)v;
-        break;
     case OPT_STANDARDIZE: o->standardize = 1; break;
     case OPT_ALLOW_MANY_CLASSES: o->allow_many_classes = 1; break;
     case OPT_SAMPLE_WEIGHT: o->sample_weight = arg; break;
@@ -457,33 +496,12 @@ static int train_option(void *ctx, int c, const char *arg)
         if ((rc = ffnn_cli_int(CMD, "--cv", arg, 2, 1000, &v)) == 0)
             o->cv = (int)v;
         break;
-    case OPT_WEIGHT_DECAY:
-        if ((rc = config_number("--weight-decay", "weight_decay", arg, &x)) == 0)
-            cfg->weight_decay = (float)x;
-        o->weight_decay_given = 1;
+    case OPT_LR_SCHEDULE:
+        rc = ffnn_cli_lr_schedule(CMD, "--lr-schedule", arg, &o->cfg);
+        o->given.schedule = o->given.schedule || rc == 0;
         break;
-    case OPT_NO_DECAY_BIAS: cfg->decay_bias = 0; break;
-    case OPT_LR_SCHEDULE: rc = ffnn_cli_lr_schedule(CMD, "--lr-schedule", arg, cfg); break;
-    case OPT_CLIP_NORM:
-        if ((rc = config_number("--clip-grad-norm", "clip_grad_norm", arg, &x)) == 0)
-            cfg->clip_grad_norm = (float)x;
-        break;
-    case OPT_CLIP_VALUE:
-        if ((rc = config_number("--clip-grad-value", "clip_grad_value", arg, &x)) == 0)
-            cfg->clip_grad_value = (float)x;
-        break;
-    case OPT_EMA:
-        if ((rc = config_number("--ema", "ema_decay", arg, &x)) == 0)
-            cfg->ema_decay = (float)x;
-        break;
-    case OPT_WARMUP_STEPS:
-        if ((rc = config_int("--warmup-steps", "warmup_steps", arg, &v)) == 0)
-            cfg->warmup_steps = (int)v;
-        break;
-    default: return 2; /* not in train_longopts */
+    default: return 2; /* not in the getopt table */
     }
-    if (rc == 0)
-        note_given(&o->given, c);
     return rc;
 }
 
@@ -670,7 +688,7 @@ static int check_test_labels(const ffnn_cli_train_options *o, const ffnn_dataset
     return 0;
 }
 
-int ffnn_cli_train(int argc, char **argv)
+int ffnn_cli_train_parse(int argc, char **argv, ffnn_cli_train_options *op)
 {
     ffnn_cli_train_options o;
     memset(&o, 0, sizeof o);
@@ -679,10 +697,16 @@ int ffnn_cli_train(int argc, char **argv)
     o.argc = argc;
     o.argv = argv;
     int operands;
-    int rc = ffnn_cli_getopt(CMD, argc, argv, train_longopts, ffnn_cli_train_usage, train_option,
-                             &o, &operands);
+    struct option longopts[FIXED_COUNT + TABLE_MAX + ALIAS_COUNT + 1];
+    build_longopts(longopts);
+    char *usage = compose_usage();
+    if (!usage)
+        return fprintf(stderr, "%s: out of memory\n", CMD), 1;
+    parse_ctx parse = {&o, {0}};
+    int rc = ffnn_cli_getopt(CMD, argc, argv, longopts, usage, train_option, &parse, &operands);
+    free(usage);
     if (rc != 0)
-        return rc < 0 ? 0 : rc;
+        return rc < 0 ? -1 : rc;
     if (operands < argc)
         return ffnn_cli_unexpected(CMD, argv[operands]);
     if (check_combinations(&o) != 0 || ffnn_cli_cv_check(CMD, &o) != 0)
@@ -691,6 +715,8 @@ int ffnn_cli_train(int argc, char **argv)
         ffnn_cli_resume_settings(o.resume_path, o.arch, &o.given,
                                  o.test_split > 0 || o.val_split > 0, &o.cfg,
                                  &o.train_limit) != 0)
+        return 1;
+    if (o.resume_path && resume_other_options(o.resume_path, parse.given, &o.cfg) != 0)
         return 1;
     if (o.checkpoint_path &&
         ffnn_cli_check_output_path(CMD, "--checkpoint", o.checkpoint_path) != 0)
@@ -718,6 +744,26 @@ int ffnn_cli_train(int argc, char **argv)
         fprintf(stderr, "%s: --test and --test-split exclude each other\n", CMD);
         return 2;
     }
+    *op = o;
+    return 0;
+}
+
+int ffnn_cli_train_data(ffnn_cli_train_options *o, ffnn_dataset **train,
+                        ffnn_dataset **val, ffnn_dataset **test, char *arch, size_t arch_size,
+                        char *description, size_t description_size)
+{
+    if (load_data(o, train, val, test, description, description_size) != 0)
+        return 1;
+    default_arch(o, *train, arch, arch_size);
+    return 0;
+}
+
+int ffnn_cli_train(int argc, char **argv)
+{
+    ffnn_cli_train_options o;
+    int rc = ffnn_cli_train_parse(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
     ffnn_dataset *train = NULL, *val = NULL, *test = NULL;
     ffnn_model *model = NULL;
     char description[1024], arch[64];

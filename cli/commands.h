@@ -19,6 +19,8 @@ typedef struct ffnn_cli_command {
 
 /* cmd_train.c: train a network, print per-epoch metrics, save, log, checkpoint. */
 int ffnn_cli_train(int argc, char **argv);
+extern const char *const ffnn_cli_sweep_usage;
+int ffnn_cli_sweep(int argc, char **argv);
 extern const char *const ffnn_cli_train_usage;
 
 /* cmd_eval.c: loss, accuracy, per-class accuracy, confusion matrix of a model file. */

@@ -15,6 +15,8 @@
 static const ffnn_cli_command commands[] = {
     {"train", ffnn_cli_train, &ffnn_cli_train_usage,
      "train a network on an IDX data set and report test accuracy"},
+    {"sweep", ffnn_cli_sweep, &ffnn_cli_sweep_usage,
+     "train many configurations of ffnn train at once and rank them"},
     {"eval", ffnn_cli_eval, &ffnn_cli_eval_usage,
      "evaluate a saved model: loss, accuracy, per class, confusion matrix"},
     {"predict", ffnn_cli_predict, &ffnn_cli_predict_usage,

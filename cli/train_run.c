@@ -499,13 +499,19 @@ static int patience_ran_out(const ffnn_cli_train_options *o, const ffnn_trainer 
            ffnn_trainer_early_stopping(trainer, NULL, NULL, &stop) == FFNN_OK && stop;
 }
 
+int ffnn_cli_train_prepare(const ffnn_cli_train_options *o, ffnn_model *model,
+                           ffnn_dataset *sets[3], ffnn_dataset *std[3])
+{
+    return keep_class_names(model, sets[0]) || ffnn_cli_keep_table(CMD, model, sets[0]) ||
+           standardize(o, model, sets, std);
+}
+
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
                        ffnn_dataset *val, ffnn_dataset *test, const char *data_description,
                        ffnn_comm *comm)
 {
     ffnn_dataset *sets[3] = {train, val, test}, *std[3];
-    if (keep_class_names(model, train) || ffnn_cli_keep_table(CMD, model, train) ||
-        standardize(o, model, sets, std))
+    if (ffnn_cli_train_prepare(o, model, sets, std))
         return 1;
     int rc = run(o, model, sets, std, data_description, comm);
     for (int i = 0; i < 3; i++)

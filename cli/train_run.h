@@ -56,6 +56,27 @@ typedef struct ffnn_cli_train_options {
  * run: rank 0 alone prints, evaluates, logs and saves; every rank takes part in
  * the checkpoints (collective); an error of one rank alone is printed with its
  * rank and stops every rank (ffnn_comm_abort). */
+/* ffnn train's options from argv (argv[0] is the command's word): parsed, checked
+ * against each other and the output paths checked, into *o. 0; -1 after --help
+ * (exit 0); else the exit status, the message printed. */
+int ffnn_cli_train_parse(int argc, char **argv, ffnn_cli_train_options *o);
+
+/* The data of o: --data (or the default data) split as o says into *train, *val
+ * and *test (each may come back NULL but train), a one-line description, and the
+ * architecture ffnn train uses without --arch (arch; o->cfg.loss becomes mse for
+ * float targets unless --loss). 0, or 1 with the message printed. */
+int ffnn_cli_train_data(ffnn_cli_train_options *o, ffnn_dataset **train, ffnn_dataset **val,
+                        ffnn_dataset **test, char *arch, size_t arch_size, char *description,
+                        size_t description_size);
+
+/* Before training model: the training set's class names and table encoding into
+ * the model, and --standardize's statistics (fitted on sets[0], the training set);
+ * std[3] gets the copies of sets (train, val, test; NULL entries stay NULL) the
+ * trainer sees, the sets themselves when not standardising (free only those that
+ * differ). 0, or 1 with the message printed. */
+int ffnn_cli_train_prepare(const ffnn_cli_train_options *o, ffnn_model *model,
+                           ffnn_dataset *sets[3], ffnn_dataset *std[3]);
+
 int ffnn_cli_train_run(const ffnn_cli_train_options *o, ffnn_model *model, ffnn_dataset *train,
                        ffnn_dataset *val, ffnn_dataset *test, const char *data_description,
                        ffnn_comm *comm);

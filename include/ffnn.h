@@ -53,8 +53,9 @@ FFNN_API const char *ffnn_version(int *major, int *minor, int *patch);
 
 /* sizeof the public struct of that name in this build of the library
  * ("ffnn_train_config", "ffnn_epoch_stats", "ffnn_model_file_info",
- * "ffnn_checkpoint_info"), 0 for another name: a binding that mirrors a struct
- * (python/ffnn/_lib.py) checks its copy against it before using it. Never fails. */
+ * "ffnn_checkpoint_info", "ffnn_train_option"), 0 for another name: a binding
+ * that mirrors a struct (python/ffnn/_lib.py) checks its copy against it before
+ * using it. Never fails. */
 FFNN_API size_t ffnn_struct_size(const char *name);
 
 /* ------------------------------------------------------------------ status */
@@ -261,7 +262,10 @@ FFNN_API const char *ffnn_optimizer_name(ffnn_optimizer o); /* "sgd", "momentum"
 /* "constant", "step", "multistep", "exponential", "cosine", "linear", "plateau" */
 FFNN_API const char *ffnn_lr_schedule_name(ffnn_lr_schedule s);
 
-/* 1 when this build of the library contains the CUDA backend, else 0. */
+/* 1 when the CUDA backend is there, else 0. It is a module of its own,
+ * libffnn-cuda.so (docs/BUILD.md "The CUDA module"), loaded the first time a GPU is
+ * asked for: where a CUDA driver is installed, 1 when the module loads; elsewhere
+ * (where it could not run) 1 when it is found, not loaded. */
 FFNN_API int ffnn_has_cuda(void);
 /* Number of usable CUDA GPUs (0 without CUDA or without a GPU). Never fails. */
 FFNN_API int ffnn_cuda_device_count(void);
@@ -771,6 +775,29 @@ FFNN_API ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out);
  * width not m's input size), FFNN_ERR_NO_MEMORY (m unchanged). */
 FFNN_API ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t);
 
+/* A raw data set [count, columns] built from columns in memory (a data frame's:
+ * the Python module's pandas path), for ffnn_table_fit and ffnn_table_encode
+ * as a CSV file read with text categories and missing cells gives one (its
+ * columns found by name, texts turned into level ids, by the caller).
+ * x [count, columns] float32, row-major: a numeric column's values (finite;
+ * NaN a missing cell), a categorical column's level ids (integers in
+ * [0, level_counts[i]); NaN a missing cell). names [columns] UTF-8 (NULL:
+ * "0", "1", ... as a CSV file without a header); kinds [columns]
+ * (ffnn_table_kind); level_counts [columns] (0 for a numeric column) and
+ * levels [sum of level_counts]: the texts of the levels, column after column,
+ * distinct within a column (id k of a column is its k-th text). Every label
+ * of *out is 0 (classes 0): it is rows to encode; train on the encoded
+ * features with labels of your own. Everything is copied; *out is owned by
+ * the caller (ffnn_dataset_free). Errors, before anything is allocated:
+ * FFNN_ERR_INVALID_ARGUMENT (NULL argument or name; count or columns 0; a
+ * kind other than the two; a numeric column with levels; more than 2^24
+ * levels; an infinite value or an id out of range, naming row and column; a
+ * level given twice in a column, naming it); FFNN_ERR_NO_MEMORY. Thread-safe. */
+FFNN_API ffnn_status ffnn_dataset_from_columns(size_t count, size_t columns, const float *x,
+                                               const char *const *names, const int *kinds,
+                                               const size_t *level_counts,
+                                               const char *const *levels, ffnn_dataset **out);
+
 /* ------------------------------------------------------------------ model files */
 
 /* Model files are safetensors files (https://github.com/huggingface/safetensors;
@@ -1012,6 +1039,17 @@ FFNN_API ffnn_status ffnn_model_export_onnx(const ffnn_model *m, const char *pat
 
 /* ------------------------------------------------------------------ training */
 
+/* The training configuration: start from ffnn_train_config_default(), then set
+ * fields directly or by name (ffnn_train_config_set). Every option is described
+ * by one row of the library's option table (ffnn_train_option_at below: name,
+ * type, offset, range, default, checkpoint key, resume rule), which drives the
+ * defaults, the checks of ffnn_trainer_create, the checkpoint files and the
+ * bindings' mirrors.
+ * Versioning: within one FFNN_VERSION_MAJOR the fields below keep their names,
+ * types and offsets and sizeof stays the same (ffnn_struct_size("ffnn_train_config")
+ * gives the library's); options that only tune how kernels are launched live in
+ * reserved[] and are reached by name, so a new one changes neither the size nor
+ * the fields. A new public field comes with a new major version. */
 typedef struct ffnn_train_config {
     int epochs;             /* passes over the training set (default 10)          */
     size_t batch_size;      /* samples per step (default 64); the last batch of an epoch
@@ -1113,24 +1151,28 @@ typedef struct ffnn_train_config {
                                and its weights, and reports the stop once P epochs
                                after it have not improved on it
                                (ffnn_trainer_early_stopping)                       */
-    /* cuda launch shapes, for experiments (0 = the default; ignored on cpu). Neither
-     * changes any arithmetic or its order, so results are bit-identical:
+    /* Private: room for the options reached only by name (ffnn_train_config_set,
+     * _get), so that adding one leaves sizeof(ffnn_train_config) as it is. Today
+     * two cuda launch shapes, for experiments (0 = the default; ignored on cpu;
+     * neither changes any arithmetic or its order, so results are bit-identical):
      *   cuda_block_1d  threads per block of the 1-D element-wise kernels (gather,
-     *                  activations, optimizer update): a multiple of 32 in [32, 1024]
-     *                  (default 256). The loss and bias-gradient reductions keep theirs.
+     *                  activations, optimizer update): 0 (256) or a multiple of 32
+     *                  in [32, 1024]. The loss and bias-gradient reductions keep theirs.
      *   cuda_block_2d  edge of the square thread block of the naive matmul
-     *                  (--strategy naive): 8, 16 or 32 (default 16). */
-    int cuda_block_1d;
-    int cuda_block_2d;
+     *                  (strategy naive): 0 (16), 8, 16 or 32.
+     * Zero (ffnn_train_config_default) is every such option's default. Do not read
+     * or write it directly: its layout is the library's. */
+    int reserved[16];
 } ffnn_train_config;
 
 /* The defaults listed above. */
 FFNN_API ffnn_train_config ffnn_train_config_default(void);
 
 
-/* The accepted range of a numeric field of ffnn_train_config: the ONE table that
- * ffnn_trainer_create checks and the command line's options are parsed against.
- * Bounds are inclusive unless *_open is set. Some fields have a further rule
+/* The accepted range of a numeric option of ffnn_train_config (the limit column
+ * of the option table, ffnn_train_option.limit): what ffnn_trainer_create and
+ * ffnn_train_config_set check and the command line's options are parsed against.
+ * Bounds are inclusive unless *_open is set. Some options have a further rule
  * (batch_size <= the training set; cuda_block_1d a multiple of 32, cuda_block_2d
  * 8, 16 or 32; nesterov only with momentum): those are checked at creation. */
 typedef struct ffnn_config_limit {
@@ -1142,10 +1184,93 @@ typedef struct ffnn_config_limit {
 
 /* The limit of one field by name ("epochs", "batch_size", "learning_rate",
  * "threads", "eval_batch_size", "steps_per_launch", "momentum", "beta1", "beta2",
- * "epsilon", "early_stopping", "cuda_block_1d", "cuda_block_2d"), or NULL for an
- * unknown name.
+ * "epsilon", "early_stopping", "cuda_block_1d", "cuda_block_2d", ... : every
+ * numeric option of ffnn_train_option_at; "lr_milestone" for each milestone), or
+ * NULL for an unknown name.
  * Owned by the library (static); do not free. */
 FFNN_API const ffnn_config_limit *ffnn_train_config_limit(const char *field);
+
+/* The type of a training option (ffnn_train_option.type): how its bytes in
+ * ffnn_train_config read and how its text (ffnn_train_config_set) is written. */
+typedef enum ffnn_option_type {
+    FFNN_OPTION_INT = 0,     /* int; text: a decimal integer                        */
+    FFNN_OPTION_SIZE = 1,    /* size_t; text: a decimal integer                     */
+    FFNN_OPTION_U64 = 2,     /* uint64_t; text: a decimal integer                   */
+    FFNN_OPTION_FLOAT = 3,   /* float; text: a finite decimal number (strtod)       */
+    FFNN_OPTION_BOOL = 4,    /* int 0 or 1; text: "true"/"false" or "1"/"0"         */
+    FFNN_OPTION_ENUM = 5,    /* an enum of this header (int-sized); text: its name
+                                (ffnn_*_from_name: "ce", "adam", ...)                */
+    FFNN_OPTION_INT_LIST = 6 /* int [size / sizeof(int)] with an int count at
+                                count_offset; text: increasing integers joined by
+                                ',' ("" for none)                                   */
+} ffnn_option_type;
+
+/* When a checkpoint records an option (ffnn_train_option.checkpoint). */
+typedef enum ffnn_option_checkpoint {
+    FFNN_CK_NONE = 0,     /* not recorded: a resumed run may change it              */
+    FFNN_CK_ALWAYS = 1,   /* always recorded                                        */
+    FFNN_CK_OPTIONAL = 2, /* recorded when not its default; absent: the default     */
+    FFNN_CK_MOMENTUM = 3, /* recorded with optimizer momentum only                  */
+    FFNN_CK_ADAM = 4      /* recorded with optimizer adam or adamw only             */
+} ffnn_option_checkpoint;
+
+/* One training option: a row of the library's option table. */
+typedef struct ffnn_train_option {
+    const char *name;          /* the field's name ("batch_size"); the name
+                                  ffnn_train_config_set takes                      */
+    ffnn_option_type type;
+    size_t offset;             /* bytes from the start of ffnn_train_config        */
+    size_t size;               /* bytes it occupies (INT_LIST: the whole array)    */
+    const char *count_name;    /* INT_LIST: its count field ("lr_milestone_count"),
+                                  else NULL                                       */
+    size_t count_offset;       /* INT_LIST: the count's offset, else 0             */
+    int hidden;                /* 1: inside ffnn_train_config.reserved (reached by
+                                  name only: a launch knob)                        */
+    double default_value;      /* ffnn_train_config_default's (ENUM: the enum's
+                                  value; INT_LIST: the count, 0)                   */
+    ffnn_config_limit limit;   /* the accepted range (INT_LIST: of each element;
+                                  BOOL [0, 1]; ENUM the enum's values)              */
+    const char *checkpoint_key;/* the checkpoint's metadata key, NULL: none         */
+    ffnn_option_checkpoint checkpoint;
+    int resume_match;          /* 1: ffnn_trainer_resume refuses a run whose value
+                                  differs from the checkpoint's (when recorded)     */
+    const char *cli;           /* "--batch": ffnn train's option; "--lr-schedule
+                                  SPEC": part of another option's value; "none:
+                                  why" when the command line has none              */
+    const char *help;          /* one line                                         */
+} ffnn_train_option;
+
+/* The number of training options, and option i (0 <= i < count; NULL outside),
+ * or by name (NULL for an unknown one). Owned by the library (static, constant);
+ * do not free. Thread safety: any thread, any time. */
+FFNN_API size_t ffnn_train_option_count(void);
+FFNN_API const ffnn_train_option *ffnn_train_option_at(size_t i);
+FFNN_API const ffnn_train_option *ffnn_train_option_find(const char *name);
+
+/* Set option name of *cfg from its text value (ffnn_option_type says the
+ * syntax), range-checked against the option's limit; a float must also stay
+ * itself as float32 (1e-50, which would become 0, is refused). Every option,
+ * public fields and reserved ones alike (e.g. ffnn_train_config_set(&cfg,
+ * "cuda_block_1d", "128")). Checks only the value itself: the rules between
+ * options (nesterov needs momentum, lr_min below learning_rate, cuda_block_1d a
+ * multiple of 32 ...) are ffnn_trainer_create's. On failure *cfg is unchanged.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL argument; an unknown name, the
+ * message naming it; a value that does not parse or is out of range: the
+ * message names the option, what it expects and the range, e.g. "ffnn_train_
+ * config_set: batch_size: expected an integer in [1, 16777216], found '0'"; for
+ * an enum the library's message of ffnn_*_from_name with the accepted names).
+ * Thread safety: writes *cfg only. */
+FFNN_API ffnn_status ffnn_train_config_set(ffnn_train_config *cfg, const char *name,
+                                           const char *value);
+
+/* Option name of *cfg as text into buf [size], NUL-terminated, as
+ * ffnn_train_config_set reads it back (floats in the shortest decimal that
+ * reads back the same; enums by name; bools "true"/"false"). Errors:
+ * FFNN_ERR_INVALID_ARGUMENT (NULL argument, unknown name, buf too small: size
+ * 64 is always enough but for INT_LIST, which needs up to 8 bytes per element).
+ * Thread safety: reads *cfg only. */
+FFNN_API ffnn_status ffnn_train_config_get(const ffnn_train_config *cfg, const char *name,
+                                           char *buf, size_t size);
 
 typedef struct ffnn_trainer ffnn_trainer;
 
@@ -1328,6 +1453,81 @@ FFNN_API ffnn_status ffnn_trainer_early_stopping(const ffnn_trainer *t, int *bes
  * trainer, early stopping off, or no best epoch yet). */
 FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
 
+/* ------------------------------------------------------------------ sweeps */
+
+/* A sweep: many models trained at once in one process, each with a config of its
+ * own (a hyperparameter grid, seeds, an ensemble) and a training set (train[i]) and
+ * optional validation set (val[i]; val or an entry may be NULL) of its own, which
+ * may be shared (one set for all) or differ (the folds of a k-fold split)
+ * (docs/SWEEP.md); models[count], configs[count], train[count], val[count]. Each model gets a trainer of its own
+ * (ffnn_trainer_create with its config), so each trains exactly as it would alone:
+ * on the cpu every trainer is a one-thread OpenMP backend (whose kernels give the
+ * same bits for any thread count: the same parameters as ffnn_train or `ffnn train`
+ * with that config, bit for bit, whatever cfg.threads says) and `threads` lanes (0:
+ * the cores online) run the models' epochs side by side, each lane taking the next
+ * model still training; on cuda the models run one after another on the GPU (one
+ * lane; they share the process, its CUDA context and start-up, not yet kernels).
+ * Early stopping is per model (its own cfg.early_stopping, on val): a model whose
+ * patience runs out stops, and its model gets its best epoch's weights.
+ * Ownership: the models stay the caller's and must outlive the sweep, each a
+ * different object (the sweep's trainers write them, as ffnn_trainer_create's
+ * trainer does: see "A trained model and its trainer"); the data sets are read
+ * and must outlive it. Thread safety: one thread at a time per sweep.
+ * Errors (ffnn_sweep_create): FFNN_ERR_INVALID_ARGUMENT (count 0, a NULL or
+ * repeated model, a NULL training set, cpu and cuda configs mixed, device auto that chose cuda: name
+ * the device, threads < 0), and those of ffnn_trainer_create for model i (the
+ * message names i); nothing is kept on failure. */
+typedef struct ffnn_sweep ffnn_sweep;
+FFNN_API ffnn_status ffnn_sweep_create(ffnn_model *const *models,
+                                       const ffnn_train_config *configs, size_t count,
+                                       const ffnn_dataset *const *train,
+                                       const ffnn_dataset *const *val, int threads,
+                                       ffnn_sweep **out);
+FFNN_API void ffnn_sweep_free(ffnn_sweep *s);
+
+/* One epoch of every model still training (ffnn_trainer_run_epoch each; models
+ * done are skipped); *training (may be NULL) gets the number still training after
+ * it (0: the sweep is over). A model is done after its cfg.epochs epochs or when
+ * its early stopping's patience ran out. Errors: the first failed model's error
+ * (FFNN_ERR_NUMERIC for a NaN loss ...), its index and epoch named; the other
+ * models' epochs ran. */
+FFNN_API ffnn_status ffnn_sweep_run_epoch(ffnn_sweep *s, size_t *training);
+
+/* What model i has done so far. best_epoch / best_loss: early stopping's
+ * (ffnn_trainer_early_stopping), else 0 and the last epoch's val_loss. */
+typedef struct ffnn_sweep_state {
+    int epochs_run;          /* epochs finished                                   */
+    int training;            /* 1: more epochs to run; 0: done                    */
+    int best_epoch;          /* 1-based; 0 without early stopping                 */
+    double best_loss;        /* its validation loss (NaN without val)             */
+    ffnn_epoch_stats last;   /* the last finished epoch's stats                   */
+} ffnn_sweep_state;
+FFNN_API ffnn_status ffnn_sweep_model_state(const ffnn_sweep *s, size_t i,
+                                            ffnn_sweep_state *state);
+/* Model i's trainer (for ffnn_trainer_evaluate_metrics, checkpoints ...), owned
+ * by the sweep; NULL for an index out of range. */
+FFNN_API ffnn_trainer *ffnn_sweep_trainer(ffnn_sweep *s, size_t i);
+FFNN_API size_t ffnn_sweep_count(const ffnn_sweep *s);
+/* Models that train at the same time (1 on cuda). */
+FFNN_API int ffnn_sweep_lanes(const ffnn_sweep *s);
+
+/* The whole run in one call, printing nothing: train m on train for cfg->epochs
+ * epochs (the loop of `ffnn train`): train and val (may be NULL) are standardised
+ * with m's statistics first (ffnn_dataset_standardize: raw rows in, as
+ * ffnn_model_evaluate takes them); a trainer is created (ffnn_trainer_create),
+ * given val (ffnn_trainer_set_validation), runs the epochs, stops when early
+ * stopping's patience runs out (cfg->early_stopping > 0; needs val) and then puts
+ * the best epoch's weights into m (ffnn_trainer_restore_best); it is freed before
+ * the call returns, and m keeps the weights. last (may be NULL) receives the
+ * stats of the last epoch run. For progress, a validation curve or checkpoints,
+ * drive ffnn_trainer_run_epoch yourself (docs/C_API.md). Errors: those of the
+ * calls above (the first failure is returned, m then holds the weights of the
+ * last finished step); FFNN_ERR_INVALID_ARGUMENT (NULL m, train or cfg; early
+ * stopping without val). Thread safety: as ffnn_trainer_create (m is written;
+ * train and val only read). */
+FFNN_API ffnn_status ffnn_train(ffnn_model *m, const ffnn_dataset *train, const ffnn_dataset *val,
+                                const ffnn_train_config *cfg, ffnn_epoch_stats *last);
+
 /* ------------------------------------------------------------------ checkpoints */
 
 /* A checkpoint is a safetensors file (docs/FORMATS.md, "Checkpoints") holding
@@ -1431,7 +1631,10 @@ FFNN_API ffnn_status ffnn_checkpoint_load(const char *path, ffnn_model **model,
  * trainer's functions in the same order. */
 typedef struct ffnn_comm ffnn_comm;
 
-/* 1 when this build has MPI (multi-process runs) / NCCL (multi-GPU runs). */
+/* 1 when this build has MPI (multi-process runs) / NCCL (multi-GPU runs): each is in
+ * a module loaded at run time (docs/BUILD.md "The CUDA and MPI modules"), MPI in
+ * libffnn-mpi.so, NCCL in the CUDA module; 1 when that module loads (this call
+ * loads it) and has it. */
 FFNN_API int ffnn_has_mpi(void);
 FFNN_API int ffnn_has_nccl(void);
 

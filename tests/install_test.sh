@@ -31,7 +31,7 @@ if [ "$mode" = man ]; then
     exit 0
 fi
 if [ "$mode" = clidoc ]; then
-    for cmd in train eval predict info plot export; do
+    for cmd in train sweep eval predict info plot export; do
         for opt in $("$build/ffnn" "$cmd" --help | grep -o -- '--[a-z][a-z0-9-]*' | sort -u); do
             [ "$opt" = --kernels ] && continue
             grep -qE -- "(^|[\` [(|])$opt([^a-z0-9-]|\$)" docs/CLI.md ||
@@ -107,6 +107,11 @@ done
 soname=$(readelf -d "$lib/libffnn.so.$version" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [ "$soname" = "libffnn.so.$major" ] || fail "soname '$soname', expected libffnn.so.$major"
 grep -q "\"ffnn $version\"" "$root$prefix/share/man/man1/ffnn.1" || fail "man page version"
+# the modules beside the library (docs/BUILD.md "The CUDA and MPI modules")
+modules=$(${MAKE:-make} -s --no-print-directory BUILD="$build" "$@" print-modules)
+for m in $modules; do
+    [ -f "$lib/$(basename "$m")" ] || fail "$prefix/lib/$(basename "$m") not installed"
+done
 
 # the installed program runs without a library path and reports the version
 out=$(env -u LD_LIBRARY_PATH "$root$prefix/bin/ffnn" --version)
@@ -141,6 +146,12 @@ for src in examples/*.c; do
     if readelf -d "$tmp/$name-static" | grep -q "libffnn"; then
         fail "$name-static still loads libffnn.so"
     fi
+    # no GPU library for a program that does not use a GPU: the CUDA backend is a module
+    for exe in "$tmp/$name-static" "$tmp/$name-shared"; do
+        if readelf -d "$exe" | grep -E "NEEDED.*(libcublas|libnccl|libcudart|libcuda\.)"; then
+            fail "$(basename "$exe") needs a CUDA library"
+        fi
+    done
     for kind in shared static; do
         exe=$tmp/$name-$kind
         if [ "$name" = train_mnist ] && [ "$have_data" = 0 ]; then

@@ -42,6 +42,10 @@ TEST_SUITE_DECLARE(hardening2);
 TEST_SUITE_DECLARE(table_api);
 TEST_SUITE_DECLARE(predictor);
 TEST_SUITE_DECLARE(onnx);
+TEST_SUITE_DECLARE(fit);
+TEST_SUITE_DECLARE(sweep);
+TEST_SUITE_DECLARE(module);
+TEST_SUITE_DECLARE(options);
 
 typedef struct suite {
     const test_case *tests;
@@ -87,6 +91,10 @@ int main(int argc, char **argv)
         {table_api_tests, &table_api_tests_count},
         {predictor_tests, &predictor_tests_count},
         {onnx_tests, &onnx_tests_count},
+        {fit_tests, &fit_tests_count},
+        {sweep_tests, &sweep_tests_count},
+        {module_tests, &module_tests_count},
+        {options_tests, &options_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */

@@ -153,10 +153,10 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("784-16relu-5", &small));
     CHECK_OK(ffnn_model_create("784-16relu-10sigmoid", &sig));
     struct { ffnn_model *model; size_t batch; float lr; ffnn_loss loss; const char *expect; } bad[] = {
-        {m, 0, 0.1f, FFNN_LOSS_SOFTMAX_CE, "batch size must be in [1, 16777216]"},
+        {m, 0, 0.1f, FFNN_LOSS_SOFTMAX_CE, "batch_size must be in [1, 16777216]"},
         {m, (1u << 24) + 1, 0.1f, FFNN_LOSS_SOFTMAX_CE, "found 16777217"},
-        {m, 64, -1.0f, FFNN_LOSS_SOFTMAX_CE, "learning rate must be positive"},
-        {m, 64, NAN, FFNN_LOSS_SOFTMAX_CE, "learning rate"},
+        {m, 64, -1.0f, FFNN_LOSS_SOFTMAX_CE, "learning_rate must be in (0, 1000000], found -1"},
+        {m, 64, NAN, FFNN_LOSS_SOFTMAX_CE, "learning_rate"},
         {small, 64, 0.1f, FFNN_LOSS_SOFTMAX_CE, "labels up to 9 but the network has 5 outputs"},
         {sig, 64, 0.1f, FFNN_LOSS_SOFTMAX_CE, "last layer must have no activation"},
     };

@@ -14,7 +14,23 @@
 # the ifunc of a target_clones function default visibility whatever its declaration
 # says, src/backend/omp/). It cannot export what is hidden: a function of the header
 # without FFNN_API stays hidden, and this check reports it.
+#
+# check_abi.sh --module MODULE.so ENTRY - a module of libffnn (the CUDA module,
+# src/backend/module.h; the MPI module, src/parallel/mpi_module.h) exports its entry
+# point ENTRY and nothing else (it is not part of libffnn's ABI: libffnn finds it
+# with dlsym). Run by `make check` for each module of the build.
 set -eu
+
+if [ $# -eq 3 ] && [ "$1" = "--module" ]; then
+    exported=$(nm -D --defined-only "$2" | awk 'NF >= 3 && $2 != "A" { n = $3; sub(/@.*/, "", n); print n }' | sort -u)
+    if [ "$exported" != "$3" ]; then
+        echo "check_abi: $2 exports, expected $3 alone:"
+        echo "$exported" | sed 's/^/    /'
+        exit 1
+    fi
+    echo "check_abi: ok: $2 exports its entry point $3 alone"
+    exit 0
+fi
 
 mode=check
 if [ $# -eq 2 ] && [ "$1" = "--version-script" ]; then

@@ -10,7 +10,8 @@ build/libffnn.so.MAJOR); the system's loader (make install, then ldconfig).
 import ctypes
 import os
 
-__all__ = ["lib", "path", "FfnnError", "check", "TrainConfig", "EpochStats", "ModelFileInfo"]
+__all__ = ["lib", "path", "FfnnError", "check", "TrainConfig", "EpochStats", "ModelFileInfo",
+           "train_options"]
 
 MAJOR = 0  # the soname's number this module speaks to (FFNN_VERSION_MAJOR)
 _SONAME = "libffnn.so.%d" % MAJOR
@@ -90,51 +91,87 @@ def check(status):
     raise FfnnError(message, name)
 
 
+class ConfigLimit(ctypes.Structure):
+    """ffnn_config_limit, field for field."""
+    _fields_ = [("field", ctypes.c_char_p), ("min", ctypes.c_double), ("max", ctypes.c_double),
+                ("min_open", ctypes.c_int), ("max_open", ctypes.c_int)]
+
+
+class TrainOption(ctypes.Structure):
+    """ffnn_train_option (include/ffnn.h): one row of the library's option table."""
+    _fields_ = [("name", ctypes.c_char_p), ("type", ctypes.c_int), ("offset", ctypes.c_size_t),
+                ("size", ctypes.c_size_t), ("count_name", ctypes.c_char_p),
+                ("count_offset", ctypes.c_size_t), ("hidden", ctypes.c_int),
+                ("default_value", ctypes.c_double), ("limit", ConfigLimit),
+                ("checkpoint_key", ctypes.c_char_p), ("checkpoint", ctypes.c_int),
+                ("resume_match", ctypes.c_int), ("cli", ctypes.c_char_p),
+                ("help", ctypes.c_char_p)]
+
+
+lib.ffnn_struct_size.restype = ctypes.c_size_t
+lib.ffnn_struct_size.argtypes = [ctypes.c_char_p]
+lib.ffnn_train_option_count.restype = ctypes.c_size_t
+lib.ffnn_train_option_count.argtypes = []
+lib.ffnn_train_option_at.restype = ctypes.POINTER(TrainOption)
+lib.ffnn_train_option_at.argtypes = [ctypes.c_size_t]
+
+# ffnn_option_type -> the ctypes type of one value
+_OPTION_CTYPES = {0: ctypes.c_int, 1: ctypes.c_size_t, 2: ctypes.c_uint64, 3: ctypes.c_float,
+                  4: ctypes.c_int, 5: ctypes.c_int}
+
+
+def train_options():
+    """The library's option table (ffnn_train_option_at), as TrainOption rows."""
+    if lib.ffnn_struct_size(b"ffnn_train_option") != ctypes.sizeof(TrainOption):
+        raise ImportError("ffnn: %s's ffnn_train_option has %d bytes, this module's mirror %d"
+                          % (path, lib.ffnn_struct_size(b"ffnn_train_option"),
+                             ctypes.sizeof(TrainOption)))
+    return [lib.ffnn_train_option_at(i).contents for i in range(lib.ffnn_train_option_count())]
+
+
+def _config_fields():
+    """ffnn_train_config's fields, built from the library's option table: each public
+    option at its offset (an INT_LIST with its count), padding where the C layout has
+    a gap, and the reserved tail (the options reached only by name)."""
+    placed = []
+    for o in train_options():
+        if o.hidden:
+            continue
+        if o.type == 6:  # FFNN_OPTION_INT_LIST: int [n] and its int count
+            placed.append((o.offset, o.name.decode(), ctypes.c_int * (o.size // 4)))
+            placed.append((o.count_offset, o.count_name.decode(), ctypes.c_int))
+        else:
+            placed.append((o.offset, o.name.decode(), _OPTION_CTYPES[o.type]))
+    fields, end = [], 0
+    for offset, name, ctype in sorted(placed):
+        if offset > end:
+            fields.append(("_pad_%d" % end, ctypes.c_char * (offset - end)))
+        fields.append((name, ctype))
+        end = offset + ctypes.sizeof(ctype)
+    size = lib.ffnn_struct_size(b"ffnn_train_config")
+    if size > end:
+        fields.append(("_reserved", ctypes.c_char * (size - end)))
+    return placed, fields
+
+
+_placed, _fields = _config_fields()
+
+
 class TrainConfig(ctypes.Structure):
-    """ffnn_train_config (include/ffnn.h), field for field (each mirror's size is
-    checked against the library's, ffnn_struct_size, at import)."""
-    _fields_ = [
-        ("epochs", ctypes.c_int),
-        ("batch_size", ctypes.c_size_t),
-        ("learning_rate", ctypes.c_float),
-        ("seed", ctypes.c_uint64),
-        ("shuffle", ctypes.c_int),
-        ("drop_last", ctypes.c_int),
-        ("loss", ctypes.c_int),
-        ("device", ctypes.c_int),
-        ("strategy", ctypes.c_int),
-        ("precision", ctypes.c_int),
-        ("steps_per_launch", ctypes.c_int),
-        ("threads", ctypes.c_int),
-        ("eval_batch_size", ctypes.c_size_t),
-        ("optimizer", ctypes.c_int),
-        ("momentum", ctypes.c_float),
-        ("nesterov", ctypes.c_int),
-        ("beta1", ctypes.c_float),
-        ("beta2", ctypes.c_float),
-        ("epsilon", ctypes.c_float),
-        ("weight_decay", ctypes.c_float),
-        ("decay_bias", ctypes.c_int),
-        ("lr_schedule", ctypes.c_int),
-        ("lr_step_size", ctypes.c_int),
-        ("lr_gamma", ctypes.c_float),
-        ("lr_milestones", ctypes.c_int * 16),
-        ("lr_milestone_count", ctypes.c_int),
-        ("lr_t_max", ctypes.c_int),
-        ("lr_min", ctypes.c_float),
-        ("lr_end_factor", ctypes.c_float),
-        ("lr_total_iters", ctypes.c_int),
-        ("lr_patience", ctypes.c_int),
-        ("lr_factor", ctypes.c_float),
-        ("lr_threshold", ctypes.c_float),
-        ("clip_grad_norm", ctypes.c_float),
-        ("clip_grad_value", ctypes.c_float),
-        ("ema_decay", ctypes.c_float),
-        ("warmup_steps", ctypes.c_int),
-        ("early_stopping", ctypes.c_int),
-        ("cuda_block_1d", ctypes.c_int),
-        ("cuda_block_2d", ctypes.c_int),
-    ]
+    """ffnn_train_config (include/ffnn.h), field for field, built at import from the
+    library's option table (ffnn_train_option_at: name, type, offset); the options kept
+    in its reserved bytes (the cuda launch knobs) are set by name, set_option."""
+    _fields_ = _fields
+
+    def set_option(self, name, value):
+        """ffnn_train_config_set: any option by name, value as text (e.g. "128")."""
+        check(lib.ffnn_train_config_set(ctypes.byref(self), name.encode(), str(value).encode()))
+
+
+for _offset, _name, _ctype in _placed:
+    if getattr(TrainConfig, _name).offset != _offset:
+        raise ImportError("ffnn: TrainConfig.%s at offset %d, the library's at %d"
+                          % (_name, getattr(TrainConfig, _name).offset, _offset))
 
 
 class EpochStats(ctypes.Structure):
@@ -202,6 +239,7 @@ _functions = {
     "ffnn_model_predict": (_int, [_p, _int, _pf, _size, _pf, _pint]),
     "ffnn_model_evaluate": (_int, [_p, _int, _p, _size, _pd, _pu64]),
     "ffnn_train_config_default": (TrainConfig, []),
+    "ffnn_train_config_set": (_int, [ctypes.POINTER(TrainConfig), _str, _str]),
     "ffnn_struct_size": (_size, [_str]),
     "ffnn_trainer_create": (_int, [_p, _p, ctypes.POINTER(TrainConfig), _pp]),
     "ffnn_trainer_free": (None, [_p]),

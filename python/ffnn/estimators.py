@@ -28,6 +28,7 @@ try:
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.class_weight import compute_class_weight
     from sklearn.utils.validation import _check_sample_weight, check_is_fitted, column_or_1d
+    from sklearn.utils.validation import check_X_y
 except ImportError as e:  # pragma: no cover - the message is the point
     raise ImportError("ffnn.MLPClassifier and ffnn.MLPRegressor need scikit-learn "
                       "(pip install scikit-learn, or apt-get install python3-sklearn); "
@@ -37,6 +38,7 @@ try:  # scikit-learn >= 1.6
 except ImportError:
     _validate_data = None
 
+from . import _table
 from .model import Model, sample_weights_supported
 
 __all__ = ["MLPClassifier", "MLPRegressor"]
@@ -75,10 +77,30 @@ def _weights_or_none(sample_weight, X):
 
 
 def _validate(est, *args, **kwargs):
-    """scikit-learn's validate_data (>= 1.6) or BaseEstimator._validate_data."""
-    if _validate_data is not None:
-        return _validate_data(est, *args, **kwargs)
-    return est._validate_data(*args, **kwargs)
+    """scikit-learn's validate_data (>= 1.6) or BaseEstimator._validate_data; a numpy
+    object array holding text is refused naming the DataFrame path."""
+    try:
+        if _validate_data is not None:
+            return _validate_data(est, *args, **kwargs)
+        return est._validate_data(*args, **kwargs)
+    except ValueError as e:
+        X = args[0] if args else None
+        if isinstance(X, np.ndarray) and X.dtype == object and "convert" in str(e):
+            raise _table.object_text_error(X, e) from None
+        raise
+
+
+def _check_frame_names(est, X, reset):
+    """scikit-learn's feature-name and feature-count checks (or, reset, their setting)
+    on the DataFrame X itself, not on its encoding."""
+    try:  # scikit-learn >= 1.6
+        from sklearn.utils.validation import _check_feature_names, _check_n_features
+    except ImportError:
+        est._check_feature_names(X, reset=reset)
+        est._check_n_features(X, reset=reset)
+        return
+    _check_feature_names(est, X, reset=reset)
+    _check_n_features(est, X, reset=reset)
 
 
 class _MLPBase(BaseEstimator):
@@ -96,7 +118,8 @@ class _MLPBase(BaseEstimator):
                  lr_total_iters=0, lr_patience=10, lr_factor=0.1, lr_threshold=1e-4,
                  warmup_steps=0, clip_grad_norm=0.0, clip_grad_value=0.0, ema_decay=0.0,
                  standardize=False, device="auto", strategy="auto", precision="fp32",
-                 threads=0, callback=None):
+                 threads=0, callback=None, categorical=None, ignore=None, na_values=None,
+                 missing="impute", unknown_category="ignore"):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
         self.solver = solver
@@ -139,6 +162,44 @@ class _MLPBase(BaseEstimator):
         self.precision = precision
         self.threads = threads
         self.callback = callback
+        self.categorical = categorical
+        self.ignore = ignore
+        self.na_values = na_values
+        self.missing = missing
+        self.unknown_category = unknown_category
+
+    # ------------------------------------------------------------ tables
+    def _encode_frame(self, X, reset):
+        """(inputs, table fitted now or None, framed): a DataFrame that needs the
+        table encoding (reset: text, category or bool columns, missing cells, or
+        categorical/ignore given) or meets a fitted model that has one, encoded
+        (float32 [n, width]) with n_features_in_/feature_names_in_ of the frame set
+        (reset) or checked; any other X as it is (framed False)."""
+        options = _table.TableOptions(self.categorical, self.ignore, self.na_values,
+                                      self.missing, self.unknown_category)
+        if reset:
+            if not _table.uses_table(X, options):
+                return X, None, False
+            _check_frame_names(self, X, reset=True)
+            table, encoded = _table.fit_encode(X, options)
+            return encoded, table, True
+        table = _table.model_table(self.model_._handle) if hasattr(self, "model_") else None
+        if table is None:
+            return X, None, False
+        if not _table.is_frame(X):
+            raise ValueError("this %s was fitted on a pandas DataFrame's columns (%s) and "
+                             "encodes them; X must be a DataFrame with those columns, found "
+                             "%s" % (type(self).__name__, ", ".join(table.columns),
+                                     type(X).__name__))
+        _check_frame_names(self, X, reset=False)
+        return _table.encode(table, X, options), None, True
+
+    def _adopt_table(self):
+        """A loaded model's table: n_features_in_ and feature_names_in_ its columns."""
+        table = _table.model_table(self.model_._handle)
+        if table is not None:
+            self.n_features_in_ = len(table.columns)
+            self.feature_names_in_ = np.array(table.columns, dtype=object)
 
     # ------------------------------------------------------------ tags
     def _more_tags(self):  # scikit-learn < 1.6
@@ -213,12 +274,14 @@ class _MLPBase(BaseEstimator):
             raise ValueError("callback must be callable, found %r" % (self.callback,))
 
     # ------------------------------------------------------------ training
-    def _train(self, X, y, n_outputs, epochs, first, stratify, sample_weight=None):
+    def _train(self, X, y, n_outputs, epochs, first, stratify, sample_weight=None,
+               table=None):
         """Train self.model_ (new when first) for up to epochs epochs on the network's
         targets y (weighted by sample_weight [n] when given), with sklearn's stopping
         rules: tol over n_iter_no_change epochs on the training loss, or with
         early_stopping on the validation score of a held-out validation_fraction (and
-        the best epoch's weights kept)."""
+        the best epoch's weights kept). table: the encoding X came from (kept in a
+        new model)."""
         self._check_params()
         seed, rng = self._seed_and_rng()
         validation = None
@@ -231,6 +294,8 @@ class _MLPBase(BaseEstimator):
             validation = (X_val, y_val)
         if first:
             self.model_ = Model(self._arch(X.shape[1], n_outputs), loss=self._loss, seed=seed)
+            if table is not None:
+                _table.set_model_table(self.model_._handle, table)
             self.loss_curve_ = []
             self.n_iter_ = 0
             self.t_ = 0
@@ -329,14 +394,17 @@ class _MLPBase(BaseEstimator):
     def _network_outputs(self, X):
         """X validated against the fit (features, names), outputs float64."""
         check_is_fitted(self, "model_")
-        X = _validate(self, X, reset=False, dtype=(np.float64, np.float32))
+        X, _, framed = self._encode_frame(X, reset=False)
+        if not framed:
+            X = _validate(self, X, reset=False, dtype=(np.float64, np.float32))
         return self.model_.predict(X).astype(np.float64)
 
     def save(self, path) -> None:
         """Write the model file (``ffnn predict --model`` reads it): architecture,
-        parameters, standardisation, and for the classifier classes_ as the file's
-        class names (as text). Feature names are not kept there: pickle or joblib
-        the estimator to keep everything.
+        parameters, standardisation, a DataFrame's table encoding (its columns'
+        names, levels and fills), and for the classifier classes_ as the file's
+        class names (as text). Feature names of a numeric fit and ignored columns
+        are not kept there: pickle or joblib the estimator to keep everything.
 
         Raises
         ------
@@ -420,6 +488,22 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
     callback : callable, optional
         ``callback(estimator, row)`` after each epoch (row: the epoch's dict of
         ``ffnn.Model.train``'s history); a true return value stops training.
+    categorical : str or list of str, optional
+        Numeric columns of a DataFrame read as categories (integer codes), as
+        ``ffnn train --categorical``.
+    ignore : str or list of str, optional
+        DataFrame columns left out of the model (ids, dates, free text), as
+        ``--ignore``; they stay in feature_names_in_ (predict takes the same frame).
+    na_values : list of str, optional
+        The texts of a missing text cell besides a blank one; None: ``NA, N/A, NaN,
+        nan, null, NULL, None`` (the CLI's --na-values).
+    missing : {"impute", "error"}, default "impute"
+        A DataFrame's missing cells: filled as ``ffnn train`` fills them, or
+        refused naming column and row.
+    unknown_category : {"ignore", "error"}, default "ignore"
+        At predict, a category the training rows lacked: an all-zero one-hot row
+        and a UserWarning with the count (as ``ffnn predict``'s note), or a
+        ValueError.
 
     Attributes
     ----------
@@ -440,6 +524,20 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
 
     Notes
     -----
+    A pandas DataFrame with text (object, string), category or bool columns or
+    missing cells (NaN, None, pd.NA), or any DataFrame when categorical or ignore
+    is given, goes through ``ffnn train``'s table encoding (libffnn's, fitted on
+    the rows of fit, or of the first partial_fit): a numeric column's missing
+    cells get the training median plus a 0/1 "was missing" input, a categorical
+    column is one-hot encoded with its training levels (sorted) and the level
+    "missing" - scikit-learn's SimpleImputer(add_indicator=True) and
+    OneHotEncoder(handle_unknown="ignore"). The encoding is kept in the model
+    (``model_.table``), so predict, predict_proba and score take raw frames,
+    and pickles and model files keep it (docs/PYTHON_GUIDE.md "Tables").
+    A DataFrame of numbers without missing cells, and numpy arrays, are
+    numbers as before (NaN refused); a numpy object array holding text is
+    refused, naming pandas.DataFrame.
+
     ``sample_weight`` (fit, partial_fit) and ``class_weight`` (None, a dict
     {class: weight} or "balanced", scikit-learn's compute_class_weight) weight each
     sample's loss; a batch's loss is the weighted mean (docs/TRAINING.md "Weights").
@@ -466,7 +564,9 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
                  lr_t_max=0, lr_min=0.0, lr_end_factor=0.0, lr_total_iters=0,
                  lr_patience=10, lr_factor=0.1, lr_threshold=1e-4, warmup_steps=0,
                  clip_grad_norm=0.0, clip_grad_value=0.0, ema_decay=0.0, standardize=False,
-                 device="auto", strategy="auto", precision="fp32", threads=0, callback=None):
+                 device="auto", strategy="auto", precision="fp32", threads=0, callback=None,
+                 categorical=None, ignore=None, na_values=None, missing="impute",
+                 unknown_category="ignore"):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
             alpha=alpha, batch_size=batch_size, learning_rate_init=learning_rate_init,
@@ -482,14 +582,20 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
             warmup_steps=warmup_steps, clip_grad_norm=clip_grad_norm,
             clip_grad_value=clip_grad_value, ema_decay=ema_decay, standardize=standardize,
             device=device, strategy=strategy, precision=precision, threads=threads,
-            callback=callback)
+            callback=callback, categorical=categorical, ignore=ignore, na_values=na_values,
+            missing=missing, unknown_category=unknown_category)
         self.class_weight = class_weight
 
     def _targets(self, X, y, reset):
-        X, y = _validate(self, X, y, reset=reset, dtype=(np.float64, np.float32))
+        """(X validated or encoded, y, the table fitted now or None)."""
+        X, table, framed = self._encode_frame(X, reset)
+        if framed:
+            X, y = check_X_y(X, y, dtype=(np.float64, np.float32))
+        else:
+            X, y = _validate(self, X, y, reset=reset, dtype=(np.float64, np.float32))
         y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        return X, y
+        return X, y, table
 
     def fit(self, X, y, sample_weight=None) -> "MLPClassifier":
         """Train on X and y.
@@ -499,6 +605,8 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         X : array-like of shape (n_samples, n_features)
             Numbers (NaN, inf, complex and sparse input refused with
             scikit-learn's messages).
+            Or a pandas DataFrame: text, category and bool columns and missing
+            cells are encoded (see Notes).
         y : array-like of shape (n_samples,)
             Class labels: any hashable values of one kind (numbers or strings).
         sample_weight : array-like of shape (n_samples,), optional
@@ -518,7 +626,7 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
             with the weights trained so far.
         """
         warm = self.warm_start and hasattr(self, "model_")
-        X, y = self._targets(X, y, reset=not warm)
+        X, y, table = self._targets(X, y, reset=not warm)
         if warm:
             index = self._class_index(y)
         else:
@@ -528,7 +636,8 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
                                  "classes" % (self.classes_[0],))
         return self._train(X, index.astype(np.int32), len(self.classes_), self.max_iter,
                            first=not warm, stratify=True,
-                           sample_weight=self._sample_weights(X, index, sample_weight))
+                           sample_weight=self._sample_weights(X, index, sample_weight),
+                           table=table)
 
     def partial_fit(self, X, y, classes=None, sample_weight=None) -> "MLPClassifier":
         """One epoch on X, y (scikit-learn's partial_fit).
@@ -546,7 +655,7 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         self
         """
         first = not hasattr(self, "model_")
-        X, y = self._targets(X, y, reset=first)
+        X, y, table = self._targets(X, y, reset=first)
         if first:
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
@@ -562,7 +671,8 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         try:
             return self._train(X, index.astype(np.int32), len(self.classes_), 1,
                                first=first, stratify=False,
-                               sample_weight=self._sample_weights(X, index, sample_weight))
+                               sample_weight=self._sample_weights(X, index, sample_weight),
+                               table=table)
         finally:
             self.early_stopping = saved
 
@@ -625,7 +735,10 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
     def load(cls, path) -> "MLPClassifier":
         """A fitted classifier from a model file (``save``, or ``ffnn train --save`` of
         a classifier): classes_ are the file's class names (int64 when every name is
-        an integer written canonically, e.g. "3"; else str), or 0 .. classes-1.
+        an integer written canonically, e.g. "3"; else str), or 0 .. classes-1. A
+        model with a table encoding (trained on a DataFrame, or by ``ffnn train`` on
+        a CSV file with text or missing cells) takes DataFrames of its columns:
+        feature_names_in_ are the encoding's columns, in its order.
 
         Raises
         ------
@@ -659,6 +772,7 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         self.n_outputs_ = model.n_outputs
         self.n_iter_ = len(model.history)
         self.loss_curve_ = [h["train_loss"] for h in model.history]
+        self._adopt_table()
 
 
 class MLPRegressor(RegressorMixin, _MLPBase):
@@ -680,11 +794,17 @@ class MLPRegressor(RegressorMixin, _MLPBase):
     _loss = "mse"
 
     def _targets(self, X, y, reset):
-        X, y = _validate(self, X, y, reset=reset, dtype=(np.float64, np.float32),
-                         multi_output=True, y_numeric=True)
+        """(X validated or encoded, y, the table fitted now or None)."""
+        X, table, framed = self._encode_frame(X, reset)
+        if framed:
+            X, y = check_X_y(X, y, dtype=(np.float64, np.float32), multi_output=True,
+                             y_numeric=True)
+        else:
+            X, y = _validate(self, X, y, reset=reset, dtype=(np.float64, np.float32),
+                             multi_output=True, y_numeric=True)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
-        return X, y
+        return X, y, table
 
     def fit(self, X, y, sample_weight=None) -> "MLPRegressor":
         """Train on X and targets y [n_samples] or [n_samples, n_outputs], optionally
@@ -703,18 +823,18 @@ class MLPRegressor(RegressorMixin, _MLPBase):
             with the weights trained so far.
         """
         warm = self.warm_start and hasattr(self, "model_")
-        X, y = self._targets(X, y, reset=not warm)
+        X, y, table = self._targets(X, y, reset=not warm)
         y2 = y.reshape(y.shape[0], -1).astype(np.float32)
         if warm and y2.shape[1] != self.n_outputs_:
             raise ValueError("y has %d targets, the fitted model %d"
                              % (y2.shape[1], self.n_outputs_))
         return self._train(X, y2, y2.shape[1], self.max_iter, first=not warm, stratify=False,
-                           sample_weight=_weights_or_none(sample_weight, X))
+                           sample_weight=_weights_or_none(sample_weight, X), table=table)
 
     def partial_fit(self, X, y, sample_weight=None) -> "MLPRegressor":
         """One epoch on X, y (scikit-learn's partial_fit); returns self."""
         first = not hasattr(self, "model_")
-        X, y = self._targets(X, y, reset=first)
+        X, y, table = self._targets(X, y, reset=first)
         y2 = y.reshape(y.shape[0], -1).astype(np.float32)
         if not first and y2.shape[1] != self.n_outputs_:
             raise ValueError("y has %d targets, the fitted model %d"
@@ -723,7 +843,7 @@ class MLPRegressor(RegressorMixin, _MLPBase):
         self.early_stopping = False
         try:
             return self._train(X, y2, y2.shape[1], 1, first=first, stratify=False,
-                               sample_weight=_weights_or_none(sample_weight, X))
+                               sample_weight=_weights_or_none(sample_weight, X), table=table)
         finally:
             self.early_stopping = saved
 
@@ -766,4 +886,5 @@ class MLPRegressor(RegressorMixin, _MLPBase):
         est.n_outputs_ = model.n_outputs
         est.n_iter_ = 0
         est.loss_curve_ = []
+        est._adopt_table()
         return est

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import _lib
+from . import _lib, _table
 from ._lib import lib, check, enum_from_name
 from ._progress import StepHook
 
@@ -42,7 +42,10 @@ def _features(X, inputs=None, finite=False):
     if inputs is not None and X.shape[1] != inputs:
         raise ValueError("X has %d features per sample, the model %d inputs"
                          % (X.shape[1], inputs))
-    X = np.ascontiguousarray(X, dtype=np.float32)
+    try:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+    except ValueError as e:
+        raise _table.object_text_error(X, e) from None
     if finite and not np.isfinite(X).all():
         row, col = np.argwhere(~np.isfinite(X))[0]
         raise ValueError("X[%d, %d] is %s (or out of float32's range): ffnn needs finite "
@@ -402,7 +405,10 @@ class Model:
               drop_last: bool = False, standardize: bool = False,
               callback: Optional[Callable[[Dict[str, Any]], Any]] = None,
               step_callback: Optional[Callable[[int, int, int], Any]] = None,
-              sample_weight: Optional[Any] = None) -> List[Dict[str, Any]]:
+              sample_weight: Optional[Any] = None, categorical: Optional[Any] = None,
+              ignore: Optional[Any] = None, na_values: Optional[Sequence[str]] = None,
+              missing: str = "impute",
+              unknown_category: str = "ignore") -> List[Dict[str, Any]]:
         """Train the model with libffnn's trainer (the options of ``ffnn train``).
 
         Parameters
@@ -473,6 +479,16 @@ class Model:
             backends: device "auto" then means cpu, "cuda" is refused. Needs a
             libffnn with weights (``ffnn.model.sample_weights_supported()``), else
             NotImplementedError.
+        categorical, ignore, na_values, missing, unknown_category
+            A pandas DataFrame X with text, category or bool columns or missing cells
+            (NaN, None, pd.NA) goes through the table encoding of ``ffnn train``
+            (docs/PYTHON.md "Tables"): fitted on X here when the model has none (it
+            must have as many inputs as the encoding: ``ffnn.train`` sizes the
+            network so), then kept in the model. categorical: numeric columns read
+            as categories; ignore: columns dropped; na_values: texts of a missing
+            cell (None: the CLI's list); missing "error" refuses missing cells;
+            unknown_category "error" refuses levels training lacked (else an
+            all-zero one-hot and a warning).
 
         Returns
         -------
@@ -496,6 +512,11 @@ class Model:
         if loss is not None:
             enum_from_name("loss", loss)
             self.loss = loss
+        opts = _table.TableOptions(categorical, ignore, na_values, missing, unknown_category)
+        X = self._table_inputs(X, opts, fit=True)
+        if validation_data is not None:
+            validation_data = (self._table_inputs(validation_data[0], opts),
+                               validation_data[1])
         data = _Dataset(X, y, self.n_inputs, sample_weight)
         val = _Dataset(validation_data[0], validation_data[1], self.n_inputs) \
             if validation_data is not None else None
@@ -586,7 +607,38 @@ class Model:
         return history
 
     # ------------------------------------------------------------ inference
-    def _predict(self, X):
+    @property
+    def table(self) -> Optional[List[Dict[str, Any]]]:
+        """The table encoding the model applies to a DataFrame (fitted by ``train`` on
+        a frame with text or missing cells, or by ``ffnn train`` on such a CSV file;
+        kept in model files): one dict per column, ``{"name", "kind": "numeric",
+        "median", "indicator"}`` or ``{"name", "kind": "categorical", "levels"}``;
+        None when the model's inputs are plain numbers."""
+        t = _table.model_table(self._handle)
+        return t.describe() if t is not None else None
+
+    def _table_inputs(self, X, options, fit=False):
+        """A DataFrame X as the network's inputs: encoded by the model's table, or
+        (fit) by one fitted on X and kept; other X as it is."""
+        if not _table.is_frame(X):
+            return X
+        table = _table.model_table(self._handle)
+        if table is not None:
+            return _table.encode(table, X, options)
+        if not fit or not _table.uses_table(X, options):
+            return X
+        table, encoded = _table.fit_encode(X, options)
+        if table.width != self.n_inputs:
+            raise ValueError("X's table encodes to %d inputs, the model has %d: build the "
+                             "model from the frame with ffnn.train(X, y, ...), which sizes "
+                             "it, or with arch '%d-...'"
+                             % (table.width, self.n_inputs, table.width))
+        _table.set_model_table(self._handle, table)
+        return encoded
+
+    def _predict(self, X, na_values=None, unknown_category="ignore"):
+        X = self._table_inputs(X, _table.TableOptions(na_values=na_values,
+                                                      unknown_category=unknown_category))
         X = _features(X, self.n_inputs, finite=True)
         n = X.shape[0]
         p = np.empty((n, self.n_outputs), dtype=np.float32)
@@ -596,29 +648,39 @@ class Model:
                                      _ptr(cls, ctypes.c_int)))
         return p, cls
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X, *, na_values: Optional[Sequence[str]] = None,
+                unknown_category: str = "ignore") -> np.ndarray:
         """The outputs of the network, as the loss reads them.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_inputs)
+        X : array-like of shape (n_samples, n_inputs), or a pandas DataFrame
             Features in the data's units (the model's standardisation is applied);
-            NaN/inf refused, naming the sample.
+            NaN/inf refused, naming the sample. A model with a table encoding
+            (``table``) takes a DataFrame of raw rows: its columns found by name
+            (others left out, as ``ffnn predict --data``), text, categories and
+            missing cells encoded as in training; a numpy array is the network's
+            inputs (already encoded, ``n_inputs`` per row).
+        na_values, unknown_category
+            As ``train``'s, for a DataFrame.
 
         Returns
         -------
         ndarray of shape (n_samples, n_outputs), float32
             Softmax probabilities (ce), sigmoid probabilities (bce), raw outputs (mse).
         """
-        return self._predict(X)[0]
+        return self._predict(X, na_values, unknown_category)[0]
 
-    def predict_classes(self, X) -> np.ndarray:
+    def predict_classes(self, X, *, na_values: Optional[Sequence[str]] = None,
+                        unknown_category: str = "ignore") -> np.ndarray:
         """The predicted class of each row, int64 [n_samples]: the argmax of the
         outputs, or for one output 1 when it is above 0 (ce/bce logits) or 0.5 (mse),
         else 0."""
-        return self._predict(X)[1].astype(np.int64)
+        return self._predict(X, na_values, unknown_category)[1].astype(np.int64)
 
-    def evaluate(self, X, y, batch_size: int = 1024) -> Dict[str, Any]:
+    def evaluate(self, X, y, batch_size: int = 1024, *,
+                 na_values: Optional[Sequence[str]] = None,
+                 unknown_category: str = "ignore") -> Dict[str, Any]:
         """The model's loss and accuracy on X, y.
 
         Returns
@@ -628,6 +690,8 @@ class Model:
             predicted right; ``"confusion"``: uint64 [classes, classes] counts (rows:
             the true class).
         """
+        X = self._table_inputs(X, _table.TableOptions(na_values=na_values,
+                                                      unknown_category=unknown_category))
         data = _Dataset(X, y, self.n_inputs)
         classes = lib.ffnn_model_class_count(self._handle)
         confusion = np.zeros((classes, classes), dtype=np.uint64)
@@ -682,7 +746,12 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
 
     Parameters
     ----------
-    X : array-like of shape (n_samples, n_features)
+    X : array-like of shape (n_samples, n_features), or a pandas DataFrame
+        A DataFrame with text, category or bool columns or missing cells is
+        encoded as ``ffnn train`` encodes such a CSV file (one-hot levels, median
+        fills with missing indicators; the options categorical, ignore,
+        na_values, missing of ``Model.train``), the network sized to the encoding,
+        the encoding kept in the model (``Model.table``).
     y : array-like
         Integer class labels [n_samples], or float targets [n_samples] /
         [n_samples, n_outputs] (then pass ``loss="mse"`` or ``"bce"``).
@@ -699,6 +768,11 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
     Model
         Trained; its ``history`` has one dict per epoch.
     """
+    keys = ("categorical", "ignore", "na_values", "missing", "unknown_category")
+    opts = _table.TableOptions(**{k: options.pop(k) for k in keys if k in options})
+    table = None
+    if _table.uses_table(X, opts):
+        table, X = _table.fit_encode(X, opts)
     X = _features(X)
     y_arr = np.asarray(y)
     labels = y_arr.dtype.kind in "iub"
@@ -713,6 +787,12 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
                  else (1 if y_arr.ndim == 1 else y_arr.shape[1]))
         arch = "%d-256relu-%d" % (X.shape[1], width)
     model = Model(arch, loss=loss, seed=seed)
+    if table is not None:
+        if table.width != model.n_inputs:
+            raise ValueError("arch %r takes %d inputs, X's table encodes to %d (leave arch "
+                             "out, or begin it with %d)" % (arch, model.n_inputs, table.width,
+                                                             table.width))
+        _table.set_model_table(model._handle, table)
     model.train(X, y_arr, optimizer=optimizer, epochs=epochs,
                                 batch_size=batch_size, learning_rate=learning_rate,
                                 device=device, seed=seed, **options)

@@ -2,8 +2,9 @@
  * gradients summed over host memory (the cpu backends') with MPI_Iallreduce per
  * bucket, host reductions with MPI_Allreduce; and the bootstrap of the NCCL
  * communicator of a multi-process GPU run (NCCL's unique id broadcast over
- * MPI). Built only when MPI is found (Makefile: MPI=1, mpicc); mpi_none.c
- * otherwise.
+ * MPI). Built only when MPI is found (Makefile: MPI=1, mpicc), into the MPI
+ * module libffnn-mpi.so (mpi_module.h) with mpi_host.c; libffnn's mpi_module.c
+ * loads it.
  *
  * Same result on every rank: Open MPI's allreduce algorithms (recursive
  * doubling, ring, reduce + broadcast) give every rank the same sums for MPI_SUM
@@ -18,8 +19,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "backend/module.h"
 #include "core/error.h"
 #include "parallel/comm.h"
+#include "parallel/mpi_module.h"
 
 /* The one check of an MPI call: on failure, a message with file, line, the call
  * and MPI's description of the error code. */
@@ -55,8 +58,6 @@ static double now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
 }
-
-int ffnn_mpi_built(void) { return 1; }
 
 static mpi_impl *impl_of(ffnn_comm *c) { return (mpi_impl *)c->impl; }
 
@@ -216,7 +217,7 @@ static ffnn_status local_gpu(ffnn_comm *host, int *device)
     return FFNN_OK;
 }
 
-ffnn_status ffnn_comm_create_mpi(ffnn_device device, ffnn_comm **out)
+ffnn_status ffnn_mpi_module_comm_create(ffnn_device device, ffnn_comm **out)
 {
     if (!out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_comm_create_mpi: NULL argument");
@@ -225,7 +226,7 @@ ffnn_status ffnn_comm_create_mpi(ffnn_device device, ffnn_comm **out)
     if (st != FFNN_OK)
         return st;
     if (device == FFNN_DEVICE_AUTO)
-        device = ffnn_nccl_built() && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA
+        device = ffnn_cuda_device_count() > 0 && ffnn_nccl_built() ? FFNN_DEVICE_CUDA
                                                                     : FFNN_DEVICE_CPU;
     if (device != FFNN_DEVICE_CUDA) {
         *out = host;
@@ -261,4 +262,19 @@ ffnn_status ffnn_comm_create_mpi(ffnn_device device, ffnn_comm **out)
         return ffnn_fail(st, "%s", why);
     }
     return ffnn_nccl_comm_create(id, host->size, host->rank, gpu, host, out);
+}
+
+/* The module's one exported function (mpi_module.h): its table; the library's
+ * services kept when it speaks this interface (else the loader refuses the table). */
+__attribute__((visibility("default"))) const void *ffnn_mpi_module_entry(const void *arg)
+{
+    static const ffnn_mpi_module table = {
+        FFNN_MPI_MODULE_VERSION, FFNN_MODULE_ABI, sizeof(ffnn_mpi_module),
+        ffnn_mpi_module_comm_create,
+    };
+    const ffnn_mpi_host *host = (const ffnn_mpi_host *)arg;
+    if (host && host->version == FFNN_MPI_MODULE_VERSION && host->abi == FFNN_MODULE_ABI &&
+        host->size == sizeof(ffnn_mpi_host))
+        ffnn_mpi_module_set_host(host);
+    return &table;
 }

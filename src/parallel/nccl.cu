@@ -16,7 +16,8 @@
  * Host reductions (per-step losses, checksums) go over MPI when the run was
  * launched by mpirun (host != NULL), else (one process, one thread per GPU)
  * through a small device scratch on the communicator's stream. Built only when
- * NCCL is found (Makefile: NCCL=1); nccl_none.c otherwise. */
+ * NCCL is found (Makefile: NCCL=1), into the CUDA module (src/backend/module.h);
+ * without it the module's table has no NCCL entries (nccl_module.c says so). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include <nccl.h>
 
 #include "core/error.h"
+#include "backend/module.h"
 #include "parallel/comm.h"
 
 static_assert(sizeof(ncclUniqueId) == FFNN_NCCL_ID_BYTES, "NCCL's unique id size");
@@ -65,8 +67,6 @@ typedef struct nccl_impl {
     size_t scratch_bytes;
     ffnn_comm *host;            /* the MPI communicator of an mpirun launch, or NULL   */
 } nccl_impl;
-
-extern "C" int ffnn_nccl_built(void) { return 1; }
 
 static nccl_impl *impl_of(ffnn_comm *c) { return (nccl_impl *)c->impl; }
 
@@ -299,7 +299,7 @@ static ffnn_status wrap(ncclComm_t comm, int size, int rank, int device, ffnn_co
     return FFNN_OK;
 }
 
-extern "C" ffnn_status ffnn_nccl_unique_id(unsigned char id[FFNN_NCCL_ID_BYTES])
+extern "C" ffnn_status ffnn_nccl_module_unique_id(unsigned char *id)
 {
     ncclUniqueId u;
     FFNN_NCCL_CHECK(ncclGetUniqueId(&u));
@@ -307,9 +307,9 @@ extern "C" ffnn_status ffnn_nccl_unique_id(unsigned char id[FFNN_NCCL_ID_BYTES])
     return FFNN_OK;
 }
 
-extern "C" ffnn_status ffnn_nccl_comm_create(const unsigned char id[FFNN_NCCL_ID_BYTES],
-                                             int size, int rank, int device, ffnn_comm *host,
-                                             ffnn_comm **out)
+extern "C" ffnn_status ffnn_nccl_module_comm_create(const unsigned char *id, int size,
+                                                    int rank, int device, ffnn_comm *host,
+                                                    ffnn_comm **out)
 {
     ncclUniqueId u;
     ncclComm_t comm = NULL;
@@ -326,7 +326,7 @@ extern "C" ffnn_status ffnn_nccl_comm_create(const unsigned char id[FFNN_NCCL_ID
     return wrap(comm, size, rank, device, host, out);
 }
 
-extern "C" ffnn_status ffnn_nccl_group_create(int gpus, ffnn_comm **comms)
+extern "C" ffnn_status ffnn_nccl_module_group_create(int gpus, ffnn_comm **comms)
 {
     int visible = 0;
     FFNN_CUDART_CHECK(cudaGetDeviceCount(&visible));

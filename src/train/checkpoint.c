@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "core/optim.h"
+#include "core/train_options.h"
 #include "io/run_state.h"
 #include "parallel/comm.h"
 #include "train/train_internal.h"
@@ -85,83 +86,45 @@ static ffnn_status ck_check_arch(const char *path, const ffnn_model *saved,
     return st;
 }
 
-/* The trainer runs what the checkpoint f recorded. */
+/* Option o of c as the message shows it: a bool on/off, else its text. */
+static void ck_option_text(const ffnn_train_config *c, const ffnn_train_option *o, char *buf,
+                           size_t size)
+{
+    if (o->type == FFNN_OPTION_BOOL)
+        snprintf(buf, size, "%s", ffnn_option_value(c, o) ? "on" : "off");
+    else if (!ffnn_option_format(c, o, buf, size))
+        snprintf(buf, size, "?");
+}
+
+/* The trainer runs what the checkpoint f recorded: the architecture, every
+ * option the table marks MATCH that the file records for its optimizer
+ * (core/train_options.def), the training set's size and CRC-32. */
 static ffnn_status ck_check_trainer(const char *path, const ffnn_run_state *f, ffnn_trainer *t)
 {
     const ffnn_train_config *c = ffnn_trainer_config(t), *s = &f->cfg;
     const ffnn_dataset *data = ffnn_trainer_train_data(t);
-    char a[96], b[96]; /* numbers, and the CRC-32 with its note */
+    const int adam = s->optimizer == FFNN_OPT_ADAM || s->optimizer == FFNN_OPT_ADAMW;
+    char a[FFNN_OPTION_LIST_TEXT_MAX], b[FFNN_OPTION_LIST_TEXT_MAX + 64];
     ffnn_status st;
 
     if ((st = ck_check_arch(path, f->model, ffnn_trainer_model(t))) != FFNN_OK)
         return st;
-    if (c->loss != s->loss)
-        return ck_differs(path, "the loss", ffnn_loss_name(s->loss), ffnn_loss_name(c->loss));
-    if (c->optimizer != s->optimizer)
-        return ck_differs(path, "the optimizer", ffnn_optimizer_name(s->optimizer),
-                          ffnn_optimizer_name(c->optimizer));
-    const int adam = s->optimizer == FFNN_OPT_ADAM || s->optimizer == FFNN_OPT_ADAMW;
-    struct { const char *name; float saved, here; int applies; } floats[] = {
-        {"learning_rate", s->learning_rate, c->learning_rate, 1},
-        {"momentum", s->momentum, c->momentum, s->optimizer == FFNN_OPT_MOMENTUM},
-        {"beta1", s->beta1, c->beta1, adam},
-        {"beta2", s->beta2, c->beta2, adam},
-        {"epsilon", s->epsilon, c->epsilon, adam},
-    };
-    for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++)
-        if (floats[i].applies && floats[i].saved != floats[i].here) {
-            ffnn_checkpoint_float_text(floats[i].saved, a, sizeof a);
-            ffnn_checkpoint_float_text(floats[i].here, b, sizeof b);
-            return ck_differs(path, floats[i].name, a, b);
-        }
-    struct { const char *name; float saved, here; } more[] = { /* the training-feature settings */
-        {"weight_decay", s->weight_decay, c->weight_decay},
-        {"clip_grad_norm", s->clip_grad_norm, c->clip_grad_norm},
-        {"clip_grad_value", s->clip_grad_value, c->clip_grad_value},
-        {"ema_decay", s->ema_decay, c->ema_decay},
-        {"lr_gamma", s->lr_gamma, c->lr_gamma},
-        {"lr_min", s->lr_min, c->lr_min},
-        {"lr_end_factor", s->lr_end_factor, c->lr_end_factor},
-        {"lr_factor", s->lr_factor, c->lr_factor},
-        {"lr_threshold", s->lr_threshold, c->lr_threshold},
-        {"decay_bias", (float)s->decay_bias, (float)c->decay_bias},
-        {"lr_schedule", (float)s->lr_schedule, (float)c->lr_schedule},
-        {"lr_step_size", (float)s->lr_step_size, (float)c->lr_step_size},
-        {"lr_t_max", (float)s->lr_t_max, (float)c->lr_t_max},
-        {"lr_total_iters", (float)s->lr_total_iters, (float)c->lr_total_iters},
-        {"lr_patience", (float)s->lr_patience, (float)c->lr_patience},
-        {"warmup_steps", (float)s->warmup_steps, (float)c->warmup_steps},
-        {"lr_milestone_count", (float)s->lr_milestone_count, (float)c->lr_milestone_count},
-    };
-    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
-        if (more[i].saved != more[i].here) {
-            ffnn_checkpoint_float_text(more[i].saved, a, sizeof a);
-            ffnn_checkpoint_float_text(more[i].here, b, sizeof b);
-            return ck_differs(path, more[i].name, a, b);
-        }
-    if (memcmp(s->lr_milestones, c->lr_milestones,
-               sizeof(int) * (size_t)(s->lr_milestone_count < FFNN_LR_MILESTONES_MAX
-                                          ? s->lr_milestone_count : FFNN_LR_MILESTONES_MAX)))
-        return ck_differs(path, "lr_milestones", "one list", "another");
-    if (s->optimizer == FFNN_OPT_MOMENTUM && !s->nesterov != !c->nesterov)
-        return ck_differs(path, "nesterov", s->nesterov ? "on" : "off",
-                          c->nesterov ? "on" : "off");
-    struct { const char *name; uint64_t saved, here; } ints[] = {
-        {"batch_size", s->batch_size, c->batch_size},
-        {"seed", s->seed, c->seed},
-        {"the training set's sample count", f->train_count, data ? ffnn_dataset_count(data) : 0},
-    };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (ints[i].saved != ints[i].here) {
-            snprintf(a, sizeof a, "%llu", (unsigned long long)ints[i].saved);
-            snprintf(b, sizeof b, "%llu", (unsigned long long)ints[i].here);
-            return ck_differs(path, ints[i].name, a, b);
-        }
-    if (!s->drop_last != !c->drop_last)
-        return ck_differs(path, "drop_last", s->drop_last ? "on" : "off",
-                          c->drop_last ? "on" : "off");
-    if (!s->shuffle != !c->shuffle)
-        return ck_differs(path, "shuffle", s->shuffle ? "on" : "off", c->shuffle ? "on" : "off");
+    for (size_t i = 0; i < ffnn_train_option_count(); i++) {
+        const ffnn_train_option *o = ffnn_train_option_at(i);
+        if (!o->resume_match || o->checkpoint == FFNN_CK_NONE ||
+            (o->checkpoint == FFNN_CK_MOMENTUM && s->optimizer != FFNN_OPT_MOMENTUM) ||
+            (o->checkpoint == FFNN_CK_ADAM && !adam) || ffnn_option_equal(s, c, o))
+            continue;
+        ck_option_text(s, o, a, sizeof a);
+        ck_option_text(c, o, b, sizeof b);
+        return ck_differs(path, o->name, a, b);
+    }
+    const size_t count = data ? ffnn_dataset_count(data) : 0;
+    if (f->train_count != count) {
+        snprintf(a, sizeof a, "%zu", f->train_count);
+        snprintf(b, sizeof b, "%zu", count);
+        return ck_differs(path, "the training set's sample count", a, b);
+    }
     uint32_t crc = ffnn_trainer_data_crc32(t);
     if (crc != f->train_crc32) {
         snprintf(a, sizeof a, "0x%08x", (unsigned)f->train_crc32);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/module.h"
 #include "core/error.h"
 #include "core/model.h"
 #include "train/pool.h"
@@ -82,13 +83,13 @@ static size_t widest_layer(const ffnn_model *m)
 
 static ffnn_status pick(ffnn_device device, const ffnn_backend_ops **ops, ffnn_device *used)
 {
-    const ffnn_backend_ops *cuda = ffnn_cuda_backend();
-    if (device == FFNN_DEVICE_AUTO)
-        device = cuda && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+    if (device == FFNN_DEVICE_AUTO) /* (the count first: backend/module.h) */
+        device = ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA : FFNN_DEVICE_CPU;
+    const ffnn_backend_ops *cuda = device == FFNN_DEVICE_CUDA ? ffnn_cuda_backend() : NULL;
     if (device == FFNN_DEVICE_CUDA) {
         if (!cuda)
-            return ffnn_fail(FFNN_ERR_UNSUPPORTED, "predictor: device cuda: this build of ffnn "
-                             "has no CUDA (nvcc was not found at build time); use cpu");
+            return ffnn_fail(FFNN_ERR_UNSUPPORTED, "predictor: device cuda: %s",
+                             ffnn_cuda_module_error());
         if (ffnn_cuda_device_count() == 0)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED, "predictor: device cuda: no CUDA GPU is "
                              "visible; use cpu");

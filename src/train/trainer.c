@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/module.h"
 #include "core/activation.h"
 #include "core/error.h"
 #include "core/memory.h"
@@ -47,17 +48,16 @@ static ffnn_status check_weights(const ffnn_trainer *t, const ffnn_dataset *trai
  * backend context with the strategy's options. */
 static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
 {
-    const ffnn_backend_ops *cuda = ffnn_cuda_backend();
     const int reference = ffnn_strategy_on_reference(t->cfg.strategy); /* the cpu */
+    /* (auto: the device count first, which loads the CUDA module only where a GPU
+     * may be: backend/module.h) */
     if (requested == FFNN_DEVICE_AUTO)
-        requested = !reference && cuda && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA
-                                                                       : FFNN_DEVICE_CPU;
+        requested = !reference && ffnn_cuda_device_count() > 0 ? FFNN_DEVICE_CUDA
+                                                               : FFNN_DEVICE_CPU;
+    const ffnn_backend_ops *cuda = requested == FFNN_DEVICE_CUDA ? ffnn_cuda_backend() : NULL;
     if (requested == FFNN_DEVICE_CUDA) {
         if (!cuda)
-            return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "device cuda: this build of ffnn has no CUDA (nvcc was not "
-                             "found at build time); rebuild with nvcc on the PATH or use "
-                             "device cpu");
+            return ffnn_fail(FFNN_ERR_UNSUPPORTED, "device cuda: %s", ffnn_cuda_module_error());
         if (ffnn_cuda_device_count() == 0)
             return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                              "device cuda: no CUDA GPU is visible; use device cpu");
@@ -84,7 +84,8 @@ static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
     if (st != FFNN_OK)
         return st;
     const ffnn_backend_options options = {t->cfg.threads, t->strategy->matmul, t->cfg.precision,
-                                          t->cfg.cuda_block_1d, t->cfg.cuda_block_2d};
+                                          ffnn_cfg_cuda_block_1d(&t->cfg),
+                                          ffnn_cfg_cuda_block_2d(&t->cfg)};
     return t->run.ops->create(&options, &t->run.ctx);
 }
 
@@ -244,7 +245,7 @@ ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
     estimate_memory(m, capacity, cfg, train, &e);
     int on_host = cfg->device == FFNN_DEVICE_CPU ||
                   (cfg->device == FFNN_DEVICE_AUTO &&
-                   (!ffnn_cuda_backend() || ffnn_cuda_device_count() == 0));
+                   ffnn_cuda_device_count() == 0);
     double model = 4.0 * (double)m->parameter_count; /* the model's own copy */
     char detail[320], text[32];
     ffnn_memory_text((uint64_t)model, text, sizeof text);

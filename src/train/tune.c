@@ -93,9 +93,10 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
         st = ffnn_model_sync(m);
     if (st != FFNN_OK)
         return st;
-    const ffnn_backend_ops *cuda = ffnn_cuda_backend();
-    const int on_gpu = cuda && ffnn_cuda_device_count() > 0 &&
-                       (cfg->device == FFNN_DEVICE_CUDA || cfg->device == FFNN_DEVICE_AUTO);
+    const ffnn_backend_ops *cuda =
+        (cfg->device == FFNN_DEVICE_CUDA || cfg->device == FFNN_DEVICE_AUTO) &&
+                ffnn_cuda_device_count() > 0 ? ffnn_cuda_backend() : NULL;
+    const int on_gpu = cuda != NULL;
     if (!on_gpu) /* the cpu (or an error for --device cuda): nothing to choose */
         return ffnn_trainer_create_one(m, train, cfg, NULL, out);
 

@@ -25,3 +25,20 @@ def test_guide_example_runs_as_written(root, tmp_path, monkeypatch):
     assert out.getvalue() == shown
     assert (tmp_path / "wine.pkl").exists()
     assert namespace["search"].best_score_ >= 0.9
+
+
+def test_guide_table_example_runs_as_written(root, tmp_path, monkeypatch):
+    """The "Tables" section: a frame with an id, text, a category column and missing
+    cells through fit, the encoding, an unseen level at predict, pickle, save."""
+    with open(os.path.join(root, "docs", "PYTHON_GUIDE.md")) as f:
+        text = f.read()
+    section = text[text.index("## Tables: text categories and missing cells"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    shown = re.search(r"It prints.*?:\n\n```\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), \
+            pytest.warns(UserWarning, match=r"1 cell of a category .*'Paris'"):
+        exec(compile(code, "docs/PYTHON_GUIDE.md", "exec"), {})
+    assert out.getvalue() == shown
+    assert (tmp_path / "churn.safetensors").exists()

@@ -63,12 +63,19 @@ def test_wheel_in_a_fresh_venv(tmp_path, root, lib):
             "X = np.random.default_rng(0).uniform(-1, 1, (300, 2));"
             "y = (X[:, 0] > 0).astype(int);"
             "clf = ffnn.MLPClassifier(max_iter=30, random_state=0).fit(X, y);"
-            "print(ffnn.library_path); print(ffnn.version(), clf.score(X, y) > 0.9)")
+            "print(ffnn.library_path); print(ffnn.version(), clf.score(X, y) > 0.9);"
+            "print(ffnn.has_cuda())")
     t = time.perf_counter()
     r = subprocess.run([vpython, "-c", code], cwd=str(tmp_path), env=_env_without_library(),
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-3000:]
-    path, result = r.stdout.strip().split("\n")
+    path, result, has_cuda = r.stdout.strip().split("\n")
     assert path.startswith(str(venv_dir)) and path.endswith("ffnn/libffnn.so.0"), path
     assert result.endswith("True"), result
+    # the build's modules (docs/BUILD.md "The CUDA and MPI modules") beside it in the wheel
+    built = os.path.dirname(os.path.realpath(lib))
+    for name in ("libffnn-cuda.so", "libffnn-mpi.so"):
+        if os.path.exists(os.path.join(built, name)):
+            assert os.path.exists(os.path.join(os.path.dirname(path), name)), name
+    assert has_cuda == str(os.path.exists(os.path.join(built, "libffnn-cuda.so"))), has_cuda
     print("the wheel's module trains in the venv (%.2f s)" % (time.perf_counter() - t))

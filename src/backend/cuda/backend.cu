@@ -1,7 +1,7 @@
 /*
  * backend.cu - the CUDA backend's table (backend.h): lifetime, memory and copies
  * here; the ops live in dense.cu, local1d.cu, elementwise.cu, loss.cu and optim.cu.
- * Plus the public device queries of ffnn.h (ffnn_has_cuda, ffnn_cuda_device_count, ...).
+ * Plus the device queries of the module's table (src/backend/module.h).
  *
  * One context = one non-blocking stream on the current device; every op is queued
  * on it, and only download() and synchronize() wait for it.
@@ -13,11 +13,10 @@
 
 /* ------------------------------------------------------------------ device queries */
 
-extern "C" int ffnn_has_cuda(void) { return 1; }
 
 /* Number of CUDA devices; 0 on any error (no driver, no GPU), with CUDA's last
  * error cleared so it is not reported by a later launch check. */
-extern "C" int ffnn_cuda_device_count(void)
+extern "C" int ffnn_cuda_module_device_count(void)
 {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
@@ -27,11 +26,11 @@ extern "C" int ffnn_cuda_device_count(void)
     return count > 0 ? count : 0;
 }
 
-extern "C" void ffnn_cuda_device_name(char *buf, size_t buf_size)
+extern "C" void ffnn_cuda_module_device_name(char *buf, size_t buf_size)
 {
     if (buf == NULL || buf_size == 0) return;
     buf[0] = '\0';
-    if (ffnn_cuda_device_count() == 0) return;
+    if (ffnn_cuda_module_device_count() == 0) return;
     cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
         (void)cudaGetLastError();
@@ -429,4 +428,4 @@ static const ffnn_backend_ops cuda_ops = {
     /* loss_weights        */ NULL, /* weights: cpu backends only (trainer.c refuses) */
 };
 
-extern "C" const ffnn_backend_ops *ffnn_cuda_backend(void) { return &cuda_ops; }
+extern "C" const ffnn_backend_ops *ffnn_cuda_module_ops(void) { return &cuda_ops; }

@@ -806,7 +806,8 @@ extern "C" ffnn_status ffnn_cuda_local1d_backward(void *vctx, const float *x, co
 }
 
 /* local1d.h: the benchmark's entry point, on a caller's stream, no context. */
-extern "C" ffnn_status ffnn_local1d_forward_cuda(ffnn_local1d_variant variant, void *stream,
+extern "C" ffnn_status ffnn_cuda_module_local1d_forward(ffnn_local1d_variant variant,
+                                                        void *stream,
                                                  const float *x, const float *W,
                                                  const float *bias, float *z, size_t batch,
                                                  size_t N, size_t R,

@@ -1,0 +1,63 @@
+/* ffnn_train: the whole training run in one call, for programs that need no
+ * per-epoch control (include/ffnn.h). It is the loop the CLI's `ffnn train` runs,
+ * without the printing: standardise, create a trainer, run the epochs, stop early,
+ * restore the best epoch, free the trainer. */
+#include <math.h>
+#include <stddef.h>
+
+#include "core/error.h"
+#include "ffnn.h"
+
+static ffnn_status fit_epochs(ffnn_trainer *t, const ffnn_train_config *cfg,
+                              ffnn_epoch_stats *stats)
+{
+    for (int e = 0; e < cfg->epochs; e++) {
+        ffnn_status st = ffnn_trainer_run_epoch(t, NULL, NULL, stats);
+        if (st != FFNN_OK)
+            return st;
+        int stop = 0;
+        if (cfg->early_stopping > 0 &&
+            (st = ffnn_trainer_early_stopping(t, NULL, NULL, &stop)) != FFNN_OK)
+            return st;
+        if (stop)
+            break;
+    }
+    if (cfg->early_stopping > 0) {
+        int best = 0;
+        ffnn_status st = ffnn_trainer_early_stopping(t, &best, NULL, NULL);
+        if (st == FFNN_OK && best > 0)
+            st = ffnn_trainer_restore_best(t);
+        return st;
+    }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_train(ffnn_model *m, const ffnn_dataset *train, const ffnn_dataset *val,
+                       const ffnn_train_config *cfg, ffnn_epoch_stats *last)
+{
+    if (!m || !train || !cfg)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_train: the model, the training set and the config are needed");
+    if (cfg->early_stopping > 0 && !val)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "ffnn_train: early stopping (cfg.early_stopping %d) needs a validation "
+                         "set (val NULL)", cfg->early_stopping);
+    ffnn_dataset *train_z = NULL, *val_z = NULL;
+    ffnn_trainer *t = NULL;
+    ffnn_epoch_stats stats = { 0 };
+    ffnn_status st = ffnn_dataset_standardize(train, m, &train_z);
+    if (st == FFNN_OK && val)
+        st = ffnn_dataset_standardize(val, m, &val_z);
+    if (st == FFNN_OK)
+        st = ffnn_trainer_create(m, train_z, cfg, &t);
+    if (st == FFNN_OK && val_z)
+        st = ffnn_trainer_set_validation(t, val_z);
+    if (st == FFNN_OK)
+        st = fit_epochs(t, cfg, &stats);
+    ffnn_trainer_free(t); /* the model keeps the weights (the best epoch's, if restored) */
+    ffnn_dataset_free(val_z);
+    ffnn_dataset_free(train_z);
+    if (st == FFNN_OK && last)
+        *last = stats;
+    return st;
+}

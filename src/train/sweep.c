@@ -1,0 +1,215 @@
+/* sweep.c - many models trained at once in one process (include/ffnn.h, "Sweeps").
+ *
+ * Each model has a trainer of its own, made from its own config; on the cpu each
+ * trainer is a one-thread OpenMP backend (the omp kernels give the same bits for
+ * any thread count, so every model trains exactly as it would alone), and a pool of
+ * `lanes` threads (pool.h) runs the models' epochs side by side, each lane taking
+ * the next model still training. On cuda the trainers run one after another on the
+ * GPU (one lane): the models share the process, its CUDA context and the data
+ * upload, not yet the kernels. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "ffnn.h"
+#include "train/pool.h"
+
+typedef struct sweep_slot {
+    ffnn_model *model;         /* the caller's                                     */
+    ffnn_trainer *trainer;
+    ffnn_train_config cfg;     /* the caller's config, threads 1 on the cpu        */
+    int epochs_run;
+    int done;                  /* 1: cfg.epochs run, or early stopping's patience out */
+    ffnn_epoch_stats last;     /* its last finished epoch                          */
+    ffnn_status status;        /* of its last epoch                                */
+    char error[512];           /* ffnn_last_error of a failed epoch (lane thread)  */
+} sweep_slot;
+
+struct ffnn_sweep {
+    size_t count;
+    sweep_slot *slot;          /* [count]                                          */
+    int lanes;
+    ffnn_pool *pool;           /* lanes - 1 workers, or NULL                       */
+    atomic_size_t next;        /* the next model a lane takes during an epoch      */
+};
+
+void ffnn_sweep_free(ffnn_sweep *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->count; i++)
+        ffnn_trainer_free(s->slot[i].trainer);
+    ffnn_pool_free(s->pool);
+    free(s->slot);
+    free(s);
+}
+
+static ffnn_status check_args(ffnn_model *const *models, const ffnn_train_config *configs,
+                              size_t count, const ffnn_dataset *const *train, ffnn_sweep **out)
+{
+    if (!out || !models || !configs || !train || count == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: models, configs, "
+                         "train, out and a count >= 1 are needed (count %zu)", count);
+    int cuda = -1;
+    for (size_t i = 0; i < count; i++) {
+        if (!models[i] || !train[i])
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: model %zu%s is "
+                             "NULL", i, models[i] ? "'s training set" : "");
+        for (size_t j = 0; j < i; j++)
+            if (models[j] == models[i])
+                return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: models %zu "
+                                 "and %zu are the same object (each needs its own)", j, i);
+        int c = configs[i].device == FFNN_DEVICE_CUDA;
+        if (cuda >= 0 && c != cuda)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: configs 0 and %zu "
+                             "ask for different devices (cpu and cuda in one sweep)", i);
+        cuda = c;
+    }
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config *configs,
+                              size_t count, const ffnn_dataset *const *train,
+                              const ffnn_dataset *const *val, int threads, ffnn_sweep **out)
+{
+    ffnn_status st = check_args(models, configs, count, train, out);
+    if (st != FFNN_OK)
+        return st;
+    if (threads < 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: threads %d < 0",
+                         threads);
+    ffnn_sweep *s = calloc(1, sizeof *s);
+    if (!s || !(s->slot = calloc(count, sizeof *s->slot))) {
+        free(s);
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_sweep_create: %zu models", count);
+    }
+    s->count = count;
+    for (size_t i = 0; i < count && st == FFNN_OK; i++) {
+        sweep_slot *m = &s->slot[i];
+        m->model = models[i];
+        m->cfg = configs[i];
+        if (m->cfg.device != FFNN_DEVICE_CUDA)
+            m->cfg.threads = 1;   /* the lanes are the parallelism */
+        st = ffnn_trainer_create(m->model, train[i], &m->cfg, &m->trainer);
+        if (st == FFNN_OK && val && val[i])
+            st = ffnn_trainer_set_validation(m->trainer, val[i]);
+        if (st != FFNN_OK) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", ffnn_last_error());
+            st = ffnn_fail(st, "ffnn_sweep_create: model %zu: %s", i, why);
+        }
+        if (st == FFNN_OK && m->cfg.device == FFNN_DEVICE_AUTO &&
+            ffnn_trainer_device(m->trainer) == FFNN_DEVICE_CUDA)
+            st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: model %zu: device "
+                           "auto chose cuda; give the device (cpu or cuda) explicitly", i);
+    }
+    int on_cuda = st == FFNN_OK && ffnn_trainer_device(s->slot[0].trainer) == FFNN_DEVICE_CUDA;
+    if (st == FFNN_OK) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        s->lanes = on_cuda ? 1 : threads > 0 ? threads : cores > 0 ? (int)cores : 1;
+        if ((size_t)s->lanes > count)
+            s->lanes = (int)count;
+        if (s->lanes > 1)
+            st = ffnn_pool_create(s->lanes - 1, &s->pool);
+    }
+    if (st != FFNN_OK) {
+        ffnn_sweep_free(s);
+        return st;
+    }
+    *out = s;
+    return FFNN_OK;
+}
+
+/* One model's epoch, then its early-stopping verdict. */
+static void model_epoch(sweep_slot *m)
+{
+    m->status = ffnn_trainer_run_epoch(m->trainer, NULL, NULL, &m->last);
+    if (m->status != FFNN_OK) {
+        snprintf(m->error, sizeof m->error, "%s", ffnn_last_error());
+        m->done = 1;
+        return;
+    }
+    m->epochs_run++;
+    int stop = 0;
+    if (m->cfg.early_stopping > 0 &&
+        ffnn_trainer_early_stopping(m->trainer, NULL, NULL, &stop) == FFNN_OK && stop) {
+        int best = 0;
+        ffnn_trainer_early_stopping(m->trainer, &best, NULL, NULL);
+        if (best > 0)
+            m->status = ffnn_trainer_restore_best(m->trainer);
+        m->done = 1;
+    }
+    if (m->epochs_run >= m->cfg.epochs)
+        m->done = 1;
+}
+
+static void lane(void *user, int k)
+{
+    (void)k;
+    ffnn_sweep *s = user;
+    for (;;) {
+        size_t i = atomic_fetch_add(&s->next, 1);
+        if (i >= s->count)
+            return;
+        if (!s->slot[i].done)
+            model_epoch(&s->slot[i]);
+    }
+}
+
+ffnn_status ffnn_sweep_run_epoch(ffnn_sweep *s, size_t *training)
+{
+    if (!s)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_run_epoch: NULL sweep");
+    atomic_store(&s->next, 0);
+    if (s->pool)
+        ffnn_pool_run(s->pool, s->lanes, lane, s);
+    else
+        lane(s, 0);
+    size_t left = 0;
+    for (size_t i = 0; i < s->count; i++) {
+        const sweep_slot *m = &s->slot[i];
+        if (m->status != FFNN_OK)
+            return ffnn_fail(m->status, "ffnn_sweep_run_epoch: model %zu, epoch %d: %s", i,
+                             m->epochs_run + 1, m->error[0] ? m->error : ffnn_last_error());
+        left += !m->done;
+    }
+    if (training)
+        *training = left;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_sweep_model_state(const ffnn_sweep *s, size_t i, ffnn_sweep_state *state)
+{
+    if (!s || i >= s->count || !state)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_model_state: model %zu of %zu",
+                         i, s ? s->count : 0);
+    const sweep_slot *m = &s->slot[i];
+    memset(state, 0, sizeof *state);
+    state->epochs_run = m->epochs_run;
+    state->training = !m->done;
+    state->last = m->last;
+    if (m->cfg.early_stopping > 0)
+        ffnn_trainer_early_stopping(m->trainer, &state->best_epoch, &state->best_loss, NULL);
+    else
+        state->best_loss = m->last.val_loss;
+    return FFNN_OK;
+}
+
+ffnn_trainer *ffnn_sweep_trainer(ffnn_sweep *s, size_t i)
+{
+    return s && i < s->count ? s->slot[i].trainer : NULL;
+}
+
+size_t ffnn_sweep_count(const ffnn_sweep *s)
+{
+    return s ? s->count : 0;
+}
+
+int ffnn_sweep_lanes(const ffnn_sweep *s)
+{
+    return s ? s->lanes : 0;
+}

@@ -1,0 +1,247 @@
+/* test_sweep.c - many models in one process: every model of a sweep ends with
+ * the parameters of its lone run (ffnn_train with the same config and the omp
+ * backend's default threads), bit for bit, across optimizers, seeds, learning
+ * rates and early stopping; bad sweeps are refused by name. */
+#include <string.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "cli_run.h"
+#include "ffnn.h"
+#include "test_files.h"
+
+#define SWEEP_N 8
+
+static void sweep_configs(ffnn_train_config *cfg)
+{
+    const ffnn_optimizer opt[4] = {FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM,
+                                   FFNN_OPT_ADAMW};
+    const float lr[4] = {0.1f, 0.05f, 0.01f, 0.003f};
+    for (int i = 0; i < SWEEP_N; i++) {
+        cfg[i] = ffnn_train_config_default();
+        cfg[i].device = FFNN_DEVICE_CPU;
+        cfg[i].optimizer = opt[i % 4];
+        cfg[i].learning_rate = lr[i % 4];
+        cfg[i].seed = 1 + (uint64_t)(i / 4);
+        cfg[i].weight_decay = i % 3 == 2 ? 1e-3f : 0.0f;
+        cfg[i].batch_size = i % 2 ? 16 : 32;
+        cfg[i].epochs = 6;
+        cfg[i].early_stopping = i == 5 ? 1 : 0; /* one model stops early */
+    }
+}
+
+static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:800", 5, &all, NULL));
+    CHECK_OK(ffnn_dataset_split(all, 0.25, 1, &train, &val));
+    ffnn_train_config cfg[SWEEP_N];
+    sweep_configs(cfg);
+    ffnn_model *m[SWEEP_N] = {0}, *lone[SWEEP_N] = {0};
+    for (int i = 0; i < SWEEP_N; i++) {
+        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &m[i]));
+        CHECK_OK(ffnn_model_init(m[i], cfg[i].seed));
+        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &lone[i]));
+        CHECK_OK(ffnn_model_init(lone[i], cfg[i].seed));
+    }
+    ffnn_sweep *s = NULL;
+    const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
+    for (int i = 0; i < SWEEP_N; i++)
+        trains[i] = train, vals[i] = val;
+    CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, trains, vals, 3, &s));
+    CHECK(ffnn_sweep_count(s) == SWEEP_N && ffnn_sweep_lanes(s) == 3, "count %zu lanes %d",
+          ffnn_sweep_count(s), ffnn_sweep_lanes(s));
+    size_t training = SWEEP_N;
+    int epochs = 0;
+    while (training > 0) {
+        CHECK_OK(ffnn_sweep_run_epoch(s, &training));
+        CHECK(++epochs <= 6, "the sweep ran past every model's epochs");
+    }
+    int stopped_early = 0;
+    for (int i = 0; i < SWEEP_N; i++) {
+        ffnn_sweep_state st;
+        CHECK_OK(ffnn_sweep_model_state(s, i, &st));
+        CHECK(!st.training, "model %d still training", i);
+        stopped_early += st.epochs_run < cfg[i].epochs;
+        ffnn_train_config alone = cfg[i];
+        alone.threads = 0; /* all cores: the omp kernels' bits do not depend on it */
+        CHECK_OK(ffnn_train(lone[i], train, cfg[i].early_stopping ? val : NULL, &alone, NULL));
+    }
+    ffnn_sweep_free(s);
+    for (int i = 0; i < SWEEP_N; i++) {
+        size_t n = ffnn_model_parameter_count(m[i]);
+        CHECK(memcmp(ffnn_model_parameters(m[i]), ffnn_model_parameters(lone[i]),
+                     n * sizeof(float)) == 0,
+              "model %d (%s, lr %g, seed %llu) differs from its lone run", i,
+              ffnn_optimizer_name(cfg[i].optimizer), (double)cfg[i].learning_rate,
+              (unsigned long long)cfg[i].seed);
+        ffnn_model_free(m[i]);
+        ffnn_model_free(lone[i]);
+    }
+    printf("     %d models, 3 lanes: each equals its lone run bit for bit (%d stopped early)\n",
+           SWEEP_N, stopped_early);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(val);
+    ffnn_dataset_free(all);
+    return TEST_PASS;
+}
+
+static test_result sweep_refuses(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_dataset *train = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:100", 1, &train, NULL));
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("2-8relu-2", &m));
+    ffnn_train_config cfg[2] = {ffnn_train_config_default(), ffnn_train_config_default()};
+    cfg[0].device = cfg[1].device = FFNN_DEVICE_CPU;
+    ffnn_model *same[2] = {m, m};
+    const ffnn_dataset *trains[2] = {train, train};
+    ffnn_sweep *s = NULL;
+    CHECK(ffnn_sweep_create(same, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
+              strstr(ffnn_last_error(), "same object") && !s,
+          "one model twice: %s", ffnn_last_error());
+    CHECK(ffnn_sweep_create(same, cfg, 0, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT,
+          "count 0");
+    cfg[0].learning_rate = -1;
+    ffnn_model *m2 = NULL;
+    CHECK_OK(ffnn_model_create("2-8relu-2", &m2));
+    ffnn_model *two[2] = {m2, m};
+    CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
+              strstr(ffnn_last_error(), "model 0") && !s,
+          "a bad config names its model: %s", ffnn_last_error());
+    ffnn_model_free(m);
+    ffnn_model_free(m2);
+    ffnn_dataset_free(train);
+    return TEST_PASS;
+}
+
+
+/* ffnn sweep picks its best configuration and --save-best writes exactly the file
+ * `ffnn train --save` writes for that configuration (same bytes); the ranked
+ * table, --csv and --json agree; run-only options are refused by name. */
+TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
+{
+    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/iris.csv";
+    FILE *probe = fopen(csv, "r");
+    if (!probe)
+        SKIP("needs %s (apt-get install python3-sklearn)", csv);
+    fclose(probe);
+    char best[600], lone[600], table[600], out[600], json[600];
+    snprintf(best, sizeof best, "%s/best.safetensors", dir);
+    snprintf(lone, sizeof lone, "%s/lone.safetensors", dir);
+    snprintf(table, sizeof table, "%s/table.csv", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(json, sizeof json, "%s/json.txt", dir);
+    const char *common[] = {"--data", csv, "--skip-rows", "1", "--val-split", "0.2",
+                            "--test-split", "0.2", "--standardize", "--epochs", "30",
+                            "--batch", "16", "--device", "cpu"};
+    const char *sweep[40] = {"sweep"}, *again[40] = {"sweep"};
+    int n = 1;
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        sweep[n] = again[n] = common[i], n++;
+    const char *axes[] = {"--lr", "0.01,0.1", "--optimizer", "sgd,momentum", "--seed", "1"};
+    for (size_t i = 0; i < sizeof axes / sizeof axes[0]; i++)
+        sweep[n] = again[n] = axes[i], n++;
+    int m = n;
+    sweep[n++] = "--save-best", sweep[n++] = best, sweep[n++] = "--csv", sweep[n++] = table;
+    again[m++] = "--json";
+    CHECK(cli_run(sweep, out, NULL) == 0, "ffnn sweep failed (see %s)", out);
+    CHECK(cli_run(again, json, NULL) == 0, "ffnn sweep --json failed (see %s)", json);
+    CHECK(file_contains(out, "4 configurations") && file_contains(table, "rank,configuration"),
+          "no table (see %s)", out);
+    /* the best configuration, from the JSON's first object */
+    FILE *f = fopen(json, "r");
+    char line[2048], lr[32] = "", opt[32] = "";
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "\"rank\": 1,")) {
+            const char *l = strstr(line, "\"lr\": "), *o = strstr(line, "\"optimizer\": \"");
+            if (l)
+                sscanf(l + 6, "%31[^,}]", lr);
+            if (o)
+                sscanf(o + 14, "%31[^\"]", opt);
+        }
+    if (f)
+        fclose(f);
+    CHECK(lr[0] && opt[0], "no rank 1 in %s", json);
+    const char *train[40] = {"train"};
+    int t = 1;
+    for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
+        train[t++] = common[i];
+    train[t++] = "--lr", train[t++] = lr, train[t++] = "--optimizer", train[t++] = opt;
+    train[t++] = "--seed", train[t++] = "1", train[t++] = "--save", train[t++] = lone;
+    CHECK(cli_run(train, out, NULL) == 0, "ffnn train failed (see %s)", out);
+    blob a = {NULL, 0}, b = {NULL, 0};
+    CHECK(test_read_file(best, &a) == 0 && test_read_file(lone, &b) == 0, "model files");
+    int same = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
+    free(a.data);
+    free(b.data);
+    CHECK(same, "--save-best (lr %s, %s) differs from ffnn train --save", lr, opt);
+    printf("     best: lr %s, %s; its file equals ffnn train --save's byte for byte\n", lr, opt);
+    const char *bad[] = {"sweep", "--data", csv, "--skip-rows", "1", "--lr", "0.1,0.2",
+                         "--save", lone, NULL};
+    CHECK(cli_run(bad, out, NULL) == 2 && file_contains(out, "--save (use --save-best)"),
+          "--save in a sweep (see %s)", out);
+    const char *range[] = {"sweep", "--data", csv, "--lr", "0.001:0.1", NULL};
+    CHECK(cli_run(range, out, NULL) == 2 && file_contains(out, "ranges need --random"),
+          "a range without --random (see %s)", out);
+    return TEST_PASS;
+}
+
+/* ffnn sweep --cv K gives each configuration the mean over its folds that ffnn
+ * train --cv K prints for it (the same folds, the same models). */
+TEST_DIR_CASE("sweep", sweep_cli_cv_equals_ffnn_train_cv)
+{
+    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv";
+    FILE *probe = fopen(csv, "r");
+    if (!probe)
+        SKIP("needs %s (apt-get install python3-sklearn)", csv);
+    fclose(probe);
+    char sweep_out[600], train_out[600], line[2048];
+    snprintf(sweep_out, sizeof sweep_out, "%s/sweep.txt", dir);
+    snprintf(train_out, sizeof train_out, "%s/train.txt", dir);
+    const char *sweep[] = {"sweep", "--data", csv, "--skip-rows", "1", "--cv", "3",
+                           "--standardize", "--epochs", "20", "--batch", "16", "--lr",
+                           "0.01,0.05", "--device", "cpu", "--json", "--quiet", NULL};
+    const char *train[] = {"train", "--data", csv, "--skip-rows", "1", "--cv", "3",
+                           "--standardize", "--epochs", "20", "--batch", "16", "--lr", "0.05",
+                           "--device", "cpu", "--json", NULL};
+    CHECK(cli_run(sweep, sweep_out, NULL) == 0, "ffnn sweep --cv failed (see %s)", sweep_out);
+    CHECK(cli_run(train, train_out, NULL) == 0, "ffnn train --cv failed (see %s)", train_out);
+    double sweep_loss = -1, sweep_acc = -1, train_loss = -2, train_acc = -2;
+    FILE *f = fopen(sweep_out, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *l = strstr(line, "\"val_loss\": "), *a = strstr(line, "\"val_accuracy\": ");
+        if (strstr(line, "\"lr\": 0.05") && l && a)
+            sweep_loss = strtod(l + 12, NULL), sweep_acc = strtod(a + 16, NULL);
+    }
+    if (f)
+        fclose(f);
+    f = fopen(train_out, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *l = strstr(line, "\"mean\": {\"loss\": "), *a = strstr(line, "\"accuracy\": ");
+        if (l && a)
+            train_loss = strtod(l + 17, NULL), train_acc = strtod(a + 12, NULL);
+    }
+    if (f)
+        fclose(f);
+    printf("     lr 0.05, 3 folds: sweep loss %.6g accuracy %.6g; ffnn train --cv %.6g %.6g\n",
+           sweep_loss, sweep_acc, train_loss, train_acc);
+    /* both print 6 significant digits of the same doubles */
+    CHECK(fabs(sweep_loss - train_loss) <= 1e-5 * train_loss &&
+              fabs(sweep_acc - train_acc) <= 1e-5,
+          "the sweep's folds differ from ffnn train --cv's");
+    return TEST_PASS;
+}
+
+const test_case sweep_tests[] = {
+    {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
+    {"sweep_refuses", sweep_refuses},
+    {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
+    {"sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv},
+};
+const size_t sweep_tests_count = sizeof sweep_tests / sizeof sweep_tests[0];
