@@ -84,6 +84,71 @@ static ffnn_status backward_bf16(ffnn_run *r, size_t batch, ffnn_grad_sync *sync
     return FFNN_OK;
 }
 
+/* What a layer's backward op reads and writes. */
+typedef struct backward_io {
+    const float *x; /* [batch, in] the input the forward saw                   */
+    float *dz;      /* [batch, out] dL/dz (plain ops: dL/da with f' applied)    */
+    float *dx;      /* [batch, in] dL/dx for the layer below, NULL for layer 0 */
+    float *db;      /* [out] the bias gradient, or NULL (none, or summed above) */
+} backward_io;
+
+/* Layer i's plain backward op (dense or local1d): dW, db and dx from dz. */
+static ffnn_status backward_plain(ffnn_run *r, int i, size_t batch, const backward_io *io)
+{
+    const ffnn_layer *l = &r->model->layers[i];
+    float *W = r->params + l->weight_offset;  /* [out, fan_in] */
+    float *dW = r->grads + l->weight_offset;  /* [out, fan_in] */
+    const float *x = io->x;
+    float *dz = io->dz, *dx = io->dx, *db = io->db;
+    ffnn_status st;
+    switch (l->kind) {
+    case FFNN_LAYER_DENSE:
+        st = r->ops->dense_backward(r->ctx, x, W, dz, dx, dW, db, batch, l->in, l->out);
+        break;
+    case FFNN_LAYER_LOCAL1D:
+        st = r->ops->local1d_backward(r->ctx, x, W, dz, dx, dW, db, batch, l->in,
+                                      l->spec.local1d.R, l->spec.local1d.padding);
+        break;
+    default:
+        st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
+                       (int)l->kind);
+    }
+    return st;
+}
+
+/* Layer i's fused dense backward op: act' of x in the dx epilogue, the bias
+ * gradient below summed with it (ffnn_step_below_db), with sgd the update inside
+ * (layer 0: what the ops leave queued first, ffnn_step_queue_rest), x prepared
+ * for dW where the step made it (its second stream joined first), the weight
+ * gradient beside where weight_grad_beside says so. */
+static ffnn_status backward_fused(ffnn_run *r, int i, size_t batch, const backward_io *io,
+                                  const ffnn_optimizer_step *sgd, int head,
+                                  ffnn_grad_sync *sync, int *side, int *xt_side)
+{
+    const ffnn_model *m = r->model;
+    const ffnn_layer *l = &m->layers[i];
+    float *W = r->params + l->weight_offset;  /* [out, fan_in] */
+    float *dW = r->grads + l->weight_offset;  /* [out, fan_in] */
+    const float *x = io->x;
+    float *dz = io->dz, *dx = io->dx, *db = io->db;
+    ffnn_status st;
+    const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
+    float *dx_db = ffnn_step_below_db(r, i);
+    if (sgd && i == 0 && ffnn_step_rest_to_update(r, head) &&
+        (st = ffnn_step_queue_rest(r, sgd, head, side)) != FFNN_OK)
+        return st;
+    const float *xt = xt_side ? ffnn_xt_for_layer(r, i, batch) : NULL; /* the step's */
+    if (xt && i > 0 && *xt_side) { /* made on the second stream: joined first */
+        if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
+            return st;
+        *xt_side = 0;
+    }
+    /* b: updated by the op with sgd, unless its db came from above */
+    return r->ops->dense_backward_fused(r->ctx, x, W, db ? r->params + l->bias_offset : NULL,
+                                        dz, dx, dW, db, dx_db, batch, l->in, l->out, x_act,
+                                        sgd, xt, weight_grad_beside(r, i, sync, side));
+}
+
 /* Backward pass from d(output) in grad_buf[0]; writes every layer's dW, db.
  * t: the optimizer step whose dropout masks the forward applied (0: none).
  * sgd (only when r->plan.fused_sgd, else NULL): the parameters are updated too, p -=
@@ -124,26 +189,10 @@ ffnn_status ffnn_step_backward_pass(ffnn_run *r, size_t batch, uint64_t t,
         float *dx = i == 0 ? NULL : r->grad_buf[1 - cur];
         const int db_done = ffnn_step_db_from_above(r, i, head); /* the op above summed db */
         float *db = l->has_bias && !db_done ? r->grads + l->bias_offset : NULL;
-        float *W = r->params + l->weight_offset;  /* [out, fan_in] */
-        float *dW = r->grads + l->weight_offset;  /* [out, fan_in] */
         is_dz = 0;
         if (r->plan.fused && l->kind == FFNN_LAYER_DENSE) { /* act' of x in the dx epilogue */
-            const ffnn_activation x_act = i == 0 ? FFNN_ACT_IDENTITY : m->layers[i - 1].act;
-            float *dx_db = ffnn_step_below_db(r, i);
-            if (sgd && i == 0 && ffnn_step_rest_to_update(r, head) &&
-                (st = ffnn_step_queue_rest(r, sgd, head, side)) != FFNN_OK)
-                return st;
-            const float *xt = xt_side ? ffnn_xt_for_layer(r, i, batch) : NULL; /* the step's */
-            if (xt && i > 0 && *xt_side) { /* made on the second stream: joined first */
-                if ((st = r->ops->side_join(r->ctx)) != FFNN_OK)
-                    return st;
-                *xt_side = 0;
-            }
-            /* b: updated by the op with sgd, unless its db came from above */
-            if ((st = r->ops->dense_backward_fused(
-                     r->ctx, x, W, db ? r->params + l->bias_offset : NULL, dz, dx, dW, db,
-                     dx_db, batch, l->in, l->out, x_act, sgd, xt,
-                     weight_grad_beside(r, i, sync, side))))
+            const backward_io io = {x, dz, dx, db};
+            if ((st = backward_fused(r, i, batch, &io, sgd, head, sync, side, xt_side)))
                 return st;
             is_dz = 1;
             cur = 1 - cur;
@@ -152,18 +201,8 @@ ffnn_status ffnn_step_backward_pass(ffnn_run *r, size_t batch, uint64_t t,
                 return st;
             continue;
         }
-        switch (l->kind) {
-        case FFNN_LAYER_DENSE:
-            st = r->ops->dense_backward(r->ctx, x, W, dz, dx, dW, db, batch, l->in, l->out);
-            break;
-        case FFNN_LAYER_LOCAL1D:
-            st = r->ops->local1d_backward(r->ctx, x, W, dz, dx, dW, db, batch, l->in,
-                                          l->spec.local1d.R, l->spec.local1d.padding);
-            break;
-        default:
-            st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
-                           (int)l->kind);
-        }
+        const backward_io io = {x, dz, dx, db};
+        st = backward_plain(r, i, batch, &io);
         if (st != FFNN_OK || (sync && (st = ffnn_step_sync_layer(sync, r, i)) != FFNN_OK) ||
             (st = ffnn_step_queue_early(r, early, i)) != FFNN_OK)
             return st;
