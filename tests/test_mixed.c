@@ -42,6 +42,7 @@
 #include "check.h"
 #include "ffnn.h"
 #include "test_parity.h"
+#include "strategy/mixed.h"
 #include "strategy/step.h"
 #include "train/trainer.h"
 
@@ -100,7 +101,7 @@ static test_result follows_cpu(char *why, size_t why_size)
             cfg.nesterov = opts[o].nesterov;
             ffnn_trainer *cpu = NULL, *gpu = NULL;
             CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
-            CHECK(gpu->run.mixed != NULL, "%s: the bf16 pipeline is off", nets[a].arch);
+            CHECK(gpu->run.ext.mixed != NULL, "%s: the bf16 pipeline is off", nets[a].arch);
             const double tol = nets[a].layers * ldexp(1.0, -6);
             double worst = 0;
             for (int s = 1; s <= steps; s++) {
@@ -133,9 +134,9 @@ static test_result shadow_matches(ffnn_trainer *t, const char *what)
     float *p = malloc(n * sizeof *p);
     uint16_t *h = malloc(n * sizeof *h);
     CHECK(p && h, "out of memory");
-    CHECK(t->run.mixed != NULL, "%s: no bf16 pipeline", what);
+    CHECK(t->run.ext.mixed != NULL, "%s: no bf16 pipeline", what);
     CHECK_OK(t->run.ops->download(t->run.ctx, p, t->run.params, n * sizeof *p));
-    CHECK_OK(t->run.ops->download(t->run.ctx, h, t->run.mixed->params16, n * sizeof *h));
+    CHECK_OK(t->run.ops->download(t->run.ctx, h, t->run.ext.mixed->params16, n * sizeof *h));
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < n; i++)
         if (h[i] != bf16_rne(p[i]) && bad++ == 0)
@@ -250,7 +251,7 @@ static test_result gather_and_convert(char *why, size_t why_size)
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->mixed && r->ops->bf16, "no bf16 ops");
+    CHECK(r->ext.mixed && r->ops->bf16, "no bf16 ops");
     enum { B = 64, F = 784, LD = 800 };
     int32_t idx[B];
     for (int b = 0; b < B; b++)
@@ -266,10 +267,10 @@ static test_result gather_and_convert(char *why, size_t why_size)
     CHECK_OK(r->ops->upload(r->ctx, didx, idx, sizeof idx));
     CHECK_OK(r->ops->upload(r->ctx, padded, p16, sizeof p16));
     CHECK_OK(r->ops->gather(r->ctx, &src, didx, B, r->x, r->y, r->tgt));
-    CHECK_OK(r->ops->bf16->gather_bf16(r->ctx, &src, didx, B, r->mixed->x16, r->y, r->tgt));
+    CHECK_OK(r->ops->bf16->gather_bf16(r->ctx, &src, didx, B, r->ext.mixed->x16, r->y, r->tgt));
     CHECK_OK(r->ops->bf16->to_bf16(r->ctx, r->x, padded, B, F, LD));
     CHECK_OK(r->ops->download(r->ctx, x, r->x, sizeof x));
-    CHECK_OK(r->ops->download(r->ctx, g16, r->mixed->x16, sizeof g16));
+    CHECK_OK(r->ops->download(r->ctx, g16, r->ext.mixed->x16, sizeof g16));
     CHECK_OK(r->ops->download(r->ctx, p16, padded, sizeof p16));
     size_t bad_g = 0, bad_p = 0, bad_pad = 0, nonzero = 0;
     for (int b = 0; b < B; b++)
@@ -340,7 +341,7 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->mixed && r->ops->bf16, "no bf16 ops");
+    CHECK(r->ext.mixed && r->ops->bf16, "no bf16 ops");
     const struct { size_t batch, in; } shapes[] = {{1, 7},    {3, 5},     {7, 37},
                                                    {96, 136}, {130, 13}, {1000, 264}};
     const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
@@ -462,7 +463,7 @@ static test_result bf16_dw_beside(char *why, size_t why_size)
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->mixed && r->ops->bf16 && r->ops->side, "no bf16 ops");
+    CHECK(r->ext.mixed && r->ops->bf16 && r->ops->side, "no bf16 ops");
     const size_t n1 = (size_t)BB_B * BB_H, n0 = (size_t)BB_B * BB_IN, nw1 = (size_t)BB_H * BB_H;
     const size_t nw0 = (size_t)BB_H * BB_IN, nout = n1 + BB_H + nw1 + nw0;
     const size_t bytes[8] = {n1 * 2, nw1 * 2, n1 * 2, n1 * 2, BB_H * 4, nw1 * 4, n0 * 2, nw0 * 4};

@@ -11,7 +11,9 @@
 #include "check.h"
 #include "core/model.h"
 #include "ffnn.h"
+#include "strategy/prefetch.h"
 #include "strategy/strategy.h"
+#include "strategy/xt.h"
 #include "test_parity.h"
 #include "train/train_internal.h" /* ffnn_trainer_gradient */
 #include "train/trainer.h"
@@ -373,8 +375,8 @@ static test_result xt_follows(char *why, size_t why_size)
     cfg.precision = FFNN_PRECISION_TF32;
     ffnn_trainer *cpu = NULL, *gpu = NULL;
     CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
-    CHECK(gpu->run.xt != NULL && (gpu->run.spare == NULL || gpu->run.spare->xt != NULL) &&
-              gpu->run.act_t != NULL && gpu->run.act_t[0] != NULL,
+    CHECK(gpu->run.ext.xt != NULL && (gpu->run.ext.spare == NULL || gpu->run.ext.spare->xt != NULL) &&
+              gpu->run.ext.xt->act != NULL && gpu->run.ext.xt->act[0] != NULL,
           "the x^T buffers were not made");
     double worst = 0.0;
     for (int epoch = 1; epoch <= 2; epoch++)
@@ -514,7 +516,7 @@ static test_result adam_launches(char *why, size_t why_size)
 
 /* The second stream (backend.h side_begin) takes work off a step's critical path
  * without changing a value: the next step's batch gathered during the step (graph
- * runs: step.h r->spare) and the head's sums (cublaslt). So two epochs with it and
+ * runs: step.h r->ext.spare) and the head's sums (cublaslt). So two epochs with it and
  * without it (the trainer's ops table copied without the second stream, and no
  * second set of batch buffers) give the same per-step losses and the same parameters, bit for bit.
  * 2,000 samples at batch 64 (launches of 8 or 16 steps and a last batch of 16
@@ -549,7 +551,7 @@ static test_result second_stream_same_bits(char *why, size_t why_size)
             cfg.device = FFNN_DEVICE_CUDA;
             ffnn_trainer *t = NULL;
             CHECK_OK(ffnn_trainer_create(m[arm], train, &cfg, &t));
-            CHECK(t->run.spare != NULL, "%s %s: no spare batch buffers",
+            CHECK(t->run.ext.spare != NULL, "%s %s: no spare batch buffers",
                   ffnn_strategy_name(kinds[k % 4]), ffnn_precision_name(precs[k % 4]));
             if (arm == 1) {
                 ffnn_prefetch_free(&t->run);
@@ -1134,7 +1136,7 @@ static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
         cfg.strategy = FFNN_STRATEGY_CUBLASLT;
         ffnn_trainer *cpu = NULL, *gpu = NULL;
         CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
-        CHECK(gpu->run.head_scratch != NULL, "%s: cublaslt does not run the head op", archs[ai]);
+        CHECK(gpu->run.ext.head != NULL, "%s: cublaslt does not run the head op", archs[ai]);
         double worst = 0.0;
         for (int epoch = 1; epoch <= 2; epoch++)
             if (epoch_follows(cpu, gpu, N / 64, PARITY_REL, archs[ai], epoch, &worst) !=

@@ -7,7 +7,7 @@
  *     is written through a; the pre-activation z for gelu, gelu_tanh, silu, mish
  *     and hardswish, whose derivative has no closed form in a. The trainer keeps a
  *     pre-activation buffer only for the layers of the second kind
- *     (src/strategy/step.c, src/train/trainer.c);
+ *     (src/strategy/step_forward.c, step_backward.c, src/train/trainer.c);
  *   - its parameter: leaky_relu's negative slope and elu's alpha (the architecture
  *     string's '256leaky_relu0.2', core/arch.c), 0 and unused for the others.
  *

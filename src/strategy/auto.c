@@ -151,6 +151,18 @@ const ffnn_strategy_impl ffnn_strategy_auto_impl = {
     NULL,
 };
 
+/* tune's candidates, in the order of its note. tiled and naive are never faster
+ * (docs/PERFORMANCE.md): not measured. */
+static const ffnn_strategy candidates[] = {FFNN_STRATEGY_PERSISTENT, FFNN_STRATEGY_GRAPH,
+                                           FFNN_STRATEGY_FUSED, FFNN_STRATEGY_CUBLAS,
+                                           FFNN_STRATEGY_CUBLASLT};
+
+const ffnn_strategy *ffnn_strategy_candidates(size_t *count)
+{
+    *count = sizeof candidates / sizeof candidates[0];
+    return candidates;
+}
+
 /* tune: auto by measurement. The trainer (src/train/tune.c) times the candidates
  * and creates itself with the fastest; where it measures nothing (the cpu, data
  * parallelism, every candidate failed) tune is resolved as auto, by the rule above. */

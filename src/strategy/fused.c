@@ -7,6 +7,19 @@
 #include "core/error.h"
 #include "strategy/strategy.h"
 
+int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
+{
+    (void)m, (void)cfg, (void)caps;
+    return 1;
+}
+
+ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
+                                      uint64_t opt_t)
+{
+    (void)state;
+    return ffnn_step_queue_run(r, first, count, opt_t);
+}
+
 int ffnn_strategy_all_dense(const ffnn_model *m)
 {
     for (int i = 0; i < m->layer_count; i++)
@@ -38,11 +51,11 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
 {
     *state = NULL;
     /* dropout: the dx epilogue's f' reads the (dropped) input: the plain ops */
-    r->fused = r->ops->fused &&
+    r->plan.fused = r->ops->plan.fused &&
                !ffnn_strategy_has_dropout(r->model) && ffnn_strategy_fused_activations(r->model);
     /* the update inside the backward: plain sgd with nothing between the gradient
      * and the update (no decay, no clipping) */
-    r->fused_sgd = r->fused && r->cfg->optimizer == FFNN_OPT_SGD &&
+    r->plan.fused_sgd = r->plan.fused && r->cfg->optimizer == FFNN_OPT_SGD &&
                    r->cfg->weight_decay == 0.0f && r->cfg->clip_grad_norm == 0.0f &&
                    r->cfg->clip_grad_value == 0.0f && ffnn_strategy_all_dense(r->model);
     return FFNN_OK;

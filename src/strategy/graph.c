@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "strategy/prefetch.h"
 #include "strategy/strategy.h"
 
 #define GRAPH_CACHE 128
@@ -40,6 +41,7 @@ typedef struct graph_cache {
     float *adam_host;           /* host [2 adam_steps]: the table staged before
                                    its upload (made with it, reused per launch)  */
     size_t adam_steps;          /* their capacity in steps                       */
+    ffnn_capture_scalars scalars; /* r->ext.scalars while a capture reads the table */
 } graph_cache;
 
 ffnn_status ffnn_graph_cache_create(ffnn_run *r, void **cache)
@@ -47,7 +49,7 @@ ffnn_status ffnn_graph_cache_create(ffnn_run *r, void **cache)
     *cache = calloc(1, sizeof(graph_cache));
     if (!*cache)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the graph cache");
-    /* the runs gather the next step's batch during the step (step.h r->spare) */
+    /* the runs gather the next step's batch during the step (step.h r->ext.spare) */
     const ffnn_status st = ffnn_prefetch_create(r);
     if (st != FFNN_OK) {
         free(*cache);
@@ -165,11 +167,12 @@ ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
     if ((st = r->ops->graph->capture_begin(r->ctx)) != FFNN_OK)
         return st;
     if (stable && is_adam(&u0)) { /* the captured updates read the table */
-        r->adam_scalars = c->adam_table;
-        r->adam_scalars_t0 = opt_t + 1;
+        c->scalars.adam = c->adam_table;
+        c->scalars.t0 = opt_t + 1;
+        r->ext.scalars = &c->scalars;
     }
     const ffnn_status qs = ffnn_step_queue_run(r, first, count, opt_t);
-    r->adam_scalars = NULL;
+    r->ext.scalars = NULL;
     void *exec = NULL;
     st = r->ops->graph->capture_end(r->ctx, &exec); /* ends the capture even after an error */
     if (qs != FFNN_OK) {

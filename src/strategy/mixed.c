@@ -1,11 +1,12 @@
 /* mixed.c - the buffers of the mixed-precision pipeline (step.h ffnn_mixed): made
  * by the cublaslt strategy for --precision bf16, the bf16 shadow of the parameters
- * kept equal to bf16(params). The steps that use them are step.c's
- * forward_bf16 / backward_bf16 and its update. */
+ * kept equal to bf16(params). The steps that use them are step_forward.c's
+ * forward_bf16, step_backward.c's backward_bf16 and step_update.c's update. */
 #include <stdlib.h>
 
 #include "core/error.h"
-#include "strategy/step.h"
+#include "strategy/mixed.h"
+#include "strategy/step_phases.h"
 
 ffnn_status ffnn_mixed_create(ffnn_run *r)
 {
@@ -19,7 +20,7 @@ ffnn_status ffnn_mixed_create(ffnn_run *r)
         free(mx);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     }
-    r->mixed = mx;
+    r->ext.mixed = mx;
     mx->stale = 1;
     const size_t cap = r->capacity, h = sizeof(uint16_t);
     /* the widest gradient: a layer's width, or the loss's padded rows */
@@ -41,7 +42,7 @@ ffnn_status ffnn_mixed_create(ffnn_run *r)
 
 void ffnn_mixed_free(ffnn_run *r)
 {
-    ffnn_mixed *mx = r->mixed;
+    ffnn_mixed *mx = r->ext.mixed;
     if (!mx)
         return;
     const ffnn_backend_ops *o = r->ops;
@@ -53,18 +54,18 @@ void ffnn_mixed_free(ffnn_run *r)
     o->release(r->ctx, mx->grad16[1]);
     free(mx->act16);
     free(mx);
-    r->mixed = NULL;
+    r->ext.mixed = NULL;
 }
 
 void ffnn_run_params_changed(ffnn_run *r)
 {
-    if (r->mixed)
-        r->mixed->stale = 1;
+    if (r->ext.mixed)
+        r->ext.mixed->stale = 1;
 }
 
 ffnn_status ffnn_mixed_sync(ffnn_run *r)
 {
-    ffnn_mixed *mx = r->mixed;
+    ffnn_mixed *mx = r->ext.mixed;
     if (!mx || !mx->stale)
         return FFNN_OK;
     const size_t n = r->model->parameter_count;
@@ -72,4 +73,11 @@ ffnn_status ffnn_mixed_sync(ffnn_run *r)
     if (st == FFNN_OK)
         mx->stale = 0;
     return st;
+}
+
+/* 1 when step t runs the mixed-precision pipeline (step.h ffnn_mixed): training
+ * steps with the bf16 buffers made (every layer dense and fused: per_op.c). */
+int ffnn_mixed_step(const ffnn_run *r, uint64_t t)
+{
+    return r->ext.mixed != NULL && t > 0;
 }

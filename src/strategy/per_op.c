@@ -7,7 +7,10 @@
  * (fused.c) on cuBLASLt (src/backend/cuda/cublas.cu), captured as cublas; with
  * --precision bf16 the mixed-precision pipeline (step.h ffnn_mixed, mixed.c). */
 #include "core/error.h"
+#include "strategy/head.h"
+#include "strategy/mixed.h"
 #include "strategy/strategy.h"
+#include "strategy/xt.h"
 
 #define CUBLAS_DEFAULT_STEPS 8
 
@@ -60,7 +63,7 @@ static ffnn_status cublas_prepare(ffnn_run *r, void **state)
  * cuBLAS matmuls, as fused and graph do (auto picks cublas for it). */
 static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
 {
-    if (!r->ops->fused)
+    if (!r->ops->plan.fused)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "strategy cublaslt: the %s backend has no fused dense ops",
                          r->ops->name);
@@ -70,10 +73,10 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
     /* the dense layers' bias gradients summed in the pass that applies f' to dx,
      * not by cuBLASLt's BGRADB epilogue, a second kernel per layer (docs/RESULTS.md
      * "f' with the bias gradient") */
-    r->bias_grad_from_dx = r->fused;
+    r->plan.bias_grad_from_dx = r->plan.fused;
     /* bf16: the mixed-precision pipeline (step.h ffnn_mixed) where every layer
      * runs the fused ops; else the fused ops convert their operands per matmul */
-    if (r->cfg->precision == FFNN_PRECISION_BF16 && r->fused &&
+    if (r->cfg->precision == FFNN_PRECISION_BF16 && r->plan.fused &&
         ffnn_strategy_all_dense(r->model) && r->ops->bf16 &&
         (st = ffnn_mixed_create(r)) != FFNN_OK)
         return st;
@@ -84,12 +87,12 @@ static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
      * The bf16 pipeline keeps one update launch after the backward: it writes the
      * weights' bf16 shadows in the same pass (docs/RESULTS.md "one update
      * launch") */
-    if (r->mixed != NULL)
-        r->fused_sgd = 0;
+    if (r->ext.mixed != NULL)
+        r->plan.fused_sgd = 0;
     /* the update of the layers above layer 0 beside the backward of the layers
      * below, where it runs after the backward (docs/RESULTS.md "SGD in the
      * matmul") */
-    r->early_update = 1;
+    r->plan.early_update = 1;
     /* the output layer and softmax_ce as one op where the net allows (step.h
      * ffnn_step_head_applies; docs/RESULTS.md "The output layer and its loss in
      * one op") */

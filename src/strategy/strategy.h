@@ -40,8 +40,9 @@ typedef struct ffnn_strategy_impl {
      * with the reason in ffnn_last_error(). Before any allocation. */
     int (*supports)(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps);
     /* With the backend context, buffers and data in r: the checks that need the
-     * device (NULL: none); sets r->fused / r->fused_sgd; *state: the strategy's own
-     * (e.g. the graph cache), freed by release. FFNN_ERR_UNSUPPORTED when the
+     * device (NULL: none); sets r->plan (fused, fused_sgd ...) and makes the
+     * features of r->ext it runs; *state: the strategy's own (e.g. the graph
+     * cache), freed by release (with those features). FFNN_ERR_UNSUPPORTED when the
      * device cannot run it. */
     ffnn_status (*prepare)(ffnn_run *r, void **state);
     void (*release)(ffnn_run *r, void *state);
@@ -64,6 +65,29 @@ const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id);
 ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *cfg,
                                  unsigned caps, const ffnn_strategy_impl **out);
 
+/* The registry's answers to the trainer, which names no strategy (table.c). */
+/* 1 when id picks another strategy for the net and batch (auto, tune). */
+int ffnn_strategy_picks(ffnn_strategy id);
+/* 1 when id is chosen by timing trainers of ffnn_strategy_candidates (tune:
+ * src/train/tune.c; in one process, elsewhere it picks by the rule). */
+int ffnn_strategy_measured(ffnn_strategy id);
+/* 1 when id trains on the single-threaded cpu reference backend (reference). */
+int ffnn_strategy_on_reference(ffnn_strategy id);
+/* The strategies a measured choice times, in the order of its note (auto.c);
+ * *count of them. */
+const ffnn_strategy *ffnn_strategy_candidates(size_t *count);
+/* What to prepare instead of s when its prepare refused this device
+ * (FFNN_ERR_UNSUPPORTED) and cfg asked a strategy that picks: persistent falls back
+ * to the next best for the nets it takes, cublaslt (fp32 as tf32; the same
+ * backend options). NULL: no fallback. */
+const ffnn_strategy_impl *ffnn_strategy_device_fallback(const ffnn_strategy_impl *s,
+                                                        const ffnn_train_config *cfg);
+/* Data parallelism (more than one rank): *s as it is, or where it has no place for
+ * the gradient all-reduce (persistent: whole runs of steps in one kernel) graph
+ * when cfg asked a strategy that picks, else FFNN_ERR_UNSUPPORTED with the reason. */
+ffnn_status ffnn_strategy_for_parallel(const ffnn_train_config *cfg,
+                                       const ffnn_strategy_impl **s);
+
 /* The auto rule alone (auto.c): the strategy auto picks for m and cfg on a GPU
  * (tune: auto's pick too, its fallback; src/train/tune.c measures). */
 ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config *cfg);
@@ -75,12 +99,13 @@ extern const ffnn_strategy_impl ffnn_strategy_naive_impl, ffnn_strategy_tiled_im
     ffnn_strategy_reference_impl, ffnn_strategy_tune_impl;
 
 /* Helpers shared by the strategy files. */
-/* supports() of a strategy that trains every net and config (table.c). */
+/* supports() of a strategy that trains every net and config (fused.c, as the
+ * helpers below). */
 int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps);
 /* run_steps() of a strategy that queues ops step by step (ffnn_step_queue_run). */
 ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
                                       uint64_t opt_t);
-/* fused.c: turn the backend's fused ops on (r->fused, r->fused_sgd); graph.c too. */
+/* fused.c: turn the backend's fused ops on (r->plan.fused, r->plan.fused_sgd); graph.c too. */
 ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state);
 /* 1 when every layer of m is dense (the fused ops cover it). */
 int ffnn_strategy_all_dense(const ffnn_model *m);
@@ -94,8 +119,8 @@ int ffnn_strategy_has_dropout(const ffnn_model *m);
  * replayed while the optimizer's per-step scalars stay those of the capture. */
 ffnn_status ffnn_graph_run(ffnn_run *r, void *cache, size_t first, size_t count,
                            uint64_t opt_t);
-/* The capture cache, with r's second set of batch buffers (step.h r->spare,
- * ffnn_prefetch_create); ffnn_graph_cache_free releases both. */
+/* The capture cache, with r's second set of batch buffers (r->ext.spare,
+ * prefetch.h ffnn_prefetch_create); ffnn_graph_cache_free releases both. */
 ffnn_status ffnn_graph_cache_create(ffnn_run *r, void **cache);
 void ffnn_graph_cache_free(ffnn_run *r, void *cache);
 /* The default steps per launch of a cached strategy: `preferred`, raised so that

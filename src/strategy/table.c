@@ -18,19 +18,6 @@ static const ffnn_strategy_impl *const table[] = {
     [FFNN_STRATEGY_TUNE] = &ffnn_strategy_tune_impl,
 };
 
-int ffnn_strategy_supports_all(const ffnn_model *m, const ffnn_train_config *cfg, unsigned caps)
-{
-    (void)m, (void)cfg, (void)caps;
-    return 1;
-}
-
-ffnn_status ffnn_strategy_queue_steps(ffnn_run *r, void *state, size_t first, size_t count,
-                                      uint64_t opt_t)
-{
-    (void)state;
-    return ffnn_step_queue_run(r, first, count, opt_t);
-}
-
 const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id)
 {
     if ((int)id < 0 || (size_t)id >= sizeof table / sizeof table[0])
@@ -68,5 +55,36 @@ ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *c
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "%s (choose strategy auto or graph)", why);
     }
     *out = s;
+    return FFNN_OK;
+}
+
+int ffnn_strategy_picks(ffnn_strategy id)
+{
+    return id == FFNN_STRATEGY_AUTO || id == FFNN_STRATEGY_TUNE;
+}
+
+int ffnn_strategy_measured(ffnn_strategy id) { return id == FFNN_STRATEGY_TUNE; }
+
+int ffnn_strategy_on_reference(ffnn_strategy id) { return id == FFNN_STRATEGY_REFERENCE; }
+
+const ffnn_strategy_impl *ffnn_strategy_device_fallback(const ffnn_strategy_impl *s,
+                                                        const ffnn_train_config *cfg)
+{
+    if (ffnn_strategy_picks(cfg->strategy) && s->id == FFNN_STRATEGY_PERSISTENT)
+        return ffnn_strategy_get(FFNN_STRATEGY_CUBLASLT);
+    return NULL;
+}
+
+ffnn_status ffnn_strategy_for_parallel(const ffnn_train_config *cfg,
+                                       const ffnn_strategy_impl **s)
+{
+    if ((*s)->id != FFNN_STRATEGY_PERSISTENT)
+        return FFNN_OK;
+    if (!ffnn_strategy_picks(cfg->strategy))
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED,
+                         "strategy persistent trains whole runs of steps in one kernel, "
+                         "with no place for the gradient all-reduce of data-parallel "
+                         "training: use graph, fused, cublaslt, cublas, tiled or naive");
+    *s = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);
     return FFNN_OK;
 }

@@ -46,27 +46,6 @@ static ffnn_status begin_epoch(ffnn_trainer *t)
     return ffnn_trainer_make_permutation(t);
 }
 
-double ffnn_weighted_mean_of(const float *v, const int32_t *index, const float *weights,
-                             size_t n)
-{
-    if (!weights)
-        return ffnn_mean_of(v, n);
-    double sum = 0.0, wsum = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        sum += (double)weights[index[i]] * v[i];
-        wsum += weights[index[i]];
-    }
-    return wsum > 0.0 ? sum / wsum : 0.0;
-}
-
-double ffnn_mean_of(const float *v, size_t n)
-{
-    double sum = 0.0;
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    return sum / (double)n;
-}
-
 /* Queue steps [t->step, t->step + count) of the current epoch with the trainer's
  * strategy and advance the counters. */
 static ffnn_status run_steps(ffnn_trainer *t, size_t count)

@@ -7,7 +7,7 @@
  * latency) is split by output columns instead when the net is all dense layers:
  * each lane computes its share of a layer's packed column panels and their
  * activation, one pool job per layer. On cuda: one context with the parameters copied to the device.
- * The layer loop is the trainer's forward (strategy/step.c forward) without
+ * The layer loop is the trainer's forward (strategy/step_forward.c) without
  * dropout: z = the layer's linear map, then its activation in place. A row's
  * outputs do not depend on the other rows of its batch (the omp matmul's tile
  * and row kernels sum each output in the same order), so the slicing changes no

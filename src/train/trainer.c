@@ -1,8 +1,9 @@
 /*
  * trainer.c - the trainer's lifecycle: configuration check (config.c), backend
- * and strategy choice, device buffers, the training data on the device; free.
- * The steps and epochs are in epoch.c, evaluation in eval.c, the run state in
- * state.c, checkpoint files in checkpoint.c (trainer.h lists the split).
+ * and strategy choice (through the registry, strategy/strategy.h), device
+ * buffers, the training data on the device; free. ffnn_trainer_create is in
+ * create.c, the steps and epochs in epoch.c, evaluation in eval.c, the run state
+ * in state.c, device memory and accessors in base.c (trainer.h lists the split).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -22,78 +23,6 @@
 #include "train/config.h"
 #include "train/train_internal.h"
 #include "train/trainer.h"
-
-ffnn_status ffnn_trainer_alloc(ffnn_trainer *t, void *ptr_out, size_t count, size_t elem)
-{
-    void **out = (void **)ptr_out;
-    if (count != 0 && elem > SIZE_MAX / count)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "buffer size overflows");
-    return t->run.ops->alloc(t->run.ctx, count * elem, out);
-}
-
-void ffnn_trainer_release(ffnn_trainer *t, void *ptr)
-{
-    if (ptr)
-        t->run.ops->release(t->run.ctx, ptr);
-}
-
-void ffnn_device_data_free(ffnn_trainer *t, ffnn_device_data *d)
-{
-    ffnn_trainer_release(t, d->images);
-    ffnn_trainer_release(t, d->values);
-    ffnn_trainer_release(t, d->labels);
-    ffnn_trainer_release(t, d->targets);
-    ffnn_trainer_release(t, d->index);
-    ffnn_trainer_release(t, d->row_loss);
-    ffnn_trainer_release(t, d->row_correct);
-    ffnn_trainer_release(t, d->weights);
-    memset(d, 0, sizeof *d);
-}
-
-/* Upload a data set once: features (uint8 or float), labels or float targets,
- * per-row metric buffers, index 0..n-1. */
-ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
-                                         ffnn_device_data *d)
-{
-    ffnn_status st;
-    size_t n = ds->count;
-    int32_t *iota = malloc(n * sizeof *iota);
-    if (!iota)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for %zu indices", n);
-    for (size_t i = 0; i < n; i++)
-        iota[i] = (int32_t)i;
-    d->host = ds;
-    size_t fbytes = ds->images ? 1 : sizeof(float); /* per feature */
-    void **features = ds->images ? (void **)&d->images : (void **)&d->values;
-    const void *host_features = ds->images ? (const void *)ds->images : (const void *)ds->values;
-    if ((st = ffnn_trainer_alloc(t, features, n, ds->features * fbytes)) != FFNN_OK ||
-        (ds->labels && (st = ffnn_trainer_alloc(t, &d->labels, n, sizeof(int32_t))) != FFNN_OK) ||
-        (ds->targets && (st = ffnn_trainer_alloc(t, &d->targets, n,
-                                                 ds->target_width * sizeof(float))) != FFNN_OK) ||
-        (st = ffnn_trainer_alloc(t, &d->index, n, sizeof(int32_t))) != FFNN_OK ||
-        (st = ffnn_trainer_alloc(t, &d->row_loss, n, sizeof(float))) != FFNN_OK ||
-        (st = ffnn_trainer_alloc(t, &d->row_correct, n, 1)) != FFNN_OK ||
-        (st =
-             t->run.ops->upload(t->run.ctx, *features, host_features, n * ds->features * fbytes)) ||
-        (ds->labels &&
-         (st = t->run.ops->upload(t->run.ctx, d->labels, ds->labels, n * sizeof(int32_t))) !=
-             FFNN_OK) ||
-        (ds->targets && (st = t->run.ops->upload(t->run.ctx, d->targets, ds->targets,
-                                                 n * ds->target_width * sizeof(float)))) ||
-        (st = t->run.ops->upload(t->run.ctx, d->index, iota, n * sizeof(int32_t))) != FFNN_OK ||
-        (ds->weights && ((st = ffnn_trainer_alloc(t, &d->weights, n, sizeof(float))) != FFNN_OK ||
-                         (st = t->run.ops->upload(t->run.ctx, d->weights, ds->weights,
-                                                  n * sizeof(float))) != FFNN_OK))) {
-        free(iota);
-        ffnn_device_data_free(t, d);
-        return st;
-    }
-    /* the upload may be asynchronous: wait before freeing its source */
-    st = t->run.ops->synchronize(t->run.ctx);
-    free(iota);
-    return st;
-}
-
 
 /* Sample weights (ffnn.h "Per-sample weights") train where the backend weights
  * the loss (cpu, omp), in one process. */
@@ -119,7 +48,7 @@ static ffnn_status check_weights(const ffnn_trainer *t, const ffnn_dataset *trai
  * backend context with the strategy's options. */
 static ffnn_status pick_backend(ffnn_trainer *t, ffnn_device requested)
 {
-    const int reference = t->cfg.strategy == FFNN_STRATEGY_REFERENCE; /* runs on the cpu */
+    const int reference = ffnn_strategy_on_reference(t->cfg.strategy); /* the cpu */
     /* (auto: the device count first, which loads the CUDA module only where a GPU
      * may be: backend/module.h) */
     if (requested == FFNN_DEVICE_AUTO)
@@ -328,18 +257,18 @@ ffnn_status ffnn_train_check_memory(const char *arch, const ffnn_dataset *train,
     return st;
 }
 
-/* With the data on the device: the strategy's own checks and state. When auto
- * (or tune resolved as auto) chose persistent and the device cannot run this
- * net's shapes, it falls back to the next best for the nets persistent takes:
- * cublaslt, in fp32 as in tf32 (auto.c; same backend options). */
+/* With the data on the device: the strategy's own checks and state. When the
+ * device refuses a strategy that a picking one (auto, tune) chose, the registry's
+ * fallback is prepared instead (ffnn_strategy_device_fallback; same backend
+ * options). */
 static ffnn_status prepare_strategy(ffnn_trainer *t)
 {
     const ffnn_strategy_impl *s = t->strategy;
     ffnn_status st = s->prepare ? s->prepare(&t->run, &t->strategy_state) : FFNN_OK;
-    if (st == FFNN_ERR_UNSUPPORTED &&
-        (t->cfg.strategy == FFNN_STRATEGY_AUTO || t->cfg.strategy == FFNN_STRATEGY_TUNE) &&
-        s->id == FFNN_STRATEGY_PERSISTENT) {
-        t->strategy = s = ffnn_strategy_get(FFNN_STRATEGY_CUBLASLT);
+    const ffnn_strategy_impl *fallback =
+        st == FFNN_ERR_UNSUPPORTED ? ffnn_strategy_device_fallback(s, &t->cfg) : NULL;
+    if (fallback) {
+        t->strategy = s = fallback;
         st = s->prepare(&t->run, &t->strategy_state);
     } else if (st == FFNN_ERR_UNSUPPORTED) {
         char why[512];
@@ -350,9 +279,9 @@ static ffnn_status prepare_strategy(ffnn_trainer *t)
 }
 
 /* Data parallelism (t->comm): the communicator's memory must be the
- * backend's; with more than one rank, persistent runs whole epochs in one
- * kernel, with no point for the all-reduce (auto falls back to graph), and the
- * SGD update cannot run inside the backward kernels, before the sum. A group
+ * backend's; with more than one rank, the strategy must leave a point for the
+ * all-reduce (ffnn_strategy_for_parallel), and the SGD update cannot run inside
+ * the backward kernels, before the sum (create_one turns plan.fused_sgd off). A group
  * of one rank (--gpus 1, mpirun -np 1) has nothing to sum: it trains as the
  * plain run (t->run.comm NULL), with the same bits and speed. */
 static ffnn_status check_parallel(ffnn_trainer *t)
@@ -367,15 +296,7 @@ static ffnn_status check_parallel(ffnn_trainer *t)
     if (device && !t->run.ops->device)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "backend %s has no stream to order the "
                          "all-reduce after", t->run.ops->name);
-    if (t->run.comm && t->strategy->id == FFNN_STRATEGY_PERSISTENT) {
-        if (t->cfg.strategy != FFNN_STRATEGY_AUTO && t->cfg.strategy != FFNN_STRATEGY_TUNE)
-            return ffnn_fail(FFNN_ERR_UNSUPPORTED,
-                             "strategy persistent trains whole runs of steps in one kernel, "
-                             "with no place for the gradient all-reduce of data-parallel "
-                             "training: use graph, fused, cublaslt, cublas, tiled or naive");
-        t->strategy = ffnn_strategy_get(FFNN_STRATEGY_GRAPH);
-    }
-    return FFNN_OK;
+    return t->run.comm ? ffnn_strategy_for_parallel(&t->cfg, &t->strategy) : FFNN_OK;
 }
 
 /* Every rank trains on the same data: rank 0's sample count and CRC-32 of the
@@ -400,25 +321,6 @@ static ffnn_status check_same_data(ffnn_trainer *t)
                          "contents; every rank must load the same data", (int)who, root[1],
                          (unsigned)root[0]);
     return FFNN_OK;
-}
-
-ffnn_status ffnn_trainer_create(ffnn_model *m, const ffnn_dataset *train,
-                                const ffnn_train_config *cfg, ffnn_trainer **out)
-{
-    return ffnn_trainer_create_parallel(m, train, cfg, NULL, out);
-}
-
-ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *train,
-                                         const ffnn_train_config *cfg, ffnn_comm *comm,
-                                         ffnn_trainer **out)
-{
-    if (!m || !train || !cfg || !out)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_create: NULL argument");
-    /* tune measures in one process (tune.c); the ranks of data-parallel training
-     * must run one strategy, so there tune is auto (the rule, the same everywhere) */
-    if (cfg->strategy == FFNN_STRATEGY_TUNE && !comm)
-        return ffnn_trainer_create_tuned(m, train, cfg, out);
-    return ffnn_trainer_create_one(m, train, cfg, comm, out);
 }
 
 ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
@@ -483,7 +385,7 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
         return st;
     }
     if (t->run.comm)
-        t->run.fused_sgd = 0; /* the update waits for the all-reduce */
+        t->run.plan.fused_sgd = 0; /* the update waits for the all-reduce */
     m->sync = ffnn_trainer_sync_hook;
     m->owner = t;
     m->stale = 0;
@@ -539,26 +441,3 @@ void ffnn_trainer_free(ffnn_trainer *t)
     free(t->es_best);
     free(t);
 }
-
-ffnn_device ffnn_trainer_device(const ffnn_trainer *t) { return t->device; }
-
-ffnn_comm *ffnn_trainer_comm(const ffnn_trainer *t) { return t->comm; }
-
-ffnn_strategy ffnn_trainer_strategy(const ffnn_trainer *t) { return t->strategy->id; }
-
-const char *ffnn_trainer_strategy_note(const ffnn_trainer *t) { return t->strategy_note; }
-
-int ffnn_trainer_threads(const ffnn_trainer *t)
-{
-    /* host threads of a cpu backend; 0 on a GPU */
-    return t->run.ops->caps & FFNN_CAP_DEVICE ? 0 : t->run.ops->threads(t->run.ctx);
-}
-
-size_t ffnn_trainer_batch_size(const ffnn_trainer *t) { return t->cfg.batch_size; }
-
-size_t ffnn_trainer_steps_per_epoch(const ffnn_trainer *t)
-{
-    size_t n = t->run.train.host->count, B = t->cfg.batch_size;
-    return t->cfg.drop_last ? n / B : (n + B - 1) / B;
-}
-

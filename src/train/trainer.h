@@ -1,7 +1,13 @@
-/* trainer.h - the trainer's state, private to src/train (trainer.c: lifecycle,
- * backend and buffers; epoch.c: steps, epochs and loss read-back; eval.c:
- * evaluation and the gradient hook; state.c: run state and accessors;
- * checkpoint.c: checkpoint files). */
+/* trainer.h - the trainer's state, private to src/train. The files, each calling
+ * only those below it:
+ *   create.c      ffnn_trainer_create: one strategy, or tune's measurement
+ *   tune.c        the measured choice (the candidates: strategy/strategy.h)
+ *   trainer.c     lifecycle: backend, strategy (through the registry), buffers
+ *   checkpoint.c  checkpoint files
+ *   state.c       run state for checkpoints, optimizer state, early stopping
+ *   epoch.c       steps, epochs and loss read-back
+ *   eval.c        evaluation, the gradient hook, the model's sync
+ *   base.c        device memory, the data on the device, accessors, row means */
 #ifndef FFNN_TRAIN_TRAINER_H
 #define FFNN_TRAIN_TRAINER_H
 
@@ -58,11 +64,11 @@ struct ffnn_trainer {
     int data_crc_known;
 };
 
-/* trainer.c: device memory of the trainer's backend (count * elem bytes,
+/* base.c: device memory of the trainer's backend (count * elem bytes,
  * overflow-checked); dev_free ignores NULL. */
 ffnn_status ffnn_trainer_alloc(ffnn_trainer *t, void *ptr_out, size_t count, size_t elem);
 void ffnn_trainer_release(ffnn_trainer *t, void *ptr);
-/* trainer.c: upload a data set once (features, labels or targets, per-row metric
+/* base.c: upload a data set once (features, labels or targets, per-row metric
  * buffers, index 0..n-1) into *d; free it again. */
 ffnn_status ffnn_device_data_upload(ffnn_trainer *t, const ffnn_dataset *ds,
                                     ffnn_device_data *d);
@@ -70,7 +76,7 @@ void ffnn_device_data_free(ffnn_trainer *t, ffnn_device_data *d);
 
 /* epoch.c: the permutation of the current epoch from epoch_rng, uploaded; the
  * losses of the steps not read back yet (FFNN_ERR_NUMERIC at the first NaN/Inf);
- * the batch size of step s; the mean of n floats (in double). */
+ * the batch size of step s. base.c: the mean of n floats (in double). */
 ffnn_status ffnn_trainer_make_permutation(ffnn_trainer *t);
 ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t);
 size_t ffnn_trainer_batch_of_step(const ffnn_trainer *t, size_t s);

@@ -31,13 +31,6 @@
                                  batch); persistent then runs 128 steps per launch */
 #define TUNE_MIN_SECONDS 0.02 /* timed wall time wanted, unless one real epoch is shorter */
 
-/* The candidates, in the order of the note. tiled and naive are never faster
- * (docs/PERFORMANCE.md): not measured. */
-static const ffnn_strategy candidates[] = {FFNN_STRATEGY_PERSISTENT, FFNN_STRATEGY_GRAPH,
-                                           FFNN_STRATEGY_FUSED, FFNN_STRATEGY_CUBLAS,
-                                           FFNN_STRATEGY_CUBLASLT};
-#define CANDIDATES (sizeof candidates / sizeof candidates[0])
-
 /* One candidate: a trainer of `copy` (its parameters reset to m's) with cfg on
  * the trial data, one trial epoch of warm-up, then timed trial epochs until
  * TUNE_MIN_SECONDS or real_steps steps; *us the mean microseconds per step. */
@@ -122,10 +115,14 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
         return st;
     }
     char note[sizeof((ffnn_trainer *)0)->strategy_note] = "tune:";
-    ffnn_strategy best = FFNN_STRATEGY_AUTO;
+    /* the candidates (strategy/strategy.h); none measured: cfg's strategy, which
+     * ffnn_trainer_create_one resolves by the auto rule */
+    size_t n_candidates = 0;
+    const ffnn_strategy *candidates = ffnn_strategy_candidates(&n_candidates);
+    ffnn_strategy best = cfg->strategy;
     double best_us = 0.0;
     int measured = 0, items = 0; /* candidates timed; named in the note */
-    for (size_t i = 0; i < CANDIDATES; i++) {
+    for (size_t i = 0; i < n_candidates; i++) {
         ffnn_train_config c = *cfg;
         c.strategy = candidates[i];
         c.device = FFNN_DEVICE_CUDA;
@@ -157,17 +154,17 @@ ffnn_status ffnn_trainer_create_tuned(ffnn_model *m, const ffnn_dataset *train,
     ffnn_train_config c = *cfg;
     c.strategy = best; /* none measured: auto's rule */
     if ((st = ffnn_trainer_create_one(m, train, &c, NULL, out)) != FFNN_OK && measured) {
-        c.strategy = FFNN_STRATEGY_AUTO; /* the pick ran in a trial but not now */
+        c.strategy = cfg->strategy; /* the pick ran in a trial but not now: the rule */
         best = c.strategy;
         st = ffnn_trainer_create_one(m, train, &c, NULL, out);
     }
     if (st != FFNN_OK)
         return st;
     char pick[80];
-    snprintf(pick, sizeof pick, " -> %s%s", best == FFNN_STRATEGY_AUTO ? "auto's pick " : "",
+    snprintf(pick, sizeof pick, " -> %s%s", best == cfg->strategy ? "auto's pick " : "",
              ffnn_strategy_name(ffnn_trainer_strategy(*out)));
     note_add(note, sizeof note, pick);
-    (*out)->cfg.strategy = FFNN_STRATEGY_TUNE; /* what was asked; the pick runs */
+    (*out)->cfg.strategy = cfg->strategy; /* what was asked (tune); the pick runs */
     snprintf((*out)->strategy_note, sizeof (*out)->strategy_note, "%s", note);
     return FFNN_OK;
 }
