@@ -135,7 +135,7 @@ static test_result with_strategy(char *why, size_t why_size, fx_body body,
     fixture fx;
     memset(&fx, 0, sizeof fx);
     fx.gpu = ffnn_cuda_backend();
-    CHECK(fx.gpu != NULL && fx.gpu->plan.fused != NULL, "the cuda table lacks the fused ops");
+    CHECK(fx.gpu != NULL && fx.gpu->fused != NULL, "the cuda table lacks the fused ops");
     CHECK_OK(test_ctx(fx.gpu, strategy, 1, &fx.ctx));
     fx.lt = strategy == FFNN_STRATEGY_CUBLASLT;
     test_result r = body(&fx);
@@ -246,7 +246,7 @@ static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
             /* the CPU reference: sum + b (dense_forward's expression), then act */
             for (size_t i = 0; i < nz; ++i) want[i] = with_bias ? z[i] + b[i % s.out] : z[i];
             ffnn_cpu_activation_forward(acts[ai], 0.0f, want, want, nz);
-            ffnn_status st = fx->gpu->plan.fused->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
+            ffnn_status st = fx->gpu->fused->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
                                                         with_bias ? db_ : NULL, da, s.batch,
                                                         s.in, s.out, acts[ai]);
             CHECK(st == FFNN_OK, "dense_act_forward: %s", ffnn_last_error());
@@ -256,7 +256,7 @@ static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
                      ffnn_activation_name(acts[ai]), with_bias ? " +b" : "", off);
             if (!close_f32(what, got, want, nz, mm_atol(s.in), RTOL)) goto done;
             /* a rerun gives the same bits */
-            CHECK_OK(fx->gpu->plan.fused->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
+            CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, dx_ + off, dW_ + off,
                                                 with_bias ? db_ : NULL, da, s.batch, s.in,
                                                 s.out, acts[ai]));
             CHECK(get_f32(fx, again, da, nz), "download: %s", ffnn_last_error());
@@ -343,7 +343,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             memset(&step, 0, sizeof step);
             step.kind = FFNN_OPT_SGD;
             step.lr = lr;
-            ffnn_status st = fx->gpu->plan.fused->dense_backward_fused(
+            ffnn_status st = fx->gpu->fused->dense_backward_fused(
                 fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, d_xdb, s.batch, s.in, s.out,
                 act, with_sgd ? &step : NULL, NULL, 0);
             CHECK(st == FFNN_OK, "dense_backward_fused: %s", ffnn_last_error());
@@ -401,7 +401,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             /* a rerun (no sgd: same inputs) gives the same bits */
             if (!with_sgd && want_dx) {
                 CHECK(get_f32(fx, got, d_dx, nx), "download: %s", ffnn_last_error());
-                CHECK_OK(fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
+                CHECK_OK(fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx,
                                                        d_dW, d_db, d_xdb, s.batch, s.in, s.out,
                                                        act, NULL, NULL, 0));
                 CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
@@ -447,12 +447,12 @@ static test_result fused_null_context(char *why, size_t why_size)
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     float dummy[4] = {0};
-    CHECK(gpu->plan.fused->dense_act_forward(NULL, dummy, dummy, NULL, dummy, 1, 1, 1, FFNN_ACT_RELU) ==
+    CHECK(gpu->fused->dense_act_forward(NULL, dummy, dummy, NULL, dummy, 1, 1, 1, FFNN_ACT_RELU) ==
               FFNN_ERR_INVALID_ARGUMENT,
           "NULL context accepted");
     CHECK(strstr(ffnn_last_error(), "dense_act_forward") != NULL, "message: %s",
           ffnn_last_error());
-    CHECK(gpu->plan.fused->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, NULL,
+    CHECK(gpu->fused->dense_backward_fused(NULL, dummy, dummy, NULL, dummy, NULL, dummy, NULL, NULL,
                                     1, 1, 1, FFNN_ACT_RELU, NULL,
                                     NULL, 0) == FFNN_ERR_INVALID_ARGUMENT,
           "NULL context accepted");
@@ -495,18 +495,18 @@ static test_result fused_arguments(char *why, size_t why_size)
         const char *what;
         ffnn_status got;
     } cases[] = {
-        {"forward x NULL", gpu->plan.fused->dense_act_forward(ctx, NULL, p, NULL, p, 2, 2, 2, FFNN_ACT_RELU)},
-        {"forward batch 0", gpu->plan.fused->dense_act_forward(ctx, p, p, NULL, p, 0, 2, 2, FFNN_ACT_RELU)},
+        {"forward x NULL", gpu->fused->dense_act_forward(ctx, NULL, p, NULL, p, 2, 2, 2, FFNN_ACT_RELU)},
+        {"forward batch 0", gpu->fused->dense_act_forward(ctx, p, p, NULL, p, 0, 2, 2, FFNN_ACT_RELU)},
         {"forward act 9",
-         gpu->plan.fused->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
-        {"backward dW NULL", gpu->plan.fused->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, NULL,
+         gpu->fused->dense_act_forward(ctx, p, p, NULL, p, 2, 2, 2, (ffnn_activation)9)},
+        {"backward dW NULL", gpu->fused->dense_backward_fused(ctx, p, p, NULL, p, p, NULL, NULL, NULL,
                                                       2, 2, 2, FFNN_ACT_RELU, NULL, NULL, 0)},
-        {"backward W NULL with dx", gpu->plan.fused->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
+        {"backward W NULL with dx", gpu->fused->dense_backward_fused(ctx, p, NULL, NULL, p, p, p,
                                                              NULL, NULL, 2, 2, 2, FFNN_ACT_RELU,
                                                              NULL, NULL, 0)},
-        {"backward out 0", gpu->plan.fused->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, NULL, 2, 2, 0,
+        {"backward out 0", gpu->fused->dense_backward_fused(ctx, p, p, NULL, p, p, p, NULL, NULL, 2, 2, 0,
                                                     FFNN_ACT_RELU, NULL, NULL, 0)},
-        {"backward momentum", gpu->plan.fused->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, NULL,
+        {"backward momentum", gpu->fused->dense_backward_fused(ctx, p, p, NULL, p, NULL, p, NULL, NULL,
                                                        2, 2, 2, FFNN_ACT_RELU, &mom, NULL, 0)},
     };
     int bad = 0;
@@ -517,7 +517,7 @@ static test_result fused_arguments(char *why, size_t why_size)
             bad = 1;
         }
     /* the context still works afterwards */
-    st = gpu->plan.fused->dense_act_forward(ctx, p, p, NULL, p + 32, 2, 2, 2, FFNN_ACT_RELU);
+    st = gpu->fused->dense_act_forward(ctx, p, p, NULL, p + 32, 2, 2, 2, FFNN_ACT_RELU);
     gpu->release(ctx, d);
     gpu->destroy(ctx);
     CHECK(!bad, "an invalid call was accepted");
@@ -604,13 +604,13 @@ static test_result precision_body(fixture *fx, ffnn_precision precision)
         ffnn_cpu_activation_forward(FFNN_ACT_RELU, 0.0f, want, want, nz);
         abs_copy(tmp, b, s.out);
         ffnn_cpu_dense_forward(ax, aW, tmp, S, s.batch, s.in, s.out);
-        CHECK_OK(fx->gpu->plan.fused->dense_act_forward(fx->ctx, dx_, dW_, db_, da, s.batch, s.in, s.out,
+        CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, dx_, dW_, db_, da, s.batch, s.in, s.out,
                                             FFNN_ACT_RELU));
         CHECK(get_f32(fx, got, da, nz), "download: %s", ffnn_last_error());
         snprintf(what, sizeof what, "tf32 forward %zux%zu->%zu", s.batch, s.in, s.out);
         if (!scaled_close(what, got, want, S, nz, s.in, !x3)) goto done;
         /* backward: dx = dz W, dW = dz^T x, db = column sums of dz */
-        CHECK_OK(fx->gpu->plan.fused->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
+        CHECK_OK(fx->gpu->fused->dense_backward_fused(fx->ctx, dx_, (float *)dW_, NULL, ddz, gdx, gdW,
                                                gdbd, NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
                                                NULL, NULL, 0));
         ffnn_cpu_dense_backward(x, W, dz, want, tmp, wdb, s.batch, s.in, s.out);
@@ -720,13 +720,13 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             CHECK(d_x && d_dz && d_W && d_b && d_a && d_dx && d_dW && d_db,
                   "device buffers: %s", ffnn_last_error());
             /* forward: f(x W^T + b), twice (same bits) */
-            CHECK_OK(fx->gpu->plan.fused->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
+            CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
                                                 s.out, f));
             CHECK(get_f32(fx, got, d_a, nz), "download: %s", ffnn_last_error());
             ffnn_cpu_dense_forward(x, W, b, want, s.batch, s.in, s.out);
             ffnn_cpu_activation_forward(f, 0.0f, want, want, nz);
             if (!scaled_close("forward", got, want, S, nz, s.in, differ)) goto fail;
-            CHECK_OK(fx->gpu->plan.fused->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
+            CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
                                                 s.out, f));
             CHECK(get_f32(fx, got2, d_a, nz), "download: %s", ffnn_last_error());
             if (!same_bits("forward rerun", got2, got, nz)) goto fail;
@@ -735,7 +735,7 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             memset(&step, 0, sizeof step);
             step.kind = FFNN_OPT_SGD;
             step.lr = lr;
-            CHECK_OK(fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
+            CHECK_OK(fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW,
                                                    d_db, NULL, s.batch, s.in, s.out, f, &step,
                                                    NULL, 0));
             ffnn_cpu_activation_backward(f, 0.0f, x, dx_c, want, nx);
@@ -866,7 +866,7 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
         fprintf(stderr, "    %s: device buffers: %s\n", what, ffnn_last_error());
         goto done;
     }
-    if (fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
+    if (fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
                                       s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
                                       NULL, d_xt, 0) != FFNN_OK) {
         fprintf(stderr, "    %s: %s\n", what, ffnn_last_error());
@@ -879,7 +879,7 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     memset(&step, 0, sizeof step);
     step.kind = FFNN_OPT_SGD;
     step.lr = 0.5f;
-    if (ok && fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
+    if (ok && fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
                                             NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY,
                                             &step, d_xt, 0) != FFNN_OK) {
         fprintf(stderr, "    %s sgd: %s\n", what, ffnn_last_error());
@@ -979,11 +979,11 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
         const float *use = given ? d_xt : NULL;
         ok = fx->gpu->upload(fx->ctx, d_W, W, nw * 4) == FFNN_OK &&
              fx->gpu->upload(fx->ctx, d_b, b, s.out * 4) == FFNN_OK &&
-             fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
+             fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, d_dx, d_dW, d_db, NULL,
                                            s.batch, s.in, s.out, FFNN_ACT_IDENTITY, NULL, use,
                                            0) == FFNN_OK &&
              get_f32(fx, out, d_dW, nw) && get_f32(fx, out + nw, d_db, s.out) &&
-             fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
+             fx->gpu->fused->dense_backward_fused(fx->ctx, d_x, d_W, d_b, d_dz, NULL, d_dW, d_db,
                                            NULL, s.batch, s.in, s.out, FFNN_ACT_IDENTITY, &step,
                                            use, 0) == FFNN_OK &&
              get_f32(fx, out + nw + s.out, d_W, nw);
@@ -1039,10 +1039,10 @@ static int lt_beside_run(fixture *fx, const beside_bufs *d, const float *W1, con
     const size_t nx = (size_t)BS_B * BS_H, nw1 = (size_t)BS_H * BS_H, nw0 = (size_t)BS_H * BS_IN;
     if (fx->gpu->upload(fx->ctx, d->W1, W1, nw1 * 4) != FFNN_OK ||
         fx->gpu->upload(fx->ctx, d->W0, W0, nw0 * 4) != FFNN_OK ||
-        fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d->x1, d->W1, NULL, d->dz1, d->dx1, d->dW1, NULL,
+        fx->gpu->fused->dense_backward_fused(fx->ctx, d->x1, d->W1, NULL, d->dz1, d->dx1, d->dW1, NULL,
                                       d->dxdb, BS_B, BS_H, BS_H, FFNN_ACT_RELU, sgd, d->xt1,
                                       dw_side) != FFNN_OK ||
-        fx->gpu->plan.fused->dense_backward_fused(fx->ctx, d->x0, d->W0, NULL, d->dx1, NULL, d->dW0, NULL,
+        fx->gpu->fused->dense_backward_fused(fx->ctx, d->x0, d->W0, NULL, d->dx1, NULL, d->dW0, NULL,
                                       NULL, BS_B, BS_IN, BS_H, FFNN_ACT_IDENTITY, sgd, d->xt0,
                                       0) != FFNN_OK ||
         fx->gpu->side->side_join(fx->ctx) != FFNN_OK)
@@ -1164,7 +1164,7 @@ static test_result fused_xt_rejected_body(fixture *fx)
 {
     float *p = dev_f32(fx, NULL, 64);
     CHECK(p != NULL, "device buffer: %s", ffnn_last_error());
-    CHECK(fx->gpu->plan.fused->dense_backward_fused(fx->ctx, p, p, NULL, p, NULL, p, NULL, NULL, 2, 2, 2,
+    CHECK(fx->gpu->fused->dense_backward_fused(fx->ctx, p, p, NULL, p, NULL, p, NULL, NULL, 2, 2, 2,
                                         FFNN_ACT_IDENTITY, NULL, p, 0) ==
               FFNN_ERR_INVALID_ARGUMENT,
           "x^T accepted off cuBLASLt");

@@ -14,7 +14,7 @@
  *               activation, loss, optimizer_update, grad_clip, dropout, ema_update).
  *               ffnn_backend_ops_complete() checks that every one is set.
  *   extensions  named groups of optional entries, one pointer each
- *               (ops->plan.fused, ->xt, ->graph, ->persistent, ->device, ->bf16, ->head,
+ *               (ops->fused, ->xt, ->graph, ->persistent, ->device, ->bf16, ->head,
  *               ->side, ->packed, ->weights): NULL means the backend lacks the
  *               capability (the only capability query: `if (ops->side) ...`); a
  *               backend that sets an extension sets every entry in it.

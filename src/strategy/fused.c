@@ -51,7 +51,7 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
 {
     *state = NULL;
     /* dropout: the dx epilogue's f' reads the (dropped) input: the plain ops */
-    r->plan.fused = r->ops->plan.fused &&
+    r->plan.fused = r->ops->fused &&
                !ffnn_strategy_has_dropout(r->model) && ffnn_strategy_fused_activations(r->model);
     /* the update inside the backward: plain sgd with nothing between the gradient
      * and the update (no decay, no clipping) */

@@ -63,7 +63,7 @@ static ffnn_status cublas_prepare(ffnn_run *r, void **state)
  * cuBLAS matmuls, as fused and graph do (auto picks cublas for it). */
 static ffnn_status cublaslt_prepare(ffnn_run *r, void **state)
 {
-    if (!r->ops->plan.fused)
+    if (!r->ops->fused)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED,
                          "strategy cublaslt: the %s backend has no fused dense ops",
                          r->ops->name);

@@ -144,7 +144,7 @@ static ffnn_status backward_fused(ffnn_run *r, int i, size_t batch, const backwa
         *xt_side = 0;
     }
     /* b: updated by the op with sgd, unless its db came from above */
-    return r->ops->plan.fused->dense_backward_fused(r->ctx, x, W, db ? r->params + l->bias_offset : NULL,
+    return r->ops->fused->dense_backward_fused(r->ctx, x, W, db ? r->params + l->bias_offset : NULL,
                                         dz, dx, dW, db, dx_db, batch, l->in, l->out, x_act,
                                         sgd, xt, weight_grad_beside(r, i, sync, side));
 }

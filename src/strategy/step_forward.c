@@ -53,7 +53,7 @@ ffnn_status ffnn_step_forward_layers(ffnn_run *r, size_t batch, uint64_t t, floa
         const float *W = r->params + l->weight_offset; /* [out, fan_in] */
         const float *b = l->has_bias ? r->params + l->bias_offset : NULL;
         if (r->plan.fused && l->kind == FFNN_LAYER_DENSE) { /* bias + act in the epilogue */
-            if ((st = r->ops->plan.fused->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
+            if ((st = r->ops->fused->dense_act_forward(r->ctx, in, W, b, r->act[i], batch, l->in,
                                                 l->out, l->act)))
                 return st;
             float *act_t = xt_side ? ffnn_xt_for_layer(r, i + 1, batch) : NULL;
