@@ -42,6 +42,7 @@ TEST_SUITE_DECLARE(hardening2);
 TEST_SUITE_DECLARE(table_api);
 TEST_SUITE_DECLARE(predictor);
 TEST_SUITE_DECLARE(onnx);
+TEST_SUITE_DECLARE(ops);
 
 typedef struct suite {
     const test_case *tests;
@@ -87,6 +88,7 @@ int main(int argc, char **argv)
         {table_api_tests, &table_api_tests_count},
         {predictor_tests, &predictor_tests_count},
         {onnx_tests, &onnx_tests_count},
+        {ops_tests, &ops_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */

@@ -156,17 +156,6 @@ static test_result with_lt(char *why, size_t why_size, fx_body body)
     return with_strategy(why, why_size, body, FFNN_STRATEGY_CUBLASLT);
 }
 
-static int same_bits(const char *what, const float *a, const float *b, size_t n)
-{
-    for (size_t i = 0; i < n; ++i)
-        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
-            fprintf(stderr, "    %s: bits differ at [%zu]: %.9g vs %.9g\n", what, i,
-                    (double)a[i], (double)b[i]);
-            return 0;
-        }
-    return 1;
-}
-
 /* dx_db [in] against the double sums over the batch of the GPU's dx [batch, in]
  * (the tolerance in the header). */
 static int dx_db_close(const float *dx_db, const float *dx, size_t batch, size_t in)
@@ -262,7 +251,7 @@ static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
                                                 with_bias ? db_ : NULL, da, s.batch, s.in,
                                                 s.out, acts[ai]));
             CHECK(get_f32(fx, again, da, nz), "download: %s", ffnn_last_error());
-            if (!same_bits(what, again, got, nz)) goto done;
+            if (!same_f32(what, again, got, nz)) goto done;
         }
     }
     res = TEST_PASS;
@@ -371,7 +360,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 CHECK(get_f32(fx, gdb, d_db, s.out), "download: %s", ffnn_last_error());
                 if (fx->lt ? !close_f32("db (cuBLASLt BGRADB)", gdb, db_c, s.out,
                                         mm_atol(s.batch), RTOL)
-                           : !same_bits(db_chunks > 1 ? "db (the plan's chunked order)"
+                           : !same_f32(db_chunks > 1 ? "db (the plan's chunked order)"
                                                       : "db (the CPU's summation order)",
                                         gdb, db_g, s.out))
                     goto fail;
@@ -382,7 +371,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             memcpy(Wn, W, nw * sizeof(float));
             if (with_sgd && dW_written) ffnn_cpu_sgd_update(Wn, gdW, nw, lr);
             if ((!with_sgd || dW_written) &&
-                !same_bits(with_sgd ? "W after sgd (on the GPU's dW)" : "W untouched", got, Wn,
+                !same_f32(with_sgd ? "W after sgd (on the GPU's dW)" : "W untouched", got, Wn,
                            nw))
                 goto fail;
             if (with_sgd) {
@@ -397,7 +386,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 memcpy(bn, b, s.out * sizeof(float));
                 /* cuBLASLt's db is its own sum: the update applied to it */
                 if (with_sgd) ffnn_cpu_sgd_update(bn, fx->lt ? gdb : db_g, s.out, lr);
-                if (!same_bits(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
+                if (!same_f32(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
                     goto fail;
             }
             /* a rerun (no sgd: same inputs) gives the same bits */
@@ -407,11 +396,11 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                                                        d_dW, d_db, d_xdb, s.batch, s.in, s.out,
                                                        act, NULL, NULL, 0));
                 CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
-                if (!same_bits("dx rerun", got2, got, nx)) goto fail;
+                if (!same_f32("dx rerun", got2, got, nx)) goto fail;
                 CHECK(get_f32(fx, gxdb2, d_xdb, s.in), "download: %s", ffnn_last_error());
-                if (!same_bits("dx_db rerun", gxdb2, gxdb, s.in)) goto fail;
+                if (!same_f32("dx_db rerun", gxdb2, gxdb, s.in)) goto fail;
                 CHECK(get_f32(fx, got2, d_dW, nw), "download: %s", ffnn_last_error());
-                if (!same_bits("dW rerun", got2, gdW, nw)) goto fail;
+                if (!same_f32("dW rerun", got2, gdW, nw)) goto fail;
             }
         }
     }
@@ -553,11 +542,6 @@ static int scaled_close(const char *what, const float *got, const float *want,
     if (require_differ && !differs)
         fprintf(stderr, "    %s: equal to fp32 everywhere: tensor cores not in use?\n", what);
     return bad == 0 && (differs > 0 || !require_differ);
-}
-
-static void abs_copy(float *dst, const float *src, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) dst[i] = fabsf(src[i]);
 }
 
 /* Forward (+ bias, relu) and backward (dx, dW, db) with --precision tf32 (or bf16,
@@ -731,7 +715,7 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             CHECK_OK(fx->gpu->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
                                                 s.out, f));
             CHECK(get_f32(fx, got2, d_a, nz), "download: %s", ffnn_last_error());
-            if (!same_bits("forward rerun", got2, got, nz)) goto fail;
+            if (!same_f32("forward rerun", got2, got, nz)) goto fail;
             /* backward with x_act f, bias, sgd */
             ffnn_optimizer_step step;
             memset(&step, 0, sizeof step);
@@ -749,18 +733,18 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             if (!scaled_close("dW", gdW, dW_c, SdW, nw, s.batch, differ && nw >= 64))
                 goto fail;
             CHECK(get_f32(fx, got, d_db, s.out), "download: %s", ffnn_last_error());
-            if (!same_bits(db_chunks > 1 ? "db (the plan's chunked order)"
+            if (!same_f32(db_chunks > 1 ? "db (the plan's chunked order)"
                                          : "db (the CPU's summation order)",
                            got, db_c, s.out))
                 goto fail;
             CHECK(get_f32(fx, got, d_W, nw), "download: %s", ffnn_last_error());
             memcpy(Wn, W, nw * sizeof(float));
             ffnn_cpu_sgd_update(Wn, gdW, nw, lr);
-            if (!same_bits("W after sgd (on the GPU's dW)", got, Wn, nw)) goto fail;
+            if (!same_f32("W after sgd (on the GPU's dW)", got, Wn, nw)) goto fail;
             CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
             memcpy(bn, b, s.out * sizeof(float));
             ffnn_cpu_sgd_update(bn, db_c, s.out, lr);
-            if (!same_bits("b after sgd", got, bn, s.out)) goto fail;
+            if (!same_f32("b after sgd", got, bn, s.out)) goto fail;
         }
         res = TEST_PASS;
         goto done;
@@ -874,9 +858,9 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
         fprintf(stderr, "    %s: %s\n", what, ffnn_last_error());
         goto done;
     }
-    int ok = get_f32(fx, got, d_dW, nw) && same_bits("dW", got, dW_c, nw);
-    ok = ok && get_f32(fx, got, d_db, s.out) && same_bits("db", got, db_c, s.out);
-    ok = ok && get_f32(fx, got, d_dx, nx) && same_bits("dx", got, dx_c, nx);
+    int ok = get_f32(fx, got, d_dW, nw) && same_f32("dW", got, dW_c, nw);
+    ok = ok && get_f32(fx, got, d_db, s.out) && same_f32("db", got, db_c, s.out);
+    ok = ok && get_f32(fx, got, d_dx, nx) && same_f32("dx", got, dx_c, nx);
     ffnn_optimizer_step step;
     memset(&step, 0, sizeof step);
     step.kind = FFNN_OPT_SGD;
@@ -889,8 +873,8 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     }
     for (size_t i = 0; i < nw; ++i) W[i] -= 0.5f * dW_c[i];
     for (size_t i = 0; i < s.out; ++i) b[i] -= 0.5f * db_c[i];
-    ok = ok && get_f32(fx, got, d_W, nw) && same_bits("W after sgd", got, W, nw);
-    ok = ok && get_f32(fx, got, d_b, s.out) && same_bits("b after sgd", got, b, s.out);
+    ok = ok && get_f32(fx, got, d_W, nw) && same_f32("W after sgd", got, W, nw);
+    ok = ok && get_f32(fx, got, d_b, s.out) && same_f32("b after sgd", got, b, s.out);
     if (!ok) fprintf(stderr, "    %s: not the cpu's bits\n", what);
     res = ok ? TEST_PASS : TEST_FAIL;
 done:
@@ -970,7 +954,7 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
             float *row = xt + i * 3 * s.batch;
             row[n] = small, row[s.batch + n] = big, row[2 * s.batch + n] = big;
         }
-    int ok = same_bits("prepared xt", got, xt, 3 * nx);
+    int ok = same_f32("prepared xt", got, xt, 3 * nx);
     /* the same bits from the op with and without it: dx, dW, db; then W, b after sgd */
     ffnn_optimizer_step step;
     memset(&step, 0, sizeof step);
@@ -992,7 +976,7 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
         if (!ok) fprintf(stderr, "    %s (xt %s): %s\n", what, given ? "given" : "none",
                          ffnn_last_error());
     }
-    ok = ok && same_bits("dW, db, W after sgd: xt given vs none", got, ref, nout);
+    ok = ok && same_f32("dW, db, W after sgd: xt given vs none", got, ref, nout);
     res = ok ? TEST_PASS : TEST_FAIL;
 done:
     free(x), free(W), free(b), free(dz), free(xt), free(ref), free(got);
@@ -1105,9 +1089,9 @@ static test_result lt_dw_beside_body(fixture *fx)
                 goto done;
             }
             const float *a = beside, *b = in_order;
-            if (!same_bits("dx", a, b, nx1) || !same_bits("dx_db", a + nx1, b + nx1, BS_H) ||
-                !same_bits(with_sgd ? "W1" : "dW1", a + nx1 + BS_H, b + nx1 + BS_H, nw1) ||
-                !same_bits(with_sgd ? "W0" : "dW0", a + nx1 + BS_H + nw1,
+            if (!same_f32("dx", a, b, nx1) || !same_f32("dx_db", a + nx1, b + nx1, BS_H) ||
+                !same_f32(with_sgd ? "W1" : "dW1", a + nx1 + BS_H, b + nx1 + BS_H, nw1) ||
+                !same_f32(with_sgd ? "W0" : "dW0", a + nx1 + BS_H + nw1,
                            b + nx1 + BS_H + nw1, nw0)) {
                 fprintf(stderr, "    %s%s: beside is not in order's bits\n", what,
                         with_sgd ? " sgd" : "");
@@ -1147,7 +1131,7 @@ static test_result transpose_body(fixture *fx)
                 for (size_t c = 0; c < cols; ++c) want[c * rows + y] = a[y * cols + c];
             float *d_a = dev_f32(fx, a, n), *d_t = dev_f32(fx, NULL, n);
             ok = d_a && d_t && fx->gpu->prepare_xt(fx->ctx, d_a, rows, cols, d_t) == FFNN_OK &&
-                 get_f32(fx, got, d_t, n) && same_bits("x^T", got, want, n);
+                 get_f32(fx, got, d_t, n) && same_f32("x^T", got, want, n);
         }
         free(a), free(want), free(got);
         fx_reset(fx);
