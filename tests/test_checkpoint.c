@@ -954,26 +954,8 @@ TEST_DIR_CASE("ck", tampered_refused)
 static int run_cli(const char *dir, const char *name, const char *const *args)
 {
     char out[512];
-    const char *argv[40];
-    int n = 0, status = 0;
-    argv[n++] = CLI;
-    while (*args && n < 39)
-        argv[n++] = *args++;
-    argv[n] = NULL;
     snprintf(out, sizeof out, "%s/%s.out", dir, name);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *f = freopen(out, "w", stdout);
-        if (!f || dup2(fileno(stdout), 2) < 0)
-            _exit(126);
-        execv(CLI, (char *const *)argv);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &status, 0) != pid)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return cli_run(args, out, NULL);
 }
 
 /* needle occurs in b. */

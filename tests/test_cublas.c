@@ -43,16 +43,12 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "strategy/strategy.h"
 #include "test_backend_ctx.h"
 #include "ffnn.h"
 #include "test_numeric.h"
 
-#define SKIP_WITHOUT_GPU()                                                        \
-    do {                                                                          \
-        if (!ffnn_has_cuda()) SKIP("build has no CUDA");                          \
-        if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");                   \
-    } while (0)
 
 #define REL_FP32 1e-5
 #define REL_TF32 (1.0 / 512.0 + 1e-5) /* 2^-9: TF32 products           */

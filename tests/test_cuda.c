@@ -21,6 +21,7 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "core/activation.h"
 #include "core/dropout.h"
 #include "test_backend_ctx.h"
@@ -116,8 +117,7 @@ typedef test_result (*fixture_body)(fixture *fx);
 static test_result with_fixture(char *why, size_t why_size, ffnn_strategy kernels,
                                 fixture_body body)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     fixture fx;
     memset(&fx, 0, sizeof fx);
     fx.gpu = ffnn_cuda_backend();
@@ -216,10 +216,7 @@ static test_result deterministic_body(fixture *fx)
     return result;
 }
 
-static test_result test_dense_deterministic(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, deterministic_body);
-}
+TEST_WITH(test_dense_deterministic, with_fixture, FFNN_STRATEGY_TILED, deterministic_body)
 
 /* ------------------------------------------------------------------ the head */
 
@@ -482,10 +479,7 @@ static test_result head_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result test_head(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, head_body);
-}
+TEST_WITH(test_head, with_fixture, FFNN_STRATEGY_TILED, head_body)
 
 /* softmax_ce_head on a tf32 context with h and W that TF32 does not hold (in 1024 and
  * 1028 > FFNN_HEAD_FUSED_MAX_IN: the tensor-core logits; 1028 ends in a part chunk):
@@ -571,10 +565,7 @@ static test_result head_tf32_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result test_head_tf32(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, head_tf32_body);
-}
+TEST_WITH(test_head_tf32, with_fixture, FFNN_STRATEGY_TILED, head_tf32_body)
 
 /* A plain-SGD step of rate lr for optimizer_update. */
 static ffnn_optimizer_step sgd_step(float lr)
@@ -611,16 +602,12 @@ static test_result alloc_too_large_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result test_alloc_too_large(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, alloc_too_large_body);
-}
+TEST_WITH(test_alloc_too_large, with_fixture, FFNN_STRATEGY_TILED, alloc_too_large_body)
 
 /* Device queries are consistent with the skip conditions. */
 static test_result test_device_queries(char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     char name[256];
     memset(name, 'x', sizeof name);
     ffnn_cuda_device_name(name, sizeof name);

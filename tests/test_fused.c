@@ -43,6 +43,7 @@
 #include "backend/backend.h"
 #include "backend/gemm_plan.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "test_backend_ctx.h"
 #include "test_parity.h"
 #include "backend/cpu/cpu_ops.h"
@@ -130,8 +131,7 @@ typedef test_result (*fx_body)(fixture *fx);
 static test_result with_strategy(char *why, size_t why_size, fx_body body,
                                  ffnn_strategy strategy)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     fixture fx;
     memset(&fx, 0, sizeof fx);
     fx.gpu = ffnn_cuda_backend();
@@ -276,10 +276,7 @@ static test_result act_forward_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result fused_act_forward(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, act_forward_body);
-}
+TEST_WITH(fused_act_forward, with_gpu, act_forward_body)
 
 /* ------------------------------------------------------------------ backward */
 
@@ -424,10 +421,7 @@ static test_result backward_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result fused_backward(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, backward_body);
-}
+TEST_WITH(fused_backward, with_gpu, backward_body)
 
 /* ------------------------------------------------------------------ arguments */
 
@@ -456,8 +450,7 @@ static test_result fused_null_context(char *why, size_t why_size)
  * activation, a non-SGD optimizer step; the context keeps working. */
 static test_result fused_arguments(char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     void *ctx = NULL;
@@ -636,10 +629,7 @@ static test_result tf32_body(fixture *fx) { return precision_body(fx, FFNN_PRECI
 static test_result tf32x3_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_TF32X3); }
 static test_result bf16_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_BF16); }
 
-static test_result fused_tf32(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, tf32_body);
-}
+TEST_WITH(fused_tf32, with_gpu, tf32_body)
 
 /* The tensor-core kernel (gemm_mma.cu) on the fused context, every epilogue: per
  * shape and activation f in {identity, relu, sigmoid, tanh}: a = f(x W^T + b)
@@ -767,43 +757,19 @@ static test_result mma_bf16_body(fixture *fx)
 {
     return mma_epilogues_body(fx, FFNN_PRECISION_BF16);
 }
-static test_result fused_bf16(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, bf16_body);
-}
-static test_result fused_mma_tf32(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, mma_tf32_body);
-}
-static test_result fused_mma_bf16(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, mma_bf16_body);
-}
+TEST_WITH(fused_bf16, with_gpu, bf16_body)
+TEST_WITH(fused_mma_tf32, with_gpu, mma_tf32_body)
+TEST_WITH(fused_mma_bf16, with_gpu, mma_bf16_body)
 
 /* The same checks on the cublaslt strategy's context (the fused ops on cuBLASLt
  * epilogues, src/backend/cuda/cublas.cu): the tolerances above, except db (its
  * own summation order: the matmul tolerance) and b after sgd (bit-identical to
  * the CPU update of cuBLASLt's db). */
-static test_result lt_act_forward(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, act_forward_body);
-}
-static test_result lt_backward(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, backward_body);
-}
-static test_result lt_tf32(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, tf32_body);
-}
-static test_result lt_bf16(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, bf16_body);
-}
-static test_result lt_tf32x3(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, tf32x3_body);
-}
+TEST_WITH(lt_act_forward, with_lt, act_forward_body)
+TEST_WITH(lt_backward, with_lt, backward_body)
+TEST_WITH(lt_tf32, with_lt, tf32_body)
+TEST_WITH(lt_bf16, with_lt, bf16_body)
+TEST_WITH(lt_tf32x3, with_lt, tf32x3_body)
 
 /* ---------------------------------------------- cuBLASLt tf32 dW through x^T */
 
@@ -902,10 +868,7 @@ static test_result lt_dw_transposed_body(fixture *fx)
     }
     return TEST_PASS;
 }
-static test_result lt_dw_transposed(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, lt_dw_transposed_body);
-}
+TEST_WITH(lt_dw_transposed, with_lt, lt_dw_transposed_body)
 
 /* TF32 of v as cvt.rna.tf32.f32 rounds it (to nearest, ties away from zero; finite v). */
 static float host_tf32(float v)
@@ -1003,10 +966,7 @@ static test_result lt_tf32x3_xt_body(fixture *fx)
     }
     return TEST_PASS;
 }
-static test_result lt_tf32x3_prepared_xt(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, lt_tf32x3_xt_body);
-}
+TEST_WITH(lt_tf32x3_prepared_xt, with_lt, lt_tf32x3_xt_body)
 
 /* ------------------------------------ the weight gradient beside (dw_side) */
 
@@ -1104,10 +1064,7 @@ done:
     fx_reset(fx);
     return res;
 }
-static test_result lt_dw_beside(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, lt_dw_beside_body);
-}
+TEST_WITH(lt_dw_beside, with_lt, lt_dw_beside_body)
 
 /* ----------------------------------------------- x^T for the weight gradient */
 
@@ -1139,10 +1096,7 @@ static test_result transpose_body(fixture *fx)
     }
     return TEST_PASS;
 }
-static test_result cuda_transpose_exact(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, transpose_body);
-}
+TEST_WITH(cuda_transpose_exact, with_lt, transpose_body)
 
 /* x^T given to the op on the fused strategy's own kernels: FFNN_ERR_INVALID_ARGUMENT;
  * dense_backward_wants_xt is 0 there. */
@@ -1160,10 +1114,7 @@ static test_result fused_xt_rejected_body(fixture *fx)
     fx_reset(fx);
     return TEST_PASS;
 }
-static test_result fused_xt_rejected(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, fused_xt_rejected_body);
-}
+TEST_WITH(fused_xt_rejected, with_gpu, fused_xt_rejected_body)
 
 /* The rule of gemm_plan.h ffnn_lt_dw_transposes_x (no GPU needed): tf32 only, and
  * only from 768 inputs, 1024 outputs and batch 1024 (where the survey measured a

@@ -15,6 +15,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "test_numeric.h"
 #include "ffnn.h"
 #include "backend/omp/omp_kernels.h"
@@ -101,13 +102,12 @@ static test_result test_dense_thread_invariant(char *why, size_t why_size)
 
 /* ------------------------------------------------------------------ training */
 
-static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
 /* The first 12,800 Fashion-MNIST training images (200 batches of 64). */
 static ffnn_status load_train_12800(ffnn_dataset **out)
 {
     ffnn_dataset *full = NULL;
-    ffnn_status st = ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL);
+    ffnn_status st = ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &full, NULL);
     if (st == FFNN_OK)
         st = ffnn_dataset_slice(full, 0, 12800, out);
     ffnn_dataset_free(full);
@@ -239,7 +239,7 @@ static test_result test_threads_config(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *full = NULL, *data = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL) == FFNN_OK,
+    CHECK(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &full, NULL) == FFNN_OK,
           "Fashion-MNIST missing (%s)", ffnn_last_error());
     CHECK_OK(ffnn_dataset_slice(full, 0, 256, &data));
     ffnn_dataset_free(full);

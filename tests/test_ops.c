@@ -12,9 +12,13 @@
  *   targets    (targets_make) omp: each kernel set FFNN_OMP_ISA this CPU runs
  *              (avx512, avx2, baseline) x 1, 2, 3 threads; cuda: each matmul
  *              variant (naive, tiled, cublas, cublaslt: backend.h
- *              ffnn_matmul_variant) x precision (fp32, tf32, tf32x3, bf16 where the
- *              backend has the capability). The matmul ops run on every target, the
- *              others (one kind of kernel per backend) on one target per backend.
+ *              ffnn_matmul_variant) x precision (fp32, tf32, tf32x3, bf16) that a
+ *              strategy runs (the strategy table's matmul and precisions) and the
+ *              backend's capabilities allow. The matmul ops run on every target (the
+ *              plain dense ops of the own kernels, fp32 in every precision, once per
+ *              variant; local1d on the own kernels), the others (one kind of kernel
+ *              per backend) on one target per backend (omp 2 threads, cuda tiled),
+ *              the bf16 ops on cublaslt bf16.
  *   lines      one per entry compared: op, backend, variant, precision, shape, FLOPs,
  *              the largest absolute and relative error, the worst error as a
  *              fraction of its bound, and the tolerance; a target or op a machine
@@ -66,6 +70,7 @@
 #include "core/activation.h"
 #include "core/dropout.h"
 #include "ffnn.h"
+#include "strategy/strategy.h"
 #include "test_numeric.h"
 
 /* ------------------------------------------------------------------ targets */
@@ -143,7 +148,9 @@ static void omp_targets(targets *T)
         unsetenv("FFNN_OMP_ISA");
 }
 
-/* The cuda targets: each matmul variant x each precision its capabilities take. */
+/* The cuda targets: each matmul variant x precision that a strategy runs (the
+ * strategy table's matmul and precisions, strategy/strategy.h), where the
+ * backend's capabilities have it. */
 static void cuda_targets(targets *T)
 {
     if (!ffnn_has_cuda() || ffnn_cuda_device_count() == 0) {
@@ -151,44 +158,42 @@ static void cuda_targets(targets *T)
         return;
     }
     const ffnn_backend_ops *ops = ffnn_cuda_backend();
-    static const struct {
-        const char *name;
-        ffnn_matmul_variant matmul;
-    } variants[] = {{"naive", FFNN_MATMUL_NAIVE},
-                    {"tiled", FFNN_MATMUL_TILED},
-                    {"cublas", FFNN_MATMUL_LIBRARY},
-                    {"cublaslt", FFNN_MATMUL_LIBRARY_LT}};
+    static const char *variant_names[] = {"tiled", "naive", "cublas", "cublaslt"};
     static const ffnn_precision precs[] = {FFNN_PRECISION_FP32, FFNN_PRECISION_TF32,
                                            FFNN_PRECISION_TF32X3, FFNN_PRECISION_BF16};
-    for (size_t v = 0; v < 4; v++) {
-        const int library = variants[v].matmul >= FFNN_MATMUL_LIBRARY;
-        if (library && !(ops->caps & FFNN_CAP_LIBRARY_MATMUL)) {
-            add_skip(T, "cuda %s: %s", variants[v].name, "no library matmul (caps)");
-            continue;
-        }
+    static const ffnn_matmul_variant variants[] = {FFNN_MATMUL_NAIVE, FFNN_MATMUL_TILED,
+                                                   FFNN_MATMUL_LIBRARY, FFNN_MATMUL_LIBRARY_LT};
+    for (size_t v = 0; v < 4; v++)
         for (size_t p = 0; p < 4 && T->n < MAX_TARGETS; p++) {
-            if ((precs[p] == FFNN_PRECISION_BF16 && !(ops->caps & FFNN_CAP_BF16)) ||
+            int runs = 0; /* a strategy runs this pair */
+            for (int id = 0; id < FFNN_STRATEGY_COUNT; id++) {
+                const ffnn_strategy_impl *si = ffnn_strategy_get((ffnn_strategy)id);
+                runs |= si && si->matmul == variants[v] &&
+                        (si->precisions & FFNN_PRECISION_BIT(precs[p]));
+            }
+            const int library = variants[v] >= FFNN_MATMUL_LIBRARY;
+            if (!runs || (library && !(ops->caps & FFNN_CAP_LIBRARY_MATMUL)) ||
+                (precs[p] == FFNN_PRECISION_BF16 && !(ops->caps & FFNN_CAP_BF16)) ||
                 (precs[p] != FFNN_PRECISION_FP32 && precs[p] != FFNN_PRECISION_BF16 &&
                  !(ops->caps & FFNN_CAP_TF32)))
                 continue;
             target *t = &T->t[T->n];
-            const ffnn_backend_options o = {1, variants[v].matmul, precs[p], 0, 0};
+            const ffnn_backend_options o = {1, variants[v], precs[p], 0, 0};
             if (ops->create(&o, &t->ctx) != FFNN_OK) {
                 char what[48];
-                snprintf(what, sizeof what, "%s %s", variants[v].name, precision_name(precs[p]));
+                snprintf(what, sizeof what, "%s %s", variant_names[variants[v]],
+                         precision_name(precs[p]));
                 add_skip(T, "cuda %s: %s", what, ffnn_last_error());
                 continue;
             }
             t->ops = ops;
-            snprintf(t->variant, sizeof t->variant, "%s", variants[v].name);
+            snprintf(t->variant, sizeof t->variant, "%s", variant_names[variants[v]]);
             t->precision = precs[p];
             t->plain = library ? precs[p] : FFNN_PRECISION_FP32;
             t->host = 0;
-            t->elementwise = variants[v].matmul == FFNN_MATMUL_TILED &&
-                             precs[p] == FFNN_PRECISION_FP32;
+            t->elementwise = variants[v] == FFNN_MATMUL_TILED && precs[p] == FFNN_PRECISION_FP32;
             T->n++;
         }
-    }
 }
 
 static void targets_make(targets *T)
@@ -294,11 +299,9 @@ typedef struct result {
     int ok;
 } result;
 
-static void result_init(result *r)
-{
-    memset(r, 0, sizeof *r);
-    r->ok = 1;
-}
+#define RESULT_INIT ((result){.ok = 1})
+
+static void result_init(result *r) { *r = RESULT_INIT; }
 
 /* Compare n floats (S may be NULL: 0) into r; prints the first fault. */
 static void compare(result *r, const char *what, const float *got, const float *want,
@@ -413,6 +416,11 @@ static void say_missing(const targets *T, group *g, const char *name, size_t off
         printf("     skip %s on %s: the backend has no %s\n", g->op, T->t[i].ops->name, name);
     }
 }
+
+/* Each target t of group g for which `filter` (an expression of t) holds. */
+#define FOR_TARGETS(g, t, filter)                                                  \
+    for (const target *t = (g)->T.t; t < (g)->T.t + (g)->T.n; t++)                 \
+        if (filter)
 
 /* Whether target t's backend has the optional op `field`. */
 #define HAS(t, field) ((t)->ops->field != NULL)
@@ -721,14 +729,11 @@ static test_result dense_group(char *why, size_t why_size, dense_op op)
     return group_end(&g, why, why_size);
 }
 
-/* One test of dense_group per op. */
-#define DENSE_TEST(name, op)                                                       \
-    static test_result name(char *why, size_t why_size) { return dense_group(why, why_size, op); }
-DENSE_TEST(test_dense_forward, DENSE_FWD)
-DENSE_TEST(test_dense_backward, DENSE_BWD)
-DENSE_TEST(test_dense_act_forward, DENSE_ACT)
-DENSE_TEST(test_dense_backward_fused, DENSE_BWD_FUSED)
-DENSE_TEST(test_dense_packed, DENSE_PACKED)
+TEST_WITH(test_dense_forward, dense_group, DENSE_FWD)
+TEST_WITH(test_dense_backward, dense_group, DENSE_BWD)
+TEST_WITH(test_dense_act_forward, dense_group, DENSE_ACT)
+TEST_WITH(test_dense_backward_fused, dense_group, DENSE_BWD_FUSED)
+TEST_WITH(test_dense_packed, dense_group, DENSE_PACKED)
 
 /* ------------------------------------------------------------------ local1d */
 
@@ -773,13 +778,9 @@ static test_result local1d_group(char *why, size_t why_size, int backward)
         char sh[48];
         snprintf(sh, sizeof sh, "%zux%zu R%zu %s", s.batch, s.N, s.R,
                  s.padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
-        for (size_t k = 0; k < g.T.n; k++) {
-            const target *t = &g.T.t[k];
-            if (!l1d_target(t))
-                continue;
+        FOR_TARGETS(&g, t, l1d_target(t)) {
             pool p = {.t = t};
-            result r;
-            result_init(&r);
+            result r = RESULT_INIT;
             const void *dxi = dbuf(&p, x, nx * 4), *dWi = dbuf(&p, W, nw * 4);
             const void *dbi = dbuf(&p, b, M * 4), *ddz = dbuf(&p, dz, nz * 4);
             void *o1 = dbuf(&p, NULL, (backward ? nx : nz) * 4), *o2 = dbuf(&p, NULL, nw * 4);
@@ -820,14 +821,8 @@ static test_result local1d_group(char *why, size_t why_size, int backward)
     return group_end(&g, why, why_size);
 }
 
-static test_result test_local1d_forward(char *why, size_t why_size)
-{
-    return local1d_group(why, why_size, 0);
-}
-static test_result test_local1d_backward(char *why, size_t why_size)
-{
-    return local1d_group(why, why_size, 1);
-}
+TEST_WITH(test_local1d_forward, local1d_group, 0)
+TEST_WITH(test_local1d_backward, local1d_group, 1)
 
 /* ------------------------------------------------------------------ element-wise */
 
@@ -875,13 +870,9 @@ static test_result test_activations(char *why, size_t why_size)
             ffnn_cpu_backend.activation_backward(NULL, act, prm, saved, da, dz_ref, n);
             char sh[48];
             snprintf(sh, sizeof sh, "%s(%g) n=%zu", ffnn_activation_name(act), (double)prm, n);
-            for (size_t k = 0; k < g.T.n; k++) {
-                const target *t = &g.T.t[k];
-                if (!t->elementwise)
-                    continue;
+            FOR_TARGETS(&g, t, t->elementwise) {
                 pool p = {.t = t};
-                result r;
-                result_init(&r);
+                result r = RESULT_INIT;
                 const tol tl = t->host ? BITS : (tol){1e-6, 1e-5, 0};
                 void *dz_ = dbuf(&p, z, n * 4), *dsv = dbuf(&p, saved, n * 4);
                 void *dda = dbuf(&p, da, n * 4), *da_out = dbuf(&p, NULL, n * 4);
@@ -1084,13 +1075,9 @@ static test_result test_optimizers(char *why, size_t why_size)
             char sh[48];
             snprintf(sh, sizeof sh, "%s%s wd%g n=%zu", ffnn_optimizer_name(cfg.optimizer),
                      cfg.nesterov ? "+nesterov" : "", (double)cfg.weight_decay, n);
-            for (size_t k = 0; k < g.T.n; k++) {
-                const target *t = &g.T.t[k];
-                if (!t->elementwise)
-                    continue;
+            FOR_TARGETS(&g, t, t->elementwise) {
                 pool p = {.t = t};
-                result r;
-                result_init(&r);
+                result r = RESULT_INIT;
                 memcpy(pr, p0, n * 4);
                 memset(sr, 0, (ns + 1) * 4);
                 void *dp = dbuf(&p, p0, n * 4), *ds = dbuf(&p, sr, (ns + 1) * 4);
@@ -1199,13 +1186,9 @@ static test_result test_clip_dropout_ema(char *why, size_t why_size)
             g.failed++;
         char sh[32];
         snprintf(sh, sizeof sh, "n=%zu", n);
-        for (size_t k = 0; k < g.T.n; k++) {
-            const target *t = &g.T.t[k];
-            if (!t->elementwise)
-                continue;
+        FOR_TARGETS(&g, t, t->elementwise) {
             pool p = {.t = t};
-            result r;
-            result_init(&r);
+            result r = RESULT_INIT;
             void *dg[2] = {dbuf(&p, g0, n * 4), dbuf(&p, g0, n * 4)};
             void *dnorm = dbuf(&p, NULL, 8), *de = dbuf(&p, e, n * 4), *dd = dbuf(&p, NULL, n * 4);
             void *dge = dbuf(&p, g0, n * 4);
@@ -1280,13 +1263,9 @@ static test_result test_gather(char *why, size_t why_size)
                 char sh[48];
                 snprintf(sh, sizeof sh, "%s%s b%zu f%zu", float_x ? "f32" : "u8",
                          float_t ? "+t" : "+y", batch, features);
-                for (size_t k = 0; k < g.T.n; k++) {
-                    const target *t = &g.T.t[k];
-                    if (!t->elementwise)
-                        continue;
+                FOR_TARGETS(&g, t, t->elementwise) {
                     pool p = {.t = t};
-                    result r;
-                    result_init(&r);
+                    result r = RESULT_INIT;
                     const ffnn_gather_source dsrc = {
                         float_x ? NULL : dbuf(&p, images, count * features),
                         float_x ? dbuf(&p, values, count * features * 4) : NULL, features,
@@ -1329,7 +1308,9 @@ static test_result test_gather(char *why, size_t why_size)
  *                    the shadow the bf16 bits of the updated parameters, exactly */
 static int bf16_target(const target *t)
 {
-    return t->precision == FFNN_PRECISION_BF16 && HAS(t, to_bf16) &&
+    /* the mixed-precision ops run on cuBLASLt (the cublaslt strategy) only */
+    return t->precision == FFNN_PRECISION_BF16 && !strcmp(t->variant, "cublaslt") &&
+           HAS(t, to_bf16) &&
            HAS(t, dense_act_forward_bf16) && HAS(t, optimizer_update_bf16);
 }
 

@@ -6,15 +6,15 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "test_parity.h"
 
-static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
 /* Fashion-MNIST from Debian's dataset-fashion-mnist (installed by .ci/run). */
 static ffnn_status load_fashion(ffnn_dataset **train, ffnn_dataset **test)
 {
-    return ffnn_dataset_load_idx_dir(fashion_dir, train, test);
+    return ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, train, test);
 }
 
 /* 784-256relu-10 on the first 10,000 Fashion-MNIST training images, 1 epoch,
@@ -86,10 +86,7 @@ static test_result cpu_one_epoch_momentum(char *why, size_t why_size)
  * momentum 0.9 (lr 0.01) and Adam (lr 1e-3, PyTorch's defaults). */
 static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda())
-        SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0)
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK(load_fashion(&train, &test) == FFNN_OK, "Fashion-MNIST missing: %s",
           ffnn_last_error());
