@@ -100,16 +100,10 @@ static test_result follows_cpu(char *why, size_t why_size)
             CHECK(gpu->run.mixed != NULL, "%s: the bf16 pipeline is off", nets[a].arch);
             const double tol = nets[a].layers * ldexp(1.0, -6);
             double worst = 0;
-            for (int s = 1; s <= steps; s++) {
-                double lc, lg;
-                CHECK_OK(ffnn_trainer_step(cpu, &lc));
-                CHECK_OK(ffnn_trainer_step(gpu, &lg));
-                const double rel = fabs(lg - lc) / fabs(lc);
-                if (rel > worst)
-                    worst = rel;
-                CHECK(rel <= tol, "%s %s step %d: cpu %.8f, bf16 %.8f (rel %.2e > %.2e)",
-                      nets[a].arch, opts[o].name, s, lc, lg, rel, tol);
-            }
+            char what[96];
+            snprintf(what, sizeof what, "%s %s bf16", nets[a].arch, opts[o].name);
+            if (test_steps_within(cpu, gpu, steps, tol, what, &worst) != TEST_PASS)
+                return TEST_FAIL;
             CHECK(worst > 1e-5, "%s %s: within %.2e of fp32 for %d steps: bf16 not in use?",
                   nets[a].arch, opts[o].name, worst, steps);
             printf("     %s cublaslt bf16 %s: %d steps, worst relative loss difference %.2e "

@@ -184,7 +184,7 @@ static test_result follows_cpu_in(ffnn_strategy kernels, ffnn_precision prec, ch
     LOAD_FASHION(&train, &test);
     const int persistent = kernels == FFNN_STRATEGY_PERSISTENT;
     const char *archs[] = {"784-64relu-10", "784-33tanh-10", "784-48sigmoid-24relu-10"};
-    const struct { ffnn_optimizer opt; int nesterov; float lr; const char *name; } opts[] = {
+    const test_follow_opt opts[] = {
         {FFNN_OPT_SGD, 0, 0.05f, "sgd"},
         {FFNN_OPT_MOMENTUM, 1, 0.01f, "nesterov"},
         {FFNN_OPT_ADAM, 0, 0.001f, "adam"},
@@ -195,31 +195,8 @@ static test_result follows_cpu_in(ffnn_strategy kernels, ffnn_precision prec, ch
         for (int o = 0; o < 3; o++) {
             if (persistent && o > 0)
                 continue; /* plain sgd only */
-            ffnn_model *m = NULL;
-            CHECK_OK(ffnn_model_create(archs[a], &m));
-            CHECK_OK(ffnn_model_init(m, 3));
-            ffnn_train_config cfg = ffnn_train_config_default();
-            cfg.batch_size = 64;
-            cfg.optimizer = opts[o].opt;
-            cfg.nesterov = opts[o].nesterov;
-            cfg.learning_rate = opts[o].lr;
-            cfg.seed = 5;
-            cfg.strategy = kernels;
-            cfg.precision = prec;
-            ffnn_trainer *cpu = NULL, *gpu = NULL;
-            CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
-            CHECK(ffnn_trainer_strategy(gpu) == kernels, "%s ran as %s", ffnn_strategy_name(kernels),
-                  ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
-            double worst = 0;
-            char what[160];
-            snprintf(what, sizeof what, "%s %s %s %s", archs[a], ffnn_strategy_name(kernels),
-                     ffnn_precision_name(prec), opts[o].name);
-            if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+            if (test_follow_optimizer(train, archs[a], kernels, prec, &opts[o], 200) != TEST_PASS)
                 return TEST_FAIL;
-            printf("     %s: 200 steps, worst relative loss difference %.2e\n", what, worst);
-            ffnn_trainer_free(cpu);
-            ffnn_trainer_free(gpu);
-            ffnn_model_free(m);
         }
     }
     ffnn_dataset_free(train);
@@ -291,18 +268,12 @@ static test_result tensor_follows(char *why, size_t why_size)
                 const int control = kinds[k] == FFNN_STRATEGY_CUBLAS;
                 const int steps = test_quick() ? 4 : 200;
                 double worst = 0;
-                for (int st = 1; st <= steps; st++) {
-                    double lc, lg;
-                    CHECK_OK(ffnn_trainer_step(cpu, &lc));
-                    CHECK_OK(ffnn_trainer_step(gpu, &lg));
-                    const double rel = fabs(lg - lc) / fabs(lc);
-                    if (rel > worst)
-                        worst = rel;
-                    CHECK(control || rel <= bound,
-                          "%s %s %s step %d: cpu loss %.8f, cuda loss %.8f (rel %.2e > %.2e)",
-                          archs[a], ffnn_strategy_name(kinds[k]),
-                          ffnn_precision_name(precs[p]), st, lc, lg, rel, bound);
-                }
+                char what[128];
+                snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_strategy_name(kinds[k]),
+                         ffnn_precision_name(precs[p]));
+                if (test_steps_within(cpu, gpu, steps, control ? INFINITY : bound, what, &worst) !=
+                    TEST_PASS)
+                    return TEST_FAIL;
                 printf("     %s %s %s: %d steps, worst relative loss difference %.2e "
                        "(bound %.2e%s)\n",
                        archs[a], ffnn_strategy_name(kinds[k]), ffnn_precision_name(precs[p]),
