@@ -80,18 +80,18 @@ enum { MAX_TARGETS = 32 };
 typedef struct target {
     const ffnn_backend_ops *ops;
     void *ctx;
-    char variant[24];         /* "avx2/3t", "tiled", "cublaslt", ...                */
+    char variant[24]; /* "avx2/3t", "tiled", "cublaslt", ...                */
     ffnn_precision precision; /* the context's options.precision                   */
-    ffnn_precision plain;     /* what dense_forward/backward run in: the library's
+    ffnn_precision plain; /* what dense_forward/backward run in: the library's
                                  precision, fp32 for the own kernels (backend.h)    */
-    int host;                 /* host memory: element-wise ops give the reference's bits */
-    int elementwise;          /* the one target per backend for the non-matmul ops */
+    int host; /* host memory: element-wise ops give the reference's bits */
+    int elementwise; /* the one target per backend for the non-matmul ops */
 } target;
 
 typedef struct targets {
     target t[MAX_TARGETS];
     size_t n;
-    char skips[16][160];      /* why a backend or variant is not here */
+    char skips[16][160]; /* why a backend or variant is not here */
     size_t nskips;
 } targets;
 
@@ -294,8 +294,8 @@ static tol matmul_tol(ffnn_precision p, size_t K)
 /* What one entry compared: the worst over all its outputs. */
 typedef struct result {
     double max_abs, max_rel, worst; /* worst: max |diff| / bound (bits: 0 or inf) */
-    tol shown;                      /* the tolerance of the worst output            */
-    int compared;                   /* outputs compared so far                      */
+    tol shown; /* the tolerance of the worst output            */
+    int compared; /* outputs compared so far                      */
     int ok;
 } result;
 
@@ -334,8 +334,8 @@ static void compare(result *r, const char *what, const float *got, const float *
         r->shown = t;
     }
     if (bad) {
-        fprintf(stderr, "    %s: %zu of %zu values off; first at [%zu]: got %.9g want %.9g\n",
-                what, bad, n, first, (double)got[first], (double)want[first]);
+        fprintf(stderr, "    %s: %zu of %zu values off; first at [%zu]: got %.9g want %.9g\n", what,
+                bad, n, first, (double)got[first], (double)want[first]);
         r->ok = 0;
     }
 }
@@ -383,15 +383,26 @@ static void entry_line(group *g, const char *op, const target *t, ffnn_precision
         snprintf(tl, sizeof tl, "%.1e+%.0e|w|", r->shown.atol, r->shown.rtol);
     printf("     %-4s %-20s %-4s %-11s %-6s %-22s %8.2e flop  abs %8.2e rel %8.2e  "
            "%5.2f of tol %s\n",
-           r->ok ? "ok" : "FAIL", op, t->ops->name, t->variant, precision_name(prec), shape,
-           flops, r->max_abs, r->max_rel, r->worst, tl);
+           r->ok ? "ok" : "FAIL", op, t->ops->name, t->variant, precision_name(prec), shape, flops,
+           r->max_abs, r->max_rel, r->worst, tl);
+}
+
+/* 1 when a host buffer of hp could not be had: counted as a failure of g, hp freed. */
+static int host_failed(group *g, pool *hp)
+{
+    if (!hp->failed)
+        return 0;
+    fprintf(stderr, "    %s: host buffers: out of memory\n", g->op);
+    g->failed++;
+    pool_free(hp);
+    return 1;
 }
 
 static test_result group_end(group *g, char *why, size_t why_size)
 {
     targets_free(&g->T);
-    printf("     %s: %zu entries compared, %zu failed, %zu skipped\n", g->op, g->entries,
-           g->failed, g->skipped);
+    printf("     %s: %zu entries compared, %zu failed, %zu skipped\n", g->op, g->entries, g->failed,
+           g->skipped);
     if (g->failed)
         return TEST_FAIL;
     if (g->entries == 0)
@@ -418,8 +429,8 @@ static void say_missing(const targets *T, group *g, const char *name, size_t off
 }
 
 /* Each target t of group g for which `filter` (an expression of t) holds. */
-#define FOR_TARGETS(g, t, filter)                                                  \
-    for (const target *t = (g)->T.t; t < (g)->T.t + (g)->T.n; t++)                 \
+#define FOR_TARGETS(g, t, filter)                                                                  \
+    for (const target *t = (g)->T.t; t < (g)->T.t + (g)->T.n; t++)                                 \
         if (filter)
 
 /* Whether target t's backend has the optional op `field`. */
@@ -464,9 +475,9 @@ static void shape_text(char *buf, size_t size, dense_shape s)
  * sums of |terms| S where a target runs a low precision. */
 typedef struct dense_case {
     dense_shape s;
-    float *x, *W, *b, *dz;              /* [batch, in], [out, in], [out], [batch, out] */
-    float *z, *zb, *Sz;                 /* x W^T, + b, |x| |W|^T + |b|  [batch, out]   */
-    float *dx, *dW, *db, *Sdx, *SdW;    /* the backward, and its S                     */
+    float *x, *W, *b, *dz; /* [batch, in], [out, in], [out], [batch, out] */
+    float *z, *zb, *Sz; /* x W^T, + b, |x| |W|^T + |b|  [batch, out]   */
+    float *dx, *dW, *db, *Sdx, *SdW; /* the backward, and its S                     */
 } dense_case;
 
 static void dense_make(pool *hp, rng *r, dense_case *c, int with_S, int backward)
@@ -545,8 +556,9 @@ static void dense_forward_body(const target *t, const dense_case *c, const dense
     void *z0 = dbuf(p, NULL, d->nz * 4), *z1 = dbuf(p, NULL, d->nz * 4);
     pool_check(r, p);
     const tol tl = matmul_tol(t->plain, s.in);
-    if (r->ok && call_ok(r, "dense_forward", t->ops->dense_forward(t->ctx, d->x, d->W, NULL, z0,
-                                                                   s.batch, s.in, s.out)) &&
+    if (r->ok &&
+        call_ok(r, "dense_forward",
+                t->ops->dense_forward(t->ctx, d->x, d->W, NULL, z0, s.batch, s.in, s.out)) &&
         call_ok(r, "dense_forward (bias)",
                 t->ops->dense_forward(t->ctx, d->x, d->W, d->b, z1, s.batch, s.in, s.out))) {
         compare(r, "z", fetch_f32(p, z0, d->nz), c->z, c->Sz, d->nz, tl);
@@ -555,16 +567,17 @@ static void dense_forward_body(const target *t, const dense_case *c, const dense
 }
 
 /* dW, db, dx; then dW alone (dx and db NULL: a first layer without bias). */
-static void dense_backward_body(const target *t, const dense_case *c, const dense_dev *d,
-                                pool *p, result *r)
+static void dense_backward_body(const target *t, const dense_case *c, const dense_dev *d, pool *p,
+                                result *r)
 {
     const dense_shape s = c->s;
     void *dx = dbuf(p, NULL, d->nx * 4), *dW = dbuf(p, NULL, d->nw * 4);
     void *db = dbuf(p, NULL, s.out * 4), *dW2 = dbuf(p, NULL, d->nw * 4);
     pool_check(r, p);
-    if (r->ok && call_ok(r, "dense_backward",
-                         t->ops->dense_backward(t->ctx, d->x, d->W, d->dz, dx, dW, db, s.batch,
-                                                s.in, s.out)) &&
+    if (r->ok &&
+        call_ok(
+            r, "dense_backward",
+            t->ops->dense_backward(t->ctx, d->x, d->W, d->dz, dx, dW, db, s.batch, s.in, s.out)) &&
         call_ok(r, "dense_backward (dx, db NULL)",
                 t->ops->dense_backward(t->ctx, d->x, d->W, d->dz, NULL, dW2, NULL, s.batch, s.in,
                                        s.out))) {
@@ -611,7 +624,8 @@ static void dense_backward_fused_body(const target *t, const dense_case *c, cons
     float *xa = hf32(p, nx), *dx = hf32(p, nx), *dW = hf32(p, nw), *db = hf32(p, s.out);
     float *ax = hf32(p, nx), *adz = hf32(p, nz), *aW = hf32(p, nw), *Sdx = hf32(p, nx);
     float *SdW = hf32(p, nw), *junk = hf32(p, s.out);
-    void *dx_ = dbuf(p, NULL, nx * 4), *dW_ = dbuf(p, NULL, nw * 4), *db_ = dbuf(p, NULL, s.out * 4);
+    void *dx_ = dbuf(p, NULL, nx * 4), *dW_ = dbuf(p, NULL, nw * 4),
+         *db_ = dbuf(p, NULL, s.out * 4);
     void *x_ = dbuf(p, NULL, nx * 4);
     pool_check(r, p);
     if (r->ok)
@@ -620,7 +634,9 @@ static void dense_backward_fused_body(const target *t, const dense_case *c, cons
         const ffnn_activation act = fused_acts[ai];
         for (size_t i = 0; i < nx; i++) {
             const float u = c->x[i];
-            xa[i] = act == FFNN_ACT_RELU ? (u > 0 ? u : 0) : act == FFNN_ACT_SIGMOID ? 0.5f + 0.5f * u : u;
+            xa[i] = act == FFNN_ACT_RELU      ? (u > 0 ? u : 0)
+                    : act == FFNN_ACT_SIGMOID ? 0.5f + 0.5f * u
+                                              : u;
         }
         ffnn_cpu_backend.dense_backward(NULL, xa, c->W, c->dz, dx, dW, db, s.batch, s.in, s.out);
         ffnn_cpu_backend.activation_backward(NULL, act, 0.0f, xa, dx, dx, nx);
@@ -631,8 +647,8 @@ static void dense_backward_fused_body(const target *t, const dense_case *c, cons
         pool_check(r, p);
         if (r->ok && call_ok(r, ffnn_activation_name(act),
                              t->ops->dense_backward_fused(t->ctx, x_, (float *)d->W, NULL, d->dz,
-                                                          dx_, dW_, db_, NULL, s.batch, s.in,
-                                                          s.out, act, NULL, NULL, 0))) {
+                                                          dx_, dW_, db_, NULL, s.batch, s.in, s.out,
+                                                          act, NULL, NULL, 0))) {
             compare(r, "dx", fetch_f32(p, dx_, nx), dx, Sdx, nx, matmul_tol(t->precision, s.out));
             compare(r, "dW", fetch_f32(p, dW_, nw), dW, SdW, nw, matmul_tol(t->precision, s.batch));
             compare(r, "db", fetch_f32(p, db_, s.out), db, NULL, s.out,
@@ -654,17 +670,17 @@ static void dense_packed_body(const target *t, const dense_case *c, const dense_
     pool_check(r, p);
     if (!r->ok ||
         !call_ok(r, "dense_pack", t->ops->dense_pack(t->ctx, d->W, s.in, s.out, packed)) ||
-        !call_ok(r, "dense_forward", t->ops->dense_forward(t->ctx, d->x, d->W, d->b, z, s.batch,
-                                                           s.in, s.out)) ||
-        !call_ok(r, "dense_forward_packed",
-                 t->ops->dense_forward_packed(t->ctx, d->x, packed, d->b, zp, s.batch, s.in,
-                                              s.out)))
+        !call_ok(r, "dense_forward",
+                 t->ops->dense_forward(t->ctx, d->x, d->W, d->b, z, s.batch, s.in, s.out)) ||
+        !call_ok(
+            r, "dense_forward_packed",
+            t->ops->dense_forward_packed(t->ctx, d->x, packed, d->b, zp, s.batch, s.in, s.out)))
         return;
     for (int part = 0; part < 3 && r->ok && t->ops->dense_forward_packed_part; part++) {
         size_t j0 = 0, j1 = 0;
         call_ok(r, "dense_forward_packed_part",
-                t->ops->dense_forward_packed_part(t->ctx, d->x, packed, d->b, zparts, s.batch,
-                                                  s.in, s.out, part, 3, &j0, &j1));
+                t->ops->dense_forward_packed_part(t->ctx, d->x, packed, d->b, zparts, s.batch, s.in,
+                                                  s.out, part, 3, &j0, &j1));
     }
     const float *gz = fetch_f32(p, z, nz), *gzp = fetch_f32(p, zp, nz);
     compare(r, "z (packed)", gzp, c->zb, c->Sz, nz, matmul_tol(t->plain, s.in));
@@ -680,9 +696,8 @@ static test_result dense_group(char *why, size_t why_size, dense_op op)
 {
     static const char *names[] = {"dense_forward", "dense_backward", "dense_act_forward",
                                   "dense_forward_packed", "dense_backward_fused"};
-    static const uint64_t seeds[] = {0x9E3779B97F4A7C15ULL, 0xD1B54A32D192ED03ULL,
-                                     0x5EED0F05EDULL, 0x2545F4914F6CDD1DULL,
-                                     0x853C49E6748FEA9BULL};
+    static const uint64_t seeds[] = {0x9E3779B97F4A7C15ULL, 0xD1B54A32D192ED03ULL, 0x5EED0F05EDULL,
+                                     0x2545F4914F6CDD1DULL, 0x853C49E6748FEA9BULL};
     group g;
     group_begin(&g, names[op], seeds[op]);
     if (op == DENSE_ACT)
@@ -694,7 +709,8 @@ static test_result dense_group(char *why, size_t why_size, dense_op op)
     const int with_S = any_low_precision(&g.T);
     int any = 0; /* a target has the op (else no reference to compute) */
     for (size_t k = 0; k < g.T.n; k++)
-        any |= op == DENSE_FWD || op == DENSE_BWD || (op == DENSE_ACT && HAS(&g.T.t[k], dense_act_forward)) ||
+        any |= op == DENSE_FWD || op == DENSE_BWD ||
+               (op == DENSE_ACT && HAS(&g.T.t[k], dense_act_forward)) ||
                (op == DENSE_PACKED && HAS(&g.T.t[k], dense_forward_packed)) ||
                (op == DENSE_BWD_FUSED && HAS(&g.T.t[k], dense_backward_fused));
     /* the forward also on a batch taller than 65535 row tiles of 64 (and 65535 row
@@ -702,7 +718,7 @@ static test_result dense_group(char *why, size_t why_size, dense_op op)
     const size_t count = test_dense_count + (op == DENSE_FWD);
     for (size_t i = 0; i < count && any; i++) {
         dense_case c = {.s = i < test_dense_count ? test_dense_shape(&g.r, i)
-                                                            : (dense_shape){4300000, 2, 3}};
+                                                  : (dense_shape){4300000, 2, 3}};
         pool hp = {.t = NULL};
         dense_make(&hp, &g.r, &c, with_S, op == DENSE_BWD);
         if (hp.failed) {
@@ -772,8 +788,8 @@ static test_result local1d_group(char *why, size_t why_size, int backward)
         fill_uniform(&g.r, dz, nz, -1.0f, 1.0f);
         const ffnn_backend_ops *cpu = &ffnn_cpu_backend;
         for (int k = 0; k < 8; k++) /* act k / 2, bias k % 2 */
-            cpu->local1d_forward(NULL, x, W, k % 2 ? b : NULL, z[k], s.batch, s.N, s.R,
-                                 s.padding, acts[k / 2]);
+            cpu->local1d_forward(NULL, x, W, k % 2 ? b : NULL, z[k], s.batch, s.N, s.R, s.padding,
+                                 acts[k / 2]);
         cpu->local1d_backward(NULL, x, W, dz, dx, dW, db, s.batch, s.N, s.R, s.padding);
         char sh[48];
         snprintf(sh, sizeof sh, "%zux%zu R%zu %s", s.batch, s.N, s.R,
@@ -802,8 +818,8 @@ static test_result local1d_group(char *why, size_t why_size, int backward)
             }
             if (r.ok && backward &&
                 call_ok(&r, "local1d_backward",
-                        t->ops->local1d_backward(t->ctx, dxi, dWi, ddz, o1, o2, o3, s.batch,
-                                                 s.N, s.R, s.padding)) &&
+                        t->ops->local1d_backward(t->ctx, dxi, dWi, ddz, o1, o2, o3, s.batch, s.N,
+                                                 s.R, s.padding)) &&
                 call_ok(&r, "local1d_backward (dW only)",
                         t->ops->local1d_backward(t->ctx, dxi, dWi, ddz, NULL, o4, NULL, s.batch,
                                                  s.N, s.R, s.padding))) {
@@ -813,8 +829,7 @@ static test_result local1d_group(char *why, size_t why_size, int backward)
                 compare(&r, "dW (dx, db NULL)", fetch_f32(&p, o4, nw), dW, NULL, nw, sum_B);
             }
             pool_free(&p);
-            entry_line(&g, g.op, t, FFNN_PRECISION_FP32, sh,
-                       (backward ? 4.0 : 2.0) * nz * s.R, &r);
+            entry_line(&g, g.op, t, FFNN_PRECISION_FP32, sh, (backward ? 4.0 : 2.0) * nz * s.R, &r);
         }
         pool_free(&hp);
     }
@@ -835,13 +850,12 @@ static test_result test_activations(char *why, size_t why_size)
     static const struct {
         ffnn_activation act;
         float param;
-    } acts[] = {{FFNN_ACT_IDENTITY, 0.0f},   {FFNN_ACT_RELU, 0.0f},
-                {FFNN_ACT_SIGMOID, 0.0f},    {FFNN_ACT_TANH, 0.0f},
-                {FFNN_ACT_LEAKY_RELU, 0.01f}, {FFNN_ACT_LEAKY_RELU, 0.2f},
-                {FFNN_ACT_ELU, 1.0f},        {FFNN_ACT_ELU, 0.5f},
-                {FFNN_ACT_SOFTPLUS, 0.0f},   {FFNN_ACT_GELU, 0.0f},
-                {FFNN_ACT_GELU_TANH, 0.0f},  {FFNN_ACT_SILU, 0.0f},
-                {FFNN_ACT_MISH, 0.0f},       {FFNN_ACT_HARDSWISH, 0.0f}};
+    } acts[] = {
+        {FFNN_ACT_IDENTITY, 0.0f}, {FFNN_ACT_RELU, 0.0f},        {FFNN_ACT_SIGMOID, 0.0f},
+        {FFNN_ACT_TANH, 0.0f},     {FFNN_ACT_LEAKY_RELU, 0.01f}, {FFNN_ACT_LEAKY_RELU, 0.2f},
+        {FFNN_ACT_ELU, 1.0f},      {FFNN_ACT_ELU, 0.5f},         {FFNN_ACT_SOFTPLUS, 0.0f},
+        {FFNN_ACT_GELU, 0.0f},     {FFNN_ACT_GELU_TANH, 0.0f},   {FFNN_ACT_SILU, 0.0f},
+        {FFNN_ACT_MISH, 0.0f},     {FFNN_ACT_HARDSWISH, 0.0f}};
     static const size_t sizes[] = {1, 31, 10007, 16385, 300000, 300001};
     group g;
     group_begin(&g, "activation", 0xA0761D6478BD642FULL);
@@ -849,11 +863,8 @@ static test_result test_activations(char *why, size_t why_size)
         const size_t n = sizes[si];
         pool hp = {.t = NULL};
         float *z = hf32(&hp, n), *da = hf32(&hp, n), *a_ref = hf32(&hp, n), *dz_ref = hf32(&hp, n);
-        if (hp.failed) {
-            g.failed++;
-            pool_free(&hp);
+        if (host_failed(&g, &hp))
             continue;
-        }
         fill_uniform(&g.r, z, n, -6.0f, 6.0f);
         for (size_t i = 0; i < n; i += 97)
             z[i] = 0.0f;
@@ -878,22 +889,19 @@ static test_result test_activations(char *why, size_t why_size)
                 void *dda = dbuf(&p, da, n * 4), *da_out = dbuf(&p, NULL, n * 4);
                 void *ddz = dbuf(&p, NULL, n * 4);
                 pool_check(&r, &p);
-                if (r.ok &&
-                    call_ok(&r, "forward", t->ops->activation_forward(t->ctx, act, prm, dz_,
-                                                                      da_out, n)) &&
-                    call_ok(&r, "backward", t->ops->activation_backward(t->ctx, act, prm, dsv,
-                                                                        dda, ddz, n))) {
-                    compare(&r, "a", fetch_f32(&p, da_out, n), a_ref, NULL, n, tl);
-                    compare(&r, "dz", fetch_f32(&p, ddz, n), dz_ref, NULL, n, tl);
-                }
-                /* in place: a = f(a) over z's buffer, dz = da f'(saved) over da's */
-                if (r.ok &&
-                    call_ok(&r, "forward in place",
-                            t->ops->activation_forward(t->ctx, act, prm, dz_, dz_, n)) &&
-                    call_ok(&r, "backward in place",
-                            t->ops->activation_backward(t->ctx, act, prm, dsv, dda, dda, n))) {
-                    compare(&r, "a (in place)", fetch_f32(&p, dz_, n), a_ref, NULL, n, tl);
-                    compare(&r, "dz (in place)", fetch_f32(&p, dda, n), dz_ref, NULL, n, tl);
+                /* then in place: a = f(a) over z's buffer, dz = da f'(saved) over da's */
+                for (int in_place = 0; in_place <= 1 && r.ok; in_place++) {
+                    void *a_out = in_place ? dz_ : da_out, *dz_out = in_place ? dda : ddz;
+                    if (call_ok(&r, in_place ? "forward in place" : "forward",
+                                t->ops->activation_forward(t->ctx, act, prm, dz_, a_out, n)) &&
+                        call_ok(
+                            &r, in_place ? "backward in place" : "backward",
+                            t->ops->activation_backward(t->ctx, act, prm, dsv, dda, dz_out, n))) {
+                        compare(&r, in_place ? "a (in place)" : "a", fetch_f32(&p, a_out, n), a_ref,
+                                NULL, n, tl);
+                        compare(&r, in_place ? "dz (in place)" : "dz", fetch_f32(&p, dz_out, n),
+                                dz_ref, NULL, n, tl);
+                    }
                 }
                 pool_free(&p);
                 entry_line(&g, "activation", t, FFNN_PRECISION_FP32, sh, 2.0 * n, &r);
@@ -909,10 +917,10 @@ static test_result test_activations(char *why, size_t why_size)
 /* Outputs [batch, width] and labels [batch] that stress the kernels: large logits
  * (the max shift), all-equal rows and a repeated maximum (argmax ties go to the
  * first index), zeros (width 1: z > 0 is false); mse's width-1 label is a value. */
-static void loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width, float *out,
-                        int32_t *y)
+static void loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width, float *out, int32_t *y)
 {
-    const float lo = loss == FFNN_LOSS_MSE ? -0.5f : -4.0f, hi = loss == FFNN_LOSS_MSE ? 1.5f : 4.0f;
+    const float lo = loss == FFNN_LOSS_MSE ? -0.5f : -4.0f,
+                hi = loss == FFNN_LOSS_MSE ? 1.5f : 4.0f;
     for (size_t b = 0; b < batch; b++) {
         float *row = out + b * width;
         fill_uniform(r, row, width, lo, hi);
@@ -923,9 +931,10 @@ static void loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width, floa
             memset(row, 0, width * sizeof *row);
         if (b % 13 == 6 && width > 2)
             row[rng_below(r, width - 1)] = row[width - 1] = 9.0f;
-        y[b] = (int32_t)(width > 1 ? rng_below(r, width)
-                         : loss == FFNN_LOSS_SOFTMAX_CE ? 0
-                                                        : rng_below(r, loss == FFNN_LOSS_MSE ? 4 : 2));
+        y[b] =
+            (int32_t)(width > 1                      ? rng_below(r, width)
+                      : loss == FFNN_LOSS_SOFTMAX_CE ? 0
+                                                     : rng_below(r, loss == FFNN_LOSS_MSE ? 4 : 2));
     }
 }
 
@@ -960,10 +969,10 @@ static void loss_entry(group *g, const target *t, ffnn_loss loss, size_t batch, 
     const tol tl_loss = t->host ? BITS : (tol){1e-5, 1e-5, 0};
     const tol tl_dout = t->host ? BITS : (tol){1e-6, 1e-5, 0};
     if (r.ok &&
-        call_ok(&r, "loss", t->ops->loss(t->ctx, loss, d_out, d_y, d_t, batch, width, d_dout,
-                                         d_loss, d_ok)) &&
-        call_ok(&r, "loss (dout NULL)", t->ops->loss(t->ctx, loss, d_out, d_y, d_t, batch, width,
-                                                     NULL, d_loss2, d_ok2))) {
+        call_ok(&r, "loss",
+                t->ops->loss(t->ctx, loss, d_out, d_y, d_t, batch, width, d_dout, d_loss, d_ok)) &&
+        call_ok(&r, "loss (dout NULL)",
+                t->ops->loss(t->ctx, loss, d_out, d_y, d_t, batch, width, NULL, d_loss2, d_ok2))) {
         compare(&r, "row_loss", fetch_f32(&p, d_loss, batch), loss_ref, NULL, batch, tl_loss);
         compare(&r, "dout", fetch_f32(&p, d_dout, n), dout_ref, NULL, n, tl_dout);
         compare_u8(&r, "row_correct", fetch(&p, d_ok, batch), ok_ref, batch);
@@ -1004,11 +1013,8 @@ static test_result test_losses(char *why, size_t why_size)
                     float *rl = hf32(&hp, batch);
                     int32_t *y = hbuf(&hp, batch * 4);
                     uint8_t *ok = hbuf(&hp, batch);
-                    if (hp.failed) {
-                        g.failed++;
-                        pool_free(&hp);
+                    if (host_failed(&g, &hp))
                         continue;
-                    }
                     loss_inputs(&g.r, losses[li], batch, width, out, y);
                     loss_targets(&g.r, losses[li], n, tg);
                     const float *t_ = with_t ? tg : NULL;
@@ -1035,13 +1041,18 @@ static test_result test_optimizers(char *why, size_t why_size)
         int nesterov;
         float lr, beta1, wd;
     } cases[] = {
-        {FFNN_OPT_SGD, 0, 0.05f, 0.9f, 0},        {FFNN_OPT_MOMENTUM, 0, 0.01f, 0.9f, 0},
-        {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 0},   {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0},
+        {FFNN_OPT_SGD, 0, 0.05f, 0.9f, 0},
+        {FFNN_OPT_MOMENTUM, 0, 0.01f, 0.9f, 0},
+        {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 0},
+        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0},
         {FFNN_OPT_ADAM, 0, 0.01f, 0.6f, 0}, /* lerp weight >= 0.5 */
         /* weight decay (L2 into the gradient) and adamw's decoupled decay */
-        {FFNN_OPT_SGD, 0, 0.05f, 0.9f, 0.01f},    {FFNN_OPT_MOMENTUM, 0, 0.05f, 0.9f, 0.01f},
-        {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 5e-4f}, {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0.01f},
-        {FFNN_OPT_ADAMW, 0, 1e-3f, 0.9f, 0.01f},  {FFNN_OPT_ADAMW, 0, 1e-3f, 0.9f, 0.05f},
+        {FFNN_OPT_SGD, 0, 0.05f, 0.9f, 0.01f},
+        {FFNN_OPT_MOMENTUM, 0, 0.05f, 0.9f, 0.01f},
+        {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 5e-4f},
+        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0.01f},
+        {FFNN_OPT_ADAMW, 0, 1e-3f, 0.9f, 0.01f},
+        {FFNN_OPT_ADAMW, 0, 1e-3f, 0.9f, 0.05f},
     };
     static const size_t sizes[] = {1, 255, 16385, 203530, 1000003};
     enum { STEPS = 5 };
@@ -1060,11 +1071,8 @@ static test_result test_optimizers(char *why, size_t why_size)
             float *p0 = hf32(&hp, n), *g_[STEPS], *pr = hf32(&hp, n), *sr = hf32(&hp, ns + 1);
             for (int s = 0; s < STEPS; s++)
                 g_[s] = hf32(&hp, n);
-            if (hp.failed) {
-                g.failed++;
-                pool_free(&hp);
+            if (host_failed(&g, &hp))
                 continue;
-            }
             fill_uniform(&g.r, p0, n, -1.0f, 1.0f);
             for (int s = 0; s < STEPS; s++) {
                 const float m = s % 2 ? 0.1f : 1.0f;
@@ -1085,13 +1093,14 @@ static test_result test_optimizers(char *why, size_t why_size)
                 pool_check(&r, &p);
                 for (uint64_t step = 1; step <= STEPS && r.ok; step++) {
                     const ffnn_optimizer_step st = ffnn_optimizer_step_at(&cfg, step);
-                    ffnn_cpu_backend.optimizer_update(NULL, &st, pr, g_[step - 1], ns ? sr : NULL, n);
+                    ffnn_cpu_backend.optimizer_update(NULL, &st, pr, g_[step - 1], ns ? sr : NULL,
+                                                      n);
                     if (t->ops->upload(t->ctx, dg, g_[step - 1], n * 4) != FFNN_OK)
                         p.failed = 1;
                     pool_check(&r, &p);
-                    if (r.ok && call_ok(&r, "optimizer_update",
-                                        t->ops->optimizer_update(t->ctx, &st, dp, dg,
-                                                                 ns ? ds : NULL, n))) {
+                    if (r.ok &&
+                        call_ok(&r, "optimizer_update",
+                                t->ops->optimizer_update(t->ctx, &st, dp, dg, ns ? ds : NULL, n))) {
                         compare(&r, "params", fetch_f32(&p, dp, n), pr, NULL, n,
                                 t->host ? BITS : (tol){1e-7, 1e-6, 0});
                         compare(&r, "state", fetch_f32(&p, ds, ns), sr, NULL, ns,
@@ -1127,7 +1136,8 @@ static int reference_dropout_ok(const float *in, const float *out, const float *
         }
     }
     const double sd = sqrt(n * p * (1 - p)), agree = p * p + (1 - p) * (1 - p);
-    if (fabs((double)dropped - n * p) > 6 * sd + 1 || (p > 0 && fabs((double)same / n - agree) >= 0.01)) {
+    if (fabs((double)dropped - n * p) > 6 * sd + 1 ||
+        (p > 0 && fabs((double)same / n - agree) >= 0.01)) {
         fprintf(stderr, "    reference dropout p %g: %zu of %zu dropped, masks agree on %zu\n", p,
                 dropped, n, same);
         return 0;
@@ -1149,11 +1159,8 @@ static test_result test_clip_dropout_ema(char *why, size_t why_size)
         float *e = hf32(&hp, n), *e_ref = hf32(&hp, n), *d_ref[6], *d_other = hf32(&hp, n);
         for (int k = 0; k < 6; k++)
             d_ref[k] = hf32(&hp, n);
-        if (hp.failed) {
-            g.failed++;
-            pool_free(&hp);
+        if (host_failed(&g, &hp))
             continue;
-        }
         fill_uniform(&g.r, g0, n, -0.01f, 0.01f);
         fill_uniform(&g.r, e, n, 0.5f, 1.0f); /* no zeros: a zero output is a drop */
         result refr;
@@ -1194,8 +1201,9 @@ static test_result test_clip_dropout_ema(char *why, size_t why_size)
             void *dge = dbuf(&p, g0, n * 4);
             pool_check(&r, &p);
             for (int c = 0; c < 2 && r.ok; c++)
-                if (call_ok(&r, "grad_clip", t->ops->grad_clip(t->ctx, dg[c], n, clips[c][0],
-                                                               clips[c][1], (float *)dnorm + c))) {
+                if (call_ok(&r, "grad_clip",
+                            t->ops->grad_clip(t->ctx, dg[c], n, clips[c][0], clips[c][1],
+                                              (float *)dnorm + c))) {
                     compare(&r, "clipped", fetch_f32(&p, dg[c], n), gc[c], NULL, n,
                             (tol){t->host ? 0 : 1e-12, 1e-6, 0});
                 }
@@ -1206,8 +1214,8 @@ static test_result test_clip_dropout_ema(char *why, size_t why_size)
                             t->ops->dropout(t->ctx, de, dd, n, key, ffnn_dropout_threshold(ps[q]),
                                             ffnn_dropout_scale(ps[q]))))
                     compare(&r, "dropout", fetch_f32(&p, dd, n), d_ref[q], NULL, n, BITS);
-            if (r.ok && call_ok(&r, "ema_update",
-                                t->ops->ema_update(t->ctx, de, dge, n, 0.999f, 0.001f)))
+            if (r.ok &&
+                call_ok(&r, "ema_update", t->ops->ema_update(t->ctx, de, dge, n, 0.999f, 0.001f)))
                 compare(&r, "ema", fetch_f32(&p, de, n), e_ref, NULL, n,
                         t->host ? BITS : (tol){1e-12, 1e-6, 0});
             pool_free(&p);
@@ -1238,17 +1246,17 @@ static test_result test_gather(char *why, size_t why_size)
                 const size_t width = float_t ? 1 + 2 * bi : 0; /* 1, 3, 5, 7 */
                 pool hp = {.t = NULL};
                 uint8_t *images = hbuf(&hp, count * features);
-                float *values = hf32(&hp, count * features), *targets_ = hf32(&hp, count * width + 1);
+                float *values = hf32(&hp, count * features),
+                      *targets_ = hf32(&hp, count * width + 1);
                 int32_t *labels = hbuf(&hp, count * 4), *index = hbuf(&hp, batch * 4);
                 float *x_ref = hf32(&hp, batch * features), *t_ref = hf32(&hp, batch * width + 1);
                 int32_t *y_ref = hbuf(&hp, batch * 4);
-                if (hp.failed) {
-                    g.failed++;
-                    pool_free(&hp);
+                if (host_failed(&g, &hp))
                     continue;
-                }
                 for (size_t i = 0; i < count * features; i++)
-                    images[i] = i == 0 ? 0 : i + 1 == count * features ? 255 : (uint8_t)rng_next(&g.r);
+                    images[i] = i == 0                      ? 0
+                                : i + 1 == count * features ? 255
+                                                            : (uint8_t)rng_next(&g.r);
                 fill_uniform(&g.r, values, count * features, -3.0f, 3.0f);
                 for (size_t i = 0; i < count; i++)
                     labels[i] = (int32_t)rng_below(&g.r, 1000);
@@ -1256,9 +1264,9 @@ static test_result test_gather(char *why, size_t why_size)
                 for (size_t b = 0; b < batch; b++)
                     index[b] = (int32_t)rng_below(&g.r, count);
                 index[0] = (int32_t)(count - 1);
-                const ffnn_gather_source src = {float_x ? NULL : images, float_x ? values : NULL,
-                                                features, float_t ? NULL : labels,
-                                                float_t ? targets_ : NULL, width};
+                const ffnn_gather_source src = {
+                    float_x ? NULL : images, float_x ? values : NULL,   features,
+                    float_t ? NULL : labels, float_t ? targets_ : NULL, width};
                 ffnn_cpu_backend.gather(NULL, &src, index, batch, x_ref, y_ref, t_ref);
                 char sh[48];
                 snprintf(sh, sizeof sh, "%s%s b%zu f%zu", float_x ? "f32" : "u8",
@@ -1268,16 +1276,19 @@ static test_result test_gather(char *why, size_t why_size)
                     result r = RESULT_INIT;
                     const ffnn_gather_source dsrc = {
                         float_x ? NULL : dbuf(&p, images, count * features),
-                        float_x ? dbuf(&p, values, count * features * 4) : NULL, features,
+                        float_x ? dbuf(&p, values, count * features * 4) : NULL,
+                        features,
                         float_t ? NULL : dbuf(&p, labels, count * 4),
-                        float_t ? dbuf(&p, targets_, (count * width + 1) * 4) : NULL, width};
+                        float_t ? dbuf(&p, targets_, (count * width + 1) * 4) : NULL,
+                        width};
                     const void *di = dbuf(&p, index, batch * 4);
-                    void *dx = dbuf(&p, NULL, batch * features * 4), *dy = dbuf(&p, NULL, batch * 4);
+                    void *dx = dbuf(&p, NULL, batch * features * 4),
+                         *dy = dbuf(&p, NULL, batch * 4);
                     void *dt = dbuf(&p, NULL, (batch * width + 1) * 4);
                     pool_check(&r, &p);
-                    if (r.ok && call_ok(&r, "gather", t->ops->gather(t->ctx, &dsrc, di, batch, dx,
-                                                                     float_t ? NULL : dy,
-                                                                     float_t ? dt : NULL))) {
+                    if (r.ok && call_ok(&r, "gather",
+                                        t->ops->gather(t->ctx, &dsrc, di, batch, dx,
+                                                       float_t ? NULL : dy, float_t ? dt : NULL))) {
                         /* x = byte / 255: one division (host), 1e-6 relative on cuda */
                         compare(&r, "x", fetch_f32(&p, dx, batch * features), x_ref, NULL,
                                 batch * features, float_x || t->host ? BITS : (tol){0, 1e-6, 0});
@@ -1310,8 +1321,7 @@ static int bf16_target(const target *t)
 {
     /* the mixed-precision ops run on cuBLASLt (the cublaslt strategy) only */
     return t->precision == FFNN_PRECISION_BF16 && !strcmp(t->variant, "cublaslt") &&
-           HAS(t, to_bf16) &&
-           HAS(t, dense_act_forward_bf16) && HAS(t, optimizer_update_bf16);
+           HAS(t, to_bf16) && HAS(t, dense_act_forward_bf16) && HAS(t, optimizer_update_bf16);
 }
 
 static void bf16_entry(group *g, const target *t, dense_shape s, pool *hp)
@@ -1376,14 +1386,15 @@ static void bf16_entry(group *g, const target *t, dense_shape s, pool *hp)
             ffnn_cpu_backend.activation_forward(NULL, acts[ai], 0.0f, want, want, nz);
             if (!call_ok(&r, "dense_act_forward_bf16",
                          t->ops->dense_act_forward_bf16(t->ctx, dx16, dW16, bias ? db : NULL,
-                                                        bias ? db16 : NULL, da, NULL, s.batch,
-                                                        s.in, s.out, acts[ai])) ||
+                                                        bias ? db16 : NULL, da, NULL, s.batch, s.in,
+                                                        s.out, acts[ai])) ||
                 !call_ok(&r, "dense_act_forward_bf16 (bf16 out)",
                          t->ops->dense_act_forward_bf16(t->ctx, dx16, dW16, bias ? db : NULL,
                                                         bias ? db16 : NULL, NULL, da16, s.batch,
                                                         s.in, s.out, acts[ai])))
                 break;
-            compare(&r, "a", fetch_f32(&p, da, nz), want, S, nz, matmul_tol(FFNN_PRECISION_FP32, s.in));
+            compare(&r, "a", fetch_f32(&p, da, nz), want, S, nz,
+                    matmul_tol(FFNN_PRECISION_FP32, s.in));
             const uint16_t *g16 = fetch(&p, da16, nz * 2);
             if (g16) {
                 for (size_t i = 0; i < nz; i++)
@@ -1440,7 +1451,7 @@ static void optimizer_bf16_entry(group *g, const target *t, size_t n, pool *hp)
 
 static test_result test_bf16(char *why, size_t why_size)
 {
-    static const dense_shape shapes[] = {{1, 8, 8},    {7, 24, 5},    {64, 784, 256},
+    static const dense_shape shapes[] = {{1, 8, 8},     {7, 24, 5},    {64, 784, 256},
                                          {64, 256, 10}, {257, 40, 17}, {2000, 16, 3}};
     static const size_t sizes[] = {1, 255, 203530};
     group g;
