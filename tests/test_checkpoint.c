@@ -418,6 +418,17 @@ static test_result expect_old_or_new(const char *path, const blob *old, const bl
     return TEST_PASS;
 }
 
+/* What a killed writer saves: trainer's checkpoint to path. */
+struct save_job {
+    ffnn_trainer *trainer;
+    const char *path;
+};
+static void save_checkpoint_job(void *arg)
+{
+    const struct save_job *j = arg;
+    ffnn_trainer_save_checkpoint(j->trainer, j->path);
+}
+
 /* RELIABILITY fault 1: a process killed (SIGKILL) while writing a checkpoint
  * leaves the previous checkpoint, bit-identical and loadable, or the complete
  * new one. Each round puts the previous checkpoint (step 2) back, forks a
@@ -448,24 +459,15 @@ TEST_DIR_CASE("ck", killed_while_saving)
     remove(fresh_path);
     CHECK(old.size > 8000000, "checkpoint of %zu bytes: expected a large one", old.size);
     for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0] && r == TEST_PASS; i++) {
-        struct timespec ts = {0, delays_us[i] * 1000L};
         if (test_write_file(path, old.data, old.size) != 0) {
             r = TEST_FAIL, fprintf(stderr, "    cannot restore %s\n", path);
             break;
         }
-        fflush(stdout);
-        fflush(stderr);
-        pid_t pid = fork();
-        if (pid == 0)
-            for (;;)
-                ffnn_trainer_save_checkpoint(t, path);
-        if (pid < 0) {
+        struct save_job job = {t, path};
+        if (test_kill_writer(save_checkpoint_job, &job, delays_us[i]) != 0) {
             r = TEST_FAIL, fprintf(stderr, "    fork: %s\n", strerror(errno));
             break;
         }
-        nanosleep(&ts, NULL);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
         r = expect_old_or_new(path, &old, &fresh, delays_us[i], &saw_old);
         torn += remove_temporaries(dir); /* a kill during a write leaves one */
     }

@@ -3,6 +3,8 @@
 #include "test_files.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <time.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +55,24 @@ int test_same_blob(const blob *a, const blob *b)
     return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
 }
 
-int test_count_entries(const char *dir)
+int test_kill_writer(void (*save)(void *arg), void *arg, long us)
+{
+    const struct timespec ts = {us / 1000000L, us % 1000000L * 1000L};
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0)
+        for (;;)
+            save(arg);
+    if (pid < 0)
+        return -1;
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return 0;
+}
+
+int test_count_entries_with(const char *dir, const char *needle)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -62,10 +81,13 @@ int test_count_entries(const char *dir)
     if (!d)
         return -1;
     while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+        n += needle ? strstr(e->d_name, needle) != NULL
+                    : strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     return n;
 }
+
+int test_count_entries(const char *dir) { return test_count_entries_with(dir, NULL); }
 
 void test_remove_dir(const char *dir)
 {
