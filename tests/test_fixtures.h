@@ -3,6 +3,8 @@
 #ifndef FFNN_TEST_FIXTURES_H
 #define FFNN_TEST_FIXTURES_H
 
+#include <string.h>
+
 #include "check.h"
 #include "ffnn.h"
 
@@ -22,5 +24,18 @@
 #define LOAD_FASHION(train, test)                                                 \
     CHECK(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, train, test) == FFNN_OK,    \
           "Fashion-MNIST missing: %s", ffnn_last_error())
+
+/* An architecture string the parser must refuse: FFNN_ERR_PARSE, no model, and a
+ * message containing expect. */
+static inline test_result test_arch_refused(const char *arch, const char *expect)
+{
+    ffnn_model *m = NULL;
+    ffnn_status st = ffnn_model_create(arch, &m);
+    CHECK(st == FFNN_ERR_PARSE, "'%s' gave status %d", arch, (int)st);
+    CHECK(m == NULL, "'%s' set the output", arch);
+    CHECK(strstr(ffnn_last_error(), expect) != NULL, "'%s': message '%s' lacks '%s'", arch,
+          ffnn_last_error(), expect);
+    return TEST_PASS;
+}
 
 #endif
