@@ -167,6 +167,8 @@ static void cuda_targets(targets *T)
         for (size_t p = 0; p < 4 && T->n < MAX_TARGETS; p++) {
             int runs = 0; /* a strategy runs this pair */
             for (int id = 0; id < FFNN_STRATEGY_COUNT; id++) {
+                if (id == FFNN_STRATEGY_AUTO || id == FFNN_STRATEGY_TUNE)
+                    continue; /* pickers: they run another strategy */
                 const ffnn_strategy_impl *si = ffnn_strategy_get((ffnn_strategy)id);
                 runs |= si && si->matmul == variants[v] &&
                         (si->precisions & FFNN_PRECISION_BIT(precs[p]));
