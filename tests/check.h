@@ -40,6 +40,15 @@ typedef struct test_case {
         return TEST_SKIP;                                                         \
     } while (0)
 
+/* A test that only calls a suite's wrapper (a fixture, a table's group):
+ * TEST_WITH(name, wrap, args...) defines name(why, why_size) returning
+ * wrap(why, why_size, args...). */
+#define TEST_WITH(name, wrap, ...)                                                \
+    static test_result name(char *why, size_t why_size)                           \
+    {                                                                             \
+        return wrap(why, why_size, __VA_ARGS__);                                  \
+    }
+
 /* Each test file defines one suite: `const test_case NAME_tests[] = {...};
  * const size_t NAME_tests_count = sizeof NAME_tests / sizeof NAME_tests[0];`
  * and tests/main.c lists it. */

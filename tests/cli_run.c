@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700 /* realpath, putenv */
 #define _POSIX_C_SOURCE 200809L
 #include "cli_run.h"
+#include "test_files.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -136,15 +137,4 @@ int file_contains(const char *path, const char *needle)
     return found;
 }
 
-int count_temporaries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int n = 0;
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += strstr(e->d_name, ".tmp-") != NULL;
-    closedir(d);
-    return n;
-}
+int count_temporaries(const char *dir) { return test_count_entries_with(dir, ".tmp-"); }

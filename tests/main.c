@@ -47,6 +47,7 @@ TEST_SUITE_DECLARE(sweep);
 TEST_SUITE_DECLARE(module);
 TEST_SUITE_DECLARE(options);
 TEST_SUITE_DECLARE(backend_table);
+TEST_SUITE_DECLARE(ops);
 
 typedef struct suite {
     const test_case *tests;
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
         {module_tests, &module_tests_count},
         {options_tests, &options_tests_count},
         {backend_table_tests, &backend_table_tests_count},
+        {ops_tests, &ops_tests_count},
     };
     /* the filters: a test runs when its name contains any of argv[1..] that does not
      * start with '-' (none such: all) and none of those that do (after the '-') */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 
 static test_result parses_seed_networks(char *why, size_t why_size)
@@ -70,14 +71,9 @@ static test_result rejects_malformed(char *why, size_t why_size)
         {"784-256 relu-10", "column 8: whitespace"},
         {"784-256softmax-10", "unknown activation"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ffnn_model *m = NULL;
-        ffnn_status st = ffnn_model_create(bad[i].arch, &m);
-        CHECK(st == FFNN_ERR_PARSE, "'%s' gave status %d", bad[i].arch, (int)st);
-        CHECK(m == NULL, "'%s' set the output", bad[i].arch);
-        CHECK(strstr(ffnn_last_error(), bad[i].expect) != NULL,
-              "'%s': message '%s' lacks '%s'", bad[i].arch, ffnn_last_error(), bad[i].expect);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (test_arch_refused(bad[i].arch, bad[i].expect) != TEST_PASS)
+            return TEST_FAIL;
     return TEST_PASS;
 }
 
@@ -210,14 +206,9 @@ static test_result activation_parameters(char *why, size_t why_size)
         {"784-128relu:dropout0.0000009-10", "dropout probability must be 0 or a decimal"},
         {"784-128relu:dropout0.99999999-10", "dropout probability must be 0 or a decimal"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ffnn_model *m = NULL;
-        ffnn_status st = ffnn_model_create(bad[i].arch, &m);
-        CHECK(st == FFNN_ERR_PARSE, "'%s' gave status %d", bad[i].arch, (int)st);
-        CHECK(m == NULL, "'%s' set the output", bad[i].arch);
-        CHECK(strstr(ffnn_last_error(), bad[i].expect) != NULL,
-              "'%s': message '%s' lacks '%s'", bad[i].arch, ffnn_last_error(), bad[i].expect);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (test_arch_refused(bad[i].arch, bad[i].expect) != TEST_PASS)
+            return TEST_FAIL;
     return TEST_PASS;
 }
 

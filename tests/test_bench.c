@@ -23,25 +23,7 @@
 #define CLI (cli_binary())
 
 /* Run CLI with args (NULL-terminated), stdout and stderr into log; exit status or -1. */
-static int run_cli(const char *log, const char *const *args)
-{
-    const char *argv[32];
-    int n = 0, status = 0;
-    argv[n++] = CLI;
-    while (*args && n < 31) argv[n++] = *args++;
-    argv[n] = NULL;
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *f = freopen(log, "w", stdout);
-        if (!f || dup2(fileno(stdout), 2) < 0) _exit(126);
-        execv(CLI, (char *const *)argv);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+static int run_cli(const char *log, const char *const *args) { return cli_run(args, log, NULL); }
 
 /* ------------------------------------------------------------ the harnesses */
 

@@ -418,6 +418,17 @@ static test_result expect_old_or_new(const char *path, const blob *old, const bl
     return TEST_PASS;
 }
 
+/* What a killed writer saves: trainer's checkpoint to path. */
+struct save_job {
+    ffnn_trainer *trainer;
+    const char *path;
+};
+static void save_checkpoint_job(void *arg)
+{
+    const struct save_job *j = arg;
+    ffnn_trainer_save_checkpoint(j->trainer, j->path);
+}
+
 /* RELIABILITY fault 1: a process killed (SIGKILL) while writing a checkpoint
  * leaves the previous checkpoint, bit-identical and loadable, or the complete
  * new one. Each round puts the previous checkpoint (step 2) back, forks a
@@ -448,24 +459,15 @@ TEST_DIR_CASE("ck", killed_while_saving)
     remove(fresh_path);
     CHECK(old.size > 8000000, "checkpoint of %zu bytes: expected a large one", old.size);
     for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0] && r == TEST_PASS; i++) {
-        struct timespec ts = {0, delays_us[i] * 1000L};
         if (test_write_file(path, old.data, old.size) != 0) {
             r = TEST_FAIL, fprintf(stderr, "    cannot restore %s\n", path);
             break;
         }
-        fflush(stdout);
-        fflush(stderr);
-        pid_t pid = fork();
-        if (pid == 0)
-            for (;;)
-                ffnn_trainer_save_checkpoint(t, path);
-        if (pid < 0) {
+        struct save_job job = {t, path};
+        if (test_kill_writer(save_checkpoint_job, &job, delays_us[i]) != 0) {
             r = TEST_FAIL, fprintf(stderr, "    fork: %s\n", strerror(errno));
             break;
         }
-        nanosleep(&ts, NULL);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
         r = expect_old_or_new(path, &old, &fresh, delays_us[i], &saw_old);
         torn += remove_temporaries(dir); /* a kill during a write leaves one */
     }
@@ -954,26 +956,8 @@ TEST_DIR_CASE("ck", tampered_refused)
 static int run_cli(const char *dir, const char *name, const char *const *args)
 {
     char out[512];
-    const char *argv[40];
-    int n = 0, status = 0;
-    argv[n++] = CLI;
-    while (*args && n < 39)
-        argv[n++] = *args++;
-    argv[n] = NULL;
     snprintf(out, sizeof out, "%s/%s.out", dir, name);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *f = freopen(out, "w", stdout);
-        if (!f || dup2(fileno(stdout), 2) < 0)
-            _exit(126);
-        execv(CLI, (char *const *)argv);
-        _exit(127);
-    }
-    if (pid < 0 || waitpid(pid, &status, 0) != pid)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return cli_run(args, out, NULL);
 }
 
 /* needle occurs in b. */

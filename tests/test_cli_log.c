@@ -15,30 +15,13 @@
 #include "cli_run.h"
 
 
-/* Run argv with stdout and stderr to /dev/null; the exit status, or -1. */
+/* Run argv (argv[0] the program) with stdout and stderr to /dev/null; the exit
+ * status, or -1. */
 static int run_quiet(char *const argv[])
 {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open("/dev/null", O_WRONLY);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const cli_run_opts o = {.exe = argv[0]};
+    return cli_run((const char *const *)argv + 1, "/dev/null", &o);
 }
-
 /* The whole file into buf (NUL-terminated); its length, or -1. */
 static long read_all(const char *path, char *buf, size_t size)
 {

@@ -43,16 +43,12 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "strategy/strategy.h"
 #include "test_backend_ctx.h"
 #include "ffnn.h"
 #include "test_numeric.h"
 
-#define SKIP_WITHOUT_GPU()                                                        \
-    do {                                                                          \
-        if (!ffnn_has_cuda()) SKIP("build has no CUDA");                          \
-        if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");                   \
-    } while (0)
 
 #define REL_FP32 1e-5
 #define REL_TF32 (1.0 / 512.0 + 1e-5) /* 2^-9: TF32 products           */
@@ -135,7 +131,7 @@ static float *download_f32(pool *p, const float *d, size_t n)
 }
 
 /* |v| element-wise into a new host buffer of p. */
-static float *abs_copy(pool *p, const float *v, size_t n)
+static float *abs_host(pool *p, const float *v, size_t n)
 {
     float *a = host_f32(p, n);
     if (a != NULL)
@@ -182,10 +178,6 @@ static ffnn_status make_ctx(const ffnn_backend_ops *gpu, ffnn_strategy kernels, 
 
 /* ------------------------------------------------------------------ dense vs cpu */
 
-typedef struct dense_shape {
-    size_t batch, in, out;
-} dense_shape;
-
 /* The seed-000 layer, a square 1024 one, odd sizes (no multiple of 4: unaligned
  * leading dimensions), edge cases; two random shapes are added per run. */
 static const dense_shape fixed_shapes[] = {
@@ -227,8 +219,8 @@ static test_result dense_shape_case(const ffnn_backend_ops *gpu, void *gctx, voi
         goto done;
     }
     {
-        float *ax = abs_copy(&p, x, nx), *aW = abs_copy(&p, W, nw), *ab = abs_copy(&p, b, s.out),
-              *adz = abs_copy(&p, dz, nz);
+        float *ax = abs_host(&p, x, nx), *aW = abs_host(&p, W, nw), *ab = abs_host(&p, b, s.out),
+              *adz = abs_host(&p, dz, nz);
         if (!ax || !aW || !ab || !adz ||
             ffnn_omp_backend.dense_forward(omp_ctx, ax, aW, ab, Sz, s.batch, s.in, s.out) !=
                 FFNN_OK ||
@@ -350,8 +342,8 @@ static test_result test_cublas_precision_modes(char *why, size_t why_size)
     if (!x || !W || !z || !S) goto done;
     fill_uniform(&r, x, nx, -1.0f, 1.0f);
     fill_uniform(&r, W, nw, -1.0f, 1.0f);
-    ax = abs_copy(&p, x, nx);
-    aW = abs_copy(&p, W, nw);
+    ax = abs_host(&p, x, nx);
+    aW = abs_host(&p, W, nw);
     if (!ax || !aW ||
         ffnn_cpu_backend.dense_forward(NULL, x, W, NULL, z, batch, in, out) != FFNN_OK ||
         ffnn_omp_backend.dense_forward(omp_ctx, ax, aW, NULL, S, batch, in, out) != FFNN_OK) {

@@ -1,25 +1,14 @@
 /*
- * test_cuda.c - suite "cuda": every op of the CUDA backend against the CPU
- * reference backend (ffnn_cpu_backend, called on host buffers), on fresh random
- * data per shape, for both matmul strategies (naive and tiled).
+ * test_cuda.c - suite "cuda": what the CUDA backend promises beyond its ops' values
+ * against the CPU reference (those: test_ops.c, every op per matmul variant and
+ * precision): device queries, the naive and tiled matmuls agreeing bit for bit and on
+ * a rerun, the output layer and its loss in one op (softmax_ce_head: against the
+ * reference's ops composed, its split sums and SGD, its TF32 rounding), and a clean
+ * out-of-memory error.
  *
  * Each GPU output buffer is filled with 0xFF bytes (a NaN for floats, 255 for
  * flags) before the op runs, so an element the kernel forgets to write fails the
- * comparison. A mismatch prints the op, the shape, how many values differ and the
- * first one (index, got, want, tolerance).
- *
- * Tolerances: |got - want| <= atol + rtol * |want|
- *   matmuls   atol = 1e-5 * (1 + sqrt(K)), rtol = 1e-4 (K = the summed length:
- *             in for z, out for dx, batch for dW and db). The GPU sums with fmaf
- *             in k order, the CPU in its own order; with inputs in [-1, 1] the
- *             rounding difference grows like eps * K, far below this.
- *   element-wise  atol = 1e-6, rtol = 1e-5 (expf/tanhf may differ by 2 ulp).
- *   losses    row_loss atol = 1e-5, rtol = 1e-5; dout atol = 1e-6, rtol = 1e-5;
- *             row_correct exactly; with labels and with float targets (bce, mse).
- *   gather    exactly (a copy, or one division by 255), for uint8 and float
- *             features, labels and float targets.
- *   softmax_ce_head (the output layer and its loss in one op): at head_body; its
- *             tensor-core logits on a tf32 context: at head_tf32_body.
+ * comparison. Tolerances: at head_body and head_tf32_body.
  *
  * Every test SKIPs when the build has no CUDA or the machine has no GPU.
  */
@@ -32,42 +21,12 @@
 #include "backend/backend.h"
 #include "backend/cpu/cpu_ops.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "core/activation.h"
 #include "core/dropout.h"
 #include "test_backend_ctx.h"
 #include "ffnn.h"
-
-/* ------------------------------------------------------------------ random numbers */
-
-/* xorshift64*: a local generator, seeded with a fixed value per test. */
-typedef struct rng {
-    uint64_t state;
-} rng;
-
-static uint64_t rng_next(rng *r)
-{
-    r->state ^= r->state >> 12;
-    r->state ^= r->state << 25;
-    r->state ^= r->state >> 27;
-    return r->state * 2685821657736338717ULL;
-}
-
-/* Uniform in [lo, hi), 24 random bits. */
-static float rng_uniform(rng *r, float lo, float hi)
-{
-    return lo + (hi - lo) * (float)((double)(rng_next(r) >> 40) / 16777216.0);
-}
-
-/* Uniform in [0, n), n >= 1. */
-static size_t rng_below(rng *r, size_t n) { return (size_t)(rng_next(r) % n); }
-
-/* Uniform in [lo, hi] (inclusive). */
-static size_t rng_between(rng *r, size_t lo, size_t hi) { return lo + rng_below(r, hi - lo + 1); }
-
-static void fill_uniform(rng *r, float *v, size_t n, float lo, float hi)
-{
-    for (size_t i = 0; i < n; ++i) v[i] = rng_uniform(r, lo, hi);
-}
+#include "test_numeric.h"
 
 /* ------------------------------------------------------------------ fixture */
 
@@ -152,67 +111,13 @@ static uint8_t *download_u8(fixture *fx, const void *dev, size_t n)
     return h;
 }
 
-/* 1 when every |got[i] - want[i]| <= atol + rtol |want[i]| (NaN fails); otherwise
- * prints the count and the first mismatch and returns 0. */
-static int close_f32(const char *what, const float *got, const float *want, size_t n,
-                     double atol, double rtol)
-{
-    size_t bad = 0, first = 0;
-    double worst = 0.0;
-    for (size_t i = 0; i < n; ++i) {
-        const double diff = fabs((double)got[i] - (double)want[i]);
-        const double tol = atol + rtol * fabs((double)want[i]);
-        if (!(diff <= tol)) {
-            if (bad == 0) first = i;
-            ++bad;
-        }
-        if (diff > worst || diff != diff) worst = diff;
-    }
-    if (bad == 0) return 1;
-    fprintf(stderr,
-            "    %s: %zu of %zu values differ; first at [%zu]: got %.9g want %.9g "
-            "(tolerance %.3g); largest |diff| %.3g\n",
-            what, bad, n, first, (double)got[first], (double)want[first],
-            atol + rtol * fabs((double)want[first]), worst);
-    return 0;
-}
-
-static int equal_u8(const char *what, const uint8_t *got, const uint8_t *want, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) {
-        if (got[i] != want[i]) {
-            fprintf(stderr, "    %s: first difference at [%zu]: got %u want %u\n", what, i,
-                    (unsigned)got[i], (unsigned)want[i]);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* Bitwise equality of two float arrays (for determinism). */
-static int same_bits_f32(const char *what, const float *a, const float *b, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) {
-        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
-            fprintf(stderr, "    %s: bits differ at [%zu]: %.9g vs %.9g\n", what, i,
-                    (double)a[i], (double)b[i]);
-            return 0;
-        }
-    }
-    return 1;
-}
-
-static double matmul_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
-#define MATMUL_RTOL 1e-4
-
 /* Create both backends, run body, free everything. Skips without CUDA or a GPU. */
 typedef test_result (*fixture_body)(fixture *fx);
 
 static test_result with_fixture(char *why, size_t why_size, ffnn_strategy kernels,
                                 fixture_body body)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     fixture fx;
     memset(&fx, 0, sizeof fx);
     fx.gpu = ffnn_cuda_backend();
@@ -237,151 +142,6 @@ static test_result with_fixture(char *why, size_t why_size, ffnn_strategy kernel
 
 /* ------------------------------------------------------------------ dense */
 
-typedef struct dense_shape {
-    size_t batch, in, out;
-} dense_shape;
-
-/* Edge cases and the seed-000 layers; random shapes are added per test. */
-static const dense_shape dense_fixed_shapes[] = {
-    {1, 1, 1},     {17, 784, 256}, {64, 784, 256}, {65, 256, 10},
-    {1, 784, 10},  {33, 1, 65},    {257, 17, 1},   {64, 65, 64},
-    {60000, 3, 5},
-};
-enum { DENSE_FIXED = sizeof dense_fixed_shapes / sizeof dense_fixed_shapes[0] };
-enum { DENSE_RANDOM = 5 };
-
-/* Shape number i: the fixed ones, then DENSE_RANDOM fresh random ones. */
-static dense_shape dense_shape_at(rng *r, size_t i)
-{
-    if (i < DENSE_FIXED) return dense_fixed_shapes[i];
-    dense_shape s = {rng_between(r, 1, 300), rng_between(r, 1, 900), rng_between(r, 1, 300)};
-    return s;
-}
-
-/* z = x W^T (+ b) for one shape, with and without bias. */
-static test_result dense_forward_case(fixture *fx, rng *r, dense_shape s)
-{
-    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
-    for (int with_bias = 0; with_bias <= 1; ++with_bias) {
-        fixture_reset(fx);
-        float *x = (float *)host_buf(fx, nx * sizeof(float));     /* [batch, in]  */
-        float *W = (float *)host_buf(fx, nw * sizeof(float));     /* [out, in]    */
-        float *b = (float *)host_buf(fx, s.out * sizeof(float));  /* [out]        */
-        float *z_ref = (float *)host_buf(fx, nz * sizeof(float)); /* [batch, out] */
-        CHECK(x && W && b && z_ref, "host allocation failed");
-        fill_uniform(r, x, nx, -1.0f, 1.0f);
-        fill_uniform(r, W, nw, -1.0f, 1.0f);
-        fill_uniform(r, b, s.out, -1.0f, 1.0f);
-        CHECK_OK(fx->cpu->dense_forward(fx->cpu_ctx, x, W, with_bias ? b : NULL, z_ref,
-                                        s.batch, s.in, s.out));
-        void *dx, *dW, *db, *dz;
-        CHECK_OK(dev_buf(fx, x, nx * sizeof(float), &dx));
-        CHECK_OK(dev_buf(fx, W, nw * sizeof(float), &dW));
-        CHECK_OK(dev_buf(fx, b, s.out * sizeof(float), &db));
-        CHECK_OK(dev_buf(fx, NULL, nz * sizeof(float), &dz));
-        CHECK_OK(fx->gpu->dense_forward(fx->gpu_ctx, (const float *)dx, (const float *)dW,
-                                        with_bias ? (const float *)db : NULL, (float *)dz,
-                                        s.batch, s.in, s.out));
-        const float *z = download_f32(fx, dz, nz);
-        CHECK(z != NULL, "download failed: %s", ffnn_last_error());
-        CHECK(close_f32("z", z, z_ref, nz, matmul_atol(s.in), MATMUL_RTOL),
-              "dense_forward batch=%zu in=%zu out=%zu bias=%d", s.batch, s.in, s.out,
-              with_bias);
-    }
-    return TEST_PASS;
-}
-
-/* dW, db, dx for one shape; then again with dx and db NULL. */
-static test_result dense_backward_case(fixture *fx, rng *r, dense_shape s)
-{
-    const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
-    fixture_reset(fx);
-    float *x = (float *)host_buf(fx, nx * sizeof(float));       /* [batch, in]  */
-    float *W = (float *)host_buf(fx, nw * sizeof(float));       /* [out, in]    */
-    float *dz = (float *)host_buf(fx, nz * sizeof(float));      /* [batch, out] */
-    float *dx_ref = (float *)host_buf(fx, nx * sizeof(float));  /* [batch, in]  */
-    float *dW_ref = (float *)host_buf(fx, nw * sizeof(float));  /* [out, in]    */
-    float *db_ref = (float *)host_buf(fx, s.out * sizeof(float)); /* [out]      */
-    CHECK(x && W && dz && dx_ref && dW_ref && db_ref, "host allocation failed");
-    fill_uniform(r, x, nx, -1.0f, 1.0f);
-    fill_uniform(r, W, nw, -1.0f, 1.0f);
-    fill_uniform(r, dz, nz, -1.0f, 1.0f);
-    CHECK_OK(fx->cpu->dense_backward(fx->cpu_ctx, x, W, dz, dx_ref, dW_ref, db_ref, s.batch,
-                                     s.in, s.out));
-
-    void *d_x, *d_W, *d_dz, *d_dx, *d_dW, *d_db, *d_dW2;
-    CHECK_OK(dev_buf(fx, x, nx * sizeof(float), &d_x));
-    CHECK_OK(dev_buf(fx, W, nw * sizeof(float), &d_W));
-    CHECK_OK(dev_buf(fx, dz, nz * sizeof(float), &d_dz));
-    CHECK_OK(dev_buf(fx, NULL, nx * sizeof(float), &d_dx));
-    CHECK_OK(dev_buf(fx, NULL, nw * sizeof(float), &d_dW));
-    CHECK_OK(dev_buf(fx, NULL, s.out * sizeof(float), &d_db));
-    CHECK_OK(dev_buf(fx, NULL, nw * sizeof(float), &d_dW2));
-    CHECK_OK(fx->gpu->dense_backward(fx->gpu_ctx, (const float *)d_x, (const float *)d_W,
-                                     (const float *)d_dz, (float *)d_dx, (float *)d_dW,
-                                     (float *)d_db, s.batch, s.in, s.out));
-    const float *gdx = download_f32(fx, d_dx, nx);
-    const float *gdW = download_f32(fx, d_dW, nw);
-    const float *gdb = download_f32(fx, d_db, s.out);
-    CHECK(gdx && gdW && gdb, "download failed: %s", ffnn_last_error());
-    CHECK(close_f32("dW", gdW, dW_ref, nw, matmul_atol(s.batch), MATMUL_RTOL),
-          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
-    CHECK(close_f32("db", gdb, db_ref, s.out, matmul_atol(s.batch), MATMUL_RTOL),
-          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
-    CHECK(close_f32("dx", gdx, dx_ref, nx, matmul_atol(s.out), MATMUL_RTOL),
-          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
-
-    /* dW only (the first layer: no dx; a layer without bias: no db). */
-    CHECK_OK(fx->gpu->dense_backward(fx->gpu_ctx, (const float *)d_x, (const float *)d_W,
-                                     (const float *)d_dz, NULL, (float *)d_dW2, NULL,
-                                     s.batch, s.in, s.out));
-    const float *gdW2 = download_f32(fx, d_dW2, nw);
-    CHECK(gdW2 != NULL, "download failed: %s", ffnn_last_error());
-    CHECK(close_f32("dW (dx, db NULL)", gdW2, dW_ref, nw, matmul_atol(s.batch), MATMUL_RTOL),
-          "dense_backward batch=%zu in=%zu out=%zu", s.batch, s.in, s.out);
-    return TEST_PASS;
-}
-
-static test_result dense_forward_body(fixture *fx)
-{
-    rng r = {0x9E3779B97F4A7C15ULL};
-    for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM; ++i) {
-        test_result t = dense_forward_case(fx, &r, dense_shape_at(&r, i));
-        if (t != TEST_PASS) return t;
-    }
-    /* Taller than 65535 row tiles of 64 (and 65535 row blocks of 16 in the naive
-     * kernel): exercises the row-tile stride of both grids. */
-    const dense_shape tall = {4300000, 2, 3};
-    return dense_forward_case(fx, &r, tall);
-}
-
-static test_result dense_backward_body(fixture *fx)
-{
-    rng r = {0xD1B54A32D192ED03ULL};
-    for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM; ++i) {
-        test_result t = dense_backward_case(fx, &r, dense_shape_at(&r, i));
-        if (t != TEST_PASS) return t;
-    }
-    return TEST_PASS;
-}
-
-static test_result test_dense_forward_naive(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_NAIVE, dense_forward_body);
-}
-static test_result test_dense_forward_tiled(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, dense_forward_body);
-}
-static test_result test_dense_backward_naive(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_NAIVE, dense_backward_body);
-}
-static test_result test_dense_backward_tiled(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, dense_backward_body);
-}
-
 /* Both strategies sum each output in k order with fmaf, so they agree bit for bit,
  * and a rerun gives the same bits (dense.cu's determinism promise). */
 static test_result deterministic_body(fixture *fx)
@@ -390,8 +150,8 @@ static test_result deterministic_body(fixture *fx)
     void *naive_ctx = NULL;
     CHECK_OK(test_ctx(fx->gpu, FFNN_STRATEGY_NAIVE, 1, &naive_ctx));
     test_result result = TEST_PASS;
-    for (size_t i = 0; i < DENSE_FIXED + DENSE_RANDOM && result == TEST_PASS; ++i) {
-        const dense_shape s = dense_shape_at(&r, i);
+    for (size_t i = 0; i < test_dense_count && result == TEST_PASS; ++i) {
+        const dense_shape s = test_dense_shape(&r, i);
         const size_t nx = s.batch * s.in, nw = s.out * s.in, nz = s.batch * s.out;
         fixture_reset(fx);
         float *x = (float *)host_buf(fx, nx * sizeof(float));  /* [batch, in]  */
@@ -443,9 +203,9 @@ static test_result deterministic_body(fixture *fx)
                 memcpy(z_naive, z, nz * sizeof(float));
                 memcpy(dW_naive, dW, nw * sizeof(float));
                 memcpy(dx_naive, dx, nx * sizeof(float));
-            } else if (!same_bits_f32("z tiled vs naive", z, z_naive, nz) ||
-                       !same_bits_f32("dW tiled vs naive", dW, dW_naive, nw) ||
-                       !same_bits_f32("dx tiled vs naive", dx, dx_naive, nx)) {
+            } else if (!same_f32("z tiled vs naive", z, z_naive, nz) ||
+                       !same_f32("dW tiled vs naive", dW, dW_naive, nw) ||
+                       !same_f32("dx tiled vs naive", dx, dx_naive, nx)) {
                 fprintf(stderr, "    run %d, batch=%zu in=%zu out=%zu\n", run, s.batch, s.in,
                         s.out);
                 result = TEST_FAIL;
@@ -456,283 +216,9 @@ static test_result deterministic_body(fixture *fx)
     return result;
 }
 
-static test_result test_dense_deterministic(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, deterministic_body);
-}
-
-/* ------------------------------------------------------------------ activations */
-
-/* Every activation (leaky_relu and elu also with a parameter other than the
- * default) against the cpu reference on fresh random inputs: within 1e-6 absolute
- * + 1e-5 relative (CUDA's expf, erff, tanhf, log1pf may differ from glibc's by an
- * ulp; the rest is the same arithmetic, device_math.cuh). The backward reads the
- * saved value: a, or z for gelu, gelu_tanh, silu, mish, hardswish. */
-static test_result activations_body(fixture *fx)
-{
-    static const struct {
-        ffnn_activation act;
-        float param;
-    } acts[] = {{FFNN_ACT_IDENTITY, 0.0f},   {FFNN_ACT_RELU, 0.0f},
-                {FFNN_ACT_SIGMOID, 0.0f},    {FFNN_ACT_TANH, 0.0f},
-                {FFNN_ACT_LEAKY_RELU, 0.01f}, {FFNN_ACT_LEAKY_RELU, 0.2f},
-                {FFNN_ACT_ELU, 1.0f},        {FFNN_ACT_ELU, 0.5f},
-                {FFNN_ACT_SOFTPLUS, 0.0f},   {FFNN_ACT_GELU, 0.0f},
-                {FFNN_ACT_GELU_TANH, 0.0f},  {FFNN_ACT_SILU, 0.0f},
-                {FFNN_ACT_MISH, 0.0f},       {FFNN_ACT_HARDSWISH, 0.0f}};
-    static const size_t sizes[] = {1, 31, 10007, 300000};
-    rng r = {0xA0761D6478BD642FULL};
-    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ++ai) {
-        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-            const ffnn_activation act = acts[ai].act;
-            const float p = acts[ai].param;
-            const char *name = ffnn_activation_name(act);
-            const size_t n = sizes[si];
-            fixture_reset(fx);
-            float *z = (float *)host_buf(fx, n * sizeof(float));      /* [n] */
-            float *a_ref = (float *)host_buf(fx, n * sizeof(float));  /* [n] */
-            float *da = (float *)host_buf(fx, n * sizeof(float));     /* [n] */
-            float *dz_ref = (float *)host_buf(fx, n * sizeof(float)); /* [n] */
-            CHECK(z && a_ref && da && dz_ref, "host allocation failed");
-            fill_uniform(&r, z, n, -6.0f, 6.0f);
-            for (size_t i = 0; i < n; i += 97) z[i] = 0.0f; /* relu's kink */
-            for (size_t i = 5; i < n; i += 101) z[i] = (i % 2 ? 40.0f : -40.0f); /* saturation */
-            for (size_t i = 7; i < n; i += 103) z[i] = (i % 2 ? 3.0f : -3.0f); /* hardswish */
-            fill_uniform(&r, da, n, -1.0f, 1.0f);
-            const float *saved = ffnn_act_grad_from_input(act) ? z : a_ref;
-            CHECK_OK(fx->cpu->activation_forward(fx->cpu_ctx, act, p, z, a_ref, n));
-            CHECK_OK(fx->cpu->activation_backward(fx->cpu_ctx, act, p, saved, da, dz_ref, n));
-
-            void *d_z, *d_a, *d_ain, *d_da, *d_dz;
-            CHECK_OK(dev_buf(fx, z, n * sizeof(float), &d_z));
-            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_a));
-            CHECK_OK(dev_buf(fx, saved, n * sizeof(float), &d_ain)); /* a or z */
-            CHECK_OK(dev_buf(fx, da, n * sizeof(float), &d_da));
-            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_dz));
-            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, p, (const float *)d_z,
-                                                 (float *)d_a, n));
-            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, p, (const float *)d_ain,
-                                                  (const float *)d_da, (float *)d_dz, n));
-            const float *a = download_f32(fx, d_a, n);
-            const float *dzg = download_f32(fx, d_dz, n);
-            CHECK(a && dzg, "download failed: %s", ffnn_last_error());
-            CHECK(close_f32("a", a, a_ref, n, 1e-6, 1e-5), "activation_forward %s(%g) n=%zu", name,
-                  (double)p, n);
-            CHECK(close_f32("dz", dzg, dz_ref, n, 1e-6, 1e-5), "activation_backward %s(%g) n=%zu",
-                  name, (double)p, n);
-
-            /* In place: a = f(a) over z's buffer, dz = da * f'(saved) over da's buffer. */
-            CHECK_OK(fx->gpu->activation_forward(fx->gpu_ctx, act, p, (const float *)d_z,
-                                                 (float *)d_z, n));
-            CHECK_OK(fx->gpu->activation_backward(fx->gpu_ctx, act, p, (const float *)d_ain,
-                                                  (const float *)d_da, (float *)d_da, n));
-            const float *a2 = download_f32(fx, d_z, n);
-            const float *dz2 = download_f32(fx, d_da, n);
-            CHECK(a2 && dz2, "download failed: %s", ffnn_last_error());
-            CHECK(close_f32("a (in place)", a2, a_ref, n, 1e-6, 1e-5),
-                  "activation_forward %s n=%zu in place", name, n);
-            CHECK(close_f32("dz (in place)", dz2, dz_ref, n, 1e-6, 1e-5),
-                  "activation_backward %s n=%zu in place", name, n);
-        }
-    }
-    return TEST_PASS;
-}
-
-static test_result test_activations(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, activations_body);
-}
-
-/* ------------------------------------------------------------------ losses */
-
-/* Outputs [batch, width] and labels [batch] for one loss and width, with rows
- * that stress the kernels: large logits (max shift), all-equal rows and a repeated
- * maximum (argmax ties go to the first index), zeros (width 1: z > 0 is false). */
-static void make_loss_inputs(rng *r, ffnn_loss loss, size_t batch, size_t width, float *out,
-                             int32_t *y)
-{
-    const float lo = loss == FFNN_LOSS_MSE ? -0.5f : -4.0f;
-    const float hi = loss == FFNN_LOSS_MSE ? 1.5f : 4.0f;
-    for (size_t b = 0; b < batch; ++b) {
-        float *row = out + b * width;
-        fill_uniform(r, row, width, lo, hi);
-        if (loss != FFNN_LOSS_MSE && b % 7 == 3)
-            for (size_t j = 0; j < width; ++j) row[j] *= 25.0f; /* |z| up to 100 */
-        if (b % 11 == 5)
-            for (size_t j = 0; j < width; ++j) row[j] = 0.0f; /* all tied */
-        if (b % 13 == 6 && width > 2) {
-            const size_t i = rng_below(r, width - 1);
-            row[i] = row[width - 1] = 9.0f; /* repeated maximum */
-        }
-        if (width > 1)
-            y[b] = (int32_t)rng_below(r, width);
-        else
-            y[b] = loss == FFNN_LOSS_SOFTMAX_CE ? 0
-                   : (int32_t)rng_below(r, loss == FFNN_LOSS_MSE ? 4 : 2); /* mse: a value */
-    }
-}
-
-/* Float targets [batch, width] for bce / mse: uniform values plus the edge
- * cases 0, 1 and exactly 0.5 (on the threshold: "> 0.5" is false). */
-static void make_float_targets(rng *r, ffnn_loss loss, size_t n, float *t)
-{
-    const float lo = loss == FFNN_LOSS_MSE ? -0.5f : 0.0f;
-    const float hi = loss == FFNN_LOSS_MSE ? 1.5f : 1.0f;
-    for (size_t i = 0; i < n; ++i) {
-        t[i] = rng_uniform(r, lo, hi);
-        if (i % 5 == 1) t[i] = (float)(rng_below(r, 2)); /* 0 or 1 */
-        if (i % 17 == 3) t[i] = 0.5f;
-    }
-}
-
-/* One loss against the cpu reference over several widths and batches; with
- * float_targets, against float target rows (y is not passed: NULL). */
-static test_result loss_body_kind(fixture *fx, ffnn_loss loss, int float_targets)
-{
-    static const size_t widths[] = {1, 2, 10, 37};
-    static const size_t batches[] = {1, 203, 1000};
-    rng r = {0x94D049BB133111EBULL + (uint64_t)loss};
-    rng rt = {0x9E3779B97F4A7C15ULL + (uint64_t)loss};
-    const char *name = float_targets ? (loss == FFNN_LOSS_MSE ? "mse (float targets)"
-                                                              : "bce (float targets)")
-                                     : ffnn_loss_name(loss);
-    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; ++wi) {
-        for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi) {
-            const size_t width = widths[wi], batch = batches[bi], n = batch * width;
-            fixture_reset(fx);
-            float *out = (float *)host_buf(fx, n * sizeof(float));        /* [batch, width] */
-            int32_t *y = (int32_t *)host_buf(fx, batch * sizeof(int32_t)); /* [batch]      */
-            float *dout_ref = (float *)host_buf(fx, n * sizeof(float));   /* [batch, width] */
-            float *loss_ref = (float *)host_buf(fx, batch * sizeof(float)); /* [batch]      */
-            uint8_t *correct_ref = (uint8_t *)host_buf(fx, batch);        /* [batch]        */
-            float *targets = (float *)host_buf(fx, n * sizeof(float));    /* [batch, width] */
-            CHECK(out && y && dout_ref && loss_ref && correct_ref && targets,
-                  "host allocation failed");
-            make_loss_inputs(&r, loss, batch, width, out, y);
-            if (float_targets) make_float_targets(&rt, loss, n, targets);
-            const float *h_t = float_targets ? targets : NULL;
-            const int32_t *h_y = float_targets ? NULL : y;
-            CHECK_OK(fx->cpu->loss(fx->cpu_ctx, loss, out, h_y, h_t, batch, width, dout_ref,
-                                   loss_ref, correct_ref));
-
-            void *d_out, *d_y = NULL, *d_t = NULL, *d_dout, *d_loss, *d_correct, *d_loss2,
-                 *d_correct2;
-            CHECK_OK(dev_buf(fx, out, n * sizeof(float), &d_out));
-            if (float_targets)
-                CHECK_OK(dev_buf(fx, targets, n * sizeof(float), &d_t));
-            else
-                CHECK_OK(dev_buf(fx, y, batch * sizeof(int32_t), &d_y));
-            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_dout));
-            CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss));
-            CHECK_OK(dev_buf(fx, NULL, batch, &d_correct));
-            CHECK_OK(dev_buf(fx, NULL, batch * sizeof(float), &d_loss2));
-            CHECK_OK(dev_buf(fx, NULL, batch, &d_correct2));
-            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const int32_t *)d_y,
-                                   (const float *)d_t, batch, width, (float *)d_dout,
-                                   (float *)d_loss, (uint8_t *)d_correct));
-            /* Evaluation: no gradient wanted. */
-            CHECK_OK(fx->gpu->loss(fx->gpu_ctx, loss, (const float *)d_out, (const int32_t *)d_y,
-                                   (const float *)d_t, batch, width, NULL, (float *)d_loss2,
-                                   (uint8_t *)d_correct2));
-            const float *gdout = download_f32(fx, d_dout, n);
-            const float *gloss = download_f32(fx, d_loss, batch);
-            const uint8_t *gcorrect = download_u8(fx, d_correct, batch);
-            const float *gloss2 = download_f32(fx, d_loss2, batch);
-            const uint8_t *gcorrect2 = download_u8(fx, d_correct2, batch);
-            CHECK(gdout && gloss && gcorrect && gloss2 && gcorrect2, "download failed: %s",
-                  ffnn_last_error());
-            CHECK(close_f32("row_loss", gloss, loss_ref, batch, 1e-5, 1e-5),
-                  "loss %s batch=%zu width=%zu", name, batch, width);
-            CHECK(equal_u8("row_correct", gcorrect, correct_ref, batch),
-                  "loss %s batch=%zu width=%zu", name, batch, width);
-            CHECK(close_f32("dout", gdout, dout_ref, n, 1e-6, 1e-5),
-                  "loss %s batch=%zu width=%zu", name, batch, width);
-            CHECK(close_f32("row_loss (dout NULL)", gloss2, loss_ref, batch, 1e-5, 1e-5),
-                  "loss %s batch=%zu width=%zu", name, batch, width);
-            CHECK(equal_u8("row_correct (dout NULL)", gcorrect2, correct_ref, batch),
-                  "loss %s batch=%zu width=%zu", name, batch, width);
-        }
-    }
-    return TEST_PASS;
-}
-
-static test_result loss_body(fixture *fx, ffnn_loss loss) { return loss_body_kind(fx, loss, 0); }
-static test_result softmax_ce_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_SOFTMAX_CE); }
-static test_result sigmoid_bce_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_SIGMOID_BCE); }
-static test_result mse_body(fixture *fx) { return loss_body(fx, FFNN_LOSS_MSE); }
-
-/* Float targets: bce and mse against the cpu reference; ce refuses them. */
-static test_result float_targets_body(fixture *fx)
-{
-    test_result r = loss_body_kind(fx, FFNN_LOSS_SIGMOID_BCE, 1);
-    if (r != TEST_PASS) return r;
-    if ((r = loss_body_kind(fx, FFNN_LOSS_MSE, 1)) != TEST_PASS) return r;
-    fixture_reset(fx);
-    void *d_out, *d_t, *d_loss, *d_correct;
-    CHECK_OK(dev_buf(fx, NULL, 4 * sizeof(float), &d_out));
-    CHECK_OK(dev_buf(fx, NULL, 4 * sizeof(float), &d_t));
-    CHECK_OK(dev_buf(fx, NULL, 2 * sizeof(float), &d_loss));
-    CHECK_OK(dev_buf(fx, NULL, 2, &d_correct));
-    ffnn_status st = fx->gpu->loss(fx->gpu_ctx, FFNN_LOSS_SOFTMAX_CE, (const float *)d_out,
-                                   NULL, (const float *)d_t, 2, 2, NULL, (float *)d_loss,
-                                   (uint8_t *)d_correct);
-    CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "softmax_ce"),
-          "ce with float targets: status %d, '%s'", (int)st, ffnn_last_error());
-    return TEST_PASS;
-}
-
-static test_result test_loss_softmax_ce(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, softmax_ce_body);
-}
-static test_result test_loss_sigmoid_bce(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, sigmoid_bce_body);
-}
-static test_result test_loss_mse(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, mse_body);
-}
-static test_result test_loss_float_targets(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, float_targets_body);
-}
+TEST_WITH(test_dense_deterministic, with_fixture, FFNN_STRATEGY_TILED, deterministic_body)
 
 /* ------------------------------------------------------------------ the head */
-
-/* bfloat16 of f, rounded to nearest even, as a float (finite f). */
-static float bf16_round(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    u &= 0xffff0000u;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-/* f rounded to TF32 (10 mantissa bits; to nearest, ties away: cvt.rna.tf32.f32),
- * as a float (finite f). */
-static float tf32_round(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    u = (u + 0x1000u) & ~0x1fffu;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-static uint16_t bf16_bits(float f) /* f already a bf16 value */
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return (uint16_t)(u >> 16);
-}
-static float bf16_value(uint16_t v)
-{
-    const uint32_t u = (uint32_t)v << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
 
 /* softmax_ce_head (the output layer and its loss in one op) against the cpu
  * reference's ops composed (shapes up to in 1536: in <= FFNN_HEAD_FUSED_MAX_IN takes
@@ -993,10 +479,7 @@ static test_result head_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result test_head(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, head_body);
-}
+TEST_WITH(test_head, with_fixture, FFNN_STRATEGY_TILED, head_body)
 
 /* softmax_ce_head on a tf32 context with h and W that TF32 does not hold (in 1024 and
  * 1028 > FFNN_HEAD_FUSED_MAX_IN: the tensor-core logits; 1028 ends in a part chunk):
@@ -1082,92 +565,7 @@ static test_result head_tf32_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result test_head_tf32(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, head_tf32_body);
-}
-
-/* ------------------------------------------------------------------ gather, optimizers */
-
-/* Gather over the four kinds of data set: uint8 or float features, labels or
- * float targets (kind bit 0: float features, bit 1: float targets). */
-static test_result gather_body(fixture *fx)
-{
-    /* widths of 1 and 3 take the kernel's one-value path, 8 and 784 its four-value
-     * path; 4100 rows are more than the launch's 4096 row blocks (its row loop) */
-    static const size_t features_list[] = {1, 3, 8, 784};
-    static const size_t batches[] = {1, 37, 4100};
-    const size_t count = 50; /* samples in the "data set" */
-    rng r = {0xBF58476D1CE4E5B9ULL};
-    for (int kind = 0; kind < 4; ++kind) {
-        const int float_features = kind & 1, float_targets = (kind & 2) != 0;
-        for (size_t fi = 0; fi < sizeof features_list / sizeof features_list[0]; ++fi) {
-            for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; ++bi) {
-                const size_t features = features_list[fi], batch = batches[bi];
-                const size_t width = float_targets ? 1 + 4 * (bi % 2) : 0; /* 1 or 5 */
-                fixture_reset(fx);
-                uint8_t *images = (uint8_t *)host_buf(fx, count * features); /* [count, f] */
-                float *values = (float *)host_buf(fx, count * features * sizeof(float));
-                int32_t *labels = (int32_t *)host_buf(fx, count * sizeof(int32_t)); /* [count] */
-                float *targets = (float *)host_buf(fx, (count * width + 1) * sizeof(float));
-                int32_t *index = (int32_t *)host_buf(fx, batch * sizeof(int32_t)); /* [batch] */
-                float *x_ref = (float *)host_buf(fx, batch * features * sizeof(float));
-                int32_t *y_ref = (int32_t *)host_buf(fx, batch * sizeof(int32_t));
-                float *t_ref = (float *)host_buf(fx, (batch * width + 1) * sizeof(float));
-                CHECK(images && values && labels && targets && index && x_ref && y_ref && t_ref,
-                      "host allocation failed");
-                for (size_t i = 0; i < count * features; ++i) /* first 0, last 255 */
-                    images[i] = i == 0 ? 0 : i + 1 == count * features ? 255
-                                                                       : (uint8_t)rng_next(&r);
-                fill_uniform(&r, values, count * features, -3.0f, 3.0f);
-                for (size_t i = 0; i < count; ++i) labels[i] = (int32_t)rng_below(&r, 1000);
-                fill_uniform(&r, targets, count * width, -1.0f, 2.0f);
-                for (size_t b = 0; b < batch; ++b) index[b] = (int32_t)rng_below(&r, count);
-                index[0] = (int32_t)(count - 1);
-                ffnn_gather_source src = {float_features ? NULL : images,
-                                          float_features ? values : NULL, features,
-                                          float_targets ? NULL : labels,
-                                          float_targets ? targets : NULL, width};
-                CHECK_OK(fx->cpu->gather(fx->cpu_ctx, &src, index, batch, x_ref, y_ref, t_ref));
-                void *d_images, *d_values, *d_labels, *d_targets, *d_index, *d_x, *d_y, *d_t;
-                CHECK_OK(dev_buf(fx, images, count * features, &d_images));
-                CHECK_OK(dev_buf(fx, values, count * features * sizeof(float), &d_values));
-                CHECK_OK(dev_buf(fx, labels, count * sizeof(int32_t), &d_labels));
-                CHECK_OK(dev_buf(fx, targets, (count * width + 1) * sizeof(float), &d_targets));
-                CHECK_OK(dev_buf(fx, index, batch * sizeof(int32_t), &d_index));
-                CHECK_OK(dev_buf(fx, NULL, batch * features * sizeof(float), &d_x));
-                CHECK_OK(dev_buf(fx, NULL, batch * sizeof(int32_t), &d_y));
-                CHECK_OK(dev_buf(fx, NULL, (batch * width + 1) * sizeof(float), &d_t));
-                ffnn_gather_source dsrc = {
-                    float_features ? NULL : (const uint8_t *)d_images,
-                    float_features ? (const float *)d_values : NULL, features,
-                    float_targets ? NULL : (const int32_t *)d_labels,
-                    float_targets ? (const float *)d_targets : NULL, width};
-                CHECK_OK(fx->gpu->gather(fx->gpu_ctx, &dsrc, (const int32_t *)d_index, batch,
-                                         (float *)d_x, (int32_t *)d_y, (float *)d_t));
-                const float *x = download_f32(fx, d_x, batch * features);
-                const uint8_t *y = download_u8(fx, d_y, batch * sizeof(int32_t));
-                const float *t = download_f32(fx, d_t, batch * width);
-                CHECK(x && y && t, "download failed: %s", ffnn_last_error());
-                CHECK(float_features ? same_bits_f32("x", x, x_ref, batch * features)
-                                     : close_f32("x", x, x_ref, batch * features, 0.0, 1e-6),
-                      "gather kind %d batch=%zu features=%zu", kind, batch, features);
-                if (float_targets)
-                    CHECK(same_bits_f32("t", t, t_ref, batch * width),
-                          "gather kind %d batch=%zu width=%zu", kind, batch, width);
-                else
-                    CHECK(equal_u8("y", y, (const uint8_t *)y_ref, batch * sizeof(int32_t)),
-                          "gather kind %d batch=%zu", kind, batch);
-            }
-        }
-    }
-    return TEST_PASS;
-}
-
-static test_result test_gather(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, gather_body);
-}
+TEST_WITH(test_head_tf32, with_fixture, FFNN_STRATEGY_TILED, head_tf32_body)
 
 /* A plain-SGD step of rate lr for optimizer_update. */
 static ffnn_optimizer_step sgd_step(float lr)
@@ -1176,161 +574,6 @@ static ffnn_optimizer_step sgd_step(float lr)
     cfg.optimizer = FFNN_OPT_SGD;
     cfg.learning_rate = lr;
     return ffnn_optimizer_step_at(&cfg, 1);
-}
-
-static test_result sgd_body(fixture *fx)
-{
-    static const size_t sizes[] = {1, 255, 203530, 1000003};
-    rng r = {0x853C49E6748FEA9BULL};
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-        const size_t n = sizes[si];
-        const float lr = rng_uniform(&r, 0.001f, 0.5f);
-        fixture_reset(fx);
-        float *params = (float *)host_buf(fx, n * sizeof(float)); /* [n] */
-        float *grads = (float *)host_buf(fx, n * sizeof(float));  /* [n] */
-        CHECK(params && grads, "host allocation failed");
-        fill_uniform(&r, params, n, -1.0f, 1.0f);
-        fill_uniform(&r, grads, n, -1.0f, 1.0f);
-        void *d_params, *d_grads;
-        CHECK_OK(dev_buf(fx, params, n * sizeof(float), &d_params));
-        CHECK_OK(dev_buf(fx, grads, n * sizeof(float), &d_grads));
-        const ffnn_optimizer_step step = sgd_step(lr);
-        CHECK_OK(fx->cpu->optimizer_update(fx->cpu_ctx, &step, params, grads, NULL,
-                                           n)); /* params := ref */
-        CHECK_OK(fx->gpu->optimizer_update(fx->gpu_ctx, &step, (float *)d_params,
-                                           (const float *)d_grads, NULL, n));
-        const float *got = download_f32(fx, d_params, n);
-        CHECK(got != NULL, "download failed: %s", ffnn_last_error());
-        CHECK(close_f32("params", got, params, n, 1e-7, 1e-6), "sgd_update n=%zu lr=%g", n,
-              (double)lr);
-    }
-    return TEST_PASS;
-}
-
-static test_result test_sgd_update(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, sgd_body);
-}
-
-/* Momentum, Nesterov momentum and Adam: several steps of the cuda kernel against
- * the cpu reference on the same random parameters and gradients (fresh gradients
- * each step, some exactly zero: Adam's 0/(0+eps) path), state carried on each
- * side. Both evaluate the same float operations in the same order with the same
- * roundings, so they should agree to the bit; the tolerance leaves an ulp. */
-static test_result optimizer_body(fixture *fx)
-{
-    static const size_t sizes[] = {1, 255, 203530, 1000003};
-    static const struct { ffnn_optimizer kind; int nesterov; float lr, beta1, wd; } cases[] = {
-        {FFNN_OPT_MOMENTUM, 0, 0.01f, 0.9f, 0}, {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 0},
-        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0},     {FFNN_OPT_ADAM, 0, 0.01f, 0.6f, 0}, /* lerp w >= 0.5 */
-        /* weight decay (L2 into the gradient) and adamw's decoupled decay */
-        {FFNN_OPT_SGD, 0, 0.05f, 0.9f, 0.01f},  {FFNN_OPT_MOMENTUM, 1, 0.05f, 0.9f, 5e-4f},
-        {FFNN_OPT_ADAM, 0, 1e-3f, 0.9f, 0.01f}, {FFNN_OPT_ADAMW, 0, 1e-3f, 0.9f, 0.05f},
-    };
-    enum { STEPS = 5 };
-    rng r = {0x5851F42D4C957F2DULL};
-    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ++ci) {
-        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-            const size_t n = sizes[si];
-            ffnn_train_config cfg = ffnn_train_config_default();
-            cfg.optimizer = cases[ci].kind;
-            cfg.nesterov = cases[ci].nesterov;
-            cfg.learning_rate = cases[ci].lr;
-            cfg.beta1 = cases[ci].beta1;
-            cfg.weight_decay = cases[ci].wd;
-            const size_t ns = ffnn_optimizer_state_count(cfg.optimizer) * n;
-            const char *name = cases[ci].nesterov ? "nesterov" : ffnn_optimizer_name(cfg.optimizer);
-            fixture_reset(fx);
-            float *params = (float *)host_buf(fx, n * sizeof(float)); /* [n]          */
-            float *grads = (float *)host_buf(fx, n * sizeof(float));  /* [n]          */
-            float *state = (float *)host_buf(fx, (ns + 1) * sizeof(float)); /* [count * n] */
-            CHECK(params && grads && state, "host allocation failed");
-            fill_uniform(&r, params, n, -1.0f, 1.0f);
-            memset(state, 0, ns * sizeof(float));
-            void *d_params, *d_grads, *d_state;
-            CHECK_OK(dev_buf(fx, params, n * sizeof(float), &d_params));
-            CHECK_OK(dev_buf(fx, NULL, n * sizeof(float), &d_grads));
-            CHECK_OK(dev_buf(fx, state, (ns + 1) * sizeof(float), &d_state));
-            for (uint64_t t = 1; t <= STEPS; ++t) {
-                fill_uniform(&r, grads, n, -0.1f, 0.1f);
-                for (size_t i = 0; i < n; i += 7) grads[i] = 0.0f;
-                CHECK_OK(fx->gpu->upload(fx->gpu_ctx, d_grads, grads, n * sizeof(float)));
-                const ffnn_optimizer_step step = ffnn_optimizer_step_at(&cfg, t);
-                CHECK_OK(fx->cpu->optimizer_update(fx->cpu_ctx, &step, params, grads, state, n));
-                CHECK_OK(fx->gpu->optimizer_update(fx->gpu_ctx, &step, (float *)d_params,
-                                                   (const float *)d_grads, (float *)d_state, n));
-                const float *got = download_f32(fx, d_params, n); /* synchronises */
-                const float *got_state = download_f32(fx, d_state, ns + 1);
-                CHECK(got && got_state, "download failed: %s", ffnn_last_error());
-                CHECK(close_f32("params", got, params, n, 1e-7, 1e-6), "%s n=%zu step %u", name,
-                      n, (unsigned)t);
-                CHECK(close_f32("state", got_state, state, ns, 1e-12, 1e-6), "%s n=%zu step %u",
-                      name, n, (unsigned)t);
-            }
-        }
-    }
-    return TEST_PASS;
-}
-
-static test_result test_optimizer_update(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, optimizer_body);
-}
-
-/* ------------------------------------------------------------------ faults */
-
-/* An allocation larger than any GPU: a clean FFNN_ERR_CUDA naming the size, and the
- * context still works afterwards (out of memory is not sticky). */
-/* Clipping (value then norm), dropout and EMA: cuda against the cpu reference on
- * fresh random inputs. Dropout and EMA: the same bits (the same integer mask, the
- * same roundings); clipping: the norm summed in another order in double, 1e-6. */
-static test_result clip_dropout_ema_body(fixture *fx)
-{
-    static const size_t sizes[] = {1, 1023, 203530, 1000003};
-    rng r = {0x9E3779B97F4A7C15ULL};
-    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-        const size_t n = sizes[si];
-        fixture_reset(fx);
-        float *g = (float *)host_buf(fx, n * 4), *e = (float *)host_buf(fx, n * 4);
-        float *d = (float *)host_buf(fx, n * 4);
-        CHECK(g && e && d, "host allocation failed");
-        fill_uniform(&r, g, n, -0.01f, 0.01f);
-        fill_uniform(&r, e, n, 0.5f, 1.0f);
-        void *dg, *de, *dd, *dnorm;
-        CHECK_OK(dev_buf(fx, g, n * 4, &dg));
-        CHECK_OK(dev_buf(fx, e, n * 4, &de));
-        CHECK_OK(dev_buf(fx, NULL, n * 4, &dd));
-        CHECK_OK(dev_buf(fx, NULL, 4, &dnorm));
-        float norm = 0;
-        CHECK_OK(fx->cpu->grad_clip(fx->cpu_ctx, g, n, 0.05f, 0.008f, &norm));
-        CHECK_OK(fx->gpu->grad_clip(fx->gpu_ctx, (float *)dg, n, 0.05f, 0.008f, (float *)dnorm));
-        const float *got = download_f32(fx, dg, n), *got_norm = download_f32(fx, dnorm, 1);
-        CHECK(got && got_norm, "download failed: %s", ffnn_last_error());
-        CHECK(close_f32("norm", got_norm, &norm, 1, 0, 1e-6), "n=%zu", n);
-        CHECK(close_f32("clipped", got, g, n, 1e-12, 1e-6), "n=%zu", n);
-        const uint64_t key = ffnn_dropout_key(11, 5, 2);
-        for (int k = 0; k < 3; k++) {
-            const double p = k * 0.4; /* 0, 0.4, 0.8 */
-            CHECK_OK(fx->cpu->dropout(fx->cpu_ctx, e, d, n, key, ffnn_dropout_threshold(p),
-                                      ffnn_dropout_scale(p)));
-            CHECK_OK(fx->gpu->dropout(fx->gpu_ctx, (const float *)de, (float *)dd, n, key,
-                                      ffnn_dropout_threshold(p), ffnn_dropout_scale(p)));
-            const float *gd = download_f32(fx, dd, n);
-            CHECK(gd && same_bits_f32("dropout", gd, d, n), "n=%zu p=%g", n, p);
-        }
-        CHECK_OK(fx->cpu->ema_update(fx->cpu_ctx, e, g, n, 0.999f, 0.001f));
-        CHECK_OK(fx->gpu->ema_update(fx->gpu_ctx, (float *)de, (const float *)dg, n, 0.999f,
-                                     0.001f));
-        const float *ge = download_f32(fx, de, n);
-        /* the gradients differ by the clip's last bits: EMA of nearly the same p */
-        CHECK(ge && close_f32("ema", ge, e, n, 1e-12, 1e-6), "n=%zu", n);
-    }
-    return TEST_PASS;
-}
-
-static test_result test_clip_dropout_ema(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, clip_dropout_ema_body);
 }
 
 static test_result alloc_too_large_body(fixture *fx)
@@ -1359,16 +602,12 @@ static test_result alloc_too_large_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result test_alloc_too_large(char *why, size_t why_size)
-{
-    return with_fixture(why, why_size, FFNN_STRATEGY_TILED, alloc_too_large_body);
-}
+TEST_WITH(test_alloc_too_large, with_fixture, FFNN_STRATEGY_TILED, alloc_too_large_body)
 
 /* Device queries are consistent with the skip conditions. */
 static test_result test_device_queries(char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     char name[256];
     memset(name, 'x', sizeof name);
     ffnn_cuda_device_name(name, sizeof name);
@@ -1385,22 +624,9 @@ static test_result test_device_queries(char *why, size_t why_size)
 
 const test_case cuda_tests[] = {
     {"cuda_device_queries", test_device_queries},
-    {"cuda_dense_forward_naive", test_dense_forward_naive},
-    {"cuda_dense_forward_tiled", test_dense_forward_tiled},
-    {"cuda_dense_backward_naive", test_dense_backward_naive},
-    {"cuda_dense_backward_tiled", test_dense_backward_tiled},
     {"cuda_dense_deterministic", test_dense_deterministic},
-    {"cuda_activations", test_activations},
-    {"cuda_loss_softmax_ce", test_loss_softmax_ce},
-    {"cuda_loss_sigmoid_bce", test_loss_sigmoid_bce},
-    {"cuda_loss_mse", test_loss_mse},
-    {"cuda_loss_float_targets", test_loss_float_targets},
     {"cuda_softmax_ce_head", test_head},
     {"cuda_softmax_ce_head_tf32_rounds", test_head_tf32},
-    {"cuda_gather", test_gather},
-    {"cuda_sgd_update", test_sgd_update},
-    {"cuda_optimizer_update", test_optimizer_update},
-    {"cuda_clip_dropout_ema_vs_cpu", test_clip_dropout_ema},
     {"cuda_alloc_too_large", test_alloc_too_large},
 };
 const size_t cuda_tests_count = sizeof cuda_tests / sizeof cuda_tests[0];

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "backend/cpu/cpu_ops.h"
 #include "data/dataset.h"
 #include "ffnn.h"
@@ -621,10 +622,7 @@ static test_result train_regression(char *why, size_t why_size)
 /* cuda follows cpu step by step on float data (features and targets). */
 static test_result cuda_follows_cpu_float(char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda())
-        SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0)
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     struct { const char *spec, *arch; ffnn_loss loss; ffnn_optimizer opt; float lr; } cases[] = {
         {"synth:regression:2560", "32-256relu:nobias-1:nobias", FFNN_LOSS_MSE, FFNN_OPT_SGD,
          0.002f},

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 
 /* Train two fresh trainers on the same model/data/config; compare bit for bit. */
@@ -53,10 +54,7 @@ static test_result cpu_deterministic(char *why, size_t why_size)
 
 static test_result cuda_deterministic(ffnn_strategy k, char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda())
-        SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0)
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     return same_bits(FFNN_DEVICE_CUDA, k);
 }
 

@@ -13,10 +13,10 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "test_parity.h"
 
-static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
 typedef struct feature_case {
     const char *name, *arch;
@@ -115,8 +115,7 @@ static test_result follow(const feature_case *c, ffnn_device device, int threads
 static test_result load(ffnn_dataset **train, ffnn_dataset **test)
 {
     ffnn_dataset *full = NULL, *full_test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, &full_test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&full, &full_test);
     CHECK_OK(ffnn_dataset_slice(full, 0, 1000, train));
     CHECK_OK(ffnn_dataset_slice(full_test, 0, 2000, test));
     ffnn_dataset_free(full);
@@ -140,8 +139,7 @@ static test_result omp_follows(char *why, size_t why_size)
 
 static test_result cuda_follows(char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda() || ffnn_cuda_device_count() == 0)
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
     if (load(&train, &test) != TEST_PASS)
         return TEST_FAIL;

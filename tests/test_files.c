@@ -3,7 +3,10 @@
 #include "test_files.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <time.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +56,24 @@ int test_same_blob(const blob *a, const blob *b)
     return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
 }
 
-int test_count_entries(const char *dir)
+int test_kill_writer(void (*save)(void *arg), void *arg, long us)
+{
+    const struct timespec ts = {us / 1000000L, us % 1000000L * 1000L};
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0)
+        for (;;)
+            save(arg);
+    if (pid < 0)
+        return -1;
+    nanosleep(&ts, NULL);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return 0;
+}
+
+int test_count_entries_with(const char *dir, const char *needle)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -62,10 +82,13 @@ int test_count_entries(const char *dir)
     if (!d)
         return -1;
     while ((e = readdir(d)) != NULL)
-        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+        n += needle ? strstr(e->d_name, needle) != NULL
+                    : strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     return n;
 }
+
+int test_count_entries(const char *dir) { return test_count_entries_with(dir, NULL); }
 
 void test_remove_dir(const char *dir)
 {
@@ -106,7 +129,7 @@ int test_noisy_row(uint64_t *s, double r[4])
     return r[0] + 0.6 * r[3] > 0.8;
 }
 
-int test_run_argv(char *const argv[])
+int test_run_argv_to(char *const argv[], const char *out_path, const char *err_path)
 {
     fflush(stdout);
     fflush(stderr);
@@ -114,11 +137,30 @@ int test_run_argv(char *const argv[])
     if (pid < 0)
         return -1;
     if (pid == 0) {
-        execv(argv[0], argv);
+        const char *paths[2] = {out_path, err_path};
+        for (int k = 0; k < 2; k++) {
+            if (!paths[k])
+                continue;
+            int fd = k == 1 && out_path && !strcmp(err_path, out_path)
+                         ? 1
+                         : open(paths[k], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd < 0 || dup2(fd, k + 1) < 0)
+                _exit(126);
+            if (fd > 2)
+                close(fd);
+        }
+        execvp(argv[0], argv);
         _exit(127);
     }
     int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "    waitpid %s: %s\n", argv[0], strerror(errno));
+            return -1;
+        }
+    if (WIFSIGNALED(status))
+        fprintf(stderr, "    %s killed by signal %d\n", argv[0], WTERMSIG(status));
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+int test_run_argv(char *const argv[]) { return test_run_argv_to(argv, NULL, NULL); }

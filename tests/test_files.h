@@ -21,10 +21,20 @@ int test_write_file(const char *path, const void *bytes, size_t n);
 int test_same_blob(const blob *a, const blob *b);
 /* Entries of dir other than . and .. (-1 when it cannot be read). */
 int test_count_entries(const char *dir);
+/* Entries of dir whose name contains needle (NULL: test_count_entries). */
+int test_count_entries_with(const char *dir, const char *needle);
 
 /* Run argv[0] with argv (stdout and stderr kept, flushed first): its exit status, or
  * -1 when it could not run or was killed. */
 int test_run_argv(char *const argv[]);
+/* The same with stdout into out_path and stderr into err_path (the same file when
+ * the same path; NULL: inherited); argv[0] is looked up on PATH when it has no '/'.
+ * A signal that killed it is printed. */
+int test_run_argv_to(char *const argv[], const char *out_path, const char *err_path);
+/* Fork a child that calls save(arg) over and over, SIGKILL it after us
+ * microseconds (stdout and stderr flushed first), and reap it: a writer killed at a
+ * random point of a save. 0, or -1 when the fork failed (errno set). */
+int test_kill_writer(void (*save)(void *arg), void *arg, long us);
 /* Remove dir and the files in it (one level). */
 void test_remove_dir(const char *dir);
 

@@ -43,6 +43,7 @@
 #include "backend/backend.h"
 #include "backend/gemm_plan.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "test_backend_ctx.h"
 #include "test_parity.h"
 #include "backend/cpu/cpu_ops.h"
@@ -130,12 +131,13 @@ typedef test_result (*fx_body)(fixture *fx);
 static test_result with_strategy(char *why, size_t why_size, fx_body body,
                                  ffnn_strategy strategy)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     fixture fx;
     memset(&fx, 0, sizeof fx);
     fx.gpu = ffnn_cuda_backend();
-    CHECK(fx.gpu != NULL && fx.gpu->fused != NULL, "the cuda table lacks the fused ops");
+    CHECK(fx.gpu != NULL && fx.gpu->fused != NULL &&
+              fx.gpu->fused != NULL,
+          "the cuda table lacks the fused ops");
     CHECK_OK(test_ctx(fx.gpu, strategy, 1, &fx.ctx));
     fx.lt = strategy == FFNN_STRATEGY_CUBLASLT;
     test_result r = body(&fx);
@@ -152,17 +154,6 @@ static test_result with_gpu(char *why, size_t why_size, fx_body body)
 static test_result with_lt(char *why, size_t why_size, fx_body body)
 {
     return with_strategy(why, why_size, body, FFNN_STRATEGY_CUBLASLT);
-}
-
-static int same_bits(const char *what, const float *a, const float *b, size_t n)
-{
-    for (size_t i = 0; i < n; ++i)
-        if (memcmp(&a[i], &b[i], sizeof(float)) != 0) {
-            fprintf(stderr, "    %s: bits differ at [%zu]: %.9g vs %.9g\n", what, i,
-                    (double)a[i], (double)b[i]);
-            return 0;
-        }
-    return 1;
 }
 
 /* dx_db [in] against the double sums over the batch of the GPU's dx [batch, in]
@@ -260,7 +251,7 @@ static test_result act_forward_shape(fixture *fx, rng *r, shape s, size_t off)
                                                 with_bias ? db_ : NULL, da, s.batch, s.in,
                                                 s.out, acts[ai]));
             CHECK(get_f32(fx, again, da, nz), "download: %s", ffnn_last_error());
-            if (!same_bits(what, again, got, nz)) goto done;
+            if (!same_f32(what, again, got, nz)) goto done;
         }
     }
     res = TEST_PASS;
@@ -285,10 +276,7 @@ static test_result act_forward_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result fused_act_forward(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, act_forward_body);
-}
+TEST_WITH(fused_act_forward, with_gpu, act_forward_body)
 
 /* ------------------------------------------------------------------ backward */
 
@@ -369,7 +357,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 CHECK(get_f32(fx, gdb, d_db, s.out), "download: %s", ffnn_last_error());
                 if (fx->lt ? !close_f32("db (cuBLASLt BGRADB)", gdb, db_c, s.out,
                                         mm_atol(s.batch), RTOL)
-                           : !same_bits(db_chunks > 1 ? "db (the plan's chunked order)"
+                           : !same_f32(db_chunks > 1 ? "db (the plan's chunked order)"
                                                       : "db (the CPU's summation order)",
                                         gdb, db_g, s.out))
                     goto fail;
@@ -380,7 +368,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
             memcpy(Wn, W, nw * sizeof(float));
             if (with_sgd && dW_written) ffnn_cpu_optimizer_update_sgd(Wn, gdW, nw, lr);
             if ((!with_sgd || dW_written) &&
-                !same_bits(with_sgd ? "W after sgd (on the GPU's dW)" : "W untouched", got, Wn,
+                !same_f32(with_sgd ? "W after sgd (on the GPU's dW)" : "W untouched", got, Wn,
                            nw))
                 goto fail;
             if (with_sgd) {
@@ -395,7 +383,7 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                 memcpy(bn, b, s.out * sizeof(float));
                 /* cuBLASLt's db is its own sum: the update applied to it */
                 if (with_sgd) ffnn_cpu_optimizer_update_sgd(bn, fx->lt ? gdb : db_g, s.out, lr);
-                if (!same_bits(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
+                if (!same_f32(with_sgd ? "b after sgd" : "b untouched", got, bn, s.out))
                     goto fail;
             }
             /* a rerun (no sgd: same inputs) gives the same bits */
@@ -405,11 +393,11 @@ static test_result backward_shape(fixture *fx, rng *r, shape s)
                                                        d_dW, d_db, d_xdb, s.batch, s.in, s.out,
                                                        act, NULL, NULL, 0));
                 CHECK(get_f32(fx, got2, d_dx, nx), "download: %s", ffnn_last_error());
-                if (!same_bits("dx rerun", got2, got, nx)) goto fail;
+                if (!same_f32("dx rerun", got2, got, nx)) goto fail;
                 CHECK(get_f32(fx, gxdb2, d_xdb, s.in), "download: %s", ffnn_last_error());
-                if (!same_bits("dx_db rerun", gxdb2, gxdb, s.in)) goto fail;
+                if (!same_f32("dx_db rerun", gxdb2, gxdb, s.in)) goto fail;
                 CHECK(get_f32(fx, got2, d_dW, nw), "download: %s", ffnn_last_error());
-                if (!same_bits("dW rerun", got2, gdW, nw)) goto fail;
+                if (!same_f32("dW rerun", got2, gdW, nw)) goto fail;
             }
         }
     }
@@ -433,10 +421,7 @@ static test_result backward_body(fixture *fx)
     return TEST_PASS;
 }
 
-static test_result fused_backward(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, backward_body);
-}
+TEST_WITH(fused_backward, with_gpu, backward_body)
 
 /* ------------------------------------------------------------------ arguments */
 
@@ -465,8 +450,7 @@ static test_result fused_null_context(char *why, size_t why_size)
  * activation, a non-SGD optimizer step; the context keeps working. */
 static test_result fused_arguments(char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda()) SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0) SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL");
     void *ctx = NULL;
@@ -551,11 +535,6 @@ static int scaled_close(const char *what, const float *got, const float *want,
     if (require_differ && !differs)
         fprintf(stderr, "    %s: equal to fp32 everywhere: tensor cores not in use?\n", what);
     return bad == 0 && (differs > 0 || !require_differ);
-}
-
-static void abs_copy(float *dst, const float *src, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) dst[i] = fabsf(src[i]);
 }
 
 /* Forward (+ bias, relu) and backward (dx, dW, db) with --precision tf32 (or bf16,
@@ -650,10 +629,7 @@ static test_result tf32_body(fixture *fx) { return precision_body(fx, FFNN_PRECI
 static test_result tf32x3_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_TF32X3); }
 static test_result bf16_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_BF16); }
 
-static test_result fused_tf32(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, tf32_body);
-}
+TEST_WITH(fused_tf32, with_gpu, tf32_body)
 
 /* The tensor-core kernel (gemm_mma.cu) on the fused context, every epilogue: per
  * shape and activation f in {identity, relu, sigmoid, tanh}: a = f(x W^T + b)
@@ -729,7 +705,7 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             CHECK_OK(fx->gpu->fused->dense_act_forward(fx->ctx, d_x, d_W, d_b, d_a, s.batch, s.in,
                                                 s.out, f));
             CHECK(get_f32(fx, got2, d_a, nz), "download: %s", ffnn_last_error());
-            if (!same_bits("forward rerun", got2, got, nz)) goto fail;
+            if (!same_f32("forward rerun", got2, got, nz)) goto fail;
             /* backward with x_act f, bias, sgd */
             ffnn_optimizer_step step;
             memset(&step, 0, sizeof step);
@@ -747,18 +723,18 @@ static test_result mma_epilogues_body(fixture *fx, ffnn_precision precision)
             if (!scaled_close("dW", gdW, dW_c, SdW, nw, s.batch, differ && nw >= 64))
                 goto fail;
             CHECK(get_f32(fx, got, d_db, s.out), "download: %s", ffnn_last_error());
-            if (!same_bits(db_chunks > 1 ? "db (the plan's chunked order)"
+            if (!same_f32(db_chunks > 1 ? "db (the plan's chunked order)"
                                          : "db (the CPU's summation order)",
                            got, db_c, s.out))
                 goto fail;
             CHECK(get_f32(fx, got, d_W, nw), "download: %s", ffnn_last_error());
             memcpy(Wn, W, nw * sizeof(float));
             ffnn_cpu_optimizer_update_sgd(Wn, gdW, nw, lr);
-            if (!same_bits("W after sgd (on the GPU's dW)", got, Wn, nw)) goto fail;
+            if (!same_f32("W after sgd (on the GPU's dW)", got, Wn, nw)) goto fail;
             CHECK(get_f32(fx, got, d_b, s.out), "download: %s", ffnn_last_error());
             memcpy(bn, b, s.out * sizeof(float));
             ffnn_cpu_optimizer_update_sgd(bn, db_c, s.out, lr);
-            if (!same_bits("b after sgd", got, bn, s.out)) goto fail;
+            if (!same_f32("b after sgd", got, bn, s.out)) goto fail;
         }
         res = TEST_PASS;
         goto done;
@@ -781,43 +757,19 @@ static test_result mma_bf16_body(fixture *fx)
 {
     return mma_epilogues_body(fx, FFNN_PRECISION_BF16);
 }
-static test_result fused_bf16(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, bf16_body);
-}
-static test_result fused_mma_tf32(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, mma_tf32_body);
-}
-static test_result fused_mma_bf16(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, mma_bf16_body);
-}
+TEST_WITH(fused_bf16, with_gpu, bf16_body)
+TEST_WITH(fused_mma_tf32, with_gpu, mma_tf32_body)
+TEST_WITH(fused_mma_bf16, with_gpu, mma_bf16_body)
 
 /* The same checks on the cublaslt strategy's context (the fused ops on cuBLASLt
  * epilogues, src/backend/cuda/cublas.cu): the tolerances above, except db (its
  * own summation order: the matmul tolerance) and b after sgd (bit-identical to
  * the CPU update of cuBLASLt's db). */
-static test_result lt_act_forward(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, act_forward_body);
-}
-static test_result lt_backward(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, backward_body);
-}
-static test_result lt_tf32(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, tf32_body);
-}
-static test_result lt_bf16(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, bf16_body);
-}
-static test_result lt_tf32x3(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, tf32x3_body);
-}
+TEST_WITH(lt_act_forward, with_lt, act_forward_body)
+TEST_WITH(lt_backward, with_lt, backward_body)
+TEST_WITH(lt_tf32, with_lt, tf32_body)
+TEST_WITH(lt_bf16, with_lt, bf16_body)
+TEST_WITH(lt_tf32x3, with_lt, tf32x3_body)
 
 /* ---------------------------------------------- cuBLASLt tf32 dW through x^T */
 
@@ -872,9 +824,9 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
         fprintf(stderr, "    %s: %s\n", what, ffnn_last_error());
         goto done;
     }
-    int ok = get_f32(fx, got, d_dW, nw) && same_bits("dW", got, dW_c, nw);
-    ok = ok && get_f32(fx, got, d_db, s.out) && same_bits("db", got, db_c, s.out);
-    ok = ok && get_f32(fx, got, d_dx, nx) && same_bits("dx", got, dx_c, nx);
+    int ok = get_f32(fx, got, d_dW, nw) && same_f32("dW", got, dW_c, nw);
+    ok = ok && get_f32(fx, got, d_db, s.out) && same_f32("db", got, db_c, s.out);
+    ok = ok && get_f32(fx, got, d_dx, nx) && same_f32("dx", got, dx_c, nx);
     ffnn_optimizer_step step;
     memset(&step, 0, sizeof step);
     step.kind = FFNN_OPT_SGD;
@@ -887,8 +839,8 @@ static test_result lt_dw_transposed_shape(fixture *fx, rng *r, shape s, int tran
     }
     for (size_t i = 0; i < nw; ++i) W[i] -= 0.5f * dW_c[i];
     for (size_t i = 0; i < s.out; ++i) b[i] -= 0.5f * db_c[i];
-    ok = ok && get_f32(fx, got, d_W, nw) && same_bits("W after sgd", got, W, nw);
-    ok = ok && get_f32(fx, got, d_b, s.out) && same_bits("b after sgd", got, b, s.out);
+    ok = ok && get_f32(fx, got, d_W, nw) && same_f32("W after sgd", got, W, nw);
+    ok = ok && get_f32(fx, got, d_b, s.out) && same_f32("b after sgd", got, b, s.out);
     if (!ok) fprintf(stderr, "    %s: not the cpu's bits\n", what);
     res = ok ? TEST_PASS : TEST_FAIL;
 done:
@@ -916,10 +868,7 @@ static test_result lt_dw_transposed_body(fixture *fx)
     }
     return TEST_PASS;
 }
-static test_result lt_dw_transposed(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, lt_dw_transposed_body);
-}
+TEST_WITH(lt_dw_transposed, with_lt, lt_dw_transposed_body)
 
 /* TF32 of v as cvt.rna.tf32.f32 rounds it (to nearest, ties away from zero; finite v). */
 static float host_tf32(float v)
@@ -968,7 +917,7 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
             float *row = xt + i * 3 * s.batch;
             row[n] = small, row[s.batch + n] = big, row[2 * s.batch + n] = big;
         }
-    int ok = same_bits("prepared xt", got, xt, 3 * nx);
+    int ok = same_f32("prepared xt", got, xt, 3 * nx);
     /* the same bits from the op with and without it: dx, dW, db; then W, b after sgd */
     ffnn_optimizer_step step;
     memset(&step, 0, sizeof step);
@@ -990,7 +939,7 @@ static test_result tf32x3_xt_shape(fixture *fx, rng *r, shape s)
         if (!ok) fprintf(stderr, "    %s (xt %s): %s\n", what, given ? "given" : "none",
                          ffnn_last_error());
     }
-    ok = ok && same_bits("dW, db, W after sgd: xt given vs none", got, ref, nout);
+    ok = ok && same_f32("dW, db, W after sgd: xt given vs none", got, ref, nout);
     res = ok ? TEST_PASS : TEST_FAIL;
 done:
     free(x), free(W), free(b), free(dz), free(xt), free(ref), free(got);
@@ -1017,10 +966,7 @@ static test_result lt_tf32x3_xt_body(fixture *fx)
     }
     return TEST_PASS;
 }
-static test_result lt_tf32x3_prepared_xt(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, lt_tf32x3_xt_body);
-}
+TEST_WITH(lt_tf32x3_prepared_xt, with_lt, lt_tf32x3_xt_body)
 
 /* ------------------------------------ the weight gradient beside (dw_side) */
 
@@ -1103,9 +1049,9 @@ static test_result lt_dw_beside_body(fixture *fx)
                 goto done;
             }
             const float *a = beside, *b = in_order;
-            if (!same_bits("dx", a, b, nx1) || !same_bits("dx_db", a + nx1, b + nx1, BS_H) ||
-                !same_bits(with_sgd ? "W1" : "dW1", a + nx1 + BS_H, b + nx1 + BS_H, nw1) ||
-                !same_bits(with_sgd ? "W0" : "dW0", a + nx1 + BS_H + nw1,
+            if (!same_f32("dx", a, b, nx1) || !same_f32("dx_db", a + nx1, b + nx1, BS_H) ||
+                !same_f32(with_sgd ? "W1" : "dW1", a + nx1 + BS_H, b + nx1 + BS_H, nw1) ||
+                !same_f32(with_sgd ? "W0" : "dW0", a + nx1 + BS_H + nw1,
                            b + nx1 + BS_H + nw1, nw0)) {
                 fprintf(stderr, "    %s%s: beside is not in order's bits\n", what,
                         with_sgd ? " sgd" : "");
@@ -1118,10 +1064,7 @@ done:
     fx_reset(fx);
     return res;
 }
-static test_result lt_dw_beside(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, lt_dw_beside_body);
-}
+TEST_WITH(lt_dw_beside, with_lt, lt_dw_beside_body)
 
 /* ----------------------------------------------- x^T for the weight gradient */
 
@@ -1145,7 +1088,7 @@ static test_result transpose_body(fixture *fx)
                 for (size_t c = 0; c < cols; ++c) want[c * rows + y] = a[y * cols + c];
             float *d_a = dev_f32(fx, a, n), *d_t = dev_f32(fx, NULL, n);
             ok = d_a && d_t && fx->gpu->xt->prepare_xt(fx->ctx, d_a, rows, cols, d_t) == FFNN_OK &&
-                 get_f32(fx, got, d_t, n) && same_bits("x^T", got, want, n);
+                 get_f32(fx, got, d_t, n) && same_f32("x^T", got, want, n);
         }
         free(a), free(want), free(got);
         fx_reset(fx);
@@ -1153,10 +1096,7 @@ static test_result transpose_body(fixture *fx)
     }
     return TEST_PASS;
 }
-static test_result cuda_transpose_exact(char *why, size_t why_size)
-{
-    return with_lt(why, why_size, transpose_body);
-}
+TEST_WITH(cuda_transpose_exact, with_lt, transpose_body)
 
 /* x^T given to the op on the fused strategy's own kernels: FFNN_ERR_INVALID_ARGUMENT;
  * dense_backward_wants_xt is 0 there. */
@@ -1174,10 +1114,7 @@ static test_result fused_xt_rejected_body(fixture *fx)
     fx_reset(fx);
     return TEST_PASS;
 }
-static test_result fused_xt_rejected(char *why, size_t why_size)
-{
-    return with_gpu(why, why_size, fused_xt_rejected_body);
-}
+TEST_WITH(fused_xt_rejected, with_gpu, fused_xt_rejected_body)
 
 /* The rule of gemm_plan.h ffnn_lt_dw_transposes_x (no GPU needed): tf32 only, and
  * only from 768 inputs, 1024 outputs and batch 1024 (where the survey measured a

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "ffnn.h"
 #include "test_files.h"
@@ -351,8 +352,7 @@ static test_result test_cuda_training_beyond_device_memory(char *why, size_t why
     ffnn_model *m = NULL;
     ffnn_dataset *train = NULL, *test = NULL;
     ffnn_trainer *t = NULL;
-    if (!ffnn_has_cuda() || ffnn_cuda_device_count() == 0)
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     if (ffnn_model_create("2-3000000-3000-2", &m) != FFNN_OK)
         SKIP("the host cannot hold the 36 GB model: %s", ffnn_last_error());
     CHECK_OK(ffnn_dataset_synthetic("synth:points:200", 1, &train, &test));

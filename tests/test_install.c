@@ -36,30 +36,7 @@ static const char *build_dir(char *buf, size_t size)
  * its exit status, or -1 (killed by a signal, which is printed). */
 static int run(char *const argv[], const char *out_path)
 {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        if (out_path) {
-            int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-                _exit(126);
-            close(fd);
-        }
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) {
-            fprintf(stderr, "    waitpid %s: %s\n", argv[0], strerror(errno));
-            return -1;
-        }
-    if (WIFSIGNALED(status))
-        fprintf(stderr, "    %s killed by signal %d\n", argv[0], WTERMSIG(status));
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_argv_to(argv, out_path, out_path);
 }
 
 /* The file's text (NUL-terminated) into *text (caller frees); 0 on success. */
@@ -208,9 +185,11 @@ static test_result cli_wait_policy(char *why, size_t why_size)
     return install_script("wait", why, why_size);
 }
 
-/* The Python module over this build's libffnn.so, with FFNN_PYTHON (default
- * /usr/bin/python3, Debian's, with python3-numpy). */
-static test_result python_module(char *why, size_t why_size)
+/* Run FFNN_PYTHON (default /usr/bin/python3, Debian's) on script with this build's
+ * libffnn.so: PASS, SKIP (the interpreter missing, or exit 77: a package missing,
+ * named by missing) or FAIL. */
+static test_result python_script(const char *script, const char *missing, char *why,
+                                 size_t why_size)
 {
     const char *python = getenv("FFNN_PYTHON") && *getenv("FFNN_PYTHON") ? getenv("FFNN_PYTHON")
                                                                           : "/usr/bin/python3";
@@ -219,32 +198,29 @@ static test_result python_module(char *why, size_t why_size)
     char build[512], lib[1024];
     build_dir(build, sizeof build);
     snprintf(lib, sizeof lib, "%s/libffnn.so", build);
-    char *const argv[] = {(char *)python, "tests/test_python.py", lib, NULL};
+    char *const argv[] = {(char *)python, (char *)script, lib, NULL};
     int rc = run(argv, NULL);
     if (rc == 77)
-        SKIP("%s cannot import numpy (apt-get install python3-numpy)", python);
-    CHECK(rc == 0, "tests/test_python.py %s exited with %d", lib, rc);
+        SKIP("%s %s", python, missing);
+    CHECK(rc == 0, "%s %s exited with %d", script, lib, rc);
     return TEST_PASS;
 }
 
+/* The Python module over this build's libffnn.so (python3-numpy). */
+static test_result python_module(char *why, size_t why_size)
+{
+    return python_script("tests/test_python.py",
+                         "cannot import numpy (apt-get install python3-numpy)", why, why_size);
+}
+
 /* The Python module's pytest suite (tests/python/: the scikit-learn estimator checks,
- * pickling, options, the wheel) over this build's libffnn.so, with FFNN_PYTHON. */
+ * pickling, options, the wheel) over this build's libffnn.so. */
 static test_result python_pytest(char *why, size_t why_size)
 {
-    const char *python = getenv("FFNN_PYTHON") && *getenv("FFNN_PYTHON") ? getenv("FFNN_PYTHON")
-                                                                          : "/usr/bin/python3";
-    if (access(python, X_OK) != 0)
-        SKIP("%s not installed", python);
-    char build[512], lib[1024];
-    build_dir(build, sizeof build);
-    snprintf(lib, sizeof lib, "%s/libffnn.so", build);
-    char *const argv[] = {(char *)python, "tests/python/run_pytest.py", lib, NULL};
-    int rc = run(argv, NULL);
-    if (rc == 77)
-        SKIP("%s lacks pytest, numpy or scikit-learn (apt-get install python3-pytest "
-             "python3-numpy python3-sklearn)", python);
-    CHECK(rc == 0, "tests/python/run_pytest.py %s exited with %d", lib, rc);
-    return TEST_PASS;
+    return python_script("tests/python/run_pytest.py",
+                         "lacks pytest, numpy or scikit-learn (apt-get install python3-pytest "
+                         "python3-numpy python3-sklearn)",
+                         why, why_size);
 }
 
 const test_case install_tests[] = {

@@ -7,14 +7,13 @@
  *     paddings, R in {1, 3, 5}, with and without bias, relu / sigmoid / tanh,
  *     local1d first, after a dense layer and last (method and tolerance as
  *     tests/test_gradcheck.c);
- *   - the OpenMP kernels against the reference: the same bits (they use its
- *     expressions and summation order), for 1, 2 and 3 threads and through the
- *     omp backend table and ffnn_omp_local1d_forward_threads;
+ *   - (the ops of every backend against the reference, forward and backward, on
+ *     the shared shapes of test_numeric.h: test_ops.c)
  *   - cuda against cpu (skipped without a GPU): both variants (global = --strategy
- *     naive, shared = tiled), forward and backward, on fixed and random shapes
- *     (N = R, N not a multiple of the 256-thread block, batch > 1, R large enough
- *     for the shared kernels to shrink their tiles or fall back, batch > 65535
- *     rows, a long row); the two variants give the same bits; the shared entry
+ *     naive, shared = tiled) give the same bits, and the reference's values, on
+ *     the shared shapes (N = R, N not a multiple of the 256-thread block, batch > 1,
+ *     R large enough for the shared kernels to shrink their tiles or fall back,
+ *     batch > 65535 rows, a long row); the shared entry
  *     point ffnn_cuda_local1d_forward_stream with fused sigmoid against
  *     ffnn_cpu_local1d_forward; a training run on cuda follows the cpu one;
  *   - a network mixing local1d and dense layers trains on synth:motif (1-D
@@ -49,6 +48,7 @@
 #include "../lab/harness.h" /* device memory and streams of the lab (CUDA builds) */
 #endif
 #include "check.h"
+#include "test_fixtures.h"
 #include "test_backend_ctx.h"
 #include "test_numeric.h"
 #include "backend/cpu/cpu_ops.h"
@@ -58,17 +58,6 @@
 #include "train/train_internal.h"
 
 /* ------------------------------------------------------------------ helpers */
-
-static int same_bits(const char *what, const float *got, const float *want, size_t n)
-{
-    for (size_t i = 0; i < n; ++i)
-        if (memcmp(&got[i], &want[i], sizeof(float)) != 0) {
-            fprintf(stderr, "    %s: bits differ at [%zu] of %zu: got %.9g want %.9g\n", what,
-                    i, n, (double)got[i], (double)want[i]);
-            return 0;
-        }
-    return 1;
-}
 
 static double sum_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
 #define SUM_RTOL 1e-4
@@ -155,13 +144,9 @@ static test_result test_arch(char *why, size_t why_size)
         {"64-local99999999-10", "receptive field R larger than the limit"},
         {"64-loc3-10", "token 'loc3': expected a width"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ffnn_model *x = NULL;
-        ffnn_status st = ffnn_model_create(bad[i].arch, &x);
-        CHECK(st == FFNN_ERR_PARSE && x == NULL, "'%s' gave status %d", bad[i].arch, (int)st);
-        CHECK(strstr(ffnn_last_error(), bad[i].expect) != NULL, "'%s': message '%s' lacks '%s'",
-              bad[i].arch, ffnn_last_error(), bad[i].expect);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        if (test_arch_refused(bad[i].arch, bad[i].expect) != TEST_PASS)
+            return TEST_FAIL;
     /* the same output width as 'valid' but not the same layer: R matters */
     ffnn_model *d = NULL, *l = NULL;
     CHECK_OK(ffnn_model_create("64-62-2", &d));
@@ -339,10 +324,6 @@ static test_result test_gradcheck(char *why, size_t why_size)
 
 /* ------------------------------------------------------------------ shapes */
 
-typedef struct l1d_shape {
-    size_t batch, N, R;
-    ffnn_local1d_padding padding;
-} l1d_shape;
 
 /* Buffers of one shape, random x, W, b, dz in [-1, 1]; host memory. */
 typedef struct l1d_case {
@@ -378,112 +359,6 @@ static int case_make(l1d_case *c, rng *r, l1d_shape s)
     fill_uniform(r, c->b, c->M, -1.0f, 1.0f);
     fill_uniform(r, c->dz, s.batch * c->M, -1.0f, 1.0f);
     return 1;
-}
-
-/* A random valid shape: batch 1..9, R 1..9 (odd for same), N R..300. */
-static l1d_shape random_shape(rng *r)
-{
-    l1d_shape s;
-    s.padding = rng_next(r) & 1 ? FFNN_LOCAL1D_SAME : FFNN_LOCAL1D_VALID;
-    s.R = rng_between(r, 1, 9);
-    if (s.padding == FFNN_LOCAL1D_SAME && s.R % 2 == 0)
-        s.R++;
-    s.N = rng_between(r, s.padding == FFNN_LOCAL1D_SAME ? 1 : s.R, 300);
-    s.batch = rng_between(r, 1, 9);
-    return s;
-}
-
-/* ------------------------------------------------------------------ OpenMP */
-
-/* One shape: forward (identity and a fused activation, with and without bias)
- * and backward (all outputs, then dW only) of the omp kernels on 1, 2, 3
- * threads, and of the omp backend table, against the reference: the same bits. */
-static test_result omp_case(const l1d_case *c, void *omp_ctx)
-{
-    const l1d_shape s = c->s;
-    const size_t nz = s.batch * c->M, nx = s.batch * s.N, nw = c->M * s.R;
-    static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
-                                           FFNN_ACT_RELU};
-    float *want = poisoned(nz), *got = poisoned(nz);
-    CHECK(want && got, "malloc");
-    for (int a = 0; a < 4; a++) {
-        const float *bias = a % 2 ? c->b : NULL;
-        ffnn_cpu_local1d_forward(c->x, c->W, bias, want, s.batch, s.N, s.R, s.padding, acts[a]);
-        for (int threads = 0; threads <= 3; threads++) {
-            memset(got, 0xFF, nz * sizeof *got);
-            if (threads == 0) /* the backend table (its context's threads) */
-                CHECK_OK(ffnn_omp_backend.local1d_forward(omp_ctx, c->x, c->W, bias, got,
-                                                          s.batch, s.N, s.R, s.padding,
-                                                          acts[a]));
-            else
-                ffnn_omp_local1d_forward_threads(c->x, c->W, bias, got, s.batch, s.N, s.R, s.padding,
-                                         acts[a], threads);
-            CHECK(same_bits("z", got, want, nz), "forward batch=%zu N=%zu R=%zu %s act %s "
-                  "bias %d threads %d", s.batch, s.N, s.R, padding_name(s.padding),
-                  ffnn_activation_name(acts[a]), bias != NULL, threads);
-        }
-    }
-    free(want);
-    free(got);
-
-    float *dx0 = poisoned(nx), *dW0 = poisoned(nw), *db0 = poisoned(c->M);
-    float *dx = poisoned(nx), *dW = poisoned(nw), *db = poisoned(c->M);
-    CHECK(dx0 && dW0 && db0 && dx && dW && db, "malloc");
-    ffnn_cpu_local1d_backward(c->x, c->W, c->dz, dx0, dW0, db0, s.batch, s.N, s.R, s.padding);
-    for (int threads = 0; threads <= 3; threads++) {
-        memset(dx, 0xFF, nx * sizeof *dx);
-        memset(dW, 0xFF, nw * sizeof *dW);
-        memset(db, 0xFF, c->M * sizeof *db);
-        if (threads == 0)
-            CHECK_OK(ffnn_omp_backend.local1d_backward(omp_ctx, c->x, c->W, c->dz, dx, dW, db,
-                                                       s.batch, s.N, s.R, s.padding));
-        else
-            ffnn_omp_local1d_backward_threads(c->x, c->W, c->dz, dx, dW, db, s.batch, s.N, s.R,
-                                      s.padding, threads);
-        CHECK(same_bits("dx", dx, dx0, nx) && same_bits("dW", dW, dW0, nw) &&
-                  same_bits("db", db, db0, c->M),
-              "backward batch=%zu N=%zu R=%zu %s threads %d", s.batch, s.N, s.R,
-              padding_name(s.padding), threads);
-    }
-    /* dW only: dx and db are left alone */
-    memset(dx, 0xFF, nx * sizeof *dx);
-    ffnn_omp_local1d_backward_threads(c->x, c->W, c->dz, NULL, dW, NULL, s.batch, s.N, s.R, s.padding, 2);
-    CHECK(same_bits("dW (dx, db NULL)", dW, dW0, nw), "dW only");
-    free(dx0), free(dW0), free(db0), free(dx), free(dW), free(db);
-    return TEST_PASS;
-}
-
-static const l1d_shape fixed_shapes[] = {
-    {1, 1, 1, FFNN_LOCAL1D_VALID},    {1, 1, 1, FFNN_LOCAL1D_SAME},
-    {3, 5, 5, FFNN_LOCAL1D_VALID},    {3, 5, 5, FFNN_LOCAL1D_SAME},  /* N = R */
-    {2, 3, 7, FFNN_LOCAL1D_SAME},     /* window wider than the row  */
-    {4, 300, 3, FFNN_LOCAL1D_VALID},  {4, 257, 3, FFNN_LOCAL1D_SAME}, /* not x256 */
-    {64, 64, 5, FFNN_LOCAL1D_VALID},  {64, 64, 5, FFNN_LOCAL1D_SAME},
-    {5, 1000, 4, FFNN_LOCAL1D_VALID}, {2, 600, 33, FFNN_LOCAL1D_SAME},
-    {1, 100000, 3, FFNN_LOCAL1D_VALID}, /* several chunks, a team of threads */
-    {3, 20000, 9, FFNN_LOCAL1D_SAME},
-};
-enum { FIXED = sizeof fixed_shapes / sizeof fixed_shapes[0] };
-
-static test_result test_omp(char *why, size_t why_size)
-{
-    (void)why, (void)why_size;
-    void *ctx = NULL;
-    CHECK_OK(ffnn_omp_create_with(3, NULL, &ctx));
-    rng r = {0x5EED0002ULL};
-    test_result t = TEST_PASS;
-    for (size_t i = 0; i < FIXED + 12 && t == TEST_PASS; i++) {
-        l1d_case c;
-        const l1d_shape s = i < FIXED ? fixed_shapes[i] : random_shape(&r);
-        if (!case_make(&c, &r, s)) {
-            ffnn_omp_backend.destroy(ctx);
-            CHECK(0, "case_make batch=%zu N=%zu R=%zu", s.batch, s.N, s.R);
-        }
-        t = omp_case(&c, ctx);
-        case_free(&c);
-    }
-    ffnn_omp_backend.destroy(ctx);
-    return t;
 }
 
 /* ------------------------------------------------------------------ cuda */
@@ -590,7 +465,7 @@ static test_result cuda_case(void *ctx[2], const l1d_case *c, ffnn_activation ac
         const char *what[4] = {"z global/shared", "dx global/shared", "dW global/shared",
                                "db global/shared"};
         for (int k = 0; k < 4 && res == TEST_PASS; k++)
-            if (!same_bits(what[k], got[1][k], got[0][k], n[k])) {
+            if (!same_f32(what[k], got[1][k], got[0][k], n[k])) {
                 fprintf(stderr, "    batch=%zu N=%zu R=%zu %s\n", s.batch, s.N, s.R,
                         padding_name(s.padding));
                 res = TEST_FAIL;
@@ -602,22 +477,6 @@ static test_result cuda_case(void *ctx[2], const l1d_case *c, ffnn_activation ac
     free(z0), free(dx0), free(dW0), free(db0);
     return res;
 }
-
-static const l1d_shape cuda_shapes[] = {
-    {1, 1, 1, FFNN_LOCAL1D_VALID},      {1, 1, 1, FFNN_LOCAL1D_SAME},
-    {3, 5, 5, FFNN_LOCAL1D_VALID},      {3, 5, 5, FFNN_LOCAL1D_SAME},   /* N = R */
-    {2, 3, 7, FFNN_LOCAL1D_SAME},       {4, 256, 3, FFNN_LOCAL1D_VALID},
-    {4, 258, 3, FFNN_LOCAL1D_VALID},    {4, 257, 3, FFNN_LOCAL1D_SAME},  /* not x256 */
-    {64, 64, 5, FFNN_LOCAL1D_VALID},    {64, 64, 5, FFNN_LOCAL1D_SAME},
-    {5, 1000, 4, FFNN_LOCAL1D_VALID},   {7, 999, 2, FFNN_LOCAL1D_VALID}, /* even R */
-    {2, 3000, 33, FFNN_LOCAL1D_SAME},   {3, 2000, 64, FFNN_LOCAL1D_VALID},
-    {2, 1500, 201, FFNN_LOCAL1D_SAME},  /* shared tiles shrink to 32-64 outputs */
-    {2, 1400, 700, FFNN_LOCAL1D_VALID}, /* shared falls back to the global kernels */
-    {70000, 6, 3, FFNN_LOCAL1D_SAME},   /* more rows than grid.y: the row loop strides */
-    {1, 3000001, 3, FFNN_LOCAL1D_VALID},/* a long row: 11719 tiles */
-    {1024, 784, 5, FFNN_LOCAL1D_VALID}, /* an evaluation batch */
-};
-enum { CUDA_FIXED = sizeof cuda_shapes / sizeof cuda_shapes[0] };
 
 static test_result test_cuda(char *why, size_t why_size)
 {
@@ -632,9 +491,9 @@ static test_result test_cuda(char *why, size_t why_size)
     static const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_SIGMOID, FFNN_ACT_TANH,
                                            FFNN_ACT_RELU};
     test_result t = TEST_PASS;
-    for (size_t i = 0; i < CUDA_FIXED + 16 && t == TEST_PASS; i++) {
+    for (size_t i = 0; i < test_l1d_count && t == TEST_PASS; i++) {
         l1d_case c;
-        const l1d_shape s = i < CUDA_FIXED ? cuda_shapes[i] : random_shape(&r);
+        const l1d_shape s = test_l1d_shape(&r, i);
         if (!case_make(&c, &r, s)) {
             t = TEST_FAIL;
             fprintf(stderr, "    case_make batch=%zu N=%zu R=%zu failed\n", s.batch, s.N, s.R);
@@ -813,7 +672,7 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
         t = TEST_FAIL;
     } else if (!close_f32("chain global", got[0], ref, batch * out_n, 1e-5, SUM_RTOL) ||
                !close_f32("chain shared", got[1], ref, batch * out_n, 1e-5, SUM_RTOL) ||
-               !same_bits("chain global/shared", got[1], got[0], batch * out_n)) {
+               !same_f32("chain global/shared", got[1], got[0], batch * out_n)) {
         t = TEST_FAIL;
     }
     if (t != TEST_PASS)
@@ -1176,7 +1035,6 @@ const test_case local1d_tests[] = {
     {"local1d_arch_strings", test_arch},
     {"local1d_init_bounds", test_init},
     {"local1d_gradcheck_cpu", test_gradcheck},
-    {"local1d_omp_same_bits_as_reference", test_omp},
     {"local1d_cuda_vs_cpu_global_shared", test_cuda},
     {"local1d_cuda_entry_point_sigmoid", test_cuda_entry_point},
     {"local1d_cuda_entry_point_chain", test_cuda_entry_point_chain},

@@ -40,15 +40,14 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "test_parity.h"
 #include "strategy/mixed.h"
 #include "strategy/step.h"
 #include "train/trainer.h"
 
-static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
-static int have_gpu(void) { return ffnn_has_cuda() && ffnn_cuda_device_count() > 0; }
 
 /* bfloat16 bits of a finite f, rounded to nearest even (the 16 low bits of f's
  * pattern decide: above half an ulp up, below down, exactly half to the even
@@ -76,11 +75,9 @@ static ffnn_train_config bf16_config(ffnn_optimizer opt, float lr)
 
 static test_result follows_cpu(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&train, &test);
     /* 784-30relu-26relu-10: its second bias is not 16-byte aligned, so that layer
      * takes cublas.cu's bias kernel (bias_act_rows_kernel) on the bf16 output */
     const struct { const char *arch; int layers; } nets[] = {
@@ -104,16 +101,10 @@ static test_result follows_cpu(char *why, size_t why_size)
             CHECK(gpu->run.ext.mixed != NULL, "%s: the bf16 pipeline is off", nets[a].arch);
             const double tol = nets[a].layers * ldexp(1.0, -6);
             double worst = 0;
-            for (int s = 1; s <= steps; s++) {
-                double lc, lg;
-                CHECK_OK(ffnn_trainer_step(cpu, &lc));
-                CHECK_OK(ffnn_trainer_step(gpu, &lg));
-                const double rel = fabs(lg - lc) / fabs(lc);
-                if (rel > worst)
-                    worst = rel;
-                CHECK(rel <= tol, "%s %s step %d: cpu %.8f, bf16 %.8f (rel %.2e > %.2e)",
-                      nets[a].arch, opts[o].name, s, lc, lg, rel, tol);
-            }
+            char what[96];
+            snprintf(what, sizeof what, "%s %s bf16", nets[a].arch, opts[o].name);
+            if (test_steps_within(cpu, gpu, steps, tol, what, &worst) != TEST_PASS)
+                return TEST_FAIL;
             CHECK(worst > 1e-5, "%s %s: within %.2e of fp32 for %d steps: bf16 not in use?",
                   nets[a].arch, opts[o].name, worst, steps);
             printf("     %s cublaslt bf16 %s: %d steps, worst relative loss difference %.2e "
@@ -153,11 +144,9 @@ static test_result shadow_matches(ffnn_trainer *t, const char *what)
 
 static test_result shadow_is_rne(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&train, &test);
     const char *archs[] = {"784-48sigmoid-24relu-10", "784-33tanh-10"};
     const struct { ffnn_optimizer opt; float lr, wd; const char *name; } opts[] = {
         {FFNN_OPT_SGD, 0.05f, 0.0f, "sgd"},
@@ -224,8 +213,7 @@ typedef struct op_fixture {
 static test_result op_fixture_open(op_fixture *fx)
 {
     memset(fx, 0, sizeof *fx);
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &fx->train, &fx->test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&fx->train, &fx->test);
     CHECK_OK(ffnn_model_create("784-64relu-10", &fx->m));
     CHECK_OK(ffnn_model_init(fx->m, 1));
     ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
@@ -245,8 +233,7 @@ static void op_fixture_close(op_fixture *fx)
  * bit for bit, and to_bf16 leaves the cells past a row's end as they were. */
 static test_result gather_and_convert(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     op_fixture fx;
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
@@ -335,8 +322,7 @@ static float bf16_to_float(uint16_t h)
  * column strips, the second partial; 32 chunks; 16-byte words). */
 static test_result bf16_act_backward_bits(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     op_fixture fx;
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;
@@ -457,8 +443,7 @@ static int bf16_beside_run(ffnn_run *r, void *const *d, int dw_side, float *out)
  * bits: dx16, dx_db, dW1, dW0. Fresh random bf16 inputs (x16 with +-0). */
 static test_result bf16_dw_beside(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     op_fixture fx;
     const test_result opened = op_fixture_open(&fx);
     if (opened != TEST_PASS) return opened;

@@ -24,6 +24,8 @@ size_t rng_between(rng *r, size_t lo, size_t hi)
     return lo + (size_t)(rng_next(r) % (hi - lo + 1));
 }
 
+size_t rng_below(rng *r, size_t n) { return (size_t)(rng_next(r) % n); }
+
 void fill_uniform(rng *r, float *v, size_t n, float lo, float hi)
 {
     for (size_t i = 0; i < n; ++i)
@@ -62,3 +64,120 @@ int close_f32(const char *what, const float *got, const float *want, size_t n, d
             atol + rtol * fabs((double)want[first]), worst);
     return 0;
 }
+
+int same_bits(const char *what, const void *got, const void *want, size_t bytes)
+{
+    if (memcmp(got, want, bytes) == 0)
+        return 1;
+    const unsigned char *g = got, *w = want;
+    size_t i = 0;
+    while (g[i] == w[i])
+        i++;
+    fprintf(stderr, "    %s: bytes differ from offset %zu (of %zu)\n", what, i, bytes);
+    if (bytes % 4 == 0)
+        fprintf(stderr, "    as floats at [%zu]: got %.9g want %.9g\n", i / 4,
+                (double)((const float *)got)[i / 4], (double)((const float *)want)[i / 4]);
+    return 0;
+}
+
+int same_f32(const char *what, const float *got, const float *want, size_t n)
+{
+    return same_bits(what, got, want, n * sizeof(float));
+}
+
+void abs_copy(float *dst, const float *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = fabsf(src[i]);
+}
+
+double matmul_atol(size_t K) { return 1e-5 * (1.0 + sqrt((double)K)); }
+
+float bf16_round(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+float tf32_round(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    u = (u + 0x1000u) & ~0x1fffu;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+uint16_t bf16_bits(float f)
+{
+    f = bf16_round(f);
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)(u >> 16);
+}
+
+float bf16_value(uint16_t v)
+{
+    const uint32_t u = (uint32_t)v << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static const dense_shape dense_shapes[] = {
+    {1, 1, 1},       {7, 3, 5},       {17, 33, 65},     {33, 1, 65},   {257, 17, 1},
+    {9, 48, 31},     {64, 65, 64},    {1, 784, 10},     {1, 784, 256}, {17, 784, 256},
+    {64, 784, 256},  {65, 784, 256},  {1000, 784, 256}, {64, 256, 10}, {65, 256, 10},
+    {1000, 256, 10}, {2000, 3, 5},    {60000, 3, 5},
+};
+const size_t test_dense_fixed = sizeof dense_shapes / sizeof dense_shapes[0];
+const size_t test_dense_count = sizeof dense_shapes / sizeof dense_shapes[0] + 6;
+
+dense_shape test_dense_shape(rng *r, size_t i)
+{
+    if (i < test_dense_fixed)
+        return dense_shapes[i];
+    const dense_shape s = {rng_between(r, 1, 300), rng_between(r, 1, 900), rng_between(r, 1, 300)};
+    return s;
+}
+
+/* edge cases (N = R, a window wider than the row, even R), rows not a multiple of
+ * 256, shared tiles that shrink (R 201) or fall back to the global kernels (R 700),
+ * more rows than a grid's y (70000), a long row (3000001: 11719 tiles), a team of
+ * threads over one row (100000); then L1D_RANDOM random ones */
+static const l1d_shape l1d_shapes[] = {
+    {1, 1, 1, FFNN_LOCAL1D_VALID},       {1, 1, 1, FFNN_LOCAL1D_SAME},
+    {3, 5, 5, FFNN_LOCAL1D_VALID},       {3, 5, 5, FFNN_LOCAL1D_SAME},
+    {2, 3, 7, FFNN_LOCAL1D_SAME},        {4, 256, 3, FFNN_LOCAL1D_VALID},
+    {4, 258, 3, FFNN_LOCAL1D_VALID},     {4, 257, 3, FFNN_LOCAL1D_SAME},
+    {4, 300, 3, FFNN_LOCAL1D_VALID},     {64, 64, 5, FFNN_LOCAL1D_VALID},
+    {64, 64, 5, FFNN_LOCAL1D_SAME},      {5, 1000, 4, FFNN_LOCAL1D_VALID},
+    {7, 999, 2, FFNN_LOCAL1D_VALID},     {2, 600, 33, FFNN_LOCAL1D_SAME},
+    {2, 3000, 33, FFNN_LOCAL1D_SAME},    {3, 2000, 64, FFNN_LOCAL1D_VALID},
+    {2, 1500, 201, FFNN_LOCAL1D_SAME},   {2, 1400, 700, FFNN_LOCAL1D_VALID},
+    {70000, 6, 3, FFNN_LOCAL1D_SAME},    {1, 100000, 3, FFNN_LOCAL1D_VALID},
+    {3, 20000, 9, FFNN_LOCAL1D_SAME},    {1, 3000001, 3, FFNN_LOCAL1D_VALID},
+    {1024, 784, 5, FFNN_LOCAL1D_VALID},
+};
+const size_t test_l1d_fixed = sizeof l1d_shapes / sizeof l1d_shapes[0];
+const size_t test_l1d_count = sizeof l1d_shapes / sizeof l1d_shapes[0] + 16;
+
+/* batch 1..9, R 1..9 (odd for same), N R..300 */
+l1d_shape test_l1d_shape(rng *r, size_t i)
+{
+    if (i < test_l1d_fixed)
+        return l1d_shapes[i];
+    l1d_shape s;
+    s.padding = rng_next(r) & 1 ? FFNN_LOCAL1D_SAME : FFNN_LOCAL1D_VALID;
+    s.R = rng_between(r, 1, 9);
+    if (s.padding == FFNN_LOCAL1D_SAME && s.R % 2 == 0)
+        s.R++;
+    s.N = rng_between(r, s.padding == FFNN_LOCAL1D_SAME ? 1 : s.R, 300);
+    s.batch = rng_between(r, 1, 9);
+    return s;
+}
+

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/local1d.h"
+
 typedef struct rng {
     uint64_t state; /* xorshift64*; any non-zero seed */
 } rng;
@@ -17,6 +19,8 @@ uint64_t rng_next(rng *r);
 float rng_uniform(rng *r, float lo, float hi);
 /* Uniform integer in [lo, hi]. */
 size_t rng_between(rng *r, size_t lo, size_t hi);
+/* Uniform integer in [0, n), n >= 1. */
+size_t rng_below(rng *r, size_t n);
 void fill_uniform(rng *r, float *v, size_t n, float lo, float hi);
 /* n floats of 0xFF bytes (NaN), malloc'd (caller frees); NULL when out of memory. */
 float *poisoned(size_t n);
@@ -24,5 +28,46 @@ float *poisoned(size_t n);
  * many differ, the first index with both values and the largest difference. */
 int close_f32(const char *what, const float *got, const float *want, size_t n, double atol,
               double rtol);
+/* 1 when the bytes are the same (NaN payloads included); else prints the first
+ * differing offset (and, for whole floats, both values there). */
+int same_bits(const char *what, const void *got, const void *want, size_t bytes);
+/* same_bits over n floats. */
+int same_f32(const char *what, const float *got, const float *want, size_t n);
+/* dst[i] = |src[i]| (dst may equal src). */
+void abs_copy(float *dst, const float *src, size_t n);
+
+/* The fp32 matmul tolerance of the kernel tests: |got - want| <= matmul_atol(K) +
+ * MATMUL_RTOL |want|, K the summed length. Both sides sum fp32 products in fp32 in
+ * another order (or with one fma per term); with inputs in [-1, 1] the difference
+ * grows like eps sqrt(K) (measured at 64 x 784 x 256: at most 1.1e-5 on sums of ~7). */
+double matmul_atol(size_t K);
+#define MATMUL_RTOL 1e-4
+
+/* f rounded to bfloat16 (to nearest even), as a float (finite f). */
+float bf16_round(float f);
+/* f rounded to TF32 (10 mantissa bits; to nearest, ties away: cvt.rna.tf32.f32). */
+float tf32_round(float f);
+/* The bf16 bits of f, rounded to nearest even; and the float of bf16 bits. */
+uint16_t bf16_bits(float f);
+float bf16_value(uint16_t v);
+
+/* The dense shapes of the kernel tests (batch x in -> out): odd, tall-skinny (batch >>
+ * width) and the seeds' layers (test_dense_fixed of them), then fresh random ones
+ * (batch 1..300, in 1..900, out 1..300) drawn from r: shape i of test_dense_count. */
+typedef struct dense_shape {
+    size_t batch, in, out;
+} dense_shape;
+extern const size_t test_dense_fixed, test_dense_count;
+dense_shape test_dense_shape(rng *r, size_t i);
+
+/* The local1d shapes of the kernel tests (batch x N, receptive field R, padding):
+ * test_l1d_fixed edge cases, then random ones (batch 1..9, R 1..9, odd for same,
+ * N R..300): shape i of test_l1d_count. */
+typedef struct l1d_shape {
+    size_t batch, N, R;
+    ffnn_local1d_padding padding;
+} l1d_shape;
+extern const size_t test_l1d_fixed, test_l1d_count;
+l1d_shape test_l1d_shape(rng *r, size_t i);
 
 #endif

@@ -737,6 +737,17 @@ static test_result expect_one_of(const char *path, const blob *a, const blob *b,
 /* RELIABILITY fault 1: a process killed (SIGKILL) while saving leaves the
  * previous file, or the complete new one - never a torn file. The child saves
  * an 8 MB model over and over; the parent kills it after 5, 20 and 60 ms. */
+/* What a killed writer saves: model to path. */
+struct save_job {
+    const ffnn_model *model;
+    const char *path;
+};
+static void save_model_job(void *arg)
+{
+    const struct save_job *j = arg;
+    ffnn_model_save(j->model, j->path, FFNN_LOSS_SOFTMAX_CE);
+}
+
 TEST_DIR_CASE("st", save_killed)
 {
     static const int delays_ms[3] = {5, 20, 60};
@@ -752,20 +763,11 @@ TEST_DIR_CASE("st", save_killed)
     if (write_old(path, &old) != 0 || saved_bytes(dir, "fresh", big, &fresh) != 0)
         r = TEST_FAIL, fprintf(stderr, "    cannot prepare the files: %s\n", ffnn_last_error());
     for (int i = 0; i < 3 && r == TEST_PASS; i++) {
-        struct timespec ts = {0, delays_ms[i] * 1000000L};
-        fflush(stdout);
-        fflush(stderr);
-        pid_t pid = fork();
-        if (pid == 0)
-            for (;;)
-                ffnn_model_save(big, path, FFNN_LOSS_SOFTMAX_CE);
-        if (pid < 0) {
+        struct save_job job = {big, path};
+        if (test_kill_writer(save_model_job, &job, delays_ms[i] * 1000L) != 0) {
             r = TEST_FAIL, fprintf(stderr, "    fork: %s\n", strerror(errno));
             break;
         }
-        nanosleep(&ts, NULL);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
         r = expect_one_of(path, &old, &fresh, delays_ms[i]);
     }
     free(old.data);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "core/model.h"
 #include "ffnn.h"
 #include "strategy/prefetch.h"
@@ -18,9 +19,7 @@
 #include "train/train_internal.h" /* ffnn_trainer_gradient */
 #include "train/trainer.h"
 
-static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
-static int have_gpu(void) { return ffnn_has_cuda() && ffnn_cuda_device_count() > 0; }
 
 /* The persistent strategy's scope and the auto rule, from the model and config alone. */
 static test_result scope_and_auto(char *why, size_t why_size)
@@ -182,14 +181,12 @@ static test_result scope_and_auto(char *why, size_t why_size)
 static test_result follows_cpu_in(ffnn_strategy kernels, ffnn_precision prec, char *why,
                                   size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&train, &test);
     const int persistent = kernels == FFNN_STRATEGY_PERSISTENT;
     const char *archs[] = {"784-64relu-10", "784-33tanh-10", "784-48sigmoid-24relu-10"};
-    const struct { ffnn_optimizer opt; int nesterov; float lr; const char *name; } opts[] = {
+    const test_follow_opt opts[] = {
         {FFNN_OPT_SGD, 0, 0.05f, "sgd"},
         {FFNN_OPT_MOMENTUM, 1, 0.01f, "nesterov"},
         {FFNN_OPT_ADAM, 0, 0.001f, "adam"},
@@ -200,31 +197,8 @@ static test_result follows_cpu_in(ffnn_strategy kernels, ffnn_precision prec, ch
         for (int o = 0; o < 3; o++) {
             if (persistent && o > 0)
                 continue; /* plain sgd only */
-            ffnn_model *m = NULL;
-            CHECK_OK(ffnn_model_create(archs[a], &m));
-            CHECK_OK(ffnn_model_init(m, 3));
-            ffnn_train_config cfg = ffnn_train_config_default();
-            cfg.batch_size = 64;
-            cfg.optimizer = opts[o].opt;
-            cfg.nesterov = opts[o].nesterov;
-            cfg.learning_rate = opts[o].lr;
-            cfg.seed = 5;
-            cfg.strategy = kernels;
-            cfg.precision = prec;
-            ffnn_trainer *cpu = NULL, *gpu = NULL;
-            CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
-            CHECK(ffnn_trainer_strategy(gpu) == kernels, "%s ran as %s", ffnn_strategy_name(kernels),
-                  ffnn_strategy_name(ffnn_trainer_strategy(gpu)));
-            double worst = 0;
-            char what[160];
-            snprintf(what, sizeof what, "%s %s %s %s", archs[a], ffnn_strategy_name(kernels),
-                     ffnn_precision_name(prec), opts[o].name);
-            if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+            if (test_follow_optimizer(train, archs[a], kernels, prec, &opts[o], 200) != TEST_PASS)
                 return TEST_FAIL;
-            printf("     %s: 200 steps, worst relative loss difference %.2e\n", what, worst);
-            ffnn_trainer_free(cpu);
-            ffnn_trainer_free(gpu);
-            ffnn_model_free(m);
         }
     }
     ffnn_dataset_free(train);
@@ -270,11 +244,9 @@ static test_result persistent_follows(char *w, size_t n)
 #define TRAIN_REL_BF16 (1.0 / 32.0)
 static test_result tensor_follows(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&train, &test);
     const char *archs[] = {"784-64relu-10", "784-48sigmoid-24tanh-10"};
     const ffnn_strategy kinds[] = {FFNN_STRATEGY_FUSED, FFNN_STRATEGY_GRAPH,
                                    FFNN_STRATEGY_CUBLAS};
@@ -298,18 +270,12 @@ static test_result tensor_follows(char *why, size_t why_size)
                 const int control = kinds[k] == FFNN_STRATEGY_CUBLAS;
                 const int steps = test_quick() ? 4 : 200;
                 double worst = 0;
-                for (int st = 1; st <= steps; st++) {
-                    double lc, lg;
-                    CHECK_OK(ffnn_trainer_step(cpu, &lc));
-                    CHECK_OK(ffnn_trainer_step(gpu, &lg));
-                    const double rel = fabs(lg - lc) / fabs(lc);
-                    if (rel > worst)
-                        worst = rel;
-                    CHECK(control || rel <= bound,
-                          "%s %s %s step %d: cpu loss %.8f, cuda loss %.8f (rel %.2e > %.2e)",
-                          archs[a], ffnn_strategy_name(kinds[k]),
-                          ffnn_precision_name(precs[p]), st, lc, lg, rel, bound);
-                }
+                char what[128];
+                snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_strategy_name(kinds[k]),
+                         ffnn_precision_name(precs[p]));
+                if (test_steps_within(cpu, gpu, steps, control ? INFINITY : bound, what, &worst) !=
+                    TEST_PASS)
+                    return TEST_FAIL;
                 printf("     %s %s %s: %d steps, worst relative loss difference %.2e "
                        "(bound %.2e%s)\n",
                        archs[a], ffnn_strategy_name(kinds[k]), ffnn_precision_name(precs[p]),
@@ -357,11 +323,9 @@ static test_result epoch_follows(ffnn_trainer *cpu, ffnn_trainer *gpu, size_t st
  * ffnn_trainer_gradient of other rows, which the step's x^T does not hold. */
 static test_result xt_follows(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL, *train = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&full, NULL);
     CHECK_OK(ffnn_dataset_slice(full, 0, 4 * 1024 + 512, &train));
     ffnn_dataset_free(full);
     ffnn_model *m = NULL;
@@ -428,11 +392,9 @@ static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_
 static test_result launches_with(ffnn_strategy kernels, ffnn_optimizer opt, char *why,
                                  size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&full, &test);
     CHECK_OK(ffnn_dataset_slice(full, 0, 2000, &train));
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("784-256relu-10", &m));
@@ -524,11 +486,9 @@ static test_result adam_launches(char *why, size_t why_size)
  * straight into bf16); nets of one and of three hidden layers. */
 static test_result second_stream_same_bits(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&full, &test);
     CHECK_OK(ffnn_dataset_slice(full, 0, 2000, &train));
     const ffnn_strategy kinds[] = {FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_CUBLAS,
                                    FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_CUBLASLT};
@@ -603,11 +563,9 @@ static test_result second_stream_same_bits(char *why, size_t why_size)
  * logits of a row equal, ~1e8). */
 static test_result persistent_exchanges(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&train, &test);
     const size_t batches[] = {64, 192, 256, 384, 1024};
     for (size_t k = 0; k < 6; k++) {
         ffnn_model *m = NULL;
@@ -664,11 +622,9 @@ static test_result persistent_exchanges(char *why, size_t why_size)
  * second epoch starts from the weights the first wrote back. */
 static test_result persistent_row_groups(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL, *train = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&full, NULL);
     CHECK_OK(ffnn_dataset_slice(full, 0, 1800, &train));
     ffnn_dataset_free(full);
     const struct { const char *arch; size_t batch; } cases[] = {
@@ -713,11 +669,9 @@ static test_result persistent_row_groups(char *why, size_t why_size)
  * kernel runs (faster there): the same losses as fp32, bit for bit. */
 static test_result persistent_tf32_follows(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &full, NULL) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&full, NULL);
     const struct { const char *arch; size_t batch; int tc; } cases[] = {
         {"784-256relu-10", 256, 1}, {"784-590tanh-10", 40, 1}, {"784-500relu-10", 128, 1},
         {"784-1000sigmoid-10", 8, 1}, {"784-64relu-10", 64, 0}, {"784-256relu-10", 64, 0}};
@@ -781,11 +735,9 @@ static test_result persistent_tf32_follows(char *why, size_t why_size)
  * with the reason; auto picks another strategy for it. */
 static test_result persistent_refusal(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&train, &test);
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("784-32relu-32relu-10", &m));
     ffnn_train_config cfg = ffnn_train_config_default();
@@ -813,8 +765,7 @@ static test_result persistent_refusal(char *why, size_t why_size)
  * last one short), against the cpu reference. */
 static test_result mse_follows(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK_OK(ffnn_dataset_synthetic("synth:regression:2500", 1, &train, &test));
     const ffnn_strategy ks[] = {FFNN_STRATEGY_PERSISTENT, FFNN_STRATEGY_GRAPH};
@@ -934,7 +885,7 @@ static test_result tune_on_cpu(char *why, size_t why_size)
         }
     ffnn_model_free(deep);
     ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
-    if (ffnn_dataset_load_idx_dir(fashion_dir, &full, &test) != FFNN_OK)
+    if (ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &full, &test) != FFNN_OK)
         SKIP("Fashion-MNIST missing (%s): apt-get install dataset-fashion-mnist",
              ffnn_last_error());
     CHECK_OK(ffnn_dataset_slice(full, 0, 1000, &train));
@@ -1000,11 +951,9 @@ static double note_time(const char *note, const char *name)
  * persistent, which is fp32 only). */
 static test_result tune_on_cuda(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(fashion_dir, &train, &test) == FFNN_OK,
-          "Fashion-MNIST missing: %s", ffnn_last_error());
+    LOAD_FASHION(&train, &test);
     static const char *const names[] = {"persistent", "graph", "fused", "cublas", "cublaslt"};
     static const ffnn_strategy ids[] = {FFNN_STRATEGY_PERSISTENT, FFNN_STRATEGY_GRAPH,
                                         FFNN_STRATEGY_FUSED, FFNN_STRATEGY_CUBLAS,
@@ -1094,8 +1043,7 @@ static test_result tune_on_cuda(char *why, size_t why_size)
  * PARITY_REL of the cpu's, and the graphs captured then replayed. */
 static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
 {
-    if (!have_gpu())
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     enum { N = 1024, F = 64, K = 16 };
     float *x = malloc((size_t)N * F * sizeof(float)), *a = malloc((size_t)F * K * sizeof(float));
     int32_t *y = malloc(N * sizeof(int32_t));

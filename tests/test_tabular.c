@@ -517,25 +517,7 @@ TEST_DIR_CASE("tabular", model_never_stale)
 /* Run argv with stdout to out_path (and stderr to /dev/null); the exit status. */
 static int run_to(char *const argv[], const char *out_path)
 {
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int null = open("/dev/null", O_WRONLY);
-        if (fd < 0 || null < 0)
-            _exit(126);
-        dup2(fd, 1);
-        dup2(null, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    int status = 0;
-    if (waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return test_run_argv_to(argv, out_path, "/dev/null");
 }
 
 /* A noisy two-class CSV of 200 rows (3 features, labels "no"/"yes"). */

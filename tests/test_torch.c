@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "test_files.h"
 #include "cli_run.h"
 
@@ -20,7 +21,6 @@ static const char *python_path(void)
     const char *p = getenv("FFNN_PYTHON");
     return p && *p ? p : "/usr/bin/python3";
 }
-static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
 
 static int have_torch(void)
@@ -52,7 +52,7 @@ static test_result twin(const char *which, const char *threads, char *why, size_
     const char *ffnn = cli_binary();
     CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
     char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
-                          (char *)ffnn, "--data", (char *)fashion_dir, "--device", "cpu",
+                          (char *)ffnn, "--data", (char *)TEST_FASHION_DIR, "--device", "cpu",
                           "--threads", (char *)threads, NULL};
     int rc = test_run_argv(argv);
     CHECK(rc == 0, "tests/torch_twin.py %s --threads %s exited with %d", which, threads, rc);

@@ -6,15 +6,15 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "test_parity.h"
 
-static const char *fashion_dir = "/usr/share/datasets/fashion-mnist";
 
 /* Fashion-MNIST from Debian's dataset-fashion-mnist (installed by .ci/run). */
 static ffnn_status load_fashion(ffnn_dataset **train, ffnn_dataset **test)
 {
-    return ffnn_dataset_load_idx_dir(fashion_dir, train, test);
+    return ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, train, test);
 }
 
 /* 784-256relu-10 on the first 10,000 Fashion-MNIST training images, 1 epoch,
@@ -86,44 +86,21 @@ static test_result cpu_one_epoch_momentum(char *why, size_t why_size)
  * momentum 0.9 (lr 0.01) and Adam (lr 1e-3, PyTorch's defaults). */
 static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
 {
-    if (!ffnn_has_cuda())
-        SKIP("build has no CUDA");
-    if (ffnn_cuda_device_count() == 0)
-        SKIP("no CUDA GPU");
+    SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK(load_fashion(&train, &test) == FFNN_OK, "Fashion-MNIST missing: %s",
           ffnn_last_error());
     const char *archs[] = {"784-256relu-10", "784-100tanh-37sigmoid-10"};
-    const struct { ffnn_optimizer opt; int nesterov; float lr; const char *name; } opts[] = {
+    const test_follow_opt opts[] = {
         {FFNN_OPT_SGD, 0, 0.1f, "sgd"},
         {FFNN_OPT_MOMENTUM, 1, 0.01f, "nesterov"},
         {FFNN_OPT_ADAM, 0, 1e-3f, "adam"},
     };
     for (int a = 0; a < 2; a++) {
         for (int o = 0; o < 3; o++) {
-            ffnn_model *m = NULL;
-            CHECK_OK(ffnn_model_create(archs[a], &m));
-            CHECK_OK(ffnn_model_init(m, 3));
-            ffnn_train_config cfg = ffnn_train_config_default();
-            cfg.batch_size = 64;
-            cfg.optimizer = opts[o].opt;
-            cfg.nesterov = opts[o].nesterov;
-            cfg.learning_rate = opts[o].lr;
-            cfg.seed = 5;
-            cfg.strategy = kernels;
-            ffnn_trainer *cpu = NULL, *gpu = NULL;
-            CHECK_OK(test_trainer_pair(m, train, cfg, &cpu, &gpu));
-            double worst = 0;
-            char what[160];
-            snprintf(what, sizeof what, "%s %s %s", archs[a], ffnn_strategy_name(kernels),
-                     opts[o].name);
-            if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
+            if (test_follow_optimizer(train, archs[a], kernels, FFNN_PRECISION_FP32, &opts[o],
+                                      200) != TEST_PASS)
                 return TEST_FAIL;
-            printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", archs[a],
-                   ffnn_strategy_name(kernels), opts[o].name, worst);
-            ffnn_trainer_free(cpu);
-            ffnn_trainer_free(gpu);
-            ffnn_model_free(m);
         }
     }
     ffnn_dataset_free(train);
