@@ -12,6 +12,7 @@
  * the C library's), and bit for bit where no libm call is involved.
  */
 #include "common.cuh"
+#include "core/activation.h"
 #include "core/dropout.h"
 #include "device_math.cuh"
 #include "bf16.cuh"
@@ -50,14 +51,7 @@ static ffnn_status check_activation(const char *op, ffnn_activation act)
     case FFNN_ACT_RELU:
     case FFNN_ACT_SIGMOID:
     case FFNN_ACT_TANH:
-    case FFNN_ACT_LEAKY_RELU:
-    case FFNN_ACT_ELU:
-    case FFNN_ACT_SOFTPLUS:
-    case FFNN_ACT_GELU:
-    case FFNN_ACT_GELU_TANH:
-    case FFNN_ACT_SILU:
-    case FFNN_ACT_MISH:
-    case FFNN_ACT_HARDSWISH:
+    FFNN_ACT_CASES_AFTER_TANH:
         return FFNN_OK;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,

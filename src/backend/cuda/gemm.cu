@@ -49,6 +49,27 @@
 
 /* ------------------------------------------------------------------ loads */
 
+/* Four consecutive floats p[0..3] -> r, for gemm_load: element i is in range when
+ * line_ok (its row, or its depth, exists) and i < left (the elements left along the
+ * contiguous dimension); out-of-range elements read as 0 and are not touched.
+ * vec: the contiguous dimension is a multiple of 4, so the float4 is all in range
+ * or all out, and p is 16-byte aligned. */
+static __device__ __forceinline__ void load_quad(const float *__restrict__ p, int vec,
+                                                 bool line_ok, int left, float (&r)[4])
+{
+    if (vec) {
+        if (line_ok && left > 0) {
+            const float4 v = __ldg((const float4 *)p);
+            r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+        } else {
+            r[0] = r[1] = r[2] = r[3] = 0.0f;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) r[i] = (line_ok && i < left) ? __ldg(p + i) : 0.0f;
+    }
+}
+
 /* One thread's share (4 consecutive elements) of one operand tile, global ->
  * registers. The operand op(X) has ROWS_TOTAL rows (m or n) and depth K.
  * K_CONTIG: X stored [rows_total, K] (k contiguous), else [K, rows_total].
@@ -62,35 +83,11 @@ static __device__ __forceinline__ void gemm_load(const float *__restrict__ X, in
     if (K_CONTIG) {
         const int row = row0 + tid / (BK / 4);
         const int k = k0 + (tid % (BK / 4)) * 4;
-        const float *p = X + (size_t)row * K + k;
-        if (vec) { /* K % 4 == 0: the float4 is all in range or all out */
-            if (row < rows_total && k < K) {
-                const float4 v = __ldg((const float4 *)p);
-                r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
-            } else {
-                r[0] = r[1] = r[2] = r[3] = 0.0f;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                r[i] = (row < rows_total && k + i < K) ? __ldg(p + i) : 0.0f;
-        }
+        load_quad(X + (size_t)row * K + k, vec, row < rows_total, K - k, r);
     } else {
         const int k = k0 + tid / (ROWS / 4);
         const int row = row0 + (tid % (ROWS / 4)) * 4;
-        const float *p = X + (size_t)k * rows_total + row;
-        if (vec) { /* rows_total % 4 == 0 */
-            if (k < K && row < rows_total) {
-                const float4 v = __ldg((const float4 *)p);
-                r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
-            } else {
-                r[0] = r[1] = r[2] = r[3] = 0.0f;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                r[i] = (k < K && row + i < rows_total) ? __ldg(p + i) : 0.0f;
-        }
+        load_quad(X + (size_t)k * rows_total + row, vec, k < K, rows_total - row, r);
     }
 }
 

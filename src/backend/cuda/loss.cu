@@ -61,6 +61,41 @@ static __device__ __forceinline__ void warp_argmax(const float *row, int width, 
     *index_out = index;
 }
 
+/* Target of output j of a row for sigmoid_bce and mse: the float target tr[j] when
+ * tr is given, else one-hot(label) for width > 1, else label itself (width 1). */
+static __device__ __forceinline__ float row_target(const float *tr, int j, int width,
+                                                   int label)
+{
+    return tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f) : (float)label;
+}
+
+/* The end of a sigmoid_bce or mse row, called by every lane of the row's warp:
+ * correct = the warp's vote on ok (float targets given), else
+ * (r[0] > side) == (label != 0) for width 1, else argmax r == label; lane 0 stores
+ * row_loss[row] = sum / width and row_correct[row]. r [width] is the row's outputs,
+ * side the output's decision threshold (0 for logits, 0.5 for mse). */
+static __device__ __forceinline__ void finish_row(const float *r, int width, int lane,
+                                                  int label, int has_targets, int ok,
+                                                  float side, float sum, int row,
+                                                  float *row_loss, uint8_t *row_correct)
+{
+    int correct;
+    if (has_targets) {
+        correct = __all_sync(FULL_MASK, ok);
+    } else if (width == 1) {
+        correct = (r[0] > side) == (label != 0);
+    } else {
+        float best;
+        int arg;
+        warp_argmax(r, width, lane, &best, &arg);
+        correct = arg == label;
+    }
+    if (lane == 0) {
+        row_loss[row] = sum / (float)width;
+        row_correct[row] = (uint8_t)correct;
+    }
+}
+
 /* Softmax cross-entropy on logits z, fused with its gradient:
  *   m = max_j z_j, s = sum_j exp(z_j - m), row_loss = m + log(s) - z_y,
  *   dout_j = (exp(z_j - m) / s - [j == y]) * (1/batch),
@@ -123,29 +158,13 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
     int ok = 1; /* float targets: this lane's outputs are on their targets' side */
     for (int j = lane; j < width; j += WARP) {
         const float v = zr[j];
-        const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
-                                                       : (float)label;
+        const float t = row_target(tr, j, width, label);
         part += ffnn_dev_bce_term(v, t);
         if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_bce_grad(v, t, scale);
         ok &= (v > 0.0f) == (t > 0.5f);
     }
     const float sum = warp_sum(part);
-
-    int correct;
-    if (tr != NULL) {
-        correct = __all_sync(FULL_MASK, ok);
-    } else if (width == 1) {
-        correct = (zr[0] > 0.0f) == (label != 0);
-    } else {
-        float best;
-        int arg;
-        warp_argmax(zr, width, lane, &best, &arg);
-        correct = arg == label;
-    }
-    if (lane == 0) {
-        row_loss[row] = sum / (float)width;
-        row_correct[row] = (uint8_t)correct;
-    }
+    finish_row(zr, width, lane, label, tr != NULL, ok, 0.0f, sum, row, row_loss, row_correct);
 }
 
 /* Mean squared error of outputs o against targets t:
@@ -169,30 +188,14 @@ static __global__ void mse_kernel(const float *__restrict__ o, const int32_t *__
     float part = 0.0f;
     int ok = 1; /* float targets: this lane's outputs are on their targets' side */
     for (int j = lane; j < width; j += WARP) {
-        const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
-                                                       : (float)label;
+        const float t = row_target(tr, j, width, label);
         const float d = orow[j] - t;
         part += ffnn_dev_mse_term(d);
         if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_mse_grad(d, scale);
         ok &= (orow[j] > 0.5f) == (t > 0.5f);
     }
     const float sum = warp_sum(part);
-
-    int correct;
-    if (tr != NULL) {
-        correct = __all_sync(FULL_MASK, ok);
-    } else if (width == 1) {
-        correct = (orow[0] > 0.5f) == (label != 0);
-    } else {
-        float best;
-        int arg;
-        warp_argmax(orow, width, lane, &best, &arg);
-        correct = arg == label;
-    }
-    if (lane == 0) {
-        row_loss[row] = sum / (float)width;
-        row_correct[row] = (uint8_t)correct;
-    }
+    finish_row(orow, width, lane, label, tr != NULL, ok, 0.5f, sum, row, row_loss, row_correct);
 }
 
 extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *out,
