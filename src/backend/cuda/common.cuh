@@ -166,6 +166,14 @@ static inline unsigned ffnn_cuda_grid_1d_for(size_t n, unsigned block)
     return (unsigned)blocks;
 }
 
+/* The grid-stride loop of an element-wise kernel over [0, n): thread t of the grid
+ * takes elements t, t + (the grid's threads), ... in that order; i is a size_t.
+ * Use: FFNN_CUDA_GRID_STRIDE(i, n) statement; */
+#define FFNN_CUDA_GRID_STRIDE(i, n)                                                     \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x,                      \
+                i##_stride_ = (size_t)gridDim.x * blockDim.x;                           \
+         i < (n); i += i##_stride_)
+
 /* ffnn_cuda_grid_1d_for with FFNN_CUDA_BLOCK threads per block. */
 static inline unsigned ffnn_cuda_grid_1d(size_t n)
 {

@@ -176,10 +176,8 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
     const int k_tiles = (K + BK - 1) / BK;
     GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
-    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
-    /* no per-element epilogue: C stored inline */
-    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
-                       ep.sgd_param == NULL;
+    const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
+    const bool plain = gemm_epi_plain(ep);
 
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
         const int m0 = m_tile * BM;
@@ -297,9 +295,8 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
     GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
-    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
-    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
-                       ep.sgd_param == NULL;
+    const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
+    const bool plain = gemm_epi_plain(ep);
     float *stage = smem + warp * (16 * 20);
 
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
@@ -561,7 +558,7 @@ ffnn_status ffnn_cuda_gemm_split_reduce(ffnn_cuda_ctx *ctx, float *C, int M, int
     const int vec = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
                     (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
                     (ep.sgd_param == NULL || aligned16(ep.sgd_param));
-    const int rows = ep.rowsum != NULL || ep.rowsum_param != NULL;
+    const int rows = gemm_epi_has_rowsum(ep);
     const size_t total = (size_t)M * ((N + 3) / 4) + (rows ? (size_t)M : 0);
     const unsigned blocks = (unsigned)((total + GEMM_THREADS - 1) / GEMM_THREADS);
     gemm_split_reduce_kernel<<<blocks, GEMM_THREADS, 0, ctx->stream>>>(ctx->split_ws, splits, C,
