@@ -256,6 +256,16 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
 
 /* ------------------------------------------------------------------ TF32 kernel */
 
+/* A wmma operand fragment from shared memory p (leading dimension ld), its
+ * elements rounded to TF32 (wmma::__float_to_tf32), for the tf32 kernel below. */
+template <typename Frag>
+static __device__ __forceinline__ void load_tf32(Frag &f, const float *p, unsigned ld)
+{
+    nvcuda::wmma::load_matrix_sync(f, p, ld);
+#pragma unroll
+    for (int e = 0; e < f.num_elements; ++e) f.x[e] = nvcuda::wmma::__float_to_tf32(f.x[e]);
+}
+
 /* The first --precision tf32 kernel (now FFNN_GEMM_TF32_* only: AUTO takes
  * gemm_mma.cu; kept as the kernel lab's wmma_tf32 row): the same tiles, loads, row
  * sums and epilogue as gemm_kernel,
@@ -349,19 +359,11 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
                 wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32,
                                wmma::row_major> bf[FN];
 #pragma unroll
-                for (int i = 0; i < FM; ++i) {
-                    wmma::load_matrix_sync(af[i], &As[cur][kk][wm * WM + i * 16], BM + 4);
+                for (int i = 0; i < FM; ++i)
+                    load_tf32(af[i], &As[cur][kk][wm * WM + i * 16], BM + 4);
 #pragma unroll
-                    for (int e = 0; e < af[i].num_elements; ++e)
-                        af[i].x[e] = wmma::__float_to_tf32(af[i].x[e]);
-                }
-#pragma unroll
-                for (int j = 0; j < FN; ++j) {
-                    wmma::load_matrix_sync(bf[j], &Bs[cur][kk][wn * WN + j * 16], BN + 4);
-#pragma unroll
-                    for (int e = 0; e < bf[j].num_elements; ++e)
-                        bf[j].x[e] = wmma::__float_to_tf32(bf[j].x[e]);
-                }
+                for (int j = 0; j < FN; ++j)
+                    load_tf32(bf[j], &Bs[cur][kk][wn * WN + j * 16], BN + 4);
 #pragma unroll
                 for (int i = 0; i < FM; ++i)
 #pragma unroll
