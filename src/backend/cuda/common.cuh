@@ -174,6 +174,18 @@ static inline unsigned ffnn_cuda_grid_1d_for(size_t n, unsigned block)
                 i##_stride_ = (size_t)gridDim.x * blockDim.x;                           \
          i < (n); i += i##_stride_)
 
+#ifdef __CUDACC__
+/* acc [TM][TN] = 0: a thread's register tile of a matmul (dense.cu, gemm.cu). */
+template <int TM, int TN>
+static __device__ __forceinline__ void ffnn_cuda_zero_tile(float (&acc)[TM][TN])
+{
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+}
+#endif
+
 /* ffnn_cuda_grid_1d_for with FFNN_CUDA_BLOCK threads per block. */
 static inline unsigned ffnn_cuda_grid_1d(size_t n)
 {

@@ -156,10 +156,7 @@ matmul_kernel_tiled(const float *__restrict__ A, const float *__restrict__ B,
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
         const int m0 = m_tile * BM;
         float acc[TM][TN];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+        ffnn_cuda_zero_tile(acc);
 
         /* op(A) rows are A's rows unless transposed; op(B) "rows" are B^T's. */
         tile_load<BM, BK, !TRANS_A>(A, M, K, m0, 0, tid, a_next);

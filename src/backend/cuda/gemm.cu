@@ -182,10 +182,7 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
         const int m0 = m_tile * BM;
         float acc[TM][TN];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+        ffnn_cuda_zero_tile(acc);
         float rs = 0.0f; /* row sum of row m0 + tid (tid < BM) */
 
         float ra[4], rb[4];
