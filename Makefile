@@ -66,8 +66,9 @@ BUILD    := build
 # the layers (docs/ARCHITECTURE.md): core <- data <- io <- backend <- parallel <- strategy <- train
 # (src/backend/module.c: the loader of the CUDA module, src/parallel/nccl_module.c: the
 # NCCL functions forwarded to it; the module itself is below, "The CUDA module")
-C_SRC    := $(wildcard src/core/*.c src/data/*.c src/io/*.c \
-              src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c) \
+C_SRC    := $(filter-out src/core/error_module.c, \
+              $(wildcard src/core/*.c src/data/*.c src/io/*.c \
+              src/backend/*.c src/backend/cpu/*.c src/backend/omp/*.c src/strategy/*.c src/train/*.c)) \
             src/parallel/comm.c src/parallel/nccl_module.c
 
 # ONNX export (src/io/onnx_export.c) with protobuf-c (Debian: libprotobuf-c-dev) over the
@@ -141,8 +142,8 @@ endif
 # cuBLAS, cuBLASLt, NCCL and the CUDA runtime is build/libffnn-cuda.so, beside
 # libffnn.so and the programs, which libffnn loads (dlopen) when a GPU is asked for.
 # The module links the helpers it shares with libffnn from libffnn.a (gemm plans,
-# names); src/backend/cuda/host.c sends its error messages to the libffnn that loaded
-# it. MODULE_ABI: a checksum of the headers both sides are built from (the loader
+# names); src/backend/cuda/host.c with src/core/error_module.c sends its error messages
+# to the libffnn that loaded it. MODULE_ABI: a checksum of the headers both sides are built from (the loader
 # refuses a module of other headers).
 LIB_OBJ    := $(C_SRC:%.c=$(BUILD)/%.o)
 MODULE_ABI := $(firstword $(shell cat $(sort $(wildcard include/*.h src/backend/*.h src/core/*.h \
@@ -251,17 +252,20 @@ $(BUILD)/libffnn.so: $(BUILD)/$(SHLIB)
 	ln -sfn $(SONAME) $@
 
 # the module: its objects, the helpers it shares with libffnn (from libffnn.a: the
-# archive gives only the members they need; core/error.o is not among them, host.o
-# stands in), every symbol resolved at link time (-z defs), one symbol exported
+# archive gives only the members they need; core/error.o is not among them,
+# core/error_module.o stands in), every symbol resolved at link time (-z defs), one
+# symbol exported
 $(BUILD)/libffnn-cuda.map:
 	@mkdir -p $(dir $@)
 	printf '{\n  global:\n    ffnn_cuda_module_entry;\n  local:\n    *;\n};\n' > $@
 
-$(BUILD)/libffnn-cuda.so: $(CUDA_OBJ) $(BUILD)/src/backend/cuda/host.o $(BUILD)/libffnn.a \
+$(BUILD)/libffnn-cuda.so: $(CUDA_OBJ) $(BUILD)/src/backend/cuda/host.o \
+                          $(BUILD)/src/core/error_module.o $(BUILD)/libffnn.a \
                           $(BUILD)/libffnn-cuda.map
 	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -Wl,--exclude-libs,ALL \
 	    -Wl,--version-script=$(BUILD)/libffnn-cuda.map -o $@ $(CUDA_OBJ) \
-	    $(BUILD)/src/backend/cuda/host.o $(BUILD)/libffnn.a $(MODULE_LIBS) $(LDLIBS)
+	    $(BUILD)/src/backend/cuda/host.o $(BUILD)/src/core/error_module.o \
+	    $(BUILD)/libffnn.a $(MODULE_LIBS) $(LDLIBS)
 
 # the MPI module: mpi.c with mpi_host.c (libffnn's functions that it calls, through the
 # loading library), one symbol exported
@@ -270,9 +274,10 @@ $(BUILD)/libffnn-mpi.map:
 	printf '{\n  global:\n    ffnn_mpi_module_entry;\n  local:\n    *;\n};\n' > $@
 
 $(BUILD)/libffnn-mpi.so: $(BUILD)/src/parallel/mpi.o $(BUILD)/src/parallel/mpi_host.o \
-                         $(BUILD)/libffnn-mpi.map
+                         $(BUILD)/src/core/error_module.o $(BUILD)/libffnn-mpi.map
 	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -Wl,--version-script=$(BUILD)/libffnn-mpi.map -o $@ \
-	    $(BUILD)/src/parallel/mpi.o $(BUILD)/src/parallel/mpi_host.o $(MPI_LIBS)
+	    $(BUILD)/src/parallel/mpi.o $(BUILD)/src/parallel/mpi_host.o \
+	    $(BUILD)/src/core/error_module.o $(MPI_LIBS)
 
 # the modules of this build (the Python wheel ships them beside libffnn: python/_build_libffnn.py)
 .PHONY: modules print-modules

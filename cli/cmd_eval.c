@@ -75,7 +75,6 @@ static const struct option eval_longopts[] = {
 static int eval_option(void *ctx, int c, const char *arg)
 {
     eval_options *o = ctx;
-    long long pair[2];
     int rc;
 
     if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc) ||
@@ -87,14 +86,7 @@ static int eval_option(void *ctx, int c, const char *arg)
     case OPT_SAMPLE_WEIGHT: o->sample_weight = arg; return 0;
     case OPT_CLASS_WEIGHT: o->class_weight = arg; return 0;
     case OPT_CLASSES:
-        if (ffnn_cli_int_list(arg, 0, INT32_MAX, pair, 2) != 2 || pair[0] == pair[1]) {
-            fprintf(stderr, "%s: --classes expects two different class numbers >= 0 as A,B, "
-                    "found '%s'\n", CMD, arg);
-            return 2;
-        }
-        o->class_a = (int)pair[0];
-        o->class_b = (int)pair[1];
-        return 0;
+        return ffnn_cli_classes(CMD, arg, &o->class_a, &o->class_b);
     default: return 2; /* not in eval_longopts */
     }
 }

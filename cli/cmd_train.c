@@ -431,7 +431,7 @@ static int train_option(void *ctx, int c, const char *arg)
 {
     parse_ctx *p = ctx;
     ffnn_cli_train_options *o = p->o;
-    long long v = 0, pair[2];
+    long long v = 0;
     int rc = 0;
 
     if (ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
@@ -454,13 +454,7 @@ static int train_option(void *ctx, int c, const char *arg)
     case OPT_LOG_STEPS: o->log_steps = arg; break;
     case OPT_LOG: o->log_path = arg; break;
     case OPT_CLASSES: /* two class numbers */
-        if (ffnn_cli_int_list(arg, 0, INT32_MAX, pair, 2) != 2 || pair[0] == pair[1]) {
-            fprintf(stderr, "%s: --classes expects two different class numbers >= 0 as A,B, "
-                    "found '%s'\n", CMD, arg);
-            return 2;
-        }
-        o->class_a = (int)pair[0];
-        o->class_b = (int)pair[1];
+        rc = ffnn_cli_classes(CMD, arg, &o->class_a, &o->class_b);
         break;
     case OPT_CHECKPOINT: o->checkpoint_path = arg; break;
     case OPT_CHECKPOINT_EVERY:

@@ -262,6 +262,19 @@ int ffnn_cli_int_list(const char *s, long long lo, long long hi, long long *out,
     }
 }
 
+int ffnn_cli_classes(const char *cmd, const char *s, int *a, int *b)
+{
+    long long pair[2];
+    if (ffnn_cli_int_list(s, 0, INT32_MAX, pair, 2) != 2 || pair[0] == pair[1]) {
+        fprintf(stderr, "%s: --classes expects two different class numbers >= 0 as A,B, "
+                "found '%s'\n", cmd, s);
+        return 2;
+    }
+    *a = (int)pair[0];
+    *b = (int)pair[1];
+    return 0;
+}
+
 char *ffnn_cli_arch_string(const ffnn_model *m)
 {
     size_t n = ffnn_model_arch_string(m, NULL, 0) + 1;

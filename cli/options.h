@@ -62,9 +62,6 @@ int ffnn_cli_strategy(const char *cmd, const char *opt, const char *s, ffnn_stra
 int ffnn_cli_precision(const char *cmd, const char *opt, const char *s, ffnn_precision *out);
 int ffnn_cli_optimizer(const char *cmd, const char *opt, const char *s, ffnn_optimizer *out);
 
-/* s, a comma-separated list of 1 to max decimal integers each in [lo, hi], into out
- * [max]. Returns the count, or -1 on anything else. Prints nothing: the caller's
- * message says what the list means (e.g. --classes A,B). */
 /* --lr-schedule SPEC into cfg's schedule fields (each value checked against the
  * library's limits table):
  *   constant | step:STEP_SIZE[:GAMMA] | multistep:M1,M2,...[:GAMMA] |
@@ -74,7 +71,14 @@ int ffnn_cli_optimizer(const char *cmd, const char *opt, const char *s, ffnn_opt
  * epochs_default). 0, or 2 with the message printed. */
 int ffnn_cli_lr_schedule(const char *cmd, const char *opt, const char *s, ffnn_train_config *cfg);
 
+/* s, a comma-separated list of 1 to max decimal integers each in [lo, hi], into out
+ * [max]. Returns the count, or -1 on anything else. Prints nothing: the caller's
+ * message says what the list means (e.g. --classes A,B). */
 int ffnn_cli_int_list(const char *s, long long lo, long long hi, long long *out, int max);
+
+/* --classes A,B: two different class numbers >= 0 into *a, *b. 0, or 2 with the
+ * message printed. */
+int ffnn_cli_classes(const char *cmd, const char *s, int *a, int *b);
 
 /* m's canonical architecture string, malloc'd at its full length (free it);
  * NULL when out of memory. */

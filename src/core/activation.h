@@ -22,6 +22,20 @@
 #define FFNN_LEAKY_RELU_DEFAULT_SLOPE 0.01f
 #define FFNN_ELU_DEFAULT_ALPHA 1.0f
 
+/* The case labels of the activations after the first four (leaky_relu, elu, softplus,
+ * gelu, gelu_tanh, silu, mish, hardswish), in enum order: for the switches that treat
+ * them alike (one general loop in omp/elementwise.c, "known" in cuda/activation.cu).
+ * Use: `switch (act) { ... FFNN_ACT_CASES_AFTER_TANH: stmt; }`. */
+#define FFNN_ACT_CASES_AFTER_TANH                                                       \
+    case FFNN_ACT_LEAKY_RELU:                                                           \
+    case FFNN_ACT_ELU:                                                                  \
+    case FFNN_ACT_SOFTPLUS:                                                             \
+    case FFNN_ACT_GELU:                                                                 \
+    case FFNN_ACT_GELU_TANH:                                                            \
+    case FFNN_ACT_SILU:                                                                 \
+    case FFNN_ACT_MISH:                                                                 \
+    case FFNN_ACT_HARDSWISH
+
 /* 1 when act's backward reads the pre-activation z (gelu, gelu_tanh, silu, mish,
  * hardswish), 0 when it reads the output a = f(z) (every other activation). */
 static inline int ffnn_act_grad_from_input(ffnn_activation act)

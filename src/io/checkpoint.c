@@ -492,36 +492,15 @@ static ffnn_status ck_build_header(const ffnn_run_state *s, char **text, size_t 
     return ffnn_st_pad_header(json, text, size);
 }
 
-/* floats [count] as little-endian float32. */
-static ffnn_status ck_write_f32(ffnn_atomic_file *af, uint8_t *buf, const float *v, size_t count)
-{
-    for (size_t first = 0; first < count; first += CK_CHUNK) {
-        size_t n = count - first < CK_CHUNK ? count - first : CK_CHUNK;
-        for (size_t k = 0; k < n; k++) {
-            uint32_t u;
-            memcpy(&u, v + first + k, 4);
-            for (int b = 0; b < 4; b++)
-                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
-        }
-        ffnn_status st = ffnn_atomic_file_write(af, buf, 4 * n);
-        if (st != FFNN_OK)
-            return st;
-    }
-    return FFNN_OK;
-}
-
 /* Length, header, the losses as little-endian float64, the parameters and then
  * the optimizer state as little-endian float32. */
 static ffnn_status ck_fill(ffnn_atomic_file *af, void *user)
 {
     const ck_writer *w = user;
-    uint8_t buf[8 * CK_CHUNK];
+    uint8_t buf[8 * CK_CHUNK]; /* the losses, CK_CHUNK at a time */
     ffnn_status st;
 
-    for (int i = 0; i < 8; i++)
-        buf[i] = (uint8_t)((uint64_t)w->header_size >> (8 * i));
-    if ((st = ffnn_atomic_file_write(af, buf, 8)) != FFNN_OK ||
-        (st = ffnn_atomic_file_write(af, w->header, w->header_size)) != FFNN_OK)
+    if ((st = ffnn_st_write_start(af, w->header, w->header_size)) != FFNN_OK)
         return st;
     for (size_t first = 0; first < w->loss_count; first += CK_CHUNK) {
         size_t n = w->loss_count - first < CK_CHUNK ? w->loss_count - first : CK_CHUNK;
@@ -534,12 +513,11 @@ static ffnn_status ck_fill(ffnn_atomic_file *af, void *user)
         if ((st = ffnn_atomic_file_write(af, buf, 8 * n)) != FFNN_OK)
             return st;
     }
-    if ((st = ck_write_f32(af, buf, w->params, w->param_count)) != FFNN_OK)
+    if ((st = ffnn_st_write_f32(af, w->params, w->param_count)) != FFNN_OK ||
+        (st = ffnn_st_write_f32(af, w->state, w->state_count)) != FFNN_OK ||
+        (st = ffnn_st_write_f32(af, w->ema, w->ema_count)) != FFNN_OK)
         return st;
-    if ((st = ck_write_f32(af, buf, w->state, w->state_count)) != FFNN_OK ||
-        (st = ck_write_f32(af, buf, w->ema, w->ema_count)) != FFNN_OK)
-        return st;
-    return ck_write_f32(af, buf, w->best, w->best_count);
+    return ffnn_st_write_f32(af, w->best, w->best_count);
 }
 
 /* Refuse NaN and Inf in the parameters, the optimizer state, the EMA weights

@@ -22,9 +22,6 @@
 #include "io/model_file.h"
 #include "io/safetensors.h"
 
-enum { ST_CHUNK = 4096 }; /* floats per conversion buffer */
-
-
 /* Add item to obj under key; 0 (item freed) when out of memory. */
 static int st_add(cJSON *obj, const char *key, cJSON *item)
 {
@@ -54,25 +51,6 @@ static const float *st_stat(const ffnn_model *m, int s)
 {
     const float *v[5] = {NULL, m->input_mean, m->input_scale, m->target_mean, m->target_scale};
     return v[s];
-}
-
-/* Write n floats as little-endian float32, ST_CHUNK at a time. */
-static ffnn_status st_write_f32(ffnn_atomic_file *af, const float *v, size_t count)
-{
-    uint8_t buf[4 * ST_CHUNK];
-    ffnn_status st;
-    for (size_t first = 0; first < count; first += ST_CHUNK) {
-        size_t n = count - first < ST_CHUNK ? count - first : ST_CHUNK;
-        for (size_t k = 0; k < n; k++) {
-            uint32_t u;
-            memcpy(&u, v + first + k, 4);
-            for (int b = 0; b < 4; b++)
-                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
-        }
-        if ((st = ffnn_atomic_file_write(af, buf, 4 * n)) != FFNN_OK)
-            return st;
-    }
-    return FFNN_OK;
 }
 
 /* __metadata__ and one entry per tensor, in arena order; 0 when out of memory. */
@@ -152,19 +130,16 @@ typedef struct st_writer {
 static ffnn_status st_fill(ffnn_atomic_file *af, void *user)
 {
     const st_writer *w = user;
-    uint8_t buf[8];
     ffnn_status st;
 
-    for (int i = 0; i < 8; i++)
-        buf[i] = (uint8_t)((uint64_t)w->header_size >> (8 * i));
-    if ((st = ffnn_atomic_file_write(af, buf, 8)) != FFNN_OK ||
-        (st = ffnn_atomic_file_write(af, w->header, w->header_size)) != FFNN_OK)
+    if ((st = ffnn_st_write_start(af, w->header, w->header_size)) != FFNN_OK)
         return st;
-    if ((st = st_write_f32(af, w->m->params, w->m->parameter_count)) != FFNN_OK)
+    if ((st = ffnn_st_write_f32(af, w->m->params, w->m->parameter_count)) != FFNN_OK)
         return st;
     for (int s = 1; s <= 4; s++) {
         size_t n = s <= 2 ? w->m->input_size : w->m->layers[w->m->layer_count - 1].out;
-        if (st_stat(w->m, s) && (st = st_write_f32(af, st_stat(w->m, s), n)) != FFNN_OK)
+        if (st_stat(w->m, s) &&
+            (st = ffnn_st_write_f32(af, st_stat(w->m, s), n)) != FFNN_OK)
             return st;
     }
     return FFNN_OK;

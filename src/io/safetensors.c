@@ -511,3 +511,32 @@ ffnn_status ffnn_st_pad_header(char *json, char **text, size_t *size)
     cJSON_free(json);
     return *text ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
 }
+
+ffnn_status ffnn_st_write_start(ffnn_atomic_file *af, const char *header, size_t header_size)
+{
+    uint8_t len[8];
+    for (int i = 0; i < 8; i++)
+        len[i] = (uint8_t)((uint64_t)header_size >> (8 * i));
+    ffnn_status st = ffnn_atomic_file_write(af, len, 8);
+    return st != FFNN_OK ? st : ffnn_atomic_file_write(af, header, header_size);
+}
+
+enum { FFNN_ST_WRITE_CHUNK = 4096 }; /* floats per conversion buffer */
+
+ffnn_status ffnn_st_write_f32(ffnn_atomic_file *af, const float *v, size_t count)
+{
+    uint8_t buf[4 * FFNN_ST_WRITE_CHUNK];
+    for (size_t first = 0; first < count; first += FFNN_ST_WRITE_CHUNK) {
+        size_t n = count - first < FFNN_ST_WRITE_CHUNK ? count - first : FFNN_ST_WRITE_CHUNK;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t u;
+            memcpy(&u, v + first + k, 4);
+            for (int b = 0; b < 4; b++)
+                buf[4 * k + (size_t)b] = (uint8_t)(u >> (8 * b));
+        }
+        ffnn_status st = ffnn_atomic_file_write(af, buf, 4 * n);
+        if (st != FFNN_OK)
+            return st;
+    }
+    return FFNN_OK;
+}

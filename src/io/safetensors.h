@@ -15,6 +15,7 @@
 
 #include "ffnn.h"
 #include "core/model.h"
+#include "io/atomic_file.h"
 
 typedef struct st_dtype {
     const char *name; /* "F32", "F64", ...     */
@@ -89,5 +90,13 @@ size_t ffnn_st_decode_f32(float *v, size_t n);
  * 8-byte aligned; *text [*size] malloc'd. json is freed (cJSON_free) either way.
  * Errors: FFNN_ERR_NO_MEMORY. */
 ffnn_status ffnn_st_pad_header(char *json, char **text, size_t *size);
+
+/* The start of a file we write: the header's length [8] as a little-endian uint64,
+ * then header [header_size]. Errors: ffnn_atomic_file_write's. */
+ffnn_status ffnn_st_write_start(ffnn_atomic_file *af, const char *header, size_t header_size);
+
+/* v [count] as little-endian float32, 4096 values at a time.
+ * Errors: ffnn_atomic_file_write's. */
+ffnn_status ffnn_st_write_f32(ffnn_atomic_file *af, const float *v, size_t count);
 
 #endif

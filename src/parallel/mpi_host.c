@@ -1,30 +1,19 @@
 /* mpi_host.c - inside the MPI module (mpi_module.h): the functions of libffnn that
  * mpi.c calls, through the services of the libffnn that loaded it, so that its
- * messages are that library's (ffnn_last_error) and the NCCL bootstrap reaches that
- * library's CUDA module. Linked into libffnn-mpi.so only. */
-#include <stdarg.h>
-#include <stdio.h>
-
-#include "core/error.h"
+ * messages are that library's (ffnn_last_error, core/error_module.c) and the NCCL
+ * bootstrap reaches that library's CUDA module. Linked into libffnn-mpi.so only. */
+#include "core/error_module.h"
 #include "parallel/comm.h"
 #include "parallel/mpi_module.h"
 
 /* Set once, by the entry point, before any other function of the module runs. */
 static const ffnn_mpi_host *lib;
 
-void ffnn_mpi_module_set_host(const ffnn_mpi_host *host) { lib = host; }
-
-ffnn_status ffnn_fail(ffnn_status status, const char *fmt, ...)
+void ffnn_mpi_module_set_host(const ffnn_mpi_host *host)
 {
-    char text[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    return lib ? lib->fail(status, "%s", text) : status;
+    lib = host;
+    ffnn_error_module_set(host ? host->fail : NULL, host ? host->last_error : NULL);
 }
-
-const char *ffnn_last_error(void) { return lib ? lib->last_error() : ""; }
 
 int ffnn_cuda_device_count(void) { return lib ? lib->cuda_device_count() : 0; }
 

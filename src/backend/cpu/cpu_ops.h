@@ -25,6 +25,18 @@ void ffnn_cpu_dense_backward(const float *x, const float *W, const float *dz, fl
 void ffnn_cpu_local1d_backward(const float *x, const float *W, const float *dz, float *dx,
                                float *dW, float *db, size_t batch, size_t N, size_t R,
                                ffnn_local1d_padding padding);
+/* Its loops over a range of one pass (the omp backend runs them per chunk), pad =
+ * ffnn_local1d_pad, M = ffnn_local1d_output_size: z[m] of one row xb [N] -> zb [M]
+ * (no activation); dW[m, :] and db[m] (if db) over the whole batch; dx[n] of one row
+ * dzb [M] -> dxb [N]; each for m (resp. n) in [begin, end). */
+void ffnn_cpu_local1d_forward_range(const float *xb, const float *W, const float *bias,
+                                    float *zb, size_t N, size_t R, size_t pad, size_t begin,
+                                    size_t end);
+void ffnn_cpu_local1d_weight_grad_range(const float *x, const float *dz, float *dW, float *db,
+                                        size_t batch, size_t N, size_t M, size_t R,
+                                        size_t pad, size_t begin, size_t end);
+void ffnn_cpu_local1d_input_grad_range(const float *dzb, const float *W, float *dxb, size_t M,
+                                       size_t R, size_t pad, size_t begin, size_t end);
 
 /* a = f(z), n values (a may equal z); param: the activation's parameter
  * (core/activation.h: leaky_relu's slope, elu's alpha; unused by the others). */

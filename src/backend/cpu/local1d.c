@@ -19,6 +19,24 @@
 #include "core/activation.h"
 #include "cpu_ops.h"
 
+/* z[m] for m in [begin, end) of one row xb [N] -> zb [M]: over r ascending, then
+ * the bias. */
+void ffnn_cpu_local1d_forward_range(const float *xb, const float *W, const float *bias,
+                                    float *zb, size_t N, size_t R, size_t pad, size_t begin,
+                                    size_t end)
+{
+    for (size_t m = begin; m < end; m++) {
+        const float *wm = W + m * R; /* [R] */
+        float sum = 0.0f;
+        for (size_t r = 0; r < R; r++) {
+            const size_t n = m + r - pad; /* wraps around below 0: then >= N */
+            if (n < N)
+                sum += wm[r] * xb[n];
+        }
+        zb[m] = sum + (bias ? bias[m] : 0.0f);
+    }
+}
+
 /* z = local1d(x) (+ bias), then a = act(z) in place (act with its default
  * parameter, core/activation.h). */
 void ffnn_cpu_local1d_forward(const float *x, const float *W, const float *bias, float *z,
@@ -28,20 +46,55 @@ void ffnn_cpu_local1d_forward(const float *x, const float *W, const float *bias,
     const size_t M = ffnn_local1d_output_size(N, R, padding);
     const size_t pad = ffnn_local1d_pad(R, padding);
     for (size_t b = 0; b < batch; b++) {
-        const float *xb = x + b * N; /* [N] */
-        float *zb = z + b * M;       /* [M] */
-        for (size_t m = 0; m < M; m++) {
-            const float *wm = W + m * R; /* [R] */
-            float sum = 0.0f;
-            for (size_t r = 0; r < R; r++) {
-                const size_t n = m + r - pad; /* wraps around below 0: then >= N */
-                if (n < N)
-                    sum += wm[r] * xb[n];
-            }
-            zb[m] = sum + (bias ? bias[m] : 0.0f);
-        }
+        float *zb = z + b * M; /* [M] */
+        ffnn_cpu_local1d_forward_range(x + b * N, W, bias, zb, N, R, pad, 0, M);
         if (act != FFNN_ACT_IDENTITY)
             ffnn_cpu_activation_forward(act, ffnn_act_default_param(act), zb, zb, M);
+    }
+}
+
+/* dW[m, :] = sum_b dz[b,m] x[b, m+r-pad] and db[m] = sum_b dz[b,m] (db may be NULL)
+ * for m in [begin, end): over the batch in order. */
+void ffnn_cpu_local1d_weight_grad_range(const float *x, const float *dz, float *dW, float *db,
+                                        size_t batch, size_t N, size_t M, size_t R,
+                                        size_t pad, size_t begin, size_t end)
+{
+    memset(dW + begin * R, 0, (end - begin) * R * sizeof *dW);
+    for (size_t b = 0; b < batch; b++) {
+        const float *xb = x + b * N;   /* [N] */
+        const float *dzb = dz + b * M; /* [M] */
+        for (size_t m = begin; m < end; m++) {
+            float *dwm = dW + m * R; /* [R] */
+            for (size_t r = 0; r < R; r++) {
+                const size_t n = m + r - pad;
+                if (n < N)
+                    dwm[r] += dzb[m] * xb[n];
+            }
+        }
+    }
+    if (db) {
+        for (size_t m = begin; m < end; m++) {
+            float sum = 0.0f;
+            for (size_t b = 0; b < batch; b++)
+                sum += dz[b * M + m];
+            db[m] = sum;
+        }
+    }
+}
+
+/* dx[b,n] = sum_r dz[b,m] W[m,r] over the outputs m = n+pad-r that read n, for n in
+ * [begin, end) of one row dzb [M] -> dxb [N]: over r in order. */
+void ffnn_cpu_local1d_input_grad_range(const float *dzb, const float *W, float *dxb, size_t M,
+                                       size_t R, size_t pad, size_t begin, size_t end)
+{
+    for (size_t n = begin; n < end; n++) {
+        float sum = 0.0f;
+        for (size_t r = 0; r < R; r++) {
+            const size_t m = n + pad - r; /* wraps around below 0: then >= M */
+            if (m < M)
+                sum += dzb[m] * W[m * R + r];
+        }
+        dxb[n] = sum;
     }
 }
 
@@ -51,43 +104,8 @@ void ffnn_cpu_local1d_backward(const float *x, const float *W, const float *dz, 
 {
     const size_t M = ffnn_local1d_output_size(N, R, padding);
     const size_t pad = ffnn_local1d_pad(R, padding);
-    /* dW[m,r] = sum_b dz[b,m] x[b, m+r-pad] */
-    memset(dW, 0, M * R * sizeof *dW);
-    for (size_t b = 0; b < batch; b++) {
-        const float *xb = x + b * N;   /* [N] */
-        const float *dzb = dz + b * M; /* [M] */
-        for (size_t m = 0; m < M; m++) {
-            float *dwm = dW + m * R; /* [R] */
-            for (size_t r = 0; r < R; r++) {
-                const size_t n = m + r - pad;
-                if (n < N)
-                    dwm[r] += dzb[m] * xb[n];
-            }
-        }
-    }
-    /* db[m] = sum_b dz[b,m] */
-    if (db) {
-        for (size_t m = 0; m < M; m++) {
-            float sum = 0.0f;
-            for (size_t b = 0; b < batch; b++)
-                sum += dz[b * M + m];
-            db[m] = sum;
-        }
-    }
-    /* dx[b,n] = sum_r dz[b,m] W[m,r] over the outputs m = n+pad-r that read n */
-    if (dx) {
-        for (size_t b = 0; b < batch; b++) {
-            const float *dzb = dz + b * M; /* [M] */
-            float *dxb = dx + b * N;       /* [N] */
-            for (size_t n = 0; n < N; n++) {
-                float sum = 0.0f;
-                for (size_t r = 0; r < R; r++) {
-                    const size_t m = n + pad - r; /* wraps around below 0: then >= M */
-                    if (m < M)
-                        sum += dzb[m] * W[m * R + r];
-                }
-                dxb[n] = sum;
-            }
-        }
-    }
+    ffnn_cpu_local1d_weight_grad_range(x, dz, dW, db, batch, N, M, R, pad, 0, M);
+    if (dx)
+        for (size_t b = 0; b < batch; b++)
+            ffnn_cpu_local1d_input_grad_range(dz + b * M, W, dx + b * N, M, R, pad, 0, N);
 }

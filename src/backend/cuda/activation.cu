@@ -12,6 +12,7 @@
  * the C library's), and bit for bit where no libm call is involved.
  */
 #include "common.cuh"
+#include "core/activation.h"
 #include "core/dropout.h"
 #include "device_math.cuh"
 #include "bf16.cuh"
@@ -25,8 +26,7 @@ template <typename T>
 static __global__ void activation_forward_kernel(ffnn_activation act, float param,
                                                  const T *z, T *a, size_t n)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    FFNN_CUDA_GRID_STRIDE(i, n)
         ffnn_st(a, i, ffnn_dev_act_forward(act, param, ffnn_ld(z, i)));
 }
 
@@ -38,8 +38,7 @@ static __global__ void activation_backward_kernel(ffnn_activation act, float par
                                                   const T *saved, const T *da, T *dz,
                                                   size_t n)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    FFNN_CUDA_GRID_STRIDE(i, n)
         ffnn_st(dz, i, ffnn_dev_act_backward(act, param, ffnn_ld(da, i), ffnn_ld(saved, i)));
 }
 
@@ -50,14 +49,7 @@ static ffnn_status check_activation(const char *op, ffnn_activation act)
     case FFNN_ACT_RELU:
     case FFNN_ACT_SIGMOID:
     case FFNN_ACT_TANH:
-    case FFNN_ACT_LEAKY_RELU:
-    case FFNN_ACT_ELU:
-    case FFNN_ACT_SOFTPLUS:
-    case FFNN_ACT_GELU:
-    case FFNN_ACT_GELU_TANH:
-    case FFNN_ACT_SILU:
-    case FFNN_ACT_MISH:
-    case FFNN_ACT_HARDSWISH:
+    FFNN_ACT_CASES_AFTER_TANH:
         return FFNN_OK;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -198,8 +190,7 @@ static __global__ void to_bf16_copy_kernel(const float *__restrict__ src,
                                            __nv_bfloat16 *__restrict__ dst, size_t n,
                                            size_t cols, size_t ld)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    FFNN_CUDA_GRID_STRIDE(i, n) {
         const size_t r = i / cols;
         ffnn_st(dst, i + r * (ld - cols), src[i]);
     }
@@ -229,8 +220,7 @@ extern "C" ffnn_status ffnn_cuda_to_bf16(void *vctx, const float *src, uint16_t 
 static __global__ void dropout_kernel(const float *in, float *out, size_t n, uint64_t key,
                                       uint32_t threshold, float scale)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    FFNN_CUDA_GRID_STRIDE(i, n)
         out[i] = ffnn_dropout_keep(key, i, threshold) ? __fmul_rn(in[i], scale) : 0.0f;
 }
 

@@ -155,18 +155,8 @@ static inline ffnn_status ffnn_cuda_fail_call(ffnn_cuda_ctx *ctx, cudaError_t er
                              "earlier error: %s", (op), (ctx)->poison_reason);     \
     } while (0)
 
-/* Blocks for a grid-stride loop over n items with FFNN_CUDA_BLOCK threads per
- * block: enough to fill the GPU, capped so that the count fits gridDim.x. */
-static inline unsigned ffnn_cuda_grid_1d(size_t n)
-{
-    size_t blocks = (n + FFNN_CUDA_BLOCK - 1) / FFNN_CUDA_BLOCK;
-    const size_t cap = (size_t)1 << 20; /* the loop strides over the rest */
-    if (blocks > cap) blocks = cap;
-    if (blocks == 0) blocks = 1;
-    return (unsigned)blocks;
-}
-
-/* ffnn_cuda_grid_1d for a block of `block` threads (ctx->block_1d). */
+/* Blocks for a grid-stride loop over n items with `block` threads per block
+ * (ctx->block_1d): enough to fill the GPU, capped so that the count fits gridDim.x. */
 static inline unsigned ffnn_cuda_grid_1d_for(size_t n, unsigned block)
 {
     size_t blocks = (n + block - 1) / block;
@@ -174,6 +164,64 @@ static inline unsigned ffnn_cuda_grid_1d_for(size_t n, unsigned block)
     if (blocks > cap) blocks = cap;
     if (blocks == 0) blocks = 1;
     return (unsigned)blocks;
+}
+
+/* The grid-stride loop of an element-wise kernel over [0, n): thread t of the grid
+ * takes elements t, t + (the grid's threads), ... in that order; i is a size_t.
+ * Use: FFNN_CUDA_GRID_STRIDE(i, n) statement; */
+#define FFNN_CUDA_GRID_STRIDE(i, n)                                                     \
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x,                      \
+                i##_stride_ = (size_t)gridDim.x * blockDim.x;                           \
+         i < (n); i += i##_stride_)
+
+#ifdef __CUDACC__
+/* acc [TM][TN] = 0: a thread's register tile of a matmul (dense.cu, gemm.cu). */
+template <int TM, int TN>
+static __device__ __forceinline__ void ffnn_cuda_zero_tile(float (&acc)[TM][TN])
+{
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+}
+#endif
+
+/* ffnn_cuda_grid_1d_for with FFNN_CUDA_BLOCK threads per block. */
+static inline unsigned ffnn_cuda_grid_1d(size_t n)
+{
+    return ffnn_cuda_grid_1d_for(n, FFNN_CUDA_BLOCK);
+}
+
+/* Dimensions of a dense call (dense.cu, fused.cu): each of batch, in, out in
+ * [1, FFNN_CUDA_MAX_DIM], else FFNN_ERR_INVALID_ARGUMENT naming op. */
+static inline ffnn_status ffnn_cuda_check_dense_dims(const char *op, size_t batch, size_t in,
+                                                     size_t out)
+{
+    if (batch == 0 || in == 0 || out == 0 || batch > FFNN_CUDA_MAX_DIM ||
+        in > FFNN_CUDA_MAX_DIM || out > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: batch=%zu in=%zu out=%zu: each must be in 1..%zu", op,
+                         batch, in, out, (size_t)FFNN_CUDA_MAX_DIM);
+    return FFNN_OK;
+}
+
+/* An activation a fused kernel (fused.cu, local1d.cu) runs: identity, relu, sigmoid,
+ * tanh (0..3); the others run as the plain activation ops only. Else
+ * FFNN_ERR_INVALID_ARGUMENT "cuda OP: unknown WHAT N". */
+static inline ffnn_status ffnn_cuda_check_fused_act(const char *op, const char *what,
+                                                    ffnn_activation act)
+{
+    switch (act) {
+    case FFNN_ACT_IDENTITY:
+    case FFNN_ACT_RELU:
+    case FFNN_ACT_SIGMOID:
+    case FFNN_ACT_TANH:
+        return FFNN_OK;
+    default: /* leaky_relu ... hardswish: the plain activation ops only */
+        break;
+    }
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown %s %d (expected 0..3)", op,
+                     what, (int)act);
 }
 
 #ifdef __cplusplus

@@ -156,10 +156,7 @@ matmul_kernel_tiled(const float *__restrict__ A, const float *__restrict__ B,
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
         const int m0 = m_tile * BM;
         float acc[TM][TN];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+        ffnn_cuda_zero_tile(acc);
 
         /* op(A) rows are A's rows unless transposed; op(B) "rows" are B^T's. */
         tile_load<BM, BK, !TRANS_A>(A, M, K, m0, 0, tid, a_next);
@@ -532,17 +529,6 @@ extern "C" ffnn_status ffnn_cuda_dense_act_bias_grad_bf16(ffnn_cuda_ctx *ctx, ff
 
 /* ------------------------------------------------------------------ entry points */
 
-/* Dimensions of a dense call: each in [1, FFNN_CUDA_MAX_DIM]. */
-static ffnn_status check_dims(const char *op, size_t batch, size_t in, size_t out)
-{
-    if (batch == 0 || in == 0 || out == 0 || batch > FFNN_CUDA_MAX_DIM ||
-        in > FFNN_CUDA_MAX_DIM || out > FFNN_CUDA_MAX_DIM)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda %s: batch=%zu in=%zu out=%zu: each must be in 1..%zu", op,
-                         batch, in, out, (size_t)FFNN_CUDA_MAX_DIM);
-    return FFNN_OK;
-}
-
 /* z = x W^T (+ b).  x [batch,in], W [out,in], b [out] or NULL, z [batch,out]. */
 extern "C" ffnn_status ffnn_cuda_dense_forward(void *vctx, const float *x, const float *W,
                                                const float *b, float *z, size_t batch,
@@ -550,7 +536,7 @@ extern "C" ffnn_status ffnn_cuda_dense_forward(void *vctx, const float *x, const
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_forward");
-    ffnn_status st = check_dims("dense_forward", batch, in, out);
+    ffnn_status st = ffnn_cuda_check_dense_dims("dense_forward", batch, in, out);
     if (st != FFNN_OK) return st;
     if (x == NULL || W == NULL || z == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda dense_forward: x, W and z must not be NULL");
@@ -566,7 +552,7 @@ extern "C" ffnn_status ffnn_cuda_dense_backward(void *vctx, const float *x, cons
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_backward");
-    ffnn_status st = check_dims("dense_backward", batch, in, out);
+    ffnn_status st = ffnn_cuda_check_dense_dims("dense_backward", batch, in, out);
     if (st != FFNN_OK) return st;
     if (x == NULL || dz == NULL || dW == NULL || (dx != NULL && W == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,

@@ -28,32 +28,6 @@
 #include "backend/gemm_plan.h"
 #include "gemm.cuh"
 
-/* Dimensions of a dense call: each in [1, FFNN_CUDA_MAX_DIM] (as dense.cu). */
-static ffnn_status fused_check_dims(const char *op, size_t batch, size_t in, size_t out)
-{
-    if (batch == 0 || in == 0 || out == 0 || batch > FFNN_CUDA_MAX_DIM ||
-        in > FFNN_CUDA_MAX_DIM || out > FFNN_CUDA_MAX_DIM)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda %s: batch=%zu in=%zu out=%zu: each must be in 1..%zu", op,
-                         batch, in, out, (size_t)FFNN_CUDA_MAX_DIM);
-    return FFNN_OK;
-}
-
-static ffnn_status fused_check_act(const char *op, const char *what, ffnn_activation act)
-{
-    switch (act) {
-    case FFNN_ACT_IDENTITY:
-    case FFNN_ACT_RELU:
-    case FFNN_ACT_SIGMOID:
-    case FFNN_ACT_TANH:
-        return FFNN_OK;
-    default: /* leaky_relu ... hardswish: the plain activation ops only */
-        break;
-    }
-    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown %s %d (expected 0..3)", op,
-                     what, (int)act);
-}
-
 /* a = act(x W^T (+ b)).  x [batch,in], W [out,in], b [out] or NULL, a [batch,out].
  * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL ctx/pointer, a dimension 0 or above
  * FFNN_CUDA_MAX_DIM, unknown act), FFNN_ERR_CUDA (launch; poisoned context). */
@@ -63,9 +37,10 @@ extern "C" ffnn_status ffnn_cuda_dense_act_forward(void *vctx, const float *x, c
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_act_forward");
-    ffnn_status st = fused_check_dims("dense_act_forward", batch, in, out);
+    ffnn_status st = ffnn_cuda_check_dense_dims("dense_act_forward", batch, in, out);
     if (st != FFNN_OK) return st;
-    if ((st = fused_check_act("dense_act_forward", "activation", act)) != FFNN_OK) return st;
+    if ((st = ffnn_cuda_check_fused_act("dense_act_forward", "activation", act)) != FFNN_OK)
+        return st;
     if (x == NULL || W == NULL || a == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_act_forward: x, W and a must not be NULL");
@@ -102,9 +77,10 @@ extern "C" ffnn_status ffnn_cuda_dense_backward_fused(void *vctx, const float *x
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "dense_backward_fused");
-    ffnn_status st = fused_check_dims("dense_backward_fused", batch, in, out);
+    ffnn_status st = ffnn_cuda_check_dense_dims("dense_backward_fused", batch, in, out);
     if (st != FFNN_OK) return st;
-    if ((st = fused_check_act("dense_backward_fused", "x_act", x_act)) != FFNN_OK) return st;
+    if ((st = ffnn_cuda_check_fused_act("dense_backward_fused", "x_act", x_act)) != FFNN_OK)
+        return st;
     if (x == NULL || dz == NULL || dW == NULL || ((dx != NULL || sgd != NULL) && W == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda dense_backward_fused: x, dz, dW (and W when dx or sgd is "

@@ -49,6 +49,27 @@
 
 /* ------------------------------------------------------------------ loads */
 
+/* Four consecutive floats p[0..3] -> r, for gemm_load: element i is in range when
+ * line_ok (its row, or its depth, exists) and i < left (the elements left along the
+ * contiguous dimension); out-of-range elements read as 0 and are not touched.
+ * vec: the contiguous dimension is a multiple of 4, so the float4 is all in range
+ * or all out, and p is 16-byte aligned. */
+static __device__ __forceinline__ void load_quad(const float *__restrict__ p, int vec,
+                                                 bool line_ok, int left, float (&r)[4])
+{
+    if (vec) {
+        if (line_ok && left > 0) {
+            const float4 v = __ldg((const float4 *)p);
+            r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+        } else {
+            r[0] = r[1] = r[2] = r[3] = 0.0f;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) r[i] = (line_ok && i < left) ? __ldg(p + i) : 0.0f;
+    }
+}
+
 /* One thread's share (4 consecutive elements) of one operand tile, global ->
  * registers. The operand op(X) has ROWS_TOTAL rows (m or n) and depth K.
  * K_CONTIG: X stored [rows_total, K] (k contiguous), else [K, rows_total].
@@ -62,35 +83,11 @@ static __device__ __forceinline__ void gemm_load(const float *__restrict__ X, in
     if (K_CONTIG) {
         const int row = row0 + tid / (BK / 4);
         const int k = k0 + (tid % (BK / 4)) * 4;
-        const float *p = X + (size_t)row * K + k;
-        if (vec) { /* K % 4 == 0: the float4 is all in range or all out */
-            if (row < rows_total && k < K) {
-                const float4 v = __ldg((const float4 *)p);
-                r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
-            } else {
-                r[0] = r[1] = r[2] = r[3] = 0.0f;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                r[i] = (row < rows_total && k + i < K) ? __ldg(p + i) : 0.0f;
-        }
+        load_quad(X + (size_t)row * K + k, vec, row < rows_total, K - k, r);
     } else {
         const int k = k0 + tid / (ROWS / 4);
         const int row = row0 + (tid % (ROWS / 4)) * 4;
-        const float *p = X + (size_t)k * rows_total + row;
-        if (vec) { /* rows_total % 4 == 0 */
-            if (k < K && row < rows_total) {
-                const float4 v = __ldg((const float4 *)p);
-                r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
-            } else {
-                r[0] = r[1] = r[2] = r[3] = 0.0f;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-                r[i] = (k < K && row + i < rows_total) ? __ldg(p + i) : 0.0f;
-        }
+        load_quad(X + (size_t)k * rows_total + row, vec, k < K, rows_total - row, r);
     }
 }
 
@@ -179,18 +176,13 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
     const int k_tiles = (K + BK - 1) / BK;
     GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
-    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
-    /* no per-element epilogue: C stored inline */
-    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
-                       ep.sgd_param == NULL;
+    const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
+    const bool plain = gemm_epi_plain(ep);
 
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
         const int m0 = m_tile * BM;
         float acc[TM][TN];
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+        ffnn_cuda_zero_tile(acc);
         float rs = 0.0f; /* row sum of row m0 + tid (tid < BM) */
 
         float ra[4], rb[4];
@@ -261,6 +253,16 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
 
 /* ------------------------------------------------------------------ TF32 kernel */
 
+/* A wmma operand fragment from shared memory p (leading dimension ld), its
+ * elements rounded to TF32 (wmma::__float_to_tf32), for the tf32 kernel below. */
+template <typename Frag>
+static __device__ __forceinline__ void load_tf32(Frag &f, const float *p, unsigned ld)
+{
+    nvcuda::wmma::load_matrix_sync(f, p, ld);
+#pragma unroll
+    for (int e = 0; e < f.num_elements; ++e) f.x[e] = nvcuda::wmma::__float_to_tf32(f.x[e]);
+}
+
 /* The first --precision tf32 kernel (now FFNN_GEMM_TF32_* only: AUTO takes
  * gemm_mma.cu; kept as the kernel lab's wmma_tf32 row): the same tiles, loads, row
  * sums and epilogue as gemm_kernel,
@@ -300,9 +302,8 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
     GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
-    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
-    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
-                       ep.sgd_param == NULL;
+    const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
+    const bool plain = gemm_epi_plain(ep);
     float *stage = smem + warp * (16 * 20);
 
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
@@ -355,19 +356,11 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
                 wmma::fragment<wmma::matrix_b, 16, 16, 8, wmma::precision::tf32,
                                wmma::row_major> bf[FN];
 #pragma unroll
-                for (int i = 0; i < FM; ++i) {
-                    wmma::load_matrix_sync(af[i], &As[cur][kk][wm * WM + i * 16], BM + 4);
+                for (int i = 0; i < FM; ++i)
+                    load_tf32(af[i], &As[cur][kk][wm * WM + i * 16], BM + 4);
 #pragma unroll
-                    for (int e = 0; e < af[i].num_elements; ++e)
-                        af[i].x[e] = wmma::__float_to_tf32(af[i].x[e]);
-                }
-#pragma unroll
-                for (int j = 0; j < FN; ++j) {
-                    wmma::load_matrix_sync(bf[j], &Bs[cur][kk][wn * WN + j * 16], BN + 4);
-#pragma unroll
-                    for (int e = 0; e < bf[j].num_elements; ++e)
-                        bf[j].x[e] = wmma::__float_to_tf32(bf[j].x[e]);
-                }
+                for (int j = 0; j < FN; ++j)
+                    load_tf32(bf[j], &Bs[cur][kk][wn * WN + j * 16], BN + 4);
 #pragma unroll
                 for (int i = 0; i < FM; ++i)
 #pragma unroll
@@ -564,7 +557,7 @@ ffnn_status ffnn_cuda_gemm_split_reduce(ffnn_cuda_ctx *ctx, float *C, int M, int
     const int vec = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
                     (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
                     (ep.sgd_param == NULL || aligned16(ep.sgd_param));
-    const int rows = ep.rowsum != NULL || ep.rowsum_param != NULL;
+    const int rows = gemm_epi_has_rowsum(ep);
     const size_t total = (size_t)M * ((N + 3) / 4) + (rows ? (size_t)M : 0);
     const unsigned blocks = (unsigned)((total + GEMM_THREADS - 1) / GEMM_THREADS);
     gemm_split_reduce_kernel<<<blocks, GEMM_THREADS, 0, ctx->stream>>>(ctx->split_ws, splits, C,

@@ -10,6 +10,20 @@
 
 #include "gemm.cuh"
 
+/* 1 when ep sums the rows of op(A) (rowsum or rowsum_param: db of a weight gradient;
+ * column tile 0 does it). */
+static __host__ __device__ __forceinline__ bool gemm_epi_has_rowsum(const ffnn_gemm_epilogue &ep)
+{
+    return ep.rowsum != NULL || ep.rowsum_param != NULL;
+}
+
+/* 1 when ep has no per-element step: C is stored as computed (inline). */
+static __device__ __forceinline__ bool gemm_epi_plain(const ffnn_gemm_epilogue &ep)
+{
+    return ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
+           ep.sgd_param == NULL;
+}
+
 /* The epilogue of one output value (gemm.cuh order). x: X[row,col] when dact_x. */
 static __device__ __forceinline__ float gemm_epi_value(const ffnn_gemm_epilogue &ep, float acc,
                                                        float bias, float x)
@@ -107,7 +121,7 @@ static inline ffnn_gemm_epilogue gemm_split_epilogue(const ffnn_cuda_ctx *ctx,
 {
     ffnn_gemm_epilogue e;
     memset(&e, 0, sizeof e);
-    if (ep.rowsum != NULL || ep.rowsum_param != NULL)
+    if (gemm_epi_has_rowsum(ep))
         e.rowsum = ctx->split_ws + (size_t)splits * gemm_split_stride(M, N);
     return e;
 }

@@ -272,9 +272,8 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
     GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
     const int n_kt = kt_end - kt_begin; /* this chunk's k tiles; tile kt is kt_begin + kt */
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
-    const bool row_sums = blockIdx.x == 0 && (ep.rowsum != NULL || ep.rowsum_param != NULL);
-    const bool plain = ep.bias == NULL && ep.act == FFNN_ACT_IDENTITY && ep.dact_x == NULL &&
-                       ep.sgd_param == NULL;
+    const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
+    const bool plain = gemm_epi_plain(ep);
 
     for (int m_tile = blockIdx.y; m_tile < m_tiles; m_tile += gridDim.y) {
         const int m0 = m_tile * BM;

@@ -374,21 +374,6 @@ static ffnn_status check_shape(const char *op, size_t batch, size_t N, size_t R,
     return FFNN_OK;
 }
 
-static ffnn_status check_activation(const char *op, ffnn_activation act)
-{
-    switch (act) {
-    case FFNN_ACT_IDENTITY:
-    case FFNN_ACT_RELU:
-    case FFNN_ACT_SIGMOID:
-    case FFNN_ACT_TANH:
-        return FFNN_OK;
-    default: /* leaky_relu ... hardswish: the plain activation ops only */
-        break;
-    }
-    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown activation %d (expected 0..3)",
-                     op, (int)act);
-}
-
 /* Resident blocks per SM of a kernel (L1D_THREADS threads, no dynamic shared
  * memory), asked once per kernel. */
 template <typename Kernel>
@@ -557,7 +542,7 @@ extern "C" ffnn_status ffnn_cuda_local1d_forward(void *vctx, const float *x, con
     FFNN_CUDA_GUARD(ctx, "local1d_forward");
     size_t M = 0;
     ffnn_status st = check_shape("local1d_forward", batch, N, R, padding, &M);
-    if (st == FFNN_OK) st = check_activation("local1d_forward", act);
+    if (st == FFNN_OK) st = ffnn_cuda_check_fused_act("local1d_forward", "activation", act);
     if (st != FFNN_OK) return st;
     if (batch > 0 && (x == NULL || W == NULL || z == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -599,7 +584,7 @@ extern "C" ffnn_status ffnn_cuda_module_local1d_forward(ffnn_local1d_variant var
                          "shared 1)", (int)variant);
     size_t M = 0;
     ffnn_status st = check_shape("local1d forward", batch, N, R, padding, &M);
-    if (st == FFNN_OK) st = check_activation("local1d forward", act);
+    if (st == FFNN_OK) st = ffnn_cuda_check_fused_act("local1d forward", "activation", act);
     if (st != FFNN_OK) return st;
     if (batch > 0 && (x == NULL || W == NULL || z == NULL))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,

@@ -61,6 +61,14 @@ static __device__ __forceinline__ void warp_argmax(const float *row, int width, 
     *index_out = index;
 }
 
+/* Target of output j of a row for sigmoid_bce and mse: the float target tr[j] when
+ * tr is given, else one-hot(label) for width > 1, else label itself (width 1). */
+static __device__ __forceinline__ float row_target(const float *tr, int j, int width,
+                                                   int label)
+{
+    return tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f) : (float)label;
+}
+
 /* Softmax cross-entropy on logits z, fused with its gradient:
  *   m = max_j z_j, s = sum_j exp(z_j - m), row_loss = m + log(s) - z_y,
  *   dout_j = (exp(z_j - m) / s - [j == y]) * (1/batch),
@@ -98,19 +106,28 @@ static __global__ void softmax_ce_kernel(const float *__restrict__ z,
     }
 }
 
-/* Sigmoid binary cross-entropy on logits z against targets t, stable form:
+/* The two losses of one output against its target t (float targets, or one-hot(y)
+ * for width > 1, y itself for width 1), one kernel: MSE false, sigmoid binary
+ * cross-entropy on logits z, stable form:
  *   l_j = max(z_j,0) - z_j t_j + log1p(exp(-|z_j|)), row_loss = mean_j l_j,
  *   dout_j = (sigmoid(z_j) - t_j) * (1 / (batch * width)),
  *   correct = (z_0 > 0) == (y != 0) for width 1, else argmax z == y; with float
  *   targets, (z_j > 0) == (t_j > 0.5) for every j.
- * Shapes as softmax_ce_kernel; targets [batch, width] or NULL (then t from y). */
-static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
-                                          const int32_t *__restrict__ y,
-                                          const float *__restrict__ targets, int batch,
-                                          int width, float *__restrict__ dout,
-                                          float *__restrict__ row_loss,
-                                          uint8_t *__restrict__ row_correct)
+ * MSE true, mean squared error of outputs o:
+ *   row_loss = mean_j (o_j - t_j)^2, dout_j = 2 (o_j - t_j) * (1 / (batch * width)),
+ *   correct = (o_0 > 0.5) == (y != 0) for width 1, else argmax o == y; with float
+ *   targets, (o_j > 0.5) == (t_j > 0.5) for every j.
+ * z [batch, width] (logits or outputs), the rest as softmax_ce_kernel; targets
+ * [batch, width] or NULL (then t from y). */
+template <bool MSE>
+static __global__ void pointwise_loss_kernel(const float *__restrict__ z,
+                                             const int32_t *__restrict__ y,
+                                             const float *__restrict__ targets, int batch,
+                                             int width, float *__restrict__ dout,
+                                             float *__restrict__ row_loss,
+                                             uint8_t *__restrict__ row_correct)
 {
+    const float side = MSE ? 0.5f : 0.0f; /* an output's decision threshold */
     const int lane = threadIdx.x % WARP;
     const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
     if (row >= batch) return;
@@ -123,11 +140,16 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
     int ok = 1; /* float targets: this lane's outputs are on their targets' side */
     for (int j = lane; j < width; j += WARP) {
         const float v = zr[j];
-        const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
-                                                       : (float)label;
-        part += ffnn_dev_bce_term(v, t);
-        if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_bce_grad(v, t, scale);
-        ok &= (v > 0.0f) == (t > 0.5f);
+        const float t = row_target(tr, j, width, label);
+        if (MSE) {
+            const float d = v - t;
+            part += ffnn_dev_mse_term(d);
+            if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_mse_grad(d, scale);
+        } else {
+            part += ffnn_dev_bce_term(v, t);
+            if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_bce_grad(v, t, scale);
+        }
+        ok &= (v > side) == (t > 0.5f);
     }
     const float sum = warp_sum(part);
 
@@ -135,58 +157,11 @@ static __global__ void sigmoid_bce_kernel(const float *__restrict__ z,
     if (tr != NULL) {
         correct = __all_sync(FULL_MASK, ok);
     } else if (width == 1) {
-        correct = (zr[0] > 0.0f) == (label != 0);
+        correct = (zr[0] > side) == (label != 0);
     } else {
         float best;
         int arg;
         warp_argmax(zr, width, lane, &best, &arg);
-        correct = arg == label;
-    }
-    if (lane == 0) {
-        row_loss[row] = sum / (float)width;
-        row_correct[row] = (uint8_t)correct;
-    }
-}
-
-/* Mean squared error of outputs o against targets t:
- *   row_loss = mean_j (o_j - t_j)^2, dout_j = 2 (o_j - t_j) * (1 / (batch * width)),
- *   correct = (o_0 > 0.5) == (y != 0) for width 1, else argmax o == y; with float
- *   targets, (o_j > 0.5) == (t_j > 0.5) for every j.
- * Shapes as softmax_ce_kernel; targets [batch, width] or NULL (then t from y). */
-static __global__ void mse_kernel(const float *__restrict__ o, const int32_t *__restrict__ y,
-                                  const float *__restrict__ targets, int batch, int width,
-                                  float *__restrict__ dout, float *__restrict__ row_loss,
-                                  uint8_t *__restrict__ row_correct)
-{
-    const int lane = threadIdx.x % WARP;
-    const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
-    if (row >= batch) return;
-    const float *orow = o + (size_t)row * width;
-    const float *tr = targets != NULL ? targets + (size_t)row * width : NULL;
-    const int label = tr != NULL ? 0 : y[row];
-    const float scale = 1.0f / ((float)batch * (float)width);
-
-    float part = 0.0f;
-    int ok = 1; /* float targets: this lane's outputs are on their targets' side */
-    for (int j = lane; j < width; j += WARP) {
-        const float t = tr != NULL ? tr[j] : width > 1 ? (j == label ? 1.0f : 0.0f)
-                                                       : (float)label;
-        const float d = orow[j] - t;
-        part += ffnn_dev_mse_term(d);
-        if (dout != NULL) dout[(size_t)row * width + j] = ffnn_dev_mse_grad(d, scale);
-        ok &= (orow[j] > 0.5f) == (t > 0.5f);
-    }
-    const float sum = warp_sum(part);
-
-    int correct;
-    if (tr != NULL) {
-        correct = __all_sync(FULL_MASK, ok);
-    } else if (width == 1) {
-        correct = (orow[0] > 0.5f) == (label != 0);
-    } else {
-        float best;
-        int arg;
-        warp_argmax(orow, width, lane, &best, &arg);
         correct = arg == label;
     }
     if (lane == 0) {
@@ -224,14 +199,14 @@ extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *o
         FFNN_CUDA_LAUNCH_CHECK(ctx, "softmax_ce_kernel");
         return FFNN_OK;
     case FFNN_LOSS_SIGMOID_BCE:
-        sigmoid_bce_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+        pointwise_loss_kernel<false><<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
             out, y, targets, b, w, dout, row_loss, row_correct);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "sigmoid_bce_kernel");
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "pointwise_loss_kernel<sigmoid_bce>");
         return FFNN_OK;
     case FFNN_LOSS_MSE:
-        mse_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, targets, b, w, dout,
-                                                              row_loss, row_correct);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "mse_kernel");
+        pointwise_loss_kernel<true><<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+            out, y, targets, b, w, dout, row_loss, row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "pointwise_loss_kernel<mse>");
         return FFNN_OK;
     }
     return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda loss: unknown loss %d (expected 0..2)",

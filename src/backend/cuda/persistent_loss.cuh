@@ -163,7 +163,7 @@ static __device__ __forceinline__ void row_logits(const pjob_dev &p, const pshm 
     }
 }
 
-/* Two barriers, mse: loss.cu's mse_kernel with float targets, every lane alike */
+/* Two barriers, mse: loss.cu's pointwise_loss_kernel<true> with float targets, every lane alike */
 static __device__ __forceinline__ void row_mse(const pjob_dev &p, const pblk &k,
                                                const pstep &st, int b, const float (&z)[CMAX],
                                                float mine)

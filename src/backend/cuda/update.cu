@@ -36,8 +36,7 @@ static __global__ void sgd_update_kernel(float *__restrict__ params,
                                          const float *__restrict__ grads, size_t n, float lr,
                                          __nv_bfloat16 *__restrict__ shadow)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    FFNN_CUDA_GRID_STRIDE(i, n) {
         const float p = ffnn_dev_sgd(params[i], lr, grads[i]);
         params[i] = p;
         shadow_store(shadow, i, p);
@@ -63,8 +62,7 @@ static __global__ void momentum_update_kernel(ffnn_optimizer_step s,
                                               float *__restrict__ buf, size_t n,
                                               __nv_bfloat16 *__restrict__ shadow)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    FFNN_CUDA_GRID_STRIDE(i, n) {
         const float g = grads[i];
         const float b = ffnn_dev_momentum_buf(&buf[i], g, s.momentum, s.first_step);
         buf[i] = b;
@@ -84,8 +82,7 @@ static __global__ void adam_update_kernel(ffnn_optimizer_step s, float *__restri
                                           size_t n, __nv_bfloat16 *__restrict__ shadow)
 {
     adam_scalars_load(s);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    FFNN_CUDA_GRID_STRIDE(i, n) {
         const float g = grads[i];
         const float mi = ffnn_dev_adam_m(m[i], g, s.one_minus_beta1);
         const float vi = ffnn_dev_adam_v(v[i], g, s.beta2, s.one_minus_beta2);
@@ -107,8 +104,7 @@ static __global__ void decay_update_kernel(ffnn_optimizer_step s, float *__restr
                                            size_t n, __nv_bfloat16 *__restrict__ shadow)
 {
     adam_scalars_load(s);
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    FFNN_CUDA_GRID_STRIDE(i, n) {
         ffnn_dev_optimizer_element(s, &params[i], grads[i], s0 ? &s0[i] : NULL,
                                    s1 ? &s1[i] : NULL);
         shadow_store(shadow, i, params[i]);
@@ -248,8 +244,7 @@ extern "C" ffnn_status ffnn_cuda_grad_clip(void *vctx, float *grads, size_t n, f
 static __global__ void ema_kernel(float *__restrict__ ema, const float *__restrict__ params,
                                   size_t n, float decay, float one_minus_decay)
 {
-    const size_t stride = (size_t)gridDim.x * blockDim.x;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    FFNN_CUDA_GRID_STRIDE(i, n)
         ema[i] = ffnn_dev_ema(ema[i], params[i], decay, one_minus_decay);
 }
 

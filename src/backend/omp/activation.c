@@ -1,7 +1,7 @@
 /* activation.c - the omp backend's activations (backend.h activation_forward,
- * activation_backward) and dropout, in fixed chunks of elements over the threads;
- * the per-element loops are elementwise.c's (compiled per instruction set) and
- * cpu_math.h's. */
+ * activation_backward) and dropout, in fixed chunks of elements over the threads
+ * (FFNN_OMP_FOR_CHUNKS); the per-element loops are elementwise.c's (compiled per
+ * instruction set) and cpu_math.h's. */
 #include <math.h>
 #include <stdlib.h>
 #ifdef _OPENMP
@@ -17,14 +17,8 @@ ffnn_status ffnn_omp_activation_forward(void *vctx, ffnn_activation act, float p
                                         const float *z, float *a, size_t n)
 {
     const ffnn_omp_ctx *ctx = vctx;
-    const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
-    const int nt = ffnn_omp_team(ctx, (size_t)chunks, 2);
-    (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (long c = 0; c < chunks; c++) {
-        const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_omp_activation_forward_range(act, param, z, a, begin, ffnn_omp_chunk_end(n, begin));
-    }
+    FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                        ffnn_omp_activation_forward_range(act, param, z, a, begin, end));
     return FFNN_OK;
 }
 
@@ -33,15 +27,9 @@ ffnn_status ffnn_omp_activation_backward(void *vctx, ffnn_activation act, float 
                                          size_t n)
 {
     const ffnn_omp_ctx *ctx = vctx;
-    const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
-    const int nt = ffnn_omp_team(ctx, (size_t)chunks, 2);
-    (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (long c = 0; c < chunks; c++) {
-        const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_omp_activation_backward_range(
-            act, param, saved, da, dz, begin, ffnn_omp_chunk_end(n, begin));
-    }
+    FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                        ffnn_omp_activation_backward_range(act, param, saved, da, dz, begin,
+                                                           end));
     return FFNN_OK;
 }
 
@@ -49,13 +37,7 @@ ffnn_status ffnn_omp_dropout(void *vctx, const float *in, float *out, size_t n, 
                              uint32_t threshold, float scale)
 {
     const ffnn_omp_ctx *ctx = vctx;
-    const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
-    const int nt = ffnn_omp_team(ctx, (size_t)chunks, 2);
-    (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (long c = 0; c < chunks; c++) {
-        const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_cpu_dropout(in, out, begin, ffnn_omp_chunk_end(n, begin), key, threshold, scale);
-    }
+    FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                        ffnn_cpu_dropout(in, out, begin, end, key, threshold, scale));
     return FFNN_OK;
 }

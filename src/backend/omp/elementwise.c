@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "backend/cpu/cpu_math.h"
+#include "core/activation.h"
 #include "omp_kernels.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__GLIBC__)
@@ -70,14 +71,7 @@ void ffnn_omp_activation_forward_range(ffnn_activation act, float param, const f
             for (size_t i = begin; i < end; i++)
                 a[i] = z[i];
         break;
-    case FFNN_ACT_LEAKY_RELU:
-    case FFNN_ACT_ELU:
-    case FFNN_ACT_SOFTPLUS:
-    case FFNN_ACT_GELU:
-    case FFNN_ACT_GELU_TANH:
-    case FFNN_ACT_SILU:
-    case FFNN_ACT_MISH:
-    case FFNN_ACT_HARDSWISH:
+    FFNN_ACT_CASES_AFTER_TANH:
         for (size_t i = begin; i < end; i++)
             a[i] = ffnn_act_forward(act, param, z[i]);
         break;
@@ -106,14 +100,7 @@ void ffnn_omp_activation_backward_range(ffnn_activation act, float param, const 
         for (size_t i = begin; i < end; i++)
             dz[i] = ffnn_act_backward(FFNN_ACT_IDENTITY, 0.0f, da[i], 0.0f);
         break;
-    case FFNN_ACT_LEAKY_RELU:
-    case FFNN_ACT_ELU:
-    case FFNN_ACT_SOFTPLUS:
-    case FFNN_ACT_GELU:
-    case FFNN_ACT_GELU_TANH:
-    case FFNN_ACT_SILU:
-    case FFNN_ACT_MISH:
-    case FFNN_ACT_HARDSWISH:
+    FFNN_ACT_CASES_AFTER_TANH:
         for (size_t i = begin; i < end; i++)
             dz[i] = ffnn_act_backward(act, param, da[i], saved[i]);
         break;

@@ -35,11 +35,7 @@ typedef int v4i __attribute__((vector_size(4 * sizeof(int)))); /* shuffle masks 
 #define VEC 16
 #define MR 8
 #define NV 2
-#include "gemm_template.h"
-#undef ISA
-#undef VEC
-#undef MR
-#undef NV
+#include "gemm_template.h" /* undefines ISA, VEC, MR, NV */
 #pragma GCC pop_options
 
 #pragma GCC push_options
@@ -48,11 +44,7 @@ typedef int v4i __attribute__((vector_size(4 * sizeof(int)))); /* shuffle masks 
 #define VEC 8
 #define MR 6
 #define NV 2
-#include "gemm_template.h"
-#undef ISA
-#undef VEC
-#undef MR
-#undef NV
+#include "gemm_template.h" /* undefines ISA, VEC, MR, NV */
 #pragma GCC pop_options
 #endif
 
@@ -60,11 +52,7 @@ typedef int v4i __attribute__((vector_size(4 * sizeof(int)))); /* shuffle masks 
 #define VEC 4
 #define MR 6
 #define NV 2
-#include "gemm_template.h"
-#undef ISA
-#undef VEC
-#undef MR
-#undef NV
+#include "gemm_template.h" /* undefines ISA, VEC, MR, NV */
 
 static int supported(const ffnn_omp_gemm_isa *isa)
 {

@@ -4,6 +4,7 @@
  *     VEC   floats per vector register
  *     MR    rows of a micro-tile (scalars of A, broadcast)
  *     NV    vectors per micro-tile row (nr = NV * VEC columns of B)
+ * and undefines the four at its end (ready for the next set).
  * The micro-tile's MR x NV accumulators, the NV vectors of B and one broadcast
  * must fit in the register file: avx512 8 x 2 (+3 of 32), avx2 and baseline
  * 6 x 2 (+3 of 16). Semantics: omp_kernels.h. Vectors are GCC vector extensions;
@@ -194,3 +195,7 @@ static const ffnn_omp_gemm_isa OMP_NAME(gemm_isa) = {
 #undef OMP_NAME
 #undef OMP_CAT
 #undef OMP_CAT2
+#undef ISA
+#undef VEC
+#undef MR
+#undef NV

@@ -13,9 +13,10 @@
  *
  * The forward pass splits each chunk into its edges (outputs whose window leaves
  * [0, N): 'same' padding only, at most pad outputs at each end), computed with
- * the reference's checked loop, and its interior, computed r by r over a run of
- * outputs, z[m] += W[m,r] x[m+r-pad] - the same additions in the same order per
- * output, in a loop over m that the compiler vectorises. */
+ * the reference's checked loop (ffnn_cpu_local1d_forward_range), and its interior,
+ * computed r by r over a run of outputs, z[m] += W[m,r] x[m+r-pad] - the same
+ * additions in the same order per output, in a loop over m that the compiler
+ * vectorises. dW, db and dx are the reference's range functions on each chunk. */
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -43,23 +44,6 @@ static int team(size_t work, int threads)
     return work >= LOCAL1D_MIN_PARALLEL && threads > 1 ? threads : 1;
 }
 
-/* z[m] for m in [begin, end) of one row xb [N] -> zb [M], the reference's checked
- * loop (for the edges). */
-static void forward_checked(const float *xb, const float *W, const float *bias, float *zb,
-                            size_t N, size_t R, size_t pad, size_t begin, size_t end)
-{
-    for (size_t m = begin; m < end; m++) {
-        const float *wm = W + m * R; /* [R] */
-        float sum = 0.0f;
-        for (size_t r = 0; r < R; r++) {
-            const size_t n = m + r - pad; /* wraps around below 0: then >= N */
-            if (n < N)
-                sum += wm[r] * xb[n];
-        }
-        zb[m] = sum + (bias ? bias[m] : 0.0f);
-    }
-}
-
 /* Outputs [begin, end) of row xb [N] into zb [M], then act over them. */
 static void forward_chunk(const float *xb, const float *W, const float *bias, float *zb,
                           size_t N, size_t R, size_t pad, ffnn_activation act, size_t begin,
@@ -69,7 +53,7 @@ static void forward_chunk(const float *xb, const float *W, const float *bias, fl
     size_t lo = pad, hi = N + pad + 1 > R ? N + pad + 1 - R : 0;
     lo = lo < begin ? begin : lo > end ? end : lo;
     hi = hi > end ? end : hi < lo ? lo : hi;
-    forward_checked(xb, W, bias, zb, N, R, pad, begin, lo);
+    ffnn_cpu_local1d_forward_range(xb, W, bias, zb, N, R, pad, begin, lo);
     for (size_t m = lo; m < hi; m++)
         zb[m] = 0.0f;
     for (size_t r = 0; r < R; r++)
@@ -77,7 +61,7 @@ static void forward_chunk(const float *xb, const float *W, const float *bias, fl
             zb[m] += W[m * R + r] * xb[m + r - pad];
     for (size_t m = lo; m < hi; m++)
         zb[m] = zb[m] + (bias ? bias[m] : 0.0f);
-    forward_checked(xb, W, bias, zb, N, R, pad, hi, end);
+    ffnn_cpu_local1d_forward_range(xb, W, bias, zb, N, R, pad, hi, end);
     if (act != FFNN_ACT_IDENTITY)
         ffnn_omp_activation_forward_range(act, ffnn_act_default_param(act), zb, zb, begin, end);
 }
@@ -104,49 +88,6 @@ void ffnn_omp_local1d_forward_threads(const float *x, const float *W, const floa
     }
 }
 
-/* dW[m, :] and db[m] for m in [begin, end): over the batch in order. */
-static void weight_grad_chunk(const float *x, const float *dz, float *dW, float *db,
-                              size_t batch, size_t N, size_t M, size_t R, size_t pad,
-                              size_t begin, size_t end)
-{
-    memset(dW + begin * R, 0, (end - begin) * R * sizeof *dW);
-    for (size_t b = 0; b < batch; b++) {
-        const float *xb = x + b * N;   /* [N] */
-        const float *dzb = dz + b * M; /* [M] */
-        for (size_t m = begin; m < end; m++) {
-            float *dwm = dW + m * R; /* [R] */
-            for (size_t r = 0; r < R; r++) {
-                const size_t n = m + r - pad;
-                if (n < N)
-                    dwm[r] += dzb[m] * xb[n];
-            }
-        }
-    }
-    if (db) {
-        for (size_t m = begin; m < end; m++) {
-            float sum = 0.0f;
-            for (size_t b = 0; b < batch; b++)
-                sum += dz[b * M + m];
-            db[m] = sum;
-        }
-    }
-}
-
-/* dx[b, n] for n in [begin, end) of one row: over r in order. */
-static void input_grad_chunk(const float *dzb, const float *W, float *dxb, size_t M, size_t R,
-                             size_t pad, size_t begin, size_t end)
-{
-    for (size_t n = begin; n < end; n++) {
-        float sum = 0.0f;
-        for (size_t r = 0; r < R; r++) {
-            const size_t m = n + pad - r; /* wraps around below 0: then >= M */
-            if (m < M)
-                sum += dzb[m] * W[m * R + r];
-        }
-        dxb[n] = sum;
-    }
-}
-
 void ffnn_omp_local1d_backward_threads(const float *x, const float *W, const float *dz,
                                        float *dx, float *dW, float *db, size_t batch, size_t N,
                                        size_t R, ffnn_local1d_padding padding, int threads)
@@ -164,18 +105,26 @@ void ffnn_omp_local1d_backward_threads(const float *x, const float *W, const flo
         if ((size_t)i < w_chunks) {
             const size_t begin = (size_t)i * LOCAL1D_CHUNK;
             const size_t end = M - begin < LOCAL1D_CHUNK ? M : begin + LOCAL1D_CHUNK;
-            weight_grad_chunk(x, dz, dW, db, batch, N, M, R, pad, begin, end);
+            ffnn_cpu_local1d_weight_grad_range(x, dz, dW, db, batch, N, M, R, pad, begin, end);
         } else {
             const size_t j = (size_t)i - w_chunks, b = j / x_chunks, c = j % x_chunks;
             const size_t begin = c * LOCAL1D_CHUNK;
             const size_t end = N - begin < LOCAL1D_CHUNK ? N : begin + LOCAL1D_CHUNK;
-            input_grad_chunk(dz + b * M, W, dx + b * N, M, R, pad, begin, end);
+            ffnn_cpu_local1d_input_grad_range(dz + b * M, W, dx + b * N, M, R, pad, begin,
+                                              end);
         }
     }
 }
 
 
 /* ---- the table's entries (backend.h local1d_forward, local1d_backward) ---- */
+
+/* The error of a shape with no outputs (ffnn_local1d_output_size 0), naming op. */
+static ffnn_status no_outputs(const char *op, size_t N, size_t R, ffnn_local1d_padding padding)
+{
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "omp %s: N=%zu R=%zu %s has no outputs", op, N,
+                     R, padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+}
 
 ffnn_status ffnn_omp_local1d_forward(void *vctx, const float *x, const float *W,
                                      const float *b, float *z, size_t batch, size_t N,
@@ -184,9 +133,7 @@ ffnn_status ffnn_omp_local1d_forward(void *vctx, const float *x, const float *W,
 {
     const ffnn_omp_ctx *ctx = vctx;
     if (ffnn_local1d_output_size(N, R, padding) == 0)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "omp local1d_forward: N=%zu R=%zu %s has no outputs", N, R,
-                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+        return no_outputs("local1d_forward", N, R, padding);
     ffnn_omp_local1d_forward_threads(x, W, b, z, batch, N, R, padding, act, ctx->threads);
     return FFNN_OK;
 }
@@ -198,9 +145,7 @@ ffnn_status ffnn_omp_local1d_backward(void *vctx, const float *x, const float *W
 {
     const ffnn_omp_ctx *ctx = vctx;
     if (ffnn_local1d_output_size(N, R, padding) == 0)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "omp local1d_backward: N=%zu R=%zu %s has no outputs", N, R,
-                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
+        return no_outputs("local1d_backward", N, R, padding);
     ffnn_omp_local1d_backward_threads(x, W, dz, dx, dW, db, batch, N, R, padding, ctx->threads);
     return FFNN_OK;
 }

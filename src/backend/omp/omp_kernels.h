@@ -154,6 +154,24 @@ static inline int ffnn_omp_team(const ffnn_omp_ctx *ctx, size_t work, size_t min
     return work >= min_parallel ? ctx->threads : 1;
 }
 
+/* An element-wise op over [0, n) in fixed chunks of FFNN_OMP_ELEMENTWISE_CHUNK values,
+ * split statically over ctx's team (one thread below 2 chunks): runs the statement
+ * `...` once per chunk number c (a long) with its range [begin, end) (size_t), so the
+ * result is the same for every thread count. A macro, not a function taking a
+ * callback, so that the statement's loop stays visible to the compiler. */
+#define FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end, ...)                              \
+    do {                                                                             \
+        const long chunks_ = (long)ffnn_omp_ceil_div((n), FFNN_OMP_ELEMENTWISE_CHUNK); \
+        const int nt_ = ffnn_omp_team((ctx), (size_t)chunks_, 2);                    \
+        (void)nt_;                                                                   \
+        _Pragma("omp parallel for schedule(static) num_threads(nt_)")               \
+        for (long c = 0; c < chunks_; c++) {                                         \
+            const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;             \
+            const size_t end = ffnn_omp_chunk_end((n), begin);                       \
+            __VA_ARGS__;                                                             \
+        }                                                                            \
+    } while (0)
+
 /* The table's entries (backend.h states each one's semantics). */
 ffnn_status ffnn_omp_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
                             size_t batch, float *x, int32_t *y, float *t);

@@ -1,6 +1,6 @@
 /* update.c - the omp backend's parameter updates (backend.h optimizer_update,
- * grad_clip, ema_update) in fixed chunks of elements over the threads; the
- * per-element loops are elementwise.c's and cpu_math.h's. */
+ * grad_clip, ema_update) in fixed chunks of elements over the threads
+ * (FFNN_OMP_FOR_CHUNKS); the per-element loops are elementwise.c's and cpu_math.h's. */
 #include <math.h>
 #include <stdlib.h>
 #ifdef _OPENMP
@@ -20,15 +20,9 @@ ffnn_status ffnn_omp_optimizer_update(void *vctx, const ffnn_optimizer_step *ste
     if ((int)step->kind < FFNN_OPT_SGD || (int)step->kind > FFNN_OPT_ADAMW)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "omp optimizer_update: unknown optimizer %d", (int)step->kind);
-    const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
-    const int nt = ffnn_omp_team(ctx, (size_t)chunks, 2);
-    (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (long c = 0; c < chunks; c++) {
-        const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_omp_optimizer_update_range(step, params, grads, state, n, begin,
-                                        ffnn_omp_chunk_end(n, begin));
-    }
+    FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                        ffnn_omp_optimizer_update_range(step, params, grads, state, n, begin,
+                                                        end));
     return FFNN_OK;
 }
 
@@ -38,36 +32,24 @@ ffnn_status ffnn_omp_grad_clip(void *vctx, float *grads, size_t n, float max_nor
                                float max_value, float *norm_out)
 {
     const ffnn_omp_ctx *ctx = vctx;
-    const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
-    const int nt = ffnn_omp_team(ctx, (size_t)chunks, 2);
-    (void)nt;
-    if (max_value > 0.0f) {
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (long c = 0; c < chunks; c++) {
-            const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-            ffnn_cpu_grad_clip_value(grads, begin, ffnn_omp_chunk_end(n, begin), max_value);
-        }
-    }
+    if (max_value > 0.0f)
+        FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                            ffnn_cpu_grad_clip_value(grads, begin, end, max_value));
     if (max_norm > 0.0f) {
+        const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
         double *part = malloc((size_t)(chunks > 0 ? chunks : 1) * sizeof *part);
         if (!part)
             return ffnn_fail(FFNN_ERR_NO_MEMORY, "omp grad_clip: out of memory");
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (long c = 0; c < chunks; c++) {
-            const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-            part[c] = ffnn_cpu_grad_clip_sum_squares(grads, begin, ffnn_omp_chunk_end(n, begin));
-        }
+        FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                            part[c] = ffnn_cpu_grad_clip_sum_squares(grads, begin, end));
         double sum = 0.0;
         for (long c = 0; c < chunks; c++)
             sum += part[c];
         free(part);
         const float norm = (float)sqrt(sum);
         const float coef = ffnn_clip_coef(max_norm, norm);
-#pragma omp parallel for schedule(static) num_threads(nt)
-        for (long c = 0; c < chunks; c++) {
-            const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-            ffnn_cpu_grad_clip_scale(grads, begin, ffnn_omp_chunk_end(n, begin), coef);
-        }
+        FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                            ffnn_cpu_grad_clip_scale(grads, begin, end, coef));
         if (norm_out)
             *norm_out = norm;
     }
@@ -78,14 +60,7 @@ ffnn_status ffnn_omp_ema_update(void *vctx, float *ema, const float *params, siz
                                 float decay, float one_minus_decay)
 {
     const ffnn_omp_ctx *ctx = vctx;
-    const long chunks = (long)ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
-    const int nt = ffnn_omp_team(ctx, (size_t)chunks, 2);
-    (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (long c = 0; c < chunks; c++) {
-        const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        ffnn_cpu_ema_update(ema, params, begin, ffnn_omp_chunk_end(n, begin), decay,
-                            one_minus_decay);
-    }
+    FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end,
+                        ffnn_cpu_ema_update(ema, params, begin, end, decay, one_minus_decay));
     return FFNN_OK;
 }
