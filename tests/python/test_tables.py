@@ -53,10 +53,13 @@ def expected_encoding(df, cols, categorical):
     blocks, indicators = [], []
     for c in cols:
         if c in categorical:
-            s = df[c].astype(object).where(df[c].notna(), None)
-            s = s.map(lambda v: v if v is None else str(v)).to_numpy(dtype=object)
+            s = df[c].astype(object).where(df[c].notna(), np.nan)
+            s = s.map(lambda v: v if isinstance(v, float) and np.isnan(v) else str(v)).to_numpy(
+                dtype=object)
+            # missing as np.nan: what every scikit-learn version's imputer accepts in an
+            # object column (newer ones refuse None with NaN checks on)
             s = SimpleImputer(strategy="constant", fill_value="missing",
-                              missing_values=None).fit_transform(s.reshape(-1, 1))
+                              missing_values=np.nan).fit_transform(s.reshape(-1, 1))
             blocks.append(OneHotEncoder(handle_unknown="ignore").fit_transform(s).toarray())
         else:
             v = df[[c]].to_numpy(dtype=np.float32).astype(np.float64)
