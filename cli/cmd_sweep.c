@@ -17,6 +17,7 @@
 
 #include "commands.h"
 #include "ffnn.h"
+#include "interrupt.h"
 #include "model_files.h"
 #include "options.h"
 #include "train_run.h"
@@ -54,11 +55,13 @@ const char *const ffnn_cli_sweep_usage =
     "  --threads N       models trained at the same time on the cpu (default: all\n"
     "                    cores)\n"
     "  --json            one JSON object per configuration, ranked, on stdout\n"
-    "  -h, --help        this text\n"
     "  --cv K            every configuration on K stratified folds (ffnn train --cv):\n"
     "                    K models each, ranked by the mean over the held-out folds\n"
+    "  -h, --help        this text\n"
     "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --gpus,\n"
-    "--max-steps (they belong to one run).\n";
+    "--max-steps (they belong to one run).\n"
+    "SIGINT/SIGTERM: the models stop after the current epoch and are ranked as they\n"
+    "are (--csv, --save-best written); exit status 130.\n";
 
 /* The ffnn train options whose values may vary between configurations. */
 static const char *const sweep_options[] = {
@@ -545,13 +548,15 @@ static int write_csv(const sweep_cli *s, const config *c, const long long *order
 /* Every model of every fold in one sweep (model k * folds + f: configuration k, fold
  * f): one line per --print-every epochs on stderr (how many still train, the best
  * configuration of the epoch by fold 0's validation or training loss). */
-static int train_all(config *c, long long n, folds *d)
+static int train_all(config *c, long long n, folds *d, int *stopped)
 {
     size_t total = (size_t)n * (size_t)d->count;
     ffnn_model **models = calloc(total, sizeof *models);
     ffnn_train_config *cfg = calloc(total, sizeof *cfg);
     const ffnn_dataset **train = calloc(total, sizeof *train), **val = calloc(total, sizeof *val);
-    int rc = !models || !cfg || !train || !val ? (fprintf(stderr, "%s: out of memory\n", CMD), 1)
+    double *seconds = calloc(total, sizeof *seconds);   /* [total] each model's training time */
+    int *epochs = calloc(total, sizeof *epochs);        /* [total] its epochs counted so far */
+    int rc = !seconds || !epochs || !models || !cfg || !train || !val ? (fprintf(stderr, "%s: out of memory\n", CMD), 1)
                                                : 0;
     for (size_t j = 0; rc == 0 && j < total; j++) {
         long long k = (long long)(j / (size_t)d->count);
@@ -568,6 +573,7 @@ static int train_all(config *c, long long n, folds *d)
         fprintf(stderr, "%s: %lld configurations x %d fold%s = %zu models, %d at a time\n", CMD,
                 n, d->count, d->count > 1 ? "s" : "", total, ffnn_sweep_lanes(sw));
     size_t training = total;
+    ffnn_cli_interrupt_install(); /* the first signal: stop after this epoch and rank */
     for (int e = 1; rc == 0 && training > 0; e++) {
         if (ffnn_sweep_run_epoch(sw, &training) != FFNN_OK) {
             rc = ffnn_cli_fail(CMD, "training");
@@ -578,8 +584,11 @@ static int train_all(config *c, long long n, folds *d)
         for (long long k = 0; k < n; k++) {
             c[k].seconds = 0;
             for (int f = d->count - 1; f >= 0; f--) { /* fold 0's state is kept */
-                ffnn_sweep_model_state(sw, (size_t)(k * d->count + f), &c[k].state);
-                c[k].seconds += c[k].state.last.seconds * c[k].state.epochs_run;
+                size_t j = (size_t)(k * d->count + f);
+                ffnn_sweep_model_state(sw, j, &c[k].state);
+                if (c[k].state.epochs_run > epochs[j]) /* it ran this epoch */
+                    seconds[j] += c[k].state.last.seconds, epochs[j] = c[k].state.epochs_run;
+                c[k].seconds += seconds[j];
             }
             double v = c[k].state.last.val_loss == c[k].state.last.val_loss
                            ? c[k].state.last.val_loss : c[k].state.last.train_loss;
@@ -591,12 +600,22 @@ static int train_all(config *c, long long n, folds *d)
         if (!c[0].o.quiet && (e % every == 0 || training == 0))
             fprintf(stderr, "epoch %d: %zu of %zu models still training; best this epoch %.4f "
                     "(configuration %lld)\n", e, training, total, best, at + 1);
+        int sig = ffnn_cli_interrupted();
+        if (sig && training > 0) {
+            fprintf(stderr, "%s: %s after epoch %d: ranking the models as they are (%zu of "
+                    "%zu still training)\n", CMD, ffnn_cli_signal_name(sig), e, training, total);
+            *stopped = 1;
+            break;
+        }
     }
+    ffnn_cli_interrupt_restore();
     ffnn_sweep_free(sw); /* each model keeps its weights (the best epoch's if stopped early) */
     free(models);
     free(cfg);
     free(train);
     free(val);
+    free(seconds);
+    free(epochs);
     return rc;
 }
 
@@ -696,8 +715,9 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
         rc = make_folds(&c[0].o, sets, &d);
     if (rc == 0)
         rc = make_models(c, n, arch, &d);
+    int stopped = 0;
     if (rc == 0)
-        rc = train_all(c, n, &d);
+        rc = train_all(c, n, &d, &stopped);
     if (rc == 0)
         rc = evaluate_all(c, n, &d);
     long long *order = rc == 0 ? malloc((size_t)n * sizeof *order) : NULL;
@@ -721,6 +741,8 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
     }
     free(order);
     free_folds(&d);
+    if (rc == 0 && stopped)
+        rc = FFNN_CLI_EXIT_INTERRUPTED;
     for (int i = 0; i < 3; i++)
         ffnn_dataset_free(sets[i]);
     return rc;

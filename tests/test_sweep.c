@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -238,10 +239,35 @@ TEST_DIR_CASE("sweep", sweep_cli_cv_equals_ffnn_train_cv)
     return TEST_PASS;
 }
 
+/* SIGINT during a sweep: the models stop after the current epoch, the table and
+ * --csv are written for the models as they are, exit status 130. */
+TEST_DIR_CASE("sweep", sweep_cli_sigint_ranks_what_it_has)
+{
+    UNUSED_WHY();
+    char out[600], table[600];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(table, sizeof table, "%s/table.csv", dir);
+    const char *args[] = {"sweep", "--data", "synth:points:2000", "--arch", "2-16relu-2",
+                          "--epochs", "1000000", "--lr", "0.01,0.1", "--device", "cpu",
+                          "--csv", table, NULL};
+    cli_run_opts opts = {0};
+    opts.wait_for = "at a time";
+    opts.signal = SIGINT;
+    opts.delay_ms = 500;
+    int rc = cli_run(args, out, &opts);
+    CHECK(rc == 130, "exit status %d, not 130 (see %s)", rc, out);
+    CHECK(file_contains(out, "SIGINT after epoch") && file_contains(out, "lr=0.1"),
+          "no stop line or table (see %s)", out);
+    CHECK(file_contains(table, "rank,configuration") && file_contains(table, "\"lr=0.01\""),
+          "--csv not written after the interrupt (see %s)", table);
+    return TEST_PASS;
+}
+
 const test_case sweep_tests[] = {
     {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
     {"sweep_refuses", sweep_refuses},
     {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
     {"sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv},
+    {"sweep_cli_sigint_ranks_what_it_has", test_sweep_cli_sigint_ranks_what_it_has},
 };
 const size_t sweep_tests_count = sizeof sweep_tests / sizeof sweep_tests[0];
