@@ -356,7 +356,7 @@ static int run_many_classes(const eval_options *o, const ffnn_model *m, const ff
         fprintf(stderr, "%s: out of memory for %d classes\n", CMD, classes);
         return 1;
     }
-    if (ffnn_model_evaluate_per_class(m, o->model.loss, test, o->model.batch, &loss, correct,
+    if (ffnn_model_evaluate_per_class(m, test, o->model.batch, &loss, correct,
                                       total) != FFNN_OK) {
         free(correct);
         free(total);
@@ -414,7 +414,7 @@ static int run_eval(eval_options *o, const ffnn_model *m)
     if (!(confusion = calloc((size_t)classes * (size_t)classes, sizeof *confusion)))
         rc = 1, fprintf(stderr, "%s: out of memory for a %d x %d matrix\n", CMD, classes,
                         classes);
-    else if (ffnn_model_evaluate_metrics(m, o->model.loss, test, o->model.batch, &r,
+    else if (ffnn_model_evaluate_metrics(m, test, o->model.batch, &r,
                                          confusion) != FFNN_OK)
         rc = ffnn_cli_fail(CMD, "evaluating");
     else if (o->json)

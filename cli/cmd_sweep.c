@@ -644,7 +644,7 @@ static int evaluate_all(config *c, long long n, const folds *d)
             if (!d->raw[0][set])
                 continue;
             for (int f = 0; f < d->count; f++)
-                if (ffnn_model_evaluate_metrics(c[k].model[f], o->cfg.loss, d->raw[f][set], batch,
+                if (ffnn_model_evaluate_metrics(c[k].model[f], d->raw[f][set], batch,
                                                 &m[f], NULL) != FFNN_OK)
                     return ffnn_cli_fail(CMD, set == 1 ? "the validation set" : "the test set");
             if (set == 1)
@@ -732,7 +732,7 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
         if (s->csv_path)
             rc = write_csv(s, c, order, n);
         if (rc == 0 && s->save_best &&
-            ffnn_model_save(c[order[0]].model[0], s->save_best, c[order[0]].o.cfg.loss) !=
+            ffnn_model_save(c[order[0]].model[0], s->save_best) !=
                 FFNN_OK)
             rc = ffnn_cli_fail(CMD, "--save-best");
         else if (rc == 0 && s->save_best && !s->json)

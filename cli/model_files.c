@@ -106,7 +106,7 @@ int ffnn_cli_save_trained(ffnn_trainer *trainer, ffnn_model *model, const char *
                           ffnn_loss loss, FILE *info)
 {
     (void)trainer; /* the model reads the trainer's weights itself (or holds the best epoch's) */
-    if (ffnn_model_save(model, path, loss) != FFNN_OK) {
+    if (ffnn_model_save(model, path) != FFNN_OK) {
         fprintf(stderr, "ffnn train: --save: %s\n", ffnn_last_error());
         return 1;
     }

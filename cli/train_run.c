@@ -286,7 +286,7 @@ static int stop_interrupted(const ffnn_cli_train_options *o, ffnn_trainer *train
     }
     if (o->save_path) {
         if (ffnn_trainer_sync_model(trainer) != FFNN_OK ||
-            ffnn_model_save_interrupted(model, o->save_path, o->cfg.loss, where) != FFNN_OK) {
+            ffnn_model_save_interrupted(model, o->save_path, where) != FFNN_OK) {
             fprintf(stderr, "ffnn train: --save: %s\n", ffnn_last_error());
             rc = 1;
         } else {
@@ -708,14 +708,14 @@ static void finish_complete_run(train_session *s)
     if (s->rc == 0 && val && test) {
         /* the test set, once */
         ffnn_metrics m;
-        if (ffnn_model_evaluate_metrics(s->model, o->cfg.loss, test, o->cfg.eval_batch_size, &m,
+        if (ffnn_model_evaluate_metrics(s->model, test, o->cfg.eval_batch_size, &m,
                                         NULL) != FFNN_OK)
             s->rc = run_failed(s->comm, "evaluating the test set", 0);
         else
             print_test(o, &m, s->info);
     }
     if (s->rc == 0 && test && ffnn_dataset_sample_weights(test))
-        s->rc = ffnn_cli_print_weighted_test(o->json, s->model, o->cfg.loss, test,
+        s->rc = ffnn_cli_print_weighted_test(o->json, s->model, test,
                                              o->cfg.eval_batch_size, s->info);
 }
 

@@ -244,11 +244,11 @@ int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n,
     return rc;
 }
 
-int ffnn_cli_print_weighted_test(int json, const ffnn_model *model, ffnn_loss loss,
+int ffnn_cli_print_weighted_test(int json, const ffnn_model *model,
                                  const ffnn_dataset *test, size_t batch, FILE *info)
 {
     ffnn_metrics m;
-    if (ffnn_model_evaluate_metrics(model, loss, test, batch, &m, NULL) != FFNN_OK)
+    if (ffnn_model_evaluate_metrics(model, test, batch, &m, NULL) != FFNN_OK)
         return ffnn_cli_fail("ffnn train", "evaluating the weighted test set");
     if (json) {
         printf("{\"test_weighted_loss\": %.6f, \"test_weighted_accuracy\": %.6f, "

@@ -64,7 +64,7 @@ void ffnn_cli_weighted_text(const ffnn_metrics *m, char *out, size_t size);
 
 /* After training with weights: the test set's weighted and plain loss and
  * accuracy, one line (a JSON object with json). 0, or 1 with the message. */
-int ffnn_cli_print_weighted_test(int json, const ffnn_model *model, ffnn_loss loss,
+int ffnn_cli_print_weighted_test(int json, const ffnn_model *model,
                                  const ffnn_dataset *test, size_t batch, FILE *info);
 
 /* --cv K against the options it excludes (the splits, --test, --resume,

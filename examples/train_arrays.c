@@ -59,7 +59,7 @@ int main(void)
     const float points[3 * 2] = {0.0f, 0.0f, 0.6f, 0.6f, -0.9f, 0.1f};
     float p[3 * 2];
     int cls[3];
-    if (ffnn_model_predict(model, cfg.loss, points, 3, p, cls) != FFNN_OK)
+    if (ffnn_model_predict(model, points, 3, p, cls) != FFNN_OK)
         goto done;
     for (int i = 0; i < 3; i++)
         printf("(%+.1f, %+.1f): class %d, p(inside) = %.3f\n", points[2 * i], points[2 * i + 1],

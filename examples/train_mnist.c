@@ -40,14 +40,14 @@ int main(int argc, char **argv)
 
     /* the trained weights back into the model, to a file, and into a new model */
     if (ffnn_trainer_sync_model(trainer) != FFNN_OK ||
-        ffnn_model_save(model, path, cfg.loss) != FFNN_OK ||
+        ffnn_model_save(model, path) != FFNN_OK ||
         ffnn_model_load(path, &loaded, NULL) != FFNN_OK)
         goto done;
 
     /* the loaded model on the whole test set: confusion matrix [10, 10] */
     uint64_t confusion[10 * 10];
     double mean_loss;
-    if (ffnn_model_evaluate(loaded, cfg.loss, test, 1024, &mean_loss, confusion) != FFNN_OK)
+    if (ffnn_model_evaluate(loaded, test, 1024, &mean_loss, confusion) != FFNN_OK)
         goto done;
     uint64_t right = 0;
     for (int c = 0; c < 10; c++)
@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     int cls[N];
     for (size_t i = 0; i < N * PIXELS; i++)
         x[i] = ffnn_dataset_images(test)[i] / 255.0f;
-    if (ffnn_model_predict(loaded, cfg.loss, x, N, probabilities, cls) != FFNN_OK)
+    if (ffnn_model_predict(loaded, x, N, probabilities, cls) != FFNN_OK)
         goto done;
     for (int i = 0; i < N; i++)
         printf("test image %d: label %d, predicted %d (p = %.3f)\n", i,

@@ -827,30 +827,31 @@ typedef struct ffnn_model_file_info {
                                 ("" when training ran to its end)            */
 } ffnn_model_file_info;
 
-/* Write m and its loss to path, atomically: a temporary file in the same
- * directory is written, fsync'ed and renamed over path, and the directory is
+/* Write m to path with the loss it remembers (ffnn_model_loss), atomically: a
+ * temporary file in the same directory is written, fsync'ed and renamed over path, and the directory is
  * fsync'ed; on any failure the temporary file is removed and an existing file
  * at path is left as it was. A file replaced keeps its mode (a new one gets
  * 0666 & ~umask); a symbolic link at path is written through (the file it
  * names is replaced, the link stays), except one another account could have
  * planted (in a sticky world-writable directory such as /tmp, owned neither by
  * this user nor by the directory's owner: refused, as Linux's
- * fs.protected_symlinks does; docs/SECURITY.md). The loss must fit the network
- * as ffnn_model_load requires (ce/bce: no activation on the last layer; ce: 2+
- * outputs), else FFNN_ERR_INVALID_ARGUMENT and nothing is written. Temporary
+ * fs.protected_symlinks does; docs/SECURITY.md). The model needs a loss (ffnn_model_loss;
+ * ffnn_model_set_loss checks that it fits the network as ffnn_model_load requires:
+ * ce/bce no activation on the last layer, ce 2+ outputs), else
+ * FFNN_ERR_INVALID_ARGUMENT and nothing is written. Temporary
  * files "<path>.tmp-<pid>-XXXXXX" left by a killed process (its pid no longer
  * runs) are removed first.
  * Errors: FFNN_ERR_IO (path, step, byte offset and strerror, e.g. "No space
  * left on device"), FFNN_ERR_NUMERIC (a NaN/Inf parameter: tensor and element
  * named, nothing written), FFNN_ERR_INVALID_ARGUMENT, FFNN_ERR_NO_MEMORY. */
-FFNN_API ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss);
+FFNN_API ffnn_status ffnn_model_save(const ffnn_model *m, const char *path);
 
 /* ffnn_model_save with the metadata key "interrupted": interrupted (1 to 127
  * characters, e.g. "SIGINT at epoch 3, step 120 of 938"), so that a model saved
  * by a run that was stopped early says so (ffnn_model_load returns it in
  * ffnn_model_file_info.interrupted; ffnn info prints it). NULL: ffnn_model_save. */
 FFNN_API ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path,
-                                                 ffnn_loss loss, const char *interrupted);
+                                                 const char *interrupted);
 
 /* Check that path can be written by ffnn_model_save / a checkpoint save before
  * any work is done: it is not empty or a directory, a symbolic link there names
@@ -891,15 +892,14 @@ FFNN_API ffnn_status ffnn_model_load(const char *path, ffnn_model **out,
 FFNN_API int ffnn_model_class_count(const ffnn_model *m);
 
 /* Inference on a predictor of its own (cpu, all cores): x [batch, in] ->
- * p [batch, out], the outputs
- * as loss reads them: softmax probabilities (ce), sigmoid probabilities (bce) or
+ * p [batch, out], the outputs as the model's loss (ffnn_model_loss) reads them: softmax probabilities (ce), sigmoid probabilities (bce) or
  * the raw outputs (mse); cls [batch] (may be NULL) gets each row's predicted
  * class: the argmax of the outputs (first on ties), or for one output 1 when it
  * is above 0 (ce/bce logits) or 0.5 (mse), else 0 - the rule behind the accuracy
- * of ffnn_trainer_evaluate. Errors: FFNN_ERR_INVALID_ARGUMENT (a loss the last
- * layer does not fit, as in ffnn_trainer_create), FFNN_ERR_NO_MEMORY. */
-FFNN_API ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
-                                        size_t batch, float *p, int *cls);
+ * of ffnn_trainer_evaluate. Errors: FFNN_ERR_INVALID_ARGUMENT (a model without a
+ * loss yet: ffnn_model_set_loss), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_model_predict(const ffnn_model *m, const float *x, size_t batch,
+                                        float *p, int *cls);
 
 /* What an evaluation measures. Regression (loss mse on float targets): mse,
  * rmse, mae (means over samples and outputs) and r2 (the coefficient of
@@ -923,9 +923,9 @@ typedef struct ffnn_metrics {
  * classes] (may be NULL; else zeroed first, as ffnn_model_evaluate's). The
  * model's standardisation is applied (data in its own units). Errors: those of
  * ffnn_model_evaluate. */
-FFNN_API ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss loss,
-                                                 const ffnn_dataset *data, size_t batch_size,
-                                                 ffnn_metrics *metrics, uint64_t *confusion);
+FFNN_API ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, const ffnn_dataset *data,
+                                                 size_t batch_size, ffnn_metrics *metrics,
+                                                 uint64_t *confusion);
 
 /* Evaluate m on data (images / 255, or the float features) on a predictor of
  * its own (cpu, all cores), batch_size rows per forward pass: *mean_loss is the mean per-sample
@@ -935,22 +935,22 @@ FFNN_API ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss 
  * loss is taken against them and the true class is the class the predicted-class
  * rule gives the target row with threshold 0.5 (argmax for several outputs) -
  * meaningful for 0/1 targets, not for regression.
+ * The loss is the model's own (ffnn_model_loss).
  * Errors: FFNN_ERR_INVALID_ARGUMENT (features != inputs, a label >= classes,
- * float targets of another width or with ce, a loss that does not fit),
- * FFNN_ERR_NO_MEMORY. */
-FFNN_API ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss,
-                                         const ffnn_dataset *data, size_t batch_size,
-                                         double *mean_loss, uint64_t *confusion);
+ * float targets of another width or with ce, a model without a loss yet:
+ * ffnn_model_set_loss), FFNN_ERR_NO_MEMORY. */
+FFNN_API ffnn_status ffnn_model_evaluate(const ffnn_model *m, const ffnn_dataset *data,
+                                         size_t batch_size, double *mean_loss,
+                                         uint64_t *confusion);
 
 /* ffnn_model_evaluate with counts of O(classes) memory instead of the
  * [classes, classes] confusion matrix (for models with many outputs: 20,000
  * classes would need a 3.2 GB matrix): per true class, total [classes] samples
  * and correct [classes] of them predicted right (both zeroed first). Errors as
  * ffnn_model_evaluate. */
-FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_loss loss,
-                                                   const ffnn_dataset *data, size_t batch_size,
-                                                   double *mean_loss, uint64_t *correct,
-                                                   uint64_t *total);
+FFNN_API ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, const ffnn_dataset *data,
+                                                   size_t batch_size, double *mean_loss,
+                                                   uint64_t *correct, uint64_t *total);
 
 /* ------------------------------------------------------------------ inference */
 

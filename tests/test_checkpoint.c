@@ -765,7 +765,8 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     CHECK_OK(ffnn_trainer_create(m, data, &cfg, &t));
     CHECK_OK(ffnn_trainer_step(t, &loss));
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    CHECK_OK(ffnn_model_save(m, model_path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model_path));
     ffnn_trainer_free(t);
     ffnn_model_free(m);
 

@@ -554,7 +554,8 @@ static test_result train_points(char *why, size_t why_size)
     uint64_t confusion[4];
     double mloss;
     CHECK_OK(ffnn_trainer_sync_model(t));
-    CHECK_OK(ffnn_model_evaluate(m, FFNN_LOSS_SIGMOID_BCE, test, 100, &mloss, confusion));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SIGMOID_BCE);
+    CHECK_OK(ffnn_model_evaluate(m, test, 100, &mloss, confusion));
     double macc = (double)(confusion[0] + confusion[3]) / (double)ffnn_dataset_count(test);
     CHECK(fabs(mloss - loss) <= 1e-6 * (1 + loss) && fabs(macc - accuracy) < 1e-12,
           "model_evaluate: loss %.9g acc %.6f, trainer: %.9g %.6f", mloss, macc, loss, accuracy);
@@ -609,7 +610,8 @@ static test_result train_regression(char *why, size_t why_size)
     uint64_t confusion[4];
     double mloss;
     CHECK_OK(ffnn_trainer_sync_model(t));
-    CHECK_OK(ffnn_model_evaluate(m, FFNN_LOSS_MSE, test, 100, &mloss, confusion));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
+    CHECK_OK(ffnn_model_evaluate(m, test, 100, &mloss, confusion));
     CHECK(fabs(mloss - loss) <= 1e-6 * (1 + loss), "model_evaluate %.9g, trainer %.9g", mloss,
           loss);
     ffnn_trainer_free(t);

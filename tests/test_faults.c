@@ -50,18 +50,21 @@ TEST_DIR_CASE("faults", kill9_during_model_saves)
     CHECK_OK(ffnn_model_create("784-2560relu-10", &new_m));
     CHECK_OK(ffnn_model_init(old_m, 1));
     CHECK_OK(ffnn_model_init(new_m, 2));
-    CHECK_OK(ffnn_model_save(new_m, path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(new_m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(new_m, path));
     CHECK(test_read_file(path, &fresh) == 0, "read");
-    CHECK_OK(ffnn_model_save(old_m, path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(old_m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(old_m, path));
     CHECK(test_read_file(path, &old) == 0 && old.size > 8000000, "read");
     for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0]; i++) {
         CHECK(test_write_file(path, old.data, old.size) == 0, "restore");
         fflush(stdout);
         fflush(stderr);
         pid_t pid = fork();
+        (void)ffnn_model_set_loss(new_m, FFNN_LOSS_SOFTMAX_CE);
         if (pid == 0)
             for (;;)
-                ffnn_model_save(new_m, path, FFNN_LOSS_SOFTMAX_CE);
+                ffnn_model_save(new_m, path);
         CHECK(pid > 0, "fork");
         sleep_us(delays_us[i]);
         kill(pid, SIGKILL);

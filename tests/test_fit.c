@@ -72,7 +72,8 @@ static test_result one_call_equals_loop(int patience)
     if (patience) { /* the model holds the best epoch's weights, not the last's */
         CHECK(epochs < cfg.epochs, "early stopping never stopped (%d epochs)", epochs);
         ffnn_metrics m;
-        CHECK_OK(ffnn_model_evaluate_metrics(a, FFNN_LOSS_MSE, val, 256, &m, NULL));
+        (void)ffnn_model_set_loss(a, FFNN_LOSS_MSE);
+        CHECK_OK(ffnn_model_evaluate_metrics(a, val, 256, &m, NULL));
         printf("     best epoch's val loss %.7f, the returned model's %.7f\n", best_loss,
                m.loss);
         CHECK(fabs(m.loss - best_loss) <= 1e-5 * best_loss,

@@ -100,7 +100,8 @@ static test_result test_predict_one_output_in_bounds(char *why, size_t why_size)
     float z;
     int cls = -1;
     ffnn_status st = ffnn_model_forward(m, x, 1, &z);
-    ffnn_status st2 = ffnn_model_predict(m, FFNN_LOSS_SIGMOID_BCE, x, 1, p, &cls);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SIGMOID_BCE);
+    ffnn_status st2 = ffnn_model_predict(m, x, 1, p, &cls);
     float got = *p;
     munmap(pages, 2 * (size_t)page);
     ffnn_model_free(m);
@@ -309,7 +310,8 @@ TEST_DIR_CASE("hard", gz_idx_bounded_before_allocating)
           tmp_path(model, sizeof model, dir, "m.safetensors") == 0, "cannot write the forged file");
     CHECK_OK(ffnn_model_create("4-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model));
     ffnn_model_free(m);
     const char *args[] = {"predict", "--model", model, "--input", path, NULL};
     return refused_within_1gib(dir, args, "deflate");
@@ -384,7 +386,8 @@ TEST_DIR_CASE("hard", eval_output_capped)
         SKIP("%s not built", cli_binary());
     CHECK_OK(ffnn_model_create("2-20000", &m));
     CHECK_OK(ffnn_model_init(m, 3));
-    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model));
     ffnn_model_free(m);
     const char *args[] = {"eval", "--model", model, "--data", "synth:points:500", NULL};
     cli_run_opts o = {0};
@@ -515,7 +518,8 @@ TEST_DIR_CASE("hard", save_keeps_mode_and_symlink)
     CHECK(symlink("target.safetensors", link) == 0, "symlink: %s", strerror(errno));
     CHECK_OK(ffnn_model_create("3-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save(m, link, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, link));
     CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode), "the symbolic link was replaced");
     CHECK(stat(target, &st) == 0 && (st.st_mode & 07777) == 0600, "mode %04o, expected 0600",
           (unsigned)(st.st_mode & 07777));
@@ -543,7 +547,8 @@ TEST_DIR_CASE("hard", stale_temporary_removed)
     CHECK(test_write_file(stale, "x", 1) == 0 && test_write_file(live, "y", 1) == 0, "setup");
     CHECK_OK(ffnn_model_create("3-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save(m, target, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, target));
     ffnn_model_free(m);
     CHECK(access(stale, F_OK) != 0, "the stale temporary file %s is still there", stale);
     CHECK(access(live, F_OK) == 0, "the temporary file of a running process was removed");
@@ -648,7 +653,8 @@ TEST_DIR_CASE("hard", cli_small_items)
           tmp_path(data, sizeof data, dir, "data") == 0, "path");
     CHECK_OK(ffnn_model_create("2-8tanh-1", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SIGMOID_BCE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SIGMOID_BCE);
+    CHECK_OK(ffnn_model_save(m, model));
     ffnn_model_free(m);
     const char *predict[] = {"predict", "--model", model, "--input", "-", NULL};
     cli_run_opts o = {0};

@@ -123,7 +123,8 @@ TEST_DIR_CASE("hard2", info_json_crafted_strings)
     join(out, sizeof out, dir, "out.txt");
     CHECK_OK(ffnn_model_create("2-8tanh-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save_interrupted(m, path, FFNN_LOSS_SOFTMAX_CE, note));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save_interrupted(m, path, note));
     ffnn_model_free(m);
     CHECK(set_metadata(path, "ffnn_version", version) == 0, "rewrite");
     const char *json[] = {"info", "--json", path, NULL};
@@ -175,7 +176,8 @@ TEST_DIR_CASE("hard2", escape_c1_raw_bytes)
     join(log, sizeof log, dir, "out.txt");
     CHECK_OK(ffnn_model_create("2-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model));
     ffnn_model_free(m);
     CHECK(test_write_file(csv, "1,\x9b" "2J\n", 6) == 0, "write");
     const char *args[] = {"predict", "--model", model, "--input", csv, NULL};
@@ -203,7 +205,8 @@ TEST_DIR_CASE("hard2", predict_json_class_names)
     CHECK_OK(ffnn_model_create("2-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
     CHECK_OK(ffnn_model_set_class_names(m, names, 2));
-    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model));
     ffnn_model_free(m);
     const char *args[] = {"predict", "--model", model, "--input", "-", "--json", NULL};
     cli_run_opts o = {0};
@@ -279,12 +282,14 @@ TEST_DIR_CASE("hard2", planted_symlink_refused)
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("2-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_status st = ffnn_model_save(m, link[0], FFNN_LOSS_SOFTMAX_CE);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    ffnn_status st = ffnn_model_save(m, link[0]);
     CHECK(st == FFNN_ERR_IO && strstr(ffnn_last_error(), "uid 65534"), "[%d] %s", (int)st,
           ffnn_last_error());
     join(own, sizeof own, sticky, "own.safetensors"); /* ours: followed */
     CHECK(symlink(secret, own) == 0, "symlink");
-    CHECK_OK(ffnn_model_save(m, own, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, own));
     ffnn_model_free(m);
     struct stat s;
     CHECK(lstat(own, &s) == 0 && S_ISLNK(s.st_mode) && stat(secret, &s) == 0 && s.st_size > 4,
@@ -451,8 +456,10 @@ TEST_DIR_CASE("hard2", inherited_sig_ign_respected)
 /* ------------------------------------------------------------ N6, N9: save rules, log lock */
 
 /* ffnn_model_save wrote models ffnn_model_load refuses (bce or ce with a
- * last-layer activation, ce with one output), replacing a good file. Now save
- * refuses them with the reader's rule, and the file is left as it was. */
+ * last-layer activation, ce with one output), replacing a good file. Now such a
+ * loss is refused with the reader's rule when it is given to the model
+ * (ffnn_model_set_loss), a model without a loss is not saved, and the file is
+ * left as it was. */
 TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
 {
     UNUSED_WHY();
@@ -462,7 +469,8 @@ TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
     join(path, sizeof path, dir, "m.safetensors");
     CHECK_OK(ffnn_model_create("2-2", &good));
     CHECK_OK(ffnn_model_init(good, 1));
-    CHECK_OK(ffnn_model_save(good, path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(good, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(good, path));
     ffnn_model_free(good);
     CHECK(test_read_file(path, &before) == 0, "read");
     static const struct { const char *arch; ffnn_loss loss; const char *why; } bad[] = {
@@ -474,9 +482,12 @@ TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
         if (ffnn_model_create(bad[i].arch, &m) != FFNN_OK) /* e.g. no softmax activation */
             continue;
         CHECK_OK(ffnn_model_init(m, 1));
-        ffnn_status st = ffnn_model_save(m, path, bad[i].loss);
+        ffnn_status st = ffnn_model_set_loss(m, bad[i].loss);
+        CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), bad[i].why),
+              "%s: [%d] %s", bad[i].arch, (int)st, ffnn_last_error());
+        st = ffnn_model_save(m, path);
         ffnn_model_free(m);
-        CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), bad[i].why) &&
+        CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "no loss") &&
               strstr(ffnn_last_error(), "not saved"), "%s: [%d] %s", bad[i].arch, (int)st,
               ffnn_last_error());
         CHECK(test_read_file(path, &after) == 0, "read");
@@ -661,7 +672,8 @@ TEST_DIR_CASE("hard2", predict_stdin_streams)
     join(model, sizeof model, dir, "m.safetensors");
     CHECK_OK(ffnn_model_create("2-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model));
     ffnn_model_free(m);
     int in[2], out[2];
     CHECK(pipe(in) == 0 && pipe(out) == 0, "pipe");
@@ -702,7 +714,8 @@ TEST_DIR_CASE("hard2", save_empty_path_message)
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("2-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_status st = ffnn_model_save(m, "", FFNN_LOSS_SOFTMAX_CE);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    ffnn_status st = ffnn_model_save(m, "");
     ffnn_model_free(m);
     CHECK(st == FFNN_ERR_IO && strstr(ffnn_last_error(), "empty path") &&
           !strstr(ffnn_last_error(), "directory"), "[%d] %s", (int)st, ffnn_last_error());
@@ -720,11 +733,13 @@ TEST_DIR_CASE("hard2", info_json_interrupted_field)
     join(out, sizeof out, dir, "out.txt");
     CHECK_OK(ffnn_model_create("2-2", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, path));
     const char *args[] = {"info", "--json", path, NULL};
     CHECK(cli_run(args, out, NULL) == 0 && file_contains(out, "\"interrupted\":null"),
           "no interrupted: null (see %s)", out);
-    CHECK_OK(ffnn_model_save_interrupted(m, path, FFNN_LOSS_SOFTMAX_CE, "SIGTERM at epoch 2"));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save_interrupted(m, path, "SIGTERM at epoch 2"));
     ffnn_model_free(m);
     CHECK(cli_run(args, out, NULL) == 0 &&
           file_contains(out, "\"interrupted\":\"SIGTERM at epoch 2\""), "see %s", out);

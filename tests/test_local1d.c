@@ -783,7 +783,8 @@ static test_result test_trains_motif(char *why, size_t why_size)
     const size_t classes = 2;
     uint64_t confusion[4];
     double loss;
-    CHECK_OK(ffnn_model_evaluate(m, FFNN_LOSS_SOFTMAX_CE, test, 1000, &loss, confusion));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_evaluate(m, test, 1000, &loss, confusion));
     const double acc = (double)(confusion[0] + confusion[classes + 1]) /
                        (double)ffnn_dataset_count(test);
     CHECK(fabs(acc - local_acc) < 1e-9, "ffnn_model_evaluate %.6f, trainer %.6f", acc, local_acc);
@@ -923,7 +924,8 @@ static test_result model_file_body(const char *dir)
     ffnn_model_file_info info;
     CHECK_OK(ffnn_model_create(a, &m));
     CHECK_OK(ffnn_model_init(m, 9));
-    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_MSE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
+    CHECK_OK(ffnn_model_save(m, path));
     CHECK_OK(ffnn_model_load(path, &l, &info));
     ffnn_model_arch_string(m, arch, sizeof arch);
     ffnn_model_arch_string(l, arch2, sizeof arch2);

@@ -207,7 +207,8 @@ TEST_DIR_CASE("onnx", onnx_export_errors)
     snprintf(model, sizeof model, "%s/m.safetensors", dir);
     snprintf(onnx, sizeof onnx, "%s/m.onnx", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
-    CHECK_OK(ffnn_model_save(m, model, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model));
     ffnn_model_free(m);
     const char *missing[] = {"export", "--model", model, NULL};
     CHECK(cli_run(missing, out, NULL) == 2 && file_contains(out, "--onnx"),

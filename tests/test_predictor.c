@@ -233,7 +233,8 @@ static test_result test_predictor_predict(char *why, size_t why_size)
     /* ffnn_model_predict with the same loss: the same bits */
     float prob2[B * OUT];
     int cls2[B];
-    CHECK_OK(ffnn_model_predict(m, FFNN_LOSS_SOFTMAX_CE, x, B, prob2, cls2));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_predict(m, x, B, prob2, cls2));
     CHECK(memcmp(prob, prob2, sizeof prob) == 0 && memcmp(cls, cls2, sizeof cls) == 0,
           "ffnn_model_predict differs from the predictor");
     ffnn_predictor_free(p);
@@ -344,7 +345,8 @@ static test_result test_predictor_model_in_training(char *why, size_t why_size)
     double tl, ta, ml;
     uint64_t confusion[4];
     CHECK_OK(ffnn_trainer_evaluate(t, train, &tl, &ta));
-    CHECK_OK(ffnn_model_evaluate(m, cfg.loss, train, 64, &ml, confusion));
+    (void)ffnn_model_set_loss(m, cfg.loss);
+    CHECK_OK(ffnn_model_evaluate(m, train, 64, &ml, confusion));
     CHECK(fabs(tl - ml) <= 1e-5 * (1.0 + fabs(tl)), "trainer loss %.9g, model loss %.9g", tl,
           ml);
     ffnn_trainer_free(t);

@@ -200,7 +200,8 @@ static test_result round_trip_one(const char *dir, const char *arch, ffnn_loss l
     CHECK_OK(ffnn_model_create(arch, &m));
     CHECK_OK(ffnn_model_init(m, 42));
     ffnn_model_parameters(m)[0] = -0.0f; /* the sign of zero survives */
-    CHECK_OK(ffnn_model_save(m, path, loss));
+    (void)ffnn_model_set_loss(m, loss);
+    CHECK_OK(ffnn_model_save(m, path));
     CHECK_OK(ffnn_model_load(path, &back, &info));
     ffnn_model_arch_string(back, back_arch, sizeof back_arch);
     CHECK(strcmp(back_arch, arch) == 0, "arch %s, saved %s", back_arch, arch);
@@ -211,7 +212,8 @@ static test_result round_trip_one(const char *dir, const char *arch, ffnn_loss l
     CHECK(info.loss == loss, "loss %s, saved %s", ffnn_loss_name(info.loss), ffnn_loss_name(loss));
     CHECK(strcmp(info.ffnn_version, FFNN_VERSION) == 0, "version '%s'", info.ffnn_version);
     CHECK(test_read_file(path, &a) == 0, "cannot read %s back", path);
-    CHECK_OK(ffnn_model_save(back, path, loss));
+    (void)ffnn_model_set_loss(back, loss);
+    CHECK_OK(ffnn_model_save(back, path));
     if (test_read_file(path, &b) != 0) {
         free(a.data);
         CHECK(0, "cannot read %s back", path);
@@ -257,7 +259,8 @@ TEST_DIR_CASE("st", activation_round_trip)
     ffnn_model_file_info info;
     CHECK_OK(ffnn_model_create(arch, &m));
     CHECK_OK(ffnn_model_init(m, 9));
-    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, path));
     CHECK_OK(ffnn_model_load(path, &back, &info));
     ffnn_model_arch_string(back, back_arch, sizeof back_arch);
     CHECK(strcmp(back_arch, arch) == 0, "loaded arch %s, saved %s", back_arch, arch);
@@ -630,7 +633,7 @@ static int write_old(const char *path, blob *old)
     int rc = -1;
 
     if (ffnn_model_create("4-3-2", &m) == FFNN_OK && ffnn_model_init(m, 1) == FFNN_OK &&
-        ffnn_model_save(m, path, FFNN_LOSS_MSE) == FFNN_OK)
+        ffnn_model_set_loss(m, FFNN_LOSS_MSE) == FFNN_OK && ffnn_model_save(m, path) == FFNN_OK)
         rc = test_read_file(path, old);
     ffnn_model_free(m);
     return rc;
@@ -664,7 +667,8 @@ static void full_disk_child(const char *path)
         fprintf(stderr, "    child: setup failed: %s\n", strerror(errno));
         _exit(1);
     }
-    st = ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    st = ffnn_model_save(m, path);
     if (getenv("FFNN_TEST_VERBOSE"))
         fprintf(stderr, "    [%s] %s\n", ffnn_status_name(st), ffnn_last_error());
     if (st != FFNN_ERR_IO || !strstr(ffnn_last_error(), strerror(EFBIG)) ||
@@ -710,7 +714,7 @@ static int saved_bytes(const char *dir, const char *name, const ffnn_model *m, b
     int rc;
 
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE) != FFNN_OK)
+    if (ffnn_model_save(m, path) != FFNN_OK)
         return -1;
     rc = test_read_file(path, b);
     remove(path);
@@ -745,7 +749,7 @@ struct save_job {
 static void save_model_job(void *arg)
 {
     const struct save_job *j = arg;
-    ffnn_model_save(j->model, j->path, FFNN_LOSS_SOFTMAX_CE);
+    ffnn_model_save(j->model, j->path);
 }
 
 TEST_DIR_CASE("st", save_killed)
@@ -760,6 +764,7 @@ TEST_DIR_CASE("st", save_killed)
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
     CHECK_OK(ffnn_model_create("1024-1024relu-1024", &big));
     CHECK_OK(ffnn_model_init(big, 2));
+    CHECK_OK(ffnn_model_set_loss(big, FFNN_LOSS_SOFTMAX_CE));
     if (write_old(path, &old) != 0 || saved_bytes(dir, "fresh", big, &fresh) != 0)
         r = TEST_FAIL, fprintf(stderr, "    cannot prepare the files: %s\n", ffnn_last_error());
     for (int i = 0; i < 3 && r == TEST_PASS; i++) {
@@ -785,7 +790,8 @@ TEST_DIR_CASE("st", save_missing_directory)
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/no/such/dir/m.safetensors", dir);
     CHECK_OK(ffnn_model_create("4-3-2", &m));
-    st = ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    st = ffnn_model_save(m, path);
     ffnn_model_free(m);
     CHECK(st == FFNN_ERR_IO, "status %s: %s", ffnn_status_name(st), ffnn_last_error());
     CHECK(strstr(ffnn_last_error(), path) && strstr(ffnn_last_error(), "No such file"),
@@ -807,7 +813,8 @@ TEST_DIR_CASE("st", save_refused)
     CHECK(write_old(path, &old) == 0, "cannot write the old model: %s", ffnn_last_error());
     CHECK_OK(ffnn_model_create("4-3-2", &m));
     ffnn_model_bias(m, 1)[1] = NAN;
-    st = ffnn_model_save(m, path, FFNN_LOSS_MSE);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
+    st = ffnn_model_save(m, path);
     CHECK(st == FFNN_ERR_NUMERIC && strstr(ffnn_last_error(), "\"layers.1.bias\" element 1"),
           "status %s: %s", ffnn_status_name(st), ffnn_last_error());
     test_result r = expect_intact(dir, path, &old);
@@ -819,7 +826,8 @@ TEST_DIR_CASE("st", save_refused)
     ffnn_model_bias(m, 1)[1] = 0.0f;
     snprintf(sub, sizeof sub, "%s/sub", dir);
     CHECK(mkdir(sub, 0700) == 0, "mkdir: %s", strerror(errno));
-    st = ffnn_model_save(m, sub, FFNN_LOSS_MSE);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
+    st = ffnn_model_save(m, sub);
     ffnn_model_free(m);
     CHECK(st == FFNN_ERR_IO && strstr(ffnn_last_error(), "directory"), "status %s: %s",
           ffnn_status_name(st), ffnn_last_error());
@@ -910,7 +918,8 @@ static test_result write_ffnn_side(const char *dir)
     CHECK_OK(ffnn_model_init(m, 7));
     interop_inputs(x);
     CHECK_OK(ffnn_model_forward(m, x, 4, y));
-    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_MSE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
+    CHECK_OK(ffnn_model_save(m, path));
     ffnn_model_free(m);
     CHECK(write_floats(dir, "inputs.f32", x, 24) == 0, "cannot write inputs.f32");
     CHECK(write_floats(dir, "ffnn_out.f32", y, 12) == 0, "cannot write ffnn_out.f32");
@@ -981,7 +990,8 @@ static test_result test_predict(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("3-4tanh-2", &m));
     CHECK_OK(ffnn_model_init(m, 3));
     CHECK_OK(ffnn_model_forward(m, x, 2, raw));
-    CHECK_OK(ffnn_model_predict(m, FFNN_LOSS_SOFTMAX_CE, x, 2, p, cls));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_predict(m, x, 2, p, cls));
     for (int b = 0; b < 2; b++) {
         double e0 = exp((double)raw[2 * b]), e1 = exp((double)raw[2 * b + 1]);
         CHECK(fabs(p[2 * b] - e0 / (e0 + e1)) < 1e-6 && fabs(p[2 * b] + p[2 * b + 1] - 1) < 1e-6,
@@ -989,15 +999,20 @@ static test_result test_predict(char *why, size_t why_size)
         CHECK(cls[b] == (raw[2 * b + 1] > raw[2 * b]), "class %d for logits %g %g", cls[b],
               (double)raw[2 * b], (double)raw[2 * b + 1]);
     }
-    CHECK_OK(ffnn_model_predict(m, FFNN_LOSS_SIGMOID_BCE, x, 2, p, NULL));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SIGMOID_BCE);
+    CHECK_OK(ffnn_model_predict(m, x, 2, p, NULL));
     for (int k = 0; k < 4; k++)
         CHECK(fabs(p[k] - 1.0 / (1.0 + exp(-(double)raw[k]))) < 1e-6, "sigmoid %d", k);
-    CHECK_OK(ffnn_model_predict(m, FFNN_LOSS_MSE, x, 2, p, cls));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
+    CHECK_OK(ffnn_model_predict(m, x, 2, p, cls));
     CHECK(memcmp(p, raw, sizeof p) == 0, "mse must give the raw outputs");
     ffnn_model_free(m);
     CHECK_OK(ffnn_model_create("3-4-2sigmoid", &m));
-    CHECK(ffnn_model_predict(m, FFNN_LOSS_SOFTMAX_CE, x, 2, p, cls) == FFNN_ERR_INVALID_ARGUMENT,
+    CHECK(ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE) == FFNN_ERR_INVALID_ARGUMENT,
           "ce on a sigmoid last layer accepted");
+    CHECK(ffnn_model_predict(m, x, 2, p, cls) == FFNN_ERR_INVALID_ARGUMENT &&
+              strstr(ffnn_last_error(), "no loss"),
+          "a model without a loss predicted: %s", ffnn_last_error());
     ffnn_model_free(m);
     return TEST_PASS;
 }
@@ -1018,7 +1033,8 @@ static test_result test_evaluate(char *why, size_t why_size)
     ffnn_dataset_free(full);
     CHECK_OK(ffnn_model_create("784-32relu-10", &m));
     CHECK_OK(ffnn_model_init(m, 5));
-    CHECK_OK(ffnn_model_evaluate(m, FFNN_LOSS_SOFTMAX_CE, test, 64, &loss, confusion));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_evaluate(m, test, 64, &loss, confusion));
     uint64_t diag = 0;
     for (int t = 0; t < 10; t++)
         for (int p = 0; p < 10; p++) {
@@ -1039,7 +1055,8 @@ static test_result test_evaluate(char *why, size_t why_size)
           (double)diag / 500.0, tl, ta);
     ffnn_model_free(m);
     CHECK_OK(ffnn_model_create("784-4", &m));
-    ffnn_status st = ffnn_model_evaluate(m, FFNN_LOSS_SOFTMAX_CE, test, 64, &loss, confusion);
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    ffnn_status st = ffnn_model_evaluate(m, test, 64, &loss, confusion);
     ffnn_model_free(m);
     ffnn_dataset_free(test);
     CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "4 classes"),

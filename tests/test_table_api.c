@@ -126,7 +126,8 @@ TEST_DIR_CASE("table_api", table_api_fit_encode_model_roundtrip)
     CHECK_OK(ffnn_model_set_table(m, enc));
     ffnn_table_free(enc); /* the model's copy is its own */
     enc = NULL;
-    CHECK_OK(ffnn_model_save(m, model_path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, model_path));
     CHECK_OK(ffnn_model_load(model_path, &back, NULL));
     CHECK_OK(ffnn_model_table(back, &got));
     CHECK(got && same_table(got, ffnn_dataset_table(e)) && ffnn_table_missing(got, 0) == 0,

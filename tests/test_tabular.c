@@ -378,8 +378,10 @@ TEST_DIR_CASE("tabular", standardize_model_file_round_trip)
     char path[512], path2[512];
     snprintf(path, sizeof path, "%s/std.safetensors", dir);
     snprintf(path2, sizeof path2, "%s/cls.safetensors", dir);
-    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_MSE));
-    CHECK_OK(ffnn_model_save(cls, path2, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
+    CHECK_OK(ffnn_model_save(m, path));
+    (void)ffnn_model_set_loss(cls, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(cls, path2));
     CHECK_OK(ffnn_model_load(path, &back, NULL));
     const float *bm, *bs, *btm, *bts;
     CHECK_OK(ffnn_model_standardization(back, &bm, &bs, &btm, &bts));
@@ -387,14 +389,16 @@ TEST_DIR_CASE("tabular", standardize_model_file_round_trip)
               !memcmp(btm, tm, 8) && !memcmp(bts, ts, 8), "statistics differ after the file");
     /* predict on raw rows = the network on standardised rows, outputs unstandardised */
     float p[N * 2], net[N * 2];
-    CHECK_OK(ffnn_model_predict(back, FFNN_LOSS_MSE, x, N, p, NULL));
+    (void)ffnn_model_set_loss(back, FFNN_LOSS_MSE);
+    CHECK_OK(ffnn_model_predict(back, x, N, p, NULL));
     CHECK_OK(ffnn_model_forward(back, ffnn_dataset_float_features(std), N, net));
     for (int k = 0; k < N * 2; k++)
         CHECK(fabsf(p[k] - (net[k] * ts[k % 2] + tm[k % 2])) <= 1e-5f * fabsf(p[k]) + 1e-5f,
               "output %d: %g vs %g", k, (double)p[k], (double)(net[k] * ts[k % 2] + tm[k % 2]));
     /* evaluate in the targets' units: the mse of those outputs against t */
     ffnn_metrics r;
-    CHECK_OK(ffnn_model_evaluate_metrics(back, FFNN_LOSS_MSE, ds, 7, &r, NULL));
+    (void)ffnn_model_set_loss(back, FFNN_LOSS_MSE);
+    CHECK_OK(ffnn_model_evaluate_metrics(back, ds, 7, &r, NULL));
     double mse = 0, mae = 0;
     for (int k = 0; k < N * 2; k++) {
         mse += ((double)p[k] - t[k]) * ((double)p[k] - t[k]);
@@ -484,7 +488,8 @@ TEST_DIR_CASE("tabular", model_never_stale)
     /* no ffnn_trainer_sync_model: the model's readers see the trained weights */
     char path[512];
     snprintf(path, sizeof path, "%s/m.safetensors", dir);
-    CHECK_OK(ffnn_model_save(m, path, FFNN_LOSS_SOFTMAX_CE));
+    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(ffnn_model_save(m, path));
     memcpy(seen, ffnn_model_parameters(m), n * sizeof *seen);
     CHECK(memcmp(seen, initial, n * sizeof *seen) != 0, "the model still has the initial "
           "weights after an epoch");

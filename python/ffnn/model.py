@@ -259,6 +259,12 @@ class Model:
                 f.write(data)
             return cls.load(path)
 
+    def _sync_loss(self) -> None:
+        """The library's model remembers its loss (how its outputs are read); make it
+        this object's ``loss`` before a call that reads it (a loss that does not fit
+        the network raises FfnnValueError)."""
+        check(lib.ffnn_model_set_loss(self._handle, enum_from_name("loss", self.loss)))
+
     def __getstate__(self):
         return {"safetensors": self.to_bytes(), "loss": self.loss,
                 "best_epoch": self.best_epoch, "history": self.history,
@@ -643,9 +649,9 @@ class Model:
         n = X.shape[0]
         p = np.empty((n, self.n_outputs), dtype=np.float32)
         cls = np.empty(n, dtype=np.intc)
-        check(lib.ffnn_model_predict(self._handle, enum_from_name("loss", self.loss),
-                                     _ptr(X, ctypes.c_float), n, _ptr(p, ctypes.c_float),
-                                     _ptr(cls, ctypes.c_int)))
+        self._sync_loss()
+        check(lib.ffnn_model_predict(self._handle, _ptr(X, ctypes.c_float), n,
+                                     _ptr(p, ctypes.c_float), _ptr(cls, ctypes.c_int)))
         return p, cls
 
     def predict(self, X, *, na_values: Optional[Sequence[str]] = None,
@@ -696,8 +702,8 @@ class Model:
         classes = lib.ffnn_model_class_count(self._handle)
         confusion = np.zeros((classes, classes), dtype=np.uint64)
         loss = ctypes.c_double()
-        check(lib.ffnn_model_evaluate(self._handle, enum_from_name("loss", self.loss),
-                                      data.handle, batch_size, ctypes.byref(loss),
+        self._sync_loss()
+        check(lib.ffnn_model_evaluate(self._handle, data.handle, batch_size, ctypes.byref(loss),
                                       _ptr(confusion, ctypes.c_uint64)))
         total = confusion.sum()
         return {"loss": loss.value,
@@ -715,8 +721,8 @@ class Model:
         FfnnIOError
             The path cannot be written (the message says why).
         """
-        check(lib.ffnn_model_save(self._handle, str(path).encode(),
-                                  enum_from_name("loss", self.loss)))
+        self._sync_loss()
+        check(lib.ffnn_model_save(self._handle, str(path).encode()))
 
     @classmethod
     def load(cls, path: "os.PathLike[str] | str") -> "Model":

@@ -163,14 +163,15 @@ static ffnn_status st_check_finite(const ffnn_model *m, const char *path)
     return FFNN_OK;
 }
 
-ffnn_status ffnn_model_save(const ffnn_model *m, const char *path, ffnn_loss loss)
+ffnn_status ffnn_model_save(const ffnn_model *m, const char *path)
 {
-    return ffnn_model_save_interrupted(m, path, loss, NULL);
+    return ffnn_model_save_interrupted(m, path, NULL);
 }
 
-ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path, ffnn_loss loss,
+ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path,
                                         const char *interrupted)
 {
+    ffnn_loss loss;
     st_writer w = {m, NULL, 0};
     char *header = NULL;
     ffnn_status st;
@@ -183,7 +184,8 @@ ffnn_status ffnn_model_save_interrupted(const ffnn_model *m, const char *path, f
                          strlen(interrupted));
     if ((st = ffnn_model_fresh(m)) != FFNN_OK) /* a model in training: its latest weights */
         return st;
-    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK) /* what the reader would refuse */
+    if ((st = ffnn_model_loss(m, &loss)) != FFNN_OK ||          /* the model's own */
+        (st = ffnn_model_check_loss(m, loss)) != FFNN_OK)          /* what the reader refuses */
         return ffnn_fail_context_at(st, path, ": not saved");
     if ((st = st_check_finite(m, path)) != FFNN_OK ||
         (st = st_build_header(m, loss, interrupted, &header, &w.header_size)) != FFNN_OK)

@@ -149,7 +149,7 @@ ffnn_status ffnn_trainer_evaluate_metrics(ffnn_trainer *t, const ffnn_dataset *d
     ffnn_status st = ffnn_model_sync(t->run.model);
     if (st != FFNN_OK)
         return st;
-    return ffnn_model_evaluate_metrics(t->run.model, t->cfg.loss, data, t->cfg.eval_batch_size,
+    return ffnn_model_evaluate_metrics(t->run.model, data, t->cfg.eval_batch_size,
                                        metrics, confusion);
 }
 

@@ -148,15 +148,17 @@ ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, size_t bat
 /* Rows per forward pass of the library's one-call paths (predict, evaluate). */
 #define ONE_CALL_ROWS 1024
 
-ffnn_status ffnn_model_predict(const ffnn_model *m, ffnn_loss loss, const float *x,
-                               size_t batch, float *p, int *cls)
+ffnn_status ffnn_model_predict(const ffnn_model *m, const float *x, size_t batch, float *p,
+                               int *cls)
 {
     ffnn_predictor *pr;
     ffnn_status st;
+    ffnn_loss loss;
 
     if (!m || !x || !p)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_predict: NULL argument");
-    if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK || batch == 0)
+    if ((st = ffnn_model_loss(m, &loss)) != FFNN_OK ||
+        (st = ffnn_model_check_loss(m, loss)) != FFNN_OK || batch == 0)
         return st;
     if ((st = ffnn_predictor_create(m, FFNN_DEVICE_CPU, 0,
                                     batch < ONE_CALL_ROWS ? batch : ONE_CALL_ROWS, &pr)) != FFNN_OK)
@@ -333,41 +335,49 @@ static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_data
     return st;
 }
 
-ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, ffnn_loss loss,
-                                        const ffnn_dataset *data, size_t batch_size,
-                                        ffnn_metrics *metrics, uint64_t *confusion)
+ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, const ffnn_dataset *data,
+                                        size_t batch_size, ffnn_metrics *metrics,
+                                        uint64_t *confusion)
 {
     eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL, 0, 0, 0};
+    ffnn_loss loss;
     if (!m || !data || !metrics || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_metrics: NULL "
                          "argument or batch size 0");
-    return evaluate(m, loss, data, batch_size, metrics, &sum);
+    ffnn_status st = ffnn_model_loss(m, &loss);
+    return st != FFNN_OK ? st : evaluate(m, loss, data, batch_size, metrics, &sum);
 }
 
-ffnn_status ffnn_model_evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data,
+ffnn_status ffnn_model_evaluate(const ffnn_model *m, const ffnn_dataset *data,
                                 size_t batch_size, double *mean_loss, uint64_t *confusion)
 {
     ffnn_metrics metrics;
     eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL, 0, 0, 0};
+    ffnn_loss loss;
     if (!m || !data || !mean_loss || !confusion || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
                          "batch size 0");
-    ffnn_status st = evaluate(m, loss, data, batch_size, &metrics, &sum);
+    ffnn_status st = ffnn_model_loss(m, &loss);
+    if (st == FFNN_OK)
+        st = evaluate(m, loss, data, batch_size, &metrics, &sum);
     if (st == FFNN_OK)
         *mean_loss = metrics.loss;
     return st;
 }
 
-ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, ffnn_loss loss,
-                                          const ffnn_dataset *data, size_t batch_size,
-                                          double *mean_loss, uint64_t *correct, uint64_t *total)
+ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, const ffnn_dataset *data,
+                                          size_t batch_size, double *mean_loss,
+                                          uint64_t *correct, uint64_t *total)
 {
     ffnn_metrics metrics;
     eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, NULL, correct, total, 0, 0, 0};
+    ffnn_loss loss;
     if (!m || !data || !mean_loss || !correct || !total || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_per_class: NULL "
                          "argument or batch size 0");
-    ffnn_status st = evaluate(m, loss, data, batch_size, &metrics, &sum);
+    ffnn_status st = ffnn_model_loss(m, &loss);
+    if (st == FFNN_OK)
+        st = evaluate(m, loss, data, batch_size, &metrics, &sum);
     if (st == FFNN_OK)
         *mean_loss = metrics.loss;
     return st;
