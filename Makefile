@@ -333,7 +333,7 @@ FUZZ_SMOKE_SECONDS ?= 20
 FUZZ_FLAGS   := -O1 -g -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
                 -fno-omit-frame-pointer $(filter -I%,$(ALL_CFLAGS)) -Icli -Ifuzz
 # (the parsers need no ONNX export: its stub, without protobuf-c)
-FUZZ_LIB_SRC := $(filter-out src/io/onnx_export.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c))
+FUZZ_LIB_SRC := $(filter-out src/io/onnx_export.c src/core/error_module.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c))
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/*.c))
 FUZZ_EXTRA_csv_input := cli/csv_input.c
 FUZZ_EXTRA_info_json := cli/info_json.c
