@@ -75,6 +75,7 @@ typedef struct axis {
     char *value[SWEEP_MAX_VALUES]; /* the list's values (into text), or a range's:  */
     int count;                     /*   lo, hi (count 2) with range 1               */
     int range, log;                /* LO:HI[:log]                                   */
+    char flag[80];                 /* "--name", as each configuration's argv has it */
 } axis;
 
 typedef struct sweep_cli {
@@ -86,6 +87,7 @@ typedef struct sweep_cli {
     unsigned long long random_seed;
     const char *rank_by, *csv_path, *save_best;
     int json;
+    char seeds[SWEEP_MAX_VALUES * 4][24]; /* the integers of --seed A-B ranges */
 } sweep_cli;
 
 static int is_sweep_option(const char *name)
@@ -200,6 +202,7 @@ static int take_option(sweep_cli *s, const char *name, const char *value)
         return fprintf(stderr, "%s: too many swept options\n", CMD), 2;
     axis *a = &s->axes[s->axis_count++];
     a->name = name;
+    snprintf(a->flag, sizeof a->flag, "--%s", name);
     a->text = strdup(value);
     return a->text ? 0 : (fprintf(stderr, "%s: out of memory\n", CMD), 1);
 }
@@ -211,7 +214,7 @@ static int is_own_option(const char *name)
 }
 
 /* argv into s: sweep options and axes taken out, the rest kept in s->fixed. */
-static int parse_command_line(int argc, char **argv, sweep_cli *s, char (*seeds)[24])
+static int parse_command_line(int argc, char **argv, sweep_cli *s)
 {
     s->fixed = calloc((size_t)argc + 1, sizeof *s->fixed);
     if (!s->fixed)
@@ -251,7 +254,7 @@ static int parse_command_line(int argc, char **argv, sweep_cli *s, char (*seeds)
         int rc = take_option(s, key, value);
         if (rc)
             return rc;
-        if (swept && (rc = split_axis(&s->axes[s->axis_count - 1], seeds, &seeds_used)) != 0)
+        if (swept && (rc = split_axis(&s->axes[s->axis_count - 1], s->seeds, &seeds_used)) != 0)
             return rc;
     }
     for (int i = 0; i < s->axis_count; i++)
@@ -342,11 +345,9 @@ static int build_config(const sweep_cli *s, long long k, uint64_t *rng, config *
     c->argv[n++] = "train";
     for (int i = 0; i < s->fixed_count && n < 500; i++)
         c->argv[n++] = s->fixed[i];
-    static char flags[32][80];
     for (int i = 0; i < s->axis_count && n < 508; i++) {
         axis_value(s, i, k, rng, c->values[i], sizeof c->values[i]);
-        snprintf(flags[i], sizeof flags[i], "--%s", s->axes[i].name);
-        c->argv[n++] = flags[i];
+        c->argv[n++] = (char *)s->axes[i].flag;
         c->argv[n++] = c->values[i];
     }
     c->argv[n] = NULL;
@@ -452,14 +453,30 @@ static double rank_value(const sweep_cli *s, const config *c)
     return v == v ? v : INFINITY; /* NaN (a diverged model) ranks last */
 }
 
-static const sweep_cli *sort_sweep;
-static const config *sort_configs;
+typedef struct ranked {
+    double key;                    /* rank_value: lower is better                   */
+    long long k;                   /* the configuration                             */
+} ranked;
 
 static int by_rank(const void *a, const void *b)
 {
-    long long i = *(const long long *)a, j = *(const long long *)b;
-    double x = rank_value(sort_sweep, &sort_configs[i]), y = rank_value(sort_sweep, &sort_configs[j]);
-    return x < y ? -1 : x > y ? 1 : (i > j) - (i < j);
+    const ranked *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : (x->k > y->k) - (x->k < y->k);
+}
+
+/* order[n]: the configurations, best first (ties in configuration order). */
+static int rank_configs(const sweep_cli *s, const config *c, long long n, long long *order)
+{
+    ranked *r = malloc((size_t)n * sizeof *r);
+    if (!r)
+        return fprintf(stderr, "%s: out of memory\n", CMD), 1;
+    for (long long k = 0; k < n; k++)
+        r[k].key = rank_value(s, &c[k]), r[k].k = k;
+    qsort(r, (size_t)n, sizeof *r, by_rank);
+    for (long long k = 0; k < n; k++)
+        order[k] = r[k].k;
+    free(r);
+    return 0;
 }
 
 static void settings_text(const sweep_cli *s, const config *c, char *out, size_t size, int json)
@@ -723,11 +740,9 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
     long long *order = rc == 0 ? malloc((size_t)n * sizeof *order) : NULL;
     if (rc == 0 && !order)
         rc = (fprintf(stderr, "%s: out of memory\n", CMD), 1);
+    if (rc == 0)
+        rc = rank_configs(s, c, n, order);
     if (rc == 0) {
-        for (long long k = 0; k < n; k++)
-            order[k] = k;
-        sort_sweep = s, sort_configs = c;
-        qsort(order, (size_t)n, sizeof *order, by_rank);
         print_results(s, c, order, n, stdout, 0);
         if (s->csv_path)
             rc = write_csv(s, c, order, n);
@@ -753,10 +768,9 @@ int ffnn_cli_sweep(int argc, char **argv)
     sweep_cli s;
     memset(&s, 0, sizeof s);
     s.random_seed = 1;
-    static char seeds[SWEEP_MAX_VALUES * 4][24];
     config *c = NULL;
     long long n = 0;
-    int rc = parse_command_line(argc, argv, &s, seeds);
+    int rc = parse_command_line(argc, argv, &s);
     if (rc == 0)
         rc = build_configs(&s, &c, &n);
     if (rc == 0)

@@ -9,6 +9,7 @@
  * upload, not yet the kernels. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,39 @@ void ffnn_sweep_free(ffnn_sweep *s)
     free(s);
 }
 
+typedef struct model_at {
+    const ffnn_model *m;
+    size_t i;
+} model_at;
+
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const model_at *)a)->m, y = (uintptr_t)((const model_at *)b)->m;
+    return (x > y) - (x < y);
+}
+
+/* Each model a different object: the pointers sorted, neighbours compared
+ * (O(count log count), for sweeps of many thousands of models). */
+static ffnn_status distinct_models(ffnn_model *const *models, size_t count)
+{
+    model_at *at = malloc(count * sizeof *at);
+    if (!at)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_sweep_create: %zu models", count);
+    for (size_t i = 0; i < count; i++)
+        at[i].m = models[i], at[i].i = i;
+    qsort(at, count, sizeof *at, by_address);
+    ffnn_status st = FFNN_OK;
+    for (size_t i = 1; i < count && st == FFNN_OK; i++)
+        if (at[i].m == at[i - 1].m) {
+            size_t a = at[i - 1].i < at[i].i ? at[i - 1].i : at[i].i;
+            size_t b = at[i - 1].i < at[i].i ? at[i].i : at[i - 1].i;
+            st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: models %zu and %zu "
+                           "are the same object (each needs its own)", a, b);
+        }
+    free(at);
+    return st;
+}
+
 static ffnn_status check_args(ffnn_model *const *models, const ffnn_train_config *configs,
                               size_t count, const ffnn_dataset *const *train, ffnn_sweep **out)
 {
@@ -59,17 +93,13 @@ static ffnn_status check_args(ffnn_model *const *models, const ffnn_train_config
         if (!models[i] || !train[i])
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: model %zu%s is "
                              "NULL", i, models[i] ? "'s training set" : "");
-        for (size_t j = 0; j < i; j++)
-            if (models[j] == models[i])
-                return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: models %zu "
-                                 "and %zu are the same object (each needs its own)", j, i);
         int c = configs[i].device == FFNN_DEVICE_CUDA;
         if (cuda >= 0 && c != cuda)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: configs 0 and %zu "
                              "ask for different devices (cpu and cuda in one sweep)", i);
         cuda = c;
     }
-    return FFNN_OK;
+    return distinct_models(models, count);
 }
 
 ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config *configs,
