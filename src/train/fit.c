@@ -7,29 +7,32 @@
 
 #include "core/error.h"
 #include "ffnn.h"
+#include "train/trainer.h"
+
+ffnn_status ffnn_train_epoch(ffnn_trainer *t, const ffnn_train_config *cfg, int epochs_done,
+                             ffnn_epoch_stats *stats, int *done)
+{
+    *done = 1;
+    ffnn_status st = ffnn_trainer_run_epoch(t, NULL, NULL, stats);
+    if (st != FFNN_OK)
+        return st;
+    int stop = 0, best = 0;
+    if (cfg->early_stopping > 0 &&
+        (st = ffnn_trainer_early_stopping(t, &best, NULL, &stop)) != FFNN_OK)
+        return st;
+    *done = stop || epochs_done + 1 >= cfg->epochs;
+    if (*done && cfg->early_stopping > 0 && best > 0) /* the run's end: its best epoch */
+        st = ffnn_trainer_restore_best(t);
+    return st;
+}
 
 static ffnn_status fit_epochs(ffnn_trainer *t, const ffnn_train_config *cfg,
                               ffnn_epoch_stats *stats)
 {
-    for (int e = 0; e < cfg->epochs; e++) {
-        ffnn_status st = ffnn_trainer_run_epoch(t, NULL, NULL, stats);
-        if (st != FFNN_OK)
-            return st;
-        int stop = 0;
-        if (cfg->early_stopping > 0 &&
-            (st = ffnn_trainer_early_stopping(t, NULL, NULL, &stop)) != FFNN_OK)
-            return st;
-        if (stop)
-            break;
-    }
-    if (cfg->early_stopping > 0) {
-        int best = 0;
-        ffnn_status st = ffnn_trainer_early_stopping(t, &best, NULL, NULL);
-        if (st == FFNN_OK && best > 0)
-            st = ffnn_trainer_restore_best(t);
-        return st;
-    }
-    return FFNN_OK;
+    ffnn_status st = FFNN_OK;
+    for (int e = 0, done = 0; st == FFNN_OK && !done; e++)
+        st = ffnn_train_epoch(t, cfg, e, stats, &done);
+    return st;
 }
 
 ffnn_status ffnn_train(ffnn_model *m, const ffnn_dataset *train, const ffnn_dataset *val,

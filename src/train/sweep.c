@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "ffnn.h"
 #include "train/pool.h"
+#include "train/trainer.h"
 
 typedef struct sweep_slot {
     ffnn_model *model;         /* the caller's                                     */
@@ -157,24 +158,11 @@ ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config
 /* One model's epoch, then its early-stopping verdict. */
 static void model_epoch(sweep_slot *m)
 {
-    m->status = ffnn_trainer_run_epoch(m->trainer, NULL, NULL, &m->last);
-    if (m->status != FFNN_OK) {
+    m->status = ffnn_train_epoch(m->trainer, &m->cfg, m->epochs_run, &m->last, &m->done);
+    if (m->status != FFNN_OK)
         snprintf(m->error, sizeof m->error, "%s", ffnn_last_error());
-        m->done = 1;
-        return;
-    }
-    m->epochs_run++;
-    int stop = 0;
-    if (m->cfg.early_stopping > 0 &&
-        ffnn_trainer_early_stopping(m->trainer, NULL, NULL, &stop) == FFNN_OK && stop) {
-        int best = 0;
-        ffnn_trainer_early_stopping(m->trainer, &best, NULL, NULL);
-        if (best > 0)
-            m->status = ffnn_trainer_restore_best(m->trainer);
-        m->done = 1;
-    }
-    if (m->epochs_run >= m->cfg.epochs)
-        m->done = 1;
+    else
+        m->epochs_run++;
 }
 
 static void lane(void *user, int k)

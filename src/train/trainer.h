@@ -78,6 +78,13 @@ void ffnn_device_data_free(ffnn_trainer *t, ffnn_device_data *d);
  * losses of the steps not read back yet (FFNN_ERR_NUMERIC at the first NaN/Inf);
  * the batch size of step s. base.c: the mean of n floats (in double). */
 ffnn_status ffnn_trainer_make_permutation(ffnn_trainer *t);
+
+/* One epoch of a whole run (ffnn_train, ffnn_sweep; fit.c): the epoch, then *done
+ * when it was the last (epochs_done + 1 = cfg->epochs) or early stopping's
+ * patience ran out; at that end, with early stopping on, the best epoch's weights
+ * go into the model (ffnn_trainer_restore_best). *done is 1 after an error. */
+ffnn_status ffnn_train_epoch(ffnn_trainer *t, const ffnn_train_config *cfg, int epochs_done,
+                             ffnn_epoch_stats *stats, int *done);
 ffnn_status ffnn_trainer_read_back_losses(ffnn_trainer *t);
 size_t ffnn_trainer_batch_of_step(const ffnn_trainer *t, size_t s);
 double ffnn_mean_of(const float *v, size_t n);
