@@ -536,9 +536,14 @@ static void print_results(const sweep_cli *s, const config *c, const long long *
             printf("}\n");
         } else {
             settings_text(s, x, set, sizeof set, 0);
-            printf("%4lld %5lld  %-*s %6d %10.4f %10.4f %7.2f%% %10.4f %7.2f%% %8.2f\n", r + 1,
-                   order[r] + 1, width, set, x->state.epochs_run, x->state.last.train_loss, vl,
-                   100 * va, tl, 100 * ta, x->seconds);
+            char cell[4][16]; /* val_loss, val_acc, test_loss, test_acc; "-" without the set */
+            const double v[4] = {vl, 100 * va, tl, 100 * ta};
+            for (int q = 0; q < 4; q++)
+                snprintf(cell[q], sizeof cell[q], v[q] != v[q] ? "-" : q % 2 ? "%.2f%%" : "%.4f",
+                         v[q]);
+            printf("%4lld %5lld  %-*s %6d %10.4f %10s %8s %10s %8s %8.2f\n", r + 1,
+                   order[r] + 1, width, set, x->state.epochs_run, x->state.last.train_loss,
+                   cell[0], cell[1], cell[2], cell[3], x->seconds);
         }
     }
 }
