@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "ffnn.h"
@@ -52,8 +53,8 @@ const char *const ffnn_cli_sweep_usage =
     "                    ranked by its best epoch\n"
     "  --csv FILE        the ranked table as CSV\n"
     "  --save-best FILE  the best model, as ffnn train --save writes it\n"
-    "  --threads N       models trained at the same time on the cpu (default: all\n"
-    "                    cores)\n"
+    "  --threads N       models trained at the same time (on cuda: host threads\n"
+    "                    queueing their models' steps at once; default: all cores)\n"
     "  --json            one JSON object per configuration, ranked, on stdout\n"
     "  --cv K            every configuration on K stratified folds (ffnn train --cv):\n"
     "                    K models each, ranked by the mean over the held-out folds\n"
@@ -594,9 +595,12 @@ static int train_all(config *c, long long n, folds *d, int *stopped)
     if (rc == 0 && !c[0].o.quiet)
         fprintf(stderr, "%s: %lld configurations x %d fold%s = %zu models, %d at a time\n", CMD,
                 n, d->count, d->count > 1 ? "s" : "", total, ffnn_sweep_lanes(sw));
-    size_t training = total;
+    size_t training = total, model_epochs = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     ffnn_cli_interrupt_install(); /* the first signal: stop after this epoch and rank */
     for (int e = 1; rc == 0 && training > 0; e++) {
+        model_epochs += training;
         if (ffnn_sweep_run_epoch(sw, &training) != FFNN_OK) {
             rc = ffnn_cli_fail(CMD, "training");
             break;
@@ -631,6 +635,11 @@ static int train_all(config *c, long long n, folds *d, int *stopped)
         }
     }
     ffnn_cli_interrupt_restore();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    if (rc == 0 && !c[0].o.quiet)
+        fprintf(stderr, "%s: %zu model-epochs in %.3f s of training (%.1f model-epochs/s)\n",
+                CMD, model_epochs, wall, wall > 0 ? (double)model_epochs / wall : 0.0);
     ffnn_sweep_free(sw); /* each model keeps its weights (the best epoch's if stopped early) */
     free(models);
     free(cfg);

@@ -1465,8 +1465,13 @@ FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
  * same bits for any thread count: the same parameters as ffnn_train or `ffnn train`
  * with that config, bit for bit, whatever cfg.threads says) and `threads` lanes (0:
  * the cores online) run the models' epochs side by side, each lane taking the next
- * model still training; on cuda the models run one after another on the GPU (one
- * lane; they share the process, its CUDA context and start-up, not yet kernels).
+ * model still training; on cuda each trainer has a backend context (streams, device
+ * buffers) of its own and the lanes are host threads queueing their models' steps at
+ * the same time, so the GPU runs several models' kernels concurrently (the same
+ * kernels as a lone run, so the same bits as ffnn_train on cuda with that config;
+ * the models share the process, its CUDA context and start-up, not one matmul over
+ * the model axis); a model on the persistent strategy makes it one lane: that
+ * strategy's kernel holds every SM).
  * Early stopping is per model (its own cfg.early_stopping, on val): a model whose
  * patience runs out stops, and its model gets its best epoch's weights.
  * Ownership: the models stay the caller's and must outlive the sweep, each a

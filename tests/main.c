@@ -44,6 +44,7 @@ TEST_SUITE_DECLARE(predictor);
 TEST_SUITE_DECLARE(onnx);
 TEST_SUITE_DECLARE(fit);
 TEST_SUITE_DECLARE(sweep);
+TEST_SUITE_DECLARE(sweep_cuda);
 TEST_SUITE_DECLARE(module);
 TEST_SUITE_DECLARE(options);
 TEST_SUITE_DECLARE(backend_table);
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
         {onnx_tests, &onnx_tests_count},
         {fit_tests, &fit_tests_count},
         {sweep_tests, &sweep_tests_count},
+        {sweep_cuda_tests, &sweep_cuda_tests_count},
         {module_tests, &module_tests_count},
         {options_tests, &options_tests_count},
         {backend_table_tests, &backend_table_tests_count},

@@ -4,9 +4,13 @@
  * trainer is a one-thread OpenMP backend (the omp kernels give the same bits for
  * any thread count, so every model trains exactly as it would alone), and a pool of
  * `lanes` threads (pool.h) runs the models' epochs side by side, each lane taking
- * the next model still training. On cuda the trainers run one after another on the
- * GPU (one lane): the models share the process, its CUDA context and the data
- * upload, not yet the kernels. */
+ * the next model still training. On cuda each trainer has a backend context of its
+ * own (its streams, its device buffers) and the lanes are host threads that queue
+ * their models' steps at the same time, so the GPU runs several models' kernels
+ * concurrently (the same kernels as a lone run: the same bits); the models share the
+ * process and its CUDA context, not yet the kernels (one matmul over the model axis).
+ * A model on the persistent strategy makes it one lane: that strategy's cooperative
+ * kernel holds every SM, and two at once fail to launch. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <stdint.h>
@@ -138,10 +142,12 @@ ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config
             st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_create: model %zu: device "
                            "auto chose cuda; give the device (cpu or cuda) explicitly", i);
     }
-    int on_cuda = st == FFNN_OK && ffnn_trainer_device(s->slot[0].trainer) == FFNN_DEVICE_CUDA;
     if (st == FFNN_OK) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        s->lanes = on_cuda ? 1 : threads > 0 ? threads : cores > 0 ? (int)cores : 1;
+        s->lanes = threads > 0 ? threads : cores > 0 ? (int)cores : 1;
+        for (size_t i = 0; i < count; i++) /* its cooperative kernel holds every SM */
+            if (ffnn_trainer_strategy(s->slot[i].trainer) == FFNN_STRATEGY_PERSISTENT)
+                s->lanes = 1;
         if ((size_t)s->lanes > count)
             s->lanes = (int)count;
         if (s->lanes > 1)
