@@ -15,7 +15,8 @@ Time per epoch without start-up: ffnn runs once with 1 epoch and once with
 (the first epoch's lazy set-up, graph capture, cancels; CUDA context, data
 loading and trainer set-up are outside the training time); torch times E epochs after one warm-up epoch
 (the compile). model-epochs/s = N / (seconds per epoch). FLOP per model-epoch:
-6 x rows x (784 x 256 + 256 x 10) (forward + two backward matmuls).
+rows x (4 x (784 x 256 + 256 x 10) + 2 x 256 x 10) (forward and weight gradients
+of both layers, the input gradient of the second): 48.5 GFLOP.
 
 usage: sweep_vs_torchfunc.py --data DIR [--ffnn build/ffnn] [--models 1,16,256]
        [--batch 64,1024] [--lanes 1,16] [--strategy auto] [--epochs 2] [--torch eager,compile]
@@ -32,7 +33,9 @@ import time
 import numpy as np
 
 ROWS = 60000
-FLOP_PER_MODEL_EPOCH = 6 * ROWS * (784 * 256 + 256 * 10)
+# forward and weight-gradient matmuls of both layers, the input gradient of the
+# second only (the first layer's dx is not needed)
+FLOP_PER_MODEL_EPOCH = ROWS * (4 * (784 * 256 + 256 * 10) + 2 * 256 * 10)
 
 
 def rates(n):
@@ -124,27 +127,26 @@ def main():
           f"{a.precision}; {a.epochs} timed epochs")
     print("| models | batch | system | s/epoch | model-epochs/s | TFLOP/s |")
     print("|---|---|---|---|---|---|")
+    def row(n, batch, name, s):
+        print(f"| {n} | {batch} | {name} | {s:.3f} | {n / s:.1f} | "
+              f"{n * FLOP_PER_MODEL_EPOCH / s / 1e12:.2f} |", flush=True)
+
     for batch in map(int, a.batch.split(",")):
         for n in map(int, a.models.split(",")):
-            rows = []
             for lanes in map(int, a.lanes.split(",")):
                 for strat in a.strategy.split(","):
                     try:
                         t1 = ffnn_seconds(a, n, batch, lanes, strat, 1, a.precision)
                         t2 = ffnn_seconds(a, n, batch, lanes, strat, 1 + a.epochs, a.precision)
-                        rows.append((f"ffnn sweep {strat}, {lanes} lanes", (t2 - t1) / a.epochs))
+                        row(n, batch, f"ffnn sweep {strat}, {lanes} lanes", (t2 - t1) / a.epochs)
                     except RuntimeError as e:
                         print(f"# ffnn failed: {e}", file=sys.stderr)
             for mode in filter(None, a.torch.split(",")):
                 try:
-                    rows.append((f"torch.func {mode}",
-                                 torch_seconds(n, batch, a.epochs, mode, x, y, a.precision)))
+                    row(n, batch, f"torch.func {mode}",
+                        torch_seconds(n, batch, a.epochs, mode, x, y, a.precision))
                 except Exception as e:  # noqa: BLE001 - report and go on
                     print(f"# torch {mode} failed: {e}", file=sys.stderr)
-            for name, s in rows:
-                print(f"| {n} | {batch} | {name} | {s:.3f} | {n / s:.1f} | "
-                      f"{n * FLOP_PER_MODEL_EPOCH / s / 1e12:.2f} |", flush=True)
-
 
 if __name__ == "__main__":
     main()
