@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "train/pool.h"
+#include "core/pool.h"
 
 typedef struct worker {
     struct ffnn_pool *pool;
