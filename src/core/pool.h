@@ -2,7 +2,8 @@
  * sweep, an omp backend context):
  * ffnn_pool_run(pool, n, fn, user) runs fn(user, k) for k < n, k = 0 on the
  * calling thread and k >= 1 on workers k - 1, and returns when all are done.
- * Workers wait for work spinning briefly (FFNN_POOL_SPIN polls), then sleep on
+ * Workers wait for work spinning briefly (FFNN_POOL_SPIN polls, each a pause
+ * instruction: some tens of microseconds in all), then sleep on
  * a condition variable: a machine busy with other work loses no CPU to them,
  * whatever GOMP_SPINCOUNT says (OpenMP's teams spin 300,000 polls by default).
  * One caller at a time (the pool belongs to its object's thread). */
@@ -11,7 +12,7 @@
 
 #include "ffnn.h"
 
-#define FFNN_POOL_SPIN 2000
+#define FFNN_POOL_SPIN 4000
 
 typedef struct ffnn_pool ffnn_pool;
 typedef void (*ffnn_pool_fn)(void *user, int k);
