@@ -1,6 +1,6 @@
 /* activation.c - the omp backend's activations (backend.h activation_forward,
  * activation_backward) and dropout, in fixed chunks of elements over the threads
- * (FFNN_OMP_FOR_CHUNKS); the per-element loops are elementwise.c's (compiled per
+ * (ffnn_omp_for_chunks); the per-element loops are elementwise.c's (compiled per
  * instruction set) and cpu_math.h's. */
 #include <math.h>
 #include <stdlib.h>
