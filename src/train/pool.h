@@ -1,25 +1,8 @@
-/* pool.h - a fork-join pool of worker threads owned by one object (a predictor):
- * ffnn_pool_run(pool, n, fn, user) runs fn(user, k) for k < n, k = 0 on the
- * calling thread and k >= 1 on workers k - 1, and returns when all are done.
- * Workers wait for work spinning briefly (FFNN_POOL_SPIN polls), then sleep on
- * a condition variable: a machine busy with other work loses no CPU to them,
- * whatever GOMP_SPINCOUNT says (OpenMP's teams spin 300,000 polls by default).
- * One caller at a time (the pool belongs to its object's thread). */
+/* pool.h - the fork-join pool of the train layer (sweeps, predictors): core/pool.h's,
+ * which the omp backend runs its ops on too. */
 #ifndef FFNN_TRAIN_POOL_H
 #define FFNN_TRAIN_POOL_H
 
-#include "ffnn.h"
-
-#define FFNN_POOL_SPIN 2000
-
-typedef struct ffnn_pool ffnn_pool;
-typedef void (*ffnn_pool_fn)(void *user, int k);
-
-/* A pool of workers threads (>= 0) beside the caller. Errors: FFNN_ERR_NO_MEMORY,
- * FFNN_ERR_UNSUPPORTED when a thread cannot be started (pthread_create's error). */
-ffnn_status ffnn_pool_create(int workers, ffnn_pool **out);
-void ffnn_pool_free(ffnn_pool *p);
-/* fn(user, k) for k < n (n <= workers + 1). */
-void ffnn_pool_run(ffnn_pool *p, int n, ffnn_pool_fn fn, void *user);
+#include "core/pool.h"
 
 #endif

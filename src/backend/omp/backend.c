@@ -1,7 +1,12 @@
 /* backend.c - the omp table, lifetime and memory: the cpu backend's host memory,
- * with every op (in the file of its name: dense.c, update.c, ...) split over OpenMP
- * threads (static splits: schedule(static), or one contiguous range of
- * micro-tiles per thread for the matmuls; a fixed number of threads per context).
+ * with every op (in the file of its name: dense.c, update.c, ...) split over the
+ * threads of the context's own pool (core/pool.h: threads - 1 workers beside the
+ * caller; static splits, one contiguous range of items per thread: ffnn_omp_run).
+ * Not OpenMP's teams: their waiting threads spin 300,000 polls by default and, on a
+ * machine busy with other work, take the cores their partners need unless the user
+ * sets GOMP_SPINCOUNT; the pool's workers spin briefly, then sleep, with no setting
+ * (docs/PERFORMANCE.md "Waiting policy"). OpenMP only counts the cores
+ * (omp_get_max_threads(), so OMP_NUM_THREADS still sets the default).
  *
  * Work split and determinism: the matmuls split C into micro-tiles, the
  * element-wise ops into fixed chunks of elements, the loss and the gather into
@@ -52,8 +57,69 @@ ffnn_status ffnn_omp_create_with(int threads, const ffnn_omp_gemm_isa *isa, void
     if (ctx->threads < 1)
         ctx->threads = 1;
     ctx->isa = isa;
+    if (ctx->threads > 1) {
+        ffnn_status st = ffnn_pool_create(ctx->threads - 1, &ctx->pool);
+        if (st != FFNN_OK) {
+            free(ctx);
+            return st;
+        }
+    }
     *out = ctx;
     return FFNN_OK;
+}
+
+typedef struct range_job {
+    ffnn_omp_range_fn fn;
+    void *user;
+    size_t items, nt;
+} range_job;
+
+static void range_member(void *vjob, int k)
+{
+    const range_job *j = vjob;
+    const size_t id = (size_t)k;
+    const size_t begin = j->items * id / j->nt, end = j->items * (id + 1) / j->nt;
+    if (begin < end)
+        j->fn(j->user, begin, end, id);
+}
+
+void ffnn_omp_run(const ffnn_omp_ctx *ctx, int nt, size_t items, ffnn_omp_range_fn fn,
+                  void *user)
+{
+    if (nt > ctx->threads)
+        nt = ctx->threads;
+    if ((size_t)nt > items)
+        nt = (int)items;
+    if (nt <= 1 || !ctx->pool) {
+        if (items)
+            fn(user, 0, items, 0);
+        return;
+    }
+    range_job j = {fn, user, items, (size_t)nt};
+    ffnn_pool_run(ctx->pool, nt, range_member, &j);
+}
+
+typedef struct chunk_job {
+    ffnn_omp_chunk_fn fn;
+    void *user;
+    size_t n;
+} chunk_job;
+
+static void chunk_range(void *vjob, size_t begin, size_t end, size_t id)
+{
+    (void)id;
+    const chunk_job *j = vjob;
+    for (size_t c = begin; c < end; c++) {
+        const size_t b = c * FFNN_OMP_ELEMENTWISE_CHUNK;
+        j->fn(j->user, c, b, ffnn_omp_chunk_end(j->n, b));
+    }
+}
+
+void ffnn_omp_for_chunks(const ffnn_omp_ctx *ctx, size_t n, ffnn_omp_chunk_fn fn, void *user)
+{
+    const size_t chunks = ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
+    chunk_job j = {fn, user, n};
+    ffnn_omp_run(ctx, ffnn_omp_team(ctx, chunks, 2), chunks, chunk_range, &j);
 }
 
 static int ompb_threads(const void *ctx) { return ((const ffnn_omp_ctx *)ctx)->threads; }
@@ -70,6 +136,7 @@ static void ompb_destroy(void *vctx)
     ffnn_omp_ctx *ctx = vctx;
     if (!ctx)
         return;
+    ffnn_pool_free(ctx->pool);
     free(ctx->pack);
     free(ctx);
 }

@@ -15,25 +15,6 @@
 #include "core/error.h"
 #include "omp_kernels.h"
 
-/* This thread's number and the team's size (0 and 1 outside OpenMP). */
-static size_t thread_num(void)
-{
-#ifdef _OPENMP
-    return (size_t)omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-static size_t team_size(void)
-{
-#ifdef _OPENMP
-    return (size_t)omp_get_num_threads();
-#else
-    return 1;
-#endif
-}
-
 static size_t tile_rows(const ffnn_omp_ctx *ctx, const ffnn_omp_gemm *g)
 {
     return ffnn_omp_ceil_div(g->M, ctx->isa->mr);
@@ -46,6 +27,81 @@ static size_t tile_count(const ffnn_omp_ctx *ctx, const ffnn_omp_gemm *g)
 
 /* The forward matmul z [batch, out] = x [batch, in] W^T (+ b): W^T's panels packed by
  * the caller (B = NULL). */
+/* One dense op's job for ffnn_omp_run (the fields each range function reads). */
+typedef struct dense_job {
+    const ffnn_omp_ctx *ctx;
+    const ffnn_omp_gemm *g, *gx;
+    const float *W, *packed, *dz;
+    float *db, *pack;
+    size_t in, out, batch, mb, panels, groups, tiles_w, tiles_x, slot_floats;
+} dense_job;
+
+/* dense_forward's tiles [t0, t1), W packed panel by panel into member id's slot. */
+static void forward_range(void *u, size_t t0, size_t t1, size_t id)
+{
+    const dense_job *j = u;
+    const ffnn_omp_gemm_isa *isa = j->ctx->isa;
+    float *panel = j->pack + id * j->slot_floats; /* [in][nr] */
+    size_t packed = SIZE_MAX;                    /* the panel now in `panel` */
+    for (size_t t = t0; t < t1; t++) {
+        const size_t q = t / j->mb;
+        if (q != packed) {
+            isa->pack_transposed(j->W, j->out, j->in, q * isa->nr, panel);
+            packed = q;
+        }
+        isa->tile(j->g, panel, (t % j->mb) * isa->mr, q * isa->nr);
+    }
+}
+
+/* dense_forward_packed's units [u0, u1) of (row, group of panels), batch < mr. */
+static void packed_rows(void *u, size_t u0, size_t u1, size_t id)
+{
+    (void)id;
+    const dense_job *j = u;
+    const ffnn_omp_gemm_isa *isa = j->ctx->isa;
+    for (size_t v = u0; v < u1; v++) {
+        const size_t q = (v % j->groups) * FFNN_OMP_ROW_PANELS;
+        const size_t k = j->panels - q < FFNN_OMP_ROW_PANELS ? j->panels - q
+                                                             : FFNN_OMP_ROW_PANELS;
+        isa->row(j->g, j->packed + q * j->in * isa->nr, k, v / j->groups, q * isa->nr);
+    }
+}
+
+/* dense_forward_packed's tiles [t0, t1). */
+static void packed_tiles(void *u, size_t t0, size_t t1, size_t id)
+{
+    (void)id;
+    const dense_job *j = u;
+    const ffnn_omp_gemm_isa *isa = j->ctx->isa;
+    for (size_t t = t0; t < t1; t++)
+        isa->tile(j->g, j->packed + (t / j->mb) * j->in * isa->nr, (t % j->mb) * isa->mr,
+                  (t / j->mb) * isa->nr);
+}
+
+static void backward_tile(const ffnn_omp_ctx *ctx, const ffnn_omp_gemm *g, size_t t, float *slot,
+                          const ffnn_omp_gemm **packed);
+
+/* dense_backward's items [t0, t1): dW tiles, then dx tiles, then db chunks. */
+static void backward_range(void *u, size_t t0, size_t t1, size_t id)
+{
+    const dense_job *j = u;
+    float *slot = j->pack + id * j->slot_floats;
+    const ffnn_omp_gemm *packed = NULL;
+    for (size_t t = t0; t < t1; t++) {
+        if (t < j->tiles_w) {
+            backward_tile(j->ctx, j->g, t, slot, &packed);
+        } else if (t < j->tiles_w + j->tiles_x) {
+            backward_tile(j->ctx, j->gx, t - j->tiles_w, slot, &packed);
+        } else {
+            const size_t c = t - j->tiles_w - j->tiles_x;
+            const size_t end =
+                (c + 1) * FFNN_OMP_DB_CHUNK < j->out ? (c + 1) * FFNN_OMP_DB_CHUNK : j->out;
+            ffnn_omp_dense_bias_grad_range(j->dz, j->batch, j->out, j->db,
+                                           c * FFNN_OMP_DB_CHUNK, end);
+        }
+    }
+}
+
 static ffnn_omp_gemm forward_gemm(const float *x, const float *b, float *z, size_t batch,
                                   size_t in, size_t out)
 {
@@ -75,21 +131,9 @@ ffnn_status ffnn_omp_dense_forward(void *vctx, const float *x, const float *W,
     ffnn_status st = ffnn_omp_reserve_pack(ctx, (size_t)nt * panel_floats);
     if (st != FFNN_OK)
         return st;
-    float *pack = ctx->pack;
-#pragma omp parallel num_threads(nt)
-    {
-        const size_t id = thread_num(), n = team_size();
-        float *panel = pack + id * panel_floats; /* [in][nr] */
-        size_t packed = SIZE_MAX;               /* the panel now in `panel` */
-        for (size_t t = tiles * id / n; t < tiles * (id + 1) / n; t++) {
-            const size_t q = t / mb;
-            if (q != packed) {
-                isa->pack_transposed(W, out, in, q * isa->nr, panel);
-                packed = q;
-            }
-            isa->tile(&g, panel, (t % mb) * isa->mr, q * isa->nr);
-        }
-    }
+    dense_job j = {.ctx = ctx, .g = &g, .W = W, .in = in, .out = out, .mb = mb,
+                   .pack = ctx->pack, .slot_floats = panel_floats};
+    ffnn_omp_run(ctx, nt, tiles, forward_range, &j);
     return FFNN_OK;
 }
 
@@ -125,22 +169,10 @@ ffnn_status ffnn_omp_dense_forward_packed(void *vctx, const float *x, const floa
     const size_t panels = ffnn_omp_ceil_div(out, isa->nr);
     const size_t groups = ffnn_omp_ceil_div(panels, FFNN_OMP_ROW_PANELS);
     const int by_row = batch < isa->mr;
-#pragma omp parallel num_threads(nt)
-    {
-        const size_t id = thread_num(), n = team_size();
-        if (by_row) {
-            for (size_t u = batch * groups * id / n; u < batch * groups * (id + 1) / n; u++) {
-                const size_t q = (u % groups) * FFNN_OMP_ROW_PANELS;
-                const size_t k = panels - q < FFNN_OMP_ROW_PANELS ? panels - q
-                                                                  : FFNN_OMP_ROW_PANELS;
-                isa->row(&g, packed + q * in * isa->nr, k, u / groups, q * isa->nr);
-            }
-        } else {
-            for (size_t t = tiles * id / n; t < tiles * (id + 1) / n; t++)
-                isa->tile(&g, packed + (t / mb) * in * isa->nr, (t % mb) * isa->mr,
-                          (t / mb) * isa->nr);
-        }
-    }
+    dense_job j = {.ctx = ctx, .g = &g, .packed = packed, .in = in, .mb = mb,
+                   .panels = panels, .groups = groups};
+    ffnn_omp_run(ctx, nt, by_row ? batch * groups : tiles, by_row ? packed_rows : packed_tiles,
+                 &j);
     return FFNN_OK;
 }
 
@@ -225,24 +257,9 @@ ffnn_status ffnn_omp_dense_backward(void *vctx, const float *x, const float *W,
     ffnn_status st = ffnn_omp_reserve_pack(ctx, (size_t)nt * slot_floats);
     if (st != FFNN_OK)
         return st;
-    float *pack = ctx->pack;
-#pragma omp parallel num_threads(nt)
-    {
-        const size_t id = thread_num(), n = team_size();
-        float *slot = pack + id * slot_floats;
-        const ffnn_omp_gemm *packed = NULL;
-        for (size_t t = items * id / n; t < items * (id + 1) / n; t++) {
-            if (t < tiles_w) {
-                backward_tile(ctx, &gw, t, slot, &packed);
-            } else if (t < tiles_w + tiles_x) {
-                backward_tile(ctx, &gx, t - tiles_w, slot, &packed);
-            } else {
-                const size_t c = t - tiles_w - tiles_x;
-                const size_t end =
-                    (c + 1) * FFNN_OMP_DB_CHUNK < out ? (c + 1) * FFNN_OMP_DB_CHUNK : out;
-                ffnn_omp_dense_bias_grad_range(dz, batch, out, db, c * FFNN_OMP_DB_CHUNK, end);
-            }
-        }
-    }
+    dense_job j = {.ctx = ctx, .g = &gw, .gx = &gx, .dz = dz, .db = db, .batch = batch,
+                   .out = out, .tiles_w = tiles_w, .tiles_x = tiles_x, .pack = ctx->pack,
+                   .slot_floats = slot_floats};
+    ffnn_omp_run(ctx, nt, items, backward_range, &j);
     return FFNN_OK;
 }

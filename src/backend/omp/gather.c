@@ -11,6 +11,22 @@
 #include "core/error.h"
 #include "omp_kernels.h"
 
+typedef struct gather_job {
+    const ffnn_gather_source *src;
+    const int32_t *index;
+    float *x;
+    int32_t *y;
+    float *t;
+} gather_job;
+
+static void gather_range(void *u, size_t begin, size_t end, size_t id)
+{
+    (void)id;
+    const gather_job *j = u;
+    for (size_t b = begin; b < end; b++)
+        ffnn_omp_gather_rows(j->src, j->index, j->x, j->y, j->t, b, b + 1);
+}
+
 ffnn_status ffnn_omp_gather(void *vctx, const ffnn_gather_source *src, const int32_t *index,
                             size_t batch, float *x, int32_t *y, float *t)
 {
@@ -19,11 +35,8 @@ ffnn_status ffnn_omp_gather(void *vctx, const ffnn_gather_source *src, const int
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "omp gather: expected one of images/values, and y (t) with labels "
                          "(targets)");
-    const long rows = (long)batch;
     const int nt = ffnn_omp_team(ctx, batch * src->features, FFNN_OMP_GATHER_MIN_PARALLEL);
-    (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (long b = 0; b < rows; b++)
-        ffnn_omp_gather_rows(src, index, x, y, t, (size_t)b, (size_t)b + 1);
+    gather_job j = {src, index, x, y, t};
+    ffnn_omp_run(ctx, nt, batch, gather_range, &j);
     return FFNN_OK;
 }

@@ -12,6 +12,29 @@
 #include "core/error.h"
 #include "omp_kernels.h"
 
+typedef struct loss_job {
+    ffnn_loss loss;
+    const float *out;
+    const int32_t *y;
+    const float *targets;
+    size_t batch, width;
+    float *dout, *row_loss;
+    uint8_t *row_correct;
+    size_t per;
+} loss_job;
+
+static void loss_range(void *u, size_t c0, size_t c1, size_t id)
+{
+    (void)id;
+    const loss_job *j = u;
+    for (size_t c = c0; c < c1; c++) {
+        const size_t begin = c * j->per;
+        ffnn_cpu_loss_rows(j->loss, j->out, j->y, j->targets, j->batch, j->width, j->dout,
+                           j->row_loss, j->row_correct, begin,
+                           j->batch - begin < j->per ? j->batch : begin + j->per);
+    }
+}
+
 ffnn_status ffnn_omp_loss(void *vctx, ffnn_loss loss, const float *out, const int32_t *y,
                           const float *targets, size_t batch, size_t width, float *dout,
                           float *row_loss, uint8_t *row_correct)
@@ -25,15 +48,10 @@ ffnn_status ffnn_omp_loss(void *vctx, ffnn_loss loss, const float *out, const in
     /* chunks of rows, about FFNN_OMP_ELEMENTWISE_CHUNK / 4 values each */
     const size_t quarter = FFNN_OMP_ELEMENTWISE_CHUNK / 4;
     const size_t per = width >= quarter ? 1 : quarter / width;
-    const long chunks = (long)ffnn_omp_ceil_div(batch, per);
+    const size_t chunks = ffnn_omp_ceil_div(batch, per);
     const int nt = ffnn_omp_team(ctx, batch * width, FFNN_OMP_LOSS_MIN_PARALLEL);
-    (void)nt;
-#pragma omp parallel for schedule(static) num_threads(nt)
-    for (long c = 0; c < chunks; c++) {
-        const size_t begin = (size_t)c * per;
-        ffnn_cpu_loss_rows(loss, out, y, targets, batch, width, dout, row_loss, row_correct,
-                           begin, batch - begin < per ? batch : begin + per);
-    }
+    loss_job j = {loss, out, y, targets, batch, width, dout, row_loss, row_correct, per};
+    ffnn_omp_run(ctx, nt, chunks, loss_range, &j);
     return FFNN_OK;
 }
 

@@ -1,6 +1,6 @@
 /* omp_kernels.h - the omp backend's internals: its context, the table's entries
  * (backend.h semantics; one file per op: dense.c, local1d.c, activation.c, loss.c,
- * update.c, gather.c) and the serial kernels they run on OpenMP threads.
+ * update.c, gather.c) and the serial kernels they run on the threads of the library's pool (core/pool.h).
  *
  * Matmuls (gemm.c, one instance per instruction set, picked at run time):
  * every dense product is one shape of
@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "backend/backend.h"
+#include "core/pool.h"
 
 /* One matmul (see above). */
 typedef struct ffnn_omp_gemm {
@@ -131,7 +132,8 @@ enum {
 
 /* An omp context (the table's void *ctx). */
 typedef struct ffnn_omp_ctx {
-    int threads;                   /* team size of every parallel region      */
+    int threads;                   /* team size of every parallel op          */
+    ffnn_pool *pool;               /* threads - 1 workers beside the caller   */
     const ffnn_omp_gemm_isa *isa;  /* matmul kernels                          */
     float *pack;                   /* one slot per thread for packed B panels */
     size_t pack_floats;            /* capacity of pack                        */
@@ -154,23 +156,21 @@ static inline int ffnn_omp_team(const ffnn_omp_ctx *ctx, size_t work, size_t min
     return work >= min_parallel ? ctx->threads : 1;
 }
 
+/* A range job: fn(user, begin, end, id) runs items [begin, end) on team member id
+ * (< the team size: the index of its ctx->pack slot). */
+typedef void (*ffnn_omp_range_fn)(void *user, size_t begin, size_t end, size_t id);
+/* Items [0, items) split statically over `nt` (<= ctx->threads) members of ctx's pool,
+ * member id taking [items * id / nt, items * (id + 1) / nt); the caller is member 0.
+ * nt <= 1: fn(user, 0, items, 0) on the calling thread (backend.c). */
+void ffnn_omp_run(const ffnn_omp_ctx *ctx, int nt, size_t items, ffnn_omp_range_fn fn,
+                  void *user);
+
+/* A chunk job: fn(user, c, begin, end) for chunk number c of an element-wise op. */
+typedef void (*ffnn_omp_chunk_fn)(void *user, size_t c, size_t begin, size_t end);
 /* An element-wise op over [0, n) in fixed chunks of FFNN_OMP_ELEMENTWISE_CHUNK values,
- * split statically over ctx's team (one thread below 2 chunks): runs the statement
- * `...` once per chunk number c (a long) with its range [begin, end) (size_t), so the
- * result is the same for every thread count. A macro, not a function taking a
- * callback, so that the statement's loop stays visible to the compiler. */
-#define FFNN_OMP_FOR_CHUNKS(ctx, n, c, begin, end, ...)                              \
-    do {                                                                             \
-        const long chunks_ = (long)ffnn_omp_ceil_div((n), FFNN_OMP_ELEMENTWISE_CHUNK); \
-        const int nt_ = ffnn_omp_team((ctx), (size_t)chunks_, 2);                    \
-        (void)nt_;                                                                   \
-        _Pragma("omp parallel for schedule(static) num_threads(nt_)")               \
-        for (long c = 0; c < chunks_; c++) {                                         \
-            const size_t begin = (size_t)c * FFNN_OMP_ELEMENTWISE_CHUNK;             \
-            const size_t end = ffnn_omp_chunk_end((n), begin);                       \
-            __VA_ARGS__;                                                             \
-        }                                                                            \
-    } while (0)
+ * split statically over ctx's team (one thread below 2 chunks): fn once per chunk c
+ * with its range [begin, end), so the result is the same for every thread count. */
+void ffnn_omp_for_chunks(const ffnn_omp_ctx *ctx, size_t n, ffnn_omp_chunk_fn fn, void *user);
 
 /* The table's entries (backend.h states each one's semantics). */
 ffnn_status ffnn_omp_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,

@@ -5,13 +5,24 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
-#include "train/pool.h"
+#include "core/pool.h"
+
+/* One poll's pause: a spin-wait hint (no system call). Not sched_yield: on a
+ * machine busy with other work each yield can hand the core away for a whole time
+ * slice, and a few thousand of them made an epoch 20x slower. */
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 typedef struct worker {
     struct ffnn_pool *pool;
@@ -41,7 +52,7 @@ static void *worker_main(void *arg)
     for (;;) {
         unsigned g = atomic_load_explicit(&p->generation, memory_order_acquire);
         for (int spin = 0; g == seen && spin < FFNN_POOL_SPIN; spin++) {
-            sched_yield();
+            relax();
             g = atomic_load_explicit(&p->generation, memory_order_acquire);
         }
         if (g == seen) {
@@ -122,7 +133,7 @@ void ffnn_pool_run(ffnn_pool *p, int n, ffnn_pool_fn fn, void *user)
     fn(user, 0);
     for (int spin = 0; atomic_load_explicit(&p->running, memory_order_acquire) > 0 &&
                        spin < FFNN_POOL_SPIN; spin++)
-        sched_yield();
+        relax();
     if (atomic_load_explicit(&p->running, memory_order_acquire) > 0) {
         pthread_mutex_lock(&p->lock);
         while (atomic_load(&p->running) > 0)
