@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "data/dataset.h"
 #include "cli_run.h"
 #include "ffnn.h"
 #include "test_files.h"
@@ -193,11 +194,13 @@ TEST_DIR_CASE("tabular", csv_malformed)
 
 /* ------------------------------------------------------------ NPY */
 
-/* A .npy file: header dict text, then n bytes of payload. */
-static int put_npy(const char *path, const char *dict, const void *data, size_t n)
+/* A .npy file: header dict text padded to total bytes (the payload's offset),
+ * then n bytes of payload. */
+static int put_npy_at(const char *path, const char *dict, const void *data, size_t n,
+                      size_t total)
 {
     char head[256];
-    size_t len = strlen(dict), total = (10 + len + 1 + 63) / 64 * 64;
+    size_t len = strlen(dict);
     memcpy(head, "\x93NUMPY\x01\x00", 8);
     head[8] = (char)((total - 10) & 0xff);
     head[9] = (char)((total - 10) >> 8);
@@ -209,6 +212,69 @@ static int put_npy(const char *path, const char *dict, const void *data, size_t 
         return -1;
     int ok = fwrite(head, 1, total, f) == total && fwrite(data, 1, n, f) == n;
     return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* The same with the payload 64-byte aligned, as numpy.save writes it. */
+static int put_npy(const char *path, const char *dict, const void *data, size_t n)
+{
+    return put_npy_at(path, dict, data, n, (10 + strlen(dict) + 1 + 63) / 64 * 64);
+}
+
+/* float32 features of a plain .npy are mapped in place; a payload at an offset
+ * that is not a multiple of 4 is read into a copy: both hold the same bits
+ * (-0, a subnormal, FLT_MAX, 1/3), the mapping goes with ffnn_dataset_free, and
+ * a feature removed from a mapped set copies it first (it is read-only). A file
+ * one byte short of its shape is refused before anything is mapped. */
+TEST_DIR_CASE("tabular", npy_mapped_equals_read)
+{
+    (void)why, (void)why_size;
+    char al[512], un[512], x8[512], cut[512];
+    snprintf(al, sizeof al, "%s/aligned.npy", dir);
+    snprintf(un, sizeof un, "%s/unaligned.npy", dir);
+    snprintf(x8, sizeof x8, "%s/f8.npy", dir);
+    snprintf(cut, sizeof cut, "%s/cut.npy", dir);
+    enum { R = 1000, C = 7 };
+    static float xf[R * C];
+    static double xd[R * C];
+    for (size_t i = 0; i < R * C; i++) {
+        xf[i] = (float)((double)i / 3.0 - 1000.0);
+        xd[i] = xf[i];
+    }
+    xf[0] = -0.0f, xf[1] = 1e-40f, xf[2] = 3.4028235e38f, xf[3] = 1.0f / 3.0f;
+    for (int k = 0; k < 4; k++)
+        xd[k] = xf[k];
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1000, 7), }";
+    size_t aligned = (10 + strlen(dict) + 1 + 63) / 64 * 64;
+    CHECK(put_npy(al, dict, xf, sizeof xf) == 0 &&
+              put_npy_at(un, dict, xf, sizeof xf, aligned + 2) == 0 &&
+              put_npy(x8, "{'descr': '<f8', 'fortran_order': False, 'shape': (1000, 7), }",
+                      xd, sizeof xd) == 0 &&
+              put_npy(cut, dict, xf, sizeof xf - 1) == 0, "write");
+    ffnn_dataset *a = NULL, *b = NULL, *c = NULL;
+    CHECK_OK(ffnn_dataset_load_npy(al, NULL, &a));
+    CHECK_OK(ffnn_dataset_load_npy(un, NULL, &b));
+    CHECK_OK(ffnn_dataset_load_npy(x8, NULL, &c));
+    CHECK(a->map != NULL && b->map == NULL && c->map == NULL, "mapped: %d %d %d",
+          a->map != NULL, b->map != NULL, c->map != NULL);
+    CHECK((const unsigned char *)a->values == (const unsigned char *)a->map + aligned,
+          "values point into the mapping at the payload");
+    CHECK(memcmp(ffnn_dataset_float_features(a), xf, sizeof xf) == 0 &&
+              memcmp(ffnn_dataset_float_features(b), xf, sizeof xf) == 0 &&
+              memcmp(ffnn_dataset_float_features(c), xf, sizeof xf) == 0, "bits differ");
+    float column[R];
+    CHECK_OK(ffnn_dataset_remove_feature(a, 3, column));
+    CHECK(a->map == NULL && ffnn_dataset_features(a) == C - 1 && column[0] == xf[3] &&
+              ffnn_dataset_float_features(a)[C - 1] == xf[C], "remove feature of a mapping");
+    ffnn_dataset_free(a);
+    ffnn_dataset_free(b);
+    ffnn_dataset_free(c);
+    a = NULL;
+    CHECK(ffnn_dataset_load_npy(cut, NULL, &a) == FFNN_ERR_FORMAT && a == NULL,
+          "truncated accepted");
+    CHECK(strstr(ffnn_last_error(), cut) && strstr(ffnn_last_error(), "truncated") &&
+              strstr(ffnn_last_error(), "28000 bytes") && strstr(ffnn_last_error(), "27999"),
+          "truncated: %s", ffnn_last_error());
+    return TEST_PASS;
 }
 
 TEST_DIR_CASE("tabular", npy_round_trip)
@@ -958,6 +1024,7 @@ const test_case tabular_tests[] = {
     {"tabular_csv_columns", test_csv_columns},
     {"tabular_csv_malformed_messages", test_csv_malformed},
     {"tabular_npy_round_trip_and_errors", test_npy_round_trip},
+    {"tabular_npy_mapped_equals_read", test_npy_mapped_equals_read},
     {"tabular_split_reproducible_stratified", split_reproducible_stratified},
     {"tabular_standardize_model_file_round_trip", test_standardize_model_file_round_trip},
     {"tabular_batches_whole_set_and_drop_last", batches_whole_set_and_drop_last},

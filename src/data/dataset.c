@@ -1,9 +1,11 @@
 /* dataset.c - the in-memory data set: allocation with overflow checks, slicing,
  * class subsets, a data set from caller arrays, and the read-only accessors of
  * ffnn.h. Loaders (idx.c, synth.c) fill it in. */
+#define _POSIX_C_SOURCE 200809L
 #include "data/dataset.h"
 
 #include <math.h>
+#include <sys/mman.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +76,10 @@ void ffnn_dataset_free(ffnn_dataset *ds)
     if (!ds)
         return;
     free(ds->images);
-    free(ds->values);
+    if (ds->map)
+        munmap(ds->map, ds->map_size); /* values point into it */
+    else
+        free(ds->values);
     free(ds->labels);
     free(ds->targets);
     free(ds->weights);
@@ -84,6 +89,23 @@ void ffnn_dataset_free(ffnn_dataset *ds)
     free(ds->class_names);
     ffnn_table_free(ds->table);
     free(ds);
+}
+
+ffnn_status ffnn_dataset_own_values(ffnn_dataset *ds)
+{
+    if (!ds || !ds->map)
+        return FFNN_OK;
+    size_t bytes = ds->count * ds->features * sizeof(float);
+    float *copy = malloc(bytes ? bytes : 1);
+    if (!copy)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for a copy of %zu float features "
+                         "(%zu bytes)", ds->count * ds->features, bytes);
+    memcpy(copy, ds->values, bytes);
+    munmap(ds->map, ds->map_size);
+    ds->map = NULL;
+    ds->map_size = 0;
+    ds->values = copy;
+    return FFNN_OK;
 }
 
 /* Copy sample `from` of src into sample `to` of dst (same kinds and widths). */

@@ -25,7 +25,16 @@ struct ffnn_dataset {
     struct ffnn_table *table; /* the columns behind the features (data/table.h),
                             owned, or NULL: plain numbers                        */
     float *weights;      /* [count] per-sample weights >= 0, owned; or NULL: all 1 */
+    void *map;           /* a read-only file mapping (mmap PROT_READ, MAP_PRIVATE) that
+                            values points into (npy.c: float32 .npy read in place),
+                            owned: munmap'd on free, values not free'd; or NULL      */
+    size_t map_size;     /* bytes of map                                      */
 };
+
+/* Make ds's float features an owned malloc'd copy when they point into a
+ * read-only mapping (before writing to them); a no-op otherwise.
+ * Errors: FFNN_ERR_NO_MEMORY (ds unchanged). */
+ffnn_status ffnn_dataset_own_values(ffnn_dataset *ds);
 
 /* Give ds the class names names[0..count) (copied, sanitised for printing);
  * count must be ds->classes. Errors: FFNN_ERR_NO_MEMORY. */

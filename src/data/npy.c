@@ -7,6 +7,15 @@
  * padded with spaces and a newline, then the array's bytes. Every header field
  * and the payload size (against the file size) are checked before anything is
  * allocated; .npz (a zip of .npy files) is not read.
+ *
+ * Little-endian float32 features in a .npy file (not an .npz member) whose
+ * payload starts 4-byte aligned are mapped read-only (mmap PROT_READ,
+ * MAP_PRIVATE) and used in place: the data set's values point into the mapping
+ * (ffnn_dataset.map, munmap'd on free), so a large file costs its page cache
+ * and no malloc'd copy. The header and the file size against the shape are
+ * checked before the mapping is made (a truncated file is refused, not a
+ * SIGBUS later), and every value is checked finite through it. Other dtypes,
+ * an unaligned payload, or a file mmap refuses are read into a float32 copy.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -16,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "core/error.h"
 #include "data/dataset.h"
@@ -31,6 +41,7 @@ typedef struct npy_file {
     int ndim;
     uint64_t shape[NPY_MAX_DIMS];
     uint64_t data_start;  /* byte offset of the payload                   */
+    uint64_t file_size;   /* bytes of the file (checked against the shape) */
 } npy_file;
 
 static ffnn_status npy_fail(const npy_file *n, uint64_t offset, const char *fmt, const char *a,
@@ -125,6 +136,7 @@ static ffnn_status npy_open(npy_file *n)
     if (fseek(n->f, 0, SEEK_END) != 0 || (long long)(fsize = (uint64_t)ftell(n->f)) < 0 ||
         fseek(n->f, 0, SEEK_SET) != 0)
         return ffnn_fail(FFNN_ERR_IO, "%s: cannot seek: %s", n->path, strerror(errno));
+    n->file_size = fsize;
     size_t got = fread(pre, 1, 10, n->f);
     if (got < 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
         return npy_fail(n, 0, "expected the magic \\x93NUMPY and a version (a .npy file)%s%s",
@@ -294,8 +306,8 @@ static ffnn_status npz_open(const char *path, npy_file *x, npy_file *y, unsigned
 
 ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path, ffnn_dataset **out)
 {
-    npy_file x = {x_path, x_path, NULL, 0, 0, 0, {0, 0}, 0};
-    npy_file y = {y_path, y_path, NULL, 0, 0, 0, {0, 0}, 0};
+    npy_file x = {x_path, x_path, NULL, 0, 0, 0, {0, 0}, 0, 0};
+    npy_file y = {y_path, y_path, NULL, 0, 0, 0, {0, 0}, 0, 0};
     unsigned char *chunk = NULL, *mem[2] = {NULL, NULL};
     char names[2][600];
     ffnn_dataset *ds = NULL;
@@ -334,6 +346,20 @@ ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path, ffnn_d
     size_t width = targets ? (y.ndim == 2 ? (size_t)y.shape[1] : 1) : 0;
     if (st == FFNN_OK)
         st = ffnn_dataset_alloc_kind(rows, 1, features, 1, width, &ds);
+    /* float32 features of a plain file: the file's bytes in place (its size
+     * matched the shape in npy_open, so every page of the payload exists) */
+    int mapped = 0;
+    if (st == FFNN_OK && x.open_path && npy_native_f4(&x) && x.data_start % sizeof(float) == 0 &&
+        x.file_size <= SIZE_MAX) {
+        void *map = mmap(NULL, (size_t)x.file_size, PROT_READ, MAP_PRIVATE, fileno(x.f), 0);
+        if (map != MAP_FAILED) { /* else (a device, a file system without mmap) read it */
+            free(ds->values);
+            ds->values = (float *)(void *)((unsigned char *)map + x.data_start);
+            ds->map = map;
+            ds->map_size = (size_t)x.file_size;
+            mapped = 1;
+        }
+    }
     /* the payloads stream through a chunk (float32 features straight into the
      * matrix): memory is the data set and one chunk, whatever the dtype */
     size_t xn = rows * features, yn = y_path ? rows * (width ? width : 1) : 0;
@@ -343,7 +369,7 @@ ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path, ffnn_d
         k = xn - at < NPY_CHUNK ? xn - at : NPY_CHUNK;
         int direct = npy_native_f4(&x);
         unsigned char *raw = direct ? (unsigned char *)(ds->values + at) : chunk;
-        if ((st = npy_read(&x, at, raw, k)) != FFNN_OK)
+        if (!mapped && (st = npy_read(&x, at, raw, k)) != FFNN_OK)
             break;
         for (size_t j = 0; j < k; j++) {
             size_t i = at + j;
@@ -357,7 +383,8 @@ ffnn_status ffnn_dataset_load_npy(const char *x_path, const char *y_path, ffnn_d
                               "finite float32 value, found %s", e, f);
                 break;
             }
-            ds->values[i] = (float)v;
+            if (!mapped)
+                ds->values[i] = (float)v;
         }
     }
     int32_t max = 0;

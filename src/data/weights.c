@@ -105,6 +105,9 @@ ffnn_status ffnn_dataset_remove_feature(ffnn_dataset *ds, size_t j, float *colum
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "remove feature %zu: expected float features, at least 2, and an "
                          "index below %zu", j, ds ? ds->features : 0);
+    ffnn_status st = ffnn_dataset_own_values(ds); /* a read-only mapping: copy first */
+    if (st != FFNN_OK)
+        return st;
     size_t f = ds->features;
     for (size_t i = 0; column && i < ds->count; i++)
         column[i] = ds->values[i * f + j];
