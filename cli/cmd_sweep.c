@@ -9,6 +9,7 @@
  * options (the data options cannot vary). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,12 @@ const char *const ffnn_cli_sweep_usage =
     "  --json            one JSON object per configuration, ranked, on stdout\n"
     "  --cv K            every configuration on K stratified folds (ffnn train --cv):\n"
     "                    K models each, ranked by the mean over the held-out folds\n"
+    "  --halving ETA     successive halving (ETA >= 2): at the rungs R, R*ETA,\n"
+    "                    R*ETA^2 ... epochs below --epochs, the configurations still\n"
+    "                    training are ranked (--rank-by, the epoch's metric; with --cv\n"
+    "                    the mean over the folds) and only the best ceil(n/ETA) go on;\n"
+    "                    the others stop as they are (column dropped: the rung's epoch)\n"
+    "  --min-epochs R    the first rung of --halving (default 1)\n"
     "  -h, --help        this text\n"
     "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --gpus,\n"
     "--max-steps (they belong to one run).\n"
@@ -88,6 +95,7 @@ typedef struct sweep_cli {
     unsigned long long random_seed;
     const char *rank_by, *csv_path, *save_best;
     int json;
+    long long halving, min_epochs; /* --halving ETA (0: off), --min-epochs R        */
     char seeds[SWEEP_MAX_VALUES * 4][24]; /* the integers of --seed A-B ranges */
 } sweep_cli;
 
@@ -190,6 +198,10 @@ static int take_option(sweep_cli *s, const char *name, const char *value)
         s->rank_by = value;
         return 0;
     }
+    if (strcmp(name, "halving") == 0)
+        return ffnn_cli_int(CMD, "--halving", value, 2, 1000000, &s->halving);
+    if (strcmp(name, "min-epochs") == 0)
+        return ffnn_cli_int(CMD, "--min-epochs", value, 1, 1000000000, &s->min_epochs);
     if (strcmp(name, "csv") == 0)
         return s->csv_path = value, 0;
     if (strcmp(name, "save-best") == 0)
@@ -211,7 +223,8 @@ static int take_option(sweep_cli *s, const char *name, const char *value)
 static int is_own_option(const char *name)
 {
     return !strcmp(name, "random") || !strcmp(name, "random-seed") ||
-           !strcmp(name, "rank-by") || !strcmp(name, "csv") || !strcmp(name, "save-best");
+           !strcmp(name, "rank-by") || !strcmp(name, "csv") || !strcmp(name, "save-best") ||
+           !strcmp(name, "halving") || !strcmp(name, "min-epochs");
 }
 
 /* argv into s: sweep options and axes taken out, the rest kept in s->fixed. */
@@ -258,6 +271,12 @@ static int parse_command_line(int argc, char **argv, sweep_cli *s)
         if (swept && (rc = split_axis(&s->axes[s->axis_count - 1], s->seeds, &seeds_used)) != 0)
             return rc;
     }
+    if (s->min_epochs && !s->halving) {
+        fprintf(stderr, "%s: --min-epochs is the first rung of --halving ETA\n", CMD);
+        return 2;
+    }
+    if (s->halving && !s->min_epochs)
+        s->min_epochs = 1;
     for (int i = 0; i < s->axis_count; i++)
         if (s->axes[i].range && !s->random) {
             fprintf(stderr, "%s: --%s %s:%s is a range: ranges need --random N\n", CMD,
@@ -329,6 +348,7 @@ typedef struct config {
     ffnn_metrics val, test;    /* means over the folds                              */
     int has_val, has_test;
     double seconds;            /* summed over the folds' models                     */
+    int dropped_at;            /* --halving: the epoch of the rung that stopped it (0: none) */
 } config;
 
 /* The data each fold's models see: without --cv one "fold" (train, val, test);
@@ -455,6 +475,7 @@ static double rank_value(const sweep_cli *s, const config *c)
 }
 
 typedef struct ranked {
+    long long stage;               /* --halving: the rung that dropped it (LLONG_MAX: none); higher first */
     double key;                    /* rank_value: lower is better                   */
     long long k;                   /* the configuration                             */
 } ranked;
@@ -462,6 +483,8 @@ typedef struct ranked {
 static int by_rank(const void *a, const void *b)
 {
     const ranked *x = a, *y = b;
+    if (x->stage != y->stage)
+        return x->stage > y->stage ? -1 : 1;
     return x->key < y->key ? -1 : x->key > y->key ? 1 : (x->k > y->k) - (x->k < y->k);
 }
 
@@ -472,7 +495,8 @@ static int rank_configs(const sweep_cli *s, const config *c, long long n, long l
     if (!r)
         return fprintf(stderr, "%s: out of memory\n", CMD), 1;
     for (long long k = 0; k < n; k++)
-        r[k].key = rank_value(s, &c[k]), r[k].k = k;
+        r[k].key = rank_value(s, &c[k]), r[k].k = k,
+        r[k].stage = c[k].dropped_at ? c[k].dropped_at : LLONG_MAX;
     qsort(r, (size_t)n, sizeof *r, by_rank);
     for (long long k = 0; k < n; k++)
         order[k] = r[k].k;
@@ -508,20 +532,23 @@ static void print_results(const sweep_cli *s, const config *c, const long long *
     }
     if (csv)
         fprintf(f, "rank,configuration,settings,epochs,seconds,train_loss,val_loss,"
-                   "val_accuracy,test_loss,test_accuracy\n");
+                   "val_accuracy,test_loss,test_accuracy%s\n", s->halving ? ",dropped_at" : "");
     else if (!s->json)
-        printf("%4s %5s  %-*s %6s %10s %10s %8s %10s %8s %8s\n", "rank", "conf",
+        printf("%4s %5s  %-*s %6s %10s %10s %8s %10s %8s %8s%s\n", "rank", "conf",
                width, "settings", "epochs", "train_loss", "val_loss", "val_acc", "test_loss", "test_acc",
-               "seconds");
+               "seconds", s->halving ? "  dropped" : "");
     for (long long r = 0; r < n; r++) {
         const config *x = &c[order[r]];
         double vl = x->has_val ? x->val.loss : NAN, va = x->has_val ? x->val.accuracy : NAN;
         double tl = x->has_test ? x->test.loss : NAN, ta = x->has_test ? x->test.accuracy : NAN;
         if (csv) {
             settings_text(s, x, set, sizeof set, 0);
-            fprintf(f, "%lld,%lld,\"%s\",%d,%.3f,%.6g,%.6g,%.6g,%.6g,%.6g\n", r + 1,
+            fprintf(f, "%lld,%lld,\"%s\",%d,%.3f,%.6g,%.6g,%.6g,%.6g,%.6g", r + 1,
                     order[r] + 1, set, x->state.epochs_run, x->seconds,
                     x->state.last.train_loss, vl, va, tl, ta);
+            if (s->halving)
+                fprintf(f, ",%d", x->dropped_at);
+            fputc('\n', f);
         } else if (s->json) {
             settings_text(s, x, set, sizeof set, 1);
             printf("{\"rank\": %lld, \"configuration\": %lld, \"settings\": {%s}, "
@@ -534,6 +561,8 @@ static void print_results(const sweep_cli *s, const config *c, const long long *
             for (int k = 0; k < 4; k++)
                 if (v[k] == v[k])
                     printf(", \"%s\": %.6g", keys[k], v[k]);
+            if (s->halving && x->dropped_at)
+                printf(", \"dropped_at\": %d", x->dropped_at);
             printf("}\n");
         } else {
             settings_text(s, x, set, sizeof set, 0);
@@ -542,9 +571,13 @@ static void print_results(const sweep_cli *s, const config *c, const long long *
             for (int q = 0; q < 4; q++)
                 snprintf(cell[q], sizeof cell[q], v[q] != v[q] ? "-" : q % 2 ? "%.2f%%" : "%.4f",
                          v[q]);
-            printf("%4lld %5lld  %-*s %6d %10.4f %10s %8s %10s %8s %8.2f\n", r + 1,
+            char dropped[32] = "";
+            if (s->halving)
+                snprintf(dropped, sizeof dropped, x->dropped_at ? "  epoch %d" : "  -",
+                         x->dropped_at);
+            printf("%4lld %5lld  %-*s %6d %10.4f %10s %8s %10s %8s %8.2f%s\n", r + 1,
                    order[r] + 1, width, set, x->state.epochs_run, x->state.last.train_loss,
-                   cell[0], cell[1], cell[2], cell[3], x->seconds);
+                   cell[0], cell[1], cell[2], cell[3], x->seconds, dropped);
         }
     }
 }
@@ -571,7 +604,10 @@ static int write_csv(const sweep_cli *s, const config *c, const long long *order
 /* Every model of every fold in one sweep (model k * folds + f: configuration k, fold
  * f): one line per --print-every epochs on stderr (how many still train, the best
  * configuration of the epoch by fold 0's validation or training loss). */
-static int train_all(config *c, long long n, folds *d, int *stopped)
+static int halve(const sweep_cli *s, config *c, long long n, const folds *d, ffnn_sweep *sw,
+                 int e, size_t *training);
+
+static int train_all(const sweep_cli *s, config *c, long long n, folds *d, int *stopped)
 {
     size_t total = (size_t)n * (size_t)d->count;
     ffnn_model **models = calloc(total, sizeof *models);
@@ -598,6 +634,7 @@ static int train_all(config *c, long long n, folds *d, int *stopped)
     size_t training = total, model_epochs = 0;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    long long rung = s->halving ? s->min_epochs : 0; /* the next rung's epoch (0: none) */
     ffnn_cli_interrupt_install(); /* the first signal: stop after this epoch and rank */
     for (int e = 1; rc == 0 && training > 0; e++) {
         model_epochs += training;
@@ -620,6 +657,11 @@ static int train_all(config *c, long long n, folds *d, int *stopped)
                            ? c[k].state.last.val_loss : c[k].state.last.train_loss;
             if (c[k].state.epochs_run == e && v < best)
                 best = v, at = k;
+        }
+        if (rung && e == rung && training > 0) {
+            if ((rc = halve(s, c, n, d, sw, e, &training)) != 0)
+                break;
+            rung = rung > INT_MAX / s->halving ? 0 : rung * s->halving;
         }
         int every = c[0].o.print_every > 0 ? c[0].o.print_every
                     : c[0].o.cfg.epochs >= 10 ? c[0].o.cfg.epochs / 10 : 1;
@@ -647,6 +689,60 @@ static int train_all(config *c, long long n, folds *d, int *stopped)
     free(val);
     free(seconds);
     free(epochs);
+    return rc;
+}
+
+/* --halving at the rung of epoch e: the configurations still training ranked by
+ * the mean over their folds' models of the --rank-by metric of their last epoch
+ * (val_loss: the best epoch's with early stopping), the best ceil(n/ETA) kept, the
+ * others' models stopped (ffnn_sweep_stop_model); *training gets the models left. */
+static int halve(const sweep_cli *s, config *c, long long n, const folds *d, ffnn_sweep *sw,
+                 int e, size_t *training)
+{
+    ranked *r = malloc((size_t)n * sizeof *r);
+    if (!r)
+        return fprintf(stderr, "%s: out of memory\n", CMD), 1;
+    const char *by = s->rank_by ? s->rank_by : d->std[0][1] ? "val_loss" : "train_loss";
+    long long alive = 0;
+    for (long long k = 0; k < n; k++) {
+        double sum = 0;
+        int on = 0;
+        for (int f = 0; f < d->count; f++) {
+            ffnn_sweep_state st;
+            ffnn_sweep_model_state(sw, (size_t)(k * d->count + f), &st);
+            on |= st.training;
+            sum += !strcmp(by, "val_loss")       ? st.best_loss
+                   : !strcmp(by, "val_accuracy") ? -st.last.val_accuracy
+                                                 : st.last.train_loss;
+        }
+        if (!on)
+            continue; /* done before the rung (its epochs, or early stopping) */
+        double v = sum / d->count;
+        r[alive].key = v == v ? v : INFINITY, r[alive].k = k, r[alive].stage = 0;
+        alive++;
+    }
+    qsort(r, (size_t)alive, sizeof *r, by_rank);
+    long long keep = (alive + s->halving - 1) / s->halving;
+    int rc = 0;
+    for (long long q = keep; q < alive && rc == 0; q++) {
+        long long k = r[q].k;
+        c[k].dropped_at = e;
+        for (int f = 0; f < d->count && rc == 0; f++)
+            if (ffnn_sweep_stop_model(sw, (size_t)(k * d->count + f)) != FFNN_OK)
+                rc = ffnn_cli_fail(CMD, "--halving");
+    }
+    *training = 0;
+    for (size_t j = 0; j < ffnn_sweep_count(sw); j++) {
+        ffnn_sweep_state st;
+        ffnn_sweep_model_state(sw, j, &st);
+        *training += (size_t)st.training;
+    }
+    for (long long k = 0; k < n; k++) /* fold 0's state, as train_all keeps it */
+        ffnn_sweep_model_state(sw, (size_t)(k * d->count), &c[k].state);
+    if (rc == 0 && !c[0].o.quiet)
+        fprintf(stderr, "%s: rung at epoch %d: %lld configurations ranked by %s, the best "
+                "%lld go on\n", CMD, e, alive, by, keep);
+    free(r);
     return rc;
 }
 
@@ -748,7 +844,7 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
         rc = make_models(c, n, arch, &d);
     int stopped = 0;
     if (rc == 0)
-        rc = train_all(c, n, &d, &stopped);
+        rc = train_all(s, c, n, &d, &stopped);
     if (rc == 0)
         rc = evaluate_all(c, n, &d);
     long long *order = rc == 0 ? malloc((size_t)n * sizeof *order) : NULL;

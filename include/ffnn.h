@@ -1509,6 +1509,17 @@ typedef struct ffnn_sweep_state {
 } ffnn_sweep_state;
 FFNN_API ffnn_status ffnn_sweep_model_state(const ffnn_sweep *s, size_t i,
                                             ffnn_sweep_state *state);
+/* Stop model i now, before its cfg.epochs: later ffnn_sweep_run_epoch calls skip
+ * it, its state says training 0, and it ends as a lone run of epochs_run epochs
+ * ends (ffnn_train with cfg.epochs = epochs_run: with early stopping its best
+ * epoch's weights, ffnn_trainer_restore_best). The building block of successive
+ * halving (docs/SWEEP.md; `ffnn sweep --halving`): rank the models still training
+ * after a rung's epochs, stop all but the best. A model already done: nothing
+ * happens, FFNN_OK. Thread safety: as the sweep's (one thread at a time, not
+ * during ffnn_sweep_run_epoch). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL sweep, i
+ * out of range), those of ffnn_trainer_restore_best (the message names i; the
+ * model is stopped either way). */
+FFNN_API ffnn_status ffnn_sweep_stop_model(ffnn_sweep *s, size_t i);
 /* Model i's trainer (for ffnn_trainer_evaluate_metrics, checkpoints ...), owned
  * by the sweep; NULL for an index out of range. */
 FFNN_API ffnn_trainer *ffnn_sweep_trainer(ffnn_sweep *s, size_t i);

@@ -206,6 +206,30 @@ ffnn_status ffnn_sweep_run_epoch(ffnn_sweep *s, size_t *training)
     return FFNN_OK;
 }
 
+ffnn_status ffnn_sweep_stop_model(ffnn_sweep *s, size_t i)
+{
+    if (!s || i >= s->count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_stop_model: model %zu of %zu",
+                         i, s ? s->count : 0);
+    sweep_slot *m = &s->slot[i];
+    if (m->done)
+        return FFNN_OK;
+    m->done = 1;
+    /* the end of its run, as ffnn_train_epoch ends one: the best epoch's weights */
+    int best = 0;
+    ffnn_status st = FFNN_OK;
+    if (m->cfg.early_stopping > 0 && m->epochs_run > 0 &&
+        (st = ffnn_trainer_early_stopping(m->trainer, &best, NULL, NULL)) == FFNN_OK &&
+        best > 0)
+        st = ffnn_trainer_restore_best(m->trainer);
+    if (st != FFNN_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", ffnn_last_error());
+        return ffnn_fail(st, "ffnn_sweep_stop_model: model %zu: %s", i, why);
+    }
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_sweep_model_state(const ffnn_sweep *s, size_t i, ffnn_sweep_state *state)
 {
     if (!s || i >= s->count || !state)
