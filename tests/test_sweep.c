@@ -94,6 +94,96 @@ static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* Successive halving from C (ETA 2, rungs 1, 2, 4 of 6 epochs): at each rung the
+ * models still training ranked by best_loss, the best ceil(n/2) kept, the others
+ * stopped; each model's last state equals its lone run of epochs_run epochs. */
+static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:800", 5, &all, NULL));
+    CHECK_OK(ffnn_dataset_split(all, 0.25, 1, &train, &val));
+    ffnn_train_config cfg[SWEEP_N];
+    sweep_configs(cfg);
+    ffnn_model *m[SWEEP_N] = {0}, *lone[SWEEP_N] = {0};
+    const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
+    for (int i = 0; i < SWEEP_N; i++) {
+        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &m[i]));
+        CHECK_OK(ffnn_model_init(m[i], cfg[i].seed));
+        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &lone[i]));
+        CHECK_OK(ffnn_model_init(lone[i], cfg[i].seed));
+        trains[i] = train, vals[i] = val;
+    }
+    ffnn_sweep *s = NULL;
+    CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, trains, vals, 3, &s));
+    CHECK(ffnn_sweep_stop_model(s, SWEEP_N) == FFNN_ERR_INVALID_ARGUMENT &&
+              strstr(ffnn_last_error(), "model 8 of 8"),
+          "stop out of range: %s", ffnn_last_error());
+    size_t training = SWEEP_N;
+    for (int e = 1, rung = 1; training > 0; e++) {
+        CHECK_OK(ffnn_sweep_run_epoch(s, &training));
+        CHECK(e <= 6, "the sweep ran past every model's epochs");
+        if (e != rung || training == 0)
+            continue;
+        rung *= 2;
+        int alive[SWEEP_N], n = 0;
+        double loss[SWEEP_N];
+        for (int i = 0; i < SWEEP_N; i++) {
+            ffnn_sweep_state st;
+            CHECK_OK(ffnn_sweep_model_state(s, i, &st));
+            if (st.training)
+                loss[n] = st.best_loss == st.best_loss ? st.best_loss : INFINITY, alive[n++] = i;
+        }
+        for (int a = 1; a < n; a++) /* insertion sort by loss, ties by index */
+            for (int b = a; b > 0 && loss[b] < loss[b - 1]; b--) {
+                double t = loss[b];
+                int ti = alive[b];
+                loss[b] = loss[b - 1], alive[b] = alive[b - 1];
+                loss[b - 1] = t, alive[b - 1] = ti;
+            }
+        int keep = (n + 1) / 2;
+        for (int q = keep; q < n; q++)
+            CHECK_OK(ffnn_sweep_stop_model(s, alive[q]));
+        CHECK_OK(ffnn_sweep_stop_model(s, alive[n - 1])); /* twice: nothing happens */
+        size_t left = 0;
+        for (int i = 0; i < SWEEP_N; i++) {
+            ffnn_sweep_state st;
+            CHECK_OK(ffnn_sweep_model_state(s, i, &st));
+            left += (size_t)st.training;
+        }
+        CHECK(left == (size_t)keep, "rung at epoch %d: %zu survivors of %d, not %d", e, left,
+              n, keep);
+        printf("     rung at epoch %d: %d training, %d go on\n", e, n, keep);
+        training = left;
+    }
+    int epochs[SWEEP_N];
+    for (int i = 0; i < SWEEP_N; i++) {
+        ffnn_sweep_state st;
+        CHECK_OK(ffnn_sweep_model_state(s, i, &st));
+        epochs[i] = st.epochs_run;
+        ffnn_train_config alone = cfg[i];
+        alone.threads = 0;
+        alone.epochs = st.epochs_run;
+        CHECK_OK(ffnn_train(lone[i], train, cfg[i].early_stopping ? val : NULL, &alone, NULL));
+    }
+    ffnn_sweep_free(s);
+    for (int i = 0; i < SWEEP_N; i++) {
+        size_t n = ffnn_model_parameter_count(m[i]);
+        CHECK(memcmp(ffnn_model_parameters(m[i]), ffnn_model_parameters(lone[i]),
+                     n * sizeof(float)) == 0,
+              "model %d (stopped after %d epochs) differs from its lone run", i, epochs[i]);
+        ffnn_model_free(m[i]);
+        ffnn_model_free(lone[i]);
+    }
+    printf("     epochs run: %d %d %d %d %d %d %d %d; each equals its lone run bit for bit\n",
+           epochs[0], epochs[1], epochs[2], epochs[3], epochs[4], epochs[5], epochs[6],
+           epochs[7]);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(val);
+    ffnn_dataset_free(all);
+    return TEST_PASS;
+}
+
 static test_result sweep_refuses(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
@@ -268,6 +358,7 @@ TEST_DIR_CASE("sweep", sweep_cli_sigint_ranks_what_it_has)
 
 const test_case sweep_tests[] = {
     {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
+    {"sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs},
     {"sweep_refuses", sweep_refuses},
     {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
     {"sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv},
