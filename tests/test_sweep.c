@@ -356,12 +356,46 @@ TEST_DIR_CASE("sweep", sweep_cli_sigint_ranks_what_it_has)
     return TEST_PASS;
 }
 
+/* ffnn sweep --halving 2 --min-epochs 2 of 8 epochs with --cv 2: 4 configurations,
+ * rungs at 2 and 4: two dropped at 2, one at 4, one trains all 8; ETA 1 refused. */
+TEST_DIR_CASE("sweep", sweep_cli_halving_rungs)
+{
+    UNUSED_WHY();
+    char out[600];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    const char *args[] = {"sweep", "--data", "synth:points:400", "--arch", "2-8relu-2",
+                          "--cv", "2", "--epochs", "8", "--lr", "0.001,0.01,0.03,0.1",
+                          "--device", "cpu", "--halving", "2", "--min-epochs", "2", "--json",
+                          NULL};
+    CHECK(cli_run(args, out, NULL) == 0, "ffnn sweep --halving failed (see %s)", out);
+    CHECK(file_contains(out, "rung at epoch 2: 4 configurations") &&
+              file_contains(out, "rung at epoch 4: 2 configurations"),
+          "no rung lines (see %s)", out);
+    FILE *f = fopen(out, "r");
+    char line[2048];
+    int at2 = 0, at4 = 0, full = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        at2 += strstr(line, "\"epochs\": 2,") && strstr(line, "\"dropped_at\": 2");
+        at4 += strstr(line, "\"epochs\": 4,") && strstr(line, "\"dropped_at\": 4");
+        full += strstr(line, "\"epochs\": 8,") && !strstr(line, "dropped_at");
+    }
+    if (f)
+        fclose(f);
+    CHECK(at2 == 2 && at4 == 1 && full == 1, "dropped at 2: %d, at 4: %d, full: %d (see %s)",
+          at2, at4, full, out);
+    const char *bad[] = {"sweep", "--data", "synth:points:100", "--halving", "1", NULL};
+    CHECK(cli_run(bad, out, NULL) == 2 && file_contains(out, "--halving expects an integer"),
+          "--halving 1 (see %s)", out);
+    return TEST_PASS;
+}
+
 const test_case sweep_tests[] = {
     {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
     {"sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs},
     {"sweep_refuses", sweep_refuses},
     {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
     {"sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv},
+    {"sweep_cli_halving_rungs", test_sweep_cli_halving_rungs},
     {"sweep_cli_sigint_ranks_what_it_has", test_sweep_cli_sigint_ranks_what_it_has},
 };
 const size_t sweep_tests_count = sizeof sweep_tests / sizeof sweep_tests[0];
