@@ -335,20 +335,19 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
     return r;
 }
 
-static test_result resume_matches(const char *dir, ffnn_device device, ffnn_optimizer opt)
-{
-    return resume_matches_with(dir, device, opt, 0);
-}
-
-#define RESUME_TEST(name, device, opt)                                            \
-    TEST_DIR_CASE("ck", name)                                                                \
+/* features: 0 plain, 1 the feature set, 2 every activation (resume_matches_with). */
+#define RESUME_TEST_WITH(name, device, opt, features)                             \
+    TEST_DIR_CASE("ck", name)                                                     \
     {                                                                             \
         if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
             SKIP("build has no CUDA (nvcc not found at build time)");             \
         if ((device) == FFNN_DEVICE_CUDA && ffnn_cuda_device_count() == 0)         \
             SKIP("no CUDA GPU visible");                                          \
-        return resume_matches(dir, device, opt);                                  \
+        return resume_matches_with(dir, device, opt, features);                   \
     }
+#define RESUME_TEST(name, device, opt) RESUME_TEST_WITH(name, device, opt, 0)
+#define RESUME_FEATURES_TEST(name, device, opt) RESUME_TEST_WITH(name, device, opt, 1)
+#define RESUME_ACTIVATIONS_TEST(name, device, opt) RESUME_TEST_WITH(name, device, opt, 2)
 
 RESUME_TEST(resume_cpu_sgd, FFNN_DEVICE_CPU, FFNN_OPT_SGD)
 RESUME_TEST(resume_cpu_momentum, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
@@ -356,31 +355,9 @@ RESUME_TEST(resume_cpu_adam, FFNN_DEVICE_CPU, FFNN_OPT_ADAM)
 RESUME_TEST(resume_cuda_sgd, FFNN_DEVICE_CUDA, FFNN_OPT_SGD)
 RESUME_TEST(resume_cuda_momentum, FFNN_DEVICE_CUDA, FFNN_OPT_MOMENTUM)
 RESUME_TEST(resume_cuda_adam, FFNN_DEVICE_CUDA, FFNN_OPT_ADAM)
-
-#define RESUME_FEATURES_TEST(name, device, opt)                                   \
-    TEST_DIR_CASE("ck", name)                                                     \
-    {                                                                             \
-        if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
-            SKIP("build has no CUDA (nvcc not found at build time)");             \
-        if ((device) == FFNN_DEVICE_CUDA && ffnn_cuda_device_count() == 0)         \
-            SKIP("no CUDA GPU visible");                                          \
-        return resume_matches_with(dir, device, opt, 1);                          \
-    }
-
 RESUME_FEATURES_TEST(resume_cpu_momentum_features, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
 RESUME_FEATURES_TEST(resume_cpu_adamw_features, FFNN_DEVICE_CPU, FFNN_OPT_ADAMW)
 RESUME_FEATURES_TEST(resume_cuda_adamw_features, FFNN_DEVICE_CUDA, FFNN_OPT_ADAMW)
-
-#define RESUME_ACTIVATIONS_TEST(name, device, opt)                                \
-    TEST_DIR_CASE("ck", name)                                                     \
-    {                                                                             \
-        if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
-            SKIP("build has no CUDA (nvcc not found at build time)");             \
-        if ((device) == FFNN_DEVICE_CUDA && ffnn_cuda_device_count() == 0)         \
-            SKIP("no CUDA GPU visible");                                          \
-        return resume_matches_with(dir, device, opt, 2);                          \
-    }
-
 RESUME_ACTIVATIONS_TEST(resume_cpu_momentum_activations, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
 RESUME_ACTIVATIONS_TEST(resume_cuda_sgd_activations, FFNN_DEVICE_CUDA, FFNN_OPT_SGD)
 

@@ -555,22 +555,32 @@ TEST_DIR_CASE("hard", stale_temporary_removed)
     return TEST_PASS;
 }
 
+/* Writes header h and the floats {1, 2, 3} as dir/name, then loads it: the load's
+ * status, or -1 where the file could not be written. The model is freed. */
+static int load_header_file(const char *dir, const char *name, const char *h)
+{
+    char path[512];
+    ffnn_model *m = NULL;
+    const float v[3] = {1, 2, 3};
+    if (tmp_path(path, sizeof path, dir, name) != 0 ||
+        write_safetensors(path, h, v, sizeof v) != 0)
+        return -1;
+    ffnn_status st = ffnn_model_load(path, &m, NULL);
+    ffnn_model_free(m);
+    return (int)st;
+}
+
 /* A tensor key with an embedded NUL ("layers.0.bias\u0000x") passed as
  * "layers.0.bias". */
 TEST_DIR_CASE("hard", key_with_nul_refused)
 {
     UNUSED_WHY();
-    char path[512];
-    ffnn_model *m = NULL;
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1\",\"loss\":\"mse\"},"
                     "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]},"
                     "\"layers.0.bias\\u0000x\":{\"dtype\":\"F32\",\"shape\":[1],"
                     "\"data_offsets\":[8,12]}}";
-    const float v[3] = {1, 2, 3};
-    CHECK(tmp_path(path, sizeof path, dir, "nul.safetensors") == 0 &&
-          write_safetensors(path, h, v, sizeof v) == 0, "write");
-    ffnn_status st = ffnn_model_load(path, &m, NULL);
-    ffnn_model_free(m);
+    int st = load_header_file(dir, "nul.safetensors", h);
+    CHECK(st != -1, "write");
     CHECK(st == FFNN_ERR_FORMAT && strstr(ffnn_last_error(), "u0000"),
           "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
@@ -581,17 +591,12 @@ TEST_DIR_CASE("hard", key_with_nul_refused)
 TEST_DIR_CASE("hard", control_characters_escaped)
 {
     UNUSED_WHY();
-    char path[512];
-    ffnn_model *m = NULL;
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1\",\"loss\":\"mse\","
                     "\"\\u001b[2Jevil\":\"x\"},"
                     "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]},"
                     "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}";
-    const float v[3] = {1, 2, 3};
-    CHECK(tmp_path(path, sizeof path, dir, "esc.safetensors") == 0 &&
-          write_safetensors(path, h, v, sizeof v) == 0, "write");
-    ffnn_status st = ffnn_model_load(path, &m, NULL);
-    ffnn_model_free(m);
+    int st = load_header_file(dir, "esc.safetensors", h);
+    CHECK(st != -1, "write");
     CHECK(st == FFNN_ERR_FORMAT, "loaded");
     CHECK(!strchr(ffnn_last_error(), 0x1b) && strstr(ffnn_last_error(), "\\x1b[2Jevil"),
           "message: %s", ffnn_last_error());
