@@ -123,7 +123,7 @@ static test_result progress_eta(char *why, size_t why_size)
         dup2(null_fd, 1);
         dup2(fd, 2);
         close(master);
-        execl(CLI, CLI, "train", "--data", "synth:points:200000", "--arch", "2-16relu-1",
+        execl(CLI, CLI, "train", "--data", "synth:points:2000000", "--arch", "2-16relu-1",
               "--loss", "bce", "--epochs", "2", "--batch", "4", "--threads", "1", "--device",
               "cpu", (char *)NULL);
         _exit(127);

@@ -324,9 +324,10 @@ TEST_DIR_CASE("hard2", log_through_own_link)
 
 /* ------------------------------------------------------------ N4: every stop signal saves */
 
-/* The run of the signal tests: many short epochs, a checkpoint and a model. */
+/* The run of the signal tests: many short epochs (more than a loaded machine runs
+ * before the signal comes; the signal ends it), a checkpoint and a model. */
 #define SIGNAL_RUN(ck, save)                                                          \
-    {"train", "--data", "synth:points:20000", "--arch", "2-256relu-2", "--epochs", "50", \
+    {"train", "--data", "synth:points:20000", "--arch", "2-256relu-2", "--epochs", "2000", \
      "--device", "cpu", "--strategy", "reference", "--checkpoint", ck, "--save", save, NULL}
 
 /* The checkpoint at ck loads and the model at save is marked interrupted by sig. */
