@@ -37,25 +37,36 @@ static void sweep_configs(ffnn_train_config *cfg)
     }
 }
 
-static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
+/* What both lone-run tests start from: the points split 3:1, sweep_configs, and
+ * for each model i two copies of the net initialised with its seed (m[i] for the
+ * sweep, lone[i] for its lone run), every model on train and val. */
+static test_result sweep_setup(ffnn_dataset **all, ffnn_dataset **train, ffnn_dataset **val,
+                               ffnn_train_config *cfg, ffnn_model **m, ffnn_model **lone,
+                               const ffnn_dataset **trains, const ffnn_dataset **vals)
 {
-    (void)why, (void)why_size;
-    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:points:800", 5, &all, NULL));
-    CHECK_OK(ffnn_dataset_split(all, 0.25, 1, &train, &val));
-    ffnn_train_config cfg[SWEEP_N];
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:800", 5, all, NULL));
+    CHECK_OK(ffnn_dataset_split(*all, 0.25, 1, train, val));
     sweep_configs(cfg);
-    ffnn_model *m[SWEEP_N] = {0}, *lone[SWEEP_N] = {0};
     for (int i = 0; i < SWEEP_N; i++) {
         CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &m[i]));
         CHECK_OK(ffnn_model_init(m[i], cfg[i].seed));
         CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &lone[i]));
         CHECK_OK(ffnn_model_init(lone[i], cfg[i].seed));
+        trains[i] = *train, vals[i] = *val;
     }
-    ffnn_sweep *s = NULL;
+    return TEST_PASS;
+}
+
+static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
+    ffnn_train_config cfg[SWEEP_N];
+    ffnn_model *m[SWEEP_N] = {0}, *lone[SWEEP_N] = {0};
     const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
-    for (int i = 0; i < SWEEP_N; i++)
-        trains[i] = train, vals[i] = val;
+    if (sweep_setup(&all, &train, &val, cfg, m, lone, trains, vals) != TEST_PASS)
+        return TEST_FAIL;
+    ffnn_sweep *s = NULL;
     CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, trains, vals, 3, &s));
     CHECK(ffnn_sweep_count(s) == SWEEP_N && ffnn_sweep_lanes(s) == 3, "count %zu lanes %d",
           ffnn_sweep_count(s), ffnn_sweep_lanes(s));
@@ -101,19 +112,11 @@ static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:points:800", 5, &all, NULL));
-    CHECK_OK(ffnn_dataset_split(all, 0.25, 1, &train, &val));
     ffnn_train_config cfg[SWEEP_N];
-    sweep_configs(cfg);
     ffnn_model *m[SWEEP_N] = {0}, *lone[SWEEP_N] = {0};
     const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
-    for (int i = 0; i < SWEEP_N; i++) {
-        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &m[i]));
-        CHECK_OK(ffnn_model_init(m[i], cfg[i].seed));
-        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &lone[i]));
-        CHECK_OK(ffnn_model_init(lone[i], cfg[i].seed));
-        trains[i] = train, vals[i] = val;
-    }
+    if (sweep_setup(&all, &train, &val, cfg, m, lone, trains, vals) != TEST_PASS)
+        return TEST_FAIL;
     ffnn_sweep *s = NULL;
     CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, trains, vals, 3, &s));
     CHECK(ffnn_sweep_stop_model(s, SWEEP_N) == FFNN_ERR_INVALID_ARGUMENT &&
