@@ -172,7 +172,7 @@ typedef enum ffnn_strategy {
                                 OpenMP backend on one thread, docs/PERFORMANCE.md).
                                 Runs on the cpu: device auto becomes cpu, device
                                 cuda is refused                                   */
-    FFNN_STRATEGY_TUNE = 9      /* auto by measurement: on cuda, ffnn_trainer_create times
+    FFNN_STRATEGY_TUNE = 9,     /* auto by measurement: on cuda, ffnn_trainer_create times
                                 each candidate (persistent where it fits, graph, fused,
                                 cublas, cublaslt; those that take cfg.precision) on a
                                 copy of the model, the first 128 batches of the data
@@ -185,6 +185,11 @@ typedef enum ffnn_strategy {
                                 stays the deterministic rule. On the cpu and in
                                 data-parallel training (ffnn_trainer_create_parallel
                                 with a communicator) it is auto                    */
+    FFNN_STRATEGY_BATCHED = 10  /* sweeps only (ffnn_sweep_create): the models of a sweep
+                                trained together on one GPU, one kernel launch per op
+                                for all of them (the model index in the grid: the
+                                fused strategy's kernels, K unsplit); plain sgd on
+                                dense nets, docs/SWEEP.md. A trainer alone refuses it */
 } ffnn_strategy;
 
 /* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the

@@ -211,6 +211,23 @@ static test_result sweep_refuses(char *why, size_t why_size)
     CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
               strstr(ffnn_last_error(), "model 0") && !s,
           "a bad config names its model: %s", ffnn_last_error());
+    /* strategy batched: a sweep's engine on cuda; a trainer alone refuses it */
+    cfg[0] = cfg[1] = ffnn_train_config_default();
+    cfg[0].strategy = cfg[1].strategy = FFNN_STRATEGY_BATCHED;
+    cfg[0].device = cfg[1].device = FFNN_DEVICE_CPU;
+    CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_UNSUPPORTED &&
+              strstr(ffnn_last_error(), "device cuda") && !s,
+          "batched on the cpu: %s", ffnn_last_error());
+    cfg[0].device = cfg[1].device = FFNN_DEVICE_CUDA;
+    cfg[1].optimizer = FFNN_OPT_ADAM;
+    CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_UNSUPPORTED &&
+              strstr(ffnn_last_error(), "model 1: optimizer is not sgd") && !s,
+          "batched adam: %s", ffnn_last_error());
+    ffnn_trainer *t = NULL;
+    cfg[0].device = FFNN_DEVICE_CPU;
+    CHECK(ffnn_trainer_create(m2, train, &cfg[0], &t) == FFNN_ERR_UNSUPPORTED &&
+              strstr(ffnn_last_error(), "models of a sweep") && !t,
+          "a trainer of strategy batched: %s", ffnn_last_error());
     ffnn_model_free(m);
     ffnn_model_free(m2);
     ffnn_dataset_free(train);
