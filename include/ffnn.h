@@ -1477,6 +1477,16 @@ FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
  * the models share the process, its CUDA context and start-up, not one matmul over
  * the model axis); a model on the persistent strategy makes it one lane: that
  * strategy's kernel holds every SM).
+ * Strategy batched (every config; cuda): no trainers; the models' parameters in
+ * one device arena and each op one kernel launch for all of them (the model index
+ * in the grid: HFTA, Wang et al., MLSys 2022), each model with its own seed (data
+ * order), learning rate and epochs; every model the same dense net (activations
+ * identity, relu, sigmoid, tanh; no dropout), one training set with labels and
+ * one validation set, loss ce, plain sgd with a constant rate, no weight decay,
+ * clipping, EMA, warm-up or early stopping, fp32, one batch size (anything else:
+ * FFNN_ERR_UNSUPPORTED naming the model and the setting). Each model within the
+ * strategies' tolerance of its lone run (tests/test_sweep_cuda.c), and the same
+ * bits whichever other models train beside it; ffnn_sweep_trainer is NULL, lanes 1.
  * Early stopping is per model (its own cfg.early_stopping, on val): a model whose
  * patience runs out stops, and its model gets its best epoch's weights.
  * Ownership: the models stay the caller's and must outlive the sweep, each a
@@ -1526,7 +1536,7 @@ FFNN_API ffnn_status ffnn_sweep_model_state(const ffnn_sweep *s, size_t i,
  * model is stopped either way). */
 FFNN_API ffnn_status ffnn_sweep_stop_model(ffnn_sweep *s, size_t i);
 /* Model i's trainer (for ffnn_trainer_evaluate_metrics, checkpoints ...), owned
- * by the sweep; NULL for an index out of range. */
+ * by the sweep; NULL for an index out of range and with strategy batched. */
 FFNN_API ffnn_trainer *ffnn_sweep_trainer(ffnn_sweep *s, size_t i);
 FFNN_API size_t ffnn_sweep_count(const ffnn_sweep *s);
 /* Models that train at the same time (1 on cuda). */
