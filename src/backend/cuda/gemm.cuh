@@ -48,6 +48,9 @@ typedef struct ffnn_gemm_models {
     size_t bias, dact_x, sgd_param;     /* strides of the epilogue's [N] / [M,N]   */
     size_t rowsum, rowsum_param;        /* strides of the [M] row sums             */
     const float *lr;                    /* [count] or NULL                         */
+    int no_c;                           /* 1: C is not stored where the epilogue
+                                           runs (an SGD update's gradient nobody
+                                           reads: its memory traffic saved)       */
 } ffnn_gemm_models;
 
 /* What runs after the matmul (see the top of this file). All pointers device

@@ -71,7 +71,7 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
         v.y = gemm_epi_value(ep, a[1], b.y, x.y);
         v.z = gemm_epi_value(ep, a[2], b.z, x.z);
         v.w = gemm_epi_value(ep, a[3], b.w, x.w);
-        *(float4 *)(C + idx) = v;
+        if (!ep.models.no_c) *(float4 *)(C + idx) = v;
         if (ep.sgd_param != NULL) {
             float4 p = *(float4 *)(ep.sgd_param + idx);
             p.x = ffnn_dev_sgd(p.x, ep.lr, v.x);
@@ -85,7 +85,7 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
     for (int j = 0; j < w && col + j < N; ++j) {
         const float v = gemm_epi_value(ep, a[j], ep.bias != NULL ? ep.bias[col + j] : 0.0f,
                                        ep.dact_x != NULL ? ep.dact_x[idx + j] : 0.0f);
-        C[idx + j] = v;
+        if (!ep.models.no_c) C[idx + j] = v;
         if (ep.sgd_param != NULL)
             ep.sgd_param[idx + j] = ffnn_dev_sgd(ep.sgd_param[idx + j], ep.lr, v);
     }

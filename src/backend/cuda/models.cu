@@ -97,6 +97,7 @@ extern "C" ffnn_status ffnn_cuda_models_dense_backward_sgd(
     ep.models.sgd_param = p_stride;
     ep.models.rowsum_param = p_stride;
     ep.models.lr = lr;
+    ep.models.no_c = 1; /* dW: only the update reads it */
     /* dW [out,in] = dz^T [out,batch] x [batch,in]; row sums of dz^T = db, per model */
     return ffnn_cuda_gemm_models(ctx, dz, x, dW, (int)out, (int)in, (int)batch, 1, 0, &ep,
                                  FFNN_GEMM_AUTO);
