@@ -52,6 +52,9 @@ const char *const ffnn_cli_sweep_usage =
     "                    ranked by its best epoch\n"
     "  --csv FILE        the ranked table as CSV\n"
     "  --save-best FILE  the best model, as ffnn train --save writes it\n"
+    "  --save-all DIR    every configuration's model as DIR/conf-<N>.safetensors (N: the\n"
+    "                    conf column; DIR made, or one holding only such files)\n"
+
     "  --threads N       models trained at the same time (on cuda: host threads\n"
     "                    queueing their models' steps at once; default: all cores)\n"
     "  --json            one JSON object per configuration, ranked, on stdout\n"
@@ -67,7 +70,7 @@ const char *const ffnn_cli_sweep_usage =
     "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --gpus,\n"
     "--max-steps (they belong to one run).\n"
     "SIGINT/SIGTERM: the models stop after the current epoch and are ranked as they\n"
-    "are (--csv, --save-best written); exit status 130.\n";
+    "are (--csv, --save-best, --save-all written); exit status 130.\n";
 
 /* Configuration k's model of fold f, prepared as ffnn train prepares its one (class
  * names, table encoding, --standardize's statistics: fitted once per fold, on the
@@ -166,13 +169,8 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
         ffnn_sweep_print_results(s, c, order, n, stdout, 0);
         if (s->csv_path)
             rc = ffnn_sweep_write_csv(s, c, order, n);
-        if (rc == 0 && s->save_best &&
-            ffnn_model_save(c[order[0]].model[0], s->save_best) !=
-                FFNN_OK)
-            rc = ffnn_cli_fail(CMD, "--save-best");
-        else if (rc == 0 && s->save_best && !s->json)
-            printf("saved the best model (configuration %lld) to %s\n", order[0] + 1,
-                   s->save_best);
+        if (rc == 0)
+            rc = ffnn_sweep_save(s, c, order, n);
     }
     free(order);
     free_folds(&d);

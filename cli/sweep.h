@@ -33,6 +33,7 @@ typedef struct sweep_cli {
     long long random;              /* --random N (0: the product)                   */
     unsigned long long random_seed;
     const char *rank_by, *csv_path, *save_best;
+    const char *save_all;          /* --save-all DIR                                */
     int json;
     long long halving, min_epochs; /* --halving ETA (0: off), --min-epochs R        */
     char seeds[SWEEP_MAX_VALUES * 4][24]; /* the integers of --seed A-B ranges */
@@ -86,5 +87,13 @@ void ffnn_sweep_print_results(const sweep_cli *s, const config *c, const long lo
                               long long n, FILE *f, int csv);
 int ffnn_sweep_write_csv(const sweep_cli *s, const config *c, const long long *order,
                          long long n);
+
+/* sweep_save.c */
+/* --save-all DIR before training: DIR made (or an existing directory that holds
+ * nothing but conf-<N>.safetensors files, N <= n, of an earlier --save-all) and
+ * writable. 0, or an exit status with the message printed. */
+int ffnn_sweep_prepare_save_all(const char *dir, long long n);
+/* After ranking: --save-best and --save-all written (order: best first). */
+int ffnn_sweep_save(const sweep_cli *s, const config *c, const long long *order, long long n);
 
 #endif

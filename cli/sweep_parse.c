@@ -130,6 +130,8 @@ static int take_option(sweep_cli *s, const char *name, const char *value)
         return s->csv_path = value, 0;
     if (strcmp(name, "save-best") == 0)
         return s->save_best = value, 0;
+    if (strcmp(name, "save-all") == 0)
+        return s->save_all = value, 0;
     for (int i = 0; i < s->axis_count; i++)
         if (strcmp(s->axes[i].name, name) == 0) {
             fprintf(stderr, "%s: --%s given twice (give one list)\n", CMD, name);
@@ -148,7 +150,8 @@ static int is_own_option(const char *name)
 {
     return !strcmp(name, "random") || !strcmp(name, "random-seed") ||
            !strcmp(name, "rank-by") || !strcmp(name, "csv") || !strcmp(name, "save-best") ||
-           !strcmp(name, "halving") || !strcmp(name, "min-epochs");
+           !strcmp(name, "halving") || !strcmp(name, "min-epochs") ||
+           !strcmp(name, "save-all");
 }
 
 /* argv into s: sweep options and axes taken out, the rest kept in s->fixed. */
@@ -318,9 +321,10 @@ int ffnn_sweep_build_configs(const sweep_cli *s, config **out, long long *count)
             return rc;
         if (k == 0 && (rc = refuse_run_options(&c[0].o)) != 0)
             return rc;
-        if (k == 0 && c[0].o.cv && s->save_best) {
-            fprintf(stderr, "%s: --save-best with --cv: the folds' models are not one model; "
-                    "run the best configuration with ffnn train --save\n", CMD);
+        const char *one = s->save_best ? "--save-best" : s->save_all ? "--save-all" : NULL;
+        if (k == 0 && c[0].o.cv && one) {
+            fprintf(stderr, "%s: %s with --cv: the folds' models are not one model; "
+                    "run the best configuration with ffnn train --save\n", CMD, one);
             return 2;
         }
         if (c[k].o.cfg.device != c[0].o.cfg.device) {
@@ -332,6 +336,8 @@ int ffnn_sweep_build_configs(const sweep_cli *s, config **out, long long *count)
         return 1;
     if (s->csv_path && ffnn_cli_check_output_path(CMD, "--csv", s->csv_path) != 0)
         return 1;
+    if (s->save_all)
+        return ffnn_sweep_prepare_save_all(s->save_all, n);
     return 0;
 }
 
