@@ -54,7 +54,9 @@ const char *const ffnn_cli_sweep_usage =
     "  --save-best FILE  the best model, as ffnn train --save writes it\n"
     "  --save-all DIR    every configuration's model as DIR/conf-<N>.safetensors (N: the\n"
     "                    conf column; DIR made, or one holding only such files)\n"
-
+    "  --ensemble K FILE the best K models as one ensemble model file: its prediction\n"
+    "                    is the mean of theirs (probabilities; mse: outputs); ffnn\n"
+    "                    predict, eval, info and export take it\n"
     "  --threads N       models trained at the same time (on cuda: host threads\n"
     "                    queueing their models' steps at once; default: all cores)\n"
     "  --json            one JSON object per configuration, ranked, on stdout\n"
@@ -70,7 +72,7 @@ const char *const ffnn_cli_sweep_usage =
     "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --gpus,\n"
     "--max-steps (they belong to one run).\n"
     "SIGINT/SIGTERM: the models stop after the current epoch and are ranked as they\n"
-    "are (--csv, --save-best, --save-all written); exit status 130.\n";
+    "are (--csv, --save-best, --save-all, --ensemble written); exit status 130.\n";
 
 /* Configuration k's model of fold f, prepared as ffnn train prepares its one (class
  * names, table encoding, --standardize's statistics: fitted once per fold, on the

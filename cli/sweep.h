@@ -34,6 +34,8 @@ typedef struct sweep_cli {
     unsigned long long random_seed;
     const char *rank_by, *csv_path, *save_best;
     const char *save_all;          /* --save-all DIR                                */
+    long long ensemble_k;          /* --ensemble K FILE                             */
+    const char *ensemble_path;
     int json;
     long long halving, min_epochs; /* --halving ETA (0: off), --min-epochs R        */
     char seeds[SWEEP_MAX_VALUES * 4][24]; /* the integers of --seed A-B ranges */
@@ -93,7 +95,7 @@ int ffnn_sweep_write_csv(const sweep_cli *s, const config *c, const long long *o
  * nothing but conf-<N>.safetensors files, N <= n, of an earlier --save-all) and
  * writable. 0, or an exit status with the message printed. */
 int ffnn_sweep_prepare_save_all(const char *dir, long long n);
-/* After ranking: --save-best and --save-all written (order: best first). */
+/* After ranking: --save-best, --save-all and --ensemble written (order: best first). */
 int ffnn_sweep_save(const sweep_cli *s, const config *c, const long long *order, long long n);
 
 #endif

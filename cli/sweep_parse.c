@@ -132,6 +132,9 @@ static int take_option(sweep_cli *s, const char *name, const char *value)
         return s->save_best = value, 0;
     if (strcmp(name, "save-all") == 0)
         return s->save_all = value, 0;
+    if (strcmp(name, "ensemble") == 0)
+        return ffnn_cli_int(CMD, "--ensemble", value, 1, FFNN_ENSEMBLE_MAX_MEMBERS,
+                            &s->ensemble_k);
     for (int i = 0; i < s->axis_count; i++)
         if (strcmp(s->axes[i].name, name) == 0) {
             fprintf(stderr, "%s: --%s given twice (give one list)\n", CMD, name);
@@ -151,7 +154,7 @@ static int is_own_option(const char *name)
     return !strcmp(name, "random") || !strcmp(name, "random-seed") ||
            !strcmp(name, "rank-by") || !strcmp(name, "csv") || !strcmp(name, "save-best") ||
            !strcmp(name, "halving") || !strcmp(name, "min-epochs") ||
-           !strcmp(name, "save-all");
+           !strcmp(name, "save-all") || !strcmp(name, "ensemble");
 }
 
 /* argv into s: sweep options and axes taken out, the rest kept in s->fixed. */
@@ -195,6 +198,12 @@ int ffnn_sweep_parse_command_line(int argc, char **argv, sweep_cli *s)
         int rc = take_option(s, key, value);
         if (rc)
             return rc;
+        if (!strcmp(name, "ensemble")) { /* --ensemble K FILE */
+            if (eq || i + 1 >= argc)
+                return fprintf(stderr, "%s: --ensemble K FILE: expected the file after K\n",
+                               CMD), 2;
+            s->ensemble_path = argv[++i];
+        }
         if (swept && (rc = split_axis(&s->axes[s->axis_count - 1], s->seeds, &seeds_used)) != 0)
             return rc;
     }
@@ -321,7 +330,8 @@ int ffnn_sweep_build_configs(const sweep_cli *s, config **out, long long *count)
             return rc;
         if (k == 0 && (rc = refuse_run_options(&c[0].o)) != 0)
             return rc;
-        const char *one = s->save_best ? "--save-best" : s->save_all ? "--save-all" : NULL;
+        const char *one = s->save_best ? "--save-best" : s->save_all ? "--save-all"
+                          : s->ensemble_path ? "--ensemble" : NULL;
         if (k == 0 && c[0].o.cv && one) {
             fprintf(stderr, "%s: %s with --cv: the folds' models are not one model; "
                     "run the best configuration with ffnn train --save\n", CMD, one);
@@ -335,6 +345,14 @@ int ffnn_sweep_build_configs(const sweep_cli *s, config **out, long long *count)
     if (s->save_best && ffnn_cli_check_output_path(CMD, "--save-best", s->save_best) != 0)
         return 1;
     if (s->csv_path && ffnn_cli_check_output_path(CMD, "--csv", s->csv_path) != 0)
+        return 1;
+    if (s->ensemble_path && s->ensemble_k > n) {
+        fprintf(stderr, "%s: --ensemble %lld: the sweep has %lld configuration%s\n", CMD,
+                s->ensemble_k, n, n == 1 ? "" : "s");
+        return 2;
+    }
+    if (s->ensemble_path &&
+        ffnn_cli_check_output_path(CMD, "--ensemble", s->ensemble_path) != 0)
         return 1;
     if (s->save_all)
         return ffnn_sweep_prepare_save_all(s->save_all, n);

@@ -1,6 +1,6 @@
 /* sweep_save.c - what ffnn sweep writes of its models after ranking: --save-best
- * (the best one) and --save-all DIR (each configuration's as
- * DIR/conf-<N>.safetensors). Every file is
+ * (the best one), --save-all DIR (each configuration's as DIR/conf-<N>.safetensors)
+ * and --ensemble K FILE (the best K as one ensemble model file). Every file is
  * written by ffnn_model_save: atomically (a temporary file renamed over the name). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -89,6 +89,33 @@ static int save_all(const char *dir, const config *c, long long n, int json)
     return 0;
 }
 
+/* The best K models (order[0 .. K-1]) as one ensemble model file. */
+static int save_ensemble(const sweep_cli *s, const config *c, const long long *order, int json)
+{
+    int k = (int)s->ensemble_k;
+    const ffnn_model **members = malloc((size_t)k * sizeof *members);
+    if (!members)
+        return fprintf(stderr, "%s: out of memory\n", CMD), 1;
+    for (int i = 0; i < k; i++)
+        members[i] = c[order[i]].model[0];
+    ffnn_model *e = NULL;
+    int rc = 0;
+    if (ffnn_model_ensemble(members, k, &e) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "--ensemble");
+    else if (ffnn_model_save(e, s->ensemble_path) != FFNN_OK)
+        rc = ffnn_cli_fail(CMD, "--ensemble");
+    else if (!json) {
+        printf("saved an ensemble of the best %d model%s (configuration%s", k,
+               k == 1 ? "" : "s", k == 1 ? "" : "s");
+        for (int i = 0; i < k; i++)
+            printf("%s%lld", i ? ", " : " ", order[i] + 1);
+        printf(") to %s\n", s->ensemble_path);
+    }
+    ffnn_model_free(e);
+    free(members);
+    return rc;
+}
+
 int ffnn_sweep_save(const sweep_cli *s, const config *c, const long long *order, long long n)
 {
     if (s->save_best && ffnn_model_save(c[order[0]].model[0], s->save_best) != FFNN_OK)
@@ -96,5 +123,8 @@ int ffnn_sweep_save(const sweep_cli *s, const config *c, const long long *order,
     if (s->save_best && !s->json)
         printf("saved the best model (configuration %lld) to %s\n", order[0] + 1,
                s->save_best);
-    return s->save_all ? save_all(s->save_all, c, n, s->json) : 0;
+    int rc = s->save_all ? save_all(s->save_all, c, n, s->json) : 0;
+    if (rc == 0 && s->ensemble_path)
+        rc = save_ensemble(s, c, order, s->json);
+    return rc;
 }
