@@ -53,7 +53,7 @@ FFNN_API const char *ffnn_version(int *major, int *minor, int *patch);
 
 /* sizeof the public struct of that name in this build of the library
  * ("ffnn_train_config", "ffnn_epoch_stats", "ffnn_model_file_info",
- * "ffnn_checkpoint_info", "ffnn_train_option"), 0 for another name: a binding
+ * "ffnn_checkpoint_info", "ffnn_train_option", "ffnn_sweep_state"), 0 for another name: a binding
  * that mirrors a struct (python/ffnn/_lib.py) checks its copy against it before
  * using it. Never fails. */
 FFNN_API size_t ffnn_struct_size(const char *name);
