@@ -397,7 +397,8 @@ static ffnn_status st_read_ensemble_metadata(const st_reader *r, st_ensemble_met
     long k = cJSON_IsString(members) ? strtol(members->valuestring, &end, 10) : 0;
     if (st != FFNN_OK)
         return st;
-    if (!end || *end || end == members->valuestring || k < 1 || k > FFNN_ENSEMBLE_MAX_MEMBERS)
+    if (!end || *end || members->valuestring[0] < '1' || members->valuestring[0] > '9' || k < 1 ||
+        k > FFNN_ENSEMBLE_MAX_MEMBERS)
         return ffnn_st_fail(r, "__metadata__ \"members\": expected the member count as a "
                             "decimal string in [1, %d]", FFNN_ENSEMBLE_MAX_MEMBERS);
     em->members = (int)k;
