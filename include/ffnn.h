@@ -882,7 +882,9 @@ FFNN_API void ffnn_remove_temporary_files(void);
  * __metadata__ with format "ffnn-model", a valid arch, a known loss, nothing
  * else but ffnn_version; exactly the tensors of that architecture (none missing,
  * none extra), each F32 with no zero dimension and the layer's shape; finite
- * values. Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message: the
+ * values. A file of format "ffnn-ensemble" gives an ensemble model ("Ensembles"
+ * below; docs/FORMATS.md), each member checked as a model file is. Errors:
+ * FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message: the
  * file, then the byte offset or the tensor/key, what was expected and what was
  * found), FFNN_ERR_NO_MEMORY. *out untouched on error. */
 FFNN_API ffnn_status ffnn_model_load(const char *path, ffnn_model **out,
@@ -1074,7 +1076,9 @@ FFNN_API ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, s
  * standardisation undone. metadata_props: ffnn_version, arch, loss and, when
  * the model has class names, class_names (a JSON array). Written with protobuf-c
  * over the onnx project's onnx.proto; outputs equal the predictor's within 1e-5
- * in onnxruntime (tests/test_onnx.c). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL,
+ * in onnxruntime (tests/test_onnx.c). An ensemble model: each member's graph
+ * (its standardisation, layers and head) on "x", then Mean of their outputs.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL,
  * a model without a loss, a model inside a training epoch), FFNN_ERR_UNSUPPORTED
  * (a build without protobuf-c: the message says so), FFNN_ERR_IO,
  * FFNN_ERR_NO_MEMORY. Thread safety: reads m only. */
