@@ -55,6 +55,9 @@ struct ffnn_batched {
     size_t *act;                      /* [count] model of slot z (z < active)   */
     size_t active;
     int32_t *perm, *index_host;       /* [n] one permutation; [rows * count]    */
+    ffnn_rng *rng_before;             /* [count] the generators before `ahead`  */
+    size_t *ahead_act;                /* [count] the models `ahead` was made for */
+    size_t ahead_active;              /* how many (0: no epoch made ahead)      */
     float *loss_host;                 /* [rows * count]                          */
     uint8_t *correct_host;            /* [EVAL_ROWS * count]                     */
     /* device */
@@ -64,7 +67,8 @@ struct ffnn_batched {
     float *val_x;                     /* [n_val, in] float32                     */
     int32_t *val_labels;
     float *params, *grads, *lr, *x, *dz[2], **actv;
-    int32_t *y, *index;
+    int32_t *y, *index, *index_next; /* this epoch's index, and the next one's
+                                         (made while this one trains)          */
     float *row_loss;
     uint8_t *row_correct;
 };
@@ -167,7 +171,7 @@ void ffnn_batched_free(ffnn_batched *b)
     if (b->ctx) {
         void *dev[] = {b->train_features, b->train_labels, b->val_x, b->val_labels,
                        b->params, b->grads, b->lr, b->x, b->dz[0], b->dz[1], b->y,
-                       b->index, b->row_loss, b->row_correct};
+                       b->index, b->index_next, b->row_loss, b->row_correct};
         for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
             if (dev[i])
                 b->ops->release(b->ctx, dev[i]);
@@ -185,6 +189,8 @@ void ffnn_batched_free(ffnn_batched *b)
     free(b->act);
     free(b->perm);
     free(b->index_host);
+    free(b->rng_before);
+    free(b->ahead_act);
     free(b->loss_host);
     free(b->correct_host);
     free(b);
@@ -210,7 +216,7 @@ static uint64_t device_bytes(const ffnn_batched *b, const ffnn_dataset *train)
         f += (uint64_t)n * rows * b->net->layers[i].out;                /* act */
     f += (uint64_t)b->n_val * (b->net->input_size + 1);                 /* val */
     uint64_t bytes = 4 * f + (uint64_t)n * b->B * 4;                    /* y */
-    bytes += (uint64_t)b->rows * n * 4 + (uint64_t)b->loss_rows * n * 5; /* index, loss, ok */
+    bytes += (uint64_t)b->rows * n * 8 + (uint64_t)b->loss_rows * n * 5; /* 2 index, loss, ok */
     bytes += (uint64_t)train->count * (train->features * (train->images ? 1 : 4) + 4);
     return bytes;
 }
@@ -278,6 +284,7 @@ static ffnn_status allocate(ffnn_batched *b)
         (st = dev_alloc(b, &b->dz[0], n * b->B * b->widest, 4)) ||
         (st = dev_alloc(b, &b->dz[1], n * b->B * b->widest, 4)) ||
         (st = dev_alloc(b, &b->y, n * b->B, 4)) || (st = dev_alloc(b, &b->index, n * b->rows, 4)) ||
+        (st = dev_alloc(b, &b->index_next, n * b->rows, 4)) ||
         (st = dev_alloc(b, &b->row_loss, n * b->loss_rows, 4)) ||
         (st = dev_alloc(b, &b->row_correct, n * b->loss_rows, 1)))
         return st;
@@ -331,11 +338,14 @@ ffnn_status ffnn_batched_create(ffnn_model *const *models, const ffnn_train_conf
     b->act = malloc(count * sizeof *b->act);
     b->perm = malloc(n * sizeof *b->perm);
     b->index_host = malloc(b->rows * count * sizeof *b->index_host);
+    b->rng_before = malloc(count * sizeof *b->rng_before);
+    b->ahead_act = malloc(count * sizeof *b->ahead_act);
     b->loss_host = malloc(b->loss_rows * count * sizeof *b->loss_host);
     b->correct_host = malloc((size_t)EVAL_ROWS * count);
     b->actv = calloc((size_t)b->net->layer_count, sizeof *b->actv);
     if (st == FFNN_OK && (!b->lr_host || !b->rng || !b->epochs || !b->shuffle || !b->slot_of ||
-                          !b->act || !b->perm || !b->index_host || !b->loss_host ||
+                          !b->act || !b->perm || !b->index_host ||
+                          !b->rng_before || !b->ahead_act || !b->loss_host ||
                           !b->correct_host || !b->actv))
         st = ffnn_fail(FFNN_ERR_NO_MEMORY, "strategy batched: host buffers of %zu models",
                        count);
@@ -414,10 +424,10 @@ static size_t batch_of(const ffnn_batched *b, size_t s)
     return s + 1 < b->steps ? b->B : b->rows - s * b->B;
 }
 
-/* The epoch's permutations, step-major (the top of this file), uploaded: each
- * model's as its lone trainer makes it (epoch.c: the rows in order, shuffled by
- * its generator, which goes on from epoch to epoch). */
-static ffnn_status permutations(ffnn_batched *b)
+/* An epoch's permutations, step-major (the top of this file), uploaded into dst:
+ * each model's as its lone trainer makes it (epoch.c: the rows in order, shuffled
+ * by its generator, which goes on from epoch to epoch). */
+static ffnn_status permutations(ffnn_batched *b, int32_t *dst)
 {
     const size_t a = b->active;
     for (size_t z = 0; z < a; z++) {
@@ -432,7 +442,38 @@ static ffnn_status permutations(ffnn_batched *b)
                    bs * sizeof *b->perm);
         }
     }
-    return b->ops->upload(b->ctx, b->index, b->index_host, a * b->rows * sizeof(int32_t));
+    return b->ops->upload(b->ctx, dst, b->index_host, a * b->rows * sizeof(int32_t));
+}
+
+/* This epoch's index: the one made ahead when it was made for these models, else
+ * (the generators put back as they were before it) made now. */
+static ffnn_status this_epoch_index(ffnn_batched *b)
+{
+    const int same = b->ahead_active == b->active &&
+                     !memcmp(b->ahead_act, b->act, b->active * sizeof *b->act);
+    if (same) {
+        int32_t *t = b->index;
+        b->index = b->index_next, b->index_next = t;
+        b->ahead_active = 0;
+        return FFNN_OK;
+    }
+    if (b->ahead_active)
+        memcpy(b->rng, b->rng_before, b->count * sizeof *b->rng);
+    b->ahead_active = 0;
+    return permutations(b, b->index);
+}
+
+/* The next epoch's index for the same models, made on the host while the GPU
+ * trains this one (the generators kept, should the next epoch train others). */
+static ffnn_status next_epoch_index(ffnn_batched *b)
+{
+    memcpy(b->rng_before, b->rng, b->count * sizeof *b->rng);
+    memcpy(b->ahead_act, b->act, b->active * sizeof *b->act);
+    ffnn_status st = permutations(b, b->index_next);
+    b->ahead_active = st == FFNN_OK ? b->active : 0;
+    if (st != FFNN_OK)
+        memcpy(b->rng, b->rng_before, b->count * sizeof *b->rng);
+    return st;
 }
 
 /* The forward of `rows` rows per model from x (model z's at x + z x_stride)
@@ -554,11 +595,13 @@ ffnn_status ffnn_batched_run_epoch(ffnn_batched *b, const int *training, ffnn_ep
     ffnn_status st = place(b, training);
     if (st != FFNN_OK || b->active == 0)
         return st;
-    if ((st = permutations(b)) != FFNN_OK || (st = b->ops->synchronize(b->ctx)) != FFNN_OK)
+    if ((st = this_epoch_index(b)) != FFNN_OK || (st = b->ops->synchronize(b->ctx)) != FFNN_OK)
         return st;
     const double t0 = now_seconds();
     for (size_t s = 0; s < b->steps && st == FFNN_OK; s++)
         st = step(b, s);
+    if (st == FFNN_OK) /* while the GPU runs the steps queued */
+        st = next_epoch_index(b);
     if (st == FFNN_OK)
         st = b->ops->synchronize(b->ctx);
     const double seconds = now_seconds() - t0;
