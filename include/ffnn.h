@@ -1530,7 +1530,8 @@ FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
  * order), learning rate and epochs; every model the same dense net (activations
  * identity, relu, sigmoid, tanh; no dropout), one training set with labels and
  * one validation set, loss ce, plain sgd with a constant rate, no weight decay,
- * clipping, EMA, warm-up or early stopping, fp32, one batch size (anything else:
+ * clipping, EMA, warm-up or early stopping, one precision (fp32, tf32 or bf16 on
+ * the tensor cores), one batch size (anything else:
  * FFNN_ERR_UNSUPPORTED naming the model and the setting). Each model within the
  * strategies' tolerance of its lone run (tests/test_sweep_cuda.c), and the same
  * bits whichever other models train beside it; ffnn_sweep_trainer is NULL, lanes 1.

@@ -119,8 +119,9 @@ static ffnn_status check_config(size_t i, const ffnn_train_config *c,
         return refuse(i, "early stopping is set");
     if (c->loss != FFNN_LOSS_SOFTMAX_CE)
         return refuse(i, "the loss is not ce");
-    if (c->precision != FFNN_PRECISION_FP32)
-        return refuse(i, "the precision is not fp32");
+    if (c->precision == FFNN_PRECISION_TF32X3 || c->precision != c0->precision)
+        return refuse(i, "its precision is tf32x3 or differs from model 0's (fp32, tf32 or "
+                         "bf16 for all)");
     if (c->batch_size != c0->batch_size || c->drop_last != c0->drop_last)
         return refuse(i, "its batch size or drop_last differs from model 0's");
     if (!(c->learning_rate > 0.0f) || !isfinite(c->learning_rate))
@@ -356,6 +357,7 @@ ffnn_status ffnn_batched_create(ffnn_model *const *models, const ffnn_train_conf
         b->slot_of[i] = SIZE_MAX; /* uploaded at the first epoch */
     }
     ffnn_backend_options opt = {0};
+    opt.precision = configs[0].precision; /* the matmuls' (gemm.cuh ffnn_cuda_gemm_models) */
     if (st == FFNN_OK)
         st = ops->create(&opt, &b->ctx);
     if (st == FFNN_OK) {

@@ -14,8 +14,9 @@ typedef struct ffnn_batched ffnn_batched;
  * together: cuda, every model the same dense network (activations identity,
  * relu, sigmoid, tanh; no dropout), one training set with class labels and no
  * sample weights, one validation set (or none), loss ce, plain sgd (no weight
- * decay, clipping, EMA, warm-up), a constant learning rate, no early stopping, fp32,
- * one batch size and drop_last. Else FFNN_ERR_UNSUPPORTED naming the first
+ * decay, clipping, EMA, warm-up), a constant learning rate, no early stopping, one
+ * precision (fp32, tf32 or bf16: the matmuls' inputs, fp32 weights), one batch
+ * size and drop_last. Else FFNN_ERR_UNSUPPORTED naming the first
  * model and setting that cannot, and the way out (another strategy). */
 ffnn_status ffnn_batched_check(ffnn_model *const *models, const ffnn_train_config *configs,
                                size_t count, const ffnn_dataset *const *train,

@@ -659,21 +659,18 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
     return st;
 }
 
-/* The tile of a matmul over `count` models: the largest whose tiles pad the
- * output by at most half and give every SM two blocks (count x tiles >= 2 SMs);
- * else the one that pads it least. Any tile gives each output the same chain
- * over k (gemm.cuh), so the choice moves time, not values. */
-static int models_config(const ffnn_cuda_ctx *ctx, int M, int N, int count)
+/* gemm.cuh ffnn_cuda_gemm_models_config */
+extern "C" int ffnn_cuda_gemm_models_config(const ffnn_cuda_ctx *ctx, int M, int N, int count,
+                                            const int *order, int n)
 {
-    static const int order[] = {FFNN_GEMM_128, FFNN_GEMM_64, FFNN_GEMM_32, FFNN_GEMM_16};
     const long long sms = ctx->sm_count > 0 ? ctx->sm_count : 1, area = (long long)M * N;
-    int best = FFNN_GEMM_16;
+    int best = order[n - 1];
     long long best_pad = -1;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < n; i++) {
         const long long bm = ffnn_gemm_config_bm(order[i]), bn = ffnn_gemm_config_bn(order[i]);
         const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
         const long long pad = tiles * bm * bn;
-        if (i < 3 && tiles * count >= 2 * sms && 2 * pad <= 3 * area)
+        if (i < n - 1 && tiles * count >= 2 * sms && 2 * pad <= 3 * area)
             return order[i];
         if (best_pad < 0 || pad < best_pad)
             best = order[i], best_pad = pad;
@@ -699,11 +696,17 @@ extern "C" ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A,
     if (A == NULL || B == NULL || C == NULL)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda gemm_models: A, B and C must not be NULL");
+    if (ctx->precision == FFNN_PRECISION_TF32 || ctx->precision == FFNN_PRECISION_BF16)
+        return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, ep, config,
+                                  ctx->precision == FFNN_PRECISION_BF16);
     if (ctx->precision != FFNN_PRECISION_FP32)
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda gemm_models: fp32 only (precision %s)",
-                         ffnn_precision_name(ctx->precision));
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda gemm_models: fp32, tf32 or bf16 (precision "
+                         "%s)", ffnn_precision_name(ctx->precision));
+    static const int order[] = {FFNN_GEMM_128, FFNN_GEMM_64, FFNN_GEMM_32, FFNN_GEMM_16};
     ffnn_gemm_plan p;
-    p.config = config == FFNN_GEMM_AUTO ? models_config(ctx, M, N, ep->models.count) : config;
+    p.config = config == FFNN_GEMM_AUTO
+                   ? ffnn_cuda_gemm_models_config(ctx, M, N, ep->models.count, order, 4)
+                   : config;
     const int bk = ffnn_gemm_config_bk(p.config);
     if (bk == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_models: unknown config %d",

@@ -104,14 +104,23 @@ ffnn_gemm_plan ffnn_cuda_gemm_plan(const ffnn_cuda_ctx *ctx, int M, int N, int K
  * strides and learning rates), one launch of gemm_kernel: config AUTO picks the
  * tile for the whole launch (count x tiles blocks), K is never split (the grid's
  * z is the model axis), so each model's outputs are those of ffnn_cuda_gemm with
- * an unsplit plan, bit for bit (every tile sums an output in the same order). fp32 only (ctx->precision FP32; the tensor-core
- * kernels are not batched yet: FFNN_ERR_UNSUPPORTED). 1 <= count <= 65535.
+ * an unsplit plan, bit for bit (every tile sums an output in the same order).
+ * ctx->precision tf32 / bf16: gemm_mma.cu's kernel the same way (its tile chosen
+ * likewise, K unsplit). 1 <= count <= 65535.
  * Errors: FFNN_ERR_INVALID_ARGUMENT (dims, NULL, count), FFNN_ERR_UNSUPPORTED,
  * FFNN_ERR_CUDA. Method: the batched GEMM of e.g. cublasSgemmStridedBatched, on
  * gemm_kernel (HFTA, Wang et al., MLSys 2022: fusing the models of a sweep). */
 ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                   int M, int N, int K, int trans_a, int trans_b,
                                   const ffnn_gemm_epilogue *ep, int config);
+
+/* The tile of a matmul over `count` models, from order[0..n) (largest first): the
+ * first whose tiles pad the M x N output by at most half and give every SM two
+ * blocks (count x tiles >= 2 SMs), else the one that pads it least. The tile of
+ * a kernel does not change the order in which an output is summed (here and in
+ * gemm_mma.cu), so the choice moves time, not values. */
+int ffnn_cuda_gemm_models_config(const ffnn_cuda_ctx *ctx, int M, int N, int count,
+                                 const int *order, int n);
 
 /* The tensor-core matmul of gemm_mma.cu: the same contract as ffnn_cuda_gemm (any
  * shape, alignment, transposes, every epilogue), products on tensor cores with

@@ -420,9 +420,14 @@ static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const f
 {
     const size_t smem = gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>();
     auto kernel = gemm_mma_kernel<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF16, TA, TB>;
-    const int vec_a = mma_aligned(A, 16) && (TA ? M % 4 == 0 : K % 4 == 0);
-    const int vec_b = mma_aligned(B, 16) && (TB ? K % 4 == 0 : N % 4 == 0);
-    const int vec_c = N % 2 == 0 && mma_aligned(C, 8);
+    int vec_a = mma_aligned(A, 16) && (TA ? M % 4 == 0 : K % 4 == 0);
+    int vec_b = mma_aligned(B, 16) && (TB ? K % 4 == 0 : N % 4 == 0);
+    int vec_c = N % 2 == 0 && mma_aligned(C, 8);
+    if (ep.models.count) { /* every model's tensors keep the alignment of the first's */
+        vec_a = vec_a && ep.models.a % 4 == 0;
+        vec_b = vec_b && ep.models.b % 4 == 0;
+        vec_c = vec_c && ep.models.c % 2 == 0;
+    }
     const int m_tiles = (M + BM - 1) / BM;
     const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
                                                                      : (unsigned)m_tiles;
@@ -480,13 +485,21 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
         e = *ep;
     else
         memset(&e, 0, sizeof e);
-    const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 1);
+    ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 1);
+    if (e.models.count) { /* over a model axis: grid z = the models, K whole */
+        static const int order[] = {FFNN_GEMM_MMA_128W4, FFNN_GEMM_MMA_64, FFNN_GEMM_MMA_32};
+        if (config == FFNN_GEMM_AUTO)
+            p.config = ffnn_cuda_gemm_models_config(ctx, M, N, e.models.count, order, 3);
+        p.splits = e.models.count;
+        p.k_chunk = K;
+    }
     if (p.config < FFNN_GEMM_MMA_128 || p.config > FFNN_GEMM_MMA_32)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_mma: unknown config %d", config);
     /* split: the chunks' partial sums to the workspace, then gemm.cu's reduction +
      * epilogue (BK = 32 in every configuration) */
-    float *Cs = p.splits > 1 ? ctx->split_ws : C;
-    const ffnn_gemm_epilogue es = p.splits > 1 ? gemm_split_epilogue(ctx, e, M, N, p.splits) : e;
+    const int split = p.splits > 1 && !e.models.count; /* (the models' z is not a split) */
+    float *Cs = split ? ctx->split_ws : C;
+    const ffnn_gemm_epilogue es = split ? gemm_split_epilogue(ctx, e, M, N, p.splits) : e;
     const int ks = (p.k_chunk + 31) / 32; /* k tiles per chunk */
     const int ta = trans_a, tb = trans_b, sp = p.splits;
     ffnn_status st;
@@ -513,7 +526,7 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
         st = gemm_mma_launch<MMA_CFG_256>(ctx, A, B, Cs, M, N, K, ta, tb, bf16, es, sp, ks);
         break;
     }
-    if (st == FFNN_OK && p.splits > 1) st = ffnn_cuda_gemm_split_reduce(ctx, C, M, N, p.splits, e);
+    if (st == FFNN_OK && split) st = ffnn_cuda_gemm_split_reduce(ctx, C, M, N, p.splits, e);
     return st;
 }
 
