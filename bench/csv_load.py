@@ -65,7 +65,7 @@ elif kind.startswith("pandas"):  # pandas: float32 columns; pandas64: its defaul
     df = pandas.read_csv(path, engine="c", dtype="float32" if kind == "pandas" else None)
     dt, dc = time.perf_counter() - t, cpu() - c
     rows = len(df)
-    total = float(df.iloc[:, :-1].to_numpy().sum(dtype=numpy.float64))
+    total = sum(float(df[c].to_numpy().sum(dtype=numpy.float64)) for c in df.columns[:-1])
 elif path.endswith(".npy"):
     base = hwm()
     c, t = cpu(), time.perf_counter()

@@ -266,6 +266,17 @@ TEST_DIR_CASE("csv", csv_threads_same_result)
           "a missing cell without missing: %s", ffnn_last_error());
     for (int t = 0; t < 3; t++)
         ffnn_dataset_free(ds[t]);
+    /* a delimiter that a number may hold ('-'): each record split first, so "1--2-0" is
+     * the four fields 1, "", 2, 0 (a ragged row), not 1, -2, 0 */
+    snprintf(path, sizeof path, "%s/minus.csv", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f && fputs("x-y-label\n1-2-0\n1--2-0\n", f) >= 0 && fclose(f) == 0, "cannot write %s",
+          path);
+    o = ffnn_csv_options_default();
+    o.delimiter = '-';
+    CHECK(ffnn_dataset_load_csv(path, &o, &no) == FFNN_ERR_FORMAT &&
+              strstr(ffnn_last_error(), "line 3") && strstr(ffnn_last_error(), "ragged"),
+          "'1--2-0' with delimiter '-': %s", ffnn_last_error());
     return TEST_PASS;
 }
 

@@ -239,7 +239,7 @@ static int csv_fast_record(csv_loader *L, const char *b, const char *e, size_t i
     if (e > b && e[-1] == '\r')
         e--; /* as csv_split: a '\r' before the line feed ends the last field */
     const char *p = b;
-    if (L->ncols == 1)
+    if (L->ncols == 1 || !L->one_pass)
         return 0; /* a blank line may be a record or nothing: csv_split's rules */
     for (size_t j = 0;; j++) {
         const int role = L->role[j];
@@ -766,6 +766,7 @@ ffnn_status csv_load(const char *path, const ffnn_csv_options *opt, int threads,
     L.path = path;
     L.delim = L.o.delimiter ? L.o.delimiter
               : csv_ends_with(path, ".tsv") || csv_ends_with(path, ".tsv.gz") ? '\t' : ',';
+    L.one_pass = strchr("+-.0123456789eE\"", L.delim) == NULL; /* strchr finds '\0' too */
     if ((st = csv_stream_open(&s, path, L.delim)) != FFNN_OK)
         return st;
     L.batch = s.cap + 1 < CSV_BATCH ? s.cap + 1 : CSV_BATCH; /* a record has >= 1 byte */

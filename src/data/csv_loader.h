@@ -32,6 +32,7 @@ typedef struct csv_loader {
     const char *path;
     ffnn_csv_options o;
     char delim;
+    int one_pass;        /* csv_fast_record may run: the delimiter is no number's byte */
     size_t ncols;
     char **names;        /* [ncols] owned copies of the header, or NULL          */
     unsigned char *role; /* [ncols] ROLE_*                                      */
