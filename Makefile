@@ -288,10 +288,10 @@ print-modules:
 $(BUILD)/ffnn: $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a
 	$(CC) $(LDFLAGS) -o $@ $(CLI_SRC:%.c=$(BUILD)/%.o) $(BUILD)/libffnn.a $(LDLIBS)
 
-# ffnn-bench: the suites, the lab and the OpenMP waiting policy of the CLI (cli/omp_wait.c);
-# with CUDA, the CUDA objects linked in (the lab calls kernels directly)
-$(BUILD)/ffnn-bench: $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(BUILD)/libffnn.a $(CUDA_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/cli/omp_wait.o $(CUDA_OBJ) \
+# ffnn-bench: the suites and the lab; with CUDA, the CUDA objects linked in (the lab
+# calls kernels directly)
+$(BUILD)/ffnn-bench: $(BENCH_OBJ) $(LAB_OBJ) $(BUILD)/libffnn.a $(CUDA_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(BENCH_OBJ) $(LAB_OBJ) $(CUDA_OBJ) \
 	    $(BUILD)/libffnn.a $(if $(CUDA_OBJ),$(MODULE_LIBS)) $(LDLIBS)
 
 $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) $(BUILD)/libffnn.a \
@@ -300,9 +300,7 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
 	    $(CUDA_OBJ) $(BUILD)/libffnn.a $(if $(CUDA_OBJ),$(MODULE_LIBS)) $(LDLIBS)
 
 # The tests run the CLI of this build (FFNN_BIN, unless set) and preload the
-# fault library (tests/preload/faults.c: a full disk, a read-only directory) into it;
-# libgomp spins 3,000 times before it sleeps (docs/PERFORMANCE.md "Waiting policy")
-# unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set.
+# fault library (tests/preload/faults.c: a full disk, a read-only directory) into it.
 $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -std=c11 -Wall -Wextra -Werror -fPIC -shared -o $@ $< -ldl
@@ -310,8 +308,7 @@ $(BUILD)/libffnn_faults.so: tests/preload/faults.c
 TEST_ENV = FFNN_BIN=$${FFNN_BIN:-$(BUILD)/ffnn} FFNN_FAULTS_LIB=$(abspath $(BUILD))/libffnn_faults.so
 
 test: all check $(BUILD)/ffnn_tests $(BUILD)/libffnn_faults.so examples
-	@[ -n "$$OMP_WAIT_POLICY$$GOMP_SPINCOUNT" ] || export GOMP_SPINCOUNT=3000; \
-	echo "$(TEST_ENV) $(BUILD)/ffnn_tests"; $(TEST_ENV) $(BUILD)/ffnn_tests
+	@echo "$(TEST_ENV) $(BUILD)/ffnn_tests"; $(TEST_ENV) $(BUILD)/ffnn_tests
 
 # The ABI (libffnn.so exports exactly the functions of include/ffnn.h) and the layer
 # rule (docs/ARCHITECTURE.md: no include of a layer to the right); make test runs both.

@@ -30,5 +30,5 @@ echo "without the module (FFNN_CUDA_MODULE=/nonexistent/libffnn-cuda.so):"
 FFNN_CUDA_MODULE=/nonexistent/libffnn-cuda.so "$build/ffnn" $train --device cuda 2>&1 | tail -1 || true
 FFNN_CUDA_MODULE=/nonexistent/libffnn-cuda.so "$build/ffnn" $train --device auto | grep "device:" || true
 echo "tests:"
-GOMP_SPINCOUNT=3000 FFNN_BIN="$build/ffnn" FFNN_FAULTS_LIB="$(cd "$build" && pwd)/libffnn_faults.so" \
+FFNN_BIN="$build/ffnn" FFNN_FAULTS_LIB="$(cd "$build" && pwd)/libffnn_faults.so" \
     "$build/ffnn_tests" module_ golden_ parallel_gpu examples_run python_pytest 2>&1 | tail -1

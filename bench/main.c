@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../cli/omp_wait.h"
 #include "suites.h"
 
 static const char *const usage =
@@ -51,7 +50,6 @@ static const suite suites[] = {
 
 int main(int argc, char **argv)
 {
-    ffnn_cli_omp_wait_policy(argv); /* as the ffnn program's; may re-execute, once */
     if (argc < 2 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);

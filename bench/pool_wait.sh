@@ -3,8 +3,9 @@
 # (ffnn train --device cpu --epochs 1: 784-256relu-10, batch 64, the default data) of
 # two builds, idle and beside BUSY (default 2) `yes > /dev/null`, RUNS (default 2) runs
 # each: with GOMP_SPINCOUNT=300000 (libgomp's default when nothing is set: what a C
-# program linking the library gets) and with nothing set (the ffnn program then sets
-# GOMP_SPINCOUNT=3000 itself). Prints a markdown table.
+# program linking the library gets) and with nothing set (an ffnn program from before
+# the CSV reader's pool then sets GOMP_SPINCOUNT=3000 itself; a newer one sets nothing).
+# Prints a markdown table.
 # docs/PERFORMANCE.md "Waiting policy" has the numbers of the 2-core machine.
 set -euo pipefail
 old=$1 new=$2 busy=${3:-2} runs=${4:-2}

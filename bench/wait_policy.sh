@@ -3,12 +3,13 @@
 # batch 64, the default data) under OpenMP waiting policies, on an idle machine and
 # beside BUSY (default 2) busy processes (`yes > /dev/null`): seconds per epoch (median
 # of the EPOCHS epochs of one run, default 2) for each policy, with the load average.
-#   GOMP_SPINCOUNT=300000    libgomp's default when OMP_WAIT_POLICY is unset (what ffnn
-#                            ran with before it set its own)
+#   GOMP_SPINCOUNT=300000    libgomp's default when OMP_WAIT_POLICY is unset
 #   OMP_WAIT_POLICY=passive  sleep at once
-#   GOMP_SPINCOUNT=N         spin N times, then sleep (the ffnn program sets 3000)
+#   GOMP_SPINCOUNT=N         spin N times, then sleep (the ffnn program set 3000 until
+#                            its threads became the library's pool)
 # Prints a markdown table. docs/PERFORMANCE.md "Waiting policy" has the numbers of the
-# 2-core machine.
+# 2-core machine from when the policy mattered; with no OpenMP region left in ffnn, every
+# policy should now give the same times.
 set -euo pipefail
 ffnn=${1:-build/ffnn}
 epochs=${2:-2}

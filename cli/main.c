@@ -10,7 +10,6 @@
 
 #include "commands.h"
 #include "ffnn.h"
-#include "omp_wait.h"
 
 static const ffnn_cli_command commands[] = {
     {"train", ffnn_cli_train, &ffnn_cli_train_usage,
@@ -65,7 +64,6 @@ static int unknown_command(const char *name)
 
 int main(int argc, char **argv)
 {
-    ffnn_cli_omp_wait_policy(argv); /* may re-execute the program, once */
     if (argc < 2) {
         print_usage(stderr);
         return 2;

@@ -9,6 +9,8 @@
                            them itself; a forged 33-byte .gz header
   fuzz/corpus/arch/        architecture strings, long and short, valid and not
   fuzz/corpus/csv/         CSV inputs of ffnn predict (first byte: the row width)
+  fuzz/corpus/strtof/      decimal texts for the number parser against strtof: short,
+                           long mantissas, float32 midpoints, subnormals, FLT_MAX's edge
   fuzz/corpus/info/        model files for ffnn info --json's object (info_json): the
                            valid models and strings that JSON or a terminal would
                            misread (quotes, controls, C1, non-ASCII class names)
@@ -167,6 +169,17 @@ def csv():
         put("csv", name, bytes([width - 1]) + text.encode())
 
 
+def strtof():
+    for name, text in [("short", "-0.1234"), ("int", "42"), ("exp", "1.5E+05"),
+                       ("point", ".5"), ("trailing-point", "5."), ("long", "3.14159265358979323846264"),
+                       ("mid", "16777217"), ("mid-frac", "1.00000005960464477539062"),
+                       ("subnormal", "1.4e-45"), ("min", "1.17549435e-38"),
+                       ("max", "3.40282347e38"), ("over", "3.4028236e38"),
+                       ("zeros", "0.000000000000000000000000001"), ("neg-zero", "-0e999"),
+                       ("bad", "1e+"), ("nan", "nan")]:
+        put("strtof", name, text.encode())
+
+
 if __name__ == "__main__":
     models()
     info()
@@ -174,4 +187,5 @@ if __name__ == "__main__":
     idx()
     arch()
     csv()
+    strtof()
     print("corpora written under", ROOT)

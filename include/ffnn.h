@@ -491,9 +491,11 @@ FFNN_API ffnn_csv_options ffnn_csv_options_default(void);
  * strtof gives - into *out: 1. 0 when s is not such a number or its value
  * rounds beyond float32's range ("nan", "inf", hex floats and "1e39" are not
  * numbers here). s[n] must be readable (the reader keeps a NUL or a delimiter
- * there). Method: Clinger's fast path in double (exact operands, one rounding)
- * with the one double-rounding case (a result on a float32 midpoint) and every
- * other case sent to strtof. Thread-safe. */
+ * there). Method: Clinger's fast path in double (exact operands, one rounding;
+ * for a negative exponent first a multiply by the nearest double of 10^e, taken
+ * when its error bound cannot reach a float32 midpoint) with the one
+ * double-rounding case (a result on a float32 midpoint) and every other case sent
+ * to strtof. Thread-safe. */
 FFNN_API int ffnn_csv_parse_float(const char *s, size_t n, float *out);
 
 /* Load a CSV (RFC 4180) or TSV file, optionally gzip-compressed (read through
@@ -520,8 +522,10 @@ FFNN_API int ffnn_csv_parse_float(const char *s, size_t n, float *out);
  * also before an allocation when the rows projected from the part of the file
  * read so far would not fit in the host's memory (the estimate in the message).
  * The file is read in 8 MiB chunks (memory: the float32 matrix and one chunk)
- * and its records parsed by OpenMP threads; the result does not depend on the
- * thread count. Thread-safe for distinct calls.
+ * and its records parsed by a pool of threads of the call's own (as many as
+ * omp_get_max_threads(), which OMP_NUM_THREADS sets; they sleep between chunks,
+ * no OpenMP waiting policy involved); the result does not depend on the thread
+ * count. Thread-safe for distinct calls.
  * Untrusted text in messages is cut to 40 bytes, non-printable bytes as '?'. */
 FFNN_API ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
                                            ffnn_dataset **out);

@@ -1,7 +1,9 @@
 /* test_csv.c - the CSV reader's numbers and memory: ffnn_csv_parse_float against
  * strtof over every class of float32 bit pattern and over random decimals; the
- * same data set whatever the thread count; text categories and missing cells as
- * a raw table; the 8 GiB gzip bomb refused with the estimate at a small peak. */
+ * loaded matrix against strtof of every cell, whichever path a record takes (one
+ * pass or split into fields), and the same data set whatever the thread count;
+ * text categories and missing cells as a raw table; the 8 GiB gzip bomb refused
+ * with the estimate at a small peak. */
 #define _DEFAULT_SOURCE /* wait4 */
 #define _POSIX_C_SOURCE 200809L
 #include <float.h>
@@ -14,9 +16,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "check.h"
 #include "cli_run.h"
@@ -87,6 +86,13 @@ static test_result parse_float_vs_strtof(char *why, size_t why_size)
                 snprintf(text, sizeof text, "%.17g", nextafter(mid, INFINITY));
                 CHECK(compare_one(text, bad, sizeof bad) == 0, "%s", bad);
                 checked += 3;
+                /* the midpoint to 8-17 significant digits: short mantissas (the
+                 * fast path's) within a few units of a rounding boundary */
+                for (int digits = 8; digits <= 17; digits++) {
+                    snprintf(text, sizeof text, "%.*e", digits - 1, mid);
+                    CHECK(compare_one(text, bad, sizeof bad) == 0, "%s", bad);
+                    checked++;
+                }
             }
         }
     }
@@ -147,10 +153,82 @@ static int write_messy(const char *path, int n)
     return fclose(f);
 }
 
+/* A numeric table of n rows x 8 columns written in many forms - plain decimals
+ * ("%.4f", "%.9g", exponents, long mantissas, subnormals), and in some rows
+ * spaces around a number, a quoted number, a CRLF line end, a blank line - with
+ * want [n, 7] the strtof value of every feature cell and labels [n] the last. */
+static int write_numbers(const char *path, size_t n, float *want, int32_t *labels)
+{
+    static const char *const formats[] = {"%.4f", "%.9g", "%.3e", "%.17g", "%g", "%.1f",
+                                          "%.6E", "%.25g"};
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    uint64_t s = 42;
+    fprintf(f, "a,b,c,d,e,f,g,label\n");
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = next_u64(&s);
+        int odd = r % 50 == 0; /* a record the one-pass parse leaves to csv_split */
+        for (int j = 0; j < 7; j++) {
+            uint64_t q = next_u64(&s);
+            double v;
+            if (q % 97 == 0) { /* any float32 bit pattern, subnormals included */
+                uint32_t bits = (uint32_t)(q >> 32) % 0x7f000000u; /* below 2^127 */
+                float fv;
+                memcpy(&fv, &bits, 4);
+                v = (double)fv;
+            } else {
+                v = ((double)(q >> 11) / 9007199254740992.0 - 0.5) * 8.0;
+            }
+            char cell[96], *end;
+            snprintf(cell, sizeof cell, formats[(q >> 3) % 8], v);
+            want[i * 7 + (size_t)j] = strtof(cell, &end);
+            if (odd && j == (int)(r >> 8) % 7)
+                fprintf(f, (r >> 16) & 1 ? " %s ," : "\"%s\",", cell);
+            else
+                fprintf(f, "%s,", cell);
+        }
+        labels[i] = (int32_t)((r >> 20) % 5);
+        fprintf(f, "%d%s", labels[i], odd && (r >> 17) & 1 ? "\r\n" : "\n");
+        if (r % 1000 == 1)
+            fprintf(f, "\n");
+    }
+    return fclose(f);
+}
+
+/* Every cell of a numeric table equals strtof's value, bit for bit, for 1, 2, 3
+ * and 8 threads (and whichever path each record took); the messy table (texts,
+ * quotes, missing cells) reads the same for 1-3 threads. */
 TEST_DIR_CASE("csv", csv_threads_same_result)
 {
     UNUSED_WHY();
     char path[512];
+    snprintf(path, sizeof path, "%s/numbers.csv", dir);
+    const size_t n = 120000; /* 13 MB: two chunks */
+    float *want = malloc(n * 7 * sizeof *want);
+    int32_t *labels = malloc(n * sizeof *labels);
+    CHECK(want && labels && write_numbers(path, n, want, labels) == 0, "cannot write %s", path);
+    static const int counts[] = {1, 2, 3, 8};
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        ffnn_dataset *d = NULL;
+        CHECK_OK(csv_load(path, NULL, counts[c], &d));
+        CHECK(ffnn_dataset_count(d) == n && ffnn_dataset_features(d) == 7,
+              "%d threads: %zu rows x %zu features, expected %zu x 7", counts[c],
+              ffnn_dataset_count(d), ffnn_dataset_features(d), n);
+        const float *x = ffnn_dataset_float_features(d);
+        const int32_t *y = ffnn_dataset_labels(d);
+        for (size_t k = 0; k < n * 7; k++)
+            CHECK(memcmp(&x[k], &want[k], 4) == 0, "%d threads: row %zu column %zu read %.9g, "
+                  "strtof %.9g", counts[c], k / 7, k % 7, (double)x[k], (double)want[k]);
+        for (size_t i = 0; i < n; i++)
+            CHECK(y[i] == labels[i], "%d threads: row %zu label %d, expected %d", counts[c], i,
+                  y[i], labels[i]);
+        ffnn_dataset_free(d);
+    }
+    free(want);
+    free(labels);
+    printf("     %zu x 7 cells equal strtof's for 1, 2, 3 and 8 threads\n", n);
+
     snprintf(path, sizeof path, "%s/messy.csv", dir);
     CHECK(write_messy(path, 150000) == 0, "cannot write %s", path);
     ffnn_csv_options o = ffnn_csv_options_default();
@@ -158,18 +236,8 @@ TEST_DIR_CASE("csv", csv_threads_same_result)
     o.text_categories = 1;
     o.missing = 1;
     ffnn_dataset *ds[3] = {NULL, NULL, NULL};
-#ifdef _OPENMP
-    int saved = omp_get_max_threads();
-#endif
-    for (int t = 0; t < 3; t++) {
-#ifdef _OPENMP
-        omp_set_num_threads(t + 1);
-#endif
-        CHECK_OK(ffnn_dataset_load_csv(path, &o, &ds[t]));
-    }
-#ifdef _OPENMP
-    omp_set_num_threads(saved);
-#endif
+    for (int t = 0; t < 3; t++)
+        CHECK_OK(csv_load(path, &o, t + 1, &ds[t]));
     const ffnn_table *tb = ffnn_dataset_table(ds[0]);
     CHECK(ffnn_dataset_count(ds[0]) == 150000 && ffnn_dataset_features(ds[0]) == 3 && tb &&
               tb->count == 3 && tb->col[1].categorical && !tb->col[0].categorical &&
@@ -198,6 +266,17 @@ TEST_DIR_CASE("csv", csv_threads_same_result)
           "a missing cell without missing: %s", ffnn_last_error());
     for (int t = 0; t < 3; t++)
         ffnn_dataset_free(ds[t]);
+    /* a delimiter that a number may hold ('-'): each record split first, so "1--2-0" is
+     * the four fields 1, "", 2, 0 (a ragged row), not 1, -2, 0 */
+    snprintf(path, sizeof path, "%s/minus.csv", dir);
+    FILE *f = fopen(path, "w");
+    CHECK(f && fputs("x-y-label\n1-2-0\n1--2-0\n", f) >= 0 && fclose(f) == 0, "cannot write %s",
+          path);
+    o = ffnn_csv_options_default();
+    o.delimiter = '-';
+    CHECK(ffnn_dataset_load_csv(path, &o, &no) == FFNN_ERR_FORMAT &&
+              strstr(ffnn_last_error(), "line 3") && strstr(ffnn_last_error(), "ragged"),
+          "'1--2-0' with delimiter '-': %s", ffnn_last_error());
     return TEST_PASS;
 }
 

@@ -44,21 +44,7 @@ def _candidates():
             _SONAME]
 
 
-def _gomp_loaded():
-    try:
-        with open("/proc/self/maps") as f:
-            return "libgomp" in f.read()
-    except OSError:
-        return True  # cannot tell: leave the environment alone
-
-
 def _load():
-    # libgomp reads its waiting policy once, when it is loaded (with libffnn): unless
-    # the user chose one, spin briefly and then sleep, as the ffnn program does
-    # (docs/PERFORMANCE.md "Waiting policy": fast on an idle machine, graceful on a busy one).
-    if ("OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ
-            and not _gomp_loaded()):
-        os.environ["GOMP_SPINCOUNT"] = "3000"
     errors = []
     for candidate in _candidates():
         if os.sep in candidate and not os.path.exists(candidate):

@@ -4,9 +4,13 @@
  *
  * The file streams through zlib in chunks (csv_stream.c): a batch of records
  * is cut from the chunk, its records are tokenised and their numbers parsed in
- * parallel (OpenMP, one record per iteration) straight into the rows of the
- * float32 matrix, and then, in record order on one thread, the texts of label
- * and categorical columns are numbered. Every row lands at the same place and
+ * parallel (the library's thread pool, core/pool.h: one contiguous range of
+ * records per thread) straight into the rows of the float32 matrix, and then,
+ * in record order on one thread, the texts of label and categorical columns are
+ * numbered. A record without quotes, spaces or missing cells (almost every
+ * record of a numeric table) has its numbers parsed where they lie, in one pass
+ * (csv_fast_record); any other record, or one that pass does not take, is split
+ * into fields first (csv_split), which also names any error. Every row lands at the same place and
  * every text gets the same number whatever the thread count, and the first
  * error in file order is the one reported. The matrix grows by realloc (mremap
  * on Linux: no copy beside it) after the host memory check of the projected
@@ -26,19 +30,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef _OPENMP
-#include <omp.h>
+#include <omp.h> /* omp_get_max_threads: the default thread count only */
 #endif
 
 #include "core/error.h"
 #include "core/memory.h"
+#include "core/pool.h"
 #include "data/csv.h"
 #include "data/csv_loader.h"
 #include "data/dataset.h"
 #include "data/table.h"
 
 enum { CSV_BATCH = 65536,   /* records per parallel batch                      */
-       CSV_SNIFF = 1000 };  /* data rows that decide which columns hold text    */
+       CSV_SNIFF = 1000,    /* data rows that decide which columns hold text    */
+       CSV_PART = 256,      /* records at least per thread of a batch           */
+       CSV_MAX_THREADS = 256 };
 
 ffnn_csv_options ffnn_csv_options_default(void)
 {
@@ -218,18 +226,72 @@ static ffnn_status csv_reserve(csv_loader *L, const csv_stream *s, size_t n)
     return FFNN_OK;
 }
 
+/* The record [b, e) as slot i of a batch (row `row`) in one pass, when every
+ * field is unquoted and holds no NUL, each number column a number with no spaces
+ * around it and each text column a text that is not missing: numbers into the
+ * matrix (csv_scan_float where they lie, no copy), texts into the batch's text
+ * cells; 1. 0 for any other record (some cells may be written: the general path
+ * writes them all again). The buffer is only read. */
+static int csv_fast_record(csv_loader *L, const char *b, const char *e, size_t i, size_t row)
+{
+    const char delim = L->delim;
+    const size_t last = L->ncols - 1;
+    if (e > b && e[-1] == '\r')
+        e--; /* as csv_split: a '\r' before the line feed ends the last field */
+    const char *p = b;
+    if (L->ncols == 1 || !L->one_pass)
+        return 0; /* a blank line may be a record or nothing: csv_split's rules */
+    for (size_t j = 0;; j++) {
+        const int role = L->role[j];
+        if (role != ROLE_NONE && !L->text[j]) {
+            float v;
+            const char *q = csv_scan_float(p, e, &v);
+            if (!q || (j < last ? q == e || *q != delim : q != e))
+                return 0;
+            if (role == ROLE_FEATURE)
+                L->x[row * L->nfeature + L->index[j]] = v;
+            else
+                L->t[row * L->ntarget + L->index[j]] = v;
+            p = q;
+        } else {
+            const char *s = p;
+            if (p < e && *p == '"')
+                return 0;
+            for (; p < e && *p != delim; p++)
+                if (*p == '\0')
+                    return 0;
+            if (j < last ? p == e : p != e)
+                return 0;
+            if (role != ROLE_NONE) {
+                csv_field f = {(char *)s, (size_t)(p - s), 0};
+                if (csv_is_missing(L, &f))
+                    return 0;
+                L->tptr[i * L->ntext + L->text_slot[j]] = s;
+                L->tlen[i * L->ntext + L->text_slot[j]] = f.len;
+            }
+        }
+        if (j == last)
+            return 1;
+        p++; /* the delimiter */
+    }
+}
+
 /* Record r as slot i of a batch (row L->rows + i): numbers into the matrix,
  * texts into the batch's text cells, or skip[i] set. fields [ncols] scratch. */
 static ffnn_status csv_parse_record(csv_loader *L, char *buf, const csv_record *r, size_t i,
                                     csv_field *fields)
 {
     size_t count;
+    L->skip[i] = 0;
+    L->tline[i] = r->line;
+    if (!L->o.regression)
+        L->y[L->rows + i] = 0; /* no target column: every label 0 */
+    if (csv_fast_record(L, buf + r->start, buf + r->end, i, L->rows + i))
+        return FFNN_OK;
     ffnn_status st = csv_split(L, buf + r->start, buf + r->end, r->line, fields, L->ncols,
                                &count);
     if (st != FFNN_OK)
         return st;
-    L->skip[i] = 0;
-    L->tline[i] = r->line;
     if (count == 1 && fields[0].s[strspn(fields[0].s, " \t")] == '\0') {
         L->skip[i] = 1; /* a blank line */
         return FFNN_OK;
@@ -238,8 +300,6 @@ static ffnn_status csv_parse_record(csv_loader *L, char *buf, const csv_record *
         return csv_fail(FFNN_ERR_FORMAT, L, r->line, 0, "expected %zu fields (as the first "
                         "row), found %zu (a ragged row)", L->ncols, count);
     size_t row = L->rows + i;
-    if (!L->o.regression)
-        L->y[row] = 0; /* no target column: every label 0 */
     for (size_t j = 0; j < L->ncols; j++) {
         const csv_field *f = &fields[j];
         int role = L->role[j], is_feature = role == ROLE_FEATURE;
@@ -300,9 +360,8 @@ static ffnn_status csv_finish_batch(csv_loader *L, size_t n)
             L->dropped += L->skip[k] == 2;
             continue;
         }
-        for (size_t j = 0; j < L->ncols; j++) {
-            if (!L->text[j])
-                continue;
+        for (size_t c = 0; c < L->ntext_col; c++) {
+            const size_t j = L->text_col[c];
             const char *s = L->tptr[k * L->ntext + L->text_slot[j]];
             size_t len = L->tlen[k * L->ntext + L->text_slot[j]];
             if (L->role[j] == ROLE_FEATURE) {
@@ -346,47 +405,57 @@ static ffnn_status csv_finish_batch(csv_loader *L, size_t n)
     return FFNN_OK;
 }
 
-/* Records [first, n) of the stream's batch, in parallel; the first error in
- * file order wins. */
+/* One batch split over the pool: records [first, n) of s, part k of parts. */
+typedef struct csv_job {
+    csv_loader *L;
+    csv_stream *s;
+    size_t first, n;
+    int parts;
+} csv_job;
+
+/* Part k's contiguous range of records, parsed in order up to its first error. */
+static void csv_parse_part(void *user, int k)
+{
+    const csv_job *J = user;
+    csv_loader *L = J->L;
+    csv_part *P = &L->parts[k];
+    size_t count = J->n - J->first;
+    size_t lo = J->first + count * (size_t)k / (size_t)J->parts;
+    size_t hi = J->first + count * (size_t)(k + 1) / (size_t)J->parts;
+    P->fail_at = SIZE_MAX;
+    for (size_t r = lo; r < hi; r++) {
+        ffnn_status e = csv_parse_record(L, J->s->buf, &J->s->rec[r], r - J->first,
+                                         P->fields);
+        if (e != FFNN_OK) { /* the message is this thread's: kept for the caller */
+            P->fail_at = r;
+            P->st = e;
+            snprintf(P->msg, sizeof P->msg, "%s", ffnn_last_error());
+            return;
+        }
+    }
+}
+
+/* Records [first, n) of the stream's batch, in parallel (L->threads parts of at
+ * least CSV_PART records); the first error in file order wins: each part stops
+ * at its own first, and the parts are in file order. */
 static ffnn_status csv_parse_batch(csv_loader *L, csv_stream *s, size_t first, size_t n)
 {
     ffnn_status st = csv_reserve(L, s, n - first);
     if (st != FFNN_OK)
         return st;
-    size_t fail_at = SIZE_MAX;
-    ffnn_status fail_st = FFNN_OK;
-    char fail_msg[1024] = "";
-#pragma omp parallel if (n - first > 512)
-    {
-        csv_field *fields = malloc((L->ncols + 1) * sizeof *fields);
-        size_t mine = SIZE_MAX;
-        ffnn_status my_st = fields ? FFNN_OK
-                                   : ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", L->path);
-        if (!fields)
-            mine = first;
-#pragma omp for schedule(static)
-        for (size_t k = first; k < n; k++) {
-            if (mine != SIZE_MAX)
-                continue;
-            ffnn_status e = csv_parse_record(L, s->buf, &s->rec[k], k - first, fields);
-            if (e != FFNN_OK) {
-                mine = k;
-                my_st = e;
-            }
-        }
-        if (mine != SIZE_MAX) {
-#pragma omp critical(csv_error)
-            if (mine < fail_at) {
-                fail_at = mine;
-                fail_st = my_st;
-                snprintf(fail_msg, sizeof fail_msg, "%s", ffnn_last_error());
-            }
-        }
-        free(fields);
-    }
-    if (fail_at != SIZE_MAX)
-        return ffnn_fail(fail_st, "%s", fail_msg);
-    return csv_finish_batch(L, n - first);
+    size_t count = n - first, parts = count / CSV_PART;
+    if (parts > (size_t)L->threads)
+        parts = (size_t)L->threads;
+    if (parts < 1)
+        parts = 1;
+    if (parts > 1 && !L->pool && (st = ffnn_pool_create(L->threads - 1, &L->pool)) != FFNN_OK)
+        return st;
+    csv_job job = {L, s, first, n, (int)parts};
+    ffnn_pool_run(L->pool, (int)parts, csv_parse_part, &job);
+    for (size_t k = 0; k < parts; k++)
+        if (L->parts[k].fail_at != SIZE_MAX)
+            return ffnn_fail(L->parts[k].st, "%s", L->parts[k].msg);
+    return csv_finish_batch(L, count);
 }
 
 /* ------------------------------------------------------------ the start */
@@ -609,6 +678,11 @@ static void csv_loader_free(csv_loader *L)
     free(L->tlen);
     free(L->tline);
     free(L->skip);
+    free(L->text_col);
+    for (int k = 0; L->parts && k < L->threads; k++)
+        free(L->parts[k].fields);
+    free(L->parts);
+    ffnn_pool_free(L->pool);
 }
 
 static int csv_ends_with(const char *s, const char *tail)
@@ -636,22 +710,52 @@ static ffnn_status csv_alloc_batch(csv_loader *L)
     L->tlen = malloc(L->batch * nt * sizeof *L->tlen);
     L->tline = malloc(L->batch * sizeof *L->tline);
     L->skip = malloc(L->batch);
-    if (!L->levels || !L->missing || !L->tptr || !L->tlen || !L->tline || !L->skip)
+    L->text_col = malloc(L->ncols * sizeof *L->text_col);
+    L->parts = calloc((size_t)L->threads, sizeof *L->parts);
+    if (!L->levels || !L->missing || !L->tptr || !L->tlen || !L->tline || !L->skip ||
+        !L->text_col || !L->parts)
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
+    for (size_t j = 0; j < L->ncols; j++)
+        if (L->text[j])
+            L->text_col[L->ntext_col++] = j;
+    for (int k = 0; k < L->threads; k++)
+        if (!(L->parts[k].fields = malloc((L->ncols + 1) * sizeof *L->parts[k].fields)))
+            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
     return FFNN_OK;
+}
+
+/* The threads of a load: omp_get_max_threads() (what OMP_NUM_THREADS sets, as
+ * for the omp backend; OpenMP only counts here), else the online cores. */
+static int csv_default_threads(void)
+{
+#ifdef _OPENMP
+    int n = omp_get_max_threads();
+#else
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+#endif
+    return n < 1 ? 1 : n > CSV_MAX_THREADS ? CSV_MAX_THREADS : (int)n;
 }
 
 ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
                                   ffnn_dataset **out)
+{
+    return csv_load(path, opt, 0, out);
+}
+
+ffnn_status csv_load(const char *path, const ffnn_csv_options *opt, int threads,
+                     ffnn_dataset **out)
 {
     csv_loader L;
     csv_stream s;
     ffnn_status st;
     size_t n = 0, first = 0;
 
-    if (!path || !out)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_dataset_load_csv: NULL argument");
+    if (!path || !out || threads < 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_dataset_load_csv: %s",
+                         threads < 0 ? "threads < 0" : "NULL argument");
     memset(&L, 0, sizeof L);
+    L.threads = threads ? (threads > CSV_MAX_THREADS ? CSV_MAX_THREADS : threads)
+                        : csv_default_threads();
     L.o = opt ? *opt : ffnn_csv_options_default();
     if ((int)L.o.header < 0 || (int)L.o.header > FFNN_CSV_HEADER_NO ||
         (L.o.class_names && (L.o.regression || L.o.class_count < 1)))
@@ -662,6 +766,7 @@ ffnn_status ffnn_dataset_load_csv(const char *path, const ffnn_csv_options *opt,
     L.path = path;
     L.delim = L.o.delimiter ? L.o.delimiter
               : csv_ends_with(path, ".tsv") || csv_ends_with(path, ".tsv.gz") ? '\t' : ',';
+    L.one_pass = strchr("+-.0123456789eE\"", L.delim) == NULL; /* strchr finds '\0' too */
     if ((st = csv_stream_open(&s, path, L.delim)) != FFNN_OK)
         return st;
     L.batch = s.cap + 1 < CSV_BATCH ? s.cap + 1 : CSV_BATCH; /* a record has >= 1 byte */

@@ -12,6 +12,18 @@
 /* ffnn_csv_parse_float (ffnn.h): the number parser of the reader, exported for the
  * CLI's predict --input. */
 
+/* The decimal number starting at s (before e; the grammar of ffnn_csv_parse_float)
+ * into *out: the end of its text, or NULL when s holds no such number or it
+ * rounds beyond float32's range. ffnn_csv_parse_float(s, n) accepts exactly the
+ * texts whose scan ends at s + n, with the same value. Thread-safe. */
+const char *csv_scan_float(const char *s, const char *e, float *out);
+
+/* ffnn_dataset_load_csv with `threads` threads parsing the records (0: the
+ * default, omp_get_max_threads() or the online cores); the data set is the
+ * same for every count (tests/test_csv.c). */
+ffnn_status csv_load(const char *path, const ffnn_csv_options *opt, int threads,
+                     ffnn_dataset **out);
+
 /* One record of a chunk: bytes [start, end) of the stream's buffer, without
  * its line end; line is the 1-based line it starts on. */
 typedef struct csv_record {

@@ -18,10 +18,21 @@ typedef struct csv_field {
 
 enum { ROLE_NONE = 0, ROLE_FEATURE, ROLE_TARGET };
 
+/* One thread's share of a batch (csv.c): its scratch fields and its first error. */
+typedef struct csv_part {
+    csv_field *fields;   /* [ncols + 1]                                      */
+    size_t fail_at;      /* the record of its first error, or SIZE_MAX       */
+    ffnn_status st;
+    char msg[1024];
+} csv_part;
+
+struct ffnn_pool;
+
 typedef struct csv_loader {
     const char *path;
     ffnn_csv_options o;
     char delim;
+    int one_pass;        /* csv_fast_record may run: the delimiter is no number's byte */
     size_t ncols;
     char **names;        /* [ncols] owned copies of the header, or NULL          */
     unsigned char *role; /* [ncols] ROLE_*                                      */
@@ -49,6 +60,11 @@ typedef struct csv_loader {
     size_t *tline;       /* [batch] the record's line                       */
     unsigned char *skip; /* [batch] 1: a blank line, 2: a missing target    */
     size_t batch;        /* records per batch: CSV_BATCH, fewer for a small file */
+    size_t *text_col, ntext_col; /* [ncols] the columns with L->text set       */
+    /* the threads */
+    int threads;         /* >= 1: the caller and threads - 1 pool workers         */
+    struct ffnn_pool *pool; /* created for the first batch worth splitting     */
+    csv_part *parts;     /* [threads]                                           */
 } csv_loader;
 
 /* "PATH: line L, column C ('NAME'): " + message (column 0: none). */
