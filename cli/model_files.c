@@ -43,6 +43,13 @@ int ffnn_cli_same_arch(const ffnn_model *a, const ffnn_model *b)
         if (in[0] != in[1] || out[0] != out[1] || act[0] != act[1] || bias[0] != bias[1] ||
             kind[0] != kind[1] || fan_in[0] != fan_in[1] || same[0] != same[1])
             return 0;
+        size_t k[2] = {0, 0}, n[2][64], d[2][64]; /* embedding tables */
+        if (kind[0] == FFNN_LAYER_EMBEDDING &&
+            (ffnn_model_embedding(a, i, &k[0], n[0], d[0], 64) != FFNN_OK ||
+             ffnn_model_embedding(b, i, &k[1], n[1], d[1], 64) != FFNN_OK || k[0] != k[1] ||
+             k[0] > 64 || memcmp(n[0], n[1], k[0] * sizeof **n) != 0 ||
+             memcmp(d[0], d[1], k[0] * sizeof **d) != 0))
+            return 0;
     }
     return 1;
 }

@@ -567,6 +567,12 @@ typedef struct ffnn_model ffnn_model;
  *               connected layer (each output its own R weights over R consecutive
  *               inputs) with out = in - R + 1, or with 'same' (R odd) out = in and
  *               (R-1)/2 zeros padded on each side
+ *     or, as the first layer only, 'embed' N 'x' D ( '_' N 'x' D )*: an embedding
+ *               layer (FFNN_LAYER_EMBEDDING) of one table of N levels and D values
+ *               per embedded column, the columns' codes the last inputs (e.g.
+ *               "12-embed100x16_40x9-64relu-2": 10 values passed through, two
+ *               codes; out = 10 + 16 + 9); no activation or option; at most 64
+ *               tables; init N(0, 1) as torch.nn.Embedding
  *     activation := name [ parameter ]                  (default identity)
  *     name   := relu | sigmoid | tanh | leaky_relu | elu | softplus | gelu |
  *               gelu_tanh | silu | mish | hardswish | identity
@@ -606,12 +612,24 @@ FFNN_API ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, si
 /* What computes a layer's outputs. */
 typedef enum ffnn_layer_kind {
     FFNN_LAYER_DENSE = 0,  /* z = x W^T + b, W [out, in]                          */
-    FFNN_LAYER_LOCAL1D = 1 /* z[m] = sum_{r<R} W[m,r] x[m+r-pad] + b[m], W [out, R];
+    FFNN_LAYER_LOCAL1D = 1, /* z[m] = sum_{r<R} W[m,r] x[m+r-pad] + b[m], W [out, R];
                               pad 0 ('valid') or (R-1)/2 ('same')                 */
+    FFNN_LAYER_EMBEDDING = 2 /* the first layer only: x = P values then k integer
+                              codes (as floats); out = the P values, then each code
+                              c_j replaced by row c_j of its table [n_j, d_j] (a
+                              code not in [0, n_j): zeros). W [sum_j n_j d_j], the
+                              tables one after another; no bias, no activation */
 } ffnn_layer_kind;
 
+/* Embedding layer i's tables: *count (k) and, for j < min(k, capacity),
+ * levels[j] (n_j) and dims[j] (d_j); levels, dims may be NULL. Its inputs:
+ * in - k passed through, then the k codes. FFNN_ERR_INVALID_ARGUMENT when layer
+ * i is not an embedding layer. */
+FFNN_API ffnn_status ffnn_model_embedding(const ffnn_model *m, int i, size_t *count,
+                                          size_t *levels, size_t *dims, size_t capacity);
+
 /* Layer i's kind, *fan_in (the columns of its weight [out, fan_in]: in for a dense
- * layer, R for local1d) and *same_padding (1 for a local1d layer with 'same'
+ * layer, R for local1d; 1 for an embedding, whose weight is [sum_j n_j d_j]) and *same_padding (1 for a local1d layer with 'same'
  * padding, else 0). Any output pointer may be NULL. */
 FFNN_API ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
                                            size_t *fan_in, int *same_padding);
@@ -660,8 +678,9 @@ FFNN_API ffnn_status ffnn_model_standardization(const ffnn_model *m, const float
                                                 const float **target_scale);
 /* Set the standardisation of m from train's float features: mean and population
  * standard deviation (divisor count, as numpy.std) of each feature, computed in
- * double; a constant feature gets scale 1. With targets (and float targets in
- * train) the same for each target column. Errors: FFNN_ERR_INVALID_ARGUMENT
+ * double; a constant feature gets scale 1 (the codes of an embedding layer, the
+ * last inputs of its first layer, mean 0 and scale 1: read as they are). With
+ * targets (and float targets in train) the same for each target column. Errors: FFNN_ERR_INVALID_ARGUMENT
  * (uint8 features, widths that do not match m), FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_model_fit_standardization(ffnn_model *m, const ffnn_dataset *train,
                                                     int targets);

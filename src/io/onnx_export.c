@@ -390,6 +390,12 @@ ffnn_status ffnn_model_export_onnx(const ffnn_model *m, const char *path)
                          "loss (it says how the outputs are read): ffnn_model_set_loss");
     if ((st = ffnn_model_fresh(m)) != FFNN_OK)
         return st;
+    if (m->layers[0].kind == FFNN_LAYER_EMBEDDING)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "ffnn_model_export_onnx: layer 0 is an embedding "
+                         "layer (learned vectors of a table's categorical columns), which the "
+                         "ONNX exporter does not write yet; use the model file with ffnn "
+                         "predict, or train with one-hot columns (--max-one-hot above the "
+                         "level counts)");
     onnx_builder b;
     memset(&b, 0, sizeof b);
     emit_graph(&b, m);

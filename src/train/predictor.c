@@ -218,7 +218,7 @@ ffnn_status ffnn_predictor_create(const ffnn_model *m, ffnn_device device, int t
     p->max_batch = max_batch;
     p->column_min_work = COLUMN_MIN_WORK;
     for (int i = 0; i < m->layer_count; i++) {
-        const size_t work = m->layers[i].out * m->layers[i].fan_in;
+        const size_t work = m->layers[i].out * m->layers[i].fan_in; /* embedding: copies */
         p->work_per_row += work;
         p->widest_work = work > p->widest_work ? work : p->widest_work;
     }
@@ -278,6 +278,8 @@ static ffnn_status forward_chunk(ffnn_predictor *p, lane *ln, const float *x, si
                                               rows, l->in, l->out);
         else if (l->kind == FFNN_LAYER_DENSE)
             st = p->ops->dense_forward(ln->ctx, in, W, b, z, rows, l->in, l->out);
+        else if (l->kind == FFNN_LAYER_EMBEDDING)
+            st = p->ops->embedding_forward(ln->ctx, in, W, z, rows, &l->spec.embedding);
         else
             st = p->ops->local1d_forward(ln->ctx, in, W, b, z, rows, l->in, l->spec.local1d.R,
                                          l->spec.local1d.padding, FFNN_ACT_IDENTITY);

@@ -1,0 +1,332 @@
+/* test_embedding.c - the embedding layer (core/embedding.h): the architecture
+ * token, the forward rule (unseen codes read zeros), fastai's dimension rule,
+ * the cpu reference's gradient against central differences, the omp backend
+ * against the cpu reference (bit-equal: both copy and add in the same order),
+ * the model file, the predictor, and the strategies that refuse it. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend/backend.h"
+#include "check.h"
+#include "core/model.h"
+#include "ffnn.h"
+#include "train/train_internal.h"
+
+static uint64_t em_state = 0x9e3779b97f4a7c15ull;
+static float em_uniform(void) /* [0, 1) */
+{
+    em_state ^= em_state << 13;
+    em_state ^= em_state >> 7;
+    em_state ^= em_state << 17;
+    return (float)(em_state >> 40) / 16777216.0f;
+}
+
+/* The codes a table of n levels may be given: mostly levels, sometimes an unseen
+ * one (n, -1), a non-integer, NaN when nan_ok. */
+static float em_code(size_t n, int nan_ok)
+{
+    const float u = em_uniform();
+    if (u < 0.04f) return (float)n;
+    if (u < 0.06f) return -1.0f;
+    if (u < 0.08f) return 1.5f;
+    if (nan_ok && u < 0.10f) return NAN;
+    return (float)(size_t)(em_uniform() * (float)n);
+}
+
+static test_result em_arch(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("5-embed7x3_4x2-4tanh-3", &m));
+    size_t in = 0, out = 0, count = 0, levels[2], dims[2], fan_in = 0;
+    ffnn_layer_kind kind;
+    CHECK_OK(ffnn_model_layer(m, 0, &in, &out, NULL, NULL));
+    CHECK_OK(ffnn_model_layer_kind(m, 0, &kind, &fan_in, NULL));
+    CHECK(kind == FFNN_LAYER_EMBEDDING && in == 5 && out == 3 + 3 + 2 && fan_in == 1,
+          "kind %d in %zu out %zu", (int)kind, in, out);
+    CHECK_OK(ffnn_model_embedding(m, 0, &count, levels, dims, 2));
+    CHECK(count == 2 && levels[0] == 7 && dims[0] == 3 && levels[1] == 4 && dims[1] == 2,
+          "tables");
+    CHECK(ffnn_model_embedding(m, 1, &count, NULL, NULL, 0) == FFNN_ERR_INVALID_ARGUMENT,
+          "layer 1 is dense");
+    CHECK(ffnn_model_parameter_count(m) == 7 * 3 + 4 * 2 + (8 * 4 + 4) + (4 * 3 + 3), "count");
+    CHECK(ffnn_model_bias(m, 0) == NULL, "no bias");
+    char buf[128];
+    ffnn_model_arch_string(m, buf, sizeof buf);
+    CHECK(strcmp(buf, "5-embed7x3_4x2-4tanh-3") == 0, "canonical %s", buf);
+    CHECK_OK(ffnn_model_init(m, 3)); /* N(0, 1): some values beyond 1 */
+    const float *W = ffnn_model_weight(m, 0);
+    double sq = 0.0;
+    for (size_t k = 0; k < 29; k++)
+        sq += (double)W[k] * W[k];
+    CHECK(sq / 29.0 > 0.3 && sq / 29.0 < 3.0, "init variance %g", sq / 29.0);
+    ffnn_model_free(m);
+    const char *bad[] = {"5-4-embed3x2-2", "2-embed3x2_3x2_3x2-2", "5-embed3x2relu-2",
+                         "5-embed3-2", "5-embed0x2-2", "5-embed3x2:nobias-2", "5-embed3x2_-2",
+                         "5-embedx2-2"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        m = NULL;
+        CHECK(ffnn_model_create(bad[i], &m) == FFNN_ERR_PARSE, "%s parsed", bad[i]);
+    }
+    CHECK(strstr(ffnn_last_error(), "column") != NULL, "%s", ffnn_last_error());
+    CHECK(ffnn_model_create("5-4-embed3x2-2", &m) == FFNN_ERR_PARSE &&
+              strstr(ffnn_last_error(), "first layer"),
+          "%s", ffnn_last_error());
+    return TEST_PASS;
+}
+
+static test_result em_forward_rule(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("3-embed4x2_3x1", &m)); /* 1 passed, 2 codes; out 4 */
+    float *W = ffnn_model_weight(m, 0);
+    for (int k = 0; k < 11; k++)
+        W[k] = (float)(k + 1); /* table 0 rows (1,2) (3,4) (5,6) (7,8); table 1: 9 10 11 */
+    const float x[] = {0.5f, 2, 1, -7, 3, 0, 9, 4, 2.5f, 1, NAN, 2};
+    const float want[] = {0.5f, 5, 6, 10, -7, 7, 8, 9, 9, 0, 0, 0, 1, 0, 0, 11};
+    float y[16];
+    CHECK_OK(ffnn_model_forward(m, x, 4, y));
+    for (int i = 0; i < 16; i++)
+        CHECK(y[i] == want[i], "y[%d] = %g, expected %g", i, (double)y[i], (double)want[i]);
+    ffnn_model_free(m);
+    /* fastai's rule: min(600, round(1.6 n^0.56)) */
+    CHECK(ffnn_embedding_dim_rule(2) == 2 && ffnn_embedding_dim_rule(100) == 21 &&
+              ffnn_embedding_dim_rule(33) == 11 && ffnn_embedding_dim_rule(1000000) == 600 &&
+              ffnn_embedding_dim_rule(1) == 2,
+          "rule: %zu %zu %zu %zu", ffnn_embedding_dim_rule(2), ffnn_embedding_dim_rule(100),
+          ffnn_embedding_dim_rule(33), ffnn_embedding_dim_rule(1000000));
+    return TEST_PASS;
+}
+
+enum { GC_N = 10, GC_F = 5 };
+
+/* Analytic gradient (ffnn_trainer_gradient, the cpu reference) of every
+ * parameter of arch against (L(p+h) - L(p-h)) / 2h, h = 1e-2: |fd - g| <= 1e-4 +
+ * 1e-3 |g| (tests/test_gradcheck.c has the reasoning; these nets are smooth). */
+static test_result em_gradcheck(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    const char *arch = "5-embed7x3_4x2-4tanh-3";
+    float x[GC_N * GC_F];
+    int32_t y[GC_N], rows[GC_N];
+    for (int i = 0; i < GC_N; i++) {
+        for (int f = 0; f < 3; f++)
+            x[i * GC_F + f] = 2.0f * em_uniform() - 1.0f;
+        x[i * GC_F + 3] = i == 4 ? -1.0f : (float)(i % 6); /* level 6 unseen: its rows' */
+        x[i * GC_F + 4] = i == 7 ? 4.0f : (float)(i % 3);  /* gradient stays 0          */
+        y[i] = i % 3;
+        rows[i] = i;
+    }
+    ffnn_dataset *ds = NULL;
+    CHECK_OK(ffnn_dataset_from_arrays(GC_N, GC_F, x, y, 0, NULL, &ds));
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create(arch, &m));
+    CHECK_OK(ffnn_model_init(m, 11));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    cfg.batch_size = GC_N;
+    cfg.eval_batch_size = GC_N;
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_trainer_create(m, ds, &cfg, &t));
+    float *p = ffnn_model_parameters(m);
+    const size_t n = ffnn_model_parameter_count(m);
+    float *g = malloc(n * sizeof *g);
+    CHECK(g != NULL, "malloc");
+    double L0, Lp, Lm;
+    CHECK_OK(ffnn_trainer_gradient(t, rows, GC_N, &L0, g));
+    for (size_t k = 18; k < 21; k++) /* table 0, row 6: no sample has it */
+        CHECK(g[k] == 0.0f, "unseen row's gradient %g", (double)g[k]);
+    const float h = 1e-2f;
+    size_t nonzero = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float saved = p[i];
+        p[i] = saved + h;
+        CHECK_OK(ffnn_trainer_upload_model(t));
+        CHECK_OK(ffnn_trainer_gradient(t, rows, GC_N, &Lp, NULL));
+        p[i] = saved - h;
+        CHECK_OK(ffnn_trainer_upload_model(t));
+        CHECK_OK(ffnn_trainer_gradient(t, rows, GC_N, &Lm, NULL));
+        p[i] = saved;
+        const double fd = (Lp - Lm) / (2.0 * h);
+        CHECK(fabs(fd - g[i]) <= 1e-4 + 1e-3 * fabs(g[i]),
+              "parameter %zu (%s): analytic %.6g, central difference %.6g", i,
+              i < 29 ? "embedding" : "dense", (double)g[i], fd);
+        nonzero += i < 29 && g[i] != 0.0f;
+    }
+    CHECK(nonzero >= 20, "only %zu embedding gradients non-zero", nonzero);
+    CHECK_OK(ffnn_trainer_upload_model(t));
+    free(g);
+    ffnn_trainer_free(t);
+    ffnn_model_free(m);
+    ffnn_dataset_free(ds);
+    return TEST_PASS;
+}
+
+/* A layer of `count` tables on `passed` values, its array owned by the caller. */
+static void em_spec(ffnn_embedding_spec *s, ffnn_embedding_table *t, size_t passed,
+                    const size_t *levels, const size_t *dims, size_t count)
+{
+    memset(s, 0, sizeof *s);
+    for (size_t j = 0; j < count; j++) {
+        t[j].levels = levels[j];
+        t[j].dim = dims[j];
+    }
+    s->table = t;
+    s->count = count;
+    s->in = passed + count;
+    ffnn_embedding_layout(s);
+}
+
+/* Random x [batch, in] (codes included), W [weights], dz [batch, out]. */
+static void em_fill(const ffnn_embedding_spec *s, size_t batch, float *x, float *W, float *dz)
+{
+    for (size_t b = 0; b < batch; b++) {
+        for (size_t p = 0; p < s->passed; p++)
+            x[b * s->in + p] = 2.0f * em_uniform() - 1.0f;
+        for (size_t j = 0; j < s->count; j++)
+            x[b * s->in + s->passed + j] = em_code(s->table[j].levels, 1);
+    }
+    for (size_t k = 0; k < s->weights; k++)
+        W[k] = 2.0f * em_uniform() - 1.0f;
+    for (size_t k = 0; k < batch * s->out; k++)
+        dz[k] = 2.0f * em_uniform() - 1.0f;
+}
+
+/* backend `ops` against the cpu reference on fresh random inputs: forward and
+ * backward bit-equal (every backend's kernels copy and add in the reference's
+ * order: core/embedding.h). */
+test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    const size_t levels[] = {100, 3, 1000, 17}, dims[] = {21, 2, 7, 33};
+    const size_t batches[] = {1, 37, 1500};
+    ffnn_embedding_table tab[4];
+    ffnn_embedding_spec s;
+    void *ctx = NULL;
+    CHECK_OK(ops->create(NULL, &ctx));
+    for (size_t shape = 0; shape < 2; shape++) {
+        em_spec(&s, tab, shape ? 0 : 6, levels + shape, dims + shape, shape ? 3 : 4);
+        for (size_t bi = 0; bi < 3; bi++) {
+            const size_t B = batches[bi];
+            const size_t nx = B * s.in, na = B * s.out;
+            float *x = malloc(nx * 4), *W = malloc(s.weights * 4), *dz = malloc(na * 4);
+            float *a0 = malloc(na * 4), *a1 = malloc(na * 4);
+            float *g0 = malloc(s.weights * 4), *g1 = malloc(s.weights * 4);
+            CHECK(x && W && dz && a0 && a1 && g0 && g1, "malloc");
+            em_fill(&s, B, x, W, dz);
+            ffnn_cpu_embedding_forward(x, W, a0, B, &s);
+            ffnn_cpu_embedding_backward(x, dz, g0, B, &s);
+            void *dx = NULL, *dW = NULL, *ddz = NULL, *da = NULL, *dg = NULL;
+            CHECK_OK(ops->alloc(ctx, nx * 4, &dx));
+            CHECK_OK(ops->alloc(ctx, s.weights * 4, &dW));
+            CHECK_OK(ops->alloc(ctx, na * 4, &ddz));
+            CHECK_OK(ops->alloc(ctx, na * 4, &da));
+            CHECK_OK(ops->alloc(ctx, s.weights * 4, &dg));
+            CHECK_OK(ops->upload(ctx, dx, x, nx * 4));
+            CHECK_OK(ops->upload(ctx, dW, W, s.weights * 4));
+            CHECK_OK(ops->upload(ctx, ddz, dz, na * 4));
+            CHECK_OK(ops->upload(ctx, dg, W, s.weights * 4)); /* stale: overwritten */
+            CHECK_OK(ops->embedding_forward(ctx, dx, dW, da, B, &s));
+            CHECK_OK(ops->embedding_backward(ctx, dx, ddz, dg, B, &s));
+            CHECK_OK(ops->download(ctx, a1, da, na * 4));
+            CHECK_OK(ops->download(ctx, g1, dg, s.weights * 4));
+            for (size_t k = 0; k < na; k++)
+                CHECK(memcmp(&a0[k], &a1[k], 4) == 0, "%s forward batch %zu: a[%zu] = %.9g, "
+                      "reference %.9g", ops->name, B, k, (double)a1[k], (double)a0[k]);
+            for (size_t k = 0; k < s.weights; k++)
+                CHECK(memcmp(&g0[k], &g1[k], 4) == 0, "%s backward batch %zu: dW[%zu] = %.9g, "
+                      "reference %.9g", ops->name, B, k, (double)g1[k], (double)g0[k]);
+            void *bufs[] = {dx, dW, ddz, da, dg};
+            for (int i = 0; i < 5; i++)
+                ops->release(ctx, bufs[i]);
+            free(x), free(W), free(dz), free(a0), free(a1), free(g0), free(g1);
+        }
+    }
+    ops->destroy(ctx);
+    return TEST_PASS;
+}
+
+static test_result em_omp_matches_cpu(char *why, size_t why_size)
+{
+    return ffnn_test_embedding_backend(&ffnn_omp_backend, why, why_size);
+}
+
+/* A small table net trained a few steps on the cpu, for the file tests. */
+static test_result em_trained(ffnn_model **out, ffnn_dataset **data)
+{
+    enum { N = 64, F = 4 };
+    float x[N * F];
+    int32_t y[N];
+    for (int i = 0; i < N; i++) {
+        x[i * F + 0] = 2.0f * em_uniform() - 1.0f;
+        x[i * F + 1] = 2.0f * em_uniform() - 1.0f;
+        x[i * F + 2] = (float)(i % 30);
+        x[i * F + 3] = (float)(i % 5);
+        y[i] = (i % 30) < 15;
+    }
+    CHECK_OK(ffnn_dataset_from_arrays(N, F, x, y, 0, NULL, data));
+    CHECK_OK(ffnn_model_create("4-embed30x4_5x2-8relu-2", out));
+    CHECK_OK(ffnn_model_init(*out, 5));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.epochs = 3;
+    cfg.batch_size = 16;
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.learning_rate = 0.01f;
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_trainer_create(*out, *data, &cfg, &t));
+    ffnn_epoch_stats stats;
+    for (int e = 0; e < 3; e++)
+        CHECK_OK(ffnn_trainer_run_epoch(t, NULL, NULL, &stats));
+    ffnn_trainer_free(t);
+    return TEST_PASS;
+}
+
+static test_result em_model_file(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    ffnn_model *m = NULL, *back = NULL;
+    ffnn_dataset *ds = NULL;
+    if (em_trained(&m, &ds) != TEST_PASS)
+        return TEST_FAIL;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/ffnn_embedding_%d.safetensors", (int)getpid());
+    CHECK_OK(ffnn_model_save(m, path));
+    CHECK_OK(ffnn_model_load(path, &back, NULL));
+    unlink(path);
+    const size_t n = ffnn_model_parameter_count(m);
+    CHECK(ffnn_model_parameter_count(back) == n &&
+              memcmp(ffnn_model_parameters(m), ffnn_model_parameters(back), n * 4) == 0,
+          "parameters differ after the round trip");
+    const float *x = ffnn_dataset_float_features(ds);
+    float y0[64 * 2], y1[64 * 2];
+    CHECK_OK(ffnn_model_forward(m, x, 64, y0));
+    ffnn_predictor *p = NULL;
+    CHECK_OK(ffnn_predictor_create(back, FFNN_DEVICE_CPU, 2, 64, &p));
+    CHECK_OK(ffnn_predictor_forward(p, x, 64, y1));
+    for (int i = 0; i < 128; i++)
+        CHECK(fabsf(y0[i] - y1[i]) <= 1e-5f * (1.0f + fabsf(y0[i])), "y[%d]: %g vs %g", i,
+              (double)y0[i], (double)y1[i]);
+    ffnn_predictor_free(p);
+    CHECK(ffnn_model_export_onnx(back, "/tmp/ffnn_embedding_never.onnx") != FFNN_OK &&
+              strstr(ffnn_last_error(), "embedding"),
+          "onnx: %s", ffnn_last_error());
+    ffnn_model_free(back);
+    ffnn_model_free(m);
+    ffnn_dataset_free(ds);
+    return TEST_PASS;
+}
+
+const test_case embedding_tests[] = {
+    {"embedding_arch", em_arch},
+    {"embedding_forward_rule", em_forward_rule},
+    {"embedding_gradcheck_cpu", em_gradcheck},
+    {"embedding_omp_matches_cpu", em_omp_matches_cpu},
+    {"embedding_model_file", em_model_file},
+};
+const size_t embedding_tests_count = sizeof embedding_tests / sizeof embedding_tests[0];
