@@ -342,7 +342,7 @@ typedef struct config {
     ffnn_cli_train_options o;
     char values[32][64];           /* [axis_count] the values of this configuration */
     char *argv[512];
-    char arch[64];
+    char arch[FFNN_CLI_ARCH_SIZE];
     ffnn_model *model[SWEEP_MAX_FOLDS]; /* [folds]: one model per fold (1 without --cv) */
     ffnn_sweep_state state;    /* of fold 0's model (epochs; train loss averaged)   */
     ffnn_metrics val, test;    /* means over the folds                              */
@@ -833,7 +833,7 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
     ffnn_dataset *sets[3] = {NULL, NULL, NULL};
     folds d;
     memset(&d, 0, sizeof d);
-    char arch[64], description[1024];
+    char arch[FFNN_CLI_ARCH_SIZE], description[1024];
     int rc = ffnn_cli_train_data(&c[0].o, &sets[0], &sets[1], &sets[2], arch, sizeof arch,
                                  description, sizeof description);
     if (rc == 0 && !c[0].o.quiet)

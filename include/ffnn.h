@@ -748,6 +748,29 @@ FFNN_API int ffnn_table_needs_encoding(const ffnn_table *t);
  * FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_table_fit(const ffnn_dataset *train, ffnn_table **out);
 
+/* ffnn_table_fit with learned embeddings: then each categorical column with more
+ * than max_one_hot levels (the encoding's, "missing" included), or with dims[i]
+ * > 0, is embedded, not one-hot encoded: it takes one input, its code (the index
+ * of its level among the sorted levels, as a float; a level training lacked -1,
+ * counted as unseen), the codes after the indicators in column order - the
+ * inputs an embedding layer (FFNN_LAYER_EMBEDDING) reads, of dimension dims[i]
+ * (dims NULL or [column count], read for categorical columns only; 0: fastai's
+ * rule min(600, round(1.6 n^0.56)) of its n levels). max_one_hot SIZE_MAX with
+ * dims NULL: ffnn_table_fit. Errors: those of ffnn_table_fit;
+ * FFNN_ERR_INVALID_ARGUMENT for more than 64 embedded columns or a dimension
+ * above 2^24. */
+FFNN_API ffnn_status ffnn_table_fit_embedding(const ffnn_dataset *train, size_t max_one_hot,
+                                              const size_t *dims, ffnn_table **out);
+/* Fitted categorical column i: its embedding's dimension, or 0 (one-hot, numeric,
+ * out of range). */
+FFNN_API size_t ffnn_table_embedding_dim(const ffnn_table *t, size_t i);
+/* The architecture token of the embedding layer t's codes need, e.g.
+ * "embed100x21_40x11" (ffnn_model_create), into buf [size] (truncated and
+ * NUL-terminated as snprintf; buf may be NULL when size is 0); returns the
+ * length of the whole token, 0 when no column is embedded. The network's
+ * architecture is then "<ffnn_table_width(t)>-<token>-<hidden>..." . */
+FFNN_API size_t ffnn_table_embedding_arch(const ffnn_table *t, char *buf, size_t size);
+
 /* The raw data set src [count, columns] encoded by the fitted table enc into
  * *out [count, ffnn_table_width(enc)] float32 (labels or targets and class
  * names copied; *out carries a copy of enc as its table, so a model trained on
@@ -791,7 +814,9 @@ FFNN_API ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out);
 
 /* Give m a copy of the fitted table t as its encoding (saved in model files;
  * t NULL removes it). Errors: FFNN_ERR_INVALID_ARGUMENT (m NULL; t raw; t's
- * width not m's input size), FFNN_ERR_NO_MEMORY (m unchanged). */
+ * width not m's input size; t's embedded columns not the tables of m's first
+ * layer, in order, or m embedding codes t lacks), FFNN_ERR_NO_MEMORY (m
+ * unchanged). */
 FFNN_API ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t);
 
 /* A raw data set [count, columns] built from columns in memory (a data frame's:

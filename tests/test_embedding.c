@@ -2,7 +2,9 @@
  * token, the forward rule (unseen codes read zeros), fastai's dimension rule,
  * the cpu reference's gradient against central differences, the omp backend
  * against the cpu reference (bit-equal: both copy and add in the same order),
- * the model file, the predictor, and the strategies that refuse it. */
+ * the model file, the predictor, ONNX's refusal, and `ffnn train` on a CSV with
+ * a 100-level text column end to end. PyTorch's nn.Embedding: test_torch.c. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "cli_run.h"
 #include "core/model.h"
 #include "ffnn.h"
 #include "train/train_internal.h"
@@ -197,9 +200,10 @@ static void em_fill(const ffnn_embedding_spec *s, size_t batch, float *x, float 
         dz[k] = 2.0f * em_uniform() - 1.0f;
 }
 
-/* backend `ops` against the cpu reference on fresh random inputs: forward and
+/* backend `ops` against the cpu reference on fresh random inputs (codes with
+ * unseen levels, -1, 1.5 and NaN among them; 1, 37 and 1500 rows): forward and
  * backward bit-equal (every backend's kernels copy and add in the reference's
- * order: core/embedding.h). */
+ * order: core/embedding.h). Also test_cuda.c's for the cuda backend. */
 test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why, size_t why_size)
 {
     (void)why, (void)why_size;
@@ -231,6 +235,8 @@ test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why, 
             CHECK_OK(ops->upload(ctx, dW, W, s.weights * 4));
             CHECK_OK(ops->upload(ctx, ddz, dz, na * 4));
             CHECK_OK(ops->upload(ctx, dg, W, s.weights * 4)); /* stale: overwritten */
+            memset(a1, 0xFF, na * 4); /* NaN: a value the kernel forgets fails */
+            CHECK_OK(ops->upload(ctx, da, a1, na * 4));
             CHECK_OK(ops->embedding_forward(ctx, dx, dW, da, B, &s));
             CHECK_OK(ops->embedding_backward(ctx, dx, ddz, dg, B, &s));
             CHECK_OK(ops->download(ctx, a1, da, na * 4));
@@ -322,11 +328,86 @@ static test_result em_model_file(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* End to end through the CLI: a CSV with a 100-level text column trains with it
+ * embedded (the data line says so), saves, resumes bit-exactly from a checkpoint,
+ * and predicts raw rows, an unseen level among them (counted in the note). */
+static test_result em_cli(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    char dir[] = "/tmp/ffnn_embed_cli_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char csv[96], pred[96], model[96], ck[96], resumed[96], out[96];
+    snprintf(csv, sizeof csv, "%s/train.csv", dir);
+    snprintf(pred, sizeof pred, "%s/predict.csv", dir);
+    snprintf(model, sizeof model, "%s/m.safetensors", dir);
+    snprintf(ck, sizeof ck, "%s/ck.safetensors", dir);
+    snprintf(resumed, sizeof resumed, "%s/r.safetensors", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    FILE *f = fopen(csv, "w");
+    CHECK(f != NULL, "%s", csv);
+    fprintf(f, "age,color,city,y\n");
+    for (int i = 0; i < 1500; i++) {
+        const int city = (int)(em_uniform() * 100.0f), color = i % 3;
+        const float age = 2.0f * em_uniform() - 1.0f;
+        const float score = (float)((city * 37) % 100) / 50.0f - 1.0f + age * 0.5f;
+        fprintf(f, "%.3f,%s,c%03d,%s\n", (double)age, color == 0 ? "r" : color == 1 ? "g" : "b",
+                city, score > 0.0f ? "yes" : "no");
+    }
+    fclose(f);
+    f = fopen(pred, "w");
+    CHECK(f != NULL, "%s", pred);
+    fprintf(f, "age,color,city\n0.5,r,c001\n0.1,g,unseen_city\n-0.2,b,c050\n");
+    fclose(f);
+    const char *train[] = {"train", "--data", csv, "--epochs", "4", "--test-split", "0.2",
+                           "--optimizer", "adam", "--lr", "0.01", "--save", model, NULL};
+    CHECK(cli_run(train, out, NULL) == 0, "ffnn train failed (output in %s)", out);
+    CHECK(file_contains(out, "one-hot: color (3); embedded: city (100 levels, dim 21)") &&
+              file_contains(out, "arch 5-embed100x21-256relu-2"),
+          "the data line does not name the embedded column (%s)", out);
+    const char *predict[] = {"predict", "--model", model, "--data", pred, NULL};
+    CHECK(cli_run(predict, out, NULL) == 0, "ffnn predict failed (%s)", out);
+    CHECK(file_contains(out, "class,p_no,p_yes") &&
+              file_contains(out, "1 cell of a category the model was not trained on"),
+          "predict on raw rows (%s)", out);
+    /* the same run stopped at step 40 and resumed: the same bits */
+    const char *part[] = {"train", "--data", csv, "--epochs", "4", "--test-split", "0.2",
+                          "--optimizer", "adam", "--lr", "0.01", "--checkpoint", ck,
+                          "--max-steps", "40", NULL};
+    CHECK(cli_run(part, out, NULL) == 0, "ffnn train --max-steps failed (%s)", out);
+    const char *resume[] = {"train", "--data", csv, "--test-split", "0.2", "--resume", ck,
+                            "--save", resumed, NULL};
+    CHECK(cli_run(resume, out, NULL) == 0, "ffnn train --resume failed (%s)", out);
+    ffnn_model *a = NULL, *b = NULL;
+    CHECK_OK(ffnn_model_load(model, &a, NULL));
+    CHECK_OK(ffnn_model_load(resumed, &b, NULL));
+    const size_t n = ffnn_model_parameter_count(a);
+    CHECK(n == ffnn_model_parameter_count(b) &&
+              memcmp(ffnn_model_parameters(a), ffnn_model_parameters(b), n * 4) == 0,
+          "the resumed run's weights differ from the uninterrupted run's");
+    ffnn_model_free(a);
+    ffnn_model_free(b);
+    /* one-hot when the threshold is above the level count; a bad override refused */
+    const char *onehot[] = {"train", "--data", csv, "--epochs", "1", "--max-one-hot", "100",
+                            NULL};
+    CHECK(cli_run(onehot, out, NULL) == 0 && file_contains(out, "one-hot: color (3), city (100)"),
+          "--max-one-hot 100 (%s)", out);
+    const char *bad[] = {"train", "--data", csv, "--epochs", "1", "--embedding-dim", "age:3",
+                         NULL};
+    CHECK(cli_run(bad, out, NULL) != 0 && file_contains(out, "'age' is a numeric column"),
+          "--embedding-dim age:3 (%s)", out);
+    const char *files[] = {csv, pred, model, ck, resumed, out};
+    for (int i = 0; i < 6; i++)
+        unlink(files[i]);
+    rmdir(dir);
+    return TEST_PASS;
+}
+
 const test_case embedding_tests[] = {
     {"embedding_arch", em_arch},
     {"embedding_forward_rule", em_forward_rule},
     {"embedding_gradcheck_cpu", em_gradcheck},
     {"embedding_omp_matches_cpu", em_omp_matches_cpu},
     {"embedding_model_file", em_model_file},
+    {"embedding_cli_csv_end_to_end", em_cli},
 };
 const size_t embedding_tests_count = sizeof embedding_tests / sizeof embedding_tests[0];
