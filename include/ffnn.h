@@ -1067,7 +1067,9 @@ FFNN_API ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, s
  * float32 [batch, in] in the data's units and gives "y" float32 [batch, out]
  * as ffnn_predictor_predict's prob: the stored standardisation first (Sub,
  * Div), each dense layer as Gemm (transB = 1), each local1d layer as [Pad,]
- * Gather of its windows, Mul by W [out, R], ReduceSum, Add bias; each
+ * Gather of its windows, Mul by W [out, R], ReduceSum, Add bias; an embedding
+ * layer as Slices of its columns, per table a Gather of rows (an unknown code:
+ * an appended zero row) and Flatten, then Concat; each
  * activation as its ONNX op (Relu, Sigmoid, Tanh, LeakyRelu, Elu, Softplus,
  * HardSwish) or, where opset 17 has none, its definition (gelu with Erf,
  * gelu_tanh with Tanh, silu x Sigmoid(x), mish x Tanh(Softplus(x))); then the

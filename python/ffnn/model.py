@@ -366,15 +366,23 @@ class Model:
 
     def weights(self) -> List[np.ndarray]:
         """Each layer's weight, a float32 view [out, fan_in] of the model's memory
-        (PyTorch's nn.Linear order; [out, R] for a local layer): writing it changes
-        the model; the view keeps the model alive."""
+        (PyTorch's nn.Linear order; [out, R] for a local layer; an embedding layer's
+        tables [sum n_j d_j], one after another): writing it changes the model; the
+        view keeps the model alive."""
         out = []
         for i in range(self.n_layers):
-            o, fan_in = ctypes.c_size_t(), ctypes.c_size_t()
+            o, fan_in, kind = ctypes.c_size_t(), ctypes.c_size_t(), ctypes.c_int()
             check(lib.ffnn_model_layer(self._handle, i, None, ctypes.byref(o), None, None))
-            check(lib.ffnn_model_layer_kind(self._handle, i, None, ctypes.byref(fan_in), None))
-            out.append(self._view(lib.ffnn_model_weight(self._handle, i),
-                                  (o.value, fan_in.value)))
+            check(lib.ffnn_model_layer_kind(self._handle, i, ctypes.byref(kind),
+                                            ctypes.byref(fan_in), None))
+            shape = (o.value, fan_in.value)
+            if kind.value == 2:  # an embedding layer: its tables one after another, flat
+                k = ctypes.c_size_t()
+                check(lib.ffnn_model_embedding(self._handle, i, ctypes.byref(k), None, None, 0))
+                n, d = (ctypes.c_size_t * k.value)(), (ctypes.c_size_t * k.value)()
+                check(lib.ffnn_model_embedding(self._handle, i, None, n, d, k.value))
+                shape = (sum(a * b for a, b in zip(n, d)),)
+            out.append(self._view(lib.ffnn_model_weight(self._handle, i), shape))
         return out
 
     def biases(self) -> List[Optional[np.ndarray]]:
