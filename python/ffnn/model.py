@@ -526,7 +526,12 @@ class Model:
         if loss is not None:
             enum_from_name("loss", loss)
             self.loss = loss
-        opts = _table.TableOptions(categorical, ignore, na_values, missing, unknown_category)
+        kind = ctypes.c_int()
+        check(lib.ffnn_model_layer_kind(self._handle, 0, ctypes.byref(kind), None, None))
+        # the network is built: a frame is one-hot encoded, unless the first layer is
+        # an embedding layer (then ffnn train's rule, --max-one-hot 32)
+        opts = _table.TableOptions(categorical, ignore, na_values, missing, unknown_category,
+                                   max_one_hot=32 if kind.value == 2 else 1 << 24)
         X = self._table_inputs(X, opts, fit=True)
         if validation_data is not None:
             validation_data = (self._table_inputs(validation_data[0], opts),
@@ -764,8 +769,10 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
         A DataFrame with text, category or bool columns or missing cells is
         encoded as ``ffnn train`` encodes such a CSV file (one-hot levels, median
         fills with missing indicators; the options categorical, ignore,
-        na_values, missing of ``Model.train``), the network sized to the encoding,
-        the encoding kept in the model (``Model.table``).
+        na_values, missing of ``Model.train``, and max_one_hot=32, embedding_dim:
+        columns with more levels get a learned embedding, its layer put first in
+        arch), the network sized to the encoding, the encoding kept in the model
+        (``Model.table``).
     y : array-like
         Integer class labels [n_samples], or float targets [n_samples] /
         [n_samples, n_outputs] (then pass ``loss="mse"`` or ``"bce"``).
@@ -782,7 +789,8 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
     Model
         Trained; its ``history`` has one dict per epoch.
     """
-    keys = ("categorical", "ignore", "na_values", "missing", "unknown_category")
+    keys = ("categorical", "ignore", "na_values", "missing", "unknown_category", "max_one_hot",
+            "embedding_dim")
     opts = _table.TableOptions(**{k: options.pop(k) for k in keys if k in options})
     table = None
     if _table.uses_table(X, opts):
@@ -796,10 +804,14 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
                          "(y.astype(int)) for classification" % y_arr.dtype)
     if loss is None:
         loss = "ce"
+    emb = table.embedding_arch if table is not None else ""
     if arch is None:
         width = (max(int(y_arr.max()) + 1, 2) if labels
                  else (1 if y_arr.ndim == 1 else y_arr.shape[1]))
         arch = "%d-256relu-%d" % (X.shape[1], width)
+    head, _, rest = arch.partition("-")
+    if emb and not rest.startswith("embed"):  # the embedding layer first, as ffnn train
+        arch = "%s-%s-%s" % (head, emb, rest)
     model = Model(arch, loss=loss, seed=seed)
     if table is not None:
         if table.width != model.n_inputs:

@@ -344,3 +344,21 @@ def test_many_levels_get_an_embedding():
     assert forced.model_.arch.startswith("3-embed50x4_2x3-16relu"), forced.model_.arch
     with pytest.raises(ValueError, match="numeric"):
         ffnn.MLPClassifier(max_iter=1, embedding_dim={"x": 2}).fit(X, y)
+
+
+def test_train_function_embeds_and_model_train_keeps_one_hot():
+    """ffnn.train sizes the net with the embedding layer first (also into a given
+    arch); Model.train on a net it did not size keeps the one-hot encoding."""
+    rng = np.random.default_rng(4)
+    n = 300
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                      "city": np.array(["c%02d" % i for i in range(40)], dtype=object)[
+                          rng.integers(0, 40, n)]})
+    y = (X["x"].to_numpy() > 0).astype(int)
+    m = ffnn.train(X, y, epochs=1, device="cpu")
+    assert m.arch.startswith("2-embed40x13-256relu"), m.arch
+    m = ffnn.train(X, y, arch="2-8relu-2", epochs=1, device="cpu", embedding_dim={"city": 3})
+    assert m.arch == "2-embed40x3-8relu-2", m.arch
+    plain = ffnn.Model("41-8relu-2", loss="ce")
+    plain.train(X, y, epochs=1, device="cpu")
+    assert plain.n_inputs == 41
