@@ -17,6 +17,8 @@
 #include "cli_run.h"
 #include "core/model.h"
 #include "ffnn.h"
+#include "test_fixtures.h"
+#include "test_parity.h"
 #include "train/train_internal.h"
 
 static uint64_t em_state = 0x9e3779b97f4a7c15ull;
@@ -400,6 +402,51 @@ static test_result em_cli(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* On a GPU: every strategy that runs the layer follows the cpu reference step by
+ * step (200 steps, test_steps_follow's fp32 bound) on a table net with two
+ * embedded columns; persistent refuses it naming the layer. */
+static test_result em_cuda_strategies(char *why, size_t why_size)
+{
+    SKIP_WITHOUT_GPU();
+    enum { N = 3000, F = 5 };
+    float *x = malloc(N * F * sizeof *x);
+    int32_t *y = malloc(N * sizeof *y);
+    CHECK(x && y, "malloc");
+    for (int i = 0; i < N; i++) {
+        for (int f = 0; f < 3; f++)
+            x[i * F + f] = 2.0f * em_uniform() - 1.0f;
+        x[i * F + 3] = (float)(size_t)(em_uniform() * 50.0f);
+        x[i * F + 4] = (float)(size_t)(em_uniform() * 7.0f);
+        y[i] = ((int)x[i * F + 3] * 7 + (int)x[i * F + 4] + (x[i * F] > 0.0f)) % 4;
+    }
+    ffnn_dataset *ds = NULL;
+    CHECK_OK(ffnn_dataset_from_arrays(N, F, x, y, 0, NULL, &ds));
+    free(x), free(y);
+    const char *arch = "5-embed50x8_7x3-64relu-32tanh-4";
+    const ffnn_strategy runs[] = {FFNN_STRATEGY_NAIVE, FFNN_STRATEGY_TILED, FFNN_STRATEGY_CUBLAS,
+                                  FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_FUSED,
+                                  FFNN_STRATEGY_GRAPH};
+    const test_follow_opt opts[] = {{FFNN_OPT_SGD, 0, 0.05f, "sgd"},
+                                    {FFNN_OPT_ADAM, 0, 0.001f, "adam"}};
+    for (size_t s = 0; s < sizeof runs / sizeof *runs; s++)
+        for (int o = 0; o < 2; o++)
+            if (test_follow_optimizer(ds, arch, runs[s], FFNN_PRECISION_FP32, &opts[o], 200) !=
+                TEST_PASS)
+                return TEST_FAIL;
+    ffnn_model *m = NULL;
+    ffnn_trainer *t = NULL;
+    CHECK_OK(ffnn_model_create("5-embed50x8_7x3-64relu-4", &m));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CUDA;
+    cfg.strategy = FFNN_STRATEGY_PERSISTENT;
+    CHECK(ffnn_trainer_create(m, ds, &cfg, &t) == FFNN_ERR_UNSUPPORTED &&
+              strstr(ffnn_last_error(), "embedding layer"),
+          "persistent: %s", ffnn_last_error());
+    ffnn_model_free(m);
+    ffnn_dataset_free(ds);
+    return TEST_PASS;
+}
+
 const test_case embedding_tests[] = {
     {"embedding_arch", em_arch},
     {"embedding_forward_rule", em_forward_rule},
@@ -407,5 +454,6 @@ const test_case embedding_tests[] = {
     {"embedding_omp_matches_cpu", em_omp_matches_cpu},
     {"embedding_model_file", em_model_file},
     {"embedding_cli_csv_end_to_end", em_cli},
+    {"embedding_cuda_strategies_follow_cpu", em_cuda_strategies},
 };
 const size_t embedding_tests_count = sizeof embedding_tests / sizeof embedding_tests[0];
