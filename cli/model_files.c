@@ -96,7 +96,8 @@ static const char *with_embedding(const char *arch, const char *default_arch, ch
     if (!dash || !emb || strncmp(emb + 1, "embed", 5) != 0 || strncmp(dash + 1, "embed", 5) == 0)
         return arch;
     const char *emb_end = strchr(emb + 1, '-');
-    const size_t head = (size_t)(dash - arch), token = emb_end ? (size_t)(emb_end - emb) : strlen(emb);
+    const size_t head = (size_t)(dash - arch);
+    const size_t token = emb_end ? (size_t)(emb_end - emb) : strlen(emb);
     char *s = malloc(strlen(arch) + token + 1);
     if (!s)
         return arch;

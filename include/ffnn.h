@@ -629,8 +629,9 @@ FFNN_API ffnn_status ffnn_model_embedding(const ffnn_model *m, int i, size_t *co
                                           size_t *levels, size_t *dims, size_t capacity);
 
 /* Layer i's kind, *fan_in (the columns of its weight [out, fan_in]: in for a dense
- * layer, R for local1d; 1 for an embedding, whose weight is [sum_j n_j d_j]) and *same_padding (1 for a local1d layer with 'same'
- * padding, else 0). Any output pointer may be NULL. */
+ * layer, R for local1d; 1 for an embedding, whose weight is [sum_j n_j d_j]) and
+ * *same_padding (1 for a local1d layer with 'same' padding, else 0). Any output
+ * pointer may be NULL. */
 FFNN_API ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
                                            size_t *fan_in, int *same_padding);
 
@@ -680,8 +681,9 @@ FFNN_API ffnn_status ffnn_model_standardization(const ffnn_model *m, const float
  * standard deviation (divisor count, as numpy.std) of each feature, computed in
  * double; a constant feature gets scale 1 (the codes of an embedding layer, the
  * last inputs of its first layer, mean 0 and scale 1: read as they are). With
- * targets (and float targets in train) the same for each target column. Errors: FFNN_ERR_INVALID_ARGUMENT
- * (uint8 features, widths that do not match m), FFNN_ERR_NO_MEMORY. */
+ * targets (and float targets in train) the same for each target column. Errors:
+ * FFNN_ERR_INVALID_ARGUMENT (uint8 features, widths that do not match m),
+ * FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_model_fit_standardization(ffnn_model *m, const ffnn_dataset *train,
                                                     int targets);
 /* A copy of src in the network's units: features (x - input_mean) / input_scale,
@@ -714,7 +716,8 @@ FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
  * training, sorted by bytes, plus the level "missing" when training had missing
  * cells (one one-hot input each; a level training lacked is an all-zero row,
  * counted). The inputs of a row: the columns in order (a numeric column's one
- * value, a categorical column's one-hot block), then every indicator. The
+ * value, a categorical column's one-hot block), then every indicator, then the
+ * codes of the columns ffnn_table_fit_embedding embeds instead. The
  * method: scikit-learn's SimpleImputer(strategy="median", add_indicator=True)
  * on the numeric columns and SimpleImputer(strategy="constant", fill_value=
  * "missing") then OneHotEncoder(handle_unknown="ignore") on the categorical

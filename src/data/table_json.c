@@ -158,7 +158,8 @@ static ffnn_status check_embedding(const ffnn_model *m, const ffnn_table *t)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: column '%s' is "
                              "embedded (%zu levels, dimension %zu), but table %zu of the "
                              "model's first layer is %s", c->name, c->level_count, c->embed_dim,
-                             j, j < k ? "another" : "missing (no embedding layer, or fewer tables)");
+                             j, j < k ? "another"
+                                      : "missing (no embedding layer, or fewer tables)");
         j++;
     }
     if (j != k)

@@ -142,10 +142,10 @@ extern "C" ffnn_status ffnn_cuda_embedding_backward(void *vctx, const float *x, 
     const size_t columns = spec->out - spec->passed;
     if (batch == 0 || columns == 0)
         return FFNN_OK;
-    embedding_backward_kernel<<<ffnn_cuda_grid_1d_for(columns, (unsigned)ctx->block_1d), ctx->block_1d,
-                                0, ctx->stream>>>(x, dz, dW, batch, (unsigned)spec->in,
-                                                  (unsigned)spec->out, (unsigned)spec->passed,
-                                                  (unsigned)columns, t);
+    const unsigned blocks = ffnn_cuda_grid_1d_for(columns, (unsigned)ctx->block_1d);
+    embedding_backward_kernel<<<blocks, ctx->block_1d, 0, ctx->stream>>>(
+        x, dz, dW, batch, (unsigned)spec->in, (unsigned)spec->out, (unsigned)spec->passed,
+        (unsigned)columns, t);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "embedding_backward_kernel");
     return FFNN_OK;
 }
