@@ -202,7 +202,7 @@ all: info $(BUILD)/libffnn.a $(BUILD)/libffnn.so $(BUILD)/ffnn $(BUILD)/ffnn-ben
 info:
 	@echo "ffnn build: $(BUILD_KIND), $(MPI_KIND), $(NCCL_KIND), $(ONNX_KIND)"
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h cli/*.h tests/*.h lab/*.h bench/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h src/*.h src/*/*.h src/*/*/*.h src/*/*.def cli/*.h tests/*.h lab/*.h bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 

@@ -5,7 +5,9 @@ SGD, each model its own learning rate, log-spaced 1e-3 .. 1e-1):
 
   ffnn       ffnn sweep --device cuda --lr <N rates> --threads LANES: every model
              its own trainer (streams, buffers) and LANES host threads queueing
-             their models' steps at once (each model bit for bit its lone run)
+             their models' steps at once (each model bit for bit its lone run);
+             with --strategy batched one engine for all the models, one kernel
+             launch per op over the model axis (no lanes)
   torch.func stack_module_state + vmap(grad(functional_call)) over the N models,
              every model the same batch (the cheapest for torch), the update
              p -= lr[:, None] g in one fused step; eager and torch.compile
@@ -135,10 +137,14 @@ def main():
         for n in map(int, a.models.split(",")):
             for lanes in map(int, a.lanes.split(",")):
                 for strat in a.strategy.split(","):
+                    if strat == "batched" and lanes != int(a.lanes.split(",")[0]):
+                        continue  # one engine for every model: no lanes
                     try:
                         t1 = ffnn_seconds(a, n, batch, lanes, strat, 1, a.precision)
                         t2 = ffnn_seconds(a, n, batch, lanes, strat, 1 + a.epochs, a.precision)
-                        row(n, batch, f"ffnn sweep {strat}, {lanes} lanes", (t2 - t1) / a.epochs)
+                        name = (f"ffnn sweep {strat}" if strat == "batched"
+                                else f"ffnn sweep {strat}, {lanes} lanes")
+                        row(n, batch, name, (t2 - t1) / a.epochs)
                     except RuntimeError as e:
                         print(f"# ffnn failed: {e}", file=sys.stderr)
             for mode in filter(None, a.torch.split(",")):

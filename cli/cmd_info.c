@@ -49,11 +49,10 @@ static int info_option(void *ctx, int c, const char *arg)
     return 0;
 }
 
-static void print_tensors(ffnn_model *m)
+/* The tensors of the plain model m, each name after prefix ("" or "members.<i>."). */
+static void print_layers(const ffnn_model *m, const char *prefix)
 {
-    char name[64], shape[64];
-
-    printf("tensors (dtype F32, little-endian):\n");
+    char name[96], shape[64];
     for (int i = 0; i < ffnn_model_layer_count(m); i++) {
         size_t in = 0, out = 0, fan_in = 0;
         ffnn_activation act = FFNN_ACT_IDENTITY;
@@ -64,7 +63,7 @@ static void print_tensors(ffnn_model *m)
         ffnn_model_layer_kind(m, i, &kind, &fan_in, &same);
         if (kind == FFNN_LAYER_LOCAL1D)
             snprintf(what, sizeof what, "local1d R=%zu %s, ", fan_in, same ? "same" : "valid");
-        snprintf(name, sizeof name, "layers.%d.weight", i);
+        snprintf(name, sizeof name, "%slayers.%d.weight", prefix, i);
         snprintf(shape, sizeof shape, "[%zu, %zu]", out, fan_in);
         if (kind == FFNN_LAYER_EMBEDDING) { /* [sum n_j d_j]: the tables one after another */
             size_t k = 0, n[64], d[64], total = 0;
@@ -76,10 +75,30 @@ static void print_tensors(ffnn_model *m)
         }
         printf("  %-20s %-14s layer %d: %s%zu -> %zu, %s%s\n", name, shape, i, what, in, out,
                ffnn_activation_name(act), has_bias ? "" : ", no bias");
-        snprintf(name, sizeof name, "layers.%d.bias", i);
+        snprintf(name, sizeof name, "%slayers.%d.bias", prefix, i);
         snprintf(shape, sizeof shape, "[%zu]", out);
         if (has_bias)
             printf("  %-20s %s\n", name, shape);
+    }
+    const float *mean = NULL, *target_mean = NULL;
+    ffnn_model_standardization(m, &mean, NULL, &target_mean, NULL);
+    if (mean)
+        printf("  %sstandardize.input.mean, .scale [%zu]\n", prefix, ffnn_model_input_size(m));
+    if (target_mean)
+        printf("  %sstandardize.target.mean, .scale [%zu]\n", prefix,
+               ffnn_model_output_size(m));
+}
+
+/* The tensors of m; an ensemble's member by member. */
+static void print_tensors(const ffnn_model *m)
+{
+    printf("tensors (dtype F32, little-endian):\n");
+    if (!ffnn_model_member_count(m))
+        print_layers(m, "");
+    for (int i = 0; i < ffnn_model_member_count(m); i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "members.%d.", i);
+        print_layers(ffnn_model_member(m, i), prefix);
     }
 }
 
@@ -109,8 +128,19 @@ static void print_info(const char *path, ffnn_model *m, const ffnn_model_file_in
            ffnn_model_layer_count(m), ffnn_model_input_size(m), ffnn_model_output_size(m),
            ffnn_model_parameter_count(m));
     print_tensors(m);
-    printf("metadata:\n  format        ffnn-model\n  arch          %s\n  loss          %s\n",
-           arch, ffnn_loss_name(info->loss));
+    if (ffnn_model_member_count(m)) {
+        printf("metadata:\n  format        ffnn-ensemble\n  members       %d\n",
+               ffnn_model_member_count(m));
+        for (int i = 0; i < ffnn_model_member_count(m); i++) {
+            char *a = ffnn_cli_arch_string(ffnn_model_member(m, i));
+            printf("  member.%d.arch %s\n", i, a ? a : "?");
+            free(a);
+        }
+        printf("  loss          %s\n", ffnn_loss_name(info->loss));
+    } else {
+        printf("metadata:\n  format        ffnn-model\n  arch          %s\n  loss          %s\n",
+               arch, ffnn_loss_name(info->loss));
+    }
     char text[4 * sizeof info->interrupted + 1];
     ffnn_escape_controls(info->ffnn_version[0] ? info->ffnn_version : "(absent)", text,
                          sizeof text);

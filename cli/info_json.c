@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ffnn.h" /* ffnn_utf8_length */
+#include "options.h" /* ffnn_cli_arch_string */
 
 /* text as valid UTF-8 (each byte outside a valid sequence replaced by U+FFFD),
  * malloc'd; NULL when out of memory. */
@@ -93,6 +94,16 @@ static int add_fields(cJSON *o, const char *path, const ffnn_model *m,
         !cJSON_AddBoolToObject(std, "inputs", mean != NULL) ||
         !cJSON_AddBoolToObject(std, "targets", target_mean != NULL))
         return -1;
+    cJSON *members = ffnn_model_member_count(m) ? cJSON_AddArrayToObject(o, "members") : NULL;
+    if (ffnn_model_member_count(m) && !members)
+        return -1;
+    for (int i = 0; i < ffnn_model_member_count(m); i++) { /* an ensemble: its members' arch */
+        char *text = ffnn_cli_arch_string(ffnn_model_member(m, i));
+        cJSON *t = text ? cJSON_CreateString(text) : NULL;
+        free(text);
+        if (!t || !cJSON_AddItemToArray(members, t))
+            return cJSON_Delete(t), -1;
+    }
     return 0;
 }
 

@@ -62,7 +62,31 @@ def model_file(arch_layers, inputs, loss, arch=None, extra_meta=None):
     return safetensors(header, data)
 
 
+def ensemble_file(members, inputs, loss):
+    """members: [arch_layers] of model_file, as one ffnn-ensemble file (docs/FORMATS.md)."""
+    header, data = {}, b""
+    meta = {"format": "ffnn-ensemble", "loss": loss, "ffnn_version": "0.1.0",
+            "members": str(len(members))}
+    for m, layers in enumerate(members):
+        fan_in, parts = inputs, [str(inputs)]
+        for i, (out, act, bias) in enumerate(layers):
+            parts.append(f"{out}{act}{'' if bias else ':nobias'}")
+            for name, n in (("weight", out * fan_in), ("bias", out if bias else 0)):
+                if not n:
+                    continue
+                v = struct.pack(f"<{n}f", *[((k * 5 + m) % 9 - 4) / 10 for k in range(n)])
+                header[f"members.{m}.layers.{i}.{name}"] = {
+                    "dtype": "F32", "shape": [out, fan_in] if name == "weight" else [out],
+                    "data_offsets": [len(data), len(data) + len(v)]}
+                data += v
+            fan_in = out
+        meta[f"member.{m}.arch"] = "-".join(parts)
+    return safetensors({"__metadata__": meta, **header}, data)
+
+
 def models():
+    put("model", "ensemble_2x_3-4relu-2", ensemble_file(
+        [[(4, "relu", 1), (2, "", 1)], [(5, "tanh", 0), (2, "", 1)]], 3, "ce"))
     put("model", "ce_3-4relu-2", model_file([(4, "relu", 1), (2, "", 1)], 3, "ce"))
     put("model", "bce_2-8tanh-1", model_file([(8, "tanh", 1), (1, "", 1)], 2, "bce"))
     put("model", "mse_4-3sigmoid-2nobias", model_file([(3, "sigmoid", 1), (2, "", 0)], 4, "mse"))

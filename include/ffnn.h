@@ -53,7 +53,7 @@ FFNN_API const char *ffnn_version(int *major, int *minor, int *patch);
 
 /* sizeof the public struct of that name in this build of the library
  * ("ffnn_train_config", "ffnn_epoch_stats", "ffnn_model_file_info",
- * "ffnn_checkpoint_info", "ffnn_train_option"), 0 for another name: a binding
+ * "ffnn_checkpoint_info", "ffnn_train_option", "ffnn_sweep_state"), 0 for another name: a binding
  * that mirrors a struct (python/ffnn/_lib.py) checks its copy against it before
  * using it. Never fails. */
 FFNN_API size_t ffnn_struct_size(const char *name);
@@ -172,7 +172,7 @@ typedef enum ffnn_strategy {
                                 OpenMP backend on one thread, docs/PERFORMANCE.md).
                                 Runs on the cpu: device auto becomes cpu, device
                                 cuda is refused                                   */
-    FFNN_STRATEGY_TUNE = 9      /* auto by measurement: on cuda, ffnn_trainer_create times
+    FFNN_STRATEGY_TUNE = 9,     /* auto by measurement: on cuda, ffnn_trainer_create times
                                 each candidate (persistent where it fits, graph, fused,
                                 cublas, cublaslt; those that take cfg.precision) on a
                                 copy of the model, the first 128 batches of the data
@@ -185,6 +185,11 @@ typedef enum ffnn_strategy {
                                 stays the deterministic rule. On the cpu and in
                                 data-parallel training (ffnn_trainer_create_parallel
                                 with a communicator) it is auto                    */
+    FFNN_STRATEGY_BATCHED = 10  /* sweeps only (ffnn_sweep_create): the models of a sweep
+                                trained together on one GPU, one kernel launch per op
+                                for all of them (the model index in the grid: the
+                                fused strategy's kernels, K unsplit); plain sgd on
+                                dense nets, docs/SWEEP.md. A trainer alone refuses it */
 } ffnn_strategy;
 
 /* Arithmetic of the cuda matmuls. fp32 everywhere else; tf32 and bf16 round the
@@ -929,11 +934,56 @@ FFNN_API void ffnn_remove_temporary_files(void);
  * __metadata__ with format "ffnn-model", a valid arch, a known loss, nothing
  * else but ffnn_version; exactly the tensors of that architecture (none missing,
  * none extra), each F32 with no zero dimension and the layer's shape; finite
- * values. Errors: FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message: the
+ * values. A file of format "ffnn-ensemble" gives an ensemble model ("Ensembles"
+ * below; docs/FORMATS.md), each member checked as a model file is. Errors:
+ * FFNN_ERR_IO (cannot open/read), FFNN_ERR_FORMAT (message: the
  * file, then the byte offset or the tensor/key, what was expected and what was
  * found), FFNN_ERR_NO_MEMORY. *out untouched on error. */
 FFNN_API ffnn_status ffnn_model_load(const char *path, ffnn_model **out,
                                      ffnn_model_file_info *info);
+
+/* ------------------------------------------------------------------ ensembles */
+
+/* An ensemble model: K member models (plain models, each a network of its own:
+ * their hidden layers may differ) with the same input size, output width, loss,
+ * class names and table encoding, read as one model whose prediction is the
+ * mean of its members': ffnn_model_predict / ffnn_predictor_predict give, per
+ * row, the mean over the members of each member's probabilities (softmax for
+ * ce, sigmoid for bce; each member with its own standardisation) or, for mse,
+ * of its outputs in the targets' units; the predicted class is the argmax of
+ * those means (one output: above 0.5). ffnn_model_evaluate* take the loss of
+ * the means: ce -log(mean p[label]), bce of the mean probabilities, mse of the
+ * mean outputs (probabilities are clamped to [2^-126, 1 - 2^-24] before the
+ * log). A predictor runs every member on its own lanes (each lane its slice of
+ * the rows through every member) and averages. ffnn_model_save writes it as
+ * one file (format "ffnn-ensemble", docs/FORMATS.md), ffnn_model_load reads
+ * it, ffnn_model_export_onnx writes each member's graph and their Mean.
+ * An ensemble has no single network: ffnn_model_layer_count is 0,
+ * ffnn_model_parameters NULL, ffnn_model_parameter_count the members' sum,
+ * ffnn_model_arch_string "ensemble of K: ARCH0, ARCH1, ..." (not an
+ * architecture ffnn_model_create takes), ffnn_model_standardization all NULL
+ * (the members keep theirs); ffnn_trainer_create, ffnn_train, ffnn_model_init,
+ * ffnn_model_forward, ffnn_predictor_forward, ffnn_model_set_standardization,
+ * ffnn_model_fit_standardization and a change of loss are refused with
+ * FFNN_ERR_INVALID_ARGUMENT (train the members, then build the ensemble). */
+#define FFNN_ENSEMBLE_MAX_MEMBERS 1024
+
+/* An ensemble of members [count] (1 <= count <= FFNN_ENSEMBLE_MAX_MEMBERS) into
+ * *out (free with ffnn_model_free). Ownership: each member is copied (its
+ * parameters, standardisation, class names, table), so the caller keeps its
+ * models and may free or change them afterwards; *out owns the copies.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL, a count out of range, a member that
+ * is NULL, an ensemble, without a loss, inside a training epoch, or whose
+ * input size, output width, loss, class names or table differ from member
+ * 0's: the message names the member and both values), FFNN_ERR_NO_MEMORY.
+ * *out untouched on error. Thread safety: reads the members only. */
+FFNN_API ffnn_status ffnn_model_ensemble(const ffnn_model *const *members, int count,
+                                         ffnn_model **out);
+/* The members of an ensemble model: their count (0 for a plain model or NULL),
+ * and member i (owned by m, valid until ffnn_model_free(m); NULL for i out of
+ * range). */
+FFNN_API int ffnn_model_member_count(const ffnn_model *m);
+FFNN_API const ffnn_model *ffnn_model_member(const ffnn_model *m, int i);
 
 /* Classes m predicts: its output width, or 2 when it has one output. */
 FFNN_API int ffnn_model_class_count(const ffnn_model *m);
@@ -1080,7 +1130,9 @@ FFNN_API ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, s
  * standardisation undone. metadata_props: ffnn_version, arch, loss and, when
  * the model has class names, class_names (a JSON array). Written with protobuf-c
  * over the onnx project's onnx.proto; outputs equal the predictor's within 1e-5
- * in onnxruntime (tests/test_onnx.c). Errors: FFNN_ERR_INVALID_ARGUMENT (NULL,
+ * in onnxruntime (tests/test_onnx.c). An ensemble model: each member's graph
+ * (its standardisation, layers and head) on "x", then Mean of their outputs.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (NULL,
  * a model without a loss, a model inside a training epoch), FFNN_ERR_UNSUPPORTED
  * (a build without protobuf-c: the message says so), FFNN_ERR_IO,
  * FFNN_ERR_NO_MEMORY. Thread safety: reads m only. */
@@ -1521,6 +1573,16 @@ FFNN_API ffnn_status ffnn_trainer_restore_best(ffnn_trainer *t);
  * the models share the process, its CUDA context and start-up, not one matmul over
  * the model axis); a model on the persistent strategy makes it one lane: that
  * strategy's kernel holds every SM).
+ * Strategy batched (every config; cuda): no trainers; the models' parameters in
+ * one device arena and each op one kernel launch for all of them (the model index
+ * in the grid: HFTA, Wang et al., MLSys 2022), each model with its own seed (data
+ * order), learning rate and epochs; every model the same dense net (activations
+ * identity, relu, sigmoid, tanh; no dropout), one training set with labels and
+ * one validation set, loss ce, plain sgd with a constant rate, no weight decay,
+ * clipping, EMA, warm-up or early stopping, fp32, one batch size (anything else:
+ * FFNN_ERR_UNSUPPORTED naming the model and the setting). Each model within the
+ * strategies' tolerance of its lone run (tests/test_sweep_cuda.c), and the same
+ * bits whichever other models train beside it; ffnn_sweep_trainer is NULL, lanes 1.
  * Early stopping is per model (its own cfg.early_stopping, on val): a model whose
  * patience runs out stops, and its model gets its best epoch's weights.
  * Ownership: the models stay the caller's and must outlive the sweep, each a
@@ -1570,7 +1632,7 @@ FFNN_API ffnn_status ffnn_sweep_model_state(const ffnn_sweep *s, size_t i,
  * model is stopped either way). */
 FFNN_API ffnn_status ffnn_sweep_stop_model(ffnn_sweep *s, size_t i);
 /* Model i's trainer (for ffnn_trainer_evaluate_metrics, checkpoints ...), owned
- * by the sweep; NULL for an index out of range. */
+ * by the sweep; NULL for an index out of range and with strategy batched. */
 FFNN_API ffnn_trainer *ffnn_sweep_trainer(ffnn_sweep *s, size_t i);
 FFNN_API size_t ffnn_sweep_count(const ffnn_sweep *s);
 /* Models that train at the same time (1 on cuda). */

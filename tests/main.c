@@ -46,6 +46,7 @@ TEST_SUITE_DECLARE(onnx);
 TEST_SUITE_DECLARE(fit);
 TEST_SUITE_DECLARE(sweep);
 TEST_SUITE_DECLARE(sweep_cuda);
+TEST_SUITE_DECLARE(ensemble);
 TEST_SUITE_DECLARE(module);
 TEST_SUITE_DECLARE(options);
 TEST_SUITE_DECLARE(backend_table);
@@ -99,6 +100,7 @@ int main(int argc, char **argv)
         {fit_tests, &fit_tests_count},
         {sweep_tests, &sweep_tests_count},
         {sweep_cuda_tests, &sweep_cuda_tests_count},
+        {ensemble_tests, &ensemble_tests_count},
         {module_tests, &module_tests_count},
         {options_tests, &options_tests_count},
         {backend_table_tests, &backend_table_tests_count},

@@ -2,7 +2,8 @@
  * with every activation, local1d layers (valid and same padding, with and
  * without bias), embedding layers (codes of levels and unseen ones), the stored
  * standardisation, the three loss heads and class
- * names are exported; tests/onnx_check.py runs onnx.checker (full_check) and
+ * names are exported, and ensembles of such models (each member's graph, then
+ * Mean); tests/onnx_check.py runs onnx.checker (full_check) and
  * onnxruntime's CPU execution provider on fresh random rows, and its outputs must
  * equal the predictor's (ffnn_predictor_predict) within
  * |ort - ffnn| <= 1e-5 (1 + |ffnn|) per output. Skipped, naming why, when
@@ -49,16 +50,16 @@ typedef struct export_case {
     int class_names;
 } export_case;
 
-/* Export c into DIR/mI.onnx with its rows DIR/mI.x, its expected metadata
- * DIR/mI.meta, and the predictor's outputs into want [ROWS, out]. */
-static test_result prepare(const char *dir, int i, const export_case *c, float **want,
-                           size_t *width)
+static const char *names[] = {"shirt", "trouser \"long\"", "bag", "coat", "sandal", "boot"};
+
+/* One model of architecture arch, initialised from seed, with c's loss,
+ * standardisation (its statistics shifted by seed) and class names. */
+static test_result make_model(const char *arch, const export_case *c, uint64_t seed,
+                              ffnn_model **out_model)
 {
     ffnn_model *m = NULL;
-    ffnn_predictor *p = NULL;
-    char path[512];
-    CHECK_OK(ffnn_model_create(c->arch, &m));
-    CHECK_OK(ffnn_model_init(m, 40 + (uint64_t)i));
+    CHECK_OK(ffnn_model_create(arch, &m));
+    CHECK_OK(ffnn_model_init(m, seed));
     CHECK_OK(ffnn_model_set_loss(m, c->loss));
     const size_t in = ffnn_model_input_size(m), out = ffnn_model_output_size(m);
     if (c->standardize) {
@@ -66,17 +67,44 @@ static test_result prepare(const char *dir, int i, const export_case *c, float *
         float *scale = malloc((in + out) * sizeof *scale);
         CHECK(mean && scale, "out of memory");
         for (size_t j = 0; j < in + out; j++)
-            mean[j] = 0.25f * (float)(j % 5) - 0.5f, scale[j] = 0.5f + 0.125f * (float)(j % 7);
+            mean[j] = 0.25f * (float)((j + seed) % 5) - 0.5f,
+            scale[j] = 0.5f + 0.125f * (float)((j + seed) % 7);
         CHECK_OK(ffnn_model_set_standardization(m, mean, scale,
                                                 c->loss == FFNN_LOSS_MSE ? mean + in : NULL,
                                                 c->loss == FFNN_LOSS_MSE ? scale + in : NULL));
         free(mean), free(scale);
     }
-    const char *names[] = {"shirt", "trouser \"long\"", "bag", "coat", "sandal", "boot"};
     if (c->class_names) {
         CHECK(ffnn_model_class_count(m) <= 6, "at most 6 classes");
         CHECK_OK(ffnn_model_set_class_names(m, names, ffnn_model_class_count(m)));
     }
+    *out_model = m;
+    return TEST_PASS;
+}
+
+/* Export c into DIR/mI.onnx with its rows DIR/mI.x, its expected metadata
+ * DIR/mI.meta, and the predictor's outputs into want [ROWS, out]. An arch of
+ * "A|B|..." is an ensemble of those members (ffnn_model_ensemble). */
+static test_result prepare(const char *dir, int i, const export_case *c, float **want,
+                           size_t *width)
+{
+    ffnn_model *m = NULL, *member[4] = {NULL, NULL, NULL, NULL};
+    ffnn_predictor *p = NULL;
+    char path[512], arches[256];
+    int members = 0;
+    snprintf(arches, sizeof arches, "%s", c->arch);
+    for (char *a = strtok(arches, "|"); a && members < 4; a = strtok(NULL, "|"), members++)
+        if (make_model(a, c, 40 + (uint64_t)i + 7 * (uint64_t)members, &member[members]) !=
+            TEST_PASS)
+            return TEST_FAIL;
+    if (members == 1) {
+        m = member[0];
+    } else {
+        CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)member, members, &m));
+        for (int k = 0; k < members; k++)
+            ffnn_model_free(member[k]);
+    }
+    const size_t in = ffnn_model_input_size(m), out = ffnn_model_output_size(m);
     float *x = malloc(ROWS * in * sizeof *x);
     *want = malloc(ROWS * out * sizeof **want);
     CHECK(x && *want, "out of memory");
@@ -96,7 +124,7 @@ static test_result prepare(const char *dir, int i, const export_case *c, float *
     CHECK_OK(ffnn_model_export_onnx(m, path));
     snprintf(path, sizeof path, "%s/m%d.x", dir, i);
     CHECK(test_write_file(path, x, ROWS * in * sizeof *x) == 0, "writing %s", path);
-    char arch[256], meta[1024];
+    char arch[512], meta[1024];
     ffnn_model_arch_string(m, arch, sizeof arch);
     int n = snprintf(meta, sizeof meta, "arch=%s\nloss=%s\n", arch, ffnn_loss_name(c->loss));
     if (c->class_names) {
@@ -133,6 +161,10 @@ static const export_case cases[] = {
     {"12-9tanh:nobias-3", FFNN_LOSS_MSE, 1, 0},
     {"7-embed11x4_5x3_9x1-13relu-4", FFNN_LOSS_SOFTMAX_CE, 0, 1},
     {"2-embed6x5_3x2-1", FFNN_LOSS_SIGMOID_BCE, 0, 0},
+    /* ensembles: each member's graph, then Mean */
+    {"23-31relu-6|23-17tanh-9gelu-6|23-local3silu-6", FFNN_LOSS_SOFTMAX_CE, 1, 1},
+    {"16-8relu-1|16-12tanh-1", FFNN_LOSS_SIGMOID_BCE, 1, 0},
+    {"12-9tanh-3|12-5relu-7relu-3", FFNN_LOSS_MSE, 1, 0},
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 

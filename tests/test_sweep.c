@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "cli_run.h"
@@ -211,6 +212,23 @@ static test_result sweep_refuses(char *why, size_t why_size)
     CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_INVALID_ARGUMENT &&
               strstr(ffnn_last_error(), "model 0") && !s,
           "a bad config names its model: %s", ffnn_last_error());
+    /* strategy batched: a sweep's engine on cuda; a trainer alone refuses it */
+    cfg[0] = cfg[1] = ffnn_train_config_default();
+    cfg[0].strategy = cfg[1].strategy = FFNN_STRATEGY_BATCHED;
+    cfg[0].device = cfg[1].device = FFNN_DEVICE_CPU;
+    CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_UNSUPPORTED &&
+              strstr(ffnn_last_error(), "device cuda") && !s,
+          "batched on the cpu: %s", ffnn_last_error());
+    cfg[0].device = cfg[1].device = FFNN_DEVICE_CUDA;
+    cfg[1].optimizer = FFNN_OPT_ADAM;
+    CHECK(ffnn_sweep_create(two, cfg, 2, trains, NULL, 0, &s) == FFNN_ERR_UNSUPPORTED &&
+              strstr(ffnn_last_error(), "model 1: optimizer is not sgd") && !s,
+          "batched adam: %s", ffnn_last_error());
+    ffnn_trainer *t = NULL;
+    cfg[0].device = FFNN_DEVICE_CPU;
+    CHECK(ffnn_trainer_create(m2, train, &cfg[0], &t) == FFNN_ERR_UNSUPPORTED &&
+              strstr(ffnn_last_error(), "models of a sweep") && !t,
+          "a trainer of strategy batched: %s", ffnn_last_error());
     ffnn_model_free(m);
     ffnn_model_free(m2);
     ffnn_dataset_free(train);
@@ -392,6 +410,71 @@ TEST_DIR_CASE("sweep", sweep_cli_halving_rungs)
     return TEST_PASS;
 }
 
+/* ffnn sweep --save-all DIR: DIR made, one DIR/conf-<N>.safetensors per
+ * configuration, the best one the same bytes as --save-best; a second run into
+ * DIR replaces them; a DIR with another file, or with conf files beyond the
+ * sweep's count, is refused before training. */
+TEST_DIR_CASE("sweep", sweep_cli_save_all)
+{
+    UNUSED_WHY();
+    char all[600], best[600], out[600], path[700];
+    snprintf(all, sizeof all, "%s/all", dir);
+    snprintf(best, sizeof best, "%s/best.safetensors", dir);
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    const char *args[] = {"sweep", "--data", "synth:points:300", "--arch", "2-8relu-2",
+                          "--epochs", "3", "--lr", "0.01,0.1,0.3", "--device", "cpu",
+                          "--save-all", all, "--save-best", best, "--json", NULL};
+    CHECK(cli_run(args, out, NULL) == 0, "ffnn sweep --save-all failed (see %s)", out);
+    long long first = 0;
+    FILE *f = fopen(out, "r");
+    char line[2048];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "\"rank\": 1, \"configuration\": ");
+        if (at)
+            sscanf(at, "\"rank\": 1, \"configuration\": %lld", &first);
+    }
+    if (f)
+        fclose(f);
+    CHECK(first >= 1 && first <= 3, "no rank 1 (see %s)", out);
+    blob a = {NULL, 0}, b = {NULL, 0};
+    for (int k = 1; k <= 3; k++) {
+        snprintf(path, sizeof path, "%s/conf-%d.safetensors", all, k);
+        ffnn_model *m = NULL;
+        CHECK_OK(ffnn_model_load(path, &m, NULL));
+        ffnn_model_free(m);
+    }
+    snprintf(path, sizeof path, "%s/conf-%lld.safetensors", all, first);
+    CHECK(test_read_file(path, &a) == 0 && test_read_file(best, &b) == 0, "read %s", path);
+    int same = test_same_blob(&a, &b);
+    free(a.data);
+    free(b.data);
+    CHECK(same, "conf-%lld.safetensors differs from --save-best", first);
+    CHECK(cli_run(args, out, NULL) == 0 && file_contains(out, "will be replaced"),
+          "a second --save-all into the same directory (see %s)", out);
+    const char *two[] = {"sweep", "--data", "synth:points:300", "--arch", "2-8relu-2",
+                         "--epochs", "1", "--lr", "0.01,0.1", "--device", "cpu",
+                         "--save-all", all, NULL};
+    CHECK(cli_run(two, out, NULL) == 2 && file_contains(out, "conf-3.safetensors' of an "
+                                                         "earlier sweep"),
+          "conf files beyond the sweep's count (see %s)", out);
+    char foreign[700];
+    snprintf(foreign, sizeof foreign, "%s/notes.txt", all);
+    FILE *w = fopen(foreign, "w");
+    CHECK(w && fclose(w) == 0, "write %s", foreign);
+    CHECK(cli_run(args, out, NULL) == 2 && file_contains(out, "'notes.txt', not written by") &&
+              !file_contains(out, "at a time"),
+          "a directory with a file of its own (see %s)", out);
+    printf("     3 files; conf-%lld (rank 1) = --save-best byte for byte; refusals named\n",
+           first);
+    for (int k = 1; k <= 3; k++) { /* test_in_tmpdir removes files, not directories */
+        snprintf(path, sizeof path, "%s/conf-%d.safetensors", all, k);
+        remove(path);
+    }
+    remove(foreign);
+    rmdir(all);
+    return TEST_PASS;
+}
+
 const test_case sweep_tests[] = {
     {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
     {"sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs},
@@ -399,6 +482,7 @@ const test_case sweep_tests[] = {
     {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
     {"sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv},
     {"sweep_cli_halving_rungs", test_sweep_cli_halving_rungs},
+    {"sweep_cli_save_all", test_sweep_cli_save_all},
     {"sweep_cli_sigint_ranks_what_it_has", test_sweep_cli_sigint_ranks_what_it_has},
 };
 const size_t sweep_tests_count = sizeof sweep_tests / sizeof sweep_tests[0];

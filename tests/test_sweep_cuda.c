@@ -2,7 +2,10 @@
  * at the same time, each on its own streams, and every model ends with the
  * parameters of its lone run (ffnn_train on cuda with the same config), bit for
  * bit, for the strategies that queue ops (fused, graph, cublaslt), the default,
- * and the persistent kernel (on one lane). */
+ * and the persistent kernel (on one lane); and the batched engine (strategy
+ * batched: every model in one launch per op) against the cpu reference, and a
+ * model in it against itself alone. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -83,11 +86,121 @@ CUDA_SWEEP_CASE(sweep_cuda_graph, "graph", "2-64relu-64tanh-2", 4)
 CUDA_SWEEP_CASE(sweep_cuda_cublaslt, "cublaslt", "2-64relu-64tanh-2", 4)
 CUDA_SWEEP_CASE(sweep_cuda_persistent, "persistent", "2-64relu-2", 1)
 
+
+/* A batched sweep of n models (lr lr0 / 2^i, seeds 1, 2, ...) of arch for epochs,
+ * model `stop` (or -1) dropped after its first epoch; the models and their
+ * configs are left in m[] and cfg[]. */
+static test_result batched_sweep(const char *arch, const ffnn_dataset *train,
+                                 const ffnn_dataset *val, int n, int first, int epochs,
+                                 int stop, ffnn_model **m, ffnn_train_config *cfg,
+                                 double *train_loss)
+{
+    const ffnn_dataset *trains[CUDA_SWEEP_N], *vals[CUDA_SWEEP_N];
+    for (int j = 0; j < n; j++) {
+        const int i = first + j;
+        cfg[j] = ffnn_train_config_default();
+        cfg[j].device = FFNN_DEVICE_CUDA;
+        cfg[j].strategy = FFNN_STRATEGY_BATCHED;
+        cfg[j].learning_rate = 0.2f / (float)(1 << (i % 4));
+        cfg[j].seed = 1 + (uint64_t)(i / 4);
+        cfg[j].batch_size = 64;
+        cfg[j].epochs = epochs;
+        CHECK_OK(ffnn_model_create(arch, &m[j]));
+        CHECK_OK(ffnn_model_init(m[j], cfg[j].seed));
+        trains[j] = train, vals[j] = val;
+    }
+    ffnn_sweep *s = NULL;
+    CHECK_OK(ffnn_sweep_create(m, cfg, (size_t)n, trains, vals, 0, &s));
+    size_t training = (size_t)n;
+    for (int e = 0; training > 0; e++) {
+        CHECK(e < epochs, "the batched sweep ran past every model's epochs");
+        CHECK_OK(ffnn_sweep_run_epoch(s, &training));
+        if (e == 0 && stop >= 0)
+            CHECK_OK(ffnn_sweep_stop_model(s, (size_t)stop));
+    }
+    for (int j = 0; j < n; j++) {
+        ffnn_sweep_state st;
+        CHECK_OK(ffnn_sweep_model_state(s, (size_t)j, &st));
+        CHECK(st.epochs_run == (j == stop ? 1 : epochs), "model %d ran %d epochs", j,
+              st.epochs_run);
+        CHECK(isfinite(st.last.val_loss) && st.last.val_accuracy > 0.5,
+              "model %d: val loss %g, accuracy %g", j, st.last.val_loss, st.last.val_accuracy);
+        train_loss[j] = st.last.train_loss;
+    }
+    ffnn_sweep_free(s);
+    return TEST_PASS;
+}
+
+/* Eight models (four learning rates, two seeds), one dropped after epoch 1: each
+ * ends within the strategies' tolerance of its lone run on the cpu reference
+ * (last epoch's training loss within 1e-4 relative, as tests/test_strategies.c
+ * states for every strategy; every parameter within 1e-3 (1 + |ref|)), and a model
+ * trained in the batch ends bit for bit as the same model batched alone (the
+ * others change nothing of its arithmetic). */
+static test_result sweep_cuda_batched(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    SKIP_WITHOUT_GPU();
+    const char *arch = "2-64relu-64tanh-2";
+    const int epochs = 3, stop = 5;
+    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:2000", 5, &all, NULL));
+    CHECK_OK(ffnn_dataset_split(all, 0.25, 1, &train, &val));
+    ffnn_model *m[CUDA_SWEEP_N] = {0}, *alone[1] = {0};
+    ffnn_train_config cfg[CUDA_SWEEP_N], cfg1[1];
+    double loss[CUDA_SWEEP_N], loss1[1];
+    test_result r = batched_sweep(arch, train, val, CUDA_SWEEP_N, 0, epochs, stop, m, cfg, loss);
+    if (r != TEST_PASS)
+        return r;
+    double worst_loss = 0.0, worst_param = 0.0;
+    for (int i = 0; i < CUDA_SWEEP_N; i++) {
+        ffnn_model *ref = NULL;
+        ffnn_train_config c = cfg[i];
+        c.device = FFNN_DEVICE_CPU;
+        c.strategy = FFNN_STRATEGY_REFERENCE;
+        c.threads = 1;
+        c.epochs = i == stop ? 1 : epochs;
+        ffnn_epoch_stats last;
+        CHECK_OK(ffnn_model_create(arch, &ref));
+        CHECK_OK(ffnn_model_init(ref, c.seed));
+        CHECK_OK(ffnn_train(ref, train, NULL, &c, &last));
+        const double dl = fabs(loss[i] - last.train_loss) / fabs(last.train_loss);
+        CHECK(dl <= 1e-4, "model %d (lr %g): training loss %.9g, the reference's %.9g", i,
+              (double)c.learning_rate, loss[i], last.train_loss);
+        const float *p = ffnn_model_parameters(m[i]), *q = ffnn_model_parameters(ref);
+        for (size_t k = 0; k < ffnn_model_parameter_count(ref); k++) {
+            const double d = fabs((double)p[k] - q[k]) / (1.0 + fabs(q[k]));
+            CHECK(d <= 1e-3, "model %d: parameter %zu is %.9g, the reference's %.9g", i, k,
+                  (double)p[k], (double)q[k]);
+            if (d > worst_param) worst_param = d;
+        }
+        if (dl > worst_loss) worst_loss = dl;
+        ffnn_model_free(ref);
+    }
+    r = batched_sweep(arch, train, val, 1, 3, epochs, -1, alone, cfg1, loss1);
+    if (r != TEST_PASS)
+        return r;
+    CHECK(memcmp(ffnn_model_parameters(alone[0]), ffnn_model_parameters(m[3]),
+                 ffnn_model_parameter_count(m[3]) * sizeof(float)) == 0 && loss1[0] == loss[3],
+          "model 3 batched alone differs from model 3 in the batch of %d", CUDA_SWEEP_N);
+    printf("     batched: %d models (one dropped after epoch 1) vs the cpu reference: "
+           "loss within %.2g relative, parameters within %.2g (1 + |ref|); model 3 alone "
+           "equals it in the batch bit for bit\n", CUDA_SWEEP_N, worst_loss, worst_param);
+    ffnn_model_free(alone[0]);
+    for (int i = 0; i < CUDA_SWEEP_N; i++)
+        ffnn_model_free(m[i]);
+    ffnn_dataset_free(train);
+    ffnn_dataset_free(val);
+    ffnn_dataset_free(all);
+    return TEST_PASS;
+}
+
 const test_case sweep_cuda_tests[] = {
     {"sweep_cuda_auto", sweep_cuda_auto},
     {"sweep_cuda_fused", sweep_cuda_fused},
     {"sweep_cuda_graph", sweep_cuda_graph},
     {"sweep_cuda_cublaslt", sweep_cuda_cublaslt},
     {"sweep_cuda_persistent", sweep_cuda_persistent},
+    {"sweep_cuda_batched", sweep_cuda_batched},
 };
 const size_t sweep_cuda_tests_count = sizeof sweep_cuda_tests / sizeof sweep_cuda_tests[0];

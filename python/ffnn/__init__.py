@@ -7,6 +7,7 @@ CPU and on NVIDIA GPUs), from Python with numpy arrays.
     model.evaluate(X_test, y_test)["accuracy"]
     model.save("model.safetensors"); ffnn.load("model.safetensors")
     clf = ffnn.MLPClassifier(hidden_layer_sizes=(256,)).fit(X, y)  # a scikit-learn estimator
+    results = ffnn.sweep(X, y, {"learning_rate": [0.01, 0.1], "seed": [1, 2]})  # ranked
 
 Python over libffnn.so (ctypes). ``import ffnn`` loads nothing but this file: numpy,
 libffnn (and, in a CUDA build, the CUDA libraries it links) load when a name that needs
@@ -20,12 +21,13 @@ from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"  # the package's version; the library's: ffnn.version()
 
-__all__ = ["Model", "train", "load", "MLPClassifier", "MLPRegressor", "FfnnError",
+__all__ = ["Model", "train", "load", "sweep", "ensemble", "MLPClassifier", "MLPRegressor", "FfnnError",
            "FfnnValueError", "FfnnIOError", "version", "has_cuda", "cuda_device_count",
            "library_path", "__version__"]
 
 # name -> (submodule, attribute): imported on first use (PEP 562)
 _LAZY = {"Model": ("model", "Model"), "train": ("model", "train"), "load": ("model", "load"),
+         "sweep": ("sweep", "sweep"), "ensemble": ("model", "ensemble"),
          "MLPClassifier": ("estimators", "MLPClassifier"),
          "MLPRegressor": ("estimators", "MLPRegressor"),
          "FfnnError": ("_lib", "FfnnError"), "FfnnValueError": ("_lib", "FfnnValueError"),
@@ -35,7 +37,8 @@ if TYPE_CHECKING:  # for type checkers and IDEs; at run time __getattr__ imports
     from ._lib import FfnnError, FfnnIOError, FfnnValueError  # noqa: F401
     from ._lib import path as library_path  # noqa: F401
     from .estimators import MLPClassifier, MLPRegressor  # noqa: F401
-    from .model import Model, load, train  # noqa: F401
+    from .model import Model, ensemble, load, train  # noqa: F401
+    from .sweep import sweep  # noqa: F401
 
 
 def __getattr__(name):

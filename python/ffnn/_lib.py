@@ -11,7 +11,7 @@ import ctypes
 import os
 
 __all__ = ["lib", "path", "FfnnError", "check", "TrainConfig", "EpochStats", "ModelFileInfo",
-           "train_options"]
+           "SweepState", "train_options"]
 
 MAJOR = 0  # the soname's number this module speaks to (FFNN_VERSION_MAJOR)
 _SONAME = "libffnn.so.%d" % MAJOR
@@ -182,6 +182,13 @@ class EpochStats(ctypes.Structure):
                 ("learning_rate", ctypes.c_double)]
 
 
+class SweepState(ctypes.Structure):
+    """ffnn_sweep_state, field for field."""
+    _fields_ = [("epochs_run", ctypes.c_int), ("training", ctypes.c_int),
+                ("best_epoch", ctypes.c_int), ("best_loss", ctypes.c_double),
+                ("last", EpochStats)]
+
+
 class ModelFileInfo(ctypes.Structure):
     """ffnn_model_file_info, field for field."""
     _fields_ = [("loss", ctypes.c_int), ("ffnn_version", ctypes.c_char * 64),
@@ -269,6 +276,14 @@ _functions = {
                                             _pint]),
     "ffnn_trainer_position": (None, [_p, _pint, ctypes.POINTER(_size)]),
     "ffnn_trainer_steps_per_epoch": (_size, [_p]),
+    "ffnn_sweep_create": (_int, [_pp, ctypes.POINTER(TrainConfig), _size, _pp, _pp, _int,
+                                 _pp]),
+    "ffnn_sweep_free": (None, [_p]),
+    "ffnn_sweep_run_epoch": (_int, [_p, ctypes.POINTER(_size)]),
+    "ffnn_sweep_model_state": (_int, [_p, _size, ctypes.POINTER(SweepState)]),
+    "ffnn_sweep_lanes": (_int, [_p]),
+    "ffnn_model_ensemble": (_int, [_pp, _int, _pp]),
+    "ffnn_model_member_count": (_int, [_p]),
 }
 for _name, (_res, _args) in _functions.items():
     _f = getattr(lib, _name)
@@ -276,7 +291,8 @@ for _name, (_res, _args) in _functions.items():
     _f.argtypes = _args
 
 for _struct, _mirror in (("ffnn_train_config", TrainConfig), ("ffnn_epoch_stats", EpochStats),
-                         ("ffnn_model_file_info", ModelFileInfo)):
+                         ("ffnn_model_file_info", ModelFileInfo),
+                         ("ffnn_sweep_state", SweepState)):
     if lib.ffnn_struct_size(_struct.encode()) != ctypes.sizeof(_mirror):
         raise ImportError("ffnn: %s's %s has %d bytes, this module's mirror %d: "
                           "python/ffnn/_lib.py and include/ffnn.h disagree"

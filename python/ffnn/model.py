@@ -175,6 +175,29 @@ def _set_options(cfg, **o):
     cfg.drop_last = 1 if o["drop_last"] else 0
 
 
+def _train_config(loss, *, epochs, batch_size, learning_rate, seed, shuffle, device, strategy,
+                  threads, optimizer, momentum, nesterov, beta1, beta2, epsilon,
+                  early_stopping, **options):
+    """An ffnn_train_config of Model.train's arguments (options: those of _set_options)."""
+    cfg = lib.ffnn_train_config_default()
+    cfg.epochs = epochs
+    cfg.batch_size = batch_size
+    cfg.learning_rate = learning_rate
+    cfg.seed = seed
+    cfg.shuffle = 1 if shuffle else 0
+    cfg.loss = enum_from_name("loss", loss)
+    cfg.device = enum_from_name("device", device)
+    cfg.strategy = enum_from_name("strategy", strategy)
+    cfg.threads = threads
+    cfg.optimizer = enum_from_name("optimizer", optimizer)
+    cfg.momentum = momentum
+    cfg.nesterov = 1 if nesterov else 0
+    cfg.beta1, cfg.beta2, cfg.epsilon = beta1, beta2, epsilon
+    cfg.early_stopping = early_stopping
+    _set_options(cfg, **options)
+    return cfg
+
+
 class Model:
     """A feed-forward network and its parameters, owned by libffnn.
 
@@ -397,9 +420,18 @@ class Model:
                        if has_bias.value else None)
         return out
 
+    @property
+    def n_members(self) -> int:
+        """The members of an ensemble model (``ffnn.ensemble``, ``ffnn sweep
+        --ensemble``), 0 for a plain model."""
+        return lib.ffnn_model_member_count(self._handle)
+
     def parameters(self) -> np.ndarray:
         """All parameters as one float32 view [parameter_count]: layer by layer, weight
         (row-major) then bias."""
+        if self.n_members:
+            raise ValueError("an ensemble model has no single parameter array (its "
+                             "members keep theirs)")
         return self._view(lib.ffnn_model_parameters(self._handle), (self.parameter_count,))
 
     # ------------------------------------------------------------ training
@@ -541,30 +573,21 @@ class Model:
             if validation_data is not None else None
         if data.weighted and device == "auto":  # weights train on the cpu backends
             device = "cpu"
-        cfg = lib.ffnn_train_config_default()
-        cfg.epochs = epochs
-        cfg.batch_size = batch_size
-        cfg.learning_rate = learning_rate
-        cfg.seed = seed
-        cfg.shuffle = 1 if shuffle else 0
-        cfg.loss = enum_from_name("loss", self.loss)
-        cfg.device = enum_from_name("device", device)
-        cfg.strategy = enum_from_name("strategy", strategy)
-        cfg.threads = threads
-        cfg.optimizer = enum_from_name("optimizer", optimizer)
-        cfg.momentum = momentum
-        cfg.nesterov = 1 if nesterov else 0
-        cfg.beta1, cfg.beta2, cfg.epsilon = beta1, beta2, epsilon
-        cfg.early_stopping = early_stopping
-        _set_options(cfg, weight_decay=weight_decay, decay_bias=decay_bias,
-                     lr_schedule=lr_schedule, lr_step_size=lr_step_size, lr_gamma=lr_gamma,
-                     lr_milestones=lr_milestones, lr_t_max=lr_t_max, lr_min=lr_min,
-                     lr_end_factor=lr_end_factor, lr_total_iters=lr_total_iters,
-                     lr_patience=lr_patience, lr_factor=lr_factor, lr_threshold=lr_threshold,
-                     warmup_steps=warmup_steps, clip_grad_norm=clip_grad_norm,
-                     clip_grad_value=clip_grad_value, ema_decay=ema_decay,
-                     precision=precision, steps_per_launch=steps_per_launch,
-                     drop_last=drop_last)
+        cfg = _train_config(self.loss, epochs=epochs, batch_size=batch_size,
+                            learning_rate=learning_rate, seed=seed, shuffle=shuffle,
+                            device=device, strategy=strategy, threads=threads,
+                            optimizer=optimizer, momentum=momentum, nesterov=nesterov,
+                            beta1=beta1, beta2=beta2, epsilon=epsilon,
+                            early_stopping=early_stopping, weight_decay=weight_decay,
+                            decay_bias=decay_bias, lr_schedule=lr_schedule,
+                            lr_step_size=lr_step_size, lr_gamma=lr_gamma,
+                            lr_milestones=lr_milestones, lr_t_max=lr_t_max, lr_min=lr_min,
+                            lr_end_factor=lr_end_factor, lr_total_iters=lr_total_iters,
+                            lr_patience=lr_patience, lr_factor=lr_factor,
+                            lr_threshold=lr_threshold, warmup_steps=warmup_steps,
+                            clip_grad_norm=clip_grad_norm, clip_grad_value=clip_grad_value,
+                            ema_decay=ema_decay, precision=precision,
+                            steps_per_launch=steps_per_launch, drop_last=drop_last)
         if standardize:
             check(lib.ffnn_model_fit_standardization(
                 self._handle, data.handle, 1 if data.target_width and self.loss == "mse" else 0))
@@ -750,6 +773,28 @@ class Model:
         info = _lib.ModelFileInfo()
         check(lib.ffnn_model_load(str(path).encode(), ctypes.byref(handle), ctypes.byref(info)))
         return cls._adopt(handle, lib.ffnn_loss_name(info.loss).decode())
+
+
+def ensemble(models: Sequence[Model]) -> Model:
+    """One model whose prediction is the mean of the models' (ffnn_model_ensemble):
+    softmax / sigmoid probabilities for ce / bce, outputs in the targets' units for
+    mse, each member with its own standardisation. The models are copied (they stay
+    yours); they must share the input size, output width, loss, class names and
+    table. The ensemble predicts, evaluates and saves (one file, ``ffnn predict``
+    reads it) but does not train.
+    """
+    models = list(models)
+    if not models:
+        raise ValueError("ensemble: no models")
+    for m in models:
+        if not isinstance(m, Model):
+            raise TypeError("ensemble: expected ffnn.Model objects, found %s"
+                            % type(m).__name__)
+        m._sync_loss()
+    handles = (ctypes.c_void_p * len(models))(*[m._handle.value for m in models])
+    out = ctypes.c_void_p()
+    check(lib.ffnn_model_ensemble(handles, len(models), ctypes.byref(out)))
+    return Model._adopt(out, models[0].loss)
 
 
 def load(path: "os.PathLike[str] | str") -> Model:

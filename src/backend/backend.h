@@ -15,7 +15,7 @@
  *               ffnn_backend_ops_complete() checks that every one is set.
  *   extensions  named groups of optional entries, one pointer each
  *               (ops->fused, ->xt, ->graph, ->persistent, ->device, ->bf16, ->head,
- *               ->side, ->packed, ->weights): NULL means the backend lacks the
+ *               ->side, ->packed, ->weights, ->models): NULL means the backend lacks the
  *               capability (the only capability query: `if (ops->side) ...`); a
  *               backend that sets an extension sets every entry in it.
  * (caps, FFNN_CAP_*, say which ffnn_backend_options a context accepts.)
@@ -335,6 +335,40 @@ typedef struct ffnn_ops_weights {
                                 size_t batch, size_t width, float *dout);
 } ffnn_ops_weights;
 
+/* ---- extension "models": ops over a model axis (cuda; ffnn_sweep's batched
+ * engine, src/train/sweep_batched.c): `count` models of one shape in one launch
+ * per op. Model z's tensors start z times their stride (floats) past the pointer
+ * given; a stride of 0 gives every model the same tensor (a shared input). Each
+ * model's values are those of the fused op on it alone with an unsplit plan (the
+ * same kernel and tile; the fused ops split K for some shapes, which changes the
+ * order of a sum). fp32 only. NULL: no batched sweep. ---- */
+typedef struct ffnn_ops_models {
+    /* fused dense_act_forward per model: a = act(x W^T + b)
+     *   x [count][batch, in] (stride x_stride), W [count][out, in] and b [count][out]
+     *   (stride p_stride, b NULL: no bias), a [count][batch, out] (stride batch*out) */
+    ffnn_status (*dense_act_forward)(void *ctx, const float *x, size_t x_stride,
+                                     const float *W, const float *b, size_t p_stride,
+                                     float *a, size_t batch, size_t in, size_t out,
+                                     ffnn_activation act, size_t count);
+    /* fused dense_backward_fused with plain SGD per model (learning rate lr[z], lr a
+     * device array [count]), in its order:
+     *   dx = (dz W) * f'(x)  [count][batch, in] (skipped when dx is NULL; reads W
+     *                        before the update), f' of x_act through x
+     *   dW = dz^T x [count][out, in] (stride p_stride; contents unspecified after),
+     *   db = sum_b dz, W -= lr dW, b -= lr db (b NULL: no bias)
+     * x [count][batch, in] (stride x_stride), dz [count][batch, out]. */
+    ffnn_status (*dense_backward_sgd)(void *ctx, const float *x, size_t x_stride, float *W,
+                                      float *b, float *dW, size_t p_stride, const float *dz,
+                                      float *dx, ffnn_activation x_act, const float *lr,
+                                      size_t batch, size_t in, size_t out, size_t count);
+    /* loss per model: out [count][batch, width] (contiguous), labels y: model z's row
+     * b reads y[z * y_stride + b] (y_stride 0: shared labels [batch]); dout as loss,
+     * the gradient of each model's batch mean; row_loss, row_correct [count * batch]. */
+    ffnn_status (*loss)(void *ctx, ffnn_loss loss, const float *out, const int32_t *y,
+                        size_t y_stride, size_t batch, size_t width, size_t count,
+                        float *dout, float *row_loss, uint8_t *row_correct);
+} ffnn_ops_models;
+
 typedef struct ffnn_backend_ops {
     const char *name;
     unsigned caps;          /* FFNN_CAP_* bits                                     */
@@ -505,6 +539,7 @@ typedef struct ffnn_backend_ops {
     const struct ffnn_ops_side *side;
     const struct ffnn_ops_packed *packed;
     const struct ffnn_ops_weights *weights;
+    const struct ffnn_ops_models *models;
 } ffnn_backend_ops;
 
 /* softmax_ce_head's limits and scratch (one copy for the backend and the strategy

@@ -63,6 +63,9 @@ void ffnn_model_free(ffnn_model *m)
         ffnn_model_set_standardization(m, NULL, NULL, NULL, NULL);
     ffnn_model_set_class_names(m, NULL, 0);
     ffnn_model_set_table_json(m, NULL);
+    for (int i = 0; i < m->member_count; i++)
+        ffnn_model_free(m->members[i]);
+    free(m->members);
     ffnn_layers_free(m->layers, m->layer_count);
     free(m->params);
     free(m);
@@ -76,6 +79,8 @@ ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed)
 {
     if (!m)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_init: model is NULL");
+    if (m->member_count)
+        return ffnn_model_refuse_ensemble(m, "ffnn_model_init");
     ffnn_rng rng;
     ffnn_rng_seed(&rng, seed, FFNN_STREAM_INIT);
     for (int i = 0; i < m->layer_count; i++) {
@@ -106,7 +111,7 @@ int ffnn_model_layer_count(const ffnn_model *m) { return m->layer_count; }
 size_t ffnn_model_input_size(const ffnn_model *m) { return m->input_size; }
 size_t ffnn_model_output_size(const ffnn_model *m)
 {
-    return m->layers[m->layer_count - 1].out;
+    return ffnn_model_out(m);
 }
 size_t ffnn_model_parameter_count(const ffnn_model *m) { return m->parameter_count; }
 float *ffnn_model_parameters(ffnn_model *m)
@@ -116,6 +121,8 @@ float *ffnn_model_parameters(ffnn_model *m)
 
 size_t ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size)
 {
+    if (m->member_count)
+        return ffnn_ensemble_arch_string(m, buf, buf_size);
     return ffnn_arch_format(m->input_size, m->layers, m->layer_count, buf, buf_size);
 }
 

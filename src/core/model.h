@@ -87,7 +87,29 @@ struct ffnn_model {
     ffnn_status (*sync)(void *owner);
     void *owner;
     int stale;
+    /* an ensemble model (core/ensemble.c): members [member_count] owned, each a
+     * plain model with its own layers, parameters and standardisation; the
+     * ensemble itself has no layers (layer_count 0, params NULL), its
+     * input_size, output_width, loss, class names and table are the members';
+     * parameter_count is their sum. member_count 0: a plain model. */
+    struct ffnn_model **members;
+    int member_count;
+    size_t output_width;     /* an ensemble's outputs (plain: the last layer's) */
 };
+
+/* The output width of m: its last layer's, or an ensemble's members'. */
+static inline size_t ffnn_model_out(const ffnn_model *m)
+{
+    return m->member_count ? m->output_width : m->layers[m->layer_count - 1].out;
+}
+
+/* FFNN_ERR_INVALID_ARGUMENT "WHAT: an ensemble model has no single network
+ * (...)" when m is an ensemble, else FFNN_OK: for the calls that need one
+ * network (training, the network-only forward, the standardisation setters). */
+ffnn_status ffnn_model_refuse_ensemble(const ffnn_model *m, const char *what);
+
+/* An ensemble's ffnn_model_arch_string: "ensemble of K: ARCH0, ARCH1, ...". */
+size_t ffnn_ensemble_arch_string(const ffnn_model *m, char *buf, size_t buf_size);
 
 /* The model of an architecture string without its parameters (params NULL):
  * what the file readers build first, to match a file's tensors against before

@@ -28,6 +28,8 @@ ffnn_status ffnn_model_set_loss(ffnn_model *m, ffnn_loss loss)
 {
     if (!m)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_loss: NULL model");
+    if (m->member_count && loss != m->loss)
+        return ffnn_model_refuse_ensemble(m, "ffnn_model_set_loss");
     ffnn_status st = ffnn_model_check_loss(m, loss);
     if (st != FFNN_OK)
         return st;
@@ -79,6 +81,8 @@ ffnn_status ffnn_model_set_standardization(ffnn_model *m, const float *input_mea
     if (!m || !input_mean != !input_scale || !target_mean != !target_scale)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_standardization: NULL "
                          "model, or a mean without its scale");
+    if (m->member_count) /* each member keeps its own */
+        return ffnn_model_refuse_ensemble(m, "ffnn_model_set_standardization");
     size_t out = m->layers[m->layer_count - 1].out;
     if (input_mean)
         st = copy_stats("input", input_mean, input_scale, m->input_size, &im, &is);
@@ -124,7 +128,7 @@ ffnn_status ffnn_model_set_class_names(ffnn_model *m, const char *const *names, 
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_class_names: NULL "
                          "argument or negative count");
     if (count > 0) {
-        size_t out = m->layers[m->layer_count - 1].out;
+        size_t out = ffnn_model_out(m);
         int classes = out == 1 ? 2 : (int)out; /* ffnn_model_class_count */
         if (count != classes)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "class names: expected %d (the "
@@ -175,6 +179,8 @@ ffnn_status ffnn_model_set_table_json(ffnn_model *m, const char *json)
 
 ffnn_status ffnn_model_check_loss(const ffnn_model *m, ffnn_loss loss)
 {
+    if (m->member_count) /* its members were checked (ffnn_model_ensemble, the reader) */
+        return loss == m->loss ? FFNN_OK : ffnn_model_refuse_ensemble(m, "another loss");
     const ffnn_layer *last = &m->layers[m->layer_count - 1];
 
     if (loss != FFNN_LOSS_SOFTMAX_CE && loss != FFNN_LOSS_SIGMOID_BCE && loss != FFNN_LOSS_MSE)

@@ -28,6 +28,7 @@ static const name_entry kernels_names[] = {
     {"fused", FFNN_STRATEGY_FUSED},   {"graph", FFNN_STRATEGY_GRAPH},
     {"persistent", FFNN_STRATEGY_PERSISTENT}, {"cublaslt", FFNN_STRATEGY_CUBLASLT},
     {"reference", FFNN_STRATEGY_REFERENCE}, {"tune", FFNN_STRATEGY_TUNE},
+    {"batched", FFNN_STRATEGY_BATCHED},
 };
 static const name_entry precision_names[] = {
     {"fp32", FFNN_PRECISION_FP32}, {"tf32", FFNN_PRECISION_TF32}, {"bf16", FFNN_PRECISION_BF16},

@@ -27,6 +27,7 @@ size_t ffnn_struct_size(const char *name)
         {"ffnn_model_file_info", sizeof(ffnn_model_file_info)},
         {"ffnn_checkpoint_info", sizeof(ffnn_checkpoint_info)},
         {"ffnn_train_option", sizeof(ffnn_train_option)},
+        {"ffnn_sweep_state", sizeof(ffnn_sweep_state)},
     };
     for (size_t i = 0; name && i < sizeof sizes / sizeof sizes[0]; i++)
         if (strcmp(sizes[i].name, name) == 0)

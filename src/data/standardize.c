@@ -33,6 +33,8 @@ ffnn_status ffnn_model_fit_standardization(ffnn_model *m, const ffnn_dataset *tr
 {
     if (!m || !train)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "fit standardization: NULL argument");
+    if (m->member_count)
+        return ffnn_model_refuse_ensemble(m, "ffnn_model_fit_standardization");
     size_t out = m->layers[m->layer_count - 1].out;
     if (!train->values || train->features != m->input_size)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "fit standardization: expected %zu float "
@@ -63,7 +65,7 @@ ffnn_status ffnn_dataset_standardize(const ffnn_dataset *src, const ffnn_model *
 {
     if (!src || !m || !out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_dataset_standardize: NULL argument");
-    size_t w = m->layers[m->layer_count - 1].out, f = src->features;
+    size_t w = ffnn_model_out(m), f = src->features;
     if (m->input_mean && (!src->values || f != m->input_size))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "standardize: expected %zu float features "
                          "(the model's inputs), found %zu", m->input_size, f);

@@ -5,6 +5,7 @@
 #define FFNN_IO_MODEL_FILE_H
 
 #define ST_FORMAT "ffnn-model"   /* __metadata__ "format"                */
+#define ST_ENSEMBLE_FORMAT "ffnn-ensemble" /* ... of an ensemble model file  */
 #define ST_VERSION_MAX 64        /* ffnn_version: at most 63 characters  */
 #define ST_INTERRUPTED_MAX 128   /* interrupted: at most 127 characters  */
 

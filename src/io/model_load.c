@@ -284,7 +284,7 @@ static ffnn_status st_check_loss(const st_reader *r, const ffnn_model *m, ffnn_l
 static ffnn_status st_read_class_names(const st_reader *r, const char *text, ffnn_model *m)
 {
     cJSON *a = cJSON_Parse(text);
-    size_t out = m->layers[m->layer_count - 1].out;
+    size_t out = ffnn_model_out(m);
     int classes = out == 1 ? 2 : (int)out; /* ffnn_model_class_count */
     int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
     const char **names = n == classes ? calloc((size_t)n, sizeof *names) : NULL;
@@ -364,6 +364,184 @@ static ffnn_status st_build_model(st_reader *r, ffnn_model **out, ffnn_model_fil
     return st_read_data(r, *out);
 }
 
+/* ------------------------------------------------------------ ensembles */
+
+/* An ensemble file's metadata (docs/FORMATS.md "Ensemble model files"):
+ * format, members K, member.<i>.arch for i < K, loss, and the optional keys of
+ * a model file but arch. */
+typedef struct st_ensemble_meta {
+    st_meta common;          /* format, loss, version, interrupted, class names, table */
+    int members;
+    const char **arch;       /* [members] */
+} st_ensemble_meta;
+
+/* i of "PREFIX<i>SUFFIX..." (plain decimal, no leading zero, < limit), the rest after
+ * it in *rest; -1 when name has another form. */
+static long st_member_index(const char *name, const char *prefix, long limit, const char **rest)
+{
+    size_t n = strlen(prefix);
+    const char *p = name + n;
+    char *end;
+    if (strncmp(name, prefix, n) != 0 || *p < '0' || *p > '9' || (*p == '0' && p[1] != '.'))
+        return -1;
+    errno = 0;
+    long i = strtol(p, &end, 10);
+    if (errno || *end != '.' || i >= limit)
+        return -1;
+    *rest = end + 1;
+    return i;
+}
+
+static ffnn_status st_read_ensemble_metadata(const st_reader *r, st_ensemble_meta *em,
+                                             ffnn_loss *loss)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
+    const cJSON *members = cJSON_GetObjectItemCaseSensitive(md, "members");
+    ffnn_status st = ffnn_st_check_unique_keys(r, md, "__metadata__");
+    char *end = NULL;
+    long k = cJSON_IsString(members) ? strtol(members->valuestring, &end, 10) : 0;
+    if (st != FFNN_OK)
+        return st;
+    if (!end || *end || members->valuestring[0] < '1' || members->valuestring[0] > '9' || k < 1 ||
+        k > FFNN_ENSEMBLE_MAX_MEMBERS)
+        return ffnn_st_fail(r, "__metadata__ \"members\": expected the member count as a "
+                            "decimal string in [1, %d]", FFNN_ENSEMBLE_MAX_MEMBERS);
+    em->members = (int)k;
+    if (!(em->arch = calloc((size_t)k, sizeof *em->arch)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
+    for (const cJSON *c = md->child; c && st == FFNN_OK; c = c->next) {
+        const char *rest = NULL;
+        long i = st_member_index(c->string, "member.", k, &rest);
+        if (i >= 0 && strcmp(rest, "arch") == 0 && cJSON_IsString(c))
+            em->arch[i] = c->valuestring;
+        else if (strcmp(c->string, "members") == 0)
+            continue;
+        else if (strcmp(c->string, "arch") == 0)
+            st = ffnn_st_fail(r, "__metadata__: \"arch\" in an ensemble file (each member's "
+                              "is member.<i>.arch)");
+        else if (!cJSON_IsString(c))
+            st = st_meta_field(r, c, &em->common); /* its message: not a string */
+        else if ((st = st_meta_field(r, c, &em->common)) != FFNN_OK)
+            st = ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (an ensemble file has "
+                              "format, members, member.<i>.arch for i < %ld, loss, "
+                              "ffnn_version, interrupted, class_names, table)", c->string, k);
+    }
+    for (long i = 0; i < k && st == FFNN_OK; i++)
+        if (!em->arch[i])
+            st = ffnn_st_fail(r, "__metadata__: missing \"member.%ld.arch\" (%ld members)", i, k);
+    if (st == FFNN_OK && !em->common.loss)
+        st = ffnn_st_fail(r, "__metadata__: missing \"loss\"");
+    if (st == FFNN_OK && em->common.version && strlen(em->common.version) >= ST_VERSION_MAX)
+        st = ffnn_st_fail(r, "__metadata__ \"ffnn_version\": expected at most %d characters",
+                          ST_VERSION_MAX - 1);
+    if (st == FFNN_OK && em->common.interrupted &&
+        strlen(em->common.interrupted) >= ST_INTERRUPTED_MAX)
+        st = ffnn_st_fail(r, "__metadata__ \"interrupted\": expected at most %d characters",
+                          ST_INTERRUPTED_MAX - 1);
+    if (st == FFNN_OK && ffnn_loss_from_name(em->common.loss, loss) != FFNN_OK) {
+        char context[600];
+        snprintf(context, sizeof context, "%s: header: __metadata__ \"loss\"", r->path);
+        st = ffnn_fail_context(FFNN_ERR_FORMAT, context);
+    }
+    return st;
+}
+
+/* Member i of the ensemble file r: its tensors ("members.<i>." stripped) matched
+ * against its architecture and read, as a model file's are; its messages name
+ * "PATH (member i)". */
+static ffnn_status st_read_member(st_reader *r, const char *arch, int i, ffnn_loss loss,
+                                  ffnn_model **out)
+{
+    char path[600], prefix[32];
+    snprintf(path, sizeof path, "%s (member %d)", r->path, i);
+    snprintf(prefix, sizeof prefix, "members.%d.", i);
+    st_reader sub = *r;
+    sub.path = path;
+    sub.count = 0;
+    if (!(sub.tensors = calloc(r->count ? r->count : 1, sizeof *sub.tensors)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
+    for (size_t k = 0; k < r->count; k++)
+        if (strncmp(r->tensors[k].name, prefix, strlen(prefix)) == 0) {
+            sub.tensors[sub.count] = r->tensors[k];
+            sub.tensors[sub.count++].name += strlen(prefix);
+        }
+    ffnn_status st = FFNN_OK;
+    if (ffnn_model_create_layout(arch, out) != FFNN_OK) {
+        char context[700];
+        snprintf(context, sizeof context, "%s: header: __metadata__ \"member.%d.arch\"",
+                 r->path, i);
+        st = ffnn_fail_context(FFNN_ERR_FORMAT, context);
+    }
+    if (st == FFNN_OK && (st = st_match_model(&sub, *out)) == FFNN_OK &&
+        (st = st_check_loss(&sub, *out, loss)) == FFNN_OK &&
+        (st = ffnn_model_alloc_params(*out)) == FFNN_OK)
+        st = st_read_data(&sub, *out);
+    if (st == FFNN_OK)
+        (*out)->loss = loss, (*out)->has_loss = 1;
+    free(sub.tensors);
+    return st;
+}
+
+/* An ensemble file: every tensor a member's, each member read, the members of
+ * one input and output width; class names and table given to each member. */
+static ffnn_status st_build_ensemble(st_reader *r, ffnn_model **out, ffnn_model_file_info *info)
+{
+    st_ensemble_meta em;
+    memset(&em, 0, sizeof em);
+    ffnn_status st = st_read_ensemble_metadata(r, &em, &info->loss);
+    for (size_t k = 0; k < r->count && st == FFNN_OK; k++) {
+        const char *rest = NULL;
+        if (st_member_index(r->tensors[k].name, "members.", em.members, &rest) < 0)
+            st = ffnn_st_fail(r, "unexpected tensor \"%s\": an ensemble file of %d members "
+                              "has the tensors members.<i>.* for i < %d", r->tensors[k].name,
+                              em.members, em.members);
+    }
+    ffnn_model *e = st == FFNN_OK ? calloc(1, sizeof *e) : NULL;
+    if (st == FFNN_OK && (!e || !(e->members = calloc((size_t)em.members, sizeof *e->members))))
+        st = ffnn_fail(FFNN_ERR_NO_MEMORY, "%s: out of memory", r->path);
+    for (int i = 0; st == FFNN_OK && i < em.members; i++) {
+        e->member_count = i + 1;
+        st = st_read_member(r, em.arch[i], i, info->loss, &e->members[i]);
+        const ffnn_model *m = e->members[i], *first = e->members[0];
+        if (st == FFNN_OK && (m->input_size != first->input_size ||
+                              ffnn_model_out(m) != ffnn_model_out(first)))
+            st = ffnn_st_fail(r, "__metadata__ \"member.%d.arch\": %zu inputs and %zu outputs, "
+                              "member 0 has %zu and %zu (an ensemble's members share them)",
+                              i, m->input_size, ffnn_model_out(m), first->input_size,
+                              ffnn_model_out(first));
+        e->parameter_count += st == FFNN_OK ? m->parameter_count : 0;
+    }
+    if (e && st == FFNN_OK) {
+        e->input_size = e->members[0]->input_size;
+        e->output_width = ffnn_model_out(e->members[0]);
+        e->loss = info->loss, e->has_loss = 1;
+    }
+    for (int i = -1; st == FFNN_OK && i < em.members; i++) { /* the ensemble, then each member */
+        ffnn_model *m = i < 0 ? e : e->members[i];
+        if (em.common.class_names)
+            st = st_read_class_names(r, em.common.class_names, m);
+        if (st == FFNN_OK && em.common.table)
+            st = st_read_table(r, em.common.table, m);
+    }
+    if (st == FFNN_OK) {
+        snprintf(info->ffnn_version, sizeof info->ffnn_version, "%s",
+                 em.common.version ? em.common.version : "");
+        snprintf(info->interrupted, sizeof info->interrupted, "%s",
+                 em.common.interrupted ? em.common.interrupted : "");
+    }
+    free(em.arch);
+    *out = e;
+    return st;
+}
+
+/* The format named by __metadata__, or NULL. */
+static const char *st_format(const st_reader *r)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
+    const cJSON *f = cJSON_IsObject(md) ? cJSON_GetObjectItemCaseSensitive(md, "format") : NULL;
+    return cJSON_IsString(f) ? f->valuestring : NULL;
+}
+
 ffnn_status ffnn_model_load(const char *path, ffnn_model **out, ffnn_model_file_info *info)
 {
     st_reader r;
@@ -377,8 +555,11 @@ ffnn_status ffnn_model_load(const char *path, ffnn_model **out, ffnn_model_file_
     memset(&meta, 0, sizeof meta);
     r.path = path;
     st = ffnn_st_read_layout(&r);
-    if (st == FFNN_OK)
-        st = st_build_model(&r, &m, &meta);
+    if (st == FFNN_OK) {
+        const char *format = st_format(&r);
+        st = format && strcmp(format, ST_ENSEMBLE_FORMAT) == 0 ? st_build_ensemble(&r, &m, &meta)
+                                                              : st_build_model(&r, &m, &meta);
+    }
     ffnn_st_close(&r);
     if (st != FFNN_OK) {
         ffnn_model_free(m);

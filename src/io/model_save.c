@@ -53,15 +53,49 @@ static const float *st_stat(const ffnn_model *m, int s)
     return v[s];
 }
 
-/* __metadata__ and one entry per tensor, in arena order; 0 when out of memory. */
+/* The entries of the plain model m's tensors, each name after prefix ("" or
+ * "members.<i>."), in arena order from float *at (advanced past them: the
+ * parameters, then the standardisation); 0 when out of memory. */
+static int st_add_tensors(cJSON *root, const ffnn_model *m, const char *prefix, size_t *at)
+{
+    char name[96];
+    for (int i = 0; i < m->layer_count; i++) {
+        const ffnn_layer *l = &m->layers[i];
+        size_t shape[2];
+        const int rank = ffnn_layer_weight_shape(l, shape);
+        double wdims[2] = {(double)shape[0], (double)shape[1]}, dims[1] = {(double)l->out};
+        snprintf(name, sizeof name, "%slayers.%d.weight", prefix, i);
+        if (!st_add_tensor(root, name, wdims, rank, *at + l->weight_offset,
+                           ffnn_layer_weights(l)))
+            return 0;
+        snprintf(name, sizeof name, "%slayers.%d.bias", prefix, i);
+        if (l->has_bias && !st_add_tensor(root, name, dims, 1, *at + l->bias_offset, l->out))
+            return 0;
+    }
+    *at += m->parameter_count; /* the standardisation after the arena */
+    for (int s = 1; s <= 4; s++) {
+        const float *v = st_stat(m, s);
+        double n = (double)(s <= 2 ? m->input_size : m->layers[m->layer_count - 1].out);
+        snprintf(name, sizeof name, "%s%s", prefix, ffnn_st_stat_names[s]);
+        if (v && !st_add_tensor(root, name, &n, 1, *at, (size_t)n))
+            return 0;
+        *at += v ? (size_t)n : 0;
+    }
+    return 1;
+}
+
+/* __metadata__ and one entry per tensor, in arena order; 0 when out of memory.
+ * An ensemble: format "ffnn-ensemble", members K and member.<i>.arch instead of
+ * arch, and each member's tensors under "members.<i>.", member after member. */
 static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ffnn_loss loss,
                           const char *interrupted)
 {
     cJSON *md = cJSON_AddObjectToObject(root, "__metadata__");
     char name[64];
 
-    if (!md || !cJSON_AddStringToObject(md, "format", ST_FORMAT) ||
-        !cJSON_AddStringToObject(md, "arch", arch) ||
+    if (!md || !cJSON_AddStringToObject(md, "format", m->member_count ? ST_ENSEMBLE_FORMAT
+                                                                      : ST_FORMAT) ||
+        (!m->member_count && !cJSON_AddStringToObject(md, "arch", arch)) ||
         !cJSON_AddStringToObject(md, "loss", ffnn_loss_name(loss)) ||
         !cJSON_AddStringToObject(md, "ffnn_version", FFNN_VERSION) ||
         (interrupted && !cJSON_AddStringToObject(md, "interrupted", interrupted)))
@@ -78,25 +112,24 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
     }
     if (m->table && !cJSON_AddStringToObject(md, "table", m->table))
         return 0;
-    for (int i = 0; i < m->layer_count; i++) {
-        const ffnn_layer *l = &m->layers[i];
-        size_t shape[2];
-        const int rank = ffnn_layer_weight_shape(l, shape);
-        double wdims[2] = {(double)shape[0], (double)shape[1]}, dims[1] = {(double)l->out};
-        snprintf(name, sizeof name, "layers.%d.weight", i);
-        if (!st_add_tensor(root, name, wdims, rank, l->weight_offset, ffnn_layer_weights(l)))
+    size_t at = 0;
+    if (!m->member_count)
+        return st_add_tensors(root, m, "", &at);
+    snprintf(name, sizeof name, "%d", m->member_count);
+    if (!cJSON_AddStringToObject(md, "members", name))
+        return 0;
+    for (int i = 0; i < m->member_count; i++) {
+        const ffnn_model *e = m->members[i];
+        size_t size = ffnn_arch_format_size(e->layer_count);
+        char *text = malloc(size), prefix[32];
+        if (text)
+            ffnn_model_arch_string(e, text, size);
+        snprintf(name, sizeof name, "member.%d.arch", i);
+        snprintf(prefix, sizeof prefix, "members.%d.", i);
+        int ok = text && cJSON_AddStringToObject(md, name, text);
+        free(text);
+        if (!ok || !st_add_tensors(root, e, prefix, &at))
             return 0;
-        snprintf(name, sizeof name, "layers.%d.bias", i);
-        if (l->has_bias && !st_add_tensor(root, name, dims, 1, l->bias_offset, l->out))
-            return 0;
-    }
-    size_t at = m->parameter_count; /* the standardisation after the arena */
-    for (int s = 1; s <= 4; s++) {
-        const float *v = st_stat(m, s);
-        double n = (double)(s <= 2 ? m->input_size : m->layers[m->layer_count - 1].out);
-        if (v && !st_add_tensor(root, ffnn_st_stat_names[s], &n, 1, at, (size_t)n))
-            return 0;
-        at += v ? (size_t)n : 0;
     }
     return 1;
 }
@@ -106,7 +139,7 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
 static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, const char *interrupted,
                                    char **text, size_t *size)
 {
-    size_t arch_size = ffnn_arch_format_size(m->layer_count);
+    size_t arch_size = ffnn_model_arch_string(m, NULL, 0) + 1;
     char *arch = malloc(arch_size), *json = NULL;
     cJSON *root = cJSON_CreateObject();
 
@@ -128,7 +161,20 @@ typedef struct st_writer {
     size_t header_size;
 } st_writer;
 
-/* Length, header, then the parameter arena as little-endian float32. */
+/* The plain model m's parameter arena, then its standardisation, as
+ * little-endian float32. */
+static ffnn_status st_write_model(ffnn_atomic_file *af, const ffnn_model *m)
+{
+    ffnn_status st = ffnn_st_write_f32(af, m->params, m->parameter_count);
+    for (int s = 1; s <= 4 && st == FFNN_OK; s++) {
+        size_t n = s <= 2 ? m->input_size : m->layers[m->layer_count - 1].out;
+        if (st_stat(m, s))
+            st = ffnn_st_write_f32(af, st_stat(m, s), n);
+    }
+    return st;
+}
+
+/* Length, header, then the data: the model's, or each member's in turn. */
 static ffnn_status st_fill(ffnn_atomic_file *af, void *user)
 {
     const st_writer *w = user;
@@ -136,20 +182,25 @@ static ffnn_status st_fill(ffnn_atomic_file *af, void *user)
 
     if ((st = ffnn_st_write_start(af, w->header, w->header_size)) != FFNN_OK)
         return st;
-    if ((st = ffnn_st_write_f32(af, w->m->params, w->m->parameter_count)) != FFNN_OK)
-        return st;
-    for (int s = 1; s <= 4; s++) {
-        size_t n = s <= 2 ? w->m->input_size : w->m->layers[w->m->layer_count - 1].out;
-        if (st_stat(w->m, s) &&
-            (st = ffnn_st_write_f32(af, st_stat(w->m, s), n)) != FFNN_OK)
-            return st;
-    }
-    return FFNN_OK;
+    if (!w->m->member_count)
+        return st_write_model(af, w->m);
+    for (int i = 0; i < w->m->member_count && st == FFNN_OK; i++)
+        st = st_write_model(af, w->m->members[i]);
+    return st;
 }
 
 /* Refuse NaN and Inf parameters, naming the tensor and element. */
 static ffnn_status st_check_finite(const ffnn_model *m, const char *path)
 {
+    for (int k = 0; k < m->member_count; k++) {
+        ffnn_status st = st_check_finite(m->members[k], path);
+        if (st != FFNN_OK) {
+            char why[600];
+            snprintf(why, sizeof why, "%s (ensemble member %d, \"members.%d.\")",
+                     ffnn_last_error(), k, k);
+            return ffnn_fail(st, "%s", why);
+        }
+    }
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
         for (int bias = 0; bias <= l->has_bias; bias++) {

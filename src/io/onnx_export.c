@@ -17,6 +17,9 @@
  *              silu x Sigmoid(x), mish x Tanh(Softplus(x))
  *   the head: Softmax(axis 1) (ce), Sigmoid (bce), Mul(target_scale),
  *             Add(target_mean) (mse with target standardisation)
+ * An ensemble model: each member's graph as above on "x" (its own standardisation
+ * and head: probabilities, or outputs in the targets' units), then Mean of the
+ * members' outputs.
  * metadata_props: ffnn_version, arch, loss, class_names (a JSON array). */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
@@ -333,9 +336,9 @@ static const char *emit_dense(onnx_builder *b, const ffnn_model *m, const ffnn_l
     return z;
 }
 
-/* The whole graph's nodes: standardisation, layers, head; the last node's
- * output is named "y". */
-static void emit_graph(onnx_builder *b, const ffnn_model *m)
+/* The plain model m's nodes on "x": standardisation, layers, head; returns the
+ * head's output. */
+static const char *emit_network(onnx_builder *b, const ffnn_model *m)
 {
     const char *x = "x";
     const size_t in = m->input_size, out = m->layers[m->layer_count - 1].out;
@@ -360,6 +363,25 @@ static void emit_graph(onnx_builder *b, const ffnn_model *m)
         const int64_t d = (int64_t)out;
         x = ob_op2(b, "Mul", x, ob_tensor(b, "target_scale", &d, 1, m->target_scale, NULL, out));
         x = ob_op2(b, "Add", x, ob_tensor(b, "target_mean", &d, 1, m->target_mean, NULL, out));
+    }
+    return x;
+}
+
+/* The whole graph's nodes, the last node's output named "y": the model's
+ * network, or each member's (its own standardisation, layers and head) and the
+ * Mean of their outputs. */
+static void emit_graph(onnx_builder *b, const ffnn_model *m)
+{
+    const char *x;
+    if (!m->member_count) {
+        x = emit_network(b, m);
+    } else {
+        const char **heads = ob_alloc(b, (size_t)m->member_count * sizeof *heads);
+        for (int i = 0; heads && i < m->member_count && !b->failed; i++)
+            heads[i] = emit_network(b, m->members[i]);
+        if (!heads || b->failed)
+            return (void)(b->failed = 1);
+        ob_node(b, "Mean", heads, (size_t)m->member_count, NULL, &x);
     }
     ob_node(b, "Identity", &x, 1, "y", &x);
 }
@@ -399,11 +421,11 @@ static Onnx__StringStringEntryProto **ob_metadata(onnx_builder *b, const ffnn_mo
 {
     Onnx__StringStringEntryProto *e = ob_alloc(b, 4 * sizeof *e);
     Onnx__StringStringEntryProto **list = ob_alloc(b, 4 * sizeof *list);
-    size_t arch_size = ffnn_arch_format_size(m->layer_count);
+    size_t arch_size = ffnn_model_arch_string(m, NULL, 0) + 1;
     char *arch = ob_alloc(b, arch_size);
     if (!e || !list || !arch)
         return NULL;
-    ffnn_arch_format(m->input_size, m->layers, m->layer_count, arch, arch_size);
+    ffnn_model_arch_string(m, arch, arch_size);
     const char *keys[4] = {"ffnn_version", "arch", "loss", "class_names"};
     const char *values[4] = {FFNN_VERSION, arch, ffnn_loss_name(m->loss), NULL};
     *n = m->class_names ? 4 : 3;
@@ -459,7 +481,7 @@ ffnn_status ffnn_model_export_onnx(const ffnn_model *m, const char *path)
     Onnx__GraphProto graph;
     Onnx__OperatorSetIdProto opset, *opsets[1] = {&opset};
     Onnx__ValueInfoProto *input = ob_value_info(&b, "x", m->input_size);
-    Onnx__ValueInfoProto *output = ob_value_info(&b, "y", m->layers[m->layer_count - 1].out);
+    Onnx__ValueInfoProto *output = ob_value_info(&b, "y", ffnn_model_out(m));
     size_t n_meta = 0;
     Onnx__StringStringEntryProto **meta = ob_metadata(&b, m, &n_meta);
     onnx__model_proto__init(&model);

@@ -28,6 +28,10 @@ const ffnn_strategy_impl *ffnn_strategy_get(ffnn_strategy id)
 ffnn_status ffnn_strategy_choose(const ffnn_model *m, const ffnn_train_config *cfg,
                                  unsigned caps, const ffnn_strategy_impl **out)
 {
+    if (cfg->strategy == FFNN_STRATEGY_BATCHED)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "strategy batched trains the models of a sweep "
+                         "together (ffnn_sweep_create); one trainer takes another strategy "
+                         "(auto)");
     const ffnn_strategy_impl *s = ffnn_strategy_get(cfg->strategy);
     if (!s)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "unknown strategy value %d",

@@ -4,6 +4,7 @@
  * (tune.c; the registry says which, strategy/strategy.h).
  */
 #include "core/error.h"
+#include "core/model.h"
 #include "strategy/strategy.h"
 #include "train/trainer.h"
 
@@ -19,6 +20,8 @@ ffnn_status ffnn_trainer_create_parallel(ffnn_model *m, const ffnn_dataset *trai
 {
     if (!m || !train || !cfg || !out)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_trainer_create: NULL argument");
+    if (m->member_count) /* a trainer trains one network */
+        return ffnn_model_refuse_ensemble(m, "ffnn_trainer_create");
     /* tune measures in one process (tune.c); the ranks of data-parallel training
      * must run one strategy, so there tune is auto (the rule, the same everywhere) */
     if (ffnn_strategy_measured(cfg->strategy) && !comm)

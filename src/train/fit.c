@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "core/model.h"
 #include "ffnn.h"
 #include "train/trainer.h"
 
@@ -41,6 +42,8 @@ ffnn_status ffnn_train(ffnn_model *m, const ffnn_dataset *train, const ffnn_data
     if (!m || !train || !cfg)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "ffnn_train: the model, the training set and the config are needed");
+    if (m->member_count) /* a trainer trains one network */
+        return ffnn_model_refuse_ensemble(m, "ffnn_train");
     if (cfg->early_stopping > 0 && !val)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "ffnn_train: early stopping (cfg.early_stopping %d) needs a validation "

@@ -3,6 +3,7 @@
  * class probabilities and predicted classes (ffnn predict), loss and confusion
  * matrix over a data set (ffnn eval). The rules are those of
  * ffnn_trainer_evaluate. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
 {
     if (!m || !x || !y)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_forward: NULL argument");
+    if (m->member_count)
+        return ffnn_model_refuse_ensemble(m, "ffnn_model_forward (the network alone; "
+                                          "ffnn_model_predict averages members)");
     ffnn_status st = ffnn_model_fresh(m);
     if (st != FFNN_OK)
         return st;
@@ -62,7 +66,7 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
 
 int ffnn_model_class_count(const ffnn_model *m)
 {
-    size_t out = m->layers[m->layer_count - 1].out;
+    size_t out = ffnn_model_out(m);
     return out > 1 ? (int)out : 2;
 }
 
@@ -113,17 +117,31 @@ static void standardize_rows(const ffnn_model *m, float *x, size_t batch)
 /* Regression outputs o [batch, width] back into the targets' units (mse only). */
 static void unstandardize_outputs(const ffnn_model *m, ffnn_loss loss, float *o, size_t batch)
 {
-    size_t width = m->layers[m->layer_count - 1].out;
+    size_t width = ffnn_model_out(m);
     for (size_t b = 0; loss == FFNN_LOSS_MSE && m->target_mean && b < batch; b++)
         for (size_t j = 0; j < width; j++)
             o[b * width + j] = o[b * width + j] * m->target_scale[j] + m->target_mean[j];
 }
 
+void ffnn_predict_read_rows(const ffnn_model *m, ffnn_loss loss, float *o, size_t batch)
+{
+    size_t width = ffnn_model_out(m);
+    unstandardize_outputs(m, loss, o, batch);
+    for (size_t b = 0; b < batch; b++)
+        to_probabilities(loss, o + b * width, width);
+}
+
 /* The predictor's outputs o [batch, width] read as loss reads them: regression
- * outputs in the targets' units, classes (cls may be NULL), probabilities. */
+ * outputs in the targets' units, classes (cls may be NULL), probabilities. An
+ * ensemble's are read already (the means): its classes by the 0.5 rule. */
 static void read_outputs(const ffnn_model *m, ffnn_loss loss, float *o, size_t batch, int *cls)
 {
-    size_t width = m->layers[m->layer_count - 1].out;
+    size_t width = ffnn_model_out(m);
+    if (m->member_count) {
+        for (size_t b = 0; cls && b < batch; b++)
+            cls[b] = classify(FFNN_LOSS_MSE, o + b * width, width);
+        return;
+    }
     unstandardize_outputs(m, loss, o, batch);
     for (size_t b = 0; b < batch; b++) {
         float *row = o + b * width; /* [width] */
@@ -178,7 +196,7 @@ ffnn_status ffnn_model_predict(const ffnn_model *m, const float *x, size_t batch
 static ffnn_status check_data(const ffnn_model *m, ffnn_loss loss, const ffnn_dataset *data)
 {
     int classes = ffnn_model_class_count(m);
-    size_t width = m->layers[m->layer_count - 1].out;
+    size_t width = ffnn_model_out(m);
 
     if (data->count == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "evaluate: empty data set");
@@ -200,6 +218,19 @@ static ffnn_status check_data(const ffnn_model *m, ffnn_loss loss, const ffnn_da
                              "evaluate: sample %zu has label %d, the model has %d classes "
                              "(0 to %d)", i, data->labels[i], classes, classes - 1);
     return FFNN_OK;
+}
+
+/* An ensemble's mean probabilities o [count] in place as logits that give them
+ * back (ce: log p, whose softmax is p; bce: log(p / (1 - p))), so that the loss
+ * and the class rule read them as a network's outputs; p is clamped to
+ * [2^-126, 1 - 2^-24] first (a finite loss for a probability of 0 or 1). mse:
+ * unchanged. */
+static void to_logits(ffnn_loss loss, float *o, size_t count)
+{
+    for (size_t i = 0; loss != FFNN_LOSS_MSE && i < count; i++) {
+        double p = o[i] < FLT_MIN ? FLT_MIN : o[i] > 1.0f - 0x1p-24f ? 1.0 - 0x1p-24 : o[i];
+        o[i] = (float)(loss == FFNN_LOSS_SOFTMAX_CE ? log(p) : log(p) - log1p(-p));
+    }
 }
 
 /* Sums over the rows seen so far, and the counts: confusion [classes, classes]
@@ -224,7 +255,7 @@ static ffnn_status evaluate_batch(ffnn_predictor *p, ffnn_loss loss, const ffnn_
                                   eval_sums *sum)
 {
     const ffnn_model *m = ffnn_predictor_model(p);
-    size_t width = m->layers[m->layer_count - 1].out, f = data->features;
+    size_t width = ffnn_model_out(m), f = data->features;
     const int32_t *y = data->labels ? data->labels + first : NULL;       /* [batch] */
     const float *t = data->targets ? data->targets + first * width : NULL; /* [batch, width] */
     int classes = ffnn_model_class_count(m);
@@ -239,6 +270,8 @@ static ffnn_status evaluate_batch(ffnn_predictor *p, ffnn_loss loss, const ffnn_
     if ((st = ffnn_predictor_forward_raw(p, x, batch, 0, o)) != FFNN_OK)
         return st;
     unstandardize_outputs(m, loss, o, batch);
+    if (m->member_count)
+        to_logits(loss, o, batch * width);
     ffnn_cpu_loss(loss, o, y, t, batch, width, NULL, rows, NULL);
     for (size_t b = 0; b < batch; b++) {
         size_t truth = y ? (size_t)y[b] : (size_t)classify(FFNN_LOSS_MSE, t + b * width, width);
@@ -282,7 +315,7 @@ static ffnn_status evaluate(const ffnn_model *m, ffnn_loss loss, const ffnn_data
     if ((st = ffnn_model_check_loss(m, loss)) != FFNN_OK || (st = check_data(m, loss, data)) != FFNN_OK ||
         (st = ffnn_model_fresh(m)) != FFNN_OK)
         return st;
-    width = m->layers[m->layer_count - 1].out;
+    width = ffnn_model_out(m);
     classes = (size_t)ffnn_model_class_count(m);
     int regression = data->targets && loss == FFNN_LOSS_MSE;
     chunk = batch_size < data->count ? batch_size : data->count;

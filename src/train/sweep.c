@@ -10,7 +10,9 @@
  * concurrently (the same kernels as a lone run: the same bits); the models share the
  * process and its CUDA context, not yet the kernels (one matmul over the model axis).
  * A model on the persistent strategy makes it one lane: that strategy's cooperative
- * kernel holds every SM, and two at once fail to launch. */
+ * kernel holds every SM, and two at once fail to launch.
+ * With strategy batched (every config) the models have no trainers: the batched
+ * engine (sweep_batched.h) trains them all in one array, one launch per op. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
 #include <stdint.h>
@@ -22,6 +24,7 @@
 #include "core/error.h"
 #include "ffnn.h"
 #include "train/pool.h"
+#include "train/sweep_batched.h"
 #include "train/trainer.h"
 
 typedef struct sweep_slot {
@@ -41,6 +44,7 @@ struct ffnn_sweep {
     int lanes;
     ffnn_pool *pool;           /* lanes - 1 workers, or NULL                       */
     atomic_size_t next;        /* the next model a lane takes during an epoch      */
+    ffnn_batched *batched;     /* strategy batched: the engine (no trainers), or NULL */
 };
 
 void ffnn_sweep_free(ffnn_sweep *s)
@@ -49,6 +53,7 @@ void ffnn_sweep_free(ffnn_sweep *s)
         return;
     for (size_t i = 0; i < s->count; i++)
         ffnn_trainer_free(s->slot[i].trainer);
+    ffnn_batched_free(s->batched);
     ffnn_pool_free(s->pool);
     free(s->slot);
     free(s);
@@ -107,6 +112,52 @@ static ffnn_status check_args(ffnn_model *const *models, const ffnn_train_config
     return distinct_models(models, count);
 }
 
+/* The sweep of strategy batched: every model in the engine, one lane. */
+static ffnn_status create_batched(ffnn_sweep *s, ffnn_model *const *models,
+                                  const ffnn_train_config *configs,
+                                  const ffnn_dataset *const *train,
+                                  const ffnn_dataset *const *val, ffnn_sweep **out)
+{
+    ffnn_status st = ffnn_batched_check(models, configs, s->count, train, val);
+    if (st == FFNN_OK)
+        st = ffnn_batched_create(models, configs, s->count, train[0], val ? val[0] : NULL,
+                                 &s->batched);
+    if (st != FFNN_OK) {
+        ffnn_sweep_free(s);
+        return st;
+    }
+    for (size_t i = 0; i < s->count; i++) {
+        s->slot[i].model = models[i];
+        s->slot[i].cfg = configs[i];
+    }
+    s->lanes = 1;
+    *out = s;
+    return FFNN_OK;
+}
+
+/* One epoch of the batched engine for the models still training. */
+static ffnn_status batched_epoch(ffnn_sweep *s)
+{
+    int *training = malloc(s->count * sizeof *training);
+    ffnn_epoch_stats *stats = calloc(s->count, sizeof *stats);
+    ffnn_status st = training && stats ? FFNN_OK
+                                       : ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_sweep_run_epoch");
+    for (size_t i = 0; st == FFNN_OK && i < s->count; i++)
+        training[i] = !s->slot[i].done;
+    if (st == FFNN_OK)
+        st = ffnn_batched_run_epoch(s->batched, training, stats);
+    for (size_t i = 0; st == FFNN_OK && i < s->count; i++) {
+        sweep_slot *m = &s->slot[i];
+        if (!training[i])
+            continue;
+        m->last = stats[i];
+        m->done = ++m->epochs_run >= m->cfg.epochs;
+    }
+    free(training);
+    free(stats);
+    return st;
+}
+
 ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config *configs,
                               size_t count, const ffnn_dataset *const *train,
                               const ffnn_dataset *const *val, int threads, ffnn_sweep **out)
@@ -123,6 +174,8 @@ ffnn_status ffnn_sweep_create(ffnn_model *const *models, const ffnn_train_config
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_sweep_create: %zu models", count);
     }
     s->count = count;
+    if (configs[0].strategy == FFNN_STRATEGY_BATCHED)
+        return create_batched(s, models, configs, train, val, out);
     for (size_t i = 0; i < count && st == FFNN_OK; i++) {
         sweep_slot *m = &s->slot[i];
         m->model = models[i];
@@ -188,11 +241,17 @@ ffnn_status ffnn_sweep_run_epoch(ffnn_sweep *s, size_t *training)
 {
     if (!s)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_sweep_run_epoch: NULL sweep");
-    atomic_store(&s->next, 0);
-    if (s->pool)
-        ffnn_pool_run(s->pool, s->lanes, lane, s);
-    else
-        lane(s, 0);
+    if (s->batched) {
+        ffnn_status st = batched_epoch(s);
+        if (st != FFNN_OK)
+            return st;
+    } else {
+        atomic_store(&s->next, 0);
+        if (s->pool)
+            ffnn_pool_run(s->pool, s->lanes, lane, s);
+        else
+            lane(s, 0);
+    }
     size_t left = 0;
     for (size_t i = 0; i < s->count; i++) {
         const sweep_slot *m = &s->slot[i];

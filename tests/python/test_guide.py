@@ -42,3 +42,18 @@ def test_guide_table_example_runs_as_written(root, tmp_path, monkeypatch):
         exec(compile(code, "docs/PYTHON_GUIDE.md", "exec"), {})
     assert out.getvalue() == shown
     assert (tmp_path / "churn.safetensors").exists()
+
+
+def test_guide_sweep_example_runs_as_written(root, tmp_path, monkeypatch):
+    """The "Sweeps and ensembles" section's example runs, ranks six configurations and
+    writes the ensemble that ffnn.load reads back as 3 members."""
+    with open(os.path.join(root, "docs", "PYTHON_GUIDE.md")) as f:
+        text = f.read()
+    section = text[text.index("## Sweeps and ensembles"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    scope = {}
+    exec(compile(code, "PYTHON_GUIDE.md", "exec"), scope)
+    assert [r["rank"] for r in scope["results"]] == [1, 2, 3, 4, 5, 6]
+    import ffnn
+    assert ffnn.load(str(tmp_path / "top3.safetensors")).n_members == 3

@@ -414,9 +414,15 @@ static const ffnn_ops_side cuda_side = {
     /* side_join               */ cuda_side_join,
 };
 
-/* One name, the caps, 22 core functions and 10 extension pointers: a new member in
+static const ffnn_ops_models cuda_models = {
+    /* dense_act_forward       */ ffnn_cuda_models_dense_act_forward,
+    /* dense_backward_sgd      */ ffnn_cuda_models_dense_backward_sgd,
+    /* loss                    */ ffnn_cuda_loss_models,
+};
+
+/* One name, the caps, 22 core functions and 11 extension pointers: a new member in
  * backend.h must be added here too (the initialisers are positional). */
-static_assert(sizeof(ffnn_backend_ops) == 34 * sizeof(void *),
+static_assert(sizeof(ffnn_backend_ops) == 35 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/backend/cuda/backend.cu");
 static_assert(sizeof(ffnn_ops_fused) == 2 * sizeof(void *) &&
                   sizeof(ffnn_ops_xt) == 2 * sizeof(void *) &&
@@ -425,7 +431,8 @@ static_assert(sizeof(ffnn_ops_fused) == 2 * sizeof(void *) &&
                   sizeof(ffnn_ops_device) == 3 * sizeof(void *) &&
                   sizeof(ffnn_ops_bf16) == 5 * sizeof(void *) &&
                   sizeof(ffnn_ops_head) == 2 * sizeof(void *) &&
-                  sizeof(ffnn_ops_side) == 3 * sizeof(void *),
+                  sizeof(ffnn_ops_side) == 3 * sizeof(void *) &&
+                  sizeof(ffnn_ops_models) == 3 * sizeof(void *),
               "an extension of backend.h changed: update its table in cuda/backend.cu");
 
 static const ffnn_backend_ops cuda_ops = {
@@ -464,6 +471,7 @@ static const ffnn_backend_ops cuda_ops = {
     /* side                */ &cuda_side,
     /* packed              */ NULL,
     /* weights             */ NULL,
+    /* models              */ &cuda_models,
 };
 
 extern "C" const ffnn_backend_ops *ffnn_cuda_module_ops(void) { return &cuda_ops; }

@@ -310,6 +310,21 @@ ffnn_status ffnn_cuda_dense_backward_fused(void *ctx, const float *x, float *W, 
                                            ffnn_activation x_act,
                                            const ffnn_optimizer_step *sgd, const float *xt,
                                            int dw_side);
+/* models.cu and loss.cu: backend.h ffnn_ops_models */
+ffnn_status ffnn_cuda_models_dense_act_forward(void *ctx, const float *x, size_t x_stride,
+                                               const float *W, const float *b, size_t p_stride,
+                                               float *a, size_t batch, size_t in, size_t out,
+                                               ffnn_activation act, size_t count);
+ffnn_status ffnn_cuda_models_dense_backward_sgd(void *ctx, const float *x, size_t x_stride,
+                                                float *W, float *b, float *dW, size_t p_stride,
+                                                const float *dz, float *dx,
+                                                ffnn_activation x_act, const float *lr,
+                                                size_t batch, size_t in, size_t out,
+                                                size_t count);
+ffnn_status ffnn_cuda_loss_models(void *ctx, ffnn_loss loss, const float *out,
+                                  const int32_t *y, size_t y_stride, size_t batch,
+                                  size_t width, size_t count, float *dout, float *row_loss,
+                                  uint8_t *row_correct);
 /* fused.cu: backend.h dense_backward_wants_xt (cuBLASLt: tf32 where
  * ffnn_lt_xt_from_gather says so, tf32x3 always). */
 int ffnn_cuda_dense_backward_wants_xt(void *ctx, size_t batch, size_t in, size_t out);

@@ -174,7 +174,7 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
     const int tx = tid % TX, ty = tid / TX;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
-    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, A, B, C, ep, M, N);
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
     const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
     const bool plain = gemm_epi_plain(ep);
@@ -301,7 +301,7 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
     const int wm = warp / 4, wn = warp % 4;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
-    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, A, B, C, ep, M, N);
     const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
     const bool plain = gemm_epi_plain(ep);
     float *stage = smem + warp * (16 * 20);
@@ -439,6 +439,13 @@ static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, 
     g.vec_c = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
               (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
               (ep.sgd_param == NULL || aligned16(ep.sgd_param));
+    if (ep.models.count) { /* every model's tensors keep the alignment of the first's */
+        const ffnn_gemm_models &z = ep.models;
+        g.vec_a = g.vec_a && z.a % 4 == 0;
+        g.vec_b = g.vec_b && z.b % 4 == 0;
+        g.vec_c = g.vec_c && z.c % 4 == 0 && z.bias % 4 == 0 && z.dact_x % 4 == 0 &&
+                  z.sgd_param % 4 == 0;
+    }
     g.m_tiles = (M + BM - 1) / BM;
     const unsigned grid_y = (unsigned)g.m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
                                                                         : (unsigned)g.m_tiles;
@@ -650,4 +657,74 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
     }
     if (st == FFNN_OK && p.splits > 1) st = ffnn_cuda_gemm_split_reduce(ctx, C, M, N, p.splits, e);
     return st;
+}
+
+/* The tile of a matmul over `count` models: the largest whose tiles pad the
+ * output by at most half and give every SM two blocks (count x tiles >= 2 SMs);
+ * else the one that pads it least. Any tile gives each output the same chain
+ * over k (gemm.cuh), so the choice moves time, not values. */
+static int models_config(const ffnn_cuda_ctx *ctx, int M, int N, int count)
+{
+    static const int order[] = {FFNN_GEMM_128, FFNN_GEMM_64, FFNN_GEMM_32, FFNN_GEMM_16};
+    const long long sms = ctx->sm_count > 0 ? ctx->sm_count : 1, area = (long long)M * N;
+    int best = FFNN_GEMM_16;
+    long long best_pad = -1;
+    for (int i = 0; i < 4; i++) {
+        const long long bm = ffnn_gemm_config_bm(order[i]), bn = ffnn_gemm_config_bn(order[i]);
+        const long long tiles = ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+        const long long pad = tiles * bm * bn;
+        if (i < 3 && tiles * count >= 2 * sms && 2 * pad <= 3 * area)
+            return order[i];
+        if (best_pad < 0 || pad < best_pad)
+            best = order[i], best_pad = pad;
+    }
+    return best;
+}
+
+extern "C" ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A, const float *B,
+                                             float *C, int M, int N, int K, int trans_a,
+                                             int trans_b, const ffnn_gemm_epilogue *ep,
+                                             int config)
+{
+    FFNN_CUDA_GUARD(ctx, "gemm_models");
+    if (ep == NULL || ep->models.count < 1 || ep->models.count > (int)FFNN_CUDA_MAX_GRID_YZ)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_models: a model count in "
+                         "1..%u is needed (%d)", (unsigned)FFNN_CUDA_MAX_GRID_YZ,
+                         ep ? ep->models.count : 0);
+    if (M < 1 || N < 1 || K < 1 || (size_t)M > FFNN_CUDA_MAX_DIM ||
+        (size_t)N > FFNN_CUDA_MAX_DIM || (size_t)K > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda gemm_models: M=%d N=%d K=%d: each must be in 1..%zu", M, N, K,
+                         (size_t)FFNN_CUDA_MAX_DIM);
+    if (A == NULL || B == NULL || C == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda gemm_models: A, B and C must not be NULL");
+    if (ctx->precision != FFNN_PRECISION_FP32)
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda gemm_models: fp32 only (precision %s)",
+                         ffnn_precision_name(ctx->precision));
+    ffnn_gemm_plan p;
+    p.config = config == FFNN_GEMM_AUTO ? models_config(ctx, M, N, ep->models.count) : config;
+    const int bk = ffnn_gemm_config_bk(p.config);
+    if (bk == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_models: unknown config %d",
+                         config);
+    const int ks = (K + bk - 1) / bk, count = ep->models.count;
+    const ffnn_gemm_epilogue &e = *ep;
+    switch (p.config) { /* grid z: the models (gemm_shape_of), K whole */
+    case FFNN_GEMM_128:
+        return gemm_launch<128, 128, 8, 8, 8>(ctx, A, B, C, M, N, K, trans_a, trans_b, e,
+                                              count, ks);
+    case FFNN_GEMM_64:
+        return gemm_launch<64, 64, 16, 4, 4>(ctx, A, B, C, M, N, K, trans_a, trans_b, e, count,
+                                             ks);
+    case FFNN_GEMM_32:
+        return gemm_launch<32, 32, 32, 2, 2>(ctx, A, B, C, M, N, K, trans_a, trans_b, e, count,
+                                             ks);
+    case FFNN_GEMM_16:
+        return gemm_launch<16, 16, 64, 1, 1>(ctx, A, B, C, M, N, K, trans_a, trans_b, e, count,
+                                             ks);
+    default:
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda gemm_models: config %s has no model axis",
+                         ffnn_cuda_gemm_config_name(p.config));
+    }
 }

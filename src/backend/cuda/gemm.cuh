@@ -37,6 +37,22 @@
 #include "device_math.cuh"
 #include "backend/gemm_plan.h"
 
+/* A matmul over a model axis (ffnn_cuda_gemm_models): count matmuls of one shape,
+ * blockIdx.z the model z; model z's A, B, C and epilogue tensors start z times
+ * their stride (floats; 0: one tensor every model shares) past the pointers
+ * given, and its learning rate is lr[z] (device [count]; NULL: the epilogue's lr).
+ * count 0: a single matmul (every other field ignored). */
+typedef struct ffnn_gemm_models {
+    int count;
+    size_t a, b, c;                     /* strides of A, B, C                      */
+    size_t bias, dact_x, sgd_param;     /* strides of the epilogue's [N] / [M,N]   */
+    size_t rowsum, rowsum_param;        /* strides of the [M] row sums             */
+    const float *lr;                    /* [count] or NULL                         */
+    int no_c;                           /* 1: C is not stored where the epilogue
+                                           runs (an SGD update's gradient nobody
+                                           reads: its memory traffic saved)       */
+} ffnn_gemm_models;
+
 /* What runs after the matmul (see the top of this file). All pointers device
  * pointers or NULL; a zeroed struct (or NULL for the whole struct) is a plain
  * matmul. */
@@ -49,6 +65,7 @@ typedef struct ffnn_gemm_epilogue {
     float lr;               /* learning rate of both SGD updates                   */
     float *rowsum;          /* [M] row sums of op(A) over k, or NULL               */
     float *rowsum_param;    /* [M] Q: Q -= lr rowsum, or NULL                      */
+    ffnn_gemm_models models; /* the model axis (ffnn_cuda_gemm_models); zeroed: one */
 } ffnn_gemm_epilogue;
 
 /* Tile configurations FFNN_GEMM_* and the split-K plan: backend/gemm_plan.h. */
@@ -82,6 +99,19 @@ ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const float *B, f
  * gemm_plan.h). */
 ffnn_gemm_plan ffnn_cuda_gemm_plan(const ffnn_cuda_ctx *ctx, int M, int N, int K, int config,
                                    int tensor_cores);
+
+/* ep->models.count matmuls of one shape at once (ffnn_gemm_models: per-model
+ * strides and learning rates), one launch of gemm_kernel: config AUTO picks the
+ * tile for the whole launch (count x tiles blocks), K is never split (the grid's
+ * z is the model axis), so each model's outputs are those of ffnn_cuda_gemm with
+ * an unsplit plan, bit for bit (every tile sums an output in the same order). fp32 only (ctx->precision FP32; the tensor-core
+ * kernels are not batched yet: FFNN_ERR_UNSUPPORTED). 1 <= count <= 65535.
+ * Errors: FFNN_ERR_INVALID_ARGUMENT (dims, NULL, count), FFNN_ERR_UNSUPPORTED,
+ * FFNN_ERR_CUDA. Method: the batched GEMM of e.g. cublasSgemmStridedBatched, on
+ * gemm_kernel (HFTA, Wang et al., MLSys 2022: fusing the models of a sweep). */
+ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
+                                  int M, int N, int K, int trans_a, int trans_b,
+                                  const ffnn_gemm_epilogue *ep, int config);
 
 /* The tensor-core matmul of gemm_mma.cu: the same contract as ffnn_cuda_gemm (any
  * shape, alignment, transposes, every epilogue), products on tensor cores with

@@ -71,7 +71,7 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
         v.y = gemm_epi_value(ep, a[1], b.y, x.y);
         v.z = gemm_epi_value(ep, a[2], b.z, x.z);
         v.w = gemm_epi_value(ep, a[3], b.w, x.w);
-        *(float4 *)(C + idx) = v;
+        if (!ep.models.no_c) *(float4 *)(C + idx) = v;
         if (ep.sgd_param != NULL) {
             float4 p = *(float4 *)(ep.sgd_param + idx);
             p.x = ffnn_dev_sgd(p.x, ep.lr, v.x);
@@ -85,7 +85,7 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
     for (int j = 0; j < w && col + j < N; ++j) {
         const float v = gemm_epi_value(ep, a[j], ep.bias != NULL ? ep.bias[col + j] : 0.0f,
                                        ep.dact_x != NULL ? ep.dact_x[idx + j] : 0.0f);
-        C[idx + j] = v;
+        if (!ep.models.no_c) C[idx + j] = v;
         if (ep.sgd_param != NULL)
             ep.sgd_param[idx + j] = ffnn_dev_sgd(ep.sgd_param[idx + j], ep.lr, v);
     }
@@ -101,14 +101,33 @@ static __host__ __device__ __forceinline__ size_t gemm_split_stride(int M, int N
     return ((size_t)M * N + 3) & ~(size_t)3;
 }
 
+/* Model z's epilogue (ffnn_gemm_models): its tensors and learning rate. */
+static __device__ __forceinline__ void gemm_epi_for_model(ffnn_gemm_epilogue &ep, size_t z)
+{
+    if (ep.bias != NULL) ep.bias += z * ep.models.bias;
+    if (ep.dact_x != NULL) ep.dact_x += z * ep.models.dact_x;
+    if (ep.sgd_param != NULL) ep.sgd_param += z * ep.models.sgd_param;
+    if (ep.rowsum != NULL) ep.rowsum += z * ep.models.rowsum;
+    if (ep.rowsum_param != NULL) ep.rowsum_param += z * ep.models.rowsum_param;
+    if (ep.models.lr != NULL) ep.lr = ep.models.lr[z];
+}
+
 /* The k-tile range [BEGIN, END) of this block (chunk blockIdx.z of K_SPLIT k tiles,
  * gemm_plan.h) and, when K is split (gridDim.z > 1), C and EP.rowsum moved to the
  * chunk's slices of the workspace (the launch passed the workspace as C and
- * gemm_split_epilogue's EP). The kernels start at BEGIN's tile. */
-#define GEMM_SPLIT_RANGE(BEGIN, END, K_TILES, K_SPLIT, C, EP, M, N)                      \
-    const int BEGIN = (int)blockIdx.z * (K_SPLIT);                                        \
-    const int END = min((K_TILES), BEGIN + (K_SPLIT));                                    \
-    if (gridDim.z > 1) {                                                                  \
+ * gemm_split_epilogue's EP). Over a model axis (EP.models.count > 0) the whole
+ * of K instead, and A, B, C and EP moved to model blockIdx.z's tensors. The
+ * kernels start at BEGIN's tile. */
+#define GEMM_SPLIT_RANGE(BEGIN, END, K_TILES, K_SPLIT, A, B, C, EP, M, N)                \
+    const int BEGIN = (EP).models.count ? 0 : (int)blockIdx.z * (K_SPLIT);                \
+    const int END = (EP).models.count ? (K_TILES) : min((K_TILES), BEGIN + (K_SPLIT));    \
+    if ((EP).models.count) {                                                              \
+        const size_t z_ = blockIdx.z;                                                     \
+        (A) += z_ * (EP).models.a;                                                        \
+        (B) += z_ * (EP).models.b;                                                        \
+        (C) += z_ * (EP).models.c;                                                        \
+        gemm_epi_for_model((EP), z_);                                                     \
+    } else if (gridDim.z > 1) {                                                           \
         (C) += blockIdx.z * gemm_split_stride((M), (N));                                  \
         if ((EP).rowsum != NULL) (EP).rowsum += (size_t)blockIdx.z * (M);                 \
     }

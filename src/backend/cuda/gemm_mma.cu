@@ -269,7 +269,7 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
     const int g = lane >> 2, t = lane & 3;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
-    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, C, ep, M, N);
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, A, B, C, ep, M, N);
     const int n_kt = kt_end - kt_begin; /* this chunk's k tiles; tile kt is kt_begin + kt */
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
     const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);

@@ -73,18 +73,23 @@ static __device__ __forceinline__ float row_target(const float *tr, int j, int w
  *   m = max_j z_j, s = sum_j exp(z_j - m), row_loss = m + log(s) - z_y,
  *   dout_j = (exp(z_j - m) / s - [j == y]) * (1/batch),
  *   correct = argmax z == y; for width 1 (degenerate) (z_0 > 0) == (y != 0).
- * z [batch,width], y [batch] class indices (a y >= width gives a NaN loss),
- * dout [batch,width] or NULL, row_loss [batch], row_correct [batch]. */
+ * z [batch,width], y class indices (a y >= width gives a NaN loss), dout
+ * [batch,width] or NULL, row_loss [batch], row_correct [batch]. The rows are
+ * groups of `group` (one model's batch over a model axis, ffnn_cuda_loss_models;
+ * else group = batch): "batch" in dout's scale is the group's rows, and row r's
+ * label is y[(r / group) * y_stride + r % group] (y_stride = group: y [batch];
+ * 0: every group reads the same labels [group]). */
 static __global__ void softmax_ce_kernel(const float *__restrict__ z,
                                          const int32_t *__restrict__ y, int batch, int width,
-                                         float *__restrict__ dout, float *__restrict__ row_loss,
+                                         int group, int y_stride, float *__restrict__ dout,
+                                         float *__restrict__ row_loss,
                                          uint8_t *__restrict__ row_correct)
 {
     const int lane = threadIdx.x % WARP;
     const int row = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
     if (row >= batch) return; /* whole warps leave together */
     const float *zr = z + (size_t)row * width;
-    const int label = y[row];
+    const int label = y[(row / group) * y_stride + row % group];
 
     float m;
     int arg;
@@ -99,7 +104,7 @@ static __global__ void softmax_ce_kernel(const float *__restrict__ z,
         row_correct[row] = (uint8_t)(width == 1 ? (zr[0] > 0.0f) == (label != 0) : arg == label);
     }
     if (dout != NULL) {
-        const float scale = 1.0f / (float)batch;
+        const float scale = 1.0f / (float)group;
         float *dr = dout + (size_t)row * width;
         for (int j = lane; j < width; j += WARP)
             dr[j] = ffnn_dev_softmax_ce_grad(zr[j], m, s, j == label, scale);
@@ -123,7 +128,8 @@ template <bool MSE>
 static __global__ void pointwise_loss_kernel(const float *__restrict__ z,
                                              const int32_t *__restrict__ y,
                                              const float *__restrict__ targets, int batch,
-                                             int width, float *__restrict__ dout,
+                                             int width, int group, int y_stride,
+                                             float *__restrict__ dout,
                                              float *__restrict__ row_loss,
                                              uint8_t *__restrict__ row_correct)
 {
@@ -133,8 +139,8 @@ static __global__ void pointwise_loss_kernel(const float *__restrict__ z,
     if (row >= batch) return;
     const float *zr = z + (size_t)row * width;
     const float *tr = targets != NULL ? targets + (size_t)row * width : NULL;
-    const int label = tr != NULL ? 0 : y[row];
-    const float scale = 1.0f / ((float)batch * (float)width);
+    const int label = tr != NULL ? 0 : y[(row / group) * y_stride + row % group];
+    const float scale = 1.0f / ((float)group * (float)width);
 
     float part = 0.0f;
     int ok = 1; /* float targets: this lane's outputs are on their targets' side */
@@ -170,6 +176,48 @@ static __global__ void pointwise_loss_kernel(const float *__restrict__ z,
     }
 }
 
+/* The loss kernels over rows in groups (softmax_ce_kernel's comment). */
+static ffnn_status loss_launch(ffnn_cuda_ctx *ctx, const char *what, ffnn_loss loss,
+                               const float *out, const int32_t *y, const float *targets,
+                               size_t batch, size_t width, size_t group, size_t y_stride,
+                               float *dout, float *row_loss, uint8_t *row_correct)
+{
+    if (batch == 0) return FFNN_OK;
+    if (width == 0 || width > FFNN_CUDA_MAX_DIM || batch > FFNN_CUDA_MAX_DIM)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: batch=%zu width=%zu: each must be in 1..%zu", what, batch,
+                         width, (size_t)FFNN_CUDA_MAX_DIM);
+    if (out == NULL || (y == NULL && targets == NULL) || row_loss == NULL ||
+        row_correct == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: out, y (or targets), row_loss and row_correct must not "
+                         "be NULL", what);
+    if (targets != NULL && loss == FFNN_LOSS_SOFTMAX_CE)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
+                         "cuda %s: softmax_ce takes class labels, not float targets", what);
+    const unsigned grid = (unsigned)((batch + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    const int b = (int)batch, w = (int)width, g = (int)group, ys = (int)y_stride;
+    switch (loss) {
+    case FFNN_LOSS_SOFTMAX_CE:
+        softmax_ce_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, b, w, g, ys, dout,
+                                                                     row_loss, row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "softmax_ce_kernel");
+        return FFNN_OK;
+    case FFNN_LOSS_SIGMOID_BCE:
+        pointwise_loss_kernel<false><<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+            out, y, targets, b, w, g, ys, dout, row_loss, row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "pointwise_loss_kernel<sigmoid_bce>");
+        return FFNN_OK;
+    case FFNN_LOSS_MSE:
+        pointwise_loss_kernel<true><<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
+            out, y, targets, b, w, g, ys, dout, row_loss, row_correct);
+        FFNN_CUDA_LAUNCH_CHECK(ctx, "pointwise_loss_kernel<mse>");
+        return FFNN_OK;
+    }
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda %s: unknown loss %d (expected 0..2)",
+                     what, (int)loss);
+}
+
 extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *out,
                                       const int32_t *y, const float *targets, size_t batch,
                                       size_t width, float *dout, float *row_loss,
@@ -177,38 +225,22 @@ extern "C" ffnn_status ffnn_cuda_loss(void *vctx, ffnn_loss loss, const float *o
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "loss");
-    if (batch == 0) return FFNN_OK;
-    if (width == 0 || width > FFNN_CUDA_MAX_DIM || batch > FFNN_CUDA_MAX_DIM)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda loss: batch=%zu width=%zu: each must be in 1..%zu", batch,
-                         width, (size_t)FFNN_CUDA_MAX_DIM);
-    if (out == NULL || (y == NULL && targets == NULL) || row_loss == NULL ||
-        row_correct == NULL)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda loss: out, y (or targets), row_loss and row_correct must not "
-                         "be NULL");
-    if (targets != NULL && loss == FFNN_LOSS_SOFTMAX_CE)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cuda loss: softmax_ce takes class labels, not float targets");
-    const unsigned grid = (unsigned)((batch + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    const int b = (int)batch, w = (int)width;
-    switch (loss) {
-    case FFNN_LOSS_SOFTMAX_CE:
-        softmax_ce_kernel<<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(out, y, b, w, dout,
-                                                                     row_loss, row_correct);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "softmax_ce_kernel");
-        return FFNN_OK;
-    case FFNN_LOSS_SIGMOID_BCE:
-        pointwise_loss_kernel<false><<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
-            out, y, targets, b, w, dout, row_loss, row_correct);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "pointwise_loss_kernel<sigmoid_bce>");
-        return FFNN_OK;
-    case FFNN_LOSS_MSE:
-        pointwise_loss_kernel<true><<<grid, FFNN_CUDA_BLOCK, 0, ctx->stream>>>(
-            out, y, targets, b, w, dout, row_loss, row_correct);
-        FFNN_CUDA_LAUNCH_CHECK(ctx, "pointwise_loss_kernel<mse>");
-        return FFNN_OK;
-    }
-    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda loss: unknown loss %d (expected 0..2)",
-                     (int)loss);
+    return loss_launch(ctx, "loss", loss, out, y, targets, batch, width, batch, batch, dout,
+                       row_loss, row_correct);
+}
+
+/* backend.h ffnn_ops_models loss: count models' batches of `batch` rows each. */
+extern "C" ffnn_status ffnn_cuda_loss_models(void *vctx, ffnn_loss loss, const float *out,
+                                             const int32_t *y, size_t y_stride, size_t batch,
+                                             size_t width, size_t count, float *dout,
+                                             float *row_loss, uint8_t *row_correct)
+{
+    ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
+    FFNN_CUDA_GUARD(ctx, "loss_models");
+    if (count == 0 || batch == 0 || count * batch > FFNN_CUDA_MAX_DIM || y == NULL)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda loss_models: labels y and %zu "
+                         "models x %zu rows (at most %zu rows) are needed", count, batch,
+                         (size_t)FFNN_CUDA_MAX_DIM);
+    return loss_launch(ctx, "loss_models", loss, out, y, NULL, count * batch, width, batch,
+                       y_stride, dout, row_loss, row_correct);
 }
