@@ -559,7 +559,8 @@ class Model:
             enum_from_name("loss", loss)
             self.loss = loss
         kind = ctypes.c_int()
-        check(lib.ffnn_model_layer_kind(self._handle, 0, ctypes.byref(kind), None, None))
+        if self.n_layers > 0:  # (an ensemble has none: refused below)
+            check(lib.ffnn_model_layer_kind(self._handle, 0, ctypes.byref(kind), None, None))
         # the network is built: a frame is one-hot encoded, unless the first layer is
         # an embedding layer (then ffnn train's rule, --max-one-hot 32)
         opts = _table.TableOptions(categorical, ignore, na_values, missing, unknown_category,
