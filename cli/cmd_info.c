@@ -65,6 +65,14 @@ static void print_layers(const ffnn_model *m, const char *prefix)
             snprintf(what, sizeof what, "local1d R=%zu %s, ", fan_in, same ? "same" : "valid");
         snprintf(name, sizeof name, "%slayers.%d.weight", prefix, i);
         snprintf(shape, sizeof shape, "[%zu, %zu]", out, fan_in);
+        if (kind == FFNN_LAYER_EMBEDDING) { /* [sum n_j d_j]: the tables one after another */
+            size_t k = 0, n[64], d[64], total = 0;
+            ffnn_model_embedding(m, i, &k, n, d, 64);
+            for (size_t j = 0; j < k && j < 64; j++)
+                total += n[j] * d[j];
+            snprintf(what, sizeof what, "embedding of %zu code%s, ", k, k == 1 ? "" : "s");
+            snprintf(shape, sizeof shape, "[%zu]", total);
+        }
         printf("  %-20s %-14s layer %d: %s%zu -> %zu, %s%s\n", name, shape, i, what, in, out,
                ffnn_activation_name(act), has_bias ? "" : ", no bias");
         snprintf(name, sizeof name, "%slayers.%d.bias", prefix, i);

@@ -148,7 +148,7 @@ static int sweep_run(const sweep_cli *s, config *c, long long n)
     ffnn_dataset *sets[3] = {NULL, NULL, NULL};
     folds d;
     memset(&d, 0, sizeof d);
-    char arch[64], description[1024];
+    char arch[FFNN_CLI_ARCH_SIZE], description[1024];
     int rc = ffnn_cli_train_data(&c[0].o, &sets[0], &sets[1], &sets[2], arch, sizeof arch,
                                  description, sizeof description);
     if (rc == 0 && !c[0].o.quiet)

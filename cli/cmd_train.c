@@ -54,6 +54,13 @@ const char *const ffnn_cli_train_usage =
     "                    features); integer labels or float targets\n"
     "  --data FILE.npz   numpy.savez(FILE, x=X, y=y) (compressed or not)\n"
     FFNN_CLI_TABLE_USAGE
+    "  --max-one-hot N   categorical columns with more than N levels (default 32)\n"
+    "                    get a learned embedding instead of a one-hot block: one\n"
+    "                    input each, their level's code, read by an embedding layer\n"
+    "                    put first in the network (--arch without one gets it)\n"
+    "  --embedding-dim COL:D,...  the embedding dimension of those columns (default\n"
+    "                    fastai's min(600, round(1.6 n^0.56)) for n levels); a\n"
+    "                    column named here is embedded whatever its level count\n"
     "  --test FILE       a separate test file (same columns as --data)\n"
     "  --test-split F    hold out the fraction F of --data as the test set\n"
     "  --val-split F     hold out the fraction F of the rest as a validation set:\n"
@@ -208,7 +215,7 @@ enum { OPT_DATA = 256, OPT_ARCH, OPT_LIMIT, OPT_JSON, OPT_SAVE, OPT_INIT, OPT_LO
        OPT_LOG, OPT_CLASSES, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_MAX_STEPS, OPT_RESUME,
        OPT_GPUS, OPT_COMM_TIMING, OPT_TEST, OPT_TEST_SPLIT, OPT_VAL_SPLIT, OPT_STANDARDIZE,
        OPT_LR_SCHEDULE, OPT_PRINT_EVERY, OPT_QUIET, OPT_ALLOW_MANY_CLASSES, OPT_SAMPLE_WEIGHT,
-       OPT_CLASS_WEIGHT, OPT_CV, OPT_TABLE = 1024 };
+       OPT_CLASS_WEIGHT, OPT_CV, OPT_MAX_ONE_HOT, OPT_EMBEDDING_DIM, OPT_TABLE = 1024 };
 
 static const struct option fixed_longopts[] = {
     {"data", required_argument, NULL, OPT_DATA},
@@ -238,6 +245,8 @@ static const struct option fixed_longopts[] = {
     {"sample-weight", required_argument, NULL, OPT_SAMPLE_WEIGHT},
     {"class-weight", required_argument, NULL, OPT_CLASS_WEIGHT},
     {"cv", required_argument, NULL, OPT_CV},
+    {"max-one-hot", required_argument, NULL, OPT_MAX_ONE_HOT},
+    {"embedding-dim", required_argument, NULL, OPT_EMBEDDING_DIM},
     {"help", no_argument, NULL, 'h'},
 };
 enum { FIXED_COUNT = sizeof fixed_longopts / sizeof fixed_longopts[0], TABLE_MAX = 128 };
@@ -491,6 +500,11 @@ static int train_option(void *ctx, int c, const char *arg)
         if ((rc = ffnn_cli_int(CMD, "--cv", arg, 2, 1000, &v)) == 0)
             o->cv = (int)v;
         break;
+    case OPT_MAX_ONE_HOT:
+        if ((rc = ffnn_cli_int(CMD, "--max-one-hot", arg, 0, 1 << 24, &v)) == 0)
+            o->embedding.max_one_hot = v;
+        break;
+    case OPT_EMBEDDING_DIM: o->embedding.dims = arg; break;
     case OPT_LR_SCHEDULE:
         rc = ffnn_cli_lr_schedule(CMD, "--lr-schedule", arg, &o->cfg);
         o->given.schedule = o->given.schedule || rc == 0;
@@ -634,7 +648,8 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
     if (o->val_split > 0 && split(train, o->val_split, o->cfg.seed + 1, "--val-split", val))
         return 1;
     ffnn_dataset *sets[3] = {*train, *val, *test}; /* text and missing cells: encoded */
-    int rc = ffnn_cli_encode_keeping_weights(CMD, sets, 3, o->json ? stderr : stdout);
+    int rc = ffnn_cli_encode_keeping_weights(CMD, sets, 3, o->json ? stderr : stdout,
+                                             &o->embedding);
     *train = sets[0];
     *val = sets[1];
     *test = sets[2];
@@ -648,13 +663,16 @@ static int load_data(const ffnn_cli_train_options *o, ffnn_dataset **train, ffnn
 static void default_arch(ffnn_cli_train_options *o, const ffnn_dataset *train, char *arch,
                          size_t size)
 {
+    char emb[FFNN_CLI_ARCH_SIZE - 64]; /* a table's embedded columns: FEATURES-embed...-256relu */
+    ffnn_cli_embedding_token(train, emb + 1, sizeof emb - 1);
+    emb[0] = emb[1] ? '-' : '\0';
     if (ffnn_dataset_target_width(train) > 0) { /* float targets: one output each, mse */
-        snprintf(arch, size, "%zu-256relu-%zu", ffnn_dataset_features(train),
+        snprintf(arch, size, "%zu%s-256relu-%zu", ffnn_dataset_features(train), emb,
                  ffnn_dataset_target_width(train));
         if (!o->loss_given && !o->resume_path)
             o->cfg.loss = FFNN_LOSS_MSE;
     } else {
-        snprintf(arch, size, "%zu-256relu-%d", ffnn_dataset_features(train),
+        snprintf(arch, size, "%zu%s-256relu-%d", ffnn_dataset_features(train), emb,
                  ffnn_dataset_classes(train) < 2 ? 2 : ffnn_dataset_classes(train));
     }
 }
@@ -689,6 +707,7 @@ int ffnn_cli_train_parse(int argc, char **argv, ffnn_cli_train_options *op)
     memset(&o, 0, sizeof o);
     o.cfg = ffnn_train_config_default();
     o.class_a = o.class_b = -1;
+    o.embedding.max_one_hot = -1; /* the default */
     o.argc = argc;
     o.argv = argv;
     int operands;
@@ -761,7 +780,7 @@ int ffnn_cli_train(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     ffnn_dataset *train = NULL, *val = NULL, *test = NULL;
     ffnn_model *model = NULL;
-    char description[1024], arch[64];
+    char description[1024], arch[FFNN_CLI_ARCH_SIZE];
     if (load_data(&o, &train, &val, &test, description, sizeof description) != 0) {
         rc = 1;
     } else {

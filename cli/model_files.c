@@ -43,6 +43,13 @@ int ffnn_cli_same_arch(const ffnn_model *a, const ffnn_model *b)
         if (in[0] != in[1] || out[0] != out[1] || act[0] != act[1] || bias[0] != bias[1] ||
             kind[0] != kind[1] || fan_in[0] != fan_in[1] || same[0] != same[1])
             return 0;
+        size_t k[2] = {0, 0}, n[2][64], d[2][64]; /* embedding tables */
+        if (kind[0] == FFNN_LAYER_EMBEDDING &&
+            (ffnn_model_embedding(a, i, &k[0], n[0], d[0], 64) != FFNN_OK ||
+             ffnn_model_embedding(b, i, &k[1], n[1], d[1], 64) != FFNN_OK || k[0] != k[1] ||
+             k[0] > 64 || memcmp(n[0], n[1], k[0] * sizeof **n) != 0 ||
+             memcmp(d[0], d[1], k[0] * sizeof **d) != 0))
+            return 0;
     }
     return 1;
 }
@@ -79,13 +86,38 @@ static int check_arch_matches(const char *arch, const char *init_path, const ffn
     return differs != 0;
 }
 
+/* arch with the embedding layer of default_arch (the data's: a table with embedded
+ * columns) after its input width when arch has none: "12-64relu-2" ->
+ * "12-embed100x21-64relu-2"; else arch itself. *owned: what to free (or NULL). */
+static const char *with_embedding(const char *arch, const char *default_arch, char **owned)
+{
+    const char *dash = strchr(arch, '-'), *emb = default_arch ? strchr(default_arch, '-') : NULL;
+    *owned = NULL;
+    if (!dash || !emb || strncmp(emb + 1, "embed", 5) != 0 || strncmp(dash + 1, "embed", 5) == 0)
+        return arch;
+    const char *emb_end = strchr(emb + 1, '-');
+    const size_t head = (size_t)(dash - arch);
+    const size_t token = emb_end ? (size_t)(emb_end - emb) : strlen(emb);
+    char *s = malloc(strlen(arch) + token + 1);
+    if (!s)
+        return arch;
+    memcpy(s, arch, head);
+    memcpy(s + head, emb, token);              /* "-embed..." */
+    strcpy(s + head + token, dash);            /* "-64relu-2" */
+    return *owned = s;
+}
+
 int ffnn_cli_train_model(const char *init_path, const char *arch, const char *default_arch,
                          uint64_t seed, int loss_given, ffnn_loss *loss, ffnn_model **out)
 {
     ffnn_model_file_info info;
 
     if (!init_path) {
-        if (ffnn_model_create(arch ? arch : default_arch, out) != FFNN_OK) {
+        char *owned = NULL;
+        const char *use = arch ? with_embedding(arch, default_arch, &owned) : default_arch;
+        ffnn_status st = ffnn_model_create(use, out);
+        free(owned);
+        if (st != FFNN_OK) {
             fprintf(stderr, "ffnn train: --arch: %s\n", ffnn_last_error());
             return 1;
         }

@@ -45,7 +45,7 @@ typedef struct config {
     ffnn_cli_train_options o;
     char values[32][64];           /* [axis_count] the values of this configuration */
     char *argv[512];
-    char arch[64];
+    char arch[FFNN_CLI_ARCH_SIZE];
     ffnn_model *model[SWEEP_MAX_FOLDS]; /* [folds]: one model per fold (1 without --cv) */
     ffnn_sweep_state state;    /* of fold 0's model (epochs; train loss averaged)   */
     ffnn_metrics val, test;    /* means over the folds                              */

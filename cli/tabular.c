@@ -188,12 +188,24 @@ static void describe_encoding(const ffnn_table *raw, const ffnn_table *t, size_t
     fprintf(info, "table: %zu columns -> %zu inputs", n, ffnn_table_width(t));
     for (size_t i = 0; i < n; i++)
         cats += ffnn_table_column_kind(t, i) == FFNN_TABLE_CATEGORICAL;
-    if (cats) {
+    size_t embedded = 0;
+    for (size_t i = 0; i < n; i++)
+        embedded += ffnn_table_embedding_dim(t, i) > 0;
+    if (cats > embedded) {
         fprintf(info, "; one-hot:");
         for (size_t i = 0, k = 0; i < n; i++)
-            if (ffnn_table_column_kind(t, i) == FFNN_TABLE_CATEGORICAL)
+            if (ffnn_table_column_kind(t, i) == FFNN_TABLE_CATEGORICAL &&
+                !ffnn_table_embedding_dim(t, i))
                 fprintf(info, "%s %s (%zu)", k++ ? "," : "", ffnn_table_column_name(t, i),
                         ffnn_table_level_count(t, i));
+    }
+    if (embedded) {
+        fprintf(info, "; embedded:");
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (ffnn_table_embedding_dim(t, i))
+                fprintf(info, "%s %s (%zu levels, dim %zu)", k++ ? "," : "",
+                        ffnn_table_column_name(t, i), ffnn_table_level_count(t, i),
+                        ffnn_table_embedding_dim(t, i));
     }
     for (size_t i = 0; i < n; i++)
         filled += ffnn_table_missing(t, i);
@@ -217,7 +229,51 @@ static void describe_encoding(const ffnn_table *raw, const ffnn_table *t, size_t
     fprintf(info, "\n");
 }
 
-int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *info)
+/* --embedding-dim COL:D,... against the raw table's columns into dims [columns]
+ * (0: not named). 0, or 2 with the message printed. */
+static int embedding_dims(const char *cmd, const char *spec, const ffnn_table *raw,
+                          size_t *dims)
+{
+    const size_t n = ffnn_table_column_count(raw);
+    for (const char *at = spec; at && *at;) {
+        const char *end = strchr(at, ','), *colon;
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        colon = memchr(at, ':', len);
+        char *stop = NULL;
+        long long d = colon ? strtoll(colon + 1, &stop, 10) : 0;
+        if (!colon || colon == at || stop != at + len || d < 1 || d > (1 << 24)) {
+            fprintf(stderr, "%s: --embedding-dim: '%.*s': expected COLUMN:DIM, DIM an integer "
+                    "in [1, 2^24], e.g. city:8\n", cmd, (int)len, at);
+            return 2;
+        }
+        size_t i = 0;
+        while (i < n && (strlen(ffnn_table_column_name(raw, i)) != (size_t)(colon - at) ||
+                         strncmp(ffnn_table_column_name(raw, i), at, (size_t)(colon - at))))
+            i++;
+        if (i == n || ffnn_table_column_kind(raw, i) != FFNN_TABLE_CATEGORICAL) {
+            fprintf(stderr, "%s: --embedding-dim: '%.*s' is %s\n", cmd, (int)(colon - at), at,
+                    i == n ? "not a feature column of the data"
+                           : "a numeric column (only categorical columns are embedded: "
+                             "--categorical makes integer codes one)");
+            return 2;
+        }
+        dims[i] = (size_t)d;
+        at = end ? end + 1 : NULL;
+    }
+    return 0;
+}
+
+void ffnn_cli_embedding_token(const ffnn_dataset *train, char *buf, size_t size)
+{
+    const ffnn_table *t = ffnn_dataset_table(train);
+    if (size)
+        buf[0] = '\0';
+    if (t && ffnn_table_is_fitted(t) && ffnn_table_embedding_arch(t, NULL, 0) < size)
+        ffnn_table_embedding_arch(t, buf, size);
+}
+
+int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *info,
+                           const ffnn_cli_embedding_options *emb)
 {
     const ffnn_table *raw = ffnn_dataset_table(sets[0]);
     for (int i = 1; (!raw || !ffnn_table_needs_encoding(raw)) && i < n; i++)
@@ -237,7 +293,18 @@ int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *in
         return 0;
     }
     ffnn_table *enc = NULL;
-    if (ffnn_table_fit(sets[0], &enc) != FFNN_OK)
+    const size_t columns = ffnn_table_column_count(raw);
+    size_t *dims = calloc(columns ? columns : 1, sizeof *dims);
+    const long long max = emb && emb->max_one_hot >= 0 ? emb->max_one_hot : FFNN_CLI_MAX_ONE_HOT;
+    if (!dims)
+        return fprintf(stderr, "%s: out of memory\n", cmd), 1;
+    if (emb && emb->dims && embedding_dims(cmd, emb->dims, raw, dims) != 0) {
+        free(dims);
+        return 1;
+    }
+    ffnn_status fst = ffnn_table_fit_embedding(sets[0], (size_t)max, dims, &enc);
+    free(dims);
+    if (fst != FFNN_OK)
         return ffnn_cli_fail(cmd, "--data");
     if (info)
         describe_encoding(raw, enc, ffnn_dataset_count(sets[0]), info);
@@ -294,7 +361,11 @@ void ffnn_cli_print_table(const ffnn_model *model, FILE *out)
                     ffnn_table_indicator(t, i) ? " (+ an indicator input)" : "");
             continue;
         }
-        fprintf(out, "  %-14s categorical, %zu levels:", name, levels);
+        if (ffnn_table_embedding_dim(t, i))
+            fprintf(out, "  %-14s categorical, embedded (dim %zu, input: its code), %zu levels:",
+                    name, ffnn_table_embedding_dim(t, i), levels);
+        else
+            fprintf(out, "  %-14s categorical, %zu levels:", name, levels);
         for (size_t k = 0; k < levels && k < 8; k++) {
             char level[160];
             ffnn_escape_controls(ffnn_table_level(t, i, k), level, sizeof level);

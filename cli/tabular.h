@@ -9,6 +9,13 @@
 
 #include "ffnn.h"
 
+/* ffnn train's choice of one-hot or embedding for categorical columns. */
+typedef struct ffnn_cli_embedding_options {
+    long long max_one_hot;      /* --max-one-hot N: columns with more levels are
+                                   embedded (default 32; < 0: the default)       */
+    const char *dims;           /* --embedding-dim COL:D,... (or NULL)           */
+} ffnn_cli_embedding_options;
+
 typedef struct ffnn_cli_table_options {
     const char *labels;   /* --labels y.npy (with --data X.npy), or NULL        */
     ffnn_csv_options csv; /* --header, --delimiter, --target, --features, --skip-rows,
@@ -89,10 +96,20 @@ int ffnn_cli_load_table_for(const char *cmd, const char *opt, const char *path,
                             const ffnn_model *model, ffnn_dataset **out);
 
 /* Training: when the raw table of sets[0] (the training split) has categorical
- * columns or missing cells, fit the encoding on sets[0] and replace each of
- * sets[0..n) (NULL entries skipped) by its encoding; a line saying what was
- * filled and one-hot encoded goes to info. 0, or 1 with the message printed. */
-int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *info);
+ * columns or missing cells, fit the encoding on sets[0] (columns with more than
+ * emb->max_one_hot levels, or named in emb->dims, embedded; emb NULL: the
+ * defaults) and replace each of sets[0..n) (NULL entries skipped) by its
+ * encoding; a line saying what was filled, one-hot encoded and embedded goes to
+ * info. 0, or 1 with the message printed. */
+int ffnn_cli_encode_splits(const char *cmd, ffnn_dataset **sets, int n, FILE *info,
+                           const ffnn_cli_embedding_options *emb);
+
+/* The default of --max-one-hot. */
+enum { FFNN_CLI_MAX_ONE_HOT = 32 };
+
+/* The embedding layer token the encoded training set needs ("embed100x21_..."),
+ * into buf [size]; "" when nothing is embedded (or no table). */
+void ffnn_cli_embedding_token(const ffnn_dataset *train, char *buf, size_t size);
 
 /* 1 when model keeps a table encoding (its inputs are a table's columns). */
 int ffnn_cli_model_has_table(const ffnn_model *model);

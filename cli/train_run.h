@@ -8,6 +8,10 @@
 #include "tabular.h"
 
 /* The options of one ffnn train run. */
+/* Room for an architecture string ffnn train makes: a table's embedding layer
+ * (up to 64 tables) included. */
+enum { FFNN_CLI_ARCH_SIZE = 1536 };
+
 typedef struct ffnn_cli_train_options {
     const char *data;          /* --data DIR or synth:... (or NULL: the default)     */
     int class_a, class_b;      /* --classes A,B (class_a < 0: all classes)           */
@@ -36,6 +40,7 @@ typedef struct ffnn_cli_train_options {
     int gpus;                    /* --gpus N (0: not given, -1: all)                 */
     int comm_timing;             /* --comm-timing: time the all-reduce               */
     ffnn_cli_table_options table; /* --labels, --header, --delimiter, --target ...  */
+    ffnn_cli_embedding_options embedding; /* --max-one-hot, --embedding-dim          */
     const char *test_path;       /* --test FILE (or NULL)                          */
     double test_split, val_split; /* --test-split F, --val-split F (0: none)       */
     int standardize;             /* --standardize                                  */

@@ -221,7 +221,8 @@ void ffnn_cli_weighted_text(const ffnn_metrics *m, char *out, size_t size)
     snprintf(out + k, size - (size_t)k, " (weights summing to %.6g)", m->weight_sum);
 }
 
-int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n, FILE *info)
+int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n, FILE *info,
+                                    const ffnn_cli_embedding_options *emb)
 {
     float *w[3] = {NULL, NULL, NULL};
     int rc = 0;
@@ -234,7 +235,7 @@ int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n,
             memcpy(w[i], src, count * sizeof *w[i]);
     }
     if (rc == 0)
-        rc = ffnn_cli_encode_splits(cmd, sets, n, info);
+        rc = ffnn_cli_encode_splits(cmd, sets, n, info, emb);
     for (int i = 0; rc == 0 && i < n && i < 3; i++) /* the encoding keeps the rows */
         if (w[i] && !ffnn_dataset_sample_weights(sets[i]) &&
             ffnn_dataset_set_sample_weights(sets[i], w[i]) != FFNN_OK)

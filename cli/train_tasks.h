@@ -46,7 +46,8 @@ ffnn_cli_table_options ffnn_cli_weight_column_ignored(const ffnn_cli_table_optio
 
 /* ffnn_cli_encode_splits (text and missing cells encoded), the sample weights
  * of sets[0..n) (n <= 3) kept on the encoded sets. 0, or 1 with the message. */
-int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n, FILE *info);
+int ffnn_cli_encode_keeping_weights(const char *cmd, ffnn_dataset **sets, int n, FILE *info,
+                                    const ffnn_cli_embedding_options *emb);
 
 /* --sample-weight on the data as loaded (before any split: one weight per row
  * of --data). 0, or 1 with the message. */

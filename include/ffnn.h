@@ -576,6 +576,12 @@ typedef struct ffnn_model ffnn_model;
  *               connected layer (each output its own R weights over R consecutive
  *               inputs) with out = in - R + 1, or with 'same' (R odd) out = in and
  *               (R-1)/2 zeros padded on each side
+ *     or, as the first layer only, 'embed' N 'x' D ( '_' N 'x' D )*: an embedding
+ *               layer (FFNN_LAYER_EMBEDDING) of one table of N levels and D values
+ *               per embedded column, the columns' codes the last inputs (e.g.
+ *               "12-embed100x16_40x9-64relu-2": 10 values passed through, two
+ *               codes; out = 10 + 16 + 9); no activation or option; at most 64
+ *               tables; init N(0, 1) as torch.nn.Embedding
  *     activation := name [ parameter ]                  (default identity)
  *     name   := relu | sigmoid | tanh | leaky_relu | elu | softplus | gelu |
  *               gelu_tanh | silu | mish | hardswish | identity
@@ -615,13 +621,26 @@ FFNN_API ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, si
 /* What computes a layer's outputs. */
 typedef enum ffnn_layer_kind {
     FFNN_LAYER_DENSE = 0,  /* z = x W^T + b, W [out, in]                          */
-    FFNN_LAYER_LOCAL1D = 1 /* z[m] = sum_{r<R} W[m,r] x[m+r-pad] + b[m], W [out, R];
+    FFNN_LAYER_LOCAL1D = 1, /* z[m] = sum_{r<R} W[m,r] x[m+r-pad] + b[m], W [out, R];
                               pad 0 ('valid') or (R-1)/2 ('same')                 */
+    FFNN_LAYER_EMBEDDING = 2 /* the first layer only: x = P values then k integer
+                              codes (as floats); out = the P values, then each code
+                              c_j replaced by row c_j of its table [n_j, d_j] (a
+                              code not in [0, n_j): zeros). W [sum_j n_j d_j], the
+                              tables one after another; no bias, no activation */
 } ffnn_layer_kind;
 
+/* Embedding layer i's tables: *count (k) and, for j < min(k, capacity),
+ * levels[j] (n_j) and dims[j] (d_j); levels, dims may be NULL. Its inputs:
+ * in - k passed through, then the k codes. FFNN_ERR_INVALID_ARGUMENT when layer
+ * i is not an embedding layer. */
+FFNN_API ffnn_status ffnn_model_embedding(const ffnn_model *m, int i, size_t *count,
+                                          size_t *levels, size_t *dims, size_t capacity);
+
 /* Layer i's kind, *fan_in (the columns of its weight [out, fan_in]: in for a dense
- * layer, R for local1d) and *same_padding (1 for a local1d layer with 'same'
- * padding, else 0). Any output pointer may be NULL. */
+ * layer, R for local1d; 1 for an embedding, whose weight is [sum_j n_j d_j]) and
+ * *same_padding (1 for a local1d layer with 'same' padding, else 0). Any output
+ * pointer may be NULL. */
 FFNN_API ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
                                            size_t *fan_in, int *same_padding);
 
@@ -669,9 +688,11 @@ FFNN_API ffnn_status ffnn_model_standardization(const ffnn_model *m, const float
                                                 const float **target_scale);
 /* Set the standardisation of m from train's float features: mean and population
  * standard deviation (divisor count, as numpy.std) of each feature, computed in
- * double; a constant feature gets scale 1. With targets (and float targets in
- * train) the same for each target column. Errors: FFNN_ERR_INVALID_ARGUMENT
- * (uint8 features, widths that do not match m), FFNN_ERR_NO_MEMORY. */
+ * double; a constant feature gets scale 1 (the codes of an embedding layer, the
+ * last inputs of its first layer, mean 0 and scale 1: read as they are). With
+ * targets (and float targets in train) the same for each target column. Errors:
+ * FFNN_ERR_INVALID_ARGUMENT (uint8 features, widths that do not match m),
+ * FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_model_fit_standardization(ffnn_model *m, const ffnn_dataset *train,
                                                     int targets);
 /* A copy of src in the network's units: features (x - input_mean) / input_scale,
@@ -704,7 +725,8 @@ FFNN_API const char *ffnn_model_class_name(const ffnn_model *m, int c);
  * training, sorted by bytes, plus the level "missing" when training had missing
  * cells (one one-hot input each; a level training lacked is an all-zero row,
  * counted). The inputs of a row: the columns in order (a numeric column's one
- * value, a categorical column's one-hot block), then every indicator. The
+ * value, a categorical column's one-hot block), then every indicator, then the
+ * codes of the columns ffnn_table_fit_embedding embeds instead. The
  * method: scikit-learn's SimpleImputer(strategy="median", add_indicator=True)
  * on the numeric columns and SimpleImputer(strategy="constant", fill_value=
  * "missing") then OneHotEncoder(handle_unknown="ignore") on the categorical
@@ -737,6 +759,29 @@ FFNN_API int ffnn_table_needs_encoding(const ffnn_table *t);
  * has no table; a numeric column with no present value, naming it),
  * FFNN_ERR_NO_MEMORY. */
 FFNN_API ffnn_status ffnn_table_fit(const ffnn_dataset *train, ffnn_table **out);
+
+/* ffnn_table_fit with learned embeddings: then each categorical column with more
+ * than max_one_hot levels (the encoding's, "missing" included), or with dims[i]
+ * > 0, is embedded, not one-hot encoded: it takes one input, its code (the index
+ * of its level among the sorted levels, as a float; a level training lacked -1,
+ * counted as unseen), the codes after the indicators in column order - the
+ * inputs an embedding layer (FFNN_LAYER_EMBEDDING) reads, of dimension dims[i]
+ * (dims NULL or [column count], read for categorical columns only; 0: fastai's
+ * rule min(600, round(1.6 n^0.56)) of its n levels). max_one_hot SIZE_MAX with
+ * dims NULL: ffnn_table_fit. Errors: those of ffnn_table_fit;
+ * FFNN_ERR_INVALID_ARGUMENT for more than 64 embedded columns or a dimension
+ * above 2^24. */
+FFNN_API ffnn_status ffnn_table_fit_embedding(const ffnn_dataset *train, size_t max_one_hot,
+                                              const size_t *dims, ffnn_table **out);
+/* Fitted categorical column i: its embedding's dimension, or 0 (one-hot, numeric,
+ * out of range). */
+FFNN_API size_t ffnn_table_embedding_dim(const ffnn_table *t, size_t i);
+/* The architecture token of the embedding layer t's codes need, e.g.
+ * "embed100x21_40x11" (ffnn_model_create), into buf [size] (truncated and
+ * NUL-terminated as snprintf; buf may be NULL when size is 0); returns the
+ * length of the whole token, 0 when no column is embedded. The network's
+ * architecture is then "<ffnn_table_width(t)>-<token>-<hidden>..." . */
+FFNN_API size_t ffnn_table_embedding_arch(const ffnn_table *t, char *buf, size_t size);
 
 /* The raw data set src [count, columns] encoded by the fitted table enc into
  * *out [count, ffnn_table_width(enc)] float32 (labels or targets and class
@@ -781,7 +826,9 @@ FFNN_API ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out);
 
 /* Give m a copy of the fitted table t as its encoding (saved in model files;
  * t NULL removes it). Errors: FFNN_ERR_INVALID_ARGUMENT (m NULL; t raw; t's
- * width not m's input size), FFNN_ERR_NO_MEMORY (m unchanged). */
+ * width not m's input size; t's embedded columns not the tables of m's first
+ * layer, in order, or m embedding codes t lacks), FFNN_ERR_NO_MEMORY (m
+ * unchanged). */
 FFNN_API ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t);
 
 /* A raw data set [count, columns] built from columns in memory (a data frame's:
@@ -1077,7 +1124,9 @@ FFNN_API ffnn_status ffnn_predictor_predict(ffnn_predictor *p, const float *x, s
  * float32 [batch, in] in the data's units and gives "y" float32 [batch, out]
  * as ffnn_predictor_predict's prob: the stored standardisation first (Sub,
  * Div), each dense layer as Gemm (transB = 1), each local1d layer as [Pad,]
- * Gather of its windows, Mul by W [out, R], ReduceSum, Add bias; each
+ * Gather of its windows, Mul by W [out, R], ReduceSum, Add bias; an embedding
+ * layer as Slices of its columns, per table a Gather of rows (an unknown code:
+ * an appended zero row) and Flatten, then Concat; each
  * activation as its ONNX op (Relu, Sigmoid, Tanh, LeakyRelu, Elu, Softplus,
  * HardSwish) or, where opset 17 has none, its definition (gelu with Erf,
  * gelu_tanh with Tanh, silu x Sigmoid(x), mish x Tanh(Softplus(x))); then the

@@ -22,6 +22,7 @@ TEST_SUITE_DECLARE(data);
 TEST_SUITE_DECLARE(checkpoint);
 TEST_SUITE_DECLARE(omp);
 TEST_SUITE_DECLARE(local1d);
+TEST_SUITE_DECLARE(embedding);
 TEST_SUITE_DECLARE(bench);
 TEST_SUITE_DECLARE(cli_log);
 TEST_SUITE_DECLARE(cli_output);
@@ -75,6 +76,7 @@ int main(int argc, char **argv)
         {checkpoint_tests, &checkpoint_tests_count},
         {omp_tests, &omp_tests_count},
         {local1d_tests, &local1d_tests_count},
+        {embedding_tests, &embedding_tests_count},
         {bench_tests, &bench_tests_count},
         {cli_log_tests, &cli_log_tests_count},
         {cli_output_tests, &cli_output_tests_count},

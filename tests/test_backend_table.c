@@ -22,7 +22,8 @@ static const struct {
     CORE(dense_forward),   CORE(dense_backward),    CORE(local1d_forward),
     CORE(local1d_backward), CORE(activation_forward), CORE(activation_backward),
     CORE(loss),            CORE(optimizer_update),  CORE(grad_clip),
-    CORE(dropout),         CORE(ema_update),
+    CORE(dropout),         CORE(ema_update),        CORE(embedding_forward),
+    CORE(embedding_backward),
 };
 #undef CORE
 

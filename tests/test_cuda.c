@@ -622,7 +622,26 @@ static test_result test_device_queries(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* test_embedding.c: backend ops against the cpu reference, bit for bit. */
+test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why,
+                                        size_t why_size);
+
+/* The embedding kernels (embedding.cu) against the cpu reference on fresh random
+ * inputs: the gather and the deterministic scatter-add give its bits (tolerance
+ * 0: the same additions in the same order), on two draws of inputs. */
+static test_result test_embedding(char *why, size_t why_size)
+{
+    SKIP_WITHOUT_GPU();
+    const ffnn_backend_ops *gpu = ffnn_cuda_backend();
+    CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL although a GPU is visible");
+    for (int run = 0; run < 2; run++)
+        if (ffnn_test_embedding_backend(gpu, why, why_size) != TEST_PASS)
+            return TEST_FAIL;
+    return TEST_PASS;
+}
+
 const test_case cuda_tests[] = {
+    {"cuda_embedding_matches_cpu", test_embedding},
     {"cuda_device_queries", test_device_queries},
     {"cuda_dense_deterministic", test_dense_deterministic},
     {"cuda_softmax_ce_head", test_head},

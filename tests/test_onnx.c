@@ -1,6 +1,7 @@
 /* test_onnx.c - ffnn_model_export_onnx / ffnn export against onnxruntime: models
  * with every activation, local1d layers (valid and same padding, with and
- * without bias), the stored standardisation, the three loss heads and class
+ * without bias), embedding layers (codes of levels and unseen ones), the stored
+ * standardisation, the three loss heads and class
  * names are exported, and ensembles of such models (each member's graph, then
  * Mean); tests/onnx_check.py runs onnx.checker (full_check) and
  * onnxruntime's CPU execution provider on fresh random rows, and its outputs must
@@ -108,6 +109,14 @@ static test_result prepare(const char *dir, int i, const export_case *c, float *
     *want = malloc(ROWS * out * sizeof **want);
     CHECK(x && *want, "out of memory");
     random_rows(x, ROWS * in, 900 + (uint64_t)i);
+    size_t k = 0, levels[8];
+    if (ffnn_model_embedding(m, 0, &k, levels, NULL, 8) == FFNN_OK) /* codes: levels, and */
+        for (size_t r = 0; r < ROWS; r++)                            /* -1, n, 2.5 (zeros) */
+            for (size_t j = 0; j < k; j++) {
+                const size_t at = r * in + in - k + j, pick = (r * 7 + j * 3) % (levels[j] + 3);
+                x[at] = pick < levels[j] ? (float)pick : pick == levels[j] ? -1.0f
+                        : pick == levels[j] + 1 ? (float)levels[j] : 2.5f;
+            }
     CHECK_OK(ffnn_predictor_create(m, FFNN_DEVICE_CPU, 1, 16, &p));
     CHECK_OK(ffnn_predictor_predict(p, x, ROWS, *want, NULL));
     ffnn_predictor_free(p);
@@ -150,6 +159,8 @@ static const export_case cases[] = {
     {"40-local7:nobias-local5sametanh-1", FFNN_LOSS_SIGMOID_BCE, 0, 0},
     {"16-local3silu-8softplus-2sigmoid", FFNN_LOSS_MSE, 1, 0},
     {"12-9tanh:nobias-3", FFNN_LOSS_MSE, 1, 0},
+    {"7-embed11x4_5x3_9x1-13relu-4", FFNN_LOSS_SOFTMAX_CE, 0, 1},
+    {"2-embed6x5_3x2-1", FFNN_LOSS_SIGMOID_BCE, 0, 0},
     /* ensembles: each member's graph, then Mean */
     {"23-31relu-6|23-17tanh-9gelu-6|23-local3silu-6", FFNN_LOSS_SOFTMAX_CE, 1, 1},
     {"16-8relu-1|16-12tanh-1", FFNN_LOSS_SIGMOID_BCE, 1, 0},

@@ -106,6 +106,25 @@ static test_result twin_tabular_on(const char *which, const char *seed, const ch
     return TEST_PASS;
 }
 
+/* A table with an embedded column (tests/torch_embedding_twin.py): ffnn's
+ * embedding layer against torch.nn.Embedding, Adam, step by step (1e-5), the final
+ * weights (1e-4) and predict on raw rows with an unseen level (1e-5). */
+static test_result twin_embedding(char *why, size_t why_size, const char *threads)
+{
+    const char *python = python_path();
+    if (!have_torch())
+        SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
+    const char *ffnn = cli_binary();
+    CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
+    char *const argv[] = {(char *)python, "tests/torch_embedding_twin.py", "--ffnn",
+                          (char *)ffnn, "--threads", (char *)threads, NULL};
+    int rc = test_run_argv(argv);
+    CHECK(rc == 0, "tests/torch_embedding_twin.py --threads %s exited with %d", threads, rc);
+    return TEST_PASS;
+}
+TEST_WITH(twin_embedding_cpu, twin_embedding, "1")
+TEST_WITH(twin_embedding_omp, twin_embedding, "2")
+
 static test_result twin_tabular(const char *which, const char *seed, char *why,
                                 size_t why_size)
 {
@@ -220,6 +239,8 @@ const test_case torch_tests[] = {
     {"torch_parity_cpu_momentum_weight_decay", twin_wd_momentum},
     {"torch_parity_cpu_adam_weight_decay_no_bias", twin_wd_adam_nobias},
     {"torch_parity_cpu_adamw", twin_adamw},
+    {"torch_parity_cpu_embedding", twin_embedding_cpu},
+    {"torch_parity_omp_embedding", twin_embedding_omp},
     {"torch_parity_omp_momentum_weight_decay", twin_wd_momentum_omp},
     {"torch_parity_cpu_tabular_csv_seed1", twin_tabular_seed1},
     {"torch_parity_cpu_tabular_csv_seed2", twin_tabular_seed2},

@@ -224,6 +224,8 @@ _functions = {
     "ffnn_model_layer": (_int, [_p, _int, ctypes.POINTER(_size), ctypes.POINTER(_size),
                                 _pint, _pint]),
     "ffnn_model_layer_kind": (_int, [_p, _int, _pint, ctypes.POINTER(_size), _pint]),
+    "ffnn_model_embedding": (_int, [_p, _int, ctypes.POINTER(_size), ctypes.POINTER(_size),
+                                    ctypes.POINTER(_size), _size]),
     "ffnn_model_weight": (_pf, [_p, _int]),
     "ffnn_model_bias": (_pf, [_p, _int]),
     "ffnn_model_parameters": (_pf, [_p]),

@@ -43,6 +43,9 @@ _PROTOTYPES = {
                                                  ctypes.POINTER(_size),
                                                  ctypes.POINTER(ctypes.c_char_p), _pp]),
     "ffnn_table_fit": (ctypes.c_int, [_p, _pp]),
+    "ffnn_table_fit_embedding": (ctypes.c_int, [_p, _size, ctypes.POINTER(_size), _pp]),
+    "ffnn_table_embedding_dim": (_size, [_p, _size]),
+    "ffnn_table_embedding_arch": (_size, [_p, ctypes.c_char_p, _size]),
     "ffnn_table_encode": (ctypes.c_int, [_p, _p, ctypes.POINTER(_size), _pp]),
     "ffnn_table_free": (None, [_p]),
     "ffnn_dataset_table": (_p, [_p]),
@@ -79,10 +82,15 @@ class TableOptions:
     unknown_category : {"ignore", "error"}, default "ignore"
         At prediction, a level the training rows lacked: an all-zero one-hot and a
         warning, or a ValueError: --unknown-category.
+    max_one_hot : int, default 32
+        Categorical columns with more levels get a learned embedding: --max-one-hot.
+    embedding_dim : dict of column name to int, default None
+        Those columns' embedding dimensions (and columns embedded whatever their
+        level count): --embedding-dim.
     """
 
     def __init__(self, categorical=None, ignore=None, na_values=None, missing="impute",
-                 unknown_category="ignore"):
+                 unknown_category="ignore", max_one_hot=32, embedding_dim=None):
         self.categorical = _names("categorical", categorical)
         self.ignore = _names("ignore", ignore)
         self.na_values = tuple(DEFAULT_NA if na_values is None else
@@ -94,6 +102,15 @@ class TableOptions:
                              % (unknown_category,))
         self.missing = missing
         self.unknown_category = unknown_category
+        if not isinstance(max_one_hot, numbers.Integral) or max_one_hot < 0:
+            raise ValueError("max_one_hot must be an integer >= 0, found %r" % (max_one_hot,))
+        dims = dict(embedding_dim or {})
+        for name, d in dims.items():
+            if not isinstance(d, numbers.Integral) or not 1 <= d <= 1 << 24:
+                raise ValueError("embedding_dim[%r] must be an integer in [1, 2^24], found %r"
+                                 % (name, d))
+        self.max_one_hot = int(max_one_hot)
+        self.embedding_dim = {str(k): int(v) for k, v in dims.items()}
 
     def any_columns(self):
         return bool(self.categorical or self.ignore)
@@ -235,13 +252,24 @@ class Table:
         return [lib.ffnn_table_level(self._handle, i, k).decode("utf-8")
                 for k in range(lib.ffnn_table_level_count(self._handle, i))]
 
+    @property
+    def embedding_arch(self) -> str:
+        """The embedding layer its codes need ("embed100x21_..."), or ""."""
+        n = lib.ffnn_table_embedding_arch(self._handle, None, 0)
+        buf = ctypes.create_string_buffer(n + 1)
+        lib.ffnn_table_embedding_arch(self._handle, buf, n + 1)
+        return buf.value.decode("ascii")
+
     def describe(self) -> List[dict]:
         """One dict per column: name, kind ("numeric": median, indicator;
-        "categorical": levels)."""
+        "categorical": levels, and embedding: its dimension when embedded)."""
         out = []
         for i, name in enumerate(self.columns):
             if self.kind(i) == CATEGORICAL:
                 out.append({"name": name, "kind": "categorical", "levels": self.levels(i)})
+                d = lib.ffnn_table_embedding_dim(self._handle, i)
+                if d:
+                    out[-1]["embedding"] = d
             else:
                 out.append({"name": name, "kind": "numeric",
                             "median": float(lib.ffnn_table_median(self._handle, i)),
@@ -345,9 +373,21 @@ def fit_encode(X, options: TableOptions, what: str = "X"):
     kinds = [CATEGORICAL if n in options.categorical or
              _is_text_column(X.iloc[:, names.index(n)]) else NUMERIC for n in keep]
     raw, _ = _columns(X, keep, kinds, options, what)
+    unknown = [c for c in options.embedding_dim if c not in keep]
+    if unknown:
+        raise ValueError("embedding_dim=%r: %s has no feature column %s"
+                         % (options.embedding_dim, what, ", ".join(map(repr, unknown))))
+    dims = (ctypes.c_size_t * len(keep))()
+    for i, name in enumerate(keep):
+        if name in options.embedding_dim:
+            if kinds[i] != CATEGORICAL:
+                raise ValueError("embedding_dim: column %r is numeric (only categorical "
+                                 "columns are embedded: categorical=[...])" % name)
+            dims[i] = options.embedding_dim[name]
     t = ctypes.c_void_p()
     try:
-        check(lib.ffnn_table_fit(raw.handle, ctypes.byref(t)))
+        check(lib.ffnn_table_fit_embedding(raw.handle, options.max_one_hot, dims,
+                                           ctypes.byref(t)))
     except FfnnValueError as e:  # in the module's terms
         raise FfnnValueError(str(e).replace("--ignore", "ignore=[...]"), e.status) from None
     table = Table(t)

@@ -119,7 +119,8 @@ class _MLPBase(BaseEstimator):
                  warmup_steps=0, clip_grad_norm=0.0, clip_grad_value=0.0, ema_decay=0.0,
                  standardize=False, device="auto", strategy="auto", precision="fp32",
                  threads=0, callback=None, categorical=None, ignore=None, na_values=None,
-                 missing="impute", unknown_category="ignore"):
+                 missing="impute", unknown_category="ignore", max_one_hot=32,
+                 embedding_dim=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
         self.solver = solver
@@ -167,6 +168,8 @@ class _MLPBase(BaseEstimator):
         self.na_values = na_values
         self.missing = missing
         self.unknown_category = unknown_category
+        self.max_one_hot = max_one_hot
+        self.embedding_dim = embedding_dim
 
     # ------------------------------------------------------------ tables
     def _encode_frame(self, X, reset):
@@ -176,7 +179,8 @@ class _MLPBase(BaseEstimator):
         (float32 [n, width]) with n_features_in_/feature_names_in_ of the frame set
         (reset) or checked; any other X as it is (framed False)."""
         options = _table.TableOptions(self.categorical, self.ignore, self.na_values,
-                                      self.missing, self.unknown_category)
+                                      self.missing, self.unknown_category, self.max_one_hot,
+                                      self.embedding_dim)
         if reset:
             if not _table.uses_table(X, options):
                 return X, None, False
@@ -213,7 +217,7 @@ class _MLPBase(BaseEstimator):
         return tags
 
     # ------------------------------------------------------------ the network
-    def _arch(self, n_features, n_outputs):
+    def _arch(self, n_features, n_outputs, table=None):
         act = _ACTIVATIONS.get(self.activation)
         if act is None:
             raise ValueError("activation must be one of %s, found %r"
@@ -230,7 +234,8 @@ class _MLPBase(BaseEstimator):
                              % (len(sizes), self.dropout))
         layers = ["%d%s%s" % (h, act, ":dropout%r" % float(p) if p else "")
                   for h, p in zip(sizes, drops)]
-        return "-".join([str(n_features)] + layers + [str(n_outputs)])
+        embedding = [table.embedding_arch] if table is not None and table.embedding_arch else []
+        return "-".join([str(n_features)] + embedding + layers + [str(n_outputs)])
 
     def _seed_and_rng(self):
         """ffnn's seed and the generator of the validation split: an int random_state
@@ -293,7 +298,8 @@ class _MLPBase(BaseEstimator):
             sample_weight = parts[4] if sample_weight is not None else None
             validation = (X_val, y_val)
         if first:
-            self.model_ = Model(self._arch(X.shape[1], n_outputs), loss=self._loss, seed=seed)
+            self.model_ = Model(self._arch(X.shape[1], n_outputs, table), loss=self._loss,
+                                seed=seed)
             if table is not None:
                 _table.set_model_table(self.model_._handle, table)
             self.loss_curve_ = []
@@ -504,6 +510,14 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         At predict, a category the training rows lacked: an all-zero one-hot row
         and a UserWarning with the count (as ``ffnn predict``'s note), or a
         ValueError.
+    max_one_hot : int, default 32
+        A DataFrame's categorical columns with more levels get a learned embedding
+        (an embedding layer first in the network) instead of a one-hot block, as
+        ``ffnn train --max-one-hot``.
+    embedding_dim : dict, optional
+        Column name to embedding dimension (default fastai's min(600, round(1.6
+        n^0.56)) for n levels); a column named is embedded whatever its level
+        count (``--embedding-dim``).
 
     Attributes
     ----------
@@ -566,7 +580,7 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
                  clip_grad_norm=0.0, clip_grad_value=0.0, ema_decay=0.0, standardize=False,
                  device="auto", strategy="auto", precision="fp32", threads=0, callback=None,
                  categorical=None, ignore=None, na_values=None, missing="impute",
-                 unknown_category="ignore"):
+                 unknown_category="ignore", max_one_hot=32, embedding_dim=None):
         super().__init__(
             hidden_layer_sizes=hidden_layer_sizes, activation=activation, solver=solver,
             alpha=alpha, batch_size=batch_size, learning_rate_init=learning_rate_init,
@@ -583,7 +597,8 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
             clip_grad_value=clip_grad_value, ema_decay=ema_decay, standardize=standardize,
             device=device, strategy=strategy, precision=precision, threads=threads,
             callback=callback, categorical=categorical, ignore=ignore, na_values=na_values,
-            missing=missing, unknown_category=unknown_category)
+            missing=missing, unknown_category=unknown_category, max_one_hot=max_one_hot,
+            embedding_dim=embedding_dim)
         self.class_weight = class_weight
 
     def _targets(self, X, y, reset):

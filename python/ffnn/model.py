@@ -389,15 +389,23 @@ class Model:
 
     def weights(self) -> List[np.ndarray]:
         """Each layer's weight, a float32 view [out, fan_in] of the model's memory
-        (PyTorch's nn.Linear order; [out, R] for a local layer): writing it changes
-        the model; the view keeps the model alive."""
+        (PyTorch's nn.Linear order; [out, R] for a local layer; an embedding layer's
+        tables [sum n_j d_j], one after another): writing it changes the model; the
+        view keeps the model alive."""
         out = []
         for i in range(self.n_layers):
-            o, fan_in = ctypes.c_size_t(), ctypes.c_size_t()
+            o, fan_in, kind = ctypes.c_size_t(), ctypes.c_size_t(), ctypes.c_int()
             check(lib.ffnn_model_layer(self._handle, i, None, ctypes.byref(o), None, None))
-            check(lib.ffnn_model_layer_kind(self._handle, i, None, ctypes.byref(fan_in), None))
-            out.append(self._view(lib.ffnn_model_weight(self._handle, i),
-                                  (o.value, fan_in.value)))
+            check(lib.ffnn_model_layer_kind(self._handle, i, ctypes.byref(kind),
+                                            ctypes.byref(fan_in), None))
+            shape = (o.value, fan_in.value)
+            if kind.value == 2:  # an embedding layer: its tables one after another, flat
+                k = ctypes.c_size_t()
+                check(lib.ffnn_model_embedding(self._handle, i, ctypes.byref(k), None, None, 0))
+                n, d = (ctypes.c_size_t * k.value)(), (ctypes.c_size_t * k.value)()
+                check(lib.ffnn_model_embedding(self._handle, i, None, n, d, k.value))
+                shape = (sum(a * b for a, b in zip(n, d)),)
+            out.append(self._view(lib.ffnn_model_weight(self._handle, i), shape))
         return out
 
     def biases(self) -> List[Optional[np.ndarray]]:
@@ -550,7 +558,13 @@ class Model:
         if loss is not None:
             enum_from_name("loss", loss)
             self.loss = loss
-        opts = _table.TableOptions(categorical, ignore, na_values, missing, unknown_category)
+        kind = ctypes.c_int()
+        if self.n_layers > 0:  # (an ensemble has none: refused below)
+            check(lib.ffnn_model_layer_kind(self._handle, 0, ctypes.byref(kind), None, None))
+        # the network is built: a frame is one-hot encoded, unless the first layer is
+        # an embedding layer (then ffnn train's rule, --max-one-hot 32)
+        opts = _table.TableOptions(categorical, ignore, na_values, missing, unknown_category,
+                                   max_one_hot=32 if kind.value == 2 else 1 << 24)
         X = self._table_inputs(X, opts, fit=True)
         if validation_data is not None:
             validation_data = (self._table_inputs(validation_data[0], opts),
@@ -801,8 +815,10 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
         A DataFrame with text, category or bool columns or missing cells is
         encoded as ``ffnn train`` encodes such a CSV file (one-hot levels, median
         fills with missing indicators; the options categorical, ignore,
-        na_values, missing of ``Model.train``), the network sized to the encoding,
-        the encoding kept in the model (``Model.table``).
+        na_values, missing of ``Model.train``, and max_one_hot=32, embedding_dim:
+        columns with more levels get a learned embedding, its layer put first in
+        arch), the network sized to the encoding, the encoding kept in the model
+        (``Model.table``).
     y : array-like
         Integer class labels [n_samples], or float targets [n_samples] /
         [n_samples, n_outputs] (then pass ``loss="mse"`` or ``"bce"``).
@@ -819,7 +835,8 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
     Model
         Trained; its ``history`` has one dict per epoch.
     """
-    keys = ("categorical", "ignore", "na_values", "missing", "unknown_category")
+    keys = ("categorical", "ignore", "na_values", "missing", "unknown_category", "max_one_hot",
+            "embedding_dim")
     opts = _table.TableOptions(**{k: options.pop(k) for k in keys if k in options})
     table = None
     if _table.uses_table(X, opts):
@@ -833,10 +850,14 @@ def train(X, y, arch: Optional[str] = None, loss: Optional[str] = None,
                          "(y.astype(int)) for classification" % y_arr.dtype)
     if loss is None:
         loss = "ce"
+    emb = table.embedding_arch if table is not None else ""
     if arch is None:
         width = (max(int(y_arr.max()) + 1, 2) if labels
                  else (1 if y_arr.ndim == 1 else y_arr.shape[1]))
         arch = "%d-256relu-%d" % (X.shape[1], width)
+    head, _, rest = arch.partition("-")
+    if emb and not rest.startswith("embed"):  # the embedding layer first, as ffnn train
+        arch = "%s-%s-%s" % (head, emb, rest)
     model = Model(arch, loss=loss, seed=seed)
     if table is not None:
         if table.width != model.n_inputs:

@@ -11,7 +11,7 @@
  * The table has two parts:
  *   core        ffnn_backend_ops's function entries: lifetime, memory, copies,
  *               synchronize, and the ops every backend has (gather, dense, local1d,
- *               activation, loss, optimizer_update, grad_clip, dropout, ema_update).
+ *               embedding, activation, loss, optimizer_update, grad_clip, dropout, ema_update).
  *               ffnn_backend_ops_complete() checks that every one is set.
  *   extensions  named groups of optional entries, one pointer each
  *               (ops->fused, ->xt, ->graph, ->persistent, ->device, ->bf16, ->head,
@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "ffnn.h"
+#include "core/embedding.h"
 #include "core/local1d.h"
 #include "core/optim.h"
 
@@ -440,6 +441,17 @@ typedef struct ffnn_backend_ops {
                                     const float *dz, float *dx, float *dW, float *db,
                                     size_t batch, size_t N, size_t R,
                                     ffnn_local1d_padding padding);
+
+    /* Embedding layer (core/embedding.h has the formulas and the order of the
+     * sums); spec: a host pointer, read before the call returns:
+     *   a = embedding(x)   x [batch, spec->in], W [spec->weights],
+     *                      a [batch, spec->out] */
+    ffnn_status (*embedding_forward)(void *ctx, const float *x, const float *W, float *a,
+                                     size_t batch, const ffnn_embedding_spec *spec);
+    /* Its backward, given dz [batch, spec->out]: dW [spec->weights] (overwritten)
+     * summed over the batch in order, each table column by one thread; no dx. */
+    ffnn_status (*embedding_backward)(void *ctx, const float *x, const float *dz, float *dW,
+                                      size_t batch, const ffnn_embedding_spec *spec);
 
     /* Element-wise activation: a = f(z) over n values (a may equal z). param: the
      * activation's parameter (core/activation.h: leaky_relu's negative slope, elu's

@@ -10,6 +10,10 @@
  *                                                   'valid': out = in - R + 1
  *               | 'local' R 'same'                  the same with (R-1)/2 zeros padded
  *                                                   on each side: out = in (R odd)
+ *               | 'embed' N 'x' D ('_' N 'x' D)*    first layer only: an embedding
+ *                                                   layer (core/embedding.h), one
+ *                                                   table per code, the last inputs;
+ *                                                   nothing may follow it
  *   activation := name [param]                     (default identity)
  *   name       := relu | sigmoid | tanh | leaky_relu | elu | softplus | gelu
  *               | gelu_tanh | silu | mish | hardswish | identity
@@ -77,9 +81,11 @@ static ffnn_status parse_number(const char *arch, const token *t, size_t from,
     }
     if (n == 0) {
         char msg[128];
-        snprintf(msg, sizeof msg, from ? "expected a %s (a positive integer) after 'local', "
-                                         "e.g. local3"
-                                       : "expected a %s (a positive integer, or local<R>) first",
+        snprintf(msg, sizeof msg, t->start[0] == 'e' ? "expected a %s (a positive integer), "
+                                                      "e.g. embed100x16"
+                                  : from ? "expected a %s (a positive integer) after 'local', "
+                                           "e.g. local3"
+                                         : "expected a %s (a positive integer, or local<R>) first",
                  what);
         return token_error(arch, t, msg);
     }
@@ -171,12 +177,54 @@ static ffnn_status parse_activation(const char *arch, const token *t, size_t at,
     return FFNN_OK;
 }
 
+/* Parse "embed<N>x<D>[_<N>x<D>]..." into layer->spec.embedding's tables (the
+ * array allocated here; widths and offsets left to the caller). */
+static ffnn_status parse_embedding(const char *arch, const token *t, ffnn_layer *layer)
+{
+    ffnn_embedding_spec *e = &layer->spec.embedding;
+    size_t at = 5, count = 1; /* after "embed" */
+    for (size_t i = at; i < t->length; i++)
+        count += t->start[i] == '_';
+    if (count > FFNN_EMBEDDING_MAX_TABLES)
+        return token_error(arch, t, "more than 64 embedding tables in one layer");
+    layer->kind = FFNN_LAYER_EMBEDDING;
+    layer->has_bias = 0;
+    layer->act = FFNN_ACT_IDENTITY;
+    if (!(e->table = calloc(count, sizeof *e->table)))
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory parsing architecture");
+    e->count = count;
+    ffnn_status st;
+    for (size_t j = 0; j < count; j++) {
+        size_t digits = 0;
+        if ((st = parse_number(arch, t, at, "table's level count N (embed<N>x<D>)",
+                               &e->table[j].levels, &digits)) != FFNN_OK)
+            return st;
+        at += digits;
+        if (at >= t->length || t->start[at] != 'x')
+            return token_error(arch, t, "expected 'x' and a dimension after an embedding "
+                               "table's level count, e.g. embed100x16_40x9");
+        if ((st = parse_number(arch, t, at + 1, "table's dimension D (embed<N>x<D>)",
+                               &e->table[j].dim, &digits)) != FFNN_OK)
+            return st;
+        at += 1 + digits;
+        if (j + 1 < count && (at >= t->length || t->start[at] != '_'))
+            break;
+        at += j + 1 < count;
+    }
+    if (at != t->length)
+        return token_error(arch, t, "an embedding layer is embed<N>x<D>[_<N>x<D>]... with "
+                           "no activation or option after it, e.g. embed100x16_40x9");
+    return FFNN_OK;
+}
+
 /* Parse "<width>[activation][:nobias]" or "local<R>[same][activation][:nobias]"
  * into layer (in, out of local1d, fan_in and offsets left to the caller). */
 static ffnn_status parse_layer(const char *arch, const token *t, ffnn_layer *layer)
 {
     size_t digits = 0, skip = 0;
     ffnn_status st;
+    if (t->length >= 5 && strncmp(t->start, "embed", 5) == 0)
+        return parse_embedding(arch, t, layer);
     if (t->length >= 5 && strncmp(t->start, "local", 5) == 0) {
         layer->kind = FFNN_LAYER_LOCAL1D;
         if ((st = parse_number(arch, t, 5, "receptive field R", &layer->spec.local1d.R,
@@ -301,12 +349,28 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **l
     for (int i = 0; i < n_tokens - 1; i++) {
         if ((st = next_token(arch, &pos, &t)) != FFNN_OK ||
             (st = parse_layer(arch, &t, &layers[i])) != FFNN_OK) {
-            free(layers);
+            ffnn_layers_free(layers, i + 1);
             return st;
         }
         ffnn_layer *l = &layers[i];
         l->in = fan_in;
         l->fan_in = fan_in;
+        if (l->kind == FFNN_LAYER_EMBEDDING) {
+            ffnn_embedding_spec *e = &l->spec.embedding;
+            e->in = l->in;
+            const char *why = i != 0 ? "an embedding layer reads the input's codes: it "
+                                       "must be the first layer"
+                              : ffnn_embedding_layout(e) != 0
+                                  ? "more embedding tables than inputs (each table reads "
+                                    "one code, the last inputs)"
+                                  : NULL;
+            if (why || e->out > FFNN_MAX_WIDTH) {
+                ffnn_layers_free(layers, i + 1);
+                return token_error(arch, &t, why ? why : "output width above 2^24");
+            }
+            l->out = e->out;
+            l->fan_in = 1;
+        }
         if (l->kind == FFNN_LAYER_LOCAL1D) {
             const size_t R = l->spec.local1d.R;
             l->fan_in = R;
@@ -316,22 +380,22 @@ ffnn_status ffnn_arch_parse(const char *arch, size_t *input_size, ffnn_layer **l
                 snprintf(msg, sizeof msg, "receptive field R = %zu is wider than the layer's "
                          "%zu input%s: 'valid' output width N - R + 1 would be below 1 (use "
                          "R <= %zu or 'same')", R, l->in, l->in == 1 ? "" : "s", l->in);
-                free(layers);
+                ffnn_layers_free(layers, i + 1);
                 return token_error(arch, &t, msg);
             }
         }
         l->weight_offset = offset;
-        offset += l->fan_in * l->out; /* fan_in, out <= 2^24: no overflow per layer */
+        offset += ffnn_layer_weights(l); /* fan_in, out, n, d <= 2^24: no overflow */
         l->bias_offset = offset;
         offset += l->has_bias ? l->out : 0;
         if (offset > ((size_t)1 << 36)) {
-            free(layers);
+            ffnn_layers_free(layers, i + 1);
             return token_error(arch, &t, "the network has more than 2^36 parameters");
         }
         fan_in = l->out;
     }
     if (layers[n_tokens - 2].has_dropout) {
-        free(layers);
+        ffnn_layers_free(layers, n_tokens - 1);
         return ffnn_fail(FFNN_ERR_PARSE, "architecture '%s': dropout on the last layer (the "
                          "network's output); put it after a hidden layer", arch);
     }
@@ -375,7 +439,15 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
             snprintf(drop, sizeof drop, ":dropout");
             format_param(l->dropout, drop + 8, sizeof drop - 8);
         }
-        if (l->kind == FFNN_LAYER_LOCAL1D)
+        if (l->kind == FFNN_LAYER_EMBEDDING) {
+            const ffnn_embedding_spec *e = &l->spec.embedding;
+            for (size_t j = 0; j < e->count; j++) {
+                used += (size_t)snprintf(at, room, "%s%zux%zu", j ? "_" : "-embed",
+                                         e->table[j].levels, e->table[j].dim);
+                at = used < buf_size ? buf + used : NULL;
+                room = used < buf_size ? buf_size - used : 0;
+            }
+        } else if (l->kind == FFNN_LAYER_LOCAL1D)
             used += (size_t)snprintf(at, room, "-local%zu%s%s%s%s", l->spec.local1d.R,
                                      l->spec.local1d.padding == FFNN_LOCAL1D_SAME ? "same" : "",
                                      act, bias, drop);
@@ -390,5 +462,14 @@ size_t ffnn_arch_format(size_t input_size, const ffnn_layer *layers, int layer_c
  * characters. */
 size_t ffnn_arch_format_size(int layer_count)
 {
-    return 16 + 96 * (size_t)(layer_count > 0 ? layer_count : 0);
+    /* + an embedding layer's "-embed" and 64 tables of "_" + 8 + "x" + 8 digits */
+    return 16 + 96 * (size_t)(layer_count > 0 ? layer_count : 0) + 8 + 64 * 18;
+}
+
+void ffnn_layers_free(ffnn_layer *layers, int count)
+{
+    for (int i = 0; layers && i < count; i++)
+        if (layers[i].kind == FFNN_LAYER_EMBEDDING)
+            free(layers[i].spec.embedding.table);
+    free(layers);
 }

@@ -1,5 +1,5 @@
 /* model.c - the model: architecture, parameter arena, PyTorch-style init, and a
- * CPU forward pass for inference (dense and local1d layers). */
+ * CPU forward pass for inference (dense, local1d and embedding layers). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +66,7 @@ void ffnn_model_free(ffnn_model *m)
     for (int i = 0; i < m->member_count; i++)
         ffnn_model_free(m->members[i]);
     free(m->members);
-    free(m->layers);
+    ffnn_layers_free(m->layers, m->layer_count);
     free(m->params);
     free(m);
 }
@@ -85,6 +85,15 @@ ffnn_status ffnn_model_init(ffnn_model *m, uint64_t seed)
     ffnn_rng_seed(&rng, seed, FFNN_STREAM_INIT);
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
+        if (l->kind == FFNN_LAYER_EMBEDDING) { /* nn.Embedding: N(0, 1), Box-Muller */
+            float *W = m->params + l->weight_offset; /* [sum n_j d_j] */
+            for (size_t k = 0; k < l->spec.embedding.weights; k++) {
+                const double u1 = 1.0 - (double)ffnn_rng_uniform(&rng); /* (0, 1] */
+                const double u2 = (double)ffnn_rng_uniform(&rng);
+                W[k] = (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2));
+            }
+            continue;
+        }
         float bound = 1.0f / sqrtf((float)l->fan_in);
         float *W = m->params + l->weight_offset; /* [out, fan_in] */
         for (size_t k = 0; k < l->fan_in * l->out; k++)
@@ -143,6 +152,20 @@ ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *k
     if (same_padding)
         *same_padding = l->kind == FFNN_LAYER_LOCAL1D &&
                         l->spec.local1d.padding == FFNN_LOCAL1D_SAME;
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_embedding(const ffnn_model *m, int i, size_t *count, size_t *levels,
+                                 size_t *dims, size_t capacity)
+{
+    if (!m || i < 0 || i >= m->layer_count || m->layers[i].kind != FFNN_LAYER_EMBEDDING)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d is not an embedding layer", i);
+    const ffnn_embedding_spec *e = &m->layers[i].spec.embedding;
+    if (count) *count = e->count;
+    for (size_t j = 0; j < e->count && j < capacity; j++) {
+        if (levels) levels[j] = e->table[j].levels;
+        if (dims) dims[j] = e->table[j].dim;
+    }
     return FFNN_OK;
 }
 

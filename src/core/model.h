@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "ffnn.h"
+#include "core/embedding.h"
 #include "core/local1d.h"
 
 /* What only a local1d layer has (src/core/local1d.h has the formulas). */
@@ -17,10 +18,12 @@ typedef struct ffnn_local1d_spec {
  * `spec` mean the same for every kind; spec holds what only one kind has.
  * Offsets index the model's parameter arena. */
 typedef struct ffnn_layer {
-    ffnn_layer_kind kind;    /* FFNN_LAYER_DENSE or FFNN_LAYER_LOCAL1D         */
+    ffnn_layer_kind kind;    /* FFNN_LAYER_DENSE, _LOCAL1D or _EMBEDDING        */
     size_t in, out;          /* input width, output width                      */
-    size_t fan_in;           /* inputs per output: in (dense), R (local1d);
-                                W is [out, fan_in]; init bound 1/sqrt(fan_in)  */
+    size_t fan_in;           /* inputs per output: in (dense), R (local1d), 1
+                                (embedding); W is [out, fan_in] (embedding:
+                                [spec.embedding.weights], ffnn_layer_weights);
+                                init bound 1/sqrt(fan_in)                      */
     ffnn_activation act;
     float act_param;         /* act's parameter (core/activation.h): leaky_relu's
                                 negative slope, elu's alpha (the default when the
@@ -30,12 +33,33 @@ typedef struct ffnn_layer {
                                 (architecture option ':dropoutP')                 */
     float dropout;           /* its probability P, in [0, 1) (0: the op runs, keeps
                                 everything)                                        */
-    size_t weight_offset;    /* W [out, fan_in] at params + weight_offset      */
+    size_t weight_offset;    /* W [ffnn_layer_weights] at params + weight_offset */
     size_t bias_offset;      /* b [out] at params + bias_offset (if has_bias)  */
     union {
         ffnn_local1d_spec local1d; /* kind FFNN_LAYER_LOCAL1D                  */
+        ffnn_embedding_spec embedding; /* kind FFNN_LAYER_EMBEDDING (layer 0;
+                                          its table array owned: ffnn_layers_free) */
     } spec;
 } ffnn_layer;
+
+/* The floats of layer l's weight: out * fan_in, or an embedding's sum n_j d_j. */
+static inline size_t ffnn_layer_weights(const ffnn_layer *l)
+{
+    return l->kind == FFNN_LAYER_EMBEDDING ? l->spec.embedding.weights : l->out * l->fan_in;
+}
+
+/* The shape of layer l's weight in files (docs/FORMATS.md) into dims; its rank:
+ * [out, fan_in] (2), or an embedding's [sum n_j d_j] (1: the tables' rows of
+ * different widths one after another). */
+static inline int ffnn_layer_weight_shape(const ffnn_layer *l, size_t dims[2])
+{
+    dims[0] = l->kind == FFNN_LAYER_EMBEDDING ? l->spec.embedding.weights : l->out;
+    dims[1] = l->kind == FFNN_LAYER_EMBEDDING ? 1 : l->fan_in;
+    return l->kind == FFNN_LAYER_EMBEDDING ? 1 : 2;
+}
+
+/* Free layers [count] and what they own (an embedding's tables). */
+void ffnn_layers_free(ffnn_layer *layers, int count);
 
 struct ffnn_model {
     size_t input_size;       /* features per sample                            */

@@ -49,6 +49,9 @@ ffnn_status ffnn_model_fit_standardization(ffnn_model *m, const ffnn_dataset *tr
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "fit standardization: out of memory");
     float *im = s, *is = im + m->input_size, *tm = is + m->input_size, *ts = tm + out;
     column_stats(train->values, train->count, train->features, im, is);
+    if (m->layers[0].kind == FFNN_LAYER_EMBEDDING) /* the codes are read as they are */
+        for (size_t j = m->layers[0].spec.embedding.passed; j < m->input_size; j++)
+            im[j] = 0.0f, is[j] = 1.0f;
     if (targets)
         column_stats(train->targets, train->count, out, tm, ts);
     ffnn_status st = ffnn_model_set_standardization(m, im, is, targets ? tm : NULL,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/embedding.h"
 #include "core/error.h"
 #include "data/dataset.h"
 
@@ -218,6 +219,58 @@ static ffnn_status fit_categorical(const ffnn_dataset *train, size_t i, ffnn_tab
 
 ffnn_status ffnn_table_fit(const ffnn_dataset *train, ffnn_table **out)
 {
+    return ffnn_table_fit_embedding(train, SIZE_MAX, NULL, out);
+}
+
+/* Embed the categorical columns of t with more than max_one_hot levels or a
+ * dimension in dims (dims[i], or fastai's rule), and count t's inputs again. */
+static ffnn_status choose_embeddings(ffnn_table *t, size_t max_one_hot, const size_t *dims)
+{
+    size_t embedded = 0;
+    t->width = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        ffnn_table_column *c = &t->col[i];
+        if (c->categorical && c->level_count > 0 &&
+            (c->level_count > max_one_hot || (dims && dims[i]))) {
+            c->embed_dim = dims && dims[i] ? dims[i] : ffnn_embedding_dim_rule(c->level_count);
+            if (c->embed_dim > (1u << 24))
+                return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "column '%s': embedding dimension "
+                                 "%zu above 2^24", c->name, c->embed_dim);
+            embedded++;
+        }
+        t->width += ffnn_table_column_inputs(c);
+    }
+    if (embedded > FFNN_EMBEDDING_MAX_TABLES)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "%zu columns with more than %zu levels to "
+                         "embed: an embedding layer takes at most %d (raise --max-one-hot, or "
+                         "--ignore some)", embedded, max_one_hot, FFNN_EMBEDDING_MAX_TABLES);
+    return FFNN_OK;
+}
+
+size_t ffnn_table_embedding_dim(const ffnn_table *t, size_t i)
+{
+    const ffnn_table_column *c = column_at(t, i);
+    return c && c->categorical && t->fitted ? c->embed_dim : 0;
+}
+
+size_t ffnn_table_embedding_arch(const ffnn_table *t, char *buf, size_t size)
+{
+    size_t used = 0, k = 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; t && t->fitted && i < t->count; i++) {
+        const ffnn_table_column *c = &t->col[i];
+        if (!c->embed_dim)
+            continue;
+        used += (size_t)snprintf(used < size ? buf + used : NULL, used < size ? size - used : 0,
+                                 "%s%zux%zu", k++ ? "_" : "embed", c->level_count, c->embed_dim);
+    }
+    return used;
+}
+
+ffnn_status ffnn_table_fit_embedding(const ffnn_dataset *train, size_t max_one_hot,
+                                     const size_t *dims, ffnn_table **out)
+{
     ffnn_table *t = NULL;
     ffnn_status st;
     if (!out)
@@ -248,9 +301,10 @@ ffnn_status ffnn_table_fit(const ffnn_dataset *train, ffnn_table **out)
         st = c->categorical ? fit_categorical(train, i, c) : fit_numeric(train, i, c, scratch);
         if (st != FFNN_OK)
             break;
-        t->width += c->categorical ? c->level_count : 1 + (size_t)c->indicator;
     }
     free(scratch);
+    if (st == FFNN_OK)
+        st = choose_embeddings(t, max_one_hot, dims);
     if (st != FFNN_OK) {
         ffnn_table_free(t);
         return st;
@@ -310,13 +364,16 @@ ffnn_status ffnn_table_encode(const ffnn_table *enc, const ffnn_dataset *src, si
     for (size_t i = 0; st == FFNN_OK && i < f; i++)
         if (enc->col[i].categorical)
             st = level_map(&enc->col[i], &raw->col[i], &maps[i], &missing_at[i]);
-    size_t indicators = 0;
-    for (size_t i = 0; i < f; i++)
+    size_t indicators = 0, codes = 0;
+    for (size_t i = 0; i < f; i++) {
         indicators += !enc->col[i].categorical && enc->col[i].indicator;
+        codes += enc->col[i].categorical && enc->col[i].embed_dim;
+    }
     for (size_t r = 0; st == FFNN_OK && r < src->count; r++) {
         const float *x = src->values + r * f;
         float *y = ds->values + r * enc->width;            /* [width] */
-        float *ind = y + enc->width - indicators;          /* the indicators, last */
+        float *code = y + enc->width - codes;              /* the codes, last */
+        float *ind = code - indicators;                    /* the indicators before them */
         memset(y, 0, enc->width * sizeof *y);
         for (size_t i = 0; i < f; i++) {
             const ffnn_table_column *c = &enc->col[i];
@@ -330,10 +387,13 @@ ffnn_status ffnn_table_encode(const ffnn_table *enc, const ffnn_dataset *src, si
             size_t k = v != v ? missing_at[i]
                        : v >= 0.0f && (size_t)v < raw->col[i].level_count ? maps[i][(size_t)v]
                                                                           : SIZE_MAX;
+            bad += k == SIZE_MAX;
+            if (c->embed_dim) { /* the level's index; -1 (zeros) for one training lacked */
+                *code++ = k == SIZE_MAX ? -1.0f : (float)k;
+                continue;
+            }
             if (k != SIZE_MAX)
                 y[k] = 1.0f;
-            else
-                bad++;
             y += c->level_count;
         }
     }

@@ -19,6 +19,9 @@ typedef struct ffnn_table_column {
     size_t missing;     /* raw: cells read as missing; fitted: in the training split */
     float median;       /* fitted, numeric: the fill of a missing cell            */
     int indicator;      /* fitted, numeric: 1 when an indicator input follows     */
+    size_t embed_dim;   /* fitted, categorical: 0 one-hot; else the dimension of its
+                           learned embedding (its input: the level's code, after the
+                           indicators)                                           */
 } ffnn_table_column;
 
 struct ffnn_table {       /* typedef'd in include/ffnn.h */
@@ -41,7 +44,8 @@ void ffnn_dataset_set_table(ffnn_dataset *ds, ffnn_table *t);
 
 /* The fitted table t as JSON text (*out malloc'd): {"columns": [{"name": N,
  * "kind": "numeric", "median": M, "indicator": true|false} or {"name": N,
- * "kind": "categorical", "levels": [...]}, ...], "width": W} (docs/FORMATS.md).
+ * "kind": "categorical", "levels": [...]} (+ "embedding": D when embedded), ...],
+ * "width": W} (docs/FORMATS.md).
  * Errors: FFNN_ERR_NO_MEMORY. */
 ffnn_status ffnn_table_to_json(const ffnn_table *t, char **out);
 
@@ -49,5 +53,12 @@ ffnn_status ffnn_table_to_json(const ffnn_table *t, char **out);
  * its type, finite medians, distinct levels, width the sum of the columns'.
  * Errors: FFNN_ERR_FORMAT naming the field, FFNN_ERR_NO_MEMORY. */
 ffnn_status ffnn_table_from_json(const char *json, ffnn_table **out);
+
+/* The inputs column c takes in a fitted table's row: a numeric one 1 (+ its
+ * indicator's), a one-hot one its levels, an embedded one 1 (its code). */
+static inline size_t ffnn_table_column_inputs(const ffnn_table_column *c)
+{
+    return !c->categorical ? 1 + (size_t)c->indicator : c->embed_dim ? 1 : c->level_count;
+}
 
 #endif

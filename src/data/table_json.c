@@ -24,7 +24,8 @@ ffnn_status ffnn_table_to_json(const ffnn_table *t, char **out)
         if (ok && c->categorical) {
             cJSON *lv = cJSON_CreateStringArray((const char *const *)c->levels,
                                                 (int)c->level_count);
-            ok = lv && cJSON_AddItemToObject(o, "levels", lv);
+            ok = lv && cJSON_AddItemToObject(o, "levels", lv) &&
+                 (!c->embed_dim || cJSON_AddNumberToObject(o, "embedding", (double)c->embed_dim));
         } else if (ok) {
             ok = cJSON_AddNumberToObject(o, "median", (double)c->median) &&
                  cJSON_AddBoolToObject(o, "indicator", c->indicator);
@@ -65,6 +66,12 @@ static ffnn_status column_from_json(const cJSON *o, size_t i, ffnn_table_column 
         c->indicator = cJSON_IsTrue(ind);
         return FFNN_OK;
     }
+    const cJSON *emb = cJSON_GetObjectItemCaseSensitive(o, "embedding");
+    if (emb && (!cJSON_IsNumber(emb) || !(emb->valuedouble >= 1 && emb->valuedouble <= 16777216) ||
+                emb->valuedouble != floor(emb->valuedouble)))
+        return ffnn_fail(FFNN_ERR_FORMAT, "table: column %zu: \"embedding\" is a dimension, "
+                         "an integer in [1, 2^24]", i);
+    c->embed_dim = emb ? (size_t)emb->valuedouble : 0;
     const cJSON *lv = cJSON_GetObjectItemCaseSensitive(o, "levels");
     int n = cJSON_IsArray(lv) ? cJSON_GetArraySize(lv) : -1;
     if (n < 0)
@@ -112,7 +119,7 @@ ffnn_status ffnn_table_from_json(const char *json, ffnn_table **out)
         if ((st = column_from_json(o, t->count - 1, &t->col[t->count - 1])) != FFNN_OK)
             break;
         const ffnn_table_column *c = &t->col[t->count - 1];
-        sum += c->categorical ? c->level_count : 1 + (size_t)c->indicator;
+        sum += ffnn_table_column_inputs(c);
     }
     if (st == FFNN_OK && (double)sum != width->valuedouble)
         st = ffnn_fail(FFNN_ERR_FORMAT, "table: \"width\" %g: expected %zu (the columns' "
@@ -135,6 +142,32 @@ ffnn_status ffnn_model_table(const ffnn_model *m, ffnn_table **out)
     return m->table ? ffnn_table_from_json(m->table, out) : FFNN_OK;
 }
 
+/* The embedded columns of t are the tables of m's embedding layer, in order (n_j
+ * the column's levels, d_j its dimension), or neither has any. */
+static ffnn_status check_embedding(const ffnn_model *m, const ffnn_table *t)
+{
+    const ffnn_layer *l = &m->layers[0];
+    const size_t k = l->kind == FFNN_LAYER_EMBEDDING ? l->spec.embedding.count : 0;
+    size_t j = 0;
+    for (size_t i = 0; i < t->count; i++) {
+        const ffnn_table_column *c = &t->col[i];
+        if (!c->embed_dim)
+            continue;
+        if (j >= k || l->spec.embedding.table[j].levels != c->level_count ||
+            l->spec.embedding.table[j].dim != c->embed_dim)
+            return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: column '%s' is "
+                             "embedded (%zu levels, dimension %zu), but table %zu of the "
+                             "model's first layer is %s", c->name, c->level_count, c->embed_dim,
+                             j, j < k ? "another"
+                                      : "missing (no embedding layer, or fewer tables)");
+        j++;
+    }
+    if (j != k)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: the model's first "
+                         "layer embeds %zu codes, the table %zu columns", k, j);
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t)
 {
     char *json = NULL;
@@ -146,7 +179,9 @@ ffnn_status ffnn_model_set_table(ffnn_model *m, const ffnn_table *t)
     if (t && t->width != m->input_size)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_set_table: the table encodes "
                          "%zu inputs, the model takes %zu", t->width, m->input_size);
-    ffnn_status st = t ? ffnn_table_to_json(t, &json) : FFNN_OK;
+    ffnn_status st = t ? check_embedding(m, t) : FFNN_OK;
+    if (st == FFNN_OK && t)
+        st = ffnn_table_to_json(t, &json);
     if (st == FFNN_OK)
         st = ffnn_model_set_table_json(m, json);
     free(json);

@@ -174,13 +174,16 @@ static ffnn_status ck_match_state(const st_reader *r, ck_layout *lay, st_tensor 
     ffnn_st_shape_text(t->shape, text, sizeof text);
     if (strcmp(t->dtype->name, "F32") != 0)
         return ffnn_st_fail(r, "tensor \"%s\": dtype %s, expected F32", t->name, t->dtype->name);
-    if (bias ? t->rank != 1 || t->dims[0] != l->out
-             : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->fan_in) {
+    size_t shape[2];
+    const int rank = bias ? 1 : ffnn_layer_weight_shape(l, shape);
+    if (bias)
+        shape[0] = l->out;
+    if ((int)t->rank != rank || t->dims[0] != shape[0] || (rank == 2 && t->dims[1] != shape[1])) {
         char want[64];
-        if (bias)
-            snprintf(want, sizeof want, "[%zu]", l->out);
+        if (rank == 1)
+            snprintf(want, sizeof want, "[%zu]", shape[0]);
         else
-            snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->fan_in);
+            snprintf(want, sizeof want, "[%zu, %zu]", shape[0], shape[1]);
         return ffnn_st_fail(r, "tensor \"%s\": shape %s, expected %s (the shape of its "
                             "parameter in architecture %s)", t->name, text, want, lay->arch);
     }
@@ -454,12 +457,14 @@ static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt,
     for (size_t k = 0; k <= states + (ema ? 1 : 0) + (best ? 1 : 0); k++) {
         for (int i = 0; i < m->layer_count; i++) {
             const ffnn_layer *l = &m->layers[i];
-            double dims[2] = {(double)l->out, (double)l->fan_in};
+            size_t shape[2];
+            const int rank = ffnn_layer_weight_shape(l, shape);
             for (int bias = 0; bias <= l->has_bias; bias++) {
+                double dims[2] = {(double)(bias ? l->out : shape[0]), (double)shape[1]};
                 size_t first = k * n + (bias ? l->bias_offset : l->weight_offset);
-                size_t count = bias ? l->out : l->out * l->fan_in;
+                size_t count = bias ? l->out : ffnn_layer_weights(l);
                 ck_tensor_name(name, sizeof name, k, states, opt, ema, (size_t)i, bias);
-                if (!ck_add_tensor(root, name, "F32", dims, bias ? 1 : 2,
+                if (!ck_add_tensor(root, name, "F32", dims, bias ? 1 : rank,
                                    base + 4.0 * (double)first,
                                    base + 4.0 * (double)(first + count)))
                     return 0;
@@ -538,7 +543,7 @@ static ffnn_status ck_check_finite(const char *path, const ffnn_run_state *s)
                                                    : s->es_best;
             for (int bias = 0; bias <= l->has_bias; bias++) {
                 const float *x = arena + (bias ? l->bias_offset : l->weight_offset);
-                size_t count = bias ? l->out : l->out * l->fan_in;
+                size_t count = bias ? l->out : ffnn_layer_weights(l);
                 for (size_t e = 0; e < count; e++)
                     if (!isfinite(x[e])) {
                         ck_tensor_name(name, sizeof name, k, states, opt, ema, (size_t)i, bias);

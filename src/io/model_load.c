@@ -157,16 +157,21 @@ ffnn_status ffnn_st_match_tensor(const st_reader *r, const ffnn_model *m, const 
     if (t->zero_dim >= 0)
         return ffnn_st_fail(r, "tensor \"%s\": shape %s has a zero dimension (dimension %d); a "
                        "layer's weight and bias have none", t->name, text, t->zero_dim);
+    size_t shape[2];
+    const int rank = bias ? 1 : ffnn_layer_weight_shape(l, shape);
     if (bias)
-        snprintf(want, sizeof want, "[%zu]", l->out);
+        shape[0] = l->out;
+    if (rank == 1)
+        snprintf(want, sizeof want, "[%zu]", shape[0]);
     else
-        snprintf(want, sizeof want, "[%zu, %zu]", l->out, l->fan_in);
-    if (bias ? t->rank != 1 || t->dims[0] != l->out
-             : t->rank != 2 || t->dims[0] != l->out || t->dims[1] != l->fan_in)
+        snprintf(want, sizeof want, "[%zu, %zu]", shape[0], shape[1]);
+    if ((int)t->rank != rank || t->dims[0] != shape[0] || (rank == 2 && t->dims[1] != shape[1]))
         return ffnn_st_fail(r, "tensor \"%s\": shape %s, expected %s for layer %ld of "
                        "architecture %s (%s)", t->name, text, want, i, arch,
                        l->kind == FFNN_LAYER_LOCAL1D ? "local1d: weight [out, R], bias [out]"
-                                                     : "weight [out, in], bias [out]");
+                       : l->kind == FFNN_LAYER_EMBEDDING
+                           ? "embedding: weight [sum of levels x dims], the tables in order"
+                           : "weight [out, in], bias [out]");
     t->param_offset = bias ? l->bias_offset : l->weight_offset;
     seen[2 * i + bias] = 1;
     return FFNN_OK;

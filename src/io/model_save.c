@@ -61,9 +61,12 @@ static int st_add_tensors(cJSON *root, const ffnn_model *m, const char *prefix, 
     char name[96];
     for (int i = 0; i < m->layer_count; i++) {
         const ffnn_layer *l = &m->layers[i];
-        double dims[2] = {(double)l->out, (double)l->fan_in};
+        size_t shape[2];
+        const int rank = ffnn_layer_weight_shape(l, shape);
+        double wdims[2] = {(double)shape[0], (double)shape[1]}, dims[1] = {(double)l->out};
         snprintf(name, sizeof name, "%slayers.%d.weight", prefix, i);
-        if (!st_add_tensor(root, name, dims, 2, *at + l->weight_offset, l->out * l->fan_in))
+        if (!st_add_tensor(root, name, wdims, rank, *at + l->weight_offset,
+                           ffnn_layer_weights(l)))
             return 0;
         snprintf(name, sizeof name, "%slayers.%d.bias", prefix, i);
         if (l->has_bias && !st_add_tensor(root, name, dims, 1, *at + l->bias_offset, l->out))
@@ -202,7 +205,7 @@ static ffnn_status st_check_finite(const ffnn_model *m, const char *path)
         const ffnn_layer *l = &m->layers[i];
         for (int bias = 0; bias <= l->has_bias; bias++) {
             const float *v = m->params + (bias ? l->bias_offset : l->weight_offset);
-            size_t n = bias ? l->out : l->out * l->fan_in;
+            size_t n = bias ? l->out : ffnn_layer_weights(l);
             for (size_t k = 0; k < n; k++)
                 if (!isfinite(v[k]))
                     return ffnn_fail(FFNN_ERR_NUMERIC, "%s: not saved: tensor "

@@ -6,6 +6,10 @@
  *   per layer: dense   Gemm(x, W [out, in], b, transB = 1)
  *              local1d [Pad] -> Gather(axis 1, indices [M, R]) -> Mul(W [M, R])
  *                      -> ReduceSum(axis 2) -> Add(b)
+ *              embedding  Slice (the passed columns); per table: Slice (its code),
+ *                      Where(a level? code : n) -> Cast(int64) -> Gather(table
+ *                      [n + 1, d] with a zero last row, axis 0) -> Flatten;
+ *                      Concat(axis 1)
  *              then its activation: Relu, Sigmoid, Tanh, LeakyRelu(alpha),
  *              Elu(alpha), Softplus, HardSwish; the ones without an op in opset
  *              17 as their definitions: gelu x (1 + Erf(x / sqrt 2)) / 2,
@@ -260,6 +264,62 @@ static const char *emit_local1d(onnx_builder *b, const ffnn_model *m, const ffnn
     return z;
 }
 
+/* x[:, from : to] of x [batch, in] (Slice on axis 1). */
+static const char *emit_columns(onnx_builder *b, const char *x, size_t from, size_t to)
+{
+    const int64_t one = 1, start = (int64_t)from, end = (int64_t)to;
+    const char *in[4] = {x, ob_tensor(b, "starts", &one, 1, NULL, &start, 1),
+                         ob_tensor(b, "ends", &one, 1, NULL, &end, 1),
+                         ob_tensor(b, "axes", &one, 1, NULL, &one, 1)}, *out;
+    ob_node(b, "Slice", in, 4, NULL, &out);
+    return out;
+}
+
+/* An embedding layer l (core/embedding.h) on x [batch, in] -> [batch, out]: the
+ * passed columns, then per table j, its code c = x[:, P + j] made row n_j (a zero
+ * row appended to the table) unless 0 <= c < n_j and c == Floor(c) (NaN fails
+ * every test), Cast to int64, Gather(table [n_j + 1, d_j], axis 0) -> [batch, 1,
+ * d_j], Flatten(axis 1); all Concat(axis 1). */
+static const char *emit_embedding(onnx_builder *b, const ffnn_model *m, const ffnn_layer *l,
+                                  const char *x)
+{
+    const ffnn_embedding_spec *e = &l->spec.embedding;
+    const char **parts = ob_alloc(b, (e->count + 1) * sizeof *parts);
+    size_t n_parts = 0;
+    if (!parts)
+        return NULL;
+    if (e->passed)
+        parts[n_parts++] = emit_columns(b, x, 0, e->passed);
+    for (size_t j = 0; j < e->count && !b->failed; j++) {
+        const ffnn_embedding_table *t = &e->table[j];
+        const char *c = emit_columns(b, x, e->passed + j, e->passed + j + 1); /* [batch, 1] */
+        const char *n = ob_scalar(b, (float)t->levels);
+        const char *valid = ob_op2(b, "And", ob_op2(b, "GreaterOrEqual", c, ob_scalar(b, 0.0f)),
+                                   ob_op2(b, "Less", c, n));
+        valid = ob_op2(b, "And", valid, ob_op2(b, "Equal", c, ob_op1(b, "Floor", c)));
+        const char *win[3] = {valid, c, n}, *row, *idx, *rows;
+        ob_node(b, "Where", win, 3, NULL, &row);
+        Onnx__NodeProto *cast = ob_node(b, "Cast", &row, 1, NULL, &idx);
+        ob_attr(b, cast, "to", 0, 0.0f, ONNX__TENSOR_PROTO__DATA_TYPE__INT64);
+        float *table = ob_alloc(b, (t->levels + 1) * t->dim * sizeof *table); /* zeroed */
+        if (!table)
+            return NULL;
+        memcpy(table, m->params + l->weight_offset + t->weight_at,
+               t->levels * t->dim * sizeof *table);
+        const int64_t dims[2] = {(int64_t)t->levels + 1, (int64_t)t->dim};
+        const char *gin[2] = {ob_tensor(b, "embedding", dims, 2, table, NULL,
+                                        (t->levels + 1) * t->dim), idx};
+        Onnx__NodeProto *g = ob_node(b, "Gather", gin, 2, NULL, &rows); /* [batch, 1, d] */
+        ob_attr(b, g, "axis", 0, 0.0f, 0);
+        Onnx__NodeProto *f = ob_node(b, "Flatten", &rows, 1, NULL, &parts[n_parts++]);
+        ob_attr(b, f, "axis", 0, 0.0f, 1);
+    }
+    const char *out;
+    Onnx__NodeProto *cat = ob_node(b, "Concat", parts, n_parts, NULL, &out);
+    ob_attr(b, cat, "axis", 0, 0.0f, 1);
+    return out;
+}
+
 /* A dense layer l: Gemm(x, W, b, transB = 1). */
 static const char *emit_dense(onnx_builder *b, const ffnn_model *m, const ffnn_layer *l,
                               const char *x)
@@ -289,7 +349,9 @@ static const char *emit_network(onnx_builder *b, const ffnn_model *m)
     }
     for (int i = 0; i < m->layer_count && !b->failed; i++) {
         const ffnn_layer *l = &m->layers[i];
-        x = l->kind == FFNN_LAYER_DENSE ? emit_dense(b, m, l, x) : emit_local1d(b, m, l, x);
+        x = l->kind == FFNN_LAYER_DENSE       ? emit_dense(b, m, l, x)
+            : l->kind == FFNN_LAYER_EMBEDDING ? emit_embedding(b, m, l, x)
+                                              : emit_local1d(b, m, l, x);
         x = emit_activation(b, l->act, l->act_param, x);
     }
     if (m->loss == FFNN_LOSS_SOFTMAX_CE) {

@@ -17,6 +17,12 @@
 
 int ffnn_strategy_persistent_fits(const ffnn_model *m, const ffnn_train_config *cfg)
 {
+    if (m->layers[0].kind == FFNN_LAYER_EMBEDDING) {
+        ffnn_fail(FFNN_ERR_UNSUPPORTED, "strategy persistent trains dense layers only; layer 0 "
+                  "is an embedding layer (graph, fused, cublaslt, cublas, tiled and naive run "
+                  "it)");
+        return 0;
+    }
     if (m->layer_count != 2 || m->layers[0].kind != FFNN_LAYER_DENSE ||
         m->layers[1].kind != FFNN_LAYER_DENSE) {
         ffnn_fail(FFNN_ERR_UNSUPPORTED,

@@ -92,7 +92,7 @@ typedef struct backward_io {
     float *db;      /* [out] the bias gradient, or NULL (none, or summed above) */
 } backward_io;
 
-/* Layer i's plain backward op (dense or local1d): dW, db and dx from dz. */
+/* Layer i's plain backward op (dense, local1d or embedding): dW, db and dx from dz. */
 static ffnn_status backward_plain(ffnn_run *r, int i, size_t batch, const backward_io *io)
 {
     const ffnn_layer *l = &r->model->layers[i];
@@ -108,6 +108,9 @@ static ffnn_status backward_plain(ffnn_run *r, int i, size_t batch, const backwa
     case FFNN_LAYER_LOCAL1D:
         st = r->ops->local1d_backward(r->ctx, x, W, dz, dx, dW, db, batch, l->in,
                                       l->spec.local1d.R, l->spec.local1d.padding);
+        break;
+    case FFNN_LAYER_EMBEDDING: /* layer 0: dW alone (the codes have no gradient) */
+        st = r->ops->embedding_backward(r->ctx, x, dz, dW, batch, &l->spec.embedding);
         break;
     default:
         st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,

@@ -76,6 +76,9 @@ ffnn_status ffnn_step_forward_layers(ffnn_run *r, size_t batch, uint64_t t, floa
                                          l->spec.local1d.R, l->spec.local1d.padding,
                                          FFNN_ACT_IDENTITY);
             break;
+        case FFNN_LAYER_EMBEDDING: /* layer 0, identity: straight into act[0] */
+            st = r->ops->embedding_forward(r->ctx, in, W, z, batch, &l->spec.embedding);
+            break;
         default:
             st = ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer %d: unknown kind %d", i,
                            (int)l->kind);

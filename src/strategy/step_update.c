@@ -41,7 +41,7 @@ ffnn_status ffnn_step_update_layers(ffnn_run *r, const ffnn_optimizer_step *upda
     for (int i = lo; i < hi && st == FFNN_OK; i++) {
         const ffnn_layer *l = &m->layers[i];
         const size_t off[2] = {l->weight_offset, l->bias_offset};
-        const size_t len[2] = {l->out * l->fan_in, l->has_bias ? l->out : 0};
+        const size_t len[2] = {ffnn_layer_weights(l), l->has_bias ? l->out : 0};
         for (int k = 0; k < 2 && st == FFNN_OK; k++)
             if (len[k])
                 st = update_range(r, k ? &plain : &decayed, off[k], len[k]);
@@ -82,7 +82,7 @@ static ffnn_status update_rest(ffnn_run *r, const ffnn_optimizer_step *sgd, int 
     ffnn_status st = FFNN_OK;
     for (int i = 0; i < m->layer_count && st == FFNN_OK; i++) {
         const ffnn_layer *l = &m->layers[i];
-        const size_t nw = l->out * l->fan_in;
+        const size_t nw = ffnn_layer_weights(l);
         if (!rest_param(r, i, head))
             continue;
         if (head && i == m->layer_count - 1) { /* W and b: one range where adjacent */

@@ -51,6 +51,9 @@ ffnn_status ffnn_model_forward(const ffnn_model *m, const float *x, size_t batch
             ffnn_cpu_local1d_forward(in, W, b, z, batch, l->in, l->spec.local1d.R,
                                      l->spec.local1d.padding, FFNN_ACT_IDENTITY);
             break;
+        case FFNN_LAYER_EMBEDDING:
+            ffnn_cpu_embedding_forward(in, W, z, batch, &l->spec.embedding);
+            break;
         }
         /* the activation with the layer's parameter, in place (the forward only) */
         ffnn_cpu_activation_forward(l->act, l->act_param, z, z, batch * l->out);

@@ -346,6 +346,8 @@ static ffnn_status forward_chunk(ffnn_predictor *p, const net *n, lane *ln, cons
                                                       b, z, rows, l->in, l->out);
         else if (l->kind == FFNN_LAYER_DENSE)
             st = p->ops->dense_forward(ln->ctx, in, W, b, z, rows, l->in, l->out);
+        else if (l->kind == FFNN_LAYER_EMBEDDING)
+            st = p->ops->embedding_forward(ln->ctx, in, W, z, rows, &l->spec.embedding);
         else
             st = p->ops->local1d_forward(ln->ctx, in, W, b, z, rows, l->in, l->spec.local1d.R,
                                          l->spec.local1d.padding, FFNN_ACT_IDENTITY);

@@ -310,3 +310,55 @@ def test_frames_in_model_selection_and_partial_fit():
                       r"\(city: 'Bergen'\)"):
         part.partial_fit(later, y[200:])  # encoded with the first call's levels
     assert part.model_.n_inputs == width and part.n_iter_ == 2
+
+
+def test_many_levels_get_an_embedding():
+    """A text column of more than max_one_hot levels: an embedding layer first in the
+    network, the column's code as one input; predict on an unseen level (a zero
+    vector, warned); max_one_hot above the count, or embedding_dim, decide."""
+    rng = np.random.default_rng(3)
+    n = 600
+    cities = np.array(["c%02d" % i for i in range(50)], dtype=object)
+    effect = rng.normal(0, 1.5, 50)
+    idx = rng.integers(0, 50, n)
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, n), "city": cities[idx],
+                      "color": rng.choice(["r", "g"], n).astype(object)})
+    y = (effect[idx] + X["x"].to_numpy() > 0).astype(int)
+    clf = ffnn.MLPClassifier(hidden_layer_sizes=(16,), max_iter=30, random_state=0,
+                             device="cpu").fit(X, y)
+    arch = clf.model_.arch  # x, color's 2, city's code; round(1.6 * 50 ** 0.56) = 14
+    assert arch.startswith("4-embed50x14-16relu-"), arch
+    info = _table.model_table(clf.model_._handle).describe()
+    assert info[1]["embedding"] == 14 and "embedding" not in info[2]
+    assert clf.score(X, y) > 0.8
+    assert clf.model_.weights()[0].shape == (50 * 14,)
+    new = X.iloc[:3].copy()
+    new.loc[1, "city"] = "atlantis"
+    with pytest.warns(UserWarning, match="1 cell of a category"):
+        clf.predict(new)
+    onehot = ffnn.MLPClassifier(hidden_layer_sizes=(16,), max_iter=2, random_state=0,
+                                device="cpu", max_one_hot=50).fit(X, y)
+    assert onehot.model_.arch.startswith("53-16relu"), onehot.model_.arch
+    forced = ffnn.MLPClassifier(hidden_layer_sizes=(16,), max_iter=2, random_state=0,
+                                device="cpu", embedding_dim={"color": 3, "city": 4}).fit(X, y)
+    assert forced.model_.arch.startswith("3-embed50x4_2x3-16relu"), forced.model_.arch
+    with pytest.raises(ValueError, match="numeric"):
+        ffnn.MLPClassifier(max_iter=1, embedding_dim={"x": 2}).fit(X, y)
+
+
+def test_train_function_embeds_and_model_train_keeps_one_hot():
+    """ffnn.train sizes the net with the embedding layer first (also into a given
+    arch); Model.train on a net it did not size keeps the one-hot encoding."""
+    rng = np.random.default_rng(4)
+    n = 300
+    X = pd.DataFrame({"x": rng.uniform(-1, 1, n),
+                      "city": np.array(["c%02d" % i for i in range(40)], dtype=object)[
+                          rng.integers(0, 40, n)]})
+    y = (X["x"].to_numpy() > 0).astype(int)
+    m = ffnn.train(X, y, epochs=1, device="cpu")
+    assert m.arch.startswith("2-embed40x13-256relu"), m.arch
+    m = ffnn.train(X, y, arch="2-8relu-2", epochs=1, device="cpu", embedding_dim={"city": 3})
+    assert m.arch == "2-embed40x3-8relu-2", m.arch
+    plain = ffnn.Model("41-8relu-2", loss="ce")
+    plain.train(X, y, epochs=1, device="cpu")
+    assert plain.n_inputs == 41

@@ -110,6 +110,23 @@ static ffnn_status cpu_local1d_backward(void *ctx, const float *x, const float *
     return FFNN_OK;
 }
 
+static ffnn_status cpu_embedding_forward(void *ctx, const float *x, const float *W, float *a,
+                                         size_t batch, const ffnn_embedding_spec *spec)
+{
+    (void)ctx;
+    ffnn_cpu_embedding_forward(x, W, a, batch, spec);
+    return FFNN_OK;
+}
+
+static ffnn_status cpu_embedding_backward(void *ctx, const float *x, const float *dz,
+                                          float *dW, size_t batch,
+                                          const ffnn_embedding_spec *spec)
+{
+    (void)ctx;
+    ffnn_cpu_embedding_backward(x, dz, dW, batch, spec);
+    return FFNN_OK;
+}
+
 static ffnn_status cpu_activation_forward(void *ctx, ffnn_activation act, float param,
                                           const float *z, float *a, size_t n)
 {
@@ -212,6 +229,8 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .dense_backward = cpu_dense_backward,
     .local1d_forward = cpu_local1d_forward,
     .local1d_backward = cpu_local1d_backward,
+    .embedding_forward = cpu_embedding_forward,
+    .embedding_backward = cpu_embedding_backward,
     .activation_forward = cpu_activation_forward,
     .activation_backward = cpu_activation_backward,
     .loss = cpu_loss,

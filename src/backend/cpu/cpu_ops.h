@@ -35,6 +35,15 @@ void ffnn_cpu_local1d_forward_range(const float *xb, const float *W, const float
 void ffnn_cpu_local1d_weight_grad_range(const float *x, const float *dz, float *dW, float *db,
                                         size_t batch, size_t N, size_t M, size_t R,
                                         size_t pad, size_t begin, size_t end);
+/* Embedding layer (embedding.c; formulas in core/embedding.h; the whole passes
+ * are ffnn_cpu_embedding_forward / _backward there). The parts the omp backend
+ * runs per thread: output rows [b0, b1) of a; and table j's column e of dW
+ * (zeroed, then summed over the batch in order). */
+void ffnn_cpu_embedding_forward_rows(const float *x, const float *W, float *a, size_t b0,
+                                     size_t b1, const ffnn_embedding_spec *s);
+void ffnn_cpu_embedding_backward_column(const float *x, const float *dz, float *dW,
+                                        size_t batch, const ffnn_embedding_spec *s, size_t j,
+                                        size_t e);
 void ffnn_cpu_local1d_input_grad_range(const float *dzb, const float *W, float *dxb, size_t M,
                                        size_t R, size_t pad, size_t begin, size_t end);
 

@@ -1,8 +1,8 @@
 /*
  * backend.cu - the CUDA backend's table (backend.h) and its extensions: lifetime,
  * memory, copies, graphs and the second stream here; the core ops live in the
- * files of their names (gather.cu, dense.cu, local1d.cu, activation.cu, loss.cu,
- * update.cu), the extensions' in fused.cu, cublas.cu, head.cu and persistent.cu.
+ * files of their names (gather.cu, dense.cu, local1d.cu, embedding.cu, activation.cu,
+ * loss.cu, update.cu), the extensions' in fused.cu, cublas.cu, head.cu and persistent.cu.
  * Plus the device queries of the module's table (src/backend/module.h).
  *
  * One context = one non-blocking stream on the current device; every op is queued
@@ -420,9 +420,9 @@ static const ffnn_ops_models cuda_models = {
     /* loss                    */ ffnn_cuda_loss_models,
 };
 
-/* One name, the caps, 20 core functions and 11 extension pointers: a new member in
+/* One name, the caps, 22 core functions and 11 extension pointers: a new member in
  * backend.h must be added here too (the initialisers are positional). */
-static_assert(sizeof(ffnn_backend_ops) == 33 * sizeof(void *),
+static_assert(sizeof(ffnn_backend_ops) == 35 * sizeof(void *),
               "ffnn_backend_ops changed: update cuda_ops in src/backend/cuda/backend.cu");
 static_assert(sizeof(ffnn_ops_fused) == 2 * sizeof(void *) &&
                   sizeof(ffnn_ops_xt) == 2 * sizeof(void *) &&
@@ -452,6 +452,8 @@ static const ffnn_backend_ops cuda_ops = {
     /* dense_backward      */ ffnn_cuda_dense_backward,
     /* local1d_forward     */ ffnn_cuda_local1d_forward,
     /* local1d_backward    */ ffnn_cuda_local1d_backward,
+    /* embedding_forward   */ ffnn_cuda_embedding_forward,
+    /* embedding_backward  */ ffnn_cuda_embedding_backward,
     /* activation_forward  */ ffnn_cuda_activation_forward,
     /* activation_backward */ ffnn_cuda_activation_backward,
     /* loss                */ ffnn_cuda_loss,

@@ -280,6 +280,11 @@ ffnn_status ffnn_cuda_dense_backward(void *ctx, const float *x, const float *W,
                                      const float *dz, float *dx, float *dW, float *db,
                                      size_t batch, size_t in, size_t out);
 
+/* embedding.cu (deterministic: the cpu reference's bits) */
+ffnn_status ffnn_cuda_embedding_forward(void *ctx, const float *x, const float *W, float *a,
+                                        size_t batch, const ffnn_embedding_spec *spec);
+ffnn_status ffnn_cuda_embedding_backward(void *ctx, const float *x, const float *dz, float *dW,
+                                         size_t batch, const ffnn_embedding_spec *spec);
 /* local1d.cu (--strategy naive: the global variant, tiled: the shared one) */
 ffnn_status ffnn_cuda_local1d_forward(void *ctx, const float *x, const float *W,
                                       const float *b, float *z, size_t batch, size_t N,

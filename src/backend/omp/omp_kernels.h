@@ -189,6 +189,10 @@ ffnn_status ffnn_omp_dense_forward_packed_part(void *ctx, const float *x, const 
                                                const float *b, float *z, size_t batch,
                                                size_t in, size_t out, int part, int parts,
                                                size_t *j0, size_t *j1);
+ffnn_status ffnn_omp_embedding_forward(void *ctx, const float *x, const float *W, float *a,
+                                       size_t batch, const ffnn_embedding_spec *spec);
+ffnn_status ffnn_omp_embedding_backward(void *ctx, const float *x, const float *dz, float *dW,
+                                        size_t batch, const ffnn_embedding_spec *spec);
 ffnn_status ffnn_omp_local1d_forward(void *ctx, const float *x, const float *W, const float *b,
                                      float *z, size_t batch, size_t N, size_t R,
                                      ffnn_local1d_padding padding, ffnn_activation act);
