@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "test_files.h"
 #include "ffnn.h"
@@ -84,8 +85,7 @@ static ffnn_status fashion_slice(size_t first, size_t count, ffnn_dataset **out)
     ffnn_status st = ffnn_dataset_load_idx_dir(FASHION, &train, &test);
     if (st == FFNN_OK)
         st = ffnn_dataset_slice(train, first, count, out);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return st;
 }
 
@@ -166,8 +166,7 @@ static test_result uninterrupted(const ffnn_dataset *data, const ffnn_train_conf
     }
     if (res == TEST_PASS)
         res = record_params(t, m, r);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return res;
 }
 
@@ -230,8 +229,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     if (train_until(t, k, use_step, &got) != TEST_PASS)
         return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     /* a fresh start: other weights, a new trainer */
     CHECK_OK(ffnn_model_create(run_arch, &m));
@@ -249,8 +247,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
     if (train_until(t, STEPS, use_step, &got) != TEST_PASS || record_params(t, m, &got) != TEST_PASS)
         return TEST_FAIL;
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     for (size_t s = 0; s < STEPS; s++)
         if (got.have[s])
@@ -457,17 +454,14 @@ TEST_DIR_CASE("ck", killed_while_saving)
             st = ffnn_trainer_resume(t2, path);
         if (st != FFNN_OK)
             r = TEST_FAIL, fprintf(stderr, "    resume after the kills: %s\n", ffnn_last_error());
-        ffnn_trainer_free(t2);
-        ffnn_model_free(m2);
+        TEST_FREE(t2, m2);
         printf("     %zu kills (%d during a write): the previous checkpoint survived %d times, "
                "the new one was complete otherwise\n", sizeof delays_us / sizeof delays_us[0],
                torn, saw_old);
     }
     free(old.data);
     free(fresh.data);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     return r; /* temporary files left by the kills go with the directory */
 }
 
@@ -510,9 +504,7 @@ TEST_DIR_CASE("ck", disk_full)
     int same = test_same_blob(&old, &now);
     free(old.data);
     free(now.data);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "the child's save did not fail with EFBIG naming the file (status 0x%x)", status);
     CHECK(same, "the previous checkpoint changed");
@@ -614,9 +606,7 @@ TEST_DIR_CASE("ck", diverging_run_not_saved)
           info.epoch, info.step);
     printf("     lr 1e3 diverged at epoch %d, step %zu: not saved; the step before it kept\n",
            s.epoch, s.step);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     return TEST_PASS;
 }
 
@@ -662,8 +652,7 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     free(s.last_good.data);
     s.last_good.data = NULL;
     CHECK(same, "the previous checkpoint was replaced");
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     /* the NaN seen only by the epoch's single read-back */
     CHECK_OK(trainer_after(ARCH, data, 0, &m, &t));
@@ -680,9 +669,7 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
     free(now.data);
     CHECK(test_count_entries(dir) == 1, "%d entries in %s", test_count_entries(dir), dir);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     return TEST_PASS;
 }
 
@@ -704,8 +691,7 @@ static test_result expect_refused(const char *path, const char *arch, const ffnn
     if (VERBOSE)
         fprintf(stderr, "    [%s] %s\n", ffnn_status_name(st), msg);
     ffnn_trainer_position(t, &epoch, NULL);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     CHECK(st == want, "status %s, expected %s: %s", ffnn_status_name(st), ffnn_status_name(want),
           msg);
     CHECK((!n1 || strstr(msg, n1)) && (!n2 || strstr(msg, n2)) && (!n3 || strstr(msg, n3)),
@@ -744,8 +730,7 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
     CHECK_OK(ffnn_model_save(m, model_path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     ffnn_train_config c = cfg;
     c.learning_rate = 0.05f;
@@ -786,9 +771,7 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     snprintf(model_path, sizeof model_path, "%s/none.ckpt", dir);
     EXPECT(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_IO, model_path,
                           "No such file", NULL));
-    ffnn_dataset_free(data);
-    ffnn_dataset_free(fewer);
-    ffnn_dataset_free(other);
+    TEST_FREE(data, fewer, other);
     return TEST_PASS;
 }
 
@@ -890,9 +873,7 @@ TEST_DIR_CASE("ck", tampered_refused)
           ffnn_last_error());
     CHECK_OK(trainer_after(ARCH, data, 5, &m, &t)); /* adam, lr 0.002, beta2 0.99 */
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     CHECK_OK(ffnn_checkpoint_load(path, &m, &info));
     CHECK(info.epoch == 1 && info.step == 5 && info.steps_per_epoch == SPE &&
               info.optimizer_steps == 5 && info.train_count == SAMPLES &&
@@ -1174,8 +1155,7 @@ static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
         return TEST_FAIL;
     CHECK(es_done(t) == k, "stopped at run step %zu, expected %zu", es_done(t), k);
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     if (es_trainer(train, val, cfg, 99, &m, &t) != TEST_PASS)
         return TEST_FAIL;
     CHECK_OK(ffnn_trainer_resume(t, path));
@@ -1188,8 +1168,7 @@ static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
     CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
     test_result r = es_finish(t, m, &got);
     size_t n = ffnn_model_parameter_count(m);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     if (r == TEST_PASS) {
         same = memcmp(got.best, ref->best, n * sizeof *got.best) == 0;
         free(got.best);
@@ -1229,8 +1208,7 @@ TEST_DIR_CASE("ck", early_stopping_resume_exact)
             spe = ffnn_trainer_steps_per_epoch(t);
             r = es_finish(t, m, &ref);
         }
-        ffnn_trainer_free(t);
-        ffnn_model_free(m);
+        TEST_FREE(t, m);
         if (r == TEST_PASS && !(ref.best_epoch >= 2 && ref.stop_epoch == ref.best_epoch +
                                 ES_PATIENCE)) {
             fprintf(stderr, "    the uninterrupted run: best epoch %d, stopped after %d: "
@@ -1250,8 +1228,7 @@ TEST_DIR_CASE("ck", early_stopping_resume_exact)
                    ref.stop_epoch, cuts[0], cuts[1], cuts[2], cuts[3]);
         free(ref.best);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
+    TEST_FREE(train, val);
     return r;
 }
 
@@ -1273,8 +1250,7 @@ static test_result es_checkpoint(const char *path, const ffnn_dataset *train,
     ffnn_trainer_position(t, seen, &step);
     if (step < ffnn_trainer_steps_per_epoch(t))
         --*seen; /* the epoch in progress is not seen yet */
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return TEST_PASS;
 }
 
@@ -1370,8 +1346,7 @@ TEST_DIR_CASE("ck", early_stopping_malformed_refused)
                            "early_stopping_best_epoch", NULL);
     free(b.data);
     free(good.data);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
+    TEST_FREE(train, val);
     return r;
 }
 
@@ -1425,8 +1400,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     free(o.best);
     CHECK(o.best_epoch >= 3 && o.stop_epoch == o.best_epoch + ES_PATIENCE,
           "stopped after epoch %d, best %d", o.stop_epoch, o.best_epoch);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     /* a checkpoint with the state (best 8, seen 9) into a trainer without early
      * stopping, and into one with patience + 2 */
     if (es_checkpoint(es_path, train, val, &cfg, 9 * spe + 4, &best, &seen) != TEST_PASS)
@@ -1440,8 +1414,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     CHECK_OK(ffnn_trainer_resume(t, es_path));
     CHECK_OK(ffnn_trainer_early_stopping(t, &best, NULL, &stop));
     CHECK(best == 0 && stop == 0, "early stopping off: best epoch %d, stop %d", best, stop);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     ffnn_train_config longer = cfg;
     longer.early_stopping = ES_PATIENCE + 2;
     if (es_trainer(train, val, &longer, 9, &m, &t) != TEST_PASS)
@@ -1457,10 +1430,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     CHECK(o.stop_epoch == o.best_epoch + ES_PATIENCE + 2 && o.best_epoch >= saved_best,
           "patience %d: stopped after epoch %d, best %d", longer.early_stopping, o.stop_epoch,
           o.best_epoch);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
+    TEST_FREE(t, m, train, val);
     return TEST_PASS;
 }
 
