@@ -375,6 +375,17 @@ static ffnn_status trainer_after(const char *arch, const ffnn_dataset *data, int
     return st;
 }
 
+/* The first count Fashion-MNIST training samples into *data (the test fails, naming
+ * the error, without them), and trainer_after(arch, *data, steps). */
+static test_result fashion_trainer(size_t count, const char *arch, int steps,
+                                   ffnn_dataset **data, ffnn_model **m, ffnn_trainer **t)
+{
+    CHECK(fashion_slice(0, count, data) == FFNN_OK, "Fashion-MNIST missing: %s",
+          ffnn_last_error());
+    CHECK_OK(trainer_after(arch, *data, steps, m, t));
+    return TEST_PASS;
+}
+
 /* path holds exactly old or fresh, and loads. */
 static test_result expect_old_or_new(const char *path, const blob *old, const blob *fresh,
                                      int delay_us, int *saw_old)
@@ -423,8 +434,8 @@ TEST_DIR_CASE("ck", killed_while_saving)
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
     snprintf(fresh_path, sizeof fresh_path, "%s/fresh.ckpt", dir);
-    CHECK(fashion_slice(0, 256, &data) == FFNN_OK, "Fashion-MNIST missing: %s", ffnn_last_error());
-    CHECK_OK(trainer_after("784-640relu-640relu-10", data, 2, &m, &t));
+    if (fashion_trainer(256, "784-640relu-640relu-10", 2, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     double loss;
     CHECK_OK(ffnn_trainer_step(t, &loss));
@@ -478,9 +489,8 @@ TEST_DIR_CASE("ck", disk_full)
 
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
-    CHECK_OK(trainer_after(ARCH, data, 2, &m, &t));
+    if (fashion_trainer(SAMPLES, ARCH, 2, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     CHECK(test_read_file(path, &old) == 0 && old.size > 64 * 1024, "checkpoint too small");
     double loss;
@@ -629,9 +639,8 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     memset(&s, 0, sizeof s);
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
     s.path = path;
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
-    CHECK_OK(trainer_after(ARCH, data, 3, &m, &t));
+    if (fashion_trainer(SAMPLES, ARCH, 3, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     CHECK(test_read_file(path, &s.last_good) == 0, "cannot read the checkpoint");
     CHECK_OK(ffnn_trainer_sync_model(t));
@@ -869,9 +878,9 @@ TEST_DIR_CASE("ck", tampered_refused)
 
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
-    CHECK_OK(trainer_after(ARCH, data, 5, &m, &t)); /* adam, lr 0.002, beta2 0.99 */
+    /* adam, lr 0.002, beta2 0.99 */
+    if (fashion_trainer(SAMPLES, ARCH, 5, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     TEST_FREE(t, m, data);
     CHECK_OK(ffnn_checkpoint_load(path, &m, &info));

@@ -92,15 +92,17 @@ static test_result run_case(char *why, size_t why_size, const char *name)
     return TEST_PASS;
 }
 
-TEST_WITH(mpi_parity_sgd, run_case, "parity_sgd")
-TEST_WITH(mpi_parity_adam_momentum, run_case, "parity_adam")
-TEST_WITH(mpi_features, run_case, "features")
-TEST_WITH(mpi_buckets, run_case, "buckets")
-TEST_WITH(mpi_resume, run_case, "resume")
-TEST_WITH(mpi_killed_rank, run_case, "kill_rank")
-TEST_WITH(mpi_other_data, run_case, "other_data")
-TEST_WITH(mpi_early_stopping, run_case, "early_stopping")
-TEST_WITH(mpi_nan, run_case, "nan")
+/* name: tests/test_parallel.sh CASE */
+#define MPI_CASE(name, CASE) TEST_WITH(name, run_case, CASE)
+MPI_CASE(mpi_parity_sgd, "parity_sgd")
+MPI_CASE(mpi_parity_adam_momentum, "parity_adam")
+MPI_CASE(mpi_features, "features")
+MPI_CASE(mpi_buckets, "buckets")
+MPI_CASE(mpi_resume, "resume")
+MPI_CASE(mpi_killed_rank, "kill_rank")
+MPI_CASE(mpi_other_data, "other_data")
+MPI_CASE(mpi_early_stopping, "early_stopping")
+MPI_CASE(mpi_nan, "nan")
 
 /* ---------------------------------------------------------------- GPUs */
 
