@@ -42,6 +42,11 @@ typedef enum ffnn_local1d_variant {
 /* Output width M for input width N (0 when the combination is invalid). */
 size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding);
 
+/* FFNN_OK when the combination has outputs; else FFNN_ERR_INVALID_ARGUMENT, "WHO:
+ * N=.. R=.. same|valid has no outputs" (who: the op, e.g. "cpu local1d_forward"). */
+ffnn_status ffnn_local1d_check_outputs(const char *who, size_t N, size_t R,
+                                       ffnn_local1d_padding padding);
+
 /* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid.
  * Input n = m + r - pad feeds output m through W[m, r]. */
 size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding);
