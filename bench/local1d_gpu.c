@@ -16,6 +16,9 @@
 #include "core/local1d.h"
 #include "ffnn.h"
 #include "harness.h"
+#if FFNN_HAVE_CUDA
+#include "../lab/local1d_stream.h"
+#endif
 #include "local1d.h"
 #include "suites.h"
 
@@ -50,7 +53,7 @@ static ffnn_status gpu_pass(const gpu_net *g, ffnn_local1d_variant v, int K)
     size_t n = g->N;
     for (int k = 0; k < K; k++) {
         float *out = g->buf[k & 1];
-        ffnn_status st = ffnn_cuda_local1d_forward_stream(v, g->stream, in, gpu_W(g, k), gpu_b(g, k),
+        ffnn_status st = ffnn_lab_local1d_forward_stream(v, g->stream, in, gpu_W(g, k), gpu_b(g, k),
                                                    out, 1, n, g->R, FFNN_LOCAL1D_VALID,
                                                    FFNN_ACT_SIGMOID);
         if (st != FFNN_OK) return st;

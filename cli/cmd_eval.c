@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "default_data.h"
 #include "info_json.h"
+#include "model_command.h"
 #include "model_files.h"
 #include "options.h"
 #include "tabular.h"
@@ -48,23 +49,19 @@ const char *const ffnn_cli_eval_usage =
     "  -h, --help     this help\n";
 
 typedef struct eval_options {
-    ffnn_cli_model_options model; /* --model, --loss, --batch                   */
-    const char *data;             /* --data DIR, FILE or synth:..., or NULL: the default */
+    ffnn_cli_model_options model; /* --model, --loss, --batch, --data (DIR, FILE or
+                                     synth:..., or NULL: the default), --json */
     ffnn_cli_table_options table;
     int class_a, class_b;         /* --classes A,B (class_a < 0: all)            */
-    int json;
     const char *sample_weight;    /* --sample-weight COL|w.npy (or NULL)         */
     const char *class_weight;     /* --class-weight SPEC (or NULL)               */
 } eval_options;
 
-enum { OPT_DATA = FFNN_CLI_OPT_NEXT, OPT_CLASSES, OPT_JSON, OPT_SAMPLE_WEIGHT,
-       OPT_CLASS_WEIGHT };
+enum { OPT_CLASSES = FFNN_CLI_OPT_NEXT, OPT_SAMPLE_WEIGHT, OPT_CLASS_WEIGHT };
 
 static const struct option eval_longopts[] = {
     FFNN_CLI_MODEL_LONGOPTS,
-    {"data", required_argument, NULL, OPT_DATA},
     {"classes", required_argument, NULL, OPT_CLASSES},
-    {"json", no_argument, NULL, OPT_JSON},
     {"sample-weight", required_argument, NULL, OPT_SAMPLE_WEIGHT},
     {"class-weight", required_argument, NULL, OPT_CLASS_WEIGHT},
     FFNN_CLI_TABLE_LONGOPTS,
@@ -75,14 +72,7 @@ static const struct option eval_longopts[] = {
 static int eval_option(void *ctx, int c, const char *arg)
 {
     eval_options *o = ctx;
-    int rc;
-
-    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc) ||
-        ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
-        return rc;
     switch (c) {
-    case OPT_DATA: o->data = arg; return 0;
-    case OPT_JSON: o->json = 1; return 0;
     case OPT_SAMPLE_WEIGHT: o->sample_weight = arg; return 0;
     case OPT_CLASS_WEIGHT: o->class_weight = arg; return 0;
     case OPT_CLASSES:
@@ -304,7 +294,7 @@ static void print_text(const eval_options *o, const ffnn_model *m, const char *d
 static int load_test(const eval_options *o, const ffnn_model *m, ffnn_dataset **test,
                      char *description, size_t size)
 {
-    if (o->data && ffnn_cli_is_table(o->data)) {
+    if (o->model.data && ffnn_cli_is_table(o->model.data)) {
         int classes = ffnn_model_class_count(m), regression = o->model.loss == FFNN_LOSS_MSE;
         const char **names = NULL;
         if (!regression && ffnn_model_class_name(m, 0) && o->class_a < 0) {
@@ -315,17 +305,17 @@ static int load_test(const eval_options *o, const ffnn_model *m, ffnn_dataset **
                 names[c] = ffnn_model_class_name(m, c);
         }
         char ignore[1024];
-        ffnn_cli_table_options t = ffnn_cli_weight_column_ignored(&o->table, o->data,
+        ffnn_cli_table_options t = ffnn_cli_weight_column_ignored(&o->table, o->model.data,
                                                                   o->sample_weight, ignore,
                                                                   sizeof ignore);
-        int rc = ffnn_cli_check_labels_given(CMD, o->data, o->table.labels) ||
-                 ffnn_cli_load_table_for(CMD, "--data", o->data, &t, regression, names,
+        int rc = ffnn_cli_check_labels_given(CMD, o->model.data, o->table.labels) ||
+                 ffnn_cli_load_table_for(CMD, "--data", o->model.data, &t, regression, names,
                                          names ? classes : 0, m, test);
         free(names);
         if (rc)
             return 1;
-        snprintf(description, size, "%s", o->data);
-    } else if (ffnn_cli_load_data(CMD, o->data, NULL, test, description, size) != 0) {
+        snprintf(description, size, "%s", o->model.data);
+    } else if (ffnn_cli_load_data(CMD, o->model.data, NULL, test, description, size) != 0) {
         return 1;
     }
     if (o->class_a >= 0) {
@@ -365,7 +355,7 @@ static int run_many_classes(const eval_options *o, const ffnn_model *m, const ff
     for (int c = 0; c < classes; c++)
         right += correct[c];
     size_t n = ffnn_dataset_count(test);
-    if (o->json) {
+    if (o->model.json) {
         printf("{\"count\": %zu, \"loss\": %.6f, \"accuracy\": %.6f, \"classes\": %d, "
                "\"per_class\": null}\n", n, loss, (double)right / (double)n, classes);
     } else {
@@ -389,8 +379,9 @@ static int run_many_classes(const eval_options *o, const ffnn_model *m, const ff
 }
 
 /* Evaluate m on the test set and print. */
-static int run_eval(eval_options *o, const ffnn_model *m)
+static int run_eval(void *ctx, const ffnn_model *m)
 {
+    eval_options *o = ctx;
     ffnn_dataset *test = NULL;
     uint64_t *confusion = NULL;
     char description[1024];
@@ -398,7 +389,7 @@ static int run_eval(eval_options *o, const ffnn_model *m)
     int classes = ffnn_model_class_count(m), rc;
 
     if ((rc = load_test(o, m, &test, description, sizeof description)) != 0 ||
-        (rc = ffnn_cli_sample_weights(CMD, o->data, &o->table, o->sample_weight, test)) != 0 ||
+        (rc = ffnn_cli_sample_weights(CMD, o->model.data, &o->table, o->sample_weight, test)) != 0 ||
         (rc = ffnn_cli_class_weights(CMD, o->class_weight, &test, 1)) != 0) {
         ffnn_dataset_free(test);
         return rc;
@@ -417,7 +408,7 @@ static int run_eval(eval_options *o, const ffnn_model *m)
     else if (ffnn_model_evaluate_metrics(m, test, o->model.batch, &r,
                                          confusion) != FFNN_OK)
         rc = ffnn_cli_fail(CMD, "evaluating");
-    else if (o->json)
+    else if (o->model.json)
         print_json(o, m, &r, regression, confusion);
     else
         print_text(o, m, description, &r, regression, confusion);
@@ -428,24 +419,11 @@ static int run_eval(eval_options *o, const ffnn_model *m)
 
 int ffnn_cli_eval(int argc, char **argv)
 {
+    static const ffnn_cli_model_command eval = {
+        CMD, eval_longopts, ffnn_cli_eval_usage, eval_option, NULL, run_eval,
+    };
     eval_options o;
     memset(&o, 0, sizeof o);
-    o.model = (ffnn_cli_model_options)FFNN_CLI_MODEL_OPTIONS_DEFAULT;
-    o.table.csv = ffnn_csv_options_default();
     o.class_a = o.class_b = -1;
-    ffnn_model *m = NULL;
-    int operands;
-    int rc = ffnn_cli_getopt(CMD, argc, argv, eval_longopts, ffnn_cli_eval_usage, eval_option,
-                             &o, &operands);
-
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    if (operands < argc)
-        return ffnn_cli_unexpected(CMD, argv[operands]);
-    if (!o.model.path)
-        return ffnn_cli_missing(CMD, "--model FILE");
-    if ((rc = ffnn_cli_open_model(CMD, &o.model, &m)) == 0)
-        rc = run_eval(&o, m);
-    ffnn_model_free(m);
-    return rc;
+    return ffnn_cli_run_model_command(&eval, argc, argv, &o, &o.model, &o.table);
 }

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "csv_input.h"
 #include "info_json.h"
+#include "model_command.h"
 #include "model_files.h"
 #include "options.h"
 #include "tabular.h"
@@ -50,22 +51,19 @@ const char *const ffnn_cli_predict_usage =
     "  -h, --help     this help\n";
 
 typedef struct predict_options {
-    ffnn_cli_model_options model; /* --model, --loss, --batch                   */
+    ffnn_cli_model_options model; /* --model, --loss, --batch, --data FILE (tabular),
+                                     --json */
     const char *input_path;       /* --input FILE ('-': CSV on stdin)              */
-    const char *data_path;        /* --data FILE (tabular)                         */
     ffnn_cli_table_options table;
-    int json;
     int threads;                  /* --threads N (0: all cores)                    */
     ffnn_device device;           /* --device NAME (default cpu)                   */
 } predict_options;
 
-enum { OPT_INPUT = FFNN_CLI_OPT_NEXT, OPT_DATA, OPT_JSON, OPT_THREADS, OPT_DEVICE };
+enum { OPT_INPUT = FFNN_CLI_OPT_NEXT, OPT_THREADS, OPT_DEVICE };
 
 static const struct option predict_longopts[] = {
     FFNN_CLI_MODEL_LONGOPTS,
     {"input", required_argument, NULL, OPT_INPUT},
-    {"data", required_argument, NULL, OPT_DATA},
-    {"json", no_argument, NULL, OPT_JSON},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"device", required_argument, NULL, OPT_DEVICE},
     FFNN_CLI_TABLE_LONGOPTS,
@@ -76,11 +74,6 @@ static const struct option predict_longopts[] = {
 static int predict_option(void *ctx, int c, const char *arg)
 {
     predict_options *o = ctx;
-    int rc;
-
-    if (ffnn_cli_model_option(CMD, &o->model, c, arg, &rc) ||
-        ffnn_cli_table_option(CMD, &o->table, c, arg, &rc))
-        return rc;
     if (c == OPT_THREADS) { /* the trainer's range of threads */
         long long v;
         if (ffnn_cli_limit_int(CMD, "--threads", ffnn_train_config_limit("threads"), arg, &v))
@@ -90,13 +83,8 @@ static int predict_option(void *ctx, int c, const char *arg)
     }
     if (c == OPT_DEVICE)
         return ffnn_cli_device(CMD, "--device", arg, &o->device) ? 2 : 0;
-    if (c == OPT_INPUT || c == OPT_DATA || c == OPT_JSON) {
-        if (c == OPT_INPUT)
-            o->input_path = arg;
-        else if (c == OPT_DATA)
-            o->data_path = arg;
-        else
-            o->json = 1;
+    if (c == OPT_INPUT) {
+        o->input_path = arg;
         return 0;
     }
     return 2; /* not in predict_longopts */
@@ -153,14 +141,14 @@ static int read_table(const predict_options *o, const ffnn_model *m, predict_inp
     int regression = o->model.loss == FFNN_LOSS_MSE;
     if (ffnn_cli_model_has_table(m)) { /* raw rows: the model's columns, encoded as in training */
         t.csv.target = ""; /* a target column, when there, is not read */
-        if (ffnn_cli_load_table_for(CMD, "--data", o->data_path, &t, 0, NULL, 0, m, &in->table))
+        if (ffnn_cli_load_table_for(CMD, "--data", o->model.data, &t, 0, NULL, 0, m, &in->table))
             return 1;
         in->rows = ffnn_dataset_count(in->table);
         return 0;
     }
     if (!t.csv.target && !t.csv.features && !t.labels) {
         t.csv.target = ""; /* all columns, no target (quietly: a label column is text) */
-        if (ffnn_dataset_load_csv(o->data_path, &t.csv, &in->table) == FFNN_OK &&
+        if (ffnn_dataset_load_csv(o->model.data, &t.csv, &in->table) == FFNN_OK &&
             ffnn_dataset_features(in->table) == features) {
             in->rows = ffnn_dataset_count(in->table);
             return 0;
@@ -169,11 +157,11 @@ static int read_table(const predict_options *o, const ffnn_model *m, predict_inp
         in->table = NULL;
         t.csv.target = NULL; /* the last column is the target: left out */
     }
-    if (ffnn_cli_load_table(CMD, "--data", o->data_path, &t, regression, NULL, 0, &in->table))
+    if (ffnn_cli_load_table(CMD, "--data", o->model.data, &t, regression, NULL, 0, &in->table))
         return 1;
     if (ffnn_dataset_features(in->table) != features) {
         fprintf(stderr, "%s: --data %s: expected %zu feature columns (the model's inputs), "
-                "found %zu (choose them with --features)\n", CMD, o->data_path, features,
+                "found %zu (choose them with --features)\n", CMD, o->model.data, features,
                 ffnn_dataset_features(in->table));
         return 1;
     }
@@ -228,7 +216,7 @@ static void put_class(const ffnn_model *m, int cls, int json)
 static void print_header(const predict_options *o, const ffnn_model *m, size_t width)
 {
     int regression = o->model.loss == FFNN_LOSS_MSE;
-    if (o->json)
+    if (o->model.json)
         return;
     if (!regression)
         printf("class");
@@ -258,9 +246,9 @@ static int finish_stdout(int rc)
 static void print_predictions(const predict_options *o, const ffnn_model *m, size_t first,
                               const float *p, const int *cls, size_t n, size_t width)
 {
-    int table = o->data_path != NULL, regression = o->model.loss == FFNN_LOSS_MSE;
+    int table = o->model.data != NULL, regression = o->model.loss == FFNN_LOSS_MSE;
     for (size_t b = 0; b < n; b++) {
-        if (o->json) {
+        if (o->model.json) {
             printf("{\"row\": %zu", first + b);
             if (!regression) {
                 printf(", \"class\": ");
@@ -368,20 +356,21 @@ static int predict_stdin(const predict_options *o, const ffnn_model *m)
     return batches_end(&b, rc);
 }
 
-static int run_predict(const predict_options *o, const ffnn_model *m)
+static int run_predict(void *ctx, const ffnn_model *m)
 {
-    if (!o->data_path && strcmp(o->input_path, "-") == 0)
+    const predict_options *o = ctx;
+    if (!o->model.data && strcmp(o->input_path, "-") == 0)
         return predict_stdin(o, m);
     predict_input in = {NULL, NULL, NULL, 0};
     size_t features = ffnn_model_input_size(m);
-    if (!o->data_path && ffnn_cli_model_has_table(m)) {
+    if (!o->model.data && ffnn_cli_model_has_table(m)) {
         fprintf(stderr, "%s: --input takes the network's %zu inputs as numbers, but this model "
                 "encodes a table's columns (categories, missing cells): give its raw rows "
                 "with --data FILE.csv\n", CMD, features);
         return 1;
     }
-    int rc = o->data_path ? read_table(o, m, &in) : read_input(o, features, &in);
-    if (rc == 0 && o->data_path)
+    int rc = o->model.data ? read_table(o, m, &in) : read_input(o, features, &in);
+    if (rc == 0 && o->model.data)
         print_header(o, m, ffnn_model_output_size(m));
 
     if (rc == 0 && in.images && ffnn_dataset_features(in.images) != features) {
@@ -398,30 +387,25 @@ static int run_predict(const predict_options *o, const ffnn_model *m)
     return rc;
 }
 
+/* --input or --data, not both */
+static int check_predict(void *ctx)
+{
+    const predict_options *o = ctx;
+    if (!o->input_path == !o->model.data)
+        return o->input_path ? (fprintf(stderr, "%s: --input and --data exclude each other\n",
+                                        CMD), 2)
+                             : ffnn_cli_missing(CMD, "--input FILE or --data FILE");
+    return 0;
+}
+
 int ffnn_cli_predict(int argc, char **argv)
 {
+    static const ffnn_cli_model_command predict = {
+        CMD, predict_longopts, ffnn_cli_predict_usage, predict_option, check_predict,
+        run_predict,
+    };
     predict_options o;
     memset(&o, 0, sizeof o);
-    o.model = (ffnn_cli_model_options)FFNN_CLI_MODEL_OPTIONS_DEFAULT;
-    o.table.csv = ffnn_csv_options_default();
     o.device = FFNN_DEVICE_CPU;
-    ffnn_model *m = NULL;
-    int operands;
-    int rc = ffnn_cli_getopt(CMD, argc, argv, predict_longopts, ffnn_cli_predict_usage,
-                             predict_option, &o, &operands);
-
-    if (rc != 0)
-        return rc < 0 ? 0 : rc;
-    if (operands < argc)
-        return ffnn_cli_unexpected(CMD, argv[operands]);
-    if (!o.model.path)
-        return ffnn_cli_missing(CMD, "--model FILE");
-    if (!o.input_path == !o.data_path)
-        return o.input_path ? (fprintf(stderr, "%s: --input and --data exclude each other\n",
-                                       CMD), 2)
-                            : ffnn_cli_missing(CMD, "--input FILE or --data FILE");
-    if ((rc = ffnn_cli_open_model(CMD, &o.model, &m)) == 0)
-        rc = run_predict(&o, m);
-    ffnn_model_free(m);
-    return rc;
+    return ffnn_cli_run_model_command(&predict, argc, argv, &o, &o.model, &o.table);
 }

@@ -1,7 +1,7 @@
 /* commands.h - the commands of the ffnn program. Each lives in one file,
  * cli/cmd_NAME.c, and exports exactly two things: its run function and its --help
- * text; cli/main.c lists them in its one table (a new command: one file and one
- * line there).
+ * text; FFNN_CLI_COMMANDS below lists them, and cli/main.c's table is made from
+ * it (a new command: one file and one line there).
  *
  * run(argc, argv): argv[0] is the command's word ("train"), the options follow.
  * It prints results on stdout, messages on stderr, and returns the exit status:
@@ -17,34 +17,27 @@ typedef struct ffnn_cli_command {
     const char *summary;               /* its line in ffnn --help                    */
 } ffnn_cli_command;
 
-/* cmd_train.c: train a network, print per-epoch metrics, save, log, checkpoint. */
-int ffnn_cli_train(int argc, char **argv);
-extern const char *const ffnn_cli_sweep_usage;
-int ffnn_cli_sweep(int argc, char **argv);
-extern const char *const ffnn_cli_train_usage;
+/* The commands, in the order of ffnn --help, each X(NAME, SUMMARY): cli/cmd_NAME.c
+ * defines ffnn_cli_NAME (run) and ffnn_cli_NAME_usage (its --help text); SUMMARY is
+ * its line in ffnn --help. train: per-epoch metrics, save, log, checkpoint; sweep:
+ * many configurations at once, ranked; eval: loss, accuracy, per-class accuracy,
+ * confusion matrix of a model file; predict: one CSV line per input; info: describe
+ * a model file; bench: run the separate benchmark program ffnn-bench (bench/, lab/);
+ * plot: run bench/plot_log.py on ffnn train --log CSV files; export: a model file as
+ * an ONNX model. */
+#define FFNN_CLI_COMMANDS(X)                                                             \
+    X(train, "train a network on an IDX data set and report test accuracy")              \
+    X(sweep, "train many configurations of ffnn train at once and rank them")            \
+    X(eval, "evaluate a saved model: loss, accuracy, per class, confusion matrix")       \
+    X(predict, "run a saved model on an IDX image file or CSV rows")                     \
+    X(info, "describe a model file: architecture, tensors, metadata")                    \
+    X(bench, "run a benchmark suite of ffnn-bench (ffnn bench --help lists them)")       \
+    X(plot, "draw the loss and accuracy curves of ffnn train --log CSV files")           \
+    X(export, "write a saved model as an ONNX file (onnxruntime, TensorRT, onnx2c)")
 
-/* cmd_eval.c: loss, accuracy, per-class accuracy, confusion matrix of a model file. */
-int ffnn_cli_eval(int argc, char **argv);
-extern const char *const ffnn_cli_eval_usage;
-
-/* cmd_predict.c: a model file on IDX images or CSV rows, one CSV line per input. */
-int ffnn_cli_predict(int argc, char **argv);
-extern const char *const ffnn_cli_predict_usage;
-
-/* cmd_info.c: describe a model file. */
-int ffnn_cli_info(int argc, char **argv);
-extern const char *const ffnn_cli_info_usage;
-
-/* cmd_bench.c: run the separate benchmark program ffnn-bench (bench/, lab/). */
-int ffnn_cli_bench(int argc, char **argv);
-extern const char *const ffnn_cli_bench_usage;
-
-/* cmd_export.c: a model file as an ONNX model. */
-int ffnn_cli_export(int argc, char **argv);
-extern const char *const ffnn_cli_export_usage;
-
-/* cmd_plot.c: run bench/plot_log.py on ffnn train --log CSV files. */
-int ffnn_cli_plot(int argc, char **argv);
-extern const char *const ffnn_cli_plot_usage;
+#define FFNN_CLI_DECLARE_COMMAND(name, summary)                                          \
+    int ffnn_cli_##name(int argc, char **argv);                                          \
+    extern const char *const ffnn_cli_##name##_usage;
+FFNN_CLI_COMMANDS(FFNN_CLI_DECLARE_COMMAND)
 
 #endif

@@ -11,24 +11,8 @@
 #include "commands.h"
 #include "ffnn.h"
 
-static const ffnn_cli_command commands[] = {
-    {"train", ffnn_cli_train, &ffnn_cli_train_usage,
-     "train a network on an IDX data set and report test accuracy"},
-    {"sweep", ffnn_cli_sweep, &ffnn_cli_sweep_usage,
-     "train many configurations of ffnn train at once and rank them"},
-    {"eval", ffnn_cli_eval, &ffnn_cli_eval_usage,
-     "evaluate a saved model: loss, accuracy, per class, confusion matrix"},
-    {"predict", ffnn_cli_predict, &ffnn_cli_predict_usage,
-     "run a saved model on an IDX image file or CSV rows"},
-    {"info", ffnn_cli_info, &ffnn_cli_info_usage,
-     "describe a model file: architecture, tensors, metadata"},
-    {"bench", ffnn_cli_bench, &ffnn_cli_bench_usage,
-     "run a benchmark suite of ffnn-bench (ffnn bench --help lists them)"},
-    {"plot", ffnn_cli_plot, &ffnn_cli_plot_usage,
-     "draw the loss and accuracy curves of ffnn train --log CSV files"},
-    {"export", ffnn_cli_export, &ffnn_cli_export_usage,
-     "write a saved model as an ONNX file (onnxruntime, TensorRT, onnx2c)"},
-};
+#define COMMAND_ROW(name, summary) {#name, ffnn_cli_##name, &ffnn_cli_##name##_usage, summary},
+static const ffnn_cli_command commands[] = {FFNN_CLI_COMMANDS(COMMAND_ROW)};
 enum { COMMAND_COUNT = sizeof commands / sizeof commands[0] };
 
 static const ffnn_cli_command *find_command(const char *name)

@@ -154,6 +154,8 @@ int ffnn_cli_model_option(const char *cmd, ffnn_cli_model_options *o, int c, con
     long long v;
     switch (c) {
     case FFNN_CLI_OPT_MODEL: o->path = arg; *rc = 0; return 1;
+    case FFNN_CLI_OPT_DATA: o->data = arg; *rc = 0; return 1;
+    case FFNN_CLI_OPT_JSON: o->json = 1; *rc = 0; return 1;
     case FFNN_CLI_OPT_LOSS:
         o->loss_given = 1;
         *rc = ffnn_cli_loss(cmd, "--loss", arg, &o->loss);

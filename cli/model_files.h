@@ -26,21 +26,27 @@ int ffnn_cli_load_model(const char *cmd, const char *opt, const char *path, ffnn
                         ffnn_model_file_info *info);
 
 /* The options eval and predict share: --model FILE, --loss NAME (else the file's
- * loss), --batch N (inputs per forward pass, the library's eval_batch_size range). */
+ * loss), --batch N (inputs per forward pass, the library's eval_batch_size range),
+ * --data DIR|FILE (what each reads there is its own), --json. */
 typedef struct ffnn_cli_model_options {
     const char *path; /* --model FILE                                   */
     int loss_given;   /* --loss given (else the model file's loss)      */
     ffnn_loss loss;
     size_t batch;     /* inputs per forward pass (default 1024)         */
+    const char *data; /* --data DIR|FILE|synth:..., or NULL             */
+    int json;         /* --json                                         */
 } ffnn_cli_model_options;
 
-#define FFNN_CLI_MODEL_OPTIONS_DEFAULT {NULL, 0, FFNN_LOSS_SOFTMAX_CE, 1024}
+#define FFNN_CLI_MODEL_OPTIONS_DEFAULT {NULL, 0, FFNN_LOSS_SOFTMAX_CE, 1024, NULL, 0}
 /* getopt codes of the shared options (a command's own codes start at _NEXT). */
-enum { FFNN_CLI_OPT_MODEL = 256, FFNN_CLI_OPT_LOSS, FFNN_CLI_OPT_BATCH, FFNN_CLI_OPT_NEXT };
+enum { FFNN_CLI_OPT_MODEL = 256, FFNN_CLI_OPT_LOSS, FFNN_CLI_OPT_BATCH, FFNN_CLI_OPT_DATA,
+       FFNN_CLI_OPT_JSON, FFNN_CLI_OPT_NEXT };
 #define FFNN_CLI_MODEL_LONGOPTS                                                        \
     {"model", required_argument, NULL, FFNN_CLI_OPT_MODEL},                            \
         {"loss", required_argument, NULL, FFNN_CLI_OPT_LOSS},                          \
-        {"batch", required_argument, NULL, FFNN_CLI_OPT_BATCH}
+        {"batch", required_argument, NULL, FFNN_CLI_OPT_BATCH},                        \
+        {"data", required_argument, NULL, FFNN_CLI_OPT_DATA},                          \
+        {"json", no_argument, NULL, FFNN_CLI_OPT_JSON}
 
 /* Handle getopt code c when it is a shared option: 1 with *rc the option's
  * status (0, or 2 after a message), else 0 (not one of them). */

@@ -150,6 +150,29 @@ static int spec_number(const char *cmd, const char *opt, const char *spec, int i
     return ffnn_cli_limit_number(cmd, what, ffnn_train_config_limit(field), part, out) == 0;
 }
 
+/* spec_number into a float field of the config (kept when the part is absent). */
+static int spec_float(const char *cmd, const char *opt, const char *spec, int i,
+                      const char *field, float *value)
+{
+    double x = *value;
+    const int ok = spec_number(cmd, opt, spec, i, field, &x);
+    *value = (float)x;
+    return ok;
+}
+
+/* The same into an int field, which must be a whole number (what names it in the
+ * message: "T_MAX must be an integer"). */
+static int spec_whole(const char *cmd, const char *opt, const char *spec, int i,
+                      const char *field, const char *what, int *value)
+{
+    double x = *value;
+    int ok = spec_number(cmd, opt, spec, i, field, &x);
+    if (ok && x != floor(x))
+        ok = 0, fprintf(stderr, "%s: %s: %s must be an integer\n", cmd, opt, what);
+    *value = (int)x;
+    return ok;
+}
+
 int ffnn_cli_lr_schedule(const char *cmd, const char *opt, const char *s, ffnn_train_config *cfg)
 {
     char name[32], extra[8];
@@ -167,16 +190,11 @@ int ffnn_cli_lr_schedule(const char *cmd, const char *opt, const char *s, ffnn_t
         return 2;
     }
     cfg->lr_schedule = kind;
-    double x = 0;
     int ok = 1;
     switch (kind) {
     case FFNN_LR_STEP:
-        if ((ok = spec_number(cmd, opt, s, 1, "lr_step_size", &x)) && x != floor(x))
-            ok = 0, fprintf(stderr, "%s: %s: step size must be an integer\n", cmd, opt);
-        cfg->lr_step_size = (int)x;
-        x = cfg->lr_gamma;
-        ok = ok && spec_number(cmd, opt, s, 2, "lr_gamma", &x);
-        cfg->lr_gamma = (float)x;
+        ok = spec_whole(cmd, opt, s, 1, "lr_step_size", "step size", &cfg->lr_step_size);
+        ok = ok && spec_float(cmd, opt, s, 2, "lr_gamma", &cfg->lr_gamma);
         break;
     case FFNN_LR_MULTISTEP: {
         char list[256];
@@ -194,48 +212,25 @@ int ffnn_cli_lr_schedule(const char *cmd, const char *opt, const char *s, ffnn_t
         for (int i = 0; i < n; i++)
             cfg->lr_milestones[i] = (int)m[i];
         cfg->lr_milestone_count = n;
-        x = cfg->lr_gamma;
-        ok = spec_number(cmd, opt, s, 2, "lr_gamma", &x);
-        cfg->lr_gamma = (float)x;
+        ok = spec_float(cmd, opt, s, 2, "lr_gamma", &cfg->lr_gamma);
         break;
     }
     case FFNN_LR_EXPONENTIAL:
-        x = cfg->lr_gamma;
-        ok = spec_number(cmd, opt, s, 1, "lr_gamma", &x);
-        cfg->lr_gamma = (float)x;
+        ok = spec_float(cmd, opt, s, 1, "lr_gamma", &cfg->lr_gamma);
         break;
     case FFNN_LR_COSINE:
-        x = cfg->lr_t_max;
-        if ((ok = spec_number(cmd, opt, s, 1, "lr_t_max", &x)) && x != floor(x))
-            ok = 0, fprintf(stderr, "%s: %s: T_MAX must be an integer\n", cmd, opt);
-        cfg->lr_t_max = (int)x;
-        x = cfg->lr_min;
-        ok = ok && spec_number(cmd, opt, s, 2, "lr_min", &x);
-        cfg->lr_min = (float)x;
+        ok = spec_whole(cmd, opt, s, 1, "lr_t_max", "T_MAX", &cfg->lr_t_max);
+        ok = ok && spec_float(cmd, opt, s, 2, "lr_min", &cfg->lr_min);
         break;
     case FFNN_LR_LINEAR:
-        x = cfg->lr_end_factor;
-        ok = spec_number(cmd, opt, s, 1, "lr_end_factor", &x);
-        cfg->lr_end_factor = (float)x;
-        x = cfg->lr_total_iters;
-        if (ok && (ok = spec_number(cmd, opt, s, 2, "lr_total_iters", &x)) && x != floor(x))
-            ok = 0, fprintf(stderr, "%s: %s: EPOCHS must be an integer\n", cmd, opt);
-        cfg->lr_total_iters = (int)x;
+        ok = spec_float(cmd, opt, s, 1, "lr_end_factor", &cfg->lr_end_factor);
+        ok = ok && spec_whole(cmd, opt, s, 2, "lr_total_iters", "EPOCHS", &cfg->lr_total_iters);
         break;
     case FFNN_LR_PLATEAU:
-        x = cfg->lr_patience;
-        if ((ok = spec_number(cmd, opt, s, 1, "lr_patience", &x)) && x != floor(x))
-            ok = 0, fprintf(stderr, "%s: %s: PATIENCE must be an integer\n", cmd, opt);
-        cfg->lr_patience = (int)x;
-        x = cfg->lr_factor;
-        ok = ok && spec_number(cmd, opt, s, 2, "lr_factor", &x);
-        cfg->lr_factor = (float)x;
-        x = cfg->lr_min;
-        ok = ok && spec_number(cmd, opt, s, 3, "lr_min", &x);
-        cfg->lr_min = (float)x;
-        x = cfg->lr_threshold;
-        ok = ok && spec_number(cmd, opt, s, 4, "lr_threshold", &x);
-        cfg->lr_threshold = (float)x;
+        ok = spec_whole(cmd, opt, s, 1, "lr_patience", "PATIENCE", &cfg->lr_patience);
+        ok = ok && spec_float(cmd, opt, s, 2, "lr_factor", &cfg->lr_factor);
+        ok = ok && spec_float(cmd, opt, s, 3, "lr_min", &cfg->lr_min);
+        ok = ok && spec_float(cmd, opt, s, 4, "lr_threshold", &cfg->lr_threshold);
         break;
     case FFNN_LR_CONSTANT: break;
     }

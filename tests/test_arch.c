@@ -109,8 +109,7 @@ static test_result init_matches_pytorch_bounds(char *why, size_t why_size)
     CHECK_OK(ffnn_model_init(b, 43));
     CHECK(memcmp(ffnn_model_parameters(a), ffnn_model_parameters(b), n * sizeof(float)) != 0,
           "different seeds, same weights");
-    ffnn_model_free(a);
-    ffnn_model_free(b);
+    TEST_FREE(a, b);
     return TEST_PASS;
 }
 
@@ -165,8 +164,7 @@ static test_result activation_parameters(char *why, size_t why_size)
         CHECK_OK(ffnn_model_create(buf, &back)); /* the canonical string round-trips */
         ffnn_model_arch_string(back, again, sizeof again);
         CHECK(strcmp(buf, again) == 0, "'%s' printed again as '%s'", buf, again);
-        ffnn_model_free(m);
-        ffnn_model_free(back);
+        TEST_FREE(m, back);
     }
     /* the parameter reaches the forward pass: y = f(w x) with w = 1, x = -2 */
     const struct { const char *arch; float want; } values[] = {

@@ -19,6 +19,7 @@
 #include "../bench/harness.h"
 #include "check.h"
 #include "cli_run.h"
+#include "test_files.h"
 
 #define CLI (cli_binary())
 
@@ -173,13 +174,65 @@ static test_result test_lab_check(char *why, size_t why_size)
 
 /* ------------------------------------------------------------ the suites */
 
+/* What a suite run with --out DIR leaves there: SUITE.csv, SUITE_table.md, and the
+ * log of the run (log.txt). */
+typedef struct suite_files {
+    char log[192], csv[192], table[192];
+} suite_files;
+
+static void suite_files_in(suite_files *f, const char *dir, const char *suite)
+{
+    snprintf(f->log, sizeof f->log, "%s/log.txt", dir);
+    snprintf(f->csv, sizeof f->csv, "%s/%s.csv", dir, suite);
+    snprintf(f->table, sizeof f->table, "%s/%s_table.md", dir, suite);
+}
+
+/* Run `ffnn ARGS` (NULL-terminated) into log: it must exit with want (what names the
+ * run in the failure). */
+static test_result cli_exits(const char *log, const char *const *args, int want,
+                             const char *what)
+{
+    int rc = run_cli(log, args);
+    CHECK(rc == want, "%s exited with %d, expected %d (log: %s)", what, rc, want, log);
+    return TEST_PASS;
+}
+
+/* The rows of a suite's CSV: row(line, counts) for each line after the header, which
+ * must start with header (NULL: no header, every line is a row). */
+typedef void (*csv_row_fn)(const char *line, int *counts);
+
+static test_result scan_csv(const char *csv, const char *header, csv_row_fn row, int *counts)
+{
+    FILE *f = fopen(csv, "r");
+    CHECK(f != NULL, "no %s", csv);
+    char line[4096];
+    int seen = header == NULL;
+    while (fgets(line, sizeof line, f)) {
+        if (!seen) {
+            seen = strncmp(line, header, strlen(header)) == 0;
+            continue;
+        }
+        row(line, counts);
+    }
+    fclose(f);
+    CHECK(seen, "%s: unexpected header", csv);
+    return TEST_PASS;
+}
+
+/* The suite's markdown table exists and has every heading of heads (NULL-terminated). */
+static test_result table_has(const char *table, const char *const *heads)
+{
+    CHECK(access(table, R_OK) == 0, "no %s", table);
+    for (size_t i = 0; heads[i]; i++)
+        CHECK(file_contains(table, heads[i]), "%s lacks the table '%s'", table, heads[i]);
+    return TEST_PASS;
+}
+
 /* `ffnn bench --help` and every suite's --help exit 0 and print a usage. */
-static test_result test_bench_help(char *why, size_t why_size)
+TEST_DIR_CASE("bench", bench_help)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
-    char dir[] = "/tmp/ffnn_bench_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char log[128];
+    char log[192];
     snprintf(log, sizeof log, "%s/log.txt", dir);
     /* the suites, then their first names (accepted, not listed) */
     static const char *const suites[] = {NULL,      "mnist-mlp", "regression-mlp", "local1d",
@@ -200,227 +253,156 @@ static test_result test_bench_help(char *why, size_t why_size)
         fclose(f);
         CHECK(strncmp(line, "usage: ffnn bench", 17) == 0, "first line '%s'", line);
     }
-    remove(log);
-    rmdir(dir);
     return TEST_PASS;
 }
 
-static test_result test_bench_local1d_quick_cpu(char *why, size_t why_size)
+/* A suite run as a user would, --quick --no-gpu with --out a fresh directory: it
+ * exits 0; every row of its CSV (after the header, which must start with header;
+ * NULL: no header) goes to row(line, counts), then verdict(csv, counts) judges the
+ * counts; its table has every heading of heads; each of the bad command lines (a
+ * usage error, what names it) exits with 2. */
+typedef struct suite_case {
+    const char *suite;
+    const char *const *args; /* after `bench SUITE --quick --no-gpu`, before --out */
+    const char *header;
+    csv_row_fn row;
+    test_result (*verdict)(const char *csv, const int *counts);
+    const char *const *heads;
+    const char *const *bad[2]; /* NULL: none */
+    const char *bad_what[2];
+} suite_case;
+
+static test_result run_suite_case(char *why, size_t why_size, const suite_case *c)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[] = "/tmp/ffnn_bench_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char log[128], csv[128], table[128];
-    snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/local1d.csv", dir);
-    snprintf(table, sizeof table, "%s/local1d_table.md", dir);
-    const char *args[] = {"bench", "local1d", "--quick", "--no-gpu", "--cpu-threads", "1,2",
-                          "--out", dir, NULL};
-    int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench local1d --quick --no-gpu exited with %d (log: %s)", rc, log);
-
-    FILE *f = fopen(csv, "r");
-    CHECK(f != NULL, "no %s", csv);
-    char line[2048];
-    int rows = 0, ok = 0, header = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (!header) {
-            static const char want[] = "part,variant,launch,regime,N,K,R,threads,outputs,";
-            header = strncmp(line, want, sizeof want - 1) == 0;
-            continue;
-        }
-        rows++;
-        if (strncmp(line, "omp_", 4) == 0 && strstr(line, ",ok,") != NULL) ok++;
-    }
-    fclose(f);
-    CHECK(header, "%s: unexpected header", csv);
-    /* strong + weak, unique + reused, 2 thread counts */
-    CHECK(ok == 8, "%s: %d ok OpenMP rows of %d, expected 8", csv, ok, rows);
-
-    f = fopen(table, "r");
-    CHECK(f != NULL, "no %s", table);
-    int strong = 0, weak = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "OpenMP strong scaling")) strong = 1;
-        if (strstr(line, "OpenMP weak scaling")) weak = 1;
-    }
-    fclose(f);
-    CHECK(strong && weak, "%s lacks the scaling tables", table);
-
-    const char *bad[] = {"bench", "local1d", "--r", "4", NULL};
-    rc = run_cli(log, bad);
-    CHECK(rc == 2, "--r 4 (even) exited with %d, expected 2", rc);
-    const char *unknown[] = {"bench", "seed999", NULL};
-    rc = run_cli(log, unknown);
-    CHECK(rc == 2, "an unknown suite exited with %d, expected 2", rc);
-
-    remove(csv);
-    remove(table);
-    remove(log);
-    rmdir(dir);
-    return TEST_PASS;
+    suite_files sf;
+    suite_files_in(&sf, dir, c->suite);
+    const char *args[32] = {"bench", c->suite, "--quick", "--no-gpu"};
+    size_t n = 4;
+    for (size_t i = 0; c->args[i]; i++) args[n++] = c->args[i];
+    args[n++] = "--out";
+    args[n++] = dir;
+    args[n] = NULL;
+    char what[96];
+    snprintf(what, sizeof what, "ffnn bench %s --quick --no-gpu", c->suite);
+    int counts[4] = {0, 0, 0, 0};
+    test_result t = cli_exits(sf.log, args, 0, what);
+    if (t == TEST_PASS) t = scan_csv(sf.csv, c->header, c->row, counts);
+    if (t == TEST_PASS) t = c->verdict(sf.csv, counts);
+    if (t == TEST_PASS) t = table_has(sf.table, c->heads);
+    for (int k = 0; k < 2 && t == TEST_PASS && c->bad[k]; k++)
+        t = cli_exits(sf.log, c->bad[k], 2, c->bad_what[k]);
+    test_remove_dir(dir);
+    return t;
 }
 
-/* `ffnn bench mnist-mlp --quick --no-gpu` on synthetic blobs: the CPU reference and
- * OpenMP rows of (a) ok, the cuda rows skipped; the CSV and the table written. */
-static test_result test_bench_mnist_mlp_quick_cpu(char *why, size_t why_size)
+/* local1d: counts rows, ok OpenMP rows; strong + weak, unique + reused, 2 thread
+ * counts make 8 */
+static void local1d_row(const char *line, int *n)
 {
-    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
-    char dir[] = "/tmp/ffnn_bench_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char log[128], csv[128], table[128];
-    snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/mnist-mlp.csv", dir);
-    snprintf(table, sizeof table, "%s/mnist-mlp_table.md", dir);
-    const char *args[] = {"bench", "mnist-mlp", "--quick", "--no-gpu", "--threads", "2",
-                          "--out", dir, NULL};
-    int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench mnist-mlp --quick --no-gpu exited with %d (log: %s)", rc, log);
-    FILE *f = fopen(csv, "r");
-    CHECK(f != NULL, "no %s", csv);
-    char line[4096];
-    int ok = 0, skipped = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "cpu_gpu,cpu_", 12) == 0 && strstr(line, ",ok,")) ok++;
-        if (strstr(line, ",skipped: --no-gpu,")) skipped++;
-    }
-    fclose(f);
-    CHECK(ok == 2, "%d ok CPU rows in %s, expected 2", ok, csv);
-    CHECK(skipped > 10, "%d skipped cuda rows in %s", skipped, csv);
-    CHECK(access(table, R_OK) == 0, "no %s", table);
-    const char *bad[] = {"bench", "mnist-mlp", "--epochs", "0", NULL};
-    rc = run_cli(log, bad);
-    CHECK(rc == 2, "--epochs 0 exited with %d, expected 2", rc);
+    n[0]++;
+    if (strncmp(line, "omp_", 4) == 0 && strstr(line, ",ok,") != NULL) n[1]++;
+}
+static test_result local1d_verdict(const char *csv, const int *n)
+{
+    CHECK(n[1] == 8, "%s: %d ok OpenMP rows of %d, expected 8", csv, n[1], n[0]);
     return TEST_PASS;
 }
+static const suite_case local1d_case = {
+    "local1d", (const char *const[]){"--cpu-threads", "1,2", NULL},
+    "part,variant,launch,regime,N,K,R,threads,outputs,", local1d_row, local1d_verdict,
+    (const char *const[]){"OpenMP strong scaling", "OpenMP weak scaling", NULL},
+    {(const char *const[]){"bench", "local1d", "--r", "4", NULL},
+     (const char *const[]){"bench", "seed999", NULL}},
+    {"--r 4 (even)", "an unknown suite"},
+};
+TEST_WITH(test_bench_local1d_quick_cpu, run_suite_case, &local1d_case)
 
-/* `ffnn bench regression-mlp --quick --no-gpu`, cut down to two small CPU runs: one ok
- * cpu_omp row per configuration (its check: test MSE finite and below the initial),
- * the cuda rows listed as skipped, the table written; a bad option exits with 2. */
-static test_result test_bench_regression_mlp_quick_cpu(char *why, size_t why_size)
+/* mnist-mlp on synthetic blobs: the CPU reference and OpenMP rows of (a) ok (counts
+ * 0), the cuda rows skipped (counts 1); the CSV and the table written. */
+static void mnist_mlp_row(const char *line, int *n)
 {
-    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
-    char dir[] = "/tmp/ffnn_bench_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char log[128], csv[128], table[128];
-    snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/regression-mlp.csv", dir);
-    snprintf(table, sizeof table, "%s/regression-mlp_table.md", dir);
-    const char *args[] = {"bench", "regression-mlp", "--quick", "--no-gpu", "--threads", "2",
-                          "--samples", "256", "--hidden", "32", "--hidden-samples", "512",
-                          "--out", dir, NULL};
-    int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench regression-mlp --quick --no-gpu exited with %d (log: %s)", rc, log);
+    if (strncmp(line, "cpu_gpu,cpu_", 12) == 0 && strstr(line, ",ok,")) n[0]++;
+    if (strstr(line, ",skipped: --no-gpu,")) n[1]++;
+}
+static test_result mnist_mlp_verdict(const char *csv, const int *n)
+{
+    CHECK(n[0] == 2, "%d ok CPU rows in %s, expected 2", n[0], csv);
+    CHECK(n[1] > 10, "%d skipped cuda rows in %s", n[1], csv);
+    return TEST_PASS;
+}
+static const suite_case mnist_mlp_case = {
+    "mnist-mlp", (const char *const[]){"--threads", "2", NULL}, NULL, mnist_mlp_row,
+    mnist_mlp_verdict, (const char *const[]){NULL},
+    {(const char *const[]){"bench", "mnist-mlp", "--epochs", "0", NULL}, NULL},
+    {"--epochs 0", NULL},
+};
+TEST_WITH(test_bench_mnist_mlp_quick_cpu, run_suite_case, &mnist_mlp_case)
 
-    FILE *f = fopen(csv, "r");
-    CHECK(f != NULL, "no %s", csv);
-    char line[2048];
-    int rows = 0, ok = 0, skipped = 0, header = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (!header) {
-            static const char want[] = "part,backend,samples,hidden,epochs,steps,threads,";
-            header = strncmp(line, want, sizeof want - 1) == 0;
-            continue;
-        }
-        rows++;
-        if (strstr(line, ",cpu_omp,") != NULL && strstr(line, ",ok,") != NULL) ok++;
-        if (strstr(line, ",cuda_") != NULL && strstr(line, ",skipped: --no-gpu,") != NULL)
-            skipped++;
-    }
-    fclose(f);
-    CHECK(header, "%s: unexpected header", csv);
-    CHECK(ok == 2 && skipped == 4 && rows == 6,
+/* regression-mlp cut down to two small CPU runs: one ok cpu_omp row per
+ * configuration (its check: test MSE finite and below the initial), the cuda rows
+ * listed as skipped, the table written. Counts: rows, ok cpu_omp, skipped cuda. */
+static void regression_mlp_row(const char *line, int *n)
+{
+    n[0]++;
+    if (strstr(line, ",cpu_omp,") != NULL && strstr(line, ",ok,") != NULL) n[1]++;
+    if (strstr(line, ",cuda_") != NULL && strstr(line, ",skipped: --no-gpu,") != NULL) n[2]++;
+}
+static test_result regression_mlp_verdict(const char *csv, const int *n)
+{
+    CHECK(n[1] == 2 && n[2] == 4 && n[0] == 6,
           "%s: %d ok cpu_omp rows (expected 2), %d skipped cuda rows (expected 4) of %d", csv,
-          ok, skipped, rows);
-
-    f = fopen(table, "r");
-    CHECK(f != NULL, "no %s", table);
-    int by_samples = 0, by_hidden = 0, mse = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "### Time vs samples")) by_samples = 1;
-        if (strstr(line, "### Time vs hidden width")) by_hidden = 1;
-        if (strstr(line, "### Final MSE")) mse = 1;
-    }
-    fclose(f);
-    CHECK(by_samples && by_hidden && mse, "%s lacks a table", table);
-
-    const char *bad[] = {"bench", "regression-mlp", "--epochs", "0", NULL};
-    rc = run_cli(log, bad);
-    CHECK(rc == 2, "--epochs 0 exited with %d, expected 2", rc);
-
-    remove(csv);
-    remove(table);
-    remove(log);
-    rmdir(dir);
+          n[1], n[2], n[0]);
     return TEST_PASS;
 }
+static const suite_case regression_mlp_case = {
+    "regression-mlp",
+    (const char *const[]){"--threads", "2", "--samples", "256", "--hidden", "32",
+                          "--hidden-samples", "512", NULL},
+    "part,backend,samples,hidden,epochs,steps,threads,", regression_mlp_row,
+    regression_mlp_verdict,
+    (const char *const[]){"### Time vs samples", "### Time vs hidden width", "### Final MSE",
+                          NULL},
+    {(const char *const[]){"bench", "regression-mlp", "--epochs", "0", NULL}, NULL},
+    {"--epochs 0", NULL},
+};
+TEST_WITH(test_bench_regression_mlp_quick_cpu, run_suite_case, &regression_mlp_case)
 
-/* `ffnn bench modular --quick --no-gpu`: the CPU training rows ok (the image tasks ok
- * or skipped when .devdata/fashion-mnist is absent), the GPU rows skipped, the table
- * written; a bad option exits with 2. */
-static test_result test_bench_modular_quick_cpu(char *why, size_t why_size)
+/* modular: the CPU training rows ok (the image tasks ok or skipped when
+ * .devdata/fashion-mnist is absent), the GPU rows skipped, the table written.
+ * Counts: failed rows, cpu_omp training rows, of them ok, an ok points row. */
+static void modular_row(const char *line, int *n)
 {
-    if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
-    char dir[] = "/tmp/ffnn_bench_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char log[128], csv[128], table[128];
-    snprintf(log, sizeof log, "%s/log.txt", dir);
-    snprintf(csv, sizeof csv, "%s/modular.csv", dir);
-    snprintf(table, sizeof table, "%s/modular_table.md", dir);
-    const char *args[] = {"bench", "modular", "--quick", "--no-gpu", "--threads", "2",
-                          "--out", dir, NULL};
-    int rc = run_cli(log, args);
-    CHECK(rc == 0, "ffnn bench modular --quick --no-gpu exited with %d (log: %s)", rc, log);
-    FILE *f = fopen(csv, "r");
-    CHECK(f != NULL, "no %s", csv);
-    char line[4096];
-    int header = 0, cpu_ok = 0, cpu_rows = 0, points_ok = 0, bad = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (!header) {
-            static const char want[] = "part,task,backend,arch,loss,batch,epochs,";
-            header = strncmp(line, want, sizeof want - 1) == 0;
-            continue;
-        }
-        if (strstr(line, ",\"failed") != NULL) bad++;
-        if (strncmp(line, "train,", 6) == 0 && strstr(line, ",cpu_omp,") != NULL) {
-            cpu_rows++;
-            if (strstr(line, ",\"ok\",") != NULL) cpu_ok++;
-            if (strncmp(line, "train,points,", 13) == 0 && strstr(line, ",\"ok\",")) points_ok = 1;
-        }
+    if (strstr(line, ",\"failed") != NULL) n[0]++;
+    if (strncmp(line, "train,", 6) == 0 && strstr(line, ",cpu_omp,") != NULL) {
+        n[1]++;
+        if (strstr(line, ",\"ok\",") != NULL) n[2]++;
+        if (strncmp(line, "train,points,", 13) == 0 && strstr(line, ",\"ok\",")) n[3] = 1;
     }
-    fclose(f);
-    CHECK(header, "%s: unexpected header", csv);
-    CHECK(bad == 0 && points_ok && cpu_rows == 4,
-          "%s: %d failed rows, points ok %d, %d cpu rows (%d ok)", csv, bad, points_ok,
-          cpu_rows, cpu_ok);
-    f = fopen(table, "r");
-    CHECK(f != NULL, "no %s", table);
-    int a = 0, b = 0, c = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "### a)")) a = 1;
-        if (strstr(line, "### b)")) b = 1;
-        if (strstr(line, "### c)")) c = 1;
-    }
-    fclose(f);
-    CHECK(a && b && c, "%s lacks a table", table);
-    const char *badopt[] = {"bench", "modular", "--repeats", "0", NULL};
-    rc = run_cli(log, badopt);
-    CHECK(rc == 2, "--repeats 0 exited with %d, expected 2", rc);
-    remove(csv);
-    remove(table);
-    remove(log);
-    rmdir(dir);
+}
+static test_result modular_verdict(const char *csv, const int *n)
+{
+    CHECK(n[0] == 0 && n[3] && n[1] == 4, "%s: %d failed rows, points ok %d, %d cpu rows (%d ok)",
+          csv, n[0], n[3], n[1], n[2]);
     return TEST_PASS;
 }
+static const suite_case modular_case = {
+    "modular", (const char *const[]){"--threads", "2", NULL},
+    "part,task,backend,arch,loss,batch,epochs,", modular_row, modular_verdict,
+    (const char *const[]){"### a)", "### b)", "### c)", NULL},
+    {(const char *const[]){"bench", "modular", "--repeats", "0", NULL}, NULL},
+    {"--repeats 0", NULL},
+};
+TEST_WITH(test_bench_modular_quick_cpu, run_suite_case, &modular_case)
 
 /* `ffnn bench` runs the separate program ffnn-bench; an ffnn without one beside it or on
  * PATH says so in one line, naming how to get it, and exits with 1. */
-static test_result test_bench_program_missing(char *why, size_t why_size)
+TEST_DIR_CASE("bench", bench_program_missing)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
-    char dir[] = "/tmp/ffnn_bench_XXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
-    char exe[128], log[128], cmd[512];
+    char exe[192], log[192], cmd[512];
     snprintf(exe, sizeof exe, "%s/ffnn", dir);
     snprintf(log, sizeof log, "%s/log.txt", dir);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", CLI, exe);
@@ -432,9 +414,6 @@ static test_result test_bench_program_missing(char *why, size_t why_size)
     CHECK(rc == 1, "ffnn bench without ffnn-bench exited with %d, expected 1", rc);
     CHECK(file_contains(log, "ffnn-bench is not installed") && file_contains(log, "make install"),
           "no clear message in %s", log);
-    remove(exe);
-    remove(log);
-    rmdir(dir);
     return TEST_PASS;
 }
 

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "test_files.h"
 #include "ffnn.h"
@@ -84,8 +85,7 @@ static ffnn_status fashion_slice(size_t first, size_t count, ffnn_dataset **out)
     ffnn_status st = ffnn_dataset_load_idx_dir(FASHION, &train, &test);
     if (st == FFNN_OK)
         st = ffnn_dataset_slice(train, first, count, out);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return st;
 }
 
@@ -166,8 +166,7 @@ static test_result uninterrupted(const ffnn_dataset *data, const ffnn_train_conf
     }
     if (res == TEST_PASS)
         res = record_params(t, m, r);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return res;
 }
 
@@ -230,8 +229,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     if (train_until(t, k, use_step, &got) != TEST_PASS)
         return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     /* a fresh start: other weights, a new trainer */
     CHECK_OK(ffnn_model_create(run_arch, &m));
@@ -249,8 +247,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
     if (train_until(t, STEPS, use_step, &got) != TEST_PASS || record_params(t, m, &got) != TEST_PASS)
         return TEST_FAIL;
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     for (size_t s = 0; s < STEPS; s++)
         if (got.have[s])
@@ -378,6 +375,17 @@ static ffnn_status trainer_after(const char *arch, const ffnn_dataset *data, int
     return st;
 }
 
+/* The first count Fashion-MNIST training samples into *data (the test fails, naming
+ * the error, without them), and trainer_after(arch, *data, steps). */
+static test_result fashion_trainer(size_t count, const char *arch, int steps,
+                                   ffnn_dataset **data, ffnn_model **m, ffnn_trainer **t)
+{
+    CHECK(fashion_slice(0, count, data) == FFNN_OK, "Fashion-MNIST missing: %s",
+          ffnn_last_error());
+    CHECK_OK(trainer_after(arch, *data, steps, m, t));
+    return TEST_PASS;
+}
+
 /* path holds exactly old or fresh, and loads. */
 static test_result expect_old_or_new(const char *path, const blob *old, const blob *fresh,
                                      int delay_us, int *saw_old)
@@ -426,8 +434,8 @@ TEST_DIR_CASE("ck", killed_while_saving)
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
     snprintf(fresh_path, sizeof fresh_path, "%s/fresh.ckpt", dir);
-    CHECK(fashion_slice(0, 256, &data) == FFNN_OK, "Fashion-MNIST missing: %s", ffnn_last_error());
-    CHECK_OK(trainer_after("784-640relu-640relu-10", data, 2, &m, &t));
+    if (fashion_trainer(256, "784-640relu-640relu-10", 2, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     double loss;
     CHECK_OK(ffnn_trainer_step(t, &loss));
@@ -457,17 +465,14 @@ TEST_DIR_CASE("ck", killed_while_saving)
             st = ffnn_trainer_resume(t2, path);
         if (st != FFNN_OK)
             r = TEST_FAIL, fprintf(stderr, "    resume after the kills: %s\n", ffnn_last_error());
-        ffnn_trainer_free(t2);
-        ffnn_model_free(m2);
+        TEST_FREE(t2, m2);
         printf("     %zu kills (%d during a write): the previous checkpoint survived %d times, "
                "the new one was complete otherwise\n", sizeof delays_us / sizeof delays_us[0],
                torn, saw_old);
     }
     free(old.data);
     free(fresh.data);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     return r; /* temporary files left by the kills go with the directory */
 }
 
@@ -484,9 +489,8 @@ TEST_DIR_CASE("ck", disk_full)
 
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
-    CHECK_OK(trainer_after(ARCH, data, 2, &m, &t));
+    if (fashion_trainer(SAMPLES, ARCH, 2, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     CHECK(test_read_file(path, &old) == 0 && old.size > 64 * 1024, "checkpoint too small");
     double loss;
@@ -510,9 +514,7 @@ TEST_DIR_CASE("ck", disk_full)
     int same = test_same_blob(&old, &now);
     free(old.data);
     free(now.data);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "the child's save did not fail with EFBIG naming the file (status 0x%x)", status);
     CHECK(same, "the previous checkpoint changed");
@@ -614,9 +616,7 @@ TEST_DIR_CASE("ck", diverging_run_not_saved)
           info.epoch, info.step);
     printf("     lr 1e3 diverged at epoch %d, step %zu: not saved; the step before it kept\n",
            s.epoch, s.step);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     return TEST_PASS;
 }
 
@@ -639,9 +639,8 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     memset(&s, 0, sizeof s);
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
     s.path = path;
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
-    CHECK_OK(trainer_after(ARCH, data, 3, &m, &t));
+    if (fashion_trainer(SAMPLES, ARCH, 3, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     CHECK(test_read_file(path, &s.last_good) == 0, "cannot read the checkpoint");
     CHECK_OK(ffnn_trainer_sync_model(t));
@@ -662,8 +661,7 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     free(s.last_good.data);
     s.last_good.data = NULL;
     CHECK(same, "the previous checkpoint was replaced");
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     /* the NaN seen only by the epoch's single read-back */
     CHECK_OK(trainer_after(ARCH, data, 0, &m, &t));
@@ -680,9 +678,7 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
     free(now.data);
     CHECK(test_count_entries(dir) == 1, "%d entries in %s", test_count_entries(dir), dir);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     return TEST_PASS;
 }
 
@@ -704,8 +700,7 @@ static test_result expect_refused(const char *path, const char *arch, const ffnn
     if (VERBOSE)
         fprintf(stderr, "    [%s] %s\n", ffnn_status_name(st), msg);
     ffnn_trainer_position(t, &epoch, NULL);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     CHECK(st == want, "status %s, expected %s: %s", ffnn_status_name(st), ffnn_status_name(want),
           msg);
     CHECK((!n1 || strstr(msg, n1)) && (!n2 || strstr(msg, n2)) && (!n3 || strstr(msg, n3)),
@@ -744,8 +739,7 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
     CHECK_OK(ffnn_model_save(m, model_path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
 
     ffnn_train_config c = cfg;
     c.learning_rate = 0.05f;
@@ -786,9 +780,7 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     snprintf(model_path, sizeof model_path, "%s/none.ckpt", dir);
     EXPECT(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_IO, model_path,
                           "No such file", NULL));
-    ffnn_dataset_free(data);
-    ffnn_dataset_free(fewer);
-    ffnn_dataset_free(other);
+    TEST_FREE(data, fewer, other);
     return TEST_PASS;
 }
 
@@ -886,13 +878,11 @@ TEST_DIR_CASE("ck", tampered_refused)
 
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/run.ckpt", dir);
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
-    CHECK_OK(trainer_after(ARCH, data, 5, &m, &t)); /* adam, lr 0.002, beta2 0.99 */
+    /* adam, lr 0.002, beta2 0.99 */
+    if (fashion_trainer(SAMPLES, ARCH, 5, &data, &m, &t) != TEST_PASS)
+        return TEST_FAIL;
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(t, m, data);
     CHECK_OK(ffnn_checkpoint_load(path, &m, &info));
     CHECK(info.epoch == 1 && info.step == 5 && info.steps_per_epoch == SPE &&
               info.optimizer_steps == 5 && info.train_count == SAMPLES &&
@@ -1174,8 +1164,7 @@ static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
         return TEST_FAIL;
     CHECK(es_done(t) == k, "stopped at run step %zu, expected %zu", es_done(t), k);
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     if (es_trainer(train, val, cfg, 99, &m, &t) != TEST_PASS)
         return TEST_FAIL;
     CHECK_OK(ffnn_trainer_resume(t, path));
@@ -1188,8 +1177,7 @@ static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
     CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
     test_result r = es_finish(t, m, &got);
     size_t n = ffnn_model_parameter_count(m);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     if (r == TEST_PASS) {
         same = memcmp(got.best, ref->best, n * sizeof *got.best) == 0;
         free(got.best);
@@ -1229,8 +1217,7 @@ TEST_DIR_CASE("ck", early_stopping_resume_exact)
             spe = ffnn_trainer_steps_per_epoch(t);
             r = es_finish(t, m, &ref);
         }
-        ffnn_trainer_free(t);
-        ffnn_model_free(m);
+        TEST_FREE(t, m);
         if (r == TEST_PASS && !(ref.best_epoch >= 2 && ref.stop_epoch == ref.best_epoch +
                                 ES_PATIENCE)) {
             fprintf(stderr, "    the uninterrupted run: best epoch %d, stopped after %d: "
@@ -1250,8 +1237,7 @@ TEST_DIR_CASE("ck", early_stopping_resume_exact)
                    ref.stop_epoch, cuts[0], cuts[1], cuts[2], cuts[3]);
         free(ref.best);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
+    TEST_FREE(train, val);
     return r;
 }
 
@@ -1273,8 +1259,7 @@ static test_result es_checkpoint(const char *path, const ffnn_dataset *train,
     ffnn_trainer_position(t, seen, &step);
     if (step < ffnn_trainer_steps_per_epoch(t))
         --*seen; /* the epoch in progress is not seen yet */
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return TEST_PASS;
 }
 
@@ -1370,8 +1355,7 @@ TEST_DIR_CASE("ck", early_stopping_malformed_refused)
                            "early_stopping_best_epoch", NULL);
     free(b.data);
     free(good.data);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
+    TEST_FREE(train, val);
     return r;
 }
 
@@ -1425,8 +1409,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     free(o.best);
     CHECK(o.best_epoch >= 3 && o.stop_epoch == o.best_epoch + ES_PATIENCE,
           "stopped after epoch %d, best %d", o.stop_epoch, o.best_epoch);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     /* a checkpoint with the state (best 8, seen 9) into a trainer without early
      * stopping, and into one with patience + 2 */
     if (es_checkpoint(es_path, train, val, &cfg, 9 * spe + 4, &best, &seen) != TEST_PASS)
@@ -1440,8 +1423,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     CHECK_OK(ffnn_trainer_resume(t, es_path));
     CHECK_OK(ffnn_trainer_early_stopping(t, &best, NULL, &stop));
     CHECK(best == 0 && stop == 0, "early stopping off: best epoch %d, stop %d", best, stop);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     ffnn_train_config longer = cfg;
     longer.early_stopping = ES_PATIENCE + 2;
     if (es_trainer(train, val, &longer, 9, &m, &t) != TEST_PASS)
@@ -1457,10 +1439,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     CHECK(o.stop_epoch == o.best_epoch + ES_PATIENCE + 2 && o.best_epoch >= saved_best,
           "patience %d: stopped after epoch %d, best %d", longer.early_stopping, o.stop_epoch,
           o.best_epoch);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
+    TEST_FREE(t, m, train, val);
     return TEST_PASS;
 }
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "ffnn.h"
 
@@ -51,11 +52,15 @@ static int count_lines(const char *text, const char *prefix)
     return n;
 }
 
-/* A fresh directory /tmp/ffnn_out_XXXXXX into dir [64]; 0 on success. */
-static int make_dir(char *dir)
+/* A fresh directory /tmp/ffnn_out_XXXXXX into dir [64], and the path of its out.txt
+ * (the CLI's output) into out [96]; 0 on success. */
+static int make_dir(char *dir, char *out)
 {
     snprintf(dir, 64, "/tmp/ffnn_out_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(out, 96, "%s/out.txt", dir);
+    return 0;
 }
 
 static void remove_tree(const char *dir)
@@ -71,8 +76,7 @@ static test_result print_every_and_quiet(char *why, size_t why_size)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[64], out[96], text[8192];
-    CHECK(make_dir(dir) == 0, "mkdtemp");
-    snprintf(out, sizeof out, "%s/out.txt", dir);
+    CHECK(make_dir(dir, out) == 0, "mkdtemp");
     const char *every[] = {"train", "--data", "synth:points:400", "--arch", "2-8relu-1", "--loss",
                            "bce", "--epochs", "7", "--print-every", "3", NULL};
     CHECK(cli_run(every, out, NULL) == 0, "--print-every 3 failed (%s)", out);
@@ -159,7 +163,7 @@ static test_result default_data_offline(char *why, size_t why_size)
         SKIP("no Fashion-MNIST in /usr/share/datasets/fashion-mnist (apt-get install "
              "dataset-fashion-mnist)");
     char dir[64], bin[96], curl[128], out[96], text[8192], path[128];
-    CHECK(make_dir(dir) == 0, "mkdtemp");
+    CHECK(make_dir(dir, out) == 0, "mkdtemp");
     snprintf(bin, sizeof bin, "%s/bin", dir);
     CHECK(mkdir(bin, 0755) == 0, "mkdir %s", bin);
     snprintf(curl, sizeof curl, "%s/curl", bin);
@@ -168,7 +172,6 @@ static test_result default_data_offline(char *why, size_t why_size)
     fputs("#!/bin/sh\necho 'curl: (6) Could not resolve host' >&2\nexit 6\n", f);
     fclose(f);
     CHECK(chmod(curl, 0755) == 0, "chmod");
-    snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(path, sizeof path, "PATH=%s", bin);
     const char *env[] = {path, NULL};
     const cli_run_opts opts = {.cwd = dir, .env = env};
@@ -199,9 +202,8 @@ static test_result plot_validation_and_missing_matplotlib(char *why, size_t why_
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     if (access(PYTHON, X_OK) != 0) SKIP("no %s", PYTHON);
     char dir[64], log[96], out[96], png[96], text[4096], fake[128];
-    CHECK(make_dir(dir) == 0, "mkdtemp");
+    CHECK(make_dir(dir, out) == 0, "mkdtemp");
     snprintf(log, sizeof log, "%s/run.csv", dir);
-    snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(png, sizeof png, "%s/run.png", dir);
     const char *train[] = {"train", "--data", "synth:points:400", "--arch", "2-8relu-1", "--loss",
                            "bce", "--epochs", "3", "--val-split", "0.2", "--log", log, NULL};
@@ -264,18 +266,14 @@ static test_result error_terms(char *why, size_t why_size)
     ffnn_status st = ffnn_trainer_create(m, train, &cfg, &t);
     char message[1024];
     snprintf(message, sizeof message, "%s", ffnn_last_error());
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, m, train, test);
     CHECK(st == FFNN_ERR_UNSUPPORTED, "bf16 on the cpu: %s", ffnn_status_name(st));
     CHECK(strstr(message, "precision bf16") && strstr(message, "device cuda") &&
           !strstr(message, "--"), "not in the API's terms: %s", message);
 
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[64], out[96], text[4096];
-    CHECK(make_dir(dir) == 0, "mkdtemp");
-    snprintf(out, sizeof out, "%s/out.txt", dir);
+    CHECK(make_dir(dir, out) == 0, "mkdtemp");
     const char *args[] = {"train", "--data", "synth:points:200", "--arch", "2-8relu-1", "--loss",
                           "bce", "--device", "cpu", "--precision", "bf16", NULL};
     CHECK(cli_run(args, out, NULL) == 1, "ffnn train --precision bf16 --device cpu did not fail");

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "data/csv.h"
 #include "data/dataset.h"
@@ -311,9 +312,7 @@ TEST_DIR_CASE("csv", csv_missing_target)
     const float *y = ffnn_dataset_float_features(e), want[6] = {1, 2, 0, 5, 2, 1};
     CHECK(memcmp(y, want, sizeof want) == 0, "encoded %g %g %g / %g %g %g", y[0], y[1], y[2],
           y[3], y[4], y[5]);
-    ffnn_table_free(enc);
-    ffnn_dataset_free(e);
-    ffnn_dataset_free(ds);
+    TEST_FREE(enc, e, ds);
     return TEST_PASS;
 }
 

@@ -22,6 +22,7 @@
 #include "data/dataset.h"
 #include "ffnn.h"
 #include "core/rng.h"
+#include "test_numeric.h"
 #include "test_parity.h"
 #include "train/train_internal.h"
 
@@ -63,8 +64,7 @@ static test_result points_definition(char *why, size_t why_size)
         }
         CHECK(ones > n * 2 / 5 && ones < n * 3 / 5, "set %d: %zu of %zu labelled 1", s, ones, n);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -121,8 +121,7 @@ static test_result regression_definition(char *why, size_t why_size)
         double var = sum2 / (double)n - (sum / (double)n) * (sum / (double)n);
         CHECK(var > 0.7 && var < 1.3, "set %d: target variance %g (about 0.97 expected)", s, var);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -163,12 +162,7 @@ static test_result synthetic_deterministic(char *why, size_t why_size)
         CHECK(same_data(a, d), "%s: the spec's seed 7 is not used", with_seed);
         CHECK(ffnn_dataset_count(at) == (ffnn_dataset_count(a) + 4) / 5, "test count %zu",
               ffnn_dataset_count(at));
-        ffnn_dataset_free(a);
-        ffnn_dataset_free(at);
-        ffnn_dataset_free(b);
-        ffnn_dataset_free(bt);
-        ffnn_dataset_free(c);
-        ffnn_dataset_free(d);
+        TEST_FREE(a, at, b, bt, c, d);
     }
     ffnn_dataset *t = NULL;
     CHECK_OK(ffnn_dataset_synthetic("synth:regression", 1, NULL, &t));
@@ -264,9 +258,7 @@ static test_result select_classes(char *why, size_t why_size)
     CHECK(ffnn_dataset_select_classes(reg, 0, 1, &sel) == FFNN_ERR_INVALID_ARGUMENT &&
               strstr(ffnn_last_error(), "float targets"), "float targets accepted: %s",
           ffnn_last_error());
-    ffnn_dataset_free(reg);
-    ffnn_dataset_free(fl);
-    ffnn_dataset_free(ds);
+    TEST_FREE(reg, fl, ds);
     return TEST_PASS;
 }
 
@@ -292,8 +284,7 @@ static test_result select_classes_idx(char *why, size_t why_size)
                      784) == 0 && ffnn_dataset_labels(sel)[k] == l, "sample %zu", i);
         k++;
     }
-    ffnn_dataset_free(sel);
-    ffnn_dataset_free(test);
+    TEST_FREE(sel, test);
     return TEST_PASS;
 }
 
@@ -401,39 +392,18 @@ static test_result gradcheck_float(const char *arch, ffnn_loss loss, size_t widt
     }
     ffnn_dataset *ds = NULL;
     CHECK_OK(ffnn_dataset_from_arrays(S, F, x, NULL, width, t, &ds));
-    ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create(arch, &m));
-    CHECK_OK(ffnn_model_init(m, 5));
-    float *p = ffnn_model_parameters(m);
-    size_t n = ffnn_model_parameter_count(m);
-    for (size_t i = 0; i < n; i++)
-        p[i] *= 2.0f;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
-    cfg.loss = loss;
-    cfg.batch_size = S;
-    cfg.eval_batch_size = S;
-    ffnn_trainer *tr = NULL;
-    CHECK_OK(ffnn_trainer_create(m, ds, &cfg, &tr));
-    int32_t rows[S];
-    for (int i = 0; i < S; i++)
-        rows[i] = i;
-    float *grad = malloc(n * sizeof *grad);
-    CHECK(grad != NULL, "malloc");
+    test_gc g;
+    CHECK_OK(test_gc_create(ds, arch, 5, 2.0f, loss, &g));
+    const float *grad = g.grad;
+    const size_t n = g.n;
     double L0, Lp, Lm;
-    CHECK_OK(ffnn_trainer_gradient(tr, rows, S, &L0, grad));
+    CHECK_OK(ffnn_trainer_gradient(g.t, g.rows, S, &L0, g.grad));
     const float h = 1e-2f;
     size_t kinks = 0;
     for (size_t i = 0; i < n; i++) {
-        float saved = p[i];
-        p[i] = saved + h;
-        CHECK_OK(ffnn_trainer_upload_model(tr));
-        CHECK_OK(ffnn_trainer_gradient(tr, rows, S, &Lp, NULL));
-        p[i] = saved - h;
-        CHECK_OK(ffnn_trainer_upload_model(tr));
-        CHECK_OK(ffnn_trainer_gradient(tr, rows, S, &Lm, NULL));
-        p[i] = saved;
+        const float saved = g.p[i];
+        CHECK_OK(test_gc_loss_at(&g, i, saved + h, &Lp));
+        CHECK_OK(test_gc_loss_at(&g, i, saved - h, &Lm));
         double fd = (Lp - Lm) / (2.0 * h), fwd = (Lp - L0) / h, bwd = (L0 - Lm) / h;
         if (fabs(fd - grad[i]) > 1e-4 + 1e-3 * fabs(grad[i])) {
             if (fabs(fwd - bwd) > 1e-2 + 0.1 * fabs(fd)) {
@@ -445,9 +415,7 @@ static test_result gradcheck_float(const char *arch, ffnn_loss loss, size_t widt
         }
     }
     CHECK(kinks * 20 <= n, "%s: %zu of %zu parameters at kinks", arch, kinks, n);
-    free(grad);
-    ffnn_trainer_free(tr);
-    ffnn_model_free(m);
+    test_gc_free(&g);
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
@@ -513,11 +481,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
     CHECK_OK(ffnn_trainer_evaluate(t, test, &loss, &acc));
     CHECK(ffnn_trainer_evaluate(t, pts, &loss, &acc) == FFNN_ERR_INVALID_ARGUMENT,
           "2-feature data accepted");
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(pts);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, m, pts, train, test);
     return TEST_PASS;
 }
 
@@ -559,10 +523,7 @@ static test_result train_points(char *why, size_t why_size)
     double macc = (double)(confusion[0] + confusion[3]) / (double)ffnn_dataset_count(test);
     CHECK(fabs(mloss - loss) <= 1e-6 * (1 + loss) && fabs(macc - accuracy) < 1e-12,
           "model_evaluate: loss %.9g acc %.6f, trainer: %.9g %.6f", mloss, macc, loss, accuracy);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, m, train, test);
     return TEST_PASS;
 }
 
@@ -614,10 +575,7 @@ static test_result train_regression(char *why, size_t why_size)
     CHECK_OK(ffnn_model_evaluate(m, test, 100, &mloss, confusion));
     CHECK(fabs(mloss - loss) <= 1e-6 * (1 + loss), "model_evaluate %.9g, trainer %.9g", mloss,
           loss);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, m, train, test);
     return TEST_PASS;
 }
 
@@ -661,11 +619,7 @@ static test_result cuda_follows_cpu_float(char *why, size_t why_size)
               "%s: evaluation cpu %.6f/%.4f, cuda %.6f/%.4f", cases[c].spec, lc, ac, lg, ag);
         printf("     %s %s %s: 200 steps, worst relative loss difference %.2e\n", cases[c].spec,
                cases[c].arch, ffnn_optimizer_name(cases[c].opt), worst);
-        ffnn_trainer_free(cpu);
-        ffnn_trainer_free(gpu);
-        ffnn_model_free(m);
-        ffnn_dataset_free(train);
-        ffnn_dataset_free(test);
+        TEST_FREE(cpu, gpu, m, train, test);
     }
     return TEST_PASS;
 }

@@ -40,9 +40,7 @@ static test_result same_bits(ffnn_device device, ffnn_strategy kernels)
           "final weights differ");
     ffnn_model_free(m[0]);
     ffnn_model_free(m[1]);
-    ffnn_dataset_free(part);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(part, train, test);
     return TEST_PASS;
 }
 

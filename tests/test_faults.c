@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "ffnn.h"
 #include "test_files.h"
@@ -84,8 +85,7 @@ TEST_DIR_CASE("faults", kill9_during_model_saves)
            "survived %d times, the new one was complete otherwise\n", torn, saw_old);
     free(old.data);
     free(fresh.data);
-    ffnn_model_free(old_m);
-    ffnn_model_free(new_m);
+    TEST_FREE(old_m, new_m);
     return TEST_PASS;
 }
 

@@ -89,8 +89,7 @@ static test_result follow(const feature_case *c, ffnn_device device, int threads
                   strstr(ffnn_last_error(), "persistent"),
               "%s refused: %s", what, ffnn_last_error());
         printf("     %s: refused (%s)\n", what, ffnn_last_error());
-        ffnn_trainer_free(ref);
-        ffnn_model_free(m);
+        TEST_FREE(ref, m);
         return TEST_PASS;
     }
     double worst = 0;
@@ -106,9 +105,7 @@ static test_result follow(const feature_case *c, ffnn_device device, int threads
            device == FFNN_DEVICE_CUDA && strategy == FFNN_STRATEGY_AUTO
                ? ffnn_strategy_name(ffnn_trainer_strategy(other)) : "",
            worst, l1, l0);
-    ffnn_trainer_free(ref);
-    ffnn_trainer_free(other);
-    ffnn_model_free(m);
+    TEST_FREE(ref, other, m);
     return TEST_PASS;
 }
 
@@ -118,8 +115,7 @@ static test_result load(ffnn_dataset **train, ffnn_dataset **test)
     LOAD_FASHION(&full, &full_test);
     CHECK_OK(ffnn_dataset_slice(full, 0, 1000, train));
     CHECK_OK(ffnn_dataset_slice(full_test, 0, 2000, test));
-    ffnn_dataset_free(full);
-    ffnn_dataset_free(full_test);
+    TEST_FREE(full, full_test);
     return TEST_PASS;
 }
 
@@ -132,8 +128,7 @@ static test_result omp_follows(char *why, size_t why_size)
     for (int c = 0; c < CASES; c++)
         if (follow(&cases[c], FFNN_DEVICE_CPU, 2, FFNN_STRATEGY_AUTO, train, test) != TEST_PASS)
             return TEST_FAIL;
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -151,8 +146,7 @@ static test_result cuda_follows(char *why, size_t why_size)
         for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; s++)
             if (follow(&cases[c], FFNN_DEVICE_CUDA, 1, strategies[s], train, test) != TEST_PASS)
                 return TEST_FAIL;
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 

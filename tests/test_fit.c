@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 
 /* The loop ffnn_train documents, by hand, on the same model and data. */
@@ -31,9 +32,7 @@ static ffnn_status by_hand(ffnn_model *m, const ffnn_dataset *train, const ffnn_
     }
     if (!st && cfg->early_stopping && best > 0)
         st = ffnn_trainer_restore_best(t);
-    ffnn_trainer_free(t);
-    ffnn_dataset_free(tz);
-    ffnn_dataset_free(vz);
+    TEST_FREE(t, tz, vz);
     return st;
 }
 
@@ -81,11 +80,7 @@ static test_result one_call_equals_loop(int patience)
     }
     printf("     patience %d: %d epochs, last train_loss %.5f, %zu parameters equal\n", patience,
            epochs, last.train_loss, n);
-    ffnn_model_free(a);
-    ffnn_model_free(b);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
-    ffnn_dataset_free(all);
+    TEST_FREE(a, b, train, val, all);
     return TEST_PASS;
 }
 
@@ -114,8 +109,7 @@ static test_result test_fit_refuses(char *why, size_t why_size)
               strstr(ffnn_last_error(), "validation"),
           "early stopping without val: %s", ffnn_last_error());
     CHECK(ffnn_train(NULL, train, NULL, &cfg, NULL) == FFNN_ERR_INVALID_ARGUMENT, "NULL model");
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
+    TEST_FREE(m, train);
     return TEST_PASS;
 }
 

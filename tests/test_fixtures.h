@@ -1,5 +1,6 @@
 /* test_fixtures.h - what many suites start a test with: the skip without a GPU and
- * the Fashion-MNIST data set (Debian's dataset-fashion-mnist, tools/install_deps.sh). */
+ * the Fashion-MNIST data set (Debian's dataset-fashion-mnist, tools/install_deps.sh);
+ * and what they end one with: TEST_FREE. */
 #ifndef FFNN_TEST_FIXTURES_H
 #define FFNN_TEST_FIXTURES_H
 
@@ -24,6 +25,29 @@
 #define LOAD_FASHION(train, test)                                                 \
     CHECK(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, train, test) == FFNN_OK,    \
           "Fashion-MNIST missing: %s", ffnn_last_error())
+
+/* Free what a test made, in the order given (1 to 8 arguments): each a model, data
+ * set, trainer, predictor or table, NULL allowed (as their free functions take it).
+ * TEST_FREE(t, m, train, test) is ffnn_trainer_free(t); ffnn_model_free(m); ... */
+#define TEST_FREE(...)                                                            \
+    do {                                                                          \
+        TEST_FREE_PICK_(__VA_ARGS__, TEST_FREE8_, TEST_FREE7_, TEST_FREE6_,       \
+                        TEST_FREE5_, TEST_FREE4_, TEST_FREE3_, TEST_FREE2_,       \
+                        TEST_FREE1_, unused)(__VA_ARGS__)                         \
+    } while (0)
+#define TEST_FREE_PICK_(_1, _2, _3, _4, _5, _6, _7, _8, name, ...) name
+#define TEST_FREE_ONE_(p)                                                         \
+    _Generic((p), ffnn_model *: ffnn_model_free, ffnn_dataset *: ffnn_dataset_free, \
+             ffnn_trainer *: ffnn_trainer_free, ffnn_predictor *: ffnn_predictor_free, \
+             ffnn_table *: ffnn_table_free)(p);
+#define TEST_FREE1_(a) TEST_FREE_ONE_(a)
+#define TEST_FREE2_(a, ...) TEST_FREE_ONE_(a) TEST_FREE1_(__VA_ARGS__)
+#define TEST_FREE3_(a, ...) TEST_FREE_ONE_(a) TEST_FREE2_(__VA_ARGS__)
+#define TEST_FREE4_(a, ...) TEST_FREE_ONE_(a) TEST_FREE3_(__VA_ARGS__)
+#define TEST_FREE5_(a, ...) TEST_FREE_ONE_(a) TEST_FREE4_(__VA_ARGS__)
+#define TEST_FREE6_(a, ...) TEST_FREE_ONE_(a) TEST_FREE5_(__VA_ARGS__)
+#define TEST_FREE7_(a, ...) TEST_FREE_ONE_(a) TEST_FREE6_(__VA_ARGS__)
+#define TEST_FREE8_(a, ...) TEST_FREE_ONE_(a) TEST_FREE7_(__VA_ARGS__)
 
 /* An architecture string the parser must refuse: FFNN_ERR_PARSE, no model, and a
  * message containing expect. */

@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "backend/omp/omp_kernels.h"
 
@@ -128,8 +129,7 @@ static test_result run_case(const golden_way *w, ffnn_optimizer opt, const char 
                 (uInt)(ffnn_model_parameter_count(m) * sizeof(float)));
     CHECK((size_t)n < line_size - 20, "line too long");
     snprintf(line + n, line_size - (size_t)n, " crc=%08lx", (unsigned long)crc);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return TEST_PASS;
 }
 
@@ -226,11 +226,7 @@ static test_result golden_run(size_t first, size_t last, char *why, size_t why_s
     if (out)
         fclose(out);
     free(golden);
-    ffnn_dataset_free(small);
-    ffnn_dataset_free(fashion);
-    ffnn_dataset_free(fashion_test);
-    ffnn_dataset_free(motif);
-    ffnn_dataset_free(motif_test);
+    TEST_FREE(small, fashion, fashion_test, motif, motif_test);
     if (r == TEST_PASS && record)
         SKIP("recorded to %s, nothing compared", record);
     CHECK(r != TEST_PASS || compared > 0, "no line compared");

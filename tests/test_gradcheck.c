@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_numeric.h"
+#include "test_fixtures.h"
 #include "data/dataset.h"
 #include "ffnn.h"
 #include "train/train_internal.h"
@@ -61,31 +63,17 @@ static test_result check_gradients_weighted(const char *arch, ffnn_loss loss, in
             w[i] = i == 1 ? 0.0f : 0.25f + 0.5f * (float)(i % 7);
         CHECK_OK(ffnn_dataset_set_sample_weights(ds, w));
     }
-    ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create(arch, &m));
-    CHECK_OK(ffnn_model_init(m, 7));
-    float *p = ffnn_model_parameters(m);
-    size_t n = ffnn_model_parameter_count(m);
-    for (size_t i = 0; i < n; i++) /* larger weights: sharper, non-trivial gradients */
-        p[i] *= 3.0f;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
-    cfg.loss = loss;
-    cfg.batch_size = GC_SAMPLES;
-    cfg.eval_batch_size = GC_SAMPLES;
-    ffnn_trainer *t = NULL;
-    CHECK_OK(ffnn_trainer_create(m, ds, &cfg, &t));
-    int32_t rows[GC_SAMPLES];
-    for (int i = 0; i < GC_SAMPLES; i++)
-        rows[i] = i;
-    float *grad = malloc(n * sizeof *grad);
-    CHECK(grad != NULL, "malloc");
+    test_gc g;
+    CHECK_OK(test_gc_create(ds, arch, 7, 3.0f, loss, &g));
+    g.dropout = 1;
+    g.dstep = dstep;
+    const float *grad = g.grad;
+    const size_t n = g.n;
     double L0, Lp, Lm;
-    CHECK_OK(ffnn_trainer_gradient_dropout(t, rows, GC_SAMPLES, dstep, &L0, grad));
+    CHECK_OK(ffnn_trainer_gradient_dropout(g.t, g.rows, GC_SAMPLES, dstep, &L0, g.grad));
     if (dstep) { /* the masks act: the loss differs from the one without dropout */
         double plain;
-        CHECK_OK(ffnn_trainer_gradient(t, rows, GC_SAMPLES, &plain, NULL));
+        CHECK_OK(ffnn_trainer_gradient(g.t, g.rows, GC_SAMPLES, &plain, NULL));
         CHECK(plain != L0, "%s: dropout at step %llu left the loss %.9g", arch,
               (unsigned long long)dstep, L0);
     }
@@ -93,14 +81,9 @@ static test_result check_gradients_weighted(const char *arch, ffnn_loss loss, in
     size_t kinks = 0, retried = 0;
     double worst = 0;
     for (size_t i = 0; i < n; i++) {
-        float saved = p[i];
-        p[i] = saved + h;
-        CHECK_OK(ffnn_trainer_upload_model(t));
-        CHECK_OK(ffnn_trainer_gradient_dropout(t, rows, GC_SAMPLES, dstep, &Lp, NULL));
-        p[i] = saved - h;
-        CHECK_OK(ffnn_trainer_upload_model(t));
-        CHECK_OK(ffnn_trainer_gradient_dropout(t, rows, GC_SAMPLES, dstep, &Lm, NULL));
-        p[i] = saved;
+        const float saved = g.p[i];
+        CHECK_OK(test_gc_loss_at(&g, i, saved + h, &Lp));
+        CHECK_OK(test_gc_loss_at(&g, i, saved - h, &Lm));
         double fd = (Lp - Lm) / (2.0 * h);
         double fwd = (Lp - L0) / h, bwd = (L0 - Lm) / h;
         double err = fabs(fd - grad[i]);
@@ -110,13 +93,8 @@ static test_result check_gradients_weighted(const char *arch, ffnn_loss loss, in
              * often; the tolerance's absolute part 4e-4 for the 4x rounding noise */
             const float h4 = h / 4.0f;
             double Lp4, Lm4;
-            p[i] = saved + h4;
-            CHECK_OK(ffnn_trainer_upload_model(t));
-            CHECK_OK(ffnn_trainer_gradient_dropout(t, rows, GC_SAMPLES, dstep, &Lp4, NULL));
-            p[i] = saved - h4;
-            CHECK_OK(ffnn_trainer_upload_model(t));
-            CHECK_OK(ffnn_trainer_gradient_dropout(t, rows, GC_SAMPLES, dstep, &Lm4, NULL));
-            p[i] = saved;
+            CHECK_OK(test_gc_loss_at(&g, i, saved + h4, &Lp4));
+            CHECK_OK(test_gc_loss_at(&g, i, saved - h4, &Lm4));
             const double fd4 = (Lp4 - Lm4) / (2.0 * h4);
             if (fabs(fd4 - grad[i]) <= 4e-4 + 1e-3 * fabs(grad[i])) {
                 retried++;
@@ -134,10 +112,8 @@ static test_result check_gradients_weighted(const char *arch, ffnn_loss loss, in
     }
     CHECK(kinks * 20 <= n, "%s: %zu of %zu parameters at kinks (%zu more checked at h/4)",
           arch, kinks, n, retried);
-    CHECK_OK(ffnn_trainer_upload_model(t));
-    free(grad);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    CHECK_OK(ffnn_trainer_upload_model(g.t));
+    test_gc_free(&g);
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }

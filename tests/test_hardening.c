@@ -171,13 +171,7 @@ TEST_DIR_CASE("hard", checkpoint_long_arch_resumes)
           strlen(arch));
     CHECK_OK(make_trainer(arch, train, &m2, &t2));
     CHECK_OK(ffnn_trainer_resume(t2, path));
-    ffnn_trainer_free(t);
-    ffnn_trainer_free(t2);
-    ffnn_model_free(m);
-    ffnn_model_free(m2);
-    ffnn_model_free(loaded);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, t2, m, m2, loaded, train, test);
     free(arch);
     return TEST_PASS;
 }
@@ -203,12 +197,7 @@ TEST_DIR_CASE("hard", resume_refuses_arch_differing_late)
     ffnn_status st = ffnn_trainer_resume(t2, path);
     CHECK(st != FFNN_OK && strstr(ffnn_last_error(), "cannot resume: the architecture is"),
           "resumed a checkpoint of another architecture: [%d] %s", (int)st, ffnn_last_error());
-    ffnn_trainer_free(t);
-    ffnn_trainer_free(t2);
-    ffnn_model_free(m);
-    ffnn_model_free(m2);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, t2, m, m2, train, test);
     free(a);
     free(b);
     return TEST_PASS;
@@ -363,10 +352,7 @@ static test_result test_cuda_training_beyond_device_memory(char *why, size_t why
     cfg.optimizer = FFNN_OPT_ADAM;
     cfg.strategy = FFNN_STRATEGY_CUBLAS;
     ffnn_status st = ffnn_trainer_create(m, train, &cfg, &t);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, m, train, test);
     CHECK(st == FFNN_ERR_NO_MEMORY && strstr(ffnn_last_error(), "needs an estimated") &&
           strstr(ffnn_last_error(), "cuda memory"), "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
@@ -524,8 +510,7 @@ TEST_DIR_CASE("hard", save_keeps_mode_and_symlink)
     CHECK(stat(target, &st) == 0 && (st.st_mode & 07777) == 0600, "mode %04o, expected 0600",
           (unsigned)(st.st_mode & 07777));
     CHECK_OK(ffnn_model_load(target, &back, NULL));
-    ffnn_model_free(back);
-    ffnn_model_free(m);
+    TEST_FREE(back, m);
     CHECK(count_temporaries(dir) == 0, "temporary files left");
     return TEST_PASS;
 }

@@ -42,6 +42,28 @@ static void join(char *buf, size_t size, const char *dir, const char *name)
     snprintf(buf, size, "%s/%s", dir, name);
 }
 
+/* The small model these tests save: 2-2, initialised with seed 1, loss ce. */
+static ffnn_status tiny_model(ffnn_model **m)
+{
+    ffnn_status st = ffnn_model_create("2-2", m);
+    if (st == FFNN_OK)
+        st = ffnn_model_init(*m, 1);
+    if (st == FFNN_OK)
+        (void)ffnn_model_set_loss(*m, FFNN_LOSS_SOFTMAX_CE);
+    return st;
+}
+
+/* tiny_model saved to path (and freed). */
+static ffnn_status save_tiny_model(const char *path)
+{
+    ffnn_model *m = NULL;
+    ffnn_status st = tiny_model(&m);
+    if (st == FFNN_OK)
+        st = ffnn_model_save(m, path);
+    ffnn_model_free(m);
+    return st;
+}
+
 /* The bytes of path as a NUL-terminated string (caller frees), or NULL. */
 static char *read_text(const char *path)
 {
@@ -170,15 +192,10 @@ TEST_DIR_CASE("hard2", escape_c1_raw_bytes)
     CHECK(!strcmp(out, "ab"), "truncated inside a character: '%s'", out);
     NEED_CLI();
     char model[512], csv[512], log[512];
-    ffnn_model *m = NULL;
     join(model, sizeof model, dir, "m.safetensors");
     join(csv, sizeof csv, dir, "in.csv");
     join(log, sizeof log, dir, "out.txt");
-    CHECK_OK(ffnn_model_create("2-2", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
-    CHECK_OK(ffnn_model_save(m, model));
-    ffnn_model_free(m);
+    CHECK_OK(save_tiny_model(model));
     CHECK(test_write_file(csv, "1,\x9b" "2J\n", 6) == 0, "write");
     const char *args[] = {"predict", "--model", model, "--input", csv, NULL};
     int rc = cli_run(args, log, NULL);
@@ -280,9 +297,7 @@ TEST_DIR_CASE("hard2", planted_symlink_refused)
               "%s: exit %d without the refusal (see %s)", flags[i], rc, out);
     }
     ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("2-2", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(tiny_model(&m));
     ffnn_status st = ffnn_model_save(m, link[0]);
     CHECK(st == FFNN_ERR_IO && strstr(ffnn_last_error(), "uid 65534"), "[%d] %s", (int)st,
           ffnn_last_error());
@@ -468,13 +483,9 @@ TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
     UNUSED_WHY();
     char path[512];
     blob before, after;
-    ffnn_model *good = NULL, *m = NULL;
+    ffnn_model *m = NULL;
     join(path, sizeof path, dir, "m.safetensors");
-    CHECK_OK(ffnn_model_create("2-2", &good));
-    CHECK_OK(ffnn_model_init(good, 1));
-    (void)ffnn_model_set_loss(good, FFNN_LOSS_SOFTMAX_CE);
-    CHECK_OK(ffnn_model_save(good, path));
-    ffnn_model_free(good);
+    CHECK_OK(save_tiny_model(path));
     CHECK(test_read_file(path, &before) == 0, "read");
     static const struct { const char *arch; ffnn_loss loss; const char *why; } bad[] = {
         {"2-1sigmoid", FFNN_LOSS_SIGMOID_BCE, "no activation"},
@@ -671,13 +682,8 @@ TEST_DIR_CASE("hard2", predict_stdin_streams)
     UNUSED_WHY();
     NEED_CLI();
     char model[512], buf[256];
-    ffnn_model *m = NULL;
     join(model, sizeof model, dir, "m.safetensors");
-    CHECK_OK(ffnn_model_create("2-2", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
-    CHECK_OK(ffnn_model_save(m, model));
-    ffnn_model_free(m);
+    CHECK_OK(save_tiny_model(model));
     int in[2], out[2];
     CHECK(pipe(in) == 0 && pipe(out) == 0, "pipe");
     fflush(stdout);
@@ -715,9 +721,7 @@ TEST_DIR_CASE("hard2", save_empty_path_message)
     UNUSED_WHY();
     (void)dir;
     ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("2-2", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(tiny_model(&m));
     ffnn_status st = ffnn_model_save(m, "");
     ffnn_model_free(m);
     CHECK(st == FFNN_ERR_IO && strstr(ffnn_last_error(), "empty path") &&
@@ -734,9 +738,7 @@ TEST_DIR_CASE("hard2", info_json_interrupted_field)
     ffnn_model *m = NULL;
     join(path, sizeof path, dir, "m.safetensors");
     join(out, sizeof out, dir, "out.txt");
-    CHECK_OK(ffnn_model_create("2-2", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
+    CHECK_OK(tiny_model(&m));
     CHECK_OK(ffnn_model_save(m, path));
     const char *args[] = {"info", "--json", path, NULL};
     CHECK(cli_run(args, out, NULL) == 0 && file_contains(out, "\"interrupted\":null"),

@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "test_files.h"
 #include "ffnn.h"
 
@@ -528,8 +529,7 @@ DIR_TEST(load_dir)
     CHECK_OK(ffnn_dataset_load_idx_dir(dir, &train, &test));
     CHECK(ffnn_dataset_count(train) == 3 && ffnn_dataset_count(test) == 3, "counts");
     CHECK(ffnn_dataset_classes(test) == 5, "classes %d", ffnn_dataset_classes(test));
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     test = NULL;
     CHECK_OK(ffnn_dataset_load_idx_dir(dir, NULL, &test));
     CHECK(ffnn_dataset_count(test) == 3, "test count");
@@ -575,8 +575,7 @@ DIR_TEST(slice)
     CHECK(ffnn_dataset_classes(s) == 5, "classes %d (inherited)", ffnn_dataset_classes(s));
     CHECK(memcmp(ffnn_dataset_images(s), ffnn_dataset_images(ds) + 6, 12) == 0, "pixels");
     CHECK(ffnn_dataset_labels(s)[0] == 4 && ffnn_dataset_labels(s)[1] == 2, "labels");
-    ffnn_dataset_free(s);
-    ffnn_dataset_free(ds);
+    TEST_FREE(s, ds);
     ffnn_dataset_free(NULL);
     CHECK(ffnn_dataset_count(NULL) == 0 && ffnn_dataset_images(NULL) == NULL, "NULL");
     return TEST_PASS;
@@ -601,8 +600,7 @@ static test_result test_fashion_mnist(char *why, size_t why_size)
         per_class[ffnn_dataset_labels(train)[i]]++;
     for (int c = 0; c < 10; c++)
         CHECK(per_class[c] == 6000, "class %d has %zu training samples", c, per_class[c]);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 

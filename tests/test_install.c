@@ -139,7 +139,7 @@ TEST_DIR_CASE("install", examples_run)
 /* tests/install_test.sh MODE BUILD [NVCC=] [FFNN_MAKE_ARGS...]: exit 0 passes, 77
  * skips. FFNN_MAKE_ARGS: the make variables of this build when the tests run outside
  * make test (e.g. "CJSON_DIR=DIR"; make test passes its own through MAKEFLAGS). */
-static test_result install_script(const char *mode, char *why, size_t why_size)
+static test_result install_script(char *why, size_t why_size, const char *mode)
 {
     char build[512], extra[1024];
     build_dir(build, sizeof build);
@@ -159,28 +159,19 @@ static test_result install_script(const char *mode, char *why, size_t why_size)
     return TEST_PASS;
 }
 
-static test_result install_destdir(char *why, size_t why_size)
-{
-    return install_script("install", why, why_size);
-}
+TEST_WITH(install_destdir, install_script, "install")
 
-static test_result man_page(char *why, size_t why_size)
-{
-    return install_script("man", why, why_size);
-}
+TEST_WITH(man_page, install_script, "man")
 
 /* docs/CLI.md, the CLI reference, names every option of each command's --help. */
-static test_result cli_reference(char *why, size_t why_size)
-{
-    return install_script("clidoc", why, why_size);
-}
+TEST_WITH(cli_reference, install_script, "clidoc")
 
 /* ffnn train runs with the environment it was given: no OpenMP variable added, no
  * re-execution (its threads are the library's pool, docs/PERFORMANCE.md "Waiting
  * policy"); its environment, read from /proc. */
 static test_result cli_wait_policy(char *why, size_t why_size)
 {
-    return install_script("wait", why, why_size);
+    return install_script(why, why_size, "wait");
 }
 
 /* Run FFNN_PYTHON (default /usr/bin/python3, Debian's) on script with this build's

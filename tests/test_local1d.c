@@ -14,7 +14,7 @@
  *     the shared shapes (N = R, N not a multiple of the 256-thread block, batch > 1,
  *     R large enough for the shared kernels to shrink their tiles or fall back,
  *     batch > 65535 rows, a long row); the shared entry
- *     point ffnn_cuda_local1d_forward_stream with fused sigmoid against
+ *     point ffnn_lab_local1d_forward_stream with fused sigmoid against
  *     ffnn_cpu_local1d_forward; a training run on cuda follows the cpu one;
  *   - a network mixing local1d and dense layers trains on synth:motif (1-D
  *     signals classified by the shape of a 3-sample motif at a random place, see
@@ -46,6 +46,7 @@
 #include "backend/backend.h"
 #if FFNN_HAVE_CUDA
 #include "../lab/harness.h" /* device memory and streams of the lab (CUDA builds) */
+#include "../lab/local1d_stream.h"
 #endif
 #include "check.h"
 #include "test_fixtures.h"
@@ -126,8 +127,7 @@ static test_result test_arch(char *why, size_t why_size)
         CHECK(strcmp(buf, again) == 0 &&
                   ffnn_model_parameter_count(a) == ffnn_model_parameter_count(b),
               "'%s' does not round-trip", buf);
-        ffnn_model_free(a);
-        ffnn_model_free(b);
+        TEST_FREE(a, b);
     }
 
     /* errors name the column and the token */
@@ -152,8 +152,7 @@ static test_result test_arch(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("64-62-2", &d));
     CHECK_OK(ffnn_model_create("64-local3-2", &l));
     CHECK(ffnn_model_parameter_count(d) != ffnn_model_parameter_count(l), "dense == local?");
-    ffnn_model_free(d);
-    ffnn_model_free(l);
+    TEST_FREE(d, l);
     return TEST_PASS;
 }
 
@@ -204,18 +203,6 @@ static ffnn_dataset *gc_dataset(rng *r, int classes)
 }
 
 /* The loss at parameter i = value (uploaded), the others as they are. */
-static ffnn_status loss_at(ffnn_trainer *t, float *p, size_t i, float value, const int32_t *rows,
-                           double *loss)
-{
-    const float saved = p[i];
-    p[i] = value;
-    ffnn_status st = ffnn_trainer_upload_model(t);
-    if (st == FFNN_OK)
-        st = ffnn_trainer_gradient(t, rows, GC_SAMPLES, loss, NULL);
-    p[i] = saved;
-    return st;
-}
-
 /* The reference's gradient of arch against central differences - the method and
  * tolerance of tests/test_gradcheck.c: h = 1e-2, |fd - g| <= 1e-4 + 1e-3 |g|.
  * A ReLU kink within h of a parameter (a pre-activation crossing 0) spoils fd;
@@ -230,35 +217,19 @@ static test_result check_gradients(const char *arch, ffnn_loss loss, int classes
 {
     ffnn_dataset *ds = gc_dataset(r, classes);
     CHECK(ds != NULL, "dataset: %s", ffnn_last_error());
-    ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create(arch, &m));
-    CHECK_OK(ffnn_model_init(m, 11));
-    float *p = ffnn_model_parameters(m);
-    const size_t n = ffnn_model_parameter_count(m);
-    for (size_t i = 0; i < n; i++) /* larger weights: sharper, non-trivial gradients */
-        p[i] *= 2.5f;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
-    cfg.loss = loss;
-    cfg.batch_size = GC_SAMPLES;
-    cfg.eval_batch_size = GC_SAMPLES;
-    ffnn_trainer *t = NULL;
-    CHECK_OK(ffnn_trainer_create(m, ds, &cfg, &t));
-    int32_t rows[GC_SAMPLES];
-    for (int i = 0; i < GC_SAMPLES; i++)
-        rows[i] = i;
-    float *grad = malloc(n * sizeof *grad);
-    CHECK(grad != NULL, "malloc");
+    test_gc g;
+    CHECK_OK(test_gc_create(ds, arch, 11, 2.5f, loss, &g));
+    const float *p = g.p, *grad = g.grad;
+    const size_t n = g.n;
     double L0, Lp, Lm;
-    CHECK_OK(ffnn_trainer_gradient(t, rows, GC_SAMPLES, &L0, grad));
+    CHECK_OK(ffnn_trainer_gradient(g.t, g.rows, GC_SAMPLES, &L0, g.grad));
     const float h = 1e-2f;
     size_t kinks = 0, nonzero = 0;
     for (size_t i = 0; i < n; i++) {
         const float v = p[i];
         const double tol = 1e-4 + 1e-3 * fabs(grad[i]);
-        CHECK_OK(loss_at(t, p, i, v + h, rows, &Lp));
-        CHECK_OK(loss_at(t, p, i, v - h, rows, &Lm));
+        CHECK_OK(test_gc_loss_at(&g, i, v + h, &Lp));
+        CHECK_OK(test_gc_loss_at(&g, i, v - h, &Lm));
         const double fd = (Lp - Lm) / (2.0 * h);
         nonzero += fabs(grad[i]) > 1e-6;
         if (fabs(fd - grad[i]) <= tol)
@@ -266,10 +237,10 @@ static test_result check_gradients(const char *arch, ffnn_loss loss, int classes
         /* a kink within h: the same with a step ten times smaller */
         const float h2 = h / 10;
         double Lp1, Lm1, Lp2, Lm2;
-        CHECK_OK(loss_at(t, p, i, v + h2, rows, &Lp1));
-        CHECK_OK(loss_at(t, p, i, v - h2, rows, &Lm1));
-        CHECK_OK(loss_at(t, p, i, v + 2 * h2, rows, &Lp2));
-        CHECK_OK(loss_at(t, p, i, v - 2 * h2, rows, &Lm2));
+        CHECK_OK(test_gc_loss_at(&g, i, v + h2, &Lp1));
+        CHECK_OK(test_gc_loss_at(&g, i, v - h2, &Lm1));
+        CHECK_OK(test_gc_loss_at(&g, i, v + 2 * h2, &Lp2));
+        CHECK_OK(test_gc_loss_at(&g, i, v - 2 * h2, &Lm2));
         const double fd2 = (Lp1 - Lm1) / (2.0 * h2);
         const double plus = (-3.0 * L0 + 4.0 * Lp1 - Lp2) / (2.0 * h2);
         const double minus = (3.0 * L0 - 4.0 * Lm1 + Lm2) / (2.0 * h2);
@@ -280,12 +251,10 @@ static test_result check_gradients(const char *arch, ffnn_loss loss, int classes
               i, n, (double)grad[i], fd, (double)h, fd2, (double)h2, plus, minus);
         kinks++;
     }
-    CHECK_OK(ffnn_trainer_upload_model(t));
+    CHECK_OK(ffnn_trainer_upload_model(g.t));
     CHECK(kinks * 5 <= n, "%s: %zu of %zu parameters at kinks", arch, kinks, n);
     CHECK(nonzero * 4 >= n, "%s: only %zu of %zu gradients are non-zero", arch, nonzero, n);
-    free(grad);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    test_gc_free(&g);
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
@@ -508,16 +477,16 @@ static test_result test_cuda(char *why, size_t why_size)
 }
 
 #if FFNN_HAVE_CUDA
-/* The benchmark's entry point: ffnn_cuda_local1d_forward_stream (both variants, the
+/* The benchmark's entry point: ffnn_lab_local1d_forward_stream (both variants, the
  * default stream, fused sigmoid as seed 002) against ffnn_cpu_local1d_forward,
  * and its argument checks. Without CUDA in the build: FFNN_ERR_UNSUPPORTED. */
 static test_result test_cuda_entry_point(char *why, size_t why_size)
 {
     if (!ffnn_has_cuda()) {
-        CHECK(ffnn_cuda_local1d_forward_stream(FFNN_LOCAL1D_SHARED, NULL, NULL, NULL, NULL, NULL, 1, 4,
+        CHECK(ffnn_lab_local1d_forward_stream(FFNN_LOCAL1D_SHARED, NULL, NULL, NULL, NULL, NULL, 1, 4,
                                         3, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
                   FFNN_ERR_UNSUPPORTED, "a build without CUDA must say unsupported");
-        SKIP("build has no CUDA (the stub answers FFNN_ERR_UNSUPPORTED: checked)");
+        SKIP("no CUDA backend (the entry point answers FFNN_ERR_UNSUPPORTED: checked)");
     }
     const char *reason = no_gpu_reason();
     if (reason)
@@ -548,7 +517,7 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
             if (st == FFNN_OK) /* the uploads ran on the context's stream: finish them */
                 st = ops->synchronize(ctx);
             if (st == FFNN_OK)
-                st = ffnn_cuda_local1d_forward_stream((ffnn_local1d_variant)v, NULL, x, W, b, z,
+                st = ffnn_lab_local1d_forward_stream((ffnn_local1d_variant)v, NULL, x, W, b, z,
                                                s.batch, s.N, s.R, s.padding, FFNN_ACT_SIGMOID);
             /* the kernel ran on the legacy default stream, the context copies on its
              * own non-blocking stream, which does not wait for it: wait here */
@@ -573,20 +542,20 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
     if (t != TEST_PASS)
         return t;
     float one = 1.0f;
-    CHECK(ffnn_cuda_local1d_forward_stream((ffnn_local1d_variant)7, NULL, &one, &one, NULL, &one, 1, 1,
+    CHECK(ffnn_lab_local1d_forward_stream((ffnn_local1d_variant)7, NULL, &one, &one, NULL, &one, 1, 1,
                                     1, FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
               FFNN_ERR_INVALID_ARGUMENT, "variant 7 accepted");
-    CHECK(ffnn_cuda_local1d_forward_stream(FFNN_LOCAL1D_GLOBAL, NULL, &one, &one, NULL, &one, 1, 8, 4,
+    CHECK(ffnn_lab_local1d_forward_stream(FFNN_LOCAL1D_GLOBAL, NULL, &one, &one, NULL, &one, 1, 8, 4,
                                     FFNN_LOCAL1D_SAME, FFNN_ACT_SIGMOID) ==
               FFNN_ERR_INVALID_ARGUMENT, "even R with same accepted");
     CHECK(strstr(ffnn_last_error(), "odd") != NULL, "message: %s", ffnn_last_error());
-    CHECK(ffnn_cuda_local1d_forward_stream(FFNN_LOCAL1D_SHARED, NULL, &one, &one, NULL, &one, 1, 2, 3,
+    CHECK(ffnn_lab_local1d_forward_stream(FFNN_LOCAL1D_SHARED, NULL, &one, &one, NULL, &one, 1, 2, 3,
                                     FFNN_LOCAL1D_VALID, FFNN_ACT_SIGMOID) ==
               FFNN_ERR_INVALID_ARGUMENT, "R > N with valid accepted");
     return TEST_PASS;
 }
 
-/* The benchmark's use of ffnn_cuda_local1d_forward_stream: K layers chained on one
+/* The benchmark's use of ffnn_lab_local1d_forward_stream: K layers chained on one
  * non-blocking stream (each layer's output the next one's input, two buffers
  * taking turns, so layer k+1 overwrites what layer k reads: the launches may
  * overlap, see local1d.h), weights and biases at every alignment (per-layer offsets
@@ -652,7 +621,7 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
         for (int k = 0; k < K && st == FFNN_OK; k++) {
             const size_t M = ffnn_local1d_output_size(n, R, cs->padding);
             out = (float *)dbuf[k & 1] + (size_t)k % 3;
-            st = ffnn_cuda_local1d_forward_stream((ffnn_local1d_variant)v, stream, in,
+            st = ffnn_lab_local1d_forward_stream((ffnn_local1d_variant)v, stream, in,
                                            (const float *)dW + wo + (size_t)k % 4,
                                            (const float *)db + bo + (size_t)(k + 1) % 4, out,
                                            batch, n, R, cs->padding, FFNN_ACT_SIGMOID);
@@ -788,10 +757,7 @@ static test_result test_trains_motif(char *why, size_t why_size)
     const double acc = (double)(confusion[0] + confusion[classes + 1]) /
                        (double)ffnn_dataset_count(test);
     CHECK(fabs(acc - local_acc) < 1e-9, "ffnn_model_evaluate %.6f, trainer %.6f", acc, local_acc);
-    ffnn_model_free(m);
-    ffnn_model_free(d);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(m, d, train, test);
     return TEST_PASS;
 }
 
@@ -864,8 +830,7 @@ static test_result test_cuda_trains_motif(char *why, size_t why_size)
               ffnn_strategy_name(cfg.strategy), acc[k]);
     }
     printf("     cuda naive %.2f%%, tiled %.2f%%\n", 100 * acc[0], 100 * acc[1]);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -942,8 +907,7 @@ static test_result model_file_body(const char *dir)
     CHECK_OK(ffnn_model_forward(m, x, 3, y));
     CHECK_OK(ffnn_model_forward(l, x, 3, y2));
     CHECK(ffnn_model_output_size(m) == 4 && memcmp(y, y2, sizeof y) == 0, "outputs differ");
-    ffnn_model_free(l);
-    ffnn_model_free(m);
+    TEST_FREE(l, m);
 
     /* a local1d weight must be [out, R]: a dense-shaped one is refused, naming it */
     static float zeros[14 * 16 + 2 * 14 + 2 + 14];
@@ -999,8 +963,7 @@ static test_result checkpoint_body(const char *dir)
         for (int s = 0; s < STEPS; s++) {
             if (pass == 1 && s == STOP) { /* save, throw away, resume afresh */
                 CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-                ffnn_trainer_free(t);
-                ffnn_model_free(m);
+                TEST_FREE(t, m);
                 CHECK_OK(ffnn_model_create(arch, &m));
                 CHECK_OK(ffnn_model_init(m, 99));
                 CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
@@ -1019,8 +982,7 @@ static test_result checkpoint_body(const char *dir)
             CHECK(memcmp(ref_params, ffnn_model_parameters(m), n * sizeof *ref_params) == 0,
                   "weights differ after resume");
         }
-        ffnn_trainer_free(t);
-        ffnn_model_free(m);
+        TEST_FREE(t, m);
     }
     free(ref_params);
     ffnn_dataset_free(train);

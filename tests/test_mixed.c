@@ -109,12 +109,9 @@ static test_result follows_cpu(char *why, size_t why_size)
                   nets[a].arch, opts[o].name, worst, steps);
             printf("     %s cublaslt bf16 %s: %d steps, worst relative loss difference %.2e "
                    "(bound %.2e)\n", nets[a].arch, opts[o].name, steps, worst, tol);
-            ffnn_trainer_free(cpu);
-            ffnn_trainer_free(gpu);
-            ffnn_model_free(m);
+            TEST_FREE(cpu, gpu, m);
         }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -191,14 +188,11 @@ static test_result shadow_is_rne(char *why, size_t why_size)
                 snprintf(what, sizeof what, "%s resumed", archs[a]);
                 if (shadow_matches(r, what) != TEST_PASS)
                     return TEST_FAIL;
-                ffnn_trainer_free(r);
-                ffnn_model_free(m2);
+                TEST_FREE(r, m2);
             }
-            ffnn_trainer_free(t);
-            ffnn_model_free(m);
+            TEST_FREE(t, m);
         }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -210,14 +204,19 @@ typedef struct op_fixture {
     ffnn_trainer *t;
 } op_fixture;
 
-static test_result op_fixture_open(op_fixture *fx)
+/* SKIP without a GPU; else the fixture, whose run must have the bf16 ops (and, with
+ * need_side, the second stream's). */
+static test_result op_fixture_open(op_fixture *fx, int need_side, char *why, size_t why_size)
 {
+    SKIP_WITHOUT_GPU();
     memset(fx, 0, sizeof *fx);
     LOAD_FASHION(&fx->train, &fx->test);
     CHECK_OK(ffnn_model_create("784-64relu-10", &fx->m));
     CHECK_OK(ffnn_model_init(fx->m, 1));
     ffnn_train_config cfg = bf16_config(FFNN_OPT_SGD, 0.05f);
     CHECK_OK(ffnn_trainer_create(fx->m, fx->train, &cfg, &fx->t));
+    const ffnn_run *r = &fx->t->run;
+    CHECK(r->ext.mixed && r->ops->bf16 && (!need_side || r->ops->side), "no bf16 ops");
     return TEST_PASS;
 }
 
@@ -233,12 +232,10 @@ static void op_fixture_close(op_fixture *fx)
  * bit for bit, and to_bf16 leaves the cells past a row's end as they were. */
 static test_result gather_and_convert(char *why, size_t why_size)
 {
-    SKIP_WITHOUT_GPU();
     op_fixture fx;
-    const test_result opened = op_fixture_open(&fx);
+    const test_result opened = op_fixture_open(&fx, 0, why, why_size);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->ext.mixed && r->ops->bf16, "no bf16 ops");
     enum { B = 64, F = 784, LD = 800 };
     int32_t idx[B];
     for (int b = 0; b < B; b++)
@@ -322,12 +319,10 @@ static float bf16_to_float(uint16_t h)
  * column strips, the second partial; 32 chunks; 16-byte words). */
 static test_result bf16_act_backward_bits(char *why, size_t why_size)
 {
-    SKIP_WITHOUT_GPU();
     op_fixture fx;
-    const test_result opened = op_fixture_open(&fx);
+    const test_result opened = op_fixture_open(&fx, 0, why, why_size);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->ext.mixed && r->ops->bf16, "no bf16 ops");
     const struct { size_t batch, in; } shapes[] = {{1, 7},    {3, 5},     {7, 37},
                                                    {96, 136}, {130, 13}, {1000, 264}};
     const ffnn_activation acts[] = {FFNN_ACT_IDENTITY, FFNN_ACT_RELU, FFNN_ACT_SIGMOID,
@@ -443,12 +438,10 @@ static int bf16_beside_run(ffnn_run *r, void *const *d, int dw_side, float *out)
  * bits: dx16, dx_db, dW1, dW0. Fresh random bf16 inputs (x16 with +-0). */
 static test_result bf16_dw_beside(char *why, size_t why_size)
 {
-    SKIP_WITHOUT_GPU();
     op_fixture fx;
-    const test_result opened = op_fixture_open(&fx);
+    const test_result opened = op_fixture_open(&fx, 1, why, why_size);
     if (opened != TEST_PASS) return opened;
     ffnn_run *r = &fx.t->run;
-    CHECK(r->ext.mixed && r->ops->bf16 && r->ops->side, "no bf16 ops");
     const size_t n1 = (size_t)BB_B * BB_H, n0 = (size_t)BB_B * BB_IN, nw1 = (size_t)BB_H * BB_H;
     const size_t nw0 = (size_t)BB_H * BB_IN, nout = n1 + BB_H + nw1 + nw0;
     const size_t bytes[8] = {n1 * 2, nw1 * 2, n1 * 2, n1 * 2, BB_H * 4, nw1 * 4, n0 * 2, nw0 * 4};

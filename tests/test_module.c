@@ -140,26 +140,42 @@ static test_result mpi_missing_names_the_file(char *why, size_t why_size)
     return TEST_PASS;
 }
 
-/* the MPI module (a build with MPI): its entry point alone, and libmpi */
-static test_result mpi_module_exports_the_entry_point(char *why, size_t why_size)
+/* The dynamic symbols module defines (nm -D --defined-only, absolute ones left out):
+ * *symbols of them, *entry named entry (the others printed when print_others).
+ * nm's exit status (pclose's), -1 when it could not be started. */
+static int count_exports(const char *module, const char *entry_name, int print_others,
+                         int *symbols, int *entry)
 {
-    char dir[PATH_MAX], module[PATH_MAX + 32], cmd[PATH_MAX + 96], line[512];
-    build_dir(dir, sizeof dir);
-    snprintf(module, sizeof module, "%s/libffnn-mpi.so", dir);
-    if (access(module, R_OK) != 0)
-        SKIP("a build without MPI (no %s)", module);
+    char cmd[PATH_MAX + 96], line[512];
     snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s' 2>/dev/null", module);
     FILE *p = popen(cmd, "r");
-    CHECK(p != NULL, "popen nm");
-    int symbols = 0, entry = 0;
+    if (!p)
+        return -1;
     while (fgets(line, sizeof line, p)) {
         char value[64], type[8], name[256];
         if (sscanf(line, "%63s %7s %255s", value, type, name) != 3 || strcmp(type, "A") == 0)
             continue;
-        symbols++;
-        entry += strcmp(name, "ffnn_mpi_module_entry") == 0;
+        (*symbols)++;
+        *entry += strcmp(name, entry_name) == 0;
+        if (print_others && strcmp(name, entry_name) != 0)
+            printf("    exported: %s\n", name);
     }
-    if (pclose(p) != 0 && symbols == 0)
+    int rc = pclose(p);
+    return rc == -1 ? -2 : rc;
+}
+
+/* the MPI module (a build with MPI): its entry point alone, and libmpi */
+static test_result mpi_module_exports_the_entry_point(char *why, size_t why_size)
+{
+    char dir[PATH_MAX], module[PATH_MAX + 32];
+    build_dir(dir, sizeof dir);
+    snprintf(module, sizeof module, "%s/libffnn-mpi.so", dir);
+    if (access(module, R_OK) != 0)
+        SKIP("a build without MPI (no %s)", module);
+    int symbols = 0, entry = 0;
+    const int nm_rc = count_exports(module, "ffnn_mpi_module_entry", 0, &symbols, &entry);
+    CHECK(nm_rc != -1, "popen nm");
+    if (nm_rc != 0 && symbols == 0)
         SKIP("nm -D did not run (binutils missing)");
     CHECK(entry == 1 && symbols == 1, "%s exports %d symbols, its entry point %d", module,
           symbols, entry);
@@ -231,7 +247,7 @@ static test_result auto_without_gpu_trains_on_cpu(char *why, size_t why_size)
  * program); it needs the CUDA libraries libffnn does not */
 static test_result module_exports_the_entry_point(char *why, size_t why_size)
 {
-    char dir[PATH_MAX], module[PATH_MAX + 32], cmd[PATH_MAX + 96], line[512];
+    char dir[PATH_MAX], module[PATH_MAX + 32];
     build_dir(dir, sizeof dir);
     snprintf(module, sizeof module, "%s/%s", dir, FFNN_CUDA_MODULE_FILE);
     if (access(module, R_OK) != 0) {
@@ -239,20 +255,9 @@ static test_result module_exports_the_entry_point(char *why, size_t why_size)
             SKIP("a build without CUDA (no %s)", module);
         CHECK(0, "a CUDA build without %s", module);
     }
-    snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s' 2>/dev/null", module);
-    FILE *p = popen(cmd, "r");
-    CHECK(p != NULL, "popen nm");
     int symbols = 0, entry = 0;
-    while (fgets(line, sizeof line, p)) {
-        char value[64], type[8], name[256];
-        if (sscanf(line, "%63s %7s %255s", value, type, name) != 3 || strcmp(type, "A") == 0)
-            continue;
-        symbols++;
-        entry += strcmp(name, FFNN_CUDA_MODULE_ENTRY) == 0;
-        if (strcmp(name, FFNN_CUDA_MODULE_ENTRY) != 0)
-            printf("    exported: %s\n", name);
-    }
-    int nm_rc = pclose(p);
+    const int nm_rc = count_exports(module, FFNN_CUDA_MODULE_ENTRY, 1, &symbols, &entry);
+    CHECK(nm_rc != -1, "popen nm");
     if (nm_rc != 0 && symbols == 0)
         SKIP("nm -D did not run (binutils missing)");
     CHECK(entry == 1 && symbols == 1, "%s exports %d symbols, entry point %s: %d", module,

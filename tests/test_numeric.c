@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "train/train_internal.h"
+
 uint64_t rng_next(rng *r)
 {
     r->state ^= r->state >> 12;
@@ -181,3 +183,61 @@ l1d_shape test_l1d_shape(rng *r, size_t i)
     return s;
 }
 
+
+ffnn_status test_gc_create(const ffnn_dataset *ds, const char *arch, uint64_t seed,
+                           float scale, ffnn_loss loss, test_gc *g)
+{
+    memset(g, 0, sizeof *g);
+    g->count = ffnn_dataset_count(ds);
+    ffnn_status st = ffnn_model_create(arch, &g->m);
+    if (st == FFNN_OK)
+        st = ffnn_model_init(g->m, seed);
+    if (st != FFNN_OK) {
+        test_gc_free(g);
+        return st;
+    }
+    g->p = ffnn_model_parameters(g->m);
+    g->n = ffnn_model_parameter_count(g->m);
+    for (size_t i = 0; i < g->n; i++)
+        g->p[i] *= scale;
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = FFNN_DEVICE_CPU;
+    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    cfg.loss = loss;
+    cfg.batch_size = g->count;
+    cfg.eval_batch_size = g->count;
+    st = ffnn_trainer_create(g->m, ds, &cfg, &g->t);
+    g->rows = malloc(g->count * sizeof *g->rows);
+    g->grad = malloc(g->n * sizeof *g->grad);
+    if (st == FFNN_OK && (!g->rows || !g->grad))
+        st = FFNN_ERR_NO_MEMORY;
+    if (st != FFNN_OK) {
+        test_gc_free(g);
+        return st;
+    }
+    for (size_t i = 0; i < g->count; i++)
+        g->rows[i] = (int32_t)i;
+    return FFNN_OK;
+}
+
+ffnn_status test_gc_loss_at(const test_gc *g, size_t i, float value, double *loss)
+{
+    const float saved = g->p[i];
+    g->p[i] = value;
+    ffnn_status st = ffnn_trainer_upload_model(g->t);
+    if (st == FFNN_OK)
+        st = g->dropout ? ffnn_trainer_gradient_dropout(g->t, g->rows, g->count, g->dstep, loss,
+                                                        NULL)
+                        : ffnn_trainer_gradient(g->t, g->rows, g->count, loss, NULL);
+    g->p[i] = saved;
+    return st;
+}
+
+void test_gc_free(test_gc *g)
+{
+    ffnn_trainer_free(g->t);
+    ffnn_model_free(g->m);
+    free(g->rows);
+    free(g->grad);
+    memset(g, 0, sizeof *g);
+}

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "core/local1d.h"
+#include "ffnn.h"
 
 typedef struct rng {
     uint64_t state; /* xorshift64*; any non-zero seed */
@@ -69,5 +70,33 @@ typedef struct l1d_shape {
 } l1d_shape;
 extern const size_t test_l1d_fixed, test_l1d_count;
 l1d_shape test_l1d_shape(rng *r, size_t i);
+
+/* ------------------------------------------------------------ gradient checks */
+
+/* The cpu reference trainer of a finite-difference gradient check: model arch
+ * initialised with seed, every parameter times scale (larger weights: sharper,
+ * non-trivial gradients), loss, one batch (and evaluation batch) of all `count`
+ * rows of ds. The losses at changed parameters come from ffnn_trainer_gradient, or
+ * with dropout set from ffnn_trainer_gradient_dropout at step dstep. */
+typedef struct test_gc {
+    ffnn_model *m;
+    ffnn_trainer *t;
+    float *p;       /* the model's parameters [n]                      */
+    size_t n;
+    int32_t *rows;  /* 0 .. count-1 [count]                           */
+    size_t count;
+    float *grad;    /* [n], for the caller's analytic gradient         */
+    int dropout;    /* 0 (the default) or 1, with the step dstep       */
+    uint64_t dstep;
+} test_gc;
+
+/* Fills *g (on failure what was made is freed); FFNN_ERR_NO_MEMORY, or the
+ * library's status (ffnn_last_error() says why). */
+ffnn_status test_gc_create(const ffnn_dataset *ds, const char *arch, uint64_t seed,
+                           float scale, ffnn_loss loss, test_gc *g);
+/* The batch's loss with parameter i set to value (uploaded; p[i] restored after). */
+ffnn_status test_gc_loss_at(const test_gc *g, size_t i, float value, double *loss);
+/* Frees the trainer, the model, rows and grad (not ds). */
+void test_gc_free(test_gc *g);
 
 #endif

@@ -152,8 +152,7 @@ static ffnn_status run_steps(const ffnn_dataset *data, int threads, size_t steps
         else
             memcpy(*params, ffnn_model_parameters(m), *count * sizeof(float));
     }
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return st;
 }
 
@@ -309,8 +308,7 @@ static test_result test_threads_config(char *why, size_t why_size)
           "reference on cuda accepted");
     if (ffnn_cuda_device_count() > 0)
         CHECK(strstr(ffnn_last_error(), "reference") != NULL, "message: %s", ffnn_last_error());
-    ffnn_model_free(m);
-    ffnn_dataset_free(data);
+    TEST_FREE(m, data);
     return TEST_PASS;
 }
 
@@ -374,10 +372,7 @@ static test_result test_isa_forced(char *why, size_t why_size)
                     ffnn_last_error());
             r = TEST_FAIL;
         }
-        ffnn_trainer_free(t);
-        ffnn_model_free(m);
-        ffnn_dataset_free(tr);
-        ffnn_dataset_free(te);
+        TEST_FREE(t, m, tr, te);
     }
     if (prev)
         setenv("FFNN_OMP_ISA", saved, 1);

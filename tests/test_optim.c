@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "train/train_internal.h"
 
@@ -356,10 +357,7 @@ static test_result trainer_state(char *why, size_t why_size)
         }
         free(g);
         free(state);
-        ffnn_trainer_free(t);
-        ffnn_model_free(m);
-        ffnn_dataset_free(train);
-        ffnn_dataset_free(full);
+        TEST_FREE(t, m, train, full);
     }
     return TEST_PASS;
 }
@@ -415,10 +413,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     cfg.beta1 = 0.0f;
     ffnn_trainer *t = NULL;
     CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(full);
+    TEST_FREE(t, m, train, full);
     return TEST_PASS;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "parallel/comm.h"
 
@@ -69,7 +70,7 @@ static test_result comm_refusals(char *why, size_t why_size)
 /* ---------------------------------------------------------------- mpirun */
 
 /* Run tests/test_parallel.sh CASE; its stdout lines are printed indented. */
-static test_result run_case(const char *name, char *why, size_t why_size)
+static test_result run_case(char *why, size_t why_size, const char *name)
 {
     if (!ffnn_has_mpi())
         SKIP("this build of ffnn has no MPI (install libopenmpi-dev and rebuild; make MPI=1)");
@@ -91,43 +92,17 @@ static test_result run_case(const char *name, char *why, size_t why_size)
     return TEST_PASS;
 }
 
-static test_result mpi_parity_sgd(char *why, size_t why_size)
-{
-    return run_case("parity_sgd", why, why_size);
-}
-static test_result mpi_parity_adam_momentum(char *why, size_t why_size)
-{
-    return run_case("parity_adam", why, why_size);
-}
-static test_result mpi_features(char *why, size_t why_size)
-{
-    return run_case("features", why, why_size);
-}
-static test_result mpi_buckets(char *why, size_t why_size)
-{
-    return run_case("buckets", why, why_size);
-}
-static test_result mpi_resume(char *why, size_t why_size)
-{
-    return run_case("resume", why, why_size);
-}
-static test_result mpi_killed_rank(char *why, size_t why_size)
-{
-    return run_case("kill_rank", why, why_size);
-}
-static test_result mpi_other_data(char *why, size_t why_size)
-{
-    return run_case("other_data", why, why_size);
-}
-static test_result mpi_early_stopping(char *why, size_t why_size)
-{
-    return run_case("early_stopping", why, why_size);
-}
-
-static test_result mpi_nan(char *why, size_t why_size)
-{
-    return run_case("nan", why, why_size);
-}
+/* name: tests/test_parallel.sh CASE */
+#define MPI_CASE(name, CASE) TEST_WITH(name, run_case, CASE)
+MPI_CASE(mpi_parity_sgd, "parity_sgd")
+MPI_CASE(mpi_parity_adam_momentum, "parity_adam")
+MPI_CASE(mpi_features, "features")
+MPI_CASE(mpi_buckets, "buckets")
+MPI_CASE(mpi_resume, "resume")
+MPI_CASE(mpi_killed_rank, "kill_rank")
+MPI_CASE(mpi_other_data, "other_data")
+MPI_CASE(mpi_early_stopping, "early_stopping")
+MPI_CASE(mpi_nan, "nan")
 
 /* ---------------------------------------------------------------- GPUs */
 
@@ -166,8 +141,7 @@ static void *gpu_run_main(void *arg)
     }
     if (g->st != FFNN_OK)
         snprintf(g->error, sizeof g->error, "%s", ffnn_last_error());
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return NULL;
 }
 

@@ -72,20 +72,33 @@ compare() {
 
 common="--threads 1 --device cpu --json"
 
+# The per-step losses of the -np NP run ($dir/npNP.csv) against one process's
+# ($dir/one.csv): printed as "LABEL -np NP: [NOTE; ]the comparison", the case fails
+# outside the tolerance. check_np LABEL NP [NOTE]
+check_np() {
+    out=$(compare "$dir/one.csv" "$dir/np$2.csv")
+    ok=$?
+    echo "$1 -np $2: ${3:+$3; }$out"
+    [ $ok -eq 0 ] || fail "$1 -np $2"
+}
+
+# ffnn train $args $common in one process, then under -np 2 and -np 3 (their logs
+# $dir/np2.csv, $dir/np3.csv): check_np LABEL for each. parity LABEL
+parity() {
+    "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
+    for np in 2 3; do
+        mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" >/dev/null 2>"$dir/err" ||
+            fail "mpirun -np $np exited with $?"
+        check_np "$1" $np
+    done
+}
+
 case "$case_name" in
 parity_sgd)
     # 2001 rows, batch 100: 20 full batches and a last batch of one row (ranks 1 and 2
     # of -np 3 get none); -np 3 splits 100 rows 34/33/33
     args="--data synth:points:2001 --arch 2-30tanh-30tanh-1 --loss bce --lr 0.1 --batch 100 --epochs 10"
-    "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
-    for np in 2 3; do
-        mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" >/dev/null 2>"$dir/err" ||
-            fail "mpirun -np $np exited with $?"
-        out=$(compare "$dir/one.csv" "$dir/np$np.csv")
-        ok=$?
-        echo "sgd -np $np: $out"
-        [ $ok -eq 0 ] || fail "sgd -np $np"
-    done
+    parity sgd
     # the reduction order is fixed: the same run again gives the same bits
     mpi 3 "$ffnn" train $args $common --log-steps "$dir/np3b.csv" >/dev/null 2>"$dir/err" ||
         fail "mpirun -np 3, second run"
@@ -101,15 +114,7 @@ parity_sgd)
 parity_adam)
     for opt in adam momentum; do
         args="--data synth:regression:2001 --arch 32-64relu-32tanh-1 --optimizer $opt --lr 0.003 --batch 100 --epochs 8"
-        "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
-        for np in 2 3; do
-            mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" >/dev/null 2>"$dir/err" ||
-                fail "mpirun -np $np exited with $?"
-            out=$(compare "$dir/one.csv" "$dir/np$np.csv")
-            ok=$?
-            echo "$opt -np $np: $out"
-            [ $ok -eq 0 ] || fail "$opt -np $np"
-        done
+        parity "$opt"
     done
     ;;
 features)
@@ -118,15 +123,7 @@ features)
     # norm and value after the all-reduce, adamw with decay, a step schedule with
     # warm-up, EMA (the evaluation reads it; the losses are the training's)
     args="--data synth:points:2001 --arch 2-30tanh:dropout0.2-30tanh:dropout0.1-1 --loss bce --optimizer adamw --weight-decay 0.05 --lr 0.01 --lr-schedule step:2:0.5 --warmup-steps 10 --clip-grad-norm 0.5 --clip-grad-value 0.2 --ema 0.9 --batch 100 --epochs 6"
-    "$ffnn" train $args $common --log-steps "$dir/one.csv" >/dev/null 2>"$dir/err" || fail "one process"
-    for np in 2 3; do
-        mpi $np "$ffnn" train $args $common --log-steps "$dir/np$np.csv" >/dev/null 2>"$dir/err" ||
-            fail "mpirun -np $np exited with $?"
-        out=$(compare "$dir/one.csv" "$dir/np$np.csv")
-        ok=$?
-        echo "features -np $np: $out"
-        [ $ok -eq 0 ] || fail "features -np $np"
-    done
+    parity features
     ;;
 early_stopping)
     args="--data synth:points:600 --arch 2-64tanh-64tanh-1 --loss bce --lr 0.5 --batch 50 --epochs 200 --val-split 0.3 --early-stopping 3"
@@ -142,10 +139,7 @@ early_stopping)
         [ "$(grep -c '"epoch"' "$dir/np$np.out")" = "$(grep -c '"epoch"' "$dir/one.out")" ] ||
             fail "-np $np ran another number of epochs"
         [ -s "$dir/np$np.safetensors" ] || fail "-np $np saved no model"
-        out=$(compare "$dir/one.csv" "$dir/np$np.csv")
-        ok=$?
-        echo "early stopping -np $np: ${want#early stopping: }; $out"
-        [ $ok -eq 0 ] || fail "early stopping -np $np"
+        check_np "early stopping" $np "${want#early stopping: }"
     done
     # -np 2 cut mid-epoch after the best epoch, before the stop, and resumed with -np 2:
     # the same stop, the same line and the same model bytes as the -np 2 run above

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "test_fixtures.h"
 #include "test_parity.h"
 
 test_result test_steps_within(ffnn_trainer *cpu, ffnn_trainer *gpu, int steps, double bound,
@@ -74,9 +75,7 @@ test_result test_follow_optimizer(const ffnn_dataset *train, const char *arch,
         r = test_steps_follow(cpu, gpu, steps, what, &worst);
     if (r == TEST_PASS)
         printf("     %s: %d steps, worst relative loss difference %.2e\n", what, steps, worst);
-    ffnn_trainer_free(cpu);
-    ffnn_trainer_free(gpu);
-    ffnn_model_free(m);
+    TEST_FREE(cpu, gpu, m);
     return r;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "train/predictor.h" /* ffnn_predictor_set_column_work */
 
@@ -237,8 +238,7 @@ static test_result test_predictor_predict(char *why, size_t why_size)
     CHECK_OK(ffnn_model_predict(m, x, B, prob2, cls2));
     CHECK(memcmp(prob, prob2, sizeof prob) == 0 && memcmp(cls, cls2, sizeof cls) == 0,
           "ffnn_model_predict differs from the predictor");
-    ffnn_predictor_free(p);
-    ffnn_model_free(m);
+    TEST_FREE(p, m);
     return TEST_PASS;
 }
 
@@ -286,8 +286,7 @@ static test_result test_predictor_cuda(char *why, size_t why_size)
     CHECK_OK(ffnn_model_forward(m, x, B, ref));
     double e = worst_error(y, ref, B * 10);
     CHECK(e <= TOL, "cuda predictor: worst error %.3g > %g", e, TOL);
-    ffnn_predictor_free(p);
-    ffnn_model_free(m);
+    TEST_FREE(p, m);
     free(x);
     return TEST_PASS;
 }
@@ -349,9 +348,7 @@ static test_result test_predictor_model_in_training(char *why, size_t why_size)
     CHECK_OK(ffnn_model_evaluate(m, train, 64, &ml, confusion));
     CHECK(fabs(tl - ml) <= 1e-5 * (1.0 + fabs(tl)), "trainer loss %.9g, model loss %.9g", tl,
           ml);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
+    TEST_FREE(t, m, train);
     return TEST_PASS;
 }
 
@@ -417,9 +414,7 @@ static void *train_thread(void *arg)
     for (int e = 0; e < 3 && j->st == FFNN_OK; e++)
         j->st = ffnn_trainer_run_epoch(t, NULL, NULL, &stats);
     j->loss = j->st == FFNN_OK ? stats.train_loss : NAN;
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
+    TEST_FREE(t, m, train);
     return NULL;
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "test_files.h"
 #include "ffnn.h"
 
@@ -229,8 +230,7 @@ static test_result round_trip_one(const char *dir, const char *arch, ffnn_loss l
           (unsigned long long)(8 + n));
     CHECK(test_count_entries(dir) == 1, "%d entries in %s: a temporary file was left",
           test_count_entries(dir), dir);
-    ffnn_model_free(m);
-    ffnn_model_free(back);
+    TEST_FREE(m, back);
     return TEST_PASS;
 }
 
@@ -276,9 +276,7 @@ TEST_DIR_CASE("st", activation_round_trip)
     CHECK_OK(ffnn_model_forward(plain, x, ROWS, y2));
     CHECK(memcmp(y0, y1, sizeof y0) == 0, "the loaded model computes other outputs");
     CHECK(memcmp(y0, y2, sizeof y0) != 0, "the parameters 0.2 and 0.5 changed nothing");
-    ffnn_model_free(m);
-    ffnn_model_free(back);
-    ffnn_model_free(plain);
+    TEST_FREE(m, back, plain);
     return TEST_PASS;
 }
 
@@ -1057,8 +1055,7 @@ static test_result test_evaluate(char *why, size_t why_size)
     CHECK_OK(ffnn_model_create("784-4", &m));
     (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
     ffnn_status st = ffnn_model_evaluate(m, test, 64, &loss, confusion);
-    ffnn_model_free(m);
-    ffnn_dataset_free(test);
+    TEST_FREE(m, test);
     CHECK(st == FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "4 classes"),
           "labels beyond 4 classes: %s: %s", ffnn_status_name(st), ffnn_last_error());
     return TEST_PASS;

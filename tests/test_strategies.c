@@ -169,9 +169,7 @@ static test_result scope_and_auto(char *why, size_t why_size)
           ffnn_strategy_name(ffnn_strategy_resolve(gelu, &cfg)));
     CHECK(!ffnn_strategy_persistent_fits(gelu, &cfg), "persistent took gelu");
     CHECK(strstr(ffnn_last_error(), "gelu"), "%s", ffnn_last_error());
-    ffnn_model_free(gelu);
-    ffnn_model_free(two);
-    ffnn_model_free(three);
+    TEST_FREE(gelu, two, three);
     return TEST_PASS;
 }
 
@@ -201,8 +199,7 @@ static test_result follows_cpu_in(ffnn_strategy kernels, ffnn_precision prec, ch
                 return TEST_FAIL;
         }
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -280,12 +277,9 @@ static test_result tensor_follows(char *why, size_t why_size)
                        "(bound %.2e%s)\n",
                        archs[a], ffnn_strategy_name(kinds[k]), ffnn_precision_name(precs[p]),
                        steps, worst, bound, control ? ", control: not enforced" : "");
-                ffnn_trainer_free(cpu);
-                ffnn_trainer_free(gpu);
-                ffnn_model_free(m);
+                TEST_FREE(cpu, gpu, m);
             }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -370,10 +364,7 @@ static test_result xt_follows(char *why, size_t why_size)
     printf("     784-1024relu-1024relu-10 cublaslt tf32, x^T from the gather: 2 epochs, worst "
            "relative loss difference %.2e (bound %.2e); a gradient of other rows: layer 0's "
            "dW %.2e norm-relative\n", worst, TRAIN_REL_TF32, sqrt(diff / norm));
-    ffnn_trainer_free(cpu);
-    ffnn_trainer_free(gpu);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
+    TEST_FREE(cpu, gpu, m, train);
     return TEST_PASS;
 }
 
@@ -444,13 +435,9 @@ static test_result launches_with(ffnn_strategy kernels, ffnn_optimizer opt, char
                       ffnn_optimizer_name(opt), spl, epoch, s + 1, lc[s], lg[s], rel);
             }
         }
-        ffnn_trainer_free(cpu);
-        ffnn_trainer_free(gpu);
+        TEST_FREE(cpu, gpu);
     }
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(full);
-    ffnn_dataset_free(test);
+    TEST_FREE(m, train, full, test);
     return TEST_PASS;
 }
 
@@ -546,9 +533,7 @@ static test_result second_stream_same_bits(char *why, size_t why_size)
         ffnn_model_free(m[0]);
         ffnn_model_free(m[1]);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(full);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, full, test);
     return TEST_PASS;
 }
 
@@ -603,12 +588,9 @@ static test_result persistent_exchanges(char *why, size_t why_size)
             printf("     %s (%s): 100 steps, worst relative loss difference %.2e\n", what,
                    batches[k] < 1024 ? "one barrier" : "two barriers", worst);
         }
-        ffnn_trainer_free(cpu);
-        ffnn_trainer_free(gpu);
-        ffnn_model_free(m);
+        TEST_FREE(cpu, gpu, m);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -649,9 +631,7 @@ static test_result persistent_row_groups(char *why, size_t why_size)
                 return TEST_FAIL;
         printf("     %s: 2 epochs of %zu steps, worst relative loss difference %.2e\n", what,
                steps, worst);
-        ffnn_trainer_free(cpu);
-        ffnn_trainer_free(gpu);
-        ffnn_model_free(m);
+        TEST_FREE(cpu, gpu, m);
     }
     ffnn_dataset_free(train);
     return TEST_PASS;
@@ -721,11 +701,7 @@ static test_result persistent_tf32_follows(char *why, size_t why_size)
                   "which runs here", what, differ, 2 * steps);
         printf("     %s: 2 epochs of %zu steps, worst relative loss difference %.2e, "
                "%zu of %zu steps differ from fp32\n", what, steps, worst, differ, 2 * steps);
-        ffnn_trainer_free(cpu);
-        ffnn_trainer_free(gpu);
-        ffnn_trainer_free(fp32);
-        ffnn_model_free(m);
-        ffnn_dataset_free(train);
+        TEST_FREE(cpu, gpu, fp32, m, train);
     }
     ffnn_dataset_free(full);
     return TEST_PASS;
@@ -752,10 +728,7 @@ static test_result persistent_refusal(char *why, size_t why_size)
     CHECK(ffnn_trainer_strategy(t) != FFNN_STRATEGY_PERSISTENT &&
           ffnn_trainer_strategy(t) != FFNN_STRATEGY_AUTO, "auto resolved to %s",
           ffnn_strategy_name(ffnn_trainer_strategy(t)));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, m, train, test);
     return TEST_PASS;
 }
 
@@ -792,12 +765,9 @@ static test_result mse_follows(char *why, size_t why_size)
                 return TEST_FAIL;
         printf("     32-256relu:nobias-1:nobias %s mse: 230 steps, worst relative loss "
                "difference %.2e\n", ffnn_strategy_name(ks[k]), worst);
-        ffnn_trainer_free(cpu);
-        ffnn_trainer_free(gpu);
-        ffnn_model_free(m);
+        TEST_FREE(cpu, gpu, m);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -920,11 +890,7 @@ static test_result tune_on_cpu(char *why, size_t why_size)
         CHECK_OK(ffnn_trainer_step(a, &la));
         CHECK(lt == la, "step %d: tune %.17g, auto %.17g", s + 1, lt, la);
     }
-    ffnn_trainer_free(t);
-    ffnn_trainer_free(a);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, a, m, train, test);
     return TEST_PASS;
 }
 
@@ -1006,8 +972,7 @@ static test_result tune_on_cuda(char *why, size_t why_size)
                    "%.2e\n", ffnn_strategy_name(pick), worst);
             ffnn_trainer_free(cpu);
         }
-        ffnn_trainer_free(gpu);
-        ffnn_model_free(m);
+        TEST_FREE(gpu, m);
     }
     if (ffnn_has_nccl()) { /* data parallelism (a group of one GPU): tune is auto's rule */
         ffnn_comm *comm = NULL;
@@ -1025,12 +990,10 @@ static test_result tune_on_cuda(char *why, size_t why_size)
                   ffnn_trainer_strategy_note(t)[0] == 0,
               "tune with a communicator: %s, note '%s'",
               ffnn_strategy_name(ffnn_trainer_strategy(t)), ffnn_trainer_strategy_note(t));
-        ffnn_trainer_free(t);
-        ffnn_model_free(m);
+        TEST_FREE(t, m);
         ffnn_comm_free(comm);
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -1096,9 +1059,7 @@ static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
               (unsigned long long)captured, (unsigned long long)replayed);
         printf("     %s cublaslt: 2 epochs, worst relative loss difference %.2e\n", archs[ai],
                worst);
-        ffnn_trainer_free(cpu);
-        ffnn_trainer_free(gpu);
-        ffnn_model_free(m);
+        TEST_FREE(cpu, gpu, m);
     }
     ffnn_dataset_free(train);
     return TEST_PASS;

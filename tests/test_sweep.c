@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "ffnn.h"
 #include "test_files.h"
@@ -40,35 +41,72 @@ static void sweep_configs(ffnn_train_config *cfg)
 
 /* What both lone-run tests start from: the points split 3:1, sweep_configs, and
  * for each model i two copies of the net initialised with its seed (m[i] for the
- * sweep, lone[i] for its lone run), every model on train and val. */
-static test_result sweep_setup(ffnn_dataset **all, ffnn_dataset **train, ffnn_dataset **val,
-                               ffnn_train_config *cfg, ffnn_model **m, ffnn_model **lone,
-                               const ffnn_dataset **trains, const ffnn_dataset **vals)
+ * sweep, lone[i] for its lone run), every model on train and val; the sweep of the
+ * m[i] on 3 lanes. */
+typedef struct sweep_fixture {
+    ffnn_dataset *all, *train, *val;
+    ffnn_train_config cfg[SWEEP_N];
+    ffnn_model *m[SWEEP_N], *lone[SWEEP_N];
+    const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
+    ffnn_sweep *s;
+} sweep_fixture;
+
+static test_result sweep_setup(sweep_fixture *f)
 {
-    CHECK_OK(ffnn_dataset_synthetic("synth:points:800", 5, all, NULL));
-    CHECK_OK(ffnn_dataset_split(*all, 0.25, 1, train, val));
-    sweep_configs(cfg);
+    memset(f, 0, sizeof *f);
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:800", 5, &f->all, NULL));
+    CHECK_OK(ffnn_dataset_split(f->all, 0.25, 1, &f->train, &f->val));
+    sweep_configs(f->cfg);
     for (int i = 0; i < SWEEP_N; i++) {
-        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &m[i]));
-        CHECK_OK(ffnn_model_init(m[i], cfg[i].seed));
-        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &lone[i]));
-        CHECK_OK(ffnn_model_init(lone[i], cfg[i].seed));
-        trains[i] = *train, vals[i] = *val;
+        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &f->m[i]));
+        CHECK_OK(ffnn_model_init(f->m[i], f->cfg[i].seed));
+        CHECK_OK(ffnn_model_create("2-16relu-16tanh-2", &f->lone[i]));
+        CHECK_OK(ffnn_model_init(f->lone[i], f->cfg[i].seed));
+        f->trains[i] = f->train, f->vals[i] = f->val;
     }
+    CHECK_OK(ffnn_sweep_create(f->m, f->cfg, SWEEP_N, f->trains, f->vals, 3, &f->s));
     return TEST_PASS;
+}
+
+/* Model i's lone run of `epochs` epochs: cfg[i] on all cores (the omp kernels' bits
+ * do not depend on it), with val when it stops early. */
+static ffnn_status lone_run(sweep_fixture *f, int i, int epochs)
+{
+    ffnn_train_config alone = f->cfg[i];
+    alone.threads = 0;
+    alone.epochs = epochs;
+    return ffnn_train(f->lone[i], f->train, f->cfg[i].early_stopping ? f->val : NULL, &alone,
+                      NULL);
+}
+
+/* After the sweep is freed: the first model whose parameters differ from its lone
+ * run's, or -1. */
+static int first_unlike_lone(const sweep_fixture *f)
+{
+    for (int i = 0; i < SWEEP_N; i++) {
+        size_t n = ffnn_model_parameter_count(f->m[i]);
+        if (memcmp(ffnn_model_parameters(f->m[i]), ffnn_model_parameters(f->lone[i]),
+                   n * sizeof(float)) != 0)
+            return i;
+    }
+    return -1;
+}
+
+static void sweep_fixture_free(sweep_fixture *f)
+{
+    ffnn_sweep_free(f->s);
+    for (int i = 0; i < SWEEP_N; i++)
+        TEST_FREE(f->m[i], f->lone[i]);
+    TEST_FREE(f->train, f->val, f->all);
 }
 
 static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
-    ffnn_train_config cfg[SWEEP_N];
-    ffnn_model *m[SWEEP_N] = {0}, *lone[SWEEP_N] = {0};
-    const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
-    if (sweep_setup(&all, &train, &val, cfg, m, lone, trains, vals) != TEST_PASS)
+    sweep_fixture f;
+    if (sweep_setup(&f) != TEST_PASS)
         return TEST_FAIL;
-    ffnn_sweep *s = NULL;
-    CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, trains, vals, 3, &s));
+    ffnn_sweep *s = f.s;
     CHECK(ffnn_sweep_count(s) == SWEEP_N && ffnn_sweep_lanes(s) == 3, "count %zu lanes %d",
           ffnn_sweep_count(s), ffnn_sweep_lanes(s));
     size_t training = SWEEP_N;
@@ -82,27 +120,18 @@ static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
         ffnn_sweep_state st;
         CHECK_OK(ffnn_sweep_model_state(s, i, &st));
         CHECK(!st.training, "model %d still training", i);
-        stopped_early += st.epochs_run < cfg[i].epochs;
-        ffnn_train_config alone = cfg[i];
-        alone.threads = 0; /* all cores: the omp kernels' bits do not depend on it */
-        CHECK_OK(ffnn_train(lone[i], train, cfg[i].early_stopping ? val : NULL, &alone, NULL));
+        stopped_early += st.epochs_run < f.cfg[i].epochs;
+        CHECK_OK(lone_run(&f, i, f.cfg[i].epochs));
     }
     ffnn_sweep_free(s);
-    for (int i = 0; i < SWEEP_N; i++) {
-        size_t n = ffnn_model_parameter_count(m[i]);
-        CHECK(memcmp(ffnn_model_parameters(m[i]), ffnn_model_parameters(lone[i]),
-                     n * sizeof(float)) == 0,
-              "model %d (%s, lr %g, seed %llu) differs from its lone run", i,
-              ffnn_optimizer_name(cfg[i].optimizer), (double)cfg[i].learning_rate,
-              (unsigned long long)cfg[i].seed);
-        ffnn_model_free(m[i]);
-        ffnn_model_free(lone[i]);
-    }
+    f.s = NULL;
+    const int i = first_unlike_lone(&f);
+    CHECK(i < 0, "model %d (%s, lr %g, seed %llu) differs from its lone run", i,
+          ffnn_optimizer_name(f.cfg[i].optimizer), (double)f.cfg[i].learning_rate,
+          (unsigned long long)f.cfg[i].seed);
     printf("     %d models, 3 lanes: each equals its lone run bit for bit (%d stopped early)\n",
            SWEEP_N, stopped_early);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
-    ffnn_dataset_free(all);
+    sweep_fixture_free(&f);
     return TEST_PASS;
 }
 
@@ -112,14 +141,10 @@ static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
 static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
-    ffnn_train_config cfg[SWEEP_N];
-    ffnn_model *m[SWEEP_N] = {0}, *lone[SWEEP_N] = {0};
-    const ffnn_dataset *trains[SWEEP_N], *vals[SWEEP_N];
-    if (sweep_setup(&all, &train, &val, cfg, m, lone, trains, vals) != TEST_PASS)
+    sweep_fixture f;
+    if (sweep_setup(&f) != TEST_PASS)
         return TEST_FAIL;
-    ffnn_sweep *s = NULL;
-    CHECK_OK(ffnn_sweep_create(m, cfg, SWEEP_N, trains, vals, 3, &s));
+    ffnn_sweep *s = f.s;
     CHECK(ffnn_sweep_stop_model(s, SWEEP_N) == FFNN_ERR_INVALID_ARGUMENT &&
               strstr(ffnn_last_error(), "model 8 of 8"),
           "stop out of range: %s", ffnn_last_error());
@@ -165,26 +190,17 @@ static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
         ffnn_sweep_state st;
         CHECK_OK(ffnn_sweep_model_state(s, i, &st));
         epochs[i] = st.epochs_run;
-        ffnn_train_config alone = cfg[i];
-        alone.threads = 0;
-        alone.epochs = st.epochs_run;
-        CHECK_OK(ffnn_train(lone[i], train, cfg[i].early_stopping ? val : NULL, &alone, NULL));
+        CHECK_OK(lone_run(&f, i, st.epochs_run));
     }
     ffnn_sweep_free(s);
-    for (int i = 0; i < SWEEP_N; i++) {
-        size_t n = ffnn_model_parameter_count(m[i]);
-        CHECK(memcmp(ffnn_model_parameters(m[i]), ffnn_model_parameters(lone[i]),
-                     n * sizeof(float)) == 0,
-              "model %d (stopped after %d epochs) differs from its lone run", i, epochs[i]);
-        ffnn_model_free(m[i]);
-        ffnn_model_free(lone[i]);
-    }
+    f.s = NULL;
+    const int i = first_unlike_lone(&f);
+    CHECK(i < 0, "model %d (stopped after %d epochs) differs from its lone run", i,
+          i < 0 ? 0 : epochs[i]);
     printf("     epochs run: %d %d %d %d %d %d %d %d; each equals its lone run bit for bit\n",
            epochs[0], epochs[1], epochs[2], epochs[3], epochs[4], epochs[5], epochs[6],
            epochs[7]);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
-    ffnn_dataset_free(all);
+    sweep_fixture_free(&f);
     return TEST_PASS;
 }
 
@@ -229,9 +245,7 @@ static test_result sweep_refuses(char *why, size_t why_size)
     CHECK(ffnn_trainer_create(m2, train, &cfg[0], &t) == FFNN_ERR_UNSUPPORTED &&
               strstr(ffnn_last_error(), "models of a sweep") && !t,
           "a trainer of strategy batched: %s", ffnn_last_error());
-    ffnn_model_free(m);
-    ffnn_model_free(m2);
-    ffnn_dataset_free(train);
+    TEST_FREE(m, m2, train);
     return TEST_PASS;
 }
 

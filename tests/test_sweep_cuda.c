@@ -67,9 +67,7 @@ static test_result cuda_sweep_equals_lone_runs(const char *strategy, const char 
     }
     printf("     %s: %d models on %d lane%s, each equals its lone cuda run bit for bit\n",
            strategy, CUDA_SWEEP_N, lanes, lanes > 1 ? "s" : "");
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(val);
-    ffnn_dataset_free(all);
+    TEST_FREE(train, val, all);
     return TEST_PASS;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "ffnn.h"
 #include "test_files.h"
 
@@ -145,13 +146,7 @@ TEST_DIR_CASE("table_api", table_api_fit_encode_model_roundtrip)
     CHECK_OK(ffnn_model_table(back, &got));
     CHECK(got == NULL, "ffnn_model_set_table(NULL) left a table");
 
-    ffnn_model_free(m);
-    ffnn_model_free(small);
-    ffnn_model_free(back);
-    ffnn_dataset_free(ds);
-    ffnn_dataset_free(e);
-    ffnn_dataset_free(nd);
-    ffnn_dataset_free(ne);
+    TEST_FREE(m, small, back, ds, e, nd, ne);
     return TEST_PASS;
 }
 
@@ -216,12 +211,7 @@ TEST_DIR_CASE("table_api", table_api_from_columns_as_csv)
     CHECK_OK(ffnn_dataset_from_columns(1, 2, x, NULL, kinds, counts, levels, &plain));
     CHECK(!strcmp(ffnn_table_column_name(ffnn_dataset_table(plain), 1), "1"),
           "names NULL: column 1 is not named '1'");
-    ffnn_dataset_free(plain);
-    ffnn_table_free(from_csv);
-    ffnn_table_free(from_mem);
-    ffnn_dataset_free(csv);
-    ffnn_dataset_free(mem);
-    ffnn_dataset_free(e);
+    TEST_FREE(plain, from_csv, from_mem, csv, mem, e);
     return TEST_PASS;
 }
 

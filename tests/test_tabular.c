@@ -15,6 +15,7 @@
 #include <zlib.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "data/dataset.h"
 #include "cli_run.h"
 #include "ffnn.h"
@@ -125,8 +126,7 @@ TEST_DIR_CASE("tabular", csv_columns)
     CHECK_OK(ffnn_dataset_load_csv(test_path, &o, &t));
     CHECK(ffnn_dataset_labels(t)[0] == 1 && ffnn_dataset_labels(t)[1] == 0 &&
               ffnn_dataset_classes(t) == 3, "mapped labels");
-    ffnn_dataset_free(t);
-    ffnn_dataset_free(ds);
+    TEST_FREE(t, ds);
     return TEST_PASS;
 }
 
@@ -265,9 +265,7 @@ TEST_DIR_CASE("tabular", npy_mapped_equals_read)
     CHECK_OK(ffnn_dataset_remove_feature(a, 3, column));
     CHECK(a->map == NULL && ffnn_dataset_features(a) == C - 1 && column[0] == xf[3] &&
               ffnn_dataset_float_features(a)[C - 1] == xf[C], "remove feature of a mapping");
-    ffnn_dataset_free(a);
-    ffnn_dataset_free(b);
-    ffnn_dataset_free(c);
+    TEST_FREE(a, b, c);
     a = NULL;
     CHECK(ffnn_dataset_load_npy(cut, NULL, &a) == FFNN_ERR_FORMAT && a == NULL,
           "truncated accepted");
@@ -309,9 +307,7 @@ TEST_DIR_CASE("tabular", npy_round_trip)
           "targets");
     CHECK_OK(ffnn_dataset_load_npy(x4, NULL, &c));
     CHECK(ffnn_dataset_labels(c)[1] == 0, "no labels");
-    ffnn_dataset_free(a);
-    ffnn_dataset_free(b);
-    ffnn_dataset_free(c);
+    TEST_FREE(a, b, c);
     static const struct { const char *dict; size_t bytes; const char *expect; } cases[] = {
         {"{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }", 24, "C order"},
         {"{'descr': '>f4', 'fortran_order': False, 'shape': (3, 2), }", 24, "big-endian"},
@@ -391,8 +387,7 @@ static test_result split_reproducible_stratified(char *why, size_t why_size)
     ffnn_dataset *r = NULL, *p = NULL;
     CHECK_OK(ffnn_dataset_split(ds, 0.33, 1, &r, &p));
     CHECK(ffnn_dataset_count(p) == 33, "round(0.33 * 100) = 33, found %zu", ffnn_dataset_count(p));
-    ffnn_dataset_free(r);
-    ffnn_dataset_free(p);
+    TEST_FREE(r, p);
     CHECK(ffnn_dataset_split(ds, 1.0, 1, &r, &p) == FFNN_ERR_INVALID_ARGUMENT &&
               ffnn_dataset_split(ds, 0.001, 1, &r, &p) == FFNN_ERR_INVALID_ARGUMENT,
           "fractions that leave a side empty");
@@ -477,12 +472,7 @@ TEST_DIR_CASE("tabular", standardize_model_file_round_trip)
     ffnn_model *cback = NULL;
     CHECK_OK(ffnn_model_load(path2, &cback, NULL));
     CHECK(!strcmp(ffnn_model_class_name(cback, 1), "large"), "class names after the file");
-    ffnn_model_free(cback);
-    ffnn_model_free(cls);
-    ffnn_model_free(back);
-    ffnn_model_free(m);
-    ffnn_dataset_free(std);
-    ffnn_dataset_free(ds);
+    TEST_FREE(cback, cls, back, m, std, ds);
     return TEST_PASS;
 }
 
@@ -524,9 +514,7 @@ static test_result batches_whole_set_and_drop_last(char *why, size_t why_size)
     CHECK_OK(ffnn_trainer_create(m, ds, &cfg, &t));
     CHECK(ffnn_trainer_steps_per_epoch(t) == 4, "kept: %zu steps",
           ffnn_trainer_steps_per_epoch(t));
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(ds);
+    TEST_FREE(t, m, ds);
     return TEST_PASS;
 }
 
@@ -573,10 +561,7 @@ TEST_DIR_CASE("tabular", model_never_stale)
     CHECK_OK(ffnn_trainer_sync_model(t));
     CHECK_OK(ffnn_model_forward(m, &x, 1, expect));
     CHECK(memcmp(out, expect, sizeof out) == 0, "forward used stale weights");
-    ffnn_trainer_free(t);
-    ffnn_model_free(back);
-    ffnn_model_free(m);
-    ffnn_dataset_free(ds);
+    TEST_FREE(t, back, m, ds);
     free(initial);
     free(seen);
     return TEST_PASS;
@@ -715,8 +700,7 @@ static test_result same_models(const char *a, const char *b, const char *what)
     int same_params = n == ffnn_model_parameter_count(mb) &&
                       memcmp(ffnn_model_parameters(ma), ffnn_model_parameters(mb),
                              n * sizeof(float)) == 0;
-    ffnn_model_free(ma);
-    ffnn_model_free(mb);
+    TEST_FREE(ma, mb);
     CHECK(same_params, "%s: the restored parameters differ from the uninterrupted run's", what);
     CHECK(same_bytes, "%s: the model file differs from the uninterrupted run's", what);
     return TEST_PASS;
@@ -895,11 +879,7 @@ TEST_DIR_CASE("tabular", drop_last_checkpoint_resume)
         CHECK(again == loss[k], "step %d: %.9g after the resume, %.9g without", k + 1, again,
               loss[k]);
     }
-    ffnn_trainer_free(ta);
-    ffnn_trainer_free(tb);
-    ffnn_model_free(a);
-    ffnn_model_free(b);
-    ffnn_dataset_free(ds);
+    TEST_FREE(ta, tb, a, b, ds);
     return TEST_PASS;
 }
 

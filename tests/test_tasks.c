@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "test_fixtures.h"
 #include "cli_run.h"
 #include "ffnn.h"
 #include "test_files.h"
@@ -99,8 +100,7 @@ TEST_DIR_CASE("tasks", library_refuses_wrong_tasks)
         CHECK(many ? st == FFNN_OK : st == FFNN_ERR_INVALID_ARGUMENT,
               "%s: ffnn_trainer_create returned %d (%s)", cases[k].name, (int)st,
               ffnn_last_error());
-        ffnn_trainer_free(t);
-        ffnn_model_free(m);
+        TEST_FREE(t, m);
         /* with loss mse (a regression of the labels' values) nothing is refused */
         CHECK_OK(ffnn_dataset_check_task(ds, FFNN_LOSS_MSE, 0));
         ffnn_dataset_free(ds);
@@ -211,8 +211,7 @@ static ffnn_status grad_of(ffnn_dataset *ds, ffnn_loss loss, int threads, const 
         st = ffnn_trainer_create(m, ds, &cfg, &t);
     if (st == FFNN_OK)
         st = ffnn_trainer_gradient(t, rows, batch, l, g);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
+    TEST_FREE(t, m);
     return st;
 }
 
@@ -287,8 +286,7 @@ static test_result weighted_loss_and_gradient(char *why, size_t why_size)
         worst = fmax(worst, fabs(g[p] - gb[p]));
     CHECK(fabs(la - lb) <= 1e-6 && worst <= 1e-6,
           "weight 2 vs twice: loss %.9g vs %.9g, gradient off by %.3g", la, lb, worst);
-    ffnn_dataset_free(a);
-    ffnn_dataset_free(b);
+    TEST_FREE(a, b);
     return TEST_PASS;
 }
 
@@ -335,9 +333,7 @@ static test_result weights_checked_and_carried(char *why, size_t why_size)
         CHECK(found >= 0 && wp[i] == w[found], "split row %zu: weight %g, its row's %g", i,
               (double)wp[i], found >= 0 ? (double)w[found] : -1.0);
     }
-    ffnn_dataset_free(rest);
-    ffnn_dataset_free(part);
-    ffnn_dataset_free(ds);
+    TEST_FREE(rest, part, ds);
     return TEST_PASS;
 }
 
@@ -426,9 +422,7 @@ static test_result folds_stratified_and_seeded(char *why, size_t why_size)
                       memcmp(ffnn_dataset_float_features(again), ffnn_dataset_float_features(test),
                              ffnn_dataset_count(test) * sizeof(float)) == 0,
                   "fold %d differs between two calls with the same seed", f);
-            ffnn_dataset_free(train);
-            ffnn_dataset_free(test);
-            ffnn_dataset_free(again);
+            TEST_FREE(train, test, again);
         }
     int differ = 0;
     for (int i = 0; i < N; i++) {

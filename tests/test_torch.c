@@ -43,42 +43,36 @@ static int have_torch(void)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* threads: "1" runs ffnn's CPU reference backend, "2" its OpenMP backend. */
-static test_result twin(const char *which, const char *threads, char *why, size_t why_size)
+/* Run tests/torch_twin.py WHICH --ffnn FFNN --data DATA --device cpu --threads THREADS
+ * [--seed SEED]: exit 0 passes. threads: "1" runs ffnn's CPU reference backend, "2"
+ * its OpenMP backend. need_data: skip when DATA is missing (else the twin says). */
+static test_result run_twin(char *why, size_t why_size, const char *which, const char *data,
+                            int need_data, const char *threads, const char *seed)
 {
     const char *python = python_path();
     if (!have_torch())
         SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
+    if (need_data && access(data, R_OK) != 0)
+        SKIP("%s missing (apt-get install python3-sklearn)", data);
     const char *ffnn = cli_binary();
     CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
-    char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
-                          (char *)ffnn, "--data", (char *)TEST_FASHION_DIR, "--device", "cpu",
-                          "--threads", (char *)threads, NULL};
+    char *argv[14] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
+                      (char *)ffnn, "--data", (char *)data, "--device", "cpu",
+                      "--threads", (char *)threads, NULL, NULL, NULL};
+    if (seed) {
+        argv[11] = "--seed";
+        argv[12] = (char *)seed;
+    }
     int rc = test_run_argv(argv);
-    CHECK(rc == 0, "tests/torch_twin.py %s --threads %s exited with %d", which, threads, rc);
+    CHECK(rc == 0, "tests/torch_twin.py %s --threads %s%s%s exited with %d", which, threads,
+          seed ? " --seed " : "", seed ? seed : "", rc);
     return TEST_PASS;
 }
 
-static test_result twin_seed000(char *why, size_t why_size)
+/* On Fashion-MNIST (TEST_FASHION_DIR). */
+static test_result twin(char *why, size_t why_size, const char *which, const char *threads)
 {
-    return twin("seed000", "1", why, why_size);
-}
-
-static test_result twin_seed003(char *why, size_t why_size)
-{
-    return twin("seed003", "1", why, why_size);
-}
-
-/* Seed 001: 32-256relu:nobias-1:nobias, mse, SGD lr 0.002, batch 256, 100 steps on
- * synth:regression:2560, which the twin re-generates from its documented definition. */
-static test_result twin_seed001(char *why, size_t why_size)
-{
-    return twin("seed001", "1", why, why_size);
-}
-
-static test_result twin_seed000_omp(char *why, size_t why_size)
-{
-    return twin("seed000", "2", why, why_size);
+    return run_twin(why, why_size, which, TEST_FASHION_DIR, 0, threads, NULL);
 }
 
 /* ffnn train --data FILE.csv on the Wisconsin breast cancer data that
@@ -88,22 +82,10 @@ static test_result twin_seed000_omp(char *why, size_t why_size)
 static const char *cancer_csv =
     "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
 
-static test_result twin_tabular_on(const char *which, const char *seed, const char *threads,
-                                   char *why, size_t why_size)
+static test_result twin_tabular(char *why, size_t why_size, const char *which,
+                                const char *seed, const char *threads)
 {
-    const char *python = python_path();
-    if (!have_torch())
-        SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
-    if (access(cancer_csv, R_OK) != 0)
-        SKIP("%s missing (apt-get install python3-sklearn)", cancer_csv);
-    const char *ffnn = cli_binary();
-    CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
-    char *const argv[] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
-                          (char *)ffnn, "--data", (char *)cancer_csv, "--device", "cpu",
-                          "--threads", (char *)threads, "--seed", (char *)seed, NULL};
-    int rc = test_run_argv(argv);
-    CHECK(rc == 0, "tests/torch_twin.py %s --seed %s exited with %d", which, seed, rc);
-    return TEST_PASS;
+    return run_twin(why, why_size, which, cancer_csv, 1, threads, seed);
 }
 
 /* A table with an embedded column (tests/torch_embedding_twin.py): ffnn's
@@ -125,101 +107,56 @@ static test_result twin_embedding(char *why, size_t why_size, const char *thread
 TEST_WITH(twin_embedding_cpu, twin_embedding, "1")
 TEST_WITH(twin_embedding_omp, twin_embedding, "2")
 
-static test_result twin_tabular(const char *which, const char *seed, char *why,
-                                size_t why_size)
-{
-    return twin_tabular_on(which, seed, "1", why, why_size);
-}
+/* twin_NAME: torch_twin.py NAME on the cpu reference; twin_NAME_omp: on the omp
+ * backend. Seed 001: 32-256relu:nobias-1:nobias, mse, SGD lr 0.002, batch 256, 100
+ * steps on synth:regression:2560, which the twin re-generates from its documented
+ * definition. The optimizer settings of the training features on seed 000's net
+ * (wd_*, adamw: torch_twin.py names them). The omp backend with weight decay:
+ * momentum (sgd family). Not adamw: there the omp matmuls' few-ulp differences from
+ * the reference decide at step 40 whether a near-zero gradient component is 0 or
+ * not, which Adam turns into a full step (loss 1e-6 apart from then on, 4e-3 by
+ * step 199; cpu vs omp alone, no torch) - the dynamics, as the seed000 note above;
+ * adamw's element update itself is bit-checked against the reference
+ * (omp_optimizers_same_bits). The learning-rate schedules (sched_*) against
+ * torch.optim.lr_scheduler (4 epochs of 50 steps). */
+#define TWIN(name) TEST_WITH(twin_##name, twin, #name, "1")
+#define TWIN_OMP(name) TEST_WITH(twin_##name##_omp, twin, #name, "2")
+TWIN(seed000)
+TWIN(seed003)
+TWIN(seed001)
+TWIN_OMP(seed000)
+TWIN(wd_momentum)
+TWIN(wd_adam_nobias)
+TWIN(adamw)
+TWIN_OMP(wd_momentum)
+TWIN(sched_step_warmup)
+TWIN(sched_multistep)
+TWIN(sched_exponential)
+TWIN(sched_cosine)
+TWIN(sched_linear)
+TWIN(sched_plateau)
+TWIN(clip_norm)
+TWIN(clip_value)
+TWIN(ema)
+TWIN(dropout0)
+TWIN(activations)
+TWIN(activations_params)
+TWIN(activations_gelu)
+TWIN(activations_mish)
 
-/* Weights (docs/TRAINING.md): --class-weight 0:2.5,1:0.75 against
- * CrossEntropyLoss(weight=...); --class-weight balanced --sample-weight w.npy and
- * bce with --sample-weight against the weighted mean sum w l / sum w. */
-static test_result twin_class_weight(char *why, size_t why_size)
-{
-    return twin_tabular_on("tabular_class_weight", "1", "1", why, why_size);
-}
-static test_result twin_sample_weight(char *why, size_t why_size)
-{
-    return twin_tabular_on("tabular_sample_weight", "2", "1", why, why_size);
-}
-static test_result twin_sample_weight_omp(char *why, size_t why_size)
-{
-    return twin_tabular_on("tabular_sample_weight", "3", "2", why, why_size);
-}
-static test_result twin_bce_weight(char *why, size_t why_size)
-{
-    return twin_tabular_on("tabular_bce_weight", "4", "1", why, why_size);
-}
-
-static test_result twin_tabular_seed1(char *why, size_t why_size)
-{
-    return twin_tabular("tabular", "1", why, why_size);
-}
-
-static test_result twin_tabular_seed2(char *why, size_t why_size)
-{
-    return twin_tabular("tabular", "2", why, why_size);
-}
-
-static test_result twin_tabular_seed3(char *why, size_t why_size)
-{
-    return twin_tabular("tabular", "3", why, why_size);
-}
-
-static test_result twin_tabular_drop_last(char *why, size_t why_size)
-{
-    return twin_tabular("tabular_droplast", "4", why, why_size);
-}
-
-static test_result twin_tabular_whole_batch(char *why, size_t why_size)
-{
-    return twin_tabular("tabular_wholebatch", "5", why, why_size);
-}
-
-/* The optimizer settings of the training features on seed 000's net (torch_twin.py names them). */
-static test_result twin_wd_momentum(char *why, size_t why_size)
-{
-    return twin("wd_momentum", "1", why, why_size);
-}
-static test_result twin_wd_adam_nobias(char *why, size_t why_size)
-{
-    return twin("wd_adam_nobias", "1", why, why_size);
-}
-static test_result twin_adamw(char *why, size_t why_size)
-{
-    return twin("adamw", "1", why, why_size);
-}
-/* The omp backend with weight decay: momentum (sgd family). Not adamw: there the
- * omp matmuls' few-ulp differences from the reference decide at step 40 whether
- * a near-zero gradient component is 0 or not, which Adam turns into a full step
- * (loss 1e-6 apart from then on, 4e-3 by step 199; cpu vs omp alone, no torch) -
- * the dynamics, as the seed000 note above; adamw's element update itself is
- * bit-checked against the reference (omp_optimizers_same_bits). */
-static test_result twin_wd_momentum_omp(char *why, size_t why_size)
-{
-    return twin("wd_momentum", "2", why, why_size);
-}
-
-/* The learning-rate schedules against torch.optim.lr_scheduler (4 epochs of 50 steps). */
-#define SCHEDULE_TWIN(name)                                                              \
-    static test_result twin_##name(char *why, size_t why_size)                         \
-    {                                                                                  \
-        return twin(#name, "1", why, why_size);                                        \
-    }
-SCHEDULE_TWIN(sched_step_warmup)
-SCHEDULE_TWIN(sched_multistep)
-SCHEDULE_TWIN(sched_exponential)
-SCHEDULE_TWIN(sched_cosine)
-SCHEDULE_TWIN(sched_linear)
-SCHEDULE_TWIN(sched_plateau)
-SCHEDULE_TWIN(clip_norm)
-SCHEDULE_TWIN(clip_value)
-SCHEDULE_TWIN(ema)
-SCHEDULE_TWIN(dropout0)
-SCHEDULE_TWIN(activations)
-SCHEDULE_TWIN(activations_params)
-SCHEDULE_TWIN(activations_gelu)
-SCHEDULE_TWIN(activations_mish)
+/* The tabular twins (which, seed, threads). Weights (docs/TRAINING.md):
+ * --class-weight 0:2.5,1:0.75 against CrossEntropyLoss(weight=...); --class-weight
+ * balanced --sample-weight w.npy and bce with --sample-weight against the weighted
+ * mean sum w l / sum w. */
+TEST_WITH(twin_tabular_seed1, twin_tabular, "tabular", "1", "1")
+TEST_WITH(twin_tabular_seed2, twin_tabular, "tabular", "2", "1")
+TEST_WITH(twin_tabular_seed3, twin_tabular, "tabular", "3", "1")
+TEST_WITH(twin_tabular_drop_last, twin_tabular, "tabular_droplast", "4", "1")
+TEST_WITH(twin_tabular_whole_batch, twin_tabular, "tabular_wholebatch", "5", "1")
+TEST_WITH(twin_class_weight, twin_tabular, "tabular_class_weight", "1", "1")
+TEST_WITH(twin_sample_weight, twin_tabular, "tabular_sample_weight", "2", "1")
+TEST_WITH(twin_sample_weight_omp, twin_tabular, "tabular_sample_weight", "3", "2")
+TEST_WITH(twin_bce_weight, twin_tabular, "tabular_bce_weight", "4", "1")
 
 const test_case torch_tests[] = {
     {"torch_parity_cpu_schedule_step_warmup", twin_sched_step_warmup},

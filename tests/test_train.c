@@ -50,11 +50,7 @@ static test_result cpu_one_epoch(ffnn_optimizer opt, float lr, double min_accura
           "train loss %g", stats.train_loss);
     CHECK(accuracy >= min_accuracy, "%s: test accuracy %.4f < %.2f", ffnn_optimizer_name(opt),
           accuracy, min_accuracy);
-    ffnn_trainer_free(t);
-    ffnn_model_free(m);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(full);
-    ffnn_dataset_free(test);
+    TEST_FREE(t, m, train, full, test);
     return TEST_PASS;
 }
 
@@ -103,8 +99,7 @@ static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why
                 return TEST_FAIL;
         }
     }
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(train, test);
     return TEST_PASS;
 }
 
@@ -165,12 +160,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
         CHECK(ffnn_trainer_create(m, train, &cfg, &t) == FFNN_ERR_UNSUPPORTED, "cuda accepted");
         CHECK(strstr(ffnn_last_error(), "no CUDA"), "%s", ffnn_last_error());
     }
-    ffnn_model_free(wrong_input);
-    ffnn_model_free(m);
-    ffnn_model_free(small);
-    ffnn_model_free(sig);
-    ffnn_dataset_free(train);
-    ffnn_dataset_free(test);
+    TEST_FREE(wrong_input, m, small, sig, train, test);
     return TEST_PASS;
 }
 

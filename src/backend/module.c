@@ -1,7 +1,6 @@
 /* module.c - finding and loading the CUDA backend's module (module.h), and the
  * functions of the library that forward to it: ffnn_cuda_backend (backend.h),
- * ffnn_has_cuda, ffnn_cuda_device_count, ffnn_cuda_device_name (ffnn.h),
- * ffnn_cuda_local1d_forward_stream (core/local1d.h).
+ * ffnn_has_cuda, ffnn_cuda_device_count, ffnn_cuda_device_name (ffnn.h).
  *
  * Where the module is looked for (module_search.c), in order (the first that loads
  * and matches wins):
@@ -60,7 +59,7 @@ static int table_matches(const void *table, char *why, size_t why_size)
                  (unsigned)FFNN_CUDA_MODULE_VERSION, (unsigned)FFNN_MODULE_ABI);
         return 0;
     }
-    if (!m->ops || !m->device_count || !m->device_name || !m->local1d_forward ||
+    if (!m->ops || !m->device_count || !m->device_name ||
         !ffnn_backend_ops_complete(m->ops)) {
         snprintf(why, why_size, "its table is incomplete");
         return 0;
@@ -161,16 +160,4 @@ void ffnn_cuda_device_name(char *buf, size_t buf_size)
     buf[0] = '\0';
     if (ffnn_cuda_device_count() > 0)
         ffnn_cuda_module_get()->device_name(buf, buf_size);
-}
-
-ffnn_status ffnn_cuda_local1d_forward_stream(ffnn_local1d_variant variant, void *stream,
-                                      const float *x, const float *W, const float *bias,
-                                      float *z, size_t batch, size_t N, size_t R,
-                                      ffnn_local1d_padding padding, ffnn_activation act)
-{
-    const ffnn_cuda_module *m = ffnn_cuda_module_get();
-    if (!m)
-        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "ffnn_cuda_local1d_forward_stream: %s",
-                         ffnn_cuda_module_error());
-    return m->local1d_forward(variant, stream, x, W, bias, z, batch, N, R, padding, act);
 }

@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define FFNN_CUDA_MODULE_VERSION 1u
+#define FFNN_CUDA_MODULE_VERSION 2u
 #define FFNN_CUDA_MODULE_ENTRY "ffnn_cuda_module_entry"
 #define FFNN_CUDA_MODULE_FILE "libffnn-cuda.so"
 /* The checksum of the headers the module shares with the library (Makefile:
@@ -55,7 +55,7 @@ typedef struct ffnn_module_host {
 } ffnn_module_host;
 
 /* The module's table. Every function below is the one of the same name that
- * libffnn declares (backend.h, ffnn.h, core/local1d.h, parallel/comm.h), which
+ * libffnn declares (backend.h, ffnn.h, parallel/comm.h), which
  * module.c forwards to it. */
 typedef struct ffnn_cuda_module {
     uint32_t version;        /* FFNN_CUDA_MODULE_VERSION of the module             */
@@ -66,10 +66,6 @@ typedef struct ffnn_cuda_module {
     const ffnn_backend_ops *ops;                       /* ffnn_cuda_backend()       */
     int (*device_count)(void);                         /* ffnn_cuda_device_count    */
     void (*device_name)(char *buf, size_t buf_size);   /* ffnn_cuda_device_name     */
-    ffnn_status (*local1d_forward)(ffnn_local1d_variant variant, void *stream,
-                                   const float *x, const float *W, const float *bias,
-                                   float *z, size_t batch, size_t N, size_t R,
-                                   ffnn_local1d_padding padding, ffnn_activation act);
     /* NCCL (src/parallel/nccl.cu); all three NULL in a module built without it.
      * id: FFNN_NCCL_ID_BYTES (parallel/comm.h) bytes. */
     ffnn_status (*nccl_unique_id)(unsigned char *id);
@@ -83,15 +79,10 @@ typedef struct ffnn_cuda_module {
 typedef const void *(*ffnn_module_entry_fn)(const void *host);
 
 /* The module's side: what src/backend/cuda/entry.c puts into its table, defined
- * by the CUDA objects (backend.cu, local1d.cu; src/parallel/nccl.cu). */
+ * by the CUDA objects (backend.cu; src/parallel/nccl.cu). */
 const ffnn_backend_ops *ffnn_cuda_module_ops(void);
 int ffnn_cuda_module_device_count(void);
 void ffnn_cuda_module_device_name(char *buf, size_t buf_size);
-ffnn_status ffnn_cuda_module_local1d_forward(ffnn_local1d_variant variant, void *stream,
-                                             const float *x, const float *W,
-                                             const float *bias, float *z, size_t batch,
-                                             size_t N, size_t R, ffnn_local1d_padding padding,
-                                             ffnn_activation act);
 ffnn_status ffnn_nccl_module_unique_id(unsigned char *id);
 ffnn_status ffnn_nccl_module_comm_create(const unsigned char *id, int size, int rank,
                                          int device, ffnn_comm *host, ffnn_comm **out);

@@ -3,6 +3,8 @@
  * every backend use them. */
 #include "core/local1d.h"
 
+#include "core/error.h"
+
 size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding)
 {
     if (N == 0 || R == 0)
@@ -12,6 +14,15 @@ size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding
     case FFNN_LOCAL1D_SAME: return R % 2 == 1 ? N : 0;
     }
     return 0;
+}
+
+ffnn_status ffnn_local1d_check_outputs(const char *who, size_t N, size_t R,
+                                       ffnn_local1d_padding padding)
+{
+    if (ffnn_local1d_output_size(N, R, padding) != 0)
+        return FFNN_OK;
+    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "%s: N=%zu R=%zu %s has no outputs", who, N, R,
+                     padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
 }
 
 size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding)

@@ -12,7 +12,8 @@
  *   dx[b,n] = sum_{m,r : m + r - pad = n} dz[b,m] W[m,r]
  *
  * These entry points are shared by the trainer's backends and by the seed-002
- * benchmark (`ffnn bench local1d`). CUDA variants: global (operands from global
+ * benchmark (`ffnn bench local1d`, whose GPU part runs the kernel lab's
+ * lab/local1d_stream.h). CUDA variants: global (operands from global
  * memory) and shared (a block's input tile plus its halo of R-1 values staged in
  * shared memory); src/backend/cuda/local1d.cu describes both. Output counts are 64-bit
  * (seed 002's int counter overflowed at K = 4000).
@@ -41,6 +42,11 @@ typedef enum ffnn_local1d_variant {
 /* Output width M for input width N (0 when the combination is invalid). */
 size_t ffnn_local1d_output_size(size_t N, size_t R, ffnn_local1d_padding padding);
 
+/* FFNN_OK when the combination has outputs; else FFNN_ERR_INVALID_ARGUMENT, "WHO:
+ * N=.. R=.. same|valid has no outputs" (who: the op, e.g. "cpu local1d_forward"). */
+ffnn_status ffnn_local1d_check_outputs(const char *who, size_t N, size_t R,
+                                       ffnn_local1d_padding padding);
+
 /* Zero inputs a local1d layer reads before x[0]: (R-1)/2 for same, 0 for valid.
  * Input n = m + r - pad feeds output m through W[m, r]. */
 size_t ffnn_local1d_pad(size_t R, ffnn_local1d_padding padding);
@@ -54,23 +60,6 @@ void ffnn_cpu_local1d_forward(const float *x, const float *W, const float *bias,
 void ffnn_omp_local1d_forward_threads(const float *x, const float *W, const float *bias, float *z,
                               size_t batch, size_t N, size_t R, ffnn_local1d_padding padding,
                               ffnn_activation act, int threads);
-
-/* CUDA forward on device pointers, queued on `stream` (a cudaStream_t passed as
- * void*, NULL = default stream); activation fused. Errors: FFNN_ERR_CUDA (message
- * names file, line, call), FFNN_ERR_INVALID_ARGUMENT; FFNN_ERR_UNSUPPORTED in a
- * build without CUDA.
- * Overlap (R <= 8, compute capability >= 9.0): the kernel is launched with
- * programmatic dependent launch, so it may start while the kernels queued before
- * it on `stream` still run, and it reads W and bias before waiting for them; it
- * reads x and writes z only after they have finished. So layers may be chained
- * freely (one call's z the next one's x, buffers reused), but W and bias must not
- * be written by a kernel queued on `stream` since the last copy, event wait or
- * synchronisation there (the benchmark uploads them with copies). The backend's
- * local1d_forward, used by the trainer, does not overlap. */
-ffnn_status ffnn_cuda_local1d_forward_stream(ffnn_local1d_variant variant, void *stream,
-                                      const float *x, const float *W, const float *bias,
-                                      float *z, size_t batch, size_t N, size_t R,
-                                      ffnn_local1d_padding padding, ffnn_activation act);
 
 #ifdef __cplusplus
 }

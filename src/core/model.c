@@ -126,13 +126,24 @@ size_t ffnn_model_arch_string(const ffnn_model *m, char *buf, size_t buf_size)
     return ffnn_arch_format(m->input_size, m->layers, m->layer_count, buf, buf_size);
 }
 
-ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
-                             ffnn_activation *act, int *has_bias)
+/* Layer i of m into *l; FFNN_ERR_INVALID_ARGUMENT (naming the range) when there is
+ * none. */
+static ffnn_status layer_at(const ffnn_model *m, int i, const ffnn_layer **l)
 {
     if (!m || i < 0 || i >= m->layer_count)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer index %d out of range [0, %d)",
                          i, m ? m->layer_count : 0);
-    const ffnn_layer *l = &m->layers[i];
+    *l = &m->layers[i];
+    return FFNN_OK;
+}
+
+ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out,
+                             ffnn_activation *act, int *has_bias)
+{
+    const ffnn_layer *l = NULL;
+    ffnn_status st = layer_at(m, i, &l);
+    if (st != FFNN_OK)
+        return st;
     if (in) *in = l->in;
     if (out) *out = l->out;
     if (act) *act = l->act;
@@ -143,10 +154,10 @@ ffnn_status ffnn_model_layer(const ffnn_model *m, int i, size_t *in, size_t *out
 ffnn_status ffnn_model_layer_kind(const ffnn_model *m, int i, ffnn_layer_kind *kind,
                                   size_t *fan_in, int *same_padding)
 {
-    if (!m || i < 0 || i >= m->layer_count)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "layer index %d out of range [0, %d)",
-                         i, m ? m->layer_count : 0);
-    const ffnn_layer *l = &m->layers[i];
+    const ffnn_layer *l = NULL;
+    ffnn_status st = layer_at(m, i, &l);
+    if (st != FFNN_OK)
+        return st;
     if (kind) *kind = l->kind;
     if (fan_in) *fan_in = l->fan_in;
     if (same_padding)

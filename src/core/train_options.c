@@ -429,16 +429,26 @@ ffnn_status ffnn_train_options_check(const ffnn_train_config *c)
 
 /* ------------------------------------------------------------ by name */
 
+/* The row of option name into *r; else the error naming fn, the function asked. */
+static ffnn_status known_row(const char *fn, const char *name, const option_row **r)
+{
+    *r = find_row(name);
+    if (!*r)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "%s: unknown option '%.60s' "
+                         "(ffnn_train_option_at lists them)", fn, name);
+    return FFNN_OK;
+}
+
 ffnn_status ffnn_train_config_set(ffnn_train_config *cfg, const char *name, const char *value)
 {
     if (!cfg || !name || !value)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_config_set: NULL argument");
-    const option_row *r = find_row(name);
-    if (!r)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_config_set: unknown option "
-                         "'%.60s' (ffnn_train_option_at lists them)", name);
+    const option_row *r = NULL;
+    ffnn_status st = known_row("ffnn_train_config_set", name, &r);
+    if (st != FFNN_OK)
+        return st;
     ffnn_train_config next = *cfg;
-    ffnn_status st = ffnn_option_parse(&next, &r->d, value);
+    st = ffnn_option_parse(&next, &r->d, value);
     if (st != FFNN_OK)
         return r->d.type == FFNN_OPTION_ENUM ? st : ffnn_fail_context(st, "ffnn_train_config_set");
     *cfg = next;
@@ -450,10 +460,10 @@ ffnn_status ffnn_train_config_get(const ffnn_train_config *cfg, const char *name
 {
     if (!cfg || !name || !buf)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_config_get: NULL argument");
-    const option_row *r = find_row(name);
-    if (!r)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_config_get: unknown option "
-                         "'%.60s' (ffnn_train_option_at lists them)", name);
+    const option_row *r = NULL;
+    ffnn_status st = known_row("ffnn_train_config_get", name, &r);
+    if (st != FFNN_OK)
+        return st;
     if (!ffnn_option_format(cfg, &r->d, buf, size))
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_config_get: %s: a buffer of "
                          "%zu bytes is too small", name, size);

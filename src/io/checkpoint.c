@@ -474,27 +474,20 @@ static int ck_fill_tensors(cJSON *root, const ffnn_model *m, ffnn_optimizer opt,
     return 1;
 }
 
+/* The checkpoint's keys (ffnn_st_fill_fn; ctx: the run state). */
+static int ck_fill_header(cJSON *root, const char *arch, const void *ctx)
+{
+    const ffnn_run_state *s = ctx;
+    cJSON *md = cJSON_AddObjectToObject(root, "__metadata__");
+    return md && ffnn_ck_fill_metadata(md, s, arch) &&
+           ck_fill_tensors(root, s->model, s->cfg.optimizer, s->step, s->ema != NULL,
+                           s->es_best != NULL);
+}
+
 /* The header text padded with spaces to a multiple of 8 bytes; *text malloc'd. */
 static ffnn_status ck_build_header(const ffnn_run_state *s, char **text, size_t *size)
 {
-    const ffnn_model *m = s->model;
-    size_t arch_size = ffnn_arch_format_size(m->layer_count);
-    char *arch = malloc(arch_size), *json = NULL;
-    cJSON *root = cJSON_CreateObject();
-    cJSON *md = root ? cJSON_AddObjectToObject(root, "__metadata__") : NULL;
-
-    if (arch && md) {
-        ffnn_model_arch_string(m, arch, arch_size);
-        if (ffnn_ck_fill_metadata(md, s, arch) &&
-            ck_fill_tensors(root, m, s->cfg.optimizer, s->step, s->ema != NULL,
-                            s->es_best != NULL))
-            json = cJSON_PrintUnformatted(root);
-    }
-    cJSON_Delete(root);
-    free(arch);
-    if (!json)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory building a checkpoint header");
-    return ffnn_st_pad_header(json, text, size);
+    return ffnn_st_build_header(s->model, ck_fill_header, s, "a checkpoint header", text, size);
 }
 
 /* Length, header, the losses as little-endian float64, the parameters and then

@@ -53,24 +53,20 @@ static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *me
         return ffnn_st_fail(r, "__metadata__ \"%s\": expected a string value, found %s",
                        c->string, found);
     }
-    if (strcmp(c->string, "format") == 0)
-        meta->format = c->valuestring;
-    else if (strcmp(c->string, "arch") == 0)
-        meta->arch = c->valuestring;
-    else if (strcmp(c->string, "loss") == 0)
-        meta->loss = c->valuestring;
-    else if (strcmp(c->string, "ffnn_version") == 0)
-        meta->version = c->valuestring;
-    else if (strcmp(c->string, "interrupted") == 0)
-        meta->interrupted = c->valuestring;
-    else if (strcmp(c->string, "class_names") == 0)
-        meta->class_names = c->valuestring;
-    else if (strcmp(c->string, "table") == 0)
-        meta->table = c->valuestring;
-    else
-        return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (expected format, arch, loss, "
-                       "ffnn_version, interrupted, class_names, table)", c->string);
-    return FFNN_OK;
+    const struct {
+        const char *key;
+        const char **field;
+    } keys[] = {{"format", &meta->format},           {"arch", &meta->arch},
+                {"loss", &meta->loss},               {"ffnn_version", &meta->version},
+                {"interrupted", &meta->interrupted}, {"class_names", &meta->class_names},
+                {"table", &meta->table}};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+        if (strcmp(c->string, keys[k].key) == 0) {
+            *keys[k].field = c->valuestring;
+            return FFNN_OK;
+        }
+    return ffnn_st_fail(r, "__metadata__: unknown key \"%s\" (expected format, arch, loss, "
+                        "ffnn_version, interrupted, class_names, table)", c->string);
 }
 
 /* "__metadata__": format "ffnn-model", arch, loss (ce|bce|mse), optional

@@ -134,25 +134,26 @@ static int st_fill_header(cJSON *root, const ffnn_model *m, const char *arch, ff
     return 1;
 }
 
+/* What st_fill_header takes besides the root and the architecture. */
+typedef struct model_header {
+    const ffnn_model *m;
+    ffnn_loss loss;
+    const char *interrupted;
+} model_header;
+
+static int model_fill_header(cJSON *root, const char *arch, const void *ctx)
+{
+    const model_header *h = ctx;
+    return st_fill_header(root, h->m, arch, h->loss, h->interrupted);
+}
+
 /* The header text padded with spaces to a multiple of 8 bytes (so that the data
  * section is 8-byte aligned); *text malloc'd. */
 static ffnn_status st_build_header(const ffnn_model *m, ffnn_loss loss, const char *interrupted,
                                    char **text, size_t *size)
 {
-    size_t arch_size = ffnn_model_arch_string(m, NULL, 0) + 1;
-    char *arch = malloc(arch_size), *json = NULL;
-    cJSON *root = cJSON_CreateObject();
-
-    if (arch && root) {
-        ffnn_model_arch_string(m, arch, arch_size);
-        if (st_fill_header(root, m, arch, loss, interrupted))
-            json = cJSON_PrintUnformatted(root);
-    }
-    cJSON_Delete(root);
-    free(arch);
-    if (!json)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory building a model file header");
-    return ffnn_st_pad_header(json, text, size);
+    const model_header h = {m, loss, interrupted};
+    return ffnn_st_build_header(m, model_fill_header, &h, "a model file header", text, size);
 }
 
 typedef struct st_writer {

@@ -512,6 +512,25 @@ ffnn_status ffnn_st_pad_header(char *json, char **text, size_t *size)
     return *text ? FFNN_OK : ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory");
 }
 
+ffnn_status ffnn_st_build_header(const ffnn_model *m, ffnn_st_fill_fn fill, const void *ctx,
+                                 const char *what, char **text, size_t *size)
+{
+    size_t arch_size = ffnn_model_arch_string(m, NULL, 0) + 1; /* ensembles: longer */
+    char *arch = malloc(arch_size), *json = NULL;
+    cJSON *root = cJSON_CreateObject();
+
+    if (arch && root) {
+        ffnn_model_arch_string(m, arch, arch_size);
+        if (fill(root, arch, ctx))
+            json = cJSON_PrintUnformatted(root);
+    }
+    cJSON_Delete(root);
+    free(arch);
+    if (!json)
+        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory building %s", what);
+    return ffnn_st_pad_header(json, text, size);
+}
+
 ffnn_status ffnn_st_write_start(ffnn_atomic_file *af, const char *header, size_t header_size)
 {
     uint8_t len[8];

@@ -91,6 +91,14 @@ size_t ffnn_st_decode_f32(float *v, size_t n);
  * Errors: FFNN_ERR_NO_MEMORY. */
 ffnn_status ffnn_st_pad_header(char *json, char **text, size_t *size);
 
+/* The header of a file we write for model m: fill(root, arch, ctx) adds its keys
+ * to a fresh JSON object (arch: m's architecture string; 1 on success, 0 when out
+ * of memory), then ffnn_st_pad_header into *text [*size]. Errors:
+ * FFNN_ERR_NO_MEMORY, naming what ("a checkpoint header"). */
+typedef int (*ffnn_st_fill_fn)(cJSON *root, const char *arch, const void *ctx);
+ffnn_status ffnn_st_build_header(const ffnn_model *m, ffnn_st_fill_fn fill, const void *ctx,
+                                 const char *what, char **text, size_t *size);
+
 /* The start of a file we write: the header's length [8] as a little-endian uint64,
  * then header [header_size]. Errors: ffnn_atomic_file_write's. */
 ffnn_status ffnn_st_write_start(ffnn_atomic_file *af, const char *header, size_t header_size);

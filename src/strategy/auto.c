@@ -139,16 +139,9 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 }
 
 const ffnn_strategy_impl ffnn_strategy_auto_impl = {
-    FFNN_STRATEGY_AUTO,
-    "auto",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
-    FFNN_MATMUL_TILED,
-    ffnn_strategy_supports_all, /* it picks one that does */
-    NULL,
-    NULL,
-    NULL,
-    NULL,
+    .id = FFNN_STRATEGY_AUTO, .name = "auto", .precisions = FFNN_PRECISIONS_ALL,
+    .matmul = FFNN_MATMUL_TILED,
+    .supports = ffnn_strategy_supports_all, /* it picks one that does */
 };
 
 /* tune's candidates, in the order of its note. tiled and naive are never faster
@@ -167,14 +160,7 @@ const ffnn_strategy *ffnn_strategy_candidates(size_t *count)
  * and creates itself with the fastest; where it measures nothing (the cpu, data
  * parallelism, every candidate failed) tune is resolved as auto, by the rule above. */
 const ffnn_strategy_impl ffnn_strategy_tune_impl = {
-    FFNN_STRATEGY_TUNE,
-    "tune",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
-    FFNN_MATMUL_TILED,
-    ffnn_strategy_supports_all, /* it picks one that does */
-    NULL,
-    NULL,
-    NULL,
-    NULL,
+    .id = FFNN_STRATEGY_TUNE, .name = "tune", .precisions = FFNN_PRECISIONS_ALL,
+    .matmul = FFNN_MATMUL_TILED,
+    .supports = ffnn_strategy_supports_all, /* it picks one that does */
 };

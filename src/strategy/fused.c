@@ -62,14 +62,8 @@ ffnn_status ffnn_strategy_fused_prepare(ffnn_run *r, void **state)
 }
 
 const ffnn_strategy_impl ffnn_strategy_fused_impl = {
-    FFNN_STRATEGY_FUSED,
-    "fused",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
-    FFNN_MATMUL_TILED,
-    ffnn_strategy_supports_all,
-    ffnn_strategy_fused_prepare,
-    NULL,
-    NULL,
-    ffnn_strategy_queue_steps,
+    .id = FFNN_STRATEGY_FUSED, .name = "fused",
+    .precisions = FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) | FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+    .matmul = FFNN_MATMUL_TILED, .supports = ffnn_strategy_supports_all,
+    .prepare = ffnn_strategy_fused_prepare, .run_steps = ffnn_strategy_queue_steps,
 };

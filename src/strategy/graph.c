@@ -243,14 +243,8 @@ static size_t graph_steps(size_t steps_per_epoch)
 }
 
 const ffnn_strategy_impl ffnn_strategy_graph_impl = {
-    FFNN_STRATEGY_GRAPH,
-    "graph",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
-    FFNN_MATMUL_TILED,
-    graph_supports,
-    graph_prepare,
-    ffnn_graph_cache_free,
-    graph_steps,
-    ffnn_graph_run,
+    .id = FFNN_STRATEGY_GRAPH, .name = "graph",
+    .precisions = FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) | FFNN_PRECISION_BIT(FFNN_PRECISION_BF16),
+    .matmul = FFNN_MATMUL_TILED, .supports = graph_supports, .prepare = graph_prepare,
+    .release = ffnn_graph_cache_free, .default_steps = graph_steps, .run_steps = ffnn_graph_run,
 };

@@ -15,41 +15,23 @@
 #define CUBLAS_DEFAULT_STEPS 8
 
 const ffnn_strategy_impl ffnn_strategy_naive_impl = {
-    FFNN_STRATEGY_NAIVE,
-    "naive",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
-    FFNN_MATMUL_NAIVE,
-    ffnn_strategy_supports_all,
-    NULL,
-    NULL,
-    NULL,
-    ffnn_strategy_queue_steps,
+    .id = FFNN_STRATEGY_NAIVE, .name = "naive",
+    .precisions = FFNN_PRECISION_BIT(FFNN_PRECISION_FP32), .matmul = FFNN_MATMUL_NAIVE,
+    .supports = ffnn_strategy_supports_all, .run_steps = ffnn_strategy_queue_steps,
 };
 
 const ffnn_strategy_impl ffnn_strategy_tiled_impl = {
-    FFNN_STRATEGY_TILED,
-    "tiled",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
-    FFNN_MATMUL_TILED,
-    ffnn_strategy_supports_all,
-    NULL,
-    NULL,
-    NULL,
-    ffnn_strategy_queue_steps,
+    .id = FFNN_STRATEGY_TILED, .name = "tiled",
+    .precisions = FFNN_PRECISION_BIT(FFNN_PRECISION_FP32), .matmul = FFNN_MATMUL_TILED,
+    .supports = ffnn_strategy_supports_all, .run_steps = ffnn_strategy_queue_steps,
 };
 
 /* The cpu reference: the plain ops, one by one, on the reference backend (the
  * trainer picks that backend for this strategy: src/train/trainer.c). */
 const ffnn_strategy_impl ffnn_strategy_reference_impl = {
-    FFNN_STRATEGY_REFERENCE,
-    "reference",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32),
-    FFNN_MATMUL_TILED,
-    ffnn_strategy_supports_all,
-    NULL,
-    NULL,
-    NULL,
-    ffnn_strategy_queue_steps,
+    .id = FFNN_STRATEGY_REFERENCE, .name = "reference",
+    .precisions = FFNN_PRECISION_BIT(FFNN_PRECISION_FP32), .matmul = FFNN_MATMUL_TILED,
+    .supports = ffnn_strategy_supports_all, .run_steps = ffnn_strategy_queue_steps,
 };
 
 static ffnn_status cublas_prepare(ffnn_run *r, void **state)
@@ -138,27 +120,15 @@ static ffnn_status cublas_run(ffnn_run *r, void *state, size_t first, size_t cou
 }
 
 const ffnn_strategy_impl ffnn_strategy_cublas_impl = {
-    FFNN_STRATEGY_CUBLAS,
-    "cublas",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
-    FFNN_MATMUL_LIBRARY,
-    ffnn_strategy_supports_all,
-    cublas_prepare,
-    ffnn_graph_cache_free,
-    cublas_steps,
-    cublas_run,
+    .id = FFNN_STRATEGY_CUBLAS, .name = "cublas", .precisions = FFNN_PRECISIONS_ALL,
+    .matmul = FFNN_MATMUL_LIBRARY, .supports = ffnn_strategy_supports_all,
+    .prepare = cublas_prepare, .release = ffnn_graph_cache_free, .default_steps = cublas_steps,
+    .run_steps = cublas_run,
 };
 
 const ffnn_strategy_impl ffnn_strategy_cublaslt_impl = {
-    FFNN_STRATEGY_CUBLASLT,
-    "cublaslt",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |
-        FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3),
-    FFNN_MATMUL_LIBRARY_LT,
-    ffnn_strategy_supports_all,
-    cublaslt_prepare,
-    cublaslt_release,
-    cublas_steps,
-    cublas_run,
+    .id = FFNN_STRATEGY_CUBLASLT, .name = "cublaslt", .precisions = FFNN_PRECISIONS_ALL,
+    .matmul = FFNN_MATMUL_LIBRARY_LT, .supports = ffnn_strategy_supports_all,
+    .prepare = cublaslt_prepare, .release = cublaslt_release, .default_steps = cublas_steps,
+    .run_steps = cublas_run,
 };

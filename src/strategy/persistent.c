@@ -130,13 +130,8 @@ static ffnn_status persistent_run(ffnn_run *r, void *state, size_t first, size_t
 }
 
 const ffnn_strategy_impl ffnn_strategy_persistent_impl = {
-    FFNN_STRATEGY_PERSISTENT,
-    "persistent",
-    FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32),
-    FFNN_MATMUL_TILED,
-    persistent_supports,
-    persistent_prepare,
-    NULL,
-    whole_epoch,
-    persistent_run,
+    .id = FFNN_STRATEGY_PERSISTENT, .name = "persistent",
+    .precisions = FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32),
+    .matmul = FFNN_MATMUL_TILED, .supports = persistent_supports, .prepare = persistent_prepare,
+    .default_steps = whole_epoch, .run_steps = persistent_run,
 };

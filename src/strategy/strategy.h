@@ -30,6 +30,10 @@
 
 /* The bit of a precision in ffnn_strategy_impl.precisions. */
 #define FFNN_PRECISION_BIT(p) (1u << (p))
+/* Every precision: fp32, tf32, bf16 and tf32x3. */
+#define FFNN_PRECISIONS_ALL                                                              \
+    (FFNN_PRECISION_BIT(FFNN_PRECISION_FP32) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32) |    \
+     FFNN_PRECISION_BIT(FFNN_PRECISION_BF16) | FFNN_PRECISION_BIT(FFNN_PRECISION_TF32X3))
 
 typedef struct ffnn_strategy_impl {
     ffnn_strategy id;

@@ -384,37 +384,37 @@ ffnn_status ffnn_model_evaluate_metrics(const ffnn_model *m, const ffnn_dataset 
     return st != FFNN_OK ? st : evaluate(m, loss, data, batch_size, metrics, &sum);
 }
 
-ffnn_status ffnn_model_evaluate(const ffnn_model *m, const ffnn_dataset *data,
-                                size_t batch_size, double *mean_loss, uint64_t *confusion)
+/* evaluate with m's loss into sum; the mean loss into *mean_loss. */
+static ffnn_status evaluate_mean(const ffnn_model *m, const ffnn_dataset *data,
+                                 size_t batch_size, eval_sums *sum, double *mean_loss)
 {
     ffnn_metrics metrics;
-    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL, 0, 0, 0};
     ffnn_loss loss;
-    if (!m || !data || !mean_loss || !confusion || batch_size == 0)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
-                         "batch size 0");
     ffnn_status st = ffnn_model_loss(m, &loss);
     if (st == FFNN_OK)
-        st = evaluate(m, loss, data, batch_size, &metrics, &sum);
+        st = evaluate(m, loss, data, batch_size, &metrics, sum);
     if (st == FFNN_OK)
         *mean_loss = metrics.loss;
     return st;
+}
+
+ffnn_status ffnn_model_evaluate(const ffnn_model *m, const ffnn_dataset *data,
+                                size_t batch_size, double *mean_loss, uint64_t *confusion)
+{
+    eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, confusion, NULL, NULL, 0, 0, 0};
+    if (!m || !data || !mean_loss || !confusion || batch_size == 0)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate: NULL argument or "
+                         "batch size 0");
+    return evaluate_mean(m, data, batch_size, &sum, mean_loss);
 }
 
 ffnn_status ffnn_model_evaluate_per_class(const ffnn_model *m, const ffnn_dataset *data,
                                           size_t batch_size, double *mean_loss,
                                           uint64_t *correct, uint64_t *total)
 {
-    ffnn_metrics metrics;
     eval_sums sum = {0.0, 0, NULL, NULL, NULL, NULL, NULL, correct, total, 0, 0, 0};
-    ffnn_loss loss;
     if (!m || !data || !mean_loss || !correct || !total || batch_size == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_model_evaluate_per_class: NULL "
                          "argument or batch size 0");
-    ffnn_status st = ffnn_model_loss(m, &loss);
-    if (st == FFNN_OK)
-        st = evaluate(m, loss, data, batch_size, &metrics, &sum);
-    if (st == FFNN_OK)
-        *mean_loss = metrics.loss;
-    return st;
+    return evaluate_mean(m, data, batch_size, &sum, mean_loss);
 }

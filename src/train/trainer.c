@@ -323,6 +323,22 @@ static ffnn_status check_same_data(ffnn_trainer *t)
     return FFNN_OK;
 }
 
+/* The trainer's host buffers and the trainer itself (what is not made yet is NULL:
+ * the trainer is calloc'd). */
+static void free_host(ffnn_trainer *t)
+{
+    free(t->run.act);
+    free(t->run.drop);
+    free(t->run.pre);
+    free(t->step_norm);
+    free(t->epoch_norm);
+    free(t->perm);
+    free(t->step_loss);
+    free(t->epoch_loss);
+    free(t->es_best);
+    free(t);
+}
+
 ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
                                     const ffnn_train_config *cfg, ffnn_comm *comm,
                                     ffnn_trainer **out)
@@ -364,13 +380,7 @@ ffnn_status ffnn_trainer_create_one(ffnn_model *m, const ffnn_dataset *train,
         t->es_best = malloc(m->parameter_count * sizeof *t->es_best);
     if (!t->perm || !t->step_loss || !t->epoch_loss || !t->step_norm || !t->epoch_norm ||
         (cfg->early_stopping > 0 && !t->es_best)) {
-        free(t->perm);
-        free(t->step_loss);
-        free(t->epoch_loss);
-        free(t->step_norm);
-        free(t->epoch_norm);
-        free(t->es_best);
-        free(t);
+        free_host(t);
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the permutation");
     }
     if ((st = pick_backend(t, t->cfg.device)) != FFNN_OK ||
@@ -430,14 +440,5 @@ void ffnn_trainer_free(ffnn_trainer *t)
             t->strategy->release(&t->run, t->strategy_state);
         t->run.ops->destroy(t->run.ctx);
     }
-    free(t->run.act);
-    free(t->run.drop);
-    free(t->run.pre);
-    free(t->step_norm);
-    free(t->epoch_norm);
-    free(t->perm);
-    free(t->step_loss);
-    free(t->epoch_loss);
-    free(t->es_best);
-    free(t);
+    free_host(t);
 }

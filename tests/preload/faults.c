@@ -63,48 +63,37 @@ static int read_only(const char *path, int flags)
            strncmp(path, dir, strlen(dir)) == 0;
 }
 
+/* The body of the open wrappers: the mode (the variadic argument, read when flags
+ * has O_CREAT), the real function (found once), EROFS for a read_only path, else
+ * the real call with `args` then the mode. */
+#define OPEN_BODY(name, real_type, ...)                                                 \
+    static real_type real;                                                              \
+    mode_t mode = 0;                                                                    \
+    if (flags & O_CREAT) {                                                              \
+        va_list ap;                                                                     \
+        va_start(ap, flags);                                                            \
+        mode = (mode_t)va_arg(ap, int);                                                 \
+        va_end(ap);                                                                     \
+    }                                                                                   \
+    if (!real)                                                                          \
+        real = (real_type)dlsym(RTLD_NEXT, #name);                                      \
+    if (read_only(path, flags)) {                                                       \
+        errno = EROFS;                                                                  \
+        return -1;                                                                      \
+    }                                                                                   \
+    return real(__VA_ARGS__, mode)
+
+typedef int (*open_fn)(const char *, int, ...);
+typedef int (*openat_fn)(int, const char *, int, ...);
 #define OPEN_WRAPPER(name)                                                              \
-    int name(const char *path, int flags, ...)                                          \
+    int name(const char *path, int flags, ...) { OPEN_BODY(name, open_fn, path, flags); }
+#define OPENAT_WRAPPER(name)                                                            \
+    int name(int dirfd, const char *path, int flags, ...)                               \
     {                                                                                   \
-        static int (*real)(const char *, int, ...);                                     \
-        mode_t mode = 0;                                                                \
-        if (flags & O_CREAT) {                                                          \
-            va_list ap;                                                                 \
-            va_start(ap, flags);                                                        \
-            mode = (mode_t)va_arg(ap, int);                                             \
-            va_end(ap);                                                                 \
-        }                                                                               \
-        if (!real)                                                                      \
-            real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #name);            \
-        if (read_only(path, flags)) {                                                   \
-            errno = EROFS;                                                              \
-            return -1;                                                                  \
-        }                                                                               \
-        return real(path, flags, mode);                                                 \
+        OPEN_BODY(name, openat_fn, dirfd, path, flags);                                 \
     }
 
 OPEN_WRAPPER(open)
 OPEN_WRAPPER(open64)
-
-#define OPENAT_WRAPPER(name)                                                            \
-    int name(int dirfd, const char *path, int flags, ...)                               \
-    {                                                                                   \
-        static int (*real)(int, const char *, int, ...);                                \
-        mode_t mode = 0;                                                                \
-        if (flags & O_CREAT) {                                                          \
-            va_list ap;                                                                 \
-            va_start(ap, flags);                                                        \
-            mode = (mode_t)va_arg(ap, int);                                             \
-            va_end(ap);                                                                 \
-        }                                                                               \
-        if (!real)                                                                      \
-            real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, #name);       \
-        if (read_only(path, flags)) {                                                   \
-            errno = EROFS;                                                              \
-            return -1;                                                                  \
-        }                                                                               \
-        return real(dirfd, path, flags, mode);                                          \
-    }
-
 OPENAT_WRAPPER(openat)
 OPENAT_WRAPPER(openat64)

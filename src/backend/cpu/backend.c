@@ -88,12 +88,10 @@ static ffnn_status cpu_local1d_forward(void *ctx, const float *x, const float *W
                                        ffnn_activation act)
 {
     (void)ctx;
-    if (ffnn_local1d_output_size(N, R, padding) == 0)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cpu local1d_forward: N=%zu R=%zu %s has no outputs", N, R,
-                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
-    ffnn_cpu_local1d_forward(x, W, b, z, batch, N, R, padding, act);
-    return FFNN_OK;
+    ffnn_status st = ffnn_local1d_check_outputs("cpu local1d_forward", N, R, padding);
+    if (st == FFNN_OK)
+        ffnn_cpu_local1d_forward(x, W, b, z, batch, N, R, padding, act);
+    return st;
 }
 
 static ffnn_status cpu_local1d_backward(void *ctx, const float *x, const float *W,
@@ -102,12 +100,10 @@ static ffnn_status cpu_local1d_backward(void *ctx, const float *x, const float *
                                         ffnn_local1d_padding padding)
 {
     (void)ctx;
-    if (ffnn_local1d_output_size(N, R, padding) == 0)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
-                         "cpu local1d_backward: N=%zu R=%zu %s has no outputs", N, R,
-                         padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
-    ffnn_cpu_local1d_backward(x, W, dz, dx, dW, db, batch, N, R, padding);
-    return FFNN_OK;
+    ffnn_status st = ffnn_local1d_check_outputs("cpu local1d_backward", N, R, padding);
+    if (st == FFNN_OK)
+        ffnn_cpu_local1d_backward(x, W, dz, dx, dW, db, batch, N, R, padding);
+    return st;
 }
 
 static ffnn_status cpu_embedding_forward(void *ctx, const float *x, const float *W, float *a,

@@ -1,6 +1,6 @@
 /* local1d_vec.cuh - the local1d forward's kernels for R <= L1D_VEC_RMAX (local1d.cu):
  * a group of four outputs per thread with wide loads (local1d_forward_global_vec,
- * local1d_forward_shared_vec) and their launch dependencies. Included by local1d.cu
+ * local1d_forward_shared_vec) and their launch dependencies. Included by local1d_launch.cuh
  * only, after its sizes (L1D_THREADS) and walk macros. */
 #ifndef FFNN_CUDA_LOCAL1D_VEC_CUH
 #define FFNN_CUDA_LOCAL1D_VEC_CUH
@@ -19,7 +19,8 @@
  * previous kernel on the stream (griddepcontrol.wait, sm_90) before they read x or
  * write z, and let the next kernel launch early (griddepcontrol.launch_dependents)
  * - both no-ops unless the launch asks for programmatic serialization, which only
- * ffnn_cuda_local1d_forward_stream does (local1d.h states what it requires). */
+ * the lab's ffnn_lab_local1d_forward_stream does (lab/local1d_stream.h states
+ * what it requires). */
 #define L1D_VEC_RMAX 8
 #define L1D_G 4
 

@@ -169,23 +169,16 @@ void ffnn_omp_local1d_backward_threads(const float *x, const float *W, const flo
 
 /* ---- the table's entries (backend.h local1d_forward, local1d_backward) ---- */
 
-/* The error of a shape with no outputs (ffnn_local1d_output_size 0), naming op. */
-static ffnn_status no_outputs(const char *op, size_t N, size_t R, ffnn_local1d_padding padding)
-{
-    return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "omp %s: N=%zu R=%zu %s has no outputs", op, N,
-                     R, padding == FFNN_LOCAL1D_SAME ? "same" : "valid");
-}
-
 ffnn_status ffnn_omp_local1d_forward(void *vctx, const float *x, const float *W,
                                      const float *b, float *z, size_t batch, size_t N,
                                      size_t R, ffnn_local1d_padding padding,
                                      ffnn_activation act)
 {
     const ffnn_omp_ctx *ctx = vctx;
-    if (ffnn_local1d_output_size(N, R, padding) == 0)
-        return no_outputs("local1d_forward", N, R, padding);
-    local1d_forward_on(ctx, x, W, b, z, batch, N, R, padding, act);
-    return FFNN_OK;
+    ffnn_status st = ffnn_local1d_check_outputs("omp local1d_forward", N, R, padding);
+    if (st == FFNN_OK)
+        local1d_forward_on(ctx, x, W, b, z, batch, N, R, padding, act);
+    return st;
 }
 
 ffnn_status ffnn_omp_local1d_backward(void *vctx, const float *x, const float *W,
@@ -194,8 +187,8 @@ ffnn_status ffnn_omp_local1d_backward(void *vctx, const float *x, const float *W
                                       ffnn_local1d_padding padding)
 {
     const ffnn_omp_ctx *ctx = vctx;
-    if (ffnn_local1d_output_size(N, R, padding) == 0)
-        return no_outputs("local1d_backward", N, R, padding);
-    local1d_backward_on(ctx, x, W, dz, dx, dW, db, batch, N, R, padding);
-    return FFNN_OK;
+    ffnn_status st = ffnn_local1d_check_outputs("omp local1d_backward", N, R, padding);
+    if (st == FFNN_OK)
+        local1d_backward_on(ctx, x, W, dz, dx, dW, db, batch, N, R, padding);
+    return st;
 }
