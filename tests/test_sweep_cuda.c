@@ -93,7 +93,8 @@ static test_result batched_sweep(const char *arch, ffnn_precision prec,
                                  int first, int epochs, int stop, ffnn_model **m,
                                  ffnn_train_config *cfg, double *train_loss)
 {
-    const ffnn_dataset *trains[CUDA_SWEEP_N], *vals[CUDA_SWEEP_N];
+    const ffnn_dataset *trains[CUDA_SWEEP_N] = {0}, *vals[CUDA_SWEEP_N] = {0};
+    CHECK(n >= 1 && n <= CUDA_SWEEP_N, "%d models (1..%d)", n, CUDA_SWEEP_N);
     for (int j = 0; j < n; j++) {
         const int i = first + j;
         cfg[j] = ffnn_train_config_default();
