@@ -333,7 +333,7 @@ FUZZ_FLAGS   := -O1 -g -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitiz
 FUZZ_LIB_SRC := $(filter-out src/io/onnx_export.c src/core/error_module.c,$(wildcard src/core/*.c src/data/*.c src/io/*.c))
 FUZZ_TARGETS := $(patsubst fuzz/%.c,build-fuzz/%,$(wildcard fuzz/*.c))
 FUZZ_EXTRA_csv_input := cli/csv_input.c
-FUZZ_EXTRA_info_json := cli/info_json.c
+FUZZ_EXTRA_info_json := cli/info_json.c cli/options.c cli/messages.c
 # the corpus of target NAME: fuzz/corpus/<NAME up to its first '_'> (idx_raw, idx_gz: idx)
 
 build-fuzz/%: fuzz/%.c $(FUZZ_LIB_SRC) $(wildcard include/*.h src/*/*.h fuzz/*.h cli/*.c cli/*.h)
