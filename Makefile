@@ -13,6 +13,8 @@
 #                   thread-safety tests (TSAN_TESTS, default predictor_)
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
+#   make build/gemm_models   the batched sweep's matmuls against cuBLAS (CUDA builds;
+#                   bench/gemm_models.cu, bench/README.md)
 #   make bench-docs OUT=docs BENCH_DATA=DIR   the results that docs/ shows, regenerated
 #                   (bench/README.md; default OUT=build/bench)
 #   make clean
@@ -298,6 +300,21 @@ $(BUILD)/ffnn_tests: $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB
                      $(CUDA_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(TEST_SRC:%.c=$(BUILD)/%.o) $(BUILD)/bench/harness.o $(LAB_OBJ) \
 	    $(CUDA_OBJ) $(BUILD)/libffnn.a $(if $(CUDA_OBJ),$(MODULE_LIBS)) $(LDLIBS)
+
+# build/gemm_models (bench/gemm_models.cu, bench/README.md): the batched sweep's matmuls
+# timed per tile against cuBLAS's strided-batched GEMM. A program of its own, CUDA only,
+# not part of `all`: make build/gemm_models. It links the CUDA objects, as ffnn-bench does.
+.PHONY: gemm_models
+gemm_models: $(BUILD)/gemm_models
+ifneq ($(strip $(NVCC)),)
+GEMM_MODELS_OBJ := $(BUILD)/bench/gemm_models.o $(BUILD)/lab/harness.o $(BUILD)/lab/harness_host.o
+$(BUILD)/gemm_models: $(GEMM_MODELS_OBJ) $(BUILD)/libffnn.a $(CUDA_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(GEMM_MODELS_OBJ) $(CUDA_OBJ) $(BUILD)/libffnn.a $(MODULE_LIBS) \
+	    $(LDLIBS)
+else
+$(BUILD)/gemm_models:
+	@echo "$@: needs nvcc (a CUDA build; CUDA_HOME=$(CUDA_HOME))"; exit 1
+endif
 
 # The tests run the CLI of this build (FFNN_BIN, unless set) and preload the
 # fault library (tests/preload/faults.c: a full disk, a read-only directory) into it.
