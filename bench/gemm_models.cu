@@ -7,7 +7,8 @@
  *
  * Per layer i (x_i: the input [batch, in], model z's at + z batch in; W_i [out, in],
  * b_i [out] in the model's parameter arena of P floats, model z's at + z P, P the
- * net's parameter count as the sweep lays it out, unless --param-align rounds it):
+ * net's parameter count rounded up to 64 floats as the sweep lays it out, or to
+ * --param-align N):
  *   fwd_i  a [batch,out] = act(x W^T + b)   M = batch, N = out, K = in   (N T)
  *   dx_i   dx [batch,in] = (dz W) * f'(x)   M = batch, N = in,  K = out  (N N), i > 0
  *   dW_i   dW [out,in] = dz^T x, W -= lr dW, b -= lr rowsum(dz^T)        (T N)
@@ -105,7 +106,7 @@ static void usage(FILE *f)
             "  --lt               also cuBLASLt (cublasLtMatmul, strided batch layouts, its\n"
             "                     first heuristic pick), plain matmul as cuBLAS\n"
             "  --param-align N    round the per-model parameter stride P up to a multiple\n"
-            "                     of N floats (default 1: P as the sweep has it)\n"
+            "                     of N floats (default 64: as the sweep lays it out)\n"
             "  --reps N           timed samples per matmul (median), default 20\n"
             "  --warmup N         untimed launches first, default 3\n"
             "  --lr LR            the SGD epilogue's learning rate, default 1e-6\n");
@@ -135,7 +136,7 @@ static int parse_options(int argc, char **argv, options *o)
     memcpy(o->batch, db, sizeof db), o->n_batch = 2;
     o->prec[0] = FFNN_PRECISION_FP32, o->prec[1] = FFNN_PRECISION_TF32;
     o->prec[2] = FFNN_PRECISION_BF16, o->n_prec = 3;
-    o->reps = 20, o->warmup = 3, o->param_align = 1, o->lr = 1e-6f;
+    o->reps = 20, o->warmup = 3, o->param_align = 64, o->lr = 1e-6f;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

@@ -4,8 +4,11 @@
  * index in the grid), the method of HFTA (Wang et al., MLSys 2022).
  *
  * Device layout, for the a models still training (slot z < a; model act[z]):
- *   params  [count][P]          slot z's parameters (the model's layout)
- *   grads   [count][P]          its weight gradients (scratch of the update)
+ *   params  [count][S]          slot z's parameters (the model's layout, P of
+ *                               them; S = P rounded up to PARAM_ALIGN floats, so
+ *                               every slot starts 256-byte aligned and the
+ *                               matmuls keep their float4 loads and stores)
+ *   grads   [count][S]          its weight gradients (scratch of the update)
  *   x, y    [a][B][in], [a][B]  the step's rows, gathered by index
  *   index   [steps][a][Bs]      the epoch's permutations, step-major: step s's
  *                               rows of every model side by side (Bs: that step's
@@ -35,6 +38,7 @@
 #include "train/trainer.h"
 
 #define EVAL_ROWS 1024 /* validation rows per forward chunk */
+#define PARAM_ALIGN 64 /* floats: a slot of the parameter arena starts 256-byte aligned */
 
 struct ffnn_batched {
     const ffnn_backend_ops *ops;
@@ -42,8 +46,9 @@ struct ffnn_batched {
     size_t count;
     ffnn_model *const *models;        /* the caller's [count]                  */
     const ffnn_model *net;            /* models[0]: the shape every model has  */
-    size_t P, B, widest, steps, rows; /* parameters, batch, widest layer, steps
-                                         and rows of an epoch                   */
+    size_t P, S, B, widest, steps, rows; /* parameters, their slot's stride,
+                                         batch, widest layer, steps and rows of
+                                         an epoch                               */
     size_t n_train, n_val;
     size_t loss_rows;                 /* rows of row_loss per model: an epoch's or
                                          an evaluation chunk's, the larger        */
@@ -211,7 +216,7 @@ static ffnn_status dev_alloc(ffnn_batched *b, void *out, size_t count, size_t el
 static uint64_t device_bytes(const ffnn_batched *b, const ffnn_dataset *train)
 {
     const size_t n = b->count, rows = b->B > EVAL_ROWS ? b->B : EVAL_ROWS;
-    uint64_t f = 2ull * n * b->P + n;                                   /* params, grads, lr */
+    uint64_t f = 2ull * n * b->S + n;                                   /* params, grads, lr */
     f += (uint64_t)n * b->B * b->net->input_size + 2ull * n * b->B * b->widest; /* x, dz */
     for (int i = 0; i < b->net->layer_count; i++)
         f += (uint64_t)n * rows * b->net->layers[i].out;                /* act */
@@ -279,7 +284,7 @@ static ffnn_status allocate(ffnn_batched *b)
 {
     const size_t n = b->count, rows = b->B > EVAL_ROWS ? b->B : EVAL_ROWS;
     ffnn_status st;
-    if ((st = dev_alloc(b, &b->params, n * b->P, 4)) || (st = dev_alloc(b, &b->grads, n * b->P, 4)) ||
+    if ((st = dev_alloc(b, &b->params, n * b->S, 4)) || (st = dev_alloc(b, &b->grads, n * b->S, 4)) ||
         (st = dev_alloc(b, &b->lr, n, 4)) ||
         (st = dev_alloc(b, &b->x, n * b->B * b->net->input_size, 4)) ||
         (st = dev_alloc(b, &b->dz[0], n * b->B * b->widest, 4)) ||
@@ -316,6 +321,7 @@ ffnn_status ffnn_batched_create(ffnn_model *const *models, const ffnn_train_conf
     b->models = models;
     b->net = models[0];
     b->P = b->net->parameter_count;
+    b->S = (b->P + PARAM_ALIGN - 1) / PARAM_ALIGN * PARAM_ALIGN;
     b->B = configs[0].batch_size;
     const size_t n = train->count;
     b->steps = configs[0].drop_last ? n / b->B : (n + b->B - 1) / b->B;
@@ -410,7 +416,7 @@ static ffnn_status place(ffnn_batched *b, const int *training)
         const size_t i = b->act[z];
         b->slot_of[i] = z;
         lr[z] = b->lr_host[i];
-        st = b->ops->upload(b->ctx, b->params + z * b->P, b->models[i]->params,
+        st = b->ops->upload(b->ctx, b->params + z * b->S, b->models[i]->params,
                             b->P * sizeof(float));
     }
     if (st == FFNN_OK && a)
@@ -488,7 +494,7 @@ static ffnn_status forward(ffnn_batched *b, const float *x, size_t x_stride, siz
         const ffnn_layer *l = &m->layers[i];
         st = b->ops->models->dense_act_forward(
             b->ctx, x, x_stride, b->params + l->weight_offset,
-            l->has_bias ? b->params + l->bias_offset : NULL, b->P, b->actv[i], rows, l->in,
+            l->has_bias ? b->params + l->bias_offset : NULL, b->S, b->actv[i], rows, l->in,
             l->out, l->act, b->active);
         x = b->actv[i];
         x_stride = rows * l->out;
@@ -515,7 +521,7 @@ static ffnn_status step(ffnn_batched *b, size_t s)
         const float *x = i > 0 ? b->actv[i - 1] : b->x;
         st = mo->dense_backward_sgd(
             b->ctx, x, bs * l->in, b->params + l->weight_offset,
-            l->has_bias ? b->params + l->bias_offset : NULL, b->grads + l->weight_offset, b->P,
+            l->has_bias ? b->params + l->bias_offset : NULL, b->grads + l->weight_offset, b->S,
             b->dz[cur], i > 0 ? b->dz[cur ^ 1] : NULL,
             i > 0 ? m->layers[i - 1].act : FFNN_ACT_IDENTITY, b->lr, bs, l->in, l->out, a);
         cur ^= 1;
@@ -614,7 +620,7 @@ ffnn_status ffnn_batched_run_epoch(ffnn_batched *b, const int *training, ffnn_ep
     for (size_t z = 0; z < b->active && st == FFNN_OK; z++) {
         const size_t i = b->act[z];
         ffnn_epoch_stats *e = &stats[i];
-        st = b->ops->download(b->ctx, b->models[i]->params, b->params + z * b->P,
+        st = b->ops->download(b->ctx, b->models[i]->params, b->params + z * b->S,
                               b->P * sizeof(float));
         e->epoch = ++b->epochs[i];
         e->seconds = seconds / (double)b->active; /* its share of the models' epoch */
