@@ -56,8 +56,10 @@
  *       bf16: two fp32 per register (k = 2t, 2t+1 and 2t+8, 2t+9): a float2 load
  *             from S[row][k], two scalar loads from S[k][row]; packed to bf16x2.
  *   - Epilogue: accumulator (i, j) holds rows g, g+8 and columns 2t, 2t+1 of a
- *     16 x 8 tile; each pair goes through gemm_epi_run (gemm.cuh) or, for a plain
- *     matmul, a float2 store.
+ *     16 x 8 tile. A plain matmul stores each pair (float2); any other epilogue
+ *     stages the block's tile in shared memory and runs gemm_epi_run (gemm.cuh) on
+ *     four consecutive columns per call (float4 accesses of C, the bias, X and the
+ *     SGD parameters: coalesced, where pairs were not).
  *   - Row sums (db) read the fp32 shared tile of op(A), k ascending: the CPU
  *     reference's order, as gemm.cu.
  * Split-K (gemm_plan.h): each chunk of K is a fixed order of mma k steps, the
@@ -241,6 +243,46 @@ static __device__ __forceinline__ void mma_frag_b(unsigned (&b)[NI][2], const fl
     }
 }
 
+/* ------------------------------------------------------------------ epilogue */
+
+/* Row stride of the staged C tile: BN + 8 floats (float4 rows; the float2 writes of
+ * the 8 row groups of a warp fall in two bank phases). */
+template <int BN> static constexpr __host__ __device__ int mma_c_ld() { return BN + 8; }
+
+/* The epilogue of one block tile (rows m0.., columns n0..) through shared memory:
+ * each thread writes its accumulators into the staged tile Cs [BM][BN + 8] (the
+ * pipeline's stages, free after the last k step), then the block runs gemm_epi_run
+ * over the tile four consecutive columns at a time - coalesced float4 accesses of C
+ * and of the epilogue's tensors (vec_ep: N % 4 == 0 and every pointer 16-byte
+ * aligned), where the fragment layout would give each thread two columns. The value
+ * of every output is the same (the same accumulator through the same formula).
+ * Ends with a barrier: the next m tile's prologue overwrites the stages. */
+template <int BM, int BN, int THREADS, int WTM, int WTN, int MI, int NI>
+static __device__ __forceinline__ void mma_epilogue_staged(float *Cs, const float (&acc)[MI][NI][4],
+                                                           const ffnn_gemm_epilogue &ep,
+                                                           float *C, int M, int N, int m0,
+                                                           int n0, int wm, int wn, int g,
+                                                           int t, int vec_ep)
+{
+    constexpr int LD = mma_c_ld<BN>();
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+                *(float2 *)&Cs[(wm * WTM + 16 * i + g + 8 * h) * LD + wn * WTN + 8 * j + 2 * t] =
+                    make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+    __syncthreads();
+    for (int e = (int)threadIdx.x * 4; e < BM * BN; e += THREADS * 4) {
+        const int r = e / BN, c = e % BN, row = m0 + r, col = n0 + c;
+        if (row < M && col < N)
+            gemm_epi_run(ep, C, N, row, col, *(const float4 *)&Cs[r * LD + c], 4,
+                         vec_ep && col + 3 < N);
+    }
+    __syncthreads();
+}
+
 /* ------------------------------------------------------------------ kernel */
 
 /* C[M,N] = op(A) op(B) + epilogue for the block tiles (blockIdx.y + j gridDim.y,
@@ -252,7 +294,7 @@ template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB
 static __global__ void __launch_bounds__(32 * WARPS_M * WARPS_N, MINB)
 gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
                 int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
-                ffnn_gemm_epilogue ep, int k_split)
+                int vec_ep, ffnn_gemm_epilogue ep, int k_split)
 {
     constexpr bool A_K = !TRANS_A, B_K = TRANS_B; /* stored k-contiguous */
     typedef mma_tile<BM, BK, A_K, BF16> TA;
@@ -262,6 +304,8 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
     constexpr int MI = WTM / 16, NI = WTN / 8;           /* mma tiles per warp */
     constexpr int KS = BF16 ? 16 : 8;                    /* depth of one mma */
     static_assert(MI >= 1 && NI >= 2 && BK % KS == 0 && STAGES >= 2, "tile shape");
+    static_assert(BM * mma_c_ld<BN>() <= STAGES * (TA::SIZE + TB::SIZE),
+                  "the staged C tile fits the pipeline's shared memory");
     extern __shared__ __align__(16) float mma_smem[];
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -341,6 +385,11 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
 
         if (row_sums && tid < BM && m0 + tid < M) gemm_epi_rowsum(ep, m0 + tid, rs);
 
+        if (!plain) { /* the epilogue from the tile staged in shared memory */
+            mma_epilogue_staged<BM, BN, THREADS, WTM, WTN, MI, NI>(mma_smem, acc, ep, C, M, N, m0,
+                                                                 n0, wm, wn, g, t, vec_ep);
+            continue;
+        }
         /* C: accumulator (i, j) = rows g, g+8 x columns 2t, 2t+1 of its 16 x 8 tile */
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
@@ -352,17 +401,13 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
                 for (int j = 0; j < NI; ++j) {
                     const int col = n0 + wn * WTN + 8 * j + 2 * t;
                     if (col >= N) continue;
+                    float *c = C + (size_t)row * N + col;
                     const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
-                    if (plain) {
-                        float *c = C + (size_t)row * N + col;
-                        if (vec_c) { /* N even: col + 1 < N */
-                            *(float2 *)c = make_float2(v0, v1);
-                        } else {
-                            c[0] = v0;
-                            if (col + 1 < N) c[1] = v1;
-                        }
+                    if (vec_c) { /* N even: col + 1 < N */
+                        *(float2 *)c = make_float2(v0, v1);
                     } else {
-                        gemm_epi_run(ep, C, N, row, col, make_float4(v0, v1, 0.0f, 0.0f), 2, 0);
+                        c[0] = v0;
+                        if (col + 1 < N) c[1] = v1;
                     }
                 }
             }
@@ -423,17 +468,26 @@ static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const f
     int vec_a = mma_aligned(A, 16) && (TA ? M % 4 == 0 : K % 4 == 0);
     int vec_b = mma_aligned(B, 16) && (TB ? K % 4 == 0 : N % 4 == 0);
     int vec_c = N % 2 == 0 && mma_aligned(C, 8);
+    /* the epilogue's float4 accesses (as gemm.cu's) */
+    int vec_ep = N % 4 == 0 && mma_aligned(C, 16) &&
+                 (ep.bias == NULL || mma_aligned(ep.bias, 16)) &&
+                 (ep.dact_x == NULL || mma_aligned(ep.dact_x, 16)) &&
+                 (ep.sgd_param == NULL || mma_aligned(ep.sgd_param, 16));
     if (ep.models.count) { /* every model's tensors keep the alignment of the first's */
-        vec_a = vec_a && ep.models.a % 4 == 0;
-        vec_b = vec_b && ep.models.b % 4 == 0;
-        vec_c = vec_c && ep.models.c % 2 == 0;
+        const ffnn_gemm_models &z = ep.models;
+        vec_a = vec_a && z.a % 4 == 0;
+        vec_b = vec_b && z.b % 4 == 0;
+        vec_c = vec_c && z.c % 2 == 0;
+        vec_ep = vec_ep && z.c % 4 == 0 && z.bias % 4 == 0 && z.dact_x % 4 == 0 &&
+                 z.sgd_param % 4 == 0;
     }
     const int m_tiles = (M + BM - 1) / BM;
     const unsigned grid_y = (unsigned)m_tiles > FFNN_CUDA_MAX_GRID_YZ ? FFNN_CUDA_MAX_GRID_YZ
                                                                      : (unsigned)m_tiles;
     const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y, (unsigned)splits);
     kernel<<<grid, 32 * WARPS_M * WARPS_N, smem, ctx->stream>>>(A, B, C, M, N, K, m_tiles, vec_a,
-                                                               vec_b, vec_c, ep, k_split);
+                                                               vec_b, vec_c, vec_ep, ep,
+                                                               k_split);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_mma_kernel");
     return FFNN_OK;
 }
