@@ -237,12 +237,10 @@ static test_result refused_within_1gib(const char *dir, const char *const *args,
  * 2^36 parameters made the reader allocate 256 GiB before matching the tensors.
  * Under a 1 GiB limit the old reader failed with "out of memory" (ffnn info);
  * now the tensors are matched first and the shape mismatch is reported. */
-TEST_DIR_CASE("hard", model_reader_matches_before_allocating)
+TEST_CLI_CASE("hard", model_reader_matches_before_allocating)
 {
     UNUSED_WHY();
     char path[512];
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(path, sizeof path, dir, "forged.safetensors") == 0 && forged_model(path) == 0,
           "cannot write the forged file");
     const char *args[] = {"info", path, NULL};
@@ -266,12 +264,10 @@ static int forged_checkpoint(const char *path)
 }
 
 /* Defect 4 (checkpoint reader): as above, through ffnn train --resume. */
-TEST_DIR_CASE("hard", checkpoint_reader_matches_before_allocating)
+TEST_CLI_CASE("hard", checkpoint_reader_matches_before_allocating)
 {
     UNUSED_WHY();
     char path[512];
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(path, sizeof path, dir, "forged.ck") == 0 && forged_checkpoint(path) == 0,
           "cannot write the forged file");
     const char *args[] = {"train", "--data", "synth:points:200", "--resume", path, NULL};
@@ -286,14 +282,12 @@ static int write_gz(const char *path, const uint8_t *bytes, size_t n);
  * the old loader said "out of memory" (ffnn predict --input). Now the header is
  * refused at once: a file of that size cannot decompress to 4 GiB (deflate
  * expands at most 1032:1). */
-TEST_DIR_CASE("hard", gz_idx_bounded_before_allocating)
+TEST_CLI_CASE("hard", gz_idx_bounded_before_allocating)
 {
     UNUSED_WHY();
     char path[512], model[512];
     ffnn_model *m = NULL;
     const uint8_t header[16] = {0, 0, 8, 3, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0, 1, 0};
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(path, sizeof path, dir, "forged-images-idx3-ubyte.gz") == 0 &&
           write_gz(path, header, sizeof header) == 0 &&
           tmp_path(model, sizeof model, dir, "m.safetensors") == 0, "cannot write the forged file");
@@ -311,7 +305,7 @@ TEST_DIR_CASE("hard", gz_idx_bounded_before_allocating)
  * address-space limit ffnn train now refuses it before allocating, with the
  * estimate and what is available, in well under the time an allocation of that
  * size and its initialisation would take. */
-TEST_DIR_CASE("hard", cli_refuses_network_beyond_memory)
+TEST_CLI_CASE("hard", cli_refuses_network_beyond_memory)
 {
     UNUSED_WHY();
     char out[512];
@@ -320,8 +314,6 @@ TEST_DIR_CASE("hard", cli_refuses_network_beyond_memory)
     cli_run_opts o = {0};
     o.rlimit_as = (size_t)4 << 30;
     CHECK(tmp_path(out, sizeof out, dir, "out.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     if (UNDER_ASAN)
         SKIP("RLIMIT_AS and ASan's shadow memory do not mix; the plain build runs it");
     int rc = cli_run(args, out, &o);
@@ -361,15 +353,13 @@ static test_result test_cuda_training_beyond_device_memory(char *why, size_t why
 /* Defect 4 (eval output): ffnn eval of a model with 20,000 outputs built a
  * 3.2 GB confusion matrix and printed 2.4 GB of it. Now per-class counts (O(C)
  * memory) and at most 100 rows are printed. */
-TEST_DIR_CASE("hard", eval_output_capped)
+TEST_CLI_CASE("hard", eval_output_capped)
 {
     UNUSED_WHY();
     char model[512], out[512];
     ffnn_model *m = NULL;
     CHECK(tmp_path(model, sizeof model, dir, "wide.safetensors") == 0 &&
           tmp_path(out, sizeof out, dir, "eval.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK_OK(ffnn_model_create("2-20000", &m));
     CHECK_OK(ffnn_model_init(m, 3));
     (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
@@ -394,7 +384,7 @@ TEST_DIR_CASE("hard", eval_output_capped)
  * up-front check (the directory was writable) and failed after training, when
  * the temporary name (+ ".tmp-...") exceeded NAME_MAX: the model was lost. Now
  * the temporary file is created up front and the run refused at once. */
-TEST_DIR_CASE("hard", long_output_name_refused_up_front)
+TEST_CLI_CASE("hard", long_output_name_refused_up_front)
 {
     UNUSED_WHY();
     char path[1024], out[512];
@@ -402,8 +392,6 @@ TEST_DIR_CASE("hard", long_output_name_refused_up_front)
     memset(path + n, 'm', 250);
     path[n + 250] = '\0';
     CHECK(tmp_path(out, sizeof out, dir, "out.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     const char *flags[] = {"--save", "--checkpoint"};
     for (int i = 0; i < 2; i++) {
         const char *args[] = {"train", "--data", "synth:points:200", "--epochs", "1",
@@ -419,15 +407,13 @@ TEST_DIR_CASE("hard", long_output_name_refused_up_front)
 
 /* Defect 5: --log-steps s.csv --log /nonexistent/r.csv truncated s.csv, then
  * failed. Now every output path is checked before anything is opened. */
-TEST_DIR_CASE("hard", bad_log_path_keeps_other_logs)
+TEST_CLI_CASE("hard", bad_log_path_keeps_other_logs)
 {
     UNUSED_WHY();
     char steps[512], out[512];
     const char keep[] = "keep me\n";
     CHECK(tmp_path(steps, sizeof steps, dir, "s.csv") == 0 &&
           tmp_path(out, sizeof out, dir, "out.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(test_write_file(steps, keep, strlen(keep)) == 0, "write");
     const char *args[] = {"train", "--data", "synth:points:200", "--epochs", "1", "--device",
                           "cpu", "--log-steps", steps, "--log", "/nonexistent/r.csv", NULL};
@@ -444,14 +430,12 @@ TEST_DIR_CASE("hard", bad_log_path_keeps_other_logs)
  * binary had no ../bench/ next to it: anyone's script in an untrusted directory
  * ran. A copy of the binary in DIR/bin and a hostile DIR/work/bench/plot_log.py
  * (it would create DIR/work/pwned): the script must not run. */
-TEST_DIR_CASE("hard", plot_ignores_current_directory)
+TEST_CLI_CASE("hard", plot_ignores_current_directory)
 {
     UNUSED_WHY();
     char bin[512], exe[512], work[512], bench[512], script[512], pwned[512], out[512],
         csv[512];
     blob b;
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     snprintf(bin, sizeof bin, "%s/bin", dir);
     snprintf(exe, sizeof exe, "%s/bin/ffnn", dir);
     snprintf(work, sizeof work, "%s/work", dir);
@@ -631,13 +615,11 @@ TEST_DIR_CASE("hard", corrupt_gzip_names_compressed_offset)
 
 /* Small CLI items: empty CSV input to predict exited 0 silently; --lr 1e-50 said
  * "found 0"; test labels out of range were noticed only after the first epoch. */
-TEST_DIR_CASE("hard", cli_small_items)
+TEST_CLI_CASE("hard", cli_small_items)
 {
     UNUSED_WHY();
     char model[512], out[512], data[512], p[600];
     ffnn_model *m = NULL;
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(model, sizeof model, dir, "m.safetensors") == 0 &&
           tmp_path(out, sizeof out, dir, "out.txt") == 0 &&
           tmp_path(data, sizeof data, dir, "data") == 0, "path");

@@ -594,12 +594,10 @@ static int write_noisy_csv(const char *path)
 
 /* Early stopping restores the best epoch: the model saved by a run stopped early is
  * bit for bit the model of the same run trained for exactly the best epoch's count. */
-TEST_DIR_CASE("tabular", cli_early_stopping_restores_best_epoch)
+TEST_CLI_CASE("tabular", cli_early_stopping_restores_best_epoch)
 {
     (void)why, (void)why_size;
     const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char csv[512], out[512], early[512], exact[512], epochs[16];
     snprintf(csv, sizeof csv, "%s/noisy.csv", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
@@ -716,12 +714,10 @@ static test_result same_models(const char *a, const char *b, const char *what)
  * checkpoint. A checkpoint of a run without --early-stopping (no early-stopping
  * state, as the files before it) resumes with --early-stopping: the resumed run
  * tracks its own epochs. */
-TEST_DIR_CASE("tabular", cli_early_stopping_resume_same_stop)
+TEST_CLI_CASE("tabular", cli_early_stopping_resume_same_stop)
 {
     char csv[512], out[512], full[512], ck[512], resumed[512], steps[5][24];
     (void)why, (void)why_size;
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built (make; run the tests from the repository root)", cli_binary());
     snprintf(csv, sizeof csv, "%s/noisy.csv", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(full, sizeof full, "%s/full.safetensors", dir);
@@ -886,12 +882,10 @@ TEST_DIR_CASE("tabular", drop_last_checkpoint_resume)
 /* Regression through the CLI: --standardize on features and targets, predict and
  * eval in the targets' units (the targets are about 1000: standardised units
  * would show as outputs near 0 and a negative R^2). */
-TEST_DIR_CASE("tabular", cli_regression_original_units)
+TEST_CLI_CASE("tabular", cli_regression_original_units)
 {
     (void)why, (void)why_size;
     const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char csv[512], out[512], model[512], line[512];
     snprintf(csv, sizeof csv, "%s/reg.csv", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
