@@ -34,6 +34,14 @@ typedef struct test_case {
               (int)check_ok_status_, ffnn_last_error());                          \
     } while (0)
 
+/* Check that a helper returning test_result passed: a SKIP or FAIL of the helper
+ * fails the test (the helper printed why). */
+#define CHECK_PASS(call)                                                          \
+    do {                                                                          \
+        if ((call) != TEST_PASS)                                                  \
+            return TEST_FAIL;                                                     \
+    } while (0)
+
 #define SKIP(...)                                                                 \
     do {                                                                          \
         snprintf(why, why_size, __VA_ARGS__);                                     \

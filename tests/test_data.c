@@ -456,9 +456,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
         ffnn_model *m = NULL;
         ffnn_trainer *t = NULL;
         CHECK_OK(ffnn_model_create(bad[i].arch, &m));
-        ffnn_train_config cfg = ffnn_train_config_default();
-        cfg.device = FFNN_DEVICE_CPU;
-        cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
         cfg.loss = bad[i].loss;
         CHECK(ffnn_trainer_create(m, train, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT && !t,
               "case %zu accepted", i);
@@ -473,9 +471,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
     ffnn_trainer *t = NULL;
     double loss, acc;
     CHECK_OK(ffnn_model_create("32-8relu-1", &m));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.loss = FFNN_LOSS_MSE;
     CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
     CHECK_OK(ffnn_trainer_evaluate(t, test, &loss, &acc));
@@ -494,9 +490,7 @@ static test_result train_points(char *why, size_t why_size)
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("2-30tanh-30tanh-1", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.loss = FFNN_LOSS_SIGMOID_BCE;
     cfg.optimizer = FFNN_OPT_ADAM;
     cfg.learning_rate = 0.01f;
@@ -545,9 +539,7 @@ static test_result train_regression(char *why, size_t why_size)
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("32-256relu:nobias-1:nobias", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.loss = FFNN_LOSS_MSE;
     cfg.optimizer = FFNN_OPT_ADAM;
     cfg.learning_rate = 3e-3f;
@@ -607,8 +599,7 @@ static test_result cuda_follows_cpu_float(char *why, size_t why_size)
         double worst = 0;
         char what[160];
         snprintf(what, sizeof what, "%s %s", cases[c].spec, cases[c].arch);
-        if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(test_steps_follow(cpu, gpu, 200, what, &worst));
         double lc, ac, lg, ag;
         CHECK_OK(ffnn_trainer_evaluate(cpu, test, &lc, &ac));
         CHECK_OK(ffnn_trainer_evaluate(gpu, test, &lg, &ag));

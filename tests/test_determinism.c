@@ -16,9 +16,7 @@ static test_result same_bits(ffnn_device device, ffnn_strategy kernels)
     CHECK_OK(ffnn_dataset_slice(train, 0, device == FFNN_DEVICE_CPU ? 2560 : 12800, &part));
     ffnn_model *m[2] = {NULL, NULL};
     double loss[2][200];
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = device;
-    cfg.strategy = kernels;
+    ffnn_train_config cfg = test_train_config(device, kernels);
     cfg.learning_rate = 0.1f;
     cfg.seed = 9;
     int steps = device == FFNN_DEVICE_CPU ? 40 : 200;

@@ -73,15 +73,13 @@ static test_result member_mean(ffnn_model *m[3], const float *x, size_t out, flo
 static test_result ensemble_mean(ffnn_loss loss, size_t out)
 {
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL;
-    if (make_members(loss, out, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(loss, out, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
     float x[ROWS * 4], *ref = malloc(ROWS * out * sizeof *ref), *y = malloc(ROWS * out * sizeof *y);
     int cls[ROWS];
     CHECK(ref && y, "out of memory");
     random_inputs(x, ROWS * 4, 5);
-    if (member_mean(m, x, out, ref) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(member_mean(m, x, out, ref));
     CHECK_OK(ffnn_model_predict(e, x, ROWS, y, cls));
     CHECK(memcmp(y, ref, ROWS * out * sizeof *y) == 0, "ffnn_model_predict of the ensemble "
           "differs from the mean of its members' (loss %s)", ffnn_loss_name(loss));
@@ -143,8 +141,7 @@ static test_result ensemble_evaluates_its_mean(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL;
-    if (make_members(FFNN_LOSS_SOFTMAX_CE, 3, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
     float x[ROWS * 4], p[ROWS * 3];
     int32_t labels[ROWS];
@@ -178,8 +175,7 @@ TEST_DIR_CASE("ensemble", ensemble_file_round_trip)
 {
     UNUSED_WHY();
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL, *back = NULL;
-    if (make_members(FFNN_LOSS_SOFTMAX_CE, 3, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     const char *names[3] = {"setosa", "versicolor", "virginica"};
     for (int i = 0; i < 3; i++)
         CHECK_OK(ffnn_model_set_class_names(m[i], names, 3));
@@ -233,8 +229,7 @@ static test_result ensemble_refuses(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL, *odd = NULL;
-    if (make_members(FFNN_LOSS_SOFTMAX_CE, 3, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
     ffnn_dataset *d = NULL;
     CHECK_OK(ffnn_dataset_from_arrays(3, 4, (const float[12]){0}, (const int32_t[3]){0, 1, 2}, 0,
@@ -359,12 +354,7 @@ TEST_DIR_CASE("ensemble", ensemble_cli_sweep_predict)
     CHECK(cli_run(again, out, NULL) == 2 && file_contains(out, "'notes.txt', not written by") &&
               !file_contains(out, "at a time"),
           "--save-all into a directory with a foreign file (see %s)", out);
-    for (int k = 1; k <= 3; k++) { /* test_in_tmpdir removes files, not directories */
-        snprintf(p3, sizeof p3, "%s/conf-%d.safetensors", all, k);
-        remove(p3);
-    }
-    remove(foreign);
-    rmdir(all);
+    test_remove_dir(all); /* test_in_tmpdir removes files, not directories */
     ffnn_model_free(a);
     ffnn_model_free(b);
     ffnn_model_free(e);

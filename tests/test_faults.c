@@ -123,8 +123,7 @@ TEST_CLI_CASE("faults", kill9_during_checkpoint_writes)
         o.delay_ms = delays_ms[i];
         int rc = cli_run(args, out, &o);
         CHECK(rc == 128 + SIGKILL, "exit %d, expected a kill (see %s)", rc, out);
-        if (checkpoint_ok(ck, 1) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(checkpoint_ok(ck, 1));
         torn += count_temporaries(dir);
         CHECK_OK(ffnn_check_output_path(ck));
         CHECK(count_temporaries(dir) == 0, "a stale temporary file survived the next save");
@@ -160,8 +159,7 @@ TEST_CLI_CASE("faults", sigint_during_training)
           file_contains(out, "resume with:") && file_contains(out, "--resume"),
           "no stop message (see %s)", out);
     CHECK(count_temporaries(dir) == 0, "temporary files left");
-    if (checkpoint_ok(ck, 0) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(checkpoint_ok(ck, 0));
     CHECK_OK(ffnn_model_load(save, &m, &info));
     ffnn_model_free(m);
     CHECK(strstr(info.interrupted, "SIGINT at epoch"), "the model is not marked interrupted: "
@@ -202,8 +200,7 @@ TEST_CLI_CASE("faults", sigint_during_saves)
               "SIGINT at %d ms: exit %d (see %s)", delays_ms[i], rc, out);
         CHECK(count_temporaries(dir) == 0, "SIGINT at %d ms: temporary files left",
               delays_ms[i]);
-        if (checkpoint_ok(ck, 0) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(checkpoint_ok(ck, 0));
     }
     remove(out);
     return TEST_PASS;
@@ -232,8 +229,7 @@ TEST_CLI_CASE("faults", second_sigint_exits_at_once)
     CHECK(file_contains(out, "second interrupt"), "no message for the second interrupt "
           "(see %s)", out);
     CHECK(count_temporaries(dir) == 0, "temporary files left");
-    if (checkpoint_ok(ck, 1) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(checkpoint_ok(ck, 1));
     remove(out);
     return TEST_PASS;
 }

@@ -56,6 +56,17 @@ int test_same_blob(const blob *a, const blob *b)
     return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
 }
 
+int test_same_files(const char *a, const char *b)
+{
+    blob x = {NULL, 0}, y = {NULL, 0};
+    int same = test_read_file(a, &x) == 0 && test_read_file(b, &y) == 0
+                   ? test_same_blob(&x, &y)
+                   : -1;
+    free(x.data);
+    free(y.data);
+    return same;
+}
+
 int test_kill_writer(void (*save)(void *arg), void *arg, long us)
 {
     const struct timespec ts = {us / 1000000L, us % 1000000L * 1000L};

@@ -19,6 +19,9 @@ int test_read_file(const char *path, blob *b);
 int test_write_file(const char *path, const void *bytes, size_t n);
 /* 1 when a and b hold the same bytes. */
 int test_same_blob(const blob *a, const blob *b);
+/* 1 when the files at a and b hold the same bytes, 0 when not, -1 when either
+ * cannot be read. */
+int test_same_files(const char *a, const char *b);
 /* Entries of dir other than . and .. (-1 when it cannot be read). */
 int test_count_entries(const char *dir);
 /* Entries of dir whose name contains needle (NULL: test_count_entries). */

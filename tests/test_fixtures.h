@@ -5,11 +5,21 @@
 #define FFNN_TEST_FIXTURES_H
 
 #include <string.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "ffnn.h"
 
 #define TEST_FASHION_DIR "/usr/share/datasets/fashion-mnist"
+/* The CSV data sets of Debian's python3-sklearn: TEST_SKLEARN_DATA "iris.csv". */
+#define TEST_SKLEARN_DATA "/usr/lib/python3/dist-packages/sklearn/datasets/data/"
+
+/* SKIP (naming it and the package) when the sklearn data file at path is missing. */
+#define SKIP_WITHOUT_SKLEARN_FILE(path)                                           \
+    do {                                                                          \
+        if (access(path, R_OK) != 0)                                              \
+            SKIP("needs %s (apt-get install python3-sklearn)", path);             \
+    } while (0)
 
 /* SKIP (naming why) in a build without CUDA or on a machine without a GPU. */
 #define SKIP_WITHOUT_GPU()                                                        \
@@ -25,6 +35,15 @@
 #define LOAD_FASHION(train, test)                                                 \
     CHECK(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, train, test) == FFNN_OK,    \
           "Fashion-MNIST missing: %s", ffnn_last_error())
+
+/* ffnn_train_config_default() on device with the kernels strategy. */
+static inline ffnn_train_config test_train_config(ffnn_device device, ffnn_strategy strategy)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.device = device;
+    cfg.strategy = strategy;
+    return cfg;
+}
 
 /* Free what a test made, in the order given (1 to 8 arguments): each a model, data
  * set, trainer, predictor or table, NULL allowed (as their free functions take it).
@@ -59,6 +78,21 @@ static inline test_result test_arch_refused(const char *arch, const char *expect
     CHECK(m == NULL, "'%s' set the output", arch);
     CHECK(strstr(ffnn_last_error(), expect) != NULL, "'%s': message '%s' lacks '%s'", arch,
           ffnn_last_error(), expect);
+    return TEST_PASS;
+}
+
+/* One architecture string the parser must refuse and a part of its message. */
+typedef struct test_arch_refusal {
+    const char *arch, *expect;
+} test_arch_refusal;
+
+/* test_arch_refused on each of the n cases of bad[n]; TEST_FAIL at the first one
+ * accepted or refused otherwise. */
+static inline test_result test_arch_refused_each(const test_arch_refusal *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (test_arch_refused(bad[i].arch, bad[i].expect) != TEST_PASS)
+            return TEST_FAIL;
     return TEST_PASS;
 }
 

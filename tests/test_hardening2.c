@@ -371,8 +371,7 @@ TEST_CLI_CASE("hard2", sighup_sigterm_save)
         CHECK(rc == 130 && file_contains(out, "interrupted by") && file_contains(out, names[i]),
               "%s: exit %d (see %s)", names[i], rc, out);
         CHECK(count_temporaries(dir) == 0, "%s: temporary files left", names[i]);
-        if (saved_after(ck, save, names[i]) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(saved_after(ck, save, names[i]));
         remove(ck);
         remove(save);
     }

@@ -433,8 +433,7 @@ DIR_TEST(count_mismatch)
 
     CHECK(put(dir, "i", images_blob(4, 2, 3), 0) == 0, "cannot write");
     CHECK(put(dir, "l", labels_blob(labels3, 3), 1) == 0, "cannot write");
-    if (expect_fail(dir, "i", "l", FFNN_ERR_FORMAT, "i", "offset 4", "4 images") != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(expect_fail(dir, "i", "l", FFNN_ERR_FORMAT, "i", "offset 4", "4 images"));
     msg = ffnn_last_error();
     path_in(dir, "i", img, sizeof img);
     path_in(dir, "l", lbl, sizeof lbl);

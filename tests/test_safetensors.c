@@ -44,13 +44,18 @@
 
 /* ---------------------------------------------------------------- crafted files */
 
+/* One F32 tensor of a header: "name":{"dtype":"F32","shape":shape,"data_offsets":offsets}
+ * (shape and offsets JSON arrays, as strings). */
+#define TENSOR_F32(name, shape, offsets)                                          \
+    "\"" name "\":{\"dtype\":\"F32\",\"shape\":" shape ",\"data_offsets\":" offsets "}"
+
 /* Model 3-2relu-2: layers.0.weight [2, 3] at [0, 24), layers.0.bias [2] at
  * [24, 32), layers.1.weight [2, 2] at [32, 48), layers.1.bias [2] at [48, 56). */
 #define META "\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-2relu-2\",\"loss\":\"ce\"}"
-#define W0 "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24]}"
-#define B0 "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[24,32]}"
-#define W1 "\"layers.1.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[32,48]}"
-#define B1 "\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[48,56]}"
+#define W0 TENSOR_F32("layers.0.weight", "[2,3]", "[0,24]")
+#define B0 TENSOR_F32("layers.0.bias", "[2]", "[24,32]")
+#define W1 TENSOR_F32("layers.1.weight", "[2,2]", "[32,48]")
+#define B1 TENSOR_F32("layers.1.bias", "[2]", "[48,56]")
 #define VALID_HEADER "{" META "," W0 "," B0 "," W1 "," B1 "}"
 #define DATA_BYTES 56
 
@@ -168,11 +173,11 @@ TEST_DIR_CASE("st", crafted_valid)
 TEST_DIR_CASE("st", any_tensor_order)
 {
     /* data: b1 [0,8) w1 [8,24) b0 [24,32) w0 [32,56) */
-    const char *header = "{\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                         "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[32,56]},"
-                         "\"layers.1.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[8,24]},"
+    const char *header = "{" TENSOR_F32("layers.1.bias", "[2]", "[0,8]") ","
+                         TENSOR_F32("layers.0.weight", "[2,3]", "[32,56]") ","
+                         TENSOR_F32("layers.1.weight", "[2,2]", "[8,24]") ","
                          META ","
-                         "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[24,32]}}";
+                         TENSOR_F32("layers.0.bias", "[2]", "[24,32]") "}";
     /* arena index of each data-section float: b1 = 12,13; w1 = 8..11; b0 = 6,7; w0 = 0..5 */
     const int arena_of[14] = {12, 13, 8, 9, 10, 11, 6, 7, 0, 1, 2, 3, 4, 5};
     char path[512];
@@ -327,7 +332,7 @@ TEST_DIR_CASE("st", header_past_end)
 TEST_DIR_CASE("st", overlapping_offsets)
 {
     const char *h = "{" META "," W0 ","
-                    "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[16,24]},"
+                    TENSOR_F32("layers.0.bias", "[2]", "[16,24]") ","
                     W1 "," B1 "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "overlap", h, DATA_BYTES, "layers.0.bias",
@@ -337,9 +342,9 @@ TEST_DIR_CASE("st", overlapping_offsets)
 TEST_DIR_CASE("st", gapped_offsets)
 {
     const char *h = "{" META "," W0 ","
-                    "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[28,36]},"
-                    "\"layers.1.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[36,52]},"
-                    "\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[52,60]}}";
+                    TENSOR_F32("layers.0.bias", "[2]", "[28,36]") ","
+                    TENSOR_F32("layers.1.weight", "[2,2]", "[36,52]") ","
+                    TENSOR_F32("layers.1.bias", "[2]", "[52,60]") "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "gap", h, 60, "layers.0.bias", "leave a gap after");
 }
@@ -348,10 +353,10 @@ TEST_DIR_CASE("st", gapped_offsets)
 TEST_DIR_CASE("st", gap_at_start)
 {
     const char *h = "{" META ","
-                    "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[4,28]},"
-                    "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[28,36]},"
-                    "\"layers.1.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[36,52]},"
-                    "\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[52,60]}}";
+                    TENSOR_F32("layers.0.weight", "[2,3]", "[4,28]") ","
+                    TENSOR_F32("layers.0.bias", "[2]", "[28,36]") ","
+                    TENSOR_F32("layers.1.weight", "[2,2]", "[36,52]") ","
+                    TENSOR_F32("layers.1.bias", "[2]", "[52,60]") "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "gap0", h, 60, "the start of the data section",
                                "begin at 0");
@@ -360,7 +365,7 @@ TEST_DIR_CASE("st", gap_at_start)
 TEST_DIR_CASE("st", begin_after_end)
 {
     const char *h = "{" META "," W0 ","
-                    "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[32,24]},"
+                    TENSOR_F32("layers.0.bias", "[2]", "[32,24]") ","
                     W1 "," B1 "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "backwards", h, DATA_BYTES, "[32, 24]",
@@ -370,7 +375,7 @@ TEST_DIR_CASE("st", begin_after_end)
 TEST_DIR_CASE("st", size_not_shape_times_dtype)
 {
     const char *h = "{" META ","
-                    "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]},"
+                    TENSOR_F32("layers.0.weight", "[2,3]", "[0,20]") ","
                     B0 "," W1 "," B1 "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "size", h, DATA_BYTES, "span 20 bytes, expected 24",
@@ -392,13 +397,13 @@ TEST_DIR_CASE("st", data_section_size)
 TEST_DIR_CASE("st", shape_overflow)
 {
     const char *elements = "{" META ","
-        "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,24]},"
+        TENSOR_F32("layers.0.weight", "[4294967296,4294967296]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     const char *bytes = "{" META ","
-        "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[9007199254740992,1024],\"data_offsets\":[0,24]},"
+        TENSOR_F32("layers.0.weight", "[9007199254740992,1024]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     const char *huge = "{" META ","
-        "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[18446744073709551615],\"data_offsets\":[0,24]},"
+        TENSOR_F32("layers.0.weight", "[18446744073709551615]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     UNUSED_WHY();
     EXPECT(expect_crafted_fail(dir, "elements", elements, DATA_BYTES,
@@ -412,10 +417,10 @@ TEST_DIR_CASE("st", shape_overflow)
 TEST_DIR_CASE("st", zero_dimension)
 {
     const char *h = "{" META ","
-                    "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[0,3],\"data_offsets\":[0,0]},"
-                    "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
-                    "\"layers.1.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[8,24]},"
-                    "\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[24,32]}}";
+                    TENSOR_F32("layers.0.weight", "[0,3]", "[0,0]") ","
+                    TENSOR_F32("layers.0.bias", "[2]", "[0,8]") ","
+                    TENSOR_F32("layers.1.weight", "[2,2]", "[8,24]") ","
+                    TENSOR_F32("layers.1.bias", "[2]", "[24,32]") "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "zero", h, 32, "layers.0.weight", "zero dimension");
 }
@@ -423,10 +428,10 @@ TEST_DIR_CASE("st", zero_dimension)
 TEST_DIR_CASE("st", shape_not_architecture)
 {
     const char *transposed = "{" META ","
-        "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[3,2],\"data_offsets\":[0,24]},"
+        TENSOR_F32("layers.0.weight", "[3,2]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     const char *bias_rank = "{" META "," W0 ","
-        "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[24,32]},"
+        TENSOR_F32("layers.0.bias", "[1,2]", "[24,32]") ","
         W1 "," B1 "}";
     const char *arch = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-4relu-2\","
                        "\"loss\":\"ce\"}," W0 "," B0 "," W1 "," B1 "}";
@@ -442,9 +447,9 @@ TEST_DIR_CASE("st", missing_or_extra_tensor)
 {
     const char *missing = "{" META "," W0 "," B0 "," W1 "}";
     const char *extra = "{" META "," W0 "," B0 "," W1 "," B1 ","
-                        "\"layers.2.weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[56,60]}}";
+                        TENSOR_F32("layers.2.weight", "[1]", "[56,60]") "}";
     const char *stray = "{" META "," W0 "," B0 "," W1 "," B1 ","
-                        "\"optimizer.step\":{\"dtype\":\"F32\",\"shape\":[],\"data_offsets\":[56,60]}}";
+                        TENSOR_F32("optimizer.step", "[]", "[56,60]") "}";
     const char *nobias = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-2relu:nobias-2\","
                          "\"loss\":\"ce\"}," W0 "," B0 "," W1 "," B1 "}";
     UNUSED_WHY();
@@ -574,9 +579,9 @@ TEST_DIR_CASE("st", unknown_dtype)
         B0 "," W1 "," B1 "}";
     const char *f64 = "{" META ","
         "\"layers.0.weight\":{\"dtype\":\"F64\",\"shape\":[2,3],\"data_offsets\":[0,48]},"
-        "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[48,56]},"
-        "\"layers.1.weight\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[56,72]},"
-        "\"layers.1.bias\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[72,80]}}";
+        TENSOR_F32("layers.0.bias", "[2]", "[48,56]") ","
+        TENSOR_F32("layers.1.weight", "[2,2]", "[56,72]") ","
+        TENSOR_F32("layers.1.bias", "[2]", "[72,80]") "}";
     UNUSED_WHY();
     EXPECT(expect_crafted_fail(dir, "f31", unknown, DATA_BYTES, "unknown dtype \"F31\"",
                                "layers.0.weight"));
@@ -593,11 +598,11 @@ TEST_DIR_CASE("st", bad_tensor_entries)
         {"\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3]}", "missing \"data_offsets\""},
         {"\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24],"
          "\"extra\":1}", "unknown key \"extra\""},
-        {"\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0]}",
+        {TENSOR_F32("layers.0.weight", "[2,3]", "[0]"),
          "[begin, end]"},
-        {"\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,-3],\"data_offsets\":[0,24]}",
+        {TENSOR_F32("layers.0.weight", "[2,-3]", "[0,24]"),
          "found -3"},
-        {"\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3.5],\"data_offsets\":[0,24]}",
+        {TENSOR_F32("layers.0.weight", "[2,3.5]", "[0,24]"),
          "found 3.5"},
         {"\"layers.0.weight\":{\"dtype\":32,\"shape\":[2,3],\"data_offsets\":[0,24]}",
          "unknown dtype 32"},

@@ -635,11 +635,8 @@ TEST_CLI_CASE("tabular", cli_early_stopping_restores_best_epoch)
     argv[9] = "1";
     argv[23] = exact;
     CHECK(run_to(argv, out) == 0, "ffnn train --epochs %s failed", epochs);
-    blob a = {NULL, 0}, b = {NULL, 0};
-    CHECK(test_read_file(early, &a) == 0 && test_read_file(exact, &b) == 0, "read models");
-    int same = test_same_blob(&a, &b);
-    free(a.data);
-    free(b.data);
+    int same = test_same_files(early, exact);
+    CHECK(same >= 0, "read models");
     CHECK(same, "the early-stopped model is not epoch %d's", best);
     /* predict on the raw rows: the labels of the file, standardised by the model */
     char *pargv[] = {(char *)ffnn, "predict", "--model", early, "--data", csv, NULL};
@@ -686,12 +683,9 @@ static int read_train_output(const char *path, train_output *o)
 /* The model files at a and b hold the same bytes and parameters (memcmp). */
 static test_result same_models(const char *a, const char *b, const char *what)
 {
-    blob x = {NULL, 0}, y = {NULL, 0};
     ffnn_model *ma = NULL, *mb = NULL;
-    CHECK(test_read_file(a, &x) == 0 && test_read_file(b, &y) == 0, "%s: read models", what);
-    int same_bytes = test_same_blob(&x, &y);
-    free(x.data);
-    free(y.data);
+    int same_bytes = test_same_files(a, b);
+    CHECK(same_bytes >= 0, "%s: read models", what);
     CHECK_OK(ffnn_model_load(a, &ma, NULL));
     CHECK_OK(ffnn_model_load(b, &mb, NULL));
     size_t n = ffnn_model_parameter_count(ma);
@@ -759,8 +753,7 @@ TEST_CLI_CASE("tabular", cli_early_stopping_resume_same_stop)
               b2.test, ref.test);
         char what[160];
         snprintf(what, sizeof what, "resumed at step %s", steps[i]);
-        if (same_models(full, resumed, what) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(same_models(full, resumed, what));
     }
     /* a checkpoint without early stopping's state, resumed with --early-stopping */
     const char *plain[] = {DATA, "--epochs", "200", "--lr", "0.1", "--batch", "8", "--arch",
@@ -929,7 +922,7 @@ static test_result doc_csv_program_runs(const char *doc, const char *dir, char *
                                         size_t why_size)
 {
     const char *ffnn = cli_binary();
-    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
+    const char *csv = TEST_SKLEARN_DATA "breast_cancer.csv";
     char lib_dir[512], src[600], exe[600], out[600], cmd[4096], line[256];
     snprintf(lib_dir, sizeof lib_dir, "%s", ffnn);
     char *slash = strrchr(lib_dir, '/');
