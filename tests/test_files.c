@@ -56,6 +56,23 @@ int test_same_blob(const blob *a, const blob *b)
     return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
 }
 
+int test_write_safetensors(const char *path, const char *header, const void *data, size_t n)
+{
+    size_t len = strlen(header), padded = (len + 7) / 8 * 8;
+    uint8_t *buf = malloc(8 + padded + n);
+    if (!buf)
+        return -1;
+    for (int i = 0; i < 8; i++)
+        buf[i] = (uint8_t)((uint64_t)padded >> (8 * i));
+    memcpy(buf + 8, header, len);
+    memset(buf + 8 + len, ' ', padded - len);
+    if (n)
+        memcpy(buf + 8 + padded, data, n);
+    int rc = test_write_file(path, buf, 8 + padded + n);
+    free(buf);
+    return rc;
+}
+
 int test_same_files(const char *a, const char *b)
 {
     blob x = {NULL, 0}, y = {NULL, 0};

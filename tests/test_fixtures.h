@@ -45,6 +45,23 @@ static inline ffnn_train_config test_train_config(ffnn_device device, ffnn_strat
     return cfg;
 }
 
+/* A model file at path: a new arch model initialised with seed, with loss recorded
+ * (the model freed); the first failing call's status. */
+static inline ffnn_status test_save_new_model(const char *path, const char *arch,
+                                              uint64_t seed, ffnn_loss loss)
+{
+    ffnn_model *m = NULL;
+    ffnn_status st = ffnn_model_create(arch, &m);
+    if (st == FFNN_OK)
+        st = ffnn_model_init(m, seed);
+    if (st == FFNN_OK)
+        st = ffnn_model_set_loss(m, loss);
+    if (st == FFNN_OK)
+        st = ffnn_model_save(m, path);
+    ffnn_model_free(m);
+    return st;
+}
+
 /* Free what a test made, in the order given (1 to 8 arguments): each a model, data
  * set, trainer, predictor or table, NULL allowed (as their free functions take it).
  * TEST_FREE(t, m, train, test) is ffnn_trainer_free(t); ffnn_model_free(m); ... */

@@ -44,18 +44,13 @@
 
 /* ---------------------------------------------------------------- crafted files */
 
-/* One F32 tensor of a header: "name":{"dtype":"F32","shape":shape,"data_offsets":offsets}
- * (shape and offsets JSON arrays, as strings). */
-#define TENSOR_F32(name, shape, offsets)                                          \
-    "\"" name "\":{\"dtype\":\"F32\",\"shape\":" shape ",\"data_offsets\":" offsets "}"
-
 /* Model 3-2relu-2: layers.0.weight [2, 3] at [0, 24), layers.0.bias [2] at
  * [24, 32), layers.1.weight [2, 2] at [32, 48), layers.1.bias [2] at [48, 56). */
 #define META "\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-2relu-2\",\"loss\":\"ce\"}"
-#define W0 TENSOR_F32("layers.0.weight", "[2,3]", "[0,24]")
-#define B0 TENSOR_F32("layers.0.bias", "[2]", "[24,32]")
-#define W1 TENSOR_F32("layers.1.weight", "[2,2]", "[32,48]")
-#define B1 TENSOR_F32("layers.1.bias", "[2]", "[48,56]")
+#define W0 TEST_TENSOR_F32("layers.0.weight", "[2,3]", "[0,24]")
+#define B0 TEST_TENSOR_F32("layers.0.bias", "[2]", "[24,32]")
+#define W1 TEST_TENSOR_F32("layers.1.weight", "[2,2]", "[32,48]")
+#define B1 TEST_TENSOR_F32("layers.1.bias", "[2]", "[48,56]")
 #define VALID_HEADER "{" META "," W0 "," B0 "," W1 "," B1 "}"
 #define DATA_BYTES 56
 
@@ -173,11 +168,11 @@ TEST_DIR_CASE("st", crafted_valid)
 TEST_DIR_CASE("st", any_tensor_order)
 {
     /* data: b1 [0,8) w1 [8,24) b0 [24,32) w0 [32,56) */
-    const char *header = "{" TENSOR_F32("layers.1.bias", "[2]", "[0,8]") ","
-                         TENSOR_F32("layers.0.weight", "[2,3]", "[32,56]") ","
-                         TENSOR_F32("layers.1.weight", "[2,2]", "[8,24]") ","
+    const char *header = "{" TEST_TENSOR_F32("layers.1.bias", "[2]", "[0,8]") ","
+                         TEST_TENSOR_F32("layers.0.weight", "[2,3]", "[32,56]") ","
+                         TEST_TENSOR_F32("layers.1.weight", "[2,2]", "[8,24]") ","
                          META ","
-                         TENSOR_F32("layers.0.bias", "[2]", "[24,32]") "}";
+                         TEST_TENSOR_F32("layers.0.bias", "[2]", "[24,32]") "}";
     /* arena index of each data-section float: b1 = 12,13; w1 = 8..11; b0 = 6,7; w0 = 0..5 */
     const int arena_of[14] = {12, 13, 8, 9, 10, 11, 6, 7, 0, 1, 2, 3, 4, 5};
     char path[512];
@@ -332,7 +327,7 @@ TEST_DIR_CASE("st", header_past_end)
 TEST_DIR_CASE("st", overlapping_offsets)
 {
     const char *h = "{" META "," W0 ","
-                    TENSOR_F32("layers.0.bias", "[2]", "[16,24]") ","
+                    TEST_TENSOR_F32("layers.0.bias", "[2]", "[16,24]") ","
                     W1 "," B1 "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "overlap", h, DATA_BYTES, "layers.0.bias",
@@ -342,9 +337,9 @@ TEST_DIR_CASE("st", overlapping_offsets)
 TEST_DIR_CASE("st", gapped_offsets)
 {
     const char *h = "{" META "," W0 ","
-                    TENSOR_F32("layers.0.bias", "[2]", "[28,36]") ","
-                    TENSOR_F32("layers.1.weight", "[2,2]", "[36,52]") ","
-                    TENSOR_F32("layers.1.bias", "[2]", "[52,60]") "}";
+                    TEST_TENSOR_F32("layers.0.bias", "[2]", "[28,36]") ","
+                    TEST_TENSOR_F32("layers.1.weight", "[2,2]", "[36,52]") ","
+                    TEST_TENSOR_F32("layers.1.bias", "[2]", "[52,60]") "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "gap", h, 60, "layers.0.bias", "leave a gap after");
 }
@@ -353,10 +348,10 @@ TEST_DIR_CASE("st", gapped_offsets)
 TEST_DIR_CASE("st", gap_at_start)
 {
     const char *h = "{" META ","
-                    TENSOR_F32("layers.0.weight", "[2,3]", "[4,28]") ","
-                    TENSOR_F32("layers.0.bias", "[2]", "[28,36]") ","
-                    TENSOR_F32("layers.1.weight", "[2,2]", "[36,52]") ","
-                    TENSOR_F32("layers.1.bias", "[2]", "[52,60]") "}";
+                    TEST_TENSOR_F32("layers.0.weight", "[2,3]", "[4,28]") ","
+                    TEST_TENSOR_F32("layers.0.bias", "[2]", "[28,36]") ","
+                    TEST_TENSOR_F32("layers.1.weight", "[2,2]", "[36,52]") ","
+                    TEST_TENSOR_F32("layers.1.bias", "[2]", "[52,60]") "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "gap0", h, 60, "the start of the data section",
                                "begin at 0");
@@ -365,7 +360,7 @@ TEST_DIR_CASE("st", gap_at_start)
 TEST_DIR_CASE("st", begin_after_end)
 {
     const char *h = "{" META "," W0 ","
-                    TENSOR_F32("layers.0.bias", "[2]", "[32,24]") ","
+                    TEST_TENSOR_F32("layers.0.bias", "[2]", "[32,24]") ","
                     W1 "," B1 "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "backwards", h, DATA_BYTES, "[32, 24]",
@@ -375,7 +370,7 @@ TEST_DIR_CASE("st", begin_after_end)
 TEST_DIR_CASE("st", size_not_shape_times_dtype)
 {
     const char *h = "{" META ","
-                    TENSOR_F32("layers.0.weight", "[2,3]", "[0,20]") ","
+                    TEST_TENSOR_F32("layers.0.weight", "[2,3]", "[0,20]") ","
                     B0 "," W1 "," B1 "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "size", h, DATA_BYTES, "span 20 bytes, expected 24",
@@ -397,13 +392,13 @@ TEST_DIR_CASE("st", data_section_size)
 TEST_DIR_CASE("st", shape_overflow)
 {
     const char *elements = "{" META ","
-        TENSOR_F32("layers.0.weight", "[4294967296,4294967296]", "[0,24]") ","
+        TEST_TENSOR_F32("layers.0.weight", "[4294967296,4294967296]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     const char *bytes = "{" META ","
-        TENSOR_F32("layers.0.weight", "[9007199254740992,1024]", "[0,24]") ","
+        TEST_TENSOR_F32("layers.0.weight", "[9007199254740992,1024]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     const char *huge = "{" META ","
-        TENSOR_F32("layers.0.weight", "[18446744073709551615]", "[0,24]") ","
+        TEST_TENSOR_F32("layers.0.weight", "[18446744073709551615]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     UNUSED_WHY();
     EXPECT(expect_crafted_fail(dir, "elements", elements, DATA_BYTES,
@@ -417,10 +412,10 @@ TEST_DIR_CASE("st", shape_overflow)
 TEST_DIR_CASE("st", zero_dimension)
 {
     const char *h = "{" META ","
-                    TENSOR_F32("layers.0.weight", "[0,3]", "[0,0]") ","
-                    TENSOR_F32("layers.0.bias", "[2]", "[0,8]") ","
-                    TENSOR_F32("layers.1.weight", "[2,2]", "[8,24]") ","
-                    TENSOR_F32("layers.1.bias", "[2]", "[24,32]") "}";
+                    TEST_TENSOR_F32("layers.0.weight", "[0,3]", "[0,0]") ","
+                    TEST_TENSOR_F32("layers.0.bias", "[2]", "[0,8]") ","
+                    TEST_TENSOR_F32("layers.1.weight", "[2,2]", "[8,24]") ","
+                    TEST_TENSOR_F32("layers.1.bias", "[2]", "[24,32]") "}";
     UNUSED_WHY();
     return expect_crafted_fail(dir, "zero", h, 32, "layers.0.weight", "zero dimension");
 }
@@ -428,10 +423,10 @@ TEST_DIR_CASE("st", zero_dimension)
 TEST_DIR_CASE("st", shape_not_architecture)
 {
     const char *transposed = "{" META ","
-        TENSOR_F32("layers.0.weight", "[3,2]", "[0,24]") ","
+        TEST_TENSOR_F32("layers.0.weight", "[3,2]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     const char *bias_rank = "{" META "," W0 ","
-        TENSOR_F32("layers.0.bias", "[1,2]", "[24,32]") ","
+        TEST_TENSOR_F32("layers.0.bias", "[1,2]", "[24,32]") ","
         W1 "," B1 "}";
     const char *arch = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-4relu-2\","
                        "\"loss\":\"ce\"}," W0 "," B0 "," W1 "," B1 "}";
@@ -447,9 +442,9 @@ TEST_DIR_CASE("st", missing_or_extra_tensor)
 {
     const char *missing = "{" META "," W0 "," B0 "," W1 "}";
     const char *extra = "{" META "," W0 "," B0 "," W1 "," B1 ","
-                        TENSOR_F32("layers.2.weight", "[1]", "[56,60]") "}";
+                        TEST_TENSOR_F32("layers.2.weight", "[1]", "[56,60]") "}";
     const char *stray = "{" META "," W0 "," B0 "," W1 "," B1 ","
-                        TENSOR_F32("optimizer.step", "[]", "[56,60]") "}";
+                        TEST_TENSOR_F32("optimizer.step", "[]", "[56,60]") "}";
     const char *nobias = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-2relu:nobias-2\","
                          "\"loss\":\"ce\"}," W0 "," B0 "," W1 "," B1 "}";
     UNUSED_WHY();
@@ -579,9 +574,9 @@ TEST_DIR_CASE("st", unknown_dtype)
         B0 "," W1 "," B1 "}";
     const char *f64 = "{" META ","
         "\"layers.0.weight\":{\"dtype\":\"F64\",\"shape\":[2,3],\"data_offsets\":[0,48]},"
-        TENSOR_F32("layers.0.bias", "[2]", "[48,56]") ","
-        TENSOR_F32("layers.1.weight", "[2,2]", "[56,72]") ","
-        TENSOR_F32("layers.1.bias", "[2]", "[72,80]") "}";
+        TEST_TENSOR_F32("layers.0.bias", "[2]", "[48,56]") ","
+        TEST_TENSOR_F32("layers.1.weight", "[2,2]", "[56,72]") ","
+        TEST_TENSOR_F32("layers.1.bias", "[2]", "[72,80]") "}";
     UNUSED_WHY();
     EXPECT(expect_crafted_fail(dir, "f31", unknown, DATA_BYTES, "unknown dtype \"F31\"",
                                "layers.0.weight"));
@@ -598,11 +593,11 @@ TEST_DIR_CASE("st", bad_tensor_entries)
         {"\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3]}", "missing \"data_offsets\""},
         {"\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,24],"
          "\"extra\":1}", "unknown key \"extra\""},
-        {TENSOR_F32("layers.0.weight", "[2,3]", "[0]"),
+        {TEST_TENSOR_F32("layers.0.weight", "[2,3]", "[0]"),
          "[begin, end]"},
-        {TENSOR_F32("layers.0.weight", "[2,-3]", "[0,24]"),
+        {TEST_TENSOR_F32("layers.0.weight", "[2,-3]", "[0,24]"),
          "found -3"},
-        {TENSOR_F32("layers.0.weight", "[2,3.5]", "[0,24]"),
+        {TEST_TENSOR_F32("layers.0.weight", "[2,3.5]", "[0,24]"),
          "found 3.5"},
         {"\"layers.0.weight\":{\"dtype\":32,\"shape\":[2,3],\"data_offsets\":[0,24]}",
          "unknown dtype 32"},
