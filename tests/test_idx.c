@@ -489,24 +489,26 @@ static void cut_half(blob *b) { b->size /= 2; }
 /* Flip a bit of the gzip trailer's CRC-32. */
 static void flip_crc(blob *b) { b->data[b->size - 8] ^= 0x01; }
 
-DIR_TEST(truncated_gzip)
+/* dir/name: a valid gzip image file changed by edit, with 100 labels: refused with
+ * FFNN_ERR_FORMAT, the message naming the file, n1 and n2. */
+static test_result edited_gz_refused(const char *dir, const char *name, void (*edit)(blob *),
+                                     const char *n1, const char *n2)
 {
     uint8_t labels[100] = {0};
 
-    CHECK(put_gz_edited(dir, "t.gz", cut_half) == 0, "cannot write");
+    CHECK(put_gz_edited(dir, name, edit) == 0, "cannot write");
     CHECK(put(dir, "l", labels_blob(labels, 100), 0) == 0, "cannot write");
-    return expect_fail(dir, "t.gz", "l", FFNN_ERR_FORMAT, "t.gz", "of the decompressed data",
-                       "truncated");
+    return expect_fail(dir, name, "l", FFNN_ERR_FORMAT, name, n1, n2);
+}
+
+DIR_TEST(truncated_gzip)
+{
+    return edited_gz_refused(dir, "t.gz", cut_half, "of the decompressed data", "truncated");
 }
 
 DIR_TEST(gzip_crc_mismatch)
 {
-    uint8_t labels[100] = {0};
-
-    CHECK(put_gz_edited(dir, "c.gz", flip_crc) == 0, "cannot write");
-    CHECK(put(dir, "l", labels_blob(labels, 100), 0) == 0, "cannot write");
-    return expect_fail(dir, "c.gz", "l", FFNN_ERR_FORMAT, "c.gz", "offset",
-                       "incorrect data check");
+    return edited_gz_refused(dir, "c.gz", flip_crc, "offset", "incorrect data check");
 }
 
 /* ---------------------------------------------------------------- other */

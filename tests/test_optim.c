@@ -129,15 +129,23 @@ static test_result cpu_reference_sequences(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The default configuration with Adam at lr 1e-3 (its other settings the
+ * defaults: beta1 0.9, beta2 0.999, eps 1e-8), as torch.optim.Adam's. */
+static ffnn_train_config adam_config(void)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.learning_rate = 1e-3f;
+    return cfg;
+}
+
 /* Adam's first step moves every parameter with a non-zero gradient by lr against
  * the gradient's sign (m / sqrt(v) = g / |g| after bias correction), to float
  * precision; a zero gradient leaves it. */
 static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.optimizer = FFNN_OPT_ADAM;
-    cfg.learning_rate = 1e-3f;
+    const ffnn_train_config cfg = adam_config();
     float p[4] = {0.0f, 0.0f, 0.0f, 0.0f}, g[4] = {3e-3f, -40.0f, 0.0f, 1e-5f}, state[8] = {0};
     const ffnn_optimizer_step step = ffnn_optimizer_step_at(&cfg, 1);
     CHECK_OK(ffnn_cpu_backend.optimizer_update(NULL, &step, p, g, state, 4));
@@ -153,9 +161,7 @@ static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
 static test_result step_scalars(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.optimizer = FFNN_OPT_ADAM;
-    cfg.learning_rate = 1e-3f;
+    const ffnn_train_config cfg = adam_config();
     for (uint64_t t = 1; t <= 1000; t *= 10) {
         const ffnn_optimizer_step s = ffnn_optimizer_step_at(&cfg, t);
         const double td = (double)t;
