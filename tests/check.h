@@ -42,6 +42,15 @@ typedef struct test_case {
             return TEST_FAIL;                                                     \
     } while (0)
 
+/* Run a helper returning test_result and return its result (FAIL or SKIP) unless it
+ * passed: the cases of a test in turn, stopping at the first that does not pass. */
+#define PASS_OR_RETURN(call)                                                      \
+    do {                                                                          \
+        test_result pass_or_return_ = (call);                                     \
+        if (pass_or_return_ != TEST_PASS)                                         \
+            return pass_or_return_;                                               \
+    } while (0)
+
 #define SKIP(...)                                                                 \
     do {                                                                          \
         snprintf(why, why_size, __VA_ARGS__);                                     \

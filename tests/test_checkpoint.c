@@ -302,8 +302,7 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
     test_result r = TEST_PASS;
 
     memset(&ref, 0, sizeof ref);
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing (%s): apt-get "
-          "install dataset-fashion-mnist", ffnn_last_error());
+    CHECK_FASHION(fashion_slice(0, SAMPLES, &data));
     ffnn_train_config cfg = run_config(device, opt);
     if (features == 1)
         add_features(&cfg);
@@ -376,8 +375,7 @@ static ffnn_status trainer_after(const char *arch, const ffnn_dataset *data, int
 static test_result fashion_trainer(size_t count, const char *arch, int steps,
                                    ffnn_dataset **data, ffnn_model **m, ffnn_trainer **t)
 {
-    CHECK(fashion_slice(0, count, data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    CHECK_FASHION(fashion_slice(0, count, data));
     CHECK_OK(trainer_after(arch, *data, steps, m, t));
     return TEST_PASS;
 }
@@ -583,8 +581,7 @@ TEST_DIR_CASE("ck", diverging_run_not_saved)
     fault_run_init(&run, dir);
     memset(&s, 0, sizeof s);
     s.path = run.path;
-    CHECK(fashion_slice(0, 2000, &run.data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    CHECK_FASHION(fashion_slice(0, 2000, &run.data));
     ffnn_train_config cfg = run_config(FFNN_DEVICE_CPU, FFNN_OPT_SGD);
     cfg.learning_rate = 1e3f;
     cfg.loss = FFNN_LOSS_MSE;

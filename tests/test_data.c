@@ -278,8 +278,7 @@ static test_result select_classes_idx(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *test = NULL, *sel = NULL;
-    CHECK(ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", NULL, &test) ==
-              FFNN_OK, "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, NULL, &test));
     CHECK_OK(ffnn_dataset_select_classes(test, 0, 1, &sel));
     CHECK(ffnn_dataset_count(sel) == 2000 && ffnn_dataset_features(sel) == 784 &&
               ffnn_dataset_images(sel) != NULL, "count %zu", ffnn_dataset_count(sel));

@@ -11,8 +11,7 @@
 static test_result same_bits(ffnn_device device, ffnn_strategy kernels)
 {
     ffnn_dataset *train = NULL, *test = NULL, *part = NULL;
-    CHECK(ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", &train, &test) ==
-              FFNN_OK, "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &train, &test));
     CHECK_OK(ffnn_dataset_slice(train, 0, device == FFNN_DEVICE_CPU ? 2560 : 12800, &part));
     ffnn_model *m[2] = {NULL, NULL};
     double loss[2][200];

@@ -67,6 +67,14 @@ static test_result member_mean(ffnn_model *m[3], const float *x, size_t out, flo
     return TEST_PASS;
 }
 
+/* Frees the three members of make_members and their ensemble e (NULL allowed). */
+static void members_free(ffnn_model *m[3], ffnn_model *e)
+{
+    ffnn_model_free(e);
+    for (int i = 0; i < 3; i++)
+        ffnn_model_free(m[i]);
+}
+
 /* The ensemble of the members predicts their mean, bit for bit: ffnn_model_predict,
  * predictors of 1 and 2 threads, the column split forced, batches 1 and ROWS; its
  * classes are the argmax of the mean (one output: above 0.5). */
@@ -111,9 +119,7 @@ static test_result ensemble_mean(ffnn_loss loss, size_t out)
            ffnn_loss_name(loss));
     free(ref);
     free(y);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 
@@ -163,9 +169,7 @@ static test_result ensemble_evaluates_its_mean(char *why, size_t why_size)
     CHECK(fabs(mt.loss - loss) <= 1e-5 * (1 + loss), "loss %.9g, expected %.9g", mt.loss, loss);
     CHECK(mt.accuracy == right / ROWS, "accuracy %g, expected %g", mt.accuracy, right / ROWS);
     ffnn_dataset_free(d);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 
@@ -218,9 +222,7 @@ TEST_DIR_CASE("ensemble", ensemble_file_round_trip)
               strstr(ffnn_last_error(), "member.3.arch"),
           "damaged member count: %s", ffnn_last_error());
     ffnn_model_free(back);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 
@@ -259,9 +261,7 @@ static test_result ensemble_refuses(char *why, size_t why_size)
     CHECK(ffnn_model_ensemble(mixed, 0, &none) == FFNN_ERR_INVALID_ARGUMENT, "count 0");
     ffnn_model_free(odd);
     ffnn_dataset_free(d);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 

@@ -30,11 +30,17 @@
             SKIP("no CUDA GPU");                                                  \
     } while (0)
 
+/* Check that call, a load of Fashion-MNIST (or of a part of it), returned FFNN_OK;
+ * the test fails naming the error and the package to install. */
+#define CHECK_FASHION(call)                                                       \
+    CHECK((call) == FFNN_OK,                                                      \
+          "Fashion-MNIST missing (%s); install it: apt-get install dataset-fashion-mnist", \
+          ffnn_last_error())
+
 /* Fashion-MNIST's training and test sets into *train, *test (test may be NULL);
  * the test fails, naming the error, when they do not load. */
 #define LOAD_FASHION(train, test)                                                 \
-    CHECK(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, train, test) == FFNN_OK,    \
-          "Fashion-MNIST missing: %s", ffnn_last_error())
+    CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, train, test))
 
 /* ffnn_train_config_default() on device with the kernels strategy. */
 static inline ffnn_train_config test_train_config(ffnn_device device, ffnn_strategy strategy)

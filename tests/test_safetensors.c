@@ -131,14 +131,6 @@ static test_result expect_crafted_fail(const char *dir, const char *name, const 
     return expect_fail(path, FFNN_ERR_FORMAT, needle1, needle2);
 }
 
-/* Run each case in turn, stopping at the first failure. */
-#define EXPECT(call)                                                              \
-    do {                                                                          \
-        test_result expect_r_ = (call);                                           \
-        if (expect_r_ != TEST_PASS)                                               \
-            return expect_r_;                                                     \
-    } while (0)
-
 /* ---------------------------------------------------------------- valid files */
 
 /* The crafted file loads: shapes, values in arena order, metadata. */
@@ -237,11 +229,11 @@ static test_result round_trip_one(const char *dir, const char *arch, ffnn_loss l
 TEST_DIR_CASE("st", round_trip)
 {
     UNUSED_WHY();
-    EXPECT(round_trip_one(dir, "784-256relu-10", FFNN_LOSS_SOFTMAX_CE));
-    EXPECT(round_trip_one(dir, "32-256relu:nobias-1:nobias", FFNN_LOSS_SIGMOID_BCE));
-    EXPECT(round_trip_one(dir, "2-30tanh-30sigmoid:nobias-1", FFNN_LOSS_MSE));
-    EXPECT(round_trip_one(dir, "8-16leaky_relu0.2-8elu0.5-6gelu_tanh-4silu:dropout0.1-3",
-                          FFNN_LOSS_SOFTMAX_CE));
+    PASS_OR_RETURN(round_trip_one(dir, "784-256relu-10", FFNN_LOSS_SOFTMAX_CE));
+    PASS_OR_RETURN(round_trip_one(dir, "32-256relu:nobias-1:nobias", FFNN_LOSS_SIGMOID_BCE));
+    PASS_OR_RETURN(round_trip_one(dir, "2-30tanh-30sigmoid:nobias-1", FFNN_LOSS_MSE));
+    PASS_OR_RETURN(round_trip_one(dir, "8-16leaky_relu0.2-8elu0.5-6gelu_tanh-4silu:dropout0.1-3",
+                                  FFNN_LOSS_SOFTMAX_CE));
     return TEST_PASS;
 }
 
@@ -289,7 +281,8 @@ TEST_DIR_CASE("st", short_file)
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/empty", dir);
     CHECK(test_write_file(path, "", 0) == 0, "cannot write");
-    EXPECT(expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "8-byte little-endian header length"));
+    PASS_OR_RETURN(expect_fail(path, FFNN_ERR_FORMAT, "offset 0",
+                               "8-byte little-endian header length"));
     snprintf(path, sizeof path, "%s/seven", dir);
     CHECK(test_write_file(path, "\x10\0\0\0\0\0\0", 7) == 0, "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 7", "found end of file");
@@ -303,7 +296,7 @@ TEST_DIR_CASE("st", header_too_large)
     snprintf(path, sizeof path, "%s/big", dir);
     CHECK(craft_raw(path, 100000001ull, VALID_HEADER, strlen(VALID_HEADER), DATA_BYTES) == 0,
           "cannot write");
-    EXPECT(expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "100000001 exceeds the limit"));
+    PASS_OR_RETURN(expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "100000001 exceeds the limit"));
     CHECK(craft_raw(path, UINT64_MAX, VALID_HEADER, strlen(VALID_HEADER), DATA_BYTES) == 0,
           "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "18446744073709551615 exceeds");
@@ -381,8 +374,8 @@ TEST_DIR_CASE("st", size_not_shape_times_dtype)
 TEST_DIR_CASE("st", data_section_size)
 {
     UNUSED_WHY();
-    EXPECT(expect_crafted_fail(dir, "trailing", VALID_HEADER, DATA_BYTES + 4,
-                               "4 trailing bytes", NULL));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "trailing", VALID_HEADER, DATA_BYTES + 4,
+                                       "4 trailing bytes", NULL));
     return expect_crafted_fail(dir, "truncated", VALID_HEADER, DATA_BYTES - 4,
                                "truncated file", "expected 56 bytes of tensor data");
 }
@@ -401,10 +394,10 @@ TEST_DIR_CASE("st", shape_overflow)
         TEST_TENSOR_F32("layers.0.weight", "[18446744073709551615]", "[0,24]") ","
         B0 "," W1 "," B1 "}";
     UNUSED_WHY();
-    EXPECT(expect_crafted_fail(dir, "elements", elements, DATA_BYTES,
-                               "[4294967296, 4294967296]", "overflows 64 bits"));
-    EXPECT(expect_crafted_fail(dir, "bytes", bytes, DATA_BYTES, "size in bytes overflows",
-                               "layers.0.weight"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "elements", elements, DATA_BYTES,
+                                       "[4294967296, 4294967296]", "overflows 64 bits"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "bytes", bytes, DATA_BYTES, "size in bytes overflows",
+                                       "layers.0.weight"));
     return expect_crafted_fail(dir, "huge", huge, DATA_BYTES, "shape dimension 0",
                                "expected an integer in [0, 2^53]");
 }
@@ -431,10 +424,10 @@ TEST_DIR_CASE("st", shape_not_architecture)
     const char *arch = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-4relu-2\","
                        "\"loss\":\"ce\"}," W0 "," B0 "," W1 "," B1 "}";
     UNUSED_WHY();
-    EXPECT(expect_crafted_fail(dir, "transposed", transposed, DATA_BYTES,
-                               "shape [3, 2], expected [2, 3]", "3-2relu-2"));
-    EXPECT(expect_crafted_fail(dir, "bias_rank", bias_rank, DATA_BYTES,
-                               "shape [1, 2], expected [2]", "layers.0.bias"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "transposed", transposed, DATA_BYTES,
+                                       "shape [3, 2], expected [2, 3]", "3-2relu-2"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "bias_rank", bias_rank, DATA_BYTES,
+                                       "shape [1, 2], expected [2]", "layers.0.bias"));
     return expect_crafted_fail(dir, "arch", arch, DATA_BYTES, "expected [4, 3]", "3-4relu-2");
 }
 
@@ -448,12 +441,12 @@ TEST_DIR_CASE("st", missing_or_extra_tensor)
     const char *nobias = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-2relu:nobias-2\","
                          "\"loss\":\"ce\"}," W0 "," B0 "," W1 "," B1 "}";
     UNUSED_WHY();
-    EXPECT(expect_crafted_fail(dir, "missing", missing, 48, "missing tensor \"layers.1.bias\"",
-                               "3-2relu-2"));
-    EXPECT(expect_crafted_fail(dir, "extra", extra, 60, "unexpected tensor \"layers.2.weight\"",
-                               NULL));
-    EXPECT(expect_crafted_fail(dir, "stray", stray, 60, "unexpected tensor \"optimizer.step\"",
-                               NULL));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "missing", missing, 48,
+                                       "missing tensor \"layers.1.bias\"", "3-2relu-2"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "extra", extra, 60,
+                                       "unexpected tensor \"layers.2.weight\"", NULL));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "stray", stray, 60,
+                                       "unexpected tensor \"optimizer.step\"", NULL));
     return expect_crafted_fail(dir, "nobias", nobias, DATA_BYTES, "layers.0.bias",
                                "has no bias");
 }
@@ -479,7 +472,7 @@ TEST_DIR_CASE("st", bad_metadata)
     UNUSED_WHY();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(h, sizeof h, "{%s%s", cases[i].meta, tensors);
-        EXPECT(expect_crafted_fail(dir, "meta", h, DATA_BYTES, cases[i].needle, NULL));
+        PASS_OR_RETURN(expect_crafted_fail(dir, "meta", h, DATA_BYTES, cases[i].needle, NULL));
     }
     return TEST_PASS;
 }
@@ -516,7 +509,7 @@ TEST_DIR_CASE("st", not_utf8)
         snprintf(h, sizeof h, "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":"
                  "\"3-2relu-2%s\",\"loss\":\"ce\"}," W0 "," B0 "," W1 "," B1 "}", bad[i]);
         snprintf(needle, sizeof needle, "offset %zu", at);
-        EXPECT(expect_crafted_fail(dir, "utf8", h, DATA_BYTES, needle, "invalid UTF-8"));
+        PASS_OR_RETURN(expect_crafted_fail(dir, "utf8", h, DATA_BYTES, needle, "invalid UTF-8"));
     }
     return TEST_PASS;
 }
@@ -526,21 +519,21 @@ TEST_DIR_CASE("st", not_json)
     char h[1024], path[512];
 
     UNUSED_WHY();
-    EXPECT(expect_crafted_fail(dir, "trunc", "{" META ",\"layers.0.weight\":{", 0,
-                               "not valid JSON", NULL));
-    EXPECT(expect_crafted_fail(dir, "array", "[1,2,3]", 0, "offset 8", "start with '{'"));
-    EXPECT(expect_crafted_fail(dir, "space", " " VALID_HEADER, DATA_BYTES, "offset 8",
-                               "start with '{'"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "trunc", "{" META ",\"layers.0.weight\":{", 0,
+                                       "not valid JSON", NULL));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "array", "[1,2,3]", 0, "offset 8", "start with '{'"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "space", " " VALID_HEADER, DATA_BYTES, "offset 8",
+                                       "start with '{'"));
     snprintf(h, sizeof h, "%s  x", VALID_HEADER); /* garbage after the object */
-    EXPECT(expect_crafted_fail(dir, "garbage", h, DATA_BYTES, "expected only spaces",
-                               "byte 0x78"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "garbage", h, DATA_BYTES, "expected only spaces",
+                                       "byte 0x78"));
     /* a NUL byte inside the header */
     snprintf(path, sizeof path, "%s/nul", dir);
     snprintf(h, sizeof h, "%s", VALID_HEADER);
     h[5] = '\0';
     CHECK(craft_raw(path, strlen(VALID_HEADER), h, strlen(VALID_HEADER), DATA_BYTES) == 0,
           "cannot write");
-    EXPECT(expect_fail(path, FFNN_ERR_FORMAT, "offset 13", "NUL byte"));
+    PASS_OR_RETURN(expect_fail(path, FFNN_ERR_FORMAT, "offset 13", "NUL byte"));
     /* trailing spaces (the padding writers add) are fine */
     snprintf(h, sizeof h, "%s   ", VALID_HEADER);
     CHECK(craft(dir, "padded", h, DATA_BYTES, path, sizeof path) == 0, "cannot write");
@@ -559,10 +552,10 @@ TEST_DIR_CASE("st", duplicate_keys)
     const char *meta = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"3-2relu-2\","
                        "\"loss\":\"ce\",\"loss\":\"mse\"}," W0 "," B0 "," W1 "," B1 "}";
     UNUSED_WHY();
-    EXPECT(expect_crafted_fail(dir, "top", top, DATA_BYTES, "duplicate key \"layers.1.bias\"",
-                               "top level"));
-    EXPECT(expect_crafted_fail(dir, "inner", inner, DATA_BYTES, "duplicate key \"dtype\"",
-                               "tensor \"layers.0.bias\""));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "top", top, DATA_BYTES,
+                                       "duplicate key \"layers.1.bias\"", "top level"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "inner", inner, DATA_BYTES, "duplicate key \"dtype\"",
+                                       "tensor \"layers.0.bias\""));
     return expect_crafted_fail(dir, "meta", meta, DATA_BYTES, "duplicate key \"loss\"",
                                "__metadata__");
 }
@@ -578,8 +571,8 @@ TEST_DIR_CASE("st", unknown_dtype)
         TEST_TENSOR_F32("layers.1.weight", "[2,2]", "[56,72]") ","
         TEST_TENSOR_F32("layers.1.bias", "[2]", "[72,80]") "}";
     UNUSED_WHY();
-    EXPECT(expect_crafted_fail(dir, "f31", unknown, DATA_BYTES, "unknown dtype \"F31\"",
-                               "layers.0.weight"));
+    PASS_OR_RETURN(expect_crafted_fail(dir, "f31", unknown, DATA_BYTES, "unknown dtype \"F31\"",
+                                       "layers.0.weight"));
     return expect_crafted_fail(dir, "f64", f64, 80, "dtype F64, expected F32",
                                "layers.0.weight");
 }
@@ -607,7 +600,7 @@ TEST_DIR_CASE("st", bad_tensor_entries)
     UNUSED_WHY();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(h, sizeof h, "{" META ",%s," B0 "," W1 "," B1 "}", cases[i].w0);
-        EXPECT(expect_crafted_fail(dir, "entry", h, DATA_BYTES, cases[i].needle, NULL));
+        PASS_OR_RETURN(expect_crafted_fail(dir, "entry", h, DATA_BYTES, cases[i].needle, NULL));
     }
     return TEST_PASS;
 }
@@ -618,7 +611,7 @@ TEST_DIR_CASE("st", not_a_file)
 
     UNUSED_WHY();
     snprintf(path, sizeof path, "%s/none.safetensors", dir);
-    EXPECT(expect_fail(path, FFNN_ERR_IO, "No such file", NULL));
+    PASS_OR_RETURN(expect_fail(path, FFNN_ERR_IO, "No such file", NULL));
     return expect_fail(dir, FFNN_ERR_IO, "a directory", NULL);
 }
 
@@ -957,7 +950,7 @@ TEST_DIR_CASE("st", pytorch_interop)
         SKIP("%s not found", PYTHON);
     CHECK(access(INTEROP_SCRIPT, R_OK) == 0, "%s not found: run the tests from the "
           "repository root", INTEROP_SCRIPT);
-    EXPECT(write_ffnn_side(dir));
+    PASS_OR_RETURN(write_ffnn_side(dir));
     rc = run_python(dir);
     if (rc == 77) {
         snprintf(path, sizeof path, "%s/skip_reason.txt", dir);

@@ -23,9 +23,7 @@ static ffnn_status load_fashion(ffnn_dataset **train, ffnn_dataset **test)
 static test_result cpu_one_epoch(ffnn_optimizer opt, float lr, double min_accuracy)
 {
     ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
-    CHECK(load_fashion(&full, &test) == FFNN_OK,
-          "Fashion-MNIST missing (%s); install it: apt-get install dataset-fashion-mnist",
-          ffnn_last_error());
+    CHECK_FASHION(load_fashion(&full, &test));
     CHECK_OK(ffnn_dataset_slice(full, 0, 10000, &train));
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("784-256relu-10", &m));
@@ -82,8 +80,7 @@ static test_result cuda_follows_cpu(char *why, size_t why_size, ffnn_strategy ke
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(load_fashion(&train, &test) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    CHECK_FASHION(load_fashion(&train, &test));
     const char *archs[] = {"784-256relu-10", "784-100tanh-37sigmoid-10"};
     const test_follow_opt opts[] = {
         {FFNN_OPT_SGD, 0, 0.1f, "sgd"},
@@ -109,8 +106,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(load_fashion(&train, &test) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    CHECK_FASHION(load_fashion(&train, &test));
     ffnn_model *m = NULL, *small = NULL, *sig = NULL;
     CHECK_OK(ffnn_model_create("784-16relu-10", &m));
     CHECK_OK(ffnn_model_create("784-16relu-5", &small));
