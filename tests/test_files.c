@@ -73,6 +73,15 @@ int test_write_safetensors(const char *path, const char *header, const void *dat
     return rc;
 }
 
+int test_write_text_in(const char *dir, const char *name, const char *text, char *path,
+                       size_t size)
+{
+    int n = snprintf(path, size, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    return test_write_file(path, text, strlen(text));
+}
+
 int test_same_files(const char *a, const char *b)
 {
     blob x = {NULL, 0}, y = {NULL, 0};

@@ -19,6 +19,10 @@ int test_read_file(const char *path, blob *b);
 int test_write_file(const char *path, const void *bytes, size_t n);
 /* 1 when a and b hold the same bytes. */
 int test_same_blob(const blob *a, const blob *b);
+/* path [size] = dir/name, and text (a C string, without its NUL) written there as
+ * by test_write_file; 0 on success. */
+int test_write_text_in(const char *dir, const char *name, const char *text, char *path,
+                       size_t size);
 /* 1 when the files at a and b hold the same bytes, 0 when not, -1 when either
  * cannot be read. */
 int test_same_files(const char *a, const char *b);

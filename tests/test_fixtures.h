@@ -51,6 +51,16 @@ static inline ffnn_train_config test_train_config(ffnn_device device, ffnn_strat
     return cfg;
 }
 
+/* The refusal tests' inputs: *train the training set of spec (a synth: data set,
+ * seed 1; no test set) and *m a new arch model (parameters zero); the first failing
+ * call's status (the caller frees what was made). */
+static inline ffnn_status test_synth_and_model(const char *spec, const char *arch,
+                                               ffnn_dataset **train, ffnn_model **m)
+{
+    ffnn_status st = ffnn_dataset_synthetic(spec, 1, train, NULL);
+    return st == FFNN_OK ? ffnn_model_create(arch, m) : st;
+}
+
 /* A model file at path: a new arch model initialised with seed, with loss recorded
  * (the model freed); the first failing call's status. */
 static inline ffnn_status test_save_new_model(const char *path, const char *arch,

@@ -206,9 +206,8 @@ static test_result sweep_refuses(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *train = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:points:100", 1, &train, NULL));
     ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("2-8relu-2", &m));
+    CHECK_OK(test_synth_and_model("synth:points:100", "2-8relu-2", &train, &m));
     ffnn_train_config cfg[2] = {ffnn_train_config_default(), ffnn_train_config_default()};
     cfg[0].device = cfg[1].device = FFNN_DEVICE_CPU;
     ffnn_model *same[2] = {m, m};
