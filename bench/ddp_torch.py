@@ -15,31 +15,15 @@ one JSON line: impl, arch, gpus, global_batch, ms_per_step, samples_per_s, loss.
 TF32 is off (fp32, as ffnn's cublas fp32).
 """
 import argparse
-import gzip
 import json
 import os
-import struct
 import time
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
-
-def load_idx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    dims = data[3]
-    shape = struct.unpack(">" + "I" * dims, data[4:4 + 4 * dims])
-    return torch.frombuffer(bytearray(data[4 + 4 * dims:]), dtype=torch.uint8).reshape(shape)
-
-
-def find(dir_, name):
-    for n in (name, name + ".gz"):
-        if os.path.exists(os.path.join(dir_, n)):
-            return os.path.join(dir_, n)
-    raise FileNotFoundError(os.path.join(dir_, name))
+from idx_files import find_idx, read_idx
 
 
 def build(arch):
@@ -77,8 +61,8 @@ def main():
     torch.manual_seed(1)
 
     if args.data:
-        x = load_idx(find(args.data, "train-images-idx3-ubyte")).reshape(-1, 784)
-        y = load_idx(find(args.data, "train-labels-idx1-ubyte")).long()
+        x = torch.from_numpy(read_idx(find_idx(args.data, "train-images-idx3-ubyte")).copy()).reshape(-1, 784)
+        y = torch.from_numpy(read_idx(find_idx(args.data, "train-labels-idx1-ubyte")).copy()).long()
     else:
         g = torch.Generator().manual_seed(1)
         x = torch.randint(0, 256, (60000, 784), generator=g, dtype=torch.uint8)

@@ -12,17 +12,17 @@ usage: features_vs_torch.py DATA_DIR --ffnn build/ffnn [--seeds 1 2 3] [--epochs
        [--train-limit N]
 """
 import argparse
-import gzip
 import json
 import os
 import statistics
-import struct
 import subprocess
 import sys
 import time
 
 import numpy as np
 import torch
+
+from idx_files import find_idx, read_idx
 
 # name: (ffnn flags, arch, description); the PyTorch side reads the same dict
 RUNS = {
@@ -37,17 +37,6 @@ RUNS = {
                     lr=0.02, momentum=0.9,
                     what="784-512-256-10, dropout 0.2 after each hidden layer, momentum"),
 }
-
-
-def read_idx(path):
-    for p in (path, path + ".gz"):
-        if os.path.exists(p):
-            with (gzip.open if p.endswith(".gz") else open)(p, "rb") as f:
-                data = f.read()
-            nd = data[3]
-            dims = struct.unpack(">" + "I" * nd, data[4:4 + 4 * nd])
-            return np.frombuffer(data, np.uint8, offset=4 + 4 * nd).reshape(dims)
-    raise FileNotFoundError(path)
 
 
 def ffnn_flags(r):
@@ -148,12 +137,12 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
-    x = read_idx(os.path.join(args.data, "train-images-idx3-ubyte"))
-    y = read_idx(os.path.join(args.data, "train-labels-idx1-ubyte"))
+    x = read_idx(find_idx(args.data, "train-images-idx3-ubyte"))
+    y = read_idx(find_idx(args.data, "train-labels-idx1-ubyte"))
     if args.train_limit:
         x, y = x[:args.train_limit], y[:args.train_limit]
-    xt = read_idx(os.path.join(args.data, "t10k-images-idx3-ubyte"))
-    yt = read_idx(os.path.join(args.data, "t10k-labels-idx1-ubyte"))
+    xt = read_idx(find_idx(args.data, "t10k-images-idx3-ubyte"))
+    yt = read_idx(find_idx(args.data, "t10k-labels-idx1-ubyte"))
     data = (torch.tensor(x.reshape(len(x), -1), dtype=torch.float32) / 255.0,
             torch.tensor(y.astype(np.int64)),
             torch.tensor(xt.reshape(len(xt), -1), dtype=torch.float32) / 255.0,

@@ -7,7 +7,6 @@ PyTorch's default nn.Linear init, data resident on the GPU, TF32 off.
 usage: torch_accuracy.py DATA_DIR --lr 0.1 --seeds 1 2 3 [--epochs 10 --batch 64 --arch A]
 Prints one JSON line per seed with the final test accuracy and seconds per epoch."""
 import argparse
-import gzip
 import json
 import os
 import time
@@ -15,20 +14,7 @@ import time
 import numpy as np
 import torch
 
-
-def load_idx(path):
-    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def find(dir_, stem):
-    for name in (stem, stem + ".gz"):
-        if os.path.exists(os.path.join(dir_, name)):
-            return os.path.join(dir_, name)
-    raise FileNotFoundError(os.path.join(dir_, stem))
+from idx_files import find_idx, read_idx
 
 
 def build(arch):
@@ -59,8 +45,8 @@ def main():
     dev = torch.device("cuda")
     xs = {}
     for part, prefix in (("train", "train"), ("test", "t10k")):
-        img = load_idx(find(a.data, f"{prefix}-images-idx3-ubyte"))
-        lab = load_idx(find(a.data, f"{prefix}-labels-idx1-ubyte"))
+        img = read_idx(find_idx(a.data, f"{prefix}-images-idx3-ubyte"))
+        lab = read_idx(find_idx(a.data, f"{prefix}-labels-idx1-ubyte"))
         xs[part] = (torch.tensor(img.reshape(len(img), -1), device=dev).float() / 255.0,
                     torch.tensor(lab.astype(np.int64), device=dev))
     xtr, ytr = xs["train"]

@@ -29,15 +29,15 @@ Prints one table; writes the rows as a JSON list.
 import argparse
 import sys
 import datetime
-import gzip
 import json
 import os
 import statistics
-import struct
 import subprocess
 
 import numpy as np
 import torch
+
+from idx_files import find_idx, read_idx
 
 def measure_ceilings(dev, n=8192, reps=10):
     """FLOP/s of an n^3 matmul in fp32 (no tensor cores), tf32 and bf16: the dense
@@ -61,21 +61,6 @@ def measure_ceilings(dev, n=8192, reps=10):
         del a, b
     torch.backends.cuda.matmul.allow_tf32 = False
     return out
-
-
-def read_idx(path):
-    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    return np.frombuffer(data, np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
-
-def find(d, stem):
-    for n in (stem, stem + ".gz"):
-        if os.path.exists(os.path.join(d, n)):
-            return os.path.join(d, n)
-    raise FileNotFoundError(os.path.join(d, stem))
 
 
 def widths(arch):
@@ -270,10 +255,10 @@ def main():
           file=sys.stderr)
     gpu = torch.cuda.get_device_name()
     date = datetime.date.today().isoformat()
-    x = read_idx(find(a.data, "train-images-idx3-ubyte"))
-    y = read_idx(find(a.data, "train-labels-idx1-ubyte"))
-    xt = read_idx(find(a.data, "t10k-images-idx3-ubyte"))
-    yt = read_idx(find(a.data, "t10k-labels-idx1-ubyte"))
+    x = read_idx(find_idx(a.data, "train-images-idx3-ubyte"))
+    y = read_idx(find_idx(a.data, "train-labels-idx1-ubyte"))
+    xt = read_idx(find_idx(a.data, "t10k-images-idx3-ubyte"))
+    yt = read_idx(find_idx(a.data, "t10k-labels-idx1-ubyte"))
     data = (torch.tensor(x.reshape(len(x), -1), device=dev).float() / 255,
             torch.tensor(y.astype(np.int64), device=dev),
             torch.tensor(xt.reshape(len(xt), -1), device=dev).float() / 255,

@@ -34,6 +34,23 @@ typedef struct test_case {
               (int)check_ok_status_, ffnn_last_error());                          \
     } while (0)
 
+/* Check that a helper returning test_result passed: a SKIP or FAIL of the helper
+ * fails the test (the helper printed why). */
+#define CHECK_PASS(call)                                                          \
+    do {                                                                          \
+        if ((call) != TEST_PASS)                                                  \
+            return TEST_FAIL;                                                     \
+    } while (0)
+
+/* Run a helper returning test_result and return its result (FAIL or SKIP) unless it
+ * passed: the cases of a test in turn, stopping at the first that does not pass. */
+#define PASS_OR_RETURN(call)                                                      \
+    do {                                                                          \
+        test_result pass_or_return_ = (call);                                     \
+        if (pass_or_return_ != TEST_PASS)                                         \
+            return pass_or_return_;                                               \
+    } while (0)
+
 #define SKIP(...)                                                                 \
     do {                                                                          \
         snprintf(why, why_size, __VA_ARGS__);                                     \

@@ -6,6 +6,10 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "test_files.h"
 
 /* The ffnn binary: $FFNN_BIN, else build/ffnn (absolute, so a cwd change keeps it). */
 const char *cli_binary(void);
@@ -35,5 +39,25 @@ int file_contains(const char *path, const char *needle);
 
 /* Entries of dir whose name contains ".tmp-" (temporary files of atomic saves). */
 int count_temporaries(const char *dir);
+
+/* SKIP (naming the path) when cli_binary() is not an executable: the CLI is not
+ * built, or the tests run from another directory than the repository root. */
+#define SKIP_WITHOUT_CLI()                                                        \
+    do {                                                                          \
+        if (access(cli_binary(), X_OK) != 0)                                      \
+            SKIP("%s not built (make; run the tests from the repository root)",   \
+                 cli_binary());                                                   \
+    } while (0)
+
+/* TEST_DIR_CASE (test_files.h) of a test that runs the CLI: test_NAME skips
+ * without it (SKIP_WITHOUT_CLI), else runs body_NAME in a temporary directory. */
+#define TEST_CLI_CASE(prefix, name)                                               \
+    static test_result body_##name(const char *dir, char *why, size_t why_size);  \
+    static test_result test_##name(char *why, size_t why_size)                    \
+    {                                                                             \
+        SKIP_WITHOUT_CLI();                                                       \
+        return test_in_tmpdir(prefix, body_##name, why, why_size);                \
+    }                                                                             \
+    static test_result body_##name(const char *dir, char *why, size_t why_size)
 
 #endif

@@ -55,7 +55,7 @@ static test_result prints_canonical_form(char *why, size_t why_size)
 static test_result rejects_malformed(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    struct { const char *arch, *expect; } bad[] = {
+    test_arch_refusal bad[] = {
         {"", "empty"},
         {"784", "at least one layer"},
         {"784-", "column 5: empty token"},
@@ -71,10 +71,7 @@ static test_result rejects_malformed(char *why, size_t why_size)
         {"784-256 relu-10", "column 8: whitespace"},
         {"784-256softmax-10", "unknown activation"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (test_arch_refused(bad[i].arch, bad[i].expect) != TEST_PASS)
-            return TEST_FAIL;
-    return TEST_PASS;
+    return test_arch_refused_each(bad, sizeof bad / sizeof bad[0]);
 }
 
 static test_result init_matches_pytorch_bounds(char *why, size_t why_size)
@@ -183,7 +180,7 @@ static test_result activation_parameters(char *why, size_t why_size)
         ffnn_model_free(m);
     }
     /* errors name the column of the token and of the parameter */
-    const struct { const char *arch, *expect; } bad[] = {
+    const test_arch_refusal bad[] = {
         {"784-256relu0.2-10", "column 5, token '256relu0.2': relu takes no parameter, found "
                               "'0.2' at column 12"},
         {"784-256gelu1-10", "gelu takes no parameter"},
@@ -204,10 +201,7 @@ static test_result activation_parameters(char *why, size_t why_size)
         {"784-128relu:dropout0.0000009-10", "dropout probability must be 0 or a decimal"},
         {"784-128relu:dropout0.99999999-10", "dropout probability must be 0 or a decimal"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (test_arch_refused(bad[i].arch, bad[i].expect) != TEST_PASS)
-            return TEST_FAIL;
-    return TEST_PASS;
+    return test_arch_refused_each(bad, sizeof bad / sizeof bad[0]);
 }
 
 const test_case arch_tests[] = {

@@ -199,8 +199,8 @@ static test_result train_until(ffnn_trainer *t, size_t until, int use_step, run_
         ffnn_trainer_position(t, &epoch, &step);
         done = (size_t)(epoch - 1) * SPE + step;
         CHECK(finished == (step == SPE), "finished %d at epoch %d step %zu", finished, epoch, step);
-        if (finished && record_epoch(t, r, &stats) != TEST_PASS)
-            return TEST_FAIL;
+        if (finished)
+            CHECK_PASS(record_epoch(t, r, &stats));
     }
     CHECK(done == until, "stopped at step %zu, expected %zu", done, until);
     return TEST_PASS;
@@ -214,7 +214,6 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
 {
     char path[512], again[512];
     run_record got;
-    blob a, b;
     ffnn_model *m = NULL;
     ffnn_trainer *t = NULL;
     int epoch;
@@ -226,8 +225,7 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     CHECK_OK(ffnn_model_create(run_arch, &m));
     CHECK_OK(ffnn_model_init(m, 3));
     CHECK_OK(ffnn_trainer_create(m, data, cfg, &t));
-    if (train_until(t, k, use_step, &got) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(train_until(t, k, use_step, &got));
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     TEST_FREE(t, m);
 
@@ -240,10 +238,8 @@ static test_result resume_at(const char *dir, const ffnn_dataset *data,
     CHECK((epoch == 0 ? 0 : (size_t)(epoch - 1) * SPE + step) == k, "resumed at epoch %d step "
           "%zu, expected run step %zu", epoch, step, k);
     CHECK_OK(ffnn_trainer_save_checkpoint(t, again));
-    CHECK(test_read_file(path, &a) == 0 && test_read_file(again, &b) == 0, "cannot read the checkpoints");
-    int same = test_same_blob(&a, &b);
-    free(a.data);
-    free(b.data);
+    int same = test_same_files(path, again);
+    CHECK(same >= 0, "cannot read the checkpoints");
     CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
     if (train_until(t, STEPS, use_step, &got) != TEST_PASS || record_params(t, m, &got) != TEST_PASS)
         return TEST_FAIL;
@@ -306,8 +302,7 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
     test_result r = TEST_PASS;
 
     memset(&ref, 0, sizeof ref);
-    CHECK(fashion_slice(0, SAMPLES, &data) == FFNN_OK, "Fashion-MNIST missing (%s): apt-get "
-          "install dataset-fashion-mnist", ffnn_last_error());
+    CHECK_FASHION(fashion_slice(0, SAMPLES, &data));
     ffnn_train_config cfg = run_config(device, opt);
     if (features == 1)
         add_features(&cfg);
@@ -380,10 +375,33 @@ static ffnn_status trainer_after(const char *arch, const ffnn_dataset *data, int
 static test_result fashion_trainer(size_t count, const char *arch, int steps,
                                    ffnn_dataset **data, ffnn_model **m, ffnn_trainer **t)
 {
-    CHECK(fashion_slice(0, count, data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    CHECK_FASHION(fashion_slice(0, count, data));
     CHECK_OK(trainer_after(arch, *data, steps, m, t));
     return TEST_PASS;
+}
+
+/* What the fault tests start from: the checkpoint path dir/run.ckpt and a
+ * Fashion-MNIST slice, a model and its trainer (NULL until made; the test frees them). */
+typedef struct fault_run {
+    char path[512];
+    ffnn_dataset *data;
+    ffnn_model *m;
+    ffnn_trainer *t;
+} fault_run;
+
+/* run->path = dir/run.ckpt; nothing made yet. */
+static void fault_run_init(fault_run *run, const char *dir)
+{
+    memset(run, 0, sizeof *run);
+    snprintf(run->path, sizeof run->path, "%s/run.ckpt", dir);
+}
+
+/* fault_run_init, then fashion_trainer(count, arch, steps) into run. */
+static test_result fault_run_start(fault_run *run, const char *dir, size_t count,
+                                   const char *arch, int steps)
+{
+    fault_run_init(run, dir);
+    return fashion_trainer(count, arch, steps, &run->data, &run->m, &run->t);
 }
 
 /* path holds exactly old or fresh, and loads. */
@@ -423,46 +441,43 @@ TEST_DIR_CASE("ck", killed_while_saving)
 {
     static const int delays_us[] = {300, 1000, 2500, 5000, 10000, 20000, 40000, 80000, 150000,
                                     300000};
-    char path[512], fresh_path[512];
-    ffnn_dataset *data = NULL;
-    ffnn_model *m = NULL;
-    ffnn_trainer *t = NULL;
+    char fresh_path[512];
+    fault_run run;
     blob old = {NULL, 0}, fresh = {NULL, 0};
     test_result r = TEST_PASS;
     int saw_old = 0, torn = 0;
 
     UNUSED_WHY();
-    snprintf(path, sizeof path, "%s/run.ckpt", dir);
     snprintf(fresh_path, sizeof fresh_path, "%s/fresh.ckpt", dir);
-    if (fashion_trainer(256, "784-640relu-640relu-10", 2, &data, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
-    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
+    CHECK_PASS(fault_run_start(&run, dir, 256, "784-640relu-640relu-10", 2));
+    CHECK_OK(ffnn_trainer_save_checkpoint(run.t, run.path));
     double loss;
-    CHECK_OK(ffnn_trainer_step(t, &loss));
-    CHECK_OK(ffnn_trainer_save_checkpoint(t, fresh_path));
-    CHECK(test_read_file(path, &old) == 0 && test_read_file(fresh_path, &fresh) == 0, "cannot read back");
+    CHECK_OK(ffnn_trainer_step(run.t, &loss));
+    CHECK_OK(ffnn_trainer_save_checkpoint(run.t, fresh_path));
+    CHECK(test_read_file(run.path, &old) == 0 && test_read_file(fresh_path, &fresh) == 0,
+          "cannot read back");
     remove(fresh_path);
     CHECK(old.size > 8000000, "checkpoint of %zu bytes: expected a large one", old.size);
     for (size_t i = 0; i < sizeof delays_us / sizeof delays_us[0] && r == TEST_PASS; i++) {
-        if (test_write_file(path, old.data, old.size) != 0) {
-            r = TEST_FAIL, fprintf(stderr, "    cannot restore %s\n", path);
+        if (test_write_file(run.path, old.data, old.size) != 0) {
+            r = TEST_FAIL, fprintf(stderr, "    cannot restore %s\n", run.path);
             break;
         }
-        struct save_job job = {t, path};
+        struct save_job job = {run.t, run.path};
         if (test_kill_writer(save_checkpoint_job, &job, delays_us[i]) != 0) {
             r = TEST_FAIL, fprintf(stderr, "    fork: %s\n", strerror(errno));
             break;
         }
-        r = expect_old_or_new(path, &old, &fresh, delays_us[i], &saw_old);
+        r = expect_old_or_new(run.path, &old, &fresh, delays_us[i], &saw_old);
         torn += remove_temporaries(dir); /* a kill during a write leaves one */
     }
     if (r == TEST_PASS) {
         /* what is there resumes */
         ffnn_model *m2 = NULL;
         ffnn_trainer *t2 = NULL;
-        ffnn_status st = trainer_after("784-640relu-640relu-10", data, 0, &m2, &t2);
+        ffnn_status st = trainer_after("784-640relu-640relu-10", run.data, 0, &m2, &t2);
         if (st == FFNN_OK)
-            st = ffnn_trainer_resume(t2, path);
+            st = ffnn_trainer_resume(t2, run.path);
         if (st != FFNN_OK)
             r = TEST_FAIL, fprintf(stderr, "    resume after the kills: %s\n", ffnn_last_error());
         TEST_FREE(t2, m2);
@@ -472,7 +487,7 @@ TEST_DIR_CASE("ck", killed_while_saving)
     }
     free(old.data);
     free(fresh.data);
-    TEST_FREE(t, m, data);
+    TEST_FREE(run.t, run.m, run.data);
     return r; /* temporary files left by the kills go with the directory */
 }
 
@@ -480,21 +495,16 @@ TEST_DIR_CASE("ck", killed_while_saving)
  * write() fails with EFBIG part way) leaves the previous checkpoint intact. */
 TEST_DIR_CASE("ck", disk_full)
 {
-    char path[512];
-    ffnn_dataset *data = NULL;
-    ffnn_model *m = NULL;
-    ffnn_trainer *t = NULL;
+    fault_run run;
     blob old, now;
     int status = 0;
 
     UNUSED_WHY();
-    snprintf(path, sizeof path, "%s/run.ckpt", dir);
-    if (fashion_trainer(SAMPLES, ARCH, 2, &data, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
-    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    CHECK(test_read_file(path, &old) == 0 && old.size > 64 * 1024, "checkpoint too small");
+    CHECK_PASS(fault_run_start(&run, dir, SAMPLES, ARCH, 2));
+    CHECK_OK(ffnn_trainer_save_checkpoint(run.t, run.path));
+    CHECK(test_read_file(run.path, &old) == 0 && old.size > 64 * 1024, "checkpoint too small");
     double loss;
-    CHECK_OK(ffnn_trainer_step(t, &loss));
+    CHECK_OK(ffnn_trainer_step(run.t, &loss));
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
@@ -503,18 +513,18 @@ TEST_DIR_CASE("ck", disk_full)
         signal(SIGXFSZ, SIG_IGN);
         if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
             _exit(2);
-        ffnn_status st = ffnn_trainer_save_checkpoint(t, path);
+        ffnn_status st = ffnn_trainer_save_checkpoint(run.t, run.path);
         if (VERBOSE)
             fprintf(stderr, "    [%s] %s\n", ffnn_status_name(st), ffnn_last_error());
         _exit(st == FFNN_ERR_IO && strstr(ffnn_last_error(), strerror(EFBIG)) &&
-              strstr(ffnn_last_error(), path) ? 0 : 1);
+              strstr(ffnn_last_error(), run.path) ? 0 : 1);
     }
     CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/waitpid: %s", strerror(errno));
-    CHECK(test_read_file(path, &now) == 0, "the previous checkpoint is gone");
+    CHECK(test_read_file(run.path, &now) == 0, "the previous checkpoint is gone");
     int same = test_same_blob(&old, &now);
     free(old.data);
     free(now.data);
-    TEST_FREE(t, m, data);
+    TEST_FREE(run.t, run.m, run.data);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
           "the child's save did not fail with EFBIG naming the file (status 0x%x)", status);
     CHECK(same, "the previous checkpoint changed");
@@ -563,60 +573,56 @@ static int names_position(const char *message, int epoch, size_t step)
  * it; the file is the last good checkpoint, which loads (all finite). */
 TEST_DIR_CASE("ck", diverging_run_not_saved)
 {
-    char path[512];
-    ffnn_dataset *data = NULL;
-    ffnn_model *m = NULL;
-    ffnn_trainer *t = NULL;
+    fault_run run;
     saver s;
     blob now;
 
     UNUSED_WHY();
+    fault_run_init(&run, dir);
     memset(&s, 0, sizeof s);
-    snprintf(path, sizeof path, "%s/run.ckpt", dir);
-    s.path = path;
-    CHECK(fashion_slice(0, 2000, &data) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    s.path = run.path;
+    CHECK_FASHION(fashion_slice(0, 2000, &run.data));
     ffnn_train_config cfg = run_config(FFNN_DEVICE_CPU, FFNN_OPT_SGD);
     cfg.learning_rate = 1e3f;
     cfg.loss = FFNN_LOSS_MSE;
-    CHECK_OK(ffnn_model_create("784-10", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    CHECK_OK(ffnn_trainer_create(m, data, &cfg, &t));
+    CHECK_OK(ffnn_model_create("784-10", &run.m));
+    CHECK_OK(ffnn_model_init(run.m, 1));
+    CHECK_OK(ffnn_trainer_create(run.m, run.data, &cfg, &run.t));
     ffnn_status st = FFNN_OK;
     for (int e = 0; e < 5 && st == FFNN_OK && s.failed == FFNN_OK; e++) {
         ffnn_epoch_stats stats;
-        st = ffnn_trainer_run_epoch_until(t, save_each_step, &s, &stats, NULL);
+        st = ffnn_trainer_run_epoch_until(run.t, save_each_step, &s, &stats, NULL);
     }
     if (VERBOSE)
         fprintf(stderr, "    [%s] %s\n    save: %s\n", ffnn_status_name(st), ffnn_last_error(),
                 s.message);
     CHECK(s.failed == FFNN_ERR_NUMERIC, "the run did not diverge, or the save failed otherwise "
           "(%s): %s", ffnn_status_name(s.failed), s.message);
-    CHECK(names_position(s.message, s.epoch, s.step) && strstr(s.message, path),
-          "the save's message does not name %s and epoch %d, step %zu: %s", path, s.epoch,
+    CHECK(names_position(s.message, s.epoch, s.step) && strstr(s.message, run.path),
+          "the save's message does not name %s and epoch %d, step %zu: %s", run.path, s.epoch,
           s.step, s.message);
     CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), s.epoch, s.step),
           "the epoch returned %s: %s", ffnn_status_name(st), ffnn_last_error());
     /* a later save is refused too: the run diverged */
-    st = ffnn_trainer_save_checkpoint(t, path);
+    st = ffnn_trainer_save_checkpoint(run.t, run.path);
     CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), s.epoch, s.step),
           "a later save returned %s: %s", ffnn_status_name(st), ffnn_last_error());
     CHECK(s.last_good.data != NULL, "no good checkpoint before the divergence");
-    CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
+    CHECK(test_read_file(run.path, &now) == 0, "the checkpoint is gone");
     int same = test_same_blob(&now, &s.last_good);
     free(now.data);
     free(s.last_good.data);
     CHECK(same, "the last good checkpoint was replaced");
     CHECK(test_count_entries(dir) == 1, "%d entries in %s", test_count_entries(dir), dir);
     ffnn_checkpoint_info info;
-    CHECK_OK(ffnn_checkpoint_load(path, NULL, &info));
+    CHECK_OK(ffnn_checkpoint_load(run.path, NULL, &info));
     CHECK((size_t)(info.epoch - 1) * info.steps_per_epoch + info.step ==
               (size_t)(s.epoch - 1) * info.steps_per_epoch + s.step - 1,
           "the kept checkpoint is at epoch %d step %zu, not the step before the divergence",
           info.epoch, info.step);
     printf("     lr 1e3 diverged at epoch %d, step %zu: not saved; the step before it kept\n",
            s.epoch, s.step);
-    TEST_FREE(t, m, data);
+    TEST_FREE(run.t, run.m, run.data);
     return TEST_PASS;
 }
 
@@ -626,10 +632,7 @@ TEST_DIR_CASE("ck", diverging_run_not_saved)
  * an epoch (no callback) blocks saving. */
 TEST_DIR_CASE("ck", nan_parameters_not_saved)
 {
-    char path[512];
-    ffnn_dataset *data = NULL;
-    ffnn_model *m = NULL;
-    ffnn_trainer *t = NULL;
+    fault_run run;
     saver s;
     blob now;
     double loss;
@@ -637,48 +640,46 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
 
     UNUSED_WHY();
     memset(&s, 0, sizeof s);
-    snprintf(path, sizeof path, "%s/run.ckpt", dir);
-    s.path = path;
-    if (fashion_trainer(SAMPLES, ARCH, 3, &data, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
-    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    CHECK(test_read_file(path, &s.last_good) == 0, "cannot read the checkpoint");
-    CHECK_OK(ffnn_trainer_sync_model(t));
-    ffnn_model_bias(m, 1)[0] = NAN;
-    CHECK_OK(ffnn_trainer_upload_model(t));
-    ffnn_status st = ffnn_trainer_run_epoch_until(t, save_each_step, &s, &stats, NULL);
+    s.path = run.path;
+    CHECK_PASS(fault_run_start(&run, dir, SAMPLES, ARCH, 3));
+    CHECK_OK(ffnn_trainer_save_checkpoint(run.t, run.path));
+    CHECK(test_read_file(run.path, &s.last_good) == 0, "cannot read the checkpoint");
+    CHECK_OK(ffnn_trainer_sync_model(run.t));
+    ffnn_model_bias(run.m, 1)[0] = NAN;
+    CHECK_OK(ffnn_trainer_upload_model(run.t));
+    ffnn_status st = ffnn_trainer_run_epoch_until(run.t, save_each_step, &s, &stats, NULL);
     CHECK(s.failed == FFNN_ERR_NUMERIC && s.epoch == 1 && s.step == 4 &&
               names_position(s.message, 1, 4),
           "save: %s at epoch %d step %zu: %s", ffnn_status_name(s.failed), s.epoch, s.step,
           s.message);
     CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), 1, 4), "epoch: %s: %s",
           ffnn_status_name(st), ffnn_last_error());
-    st = ffnn_trainer_save_checkpoint(t, path);
+    st = ffnn_trainer_save_checkpoint(run.t, run.path);
     CHECK(st == FFNN_ERR_NUMERIC, "a later save: %s", ffnn_status_name(st));
-    CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
+    CHECK(test_read_file(run.path, &now) == 0, "the checkpoint is gone");
     int same = test_same_blob(&now, &s.last_good);
     free(now.data);
     free(s.last_good.data);
     s.last_good.data = NULL;
     CHECK(same, "the previous checkpoint was replaced");
-    TEST_FREE(t, m);
+    TEST_FREE(run.t, run.m);
 
     /* the NaN seen only by the epoch's single read-back */
-    CHECK_OK(trainer_after(ARCH, data, 0, &m, &t));
-    CHECK_OK(ffnn_trainer_step(t, &loss));
-    CHECK_OK(ffnn_trainer_sync_model(t));
-    ffnn_model_bias(m, 1)[2] = INFINITY;
-    CHECK_OK(ffnn_trainer_upload_model(t));
-    st = ffnn_trainer_run_epoch(t, NULL, NULL, &stats);
+    CHECK_OK(trainer_after(ARCH, run.data, 0, &run.m, &run.t));
+    CHECK_OK(ffnn_trainer_step(run.t, &loss));
+    CHECK_OK(ffnn_trainer_sync_model(run.t));
+    ffnn_model_bias(run.m, 1)[2] = INFINITY;
+    CHECK_OK(ffnn_trainer_upload_model(run.t));
+    st = ffnn_trainer_run_epoch(run.t, NULL, NULL, &stats);
     CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), 1, 2), "epoch: %s: %s",
           ffnn_status_name(st), ffnn_last_error());
-    st = ffnn_trainer_save_checkpoint(t, path);
+    st = ffnn_trainer_save_checkpoint(run.t, run.path);
     CHECK(st == FFNN_ERR_NUMERIC && names_position(ffnn_last_error(), 1, 2), "save: %s: %s",
           ffnn_status_name(st), ffnn_last_error());
-    CHECK(test_read_file(path, &now) == 0, "the checkpoint is gone");
+    CHECK(test_read_file(run.path, &now) == 0, "the checkpoint is gone");
     free(now.data);
     CHECK(test_count_entries(dir) == 1, "%d entries in %s", test_count_entries(dir), dir);
-    TEST_FREE(t, m, data);
+    TEST_FREE(run.t, run.m, run.data);
     return TEST_PASS;
 }
 
@@ -709,12 +710,6 @@ static test_result expect_refused(const char *path, const char *arch, const ffnn
     return TEST_PASS;
 }
 
-#define EXPECT(call)                                                              \
-    do {                                                                          \
-        if ((call) != TEST_PASS)                                                  \
-            return TEST_FAIL;                                                     \
-    } while (0)
-
 /* A checkpoint resumed with another setting, architecture or data: refused,
  * naming the setting and both values, with the trainer unchanged. */
 TEST_DIR_CASE("ck", resume_mismatch_refused)
@@ -743,43 +738,44 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
 
     ffnn_train_config c = cfg;
     c.learning_rate = 0.05f;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "learning_rate",
-                          "0.02", "0.05"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "learning_rate",
+                              "0.02", "0.05"));
     c = cfg, c.momentum = 0.8f;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "momentum", "0.9",
-                          "0.8"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "momentum", "0.9",
+                              "0.8"));
     c = cfg, c.nesterov = 0;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "nesterov", "on",
-                          "off"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "nesterov", "on",
+                              "off"));
     c = cfg, c.batch_size = 32;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "batch_size", "64",
-                          "32"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "batch_size", "64",
+                              "32"));
     c = cfg, c.seed = 8;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "seed", "7", "8"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "seed", "7", "8"));
     c = cfg, c.shuffle = 0;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "shuffle", "on",
-                          "off"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "shuffle", "on",
+                              "off"));
     c = cfg, c.optimizer = FFNN_OPT_ADAM, c.nesterov = 0;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "optimizer",
-                          "momentum", "adam"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "optimizer",
+                              "momentum", "adam"));
     c = cfg, c.loss = FFNN_LOSS_MSE;
-    EXPECT(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "loss", "ce", "mse"));
-    EXPECT(expect_refused(path, "784-32relu-10:nobias", data, &cfg, FFNN_ERR_INVALID_ARGUMENT,
-                          "architecture", ARCH, "784-32relu-10:nobias"));
-    EXPECT(expect_refused(path, ARCH, fewer, &cfg, FFNN_ERR_INVALID_ARGUMENT, "sample count",
-                          "1000", "999"));
-    EXPECT(expect_refused(path, ARCH, other, &cfg, FFNN_ERR_INVALID_ARGUMENT, "CRC-32", NULL,
-                          NULL));
-    EXPECT(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_FORMAT, model_path,
-                          "\"ffnn-checkpoint\"", "a model file"));
+    CHECK_PASS(expect_refused(path, ARCH, data, &c, FFNN_ERR_INVALID_ARGUMENT, "loss", "ce",
+                              "mse"));
+    CHECK_PASS(expect_refused(path, "784-32relu-10:nobias", data, &cfg, FFNN_ERR_INVALID_ARGUMENT,
+                              "architecture", ARCH, "784-32relu-10:nobias"));
+    CHECK_PASS(expect_refused(path, ARCH, fewer, &cfg, FFNN_ERR_INVALID_ARGUMENT, "sample count",
+                              "1000", "999"));
+    CHECK_PASS(expect_refused(path, ARCH, other, &cfg, FFNN_ERR_INVALID_ARGUMENT, "CRC-32", NULL,
+                              NULL));
+    CHECK_PASS(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_FORMAT, model_path,
+                              "\"ffnn-checkpoint\"", "a model file"));
     ffnn_model *as_model = NULL; /* a checkpoint is not a model file: say what it is */
     ffnn_status st = ffnn_model_load(path, &as_model, NULL);
     CHECK(st == FFNN_ERR_FORMAT && as_model == NULL &&
               strstr(ffnn_last_error(), "ffnn_checkpoint_load"),
           "loading a checkpoint as a model: %s: %s", ffnn_status_name(st), ffnn_last_error());
     snprintf(model_path, sizeof model_path, "%s/none.ckpt", dir);
-    EXPECT(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_IO, model_path,
-                          "No such file", NULL));
+    CHECK_PASS(expect_refused(model_path, ARCH, data, &cfg, FFNN_ERR_IO, model_path,
+                              "No such file", NULL));
     TEST_FREE(data, fewer, other);
     return TEST_PASS;
 }
@@ -869,29 +865,24 @@ static test_result expect_tampered(const char *dir, const blob *good, const char
 /* Tampered and truncated checkpoints are refused with FFNN_ERR_FORMAT. */
 TEST_DIR_CASE("ck", tampered_refused)
 {
-    char path[512];
-    ffnn_dataset *data = NULL;
-    ffnn_model *m = NULL;
-    ffnn_trainer *t = NULL;
+    fault_run run;
     blob good;
     ffnn_checkpoint_info info;
 
     UNUSED_WHY();
-    snprintf(path, sizeof path, "%s/run.ckpt", dir);
     /* adam, lr 0.002, beta2 0.99 */
-    if (fashion_trainer(SAMPLES, ARCH, 5, &data, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
-    CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
-    TEST_FREE(t, m, data);
-    CHECK_OK(ffnn_checkpoint_load(path, &m, &info));
+    CHECK_PASS(fault_run_start(&run, dir, SAMPLES, ARCH, 5));
+    CHECK_OK(ffnn_trainer_save_checkpoint(run.t, run.path));
+    TEST_FREE(run.t, run.m, run.data);
+    CHECK_OK(ffnn_checkpoint_load(run.path, &run.m, &info));
     CHECK(info.epoch == 1 && info.step == 5 && info.steps_per_epoch == SPE &&
               info.optimizer_steps == 5 && info.train_count == SAMPLES &&
               info.cfg.optimizer == FFNN_OPT_ADAM && info.cfg.learning_rate == 2e-3f &&
               info.cfg.beta2 == 0.99f && info.cfg.batch_size == BATCH && info.cfg.seed == 7 &&
               strcmp(info.ffnn_version, FFNN_VERSION) == 0,
           "info: epoch %d step %zu", info.epoch, info.step);
-    ffnn_model_free(m);
-    CHECK(test_read_file(path, &good) == 0, "cannot read %s", path);
+    ffnn_model_free(run.m);
+    CHECK(test_read_file(run.path, &good) == 0, "cannot read %s", run.path);
     test_result r = TEST_PASS;
     struct { const char *from, *to, *n1, *n2; } cases[] = {
         {"\"step\":\"5\"", "\"step\":\"6\"", "optimizer_steps 5", "expected 6"},
@@ -989,7 +980,7 @@ static test_result cli_resume_with(const char *dir, const char *strategy, char *
     CHECK(run_cli(dir, "rest", rest) == 0, "the resumed run failed");
     CHECK(run_cli(dir, "contra", contra) == 1, "--lr 0.1 against the checkpoint's 0.05 was "
           "not refused");
-    blob contra_out, a, b, whole, m1, m2;
+    blob contra_out, a, b, whole;
     char out[512];
     snprintf(out, sizeof out, "%s/contra.out", dir);
     CHECK(test_read_file(out, &contra_out) == 0, "no output");
@@ -1004,9 +995,8 @@ static test_result cli_resume_with(const char *dir, const char *strategy, char *
     free(whole.data), free(a.data), free(b.data);
     CHECK(same_log, "the step logs of the stopped and resumed runs are not the uninterrupted "
           "run's");
-    CHECK(test_read_file(p[1], &m1) == 0 && test_read_file(p[5], &m2) == 0, "cannot read the models");
-    int same_model = test_same_blob(&m1, &m2);
-    free(m1.data), free(m2.data);
+    int same_model = test_same_files(p[1], p[5]);
+    CHECK(same_model >= 0, "cannot read the models");
     CHECK(same_model, "the resumed run's model file differs from the uninterrupted run's");
     return TEST_PASS;
 }
@@ -1064,9 +1054,7 @@ enum { ES_EPOCHS = 100, ES_PATIENCE = 3 };
  * momentum with EMA weights, whose copy the best epoch keeps. */
 static ffnn_train_config es_config(int ema)
 {
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.batch_size = 8;
     cfg.seed = 5;
     cfg.epochs = ES_EPOCHS;
@@ -1132,8 +1120,7 @@ static test_result es_finish(ffnn_trainer *t, ffnn_model *m, es_outcome *o)
 {
     int stopped;
     size_t n = ffnn_model_parameter_count(m);
-    if (es_run(t, 0, &stopped) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_run(t, 0, &stopped));
     CHECK(stopped, "patience never ran out in %d epochs", ES_EPOCHS);
     ffnn_trainer_position(t, &o->stop_epoch, NULL);
     CHECK_OK(ffnn_trainer_early_stopping(t, &o->best_epoch, &o->best_loss, NULL));
@@ -1157,7 +1144,6 @@ static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
     ffnn_trainer *t = NULL;
     es_outcome got = {0, 0, 0.0, NULL};
     int stopped;
-    blob a, b;
     snprintf(path, sizeof path, "%s/es.ckpt", dir);
     snprintf(again, sizeof again, "%s/es-again.ckpt", dir);
     if (es_trainer(train, val, cfg, 3, &m, &t) != TEST_PASS || es_run(t, k, &stopped) != TEST_PASS)
@@ -1165,15 +1151,12 @@ static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
     CHECK(es_done(t) == k, "stopped at run step %zu, expected %zu", es_done(t), k);
     CHECK_OK(ffnn_trainer_save_checkpoint(t, path));
     TEST_FREE(t, m);
-    if (es_trainer(train, val, cfg, 99, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_trainer(train, val, cfg, 99, &m, &t));
     CHECK_OK(ffnn_trainer_resume(t, path));
     CHECK(es_done(t) == k, "resumed at run step %zu, expected %zu", es_done(t), k);
     CHECK_OK(ffnn_trainer_save_checkpoint(t, again));
-    CHECK(test_read_file(path, &a) == 0 && test_read_file(again, &b) == 0, "read checkpoints");
-    int same = test_same_blob(&a, &b);
-    free(a.data);
-    free(b.data);
+    int same = test_same_files(path, again);
+    CHECK(same >= 0, "read checkpoints");
     CHECK(same, "k %zu: saving right after resuming wrote other bytes", k);
     test_result r = es_finish(t, m, &got);
     size_t n = ffnn_model_parameter_count(m);
@@ -1282,8 +1265,7 @@ TEST_DIR_CASE("ck", early_stopping_malformed_refused)
     ffnn_train_config cfg = es_config(0);
     /* mid-epoch, two epochs after the best (best 8 < seen 9 < epoch 10) */
     const size_t spe = (150 + cfg.batch_size - 1) / cfg.batch_size;
-    if (es_checkpoint(path, train, val, &cfg, 9 * spe + 4, &best, &seen) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_checkpoint(path, train, val, &cfg, 9 * spe + 4, &best, &seen));
     CHECK(best > 0 && seen > best, "best epoch %d, last seen %d", best, seen);
     CHECK(test_read_file(path, &good) == 0, "cannot read %s", path);
     /* the keys as written, and other values */
@@ -1382,8 +1364,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     ffnn_train_config cfg = es_config(0), off = cfg;
     off.early_stopping = 0;
     const size_t spe = (150 + cfg.batch_size - 1) / cfg.batch_size;
-    if (es_checkpoint(old_path, train, val, &off, 2 * spe + 5, &best, &seen) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_checkpoint(old_path, train, val, &off, 2 * spe + 5, &best, &seen));
     CHECK(test_read_file(old_path, &old) == 0, "cannot read %s", old_path);
     stop = contains(&old, "early_stopping");
     free(old.data);
@@ -1391,8 +1372,7 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     CHECK_OK(ffnn_checkpoint_load(old_path, NULL, &info));
     CHECK(info.cfg.early_stopping == 0, "info: early_stopping %d", info.cfg.early_stopping);
     /* into a trainer with early stopping: none yet, then the first finished epoch */
-    if (es_trainer(train, val, &cfg, 9, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_trainer(train, val, &cfg, 9, &m, &t));
     CHECK_OK(ffnn_trainer_resume(t, old_path));
     CHECK_OK(ffnn_trainer_early_stopping(t, &best, &best_loss, &stop));
     CHECK(best == 0 && isnan(best_loss) && stop == 0, "after resuming: best epoch %d, loss %g, "
@@ -1404,36 +1384,31 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     CHECK(best == 3 && best_loss == stats.val_loss && !stop, "after epoch 3: best epoch %d "
           "(loss %g, epoch's %g)", best, best_loss, stats.val_loss);
     es_outcome o = {0, 0, 0.0, NULL};
-    if (es_finish(t, m, &o) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_finish(t, m, &o));
     free(o.best);
     CHECK(o.best_epoch >= 3 && o.stop_epoch == o.best_epoch + ES_PATIENCE,
           "stopped after epoch %d, best %d", o.stop_epoch, o.best_epoch);
     TEST_FREE(t, m);
     /* a checkpoint with the state (best 8, seen 9) into a trainer without early
      * stopping, and into one with patience + 2 */
-    if (es_checkpoint(es_path, train, val, &cfg, 9 * spe + 4, &best, &seen) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_checkpoint(es_path, train, val, &cfg, 9 * spe + 4, &best, &seen));
     CHECK_OK(ffnn_checkpoint_load(es_path, NULL, &info));
     CHECK(info.cfg.early_stopping == ES_PATIENCE, "info: early_stopping %d",
           info.cfg.early_stopping);
     const int saved_best = best;
-    if (es_trainer(train, val, &off, 9, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_trainer(train, val, &off, 9, &m, &t));
     CHECK_OK(ffnn_trainer_resume(t, es_path));
     CHECK_OK(ffnn_trainer_early_stopping(t, &best, NULL, &stop));
     CHECK(best == 0 && stop == 0, "early stopping off: best epoch %d, stop %d", best, stop);
     TEST_FREE(t, m);
     ffnn_train_config longer = cfg;
     longer.early_stopping = ES_PATIENCE + 2;
-    if (es_trainer(train, val, &longer, 9, &m, &t) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_trainer(train, val, &longer, 9, &m, &t));
     CHECK_OK(ffnn_trainer_resume(t, es_path));
     CHECK_OK(ffnn_trainer_early_stopping(t, &best, NULL, &stop));
     CHECK(best == saved_best && stop == 0, "patience %d: best epoch %d (saved %d)",
           longer.early_stopping, best, saved_best);
-    if (es_finish(t, m, &o) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(es_finish(t, m, &o));
     free(o.best);
     ffnn_trainer_position(t, &epoch, NULL);
     CHECK(o.stop_epoch == o.best_epoch + ES_PATIENCE + 2 && o.best_epoch >= saved_best,

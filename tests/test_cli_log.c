@@ -66,9 +66,8 @@ static test_result check_log(const char *log)
 
 static test_result log_csv(char *why, size_t why_size)
 {
+    SKIP_WITHOUT_CLI();
     const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char dir[] = "/tmp/ffnn_cli_log_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp failed");
     char log[64];

@@ -285,9 +285,8 @@ TEST_DIR_CASE("csv", csv_missing_target)
 {
     UNUSED_WHY();
     char path[512];
-    snprintf(path, sizeof path, "%s/t.csv", dir);
-    const char *text = "a,b,y\n1,2,x\n3,4,\n5,NA,z\n7,8,NA\n";
-    CHECK(test_write_file(path, text, strlen(text)) == 0, "cannot write");
+    CHECK(test_write_text_in(dir, "t.csv", "a,b,y\n1,2,x\n3,4,\n5,NA,z\n7,8,NA\n", path,
+                             sizeof path) == 0, "cannot write");
     ffnn_csv_options o = ffnn_csv_options_default();
     o.missing = 1;
     ffnn_dataset *ds = NULL;

@@ -635,8 +635,7 @@ static test_result test_embedding(char *why, size_t why_size)
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
     CHECK(gpu != NULL, "ffnn_cuda_backend() is NULL although a GPU is visible");
     for (int run = 0; run < 2; run++)
-        if (ffnn_test_embedding_backend(gpu, why, why_size) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(ffnn_test_embedding_backend(gpu, why, why_size));
     return TEST_PASS;
 }
 

@@ -28,101 +28,112 @@
 
 /* ------------------------------------------------------------------ generators */
 
-/* synth:points, default size: counts, kinds, the quadrant rule for every sample,
- * and the exact values of the documented draw order (x0 = 2u - 1, x1 = 2u - 1). */
-static test_result points_definition(char *why, size_t why_size)
+/* The check of one generated set: ds is set s (0 the training set, 1 the test set),
+ * drawn from the rng stream stream. */
+typedef test_result (*synth_set_check)(const ffnn_dataset *ds, int s, uint64_t stream);
+
+/* The data sets of spec (seed 1): n_train and n_test samples, each set passing check. */
+static test_result synth_sets_pass(const char *spec, size_t n_train, size_t n_test,
+                                   synth_set_check check)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:points", 1, &train, &test));
-    CHECK(ffnn_dataset_count(train) == 2100 && ffnn_dataset_count(test) == 420,
+    CHECK_OK(ffnn_dataset_synthetic(spec, 1, &train, &test));
+    CHECK(ffnn_dataset_count(train) == n_train && ffnn_dataset_count(test) == n_test,
           "counts %zu, %zu", ffnn_dataset_count(train), ffnn_dataset_count(test));
     const ffnn_dataset *sets[2] = {train, test};
     const uint64_t streams[2] = {FFNN_STREAM_SYNTH_TRAIN, FFNN_STREAM_SYNTH_TEST};
-    for (int s = 0; s < 2; s++) {
-        const ffnn_dataset *ds = sets[s];
-        CHECK(ffnn_dataset_features(ds) == 2 && ffnn_dataset_classes(ds) == 2 &&
-                  ffnn_dataset_target_width(ds) == 0 && ffnn_dataset_images(ds) == NULL &&
-                  ffnn_dataset_targets(ds) == NULL,
-              "shape/kind of set %d", s);
-        const float *x = ffnn_dataset_float_features(ds);
-        const int32_t *y = ffnn_dataset_labels(ds);
-        CHECK(x && y, "float features and labels expected");
-        ffnn_rng r;
-        ffnn_rng_seed(&r, 1, streams[s]);
-        size_t ones = 0, n = ffnn_dataset_count(ds);
-        for (size_t i = 0; i < n; i++) {
-            float x0 = 2.0f * ffnn_rng_uniform(&r) - 1.0f;
-            float x1 = 2.0f * ffnn_rng_uniform(&r) - 1.0f;
-            CHECK(x[2 * i] == x0 && x[2 * i + 1] == x1, "set %d sample %zu: (%g, %g) != (%g, %g)",
-                  s, i, (double)x[2 * i], (double)x[2 * i + 1], (double)x0, (double)x1);
-            CHECK(x0 >= -1.0f && x0 < 1.0f && x1 >= -1.0f && x1 < 1.0f, "range");
-            int quadrant_1_or_3 = (x0 > 0 && x1 > 0) || (x0 < 0 && x1 < 0);
-            CHECK(y[i] == quadrant_1_or_3, "set %d sample %zu: (%g, %g) labelled %d", s, i,
-                  (double)x0, (double)x1, y[i]);
-            ones += y[i];
-        }
-        CHECK(ones > n * 2 / 5 && ones < n * 3 / 5, "set %d: %zu of %zu labelled 1", s, ones, n);
-    }
+    for (int s = 0; s < 2; s++)
+        CHECK_PASS(check(sets[s], s, streams[s]));
     TEST_FREE(train, test);
     return TEST_PASS;
 }
 
-/* synth:regression:2560: counts, kinds, the features of the documented draws,
- * the targets equal to the documented function plus noise in [-0.05, 0.05),
- * exactly as documented (computed in double, rounded once). */
+/* synth:points, default size (points_definition: the counts): kinds, the quadrant
+ * rule for every sample, and the exact values of the documented draw order (x0 = 2u -
+ * 1, x1 = 2u - 1). */
+static test_result points_set(const ffnn_dataset *ds, int s, uint64_t stream)
+{
+    CHECK(ffnn_dataset_features(ds) == 2 && ffnn_dataset_classes(ds) == 2 &&
+              ffnn_dataset_target_width(ds) == 0 && ffnn_dataset_images(ds) == NULL &&
+              ffnn_dataset_targets(ds) == NULL,
+          "shape/kind of set %d", s);
+    const float *x = ffnn_dataset_float_features(ds);
+    const int32_t *y = ffnn_dataset_labels(ds);
+    CHECK(x && y, "float features and labels expected");
+    ffnn_rng r;
+    ffnn_rng_seed(&r, 1, stream);
+    size_t ones = 0, n = ffnn_dataset_count(ds);
+    for (size_t i = 0; i < n; i++) {
+        float x0 = 2.0f * ffnn_rng_uniform(&r) - 1.0f;
+        float x1 = 2.0f * ffnn_rng_uniform(&r) - 1.0f;
+        CHECK(x[2 * i] == x0 && x[2 * i + 1] == x1, "set %d sample %zu: (%g, %g) != (%g, %g)",
+              s, i, (double)x[2 * i], (double)x[2 * i + 1], (double)x0, (double)x1);
+        CHECK(x0 >= -1.0f && x0 < 1.0f && x1 >= -1.0f && x1 < 1.0f, "range");
+        int quadrant_1_or_3 = (x0 > 0 && x1 > 0) || (x0 < 0 && x1 < 0);
+        CHECK(y[i] == quadrant_1_or_3, "set %d sample %zu: (%g, %g) labelled %d", s, i,
+              (double)x0, (double)x1, y[i]);
+        ones += y[i];
+    }
+    CHECK(ones > n * 2 / 5 && ones < n * 3 / 5, "set %d: %zu of %zu labelled 1", s, ones, n);
+    return TEST_PASS;
+}
+
+static test_result points_definition(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    return synth_sets_pass("synth:points", 2100, 420, points_set);
+}
+
+/* synth:regression:2560 (regression_definition: the counts): kinds, the features of
+ * the documented draws, the targets equal to the documented function plus noise in
+ * [-0.05, 0.05), exactly as documented (computed in double, rounded once). */
+static test_result regression_set(const ffnn_dataset *ds, int s, uint64_t stream)
+{
+    CHECK(ffnn_dataset_features(ds) == 32 && ffnn_dataset_target_width(ds) == 1 &&
+              ffnn_dataset_classes(ds) == 0 && ffnn_dataset_labels(ds) == NULL &&
+              ffnn_dataset_images(ds) == NULL,
+          "shape/kind of set %d", s);
+    const float *x = ffnn_dataset_float_features(ds), *y = ffnn_dataset_targets(ds);
+    CHECK(x && y, "float features and targets expected");
+    ffnn_rng r;
+    ffnn_rng_seed(&r, 1, stream);
+    double noise_min = 1, noise_max = -1, sum = 0, sum2 = 0;
+    size_t n = ffnn_dataset_count(ds);
+    for (size_t i = 0; i < n; i++) {
+        const float *xi = x + 32 * i;
+        double f = 0.0;
+        for (int j = 0; j < 32; j++) {
+            float want = 2.0f * ffnn_rng_uniform(&r) - 1.0f;
+            CHECK(xi[j] == want, "set %d sample %zu feature %d", s, i, j);
+            f += (j % 2 == 0 ? 0.25 : -0.25) * (double)xi[j];
+        }
+        for (int k = 0; k < 16; k++) {
+            double a = xi[2 * k], b = xi[2 * k + 1];
+            f += (k % 2 == 0 ? 0.5 : -0.5) * sqrt(a * a + b * b);
+        }
+        double e = ffnn_rng_uniform(&r);
+        CHECK(f == ffnn_synth_regression_function(xi), "the library's function differs");
+        CHECK(y[i] == (float)(f + 0.1 * (e - 0.5)), "set %d sample %zu: target %.9g", s, i,
+              (double)y[i]);
+        double noise = (double)y[i] - f; /* the noise, within float rounding of y */
+        CHECK(noise >= -0.05 - 1e-6 && noise < 0.05 + 1e-6, "set %d sample %zu: noise %g",
+              s, i, noise);
+        noise_min = noise < noise_min ? noise : noise_min;
+        noise_max = noise > noise_max ? noise : noise_max;
+        sum += y[i];
+        sum2 += (double)y[i] * y[i];
+    }
+    CHECK(noise_min < -0.045 && noise_max > 0.045, "noise spans [%g, %g]", noise_min,
+          noise_max);
+    double var = sum2 / (double)n - (sum / (double)n) * (sum / (double)n);
+    CHECK(var > 0.7 && var < 1.3, "set %d: target variance %g (about 0.97 expected)", s, var);
+    return TEST_PASS;
+}
+
 static test_result regression_definition(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_dataset *train = NULL, *test = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:regression:2560", 1, &train, &test));
-    CHECK(ffnn_dataset_count(train) == 2560 && ffnn_dataset_count(test) == 512,
-          "counts %zu, %zu", ffnn_dataset_count(train), ffnn_dataset_count(test));
-    const ffnn_dataset *sets[2] = {train, test};
-    const uint64_t streams[2] = {FFNN_STREAM_SYNTH_TRAIN, FFNN_STREAM_SYNTH_TEST};
-    for (int s = 0; s < 2; s++) {
-        const ffnn_dataset *ds = sets[s];
-        CHECK(ffnn_dataset_features(ds) == 32 && ffnn_dataset_target_width(ds) == 1 &&
-                  ffnn_dataset_classes(ds) == 0 && ffnn_dataset_labels(ds) == NULL &&
-                  ffnn_dataset_images(ds) == NULL,
-              "shape/kind of set %d", s);
-        const float *x = ffnn_dataset_float_features(ds), *y = ffnn_dataset_targets(ds);
-        CHECK(x && y, "float features and targets expected");
-        ffnn_rng r;
-        ffnn_rng_seed(&r, 1, streams[s]);
-        double noise_min = 1, noise_max = -1, sum = 0, sum2 = 0;
-        size_t n = ffnn_dataset_count(ds);
-        for (size_t i = 0; i < n; i++) {
-            const float *xi = x + 32 * i;
-            double f = 0.0;
-            for (int j = 0; j < 32; j++) {
-                float want = 2.0f * ffnn_rng_uniform(&r) - 1.0f;
-                CHECK(xi[j] == want, "set %d sample %zu feature %d", s, i, j);
-                f += (j % 2 == 0 ? 0.25 : -0.25) * (double)xi[j];
-            }
-            for (int k = 0; k < 16; k++) {
-                double a = xi[2 * k], b = xi[2 * k + 1];
-                f += (k % 2 == 0 ? 0.5 : -0.5) * sqrt(a * a + b * b);
-            }
-            double e = ffnn_rng_uniform(&r);
-            CHECK(f == ffnn_synth_regression_function(xi), "the library's function differs");
-            CHECK(y[i] == (float)(f + 0.1 * (e - 0.5)), "set %d sample %zu: target %.9g", s, i,
-                  (double)y[i]);
-            double noise = (double)y[i] - f; /* the noise, within float rounding of y */
-            CHECK(noise >= -0.05 - 1e-6 && noise < 0.05 + 1e-6, "set %d sample %zu: noise %g",
-                  s, i, noise);
-            noise_min = noise < noise_min ? noise : noise_min;
-            noise_max = noise > noise_max ? noise : noise_max;
-            sum += y[i];
-            sum2 += (double)y[i] * y[i];
-        }
-        CHECK(noise_min < -0.045 && noise_max > 0.045, "noise spans [%g, %g]", noise_min,
-              noise_max);
-        double var = sum2 / (double)n - (sum / (double)n) * (sum / (double)n);
-        CHECK(var > 0.7 && var < 1.3, "set %d: target variance %g (about 0.97 expected)", s, var);
-    }
-    TEST_FREE(train, test);
-    return TEST_PASS;
+    return synth_sets_pass("synth:regression:2560", 2560, 512, regression_set);
 }
 
 /* 1 when two data sets hold the same bytes (float features, labels/targets). */
@@ -267,8 +278,7 @@ static test_result select_classes_idx(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *test = NULL, *sel = NULL;
-    CHECK(ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", NULL, &test) ==
-              FFNN_OK, "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, NULL, &test));
     CHECK_OK(ffnn_dataset_select_classes(test, 0, 1, &sel));
     CHECK(ffnn_dataset_count(sel) == 2000 && ffnn_dataset_features(sel) == 784 &&
               ffnn_dataset_images(sel) != NULL, "count %zu", ffnn_dataset_count(sel));
@@ -456,9 +466,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
         ffnn_model *m = NULL;
         ffnn_trainer *t = NULL;
         CHECK_OK(ffnn_model_create(bad[i].arch, &m));
-        ffnn_train_config cfg = ffnn_train_config_default();
-        cfg.device = FFNN_DEVICE_CPU;
-        cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
         cfg.loss = bad[i].loss;
         CHECK(ffnn_trainer_create(m, train, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT && !t,
               "case %zu accepted", i);
@@ -473,9 +481,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
     ffnn_trainer *t = NULL;
     double loss, acc;
     CHECK_OK(ffnn_model_create("32-8relu-1", &m));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.loss = FFNN_LOSS_MSE;
     CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
     CHECK_OK(ffnn_trainer_evaluate(t, test, &loss, &acc));
@@ -485,31 +491,55 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* A CPU reference run on the data sets of spec (seed 1): arch initialised with seed
+ * 1, loss, adam at lr, batch, seed 1; the test frees what it made (TEST_FREE). */
+typedef struct synth_run {
+    ffnn_dataset *train, *test;
+    ffnn_model *m;
+    ffnn_trainer *t;
+} synth_run;
+
+static test_result synth_run_start(synth_run *r, const char *spec, const char *arch,
+                                   ffnn_loss loss, float lr, int batch)
+{
+    memset(r, 0, sizeof *r);
+    CHECK_OK(ffnn_dataset_synthetic(spec, 1, &r->train, &r->test));
+    CHECK_OK(ffnn_model_create(arch, &r->m));
+    CHECK_OK(ffnn_model_init(r->m, 1));
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
+    cfg.loss = loss;
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.learning_rate = lr;
+    cfg.batch_size = batch;
+    cfg.seed = 1;
+    CHECK_OK(ffnn_trainer_create(r->m, r->train, &cfg, &r->t));
+    return TEST_PASS;
+}
+
+/* The trained model (synced from the trainer, loss set) evaluated on the test set by
+ * ffnn_model_evaluate (batches of 100): *loss and the confusion counts [4]. */
+static test_result synth_run_model_evaluate(synth_run *r, ffnn_loss loss, double *mloss,
+                                            uint64_t confusion[4])
+{
+    CHECK_OK(ffnn_trainer_sync_model(r->t));
+    (void)ffnn_model_set_loss(r->m, loss);
+    CHECK_OK(ffnn_model_evaluate(r->m, r->test, 100, mloss, confusion));
+    return TEST_PASS;
+}
+
 /* Seed 004's 2-D points: 2-30tanh-30tanh-1, bce, on the cpu; >= 95% test accuracy. */
 static test_result train_points(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_dataset *train = NULL, *test = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:points", 1, &train, &test));
-    ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("2-30tanh-30tanh-1", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
-    cfg.loss = FFNN_LOSS_SIGMOID_BCE;
-    cfg.optimizer = FFNN_OPT_ADAM;
-    cfg.learning_rate = 0.01f;
-    cfg.batch_size = 32;
-    cfg.seed = 1;
-    ffnn_trainer *t = NULL;
-    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
+    synth_run r;
+    CHECK_PASS(synth_run_start(&r, "synth:points", "2-30tanh-30tanh-1", FFNN_LOSS_SIGMOID_BCE,
+                               0.01f, 32));
     ffnn_epoch_stats stats;
     double loss = 0, accuracy = 0;
     const int epochs = 60;
     for (int e = 0; e < epochs; e++)
-        CHECK_OK(ffnn_trainer_run_epoch(t, NULL, NULL, &stats));
-    CHECK_OK(ffnn_trainer_evaluate(t, test, &loss, &accuracy));
+        CHECK_OK(ffnn_trainer_run_epoch(r.t, NULL, NULL, &stats));
+    CHECK_OK(ffnn_trainer_evaluate(r.t, r.test, &loss, &accuracy));
     printf("     synth:points, 2-30tanh-30tanh-1 bce adam lr 0.01 batch 32, %d epochs: "
            "train_loss %.4f test_loss %.4f test_acc %.2f%%\n", epochs, stats.train_loss, loss,
            100 * accuracy);
@@ -517,13 +547,11 @@ static test_result train_points(char *why, size_t why_size)
     /* the model evaluates the same on the CPU reference */
     uint64_t confusion[4];
     double mloss;
-    CHECK_OK(ffnn_trainer_sync_model(t));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SIGMOID_BCE);
-    CHECK_OK(ffnn_model_evaluate(m, test, 100, &mloss, confusion));
-    double macc = (double)(confusion[0] + confusion[3]) / (double)ffnn_dataset_count(test);
+    CHECK_PASS(synth_run_model_evaluate(&r, FFNN_LOSS_SIGMOID_BCE, &mloss, confusion));
+    double macc = (double)(confusion[0] + confusion[3]) / (double)ffnn_dataset_count(r.test);
     CHECK(fabs(mloss - loss) <= 1e-6 * (1 + loss) && fabs(macc - accuracy) < 1e-12,
           "model_evaluate: loss %.9g acc %.6f, trainer: %.9g %.6f", mloss, macc, loss, accuracy);
-    TEST_FREE(t, m, train, test);
+    TEST_FREE(r.t, r.m, r.train, r.test);
     return TEST_PASS;
 }
 
@@ -532,37 +560,25 @@ static test_result train_points(char *why, size_t why_size)
 static test_result train_regression(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_dataset *train = NULL, *test = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:regression:2560", 1, &train, &test));
-    const float *y = ffnn_dataset_targets(test);
-    size_t n = ffnn_dataset_count(test);
+    synth_run r;
+    CHECK_PASS(synth_run_start(&r, "synth:regression:2560", "32-256relu:nobias-1:nobias",
+                               FFNN_LOSS_MSE, 3e-3f, 256));
+    const float *y = ffnn_dataset_targets(r.test);
+    size_t n = ffnn_dataset_count(r.test);
     double sum = 0, sum2 = 0;
     for (size_t i = 0; i < n; i++) {
         sum += y[i];
         sum2 += (double)y[i] * y[i];
     }
     double var = sum2 / (double)n - (sum / (double)n) * (sum / (double)n);
-    ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("32-256relu:nobias-1:nobias", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
-    cfg.loss = FFNN_LOSS_MSE;
-    cfg.optimizer = FFNN_OPT_ADAM;
-    cfg.learning_rate = 3e-3f;
-    cfg.batch_size = 256;
-    cfg.seed = 1;
-    ffnn_trainer *t = NULL;
-    CHECK_OK(ffnn_trainer_create(m, train, &cfg, &t));
     double loss0, acc;
-    CHECK_OK(ffnn_trainer_evaluate(t, test, &loss0, &acc));
+    CHECK_OK(ffnn_trainer_evaluate(r.t, r.test, &loss0, &acc));
     ffnn_epoch_stats stats;
     const int epochs = 30;
     for (int e = 0; e < epochs; e++)
-        CHECK_OK(ffnn_trainer_run_epoch(t, NULL, NULL, &stats));
+        CHECK_OK(ffnn_trainer_run_epoch(r.t, NULL, NULL, &stats));
     double loss;
-    CHECK_OK(ffnn_trainer_evaluate(t, test, &loss, &acc));
+    CHECK_OK(ffnn_trainer_evaluate(r.t, r.test, &loss, &acc));
     printf("     synth:regression:2560, 32-256relu:nobias-1:nobias mse adam lr 0.003 batch 256, "
            "%d epochs: test MSE %.4f -> %.4f = %.1f%% of the target variance %.4f\n", epochs,
            loss0, loss, 100 * loss / var, var);
@@ -570,12 +586,10 @@ static test_result train_regression(char *why, size_t why_size)
     /* the model evaluates the same on the CPU reference */
     uint64_t confusion[4];
     double mloss;
-    CHECK_OK(ffnn_trainer_sync_model(t));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_MSE);
-    CHECK_OK(ffnn_model_evaluate(m, test, 100, &mloss, confusion));
+    CHECK_PASS(synth_run_model_evaluate(&r, FFNN_LOSS_MSE, &mloss, confusion));
     CHECK(fabs(mloss - loss) <= 1e-6 * (1 + loss), "model_evaluate %.9g, trainer %.9g", mloss,
           loss);
-    TEST_FREE(t, m, train, test);
+    TEST_FREE(r.t, r.m, r.train, r.test);
     return TEST_PASS;
 }
 
@@ -607,8 +621,7 @@ static test_result cuda_follows_cpu_float(char *why, size_t why_size)
         double worst = 0;
         char what[160];
         snprintf(what, sizeof what, "%s %s", cases[c].spec, cases[c].arch);
-        if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(test_steps_follow(cpu, gpu, 200, what, &worst));
         double lc, ac, lg, ag;
         CHECK_OK(ffnn_trainer_evaluate(cpu, test, &lc, &ac));
         CHECK_OK(ffnn_trainer_evaluate(gpu, test, &lg, &ag));

@@ -11,14 +11,11 @@
 static test_result same_bits(ffnn_device device, ffnn_strategy kernels)
 {
     ffnn_dataset *train = NULL, *test = NULL, *part = NULL;
-    CHECK(ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", &train, &test) ==
-              FFNN_OK, "Fashion-MNIST missing: %s", ffnn_last_error());
+    CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &train, &test));
     CHECK_OK(ffnn_dataset_slice(train, 0, device == FFNN_DEVICE_CPU ? 2560 : 12800, &part));
     ffnn_model *m[2] = {NULL, NULL};
     double loss[2][200];
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = device;
-    cfg.strategy = kernels;
+    ffnn_train_config cfg = test_train_config(device, kernels);
     cfg.learning_rate = 0.1f;
     cfg.seed = 9;
     int steps = device == FFNN_DEVICE_CPU ? 40 : 200;

@@ -132,9 +132,7 @@ static test_result em_gradcheck(char *why, size_t why_size)
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create(arch, &m));
     CHECK_OK(ffnn_model_init(m, 11));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.batch_size = GC_N;
     cfg.eval_batch_size = GC_N;
     ffnn_trainer *t = NULL;
@@ -301,8 +299,7 @@ static test_result em_model_file(char *why, size_t why_size)
     (void)why, (void)why_size;
     ffnn_model *m = NULL, *back = NULL;
     ffnn_dataset *ds = NULL;
-    if (em_trained(&m, &ds) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(em_trained(&m, &ds));
     char path[64];
     snprintf(path, sizeof path, "/tmp/ffnn_embedding_%d.safetensors", (int)getpid());
     CHECK_OK(ffnn_model_save(m, path));
@@ -436,9 +433,7 @@ static test_result em_cuda_strategies(char *why, size_t why_size)
     ffnn_model *m = NULL;
     ffnn_trainer *t = NULL;
     CHECK_OK(ffnn_model_create("5-embed50x8_7x3-64relu-4", &m));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CUDA;
-    cfg.strategy = FFNN_STRATEGY_PERSISTENT;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CUDA, FFNN_STRATEGY_PERSISTENT);
     CHECK(ffnn_trainer_create(m, ds, &cfg, &t) == FFNN_ERR_UNSUPPORTED &&
               strstr(ffnn_last_error(), "embedding layer"),
           "persistent: %s", ffnn_last_error());

@@ -67,21 +67,27 @@ static test_result member_mean(ffnn_model *m[3], const float *x, size_t out, flo
     return TEST_PASS;
 }
 
+/* Frees the three members of make_members and their ensemble e (NULL allowed). */
+static void members_free(ffnn_model *m[3], ffnn_model *e)
+{
+    ffnn_model_free(e);
+    for (int i = 0; i < 3; i++)
+        ffnn_model_free(m[i]);
+}
+
 /* The ensemble of the members predicts their mean, bit for bit: ffnn_model_predict,
  * predictors of 1 and 2 threads, the column split forced, batches 1 and ROWS; its
  * classes are the argmax of the mean (one output: above 0.5). */
 static test_result ensemble_mean(ffnn_loss loss, size_t out)
 {
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL;
-    if (make_members(loss, out, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(loss, out, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
     float x[ROWS * 4], *ref = malloc(ROWS * out * sizeof *ref), *y = malloc(ROWS * out * sizeof *y);
     int cls[ROWS];
     CHECK(ref && y, "out of memory");
     random_inputs(x, ROWS * 4, 5);
-    if (member_mean(m, x, out, ref) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(member_mean(m, x, out, ref));
     CHECK_OK(ffnn_model_predict(e, x, ROWS, y, cls));
     CHECK(memcmp(y, ref, ROWS * out * sizeof *y) == 0, "ffnn_model_predict of the ensemble "
           "differs from the mean of its members' (loss %s)", ffnn_loss_name(loss));
@@ -113,9 +119,7 @@ static test_result ensemble_mean(ffnn_loss loss, size_t out)
            ffnn_loss_name(loss));
     free(ref);
     free(y);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 
@@ -143,8 +147,7 @@ static test_result ensemble_evaluates_its_mean(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL;
-    if (make_members(FFNN_LOSS_SOFTMAX_CE, 3, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
     float x[ROWS * 4], p[ROWS * 3];
     int32_t labels[ROWS];
@@ -166,9 +169,7 @@ static test_result ensemble_evaluates_its_mean(char *why, size_t why_size)
     CHECK(fabs(mt.loss - loss) <= 1e-5 * (1 + loss), "loss %.9g, expected %.9g", mt.loss, loss);
     CHECK(mt.accuracy == right / ROWS, "accuracy %g, expected %g", mt.accuracy, right / ROWS);
     ffnn_dataset_free(d);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 
@@ -178,8 +179,7 @@ TEST_DIR_CASE("ensemble", ensemble_file_round_trip)
 {
     UNUSED_WHY();
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL, *back = NULL;
-    if (make_members(FFNN_LOSS_SOFTMAX_CE, 3, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     const char *names[3] = {"setosa", "versicolor", "virginica"};
     for (int i = 0; i < 3; i++)
         CHECK_OK(ffnn_model_set_class_names(m[i], names, 3));
@@ -222,9 +222,7 @@ TEST_DIR_CASE("ensemble", ensemble_file_round_trip)
               strstr(ffnn_last_error(), "member.3.arch"),
           "damaged member count: %s", ffnn_last_error());
     ffnn_model_free(back);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 
@@ -233,8 +231,7 @@ static test_result ensemble_refuses(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL, *odd = NULL;
-    if (make_members(FFNN_LOSS_SOFTMAX_CE, 3, m) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
     ffnn_dataset *d = NULL;
     CHECK_OK(ffnn_dataset_from_arrays(3, 4, (const float[12]){0}, (const int32_t[3]){0, 1, 2}, 0,
@@ -264,9 +261,7 @@ static test_result ensemble_refuses(char *why, size_t why_size)
     CHECK(ffnn_model_ensemble(mixed, 0, &none) == FFNN_ERR_INVALID_ARGUMENT, "count 0");
     ffnn_model_free(odd);
     ffnn_dataset_free(d);
-    ffnn_model_free(e);
-    for (int i = 0; i < 3; i++)
-        ffnn_model_free(m[i]);
+    members_free(m, e);
     return TEST_PASS;
 }
 
@@ -359,12 +354,7 @@ TEST_DIR_CASE("ensemble", ensemble_cli_sweep_predict)
     CHECK(cli_run(again, out, NULL) == 2 && file_contains(out, "'notes.txt', not written by") &&
               !file_contains(out, "at a time"),
           "--save-all into a directory with a foreign file (see %s)", out);
-    for (int k = 1; k <= 3; k++) { /* test_in_tmpdir removes files, not directories */
-        snprintf(p3, sizeof p3, "%s/conf-%d.safetensors", all, k);
-        remove(p3);
-    }
-    remove(foreign);
-    rmdir(all);
+    test_remove_dir(all); /* test_in_tmpdir removes files, not directories */
     ffnn_model_free(a);
     ffnn_model_free(b);
     ffnn_model_free(e);

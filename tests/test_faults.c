@@ -29,12 +29,6 @@ static void sleep_us(long us)
         ;
 }
 
-#define NEED_CLI()                                                                 \
-    do {                                                                           \
-        if (access(cli_binary(), X_OK) != 0)                                       \
-            SKIP("%s not built", cli_binary());                                    \
-    } while (0)
-
 /* kill -9 of a process saving a model (8 MB) over and over, at 8 delays: the
  * target is always the previous file or the complete new one; the temporary file
  * a kill leaves is removed by the next save's stale check. */
@@ -112,10 +106,9 @@ static test_result checkpoint_ok(const char *path, int may_be_absent)
 /* kill -9 of ffnn train while it writes a checkpoint after every step, at 6
  * delays: the checkpoint loads after each kill, and a stale temporary file is
  * removed by the next save. */
-TEST_DIR_CASE("faults", kill9_during_checkpoint_writes)
+TEST_CLI_CASE("faults", kill9_during_checkpoint_writes)
 {
     UNUSED_WHY();
-    NEED_CLI();
     static const int delays_ms[] = {20, 60, 120, 200, 300, 450};
     char ck[512], save[512], out[512];
     int torn = 0;
@@ -130,8 +123,7 @@ TEST_DIR_CASE("faults", kill9_during_checkpoint_writes)
         o.delay_ms = delays_ms[i];
         int rc = cli_run(args, out, &o);
         CHECK(rc == 128 + SIGKILL, "exit %d, expected a kill (see %s)", rc, out);
-        if (checkpoint_ok(ck, 1) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(checkpoint_ok(ck, 1));
         torn += count_temporaries(dir);
         CHECK_OK(ffnn_check_output_path(ck));
         CHECK(count_temporaries(dir) == 0, "a stale temporary file survived the next save");
@@ -145,10 +137,9 @@ TEST_DIR_CASE("faults", kill9_during_checkpoint_writes)
 /* SIGINT during training: the step finishes, the checkpoint and the model
  * (marked interrupted) are written, the run says where it stopped and how to
  * resume, exits 130, leaves no temporary file; the resume command continues. */
-TEST_DIR_CASE("faults", sigint_during_training)
+TEST_CLI_CASE("faults", sigint_during_training)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char ck[512], save[512], out[512];
     ffnn_model *m = NULL;
     ffnn_model_file_info info;
@@ -168,8 +159,7 @@ TEST_DIR_CASE("faults", sigint_during_training)
           file_contains(out, "resume with:") && file_contains(out, "--resume"),
           "no stop message (see %s)", out);
     CHECK(count_temporaries(dir) == 0, "temporary files left");
-    if (checkpoint_ok(ck, 0) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(checkpoint_ok(ck, 0));
     CHECK_OK(ffnn_model_load(save, &m, &info));
     ffnn_model_free(m);
     CHECK(strstr(info.interrupted, "SIGINT at epoch"), "the model is not marked interrupted: "
@@ -190,10 +180,9 @@ TEST_DIR_CASE("faults", sigint_during_training)
 /* SIGINT while checkpoints of 12.6 MB are written after every step (most of the
  * run's time is in saves), at 3 delays: each run exits 130 with a checkpoint that
  * loads and no temporary file. */
-TEST_DIR_CASE("faults", sigint_during_saves)
+TEST_CLI_CASE("faults", sigint_during_saves)
 {
     UNUSED_WHY();
-    NEED_CLI();
     static const int delays_ms[] = {100, 250, 400};
     char ck[512], save[512], out[512];
     snprintf(ck, sizeof ck, "%s/run.ck", dir);
@@ -211,8 +200,7 @@ TEST_DIR_CASE("faults", sigint_during_saves)
               "SIGINT at %d ms: exit %d (see %s)", delays_ms[i], rc, out);
         CHECK(count_temporaries(dir) == 0, "SIGINT at %d ms: temporary files left",
               delays_ms[i]);
-        if (checkpoint_ok(ck, 0) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(checkpoint_ok(ck, 0));
     }
     remove(out);
     return TEST_PASS;
@@ -222,10 +210,9 @@ TEST_DIR_CASE("faults", sigint_during_saves)
  * save in progress; the checkpoint there is the previous one, intact. SIGINT then
  * SIGTERM 1 ms later (two SIGINTs that close would merge into one pending
  * signal; both signals go to the same handler). */
-TEST_DIR_CASE("faults", second_sigint_exits_at_once)
+TEST_CLI_CASE("faults", second_sigint_exits_at_once)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char ck[512], save[512], out[512];
     snprintf(ck, sizeof ck, "%s/run.ck", dir);
     snprintf(save, sizeof save, "%s/m.safetensors", dir);
@@ -242,8 +229,7 @@ TEST_DIR_CASE("faults", second_sigint_exits_at_once)
     CHECK(file_contains(out, "second interrupt"), "no message for the second interrupt "
           "(see %s)", out);
     CHECK(count_temporaries(dir) == 0, "temporary files left");
-    if (checkpoint_ok(ck, 1) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(checkpoint_ok(ck, 1));
     remove(out);
     return TEST_PASS;
 }
@@ -265,9 +251,8 @@ static int faults_env(const char *setting, char *preload, size_t size, const cha
 /* A full disk (write() fails with ENOSPC after 1000 bytes of a save): --save
  * and --checkpoint fail with the error, the files there before stay as they
  * were, no temporary file is left. */
-TEST_DIR_CASE("faults", disk_full)
+TEST_CLI_CASE("faults", disk_full)
 {
-    NEED_CLI();
     char ck[512], save[512], out[512], preload[600];
     const char *env[4];
     blob old_ck, old_m, now;
@@ -314,9 +299,8 @@ TEST_DIR_CASE("faults", disk_full)
 /* A read-only directory (EROFS from the fault library, which root's permissions
  * cannot bypass; chmod 0555 as well): refused before training, naming the path,
  * the file there intact. */
-TEST_DIR_CASE("faults", read_only_directory)
+TEST_CLI_CASE("faults", read_only_directory)
 {
-    NEED_CLI();
     char ro[512], save[600], out[512], setting[600], preload[600];
     const char *env[4];
     blob old, now;
@@ -351,10 +335,9 @@ TEST_DIR_CASE("faults", read_only_directory)
 
 /* Over-long paths: a name of 250 characters (the temporary suffix does not fit
  * NAME_MAX) and a path beyond PATH_MAX: refused before training with the reason. */
-TEST_DIR_CASE("faults", overlong_paths)
+TEST_CLI_CASE("faults", overlong_paths)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char out[512];
     size_t n = strlen(dir) + 5000;
     char *name = malloc(strlen(dir) + 300), *deep = malloc(n + 16);

@@ -93,8 +93,7 @@ static test_result follow(const feature_case *c, ffnn_device device, int threads
         return TEST_PASS;
     }
     double worst = 0;
-    if (test_steps_follow(ref, other, 80, what, &worst) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(test_steps_follow(ref, other, 80, what, &worst));
     double l0, a0, l1, a1;
     CHECK_OK(ffnn_trainer_evaluate(ref, test, &l0, &a0));
     CHECK_OK(ffnn_trainer_evaluate(other, test, &l1, &a1));
@@ -123,11 +122,9 @@ static test_result omp_follows(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
-    if (load(&train, &test) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(load(&train, &test));
     for (int c = 0; c < CASES; c++)
-        if (follow(&cases[c], FFNN_DEVICE_CPU, 2, FFNN_STRATEGY_AUTO, train, test) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(follow(&cases[c], FFNN_DEVICE_CPU, 2, FFNN_STRATEGY_AUTO, train, test));
     TEST_FREE(train, test);
     return TEST_PASS;
 }
@@ -136,16 +133,14 @@ static test_result cuda_follows(char *why, size_t why_size)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    if (load(&train, &test) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(load(&train, &test));
     const ffnn_strategy strategies[] = {FFNN_STRATEGY_NAIVE, FFNN_STRATEGY_TILED,
                                         FFNN_STRATEGY_CUBLAS, FFNN_STRATEGY_FUSED,
                                         FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_PERSISTENT,
                                         FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_AUTO};
     for (int c = 0; c < CASES; c++)
         for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; s++)
-            if (follow(&cases[c], FFNN_DEVICE_CUDA, 1, strategies[s], train, test) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(follow(&cases[c], FFNN_DEVICE_CUDA, 1, strategies[s], train, test));
     TEST_FREE(train, test);
     return TEST_PASS;
 }

@@ -56,6 +56,43 @@ int test_same_blob(const blob *a, const blob *b)
     return a->size == b->size && memcmp(a->data, b->data, a->size) == 0;
 }
 
+int test_write_safetensors(const char *path, const char *header, const void *data, size_t n)
+{
+    size_t len = strlen(header), padded = (len + 7) / 8 * 8;
+    uint8_t *buf = malloc(8 + padded + n);
+    if (!buf)
+        return -1;
+    for (int i = 0; i < 8; i++)
+        buf[i] = (uint8_t)((uint64_t)padded >> (8 * i));
+    memcpy(buf + 8, header, len);
+    memset(buf + 8 + len, ' ', padded - len);
+    if (n)
+        memcpy(buf + 8 + padded, data, n);
+    int rc = test_write_file(path, buf, 8 + padded + n);
+    free(buf);
+    return rc;
+}
+
+int test_write_text_in(const char *dir, const char *name, const char *text, char *path,
+                       size_t size)
+{
+    int n = snprintf(path, size, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= size)
+        return -1;
+    return test_write_file(path, text, strlen(text));
+}
+
+int test_same_files(const char *a, const char *b)
+{
+    blob x = {NULL, 0}, y = {NULL, 0};
+    int same = test_read_file(a, &x) == 0 && test_read_file(b, &y) == 0
+                   ? test_same_blob(&x, &y)
+                   : -1;
+    free(x.data);
+    free(y.data);
+    return same;
+}
+
 int test_kill_writer(void (*save)(void *arg), void *arg, long us)
 {
     const struct timespec ts = {us / 1000000L, us % 1000000L * 1000L};

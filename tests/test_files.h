@@ -19,6 +19,22 @@ int test_read_file(const char *path, blob *b);
 int test_write_file(const char *path, const void *bytes, size_t n);
 /* 1 when a and b hold the same bytes. */
 int test_same_blob(const blob *a, const blob *b);
+/* path [size] = dir/name, and text (a C string, without its NUL) written there as
+ * by test_write_file; 0 on success. */
+int test_write_text_in(const char *dir, const char *name, const char *text, char *path,
+                       size_t size);
+/* 1 when the files at a and b hold the same bytes, 0 when not, -1 when either
+ * cannot be read. */
+int test_same_files(const char *a, const char *b);
+/* A safetensors file at path: the 8-byte little-endian header length, header (a
+ * C string, padded to a multiple of 8 with spaces), then data [n]; 0 on success. */
+int test_write_safetensors(const char *path, const char *header, const void *data, size_t n);
+/* One F32 tensor of a safetensors header, a string literal:
+ * "name":{"dtype":"F32","shape":shape,"data_offsets":offsets} (shape and offsets
+ * JSON arrays as string literals: TEST_TENSOR_F32("layers.0.bias", "[2]", "[24,32]")). */
+#define TEST_TENSOR_F32(name, shape, offsets)                                     \
+    "\"" name "\":{\"dtype\":\"F32\",\"shape\":" shape ",\"data_offsets\":" offsets "}"
+
 /* Entries of dir other than . and .. (-1 when it cannot be read). */
 int test_count_entries(const char *dir);
 /* Entries of dir whose name contains needle (NULL: test_count_entries). */

@@ -100,9 +100,8 @@ static test_result test_fit_refuses(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *train = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:points:100", 1, &train, NULL));
     ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("2-8relu-2", &m));
+    CHECK_OK(test_synth_and_model("synth:points:100", "2-8relu-2", &train, &m));
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.early_stopping = 2;
     CHECK(ffnn_train(m, train, NULL, &cfg, NULL) == FFNN_ERR_INVALID_ARGUMENT &&

@@ -193,8 +193,7 @@ static test_result gc_dropout(char *why, size_t why_size)
                            "6-7tanh:nobias:dropout0.25-3", "6-5sigmoid:dropout0.5-4tanh-3"};
     for (int a = 0; a < 3; a++)
         for (uint64_t step = 1; step <= 3; step += 2)
-            if (check_gradients_at(archs[a], FFNN_LOSS_SOFTMAX_CE, 3, step) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(check_gradients_at(archs[a], FFNN_LOSS_SOFTMAX_CE, 3, step));
     return check_gradients("6-5tanh:dropout0-3", FFNN_LOSS_SOFTMAX_CE, 3);
 }
 
@@ -206,10 +205,8 @@ static test_result gc_new_activations(char *why, size_t why_size)
     const char *archs[] = {"6-5elu-4softplus-3", "6-5softplus:nobias-4elu-3",
                            "6-5leaky_relu-4elu-3"};
     for (int a = 0; a < 3; a++)
-        if (check_gradients(archs[a], FFNN_LOSS_SOFTMAX_CE, 3) != TEST_PASS)
-            return TEST_FAIL;
-    if (check_gradients("6-5tanh-3elu", FFNN_LOSS_MSE, 3) != TEST_PASS)
-        return TEST_FAIL;
+        CHECK_PASS(check_gradients(archs[a], FFNN_LOSS_SOFTMAX_CE, 3));
+    CHECK_PASS(check_gradients("6-5tanh-3elu", FFNN_LOSS_MSE, 3));
     return check_gradients("6-5tanh-3softplus", FFNN_LOSS_MSE, 3);
 }
 
@@ -225,8 +222,7 @@ static test_result gc_z_activations(char *why, size_t why_size)
                            "6-5hardswish-4silu-3",       "6-local3samegelu-4mish-3",
                            "6-local3leaky_relu0.25-4elu0.5-3"};
     for (size_t a = 0; a < sizeof archs / sizeof archs[0]; a++)
-        if (check_gradients(archs[a], FFNN_LOSS_SOFTMAX_CE, 3) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(check_gradients(archs[a], FFNN_LOSS_SOFTMAX_CE, 3));
     /* dropout after a layer whose z is kept: the masks of step 3 */
     if (check_gradients_at("6-5gelu:dropout0.5-4silu-3", FFNN_LOSS_SOFTMAX_CE, 3, 3) !=
         TEST_PASS)
@@ -235,8 +231,7 @@ static test_result gc_z_activations(char *why, size_t why_size)
                           "6-5tanh-3mish", "6-5tanh-3hardswish", "6-5tanh-3elu0.5",
                           "6-5tanh-3leaky_relu0.2"};
     for (size_t o = 0; o < sizeof outs / sizeof outs[0]; o++)
-        if (check_gradients(outs[o], FFNN_LOSS_MSE, 3) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(check_gradients(outs[o], FFNN_LOSS_MSE, 3));
     return TEST_PASS;
 }
 

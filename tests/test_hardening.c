@@ -25,25 +25,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-/* A safetensors file: 8-byte little-endian length, header (padded to 8 with
- * spaces), then data [n]. 0 on success. */
-static int write_safetensors(const char *path, const char *header, const void *data, size_t n)
-{
-    size_t len = strlen(header), padded = (len + 7) / 8 * 8;
-    uint8_t *buf = malloc(8 + padded + n);
-    if (!buf)
-        return -1;
-    for (int i = 0; i < 8; i++)
-        buf[i] = (uint8_t)((uint64_t)padded >> (8 * i));
-    memcpy(buf + 8, header, len);
-    memset(buf + 8 + len, ' ', padded - len);
-    if (n)
-        memcpy(buf + 8 + padded, data, n);
-    int rc = test_write_file(path, buf, 8 + padded + n);
-    free(buf);
-    return rc;
-}
-
 /* Under AddressSanitizer (make asan) RLIMIT_AS cannot be used (ASan reserves
  * terabytes of shadow address space); ASan's own allocation limit stands in. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -205,15 +186,18 @@ TEST_DIR_CASE("hard", resume_refuses_arch_differing_late)
 
 /* ------------------------------------------------------------ 4. limits before allocation */
 
+/* The tensors of a 2-1 model in a safetensors header, over three floats of data. */
+#define TENSORS_2_1                                                               \
+    TEST_TENSOR_F32("layers.0.weight", "[1,2]", "[0,8]") ","                      \
+    TEST_TENSOR_F32("layers.0.bias", "[1]", "[8,12]")
+
 /* The tiny tensors of a 2-1 model under an architecture of 2^36 parameters. */
 static int forged_model(const char *path)
 {
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"65536-1048000\","
-                    "\"loss\":\"mse\"},\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[1,2],"
-                    "\"data_offsets\":[0,8]},\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[1],"
-                    "\"data_offsets\":[8,12]}}";
+                    "\"loss\":\"mse\"}," TENSORS_2_1 "}";
     const float v[3] = {0.5f, -0.5f, 0.25f};
-    return write_safetensors(path, h, v, sizeof v);
+    return test_write_safetensors(path, h, v, sizeof v);
 }
 
 /* Run the CLI (args) under a 1 GiB memory limit: exit 1 with `expect` in the
@@ -237,12 +221,10 @@ static test_result refused_within_1gib(const char *dir, const char *const *args,
  * 2^36 parameters made the reader allocate 256 GiB before matching the tensors.
  * Under a 1 GiB limit the old reader failed with "out of memory" (ffnn info);
  * now the tensors are matched first and the shape mismatch is reported. */
-TEST_DIR_CASE("hard", model_reader_matches_before_allocating)
+TEST_CLI_CASE("hard", model_reader_matches_before_allocating)
 {
     UNUSED_WHY();
     char path[512];
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(path, sizeof path, dir, "forged.safetensors") == 0 && forged_model(path) == 0,
           "cannot write the forged file");
     const char *args[] = {"info", path, NULL};
@@ -259,19 +241,16 @@ static int forged_checkpoint(const char *path)
         "\"train_crc32\":\"0\",\"epoch\":\"0\",\"step\":\"0\",\"steps_per_epoch\":\"1\","
         "\"optimizer_steps\":\"0\",\"shuffle_rng\":\"1,2,3,4\"},"
         "\"train.step_losses\":{\"dtype\":\"F64\",\"shape\":[0],\"data_offsets\":[0,0]},"
-        "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]},"
-        "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}";
+        TENSORS_2_1 "}";
     const float v[3] = {0.5f, -0.5f, 0.25f};
-    return write_safetensors(path, h, v, sizeof v);
+    return test_write_safetensors(path, h, v, sizeof v);
 }
 
 /* Defect 4 (checkpoint reader): as above, through ffnn train --resume. */
-TEST_DIR_CASE("hard", checkpoint_reader_matches_before_allocating)
+TEST_CLI_CASE("hard", checkpoint_reader_matches_before_allocating)
 {
     UNUSED_WHY();
     char path[512];
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(path, sizeof path, dir, "forged.ck") == 0 && forged_checkpoint(path) == 0,
           "cannot write the forged file");
     const char *args[] = {"train", "--data", "synth:points:200", "--resume", path, NULL};
@@ -286,22 +265,15 @@ static int write_gz(const char *path, const uint8_t *bytes, size_t n);
  * the old loader said "out of memory" (ffnn predict --input). Now the header is
  * refused at once: a file of that size cannot decompress to 4 GiB (deflate
  * expands at most 1032:1). */
-TEST_DIR_CASE("hard", gz_idx_bounded_before_allocating)
+TEST_CLI_CASE("hard", gz_idx_bounded_before_allocating)
 {
     UNUSED_WHY();
     char path[512], model[512];
-    ffnn_model *m = NULL;
     const uint8_t header[16] = {0, 0, 8, 3, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0, 1, 0};
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(path, sizeof path, dir, "forged-images-idx3-ubyte.gz") == 0 &&
           write_gz(path, header, sizeof header) == 0 &&
           tmp_path(model, sizeof model, dir, "m.safetensors") == 0, "cannot write the forged file");
-    CHECK_OK(ffnn_model_create("4-2", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
-    CHECK_OK(ffnn_model_save(m, model));
-    ffnn_model_free(m);
+    CHECK_OK(test_save_new_model(model, "4-2", 1, FFNN_LOSS_SOFTMAX_CE));
     const char *args[] = {"predict", "--model", model, "--input", path, NULL};
     return refused_within_1gib(dir, args, "deflate");
 }
@@ -311,7 +283,7 @@ TEST_DIR_CASE("hard", gz_idx_bounded_before_allocating)
  * address-space limit ffnn train now refuses it before allocating, with the
  * estimate and what is available, in well under the time an allocation of that
  * size and its initialisation would take. */
-TEST_DIR_CASE("hard", cli_refuses_network_beyond_memory)
+TEST_CLI_CASE("hard", cli_refuses_network_beyond_memory)
 {
     UNUSED_WHY();
     char out[512];
@@ -320,8 +292,6 @@ TEST_DIR_CASE("hard", cli_refuses_network_beyond_memory)
     cli_run_opts o = {0};
     o.rlimit_as = (size_t)4 << 30;
     CHECK(tmp_path(out, sizeof out, dir, "out.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     if (UNDER_ASAN)
         SKIP("RLIMIT_AS and ASan's shadow memory do not mix; the plain build runs it");
     int rc = cli_run(args, out, &o);
@@ -361,20 +331,13 @@ static test_result test_cuda_training_beyond_device_memory(char *why, size_t why
 /* Defect 4 (eval output): ffnn eval of a model with 20,000 outputs built a
  * 3.2 GB confusion matrix and printed 2.4 GB of it. Now per-class counts (O(C)
  * memory) and at most 100 rows are printed. */
-TEST_DIR_CASE("hard", eval_output_capped)
+TEST_CLI_CASE("hard", eval_output_capped)
 {
     UNUSED_WHY();
     char model[512], out[512];
-    ffnn_model *m = NULL;
     CHECK(tmp_path(model, sizeof model, dir, "wide.safetensors") == 0 &&
           tmp_path(out, sizeof out, dir, "eval.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
-    CHECK_OK(ffnn_model_create("2-20000", &m));
-    CHECK_OK(ffnn_model_init(m, 3));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
-    CHECK_OK(ffnn_model_save(m, model));
-    ffnn_model_free(m);
+    CHECK_OK(test_save_new_model(model, "2-20000", 3, FFNN_LOSS_SOFTMAX_CE));
     const char *args[] = {"eval", "--model", model, "--data", "synth:points:500", NULL};
     cli_run_opts o = {0};
     limit_memory(&o, 2); /* the old 3.2 GB matrix cannot be allocated */
@@ -394,7 +357,7 @@ TEST_DIR_CASE("hard", eval_output_capped)
  * up-front check (the directory was writable) and failed after training, when
  * the temporary name (+ ".tmp-...") exceeded NAME_MAX: the model was lost. Now
  * the temporary file is created up front and the run refused at once. */
-TEST_DIR_CASE("hard", long_output_name_refused_up_front)
+TEST_CLI_CASE("hard", long_output_name_refused_up_front)
 {
     UNUSED_WHY();
     char path[1024], out[512];
@@ -402,8 +365,6 @@ TEST_DIR_CASE("hard", long_output_name_refused_up_front)
     memset(path + n, 'm', 250);
     path[n + 250] = '\0';
     CHECK(tmp_path(out, sizeof out, dir, "out.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     const char *flags[] = {"--save", "--checkpoint"};
     for (int i = 0; i < 2; i++) {
         const char *args[] = {"train", "--data", "synth:points:200", "--epochs", "1",
@@ -419,15 +380,13 @@ TEST_DIR_CASE("hard", long_output_name_refused_up_front)
 
 /* Defect 5: --log-steps s.csv --log /nonexistent/r.csv truncated s.csv, then
  * failed. Now every output path is checked before anything is opened. */
-TEST_DIR_CASE("hard", bad_log_path_keeps_other_logs)
+TEST_CLI_CASE("hard", bad_log_path_keeps_other_logs)
 {
     UNUSED_WHY();
     char steps[512], out[512];
     const char keep[] = "keep me\n";
     CHECK(tmp_path(steps, sizeof steps, dir, "s.csv") == 0 &&
           tmp_path(out, sizeof out, dir, "out.txt") == 0, "path");
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(test_write_file(steps, keep, strlen(keep)) == 0, "write");
     const char *args[] = {"train", "--data", "synth:points:200", "--epochs", "1", "--device",
                           "cpu", "--log-steps", steps, "--log", "/nonexistent/r.csv", NULL};
@@ -444,14 +403,12 @@ TEST_DIR_CASE("hard", bad_log_path_keeps_other_logs)
  * binary had no ../bench/ next to it: anyone's script in an untrusted directory
  * ran. A copy of the binary in DIR/bin and a hostile DIR/work/bench/plot_log.py
  * (it would create DIR/work/pwned): the script must not run. */
-TEST_DIR_CASE("hard", plot_ignores_current_directory)
+TEST_CLI_CASE("hard", plot_ignores_current_directory)
 {
     UNUSED_WHY();
     char bin[512], exe[512], work[512], bench[512], script[512], pwned[512], out[512],
         csv[512];
     blob b;
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     snprintf(bin, sizeof bin, "%s/bin", dir);
     snprintf(exe, sizeof exe, "%s/bin/ffnn", dir);
     snprintf(work, sizeof work, "%s/work", dir);
@@ -521,7 +478,6 @@ TEST_DIR_CASE("hard", stale_temporary_removed)
 {
     UNUSED_WHY();
     char target[512], stale[600], live[600];
-    ffnn_model *m = NULL;
     pid_t dead = fork();
     if (dead == 0)
         _exit(0);
@@ -530,29 +486,27 @@ TEST_DIR_CASE("hard", stale_temporary_removed)
     snprintf(stale, sizeof stale, "%s.tmp-%ld-abcdef", target, (long)dead);
     snprintf(live, sizeof live, "%s.tmp-%ld-ghijkl", target, (long)getppid());
     CHECK(test_write_file(stale, "x", 1) == 0 && test_write_file(live, "y", 1) == 0, "setup");
-    CHECK_OK(ffnn_model_create("3-2", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SOFTMAX_CE);
-    CHECK_OK(ffnn_model_save(m, target));
-    ffnn_model_free(m);
+    CHECK_OK(test_save_new_model(target, "3-2", 1, FFNN_LOSS_SOFTMAX_CE));
     CHECK(access(stale, F_OK) != 0, "the stale temporary file %s is still there", stale);
     CHECK(access(live, F_OK) == 0, "the temporary file of a running process was removed");
     return TEST_PASS;
 }
 
-/* Writes header h and the floats {1, 2, 3} as dir/name, then loads it: the load's
- * status, or -1 where the file could not be written. The model is freed. */
-static int load_header_file(const char *dir, const char *name, const char *h)
+/* Writes header h and the floats {1, 2, 3} as dir/name, then loads it: refused with
+ * FFNN_ERR_FORMAT, the message containing needle. */
+static test_result header_file_refused(const char *dir, const char *name, const char *h,
+                                       const char *needle)
 {
     char path[512];
     ffnn_model *m = NULL;
     const float v[3] = {1, 2, 3};
-    if (tmp_path(path, sizeof path, dir, name) != 0 ||
-        write_safetensors(path, h, v, sizeof v) != 0)
-        return -1;
+    CHECK(tmp_path(path, sizeof path, dir, name) == 0 &&
+          test_write_safetensors(path, h, v, sizeof v) == 0, "write %s", name);
     ffnn_status st = ffnn_model_load(path, &m, NULL);
     ffnn_model_free(m);
-    return (int)st;
+    CHECK(st == FFNN_ERR_FORMAT && strstr(ffnn_last_error(), needle), "[%d] %s", (int)st,
+          ffnn_last_error());
+    return TEST_PASS;
 }
 
 /* A tensor key with an embedded NUL ("layers.0.bias\u0000x") passed as
@@ -561,14 +515,10 @@ TEST_DIR_CASE("hard", key_with_nul_refused)
 {
     UNUSED_WHY();
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1\",\"loss\":\"mse\"},"
-                    "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]},"
+                    TEST_TENSOR_F32("layers.0.weight", "[1,2]", "[0,8]") ","
                     "\"layers.0.bias\\u0000x\":{\"dtype\":\"F32\",\"shape\":[1],"
                     "\"data_offsets\":[8,12]}}";
-    int st = load_header_file(dir, "nul.safetensors", h);
-    CHECK(st != -1, "write");
-    CHECK(st == FFNN_ERR_FORMAT && strstr(ffnn_last_error(), "u0000"),
-          "[%d] %s", (int)st, ffnn_last_error());
-    return TEST_PASS;
+    return header_file_refused(dir, "nul.safetensors", h, "u0000");
 }
 
 /* Bytes from a file were echoed raw to the terminal: a metadata key holding an
@@ -578,13 +528,9 @@ TEST_DIR_CASE("hard", control_characters_escaped)
     UNUSED_WHY();
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1\",\"loss\":\"mse\","
                     "\"\\u001b[2Jevil\":\"x\"},"
-                    "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]},"
-                    "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}";
-    int st = load_header_file(dir, "esc.safetensors", h);
-    CHECK(st != -1, "write");
-    CHECK(st == FFNN_ERR_FORMAT, "loaded");
-    CHECK(!strchr(ffnn_last_error(), 0x1b) && strstr(ffnn_last_error(), "\\x1b[2Jevil"),
-          "message: %s", ffnn_last_error());
+                    TENSORS_2_1 "}";
+    CHECK_PASS(header_file_refused(dir, "esc.safetensors", h, "\\x1b[2Jevil"));
+    CHECK(!strchr(ffnn_last_error(), 0x1b), "message: %s", ffnn_last_error());
     return TEST_PASS;
 }
 
@@ -593,20 +539,10 @@ TEST_DIR_CASE("hard", control_characters_escaped)
 TEST_DIR_CASE("hard", model_loss_must_fit_last_layer)
 {
     UNUSED_WHY();
-    char path[512];
-    ffnn_model *m = NULL;
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1sigmoid\","
                     "\"loss\":\"bce\"},"
-                    "\"layers.0.weight\":{\"dtype\":\"F32\",\"shape\":[1,2],\"data_offsets\":[0,8]},"
-                    "\"layers.0.bias\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}";
-    const float v[3] = {1, 2, 3};
-    CHECK(tmp_path(path, sizeof path, dir, "bce.safetensors") == 0 &&
-          write_safetensors(path, h, v, sizeof v) == 0, "write");
-    ffnn_status st = ffnn_model_load(path, &m, NULL);
-    ffnn_model_free(m);
-    CHECK(st == FFNN_ERR_FORMAT && strstr(ffnn_last_error(), "no activation"), "[%d] %s",
-          (int)st, ffnn_last_error());
-    return TEST_PASS;
+                    TENSORS_2_1 "}";
+    return header_file_refused(dir, "bce.safetensors", h, "no activation");
 }
 
 /* A corrupt gzip stream was reported at "offset 0" only: the message now gives
@@ -631,21 +567,14 @@ TEST_DIR_CASE("hard", corrupt_gzip_names_compressed_offset)
 
 /* Small CLI items: empty CSV input to predict exited 0 silently; --lr 1e-50 said
  * "found 0"; test labels out of range were noticed only after the first epoch. */
-TEST_DIR_CASE("hard", cli_small_items)
+TEST_CLI_CASE("hard", cli_small_items)
 {
     UNUSED_WHY();
     char model[512], out[512], data[512], p[600];
-    ffnn_model *m = NULL;
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built", cli_binary());
     CHECK(tmp_path(model, sizeof model, dir, "m.safetensors") == 0 &&
           tmp_path(out, sizeof out, dir, "out.txt") == 0 &&
           tmp_path(data, sizeof data, dir, "data") == 0, "path");
-    CHECK_OK(ffnn_model_create("2-8tanh-1", &m));
-    CHECK_OK(ffnn_model_init(m, 1));
-    (void)ffnn_model_set_loss(m, FFNN_LOSS_SIGMOID_BCE);
-    CHECK_OK(ffnn_model_save(m, model));
-    ffnn_model_free(m);
+    CHECK_OK(test_save_new_model(model, "2-8tanh-1", 1, FFNN_LOSS_SIGMOID_BCE));
     const char *predict[] = {"predict", "--model", model, "--input", "-", NULL};
     cli_run_opts o = {0};
     o.stdin_text = "";

@@ -30,12 +30,6 @@
 #include "io/atomic_file.h"
 #include "test_files.h"
 
-#define NEED_CLI()                                                                 \
-    do {                                                                           \
-        if (access(cli_binary(), X_OK) != 0)                                       \
-            SKIP("%s not built", cli_binary());                                    \
-    } while (0)
-
 /* "dir/name" into buf [size]. */
 static void join(char *buf, size_t size, const char *dir, const char *name)
 {
@@ -133,10 +127,9 @@ static int set_metadata(const char *path, const char *key, const char *value)
  * reader saw parameters 999999999 and loss mse for a 42-parameter ce model, and
  * the escapes reached the terminal). Now the JSON parses with the file's values
  * and strings unchanged, and neither output carries a raw control. */
-TEST_DIR_CASE("hard2", info_json_crafted_strings)
+TEST_CLI_CASE("hard2", info_json_crafted_strings)
 {
     UNUSED_WHY();
-    NEED_CLI();
     static const char version[] = "0.1\", \"parameters\": 999999999, \"loss\": \"mse";
     static const char note[] = "SIGINT \x1b[2J\xc2\x9b" "1m\x7f at epoch 1";
     char path[512], out[512];
@@ -182,7 +175,7 @@ TEST_DIR_CASE("hard2", info_json_crafted_strings)
 /* Raw 8-bit C1 bytes (0x9B is CSI on a terminal not in UTF-8 mode) passed the
  * escaper, e.g. in predict --input errors. Now every byte outside valid UTF-8
  * is escaped, valid UTF-8 is kept, and truncation never splits a character. */
-TEST_DIR_CASE("hard2", escape_c1_raw_bytes)
+TEST_CLI_CASE("hard2", escape_c1_raw_bytes)
 {
     UNUSED_WHY();
     char out[64];
@@ -190,7 +183,6 @@ TEST_DIR_CASE("hard2", escape_c1_raw_bytes)
     CHECK(!strcmp(out, "a\\x9b[2Jb \xc3\xa9\xe2\x82\xac \\x9b \\xff"), "escaped as '%s'", out);
     ffnn_escape_controls("ab\xe2\x82\xac", out, 5); /* room for "ab" and 2 of 3 bytes */
     CHECK(!strcmp(out, "ab"), "truncated inside a character: '%s'", out);
-    NEED_CLI();
     char model[512], csv[512], log[512];
     join(model, sizeof model, dir, "m.safetensors");
     join(csv, sizeof csv, dir, "in.csv");
@@ -210,10 +202,9 @@ TEST_DIR_CASE("hard2", escape_c1_raw_bytes)
 /* predict --json (and eval --json) wrote class names by hand, non-ASCII bytes
  * as '?': now as JSON strings by cJSON's printer - a name with a quote, a
  * backslash and a C1 control parses back unchanged, no raw control printed. */
-TEST_DIR_CASE("hard2", predict_json_class_names)
+TEST_CLI_CASE("hard2", predict_json_class_names)
 {
     UNUSED_WHY();
-    NEED_CLI();
     static const char *const names[2] = {"a\"b\\c\xc2\x9b\xc3\xa9", "d"};
     char model[512], out[512];
     ffnn_model *m = NULL;
@@ -266,10 +257,9 @@ TEST_DIR_CASE("hard2", symlink_rule)
  * --log-steps truncated it. Now each is refused naming the link, and the file
  * keeps its bytes; a link of our own there is still written through. Needs root
  * (to give the link another owner). */
-TEST_DIR_CASE("hard2", planted_symlink_refused)
+TEST_CLI_CASE("hard2", planted_symlink_refused)
 {
     UNUSED_WHY();
-    NEED_CLI();
     if (geteuid() != 0)
         SKIP("needs root to plant a link owned by another account (lchown)");
     char sticky[512], secret[512], out[512], link[4][600], own[600];
@@ -319,10 +309,9 @@ TEST_DIR_CASE("hard2", planted_symlink_refused)
 
 /* A log path that is not a link when checked is opened with O_NOFOLLOW; a
  * log given as our own link in an ordinary directory is written through. */
-TEST_DIR_CASE("hard2", log_through_own_link)
+TEST_CLI_CASE("hard2", log_through_own_link)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char target[512], link[512], out[512];
     join(target, sizeof target, dir, "real.csv");
     join(link, sizeof link, dir, "log.csv");
@@ -360,10 +349,9 @@ static test_result saved_after(const char *ck, const char *save, const char *sig
 /* SIGHUP (the terminal closed) killed the run without a save and could leave a
  * temporary file. Now it stops the run as SIGINT does - exit 130, a checkpoint
  * that loads, the model marked, no temporary file - and SIGTERM still does. */
-TEST_DIR_CASE("hard2", sighup_sigterm_save)
+TEST_CLI_CASE("hard2", sighup_sigterm_save)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char ck[512], save[512], out[512];
     struct sigaction hup;
     if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler == SIG_IGN)
@@ -383,8 +371,7 @@ TEST_DIR_CASE("hard2", sighup_sigterm_save)
         CHECK(rc == 130 && file_contains(out, "interrupted by") && file_contains(out, names[i]),
               "%s: exit %d (see %s)", names[i], rc, out);
         CHECK(count_temporaries(dir) == 0, "%s: temporary files left", names[i]);
-        if (saved_after(ck, save, names[i]) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(saved_after(ck, save, names[i]));
         remove(ck);
         remove(save);
     }
@@ -394,10 +381,9 @@ TEST_DIR_CASE("hard2", sighup_sigterm_save)
 /* ffnn train ... | head: the first epoch line read, the pipe closed. SIGPIPE
  * killed the run (exit 141, nothing saved). Now it stops as for SIGINT: exit
  * 130, the checkpoint and the model saved, the stop reported on stderr. */
-TEST_DIR_CASE("hard2", sigpipe_saves)
+TEST_CLI_CASE("hard2", sigpipe_saves)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char ck[512], save[512], err[512], line[4096];
     join(ck, sizeof ck, dir, "run.ck");
     join(save, sizeof save, dir, "m.safetensors");
@@ -448,10 +434,9 @@ TEST_DIR_CASE("hard2", sigpipe_saves)
  * stopped the run (exit 130). Now it stays ignored:
  * the run finishes (exit 0, not interrupted). The run takes about 1 s (5
  * epochs), the signal comes 100 ms after training starts. */
-TEST_DIR_CASE("hard2", inherited_sig_ign_respected)
+TEST_CLI_CASE("hard2", inherited_sig_ign_respected)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char out[512];
     join(out, sizeof out, dir, "out.txt");
     const char *args[] = {"train", "--data", "synth:points:20000", "--arch", "2-256relu-2",
@@ -517,10 +502,9 @@ TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
 /* Two runs sharing --log interleaved malformed rows, silently. Now the log is
  * locked (flock): a second writer - another process holding it here, or
  * --log-steps naming the --log file - is refused before training. */
-TEST_DIR_CASE("hard2", concurrent_log_writers_refused)
+TEST_CLI_CASE("hard2", concurrent_log_writers_refused)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char log[512], out[512];
     join(log, sizeof log, dir, "log.csv");
     join(out, sizeof out, dir, "out.txt");
@@ -677,10 +661,9 @@ TEST_DIR_CASE("hard2", gzip_trailing_garbage_refused)
 /* predict --input - read all of stdin before predicting. Now rows are read a
  * batch at a time: with --batch 2, the predictions of the first rows come out
  * while stdin is still open. */
-TEST_DIR_CASE("hard2", predict_stdin_streams)
+TEST_CLI_CASE("hard2", predict_stdin_streams)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char model[512], buf[256];
     join(model, sizeof model, dir, "m.safetensors");
     CHECK_OK(save_tiny_model(model));
@@ -730,10 +713,9 @@ TEST_DIR_CASE("hard2", save_empty_path_message)
 }
 
 /* info --json omitted "interrupted": present (null for a complete run). */
-TEST_DIR_CASE("hard2", info_json_interrupted_field)
+TEST_CLI_CASE("hard2", info_json_interrupted_field)
 {
     UNUSED_WHY();
-    NEED_CLI();
     char path[512], out[512];
     ffnn_model *m = NULL;
     join(path, sizeof path, dir, "m.safetensors");

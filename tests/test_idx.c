@@ -248,30 +248,24 @@ DIR_TEST(classes_from_max_label)
 
 DIR_TEST(empty_file)
 {
-    test_result r;
     char path[256];
 
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     path_in(dir, "empty", path, sizeof path);
     CHECK(write_raw(path, "", 0) == 0, "cannot write");
-    r = expect_fail(dir, "empty", "l", FFNN_ERR_FORMAT, "empty", "offset 0", "empty");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "empty", "l", FFNN_ERR_FORMAT, "empty", "offset 0", "empty"));
     return expect_fail(dir, "i", "empty", FFNN_ERR_FORMAT, "empty", "offset 0", "empty");
 }
 
 DIR_TEST(seven_byte_file)
 {
     blob b = images_blob(3, 2, 3);
-    test_result r;
 
     CHECK(b.data != NULL, "out of memory");
     b.size = 7;
     CHECK(put(dir, "i7", b, 0) == 0, "cannot write");
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
-    r = expect_fail(dir, "i7", "l", FFNN_ERR_FORMAT, "i7", "offset 7", "image count");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "i7", "l", FFNN_ERR_FORMAT, "i7", "offset 7", "image count"));
     b = labels_blob(labels3, 3);
     CHECK(b.data != NULL, "out of memory");
     b.size = 7;
@@ -284,14 +278,11 @@ DIR_TEST(seven_byte_file)
 DIR_TEST(type_byte_0x0d)
 {
     uint32_t dims[3] = {3, 2, 3};
-    test_result r;
 
     CHECK(put(dir, "f", idx_blob(0x0D, 3, dims, NULL, 18), 0) == 0, "cannot write");
     CHECK(put(dir, "fl", idx_blob(0x0D, 1, dims, NULL, 3), 1) == 0, "cannot write");
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
-    r = expect_fail(dir, "f", "l", FFNN_ERR_FORMAT, "f", "offset 2", "found 0x0d");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "f", "l", FFNN_ERR_FORMAT, "f", "offset 2", "found 0x0d"));
     return expect_fail(dir, "i", "fl", FFNN_ERR_FORMAT, "fl",
                        "offset 2 of the decompressed data", "found 0x0d");
 }
@@ -299,28 +290,23 @@ DIR_TEST(type_byte_0x0d)
 DIR_TEST(nonzero_magic_byte)
 {
     blob b = images_blob(3, 2, 3), c = images_blob(3, 2, 3);
-    test_result r;
 
     CHECK(b.data && c.data, "out of memory");
     b.data[0] = 0x01;
     c.data[1] = 0x42;
     CHECK(put(dir, "b0", b, 0) == 0 && put(dir, "b1", c, 0) == 0, "cannot write");
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
-    r = expect_fail(dir, "b0", "l", FFNN_ERR_FORMAT, "b0", "offset 0", "found 0x01");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "b0", "l", FFNN_ERR_FORMAT, "b0", "offset 0", "found 0x01"));
     return expect_fail(dir, "b1", "l", FFNN_ERR_FORMAT, "b1", "offset 1", "found 0x42");
 }
 
 DIR_TEST(wrong_dimension_count)
 {
-    test_result r;
 
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     /* the label file given as images and the image file given as labels */
-    r = expect_fail(dir, "l", "l", FFNN_ERR_FORMAT, "l", "offset 3", "expected 3 dimensions");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "l", "l", FFNN_ERR_FORMAT, "l", "offset 3",
+                               "expected 3 dimensions"));
     return expect_fail(dir, "i", "i", FFNN_ERR_FORMAT, "i", "offset 3",
                        "expected 1 dimension");
 }
@@ -330,17 +316,14 @@ DIR_TEST(wrong_dimension_count)
 DIR_TEST(count_ffffffff)
 {
     uint32_t dims[3] = {0xFFFFFFFFu, 28, 28};
-    test_result r;
 
     CHECK(put(dir, "big", idx_blob(0x08, 3, dims, NULL, 784), 0) == 0, "cannot write");
     CHECK(put(dir, "bigl", idx_blob(0x08, 1, dims, NULL, 3), 0) == 0, "cannot write");
     CHECK(put(dir, "bigz", idx_blob(0x08, 3, dims, NULL, 784), 1) == 0, "cannot write");
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
-    r = expect_fail(dir, "big", "l", FFNN_ERR_FORMAT, "big", "offset 4", "4294967295 images of 28 x 28");
-    if (r == TEST_PASS)
-        r = expect_fail(dir, "bigz", "l", FFNN_ERR_FORMAT, "bigz", "offset 4", "at most");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "big", "l", FFNN_ERR_FORMAT, "big", "offset 4",
+                               "4294967295 images of 28 x 28"));
+    PASS_OR_RETURN(expect_fail(dir, "bigz", "l", FFNN_ERR_FORMAT, "bigz", "offset 4", "at most"));
     /* 0xFFFFFFFF labels is under the 4 GiB cap: caught by the file size */
     return expect_fail(dir, "i", "bigl", FFNN_ERR_FORMAT, "bigl", "offset 11", "truncated");
 }
@@ -379,16 +362,13 @@ DIR_TEST(sizes_larger_than_file)
 DIR_TEST(truncated_payload)
 {
     blob b = images_blob(3, 2, 3), c = images_blob(3, 2, 3);
-    test_result r;
 
     CHECK(b.data && c.data, "out of memory");
     b.size--;
     c.size--;
     CHECK(put(dir, "t", b, 0) == 0 && put(dir, "tz", c, 1) == 0, "cannot write");
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
-    r = expect_fail(dir, "t", "l", FFNN_ERR_FORMAT, "t", "offset 33", "truncated");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "t", "l", FFNN_ERR_FORMAT, "t", "offset 33", "truncated"));
     return expect_fail(dir, "tz", "l", FFNN_ERR_FORMAT, "tz",
                        "offset 33 of the decompressed data", "truncated");
 }
@@ -412,14 +392,11 @@ static int put_with_extra(const char *dir, const char *name, blob b, int gz)
 
 DIR_TEST(trailing_bytes)
 {
-    test_result r;
 
     CHECK(put_with_extra(dir, "x", images_blob(3, 2, 3), 0) == 0, "cannot write");
     CHECK(put_with_extra(dir, "xz", labels_blob(labels3, 3), 1) == 0, "cannot write");
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
-    r = expect_fail(dir, "x", "l", FFNN_ERR_FORMAT, "x", "offset 34", "trailing");
-    if (r != TEST_PASS)
-        return r;
+    PASS_OR_RETURN(expect_fail(dir, "x", "l", FFNN_ERR_FORMAT, "x", "offset 34", "trailing"));
     return expect_fail(dir, "i", "xz", FFNN_ERR_FORMAT, "xz",
                        "offset 11 of the decompressed data", "trailing");
 }
@@ -433,8 +410,7 @@ DIR_TEST(count_mismatch)
 
     CHECK(put(dir, "i", images_blob(4, 2, 3), 0) == 0, "cannot write");
     CHECK(put(dir, "l", labels_blob(labels3, 3), 1) == 0, "cannot write");
-    if (expect_fail(dir, "i", "l", FFNN_ERR_FORMAT, "i", "offset 4", "4 images") != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(expect_fail(dir, "i", "l", FFNN_ERR_FORMAT, "i", "offset 4", "4 images"));
     msg = ffnn_last_error();
     path_in(dir, "i", img, sizeof img);
     path_in(dir, "l", lbl, sizeof lbl);
@@ -490,24 +466,26 @@ static void cut_half(blob *b) { b->size /= 2; }
 /* Flip a bit of the gzip trailer's CRC-32. */
 static void flip_crc(blob *b) { b->data[b->size - 8] ^= 0x01; }
 
-DIR_TEST(truncated_gzip)
+/* dir/name: a valid gzip image file changed by edit, with 100 labels: refused with
+ * FFNN_ERR_FORMAT, the message naming the file, n1 and n2. */
+static test_result edited_gz_refused(const char *dir, const char *name, void (*edit)(blob *),
+                                     const char *n1, const char *n2)
 {
     uint8_t labels[100] = {0};
 
-    CHECK(put_gz_edited(dir, "t.gz", cut_half) == 0, "cannot write");
+    CHECK(put_gz_edited(dir, name, edit) == 0, "cannot write");
     CHECK(put(dir, "l", labels_blob(labels, 100), 0) == 0, "cannot write");
-    return expect_fail(dir, "t.gz", "l", FFNN_ERR_FORMAT, "t.gz", "of the decompressed data",
-                       "truncated");
+    return expect_fail(dir, name, "l", FFNN_ERR_FORMAT, name, n1, n2);
+}
+
+DIR_TEST(truncated_gzip)
+{
+    return edited_gz_refused(dir, "t.gz", cut_half, "of the decompressed data", "truncated");
 }
 
 DIR_TEST(gzip_crc_mismatch)
 {
-    uint8_t labels[100] = {0};
-
-    CHECK(put_gz_edited(dir, "c.gz", flip_crc) == 0, "cannot write");
-    CHECK(put(dir, "l", labels_blob(labels, 100), 0) == 0, "cannot write");
-    return expect_fail(dir, "c.gz", "l", FFNN_ERR_FORMAT, "c.gz", "offset",
-                       "incorrect data check");
+    return edited_gz_refused(dir, "c.gz", flip_crc, "offset", "incorrect data check");
 }
 
 /* ---------------------------------------------------------------- other */

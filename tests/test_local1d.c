@@ -131,7 +131,7 @@ static test_result test_arch(char *why, size_t why_size)
     }
 
     /* errors name the column and the token */
-    struct { const char *arch, *expect; } bad[] = {
+    test_arch_refusal bad[] = {
         {"64-local0-10", "column 4, token 'local0': receptive field R must be at least 1"},
         {"64-local4same-10", "token 'local4same': 'same' padding needs an odd receptive field"},
         {"64-local-10", "token 'local': expected a receptive field R"},
@@ -144,9 +144,7 @@ static test_result test_arch(char *why, size_t why_size)
         {"64-local99999999-10", "receptive field R larger than the limit"},
         {"64-loc3-10", "token 'loc3': expected a width"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        if (test_arch_refused(bad[i].arch, bad[i].expect) != TEST_PASS)
-            return TEST_FAIL;
+    CHECK_PASS(test_arch_refused_each(bad, sizeof bad / sizeof bad[0]));
     /* the same output width as 'valid' but not the same layer: R matters */
     ffnn_model *d = NULL, *l = NULL;
     CHECK_OK(ffnn_model_create("64-62-2", &d));
@@ -693,9 +691,7 @@ static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
 
 static ffnn_train_config motif_config(ffnn_device device, ffnn_strategy kernels)
 {
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = device;
-    cfg.strategy = kernels;
+    ffnn_train_config cfg = test_train_config(device, kernels);
     cfg.optimizer = FFNN_OPT_ADAM;
     cfg.learning_rate = 0.01f;
     cfg.batch_size = 32;
@@ -763,7 +759,7 @@ static test_result test_trains_motif(char *why, size_t why_size)
 
 /* 60 steps of a mixed network on cuda (each kernel strategy) against the cpu
  * reference: per-step losses within 1e-4 relative, parameters within 1e-4. */
-static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
+static test_result cuda_follows_cpu(char *why, size_t why_size, ffnn_strategy kernels)
 {
     const char *reason = no_gpu_reason();
     if (reason)
@@ -802,15 +798,8 @@ static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why
     return TEST_PASS;
 }
 
-static test_result test_cuda_naive_follows_cpu(char *why, size_t why_size)
-{
-    return cuda_follows_cpu(FFNN_STRATEGY_NAIVE, why, why_size);
-}
-
-static test_result test_cuda_tiled_follows_cpu(char *why, size_t why_size)
-{
-    return cuda_follows_cpu(FFNN_STRATEGY_TILED, why, why_size);
-}
+TEST_WITH(test_cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE)
+TEST_WITH(test_cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED)
 
 /* The motif task on cuda (tiled kernels): the cpu run's accuracy bound. */
 static test_result test_cuda_trains_motif(char *why, size_t why_size)
@@ -824,8 +813,7 @@ static test_result test_cuda_trains_motif(char *why, size_t why_size)
     for (int k = 0; k < 2; k++) {
         const ffnn_train_config cfg =
             motif_config(FFNN_DEVICE_CUDA, k ? FFNN_STRATEGY_TILED : FFNN_STRATEGY_NAIVE);
-        if (train_motif(LOCAL_ARCH, train, test, &cfg, 20, &acc[k], NULL) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(train_motif(LOCAL_ARCH, train, test, &cfg, 20, &acc[k], NULL));
         CHECK(acc[k] >= 0.88, "cuda %s: test accuracy %.4f < 0.88",
               ffnn_strategy_name(cfg.strategy), acc[k]);
     }

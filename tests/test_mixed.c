@@ -103,8 +103,7 @@ static test_result follows_cpu(char *why, size_t why_size)
             double worst = 0;
             char what[96];
             snprintf(what, sizeof what, "%s %s bf16", nets[a].arch, opts[o].name);
-            if (test_steps_within(cpu, gpu, steps, tol, what, &worst) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(test_steps_within(cpu, gpu, steps, tol, what, &worst));
             CHECK(worst > 1e-5, "%s %s: within %.2e of fp32 for %d steps: bf16 not in use?",
                   nets[a].arch, opts[o].name, worst, steps);
             printf("     %s cublaslt bf16 %s: %d steps, worst relative loss difference %.2e "
@@ -165,8 +164,7 @@ static test_result shadow_is_rne(char *why, size_t why_size)
                 CHECK_OK(ffnn_trainer_step(t, &loss));
             char what[96];
             snprintf(what, sizeof what, "%s %s after 20 steps", archs[a], opts[o].name);
-            if (shadow_matches(t, what) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(shadow_matches(t, what));
             if (o == 1) { /* resumed elsewhere: the shadow is made again */
                 char path[96];
                 snprintf(path, sizeof path, "/tmp/ffnn_test_mixed_%d.ckpt", (int)getpid());
@@ -186,8 +184,7 @@ static test_result shadow_is_rne(char *why, size_t why_size)
                 CHECK(lt == lr, "%s: the step after the resume: %.9g, the saving trainer's "
                       "%.9g", archs[a], lr, lt);
                 snprintf(what, sizeof what, "%s resumed", archs[a]);
-                if (shadow_matches(r, what) != TEST_PASS)
-                    return TEST_FAIL;
+                CHECK_PASS(shadow_matches(r, what));
                 TEST_FREE(r, m2);
             }
             TEST_FREE(t, m);

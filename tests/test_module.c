@@ -122,22 +122,37 @@ static int run_train(const char *device, const char *module, const char *out)
     return run_train_with(device, module, NULL, out);
 }
 
-/* an mpirun launch without the MPI module: refused, naming the file and its dlerror */
-static test_result mpi_missing_names_the_file(char *why, size_t why_size)
+/* ffnn train --device DEVICE with the module variable env (FFNN_CUDA_MODULE or
+ * FFNN_MPI_MODULE: run_train_with's module or mpi_module) naming the missing file:
+ * refused (exit not 0), the message naming the file, its dlerror and env. */
+static test_result missing_module_refused(const char *device, const char *env,
+                                          const char *missing)
 {
-    (void)why, (void)why_size;
     char out[] = "/tmp/ffnn-module-XXXXXX";
     int fd = mkstemp(out);
     CHECK(fd >= 0, "mkstemp");
     close(fd);
-    const char *missing = "/nonexistent/libffnn-mpi.so";
-    int rc = run_train_with("cpu", NULL, missing, out);
+    const int mpi = strcmp(env, "FFNN_MPI_MODULE") == 0;
+    int rc = run_train_with(device, mpi ? NULL : missing, mpi ? missing : NULL, out);
     int named = file_contains(out, missing) && file_contains(out, "No such file") &&
-                file_contains(out, "FFNN_MPI_MODULE");
+                file_contains(out, env);
+    char text[2048] = "";
+    FILE *f = fopen(out, "r");
+    if (f) {
+        text[fread(text, 1, sizeof text - 1, f)] = '\0';
+        fclose(f);
+    }
     unlink(out);
-    CHECK(rc != 0, "an MPI launch with FFNN_MPI_MODULE=%s exited 0", missing);
-    CHECK(named, "the message does not name %s and its dlerror", missing);
+    CHECK(rc != 0, "ffnn train --device %s with %s=%s exited 0", device, env, missing);
+    CHECK(named, "the message does not name %s and its dlerror: %s", missing, text);
     return TEST_PASS;
+}
+
+/* an mpirun launch without the MPI module: refused, naming the file and its dlerror */
+static test_result mpi_missing_names_the_file(char *why, size_t why_size)
+{
+    (void)why, (void)why_size;
+    return missing_module_refused("cpu", "FFNN_MPI_MODULE", "/nonexistent/libffnn-mpi.so");
 }
 
 /* The dynamic symbols module defines (nm -D --defined-only, absolute ones left out):
@@ -189,27 +204,7 @@ static test_result mpi_module_exports_the_entry_point(char *why, size_t why_size
 static test_result missing_module_names_the_file(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    char out[] = "/tmp/ffnn-module-XXXXXX";
-    int fd = mkstemp(out);
-    CHECK(fd >= 0, "mkstemp");
-    close(fd);
-    const char *missing = "/nonexistent/libffnn-cuda.so";
-    int rc = run_train("cuda", missing, out);
-    int named = file_contains(out, missing) && file_contains(out, "No such file") &&
-                file_contains(out, "FFNN_CUDA_MODULE");
-    if (rc == 0 || !named) {
-        FILE *f = fopen(out, "r");
-        char text[2048] = "";
-        if (f) {
-            text[fread(text, 1, sizeof text - 1, f)] = '\0';
-            fclose(f);
-        }
-        unlink(out);
-        CHECK(rc != 0, "ffnn train --device cuda with FFNN_CUDA_MODULE=%s exited 0", missing);
-        CHECK(named, "the message does not name %s and its dlerror: %s", missing, text);
-    }
-    unlink(out);
-    return TEST_PASS;
+    return missing_module_refused("cuda", "FFNN_CUDA_MODULE", "/nonexistent/libffnn-cuda.so");
 }
 
 /* device auto on a machine without a GPU: the cpu, silently, whether the module is

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_fixtures.h"
 #include "train/train_internal.h"
 
 uint64_t rng_next(rng *r)
@@ -200,9 +201,7 @@ ffnn_status test_gc_create(const ffnn_dataset *ds, const char *arch, uint64_t se
     g->n = ffnn_model_parameter_count(g->m);
     for (size_t i = 0; i < g->n; i++)
         g->p[i] *= scale;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.loss = loss;
     cfg.batch_size = g->count;
     cfg.eval_batch_size = g->count;

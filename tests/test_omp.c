@@ -163,9 +163,7 @@ static test_result test_train_parity(char *why, size_t why_size)
     (void)why, (void)why_size;
     enum { STEPS = 200 };
     ffnn_dataset *data = NULL;
-    CHECK(load_train_12800(&data) == FFNN_OK,
-          "Fashion-MNIST missing (%s); install it: apt-get install dataset-fashion-mnist",
-          ffnn_last_error());
+    CHECK_FASHION(load_train_12800(&data));
     double ref[STEPS], omp[STEPS];
     float *p_ref = NULL, *p_omp = NULL;
     size_t n_ref = 0, n_omp = 0;
@@ -206,9 +204,7 @@ static test_result test_train_deterministic(char *why, size_t why_size)
     (void)why, (void)why_size;
     enum { STEPS = 40 };
     ffnn_dataset *data = NULL;
-    CHECK(load_train_12800(&data) == FFNN_OK,
-          "Fashion-MNIST missing (%s); install it: apt-get install dataset-fashion-mnist",
-          ffnn_last_error());
+    CHECK_FASHION(load_train_12800(&data));
     static const int threads[] = {2, 2, 3, 0};
     double loss[4][STEPS];
     float *params[4] = {NULL, NULL, NULL, NULL};
@@ -238,8 +234,7 @@ static test_result test_threads_config(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *full = NULL, *data = NULL;
-    CHECK(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &full, NULL) == FFNN_OK,
-          "Fashion-MNIST missing (%s)", ffnn_last_error());
+    CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &full, NULL));
     CHECK_OK(ffnn_dataset_slice(full, 0, 256, &data));
     ffnn_dataset_free(full);
     ffnn_model *m = NULL;

@@ -107,18 +107,14 @@ static test_result cpu_reference_sequences(char *why, size_t why_size)
     (void)why, (void)why_size;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.optimizer = FFNN_OPT_SGD;
-    if (run_sequence(&cfg, 0.1, "sgd") != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(run_sequence(&cfg, 0.1, "sgd"));
     cfg.optimizer = FFNN_OPT_MOMENTUM;
-    if (run_sequence(&cfg, 0.1, "momentum") != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(run_sequence(&cfg, 0.1, "momentum"));
     cfg.nesterov = 1;
-    if (run_sequence(&cfg, 0.1, "nesterov") != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(run_sequence(&cfg, 0.1, "nesterov"));
     cfg.nesterov = 0;
     cfg.optimizer = FFNN_OPT_ADAM;
-    if (run_sequence(&cfg, 0.01, "adam") != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(run_sequence(&cfg, 0.01, "adam"));
     /* weight decay (torch.optim's weight_decay) with each, and adamw */
     cfg.weight_decay = 0.25f;
     const ffnn_optimizer kinds[] = {FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM,
@@ -133,15 +129,23 @@ static test_result cpu_reference_sequences(char *why, size_t why_size)
     return TEST_PASS;
 }
 
+/* The default configuration with Adam at lr 1e-3 (its other settings the
+ * defaults: beta1 0.9, beta2 0.999, eps 1e-8), as torch.optim.Adam's. */
+static ffnn_train_config adam_config(void)
+{
+    ffnn_train_config cfg = ffnn_train_config_default();
+    cfg.optimizer = FFNN_OPT_ADAM;
+    cfg.learning_rate = 1e-3f;
+    return cfg;
+}
+
 /* Adam's first step moves every parameter with a non-zero gradient by lr against
  * the gradient's sign (m / sqrt(v) = g / |g| after bias correction), to float
  * precision; a zero gradient leaves it. */
 static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.optimizer = FFNN_OPT_ADAM;
-    cfg.learning_rate = 1e-3f;
+    const ffnn_train_config cfg = adam_config();
     float p[4] = {0.0f, 0.0f, 0.0f, 0.0f}, g[4] = {3e-3f, -40.0f, 0.0f, 1e-5f}, state[8] = {0};
     const ffnn_optimizer_step step = ffnn_optimizer_step_at(&cfg, 1);
     CHECK_OK(ffnn_cpu_backend.optimizer_update(NULL, &step, p, g, state, 4));
@@ -157,9 +161,7 @@ static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
 static test_result step_scalars(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.optimizer = FFNN_OPT_ADAM;
-    cfg.learning_rate = 1e-3f;
+    const ffnn_train_config cfg = adam_config();
     for (uint64_t t = 1; t <= 1000; t *= 10) {
         const ffnn_optimizer_step s = ffnn_optimizer_step_at(&cfg, t);
         const double td = (double)t;
@@ -288,9 +290,7 @@ static ffnn_status small_trainer(ffnn_optimizer opt, ffnn_dataset **full, ffnn_d
                                  ffnn_model **m, ffnn_trainer **t)
 {
     ffnn_status st;
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.optimizer = opt;
     cfg.learning_rate = opt == FFNN_OPT_ADAM ? 1e-3f : 0.01f;
     cfg.batch_size = 32;
@@ -389,9 +389,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
         {2, 0, 0.9f, 0.9f, 0.999f, 2.0f, "epsilon must be in (0, 1], found 2"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ffnn_train_config cfg = ffnn_train_config_default();
-        cfg.device = FFNN_DEVICE_CPU;
-        cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
         cfg.optimizer = (ffnn_optimizer)bad[i].optimizer;
         cfg.nesterov = bad[i].nesterov;
         cfg.momentum = bad[i].momentum;
@@ -405,9 +403,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
               ffnn_last_error(), bad[i].expect);
     }
     /* the edges that are allowed: momentum 0, beta1 0 */
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.optimizer = FFNN_OPT_MOMENTUM;
     cfg.momentum = 0.0f;
     cfg.beta1 = 0.0f;

@@ -173,9 +173,7 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
     CHECK_OK(ffnn_dataset_from_arrays(n, f, x, y, 0, NULL, &train));
     free(x);
     free(y);
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CUDA;
-    cfg.strategy = strategy;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CUDA, strategy);
     cfg.optimizer = opt;
     cfg.learning_rate = opt == FFNN_OPT_ADAM ? 1e-3f : 0.05f;
     cfg.batch_size = 256;

@@ -103,8 +103,7 @@ static test_result test_predictor_every_activation(char *why, size_t why_size)
     for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
         char arch[128];
         snprintf(arch, sizeof arch, "37-45%s-29%s-10", acts[a], acts[a]);
-        if (compare_arch(arch, 100 + a) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(compare_arch(arch, 100 + a));
     }
     return TEST_PASS;
 }

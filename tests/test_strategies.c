@@ -195,8 +195,7 @@ static test_result follows_cpu_in(ffnn_strategy kernels, ffnn_precision prec, ch
         for (int o = 0; o < 3; o++) {
             if (persistent && o > 0)
                 continue; /* plain sgd only */
-            if (test_follow_optimizer(train, archs[a], kernels, prec, &opts[o], 200) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(test_follow_optimizer(train, archs[a], kernels, prec, &opts[o], 200));
         }
     }
     TEST_FREE(train, test);
@@ -583,8 +582,7 @@ static test_result persistent_exchanges(char *why, size_t why_size)
             double worst = 0;
             char what[96];
             snprintf(what, sizeof what, "784-64relu-10 persistent batch %zu", batches[k]);
-            if (test_steps_follow(cpu, gpu, 100, what, &worst) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(test_steps_follow(cpu, gpu, 100, what, &worst));
             printf("     %s (%s): 100 steps, worst relative loss difference %.2e\n", what,
                    batches[k] < 1024 ? "one barrier" : "two barriers", worst);
         }
@@ -627,8 +625,7 @@ static test_result persistent_row_groups(char *why, size_t why_size)
         snprintf(what, sizeof what, "%s batch %zu", cases[k].arch, cases[k].batch);
         double worst = 0;
         for (int epoch = 1; epoch <= 2; epoch++)
-            if (epoch_follows(cpu, gpu, steps, PARITY_REL, what, epoch, &worst) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(epoch_follows(cpu, gpu, steps, PARITY_REL, what, epoch, &worst));
         printf("     %s: 2 epochs of %zu steps, worst relative loss difference %.2e\n", what,
                steps, worst);
         TEST_FREE(cpu, gpu, m);
@@ -681,8 +678,7 @@ static test_result persistent_tf32_follows(char *why, size_t why_size)
         double worst = 0;
         size_t differ = 0;
         for (int epoch = 1; epoch <= 2; epoch++) {
-            if (epoch_follows(cpu, gpu, steps, TRAIN_REL_TF32, what, epoch, &worst) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(epoch_follows(cpu, gpu, steps, TRAIN_REL_TF32, what, epoch, &worst));
             ffnn_epoch_stats s32;
             CHECK_OK(ffnn_trainer_run_epoch(fp32, NULL, NULL, &s32));
             const double *lt = NULL, *lf = NULL;
@@ -716,9 +712,7 @@ static test_result persistent_refusal(char *why, size_t why_size)
     LOAD_FASHION(&train, &test);
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("784-32relu-32relu-10", &m));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CUDA;
-    cfg.strategy = FFNN_STRATEGY_PERSISTENT;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CUDA, FFNN_STRATEGY_PERSISTENT);
     ffnn_trainer *t = NULL;
     CHECK(ffnn_trainer_create(m, train, &cfg, &t) == FFNN_ERR_UNSUPPORTED && !t,
           "persistent accepted a 3-layer net");
@@ -758,11 +752,9 @@ static test_result mse_follows(char *why, size_t why_size)
         double worst = 0;
         char what[80];
         snprintf(what, sizeof what, "%s mse", ffnn_strategy_name(ks[k]));
-        if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(test_steps_follow(cpu, gpu, 200, what, &worst));
         for (int epoch = 1; epoch <= 3; epoch++)
-            if (epoch_follows(cpu, gpu, 10, PARITY_REL, what, epoch, &worst) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(epoch_follows(cpu, gpu, 10, PARITY_REL, what, epoch, &worst));
         printf("     32-256relu:nobias-1:nobias %s mse: 230 steps, worst relative loss "
                "difference %.2e\n", ffnn_strategy_name(ks[k]), worst);
         TEST_FREE(cpu, gpu, m);
@@ -966,8 +958,7 @@ static test_result tune_on_cuda(char *why, size_t why_size)
             double worst = 0;
             char what[80];
             snprintf(what, sizeof what, "tune -> %s", ffnn_strategy_name(pick));
-            if (test_steps_follow(cpu, gpu, 200, what, &worst) != TEST_PASS)
-                return TEST_FAIL;
+            CHECK_PASS(test_steps_follow(cpu, gpu, 200, what, &worst));
             printf("     784-64relu-10 tune -> %s: 200 steps, worst relative loss difference "
                    "%.2e\n", ffnn_strategy_name(pick), worst);
             ffnn_trainer_free(cpu);
@@ -981,9 +972,7 @@ static test_result tune_on_cuda(char *why, size_t why_size)
         CHECK_OK(ffnn_comm_create_gpus(1, &comm));
         CHECK_OK(ffnn_model_create("784-64relu-10", &m));
         CHECK_OK(ffnn_model_init(m, 3));
-        ffnn_train_config cfg = ffnn_train_config_default();
-        cfg.device = FFNN_DEVICE_CUDA;
-        cfg.strategy = FFNN_STRATEGY_TUNE;
+        ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CUDA, FFNN_STRATEGY_TUNE);
         CHECK_OK(ffnn_trainer_create_parallel(m, train, &cfg, comm, &t));
         /* auto at batch 64 picks persistent, which has no place for the all-reduce: graph */
         CHECK(ffnn_trainer_strategy(t) == FFNN_STRATEGY_GRAPH &&

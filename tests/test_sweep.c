@@ -104,8 +104,7 @@ static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     sweep_fixture f;
-    if (sweep_setup(&f) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(sweep_setup(&f));
     ffnn_sweep *s = f.s;
     CHECK(ffnn_sweep_count(s) == SWEEP_N && ffnn_sweep_lanes(s) == 3, "count %zu lanes %d",
           ffnn_sweep_count(s), ffnn_sweep_lanes(s));
@@ -142,8 +141,7 @@ static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     sweep_fixture f;
-    if (sweep_setup(&f) != TEST_PASS)
-        return TEST_FAIL;
+    CHECK_PASS(sweep_setup(&f));
     ffnn_sweep *s = f.s;
     CHECK(ffnn_sweep_stop_model(s, SWEEP_N) == FFNN_ERR_INVALID_ARGUMENT &&
               strstr(ffnn_last_error(), "model 8 of 8"),
@@ -208,9 +206,8 @@ static test_result sweep_refuses(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *train = NULL;
-    CHECK_OK(ffnn_dataset_synthetic("synth:points:100", 1, &train, NULL));
     ffnn_model *m = NULL;
-    CHECK_OK(ffnn_model_create("2-8relu-2", &m));
+    CHECK_OK(test_synth_and_model("synth:points:100", "2-8relu-2", &train, &m));
     ffnn_train_config cfg[2] = {ffnn_train_config_default(), ffnn_train_config_default()};
     cfg[0].device = cfg[1].device = FFNN_DEVICE_CPU;
     ffnn_model *same[2] = {m, m};
@@ -255,11 +252,8 @@ static test_result sweep_refuses(char *why, size_t why_size)
  * table, --csv and --json agree; run-only options are refused by name. */
 TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
 {
-    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/iris.csv";
-    FILE *probe = fopen(csv, "r");
-    if (!probe)
-        SKIP("needs %s (apt-get install python3-sklearn)", csv);
-    fclose(probe);
+    const char *csv = TEST_SKLEARN_DATA "iris.csv";
+    SKIP_WITHOUT_SKLEARN_FILE(csv);
     char best[600], lone[600], table[600], out[600], json[600];
     snprintf(best, sizeof best, "%s/best.safetensors", dir);
     snprintf(lone, sizeof lone, "%s/lone.safetensors", dir);
@@ -304,11 +298,8 @@ TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
     train[t++] = "--lr", train[t++] = lr, train[t++] = "--optimizer", train[t++] = opt;
     train[t++] = "--seed", train[t++] = "1", train[t++] = "--save", train[t++] = lone;
     CHECK(cli_run(train, out, NULL) == 0, "ffnn train failed (see %s)", out);
-    blob a = {NULL, 0}, b = {NULL, 0};
-    CHECK(test_read_file(best, &a) == 0 && test_read_file(lone, &b) == 0, "model files");
-    int same = a.size == b.size && memcmp(a.data, b.data, a.size) == 0;
-    free(a.data);
-    free(b.data);
+    int same = test_same_files(best, lone);
+    CHECK(same >= 0, "model files");
     CHECK(same, "--save-best (lr %s, %s) differs from ffnn train --save", lr, opt);
     printf("     best: lr %s, %s; its file equals ffnn train --save's byte for byte\n", lr, opt);
     const char *bad[] = {"sweep", "--data", csv, "--skip-rows", "1", "--lr", "0.1,0.2",
@@ -325,11 +316,8 @@ TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
  * train --cv K prints for it (the same folds, the same models). */
 TEST_DIR_CASE("sweep", sweep_cli_cv_equals_ffnn_train_cv)
 {
-    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/wine_data.csv";
-    FILE *probe = fopen(csv, "r");
-    if (!probe)
-        SKIP("needs %s (apt-get install python3-sklearn)", csv);
-    fclose(probe);
+    const char *csv = TEST_SKLEARN_DATA "wine_data.csv";
+    SKIP_WITHOUT_SKLEARN_FILE(csv);
     char sweep_out[600], train_out[600], line[2048];
     snprintf(sweep_out, sizeof sweep_out, "%s/sweep.txt", dir);
     snprintf(train_out, sizeof train_out, "%s/train.txt", dir);
@@ -450,7 +438,6 @@ TEST_DIR_CASE("sweep", sweep_cli_save_all)
     if (f)
         fclose(f);
     CHECK(first >= 1 && first <= 3, "no rank 1 (see %s)", out);
-    blob a = {NULL, 0}, b = {NULL, 0};
     for (int k = 1; k <= 3; k++) {
         snprintf(path, sizeof path, "%s/conf-%d.safetensors", all, k);
         ffnn_model *m = NULL;
@@ -458,10 +445,8 @@ TEST_DIR_CASE("sweep", sweep_cli_save_all)
         ffnn_model_free(m);
     }
     snprintf(path, sizeof path, "%s/conf-%lld.safetensors", all, first);
-    CHECK(test_read_file(path, &a) == 0 && test_read_file(best, &b) == 0, "read %s", path);
-    int same = test_same_blob(&a, &b);
-    free(a.data);
-    free(b.data);
+    int same = test_same_files(path, best);
+    CHECK(same >= 0, "read %s", path);
     CHECK(same, "conf-%lld.safetensors differs from --save-best", first);
     CHECK(cli_run(args, out, NULL) == 0 && file_contains(out, "will be replaced"),
           "a second --save-all into the same directory (see %s)", out);

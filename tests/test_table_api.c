@@ -157,9 +157,9 @@ TEST_DIR_CASE("table_api", table_api_from_columns_as_csv)
 {
     UNUSED_WHY();
     char path[512];
-    snprintf(path, sizeof path, "%s/train.csv", dir);
     const char *train = "age,city,y\n30,Paris,a\n,Rome,b\n50,,a\n40,Paris,b\nNA,Rome,a\n";
-    CHECK(test_write_file(path, train, strlen(train)) == 0, "cannot write %s", path);
+    CHECK(test_write_text_in(dir, "train.csv", train, path, sizeof path) == 0, "cannot write %s",
+          path);
     ffnn_csv_options o = ffnn_csv_options_default();
     o.text_categories = 1;
     o.missing = 1;

@@ -594,12 +594,10 @@ static int write_noisy_csv(const char *path)
 
 /* Early stopping restores the best epoch: the model saved by a run stopped early is
  * bit for bit the model of the same run trained for exactly the best epoch's count. */
-TEST_DIR_CASE("tabular", cli_early_stopping_restores_best_epoch)
+TEST_CLI_CASE("tabular", cli_early_stopping_restores_best_epoch)
 {
     (void)why, (void)why_size;
     const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char csv[512], out[512], early[512], exact[512], epochs[16];
     snprintf(csv, sizeof csv, "%s/noisy.csv", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
@@ -637,11 +635,8 @@ TEST_DIR_CASE("tabular", cli_early_stopping_restores_best_epoch)
     argv[9] = "1";
     argv[23] = exact;
     CHECK(run_to(argv, out) == 0, "ffnn train --epochs %s failed", epochs);
-    blob a = {NULL, 0}, b = {NULL, 0};
-    CHECK(test_read_file(early, &a) == 0 && test_read_file(exact, &b) == 0, "read models");
-    int same = test_same_blob(&a, &b);
-    free(a.data);
-    free(b.data);
+    int same = test_same_files(early, exact);
+    CHECK(same >= 0, "read models");
     CHECK(same, "the early-stopped model is not epoch %d's", best);
     /* predict on the raw rows: the labels of the file, standardised by the model */
     char *pargv[] = {(char *)ffnn, "predict", "--model", early, "--data", csv, NULL};
@@ -688,12 +683,9 @@ static int read_train_output(const char *path, train_output *o)
 /* The model files at a and b hold the same bytes and parameters (memcmp). */
 static test_result same_models(const char *a, const char *b, const char *what)
 {
-    blob x = {NULL, 0}, y = {NULL, 0};
     ffnn_model *ma = NULL, *mb = NULL;
-    CHECK(test_read_file(a, &x) == 0 && test_read_file(b, &y) == 0, "%s: read models", what);
-    int same_bytes = test_same_blob(&x, &y);
-    free(x.data);
-    free(y.data);
+    int same_bytes = test_same_files(a, b);
+    CHECK(same_bytes >= 0, "%s: read models", what);
     CHECK_OK(ffnn_model_load(a, &ma, NULL));
     CHECK_OK(ffnn_model_load(b, &mb, NULL));
     size_t n = ffnn_model_parameter_count(ma);
@@ -716,12 +708,10 @@ static test_result same_models(const char *a, const char *b, const char *what)
  * checkpoint. A checkpoint of a run without --early-stopping (no early-stopping
  * state, as the files before it) resumes with --early-stopping: the resumed run
  * tracks its own epochs. */
-TEST_DIR_CASE("tabular", cli_early_stopping_resume_same_stop)
+TEST_CLI_CASE("tabular", cli_early_stopping_resume_same_stop)
 {
     char csv[512], out[512], full[512], ck[512], resumed[512], steps[5][24];
     (void)why, (void)why_size;
-    if (access(cli_binary(), X_OK) != 0)
-        SKIP("%s not built (make; run the tests from the repository root)", cli_binary());
     snprintf(csv, sizeof csv, "%s/noisy.csv", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
     snprintf(full, sizeof full, "%s/full.safetensors", dir);
@@ -763,8 +753,7 @@ TEST_DIR_CASE("tabular", cli_early_stopping_resume_same_stop)
               b2.test, ref.test);
         char what[160];
         snprintf(what, sizeof what, "resumed at step %s", steps[i]);
-        if (same_models(full, resumed, what) != TEST_PASS)
-            return TEST_FAIL;
+        CHECK_PASS(same_models(full, resumed, what));
     }
     /* a checkpoint without early stopping's state, resumed with --early-stopping */
     const char *plain[] = {DATA, "--epochs", "200", "--lr", "0.1", "--batch", "8", "--arch",
@@ -886,12 +875,10 @@ TEST_DIR_CASE("tabular", drop_last_checkpoint_resume)
 /* Regression through the CLI: --standardize on features and targets, predict and
  * eval in the targets' units (the targets are about 1000: standardised units
  * would show as outputs near 0 and a negative R^2). */
-TEST_DIR_CASE("tabular", cli_regression_original_units)
+TEST_CLI_CASE("tabular", cli_regression_original_units)
 {
     (void)why, (void)why_size;
     const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built (make; run the tests from the repository root)", ffnn);
     char csv[512], out[512], model[512], line[512];
     snprintf(csv, sizeof csv, "%s/reg.csv", dir);
     snprintf(out, sizeof out, "%s/out.txt", dir);
@@ -935,7 +922,7 @@ static test_result doc_csv_program_runs(const char *doc, const char *dir, char *
                                         size_t why_size)
 {
     const char *ffnn = cli_binary();
-    const char *csv = "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
+    const char *csv = TEST_SKLEARN_DATA "breast_cancer.csv";
     char lib_dir[512], src[600], exe[600], out[600], cmd[4096], line[256];
     snprintf(lib_dir, sizeof lib_dir, "%s", ffnn);
     char *slash = strrchr(lib_dir, '/');

@@ -127,12 +127,9 @@ TEST_DIR_CASE("tasks", library_refuses_wrong_tasks)
 }
 
 /* ffnn train refuses each case, exit 1, the way out named; the way out works. */
-TEST_DIR_CASE("tasks", cli_refuses_wrong_tasks)
+TEST_CLI_CASE("tasks", cli_refuses_wrong_tasks)
 {
     UNUSED_WHY();
-    const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built", ffnn);
     char path[512], out[600], npy[512];
     struct {
         const char *name;
@@ -340,12 +337,9 @@ static test_result weights_checked_and_carried(char *why, size_t why_size)
 /* ffnn train and eval with --sample-weight COL of a CSV (the column leaves the
  * features) and --class-weight: the weighted line after training, eval's JSON
  * fields; unknown classes and a non-CSV column are refused with the reason. */
-TEST_DIR_CASE("tasks", cli_weights)
+TEST_CLI_CASE("tasks", cli_weights)
 {
     UNUSED_WHY();
-    const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built", ffnn);
     char path[512], out[600], model[512];
     snprintf(path, sizeof path, "%s/w.csv", dir);
     snprintf(model, sizeof model, "%s/m.safetensors", dir);
@@ -448,12 +442,9 @@ static double json_number(const char *line, const char *key)
 /* ffnn train --cv 3 --json: three fold lines whose test rows add up to the data,
  * a summary whose mean is the mean of the folds' values and whose std is their
  * spread; the same run again prints the same numbers. */
-TEST_DIR_CASE("tasks", cli_cross_validation)
+TEST_CLI_CASE("tasks", cli_cross_validation)
 {
     UNUSED_WHY();
-    const char *ffnn = cli_binary();
-    if (access(ffnn, X_OK) != 0)
-        SKIP("%s not built", ffnn);
     char path[512], out[600], again[600];
     CHECK(put_csv(dir, "two.csv", 61, label_two, path, sizeof path) == 0, "cannot write");
     const char *args[] = {"train", "--data", path, "--cv", "3", "--epochs", "3", "--json",

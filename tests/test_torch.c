@@ -52,8 +52,8 @@ static test_result run_twin(char *why, size_t why_size, const char *which, const
     const char *python = python_path();
     if (!have_torch())
         SKIP("%s cannot import torch and numpy (apt-get install python3-torch)", python);
-    if (need_data && access(data, R_OK) != 0)
-        SKIP("%s missing (apt-get install python3-sklearn)", data);
+    if (need_data)
+        SKIP_WITHOUT_SKLEARN_FILE(data);
     const char *ffnn = cli_binary();
     CHECK(access(ffnn, X_OK) == 0, "%s not built (run from the repository root)", ffnn);
     char *argv[14] = {(char *)python, "tests/torch_twin.py", (char *)which, "--ffnn",
@@ -79,8 +79,7 @@ static test_result twin(char *why, size_t why_size, const char *which, const cha
  * Debian's python3-sklearn ships, with --test-split 0.2 --standardize; the twin
  * redoes the split and the standardisation from their documented rules, compares
  * every step (1e-5) and the final test accuracy (within 1 point). */
-static const char *cancer_csv =
-    "/usr/lib/python3/dist-packages/sklearn/datasets/data/breast_cancer.csv";
+static const char *cancer_csv = TEST_SKLEARN_DATA "breast_cancer.csv";
 
 static test_result twin_tabular(char *why, size_t why_size, const char *which,
                                 const char *seed, const char *threads)

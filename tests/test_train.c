@@ -23,16 +23,12 @@ static ffnn_status load_fashion(ffnn_dataset **train, ffnn_dataset **test)
 static test_result cpu_one_epoch(ffnn_optimizer opt, float lr, double min_accuracy)
 {
     ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
-    CHECK(load_fashion(&full, &test) == FFNN_OK,
-          "Fashion-MNIST missing (%s); install it: apt-get install dataset-fashion-mnist",
-          ffnn_last_error());
+    CHECK_FASHION(load_fashion(&full, &test));
     CHECK_OK(ffnn_dataset_slice(full, 0, 10000, &train));
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("784-256relu-10", &m));
     CHECK_OK(ffnn_model_init(m, 1));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     cfg.batch_size = 64;
     cfg.optimizer = opt;
     cfg.learning_rate = lr;
@@ -80,12 +76,11 @@ static test_result cpu_one_epoch_momentum(char *why, size_t why_size)
 /* From the same initial weights and batches, the cuda loss after each of 200
  * steps is within 1e-4 relative of the cpu loss: with plain SGD (lr 0.1), Nesterov
  * momentum 0.9 (lr 0.01) and Adam (lr 1e-3, PyTorch's defaults). */
-static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why_size)
+static test_result cuda_follows_cpu(char *why, size_t why_size, ffnn_strategy kernels)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(load_fashion(&train, &test) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    CHECK_FASHION(load_fashion(&train, &test));
     const char *archs[] = {"784-256relu-10", "784-100tanh-37sigmoid-10"};
     const test_follow_opt opts[] = {
         {FFNN_OPT_SGD, 0, 0.1f, "sgd"},
@@ -103,23 +98,15 @@ static test_result cuda_follows_cpu(ffnn_strategy kernels, char *why, size_t why
     return TEST_PASS;
 }
 
-static test_result cuda_naive_follows_cpu(char *why, size_t why_size)
-{
-    return cuda_follows_cpu(FFNN_STRATEGY_NAIVE, why, why_size);
-}
-
-static test_result cuda_tiled_follows_cpu(char *why, size_t why_size)
-{
-    return cuda_follows_cpu(FFNN_STRATEGY_TILED, why, why_size);
-}
+TEST_WITH(cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE)
+TEST_WITH(cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED)
 
 /* Bad configurations fail at create time with a message naming the value. */
 static test_result rejects_bad_config(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
-    CHECK(load_fashion(&train, &test) == FFNN_OK, "Fashion-MNIST missing: %s",
-          ffnn_last_error());
+    CHECK_FASHION(load_fashion(&train, &test));
     ffnn_model *m = NULL, *small = NULL, *sig = NULL;
     CHECK_OK(ffnn_model_create("784-16relu-10", &m));
     CHECK_OK(ffnn_model_create("784-16relu-5", &small));
@@ -133,9 +120,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
         {sig, 64, 0.1f, FFNN_LOSS_SOFTMAX_CE, "last layer must have no activation"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        ffnn_train_config cfg = ffnn_train_config_default();
-        cfg.device = FFNN_DEVICE_CPU;
-        cfg.strategy = FFNN_STRATEGY_REFERENCE;
+        ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
         cfg.batch_size = bad[i].batch;
         cfg.learning_rate = bad[i].lr;
         cfg.loss = bad[i].loss;
@@ -147,9 +132,7 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     }
     ffnn_model *wrong_input = NULL;
     CHECK_OK(ffnn_model_create("100-10", &wrong_input));
-    ffnn_train_config cfg = ffnn_train_config_default();
-    cfg.device = FFNN_DEVICE_CPU;
-    cfg.strategy = FFNN_STRATEGY_REFERENCE;
+    ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
     ffnn_trainer *t = NULL;
     CHECK(ffnn_trainer_create(wrong_input, train, &cfg, &t) == FFNN_ERR_INVALID_ARGUMENT,
           "input width mismatch accepted");

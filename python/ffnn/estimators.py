@@ -198,6 +198,25 @@ class _MLPBase(BaseEstimator):
         _check_frame_names(self, X, reset=False)
         return _table.encode(table, X, options), None, True
 
+    @staticmethod
+    def _load_model(path, loss, kind):
+        """Model.load(path), refused (ValueError) unless its loss is loss (kind: what
+        the estimator is, for the message)."""
+        model = Model.load(path)
+        if model.loss != loss:
+            raise ValueError("%s: loss %r, not a %s's %r" % (path, model.loss, kind, loss))
+        return model
+
+    def _adopt(self, model):
+        """Take a loaded model: its sizes and its history (empty after Model.load)."""
+        self.model_ = model
+        self.n_features_in_ = model.n_inputs
+        self.n_layers_ = model.n_layers + 1
+        self.n_outputs_ = model.n_outputs
+        self.n_iter_ = len(model.history)
+        self.loss_curve_ = [h["train_loss"] for h in model.history]
+        self._adopt_table()
+
     def _adopt_table(self):
         """A loaded model's table: n_features_in_ and feature_names_in_ its columns."""
         table = _table.model_table(self.model_._handle)
@@ -762,9 +781,7 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
         ValueError
             The file's loss is not "ce".
         """
-        model = Model.load(path)
-        if model.loss != "ce":
-            raise ValueError("%s: loss %r, not a classifier's 'ce'" % (path, model.loss))
+        model = cls._load_model(path, "ce", "classifier")
         est = cls()
         names = model.class_names
         if names is None:
@@ -779,15 +796,6 @@ class MLPClassifier(ClassifierMixin, _MLPBase):
                              "must be" % (path, names))
         est._adopt(model)
         return est
-
-    def _adopt(self, model):
-        self.model_ = model
-        self.n_features_in_ = model.n_inputs
-        self.n_layers_ = model.n_layers + 1
-        self.n_outputs_ = model.n_outputs
-        self.n_iter_ = len(model.history)
-        self.loss_curve_ = [h["train_loss"] for h in model.history]
-        self._adopt_table()
 
 
 class MLPRegressor(RegressorMixin, _MLPBase):
@@ -891,15 +899,7 @@ class MLPRegressor(RegressorMixin, _MLPBase):
         ValueError
             The file's loss is not "mse".
         """
-        model = Model.load(path)
-        if model.loss != "mse":
-            raise ValueError("%s: loss %r, not a regressor's 'mse'" % (path, model.loss))
+        model = cls._load_model(path, "mse", "regressor")
         est = cls()
-        est.model_ = model
-        est.n_features_in_ = model.n_inputs
-        est.n_layers_ = model.n_layers + 1
-        est.n_outputs_ = model.n_outputs
-        est.n_iter_ = 0
-        est.loss_curve_ = []
-        est._adopt_table()
+        est._adopt(model)
         return est

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/model.h"
+#include "core/strings.h"
 
 ffnn_status ffnn_model_fresh(const ffnn_model *m)
 {
@@ -133,22 +134,11 @@ ffnn_status ffnn_model_set_class_names(ffnn_model *m, const char *const *names, 
         if (count != classes)
             return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "class names: expected %d (the "
                              "model's classes), found %d", classes, count);
-        if (!(copy = calloc((size_t)count, sizeof *copy)))
-            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for %d class names", count);
-        for (int c = 0; c < count; c++) {
-            size_t n = strlen(names[c]);
-            if (!(copy[c] = malloc(n + 1))) {
-                for (int k = 0; k < c; k++)
-                    free(copy[k]);
-                free(copy);
-                return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the class names");
-            }
-            memcpy(copy[c], names[c], n + 1);
-        }
+        ffnn_status st = ffnn_strings_copy(names, (size_t)count, &copy);
+        if (st != FFNN_OK)
+            return st;
     }
-    for (int c = 0; c < m->class_name_count; c++)
-        free(m->class_names[c]);
-    free(m->class_names);
+    ffnn_strings_free(m->class_names, (size_t)m->class_name_count);
     m->class_names = copy;
     m->class_name_count = count;
     return FFNN_OK;

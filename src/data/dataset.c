@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/strings.h"
 #include "data/table.h"
 
 /* Allocate a data set of count samples of rows x cols features each, uint8 or
@@ -83,10 +84,7 @@ void ffnn_dataset_free(ffnn_dataset *ds)
     free(ds->labels);
     free(ds->targets);
     free(ds->weights);
-    if (ds->class_names)
-        for (int c = 0; c < ds->classes; c++)
-            free(ds->class_names[c]);
-    free(ds->class_names);
+    ffnn_strings_free(ds->class_names, (size_t)ds->classes);
     ffnn_table_free(ds->table);
     free(ds);
 }
@@ -177,23 +175,11 @@ ffnn_status ffnn_dataset_slice(const ffnn_dataset *src, size_t first, size_t cou
 ffnn_status ffnn_dataset_set_class_names(ffnn_dataset *ds, const char *const *names,
                                          size_t count)
 {
-    char **copy = calloc(count ? count : 1, sizeof *copy);
-    if (!copy)
-        return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for %zu class names", count);
-    for (size_t c = 0; c < count; c++) {
-        size_t n = strlen(names[c]);
-        if (!(copy[c] = malloc(n + 1))) {
-            for (size_t k = 0; k < c; k++)
-                free(copy[k]);
-            free(copy);
-            return ffnn_fail(FFNN_ERR_NO_MEMORY, "out of memory for the class names");
-        }
-        memcpy(copy[c], names[c], n + 1);
-    }
-    if (ds->class_names)
-        for (int c = 0; c < ds->classes; c++)
-            free(ds->class_names[c]);
-    free(ds->class_names);
+    char **copy = NULL;
+    ffnn_status st = ffnn_strings_copy(names, count, &copy);
+    if (st != FFNN_OK)
+        return st;
+    ffnn_strings_free(ds->class_names, (size_t)ds->classes);
     ds->class_names = copy;
     ds->classes = (int)count;
     return FFNN_OK;

@@ -336,7 +336,7 @@ static ffnn_status ck_check_keys(const st_reader *r, const unsigned char *seen, 
  * found; an optional option the file does not record: its default). */
 ffnn_status ffnn_ck_read_metadata(const st_reader *r, const ffnn_train_config *base, ck_meta *m)
 {
-    const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
+    const cJSON *md = NULL;
     const char *format = NULL;
     unsigned char seen[CK_SEEN_COUNT] = {0};
     ffnn_status st;
@@ -359,12 +359,8 @@ ffnn_status ffnn_ck_read_metadata(const st_reader *r, const ffnn_train_config *b
     if (ffnn_train_option_count() > CK_OPTION_MAX)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "checkpoint reader: %zu options, room for "
                          "%d (raise CK_OPTION_MAX)", ffnn_train_option_count(), CK_OPTION_MAX);
-    if (!md)
-        return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn checkpoint records format "
-                            "\"" CK_FORMAT "\" and the run's state there)");
-    if (!cJSON_IsObject(md))
-        return ffnn_st_fail(r, "\"__metadata__\": expected an object of strings");
-    if ((st = ffnn_st_check_unique_keys(r, md, "__metadata__")) != FFNN_OK)
+    if ((st = ffnn_st_metadata_object(r, "an ffnn checkpoint records format \"" CK_FORMAT
+                                      "\" and the run's state there", &md)) != FFNN_OK)
         return st;
     for (const cJSON *c = md->child; c; c = c->next)
         if ((st = ck_read_key(r, c, m, seen, &format)) != FFNN_OK)

@@ -73,15 +73,10 @@ static ffnn_status st_meta_field(const st_reader *r, const cJSON *c, st_meta *me
  * ffnn_version; *loss parsed. */
 static ffnn_status st_read_metadata(const st_reader *r, st_meta *meta, ffnn_loss *loss)
 {
-    const cJSON *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
-    ffnn_status st;
-
-    if (!md)
-        return ffnn_st_fail(r, "missing \"__metadata__\" (an ffnn model file records format "
-                       "\"" ST_FORMAT "\", arch and loss there)");
-    if (!cJSON_IsObject(md))
-        return ffnn_st_fail(r, "\"__metadata__\": expected an object of strings");
-    if ((st = ffnn_st_check_unique_keys(r, md, "__metadata__")) != FFNN_OK)
+    const cJSON *md = NULL;
+    ffnn_status st = ffnn_st_metadata_object(r, "an ffnn model file records format \""
+                                             ST_FORMAT "\", arch and loss there", &md);
+    if (st != FFNN_OK)
         return st;
     const cJSON *format = cJSON_GetObjectItemCaseSensitive(md, "format");
     if (cJSON_IsString(format) && strcmp(format->valuestring, "ffnn-checkpoint") == 0)

@@ -244,6 +244,16 @@ ffnn_status ffnn_st_check_unique_keys(const st_reader *r, const cJSON *obj,
     return st;
 }
 
+ffnn_status ffnn_st_metadata_object(const st_reader *r, const char *records, const cJSON **md)
+{
+    *md = cJSON_GetObjectItemCaseSensitive(r->root, "__metadata__");
+    if (!*md)
+        return ffnn_st_fail(r, "missing \"__metadata__\" (%s)", records);
+    if (!cJSON_IsObject(*md))
+        return ffnn_st_fail(r, "\"__metadata__\": expected an object of strings");
+    return ffnn_st_check_unique_keys(r, *md, "__metadata__");
+}
+
 /* ------------------------------------------------------------ tensor entries */
 
 /* item as an exact non-negative integer (at most 2^53: cJSON stores doubles). */

@@ -72,6 +72,11 @@ ffnn_status ffnn_st_fail(const st_reader *r, const char *fmt, ...);
 /* A key given twice in obj is an error (where: for the message). */
 ffnn_status ffnn_st_check_unique_keys(const st_reader *r, const cJSON *obj, const char *where);
 
+/* The header's "__metadata__" object (*md, NULL when absent): FFNN_OK when it is an
+ * object without a key given twice; else FFNN_ERR_FORMAT - missing: "missing
+ * \"__metadata__\" (RECORDS)", records saying what the file keeps there. */
+ffnn_status ffnn_st_metadata_object(const st_reader *r, const char *records, const cJSON **md);
+
 /* What item is, for messages; a shape array as "[10, 784]". */
 void ffnn_st_describe(const cJSON *item, char *buf, size_t size);
 void ffnn_st_shape_text(const cJSON *shape, char *buf, size_t size);
