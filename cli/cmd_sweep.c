@@ -1,5 +1,6 @@
 /* cmd_sweep.c - ffnn sweep: many configurations of ffnn train trained at once in
- * one process (ffnn_sweep_*), then ranked.
+ * one process (ffnn_sweep_*), or spread over GPUs (--gpus) or the ranks of an MPI
+ * launch (sweep_ranks.c), then ranked.
  *
  * The command line is ffnn train's, where the options of sweep_options may hold
  * lists ("--lr 0.01,0.1", "--seed 1-8") or, with --random N, ranges
@@ -59,6 +60,9 @@ const char *const ffnn_cli_sweep_usage =
     "                    predict, eval, info and export take it\n"
     "  --threads N       models trained at the same time (on cuda: host threads\n"
     "                    queueing their models' steps at once; default: all cores)\n"
+    "  --gpus N|all      with --device cuda: the models spread over N GPUs of this\n"
+    "                    process (model k on GPU (k-1) % N; --strategy batched: one\n"
+    "                    engine per GPU), each trained as on one GPU\n"
     "  --json            one JSON object per configuration, ranked, on stdout\n"
     "  --cv K            every configuration on K stratified folds (ffnn train --cv):\n"
     "                    K models each, ranked by the mean over the held-out folds\n"
@@ -69,8 +73,11 @@ const char *const ffnn_cli_sweep_usage =
     "                    the others stop as they are (column dropped: the rung's epoch)\n"
     "  --min-epochs R    the first rung of --halving (default 1)\n"
     "  -h, --help        this text\n"
-    "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --gpus,\n"
-    "--max-steps (they belong to one run).\n"
+    "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --max-steps\n"
+    "(they belong to one run).\n"
+    "mpirun -np R ffnn sweep ...: configuration k trains on rank (k-1) % R (all its\n"
+    "folds there; on cuda the GPU of the rank's place on its node), no all-reduce;\n"
+    "rank 0 prints the one ranked table and writes the files.\n"
     "SIGINT/SIGTERM: the models stop after the current epoch and are ranked as they\n"
     "are (--csv, --save-best, --save-all, --ensemble written); exit status 130.\n";
 

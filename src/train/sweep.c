@@ -52,6 +52,7 @@ struct ffnn_sweep {
     ffnn_batched **batched;    /* strategy batched: [engines] the engines (no trainers),
                                   engine g with models g, g + engines ...; or NULL    */
     int engines;
+    int gpus;                  /* the GPUs spread over (0: the caller's device)     */
     ffnn_status engine_status[FFNN_SWEEP_MAX_GPUS]; /* of each engine's last epoch  */
     char engine_error[FFNN_SWEEP_MAX_GPUS][512];
 };
@@ -67,13 +68,14 @@ void ffnn_sweep_free(ffnn_sweep *s)
 {
     if (!s)
         return;
-    int caller = s->count && s->slot[0].device >= 0 ? ffnn_cuda_current_device() : -1;
+    int caller = s->gpus > 0 || (s->count && s->slot[0].device >= 0)
+                     ? ffnn_cuda_current_device() : -1;
     for (size_t i = 0; i < s->count; i++) {
         (void)on_device(s->slot[i].device); /* its last download and frees there */
         ffnn_trainer_free(s->slot[i].trainer);
     }
     for (int g = 0; s->batched && g < s->engines; g++) {
-        (void)on_device(s->engines > 1 ? g : -1);
+        (void)on_device(s->gpus > 0 ? g : -1);
         ffnn_batched_free(s->batched[g]);
     }
     (void)on_device(caller);
@@ -202,7 +204,7 @@ static void batched_lane(void *user, int g)
     size_t n = (s->count - (size_t)g + (size_t)s->engines - 1) / (size_t)s->engines;
     int *training = malloc(n * sizeof *training);
     ffnn_epoch_stats *stats = calloc(n, sizeof *stats);
-    ffnn_status st = training && stats ? on_device(s->engines > 1 ? g : -1)
+    ffnn_status st = training && stats ? on_device(s->gpus > 0 ? g : -1)
                                        : ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_sweep_run_epoch");
     for (size_t j = 0; st == FFNN_OK && j < n; j++)
         training[j] = r->training[(size_t)g + j * (size_t)s->engines];
@@ -227,7 +229,7 @@ static ffnn_status batched_epoch(ffnn_sweep *s)
     for (size_t i = 0; st == FFNN_OK && i < s->count; i++)
         training[i] = !s->slot[i].done;
     if (st == FFNN_OK) {
-        int caller = s->engines > 1 ? ffnn_cuda_current_device() : -1;
+        int caller = s->gpus > 0 ? ffnn_cuda_current_device() : -1;
         batched_run r = {s, training, stats};
         if (s->pool)
             ffnn_pool_run(s->pool, s->engines, batched_lane, &r);
@@ -318,6 +320,7 @@ ffnn_status ffnn_sweep_create_gpus(ffnn_model *const *models, const ffnn_train_c
         return ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_sweep_create: %zu models", count);
     }
     s->count = count;
+    s->gpus = gpus;
     for (size_t i = 0; i < count; i++)
         s->slot[i].device = -1; /* nothing on a device yet */
     if (configs[0].strategy == FFNN_STRATEGY_BATCHED)
