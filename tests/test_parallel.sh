@@ -29,6 +29,8 @@
 #                  --csv (but the seconds), the same --save-best, --save-all and
 #                  --ensemble files byte for byte (the winner trained on a rank > 0),
 #                  with --halving; --cv 3 --json the same lines (but the seconds)
+#   sweep_cuda     the same on cuda (a GPU machine; each rank on the GPU of its place
+#                  on its node): -np 2 vs one process, the table and --save-best
 #   sweep_errors   a bad option under -np 2: one message, every rank ends (exit 2);
 #                  rank 1 alone without its data file: its message, named rank 1, and
 #                  rank 0's naming rank 1, every rank ends; --help printed once
@@ -306,6 +308,21 @@ sweep)
     [ -s "$dir/cv1.txt" ] && cmp -s "$dir/cv1.txt" "$dir/cv2.txt" || fail "-np 2 --cv 3: other lines"
     echo "sweep --cv 3 -np 2: the same JSON lines (each configuration's folds on one rank)"
     ;;
+sweep_cuda)
+    args="--data synth:points:2000 --arch 2-64relu-64tanh-2 --epochs 3 --batch 64 --val-split 0.25 \
+          --device cuda --lr 0.05,0.1,0.2,0.4 --seed 1-2 --quiet"
+    "$ffnn" sweep $args --save-best "$dir/b1.st" >"$dir/one.txt" 2>"$dir/err" || fail "one process"
+    mpi 2 "$ffnn" sweep $args --save-best "$dir/b2.st" >"$dir/np2.txt" 2>"$dir/err" ||
+        fail "mpirun -np 2 exited with $?"
+    for f in one np2; do
+        awk '/^saved/ { for (i = 1; i <= NF; i++) if ($i ~ /\//) $i = "FILE"; print; next }
+             NR > 1 { $11 = "" } { print }' "$dir/$f.txt" >"$dir/$f.table"
+    done
+    cmp -s "$dir/one.table" "$dir/np2.table" ||
+        { diff "$dir/one.table" "$dir/np2.table" >&2; fail "-np 2 on cuda: another table"; }
+    cmp -s "$dir/b1.st" "$dir/b2.st" || fail "-np 2 on cuda: another --save-best file"
+    echo "sweep on cuda -np 2: the table of one process, --save-best byte for byte"
+    ;;
 sweep_errors)
     timeout 120 "$mpirun" --allow-run-as-root --oversubscribe -np 2 "$ffnn" sweep \
         --data synth:points:600 --lr 0.1,abc --device cpu >"$dir/out.txt" 2>"$dir/err.txt"
@@ -329,7 +346,7 @@ sweep_errors)
     [ "$(grep -c "^usage: ffnn sweep" "$dir/out.txt")" = 1 ] || fail "--help: not printed once"
     ;;
 *)
-    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|other_data|nan|sweep|sweep_errors" >&2
+    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|other_data|nan|sweep|sweep_cuda|sweep_errors" >&2
     exit 2
     ;;
 esac
