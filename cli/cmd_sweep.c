@@ -1,5 +1,6 @@
 /* cmd_sweep.c - ffnn sweep: many configurations of ffnn train trained at once in
- * one process (ffnn_sweep_*), then ranked.
+ * one process (ffnn_sweep_*), or spread over GPUs (--gpus) or the ranks of an MPI
+ * launch (sweep_ranks.c), then ranked.
  *
  * The command line is ffnn train's, where the options of sweep_options may hold
  * lists ("--lr 0.01,0.1", "--seed 1-8") or, with --random N, ranges
@@ -59,6 +60,9 @@ const char *const ffnn_cli_sweep_usage =
     "                    predict, eval, info and export take it\n"
     "  --threads N       models trained at the same time (on cuda: host threads\n"
     "                    queueing their models' steps at once; default: all cores)\n"
+    "  --gpus N|all      with --device cuda: the models spread over N GPUs of this\n"
+    "                    process (model k on GPU (k-1) % N; --strategy batched: one\n"
+    "                    engine per GPU), each trained as on one GPU\n"
     "  --json            one JSON object per configuration, ranked, on stdout\n"
     "  --cv K            every configuration on K stratified folds (ffnn train --cv):\n"
     "                    K models each, ranked by the mean over the held-out folds\n"
@@ -69,8 +73,11 @@ const char *const ffnn_cli_sweep_usage =
     "                    the others stop as they are (column dropped: the rung's epoch)\n"
     "  --min-epochs R    the first rung of --halving (default 1)\n"
     "  -h, --help        this text\n"
-    "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --gpus,\n"
-    "--max-steps (they belong to one run).\n"
+    "Not in a sweep: --save, --log, --log-steps, --checkpoint, --resume, --max-steps\n"
+    "(they belong to one run).\n"
+    "mpirun -np R ffnn sweep ...: configuration k trains on rank (k-1) % R (all its\n"
+    "folds there; on cuda the GPU of the rank's place on its node), no all-reduce;\n"
+    "rank 0 prints the one ranked table and writes the files.\n"
     "SIGINT/SIGTERM: the models stop after the current epoch and are ranked as they\n"
     "are (--csv, --save-best, --save-all, --ensemble written); exit status 130.\n";
 
@@ -143,31 +150,65 @@ static void free_folds(folds *d)
         }
 }
 
-static int sweep_run(const sweep_cli *s, config *c, long long n)
+/* --gpus N (-1: all) against the GPUs visible; 0, or 1 with the message. */
+static int check_gpus(sweep_cli *s)
+{
+    int visible = ffnn_cuda_device_count();
+    if (s->gpus == 0 || (s->gpus > 0 && s->gpus <= visible && s->gpus <= FFNN_SWEEP_MAX_GPUS) ||
+        (s->gpus < 0 && visible > 0)) {
+        s->gpus = s->gpus < 0 ? (visible < FFNN_SWEEP_MAX_GPUS ? visible : FFNN_SWEEP_MAX_GPUS)
+                              : s->gpus;
+        return 0;
+    }
+    char asked[32];
+    snprintf(asked, sizeof asked, s->gpus < 0 ? "all" : "%d", s->gpus);
+    if (s->gpus > FFNN_SWEEP_MAX_GPUS && visible >= s->gpus)
+        fprintf(stderr, "%s: --gpus %s: at most %d GPUs in a sweep\n", CMD, asked,
+                FFNN_SWEEP_MAX_GPUS);
+    else
+        fprintf(stderr, "%s: --gpus %s: %d CUDA GPU%s found%s\n", CMD, asked, visible,
+                visible == 1 ? " was" : "s were",
+                ffnn_has_cuda() ? "" : " (this build of ffnn has no CUDA)");
+    return 1;
+}
+
+/* rc: the status of the options so far (every rank has it alike under mpirun). */
+static int sweep_run(sweep_cli *s, config *c, long long n, int rc)
 {
     ffnn_dataset *sets[3] = {NULL, NULL, NULL};
     folds d;
     memset(&d, 0, sizeof d);
     char arch[FFNN_CLI_ARCH_SIZE], description[1024];
-    int rc = ffnn_cli_train_data(&c[0].o, &sets[0], &sets[1], &sets[2], arch, sizeof arch,
+    if (rc == 0)
+        rc = check_gpus(s);
+    if (rc == 0)
+        rc = ffnn_cli_train_data(&c[0].o, &sets[0], &sets[1], &sets[2], arch, sizeof arch,
                                  description, sizeof description);
-    if (rc == 0 && !c[0].o.quiet)
+    if (rc == 0 && !c[0].o.quiet && s->rank == 0)
         fprintf(stderr, "%s: %s\n", CMD, description);
     if (rc == 0)
         rc = make_folds(&c[0].o, sets, &d);
     if (rc == 0)
         rc = make_models(c, n, arch, &d);
+    rc = ffnn_sweep_ranks_agree(s, rc); /* under mpirun: every rank got this far */
+    if (rc == 0)
+        rc = ffnn_sweep_ranks_place(s, c, n);
     int stopped = 0;
     if (rc == 0)
         rc = ffnn_sweep_train_all(s, c, n, &d, &stopped);
     if (rc == 0)
-        rc = ffnn_sweep_evaluate_all(c, n, &d);
+        rc = ffnn_sweep_ranks_status(s, ffnn_sweep_evaluate_all(s, c, n, &d),
+                                     "evaluating its models");
+    if (rc == 0)
+        rc = ffnn_sweep_ranks_gather(s, c, n);
     long long *order = rc == 0 ? malloc((size_t)n * sizeof *order) : NULL;
     if (rc == 0 && !order)
         rc = (fprintf(stderr, "%s: out of memory\n", CMD), 1);
-    if (rc == 0)
+    if (rc == 0) /* every rank ranks alike: it knows whose models rank 0 writes */
         rc = ffnn_sweep_rank_configs(s, c, n, order);
-    if (rc == 0) {
+    if (rc == 0)
+        rc = ffnn_sweep_ranks_models(s, c, n, order);
+    if (rc == 0 && s->rank == 0) {
         ffnn_sweep_print_results(s, c, order, n, stdout, 0);
         if (s->csv_path)
             rc = ffnn_sweep_write_csv(s, c, order, n);
@@ -190,12 +231,17 @@ int ffnn_cli_sweep(int argc, char **argv)
     s.random_seed = 1;
     config *c = NULL;
     long long n = 0;
-    int rc = ffnn_sweep_parse_command_line(argc, argv, &s);
+    int rc = ffnn_sweep_ranks_begin(&s); /* under mpirun: the ranks' communicator */
+    if (rc != 0)
+        return rc;
+    rc = ffnn_sweep_parse_command_line(argc, argv, &s);
     if (rc == 0)
         rc = ffnn_sweep_build_configs(&s, &c, &n);
     if (rc == 0)
-        rc = sweep_run(&s, c, n);
+        s.gpus = c[0].o.gpus;
+    rc = sweep_run(&s, c, n, rc);
     ffnn_sweep_free_configs(c, n);
+    ffnn_sweep_ranks_end(&s);
     for (int i = 0; i < s.axis_count; i++)
         free(s.axes[i].text);
     free(s.fixed);

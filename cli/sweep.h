@@ -1,6 +1,7 @@
 /* sweep.h - what the files of ffnn sweep share (cli/cmd_sweep.c: the command;
  * sweep_parse.c: its options and the configurations they expand to; sweep_train.c:
- * training, successive halving; sweep_rank.c: evaluation, ranking, the table). */
+ * training, successive halving; sweep_rank.c: evaluation, ranking, the table;
+ * sweep_save.c: the model files; sweep_ranks.c: the ranks of an MPI launch). */
 #ifndef FFNN_CLI_SWEEP_H
 #define FFNN_CLI_SWEEP_H
 
@@ -39,7 +40,20 @@ typedef struct sweep_cli {
     int json;
     long long halving, min_epochs; /* --halving ETA (0: off), --min-epochs R        */
     char seeds[SWEEP_MAX_VALUES * 4][24]; /* the integers of --seed A-B ranges */
+    int gpus;                      /* --gpus N of one process (0: one GPU)          */
+    /* The ranks of an MPI launch (sweep_ranks.c): configuration k trains on rank
+     * k % ranks, all its folds there; comm NULL and ranks 1 in one process. */
+    ffnn_comm *comm;
+    int rank, ranks;
+    FILE *captured;                /* ranks > 0: stderr until the ranks agree       */
+    int saved_stderr;              /*   (-1: not captured)                          */
 } sweep_cli;
+
+/* 1 when configuration k trains on this rank. */
+static inline int ffnn_sweep_owns(const sweep_cli *s, long long k)
+{
+    return s->ranks <= 1 || k % s->ranks == s->rank;
+}
 
 typedef struct config {
     ffnn_cli_train_options o;
@@ -81,8 +95,8 @@ int ffnn_sweep_train_all(const sweep_cli *s, config *c, long long n, folds *d, i
 
 /* sweep_rank.c */
 int ffnn_sweep_by_rank(const void *a, const void *b); /* qsort of ranked */
-/* Each configuration on its folds' validation sets and the test set. */
-int ffnn_sweep_evaluate_all(config *c, long long n, const folds *d);
+/* Each configuration of this rank on its folds' validation sets and the test set. */
+int ffnn_sweep_evaluate_all(const sweep_cli *s, config *c, long long n, const folds *d);
 /* order[n]: the configurations, best first. */
 int ffnn_sweep_rank_configs(const sweep_cli *s, const config *c, long long n, long long *order);
 void ffnn_sweep_print_results(const sweep_cli *s, const config *c, const long long *order,
@@ -97,5 +111,30 @@ int ffnn_sweep_write_csv(const sweep_cli *s, const config *c, const long long *o
 int ffnn_sweep_prepare_save_all(const char *dir, long long n);
 /* After ranking: --save-best, --save-all and --ensemble written (order: best first). */
 int ffnn_sweep_save(const sweep_cli *s, const config *c, const long long *order, long long n);
+
+/* sweep_ranks.c */
+/* Under mpirun: the ranks' communicator (MPI over host memory, whatever the
+ * device: the ranks only exchange results), stdout muted on ranks > 0 and their
+ * stderr captured until ffnn_sweep_ranks_agree. One process: nothing. 0, or an
+ * exit status with the message printed (rank 0 alone). */
+int ffnn_sweep_ranks_begin(sweep_cli *s);
+/* After the steps every rank makes alike (options, configurations, data, models):
+ * the ranks' statuses agreed (collective). The captured stderr of a rank > 0 is
+ * printed when it is the first rank that failed and rank 0 did not (else rank 0's
+ * messages say it). Returns rc, or 1 when another rank failed. */
+int ffnn_sweep_ranks_agree(sweep_cli *s, int rc);
+/* The same after a step that may fail on one rank alone (collective); rank 0 names
+ * the first rank that failed (its message is above). Returns rc, or 1. */
+int ffnn_sweep_ranks_status(const sweep_cli *s, int rc, const char *step);
+/* --threads 0 under mpirun: the cores of the node shared by its ranks; on cuda each
+ * rank on the GPU of its place among its node's ranks (modulo the GPUs visible). */
+int ffnn_sweep_ranks_place(const sweep_cli *s, config *c, long long n);
+/* Every configuration's results (state, metrics, seconds, dropped_at) from the rank
+ * that trained it to every rank (collective). */
+int ffnn_sweep_ranks_gather(const sweep_cli *s, config *c, long long n);
+/* The parameters of the models rank 0 writes (--save-best, --save-all, --ensemble:
+ * order, best first) from the ranks that trained them (collective). */
+int ffnn_sweep_ranks_models(const sweep_cli *s, config *c, long long n, const long long *order);
+void ffnn_sweep_ranks_end(sweep_cli *s);
 
 #endif

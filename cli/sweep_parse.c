@@ -302,7 +302,6 @@ static int refuse_run_options(const ffnn_cli_train_options *o)
                       : o->log_steps       ? "--log-steps"
                       : o->checkpoint_path ? "--checkpoint"
                       : o->resume_path     ? "--resume"
-                      : o->gpus            ? "--gpus"
                       : o->max_steps       ? "--max-steps"
                                            : NULL;
     if (bad)
@@ -342,6 +341,13 @@ int ffnn_sweep_build_configs(const sweep_cli *s, config **out, long long *count)
             return 2;
         }
     }
+    if (c[0].o.gpus && c[0].o.cfg.device != FFNN_DEVICE_CUDA) {
+        fprintf(stderr, "%s: --gpus spreads the models over GPUs: it needs --device cuda\n",
+                CMD);
+        return 2;
+    }
+    if (s->rank != 0) /* rank 0 alone writes the files */
+        return 0;
     if (s->save_best && ffnn_cli_check_output_path(CMD, "--save-best", s->save_best) != 0)
         return 1;
     if (s->csv_path && ffnn_cli_check_output_path(CMD, "--csv", s->csv_path) != 0)

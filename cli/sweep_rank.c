@@ -159,10 +159,12 @@ static ffnn_metrics mean_metrics(const ffnn_metrics *m, int folds)
 
 /* Each configuration on its folds' validation sets (their means) and the test set,
  * in the data's own units (the models standardise raw rows themselves). */
-int ffnn_sweep_evaluate_all(config *c, long long n, const folds *d)
+int ffnn_sweep_evaluate_all(const sweep_cli *s, config *c, long long n, const folds *d)
 {
     ffnn_metrics m[SWEEP_MAX_FOLDS];
     for (long long k = 0; k < n; k++) {
+        if (!ffnn_sweep_owns(s, k))
+            continue; /* another rank's: its results come from there */
         const ffnn_cli_train_options *o = &c[k].o;
         size_t batch = o->cfg.eval_batch_size;
         for (int set = 1; set <= 2; set++) {

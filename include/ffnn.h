@@ -276,6 +276,13 @@ FFNN_API int ffnn_has_cuda(void);
 FFNN_API int ffnn_cuda_device_count(void);
 /* Name of GPU 0 into buf (e.g. "NVIDIA H100 80GB HBM3"); "" when none. */
 FFNN_API void ffnn_cuda_device_name(char *buf, size_t buf_size);
+/* Make GPU `device` (0 .. ffnn_cuda_device_count() - 1) the calling thread's CUDA
+ * device (cudaSetDevice): the trainers, sweeps and predictors it creates from then
+ * on live there. A thread starts on GPU 0. Errors: FFNN_ERR_INVALID_ARGUMENT (out
+ * of range), FFNN_ERR_UNSUPPORTED (no GPU or no CUDA module), FFNN_ERR_CUDA.
+ * ffnn_cuda_current_device: the calling thread's device, -1 without a GPU. */
+FFNN_API ffnn_status ffnn_cuda_set_device(int device);
+FFNN_API int ffnn_cuda_current_device(void);
 
 /* ------------------------------------------------------------------ dataset */
 
@@ -1604,6 +1611,21 @@ FFNN_API ffnn_status ffnn_sweep_create(ffnn_model *const *models,
                                        const ffnn_dataset *const *train,
                                        const ffnn_dataset *const *val, int threads,
                                        ffnn_sweep **out);
+/* ffnn_sweep_create over gpus GPUs of this process (cuda configs; gpus 0: all on
+ * the calling thread's device, as ffnn_sweep_create): model i on GPU i % gpus (its
+ * trainer created there; the lanes serve every GPU, each running a model's epoch
+ * on that model's device), or with strategy batched one engine per GPU holding
+ * models g, g + gpus ... (engine g run by a lane of its own, at the same time as
+ * the others). Each model trains as it would alone on its GPU. Errors: those of
+ * ffnn_sweep_create, FFNN_ERR_INVALID_ARGUMENT (gpus < 0 or > FFNN_SWEEP_MAX_GPUS,
+ * or gpus > 0 with configs not on cuda), FFNN_ERR_UNSUPPORTED (more GPUs than are
+ * visible: the message says how many are). */
+#define FFNN_SWEEP_MAX_GPUS 64
+FFNN_API ffnn_status ffnn_sweep_create_gpus(ffnn_model *const *models,
+                                            const ffnn_train_config *configs, size_t count,
+                                            const ffnn_dataset *const *train,
+                                            const ffnn_dataset *const *val, int threads,
+                                            int gpus, ffnn_sweep **out);
 FFNN_API void ffnn_sweep_free(ffnn_sweep *s);
 
 /* One epoch of every model still training (ffnn_trainer_run_epoch each; models
@@ -1811,6 +1833,19 @@ FFNN_API void ffnn_comm_timing(const ffnn_comm *c, uint64_t *steps, double *span
                                double *exposed_ms);
 /* Free c (after the trainer that uses it). NULL is ignored. */
 FFNN_API void ffnn_comm_free(ffnn_comm *c);
+
+/* Blocking collectives over host memory, for work spread over the ranks without
+ * an all-reduce of gradients (ffnn sweep under mpirun: each rank trains its own
+ * models, the results are gathered). Every rank of c calls them in the same order
+ * with the same n / size and root. ffnn_comm_reduce: v[n] (host doubles) becomes
+ * op over the ranks' v on every rank (op: FFNN_COMM_SUM, _MIN or _MAX; a sum adds
+ * in an order that is the same on every rank). ffnn_comm_broadcast: root's
+ * bytes[size] copied to every rank's bytes. A NULL c is a group of one: nothing
+ * to do, FFNN_OK. Errors: FFNN_ERR_INVALID_ARGUMENT (op, root out of range),
+ * FFNN_ERR_IO (MPI), FFNN_ERR_CUDA (NCCL). */
+typedef enum ffnn_comm_op { FFNN_COMM_SUM = 0, FFNN_COMM_MIN = 1, FFNN_COMM_MAX = 2 } ffnn_comm_op;
+FFNN_API ffnn_status ffnn_comm_reduce(ffnn_comm *c, double *v, size_t n, ffnn_comm_op op);
+FFNN_API ffnn_status ffnn_comm_broadcast(ffnn_comm *c, void *bytes, size_t size, int root);
 
 /* ffnn_trainer_create for one rank of comm (NULL: a plain trainer). The comm's
  * memory must be the backend's (mpi: cpu; nccl: cuda); the persistent strategy

@@ -103,6 +103,17 @@ MPI_CASE(mpi_killed_rank, "kill_rank")
 MPI_CASE(mpi_other_data, "other_data")
 MPI_CASE(mpi_early_stopping, "early_stopping")
 MPI_CASE(mpi_nan, "nan")
+MPI_CASE(mpi_sweep, "sweep")
+MPI_CASE(mpi_sweep_errors, "sweep_errors")
+
+/* mpirun -np 2 ffnn sweep on cuda (each rank on the GPU of its place on the node,
+ * both on GPU 0 of a one-GPU machine) against one process: the same table and
+ * --save-best bytes (tests/test_parallel.sh sweep_cuda) */
+static test_result mpi_sweep_cuda(char *why, size_t why_size)
+{
+    SKIP_WITHOUT_GPU();
+    return run_case(why, why_size, "sweep_cuda");
+}
 
 /* ---------------------------------------------------------------- GPUs */
 
@@ -273,6 +284,9 @@ const test_case parallel_tests[] = {
     {"parallel_mpi_rank_with_other_data_stops_all", mpi_other_data},
     {"parallel_mpi_nan_stops_all_one_message", mpi_nan},
     {"parallel_mpi_early_stopping_same_epoch_np2_np3", mpi_early_stopping},
+    {"parallel_mpi_sweep_np2_np3_equals_one_process", mpi_sweep},
+    {"parallel_mpi_sweep_error_on_a_rank_ends_all", mpi_sweep_errors},
+    {"parallel_mpi_sweep_cuda_np2_equals_one_process", mpi_sweep_cuda},
     {"parallel_gpu_nccl_one_gpu_bitwise", gpu_nccl_one_gpu_bitwise},
     {"parallel_gpu_nccl_two_gpus_1e-4", gpu_nccl_two_gpus},
 };

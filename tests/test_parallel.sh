@@ -24,6 +24,16 @@
 #                  cut after the best epoch and resumed: the same stop and model bytes
 #   nan            a diverging run (lr 1e6) under -np 2: every rank stops at the same
 #                  step with one message naming the step and a rank; exit status 1
+#   sweep          ffnn sweep under -np 2 and -np 3 (configurations spread over the
+#                  ranks, no all-reduce) vs one process: the same ranked table and
+#                  --csv (but the seconds), the same --save-best, --save-all and
+#                  --ensemble files byte for byte (the winner trained on a rank > 0),
+#                  with --halving; --cv 3 --json the same lines (but the seconds)
+#   sweep_cuda     the same on cuda (a GPU machine; each rank on the GPU of its place
+#                  on its node): -np 2 vs one process, the table and --save-best
+#   sweep_errors   a bad option under -np 2: one message, every rank ends (exit 2);
+#                  rank 1 alone without its data file: its message, named rank 1, and
+#                  rank 0's naming rank 1, every rank ends; --help printed once
 #
 # The tolerance: |a - b| <= 1e-6 max(|a|, |b|, L) per step, L the mean per-step loss of
 # the one-process run (for the steps whose loss is at least L, plain 1e-6 relative; a
@@ -260,8 +270,83 @@ nan)
     [ ! -e "$ck" ] || fail "a checkpoint was written after the loss became NaN/Inf"
     echo "nan: $(grep -m1 "the loss is" "$dir/err.txt" | cut -c1-200)"
     ;;
+sweep)
+    args="--data synth:points:600 --arch 2-16tanh-1 --loss bce --epochs 9 --batch 50 --val-split 0.3 \
+          --device cpu --threads 1 --lr 0.03,0.1,0.3,0.5 --seed 1-3 --optimizer sgd,adam \
+          --halving 2 --min-epochs 2 --ensemble 3"
+    "$ffnn" sweep $args "$dir/e1.st" --save-best "$dir/b1.st" --save-all "$dir/a1" \
+        --csv "$dir/one.csv" >"$dir/one.txt" 2>"$dir/err" || fail "one process"
+    best=$(awk 'NR == 2 { print $2 }' "$dir/one.txt")
+    for np in 2 3; do
+        mpi $np "$ffnn" sweep $args "$dir/e$np.st" --save-best "$dir/b$np.st" \
+            --save-all "$dir/a$np" --csv "$dir/np$np.csv" >"$dir/np$np.txt" 2>"$dir/err" ||
+            fail "mpirun -np $np exited with $?"
+        # the table but its seconds column (the 12th field: three settings) and the
+        # files' names
+        for f in one np$np; do
+            awk '/^saved/ { for (i = 1; i <= NF; i++) if ($i ~ /\//) $i = "FILE"; print; next }
+                 NR > 1 { $12 = "" } { print }' "$dir/$f.txt" >"$dir/$f.table"
+            cut -d, -f1-4,6- "$dir/$f.csv" >"$dir/$f.cols"
+        done
+        cmp -s "$dir/one.table" "$dir/np$np.table" ||
+            { diff "$dir/one.table" "$dir/np$np.table" >&2; fail "-np $np: another table"; }
+        cmp -s "$dir/one.cols" "$dir/np$np.cols" || fail "-np $np: another --csv"
+        cmp -s "$dir/b1.st" "$dir/b$np.st" || fail "-np $np: another --save-best file"
+        cmp -s "$dir/e1.st" "$dir/e$np.st" || fail "-np $np: another --ensemble file"
+        for m in "$dir"/a1/*; do
+            cmp -s "$m" "$dir/a$np/${m##*/}" || fail "-np $np: another ${m##*/}"
+        done
+        [ "$(grep -c "at a time" "$dir/err")" = 1 ] || fail "-np $np: not one rank's messages"
+        echo "sweep -np $np: the table of one process (winner: configuration $best, on rank $(( (best - 1) % np ))), the same --csv and model files byte for byte"
+    done
+    args="--data synth:points:600 --arch 2-16tanh-1 --loss bce --epochs 4 --batch 50 --cv 3 \
+          --device cpu --threads 1 --lr 0.03,0.1,0.3 --seed 1-2 --json"
+    "$ffnn" sweep $args 2>"$dir/err" | sed 's/"seconds": [0-9.e+-]*//' >"$dir/cv1.txt" ||
+        fail "one process --cv"
+    mpi 2 "$ffnn" sweep $args 2>"$dir/err" | sed 's/"seconds": [0-9.e+-]*//' >"$dir/cv2.txt" ||
+        fail "mpirun -np 2 --cv"
+    [ -s "$dir/cv1.txt" ] && cmp -s "$dir/cv1.txt" "$dir/cv2.txt" || fail "-np 2 --cv 3: other lines"
+    echo "sweep --cv 3 -np 2: the same JSON lines (each configuration's folds on one rank)"
+    ;;
+sweep_cuda)
+    args="--data synth:points:2000 --arch 2-64relu-64tanh-2 --epochs 3 --batch 64 --val-split 0.25 \
+          --device cuda --lr 0.05,0.1,0.2,0.4 --seed 1-2 --quiet"
+    "$ffnn" sweep $args --save-best "$dir/b1.st" >"$dir/one.txt" 2>"$dir/err" || fail "one process"
+    mpi 2 "$ffnn" sweep $args --save-best "$dir/b2.st" >"$dir/np2.txt" 2>"$dir/err" ||
+        fail "mpirun -np 2 exited with $?"
+    for f in one np2; do
+        awk '/^saved/ { for (i = 1; i <= NF; i++) if ($i ~ /\//) $i = "FILE"; print; next }
+             NR > 1 { $11 = "" } { print }' "$dir/$f.txt" >"$dir/$f.table"
+    done
+    cmp -s "$dir/one.table" "$dir/np2.table" ||
+        { diff "$dir/one.table" "$dir/np2.table" >&2; fail "-np 2 on cuda: another table"; }
+    cmp -s "$dir/b1.st" "$dir/b2.st" || fail "-np 2 on cuda: another --save-best file"
+    echo "sweep on cuda -np 2: the table of one process, --save-best byte for byte"
+    ;;
+sweep_errors)
+    timeout 120 "$mpirun" --allow-run-as-root --oversubscribe -np 2 "$ffnn" sweep \
+        --data synth:points:600 --lr 0.1,abc --device cpu >"$dir/out.txt" 2>"$dir/err.txt"
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "a bad option: exit $rc"
+    [ "$(grep -c "expects a number" "$dir/err.txt")" = 1 ] ||
+        { cat "$dir/err.txt" >&2; fail "a bad option: not one message"; }
+    echo "sweep, a bad option under -np 2: exit $rc, $(grep -m1 "expects" "$dir/err.txt")"
+    timeout 120 "$mpirun" --allow-run-as-root --oversubscribe -np 2 sh -c \
+        'd=synth:points:600; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && d=/nonexistent/data.csv
+         exec "$0" sweep --data $d --arch 2-8tanh-1 --loss bce --lr 0.1,0.2 --epochs 2 \
+             --device cpu --threads 1' "$ffnn" >"$dir/out.txt" 2>"$dir/err.txt"
+    rc=$?
+    [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "rank 1 without its data: exit $rc"
+    grep -q "rank 1 of 2:" "$dir/err.txt" && grep -q "/nonexistent/data.csv" "$dir/err.txt" &&
+        grep -q "rank 1 of 2 failed" "$dir/err.txt" ||
+        { cat "$dir/err.txt" >&2; fail "rank 1 without its data: no message naming rank 1"; }
+    [ ! -s "$dir/out.txt" ] || fail "rank 1 without its data: a table was printed"
+    echo "sweep, rank 1 without its data: exit $rc, $(grep -m1 "failed" "$dir/err.txt")"
+    mpi 2 "$ffnn" sweep --help >"$dir/out.txt" 2>"$dir/err.txt" || fail "--help: exit $?"
+    [ "$(grep -c "^usage: ffnn sweep" "$dir/out.txt")" = 1 ] || fail "--help: not printed once"
+    ;;
 *)
-    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|other_data|nan" >&2
+    echo "usage: test_parallel.sh parity_sgd|parity_adam|buckets|resume|kill_rank|other_data|nan|sweep|sweep_cuda|sweep_errors" >&2
     exit 2
     ;;
 esac

@@ -474,7 +474,50 @@ TEST_DIR_CASE("sweep", sweep_cli_save_all)
     return TEST_PASS;
 }
 
+/* --gpus N / ffnn_sweep_create_gpus: N greater than the GPUs there are is refused,
+ * saying how many there are (on a machine without a GPU: every N); not on the cpu. */
+TEST_DIR_CASE("sweep", sweep_gpus_refused)
+{
+    UNUSED_WHY();
+    ffnn_dataset *train = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:100", 1, &train, NULL));
+    ffnn_model *m = NULL;
+    CHECK_OK(ffnn_model_create("2-8relu-2", &m));
+    ffnn_train_config cfg = ffnn_train_config_default();
+    const ffnn_dataset *trains[1] = {train};
+    ffnn_sweep *s = NULL;
+    int visible = ffnn_cuda_device_count();
+    cfg.device = FFNN_DEVICE_CPU;
+    CHECK(ffnn_sweep_create_gpus(&m, &cfg, 1, trains, NULL, 0, 1, &s) ==
+                  FFNN_ERR_INVALID_ARGUMENT && strstr(ffnn_last_error(), "device cuda") && !s,
+          "gpus on the cpu: %s", ffnn_last_error());
+    cfg.device = FFNN_DEVICE_CUDA;
+    char want[128], asked[16], out[600];
+    snprintf(want, sizeof want, "%d CUDA GPU%s visible", visible, visible == 1 ? " is" : "s are");
+    CHECK(ffnn_sweep_create_gpus(&m, &cfg, 1, trains, NULL, 0, visible + 1, &s) ==
+                  FFNN_ERR_UNSUPPORTED && strstr(ffnn_last_error(), want) && !s,
+          "gpus %d with %d visible: %s", visible + 1, visible, ffnn_last_error());
+    snprintf(asked, sizeof asked, "%d", visible + 1);
+    snprintf(want, sizeof want, "--gpus %d: %d CUDA GPU%s found", visible + 1, visible,
+             visible == 1 ? " was" : "s were");
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    const char *args[] = {"sweep", "--data", "synth:points:100", "--lr", "0.1,0.2",
+                          "--device", "cuda", "--gpus", asked, NULL};
+    CHECK(cli_run(args, out, NULL) == 1 && file_contains(out, want) &&
+              !file_contains(out, "at a time"),
+          "ffnn sweep --gpus %s (see %s)", asked, out);
+    const char *cpu[] = {"sweep", "--data", "synth:points:100", "--lr", "0.1,0.2",
+                         "--device", "cpu", "--gpus", "1", NULL};
+    CHECK(cli_run(cpu, out, NULL) == 2 && file_contains(out, "excludes --device cpu"),
+          "ffnn sweep --gpus 1 --device cpu (see %s)", out);
+    printf("     %d GPU%s here: --gpus %d refused (\"%s\")\n", visible, visible == 1 ? "" : "s",
+           visible + 1, want);
+    TEST_FREE(m, train);
+    return TEST_PASS;
+}
+
 const test_case sweep_tests[] = {
+    {"sweep_gpus_refused", test_sweep_gpus_refused},
     {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
     {"sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs},
     {"sweep_refuses", sweep_refuses},

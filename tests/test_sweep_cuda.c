@@ -7,6 +7,7 @@
  * model in it against itself alone. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
@@ -214,7 +215,85 @@ CUDA_BATCHED_CASE(sweep_cuda_batched, FFNN_PRECISION_FP32)
 CUDA_BATCHED_CASE(sweep_cuda_batched_tf32, FFNN_PRECISION_TF32)
 CUDA_BATCHED_CASE(sweep_cuda_batched_bf16, FFNN_PRECISION_BF16)
 
+/* 8 models of arch over gpus GPUs (ffnn_sweep_create_gpus; 0: the one device),
+ * 3 epochs; the parameters of model i into p[i] (each [count], caller-freed). */
+static test_result gpus_sweep(const char *strategy, int gpus, const ffnn_dataset *train,
+                              const ffnn_dataset *val, float **p, size_t *count)
+{
+    const char *arch = "2-64relu-64tanh-2";
+    ffnn_train_config cfg[CUDA_SWEEP_N];
+    ffnn_model *m[CUDA_SWEEP_N] = {0};
+    const ffnn_dataset *trains[CUDA_SWEEP_N], *vals[CUDA_SWEEP_N];
+    for (int i = 0; i < CUDA_SWEEP_N; i++) {
+        cfg[i] = ffnn_train_config_default();
+        cfg[i].device = FFNN_DEVICE_CUDA;
+        CHECK_OK(ffnn_train_config_set(&cfg[i], "strategy", strategy));
+        cfg[i].learning_rate = 0.2f / (float)(1 << (i % 4));
+        cfg[i].seed = 1 + (uint64_t)(i / 4);
+        cfg[i].batch_size = 64;
+        cfg[i].epochs = 3;
+        CHECK_OK(ffnn_model_create(arch, &m[i]));
+        CHECK_OK(ffnn_model_init(m[i], cfg[i].seed));
+        trains[i] = train, vals[i] = val;
+    }
+    ffnn_sweep *s = NULL;
+    CHECK_OK(ffnn_sweep_create_gpus(m, cfg, CUDA_SWEEP_N, trains, vals, 4, gpus, &s));
+    size_t training = CUDA_SWEEP_N;
+    for (int e = 0; training > 0 && e < 3; e++)
+        CHECK_OK(ffnn_sweep_run_epoch(s, &training));
+    CHECK(training == 0, "%zu models still training after 3 epochs", training);
+    CHECK(ffnn_cuda_current_device() == 0, "the caller's device is now %d",
+          ffnn_cuda_current_device());
+    ffnn_sweep_free(s);
+    for (int i = 0; i < CUDA_SWEEP_N; i++) {
+        *count = ffnn_model_parameter_count(m[i]);
+        p[i] = malloc(*count * sizeof(float));
+        CHECK(p[i] != NULL, "out of memory");
+        memcpy(p[i], ffnn_model_parameters(m[i]), *count * sizeof(float));
+        ffnn_model_free(m[i]);
+    }
+    return TEST_PASS;
+}
+
+/* A sweep over 1 .. all the GPUs (model i on GPU i % N; batched: one engine per
+ * GPU) gives every model the bits of the one-GPU sweep; more GPUs than there are
+ * are refused, naming how many there are. */
+static test_result sweep_cuda_gpus(char *why, size_t why_size)
+{
+    SKIP_WITHOUT_GPU();
+    ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
+    CHECK_OK(ffnn_dataset_synthetic("synth:points:2000", 5, &all, NULL));
+    CHECK_OK(ffnn_dataset_split(all, 0.25, 1, &train, &val));
+    int visible = ffnn_cuda_device_count();
+    const char *strategies[2] = {"auto", "batched"};
+    for (int k = 0; k < 2; k++) {
+        float *one[CUDA_SWEEP_N] = {0}, *spread[CUDA_SWEEP_N] = {0};
+        size_t n = 0;
+        test_result r = gpus_sweep(strategies[k], 0, train, val, one, &n);
+        for (int g = 1; r == TEST_PASS && g <= visible; g++) {
+            r = gpus_sweep(strategies[k], g, train, val, spread, &n);
+            for (int i = 0; r == TEST_PASS && i < CUDA_SWEEP_N; i++)
+                if (memcmp(one[i], spread[i], n * sizeof(float)) != 0) {
+                    snprintf(why, why_size, "%s over %d GPU%s: model %d differs from the "
+                             "one-GPU sweep", strategies[k], g, g > 1 ? "s" : "", i);
+                    r = TEST_FAIL;
+                }
+            for (int i = 0; i < CUDA_SWEEP_N; i++)
+                free(spread[i]), spread[i] = NULL;
+        }
+        for (int i = 0; i < CUDA_SWEEP_N; i++)
+            free(one[i]);
+        if (r != TEST_PASS)
+            return r;
+    }
+    printf("     auto and batched over 1 .. %d GPU%s: every model equals the one-GPU sweep's "
+           "bit for bit\n", visible, visible > 1 ? "s" : "");
+    TEST_FREE(train, val, all);
+    return TEST_PASS;
+}
+
 const test_case sweep_cuda_tests[] = {
+    {"sweep_cuda_gpus", sweep_cuda_gpus},
     {"sweep_cuda_auto", sweep_cuda_auto},
     {"sweep_cuda_fused", sweep_cuda_fused},
     {"sweep_cuda_graph", sweep_cuda_graph},

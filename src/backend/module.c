@@ -153,6 +153,22 @@ int ffnn_cuda_device_count(void)
     return m ? m->device_count() : 0;
 }
 
+ffnn_status ffnn_cuda_set_device(int device)
+{
+    int count = ffnn_cuda_device_count();
+    if (device < 0 || device >= count)
+        return ffnn_fail(count ? FFNN_ERR_INVALID_ARGUMENT : FFNN_ERR_UNSUPPORTED,
+                         "CUDA device %d: %d device%s visible%s", device, count,
+                         count == 1 ? " is" : "s are",
+                         ffnn_cuda_module_get() ? "" : " (no CUDA module)");
+    return ffnn_cuda_module_get()->set_device(device);
+}
+
+int ffnn_cuda_current_device(void)
+{
+    return ffnn_cuda_device_count() > 0 ? ffnn_cuda_module_get()->current_device() : -1;
+}
+
 void ffnn_cuda_device_name(char *buf, size_t buf_size)
 {
     if (buf == NULL || buf_size == 0)

@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define FFNN_CUDA_MODULE_VERSION 2u
+#define FFNN_CUDA_MODULE_VERSION 3u
 #define FFNN_CUDA_MODULE_ENTRY "ffnn_cuda_module_entry"
 #define FFNN_CUDA_MODULE_FILE "libffnn-cuda.so"
 /* The checksum of the headers the module shares with the library (Makefile:
@@ -66,6 +66,8 @@ typedef struct ffnn_cuda_module {
     const ffnn_backend_ops *ops;                       /* ffnn_cuda_backend()       */
     int (*device_count)(void);                         /* ffnn_cuda_device_count    */
     void (*device_name)(char *buf, size_t buf_size);   /* ffnn_cuda_device_name     */
+    ffnn_status (*set_device)(int device);             /* ffnn_cuda_set_device      */
+    int (*current_device)(void);                       /* ffnn_cuda_current_device  */
     /* NCCL (src/parallel/nccl.cu); all three NULL in a module built without it.
      * id: FFNN_NCCL_ID_BYTES (parallel/comm.h) bytes. */
     ffnn_status (*nccl_unique_id)(unsigned char *id);
@@ -83,6 +85,8 @@ typedef const void *(*ffnn_module_entry_fn)(const void *host);
 const ffnn_backend_ops *ffnn_cuda_module_ops(void);
 int ffnn_cuda_module_device_count(void);
 void ffnn_cuda_module_device_name(char *buf, size_t buf_size);
+ffnn_status ffnn_cuda_module_set_device(int device);
+int ffnn_cuda_module_current_device(void);
 ffnn_status ffnn_nccl_module_unique_id(unsigned char *id);
 ffnn_status ffnn_nccl_module_comm_create(const unsigned char *id, int size, int rank,
                                          int device, ffnn_comm *host, ffnn_comm **out);

@@ -45,6 +45,30 @@ void ffnn_comm_free(ffnn_comm *c)
         c->ops->destroy(c);
 }
 
+ffnn_status ffnn_comm_reduce(ffnn_comm *c, double *v, size_t n, ffnn_comm_op op)
+{
+    if (op != FFNN_COMM_SUM && op != FFNN_COMM_MIN && op != FFNN_COMM_MAX)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_comm_reduce: op %d", (int)op);
+    if (!c || n == 0)
+        return FFNN_OK;
+    if (!v)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_comm_reduce: v is NULL");
+    /* the values of ffnn_comm_op are those of comm.h's ffnn_reduce_op */
+    return c->ops->reduce_host(c, v, n, (ffnn_reduce_op)op);
+}
+
+ffnn_status ffnn_comm_broadcast(ffnn_comm *c, void *bytes, size_t size, int root)
+{
+    if (c && (root < 0 || root >= c->size))
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_comm_broadcast: root %d of %d ranks",
+                         root, c->size);
+    if (!c || size == 0)
+        return FFNN_OK;
+    if (!bytes)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_comm_broadcast: bytes is NULL");
+    return c->ops->broadcast_host(c, bytes, size, root);
+}
+
 void ffnn_comm_set_timing(ffnn_comm *c, int on)
 {
     if (c)

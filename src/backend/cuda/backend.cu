@@ -41,6 +41,33 @@ extern "C" void ffnn_cuda_module_device_name(char *buf, size_t buf_size)
     snprintf(buf, buf_size, "%s", prop.name);
 }
 
+/* The calling thread's device: backend contexts made on the thread from then on
+ * live on it, and its launches go there (module.h set_device, current_device). */
+extern "C" ffnn_status ffnn_cuda_module_set_device(int device)
+{
+    int count = ffnn_cuda_module_device_count();
+    if (device < 0 || device >= count)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "CUDA device %d: %d device%s visible",
+                         device, count, count == 1 ? " is" : "s are");
+    cudaError_t err = cudaSetDevice(device);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ffnn_fail(FFNN_ERR_CUDA, "cudaSetDevice(%d): %s (%s)", device,
+                         cudaGetErrorString(err), cudaGetErrorName(err));
+    }
+    return FFNN_OK;
+}
+
+extern "C" int ffnn_cuda_module_current_device(void)
+{
+    int device = -1;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return device;
+}
+
 /* ------------------------------------------------------------------ lifetime */
 
 /* Query the device and make the stream; on failure the caller frees ctx. */

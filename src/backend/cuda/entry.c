@@ -20,7 +20,8 @@ __attribute__((visibility("default"))) const void *ffnn_cuda_module_entry(const 
     static ffnn_cuda_module table = {
         FFNN_CUDA_MODULE_VERSION, FFNN_MODULE_ABI, sizeof(ffnn_cuda_module),
         sizeof(ffnn_backend_ops), FFNN_VERSION, NULL, ffnn_cuda_module_device_count,
-        ffnn_cuda_module_device_name,
+        ffnn_cuda_module_device_name, ffnn_cuda_module_set_device,
+        ffnn_cuda_module_current_device,
 #if FFNN_MODULE_NCCL
         ffnn_nccl_module_unique_id, ffnn_nccl_module_comm_create,
         ffnn_nccl_module_group_create,
