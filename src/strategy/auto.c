@@ -72,11 +72,6 @@ ffnn_strategy ffnn_strategy_resolve(const ffnn_model *m, const ffnn_train_config
 {
     if (cfg->strategy != FFNN_STRATEGY_AUTO && cfg->strategy != FFNN_STRATEGY_TUNE)
         return cfg->strategy;
-    /* an embedding layer: the fused ops, one launch each. Not graph: a run resumed
-     * mid-epoch (checkpoint, adam) failed to capture its steps on an H200
-     * (cudaErrorStreamCaptureInvalidated, 2026-12-02), not yet explained */
-    if (m->layer_count > 0 && m->layers[0].kind == FFNN_LAYER_EMBEDDING)
-        return FFNN_STRATEGY_FUSED;
     /* tf32 and bf16: cublaslt at every batch where its fused ops cover the net (bf16
      * there runs the mixed-precision pipeline: bf16 weights, activations and
      * gradients written by the epilogues and the update, step.h ffnn_mixed). One

@@ -322,6 +322,8 @@ static ffnn_status cuda_capture_begin(void *vctx)
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "capture_begin");
     FFNN_CUDA_CHECK(ctx, cudaStreamBeginCapture(ctx->stream, cudaStreamCaptureModeThreadLocal));
+    ctx->capturing = 1;
+    ctx->side_done_captured = 0;
     return FFNN_OK;
 }
 
@@ -332,6 +334,7 @@ static ffnn_status cuda_capture_end(void *vctx, void **graph)
     cudaGraph_t g = NULL;
     cudaGraphExec_t exec = NULL;
     *graph = NULL;
+    ctx->capturing = 0;
     FFNN_CUDA_CHECK(ctx, cudaStreamEndCapture(ctx->stream, &g));
     /* each kernel node keeps the priority of the stream it was captured from
      * (the second stream's below the main stream's: cuda_init_context) */
@@ -386,6 +389,7 @@ extern "C" ffnn_status ffnn_cuda_side_end(void *vctx)
     ctx->stream = ctx->main_stream; /* back on the main stream even after an error */
     FFNN_CUDA_GUARD(ctx, "side_end");
     FFNN_CUDA_CHECK(ctx, cudaEventRecord(ctx->side_done, ctx->side_stream));
+    if (ctx->capturing) ctx->side_done_captured = 1;
     return FFNN_OK;
 }
 
@@ -393,6 +397,12 @@ static ffnn_status cuda_side_join(void *vctx)
 {
     ffnn_cuda_ctx *ctx = (ffnn_cuda_ctx *)vctx;
     FFNN_CUDA_GUARD(ctx, "side_join");
+    /* In a capture before any side_end of it there is nothing of the capture's to
+     * join: the steps join all their side work before a launch ends, and side_done
+     * then holds a record from outside the capture (or from an earlier one), which a
+     * captured wait may not depend on - CUDA would invalidate the whole capture
+     * (what a run resumed mid-epoch met on its first launch). */
+    if (ctx->capturing && !ctx->side_done_captured) return FFNN_OK;
     FFNN_CUDA_CHECK(ctx, cudaStreamWaitEvent(ctx->main_stream, ctx->side_done, 0));
     return FFNN_OK;
 }

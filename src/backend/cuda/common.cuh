@@ -53,6 +53,10 @@ typedef struct ffnn_cuda_ctx {
     cudaStream_t side_stream;   /* backend.h side_begin's queue (non-blocking)     */
     cudaEvent_t side_fork;      /* recorded on the main stream at side_begin       */
     cudaEvent_t side_done;      /* recorded on the side stream at side_end         */
+    int capturing;              /* 1 between capture_begin and capture_end          */
+    int side_done_captured;     /* 1 once side_end has recorded side_done inside the */
+                                /* capture under way (side_join waits on it only    */
+                                /* then: see cuda_side_join)                        */
     ffnn_matmul_variant matmul; /* the plain dense and local1d ops' kernels: naive, */
                                 /* the library's (cuBLAS) or tiled (the default)    */
     ffnn_precision precision;   /* matmul arithmetic: tf32 / bf16 for the fused ops */
