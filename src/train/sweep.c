@@ -52,6 +52,8 @@ struct ffnn_sweep {
     ffnn_batched **batched;    /* strategy batched: [engines] the engines (no trainers),
                                   engine g with models g, g + engines ...; or NULL    */
     int engines;
+    ffnn_model **engine_models; /* [count]: engine g's models side by side (an engine
+                                  keeps its array: freed with the sweep)            */
     int gpus;                  /* the GPUs spread over (0: the caller's device)     */
     ffnn_status engine_status[FFNN_SWEEP_MAX_GPUS]; /* of each engine's last epoch  */
     char engine_error[FFNN_SWEEP_MAX_GPUS][512];
@@ -80,6 +82,7 @@ void ffnn_sweep_free(ffnn_sweep *s)
     }
     (void)on_device(caller);
     free(s->batched);
+    free(s->engine_models);
     ffnn_pool_free(s->pool);
     free(s->slot);
     free(s);
@@ -163,15 +166,17 @@ static ffnn_status create_batched(ffnn_sweep *s, ffnn_model *const *models,
     if (st == FFNN_OK && (!m || !c || !s->batched))
         st = ffnn_fail(FFNN_ERR_NO_MEMORY, "ffnn_sweep_create: %zu models", s->count);
     int caller = gpus > 0 ? ffnn_cuda_current_device() : -1;
-    for (int g = 0; st == FFNN_OK && g < s->engines; g++) {
+    s->engine_models = m; /* the engines keep pointers into it */
+    for (size_t g = 0, at = 0; st == FFNN_OK && g < (size_t)s->engines; g++) {
         size_t n = 0;
-        engine_models(s, g, models, configs, m, c, &n);
-        st = on_device(gpus > 0 ? g : -1);
+        engine_models(s, (int)g, models, configs, m + at, c, &n);
+        st = on_device(gpus > 0 ? (int)g : -1);
         if (st == FFNN_OK)
-            st = ffnn_batched_create(m, c, n, train[0], val ? val[0] : NULL, &s->batched[g]);
+            st = ffnn_batched_create(m + at, c, n, train[0], val ? val[0] : NULL,
+                                     &s->batched[g]);
+        at += n;
     }
     (void)on_device(caller);
-    free(m);
     free(c);
     if (st == FFNN_OK && s->engines > 1)
         st = ffnn_pool_create(s->engines - 1, &s->pool);
