@@ -157,7 +157,8 @@ def arch():
     for name, text in [("dense", "784-256relu-10"), ("local", "64-local5samerelu-local3sigmoid-2"),
                        ("nobias", "3-4tanh:nobias-1"), ("bad-empty-token", "3--2"),
                        ("bad-even-same", "8-local4same-2"), ("huge", "65536-1048576-2"),
-                       ("identity", "2-3identity-2")]:
+                       ("identity", "2-3identity-2"), ("embed", "5-embed7x3_4x2-8relu-2"),
+                       ("regress-embed-tables", "74-embed5x2")]:
         put("arch", name, text.encode())
 
 
