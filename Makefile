@@ -120,7 +120,7 @@ endif
 C_SRC    += src/parallel/mpi_module.c
 CU_SRC   := $(wildcard src/backend/cuda/*.cu)
 CLI_SRC  := $(wildcard cli/*.c)
-TEST_SRC := $(wildcard tests/*.c)
+TEST_SRC := $(sort $(wildcard tests/*.c))
 
 # NCCL (multi-GPU runs, src/parallel/nccl.cu) from the CUDA toolkit: nccl.h and libnccl under
 # NCCL_HOME (default CUDA_HOME), with nvcc. make NCCL=1 fails when it is not found.

@@ -58,19 +58,26 @@ typedef struct test_case {
     } while (0)
 
 /* A test that only calls a suite's wrapper (a fixture, a table's group):
- * TEST_WITH(name, wrap, args...) defines name(why, why_size) returning
- * wrap(why, why_size, args...). */
-#define TEST_WITH(name, wrap, ...)                                                \
-    static test_result name(char *why, size_t why_size)                           \
+ * TEST_WITH("name", fn, wrap, args...); defines fn(why, why_size) returning
+ * wrap(why, why_size, args...) and registers it as name (TEST_CASE below). */
+#define TEST_WITH(name, fn, wrap, ...)                                            \
+    static test_result fn(char *why, size_t why_size)                             \
     {                                                                             \
         return wrap(why, why_size, __VA_ARGS__);                                  \
-    }
+    }                                                                             \
+    TEST_CASE(name, fn)
 
-/* Each test file defines one suite: `const test_case NAME_tests[] = {...};
- * const size_t NAME_tests_count = sizeof NAME_tests / sizeof NAME_tests[0];`
- * and tests/main.c lists it. */
-#define TEST_SUITE_DECLARE(name)                                                  \
-    extern const test_case name##_tests[];                                        \
-    extern const size_t name##_tests_count
+/* TEST_CASE(name, fn): registers the test fn under name (a string; the runner's
+ * filters match it), at start-up, before main. Written after the test's definition.
+ * The runner runs the tests in the order they registered: the test files in the
+ * link order (the Makefile sorts them by name), each file's in the order of its
+ * TEST_CASE lines (constructors run in definition order). */
+void test_register(const char *name, test_fn fn);
+#define TEST_CASE(name, fn)                                                       \
+    __attribute__((constructor)) static void test_case_register_##fn(void)        \
+    {                                                                             \
+        test_register(name, fn);                                                  \
+    }                                                                             \
+    typedef int test_case_semicolon_##fn
 
 #endif

@@ -143,12 +143,4 @@ extern const ffnn_activation op_fused_acts[4];
 /* "BATCHxIN->OUT" into buf. */
 void op_shape_text(char *buf, size_t size, dense_shape s);
 
-/* The element-wise groups (test_ops_elementwise.c). */
-test_result op_test_activations(char *why, size_t why_size);
-test_result op_test_losses(char *why, size_t why_size);
-test_result op_test_optimizers(char *why, size_t why_size);
-test_result op_test_clip_dropout_ema(char *why, size_t why_size);
-test_result op_test_gather(char *why, size_t why_size);
-test_result op_test_bf16(char *why, size_t why_size);
-
 #endif

@@ -32,6 +32,7 @@ static test_result parses_seed_networks(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("arch_parses_seed_networks", parses_seed_networks);
 
 static test_result prints_canonical_form(char *why, size_t why_size)
 {
@@ -50,6 +51,7 @@ static test_result prints_canonical_form(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("arch_prints_canonical_form", prints_canonical_form);
 
 /* Each bad string must fail with FFNN_ERR_PARSE and a message holding `expect`. */
 static test_result rejects_malformed(char *why, size_t why_size)
@@ -73,6 +75,7 @@ static test_result rejects_malformed(char *why, size_t why_size)
     };
     return test_arch_refused_each(bad, sizeof bad / sizeof bad[0]);
 }
+TEST_CASE("arch_rejects_malformed_strings", rejects_malformed);
 
 static test_result init_matches_pytorch_bounds(char *why, size_t why_size)
 {
@@ -109,6 +112,7 @@ static test_result init_matches_pytorch_bounds(char *why, size_t why_size)
     TEST_FREE(a, b);
     return TEST_PASS;
 }
+TEST_CASE("arch_init_matches_pytorch_bounds", init_matches_pytorch_bounds);
 
 static test_result names_round_trip(char *why, size_t why_size)
 {
@@ -122,6 +126,7 @@ static test_result names_round_trip(char *why, size_t why_size)
     CHECK(ffnn_strategy_from_name("fast", &k) == FFNN_ERR_PARSE, "fast accepted");
     return TEST_PASS;
 }
+TEST_CASE("arch_enum_names", names_round_trip);
 
 /* Activation parameters: '256leaky_relu0.2' (negative slope), '128elu0.5' (alpha);
  * the canonical string writes one only when it is not the default, as the shortest
@@ -203,13 +208,4 @@ static test_result activation_parameters(char *why, size_t why_size)
     };
     return test_arch_refused_each(bad, sizeof bad / sizeof bad[0]);
 }
-
-const test_case arch_tests[] = {
-    {"arch_parses_seed_networks", parses_seed_networks},
-    {"arch_prints_canonical_form", prints_canonical_form},
-    {"arch_rejects_malformed_strings", rejects_malformed},
-    {"arch_init_matches_pytorch_bounds", init_matches_pytorch_bounds},
-    {"arch_enum_names", names_round_trip},
-    {"arch_activation_parameters", activation_parameters},
-};
-const size_t arch_tests_count = sizeof arch_tests / sizeof arch_tests[0];
+TEST_CASE("arch_activation_parameters", activation_parameters);

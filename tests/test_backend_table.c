@@ -95,6 +95,7 @@ static test_result test_backend_table_host(char *why, size_t why_size)
         return r;
     return check_table(&ffnn_omp_backend, "packed weights");
 }
+TEST_CASE("backend_table_host_core_and_extensions", test_backend_table_host);
 
 static test_result test_backend_table_cuda(char *why, size_t why_size)
 {
@@ -103,9 +104,4 @@ static test_result test_backend_table_cuda(char *why, size_t why_size)
         SKIP("build has no CUDA");
     return check_table(cuda, "fused xt graph persistent device bf16 head side");
 }
-
-const test_case backend_table_tests[] = {
-    {"backend_table_host_core_and_extensions", test_backend_table_host},
-    {"backend_table_cuda_core_and_extensions", test_backend_table_cuda},
-};
-const size_t backend_table_tests_count = sizeof backend_table_tests / sizeof backend_table_tests[0];
+TEST_CASE("backend_table_cuda_core_and_extensions", test_backend_table_cuda);

@@ -75,6 +75,7 @@ static test_result test_bench_options(char *why, size_t why_size)
     ffnn_bench_end(&run);
     return TEST_PASS;
 }
+TEST_CASE("bench_options", test_bench_options);
 
 /* The row table, statuses, CSV and markdown cells. */
 static test_result test_bench_cells(char *why, size_t why_size)
@@ -123,6 +124,7 @@ static test_result test_bench_cells(char *why, size_t why_size)
     free(buf);
     return TEST_PASS;
 }
+TEST_CASE("bench_cells", test_bench_cells);
 
 /* The lab's median and check: tolerance (absolute + normwise relative), range, the
  * first fault, the scan stops after FFNN_LAB_MAX_FAULTS. */
@@ -171,6 +173,7 @@ static test_result test_lab_check(char *why, size_t why_size)
           "2.0 outside [0, 1]");
     return TEST_PASS;
 }
+TEST_CASE("bench_lab_check", test_lab_check);
 
 /* ------------------------------------------------------------ the suites */
 
@@ -255,6 +258,7 @@ TEST_DIR_CASE("bench", bench_help)
     }
     return TEST_PASS;
 }
+TEST_CASE("bench_help", test_bench_help);
 
 /* A suite run as a user would, --quick --no-gpu with --out a fresh directory: it
  * exits 0; every row of its CSV (after the header, which must start with header;
@@ -318,7 +322,7 @@ static const suite_case local1d_case = {
      (const char *const[]){"bench", "seed999", NULL}},
     {"--r 4 (even)", "an unknown suite"},
 };
-TEST_WITH(test_bench_local1d_quick_cpu, run_suite_case, &local1d_case)
+TEST_WITH("bench_local1d_quick_cpu", test_bench_local1d_quick_cpu, run_suite_case, &local1d_case);
 
 /* mnist-mlp on synthetic blobs: the CPU reference and OpenMP rows of (a) ok (counts
  * 0), the cuda rows skipped (counts 1); the CSV and the table written. */
@@ -339,7 +343,7 @@ static const suite_case mnist_mlp_case = {
     {(const char *const[]){"bench", "mnist-mlp", "--epochs", "0", NULL}, NULL},
     {"--epochs 0", NULL},
 };
-TEST_WITH(test_bench_mnist_mlp_quick_cpu, run_suite_case, &mnist_mlp_case)
+TEST_WITH("bench_mnist_mlp_quick_cpu", test_bench_mnist_mlp_quick_cpu, run_suite_case, &mnist_mlp_case);
 
 /* regression-mlp cut down to two small CPU runs: one ok cpu_omp row per
  * configuration (its check: test MSE finite and below the initial), the cuda rows
@@ -368,7 +372,7 @@ static const suite_case regression_mlp_case = {
     {(const char *const[]){"bench", "regression-mlp", "--epochs", "0", NULL}, NULL},
     {"--epochs 0", NULL},
 };
-TEST_WITH(test_bench_regression_mlp_quick_cpu, run_suite_case, &regression_mlp_case)
+TEST_WITH("bench_regression_mlp_quick_cpu", test_bench_regression_mlp_quick_cpu, run_suite_case, &regression_mlp_case);
 
 /* modular: the CPU training rows ok (the image tasks ok or skipped when
  * .devdata/fashion-mnist is absent), the GPU rows skipped, the table written.
@@ -395,7 +399,7 @@ static const suite_case modular_case = {
     {(const char *const[]){"bench", "modular", "--repeats", "0", NULL}, NULL},
     {"--repeats 0", NULL},
 };
-TEST_WITH(test_bench_modular_quick_cpu, run_suite_case, &modular_case)
+TEST_WITH("bench_modular_quick_cpu", test_bench_modular_quick_cpu, run_suite_case, &modular_case);
 
 /* `ffnn bench` runs the separate program ffnn-bench; an ffnn without one beside it or on
  * PATH says so in one line, naming how to get it, and exits with 1. */
@@ -416,6 +420,7 @@ TEST_DIR_CASE("bench", bench_program_missing)
           "no clear message in %s", log);
     return TEST_PASS;
 }
+TEST_CASE("bench_program_missing", test_bench_program_missing);
 
 /* Run `sh -c cmd` in dir, its stdout into out [size]; the exit status, -1 on error. */
 static int shell_output(const char *dir, const char *cmd, char *out, size_t size)
@@ -472,6 +477,7 @@ static test_result test_bench_clean_tree(char *why, size_t why_size)
     remove(log);
     return TEST_PASS;
 }
+TEST_CASE("bench_clean_tree", test_bench_clean_tree);
 
 /* The product holds no lab: the ffnn program defines no symbol of the suites
  * (ffnn_bench_*) or the kernel lab (ffnn_lab_*); ffnn-bench, beside it, does. */
@@ -494,18 +500,4 @@ static test_result test_bench_not_in_ffnn(char *why, size_t why_size)
     CHECK(atoi(out) == 1, "%s lacks the suites", bench);
     return TEST_PASS;
 }
-
-const test_case bench_tests[] = {
-    {"bench_options", test_bench_options},
-    {"bench_cells", test_bench_cells},
-    {"bench_lab_check", test_lab_check},
-    {"bench_help", test_bench_help},
-    {"bench_mnist_mlp_quick_cpu", test_bench_mnist_mlp_quick_cpu},
-    {"bench_regression_mlp_quick_cpu", test_bench_regression_mlp_quick_cpu},
-    {"bench_local1d_quick_cpu", test_bench_local1d_quick_cpu},
-    {"bench_modular_quick_cpu", test_bench_modular_quick_cpu},
-    {"bench_program_missing", test_bench_program_missing},
-    {"bench_clean_tree", test_bench_clean_tree},
-    {"bench_not_in_ffnn", test_bench_not_in_ffnn},
-};
-const size_t bench_tests_count = sizeof bench_tests / sizeof bench_tests[0];
+TEST_CASE("bench_not_in_ffnn", test_bench_not_in_ffnn);

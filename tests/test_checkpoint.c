@@ -75,7 +75,6 @@ static int remove_temporaries(const char *dir)
     return n;
 }
 
-
 /* ---------------------------------------------------------------- data */
 
 /* Training samples [first, first + count) of Fashion-MNIST. */
@@ -328,7 +327,7 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
 }
 
 /* features: 0 plain, 1 the feature set, 2 every activation (resume_matches_with). */
-#define RESUME_TEST_WITH(name, device, opt, features)                             \
+#define RESUME_TEST_WITH(test, name, device, opt, features)                       \
     TEST_DIR_CASE("ck", name)                                                     \
     {                                                                             \
         if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
@@ -336,22 +335,25 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
         if ((device) == FFNN_DEVICE_CUDA && ffnn_cuda_device_count() == 0)         \
             SKIP("no CUDA GPU visible");                                          \
         return resume_matches_with(dir, device, opt, features);                   \
-    }
-#define RESUME_TEST(name, device, opt) RESUME_TEST_WITH(name, device, opt, 0)
-#define RESUME_FEATURES_TEST(name, device, opt) RESUME_TEST_WITH(name, device, opt, 1)
-#define RESUME_ACTIVATIONS_TEST(name, device, opt) RESUME_TEST_WITH(name, device, opt, 2)
+    }                                                                             \
+    TEST_CASE(test, test_##name)
+#define RESUME_TEST(test, name, device, opt) RESUME_TEST_WITH(test, name, device, opt, 0)
+#define RESUME_FEATURES_TEST(test, name, device, opt)                             \
+    RESUME_TEST_WITH(test, name, device, opt, 1)
+#define RESUME_ACTIVATIONS_TEST(test, name, device, opt)                          \
+    RESUME_TEST_WITH(test, name, device, opt, 2)
 
-RESUME_TEST(resume_cpu_sgd, FFNN_DEVICE_CPU, FFNN_OPT_SGD)
-RESUME_TEST(resume_cpu_momentum, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
-RESUME_TEST(resume_cpu_adam, FFNN_DEVICE_CPU, FFNN_OPT_ADAM)
-RESUME_TEST(resume_cuda_sgd, FFNN_DEVICE_CUDA, FFNN_OPT_SGD)
-RESUME_TEST(resume_cuda_momentum, FFNN_DEVICE_CUDA, FFNN_OPT_MOMENTUM)
-RESUME_TEST(resume_cuda_adam, FFNN_DEVICE_CUDA, FFNN_OPT_ADAM)
-RESUME_FEATURES_TEST(resume_cpu_momentum_features, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
-RESUME_FEATURES_TEST(resume_cpu_adamw_features, FFNN_DEVICE_CPU, FFNN_OPT_ADAMW)
-RESUME_FEATURES_TEST(resume_cuda_adamw_features, FFNN_DEVICE_CUDA, FFNN_OPT_ADAMW)
-RESUME_ACTIVATIONS_TEST(resume_cpu_momentum_activations, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM)
-RESUME_ACTIVATIONS_TEST(resume_cuda_sgd_activations, FFNN_DEVICE_CUDA, FFNN_OPT_SGD)
+RESUME_TEST("checkpoint_resume_cpu_sgd", resume_cpu_sgd, FFNN_DEVICE_CPU, FFNN_OPT_SGD);
+RESUME_TEST("checkpoint_resume_cpu_momentum", resume_cpu_momentum, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
+RESUME_TEST("checkpoint_resume_cpu_adam", resume_cpu_adam, FFNN_DEVICE_CPU, FFNN_OPT_ADAM);
+RESUME_TEST("checkpoint_resume_cuda_sgd", resume_cuda_sgd, FFNN_DEVICE_CUDA, FFNN_OPT_SGD);
+RESUME_TEST("checkpoint_resume_cuda_momentum", resume_cuda_momentum, FFNN_DEVICE_CUDA, FFNN_OPT_MOMENTUM);
+RESUME_TEST("checkpoint_resume_cuda_adam", resume_cuda_adam, FFNN_DEVICE_CUDA, FFNN_OPT_ADAM);
+RESUME_FEATURES_TEST("checkpoint_resume_cpu_momentum_features", resume_cpu_momentum_features, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
+RESUME_FEATURES_TEST("checkpoint_resume_cpu_adamw_features", resume_cpu_adamw_features, FFNN_DEVICE_CPU, FFNN_OPT_ADAMW);
+RESUME_FEATURES_TEST("checkpoint_resume_cuda_adamw_features", resume_cuda_adamw_features, FFNN_DEVICE_CUDA, FFNN_OPT_ADAMW);
+RESUME_ACTIVATIONS_TEST("checkpoint_resume_cpu_momentum_activations", resume_cpu_momentum_activations, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
+RESUME_ACTIVATIONS_TEST("checkpoint_resume_cuda_sgd_activations", resume_cuda_sgd_activations, FFNN_DEVICE_CUDA, FFNN_OPT_SGD);
 
 /* ---------------------------------------------------------------- faults */
 
@@ -490,6 +492,7 @@ TEST_DIR_CASE("ck", killed_while_saving)
     TEST_FREE(run.t, run.m, run.data);
     return r; /* temporary files left by the kills go with the directory */
 }
+TEST_CASE("checkpoint_killed_while_saving", test_killed_while_saving);
 
 /* RELIABILITY fault 2: a full disk (a 64 KiB file size limit in a child, so
  * write() fails with EFBIG part way) leaves the previous checkpoint intact. */
@@ -532,6 +535,7 @@ TEST_DIR_CASE("ck", disk_full)
           test_count_entries(dir), dir);
     return TEST_PASS;
 }
+TEST_CASE("checkpoint_disk_full", test_disk_full);
 
 /* Step callback of the NaN tests: save every step; remember the last good file. */
 typedef struct saver {
@@ -625,6 +629,7 @@ TEST_DIR_CASE("ck", diverging_run_not_saved)
     TEST_FREE(run.t, run.m, run.data);
     return TEST_PASS;
 }
+TEST_CASE("checkpoint_diverging_run_not_saved", test_diverging_run_not_saved);
 
 /* RELIABILITY fault 4, NaN in the parameters: after 3 good steps one bias of
  * the last layer becomes NaN; step 4's loss is NaN, and neither the step callback's save nor
@@ -682,6 +687,7 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     TEST_FREE(run.t, run.m, run.data);
     return TEST_PASS;
 }
+TEST_CASE("checkpoint_nan_parameters_not_saved", test_nan_parameters_not_saved);
 
 /* ---------------------------------------------------------------- refusals */
 
@@ -779,6 +785,7 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     TEST_FREE(data, fewer, other);
     return TEST_PASS;
 }
+TEST_CASE("checkpoint_resume_mismatch_refused", test_resume_mismatch_refused);
 
 /* Replace the first `from` in b's header by `to` (same length); 0 if found. */
 static int patch_header(blob *b, const char *from, const char *to)
@@ -908,6 +915,7 @@ TEST_DIR_CASE("ck", tampered_refused)
     free(good.data);
     return r;
 }
+TEST_CASE("checkpoint_tampered_refused", test_tampered_refused);
 
 /* ---------------------------------------------------------------- the CLI */
 
@@ -1002,6 +1010,7 @@ static test_result cli_resume_with(const char *dir, const char *strategy, char *
 }
 
 TEST_DIR_CASE("ck", cli_resume) { return cli_resume_with(dir, "auto", why, why_size); }
+TEST_CASE("checkpoint_cli_resume", test_cli_resume);
 
 /* The same with --strategy tune: on the cpu it is auto (the OpenMP backend),
  * nothing is measured (no "tune:" line), and the resumed run (which would tune
@@ -1021,6 +1030,7 @@ TEST_DIR_CASE("ck", cli_resume_tune)
     CHECK(!note, "--strategy tune printed a measurement on the cpu (see %s)", out);
     return TEST_PASS;
 }
+TEST_CASE("checkpoint_cli_resume_tune", test_cli_resume_tune);
 
 /* ---------------------------------------------------------------- early stopping */
 
@@ -1223,6 +1233,7 @@ TEST_DIR_CASE("ck", early_stopping_resume_exact)
     TEST_FREE(train, val);
     return r;
 }
+TEST_CASE("checkpoint_early_stopping_resume_exact", test_early_stopping_resume_exact);
 
 /* A checkpoint of the sgd early-stopping run (es_config) at run step k into path;
  * *best_epoch and *seen: its best epoch and the last epoch early stopping saw. */
@@ -1340,6 +1351,7 @@ TEST_DIR_CASE("ck", early_stopping_malformed_refused)
     TEST_FREE(train, val);
     return r;
 }
+TEST_CASE("checkpoint_early_stopping_malformed_refused", test_early_stopping_malformed_refused);
 
 /* Checkpoints without early stopping's state - those of a run without it, the
  * format from before it (no key or tensor of it) - still resume, into a trainer
@@ -1417,30 +1429,4 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     TEST_FREE(t, m, train, val);
     return TEST_PASS;
 }
-
-const test_case checkpoint_tests[] = {
-    {"checkpoint_resume_cpu_sgd", test_resume_cpu_sgd},
-    {"checkpoint_resume_cpu_momentum", test_resume_cpu_momentum},
-    {"checkpoint_resume_cpu_adam", test_resume_cpu_adam},
-    {"checkpoint_resume_cuda_sgd", test_resume_cuda_sgd},
-    {"checkpoint_resume_cuda_momentum", test_resume_cuda_momentum},
-    {"checkpoint_resume_cuda_adam", test_resume_cuda_adam},
-    {"checkpoint_resume_cpu_momentum_features", test_resume_cpu_momentum_features},
-    {"checkpoint_resume_cpu_adamw_features", test_resume_cpu_adamw_features},
-    {"checkpoint_resume_cuda_adamw_features", test_resume_cuda_adamw_features},
-    {"checkpoint_resume_cpu_momentum_activations", test_resume_cpu_momentum_activations},
-    {"checkpoint_resume_cuda_sgd_activations", test_resume_cuda_sgd_activations},
-    {"checkpoint_killed_while_saving", test_killed_while_saving},
-    {"checkpoint_disk_full", test_disk_full},
-    {"checkpoint_diverging_run_not_saved", test_diverging_run_not_saved},
-    {"checkpoint_nan_parameters_not_saved", test_nan_parameters_not_saved},
-    {"checkpoint_resume_mismatch_refused", test_resume_mismatch_refused},
-    {"checkpoint_tampered_refused", test_tampered_refused},
-    {"checkpoint_cli_resume", test_cli_resume},
-    {"checkpoint_cli_resume_tune", test_cli_resume_tune},
-    {"checkpoint_early_stopping_resume_exact", test_early_stopping_resume_exact},
-    {"checkpoint_early_stopping_malformed_refused", test_early_stopping_malformed_refused},
-    {"checkpoint_early_stopping_old_checkpoints_resume",
-     test_early_stopping_old_checkpoints_resume},
-};
-const size_t checkpoint_tests_count = sizeof checkpoint_tests / sizeof checkpoint_tests[0];
+TEST_CASE("checkpoint_early_stopping_old_checkpoints_resume", test_early_stopping_old_checkpoints_resume);

@@ -14,7 +14,6 @@
 #include "check.h"
 #include "cli_run.h"
 
-
 /* Run argv (argv[0] the program) with stdout and stderr to /dev/null; the exit
  * status, or -1. */
 static int run_quiet(char *const argv[])
@@ -100,8 +99,4 @@ static test_result log_csv(char *why, size_t why_size)
     rmdir(dir);
     return r;
 }
-
-const test_case cli_log_tests[] = {
-    {"cli_log_csv_rows_and_bad_invocation_keeps_file", log_csv},
-};
-const size_t cli_log_tests_count = sizeof cli_log_tests / sizeof cli_log_tests[0];
+TEST_CASE("cli_log_csv_rows_and_bad_invocation_keeps_file", log_csv);

@@ -101,6 +101,7 @@ static test_result print_every_and_quiet(char *why, size_t why_size)
     remove_tree(dir);
     return TEST_PASS;
 }
+TEST_CASE("cli_output_print_every_and_quiet", print_every_and_quiet);
 
 /* The progress bar (stderr a terminal) shows "ETA M:SS" once a run has gone on for a
  * while: 2 epochs of 50,000 steps on one thread. */
@@ -152,6 +153,7 @@ static test_result progress_eta(char *why, size_t why_size)
           "ETA not M:SS: %.40s", eta);
     return TEST_PASS;
 }
+TEST_CASE("cli_output_progress_eta", progress_eta);
 
 /* No --data, no MNIST in ./data/mnist and a curl that fails: exactly one line before
  * the data line, naming the failed download and Fashion-MNIST. */
@@ -194,6 +196,7 @@ static test_result default_data_offline(char *why, size_t why_size)
     remove_tree(dir);
     return TEST_PASS;
 }
+TEST_CASE("cli_output_default_data_offline", default_data_offline);
 
 /* ffnn plot: the log of a --val-split run is drawn; a python without matplotlib gives
  * one line naming the package. */
@@ -248,6 +251,7 @@ static test_result plot_validation_and_missing_matplotlib(char *why, size_t why_
     remove_tree(dir);
     return TEST_PASS;
 }
+TEST_CASE("cli_output_plot_validation_and_missing_matplotlib", plot_validation_and_missing_matplotlib);
 
 /* The library words its refusals in its API's terms (the config's field names, no
  * flag), and ffnn train prints the same refusal with its flags. */
@@ -283,12 +287,4 @@ static test_result error_terms(char *why, size_t why_size)
     remove_tree(dir);
     return TEST_PASS;
 }
-
-const test_case cli_output_tests[] = {
-    {"cli_output_print_every_and_quiet", print_every_and_quiet},
-    {"cli_output_progress_eta", progress_eta},
-    {"cli_output_default_data_offline", default_data_offline},
-    {"cli_output_plot_validation_and_missing_matplotlib", plot_validation_and_missing_matplotlib},
-    {"cli_output_error_terms", error_terms},
-};
-const size_t cli_output_tests_count = sizeof cli_output_tests / sizeof cli_output_tests[0];
+TEST_CASE("cli_output_error_terms", error_terms);

@@ -131,6 +131,7 @@ static test_result parse_float_vs_strtof(char *why, size_t why_size)
            checked);
     return TEST_PASS;
 }
+TEST_CASE("data_csv_parse_float_vs_strtof", parse_float_vs_strtof);
 
 /* A messy table of n rows: an id, a number with missing cells, a text category
  * with missing cells, a quoted field, a class. */
@@ -280,6 +281,7 @@ TEST_DIR_CASE("csv", csv_threads_same_result)
           "'1--2-0' with delimiter '-': %s", ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("data_csv_threads_same_result", test_csv_threads_same_result);
 
 TEST_DIR_CASE("csv", csv_missing_target)
 {
@@ -314,6 +316,7 @@ TEST_DIR_CASE("csv", csv_missing_target)
     TEST_FREE(enc, e, ds);
     return TEST_PASS;
 }
+TEST_CASE("data_csv_missing_target", test_csv_missing_target);
 
 /* Run `bin train --data data --epochs 1 --device cpu` (stderr to out, RLIMIT_AS 4 GiB)
  * under a small parent, python3, that reports the child's exit code and peak RSS:
@@ -416,6 +419,7 @@ TEST_DIR_CASE("csv", csv_gzip_bomb_refused)
            "start-up alone: %.1f MB)\n", (double)(512 * msize) / 1e6, peak_mb, base_mb);
     return TEST_PASS;
 }
+TEST_CASE("data_csv_gzip_bomb_refused", test_csv_gzip_bomb_refused);
 
 /* The done-when check of real tables: a messy table (an id, a date, text
  * categories, missing cells; tests/messy_table.py) trains from one ffnn train
@@ -484,12 +488,4 @@ TEST_DIR_CASE("csv", messy_table_vs_sklearn)
            sk);
     return TEST_PASS;
 }
-
-const test_case csv_tests[] = {
-    {"data_csv_parse_float_vs_strtof", parse_float_vs_strtof},
-    {"data_csv_threads_same_result", test_csv_threads_same_result},
-    {"data_csv_missing_target", test_csv_missing_target},
-    {"data_csv_gzip_bomb_refused", test_csv_gzip_bomb_refused},
-    {"tabular_messy_table_vs_sklearn", test_messy_table_vs_sklearn},
-};
-const size_t csv_tests_count = sizeof csv_tests / sizeof csv_tests[0];
+TEST_CASE("tabular_messy_table_vs_sklearn", test_messy_table_vs_sklearn);

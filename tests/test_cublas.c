@@ -49,7 +49,6 @@
 #include "ffnn.h"
 #include "test_numeric.h"
 
-
 #define REL_FP32 1e-5
 #define REL_TF32 (1.0 / 512.0 + 1e-5) /* 2^-9: TF32 products           */
 #define REL_BF16 (1.0 / 128.0 + 1e-5) /* 2^-7: bfloat16 products       */
@@ -304,6 +303,7 @@ static test_result test_cublas_dense_vs_cpu(char *why, size_t why_size)
     gpu->destroy(gctx);
     return result;
 }
+TEST_CASE("cublas_dense_vs_cpu", test_cublas_dense_vs_cpu);
 
 /* ------------------------------------------------------------------ precision */
 
@@ -410,6 +410,7 @@ done:
     gpu->destroy(gctx);
     return result;
 }
+TEST_CASE("cublas_precision_modes", test_cublas_precision_modes);
 
 /* ------------------------------------------------------------------ capture */
 
@@ -509,6 +510,7 @@ static test_result test_cublas_graph_capture(char *why, size_t why_size)
         if (capture_case(gpu, precs[i]) != TEST_PASS) return TEST_FAIL;
     return TEST_PASS;
 }
+TEST_CASE("cublas_graph_capture", test_cublas_graph_capture);
 
 /* ------------------------------------------------------------------ set_precision */
 
@@ -555,6 +557,7 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("cublas_precision_strategy_rule", test_cublas_set_precision_strategies);
 
 /* The backend takes fp32, tf32, bf16 and tf32x3 on a live context, refuses others. */
 static test_result test_cublas_set_precision_values(char *why, size_t why_size)
@@ -576,12 +579,4 @@ static test_result test_cublas_set_precision_values(char *why, size_t why_size)
     CHECK(bad == FFNN_ERR_INVALID_ARGUMENT, "set_precision(7): status %d", (int)bad);
     return TEST_PASS;
 }
-
-const test_case cublas_tests[] = {
-    {"cublas_dense_vs_cpu", test_cublas_dense_vs_cpu},
-    {"cublas_precision_modes", test_cublas_precision_modes},
-    {"cublas_graph_capture", test_cublas_graph_capture},
-    {"cublas_precision_strategy_rule", test_cublas_set_precision_strategies},
-    {"cublas_set_precision_values", test_cublas_set_precision_values},
-};
-const size_t cublas_tests_count = sizeof cublas_tests / sizeof cublas_tests[0];
+TEST_CASE("cublas_set_precision_values", test_cublas_set_precision_values);

@@ -216,7 +216,7 @@ static test_result deterministic_body(fixture *fx)
     return result;
 }
 
-TEST_WITH(test_dense_deterministic, with_fixture, FFNN_STRATEGY_TILED, deterministic_body)
+TEST_WITH("cuda_dense_deterministic", test_dense_deterministic, with_fixture, FFNN_STRATEGY_TILED, deterministic_body);
 
 /* ------------------------------------------------------------------ the head */
 
@@ -479,7 +479,7 @@ static test_result head_body(fixture *fx)
     return TEST_PASS;
 }
 
-TEST_WITH(test_head, with_fixture, FFNN_STRATEGY_TILED, head_body)
+TEST_WITH("cuda_softmax_ce_head", test_head, with_fixture, FFNN_STRATEGY_TILED, head_body);
 
 /* softmax_ce_head on a tf32 context with h and W that TF32 does not hold (in 1024 and
  * 1028 > FFNN_HEAD_FUSED_MAX_IN: the tensor-core logits; 1028 ends in a part chunk):
@@ -565,7 +565,7 @@ static test_result head_tf32_body(fixture *fx)
     return TEST_PASS;
 }
 
-TEST_WITH(test_head_tf32, with_fixture, FFNN_STRATEGY_TILED, head_tf32_body)
+TEST_WITH("cuda_softmax_ce_head_tf32_rounds", test_head_tf32, with_fixture, FFNN_STRATEGY_TILED, head_tf32_body);
 
 /* A plain-SGD step of rate lr for optimizer_update. */
 static ffnn_optimizer_step sgd_step(float lr)
@@ -602,7 +602,7 @@ static test_result alloc_too_large_body(fixture *fx)
     return TEST_PASS;
 }
 
-TEST_WITH(test_alloc_too_large, with_fixture, FFNN_STRATEGY_TILED, alloc_too_large_body)
+TEST_WITH("cuda_alloc_too_large", test_alloc_too_large, with_fixture, FFNN_STRATEGY_TILED, alloc_too_large_body);
 
 /* Device queries are consistent with the skip conditions. */
 static test_result test_device_queries(char *why, size_t why_size)
@@ -621,6 +621,7 @@ static test_result test_device_queries(char *why, size_t why_size)
           ffnn_cuda_backend()->name);
     return TEST_PASS;
 }
+TEST_CASE("cuda_device_queries", test_device_queries);
 
 /* test_embedding.c: backend ops against the cpu reference, bit for bit. */
 test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why,
@@ -638,13 +639,4 @@ static test_result test_embedding(char *why, size_t why_size)
         CHECK_PASS(ffnn_test_embedding_backend(gpu, why, why_size));
     return TEST_PASS;
 }
-
-const test_case cuda_tests[] = {
-    {"cuda_embedding_matches_cpu", test_embedding},
-    {"cuda_device_queries", test_device_queries},
-    {"cuda_dense_deterministic", test_dense_deterministic},
-    {"cuda_softmax_ce_head", test_head},
-    {"cuda_softmax_ce_head_tf32_rounds", test_head_tf32},
-    {"cuda_alloc_too_large", test_alloc_too_large},
-};
-const size_t cuda_tests_count = sizeof cuda_tests / sizeof cuda_tests[0];
+TEST_CASE("cuda_embedding_matches_cpu", test_embedding);

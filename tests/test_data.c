@@ -83,6 +83,7 @@ static test_result points_definition(char *why, size_t why_size)
     (void)why, (void)why_size;
     return synth_sets_pass("synth:points", 2100, 420, points_set);
 }
+TEST_CASE("data_synth_points_definition", points_definition);
 
 /* synth:regression:2560 (regression_definition: the counts): kinds, the features of
  * the documented draws, the targets equal to the documented function plus noise in
@@ -135,6 +136,7 @@ static test_result regression_definition(char *why, size_t why_size)
     (void)why, (void)why_size;
     return synth_sets_pass("synth:regression:2560", 2560, 512, regression_set);
 }
+TEST_CASE("data_synth_regression_definition", regression_definition);
 
 /* 1 when two data sets hold the same bytes (float features, labels/targets). */
 static int same_data(const ffnn_dataset *a, const ffnn_dataset *b)
@@ -182,6 +184,7 @@ static test_result synthetic_deterministic(char *why, size_t why_size)
     ffnn_dataset_free(t);
     return TEST_PASS;
 }
+TEST_CASE("data_synth_deterministic_per_seed", synthetic_deterministic);
 
 /* Malformed specs fail with FFNN_ERR_PARSE and say what was expected. */
 static test_result synthetic_bad_specs(char *why, size_t why_size)
@@ -211,6 +214,7 @@ static test_result synthetic_bad_specs(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("data_synth_bad_specs", synthetic_bad_specs);
 
 /* ------------------------------------------------------------------ data sets */
 
@@ -272,6 +276,7 @@ static test_result select_classes(char *why, size_t why_size)
     TEST_FREE(reg, fl, ds);
     return TEST_PASS;
 }
+TEST_CASE("data_select_classes", select_classes);
 
 /* MNIST-style 0/1 subset (seed 004) of Fashion-MNIST's test set: 1000 + 1000. */
 static test_result select_classes_idx(char *why, size_t why_size)
@@ -297,6 +302,7 @@ static test_result select_classes_idx(char *why, size_t why_size)
     TEST_FREE(sel, test);
     return TEST_PASS;
 }
+TEST_CASE("data_select_classes_idx_0_1", select_classes_idx);
 
 /* from_arrays with float targets; slices keep the kinds; non-finite values and
  * missing arrays are refused. */
@@ -334,6 +340,7 @@ static test_result float_arrays_and_slices(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("data_float_arrays_and_slices", float_arrays_and_slices);
 
 /* ------------------------------------------------------------------ losses */
 
@@ -382,6 +389,7 @@ static test_result float_targets_match_labels(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("data_float_targets_match_labels", float_targets_match_labels);
 
 /* Central differences (the method of tests/test_gradcheck.c: h = 1e-2, tolerance
  * 1e-4 + 1e-3 |g|, ReLU kinks detected by one-sided slopes, at most 5% skipped)
@@ -448,6 +456,7 @@ static test_result gradcheck_float_targets(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("data_gradcheck_cpu_float_targets", gradcheck_float_targets);
 
 /* ------------------------------------------------------------------ training */
 
@@ -490,6 +499,7 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
     TEST_FREE(t, m, pts, train, test);
     return TEST_PASS;
 }
+TEST_CASE("data_trainer_checks_float_targets", trainer_checks_float_targets);
 
 /* A CPU reference run on the data sets of spec (seed 1): arch initialised with seed
  * 1, loss, adam at lr, batch, seed 1; the test frees what it made (TEST_FREE). */
@@ -554,6 +564,7 @@ static test_result train_points(char *why, size_t why_size)
     TEST_FREE(r.t, r.m, r.train, r.test);
     return TEST_PASS;
 }
+TEST_CASE("data_train_cpu_points_reaches_95pct", train_points);
 
 /* Seed 001's network 32-256relu:nobias-1:nobias, mse, on synth:regression:2560:
  * the test MSE falls below 20% of the test targets' variance. */
@@ -592,6 +603,7 @@ static test_result train_regression(char *why, size_t why_size)
     TEST_FREE(r.t, r.m, r.train, r.test);
     return TEST_PASS;
 }
+TEST_CASE("data_train_cpu_regression_below_20pct_var", train_regression);
 
 /* cuda follows cpu step by step on float data (features and targets). */
 static test_result cuda_follows_cpu_float(char *why, size_t why_size)
@@ -636,20 +648,4 @@ static test_result cuda_follows_cpu_float(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-
-const test_case data_tests[] = {
-    {"data_synth_points_definition", points_definition},
-    {"data_synth_regression_definition", regression_definition},
-    {"data_synth_deterministic_per_seed", synthetic_deterministic},
-    {"data_synth_bad_specs", synthetic_bad_specs},
-    {"data_select_classes", select_classes},
-    {"data_select_classes_idx_0_1", select_classes_idx},
-    {"data_float_arrays_and_slices", float_arrays_and_slices},
-    {"data_float_targets_match_labels", float_targets_match_labels},
-    {"data_gradcheck_cpu_float_targets", gradcheck_float_targets},
-    {"data_trainer_checks_float_targets", trainer_checks_float_targets},
-    {"data_train_cpu_points_reaches_95pct", train_points},
-    {"data_train_cpu_regression_below_20pct_var", train_regression},
-    {"data_cuda_follows_cpu_float_data", cuda_follows_cpu_float},
-};
-const size_t data_tests_count = sizeof data_tests / sizeof data_tests[0];
+TEST_CASE("data_cuda_follows_cpu_float_data", cuda_follows_cpu_float);

@@ -46,6 +46,7 @@ static test_result cpu_deterministic(char *why, size_t why_size)
     (void)why, (void)why_size;
     return same_bits(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
 }
+TEST_CASE("determinism_cpu_same_seed_same_bits", cpu_deterministic);
 
 static test_result cuda_deterministic(ffnn_strategy k, char *why, size_t why_size)
 {
@@ -57,15 +58,10 @@ static test_result cuda_tiled_deterministic(char *why, size_t why_size)
 {
     return cuda_deterministic(FFNN_STRATEGY_TILED, why, why_size);
 }
+TEST_CASE("determinism_cuda_tiled_same_seed_same_bits", cuda_tiled_deterministic);
 
 static test_result cuda_naive_deterministic(char *why, size_t why_size)
 {
     return cuda_deterministic(FFNN_STRATEGY_NAIVE, why, why_size);
 }
-
-const test_case determinism_tests[] = {
-    {"determinism_cpu_same_seed_same_bits", cpu_deterministic},
-    {"determinism_cuda_tiled_same_seed_same_bits", cuda_tiled_deterministic},
-    {"determinism_cuda_naive_same_seed_same_bits", cuda_naive_deterministic},
-};
-const size_t determinism_tests_count = sizeof determinism_tests / sizeof determinism_tests[0];
+TEST_CASE("determinism_cuda_naive_same_seed_same_bits", cuda_naive_deterministic);

@@ -83,6 +83,7 @@ static test_result em_arch(char *why, size_t why_size)
           "%s", ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("embedding_arch", em_arch);
 
 static test_result em_forward_rule(char *why, size_t why_size)
 {
@@ -107,6 +108,7 @@ static test_result em_forward_rule(char *why, size_t why_size)
           ffnn_embedding_dim_rule(33), ffnn_embedding_dim_rule(1000000));
     return TEST_PASS;
 }
+TEST_CASE("embedding_forward_rule", em_forward_rule);
 
 enum { GC_N = 10, GC_F = 5 };
 
@@ -170,6 +172,7 @@ static test_result em_gradcheck(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("embedding_gradcheck_cpu", em_gradcheck);
 
 /* A layer of `count` tables on `passed` values, its array owned by the caller. */
 static void em_spec(ffnn_embedding_spec *s, ffnn_embedding_table *t, size_t passed,
@@ -262,6 +265,7 @@ static test_result em_omp_matches_cpu(char *why, size_t why_size)
 {
     return ffnn_test_embedding_backend(&ffnn_omp_backend, why, why_size);
 }
+TEST_CASE("embedding_omp_matches_cpu", em_omp_matches_cpu);
 
 /* A small table net trained a few steps on the cpu, for the file tests. */
 static test_result em_trained(ffnn_model **out, ffnn_dataset **data)
@@ -324,6 +328,7 @@ static test_result em_model_file(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("embedding_model_file", em_model_file);
 
 /* End to end through the CLI: a CSV with a 100-level text column trains with it
  * embedded (the data line says so), saves, resumes bit-exactly from a checkpoint,
@@ -398,6 +403,7 @@ static test_result em_cli(char *why, size_t why_size)
     rmdir(dir);
     return TEST_PASS;
 }
+TEST_CASE("embedding_cli_csv_end_to_end", em_cli);
 
 /* On a GPU: every strategy that runs the layer follows the cpu reference step by
  * step (200 steps, test_steps_follow's fp32 bound) on a table net with two
@@ -441,14 +447,4 @@ static test_result em_cuda_strategies(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-
-const test_case embedding_tests[] = {
-    {"embedding_arch", em_arch},
-    {"embedding_forward_rule", em_forward_rule},
-    {"embedding_gradcheck_cpu", em_gradcheck},
-    {"embedding_omp_matches_cpu", em_omp_matches_cpu},
-    {"embedding_model_file", em_model_file},
-    {"embedding_cli_csv_end_to_end", em_cli},
-    {"embedding_cuda_strategies_follow_cpu", em_cuda_strategies},
-};
-const size_t embedding_tests_count = sizeof embedding_tests / sizeof embedding_tests[0];
+TEST_CASE("embedding_cuda_strategies_follow_cpu", em_cuda_strategies);

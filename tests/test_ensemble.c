@@ -128,18 +128,21 @@ static test_result ensemble_predicts_mean_ce(char *why, size_t why_size)
     (void)why, (void)why_size;
     return ensemble_mean(FFNN_LOSS_SOFTMAX_CE, 3);
 }
+TEST_CASE("ensemble_predicts_mean_ce", ensemble_predicts_mean_ce);
 
 static test_result ensemble_predicts_mean_bce(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     return ensemble_mean(FFNN_LOSS_SIGMOID_BCE, 1);
 }
+TEST_CASE("ensemble_predicts_mean_bce", ensemble_predicts_mean_bce);
 
 static test_result ensemble_predicts_mean_mse(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     return ensemble_mean(FFNN_LOSS_MSE, 3);
 }
+TEST_CASE("ensemble_predicts_mean_mse", ensemble_predicts_mean_mse);
 
 /* Its evaluation: the mean over rows of -log of the mean probability of the label,
  * and the accuracy of the mean's argmax. */
@@ -172,6 +175,7 @@ static test_result ensemble_evaluates_its_mean(char *why, size_t why_size)
     members_free(m, e);
     return TEST_PASS;
 }
+TEST_CASE("ensemble_evaluates_its_mean", ensemble_evaluates_its_mean);
 
 /* Saved and loaded: the same members, predictions, names; a damaged member count is
  * refused naming the key. */
@@ -225,6 +229,7 @@ TEST_DIR_CASE("ensemble", ensemble_file_round_trip)
     members_free(m, e);
     return TEST_PASS;
 }
+TEST_CASE("ensemble_file_round_trip", test_ensemble_file_round_trip);
 
 /* Refused: training an ensemble, its network-only forward, members that do not fit. */
 static test_result ensemble_refuses(char *why, size_t why_size)
@@ -264,6 +269,7 @@ static test_result ensemble_refuses(char *why, size_t why_size)
     members_free(m, e);
     return TEST_PASS;
 }
+TEST_CASE("ensemble_refuses", ensemble_refuses);
 
 /* ffnn sweep --save-all DIR --ensemble 2 FILE: DIR/conf-<N> for every configuration,
  * FILE the ensemble of the two best (its predictions the mean of those two conf
@@ -360,14 +366,4 @@ TEST_DIR_CASE("ensemble", ensemble_cli_sweep_predict)
     ffnn_model_free(e);
     return TEST_PASS;
 }
-
-const test_case ensemble_tests[] = {
-    {"ensemble_predicts_mean_ce", ensemble_predicts_mean_ce},
-    {"ensemble_predicts_mean_bce", ensemble_predicts_mean_bce},
-    {"ensemble_predicts_mean_mse", ensemble_predicts_mean_mse},
-    {"ensemble_evaluates_its_mean", ensemble_evaluates_its_mean},
-    {"ensemble_file_round_trip", test_ensemble_file_round_trip},
-    {"ensemble_refuses", ensemble_refuses},
-    {"ensemble_cli_sweep_predict", test_ensemble_cli_sweep_predict},
-};
-const size_t ensemble_tests_count = sizeof ensemble_tests / sizeof ensemble_tests[0];
+TEST_CASE("ensemble_cli_sweep_predict", test_ensemble_cli_sweep_predict);

@@ -82,6 +82,7 @@ TEST_DIR_CASE("faults", kill9_during_model_saves)
     TEST_FREE(old_m, new_m);
     return TEST_PASS;
 }
+TEST_CASE("faults_kill9_during_model_saves", test_kill9_during_model_saves);
 
 /* The run of the checkpoint tests below: adam on 2-1024relu-1024relu-2 (1.05 M
  * parameters: 12.6 MB checkpoints), batch 1 (a step is cheap: most of the time
@@ -133,6 +134,7 @@ TEST_CLI_CASE("faults", kill9_during_checkpoint_writes)
     remove(out);
     return TEST_PASS;
 }
+TEST_CASE("faults_kill9_during_checkpoint_writes", test_kill9_during_checkpoint_writes);
 
 /* SIGINT during training: the step finishes, the checkpoint and the model
  * (marked interrupted) are written, the run says where it stopped and how to
@@ -179,6 +181,7 @@ TEST_CLI_CASE("faults", sigint_during_training)
     remove(out);
     return TEST_PASS;
 }
+TEST_CASE("faults_sigint_during_training", test_sigint_during_training);
 
 /* SIGINT while checkpoints of 12.6 MB are written after every step (most of the
  * run's time is in saves), at 3 delays: each run exits 130 with a checkpoint that
@@ -208,6 +211,7 @@ TEST_CLI_CASE("faults", sigint_during_saves)
     remove(out);
     return TEST_PASS;
 }
+TEST_CASE("faults_sigint_during_saves", test_sigint_during_saves);
 
 /* A second signal exits at once (no saves), removing the temporary file of the
  * save in progress; the checkpoint there is the previous one, intact. SIGINT then
@@ -236,6 +240,7 @@ TEST_CLI_CASE("faults", second_sigint_exits_at_once)
     remove(out);
     return TEST_PASS;
 }
+TEST_CASE("faults_second_sigint_exits_at_once", test_second_sigint_exits_at_once);
 
 /* The fault library's environment: FFNN_FAULTS_LIB (set by make test). */
 static int faults_env(const char *setting, char *preload, size_t size, const char *env[4])
@@ -298,6 +303,7 @@ TEST_CLI_CASE("faults", disk_full)
     remove(out);
     return TEST_PASS;
 }
+TEST_CASE("faults_disk_full", test_disk_full);
 
 /* A read-only directory (EROFS from the fault library, which root's permissions
  * cannot bypass; chmod 0555 as well): refused before training, naming the path,
@@ -335,6 +341,7 @@ TEST_CLI_CASE("faults", read_only_directory)
     remove(out);
     return TEST_PASS;
 }
+TEST_CASE("faults_read_only_directory", test_read_only_directory);
 
 /* Over-long paths: a name of 250 characters (the temporary suffix does not fit
  * NAME_MAX) and a path beyond PATH_MAX: refused before training with the reason. */
@@ -368,15 +375,4 @@ TEST_CLI_CASE("faults", overlong_paths)
     remove(out);
     return TEST_PASS;
 }
-
-const test_case faults_tests[] = {
-    {"faults_kill9_during_model_saves", test_kill9_during_model_saves},
-    {"faults_kill9_during_checkpoint_writes", test_kill9_during_checkpoint_writes},
-    {"faults_sigint_during_training", test_sigint_during_training},
-    {"faults_sigint_during_saves", test_sigint_during_saves},
-    {"faults_second_sigint_exits_at_once", test_second_sigint_exits_at_once},
-    {"faults_disk_full", test_disk_full},
-    {"faults_read_only_directory", test_read_only_directory},
-    {"faults_overlong_paths", test_overlong_paths},
-};
-const size_t faults_tests_count = sizeof faults_tests / sizeof faults_tests[0];
+TEST_CASE("faults_overlong_paths", test_overlong_paths);

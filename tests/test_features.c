@@ -17,7 +17,6 @@
 #include "ffnn.h"
 #include "test_parity.h"
 
-
 typedef struct feature_case {
     const char *name, *arch;
     ffnn_optimizer optimizer;
@@ -128,6 +127,7 @@ static test_result omp_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("features_omp_follows_cpu", omp_follows);
 
 static test_result cuda_follows(char *why, size_t why_size)
 {
@@ -144,9 +144,4 @@ static test_result cuda_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-
-const test_case features_tests[] = {
-    {"features_omp_follows_cpu", omp_follows},
-    {"features_cuda_strategies_follow_cpu", cuda_follows},
-};
-const size_t features_tests_count = sizeof features_tests / sizeof features_tests[0];
+TEST_CASE("features_cuda_strategies_follow_cpu", cuda_follows);

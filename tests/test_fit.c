@@ -89,12 +89,14 @@ static test_result test_fit_equals_the_loop(char *why, size_t why_size)
     (void)why, (void)why_size;
     return one_call_equals_loop(0);
 }
+TEST_CASE("fit_equals_the_loop", test_fit_equals_the_loop);
 
 static test_result test_fit_early_stopping_restores_best(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     return one_call_equals_loop(3);
 }
+TEST_CASE("fit_early_stopping_restores_best", test_fit_early_stopping_restores_best);
 
 static test_result test_fit_refuses(char *why, size_t why_size)
 {
@@ -111,10 +113,4 @@ static test_result test_fit_refuses(char *why, size_t why_size)
     TEST_FREE(m, train);
     return TEST_PASS;
 }
-
-const test_case fit_tests[] = {
-    {"fit_equals_the_loop", test_fit_equals_the_loop},
-    {"fit_early_stopping_restores_best", test_fit_early_stopping_restores_best},
-    {"fit_refuses", test_fit_refuses},
-};
-const size_t fit_tests_count = sizeof fit_tests / sizeof fit_tests[0];
+TEST_CASE("fit_refuses", test_fit_refuses);

@@ -276,7 +276,7 @@ static test_result act_forward_body(fixture *fx)
     return TEST_PASS;
 }
 
-TEST_WITH(fused_act_forward, with_gpu, act_forward_body)
+TEST_WITH("fused_act_forward", fused_act_forward, with_gpu, act_forward_body);
 
 /* ------------------------------------------------------------------ backward */
 
@@ -421,7 +421,7 @@ static test_result backward_body(fixture *fx)
     return TEST_PASS;
 }
 
-TEST_WITH(fused_backward, with_gpu, backward_body)
+TEST_WITH("fused_backward", fused_backward, with_gpu, backward_body);
 
 /* ------------------------------------------------------------------ arguments */
 
@@ -445,6 +445,7 @@ static test_result fused_null_context(char *why, size_t why_size)
           ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("fused_null_context", fused_null_context);
 
 /* Refused calls on a GPU context: NULL pointers, zero dimensions, an unknown
  * activation, a non-SGD optimizer step; the context keeps working. */
@@ -508,6 +509,7 @@ static test_result fused_arguments(char *why, size_t why_size)
     CHECK(st == FFNN_OK, "a valid call after the refused ones failed: %s", ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("fused_arguments", fused_arguments);
 
 /* ------------------------------------------------------------------ tf32 */
 
@@ -629,7 +631,7 @@ static test_result tf32_body(fixture *fx) { return precision_body(fx, FFNN_PRECI
 static test_result tf32x3_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_TF32X3); }
 static test_result bf16_body(fixture *fx) { return precision_body(fx, FFNN_PRECISION_BF16); }
 
-TEST_WITH(fused_tf32, with_gpu, tf32_body)
+TEST_WITH("fused_tf32_tensor_cores_vs_cpu", fused_tf32, with_gpu, tf32_body);
 
 /* The tensor-core kernel (gemm_mma.cu) on the fused context, every epilogue: per
  * shape and activation f in {identity, relu, sigmoid, tanh}: a = f(x W^T + b)
@@ -757,19 +759,19 @@ static test_result mma_bf16_body(fixture *fx)
 {
     return mma_epilogues_body(fx, FFNN_PRECISION_BF16);
 }
-TEST_WITH(fused_bf16, with_gpu, bf16_body)
-TEST_WITH(fused_mma_tf32, with_gpu, mma_tf32_body)
-TEST_WITH(fused_mma_bf16, with_gpu, mma_bf16_body)
+TEST_WITH("fused_bf16_tensor_cores_vs_cpu", fused_bf16, with_gpu, bf16_body);
+TEST_WITH("fused_tf32_mma_epilogues_shapes_vs_cpu", fused_mma_tf32, with_gpu, mma_tf32_body);
+TEST_WITH("fused_bf16_mma_epilogues_shapes_vs_cpu", fused_mma_bf16, with_gpu, mma_bf16_body);
 
 /* The same checks on the cublaslt strategy's context (the fused ops on cuBLASLt
  * epilogues, src/backend/cuda/cublas.cu): the tolerances above, except db (its
  * own summation order: the matmul tolerance) and b after sgd (bit-identical to
  * the CPU update of cuBLASLt's db). */
-TEST_WITH(lt_act_forward, with_lt, act_forward_body)
-TEST_WITH(lt_backward, with_lt, backward_body)
-TEST_WITH(lt_tf32, with_lt, tf32_body)
-TEST_WITH(lt_bf16, with_lt, bf16_body)
-TEST_WITH(lt_tf32x3, with_lt, tf32x3_body)
+TEST_WITH("cublaslt_act_forward_vs_cpu", lt_act_forward, with_lt, act_forward_body);
+TEST_WITH("cublaslt_backward_vs_cpu", lt_backward, with_lt, backward_body);
+TEST_WITH("cublaslt_tf32_vs_cpu", lt_tf32, with_lt, tf32_body);
+TEST_WITH("cublaslt_bf16_vs_cpu", lt_bf16, with_lt, bf16_body);
+TEST_WITH("cublaslt_tf32x3_vs_cpu", lt_tf32x3, with_lt, tf32x3_body);
 
 /* ---------------------------------------------- cuBLASLt tf32 dW through x^T */
 
@@ -868,7 +870,7 @@ static test_result lt_dw_transposed_body(fixture *fx)
     }
     return TEST_PASS;
 }
-TEST_WITH(lt_dw_transposed, with_lt, lt_dw_transposed_body)
+TEST_WITH("cublaslt_tf32_dw_transposed_x_exact", lt_dw_transposed, with_lt, lt_dw_transposed_body);
 
 /* TF32 of v as cvt.rna.tf32.f32 rounds it (to nearest, ties away from zero; finite v). */
 static float host_tf32(float v)
@@ -966,7 +968,7 @@ static test_result lt_tf32x3_xt_body(fixture *fx)
     }
     return TEST_PASS;
 }
-TEST_WITH(lt_tf32x3_prepared_xt, with_lt, lt_tf32x3_xt_body)
+TEST_WITH("cublaslt_tf32x3_prepared_xt_same_bits", lt_tf32x3_prepared_xt, with_lt, lt_tf32x3_xt_body);
 
 /* ------------------------------------ the weight gradient beside (dw_side) */
 
@@ -1064,7 +1066,7 @@ done:
     fx_reset(fx);
     return res;
 }
-TEST_WITH(lt_dw_beside, with_lt, lt_dw_beside_body)
+TEST_WITH("cublaslt_dw_beside_same_bits", lt_dw_beside, with_lt, lt_dw_beside_body);
 
 /* ----------------------------------------------- x^T for the weight gradient */
 
@@ -1096,7 +1098,7 @@ static test_result transpose_body(fixture *fx)
     }
     return TEST_PASS;
 }
-TEST_WITH(cuda_transpose_exact, with_lt, transpose_body)
+TEST_WITH("cuda_transpose_exact", cuda_transpose_exact, with_lt, transpose_body);
 
 /* x^T given to the op on the fused strategy's own kernels: FFNN_ERR_INVALID_ARGUMENT;
  * dense_backward_wants_xt is 0 there. */
@@ -1114,7 +1116,7 @@ static test_result fused_xt_rejected_body(fixture *fx)
     fx_reset(fx);
     return TEST_PASS;
 }
-TEST_WITH(fused_xt_rejected, with_gpu, fused_xt_rejected_body)
+TEST_WITH("fused_xt_rejected_off_cublaslt", fused_xt_rejected, with_gpu, fused_xt_rejected_body);
 
 /* The rule of gemm_plan.h ffnn_lt_dw_transposes_x (no GPU needed): tf32 only, and
  * only from 768 inputs, 1024 outputs and batch 1024 (where the survey measured a
@@ -1159,6 +1161,7 @@ static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
           "tf32's forward, fp32 / bf16, or an output outside 2^19..2^21 swizzles");
     return TEST_PASS;
 }
+TEST_CASE("lt_dw_transposes_x_rule", lt_dw_transposes_x_rule);
 
 /* The split-K plan (backend/gemm_plan.h; no GPU needed) on 132 and 16 SMs over
  * random shapes, FP32 and tensor-core AUTO and a forced split: a known config; the
@@ -1219,27 +1222,4 @@ static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-
-const test_case fused_tests[] = {
-    {"gemm_plan_splits_cover_k", gemm_plan_splits_cover_k},
-    {"fused_null_context", fused_null_context},
-    {"fused_arguments", fused_arguments},
-    {"fused_act_forward", fused_act_forward},
-    {"fused_backward", fused_backward},
-    {"fused_tf32_tensor_cores_vs_cpu", fused_tf32},
-    {"fused_bf16_tensor_cores_vs_cpu", fused_bf16},
-    {"fused_tf32_mma_epilogues_shapes_vs_cpu", fused_mma_tf32},
-    {"fused_bf16_mma_epilogues_shapes_vs_cpu", fused_mma_bf16},
-    {"cublaslt_act_forward_vs_cpu", lt_act_forward},
-    {"cublaslt_backward_vs_cpu", lt_backward},
-    {"cublaslt_tf32_vs_cpu", lt_tf32},
-    {"cublaslt_bf16_vs_cpu", lt_bf16},
-    {"cublaslt_tf32x3_vs_cpu", lt_tf32x3},
-    {"cublaslt_tf32_dw_transposed_x_exact", lt_dw_transposed},
-    {"cublaslt_tf32x3_prepared_xt_same_bits", lt_tf32x3_prepared_xt},
-    {"lt_dw_transposes_x_rule", lt_dw_transposes_x_rule},
-    {"cublaslt_dw_beside_same_bits", lt_dw_beside},
-    {"cuda_transpose_exact", cuda_transpose_exact},
-    {"fused_xt_rejected_off_cublaslt", fused_xt_rejected},
-};
-const size_t fused_tests_count = sizeof fused_tests / sizeof fused_tests[0];
+TEST_CASE("gemm_plan_splits_cover_k", gemm_plan_splits_cover_k);

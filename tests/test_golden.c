@@ -233,25 +233,18 @@ static test_result golden_run(size_t first, size_t last, char *why, size_t why_s
     return r;
 }
 
-#define ONE_WAY(fn, way)                                                        \
+#define ONE_WAY(test, fn, way)                                                  \
     static test_result fn(char *why, size_t why_size)                          \
     {                                                                           \
         return golden_run(way, (way) + 1, why, why_size);                      \
-    }
-ONE_WAY(golden_reference, WAY_CPU)
-ONE_WAY(golden_omp_avx512, WAY_OMP_AVX512)
-ONE_WAY(golden_omp_avx2, WAY_OMP_AVX2)
-ONE_WAY(golden_omp_baseline, WAY_OMP_BASELINE)
+    }                                                                           \
+    TEST_CASE(test, fn)
+ONE_WAY("golden_reference_50_steps_bit_for_bit", golden_reference, WAY_CPU);
+ONE_WAY("golden_omp_avx512_50_steps_bit_for_bit", golden_omp_avx512, WAY_OMP_AVX512);
+ONE_WAY("golden_omp_avx2_50_steps_bit_for_bit", golden_omp_avx2, WAY_OMP_AVX2);
+ONE_WAY("golden_omp_baseline_50_steps_bit_for_bit", golden_omp_baseline, WAY_OMP_BASELINE);
 static test_result golden_cuda(char *why, size_t why_size)
 {
     return golden_run(WAY_CUDA_FIRST, sizeof ways / sizeof ways[0], why, why_size);
 }
-
-const test_case golden_tests[] = {
-    {"golden_reference_50_steps_bit_for_bit", golden_reference},
-    {"golden_omp_avx512_50_steps_bit_for_bit", golden_omp_avx512},
-    {"golden_omp_avx2_50_steps_bit_for_bit", golden_omp_avx2},
-    {"golden_omp_baseline_50_steps_bit_for_bit", golden_omp_baseline},
-    {"golden_cuda_strategies_50_steps_bit_for_bit", golden_cuda},
-};
-const size_t golden_tests_count = sizeof golden_tests / sizeof golden_tests[0];
+TEST_CASE("golden_cuda_strategies_50_steps_bit_for_bit", golden_cuda);

@@ -152,18 +152,21 @@ static test_result gc_softmax_ce(char *why, size_t why_size)
     (void)why, (void)why_size;
     return check_all_activations(FFNN_LOSS_SOFTMAX_CE, "3", 3);
 }
+TEST_CASE("gradcheck_cpu_softmax_ce", gc_softmax_ce);
 
 static test_result gc_sigmoid_bce_one_output(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     return check_all_activations(FFNN_LOSS_SIGMOID_BCE, "1", 2);
 }
+TEST_CASE("gradcheck_cpu_sigmoid_bce_1_output", gc_sigmoid_bce_one_output);
 
 static test_result gc_sigmoid_bce_multi_output(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     return check_all_activations(FFNN_LOSS_SIGMOID_BCE, "3", 3);
 }
+TEST_CASE("gradcheck_cpu_sigmoid_bce_3_outputs", gc_sigmoid_bce_multi_output);
 
 static test_result gc_mse(char *why, size_t why_size)
 {
@@ -181,6 +184,7 @@ static test_result gc_mse(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("gradcheck_cpu_mse", gc_mse);
 
 /* Dropout after hidden layers: the gradient with the masks of a training step
  * fixed (the same key in every evaluation) against central differences; p = 0
@@ -196,6 +200,7 @@ static test_result gc_dropout(char *why, size_t why_size)
             CHECK_PASS(check_gradients_at(archs[a], FFNN_LOSS_SOFTMAX_CE, 3, step));
     return check_gradients("6-5tanh:dropout0-3", FFNN_LOSS_SOFTMAX_CE, 3);
 }
+TEST_CASE("gradcheck_cpu_dropout", gc_dropout);
 
 /* leaky_relu, elu and softplus, each as a hidden layer (and elu, softplus as an
  * mse output). */
@@ -209,6 +214,7 @@ static test_result gc_new_activations(char *why, size_t why_size)
     CHECK_PASS(check_gradients("6-5tanh-3elu", FFNN_LOSS_MSE, 3));
     return check_gradients("6-5tanh-3softplus", FFNN_LOSS_MSE, 3);
 }
+TEST_CASE("gradcheck_cpu_leaky_relu_elu_softplus", gc_new_activations);
 
 /* leaky_relu and elu with parameters other than the defaults, and the activations
  * whose backward reads the kept pre-activation z (gelu, gelu_tanh, silu, mish,
@@ -234,6 +240,7 @@ static test_result gc_z_activations(char *why, size_t why_size)
         CHECK_PASS(check_gradients(outs[o], FFNN_LOSS_MSE, 3));
     return TEST_PASS;
 }
+TEST_CASE("gradcheck_cpu_gelu_silu_mish_hardswish_parameters", gc_z_activations);
 
 /* Per-sample weights (docs/TRAINING.md "Weights"): the gradient of the weighted
  * mean sum w l / sum w for every loss, against central differences of it. */
@@ -252,15 +259,4 @@ static test_result gc_sample_weights(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-
-const test_case gradcheck_tests[] = {
-    {"gradcheck_cpu_softmax_ce", gc_softmax_ce},
-    {"gradcheck_cpu_sigmoid_bce_1_output", gc_sigmoid_bce_one_output},
-    {"gradcheck_cpu_sigmoid_bce_3_outputs", gc_sigmoid_bce_multi_output},
-    {"gradcheck_cpu_mse", gc_mse},
-    {"gradcheck_cpu_dropout", gc_dropout}, /* these last: they draw data from the shared */
-    {"gradcheck_cpu_leaky_relu_elu_softplus", gc_new_activations}, /* gc_rand */
-    {"gradcheck_cpu_gelu_silu_mish_hardswish_parameters", gc_z_activations},
-    {"gradcheck_cpu_sample_weights", gc_sample_weights},
-};
-const size_t gradcheck_tests_count = sizeof gradcheck_tests / sizeof gradcheck_tests[0];
+TEST_CASE("gradcheck_cpu_sample_weights", gc_sample_weights);

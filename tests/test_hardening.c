@@ -93,6 +93,7 @@ static test_result test_predict_one_output_in_bounds(char *why, size_t why_size)
     CHECK(cls == (z > 0.0f), "class %d for logit %g", cls, (double)z);
     return TEST_PASS;
 }
+TEST_CASE("hard_predict_one_output_in_bounds", test_predict_one_output_in_bounds);
 
 /* ------------------------------------------------------------ 2, 3. long arch strings */
 
@@ -156,6 +157,7 @@ TEST_DIR_CASE("hard", checkpoint_long_arch_resumes)
     free(arch);
     return TEST_PASS;
 }
+TEST_CASE("hard_checkpoint_long_arch_resumes", test_checkpoint_long_arch_resumes);
 
 /* Defect 3: ffnn_trainer_resume compared architectures in 600-byte buffers, so a
  * checkpoint differing after character 599 passed the check and the parameters
@@ -183,6 +185,7 @@ TEST_DIR_CASE("hard", resume_refuses_arch_differing_late)
     free(b);
     return TEST_PASS;
 }
+TEST_CASE("hard_resume_refuses_arch_differing_late", test_resume_refuses_arch_differing_late);
 
 /* ------------------------------------------------------------ 4. limits before allocation */
 
@@ -230,6 +233,7 @@ TEST_CLI_CASE("hard", model_reader_matches_before_allocating)
     const char *args[] = {"info", path, NULL};
     return refused_within_1gib(dir, args, "shape");
 }
+TEST_CASE("hard_model_reader_matches_before_allocating", test_model_reader_matches_before_allocating);
 
 /* The same forgery as a checkpoint: the tensors of a 2-1 model, sgd. */
 static int forged_checkpoint(const char *path)
@@ -256,6 +260,7 @@ TEST_CLI_CASE("hard", checkpoint_reader_matches_before_allocating)
     const char *args[] = {"train", "--data", "synth:points:200", "--resume", path, NULL};
     return refused_within_1gib(dir, args, "shape");
 }
+TEST_CASE("hard_checkpoint_reader_matches_before_alloc", test_checkpoint_reader_matches_before_allocating);
 
 /* gzip of bytes [n] into path with zlib's gzip writer; 0 on success. */
 static int write_gz(const char *path, const uint8_t *bytes, size_t n);
@@ -277,6 +282,7 @@ TEST_CLI_CASE("hard", gz_idx_bounded_before_allocating)
     const char *args[] = {"predict", "--model", model, "--input", path, NULL};
     return refused_within_1gib(dir, args, "deflate");
 }
+TEST_CASE("hard_gz_idx_bounded_before_allocating", test_gz_idx_bounded_before_allocating);
 
 /* Defect 4 (memory estimate): --arch 784-4000000-10 (3.2 billion parameters,
  * 12.7 GB) was accepted and ended in the OOM killer after 93 s. Under a 4 GiB
@@ -301,6 +307,7 @@ TEST_CLI_CASE("hard", cli_refuses_network_beyond_memory)
     CHECK(!file_contains(out, "epoch"), "training started");
     return TEST_PASS;
 }
+TEST_CASE("hard_cli_refuses_network_beyond_memory", test_cli_refuses_network_beyond_memory);
 
 /* Defect 4 (device memory): a network whose parameters, gradients and Adam
  * state (4 x 36 GB) exceed the GPU's memory (an H200 has 139 GiB) is refused by
@@ -327,6 +334,7 @@ static test_result test_cuda_training_beyond_device_memory(char *why, size_t why
           strstr(ffnn_last_error(), "cuda memory"), "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("hard_cuda_training_beyond_device_memory", test_cuda_training_beyond_device_memory);
 
 /* Defect 4 (eval output): ffnn eval of a model with 20,000 outputs built a
  * 3.2 GB confusion matrix and printed 2.4 GB of it. Now per-class counts (O(C)
@@ -350,6 +358,7 @@ TEST_CLI_CASE("hard", eval_output_capped)
           "no note on the matrix left out (see %s)", out);
     return TEST_PASS;
 }
+TEST_CASE("hard_eval_output_capped", test_eval_output_capped);
 
 /* ------------------------------------------------------------ 5. output paths */
 
@@ -377,6 +386,7 @@ TEST_CLI_CASE("hard", long_output_name_refused_up_front)
     CHECK(count_temporaries(dir) == 0, "temporary files left in %s", dir);
     return TEST_PASS;
 }
+TEST_CASE("hard_long_output_name_refused_up_front", test_long_output_name_refused_up_front);
 
 /* Defect 5: --log-steps s.csv --log /nonexistent/r.csv truncated s.csv, then
  * failed. Now every output path is checked before anything is opened. */
@@ -396,6 +406,7 @@ TEST_CLI_CASE("hard", bad_log_path_keeps_other_logs)
     CHECK(file_contains(out, "/nonexistent/r.csv"), "the message does not name the path");
     return TEST_PASS;
 }
+TEST_CASE("hard_bad_log_path_keeps_other_logs", test_bad_log_path_keeps_other_logs);
 
 /* ------------------------------------------------------------ 6. plot */
 
@@ -444,6 +455,7 @@ TEST_CLI_CASE("hard", plot_ignores_current_directory)
     remove(out);
     return TEST_PASS;
 }
+TEST_CASE("hard_plot_ignores_current_directory", test_plot_ignores_current_directory);
 
 /* ------------------------------------------------------------ 7. the smaller items */
 
@@ -471,6 +483,7 @@ TEST_DIR_CASE("hard", save_keeps_mode_and_symlink)
     CHECK(count_temporaries(dir) == 0, "temporary files left");
     return TEST_PASS;
 }
+TEST_CASE("hard_save_keeps_mode_and_symlink", test_save_keeps_mode_and_symlink);
 
 /* A temporary file of a killed process (its pid no longer runs) is removed at the
  * next save of the same target; one of a running process is left alone. */
@@ -491,6 +504,7 @@ TEST_DIR_CASE("hard", stale_temporary_removed)
     CHECK(access(live, F_OK) == 0, "the temporary file of a running process was removed");
     return TEST_PASS;
 }
+TEST_CASE("hard_stale_temporary_removed", test_stale_temporary_removed);
 
 /* Writes header h and the floats {1, 2, 3} as dir/name, then loads it: refused with
  * FFNN_ERR_FORMAT, the message containing needle. */
@@ -520,6 +534,7 @@ TEST_DIR_CASE("hard", key_with_nul_refused)
                     "\"data_offsets\":[8,12]}}";
     return header_file_refused(dir, "nul.safetensors", h, "u0000");
 }
+TEST_CASE("hard_key_with_nul_refused", test_key_with_nul_refused);
 
 /* Bytes from a file were echoed raw to the terminal: a metadata key holding an
  * escape sequence now appears as \x1b in the message. */
@@ -533,6 +548,7 @@ TEST_DIR_CASE("hard", control_characters_escaped)
     CHECK(!strchr(ffnn_last_error(), 0x1b), "message: %s", ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("hard_control_characters_escaped", test_control_characters_escaped);
 
 /* A model file of loss bce whose last layer has an activation was accepted (ffnn
  * info, eval): ffnn_trainer_create and predict refuse that pairing. */
@@ -544,6 +560,7 @@ TEST_DIR_CASE("hard", model_loss_must_fit_last_layer)
                     TENSORS_2_1 "}";
     return header_file_refused(dir, "bce.safetensors", h, "no activation");
 }
+TEST_CASE("hard_model_loss_must_fit_last_layer", test_model_loss_must_fit_last_layer);
 
 /* A corrupt gzip stream was reported at "offset 0" only: the message now gives
  * the compressed bytes read. */
@@ -564,6 +581,7 @@ TEST_DIR_CASE("hard", corrupt_gzip_names_compressed_offset)
           "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("hard_corrupt_gzip_names_compressed_offset", test_corrupt_gzip_names_compressed_offset);
 
 /* Small CLI items: empty CSV input to predict exited 0 silently; --lr 1e-50 said
  * "found 0"; test labels out of range were noticed only after the first epoch. */
@@ -616,6 +634,7 @@ TEST_CLI_CASE("hard", cli_small_items)
     rmdir(data);
     return TEST_PASS;
 }
+TEST_CASE("hard_cli_small_items", test_cli_small_items);
 
 /* ------------------------------------------------------------ gzip helper */
 
@@ -629,26 +648,3 @@ static int write_gz(const char *path, const uint8_t *bytes, size_t n)
     int ok = gzwrite(gz, bytes, (unsigned)n) == (int)n;
     return gzclose(gz) == Z_OK && ok ? 0 : -1;
 }
-
-const test_case hardening_tests[] = {
-    {"hard_predict_one_output_in_bounds", test_predict_one_output_in_bounds},
-    {"hard_checkpoint_long_arch_resumes", test_checkpoint_long_arch_resumes},
-    {"hard_resume_refuses_arch_differing_late", test_resume_refuses_arch_differing_late},
-    {"hard_model_reader_matches_before_allocating", test_model_reader_matches_before_allocating},
-    {"hard_checkpoint_reader_matches_before_alloc", test_checkpoint_reader_matches_before_allocating},
-    {"hard_gz_idx_bounded_before_allocating", test_gz_idx_bounded_before_allocating},
-    {"hard_cli_refuses_network_beyond_memory", test_cli_refuses_network_beyond_memory},
-    {"hard_cuda_training_beyond_device_memory", test_cuda_training_beyond_device_memory},
-    {"hard_eval_output_capped", test_eval_output_capped},
-    {"hard_long_output_name_refused_up_front", test_long_output_name_refused_up_front},
-    {"hard_bad_log_path_keeps_other_logs", test_bad_log_path_keeps_other_logs},
-    {"hard_plot_ignores_current_directory", test_plot_ignores_current_directory},
-    {"hard_save_keeps_mode_and_symlink", test_save_keeps_mode_and_symlink},
-    {"hard_stale_temporary_removed", test_stale_temporary_removed},
-    {"hard_key_with_nul_refused", test_key_with_nul_refused},
-    {"hard_control_characters_escaped", test_control_characters_escaped},
-    {"hard_model_loss_must_fit_last_layer", test_model_loss_must_fit_last_layer},
-    {"hard_corrupt_gzip_names_compressed_offset", test_corrupt_gzip_names_compressed_offset},
-    {"hard_cli_small_items", test_cli_small_items},
-};
-const size_t hardening_tests_count = sizeof hardening_tests / sizeof hardening_tests[0];

@@ -171,6 +171,7 @@ TEST_CLI_CASE("hard2", info_json_crafted_strings)
     CHECK(ok, "ffnn info printed raw controls or not their escapes (see %s)", out);
     return TEST_PASS;
 }
+TEST_CASE("hard2_info_json_crafted_strings", test_info_json_crafted_strings);
 
 /* Raw 8-bit C1 bytes (0x9B is CSI on a terminal not in UTF-8 mode) passed the
  * escaper, e.g. in predict --input errors. Now every byte outside valid UTF-8
@@ -198,6 +199,7 @@ TEST_CLI_CASE("hard2", escape_c1_raw_bytes)
     CHECK(ok, "the raw C1 byte reached the message (see %s)", log);
     return TEST_PASS;
 }
+TEST_CASE("hard2_escape_c1_raw_bytes", test_escape_c1_raw_bytes);
 
 /* predict --json (and eval --json) wrote class names by hand, non-ASCII bytes
  * as '?': now as JSON strings by cJSON's printer - a name with a quote, a
@@ -234,6 +236,7 @@ TEST_CLI_CASE("hard2", predict_json_class_names)
     CHECK(ok && rows == 3, "rows %d: a row is not JSON with a class name (see %s)", rows, out);
     return TEST_PASS;
 }
+TEST_CASE("hard2_predict_json_class_names", test_predict_json_class_names);
 
 /* ------------------------------------------------------------ N2: planted symbolic links */
 
@@ -251,6 +254,7 @@ TEST_DIR_CASE("hard2", symlink_rule)
     CHECK(ffnn_symlink_follow_allowed(other, S_IFDIR | 01755, 0, me), "sticky, not world-writable");
     return TEST_PASS;
 }
+TEST_CASE("hard2_symlink_rule", test_symlink_rule);
 
 /* In a sticky world-writable directory another account plants links to a file
  * of ours: --save and --checkpoint replaced the link's target, --log and
@@ -306,6 +310,7 @@ TEST_CLI_CASE("hard2", planted_symlink_refused)
     rmdir(sticky);
     return TEST_PASS;
 }
+TEST_CASE("hard2_planted_symlink_refused", test_planted_symlink_refused);
 
 /* A log path that is not a link when checked is opened with O_NOFOLLOW; a
  * log given as our own link in an ordinary directory is written through. */
@@ -325,6 +330,7 @@ TEST_CLI_CASE("hard2", log_through_own_link)
     CHECK(lstat(link, &s) == 0 && S_ISLNK(s.st_mode), "the link was replaced");
     return TEST_PASS;
 }
+TEST_CASE("hard2_log_through_own_link", test_log_through_own_link);
 
 /* ------------------------------------------------------------ N4: every stop signal saves */
 
@@ -377,6 +383,7 @@ TEST_CLI_CASE("hard2", sighup_sigterm_save)
     }
     return TEST_PASS;
 }
+TEST_CASE("hard2_sighup_sigterm_save", test_sighup_sigterm_save);
 
 /* ffnn train ... | head: the first epoch line read, the pipe closed. SIGPIPE
  * killed the run (exit 141, nothing saved). Now it stops as for SIGINT: exit
@@ -428,6 +435,7 @@ TEST_CLI_CASE("hard2", sigpipe_saves)
     CHECK(count_temporaries(dir) == 0, "temporary files left");
     return saved_after(ck, save, "SIGPIPE");
 }
+TEST_CASE("hard2_sigpipe_saves", test_sigpipe_saves);
 
 /* A run started with SIGINT ignored (a background job of a non-interactive
  * shell; nohup does so for SIGHUP): the handler overrode it, so the signal
@@ -455,6 +463,7 @@ TEST_CLI_CASE("hard2", inherited_sig_ign_respected)
           "exit %d (see %s)", rc, out);
     return TEST_PASS;
 }
+TEST_CASE("hard2_inherited_sig_ign_respected", test_inherited_sig_ign_respected);
 
 /* ------------------------------------------------------------ N6, N9: save rules, log lock */
 
@@ -498,6 +507,7 @@ TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
     CHECK(count_temporaries(dir) == 0, "temporary files left");
     return TEST_PASS;
 }
+TEST_CASE("hard2_save_refuses_what_load_refuses", test_save_refuses_what_load_refuses);
 
 /* Two runs sharing --log interleaved malformed rows, silently. Now the log is
  * locked (flock): a second writer - another process holding it here, or
@@ -527,6 +537,7 @@ TEST_CLI_CASE("hard2", concurrent_log_writers_refused)
     CHECK(rc == 0 && file_contains(log, "epoch,train_loss"), "unlocked: exit %d", rc);
     return TEST_PASS;
 }
+TEST_CASE("hard2_concurrent_log_writers_refused", test_concurrent_log_writers_refused);
 
 /* ------------------------------------------------------------ memory check sources */
 
@@ -565,6 +576,7 @@ TEST_DIR_CASE("hard2", cgroup_v1_limit_consulted)
     rmdir(p);
     return TEST_PASS;
 }
+TEST_CASE("hard2_cgroup_v1_limit_consulted", test_cgroup_v1_limit_consulted);
 
 /* RLIMIT_AS was taken whole, as if nothing were mapped: a limit of (mapped now
  * + 256 MiB) read as that sum. Now what is mapped is subtracted (a child
@@ -608,6 +620,7 @@ TEST_DIR_CASE("hard2", rlimit_as_less_mapped)
           "available %llu bytes under a limit of mapped + 256 MiB", (unsigned long long)avail);
     return TEST_PASS;
 }
+TEST_CASE("hard2_rlimit_as_less_mapped", test_rlimit_as_less_mapped);
 
 /* ------------------------------------------------------------ smaller items */
 
@@ -657,6 +670,7 @@ TEST_DIR_CASE("hard2", gzip_trailing_garbage_refused)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("hard2_gzip_trailing_garbage_refused", test_gzip_trailing_garbage_refused);
 
 /* predict --input - read all of stdin before predicting. Now rows are read a
  * batch at a time: with --batch 2, the predictions of the first rows come out
@@ -697,6 +711,7 @@ TEST_CLI_CASE("hard2", predict_stdin_streams)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %d", status);
     return TEST_PASS;
 }
+TEST_CASE("hard2_predict_stdin_streams", test_predict_stdin_streams);
 
 /* --save '' said "found a directory". */
 TEST_DIR_CASE("hard2", save_empty_path_message)
@@ -711,6 +726,7 @@ TEST_DIR_CASE("hard2", save_empty_path_message)
           !strstr(ffnn_last_error(), "directory"), "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("hard2_save_empty_path_message", test_save_empty_path_message);
 
 /* info --json omitted "interrupted": present (null for a complete run). */
 TEST_CLI_CASE("hard2", info_json_interrupted_field)
@@ -732,6 +748,7 @@ TEST_CLI_CASE("hard2", info_json_interrupted_field)
           file_contains(out, "\"interrupted\":\"SIGTERM at epoch 2\""), "see %s", out);
     return TEST_PASS;
 }
+TEST_CASE("hard2_info_json_interrupted_field", test_info_json_interrupted_field);
 
 /* The fuzz targets left their input files in /dev/shm. fuzz/fuzz_file.h now
  * removes its file at exit and the files of dead fuzzing processes at start:
@@ -775,6 +792,7 @@ TEST_DIR_CASE("hard2", fuzz_files_removed)
     CHECK(!left, "the file of a dead fuzzing process was not removed");
     return TEST_PASS;
 }
+TEST_CASE("hard2_fuzz_files_removed", test_fuzz_files_removed);
 
 /* The policy was docs/SECURITY.md only: a top-level SECURITY.md (where people
  * and GitHub look) has the policy, how to report and the scope, and points to
@@ -790,26 +808,4 @@ TEST_DIR_CASE("hard2", security_policy_at_top_level)
           "SECURITY.md missing, or without reporting, scope and the pointer to docs/SECURITY.md");
     return TEST_PASS;
 }
-
-const test_case hardening2_tests[] = {
-    {"hard2_info_json_crafted_strings", test_info_json_crafted_strings},
-    {"hard2_escape_c1_raw_bytes", test_escape_c1_raw_bytes},
-    {"hard2_predict_json_class_names", test_predict_json_class_names},
-    {"hard2_symlink_rule", test_symlink_rule},
-    {"hard2_planted_symlink_refused", test_planted_symlink_refused},
-    {"hard2_log_through_own_link", test_log_through_own_link},
-    {"hard2_sighup_sigterm_save", test_sighup_sigterm_save},
-    {"hard2_sigpipe_saves", test_sigpipe_saves},
-    {"hard2_inherited_sig_ign_respected", test_inherited_sig_ign_respected},
-    {"hard2_save_refuses_what_load_refuses", test_save_refuses_what_load_refuses},
-    {"hard2_concurrent_log_writers_refused", test_concurrent_log_writers_refused},
-    {"hard2_cgroup_v1_limit_consulted", test_cgroup_v1_limit_consulted},
-    {"hard2_rlimit_as_less_mapped", test_rlimit_as_less_mapped},
-    {"hard2_gzip_trailing_garbage_refused", test_gzip_trailing_garbage_refused},
-    {"hard2_predict_stdin_streams", test_predict_stdin_streams},
-    {"hard2_save_empty_path_message", test_save_empty_path_message},
-    {"hard2_info_json_interrupted_field", test_info_json_interrupted_field},
-    {"hard2_fuzz_files_removed", test_fuzz_files_removed},
-    {"hard2_security_policy_at_top_level", test_security_policy_at_top_level},
-};
-const size_t hardening2_tests_count = sizeof hardening2_tests / sizeof hardening2_tests[0];
+TEST_CASE("hard2_security_policy_at_top_level", test_security_policy_at_top_level);

@@ -26,7 +26,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-
 /* An IDX file: magic 00 00 type ndims, the dims big-endian, then payload_size
  * bytes taken from payload (or the pattern (i * 37 + 11) mod 256 when NULL).
  * Returns a blob with data NULL when out of memory. */
@@ -213,12 +212,14 @@ DIR_TEST(valid_raw)
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return check_valid_pair(dir, "i", "l");
 }
+TEST_CASE("idx_valid_raw", test_valid_raw);
 
 DIR_TEST(valid_gzip)
 {
     CHECK(put_valid_pair(dir, "i.gz", 1, "l.gz", 1) == 0, "cannot write test files");
     return check_valid_pair(dir, "i.gz", "l.gz");
 }
+TEST_CASE("idx_valid_gzip", test_valid_gzip);
 
 /* gzip is detected by its magic bytes, whatever the name; raw and gzip mix. */
 DIR_TEST(gzip_detected_by_magic)
@@ -226,6 +227,7 @@ DIR_TEST(gzip_detected_by_magic)
     CHECK(put_valid_pair(dir, "i", 1, "l", 0) == 0, "cannot write test files");
     return check_valid_pair(dir, "i", "l");
 }
+TEST_CASE("idx_gzip_detected_by_magic", test_gzip_detected_by_magic);
 
 /* classes = max label + 1, even far above the labels' count. */
 DIR_TEST(classes_from_max_label)
@@ -243,6 +245,7 @@ DIR_TEST(classes_from_max_label)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("idx_classes_from_max_label", test_classes_from_max_label);
 
 /* ---------------------------------------------------------------- case 1 */
 
@@ -256,6 +259,7 @@ DIR_TEST(empty_file)
     PASS_OR_RETURN(expect_fail(dir, "empty", "l", FFNN_ERR_FORMAT, "empty", "offset 0", "empty"));
     return expect_fail(dir, "i", "empty", FFNN_ERR_FORMAT, "empty", "offset 0", "empty");
 }
+TEST_CASE("idx_empty_file", test_empty_file);
 
 DIR_TEST(seven_byte_file)
 {
@@ -272,6 +276,7 @@ DIR_TEST(seven_byte_file)
     CHECK(put(dir, "l7", b, 0) == 0, "cannot write");
     return expect_fail(dir, "i", "l7", FFNN_ERR_FORMAT, "l7", "offset 7", "end of file");
 }
+TEST_CASE("idx_seven_byte_file", test_seven_byte_file);
 
 /* ---------------------------------------------------------------- case 2 */
 
@@ -286,6 +291,7 @@ DIR_TEST(type_byte_0x0d)
     return expect_fail(dir, "i", "fl", FFNN_ERR_FORMAT, "fl",
                        "offset 2 of the decompressed data", "found 0x0d");
 }
+TEST_CASE("idx_type_byte_0x0d", test_type_byte_0x0d);
 
 DIR_TEST(nonzero_magic_byte)
 {
@@ -299,6 +305,7 @@ DIR_TEST(nonzero_magic_byte)
     PASS_OR_RETURN(expect_fail(dir, "b0", "l", FFNN_ERR_FORMAT, "b0", "offset 0", "found 0x01"));
     return expect_fail(dir, "b1", "l", FFNN_ERR_FORMAT, "b1", "offset 1", "found 0x42");
 }
+TEST_CASE("idx_nonzero_magic_byte", test_nonzero_magic_byte);
 
 DIR_TEST(wrong_dimension_count)
 {
@@ -310,6 +317,7 @@ DIR_TEST(wrong_dimension_count)
     return expect_fail(dir, "i", "i", FFNN_ERR_FORMAT, "i", "offset 3",
                        "expected 1 dimension");
 }
+TEST_CASE("idx_wrong_dimension_count", test_wrong_dimension_count);
 
 /* ---------------------------------------------------------------- case 3 */
 
@@ -327,6 +335,7 @@ DIR_TEST(count_ffffffff)
     /* 0xFFFFFFFF labels is under the 4 GiB cap: caught by the file size */
     return expect_fail(dir, "i", "bigl", FFNN_ERR_FORMAT, "bigl", "offset 11", "truncated");
 }
+TEST_CASE("idx_count_ffffffff", test_count_ffffffff);
 
 /* count x rows x cols overflowing 64 bits */
 DIR_TEST(dims_overflow)
@@ -337,6 +346,7 @@ DIR_TEST(dims_overflow)
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return expect_fail(dir, "o", "l", FFNN_ERR_FORMAT, "o", "offset 4", "at most");
 }
+TEST_CASE("idx_dims_overflow", test_dims_overflow);
 
 DIR_TEST(zero_dimension)
 {
@@ -346,6 +356,7 @@ DIR_TEST(zero_dimension)
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return expect_fail(dir, "z", "l", FFNN_ERR_FORMAT, "z", "offset 8", "non-zero row count");
 }
+TEST_CASE("idx_zero_dimension", test_zero_dimension);
 
 DIR_TEST(sizes_larger_than_file)
 {
@@ -356,6 +367,7 @@ DIR_TEST(sizes_larger_than_file)
     return expect_fail(dir, "big", "l", FFNN_ERR_FORMAT, "big", "offset 3936",
                        "expected 784000 bytes");
 }
+TEST_CASE("idx_sizes_larger_than_file", test_sizes_larger_than_file);
 
 /* ---------------------------------------------------------------- case 4 */
 
@@ -372,6 +384,7 @@ DIR_TEST(truncated_payload)
     return expect_fail(dir, "tz", "l", FFNN_ERR_FORMAT, "tz",
                        "offset 33 of the decompressed data", "truncated");
 }
+TEST_CASE("idx_truncated_payload", test_truncated_payload);
 
 /* Write b plus one extra byte to dir/name, raw or gzip. */
 static int put_with_extra(const char *dir, const char *name, blob b, int gz)
@@ -400,6 +413,7 @@ DIR_TEST(trailing_bytes)
     return expect_fail(dir, "i", "xz", FFNN_ERR_FORMAT, "xz",
                        "offset 11 of the decompressed data", "trailing");
 }
+TEST_CASE("idx_trailing_bytes", test_trailing_bytes);
 
 /* ---------------------------------------------------------------- case 5 */
 
@@ -418,6 +432,7 @@ DIR_TEST(count_mismatch)
           "message should name both files and counts: %s", msg);
     return TEST_PASS;
 }
+TEST_CASE("idx_count_mismatch", test_count_mismatch);
 
 /* ---------------------------------------------------------------- case 6 */
 
@@ -427,6 +442,7 @@ DIR_TEST(raw_named_gz)
     return expect_fail(dir, "i.gz", "l", FFNN_ERR_FORMAT, "i.gz", "offset 0",
                        "expected gzip magic 1f 8b");
 }
+TEST_CASE("idx_raw_named_gz", test_raw_named_gz);
 
 DIR_TEST(corrupt_gzip)
 {
@@ -441,6 +457,7 @@ DIR_TEST(corrupt_gzip)
     return expect_fail(dir, "c.gz", "l", FFNN_ERR_FORMAT, "c.gz", "offset 0",
                        "corrupt compressed data");
 }
+TEST_CASE("idx_corrupt_gzip", test_corrupt_gzip);
 
 /* Write a valid gzip image file to dir/name, then rewrite it changed by edit. */
 static int put_gz_edited(const char *dir, const char *name, void (*edit)(blob *))
@@ -482,11 +499,13 @@ DIR_TEST(truncated_gzip)
 {
     return edited_gz_refused(dir, "t.gz", cut_half, "of the decompressed data", "truncated");
 }
+TEST_CASE("idx_truncated_gzip", test_truncated_gzip);
 
 DIR_TEST(gzip_crc_mismatch)
 {
     return edited_gz_refused(dir, "c.gz", flip_crc, "offset", "incorrect data check");
 }
+TEST_CASE("idx_gzip_crc_mismatch", test_gzip_crc_mismatch);
 
 /* ---------------------------------------------------------------- other */
 
@@ -495,6 +514,7 @@ DIR_TEST(missing_file)
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return expect_fail(dir, "i", "nope", FFNN_ERR_IO, "nope", "No such file", NULL);
 }
+TEST_CASE("idx_missing_file", test_missing_file);
 
 DIR_TEST(load_dir)
 {
@@ -514,6 +534,7 @@ DIR_TEST(load_dir)
     ffnn_dataset_free(test);
     return TEST_PASS;
 }
+TEST_CASE("idx_load_dir", test_load_dir);
 
 DIR_TEST(load_dir_missing_file)
 {
@@ -529,6 +550,7 @@ DIR_TEST(load_dir_missing_file)
           "message should name the paths tried: %s", msg);
     return TEST_PASS;
 }
+TEST_CASE("idx_load_dir_missing_file", test_load_dir_missing_file);
 
 DIR_TEST(slice)
 {
@@ -558,6 +580,7 @@ DIR_TEST(slice)
     CHECK(ffnn_dataset_count(NULL) == 0 && ffnn_dataset_images(NULL) == NULL, "NULL");
     return TEST_PASS;
 }
+TEST_CASE("idx_slice", test_slice);
 
 /* Fashion-MNIST from the Debian package: 60000 + 10000 balanced 28 x 28 images. */
 static test_result test_fashion_mnist(char *why, size_t why_size)
@@ -581,32 +604,4 @@ static test_result test_fashion_mnist(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-
-const test_case idx_tests[] = {
-    {"idx_valid_raw", test_valid_raw},
-    {"idx_valid_gzip", test_valid_gzip},
-    {"idx_gzip_detected_by_magic", test_gzip_detected_by_magic},
-    {"idx_classes_from_max_label", test_classes_from_max_label},
-    {"idx_empty_file", test_empty_file},
-    {"idx_seven_byte_file", test_seven_byte_file},
-    {"idx_type_byte_0x0d", test_type_byte_0x0d},
-    {"idx_nonzero_magic_byte", test_nonzero_magic_byte},
-    {"idx_wrong_dimension_count", test_wrong_dimension_count},
-    {"idx_count_ffffffff", test_count_ffffffff},
-    {"idx_dims_overflow", test_dims_overflow},
-    {"idx_zero_dimension", test_zero_dimension},
-    {"idx_sizes_larger_than_file", test_sizes_larger_than_file},
-    {"idx_truncated_payload", test_truncated_payload},
-    {"idx_trailing_bytes", test_trailing_bytes},
-    {"idx_count_mismatch", test_count_mismatch},
-    {"idx_raw_named_gz", test_raw_named_gz},
-    {"idx_corrupt_gzip", test_corrupt_gzip},
-    {"idx_truncated_gzip", test_truncated_gzip},
-    {"idx_gzip_crc_mismatch", test_gzip_crc_mismatch},
-    {"idx_missing_file", test_missing_file},
-    {"idx_load_dir", test_load_dir},
-    {"idx_load_dir_missing_file", test_load_dir_missing_file},
-    {"idx_slice", test_slice},
-    {"idx_fashion_mnist", test_fashion_mnist},
-};
-const size_t idx_tests_count = sizeof idx_tests / sizeof idx_tests[0];
+TEST_CASE("idx_fashion_mnist", test_fashion_mnist);

@@ -92,6 +92,7 @@ static test_result examples_in_readme(char *why, size_t why_size)
     CHECK(n >= 2, "%d examples found, expected at least 2", n);
     return TEST_PASS;
 }
+TEST_CASE("examples_shown_verbatim_in_c_api_guide", examples_in_readme);
 
 /* The last "test_accuracy NN.NN%" in the file at path, or -1. */
 static double last_accuracy(const char *path)
@@ -135,6 +136,7 @@ TEST_DIR_CASE("install", examples_run)
     remove(model);
     return TEST_PASS;
 }
+TEST_CASE("examples_run_from_the_build_tree", test_examples_run);
 
 /* tests/install_test.sh MODE BUILD [NVCC=] [FFNN_MAKE_ARGS...]: exit 0 passes, 77
  * skips. FFNN_MAKE_ARGS: the make variables of this build when the tests run outside
@@ -159,12 +161,12 @@ static test_result install_script(char *why, size_t why_size, const char *mode)
     return TEST_PASS;
 }
 
-TEST_WITH(install_destdir, install_script, "install")
+TEST_WITH("install_destdir_pkgconfig_shared_static", install_destdir, install_script, "install");
 
-TEST_WITH(man_page, install_script, "man")
+TEST_WITH("man_page_lists_every_option", man_page, install_script, "man");
 
 /* docs/CLI.md, the CLI reference, names every option of each command's --help. */
-TEST_WITH(cli_reference, install_script, "clidoc")
+TEST_WITH("cli_reference_lists_every_option", cli_reference, install_script, "clidoc");
 
 /* ffnn train runs with the environment it was given: no OpenMP variable added, no
  * re-execution (its threads are the library's pool, docs/PERFORMANCE.md "Waiting
@@ -173,6 +175,7 @@ static test_result cli_wait_policy(char *why, size_t why_size)
 {
     return install_script(why, why_size, "wait");
 }
+TEST_CASE("cli_environment_left_alone", cli_wait_policy);
 
 /* Run FFNN_PYTHON (default /usr/bin/python3, Debian's) on script with this build's
  * libffnn.so: PASS, SKIP (the interpreter missing, or exit 77: a package missing,
@@ -201,6 +204,7 @@ static test_result python_module(char *why, size_t why_size)
     return python_script("tests/test_python.py",
                          "cannot import numpy (apt-get install python3-numpy)", why, why_size);
 }
+TEST_CASE("python_module", python_module);
 
 /* The Python module's pytest suite (tests/python/: the scikit-learn estimator checks,
  * pickling, options, the wheel) over this build's libffnn.so. */
@@ -211,15 +215,4 @@ static test_result python_pytest(char *why, size_t why_size)
                          "python3-numpy python3-sklearn)",
                          why, why_size);
 }
-
-const test_case install_tests[] = {
-    {"examples_shown_verbatim_in_c_api_guide", examples_in_readme},
-    {"examples_run_from_the_build_tree", test_examples_run},
-    {"install_destdir_pkgconfig_shared_static", install_destdir},
-    {"man_page_lists_every_option", man_page},
-    {"cli_reference_lists_every_option", cli_reference},
-    {"cli_environment_left_alone", cli_wait_policy},
-    {"python_module", python_module},
-    {"python_pytest", python_pytest},
-};
-const size_t install_tests_count = sizeof install_tests / sizeof install_tests[0];
+TEST_CASE("python_pytest", python_pytest);

@@ -153,6 +153,7 @@ static test_result test_arch(char *why, size_t why_size)
     TEST_FREE(d, l);
     return TEST_PASS;
 }
+TEST_CASE("local1d_arch_strings", test_arch);
 
 /* Initial weights and biases of a local1d layer: U(-1/sqrt(R), 1/sqrt(R)). */
 static test_result test_init(char *why, size_t why_size)
@@ -181,6 +182,7 @@ static test_result test_init(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("local1d_init_bounds", test_init);
 
 /* ------------------------------------------------------------------ gradient check */
 
@@ -288,9 +290,9 @@ static test_result test_gradcheck(char *why, size_t why_size)
         t = check_gradients("11-local5-local5", FFNN_LOSS_SOFTMAX_CE, 3, &r);
     return t;
 }
+TEST_CASE("local1d_gradcheck_cpu", test_gradcheck);
 
 /* ------------------------------------------------------------------ shapes */
-
 
 /* Buffers of one shape, random x, W, b, dz in [-1, 1]; host memory. */
 typedef struct l1d_case {
@@ -473,6 +475,7 @@ static test_result test_cuda(char *why, size_t why_size)
     ops->destroy(ctx[1]);
     return t;
 }
+TEST_CASE("local1d_cuda_vs_cpu_global_shared", test_cuda);
 
 #if FFNN_HAVE_CUDA
 /* The benchmark's entry point: ffnn_lab_local1d_forward_stream (both variants, the
@@ -552,6 +555,7 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
               FFNN_ERR_INVALID_ARGUMENT, "R > N with valid accepted");
     return TEST_PASS;
 }
+TEST_CASE("local1d_cuda_entry_point_sigmoid", test_cuda_entry_point);
 
 /* The benchmark's use of ffnn_lab_local1d_forward_stream: K layers chained on one
  * non-blocking stream (each layer's output the next one's input, two buffers
@@ -672,6 +676,7 @@ static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
     ffnn_lab_stream_destroy(stream);
     return t;
 }
+TEST_CASE("local1d_cuda_entry_point_chain", test_cuda_entry_point_chain);
 #else
 static test_result test_cuda_entry_point(char *why, size_t why_size)
 {
@@ -756,6 +761,7 @@ static test_result test_trains_motif(char *why, size_t why_size)
     TEST_FREE(m, d, train, test);
     return TEST_PASS;
 }
+TEST_CASE("local1d_trains_motif_beats_dense", test_trains_motif);
 
 /* 60 steps of a mixed network on cuda (each kernel strategy) against the cpu
  * reference: per-step losses within 1e-4 relative, parameters within 1e-4. */
@@ -798,8 +804,8 @@ static test_result cuda_follows_cpu(char *why, size_t why_size, ffnn_strategy ke
     return TEST_PASS;
 }
 
-TEST_WITH(test_cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE)
-TEST_WITH(test_cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED)
+TEST_WITH("local1d_cuda_naive_follows_cpu", test_cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE);
+TEST_WITH("local1d_cuda_tiled_follows_cpu", test_cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED);
 
 /* The motif task on cuda (tiled kernels): the cpu run's accuracy bound. */
 static test_result test_cuda_trains_motif(char *why, size_t why_size)
@@ -821,6 +827,7 @@ static test_result test_cuda_trains_motif(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("local1d_cuda_trains_motif", test_cuda_trains_motif);
 
 /* ------------------------------------------------------------------ files */
 
@@ -927,6 +934,7 @@ static test_result test_model_file(char *why, size_t why_size)
     (void)why, (void)why_size;
     return in_tmpdir(model_file_body);
 }
+TEST_CASE("local1d_model_file_round_trip", test_model_file);
 
 /* A run with local1d layers stopped mid-epoch, checkpointed and resumed in a
  * fresh trainer gives the uninterrupted run's losses and weights, bit for bit. */
@@ -982,19 +990,4 @@ static test_result test_checkpoint(char *why, size_t why_size)
     (void)why, (void)why_size;
     return in_tmpdir(checkpoint_body);
 }
-
-const test_case local1d_tests[] = {
-    {"local1d_arch_strings", test_arch},
-    {"local1d_init_bounds", test_init},
-    {"local1d_gradcheck_cpu", test_gradcheck},
-    {"local1d_cuda_vs_cpu_global_shared", test_cuda},
-    {"local1d_cuda_entry_point_sigmoid", test_cuda_entry_point},
-    {"local1d_cuda_entry_point_chain", test_cuda_entry_point_chain},
-    {"local1d_trains_motif_beats_dense", test_trains_motif},
-    {"local1d_cuda_naive_follows_cpu", test_cuda_naive_follows_cpu},
-    {"local1d_cuda_tiled_follows_cpu", test_cuda_tiled_follows_cpu},
-    {"local1d_cuda_trains_motif", test_cuda_trains_motif},
-    {"local1d_model_file_round_trip", test_model_file},
-    {"local1d_checkpoint_resume_bits", test_checkpoint},
-};
-const size_t local1d_tests_count = sizeof local1d_tests / sizeof local1d_tests[0];
+TEST_CASE("local1d_checkpoint_resume_bits", test_checkpoint);

@@ -47,8 +47,6 @@
 #include "strategy/step.h"
 #include "train/trainer.h"
 
-
-
 /* bfloat16 bits of a finite f, rounded to nearest even (the 16 low bits of f's
  * pattern decide: above half an ulp up, below down, exactly half to the even
  * one). */
@@ -113,6 +111,7 @@ static test_result follows_cpu(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu);
 
 /* Every shadow value of t against bf16_rne of its master. */
 static test_result shadow_matches(ffnn_trainer *t, const char *what)
@@ -192,6 +191,7 @@ static test_result shadow_is_rne(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne);
 
 /* The bf16 trainer the op-level tests below drive through its run's ops:
  * 784-64relu-10 (seed 1), sgd at lr 0.05, Fashion-MNIST's training set. */
@@ -275,6 +275,7 @@ static test_result gather_and_convert(char *why, size_t why_size)
     CHECK(bad_pad == 0, "to_bf16 wrote %zu cells past the rows' ends", bad_pad);
     return TEST_PASS;
 }
+TEST_CASE("cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert);
 
 /* Fresh random bf16 bits (xorshift64 state *s): a finite value of sign, exponent
  * 2^(lo-127)..2^(hi-127) and 7 random mantissa bits; with zeros (+0 and -0) one in
@@ -406,6 +407,7 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
     CHECK(checked > 50000, "only %zu values checked", checked);
     return TEST_PASS;
 }
+TEST_CASE("cublaslt_bf16_act_backward_bits_match_host", bf16_act_backward_bits);
 
 /* One run of bf16_dw_beside: layer 1 (1024 -> 1024 at batch 1024: dx16, relu's
  * f', dx_db, dW1 - on the second stream when dw_side) and layer 0 (784 -> 1024: dW0
@@ -477,12 +479,4 @@ static test_result bf16_dw_beside(char *why, size_t why_size)
     op_fixture_close(&fx);
     return TEST_PASS;
 }
-
-const test_case mixed_tests[] = {
-    {"cublaslt_bf16_act_backward_bits_match_host", bf16_act_backward_bits},
-    {"cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert},
-    {"cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu},
-    {"cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne},
-    {"cublaslt_bf16_dw_beside_same_bits", bf16_dw_beside},
-};
-const size_t mixed_tests_count = sizeof mixed_tests / sizeof mixed_tests[0];
+TEST_CASE("cublaslt_bf16_dw_beside_same_bits", bf16_dw_beside);

@@ -85,12 +85,14 @@ static test_result libffnn_needs_no_gpu_libs(char *why, size_t why_size)
     snprintf(path, sizeof path, "%s/libffnn.so", dir);
     return no_gpu_libs(path, why, why_size);
 }
+TEST_CASE("module_libffnn_needs_no_gpu_libs", libffnn_needs_no_gpu_libs);
 
 /* build/ffnn carries libffnn.a: the static link of the library */
 static test_result static_cli_needs_no_gpu_libs(char *why, size_t why_size)
 {
     return no_gpu_libs(cli_binary(), why, why_size);
 }
+TEST_CASE("module_static_cli_needs_no_gpu_libs", static_cli_needs_no_gpu_libs);
 
 /* ffnn train on a tiny data set; module: FFNN_CUDA_MODULE's value (NULL: unset);
  * mpi_module: FFNN_MPI_MODULE's, with the variable of an mpirun launch set (the CLI
@@ -154,6 +156,7 @@ static test_result mpi_missing_names_the_file(char *why, size_t why_size)
     (void)why, (void)why_size;
     return missing_module_refused("cpu", "FFNN_MPI_MODULE", "/nonexistent/libffnn-mpi.so");
 }
+TEST_CASE("module_mpi_missing_names_the_file", mpi_missing_names_the_file);
 
 /* The dynamic symbols module defines (nm -D --defined-only, absolute ones left out):
  * *symbols of them, *entry named entry (the others printed when print_others).
@@ -200,12 +203,14 @@ static test_result mpi_module_exports_the_entry_point(char *why, size_t why_size
     CHECK(ffnn_has_mpi(), "ffnn_has_mpi() is 0 although %s is there", module);
     return TEST_PASS;
 }
+TEST_CASE("module_mpi_exports_the_entry_point", mpi_module_exports_the_entry_point);
 
 static test_result missing_module_names_the_file(char *why, size_t why_size)
 {
     (void)why, (void)why_size;
     return missing_module_refused("cuda", "FFNN_CUDA_MODULE", "/nonexistent/libffnn-cuda.so");
 }
+TEST_CASE("module_missing_names_the_file", missing_module_names_the_file);
 
 /* device auto on a machine without a GPU: the cpu, silently, whether the module is
  * missing, present and named, or looked for in the usual places */
@@ -236,6 +241,7 @@ static test_result auto_without_gpu_trains_on_cpu(char *why, size_t why_size)
     unlink(out);
     return TEST_PASS;
 }
+TEST_CASE("module_auto_without_gpu_trains_on_cpu", auto_without_gpu_trains_on_cpu);
 
 /* the module (a CUDA build): one exported symbol, the entry point, whose table is
  * of this build's interface (the same as the entry point linked into this test
@@ -283,6 +289,7 @@ static test_result module_exports_the_entry_point(char *why, size_t why_size)
     /* the module's handle stays open: its CUDA runtime registered its kernels */
     return TEST_PASS;
 }
+TEST_CASE("module_exports_the_entry_point", module_exports_the_entry_point);
 
 /* on a GPU machine: the CLI (libffnn.a linked in, no CUDA library of its own) trains
  * on cuda through the module beside it, with no variable set */
@@ -307,15 +314,4 @@ static test_result module_cli_trains_on_cuda(char *why, size_t why_size)
     CHECK(auto_cuda, "ffnn train --device auto on a GPU machine: exit %d, not on cuda", rc_auto);
     return TEST_PASS;
 }
-
-const test_case module_tests[] = {
-    {"module_libffnn_needs_no_gpu_libs", libffnn_needs_no_gpu_libs},
-    {"module_static_cli_needs_no_gpu_libs", static_cli_needs_no_gpu_libs},
-    {"module_missing_names_the_file", missing_module_names_the_file},
-    {"module_auto_without_gpu_trains_on_cpu", auto_without_gpu_trains_on_cpu},
-    {"module_exports_the_entry_point", module_exports_the_entry_point},
-    {"module_cli_trains_on_cuda", module_cli_trains_on_cuda},
-    {"module_mpi_missing_names_the_file", mpi_missing_names_the_file},
-    {"module_mpi_exports_the_entry_point", mpi_module_exports_the_entry_point},
-};
-const size_t module_tests_count = sizeof module_tests / sizeof module_tests[0];
+TEST_CASE("module_cli_trains_on_cuda", module_cli_trains_on_cuda);

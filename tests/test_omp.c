@@ -99,9 +99,9 @@ static test_result test_dense_thread_invariant(char *why, size_t why_size)
     contexts_free(&c);
     return result;
 }
+TEST_CASE("omp_dense_same_bits_any_thread_count", test_dense_thread_invariant);
 
 /* ------------------------------------------------------------------ training */
-
 
 /* The first 12,800 Fashion-MNIST training images (200 batches of 64). */
 static ffnn_status load_train_12800(ffnn_dataset **out)
@@ -196,6 +196,7 @@ static test_result test_train_parity(char *why, size_t why_size)
     free(p_ref), free(p_omp);
     return result;
 }
+TEST_CASE("omp_train_200_steps_parity_fashion", test_train_parity);
 
 /* Two runs on 2 threads give the same bits (per-step losses and final
  * parameters); so do runs on 3 threads and on all cores (threads 0). */
@@ -226,6 +227,7 @@ static test_result test_train_deterministic(char *why, size_t why_size)
     ffnn_dataset_free(data);
     return result;
 }
+TEST_CASE("omp_train_deterministic", test_train_deterministic);
 
 /* cfg.threads: the omp backend on N threads (1 included), 0 (the library's default)
  * all cores; out of range is refused. The reference is strategy reference, on one
@@ -306,6 +308,7 @@ static test_result test_threads_config(char *why, size_t why_size)
     TEST_FREE(m, data);
     return TEST_PASS;
 }
+TEST_CASE("omp_threads_config", test_threads_config);
 
 /* FFNN_OMP_ISA forces the kernel set: each set this CPU runs is taken, one it cannot
  * run is refused (FFNN_ERR_UNSUPPORTED, never run), an unknown name is refused by
@@ -375,12 +378,4 @@ static test_result test_isa_forced(char *why, size_t why_size)
         unsetenv("FFNN_OMP_ISA");
     return r;
 }
-
-const test_case omp_tests[] = {
-    {"omp_dense_same_bits_any_thread_count", test_dense_thread_invariant},
-    {"omp_train_200_steps_parity_fashion", test_train_parity},
-    {"omp_train_deterministic", test_train_deterministic},
-    {"omp_threads_config", test_threads_config},
-    {"omp_isa_forced_by_environment", test_isa_forced},
-};
-const size_t omp_tests_count = sizeof omp_tests / sizeof omp_tests[0];
+TEST_CASE("omp_isa_forced_by_environment", test_isa_forced);

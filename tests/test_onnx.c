@@ -31,7 +31,6 @@ static const char *python_path(void)
     return p && *p ? p : "/usr/bin/python3";
 }
 
-
 static void random_rows(float *x, size_t n, uint64_t seed)
 {
     uint64_t s = seed * 0x9E3779B97F4A7C15ull + 7;
@@ -225,6 +224,7 @@ TEST_DIR_CASE("onnx", onnx_matches_onnxruntime)
     }
     return TEST_PASS;
 }
+TEST_CASE("onnx_matches_onnxruntime", test_onnx_matches_onnxruntime);
 
 /* A model without a loss and a missing directory are refused (no file left);
  * ffnn export writes a saved model's file and refuses a missing --onnx. */
@@ -263,9 +263,4 @@ TEST_DIR_CASE("onnx", onnx_export_errors)
     CHECK(rc == 0 && access(onnx, F_OK) == 0, "ffnn export exited with %d", rc);
     return TEST_PASS;
 }
-
-const test_case onnx_tests[] = {
-    {"onnx_matches_onnxruntime", test_onnx_matches_onnxruntime},
-    {"onnx_export_errors", test_onnx_export_errors},
-};
-const size_t onnx_tests_count = sizeof onnx_tests / sizeof onnx_tests[0];
+TEST_CASE("onnx_export_errors", test_onnx_export_errors);

@@ -363,11 +363,11 @@ static test_result dense_group(char *why, size_t why_size, size_t which)
     return op_group_end(&g, why, why_size);
 }
 
-TEST_WITH(test_dense_forward, dense_group, 0)
-TEST_WITH(test_dense_backward, dense_group, 1)
-TEST_WITH(test_dense_act_forward, dense_group, 2)
-TEST_WITH(test_dense_packed, dense_group, 3)
-TEST_WITH(test_dense_backward_fused, dense_group, 4)
+TEST_WITH("ops_table_dense_forward", test_dense_forward, dense_group, 0);
+TEST_WITH("ops_table_dense_backward", test_dense_backward, dense_group, 1);
+TEST_WITH("ops_table_dense_act_forward", test_dense_act_forward, dense_group, 2);
+TEST_WITH("ops_table_dense_forward_packed", test_dense_packed, dense_group, 3);
+TEST_WITH("ops_table_dense_backward_fused", test_dense_backward_fused, dense_group, 4);
 
 /* ------------------------------------------------------------------ local1d */
 
@@ -456,22 +456,5 @@ static test_result local1d_group(char *why, size_t why_size, int backward)
     return op_group_end(&g, why, why_size);
 }
 
-TEST_WITH(test_local1d_forward, local1d_group, 0)
-TEST_WITH(test_local1d_backward, local1d_group, 1)
-
-const test_case ops_tests[] = {
-    {"ops_table_dense_forward", test_dense_forward},
-    {"ops_table_dense_backward", test_dense_backward},
-    {"ops_table_dense_act_forward", test_dense_act_forward},
-    {"ops_table_dense_backward_fused", test_dense_backward_fused},
-    {"ops_table_dense_forward_packed", test_dense_packed},
-    {"ops_table_local1d_forward", test_local1d_forward},
-    {"ops_table_local1d_backward", test_local1d_backward},
-    {"ops_table_activations", op_test_activations},
-    {"ops_table_losses", op_test_losses},
-    {"ops_table_optimizers", op_test_optimizers},
-    {"ops_table_clip_dropout_ema", op_test_clip_dropout_ema},
-    {"ops_table_gather", op_test_gather},
-    {"ops_table_bf16", op_test_bf16},
-};
-const size_t ops_tests_count = sizeof ops_tests / sizeof ops_tests[0];
+TEST_WITH("ops_table_local1d_forward", test_local1d_forward, local1d_group, 0);
+TEST_WITH("ops_table_local1d_backward", test_local1d_backward, local1d_group, 1);

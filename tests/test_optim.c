@@ -128,6 +128,7 @@ static test_result cpu_reference_sequences(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("optim_cpu_reference_3_steps", cpu_reference_sequences);
 
 /* The default configuration with Adam at lr 1e-3 (its other settings the
  * defaults: beta1 0.9, beta2 0.999, eps 1e-8), as torch.optim.Adam's. */
@@ -155,6 +156,7 @@ static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
           (double)p[3]);
     return TEST_PASS;
 }
+TEST_CASE("optim_adam_first_step_is_lr_sign", adam_first_step_is_lr_sign);
 
 /* The per-step scalars: computed in double from the decimal hyperparameters, as
  * PyTorch does with Python floats, then rounded to float. */
@@ -184,6 +186,7 @@ static test_result step_scalars(char *why, size_t why_size)
           "state counts");
     return TEST_PASS;
 }
+TEST_CASE("optim_step_scalars", step_scalars);
 
 /* A captured CUDA graph is replayed only while the step's scalars are the same bytes
  * (src/strategy/graph.c): sgd's every step and momentum's after the first must be,
@@ -222,6 +225,7 @@ static test_result steps_replayable(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("optim_steps_replayable", steps_replayable);
 
 static test_result names_and_defaults(char *why, size_t why_size)
 {
@@ -247,6 +251,7 @@ static test_result names_and_defaults(char *why, size_t why_size)
           (double)c.beta1, (double)c.beta2, (double)c.epsilon);
     return TEST_PASS;
 }
+TEST_CASE("optim_names_and_defaults", names_and_defaults);
 
 /* Weight decay's scalars and one element of each optimizer against the formula
  * written out: sgd/momentum/adam add wd p to g (one fma), adamw multiplies p by
@@ -282,6 +287,7 @@ static test_result weight_decay_scalars(char *why, size_t why_size)
     CHECK(q == (float)(1.0 - 0.1 * 0.5), "adamw decay of 1: %.9g", (double)q);
     return TEST_PASS;
 }
+TEST_CASE("optim_weight_decay_scalars", weight_decay_scalars);
 
 /* ------------------------------------------------------------ trainer */
 
@@ -361,6 +367,7 @@ static test_result trainer_state(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("optim_trainer_state", trainer_state);
 
 /* Out-of-range hyperparameters fail at create time with a message naming them. */
 static test_result rejects_bad_config(char *why, size_t why_size)
@@ -412,15 +419,4 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     TEST_FREE(t, m, train, full);
     return TEST_PASS;
 }
-
-const test_case optim_tests[] = {
-    {"optim_names_and_defaults", names_and_defaults},
-    {"optim_weight_decay_scalars", weight_decay_scalars},
-    {"optim_step_scalars", step_scalars},
-    {"optim_steps_replayable", steps_replayable},
-    {"optim_cpu_reference_3_steps", cpu_reference_sequences},
-    {"optim_adam_first_step_is_lr_sign", adam_first_step_is_lr_sign},
-    {"optim_trainer_state", trainer_state},
-    {"optim_rejects_bad_config", rejects_bad_config},
-};
-const size_t optim_tests_count = sizeof optim_tests / sizeof optim_tests[0];
+TEST_CASE("optim_rejects_bad_config", rejects_bad_config);

@@ -118,6 +118,7 @@ static test_result default_and_limits(char *why, size_t why_size)
            ffnn_train_option_count(), refused, no_outside);
     return TEST_PASS;
 }
+TEST_CASE("options_defaults_pass_limits_refused_just_outside", default_and_limits);
 
 static test_result set_by_name(char *why, size_t why_size)
 {
@@ -148,6 +149,7 @@ static test_result set_by_name(char *why, size_t why_size)
           "small buffer");
     return TEST_PASS;
 }
+TEST_CASE("options_set_and_get_by_name", set_by_name);
 
 /* A value of o other than its default, inside its range, as text. */
 static void sample_text(const ffnn_train_option *o, char *buf, size_t size)
@@ -242,6 +244,7 @@ TEST_DIR_CASE("opt", checkpoint_round_trip)
            recorded, not_recorded);
     return TEST_PASS;
 }
+TEST_CASE("options_checkpoint_round_trip", test_checkpoint_round_trip);
 
 /* The first word of o->cli ("--batch" of "--batch", "--lr-schedule" of
  * "--lr-schedule step:N") into buf. */
@@ -291,11 +294,4 @@ TEST_DIR_CASE("opt", cli_knows_every_option)
            through, none);
     return TEST_PASS;
 }
-
-const test_case options_tests[] = {
-    {"options_defaults_pass_limits_refused_just_outside", default_and_limits},
-    {"options_set_and_get_by_name", set_by_name},
-    {"options_checkpoint_round_trip", test_checkpoint_round_trip},
-    {"options_cli_knows_every_option", test_cli_knows_every_option},
-};
-const size_t options_tests_count = sizeof options_tests / sizeof options_tests[0];
+TEST_CASE("options_cli_knows_every_option", test_cli_knows_every_option);

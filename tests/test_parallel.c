@@ -43,6 +43,7 @@ static test_result shard_split(char *why, size_t why_size)
     CHECK(first == 34 && count == 33, "100 rows, rank 1 of 3: [%zu, +%zu)", first, count);
     return TEST_PASS;
 }
+TEST_CASE("parallel_shard_split_tiles_every_batch", shard_split);
 
 /* Without NCCL (or without a GPU) --gpus is refused with what is missing; a
  * group of 0 GPUs is refused; the NULL communicator is world size 1. */
@@ -66,6 +67,7 @@ static test_result comm_refusals(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("parallel_comm_refusals", comm_refusals);
 
 /* ---------------------------------------------------------------- mpirun */
 
@@ -93,18 +95,18 @@ static test_result run_case(char *why, size_t why_size, const char *name)
 }
 
 /* name: tests/test_parallel.sh CASE */
-#define MPI_CASE(name, CASE) TEST_WITH(name, run_case, CASE)
-MPI_CASE(mpi_parity_sgd, "parity_sgd")
-MPI_CASE(mpi_parity_adam_momentum, "parity_adam")
-MPI_CASE(mpi_features, "features")
-MPI_CASE(mpi_buckets, "buckets")
-MPI_CASE(mpi_resume, "resume")
-MPI_CASE(mpi_killed_rank, "kill_rank")
-MPI_CASE(mpi_other_data, "other_data")
-MPI_CASE(mpi_early_stopping, "early_stopping")
-MPI_CASE(mpi_nan, "nan")
-MPI_CASE(mpi_sweep, "sweep")
-MPI_CASE(mpi_sweep_errors, "sweep_errors")
+#define MPI_CASE(test, name, CASE) TEST_WITH(test, name, run_case, CASE)
+MPI_CASE("parallel_mpi_parity_sgd_np2_np3", mpi_parity_sgd, "parity_sgd");
+MPI_CASE("parallel_mpi_parity_adam_momentum_np2_np3", mpi_parity_adam_momentum, "parity_adam");
+MPI_CASE("parallel_mpi_features_np2_np3", mpi_features, "features");
+MPI_CASE("parallel_mpi_two_buckets_rank_without_rows", mpi_buckets, "buckets");
+MPI_CASE("parallel_mpi_resume_bitwise_and_other_ranks", mpi_resume, "resume");
+MPI_CASE("parallel_mpi_killed_rank_stops_all", mpi_killed_rank, "kill_rank");
+MPI_CASE("parallel_mpi_rank_with_other_data_stops_all", mpi_other_data, "other_data");
+MPI_CASE("parallel_mpi_early_stopping_same_epoch_np2_np3", mpi_early_stopping, "early_stopping");
+MPI_CASE("parallel_mpi_nan_stops_all_one_message", mpi_nan, "nan");
+MPI_CASE("parallel_mpi_sweep_np2_np3_equals_one_process", mpi_sweep, "sweep");
+MPI_CASE("parallel_mpi_sweep_error_on_a_rank_ends_all", mpi_sweep_errors, "sweep_errors");
 
 /* mpirun -np 2 ffnn sweep on cuda (each rank on the GPU of its place on the node,
  * both on GPU 0 of a one-GPU machine) against one process: the same table and
@@ -114,6 +116,7 @@ static test_result mpi_sweep_cuda(char *why, size_t why_size)
     SKIP_WITHOUT_GPU();
     return run_case(why, why_size, "sweep_cuda");
 }
+TEST_CASE("parallel_mpi_sweep_cuda_np2_equals_one_process", mpi_sweep_cuda);
 
 /* ---------------------------------------------------------------- GPUs */
 
@@ -258,6 +261,7 @@ static test_result gpu_nccl_one_gpu_bitwise(char *why, size_t why_size)
             }
     return TEST_PASS;
 }
+TEST_CASE("parallel_gpu_nccl_one_gpu_bitwise", gpu_nccl_one_gpu_bitwise);
 
 static test_result gpu_nccl_two_gpus(char *why, size_t why_size)
 {
@@ -271,23 +275,4 @@ static test_result gpu_nccl_two_gpus(char *why, size_t why_size)
         }
     return TEST_PASS;
 }
-
-const test_case parallel_tests[] = {
-    {"parallel_shard_split_tiles_every_batch", shard_split},
-    {"parallel_comm_refusals", comm_refusals},
-    {"parallel_mpi_parity_sgd_np2_np3", mpi_parity_sgd},
-    {"parallel_mpi_parity_adam_momentum_np2_np3", mpi_parity_adam_momentum},
-    {"parallel_mpi_features_np2_np3", mpi_features},
-    {"parallel_mpi_two_buckets_rank_without_rows", mpi_buckets},
-    {"parallel_mpi_resume_bitwise_and_other_ranks", mpi_resume},
-    {"parallel_mpi_killed_rank_stops_all", mpi_killed_rank},
-    {"parallel_mpi_rank_with_other_data_stops_all", mpi_other_data},
-    {"parallel_mpi_nan_stops_all_one_message", mpi_nan},
-    {"parallel_mpi_early_stopping_same_epoch_np2_np3", mpi_early_stopping},
-    {"parallel_mpi_sweep_np2_np3_equals_one_process", mpi_sweep},
-    {"parallel_mpi_sweep_error_on_a_rank_ends_all", mpi_sweep_errors},
-    {"parallel_mpi_sweep_cuda_np2_equals_one_process", mpi_sweep_cuda},
-    {"parallel_gpu_nccl_one_gpu_bitwise", gpu_nccl_one_gpu_bitwise},
-    {"parallel_gpu_nccl_two_gpus_1e-4", gpu_nccl_two_gpus},
-};
-const size_t parallel_tests_count = sizeof parallel_tests / sizeof parallel_tests[0];
+TEST_CASE("parallel_gpu_nccl_two_gpus_1e-4", gpu_nccl_two_gpus);

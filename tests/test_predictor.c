@@ -107,6 +107,7 @@ static test_result test_predictor_every_activation(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("predictor_every_activation", test_predictor_every_activation);
 
 static test_result test_predictor_local1d(char *why, size_t why_size)
 {
@@ -116,6 +117,7 @@ static test_result test_predictor_local1d(char *why, size_t why_size)
         return TEST_FAIL;
     return TEST_PASS;
 }
+TEST_CASE("predictor_local1d", test_predictor_local1d);
 
 /* A batch large enough to be sliced over the threads (lanes): 1, 2 and 3 threads
  * give the same bits, within TOL of the reference; 250 rows in chunks of 96. */
@@ -146,6 +148,7 @@ static test_result test_predictor_slices(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("predictor_slices", test_predictor_slices);
 
 /* Few rows split by output columns over 3 lanes (forced: the net is small) on
  * odd widths (panels cut mid-layer, a last panel part empty): the bits of 1
@@ -183,6 +186,7 @@ static test_result test_predictor_columns(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("predictor_columns", test_predictor_columns);
 
 /* ffnn_predictor_predict: the model's loss and standardisation; softmax of the
  * reference forward of the standardised rows; classes the argmax. */
@@ -240,6 +244,7 @@ static test_result test_predictor_predict(char *why, size_t why_size)
     TEST_FREE(p, m);
     return TEST_PASS;
 }
+TEST_CASE("predictor_predict", test_predictor_predict);
 
 static test_result test_predictor_errors(char *why, size_t why_size)
 {
@@ -266,6 +271,7 @@ static test_result test_predictor_errors(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("predictor_errors", test_predictor_errors);
 
 /* On a GPU: the cuda predictor against the reference (skips without one). */
 static test_result test_predictor_cuda(char *why, size_t why_size)
@@ -289,6 +295,7 @@ static test_result test_predictor_cuda(char *why, size_t why_size)
     free(x);
     return TEST_PASS;
 }
+TEST_CASE("predictor_cuda", test_predictor_cuda);
 
 /* Inside an epoch a const reader refuses the model (the trainer's weights are
  * newer); after the epoch the model holds the trainer's weights. */
@@ -350,6 +357,7 @@ static test_result test_predictor_model_in_training(char *why, size_t why_size)
     TEST_FREE(t, m, train);
     return TEST_PASS;
 }
+TEST_CASE("predictor_model_in_training", test_predictor_model_in_training);
 
 /* ---- many threads: N predictors on one model while another thread trains ---- */
 
@@ -451,16 +459,4 @@ static test_result test_predictor_threads(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-
-const test_case predictor_tests[] = {
-    {"predictor_every_activation", test_predictor_every_activation},
-    {"predictor_local1d", test_predictor_local1d},
-    {"predictor_slices", test_predictor_slices},
-    {"predictor_columns", test_predictor_columns},
-    {"predictor_predict", test_predictor_predict},
-    {"predictor_errors", test_predictor_errors},
-    {"predictor_cuda", test_predictor_cuda},
-    {"predictor_model_in_training", test_predictor_model_in_training},
-    {"predictor_threads", test_predictor_threads},
-};
-const size_t predictor_tests_count = sizeof predictor_tests / sizeof predictor_tests[0];
+TEST_CASE("predictor_threads", test_predictor_threads);

@@ -41,7 +41,6 @@
 
 /* ---------------------------------------------------------------- files */
 
-
 /* ---------------------------------------------------------------- crafted files */
 
 /* Model 3-2relu-2: layers.0.weight [2, 3] at [0, 24), layers.0.bias [2] at
@@ -154,6 +153,7 @@ TEST_DIR_CASE("st", crafted_valid)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("safetensors_crafted_valid", test_crafted_valid);
 
 /* Tensors may come in any order, in the header and in the data section (the
  * safetensors package sorts them by dtype and name). */
@@ -179,6 +179,7 @@ TEST_DIR_CASE("st", any_tensor_order)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("safetensors_any_tensor_order", test_any_tensor_order);
 
 /* Save, load: same architecture, bit-identical parameters, metadata; the data
  * section starts 8-byte aligned; saving again gives the same bytes. */
@@ -236,6 +237,7 @@ TEST_DIR_CASE("st", round_trip)
                                   FFNN_LOSS_SOFTMAX_CE));
     return TEST_PASS;
 }
+TEST_CASE("safetensors_round_trip", test_round_trip);
 
 /* A model with activation parameters and the activations beyond relu/sigmoid/tanh: saved, loaded,
  * its forward pass gives the same bits as before, and not those of the defaults
@@ -271,6 +273,7 @@ TEST_DIR_CASE("st", activation_round_trip)
     TEST_FREE(m, back, plain);
     return TEST_PASS;
 }
+TEST_CASE("safetensors_activation_round_trip", test_activation_round_trip);
 
 /* ---------------------------------------------------------------- case 7 */
 
@@ -287,6 +290,7 @@ TEST_DIR_CASE("st", short_file)
     CHECK(test_write_file(path, "\x10\0\0\0\0\0\0", 7) == 0, "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 7", "found end of file");
 }
+TEST_CASE("safetensors_short_file", test_short_file);
 
 TEST_DIR_CASE("st", header_too_large)
 {
@@ -301,6 +305,7 @@ TEST_DIR_CASE("st", header_too_large)
           "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "18446744073709551615 exceeds");
 }
+TEST_CASE("safetensors_header_too_large", test_header_too_large);
 
 TEST_DIR_CASE("st", header_past_end)
 {
@@ -314,6 +319,7 @@ TEST_DIR_CASE("st", header_past_end)
           "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "runs past the end of the file");
 }
+TEST_CASE("safetensors_header_past_end", test_header_past_end);
 
 /* ---------------------------------------------------------------- case 8 */
 
@@ -326,6 +332,7 @@ TEST_DIR_CASE("st", overlapping_offsets)
     return expect_crafted_fail(dir, "overlap", h, DATA_BYTES, "layers.0.bias",
                                "overlap tensor \"layers.0.weight\"");
 }
+TEST_CASE("safetensors_overlapping_offsets", test_overlapping_offsets);
 
 TEST_DIR_CASE("st", gapped_offsets)
 {
@@ -336,6 +343,7 @@ TEST_DIR_CASE("st", gapped_offsets)
     UNUSED_WHY();
     return expect_crafted_fail(dir, "gap", h, 60, "layers.0.bias", "leave a gap after");
 }
+TEST_CASE("safetensors_gapped_offsets", test_gapped_offsets);
 
 /* The first tensor must begin at 0. */
 TEST_DIR_CASE("st", gap_at_start)
@@ -349,6 +357,7 @@ TEST_DIR_CASE("st", gap_at_start)
     return expect_crafted_fail(dir, "gap0", h, 60, "the start of the data section",
                                "begin at 0");
 }
+TEST_CASE("safetensors_gap_at_start", test_gap_at_start);
 
 TEST_DIR_CASE("st", begin_after_end)
 {
@@ -359,6 +368,7 @@ TEST_DIR_CASE("st", begin_after_end)
     return expect_crafted_fail(dir, "backwards", h, DATA_BYTES, "[32, 24]",
                                "expected begin <= end");
 }
+TEST_CASE("safetensors_begin_after_end", test_begin_after_end);
 
 TEST_DIR_CASE("st", size_not_shape_times_dtype)
 {
@@ -369,6 +379,7 @@ TEST_DIR_CASE("st", size_not_shape_times_dtype)
     return expect_crafted_fail(dir, "size", h, DATA_BYTES, "span 20 bytes, expected 24",
                                "layers.0.weight");
 }
+TEST_CASE("safetensors_size_not_shape_times_dtype", test_size_not_shape_times_dtype);
 
 /* Offsets that stop short of the file's end, or run past it. */
 TEST_DIR_CASE("st", data_section_size)
@@ -379,6 +390,7 @@ TEST_DIR_CASE("st", data_section_size)
     return expect_crafted_fail(dir, "truncated", VALID_HEADER, DATA_BYTES - 4,
                                "truncated file", "expected 56 bytes of tensor data");
 }
+TEST_CASE("safetensors_data_section_size", test_data_section_size);
 
 /* ---------------------------------------------------------------- case 9 */
 
@@ -401,6 +413,7 @@ TEST_DIR_CASE("st", shape_overflow)
     return expect_crafted_fail(dir, "huge", huge, DATA_BYTES, "shape dimension 0",
                                "expected an integer in [0, 2^53]");
 }
+TEST_CASE("safetensors_shape_overflow", test_shape_overflow);
 
 TEST_DIR_CASE("st", zero_dimension)
 {
@@ -412,6 +425,7 @@ TEST_DIR_CASE("st", zero_dimension)
     UNUSED_WHY();
     return expect_crafted_fail(dir, "zero", h, 32, "layers.0.weight", "zero dimension");
 }
+TEST_CASE("safetensors_zero_dimension", test_zero_dimension);
 
 TEST_DIR_CASE("st", shape_not_architecture)
 {
@@ -430,6 +444,7 @@ TEST_DIR_CASE("st", shape_not_architecture)
                                        "shape [1, 2], expected [2]", "layers.0.bias"));
     return expect_crafted_fail(dir, "arch", arch, DATA_BYTES, "expected [4, 3]", "3-4relu-2");
 }
+TEST_CASE("safetensors_shape_not_architecture", test_shape_not_architecture);
 
 TEST_DIR_CASE("st", missing_or_extra_tensor)
 {
@@ -450,6 +465,7 @@ TEST_DIR_CASE("st", missing_or_extra_tensor)
     return expect_crafted_fail(dir, "nobias", nobias, DATA_BYTES, "layers.0.bias",
                                "has no bias");
 }
+TEST_CASE("safetensors_missing_or_extra_tensor", test_missing_or_extra_tensor);
 
 TEST_DIR_CASE("st", bad_metadata)
 {
@@ -476,6 +492,7 @@ TEST_DIR_CASE("st", bad_metadata)
     }
     return TEST_PASS;
 }
+TEST_CASE("safetensors_bad_metadata", test_bad_metadata);
 
 /* NaN / Inf in the data are refused at their offset. */
 TEST_DIR_CASE("st", non_finite_value)
@@ -494,6 +511,7 @@ TEST_DIR_CASE("st", non_finite_value)
     CHECK(rc == 0, "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, offset, "\"layers.1.bias\" element 1 is nan");
 }
+TEST_CASE("safetensors_non_finite_value", test_non_finite_value);
 
 /* ---------------------------------------------------------------- case 10 */
 
@@ -513,6 +531,7 @@ TEST_DIR_CASE("st", not_utf8)
     }
     return TEST_PASS;
 }
+TEST_CASE("safetensors_not_utf8", test_not_utf8);
 
 TEST_DIR_CASE("st", not_json)
 {
@@ -542,6 +561,7 @@ TEST_DIR_CASE("st", not_json)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("safetensors_not_json", test_not_json);
 
 TEST_DIR_CASE("st", duplicate_keys)
 {
@@ -559,6 +579,7 @@ TEST_DIR_CASE("st", duplicate_keys)
     return expect_crafted_fail(dir, "meta", meta, DATA_BYTES, "duplicate key \"loss\"",
                                "__metadata__");
 }
+TEST_CASE("safetensors_duplicate_keys", test_duplicate_keys);
 
 TEST_DIR_CASE("st", unknown_dtype)
 {
@@ -576,6 +597,7 @@ TEST_DIR_CASE("st", unknown_dtype)
     return expect_crafted_fail(dir, "f64", f64, 80, "dtype F64, expected F32",
                                "layers.0.weight");
 }
+TEST_CASE("safetensors_unknown_dtype", test_unknown_dtype);
 
 /* Other structural errors: a tensor that is not an object, a missing or
  * unknown field, data_offsets of the wrong form, a negative dimension. */
@@ -604,6 +626,7 @@ TEST_DIR_CASE("st", bad_tensor_entries)
     }
     return TEST_PASS;
 }
+TEST_CASE("safetensors_bad_tensor_entries", test_bad_tensor_entries);
 
 TEST_DIR_CASE("st", not_a_file)
 {
@@ -614,6 +637,7 @@ TEST_DIR_CASE("st", not_a_file)
     PASS_OR_RETURN(expect_fail(path, FFNN_ERR_IO, "No such file", NULL));
     return expect_fail(dir, FFNN_ERR_IO, "a directory", NULL);
 }
+TEST_CASE("safetensors_not_a_file", test_not_a_file);
 
 /* ---------------------------------------------------------------- faults */
 
@@ -697,6 +721,7 @@ TEST_DIR_CASE("st", save_disk_full)
           "the child's save did not fail with EFBIG as expected (status 0x%x)", status);
     return r;
 }
+TEST_CASE("safetensors_save_disk_full", test_save_disk_full);
 
 /* Bytes of model m saved alone as dir/name (the file then removed). */
 static int saved_bytes(const char *dir, const char *name, const ffnn_model *m, blob *b)
@@ -771,6 +796,7 @@ TEST_DIR_CASE("st", save_killed)
     ffnn_model_free(big);
     return r; /* a temporary file the kill left behind goes with the directory */
 }
+TEST_CASE("safetensors_save_killed", test_save_killed);
 
 TEST_DIR_CASE("st", save_missing_directory)
 {
@@ -790,6 +816,7 @@ TEST_DIR_CASE("st", save_missing_directory)
     CHECK(test_count_entries(dir) == 0, "%d entries left in %s", test_count_entries(dir), dir);
     return TEST_PASS;
 }
+TEST_CASE("safetensors_save_missing_directory", test_save_missing_directory);
 
 /* Saving over a directory, or a model with NaN, fails; the old file stays. */
 TEST_DIR_CASE("st", save_refused)
@@ -826,6 +853,7 @@ TEST_DIR_CASE("st", save_refused)
     rmdir(sub);
     return TEST_PASS;
 }
+TEST_CASE("safetensors_save_refused", test_save_refused);
 
 /* ---------------------------------------------------------------- PyTorch */
 
@@ -966,6 +994,7 @@ TEST_DIR_CASE("st", pytorch_interop)
           dir, rc);
     return check_torch_side(dir);
 }
+TEST_CASE("safetensors_pytorch_interop", test_pytorch_interop);
 
 /* ---------------------------------------------------------------- inference */
 
@@ -1007,6 +1036,7 @@ static test_result test_predict(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
+TEST_CASE("model_predict", test_predict);
 
 /* evaluate: the confusion matrix counts (true, predicted) pairs; the mean
  * loss equals the trainer's; labels beyond the classes are refused. */
@@ -1053,6 +1083,7 @@ static test_result test_evaluate(char *why, size_t why_size)
           "labels beyond 4 classes: %s: %s", ffnn_status_name(st), ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("model_evaluate", test_evaluate);
 
 /* An IDX image file loads without a label file (for ffnn predict). */
 static test_result test_idx_images_only(char *why, size_t why_size)
@@ -1070,40 +1101,4 @@ static test_result test_idx_images_only(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-
-const test_case safetensors_tests[] = {
-    {"safetensors_crafted_valid", test_crafted_valid},
-    {"safetensors_any_tensor_order", test_any_tensor_order},
-    {"safetensors_round_trip", test_round_trip},
-    {"safetensors_activation_round_trip", test_activation_round_trip},
-    {"safetensors_short_file", test_short_file},
-    {"safetensors_header_too_large", test_header_too_large},
-    {"safetensors_header_past_end", test_header_past_end},
-    {"safetensors_overlapping_offsets", test_overlapping_offsets},
-    {"safetensors_gapped_offsets", test_gapped_offsets},
-    {"safetensors_gap_at_start", test_gap_at_start},
-    {"safetensors_begin_after_end", test_begin_after_end},
-    {"safetensors_size_not_shape_times_dtype", test_size_not_shape_times_dtype},
-    {"safetensors_data_section_size", test_data_section_size},
-    {"safetensors_shape_overflow", test_shape_overflow},
-    {"safetensors_zero_dimension", test_zero_dimension},
-    {"safetensors_shape_not_architecture", test_shape_not_architecture},
-    {"safetensors_missing_or_extra_tensor", test_missing_or_extra_tensor},
-    {"safetensors_bad_metadata", test_bad_metadata},
-    {"safetensors_non_finite_value", test_non_finite_value},
-    {"safetensors_not_utf8", test_not_utf8},
-    {"safetensors_not_json", test_not_json},
-    {"safetensors_duplicate_keys", test_duplicate_keys},
-    {"safetensors_unknown_dtype", test_unknown_dtype},
-    {"safetensors_bad_tensor_entries", test_bad_tensor_entries},
-    {"safetensors_not_a_file", test_not_a_file},
-    {"safetensors_save_disk_full", test_save_disk_full},
-    {"safetensors_save_killed", test_save_killed},
-    {"safetensors_save_missing_directory", test_save_missing_directory},
-    {"safetensors_save_refused", test_save_refused},
-    {"safetensors_pytorch_interop", test_pytorch_interop},
-    {"model_predict", test_predict},
-    {"model_evaluate", test_evaluate},
-    {"idx_images_only", test_idx_images_only},
-};
-const size_t safetensors_tests_count = sizeof safetensors_tests / sizeof safetensors_tests[0];
+TEST_CASE("idx_images_only", test_idx_images_only);

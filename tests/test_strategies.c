@@ -19,8 +19,6 @@
 #include "train/train_internal.h" /* ffnn_trainer_gradient */
 #include "train/trainer.h"
 
-
-
 /* The persistent strategy's scope and the auto rule, from the model and config alone. */
 static test_result scope_and_auto(char *why, size_t why_size)
 {
@@ -172,6 +170,7 @@ static test_result scope_and_auto(char *why, size_t why_size)
     TEST_FREE(gelu, two, three);
     return TEST_PASS;
 }
+TEST_CASE("strategies_scope_and_auto_rule", scope_and_auto);
 
 /* The strategy on cuda in precision prec against the cpu reference (fp32), one
  * ffnn_trainer_step at a time: 200 steps of arch with each optimizer the strategy
@@ -207,25 +206,32 @@ static test_result follows_cpu(ffnn_strategy kernels, char *why, size_t why_size
     return follows_cpu_in(kernels, FFNN_PRECISION_FP32, why, why_size);
 }
 static test_result cublas_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_CUBLAS, w, n); }
+TEST_CASE("strategies_cublas_follows_cpu_200_steps", cublas_follows);
 /* --precision tf32x3 (3xTF32, cublas.cu) keeps fp32's accuracy: fp32's bound */
 static test_result cublas_tf32x3_follows(char *w, size_t n)
 {
     return follows_cpu_in(FFNN_STRATEGY_CUBLAS, FFNN_PRECISION_TF32X3, w, n);
 }
+TEST_CASE("strategies_cublas_tf32x3_follows_cpu_200_steps", cublas_tf32x3_follows);
 static test_result cublaslt_tf32x3_follows(char *w, size_t n)
 {
     return follows_cpu_in(FFNN_STRATEGY_CUBLASLT, FFNN_PRECISION_TF32X3, w, n);
 }
+TEST_CASE("strategies_cublaslt_tf32x3_follows_cpu_200_steps", cublaslt_tf32x3_follows);
 static test_result fused_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_FUSED, w, n); }
+TEST_CASE("strategies_fused_follows_cpu_200_steps", fused_follows);
 static test_result cublaslt_follows(char *w, size_t n)
 {
     return follows_cpu(FFNN_STRATEGY_CUBLASLT, w, n);
 }
+TEST_CASE("strategies_cublaslt_follows_cpu_200_steps", cublaslt_follows);
 static test_result graph_follows(char *w, size_t n) { return follows_cpu(FFNN_STRATEGY_GRAPH, w, n); }
+TEST_CASE("strategies_graph_follows_cpu_200_steps", graph_follows);
 static test_result persistent_follows(char *w, size_t n)
 {
     return follows_cpu(FFNN_STRATEGY_PERSISTENT, w, n);
 }
+TEST_CASE("strategies_persistent_follows_cpu_200_steps", persistent_follows);
 
 /* --precision tf32 / bf16 on the fused and graph strategies (their matmuls on
  * gemm_mma.cu's tensor-core kernel) against the fp32 cpu reference, 200 steps of
@@ -281,6 +287,7 @@ static test_result tensor_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("strategies_fused_graph_tf32_bf16_follow_cpu_200_steps", tensor_follows);
 
 /* One epoch of cpu (the reference) and gpu, then every step's loss within bound of
  * the cpu's, relative; steps: the count each must have run; *worst raised to the
@@ -366,6 +373,7 @@ static test_result xt_follows(char *why, size_t why_size)
     TEST_FREE(cpu, gpu, m, train);
     return TEST_PASS;
 }
+TEST_CASE("strategies_cublaslt_tf32_xt_from_gather_follows_cpu", xt_follows);
 
 static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
 {
@@ -445,11 +453,14 @@ static test_result launches(ffnn_strategy kernels, char *why, size_t why_size)
     return launches_with(kernels, FFNN_OPT_SGD, why, why_size);
 }
 static test_result graph_launches(char *w, size_t n) { return launches(FFNN_STRATEGY_GRAPH, w, n); }
+TEST_CASE("strategies_graph_epoch_launches_follow_cpu", graph_launches);
 static test_result cublas_launches(char *w, size_t n) { return launches(FFNN_STRATEGY_CUBLAS, w, n); }
+TEST_CASE("strategies_cublas_epoch_launches_follow_cpu", cublas_launches);
 static test_result persistent_launches(char *w, size_t n)
 {
     return launches(FFNN_STRATEGY_PERSISTENT, w, n);
 }
+TEST_CASE("strategies_persistent_epoch_launches_follow_cpu", persistent_launches);
 static test_result adam_launches(char *why, size_t why_size)
 {
     const ffnn_strategy ks[] = {FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_CUBLASLT};
@@ -461,6 +472,7 @@ static test_result adam_launches(char *why, size_t why_size)
         }
     return TEST_PASS;
 }
+TEST_CASE("strategies_adam_graphs_replay_and_follow_cpu", adam_launches);
 
 /* The second stream (backend.h side_begin) takes work off a step's critical path
  * without changing a value: the next step's batch gathered during the step (graph
@@ -535,6 +547,7 @@ static test_result second_stream_same_bits(char *why, size_t why_size)
     TEST_FREE(train, full, test);
     return TEST_PASS;
 }
+TEST_CASE("strategies_second_stream_keeps_the_bits", second_stream_same_bits);
 
 /* The persistent kernel's two exchanges of the partial logits (backend/cuda/
  * persistent.cu): a block's rows x classes up to 2048 take one barrier (the sum in
@@ -591,6 +604,7 @@ static test_result persistent_exchanges(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("strategies_persistent_exchanges_follow_cpu", persistent_exchanges);
 
 /* The persistent kernel's row groups (backend/cuda/persistent.cu, row_groups: R
  * blocks share a hidden slice, each over ceil(B / R) of the batch's rows, their
@@ -633,6 +647,7 @@ static test_result persistent_row_groups(char *why, size_t why_size)
     ffnn_dataset_free(train);
     return TEST_PASS;
 }
+TEST_CASE("strategies_persistent_row_groups_follow_cpu", persistent_row_groups);
 
 /* --strategy persistent --precision tf32 against the fp32 cpu reference. Where a
  * block holds 8 units (persistent.cu make_plan: pl->tc) x W1^T and dW1 run on the
@@ -702,6 +717,7 @@ static test_result persistent_tf32_follows(char *why, size_t why_size)
     ffnn_dataset_free(full);
     return TEST_PASS;
 }
+TEST_CASE("strategies_persistent_tf32_follows_cpu", persistent_tf32_follows);
 
 /* An explicit persistent request for a net outside its scope fails at create
  * with the reason; auto picks another strategy for it. */
@@ -725,6 +741,7 @@ static test_result persistent_refusal(char *why, size_t why_size)
     TEST_FREE(t, m, train, test);
     return TEST_PASS;
 }
+TEST_CASE("strategies_persistent_refuses_deep_net", persistent_refusal);
 
 /* Seed 001's regression (32-256relu:nobias-1:nobias, mse on float targets,
  * batch 256, lr 0.002) on synth:regression:2560 with the persistent kernel and
@@ -762,6 +779,7 @@ static test_result mse_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("strategies_persistent_mse_regression_follows_cpu", mse_follows);
 
 /* The strategy table (src/strategy/table.c) has one entry per ffnn_strategy value,
  * each naming itself as ffnn_strategy_name does and complete: every strategy but
@@ -787,6 +805,7 @@ static test_result table_covers_enum(char *why, size_t why_size)
     CHECK(ffnn_strategy_get((ffnn_strategy)-1) == NULL, "an entry for -1");
     return TEST_PASS;
 }
+TEST_CASE("strategies_table_covers_every_strategy", table_covers_enum);
 
 /* The cached strategies (graph, cublas) choose steps per launch so that an
  * epoch's launches fit the graph cache: at most ffnn_graph_cache_slots()
@@ -820,6 +839,7 @@ static test_result graph_cache_holds_an_epoch(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
+TEST_CASE("strategies_graph_cache_holds_an_epoch", graph_cache_holds_an_epoch);
 
 /* --strategy tune without a GPU: the name parses; the rule resolves it as auto
  * (its fallback) for every batch and precision; a cpu trainer runs the OpenMP
@@ -885,6 +905,7 @@ static test_result tune_on_cpu(char *why, size_t why_size)
     TEST_FREE(t, a, m, train, test);
     return TEST_PASS;
 }
+TEST_CASE("strategies_tune_on_cpu_is_auto", tune_on_cpu);
 
 /* The time the note gives `name` (" name 12.3" or " name 12.3 us/step"), or -1
  * when the note does not name it with a number. */
@@ -985,6 +1006,7 @@ static test_result tune_on_cuda(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
+TEST_CASE("strategies_tune_on_cuda_picks_measured_and_follows_cpu", tune_on_cuda);
 
 /* The head op with more than 48 KiB of shared memory (its kernel's attribute set
  * before the launch, backend/cuda/head.cu) inside the cublaslt strategy's captured
@@ -1053,32 +1075,4 @@ static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
     ffnn_dataset_free(train);
     return TEST_PASS;
 }
-
-const test_case strategies_tests[] = {
-    {"strategies_table_covers_every_strategy", table_covers_enum},
-    {"strategies_scope_and_auto_rule", scope_and_auto},
-    {"strategies_graph_cache_holds_an_epoch", graph_cache_holds_an_epoch},
-    {"strategies_cublas_follows_cpu_200_steps", cublas_follows},
-    {"strategies_fused_follows_cpu_200_steps", fused_follows},
-    {"strategies_cublaslt_follows_cpu_200_steps", cublaslt_follows},
-    {"strategies_cublas_tf32x3_follows_cpu_200_steps", cublas_tf32x3_follows},
-    {"strategies_cublaslt_tf32x3_follows_cpu_200_steps", cublaslt_tf32x3_follows},
-    {"strategies_graph_follows_cpu_200_steps", graph_follows},
-    {"strategies_fused_graph_tf32_bf16_follow_cpu_200_steps", tensor_follows},
-    {"strategies_cublaslt_tf32_xt_from_gather_follows_cpu", xt_follows},
-    {"strategies_persistent_follows_cpu_200_steps", persistent_follows},
-    {"strategies_graph_epoch_launches_follow_cpu", graph_launches},
-    {"strategies_persistent_epoch_launches_follow_cpu", persistent_launches},
-    {"strategies_cublas_epoch_launches_follow_cpu", cublas_launches},
-    {"strategies_adam_graphs_replay_and_follow_cpu", adam_launches},
-    {"strategies_second_stream_keeps_the_bits", second_stream_same_bits},
-    {"strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs},
-    {"strategies_persistent_exchanges_follow_cpu", persistent_exchanges},
-    {"strategies_persistent_row_groups_follow_cpu", persistent_row_groups},
-    {"strategies_persistent_tf32_follows_cpu", persistent_tf32_follows},
-    {"strategies_persistent_refuses_deep_net", persistent_refusal},
-    {"strategies_persistent_mse_regression_follows_cpu", mse_follows},
-    {"strategies_tune_on_cpu_is_auto", tune_on_cpu},
-    {"strategies_tune_on_cuda_picks_measured_and_follows_cpu", tune_on_cuda},
-};
-const size_t strategies_tests_count = sizeof strategies_tests / sizeof strategies_tests[0];
+TEST_CASE("strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs);

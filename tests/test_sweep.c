@@ -133,6 +133,7 @@ static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
     sweep_fixture_free(&f);
     return TEST_PASS;
 }
+TEST_CASE("sweep_models_equal_lone_runs", sweep_models_equal_lone_runs);
 
 /* Successive halving from C (ETA 2, rungs 1, 2, 4 of 6 epochs): at each rung the
  * models still training ranked by best_loss, the best ceil(n/2) kept, the others
@@ -201,6 +202,7 @@ static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
     sweep_fixture_free(&f);
     return TEST_PASS;
 }
+TEST_CASE("sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs);
 
 static test_result sweep_refuses(char *why, size_t why_size)
 {
@@ -245,7 +247,7 @@ static test_result sweep_refuses(char *why, size_t why_size)
     TEST_FREE(m, m2, train);
     return TEST_PASS;
 }
-
+TEST_CASE("sweep_refuses", sweep_refuses);
 
 /* ffnn sweep picks its best configuration and --save-best writes exactly the file
  * `ffnn train --save` writes for that configuration (same bytes); the ranked
@@ -311,6 +313,7 @@ TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
           "a range without --random (see %s)", out);
     return TEST_PASS;
 }
+TEST_CASE("sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train);
 
 /* ffnn sweep --cv K gives each configuration the mean over its folds that ffnn
  * train --cv K prints for it (the same folds, the same models). */
@@ -354,6 +357,7 @@ TEST_DIR_CASE("sweep", sweep_cli_cv_equals_ffnn_train_cv)
           "the sweep's folds differ from ffnn train --cv's");
     return TEST_PASS;
 }
+TEST_CASE("sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv);
 
 /* SIGINT during a sweep: the models stop after the current epoch, the table and
  * --csv are written for the models as they are, exit status 130. */
@@ -378,6 +382,7 @@ TEST_DIR_CASE("sweep", sweep_cli_sigint_ranks_what_it_has)
           "--csv not written after the interrupt (see %s)", table);
     return TEST_PASS;
 }
+TEST_CASE("sweep_cli_sigint_ranks_what_it_has", test_sweep_cli_sigint_ranks_what_it_has);
 
 /* ffnn sweep --halving 2 --min-epochs 2 of 8 epochs with --cv 2: 4 configurations,
  * rungs at 2 and 4: two dropped at 2, one at 4, one trains all 8; ETA 1 refused. */
@@ -411,6 +416,7 @@ TEST_DIR_CASE("sweep", sweep_cli_halving_rungs)
           "--halving 1 (see %s)", out);
     return TEST_PASS;
 }
+TEST_CASE("sweep_cli_halving_rungs", test_sweep_cli_halving_rungs);
 
 /* ffnn sweep --save-all DIR: DIR made, one DIR/conf-<N>.safetensors per
  * configuration, the best one the same bytes as --save-best; a second run into
@@ -473,6 +479,7 @@ TEST_DIR_CASE("sweep", sweep_cli_save_all)
     rmdir(all);
     return TEST_PASS;
 }
+TEST_CASE("sweep_cli_save_all", test_sweep_cli_save_all);
 
 /* --gpus N / ffnn_sweep_create_gpus: N greater than the GPUs there are is refused,
  * saying how many there are (on a machine without a GPU: every N); not on the cpu. */
@@ -515,16 +522,4 @@ TEST_DIR_CASE("sweep", sweep_gpus_refused)
     TEST_FREE(m, train);
     return TEST_PASS;
 }
-
-const test_case sweep_tests[] = {
-    {"sweep_gpus_refused", test_sweep_gpus_refused},
-    {"sweep_models_equal_lone_runs", sweep_models_equal_lone_runs},
-    {"sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs},
-    {"sweep_refuses", sweep_refuses},
-    {"sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train},
-    {"sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv},
-    {"sweep_cli_halving_rungs", test_sweep_cli_halving_rungs},
-    {"sweep_cli_save_all", test_sweep_cli_save_all},
-    {"sweep_cli_sigint_ranks_what_it_has", test_sweep_cli_sigint_ranks_what_it_has},
-};
-const size_t sweep_tests_count = sizeof sweep_tests / sizeof sweep_tests[0];
+TEST_CASE("sweep_gpus_refused", test_sweep_gpus_refused);

@@ -74,17 +74,17 @@ static test_result cuda_sweep_equals_lone_runs(const char *strategy, const char 
 
 /* Two hidden layers: auto picks a strategy that queues ops, 4 lanes run at once;
  * the persistent kernel (one hidden layer) holds every SM: one lane. */
-#define CUDA_SWEEP_CASE(name, strategy, arch, lanes)                              \
+#define CUDA_SWEEP_CASE(test, name, strategy, arch, lanes)                        \
     static test_result name(char *why, size_t why_size)                          \
     {                                                                             \
         return cuda_sweep_equals_lone_runs(strategy, arch, lanes, why, why_size); \
-    }
-CUDA_SWEEP_CASE(sweep_cuda_auto, "auto", "2-64relu-64tanh-2", 4)
-CUDA_SWEEP_CASE(sweep_cuda_fused, "fused", "2-64relu-64tanh-2", 4)
-CUDA_SWEEP_CASE(sweep_cuda_graph, "graph", "2-64relu-64tanh-2", 4)
-CUDA_SWEEP_CASE(sweep_cuda_cublaslt, "cublaslt", "2-64relu-64tanh-2", 4)
-CUDA_SWEEP_CASE(sweep_cuda_persistent, "persistent", "2-64relu-2", 1)
-
+    }                                                                             \
+    TEST_CASE(test, name)
+CUDA_SWEEP_CASE("sweep_cuda_auto", sweep_cuda_auto, "auto", "2-64relu-64tanh-2", 4);
+CUDA_SWEEP_CASE("sweep_cuda_fused", sweep_cuda_fused, "fused", "2-64relu-64tanh-2", 4);
+CUDA_SWEEP_CASE("sweep_cuda_graph", sweep_cuda_graph, "graph", "2-64relu-64tanh-2", 4);
+CUDA_SWEEP_CASE("sweep_cuda_cublaslt", sweep_cuda_cublaslt, "cublaslt", "2-64relu-64tanh-2", 4);
+CUDA_SWEEP_CASE("sweep_cuda_persistent", sweep_cuda_persistent, "persistent", "2-64relu-2", 1);
 
 /* A batched sweep of n models (lr lr0 / 2^i, seeds 1, 2, ...) of arch for epochs,
  * model `stop` (or -1) dropped after its first epoch; the models and their
@@ -206,14 +206,15 @@ static test_result batched_equals_lone_runs(ffnn_precision prec, char *why, size
     return TEST_PASS;
 }
 
-#define CUDA_BATCHED_CASE(name, prec)                \
-    static test_result name(char *why, size_t why_size) \
-    {                                                \
-        return batched_equals_lone_runs(prec, why, why_size); \
-    }
-CUDA_BATCHED_CASE(sweep_cuda_batched, FFNN_PRECISION_FP32)
-CUDA_BATCHED_CASE(sweep_cuda_batched_tf32, FFNN_PRECISION_TF32)
-CUDA_BATCHED_CASE(sweep_cuda_batched_bf16, FFNN_PRECISION_BF16)
+#define CUDA_BATCHED_CASE(test, name, prec)                                      \
+    static test_result name(char *why, size_t why_size)                          \
+    {                                                                             \
+        return batched_equals_lone_runs(prec, why, why_size);                     \
+    }                                                                             \
+    TEST_CASE(test, name)
+CUDA_BATCHED_CASE("sweep_cuda_batched", sweep_cuda_batched, FFNN_PRECISION_FP32);
+CUDA_BATCHED_CASE("sweep_cuda_batched_tf32", sweep_cuda_batched_tf32, FFNN_PRECISION_TF32);
+CUDA_BATCHED_CASE("sweep_cuda_batched_bf16", sweep_cuda_batched_bf16, FFNN_PRECISION_BF16);
 
 /* 8 models of arch over gpus GPUs (ffnn_sweep_create_gpus; 0: the one device),
  * 3 epochs; the parameters of model i into p[i] (each [count], caller-freed). */
@@ -291,16 +292,4 @@ static test_result sweep_cuda_gpus(char *why, size_t why_size)
     TEST_FREE(train, val, all);
     return TEST_PASS;
 }
-
-const test_case sweep_cuda_tests[] = {
-    {"sweep_cuda_gpus", sweep_cuda_gpus},
-    {"sweep_cuda_auto", sweep_cuda_auto},
-    {"sweep_cuda_fused", sweep_cuda_fused},
-    {"sweep_cuda_graph", sweep_cuda_graph},
-    {"sweep_cuda_cublaslt", sweep_cuda_cublaslt},
-    {"sweep_cuda_persistent", sweep_cuda_persistent},
-    {"sweep_cuda_batched", sweep_cuda_batched},
-    {"sweep_cuda_batched_tf32", sweep_cuda_batched_tf32},
-    {"sweep_cuda_batched_bf16", sweep_cuda_batched_bf16},
-};
-const size_t sweep_cuda_tests_count = sizeof sweep_cuda_tests / sizeof sweep_cuda_tests[0];
+TEST_CASE("sweep_cuda_gpus", sweep_cuda_gpus);

@@ -149,6 +149,7 @@ TEST_DIR_CASE("table_api", table_api_fit_encode_model_roundtrip)
     TEST_FREE(m, small, back, ds, e, nd, ne);
     return TEST_PASS;
 }
+TEST_CASE("tabular_table_api_fit_encode_model_roundtrip", test_table_api_fit_encode_model_roundtrip);
 
 /* A raw table built from columns in memory (the Python module's pandas path)
  * fits and encodes exactly as the same rows read from a CSV file; its
@@ -214,9 +215,4 @@ TEST_DIR_CASE("table_api", table_api_from_columns_as_csv)
     TEST_FREE(plain, from_csv, from_mem, csv, mem, e);
     return TEST_PASS;
 }
-
-const test_case table_api_tests[] = {
-    {"tabular_table_api_fit_encode_model_roundtrip", test_table_api_fit_encode_model_roundtrip},
-    {"tabular_table_api_from_columns_as_csv", test_table_api_from_columns_as_csv},
-};
-const size_t table_api_tests_count = sizeof table_api_tests / sizeof table_api_tests[0];
+TEST_CASE("tabular_table_api_from_columns_as_csv", test_table_api_from_columns_as_csv);

@@ -72,6 +72,7 @@ TEST_DIR_CASE("tabular", csv_round_trip)
     }
     return TEST_PASS;
 }
+TEST_CASE("tabular_csv_round_trip", test_csv_round_trip);
 
 /* Columns by name and index, several targets (regression), a TSV, no header,
  * integer labels sorted as numbers, skip_rows, the mapping of a test file. */
@@ -129,6 +130,7 @@ TEST_DIR_CASE("tabular", csv_columns)
     TEST_FREE(t, ds);
     return TEST_PASS;
 }
+TEST_CASE("tabular_csv_columns", test_csv_columns);
 
 /* Every malformed-file class gets its message (file, line, column, what). */
 TEST_DIR_CASE("tabular", csv_malformed)
@@ -191,6 +193,7 @@ TEST_DIR_CASE("tabular", csv_malformed)
     CHECK(ffnn_dataset_load_csv(path, NULL, &ds) == FFNN_ERR_IO, "missing file");
     return TEST_PASS;
 }
+TEST_CASE("tabular_csv_malformed_messages", test_csv_malformed);
 
 /* ------------------------------------------------------------ NPY */
 
@@ -274,6 +277,7 @@ TEST_DIR_CASE("tabular", npy_mapped_equals_read)
           "truncated: %s", ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("tabular_npy_mapped_equals_read", test_npy_mapped_equals_read);
 
 TEST_DIR_CASE("tabular", npy_round_trip)
 {
@@ -339,6 +343,7 @@ TEST_DIR_CASE("tabular", npy_round_trip)
               strstr(ffnn_last_error(), "as many rows"), "rows: %s", ffnn_last_error());
     return TEST_PASS;
 }
+TEST_CASE("tabular_npy_round_trip_and_errors", test_npy_round_trip);
 
 /* ------------------------------------------------------------ splits */
 
@@ -398,6 +403,7 @@ static test_result split_reproducible_stratified(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("tabular_split_reproducible_stratified", split_reproducible_stratified);
 
 /* ------------------------------------------------------------ standardisation */
 
@@ -475,6 +481,7 @@ TEST_DIR_CASE("tabular", standardize_model_file_round_trip)
     TEST_FREE(cback, cls, back, m, std, ds);
     return TEST_PASS;
 }
+TEST_CASE("tabular_standardize_model_file_round_trip", test_standardize_model_file_round_trip);
 
 /* ------------------------------------------------------------ trainer */
 
@@ -517,6 +524,7 @@ static test_result batches_whole_set_and_drop_last(char *why, size_t why_size)
     TEST_FREE(t, m, ds);
     return TEST_PASS;
 }
+TEST_CASE("tabular_batches_whole_set_and_drop_last", batches_whole_set_and_drop_last);
 
 /* A model read while its trainer trains is never stale: every reader syncs. */
 TEST_DIR_CASE("tabular", model_never_stale)
@@ -566,9 +574,9 @@ TEST_DIR_CASE("tabular", model_never_stale)
     free(seen);
     return TEST_PASS;
 }
+TEST_CASE("tabular_model_never_stale", test_model_never_stale);
 
 /* ------------------------------------------------------------ the CLI */
-
 
 /* Run argv with stdout to out_path (and stderr to /dev/null); the exit status. */
 static int run_to(char *const argv[], const char *out_path)
@@ -651,6 +659,7 @@ TEST_CLI_CASE("tabular", cli_early_stopping_restores_best_epoch)
     CHECK(rows == 200 && named == 200, "%d rows, %d with a class label", rows, named);
     return TEST_PASS;
 }
+TEST_CASE("tabular_cli_early_stopping_restores_best_epoch", test_cli_early_stopping_restores_best_epoch);
 
 /* What an ffnn train --json run printed (stdout and stderr in one file): the last
  * epoch line's epoch (0: none), its "early stopping:" line and its test line
@@ -775,6 +784,7 @@ TEST_CLI_CASE("tabular", cli_early_stopping_resume_same_stop)
            steps[3], ref.stopping);
     return TEST_PASS;
 }
+TEST_CASE("tabular_cli_early_stopping_resume_same_stop", test_cli_early_stopping_resume_same_stop);
 
 /* .npz archives (numpy.savez, savez_compressed; the seeds of the npy fuzz target):
  * x and y by name or position; a damaged archive is refused with its reason. */
@@ -825,6 +835,7 @@ TEST_DIR_CASE("tabular", npz_archives)
     free(b.data);
     return TEST_PASS;
 }
+TEST_CASE("tabular_npz_archives", test_npz_archives);
 
 /* drop_last travels in a checkpoint: saved mid-epoch, resumed in a new trainer, the
  * rest of the epoch's losses are the uninterrupted run's, bit for bit. */
@@ -871,6 +882,7 @@ TEST_DIR_CASE("tabular", drop_last_checkpoint_resume)
     TEST_FREE(ta, tb, a, b, ds);
     return TEST_PASS;
 }
+TEST_CASE("tabular_drop_last_checkpoint_resume", test_drop_last_checkpoint_resume);
 
 /* Regression through the CLI: --standardize on features and targets, predict and
  * eval in the targets' units (the targets are about 1000: standardised units
@@ -913,6 +925,7 @@ TEST_CLI_CASE("tabular", cli_regression_original_units)
           first);
     return TEST_PASS;
 }
+TEST_CASE("tabular_cli_regression_original_units", test_cli_regression_original_units);
 
 /* The C program of doc (its first C block that starts with #include <stdio.h> and
  * #include "ffnn.h": a program that trains on a CSV file) compiled against this build's
@@ -974,30 +987,11 @@ TEST_DIR_CASE("tabular", readme_library_example_runs)
 {
     return doc_csv_program_runs("README.md", dir, why, why_size);
 }
+TEST_CASE("tabular_readme_library_example_runs", test_readme_library_example_runs);
 
 /* The C library guide's CSV program (validation split, standardisation, save). */
 TEST_DIR_CASE("tabular", c_api_guide_example_runs)
 {
     return doc_csv_program_runs("docs/C_API.md", dir, why, why_size);
 }
-
-const test_case tabular_tests[] = {
-    {"tabular_readme_library_example_runs", test_readme_library_example_runs},
-    {"tabular_c_api_guide_example_runs", test_c_api_guide_example_runs},
-    {"tabular_drop_last_checkpoint_resume", test_drop_last_checkpoint_resume},
-    {"tabular_cli_regression_original_units", test_cli_regression_original_units},
-    {"tabular_npz_archives", test_npz_archives},
-    {"tabular_csv_round_trip", test_csv_round_trip},
-    {"tabular_csv_columns", test_csv_columns},
-    {"tabular_csv_malformed_messages", test_csv_malformed},
-    {"tabular_npy_round_trip_and_errors", test_npy_round_trip},
-    {"tabular_npy_mapped_equals_read", test_npy_mapped_equals_read},
-    {"tabular_split_reproducible_stratified", split_reproducible_stratified},
-    {"tabular_standardize_model_file_round_trip", test_standardize_model_file_round_trip},
-    {"tabular_batches_whole_set_and_drop_last", batches_whole_set_and_drop_last},
-    {"tabular_model_never_stale", test_model_never_stale},
-    {"tabular_cli_early_stopping_restores_best_epoch",
-     test_cli_early_stopping_restores_best_epoch},
-    {"tabular_cli_early_stopping_resume_same_stop", test_cli_early_stopping_resume_same_stop},
-};
-const size_t tabular_tests_count = sizeof tabular_tests / sizeof tabular_tests[0];
+TEST_CASE("tabular_c_api_guide_example_runs", test_c_api_guide_example_runs);

@@ -125,6 +125,7 @@ TEST_DIR_CASE("tasks", library_refuses_wrong_tasks)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("tasks_library_refuses_wrong_tasks", test_library_refuses_wrong_tasks);
 
 /* ffnn train refuses each case, exit 1, the way out named; the way out works. */
 TEST_CLI_CASE("tasks", cli_refuses_wrong_tasks)
@@ -173,6 +174,7 @@ TEST_CLI_CASE("tasks", cli_refuses_wrong_tasks)
           "x.npy without labels: exit %d, no '--labels y.npy' in the output", rc);
     return TEST_PASS;
 }
+TEST_CASE("tasks_cli_refuses_wrong_tasks", test_cli_refuses_wrong_tasks);
 
 /* ------------------------------------------------------------ weights */
 
@@ -286,6 +288,7 @@ static test_result weighted_loss_and_gradient(char *why, size_t why_size)
     TEST_FREE(a, b);
     return TEST_PASS;
 }
+TEST_CASE("tasks_weighted_loss_and_gradient", weighted_loss_and_gradient);
 
 /* Bad weights are refused before anything changes; balanced is sklearn's rule;
  * weights follow the samples through slice, split and fold. */
@@ -333,6 +336,7 @@ static test_result weights_checked_and_carried(char *why, size_t why_size)
     TEST_FREE(rest, part, ds);
     return TEST_PASS;
 }
+TEST_CASE("tasks_weights_checked_and_carried", weights_checked_and_carried);
 
 /* ffnn train and eval with --sample-weight COL of a CSV (the column leaves the
  * features) and --class-weight: the weighted line after training, eval's JSON
@@ -374,6 +378,7 @@ TEST_CLI_CASE("tasks", cli_weights)
           rc);
     return TEST_PASS;
 }
+TEST_CASE("tasks_cli_weights", test_cli_weights);
 
 /* ------------------------------------------------------------ folds */
 
@@ -429,6 +434,7 @@ static test_result folds_stratified_and_seeded(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
+TEST_CASE("tasks_folds_stratified_and_seeded", folds_stratified_and_seeded);
 
 /* The number after "\"key\": " in line, or NaN. */
 static double json_number(const char *line, const char *key)
@@ -499,14 +505,4 @@ TEST_CLI_CASE("tasks", cli_cross_validation)
     free(text);
     return r;
 }
-
-const test_case tasks_tests[] = {
-    {"tasks_cli_cross_validation", test_cli_cross_validation},
-    {"tasks_library_refuses_wrong_tasks", test_library_refuses_wrong_tasks},
-    {"tasks_cli_refuses_wrong_tasks", test_cli_refuses_wrong_tasks},
-    {"tasks_weighted_loss_and_gradient", weighted_loss_and_gradient},
-    {"tasks_cli_weights", test_cli_weights},
-    {"tasks_weights_checked_and_carried", weights_checked_and_carried},
-    {"tasks_folds_stratified_and_seeded", folds_stratified_and_seeded},
-};
-const size_t tasks_tests_count = sizeof tasks_tests / sizeof tasks_tests[0];
+TEST_CASE("tasks_cli_cross_validation", test_cli_cross_validation);

@@ -22,7 +22,6 @@ static const char *python_path(void)
     return p && *p ? p : "/usr/bin/python3";
 }
 
-
 static int have_torch(void)
 {
     const char *python = python_path();
@@ -103,8 +102,8 @@ static test_result twin_embedding(char *why, size_t why_size, const char *thread
     CHECK(rc == 0, "tests/torch_embedding_twin.py --threads %s exited with %d", threads, rc);
     return TEST_PASS;
 }
-TEST_WITH(twin_embedding_cpu, twin_embedding, "1")
-TEST_WITH(twin_embedding_omp, twin_embedding, "2")
+TEST_WITH("torch_parity_cpu_embedding", twin_embedding_cpu, twin_embedding, "1");
+TEST_WITH("torch_parity_omp_embedding", twin_embedding_omp, twin_embedding, "2");
 
 /* twin_NAME: torch_twin.py NAME on the cpu reference; twin_NAME_omp: on the omp
  * backend. Seed 001: 32-256relu:nobias-1:nobias, mse, SGD lr 0.002, batch 256, 100
@@ -118,78 +117,41 @@ TEST_WITH(twin_embedding_omp, twin_embedding, "2")
  * adamw's element update itself is bit-checked against the reference
  * (omp_optimizers_same_bits). The learning-rate schedules (sched_*) against
  * torch.optim.lr_scheduler (4 epochs of 50 steps). */
-#define TWIN(name) TEST_WITH(twin_##name, twin, #name, "1")
-#define TWIN_OMP(name) TEST_WITH(twin_##name##_omp, twin, #name, "2")
-TWIN(seed000)
-TWIN(seed003)
-TWIN(seed001)
-TWIN_OMP(seed000)
-TWIN(wd_momentum)
-TWIN(wd_adam_nobias)
-TWIN(adamw)
-TWIN_OMP(wd_momentum)
-TWIN(sched_step_warmup)
-TWIN(sched_multistep)
-TWIN(sched_exponential)
-TWIN(sched_cosine)
-TWIN(sched_linear)
-TWIN(sched_plateau)
-TWIN(clip_norm)
-TWIN(clip_value)
-TWIN(ema)
-TWIN(dropout0)
-TWIN(activations)
-TWIN(activations_params)
-TWIN(activations_gelu)
-TWIN(activations_mish)
+#define TWIN(test, name) TEST_WITH(test, twin_##name, twin, #name, "1")
+#define TWIN_OMP(test, name) TEST_WITH(test, twin_##name##_omp, twin, #name, "2")
+TWIN("torch_parity_cpu_seed000_sgd_ce", seed000);
+TWIN("torch_parity_cpu_seed003_adam_bce", seed003);
+TWIN("torch_parity_cpu_seed001_sgd_mse_synth", seed001);
+TWIN_OMP("torch_parity_omp_seed000_sgd_ce", seed000);
+TWIN("torch_parity_cpu_momentum_weight_decay", wd_momentum);
+TWIN("torch_parity_cpu_adam_weight_decay_no_bias", wd_adam_nobias);
+TWIN("torch_parity_cpu_adamw", adamw);
+TWIN_OMP("torch_parity_omp_momentum_weight_decay", wd_momentum);
+TWIN("torch_parity_cpu_schedule_step_warmup", sched_step_warmup);
+TWIN("torch_parity_cpu_schedule_multistep", sched_multistep);
+TWIN("torch_parity_cpu_schedule_exponential", sched_exponential);
+TWIN("torch_parity_cpu_schedule_cosine_adam_warmup", sched_cosine);
+TWIN("torch_parity_cpu_schedule_linear", sched_linear);
+TWIN("torch_parity_cpu_schedule_plateau", sched_plateau);
+TWIN("torch_parity_cpu_clip_grad_norm", clip_norm);
+TWIN("torch_parity_cpu_clip_grad_value", clip_value);
+TWIN("torch_parity_cpu_ema", ema);
+TWIN("torch_parity_cpu_dropout_p0", dropout0);
+TWIN("torch_parity_cpu_leaky_relu_elu_softplus", activations);
+TWIN("torch_parity_cpu_leaky_relu0.2_elu0.5", activations_params);
+TWIN("torch_parity_cpu_gelu_gelu_tanh_silu", activations_gelu);
+TWIN("torch_parity_cpu_mish_hardswish", activations_mish);
 
 /* The tabular twins (which, seed, threads). Weights (docs/TRAINING.md):
  * --class-weight 0:2.5,1:0.75 against CrossEntropyLoss(weight=...); --class-weight
  * balanced --sample-weight w.npy and bce with --sample-weight against the weighted
  * mean sum w l / sum w. */
-TEST_WITH(twin_tabular_seed1, twin_tabular, "tabular", "1", "1")
-TEST_WITH(twin_tabular_seed2, twin_tabular, "tabular", "2", "1")
-TEST_WITH(twin_tabular_seed3, twin_tabular, "tabular", "3", "1")
-TEST_WITH(twin_tabular_drop_last, twin_tabular, "tabular_droplast", "4", "1")
-TEST_WITH(twin_tabular_whole_batch, twin_tabular, "tabular_wholebatch", "5", "1")
-TEST_WITH(twin_class_weight, twin_tabular, "tabular_class_weight", "1", "1")
-TEST_WITH(twin_sample_weight, twin_tabular, "tabular_sample_weight", "2", "1")
-TEST_WITH(twin_sample_weight_omp, twin_tabular, "tabular_sample_weight", "3", "2")
-TEST_WITH(twin_bce_weight, twin_tabular, "tabular_bce_weight", "4", "1")
-
-const test_case torch_tests[] = {
-    {"torch_parity_cpu_schedule_step_warmup", twin_sched_step_warmup},
-    {"torch_parity_cpu_schedule_multistep", twin_sched_multistep},
-    {"torch_parity_cpu_schedule_exponential", twin_sched_exponential},
-    {"torch_parity_cpu_schedule_cosine_adam_warmup", twin_sched_cosine},
-    {"torch_parity_cpu_schedule_linear", twin_sched_linear},
-    {"torch_parity_cpu_schedule_plateau", twin_sched_plateau},
-    {"torch_parity_cpu_clip_grad_norm", twin_clip_norm},
-    {"torch_parity_cpu_clip_grad_value", twin_clip_value},
-    {"torch_parity_cpu_ema", twin_ema},
-    {"torch_parity_cpu_dropout_p0", twin_dropout0},
-    {"torch_parity_cpu_leaky_relu_elu_softplus", twin_activations},
-    {"torch_parity_cpu_leaky_relu0.2_elu0.5", twin_activations_params},
-    {"torch_parity_cpu_gelu_gelu_tanh_silu", twin_activations_gelu},
-    {"torch_parity_cpu_mish_hardswish", twin_activations_mish},
-    {"torch_parity_cpu_momentum_weight_decay", twin_wd_momentum},
-    {"torch_parity_cpu_adam_weight_decay_no_bias", twin_wd_adam_nobias},
-    {"torch_parity_cpu_adamw", twin_adamw},
-    {"torch_parity_cpu_embedding", twin_embedding_cpu},
-    {"torch_parity_omp_embedding", twin_embedding_omp},
-    {"torch_parity_omp_momentum_weight_decay", twin_wd_momentum_omp},
-    {"torch_parity_cpu_tabular_csv_seed1", twin_tabular_seed1},
-    {"torch_parity_cpu_tabular_csv_seed2", twin_tabular_seed2},
-    {"torch_parity_cpu_tabular_csv_seed3", twin_tabular_seed3},
-    {"torch_parity_cpu_tabular_csv_drop_last", twin_tabular_drop_last},
-    {"torch_parity_cpu_tabular_csv_batch_above_set", twin_tabular_whole_batch},
-    {"torch_parity_cpu_class_weight", twin_class_weight},
-    {"torch_parity_cpu_balanced_and_sample_weight", twin_sample_weight},
-    {"torch_parity_omp_balanced_and_sample_weight", twin_sample_weight_omp},
-    {"torch_parity_cpu_bce_sample_weight", twin_bce_weight},
-    {"torch_parity_omp_seed000_sgd_ce", twin_seed000_omp},
-    {"torch_parity_cpu_seed000_sgd_ce", twin_seed000},
-    {"torch_parity_cpu_seed003_adam_bce", twin_seed003},
-    {"torch_parity_cpu_seed001_sgd_mse_synth", twin_seed001},
-};
-const size_t torch_tests_count = sizeof torch_tests / sizeof torch_tests[0];
+TEST_WITH("torch_parity_cpu_tabular_csv_seed1", twin_tabular_seed1, twin_tabular, "tabular", "1", "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_seed2", twin_tabular_seed2, twin_tabular, "tabular", "2", "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_seed3", twin_tabular_seed3, twin_tabular, "tabular", "3", "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_drop_last", twin_tabular_drop_last, twin_tabular, "tabular_droplast", "4", "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_batch_above_set", twin_tabular_whole_batch, twin_tabular, "tabular_wholebatch", "5", "1");
+TEST_WITH("torch_parity_cpu_class_weight", twin_class_weight, twin_tabular, "tabular_class_weight", "1", "1");
+TEST_WITH("torch_parity_cpu_balanced_and_sample_weight", twin_sample_weight, twin_tabular, "tabular_sample_weight", "2", "1");
+TEST_WITH("torch_parity_omp_balanced_and_sample_weight", twin_sample_weight_omp, twin_tabular, "tabular_sample_weight", "3", "2");
+TEST_WITH("torch_parity_cpu_bce_sample_weight", twin_bce_weight, twin_tabular, "tabular_bce_weight", "4", "1");

@@ -10,7 +10,6 @@
 #include "ffnn.h"
 #include "test_parity.h"
 
-
 /* Fashion-MNIST from Debian's dataset-fashion-mnist (installed by .ci/run). */
 static ffnn_status load_fashion(ffnn_dataset **train, ffnn_dataset **test)
 {
@@ -56,6 +55,7 @@ static test_result cpu_one_epoch_accuracy(char *why, size_t why_size)
     (void)why, (void)why_size;
     return cpu_one_epoch(FFNN_OPT_SGD, 0.1f, 0.70);
 }
+TEST_CASE("train_cpu_fashion_1_epoch_reaches_70pct", cpu_one_epoch_accuracy);
 
 /* Adam, lr 1e-3 (PyTorch's defaults otherwise): 79.2-79.7% over seeds 1-3;
  * we require >= 75%. */
@@ -64,6 +64,7 @@ static test_result cpu_one_epoch_adam(char *why, size_t why_size)
     (void)why, (void)why_size;
     return cpu_one_epoch(FFNN_OPT_ADAM, 1e-3f, 0.75);
 }
+TEST_CASE("train_cpu_fashion_1_epoch_adam_reaches_75pct", cpu_one_epoch_adam);
 
 /* SGD with momentum 0.9, lr 0.01: 74.1-75.4% over seeds 1-5 (74.66% at seed 1),
  * where plain SGD at lr 0.01 reaches 60-64%; we require >= 73%. */
@@ -72,6 +73,7 @@ static test_result cpu_one_epoch_momentum(char *why, size_t why_size)
     (void)why, (void)why_size;
     return cpu_one_epoch(FFNN_OPT_MOMENTUM, 0.01f, 0.73);
 }
+TEST_CASE("train_cpu_fashion_1_epoch_momentum_reaches_73pct", cpu_one_epoch_momentum);
 
 /* From the same initial weights and batches, the cuda loss after each of 200
  * steps is within 1e-4 relative of the cpu loss: with plain SGD (lr 0.1), Nesterov
@@ -98,8 +100,8 @@ static test_result cuda_follows_cpu(char *why, size_t why_size, ffnn_strategy ke
     return TEST_PASS;
 }
 
-TEST_WITH(cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE)
-TEST_WITH(cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED)
+TEST_WITH("train_cuda_naive_follows_cpu_200_steps", cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE);
+TEST_WITH("train_cuda_tiled_follows_cpu_200_steps", cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED);
 
 /* Bad configurations fail at create time with a message naming the value. */
 static test_result rejects_bad_config(char *why, size_t why_size)
@@ -146,13 +148,4 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     TEST_FREE(wrong_input, m, small, sig, train, test);
     return TEST_PASS;
 }
-
-const test_case train_tests[] = {
-    {"train_rejects_bad_config", rejects_bad_config},
-    {"train_cpu_fashion_1_epoch_reaches_70pct", cpu_one_epoch_accuracy},
-    {"train_cpu_fashion_1_epoch_adam_reaches_75pct", cpu_one_epoch_adam},
-    {"train_cpu_fashion_1_epoch_momentum_reaches_73pct", cpu_one_epoch_momentum},
-    {"train_cuda_naive_follows_cpu_200_steps", cuda_naive_follows_cpu},
-    {"train_cuda_tiled_follows_cpu_200_steps", cuda_tiled_follows_cpu},
-};
-const size_t train_tests_count = sizeof train_tests / sizeof train_tests[0];
+TEST_CASE("train_rejects_bad_config", rejects_bad_config);
