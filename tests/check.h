@@ -57,6 +57,14 @@ typedef struct test_case {
         return TEST_SKIP;                                                         \
     } while (0)
 
+/* TEST("name", fn) { body }: defines the test fn and registers it as name
+ * (TEST_CASE below); the body may use why and why_size (as SKIP does) or not. */
+#define TEST(name, fn)                                                            \
+    static test_result fn(char *why, size_t why_size);                            \
+    TEST_CASE(name, fn);                                                          \
+    static test_result fn(char *why __attribute__((unused)),                      \
+                          size_t why_size __attribute__((unused)))
+
 /* A test that only calls a suite's wrapper (a fixture, a table's group):
  * TEST_WITH("name", fn, wrap, args...); defines fn(why, why_size) returning
  * wrap(why, why_size, args...) and registers it as name (TEST_CASE below). */
@@ -68,7 +76,8 @@ typedef struct test_case {
     TEST_CASE(name, fn)
 
 /* TEST_CASE(name, fn): registers the test fn under name (a string; the runner's
- * filters match it), at start-up, before main. Written after the test's definition.
+ * filters match it), at start-up, before main; TEST, TEST_WITH and the files' test
+ * macros call it. Written after fn's declaration.
  * The runner runs the tests in the order they registered: the test files in the
  * link order (the Makefile sorts them by name), each file's in the order of its
  * TEST_CASE lines (constructors run in definition order). */

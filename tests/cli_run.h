@@ -51,13 +51,14 @@ int count_temporaries(const char *dir);
 
 /* TEST_DIR_CASE (test_files.h) of a test that runs the CLI: test_NAME skips
  * without it (SKIP_WITHOUT_CLI), else runs body_NAME in a temporary directory. */
-#define TEST_CLI_CASE(prefix, name)                                               \
+#define TEST_CLI_CASE(test, prefix, name)                                         \
     static test_result body_##name(const char *dir, char *why, size_t why_size);  \
     static test_result test_##name(char *why, size_t why_size)                    \
     {                                                                             \
         SKIP_WITHOUT_CLI();                                                       \
         return test_in_tmpdir(prefix, body_##name, why, why_size);                \
     }                                                                             \
+    TEST_CASE(test, test_##name);                                                 \
     static test_result body_##name(const char *dir, char *why, size_t why_size)
 
 #endif

@@ -7,9 +7,8 @@
 #include "test_fixtures.h"
 #include "ffnn.h"
 
-static test_result parses_seed_networks(char *why, size_t why_size)
+TEST("arch_parses_seed_networks", parses_seed_networks)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("784-256relu-10", &m));
     CHECK(ffnn_model_layer_count(m) == 2, "layers %d", ffnn_model_layer_count(m));
@@ -32,11 +31,9 @@ static test_result parses_seed_networks(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("arch_parses_seed_networks", parses_seed_networks);
 
-static test_result prints_canonical_form(char *why, size_t why_size)
+TEST("arch_prints_canonical_form", prints_canonical_form)
 {
-    (void)why, (void)why_size;
     const char *forms[] = {"784-256relu-10", "2-30tanh-30sigmoid-1", "32-256relu:nobias-1:nobias",
                            "5-7identity-3"};
     const char *canon[] = {"784-256relu-10", "2-30tanh-30sigmoid-1", "32-256relu:nobias-1:nobias",
@@ -51,12 +48,10 @@ static test_result prints_canonical_form(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("arch_prints_canonical_form", prints_canonical_form);
 
 /* Each bad string must fail with FFNN_ERR_PARSE and a message holding `expect`. */
-static test_result rejects_malformed(char *why, size_t why_size)
+TEST("arch_rejects_malformed_strings", rejects_malformed)
 {
-    (void)why, (void)why_size;
     test_arch_refusal bad[] = {
         {"", "empty"},
         {"784", "at least one layer"},
@@ -75,11 +70,9 @@ static test_result rejects_malformed(char *why, size_t why_size)
     };
     return test_arch_refused_each(bad, sizeof bad / sizeof bad[0]);
 }
-TEST_CASE("arch_rejects_malformed_strings", rejects_malformed);
 
-static test_result init_matches_pytorch_bounds(char *why, size_t why_size)
+TEST("arch_init_matches_pytorch_bounds", init_matches_pytorch_bounds)
 {
-    (void)why, (void)why_size;
     ffnn_model *a = NULL, *b = NULL;
     CHECK_OK(ffnn_model_create("784-256relu-10", &a));
     CHECK_OK(ffnn_model_create("784-256relu-10", &b));
@@ -112,11 +105,9 @@ static test_result init_matches_pytorch_bounds(char *why, size_t why_size)
     TEST_FREE(a, b);
     return TEST_PASS;
 }
-TEST_CASE("arch_init_matches_pytorch_bounds", init_matches_pytorch_bounds);
 
-static test_result names_round_trip(char *why, size_t why_size)
+TEST("arch_enum_names", names_round_trip)
 {
-    (void)why, (void)why_size;
     ffnn_loss loss;
     CHECK_OK(ffnn_loss_from_name("bce", &loss));
     CHECK(loss == FFNN_LOSS_SIGMOID_BCE, "bce");
@@ -126,14 +117,12 @@ static test_result names_round_trip(char *why, size_t why_size)
     CHECK(ffnn_strategy_from_name("fast", &k) == FFNN_ERR_PARSE, "fast accepted");
     return TEST_PASS;
 }
-TEST_CASE("arch_enum_names", names_round_trip);
 
 /* Activation parameters: '256leaky_relu0.2' (negative slope), '128elu0.5' (alpha);
  * the canonical string writes one only when it is not the default, as the shortest
  * decimal of the same float; the value reaches the forward pass. */
-static test_result activation_parameters(char *why, size_t why_size)
+TEST("arch_activation_parameters", activation_parameters)
 {
-    (void)why, (void)why_size;
     const struct { const char *arch, *canon; } forms[] = {
         {"784-256leaky_relu0.2-10", "784-256leaky_relu0.2-10"},
         {"784-128elu0.5-10", "784-128elu0.5-10"},
@@ -208,4 +197,3 @@ static test_result activation_parameters(char *why, size_t why_size)
     };
     return test_arch_refused_each(bad, sizeof bad / sizeof bad[0]);
 }
-TEST_CASE("arch_activation_parameters", activation_parameters);

@@ -87,21 +87,18 @@ static test_result check_table(const ffnn_backend_ops *ops, const char *want)
     return TEST_PASS;
 }
 
-static test_result test_backend_table_host(char *why, size_t why_size)
+TEST("backend_table_host_core_and_extensions", test_backend_table_host)
 {
-    (void)why, (void)why_size;
     test_result r = check_table(&ffnn_cpu_backend, "weights");
     if (r != TEST_PASS)
         return r;
     return check_table(&ffnn_omp_backend, "packed weights");
 }
-TEST_CASE("backend_table_host_core_and_extensions", test_backend_table_host);
 
-static test_result test_backend_table_cuda(char *why, size_t why_size)
+TEST("backend_table_cuda_core_and_extensions", test_backend_table_cuda)
 {
     const ffnn_backend_ops *cuda = ffnn_cuda_backend();
     if (!cuda)
         SKIP("build has no CUDA");
     return check_table(cuda, "fused xt graph persistent device bf16 head side");
 }
-TEST_CASE("backend_table_cuda_core_and_extensions", test_backend_table_cuda);

@@ -29,9 +29,8 @@ static int run_cli(const char *log, const char *const *args) { return cli_run(ar
 /* ------------------------------------------------------------ the harnesses */
 
 /* The option table: every kind, the defaults kept, --help, errors exit 2. */
-static test_result test_bench_options(char *why, size_t why_size)
+TEST("bench_options", test_bench_options)
 {
-    (void)why, (void)why_size;
     static const char *const names[] = {"unique", "reused", NULL};
     int quick = 0, gpu = 1, n = -1, list[4], count = 0, flags[2] = {0, 0};
     const char *out = NULL;
@@ -75,12 +74,10 @@ static test_result test_bench_options(char *why, size_t why_size)
     ffnn_bench_end(&run);
     return TEST_PASS;
 }
-TEST_CASE("bench_options", test_bench_options);
 
 /* The row table, statuses, CSV and markdown cells. */
-static test_result test_bench_cells(char *why, size_t why_size)
+TEST("bench_cells", test_bench_cells)
 {
-    (void)why, (void)why_size;
     typedef struct urow {
         int k;
         char status[24];
@@ -124,13 +121,11 @@ static test_result test_bench_cells(char *why, size_t why_size)
     free(buf);
     return TEST_PASS;
 }
-TEST_CASE("bench_cells", test_bench_cells);
 
 /* The lab's median and check: tolerance (absolute + normwise relative), range, the
  * first fault, the scan stops after FFNN_LAB_MAX_FAULTS. */
-static test_result test_lab_check(char *why, size_t why_size)
+TEST("bench_lab_check", test_lab_check)
 {
-    (void)why, (void)why_size;
     double v[] = {5, 1, 4, 2, 3}, lo = 0, hi = 0;
     CHECK(ffnn_lab_median(v, 5, &lo, &hi) == 3 && lo == 1 && hi == 5, "odd median");
     double w[] = {4, 1, 3, 2};
@@ -173,7 +168,6 @@ static test_result test_lab_check(char *why, size_t why_size)
           "2.0 outside [0, 1]");
     return TEST_PASS;
 }
-TEST_CASE("bench_lab_check", test_lab_check);
 
 /* ------------------------------------------------------------ the suites */
 
@@ -232,7 +226,7 @@ static test_result table_has(const char *table, const char *const *heads)
 }
 
 /* `ffnn bench --help` and every suite's --help exit 0 and print a usage. */
-TEST_DIR_CASE("bench", bench_help)
+TEST_DIR_CASE("bench_help", "bench", bench_help)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char log[192];
@@ -258,7 +252,6 @@ TEST_DIR_CASE("bench", bench_help)
     }
     return TEST_PASS;
 }
-TEST_CASE("bench_help", test_bench_help);
 
 /* A suite run as a user would, --quick --no-gpu with --out a fresh directory: it
  * exits 0; every row of its CSV (after the header, which must start with header;
@@ -343,7 +336,8 @@ static const suite_case mnist_mlp_case = {
     {(const char *const[]){"bench", "mnist-mlp", "--epochs", "0", NULL}, NULL},
     {"--epochs 0", NULL},
 };
-TEST_WITH("bench_mnist_mlp_quick_cpu", test_bench_mnist_mlp_quick_cpu, run_suite_case, &mnist_mlp_case);
+TEST_WITH("bench_mnist_mlp_quick_cpu", test_bench_mnist_mlp_quick_cpu, run_suite_case,
+          &mnist_mlp_case);
 
 /* regression-mlp cut down to two small CPU runs: one ok cpu_omp row per
  * configuration (its check: test MSE finite and below the initial), the cuda rows
@@ -372,7 +366,8 @@ static const suite_case regression_mlp_case = {
     {(const char *const[]){"bench", "regression-mlp", "--epochs", "0", NULL}, NULL},
     {"--epochs 0", NULL},
 };
-TEST_WITH("bench_regression_mlp_quick_cpu", test_bench_regression_mlp_quick_cpu, run_suite_case, &regression_mlp_case);
+TEST_WITH("bench_regression_mlp_quick_cpu", test_bench_regression_mlp_quick_cpu, run_suite_case,
+          &regression_mlp_case);
 
 /* modular: the CPU training rows ok (the image tasks ok or skipped when
  * .devdata/fashion-mnist is absent), the GPU rows skipped, the table written.
@@ -403,7 +398,7 @@ TEST_WITH("bench_modular_quick_cpu", test_bench_modular_quick_cpu, run_suite_cas
 
 /* `ffnn bench` runs the separate program ffnn-bench; an ffnn without one beside it or on
  * PATH says so in one line, naming how to get it, and exits with 1. */
-TEST_DIR_CASE("bench", bench_program_missing)
+TEST_DIR_CASE("bench_program_missing", "bench", bench_program_missing)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char exe[192], log[192], cmd[512];
@@ -420,7 +415,6 @@ TEST_DIR_CASE("bench", bench_program_missing)
           "no clear message in %s", log);
     return TEST_PASS;
 }
-TEST_CASE("bench_program_missing", test_bench_program_missing);
 
 /* Run `sh -c cmd` in dir, its stdout into out [size]; the exit status, -1 on error. */
 static int shell_output(const char *dir, const char *cmd, char *out, size_t size)
@@ -439,7 +433,7 @@ static int shell_output(const char *dir, const char *cmd, char *out, size_t size
  * root of a git checkout, leave `git status --porcelain` as it was: the results go under
  * build/ (ignored), never over a tracked file (docs/ keeps what `make bench-docs OUT=docs`
  * writes). Skips outside a git checkout; the plot part skips without matplotlib. */
-static test_result test_bench_clean_tree(char *why, size_t why_size)
+TEST("bench_clean_tree", test_bench_clean_tree)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char top[1024], before[16384], after[16384];
@@ -477,11 +471,10 @@ static test_result test_bench_clean_tree(char *why, size_t why_size)
     remove(log);
     return TEST_PASS;
 }
-TEST_CASE("bench_clean_tree", test_bench_clean_tree);
 
 /* The product holds no lab: the ffnn program defines no symbol of the suites
  * (ffnn_bench_*) or the kernel lab (ffnn_lab_*); ffnn-bench, beside it, does. */
-static test_result test_bench_not_in_ffnn(char *why, size_t why_size)
+TEST("bench_not_in_ffnn", test_bench_not_in_ffnn)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     if (system("command -v nm >/dev/null 2>&1") != 0) SKIP("no nm (binutils)");
@@ -500,4 +493,3 @@ static test_result test_bench_not_in_ffnn(char *why, size_t why_size)
     CHECK(atoi(out) == 1, "%s lacks the suites", bench);
     return TEST_PASS;
 }
-TEST_CASE("bench_not_in_ffnn", test_bench_not_in_ffnn);

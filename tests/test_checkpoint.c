@@ -328,7 +328,7 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
 
 /* features: 0 plain, 1 the feature set, 2 every activation (resume_matches_with). */
 #define RESUME_TEST_WITH(test, name, device, opt, features)                       \
-    TEST_DIR_CASE("ck", name)                                                     \
+    TEST_DIR_CASE(test, "ck", name)                                               \
     {                                                                             \
         if ((device) == FFNN_DEVICE_CUDA && !ffnn_has_cuda())                      \
             SKIP("build has no CUDA (nvcc not found at build time)");             \
@@ -336,7 +336,7 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
             SKIP("no CUDA GPU visible");                                          \
         return resume_matches_with(dir, device, opt, features);                   \
     }                                                                             \
-    TEST_CASE(test, test_##name)
+    typedef int resume_test_semicolon_##name
 #define RESUME_TEST(test, name, device, opt) RESUME_TEST_WITH(test, name, device, opt, 0)
 #define RESUME_FEATURES_TEST(test, name, device, opt)                             \
     RESUME_TEST_WITH(test, name, device, opt, 1)
@@ -344,16 +344,23 @@ static test_result resume_matches_with(const char *dir, ffnn_device device, ffnn
     RESUME_TEST_WITH(test, name, device, opt, 2)
 
 RESUME_TEST("checkpoint_resume_cpu_sgd", resume_cpu_sgd, FFNN_DEVICE_CPU, FFNN_OPT_SGD);
-RESUME_TEST("checkpoint_resume_cpu_momentum", resume_cpu_momentum, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
+RESUME_TEST("checkpoint_resume_cpu_momentum", resume_cpu_momentum, FFNN_DEVICE_CPU,
+            FFNN_OPT_MOMENTUM);
 RESUME_TEST("checkpoint_resume_cpu_adam", resume_cpu_adam, FFNN_DEVICE_CPU, FFNN_OPT_ADAM);
 RESUME_TEST("checkpoint_resume_cuda_sgd", resume_cuda_sgd, FFNN_DEVICE_CUDA, FFNN_OPT_SGD);
-RESUME_TEST("checkpoint_resume_cuda_momentum", resume_cuda_momentum, FFNN_DEVICE_CUDA, FFNN_OPT_MOMENTUM);
+RESUME_TEST("checkpoint_resume_cuda_momentum", resume_cuda_momentum, FFNN_DEVICE_CUDA,
+            FFNN_OPT_MOMENTUM);
 RESUME_TEST("checkpoint_resume_cuda_adam", resume_cuda_adam, FFNN_DEVICE_CUDA, FFNN_OPT_ADAM);
-RESUME_FEATURES_TEST("checkpoint_resume_cpu_momentum_features", resume_cpu_momentum_features, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
-RESUME_FEATURES_TEST("checkpoint_resume_cpu_adamw_features", resume_cpu_adamw_features, FFNN_DEVICE_CPU, FFNN_OPT_ADAMW);
-RESUME_FEATURES_TEST("checkpoint_resume_cuda_adamw_features", resume_cuda_adamw_features, FFNN_DEVICE_CUDA, FFNN_OPT_ADAMW);
-RESUME_ACTIVATIONS_TEST("checkpoint_resume_cpu_momentum_activations", resume_cpu_momentum_activations, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
-RESUME_ACTIVATIONS_TEST("checkpoint_resume_cuda_sgd_activations", resume_cuda_sgd_activations, FFNN_DEVICE_CUDA, FFNN_OPT_SGD);
+RESUME_FEATURES_TEST("checkpoint_resume_cpu_momentum_features", resume_cpu_momentum_features,
+                     FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
+RESUME_FEATURES_TEST("checkpoint_resume_cpu_adamw_features", resume_cpu_adamw_features,
+                     FFNN_DEVICE_CPU, FFNN_OPT_ADAMW);
+RESUME_FEATURES_TEST("checkpoint_resume_cuda_adamw_features", resume_cuda_adamw_features,
+                     FFNN_DEVICE_CUDA, FFNN_OPT_ADAMW);
+RESUME_ACTIVATIONS_TEST("checkpoint_resume_cpu_momentum_activations",
+                        resume_cpu_momentum_activations, FFNN_DEVICE_CPU, FFNN_OPT_MOMENTUM);
+RESUME_ACTIVATIONS_TEST("checkpoint_resume_cuda_sgd_activations", resume_cuda_sgd_activations,
+                        FFNN_DEVICE_CUDA, FFNN_OPT_SGD);
 
 /* ---------------------------------------------------------------- faults */
 
@@ -439,7 +446,7 @@ static void save_checkpoint_job(void *arg)
  * new one. Each round puts the previous checkpoint (step 2) back, forks a
  * child that saves the step-3 checkpoint (8 MB) over it again and again, and
  * kills the child after a delay. */
-TEST_DIR_CASE("ck", killed_while_saving)
+TEST_DIR_CASE("checkpoint_killed_while_saving", "ck", killed_while_saving)
 {
     static const int delays_us[] = {300, 1000, 2500, 5000, 10000, 20000, 40000, 80000, 150000,
                                     300000};
@@ -492,11 +499,10 @@ TEST_DIR_CASE("ck", killed_while_saving)
     TEST_FREE(run.t, run.m, run.data);
     return r; /* temporary files left by the kills go with the directory */
 }
-TEST_CASE("checkpoint_killed_while_saving", test_killed_while_saving);
 
 /* RELIABILITY fault 2: a full disk (a 64 KiB file size limit in a child, so
  * write() fails with EFBIG part way) leaves the previous checkpoint intact. */
-TEST_DIR_CASE("ck", disk_full)
+TEST_DIR_CASE("checkpoint_disk_full", "ck", disk_full)
 {
     fault_run run;
     blob old, now;
@@ -535,7 +541,6 @@ TEST_DIR_CASE("ck", disk_full)
           test_count_entries(dir), dir);
     return TEST_PASS;
 }
-TEST_CASE("checkpoint_disk_full", test_disk_full);
 
 /* Step callback of the NaN tests: save every step; remember the last good file. */
 typedef struct saver {
@@ -575,7 +580,7 @@ static int names_position(const char *message, int epoch, size_t step)
  * the mean squared error (each step multiplies the error) until the loss is
  * NaN or Inf, saving after every step. The save at the first bad step fails, naming
  * it; the file is the last good checkpoint, which loads (all finite). */
-TEST_DIR_CASE("ck", diverging_run_not_saved)
+TEST_DIR_CASE("checkpoint_diverging_run_not_saved", "ck", diverging_run_not_saved)
 {
     fault_run run;
     saver s;
@@ -629,13 +634,12 @@ TEST_DIR_CASE("ck", diverging_run_not_saved)
     TEST_FREE(run.t, run.m, run.data);
     return TEST_PASS;
 }
-TEST_CASE("checkpoint_diverging_run_not_saved", test_diverging_run_not_saved);
 
 /* RELIABILITY fault 4, NaN in the parameters: after 3 good steps one bias of
  * the last layer becomes NaN; step 4's loss is NaN, and neither the step callback's save nor
  * a save after the epoch writes anything. Also a NaN found only at the end of
  * an epoch (no callback) blocks saving. */
-TEST_DIR_CASE("ck", nan_parameters_not_saved)
+TEST_DIR_CASE("checkpoint_nan_parameters_not_saved", "ck", nan_parameters_not_saved)
 {
     fault_run run;
     saver s;
@@ -687,7 +691,6 @@ TEST_DIR_CASE("ck", nan_parameters_not_saved)
     TEST_FREE(run.t, run.m, run.data);
     return TEST_PASS;
 }
-TEST_CASE("checkpoint_nan_parameters_not_saved", test_nan_parameters_not_saved);
 
 /* ---------------------------------------------------------------- refusals */
 
@@ -718,7 +721,7 @@ static test_result expect_refused(const char *path, const char *arch, const ffnn
 
 /* A checkpoint resumed with another setting, architecture or data: refused,
  * naming the setting and both values, with the trainer unchanged. */
-TEST_DIR_CASE("ck", resume_mismatch_refused)
+TEST_DIR_CASE("checkpoint_resume_mismatch_refused", "ck", resume_mismatch_refused)
 {
     char path[512], model_path[512];
     ffnn_dataset *data = NULL, *fewer = NULL, *other = NULL;
@@ -785,7 +788,6 @@ TEST_DIR_CASE("ck", resume_mismatch_refused)
     TEST_FREE(data, fewer, other);
     return TEST_PASS;
 }
-TEST_CASE("checkpoint_resume_mismatch_refused", test_resume_mismatch_refused);
 
 /* Replace the first `from` in b's header by `to` (same length); 0 if found. */
 static int patch_header(blob *b, const char *from, const char *to)
@@ -870,7 +872,7 @@ static test_result expect_tampered(const char *dir, const blob *good, const char
 }
 
 /* Tampered and truncated checkpoints are refused with FFNN_ERR_FORMAT. */
-TEST_DIR_CASE("ck", tampered_refused)
+TEST_DIR_CASE("checkpoint_tampered_refused", "ck", tampered_refused)
 {
     fault_run run;
     blob good;
@@ -915,7 +917,6 @@ TEST_DIR_CASE("ck", tampered_refused)
     free(good.data);
     return r;
 }
-TEST_CASE("checkpoint_tampered_refused", test_tampered_refused);
 
 /* ---------------------------------------------------------------- the CLI */
 
@@ -1009,13 +1010,15 @@ static test_result cli_resume_with(const char *dir, const char *strategy, char *
     return TEST_PASS;
 }
 
-TEST_DIR_CASE("ck", cli_resume) { return cli_resume_with(dir, "auto", why, why_size); }
-TEST_CASE("checkpoint_cli_resume", test_cli_resume);
+TEST_DIR_CASE("checkpoint_cli_resume", "ck", cli_resume)
+{
+    return cli_resume_with(dir, "auto", why, why_size);
+}
 
 /* The same with --strategy tune: on the cpu it is auto (the OpenMP backend),
  * nothing is measured (no "tune:" line), and the resumed run (which would tune
  * again on cuda) continues bit for bit. */
-TEST_DIR_CASE("ck", cli_resume_tune)
+TEST_DIR_CASE("checkpoint_cli_resume_tune", "ck", cli_resume_tune)
 {
     test_result r = cli_resume_with(dir, "tune", why, why_size);
     if (r != TEST_PASS)
@@ -1030,7 +1033,6 @@ TEST_DIR_CASE("ck", cli_resume_tune)
     CHECK(!note, "--strategy tune printed a measurement on the cpu (see %s)", out);
     return TEST_PASS;
 }
-TEST_CASE("checkpoint_cli_resume_tune", test_cli_resume_tune);
 
 /* ---------------------------------------------------------------- early stopping */
 
@@ -1194,7 +1196,7 @@ static test_result es_resume_at(const char *dir, const ffnn_dataset *train,
  * cut before the best epoch, after it (mid-epoch and at an epoch's end, patience
  * not run out) and at the end of the epoch that stops; sgd, and momentum with
  * EMA (the best epoch keeps the EMA weights). */
-TEST_DIR_CASE("ck", early_stopping_resume_exact)
+TEST_DIR_CASE("checkpoint_early_stopping_resume_exact", "ck", early_stopping_resume_exact)
 {
     ffnn_dataset *train = NULL, *val = NULL;
     UNUSED_WHY();
@@ -1233,7 +1235,6 @@ TEST_DIR_CASE("ck", early_stopping_resume_exact)
     TEST_FREE(train, val);
     return r;
 }
-TEST_CASE("checkpoint_early_stopping_resume_exact", test_early_stopping_resume_exact);
 
 /* A checkpoint of the sgd early-stopping run (es_config) at run step k into path;
  * *best_epoch and *seen: its best epoch and the last epoch early stopping saw. */
@@ -1264,7 +1265,7 @@ static test_result es_checkpoint(const char *path, const ffnn_dataset *train,
  * finite one without, patience 0, the state without the patience or the other
  * way round, a missing key, best weights without "early_stopping" or without a
  * best epoch, a wrong shape, an unknown layer, a NaN weight. */
-TEST_DIR_CASE("ck", early_stopping_malformed_refused)
+TEST_DIR_CASE("checkpoint_early_stopping_malformed_refused", "ck", early_stopping_malformed_refused)
 {
     char path[512], key[4][96], bad[3][96], comma[3][104]; /* comma: a key and its ',' */
     ffnn_dataset *train = NULL, *val = NULL;
@@ -1351,7 +1352,6 @@ TEST_DIR_CASE("ck", early_stopping_malformed_refused)
     TEST_FREE(train, val);
     return r;
 }
-TEST_CASE("checkpoint_early_stopping_malformed_refused", test_early_stopping_malformed_refused);
 
 /* Checkpoints without early stopping's state - those of a run without it, the
  * format from before it (no key or tensor of it) - still resume, into a trainer
@@ -1359,7 +1359,8 @@ TEST_CASE("checkpoint_early_stopping_malformed_refused", test_early_stopping_mal
  * finished epoch. A checkpoint with the state resumes into a trainer without
  * early stopping (the state is not used) or with another patience (the best
  * epoch carries over; only the stop moves). */
-TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
+TEST_DIR_CASE("checkpoint_early_stopping_old_checkpoints_resume", "ck",
+              early_stopping_old_checkpoints_resume)
 {
     char old_path[512], es_path[512];
     ffnn_dataset *train = NULL, *val = NULL;
@@ -1429,4 +1430,3 @@ TEST_DIR_CASE("ck", early_stopping_old_checkpoints_resume)
     TEST_FREE(t, m, train, val);
     return TEST_PASS;
 }
-TEST_CASE("checkpoint_early_stopping_old_checkpoints_resume", test_early_stopping_old_checkpoints_resume);

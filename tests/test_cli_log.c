@@ -63,7 +63,7 @@ static test_result check_log(const char *log)
     return TEST_PASS;
 }
 
-static test_result log_csv(char *why, size_t why_size)
+TEST("cli_log_csv_rows_and_bad_invocation_keeps_file", log_csv)
 {
     SKIP_WITHOUT_CLI();
     const char *ffnn = cli_binary();
@@ -99,4 +99,3 @@ static test_result log_csv(char *why, size_t why_size)
     rmdir(dir);
     return r;
 }
-TEST_CASE("cli_log_csv_rows_and_bad_invocation_keeps_file", log_csv);

@@ -72,7 +72,7 @@ static void remove_tree(const char *dir)
 
 /* --print-every 3 over 7 epochs: epochs 1, 3, 6 and 7; --quiet: epoch 7 only, the
  * data and arch lines kept. */
-static test_result print_every_and_quiet(char *why, size_t why_size)
+TEST("cli_output_print_every_and_quiet", print_every_and_quiet)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     char dir[64], out[96], text[8192];
@@ -101,11 +101,10 @@ static test_result print_every_and_quiet(char *why, size_t why_size)
     remove_tree(dir);
     return TEST_PASS;
 }
-TEST_CASE("cli_output_print_every_and_quiet", print_every_and_quiet);
 
 /* The progress bar (stderr a terminal) shows "ETA M:SS" once a run has gone on for a
  * while: 2 epochs of 50,000 steps on one thread. */
-static test_result progress_eta(char *why, size_t why_size)
+TEST("cli_output_progress_eta", progress_eta)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     int master = posix_openpt(O_RDWR | O_NOCTTY);
@@ -153,11 +152,10 @@ static test_result progress_eta(char *why, size_t why_size)
           "ETA not M:SS: %.40s", eta);
     return TEST_PASS;
 }
-TEST_CASE("cli_output_progress_eta", progress_eta);
 
 /* No --data, no MNIST in ./data/mnist and a curl that fails: exactly one line before
  * the data line, naming the failed download and Fashion-MNIST. */
-static test_result default_data_offline(char *why, size_t why_size)
+TEST("cli_output_default_data_offline", default_data_offline)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     if (access("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz", R_OK) != 0 &&
@@ -196,11 +194,10 @@ static test_result default_data_offline(char *why, size_t why_size)
     remove_tree(dir);
     return TEST_PASS;
 }
-TEST_CASE("cli_output_default_data_offline", default_data_offline);
 
 /* ffnn plot: the log of a --val-split run is drawn; a python without matplotlib gives
  * one line naming the package. */
-static test_result plot_validation_and_missing_matplotlib(char *why, size_t why_size)
+TEST("cli_output_plot_validation_and_missing_matplotlib", plot_validation_and_missing_matplotlib)
 {
     if (access(CLI, X_OK) != 0) SKIP("%s not built", CLI);
     if (access(PYTHON, X_OK) != 0) SKIP("no %s", PYTHON);
@@ -251,11 +248,10 @@ static test_result plot_validation_and_missing_matplotlib(char *why, size_t why_
     remove_tree(dir);
     return TEST_PASS;
 }
-TEST_CASE("cli_output_plot_validation_and_missing_matplotlib", plot_validation_and_missing_matplotlib);
 
 /* The library words its refusals in its API's terms (the config's field names, no
  * flag), and ffnn train prints the same refusal with its flags. */
-static test_result error_terms(char *why, size_t why_size)
+TEST("cli_output_error_terms", error_terms)
 {
     ffnn_dataset *train = NULL, *test = NULL;
     ffnn_model *m = NULL;
@@ -287,4 +283,3 @@ static test_result error_terms(char *why, size_t why_size)
     remove_tree(dir);
     return TEST_PASS;
 }
-TEST_CASE("cli_output_error_terms", error_terms);

@@ -53,9 +53,8 @@ static int compare_one(const char *text, char *bad, size_t bad_size)
     return 1;
 }
 
-static test_result parse_float_vs_strtof(char *why, size_t why_size)
+TEST("data_csv_parse_float_vs_strtof", parse_float_vs_strtof)
 {
-    UNUSED_WHY();
     static const char *const formats[] = {"%.9g", "%.6g", "%.8e", "%.3e", "%.17g", "%.4f",
                                           "%.12f", "%.1f", "%g", "%.25g"};
     char text[128], bad[256];
@@ -131,7 +130,6 @@ static test_result parse_float_vs_strtof(char *why, size_t why_size)
            checked);
     return TEST_PASS;
 }
-TEST_CASE("data_csv_parse_float_vs_strtof", parse_float_vs_strtof);
 
 /* A messy table of n rows: an id, a number with missing cells, a text category
  * with missing cells, a quoted field, a class. */
@@ -201,7 +199,7 @@ static int write_numbers(const char *path, size_t n, float *want, int32_t *label
 /* Every cell of a numeric table equals strtof's value, bit for bit, for 1, 2, 3
  * and 8 threads (and whichever path each record took); the messy table (texts,
  * quotes, missing cells) reads the same for 1-3 threads. */
-TEST_DIR_CASE("csv", csv_threads_same_result)
+TEST_DIR_CASE("data_csv_threads_same_result", "csv", csv_threads_same_result)
 {
     UNUSED_WHY();
     char path[512];
@@ -281,9 +279,8 @@ TEST_DIR_CASE("csv", csv_threads_same_result)
           "'1--2-0' with delimiter '-': %s", ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("data_csv_threads_same_result", test_csv_threads_same_result);
 
-TEST_DIR_CASE("csv", csv_missing_target)
+TEST_DIR_CASE("data_csv_missing_target", "csv", csv_missing_target)
 {
     UNUSED_WHY();
     char path[512];
@@ -316,7 +313,6 @@ TEST_DIR_CASE("csv", csv_missing_target)
     TEST_FREE(enc, e, ds);
     return TEST_PASS;
 }
-TEST_CASE("data_csv_missing_target", test_csv_missing_target);
 
 /* Run `bin train --data data --epochs 1 --device cpu` (stderr to out, RLIMIT_AS 4 GiB)
  * under a small parent, python3, that reports the child's exit code and peak RSS:
@@ -360,7 +356,7 @@ static int peak_rss_kb(const char *dir, const char *out, const char *bin, const 
 /* An 8 GiB gzip stream of "0,0,0,0,0,0,0,0\n" (512 members of 16 MiB each, some
  * 8 MB on disk): ffnn train must refuse it with the estimate, its peak RSS under
  * 100 MB over the CLI's start-up. RLIMIT_AS of the child bounds what "available" means on any machine. */
-TEST_DIR_CASE("csv", csv_gzip_bomb_refused)
+TEST_DIR_CASE("data_csv_gzip_bomb_refused", "csv", csv_gzip_bomb_refused)
 {
     const char *bin = cli_binary();
     if (!bin)
@@ -419,14 +415,13 @@ TEST_DIR_CASE("csv", csv_gzip_bomb_refused)
            "start-up alone: %.1f MB)\n", (double)(512 * msize) / 1e6, peak_mb, base_mb);
     return TEST_PASS;
 }
-TEST_CASE("data_csv_gzip_bomb_refused", test_csv_gzip_bomb_refused);
 
 /* The done-when check of real tables: a messy table (an id, a date, text
  * categories, missing cells; tests/messy_table.py) trains from one ffnn train
  * line with --ignore, evaluates and predicts on raw rows, and scores within 0.02
  * of scikit-learn's pipeline (imputers + one-hot + scaler + MLPClassifier) on
  * the same train/test files. Skipped without python3's numpy/pandas/sklearn. */
-TEST_DIR_CASE("csv", messy_table_vs_sklearn)
+TEST_DIR_CASE("tabular_messy_table_vs_sklearn", "csv", messy_table_vs_sklearn)
 {
     const char *bin = cli_binary();
     char cmd[2048], path[600], model[600], train[600], test[600], line[512];
@@ -488,4 +483,3 @@ TEST_DIR_CASE("csv", messy_table_vs_sklearn)
            sk);
     return TEST_PASS;
 }
-TEST_CASE("tabular_messy_table_vs_sklearn", test_messy_table_vs_sklearn);

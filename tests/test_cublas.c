@@ -279,7 +279,7 @@ done:
     return result;
 }
 
-static test_result test_cublas_dense_vs_cpu(char *why, size_t why_size)
+TEST("cublas_dense_vs_cpu", test_cublas_dense_vs_cpu)
 {
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
@@ -303,7 +303,6 @@ static test_result test_cublas_dense_vs_cpu(char *why, size_t why_size)
     gpu->destroy(gctx);
     return result;
 }
-TEST_CASE("cublas_dense_vs_cpu", test_cublas_dense_vs_cpu);
 
 /* ------------------------------------------------------------------ precision */
 
@@ -314,7 +313,7 @@ TEST_CASE("cublas_dense_vs_cpu", test_cublas_dense_vs_cpu);
  * against the cpu reference, as a fraction of S, is ordered fp32 x8 < tf32 x2 <
  * bf16 (TF32 drops 13 mantissa bits, bf16 3 more: ~8x the error when both round,
  * ~4x when TF32 truncates), so each mode is really on. */
-static test_result test_cublas_precision_modes(char *why, size_t why_size)
+TEST("cublas_precision_modes", test_cublas_precision_modes)
 {
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
@@ -410,7 +409,6 @@ done:
     gpu->destroy(gctx);
     return result;
 }
-TEST_CASE("cublas_precision_modes", test_cublas_precision_modes);
 
 /* ------------------------------------------------------------------ capture */
 
@@ -499,7 +497,7 @@ done:
     return result;
 }
 
-static test_result test_cublas_graph_capture(char *why, size_t why_size)
+TEST("cublas_graph_capture", test_cublas_graph_capture)
 {
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
@@ -510,7 +508,6 @@ static test_result test_cublas_graph_capture(char *why, size_t why_size)
         if (capture_case(gpu, precs[i]) != TEST_PASS) return TEST_FAIL;
     return TEST_PASS;
 }
-TEST_CASE("cublas_graph_capture", test_cublas_graph_capture);
 
 /* ------------------------------------------------------------------ set_precision */
 
@@ -518,9 +515,8 @@ TEST_CASE("cublas_graph_capture", test_cublas_graph_capture);
  * with cublas and cublaslt (auto: cublaslt) (the strategies' rule,
  * strategy/table.c: needs no GPU); fp32 everywhere; and
  * the backend refuses an unknown precision value. */
-static test_result test_cublas_set_precision_strategies(char *why, size_t why_size)
+TEST("cublas_precision_strategy_rule", test_cublas_set_precision_strategies)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("784-64relu-10", &m));
     ffnn_train_config cfg = ffnn_train_config_default();
@@ -557,10 +553,9 @@ static test_result test_cublas_set_precision_strategies(char *why, size_t why_si
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("cublas_precision_strategy_rule", test_cublas_set_precision_strategies);
 
 /* The backend takes fp32, tf32, bf16 and tf32x3 on a live context, refuses others. */
-static test_result test_cublas_set_precision_values(char *why, size_t why_size)
+TEST("cublas_set_precision_values", test_cublas_set_precision_values)
 {
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
@@ -579,4 +574,3 @@ static test_result test_cublas_set_precision_values(char *why, size_t why_size)
     CHECK(bad == FFNN_ERR_INVALID_ARGUMENT, "set_precision(7): status %d", (int)bad);
     return TEST_PASS;
 }
-TEST_CASE("cublas_set_precision_values", test_cublas_set_precision_values);

@@ -216,7 +216,8 @@ static test_result deterministic_body(fixture *fx)
     return result;
 }
 
-TEST_WITH("cuda_dense_deterministic", test_dense_deterministic, with_fixture, FFNN_STRATEGY_TILED, deterministic_body);
+TEST_WITH("cuda_dense_deterministic", test_dense_deterministic, with_fixture, FFNN_STRATEGY_TILED,
+          deterministic_body);
 
 /* ------------------------------------------------------------------ the head */
 
@@ -565,7 +566,8 @@ static test_result head_tf32_body(fixture *fx)
     return TEST_PASS;
 }
 
-TEST_WITH("cuda_softmax_ce_head_tf32_rounds", test_head_tf32, with_fixture, FFNN_STRATEGY_TILED, head_tf32_body);
+TEST_WITH("cuda_softmax_ce_head_tf32_rounds", test_head_tf32, with_fixture, FFNN_STRATEGY_TILED,
+          head_tf32_body);
 
 /* A plain-SGD step of rate lr for optimizer_update. */
 static ffnn_optimizer_step sgd_step(float lr)
@@ -602,10 +604,11 @@ static test_result alloc_too_large_body(fixture *fx)
     return TEST_PASS;
 }
 
-TEST_WITH("cuda_alloc_too_large", test_alloc_too_large, with_fixture, FFNN_STRATEGY_TILED, alloc_too_large_body);
+TEST_WITH("cuda_alloc_too_large", test_alloc_too_large, with_fixture, FFNN_STRATEGY_TILED,
+          alloc_too_large_body);
 
 /* Device queries are consistent with the skip conditions. */
-static test_result test_device_queries(char *why, size_t why_size)
+TEST("cuda_device_queries", test_device_queries)
 {
     SKIP_WITHOUT_GPU();
     char name[256];
@@ -621,7 +624,6 @@ static test_result test_device_queries(char *why, size_t why_size)
           ffnn_cuda_backend()->name);
     return TEST_PASS;
 }
-TEST_CASE("cuda_device_queries", test_device_queries);
 
 /* test_embedding.c: backend ops against the cpu reference, bit for bit. */
 test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why,
@@ -630,7 +632,7 @@ test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why,
 /* The embedding kernels (embedding.cu) against the cpu reference on fresh random
  * inputs: the gather and the deterministic scatter-add give its bits (tolerance
  * 0: the same additions in the same order), on two draws of inputs. */
-static test_result test_embedding(char *why, size_t why_size)
+TEST("cuda_embedding_matches_cpu", test_embedding)
 {
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
@@ -639,4 +641,3 @@ static test_result test_embedding(char *why, size_t why_size)
         CHECK_PASS(ffnn_test_embedding_backend(gpu, why, why_size));
     return TEST_PASS;
 }
-TEST_CASE("cuda_embedding_matches_cpu", test_embedding);

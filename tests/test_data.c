@@ -78,12 +78,10 @@ static test_result points_set(const ffnn_dataset *ds, int s, uint64_t stream)
     return TEST_PASS;
 }
 
-static test_result points_definition(char *why, size_t why_size)
+TEST("data_synth_points_definition", points_definition)
 {
-    (void)why, (void)why_size;
     return synth_sets_pass("synth:points", 2100, 420, points_set);
 }
-TEST_CASE("data_synth_points_definition", points_definition);
 
 /* synth:regression:2560 (regression_definition: the counts): kinds, the features of
  * the documented draws, the targets equal to the documented function plus noise in
@@ -131,12 +129,10 @@ static test_result regression_set(const ffnn_dataset *ds, int s, uint64_t stream
     return TEST_PASS;
 }
 
-static test_result regression_definition(char *why, size_t why_size)
+TEST("data_synth_regression_definition", regression_definition)
 {
-    (void)why, (void)why_size;
     return synth_sets_pass("synth:regression:2560", 2560, 512, regression_set);
 }
-TEST_CASE("data_synth_regression_definition", regression_definition);
 
 /* 1 when two data sets hold the same bytes (float features, labels/targets). */
 static int same_data(const ffnn_dataset *a, const ffnn_dataset *b)
@@ -157,9 +153,8 @@ static int same_data(const ffnn_dataset *a, const ffnn_dataset *b)
 
 /* Same spec and seed: the same bytes; another seed: other samples; a SEED field
  * in the spec replaces the seed argument; NULL outputs skip a set. */
-static test_result synthetic_deterministic(char *why, size_t why_size)
+TEST("data_synth_deterministic_per_seed", synthetic_deterministic)
 {
-    (void)why, (void)why_size;
     const char *specs[] = {"synth:points:500", "synth:regression:256"};
     for (int k = 0; k < 2; k++) {
         ffnn_dataset *a = NULL, *at = NULL, *b = NULL, *bt = NULL, *c = NULL, *d = NULL;
@@ -184,12 +179,10 @@ static test_result synthetic_deterministic(char *why, size_t why_size)
     ffnn_dataset_free(t);
     return TEST_PASS;
 }
-TEST_CASE("data_synth_deterministic_per_seed", synthetic_deterministic);
 
 /* Malformed specs fail with FFNN_ERR_PARSE and say what was expected. */
-static test_result synthetic_bad_specs(char *why, size_t why_size)
+TEST("data_synth_bad_specs", synthetic_bad_specs)
 {
-    (void)why, (void)why_size;
     struct { const char *spec; const char *expect; } bad[] = {
         {"points", "expected synth:points"},
         {"synth:", "unknown generator ''"},
@@ -214,14 +207,12 @@ static test_result synthetic_bad_specs(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("data_synth_bad_specs", synthetic_bad_specs);
 
 /* ------------------------------------------------------------------ data sets */
 
 /* select_classes on uint8 and float data: order kept, a -> 0, b -> 1; errors. */
-static test_result select_classes(char *why, size_t why_size)
+TEST("data_select_classes", select_classes)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *ds = NULL, *sel = NULL;
     CHECK_OK(ffnn_dataset_alloc(10, 1, 3, &ds));
     for (int i = 0; i < 10; i++) {
@@ -276,12 +267,10 @@ static test_result select_classes(char *why, size_t why_size)
     TEST_FREE(reg, fl, ds);
     return TEST_PASS;
 }
-TEST_CASE("data_select_classes", select_classes);
 
 /* MNIST-style 0/1 subset (seed 004) of Fashion-MNIST's test set: 1000 + 1000. */
-static test_result select_classes_idx(char *why, size_t why_size)
+TEST("data_select_classes_idx_0_1", select_classes_idx)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *test = NULL, *sel = NULL;
     CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, NULL, &test));
     CHECK_OK(ffnn_dataset_select_classes(test, 0, 1, &sel));
@@ -302,13 +291,11 @@ static test_result select_classes_idx(char *why, size_t why_size)
     TEST_FREE(sel, test);
     return TEST_PASS;
 }
-TEST_CASE("data_select_classes_idx_0_1", select_classes_idx);
 
 /* from_arrays with float targets; slices keep the kinds; non-finite values and
  * missing arrays are refused. */
-static test_result float_arrays_and_slices(char *why, size_t why_size)
+TEST("data_float_arrays_and_slices", float_arrays_and_slices)
 {
-    (void)why, (void)why_size;
     float x[4 * 3], t[4 * 2];
     for (int i = 0; i < 12; i++)
         x[i] = (float)i * 0.25f;
@@ -340,16 +327,14 @@ static test_result float_arrays_and_slices(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("data_float_arrays_and_slices", float_arrays_and_slices);
 
 /* ------------------------------------------------------------------ losses */
 
 /* Float targets equal to the label-derived ones give the same loss and gradient
  * bits as the labels (width 1: 0/1 values; width 3: one-hot), and the documented
  * row_correct rule (every output on its target's side). */
-static test_result float_targets_match_labels(char *why, size_t why_size)
+TEST("data_float_targets_match_labels", float_targets_match_labels)
 {
-    (void)why, (void)why_size;
     enum { B = 6 };
     const float out1[B] = {-2.0f, 0.3f, 0.0f, 0.7f, 5.0f, -0.1f};
     const int32_t y1[B] = {0, 1, 1, 0, 1, 0};
@@ -389,7 +374,6 @@ static test_result float_targets_match_labels(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("data_float_targets_match_labels", float_targets_match_labels);
 
 /* Central differences (the method of tests/test_gradcheck.c: h = 1e-2, tolerance
  * 1e-4 + 1e-3 |g|, ReLU kinks detected by one-sided slopes, at most 5% skipped)
@@ -438,9 +422,8 @@ static test_result gradcheck_float(const char *arch, ffnn_loss loss, size_t widt
     return TEST_PASS;
 }
 
-static test_result gradcheck_float_targets(char *why, size_t why_size)
+TEST("data_gradcheck_cpu_float_targets", gradcheck_float_targets)
 {
-    (void)why, (void)why_size;
     struct { const char *arch; ffnn_loss loss; size_t width; } cases[] = {
         {"6-5tanh-3", FFNN_LOSS_MSE, 3},
         {"6-5relu-4sigmoid-1", FFNN_LOSS_MSE, 1},
@@ -456,14 +439,12 @@ static test_result gradcheck_float_targets(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("data_gradcheck_cpu_float_targets", gradcheck_float_targets);
 
 /* ------------------------------------------------------------------ training */
 
 /* Float targets need mse or bce and one target per output. */
-static test_result trainer_checks_float_targets(char *why, size_t why_size)
+TEST("data_trainer_checks_float_targets", trainer_checks_float_targets)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK_OK(ffnn_dataset_synthetic("synth:regression:64", 1, &train, &test));
     struct { const char *arch; ffnn_loss loss; const char *expect; } bad[] = {
@@ -499,7 +480,6 @@ static test_result trainer_checks_float_targets(char *why, size_t why_size)
     TEST_FREE(t, m, pts, train, test);
     return TEST_PASS;
 }
-TEST_CASE("data_trainer_checks_float_targets", trainer_checks_float_targets);
 
 /* A CPU reference run on the data sets of spec (seed 1): arch initialised with seed
  * 1, loss, adam at lr, batch, seed 1; the test frees what it made (TEST_FREE). */
@@ -538,9 +518,8 @@ static test_result synth_run_model_evaluate(synth_run *r, ffnn_loss loss, double
 }
 
 /* Seed 004's 2-D points: 2-30tanh-30tanh-1, bce, on the cpu; >= 95% test accuracy. */
-static test_result train_points(char *why, size_t why_size)
+TEST("data_train_cpu_points_reaches_95pct", train_points)
 {
-    (void)why, (void)why_size;
     synth_run r;
     CHECK_PASS(synth_run_start(&r, "synth:points", "2-30tanh-30tanh-1", FFNN_LOSS_SIGMOID_BCE,
                                0.01f, 32));
@@ -564,13 +543,11 @@ static test_result train_points(char *why, size_t why_size)
     TEST_FREE(r.t, r.m, r.train, r.test);
     return TEST_PASS;
 }
-TEST_CASE("data_train_cpu_points_reaches_95pct", train_points);
 
 /* Seed 001's network 32-256relu:nobias-1:nobias, mse, on synth:regression:2560:
  * the test MSE falls below 20% of the test targets' variance. */
-static test_result train_regression(char *why, size_t why_size)
+TEST("data_train_cpu_regression_below_20pct_var", train_regression)
 {
-    (void)why, (void)why_size;
     synth_run r;
     CHECK_PASS(synth_run_start(&r, "synth:regression:2560", "32-256relu:nobias-1:nobias",
                                FFNN_LOSS_MSE, 3e-3f, 256));
@@ -603,10 +580,9 @@ static test_result train_regression(char *why, size_t why_size)
     TEST_FREE(r.t, r.m, r.train, r.test);
     return TEST_PASS;
 }
-TEST_CASE("data_train_cpu_regression_below_20pct_var", train_regression);
 
 /* cuda follows cpu step by step on float data (features and targets). */
-static test_result cuda_follows_cpu_float(char *why, size_t why_size)
+TEST("data_cuda_follows_cpu_float_data", cuda_follows_cpu_float)
 {
     SKIP_WITHOUT_GPU();
     struct { const char *spec, *arch; ffnn_loss loss; ffnn_optimizer opt; float lr; } cases[] = {
@@ -648,4 +624,3 @@ static test_result cuda_follows_cpu_float(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("data_cuda_follows_cpu_float_data", cuda_follows_cpu_float);

@@ -41,12 +41,10 @@ static test_result same_bits(ffnn_device device, ffnn_strategy kernels)
     return TEST_PASS;
 }
 
-static test_result cpu_deterministic(char *why, size_t why_size)
+TEST("determinism_cpu_same_seed_same_bits", cpu_deterministic)
 {
-    (void)why, (void)why_size;
     return same_bits(FFNN_DEVICE_CPU, FFNN_STRATEGY_REFERENCE);
 }
-TEST_CASE("determinism_cpu_same_seed_same_bits", cpu_deterministic);
 
 static test_result cuda_deterministic(ffnn_strategy k, char *why, size_t why_size)
 {
@@ -54,14 +52,12 @@ static test_result cuda_deterministic(ffnn_strategy k, char *why, size_t why_siz
     return same_bits(FFNN_DEVICE_CUDA, k);
 }
 
-static test_result cuda_tiled_deterministic(char *why, size_t why_size)
+TEST("determinism_cuda_tiled_same_seed_same_bits", cuda_tiled_deterministic)
 {
     return cuda_deterministic(FFNN_STRATEGY_TILED, why, why_size);
 }
-TEST_CASE("determinism_cuda_tiled_same_seed_same_bits", cuda_tiled_deterministic);
 
-static test_result cuda_naive_deterministic(char *why, size_t why_size)
+TEST("determinism_cuda_naive_same_seed_same_bits", cuda_naive_deterministic)
 {
     return cuda_deterministic(FFNN_STRATEGY_NAIVE, why, why_size);
 }
-TEST_CASE("determinism_cuda_naive_same_seed_same_bits", cuda_naive_deterministic);

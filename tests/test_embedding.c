@@ -42,9 +42,8 @@ static float em_code(size_t n, int nan_ok)
     return (float)(size_t)(em_uniform() * (float)n);
 }
 
-static test_result em_arch(char *why, size_t why_size)
+TEST("embedding_arch", em_arch)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("5-embed7x3_4x2-4tanh-3", &m));
     size_t in = 0, out = 0, count = 0, levels[2], dims[2], fan_in = 0;
@@ -83,11 +82,9 @@ static test_result em_arch(char *why, size_t why_size)
           "%s", ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("embedding_arch", em_arch);
 
-static test_result em_forward_rule(char *why, size_t why_size)
+TEST("embedding_forward_rule", em_forward_rule)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("3-embed4x2_3x1", &m)); /* 1 passed, 2 codes; out 4 */
     float *W = ffnn_model_weight(m, 0);
@@ -108,16 +105,14 @@ static test_result em_forward_rule(char *why, size_t why_size)
           ffnn_embedding_dim_rule(33), ffnn_embedding_dim_rule(1000000));
     return TEST_PASS;
 }
-TEST_CASE("embedding_forward_rule", em_forward_rule);
 
 enum { GC_N = 10, GC_F = 5 };
 
 /* Analytic gradient (ffnn_trainer_gradient, the cpu reference) of every
  * parameter of arch against (L(p+h) - L(p-h)) / 2h, h = 1e-2: |fd - g| <= 1e-4 +
  * 1e-3 |g| (tests/test_gradcheck.c has the reasoning; these nets are smooth). */
-static test_result em_gradcheck(char *why, size_t why_size)
+TEST("embedding_gradcheck_cpu", em_gradcheck)
 {
-    (void)why, (void)why_size;
     const char *arch = "5-embed7x3_4x2-4tanh-3";
     float x[GC_N * GC_F];
     int32_t y[GC_N], rows[GC_N];
@@ -172,7 +167,6 @@ static test_result em_gradcheck(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("embedding_gradcheck_cpu", em_gradcheck);
 
 /* A layer of `count` tables on `passed` values, its array owned by the caller. */
 static void em_spec(ffnn_embedding_spec *s, ffnn_embedding_table *t, size_t passed,
@@ -261,11 +255,10 @@ test_result ffnn_test_embedding_backend(const ffnn_backend_ops *ops, char *why, 
     return TEST_PASS;
 }
 
-static test_result em_omp_matches_cpu(char *why, size_t why_size)
+TEST("embedding_omp_matches_cpu", em_omp_matches_cpu)
 {
     return ffnn_test_embedding_backend(&ffnn_omp_backend, why, why_size);
 }
-TEST_CASE("embedding_omp_matches_cpu", em_omp_matches_cpu);
 
 /* A small table net trained a few steps on the cpu, for the file tests. */
 static test_result em_trained(ffnn_model **out, ffnn_dataset **data)
@@ -298,9 +291,8 @@ static test_result em_trained(ffnn_model **out, ffnn_dataset **data)
     return TEST_PASS;
 }
 
-static test_result em_model_file(char *why, size_t why_size)
+TEST("embedding_model_file", em_model_file)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL, *back = NULL;
     ffnn_dataset *ds = NULL;
     CHECK_PASS(em_trained(&m, &ds));
@@ -328,14 +320,12 @@ static test_result em_model_file(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("embedding_model_file", em_model_file);
 
 /* End to end through the CLI: a CSV with a 100-level text column trains with it
  * embedded (the data line says so), saves, resumes bit-exactly from a checkpoint,
  * and predicts raw rows, an unseen level among them (counted in the note). */
-static test_result em_cli(char *why, size_t why_size)
+TEST("embedding_cli_csv_end_to_end", em_cli)
 {
-    (void)why, (void)why_size;
     char dir[] = "/tmp/ffnn_embed_cli_XXXXXX";
     CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     char csv[96], pred[96], model[96], ck[96], resumed[96], out[96];
@@ -403,12 +393,11 @@ static test_result em_cli(char *why, size_t why_size)
     rmdir(dir);
     return TEST_PASS;
 }
-TEST_CASE("embedding_cli_csv_end_to_end", em_cli);
 
 /* On a GPU: every strategy that runs the layer follows the cpu reference step by
  * step (200 steps, test_steps_follow's fp32 bound) on a table net with two
  * embedded columns; persistent refuses it naming the layer. */
-static test_result em_cuda_strategies(char *why, size_t why_size)
+TEST("embedding_cuda_strategies_follow_cpu", em_cuda_strategies)
 {
     SKIP_WITHOUT_GPU();
     enum { N = 3000, F = 5 };
@@ -447,4 +436,3 @@ static test_result em_cuda_strategies(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("embedding_cuda_strategies_follow_cpu", em_cuda_strategies);

@@ -123,32 +123,25 @@ static test_result ensemble_mean(ffnn_loss loss, size_t out)
     return TEST_PASS;
 }
 
-static test_result ensemble_predicts_mean_ce(char *why, size_t why_size)
+TEST("ensemble_predicts_mean_ce", ensemble_predicts_mean_ce)
 {
-    (void)why, (void)why_size;
     return ensemble_mean(FFNN_LOSS_SOFTMAX_CE, 3);
 }
-TEST_CASE("ensemble_predicts_mean_ce", ensemble_predicts_mean_ce);
 
-static test_result ensemble_predicts_mean_bce(char *why, size_t why_size)
+TEST("ensemble_predicts_mean_bce", ensemble_predicts_mean_bce)
 {
-    (void)why, (void)why_size;
     return ensemble_mean(FFNN_LOSS_SIGMOID_BCE, 1);
 }
-TEST_CASE("ensemble_predicts_mean_bce", ensemble_predicts_mean_bce);
 
-static test_result ensemble_predicts_mean_mse(char *why, size_t why_size)
+TEST("ensemble_predicts_mean_mse", ensemble_predicts_mean_mse)
 {
-    (void)why, (void)why_size;
     return ensemble_mean(FFNN_LOSS_MSE, 3);
 }
-TEST_CASE("ensemble_predicts_mean_mse", ensemble_predicts_mean_mse);
 
 /* Its evaluation: the mean over rows of -log of the mean probability of the label,
  * and the accuracy of the mean's argmax. */
-static test_result ensemble_evaluates_its_mean(char *why, size_t why_size)
+TEST("ensemble_evaluates_its_mean", ensemble_evaluates_its_mean)
 {
-    (void)why, (void)why_size;
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL;
     CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
@@ -175,11 +168,10 @@ static test_result ensemble_evaluates_its_mean(char *why, size_t why_size)
     members_free(m, e);
     return TEST_PASS;
 }
-TEST_CASE("ensemble_evaluates_its_mean", ensemble_evaluates_its_mean);
 
 /* Saved and loaded: the same members, predictions, names; a damaged member count is
  * refused naming the key. */
-TEST_DIR_CASE("ensemble", ensemble_file_round_trip)
+TEST_DIR_CASE("ensemble_file_round_trip", "ensemble", ensemble_file_round_trip)
 {
     UNUSED_WHY();
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL, *back = NULL;
@@ -229,12 +221,10 @@ TEST_DIR_CASE("ensemble", ensemble_file_round_trip)
     members_free(m, e);
     return TEST_PASS;
 }
-TEST_CASE("ensemble_file_round_trip", test_ensemble_file_round_trip);
 
 /* Refused: training an ensemble, its network-only forward, members that do not fit. */
-static test_result ensemble_refuses(char *why, size_t why_size)
+TEST("ensemble_refuses", ensemble_refuses)
 {
-    (void)why, (void)why_size;
     ffnn_model *m[3] = {NULL, NULL, NULL}, *e = NULL, *odd = NULL;
     CHECK_PASS(make_members(FFNN_LOSS_SOFTMAX_CE, 3, m));
     CHECK_OK(ffnn_model_ensemble((const ffnn_model *const *)m, 3, &e));
@@ -269,13 +259,12 @@ static test_result ensemble_refuses(char *why, size_t why_size)
     members_free(m, e);
     return TEST_PASS;
 }
-TEST_CASE("ensemble_refuses", ensemble_refuses);
 
 /* ffnn sweep --save-all DIR --ensemble 2 FILE: DIR/conf-<N> for every configuration,
  * FILE the ensemble of the two best (its predictions the mean of those two conf
  * files'); then ffnn predict, eval, info and export on FILE. A DIR holding another file
  * than conf-<N>.safetensors is refused before training. */
-TEST_DIR_CASE("ensemble", ensemble_cli_sweep_predict)
+TEST_DIR_CASE("ensemble_cli_sweep_predict", "ensemble", ensemble_cli_sweep_predict)
 {
     UNUSED_WHY();
     char all[600], ens[600], out[600], csv[600], data[600];
@@ -366,4 +355,3 @@ TEST_DIR_CASE("ensemble", ensemble_cli_sweep_predict)
     ffnn_model_free(e);
     return TEST_PASS;
 }
-TEST_CASE("ensemble_cli_sweep_predict", test_ensemble_cli_sweep_predict);

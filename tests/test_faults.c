@@ -32,7 +32,7 @@ static void sleep_us(long us)
 /* kill -9 of a process saving a model (8 MB) over and over, at 8 delays: the
  * target is always the previous file or the complete new one; the temporary file
  * a kill leaves is removed by the next save's stale check. */
-TEST_DIR_CASE("faults", kill9_during_model_saves)
+TEST_DIR_CASE("faults_kill9_during_model_saves", "faults", kill9_during_model_saves)
 {
     UNUSED_WHY();
     static const long delays_us[] = {500, 2000, 5000, 10000, 20000, 40000, 80000, 160000};
@@ -82,7 +82,6 @@ TEST_DIR_CASE("faults", kill9_during_model_saves)
     TEST_FREE(old_m, new_m);
     return TEST_PASS;
 }
-TEST_CASE("faults_kill9_during_model_saves", test_kill9_during_model_saves);
 
 /* The run of the checkpoint tests below: adam on 2-1024relu-1024relu-2 (1.05 M
  * parameters: 12.6 MB checkpoints), batch 1 (a step is cheap: most of the time
@@ -107,7 +106,7 @@ static test_result checkpoint_ok(const char *path, int may_be_absent)
 /* kill -9 of ffnn train while it writes a checkpoint after every step, at 6
  * delays: the checkpoint loads after each kill, and a stale temporary file is
  * removed by the next save. */
-TEST_CLI_CASE("faults", kill9_during_checkpoint_writes)
+TEST_CLI_CASE("faults_kill9_during_checkpoint_writes", "faults", kill9_during_checkpoint_writes)
 {
     UNUSED_WHY();
     static const int delays_ms[] = {20, 60, 120, 200, 300, 450};
@@ -134,12 +133,11 @@ TEST_CLI_CASE("faults", kill9_during_checkpoint_writes)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("faults_kill9_during_checkpoint_writes", test_kill9_during_checkpoint_writes);
 
 /* SIGINT during training: the step finishes, the checkpoint and the model
  * (marked interrupted) are written, the run says where it stopped and how to
  * resume, exits 130, leaves no temporary file; the resume command continues. */
-TEST_CLI_CASE("faults", sigint_during_training)
+TEST_CLI_CASE("faults_sigint_during_training", "faults", sigint_during_training)
 {
     struct sigaction intr;
     if (sigaction(SIGINT, NULL, &intr) == 0 && intr.sa_handler == SIG_IGN)
@@ -181,12 +179,11 @@ TEST_CLI_CASE("faults", sigint_during_training)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("faults_sigint_during_training", test_sigint_during_training);
 
 /* SIGINT while checkpoints of 12.6 MB are written after every step (most of the
  * run's time is in saves), at 3 delays: each run exits 130 with a checkpoint that
  * loads and no temporary file. */
-TEST_CLI_CASE("faults", sigint_during_saves)
+TEST_CLI_CASE("faults_sigint_during_saves", "faults", sigint_during_saves)
 {
     UNUSED_WHY();
     static const int delays_ms[] = {100, 250, 400};
@@ -211,13 +208,12 @@ TEST_CLI_CASE("faults", sigint_during_saves)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("faults_sigint_during_saves", test_sigint_during_saves);
 
 /* A second signal exits at once (no saves), removing the temporary file of the
  * save in progress; the checkpoint there is the previous one, intact. SIGINT then
  * SIGTERM 1 ms later (two SIGINTs that close would merge into one pending
  * signal; both signals go to the same handler). */
-TEST_CLI_CASE("faults", second_sigint_exits_at_once)
+TEST_CLI_CASE("faults_second_sigint_exits_at_once", "faults", second_sigint_exits_at_once)
 {
     UNUSED_WHY();
     char ck[512], save[512], out[512];
@@ -240,7 +236,6 @@ TEST_CLI_CASE("faults", second_sigint_exits_at_once)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("faults_second_sigint_exits_at_once", test_second_sigint_exits_at_once);
 
 /* The fault library's environment: FFNN_FAULTS_LIB (set by make test). */
 static int faults_env(const char *setting, char *preload, size_t size, const char *env[4])
@@ -259,7 +254,7 @@ static int faults_env(const char *setting, char *preload, size_t size, const cha
 /* A full disk (write() fails with ENOSPC after 1000 bytes of a save): --save
  * and --checkpoint fail with the error, the files there before stay as they
  * were, no temporary file is left. */
-TEST_CLI_CASE("faults", disk_full)
+TEST_CLI_CASE("faults_disk_full", "faults", disk_full)
 {
     char ck[512], save[512], out[512], preload[600];
     const char *env[4];
@@ -303,12 +298,11 @@ TEST_CLI_CASE("faults", disk_full)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("faults_disk_full", test_disk_full);
 
 /* A read-only directory (EROFS from the fault library, which root's permissions
  * cannot bypass; chmod 0555 as well): refused before training, naming the path,
  * the file there intact. */
-TEST_CLI_CASE("faults", read_only_directory)
+TEST_CLI_CASE("faults_read_only_directory", "faults", read_only_directory)
 {
     char ro[512], save[600], out[512], setting[600], preload[600];
     const char *env[4];
@@ -341,11 +335,10 @@ TEST_CLI_CASE("faults", read_only_directory)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("faults_read_only_directory", test_read_only_directory);
 
 /* Over-long paths: a name of 250 characters (the temporary suffix does not fit
  * NAME_MAX) and a path beyond PATH_MAX: refused before training with the reason. */
-TEST_CLI_CASE("faults", overlong_paths)
+TEST_CLI_CASE("faults_overlong_paths", "faults", overlong_paths)
 {
     UNUSED_WHY();
     char out[512];
@@ -375,4 +368,3 @@ TEST_CLI_CASE("faults", overlong_paths)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("faults_overlong_paths", test_overlong_paths);

@@ -117,9 +117,8 @@ static test_result load(ffnn_dataset **train, ffnn_dataset **test)
     return TEST_PASS;
 }
 
-static test_result omp_follows(char *why, size_t why_size)
+TEST("features_omp_follows_cpu", omp_follows)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK_PASS(load(&train, &test));
     for (int c = 0; c < CASES; c++)
@@ -127,9 +126,8 @@ static test_result omp_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("features_omp_follows_cpu", omp_follows);
 
-static test_result cuda_follows(char *why, size_t why_size)
+TEST("features_cuda_strategies_follow_cpu", cuda_follows)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -144,4 +142,3 @@ static test_result cuda_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("features_cuda_strategies_follow_cpu", cuda_follows);

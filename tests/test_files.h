@@ -66,12 +66,13 @@ test_result test_in_tmpdir(const char *prefix, test_dir_body body, char *why,
                            size_t why_size);
 
 /* Define test_NAME as body_NAME run in a temporary directory (prefix: the suite). */
-#define TEST_DIR_CASE(prefix, name)                                               \
+#define TEST_DIR_CASE(test, prefix, name)                                         \
     static test_result body_##name(const char *dir, char *why, size_t why_size);  \
     static test_result test_##name(char *why, size_t why_size)                    \
     {                                                                             \
         return test_in_tmpdir(prefix, body_##name, why, why_size);                \
     }                                                                             \
+    TEST_CASE(test, test_##name);                                                 \
     static test_result body_##name(const char *dir, char *why, size_t why_size)
 
 #define UNUSED_WHY() ((void)why, (void)why_size)

@@ -84,23 +84,18 @@ static test_result one_call_equals_loop(int patience)
     return TEST_PASS;
 }
 
-static test_result test_fit_equals_the_loop(char *why, size_t why_size)
+TEST("fit_equals_the_loop", test_fit_equals_the_loop)
 {
-    (void)why, (void)why_size;
     return one_call_equals_loop(0);
 }
-TEST_CASE("fit_equals_the_loop", test_fit_equals_the_loop);
 
-static test_result test_fit_early_stopping_restores_best(char *why, size_t why_size)
+TEST("fit_early_stopping_restores_best", test_fit_early_stopping_restores_best)
 {
-    (void)why, (void)why_size;
     return one_call_equals_loop(3);
 }
-TEST_CASE("fit_early_stopping_restores_best", test_fit_early_stopping_restores_best);
 
-static test_result test_fit_refuses(char *why, size_t why_size)
+TEST("fit_refuses", test_fit_refuses)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL;
     ffnn_model *m = NULL;
     CHECK_OK(test_synth_and_model("synth:points:100", "2-8relu-2", &train, &m));
@@ -113,4 +108,3 @@ static test_result test_fit_refuses(char *why, size_t why_size)
     TEST_FREE(m, train);
     return TEST_PASS;
 }
-TEST_CASE("fit_refuses", test_fit_refuses);

@@ -426,7 +426,7 @@ TEST_WITH("fused_backward", fused_backward, with_gpu, backward_body);
 /* ------------------------------------------------------------------ arguments */
 
 /* A NULL context is refused before any CUDA call: no GPU needed. */
-static test_result fused_null_context(char *why, size_t why_size)
+TEST("fused_null_context", fused_null_context)
 {
     if (!ffnn_has_cuda()) SKIP("build has no CUDA");
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
@@ -445,11 +445,10 @@ static test_result fused_null_context(char *why, size_t why_size)
           ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("fused_null_context", fused_null_context);
 
 /* Refused calls on a GPU context: NULL pointers, zero dimensions, an unknown
  * activation, a non-SGD optimizer step; the context keeps working. */
-static test_result fused_arguments(char *why, size_t why_size)
+TEST("fused_arguments", fused_arguments)
 {
     SKIP_WITHOUT_GPU();
     const ffnn_backend_ops *gpu = ffnn_cuda_backend();
@@ -509,7 +508,6 @@ static test_result fused_arguments(char *why, size_t why_size)
     CHECK(st == FFNN_OK, "a valid call after the refused ones failed: %s", ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("fused_arguments", fused_arguments);
 
 /* ------------------------------------------------------------------ tf32 */
 
@@ -968,7 +966,8 @@ static test_result lt_tf32x3_xt_body(fixture *fx)
     }
     return TEST_PASS;
 }
-TEST_WITH("cublaslt_tf32x3_prepared_xt_same_bits", lt_tf32x3_prepared_xt, with_lt, lt_tf32x3_xt_body);
+TEST_WITH("cublaslt_tf32x3_prepared_xt_same_bits", lt_tf32x3_prepared_xt, with_lt,
+          lt_tf32x3_xt_body);
 
 /* ------------------------------------ the weight gradient beside (dw_side) */
 
@@ -1124,9 +1123,8 @@ TEST_WITH("fused_xt_rejected_off_cublaslt", fused_xt_rejected, with_gpu, fused_x
  * And ffnn_lt_xt_from_gather's: only up to batch 1024; ffnn_lt_dw_beside's: tensor cores,
  * at most half the SMs' worth of 128 x 128 tiles; ffnn_lt_swizzles': tf32x3, and tf32's
  * matmuls not both K-major, at outputs of 2^19..2^21 elements. */
-static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
+TEST("lt_dw_transposes_x_rule", lt_dw_transposes_x_rule)
 {
-    (void)why, (void)why_size;
     CHECK(ffnn_lt_dw_transposes_x(1, 1024, 784, 1024) &&
               ffnn_lt_dw_transposes_x(1, 1024, 1024, 1024) &&
               ffnn_lt_dw_transposes_x(1, 4096, 4096, 4096),
@@ -1161,7 +1159,6 @@ static test_result lt_dw_transposes_x_rule(char *why, size_t why_size)
           "tf32's forward, fp32 / bf16, or an output outside 2^19..2^21 swizzles");
     return TEST_PASS;
 }
-TEST_CASE("lt_dw_transposes_x_rule", lt_dw_transposes_x_rule);
 
 /* The split-K plan (backend/gemm_plan.h; no GPU needed) on 132 and 16 SMs over
  * random shapes, FP32 and tensor-core AUTO and a forced split: a known config; the
@@ -1169,9 +1166,8 @@ TEST_CASE("lt_dw_transposes_x_rule", lt_dw_transposes_x_rule);
  * last chunk non-empty); at most FFNN_GEMM_MAX_SPLITS chunks, forced or not; the
  * workspace bound; no split when a tile fills the SMs; and the H200 cases of the
  * deep narrow net (784-128x8-10 at batch 1024) named in gemm_plan.h. */
-static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
+TEST("gemm_plan_splits_cover_k", gemm_plan_splits_cover_k)
 {
-    (void)why, (void)why_size;
     rng r = {0x9a9aULL};
     for (int i = 0; i < 20000; ++i) {
         const int sms = i % 2 ? 132 : 16;
@@ -1222,4 +1218,3 @@ static test_result gemm_plan_splits_cover_k(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("gemm_plan_splits_cover_k", gemm_plan_splits_cover_k);

@@ -243,8 +243,7 @@ ONE_WAY("golden_reference_50_steps_bit_for_bit", golden_reference, WAY_CPU);
 ONE_WAY("golden_omp_avx512_50_steps_bit_for_bit", golden_omp_avx512, WAY_OMP_AVX512);
 ONE_WAY("golden_omp_avx2_50_steps_bit_for_bit", golden_omp_avx2, WAY_OMP_AVX2);
 ONE_WAY("golden_omp_baseline_50_steps_bit_for_bit", golden_omp_baseline, WAY_OMP_BASELINE);
-static test_result golden_cuda(char *why, size_t why_size)
+TEST("golden_cuda_strategies_50_steps_bit_for_bit", golden_cuda)
 {
     return golden_run(WAY_CUDA_FIRST, sizeof ways / sizeof ways[0], why, why_size);
 }
-TEST_CASE("golden_cuda_strategies_50_steps_bit_for_bit", golden_cuda);

@@ -147,30 +147,23 @@ static test_result check_all_activations(ffnn_loss loss, const char *output, int
     return TEST_PASS;
 }
 
-static test_result gc_softmax_ce(char *why, size_t why_size)
+TEST("gradcheck_cpu_softmax_ce", gc_softmax_ce)
 {
-    (void)why, (void)why_size;
     return check_all_activations(FFNN_LOSS_SOFTMAX_CE, "3", 3);
 }
-TEST_CASE("gradcheck_cpu_softmax_ce", gc_softmax_ce);
 
-static test_result gc_sigmoid_bce_one_output(char *why, size_t why_size)
+TEST("gradcheck_cpu_sigmoid_bce_1_output", gc_sigmoid_bce_one_output)
 {
-    (void)why, (void)why_size;
     return check_all_activations(FFNN_LOSS_SIGMOID_BCE, "1", 2);
 }
-TEST_CASE("gradcheck_cpu_sigmoid_bce_1_output", gc_sigmoid_bce_one_output);
 
-static test_result gc_sigmoid_bce_multi_output(char *why, size_t why_size)
+TEST("gradcheck_cpu_sigmoid_bce_3_outputs", gc_sigmoid_bce_multi_output)
 {
-    (void)why, (void)why_size;
     return check_all_activations(FFNN_LOSS_SIGMOID_BCE, "3", 3);
 }
-TEST_CASE("gradcheck_cpu_sigmoid_bce_3_outputs", gc_sigmoid_bce_multi_output);
 
-static test_result gc_mse(char *why, size_t why_size)
+TEST("gradcheck_cpu_mse", gc_mse)
 {
-    (void)why, (void)why_size;
     test_result r = check_all_activations(FFNN_LOSS_MSE, "3", 3);
     if (r != TEST_PASS)
         return r;
@@ -184,15 +177,13 @@ static test_result gc_mse(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("gradcheck_cpu_mse", gc_mse);
 
 /* Dropout after hidden layers: the gradient with the masks of a training step
  * fixed (the same key in every evaluation) against central differences; p = 0
  * (the op runs, keeps all) too. Smooth activations: with h = 1e-2 a ReLU net's
  * dropped-and-scaled units sit at kinks too often for the skip rule above. */
-static test_result gc_dropout(char *why, size_t why_size)
+TEST("gradcheck_cpu_dropout", gc_dropout)
 {
-    (void)why, (void)why_size;
     const char *archs[] = {"6-5tanh:dropout0.5-4sigmoid:dropout0.3-3",
                            "6-7tanh:nobias:dropout0.25-3", "6-5sigmoid:dropout0.5-4tanh-3"};
     for (int a = 0; a < 3; a++)
@@ -200,13 +191,11 @@ static test_result gc_dropout(char *why, size_t why_size)
             CHECK_PASS(check_gradients_at(archs[a], FFNN_LOSS_SOFTMAX_CE, 3, step));
     return check_gradients("6-5tanh:dropout0-3", FFNN_LOSS_SOFTMAX_CE, 3);
 }
-TEST_CASE("gradcheck_cpu_dropout", gc_dropout);
 
 /* leaky_relu, elu and softplus, each as a hidden layer (and elu, softplus as an
  * mse output). */
-static test_result gc_new_activations(char *why, size_t why_size)
+TEST("gradcheck_cpu_leaky_relu_elu_softplus", gc_new_activations)
 {
-    (void)why, (void)why_size;
     const char *archs[] = {"6-5elu-4softplus-3", "6-5softplus:nobias-4elu-3",
                            "6-5leaky_relu-4elu-3"};
     for (int a = 0; a < 3; a++)
@@ -214,15 +203,13 @@ static test_result gc_new_activations(char *why, size_t why_size)
     CHECK_PASS(check_gradients("6-5tanh-3elu", FFNN_LOSS_MSE, 3));
     return check_gradients("6-5tanh-3softplus", FFNN_LOSS_MSE, 3);
 }
-TEST_CASE("gradcheck_cpu_leaky_relu_elu_softplus", gc_new_activations);
 
 /* leaky_relu and elu with parameters other than the defaults, and the activations
  * whose backward reads the kept pre-activation z (gelu, gelu_tanh, silu, mish,
  * hardswish): hidden layers (dense, local1d, with dropout after one, without bias)
  * and mse outputs. */
-static test_result gc_z_activations(char *why, size_t why_size)
+TEST("gradcheck_cpu_gelu_silu_mish_hardswish_parameters", gc_z_activations)
 {
-    (void)why, (void)why_size;
     const char *archs[] = {"6-5leaky_relu0.2-4elu0.5-3", "6-5elu2.5:nobias-4leaky_relu0.3-3",
                            "6-5gelu-4gelu_tanh-3",       "6-5silu:nobias-4mish-3",
                            "6-5hardswish-4silu-3",       "6-local3samegelu-4mish-3",
@@ -240,13 +227,11 @@ static test_result gc_z_activations(char *why, size_t why_size)
         CHECK_PASS(check_gradients(outs[o], FFNN_LOSS_MSE, 3));
     return TEST_PASS;
 }
-TEST_CASE("gradcheck_cpu_gelu_silu_mish_hardswish_parameters", gc_z_activations);
 
 /* Per-sample weights (docs/TRAINING.md "Weights"): the gradient of the weighted
  * mean sum w l / sum w for every loss, against central differences of it. */
-static test_result gc_sample_weights(char *why, size_t why_size)
+TEST("gradcheck_cpu_sample_weights", gc_sample_weights)
 {
-    (void)why, (void)why_size;
     char arch[64];
     const struct { ffnn_loss loss; const char *out; int classes; } c[] = {
         {FFNN_LOSS_SOFTMAX_CE, "3", 3}, {FFNN_LOSS_SIGMOID_BCE, "1", 2},
@@ -259,4 +244,3 @@ static test_result gc_sample_weights(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("gradcheck_cpu_sample_weights", gc_sample_weights);

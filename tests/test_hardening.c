@@ -65,9 +65,8 @@ static int tmp_path(char *buf, size_t size, const char *dir, const char *name)
  * branch's maximum and read o[1], one float past the row. The output buffer here
  * ends at a page boundary followed by an inaccessible page: the old code died with
  * SIGSEGV (ASan: heap-buffer-overflow). */
-static test_result test_predict_one_output_in_bounds(char *why, size_t why_size)
+TEST("hard_predict_one_output_in_bounds", test_predict_one_output_in_bounds)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     long page = sysconf(_SC_PAGESIZE);
     CHECK_OK(ffnn_model_create("2-8tanh-1", &m));
@@ -93,7 +92,6 @@ static test_result test_predict_one_output_in_bounds(char *why, size_t why_size)
     CHECK(cls == (z > 0.0f), "class %d for logit %g", cls, (double)z);
     return TEST_PASS;
 }
-TEST_CASE("hard_predict_one_output_in_bounds", test_predict_one_output_in_bounds);
 
 /* ------------------------------------------------------------ 2, 3. long arch strings */
 
@@ -127,7 +125,7 @@ static ffnn_status make_trainer(const char *arch, const ffnn_dataset *data, ffnn
 /* Defect 2: a checkpoint formatted its architecture into 160 bytes, so an
  * architecture of 160+ characters was written cut (exit 0) and the checkpoint
  * could not be resumed. Here: 120 layers, a 725-character architecture. */
-TEST_DIR_CASE("hard", checkpoint_long_arch_resumes)
+TEST_DIR_CASE("hard_checkpoint_long_arch_resumes", "hard", checkpoint_long_arch_resumes)
 {
     UNUSED_WHY();
     char path[512];
@@ -157,13 +155,12 @@ TEST_DIR_CASE("hard", checkpoint_long_arch_resumes)
     free(arch);
     return TEST_PASS;
 }
-TEST_CASE("hard_checkpoint_long_arch_resumes", test_checkpoint_long_arch_resumes);
 
 /* Defect 3: ffnn_trainer_resume compared architectures in 600-byte buffers, so a
  * checkpoint differing after character 599 passed the check and the parameters
  * were copied past the checkpoint's buffer (heap overflow). Here the two
  * architectures differ only in the last hidden layer's width, at character 720. */
-TEST_DIR_CASE("hard", resume_refuses_arch_differing_late)
+TEST_DIR_CASE("hard_resume_refuses_arch_differing_late", "hard", resume_refuses_arch_differing_late)
 {
     UNUSED_WHY();
     char path[512];
@@ -185,7 +182,6 @@ TEST_DIR_CASE("hard", resume_refuses_arch_differing_late)
     free(b);
     return TEST_PASS;
 }
-TEST_CASE("hard_resume_refuses_arch_differing_late", test_resume_refuses_arch_differing_late);
 
 /* ------------------------------------------------------------ 4. limits before allocation */
 
@@ -224,7 +220,8 @@ static test_result refused_within_1gib(const char *dir, const char *const *args,
  * 2^36 parameters made the reader allocate 256 GiB before matching the tensors.
  * Under a 1 GiB limit the old reader failed with "out of memory" (ffnn info);
  * now the tensors are matched first and the shape mismatch is reported. */
-TEST_CLI_CASE("hard", model_reader_matches_before_allocating)
+TEST_CLI_CASE("hard_model_reader_matches_before_allocating", "hard",
+              model_reader_matches_before_allocating)
 {
     UNUSED_WHY();
     char path[512];
@@ -233,7 +230,6 @@ TEST_CLI_CASE("hard", model_reader_matches_before_allocating)
     const char *args[] = {"info", path, NULL};
     return refused_within_1gib(dir, args, "shape");
 }
-TEST_CASE("hard_model_reader_matches_before_allocating", test_model_reader_matches_before_allocating);
 
 /* The same forgery as a checkpoint: the tensors of a 2-1 model, sgd. */
 static int forged_checkpoint(const char *path)
@@ -251,7 +247,8 @@ static int forged_checkpoint(const char *path)
 }
 
 /* Defect 4 (checkpoint reader): as above, through ffnn train --resume. */
-TEST_CLI_CASE("hard", checkpoint_reader_matches_before_allocating)
+TEST_CLI_CASE("hard_checkpoint_reader_matches_before_alloc", "hard",
+              checkpoint_reader_matches_before_allocating)
 {
     UNUSED_WHY();
     char path[512];
@@ -260,7 +257,6 @@ TEST_CLI_CASE("hard", checkpoint_reader_matches_before_allocating)
     const char *args[] = {"train", "--data", "synth:points:200", "--resume", path, NULL};
     return refused_within_1gib(dir, args, "shape");
 }
-TEST_CASE("hard_checkpoint_reader_matches_before_alloc", test_checkpoint_reader_matches_before_allocating);
 
 /* gzip of bytes [n] into path with zlib's gzip writer; 0 on success. */
 static int write_gz(const char *path, const uint8_t *bytes, size_t n);
@@ -270,7 +266,7 @@ static int write_gz(const char *path, const uint8_t *bytes, size_t n);
  * the old loader said "out of memory" (ffnn predict --input). Now the header is
  * refused at once: a file of that size cannot decompress to 4 GiB (deflate
  * expands at most 1032:1). */
-TEST_CLI_CASE("hard", gz_idx_bounded_before_allocating)
+TEST_CLI_CASE("hard_gz_idx_bounded_before_allocating", "hard", gz_idx_bounded_before_allocating)
 {
     UNUSED_WHY();
     char path[512], model[512];
@@ -282,14 +278,13 @@ TEST_CLI_CASE("hard", gz_idx_bounded_before_allocating)
     const char *args[] = {"predict", "--model", model, "--input", path, NULL};
     return refused_within_1gib(dir, args, "deflate");
 }
-TEST_CASE("hard_gz_idx_bounded_before_allocating", test_gz_idx_bounded_before_allocating);
 
 /* Defect 4 (memory estimate): --arch 784-4000000-10 (3.2 billion parameters,
  * 12.7 GB) was accepted and ended in the OOM killer after 93 s. Under a 4 GiB
  * address-space limit ffnn train now refuses it before allocating, with the
  * estimate and what is available, in well under the time an allocation of that
  * size and its initialisation would take. */
-TEST_CLI_CASE("hard", cli_refuses_network_beyond_memory)
+TEST_CLI_CASE("hard_cli_refuses_network_beyond_memory", "hard", cli_refuses_network_beyond_memory)
 {
     UNUSED_WHY();
     char out[512];
@@ -307,7 +302,6 @@ TEST_CLI_CASE("hard", cli_refuses_network_beyond_memory)
     CHECK(!file_contains(out, "epoch"), "training started");
     return TEST_PASS;
 }
-TEST_CASE("hard_cli_refuses_network_beyond_memory", test_cli_refuses_network_beyond_memory);
 
 /* Defect 4 (device memory): a network whose parameters, gradients and Adam
  * state (4 x 36 GB) exceed the GPU's memory (an H200 has 139 GiB) is refused by
@@ -315,7 +309,7 @@ TEST_CASE("hard_cli_refuses_network_beyond_memory", test_cli_refuses_network_bey
  * free memory (cudaMemGetInfo). The host copy of the model is allocated but not
  * touched (calloc'd pages stay unmapped). Skipped without a GPU, or when the
  * host cannot hold the 36 GB model (its own check refuses it first). */
-static test_result test_cuda_training_beyond_device_memory(char *why, size_t why_size)
+TEST("hard_cuda_training_beyond_device_memory", test_cuda_training_beyond_device_memory)
 {
     ffnn_model *m = NULL;
     ffnn_dataset *train = NULL, *test = NULL;
@@ -334,12 +328,11 @@ static test_result test_cuda_training_beyond_device_memory(char *why, size_t why
           strstr(ffnn_last_error(), "cuda memory"), "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("hard_cuda_training_beyond_device_memory", test_cuda_training_beyond_device_memory);
 
 /* Defect 4 (eval output): ffnn eval of a model with 20,000 outputs built a
  * 3.2 GB confusion matrix and printed 2.4 GB of it. Now per-class counts (O(C)
  * memory) and at most 100 rows are printed. */
-TEST_CLI_CASE("hard", eval_output_capped)
+TEST_CLI_CASE("hard_eval_output_capped", "hard", eval_output_capped)
 {
     UNUSED_WHY();
     char model[512], out[512];
@@ -358,7 +351,6 @@ TEST_CLI_CASE("hard", eval_output_capped)
           "no note on the matrix left out (see %s)", out);
     return TEST_PASS;
 }
-TEST_CASE("hard_eval_output_capped", test_eval_output_capped);
 
 /* ------------------------------------------------------------ 5. output paths */
 
@@ -366,7 +358,7 @@ TEST_CASE("hard_eval_output_capped", test_eval_output_capped);
  * up-front check (the directory was writable) and failed after training, when
  * the temporary name (+ ".tmp-...") exceeded NAME_MAX: the model was lost. Now
  * the temporary file is created up front and the run refused at once. */
-TEST_CLI_CASE("hard", long_output_name_refused_up_front)
+TEST_CLI_CASE("hard_long_output_name_refused_up_front", "hard", long_output_name_refused_up_front)
 {
     UNUSED_WHY();
     char path[1024], out[512];
@@ -386,11 +378,10 @@ TEST_CLI_CASE("hard", long_output_name_refused_up_front)
     CHECK(count_temporaries(dir) == 0, "temporary files left in %s", dir);
     return TEST_PASS;
 }
-TEST_CASE("hard_long_output_name_refused_up_front", test_long_output_name_refused_up_front);
 
 /* Defect 5: --log-steps s.csv --log /nonexistent/r.csv truncated s.csv, then
  * failed. Now every output path is checked before anything is opened. */
-TEST_CLI_CASE("hard", bad_log_path_keeps_other_logs)
+TEST_CLI_CASE("hard_bad_log_path_keeps_other_logs", "hard", bad_log_path_keeps_other_logs)
 {
     UNUSED_WHY();
     char steps[512], out[512];
@@ -406,7 +397,6 @@ TEST_CLI_CASE("hard", bad_log_path_keeps_other_logs)
     CHECK(file_contains(out, "/nonexistent/r.csv"), "the message does not name the path");
     return TEST_PASS;
 }
-TEST_CASE("hard_bad_log_path_keeps_other_logs", test_bad_log_path_keeps_other_logs);
 
 /* ------------------------------------------------------------ 6. plot */
 
@@ -414,7 +404,7 @@ TEST_CASE("hard_bad_log_path_keeps_other_logs", test_bad_log_path_keeps_other_lo
  * binary had no ../bench/ next to it: anyone's script in an untrusted directory
  * ran. A copy of the binary in DIR/bin and a hostile DIR/work/bench/plot_log.py
  * (it would create DIR/work/pwned): the script must not run. */
-TEST_CLI_CASE("hard", plot_ignores_current_directory)
+TEST_CLI_CASE("hard_plot_ignores_current_directory", "hard", plot_ignores_current_directory)
 {
     UNUSED_WHY();
     char bin[512], exe[512], work[512], bench[512], script[512], pwned[512], out[512],
@@ -455,13 +445,12 @@ TEST_CLI_CASE("hard", plot_ignores_current_directory)
     remove(out);
     return TEST_PASS;
 }
-TEST_CASE("hard_plot_ignores_current_directory", test_plot_ignores_current_directory);
 
 /* ------------------------------------------------------------ 7. the smaller items */
 
 /* An atomic save turned a 0600 file into 0644 and replaced a symbolic link by a
  * file: now the mode is kept and the link is written through. */
-TEST_DIR_CASE("hard", save_keeps_mode_and_symlink)
+TEST_DIR_CASE("hard_save_keeps_mode_and_symlink", "hard", save_keeps_mode_and_symlink)
 {
     UNUSED_WHY();
     char target[512], link[512];
@@ -483,11 +472,10 @@ TEST_DIR_CASE("hard", save_keeps_mode_and_symlink)
     CHECK(count_temporaries(dir) == 0, "temporary files left");
     return TEST_PASS;
 }
-TEST_CASE("hard_save_keeps_mode_and_symlink", test_save_keeps_mode_and_symlink);
 
 /* A temporary file of a killed process (its pid no longer runs) is removed at the
  * next save of the same target; one of a running process is left alone. */
-TEST_DIR_CASE("hard", stale_temporary_removed)
+TEST_DIR_CASE("hard_stale_temporary_removed", "hard", stale_temporary_removed)
 {
     UNUSED_WHY();
     char target[512], stale[600], live[600];
@@ -504,7 +492,6 @@ TEST_DIR_CASE("hard", stale_temporary_removed)
     CHECK(access(live, F_OK) == 0, "the temporary file of a running process was removed");
     return TEST_PASS;
 }
-TEST_CASE("hard_stale_temporary_removed", test_stale_temporary_removed);
 
 /* Writes header h and the floats {1, 2, 3} as dir/name, then loads it: refused with
  * FFNN_ERR_FORMAT, the message containing needle. */
@@ -525,7 +512,7 @@ static test_result header_file_refused(const char *dir, const char *name, const 
 
 /* A tensor key with an embedded NUL ("layers.0.bias\u0000x") passed as
  * "layers.0.bias". */
-TEST_DIR_CASE("hard", key_with_nul_refused)
+TEST_DIR_CASE("hard_key_with_nul_refused", "hard", key_with_nul_refused)
 {
     UNUSED_WHY();
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1\",\"loss\":\"mse\"},"
@@ -534,11 +521,10 @@ TEST_DIR_CASE("hard", key_with_nul_refused)
                     "\"data_offsets\":[8,12]}}";
     return header_file_refused(dir, "nul.safetensors", h, "u0000");
 }
-TEST_CASE("hard_key_with_nul_refused", test_key_with_nul_refused);
 
 /* Bytes from a file were echoed raw to the terminal: a metadata key holding an
  * escape sequence now appears as \x1b in the message. */
-TEST_DIR_CASE("hard", control_characters_escaped)
+TEST_DIR_CASE("hard_control_characters_escaped", "hard", control_characters_escaped)
 {
     UNUSED_WHY();
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1\",\"loss\":\"mse\","
@@ -548,11 +534,10 @@ TEST_DIR_CASE("hard", control_characters_escaped)
     CHECK(!strchr(ffnn_last_error(), 0x1b), "message: %s", ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("hard_control_characters_escaped", test_control_characters_escaped);
 
 /* A model file of loss bce whose last layer has an activation was accepted (ffnn
  * info, eval): ffnn_trainer_create and predict refuse that pairing. */
-TEST_DIR_CASE("hard", model_loss_must_fit_last_layer)
+TEST_DIR_CASE("hard_model_loss_must_fit_last_layer", "hard", model_loss_must_fit_last_layer)
 {
     UNUSED_WHY();
     const char *h = "{\"__metadata__\":{\"format\":\"ffnn-model\",\"arch\":\"2-1sigmoid\","
@@ -560,11 +545,11 @@ TEST_DIR_CASE("hard", model_loss_must_fit_last_layer)
                     TENSORS_2_1 "}";
     return header_file_refused(dir, "bce.safetensors", h, "no activation");
 }
-TEST_CASE("hard_model_loss_must_fit_last_layer", test_model_loss_must_fit_last_layer);
 
 /* A corrupt gzip stream was reported at "offset 0" only: the message now gives
  * the compressed bytes read. */
-TEST_DIR_CASE("hard", corrupt_gzip_names_compressed_offset)
+TEST_DIR_CASE("hard_corrupt_gzip_names_compressed_offset", "hard",
+              corrupt_gzip_names_compressed_offset)
 {
     UNUSED_WHY();
     char path[512];
@@ -581,11 +566,10 @@ TEST_DIR_CASE("hard", corrupt_gzip_names_compressed_offset)
           "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("hard_corrupt_gzip_names_compressed_offset", test_corrupt_gzip_names_compressed_offset);
 
 /* Small CLI items: empty CSV input to predict exited 0 silently; --lr 1e-50 said
  * "found 0"; test labels out of range were noticed only after the first epoch. */
-TEST_CLI_CASE("hard", cli_small_items)
+TEST_CLI_CASE("hard_cli_small_items", "hard", cli_small_items)
 {
     UNUSED_WHY();
     char model[512], out[512], data[512], p[600];
@@ -634,7 +618,6 @@ TEST_CLI_CASE("hard", cli_small_items)
     rmdir(data);
     return TEST_PASS;
 }
-TEST_CASE("hard_cli_small_items", test_cli_small_items);
 
 /* ------------------------------------------------------------ gzip helper */
 

@@ -127,7 +127,7 @@ static int set_metadata(const char *path, const char *key, const char *value)
  * reader saw parameters 999999999 and loss mse for a 42-parameter ce model, and
  * the escapes reached the terminal). Now the JSON parses with the file's values
  * and strings unchanged, and neither output carries a raw control. */
-TEST_CLI_CASE("hard2", info_json_crafted_strings)
+TEST_CLI_CASE("hard2_info_json_crafted_strings", "hard2", info_json_crafted_strings)
 {
     UNUSED_WHY();
     static const char version[] = "0.1\", \"parameters\": 999999999, \"loss\": \"mse";
@@ -171,12 +171,11 @@ TEST_CLI_CASE("hard2", info_json_crafted_strings)
     CHECK(ok, "ffnn info printed raw controls or not their escapes (see %s)", out);
     return TEST_PASS;
 }
-TEST_CASE("hard2_info_json_crafted_strings", test_info_json_crafted_strings);
 
 /* Raw 8-bit C1 bytes (0x9B is CSI on a terminal not in UTF-8 mode) passed the
  * escaper, e.g. in predict --input errors. Now every byte outside valid UTF-8
  * is escaped, valid UTF-8 is kept, and truncation never splits a character. */
-TEST_CLI_CASE("hard2", escape_c1_raw_bytes)
+TEST_CLI_CASE("hard2_escape_c1_raw_bytes", "hard2", escape_c1_raw_bytes)
 {
     UNUSED_WHY();
     char out[64];
@@ -199,12 +198,11 @@ TEST_CLI_CASE("hard2", escape_c1_raw_bytes)
     CHECK(ok, "the raw C1 byte reached the message (see %s)", log);
     return TEST_PASS;
 }
-TEST_CASE("hard2_escape_c1_raw_bytes", test_escape_c1_raw_bytes);
 
 /* predict --json (and eval --json) wrote class names by hand, non-ASCII bytes
  * as '?': now as JSON strings by cJSON's printer - a name with a quote, a
  * backslash and a C1 control parses back unchanged, no raw control printed. */
-TEST_CLI_CASE("hard2", predict_json_class_names)
+TEST_CLI_CASE("hard2_predict_json_class_names", "hard2", predict_json_class_names)
 {
     UNUSED_WHY();
     static const char *const names[2] = {"a\"b\\c\xc2\x9b\xc3\xa9", "d"};
@@ -236,12 +234,11 @@ TEST_CLI_CASE("hard2", predict_json_class_names)
     CHECK(ok && rows == 3, "rows %d: a row is not JSON with a class name (see %s)", rows, out);
     return TEST_PASS;
 }
-TEST_CASE("hard2_predict_json_class_names", test_predict_json_class_names);
 
 /* ------------------------------------------------------------ N2: planted symbolic links */
 
 /* The rule itself (Linux's fs.protected_symlinks), on every combination. */
-TEST_DIR_CASE("hard2", symlink_rule)
+TEST_DIR_CASE("hard2_symlink_rule", "hard2", symlink_rule)
 {
     UNUSED_WHY();
     (void)dir;
@@ -254,14 +251,13 @@ TEST_DIR_CASE("hard2", symlink_rule)
     CHECK(ffnn_symlink_follow_allowed(other, S_IFDIR | 01755, 0, me), "sticky, not world-writable");
     return TEST_PASS;
 }
-TEST_CASE("hard2_symlink_rule", test_symlink_rule);
 
 /* In a sticky world-writable directory another account plants links to a file
  * of ours: --save and --checkpoint replaced the link's target, --log and
  * --log-steps truncated it. Now each is refused naming the link, and the file
  * keeps its bytes; a link of our own there is still written through. Needs root
  * (to give the link another owner). */
-TEST_CLI_CASE("hard2", planted_symlink_refused)
+TEST_CLI_CASE("hard2_planted_symlink_refused", "hard2", planted_symlink_refused)
 {
     UNUSED_WHY();
     if (geteuid() != 0)
@@ -310,11 +306,10 @@ TEST_CLI_CASE("hard2", planted_symlink_refused)
     rmdir(sticky);
     return TEST_PASS;
 }
-TEST_CASE("hard2_planted_symlink_refused", test_planted_symlink_refused);
 
 /* A log path that is not a link when checked is opened with O_NOFOLLOW; a
  * log given as our own link in an ordinary directory is written through. */
-TEST_CLI_CASE("hard2", log_through_own_link)
+TEST_CLI_CASE("hard2_log_through_own_link", "hard2", log_through_own_link)
 {
     UNUSED_WHY();
     char target[512], link[512], out[512];
@@ -330,7 +325,6 @@ TEST_CLI_CASE("hard2", log_through_own_link)
     CHECK(lstat(link, &s) == 0 && S_ISLNK(s.st_mode), "the link was replaced");
     return TEST_PASS;
 }
-TEST_CASE("hard2_log_through_own_link", test_log_through_own_link);
 
 /* ------------------------------------------------------------ N4: every stop signal saves */
 
@@ -355,7 +349,7 @@ static test_result saved_after(const char *ck, const char *save, const char *sig
 /* SIGHUP (the terminal closed) killed the run without a save and could leave a
  * temporary file. Now it stops the run as SIGINT does - exit 130, a checkpoint
  * that loads, the model marked, no temporary file - and SIGTERM still does. */
-TEST_CLI_CASE("hard2", sighup_sigterm_save)
+TEST_CLI_CASE("hard2_sighup_sigterm_save", "hard2", sighup_sigterm_save)
 {
     UNUSED_WHY();
     char ck[512], save[512], out[512];
@@ -383,12 +377,11 @@ TEST_CLI_CASE("hard2", sighup_sigterm_save)
     }
     return TEST_PASS;
 }
-TEST_CASE("hard2_sighup_sigterm_save", test_sighup_sigterm_save);
 
 /* ffnn train ... | head: the first epoch line read, the pipe closed. SIGPIPE
  * killed the run (exit 141, nothing saved). Now it stops as for SIGINT: exit
  * 130, the checkpoint and the model saved, the stop reported on stderr. */
-TEST_CLI_CASE("hard2", sigpipe_saves)
+TEST_CLI_CASE("hard2_sigpipe_saves", "hard2", sigpipe_saves)
 {
     UNUSED_WHY();
     char ck[512], save[512], err[512], line[4096];
@@ -435,14 +428,13 @@ TEST_CLI_CASE("hard2", sigpipe_saves)
     CHECK(count_temporaries(dir) == 0, "temporary files left");
     return saved_after(ck, save, "SIGPIPE");
 }
-TEST_CASE("hard2_sigpipe_saves", test_sigpipe_saves);
 
 /* A run started with SIGINT ignored (a background job of a non-interactive
  * shell; nohup does so for SIGHUP): the handler overrode it, so the signal
  * stopped the run (exit 130). Now it stays ignored:
  * the run finishes (exit 0, not interrupted). The run takes about 1 s (5
  * epochs), the signal comes 100 ms after training starts. */
-TEST_CLI_CASE("hard2", inherited_sig_ign_respected)
+TEST_CLI_CASE("hard2_inherited_sig_ign_respected", "hard2", inherited_sig_ign_respected)
 {
     UNUSED_WHY();
     char out[512];
@@ -463,7 +455,6 @@ TEST_CLI_CASE("hard2", inherited_sig_ign_respected)
           "exit %d (see %s)", rc, out);
     return TEST_PASS;
 }
-TEST_CASE("hard2_inherited_sig_ign_respected", test_inherited_sig_ign_respected);
 
 /* ------------------------------------------------------------ N6, N9: save rules, log lock */
 
@@ -472,7 +463,7 @@ TEST_CASE("hard2_inherited_sig_ign_respected", test_inherited_sig_ign_respected)
  * loss is refused with the reader's rule when it is given to the model
  * (ffnn_model_set_loss), a model without a loss is not saved, and the file is
  * left as it was. */
-TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
+TEST_DIR_CASE("hard2_save_refuses_what_load_refuses", "hard2", save_refuses_what_load_refuses)
 {
     UNUSED_WHY();
     char path[512];
@@ -507,12 +498,11 @@ TEST_DIR_CASE("hard2", save_refuses_what_load_refuses)
     CHECK(count_temporaries(dir) == 0, "temporary files left");
     return TEST_PASS;
 }
-TEST_CASE("hard2_save_refuses_what_load_refuses", test_save_refuses_what_load_refuses);
 
 /* Two runs sharing --log interleaved malformed rows, silently. Now the log is
  * locked (flock): a second writer - another process holding it here, or
  * --log-steps naming the --log file - is refused before training. */
-TEST_CLI_CASE("hard2", concurrent_log_writers_refused)
+TEST_CLI_CASE("hard2_concurrent_log_writers_refused", "hard2", concurrent_log_writers_refused)
 {
     UNUSED_WHY();
     char log[512], out[512];
@@ -537,14 +527,13 @@ TEST_CLI_CASE("hard2", concurrent_log_writers_refused)
     CHECK(rc == 0 && file_contains(log, "epoch,train_loss"), "unlocked: exit %d", rc);
     return TEST_PASS;
 }
-TEST_CASE("hard2_concurrent_log_writers_refused", test_concurrent_log_writers_refused);
 
 /* ------------------------------------------------------------ memory check sources */
 
 /* The memory check read only the cgroup v2 file: a cgroup v1 limit (this
  * machine's kind) was not consulted. A fake tree: the v1 limit of the process's
  * own cgroup (1 GiB, 256 MiB used) bounds the room; v2's "max" means none. */
-TEST_DIR_CASE("hard2", cgroup_v1_limit_consulted)
+TEST_DIR_CASE("hard2_cgroup_v1_limit_consulted", "hard2", cgroup_v1_limit_consulted)
 {
     UNUSED_WHY();
     char p[800], self[512];
@@ -576,12 +565,11 @@ TEST_DIR_CASE("hard2", cgroup_v1_limit_consulted)
     rmdir(p);
     return TEST_PASS;
 }
-TEST_CASE("hard2_cgroup_v1_limit_consulted", test_cgroup_v1_limit_consulted);
 
 /* RLIMIT_AS was taken whole, as if nothing were mapped: a limit of (mapped now
  * + 256 MiB) read as that sum. Now what is mapped is subtracted (a child
  * process sets the limit, so the runner keeps its own). */
-TEST_DIR_CASE("hard2", rlimit_as_less_mapped)
+TEST_DIR_CASE("hard2_rlimit_as_less_mapped", "hard2", rlimit_as_less_mapped)
 {
     (void)dir;
 #if defined(__SANITIZE_ADDRESS__)
@@ -620,7 +608,6 @@ TEST_DIR_CASE("hard2", rlimit_as_less_mapped)
           "available %llu bytes under a limit of mapped + 256 MiB", (unsigned long long)avail);
     return TEST_PASS;
 }
-TEST_CASE("hard2_rlimit_as_less_mapped", test_rlimit_as_less_mapped);
 
 /* ------------------------------------------------------------ smaller items */
 
@@ -642,7 +629,7 @@ static int write_gz_then(const char *path, const uint8_t *bytes, size_t n, const
 /* Bytes after the gzip stream of an IDX file were ignored (zlib's gzread stops
  * quietly at data that is not a gzip member). Now they are refused with the
  * compressed offset; a file of two gzip members still loads. */
-TEST_DIR_CASE("hard2", gzip_trailing_garbage_refused)
+TEST_DIR_CASE("hard2_gzip_trailing_garbage_refused", "hard2", gzip_trailing_garbage_refused)
 {
     UNUSED_WHY();
     char path[512];
@@ -670,12 +657,11 @@ TEST_DIR_CASE("hard2", gzip_trailing_garbage_refused)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("hard2_gzip_trailing_garbage_refused", test_gzip_trailing_garbage_refused);
 
 /* predict --input - read all of stdin before predicting. Now rows are read a
  * batch at a time: with --batch 2, the predictions of the first rows come out
  * while stdin is still open. */
-TEST_CLI_CASE("hard2", predict_stdin_streams)
+TEST_CLI_CASE("hard2_predict_stdin_streams", "hard2", predict_stdin_streams)
 {
     UNUSED_WHY();
     char model[512], buf[256];
@@ -711,10 +697,9 @@ TEST_CLI_CASE("hard2", predict_stdin_streams)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "exit status %d", status);
     return TEST_PASS;
 }
-TEST_CASE("hard2_predict_stdin_streams", test_predict_stdin_streams);
 
 /* --save '' said "found a directory". */
-TEST_DIR_CASE("hard2", save_empty_path_message)
+TEST_DIR_CASE("hard2_save_empty_path_message", "hard2", save_empty_path_message)
 {
     UNUSED_WHY();
     (void)dir;
@@ -726,10 +711,9 @@ TEST_DIR_CASE("hard2", save_empty_path_message)
           !strstr(ffnn_last_error(), "directory"), "[%d] %s", (int)st, ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("hard2_save_empty_path_message", test_save_empty_path_message);
 
 /* info --json omitted "interrupted": present (null for a complete run). */
-TEST_CLI_CASE("hard2", info_json_interrupted_field)
+TEST_CLI_CASE("hard2_info_json_interrupted_field", "hard2", info_json_interrupted_field)
 {
     UNUSED_WHY();
     char path[512], out[512];
@@ -748,14 +732,13 @@ TEST_CLI_CASE("hard2", info_json_interrupted_field)
           file_contains(out, "\"interrupted\":\"SIGTERM at epoch 2\""), "see %s", out);
     return TEST_PASS;
 }
-TEST_CASE("hard2_info_json_interrupted_field", test_info_json_interrupted_field);
 
 /* The fuzz targets left their input files in /dev/shm. fuzz/fuzz_file.h now
  * removes its file at exit and the files of dead fuzzing processes at start:
  * a child that writes one and exits leaves nothing; a stale file is removed. */
 #include "../fuzz/fuzz_file.h"
 
-TEST_DIR_CASE("hard2", fuzz_files_removed)
+TEST_DIR_CASE("hard2_fuzz_files_removed", "hard2", fuzz_files_removed)
 {
     UNUSED_WHY();
     (void)dir;
@@ -792,12 +775,11 @@ TEST_DIR_CASE("hard2", fuzz_files_removed)
     CHECK(!left, "the file of a dead fuzzing process was not removed");
     return TEST_PASS;
 }
-TEST_CASE("hard2_fuzz_files_removed", test_fuzz_files_removed);
 
 /* The policy was docs/SECURITY.md only: a top-level SECURITY.md (where people
  * and GitHub look) has the policy, how to report and the scope, and points to
  * the details. Run from the repository root (make test); skipped elsewhere. */
-TEST_DIR_CASE("hard2", security_policy_at_top_level)
+TEST_DIR_CASE("hard2_security_policy_at_top_level", "hard2", security_policy_at_top_level)
 {
     UNUSED_WHY();
     (void)dir;
@@ -808,4 +790,3 @@ TEST_DIR_CASE("hard2", security_policy_at_top_level)
           "SECURITY.md missing, or without reporting, scope and the pointer to docs/SECURITY.md");
     return TEST_PASS;
 }
-TEST_CASE("hard2_security_policy_at_top_level", test_security_policy_at_top_level);

@@ -127,7 +127,7 @@ static test_result in_tmpdir(dir_body body)
 }
 
 /* Define test_NAME as body_NAME run in a temporary directory. */
-#define DIR_TEST(name)                                                            \
+#define DIR_TEST(test, name)                                                      \
     static test_result body_##name(const char *dir);                              \
     static test_result test_##name(char *why, size_t why_size)                    \
     {                                                                             \
@@ -135,6 +135,7 @@ static test_result in_tmpdir(dir_body body)
         (void)why_size;                                                           \
         return in_tmpdir(body_##name);                                            \
     }                                                                             \
+    TEST_CASE(test, test_##name);                                                 \
     static test_result body_##name(const char *dir)
 
 static long long sentinel_object;
@@ -207,30 +208,27 @@ static test_result check_valid_pair(const char *dir, const char *img, const char
 
 /* ---------------------------------------------------------------- valid data */
 
-DIR_TEST(valid_raw)
+DIR_TEST("idx_valid_raw", valid_raw)
 {
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return check_valid_pair(dir, "i", "l");
 }
-TEST_CASE("idx_valid_raw", test_valid_raw);
 
-DIR_TEST(valid_gzip)
+DIR_TEST("idx_valid_gzip", valid_gzip)
 {
     CHECK(put_valid_pair(dir, "i.gz", 1, "l.gz", 1) == 0, "cannot write test files");
     return check_valid_pair(dir, "i.gz", "l.gz");
 }
-TEST_CASE("idx_valid_gzip", test_valid_gzip);
 
 /* gzip is detected by its magic bytes, whatever the name; raw and gzip mix. */
-DIR_TEST(gzip_detected_by_magic)
+DIR_TEST("idx_gzip_detected_by_magic", gzip_detected_by_magic)
 {
     CHECK(put_valid_pair(dir, "i", 1, "l", 0) == 0, "cannot write test files");
     return check_valid_pair(dir, "i", "l");
 }
-TEST_CASE("idx_gzip_detected_by_magic", test_gzip_detected_by_magic);
 
 /* classes = max label + 1, even far above the labels' count. */
-DIR_TEST(classes_from_max_label)
+DIR_TEST("idx_classes_from_max_label", classes_from_max_label)
 {
     const uint8_t labels[2] = {200, 7};
     char img[256], lbl[256];
@@ -245,11 +243,10 @@ DIR_TEST(classes_from_max_label)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("idx_classes_from_max_label", test_classes_from_max_label);
 
 /* ---------------------------------------------------------------- case 1 */
 
-DIR_TEST(empty_file)
+DIR_TEST("idx_empty_file", empty_file)
 {
     char path[256];
 
@@ -259,9 +256,8 @@ DIR_TEST(empty_file)
     PASS_OR_RETURN(expect_fail(dir, "empty", "l", FFNN_ERR_FORMAT, "empty", "offset 0", "empty"));
     return expect_fail(dir, "i", "empty", FFNN_ERR_FORMAT, "empty", "offset 0", "empty");
 }
-TEST_CASE("idx_empty_file", test_empty_file);
 
-DIR_TEST(seven_byte_file)
+DIR_TEST("idx_seven_byte_file", seven_byte_file)
 {
     blob b = images_blob(3, 2, 3);
 
@@ -276,11 +272,10 @@ DIR_TEST(seven_byte_file)
     CHECK(put(dir, "l7", b, 0) == 0, "cannot write");
     return expect_fail(dir, "i", "l7", FFNN_ERR_FORMAT, "l7", "offset 7", "end of file");
 }
-TEST_CASE("idx_seven_byte_file", test_seven_byte_file);
 
 /* ---------------------------------------------------------------- case 2 */
 
-DIR_TEST(type_byte_0x0d)
+DIR_TEST("idx_type_byte_0x0d", type_byte_0x0d)
 {
     uint32_t dims[3] = {3, 2, 3};
 
@@ -291,9 +286,8 @@ DIR_TEST(type_byte_0x0d)
     return expect_fail(dir, "i", "fl", FFNN_ERR_FORMAT, "fl",
                        "offset 2 of the decompressed data", "found 0x0d");
 }
-TEST_CASE("idx_type_byte_0x0d", test_type_byte_0x0d);
 
-DIR_TEST(nonzero_magic_byte)
+DIR_TEST("idx_nonzero_magic_byte", nonzero_magic_byte)
 {
     blob b = images_blob(3, 2, 3), c = images_blob(3, 2, 3);
 
@@ -305,9 +299,8 @@ DIR_TEST(nonzero_magic_byte)
     PASS_OR_RETURN(expect_fail(dir, "b0", "l", FFNN_ERR_FORMAT, "b0", "offset 0", "found 0x01"));
     return expect_fail(dir, "b1", "l", FFNN_ERR_FORMAT, "b1", "offset 1", "found 0x42");
 }
-TEST_CASE("idx_nonzero_magic_byte", test_nonzero_magic_byte);
 
-DIR_TEST(wrong_dimension_count)
+DIR_TEST("idx_wrong_dimension_count", wrong_dimension_count)
 {
 
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
@@ -317,11 +310,10 @@ DIR_TEST(wrong_dimension_count)
     return expect_fail(dir, "i", "i", FFNN_ERR_FORMAT, "i", "offset 3",
                        "expected 1 dimension");
 }
-TEST_CASE("idx_wrong_dimension_count", test_wrong_dimension_count);
 
 /* ---------------------------------------------------------------- case 3 */
 
-DIR_TEST(count_ffffffff)
+DIR_TEST("idx_count_ffffffff", count_ffffffff)
 {
     uint32_t dims[3] = {0xFFFFFFFFu, 28, 28};
 
@@ -335,10 +327,9 @@ DIR_TEST(count_ffffffff)
     /* 0xFFFFFFFF labels is under the 4 GiB cap: caught by the file size */
     return expect_fail(dir, "i", "bigl", FFNN_ERR_FORMAT, "bigl", "offset 11", "truncated");
 }
-TEST_CASE("idx_count_ffffffff", test_count_ffffffff);
 
 /* count x rows x cols overflowing 64 bits */
-DIR_TEST(dims_overflow)
+DIR_TEST("idx_dims_overflow", dims_overflow)
 {
     uint32_t dims[3] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
 
@@ -346,9 +337,8 @@ DIR_TEST(dims_overflow)
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return expect_fail(dir, "o", "l", FFNN_ERR_FORMAT, "o", "offset 4", "at most");
 }
-TEST_CASE("idx_dims_overflow", test_dims_overflow);
 
-DIR_TEST(zero_dimension)
+DIR_TEST("idx_zero_dimension", zero_dimension)
 {
     uint32_t dims[3] = {3, 0, 3};
 
@@ -356,9 +346,8 @@ DIR_TEST(zero_dimension)
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return expect_fail(dir, "z", "l", FFNN_ERR_FORMAT, "z", "offset 8", "non-zero row count");
 }
-TEST_CASE("idx_zero_dimension", test_zero_dimension);
 
-DIR_TEST(sizes_larger_than_file)
+DIR_TEST("idx_sizes_larger_than_file", sizes_larger_than_file)
 {
     uint32_t dims[3] = {1000, 28, 28};
 
@@ -367,11 +356,10 @@ DIR_TEST(sizes_larger_than_file)
     return expect_fail(dir, "big", "l", FFNN_ERR_FORMAT, "big", "offset 3936",
                        "expected 784000 bytes");
 }
-TEST_CASE("idx_sizes_larger_than_file", test_sizes_larger_than_file);
 
 /* ---------------------------------------------------------------- case 4 */
 
-DIR_TEST(truncated_payload)
+DIR_TEST("idx_truncated_payload", truncated_payload)
 {
     blob b = images_blob(3, 2, 3), c = images_blob(3, 2, 3);
 
@@ -384,7 +372,6 @@ DIR_TEST(truncated_payload)
     return expect_fail(dir, "tz", "l", FFNN_ERR_FORMAT, "tz",
                        "offset 33 of the decompressed data", "truncated");
 }
-TEST_CASE("idx_truncated_payload", test_truncated_payload);
 
 /* Write b plus one extra byte to dir/name, raw or gzip. */
 static int put_with_extra(const char *dir, const char *name, blob b, int gz)
@@ -403,7 +390,7 @@ static int put_with_extra(const char *dir, const char *name, blob b, int gz)
     return put(dir, name, b, gz);
 }
 
-DIR_TEST(trailing_bytes)
+DIR_TEST("idx_trailing_bytes", trailing_bytes)
 {
 
     CHECK(put_with_extra(dir, "x", images_blob(3, 2, 3), 0) == 0, "cannot write");
@@ -413,11 +400,10 @@ DIR_TEST(trailing_bytes)
     return expect_fail(dir, "i", "xz", FFNN_ERR_FORMAT, "xz",
                        "offset 11 of the decompressed data", "trailing");
 }
-TEST_CASE("idx_trailing_bytes", test_trailing_bytes);
 
 /* ---------------------------------------------------------------- case 5 */
 
-DIR_TEST(count_mismatch)
+DIR_TEST("idx_count_mismatch", count_mismatch)
 {
     char img[256], lbl[256];
     const char *msg;
@@ -432,19 +418,17 @@ DIR_TEST(count_mismatch)
           "message should name both files and counts: %s", msg);
     return TEST_PASS;
 }
-TEST_CASE("idx_count_mismatch", test_count_mismatch);
 
 /* ---------------------------------------------------------------- case 6 */
 
-DIR_TEST(raw_named_gz)
+DIR_TEST("idx_raw_named_gz", raw_named_gz)
 {
     CHECK(put_valid_pair(dir, "i.gz", 0, "l", 0) == 0, "cannot write test files");
     return expect_fail(dir, "i.gz", "l", FFNN_ERR_FORMAT, "i.gz", "offset 0",
                        "expected gzip magic 1f 8b");
 }
-TEST_CASE("idx_raw_named_gz", test_raw_named_gz);
 
-DIR_TEST(corrupt_gzip)
+DIR_TEST("idx_corrupt_gzip", corrupt_gzip)
 {
     /* a valid 10-byte gzip member header, then a deflate block of invalid type */
     uint8_t bytes[42] = {0x1f, 0x8b, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0x03};
@@ -457,7 +441,6 @@ DIR_TEST(corrupt_gzip)
     return expect_fail(dir, "c.gz", "l", FFNN_ERR_FORMAT, "c.gz", "offset 0",
                        "corrupt compressed data");
 }
-TEST_CASE("idx_corrupt_gzip", test_corrupt_gzip);
 
 /* Write a valid gzip image file to dir/name, then rewrite it changed by edit. */
 static int put_gz_edited(const char *dir, const char *name, void (*edit)(blob *))
@@ -495,28 +478,25 @@ static test_result edited_gz_refused(const char *dir, const char *name, void (*e
     return expect_fail(dir, name, "l", FFNN_ERR_FORMAT, name, n1, n2);
 }
 
-DIR_TEST(truncated_gzip)
+DIR_TEST("idx_truncated_gzip", truncated_gzip)
 {
     return edited_gz_refused(dir, "t.gz", cut_half, "of the decompressed data", "truncated");
 }
-TEST_CASE("idx_truncated_gzip", test_truncated_gzip);
 
-DIR_TEST(gzip_crc_mismatch)
+DIR_TEST("idx_gzip_crc_mismatch", gzip_crc_mismatch)
 {
     return edited_gz_refused(dir, "c.gz", flip_crc, "offset", "incorrect data check");
 }
-TEST_CASE("idx_gzip_crc_mismatch", test_gzip_crc_mismatch);
 
 /* ---------------------------------------------------------------- other */
 
-DIR_TEST(missing_file)
+DIR_TEST("idx_missing_file", missing_file)
 {
     CHECK(put_valid_pair(dir, "i", 0, "l", 0) == 0, "cannot write test files");
     return expect_fail(dir, "i", "nope", FFNN_ERR_IO, "nope", "No such file", NULL);
 }
-TEST_CASE("idx_missing_file", test_missing_file);
 
-DIR_TEST(load_dir)
+DIR_TEST("idx_load_dir", load_dir)
 {
     ffnn_dataset *train = NULL, *test = NULL;
 
@@ -534,9 +514,8 @@ DIR_TEST(load_dir)
     ffnn_dataset_free(test);
     return TEST_PASS;
 }
-TEST_CASE("idx_load_dir", test_load_dir);
 
-DIR_TEST(load_dir_missing_file)
+DIR_TEST("idx_load_dir_missing_file", load_dir_missing_file)
 {
     ffnn_dataset *train = SENTINEL, *test = SENTINEL;
     const char *msg;
@@ -550,9 +529,8 @@ DIR_TEST(load_dir_missing_file)
           "message should name the paths tried: %s", msg);
     return TEST_PASS;
 }
-TEST_CASE("idx_load_dir_missing_file", test_load_dir_missing_file);
 
-DIR_TEST(slice)
+DIR_TEST("idx_slice", slice)
 {
     char img[256], lbl[256];
     ffnn_dataset *ds = NULL, *s = SENTINEL;
@@ -580,10 +558,9 @@ DIR_TEST(slice)
     CHECK(ffnn_dataset_count(NULL) == 0 && ffnn_dataset_images(NULL) == NULL, "NULL");
     return TEST_PASS;
 }
-TEST_CASE("idx_slice", test_slice);
 
 /* Fashion-MNIST from the Debian package: 60000 + 10000 balanced 28 x 28 images. */
-static test_result test_fashion_mnist(char *why, size_t why_size)
+TEST("idx_fashion_mnist", test_fashion_mnist)
 {
     ffnn_dataset *train = NULL, *test = NULL;
     size_t per_class[10] = {0};
@@ -604,4 +581,3 @@ static test_result test_fashion_mnist(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("idx_fashion_mnist", test_fashion_mnist);

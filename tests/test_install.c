@@ -57,9 +57,8 @@ static int read_text(const char *path, char **text)
 
 /* The C library guide (docs/C_API.md) shows every examples/NAME.c verbatim (so what it
  * shows compiles and runs). */
-static test_result examples_in_readme(char *why, size_t why_size)
+TEST("examples_shown_verbatim_in_c_api_guide", examples_in_readme)
 {
-    UNUSED_WHY();
     char *readme = NULL;
     CHECK(read_text("docs/C_API.md", &readme) == 0, "cannot read docs/C_API.md (run from "
                                                     "the repository root)");
@@ -92,7 +91,6 @@ static test_result examples_in_readme(char *why, size_t why_size)
     CHECK(n >= 2, "%d examples found, expected at least 2", n);
     return TEST_PASS;
 }
-TEST_CASE("examples_shown_verbatim_in_c_api_guide", examples_in_readme);
 
 /* The last "test_accuracy NN.NN%" in the file at path, or -1. */
 static double last_accuracy(const char *path)
@@ -110,7 +108,7 @@ static double last_accuracy(const char *path)
 /* The examples of the build tree (linked to its libffnn.so through their rpath): the
  * circle of train_arrays learnt (>= 90% on fresh points); train_mnist trains one epoch
  * of Fashion-MNIST (>= 60%), saves, loads and predicts. */
-TEST_DIR_CASE("install", examples_run)
+TEST_DIR_CASE("examples_run_from_the_build_tree", "install", examples_run)
 {
     char build[512], exe[1024], out[1024], model[1024];
     build_dir(build, sizeof build);
@@ -136,7 +134,6 @@ TEST_DIR_CASE("install", examples_run)
     remove(model);
     return TEST_PASS;
 }
-TEST_CASE("examples_run_from_the_build_tree", test_examples_run);
 
 /* tests/install_test.sh MODE BUILD [NVCC=] [FFNN_MAKE_ARGS...]: exit 0 passes, 77
  * skips. FFNN_MAKE_ARGS: the make variables of this build when the tests run outside
@@ -171,11 +168,10 @@ TEST_WITH("cli_reference_lists_every_option", cli_reference, install_script, "cl
 /* ffnn train runs with the environment it was given: no OpenMP variable added, no
  * re-execution (its threads are the library's pool, docs/PERFORMANCE.md "Waiting
  * policy"); its environment, read from /proc. */
-static test_result cli_wait_policy(char *why, size_t why_size)
+TEST("cli_environment_left_alone", cli_wait_policy)
 {
     return install_script(why, why_size, "wait");
 }
-TEST_CASE("cli_environment_left_alone", cli_wait_policy);
 
 /* Run FFNN_PYTHON (default /usr/bin/python3, Debian's) on script with this build's
  * libffnn.so: PASS, SKIP (the interpreter missing, or exit 77: a package missing,
@@ -199,20 +195,18 @@ static test_result python_script(const char *script, const char *missing, char *
 }
 
 /* The Python module over this build's libffnn.so (python3-numpy). */
-static test_result python_module(char *why, size_t why_size)
+TEST("python_module", python_module)
 {
     return python_script("tests/test_python.py",
                          "cannot import numpy (apt-get install python3-numpy)", why, why_size);
 }
-TEST_CASE("python_module", python_module);
 
 /* The Python module's pytest suite (tests/python/: the scikit-learn estimator checks,
  * pickling, options, the wheel) over this build's libffnn.so. */
-static test_result python_pytest(char *why, size_t why_size)
+TEST("python_pytest", python_pytest)
 {
     return python_script("tests/python/run_pytest.py",
                          "lacks pytest, numpy or scikit-learn (apt-get install python3-pytest "
                          "python3-numpy python3-sklearn)",
                          why, why_size);
 }
-TEST_CASE("python_pytest", python_pytest);

@@ -70,9 +70,8 @@ static const char *padding_name(ffnn_local1d_padding p)
 
 /* ------------------------------------------------------------------ architecture */
 
-static test_result test_arch(char *why, size_t why_size)
+TEST("local1d_arch_strings", test_arch)
 {
-    (void)why, (void)why_size;
     CHECK(ffnn_local1d_output_size(10, 3, FFNN_LOCAL1D_VALID) == 8, "valid 10, 3");
     CHECK(ffnn_local1d_output_size(3, 3, FFNN_LOCAL1D_VALID) == 1, "valid N = R");
     CHECK(ffnn_local1d_output_size(2, 3, FFNN_LOCAL1D_VALID) == 0, "valid R > N");
@@ -153,12 +152,10 @@ static test_result test_arch(char *why, size_t why_size)
     TEST_FREE(d, l);
     return TEST_PASS;
 }
-TEST_CASE("local1d_arch_strings", test_arch);
 
 /* Initial weights and biases of a local1d layer: U(-1/sqrt(R), 1/sqrt(R)). */
-static test_result test_init(char *why, size_t why_size)
+TEST("local1d_init_bounds", test_init)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("4000-local9same-local4", &m));
     CHECK_OK(ffnn_model_init(m, 5));
@@ -182,7 +179,6 @@ static test_result test_init(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("local1d_init_bounds", test_init);
 
 /* ------------------------------------------------------------------ gradient check */
 
@@ -259,9 +255,8 @@ static test_result check_gradients(const char *arch, ffnn_loss loss, int classes
     return TEST_PASS;
 }
 
-static test_result test_gradcheck(char *why, size_t why_size)
+TEST("local1d_gradcheck_cpu", test_gradcheck)
 {
-    (void)why, (void)why_size;
     static const char *acts[] = {"relu", "sigmoid", "tanh"};
     static const char *pads[] = {"", "same"};
     static const char *bias[] = {"", ":nobias"};
@@ -290,7 +285,6 @@ static test_result test_gradcheck(char *why, size_t why_size)
         t = check_gradients("11-local5-local5", FFNN_LOSS_SOFTMAX_CE, 3, &r);
     return t;
 }
-TEST_CASE("local1d_gradcheck_cpu", test_gradcheck);
 
 /* ------------------------------------------------------------------ shapes */
 
@@ -447,7 +441,7 @@ static test_result cuda_case(void *ctx[2], const l1d_case *c, ffnn_activation ac
     return res;
 }
 
-static test_result test_cuda(char *why, size_t why_size)
+TEST("local1d_cuda_vs_cpu_global_shared", test_cuda)
 {
     const char *reason = no_gpu_reason();
     if (reason)
@@ -475,13 +469,12 @@ static test_result test_cuda(char *why, size_t why_size)
     ops->destroy(ctx[1]);
     return t;
 }
-TEST_CASE("local1d_cuda_vs_cpu_global_shared", test_cuda);
 
 #if FFNN_HAVE_CUDA
 /* The benchmark's entry point: ffnn_lab_local1d_forward_stream (both variants, the
  * default stream, fused sigmoid as seed 002) against ffnn_cpu_local1d_forward,
  * and its argument checks. Without CUDA in the build: FFNN_ERR_UNSUPPORTED. */
-static test_result test_cuda_entry_point(char *why, size_t why_size)
+TEST("local1d_cuda_entry_point_sigmoid", test_cuda_entry_point)
 {
     if (!ffnn_has_cuda()) {
         CHECK(ffnn_lab_local1d_forward_stream(FFNN_LOCAL1D_SHARED, NULL, NULL, NULL, NULL, NULL, 1, 4,
@@ -555,7 +548,6 @@ static test_result test_cuda_entry_point(char *why, size_t why_size)
               FFNN_ERR_INVALID_ARGUMENT, "R > N with valid accepted");
     return TEST_PASS;
 }
-TEST_CASE("local1d_cuda_entry_point_sigmoid", test_cuda_entry_point);
 
 /* The benchmark's use of ffnn_lab_local1d_forward_stream: K layers chained on one
  * non-blocking stream (each layer's output the next one's input, two buffers
@@ -655,7 +647,7 @@ static test_result chain_case(const chain_shape *cs, rng *r, void *stream)
     return t;
 }
 
-static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
+TEST("local1d_cuda_entry_point_chain", test_cuda_entry_point_chain)
 {
     const char *reason = no_gpu_reason();
     if (reason)
@@ -676,7 +668,6 @@ static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
     ffnn_lab_stream_destroy(stream);
     return t;
 }
-TEST_CASE("local1d_cuda_entry_point_chain", test_cuda_entry_point_chain);
 #else
 static test_result test_cuda_entry_point(char *why, size_t why_size)
 {
@@ -729,9 +720,8 @@ static test_result train_motif(const char *arch, const ffnn_dataset *train,
     return TEST_PASS;
 }
 
-static test_result test_trains_motif(char *why, size_t why_size)
+TEST("local1d_trains_motif_beats_dense", test_trains_motif)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK_OK(ffnn_dataset_synthetic(MOTIF_SPEC, 1, &train, &test));
     CHECK(ffnn_dataset_features(train) == 64 && ffnn_dataset_classes(train) == 2,
@@ -761,7 +751,6 @@ static test_result test_trains_motif(char *why, size_t why_size)
     TEST_FREE(m, d, train, test);
     return TEST_PASS;
 }
-TEST_CASE("local1d_trains_motif_beats_dense", test_trains_motif);
 
 /* 60 steps of a mixed network on cuda (each kernel strategy) against the cpu
  * reference: per-step losses within 1e-4 relative, parameters within 1e-4. */
@@ -804,11 +793,13 @@ static test_result cuda_follows_cpu(char *why, size_t why_size, ffnn_strategy ke
     return TEST_PASS;
 }
 
-TEST_WITH("local1d_cuda_naive_follows_cpu", test_cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE);
-TEST_WITH("local1d_cuda_tiled_follows_cpu", test_cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED);
+TEST_WITH("local1d_cuda_naive_follows_cpu", test_cuda_naive_follows_cpu, cuda_follows_cpu,
+          FFNN_STRATEGY_NAIVE);
+TEST_WITH("local1d_cuda_tiled_follows_cpu", test_cuda_tiled_follows_cpu, cuda_follows_cpu,
+          FFNN_STRATEGY_TILED);
 
 /* The motif task on cuda (tiled kernels): the cpu run's accuracy bound. */
-static test_result test_cuda_trains_motif(char *why, size_t why_size)
+TEST("local1d_cuda_trains_motif", test_cuda_trains_motif)
 {
     const char *reason = no_gpu_reason();
     if (reason)
@@ -827,7 +818,6 @@ static test_result test_cuda_trains_motif(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("local1d_cuda_trains_motif", test_cuda_trains_motif);
 
 /* ------------------------------------------------------------------ files */
 
@@ -929,12 +919,10 @@ static test_result model_file_body(const char *dir)
     return TEST_PASS;
 }
 
-static test_result test_model_file(char *why, size_t why_size)
+TEST("local1d_model_file_round_trip", test_model_file)
 {
-    (void)why, (void)why_size;
     return in_tmpdir(model_file_body);
 }
-TEST_CASE("local1d_model_file_round_trip", test_model_file);
 
 /* A run with local1d layers stopped mid-epoch, checkpointed and resumed in a
  * fresh trainer gives the uninterrupted run's losses and weights, bit for bit. */
@@ -985,9 +973,7 @@ static test_result checkpoint_body(const char *dir)
     return TEST_PASS;
 }
 
-static test_result test_checkpoint(char *why, size_t why_size)
+TEST("local1d_checkpoint_resume_bits", test_checkpoint)
 {
-    (void)why, (void)why_size;
     return in_tmpdir(checkpoint_body);
 }
-TEST_CASE("local1d_checkpoint_resume_bits", test_checkpoint);

@@ -71,7 +71,7 @@ static ffnn_train_config bf16_config(ffnn_optimizer opt, float lr)
     return cfg;
 }
 
-static test_result follows_cpu(char *why, size_t why_size)
+TEST("cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -111,7 +111,6 @@ static test_result follows_cpu(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("cublaslt_bf16_mixed_follows_cpu_100_steps", follows_cpu);
 
 /* Every shadow value of t against bf16_rne of its master. */
 static test_result shadow_matches(ffnn_trainer *t, const char *what)
@@ -137,7 +136,7 @@ static test_result shadow_matches(ffnn_trainer *t, const char *what)
     return TEST_PASS;
 }
 
-static test_result shadow_is_rne(char *why, size_t why_size)
+TEST("cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -191,7 +190,6 @@ static test_result shadow_is_rne(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("cublaslt_bf16_shadow_is_rne_of_master", shadow_is_rne);
 
 /* The bf16 trainer the op-level tests below drive through its run's ops:
  * 784-64relu-10 (seed 1), sgd at lr 0.05, Fashion-MNIST's training set. */
@@ -227,7 +225,7 @@ static void op_fixture_close(op_fixture *fx)
 
 /* gather_bf16 and to_bf16 (with padded rows) give bf16_rne of gather's fp32 x,
  * bit for bit, and to_bf16 leaves the cells past a row's end as they were. */
-static test_result gather_and_convert(char *why, size_t why_size)
+TEST("cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert)
 {
     op_fixture fx;
     const test_result opened = op_fixture_open(&fx, 0, why, why_size);
@@ -275,7 +273,6 @@ static test_result gather_and_convert(char *why, size_t why_size)
     CHECK(bad_pad == 0, "to_bf16 wrote %zu cells past the rows' ends", bad_pad);
     return TEST_PASS;
 }
-TEST_CASE("cublaslt_bf16_gather_and_to_bf16_are_rne", gather_and_convert);
 
 /* Fresh random bf16 bits (xorshift64 state *s): a finite value of sign, exponent
  * 2^(lo-127)..2^(hi-127) and 7 random mantissa bits; with zeros (+0 and -0) one in
@@ -315,7 +312,7 @@ static float bf16_to_float(uint16_t h)
  * bf16 values (fp32 sums in a fixed order of at most ~50 additions in a row), on
  * these and 130 x 13 (5 chunks of rows, the one-value path) and 1000 x 264 (two
  * column strips, the second partial; 32 chunks; 16-byte words). */
-static test_result bf16_act_backward_bits(char *why, size_t why_size)
+TEST("cublaslt_bf16_act_backward_bits_match_host", bf16_act_backward_bits)
 {
     op_fixture fx;
     const test_result opened = op_fixture_open(&fx, 0, why, why_size);
@@ -407,7 +404,6 @@ static test_result bf16_act_backward_bits(char *why, size_t why_size)
     CHECK(checked > 50000, "only %zu values checked", checked);
     return TEST_PASS;
 }
-TEST_CASE("cublaslt_bf16_act_backward_bits_match_host", bf16_act_backward_bits);
 
 /* One run of bf16_dw_beside: layer 1 (1024 -> 1024 at batch 1024: dx16, relu's
  * f', dx_db, dW1 - on the second stream when dw_side) and layer 0 (784 -> 1024: dW0
@@ -435,7 +431,7 @@ static int bf16_beside_run(ffnn_run *r, void *const *d, int dw_side, float *out)
  * gemm_plan.h ffnn_lt_dw_beside takes the 1024 x 1024 one: it runs concurrently
  * with f' and layer 0's, each matmul with its own cuBLASLt workspace) give the same
  * bits: dx16, dx_db, dW1, dW0. Fresh random bf16 inputs (x16 with +-0). */
-static test_result bf16_dw_beside(char *why, size_t why_size)
+TEST("cublaslt_bf16_dw_beside_same_bits", bf16_dw_beside)
 {
     op_fixture fx;
     const test_result opened = op_fixture_open(&fx, 1, why, why_size);
@@ -479,4 +475,3 @@ static test_result bf16_dw_beside(char *why, size_t why_size)
     op_fixture_close(&fx);
     return TEST_PASS;
 }
-TEST_CASE("cublaslt_bf16_dw_beside_same_bits", bf16_dw_beside);

@@ -78,21 +78,19 @@ static test_result no_gpu_libs(const char *path, char *why, size_t why_size)
     return TEST_PASS;
 }
 
-static test_result libffnn_needs_no_gpu_libs(char *why, size_t why_size)
+TEST("module_libffnn_needs_no_gpu_libs", libffnn_needs_no_gpu_libs)
 {
     char dir[PATH_MAX], path[PATH_MAX + 32];
     build_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/libffnn.so", dir);
     return no_gpu_libs(path, why, why_size);
 }
-TEST_CASE("module_libffnn_needs_no_gpu_libs", libffnn_needs_no_gpu_libs);
 
 /* build/ffnn carries libffnn.a: the static link of the library */
-static test_result static_cli_needs_no_gpu_libs(char *why, size_t why_size)
+TEST("module_static_cli_needs_no_gpu_libs", static_cli_needs_no_gpu_libs)
 {
     return no_gpu_libs(cli_binary(), why, why_size);
 }
-TEST_CASE("module_static_cli_needs_no_gpu_libs", static_cli_needs_no_gpu_libs);
 
 /* ffnn train on a tiny data set; module: FFNN_CUDA_MODULE's value (NULL: unset);
  * mpi_module: FFNN_MPI_MODULE's, with the variable of an mpirun launch set (the CLI
@@ -151,12 +149,10 @@ static test_result missing_module_refused(const char *device, const char *env,
 }
 
 /* an mpirun launch without the MPI module: refused, naming the file and its dlerror */
-static test_result mpi_missing_names_the_file(char *why, size_t why_size)
+TEST("module_mpi_missing_names_the_file", mpi_missing_names_the_file)
 {
-    (void)why, (void)why_size;
     return missing_module_refused("cpu", "FFNN_MPI_MODULE", "/nonexistent/libffnn-mpi.so");
 }
-TEST_CASE("module_mpi_missing_names_the_file", mpi_missing_names_the_file);
 
 /* The dynamic symbols module defines (nm -D --defined-only, absolute ones left out):
  * *symbols of them, *entry named entry (the others printed when print_others).
@@ -183,7 +179,7 @@ static int count_exports(const char *module, const char *entry_name, int print_o
 }
 
 /* the MPI module (a build with MPI): its entry point alone, and libmpi */
-static test_result mpi_module_exports_the_entry_point(char *why, size_t why_size)
+TEST("module_mpi_exports_the_entry_point", mpi_module_exports_the_entry_point)
 {
     char dir[PATH_MAX], module[PATH_MAX + 32];
     build_dir(dir, sizeof dir);
@@ -203,18 +199,15 @@ static test_result mpi_module_exports_the_entry_point(char *why, size_t why_size
     CHECK(ffnn_has_mpi(), "ffnn_has_mpi() is 0 although %s is there", module);
     return TEST_PASS;
 }
-TEST_CASE("module_mpi_exports_the_entry_point", mpi_module_exports_the_entry_point);
 
-static test_result missing_module_names_the_file(char *why, size_t why_size)
+TEST("module_missing_names_the_file", missing_module_names_the_file)
 {
-    (void)why, (void)why_size;
     return missing_module_refused("cuda", "FFNN_CUDA_MODULE", "/nonexistent/libffnn-cuda.so");
 }
-TEST_CASE("module_missing_names_the_file", missing_module_names_the_file);
 
 /* device auto on a machine without a GPU: the cpu, silently, whether the module is
  * missing, present and named, or looked for in the usual places */
-static test_result auto_without_gpu_trains_on_cpu(char *why, size_t why_size)
+TEST("module_auto_without_gpu_trains_on_cpu", auto_without_gpu_trains_on_cpu)
 {
     if (ffnn_cuda_device_count() > 0)
         SKIP("a CUDA GPU is visible (auto picks it: module_cli_trains_on_cuda)");
@@ -241,12 +234,11 @@ static test_result auto_without_gpu_trains_on_cpu(char *why, size_t why_size)
     unlink(out);
     return TEST_PASS;
 }
-TEST_CASE("module_auto_without_gpu_trains_on_cpu", auto_without_gpu_trains_on_cpu);
 
 /* the module (a CUDA build): one exported symbol, the entry point, whose table is
  * of this build's interface (the same as the entry point linked into this test
  * program); it needs the CUDA libraries libffnn does not */
-static test_result module_exports_the_entry_point(char *why, size_t why_size)
+TEST("module_exports_the_entry_point", module_exports_the_entry_point)
 {
     char dir[PATH_MAX], module[PATH_MAX + 32];
     build_dir(dir, sizeof dir);
@@ -289,11 +281,10 @@ static test_result module_exports_the_entry_point(char *why, size_t why_size)
     /* the module's handle stays open: its CUDA runtime registered its kernels */
     return TEST_PASS;
 }
-TEST_CASE("module_exports_the_entry_point", module_exports_the_entry_point);
 
 /* on a GPU machine: the CLI (libffnn.a linked in, no CUDA library of its own) trains
  * on cuda through the module beside it, with no variable set */
-static test_result module_cli_trains_on_cuda(char *why, size_t why_size)
+TEST("module_cli_trains_on_cuda", module_cli_trains_on_cuda)
 {
     if (!ffnn_has_cuda())
         SKIP("build has no CUDA");
@@ -314,4 +305,3 @@ static test_result module_cli_trains_on_cuda(char *why, size_t why_size)
     CHECK(auto_cuda, "ffnn train --device auto on a GPU machine: exit %d, not on cuda", rc_auto);
     return TEST_PASS;
 }
-TEST_CASE("module_cli_trains_on_cuda", module_cli_trains_on_cuda);

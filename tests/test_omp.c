@@ -62,9 +62,8 @@ static ffnn_status contexts_make(contexts *c)
 /* ------------------------------------------------------------------ dense */
 
 /* The matmuls give the same bits for any thread count, and on a second call. */
-static test_result test_dense_thread_invariant(char *why, size_t why_size)
+TEST("omp_dense_same_bits_any_thread_count", test_dense_thread_invariant)
 {
-    (void)why, (void)why_size;
     contexts c;
     CHECK_OK(contexts_make(&c));
     rng r = {0x2545F4914F6CDD1DULL};
@@ -99,7 +98,6 @@ static test_result test_dense_thread_invariant(char *why, size_t why_size)
     contexts_free(&c);
     return result;
 }
-TEST_CASE("omp_dense_same_bits_any_thread_count", test_dense_thread_invariant);
 
 /* ------------------------------------------------------------------ training */
 
@@ -158,9 +156,8 @@ static ffnn_status run_steps(const ffnn_dataset *data, int threads, size_t steps
 
 /* 200 steps (the first 12,800 images): the omp backend on 2 threads follows the
  * reference, every step's loss within 1e-4 relative. */
-static test_result test_train_parity(char *why, size_t why_size)
+TEST("omp_train_200_steps_parity_fashion", test_train_parity)
 {
-    (void)why, (void)why_size;
     enum { STEPS = 200 };
     ffnn_dataset *data = NULL;
     CHECK_FASHION(load_train_12800(&data));
@@ -196,13 +193,11 @@ static test_result test_train_parity(char *why, size_t why_size)
     free(p_ref), free(p_omp);
     return result;
 }
-TEST_CASE("omp_train_200_steps_parity_fashion", test_train_parity);
 
 /* Two runs on 2 threads give the same bits (per-step losses and final
  * parameters); so do runs on 3 threads and on all cores (threads 0). */
-static test_result test_train_deterministic(char *why, size_t why_size)
+TEST("omp_train_deterministic", test_train_deterministic)
 {
-    (void)why, (void)why_size;
     enum { STEPS = 40 };
     ffnn_dataset *data = NULL;
     CHECK_FASHION(load_train_12800(&data));
@@ -227,14 +222,12 @@ static test_result test_train_deterministic(char *why, size_t why_size)
     ffnn_dataset_free(data);
     return result;
 }
-TEST_CASE("omp_train_deterministic", test_train_deterministic);
 
 /* cfg.threads: the omp backend on N threads (1 included), 0 (the library's default)
  * all cores; out of range is refused. The reference is strategy reference, on one
  * thread, on the cpu only. */
-static test_result test_threads_config(char *why, size_t why_size)
+TEST("omp_threads_config", test_threads_config)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *full = NULL, *data = NULL;
     CHECK_FASHION(ffnn_dataset_load_idx_dir(TEST_FASHION_DIR, &full, NULL));
     CHECK_OK(ffnn_dataset_slice(full, 0, 256, &data));
@@ -308,14 +301,12 @@ static test_result test_threads_config(char *why, size_t why_size)
     TEST_FREE(m, data);
     return TEST_PASS;
 }
-TEST_CASE("omp_threads_config", test_threads_config);
 
 /* FFNN_OMP_ISA forces the kernel set: each set this CPU runs is taken, one it cannot
  * run is refused (FFNN_ERR_UNSUPPORTED, never run), an unknown name is refused by
  * name; the trainer passes the refusal on. */
-static test_result test_isa_forced(char *why, size_t why_size)
+TEST("omp_isa_forced_by_environment", test_isa_forced)
 {
-    (void)why, (void)why_size;
     static const char *sets[] = {"avx512", "avx2", "baseline"};
     const char *prev = getenv("FFNN_OMP_ISA");
     char saved[64];
@@ -378,4 +369,3 @@ static test_result test_isa_forced(char *why, size_t why_size)
         unsetenv("FFNN_OMP_ISA");
     return r;
 }
-TEST_CASE("omp_isa_forced_by_environment", test_isa_forced);

@@ -167,7 +167,7 @@ static const export_case cases[] = {
 };
 enum { CASES = sizeof cases / sizeof cases[0] };
 
-TEST_DIR_CASE("onnx", onnx_matches_onnxruntime)
+TEST_DIR_CASE("onnx_matches_onnxruntime", "onnx", onnx_matches_onnxruntime)
 {
     float *want[CASES] = {0};
     size_t width[CASES];
@@ -224,11 +224,10 @@ TEST_DIR_CASE("onnx", onnx_matches_onnxruntime)
     }
     return TEST_PASS;
 }
-TEST_CASE("onnx_matches_onnxruntime", test_onnx_matches_onnxruntime);
 
 /* A model without a loss and a missing directory are refused (no file left);
  * ffnn export writes a saved model's file and refuses a missing --onnx. */
-TEST_DIR_CASE("onnx", onnx_export_errors)
+TEST_DIR_CASE("onnx_export_errors", "onnx", onnx_export_errors)
 {
     UNUSED_WHY();
     ffnn_model *m = NULL;
@@ -263,4 +262,3 @@ TEST_DIR_CASE("onnx", onnx_export_errors)
     CHECK(rc == 0 && access(onnx, F_OK) == 0, "ffnn export exited with %d", rc);
     return TEST_PASS;
 }
-TEST_CASE("onnx_export_errors", test_onnx_export_errors);

@@ -22,7 +22,7 @@
  * inputs in [-6, 6] with relu's kink (0), saturation (+-40) and hardswish's corners
  * (+-3); forward and backward (from the saved value: a, or z for the activations of
  * ffnn_act_grad_from_input), out of place and in place. */
-static test_result op_test_activations(char *why, size_t why_size)
+TEST("ops_table_activations", op_test_activations)
 {
     static const struct {
         ffnn_activation act;
@@ -89,7 +89,6 @@ static test_result op_test_activations(char *why, size_t why_size)
     }
     return op_group_end(&g, why, why_size);
 }
-TEST_CASE("ops_table_activations", op_test_activations);
 
 /* ------------------------------------------------------------------ losses */
 
@@ -179,7 +178,7 @@ static void loss_entry(group *g, const target *t, ffnn_loss loss, size_t batch, 
     op_entry_line(g, "loss", t, FFNN_PRECISION_FP32, sh, 10.0 * n, &r);
 }
 
-static test_result op_test_losses(char *why, size_t why_size)
+TEST("ops_table_losses", op_test_losses)
 {
     static const ffnn_loss losses[] = {FFNN_LOSS_SOFTMAX_CE, FFNN_LOSS_SIGMOID_BCE, FFNN_LOSS_MSE};
     static const size_t widths[] = {1, 2, 10, 37}, batches[] = {1, 64, 203, 1000, 5000};
@@ -210,14 +209,13 @@ static test_result op_test_losses(char *why, size_t why_size)
                 }
     return op_group_end(&g, why, why_size);
 }
-TEST_CASE("ops_table_losses", op_test_losses);
 
 /* ------------------------------------------------------------------ optimizers */
 
 /* Five steps of each optimizer on the same arena, reference and target side by
  * side, state carried on each side: fresh gradients each step (in [-1, 1] on odd
  * steps, [-0.1, 0.1] on even ones), every 7th exactly zero (Adam's 0 / (0 + eps)). */
-static test_result op_test_optimizers(char *why, size_t why_size)
+TEST("ops_table_optimizers", op_test_optimizers)
 {
     static const struct {
         ffnn_optimizer kind;
@@ -299,7 +297,6 @@ static test_result op_test_optimizers(char *why, size_t why_size)
         }
     return op_group_end(&g, why, why_size);
 }
-TEST_CASE("ops_table_optimizers", op_test_optimizers);
 
 /* ------------------------------------------------------------------ clip, dropout, ema */
 
@@ -330,7 +327,7 @@ static int reference_dropout_ok(const float *in, const float *out, const float *
     return 1;
 }
 
-static test_result op_test_clip_dropout_ema(char *why, size_t why_size)
+TEST("ops_table_clip_dropout_ema", op_test_clip_dropout_ema)
 {
     static const size_t sizes[] = {1, 1023, 203530, 300007, 1000003};
     static const float clips[2][2] = {{0.5f, 0.008f}, {0.05f, 0.008f}}; /* max_norm, max_value */
@@ -413,7 +410,6 @@ static test_result op_test_clip_dropout_ema(char *why, size_t why_size)
     }
     return op_group_end(&g, why, why_size);
 }
-TEST_CASE("ops_table_clip_dropout_ema", op_test_clip_dropout_ema);
 
 /* ------------------------------------------------------------------ gather */
 
@@ -421,7 +417,7 @@ TEST_CASE("ops_table_clip_dropout_ema", op_test_clip_dropout_ema);
  * bit 1: float targets, else labels) from 50 samples; widths 1 and 3 take cuda's
  * one-value path, 8 and 784 its four-value path; 4100 rows are more than its
  * launch's 4096 row blocks. Images: first byte 0, last 255. */
-static test_result op_test_gather(char *why, size_t why_size)
+TEST("ops_table_gather", op_test_gather)
 {
     static const size_t features_list[] = {1, 3, 8, 784}, batches[] = {1, 37, 4096, 4100};
     const size_t count = 50;
@@ -498,7 +494,6 @@ static test_result op_test_gather(char *why, size_t why_size)
             }
     return op_group_end(&g, why, why_size);
 }
-TEST_CASE("ops_table_gather", op_test_gather);
 
 /* ------------------------------------------------------------------ bf16 ops */
 
@@ -662,7 +657,7 @@ static void optimizer_bf16_entry(group *g, const target *t, size_t n, pool *hp)
     op_entry_line(g, "optimizer_bf16", t, FFNN_PRECISION_BF16, sh, 36.0 * n, &r);
 }
 
-static test_result op_test_bf16(char *why, size_t why_size)
+TEST("ops_table_bf16", op_test_bf16)
 {
     static const dense_shape shapes[] = {{1, 8, 8},     {7, 24, 5},    {64, 784, 256},
                                          {64, 256, 10}, {257, 40, 17}, {2000, 16, 3}};
@@ -689,4 +684,3 @@ static test_result op_test_bf16(char *why, size_t why_size)
     }
     return op_group_end(&g, why, why_size);
 }
-TEST_CASE("ops_table_bf16", op_test_bf16);

@@ -102,9 +102,8 @@ static test_result run_sequence(ffnn_train_config *cfg, double lr, const char *n
     return TEST_PASS;
 }
 
-static test_result cpu_reference_sequences(char *why, size_t why_size)
+TEST("optim_cpu_reference_3_steps", cpu_reference_sequences)
 {
-    (void)why, (void)why_size;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.optimizer = FFNN_OPT_SGD;
     CHECK_PASS(run_sequence(&cfg, 0.1, "sgd"));
@@ -128,7 +127,6 @@ static test_result cpu_reference_sequences(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("optim_cpu_reference_3_steps", cpu_reference_sequences);
 
 /* The default configuration with Adam at lr 1e-3 (its other settings the
  * defaults: beta1 0.9, beta2 0.999, eps 1e-8), as torch.optim.Adam's. */
@@ -143,9 +141,8 @@ static ffnn_train_config adam_config(void)
 /* Adam's first step moves every parameter with a non-zero gradient by lr against
  * the gradient's sign (m / sqrt(v) = g / |g| after bias correction), to float
  * precision; a zero gradient leaves it. */
-static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
+TEST("optim_adam_first_step_is_lr_sign", adam_first_step_is_lr_sign)
 {
-    (void)why, (void)why_size;
     const ffnn_train_config cfg = adam_config();
     float p[4] = {0.0f, 0.0f, 0.0f, 0.0f}, g[4] = {3e-3f, -40.0f, 0.0f, 1e-5f}, state[8] = {0};
     const ffnn_optimizer_step step = ffnn_optimizer_step_at(&cfg, 1);
@@ -156,13 +153,11 @@ static test_result adam_first_step_is_lr_sign(char *why, size_t why_size)
           (double)p[3]);
     return TEST_PASS;
 }
-TEST_CASE("optim_adam_first_step_is_lr_sign", adam_first_step_is_lr_sign);
 
 /* The per-step scalars: computed in double from the decimal hyperparameters, as
  * PyTorch does with Python floats, then rounded to float. */
-static test_result step_scalars(char *why, size_t why_size)
+TEST("optim_step_scalars", step_scalars)
 {
-    (void)why, (void)why_size;
     const ffnn_train_config cfg = adam_config();
     for (uint64_t t = 1; t <= 1000; t *= 10) {
         const ffnn_optimizer_step s = ffnn_optimizer_step_at(&cfg, t);
@@ -186,15 +181,13 @@ static test_result step_scalars(char *why, size_t why_size)
           "state counts");
     return TEST_PASS;
 }
-TEST_CASE("optim_step_scalars", step_scalars);
 
 /* A captured CUDA graph is replayed only while the step's scalars are the same bytes
  * (src/strategy/graph.c): sgd's every step and momentum's after the first must be,
  * with weight decay and Nesterov too; Adam's change with t (never replayed). Adam's
  * bias corrections once leaked into sgd's struct, and no sgd graph was ever replayed. */
-static test_result steps_replayable(char *why, size_t why_size)
+TEST("optim_steps_replayable", steps_replayable)
 {
-    (void)why, (void)why_size;
     const ffnn_optimizer kinds[] = {FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM,
                                     FFNN_OPT_ADAMW};
     for (int k = 0; k < 4; k++) {
@@ -225,11 +218,9 @@ static test_result steps_replayable(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("optim_steps_replayable", steps_replayable);
 
-static test_result names_and_defaults(char *why, size_t why_size)
+TEST("optim_names_and_defaults", names_and_defaults)
 {
-    (void)why, (void)why_size;
     const char *names[] = {"sgd", "momentum", "adam", "adamw"};
     for (int i = 0; i < 4; i++) {
         ffnn_optimizer o = (ffnn_optimizer)99;
@@ -251,14 +242,12 @@ static test_result names_and_defaults(char *why, size_t why_size)
           (double)c.beta1, (double)c.beta2, (double)c.epsilon);
     return TEST_PASS;
 }
-TEST_CASE("optim_names_and_defaults", names_and_defaults);
 
 /* Weight decay's scalars and one element of each optimizer against the formula
  * written out: sgd/momentum/adam add wd p to g (one fma), adamw multiplies p by
  * (float)(1 - lr wd) computed in double from the decimal values. */
-static test_result weight_decay_scalars(char *why, size_t why_size)
+TEST("optim_weight_decay_scalars", weight_decay_scalars)
 {
-    (void)why, (void)why_size;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.optimizer = FFNN_OPT_ADAMW;
     cfg.learning_rate = 1e-3f;
@@ -287,7 +276,6 @@ static test_result weight_decay_scalars(char *why, size_t why_size)
     CHECK(q == (float)(1.0 - 0.1 * 0.5), "adamw decay of 1: %.9g", (double)q);
     return TEST_PASS;
 }
-TEST_CASE("optim_weight_decay_scalars", weight_decay_scalars);
 
 /* ------------------------------------------------------------ trainer */
 
@@ -312,9 +300,8 @@ static ffnn_status small_trainer(ffnn_optimizer opt, ffnn_dataset **full, ffnn_d
  * batch's gradient: momentum's buf = g exactly; Adam's m = lerp(0, g, 0.1) and
  * v = (0.001 g) g, to the bit. The state has the documented size, and
  * ffnn_trainer_optimizer_state refuses a buffer that is too small. */
-static test_result trainer_state(char *why, size_t why_size)
+TEST("optim_trainer_state", trainer_state)
 {
-    (void)why, (void)why_size;
     static const ffnn_optimizer opts[] = {FFNN_OPT_SGD, FFNN_OPT_MOMENTUM, FFNN_OPT_ADAM};
     for (int k = 0; k < 3; k++) {
         ffnn_dataset *full = NULL, *train = NULL;
@@ -367,12 +354,10 @@ static test_result trainer_state(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("optim_trainer_state", trainer_state);
 
 /* Out-of-range hyperparameters fail at create time with a message naming them. */
-static test_result rejects_bad_config(char *why, size_t why_size)
+TEST("optim_rejects_bad_config", rejects_bad_config)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *full = NULL, *train = NULL;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_dataset_load_idx_dir("/usr/share/datasets/fashion-mnist", &full, NULL));
@@ -419,4 +404,3 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     TEST_FREE(t, m, train, full);
     return TEST_PASS;
 }
-TEST_CASE("optim_rejects_bad_config", rejects_bad_config);

@@ -66,7 +66,7 @@ static void poke_outside(ffnn_train_config *c, const ffnn_train_option *o, int m
     }
 }
 
-static test_result default_and_limits(char *why, size_t why_size)
+TEST("options_defaults_pass_limits_refused_just_outside", default_and_limits)
 {
     ffnn_train_config d = ffnn_train_config_default();
     size_t refused = 0, no_outside = 0;
@@ -118,9 +118,8 @@ static test_result default_and_limits(char *why, size_t why_size)
            ffnn_train_option_count(), refused, no_outside);
     return TEST_PASS;
 }
-TEST_CASE("options_defaults_pass_limits_refused_just_outside", default_and_limits);
 
-static test_result set_by_name(char *why, size_t why_size)
+TEST("options_set_and_get_by_name", set_by_name)
 {
     ffnn_train_config c = ffnn_train_config_default();
     char text[64];
@@ -149,7 +148,6 @@ static test_result set_by_name(char *why, size_t why_size)
           "small buffer");
     return TEST_PASS;
 }
-TEST_CASE("options_set_and_get_by_name", set_by_name);
 
 /* A value of o other than its default, inside its range, as text. */
 static void sample_text(const ffnn_train_option *o, char *buf, size_t size)
@@ -210,7 +208,7 @@ static ffnn_status ck_round_trip(const char *path, const ffnn_train_config *cfg,
     return st;
 }
 
-TEST_DIR_CASE("opt", checkpoint_round_trip)
+TEST_DIR_CASE("options_checkpoint_round_trip", "opt", checkpoint_round_trip)
 {
     char path[512], text[64];
     size_t recorded = 0, not_recorded = 0;
@@ -244,7 +242,6 @@ TEST_DIR_CASE("opt", checkpoint_round_trip)
            recorded, not_recorded);
     return TEST_PASS;
 }
-TEST_CASE("options_checkpoint_round_trip", test_checkpoint_round_trip);
 
 /* The first word of o->cli ("--batch" of "--batch", "--lr-schedule" of
  * "--lr-schedule step:N") into buf. */
@@ -254,7 +251,7 @@ static void cli_word(const ffnn_train_option *o, char *buf, size_t size)
     snprintf(buf, size, "%.*s", (int)n, o->cli);
 }
 
-TEST_DIR_CASE("opt", cli_knows_every_option)
+TEST_DIR_CASE("options_cli_knows_every_option", "opt", cli_knows_every_option)
 {
     char help[512], out[512], word[64], needle[80], text[64];
     size_t direct = 0, through = 0, none = 0;
@@ -294,4 +291,3 @@ TEST_DIR_CASE("opt", cli_knows_every_option)
            through, none);
     return TEST_PASS;
 }
-TEST_CASE("options_cli_knows_every_option", test_cli_knows_every_option);

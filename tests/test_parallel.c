@@ -21,9 +21,8 @@
 
 /* The shards of every batch of 0..64 rows over 1..7 ranks tile it in rank order,
  * and differ in size by at most one (the larger ones first). */
-static test_result shard_split(char *why, size_t why_size)
+TEST("parallel_shard_split_tiles_every_batch", shard_split)
 {
-    (void)why, (void)why_size;
     for (int size = 1; size <= 7; size++)
         for (size_t rows = 0; rows <= 64; rows++) {
             size_t next = 0, first, count, prev = rows + 1;
@@ -43,13 +42,11 @@ static test_result shard_split(char *why, size_t why_size)
     CHECK(first == 34 && count == 33, "100 rows, rank 1 of 3: [%zu, +%zu)", first, count);
     return TEST_PASS;
 }
-TEST_CASE("parallel_shard_split_tiles_every_batch", shard_split);
 
 /* Without NCCL (or without a GPU) --gpus is refused with what is missing; a
  * group of 0 GPUs is refused; the NULL communicator is world size 1. */
-static test_result comm_refusals(char *why, size_t why_size)
+TEST("parallel_comm_refusals", comm_refusals)
 {
-    (void)why, (void)why_size;
     ffnn_comm *comms[1] = {NULL};
     CHECK(ffnn_comm_create_gpus(0, comms) == FFNN_ERR_INVALID_ARGUMENT, "gpus 0 accepted");
     CHECK(ffnn_comm_rank(NULL) == 0 && ffnn_comm_size(NULL) == 1 &&
@@ -67,7 +64,6 @@ static test_result comm_refusals(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("parallel_comm_refusals", comm_refusals);
 
 /* ---------------------------------------------------------------- mpirun */
 
@@ -111,12 +107,11 @@ MPI_CASE("parallel_mpi_sweep_error_on_a_rank_ends_all", mpi_sweep_errors, "sweep
 /* mpirun -np 2 ffnn sweep on cuda (each rank on the GPU of its place on the node,
  * both on GPU 0 of a one-GPU machine) against one process: the same table and
  * --save-best bytes (tests/test_parallel.sh sweep_cuda) */
-static test_result mpi_sweep_cuda(char *why, size_t why_size)
+TEST("parallel_mpi_sweep_cuda_np2_equals_one_process", mpi_sweep_cuda)
 {
     SKIP_WITHOUT_GPU();
     return run_case(why, why_size, "sweep_cuda");
 }
-TEST_CASE("parallel_mpi_sweep_cuda_np2_equals_one_process", mpi_sweep_cuda);
 
 /* ---------------------------------------------------------------- GPUs */
 
@@ -244,7 +239,7 @@ static test_result gpu_group(int gpus, ffnn_strategy strategy, ffnn_optimizer op
 /* One GPU: with the all-reduce stage forced (the NCCL path, an identity sum)
  * every strategy but persistent; as made (--gpus 1: the plain run, persistent
  * included) each strategy. Both bit for bit with the plain trainer. */
-static test_result gpu_nccl_one_gpu_bitwise(char *why, size_t why_size)
+TEST("parallel_gpu_nccl_one_gpu_bitwise", gpu_nccl_one_gpu_bitwise)
 {
     const ffnn_strategy strategies[] = {FFNN_STRATEGY_TILED, FFNN_STRATEGY_CUBLAS,
                                         FFNN_STRATEGY_CUBLASLT, FFNN_STRATEGY_FUSED,
@@ -261,9 +256,8 @@ static test_result gpu_nccl_one_gpu_bitwise(char *why, size_t why_size)
             }
     return TEST_PASS;
 }
-TEST_CASE("parallel_gpu_nccl_one_gpu_bitwise", gpu_nccl_one_gpu_bitwise);
 
-static test_result gpu_nccl_two_gpus(char *why, size_t why_size)
+TEST("parallel_gpu_nccl_two_gpus_1e-4", gpu_nccl_two_gpus)
 {
     const ffnn_strategy strategies[] = {FFNN_STRATEGY_TILED, FFNN_STRATEGY_GRAPH};
     for (size_t i = 0; i < 2; i++)
@@ -275,4 +269,3 @@ static test_result gpu_nccl_two_gpus(char *why, size_t why_size)
         }
     return TEST_PASS;
 }
-TEST_CASE("parallel_gpu_nccl_two_gpus_1e-4", gpu_nccl_two_gpus);

@@ -95,9 +95,8 @@ static test_result compare_arch(const char *arch, uint64_t seed)
     return TEST_PASS;
 }
 
-static test_result test_predictor_every_activation(char *why, size_t why_size)
+TEST("predictor_every_activation", test_predictor_every_activation)
 {
-    (void)why, (void)why_size;
     const char *acts[] = {"identity", "relu", "sigmoid", "tanh", "leaky_relu0.2", "elu0.5",
                           "softplus", "gelu", "gelu_tanh", "silu", "mish", "hardswish"};
     for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
@@ -107,23 +106,19 @@ static test_result test_predictor_every_activation(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("predictor_every_activation", test_predictor_every_activation);
 
-static test_result test_predictor_local1d(char *why, size_t why_size)
+TEST("predictor_local1d", test_predictor_local1d)
 {
-    (void)why, (void)why_size;
     if (compare_arch("64-local5relu-local3sametanh-24gelu-3", 7) != TEST_PASS ||
         compare_arch("40-local7:nobias-local5samesilu-2", 8) != TEST_PASS)
         return TEST_FAIL;
     return TEST_PASS;
 }
-TEST_CASE("predictor_local1d", test_predictor_local1d);
 
 /* A batch large enough to be sliced over the threads (lanes): 1, 2 and 3 threads
  * give the same bits, within TOL of the reference; 250 rows in chunks of 96. */
-static test_result test_predictor_slices(char *why, size_t why_size)
+TEST("predictor_slices", test_predictor_slices)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("300-local5relu-400gelu-96tanh-10", &m));
     CHECK_OK(ffnn_model_init(m, 21));
@@ -148,15 +143,13 @@ static test_result test_predictor_slices(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("predictor_slices", test_predictor_slices);
 
 /* Few rows split by output columns over 3 lanes (forced: the net is small) on
  * odd widths (panels cut mid-layer, a last panel part empty): the bits of 1
  * thread on batches 1, 2, 5 (rows < lanes) and 77 (chunks of 32, then of 11
  * rows a lane: the tile kernel), within TOL of the reference. */
-static test_result test_predictor_columns(char *why, size_t why_size)
+TEST("predictor_columns", test_predictor_columns)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     CHECK_OK(ffnn_model_create("37-129relu-67tanh-5", &m));
     CHECK_OK(ffnn_model_init(m, 33));
@@ -186,13 +179,11 @@ static test_result test_predictor_columns(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("predictor_columns", test_predictor_columns);
 
 /* ffnn_predictor_predict: the model's loss and standardisation; softmax of the
  * reference forward of the standardised rows; classes the argmax. */
-static test_result test_predictor_predict(char *why, size_t why_size)
+TEST("predictor_predict", test_predictor_predict)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     ffnn_predictor *p = NULL;
     enum { B = 19, IN = 12, OUT = 5 };
@@ -244,11 +235,9 @@ static test_result test_predictor_predict(char *why, size_t why_size)
     TEST_FREE(p, m);
     return TEST_PASS;
 }
-TEST_CASE("predictor_predict", test_predictor_predict);
 
-static test_result test_predictor_errors(char *why, size_t why_size)
+TEST("predictor_errors", test_predictor_errors)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     ffnn_predictor *p = NULL;
     CHECK_OK(ffnn_model_create("4-3", &m));
@@ -271,10 +260,9 @@ static test_result test_predictor_errors(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("predictor_errors", test_predictor_errors);
 
 /* On a GPU: the cuda predictor against the reference (skips without one). */
-static test_result test_predictor_cuda(char *why, size_t why_size)
+TEST("predictor_cuda", test_predictor_cuda)
 {
     if (ffnn_cuda_device_count() == 0)
         SKIP("no CUDA GPU visible (or a CPU-only build)");
@@ -295,7 +283,6 @@ static test_result test_predictor_cuda(char *why, size_t why_size)
     free(x);
     return TEST_PASS;
 }
-TEST_CASE("predictor_cuda", test_predictor_cuda);
 
 /* Inside an epoch a const reader refuses the model (the trainer's weights are
  * newer); after the epoch the model holds the trainer's weights. */
@@ -323,9 +310,8 @@ static int try_predictor(void *user, ffnn_trainer *t, int epoch, size_t step, si
     return 0;
 }
 
-static test_result test_predictor_model_in_training(char *why, size_t why_size)
+TEST("predictor_model_in_training", test_predictor_model_in_training)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL;
     ffnn_model *m = NULL;
     ffnn_trainer *t = NULL;
@@ -357,7 +343,6 @@ static test_result test_predictor_model_in_training(char *why, size_t why_size)
     TEST_FREE(t, m, train);
     return TEST_PASS;
 }
-TEST_CASE("predictor_model_in_training", test_predictor_model_in_training);
 
 /* ---- many threads: N predictors on one model while another thread trains ---- */
 
@@ -425,9 +410,8 @@ static void *train_thread(void *arg)
     return NULL;
 }
 
-static test_result test_predictor_threads(char *why, size_t why_size)
+TEST("predictor_threads", test_predictor_threads)
 {
-    (void)why, (void)why_size;
     ffnn_model *m = NULL;
     ffnn_predictor *p = NULL;
     CHECK_OK(ffnn_model_create("50-local3relu-640gelu-330tanh-7", &m));
@@ -459,4 +443,3 @@ static test_result test_predictor_threads(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("predictor_threads", test_predictor_threads);

@@ -133,7 +133,7 @@ static test_result expect_crafted_fail(const char *dir, const char *name, const 
 /* ---------------------------------------------------------------- valid files */
 
 /* The crafted file loads: shapes, values in arena order, metadata. */
-TEST_DIR_CASE("st", crafted_valid)
+TEST_DIR_CASE("safetensors_crafted_valid", "st", crafted_valid)
 {
     char path[512], arch[64];
     ffnn_model *m = NULL;
@@ -153,11 +153,10 @@ TEST_DIR_CASE("st", crafted_valid)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("safetensors_crafted_valid", test_crafted_valid);
 
 /* Tensors may come in any order, in the header and in the data section (the
  * safetensors package sorts them by dtype and name). */
-TEST_DIR_CASE("st", any_tensor_order)
+TEST_DIR_CASE("safetensors_any_tensor_order", "st", any_tensor_order)
 {
     /* data: b1 [0,8) w1 [8,24) b0 [24,32) w0 [32,56) */
     const char *header = "{" TEST_TENSOR_F32("layers.1.bias", "[2]", "[0,8]") ","
@@ -179,7 +178,6 @@ TEST_DIR_CASE("st", any_tensor_order)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("safetensors_any_tensor_order", test_any_tensor_order);
 
 /* Save, load: same architecture, bit-identical parameters, metadata; the data
  * section starts 8-byte aligned; saving again gives the same bytes. */
@@ -227,7 +225,7 @@ static test_result round_trip_one(const char *dir, const char *arch, ffnn_loss l
     return TEST_PASS;
 }
 
-TEST_DIR_CASE("st", round_trip)
+TEST_DIR_CASE("safetensors_round_trip", "st", round_trip)
 {
     UNUSED_WHY();
     PASS_OR_RETURN(round_trip_one(dir, "784-256relu-10", FFNN_LOSS_SOFTMAX_CE));
@@ -237,12 +235,11 @@ TEST_DIR_CASE("st", round_trip)
                                   FFNN_LOSS_SOFTMAX_CE));
     return TEST_PASS;
 }
-TEST_CASE("safetensors_round_trip", test_round_trip);
 
 /* A model with activation parameters and the activations beyond relu/sigmoid/tanh: saved, loaded,
  * its forward pass gives the same bits as before, and not those of the defaults
  * (the parameters are in the file's arch, docs/FORMATS.md). */
-TEST_DIR_CASE("st", activation_round_trip)
+TEST_DIR_CASE("safetensors_activation_round_trip", "st", activation_round_trip)
 {
     UNUSED_WHY();
     const char *arch = "8-16leaky_relu0.2-12elu0.5-10gelu-8gelu_tanh-8silu-6mish-6hardswish-3";
@@ -273,11 +270,10 @@ TEST_DIR_CASE("st", activation_round_trip)
     TEST_FREE(m, back, plain);
     return TEST_PASS;
 }
-TEST_CASE("safetensors_activation_round_trip", test_activation_round_trip);
 
 /* ---------------------------------------------------------------- case 7 */
 
-TEST_DIR_CASE("st", short_file)
+TEST_DIR_CASE("safetensors_short_file", "st", short_file)
 {
     char path[512];
 
@@ -290,9 +286,8 @@ TEST_DIR_CASE("st", short_file)
     CHECK(test_write_file(path, "\x10\0\0\0\0\0\0", 7) == 0, "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 7", "found end of file");
 }
-TEST_CASE("safetensors_short_file", test_short_file);
 
-TEST_DIR_CASE("st", header_too_large)
+TEST_DIR_CASE("safetensors_header_too_large", "st", header_too_large)
 {
     char path[512];
 
@@ -305,9 +300,8 @@ TEST_DIR_CASE("st", header_too_large)
           "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "18446744073709551615 exceeds");
 }
-TEST_CASE("safetensors_header_too_large", test_header_too_large);
 
-TEST_DIR_CASE("st", header_past_end)
+TEST_DIR_CASE("safetensors_header_past_end", "st", header_past_end)
 {
     char path[512];
     size_t n = strlen(VALID_HEADER);
@@ -319,11 +313,10 @@ TEST_DIR_CASE("st", header_past_end)
           "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, "offset 0", "runs past the end of the file");
 }
-TEST_CASE("safetensors_header_past_end", test_header_past_end);
 
 /* ---------------------------------------------------------------- case 8 */
 
-TEST_DIR_CASE("st", overlapping_offsets)
+TEST_DIR_CASE("safetensors_overlapping_offsets", "st", overlapping_offsets)
 {
     const char *h = "{" META "," W0 ","
                     TEST_TENSOR_F32("layers.0.bias", "[2]", "[16,24]") ","
@@ -332,9 +325,8 @@ TEST_DIR_CASE("st", overlapping_offsets)
     return expect_crafted_fail(dir, "overlap", h, DATA_BYTES, "layers.0.bias",
                                "overlap tensor \"layers.0.weight\"");
 }
-TEST_CASE("safetensors_overlapping_offsets", test_overlapping_offsets);
 
-TEST_DIR_CASE("st", gapped_offsets)
+TEST_DIR_CASE("safetensors_gapped_offsets", "st", gapped_offsets)
 {
     const char *h = "{" META "," W0 ","
                     TEST_TENSOR_F32("layers.0.bias", "[2]", "[28,36]") ","
@@ -343,10 +335,9 @@ TEST_DIR_CASE("st", gapped_offsets)
     UNUSED_WHY();
     return expect_crafted_fail(dir, "gap", h, 60, "layers.0.bias", "leave a gap after");
 }
-TEST_CASE("safetensors_gapped_offsets", test_gapped_offsets);
 
 /* The first tensor must begin at 0. */
-TEST_DIR_CASE("st", gap_at_start)
+TEST_DIR_CASE("safetensors_gap_at_start", "st", gap_at_start)
 {
     const char *h = "{" META ","
                     TEST_TENSOR_F32("layers.0.weight", "[2,3]", "[4,28]") ","
@@ -357,9 +348,8 @@ TEST_DIR_CASE("st", gap_at_start)
     return expect_crafted_fail(dir, "gap0", h, 60, "the start of the data section",
                                "begin at 0");
 }
-TEST_CASE("safetensors_gap_at_start", test_gap_at_start);
 
-TEST_DIR_CASE("st", begin_after_end)
+TEST_DIR_CASE("safetensors_begin_after_end", "st", begin_after_end)
 {
     const char *h = "{" META "," W0 ","
                     TEST_TENSOR_F32("layers.0.bias", "[2]", "[32,24]") ","
@@ -368,9 +358,8 @@ TEST_DIR_CASE("st", begin_after_end)
     return expect_crafted_fail(dir, "backwards", h, DATA_BYTES, "[32, 24]",
                                "expected begin <= end");
 }
-TEST_CASE("safetensors_begin_after_end", test_begin_after_end);
 
-TEST_DIR_CASE("st", size_not_shape_times_dtype)
+TEST_DIR_CASE("safetensors_size_not_shape_times_dtype", "st", size_not_shape_times_dtype)
 {
     const char *h = "{" META ","
                     TEST_TENSOR_F32("layers.0.weight", "[2,3]", "[0,20]") ","
@@ -379,10 +368,9 @@ TEST_DIR_CASE("st", size_not_shape_times_dtype)
     return expect_crafted_fail(dir, "size", h, DATA_BYTES, "span 20 bytes, expected 24",
                                "layers.0.weight");
 }
-TEST_CASE("safetensors_size_not_shape_times_dtype", test_size_not_shape_times_dtype);
 
 /* Offsets that stop short of the file's end, or run past it. */
-TEST_DIR_CASE("st", data_section_size)
+TEST_DIR_CASE("safetensors_data_section_size", "st", data_section_size)
 {
     UNUSED_WHY();
     PASS_OR_RETURN(expect_crafted_fail(dir, "trailing", VALID_HEADER, DATA_BYTES + 4,
@@ -390,11 +378,10 @@ TEST_DIR_CASE("st", data_section_size)
     return expect_crafted_fail(dir, "truncated", VALID_HEADER, DATA_BYTES - 4,
                                "truncated file", "expected 56 bytes of tensor data");
 }
-TEST_CASE("safetensors_data_section_size", test_data_section_size);
 
 /* ---------------------------------------------------------------- case 9 */
 
-TEST_DIR_CASE("st", shape_overflow)
+TEST_DIR_CASE("safetensors_shape_overflow", "st", shape_overflow)
 {
     const char *elements = "{" META ","
         TEST_TENSOR_F32("layers.0.weight", "[4294967296,4294967296]", "[0,24]") ","
@@ -413,9 +400,8 @@ TEST_DIR_CASE("st", shape_overflow)
     return expect_crafted_fail(dir, "huge", huge, DATA_BYTES, "shape dimension 0",
                                "expected an integer in [0, 2^53]");
 }
-TEST_CASE("safetensors_shape_overflow", test_shape_overflow);
 
-TEST_DIR_CASE("st", zero_dimension)
+TEST_DIR_CASE("safetensors_zero_dimension", "st", zero_dimension)
 {
     const char *h = "{" META ","
                     TEST_TENSOR_F32("layers.0.weight", "[0,3]", "[0,0]") ","
@@ -425,9 +411,8 @@ TEST_DIR_CASE("st", zero_dimension)
     UNUSED_WHY();
     return expect_crafted_fail(dir, "zero", h, 32, "layers.0.weight", "zero dimension");
 }
-TEST_CASE("safetensors_zero_dimension", test_zero_dimension);
 
-TEST_DIR_CASE("st", shape_not_architecture)
+TEST_DIR_CASE("safetensors_shape_not_architecture", "st", shape_not_architecture)
 {
     const char *transposed = "{" META ","
         TEST_TENSOR_F32("layers.0.weight", "[3,2]", "[0,24]") ","
@@ -444,9 +429,8 @@ TEST_DIR_CASE("st", shape_not_architecture)
                                        "shape [1, 2], expected [2]", "layers.0.bias"));
     return expect_crafted_fail(dir, "arch", arch, DATA_BYTES, "expected [4, 3]", "3-4relu-2");
 }
-TEST_CASE("safetensors_shape_not_architecture", test_shape_not_architecture);
 
-TEST_DIR_CASE("st", missing_or_extra_tensor)
+TEST_DIR_CASE("safetensors_missing_or_extra_tensor", "st", missing_or_extra_tensor)
 {
     const char *missing = "{" META "," W0 "," B0 "," W1 "}";
     const char *extra = "{" META "," W0 "," B0 "," W1 "," B1 ","
@@ -465,9 +449,8 @@ TEST_DIR_CASE("st", missing_or_extra_tensor)
     return expect_crafted_fail(dir, "nobias", nobias, DATA_BYTES, "layers.0.bias",
                                "has no bias");
 }
-TEST_CASE("safetensors_missing_or_extra_tensor", test_missing_or_extra_tensor);
 
-TEST_DIR_CASE("st", bad_metadata)
+TEST_DIR_CASE("safetensors_bad_metadata", "st", bad_metadata)
 {
     const char *tensors = W0 "," B0 "," W1 "," B1 "}";
     char h[1024];
@@ -492,10 +475,9 @@ TEST_DIR_CASE("st", bad_metadata)
     }
     return TEST_PASS;
 }
-TEST_CASE("safetensors_bad_metadata", test_bad_metadata);
 
 /* NaN / Inf in the data are refused at their offset. */
-TEST_DIR_CASE("st", non_finite_value)
+TEST_DIR_CASE("safetensors_non_finite_value", "st", non_finite_value)
 {
     char path[512];
     blob b;
@@ -511,11 +493,10 @@ TEST_DIR_CASE("st", non_finite_value)
     CHECK(rc == 0, "cannot write");
     return expect_fail(path, FFNN_ERR_FORMAT, offset, "\"layers.1.bias\" element 1 is nan");
 }
-TEST_CASE("safetensors_non_finite_value", test_non_finite_value);
 
 /* ---------------------------------------------------------------- case 10 */
 
-TEST_DIR_CASE("st", not_utf8)
+TEST_DIR_CASE("safetensors_not_utf8", "st", not_utf8)
 {
     /* 0xff inside the arch string; an overlong '/' (c0 af); a lone surrogate (ed a0 80) */
     const char *bad[3] = {"\xff", "\xc0\xaf", "\xed\xa0\x80"};
@@ -531,9 +512,8 @@ TEST_DIR_CASE("st", not_utf8)
     }
     return TEST_PASS;
 }
-TEST_CASE("safetensors_not_utf8", test_not_utf8);
 
-TEST_DIR_CASE("st", not_json)
+TEST_DIR_CASE("safetensors_not_json", "st", not_json)
 {
     char h[1024], path[512];
 
@@ -561,9 +541,8 @@ TEST_DIR_CASE("st", not_json)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("safetensors_not_json", test_not_json);
 
-TEST_DIR_CASE("st", duplicate_keys)
+TEST_DIR_CASE("safetensors_duplicate_keys", "st", duplicate_keys)
 {
     const char *top = "{" META "," W0 "," B0 "," W1 "," B1 "," B1 "}";
     const char *inner = "{" META "," W0 ","
@@ -579,9 +558,8 @@ TEST_DIR_CASE("st", duplicate_keys)
     return expect_crafted_fail(dir, "meta", meta, DATA_BYTES, "duplicate key \"loss\"",
                                "__metadata__");
 }
-TEST_CASE("safetensors_duplicate_keys", test_duplicate_keys);
 
-TEST_DIR_CASE("st", unknown_dtype)
+TEST_DIR_CASE("safetensors_unknown_dtype", "st", unknown_dtype)
 {
     const char *unknown = "{" META ","
         "\"layers.0.weight\":{\"dtype\":\"F31\",\"shape\":[2,3],\"data_offsets\":[0,24]},"
@@ -597,11 +575,10 @@ TEST_DIR_CASE("st", unknown_dtype)
     return expect_crafted_fail(dir, "f64", f64, 80, "dtype F64, expected F32",
                                "layers.0.weight");
 }
-TEST_CASE("safetensors_unknown_dtype", test_unknown_dtype);
 
 /* Other structural errors: a tensor that is not an object, a missing or
  * unknown field, data_offsets of the wrong form, a negative dimension. */
-TEST_DIR_CASE("st", bad_tensor_entries)
+TEST_DIR_CASE("safetensors_bad_tensor_entries", "st", bad_tensor_entries)
 {
     static const struct { const char *w0, *needle; } cases[] = {
         {"\"layers.0.weight\":[1,2]", "expected an object"},
@@ -626,9 +603,8 @@ TEST_DIR_CASE("st", bad_tensor_entries)
     }
     return TEST_PASS;
 }
-TEST_CASE("safetensors_bad_tensor_entries", test_bad_tensor_entries);
 
-TEST_DIR_CASE("st", not_a_file)
+TEST_DIR_CASE("safetensors_not_a_file", "st", not_a_file)
 {
     char path[512];
 
@@ -637,7 +613,6 @@ TEST_DIR_CASE("st", not_a_file)
     PASS_OR_RETURN(expect_fail(path, FFNN_ERR_IO, "No such file", NULL));
     return expect_fail(dir, FFNN_ERR_IO, "a directory", NULL);
 }
-TEST_CASE("safetensors_not_a_file", test_not_a_file);
 
 /* ---------------------------------------------------------------- faults */
 
@@ -696,7 +671,7 @@ static void full_disk_child(const char *path)
     _exit(0);
 }
 
-TEST_DIR_CASE("st", save_disk_full)
+TEST_DIR_CASE("safetensors_save_disk_full", "st", save_disk_full)
 {
     char path[512];
     blob old;
@@ -721,7 +696,6 @@ TEST_DIR_CASE("st", save_disk_full)
           "the child's save did not fail with EFBIG as expected (status 0x%x)", status);
     return r;
 }
-TEST_CASE("safetensors_save_disk_full", test_save_disk_full);
 
 /* Bytes of model m saved alone as dir/name (the file then removed). */
 static int saved_bytes(const char *dir, const char *name, const ffnn_model *m, blob *b)
@@ -768,7 +742,7 @@ static void save_model_job(void *arg)
     ffnn_model_save(j->model, j->path);
 }
 
-TEST_DIR_CASE("st", save_killed)
+TEST_DIR_CASE("safetensors_save_killed", "st", save_killed)
 {
     static const int delays_ms[3] = {5, 20, 60};
     char path[512];
@@ -796,9 +770,8 @@ TEST_DIR_CASE("st", save_killed)
     ffnn_model_free(big);
     return r; /* a temporary file the kill left behind goes with the directory */
 }
-TEST_CASE("safetensors_save_killed", test_save_killed);
 
-TEST_DIR_CASE("st", save_missing_directory)
+TEST_DIR_CASE("safetensors_save_missing_directory", "st", save_missing_directory)
 {
     char path[512];
     ffnn_model *m = NULL;
@@ -816,10 +789,9 @@ TEST_DIR_CASE("st", save_missing_directory)
     CHECK(test_count_entries(dir) == 0, "%d entries left in %s", test_count_entries(dir), dir);
     return TEST_PASS;
 }
-TEST_CASE("safetensors_save_missing_directory", test_save_missing_directory);
 
 /* Saving over a directory, or a model with NaN, fails; the old file stays. */
-TEST_DIR_CASE("st", save_refused)
+TEST_DIR_CASE("safetensors_save_refused", "st", save_refused)
 {
     char path[512], sub[512];
     ffnn_model *m = NULL;
@@ -853,7 +825,6 @@ TEST_DIR_CASE("st", save_refused)
     rmdir(sub);
     return TEST_PASS;
 }
-TEST_CASE("safetensors_save_refused", test_save_refused);
 
 /* ---------------------------------------------------------------- PyTorch */
 
@@ -968,7 +939,7 @@ static test_result check_torch_side(const char *dir)
     return TEST_PASS;
 }
 
-TEST_DIR_CASE("st", pytorch_interop)
+TEST_DIR_CASE("safetensors_pytorch_interop", "st", pytorch_interop)
 {
     char reason[256] = "", path[512];
     FILE *f;
@@ -994,13 +965,12 @@ TEST_DIR_CASE("st", pytorch_interop)
           dir, rc);
     return check_torch_side(dir);
 }
-TEST_CASE("safetensors_pytorch_interop", test_pytorch_interop);
 
 /* ---------------------------------------------------------------- inference */
 
 /* predict: softmax rows sum to 1, the class is the argmax of the logits;
  * sigmoid for bce; raw outputs for mse; a loss that does not fit is refused. */
-static test_result test_predict(char *why, size_t why_size)
+TEST("model_predict", test_predict)
 {
     ffnn_model *m = NULL;
     float x[2 * 3] = {0.1f, 0.5f, 0.9f, 1.0f, 0.0f, 0.3f}, raw[4], p[4];
@@ -1036,11 +1006,10 @@ static test_result test_predict(char *why, size_t why_size)
     ffnn_model_free(m);
     return TEST_PASS;
 }
-TEST_CASE("model_predict", test_predict);
 
 /* evaluate: the confusion matrix counts (true, predicted) pairs; the mean
  * loss equals the trainer's; labels beyond the classes are refused. */
-static test_result test_evaluate(char *why, size_t why_size)
+TEST("model_evaluate", test_evaluate)
 {
     ffnn_dataset *full = NULL, *test = NULL;
     ffnn_model *m = NULL;
@@ -1083,10 +1052,9 @@ static test_result test_evaluate(char *why, size_t why_size)
           "labels beyond 4 classes: %s: %s", ffnn_status_name(st), ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("model_evaluate", test_evaluate);
 
 /* An IDX image file loads without a label file (for ffnn predict). */
-static test_result test_idx_images_only(char *why, size_t why_size)
+TEST("idx_images_only", test_idx_images_only)
 {
     ffnn_dataset *ds = NULL;
 
@@ -1101,4 +1069,3 @@ static test_result test_idx_images_only(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("idx_images_only", test_idx_images_only);

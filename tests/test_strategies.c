@@ -20,9 +20,8 @@
 #include "train/trainer.h"
 
 /* The persistent strategy's scope and the auto rule, from the model and config alone. */
-static test_result scope_and_auto(char *why, size_t why_size)
+TEST("strategies_scope_and_auto_rule", scope_and_auto)
 {
-    (void)why, (void)why_size;
     ffnn_model *two = NULL, *three = NULL;
     CHECK_OK(ffnn_model_create("784-256relu-10", &two));
     CHECK_OK(ffnn_model_create("784-1024relu-1024relu-10", &three));
@@ -170,7 +169,6 @@ static test_result scope_and_auto(char *why, size_t why_size)
     TEST_FREE(gelu, two, three);
     return TEST_PASS;
 }
-TEST_CASE("strategies_scope_and_auto_rule", scope_and_auto);
 
 /* The strategy on cuda in precision prec against the cpu reference (fp32), one
  * ffnn_trainer_step at a time: 200 steps of arch with each optimizer the strategy
@@ -244,7 +242,7 @@ TEST_CASE("strategies_persistent_follows_cpu_200_steps", persistent_follows);
  * same precision runs beside them as a control (its worst difference printed). */
 #define TRAIN_REL_TF32 (1.0 / 128.0)
 #define TRAIN_REL_BF16 (1.0 / 32.0)
-static test_result tensor_follows(char *why, size_t why_size)
+TEST("strategies_fused_graph_tf32_bf16_follow_cpu_200_steps", tensor_follows)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -287,7 +285,6 @@ static test_result tensor_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("strategies_fused_graph_tf32_bf16_follow_cpu_200_steps", tensor_follows);
 
 /* One epoch of cpu (the reference) and gpu, then every step's loss within bound of
  * the cpu's, relative; steps: the count each must have run; *worst raised to the
@@ -321,7 +318,7 @@ static test_result epoch_follows(ffnn_trainer *cpu, ffnn_trainer *gpu, size_t st
  * follow the fp32 cpu reference within the tf32 bound above, the epochs as captured
  * graphs with the next batch gathered (and transposed) during the step; then
  * ffnn_trainer_gradient of other rows, which the step's x^T does not hold. */
-static test_result xt_follows(char *why, size_t why_size)
+TEST("strategies_cublaslt_tf32_xt_from_gather_follows_cpu", xt_follows)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL, *train = NULL;
@@ -373,7 +370,6 @@ static test_result xt_follows(char *why, size_t why_size)
     TEST_FREE(cpu, gpu, m, train);
     return TEST_PASS;
 }
-TEST_CASE("strategies_cublaslt_tf32_xt_from_gather_follows_cpu", xt_follows);
 
 static int stop_at_12(void *user, ffnn_trainer *t, int epoch, size_t step, size_t steps)
 {
@@ -461,7 +457,7 @@ static test_result persistent_launches(char *w, size_t n)
     return launches(FFNN_STRATEGY_PERSISTENT, w, n);
 }
 TEST_CASE("strategies_persistent_epoch_launches_follow_cpu", persistent_launches);
-static test_result adam_launches(char *why, size_t why_size)
+TEST("strategies_adam_graphs_replay_and_follow_cpu", adam_launches)
 {
     const ffnn_strategy ks[] = {FFNN_STRATEGY_GRAPH, FFNN_STRATEGY_CUBLASLT};
     for (int k = 0; k < 2; k++)
@@ -472,7 +468,6 @@ static test_result adam_launches(char *why, size_t why_size)
         }
     return TEST_PASS;
 }
-TEST_CASE("strategies_adam_graphs_replay_and_follow_cpu", adam_launches);
 
 /* The second stream (backend.h side_begin) takes work off a step's critical path
  * without changing a value: the next step's batch gathered during the step (graph
@@ -482,7 +477,7 @@ TEST_CASE("strategies_adam_graphs_replay_and_follow_cpu", adam_launches);
  * 2,000 samples at batch 64 (launches of 8 or 16 steps and a last batch of 16
  * rows), on graph, cublas, cublaslt fp32 and cublaslt bf16 (the batch gathered
  * straight into bf16); nets of one and of three hidden layers. */
-static test_result second_stream_same_bits(char *why, size_t why_size)
+TEST("strategies_second_stream_keeps_the_bits", second_stream_same_bits)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL, *test = NULL, *train = NULL;
@@ -547,7 +542,6 @@ static test_result second_stream_same_bits(char *why, size_t why_size)
     TEST_FREE(train, full, test);
     return TEST_PASS;
 }
-TEST_CASE("strategies_second_stream_keeps_the_bits", second_stream_same_bits);
 
 /* The persistent kernel's two exchanges of the partial logits (backend/cuda/
  * persistent.cu): a block's rows x classes up to 2048 take one barrier (the sum in
@@ -558,7 +552,7 @@ TEST_CASE("strategies_second_stream_keeps_the_bits", second_stream_same_bits);
  * up to ~78,500 times 100), and the step's loss must read NaN, which the trainer
  * reports as divergence, rather than a wrapped sum; the cpu's is finite (all
  * logits of a row equal, ~1e8). */
-static test_result persistent_exchanges(char *why, size_t why_size)
+TEST("strategies_persistent_exchanges_follow_cpu", persistent_exchanges)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -604,7 +598,6 @@ static test_result persistent_exchanges(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("strategies_persistent_exchanges_follow_cpu", persistent_exchanges);
 
 /* The persistent kernel's row groups (backend/cuda/persistent.cu, row_groups: R
  * blocks share a hidden slice, each over ceil(B / R) of the batch's rows, their
@@ -614,7 +607,7 @@ TEST_CASE("strategies_persistent_exchanges_follow_cpu", persistent_exchanges);
  * The last batches leave row groups empty (batch 128: 8 rows, R 2; 192: 72 rows of
  * 96 per group; 256: 8 rows, R 4; 320: 200 rows, groups of 80, 80, 40, 0), and the
  * second epoch starts from the weights the first wrote back. */
-static test_result persistent_row_groups(char *why, size_t why_size)
+TEST("strategies_persistent_row_groups_follow_cpu", persistent_row_groups)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL, *train = NULL;
@@ -647,7 +640,6 @@ static test_result persistent_row_groups(char *why, size_t why_size)
     ffnn_dataset_free(train);
     return TEST_PASS;
 }
-TEST_CASE("strategies_persistent_row_groups_follow_cpu", persistent_row_groups);
 
 /* --strategy persistent --precision tf32 against the fp32 cpu reference. Where a
  * block holds 8 units (persistent.cu make_plan: pl->tc) x W1^T and dW1 run on the
@@ -659,7 +651,7 @@ TEST_CASE("strategies_persistent_row_groups_follow_cpu", persistent_row_groups);
  * past the batch (batch 8), a partial m tile (batch 40), last slices with empty units
  * (590 and 500 units), short last batches. Where a block holds fewer units the fp32
  * kernel runs (faster there): the same losses as fp32, bit for bit. */
-static test_result persistent_tf32_follows(char *why, size_t why_size)
+TEST("strategies_persistent_tf32_follows_cpu", persistent_tf32_follows)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *full = NULL;
@@ -717,11 +709,10 @@ static test_result persistent_tf32_follows(char *why, size_t why_size)
     ffnn_dataset_free(full);
     return TEST_PASS;
 }
-TEST_CASE("strategies_persistent_tf32_follows_cpu", persistent_tf32_follows);
 
 /* An explicit persistent request for a net outside its scope fails at create
  * with the reason; auto picks another strategy for it. */
-static test_result persistent_refusal(char *why, size_t why_size)
+TEST("strategies_persistent_refuses_deep_net", persistent_refusal)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -741,13 +732,12 @@ static test_result persistent_refusal(char *why, size_t why_size)
     TEST_FREE(t, m, train, test);
     return TEST_PASS;
 }
-TEST_CASE("strategies_persistent_refuses_deep_net", persistent_refusal);
 
 /* Seed 001's regression (32-256relu:nobias-1:nobias, mse on float targets,
  * batch 256, lr 0.002) on synth:regression:2560 with the persistent kernel and
  * graph, one step at a time for 200 steps and then whole epochs (10 steps, the
  * last one short), against the cpu reference. */
-static test_result mse_follows(char *why, size_t why_size)
+TEST("strategies_persistent_mse_regression_follows_cpu", mse_follows)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -779,14 +769,12 @@ static test_result mse_follows(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("strategies_persistent_mse_regression_follows_cpu", mse_follows);
 
 /* The strategy table (src/strategy/table.c) has one entry per ffnn_strategy value,
  * each naming itself as ffnn_strategy_name does and complete: every strategy but
  * auto runs steps; a strategy with its own state frees it. */
-static test_result table_covers_enum(char *why, size_t why_size)
+TEST("strategies_table_covers_every_strategy", table_covers_enum)
 {
-    (void)why, (void)why_size;
     for (int k = 0; k < FFNN_STRATEGY_COUNT; k++) {
         const ffnn_strategy_impl *s = ffnn_strategy_get((ffnn_strategy)k);
         CHECK(s != NULL, "no table entry for strategy %d (%s)", k,
@@ -805,16 +793,14 @@ static test_result table_covers_enum(char *why, size_t why_size)
     CHECK(ffnn_strategy_get((ffnn_strategy)-1) == NULL, "an entry for -1");
     return TEST_PASS;
 }
-TEST_CASE("strategies_table_covers_every_strategy", table_covers_enum);
 
 /* The cached strategies (graph, cublas) choose steps per launch so that an
  * epoch's launches fit the graph cache: at most ffnn_graph_cache_slots()
  * launches for any epoch length (with more, LRU eviction recaptures every launch
  * of every epoch), never fewer steps than their measured default (graph 16,
  * cublas 8), and exactly the default while an epoch fits (Fashion-MNIST). */
-static test_result graph_cache_holds_an_epoch(char *why, size_t why_size)
+TEST("strategies_graph_cache_holds_an_epoch", graph_cache_holds_an_epoch)
 {
-    (void)why, (void)why_size;
     const size_t slots = ffnn_graph_cache_slots();
     static const size_t epochs[] = {1, 7, 16, 938, 1024, 2047, 2048, 2049, 4096,
                                     131073, 1000000, 123456789};
@@ -839,13 +825,12 @@ static test_result graph_cache_holds_an_epoch(char *why, size_t why_size)
     }
     return TEST_PASS;
 }
-TEST_CASE("strategies_graph_cache_holds_an_epoch", graph_cache_holds_an_epoch);
 
 /* --strategy tune without a GPU: the name parses; the rule resolves it as auto
  * (its fallback) for every batch and precision; a cpu trainer runs the OpenMP
  * backend as auto does, with the same losses bit for bit, nothing measured (an
  * empty note) and the caller's model untouched by creation. */
-static test_result tune_on_cpu(char *why, size_t why_size)
+TEST("strategies_tune_on_cpu_is_auto", tune_on_cpu)
 {
     ffnn_strategy k;
     CHECK_OK(ffnn_strategy_from_name("tune", &k));
@@ -905,7 +890,6 @@ static test_result tune_on_cpu(char *why, size_t why_size)
     TEST_FREE(t, a, m, train, test);
     return TEST_PASS;
 }
-TEST_CASE("strategies_tune_on_cpu_is_auto", tune_on_cpu);
 
 /* The time the note gives `name` (" name 12.3" or " name 12.3 us/step"), or -1
  * when the note does not name it with a number. */
@@ -928,7 +912,7 @@ static double note_time(const char *note, const char *name)
  * tuned trainer follows the cpu reference within 1e-4 per step over 200 steps.
  * fp32 (persistent fits this net: five candidates) and tf32 (four: not
  * persistent, which is fp32 only). */
-static test_result tune_on_cuda(char *why, size_t why_size)
+TEST("strategies_tune_on_cuda_picks_measured_and_follows_cpu", tune_on_cuda)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *train = NULL, *test = NULL;
@@ -1006,7 +990,6 @@ static test_result tune_on_cuda(char *why, size_t why_size)
     TEST_FREE(train, test);
     return TEST_PASS;
 }
-TEST_CASE("strategies_tune_on_cuda_picks_measured_and_follows_cpu", tune_on_cuda);
 
 /* The head op with more than 48 KiB of shared memory (its kernel's attribute set
  * before the launch, backend/cuda/head.cu) inside the cublaslt strategy's captured
@@ -1015,7 +998,7 @@ TEST_CASE("strategies_tune_on_cuda_picks_measured_and_follows_cpu", tune_on_cuda
  * label = the argmax of x A for a fixed random A [64, 16]. Two epochs at batch 64
  * on the cpu reference and on cublaslt (fp32, sgd): every step's loss within
  * PARITY_REL of the cpu's, and the graphs captured then replayed. */
-static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
+TEST("strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs)
 {
     SKIP_WITHOUT_GPU();
     enum { N = 1024, F = 64, K = 16 };
@@ -1075,4 +1058,3 @@ static test_result head_wide_smem_in_graphs(char *why, size_t why_size)
     ffnn_dataset_free(train);
     return TEST_PASS;
 }
-TEST_CASE("strategies_head_past_48k_shared_memory_in_graphs", head_wide_smem_in_graphs);

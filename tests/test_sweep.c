@@ -100,9 +100,8 @@ static void sweep_fixture_free(sweep_fixture *f)
     TEST_FREE(f->train, f->val, f->all);
 }
 
-static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
+TEST("sweep_models_equal_lone_runs", sweep_models_equal_lone_runs)
 {
-    (void)why, (void)why_size;
     sweep_fixture f;
     CHECK_PASS(sweep_setup(&f));
     ffnn_sweep *s = f.s;
@@ -133,14 +132,12 @@ static test_result sweep_models_equal_lone_runs(char *why, size_t why_size)
     sweep_fixture_free(&f);
     return TEST_PASS;
 }
-TEST_CASE("sweep_models_equal_lone_runs", sweep_models_equal_lone_runs);
 
 /* Successive halving from C (ETA 2, rungs 1, 2, 4 of 6 epochs): at each rung the
  * models still training ranked by best_loss, the best ceil(n/2) kept, the others
  * stopped; each model's last state equals its lone run of epochs_run epochs. */
-static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
+TEST("sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs)
 {
-    (void)why, (void)why_size;
     sweep_fixture f;
     CHECK_PASS(sweep_setup(&f));
     ffnn_sweep *s = f.s;
@@ -202,11 +199,9 @@ static test_result sweep_halving_equals_lone_runs(char *why, size_t why_size)
     sweep_fixture_free(&f);
     return TEST_PASS;
 }
-TEST_CASE("sweep_halving_equals_lone_runs", sweep_halving_equals_lone_runs);
 
-static test_result sweep_refuses(char *why, size_t why_size)
+TEST("sweep_refuses", sweep_refuses)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL;
     ffnn_model *m = NULL;
     CHECK_OK(test_synth_and_model("synth:points:100", "2-8relu-2", &train, &m));
@@ -247,12 +242,11 @@ static test_result sweep_refuses(char *why, size_t why_size)
     TEST_FREE(m, m2, train);
     return TEST_PASS;
 }
-TEST_CASE("sweep_refuses", sweep_refuses);
 
 /* ffnn sweep picks its best configuration and --save-best writes exactly the file
  * `ffnn train --save` writes for that configuration (same bytes); the ranked
  * table, --csv and --json agree; run-only options are refused by name. */
-TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
+TEST_DIR_CASE("sweep_cli_best_equals_ffnn_train", "sweep", sweep_cli_best_equals_ffnn_train)
 {
     const char *csv = TEST_SKLEARN_DATA "iris.csv";
     SKIP_WITHOUT_SKLEARN_FILE(csv);
@@ -313,11 +307,10 @@ TEST_DIR_CASE("sweep", sweep_cli_best_equals_ffnn_train)
           "a range without --random (see %s)", out);
     return TEST_PASS;
 }
-TEST_CASE("sweep_cli_best_equals_ffnn_train", test_sweep_cli_best_equals_ffnn_train);
 
 /* ffnn sweep --cv K gives each configuration the mean over its folds that ffnn
  * train --cv K prints for it (the same folds, the same models). */
-TEST_DIR_CASE("sweep", sweep_cli_cv_equals_ffnn_train_cv)
+TEST_DIR_CASE("sweep_cli_cv_equals_ffnn_train_cv", "sweep", sweep_cli_cv_equals_ffnn_train_cv)
 {
     const char *csv = TEST_SKLEARN_DATA "wine_data.csv";
     SKIP_WITHOUT_SKLEARN_FILE(csv);
@@ -357,11 +350,10 @@ TEST_DIR_CASE("sweep", sweep_cli_cv_equals_ffnn_train_cv)
           "the sweep's folds differ from ffnn train --cv's");
     return TEST_PASS;
 }
-TEST_CASE("sweep_cli_cv_equals_ffnn_train_cv", test_sweep_cli_cv_equals_ffnn_train_cv);
 
 /* SIGINT during a sweep: the models stop after the current epoch, the table and
  * --csv are written for the models as they are, exit status 130. */
-TEST_DIR_CASE("sweep", sweep_cli_sigint_ranks_what_it_has)
+TEST_DIR_CASE("sweep_cli_sigint_ranks_what_it_has", "sweep", sweep_cli_sigint_ranks_what_it_has)
 {
     UNUSED_WHY();
     char out[600], table[600];
@@ -382,11 +374,10 @@ TEST_DIR_CASE("sweep", sweep_cli_sigint_ranks_what_it_has)
           "--csv not written after the interrupt (see %s)", table);
     return TEST_PASS;
 }
-TEST_CASE("sweep_cli_sigint_ranks_what_it_has", test_sweep_cli_sigint_ranks_what_it_has);
 
 /* ffnn sweep --halving 2 --min-epochs 2 of 8 epochs with --cv 2: 4 configurations,
  * rungs at 2 and 4: two dropped at 2, one at 4, one trains all 8; ETA 1 refused. */
-TEST_DIR_CASE("sweep", sweep_cli_halving_rungs)
+TEST_DIR_CASE("sweep_cli_halving_rungs", "sweep", sweep_cli_halving_rungs)
 {
     UNUSED_WHY();
     char out[600];
@@ -416,13 +407,12 @@ TEST_DIR_CASE("sweep", sweep_cli_halving_rungs)
           "--halving 1 (see %s)", out);
     return TEST_PASS;
 }
-TEST_CASE("sweep_cli_halving_rungs", test_sweep_cli_halving_rungs);
 
 /* ffnn sweep --save-all DIR: DIR made, one DIR/conf-<N>.safetensors per
  * configuration, the best one the same bytes as --save-best; a second run into
  * DIR replaces them; a DIR with another file, or with conf files beyond the
  * sweep's count, is refused before training. */
-TEST_DIR_CASE("sweep", sweep_cli_save_all)
+TEST_DIR_CASE("sweep_cli_save_all", "sweep", sweep_cli_save_all)
 {
     UNUSED_WHY();
     char all[600], best[600], out[600], path[700];
@@ -479,11 +469,10 @@ TEST_DIR_CASE("sweep", sweep_cli_save_all)
     rmdir(all);
     return TEST_PASS;
 }
-TEST_CASE("sweep_cli_save_all", test_sweep_cli_save_all);
 
 /* --gpus N / ffnn_sweep_create_gpus: N greater than the GPUs there are is refused,
  * saying how many there are (on a machine without a GPU: every N); not on the cpu. */
-TEST_DIR_CASE("sweep", sweep_gpus_refused)
+TEST_DIR_CASE("sweep_gpus_refused", "sweep", sweep_gpus_refused)
 {
     UNUSED_WHY();
     ffnn_dataset *train = NULL;
@@ -522,4 +511,3 @@ TEST_DIR_CASE("sweep", sweep_gpus_refused)
     TEST_FREE(m, train);
     return TEST_PASS;
 }
-TEST_CASE("sweep_gpus_refused", test_sweep_gpus_refused);

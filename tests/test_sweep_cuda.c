@@ -259,7 +259,7 @@ static test_result gpus_sweep(const char *strategy, int gpus, const ffnn_dataset
 /* A sweep over 1 .. all the GPUs (model i on GPU i % N; batched: one engine per
  * GPU) gives every model the bits of the one-GPU sweep; more GPUs than there are
  * are refused, naming how many there are. */
-static test_result sweep_cuda_gpus(char *why, size_t why_size)
+TEST("sweep_cuda_gpus", sweep_cuda_gpus)
 {
     SKIP_WITHOUT_GPU();
     ffnn_dataset *all = NULL, *train = NULL, *val = NULL;
@@ -292,4 +292,3 @@ static test_result sweep_cuda_gpus(char *why, size_t why_size)
     TEST_FREE(train, val, all);
     return TEST_PASS;
 }
-TEST_CASE("sweep_cuda_gpus", sweep_cuda_gpus);

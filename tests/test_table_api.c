@@ -43,7 +43,8 @@ static int rows_are(const ffnn_dataset *e, const float *want, size_t rows)
            memcmp(ffnn_dataset_float_features(e), want, rows * 5 * sizeof(float)) == 0;
 }
 
-TEST_DIR_CASE("table_api", table_api_fit_encode_model_roundtrip)
+TEST_DIR_CASE("tabular_table_api_fit_encode_model_roundtrip", "table_api",
+              table_api_fit_encode_model_roundtrip)
 {
     UNUSED_WHY();
     char train_csv[512], new_csv[512], num_csv[512], model_path[512];
@@ -149,12 +150,11 @@ TEST_DIR_CASE("table_api", table_api_fit_encode_model_roundtrip)
     TEST_FREE(m, small, back, ds, e, nd, ne);
     return TEST_PASS;
 }
-TEST_CASE("tabular_table_api_fit_encode_model_roundtrip", test_table_api_fit_encode_model_roundtrip);
 
 /* A raw table built from columns in memory (the Python module's pandas path)
  * fits and encodes exactly as the same rows read from a CSV file; its
  * refusals name the row, the column or the level. */
-TEST_DIR_CASE("table_api", table_api_from_columns_as_csv)
+TEST_DIR_CASE("tabular_table_api_from_columns_as_csv", "table_api", table_api_from_columns_as_csv)
 {
     UNUSED_WHY();
     char path[512];
@@ -215,4 +215,3 @@ TEST_DIR_CASE("table_api", table_api_from_columns_as_csv)
     TEST_FREE(plain, from_csv, from_mem, csv, mem, e);
     return TEST_PASS;
 }
-TEST_CASE("tabular_table_api_from_columns_as_csv", test_table_api_from_columns_as_csv);

@@ -31,7 +31,7 @@ static int put_text(const char *dir, const char *name, const char *text, char *p
 
 /* ------------------------------------------------------------ CSV */
 
-TEST_DIR_CASE("tabular", csv_round_trip)
+TEST_DIR_CASE("tabular_csv_round_trip", "tabular", csv_round_trip)
 {
     (void)why, (void)why_size;
     char path[512];
@@ -72,11 +72,10 @@ TEST_DIR_CASE("tabular", csv_round_trip)
     }
     return TEST_PASS;
 }
-TEST_CASE("tabular_csv_round_trip", test_csv_round_trip);
 
 /* Columns by name and index, several targets (regression), a TSV, no header,
  * integer labels sorted as numbers, skip_rows, the mapping of a test file. */
-TEST_DIR_CASE("tabular", csv_columns)
+TEST_DIR_CASE("tabular_csv_columns", "tabular", csv_columns)
 {
     (void)why, (void)why_size;
     char path[512];
@@ -130,10 +129,9 @@ TEST_DIR_CASE("tabular", csv_columns)
     TEST_FREE(t, ds);
     return TEST_PASS;
 }
-TEST_CASE("tabular_csv_columns", test_csv_columns);
 
 /* Every malformed-file class gets its message (file, line, column, what). */
-TEST_DIR_CASE("tabular", csv_malformed)
+TEST_DIR_CASE("tabular_csv_malformed_messages", "tabular", csv_malformed)
 {
     (void)why, (void)why_size;
     static const struct {
@@ -193,7 +191,6 @@ TEST_DIR_CASE("tabular", csv_malformed)
     CHECK(ffnn_dataset_load_csv(path, NULL, &ds) == FFNN_ERR_IO, "missing file");
     return TEST_PASS;
 }
-TEST_CASE("tabular_csv_malformed_messages", test_csv_malformed);
 
 /* ------------------------------------------------------------ NPY */
 
@@ -228,7 +225,7 @@ static int put_npy(const char *path, const char *dict, const void *data, size_t 
  * (-0, a subnormal, FLT_MAX, 1/3), the mapping goes with ffnn_dataset_free, and
  * a feature removed from a mapped set copies it first (it is read-only). A file
  * one byte short of its shape is refused before anything is mapped. */
-TEST_DIR_CASE("tabular", npy_mapped_equals_read)
+TEST_DIR_CASE("tabular_npy_mapped_equals_read", "tabular", npy_mapped_equals_read)
 {
     (void)why, (void)why_size;
     char al[512], un[512], x8[512], cut[512];
@@ -277,9 +274,8 @@ TEST_DIR_CASE("tabular", npy_mapped_equals_read)
           "truncated: %s", ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("tabular_npy_mapped_equals_read", test_npy_mapped_equals_read);
 
-TEST_DIR_CASE("tabular", npy_round_trip)
+TEST_DIR_CASE("tabular_npy_round_trip_and_errors", "tabular", npy_round_trip)
 {
     (void)why, (void)why_size;
     char x4[512], x8[512], y8[512], t4[512], bad[512];
@@ -343,7 +339,6 @@ TEST_DIR_CASE("tabular", npy_round_trip)
               strstr(ffnn_last_error(), "as many rows"), "rows: %s", ffnn_last_error());
     return TEST_PASS;
 }
-TEST_CASE("tabular_npy_round_trip_and_errors", test_npy_round_trip);
 
 /* ------------------------------------------------------------ splits */
 
@@ -359,9 +354,8 @@ static ffnn_status three_classes(ffnn_dataset **out)
     return ffnn_dataset_from_arrays(100, 1, x, y, 0, NULL, out);
 }
 
-static test_result split_reproducible_stratified(char *why, size_t why_size)
+TEST("tabular_split_reproducible_stratified", split_reproducible_stratified)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *ds = NULL, *rest[3] = {NULL}, *part[3] = {NULL};
     CHECK_OK(three_classes(&ds));
     CHECK_OK(ffnn_dataset_split(ds, 0.2, 5, &rest[0], &part[0]));
@@ -403,11 +397,11 @@ static test_result split_reproducible_stratified(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("tabular_split_reproducible_stratified", split_reproducible_stratified);
 
 /* ------------------------------------------------------------ standardisation */
 
-TEST_DIR_CASE("tabular", standardize_model_file_round_trip)
+TEST_DIR_CASE("tabular_standardize_model_file_round_trip", "tabular",
+              standardize_model_file_round_trip)
 {
     (void)why, (void)why_size;
     enum { N = 40 };
@@ -481,14 +475,12 @@ TEST_DIR_CASE("tabular", standardize_model_file_round_trip)
     TEST_FREE(cback, cls, back, m, std, ds);
     return TEST_PASS;
 }
-TEST_CASE("tabular_standardize_model_file_round_trip", test_standardize_model_file_round_trip);
 
 /* ------------------------------------------------------------ trainer */
 
 /* A batch larger than the set is the whole set; drop_last drops the short batch. */
-static test_result batches_whole_set_and_drop_last(char *why, size_t why_size)
+TEST("tabular_batches_whole_set_and_drop_last", batches_whole_set_and_drop_last)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *ds = NULL;
     ffnn_model *m = NULL;
     ffnn_trainer *t = NULL;
@@ -524,10 +516,9 @@ static test_result batches_whole_set_and_drop_last(char *why, size_t why_size)
     TEST_FREE(t, m, ds);
     return TEST_PASS;
 }
-TEST_CASE("tabular_batches_whole_set_and_drop_last", batches_whole_set_and_drop_last);
 
 /* A model read while its trainer trains is never stale: every reader syncs. */
-TEST_DIR_CASE("tabular", model_never_stale)
+TEST_DIR_CASE("tabular_model_never_stale", "tabular", model_never_stale)
 {
     (void)why, (void)why_size;
     ffnn_dataset *ds = NULL;
@@ -574,7 +565,6 @@ TEST_DIR_CASE("tabular", model_never_stale)
     free(seen);
     return TEST_PASS;
 }
-TEST_CASE("tabular_model_never_stale", test_model_never_stale);
 
 /* ------------------------------------------------------------ the CLI */
 
@@ -602,7 +592,8 @@ static int write_noisy_csv(const char *path)
 
 /* Early stopping restores the best epoch: the model saved by a run stopped early is
  * bit for bit the model of the same run trained for exactly the best epoch's count. */
-TEST_CLI_CASE("tabular", cli_early_stopping_restores_best_epoch)
+TEST_CLI_CASE("tabular_cli_early_stopping_restores_best_epoch", "tabular",
+              cli_early_stopping_restores_best_epoch)
 {
     (void)why, (void)why_size;
     const char *ffnn = cli_binary();
@@ -659,7 +650,6 @@ TEST_CLI_CASE("tabular", cli_early_stopping_restores_best_epoch)
     CHECK(rows == 200 && named == 200, "%d rows, %d with a class label", rows, named);
     return TEST_PASS;
 }
-TEST_CASE("tabular_cli_early_stopping_restores_best_epoch", test_cli_early_stopping_restores_best_epoch);
 
 /* What an ffnn train --json run printed (stdout and stderr in one file): the last
  * epoch line's epoch (0: none), its "early stopping:" line and its test line
@@ -717,7 +707,8 @@ static test_result same_models(const char *a, const char *b, const char *what)
  * checkpoint. A checkpoint of a run without --early-stopping (no early-stopping
  * state, as the files before it) resumes with --early-stopping: the resumed run
  * tracks its own epochs. */
-TEST_CLI_CASE("tabular", cli_early_stopping_resume_same_stop)
+TEST_CLI_CASE("tabular_cli_early_stopping_resume_same_stop", "tabular",
+              cli_early_stopping_resume_same_stop)
 {
     char csv[512], out[512], full[512], ck[512], resumed[512], steps[5][24];
     (void)why, (void)why_size;
@@ -784,11 +775,10 @@ TEST_CLI_CASE("tabular", cli_early_stopping_resume_same_stop)
            steps[3], ref.stopping);
     return TEST_PASS;
 }
-TEST_CASE("tabular_cli_early_stopping_resume_same_stop", test_cli_early_stopping_resume_same_stop);
 
 /* .npz archives (numpy.savez, savez_compressed; the seeds of the npy fuzz target):
  * x and y by name or position; a damaged archive is refused with its reason. */
-TEST_DIR_CASE("tabular", npz_archives)
+TEST_DIR_CASE("tabular_npz_archives", "tabular", npz_archives)
 {
     (void)why, (void)why_size;
     static const char *const files[3] = {"fuzz/corpus/npy/xy_stored.npz",
@@ -835,11 +825,10 @@ TEST_DIR_CASE("tabular", npz_archives)
     free(b.data);
     return TEST_PASS;
 }
-TEST_CASE("tabular_npz_archives", test_npz_archives);
 
 /* drop_last travels in a checkpoint: saved mid-epoch, resumed in a new trainer, the
  * rest of the epoch's losses are the uninterrupted run's, bit for bit. */
-TEST_DIR_CASE("tabular", drop_last_checkpoint_resume)
+TEST_DIR_CASE("tabular_drop_last_checkpoint_resume", "tabular", drop_last_checkpoint_resume)
 {
     (void)why, (void)why_size;
     ffnn_dataset *ds = NULL;
@@ -882,12 +871,11 @@ TEST_DIR_CASE("tabular", drop_last_checkpoint_resume)
     TEST_FREE(ta, tb, a, b, ds);
     return TEST_PASS;
 }
-TEST_CASE("tabular_drop_last_checkpoint_resume", test_drop_last_checkpoint_resume);
 
 /* Regression through the CLI: --standardize on features and targets, predict and
  * eval in the targets' units (the targets are about 1000: standardised units
  * would show as outputs near 0 and a negative R^2). */
-TEST_CLI_CASE("tabular", cli_regression_original_units)
+TEST_CLI_CASE("tabular_cli_regression_original_units", "tabular", cli_regression_original_units)
 {
     (void)why, (void)why_size;
     const char *ffnn = cli_binary();
@@ -925,7 +913,6 @@ TEST_CLI_CASE("tabular", cli_regression_original_units)
           first);
     return TEST_PASS;
 }
-TEST_CASE("tabular_cli_regression_original_units", test_cli_regression_original_units);
 
 /* The C program of doc (its first C block that starts with #include <stdio.h> and
  * #include "ffnn.h": a program that trains on a CSV file) compiled against this build's
@@ -983,15 +970,13 @@ static test_result doc_csv_program_runs(const char *doc, const char *dir, char *
 }
 
 /* The README's C quick start. */
-TEST_DIR_CASE("tabular", readme_library_example_runs)
+TEST_DIR_CASE("tabular_readme_library_example_runs", "tabular", readme_library_example_runs)
 {
     return doc_csv_program_runs("README.md", dir, why, why_size);
 }
-TEST_CASE("tabular_readme_library_example_runs", test_readme_library_example_runs);
 
 /* The C library guide's CSV program (validation split, standardisation, save). */
-TEST_DIR_CASE("tabular", c_api_guide_example_runs)
+TEST_DIR_CASE("tabular_c_api_guide_example_runs", "tabular", c_api_guide_example_runs)
 {
     return doc_csv_program_runs("docs/C_API.md", dir, why, why_size);
 }
-TEST_CASE("tabular_c_api_guide_example_runs", test_c_api_guide_example_runs);

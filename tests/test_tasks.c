@@ -55,7 +55,7 @@ static int train_cli(const char *dir, const char *const *args, char *out, size_t
 /* ------------------------------------------------------------ the task checks */
 
 /* The library refuses each case with the way out in the message. */
-TEST_DIR_CASE("tasks", library_refuses_wrong_tasks)
+TEST_DIR_CASE("tasks_library_refuses_wrong_tasks", "tasks", library_refuses_wrong_tasks)
 {
     UNUSED_WHY();
     char path[512];
@@ -125,10 +125,9 @@ TEST_DIR_CASE("tasks", library_refuses_wrong_tasks)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("tasks_library_refuses_wrong_tasks", test_library_refuses_wrong_tasks);
 
 /* ffnn train refuses each case, exit 1, the way out named; the way out works. */
-TEST_CLI_CASE("tasks", cli_refuses_wrong_tasks)
+TEST_CLI_CASE("tasks_cli_refuses_wrong_tasks", "tasks", cli_refuses_wrong_tasks)
 {
     UNUSED_WHY();
     char path[512], out[600], npy[512];
@@ -174,7 +173,6 @@ TEST_CLI_CASE("tasks", cli_refuses_wrong_tasks)
           "x.npy without labels: exit %d, no '--labels y.npy' in the output", rc);
     return TEST_PASS;
 }
-TEST_CASE("tasks_cli_refuses_wrong_tasks", test_cli_refuses_wrong_tasks);
 
 /* ------------------------------------------------------------ weights */
 
@@ -218,9 +216,8 @@ static ffnn_status grad_of(ffnn_dataset *ds, ffnn_loss loss, int threads, const 
  * sum w_i g_i / sum w_i (g_i, l_i: one sample's), on the reference and the
  * OpenMP backend, for ce and mse; class weights multiply in; a weight of 2
  * equals the sample given twice. */
-static test_result weighted_loss_and_gradient(char *why, size_t why_size)
+TEST("tasks_weighted_loss_and_gradient", weighted_loss_and_gradient)
 {
-    UNUSED_WHY();
     enum { N = 12, P = 3 * 5 + 5 + 5 * 3 + 3 };
     float x[N * 3], w[N], cw[3] = {0.5f, 2.0f, 1.25f}, g[P], gi[P];
     int32_t y[N], rows[N];
@@ -288,13 +285,11 @@ static test_result weighted_loss_and_gradient(char *why, size_t why_size)
     TEST_FREE(a, b);
     return TEST_PASS;
 }
-TEST_CASE("tasks_weighted_loss_and_gradient", weighted_loss_and_gradient);
 
 /* Bad weights are refused before anything changes; balanced is sklearn's rule;
  * weights follow the samples through slice, split and fold. */
-static test_result weights_checked_and_carried(char *why, size_t why_size)
+TEST("tasks_weights_checked_and_carried", weights_checked_and_carried)
 {
-    UNUSED_WHY();
     enum { N = 10 };
     float x[N * 3], w[N];
     int32_t y[N] = {0, 0, 0, 0, 0, 0, 1, 1, 1, 2}; /* 6, 3, 1 */
@@ -336,12 +331,11 @@ static test_result weights_checked_and_carried(char *why, size_t why_size)
     TEST_FREE(rest, part, ds);
     return TEST_PASS;
 }
-TEST_CASE("tasks_weights_checked_and_carried", weights_checked_and_carried);
 
 /* ffnn train and eval with --sample-weight COL of a CSV (the column leaves the
  * features) and --class-weight: the weighted line after training, eval's JSON
  * fields; unknown classes and a non-CSV column are refused with the reason. */
-TEST_CLI_CASE("tasks", cli_weights)
+TEST_CLI_CASE("tasks_cli_weights", "tasks", cli_weights)
 {
     UNUSED_WHY();
     char path[512], out[600], model[512];
@@ -378,15 +372,13 @@ TEST_CLI_CASE("tasks", cli_weights)
           rc);
     return TEST_PASS;
 }
-TEST_CASE("tasks_cli_weights", test_cli_weights);
 
 /* ------------------------------------------------------------ folds */
 
 /* Every sample in exactly one test fold; per class, fold counts within one of
  * count_c / K; the same seed the same folds, another seed others. */
-static test_result folds_stratified_and_seeded(char *why, size_t why_size)
+TEST("tasks_folds_stratified_and_seeded", folds_stratified_and_seeded)
 {
-    UNUSED_WHY();
     enum { N = 50, K = 4 };
     float x[N];
     int32_t y[N];
@@ -434,7 +426,6 @@ static test_result folds_stratified_and_seeded(char *why, size_t why_size)
     ffnn_dataset_free(ds);
     return TEST_PASS;
 }
-TEST_CASE("tasks_folds_stratified_and_seeded", folds_stratified_and_seeded);
 
 /* The number after "\"key\": " in line, or NaN. */
 static double json_number(const char *line, const char *key)
@@ -448,7 +439,7 @@ static double json_number(const char *line, const char *key)
 /* ffnn train --cv 3 --json: three fold lines whose test rows add up to the data,
  * a summary whose mean is the mean of the folds' values and whose std is their
  * spread; the same run again prints the same numbers. */
-TEST_CLI_CASE("tasks", cli_cross_validation)
+TEST_CLI_CASE("tasks_cli_cross_validation", "tasks", cli_cross_validation)
 {
     UNUSED_WHY();
     char path[512], out[600], again[600];
@@ -505,4 +496,3 @@ TEST_CLI_CASE("tasks", cli_cross_validation)
     free(text);
     return r;
 }
-TEST_CASE("tasks_cli_cross_validation", test_cli_cross_validation);

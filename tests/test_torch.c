@@ -146,12 +146,21 @@ TWIN("torch_parity_cpu_mish_hardswish", activations_mish);
  * --class-weight 0:2.5,1:0.75 against CrossEntropyLoss(weight=...); --class-weight
  * balanced --sample-weight w.npy and bce with --sample-weight against the weighted
  * mean sum w l / sum w. */
-TEST_WITH("torch_parity_cpu_tabular_csv_seed1", twin_tabular_seed1, twin_tabular, "tabular", "1", "1");
-TEST_WITH("torch_parity_cpu_tabular_csv_seed2", twin_tabular_seed2, twin_tabular, "tabular", "2", "1");
-TEST_WITH("torch_parity_cpu_tabular_csv_seed3", twin_tabular_seed3, twin_tabular, "tabular", "3", "1");
-TEST_WITH("torch_parity_cpu_tabular_csv_drop_last", twin_tabular_drop_last, twin_tabular, "tabular_droplast", "4", "1");
-TEST_WITH("torch_parity_cpu_tabular_csv_batch_above_set", twin_tabular_whole_batch, twin_tabular, "tabular_wholebatch", "5", "1");
-TEST_WITH("torch_parity_cpu_class_weight", twin_class_weight, twin_tabular, "tabular_class_weight", "1", "1");
-TEST_WITH("torch_parity_cpu_balanced_and_sample_weight", twin_sample_weight, twin_tabular, "tabular_sample_weight", "2", "1");
-TEST_WITH("torch_parity_omp_balanced_and_sample_weight", twin_sample_weight_omp, twin_tabular, "tabular_sample_weight", "3", "2");
-TEST_WITH("torch_parity_cpu_bce_sample_weight", twin_bce_weight, twin_tabular, "tabular_bce_weight", "4", "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_seed1", twin_tabular_seed1, twin_tabular, "tabular", "1",
+          "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_seed2", twin_tabular_seed2, twin_tabular, "tabular", "2",
+          "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_seed3", twin_tabular_seed3, twin_tabular, "tabular", "3",
+          "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_drop_last", twin_tabular_drop_last, twin_tabular,
+          "tabular_droplast", "4", "1");
+TEST_WITH("torch_parity_cpu_tabular_csv_batch_above_set", twin_tabular_whole_batch, twin_tabular,
+          "tabular_wholebatch", "5", "1");
+TEST_WITH("torch_parity_cpu_class_weight", twin_class_weight, twin_tabular,
+          "tabular_class_weight", "1", "1");
+TEST_WITH("torch_parity_cpu_balanced_and_sample_weight", twin_sample_weight, twin_tabular,
+          "tabular_sample_weight", "2", "1");
+TEST_WITH("torch_parity_omp_balanced_and_sample_weight", twin_sample_weight_omp, twin_tabular,
+          "tabular_sample_weight", "3", "2");
+TEST_WITH("torch_parity_cpu_bce_sample_weight", twin_bce_weight, twin_tabular,
+          "tabular_bce_weight", "4", "1");

@@ -50,30 +50,24 @@ static test_result cpu_one_epoch(ffnn_optimizer opt, float lr, double min_accura
 }
 
 /* SGD, lr 0.1: PyTorch reaches 71-72% test accuracy this way; we require >= 70%. */
-static test_result cpu_one_epoch_accuracy(char *why, size_t why_size)
+TEST("train_cpu_fashion_1_epoch_reaches_70pct", cpu_one_epoch_accuracy)
 {
-    (void)why, (void)why_size;
     return cpu_one_epoch(FFNN_OPT_SGD, 0.1f, 0.70);
 }
-TEST_CASE("train_cpu_fashion_1_epoch_reaches_70pct", cpu_one_epoch_accuracy);
 
 /* Adam, lr 1e-3 (PyTorch's defaults otherwise): 79.2-79.7% over seeds 1-3;
  * we require >= 75%. */
-static test_result cpu_one_epoch_adam(char *why, size_t why_size)
+TEST("train_cpu_fashion_1_epoch_adam_reaches_75pct", cpu_one_epoch_adam)
 {
-    (void)why, (void)why_size;
     return cpu_one_epoch(FFNN_OPT_ADAM, 1e-3f, 0.75);
 }
-TEST_CASE("train_cpu_fashion_1_epoch_adam_reaches_75pct", cpu_one_epoch_adam);
 
 /* SGD with momentum 0.9, lr 0.01: 74.1-75.4% over seeds 1-5 (74.66% at seed 1),
  * where plain SGD at lr 0.01 reaches 60-64%; we require >= 73%. */
-static test_result cpu_one_epoch_momentum(char *why, size_t why_size)
+TEST("train_cpu_fashion_1_epoch_momentum_reaches_73pct", cpu_one_epoch_momentum)
 {
-    (void)why, (void)why_size;
     return cpu_one_epoch(FFNN_OPT_MOMENTUM, 0.01f, 0.73);
 }
-TEST_CASE("train_cpu_fashion_1_epoch_momentum_reaches_73pct", cpu_one_epoch_momentum);
 
 /* From the same initial weights and batches, the cuda loss after each of 200
  * steps is within 1e-4 relative of the cpu loss: with plain SGD (lr 0.1), Nesterov
@@ -100,13 +94,14 @@ static test_result cuda_follows_cpu(char *why, size_t why_size, ffnn_strategy ke
     return TEST_PASS;
 }
 
-TEST_WITH("train_cuda_naive_follows_cpu_200_steps", cuda_naive_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_NAIVE);
-TEST_WITH("train_cuda_tiled_follows_cpu_200_steps", cuda_tiled_follows_cpu, cuda_follows_cpu, FFNN_STRATEGY_TILED);
+TEST_WITH("train_cuda_naive_follows_cpu_200_steps", cuda_naive_follows_cpu, cuda_follows_cpu,
+          FFNN_STRATEGY_NAIVE);
+TEST_WITH("train_cuda_tiled_follows_cpu_200_steps", cuda_tiled_follows_cpu, cuda_follows_cpu,
+          FFNN_STRATEGY_TILED);
 
 /* Bad configurations fail at create time with a message naming the value. */
-static test_result rejects_bad_config(char *why, size_t why_size)
+TEST("train_rejects_bad_config", rejects_bad_config)
 {
-    (void)why, (void)why_size;
     ffnn_dataset *train = NULL, *test = NULL;
     CHECK_FASHION(load_fashion(&train, &test));
     ffnn_model *m = NULL, *small = NULL, *sig = NULL;
@@ -148,4 +143,3 @@ static test_result rejects_bad_config(char *why, size_t why_size)
     TEST_FREE(wrong_input, m, small, sig, train, test);
     return TEST_PASS;
 }
-TEST_CASE("train_rejects_bad_config", rejects_bad_config);
