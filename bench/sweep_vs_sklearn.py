@@ -35,9 +35,9 @@ SEEDS = [1, 2, 3, 4]
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--ffnn", default="build/ffnn")
-    ap.add_argument("--epochs", type=int, default=30)
-    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--ffnn", default="build/ffnn", help="the ffnn program (default %(default)s)")
+    ap.add_argument("--epochs", type=int, default=30, help="epochs of every model, both sides (default %(default)s)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count(), help="ffnn sweep --threads (default: the cores, %(default)s); sklearn: n_jobs=-1")
     a = ap.parse_args()
     with gzip.open(DIGITS, "rt") as f:
         d = np.loadtxt(f, delimiter=",")

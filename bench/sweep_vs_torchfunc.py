@@ -83,8 +83,10 @@ def torch_seconds(n, batch, epochs, mode, x_u8, y_np, precision):
     base = nets[0].to("meta")
     lr = torch.tensor(rates(n), device=dev)
 
-    def loss(p, xb, yb):
-        return torch.nn.functional.cross_entropy(functional_call(base, p, (xb,)), yb)
+    def loss(p, xb, yb):  # bf16: the matmuls under autocast, fp32 master weights
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=precision == "bf16"):
+            logits = functional_call(base, p, (xb,))
+        return torch.nn.functional.cross_entropy(logits.float(), yb)
 
     g = vmap(grad(loss), in_dims=(0, None, None))
 
@@ -113,16 +115,16 @@ def torch_seconds(n, batch, epochs, mode, x_u8, y_np, precision):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", required=True)
-    ap.add_argument("--ffnn", default="build/ffnn")
-    ap.add_argument("--models", default="1,16,256")
-    ap.add_argument("--batch", default="64,1024")
-    ap.add_argument("--lanes", default="1,16")
-    ap.add_argument("--strategy", default="auto")
-    ap.add_argument("--precision", default="fp32")
-    ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--torch", default="eager,compile")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", required=True, help="directory of the Fashion-MNIST IDX files (.gz or not)")
+    ap.add_argument("--ffnn", default="build/ffnn", help="the ffnn program (default %(default)s)")
+    ap.add_argument("--models", default="1,16,256", help="comma-separated model counts (default %(default)s)")
+    ap.add_argument("--batch", default="64,1024", help="comma-separated batch sizes (default %(default)s)")
+    ap.add_argument("--lanes", default="1,16", help="comma-separated lane counts of ffnn sweep --threads (default %(default)s; batched: 1)")
+    ap.add_argument("--strategy", default="auto", help="comma-separated ffnn strategies, e.g. auto,cublaslt,batched (default %(default)s)")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "tf32", "bf16"], help="both sides' precision (torch: allow_tf32, or bf16 autocast of the forward; default %(default)s)")
+    ap.add_argument("--epochs", type=int, default=2, help="timed epochs after the warm-up (default %(default)s)")
+    ap.add_argument("--torch", default="eager,compile", help="torch.func modes, comma-separated; '' for none (default %(default)s)")
     a = ap.parse_args()
     x, y = load_idx(a.data)
     print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; 784-256relu-10, sgd, "
