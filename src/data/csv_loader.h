@@ -1,5 +1,6 @@
 /* csv_loader.h - the state of one ffnn_dataset_load_csv call, shared by the
- * loader (csv.c) and its column rules (csv_columns.c); private to src/data. */
+ * loader (csv.c), its records (csv_record.c) and its column rules
+ * (csv_columns.c); private to src/data. */
 #ifndef FFNN_DATA_CSV_LOADER_H
 #define FFNN_DATA_CSV_LOADER_H
 
@@ -73,6 +74,20 @@ __attribute__((format(printf, 5, 6)))
 #endif
 ffnn_status csv_fail(ffnn_status st, const csv_loader *L, size_t line, size_t column,
                      const char *fmt, ...);
+
+/* csv_record.c: split the record [b, e) (line) into fields [cap]: quoted fields
+ * unescaped in place, every field NUL-terminated where its delimiter was. *count
+ * gets the number of fields (counted past cap: a ragged row). Errors:
+ * FFNN_ERR_FORMAT (a NUL byte, an unclosed quote, text after a closing quote). */
+ffnn_status csv_split(const csv_loader *L, char *b, char *e, size_t line, csv_field *fields,
+                      size_t cap, size_t *count);
+
+/* csv_record.c: record r of the stream's buffer buf as slot i of a batch (row
+ * L->rows + i): numbers into the matrix, texts into the batch's text cells, or
+ * L->skip[i] set (a blank line; a missing target with drop_missing_target).
+ * fields [ncols] scratch. Errors: FFNN_ERR_FORMAT naming line and column. */
+ffnn_status csv_parse_record(csv_loader *L, char *buf, const csv_record *r, size_t i,
+                             csv_field *fields);
 
 /* 1 when the field is a missing value: empty (or blank), or one of L->na. */
 int csv_is_missing(const csv_loader *L, const csv_field *f);
