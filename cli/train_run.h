@@ -1,5 +1,5 @@
 /* train_run.h - ffnn train after its options are parsed (cmd_train.c): the
- * options, and the run itself (train_run.c). */
+ * options, its data (train_data.c) and the run itself (train_run.c). */
 #ifndef FFNN_CLI_TRAIN_RUN_H
 #define FFNN_CLI_TRAIN_RUN_H
 
