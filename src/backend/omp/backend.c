@@ -99,27 +99,34 @@ void ffnn_omp_run(const ffnn_omp_ctx *ctx, int nt, size_t items, ffnn_omp_range_
     ffnn_pool_run(ctx->pool, nt, range_member, &j);
 }
 
-typedef struct chunk_job {
+typedef struct block_job {
     ffnn_omp_chunk_fn fn;
     void *user;
-    size_t n;
-} chunk_job;
+    size_t n, per;
+} block_job;
 
-static void chunk_range(void *vjob, size_t begin, size_t end, size_t id)
+static void block_range(void *vjob, size_t begin, size_t end, size_t id)
 {
     (void)id;
-    const chunk_job *j = vjob;
+    const block_job *j = vjob;
     for (size_t c = begin; c < end; c++) {
-        const size_t b = c * FFNN_OMP_ELEMENTWISE_CHUNK;
-        j->fn(j->user, c, b, ffnn_omp_chunk_end(j->n, b));
+        const size_t b = c * j->per;
+        j->fn(j->user, c, b, j->n - b < j->per ? j->n : b + j->per);
     }
+}
+
+void ffnn_omp_for_blocks(const ffnn_omp_ctx *ctx, int nt, size_t n, size_t per,
+                         ffnn_omp_chunk_fn fn, void *user)
+{
+    block_job j = {fn, user, n, per};
+    ffnn_omp_run(ctx, nt, ffnn_omp_ceil_div(n, per), block_range, &j);
 }
 
 void ffnn_omp_for_chunks(const ffnn_omp_ctx *ctx, size_t n, ffnn_omp_chunk_fn fn, void *user)
 {
     const size_t chunks = ffnn_omp_ceil_div(n, FFNN_OMP_ELEMENTWISE_CHUNK);
-    chunk_job j = {fn, user, n};
-    ffnn_omp_run(ctx, ffnn_omp_team(ctx, chunks, 2), chunks, chunk_range, &j);
+    ffnn_omp_for_blocks(ctx, ffnn_omp_team(ctx, chunks, 2), n, FFNN_OMP_ELEMENTWISE_CHUNK, fn,
+                        user);
 }
 
 static int ompb_threads(const void *ctx) { return ((const ffnn_omp_ctx *)ctx)->threads; }

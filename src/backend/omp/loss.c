@@ -20,19 +20,15 @@ typedef struct loss_job {
     size_t batch, width;
     float *dout, *row_loss;
     uint8_t *row_correct;
-    size_t per;
 } loss_job;
 
-static void loss_range(void *u, size_t c0, size_t c1, size_t id)
+/* Rows [begin, end) of block c. */
+static void loss_block(void *u, size_t c, size_t begin, size_t end)
 {
-    (void)id;
+    (void)c;
     const loss_job *j = u;
-    for (size_t c = c0; c < c1; c++) {
-        const size_t begin = c * j->per;
-        ffnn_cpu_loss_rows(j->loss, j->out, j->y, j->targets, j->batch, j->width, j->dout,
-                           j->row_loss, j->row_correct, begin,
-                           j->batch - begin < j->per ? j->batch : begin + j->per);
-    }
+    ffnn_cpu_loss_rows(j->loss, j->out, j->y, j->targets, j->batch, j->width, j->dout,
+                       j->row_loss, j->row_correct, begin, end);
 }
 
 ffnn_status ffnn_omp_loss(void *vctx, ffnn_loss loss, const float *out, const int32_t *y,
@@ -48,10 +44,9 @@ ffnn_status ffnn_omp_loss(void *vctx, ffnn_loss loss, const float *out, const in
     /* chunks of rows, about FFNN_OMP_ELEMENTWISE_CHUNK / 4 values each */
     const size_t quarter = FFNN_OMP_ELEMENTWISE_CHUNK / 4;
     const size_t per = width >= quarter ? 1 : quarter / width;
-    const size_t chunks = ffnn_omp_ceil_div(batch, per);
     const int nt = ffnn_omp_team(ctx, batch * width, FFNN_OMP_LOSS_MIN_PARALLEL);
-    loss_job j = {loss, out, y, targets, batch, width, dout, row_loss, row_correct, per};
-    ffnn_omp_run(ctx, nt, chunks, loss_range, &j);
+    loss_job j = {loss, out, y, targets, batch, width, dout, row_loss, row_correct};
+    ffnn_omp_for_blocks(ctx, nt, batch, per, loss_block, &j);
     return FFNN_OK;
 }
 

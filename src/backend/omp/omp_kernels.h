@@ -171,6 +171,10 @@ typedef void (*ffnn_omp_chunk_fn)(void *user, size_t c, size_t begin, size_t end
  * split statically over ctx's team (one thread below 2 chunks): fn once per chunk c
  * with its range [begin, end), so the result is the same for every thread count. */
 void ffnn_omp_for_chunks(const ffnn_omp_ctx *ctx, size_t n, ffnn_omp_chunk_fn fn, void *user);
+/* The same over [0, n) in blocks of per values (the last one shorter; per >= 1),
+ * over a team of nt threads: fn once per block c with its range [begin, end). */
+void ffnn_omp_for_blocks(const ffnn_omp_ctx *ctx, int nt, size_t n, size_t per,
+                         ffnn_omp_chunk_fn fn, void *user);
 
 /* The table's entries (backend.h states each one's semantics). */
 ffnn_status ffnn_omp_gather(void *ctx, const ffnn_gather_source *src, const int32_t *index,
