@@ -32,20 +32,21 @@ static ffnn_status cpu_alloc(void *ctx, size_t bytes, void **ptr)
     return FFNN_OK;
 }
 
-static void cpu_release(void *ctx, void *ptr)
+void ffnn_cpu_host_release(void *ctx, void *ptr)
 {
     (void)ctx;
     free(ptr);
 }
 
-static ffnn_status cpu_copy(void *ctx, void *dst, const void *src, size_t bytes)
+ffnn_status ffnn_cpu_host_copy(void *ctx, void *dst, const void *src, size_t bytes)
 {
     (void)ctx;
-    memcpy(dst, src, bytes);
+    if (bytes)
+        memcpy(dst, src, bytes);
     return FFNN_OK;
 }
 
-static ffnn_status cpu_synchronize(void *ctx)
+ffnn_status ffnn_cpu_host_synchronize(void *ctx)
 {
     (void)ctx;
     return FFNN_OK;
@@ -216,10 +217,10 @@ const ffnn_backend_ops ffnn_cpu_backend = {
     .destroy = cpu_destroy,
     .threads = cpu_threads,
     .alloc = cpu_alloc,
-    .release = cpu_release,
-    .upload = cpu_copy,
-    .download = cpu_copy,
-    .synchronize = cpu_synchronize,
+    .release = ffnn_cpu_host_release,
+    .upload = ffnn_cpu_host_copy,
+    .download = ffnn_cpu_host_copy,
+    .synchronize = ffnn_cpu_host_synchronize,
     .gather = cpu_gather,
     .dense_forward = cpu_dense_forward,
     .dense_backward = cpu_dense_backward,

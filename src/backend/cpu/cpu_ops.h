@@ -12,6 +12,13 @@
 #include "backend/backend.h"
 #include "ffnn.h"
 
+/* The host-memory entries of the cpu table (backend.c), the omp backend's too:
+ * release frees a block of either backend's alloc (malloc, aligned_alloc), upload
+ * and download copy bytes (none for 0), synchronize has nothing to wait for. */
+void ffnn_cpu_host_release(void *ctx, void *ptr);
+ffnn_status ffnn_cpu_host_copy(void *ctx, void *dst, const void *src, size_t bytes);
+ffnn_status ffnn_cpu_host_synchronize(void *ctx);
+
 /* z = x W^T (+ b).  x [batch, in], W [out, in], b [out] or NULL, z [batch, out] */
 void ffnn_cpu_dense_forward(const float *x, const float *W, const float *b, float *z,
                             size_t batch, size_t in, size_t out);

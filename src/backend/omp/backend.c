@@ -162,26 +162,6 @@ static ffnn_status ompb_alloc(void *ctx, size_t bytes, void **ptr)
     return FFNN_OK;
 }
 
-static void ompb_release(void *ctx, void *ptr)
-{
-    (void)ctx;
-    free(ptr);
-}
-
-static ffnn_status ompb_copy(void *ctx, void *dst, const void *src, size_t bytes)
-{
-    (void)ctx;
-    if (bytes)
-        memcpy(dst, src, bytes);
-    return FFNN_OK;
-}
-
-static ffnn_status ompb_synchronize(void *ctx)
-{
-    (void)ctx;
-    return FFNN_OK;
-}
-
 /* The packing buffer, at least `floats` long. */
 ffnn_status ffnn_omp_reserve_pack(ffnn_omp_ctx *ctx, size_t floats)
 {
@@ -218,10 +198,10 @@ const ffnn_backend_ops ffnn_omp_backend = {
     .destroy = ompb_destroy,
     .threads = ompb_threads,
     .alloc = ompb_alloc,
-    .release = ompb_release,
-    .upload = ompb_copy,
-    .download = ompb_copy,
-    .synchronize = ompb_synchronize,
+    .release = ffnn_cpu_host_release, /* host memory, as the cpu backend's */
+    .upload = ffnn_cpu_host_copy,
+    .download = ffnn_cpu_host_copy,
+    .synchronize = ffnn_cpu_host_synchronize,
     .gather = ffnn_omp_gather,
     .dense_forward = ffnn_omp_dense_forward,
     .dense_backward = ffnn_omp_dense_backward,
