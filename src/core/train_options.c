@@ -429,9 +429,14 @@ ffnn_status ffnn_train_options_check(const ffnn_train_config *c)
 
 /* ------------------------------------------------------------ by name */
 
-/* The row of option name into *r; else the error naming fn, the function asked. */
-static ffnn_status known_row(const char *fn, const char *name, const option_row **r)
+/* The row of option name into *r, for fn (the function asked) called with the
+ * arguments cfg, name and data; else the error naming fn (a NULL argument, an
+ * unknown name). */
+static ffnn_status known_row(const char *fn, const void *cfg, const char *name,
+                             const void *data, const option_row **r)
 {
+    if (!cfg || !name || !data)
+        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "%s: NULL argument", fn);
     *r = find_row(name);
     if (!*r)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "%s: unknown option '%.60s' "
@@ -441,10 +446,8 @@ static ffnn_status known_row(const char *fn, const char *name, const option_row 
 
 ffnn_status ffnn_train_config_set(ffnn_train_config *cfg, const char *name, const char *value)
 {
-    if (!cfg || !name || !value)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_config_set: NULL argument");
     const option_row *r = NULL;
-    ffnn_status st = known_row("ffnn_train_config_set", name, &r);
+    ffnn_status st = known_row("ffnn_train_config_set", cfg, name, value, &r);
     if (st != FFNN_OK)
         return st;
     ffnn_train_config next = *cfg;
@@ -458,10 +461,8 @@ ffnn_status ffnn_train_config_set(ffnn_train_config *cfg, const char *name, cons
 ffnn_status ffnn_train_config_get(const ffnn_train_config *cfg, const char *name, char *buf,
                                   size_t size)
 {
-    if (!cfg || !name || !buf)
-        return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "ffnn_train_config_get: NULL argument");
     const option_row *r = NULL;
-    ffnn_status st = known_row("ffnn_train_config_get", name, &r);
+    ffnn_status st = known_row("ffnn_train_config_get", cfg, name, buf, &r);
     if (st != FFNN_OK)
         return st;
     if (!ffnn_option_format(cfg, &r->d, buf, size))
