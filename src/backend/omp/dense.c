@@ -1,8 +1,8 @@
 /* dense.c - the omp backend's dense layer (backend.h dense_forward, dense_backward)
  * and its "packed" extension (dense_pack_floats, dense_pack, dense_forward_packed,
  * dense_forward_packed_part), on gemm.c's micro-tile kernels. Work split: C's
- * micro-tiles (numbered panel by panel), one contiguous range per thread; db in
- * column chunks. Every value is computed by one thread in a fixed order
+ * micro-tiles (numbered panel by panel; dense_forward_packed: by blocks of
+ * panels, packed_tiles), one contiguous range per thread; db in column chunks. Every value is computed by one thread in a fixed order
  * (backend.c says why the bits do not depend on the thread count). */
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +33,7 @@ typedef struct dense_job {
     const ffnn_omp_gemm *g, *gx;
     const float *W, *packed, *dz;
     float *db, *pack;
-    size_t in, out, batch, mb, panels, groups, tiles_w, tiles_x, slot_floats;
+    size_t in, out, batch, mb, panels, groups, block, tiles_w, tiles_x, slot_floats;
 } dense_job;
 
 /* dense_forward's tiles [t0, t1), W packed panel by panel into member id's slot. */
@@ -53,7 +53,7 @@ static void forward_range(void *u, size_t t0, size_t t1, size_t id)
     }
 }
 
-/* dense_forward_packed's units [u0, u1) of (row, group of panels), batch < mr. */
+/* dense_forward_packed's units [u0, u1) of (row, group of panels), batch < mr_min. */
 static void packed_rows(void *u, size_t u0, size_t u1, size_t id)
 {
     (void)id;
@@ -67,15 +67,22 @@ static void packed_rows(void *u, size_t u0, size_t u1, size_t id)
     }
 }
 
-/* dense_forward_packed's tiles [t0, t1). */
+/* dense_forward_packed's tiles [t0, t1), numbered block by block: a block is
+ * `block` consecutive panels (the last one fewer), its tiles row tile by row tile
+ * and, within a row tile, panel by panel. So a row tile of A is read from the
+ * nearest cache once per panel of its block, and the block's panels (about
+ * FFNN_OMP_BLOCK_BYTES) stay in the core's cache over all the row tiles. */
 static void packed_tiles(void *u, size_t t0, size_t t1, size_t id)
 {
     (void)id;
     const dense_job *j = u;
     const ffnn_omp_gemm_isa *isa = j->ctx->isa;
-    for (size_t t = t0; t < t1; t++)
-        isa->tile(j->g, j->packed + (t / j->mb) * j->in * isa->nr, (t % j->mb) * isa->mr,
-                  (t / j->mb) * isa->nr);
+    for (size_t t = t0; t < t1; t++) {
+        const size_t first = t / (j->block * j->mb) * j->block; /* the block's first panel */
+        const size_t width = j->panels - first < j->block ? j->panels - first : j->block;
+        const size_t r = t - first * j->mb, q = first + r % width;
+        isa->tile(j->g, j->packed + q * j->in * isa->nr, r / width * isa->mr, q * isa->nr);
+    }
 }
 
 static void backward_tile(const ffnn_omp_ctx *ctx, const ffnn_omp_gemm *g, size_t t, float *slot,
@@ -165,18 +172,19 @@ ffnn_status ffnn_omp_dense_forward_packed(void *vctx, const float *x, const floa
     const ffnn_omp_gemm g = forward_gemm(x, b, z, batch, in, out);
     const size_t tiles = tile_count(ctx, &g), mb = tile_rows(ctx, &g);
     const int nt = ffnn_omp_team(ctx, batch * in * out, FFNN_OMP_GEMM_MIN_PARALLEL);
-    /* fewer rows than a tile: row by row, FFNN_OMP_ROW_PANELS panels a call */
+    /* fewer rows than the smallest tile: row by row, FFNN_OMP_ROW_PANELS panels a call */
     const size_t panels = ffnn_omp_ceil_div(out, isa->nr);
     const size_t groups = ffnn_omp_ceil_div(panels, FFNN_OMP_ROW_PANELS);
-    const int by_row = batch < isa->mr;
+    const int by_row = batch < isa->mr_min;
+    const size_t block = FFNN_OMP_BLOCK_BYTES / (in * isa->nr * sizeof(float));
     dense_job j = {.ctx = ctx, .g = &g, .packed = packed, .in = in, .mb = mb,
-                   .panels = panels, .groups = groups};
+                   .panels = panels, .groups = groups, .block = block ? block : 1};
     ffnn_omp_run(ctx, nt, by_row ? batch * groups : tiles, by_row ? packed_rows : packed_tiles,
                  &j);
     return FFNN_OK;
 }
 
-/* dense_forward_packed's tiles (or rows, batch < mr) of panels q0 .. q1 only,
+/* dense_forward_packed's tiles (or rows, batch < mr_min) of panels q0 .. q1 only,
  * serially: the predictor's lanes each take a share of the columns. */
 ffnn_status ffnn_omp_dense_forward_packed_part(void *vctx, const float *x,
                                                const float *packed, const float *b,
@@ -192,7 +200,7 @@ ffnn_status ffnn_omp_dense_forward_packed_part(void *vctx, const float *x,
     const size_t q1 = panels * ((size_t)part + 1) / (size_t)parts;
     *j0 = q0 * isa->nr < out ? q0 * isa->nr : out;
     *j1 = q1 * isa->nr < out ? q1 * isa->nr : out;
-    if (batch < isa->mr) {
+    if (batch < isa->mr_min) {
         for (size_t i = 0; i < batch; i++)
             for (size_t q = q0; q < q1; q += FFNN_OMP_ROW_PANELS) {
                 const size_t k = q1 - q < FFNN_OMP_ROW_PANELS ? q1 - q : FFNN_OMP_ROW_PANELS;

@@ -33,7 +33,7 @@ typedef int v4i __attribute__((vector_size(4 * sizeof(int)))); /* shuffle masks 
 #pragma GCC target("avx512f,avx2,fma")
 #define ISA avx512
 #define VEC 16
-#define MR 8
+#define MR 12
 #define NV 2
 #include "gemm_template.h" /* undefines ISA, VEC, MR, NV */
 #pragma GCC pop_options

@@ -12,7 +12,8 @@
  * panel contiguous. C is cut into micro-tiles of mr x nr; one call of `tile`
  * computes one micro-tile with its mr x nr sums held in vector registers over
  * the whole of P (no K blocking: P is at most a few thousand here), then stores
- * it. Each sum runs over p in order, one (fused, where the instruction set has
+ * it (a partial tile at the bottom or right edge: only the block of mr / 3,
+ * 2 mr / 3 or mr rows and of one vector or nr columns that covers it). Each sum runs over p in order, one (fused, where the instruction set has
  * FMA) multiply-add per p; which thread computes a tile does not change it, so
  * the results do not depend on the thread count.
  *
@@ -59,6 +60,9 @@ typedef struct ffnn_omp_gemm {
 typedef struct ffnn_omp_gemm_isa {
     const char *name; /* "avx512", "avx2", "baseline" */
     size_t mr, nr;    /* micro-tile rows and columns */
+    size_t mr_min;    /* batches of fewer rows go row by row (row()): the fewest rows
+                         tile() computes with 8 accumulator chains or more (the fma
+                         latency) */
     /* The micro-tile of C at rows i0 .. i0+mr, columns j0 .. j0+nr (clipped to M, N),
      * j0 a multiple of nr. panel: NULL to read B in place (nr columns from j0 must be
      * readable: not for the right-edge panel), or B's columns j0 .. j0+nr packed
@@ -66,7 +70,7 @@ typedef struct ffnn_omp_gemm_isa {
     void (*tile)(const ffnn_omp_gemm *g, const float *panel, size_t i0, size_t j0);
     /* Row i0 of C over `panels` (1 .. FFNN_OMP_ROW_PANELS) consecutive packed panels
      * [P][nr] starting at packed (column j0): the bits of tile() for that row, for
-     * batches smaller than mr (one row per call instead of mr). */
+     * batches smaller than mr_min (one row per call). */
     void (*row)(const ffnn_omp_gemm *g, const float *packed, size_t panels, size_t i0,
                 size_t j0);
     /* dst [k][nr] = W[j0 + j, k] for j < min(nr, rows - j0), zero beyond; W [rows, k_len]. */
@@ -128,6 +132,8 @@ enum {
     FFNN_OMP_GATHER_MIN_PARALLEL = 16384, /* values (rows * features) of a gather worth one */
     FFNN_OMP_LOSS_MIN_PARALLEL = 16384,   /* values (rows * width) of a loss (expf each)    */
     FFNN_OMP_DB_CHUNK = 1024,             /* columns of db per work item                    */
+    FFNN_OMP_BLOCK_BYTES = 1 << 20,       /* packed B panels a matmul keeps in cache (about
+                                             half a core's L2) while it sweeps A's rows     */
 };
 
 /* An omp context (the table's void *ctx). */
