@@ -20,8 +20,15 @@ are compared first (max |ffnn - ort| printed; 1e-5 expected).
 With a visible GPU (ffnn_cuda_device_count() > 0): ffnn's cuda predictor at batch
 1, 64 and 4096 too (onnxruntime's CUDA provider when onnxruntime-gpu has it).
 
+--base OTHER.so (a build to compare with, e.g. the tree before a change): the same
+model made again through that library (same architecture and seed: the same
+weights) adds "ffnn base" rows on the CPU, and the CPU rows are then timed
+interleaved - short passes of ffnn, ffnn base and onnxruntime in rotating order
+(--rounds of them; rows/s: each one's median pass; batch 1: all its calls pooled) -
+so that a noisy machine's slow and fast spells fall on all three alike.
+
 usage: bench/predict_vs_onnxruntime.py [--lib build/libffnn.so] [--threads N]
-           [--calls 10000] [--seconds 3] [--markdown]
+           [--calls 10000] [--seconds 3] [--base OTHER.so [--rounds 15]] [--markdown]
 Needs numpy; without onnxruntime the ort rows say so and ffnn's rows still run.
 """
 import argparse
@@ -162,15 +169,58 @@ def latency(run, x, calls):
     return ts[len(ts) // 2] / 1e3, ts[min(len(ts) - 1, int(0.99 * len(ts)))] / 1e3
 
 
+def interleaved(runners, x, seconds, calls, rounds):
+    """[(rows/s or None, median us, p99 us)] per runner: rounds of one short pass each
+    (seconds / rounds in all per runner; at batch 1, calls / rounds single calls), the
+    order rotated every round."""
+    batch1 = x.shape[0] == 1
+    for run in runners:  # warm-up
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.2:
+            run(x)
+    rates, ts = [[] for _ in runners], [[] for _ in runners]
+    for r in range(rounds):
+        for i in [(r + k) % len(runners) for k in range(len(runners))]:
+            if batch1:
+                for _ in range(max(1, calls // rounds)):
+                    t = time.perf_counter_ns()
+                    runners[i](x)
+                    ts[i].append(time.perf_counter_ns() - t)
+                continue
+            t0, n = time.perf_counter(), 0
+            while time.perf_counter() - t0 < seconds / rounds:
+                runners[i](x)
+                n += 1
+            rates[i].append(n * x.shape[0] / (time.perf_counter() - t0))
+    if not batch1:
+        return [(statistics.median(v), None, None) for v in rates]
+    out = []
+    for v in ts:
+        v.sort()
+        out.append((None, v[len(v) // 2] / 1e3, v[min(len(v) - 1, int(0.99 * len(v)))] / 1e3))
+    return out
+
+
+def make_model(lib, net):
+    m = C.c_void_p()
+    check(lib, lib.ffnn_model_create(net.encode(), C.byref(m)), net)
+    check(lib, lib.ffnn_model_init(m, 1), "init")
+    check(lib, lib.ffnn_model_set_loss(m, LOSS_CE), "loss")
+    return m
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--lib", default="build/libffnn.so")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--calls", type=int, default=10000)
     ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--base", help="a second libffnn.so: 'ffnn base' rows, timed interleaved")
+    ap.add_argument("--rounds", type=int, default=15, help="interleaved passes (--base)")
     ap.add_argument("--markdown", action="store_true", help="rows as a markdown table")
     a = ap.parse_args()
     lib = load(a.lib)
+    base = load(a.base) if a.base else None
     gpus = lib.ffnn_cuda_device_count()
     print(f"# {platform.node()}, {platform.processor() or platform.machine()}, "
           f"{os.cpu_count()} cpus, {a.threads} threads; ffnn "
@@ -182,10 +232,8 @@ def main():
     rng = np.random.default_rng(1)
     tmp = tempfile.mkdtemp(prefix="ffnn-bench-")
     for net in NETS:
-        m = C.c_void_p()
-        check(lib, lib.ffnn_model_create(net.encode(), C.byref(m)), net)
-        check(lib, lib.ffnn_model_init(m, 1), "init")
-        check(lib, lib.ffnn_model_set_loss(m, LOSS_CE), "loss")
+        m = make_model(lib, net)
+        mb = make_model(base, net) if base else None
         path = os.path.join(tmp, net + ".onnx")
         exported = lib.ffnn_model_export_onnx(m, path.encode()) == 0
         if not exported:  # e.g. a build without protobuf-c: ffnn's rows only
@@ -202,8 +250,17 @@ def main():
                 o = Ort(path, a.threads, provider)
                 diff = float(np.abs(f.predict(big[:1024]) - o.predict(big[:1024])).max())
                 print(f"# {net} {dev}: max |ffnn - ort| = {diff:.2g} on 1024 rows")
+            fb = Ffnn(base, mb, code, a.threads, max(batches), 10) if base and code == DEVICE_CPU \
+                else None
             for b in batches:
                 x = np.ascontiguousarray(big[:b])
+                if fb:  # interleaved: ffnn, ffnn base and onnxruntime alike
+                    named = [(n, r) for n, r in (("ffnn", f), ("ffnn base", fb),
+                                                 ("onnxruntime", o)) if r]
+                    got = interleaved([r.predict for _, r in named], x, a.seconds, a.calls,
+                                      a.rounds)
+                    rows += [(net, dev, b, n) + g for (n, _), g in zip(named, got)]
+                    continue
                 for name, runner in (("ffnn", f), ("onnxruntime", o)):
                     if runner is None:
                         rows.append((net, dev, b, name, None, None, None))
@@ -220,7 +277,11 @@ def main():
                              throughput(lambda _x: tf.predict(_x), big, a.seconds), None, None))
                 tf.free()
             f.free()
+            if fb:
+                fb.free()
         lib.ffnn_model_free(m)
+        if mb:
+            base.ffnn_model_free(mb)
     head = ("network", "device", "batch", "runtime", "rows/s", "median us", "p99 us")
     fmt = (lambda r: "| " + " | ".join(r) + " |") if a.markdown else (
         lambda r: "  ".join(f"{c:>24}" if i == 0 else f"{c:>11}" for i, c in enumerate(r)))
