@@ -669,11 +669,11 @@ TEST("local1d_cuda_entry_point_chain", test_cuda_entry_point_chain)
     return t;
 }
 #else
-static test_result test_cuda_entry_point(char *why, size_t why_size)
+TEST("local1d_cuda_entry_point_sigmoid", test_cuda_entry_point)
 {
     SKIP("build has no CUDA (the lab's device memory helpers)");
 }
-static test_result test_cuda_entry_point_chain(char *why, size_t why_size)
+TEST("local1d_cuda_entry_point_chain", test_cuda_entry_point_chain)
 {
     SKIP("build has no CUDA (the lab's device memory helpers)");
 }
