@@ -55,10 +55,8 @@ static __device__ __forceinline__ void gemm_epi_rowsum(const ffnn_gemm_epilogue 
  * >= N skipped. vec4 (W == 4, all four in range, pointers 16-byte aligned): float4
  * accesses. Not inlined: the kernel calls it a few times per tile (one copy of the
  * activation code per kernel instead of one per output keeps compile times short);
- * a matmul without epilogue stores inline instead. ep by reference: a call by value
- * copies the whole struct (its model strides too) into the callee's stack frame each
- * time, some tens of times per thread of a small tile. */
-static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue &ep,
+ * a matmul without epilogue stores inline instead. */
+static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
                                                  float *__restrict__ C, int N, int row,
                                                  int col, float4 acc, int w, int vec4)
 {
