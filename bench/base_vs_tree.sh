@@ -18,7 +18,7 @@ export PATH="$PATH:/usr/local/cuda/bin"
 CJSON=""; [ -f /usr/include/cjson/cJSON.h ] || CJSON="CJSON_DIR=$PWD/.devdata/cjson"
 ARCH='CUDA_ARCH=-gencode arch=compute_90,code=sm_90'
 make -C "$BASE" -j6 $CJSON "$ARCH" build/ffnn > "$OUT/build_base.log" 2>&1 &
-make -j10 $CJSON "$ARCH" build/ffnn build/ffnn_tests > "$OUT/build.log" 2>&1 ||
+make -j10 $CJSON "$ARCH" all build/ffnn_tests > "$OUT/build.log" 2>&1 ||
     { tail -30 "$OUT/build.log"; exit 1; }
 wait
 [ -x "$BASE/build/ffnn" ] || { tail -30 "$OUT/build_base.log"; exit 1; }
