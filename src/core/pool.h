@@ -1,7 +1,8 @@
 /* pool.h - a fork-join pool of worker threads owned by one object (a predictor, a
  * sweep, an omp backend context):
  * ffnn_pool_run(pool, n, fn, user) runs fn(user, k) for k < n, k = 0 on the
- * calling thread and k >= 1 on workers k - 1, and returns when all are done.
+ * calling thread and k >= 1 on workers k - 1, and returns when all are done; the
+ * other workers are not woken (a job of 3 lanes in a pool of 16 waits for 2).
  * Workers wait for work spinning briefly (FFNN_POOL_SPIN polls, each a pause
  * instruction: some tens of microseconds in all), then sleep on
  * a condition variable: a machine busy with other work loses no CPU to them,
