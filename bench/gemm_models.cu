@@ -40,7 +40,7 @@
  *
  * Build and run (needs nvcc and a GPU): make build/gemm_models, then
  *   build/gemm_models --arch 784-256relu-10 [--models 1,16,64,256,1024]
- *       [--batch 64,1024] [--precision fp32,tf32,bf16] [--markdown] [--all-tiles]
+ *       [--batch 64,1024] [--precision fp32,tf32,bf16] [--markdown]
  *       [--lt] [--param-align N] [--reps 20] [--warmup 3]
  * (bench/README.md). Outside libffnn: it links the CUDA objects and calls the kernels
  * directly, as ffnn-bench's kernel lab does.
@@ -69,9 +69,6 @@ extern "C" {
  * model axis). Keep them as those files have them. */
 static const int fp32_order[] = {FFNN_GEMM_128, FFNN_GEMM_64, FFNN_GEMM_32, FFNN_GEMM_16};
 static const int mma_order[] = {FFNN_GEMM_MMA_128W4, FFNN_GEMM_MMA_64, FFNN_GEMM_MMA_32};
-/* --all-tiles: gemm_mma.cu's other tiles too (AUTO never picks them over a model axis) */
-static const int mma_extra[] = {FFNN_GEMM_MMA_128, FFNN_GEMM_MMA_128W4S4, FFNN_GEMM_MMA_64W4,
-                                FFNN_GEMM_MMA_256};
 #define MAX_TILES 8
 #define MAX_LIST 32
 #define MAX_LAYERS 64 /* this program's bound (the parser's is 1024) */
@@ -85,7 +82,7 @@ typedef struct options {
     int batch[MAX_LIST], n_batch;
     ffnn_precision prec[4];
     int n_prec;
-    int markdown, all_tiles, lt, reps, warmup;
+    int markdown, lt, reps, warmup;
     size_t param_align;
     float lr;
 } options;
@@ -94,7 +91,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: gemm_models [--arch ARCH] [--models LIST] [--batch LIST]\n"
-            "                   [--precision LIST] [--markdown] [--all-tiles] [--lt]\n"
+            "                   [--precision LIST] [--markdown] [--lt]\n"
             "                   [--param-align N] [--reps N] [--warmup N] [--lr LR]\n"
             "  --arch ARCH        dense net, e.g. 784-256relu-10 (default); activations\n"
             "                     identity, relu, sigmoid, tanh (the fused epilogues')\n"
@@ -102,7 +99,6 @@ static void usage(FILE *f)
             "  --batch LIST       rows per model, default 64,1024\n"
             "  --precision LIST   fp32,tf32,bf16 (default all three)\n"
             "  --markdown         a markdown table instead of aligned text\n"
-            "  --all-tiles        tf32/bf16: also gemm_mma.cu's tiles outside AUTO's list\n"
             "  --lt               also cuBLASLt (cublasLtMatmul, strided batch layouts, its\n"
             "                     first heuristic pick), plain matmul as cuBLAS\n"
             "  --param-align N    round the per-model parameter stride P up to a multiple\n"
@@ -144,8 +140,6 @@ static int parse_options(int argc, char **argv, options *o)
             exit(0);
         } else if (!strcmp(a, "--markdown")) {
             o->markdown = 1;
-        } else if (!strcmp(a, "--all-tiles")) {
-            o->all_tiles = 1;
         } else if (!strcmp(a, "--lt")) {
             o->lt = 1;
         } else if (v == NULL) {
@@ -286,6 +280,7 @@ typedef struct matmul {
     float *C;
     int M, N, K, ta, tb;
     ffnn_gemm_epilogue ep; /* the step's (models.cu's) */
+    ffnn_gemm_models z;    /* its model axis */
     size_t a_span, b_span; /* floats of A / B over every model */
 } matmul;
 
@@ -329,22 +324,24 @@ static ffnn_status run_ffnn(const job *j)
 {
     const matmul *m = j->m;
     ffnn_gemm_epilogue ep;
+    ffnn_gemm_models z;
     if (j->plain) {
         memset(&ep, 0, sizeof ep);
-        ep.models.count = m->ep.models.count;
-        ep.models.a = m->ep.models.a, ep.models.b = m->ep.models.b;
-        ep.models.c = m->ep.models.c;
+        memset(&z, 0, sizeof z);
+        z.count = m->z.count;
+        z.a = m->z.a, z.b = m->z.b, z.c = m->z.c;
     } else {
         ep = m->ep;
+        z = m->z;
     }
     return ffnn_cuda_gemm_models(j->b->ctx, m->A, m->B, m->C, m->M, m->N, m->K, m->ta, m->tb,
-                                 &ep, j->config);
+                                 &ep, &z, j->config);
 }
 
 static ffnn_status run_cublas(const job *j)
 {
     const matmul *m = j->m;
-    const ffnn_gemm_models &z = m->ep.models;
+    const ffnn_gemm_models &z = m->z;
     /* row-major C [M,N] = op(A) op(B) is column-major C^T [N,M] = op(B)^T op(A)^T */
     const cublasOperation_t opb = m->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t opa = m->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -399,7 +396,7 @@ static void lt_plan_destroy(lt_plan *l)
 static void lt_plan_make(bench *b, const matmul *m, ffnn_precision prec, lt_plan *l)
 {
     memset(l, 0, sizeof *l);
-    const ffnn_gemm_models &z = m->ep.models;
+    const ffnn_gemm_models &z = m->z;
     const int bf = prec == FFNN_PRECISION_BF16;
     const cudaDataType t = bf ? CUDA_R_16BF : CUDA_R_32F;
     const size_t elem = bf ? 2 : 4;
@@ -518,9 +515,9 @@ static double time_job(job *j)
 static double compare(bench *b, const matmul *m)
 {
     CK(cudaMemsetAsync(b->diff, 0, 3 * sizeof(unsigned), b->ctx->stream));
-    const size_t mn = (size_t)m->M * m->N, total = mn * m->ep.models.count;
+    const size_t mn = (size_t)m->M * m->N, total = mn * m->z.count;
     const unsigned blocks = (unsigned)(total / 256 + 1 < 4096 ? total / 256 + 1 : 4096);
-    diff_kernel<<<blocks, 256, 0, b->ctx->stream>>>(m->C, b->Cref, m->ep.models.c, mn, total,
+    diff_kernel<<<blocks, 256, 0, b->ctx->stream>>>(m->C, b->Cref, m->z.c, mn, total,
                                                     b->diff);
     CK(cudaGetLastError());
     unsigned h[3];
@@ -542,7 +539,7 @@ static double tolerance(ffnn_precision p)
 static void vec_flags(const matmul *m, int mma, char *out, size_t size)
 {
     const ffnn_gemm_epilogue &e = m->ep;
-    const ffnn_gemm_models &z = e.models;
+    const ffnn_gemm_models &z = m->z;
     auto al = [](const void *p, unsigned n) { return p == NULL || ((uintptr_t)p % n) == 0; };
     const int va = al(m->A, 16) && (m->ta ? m->M % 4 == 0 : m->K % 4 == 0) && z.a % 4 == 0;
     const int vb = al(m->B, 16) && (m->tb ? m->K % 4 == 0 : m->N % 4 == 0) && z.b % 4 == 0;
@@ -587,9 +584,9 @@ static int step_matmuls(const ffnn_layer *L, int layers, size_t in0, size_t Ps, 
         m->M = (int)batch, m->N = (int)l->out, m->K = (int)in, m->ta = 0, m->tb = 1;
         m->ep.bias = l->has_bias ? u->params + l->bias_offset : NULL;
         m->ep.act = l->act;
-        m->ep.models.count = count;
-        m->ep.models.a = batch * in, m->ep.models.b = Ps, m->ep.models.c = batch * l->out;
-        m->ep.models.bias = Ps;
+        m->z.count = count;
+        m->z.a = batch * in, m->z.b = Ps, m->z.c = batch * l->out;
+        m->z.bias = Ps;
     }
     int cur = 0;
     for (int i = layers - 1; i >= 0; i--) { /* backward */
@@ -605,9 +602,9 @@ static int step_matmuls(const ffnn_layer *L, int layers, size_t in0, size_t Ps, 
                 m->ep.dact_x = x;
                 m->ep.dact = L[i - 1].act;
             }
-            m->ep.models.count = count;
-            m->ep.models.a = batch * l->out, m->ep.models.b = Ps;
-            m->ep.models.c = batch * l->in, m->ep.models.dact_x = batch * l->in;
+            m->z.count = count;
+            m->z.a = batch * l->out, m->z.b = Ps;
+            m->z.c = batch * l->in, m->z.dact_x = batch * l->in;
         }
         matmul *m = &mm[n++];
         memset(m, 0, sizeof *m);
@@ -616,16 +613,16 @@ static int step_matmuls(const ffnn_layer *L, int layers, size_t in0, size_t Ps, 
         m->M = (int)l->out, m->N = (int)l->in, m->K = (int)batch, m->ta = 1, m->tb = 0;
         m->ep.sgd_param = u->params + l->weight_offset;
         m->ep.rowsum_param = l->has_bias ? u->params + l->bias_offset : NULL;
-        m->ep.models.count = count;
-        m->ep.models.a = batch * l->out, m->ep.models.b = batch * l->in, m->ep.models.c = Ps;
-        m->ep.models.sgd_param = Ps, m->ep.models.rowsum_param = Ps;
-        m->ep.models.lr = u->lr;
-        m->ep.models.no_c = 1;
+        m->z.count = count;
+        m->z.a = batch * l->out, m->z.b = batch * l->in, m->z.c = Ps;
+        m->z.sgd_param = Ps, m->z.rowsum_param = Ps;
+        m->z.lr = u->lr;
+        m->z.no_c = 1;
         cur ^= 1;
     }
     for (int k = 0; k < n; k++) {
         matmul *m = &mm[k];
-        const ffnn_gemm_models &z = m->ep.models;
+        const ffnn_gemm_models &z = m->z;
         m->a_span = (size_t)(count - 1) * z.a + (size_t)m->M * m->K;
         m->b_span = (size_t)(count - 1) * z.b + (size_t)m->K * m->N;
     }
@@ -634,7 +631,7 @@ static int step_matmuls(const ffnn_layer *L, int layers, size_t in0, size_t Ps, 
 
 static double tflops(const matmul *m, double us)
 {
-    return 2.0 * m->M * m->N * (double)m->K * m->ep.models.count / (us * 1e-6) / 1e12;
+    return 2.0 * m->M * m->N * (double)m->K * m->z.count / (us * 1e-6) / 1e12;
 }
 
 static void header(const options *o)
@@ -675,7 +672,7 @@ static int run_shape(bench *b, const ffnn_layer *L, int layers, size_t in0, size
     for (int k = 0; k < n; k++) {
         a_max = mm[k].a_span > a_max ? mm[k].a_span : a_max;
         b_max = mm[k].b_span > b_max ? mm[k].b_span : b_max;
-        const size_t c = (size_t)(count - 1) * mm[k].ep.models.c + (size_t)mm[k].M * mm[k].N;
+        const size_t c = (size_t)(count - 1) * mm[k].z.c + (size_t)mm[k].M * mm[k].N;
         c_max = c > c_max ? c : c_max;
     }
     int want_bf16 = 0;
@@ -709,8 +706,6 @@ static int run_shape(bench *b, const ffnn_layer *L, int layers, size_t in0, size
         const int *order = mma ? mma_order : fp32_order;
         const int n_order = mma ? 3 : 4;
         for (int t = 0; t < n_order; t++) tiles[nt++] = order[t];
-        if (mma && o->all_tiles)
-            for (int t = 0; t < 4; t++) tiles[nt++] = mma_extra[t];
         double sum_auto = 0, sum_best = 0, sum_cublas = 0, sum_lt = 0, flop = 0;
         for (int k = 0; k < n; k++) {
             const matmul *m = &mm[k];

@@ -176,7 +176,7 @@ static ffnn_status run_cublas(matmul_lab *lab, const float *A, const float *B, f
 static ffnn_status run_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C, int M,
                            int N, int K, int ta, int tb, int config, int bf16)
 {
-    return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, ta, tb, NULL, config, bf16);
+    return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, ta, tb, NULL, NULL, config, bf16);
 }
 
 /* ------------------------------------------------------------------ dispatch */

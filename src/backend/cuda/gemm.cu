@@ -155,12 +155,14 @@ static __device__ __forceinline__ float4 gemm_strip(const float (&row)[TN], int 
 
 /* C[M,N] = op(A) op(B) + epilogue for the block tiles (blockIdx.y + j*gridDim.y,
  * blockIdx.x). A, B, C as gemm.cuh; vec_a / vec_b: that operand's float4 loads
- * are allowed; vec_c: C (and bias, dact_x, sgd_param) take float4 accesses. */
-template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B>
+ * are allowed; vec_c: C (and bias, dact_x, sgd_param) take float4 accesses.
+ * MODELS: blockIdx.z is model z of the model axis z (ffnn_cuda_gemm_models); else
+ * z is unused and blockIdx.z a K chunk. */
+template <int BM, int BN, int BK, int TM, int TN, bool TRANS_A, bool TRANS_B, bool MODELS>
 static __global__ void __launch_bounds__(GEMM_THREADS, BM == 128 ? 2 : 1)
 gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
             int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
-            ffnn_gemm_epilogue ep, int k_split)
+            ffnn_gemm_epilogue ep, int k_split, const ffnn_gemm_models z)
 {
     static_assert((BM / TM) * (BN / TN) == GEMM_THREADS, "256 threads per block");
     static_assert(BM * BK == 4 * GEMM_THREADS && BN * BK == 4 * GEMM_THREADS,
@@ -174,7 +176,7 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
     const int tx = tid % TX, ty = tid / TX;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
-    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, A, B, C, ep, M, N);
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, MODELS, z, A, B, C, ep, M, N);
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
     const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
     const bool plain = gemm_epi_plain(ep);
@@ -244,7 +246,7 @@ gemm_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__r
                             if (col + j < N) c[j] = f[j];
                     }
                 } else {
-                    gemm_epi_run(ep, C, N, row, col, v, SW, vec4);
+                    gemm_epi_run<MODELS>(ep, z.no_c, C, N, row, col, v, SW, vec4);
                 }
             }
         }
@@ -277,11 +279,11 @@ static __device__ __forceinline__ void load_tf32(Frag &f, const float *p, unsign
  * per lane (As and Bs share one array so the staging fits for BM = 64 too).
  * Deterministic (fixed fragment order; split only when the lab forces it); the sums differ
  * from the fp32 kernel's by the TF32 rounding of the inputs. */
-template <int BM, int BN, bool TRANS_A, bool TRANS_B>
+template <int BM, int BN, bool TRANS_A, bool TRANS_B, bool MODELS>
 static __global__ void __launch_bounds__(GEMM_THREADS, 1)
 gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
                  int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
-                 ffnn_gemm_epilogue ep, int k_split)
+                 ffnn_gemm_epilogue ep, int k_split, const ffnn_gemm_models z)
 {
     namespace wmma = nvcuda::wmma;
     constexpr int BK = 16;
@@ -301,7 +303,7 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
     const int wm = warp / 4, wn = warp % 4;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
-    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, A, B, C, ep, M, N);
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, MODELS, z, A, B, C, ep, M, N);
     const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
     const bool plain = gemm_epi_plain(ep);
     float *stage = smem + warp * (16 * 20);
@@ -406,7 +408,7 @@ gemm_tf32_kernel(const float *__restrict__ A, const float *__restrict__ B, float
                                 for (int q = 0; q < 4 && col + q < N; ++q) cp[q] = f[q];
                             }
                         } else {
-                            gemm_epi_run(ep, C, N, row, col, v, 4, vec4);
+                            gemm_epi_run<MODELS>(ep, z.no_c, C, N, row, col, v, 4, vec4);
                         }
                     }
                 }
@@ -431,7 +433,7 @@ typedef struct gemm_shape {
 
 static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, int M, int N,
                                 int K, int trans_a, int trans_b, const ffnn_gemm_epilogue &ep,
-                                int BM, int BN, int splits)
+                                const ffnn_gemm_models *models, int BM, int BN, int splits)
 {
     gemm_shape g;
     g.vec_a = aligned16(A) && (trans_a ? M % 4 == 0 : K % 4 == 0);
@@ -439,8 +441,8 @@ static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, 
     g.vec_c = N % 4 == 0 && aligned16(C) && (ep.bias == NULL || aligned16(ep.bias)) &&
               (ep.dact_x == NULL || aligned16(ep.dact_x)) &&
               (ep.sgd_param == NULL || aligned16(ep.sgd_param));
-    if (ep.models.count) { /* every model's tensors keep the alignment of the first's */
-        const ffnn_gemm_models &z = ep.models;
+    if (models != NULL) { /* every model's tensors keep the alignment of the first's */
+        const ffnn_gemm_models &z = *models;
         g.vec_a = g.vec_a && z.a % 4 == 0;
         g.vec_b = g.vec_b && z.b % 4 == 0;
         g.vec_c = g.vec_c && z.c % 4 == 0 && z.bias % 4 == 0 && z.dact_x % 4 == 0 &&
@@ -453,35 +455,45 @@ static gemm_shape gemm_shape_of(const float *A, const float *B, const float *C, 
     return g;
 }
 
-/* Launch KERNEL<..., TA, TB> for the transpose flags (a macro: the two kernels
- * take different template parameter lists before the flags). */
-#define GEMM_LAUNCH_4(KERNEL, ...)                                                        \
+/* Launch KERNEL<..., TA, TB, MODELS> for the transpose flags (a macro: the two
+ * kernels take different template parameter lists before the flags); MODELS with
+ * the model axis `models` (else NULL). */
+#define GEMM_LAUNCH_4(KERNEL, MODELS, ...)                                                \
     do {                                                                                  \
-        const gemm_shape g_ =                                                             \
-            gemm_shape_of(A, B, C, M, N, K, trans_a, trans_b, ep, BM, BN, splits);        \
+        const gemm_shape g_ = gemm_shape_of(A, B, C, M, N, K, trans_a, trans_b, ep,       \
+                                            models, BM, BN, splits);                      \
+        ffnn_gemm_models z_;                                                              \
+        if (models != NULL) z_ = *models;                                                 \
+        else memset(&z_, 0, sizeof z_);                                                   \
         cudaStream_t s_ = ctx->stream;                                                    \
         if (!trans_a && !trans_b)                                                         \
-            KERNEL<__VA_ARGS__, false, false><<<g_.grid, GEMM_THREADS, 0, s_>>>(          \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
+            KERNEL<__VA_ARGS__, false, false, MODELS><<<g_.grid, GEMM_THREADS, 0, s_>>>(   \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split,  \
+                z_);                                                                      \
         else if (!trans_a && trans_b)                                                     \
-            KERNEL<__VA_ARGS__, false, true><<<g_.grid, GEMM_THREADS, 0, s_>>>(           \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
+            KERNEL<__VA_ARGS__, false, true, MODELS><<<g_.grid, GEMM_THREADS, 0, s_>>>(    \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split,  \
+                z_);                                                                      \
         else if (trans_a && !trans_b)                                                     \
-            KERNEL<__VA_ARGS__, true, false><<<g_.grid, GEMM_THREADS, 0, s_>>>(           \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
+            KERNEL<__VA_ARGS__, true, false, MODELS><<<g_.grid, GEMM_THREADS, 0, s_>>>(    \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split,  \
+                z_);                                                                      \
         else                                                                              \
-            KERNEL<__VA_ARGS__, true, true><<<g_.grid, GEMM_THREADS, 0, s_>>>(            \
-                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split); \
+            KERNEL<__VA_ARGS__, true, true, MODELS><<<g_.grid, GEMM_THREADS, 0, s_>>>(     \
+                A, B, C, M, N, K, g_.m_tiles, g_.vec_a, g_.vec_b, g_.vec_c, ep, k_split,  \
+                z_);                                                                      \
         FFNN_CUDA_LAUNCH_CHECK(ctx, #KERNEL);                                             \
     } while (0)
 
-/* splits chunks of k_split k tiles each (1 and all of them when unsplit). */
-template <int BM, int BN, int BK, int TM, int TN>
+/* splits chunks of k_split k tiles each (1 and all of them when unsplit); MODELS:
+ * grid z over the models of `models` instead (splits = their count, K whole). */
+template <int BM, int BN, int BK, int TM, int TN, bool MODELS = false>
 static ffnn_status gemm_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                int M, int N, int K, int trans_a, int trans_b,
-                               const ffnn_gemm_epilogue &ep, int splits, int k_split)
+                               const ffnn_gemm_epilogue &ep, int splits, int k_split,
+                               const ffnn_gemm_models *models = NULL)
 {
-    GEMM_LAUNCH_4(gemm_kernel, BM, BN, BK, TM, TN);
+    GEMM_LAUNCH_4(gemm_kernel, MODELS, BM, BN, BK, TM, TN);
     return FFNN_OK;
 }
 
@@ -490,7 +502,8 @@ static ffnn_status gemm_tf32_launch(ffnn_cuda_ctx *ctx, const float *A, const fl
                                     int M, int N, int K, int trans_a, int trans_b,
                                     const ffnn_gemm_epilogue &ep, int splits, int k_split)
 {
-    GEMM_LAUNCH_4(gemm_tf32_kernel, BM, BN);
+    const ffnn_gemm_models *models = NULL;
+    GEMM_LAUNCH_4(gemm_tf32_kernel, false, BM, BN);
     return FFNN_OK;
 }
 
@@ -538,7 +551,7 @@ static __global__ void gemm_split_reduce_kernel(const float *__restrict__ P, int
             a.x = __fadd_rn(a.x, q[z].x), a.y = __fadd_rn(a.y, q[z].y);
             a.z = __fadd_rn(a.z, q[z].z), a.w = __fadd_rn(a.w, q[z].w);
         }
-        gemm_epi_run(ep, C, N, row, col, a, w, vec);
+        gemm_epi_run<false>(ep, 0, C, N, row, col, a, w, vec);
         return;
     }
     i -= elems;
@@ -621,7 +634,7 @@ extern "C" ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const 
     if ((config == FFNN_GEMM_AUTO && (ctx->precision == FFNN_PRECISION_TF32 ||
                                       ctx->precision == FFNN_PRECISION_BF16)) ||
         (config >= FFNN_GEMM_MMA_128 && config <= FFNN_GEMM_MMA_32))
-        return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, &e, config,
+        return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, &e, NULL, config,
                                   ctx->precision == FFNN_PRECISION_BF16);
     const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 0);
     const int bk = ffnn_gemm_config_bk(p.config);
@@ -681,13 +694,13 @@ extern "C" int ffnn_cuda_gemm_models_config(const ffnn_cuda_ctx *ctx, int M, int
 extern "C" ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                              float *C, int M, int N, int K, int trans_a,
                                              int trans_b, const ffnn_gemm_epilogue *ep,
-                                             int config)
+                                             const ffnn_gemm_models *z, int config)
 {
     FFNN_CUDA_GUARD(ctx, "gemm_models");
-    if (ep == NULL || ep->models.count < 1 || ep->models.count > (int)FFNN_CUDA_MAX_GRID_YZ)
+    if (z == NULL || z->count < 1 || z->count > (int)FFNN_CUDA_MAX_GRID_YZ)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_models: a model count in "
                          "1..%u is needed (%d)", (unsigned)FFNN_CUDA_MAX_GRID_YZ,
-                         ep ? ep->models.count : 0);
+                         z ? z->count : 0);
     if (M < 1 || N < 1 || K < 1 || (size_t)M > FFNN_CUDA_MAX_DIM ||
         (size_t)N > FFNN_CUDA_MAX_DIM || (size_t)K > FFNN_CUDA_MAX_DIM)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
@@ -697,7 +710,7 @@ extern "C" ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A,
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT,
                          "cuda gemm_models: A, B and C must not be NULL");
     if (ctx->precision == FFNN_PRECISION_TF32 || ctx->precision == FFNN_PRECISION_BF16)
-        return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, ep, config,
+        return ffnn_cuda_gemm_mma(ctx, A, B, C, M, N, K, trans_a, trans_b, ep, z, config,
                                   ctx->precision == FFNN_PRECISION_BF16);
     if (ctx->precision != FFNN_PRECISION_FP32)
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda gemm_models: fp32, tf32 or bf16 (precision "
@@ -705,27 +718,27 @@ extern "C" ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A,
     static const int order[] = {FFNN_GEMM_128, FFNN_GEMM_64, FFNN_GEMM_32, FFNN_GEMM_16};
     ffnn_gemm_plan p;
     p.config = config == FFNN_GEMM_AUTO
-                   ? ffnn_cuda_gemm_models_config(ctx, M, N, ep->models.count, order, 4)
+                   ? ffnn_cuda_gemm_models_config(ctx, M, N, z->count, order, 4)
                    : config;
     const int bk = ffnn_gemm_config_bk(p.config);
     if (bk == 0)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_models: unknown config %d",
                          config);
-    const int ks = (K + bk - 1) / bk, count = ep->models.count;
-    const ffnn_gemm_epilogue &e = *ep;
+    ffnn_gemm_epilogue e;
+    if (ep != NULL)
+        e = *ep;
+    else
+        memset(&e, 0, sizeof e);
+    const int ks = (K + bk - 1) / bk, n = z->count, ta = trans_a, tb = trans_b;
     switch (p.config) { /* grid z: the models (gemm_shape_of), K whole */
     case FFNN_GEMM_128:
-        return gemm_launch<128, 128, 8, 8, 8>(ctx, A, B, C, M, N, K, trans_a, trans_b, e,
-                                              count, ks);
+        return gemm_launch<128, 128, 8, 8, 8, true>(ctx, A, B, C, M, N, K, ta, tb, e, n, ks, z);
     case FFNN_GEMM_64:
-        return gemm_launch<64, 64, 16, 4, 4>(ctx, A, B, C, M, N, K, trans_a, trans_b, e, count,
-                                             ks);
+        return gemm_launch<64, 64, 16, 4, 4, true>(ctx, A, B, C, M, N, K, ta, tb, e, n, ks, z);
     case FFNN_GEMM_32:
-        return gemm_launch<32, 32, 32, 2, 2>(ctx, A, B, C, M, N, K, trans_a, trans_b, e, count,
-                                             ks);
+        return gemm_launch<32, 32, 32, 2, 2, true>(ctx, A, B, C, M, N, K, ta, tb, e, n, ks, z);
     case FFNN_GEMM_16:
-        return gemm_launch<16, 16, 64, 1, 1>(ctx, A, B, C, M, N, K, trans_a, trans_b, e, count,
-                                             ks);
+        return gemm_launch<16, 16, 64, 1, 1, true>(ctx, A, B, C, M, N, K, ta, tb, e, n, ks, z);
     default:
         return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda gemm_models: config %s has no model axis",
                          ffnn_cuda_gemm_config_name(p.config));

@@ -41,7 +41,9 @@
  * blockIdx.z the model z; model z's A, B, C and epilogue tensors start z times
  * their stride (floats; 0: one tensor every model shares) past the pointers
  * given, and its learning rate is lr[z] (device [count]; NULL: the epilogue's lr).
- * count 0: a single matmul (every other field ignored). */
+ * Apart from the epilogue: the kernels take it as a parameter of their model-axis
+ * instantiations only (template MODELS), so a single matmul's kernel is compiled
+ * without any of it. */
 typedef struct ffnn_gemm_models {
     int count;
     size_t a, b, c;                     /* strides of A, B, C                      */
@@ -65,7 +67,6 @@ typedef struct ffnn_gemm_epilogue {
     float lr;               /* learning rate of both SGD updates                   */
     float *rowsum;          /* [M] row sums of op(A) over k, or NULL               */
     float *rowsum_param;    /* [M] Q: Q -= lr rowsum, or NULL                      */
-    ffnn_gemm_models models; /* the model axis (ffnn_cuda_gemm_models); zeroed: one */
 } ffnn_gemm_epilogue;
 
 /* Tile configurations FFNN_GEMM_* and the split-K plan: backend/gemm_plan.h. */
@@ -100,8 +101,8 @@ ffnn_status ffnn_cuda_gemm(ffnn_cuda_ctx *ctx, const float *A, const float *B, f
 ffnn_gemm_plan ffnn_cuda_gemm_plan(const ffnn_cuda_ctx *ctx, int M, int N, int K, int config,
                                    int tensor_cores);
 
-/* ep->models.count matmuls of one shape at once (ffnn_gemm_models: per-model
- * strides and learning rates), one launch of gemm_kernel: config AUTO picks the
+/* z->count matmuls of one shape at once (ffnn_gemm_models: per-model strides and
+ * learning rates) with the epilogue ep (model 0's tensors), one launch of gemm_kernel: config AUTO picks the
  * tile for the whole launch (count x tiles blocks), K is never split (the grid's
  * z is the model axis), so each model's outputs are those of ffnn_cuda_gemm with
  * an unsplit plan, bit for bit (every tile sums an output in the same order).
@@ -112,7 +113,8 @@ ffnn_gemm_plan ffnn_cuda_gemm_plan(const ffnn_cuda_ctx *ctx, int M, int N, int K
  * gemm_kernel (HFTA, Wang et al., MLSys 2022: fusing the models of a sweep). */
 ffnn_status ffnn_cuda_gemm_models(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                   int M, int N, int K, int trans_a, int trans_b,
-                                  const ffnn_gemm_epilogue *ep, int config);
+                                  const ffnn_gemm_epilogue *ep, const ffnn_gemm_models *z,
+                                  int config);
 
 /* The tile of a matmul over `count` models, from order[0..n) (largest first): the
  * first whose tiles pad the M x N output by at most half and give every SM two
@@ -130,10 +132,12 @@ int ffnn_cuda_gemm_models_config(const ffnn_cuda_ctx *ctx, int M, int N, int cou
  * Errors: FFNN_ERR_INVALID_ARGUMENT (dims, NULL, config), FFNN_ERR_CUDA.
  * Method: PTX ISA mma.sync / ldmatrix / cp.async; a CUTLASS-style multistage
  * shared-memory pipeline (gemm_mma.cu). ffnn_cuda_gemm calls it for AUTO when
- * ctx->precision is TF32 or BF16. */
+ * ctx->precision is TF32 or BF16; z: NULL, or the model axis of
+ * ffnn_cuda_gemm_models (which calls it with z for tf32 and bf16). */
 ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                int M, int N, int K, int trans_a, int trans_b,
-                               const ffnn_gemm_epilogue *ep, int config, int bf16);
+                               const ffnn_gemm_epilogue *ep, const ffnn_gemm_models *z,
+                               int config, int bf16);
 /* Raises the shared-memory limit of every gemm_mma kernel (above the 48 KiB
  * default); backend.cu calls it when a context is created. Errors: FFNN_ERR_CUDA. */
 ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx);

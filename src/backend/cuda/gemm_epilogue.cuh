@@ -53,13 +53,17 @@ static __device__ __forceinline__ void gemm_epi_rowsum(const ffnn_gemm_epilogue 
 
 /* Outputs (row, col..col+W-1) of one thread, W <= 4: epilogue, store, SGD; columns
  * >= N skipped. vec4 (W == 4, all four in range, pointers 16-byte aligned): float4
- * accesses. Not inlined: the kernel calls it a few times per tile (one copy of the
- * activation code per kernel instead of one per output keeps compile times short);
- * a matmul without epilogue stores inline instead. */
-static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
+ * accesses. MAY_SKIP_C (the model-axis kernels): no_c 1 leaves C unstored
+ * (ffnn_gemm_models.no_c); the single matmul's copy has no such test. Not inlined:
+ * the kernel calls it a few times per tile (one copy of the activation code per
+ * kernel instead of one per output keeps compile times short); a matmul without
+ * epilogue stores inline instead. */
+template <bool MAY_SKIP_C>
+static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep, int no_c,
                                                  float *__restrict__ C, int N, int row,
                                                  int col, float4 acc, int w, int vec4)
 {
+    const bool store_c = !MAY_SKIP_C || !no_c;
     const size_t idx = (size_t)row * N + col;
     const float a[4] = {acc.x, acc.y, acc.z, acc.w};
     if (vec4) {
@@ -71,7 +75,7 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
         v.y = gemm_epi_value(ep, a[1], b.y, x.y);
         v.z = gemm_epi_value(ep, a[2], b.z, x.z);
         v.w = gemm_epi_value(ep, a[3], b.w, x.w);
-        if (!ep.models.no_c) *(float4 *)(C + idx) = v;
+        if (store_c) *(float4 *)(C + idx) = v;
         if (ep.sgd_param != NULL) {
             float4 p = *(float4 *)(ep.sgd_param + idx);
             p.x = ffnn_dev_sgd(p.x, ep.lr, v.x);
@@ -85,7 +89,7 @@ static __device__ __noinline__ void gemm_epi_run(const ffnn_gemm_epilogue ep,
     for (int j = 0; j < w && col + j < N; ++j) {
         const float v = gemm_epi_value(ep, a[j], ep.bias != NULL ? ep.bias[col + j] : 0.0f,
                                        ep.dact_x != NULL ? ep.dact_x[idx + j] : 0.0f);
-        if (!ep.models.no_c) C[idx + j] = v;
+        if (store_c) C[idx + j] = v;
         if (ep.sgd_param != NULL)
             ep.sgd_param[idx + j] = ffnn_dev_sgd(ep.sgd_param[idx + j], ep.lr, v);
     }
@@ -101,32 +105,33 @@ static __host__ __device__ __forceinline__ size_t gemm_split_stride(int M, int N
     return ((size_t)M * N + 3) & ~(size_t)3;
 }
 
-/* Model z's epilogue (ffnn_gemm_models): its tensors and learning rate. */
-static __device__ __forceinline__ void gemm_epi_for_model(ffnn_gemm_epilogue &ep, size_t z)
+/* Model m's epilogue (ffnn_gemm_models z): its tensors and learning rate. */
+static __device__ __forceinline__ void gemm_epi_for_model(ffnn_gemm_epilogue &ep,
+                                                          const ffnn_gemm_models &z, size_t m)
 {
-    if (ep.bias != NULL) ep.bias += z * ep.models.bias;
-    if (ep.dact_x != NULL) ep.dact_x += z * ep.models.dact_x;
-    if (ep.sgd_param != NULL) ep.sgd_param += z * ep.models.sgd_param;
-    if (ep.rowsum != NULL) ep.rowsum += z * ep.models.rowsum;
-    if (ep.rowsum_param != NULL) ep.rowsum_param += z * ep.models.rowsum_param;
-    if (ep.models.lr != NULL) ep.lr = ep.models.lr[z];
+    if (ep.bias != NULL) ep.bias += m * z.bias;
+    if (ep.dact_x != NULL) ep.dact_x += m * z.dact_x;
+    if (ep.sgd_param != NULL) ep.sgd_param += m * z.sgd_param;
+    if (ep.rowsum != NULL) ep.rowsum += m * z.rowsum;
+    if (ep.rowsum_param != NULL) ep.rowsum_param += m * z.rowsum_param;
+    if (z.lr != NULL) ep.lr = z.lr[m];
 }
 
 /* The k-tile range [BEGIN, END) of this block (chunk blockIdx.z of K_SPLIT k tiles,
  * gemm_plan.h) and, when K is split (gridDim.z > 1), C and EP.rowsum moved to the
  * chunk's slices of the workspace (the launch passed the workspace as C and
- * gemm_split_epilogue's EP). Over a model axis (EP.models.count > 0) the whole
- * of K instead, and A, B, C and EP moved to model blockIdx.z's tensors. The
- * kernels start at BEGIN's tile. */
-#define GEMM_SPLIT_RANGE(BEGIN, END, K_TILES, K_SPLIT, A, B, C, EP, M, N)                \
-    const int BEGIN = (EP).models.count ? 0 : (int)blockIdx.z * (K_SPLIT);                \
-    const int END = (EP).models.count ? (K_TILES) : min((K_TILES), BEGIN + (K_SPLIT));    \
-    if ((EP).models.count) {                                                              \
-        const size_t z_ = blockIdx.z;                                                     \
-        (A) += z_ * (EP).models.a;                                                        \
-        (B) += z_ * (EP).models.b;                                                        \
-        (C) += z_ * (EP).models.c;                                                        \
-        gemm_epi_for_model((EP), z_);                                                     \
+ * gemm_split_epilogue's EP). Over a model axis (the kernel's template MODELS, Z its
+ * ffnn_gemm_models) the whole of K instead, and A, B, C and EP moved to model
+ * blockIdx.z's tensors. The kernels start at BEGIN's tile. */
+#define GEMM_SPLIT_RANGE(BEGIN, END, K_TILES, K_SPLIT, MODELS, Z, A, B, C, EP, M, N)     \
+    const int BEGIN = (MODELS) ? 0 : (int)blockIdx.z * (K_SPLIT);                         \
+    const int END = (MODELS) ? (K_TILES) : min((K_TILES), BEGIN + (K_SPLIT));             \
+    if constexpr (MODELS) {                                                               \
+        const size_t m_ = blockIdx.z;                                                     \
+        (A) += m_ * (Z).a;                                                                \
+        (B) += m_ * (Z).b;                                                                \
+        (C) += m_ * (Z).c;                                                                \
+        gemm_epi_for_model((EP), (Z), m_);                                                \
     } else if (gridDim.z > 1) {                                                           \
         (C) += blockIdx.z * gemm_split_stride((M), (N));                                  \
         if ((EP).rowsum != NULL) (EP).rowsum += (size_t)blockIdx.z * (M);                 \

@@ -257,9 +257,9 @@ template <int BN> static constexpr __host__ __device__ int mma_c_ld() { return B
  * aligned), where the fragment layout would give each thread two columns. The value
  * of every output is the same (the same accumulator through the same formula).
  * Ends with a barrier: the next m tile's prologue overwrites the stages. */
-template <int BM, int BN, int THREADS, int WTM, int WTN, int MI, int NI>
+template <int BM, int BN, int THREADS, int WTM, int WTN, int MI, int NI, bool MODELS>
 static __device__ __forceinline__ void mma_epilogue_staged(float *Cs, const float (&acc)[MI][NI][4],
-                                                           const ffnn_gemm_epilogue &ep,
+                                                           const ffnn_gemm_epilogue &ep, int no_c,
                                                            float *C, int M, int N, int m0,
                                                            int n0, int wm, int wn, int g,
                                                            int t, int vec_ep)
@@ -277,8 +277,8 @@ static __device__ __forceinline__ void mma_epilogue_staged(float *Cs, const floa
     for (int e = (int)threadIdx.x * 4; e < BM * BN; e += THREADS * 4) {
         const int r = e / BN, c = e % BN, row = m0 + r, col = n0 + c;
         if (row < M && col < N)
-            gemm_epi_run(ep, C, N, row, col, *(const float4 *)&Cs[r * LD + c], 4,
-                         vec_ep && col + 3 < N);
+            gemm_epi_run<MODELS>(ep, no_c, C, N, row, col, *(const float4 *)&Cs[r * LD + c],
+                                 4, vec_ep && col + 3 < N);
     }
     __syncthreads();
 }
@@ -288,13 +288,14 @@ static __device__ __forceinline__ void mma_epilogue_staged(float *Cs, const floa
 /* C[M,N] = op(A) op(B) + epilogue for the block tiles (blockIdx.y + j gridDim.y,
  * blockIdx.x); dynamic shared memory STAGES x (A tile + B tile). vec_a / vec_b:
  * 16-byte copies of that operand allowed; vec_c: C takes float2 stores (plain
- * matmul only; the epilogue path stores per element). */
+ * matmul only; the epilogue path stores per element). MODELS: blockIdx.z is model
+ * z of the model axis z (ffnn_cuda_gemm_models); else z is unused. */
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB, bool BF16,
-          bool TRANS_A, bool TRANS_B>
+          bool TRANS_A, bool TRANS_B, bool MODELS>
 static __global__ void __launch_bounds__(32 * WARPS_M * WARPS_N, MINB)
 gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float *__restrict__ C,
                 int M, int N, int K, int m_tiles, int vec_a, int vec_b, int vec_c,
-                int vec_ep, ffnn_gemm_epilogue ep, int k_split)
+                int vec_ep, ffnn_gemm_epilogue ep, int k_split, const ffnn_gemm_models z)
 {
     constexpr bool A_K = !TRANS_A, B_K = TRANS_B; /* stored k-contiguous */
     typedef mma_tile<BM, BK, A_K, BF16> TA;
@@ -313,7 +314,7 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
     const int g = lane >> 2, t = lane & 3;
     const int n0 = blockIdx.x * BN;
     const int k_tiles = (K + BK - 1) / BK;
-    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, A, B, C, ep, M, N);
+    GEMM_SPLIT_RANGE(kt_begin, kt_end, k_tiles, k_split, MODELS, z, A, B, C, ep, M, N);
     const int n_kt = kt_end - kt_begin; /* this chunk's k tiles; tile kt is kt_begin + kt */
     /* column tile 0 also sums the rows of op(A) (db of the weight gradient) */
     const bool row_sums = blockIdx.x == 0 && gemm_epi_has_rowsum(ep);
@@ -386,8 +387,8 @@ gemm_mma_kernel(const float *__restrict__ A, const float *__restrict__ B, float 
         if (row_sums && tid < BM && m0 + tid < M) gemm_epi_rowsum(ep, m0 + tid, rs);
 
         if (!plain) { /* the epilogue from the tile staged in shared memory */
-            mma_epilogue_staged<BM, BN, THREADS, WTM, WTN, MI, NI>(mma_smem, acc, ep, C, M, N, m0,
-                                                                 n0, wm, wn, g, t, vec_ep);
+            mma_epilogue_staged<BM, BN, THREADS, WTM, WTN, MI, NI, MODELS>(
+                mma_smem, acc, ep, z.no_c, C, M, N, m0, n0, wm, wn, g, t, vec_ep);
             continue;
         }
         /* C: accumulator (i, j) = rows g, g+8 x columns 2t, 2t+1 of its 16 x 8 tile */
@@ -431,24 +432,25 @@ static constexpr size_t gemm_mma_smem()
 /* Above the 48 KiB default a kernel needs an opt-in: done once per context
  * (ffnn_cuda_gemm_mma_init), outside any stream capture. */
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB, bool BF16,
-          bool TA, bool TB>
+          bool TA, bool TB, bool MODELS>
 static ffnn_status gemm_mma_opt_in(ffnn_cuda_ctx *ctx)
 {
     FFNN_CUDA_CHECK(ctx, cudaFuncSetAttribute(
                              gemm_mma_kernel<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF16,
-                                             TA, TB>,
+                                             TA, TB, MODELS>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>()));
     return FFNN_OK;
 }
 
-template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB>
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB,
+          bool MODELS = false>
 static ffnn_status gemm_mma_opt_in_all(ffnn_cuda_ctx *ctx)
 {
     ffnn_status st = FFNN_OK;
 #define MMA_O(BF, X, Y)                                                                   \
     if (st == FFNN_OK)                                                                    \
-    st = gemm_mma_opt_in<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF, X, Y>(ctx)
+    st = gemm_mma_opt_in<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF, X, Y, MODELS>(ctx)
     MMA_O(false, false, false); MMA_O(false, false, true);
     MMA_O(false, true, false); MMA_O(false, true, true);
     MMA_O(true, false, false); MMA_O(true, false, true);
@@ -458,13 +460,15 @@ static ffnn_status gemm_mma_opt_in_all(ffnn_cuda_ctx *ctx)
 }
 
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB, bool BF16,
-          bool TA, bool TB>
+          bool TA, bool TB, bool MODELS>
 static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                      float *C, int M, int N, int K,
-                                     const ffnn_gemm_epilogue &ep, int splits, int k_split)
+                                     const ffnn_gemm_epilogue &ep, int splits, int k_split,
+                                     const ffnn_gemm_models *models)
 {
     const size_t smem = gemm_mma_smem<BM, BN, BK, STAGES, BF16, TA, TB>();
-    auto kernel = gemm_mma_kernel<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF16, TA, TB>;
+    auto kernel =
+        gemm_mma_kernel<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF16, TA, TB, MODELS>;
     int vec_a = mma_aligned(A, 16) && (TA ? M % 4 == 0 : K % 4 == 0);
     int vec_b = mma_aligned(B, 16) && (TB ? K % 4 == 0 : N % 4 == 0);
     int vec_c = N % 2 == 0 && mma_aligned(C, 8);
@@ -473,8 +477,10 @@ static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const f
                  (ep.bias == NULL || mma_aligned(ep.bias, 16)) &&
                  (ep.dact_x == NULL || mma_aligned(ep.dact_x, 16)) &&
                  (ep.sgd_param == NULL || mma_aligned(ep.sgd_param, 16));
-    if (ep.models.count) { /* every model's tensors keep the alignment of the first's */
-        const ffnn_gemm_models &z = ep.models;
+    ffnn_gemm_models z;
+    memset(&z, 0, sizeof z);
+    if (models != NULL) { /* every model's tensors keep the alignment of the first's */
+        z = *models;
         vec_a = vec_a && z.a % 4 == 0;
         vec_b = vec_b && z.b % 4 == 0;
         vec_c = vec_c && z.c % 2 == 0;
@@ -487,20 +493,23 @@ static ffnn_status gemm_mma_launch_t(ffnn_cuda_ctx *ctx, const float *A, const f
     const dim3 grid((unsigned)((N + BN - 1) / BN), grid_y, (unsigned)splits);
     kernel<<<grid, 32 * WARPS_M * WARPS_N, smem, ctx->stream>>>(A, B, C, M, N, K, m_tiles, vec_a,
                                                                vec_b, vec_c, vec_ep, ep,
-                                                               k_split);
+                                                               k_split, z);
     FFNN_CUDA_LAUNCH_CHECK(ctx, "gemm_mma_kernel");
     return FFNN_OK;
 }
 
-/* The transpose flags and the precision as template arguments. */
-template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB>
+/* The transpose flags and the precision as template arguments; MODELS with the
+ * model axis `models` (splits = its count). */
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, int MINB,
+          bool MODELS = false>
 static ffnn_status gemm_mma_launch(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
                                    int M, int N, int K, int ta, int tb, int bf16,
-                                   const ffnn_gemm_epilogue &ep, int splits, int k_split)
+                                   const ffnn_gemm_epilogue &ep, int splits, int k_split,
+                                   const ffnn_gemm_models *models = NULL)
 {
-#define MMA_L(BF, X, Y) \
-    gemm_mma_launch_t<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF, X, Y>(ctx, A, B, C, M, N, \
-                                                                            K, ep, splits, k_split)
+#define MMA_L(BF, X, Y)                                                                   \
+    gemm_mma_launch_t<BM, BN, BK, WARPS_M, WARPS_N, STAGES, MINB, BF, X, Y, MODELS>(       \
+        ctx, A, B, C, M, N, K, ep, splits, k_split, models)
     if (bf16) {
         if (!ta) return tb ? MMA_L(true, false, true) : MMA_L(true, false, false);
         return tb ? MMA_L(true, true, true) : MMA_L(true, true, false);
@@ -520,10 +529,40 @@ static ffnn_status gemm_mma_launch(ffnn_cuda_ctx *ctx, const float *A, const flo
 #define MMA_CFG_256 128, 256, 32, 2, 4, 3, 1
 #define MMA_CFG_32 32, 32, 32, 2, 2, 4, 4
 
+/* The model axis z of ffnn_cuda_gemm_mma (ffnn_cuda_gemm_models): grid z = the
+ * models, K whole, the tile from three configurations (AUTO:
+ * ffnn_cuda_gemm_models_config; a fixed one must be among them). */
+static ffnn_status gemm_mma_models(ffnn_cuda_ctx *ctx, const float *A, const float *B, float *C,
+                                   int M, int N, int K, int ta, int tb,
+                                   const ffnn_gemm_epilogue &e, const ffnn_gemm_models &z,
+                                   int config, int bf16)
+{
+    static const int order[] = {FFNN_GEMM_MMA_128W4, FFNN_GEMM_MMA_64, FFNN_GEMM_MMA_32};
+    const int cfg = config == FFNN_GEMM_AUTO
+                        ? ffnn_cuda_gemm_models_config(ctx, M, N, z.count, order, 3)
+                        : config;
+    const int ks = (K + 31) / 32, n = z.count; /* BK = 32 in every configuration */
+    switch (cfg) {
+    case FFNN_GEMM_MMA_128W4:
+        return gemm_mma_launch<MMA_CFG_128W4, true>(ctx, A, B, C, M, N, K, ta, tb, bf16, e, n,
+                                                    ks, &z);
+    case FFNN_GEMM_MMA_64:
+        return gemm_mma_launch<MMA_CFG_64, true>(ctx, A, B, C, M, N, K, ta, tb, bf16, e, n, ks,
+                                                 &z);
+    case FFNN_GEMM_MMA_32:
+        return gemm_mma_launch<MMA_CFG_32, true>(ctx, A, B, C, M, N, K, ta, tb, bf16, e, n, ks,
+                                                 &z);
+    default:
+        return ffnn_fail(FFNN_ERR_UNSUPPORTED, "cuda gemm_mma: config %s has no model axis "
+                         "(mma 128x128x32 4 warps, 64x64x32, 32x32x32 have)",
+                         ffnn_cuda_gemm_config_name(cfg));
+    }
+}
+
 extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, const float *B,
                                           float *C, int M, int N, int K, int trans_a,
-                                          int trans_b, const ffnn_gemm_epilogue *ep, int config,
-                                          int bf16)
+                                          int trans_b, const ffnn_gemm_epilogue *ep,
+                                          const ffnn_gemm_models *z, int config, int bf16)
 {
     FFNN_CUDA_GUARD(ctx, "gemm_mma");
     if (M < 1 || N < 1 || K < 1 || (size_t)M > FFNN_CUDA_MAX_DIM ||
@@ -539,19 +578,14 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma(ffnn_cuda_ctx *ctx, const float *A, co
         e = *ep;
     else
         memset(&e, 0, sizeof e);
-    ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 1);
-    if (e.models.count) { /* over a model axis: grid z = the models, K whole */
-        static const int order[] = {FFNN_GEMM_MMA_128W4, FFNN_GEMM_MMA_64, FFNN_GEMM_MMA_32};
-        if (config == FFNN_GEMM_AUTO)
-            p.config = ffnn_cuda_gemm_models_config(ctx, M, N, e.models.count, order, 3);
-        p.splits = e.models.count;
-        p.k_chunk = K;
-    }
+    if (z != NULL)
+        return gemm_mma_models(ctx, A, B, C, M, N, K, trans_a, trans_b, e, *z, config, bf16);
+    const ffnn_gemm_plan p = ffnn_cuda_gemm_plan(ctx, M, N, K, config, 1);
     if (p.config < FFNN_GEMM_MMA_128 || p.config > FFNN_GEMM_MMA_32)
         return ffnn_fail(FFNN_ERR_INVALID_ARGUMENT, "cuda gemm_mma: unknown config %d", config);
     /* split: the chunks' partial sums to the workspace, then gemm.cu's reduction +
      * epilogue (BK = 32 in every configuration) */
-    const int split = p.splits > 1 && !e.models.count; /* (the models' z is not a split) */
+    const int split = p.splits > 1;
     float *Cs = split ? ctx->split_ws : C;
     const ffnn_gemm_epilogue es = split ? gemm_split_epilogue(ctx, e, M, N, p.splits) : e;
     const int ks = (p.k_chunk + 31) / 32; /* k tiles per chunk */
@@ -593,5 +627,9 @@ extern "C" ffnn_status ffnn_cuda_gemm_mma_init(ffnn_cuda_ctx *ctx)
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_64W4>(ctx);
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_256>(ctx);
     if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_32>(ctx);
+    /* the model-axis instantiations (gemm_mma_models) */
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_128W4, true>(ctx);
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_64, true>(ctx);
+    if (st == FFNN_OK) st = gemm_mma_opt_in_all<MMA_CFG_32, true>(ctx);
     return st;
 }

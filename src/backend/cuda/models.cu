@@ -45,13 +45,15 @@ extern "C" ffnn_status ffnn_cuda_models_dense_act_forward(void *vctx, const floa
     memset(&ep, 0, sizeof ep);
     ep.bias = b;
     ep.act = act;
-    ep.models.count = (int)count;
-    ep.models.a = x_stride;
-    ep.models.b = p_stride;
-    ep.models.c = batch * out;
-    ep.models.bias = p_stride;
+    ffnn_gemm_models z;
+    memset(&z, 0, sizeof z);
+    z.count = (int)count;
+    z.a = x_stride;
+    z.b = p_stride;
+    z.c = batch * out;
+    z.bias = p_stride;
     /* a [batch,out] = x [batch,in] (W [out,in])^T, per model */
-    return ffnn_cuda_gemm_models(ctx, x, W, a, (int)batch, (int)out, (int)in, 0, 1, &ep,
+    return ffnn_cuda_gemm_models(ctx, x, W, a, (int)batch, (int)out, (int)in, 0, 1, &ep, &z,
                                  FFNN_GEMM_AUTO);
 }
 
@@ -76,29 +78,33 @@ extern "C" ffnn_status ffnn_cuda_models_dense_backward_sgd(
             ep.dact_x = x;
             ep.dact = x_act;
         }
-        ep.models.count = (int)count;
-        ep.models.a = batch * out;
-        ep.models.b = p_stride;
-        ep.models.c = batch * in;
-        ep.models.dact_x = x_stride;
+        ffnn_gemm_models z;
+        memset(&z, 0, sizeof z);
+        z.count = (int)count;
+        z.a = batch * out;
+        z.b = p_stride;
+        z.c = batch * in;
+        z.dact_x = x_stride;
         /* dx [batch,in] = dz [batch,out] W [out,in], per model */
         if ((st = ffnn_cuda_gemm_models(ctx, dz, W, dx, (int)batch, (int)in, (int)out, 0, 0,
-                                        &ep, FFNN_GEMM_AUTO)) != FFNN_OK)
+                                        &ep, &z, FFNN_GEMM_AUTO)) != FFNN_OK)
             return st;
     }
     ffnn_gemm_epilogue ep;
     memset(&ep, 0, sizeof ep);
     ep.sgd_param = W;
     ep.rowsum_param = b;
-    ep.models.count = (int)count;
-    ep.models.a = batch * out;
-    ep.models.b = x_stride;
-    ep.models.c = p_stride;
-    ep.models.sgd_param = p_stride;
-    ep.models.rowsum_param = p_stride;
-    ep.models.lr = lr;
-    ep.models.no_c = 1; /* dW: only the update reads it */
+    ffnn_gemm_models z;
+    memset(&z, 0, sizeof z);
+    z.count = (int)count;
+    z.a = batch * out;
+    z.b = x_stride;
+    z.c = p_stride;
+    z.sgd_param = p_stride;
+    z.rowsum_param = p_stride;
+    z.lr = lr;
+    z.no_c = 1; /* dW: only the update reads it */
     /* dW [out,in] = dz^T [out,batch] x [batch,in]; row sums of dz^T = db, per model */
-    return ffnn_cuda_gemm_models(ctx, dz, x, dW, (int)out, (int)in, (int)batch, 1, 0, &ep,
+    return ffnn_cuda_gemm_models(ctx, dz, x, dW, (int)out, (int)in, (int)batch, 1, 0, &ep, &z,
                                  FFNN_GEMM_AUTO);
 }
