@@ -977,13 +977,19 @@ TEST("strategies_tune_on_cuda_picks_measured_and_follows_cpu", tune_on_cuda)
         CHECK_OK(ffnn_comm_create_gpus(1, &comm));
         CHECK_OK(ffnn_model_create("784-64relu-10", &m));
         CHECK_OK(ffnn_model_init(m, 3));
+        ffnn_trainer *lone = NULL;
         ffnn_train_config cfg = test_train_config(FFNN_DEVICE_CUDA, FFNN_STRATEGY_TUNE);
         CHECK_OK(ffnn_trainer_create_parallel(m, train, &cfg, comm, &t));
-        /* auto at batch 64 picks persistent, which has no place for the all-reduce: graph */
-        CHECK(ffnn_trainer_strategy(t) == FFNN_STRATEGY_GRAPH &&
+        /* a group of one trains as the plain run: tune measures nothing and takes
+         * auto's pick for the net alone (persistent at batch 64) */
+        ffnn_train_config auto_cfg = test_train_config(FFNN_DEVICE_CUDA, FFNN_STRATEGY_AUTO);
+        CHECK_OK(ffnn_trainer_create(m, train, &auto_cfg, &lone));
+        CHECK(ffnn_trainer_strategy(t) == ffnn_trainer_strategy(lone) &&
                   ffnn_trainer_strategy_note(t)[0] == 0,
-              "tune with a communicator: %s, note '%s'",
-              ffnn_strategy_name(ffnn_trainer_strategy(t)), ffnn_trainer_strategy_note(t));
+              "tune with a communicator: %s (auto alone: %s), note '%s'",
+              ffnn_strategy_name(ffnn_trainer_strategy(t)),
+              ffnn_strategy_name(ffnn_trainer_strategy(lone)), ffnn_trainer_strategy_note(t));
+        ffnn_trainer_free(lone);
         TEST_FREE(t, m);
         ffnn_comm_free(comm);
     }
