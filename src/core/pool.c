@@ -41,7 +41,7 @@ struct ffnn_pool {
     atomic_int sleepers;  /* workers in (or entering) pthread_cond_wait      */
     atomic_int running;   /* workers still in the current job               */
     atomic_int stop;
-    ffnn_pool_fn fn;      /* the job: fn(user, k) for k < n                  */
+    ffnn_pool_fn fn;      /* the current job: fn(user, k) on worker k        */
     void *user;
 };
 

@@ -102,8 +102,9 @@ ffnn_gemm_plan ffnn_cuda_gemm_plan(const ffnn_cuda_ctx *ctx, int M, int N, int K
                                    int tensor_cores);
 
 /* z->count matmuls of one shape at once (ffnn_gemm_models: per-model strides and
- * learning rates) with the epilogue ep (model 0's tensors), one launch of gemm_kernel: config AUTO picks the
- * tile for the whole launch (count x tiles blocks), K is never split (the grid's
+ * learning rates) with the epilogue ep (model 0's tensors), one launch of
+ * gemm_kernel: config AUTO picks the tile for the whole launch (count x tiles
+ * blocks), K is never split (the grid's
  * z is the model axis), so each model's outputs are those of ffnn_cuda_gemm with
  * an unsplit plan, bit for bit (every tile sums an output in the same order).
  * ctx->precision tf32 / bf16: gemm_mma.cu's kernel the same way (its tile chosen
