@@ -10,7 +10,7 @@
 #   make asan       the library, the CLI and the tests under AddressSanitizer + UBSan
 #                   (CPU code); ASAN_TESTS=name-filter runs a subset
 #   make tsan       the library and the tests under ThreadSanitizer (CPU code): the
-#                   thread-safety tests (TSAN_TESTS, default predictor_)
+#                   thread-safety tests (TSAN_TESTS, default predictor_ pool_)
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
 #   make build/gemm_models   the batched sweep's matmuls against cuBLAS (CUDA builds;
@@ -396,11 +396,12 @@ asan:
 	    FFNN_FAULTS_LIB=$(abspath build-asan)/libffnn_faults.so build-asan/ffnn_tests $(ASAN_TESTS)
 
 # ThreadSanitizer over the thread-safety tests: predictors in several threads on one
-# model while another thread trains (tests/test_predictor.c). libgomp is not built
+# model while another thread trains (tests/test_predictor.c), and the fork-join
+# pool's jobs, every part once (tests/test_pool.c). libgomp is not built
 # with TSan, so under TSan those tests run each OpenMP team on one thread (the test
 # checks what may be shared between the caller's threads, not libgomp's barriers);
 # src/backend/omp/elementwise.c is not instrumented (see ELEMENTWISE_CFLAGS).
-TSAN_TESTS ?= predictor_
+TSAN_TESTS ?= predictor_ pool_
 tsan:
 	$(MAKE) BUILD=build-tsan NVCC= CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=thread" ELEMENTWISE_CFLAGS=-fno-sanitize=thread build-tsan/ffnn_tests

@@ -27,12 +27,17 @@ interleaved - short passes of ffnn, ffnn base and onnxruntime in rotating order
 (--rounds of them; rows/s: each one's median pass; batch 1: all its calls pooled) -
 so that a noisy machine's slow and fast spells fall on all three alike.
 
+--hog N starts N processes that spin for the whole run: the machine busy with
+other work, as a shared machine is (a predictor's threads then compete for cores).
+
 usage: bench/predict_vs_onnxruntime.py [--lib build/libffnn.so] [--threads N]
-           [--calls 10000] [--seconds 3] [--base OTHER.so [--rounds 15]] [--markdown]
+           [--calls 10000] [--seconds 3] [--base OTHER.so [--rounds 15]] [--hog N]
+           [--markdown]
 Needs numpy; without onnxruntime the ort rows say so and ffnn's rows still run.
 """
 import argparse
 import ctypes as C
+import multiprocessing
 import os
 import platform
 import statistics
@@ -201,6 +206,12 @@ def interleaved(runners, x, seconds, calls, rounds):
     return out
 
 
+def spin():
+    """A CPU hog (--hog): one core's worth of other work until killed."""
+    while True:
+        pass
+
+
 def make_model(lib, net):
     m = C.c_void_p()
     check(lib, lib.ffnn_model_create(net.encode(), C.byref(m)), net)
@@ -218,7 +229,12 @@ def main():
     ap.add_argument("--base", help="a second libffnn.so: 'ffnn base' rows, timed interleaved")
     ap.add_argument("--rounds", type=int, default=15, help="interleaved passes (--base)")
     ap.add_argument("--markdown", action="store_true", help="rows as a markdown table")
+    ap.add_argument("--hog", type=int, default=0,
+                    help="N processes that spin beside the timed runs (a busy machine)")
     a = ap.parse_args()
+    hogs = [multiprocessing.Process(target=spin, daemon=True) for _ in range(a.hog)]
+    for h in hogs:
+        h.start()
     lib = load(a.lib)
     base = load(a.base) if a.base else None
     gpus = lib.ffnn_cuda_device_count()
@@ -227,7 +243,8 @@ def main():
           f"{lib.ffnn_version(None, None, None).decode()}, onnxruntime "
           f"{ort.__version__ if ort else 'absent'}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     print(f"# GOMP_SPINCOUNT={os.environ.get('GOMP_SPINCOUNT', '(unset)')} "
-          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}")
+          f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', '(unset)')}; "
+          f"{a.hog} spinning processes beside (--hog)")
     rows = []
     rng = np.random.default_rng(1)
     tmp = tempfile.mkdtemp(prefix="ffnn-bench-")

@@ -1,10 +1,23 @@
 /* pool.c - the fork-join pool of pool.h: each worker's own job generation, which
  * it polls (C11 atomics) for FFNN_POOL_SPIN rounds, then a condition variable of
- * its own it sleeps on; a count of the job's workers still running it, which the
- * caller waits on the same way. */
+ * its own it sleeps on; each part claimed once, by its worker or by the caller,
+ * whoever comes first; a count of the parts done, which the caller waits on the
+ * same way.
+ *
+ * Worker k claims part k (the same part, so the same data - a slice of a layer's
+ * weights - each job: it stays in that core's cache), then the parts beyond the
+ * workers' from a shared counter. The caller, its own part done, claims those
+ * and then every part no worker has claimed yet: it never waits for a worker
+ * that has not started (no free core on a busy machine, a deep sleep state) -
+ * that worker finds its part taken and leaves. The job's description (fn, user, parts) is read by the
+ * workers that entered it only: a worker counts itself in (`inside`), then reads
+ * `open`; the caller closes the job (`open` 0) before it waits for `inside` to
+ * drain and writes the next job - both seq_cst, so either the worker sees the job
+ * closed and leaves without reading it, or the caller sees the worker in. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,28 +39,66 @@ static inline void relax(void)
 
 typedef struct worker {
     struct ffnn_pool *pool;
-    int k;            /* its job index (1 .. workers) */
+    int k;               /* its part (1 .. workers) */
     pthread_t thread;
-    atomic_uint go;   /* the generation of the last job given to it */
+    atomic_uint go;      /* the generation of the last job that named it */
+    atomic_uint claim;   /* the generation of the last job whose part k was claimed */
     pthread_cond_t wake; /* go changed (or stop); waited on with the pool's lock */
 } worker;
 
 struct ffnn_pool {
     int workers;
-    worker *w;            /* [workers]                                      */
+    worker *w;            /* [workers]                                       */
     pthread_mutex_t lock;
-    pthread_cond_t done;  /* running reached 0                              */
-    unsigned generation;  /* the caller's job counter (the caller's alone)   */
-    atomic_int sleepers;  /* workers in (or entering) pthread_cond_wait      */
-    atomic_int running;   /* workers still in the current job               */
+    pthread_cond_t done;  /* the job's last part finished                     */
+    unsigned generation;  /* the caller's job counter (the caller's alone)    */
+    atomic_uint open;     /* the generation of the job being run, 0: none     */
+    atomic_int inside;    /* workers that entered a job and have not left     */
+    atomic_int next;      /* the job's next unclaimed part beyond the workers' */
+    atomic_int finished;  /* parts 1 .. parts - 1 done                        */
+    atomic_int sleepers;  /* workers in (or entering) pthread_cond_wait       */
     atomic_int stop;
-    ffnn_pool_fn fn;      /* the current job: fn(user, k) on worker k        */
+    ffnn_pool_fn fn;      /* the job: fn(user, k) for k < parts (k = 0: the caller) */
     void *user;
+    int parts;
 };
 
+/* Part k of job g if no one has claimed it yet: 1 if run. */
+static int claim_part(ffnn_pool *p, int k, unsigned g)
+{
+    if (atomic_exchange_explicit(&p->w[k - 1].claim, g, memory_order_relaxed) == g)
+        return 0;
+    p->fn(p->user, k);
+    return 1;
+}
+
+/* The open job's parts beyond the workers' (parts > workers + 1) from the shared
+ * counter until none is left; the number run. */
+static int claim_extra(ffnn_pool *p)
+{
+    int ran = 0;
+    for (int k; (k = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < p->parts;
+         ran++)
+        p->fn(p->user, k);
+    return ran;
+}
+
+/* Counts n parts done (release: their writes before the caller sees the count);
+ * the one that finishes the job wakes the caller if it sleeps. */
+static void count_done(ffnn_pool *p, int n)
+{
+    if (n == 0)
+        return;
+    const int before = atomic_fetch_add_explicit(&p->finished, n, memory_order_acq_rel);
+    if (before + n == p->parts - 1) {
+        pthread_mutex_lock(&p->lock);
+        pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->lock);
+    }
+}
+
 /* A worker runs only the jobs that name it (go = their generation): a job of n < all
- * lanes wakes and waits for its n - 1 workers alone, so the others sleep on (no core
- * taken from other work, no wait for a sleeper's wake-up on the caller's path). */
+ * lanes wakes n - 1 workers, so the others sleep on (no core taken from other work). */
 static void *worker_main(void *arg)
 {
     worker *me = arg;
@@ -70,12 +121,10 @@ static void *worker_main(void *arg)
         if (atomic_load(&p->stop))
             return NULL;
         seen = g;
-        p->fn(p->user, me->k);
-        if (atomic_fetch_sub_explicit(&p->running, 1, memory_order_acq_rel) == 1) {
-            pthread_mutex_lock(&p->lock);
-            pthread_cond_signal(&p->done);
-            pthread_mutex_unlock(&p->lock);
-        }
+        atomic_fetch_add(&p->inside, 1);  /* seq_cst: before the load of open */
+        if (atomic_load(&p->open) == g)   /* else closed or a later job: leave */
+            count_done(p, claim_part(p, me->k, g) + claim_extra(p));
+        atomic_fetch_sub_explicit(&p->inside, 1, memory_order_release);
     }
 }
 
@@ -92,6 +141,7 @@ ffnn_status ffnn_pool_create(int workers, ffnn_pool **out)
         p->w[i].pool = p;
         p->w[i].k = i + 1;
         atomic_init(&p->w[i].go, 0);
+        atomic_init(&p->w[i].claim, 0);
         pthread_cond_init(&p->w[i].wake, NULL);
         int e = pthread_create(&p->w[i].thread, NULL, worker_main, &p->w[i]);
         if (e != 0) {
@@ -133,31 +183,48 @@ void ffnn_pool_run(ffnn_pool *p, int n, ffnn_pool_fn fn, void *user)
             fn(user, k);
         return;
     }
-    if (n > p->workers + 1)
-        n = p->workers + 1;
-    p->fn = fn, p->user = user;
-    atomic_store_explicit(&p->running, n - 1, memory_order_relaxed);
-    const unsigned g = ++p->generation;
-    for (int k = 1; k < n; k++) /* release: fn, user and running before the worker sees g */
-        atomic_store_explicit(&p->w[k - 1].go, g, memory_order_release);
+    const int named = n - 1 < p->workers ? n - 1 : p->workers; /* workers 1 .. named */
+    /* The last job's late workers: those that entered it before it closed claim
+     * nothing (its parts are all taken) and leave; a few instructions, unless the
+     * system has just taken the core of one. */
+    for (int spin = 0; atomic_load(&p->inside) > 0; spin++)
+        if (spin < FFNN_POOL_SPIN)
+            relax();
+        else
+            sched_yield();
+    p->fn = fn, p->user = user, p->parts = n;
+    atomic_store_explicit(&p->next, p->workers + 1, memory_order_relaxed);
+    atomic_store_explicit(&p->finished, 0, memory_order_relaxed);
+    unsigned g = ++p->generation;
+    if (g == 0) /* 0 means closed */
+        g = ++p->generation;
+    atomic_store(&p->open, g); /* seq_cst, a release: the job before its generation */
+    for (int k = 0; k < named; k++)
+        atomic_store_explicit(&p->w[k].go, g, memory_order_release);
     /* A worker counts itself a sleeper before it last reads its go (both seq_cst, as
      * this load after the stores above): either it sees g, or this sees it and wakes
      * it under the lock it waits with. */
     atomic_thread_fence(memory_order_seq_cst);
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->lock);
-        for (int k = 1; k < n; k++)
-            pthread_cond_signal(&p->w[k - 1].wake);
+        for (int k = 0; k < named; k++)
+            pthread_cond_signal(&p->w[k].wake);
         pthread_mutex_unlock(&p->lock);
     }
     fn(user, 0);
-    for (int spin = 0; atomic_load_explicit(&p->running, memory_order_acquire) > 0 &&
+    int ran = claim_extra(p);
+    for (int k = named; k >= 1; k--) /* the parts no worker has claimed yet */
+        ran += claim_part(p, k, g);
+    if (ran)
+        atomic_fetch_add_explicit(&p->finished, ran, memory_order_relaxed);
+    for (int spin = 0; atomic_load_explicit(&p->finished, memory_order_acquire) < n - 1 &&
                        spin < FFNN_POOL_SPIN; spin++)
         relax();
-    if (atomic_load_explicit(&p->running, memory_order_acquire) > 0) {
+    if (atomic_load_explicit(&p->finished, memory_order_acquire) < n - 1) {
         pthread_mutex_lock(&p->lock);
-        while (atomic_load(&p->running) > 0)
+        while (atomic_load(&p->finished) < n - 1)
             pthread_cond_wait(&p->done, &p->lock);
         pthread_mutex_unlock(&p->lock);
     }
+    atomic_store(&p->open, 0); /* seq_cst: late workers see it closed or are seen inside */
 }

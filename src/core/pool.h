@@ -1,8 +1,12 @@
 /* pool.h - a fork-join pool of worker threads owned by one object (a predictor, a
  * sweep, an omp backend context):
- * ffnn_pool_run(pool, n, fn, user) runs fn(user, k) for k < n, k = 0 on the
- * calling thread and k >= 1 on workers k - 1, and returns when all are done; the
- * other workers are not woken (a job of 3 lanes in a pool of 16 waits for 2).
+ * ffnn_pool_run(pool, n, fn, user) runs fn(user, k) once for each k < n and returns
+ * when all are done: k = 0 on the calling thread, k >= 1 on whichever of workers
+ * 1 .. n - 1 (all of them if fewer) or the caller claims it first - the caller
+ * takes the parts no worker has started when its own is done, so a worker that
+ * wakes late (no free core on a busy machine) delays nothing. fn must not depend
+ * on the thread it runs on: a part's index names its data. The other workers are
+ * not woken (a job of 3 lanes in a pool of 16 wakes 2).
  * Workers wait for work spinning briefly (FFNN_POOL_SPIN polls, each a pause
  * instruction: some tens of microseconds in all), then sleep on
  * a condition variable: a machine busy with other work loses no CPU to them,
@@ -22,7 +26,7 @@ typedef void (*ffnn_pool_fn)(void *user, int k);
  * FFNN_ERR_UNSUPPORTED when a thread cannot be started (pthread_create's error). */
 ffnn_status ffnn_pool_create(int workers, ffnn_pool **out);
 void ffnn_pool_free(ffnn_pool *p);
-/* fn(user, k) for k < n (n <= workers + 1). */
+/* fn(user, k) once for each k < n, at most workers + 1 at a time. */
 void ffnn_pool_run(ffnn_pool *p, int n, ffnn_pool_fn fn, void *user);
 
 #endif
