@@ -37,10 +37,10 @@ Needs numpy; without onnxruntime the ort rows say so and ffnn's rows still run.
 """
 import argparse
 import ctypes as C
-import multiprocessing
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -206,12 +206,6 @@ def interleaved(runners, x, seconds, calls, rounds):
     return out
 
 
-def spin():
-    """A CPU hog (--hog): one core's worth of other work until killed."""
-    while True:
-        pass
-
-
 def make_model(lib, net):
     m = C.c_void_p()
     check(lib, lib.ffnn_model_create(net.encode(), C.byref(m)), net)
@@ -232,9 +226,17 @@ def main():
     ap.add_argument("--hog", type=int, default=0,
                     help="N processes that spin beside the timed runs (a busy machine)")
     a = ap.parse_args()
-    hogs = [multiprocessing.Process(target=spin, daemon=True) for _ in range(a.hog)]
-    for h in hogs:
-        h.start()
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            for _ in range(a.hog)]
+    try:
+        run(a)
+    finally:
+        for h in hogs:
+            h.kill()
+
+
+def run(a):
+    """The benchmark itself, on main's parsed arguments."""
     lib = load(a.lib)
     base = load(a.base) if a.base else None
     gpus = lib.ffnn_cuda_device_count()
