@@ -9,11 +9,12 @@
  * workers' from a shared counter. The caller, its own part done, claims those
  * and then every part no worker has claimed yet: it never waits for a worker
  * that has not started (no free core on a busy machine, a deep sleep state) -
- * that worker finds its part taken and leaves. The job's description (fn, user, parts) is read by the
- * workers that entered it only: a worker counts itself in (`inside`), then reads
- * `open`; the caller closes the job (`open` 0) before it waits for `inside` to
- * drain and writes the next job - both seq_cst, so either the worker sees the job
- * closed and leaves without reading it, or the caller sees the worker in. */
+ * that worker finds its part taken and leaves. The job's description (fn, user,
+ * parts) is read by the workers that entered it only: a worker counts itself in
+ * (`inside`), then reads `open`; the caller closes the job (`open` 0) before it
+ * waits for `inside` to drain and writes the next job - both seq_cst, so either
+ * the worker sees the job closed and leaves without reading it, or the caller
+ * sees the worker in. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
@@ -77,6 +78,8 @@ static int claim_part(ffnn_pool *p, int k, unsigned g)
 static int claim_extra(ffnn_pool *p)
 {
     int ran = 0;
+    if (p->parts <= p->workers + 1) /* none: no traffic on the shared counter */
+        return 0;
     for (int k; (k = atomic_fetch_add_explicit(&p->next, 1, memory_order_relaxed)) < p->parts;
          ran++)
         p->fn(p->user, k);
