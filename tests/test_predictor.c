@@ -115,8 +115,10 @@ TEST("predictor_local1d", test_predictor_local1d)
     return TEST_PASS;
 }
 
-/* A batch large enough to be sliced over the threads (lanes): 1, 2 and 3 threads
- * give the same bits, within TOL of the reference; 250 rows in chunks of 96. */
+/* A batch large enough to be sliced over the threads (lanes), its rows cut into
+ * pieces the lanes take in turn: 1, 2 and 3 threads give the same bits, within
+ * TOL of the reference; 250 rows in chunks of 96 (3 or 4 pieces a chunk), then in
+ * one chunk (10 pieces of 25 rows on 2 or 3 lanes). */
 TEST("predictor_slices", test_predictor_slices)
 {
     ffnn_model *m = NULL;
@@ -129,16 +131,20 @@ TEST("predictor_slices", test_predictor_slices)
     CHECK(x && ref && y[0] && y[1] && y[2], "out of memory");
     random_inputs(x, B * IN, 5150);
     CHECK_OK(ffnn_model_forward(m, x, B, ref));
-    for (int t = 0; t < 3; t++) {
-        ffnn_predictor *p = NULL;
-        CHECK_OK(ffnn_predictor_create(m, FFNN_DEVICE_CPU, t + 1, 96, &p));
-        CHECK_OK(ffnn_predictor_forward(p, x, B, y[t]));
-        ffnn_predictor_free(p);
-        double e = worst_error(y[t], ref, B * OUT);
-        CHECK(e <= TOL, "%d threads: worst error %.3g > %g", t + 1, e, TOL);
-        CHECK(memcmp(y[t], y[0], B * OUT * sizeof(float)) == 0, "%d threads: other bits than 1",
-              t + 1);
-    }
+    const size_t max_batch[] = {96, B};
+    for (int c = 0; c < 2; c++)
+        for (int t = 0; t < 3; t++) {
+            ffnn_predictor *p = NULL;
+            CHECK_OK(ffnn_predictor_create(m, FFNN_DEVICE_CPU, t + 1, max_batch[c], &p));
+            memset(y[t], 0, B * OUT * sizeof(float));
+            CHECK_OK(ffnn_predictor_forward(p, x, B, y[t]));
+            ffnn_predictor_free(p);
+            double e = worst_error(y[t], ref, B * OUT);
+            CHECK(e <= TOL, "max_batch %zu, %d threads: worst error %.3g > %g", max_batch[c],
+                  t + 1, e, TOL);
+            CHECK(memcmp(y[t], y[0], B * OUT * sizeof(float)) == 0,
+                  "max_batch %zu, %d threads: other bits than 1", max_batch[c], t + 1);
+        }
     free(x), free(ref), free(y[0]), free(y[1]), free(y[2]);
     ffnn_model_free(m);
     return TEST_PASS;

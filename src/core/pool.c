@@ -1,20 +1,21 @@
 /* pool.c - the fork-join pool of pool.h: each worker's own job generation, which
  * it polls (C11 atomics) for FFNN_POOL_SPIN rounds, then a condition variable of
- * its own it sleeps on; each part claimed once, by its worker or by the caller,
- * whoever comes first; a count of the parts done, which the caller waits on the
- * same way.
+ * its own it sleeps on; each part claimed once, by its worker or by whichever
+ * other thread of the job comes first; a count of the parts done, which the
+ * caller waits on the same way.
  *
  * Worker k claims part k (the same part, so the same data - a slice of a layer's
  * weights - each job: it stays in that core's cache), then the parts beyond the
- * workers' from a shared counter. The caller, its own part done, claims those
- * and then every part no worker has claimed yet: it never waits for a worker
- * that has not started (no free core on a busy machine, a deep sleep state) -
- * that worker finds its part taken and leaves. The job's description (fn, user,
- * parts) is read by the workers that entered it only: a worker counts itself in
- * (`inside`), then reads `open`; the caller closes the job (`open` 0) before it
- * waits for `inside` to drain and writes the next job - both seq_cst, so either
- * the worker sees the job closed and leaves without reading it, or the caller
- * sees the worker in. */
+ * workers' from a shared counter, then the parts of the other workers that have
+ * not started yet (from its own up, around). The caller, its own part done,
+ * claims the same (from the last part down): no thread waits for a worker that
+ * has not started (no free core on a busy machine, a deep sleep state) - the
+ * threads that do run take its part, and that worker finds it taken and leaves.
+ * The job's description (fn, user, parts) is read by the workers that entered it
+ * only: a worker counts itself in (`inside`), then reads `open`; the caller
+ * closes the job (`open` 0) before it waits for `inside` to drain and writes the
+ * next job - both seq_cst, so either the worker sees the job closed and leaves
+ * without reading it, or the caller sees the worker in. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
@@ -64,13 +65,31 @@ struct ffnn_pool {
     int parts;
 };
 
-/* Part k of job g if no one has claimed it yet: 1 if run. */
+/* Part k of job g if no one has claimed it yet: 1 if run. (A load first: a
+ * part already taken costs its line no write.) */
 static int claim_part(ffnn_pool *p, int k, unsigned g)
 {
-    if (atomic_exchange_explicit(&p->w[k - 1].claim, g, memory_order_relaxed) == g)
+    atomic_uint *c = &p->w[k - 1].claim;
+    if (atomic_load_explicit(c, memory_order_relaxed) == g ||
+        atomic_exchange_explicit(c, g, memory_order_relaxed) == g)
         return 0;
     p->fn(p->user, k);
     return 1;
+}
+
+/* The parts 1 .. named of job g that no one has claimed yet, from the one after
+ * part k around (k = 0, the caller: from the last down, away from the workers
+ * that look from their own part up); the number run. */
+static int claim_rest(ffnn_pool *p, int k, int named, unsigned g)
+{
+    int ran = 0;
+    if (k == 0)
+        for (int q = named; q >= 1; q--)
+            ran += claim_part(p, q, g);
+    else
+        for (int i = 1; i < named; i++)
+            ran += claim_part(p, (k - 1 + i) % named + 1, g);
+    return ran;
 }
 
 /* The open job's parts beyond the workers' (parts > workers + 1) from the shared
@@ -125,8 +144,11 @@ static void *worker_main(void *arg)
             return NULL;
         seen = g;
         atomic_fetch_add(&p->inside, 1);  /* seq_cst: before the load of open */
-        if (atomic_load(&p->open) == g)   /* else closed or a later job: leave */
-            count_done(p, claim_part(p, me->k, g) + claim_extra(p));
+        if (atomic_load(&p->open) == g) { /* else closed or a later job: leave */
+            const int named = p->parts - 1 < p->workers ? p->parts - 1 : p->workers;
+            count_done(p, claim_part(p, me->k, g) + claim_extra(p) +
+                              claim_rest(p, me->k, named, g));
+        }
         atomic_fetch_sub_explicit(&p->inside, 1, memory_order_release);
     }
 }
@@ -215,9 +237,7 @@ void ffnn_pool_run(ffnn_pool *p, int n, ffnn_pool_fn fn, void *user)
         pthread_mutex_unlock(&p->lock);
     }
     fn(user, 0);
-    int ran = claim_extra(p);
-    for (int k = named; k >= 1; k--) /* the parts no worker has claimed yet */
-        ran += claim_part(p, k, g);
+    int ran = claim_extra(p) + claim_rest(p, 0, named, g);
     if (ran)
         atomic_fetch_add_explicit(&p->finished, ran, memory_order_relaxed);
     for (int spin = 0; atomic_load_explicit(&p->finished, memory_order_acquire) < n - 1 &&

@@ -2,11 +2,11 @@
  * sweep, an omp backend context):
  * ffnn_pool_run(pool, n, fn, user) runs fn(user, k) once for each k < n and returns
  * when all are done: k = 0 on the calling thread, k >= 1 on whichever of workers
- * 1 .. n - 1 (all of them if fewer) or the caller claims it first - the caller
- * takes the parts no worker has started when its own is done, so a worker that
- * wakes late (no free core on a busy machine) delays nothing. fn must not depend
- * on the thread it runs on: a part's index names its data. The other workers are
- * not woken (a job of 3 lanes in a pool of 16 wakes 2).
+ * 1 .. n - 1 (all of them if fewer) or another thread of the job claims it
+ * first - each thread, its own part done, takes the parts no worker has started,
+ * so a worker that wakes late (no free core on a busy machine) delays nothing.
+ * fn must not depend on the thread it runs on: a part's index names its data.
+ * The other workers are not woken (a job of 3 lanes in a pool of 16 wakes 2).
  * Workers wait for work spinning briefly (FFNN_POOL_SPIN polls, each a pause
  * instruction: some tens of microseconds in all), then sleep on
  * a condition variable: a machine busy with other work loses no CPU to them,

@@ -1,21 +1,23 @@
 /* predictor.c - the inference object: a read-only model run forward with a
  * workspace of its own. On the CPU: lanes, each an omp backend context of one
- * thread with its own activations, and a fork-join pool (pool.c) that gives each
- * lane a slice of the batch's rows - the whole network per slice, no barrier
+ * thread with its own activations, and a fork-join pool (pool.c) whose lanes take
+ * pieces of the batch's rows in turn - the whole network per piece, no barrier
  * between layers, and workers that sleep rather than spin while the caller does
- * other work. A job of too few rows to give every lane a slice (a single row:
+ * other work. A job of too few rows to give every lane a share (a single row:
  * latency) is split by output columns instead when the net is all dense layers:
  * each lane computes its share of a layer's packed column panels and their
- * activation, one pool job per layer. On cuda: one context with the parameters copied to the device.
+ * activation, one pool job per layer. On cuda: one context with the parameters
+ * copied to the device.
  * The layer loop is the trainer's forward (strategy/step_forward.c) without
  * dropout: z = the layer's linear map, then its activation in place. A row's
  * outputs do not depend on the other rows of its batch (the omp matmul's tile
- * and row kernels sum each output in the same order), so the slicing changes no
+ * and row kernels sum each output in the same order), so the cutting changes no
  * bit. An ensemble model (core/ensemble.c) gets one such network per member,
- * on the same lanes: each lane runs its slice of the rows through every member
+ * on the same lanes: each lane runs its pieces of the rows through every member
  * (each with its own standardisation), reads each member's outputs as its loss
  * does (probabilities; mse: the targets' units) and sums them, then divides by
  * the member count. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +36,13 @@
  * streams the weights: a pool round trip per layer costs a few us). A layer
  * with less runs on fewer lanes, below it on the caller alone. */
 #define COLUMN_MIN_WORK ((size_t)1 << 16)
+/* Pieces per lane a job of several lanes cuts its rows into, taken in turn by
+ * whichever lane is free: a lane that loses its core for a while (a machine
+ * shared with other work) holds the call up by at most the piece it is in, the
+ * others running the rest. Each piece has at least PIECE_MIN_ROWS rows (two
+ * full micro-tiles of the avx512 matmul) and SLICE_MIN_WORK multiply-adds. */
+#define PIECES_PER_LANE 8
+#define PIECE_MIN_ROWS 24
 
 /* One thread's share of the work: its backend context and buffers. */
 typedef struct lane {
@@ -82,7 +91,9 @@ struct ffnn_predictor {
     const float *job_x;          /* [job_rows, in] host                            */
     float *job_y;                /* [job_rows, out] host                           */
     size_t job_rows;
-    int job_slices, job_standardize;
+    size_t job_pieces;           /* row pieces of the job (>= job_slices)          */
+    atomic_size_t job_next;      /* the next piece no lane has taken               */
+    int job_slices, job_standardize; /* lanes that run the job; standardise x      */
     /* the layer the lanes split by columns (forward_columns) */
     const net *col_net;
     const ffnn_layer *col_layer;
@@ -390,27 +401,35 @@ static void accumulate(const ffnn_predictor *p, int k, float *o, size_t rows, fl
             sum[i] /= (float)p->net_count;
 }
 
-/* Lane k's slice of the job (host memory), lane_rows rows at a time, through
- * every net (an ensemble's members summed, then averaged). */
+/* Lane k's share of the job (host memory): pieces of its rows taken one at a
+ * time from the job's counter until none is left, each lane_rows rows at a
+ * time through every net (an ensemble's members summed, then averaged). Which
+ * lane runs a piece changes no bit (a row's outputs do not depend on its
+ * neighbours). A failed piece ends the job for every lane. */
 static void run_lane(void *user, int k)
 {
     ffnn_predictor *p = user;
     lane *ln = &p->lanes[k];
-    const size_t s = (size_t)p->job_slices, r0 = p->job_rows * (size_t)k / s;
-    const size_t r1 = p->job_rows * ((size_t)k + 1) / s;
+    const size_t n = p->job_pieces;
     ln->st = FFNN_OK;
-    for (size_t first = r0; ln->st == FFNN_OK && first < r1; first += p->lane_rows) {
-        const size_t rows = r1 - first < p->lane_rows ? r1 - first : p->lane_rows;
-        float *y = p->job_y + first * p->out; /* [rows, out] */
-        for (int j = 0; j < p->net_count && ln->st == FFNN_OK; j++) {
-            const float *xr = net_input(&p->nets[j], p->job_standardize,
-                                        p->job_x + first * p->in, rows, ln->host_x);
-            float *yj = p->ensemble ? ln->member_y : y;
-            ln->st = forward_chunk(p, &p->nets[j], ln, xr, rows, yj);
-            if (ln->st == FFNN_OK && p->ensemble)
-                accumulate(p, j, yj, rows, y);
+    for (size_t s; ln->st == FFNN_OK &&
+                   (s = atomic_fetch_add_explicit(&p->job_next, 1, memory_order_relaxed)) < n;) {
+        const size_t r0 = p->job_rows * s / n, r1 = p->job_rows * (s + 1) / n;
+        for (size_t first = r0; ln->st == FFNN_OK && first < r1; first += p->lane_rows) {
+            const size_t rows = r1 - first < p->lane_rows ? r1 - first : p->lane_rows;
+            float *y = p->job_y + first * p->out; /* [rows, out] */
+            for (int j = 0; j < p->net_count && ln->st == FFNN_OK; j++) {
+                const float *xr = net_input(&p->nets[j], p->job_standardize,
+                                            p->job_x + first * p->in, rows, ln->host_x);
+                float *yj = p->ensemble ? ln->member_y : y;
+                ln->st = forward_chunk(p, &p->nets[j], ln, xr, rows, yj);
+                if (ln->st == FFNN_OK && p->ensemble)
+                    accumulate(p, j, yj, rows, y);
+            }
         }
     }
+    if (ln->st != FFNN_OK)
+        atomic_store_explicit(&p->job_next, n, memory_order_relaxed);
 }
 
 /* Lane k's share of the output columns of layer col_layer, then its activation
@@ -528,6 +547,17 @@ static ffnn_status forward_device_ensemble(ffnn_predictor *p, const float *x, si
     return st;
 }
 
+/* Row pieces for a job of `rows` rows (by_work: its SLICE_MIN_WORK units) on
+ * `lanes` lanes: PIECES_PER_LANE each where the rows and work allow, at least one
+ * a lane. */
+static size_t pieces(size_t rows, size_t by_work, int lanes)
+{
+    size_t n = (size_t)lanes * PIECES_PER_LANE;
+    n = n < by_work ? n : by_work;
+    n = n < rows / PIECE_MIN_ROWS ? n : rows / PIECE_MIN_ROWS;
+    return n > (size_t)lanes ? n : (size_t)lanes;
+}
+
 ffnn_status ffnn_predictor_forward_raw(ffnn_predictor *p, const float *x, size_t batch,
                                        int standardize, float *y)
 {
@@ -545,6 +575,8 @@ ffnn_status ffnn_predictor_forward_raw(ffnn_predictor *p, const float *x, size_t
         ffnn_status st;
         p->job_x = x + first * in, p->job_y = y + first * out, p->job_rows = rows;
         p->job_slices = slices ? (int)slices : 1, p->job_standardize = standardize;
+        p->job_pieces = pieces(rows, by_work, p->job_slices);
+        atomic_store_explicit(&p->job_next, 0, memory_order_relaxed); /* the pool publishes */
         if (p->columns_ok && column_parts(p, chunk * p->widest_work) > p->job_slices) {
             st = columns_all(p, p->job_x, rows, standardize, p->job_y); /* few rows */
         } else {
