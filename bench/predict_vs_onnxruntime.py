@@ -14,7 +14,9 @@ The CPU rows at batch 1024 also time the trainer's forward pass on the same rows
 forward, loss and accuracy), the fastest forward the library had before the predictor.
 Rows: batch 1024 throughput (rows/s: the median of 7 timed passes of
 --seconds/7 each, after a warm-up) and batch 1 latency (median and p99 over
---calls single-row calls, each timed alone with perf_counter_ns). Both sides pay
+--calls single-row calls, each timed alone with perf_counter_ns, after a warm-up
+of 0.2 s). Each measurement starts after 0.2 s idle, so that the runtime timed
+before it (onnxruntime's threads spin a while after a run) holds no core. Both sides pay
 one Python call per batch (ctypes for ffnn, the ORT binding for ort). The outputs
 are compared first (max |ffnn - ort| printed; 1e-5 expected).
 With a visible GPU (ffnn_cuda_device_count() > 0): ffnn's cuda predictor at batch
@@ -144,8 +146,13 @@ class Ort:
         return self.s.run(["y"], {"x": x})[0]
 
 
+SETTLE_S = 0.2  # idle before each measurement: the last runtime's spinning threads quiet
+
+
 def throughput(run, x, seconds):
-    """rows/s: the median of 7 passes of about seconds/7 each (after a warm-up)."""
+    """rows/s: the median of 7 passes of about seconds/7 each (after SETTLE_S idle
+    and a warm-up)."""
+    time.sleep(SETTLE_S)
     t0 = time.perf_counter()
     n = 0
     while time.perf_counter() - t0 < min(0.3, seconds / 7):
@@ -162,9 +169,13 @@ def throughput(run, x, seconds):
 
 
 def latency(run, x, calls):
-    """(median, p99) microseconds of single calls."""
-    for _ in range(min(200, calls)):
+    """(median, p99) microseconds of single calls (after SETTLE_S idle and a warm-up
+    of 200 calls and 0.2 s)."""
+    time.sleep(SETTLE_S)
+    t0, n = time.perf_counter(), 0
+    while n < min(200, calls) or time.perf_counter() - t0 < 0.2:
         run(x)
+        n += 1
     ts = []
     for _ in range(calls):
         t = time.perf_counter_ns()
@@ -177,7 +188,7 @@ def latency(run, x, calls):
 def interleaved(runners, x, seconds, calls, rounds):
     """[(rows/s or None, median us, p99 us)] per runner: rounds of one short pass each
     (seconds / rounds in all per runner; at batch 1, calls / rounds single calls), the
-    order rotated every round."""
+    order rotated every round; each pass after SETTLE_S idle and 20 untimed calls."""
     batch1 = x.shape[0] == 1
     for run in runners:  # warm-up
         t0 = time.perf_counter()
@@ -186,6 +197,9 @@ def interleaved(runners, x, seconds, calls, rounds):
     rates, ts = [[] for _ in runners], [[] for _ in runners]
     for r in range(rounds):
         for i in [(r + k) % len(runners) for k in range(len(runners))]:
+            time.sleep(SETTLE_S)
+            for _ in range(20):
+                runners[i](x)
             if batch1:
                 for _ in range(max(1, calls // rounds)):
                     t = time.perf_counter_ns()
