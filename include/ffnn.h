@@ -1076,9 +1076,10 @@ FFNN_API ffnn_status ffnn_model_loss(const ffnn_model *m, ffnn_loss *loss);
  * workspace of its own (docs/INFERENCE.md). On the CPU: `threads` lanes (0: all
  * cores, omp_get_max_threads()), each a one-thread context of the OpenMP backend
  * (src/backend/omp: the register-tiled matmuls the trainer uses), on a pool of
- * threads of the predictor's own that gives each lane a slice of a batch's rows
- * (a batch under about 2^19 multiply-adds a slice runs on the calling thread
- * alone); its workers spin briefly, then sleep (GOMP_SPINCOUNT plays no part).
+ * threads of the predictor's own whose lanes take pieces of a batch's rows in
+ * turn (8 a lane; a batch under about 2^19 multiply-adds a lane runs on the
+ * calling thread alone); its workers spin briefly, then sleep (GOMP_SPINCOUNT
+ * plays no part).
  * The dense layers' weights are packed once at create into the matmul's layout
  * (a copy of their size per predictor; the model is not written); batches
  * smaller than the matmul's tile run row by row with the same bits. On cuda

@@ -3,9 +3,9 @@
  * of a job exactly once and the caller sees each part's writes when the job
  * returns, over thousands of jobs of every size from 1 part to more parts than
  * threads (the workers then take several), with parts of uneven length so that
- * workers fall asleep, wake late and find their parts taken by the caller. Run
- * under ThreadSanitizer by `make tsan` (a lost happens-before edge is a report
- * there; here, a wrong count).
+ * workers fall asleep, wake late and find their parts taken by the caller or by
+ * another worker. Run under ThreadSanitizer by `make tsan` (a lost happens-before
+ * edge is a report there; here, a wrong count).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdatomic.h>
