@@ -10,7 +10,8 @@
 #   make asan       the library, the CLI and the tests under AddressSanitizer + UBSan
 #                   (CPU code); ASAN_TESTS=name-filter runs a subset
 #   make tsan       the library and the tests under ThreadSanitizer (CPU code): the
-#                   thread-safety tests (TSAN_TESTS, default predictor_ pool_)
+#                   thread-safety tests (TSAN_TESTS, default predictor_ pool_ and
+#                   two of the omp backend's multi-thread tests)
 #   make fuzz       the libFuzzer targets of fuzz/ (clang), FUZZ_SECONDS each
 #   make fuzz-smoke each fuzz target replays its corpus, then runs FUZZ_SMOKE_SECONDS
 #   make build/gemm_models   the batched sweep's matmuls against cuBLAS (CUDA builds;
@@ -401,7 +402,7 @@ asan:
 # with TSan, so under TSan those tests run each OpenMP team on one thread (the test
 # checks what may be shared between the caller's threads, not libgomp's barriers);
 # src/backend/omp/elementwise.c is not instrumented (see ELEMENTWISE_CFLAGS).
-TSAN_TESTS ?= predictor_ pool_
+TSAN_TESTS ?= predictor_ pool_ omp_dense_same_bits_any_thread_count omp_train_deterministic
 tsan:
 	$(MAKE) BUILD=build-tsan NVCC= CFLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=thread" ELEMENTWISE_CFLAGS=-fno-sanitize=thread build-tsan/ffnn_tests

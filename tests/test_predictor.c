@@ -354,15 +354,9 @@ TEST("predictor_model_in_training", test_predictor_model_in_training)
 
 #define PREDICT_THREADS 4
 #define ROUNDS 20
-/* OpenMP threads of the trainer: 2, or 1 under ThreadSanitizer (make tsan), whose
- * reports on libgomp's own barriers (libgomp is not built with TSan) would hide the
- * question asked here: what the caller's threads share. The predictors run 2
- * threads each always (their own pool of pthreads, which TSan sees). */
-#if defined(__SANITIZE_THREAD__)
-#define OMP_TEAM 1
-#else
-#define OMP_TEAM 2
-#endif
+/* Threads of the trainer (its omp backend's pool of pthreads, as the predictors'
+ * 2 each: TSan sees them all). */
+#define TRAINER_THREADS 2
 
 typedef struct predict_job {
     const ffnn_model *m;
@@ -400,7 +394,7 @@ static void *train_thread(void *arg)
     ffnn_epoch_stats stats;
     ffnn_train_config cfg = ffnn_train_config_default();
     cfg.device = FFNN_DEVICE_CPU;
-    cfg.threads = OMP_TEAM;
+    cfg.threads = TRAINER_THREADS;
     cfg.batch_size = 32;
     j->st = ffnn_dataset_synthetic("synth:points:1024", 2, &train, NULL);
     if (j->st == FFNN_OK)
