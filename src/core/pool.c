@@ -77,6 +77,12 @@ static int claim_part(ffnn_pool *p, int k, unsigned g)
     return 1;
 }
 
+/* The workers a job of n parts names: 1 .. min(n - 1, workers). */
+static int named_workers(const ffnn_pool *p, int n)
+{
+    return n - 1 < p->workers ? n - 1 : p->workers;
+}
+
 /* The parts 1 .. named of job g that no one has claimed yet, from the one after
  * part k around (k = 0, the caller: from the last down, away from the workers
  * that look from their own part up); the number run. */
@@ -145,7 +151,7 @@ static void *worker_main(void *arg)
         seen = g;
         atomic_fetch_add(&p->inside, 1);  /* seq_cst: before the load of open */
         if (atomic_load(&p->open) == g) { /* else closed or a later job: leave */
-            const int named = p->parts - 1 < p->workers ? p->parts - 1 : p->workers;
+            const int named = named_workers(p, p->parts);
             count_done(p, claim_part(p, me->k, g) + claim_extra(p) +
                               claim_rest(p, me->k, named, g));
         }
@@ -208,7 +214,7 @@ void ffnn_pool_run(ffnn_pool *p, int n, ffnn_pool_fn fn, void *user)
             fn(user, k);
         return;
     }
-    const int named = n - 1 < p->workers ? n - 1 : p->workers; /* workers 1 .. named */
+    const int named = named_workers(p, n);
     /* The last job's late workers: those that entered it before it closed claim
      * nothing (its parts are all taken) and leave; a few instructions, unless the
      * system has just taken the core of one. */
